@@ -1,0 +1,82 @@
+// app/cli.cpp: registers every subcommand, parses, runs, maps errors to exit codes.
+//   0 success, 2 bad input (one line on stderr), 1 internal error.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <map>
+#include <unistd.h>
+
+#include <fmt/core.h>
+
+#include "command.hpp"
+
+namespace attn::cli {
+
+std::vector<CommandSpec>& registry() {
+    static std::vector<CommandSpec> r;
+    return r;
+}
+
+bool stdout_is_tty() { return isatty(fileno(stdout)) != 0; }
+
+bool stdout_color(bool no_color_flag) {
+    if (no_color_flag) return false;
+    const char* nc = std::getenv("NO_COLOR");
+    if (nc != nullptr && nc[0] != '\0') return false;
+    const char* term = std::getenv("TERM");
+    if (term != nullptr && std::string(term) == "dumb") return false;
+    return stdout_is_tty();
+}
+
+static int usage_error(const std::string& msg) {
+    std::fflush(stdout);
+    fmt::print(stderr, "attn: error: {}\n", msg);
+    return 2;
+}
+
+int run_cli(int argc, const char* const* argv) {
+    CLI::App app{"attn: see Transformer attention work, formula by formula, with live numbers.\n"
+                 "Shapes: B batch, T sequence, D d_model, H heads, Dk, Dv.",
+                 "attn"};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", "attn 0.1.0");
+    app.footer("Run `attn COMMAND --help` for a command's options. Start with `attn tour`.");
+
+    auto specs = registry();
+    std::stable_sort(specs.begin(), specs.end(),
+                     [](const CommandSpec& a, const CommandSpec& b) { return a.order < b.order; });
+    std::map<CLI::App*, Runner> runners;
+    for (auto& spec : specs) {
+        CLI::App* sub = app.add_subcommand(spec.name, spec.summary);
+        runners[sub] = spec.setup(*sub);
+    }
+    try {
+        try {
+            app.parse(argc, argv);
+        } catch (const CLI::CallForHelp& e) {
+            return app.exit(e);
+        } catch (const CLI::CallForAllHelp& e) {
+            return app.exit(e);
+        } catch (const CLI::CallForVersion& e) {
+            return app.exit(e);
+        } catch (const CLI::ParseError& e) {
+            std::string what = e.what();
+            std::replace(what.begin(), what.end(), '\n', ' ');
+            return usage_error(what);
+        }
+        for (auto& [sub, run] : runners)
+            if (sub->parsed()) return run();
+        return usage_error("no command given (try `attn --help`)");
+    } catch (const InputError& e) {
+        return usage_error(e.what());
+    } catch (const std::bad_alloc&) {
+        return usage_error("out of memory: the requested sizes need more memory than this machine has");
+    } catch (const std::exception& e) {
+        std::fflush(stdout);
+        fmt::print(stderr, "attn: internal error: {}\n", e.what());
+        return 1;
+    }
+}
+
+}  // namespace attn::cli

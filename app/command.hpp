@@ -1,0 +1,49 @@
+// app/command.hpp: how a subcommand plugs into `attn`.
+//
+// Each app/cmd_*.cpp defines one subcommand: an options struct, a setup that
+// binds its flags on the CLI11 subcommand, and a run function that calls the
+// library. It registers itself with a file-scope `Command` object:
+//
+//   static attn::cli::Command reg{"forward", "Run multi-head attention ...", 10,
+//       [](CLI::App& sub) -> attn::cli::Runner { auto o = std::make_shared<Opts>(); ...
+//           return [o] { return run_forward(*o); }; }};
+//
+// Runners return the process exit code. Bad input is reported by throwing
+// attn::InputError (or attn::cli::UsageError): main prints one line, exits 2.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "attn/errors.hpp"
+
+namespace attn::cli {
+
+using Runner = std::function<int()>;
+using Setup = std::function<Runner(CLI::App&)>;
+
+struct CommandSpec {
+    std::string name, summary;
+    int order;  // position in `attn --help`
+    Setup setup;
+};
+
+std::vector<CommandSpec>& registry();
+
+struct Command {
+    Command(std::string name, std::string summary, int order, Setup setup) {
+        registry().push_back({std::move(name), std::move(summary), order, std::move(setup)});
+    }
+};
+
+// Runs the whole CLI (used by main and by in-process tests). Returns the exit code.
+int run_cli(int argc, const char* const* argv);
+
+// Colour on stdout: only on a TTY, never with NO_COLOR set or --no-color given.
+bool stdout_color(bool no_color_flag);
+bool stdout_is_tty();
+
+}  // namespace attn::cli

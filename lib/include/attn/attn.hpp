@@ -9,6 +9,7 @@
 #include "attn/linear.hpp"
 #include "attn/mask.hpp"
 #include "attn/mha.hpp"
+#include "attn/parallel.hpp"
 #include "attn/rng.hpp"
 #include "attn/stats.hpp"
 #include "attn/tensor.hpp"

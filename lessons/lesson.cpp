@@ -65,10 +65,6 @@ std::string cell_text(const nlohmann::json& v, const std::string& spec) {
     return v.dump();
 }
 
-std::map<std::string, Lesson>& registry_by_slug() {
-    static std::map<std::string, Lesson> r;
-    return r;
-}
 std::vector<Lesson>& registry_list() {
     static std::vector<Lesson> r;
     return r;
@@ -89,6 +85,11 @@ void LessonContext::print(std::string_view s) {
     if (!opt_.json) out_ << s;
 }
 
+void LessonContext::line_item() {
+    if (after_block_) print("\n");
+    after_block_ = false;
+}
+
 std::string LessonContext::paint(std::string_view s, const char* ansi) const {
     if (!opt_.color) return std::string(s);
     return fmt::format("{}{}\x1b[0m", ansi, s);
@@ -100,17 +101,22 @@ void LessonContext::section(std::string_view title) {
         opt_.pause();
     }
     ++sections_;
+    after_block_ = false;
     record_["sections"].push_back(title);
     const std::string head = fmt::format("{}.{} {}", number_, sections_, title);
     const int rule = std::max(3, opt_.width - display_width(head) - 4);
     std::string line;
     for (int k = 0; k < rule; ++k) line += "\u2500";
-    print("\n" + paint(fmt::format("\u2500\u2500 {} {}", head, line), kBold) + "\n");
+    print(fmt::format("\n{}\n", paint(fmt::format("\u2500\u2500 {} {}", head, line), kBold)));
 }
 
-void LessonContext::para(std::string_view text) { print("\n" + wrap(text, opt_.width, "")); }
+void LessonContext::para(std::string_view text) {
+    after_block_ = true;
+    print(fmt::format("\n{}", wrap(text, opt_.width, "")));
+}
 
 void LessonContext::code(std::string_view text) {
+    after_block_ = true;
     std::string out = "\n";
     size_t i = 0;
     while (i <= text.size()) {
@@ -123,6 +129,7 @@ void LessonContext::code(std::string_view text) {
 
 void LessonContext::shape(std::string_view name, const Shape& s, std::string_view how) {
     record_["shapes"].push_back({{"name", name}, {"shape", s}, {"how", how}});
+    line_item();
     std::string line = fmt::format("  shape  {:<12} {:<16}", name, shape_str(s));
     if (!how.empty()) line += fmt::format(" {}", how);
     while (!line.empty() && line.back() == ' ') line.pop_back();
@@ -162,7 +169,8 @@ void LessonContext::table(std::string_view key, const Table& t) {
         while (!s.empty() && s.back() == ' ') s.pop_back();
         return s + "\n";
     };
-    std::string s = "\n" + paint(fmt_row(t.columns), kBold);
+    after_block_ = true;
+    std::string s = fmt::format("\n{}", paint(fmt_row(t.columns), kBold));
     for (const auto& line : cells) s += fmt_row(line);
     print(s);
 }
@@ -170,6 +178,7 @@ void LessonContext::table(std::string_view key, const Table& t) {
 bool LessonContext::check(bool ok, std::string_view claim, std::string_view text) {
     (ok ? passed_ : failed_)++;
     record_["checks"].push_back({{"claim", claim}, {"ok", ok}, {"text", text}});
+    line_item();
     const std::string mark = ok ? paint("\u2713", kGreen) : paint("\u2717", kRed);
     print(fmt::format("  {} {} {}\n", mark, paint(claim, kBold), text));
     return ok;
@@ -177,13 +186,15 @@ bool LessonContext::check(bool ok, std::string_view claim, std::string_view text
 
 void LessonContext::not_supported(std::string_view claim, std::string_view text) {
     ++unsupported_;
+    after_block_ = true;
     record_["not_supported"].push_back({{"claim", claim}, {"text", text}});
-    print("\n" + wrap(fmt::format("{} {}", paint(fmt::format("claim {} not supported:", claim), kYellow), text),
-                      opt_.width, "  "));
+    print(fmt::format("\n{}", wrap(fmt::format("{} {}", paint(fmt::format("claim {} not supported:", claim), kYellow), text),
+                                   opt_.width, "  ")));
 }
 
 void LessonContext::unmeasured(std::string_view claim, std::string_view text) {
     record_["unmeasured"].push_back({{"claim", claim}, {"text", text}});
+    line_item();
     print(wrap(fmt::format("{} {}", paint(fmt::format("\u25cb {} not measured here:", claim), kDim), text),
                opt_.width, "  "));
 }
@@ -201,6 +212,7 @@ void LessonContext::heatmap(std::string_view key, const HeatmapPanel& panel, dou
                                              {"col_labels", panel.col_labels},
                                              {"values", panel.values}};
     if (opt_.json) return;
+    after_block_ = true;
     HeatmapStyle st;
     st.color = opt_.color;
     st.truecolor = opt_.truecolor;

@@ -92,6 +92,8 @@ private:
     RunOptions opt_;
     int number_;
     int sections_ = 0;
+    bool after_block_ = false;  // last output was prose or a table: a line item starts with a blank line
+    void line_item();
     int passed_ = 0, failed_ = 0, unsupported_ = 0;
     std::vector<HeatmapPanel> panels_;
     nlohmann::json record_;

@@ -263,7 +263,8 @@ std::string render_heatmap(const HeatmapPanel& panel, const HeatmapStyle& style)
                 else if (!finite) out += std::isnan(v) ? " ?" : " -";
                 else out += shades[std::min(4, static_cast<int>(t * 5))];
             } else {
-                out += " " + cell4(v);
+                out += ' ';
+                out += cell4(v);
             }
         }
         out += "\n";

@@ -35,7 +35,8 @@ void run(LessonContext& ctx) {
     ctx.shape("out", out, "weights·V");
     ctx.check(Q.shape == Shape({B, T, D}) && scores.shape == Shape({B, T, T}) && weights.shape == Shape({B, T, T}) &&
                   out.shape == Shape({B, T, D}),
-              "C21", "Q, K, V [2, 6, 16] → scores [2, 6, 6] → weights [2, 6, 6] → out [2, 6, 16], as the source lists");
+              "C21", fmt::format("Q, K, V {} → scores {} → weights {} → out {}, as the source lists", shape_str(Q.shape),
+                                 shape_str(scores.shape), shape_str(weights.shape), shape_str(out.shape)));
     ctx.check(max_sum_error(weights) < 1e-5, "C21",
               fmt::format("every row of weights sums to 1 (max |sum−1| = {})", e2(max_sum_error(weights))));
 

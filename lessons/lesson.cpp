@@ -130,7 +130,7 @@ void LessonContext::code(std::string_view text) {
 void LessonContext::shape(std::string_view name, const Shape& s, std::string_view how) {
     record_["shapes"].push_back({{"name", name}, {"shape", s}, {"how", how}});
     line_item();
-    std::string line = fmt::format("  shape  {:<12} {:<16}", name, shape_str(s));
+    std::string line = fmt::format("  shape  {:<14} {:<16}", name, shape_str(s));
     if (!how.empty()) line += fmt::format(" {}", how);
     while (!line.empty() && line.back() == ' ') line.pop_back();
     print(paint(line, kDim) + "\n");

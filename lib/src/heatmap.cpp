@@ -226,7 +226,15 @@ std::string render_heatmap(const HeatmapPanel& panel, const HeatmapStyle& style)
     bool compact = style.cells == HeatmapStyle::Cells::Compact;
     if (style.cells == HeatmapStyle::Cells::Auto)
         compact = label_w + 1 + 5 * panel.cols > style.max_width;
-    const int cell_w = compact ? 2 : 5;
+    // number cells widen (up to 9 columns) so that short column labels fit whole
+    int cell_w = compact ? 2 : 5;
+    if (!compact) {
+        int widest = 0;
+        for (const auto& l : clab) widest = std::max(widest, display_width(sanitize_terminal(l)));
+        const int want = std::clamp(widest + 1, 5, 9);
+        if (label_w + 1 + want * panel.cols <= style.max_width) cell_w = want;
+    }
+    const std::string cell_pad(static_cast<size_t>(cell_w - 5), ' ');
 
     std::string out;
     if (!panel.title.empty()) out += sanitize_terminal(panel.title) + "\n";
@@ -256,13 +264,14 @@ std::string render_heatmap(const HeatmapPanel& panel, const HeatmapStyle& style)
                 const Rgb c = finite ? heat_color(t) : kNonFinite;
                 out += ansi_bg(c, style.truecolor);
                 if (compact) out += "  ";
-                else out += ansi_fg_for(c) + " " + cell4(v);
+                else out += ansi_fg_for(c) + cell_pad + " " + cell4(v);
                 out += kReset;
             } else if (compact) {
                 if (v == 0.0f) out += " \u00b7";        // exactly zero
                 else if (!finite) out += std::isnan(v) ? " ?" : " -";
                 else out += shades[std::min(4, static_cast<int>(t * 5))];
             } else {
+                out += cell_pad;
                 out += ' ';
                 out += cell4(v);
             }

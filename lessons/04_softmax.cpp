@@ -15,8 +15,11 @@ void run(LessonContext& ctx) {
     t.formats = {"", "", "{:.3e}"};
     std::vector<std::vector<float>> results;
     for (float gap : {3.0f, 30.0f}) {
-        const std::vector<float> z{0.0f, gap};
-        const auto p = softmax_vec(z);
+        Tensor z = Tensor::from({1, 2}, {0.0f, gap});  // [rows=1, n=2]
+        ctx.shape(fmt::format("scores [0, {:g}]", gap), z, "one row of two scores");
+        softmax_rows(z.ptr(), 1, 2);                    // in place: now the weights
+        ctx.shape("weights", z, "softmax over the last dimension");
+        const std::vector<float> p = z.data;
         results.push_back(p);
         t.add({fmt::format("[0, {:g}]", gap), fmt::format("[{:.3g}, {:.6g}]", p[0], p[1]), 1.0 / (1.0 + std::exp(double(gap)))});
         const double closed = 1.0 / (1.0 + std::exp(double(gap)));
@@ -48,8 +51,9 @@ void run(LessonContext& ctx) {
         j.add({fmt::format("[0, {:g}]", c), std::max(p[0], p[1]), n, J[0]});
     }
     Rng rng = ctx.rng(4);
-    std::vector<float> base(8);
-    for (auto& v : base) v = rng.normal();
+    const Tensor base_t = randn({1, 8}, rng);  // [1, 8] random scores
+    ctx.shape("8 random scores", base_t);
+    const std::vector<float> base = base_t.data;
     std::vector<double> norms8;
     for (float s : {1.0f, 4.0f, 16.0f, 64.0f}) {
         std::vector<float> z(base);

@@ -234,7 +234,7 @@ std::string render_heatmap(const HeatmapPanel& panel, const HeatmapStyle& style)
         const int want = std::clamp(widest + 1, 5, 9);
         if (label_w + 1 + want * panel.cols <= style.max_width) cell_w = want;
     }
-    const std::string cell_pad(static_cast<size_t>(cell_w - 5), ' ');
+    const std::string cell_pad(static_cast<size_t>(std::max(0, cell_w - 5)), ' ');
 
     std::string out;
     if (!panel.title.empty()) out += sanitize_terminal(panel.title) + "\n";
@@ -280,10 +280,20 @@ std::string render_heatmap(const HeatmapPanel& panel, const HeatmapStyle& style)
     }
 
     // pass 3: the legend (and the column key when labels were too wide)
-    if (!fits) {
+    if (!fits && !panel.col_labels.empty()) {  // indices need no key
         std::string key = "  columns:";
-        for (int64_t j = 0; j < panel.cols; ++j)
-            key += fmt::format(" {}={}", j, fit_label(clab[static_cast<size_t>(j)], style.max_label));
+        int w = display_width(key);
+        for (int64_t j = 0; j < panel.cols; ++j) {
+            const std::string item = fmt::format(" {}={}", j, fit_label(clab[static_cast<size_t>(j)], style.max_label));
+            const int iw = display_width(item);
+            if (w + iw > style.max_width) {
+                out += key + "\n";
+                key = "          ";
+                w = display_width(key);
+            }
+            key += item;
+            w += iw;
+        }
         out += key + "\n";
     }
     if (style.color) {

@@ -2,6 +2,7 @@
 #include "options.hpp"
 
 #include <charconv>
+#include <filesystem>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -13,6 +14,7 @@ namespace attn::cli {
 
 void require_positive(std::string_view opt, int64_t v) {
     if (v <= 0) throw InputError(fmt::format("{}: must be a positive integer, got {}", opt, v));
+    if (v > 2147483647) throw InputError(fmt::format("{}: must be at most 2147483647, got {}", opt, v));
 }
 
 std::vector<std::string> parse_word_list(std::string_view opt, std::string_view text) {
@@ -40,6 +42,20 @@ std::vector<int64_t> parse_int_list(std::string_view opt, std::string_view text)
         out.push_back(v);
     }
     return out;
+}
+
+void require_writable(std::string_view opt, const std::string& path) {
+    if (path == "-") return;
+    if (path.empty()) throw InputError(fmt::format("{}: the file name is empty", opt));
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) throw InputError(fmt::format("{}: '{}' is a folder, not a file", opt, path));
+    fs::path dir = fs::path(path).parent_path();
+    if (dir.empty()) dir = ".";
+    if (!fs::is_directory(dir, ec))
+        throw InputError(fmt::format("{}: cannot write '{}': folder '{}' does not exist", opt, path, dir.string()));
+    if (access(dir.c_str(), W_OK) != 0)
+        throw InputError(fmt::format("{}: cannot write '{}': folder '{}' is not writable", opt, path, dir.string()));
 }
 
 double physical_memory_bytes() {

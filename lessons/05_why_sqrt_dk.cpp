@@ -70,11 +70,13 @@ void run(LessonContext& ctx) {
     const RowSharpness raw = sharpness(64, 64, false, ctx.seed(), 50, &w_raw, &ctx);
     const RowSharpness sc = sharpness(64, 64, true, ctx.seed(), 50, &w_scaled);
     Table t;
-    t.columns = {"Dk = 64, T = 64", "score std", "mean max weight", "normalised entropy", "rows with ‖J‖_F < 0.01"};
+    t.columns = {"Dk = 64, T = 64", "score std", "max weight", "entropy", "rows ‖J‖_F < 0.01"};
     t.formats = {"", "{:.3f}", "{:.3f}", "{:.3f}", "{:.1f}%"};
     t.add({"q·k (unscaled)", raw.std, raw.max_weight, raw.norm_entropy, 100 * raw.dead});
     t.add({"q·k / √Dk", sc.std, sc.max_weight, sc.norm_entropy, 100 * sc.dead});
     ctx.table("saturation64", t);
+    ctx.para("max weight: each row's largest weight, averaged over rows. entropy: the rows' mean entropy "
+             "divided by log T, so 1 = uniform and 0 = one-hot.");
     ctx.figure("unscaled_mean_max_weight", raw.max_weight);
     ctx.figure("scaled_mean_max_weight", sc.max_weight);
     ctx.check(raw.max_weight > 0.8 && sc.max_weight < 0.5, "C16",
@@ -94,7 +96,7 @@ void run(LessonContext& ctx) {
              "were all close to 0 or 1. attn cannot repeat the training, but it can measure the second half at "
              "initialisation: the share of weights below 0.01 or above 0.99, as Dk grows.");
     Table x;
-    x.columns = {"Dk", "extreme weights, unscaled", "extreme weights, ÷√Dk", "mean max weight, unscaled"};
+    x.columns = {"Dk", "extreme, unscaled", "extreme, ÷√Dk", "max weight, unscaled"};
     x.formats = {"", "{:.1f}%", "{:.1f}%", "{:.3f}"};
     std::vector<double> ext_raw, ext_sc;
     for (int64_t dk : {16, 64, 512}) {
@@ -119,7 +121,7 @@ void run(LessonContext& ctx) {
              "16 to 128. The softmax statistics are the same at every width; what does change is the cost "
              "and the rank of the score matrix Q·Kᵀ, which can never exceed Dk.");
     Table f;
-    f.columns = {"Dk", "score std", "mean max weight", "normalised entropy", "rank of Q·Kᵀ", "score FLOPs per head"};
+    f.columns = {"Dk", "score std", "max weight", "entropy", "rank of Q·Kᵀ", "QKᵀ FLOPs"};
     f.formats = {"", "{:.3f}", "{:.3f}", "{:.3f}"};
     std::vector<double> ents;
     std::vector<int64_t> ranks;

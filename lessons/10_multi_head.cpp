@@ -39,7 +39,7 @@ void run(LessonContext& ctx) {
     const int64_t Tc = 128;
     const AttentionCost one = attention_cost(1, Tc, 512, 1, 512, 512), eight = attention_cost(1, Tc, 512, 8, 64, 64);
     Table t;
-    t.columns = {"layout", "parameters", "projection FLOPs", "score + sum FLOPs", "total FLOPs", "score matrix"};
+    t.columns = {"layout", "parameters", "proj. FLOPs", "QKᵀ + wV FLOPs", "total FLOPs", "scores"};
     t.formats = {"", "", "{:.4g}", "{:.4g}", "{:.4g}"};
     t.add({"1 head × 512", one.params_total, one.flops_projections, one.flops_scores + one.flops_weighted_sum, one.flops_total,
            format_bytes(one.bytes_score_matrix)});

@@ -92,10 +92,10 @@ void run(LessonContext& ctx) {
         mass_moved = std::max(mass_moved, moved);
     }
     Table t;
-    t.columns = {"where dropout acts", "largest relative change of a surviving weight", "row sums"};
+    t.columns = {"dropout on", "max relative change of a survivor", "row sums"};
     t.formats = {"", "{:.3g}"};
-    t.add({"weights (after softmax)", rel_weights, fmt::format("mean {:.4f}, range {:.3f} .. {:.3f}", mean, lo, hi)});
-    t.add({"scores (before softmax)", rel_scores, fmt::format("all 1 (max |sum−1| = {})", e2(max_sum_error(sd)))});
+    t.add({"weights (after softmax)", rel_weights, fmt::format("mean {:.4f}, {:.3f} .. {:.3f}", mean, lo, hi)});
+    t.add({"scores (before softmax)", rel_scores, fmt::format("all 1 (±{})", e2(max_sum_error(sd)))});
     ctx.table("where", t);
     ctx.figure("survivor_change_scores_dropout", rel_scores);
     ctx.figure("survivor_change_weights_dropout", rel_weights);

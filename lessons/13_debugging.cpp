@@ -94,7 +94,7 @@ void run(LessonContext& ctx) {
                                  {"normal, std 1 (too large)", InitSpec{InitKind::Normal, 1.0f}},
                                  {"zeros", InitSpec{InitKind::Zeros}}};
     Table t;
-    t.columns = {"init", "score std (scaled)", "mean max weight", "normalised entropy", "max JS between heads"};
+    t.columns = {"init", "score std", "max weight", "entropy", "heads JS"};
     t.formats = {"", "{:.3f}", "{:.3f}", "{:.3f}", "{:.3g}"};
     std::vector<double> stds, maxw, js_max;
     double zero_dev = 1;
@@ -126,6 +126,9 @@ void run(LessonContext& ctx) {
         t.add({inits[r].name, sd, mw, ne, js});
     }
     ctx.table("init", t);
+    ctx.para("max weight: each row's largest weight, averaged over rows. entropy: the rows' mean entropy "
+             "divided by log T, so 1 = uniform and 0 = one-hot. heads JS: the largest Jensen-Shannon "
+             "divergence between two heads (0 = identical heads).");
     ctx.figure("score_std_by_init", stds);
     ctx.figure("mean_max_weight_by_init", maxw);
     ctx.check(stds[3] > 4 * stds[0] && maxw[3] > 0.8, "C36",

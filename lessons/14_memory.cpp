@@ -172,10 +172,10 @@ void run(LessonContext& ctx) {
     const double rel_linear = std::sqrt(num / den);
     const double dq = max_abs_diff(lin, lin_quad);
     Table c;
-    c.columns = {"variant (T = 256)", "score entries computed", "relative L2 distance to full softmax attention"};
+    c.columns = {"variant (T = 256)", "scores computed", "distance to full (rel. L2)"};
     c.formats = {"", "", "{:.3f}"};
     c.add({fmt::format("local window, {} keys (causal)", W), fmt::format("{:.1f}% of causal", 100 * frac), rel_sparse});
-    c.add({"linear, φ = elu + 1 (non-causal)", "none: a [Dk, Dv] summary", rel_linear});
+    c.add({"linear, φ = elu + 1 (non-causal)", "none", rel_linear});
     ctx.table("variants", c);
     ctx.figure("local_window_rel_l2", rel_sparse);
     ctx.figure("linear_attention_rel_l2", rel_linear);

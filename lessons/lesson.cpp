@@ -53,6 +53,21 @@ std::string wrap(std::string_view text, int width, std::string_view indent) {
     return out;
 }
 
+// Wraps "text" after a first-line prefix; continuation lines get `rest`.
+std::string wrap_hanging(std::string_view text, int width, std::string_view first, std::string_view rest) {
+    const std::string body = wrap(text, width - static_cast<int>(rest.size()), "");
+    std::string out;
+    size_t i = 0;
+    bool head = true;
+    while (i < body.size()) {
+        const size_t j = body.find('\n', i);
+        out += std::string(head ? first : rest) + body.substr(i, j - i) + "\n";
+        head = false;
+        i = j + 1;
+    }
+    return out;
+}
+
 std::string cell_text(const nlohmann::json& v, const std::string& spec) {
     if (v.is_string()) return v.get<std::string>();
     if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
@@ -180,7 +195,10 @@ bool LessonContext::check(bool ok, std::string_view claim, std::string_view text
     record_["checks"].push_back({{"claim", claim}, {"ok", ok}, {"text", text}});
     line_item();
     const std::string mark = ok ? paint("\u2713", kGreen) : paint("\u2717", kRed);
-    print(fmt::format("  {} {} {}\n", mark, paint(claim, kBold), text));
+    // wrapped on the plain text; the mark and the claim id are painted after
+    std::string body = wrap_hanging(fmt::format("{} {}", claim, text), opt_.width, "", "      ");
+    body = body.substr(claim.size());
+    print(fmt::format("  {} {}{}", mark, paint(claim, kBold), body));
     return ok;
 }
 
@@ -280,10 +298,10 @@ LessonResult run_lesson(const Lesson& lesson, const RunOptions& opt, std::ostrea
     }
     lesson.run(ctx);
     if (!opt.json) {
-        std::string s = fmt::format("\n  Lesson {}: {} check{} passed, {} failed", lesson.number, ctx.passed(),
+        std::string s = fmt::format("\n  Lesson {} done: {} check{} passed, {} failed", lesson.number, ctx.passed(),
                                     ctx.passed() == 1 ? "" : "s", ctx.failed());
-        if (ctx.unsupported() > 0) s += fmt::format("; {} claim{} of the source not supported by the numbers",
-                                                    ctx.unsupported(), ctx.unsupported() == 1 ? "" : "s");
+        if (ctx.unsupported() > 0)
+            s += fmt::format(", {} source claim{} not supported", ctx.unsupported(), ctx.unsupported() == 1 ? "" : "s");
         out << s << ".\n";
         out.flush();
     }

@@ -16,15 +16,15 @@ void run(LessonContext& ctx) {
     std::vector<std::vector<float>> results;
     for (float gap : {3.0f, 30.0f}) {
         Tensor z = Tensor::from({1, 2}, {0.0f, gap});  // [rows=1, n=2]
-        ctx.shape(fmt::format("scores [0, {:g}]", gap), z, "one row of two scores");
+        ctx.shape("scores", z, fmt::format("one row: [0, {:g}]", gap));
         softmax_rows(z.ptr(), 1, 2);                    // in place: now the weights
         ctx.shape("weights", z, "softmax over the last dimension");
         const std::vector<float> p = z.data;
         results.push_back(p);
-        t.add({fmt::format("[0, {:g}]", gap), fmt::format("[{:.3g}, {:.6g}]", p[0], p[1]), 1.0 / (1.0 + std::exp(double(gap)))});
+        t.add({fmt::format("[0, {:g}]", gap), fmt::format("[{:.3g}, {:.4f}]", p[0], p[1]), 1.0 / (1.0 + std::exp(double(gap)))});
         const double closed = 1.0 / (1.0 + std::exp(double(gap)));
         ctx.check(std::fabs(p[0] - closed) < 1e-6 * std::max(closed, 1e-7) + 1e-12, "C12",
-                  fmt::format("softmax([0, {:g}]) = [{:.3g}, {:.6g}] matches 1/(1+e^{:g}) = {:.3g}", gap, p[0], p[1], gap,
+                  fmt::format("softmax([0, {:g}]) = [{:.3g}, {:.4f}] matches 1/(1+e^{:g}) = {:.3g}", gap, p[0], p[1], gap,
                               closed));
     }
     ctx.table("two_scores", t);

@@ -35,8 +35,14 @@ std::string wrap(std::string_view text, int width, std::string_view indent) {
             ++i;
             continue;
         }
+        // a word runs to the next space outside brackets: "[0, 3]" never splits
         size_t j = i;
-        while (j < text.size() && text[j] != ' ' && text[j] != '\n') ++j;
+        int depth = 0;
+        while (j < text.size() && text[j] != '\n' && (text[j] != ' ' || depth > 0)) {
+            if (text[j] == '[' || text[j] == '(') ++depth;
+            if ((text[j] == ']' || text[j] == ')') && depth > 0) --depth;
+            ++j;
+        }
         const std::string_view word = text.substr(i, j - i);
         const int w = display_width(word);
         if (line_w > 0 && line_w + 1 + w > width - static_cast<int>(indent.size())) {

@@ -145,8 +145,9 @@ static inline float log_unit(float u) {
 // stops GCC from vectorising the loop without -fno-math-errno. A bit-level
 // first guess (relative error < 3.5%) and three Newton steps (the error
 // squares each step: 6e-4, 2e-7, then float rounding) give float accuracy.
+// The sign bit is cleared first: -2 ln(1) is -0.0, whose bits would make a huge guess.
 static inline float sqrt_pos(float y) {
-    float x = std::bit_cast<float>((std::bit_cast<uint32_t>(y) >> 1) + 0x1fbd1df5U);
+    float x = std::bit_cast<float>(((std::bit_cast<uint32_t>(y) & 0x7fffffffU) >> 1) + 0x1fbd1df5U);
     x = 0.5f * (x + y / x);
     x = 0.5f * (x + y / x);
     x = 0.5f * (x + y / x);
@@ -717,6 +718,7 @@ std::string variance_svg(const VarianceConfig& cfg, const std::vector<VarianceRo
     s += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1000\" height=\"520\" viewBox=\"0 0 1000 520\" "
          "font-family=\"sans-serif\" font-size=\"12\">\n";
     s += "<rect width=\"1000\" height=\"520\" fill=\"white\"/>\n";
+    s += "<title>attn variance: std of q·k and softmax saturation vs Dk, unscaled and scaled by 1/√Dk</title>\n";
     s += fmt::format("<text x=\"500\" y=\"28\" text-anchor=\"middle\" font-size=\"16\" font-weight=\"bold\">Why scale "
                      "by 1/√Dk: spread of q·k and softmax saturation (source {}, {} samples per Dk, T={}, seed {})</text>\n",
                      variance_source_name(cfg.source), cfg.samples, cfg.keys, cfg.seed);

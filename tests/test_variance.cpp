@@ -133,7 +133,7 @@ TEST_CASE("variance: std of q.k matches sqrt(Dk) within 5 standard errors (norma
     // n independent samples the sample std has standard error
     // sqrt(Dk) sqrt((kappa - 1)/(4n)); 5 of them fail a correct run with
     // probability < 1e-6. At n = 100000 that is 2.2% of sqrt(Dk) at Dk = 1 and
-    // 1.6% at Dk = 512.
+    // 1.1% at Dk = 512.
     const auto& rows = default_rows();
     REQUIRE(rows.size() == 8);
     for (int64_t dk : {1, 16, 64, 512}) {

@@ -599,11 +599,12 @@ std::string tick_label(double v) {
     return fmt::format("{:.2g}", v);
 }
 
-void axes(std::string& s, const Panel& p, const std::string& xlabel, const std::string& ylabel,
-          const std::string& title) {
+// xticks: the Dk values themselves when there are few, else 1-2-5 ticks.
+void axes(std::string& s, const Panel& p, const std::vector<double>& xticks, const std::string& xlabel,
+          const std::string& ylabel, const std::string& title) {
     s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#333\"/>\n", num(p.x0),
                      num(p.y0), num(p.w), num(p.h));
-    for (double v : log_ticks(p.xmin, p.xmax)) {
+    for (double v : xticks.empty() ? log_ticks(p.xmin, p.xmax) : xticks) {
         const double x = p.px(v);
         s += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#ddd\"/>\n", num(x), num(p.y0),
                          num(p.y0 + p.h));
@@ -724,11 +725,15 @@ std::string variance_svg(const VarianceConfig& cfg, const std::vector<VarianceRo
     s += fmt::format("<text x=\"500\" y=\"28\" text-anchor=\"middle\" font-size=\"16\" font-weight=\"bold\">Why scale "
                      "by 1/√Dk: spread of q·k and softmax saturation (source {}, {} samples per Dk, T={}, seed {})</text>\n",
                      variance_source_name(cfg.source), cfg.samples, cfg.keys, cfg.seed);
-    axes(s, left, "Dk (log)", "std (log)", "std of q·k vs Dk");
+    std::vector<double> xticks;
+    for (const auto* r : un) xticks.push_back(static_cast<double>(r->d_k));
+    xticks.erase(std::unique(xticks.begin(), xticks.end()), xticks.end());
+    if (xticks.size() > 10) xticks.clear();
+    axes(s, left, xticks, "Dk (log)", "std (log)", "std of q·k vs Dk");
     draw(s, left, s_th);
     draw(s, left, s_un);
     draw(s, left, s_sc);
-    axes(s, right, "Dk (log)", "mean max softmax weight", "Softmax saturation vs Dk");
+    axes(s, right, xticks, "Dk (log)", "mean max softmax weight", "Softmax saturation vs Dk");
     draw(s, right, m_uni);
     draw(s, right, m_un);
     draw(s, right, m_sc);

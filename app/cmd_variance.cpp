@@ -79,17 +79,23 @@ attn::cli::Command reg{
     "variance", "Why scale by 1/√Dk: the std of q·k, softmax saturation and gradient vs Dk (C14-C17)", 40,
     [](CLI::App& sub) -> attn::cli::Runner {
         auto o = std::make_shared<VarianceOpts>();
-        sub.description(
+        sub.footer(
             "Draws q and k, takes q·k for each Dk and reports mean, std (theory √Dk), range, percentiles, and\n"
             "for rows of T scores: softmax max weight, normalised entropy, one-hot fraction and the norm of\n"
-            "the softmax Jacobian, unscaled and scaled by 1/√Dk. Same --seed, same numbers at any --threads.");
+            "the softmax Jacobian, unscaled and scaled by 1/√Dk. Same --seed, same numbers at any --threads.\n");
         sub.add_option("--dk", o->dk, "Comma-separated list of Dk values")->capture_default_str();
         sub.add_option("--samples", o->samples, "Dot products per Dk")->capture_default_str();
         sub.add_option("--keys", o->keys, "T: scores per softmax row (>= 2)")->capture_default_str();
         sub.add_option("--source", o->source,
                        "normal: N(0,1); uniform: U(-√3,√3); projected: nn.Linear(Dk,Dk) torch init of x ~ N(0,I)")
             ->capture_default_str();
-        sub.add_option("--seed", o->seed, "Random seed")->capture_default_str();
+        sub.add_option("--seed", o->seed, "Random seed")->capture_default_str()->check(CLI::Validator(
+                [](std::string& v) {
+                    return v.find('-') == std::string::npos
+                               ? std::string()
+                               : "must be a non-negative integer, got '" + v + "'";
+                },
+                "SEED"));
         sub.add_option("--threads", o->threads, "Worker threads (0 = every core)")->capture_default_str();
         auto* j = sub.add_flag("--json", o->json, "Print JSON (format attn-variance, version 1)");
         auto* c = sub.add_flag("--csv", o->csv, "Print CSV");

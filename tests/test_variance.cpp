@@ -429,6 +429,7 @@ TEST_CASE("variance: bad input exits 2 with one line naming the option") {
         {"--samples -5", "--samples"}, {"--keys 1", "--keys"},     {"--source gaussian", "--source"},
         {"--threads -1", "--threads"}, {"--samples 10 --keys 64", "--samples"},
         {"--samples abc", "--samples"}, {"--dk 100000 --source projected", "--dk"},
+        {"--seed -1", "--seed"},       {"--json --csv", "--json"},
     };
     for (const auto& c : cases) {
         CAPTURE(c.args);

@@ -1,4 +1,4 @@
-// tests/test_flash.cpp: attention_flash against a naive loop, element by element.
+// tests/test_flash.cpp: attention_flash against attention_reference, element by element.
 #include <cmath>
 #include <limits>
 #include <string>
@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include "attn/attention.hpp"
+#include "attn/errors.hpp"
 #include "attn/flash.hpp"
 #include "attn/rng.hpp"
 
@@ -14,52 +15,9 @@ using namespace attn;
 
 namespace {
 
-// Private naive attention (double accumulation) until attention_reference lands.
+// The truth: attention_reference (Eigen GEMMs, std::exp softmax).
 Tensor naive(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask, const AttentionOptions& opt) {
-    const int64_t B = q.dim(0), H = q.dim(1), Tq = q.dim(2), Dk = q.dim(3), Tk = k.dim(2), Dv = v.dim(3);
-    Tensor out({B, H, Tq, Dv});
-    float f = 1.0f;
-    switch (opt.scale.kind) {
-        case ScaleKind::InvSqrtDk: f = 1.0f / std::sqrt(float(Dk)); break;
-        case ScaleKind::None: f = 1.0f; break;
-        case ScaleKind::Constant: f = opt.scale.value; break;
-        case ScaleKind::Cosine: f = 1.0f / opt.scale.value; break;
-    }
-    std::vector<double> s(Tk);
-    for (int64_t b = 0; b < B; ++b)
-        for (int64_t h = 0; h < H; ++h)
-            for (int64_t i = 0; i < Tq; ++i) {
-                const float* qi = q.ptr() + ((b * H + h) * Tq + i) * Dk;
-                double qn = 0;
-                for (int64_t d = 0; d < Dk; ++d) qn += double(qi[d]) * qi[d];
-                qn = std::max(std::sqrt(qn), 1e-12);
-                double mx = -INFINITY;
-                for (int64_t j = 0; j < Tk; ++j) {
-                    const float* kj = k.ptr() + ((b * H + h) * Tk + j) * Dk;
-                    double dot = 0, kn = 0;
-                    for (int64_t d = 0; d < Dk; ++d) dot += double(qi[d]) * kj[d], kn += double(kj[d]) * kj[d];
-                    if (opt.scale.kind == ScaleKind::Cosine) dot /= qn * std::max(std::sqrt(kn), 1e-12);
-                    double x = dot * f + mask.additive_at(b, i, j);
-                    if (!mask.allowed(b, i, j)) x = opt.fill;
-                    s[j] = x;
-                    mx = std::max(mx, x);
-                }
-                double sum = 0;
-                for (int64_t j = 0; j < Tk; ++j) sum += (s[j] = mx == -INFINITY ? 0.0 : std::exp(s[j] - mx));
-                for (int64_t e = 0; e < Dv; ++e) {
-                    double acc = 0;
-                    for (int64_t j = 0; j < Tk; ++j) {
-                        double w = sum > 0 ? s[j] / sum : 0.0;
-                        if (opt.train && opt.dropout > 0) {
-                            const uint64_t flat = uint64_t(((b * H + h) * Tq + i) * Tk + j);
-                            w = counter_uniform(opt.seed, flat) < opt.dropout ? 0.0 : w / (1.0 - opt.dropout);
-                        }
-                        acc += w * v.ptr()[((b * H + h) * Tk + j) * Dv + e];
-                    }
-                    out.ptr()[((b * H + h) * Tq + i) * Dv + e] = float(acc);
-                }
-            }
-    return out;
+    return attention_reference(q, k, v, mask, opt);
 }
 
 Tensor randn(Shape s, uint64_t seed) {
@@ -95,7 +53,7 @@ struct Case {
 
 }  // namespace
 
-TEST_CASE("flash matches the naive loop on a grid of shapes, masks and scales, every kernel") {
+TEST_CASE("flash matches the reference on a grid of shapes, masks and scales, every kernel") {
     const std::vector<Case> shapes = {{1, 1, 1, 1, 4, 4},    {2, 3, 7, 7, 5, 3},     {1, 2, 65, 65, 64, 64},
                                       {2, 1, 100, 37, 16, 24}, {1, 1, 33, 130, 64, 8}, {1, 2, 129, 200, 17, 33}};
     uint64_t seed = 1;
@@ -119,8 +77,12 @@ TEST_CASE("flash matches the naive loop on a grid of shapes, masks and scales, e
             Rng r(seed++);
             for (int64_t n = 0; n < c.B * c.Tq * c.Tk; ++n) dense.dense.push_back(r.uniform() < 0.7f);
             masks.push_back({"dense", dense});
+            Mask row;  // [B, 1, Tk]: broadcast over queries, as PyTorch's key padding mask
+            row.Bm = c.B, row.Tq = 1, row.Tk = c.Tk;
+            for (int64_t n = 0; n < c.B * c.Tk; ++n) row.dense.push_back(r.uniform() < 0.6f);
+            masks.push_back({"dense [B,1,Tk]", row});
             Mask addm;
-            addm.Ba = 1, addm.Tq = c.Tq, addm.Tk = c.Tk;
+            addm.Ba = 1, addm.Tqa = c.Tq, addm.Tk = c.Tk;
             for (int64_t n = 0; n < c.Tq * c.Tk; ++n) addm.additive.push_back(r.normal());
             masks.push_back({"additive", addm});
             Mask addc = addm;

@@ -62,17 +62,6 @@ const fd::Kernel* find_kernel(std::string_view name) {
                      std::string(name) + "'");
 }
 
-// The factor applied to raw q.k (cosine: 1/tau after normalising q and k).
-float scale_factor(const Scale& s, int64_t Dk) {
-    switch (s.kind) {
-        case ScaleKind::InvSqrtDk: return 1.0f / std::sqrt(static_cast<float>(Dk));
-        case ScaleKind::None: return 1.0f;
-        case ScaleKind::Constant: return s.value;
-        case ScaleKind::Cosine: return 1.0f / s.value;
-    }
-    return 1.0f;
-}
-
 // Checks shapes and the mask; fills everything of Args but the data pointers.
 fd::Args make_args(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask,
                    const AttentionOptions& opt) {
@@ -91,23 +80,7 @@ fd::Args make_args(const Tensor& q, const Tensor& k, const Tensor& v, const Mask
     if (v.dim(2) != a.Tk)
         throw ShapeError("attention: k " + shape_str(k.shape) + " and v " + shape_str(v.shape) +
                          " must have the same number of keys");
-    if (!mask.key_len.empty()) {
-        if (static_cast<int64_t>(mask.key_len.size()) != a.B)
-            throw ShapeError("mask: key padding has " + std::to_string(mask.key_len.size()) + " lengths for batch " +
-                             std::to_string(a.B));
-        for (int64_t L : mask.key_len)
-            if (L < 0) throw ShapeError("mask: key padding lengths must be >= 0");
-    }
-    if (!mask.dense.empty() &&
-        ((mask.Bm != 1 && mask.Bm != a.B) || mask.Tq != a.Tq || mask.Tk != a.Tk ||
-         static_cast<int64_t>(mask.dense.size()) != mask.Bm * mask.Tq * mask.Tk))
-        throw ShapeError("mask: boolean mask does not fit scores (B, H, " + std::to_string(a.Tq) + ", " +
-                         std::to_string(a.Tk) + ")");
-    if (!mask.additive.empty() &&
-        ((mask.Ba != 1 && mask.Ba != a.B) || mask.Tq != a.Tq || mask.Tk != a.Tk ||
-         static_cast<int64_t>(mask.additive.size()) != mask.Ba * mask.Tq * mask.Tk))
-        throw ShapeError("mask: additive mask does not fit scores (B, H, " + std::to_string(a.Tq) + ", " +
-                         std::to_string(a.Tk) + ")");
+    mask.check(a.B, a.Tq, a.Tk);
     if (!(opt.dropout >= 0.0f && opt.dropout < 1.0f))
         throw InputError("--dropout: must be in [0, 1), got " + std::to_string(opt.dropout));
     if (std::isnan(opt.fill) || opt.fill == std::numeric_limits<float>::infinity())
@@ -115,7 +88,7 @@ fd::Args make_args(const Tensor& q, const Tensor& k, const Tensor& v, const Mask
     if (opt.scale.kind == ScaleKind::Cosine && !(opt.scale.value > 0.0f))
         throw InputError("--scale: cosine temperature must be > 0");
     a.mask = &mask;
-    a.qscale = scale_factor(opt.scale, a.Dk) * fd::kLog2e;
+    a.qscale = opt.scale.factor(a.Dk) * fd::kLog2e;
     a.cosine = opt.scale.kind == ScaleKind::Cosine;
     a.fill_ninf = std::isinf(opt.fill);
     a.fill2 = a.fill_ninf ? opt.fill : opt.fill * fd::kLog2e;

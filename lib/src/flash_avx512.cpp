@@ -16,9 +16,11 @@
 #include "flash_args.hpp"
 
 #if defined(__x86_64__) && defined(__GNUC__)
-#define ATTN_FLASH_HAVE_AVX512 1
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma")
+// GCC 12 reports its own _mm512_undefined_ps() inside the intrinsics headers as
+// "may be used uninitialized"; the values are fully written by the intrinsic.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
 #include "flash_kernel.hpp"

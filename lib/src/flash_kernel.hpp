@@ -28,8 +28,8 @@
 #include <cstring>
 #include <limits>
 
+#include "attn/attention.hpp"
 #include "flash_args.hpp"
-#include "attn/rng.hpp"
 
 namespace attn::flash_detail {
 namespace {
@@ -44,11 +44,6 @@ inline float inv_norm(const float* x, int64_t n) {
     for (int64_t d = 0; d < n; ++d) s += x[d] * x[d];
     return 1.0f / std::max(std::sqrt(s), kNormEps);
 }
-
-// The dropout decision of the reference (attn::dropout_drops): element
-// (b, h, i, j) of the (B, H, Tq, Tk) weights is dropped iff
-// counter_uniform(seed, flat index) < p.
-inline bool drops(uint64_t seed, uint64_t flat, float p) { return counter_uniform(seed, flat) < p; }
 
 // S: SIMD traits. NV: vectors per query block. RS, RP: register tile heights of
 // pass 2 and pass 4. BK: keys per block.
@@ -126,7 +121,7 @@ struct FlashF32 {
         // Reversed: under a causal mask the last query blocks cost the most, and
         // handing them out first balances the threads.
         const int64_t qb = nqb - 1 - item % nqb;
-        const int64_t b = bh / a.H, h = bh % a.H;
+        const int64_t b = bh / a.H;
         const int64_t i0 = qb * BQ;
         const int nq = static_cast<int>(std::min<int64_t>(BQ, a.Tq - i0));
         const int64_t Dk = a.Dk, Dv = a.Dv, Tk = a.Tk;
@@ -146,10 +141,13 @@ struct FlashF32 {
         const Mask& mask = *a.mask;
         const bool causal = mask.causal;
         const int64_t klen = mask.key_len.empty() ? Tk : std::min<int64_t>(Tk, mask.key_len[static_cast<size_t>(b)]);
+        // Dense and additive masks may broadcast over batch (B = 1) and queries (Tq = 1).
         const uint8_t* dense =
-            mask.dense.empty() ? nullptr : mask.dense.data() + (mask.Bm == 1 ? 0 : b) * a.Tq * Tk;
+            mask.dense.empty() ? nullptr : mask.dense.data() + (mask.Bm == 1 ? 0 : b) * mask.Tq * Tk;
+        const int64_t dense_qs = mask.Tq == 1 ? 0 : Tk;  // stride between query rows
         const float* add =
-            mask.additive.empty() ? nullptr : mask.additive.data() + (mask.Ba == 1 ? 0 : b) * a.Tq * Tk;
+            mask.additive.empty() ? nullptr : mask.additive.data() + (mask.Ba == 1 ? 0 : b) * mask.Tqa * Tk;
+        const int64_t add_qs = mask.Tqa == 1 ? 0 : Tk;
 
         // pass 1: QT = (q * scale * log2 e)^T, padding lanes zero; state reset
         for (int i = 0; i < BQ; ++i) {
@@ -197,7 +195,7 @@ struct FlashF32 {
                 // pass 3a: masks, element-wise where they must be
                 if (add != nullptr)
                     for (int jj = 0; jj < nk; ++jj)
-                        for (int i = 0; i < nq; ++i) ST[jj * BQ + i] += add[(i0 + i) * Tk + j0 + jj] * kLog2e;
+                        for (int i = 0; i < nq; ++i) ST[jj * BQ + i] += add[(i0 + i) * add_qs + j0 + jj] * kLog2e;
                 if (causal && j0 + nk - 1 > i0)  // some key after some query: lanes i < j are masked
                     for (int jj = 0; jj < nk; ++jj) {
                         const int64_t upto = std::min<int64_t>(BQ, std::max<int64_t>(0, j0 + jj - i0));
@@ -209,7 +207,7 @@ struct FlashF32 {
                 if (dense != nullptr)
                     for (int jj = 0; jj < nk; ++jj)
                         for (int i = 0; i < nq; ++i)
-                            if (!dense[(i0 + i) * Tk + j0 + jj]) ST[jj * BQ + i] = a.fill2;
+                            if (!dense[(i0 + i) * dense_qs + j0 + jj]) ST[jj * BQ + i] = a.fill2;
             }
 
             // pass 3b: online softmax. m_new = max(m, max_j s); alpha = 2^(m - m_new);
@@ -239,7 +237,7 @@ struct FlashF32 {
                     for (int i = 0; i < nq; ++i) {
                         const uint64_t flat = static_cast<uint64_t>((bh * a.Tq + i0 + i) * Tk + j0 + jj);
                         float& p = ST[jj * BQ + i];
-                        p = drops(a.seed, flat, a.drop_p) ? 0.0f : p * keep_scale;
+                        p = dropout_drops(a.seed, flat, a.drop_p) ? 0.0f : p * keep_scale;
                     }
             }
 

@@ -152,3 +152,39 @@ TEST_CASE("flash: bad shapes and options are InputErrors") {
     opt.dropout = 1.0f;
     CHECK_THROWS_AS(attention_flash(q, k, v, Mask{}, opt), InputError);
 }
+
+TEST_CASE("flash-bf16 matches the reference within bf16 precision") {
+    if (!flash_bf16_supported()) {
+        MESSAGE("this CPU has no AVX-512 BF16: the bf16 kernel is not tested here");
+        CHECK_THROWS_AS(attention_flash_bf16(randn({1, 1, 2, 2}, 1), randn({1, 1, 2, 2}, 2), randn({1, 1, 2, 2}, 3),
+                                             Mask{}, {}),
+                        InputError);
+        return;
+    }
+    // Tolerance: Q, K, V and P are rounded to bf16 (8 significant bits, relative
+    // error <= 2^-9 each). A score q.k/sqrt(Dk) of N(0,1) data then moves by ~1e-2
+    // at most, a weight by ~1% relative, and an output (a weighted mean of v) by
+    // ~1% of max|v| (cosine with tau = 0.1 multiplies scores, and their error, by
+    // 10). The bound 2e-2 (scaled as in check_close) is twice that; the measured
+    // worst over these cases is 5.5e-3 (cosine, tau 0.1). float32 flash passes 1e-5.
+    const std::vector<Case> shapes = {{1, 1, 1, 1, 4, 4}, {2, 3, 7, 9, 5, 3}, {1, 2, 65, 130, 64, 64}, {1, 1, 100, 37, 17, 33}};
+    uint64_t seed = 500;
+    for (const Case& c : shapes) {
+        const Tensor q = randn({c.B, c.H, c.Tq, c.Dk}, seed++), k = randn({c.B, c.H, c.Tk, c.Dk}, seed++),
+                     v = randn({c.B, c.H, c.Tk, c.Dv}, seed++);
+        for (int variant = 0; variant < 5; ++variant) {
+            Mask m;
+            AttentionOptions opt;
+            if (variant == 1) m.causal = true;
+            if (variant == 2) {
+                for (int64_t b = 0; b < c.B; ++b) m.key_len.push_back(b == 0 ? 0 : c.Tk / 2 + 1);
+                opt.fill = -1e9f;
+            }
+            if (variant == 3) opt.scale = Scale{ScaleKind::Cosine, 0.1f};
+            if (variant == 4) m.causal = true, opt.train = true, opt.dropout = 0.2f, opt.seed = 5;
+            const std::string what = "bf16 Tq" + std::to_string(c.Tq) + " Tk" + std::to_string(c.Tk) + " Dk" +
+                                     std::to_string(c.Dk) + " variant " + std::to_string(variant);
+            check_close(attention_flash_bf16(q, k, v, m, opt, 2), naive(q, k, v, m, opt), v, 2e-2, what);
+        }
+    }
+}

@@ -45,17 +45,26 @@ inline float inv_norm(const float* x, int64_t n) {
     return 1.0f / std::max(std::sqrt(s), kNormEps);
 }
 
+inline uint32_t load_u32(const void* p) {
+    uint32_t x;
+    std::memcpy(&x, p, 4);
+    return x;
+}
+
 // S: SIMD traits. NV: vectors per query block. RS, RP: register tile heights of
-// pass 2 and pass 4. BK: keys per block.
-template <class S, int NV, int RS, int RP, int BK>
+// pass 2 and pass 4. BK: keys per block (even). BF16: the two GEMMs take bf16
+// operands, two products per lane per instruction (vdpbf16ps), with float32
+// accumulation; S then also provides VP (a vector of bf16 pairs), loadp, set1p,
+// dp (acc + pairwise dot) and pack_pairs (two float rows -> one row of pairs).
+template <class S, int NV, int RS, int RP, int BK, bool BF16 = false>
 struct FlashF32 {
     using V = typename S::V;
     static constexpr int W = S::W;
     static constexpr int BQ = NV * W;
 
     static size_t workspace_floats(const Args& a) {
-        // QT + ST + OT + m, l, alpha + rk (cosine key norms)
-        return static_cast<size_t>(a.Dk * BQ + BK * BQ + a.Dv * BQ + 3 * BQ + BK + 64);
+        // QT + ST + OT + m, l, alpha + rk (cosine key norms) + PT2 (bf16 pairs of P)
+        return static_cast<size_t>((a.Dk + 1) * BQ + BK * BQ + a.Dv * BQ + 3 * BQ + BK + (BF16 ? BK / 2 * BQ : 0) + 64);
     }
 
     // pass 2 tile: R keys (rows of K from kp, stride Dk) against the whole q block.
@@ -113,6 +122,59 @@ struct FlashF32 {
         }
     }
 
+    // bf16 pass 2 tile: R keys (kp: bf16 rows, stride Dk2) against QT2 [Dk2/2][BQ] pairs.
+    template <int R>
+    static inline void score_tile_bf16(const uint16_t* kp, const uint32_t* QT2, float* ST, int64_t Dk2) {
+        V acc[R][NV];
+        for (int r = 0; r < R; ++r)
+            for (int v = 0; v < NV; ++v) acc[r][v] = S::zero();
+        for (int64_t dp = 0; dp < Dk2 / 2; ++dp) {
+            typename S::VP qv[NV];
+            for (int v = 0; v < NV; ++v) qv[v] = S::loadp(QT2 + dp * BQ + v * W);
+            for (int r = 0; r < R; ++r) {
+                const typename S::VP kb = S::set1p(load_u32(kp + r * Dk2 + 2 * dp));
+                for (int v = 0; v < NV; ++v) acc[r][v] = S::dp(acc[r][v], kb, qv[v]);
+            }
+        }
+        for (int r = 0; r < R; ++r)
+            for (int v = 0; v < NV; ++v) S::store(ST + r * BQ + v * W, acc[r][v]);
+    }
+    // bf16 pass 4 tile: R dims; vp: V pairs (jp, e0..), stride Dv pairs; PT2 [np][BQ] pairs.
+    template <int R>
+    static inline void pv_tile_bf16(const uint32_t* vp, const uint32_t* PT2, float* OT, const float* alpha, int np,
+                                    int64_t Dv) {
+        V acc[R][NV];
+        for (int v = 0; v < NV; ++v) {
+            const V al = S::load(alpha + v * W);
+            for (int r = 0; r < R; ++r) acc[r][v] = S::mul(S::load(OT + r * BQ + v * W), al);
+        }
+        for (int jp = 0; jp < np; ++jp) {
+            typename S::VP pv[NV];
+            for (int v = 0; v < NV; ++v) pv[v] = S::loadp(PT2 + jp * BQ + v * W);
+            for (int r = 0; r < R; ++r) {
+                const typename S::VP vb = S::set1p(vp[jp * Dv + r]);
+                for (int v = 0; v < NV; ++v) acc[r][v] = S::dp(acc[r][v], vb, pv[v]);
+            }
+        }
+        for (int r = 0; r < R; ++r)
+            for (int v = 0; v < NV; ++v) S::store(OT + r * BQ + v * W, acc[r][v]);
+    }
+    template <int R>
+    static inline void score_rest_bf16(int rest, const uint16_t* kp, const uint32_t* QT2, float* ST, int64_t Dk2) {
+        if constexpr (R > 0) {
+            if (rest == R) return score_tile_bf16<R>(kp, QT2, ST, Dk2);
+            return score_rest_bf16<R - 1>(rest, kp, QT2, ST, Dk2);
+        }
+    }
+    template <int R>
+    static inline void pv_rest_bf16(int rest, const uint32_t* vp, const uint32_t* PT2, float* OT, const float* alpha,
+                                    int np, int64_t Dv) {
+        if constexpr (R > 0) {
+            if (rest == R) return pv_tile_bf16<R>(vp, PT2, OT, alpha, np, Dv);
+            return pv_rest_bf16<R - 1>(rest, vp, PT2, OT, alpha, np, Dv);
+        }
+    }
+
     static void run_item(const Args& a, int64_t item, float* ws) {
         // q (B,H,Tq,Dk), k (B,H,Tk,Dk), v (B,H,Tk,Dv) -> out (B,H,Tq,Dv); this item is
         // one (b, h) and one block of BQ queries.
@@ -137,6 +199,10 @@ struct FlashF32 {
         float* l = m + BQ;               // [BQ]
         float* alpha = l + BQ;           // [BQ]
         float* rk = alpha + BQ;          // [BK]
+        // bf16 only: QT2 [Dk2/2][BQ] pairs in the QT area, PT2 [BK/2][BQ] pairs after rk
+        const int64_t Dk2 = (Dk + 1) / 2 * 2, Tk2 = (Tk + 1) / 2;
+        uint32_t* QT2 = reinterpret_cast<uint32_t*>(QT);
+        uint32_t* PT2 = reinterpret_cast<uint32_t*>(rk + BK);
 
         const Mask& mask = *a.mask;
         const bool causal = mask.causal;
@@ -151,7 +217,15 @@ struct FlashF32 {
 
         // pass 1: QT = (q * scale * log2 e)^T, padding lanes zero; state reset
         for (int i = 0; i < BQ; ++i) {
-            if (i < nq) {
+            if constexpr (BF16) {
+                // lane i of row dp: bf16(q[i][2dp]) | bf16(q[i][2dp+1]) << 16
+                const float f = i < nq ? a.qscale * (a.cosine ? inv_norm(q + i * Dk, Dk) : 1.0f) : 0.0f;
+                for (int64_t dp = 0; dp < Dk2 / 2; ++dp) {
+                    const float x0 = i < nq ? q[i * Dk + 2 * dp] * f : 0.0f;
+                    const float x1 = i < nq && 2 * dp + 1 < Dk ? q[i * Dk + 2 * dp + 1] * f : 0.0f;
+                    QT2[dp * BQ + i] = static_cast<uint32_t>(to_bf16(x0)) | (static_cast<uint32_t>(to_bf16(x1)) << 16);
+                }
+            } else if (i < nq) {
                 const float f = a.qscale * (a.cosine ? inv_norm(q + i * Dk, Dk) : 1.0f);
                 for (int64_t d = 0; d < Dk; ++d) QT[d * BQ + i] = q[i * Dk + d] * f;
             } else {
@@ -182,8 +256,14 @@ struct FlashF32 {
                 // pass 2: scores ST = K_blk QT
                 const float* kp = k + j0 * Dk;
                 int j = 0;
-                for (; j + RS <= nk; j += RS) score_tile<RS>(kp + j * Dk, QT, ST + j * BQ, Dk);
-                if (j < nk) score_rest<RS - 1>(nk - j, kp + j * Dk, QT, ST + j * BQ, Dk);
+                if constexpr (BF16) {
+                    const uint16_t* kbp = a.kb + (bh * Tk + j0) * Dk2;
+                    for (; j + RS <= nk; j += RS) score_tile_bf16<RS>(kbp + j * Dk2, QT2, ST + j * BQ, Dk2);
+                    if (j < nk) score_rest_bf16<RS - 1>(nk - j, kbp + j * Dk2, QT2, ST + j * BQ, Dk2);
+                } else {
+                    for (; j + RS <= nk; j += RS) score_tile<RS>(kp + j * Dk, QT, ST + j * BQ, Dk);
+                    if (j < nk) score_rest<RS - 1>(nk - j, kp + j * Dk, QT, ST + j * BQ, Dk);
+                }
                 if (a.cosine) {
                     for (int jj = 0; jj < nk; ++jj) rk[jj] = inv_norm(kp + jj * Dk, Dk);
                     for (int jj = 0; jj < nk; ++jj) {
@@ -242,10 +322,23 @@ struct FlashF32 {
             }
 
             // pass 4: OT = alpha OT + V_blk^T P
-            const float* vp = vv + j0 * Dv;
             int64_t e = 0;
-            for (; e + RP <= Dv; e += RP) pv_tile<RP>(vp + e, ST, OT + e * BQ, alpha, nk, Dv);
-            if (e < Dv) pv_rest<RP - 1>(static_cast<int>(Dv - e), vp + e, ST, OT + e * BQ, alpha, nk, Dv);
+            if constexpr (BF16) {
+                // P rows (2jp, 2jp+1) -> one row of bf16 pairs; an odd last row pairs with 0
+                const int np = (nk + 1) / 2;
+                if (nk % 2 == 1) std::fill(ST + nk * BQ, ST + (nk + 1) * BQ, 0.0f);
+                for (int jp = 0; jp < np; ++jp)
+                    for (int v = 0; v < NV; ++v)
+                        S::pack_pairs(PT2 + jp * BQ + v * W, S::load(ST + 2 * jp * BQ + v * W),
+                                      S::load(ST + (2 * jp + 1) * BQ + v * W));
+                const uint32_t* vbp = reinterpret_cast<const uint32_t*>(a.vb) + (bh * Tk2 + j0 / 2) * Dv;
+                for (; e + RP <= Dv; e += RP) pv_tile_bf16<RP>(vbp + e, PT2, OT + e * BQ, alpha, np, Dv);
+                if (e < Dv) pv_rest_bf16<RP - 1>(static_cast<int>(Dv - e), vbp + e, PT2, OT + e * BQ, alpha, np, Dv);
+            } else {
+                const float* vp = vv + j0 * Dv;
+                for (; e + RP <= Dv; e += RP) pv_tile<RP>(vp + e, ST, OT + e * BQ, alpha, nk, Dv);
+                if (e < Dv) pv_rest<RP - 1>(static_cast<int>(Dv - e), vp + e, ST, OT + e * BQ, alpha, nk, Dv);
+            }
         }
 
         // pass 5: out = OT^T / l; a row with l = 0 (fully masked, fill -inf) is 0

@@ -33,11 +33,15 @@ namespace {
 //  NV = 4: a query block is 64 queries = 4 zmm; RS = RP = 6: the register tile is
 //  6 x 4 = 24 accumulators + 4 loaded vectors + 1 broadcast = 29 of 32 registers,
 //  and each step issues 24 FMAs per 4 loads + 6 broadcasts.
-//  BK = 64 keys: with Dk = Dv = 64, pass 2 touches QT (16 KiB) + the K block
-//  (16 KiB) + ST (16 KiB) and pass 4 ST + the V block + OT (16 KiB each): 48 KiB,
-//  L1-and-a-half, all in L2. A smaller BK re-reads and rescales OT more often per
-//  FMA (OT is loaded and stored once per key block); 32 measured slower (docs/performance.md).
-using K512 = FlashF32<Avx512, 4, 6, 6, 64>;
+//  BK = 128 keys: OT (Dv x 64 floats) is loaded, rescaled and stored once per key
+//  block, and the softmax bookkeeping runs once per block, so fewer, larger blocks
+//  cost less; but the block's scores ST (BK x 64 floats = 32 KiB) and K rows
+//  (32 KiB at Dk = 64) should stay in the 1 MiB L2 next to QT and OT (16 KiB
+//  each), and a causal diagonal block wastes up to half of BK x 64 products.
+//  Measured here (T=2048, Dk=64, 1 thread, GFLOP/s per CPU-second, the machine
+//  shared): BK 32: 91, 64: 94.5, 128: 96.5, 256: 98; NV x R = 2 x 12: 95,
+//  3 x 8: 96. The FMA loop peak per core is ~117.
+using K512 = FlashF32<Avx512, 4, 6, 6, 128>;
 const Kernel kAvx512{"avx512", K512::BQ, &K512::workspace_floats, &K512::run_item};
 
 }  // namespace

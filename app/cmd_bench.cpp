@@ -135,7 +135,10 @@ int run_bench(const BenchOpts& o) {
                                 {"peak_rss_bytes", r.peak_rss_bytes},
                                 {"base_rss_bytes", r.base_rss_bytes},
                                 {"io_bytes", r.io_bytes},
-                                {"peak_rss_over_io", r.peak_rss_bytes / r.io_bytes}};
+                                {"peak_rss_over_io", r.peak_rss_bytes / r.io_bytes},
+                                {"cpu_utilization", r.cpu_utilization},
+                                {"cpu_seconds", r.cpu_seconds},
+                                {"fraction_of_fma_peak_cpu", r.flops / r.cpu_seconds / 1e9 / peak.gflops_per_cpu}};
             if (ref_secs.count(row.T) != 0 && row.impl != "reference")
                 j["speedup_vs_reference"] = ref_secs[row.T] / r.seconds;
             if (r.err_vs_fp32 >= 0) j["err_vs_fp32"] = r.err_vs_fp32;
@@ -147,6 +150,7 @@ int run_bench(const BenchOpts& o) {
                               {"machine",
                                {{"threads", threads},
                                 {"fma_peak_gflops", peak.gflops},
+                                {"fma_gflops_per_cpu_second", peak.gflops_per_cpu},
                                 {"fma_isa", peak.isa},
                                 {"gemm_gflops", gemm},
                                 {"flash_kernel", kernels.front()},
@@ -169,21 +173,25 @@ int run_bench(const BenchOpts& o) {
                threads, peak.gflops, peak.isa, gemm, flash_kernels().front());
     fmt::print("B={} H={} Dk={} {}; median of {} runs after {} warm-up; FLOPs = 4 B H T^2 Dk{}\n", base.B, base.H,
                base.Dk, base.causal ? "causal" : "no mask", base.reps, base.warmup, base.causal ? " / 2" : "");
-    fmt::print("{:<11}{:>7}{:>11}{:>10}{:>8}{:>8}{:>8}{:>11}{:>8}\n", "impl", "T", "seconds", "GFLOP/s", "%FMA",
-               "xGEMM", "xref", "peak RSS", "RSS/io");
+    fmt::print("{:<11}{:>7}{:>11}{:>10}{:>8}{:>8}{:>8}{:>11}{:>8}{:>6}{:>9}\n", "impl", "T", "seconds", "GFLOP/s", "%FMA",
+               "xGEMM", "xref", "peak RSS", "RSS/io", "CPU", "%FMAcpu");
     for (const auto& row : rows) {
         const auto& r = row.r;
         const std::string xref =
             ref_secs.count(row.T) != 0 && row.impl != "reference" ? fmt::format("{:.1f}", ref_secs[row.T] / r.seconds) : "-";
-        fmt::print("{:<11}{:>7}{:>11.4f}{:>10.1f}{:>7.1f}%{:>8.2f}{:>8}{:>11}{:>8.2f}\n", row.impl, row.T, r.seconds,
-                   r.gflops, 100.0 * r.gflops / peak.gflops, r.gflops / gemm, xref, format_bytes(r.peak_rss_bytes),
-                   r.peak_rss_bytes / r.io_bytes);
+        fmt::print("{:<11}{:>7}{:>11.4f}{:>10.1f}{:>7.1f}%{:>8.2f}{:>8}{:>11}{:>8.2f}{:>5.0f}%{:>8.1f}%\n", row.impl, row.T,
+                   r.seconds, r.gflops, 100.0 * r.gflops / peak.gflops, r.gflops / gemm, xref,
+                   format_bytes(r.peak_rss_bytes), r.peak_rss_bytes / r.io_bytes, 100.0 * r.cpu_utilization,
+                   100.0 * r.flops / r.cpu_seconds / 1e9 / peak.gflops_per_cpu);
     }
     for (const auto& row : rows)
         if (row.r.err_vs_fp32 >= 0)
             fmt::print("flash-bf16 T={}: max |bf16 - fp32| / max |fp32| = {:.2e}\n", row.T, row.r.err_vs_fp32);
     for (const auto& n : notes) fmt::print("note: {}\n", n);
-    fmt::print("peak RSS: VmHWM of a child process that holds Q, K, V (and the output); RSS/io = that / bytes of Q, K, V, out\n");
+    fmt::print("peak RSS: VmHWM of a child process that holds Q, K, V (and the output); RSS/io = that / bytes of Q, K, V, out\n"
+               "CPU: CPU time / (wall time x threads); below 100% the cores were shared with other work (reference: 1 thread)\n"
+               "%FMAcpu: GFLOP per CPU-second / the FMA loop's GFLOP per CPU-second ({:.1f}): efficiency while running\n",
+               peak.gflops_per_cpu);
     return 0;
 }
 

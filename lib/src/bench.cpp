@@ -4,6 +4,7 @@
 #include "attn/bench.hpp"
 
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -29,6 +30,12 @@ double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
     const size_t n = v.size();
     return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double process_cpu_seconds() {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
 double measure_gemm(int threads, int64_t n, double seconds) {
@@ -90,6 +97,7 @@ struct Wire {
     int ok;
     int ntimes;
     double times[256];
+    double cpu[256];  // process CPU seconds (all threads) of each timed run
     double peak_rss, base_rss, err_vs_fp32;
     char error[512];
 };
@@ -122,10 +130,14 @@ struct Wire {
                 std::fprintf(stderr, "\r\033[K  %s T=%lld: run %d/%d%s", c.impl.c_str(), static_cast<long long>(c.T),
                              r + 1, total, r < c.warmup ? " (warm-up)" : "");
             out = Tensor();  // the previous output is freed before the next run
+            const double c0 = process_cpu_seconds();
             const auto t0 = std::chrono::steady_clock::now();
             out = run();
             const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-            if (r >= c.warmup && w.ntimes < 256) w.times[w.ntimes++] = s;
+            if (r >= c.warmup && w.ntimes < 256) {
+                w.cpu[w.ntimes] = process_cpu_seconds() - c0;
+                w.times[w.ntimes++] = s;
+            }
         }
         w.peak_rss = proc_status_bytes("VmHWM");
         if (c.impl == "flash-bf16") {
@@ -206,6 +218,11 @@ BenchResult run_case(const BenchCase& c) {
     res.ok = true;
     res.times.assign(w.times, w.times + w.ntimes);
     res.seconds = median(res.times);
+    std::vector<double> util;
+    const int t = resolve_threads(c.impl == "reference" ? 1 : c.threads);
+    for (int i = 0; i < w.ntimes; ++i) util.push_back(w.cpu[i] / (w.times[i] * t));
+    res.cpu_utilization = median(util);
+    res.cpu_seconds = median(std::vector<double>(w.cpu, w.cpu + w.ntimes));
     res.gflops = res.seconds > 0 ? res.flops / res.seconds / 1e9 : 0;
     res.peak_rss_bytes = w.peak_rss;
     res.base_rss_bytes = w.base_rss;

@@ -25,7 +25,8 @@
 namespace attn {
 
 struct FmaPeak {
-    double gflops = 0;
+    double gflops = 0;          // all threads, per second of wall time
+    double gflops_per_cpu = 0;  // per second of CPU time of one thread: immune to time-sharing
     std::string isa;  // "avx512", "avx2", "scalar"
 };
 // Runs about `seconds` on `threads` threads (0: all).
@@ -52,7 +53,11 @@ struct BenchResult {
     double peak_rss_bytes = 0;   // VmHWM of the child at the end
     double base_rss_bytes = 0;   // VmRSS once Q, K, V existed, before the first run
     double io_bytes = 0;         // bytes of Q, K, V and the output
-    double err_vs_fp32 = -1;     // flash-bf16 only: max |bf16 - fp32 flash| / max |fp32 flash|
+    double err_vs_fp32 = -1;
+    // Median over runs of CPU time / (wall time x threads used): 1.0 when the
+    // threads had their cores to themselves; lower when others shared them.
+    double cpu_utilization = 0;
+    double cpu_seconds = 0;  // median process CPU time (all threads) of a run     // flash-bf16 only: max |bf16 - fp32 flash| / max |fp32 flash|
 };
 
 double bench_flops(const BenchCase& c);
@@ -61,5 +66,7 @@ const std::vector<std::string>& bench_impls();
 BenchResult run_case(const BenchCase& c);
 
 double median(std::vector<double> v);
+// Process CPU time so far, all threads (CLOCK_PROCESS_CPUTIME_ID).
+double process_cpu_seconds();
 
 }  // namespace attn

@@ -49,8 +49,9 @@ struct Avx512Bf16 : Avx512 {
 
 // Same block sizes as the float32 AVX-512 kernel (see flash_avx512.cpp): the
 // register tile is identical (24 float32 accumulators); bf16 operands halve the
-// bytes of the K block and of P, so the working set only shrinks.
-using KBf16 = FlashF32<Avx512Bf16, 4, 6, 6, 64, true>;
+// bytes of the K block and of P, so the working set only shrinks. Measured (T=2048,
+// 1 thread, GFLOP/s per CPU-second): BK 64: 148, BK 128: 151 (float32 kernel: 96).
+using KBf16 = FlashF32<Avx512Bf16, 4, 6, 6, 128, true>;
 const Kernel kBf16{"avx512-bf16", KBf16::BQ, &KBf16::workspace_floats, &KBf16::run_item};
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "attn/dump.hpp"
 #include "attn/variance.hpp"
 #include "command.hpp"
+#include "options.hpp"
 
 namespace {
 
@@ -89,13 +90,7 @@ attn::cli::Command reg{
         sub.add_option("--source", o->source,
                        "normal: N(0,1); uniform: U(-√3,√3); projected: nn.Linear(Dk,Dk) torch init of x ~ N(0,I)")
             ->capture_default_str();
-        sub.add_option("--seed", o->seed, "Random seed")->capture_default_str()->check(CLI::Validator(
-                [](std::string& v) {
-                    return v.find('-') == std::string::npos
-                               ? std::string()
-                               : "must be a non-negative integer, got '" + v + "'";
-                },
-                "SEED"));
+        sub.add_option("--seed", o->seed, "Random seed")->capture_default_str()->check(seed_validator());
         sub.add_option("--threads", o->threads, "Worker threads (0 = every core)")->capture_default_str();
         auto* j = sub.add_flag("--json", o->json, "Print JSON (format attn-variance, version 1)");
         auto* c = sub.add_flag("--csv", o->csv, "Print CSV");

@@ -90,7 +90,7 @@ attn::cli::Command reg{
         sub.add_option("--source", o->source,
                        "normal: N(0,1); uniform: U(-√3,√3); projected: nn.Linear(Dk,Dk) torch init of x ~ N(0,I)")
             ->capture_default_str();
-        sub.add_option("--seed", o->seed, "Random seed")->capture_default_str()->check(seed_validator());
+        sub.add_option("--seed", o->seed, "Random seed")->capture_default_str()->check(attn::cli::seed_validator());
         sub.add_option("--threads", o->threads, "Worker threads (0 = every core)")->capture_default_str();
         auto* j = sub.add_flag("--json", o->json, "Print JSON (format attn-variance, version 1)");
         auto* c = sub.add_flag("--csv", o->csv, "Print CSV");

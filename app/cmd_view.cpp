@@ -15,6 +15,7 @@
 #include "attn/mask.hpp"
 #include "attn/stats.hpp"
 #include "command.hpp"
+#include "options.hpp"
 
 namespace attn::cli {
 namespace {
@@ -74,6 +75,7 @@ int run_view(const ViewOpts& o) {
     if (o.head && (*o.head < 0 || *o.head >= H))
         throw InputError(fmt::format("--head: must be in 0..{} for {} (H = {}), got {}", H - 1, o.file, H, *o.head));
 
+    if (!o.svg.empty()) require_writable("--svg", o.svg);
     const auto labels = token_labels(d.config, o.batch, T);
     const Mask mask = dump_mask(d, B, T);
     const auto stats = head_stats(w, mask);

@@ -67,7 +67,7 @@ void run(LessonContext& ctx) {
     ctx.shape("similarity", sim, "[H, H], mean JS divergence (nats)");
     ctx.heatmap("similarity", make_panel("mean JS divergence between heads (0 = identical)", sim.ptr(), cfg.heads, cfg.heads,
                                          index_labels(cfg.heads, "h"), index_labels(cfg.heads, "h")),
-                0.0, 0.0);
+                0.0, 0.0, false);
     // the closest pair, and every pair closer than a tenth of the median distance
     std::vector<double> off;
     int64_t bi = 0, bj = 1;

@@ -227,8 +227,8 @@ void LessonContext::figure(std::string_view key, nlohmann::json value) {
     record_["figures"][std::string(key)] = std::move(value);
 }
 
-void LessonContext::heatmap(std::string_view key, const HeatmapPanel& panel, double vmin, double vmax) {
-    panels_.push_back(panel);
+void LessonContext::heatmap(std::string_view key, const HeatmapPanel& panel, double vmin, double vmax, bool in_svg) {
+    if (in_svg) panels_.push_back(panel);
     record_["heatmaps"][std::string(key)] = {{"title", panel.title},
                                              {"rows", panel.rows},
                                              {"cols", panel.cols},

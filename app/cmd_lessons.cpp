@@ -107,8 +107,8 @@ int run_list(bool json) {
     }
     std::cout << "The lessons of `attn tour`, in order. Run one with `attn lesson NUMBER|NAME`.\n\n";
     for (const auto& l : lessons) {
-        std::cout << fmt::format("{:>3}  {:<14} {}\n", l.number, l.slug, l.title);
-        std::cout << fmt::format("     {:<14} {}  [{}]\n", "", l.summary, attn::lessons::claims_text(l.claims));
+        std::cout << fmt::format("{:>3}  {:<14} {}  [{}]\n", l.number, l.slug, l.title, attn::lessons::claims_text(l.claims));
+        std::cout << fmt::format("     {:<14} {}\n", "", l.summary);
     }
     return 0;
 }

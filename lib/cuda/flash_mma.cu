@@ -5,9 +5,10 @@
 // mma.sync.m16n8k16 (sm_80 and later), the FlashAttention-2 way:
 //   * a block of 4 warps owns 64 query rows of one (b, h); each warp owns 16 rows
 //     and keeps its Q fragments in registers for the whole key loop;
-//   * K (row-major) and V (transposed, so its B fragments are contiguous) tiles of
-//     64 keys are staged through shared memory, rows padded by 16 bytes so every
-//     fragment load hits 32 different banks;
+//   * K and V tiles of 64 keys are staged row-major through shared memory with
+//     16-byte vector copies, rows padded by 16 bytes so the ldmatrix reads of 8 rows
+//     hit 32 different banks; ldmatrix hands out K's B fragments directly and V's
+//     through its transposing form (.trans), four 8x8 matrices per instruction;
 //   * S = Q Kᵀ lands in accumulator registers whose layout is exactly the A operand
 //     layout of the next mma, so P = exp(S - m) goes from registers (rounded to
 //     16 bits) straight into O += P V, without touching shared memory;
@@ -65,6 +66,23 @@ __device__ inline void mma16816(Bf16Tag, float (&d)[4], const uint32_t (&a)[4], 
 
 __device__ inline uint32_t ld32(const u16* p) { return *reinterpret_cast<const uint32_t*>(p); }
 
+// ldmatrix: four 8x8 16-bit matrices from shared memory; lane l gives the address of
+// row l % 8 of matrix l / 8. Plain: lane l receives (row l/4, cols 2(l%4), +1) of each
+// matrix, the A/B fragment order. .trans: it receives (rows 2(l%4), +1; col l/4), i.e.
+// the fragment of the transposed matrix.
+__device__ inline void ldmatrix_x4(uint32_t (&r)[4], const u16* p) {
+    const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(p));
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(a));
+}
+__device__ inline void ldmatrix_x4_trans(uint32_t (&r)[4], const u16* p) {
+    const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(p));
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(a));
+}
+
 // Rows [r0, r0 + ROWS) of a row-major (n, d) matrix into dst (ROWS, LD), columns
 // [0, D) with zeros past n rows and d columns. vec: d % 8 == 0, so 16-byte chunks.
 template <int ROWS, int D, int LD>
@@ -85,42 +103,17 @@ __device__ inline void stage_rows(u16* dst, const u16* src, int64_t r0, int64_t 
     }
 }
 
-// V rows [k0, k0 + MMA_BC) of a row-major (n, d) matrix into dst (D, LD) transposed:
-// dst[c][key] = V[k0 + key][c]. Consecutive threads take consecutive keys, so the
-// 16-bit stores of a warp fall into 16 consecutive words (no bank conflicts).
-template <int D, int LD>
-__device__ inline void stage_v_transposed(u16* dst, const u16* src, int64_t k0, int64_t n, int64_t d, bool vec) {
-    if (vec) {
-        constexpr int CPR = D / 8;
-        for (int e = threadIdx.x; e < MMA_BC * CPR; e += MMA_THREADS) {
-            const int key = e % MMA_BC, c = (e / MMA_BC) * 8;
-            uint4 val = make_uint4(0, 0, 0, 0);
-            if (k0 + key < n && c < d) val = *reinterpret_cast<const uint4*>(src + (k0 + key) * d + c);
-            u16 h[8];
-            memcpy(h, &val, 16);
-#pragma unroll
-            for (int x = 0; x < 8; ++x) dst[(c + x) * LD + key] = h[x];
-        }
-    } else {
-        for (int e = threadIdx.x; e < MMA_BC * D; e += MMA_THREADS) {
-            const int key = e % MMA_BC, c = e / MMA_BC;
-            dst[c * LD + key] = (k0 + key < n && c < d) ? src[(k0 + key) * d + c] : u16(0);
-        }
-    }
-}
-
 template <class Tag, int D>
 __global__ void __launch_bounds__(MMA_THREADS)
     flash_mma_kernel(const u16* __restrict__ q, const u16* __restrict__ k, const u16* __restrict__ v,
                      float* __restrict__ out, AttnArgs a, bool vec_qk, bool vec_v) {
     // q (BH, Tq, Dk), k (BH, Tk, Dk), v (BH, Tk, Dv) 16-bit -> out (BH, Tq, Dv) float32; D >= Dk, Dv
-    constexpr int LDK = D + 8;       // row stride of the Q/K tile, in halves (16-byte pad)
-    constexpr int LDV = MMA_BC + 8;  // row stride of the transposed V tile
+    constexpr int LDK = D + 8;       // row stride of the Q, K and V tiles, in halves (16-byte pad)
     constexpr int NT_S = MMA_BC / 8; // 8-key column tiles of S
     constexpr int NT_O = D / 8;      // 8-wide column tiles of O
     constexpr int KS = D / 16;       // 16-deep steps over the head dimension
     __shared__ __align__(16) u16 Ks[MMA_BC * LDK];  // holds the Q tile first (MMA_BR == MMA_BC)
-    __shared__ __align__(16) u16 Vt[D * LDV];
+    __shared__ __align__(16) u16 Vs[MMA_BC * LDK];
     static_assert(MMA_BR == MMA_BC, "Q is staged through the K tile");
 
     const Tag tag{};
@@ -154,10 +147,10 @@ __global__ void __launch_bounds__(MMA_THREADS)
     const bool dropping = a.dropout > 0.0f;
 
     for (int64_t k0 = 0; k0 < k_end; k0 += MMA_BC) {
-        // pass 1: stage K and Vᵀ tiles
+        // pass 1: stage K and V tiles
         __syncthreads();  // everyone is done with the previous tile (or with Q)
         stage_rows<MMA_BC, D, LDK>(Ks, k + bh * a.Tk * a.Dk, k0, a.Tk, a.Dk, vec_qk);
-        stage_v_transposed<D, LDV>(Vt, v + bh * a.Tk * a.Dv, k0, a.Tk, a.Dv, vec_v);
+        stage_rows<MMA_BC, D, LDK>(Vs, v + bh * a.Tk * a.Dv, k0, a.Tk, a.Dv, vec_v);
         __syncthreads();
 
         // pass 2: S (16 x 64 per warp) = Q Kᵀ
@@ -167,9 +160,13 @@ __global__ void __launch_bounds__(MMA_THREADS)
 #pragma unroll
         for (int ks = 0; ks < KS; ++ks)
 #pragma unroll
-            for (int nt = 0; nt < NT_S; ++nt) {
-                const u16* p = Ks + (nt * 8 + g) * LDK + ks * 16 + 2 * t;
-                mma16816(tag, s[nt], qa[ks], ld32(p), ld32(p + 8));
+            for (int nt = 0; nt < NT_S; nt += 2) {
+                // matrices: keys of column tiles nt, nt+1 (rows) x dims ks*16 + {0..7, 8..15}
+                uint32_t kb[4];
+                const int mi = lane / 8, r = lane % 8;
+                ldmatrix_x4(kb, Ks + ((nt + (mi >> 1)) * 8 + r) * LDK + ks * 16 + (mi & 1) * 8);
+                mma16816(tag, s[nt], qa[ks], kb[0], kb[1]);
+                mma16816(tag, s[nt + 1], qa[ks], kb[2], kb[3]);
             }
 
         // pass 3: scale, additive mask, masked_fill (whole tiles inside the mask skip this)
@@ -237,9 +234,13 @@ __global__ void __launch_bounds__(MMA_THREADS)
                                     pack2(tag, s[2 * kk + 1][0], s[2 * kk + 1][1]),
                                     pack2(tag, s[2 * kk + 1][2], s[2 * kk + 1][3])};
 #pragma unroll
-            for (int nt = 0; nt < NT_O; ++nt) {
-                const u16* p = Vt + (nt * 8 + g) * LDV + kk * 16 + 2 * t;
-                mma16816(tag, o[nt], pa, ld32(p), ld32(p + 8));
+            for (int nt = 0; nt < NT_O; nt += 2) {
+                // matrices: keys kk*16 + {0..7, 8..15} (rows) x dims of column tiles nt, nt+1, transposed
+                uint32_t vb[4];
+                const int mi = lane / 8, r = lane % 8;
+                ldmatrix_x4_trans(vb, Vs + (kk * 16 + (mi & 1) * 8 + r) * LDK + (nt + (mi >> 1)) * 8);
+                mma16816(tag, o[nt], pa, vb[0], vb[1]);
+                mma16816(tag, o[nt + 1], pa, vb[2], vb[3]);
             }
         }
     }

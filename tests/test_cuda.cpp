@@ -77,6 +77,10 @@ TEST_CASE("cuda: without a usable GPU every call is an InputError with the reaso
 #ifdef ATTN_CUDA
 // ---------------------------------------------------------------------------
 // Part 2: parity with the CPU reference (CUDA builds only)
+namespace attn::cuda_detail {
+void force_tiled_gemm(bool on);  // test hook of lib/cuda (cuda_internal.hpp)
+}
+
 namespace {
 
 bool gpu_or_skip() {
@@ -265,6 +269,15 @@ void parity_for(attn::CudaKernel kernel) {
 
 TEST_CASE("cuda parity: cuda-naive matches the CPU reference on the grid") {
     if (!gpu_or_skip()) return;
+    parity_for(attn::CudaKernel::Naive);
+}
+
+TEST_CASE("cuda parity: cuda-naive on the tiled GEMM kernel (the path without cuBLAS) matches too") {
+    if (!gpu_or_skip()) return;
+    struct Forced {
+        Forced() { attn::cuda_detail::force_tiled_gemm(true); }
+        ~Forced() { attn::cuda_detail::force_tiled_gemm(false); }
+    } forced;
     parity_for(attn::CudaKernel::Naive);
 }
 

@@ -4,6 +4,7 @@
 #include "attn/cuda.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -130,6 +131,10 @@ static cublasHandle_t cublas() {
 }
 #endif
 
+static std::atomic<bool> g_force_tiled{false};
+void force_tiled_gemm(bool on) { g_force_tiled = on; }
+bool tiled_gemm_forced() { return g_force_tiled; }
+
 // Scores (BH, Tq, Tk) = Q Kᵀ. Row-major X is column-major Xᵀ, so cuBLAS computes
 // Sᵀ (Tk x Tq, column-major) = K (Tk x Dk) · Qᵀ (Dk x Tq).
 static void scores_qk(const float* q, const float* k, float* s, const AttnArgs& a) {
@@ -138,6 +143,7 @@ static void scores_qk(const float* q, const float* k, float* s, const AttnArgs& 
         return;
     }
 #ifdef ATTN_CUDA_CUBLAS
+    if (tiled_gemm_forced()) return launch_gemm_qk(q, k, s, a, 0);
     const float one = 1.0f, zero = 0.0f;
     ATTN_CUBLAS_CHECK(cublasSgemmStridedBatched(
         cublas(), CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(a.Tk), static_cast<int>(a.Tq), static_cast<int>(a.Dk),
@@ -151,6 +157,7 @@ static void scores_qk(const float* q, const float* k, float* s, const AttnArgs& 
 // out (BH, Tq, Dv) = W (Tq x Tk) · V (Tk x Dv); column-major: outᵀ = Vᵀ · Wᵀ.
 static void weighted_sum(const float* w, const float* v, float* out, const AttnArgs& a) {
 #ifdef ATTN_CUDA_CUBLAS
+    if (tiled_gemm_forced()) return launch_gemm_pv(w, v, out, a, 0);
     const float one = 1.0f, zero = 0.0f;
     ATTN_CUBLAS_CHECK(cublasSgemmStridedBatched(
         cublas(), CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(a.Dv), static_cast<int>(a.Tq), static_cast<int>(a.Tk),

@@ -42,6 +42,11 @@ struct AttnArgs {
     MaskArgs mask;
 };
 
+// Test hook: true makes the readable path use the tiled GEMM kernel even when
+// cuBLAS is compiled in, so the parity tests cover both (tests/test_cuda.cpp).
+void force_tiled_gemm(bool on);
+bool tiled_gemm_forced();
+
 // --- readable path (naive.cu) ---
 // Scores (BH, Tq, Tk) = Q Kᵀ and out (BH, Tq, Dv) = W V with the plain tiled kernel.
 void launch_gemm_qk(const float* q, const float* k, float* s, const AttnArgs& a, cudaStream_t st);

@@ -6,7 +6,8 @@
 //   * a block of 4 warps owns 64 query rows of one (b, h); each warp owns 16 rows
 //     and keeps its Q fragments in registers for the whole key loop;
 //   * K and V tiles of 64 keys are staged row-major through shared memory with
-//     16-byte vector copies, rows padded by 16 bytes so the ldmatrix reads of 8 rows
+//     16-byte cp.async copies, double-buffered so the next tile streams in while
+//     this one is computed; rows padded by 16 bytes so the ldmatrix reads of 8 rows
 //     hit 32 different banks; ldmatrix hands out K's B fragments directly and V's
 //     through its transposing form (.trans), four 8x8 matrices per instruction;
 //   * S = Q Kᵀ lands in accumulator registers whose layout is exactly the A operand
@@ -103,6 +104,32 @@ __device__ inline void stage_rows(u16* dst, const u16* src, int64_t r0, int64_t 
     }
 }
 
+// 16 bytes global -> shared without passing through registers (sm_80+); zeros when !pred.
+__device__ inline void cp_async16(u16* dst, const u16* src, bool pred) {
+    const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(pred ? 16 : 0));
+}
+__device__ inline void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ inline void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+// stage_rows that, when vec, only starts the copies (cp.async): the caller commits,
+// waits and synchronises. Without vec it falls back to the synchronous copy.
+template <int ROWS, int D, int LD>
+__device__ inline void stage_rows_async(u16* dst, const u16* src, int64_t r0, int64_t n, int64_t d, bool vec) {
+    if (!vec) return stage_rows<ROWS, D, LD>(dst, src, r0, n, d, false);
+    constexpr int CPR = D / 8;
+    for (int e = threadIdx.x; e < ROWS * CPR; e += MMA_THREADS) {
+        const int r = e / CPR, c = (e % CPR) * 8;
+        const bool in = r0 + r < n && c < d;
+        cp_async16(dst + r * LD + c, in ? src + (r0 + r) * d + c : src, in);
+    }
+}
+
+// Shared memory of one block: K and V tiles, two of each (double buffering).
+template <int D>
+constexpr int mma_smem_bytes() { return 4 * MMA_BC * (D + 8) * 2; }
+
 template <class Tag, int D>
 __global__ void __launch_bounds__(MMA_THREADS)
     flash_mma_kernel(const u16* __restrict__ q, const u16* __restrict__ k, const u16* __restrict__ v,
@@ -112,9 +139,12 @@ __global__ void __launch_bounds__(MMA_THREADS)
     constexpr int NT_S = MMA_BC / 8; // 8-key column tiles of S
     constexpr int NT_O = D / 8;      // 8-wide column tiles of O
     constexpr int KS = D / 16;       // 16-deep steps over the head dimension
-    __shared__ __align__(16) u16 Ks[MMA_BC * LDK];  // holds the Q tile first (MMA_BR == MMA_BC)
-    __shared__ __align__(16) u16 Vs[MMA_BC * LDK];
-    static_assert(MMA_BR == MMA_BC, "Q is staged through the K tile");
+    constexpr int TILE = MMA_BC * LDK;
+    extern __shared__ __align__(16) u16 smem[];
+    // K buffers at smem + {0, 1}·TILE (the first holds the Q tile before the loop), V at + {2, 3}·TILE
+    const auto Kbuf = [&](int i) { return smem + i * TILE; };
+    const auto Vbuf = [&](int i) { return smem + (2 + i) * TILE; };
+    static_assert(MMA_BR == MMA_BC, "Q is staged through a K tile");
 
     const Tag tag{};
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
@@ -124,12 +154,12 @@ __global__ void __launch_bounds__(MMA_THREADS)
     const int64_t i0c = i0 < a.Tq ? i0 : a.Tq - 1, i1c = i1 < a.Tq ? i1 : a.Tq - 1;
 
     // pass 0: Q tile -> shared memory -> this warp's A fragments, kept in registers
-    stage_rows<MMA_BR, D, LDK>(Ks, q + bh * a.Tq * a.Dk, q_lo, a.Tq, a.Dk, vec_qk);
+    stage_rows<MMA_BR, D, LDK>(Kbuf(0), q + bh * a.Tq * a.Dk, q_lo, a.Tq, a.Dk, vec_qk);
     __syncthreads();
     uint32_t qa[KS][4];
 #pragma unroll
     for (int ks = 0; ks < KS; ++ks) {
-        const u16* p = Ks + (warp * 16 + g) * LDK + ks * 16 + 2 * t;
+        const u16* p = Kbuf(0) + (warp * 16 + g) * LDK + ks * 16 + 2 * t;
         qa[ks][0] = ld32(p);
         qa[ks][1] = ld32(p + 8 * LDK);
         qa[ks][2] = ld32(p + 8);
@@ -146,12 +176,30 @@ __global__ void __launch_bounds__(MMA_THREADS)
     const int64_t k_end = key_end(a, b, q_hi);
     const bool dropping = a.dropout > 0.0f;
 
-    for (int64_t k0 = 0; k0 < k_end; k0 += MMA_BC) {
-        // pass 1: stage K and V tiles
-        __syncthreads();  // everyone is done with the previous tile (or with Q)
-        stage_rows<MMA_BC, D, LDK>(Ks, k + bh * a.Tk * a.Dk, k0, a.Tk, a.Dk, vec_qk);
-        stage_rows<MMA_BC, D, LDK>(Vs, v + bh * a.Tk * a.Dv, k0, a.Tk, a.Dv, vec_v);
-        __syncthreads();
+    const u16* const kg = k + bh * a.Tk * a.Dk;
+    const u16* const vg = v + bh * a.Tk * a.Dv;
+    const int64_t n_tiles = (k_end + MMA_BC - 1) / MMA_BC;
+
+    // pass 1 (pipelined): tile it+1 is in flight (cp.async) while tile it is computed
+    __syncthreads();  // every warp has its Q fragments: Kbuf(0) may be overwritten
+    if (n_tiles > 0) {
+        stage_rows_async<MMA_BC, D, LDK>(Kbuf(0), kg, 0, a.Tk, a.Dk, vec_qk);
+        stage_rows_async<MMA_BC, D, LDK>(Vbuf(0), vg, 0, a.Tk, a.Dv, vec_v);
+    }
+    cp_async_commit();
+    for (int64_t it = 0; it < n_tiles; ++it) {
+        const int64_t k0 = it * MMA_BC;
+        const int cur = static_cast<int>(it & 1);
+        if (it + 1 < n_tiles) {
+            // buffer cur^1 was last read in iteration it-1, which ended with a barrier
+            stage_rows_async<MMA_BC, D, LDK>(Kbuf(cur ^ 1), kg, k0 + MMA_BC, a.Tk, a.Dk, vec_qk);
+            stage_rows_async<MMA_BC, D, LDK>(Vbuf(cur ^ 1), vg, k0 + MMA_BC, a.Tk, a.Dv, vec_v);
+        }
+        cp_async_commit();
+        cp_async_wait<1>();  // every group but the newest is done: tile it has landed
+        __syncthreads();     // ... for all threads' copies
+        const u16* const Ks = Kbuf(cur);
+        const u16* const Vs = Vbuf(cur);
 
         // pass 2: S (16 x 64 per warp) = Q Kᵀ
         float s[NT_S][4];
@@ -243,6 +291,7 @@ __global__ void __launch_bounds__(MMA_THREADS)
                 mma16816(tag, o[nt + 1], pa, vb[2], vb[3]);
             }
         }
+        __syncthreads();  // everyone is done with buffer cur before it is refilled
     }
 
     // pass 6: the quad's partial sums -> row sums; normalise and write
@@ -273,8 +322,10 @@ int flash_mma_max_d() { return 128; }
 template <class Tag, int D>
 static void launch_mma(const void* q, const void* k, const void* v, float* out, const AttnArgs& a, cudaStream_t st) {
     const dim3 grid(static_cast<unsigned>((a.Tq + MMA_BR - 1) / MMA_BR), static_cast<unsigned>(a.B * a.H));
-    const bool vec_qk = a.Dk % 8 == 0, vec_v = a.Dv % 8 == 0;
-    flash_mma_kernel<Tag, D><<<grid, MMA_THREADS, 0, st>>>(static_cast<const u16*>(q), static_cast<const u16*>(k),
+    const bool vec_qk = a.Dk > 0 && a.Dk % 8 == 0, vec_v = a.Dv > 0 && a.Dv % 8 == 0;  // 16-byte rows
+    constexpr int smem = mma_smem_bytes<D>();  // 68 KiB at D = 128: above the 48 KiB default
+    ATTN_CUDA_CHECK(cudaFuncSetAttribute(flash_mma_kernel<Tag, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    flash_mma_kernel<Tag, D><<<grid, MMA_THREADS, smem, st>>>(static_cast<const u16*>(q), static_cast<const u16*>(k),
                                                            static_cast<const u16*>(v), out, a, vec_qk, vec_v);
     ATTN_CUDA_CHECK(cudaGetLastError());
 }

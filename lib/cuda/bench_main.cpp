@@ -3,7 +3,7 @@
 // at these sizes; tests/test_cuda.cpp checks every kernel against it on small ones).
 //
 //   attn_cuda_bench [--b 4] [--h 16] [--t 4096] [--dk 64,128] [--causal]
-//                   [--impl cuda-naive,cuda-flash,cuda-flash-f16,cuda-flash-bf16]
+//                   [--impl cuda-naive,cuda-naive-tiled,cuda-flash,cuda-flash-f16,cuda-flash-bf16]
 //                   [--reps 10] [--warmup 2] [--seed 0]
 //
 // Prints one JSON object per (impl, Dk) on stdout (scripts/gpu-check.sh reads them).
@@ -21,6 +21,10 @@
 #include "attn/cuda.hpp"
 #include "attn/errors.hpp"
 #include "attn/rng.hpp"
+
+namespace attn::cuda_detail {
+void force_tiled_gemm(bool on);  // cuda_internal.hpp: the readable path without cuBLAS
+}
 
 namespace {
 
@@ -56,8 +60,8 @@ attn::Tensor random_tensor(attn::Shape s, uint64_t seed) {
 int run(int argc, char** argv) {
     int64_t B = 4, H = 16, T = 4096, reps = 10, warmup = 2, seed = 0;
     std::vector<int64_t> dks{64, 128};
-    std::vector<attn::CudaKernel> kernels{attn::CudaKernel::Naive, attn::CudaKernel::Flash,
-                                          attn::CudaKernel::FlashF16, attn::CudaKernel::FlashBf16};
+    // "cuda-naive-tiled": the readable path on the plain tiled GEMM instead of cuBLAS
+    std::vector<std::string> impls{"cuda-naive", "cuda-flash", "cuda-flash-f16", "cuda-flash-bf16"};
     bool causal = false;
     for (int i = 1; i < argc; ++i) {
         const std::string_view opt = argv[i];
@@ -67,7 +71,8 @@ int run(int argc, char** argv) {
         }
         if (opt == "--help" || opt == "-h") {
             std::puts("attn_cuda_bench [--b 4] [--h 16] [--t 4096] [--dk 64,128] [--causal] "
-                      "[--impl cuda-naive,cuda-flash,cuda-flash-f16,cuda-flash-bf16] [--reps 10] [--warmup 2] [--seed 0]");
+                      "[--impl cuda-naive,cuda-naive-tiled,cuda-flash,cuda-flash-f16,cuda-flash-bf16] [--reps 10] [--warmup 2] "
+                      "[--seed 0]");
             return 0;
         }
         static const std::string_view known[] = {"--b", "--h", "--t", "--reps", "--warmup", "--seed", "--dk", "--impl"};
@@ -85,8 +90,11 @@ int run(int argc, char** argv) {
             dks.clear();
             for (const auto& d : split(val)) dks.push_back(positive(opt, d));
         } else if (opt == "--impl") {
-            kernels.clear();
-            for (const auto& k : split(val)) kernels.push_back(attn::parse_cuda_kernel(k, "--impl"));
+            impls.clear();
+            for (const auto& k : split(val)) {
+                if (k != "cuda-naive-tiled") (void)attn::parse_cuda_kernel(k, "--impl");  // checks the name
+                impls.push_back(k);
+            }
         }
     }
     attn::require_cuda();
@@ -99,11 +107,16 @@ int run(int argc, char** argv) {
         const attn::Tensor v = random_tensor({B, H, T, dk}, static_cast<uint64_t>(seed) * 3 + 3);
         // the readable GPU path's output is the yardstick at these sizes
         const attn::Tensor ref = attn::attention_cuda(q, k, v, mask, opt, attn::CudaKernel::Naive);
-        for (const attn::CudaKernel kern : kernels) {
+        for (const std::string& impl : impls) {
+            const bool tiled = impl == "cuda-naive-tiled";
+            const attn::CudaKernel kern = tiled ? attn::CudaKernel::Naive : attn::parse_cuda_kernel(impl);
+            attn::cuda_detail::force_tiled_gemm(tiled);
             const attn::Tensor out = attn::attention_cuda(q, k, v, mask, opt, kern);
             const double diff = attn::max_abs_diff(out, ref);
-            const attn::CudaBenchResult r =
+            attn::CudaBenchResult r =
                 attn::bench_attention_cuda(q, k, v, mask, opt, kern, static_cast<int>(reps), static_cast<int>(warmup));
+            attn::cuda_detail::force_tiled_gemm(false);
+            r.kernel = impl;
             std::printf("%s\n",
                         fmt::format("{{\"impl\": \"{}\", \"device\": \"{}\", \"B\": {}, \"H\": {}, \"T\": {}, \"Dk\": {}, "
                                     "\"causal\": {}, \"reps\": {}, \"mean_ms\": {:.4f}, \"min_ms\": {:.4f}, "

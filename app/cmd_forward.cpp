@@ -200,7 +200,9 @@ const Command reg{
         sub.add_flag("--no-bias", o->no_bias, "projections without bias (C8)");
         sub.add_option("--impl", o->impl, "reference | flash (tiled, never forms the (T, T) matrix)")
             ->capture_default_str();
-        sub.add_option("--seed", o->seed, "seed for weights, input and dropout")->capture_default_str();
+        sub.add_option("--seed", o->seed, "seed for weights, input and dropout")
+            ->capture_default_str()
+            ->check(seed_validator());
         sub.add_flag("--trace", o->trace, "print every step with its formula and shape");
         sub.add_option("--dump", o->dump, "write every tensor as JSON to FILE (- for stdout)");
         sub.add_option("--input", o->input,

@@ -58,6 +58,15 @@ void require_writable(std::string_view opt, const std::string& path) {
         throw InputError(fmt::format("{}: cannot write '{}': folder '{}' is not writable", opt, path, dir.string()));
 }
 
+CLI::Validator seed_validator() {
+    return CLI::Validator(
+        [](std::string& v) {
+            return v.find_first_of("-+") == std::string::npos ? std::string()
+                                                               : "must be a non-negative integer, got '" + v + "'";
+        },
+        "SEED");
+}
+
 double physical_memory_bytes() {
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0.0;

@@ -41,6 +41,7 @@ TEST_CASE("cli: every bad input of attn forward exits 2 with a one-line message 
         {"forward --heads 100000 --d-k 100000 --d-model 100000", "--heads"},  // weights would not fit
         {"forward --d-k 0 --d-v -3", "--d-v"},
         {"forward --seq 99999999999", "--seq"},
+        {"forward --seed -1", "--seed"},
         {"forward --batch x", "--batch"},
         {"forward --input /nonexistent.json", "nonexistent"},
         {"forward --no-such-flag", "--no-such-flag"},

@@ -351,7 +351,7 @@ TEST_CASE("cuda parity: NaN in one key spreads to exactly the rows that may atte
     }
 }
 
-TEST_CASE("cuda parity: compare_cuda_to_cpu reports a small difference; flash refuses to record") {
+TEST_CASE("cuda parity: compare_cuda_to_cpu reports a small difference, and flash refuses to record") {
     if (!gpu_or_skip()) return;
     const attn::Tensor q = random_tensor({1, 2, 50, 32}, 11), k = random_tensor({1, 2, 60, 32}, 12),
                        v = random_tensor({1, 2, 60, 32}, 13);

@@ -3,8 +3,9 @@
 // A Mask is the AND of up to three parts, each optional:
 //   causal      query i sees key j only when j <= i (C24)
 //   key_len     per batch row b, keys j >= key_len[b] are padding (C23, C26)
-//   dense       a boolean [Bm, Tq, Tk] (Bm = 1 broadcasts over batch), 1 = may attend
-// plus an optional additive float mask [Ba, Tq, Tk] (Ba = 1 broadcasts) that is
+//   dense       a boolean [Bm, Tq, Tk] (Bm = 1 broadcasts over batch, Tq = 1 over
+//               queries, as PyTorch's [B, 1, T] key padding mask does), 1 = may attend
+// plus an optional additive float mask [Ba, Tqa, Tk] (Ba = 1 broadcasts) that is
 // added to the scaled scores before the boolean parts are applied (PyTorch's
 // float attn_mask). The boolean parts follow masked_fill(~allowed, fill).
 //
@@ -24,8 +25,8 @@ struct Mask {
     std::vector<int64_t> key_len;   // empty, or one valid length per batch row
     int64_t Bm = 0, Tq = 0, Tk = 0; // dims of `dense` (Bm = 0: no dense part)
     std::vector<uint8_t> dense;     // [Bm, Tq, Tk], 1 = allowed
-    int64_t Ba = 0;                 // batch dim of `additive` (0: none); Tq, Tk as above
-    std::vector<float> additive;    // [Ba, Tq, Tk]
+    int64_t Ba = 0, Tqa = 0;        // dims of `additive` (Ba = 0: none); Tk as above
+    std::vector<float> additive;    // [Ba, Tqa, Tk]
 
     static Mask none() { return {}; }
     static Mask make_causal();
@@ -43,11 +44,15 @@ struct Mask {
     bool allowed(int64_t b, int64_t i, int64_t j) const {
         if (causal && j > i) return false;
         if (!key_len.empty() && j >= key_len[static_cast<size_t>(b)]) return false;
-        if (!dense.empty() && !dense[static_cast<size_t>(((Bm == 1 ? 0 : b) * Tq + i) * Tk + j)]) return false;
+        if (!dense.empty() &&
+            !dense[static_cast<size_t>(((Bm == 1 ? 0 : b) * Tq + (Tq == 1 ? 0 : i)) * Tk + j)])
+            return false;
         return true;
     }
     float additive_at(int64_t b, int64_t i, int64_t j) const {
-        return additive.empty() ? 0.0f : additive[static_cast<size_t>(((Ba == 1 ? 0 : b) * Tq + i) * Tk + j)];
+        return additive.empty()
+                   ? 0.0f
+                   : additive[static_cast<size_t>(((Ba == 1 ? 0 : b) * Tqa + (Tqa == 1 ? 0 : i)) * Tk + j)];
     }
     // Throws ShapeError if the mask cannot apply to a [B, *, Tq, Tk] score tensor.
     void check(int64_t B, int64_t Tq_, int64_t Tk_) const;

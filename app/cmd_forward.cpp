@@ -1,0 +1,203 @@
+// `attn forward`: one multi-head attention forward pass on random (or given)
+// input, with every step's shape (--trace) and every tensor as JSON (--dump).
+#include <cmath>
+#include <memory>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "attn/attn.hpp"
+#include "command.hpp"
+#include "options.hpp"
+
+namespace attn::cli {
+namespace {
+
+struct ForwardOpts {
+    int64_t batch = 2, seq = 6, d_model = 16, heads = 1, d_k = 0, d_v = 0;  // the source's first example (C21)
+    std::string mask = "none", scale = "sqrt", fill = "-inf", init = "torch", impl = "reference";
+    std::string dump, input;
+    double dropout = 0.0;
+    bool train = false, trace = false, no_bias = false;
+    uint64_t seed = 42;
+};
+
+// Tensors from --input replace the random ones; shapes must match the config.
+void take_tensor(const Dump& in, const char* name, Tensor& dst, const std::string& path) {
+    auto it = in.tensors.find(name);
+    if (it == in.tensors.end()) return;
+    if (it->second.shape != dst.shape)
+        throw InputError(fmt::format("--input: '{}' tensor {} has shape {}, expected {}", path, name,
+                                     shape_str(it->second.shape), shape_str(dst.shape)));
+    dst = it->second;
+}
+
+nlohmann::json fill_json(float fill) {
+    return std::isinf(fill) ? nlohmann::json("-inf") : nlohmann::json(static_cast<double>(fill));
+}
+
+int run_forward(ForwardOpts o) {
+    // ---- validate everything before computing anything
+    std::optional<Dump> input;
+    if (!o.input.empty()) {
+        input = read_dump_file(o.input);
+        auto it = input->tensors.find("x");
+        if (it == input->tensors.end() || it->second.rank() != 3)
+            throw InputError(fmt::format("--input: '{}' needs a tensor \"x\" of shape [B, T, D]", o.input));
+        o.batch = it->second.dim(0);
+        o.seq = it->second.dim(1);
+        o.d_model = it->second.dim(2);
+    }
+    require_positive("--batch", o.batch);
+    require_positive("--seq", o.seq);
+    require_positive("--d-model", o.d_model);
+    require_positive("--heads", o.heads);
+    if (o.d_k < 0 || o.d_v < 0) throw InputError("--d-k/--d-v: must be positive integers");
+    if (!(o.dropout >= 0.0 && o.dropout < 1.0))
+        throw InputError(fmt::format("--dropout: must be in [0, 1), got {}", o.dropout));
+    MhaConfig cfg{o.d_model, o.heads, o.d_k, o.d_v, !o.no_bias};
+    cfg = cfg.resolved();
+    const Mask mask = parse_mask(o.mask, o.batch, o.seq);
+    AttentionOptions aopt;
+    aopt.scale = parse_scale(o.scale);
+    aopt.fill = parse_fill(o.fill);
+    aopt.dropout = static_cast<float>(o.dropout);
+    aopt.train = o.train;
+    aopt.seed = mix64(o.seed ^ 0xd20dULL);
+    const InitSpec init = parse_init(o.init);
+    const Impl impl = parse_impl(o.impl);
+    if (impl == Impl::Flash && o.trace)
+        throw InputError("--trace: the flash implementation never forms the (T, T) scores; use --impl reference to trace them");
+
+    // Memory: the reference keeps 5 (B, H, T, T) tensors when recording; a dump
+    // writes each float as ~12 characters of JSON.
+    const AttentionCost cost = attention_cost(o.batch, o.seq, o.d_model, cfg.heads, cfg.d_k, cfg.d_v, cfg.bias);
+    const double tt_tensors = impl == Impl::Reference ? 6.0 : 0.0;
+    double need = tt_tensors * cost.bytes_score_matrix +
+                  4.0 * 8.0 * o.batch * o.seq * std::max({o.d_model, cfg.heads * cfg.d_k, cfg.heads * cfg.d_v});
+    if (!o.dump.empty()) need += 3.0 * need;
+    require_fits_in_memory(impl == Impl::Reference ? "--seq" : "--batch", need,
+                           fmt::format("B={}, H={}, T={} ({} per (B, H, T, T) tensor)", o.batch, cfg.heads, o.seq,
+                                       format_bytes(cost.bytes_score_matrix)));
+
+    // ---- build the layer and the input, all from --seed
+    MultiHeadAttention mha(cfg);
+    Rng wrng(o.seed, 0);
+    mha.init(init, wrng);
+    Tensor x(Shape{o.batch, o.seq, o.d_model});
+    Rng xrng(o.seed, 1);
+    for (auto& v : x.data) v = xrng.normal();
+    if (input) {
+        x = input->tensors.at("x");
+        take_tensor(*input, "W_q", mha.q_proj.W, o.input);
+        take_tensor(*input, "W_k", mha.k_proj.W, o.input);
+        take_tensor(*input, "W_v", mha.v_proj.W, o.input);
+        take_tensor(*input, "W_o", mha.o_proj.W, o.input);
+        if (cfg.bias) {
+            take_tensor(*input, "b_q", mha.q_proj.b, o.input);
+            take_tensor(*input, "b_k", mha.k_proj.b, o.input);
+            take_tensor(*input, "b_v", mha.v_proj.b, o.input);
+            take_tensor(*input, "b_o", mha.o_proj.b, o.input);
+        }
+    }
+
+    // ---- run
+    TraceFn trace = [](const TraceEvent& e) {
+        fmt::print("  {:>9} = {:<46} {}\n", e.name, e.formula, shape_str(e.shape));
+    };
+    if (o.trace)
+        fmt::print("attn forward: B={} T={} D={} H={} Dk={} Dv={}  mask={}  scale={}  fill={}  impl={}\n", o.batch,
+                   o.seq, cfg.d_model, cfg.heads, cfg.d_k, cfg.d_v, mask.describe(), scale_name(aopt.scale), o.fill,
+                   impl_name(impl));
+    ForwardRecord rec;
+    const Tensor out = mha.forward(x, mask, aopt, &rec, o.trace ? &trace : nullptr, impl);
+
+    // ---- report
+    const bool dump_to_stdout = o.dump == "-";
+    if (!o.trace && !dump_to_stdout) {
+        fmt::print("attn forward: B={} T={} D={} H={} Dk={} Dv={}  mask={}  impl={}\n", o.batch, o.seq, cfg.d_model,
+                   cfg.heads, cfg.d_k, cfg.d_v, mask.describe(), impl_name(impl));
+        fmt::print("  out {}  (first row: {:.4f} ...)\n", shape_str(out.shape),
+                   fmt::join(out.data.begin(), out.data.begin() + std::min<int64_t>(4, out.numel()), ", "));
+    }
+    if (!rec.attn.weights.empty() && !dump_to_stdout) {
+        const double err = max_row_sum_error(rec.attn.weights, mask);
+        fmt::print("  check: every attention row that can see a key sums to 1 (max |sum - 1| = {:.1e})\n", err);
+    }
+    if (!o.dump.empty()) {
+        Dump d;
+        d.seed = o.seed;
+        d.config = {{"batch", o.batch},   {"seq", o.seq},         {"d_model", cfg.d_model}, {"heads", cfg.heads},
+                    {"d_k", cfg.d_k},     {"d_v", cfg.d_v},       {"mask", o.mask},         {"scale", o.scale},
+                    {"fill", fill_json(aopt.fill)}, {"dropout", o.dropout}, {"train", o.train}, {"init", o.init},
+                    {"impl", o.impl},     {"bias", cfg.bias}};
+        // The effective boolean mask (1 = may attend), broadcast to (B, T, T).
+        Tensor m(Shape{o.batch, o.seq, o.seq});
+        for (int64_t b = 0; b < o.batch; ++b)
+            for (int64_t i = 0; i < o.seq; ++i)
+                for (int64_t j = 0; j < o.seq; ++j)
+                    m.data[static_cast<size_t>((b * o.seq + i) * o.seq + j)] = mask.allowed(b, i, j) ? 1.0f : 0.0f;
+        auto put = [&](const char* name, const Tensor& t) {
+            if (t.empty() && t.shape.empty()) return;
+            d.tensors[name] = t;
+            d.order.push_back(name);
+        };
+        put("x", rec.x);
+        put("W_q", mha.q_proj.W);
+        put("b_q", mha.q_proj.b);
+        put("W_k", mha.k_proj.W);
+        put("b_k", mha.k_proj.b);
+        put("W_v", mha.v_proj.W);
+        put("b_v", mha.v_proj.b);
+        put("W_o", mha.o_proj.W);
+        put("b_o", mha.o_proj.b);
+        put("mask", m);
+        put("Q", rec.Q);
+        put("K", rec.K);
+        put("V", rec.V);
+        put("scores", rec.attn.scores_raw);
+        put("scores_scaled", rec.attn.scores_scaled);
+        put("scores_masked", rec.attn.scores_masked);
+        put("weights", rec.attn.weights);
+        put("weights_dropped", rec.attn.weights_dropped);
+        put("head_out", rec.head_out);
+        put("merged", rec.merged);
+        put("out", rec.out);
+        write_file_atomic(o.dump, dump_to_string(d), "--dump");
+        if (!dump_to_stdout) fmt::print("  wrote {} ({} tensors)\n", o.dump, d.tensors.size());
+    }
+    return 0;
+}
+
+const Command reg{
+    "forward", "Run multi-head attention once; --trace prints every step's shape, --dump writes all tensors as JSON", 10,
+    [](CLI::App& sub) -> Runner {
+        auto o = std::make_shared<ForwardOpts>();
+        sub.add_option("--batch,-b", o->batch, "B, batch size")->capture_default_str();
+        sub.add_option("--seq,-t", o->seq, "T, sequence length")->capture_default_str();
+        sub.add_option("--d-model,-d", o->d_model, "D, model width")->capture_default_str();
+        sub.add_option("--heads", o->heads, "H, number of heads")->capture_default_str();
+        sub.add_option("--d-k", o->d_k, "Dk per head (default D/H)");
+        sub.add_option("--d-v", o->d_v, "Dv per head (default Dk)");
+        sub.add_option("--mask", o->mask, "none | causal | pad:L1,L2,... | causal+pad:L1,...")->capture_default_str();
+        sub.add_option("--scale", o->scale, "sqrt (1/sqrt(Dk)) | none | NUMBER (multiply) | cosine | cosine:TAU")
+            ->capture_default_str();
+        sub.add_option("--fill", o->fill, "value written into masked scores: -inf or a number such as -1e9")
+            ->capture_default_str();
+        sub.add_option("--dropout", o->dropout, "attention dropout probability P in [0, 1) (needs --train)")
+            ->capture_default_str();
+        sub.add_flag("--train", o->train, "training mode: apply dropout to the weights");
+        sub.add_option("--init", o->init, std::string("weight initialiser: ") + kInitNames)->capture_default_str();
+        sub.add_flag("--no-bias", o->no_bias, "projections without bias (C8)");
+        sub.add_option("--impl", o->impl, "reference | flash (tiled, never forms the (T, T) matrix)")
+            ->capture_default_str();
+        sub.add_option("--seed", o->seed, "seed for weights, input and dropout")->capture_default_str();
+        sub.add_flag("--trace", o->trace, "print every step with its formula and shape");
+        sub.add_option("--dump", o->dump, "write every tensor as JSON to FILE (- for stdout)");
+        sub.add_option("--input", o->input,
+                       "read x (and any of W_q,b_q,...,W_o,b_o) from an attn-dump JSON file instead of random ones");
+        return [o] { return run_forward(*o); };
+    }};
+
+}  // namespace
+}  // namespace attn::cli

@@ -1,0 +1,57 @@
+// Shared option validators (see options.hpp).
+#include "options.hpp"
+
+#include <charconv>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "attn/cost.hpp"
+#include "attn/errors.hpp"
+
+namespace attn::cli {
+
+void require_positive(std::string_view opt, int64_t v) {
+    if (v <= 0) throw InputError(fmt::format("{}: must be a positive integer, got {}", opt, v));
+}
+
+std::vector<std::string> parse_word_list(std::string_view opt, std::string_view text) {
+    std::vector<std::string> out;
+    size_t pos = 0;
+    while (true) {
+        const size_t comma = text.find(',', pos);
+        const std::string_view item = text.substr(pos, comma == std::string_view::npos ? text.size() - pos : comma - pos);
+        if (item.empty())
+            throw InputError(fmt::format("{}: must be a comma-separated list without empty items, got '{}'", opt, text));
+        out.emplace_back(item);
+        if (comma == std::string_view::npos) break;
+        pos = comma + 1;
+    }
+    return out;
+}
+
+std::vector<int64_t> parse_int_list(std::string_view opt, std::string_view text) {
+    std::vector<int64_t> out;
+    for (const auto& item : parse_word_list(opt, text)) {
+        int64_t v = 0;
+        auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+        if (ec != std::errc() || p != item.data() + item.size() || v <= 0)
+            throw InputError(fmt::format("{}: must be a comma-separated list of positive integers, got '{}'", opt, text));
+        out.push_back(v);
+    }
+    return out;
+}
+
+double physical_memory_bytes() {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0.0;
+}
+
+void require_fits_in_memory(std::string_view opt, double bytes, std::string_view what) {
+    const double have = physical_memory_bytes();
+    if (have > 0 && bytes > 0.8 * have)
+        throw InputError(fmt::format("{}: {} would need {} but this machine has {} of memory", opt, what,
+                                     format_bytes(bytes), format_bytes(have)));
+}
+
+}  // namespace attn::cli

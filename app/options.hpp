@@ -1,0 +1,23 @@
+// app/options.hpp: small validators shared by the subcommands, so every
+// command words its errors the same way ("--seq: must be ...").
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attn::cli {
+
+// Throws InputError("OPT: must be a positive integer, got V") unless v > 0.
+void require_positive(std::string_view opt, int64_t v);
+// "1,16,64" -> {1, 16, 64}; every item a positive integer; at least one.
+std::vector<int64_t> parse_int_list(std::string_view opt, std::string_view text);
+// "a,b" -> {"a", "b"}; no empty items.
+std::vector<std::string> parse_word_list(std::string_view opt, std::string_view text);
+// Physical memory of this machine in bytes (0 if unknown).
+double physical_memory_bytes();
+// Throws InputError naming `opt` when `bytes` would not fit in memory.
+void require_fits_in_memory(std::string_view opt, double bytes, std::string_view what);
+
+}  // namespace attn::cli

@@ -1,0 +1,37 @@
+// Parameter, FLOP and memory accounting for one multi-head attention layer.
+#include "attn/cost.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace attn {
+
+AttentionCost attention_cost(int64_t B, int64_t T, int64_t D, int64_t H, int64_t Dk, int64_t Dv, bool bias) {
+    AttentionCost c;
+    const int64_t bq = bias ? H * Dk : 0, bv = bias ? H * Dv : 0, bo = bias ? D : 0;
+    c.params_q = D * H * Dk + bq;
+    c.params_k = D * H * Dk + bq;
+    c.params_v = D * H * Dv + bv;
+    c.params_o = H * Dv * D + bo;
+    c.params_total = c.params_q + c.params_k + c.params_v + c.params_o;
+    const double bt = static_cast<double>(B) * static_cast<double>(T);
+    c.flops_projections = 2.0 * bt * D * (2.0 * H * Dk + H * Dv) + 2.0 * bt * H * Dv * D;
+    c.flops_scores = 2.0 * B * H * static_cast<double>(T) * T * Dk;
+    c.flops_weighted_sum = 2.0 * B * H * static_cast<double>(T) * T * Dv;
+    c.flops_total = c.flops_projections + c.flops_scores + c.flops_weighted_sum;
+    c.bytes_score_matrix = 4.0 * B * H * static_cast<double>(T) * T;
+    return c;
+}
+
+std::string format_bytes(double bytes) {
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    int u = 0;
+    while (std::fabs(bytes) >= 1024.0 && u < 6) {
+        bytes /= 1024.0;
+        ++u;
+    }
+    return u == 0 ? fmt::format("{:.0f} {}", bytes, units[u]) : fmt::format("{:.1f} {}", bytes, units[u]);
+}
+
+}  // namespace attn

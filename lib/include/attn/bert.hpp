@@ -1,0 +1,98 @@
+// attn/bert.hpp: a BERT encoder (all-MiniLM-L6-v2 and its kin) built from attn's pieces.
+//
+//   ids (B, T)                       [CLS] pieces [SEP] [PAD]...; row b has len[b] real tokens
+//   x = LN(word[ids] + pos[t] + type[0])                  (B, T, D)
+//   6 x:  a = MultiHeadAttention(x, key padding len)      (B, T, D)  weights (B, H, T, T) recorded
+//         x = LN(x + a)                                   post-norm, as BERT
+//         f = W2 gelu(W1 x + b1) + b2                     (B, T, I) -> (B, T, D), erf GELU
+//         x = LN(x + f)
+//   sentence = normalize(mean over t < len[b] of x[b, t]) (B, D)  sentence-transformers pooling
+//
+// Attention is attn::MultiHeadAttention (attn::Linear for Q, K, V, O) with
+// attn::Mask::key_padding and fill -inf; the weights come from the readable
+// reference (attention_reference). Each sentence of a batch is computed on
+// its own (padded to T, masked) so the numbers do not depend on --threads.
+// Weight names follow Hugging Face's BertModel state dict (optionally prefixed "bert.").
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "attn/mask.hpp"
+#include "attn/mha.hpp"
+#include "attn/tensor.hpp"
+#include "attn/tokenizer.hpp"
+
+namespace attn {
+
+struct BertConfig {
+    int64_t vocab_size = 30522, hidden = 384, layers = 6, heads = 12, intermediate = 1536;
+    int64_t max_position = 512, type_vocab = 2;
+    float layer_norm_eps = 1e-12f;
+    int64_t max_len = 256;  // tokenizer truncation: sentence-transformers' max_seq_length, else max_position
+};
+
+// The files of a model folder, each checked to exist.
+struct ModelFiles {
+    std::string dir, config, vocab, weights, st_config;  // st_config may be "" (optional)
+};
+// The folder `attn model` reads by default: $ATTN_MODEL_DIR, else
+// data/models/all-MiniLM-L6-v2 under the working directory, else next to the
+// executable's parent (build/..). Returns the first that exists, or the
+// working-directory one.
+std::string default_model_dir();
+// Throws InputError naming the missing file and the fetch command.
+ModelFiles locate_model(const std::string& dir);
+// config.json (+ sentence_bert_config.json's max_seq_length). InputError naming the file.
+BertConfig read_bert_config(const ModelFiles& files);
+
+struct BertLayer {
+    MultiHeadAttention attention{MhaConfig{}};
+    Tensor ln1_gamma, ln1_beta;  // (D) after attention
+    Linear ffn_in;               // W (I, D)
+    Linear ffn_out;              // W (D, I)
+    Tensor ln2_gamma, ln2_beta;  // (D) after the feed-forward
+};
+
+struct BertOptions {
+    bool record_attention = true;  // keep every layer's weights
+    bool key_padding_mask = true;  // false: padded keys get weight too (the bug lesson)
+    int threads = 1;               // sentences in parallel; same numbers for any value
+};
+
+struct BertOutput {
+    std::vector<int64_t> lengths;     // real tokens per row
+    Tensor hidden;                    // (B, T, D) last layer
+    std::vector<Tensor> attentions;   // per layer (B, H, T, T), if recorded
+    Tensor sentence;                  // (B, D) mean-pooled over real tokens, L2-normalised
+    Mask mask;                        // the key-padding mask used (or none)
+};
+
+class BertModel {
+public:
+    BertConfig config;
+    Tensor word_emb, pos_emb, type_emb;  // (V, D), (P, D), (2, D)
+    Tensor emb_ln_gamma, emb_ln_beta;    // (D)
+    std::vector<BertLayer> layers;
+
+    // model.safetensors + config.json of a folder. InputError names the file.
+    static BertModel load(const ModelFiles& files);
+    // Same architecture, BERT's initialisation: every weight N(0, 0.02^2), biases 0,
+    // LayerNorm gamma 1 beta 0. Deterministic for a seed.
+    static BertModel random(const BertConfig& cfg, uint64_t seed);
+
+    // ids: one token-id list per sentence (each starting [CLS], ending [SEP]),
+    // padded with [PAD] (id pad_id) to the longest. InputError on an empty batch,
+    // an empty sentence, an id outside the vocabulary, or a sentence longer than
+    // the position table.
+    BertOutput forward(const std::vector<std::vector<int32_t>>& ids, const BertOptions& opt = {},
+                       int32_t pad_id = 0) const;
+};
+
+// In place over rows of x (rows, d): (x - mean) / sqrt(var + eps) * gamma + beta.
+void layer_norm_rows(float* x, const float* gamma, const float* beta, int64_t rows, int64_t d, float eps);
+// In place: x * 0.5 * (1 + erf(x / sqrt 2)), the exact (erf) GELU.
+void gelu_erf(float* x, int64_t n);
+
+}  // namespace attn

@@ -1,0 +1,274 @@
+// bert.cpp: loading and running a BERT encoder (see attn/bert.hpp for the shapes).
+#include "attn/bert.hpp"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+
+#include <Eigen/Core>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <unsupported/Eigen/SpecialFunctions>
+
+#include "attn/dump.hpp"
+#include "attn/errors.hpp"
+#include "attn/parallel.hpp"
+#include "attn/rng.hpp"
+#include "attn/safetensors.hpp"
+
+namespace attn {
+
+namespace fs = std::filesystem;
+
+static constexpr const char* kFetchHint = "run scripts/fetch-model.sh to fetch it";
+
+std::string default_model_dir() {
+    if (const char* env = std::getenv("ATTN_MODEL_DIR"); env != nullptr && env[0] != '\0') return env;
+    const std::string rel = "data/models/all-MiniLM-L6-v2";
+    std::error_code ec;
+    if (fs::exists(rel, ec)) return rel;
+    // build/attn -> build/../data/models/...
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+        for (fs::path p = exe.parent_path(); !p.empty() && p != p.root_path(); p = p.parent_path()) {
+            const fs::path cand = p / rel;
+            if (fs::exists(cand, ec)) return cand.string();
+        }
+    }
+    return rel;
+}
+
+ModelFiles locate_model(const std::string& dir) {
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec))
+        throw InputError(fmt::format("--model: no model folder at '{}' ({})", dir, kFetchHint));
+    ModelFiles f;
+    f.dir = dir;
+    const fs::path d(dir);
+    f.config = (d / "config.json").string();
+    f.vocab = (d / "vocab.txt").string();
+    f.weights = (d / "model.safetensors").string();
+    for (const std::string* p : {&f.config, &f.vocab, &f.weights})
+        if (!fs::is_regular_file(*p, ec))
+            throw InputError(fmt::format("--model: the model folder '{}' is incomplete: {} is missing ({})", dir,
+                                         fs::path(*p).filename().string(), kFetchHint));
+    const fs::path st = d / "sentence_bert_config.json";
+    if (fs::is_regular_file(st, ec)) f.st_config = st.string();
+    return f;
+}
+
+static int64_t json_int(const nlohmann::json& j, const char* key, const std::string& what, int64_t lo, int64_t hi) {
+    if (!j.contains(key) || !j[key].is_number_integer())
+        throw InputError(fmt::format("{}: needs an integer \"{}\"", what, key));
+    const int64_t v = j[key].get<int64_t>();
+    if (v < lo || v > hi) throw InputError(fmt::format("{}: \"{}\" = {} is outside [{}, {}]", what, key, v, lo, hi));
+    return v;
+}
+
+BertConfig read_bert_config(const ModelFiles& files) {
+    const nlohmann::json j = parse_json_relaxed(read_file(files.config), files.config);
+    if (!j.is_object()) throw InputError(files.config + ": not a JSON object");
+    BertConfig c;
+    c.vocab_size = json_int(j, "vocab_size", files.config, 1, 10'000'000);
+    c.hidden = json_int(j, "hidden_size", files.config, 1, 65536);
+    c.layers = json_int(j, "num_hidden_layers", files.config, 1, 1000);
+    c.heads = json_int(j, "num_attention_heads", files.config, 1, 1024);
+    c.intermediate = json_int(j, "intermediate_size", files.config, 1, 1 << 20);
+    c.max_position = json_int(j, "max_position_embeddings", files.config, 2, 1 << 20);
+    c.type_vocab = json_int(j, "type_vocab_size", files.config, 1, 1024);
+    if (j.contains("layer_norm_eps") && j["layer_norm_eps"].is_number())
+        c.layer_norm_eps = j["layer_norm_eps"].get<float>();
+    if (j.contains("hidden_act") && j["hidden_act"] != "gelu")
+        throw InputError(fmt::format("{}: hidden_act {} is not supported (only \"gelu\", the erf GELU)", files.config,
+                                     j["hidden_act"].dump()));
+    if (c.hidden % c.heads != 0)
+        throw InputError(fmt::format("{}: hidden_size {} is not divisible by {} heads", files.config, c.hidden, c.heads));
+    c.max_len = c.max_position;
+    if (!files.st_config.empty()) {
+        const nlohmann::json s = parse_json_relaxed(read_file(files.st_config), files.st_config);
+        if (s.is_object() && s.contains("max_seq_length"))
+            c.max_len = std::min(c.max_position, json_int(s, "max_seq_length", files.st_config, 2, c.max_position));
+    }
+    return c;
+}
+
+BertModel BertModel::load(const ModelFiles& files) {
+    BertModel m;
+    m.config = read_bert_config(files);
+    const BertConfig& c = m.config;
+    const SafeTensors st = SafeTensors::load(files.weights);
+    const std::string pre = st.has("bert.embeddings.word_embeddings.weight") ? "bert." : "";
+    const int64_t D = c.hidden, I = c.intermediate;
+    auto get = [&](const std::string& name, const Shape& shape) { return st.to_float(pre + name, shape); };
+    m.word_emb = get("embeddings.word_embeddings.weight", {c.vocab_size, D});
+    m.pos_emb = get("embeddings.position_embeddings.weight", {c.max_position, D});
+    m.type_emb = get("embeddings.token_type_embeddings.weight", {c.type_vocab, D});
+    m.emb_ln_gamma = get("embeddings.LayerNorm.weight", {D});
+    m.emb_ln_beta = get("embeddings.LayerNorm.bias", {D});
+    for (int64_t l = 0; l < c.layers; ++l) {
+        const std::string p = fmt::format("encoder.layer.{}.", l);
+        BertLayer L;
+        L.attention = MultiHeadAttention(MhaConfig{D, c.heads, 0, 0, true});
+        L.attention.q_proj.W = get(p + "attention.self.query.weight", {D, D});
+        L.attention.q_proj.b = get(p + "attention.self.query.bias", {D});
+        L.attention.k_proj.W = get(p + "attention.self.key.weight", {D, D});
+        L.attention.k_proj.b = get(p + "attention.self.key.bias", {D});
+        L.attention.v_proj.W = get(p + "attention.self.value.weight", {D, D});
+        L.attention.v_proj.b = get(p + "attention.self.value.bias", {D});
+        L.attention.o_proj.W = get(p + "attention.output.dense.weight", {D, D});
+        L.attention.o_proj.b = get(p + "attention.output.dense.bias", {D});
+        L.ln1_gamma = get(p + "attention.output.LayerNorm.weight", {D});
+        L.ln1_beta = get(p + "attention.output.LayerNorm.bias", {D});
+        L.ffn_in.W = get(p + "intermediate.dense.weight", {I, D});
+        L.ffn_in.b = get(p + "intermediate.dense.bias", {I});
+        L.ffn_out.W = get(p + "output.dense.weight", {D, I});
+        L.ffn_out.b = get(p + "output.dense.bias", {D});
+        L.ln2_gamma = get(p + "output.LayerNorm.weight", {D});
+        L.ln2_beta = get(p + "output.LayerNorm.bias", {D});
+        m.layers.push_back(std::move(L));
+    }
+    return m;
+}
+
+BertModel BertModel::random(const BertConfig& c, uint64_t seed) {
+    // Every weight tensor gets its own Rng stream, so the values do not depend on the fill order.
+    BertModel m;
+    m.config = c;
+    const int64_t D = c.hidden, I = c.intermediate;
+    uint64_t stream = 0;
+    auto normal = [&](Shape s) {
+        Tensor t(std::move(s));
+        Rng rng(seed, ++stream);
+        for (float& v : t.data) v = 0.02f * rng.normal();
+        return t;
+    };
+    m.word_emb = normal({c.vocab_size, D});
+    m.pos_emb = normal({c.max_position, D});
+    m.type_emb = normal({c.type_vocab, D});
+    m.emb_ln_gamma = Tensor({D}, 1.0f);
+    m.emb_ln_beta = Tensor({D});
+    for (int64_t l = 0; l < c.layers; ++l) {
+        BertLayer L;
+        L.attention = MultiHeadAttention(MhaConfig{D, c.heads, 0, 0, true});
+        for (Linear* lin : {&L.attention.q_proj, &L.attention.k_proj, &L.attention.v_proj, &L.attention.o_proj}) {
+            lin->W = normal({D, D});
+            lin->b = Tensor({D});
+        }
+        L.ln1_gamma = Tensor({D}, 1.0f);
+        L.ln1_beta = Tensor({D});
+        L.ffn_in.W = normal({I, D});
+        L.ffn_in.b = Tensor({I});
+        L.ffn_out.W = normal({D, I});
+        L.ffn_out.b = Tensor({D});
+        L.ln2_gamma = Tensor({D}, 1.0f);
+        L.ln2_beta = Tensor({D});
+        m.layers.push_back(std::move(L));
+    }
+    return m;
+}
+
+void layer_norm_rows(float* x, const float* gamma, const float* beta, int64_t rows, int64_t d, float eps) {
+    for (int64_t r = 0; r < rows; ++r) {
+        float* row = x + r * d;
+        // pass 1: mean and biased variance, accumulated in double
+        double sum = 0, sq = 0;
+        for (int64_t c = 0; c < d; ++c) sum += row[c];
+        const double mean = sum / static_cast<double>(d);
+        for (int64_t c = 0; c < d; ++c) {
+            const double t = row[c] - mean;
+            sq += t * t;
+        }
+        const double inv = 1.0 / std::sqrt(sq / static_cast<double>(d) + static_cast<double>(eps));
+        // pass 2: normalise, scale, shift
+        for (int64_t c = 0; c < d; ++c)
+            row[c] = static_cast<float>((row[c] - mean) * inv) * gamma[c] + beta[c];
+    }
+}
+
+void gelu_erf(float* x, int64_t n) {
+    // Eigen's vectorised erf (a rational approximation accurate to a few float ulps).
+    Eigen::Map<Eigen::ArrayXf> a(x, n);
+    a = 0.5f * a * (1.0f + (a * static_cast<float>(M_SQRT1_2)).erf());
+}
+
+BertOutput BertModel::forward(const std::vector<std::vector<int32_t>>& ids, const BertOptions& opt,
+                              int32_t pad_id) const {
+    // ids: B lists, padded to T; out hidden (B, T, D), attentions L x (B, H, T, T), sentence (B, D)
+    const BertConfig& c = config;
+    const int64_t B = static_cast<int64_t>(ids.size()), D = c.hidden, H = c.heads, I = c.intermediate;
+    if (B == 0) throw InputError("bert: the batch is empty");
+    BertOutput out;
+    int64_t T = 0;
+    for (const auto& s : ids) {
+        if (s.empty()) throw InputError("bert: a sentence has no tokens (it needs at least [CLS] and [SEP])");
+        if (static_cast<int64_t>(s.size()) > c.max_position)
+            throw InputError(fmt::format("bert: a sentence has {} tokens, more than the {} positions the model has",
+                                         s.size(), c.max_position));
+        for (int32_t id : s)
+            if (id < 0 || id >= c.vocab_size)
+                throw InputError(fmt::format("bert: token id {} is outside the vocabulary [0, {})", id, c.vocab_size));
+        out.lengths.push_back(static_cast<int64_t>(s.size()));
+        T = std::max<int64_t>(T, static_cast<int64_t>(s.size()));
+    }
+    if (pad_id < 0 || pad_id >= c.vocab_size) throw InputError(fmt::format("bert: pad id {} is outside the vocabulary", pad_id));
+    out.mask = opt.key_padding_mask ? Mask::key_padding(out.lengths) : Mask::none();
+    out.hidden = Tensor({B, T, D});
+    out.sentence = Tensor({B, D});
+    if (opt.record_attention)
+        for (int64_t l = 0; l < c.layers; ++l) out.attentions.emplace_back(Shape{B, H, T, T});
+    AttentionOptions aopt;  // scale 1/sqrt(Dk), fill -inf, no dropout (eval)
+
+    // One sentence at a time, each padded to T: item b always computes the same numbers.
+    parallel_for(B, opt.threads, [&](int64_t b, int) {
+        const auto& s = ids[static_cast<size_t>(b)];
+        const int64_t len = static_cast<int64_t>(s.size());
+        // pass 1: embeddings, then LayerNorm                       x (1, T, D)
+        Tensor x({1, T, D});
+        for (int64_t t = 0; t < T; ++t) {
+            const int32_t id = t < len ? s[static_cast<size_t>(t)] : pad_id;
+            const float* we = word_emb.ptr() + static_cast<int64_t>(id) * D;
+            const float* pe = pos_emb.ptr() + t * D;
+            const float* te = type_emb.ptr();  // token type 0 for a single sentence
+            float* xr = x.ptr() + t * D;
+            for (int64_t d = 0; d < D; ++d) xr[d] = we[d] + pe[d] + te[d];
+        }
+        layer_norm_rows(x.ptr(), emb_ln_gamma.ptr(), emb_ln_beta.ptr(), T, D, c.layer_norm_eps);
+        const Mask mask = opt.key_padding_mask ? Mask::key_padding({len}) : Mask::none();
+        Tensor h({1, T, I});
+        Tensor f({1, T, D});
+        // pass 2: the layers
+        for (int64_t l = 0; l < c.layers; ++l) {
+            const BertLayer& L = layers[static_cast<size_t>(l)];
+            ForwardRecord rec;
+            Tensor a = L.attention.forward(x, mask, aopt, opt.record_attention ? &rec : nullptr);  // (1, T, D)
+            if (opt.record_attention)  // (1, H, T, T) into row b of (B, H, T, T)
+                std::copy(rec.attn.weights.data.begin(), rec.attn.weights.data.end(),
+                          out.attentions[static_cast<size_t>(l)].ptr() + b * H * T * T);
+            for (int64_t k = 0; k < T * D; ++k) x.data[static_cast<size_t>(k)] += a.data[static_cast<size_t>(k)];
+            layer_norm_rows(x.ptr(), L.ln1_gamma.ptr(), L.ln1_beta.ptr(), T, D, c.layer_norm_eps);
+            // feed-forward: h (T, I) = gelu(x W1ᵀ + b1), f (T, D) = h W2ᵀ + b2
+            linear_forward(h.ptr(), x.ptr(), L.ffn_in.W.ptr(), L.ffn_in.b.ptr(), T, D, I);
+            gelu_erf(h.ptr(), T * I);
+            linear_forward(f.ptr(), h.ptr(), L.ffn_out.W.ptr(), L.ffn_out.b.ptr(), T, I, D);
+            for (int64_t k = 0; k < T * D; ++k) x.data[static_cast<size_t>(k)] += f.data[static_cast<size_t>(k)];
+            layer_norm_rows(x.ptr(), L.ln2_gamma.ptr(), L.ln2_beta.ptr(), T, D, c.layer_norm_eps);
+        }
+        std::copy(x.data.begin(), x.data.end(), out.hidden.ptr() + b * T * D);
+        // pass 3: mean over the real tokens, then L2 normalisation (F.normalize, eps 1e-12)
+        float* sv = out.sentence.ptr() + b * D;
+        for (int64_t d = 0; d < D; ++d) {
+            double acc = 0;
+            for (int64_t t = 0; t < len; ++t) acc += x.data[static_cast<size_t>(t * D + d)];
+            sv[d] = static_cast<float>(acc / static_cast<double>(len));
+        }
+        double ss = 0;
+        for (int64_t d = 0; d < D; ++d) ss += static_cast<double>(sv[d]) * sv[d];
+        const float inv = static_cast<float>(1.0 / std::max(std::sqrt(ss), 1e-12));
+        for (int64_t d = 0; d < D; ++d) sv[d] *= inv;
+    });
+    return out;
+}
+
+}  // namespace attn

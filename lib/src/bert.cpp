@@ -271,4 +271,80 @@ BertOutput BertModel::forward(const std::vector<std::vector<int32_t>>& ids, cons
     return out;
 }
 
+std::vector<int64_t> find_word(const Encoding& enc, const std::string& word, int occurrence, std::string_view option) {
+    const std::vector<std::string> norm = bert_basic_tokenize(word);
+    if (norm.size() != 1)
+        throw InputError(fmt::format("{}: must be one word (no spaces or punctuation around it), got '{}'", option, word));
+    if (occurrence < 1) throw InputError(fmt::format("{}: the occurrence after @ must be 1 or more, got {}", option, occurrence));
+    // the basic words of the text, recovered from the token strings and word_of
+    std::vector<std::string> words;
+    for (size_t t = 0; t < enc.tokens.size(); ++t) {
+        const int32_t w = enc.word_of[t];
+        if (w < 0) continue;
+        if (static_cast<size_t>(w) >= words.size()) words.resize(static_cast<size_t>(w) + 1);
+        const std::string& piece = enc.tokens[t];
+        words[static_cast<size_t>(w)] += piece.rfind("##", 0) == 0 ? piece.substr(2) : piece;
+    }
+    // (a word WordPiece could not cover reads "[UNK]" here and cannot be probed)
+    std::vector<int64_t> pos;
+    int seen = 0;
+    int32_t hit = -1;
+    for (size_t w = 0; w < words.size() && hit < 0; ++w)
+        if (words[w] == norm[0] && ++seen == occurrence) hit = static_cast<int32_t>(w);
+    if (hit < 0) {
+        std::string list;
+        for (size_t w = 0; w < words.size() && w < 30; ++w) list += (w ? ", " : "") + words[w];
+        if (seen > 0)
+            throw InputError(fmt::format("{}: '{}' occurs {} time(s) in --text, not {}", option, word, seen, occurrence));
+        throw InputError(fmt::format("{}: '{}' is not a word of --text (its words: {})", option, word, list));
+    }
+    for (size_t t = 0; t < enc.tokens.size(); ++t)
+        if (enc.word_of[t] == hit) pos.push_back(static_cast<int64_t>(t));
+    return pos;
+}
+
+Tensor mean_received(const Tensor& w, int64_t b, int64_t len) {
+    // w (B, H, T, T) -> (H, T)
+    if (w.rank() != 4 || b < 0 || b >= w.dim(0) || len < 1 || len > w.dim(2))
+        throw ShapeError(fmt::format("mean_received: row {} with {} tokens of weights {}", b, len, shape_str(w.shape)));
+    const int64_t H = w.dim(1), T = w.dim(2);
+    Tensor r({H, T});
+    for (int64_t h = 0; h < H; ++h)
+        for (int64_t i = 0; i < len; ++i) {
+            const float* row = w.ptr() + ((b * H + h) * T + i) * T;
+            for (int64_t j = 0; j < T; ++j) r.data[static_cast<size_t>(h * T + j)] += row[j] / static_cast<float>(len);
+        }
+    return r;
+}
+
+std::vector<ProbeRow> probe_heads(const std::vector<Tensor>& attentions, int64_t b, const std::vector<int64_t>& from,
+                                  const std::vector<std::vector<int64_t>>& to) {
+    // each attentions[l] (B, H, T, T): query rows `from`, key columns `to[c]`
+    std::vector<ProbeRow> rows;
+    if (from.empty()) throw InputError("probe: no query tokens");
+    for (size_t l = 0; l < attentions.size(); ++l) {
+        const Tensor& w = attentions[l];
+        const int64_t H = w.dim(1), T = w.dim(2);
+        auto check = [&](int64_t t) {
+            if (t < 0 || t >= T) throw ShapeError(fmt::format("probe: token {} outside T = {}", t, T));
+        };
+        for (int64_t f : from) check(f);
+        for (const auto& g : to)
+            for (int64_t t : g) check(t);
+        for (int64_t h = 0; h < H; ++h) {
+            ProbeRow r;
+            r.layer = static_cast<int64_t>(l);
+            r.head = h;
+            for (const auto& g : to) {
+                double acc = 0;
+                for (int64_t f : from)
+                    for (int64_t t : g) acc += w.data[static_cast<size_t>(((b * H + h) * T + f) * T + t)];
+                r.weight.push_back(acc / static_cast<double>(from.size()));
+            }
+            rows.push_back(std::move(r));
+        }
+    }
+    return rows;
+}
+
 }  // namespace attn

@@ -66,6 +66,7 @@ int run_forward(ForwardOpts o) {
     aopt.seed = mix64(o.seed ^ 0xd20dULL);
     const InitSpec init = parse_init(o.init);
     const Impl impl = parse_impl(o.impl);
+    if (!o.dump.empty()) require_writable("--dump", o.dump);
     if (impl == Impl::Flash && o.trace)
         throw InputError("--trace: the flash implementation never forms the (T, T) scores; use --impl reference to trace them");
 

@@ -2,6 +2,7 @@
 #include "options.hpp"
 
 #include <charconv>
+#include <filesystem>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -40,6 +41,20 @@ std::vector<int64_t> parse_int_list(std::string_view opt, std::string_view text)
         out.push_back(v);
     }
     return out;
+}
+
+void require_writable(std::string_view opt, const std::string& path) {
+    if (path == "-") return;
+    if (path.empty()) throw InputError(fmt::format("{}: the file name is empty", opt));
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) throw InputError(fmt::format("{}: '{}' is a folder, not a file", opt, path));
+    fs::path dir = fs::path(path).parent_path();
+    if (dir.empty()) dir = ".";
+    if (!fs::is_directory(dir, ec))
+        throw InputError(fmt::format("{}: cannot write '{}': folder '{}' does not exist", opt, path, dir.string()));
+    if (access(dir.c_str(), W_OK) != 0)
+        throw InputError(fmt::format("{}: cannot write '{}': folder '{}' is not writable", opt, path, dir.string()));
 }
 
 double physical_memory_bytes() {

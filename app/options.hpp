@@ -15,6 +15,10 @@ void require_positive(std::string_view opt, int64_t v);
 std::vector<int64_t> parse_int_list(std::string_view opt, std::string_view text);
 // "a,b" -> {"a", "b"}; no empty items.
 std::vector<std::string> parse_word_list(std::string_view opt, std::string_view text);
+// Throws InputError naming `opt` unless `path` ("-" = stdout) can be created:
+// its folder exists and is writable and the path is not a folder. Checked
+// before any work so a long run never ends in an unwritable file.
+void require_writable(std::string_view opt, const std::string& path);
 // Physical memory of this machine in bytes (0 if unknown).
 double physical_memory_bytes();
 // Throws InputError naming `opt` when `bytes` would not fit in memory.

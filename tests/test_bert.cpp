@@ -4,11 +4,8 @@
 // (tests/fixtures/model/encoder.json, made by scripts/make-model-fixtures.py).
 #include <doctest/doctest.h>
 
-#include <sys/wait.h>
-
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -19,6 +16,7 @@
 #include "attn/bert.hpp"
 #include "attn/errors.hpp"
 #include "attn/tokenizer.hpp"
+#include "test_util.hpp"
 
 using attn::BertModel;
 using attn::Tensor;
@@ -225,45 +223,25 @@ TEST_CASE("bert: padding invariance on the real model (skipped without the model
     check_padding_invariance(m, batch, 1e-5);
 }
 
-namespace {
-
-struct Run {
-    int rc;
-    std::string out;  // stdout and stderr together
-};
-
-Run run_cli(const std::string& args) {
-    const std::string cmd = std::string(ATTN_BINARY) + " " + args + " 2>&1";
-    Run r{-1, ""};
-    FILE* f = popen(cmd.c_str(), "r");
-    REQUIRE(f != nullptr);
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0) r.out.append(buf, n);
-    const int st = pclose(f);
-    r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return r;
-}
-
-}  // namespace
+using attn::test::run_attn;
 
 TEST_CASE("attn model: a missing or incomplete model folder is exit 2 with the fetch command") {
-    Run r = run_cli("model entropy --text hello --model /nonexistent/model");
-    CHECK(r.rc == 2);
+    attn::test::CliResult r = run_attn("model entropy --text hello --model /nonexistent/model");
+    CHECK(r.code == 2);
     CHECK(r.out.find("attn: error: --model: no model folder at '/nonexistent/model' (run scripts/fetch-model.sh") == 0);
     const std::string tmp = std::filesystem::temp_directory_path() / "attn-test-cli-incomplete";
     std::filesystem::create_directories(tmp);
     std::ofstream(tmp + "/config.json") << "{}";
     std::ofstream(tmp + "/vocab.txt") << "[PAD]\n";
-    r = run_cli("model probe --from it --to animal --model " + tmp);
-    CHECK(r.rc == 2);
+    r = run_attn("model probe --from it --to animal --model " + tmp);
+    CHECK(r.code == 2);
     CHECK(r.out.find("model.safetensors is missing") != std::string::npos);
     std::ofstream(tmp + "/model.safetensors") << "garbage!";
     std::ofstream(tmp + "/config.json") << R"({"vocab_size": 4, "hidden_size": 4, "num_hidden_layers": 1,
         "num_attention_heads": 2, "intermediate_size": 8, "max_position_embeddings": 8, "type_vocab_size": 2})";
     std::ofstream(tmp + "/vocab.txt") << "[PAD]\n[UNK]\n[CLS]\n[SEP]\n";
-    r = run_cli("model attention --text hello --model " + tmp);  // corrupt weights: one line, exit 2
-    CHECK(r.rc == 2);
+    r = run_attn("model attention --text hello --model " + tmp);  // corrupt weights: one line, exit 2
+    CHECK(r.code == 2);
     CHECK(r.out.find("model.safetensors: not a valid safetensors file") != std::string::npos);
     CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
     std::filesystem::remove_all(tmp);
@@ -273,11 +251,11 @@ TEST_CASE("attn model: entropy table, probe ranking and bad input on the real mo
     if (!have_model()) return;
     const std::string m = " --model " + kModelDir;
     const std::string text = "--text \"The animal didn't cross the street because it was too tired\"";
-    Run r = run_cli("model entropy " + text + m);
-    REQUIRE(r.rc == 0);
+    attn::test::CliResult r = run_attn("model entropy " + text + m);
+    REQUIRE(r.code == 0);
     for (const char* row : {"\n0     |", "\n5     |"}) CHECK(r.out.find(row) != std::string::npos);
-    r = run_cli("model entropy --json " + text + m);
-    REQUIRE(r.rc == 0);
+    r = run_attn("model entropy --json " + text + m);
+    REQUIRE(r.code == 0);
     const nlohmann::json j = nlohmann::json::parse(r.out);
     const auto trained = j["models"][0]["entropy"].get<std::vector<std::vector<double>>>();
     const auto random = j["models"][1]["entropy"].get<std::vector<std::vector<double>>>();
@@ -289,8 +267,8 @@ TEST_CASE("attn model: entropy table, probe ranking and bad input on the real mo
     MESSAGE("mean normalised entropy: trained " << mt << ", random " << mr);
     CHECK(mr > 0.95);       // random init: near-uniform heads
     CHECK(mt < mr - 0.2);   // trained heads are sharper
-    r = run_cli("model probe --from it --to animal,street --json" + m);
-    REQUIRE(r.rc == 0);
+    r = run_attn("model probe --from it --to animal,street --json" + m);
+    REQUIRE(r.code == 0);
     const nlohmann::json p = nlohmann::json::parse(r.out);
     CHECK(p["heads"].size() == 72);
     const double top = p["heads"][0]["weight"][0].get<double>();
@@ -300,14 +278,14 @@ TEST_CASE("attn model: entropy table, probe ranking and bad input on the real mo
                             "model attention --text hi --layer 0 --head 12", "model probe --from dog --to animal",
                             "model probe --from it --to animal,", "model entropy --text hi --dup-threshold 0"}) {
         CAPTURE(bad);
-        r = run_cli(std::string(bad) + m);
-        CHECK(r.rc == 2);
+        r = run_attn(std::string(bad) + m);
+        CHECK(r.code == 2);
         CHECK(r.out.rfind("attn: error: ", 0) == 0);
         CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
     }
     std::string long_text(300 * 5, ' ');
     for (size_t i = 0; i < long_text.size(); i += 5) long_text.replace(i, 4, "word");
-    r = run_cli("model entropy --text \"" + long_text + "\"" + m);
-    CHECK(r.rc == 2);
+    r = run_attn("model entropy --text \"" + long_text + "\"" + m);
+    CHECK(r.code == 2);
     CHECK(r.out.find("more than the model's maximum of 256") != std::string::npos);
 }

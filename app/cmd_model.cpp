@@ -3,7 +3,9 @@
 //   attn model attention --text T [--layer L] [--head H] [--svg F] [--dump F]
 //   attn model entropy   --text T [--json]       trained vs random-init heads (C32)
 //   attn model probe     --text T --from W --to A,B   which heads link "it" to "animal" (C34)
+//   attn model bench     [--batch 1,32] [--threads N] [--json]   encoder latency
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <memory>
 #include <numeric>
@@ -31,6 +33,12 @@ struct EntropyCmd {
     bool json = false;
     uint64_t seed = 0;
     double dup = 0.05;
+};
+struct BenchCmd {
+    std::string batches = "1,32";
+    int64_t repeat = 20;
+    int threads = 1;
+    bool json = false;
 };
 struct ProbeCmd {
     std::string from, to;
@@ -389,6 +397,69 @@ int run_probe(const CommonOpts& co, const ProbeCmd& o) {
     return 0;
 }
 
+// Sentences the benchmark encodes (cycled to fill a batch). The first one is
+// 16 tokens with [CLS] and [SEP]: the batch-1 case. scripts/bench-model-torch.py
+// reads them from --json, so both sides encode the same ids.
+const char* const kBenchTexts[] = {
+    "The quick brown fox jumps over the lazy dog near the river bank.",
+    "A man is playing a guitar on the stage tonight.",
+    "Attention weights tell us where each token looks.",
+    "The animal didn't cross the street because it was too tired.",
+    "Transformers replaced recurrent networks for most language tasks in a few years.",
+    "It rained all day.",
+    "Mean pooling over the real tokens gives one vector per sentence, ready for cosine similarity.",
+    "She sells sea shells by the sea shore.",
+};
+
+int run_bench(const CommonOpts& co, const BenchCmd& o) {
+    const std::vector<int64_t> batches = parse_int_list("--batch", o.batches);
+    require_positive("--repeat", o.repeat);
+    if (o.threads < 1) throw InputError(fmt::format("--threads: must be a positive integer, got {}", o.threads));
+    for (int64_t b : batches)
+        if (b > 4096) throw InputError(fmt::format("--batch: at most 4096 sentences, got {}", b));
+    CommonOpts c = co;
+    c.text = kBenchTexts[0];
+    const Prepared p = prepare(c);
+    const WordPieceTokenizer tok = WordPieceTokenizer::load(p.files.vocab, p.config.max_len);
+    const BertModel m = BertModel::load(p.files);
+    BertOptions bo;
+    bo.record_attention = false;  // as a plain model(input) call in PyTorch
+    bo.threads = o.threads;
+    nlohmann::json runs = nlohmann::json::array();
+    if (!o.json)
+        fmt::print("attn model bench: encoder forward + pooling, {} thread(s), median of {} runs (after 2 warm-up)\n",
+                   o.threads, o.repeat);
+    for (int64_t B : batches) {
+        std::vector<std::vector<int32_t>> ids;
+        std::vector<std::string> texts;
+        for (int64_t b = 0; b < B; ++b) {
+            texts.push_back(kBenchTexts[static_cast<size_t>(b) % std::size(kBenchTexts)]);
+            ids.push_back(tok.encode(texts.back()).ids);
+        }
+        for (int w = 0; w < 2; ++w) (void)m.forward(ids, bo);
+        std::vector<double> ms;
+        for (int64_t r = 0; r < o.repeat; ++r) {
+            const auto t0 = std::chrono::steady_clock::now();
+            const BertOutput out = m.forward(ids, bo);
+            const auto t1 = std::chrono::steady_clock::now();
+            ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+            if (out.sentence.empty()) return 1;
+        }
+        std::sort(ms.begin(), ms.end());
+        const double med = ms[ms.size() / 2];
+        int64_t T = 0;
+        for (const auto& s : ids) T = std::max<int64_t>(T, static_cast<int64_t>(s.size()));
+        runs.push_back({{"batch", B}, {"tokens_padded", T}, {"median_ms", med}, {"min_ms", ms.front()},
+                        {"texts", texts}, {"ids", ids}});
+        if (!o.json)
+            fmt::print("  batch {:>4}  T {:>3}: median {:8.2f} ms  (min {:.2f} ms, {:.0f} sentences/s)\n", B, T, med,
+                       ms.front(), 1000.0 * static_cast<double>(B) / med);
+    }
+    if (o.json)
+        fmt::print("{}\n", nlohmann::json({{"threads", o.threads}, {"repeat", o.repeat}, {"runs", runs}}).dump());
+    return 0;
+}
+
 const Command reg{
     "model", "Real heads: run the pretrained all-MiniLM-L6-v2 encoder in C++ and read its attention (C32, C34)", 50,
     [](CLI::App& sub) -> Runner {
@@ -423,7 +494,15 @@ const Command reg{
         pr->add_option("--to", po->to, "candidate words, comma-separated (WORD or WORD@N)")->required();
         pr->add_option("--top", po->top, "show only the first N heads (0: all)")->capture_default_str();
         pr->add_flag("--json", po->json, "machine-readable output");
-        return [co, ao, eo, po, a, e, pr] {
+        auto bo = std::make_shared<BenchCmd>();
+        CLI::App* bn = sub.add_subcommand("bench", "time the encoder (no attention recording) at batch sizes; --json for scripts");
+        bn->add_option("--model", co->model, "model folder (default: $ATTN_MODEL_DIR, else data/models/all-MiniLM-L6-v2)");
+        bn->add_option("--batch", bo->batches, "batch sizes, comma-separated")->capture_default_str();
+        bn->add_option("--repeat", bo->repeat, "timed runs per batch size (the median is reported)")->capture_default_str();
+        bn->add_option("--threads", bo->threads, "threads (sentences of a batch run in parallel)")->capture_default_str();
+        bn->add_flag("--json", bo->json, "machine-readable output, with the token ids used");
+        return [co, ao, eo, po, bo, a, e, pr, bn] {
+            if (bn->parsed()) return run_bench(*co, *bo);
             if (a->parsed()) return run_attention(*co, *ao);
             if (e->parsed()) return run_entropy(*co, *eo);
             if (pr->parsed()) return run_probe(*co, *po);

@@ -129,6 +129,7 @@ BertModel BertModel::load(const ModelFiles& files) {
         L.ln2_beta = get(p + "output.LayerNorm.bias", {D});
         m.layers.push_back(std::move(L));
     }
+    m.prepare();
     return m;
 }
 
@@ -166,7 +167,53 @@ BertModel BertModel::random(const BertConfig& c, uint64_t seed) {
         L.ln2_beta = Tensor({D});
         m.layers.push_back(std::move(L));
     }
+    m.prepare();
     return m;
+}
+
+// (out, in) row-major -> (in, out) row-major, written at column offset `col` of a (in, ld) matrix.
+static void transpose_into(const Tensor& W, float* dst, int64_t ld, int64_t col) {
+    const int64_t out = W.dim(0), in = W.dim(1);
+    for (int64_t o = 0; o < out; ++o)
+        for (int64_t i = 0; i < in; ++i) dst[i * ld + col + o] = W.data[static_cast<size_t>(o * in + i)];
+}
+
+void BertModel::prepare() {
+    const int64_t D = config.hidden, I = config.intermediate;
+    for (BertLayer& L : layers) {
+        const MultiHeadAttention& a = L.attention;
+        L.qkv_t = Tensor({D, 3 * D});
+        transpose_into(a.q_proj.W, L.qkv_t.ptr(), 3 * D, 0);
+        transpose_into(a.k_proj.W, L.qkv_t.ptr(), 3 * D, D);
+        transpose_into(a.v_proj.W, L.qkv_t.ptr(), 3 * D, 2 * D);
+        L.qkv_b = Tensor({3 * D});
+        std::copy(a.q_proj.b.data.begin(), a.q_proj.b.data.end(), L.qkv_b.data.begin());
+        std::copy(a.k_proj.b.data.begin(), a.k_proj.b.data.end(), L.qkv_b.data.begin() + D);
+        std::copy(a.v_proj.b.data.begin(), a.v_proj.b.data.end(), L.qkv_b.data.begin() + 2 * D);
+        L.o_t = Tensor({D, D});
+        transpose_into(a.o_proj.W, L.o_t.ptr(), D, 0);
+        L.ffn_in_t = Tensor({D, I});
+        transpose_into(L.ffn_in.W, L.ffn_in_t.ptr(), I, 0);
+        L.ffn_out_t = Tensor({I, D});
+        transpose_into(L.ffn_out.W, L.ffn_out_t.ptr(), D, 0);
+    }
+}
+
+void gemm_wt(float* out, const float* x, const float* Wt, const float* b, int64_t N, int64_t n_in, int64_t n_out,
+             int threads) {
+    // out (N, n_out) = x (N, n_in) . Wt (n_in, n_out) + b, in blocks of 128 output columns
+    using MatRM = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    using Strided = Eigen::OuterStride<>;
+    constexpr int64_t kBlock = 128;
+    const int64_t blocks = (n_out + kBlock - 1) / kBlock;
+    parallel_for(blocks, threads, [&](int64_t blk, int) {
+        const int64_t c0 = blk * kBlock, cw = std::min(kBlock, n_out - c0);
+        Eigen::Map<const MatRM> xm(x, N, n_in);
+        Eigen::Map<const MatRM, 0, Strided> wm(Wt + c0, n_in, cw, Strided(n_out));
+        Eigen::Map<MatRM, 0, Strided> ym(out + c0, N, cw, Strided(n_out));
+        ym.noalias() = xm * wm;
+        if (b != nullptr) ym.rowwise() += Eigen::Map<const Eigen::Matrix<float, 1, Eigen::Dynamic>>(b + c0, cw);
+    });
 }
 
 void layer_norm_rows(float* x, const float* gamma, const float* beta, int64_t rows, int64_t d, float eps) {
@@ -214,60 +261,73 @@ BertOutput BertModel::forward(const std::vector<std::vector<int32_t>>& ids, cons
     }
     if (pad_id < 0 || pad_id >= c.vocab_size) throw InputError(fmt::format("bert: pad id {} is outside the vocabulary", pad_id));
     out.mask = opt.key_padding_mask ? Mask::key_padding(out.lengths) : Mask::none();
-    out.hidden = Tensor({B, T, D});
     out.sentence = Tensor({B, D});
-    if (opt.record_attention)
-        for (int64_t l = 0; l < c.layers; ++l) out.attentions.emplace_back(Shape{B, H, T, T});
     AttentionOptions aopt;  // scale 1/sqrt(Dk), fill -inf, no dropout (eval)
+    const int64_t N = B * T, Dk = D / H;
+    const int th = opt.threads;
 
-    // One sentence at a time, each padded to T: item b always computes the same numbers.
-    parallel_for(B, opt.threads, [&](int64_t b, int) {
+    // pass 1: embeddings, then LayerNorm                           x (B, T, D)
+    Tensor x({B, T, D});
+    parallel_for(B, th, [&](int64_t b, int) {
         const auto& s = ids[static_cast<size_t>(b)];
         const int64_t len = static_cast<int64_t>(s.size());
-        // pass 1: embeddings, then LayerNorm                       x (1, T, D)
-        Tensor x({1, T, D});
         for (int64_t t = 0; t < T; ++t) {
             const int32_t id = t < len ? s[static_cast<size_t>(t)] : pad_id;
             const float* we = word_emb.ptr() + static_cast<int64_t>(id) * D;
             const float* pe = pos_emb.ptr() + t * D;
             const float* te = type_emb.ptr();  // token type 0 for a single sentence
-            float* xr = x.ptr() + t * D;
+            float* xr = x.ptr() + (b * T + t) * D;
             for (int64_t d = 0; d < D; ++d) xr[d] = we[d] + pe[d] + te[d];
         }
-        layer_norm_rows(x.ptr(), emb_ln_gamma.ptr(), emb_ln_beta.ptr(), T, D, c.layer_norm_eps);
-        const Mask mask = opt.key_padding_mask ? Mask::key_padding({len}) : Mask::none();
-        Tensor h({1, T, I});
-        Tensor f({1, T, D});
-        // pass 2: the layers
-        for (int64_t l = 0; l < c.layers; ++l) {
-            const BertLayer& L = layers[static_cast<size_t>(l)];
-            ForwardRecord rec;
-            Tensor a = L.attention.forward(x, mask, aopt, opt.record_attention ? &rec : nullptr);  // (1, T, D)
-            if (opt.record_attention)  // (1, H, T, T) into row b of (B, H, T, T)
-                std::copy(rec.attn.weights.data.begin(), rec.attn.weights.data.end(),
-                          out.attentions[static_cast<size_t>(l)].ptr() + b * H * T * T);
-            for (int64_t k = 0; k < T * D; ++k) x.data[static_cast<size_t>(k)] += a.data[static_cast<size_t>(k)];
-            layer_norm_rows(x.ptr(), L.ln1_gamma.ptr(), L.ln1_beta.ptr(), T, D, c.layer_norm_eps);
-            // feed-forward: h (T, I) = gelu(x W1ᵀ + b1), f (T, D) = h W2ᵀ + b2
-            linear_forward(h.ptr(), x.ptr(), L.ffn_in.W.ptr(), L.ffn_in.b.ptr(), T, D, I);
-            gelu_erf(h.ptr(), T * I);
-            linear_forward(f.ptr(), h.ptr(), L.ffn_out.W.ptr(), L.ffn_out.b.ptr(), T, I, D);
-            for (int64_t k = 0; k < T * D; ++k) x.data[static_cast<size_t>(k)] += f.data[static_cast<size_t>(k)];
-            layer_norm_rows(x.ptr(), L.ln2_gamma.ptr(), L.ln2_beta.ptr(), T, D, c.layer_norm_eps);
-        }
-        std::copy(x.data.begin(), x.data.end(), out.hidden.ptr() + b * T * D);
-        // pass 3: mean over the real tokens, then L2 normalisation (F.normalize, eps 1e-12)
+        layer_norm_rows(x.ptr() + b * T * D, emb_ln_gamma.ptr(), emb_ln_beta.ptr(), T, D, c.layer_norm_eps);
+    });
+
+    // pass 2: the layers
+    Tensor qkv({B, T, 3 * D}), Q({B, H, T, Dk}), K({B, H, T, Dk}), V({B, H, T, Dk}), a({B, T, D});
+    Tensor h({B, T, I});
+    for (int64_t l = 0; l < c.layers; ++l) {
+        const BertLayer& L = layers[static_cast<size_t>(l)];
+        // Q, K, V in one GEMM: (N, D) . (D, 3D), then split into heads   (B, H, T, Dk) each
+        gemm_wt(qkv.ptr(), x.ptr(), L.qkv_t.ptr(), L.qkv_b.ptr(), N, D, 3 * D, th);
+        for (int64_t b = 0; b < B; ++b)
+            for (int64_t t = 0; t < T; ++t)
+                for (int64_t hh = 0; hh < H; ++hh) {
+                    const float* src = qkv.ptr() + (b * T + t) * 3 * D + hh * Dk;
+                    const int64_t dst = ((b * H + hh) * T + t) * Dk;
+                    std::copy(src, src + Dk, Q.ptr() + dst);
+                    std::copy(src + D, src + D + Dk, K.ptr() + dst);
+                    std::copy(src + 2 * D, src + 2 * D + Dk, V.ptr() + dst);
+                }
+        AttentionRecord rec;
+        const Tensor heads = attention_reference(Q, K, V, out.mask, aopt, opt.record_attention ? &rec : nullptr);
+        if (opt.record_attention) out.attentions.push_back(std::move(rec.weights));  // (B, H, T, T)
+        const Tensor merged = merge_heads(heads);                                      // (B, T, D)
+        gemm_wt(a.ptr(), merged.ptr(), L.o_t.ptr(), L.attention.o_proj.b.ptr(), N, D, D, th);
+        // add & LayerNorm, then the feed-forward: h = gelu(x W1^T + b1) (B, T, I); f = h W2^T + b2 (B, T, D)
+        for (int64_t k = 0; k < N * D; ++k) x.data[static_cast<size_t>(k)] += a.data[static_cast<size_t>(k)];
+        layer_norm_rows(x.ptr(), L.ln1_gamma.ptr(), L.ln1_beta.ptr(), N, D, c.layer_norm_eps);
+        gemm_wt(h.ptr(), x.ptr(), L.ffn_in_t.ptr(), L.ffn_in.b.ptr(), N, D, I, th);
+        gelu_erf(h.ptr(), N * I);
+        gemm_wt(a.ptr(), h.ptr(), L.ffn_out_t.ptr(), L.ffn_out.b.ptr(), N, I, D, th);
+        for (int64_t k = 0; k < N * D; ++k) x.data[static_cast<size_t>(k)] += a.data[static_cast<size_t>(k)];
+        layer_norm_rows(x.ptr(), L.ln2_gamma.ptr(), L.ln2_beta.ptr(), N, D, c.layer_norm_eps);
+    }
+
+    // pass 3: mean over the real tokens, then L2 normalisation (F.normalize, eps 1e-12)
+    for (int64_t b = 0; b < B; ++b) {
+        const int64_t len = out.lengths[static_cast<size_t>(b)];
         float* sv = out.sentence.ptr() + b * D;
         for (int64_t d = 0; d < D; ++d) {
             double acc = 0;
-            for (int64_t t = 0; t < len; ++t) acc += x.data[static_cast<size_t>(t * D + d)];
+            for (int64_t t = 0; t < len; ++t) acc += x.data[static_cast<size_t>((b * T + t) * D + d)];
             sv[d] = static_cast<float>(acc / static_cast<double>(len));
         }
         double ss = 0;
         for (int64_t d = 0; d < D; ++d) ss += static_cast<double>(sv[d]) * sv[d];
         const float inv = static_cast<float>(1.0 / std::max(std::sqrt(ss), 1e-12));
         for (int64_t d = 0; d < D; ++d) sv[d] *= inv;
-    });
+    }
+    out.hidden = std::move(x);
     return out;
 }
 

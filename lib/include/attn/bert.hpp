@@ -8,10 +8,13 @@
 //         x = LN(x + f)
 //   sentence = normalize(mean over t < len[b] of x[b, t]) (B, D)  sentence-transformers pooling
 //
-// Attention is attn::MultiHeadAttention (attn::Linear for Q, K, V, O) with
-// attn::Mask::key_padding and fill -inf; the weights come from the readable
-// reference (attention_reference). Each sentence of a batch is computed on
-// its own (padded to T, masked) so the numbers do not depend on --threads.
+// The weights live in attn::MultiHeadAttention (attn::Linear for Q, K, V, O)
+// and attn::Linear. The forward pass runs the whole padded batch through each
+// projection as one GEMM, with the weights pre-transposed once (W^T, [in, out],
+// Q, K and V fused) so Eigen packs them without a transpose; the attention
+// itself is attention_reference with attn::Mask::key_padding and fill -inf.
+// GEMMs are split into fixed 128-column blocks that threads share, so the
+// numbers are the same for any --threads.
 // Weight names follow Hugging Face's BertModel state dict (optionally prefixed "bert.").
 #pragma once
 
@@ -54,6 +57,11 @@ struct BertLayer {
     Linear ffn_in;               // W (I, D)
     Linear ffn_out;              // W (D, I)
     Tensor ln2_gamma, ln2_beta;  // (D) after the feed-forward
+    // Pre-transposed copies for the fast path, made by BertModel::prepare():
+    Tensor qkv_t, qkv_b;  // (D, 3D) = [W_q; W_k; W_v]^T, (3D)
+    Tensor o_t;           // (D, D)  = W_o^T
+    Tensor ffn_in_t;      // (D, I)
+    Tensor ffn_out_t;     // (I, D)
 };
 
 struct BertOptions {
@@ -89,6 +97,10 @@ public:
     // the position table.
     BertOutput forward(const std::vector<std::vector<int32_t>>& ids, const BertOptions& opt = {},
                        int32_t pad_id = 0) const;
+
+    // Rebuilds the pre-transposed copies from the Linear weights (load() and
+    // random() call it; call it again after changing a weight by hand).
+    void prepare();
 };
 
 // ---- reading the weights of one sentence (row b of a batch, len real tokens)
@@ -115,6 +127,12 @@ std::vector<ProbeRow> probe_heads(const std::vector<Tensor>& attentions, int64_t
 
 // In place over rows of x (rows, d): (x - mean) / sqrt(var + eps) * gamma + beta.
 void layer_norm_rows(float* x, const float* gamma, const float* beta, int64_t rows, int64_t d, float eps);
+// out (N, n_out) = x (N, n_in) . Wt (n_in, n_out) + b (n_out), b may be null.
+// Wt is a transposed nn.Linear weight. Fixed 128-column blocks are spread over
+// `threads`: every output element is computed the same way for any thread count.
+void gemm_wt(float* out, const float* x, const float* Wt, const float* b, int64_t N, int64_t n_in, int64_t n_out,
+             int threads);
+
 // In place: x * 0.5 * (1 + erf(x / sqrt 2)), the exact (erf) GELU.
 void gelu_erf(float* x, int64_t n);
 

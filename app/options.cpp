@@ -14,6 +14,7 @@ namespace attn::cli {
 
 void require_positive(std::string_view opt, int64_t v) {
     if (v <= 0) throw InputError(fmt::format("{}: must be a positive integer, got {}", opt, v));
+    if (v > 2147483647) throw InputError(fmt::format("{}: must be at most 2147483647, got {}", opt, v));
 }
 
 std::vector<std::string> parse_word_list(std::string_view opt, std::string_view text) {

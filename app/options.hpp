@@ -9,7 +9,8 @@
 
 namespace attn::cli {
 
-// Throws InputError("OPT: must be a positive integer, got V") unless v > 0.
+// Throws InputError("OPT: must be a positive integer, got V") unless v > 0,
+// and refuses sizes above 2^31 - 1 (no product of a few sizes can overflow).
 void require_positive(std::string_view opt, int64_t v);
 // "1,16,64" -> {1, 16, 64}; every item a positive integer; at least one.
 std::vector<int64_t> parse_int_list(std::string_view opt, std::string_view text);

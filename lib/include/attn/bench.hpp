@@ -1,0 +1,72 @@
+// attn/bench.hpp: what `attn bench` measures, as a library.
+//
+//   measure_fma_peak   the machine's float32 FMA throughput: every thread runs a
+//                      register-only loop of independent FMAs (12 accumulators,
+//                      enough to cover the FMA latency on every x86 core we know),
+//                      widest vectors the CPU has. This is "100%".
+//   measure_gemm       Eigen float32 GEMM throughput: each thread multiplies its
+//                      own n x n matrices (Eigen is built without OpenMP, so one
+//                      GEMM per thread is how all threads are kept busy).
+//   run_case           one (implementation, size) in a forked child process: it
+//                      makes random Q, K, V, runs the implementation warmup + reps
+//                      times and reports every time and its peak memory (VmHWM of
+//                      the child, whose only big allocations are Q, K, V and what the
+//                      implementation allocates). A child that dies (out of memory)
+//                      is reported, not fatal.
+// FLOPs are counted as 4 B H T^2 Dk (Q K^T and P V, a multiply-add = 2), half of
+// it with a causal mask.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace attn {
+
+struct FmaPeak {
+    double gflops = 0;          // all threads, per second of wall time
+    double gflops_per_cpu = 0;  // per second of CPU time of one thread: immune to time-sharing
+    std::string isa;  // "avx512", "avx2", "scalar"
+};
+// Runs about `seconds` on `threads` threads (0: all).
+FmaPeak measure_fma_peak(int threads, double seconds = 0.3);
+double measure_gemm(int threads, int64_t n = 512, double seconds = 0.3);
+
+struct BenchCase {
+    std::string impl = "flash";  // reference | flash | flash-bf16
+    int64_t B = 1, H = 8, T = 1024, Dk = 64;
+    bool causal = false;
+    int threads = 0;
+    int reps = 5, warmup = 1;
+    uint64_t seed = 1;
+    bool progress = false;  // "\r" progress lines on stderr
+};
+
+struct BenchResult {
+    bool ok = false;
+    std::string error;           // why not ok
+    std::vector<double> times;   // seconds, one per rep
+    double seconds = 0;          // median of times
+    double gflops = 0;           // flops / seconds
+    double flops = 0;
+    double peak_rss_bytes = 0;   // VmHWM of the child at the end
+    double base_rss_bytes = 0;   // VmRSS once Q, K, V existed, before the first run
+    double io_bytes = 0;         // bytes of Q, K, V and the output
+    double err_vs_fp32 = -1;
+    // Median over runs of CPU time / (wall time x threads used): 1.0 when the
+    // threads had their cores to themselves; lower when others shared them.
+    double cpu_utilization = 0;
+    double cpu_seconds = 0;  // median process CPU time (all threads) of a run     // flash-bf16 only: max |bf16 - fp32 flash| / max |fp32 flash|
+};
+
+double bench_flops(const BenchCase& c);
+// Names accepted by run_case.
+const std::vector<std::string>& bench_impls();
+BenchResult run_case(const BenchCase& c);
+
+double median(std::vector<double> v);
+// Process CPU time so far, all threads (CLOCK_PROCESS_CPUTIME_ID).
+double process_cpu_seconds();
+
+}  // namespace attn

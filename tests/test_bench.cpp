@@ -1,0 +1,84 @@
+// tests/test_bench.cpp: `attn bench` runs end to end on a tiny size, its JSON
+// parses with the documented fields, and bad options exit 2 naming the option.
+// No timing is asserted: speed lives in the bench output, not in unit tests.
+#include <cstdio>
+#include <string>
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+
+#include "attn/bench.hpp"
+#include "attn/errors.hpp"
+
+namespace {
+
+struct Run {
+    int code;
+    std::string out;
+};
+
+// Runs the attn binary with `args`; stdout captured, stderr (2>&1 when asked).
+Run run_attn(const std::string& args, bool with_stderr = false) {
+    const std::string cmd = std::string("\"") + ATTN_BINARY + "\" " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+    FILE* p = popen(cmd.c_str(), "r");
+    REQUIRE(p != nullptr);
+    std::string out;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    const int status = pclose(p);
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+}  // namespace
+
+TEST_CASE("attn bench --json: a quick size parses, with every implementation's fields") {
+    const Run r = run_attn("bench --seq 48,64 --heads 2 --d-k 16 --reps 2 --warmup 0 --threads 2 --json");
+    REQUIRE(r.code == 0);
+    const auto doc = nlohmann::json::parse(r.out);
+    CHECK(doc["format"] == "attn-bench");
+    CHECK(doc["version"] == 1);
+    CHECK(doc["machine"]["threads"] == 2);
+    CHECK(doc["machine"]["fma_peak_gflops"].get<double>() > 0);
+    CHECK(doc["machine"]["gemm_gflops"].get<double>() > 0);
+    const auto& res = doc["results"];
+    const bool bf16 = doc["machine"]["bf16"].get<bool>();
+    CHECK(res.size() == (bf16 ? 6u : 4u));
+    for (const auto& x : res) {
+        CHECK(x["seconds"].get<double>() > 0);
+        CHECK(x["times"].size() == 2);
+        CHECK(x["gflops"].get<double>() > 0);
+        CHECK(x["peak_rss_bytes"].get<double>() > x["io_bytes"].get<double>());  // the process holds q, k, v, out
+        const double flops = 4.0 * 2 * x["seq"].get<double>() * x["seq"].get<double>() * 16;
+        CHECK(x["flops"].get<double>() == doctest::Approx(flops));
+        if (x["impl"] == "flash-bf16") CHECK(x["err_vs_fp32"].get<double>() < 2e-2);
+    }
+}
+
+TEST_CASE("attn bench: bad input exits 2 with a one-line error naming the option") {
+    const std::pair<const char*, const char*> bad[] = {
+        {"bench --seq ''", "--seq"},          {"bench --seq 64,x", "--seq"},   {"bench --seq 0", "--seq"},
+        {"bench --seq 64,,128", "--seq"},     {"bench --batch 0", "--batch"},  {"bench --heads -1", "--heads"},
+        {"bench --d-k abc", "--d-k"},         {"bench --impl nope", "--impl"}, {"bench --impl flash,", "--impl"},
+        {"bench --reps 0", "--reps"},         {"bench --threads x", "--threads"}};
+    for (const auto& [args, opt] : bad) {
+        const Run r = run_attn(args, true);
+        INFO(args << " -> " << r.out);
+        CHECK(r.code == 2);
+        CHECK(r.out.find(opt) != std::string::npos);
+        CHECK(r.out.find("attn: error:") == 0);
+    }
+}
+
+TEST_CASE("bench helpers: median, flop count, unknown impl") {
+    CHECK(attn::median({3, 1, 2}) == 2);
+    CHECK(attn::median({4, 1, 2, 3}) == 2.5);
+    attn::BenchCase c;
+    c.B = 2, c.H = 3, c.T = 10, c.Dk = 4;
+    CHECK(attn::bench_flops(c) == doctest::Approx(4.0 * 2 * 3 * 100 * 4));
+    c.causal = true;
+    CHECK(attn::bench_flops(c) == doctest::Approx(2.0 * 2 * 3 * 100 * 4));
+    c.impl = "nope";
+    CHECK_THROWS_AS(attn::run_case(c), attn::InputError);
+}

@@ -1,0 +1,190 @@
+// tests/test_flash.cpp: attention_flash against attention_reference, element by element.
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "attn/attention.hpp"
+#include "attn/errors.hpp"
+#include "attn/flash.hpp"
+#include "attn/rng.hpp"
+
+using namespace attn;
+
+namespace {
+
+// The truth: attention_reference (Eigen GEMMs, std::exp softmax).
+Tensor naive(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask, const AttentionOptions& opt) {
+    return attention_reference(q, k, v, mask, opt);
+}
+
+Tensor randn(Shape s, uint64_t seed) {
+    Tensor t(s);
+    Rng r(seed);
+    for (auto& x : t.data) x = r.normal();
+    return t;
+}
+
+// Tolerance: |flash - ref| <= 1e-5 * (|ref| + max|v|) for float32. Flash sums in
+// another order (blocks, FMA) and uses a polynomial exp2 (rel. error < 2e-7), so
+// each weight differs by ~1e-6 relative; an output element is a weighted mean of
+// v, so its error is bounded relative to max|v|, not to itself (it may cancel to ~0).
+void check_close(const Tensor& got, const Tensor& ref, const Tensor& v, double rtol, const std::string& what) {
+    REQUIRE(got.shape == ref.shape);
+    double vmax = 0;
+    for (float x : v.data) vmax = std::max(vmax, double(std::fabs(x)));
+    int64_t bad = 0;
+    double worst = 0;
+    for (int64_t n = 0; n < got.numel(); ++n) {
+        const double g = got.data[n], r = ref.data[n];
+        const double err = std::fabs(g - r) / (std::fabs(r) + vmax);
+        if (!(err <= rtol)) ++bad;  // NaN counts as bad
+        worst = std::max(worst, std::isnan(err) ? INFINITY : err);
+    }
+    INFO(what << ": worst scaled error " << worst << ", tolerance " << rtol);
+    CHECK(bad == 0);
+}
+
+struct Case {
+    int64_t B, H, Tq, Tk, Dk, Dv;
+};
+
+}  // namespace
+
+TEST_CASE("flash matches the reference on a grid of shapes, masks and scales, every kernel") {
+    const std::vector<Case> shapes = {{1, 1, 1, 1, 4, 4},    {2, 3, 7, 7, 5, 3},     {1, 2, 65, 65, 64, 64},
+                                      {2, 1, 100, 37, 16, 24}, {1, 1, 33, 130, 64, 8}, {1, 2, 129, 200, 17, 33}};
+    uint64_t seed = 1;
+    for (const std::string& kern : flash_kernels())
+        for (const Case& c : shapes) {
+            const Tensor q = randn({c.B, c.H, c.Tq, c.Dk}, seed++), k = randn({c.B, c.H, c.Tk, c.Dk}, seed++),
+                         v = randn({c.B, c.H, c.Tk, c.Dv}, seed++);
+            std::vector<std::pair<std::string, Mask>> masks;
+            masks.push_back({"none", Mask{}});
+            Mask causal;
+            causal.causal = true;
+            masks.push_back({"causal", causal});
+            Mask pad;
+            for (int64_t b = 0; b < c.B; ++b) pad.key_len.push_back(b == 0 ? c.Tk : (c.Tk + 1) / 2);
+            masks.push_back({"pad", pad});
+            Mask both = pad;
+            both.causal = true;
+            masks.push_back({"causal+pad", both});
+            Mask dense;
+            dense.Bm = c.B, dense.Tq = c.Tq, dense.Tk = c.Tk;
+            Rng r(seed++);
+            for (int64_t n = 0; n < c.B * c.Tq * c.Tk; ++n) dense.dense.push_back(r.uniform() < 0.7f);
+            masks.push_back({"dense", dense});
+            Mask row;  // [B, 1, Tk]: broadcast over queries, as PyTorch's key padding mask
+            row.Bm = c.B, row.Tq = 1, row.Tk = c.Tk;
+            for (int64_t n = 0; n < c.B * c.Tk; ++n) row.dense.push_back(r.uniform() < 0.6f);
+            masks.push_back({"dense [B,1,Tk]", row});
+            Mask addm;
+            addm.Ba = 1, addm.Tqa = c.Tq, addm.Tk = c.Tk;
+            for (int64_t n = 0; n < c.Tq * c.Tk; ++n) addm.additive.push_back(r.normal());
+            masks.push_back({"additive", addm});
+            Mask addc = addm;
+            addc.causal = true;
+            masks.push_back({"additive+causal", addc});
+            for (const auto& [mname, m] : masks)
+                for (int sc = 0; sc < 3; ++sc) {
+                    AttentionOptions opt;
+                    if (sc == 1) opt.scale = Scale{ScaleKind::Constant, 0.3f};
+                    if (sc == 2) opt.scale = Scale{ScaleKind::Cosine, 0.1f};
+                    const std::string what = kern + " B" + std::to_string(c.B) + " H" + std::to_string(c.H) + " Tq" +
+                                             std::to_string(c.Tq) + " Tk" + std::to_string(c.Tk) + " Dk" +
+                                             std::to_string(c.Dk) + " Dv" + std::to_string(c.Dv) + " " + mname +
+                                             " scale" + std::to_string(sc);
+                    check_close(attention_flash_with(kern, q, k, v, m, opt, 2), naive(q, k, v, m, opt), v, 1e-5, what);
+                }
+        }
+}
+
+TEST_CASE("flash: fully masked rows, with fill -inf (zeros) and a finite fill (uniform over all keys)") {
+    for (const std::string& kern : flash_kernels())
+        for (float fill : {-std::numeric_limits<float>::infinity(), -1e9f, 0.0f}) {
+            const Tensor q = randn({3, 2, 70, 16}, 11), k = randn({3, 2, 150, 16}, 12), v = randn({3, 2, 150, 8}, 13);
+            Mask m;
+            m.key_len = {150, 0, 3};  // batch row 1: every key is padding
+            for (bool causal : {false, true}) {
+                m.causal = causal;
+                AttentionOptions opt;
+                opt.fill = fill;
+                const Tensor got = attention_flash_with(kern, q, k, v, m, opt, 2);
+                INFO(kern << " fill " << fill << " causal " << causal);
+                check_close(got, naive(q, k, v, m, opt), v, 1e-5, "fully masked");
+                if (std::isinf(fill))  // batch row 1 is exactly zero
+                    for (int64_t n = 2 * 70 * 8; n < 4 * 70 * 8; ++n) CHECK(got.data[n] == 0.0f);
+            }
+        }
+}
+
+TEST_CASE("flash: dropout in train mode matches the reference's decisions; eval mode ignores it") {
+    const Tensor q = randn({2, 2, 45, 12}, 21), k = randn({2, 2, 77, 12}, 22), v = randn({2, 2, 77, 10}, 23);
+    Mask m;
+    m.causal = true;
+    for (const std::string& kern : flash_kernels()) {
+        AttentionOptions opt;
+        opt.dropout = 0.3f;
+        opt.seed = 99;
+        opt.train = true;
+        check_close(attention_flash_with(kern, q, k, v, m, opt, 2), naive(q, k, v, m, opt), v, 1e-5, kern + " train");
+        // The same numbers whatever the thread count (decisions are per element, not per thread).
+        CHECK(attention_flash_with(kern, q, k, v, m, opt, 1).data == attention_flash_with(kern, q, k, v, m, opt, 2).data);
+        opt.train = false;
+        AttentionOptions plain;
+        check_close(attention_flash_with(kern, q, k, v, m, opt, 2), naive(q, k, v, m, plain), v, 1e-5, kern + " eval");
+    }
+}
+
+TEST_CASE("flash: bad shapes and options are InputErrors") {
+    const Tensor q = randn({1, 2, 4, 8}, 1), k = randn({1, 2, 5, 8}, 2), v = randn({1, 2, 5, 3}, 3);
+    const Tensor kbad = randn({1, 2, 5, 7}, 4), vbad = randn({1, 2, 6, 3}, 5);
+    CHECK_THROWS_AS(attention_flash(q, kbad, v, Mask{}, {}), ShapeError);
+    CHECK_THROWS_AS(attention_flash(q, k, vbad, Mask{}, {}), ShapeError);
+    Mask m;
+    m.key_len = {1, 2};
+    CHECK_THROWS_AS(attention_flash(q, k, v, m, {}), ShapeError);
+    CHECK_THROWS_AS(attention_flash_with("nope", q, k, v, Mask{}, {}), InputError);
+    AttentionOptions opt;
+    opt.dropout = 1.0f;
+    CHECK_THROWS_AS(attention_flash(q, k, v, Mask{}, opt), InputError);
+}
+
+TEST_CASE("flash-bf16 matches the reference within bf16 precision") {
+    if (!flash_bf16_supported()) {
+        MESSAGE("this CPU has no AVX-512 BF16: the bf16 kernel is not tested here");
+        CHECK_THROWS_AS(attention_flash_bf16(randn({1, 1, 2, 2}, 1), randn({1, 1, 2, 2}, 2), randn({1, 1, 2, 2}, 3),
+                                             Mask{}, {}),
+                        InputError);
+        return;
+    }
+    // Tolerance: Q, K, V and P are rounded to bf16 (8 significant bits, relative
+    // error <= 2^-9 each). A score q.k/sqrt(Dk) of N(0,1) data then moves by ~1e-2
+    // at most, a weight by ~1% relative, and an output (a weighted mean of v) by
+    // ~1% of max|v| (cosine with tau = 0.1 multiplies scores, and their error, by
+    // 10). The bound 2e-2 (scaled as in check_close) is twice that; the measured
+    // worst over these cases is 5.5e-3 (cosine, tau 0.1). float32 flash passes 1e-5.
+    const std::vector<Case> shapes = {{1, 1, 1, 1, 4, 4}, {2, 3, 7, 9, 5, 3}, {1, 2, 65, 130, 64, 64}, {1, 1, 100, 37, 17, 33}};
+    uint64_t seed = 500;
+    for (const Case& c : shapes) {
+        const Tensor q = randn({c.B, c.H, c.Tq, c.Dk}, seed++), k = randn({c.B, c.H, c.Tk, c.Dk}, seed++),
+                     v = randn({c.B, c.H, c.Tk, c.Dv}, seed++);
+        for (int variant = 0; variant < 5; ++variant) {
+            Mask m;
+            AttentionOptions opt;
+            if (variant == 1) m.causal = true;
+            if (variant == 2) {
+                for (int64_t b = 0; b < c.B; ++b) m.key_len.push_back(b == 0 ? 0 : c.Tk / 2 + 1);
+                opt.fill = -1e9f;
+            }
+            if (variant == 3) opt.scale = Scale{ScaleKind::Cosine, 0.1f};
+            if (variant == 4) m.causal = true, opt.train = true, opt.dropout = 0.2f, opt.seed = 5;
+            const std::string what = "bf16 Tq" + std::to_string(c.Tq) + " Tk" + std::to_string(c.Tk) + " Dk" +
+                                     std::to_string(c.Dk) + " variant " + std::to_string(variant);
+            check_close(attention_flash_bf16(q, k, v, m, opt, 2), naive(q, k, v, m, opt), v, 2e-2, what);
+        }
+    }
+}

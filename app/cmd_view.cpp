@@ -2,6 +2,7 @@
 // --dump, attn model ... --dump) as heatmaps in the terminal, and with --svg
 // as an SVG picture. Rows are queries, columns keys; labels are the dump's
 // tokens (config "tokens": [T] or [B][T] strings) or positions.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -98,9 +99,31 @@ int run_view(const ViewOpts& o) {
                              shape_str(w.shape), o.batch,
                              o.head ? "head " + std::to_string(*o.head) : fmt::format("all {} heads", H),
                              mask.is_none() ? "" : " (mask from the dump)");
+    // the terminal shows at most kShow queries and keys (2 columns a cell fit
+    // 100 columns); the SVG always has all of them
+    constexpr int64_t kShow = 40;
+    const int64_t shown = std::min(T, kShow);
+    if (shown < T)
+        std::cout << fmt::format("(T = {}: the terminal shows the first {} queries and keys; --svg FILE draws all)\n", T,
+                                 shown);
     for (size_t k = 0; k < panels.size(); ++k) {
         const auto& s = stats[static_cast<size_t>(h0) + k];
-        std::cout << "\n" << render_heatmap(panels[k], st);
+        HeatmapPanel view = panels[k];
+        if (shown < T) {
+            view.rows = view.cols = shown;
+            view.values.clear();
+            for (int64_t i = 0; i < shown; ++i)
+                for (int64_t j = 0; j < shown; ++j) view.values.push_back(panels[k].values[static_cast<size_t>(i * T + j)]);
+            if (!view.row_labels.empty()) view.row_labels.resize(static_cast<size_t>(shown));
+            if (!view.col_labels.empty()) view.col_labels.resize(static_cast<size_t>(shown));
+        }
+        // colours span 0 .. the panel's largest weight, so near-uniform rows still show their structure
+        HeatmapStyle vs = st;
+        vs.vmin = 0;
+        vs.vmax = 0;
+        for (float x : view.values) vs.vmax = std::max(vs.vmax, double(x));
+        if (!(vs.vmax > 0)) vs.vmax = 1;
+        std::cout << "\n" << render_heatmap(view, vs);
         std::cout << fmt::format("  mean entropy {:.3f} nats ({:.2f} of uniform), mean max weight {:.3f}, "
                                  "effective keys {:.2f} (over {} rows)\n",
                                  s.mean_entropy_nats, s.mean_normalized_entropy, s.mean_max_weight,

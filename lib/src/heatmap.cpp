@@ -245,11 +245,21 @@ std::string render_heatmap(const HeatmapPanel& panel, const HeatmapStyle& style)
     for (const auto& l : clab)
         if (display_width(sanitize_terminal(l)) > cell_w - 1) fits = false;
     out += std::string(static_cast<size_t>(label_w + 1), ' ');
-    for (int64_t j = 0; j < panel.cols; ++j) {
-        std::string l = fits ? sanitize_terminal(clab[static_cast<size_t>(j)]) : std::to_string(j);
-        if (compact && !fits) l = std::to_string(j % 100);
-        out += pad_left(display_width(l) > cell_w ? l.substr(l.size() - static_cast<size_t>(cell_w)) : l, cell_w);
+    if (compact && !fits) {
+        // narrow cells: an index every 10 columns, written from its cell rightwards
+        std::string line(static_cast<size_t>(panel.cols * cell_w), ' ');
+        for (int64_t j = 0; j < panel.cols; j += 10) {
+            const std::string n = std::to_string(j);
+            line.replace(static_cast<size_t>(j * cell_w), std::min(n.size(), line.size() - static_cast<size_t>(j * cell_w)), n);
+        }
+        out += line;
+    } else {
+        for (int64_t j = 0; j < panel.cols; ++j) {
+            const std::string l = fits ? sanitize_terminal(clab[static_cast<size_t>(j)]) : std::to_string(j);
+            out += pad_left(display_width(l) > cell_w ? l.substr(l.size() - static_cast<size_t>(cell_w)) : l, cell_w);
+        }
     }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
     out += "\n";
 
     // pass 2: one line per row

@@ -388,6 +388,8 @@ TEST_CASE("cuda parity: benchmark timing is positive and the FLOP count matches 
         CHECK(r.min_ms > 0.0);
         CHECK(r.min_ms <= r.mean_ms);
         CHECK(r.mean_ms <= r.max_ms);
+        CHECK(r.min_ms <= r.median_ms);
+        CHECK(r.median_ms <= r.max_ms);
         CHECK(r.flops == doctest::Approx(4.0 * 256 * 256 * 2 * 128));
     }
 }

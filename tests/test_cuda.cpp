@@ -77,8 +77,9 @@ TEST_CASE("cuda: without a usable GPU every call is an InputError with the reaso
 #ifdef ATTN_CUDA
 // ---------------------------------------------------------------------------
 // Part 2: parity with the CPU reference (CUDA builds only)
-namespace attn::cuda_detail {
-void force_tiled_gemm(bool on);  // test hook of lib/cuda (cuda_internal.hpp)
+namespace attn::cuda_detail {  // test hooks of lib/cuda (cuda_internal.hpp)
+void force_tiled_gemm(bool on);
+void set_flash_mma_warps(int warps);
 }
 
 namespace {
@@ -293,6 +294,16 @@ TEST_CASE("cuda parity: cuda-flash-f16 matches the CPU reference on fp16-rounded
 
 TEST_CASE("cuda parity: cuda-flash-bf16 matches the CPU reference on bf16-rounded inputs") {
     if (!gpu_or_skip()) return;
+    parity_for(attn::CudaKernel::FlashBf16);
+}
+
+TEST_CASE("cuda parity: the 8-warp (128-row) tensor-core variants match too") {
+    if (!gpu_or_skip()) return;
+    struct Warps8 {
+        Warps8() { attn::cuda_detail::set_flash_mma_warps(8); }
+        ~Warps8() { attn::cuda_detail::set_flash_mma_warps(4); }
+    } w8;
+    parity_for(attn::CudaKernel::FlashF16);
     parity_for(attn::CudaKernel::FlashBf16);
 }
 

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "attn/attn.hpp"
+#include "attn/cuda.hpp"
 #include "command.hpp"
 #include "options.hpp"
 
@@ -15,7 +16,7 @@ namespace {
 
 struct ForwardOpts {
     int64_t batch = 2, seq = 6, d_model = 16, heads = 1, d_k = 0, d_v = 0;  // the source's first example (C21)
-    std::string mask = "none", scale = "sqrt", fill = "-inf", init = "torch", impl = "reference";
+    std::string mask = "none", scale = "sqrt", fill = "-inf", init = "torch", impl = "reference", device = "cpu";
     std::string dump, input;
     double dropout = 0.0;
     bool train = false, trace = false, no_bias = false;
@@ -74,18 +75,27 @@ int run_forward(ForwardOpts o) {
     aopt.train = o.train;
     aopt.seed = mix64(o.seed ^ 0xd20dULL);
     const InitSpec init = parse_init(o.init);
+    if (o.device != "cpu" && o.device != "cuda")
+        throw InputError(fmt::format("--device: must be cpu or cuda, got '{}'", o.device));
+    if (o.device == "cuda") {
+        require_cuda("--device cuda");  // one line, exit 2, when the build or the machine has no GPU
+        if (o.impl == "reference") o.impl = "cuda-naive";
+        else if (o.impl == "flash") o.impl = "cuda-flash";
+    }
     const Impl impl = parse_impl(o.impl);
+    if (o.device == "cpu" && !(impl == Impl::Reference || impl == Impl::Flash))
+        throw InputError(fmt::format("--impl: '{}' runs on the GPU: add --device cuda", o.impl));
     if (!o.dump.empty()) require_writable("--dump", o.dump);
-    if (impl == Impl::Flash && o.trace)
-        throw InputError("--trace: the flash implementation never forms the (T, T) scores; use --impl reference to trace them");
+    if (!impl_records(impl) && o.trace)
+        throw InputError("--trace: the flash implementations never form the (T, T) scores; use --impl reference to trace them");
 
     // Memory: the reference keeps 5 (B, H, T, T) tensors when recording; a dump
     // writes each float as ~12 characters of JSON.
     const AttentionCost cost = attention_cost(o.batch, o.seq, o.d_model, cfg.heads, cfg.d_k, cfg.d_v, cfg.bias);
-    const double tt_tensors = impl == Impl::Reference ? 6.0 : 0.0;
+    const double tt_tensors = impl_records(impl) ? 6.0 : 0.0;
     double need = tt_tensors * cost.bytes_score_matrix + weight_bytes + act_bytes;
     if (!o.dump.empty()) need += 3.0 * need;
-    require_fits_in_memory(impl == Impl::Reference ? "--seq" : "--batch", need,
+    require_fits_in_memory(impl_records(impl) ? "--seq" : "--batch", need,
                            fmt::format("B={}, H={}, T={} ({} per (B, H, T, T) tensor)", o.batch, cfg.heads, o.seq,
                                        format_bytes(cost.bytes_score_matrix)));
 
@@ -198,7 +208,9 @@ const Command reg{
         sub.add_flag("--train", o->train, "training mode: apply dropout to the weights");
         sub.add_option("--init", o->init, std::string("weight initialiser: ") + kInitNames)->capture_default_str();
         sub.add_flag("--no-bias", o->no_bias, "projections without bias (C8)");
-        sub.add_option("--impl", o->impl, "reference | flash (tiled, never forms the (T, T) matrix)")
+        sub.add_option("--impl", o->impl, "reference | flash (tiled, never forms the (T, T) matrix); with --device cuda also cuda-flash-f16, cuda-flash-bf16")
+            ->capture_default_str();
+        sub.add_option("--device", o->device, "cpu | cuda (needs a build with -DATTN_CUDA=ON and a GPU)")
             ->capture_default_str();
         sub.add_option("--seed", o->seed, "seed for weights, input and dropout")
             ->capture_default_str()

@@ -52,7 +52,8 @@ fi
 
 step "benchmark: attn CUDA kernels, B=$B H=$H T=$T, Dk=64,128, non-causal"
 timeout 90 "$BUILD/attn_cuda_bench" --b "$B" --h "$H" --t "$T" --dk 64,128 --reps 10 --warmup 2 \
-    --impl cuda-naive,cuda-naive-tiled,cuda-flash,cuda-flash-f16,cuda-flash-bf16 >"$LOGS/bench.jsonl" 2>"$LOGS/bench.err"
+    --impl cuda-naive,cuda-naive-tiled,cuda-flash,cuda-flash-f16,cuda-flash-bf16,cuda-flash-f16-w8,cuda-flash-bf16-w8 \
+    >"$LOGS/bench.jsonl" 2>"$LOGS/bench.err"
 echo "bench exit $? ($(wc -l <"$LOGS/bench.jsonl") results)"; cat "$LOGS/bench.err"
 
 step "benchmark: PyTorch scaled_dot_product_attention on the same sizes"
@@ -91,7 +92,8 @@ def load(p):
     except OSError:
         return []
 ours, sdpa = load(sys.argv[1]), load(sys.argv[2])
-ref_dtype = {"cuda-naive": "float32", "cuda-naive-tiled": "float32", "cuda-flash": "float32", "cuda-flash-f16": "float16", "cuda-flash-bf16": "bfloat16"}
+ref_dtype = {"cuda-naive": "float32", "cuda-naive-tiled": "float32", "cuda-flash": "float32", "cuda-flash-f16": "float16", "cuda-flash-bf16": "bfloat16",
+             "cuda-flash-f16-w8": "float16", "cuda-flash-bf16-w8": "bfloat16"}
 sd = {(r["dtype"], r["Dk"]): r for r in sdpa}
 naive = {r["Dk"]: r for r in ours if r["impl"] == "cuda-naive"}
 print(f"parity: {sys.argv[3] or 'no result'}")
@@ -111,7 +113,7 @@ for r in sdpa:
 checks = []
 for r in ours:
     s = sd.get((ref_dtype.get(r["impl"]), r["Dk"]))
-    if r["impl"] in ("cuda-flash-f16", "cuda-flash-bf16") and s:
+    if r["impl"].startswith("cuda-flash-") and s:
         ratio = r["tflops"] / s["tflops"]
         checks.append(f"{r['impl']} Dk={r['Dk']}: {ratio:.2f} of SDPA ({'meets' if ratio >= 0.5 else 'MISSES'} >= 0.50)")
     if r["impl"] == "cuda-flash":

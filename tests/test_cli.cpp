@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "attn/cuda.hpp"
 #include "test_util.hpp"
 
 using namespace attn;
@@ -42,6 +43,8 @@ TEST_CASE("cli: every bad input of attn forward exits 2 with a one-line message 
         {"forward --d-k 0 --d-v -3", "--d-v"},
         {"forward --seq 99999999999", "--seq"},
         {"forward --seed -1", "--seed"},
+        {"forward --device tpu", "--device"},
+        {"forward --impl cuda-flash", "--impl"},                  // a GPU kernel without --device cuda
         {"forward --batch x", "--batch"},
         {"forward --input /nonexistent.json", "nonexistent"},
         {"forward --no-such-flag", "--no-such-flag"},
@@ -56,6 +59,17 @@ TEST_CASE("cli: every bad input of attn forward exits 2 with a one-line message 
         CHECK(r.out.rfind("attn: error: ", 0) == 0);
         CHECK(count_lines(r.out) == 1);
     }
+}
+
+TEST_CASE("cli: --device cuda without a GPU is one line and exit 2") {
+    if (cuda_available()) {
+        MESSAGE("a GPU is present: nothing to refuse");
+        return;
+    }
+    const auto r = test::run_attn("forward --device cuda");
+    CHECK(r.code == 2);
+    CHECK(r.out.find("--device cuda") != std::string::npos);
+    CHECK(count_lines(r.out) == 1);
 }
 
 TEST_CASE("cli: --help works for the program and for forward") {

@@ -77,8 +77,9 @@ TEST_CASE("cuda: without a usable GPU every call is an InputError with the reaso
 #ifdef ATTN_CUDA
 // ---------------------------------------------------------------------------
 // Part 2: parity with the CPU reference (CUDA builds only)
-namespace attn::cuda_detail {
-void force_tiled_gemm(bool on);  // test hook of lib/cuda (cuda_internal.hpp)
+namespace attn::cuda_detail {  // test hooks of lib/cuda (cuda_internal.hpp)
+void force_tiled_gemm(bool on);
+void set_flash_mma_warps(int warps);
 }
 
 namespace {
@@ -296,6 +297,16 @@ TEST_CASE("cuda parity: cuda-flash-bf16 matches the CPU reference on bf16-rounde
     parity_for(attn::CudaKernel::FlashBf16);
 }
 
+TEST_CASE("cuda parity: the 8-warp (128-row) tensor-core variants match too") {
+    if (!gpu_or_skip()) return;
+    struct Warps8 {
+        Warps8() { attn::cuda_detail::set_flash_mma_warps(8); }
+        ~Warps8() { attn::cuda_detail::set_flash_mma_warps(4); }
+    } w8;
+    parity_for(attn::CudaKernel::FlashF16);
+    parity_for(attn::CudaKernel::FlashBf16);
+}
+
 TEST_CASE("cuda parity: the naive path's record equals the reference's, intermediate by intermediate") {
     if (!gpu_or_skip()) return;
     const attn::Tensor q = random_tensor({2, 2, 9, 11}, 5), k = random_tensor({2, 2, 11, 11}, 6),
@@ -388,6 +399,8 @@ TEST_CASE("cuda parity: benchmark timing is positive and the FLOP count matches 
         CHECK(r.min_ms > 0.0);
         CHECK(r.min_ms <= r.mean_ms);
         CHECK(r.mean_ms <= r.max_ms);
+        CHECK(r.min_ms <= r.median_ms);
+        CHECK(r.median_ms <= r.max_ms);
         CHECK(r.flops == doctest::Approx(4.0 * 256 * 256 * 2 * 128));
     }
 }

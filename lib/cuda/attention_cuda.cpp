@@ -13,6 +13,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <cuda_runtime.h>
 #include <fmt/format.h>
@@ -463,18 +464,20 @@ CudaBenchResult bench_attention_cuda(const Tensor& q, const Tensor& k, const Ten
     for (int w = 0; w < std::max(warmup, 0); ++w) run(p, nullptr);
     ATTN_CUDA_CHECK(cudaDeviceSynchronize());
     EventTimer ev;
-    double sum = 0;
-    r.min_ms = std::numeric_limits<double>::infinity();
-    for (int i = 0; i < reps; ++i) {
+    std::vector<double> ms(static_cast<size_t>(reps));
+    for (auto& x : ms) {
         ev.start();
         run(p, nullptr);
-        const double ms = ev.stop_ms();
-        sum += ms;
-        r.min_ms = std::min(r.min_ms, ms);
-        r.max_ms = std::max(r.max_ms, ms);
+        x = ev.stop_ms();
     }
     ATTN_CUDA_CHECK(cudaGetLastError());
+    double sum = 0;
+    for (double x : ms) sum += x;
     r.mean_ms = sum / reps;
+    std::sort(ms.begin(), ms.end());
+    r.min_ms = ms.front();
+    r.max_ms = ms.back();
+    r.median_ms = reps % 2 == 1 ? ms[ms.size() / 2] : 0.5 * (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]);
     r.tflops = r.mean_ms > 0 ? r.flops / (r.mean_ms * 1e-3) / 1e12 : 0.0;
     return r;
 }

@@ -3,7 +3,8 @@
 // at these sizes; tests/test_cuda.cpp checks every kernel against it on small ones).
 //
 //   attn_cuda_bench [--b 4] [--h 16] [--t 4096] [--dk 64,128] [--causal]
-//                   [--impl cuda-naive,cuda-naive-tiled,cuda-flash,cuda-flash-f16,cuda-flash-bf16]
+//                   [--impl cuda-naive,cuda-naive-tiled,cuda-flash,cuda-flash-f16,cuda-flash-bf16,
+//                           cuda-flash-f16-w8,cuda-flash-bf16-w8]
 //                   [--reps 10] [--warmup 2] [--seed 0]
 //
 // Prints one JSON object per (impl, Dk) on stdout (scripts/gpu-check.sh reads them).
@@ -22,8 +23,9 @@
 #include "attn/errors.hpp"
 #include "attn/rng.hpp"
 
-namespace attn::cuda_detail {
-void force_tiled_gemm(bool on);  // cuda_internal.hpp: the readable path without cuBLAS
+namespace attn::cuda_detail {  // tuning hooks of cuda_internal.hpp
+void force_tiled_gemm(bool on);      // the readable path without cuBLAS
+void set_flash_mma_warps(int warps); // 4 or 8 warps per block in the tensor-core kernels
 }
 
 namespace {
@@ -60,7 +62,8 @@ attn::Tensor random_tensor(attn::Shape s, uint64_t seed) {
 int run(int argc, char** argv) {
     int64_t B = 4, H = 16, T = 4096, reps = 10, warmup = 2, seed = 0;
     std::vector<int64_t> dks{64, 128};
-    // "cuda-naive-tiled": the readable path on the plain tiled GEMM instead of cuBLAS
+    // variants for tuning: "cuda-naive-tiled" (the readable path on the plain tiled GEMM
+    // instead of cuBLAS), "cuda-flash-f16-w8" / "cuda-flash-bf16-w8" (8 warps, 128 query rows)
     std::vector<std::string> impls{"cuda-naive", "cuda-flash", "cuda-flash-f16", "cuda-flash-bf16"};
     bool causal = false;
     for (int i = 1; i < argc; ++i) {
@@ -71,7 +74,8 @@ int run(int argc, char** argv) {
         }
         if (opt == "--help" || opt == "-h") {
             std::puts("attn_cuda_bench [--b 4] [--h 16] [--t 4096] [--dk 64,128] [--causal] "
-                      "[--impl cuda-naive,cuda-naive-tiled,cuda-flash,cuda-flash-f16,cuda-flash-bf16] [--reps 10] [--warmup 2] "
+                      "[--impl cuda-naive,cuda-naive-tiled,cuda-flash,cuda-flash-f16,cuda-flash-bf16,cuda-flash-f16-w8,"
+                      "cuda-flash-bf16-w8] [--reps 10] [--warmup 2] "
                       "[--seed 0]");
             return 0;
         }
@@ -92,7 +96,8 @@ int run(int argc, char** argv) {
         } else if (opt == "--impl") {
             impls.clear();
             for (const auto& k : split(val)) {
-                if (k != "cuda-naive-tiled") (void)attn::parse_cuda_kernel(k, "--impl");  // checks the name
+                const bool variant = k == "cuda-naive-tiled" || k == "cuda-flash-f16-w8" || k == "cuda-flash-bf16-w8";
+                if (!variant) (void)attn::parse_cuda_kernel(k, "--impl");  // checks the name
                 impls.push_back(k);
             }
         }
@@ -109,13 +114,17 @@ int run(int argc, char** argv) {
         const attn::Tensor ref = attn::attention_cuda(q, k, v, mask, opt, attn::CudaKernel::Naive);
         for (const std::string& impl : impls) {
             const bool tiled = impl == "cuda-naive-tiled";
-            const attn::CudaKernel kern = tiled ? attn::CudaKernel::Naive : attn::parse_cuda_kernel(impl);
+            const bool w8 = impl.size() > 3 && impl.substr(impl.size() - 3) == "-w8";
+            const attn::CudaKernel kern = tiled ? attn::CudaKernel::Naive
+                                                : attn::parse_cuda_kernel(w8 ? impl.substr(0, impl.size() - 3) : impl);
             attn::cuda_detail::force_tiled_gemm(tiled);
+            attn::cuda_detail::set_flash_mma_warps(w8 ? 8 : 4);
             const attn::Tensor out = attn::attention_cuda(q, k, v, mask, opt, kern);
             const double diff = attn::max_abs_diff(out, ref);
             attn::CudaBenchResult r =
                 attn::bench_attention_cuda(q, k, v, mask, opt, kern, static_cast<int>(reps), static_cast<int>(warmup));
             attn::cuda_detail::force_tiled_gemm(false);
+            attn::cuda_detail::set_flash_mma_warps(4);
             r.kernel = impl;
             std::printf("%s\n",
                         fmt::format("{{\"impl\": \"{}\", \"device\": \"{}\", \"B\": {}, \"H\": {}, \"T\": {}, \"Dk\": {}, "

@@ -23,6 +23,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <atomic>
 #include <cstring>
 
 #include "common.cuh"
@@ -31,9 +32,8 @@ namespace attn::cuda_detail {
 
 using u16 = unsigned short;  // raw 16-bit storage of an fp16 or bf16 value
 
-constexpr int MMA_BR = 64;  // query rows per block (4 warps x 16)
+// query rows per block: 16 per warp; WARPS (4 or 8) is a template parameter of the kernel
 constexpr int MMA_BC = 64;  // keys per tile
-constexpr int MMA_THREADS = 128;
 constexpr float LOG2E = 1.4426950408889634f;
 
 struct F16Tag {};
@@ -86,18 +86,19 @@ __device__ inline void ldmatrix_x4_trans(uint32_t (&r)[4], const u16* p) {
 
 // Rows [r0, r0 + ROWS) of a row-major (n, d) matrix into dst (ROWS, LD), columns
 // [0, D) with zeros past n rows and d columns. vec: d % 8 == 0, so 16-byte chunks.
-template <int ROWS, int D, int LD>
+template <int ROWS, int D, int LD, int NT>
 __device__ inline void stage_rows(u16* dst, const u16* src, int64_t r0, int64_t n, int64_t d, bool vec) {
+    // NT threads share the copy
     if (vec) {
         constexpr int CPR = D / 8;  // 16-byte chunks per row
-        for (int e = threadIdx.x; e < ROWS * CPR; e += MMA_THREADS) {
+        for (int e = threadIdx.x; e < ROWS * CPR; e += NT) {
             const int r = e / CPR, c = (e % CPR) * 8;
             uint4 val = make_uint4(0, 0, 0, 0);
             if (r0 + r < n && c < d) val = *reinterpret_cast<const uint4*>(src + (r0 + r) * d + c);
             *reinterpret_cast<uint4*>(dst + r * LD + c) = val;
         }
     } else {
-        for (int e = threadIdx.x; e < ROWS * D; e += MMA_THREADS) {
+        for (int e = threadIdx.x; e < ROWS * D; e += NT) {
             const int r = e / D, c = e % D;
             dst[r * LD + c] = (r0 + r < n && c < d) ? src[(r0 + r) * d + c] : u16(0);
         }
@@ -115,11 +116,11 @@ __device__ inline void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n
 
 // stage_rows that, when vec, only starts the copies (cp.async): the caller commits,
 // waits and synchronises. Without vec it falls back to the synchronous copy.
-template <int ROWS, int D, int LD>
+template <int ROWS, int D, int LD, int NT>
 __device__ inline void stage_rows_async(u16* dst, const u16* src, int64_t r0, int64_t n, int64_t d, bool vec) {
-    if (!vec) return stage_rows<ROWS, D, LD>(dst, src, r0, n, d, false);
+    if (!vec) return stage_rows<ROWS, D, LD, NT>(dst, src, r0, n, d, false);
     constexpr int CPR = D / 8;
-    for (int e = threadIdx.x; e < ROWS * CPR; e += MMA_THREADS) {
+    for (int e = threadIdx.x; e < ROWS * CPR; e += NT) {
         const int r = e / CPR, c = (e % CPR) * 8;
         const bool in = r0 + r < n && c < d;
         cp_async16(dst + r * LD + c, in ? src + (r0 + r) * d + c : src, in);
@@ -130,8 +131,8 @@ __device__ inline void stage_rows_async(u16* dst, const u16* src, int64_t r0, in
 template <int D>
 constexpr int mma_smem_bytes() { return 4 * MMA_BC * (D + 8) * 2; }
 
-template <class Tag, int D>
-__global__ void __launch_bounds__(MMA_THREADS)
+template <class Tag, int D, int WARPS>
+__global__ void __launch_bounds__(WARPS * 32)
     flash_mma_kernel(const u16* __restrict__ q, const u16* __restrict__ k, const u16* __restrict__ v,
                      float* __restrict__ out, AttnArgs a, bool vec_qk, bool vec_v) {
     // q (BH, Tq, Dk), k (BH, Tk, Dk), v (BH, Tk, Dv) 16-bit -> out (BH, Tq, Dv) float32; D >= Dk, Dv
@@ -140,26 +141,28 @@ __global__ void __launch_bounds__(MMA_THREADS)
     constexpr int NT_O = D / 8;      // 8-wide column tiles of O
     constexpr int KS = D / 16;       // 16-deep steps over the head dimension
     constexpr int TILE = MMA_BC * LDK;
+    constexpr int BR = 16 * WARPS;   // query rows of this block
+    constexpr int NT = 32 * WARPS;   // threads
     extern __shared__ __align__(16) u16 smem[];
-    // K buffers at smem + {0, 1}·TILE (the first holds the Q tile before the loop), V at + {2, 3}·TILE
+    // K buffers at smem + {0, 1}·TILE, V at + {2, 3}·TILE; before the loop the Q tile (BR rows) sits at smem
     const auto Kbuf = [&](int i) { return smem + i * TILE; };
     const auto Vbuf = [&](int i) { return smem + (2 + i) * TILE; };
-    static_assert(MMA_BR == MMA_BC, "Q is staged through a K tile");
+    static_assert(BR <= 4 * MMA_BC, "the Q tile must fit in the K/V buffers");
 
     const Tag tag{};
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
     const int64_t bh = blockIdx.y, b = bh / a.H;
-    const int64_t q_lo = static_cast<int64_t>(gridDim.x - 1 - blockIdx.x) * MMA_BR;  // longest blocks first
+    const int64_t q_lo = static_cast<int64_t>(gridDim.x - 1 - blockIdx.x) * BR;  // longest blocks first
     const int64_t i0 = q_lo + warp * 16 + g, i1 = i0 + 8;  // this thread's two query rows
     const int64_t i0c = i0 < a.Tq ? i0 : a.Tq - 1, i1c = i1 < a.Tq ? i1 : a.Tq - 1;
 
     // pass 0: Q tile -> shared memory -> this warp's A fragments, kept in registers
-    stage_rows<MMA_BR, D, LDK>(Kbuf(0), q + bh * a.Tq * a.Dk, q_lo, a.Tq, a.Dk, vec_qk);
+    stage_rows<BR, D, LDK, NT>(smem, q + bh * a.Tq * a.Dk, q_lo, a.Tq, a.Dk, vec_qk);
     __syncthreads();
     uint32_t qa[KS][4];
 #pragma unroll
     for (int ks = 0; ks < KS; ++ks) {
-        const u16* p = Kbuf(0) + (warp * 16 + g) * LDK + ks * 16 + 2 * t;
+        const u16* p = smem + (warp * 16 + g) * LDK + ks * 16 + 2 * t;
         qa[ks][0] = ld32(p);
         qa[ks][1] = ld32(p + 8 * LDK);
         qa[ks][2] = ld32(p + 8);
@@ -172,7 +175,7 @@ __global__ void __launch_bounds__(MMA_THREADS)
     float m0 = -INFINITY, m1 = -INFINITY;  // running max of rows i0, i1
     float l0 = 0.0f, l1 = 0.0f;            // running sums, this thread's columns only
 
-    const int64_t q_hi = q_lo + MMA_BR - 1 < a.Tq - 1 ? q_lo + MMA_BR - 1 : a.Tq - 1;
+    const int64_t q_hi = q_lo + BR - 1 < a.Tq - 1 ? q_lo + BR - 1 : a.Tq - 1;
     const int64_t k_end = key_end(a, b, q_hi);
     const bool dropping = a.dropout > 0.0f;
 
@@ -181,10 +184,10 @@ __global__ void __launch_bounds__(MMA_THREADS)
     const int64_t n_tiles = (k_end + MMA_BC - 1) / MMA_BC;
 
     // pass 1 (pipelined): tile it+1 is in flight (cp.async) while tile it is computed
-    __syncthreads();  // every warp has its Q fragments: Kbuf(0) may be overwritten
+    __syncthreads();  // every warp has its Q fragments: the buffers may be overwritten
     if (n_tiles > 0) {
-        stage_rows_async<MMA_BC, D, LDK>(Kbuf(0), kg, 0, a.Tk, a.Dk, vec_qk);
-        stage_rows_async<MMA_BC, D, LDK>(Vbuf(0), vg, 0, a.Tk, a.Dv, vec_v);
+        stage_rows_async<MMA_BC, D, LDK, NT>(Kbuf(0), kg, 0, a.Tk, a.Dk, vec_qk);
+        stage_rows_async<MMA_BC, D, LDK, NT>(Vbuf(0), vg, 0, a.Tk, a.Dv, vec_v);
     }
     cp_async_commit();
     for (int64_t it = 0; it < n_tiles; ++it) {
@@ -192,8 +195,8 @@ __global__ void __launch_bounds__(MMA_THREADS)
         const int cur = static_cast<int>(it & 1);
         if (it + 1 < n_tiles) {
             // buffer cur^1 was last read in iteration it-1, which ended with a barrier
-            stage_rows_async<MMA_BC, D, LDK>(Kbuf(cur ^ 1), kg, k0 + MMA_BC, a.Tk, a.Dk, vec_qk);
-            stage_rows_async<MMA_BC, D, LDK>(Vbuf(cur ^ 1), vg, k0 + MMA_BC, a.Tk, a.Dv, vec_v);
+            stage_rows_async<MMA_BC, D, LDK, NT>(Kbuf(cur ^ 1), kg, k0 + MMA_BC, a.Tk, a.Dk, vec_qk);
+            stage_rows_async<MMA_BC, D, LDK, NT>(Vbuf(cur ^ 1), vg, k0 + MMA_BC, a.Tk, a.Dv, vec_v);
         }
         cp_async_commit();
         cp_async_wait<1>();  // every group but the newest is done: tile it has landed
@@ -319,29 +322,38 @@ __global__ void __launch_bounds__(MMA_THREADS)
 
 int flash_mma_max_d() { return 128; }
 
-template <class Tag, int D>
+static std::atomic<int> g_mma_warps{4};
+void set_flash_mma_warps(int warps) { g_mma_warps = warps == 8 ? 8 : 4; }
+int flash_mma_warps() { return g_mma_warps; }
+
+template <class Tag, int D, int WARPS>
 static void launch_mma(const void* q, const void* k, const void* v, float* out, const AttnArgs& a, cudaStream_t st) {
-    const dim3 grid(static_cast<unsigned>((a.Tq + MMA_BR - 1) / MMA_BR), static_cast<unsigned>(a.B * a.H));
+    constexpr int BR = 16 * WARPS;
+    const dim3 grid(static_cast<unsigned>((a.Tq + BR - 1) / BR), static_cast<unsigned>(a.B * a.H));
     const bool vec_qk = a.Dk > 0 && a.Dk % 8 == 0, vec_v = a.Dv > 0 && a.Dv % 8 == 0;  // 16-byte rows
     constexpr int smem = mma_smem_bytes<D>();  // 68 KiB at D = 128: above the 48 KiB default
-    ATTN_CUDA_CHECK(cudaFuncSetAttribute(flash_mma_kernel<Tag, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    flash_mma_kernel<Tag, D><<<grid, MMA_THREADS, smem, st>>>(static_cast<const u16*>(q), static_cast<const u16*>(k),
-                                                           static_cast<const u16*>(v), out, a, vec_qk, vec_v);
+    ATTN_CUDA_CHECK(
+        cudaFuncSetAttribute(flash_mma_kernel<Tag, D, WARPS>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    flash_mma_kernel<Tag, D, WARPS><<<grid, WARPS * 32, smem, st>>>(
+        static_cast<const u16*>(q), static_cast<const u16*>(k), static_cast<const u16*>(v), out, a, vec_qk, vec_v);
     ATTN_CUDA_CHECK(cudaGetLastError());
 }
 
-template <class Tag>
+template <class Tag, int WARPS>
 static void launch_mma_d(const void* q, const void* k, const void* v, float* out, const AttnArgs& a, cudaStream_t st) {
     const int64_t d = a.Dk > a.Dv ? a.Dk : a.Dv;
-    if (d <= 32) launch_mma<Tag, 32>(q, k, v, out, a, st);
-    else if (d <= 64) launch_mma<Tag, 64>(q, k, v, out, a, st);
-    else launch_mma<Tag, 128>(q, k, v, out, a, st);
+    if (d <= 32) launch_mma<Tag, 32, WARPS>(q, k, v, out, a, st);
+    else if (d <= 64) launch_mma<Tag, 64, WARPS>(q, k, v, out, a, st);
+    else launch_mma<Tag, 128, WARPS>(q, k, v, out, a, st);
 }
 
 void launch_flash_mma(Half h, const void* q, const void* k, const void* v, float* out, const AttnArgs& a,
                       cudaStream_t st) {
-    if (h == Half::F16) launch_mma_d<F16Tag>(q, k, v, out, a, st);
-    else launch_mma_d<Bf16Tag>(q, k, v, out, a, st);
+    // 4 warps (64 query rows) by default; 8 warps (128 rows) halve the K/V traffic per row
+    // at the price of one block per multiprocessor: which wins is measured, not assumed
+    const bool w8 = g_mma_warps == 8;
+    if (h == Half::F16) w8 ? launch_mma_d<F16Tag, 8>(q, k, v, out, a, st) : launch_mma_d<F16Tag, 4>(q, k, v, out, a, st);
+    else w8 ? launch_mma_d<Bf16Tag, 8>(q, k, v, out, a, st) : launch_mma_d<Bf16Tag, 4>(q, k, v, out, a, st);
 }
 
 // float32 -> 16 bits, one element per thread

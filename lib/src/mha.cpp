@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "attn/errors.hpp"
+#include "attn/cuda.hpp"
 #include "attn/flash.hpp"
 
 namespace attn {
@@ -27,10 +28,36 @@ MhaConfig MhaConfig::resolved() const {
 Impl parse_impl(std::string_view s) {
     if (s == "reference") return Impl::Reference;
     if (s == "flash") return Impl::Flash;
-    throw InputError(fmt::format("--impl: unknown implementation '{}' (one of: reference, flash)", s));
+    if (s == "cuda-naive") return Impl::CudaNaive;
+    if (s == "cuda-flash") return Impl::CudaFlash;
+    if (s == "cuda-flash-f16") return Impl::CudaFlashF16;
+    if (s == "cuda-flash-bf16") return Impl::CudaFlashBf16;
+    throw InputError(fmt::format(
+        "--impl: unknown implementation '{}' (one of: reference, flash, cuda-naive, cuda-flash, cuda-flash-f16, "
+        "cuda-flash-bf16)",
+        s));
 }
 
-const char* impl_name(Impl impl) { return impl == Impl::Flash ? "flash" : "reference"; }
+const char* impl_name(Impl impl) {
+    switch (impl) {
+        case Impl::Reference: return "reference";
+        case Impl::Flash: return "flash";
+        case Impl::CudaNaive: return "cuda-naive";
+        case Impl::CudaFlash: return "cuda-flash";
+        case Impl::CudaFlashF16: return "cuda-flash-f16";
+        case Impl::CudaFlashBf16: return "cuda-flash-bf16";
+    }
+    return "?";
+}
+
+static CudaKernel cuda_kernel_of(Impl impl) {
+    switch (impl) {
+        case Impl::CudaFlash: return CudaKernel::Flash;
+        case Impl::CudaFlashF16: return CudaKernel::FlashF16;
+        case Impl::CudaFlashBf16: return CudaKernel::FlashBf16;
+        default: return CudaKernel::Naive;
+    }
+}
 
 Tensor split_heads(const Tensor& x, int64_t H) {
     // (B, T, H*d) -> view (B, T, H, d) -> transpose(1, 2) -> (B, H, T, d)
@@ -117,10 +144,13 @@ Tensor MultiHeadAttention::forward(const Tensor& query, const Tensor& key, const
 
     Tensor head_out;
     AttentionRecord arec;
+    const bool want_rec = impl_records(impl) && (rec != nullptr || trace != nullptr);
     if (impl == Impl::Flash) {
         head_out = attention_flash(Q, K, V, mask, opt);      // (B, H, Tq, Dv), no (T, T) tensor kept
     } else {
-        head_out = attention_reference(Q, K, V, mask, opt, rec != nullptr || trace != nullptr ? &arec : nullptr);
+        head_out = impl == Impl::Reference
+                       ? attention_reference(Q, K, V, mask, opt, want_rec ? &arec : nullptr)
+                       : attention_cuda(Q, K, V, mask, opt, cuda_kernel_of(impl), want_rec ? &arec : nullptr);
         if (!arec.scores_raw.empty()) {
             emit("scores", "Q·Kᵀ", arec.scores_raw);
             emit("scaled", "scores · scale (+ additive mask)", arec.scores_scaled);

@@ -68,7 +68,7 @@ struct CudaBenchResult {
     std::string kernel;      // cuda_kernel_name
     std::string device;      // cuda_device_name
     int reps = 0;
-    double mean_ms = 0, min_ms = 0, max_ms = 0;  // per call, inputs already on the GPU
+    double mean_ms = 0, median_ms = 0, min_ms = 0, max_ms = 0;  // per call, inputs already on the GPU
     double flops = 0;        // 2·(Dk + Dv) per allowed (query, key) pair of one call
     double tflops = 0;       // flops / mean_ms
 };

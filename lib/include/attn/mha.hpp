@@ -28,15 +28,19 @@ struct MhaConfig {
     MhaConfig resolved() const;
 };
 
-// Which kernel computes the per-head attention.
-enum class Impl { Reference, Flash };
-Impl parse_impl(std::string_view s);  // "reference" | "flash"
+// Which kernel computes the per-head attention. The CUDA ones need a build
+// with ATTN_CUDA and a GPU (attn/cuda.hpp); otherwise they throw InputError.
+enum class Impl { Reference, Flash, CudaNaive, CudaFlash, CudaFlashF16, CudaFlashBf16 };
+// "reference" | "flash" | "cuda-naive" | "cuda-flash" | "cuda-flash-f16" | "cuda-flash-bf16"
+Impl parse_impl(std::string_view s);
 const char* impl_name(Impl impl);
+// True for the implementations that keep every (B, H, T, T) intermediate.
+inline bool impl_records(Impl impl) { return impl == Impl::Reference || impl == Impl::CudaNaive; }
 
 // Every intermediate of one forward pass. Per-head tensors are (B, H, T, .).
 struct ForwardRecord {
     Tensor x, Q, K, V;
-    AttentionRecord attn;  // scores_raw .. weights_dropped, (B, H, T, T); empty with Impl::Flash
+    AttentionRecord attn;  // scores_raw .. weights_dropped, (B, H, T, T); empty unless impl_records(impl)
     Tensor head_out, merged, out;
 };
 

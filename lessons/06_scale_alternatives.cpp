@@ -99,14 +99,16 @@ void run(LessonContext& ctx) {
                           g3(*std::min_element(ent1.begin(), ent1.end()))));
 
     ctx.section("What cosine throws away");
-    ctx.para("Take one query and two keys that point the same way, one of length 1 and one of length 4. For "
+    ctx.para("Take one query and two keys that point the same way (roughly towards the query), one of length "
+             "1 and one of length 4. For "
              "the dot product the long key is the stronger match. For cosine they are the same key. If a "
              "model uses vector length to mark how strong or salient a token is, cosine attention cannot "
              "see it.");
     const int64_t Dk = 16;
     Rng rng = ctx.rng(6);
     const Tensor q = randn({1, 1, 1, Dk}, rng);  // [1,1,1,Dk]
-    Tensor dir = randn({1, 1, 1, Dk}, rng);
+    Tensor dir = randn({1, 1, 1, Dk}, rng);  // a direction near q's, so the score is clearly positive
+    for (size_t i = 0; i < dir.data.size(); ++i) dir.data[i] = q.data[i] + 0.5f * dir.data[i];
     double n = 0;
     for (float x : dir.data) n += double(x) * x;
     n = std::sqrt(n);

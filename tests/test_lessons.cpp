@@ -69,9 +69,11 @@ TEST_CASE("lesson registry: numbered 1..14 at least, unique names, claims and su
     CHECK(attn::lessons::find_lesson("999") == nullptr);
 }
 
-TEST_CASE("every lesson runs and every check passes (text and JSON, two seeds)") {
+TEST_CASE("every lesson runs and every check passes (text and JSON, three seeds)") {
+    // a ✓ line must hold for any seed, not only the default one (seeds 0..60
+    // were run by hand; three here keep the suite quick)
     for (const auto& lesson : attn::lessons::all_lessons()) {
-        for (uint64_t seed : {0ULL, 7ULL}) {
+        for (uint64_t seed : {0ULL, 1ULL, 7ULL}) {
             CAPTURE(lesson.slug);
             CAPTURE(seed);
             attn::lessons::RunOptions opt;

@@ -121,7 +121,7 @@ TEST_CASE("flash: fully masked rows, with fill -inf (zeros) and a finite fill (u
         }
 }
 
-TEST_CASE("flash: dropout in train mode matches the reference's decisions; eval mode ignores it") {
+TEST_CASE("flash: dropout in train mode matches the reference's decisions, eval mode ignores it") {
     const Tensor q = randn({2, 2, 45, 12}, 21), k = randn({2, 2, 77, 12}, 22), v = randn({2, 2, 77, 10}, 23);
     Mask m;
     m.causal = true;

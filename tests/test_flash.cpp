@@ -188,3 +188,14 @@ TEST_CASE("flash-bf16 matches the reference within bf16 precision") {
         }
     }
 }
+
+TEST_CASE("flash: empty sizes give empty or zero outputs like the reference") {
+    for (const std::string& kern : flash_kernels()) {
+        const Tensor q = randn({1, 2, 3, 4}, 1), k0({1, 2, 0, 4}), v0({1, 2, 0, 5});
+        const Tensor out = attention_flash_with(kern, q, k0, v0, Mask{}, {}, 2);  // no keys: zero rows
+        CHECK(out.shape == Shape{1, 2, 3, 5});
+        CHECK(out.data == attention_reference(q, k0, v0, Mask{}, {}).data);
+        const Tensor q0({1, 2, 0, 4}), k = randn({1, 2, 6, 4}, 2), v = randn({1, 2, 6, 5}, 3);
+        CHECK(attention_flash_with(kern, q0, k, v, Mask{}, {}, 2).shape == Shape{1, 2, 0, 5});
+    }
+}

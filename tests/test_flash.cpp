@@ -55,7 +55,8 @@ struct Case {
 
 TEST_CASE("flash matches the reference on a grid of shapes, masks and scales, every kernel") {
     const std::vector<Case> shapes = {{1, 1, 1, 1, 4, 4},    {2, 3, 7, 7, 5, 3},     {1, 2, 65, 65, 64, 64},
-                                      {2, 1, 100, 37, 16, 24}, {1, 1, 33, 130, 64, 8}, {1, 2, 129, 200, 17, 33}};
+                                      {2, 1, 100, 37, 16, 24}, {1, 1, 33, 130, 64, 8}, {1, 2, 129, 200, 17, 33},
+                                      {1, 1, 300, 280, 16, 16}};  // > 256 queries: several blocks of every kernel
     uint64_t seed = 1;
     for (const std::string& kern : flash_kernels())
         for (const Case& c : shapes) {
@@ -167,7 +168,9 @@ TEST_CASE("flash-bf16 matches the reference within bf16 precision") {
     // ~1% of max|v| (cosine with tau = 0.1 multiplies scores, and their error, by
     // 10). The bound 2e-2 (scaled as in check_close) is twice that; the measured
     // worst over these cases is 5.5e-3 (cosine, tau 0.1). float32 flash passes 1e-5.
-    const std::vector<Case> shapes = {{1, 1, 1, 1, 4, 4}, {2, 3, 7, 9, 5, 3}, {1, 2, 65, 130, 64, 64}, {1, 1, 100, 37, 17, 33}};
+    // The last shape's K and V exceed 4 MiB per head: the long-keys bf16 variant.
+    const std::vector<Case> shapes = {{1, 1, 1, 1, 4, 4}, {2, 3, 7, 9, 5, 3}, {1, 2, 65, 130, 64, 64},
+                                      {1, 1, 100, 37, 17, 33}, {1, 1, 300, 8300, 64, 64}};
     uint64_t seed = 500;
     for (const Case& c : shapes) {
         const Tensor q = randn({c.B, c.H, c.Tq, c.Dk}, seed++), k = randn({c.B, c.H, c.Tk, c.Dk}, seed++),

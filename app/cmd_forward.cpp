@@ -52,11 +52,20 @@ int run_forward(ForwardOpts o) {
     require_positive("--seq", o.seq);
     require_positive("--d-model", o.d_model);
     require_positive("--heads", o.heads);
-    if (o.d_k < 0 || o.d_v < 0) throw InputError("--d-k/--d-v: must be positive integers");
+    if (o.d_k != 0) require_positive("--d-k", o.d_k);
+    if (o.d_v != 0) require_positive("--d-v", o.d_v);
     if (!(o.dropout >= 0.0 && o.dropout < 1.0))
         throw InputError(fmt::format("--dropout: must be in [0, 1), got {}", o.dropout));
     MhaConfig cfg{o.d_model, o.heads, o.d_k, o.d_v, !o.no_bias};
     cfg = cfg.resolved();
+    // Weights, activations and (B, H, T, T) tensors, counted in double so nothing overflows.
+    const double D = static_cast<double>(cfg.d_model), HDk = static_cast<double>(cfg.heads) * cfg.d_k,
+                 HDv = static_cast<double>(cfg.heads) * cfg.d_v, BT = static_cast<double>(o.batch) * o.seq;
+    const double weight_bytes = 4.0 * (2.0 * D * HDk + 2.0 * D * HDv);
+    const double act_bytes = 4.0 * 8.0 * BT * std::max({D, HDk, HDv});
+    require_fits_in_memory("--heads", weight_bytes + act_bytes,
+                           fmt::format("D={}, H={}, Dk={}, Dv={} (weights and activations)", cfg.d_model, cfg.heads,
+                                       cfg.d_k, cfg.d_v));
     const Mask mask = parse_mask(o.mask, o.batch, o.seq);
     AttentionOptions aopt;
     aopt.scale = parse_scale(o.scale);
@@ -74,8 +83,7 @@ int run_forward(ForwardOpts o) {
     // writes each float as ~12 characters of JSON.
     const AttentionCost cost = attention_cost(o.batch, o.seq, o.d_model, cfg.heads, cfg.d_k, cfg.d_v, cfg.bias);
     const double tt_tensors = impl == Impl::Reference ? 6.0 : 0.0;
-    double need = tt_tensors * cost.bytes_score_matrix +
-                  4.0 * 8.0 * o.batch * o.seq * std::max({o.d_model, cfg.heads * cfg.d_k, cfg.heads * cfg.d_v});
+    double need = tt_tensors * cost.bytes_score_matrix + weight_bytes + act_bytes;
     if (!o.dump.empty()) need += 3.0 * need;
     require_fits_in_memory(impl == Impl::Reference ? "--seq" : "--batch", need,
                            fmt::format("B={}, H={}, T={} ({} per (B, H, T, T) tensor)", o.batch, cfg.heads, o.seq,
@@ -192,7 +200,9 @@ const Command reg{
         sub.add_flag("--no-bias", o->no_bias, "projections without bias (C8)");
         sub.add_option("--impl", o->impl, "reference | flash (tiled, never forms the (T, T) matrix)")
             ->capture_default_str();
-        sub.add_option("--seed", o->seed, "seed for weights, input and dropout")->capture_default_str();
+        sub.add_option("--seed", o->seed, "seed for weights, input and dropout")
+            ->capture_default_str()
+            ->check(seed_validator());
         sub.add_flag("--trace", o->trace, "print every step with its formula and shape");
         sub.add_option("--dump", o->dump, "write every tensor as JSON to FILE (- for stdout)");
         sub.add_option("--input", o->input,

@@ -14,6 +14,7 @@ namespace attn::cli {
 
 void require_positive(std::string_view opt, int64_t v) {
     if (v <= 0) throw InputError(fmt::format("{}: must be a positive integer, got {}", opt, v));
+    if (v > 2147483647) throw InputError(fmt::format("{}: must be at most 2147483647, got {}", opt, v));
 }
 
 std::vector<std::string> parse_word_list(std::string_view opt, std::string_view text) {
@@ -55,6 +56,15 @@ void require_writable(std::string_view opt, const std::string& path) {
         throw InputError(fmt::format("{}: cannot write '{}': folder '{}' does not exist", opt, path, dir.string()));
     if (access(dir.c_str(), W_OK) != 0)
         throw InputError(fmt::format("{}: cannot write '{}': folder '{}' is not writable", opt, path, dir.string()));
+}
+
+CLI::Validator seed_validator() {
+    return CLI::Validator(
+        [](std::string& v) {
+            return v.find_first_of("-+") == std::string::npos ? std::string()
+                                                               : "must be a non-negative integer, got '" + v + "'";
+        },
+        "SEED");
 }
 
 double physical_memory_bytes() {

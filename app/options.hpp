@@ -7,9 +7,12 @@
 #include <string_view>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 namespace attn::cli {
 
-// Throws InputError("OPT: must be a positive integer, got V") unless v > 0.
+// Throws InputError("OPT: must be a positive integer, got V") unless v > 0,
+// and refuses sizes above 2^31 - 1 (no product of a few sizes can overflow).
 void require_positive(std::string_view opt, int64_t v);
 // "1,16,64" -> {1, 16, 64}; every item a positive integer; at least one.
 std::vector<int64_t> parse_int_list(std::string_view opt, std::string_view text);
@@ -19,6 +22,9 @@ std::vector<std::string> parse_word_list(std::string_view opt, std::string_view 
 // its folder exists and is writable and the path is not a folder. Checked
 // before any work so a long run never ends in an unwritable file.
 void require_writable(std::string_view opt, const std::string& path);
+// For --seed bound to a uint64_t: CLI11 would silently wrap "-1" to 2^64-1;
+// this validator refuses any sign so the error names the option instead.
+CLI::Validator seed_validator();
 // Physical memory of this machine in bytes (0 if unknown).
 double physical_memory_bytes();
 // Throws InputError naming `opt` when `bytes` would not fit in memory.

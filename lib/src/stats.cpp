@@ -130,14 +130,27 @@ std::vector<double> softmax_jacobian(const float* p, int64_t n) {
 }
 
 double softmax_jacobian_norm(const float* p, int64_t n) {
-    // ||diag(p) - p pᵀ||_F² = Σ p_i² - 2 Σ p_i³ + (Σ p_i²)²
-    double s2 = 0, s3 = 0;
+    // ||diag(p) - p pᵀ||_F² = Σ_i p_i² (1 - p_i)² + Σ_{i≠j} p_i² p_j².
+    // Summed around the largest weight p_m, so a saturated row (p_m ≈ 1, where
+    // Σp² - 2Σp³ + (Σp²)² cancels to 0 or to rounding noise ~1e-8) keeps its
+    // true, tiny norm: 1 - p_m is taken as Σ_{j≠m} p_j, and the cross terms
+    // as 2 p_m² R2 + (R2² - R4) with R2, R4 the sums of p_j², p_j⁴ over j ≠ m.
+    if (n <= 0) return 0.0;
+    int64_t m = 0;
+    for (int64_t i = 1; i < n; ++i)
+        if (p[i] > p[m]) m = i;
+    const double pm = p[m];
+    double rest = 0, diag = 0, r2 = 0, r4 = 0;
     for (int64_t i = 0; i < n; ++i) {
+        if (i == m) continue;
         const double x = p[i];
-        s2 += x * x;
-        s3 += x * x * x;
+        rest += x;
+        diag += x * x * (1.0 - x) * (1.0 - x);
+        r2 += x * x;
+        r4 += x * x * x * x;
     }
-    return std::sqrt(std::max(s2 - 2.0 * s3 + s2 * s2, 0.0));
+    diag += pm * pm * rest * rest;
+    return std::sqrt(diag + 2.0 * pm * pm * r2 + std::max(r2 * r2 - r4, 0.0));
 }
 
 }  // namespace attn

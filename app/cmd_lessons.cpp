@@ -1,0 +1,209 @@
+// `attn lessons`, `attn lesson NAME`, `attn tour`: the guided tour of attention.
+// The lessons themselves live in lessons/ (one file each); this file lists,
+// selects and runs them, handles --step pauses, --json records and --svg.
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "attn/dump.hpp"
+#include "attn/errors.hpp"
+#include "attn/heatmap.hpp"
+#include "command.hpp"
+#include "lesson.hpp"
+
+namespace {
+
+using attn::lessons::Lesson;
+
+struct StopTour {};  // the reader typed q at a pause
+
+struct RunFlags {
+    uint64_t seed = 0;
+    bool json = false, no_color = false, step = false;
+    std::string svg;
+    std::string name;
+    int from = 1;
+};
+
+void add_common(CLI::App& sub, RunFlags& f) {
+    sub.add_option("--seed", f.seed, "Seed for every random tensor the lessons draw")->default_val(0);
+    sub.add_flag("--json", f.json, "Print a machine-readable record of every figure instead of the text");
+    sub.add_flag("--no-color", f.no_color, "No ANSI colour (also off when stdout is not a TTY or NO_COLOR is set)");
+    sub.add_flag("--step", f.step, "Pause between sections until Enter is pressed (only when stdin and stdout are a TTY)");
+}
+
+bool truecolor_terminal() {
+    const char* ct = std::getenv("COLORTERM");
+    if (ct == nullptr) return false;
+    const std::string s = ct;
+    return s == "truecolor" || s == "24bit";
+}
+
+attn::lessons::RunOptions make_options(const RunFlags& f, bool& pausing) {
+    attn::lessons::RunOptions opt;
+    opt.seed = f.seed;
+    opt.json = f.json;
+    opt.color = !f.json && attn::cli::stdout_color(f.no_color);
+    opt.truecolor = opt.color && truecolor_terminal();
+    // Piped output never waits: pauses need a person at a terminal on both ends.
+    pausing = f.step && !f.json && attn::cli::stdout_is_tty() && isatty(fileno(stdin)) != 0;
+    if (pausing) {
+        opt.pause = [&pausing] {
+            if (!pausing) return;
+            std::cout << "\n  [Enter: next section, q + Enter: stop] " << std::flush;
+            std::string line;
+            if (!std::getline(std::cin, line)) {
+                pausing = false;  // stdin closed: go on without waiting
+                return;
+            }
+            if (!line.empty() && (line[0] == 'q' || line[0] == 'Q')) throw StopTour{};
+        };
+    }
+    return opt;
+}
+
+std::string lesson_names() {
+    std::string s;
+    for (const auto& l : attn::lessons::all_lessons()) s += (s.empty() ? "" : ", ") + l.slug;
+    return s;
+}
+
+const Lesson& lookup(const std::string& name) {
+    const Lesson* l = attn::lessons::find_lesson(name);
+    if (l == nullptr)
+        throw attn::InputError(fmt::format("lesson: no lesson '{}'; give a number (1-{}) or a name: {}", name,
+                                           attn::lessons::all_lessons().empty() ? 0 : attn::lessons::all_lessons().back().number,
+                                           lesson_names()));
+    return *l;
+}
+
+int report_failures(int failed) {
+    if (failed == 0) return 0;
+    std::cout.flush();
+    fmt::print(stderr, "attn: {} check{} failed (a ✗ line is a bug in attn: please report it)\n", failed,
+               failed == 1 ? "" : "s");
+    return 1;
+}
+
+// ------------------------------------------------------------ attn lessons
+
+int run_list(bool json) {
+    const auto lessons = attn::lessons::all_lessons();
+    if (json) {
+        nlohmann::json arr = nlohmann::json::array();
+        for (const auto& l : lessons)
+            arr.push_back({{"number", l.number}, {"name", l.slug}, {"title", l.title}, {"summary", l.summary},
+                           {"claims", l.claims}, {"heatmaps", l.heatmaps}});
+        std::cout << nlohmann::json{{"format", "attn-lessons"}, {"lessons", arr}}.dump(2) << "\n";
+        return 0;
+    }
+    std::cout << "The lessons of `attn tour`, in order. Run one with `attn lesson NUMBER|NAME`.\n\n";
+    for (const auto& l : lessons) {
+        std::cout << fmt::format("{:>3}  {:<14} {}\n", l.number, l.slug, l.title);
+        std::cout << fmt::format("     {:<14} {}  [{}]\n", "", l.summary, attn::lessons::claims_text(l.claims));
+    }
+    return 0;
+}
+
+const attn::cli::Command list_cmd{
+    "lessons", "List the lessons of the tour, with the claims each covers", 2, [](CLI::App& sub) -> attn::cli::Runner {
+        auto json = std::make_shared<bool>(false);
+        sub.add_flag("--json", *json, "Print the list as JSON");
+        return [json] { return run_list(*json); };
+    }};
+
+// ------------------------------------------------------------- attn lesson
+
+int run_one(const RunFlags& f) {
+    const Lesson& lesson = lookup(f.name);
+    if (!f.svg.empty() && !lesson.heatmaps) {
+        std::string with;
+        for (const auto& l : attn::lessons::all_lessons())
+            if (l.heatmaps) with += (with.empty() ? "" : ", ") + l.slug;
+        throw attn::InputError(fmt::format("--svg: lesson '{}' draws no heatmap (lessons with heatmaps: {})", lesson.slug, with));
+    }
+    bool pausing = false;
+    const auto opt = make_options(f, pausing);
+    attn::lessons::LessonResult r;
+    try {
+        r = attn::lessons::run_lesson(lesson, opt, std::cout);
+    } catch (const StopTour&) {
+        std::cout << "\n";
+        return 0;
+    }
+    if (!f.svg.empty()) {
+        attn::SvgOptions so;
+        so.title = fmt::format("attn lesson {} ({}): attention weights", lesson.number, lesson.title);
+        so.subtitle = fmt::format("each panel: rows are queries, columns are keys; seed {}", f.seed);
+        attn::write_file_atomic(f.svg, attn::heatmap_svg(r.panels, so), "--svg");
+        if (!f.json) std::cout << fmt::format("  wrote {} ({} heatmap{})\n", f.svg, r.panels.size(), r.panels.size() == 1 ? "" : "s");
+    }
+    if (f.json) std::cout << r.record.dump(2) << "\n";
+    return report_failures(r.failed);
+}
+
+const attn::cli::Command lesson_cmd{
+    "lesson", "Run one lesson (by number or name), computing every number live", 3,
+    [](CLI::App& sub) -> attn::cli::Runner {
+        auto f = std::make_shared<RunFlags>();
+        sub.add_option("name", f->name, "Lesson number or name (see `attn lessons`)")->required();
+        add_common(sub, *f);
+        sub.add_option("--svg", f->svg, "Also write the lesson's heatmaps to this SVG file");
+        return [f] { return run_one(*f); };
+    }};
+
+// --------------------------------------------------------------- attn tour
+
+int run_tour(const RunFlags& f) {
+    const auto lessons = attn::lessons::all_lessons();
+    bool pausing = false;
+    const auto opt = make_options(f, pausing);
+    int passed = 0, failed = 0, unsupported = 0, ran = 0;
+    nlohmann::json records = nlohmann::json::array();
+    if (!f.json)
+        std::cout << "attn tour: how attention works, shown with live numbers. Every ✓ line is a check\n"
+                     "computed from the numbers just printed; a claim of the source material that the\n"
+                     "numbers do not back is reported as not supported. Claim ids (C1..C44) refer to\n"
+                     "the summary of the two source articles.\n";
+    try {
+        for (const auto& lesson : lessons) {
+            if (lesson.number < f.from) continue;
+            if (ran > 0 && opt.pause) opt.pause();
+            const auto r = attn::lessons::run_lesson(lesson, opt, std::cout);
+            passed += r.passed;
+            failed += r.failed;
+            unsupported += r.not_supported;
+            ++ran;
+            if (f.json) records.push_back(r.record);
+        }
+    } catch (const StopTour&) {
+        std::cout << "\n";
+        return 0;
+    }
+    if (f.json) {
+        std::cout << nlohmann::json{{"format", "attn-tour"}, {"seed", f.seed},     {"lessons", records},
+                                    {"passed", passed},      {"failed", failed}, {"not_supported", unsupported}}
+                         .dump(2)
+                  << "\n";
+    } else {
+        std::cout << fmt::format("\nTour done: {} lessons, {} checks passed, {} failed; {} source claims not supported "
+                                 "by the numbers.\n",
+                                 ran, passed, failed, unsupported);
+    }
+    return report_failures(failed);
+}
+
+const attn::cli::Command tour_cmd{
+    "tour", "The guided tour: every lesson in order (start here)", 1, [](CLI::App& sub) -> attn::cli::Runner {
+        auto f = std::make_shared<RunFlags>();
+        add_common(sub, *f);
+        sub.add_option("--from", f->from, "Start at this lesson number")->default_val(1)->check(CLI::PositiveNumber);
+        return [f] { return run_tour(*f); };
+    }};
+
+}  // namespace

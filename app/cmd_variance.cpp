@@ -1,0 +1,102 @@
+// attn variance: the experiment behind "q·k has std √Dk" (C14-C17), with live numbers.
+// Draws q and k, takes q·k for each Dk, and shows the spread and what softmax
+// does with rows of such scores, unscaled and scaled by 1/√Dk. The work is in
+// the library (attn/variance.hpp); this file binds flags and prints.
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <unistd.h>
+
+#include <fmt/core.h>
+
+#include "attn/dump.hpp"
+#include "attn/variance.hpp"
+#include "command.hpp"
+#include "options.hpp"
+
+namespace {
+
+struct VarianceOpts {
+    std::string dk = "1,16,64,512";
+    int64_t samples = 100000;
+    int64_t keys = 64;
+    std::string source = "normal";
+    uint64_t seed = 0;
+    int threads = 0;
+    bool json = false, csv = false;
+    std::string svg;
+};
+
+// "\rattn variance: 42%" on stderr, only on a TTY and only once the run has
+// taken a second; cleared at the end.
+class Progress {
+public:
+    Progress() : on_(isatty(fileno(stderr)) != 0), t0_(std::chrono::steady_clock::now()) {}
+    void operator()(double f) {
+        if (!on_) return;
+        const auto now = std::chrono::steady_clock::now();
+        if (now - t0_ < std::chrono::seconds(1) || now - last_ < std::chrono::milliseconds(100)) return;
+        last_ = now;
+        fmt::print(stderr, "\rattn variance: {:3.0f}%", 100 * f);
+        std::fflush(stderr);
+        shown_ = true;
+    }
+    ~Progress() {
+        if (shown_) {
+            fmt::print(stderr, "\r{:24}\r", "");
+            std::fflush(stderr);
+        }
+    }
+
+private:
+    bool on_, shown_ = false;
+    std::chrono::steady_clock::time_point t0_, last_{};
+};
+
+int run_variance_cmd(const VarianceOpts& o) {
+    attn::VarianceConfig cfg;
+    cfg.d_k = attn::parse_dk_list(o.dk, "--dk");
+    cfg.samples = o.samples;
+    cfg.keys = o.keys;
+    cfg.source = attn::parse_variance_source(o.source);
+    cfg.seed = o.seed;
+    cfg.threads = o.threads;
+    attn::validate(cfg);
+    std::vector<attn::VarianceRow> rows;
+    {
+        Progress progress;
+        rows = attn::run_variance(cfg, [&](double f) { progress(f); });
+    }
+    if (!o.svg.empty()) attn::write_file_atomic(o.svg, attn::variance_svg(cfg, rows));
+    const std::string text = o.json  ? attn::variance_json(cfg, rows)
+                             : o.csv ? attn::variance_csv(rows)
+                                     : attn::variance_table(cfg, rows);
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return 0;
+}
+
+attn::cli::Command reg{
+    "variance", "Why scale by 1/√Dk: the std of q·k, softmax saturation and gradient vs Dk (C14-C17)", 40,
+    [](CLI::App& sub) -> attn::cli::Runner {
+        auto o = std::make_shared<VarianceOpts>();
+        sub.footer(
+            "Draws q and k, takes q·k for each Dk and reports mean, std (theory √Dk), range, percentiles, and\n"
+            "for rows of T scores: softmax max weight, normalised entropy, one-hot fraction and the norm of\n"
+            "the softmax Jacobian, unscaled and scaled by 1/√Dk. Same --seed, same numbers at any --threads.\n");
+        sub.add_option("--dk", o->dk, "Comma-separated list of Dk values")->capture_default_str();
+        sub.add_option("--samples", o->samples, "Dot products per Dk")->capture_default_str();
+        sub.add_option("--keys", o->keys, "T: scores per softmax row (>= 2)")->capture_default_str();
+        sub.add_option("--source", o->source,
+                       "normal: N(0,1); uniform: U(-√3,√3); projected: nn.Linear(Dk,Dk) torch init of x ~ N(0,I)")
+            ->capture_default_str();
+        sub.add_option("--seed", o->seed, "Random seed")->capture_default_str()->check(attn::cli::seed_validator());
+        sub.add_option("--threads", o->threads, "Worker threads (0 = every core)")->capture_default_str();
+        auto* j = sub.add_flag("--json", o->json, "Print JSON (format attn-variance, version 1)");
+        auto* c = sub.add_flag("--csv", o->csv, "Print CSV");
+        j->excludes(c);
+        sub.add_option("--svg", o->svg, "Also write a plot (std vs Dk, max weight vs Dk) to this SVG file");
+        return [o] { return run_variance_cmd(*o); };
+    }};
+
+}  // namespace

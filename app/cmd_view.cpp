@@ -1,0 +1,127 @@
+// `attn view FILE.json`: draws the attention weights of a dump (attn forward
+// --dump, attn model ... --dump) as heatmaps in the terminal, and with --svg
+// as an SVG picture. Rows are queries, columns keys; labels are the dump's
+// tokens (config "tokens": [T] or [B][T] strings) or positions.
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "attn/dump.hpp"
+#include "attn/errors.hpp"
+#include "attn/heatmap.hpp"
+#include "attn/mask.hpp"
+#include "attn/stats.hpp"
+#include "command.hpp"
+
+namespace attn::cli {
+namespace {
+
+struct ViewOpts {
+    std::string file, svg;
+    int64_t batch = 0;
+    std::optional<int64_t> head;
+    bool no_color = false;
+};
+
+// Token labels for batch row b, if the dump carries them and they fit T.
+std::vector<std::string> token_labels(const nlohmann::json& config, int64_t b, int64_t T) {
+    if (!config.is_object() || !config.contains("tokens")) return {};
+    const auto& tok = config["tokens"];
+    if (!tok.is_array() || tok.empty()) return {};
+    const nlohmann::json* row = &tok;
+    if (tok[0].is_array()) {
+        if (b >= static_cast<int64_t>(tok.size())) return {};
+        row = &tok[static_cast<size_t>(b)];
+    }
+    if (static_cast<int64_t>(row->size()) != T) return {};
+    std::vector<std::string> out;
+    for (const auto& t : *row) {
+        if (!t.is_string()) return {};
+        out.push_back(t.get<std::string>());
+    }
+    return out;
+}
+
+// The dump's boolean mask [B or 1, T, T] (1 = may attend) as an attn::Mask, so
+// the statistics skip rows and keys the model could not use.
+Mask dump_mask(const Dump& d, int64_t B, int64_t T) {
+    auto it = d.tensors.find("mask");
+    if (it == d.tensors.end()) return Mask::none();
+    const Tensor& m = it->second;
+    if (m.rank() != 3 || m.dim(1) != T || m.dim(2) != T || (m.dim(0) != B && m.dim(0) != 1)) return Mask::none();
+    std::vector<uint8_t> allowed(m.data.size());
+    for (size_t i = 0; i < m.data.size(); ++i) allowed[i] = m.data[i] != 0.0f ? 1 : 0;
+    return Mask::custom(m.dim(0), T, T, std::move(allowed));
+}
+
+int run_view(const ViewOpts& o) {
+    // ---- validate the file and the selection before drawing anything
+    const Dump d = read_dump_file(o.file);
+    auto it = d.tensors.find("weights");
+    if (it == d.tensors.end())
+        throw InputError(fmt::format("{}: no \"weights\" tensor (expected [B, H, T, T]; write one with "
+                                     "`attn forward --dump FILE`)", o.file));
+    const Tensor& w = it->second;
+    if (w.rank() != 4 || w.dim(2) != w.dim(3) || w.numel() == 0)
+        throw InputError(fmt::format("{}: \"weights\" has shape {}, expected [B, H, T, T] with T > 0", o.file,
+                                     shape_str(w.shape)));
+    const int64_t B = w.dim(0), H = w.dim(1), T = w.dim(2);
+    if (o.batch < 0 || o.batch >= B)
+        throw InputError(fmt::format("--batch: must be in 0..{} for {} (B = {}), got {}", B - 1, o.file, B, o.batch));
+    if (o.head && (*o.head < 0 || *o.head >= H))
+        throw InputError(fmt::format("--head: must be in 0..{} for {} (H = {}), got {}", H - 1, o.file, H, *o.head));
+
+    const auto labels = token_labels(d.config, o.batch, T);
+    const Mask mask = dump_mask(d, B, T);
+    const auto stats = head_stats(w, mask);
+    const int64_t h0 = o.head ? *o.head : 0, h1 = o.head ? *o.head + 1 : H;
+
+    // ---- one panel per selected head
+    std::vector<HeatmapPanel> panels;
+    for (int64_t h = h0; h < h1; ++h) {
+        const float* p = w.ptr() + (o.batch * H + h) * T * T;
+        panels.push_back(make_panel(fmt::format("batch {}, head {}", o.batch, h), p, T, T, labels, labels));
+    }
+
+    HeatmapStyle st;
+    st.color = stdout_color(o.no_color);
+    std::cout << fmt::format("{}: weights {}, batch {} of {}, {} of {} head{}{}\n", o.file, shape_str(w.shape), o.batch,
+                             B, o.head ? "head " + std::to_string(*o.head) : "all", H, H == 1 ? "" : "s",
+                             mask.is_none() ? "" : " (mask from the dump)");
+    for (size_t k = 0; k < panels.size(); ++k) {
+        const auto& s = stats[static_cast<size_t>(h0) + k];
+        std::cout << "\n" << render_heatmap(panels[k], st);
+        std::cout << fmt::format("  mean entropy {:.3f} nats ({:.2f} of uniform), mean max weight {:.3f}, "
+                                 "effective keys {:.2f} (over {} rows of all batches)\n",
+                                 s.mean_entropy_nats, s.mean_normalized_entropy, s.mean_max_weight,
+                                 s.mean_effective_keys, s.rows);
+    }
+    if (!o.svg.empty()) {
+        SvgOptions so;
+        so.title = fmt::format("Attention weights from {}", o.file);
+        so.subtitle = fmt::format("batch {}, {}; rows are queries, columns are keys; weights {}", o.batch,
+                                  o.head ? "head " + std::to_string(*o.head) : fmt::format("all {} heads", H),
+                                  shape_str(w.shape));
+        write_file_atomic(o.svg, heatmap_svg(panels, so), "--svg");
+        std::cout << fmt::format("\n  wrote {} ({} heatmap{})\n", o.svg, panels.size(), panels.size() == 1 ? "" : "s");
+    }
+    return 0;
+}
+
+const Command reg{"view", "Draw a dump's attention weights as heatmaps (terminal, --svg FILE)", 30,
+                  [](CLI::App& sub) -> Runner {
+                      auto o = std::make_shared<ViewOpts>();
+                      sub.add_option("file", o->file, "An attn-dump JSON file with a \"weights\" tensor [B, H, T, T]")
+                          ->required();
+                      sub.add_option("--batch", o->batch, "Batch row to draw")->capture_default_str();
+                      sub.add_option("--head", o->head, "Draw only this head (default: every head)");
+                      sub.add_option("--svg", o->svg, "Also write the heatmaps to this SVG file");
+                      sub.add_flag("--no-color", o->no_color, "No ANSI colour");
+                      return [o] { return run_view(*o); };
+                  }};
+
+}  // namespace
+}  // namespace attn::cli

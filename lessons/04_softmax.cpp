@@ -1,0 +1,98 @@
+// Lesson 4: softmax, and how it saturates: near one-hot rows pass almost no
+// gradient (C12, C13).
+#include "common.hpp"
+
+namespace attn::lessons {
+namespace {
+
+void run(LessonContext& ctx) {
+    ctx.section("Softmax of two scores");
+    ctx.para("Softmax turns a row of scores into weights: exponentiate each, divide by the total. Every "
+             "weight is positive and the row sums to 1. Only differences between scores matter, and they "
+             "matter exponentially: a gap of 3 is already lopsided, a gap of 30 is a landslide.");
+    Table t;
+    t.columns = {"scores", "softmax", "closed form 1/(1+e^gap)"};
+    t.formats = {"", "", "{:.3e}"};
+    std::vector<std::vector<float>> results;
+    for (float gap : {3.0f, 30.0f}) {
+        Tensor z = Tensor::from({1, 2}, {0.0f, gap});  // [rows=1, n=2]
+        ctx.shape("scores", z, fmt::format("one row: [0, {:g}]", gap));
+        softmax_rows(z.ptr(), 1, 2);                    // in place: now the weights
+        ctx.shape("weights", z, "softmax over the last dimension");
+        const std::vector<float> p = z.data;
+        results.push_back(p);
+        t.add({fmt::format("[0, {:g}]", gap), fmt::format("[{:.3g}, {:.4f}]", p[0], p[1]), 1.0 / (1.0 + std::exp(double(gap)))});
+        const double closed = 1.0 / (1.0 + std::exp(double(gap)));
+        ctx.check(std::fabs(p[0] - closed) < 1e-6 * std::max(closed, 1e-7) + 1e-12, "C12",
+                  fmt::format("softmax([0, {:g}]) = [{:.3g}, {:.4f}] matches 1/(1+e^{:g}) = {:.3g}", gap, p[0], p[1], gap,
+                              closed));
+    }
+    ctx.table("two_scores", t);
+    ctx.figure("softmax_0_3", results[0]);
+    ctx.figure("softmax_0_30", results[1]);
+    ctx.check(results[1][0] < 1e-12, "C12",
+              fmt::format("with a gap of 30 the smaller weight is {}: the row is one-hot for every practical purpose",
+                          e2(results[1][0])));
+
+    ctx.section("The gradient dies as the row saturates");
+    ctx.para("Training moves weights by nudging scores. How much a weight moves per unit of score is the "
+             "softmax Jacobian J = diag(p) − p pᵀ. For two scores its entries are ±p₀p₁, which is 1/4 at a "
+             "tie and vanishes as either weight nears 1. We measure its size (Frobenius norm) along a row that "
+             "grows sharper: scores [0, c] for growing c, then 8 random scores multiplied by s.");
+    Table j;
+    j.columns = {"scores", "max weight", "‖J‖_F", "dp₀/dz₀ = p₀(1−p₀)"};
+    j.formats = {"", "{:.6f}", "{:.3e}", "{:.3e}"};
+    std::vector<double> norms;
+    for (float c : {0.0f, 1.0f, 3.0f, 10.0f, 30.0f}) {
+        const auto p = softmax_vec({0.0f, c});
+        const double n = softmax_jacobian_norm(p.data(), 2);
+        const auto J = softmax_jacobian(p.data(), 2);
+        norms.push_back(n);
+        j.add({fmt::format("[0, {:g}]", c), std::max(p[0], p[1]), n, J[0]});
+    }
+    Rng rng = ctx.rng(4);
+    const Tensor base_t = randn({1, 8}, rng);  // [1, 8] random scores
+    ctx.shape("8 random scores", base_t);
+    const std::vector<float> base = base_t.data;
+    std::vector<double> norms8;
+    for (float s : {1.0f, 4.0f, 16.0f, 64.0f}) {
+        std::vector<float> z(base);
+        for (auto& v : z) v *= s;
+        const auto p = softmax_vec(z);
+        norms8.push_back(softmax_jacobian_norm(p.data(), 8));
+        j.add({fmt::format("8 random × {:g}", s), *std::max_element(p.begin(), p.end()), norms8.back(), nlohmann::json()});
+    }
+    ctx.table("jacobian", j);
+    ctx.figure("jacobian_norm_two_scores", norms);
+    ctx.figure("jacobian_norm_8_scores", norms8);
+    // the closed-form norm against the explicit Jacobian
+    const auto p3 = softmax_vec({0.0f, 3.0f});
+    const auto J3 = softmax_jacobian(p3.data(), 2);
+    double fro = 0;
+    for (double v : J3) fro += v * v;
+    fro = std::sqrt(fro);
+    ctx.check(std::fabs(fro - softmax_jacobian_norm(p3.data(), 2)) < 1e-6 * fro, "C13",
+              fmt::format("‖J‖_F from the formula equals the norm of the explicit Jacobian at [0, 3] ({} vs {})", g4(fro),
+                          g4(softmax_jacobian_norm(p3.data(), 2))));
+    bool falling = true;
+    for (size_t i = 1; i < norms.size(); ++i) falling = falling && norms[i] < norms[i - 1];
+    ctx.check(falling, "C13", fmt::format("two scores: the Jacobian shrinks at every step as the gap grows ({} at a tie, {} at [0, 30])",
+                                          g3(norms.front()), e2(norms.back())));
+    const double peak8 = *std::max_element(norms8.begin(), norms8.end());
+    ctx.check(norms8.back() < 1e-3 * peak8, "C13",
+              fmt::format("eight scores: the norm may rise a little as the row leaves uniform, then collapses "
+                          "({} at its peak, {} at × 64)", g3(peak8), e2(norms8.back())));
+    ctx.check(norms.back() < 1e-9 * norms.front(), "C13",
+              fmt::format("at [0, 30] a score change moves the weights {} times less than at a tie",
+                          e2(norms.front() / norms.back())));
+    ctx.para("That is the \"locking\" the source warns about: once a row is one-hot, the signal that would "
+             "move weight to a better key is smaller than float rounding, so the row stays where it is. "
+             "Lesson 5 shows how large scores get without the 1/√Dk scaling.");
+}
+
+const RegisterLesson reg{{4, "softmax", "Softmax and saturation",
+                          "softmax([0, 3]) and ([0, 30]); the Jacobian's norm collapses as a row nears one-hot",
+                          {"C12", "C13"}, false, run}};
+
+}  // namespace
+}  // namespace attn::lessons

@@ -1,0 +1,142 @@
+// Lesson 6: alternatives to 1/√Dk: a fixed constant, and cosine similarity
+// (C19, C20, with C39's L2-normalised Q and K).
+#include "common.hpp"
+
+namespace attn::lessons {
+namespace {
+
+struct Spread {
+    double std = 0, max_abs = 0, norm_entropy = 0, max_weight = 0;
+};
+
+// Scores of N random queries against N random keys (entries N(0, 1)) under a scale.
+Spread spread(int64_t Dk, const Scale& scale, uint64_t seed, uint64_t stream, LessonContext* show = nullptr) {
+    const int64_t N = 128;
+    Rng rng(seed, stream);
+    const Tensor q = randn({1, 1, N, Dk}, rng), k = randn({1, 1, N, Dk}, rng);  // [1,1,N,Dk]
+    AttentionRecord rec;
+    attention_reference(q, k, k, Mask::none(), opts_scale(scale), &rec);
+    if (show) {
+        show->shape(fmt::format("q, k (Dk={})", Dk), q, "128 random queries; keys alike");
+        show->shape("scores", rec.scores_scaled, "128 × 128 per Dk");
+    }
+    Spread s;
+    double m = 0, m2 = 0;
+    for (float x : rec.scores_scaled.data) m += x, m2 += double(x) * x, s.max_abs = std::max(s.max_abs, double(std::fabs(x)));
+    const double n = double(rec.scores_scaled.numel());
+    s.std = std::sqrt(std::max(0.0, (m2 - m * m / n) / (n - 1)));
+    const auto hs = head_stats(rec.weights, Mask::none());
+    s.norm_entropy = hs[0].mean_normalized_entropy;
+    s.max_weight = hs[0].mean_max_weight;
+    return s;
+}
+
+void run(LessonContext& ctx) {
+    ctx.section("Divide by a fixed constant instead");
+    ctx.para("Lesson 5 divides scores by √Dk because their spread grows like √Dk. A simpler idea is to divide "
+             "by one constant, say 10, whatever Dk is. The spread of the scaled scores then still grows like "
+             "√Dk, just ten times smaller: the constant is right for exactly one Dk (100) and wrong for the rest. "
+             "Below, 128 random queries against 128 random keys (entries N(0, 1)) for each Dk.");
+    const std::vector<int64_t> dks{16, 64, 100, 512};
+    Table t;
+    t.columns = {"Dk", "std ÷√Dk", "std ÷10", "entropy ÷√Dk", "entropy ÷10", "max weight ÷√Dk", "max weight ÷10"};
+    t.formats = {"", "{:.3f}", "{:.3f}", "{:.3f}", "{:.3f}", "{:.3f}", "{:.3f}"};
+    std::vector<double> std_sqrt, std_const;
+    for (size_t i = 0; i < dks.size(); ++i) {
+        const Spread a = spread(dks[i], Scale{ScaleKind::InvSqrtDk, 1.0f}, ctx.seed(), 60 + i, &ctx);
+        const Spread b = spread(dks[i], Scale{ScaleKind::Constant, 0.1f}, ctx.seed(), 60 + i);
+        std_sqrt.push_back(a.std);
+        std_const.push_back(b.std);
+        t.add({dks[i], a.std, b.std, a.norm_entropy, b.norm_entropy, a.max_weight, b.max_weight});
+    }
+    ctx.table("fixed_constant", t);
+    ctx.para("Entropy is normalised: 1 means uniform over the 128 keys, 0 means one-hot.");
+    ctx.figure("dk", dks);
+    ctx.figure("std_inv_sqrt_dk", std_sqrt);
+    ctx.figure("std_div_10", std_const);
+    bool flat = true;
+    for (double s : std_sqrt) flat = flat && s > 0.85 && s < 1.15;
+    ctx.check(flat, "C17", fmt::format("÷√Dk keeps the spread near 1 at every Dk ({} .. {})",
+                                       g3(*std::min_element(std_sqrt.begin(), std_sqrt.end())),
+                                       g3(*std::max_element(std_sqrt.begin(), std_sqrt.end()))));
+    const double ratio = std_const.back() / std_const.front(), expect = std::sqrt(double(dks.back()) / double(dks.front()));
+    ctx.check(std::fabs(ratio / expect - 1) < 0.15, "C20",
+              fmt::format("÷10 lets the spread grow {}× from Dk = {} to {} (√({}/{}) = {})", g3(ratio), dks.front(),
+                          dks.back(), dks.back(), dks.front(), g3(expect)));
+    ctx.not_supported("C20", fmt::format("the source says a fixed constant \"trained slightly worse\". attn trains "
+                                         "nothing, so it can neither confirm nor refute that result. What the numbers "
+                                         "show is why it could: with ÷10 the score spread is {} at Dk = {} (softmax "
+                                         "nearly uniform) and {} at Dk = {} (sharper), so the constant suits only one "
+                                         "width, while ÷√Dk gives ~1 at all of them.",
+                                         g3(std_const.front()), dks.front(), g3(std_const.back()), dks.back()));
+
+    ctx.section("Cosine similarity: bounded scores");
+    ctx.para("Another fix is to normalise q and k to length 1 before the dot product: the score becomes "
+             "cos θ, always in [−1, 1], whatever Dk and whatever the vectors' sizes. (This is also what "
+             "\"L2-normalised Q and K\" means in stability recipes.) Bounded has a price: a softmax over "
+             "scores in [−1, 1] can never be sharp, so such models divide by a temperature τ, a learned or "
+             "tuned constant.");
+    Table c;
+    c.columns = {"Dk", "max |score| cos", "entropy cos (τ = 1)", "entropy cos/0.1 (τ = 0.1)"};
+    c.formats = {"", "{:.4f}", "{:.3f}", "{:.3f}"};
+    double worst = 0;
+    std::vector<double> ent1;
+    for (size_t i = 0; i < dks.size(); ++i) {
+        const Spread a = spread(dks[i], Scale{ScaleKind::Cosine, 1.0f}, ctx.seed(), 60 + i);
+        const Spread b = spread(dks[i], Scale{ScaleKind::Cosine, 0.1f}, ctx.seed(), 60 + i);
+        worst = std::max(worst, a.max_abs);
+        ent1.push_back(a.norm_entropy);
+        c.add({dks[i], a.max_abs, a.norm_entropy, b.norm_entropy});
+    }
+    ctx.table("cosine", c);
+    ctx.figure("cosine_max_abs_score", worst);
+    ctx.check(worst <= 1.0 + 1e-5, "C19,C39", fmt::format("cosine scores stay within [−1, 1] at every Dk (max |score| = {:.6f})", worst));
+    ctx.check(*std::min_element(ent1.begin(), ent1.end()) > 0.9, "C19",
+              fmt::format("with τ = 1 every row is nearly uniform (normalised entropy ≥ {})",
+                          g3(*std::min_element(ent1.begin(), ent1.end()))));
+
+    ctx.section("What cosine throws away");
+    ctx.para("Take one query and two keys that point the same way, one of length 1 and one of length 4. For "
+             "the dot product the long key is the stronger match. For cosine they are the same key. If a "
+             "model uses vector length to mark how strong or salient a token is, cosine attention cannot "
+             "see it.");
+    const int64_t Dk = 16;
+    Rng rng = ctx.rng(6);
+    const Tensor q = randn({1, 1, 1, Dk}, rng);  // [1,1,1,Dk]
+    Tensor dir = randn({1, 1, 1, Dk}, rng);
+    double n = 0;
+    for (float x : dir.data) n += double(x) * x;
+    n = std::sqrt(n);
+    std::vector<float> k1(static_cast<size_t>(Dk)), k4(static_cast<size_t>(Dk));
+    for (size_t i = 0; i < k1.size(); ++i) k1[i] = static_cast<float>(dir.data[i] / n), k4[i] = 4 * k1[i];
+    const Tensor K = rows4({k1, k4});  // [1,1,2,Dk]
+    ctx.shape("q", q);
+    ctx.shape("K", K, "k and 4·k");
+    AttentionRecord rd, rc;
+    attention_reference(q, K, K, Mask::none(), AttentionOptions{}, &rd);
+    attention_reference(q, K, K, Mask::none(), opts_scale(Scale{ScaleKind::Cosine, 1.0f}), &rc);
+    Table w;
+    w.columns = {"score", "key", "score value", "weight"};
+    w.formats = {"", "", "{:.4f}", "{:.4f}"};
+    w.add({"q·k/√Dk", "|k| = 1", rd.scores_scaled.data[0], rd.weights.data[0]});
+    w.add({"q·k/√Dk", "|k| = 4", rd.scores_scaled.data[1], rd.weights.data[1]});
+    w.add({"cos(q, k)", "|k| = 1", rc.scores_scaled.data[0], rc.weights.data[0]});
+    w.add({"cos(q, k)", "|k| = 4", rc.scores_scaled.data[1], rc.weights.data[1]});
+    ctx.table("length", w);
+    const double dcos = std::fabs(double(rc.weights.data[0]) - rc.weights.data[1]);
+    const double ddot = std::fabs(double(rd.weights.data[0]) - rd.weights.data[1]);
+    ctx.figure("cosine_weight_diff", dcos);
+    ctx.figure("dot_weight_diff", ddot);
+    ctx.check(dcos < 1e-6, "C19", fmt::format("cosine gives both keys the same weight (diff {})", e2(dcos)));
+    ctx.check(ddot > 0.1, "C19,C11", fmt::format("the dot product tells them apart (weights {:.3f} vs {:.3f})", rd.weights.data[0],
+                                                  rd.weights.data[1]));
+    ctx.unmeasured("C39", "the rest of the stability recipe (log_softmax in the loss, loss scaling for mixed "
+                          "precision) concerns training in float16, which attn does not do.");
+}
+
+const RegisterLesson reg{{6, "alternatives", "Alternatives to √Dk",
+                          "a fixed constant suits one Dk only; cosine bounds scores but forgets vector length",
+                          {"C19", "C20", "C39"}, false, run}};
+
+}  // namespace
+}  // namespace attn::lessons

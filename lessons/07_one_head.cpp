@@ -1,0 +1,101 @@
+// Lesson 7: one attention head end to end, with the source's sizes, and the
+// Kᵀ pitfall (C21, C22).
+#include "common.hpp"
+
+namespace attn::lessons {
+namespace {
+
+void run(LessonContext& ctx) {
+    ctx.section("The recipe, step by step");
+    ctx.para("The source's first example: a batch of 2 sequences, 6 tokens each, 16 features per token, "
+             "and one head with Dk = Dv = 16. We write the head out by hand with plain matrix products, "
+             "print every shape, and then ask the library's reference attention for the same thing.");
+    const int64_t B = 2, T = 6, D = 16;
+    Rng rng = ctx.rng(7);
+    const Tensor x = randn({B, T, D}, rng);  // [B, T, D]
+    Linear wq(D, D), wk(D, D), wv(D, D);
+    wq.init(InitSpec{}, rng);
+    wk.init(InitSpec{}, rng);
+    wv.init(InitSpec{}, rng);
+    ctx.shape("x", x, "[B=2, T=6, D=16]");
+    const Tensor Q = wq.forward(x), K = wk.forward(x), V = wv.forward(x);  // [B, T, 16] each
+    ctx.shape("Q", Q, "x·W_qᵀ + b_q");
+    ctx.shape("K", K, "x·W_kᵀ + b_k");
+    ctx.shape("V", V, "x·W_vᵀ + b_v");
+    const Tensor Kt = transpose_last2(K);  // [B, 16, T]
+    ctx.shape("Kᵀ", Kt, "K.transpose(-2, -1)");
+    Tensor scores = matmul(Q, Kt);  // [B, T, T]
+    ctx.shape("scores", scores, "Q·Kᵀ");
+    const float inv = 1.0f / std::sqrt(static_cast<float>(D));
+    Tensor weights = scores;
+    for (auto& s : weights.data) s *= inv;
+    softmax_rows(weights.ptr(), B * T, T);  // [B, T, T]
+    ctx.shape("weights", weights, "softmax(scores / √16, dim=-1)");
+    const Tensor out = matmul(weights, V);  // [B, T, 16]
+    ctx.shape("out", out, "weights·V");
+    ctx.check(Q.shape == Shape({B, T, D}) && scores.shape == Shape({B, T, T}) && weights.shape == Shape({B, T, T}) &&
+                  out.shape == Shape({B, T, D}),
+              "C21", fmt::format("Q, K, V {} → scores {} → weights {} → out {}, as the source lists", shape_str(Q.shape),
+                                 shape_str(scores.shape), shape_str(weights.shape), shape_str(out.shape)));
+    ctx.check(max_sum_error(weights) < 1e-5, "C21",
+              fmt::format("every row of weights sums to 1 (max |sum−1| = {})", e2(max_sum_error(weights))));
+
+    auto heads = [B, T](const Tensor& t) { return t.reshaped({B, 1, T, t.dim(-1)}); };  // [B, 1, T, d]
+    AttentionRecord rec;
+    const Tensor ref = attention_reference(heads(Q), heads(K), heads(V), Mask::none(), AttentionOptions{}, &rec);
+    const double d = max_abs_diff(ref.reshaped({B, T, D}), out);
+    ctx.figure("by_hand_vs_reference_max_diff", d);
+    // float32 products of 16 terms, summed in a different order: 1e-5 is generous
+    ctx.check(d < 1e-5, "C21", fmt::format("the hand-written head equals attention_reference (max diff {})", e2(d)));
+    const std::vector<std::string> tok{"the", "cat", "sat", "on", "the", "mat"};
+    ctx.heatmap("weights_batch0", make_panel("weights of batch 0 (rows: queries, columns: keys)", weights.ptr(), T, T, tok, tok));
+    ctx.para("The tokens are only labels here: x is random, so the pattern means nothing yet. Each row is "
+             "one query's weights over the six keys and sums to 1.");
+
+    ctx.section("Kᵀ, not K Qᵀ, not Q K");
+    ctx.para("The scores need Q·Kᵀ: row i holds query i against every key, so softmax over the last "
+             "dimension spreads query i's attention over the keys. Swapping the operands, K·Qᵀ, runs without "
+             "complaint and returns the transpose: softmax then normalises over queries, which is a different "
+             "(wrong) model.");
+    const Tensor kq = matmul(K, transpose_last2(Q));  // [B, T, T] = (Q Kᵀ)ᵀ
+    ctx.shape("K·Qᵀ", kq);
+    const double dt = max_abs_diff(kq, transpose_last2(scores));
+    const double dn = max_abs_diff(kq, scores);
+    ctx.check(dt < 1e-5 && dn > 1e-3, "C22",
+              fmt::format("K·Qᵀ is the transpose of Q·Kᵀ (max diff {}), not Q·Kᵀ itself (max diff {})", e2(dt), g3(dn)));
+    Tensor wrong_w = kq;
+    for (auto& s : wrong_w.data) s *= inv;
+    softmax_rows(wrong_w.ptr(), B * T, T);
+    const double dout = max_abs_diff(matmul(wrong_w, V), out);
+    ctx.figure("kqt_output_max_diff", dout);
+    ctx.check(dout > 1e-3, "C22", fmt::format("…and the output with K·Qᵀ differs from the right one by up to {}", g3(dout)));
+    ctx.para("Forgetting the transpose altogether, Q·K, multiplies [6, 16] by [6, 16]: the inner sizes "
+             "differ and the product is refused.");
+    std::string err;
+    try {
+        matmul(Q, K);
+    } catch (const ShapeError& e) {
+        err = e.what();
+    }
+    ctx.code("Q · K\n-> ShapeError: " + err);
+    ctx.check(!err.empty(), "C22", "Q·K without the transpose raises a shape error");
+    ctx.para("That error is luck: it only happens because T ≠ Dk. With T = Dk = 16 the same bug runs and "
+             "returns numbers:");
+    const Tensor x16 = randn({1, D, D}, rng);  // [1, 16, 16]: T = 16 tokens
+    const Tensor Q16 = wq.forward(x16), K16 = wk.forward(x16);
+    ctx.shape("Q, K (T = 16)", Q16);
+    const Tensor silent = matmul(Q16, K16);  // no error: [1, 16, 16]
+    const double ds = max_abs_diff(silent, matmul(Q16, transpose_last2(K16)));
+    ctx.figure("silent_qk_max_diff", ds);
+    ctx.check(silent.shape == Shape({1, D, D}) && ds > 1e-3, "C22,C35",
+              fmt::format("with T = Dk, Q·K runs and returns a [1, 16, 16] tensor that differs from Q·Kᵀ by up to {}", g3(ds)));
+    ctx.para("This is why lesson 13 asserts shapes after every transform: a test with T = Dk would never "
+             "catch it.");
+}
+
+const RegisterLesson reg{{7, "one-head", "One head, end to end",
+                          "the source's B=2, T=6, D=16 example with every shape; the Kᵀ pitfall",
+                          {"C21", "C22"}, true, run}};
+
+}  // namespace
+}  // namespace attn::lessons

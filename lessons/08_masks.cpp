@@ -1,0 +1,234 @@
+// Lesson 8: masks: key padding, causal, both; -inf before softmax vs zeroing
+// after; the fill value; a fully masked row; padded query rows (C23-C28).
+#include "common.hpp"
+
+namespace attn::lessons {
+namespace {
+
+constexpr int64_t B = 2, T = 5, Dk = 8;
+
+// Largest weight any query of batch row b gives to a key it may not see.
+double leaked(const Tensor& w, const Mask& m) {
+    double worst = 0;
+    for (int64_t b = 0; b < w.dim(0); ++b)
+        for (int64_t i = 0; i < T; ++i)
+            for (int64_t j = 0; j < T; ++j)
+                if (!m.allowed(b, i, j)) worst = std::max(worst, double(w.at({b, 0, i, j})));
+    return worst;
+}
+
+std::string row_text(const Tensor& w, int64_t b, int64_t i) {
+    std::vector<float> r;
+    for (int64_t j = 0; j < w.dim(3); ++j) r.push_back(w.at({b, 0, i, j}));
+    return list(r, 3);
+}
+
+void run(LessonContext& ctx) {
+    Rng rng = ctx.rng(8);
+    const Tensor q = randn({B, 1, T, Dk}, rng), k = randn({B, 1, T, Dk}, rng), v = randn({B, 1, T, Dk}, rng);
+    const std::vector<int64_t> lengths{5, 3};
+    const std::vector<std::string> tok0{"we", "like", "green", "tea", "now"}, tok1{"tea", "is", "hot", "<pad>", "<pad>"};
+
+    ctx.section("Key padding: [B, 1, T] broadcast over queries");
+    ctx.para("Sequences in a batch have different lengths, so the short ones are padded to T. Padding tokens "
+             "are not words: no query may take information from them. The key-padding mask has one entry per "
+             "key, shape [B, 1, T] (1 = real token); the middle 1 broadcasts it over all T queries, so the "
+             "same columns are masked in every row. Our batch: lengths 5 and 3, T = 5.");
+    ctx.shape("q, k, v", q, "[B=2, H=1, T=5, Dk=8], random");
+    const Mask pad = Mask::key_padding(lengths);
+    std::string mask_text = "key mask [B, 1, T]:";
+    for (int64_t b = 0; b < B; ++b) {
+        mask_text += fmt::format("\n  batch {}: [", b);
+        for (int64_t j = 0; j < T; ++j) mask_text += fmt::format("{}{}", j ? " " : "", pad.allowed(b, 0, j) ? 1 : 0);
+        mask_text += "]";
+    }
+    mask_text += "\nbroadcast to [B, T, T] for batch 1 (row = query):";
+    for (int64_t i = 0; i < T; ++i) {
+        mask_text += "\n  [";
+        for (int64_t j = 0; j < T; ++j) mask_text += fmt::format("{}{}", j ? " " : "", pad.allowed(1, i, j) ? 1 : 0);
+        mask_text += "]";
+    }
+    ctx.shape("key mask", Shape{B, 1, T}, pad.describe());
+    ctx.code(mask_text);
+    AttentionRecord rp;
+    attention_reference(q, k, v, pad, AttentionOptions{}, &rp);
+    ctx.shape("weights", rp.weights, "[B, H, T, T]");
+    ctx.heatmap("padding_batch1", make_panel("key padding, batch 1 (length 3)", block(rp.weights, 1, 0).data(), T, T, tok1, tok1));
+    const double lp = leaked(rp.weights, pad), ep = max_row_sum_error(rp.weights, pad);
+    ctx.figure("padding_leak", lp);
+    ctx.check(lp == 0.0, "C23,C26", fmt::format("every padded key gets weight exactly 0 (largest: {})", lp));
+    ctx.check(ep < 1e-5, "C23", fmt::format("every row still sums to 1 over the real keys (max |sum−1| = {})", e2(ep)));
+
+    ctx.section("Causal: no peeking at the future");
+    ctx.para("A decoder that predicts token i+1 must not see tokens after i while it does. The causal mask "
+             "lets query i see keys j ≤ i: everything above the diagonal is masked (torch.triu(ones, "
+             "diagonal=1) marks exactly those cells).");
+    const Mask causal = Mask::make_causal();
+    AttentionRecord rc;
+    attention_reference(q, k, v, causal, AttentionOptions{}, &rc);
+    ctx.heatmap("causal_batch0", make_panel("causal, batch 0", block(rc.weights, 0, 0).data(), T, T, tok0, tok0));
+    const double lc = leaked(rc.weights, causal);
+    ctx.check(lc == 0.0, "C24", fmt::format("every weight above the diagonal is exactly 0 (largest: {})", lc));
+    ctx.check(rc.weights.at({0, 0, 0, 0}) == 1.0f, "C24",
+              fmt::format("the first query sees only itself: weight {}", g4(rc.weights.at({0, 0, 0, 0}))));
+
+    ctx.section("Both at once");
+    ctx.para("A decoder batch needs both: a key is visible if it is in the past and it is real. The masks "
+             "combine by AND.");
+    const Mask both = causal.combined(pad);
+    AttentionRecord rb;
+    attention_reference(q, k, v, both, AttentionOptions{}, &rb);
+    ctx.shape("combined mask", Shape{B, T, T}, both.describe());
+    ctx.heatmap("both_batch1", make_panel("causal + padding, batch 1", block(rb.weights, 1, 0).data(), T, T, tok1, tok1));
+    const double lb = leaked(rb.weights, both), eb = max_row_sum_error(rb.weights, both);
+    ctx.check(lb == 0.0 && eb < 1e-5, "C23,C24",
+              fmt::format("no weight on a future or padded key ({}), rows sum to 1 (max |sum−1| = {})", lb, e2(eb)));
+
+    ctx.section("Mask before softmax, not after");
+    ctx.para("The mask belongs on the scores, as −inf, before softmax: exp(−inf) = 0, so masked keys get "
+             "nothing and the visible keys share the whole unit of weight. A tempting shortcut is to run "
+             "softmax on everything and zero the padded weights afterwards. The padded keys' share then "
+             "simply disappears and the rows no longer sum to 1. Here is batch 1, row by row:");
+    AttentionRecord rn;
+    attention_reference(q, k, v, Mask::none(), AttentionOptions{}, &rn);
+    Tensor after = rn.weights;  // softmax first, then zero the padded columns
+    for (int64_t b = 0; b < B; ++b)
+        for (int64_t i = 0; i < T; ++i)
+            for (int64_t j = lengths[static_cast<size_t>(b)]; j < T; ++j) after.at({b, 0, i, j}) = 0.0f;
+    Table t;
+    t.columns = {"query", "row sum: −inf before softmax", "row sum: zeroed after softmax"};
+    t.formats = {"", "{:.6f}", "{:.6f}"};
+    double worst_after = 0;
+    std::vector<double> sums_after;
+    for (int64_t i = 0; i < T; ++i) {
+        double s1 = 0, s2 = 0;
+        for (int64_t j = 0; j < T; ++j) s1 += rp.weights.at({1, 0, i, j}), s2 += after.at({1, 0, i, j});
+        t.add({tok1[static_cast<size_t>(i)], s1, s2});
+        sums_after.push_back(s2);
+    }
+    for (int64_t b = 0; b < B; ++b)
+        for (int64_t i = 0; i < T; ++i) {
+            double s2 = 0;
+            for (int64_t j = 0; j < T; ++j) s2 += after.at({b, 0, i, j});
+            worst_after = std::max(worst_after, std::fabs(s2 - 1));
+        }
+    ctx.table("before_vs_after", t);
+    ctx.figure("row_sums_zeroed_after_batch1", sums_after);
+    ctx.figure("max_sum_error_zeroed_after", worst_after);
+    ctx.figure("max_sum_error_masked_before", ep);
+    ctx.check(ep < 1e-5 && worst_after > 0.05, "C25",
+              fmt::format("−inf before softmax: max |sum−1| = {}; zeroing after: max |sum−1| = {}", e2(ep), g3(worst_after)));
+    Tensor renorm = after;  // the repair: divide each row by its sum
+    for (int64_t r = 0; r < B * T; ++r) {
+        double s = 0;
+        for (int64_t j = 0; j < T; ++j) s += renorm.data[static_cast<size_t>(r * T + j)];
+        for (int64_t j = 0; j < T; ++j) renorm.data[static_cast<size_t>(r * T + j)] = static_cast<float>(renorm.data[static_cast<size_t>(r * T + j)] / s);
+    }
+    const double dr = max_abs_diff(renorm, rp.weights);
+    ctx.check(dr < 1e-6, "C25",
+              fmt::format("zeroing after softmax and then renormalising each row gives the masked weights back (max diff {})", e2(dr)));
+    ctx.para("So masking after softmax is wrong by exactly the missing normalisation; −inf before softmax "
+             "gets it for free.");
+
+    ctx.section("What to fill with: 0, −1e9 or −inf");
+    ctx.para("masked_fill needs a value. 0 is a classic bug: a score of 0 is an ordinary score, so padded "
+             "keys get a normal-sized weight. −1e9 and −inf both send exp() to 0 and agree on any row that "
+             "has a visible key.");
+    Table f;
+    f.columns = {"fill", "largest weight on a padded key", "max |row sum − 1|"};
+    f.formats = {"", "{:.3g}", "{:.2e}"};
+    std::vector<Tensor> fw;
+    for (float fill : {0.0f, -1e9f, -INFINITY}) {
+        AttentionOptions o;
+        o.fill = fill;
+        AttentionRecord r;
+        attention_reference(q, k, v, pad, o, &r);
+        f.add({std::isinf(fill) ? std::string("-inf") : fill == 0.0f ? std::string("0") : std::string("-1e9"), leaked(r.weights, pad),
+               max_row_sum_error(r.weights, pad)});
+        fw.push_back(r.weights);
+    }
+    ctx.table("fill", f);
+    const double l0 = leaked(fw[0], pad), d9 = max_abs_diff(fw[1], fw[2]);
+    ctx.figure("fill0_leak", l0);
+    ctx.check(l0 > 0.01, "C28", fmt::format("fill 0 leaks: a padded key gets weight up to {}", g3(l0)));
+    ctx.check(d9 == 0.0, "C28", fmt::format("fill −1e9 and −inf give identical weights here (max diff {})", d9));
+
+    ctx.section("A row with nothing to see");
+    ctx.para("They differ when a row has no visible key at all, say a sequence of length 0. With −1e9 every "
+             "score is −1e9, softmax sees a row of equal scores and returns the uniform 1/T, padding "
+             "included (PyTorch does the same). With −inf softmax is 0/0; PyTorch returns NaN, which then "
+             "spreads through everything it touches. attn defines such a row as all zeros, so its output is "
+             "0.");
+    const Mask empty = Mask::key_padding({5, 0});
+    AttentionOptions o9;
+    o9.fill = -1e9f;
+    AttentionRecord re9, rei;
+    attention_reference(q, k, v, empty, o9, &re9);
+    const Tensor out_inf = attention_reference(q, k, v, empty, AttentionOptions{}, &rei);
+    ctx.code(fmt::format("lengths [5, 0], batch 1, query 0:\n  fill −1e9: {}\n  fill −inf: {}", row_text(re9.weights, 1, 0),
+                         row_text(rei.weights, 1, 0)));
+    double uni = 0, zero = 0, out0 = 0;
+    for (int64_t i = 0; i < T; ++i)
+        for (int64_t j = 0; j < T; ++j) {
+            uni = std::max(uni, std::fabs(double(re9.weights.at({1, 0, i, j})) - 1.0 / double(T)));
+            zero = std::max(zero, double(std::fabs(rei.weights.at({1, 0, i, j}))));
+        }
+    for (int64_t i = 0; i < T; ++i)
+        for (int64_t d = 0; d < Dk; ++d) out0 = std::max(out0, double(std::fabs(out_inf.at({1, 0, i, d}))));
+    ctx.check(uni < 1e-6, "C28", fmt::format("−1e9: the empty row is uniform, 1/T on every key (max deviation {})", e2(uni)));
+    ctx.check(zero == 0.0 && out0 == 0.0, "C28", "−inf: the empty row is all zeros and so is its output (no NaN)");
+
+    ctx.section("Padded query rows do not matter");
+    ctx.para("The mask is on keys (columns). Rows of padded queries still get ordinary-looking weights over "
+             "the real keys: look at rows <pad> in the first heatmap. That is fine, because nothing reads "
+             "them: the loss ignores padded positions, and no real query can see a padded key. The check: "
+             "change everything about the padded tokens of batch 1 (their q, k and v); the real rows' "
+             "outputs do not move, only the padded rows' do.");
+    Tensor q2 = q, k2 = k, v2 = v;
+    for (int64_t i = lengths[1]; i < T; ++i)
+        for (int64_t d = 0; d < Dk; ++d) {
+            q2.at({1, 0, i, d}) += 5.0f * rng.normal();
+            k2.at({1, 0, i, d}) += 5.0f * rng.normal();
+            v2.at({1, 0, i, d}) += 5.0f * rng.normal();
+        }
+    const Tensor o1 = attention_reference(q, k, v, pad, AttentionOptions{});
+    const Tensor o2 = attention_reference(q2, k2, v2, pad, AttentionOptions{});
+    double real_move = 0, pad_move = 0;
+    for (int64_t i = 0; i < T; ++i)
+        for (int64_t d = 0; d < Dk; ++d) {
+            const double m = std::fabs(double(o1.at({1, 0, i, d})) - o2.at({1, 0, i, d}));
+            (i < lengths[1] ? real_move : pad_move) = std::max(i < lengths[1] ? real_move : pad_move, m);
+        }
+    ctx.figure("real_rows_change", real_move);
+    ctx.figure("padded_rows_change", pad_move);
+    ctx.check(real_move == 0.0 && pad_move > 0.0, "C26",
+              fmt::format("real rows change by {}, padded rows by {}: the padding only affects rows nobody uses",
+                          real_move, g3(pad_move)));
+
+    ctx.section("Forgetting the look-ahead mask");
+    ctx.para("The first bug on the source's list: a decoder without the causal mask. Every position can then "
+             "read the tokens it is supposed to predict. Change only the last token's value and watch the "
+             "first position's output.");
+    Tensor v3 = v;
+    for (int64_t d = 0; d < Dk; ++d) v3.at({0, 0, T - 1, d}) += 1.0f;
+    const Tensor a1 = attention_reference(q, k, v, Mask::none(), AttentionOptions{});
+    const Tensor a2 = attention_reference(q, k, v3, Mask::none(), AttentionOptions{});
+    const Tensor c1 = attention_reference(q, k, v, causal, AttentionOptions{});
+    const Tensor c2 = attention_reference(q, k, v3, causal, AttentionOptions{});
+    double moved_open = 0, moved_causal = 0;
+    for (int64_t d = 0; d < Dk; ++d) {
+        moved_open = std::max(moved_open, std::fabs(double(a1.at({0, 0, 0, d})) - a2.at({0, 0, 0, d})));
+        moved_causal = std::max(moved_causal, std::fabs(double(c1.at({0, 0, 0, d})) - c2.at({0, 0, 0, d})));
+    }
+    ctx.figure("future_leak_without_causal", moved_open);
+    ctx.check(moved_open > 1e-3 && moved_causal == 0.0, "C24,C28",
+              fmt::format("without the mask position 0 moves by {} when token {} changes; with it, by {}", g3(moved_open),
+                          T - 1, moved_causal));
+}
+
+const RegisterLesson reg{{8, "masks", "Masks",
+                          "key padding [B, 1, T], causal, both; -inf before softmax vs zeroing after; fill values",
+                          {"C23", "C24", "C25", "C26", "C28"}, true, run}};
+
+}  // namespace
+}  // namespace attn::lessons

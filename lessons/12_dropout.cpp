@@ -1,0 +1,116 @@
+// Lesson 12: attention dropout: on the weights after softmax, not on the
+// scores; on in training, off in evaluation (C38).
+#include "common.hpp"
+
+namespace attn::lessons {
+namespace {
+
+void run(LessonContext& ctx) {
+    ctx.section("Dropout on the weights, training mode");
+    ctx.para("Attention dropout zeroes a random fraction p of the weights after softmax and multiplies the "
+             "survivors by 1/(1−p), so each weight keeps its expected value. A row then no longer sums to "
+             "exactly 1, but to 1 on average. Among the keys that survive, the proportions are untouched: "
+             "the model still prefers what it preferred, it just cannot always see it.");
+    const int64_t B = 2, H = 4, T = 64, Dk = 16;
+    const float p = 0.1f;
+    Rng rng = ctx.rng(12);
+    const Tensor q = randn({B, H, T, Dk}, rng), k = randn({B, H, T, Dk}, rng), v = randn({B, H, T, Dk}, rng);
+    ctx.shape("q, k, v", q, "[B=2, H=4, T=64, Dk=16]");
+    AttentionOptions train;
+    train.dropout = p;
+    train.train = true;
+    train.seed = mix64(ctx.seed() ^ 0xd120ULL);
+    AttentionRecord rt;
+    const Tensor out_train = attention_reference(q, k, v, Mask::none(), train, &rt);
+    ctx.shape("weights", rt.weights, "softmax, before dropout");
+    ctx.shape("weights_dropped", rt.weights_dropped, "dropout(p = 0.1) applied");
+    // pass 1: dropped fraction, row sums, and the ratio test on survivors
+    int64_t dropped = 0;
+    double ratio_err = 0;
+    const auto sums = row_sums(rt.weights_dropped);
+    for (int64_t i = 0; i < rt.weights.numel(); ++i) {
+        const float w = rt.weights.data[static_cast<size_t>(i)], wd = rt.weights_dropped.data[static_cast<size_t>(i)];
+        if (wd == 0.0f && w != 0.0f) ++dropped;
+        else if (w > 0) ratio_err = std::max(ratio_err, std::fabs(double(wd) / double(w) * (1.0 - p) - 1.0));
+    }
+    double mean = 0, var = 0, lo = 1e9, hi = -1e9;
+    for (double s : sums) mean += s, lo = std::min(lo, s), hi = std::max(hi, s);
+    mean /= double(sums.size());
+    for (double s : sums) var += (s - mean) * (s - mean);
+    var /= double(sums.size() - 1);
+    const double frac = double(dropped) / double(rt.weights.numel());
+    const double se = std::sqrt(var / double(sums.size()));
+    ctx.code(fmt::format("dropped: {} of {} weights ({:.2f}%)\nrow sums over {} rows: mean {:.4f}, min {:.4f}, max {:.4f}",
+                         dropped, rt.weights.numel(), 100 * frac, sums.size(), mean, lo, hi));
+    ctx.figure("dropped_fraction", frac);
+    ctx.figure("row_sum_mean", mean);
+    ctx.figure("row_sum_min", lo);
+    ctx.figure("row_sum_max", hi);
+    const double fse = std::sqrt(p * (1 - p) / double(rt.weights.numel()));
+    ctx.check(std::fabs(frac - p) < 4 * fse, "C38",
+              fmt::format("the dropped fraction {:.4f} is p = {} within 4 standard errors ({})", frac, p, e2(4 * fse)));
+    ctx.check(std::fabs(mean - 1) < 4 * se && hi - lo > 0.01, "C38",
+              fmt::format("rows sum to 1 on average ({:.4f} ± {}), not each one (range {:.3f} .. {:.3f})", mean, e2(se), lo, hi));
+    ctx.check(ratio_err < 1e-5, "C38",
+              fmt::format("every surviving weight is exactly w/(1−p): proportions among survivors kept (max error {})", e2(ratio_err)));
+
+    ctx.section("Evaluation mode: dropout off");
+    ctx.para("At inference dropout must be off (model.eval() in PyTorch), or the same input gives different "
+             "answers each time. With train = false the dropout probability is ignored.");
+    AttentionOptions eval = train;
+    eval.train = false;
+    AttentionRecord re;
+    const Tensor out_eval = attention_reference(q, k, v, Mask::none(), eval, &re);
+    const Tensor out_plain = attention_reference(q, k, v, Mask::none(), AttentionOptions{});
+    const double de = max_abs_diff(out_eval, out_plain), dt = max_abs_diff(out_train, out_plain);
+    ctx.figure("eval_vs_no_dropout", de);
+    ctx.figure("train_vs_no_dropout", dt);
+    ctx.check(de == 0.0 && dt > 1e-3, "C38",
+              fmt::format("eval output equals the no-dropout output exactly (diff {}); the training output differs by up to {}", de,
+                          g3(dt)));
+
+    ctx.section("Dropout on the scores instead");
+    ctx.para("Dropping scores before softmax is a different operation. A dropped score becomes 0, which "
+             "for a high-scoring key is a large demotion and for a low-scoring key a promotion, and then the "
+             "normaliser changes, so every other weight in the row moves too. We apply the same keep/drop "
+             "pattern to the scaled scores and compare the surviving keys' weights with the originals.");
+    Tensor sd = rt.scores_scaled;  // [B, H, T, T]
+    for (int64_t i = 0; i < sd.numel(); ++i)
+        if (dropout_drops(train.seed, static_cast<uint64_t>(i), p)) sd.data[static_cast<size_t>(i)] = 0.0f;
+    softmax_rows(sd.ptr(), B * H * T, T);
+    double rel_scores = 0, rel_weights = 0, mass_moved = 0;
+    for (int64_t r = 0; r < B * H * T; ++r) {
+        double moved = 0;
+        for (int64_t j = 0; j < T; ++j) {
+            const auto i = static_cast<size_t>(r * T + j);
+            if (dropout_drops(train.seed, i, p)) continue;  // compare survivors only
+            const double w = rt.weights.data[i];
+            rel_scores = std::max(rel_scores, std::fabs(sd.data[i] - w) / w);
+            rel_weights = std::max(rel_weights, std::fabs(rt.weights_dropped.data[i] * (1 - p) - w) / w);
+            moved += std::fabs(sd.data[i] - w);
+        }
+        mass_moved = std::max(mass_moved, moved);
+    }
+    Table t;
+    t.columns = {"dropout on", "max relative change of a survivor", "row sums"};
+    t.formats = {"", "{:.3g}"};
+    t.add({"weights (after softmax)", rel_weights, fmt::format("mean {:.4f}, {:.3f} .. {:.3f}", mean, lo, hi)});
+    t.add({"scores (before softmax)", rel_scores, fmt::format("all 1 (±{})", e2(max_sum_error(sd)))});
+    ctx.table("where", t);
+    ctx.figure("survivor_change_scores_dropout", rel_scores);
+    ctx.figure("survivor_change_weights_dropout", rel_weights);
+    ctx.check(rel_scores > 0.1 && rel_weights < 1e-5, "C38",
+              fmt::format("dropout on scores changes surviving weights by up to {:.0f}%; on weights, by {} (after 1/(1−p))",
+                          100 * rel_scores, e2(rel_weights)));
+    ctx.para(fmt::format("The distortion is not small: in the worst row, {:.2f} of the weight mass moved between "
+                         "the surviving keys.",
+                         mass_moved));
+    ctx.unmeasured("C38", "\"p ≈ 0.1; p > 0.2 slows convergence\" is a training result; attn does not train.");
+}
+
+const RegisterLesson reg{{12, "dropout", "Attention dropout",
+                          "on weights after softmax vs on scores; train vs eval; row sums and distortion",
+                          {"C38"}, false, run}};
+
+}  // namespace
+}  // namespace attn::lessons

@@ -1,0 +1,161 @@
+// Lesson 13: debugging attention: shape assertions, bmm vs broadcasting
+// matmul, and the initial weight scale (C35-C37, C9, C36).
+#include "common.hpp"
+
+namespace attn::lessons {
+namespace {
+
+// The assertion the source recommends after every transform.
+void expect_shape(const Tensor& t, const Shape& want, const std::string& what) {
+    if (t.shape != want)
+        throw ShapeError(fmt::format("{} has shape {}, expected {}", what, shape_str(t.shape), shape_str(want)));
+}
+
+void run(LessonContext& ctx) {
+    ctx.section("Assert shapes after every transform");
+    ctx.para("Most attention bugs are shape bugs that do not crash: a missing transpose, a forgotten head "
+             "split, a mask with the wrong broadcast dimension. One line per transform that states the "
+             "expected shape turns them into immediate, named errors. Here a head split was forgotten: the "
+             "code passes Q as [B, T, D] where [B, H, T, Dk] was meant.");
+    const int64_t B = 2, T = 10, D = 64, H = 4, Dk = D / H;
+    Rng rng = ctx.rng(13);
+    MhaConfig cfg;
+    cfg.d_model = D;
+    cfg.heads = H;
+    MultiHeadAttention mha(cfg.resolved());
+    mha.init(InitSpec{}, rng);
+    const Tensor x = randn({B, T, D}, rng);            // [B, T, D]
+    const Tensor Q = mha.q_proj.forward(x);             // [B, T, D]
+    const Tensor Qh = split_heads(Q, H);                // [B, H, T, Dk]
+    ctx.shape("x", x);
+    ctx.shape("Q", Q, "x·W_qᵀ + b_q");
+    ctx.shape("Q split", Qh, "split_heads(Q, H)");
+    std::string err;
+    bool ok_passes = true;
+    try {
+        expect_shape(Qh, {B, H, T, Dk}, "Q after the split");  // passes
+    } catch (const ShapeError&) {
+        ok_passes = false;
+    }
+    try {
+        expect_shape(Q, {B, H, T, Dk}, "Q after the split");  // the bug: Q was never split
+    } catch (const ShapeError& e) {
+        err = e.what();
+    }
+    ctx.code("expect_shape(Q, {B, H, T, Dk}, \"Q after the split\")\n-> ShapeError: " + err);
+    ctx.check(ok_passes && !err.empty(), "C35", "the assertion passes on the split tensor and names the unsplit one");
+
+    ctx.section("bmm refuses what matmul broadcasts");
+    ctx.para("torch.bmm takes exactly two 3-D tensors [N, n, k] and [N, k, m]. torch.matmul accepts any "
+             "ranks and broadcasts the leading ones. Broadcasting is convenient and dangerous: drop a batch "
+             "dimension by accident, say K[0] instead of K, and matmul quietly gives every sequence the keys "
+             "of sequence 0.");
+    const Tensor K = mha.k_proj.forward(x);  // [B, T, D]
+    Tensor K0({T, D});                       // the bug: K[0], batch dimension lost
+    std::copy(K.data.begin(), K.data.begin() + T * D, K0.data.begin());
+    ctx.shape("K", K);
+    ctx.shape("K[0] (the bug)", K0);
+    const Tensor good = matmul(Q, transpose_last2(K));   // [B, T, T]
+    const Tensor bad = matmul(Q, transpose_last2(K0));   // [T, D]ᵀ broadcast: [B, T, T], no error
+    ctx.shape("Q·Kᵀ", good);
+    ctx.shape("Q·K[0]ᵀ", bad, "broadcast over the batch: runs");
+    double d0 = 0, d1 = 0;
+    for (int64_t i = 0; i < T * T; ++i) {
+        d0 = std::max(d0, double(std::fabs(good.data[static_cast<size_t>(i)] - bad.data[static_cast<size_t>(i)])));
+        d1 = std::max(d1, double(std::fabs(good.data[static_cast<size_t>(T * T + i)] - bad.data[static_cast<size_t>(T * T + i)])));
+    }
+    ctx.figure("broadcast_bug_batch1_max_diff", d1);
+    ctx.check(bad.shape == good.shape && d0 == 0.0 && d1 > 1e-3, "C35",
+              fmt::format("matmul returns the right shape {}; batch 0 is right (diff {}), batch 1 wrong by up to {}",
+                          shape_str(bad.shape), d0, g3(d1)));
+    std::string berr;
+    try {
+        bmm(Q, transpose_last2(K0));
+    } catch (const ShapeError& e) {
+        berr = e.what();
+    }
+    ctx.code("bmm(Q, K[0]ᵀ)\n-> ShapeError: " + berr);
+    ctx.check(!berr.empty(), "C35", "bmm refuses the 2-D operand: the rank bug surfaces at once");
+
+    ctx.section("The initial weight scale");
+    ctx.para("When the loss does not move, the source's first suspects are a missing 1/√Dk and weights "
+             "initialised too large: big W_q, W_k give big scores, softmax saturates, and lesson 4 showed "
+             "what that does to the gradient. The other extreme, all-zero weights, is worse: every head "
+             "computes the same thing, gets the same gradient, and stays identical forever. Here one layer "
+             "(D = 64, 4 heads of 16, B = 2, T = 10, the same x) under five initialisations:");
+    struct Row {
+        std::string name;
+        InitSpec spec;
+    };
+    const float by_dk = 1.0f / std::sqrt(static_cast<float>(Dk)), by_d = 1.0f / std::sqrt(static_cast<float>(D));
+    const std::vector<Row> inits{{"xavier_uniform", InitSpec{InitKind::XavierUniform}},
+                                 {fmt::format("normal, std 1/√D = {:.3f}", by_d), InitSpec{InitKind::Normal, by_d}},
+                                 {fmt::format("normal, std 1/√Dk = {:.3f}", by_dk), InitSpec{InitKind::Normal, by_dk}},
+                                 {"normal, std 1 (too large)", InitSpec{InitKind::Normal, 1.0f}},
+                                 {"zeros", InitSpec{InitKind::Zeros}}};
+    Table t;
+    t.columns = {"init", "score std", "max weight", "entropy", "heads JS"};
+    t.formats = {"", "{:.3f}", "{:.3f}", "{:.3f}", "{:.3g}"};
+    std::vector<double> stds, maxw, js_max;
+    double zero_dev = 1;
+    for (size_t r = 0; r < inits.size(); ++r) {
+        MultiHeadAttention m(cfg.resolved());
+        Rng ri = ctx.rng(130 + r);
+        m.init(inits[r].spec, ri);
+        ForwardRecord rec;
+        m.forward(x, Mask::none(), AttentionOptions{}, &rec);
+        double mean = 0, m2 = 0;
+        for (float s : rec.attn.scores_scaled.data) mean += s, m2 += double(s) * s;
+        const double n = double(rec.attn.scores_scaled.numel());
+        const double sd = std::sqrt(std::max(0.0, (m2 - mean * mean / n) / (n - 1)));
+        const auto hs = head_stats(rec.attn.weights, Mask::none());
+        double mw = 0, ne = 0;
+        for (const auto& h : hs) mw += h.mean_max_weight / double(hs.size()), ne += h.mean_normalized_entropy / double(hs.size());
+        const Tensor sim = head_similarity(rec.attn.weights, Mask::none());
+        double js = 0;
+        for (int64_t i = 0; i < H; ++i)
+            for (int64_t j = 0; j < H; ++j)
+                if (i != j) js = std::max(js, double(sim.at({i, j})));
+        if (inits[r].spec.kind == InitKind::Zeros) {
+            zero_dev = 0;
+            for (float w : rec.attn.weights.data) zero_dev = std::max(zero_dev, std::fabs(double(w) - 1.0 / double(T)));
+        }
+        stds.push_back(sd);
+        maxw.push_back(mw);
+        js_max.push_back(js);
+        t.add({inits[r].name, sd, mw, ne, js});
+    }
+    ctx.table("init", t);
+    ctx.para("max weight: each row's largest weight, averaged over rows. entropy: the rows' mean entropy "
+             "divided by log T, so 1 = uniform and 0 = one-hot. heads JS: the largest Jensen-Shannon "
+             "divergence between two heads (0 = identical heads).");
+    ctx.figure("score_std_by_init", stds);
+    ctx.figure("mean_max_weight_by_init", maxw);
+    ctx.check(stds[3] > 4 * stds[0] && maxw[3] > 0.8, "C36",
+              fmt::format("std-1 weights give scores {:.1f}× as spread as Xavier's and near one-hot rows (mean max weight {:.3f})",
+                          stds[3] / stds[0], maxw[3]));
+    ctx.check(stds[0] > 0.6 && stds[0] < 1.5 && stds[1] > 0.6 && stds[1] < 1.5, "C36",
+              fmt::format("Xavier and std 1/√D keep the scaled scores near 1 (std {:.3f}, {:.3f}) and the rows soft", stds[0],
+                          stds[1]));
+    ctx.not_supported("C36", fmt::format("the source's recipe \"std ~1/√d_k\" is right only when d_k is the projection's "
+                                         "fan-in. W_q maps D = {} features, so each q entry sums D terms: with std 1/√Dk "
+                                         "= {:.3f} the scaled scores have std {:.2f} and rows are fairly sharp (mean max "
+                                         "weight {:.3f}). The std that keeps them near 1 is 1/√D = {:.3f} (std {:.2f}), "
+                                         "which is what Xavier gives a square layer. \"Smaller than too large\" is the "
+                                         "supported part.",
+                                         D, by_dk, stds[2], maxw[2], by_d, stds[1]));
+    ctx.check(zero_dev < 1e-7 && js_max[4] == 0.0, "C9",
+              fmt::format("all-zero weights: every row uniform (max |w − 1/T| = {}) and every head identical (JS divergence 0)",
+                          e2(zero_dev)));
+    ctx.para("With zeros every head is the same function of x, so every head receives the same gradient and "
+             "the symmetry never breaks: that is why each head's weights must be drawn independently.");
+    ctx.unmeasured("C37", "the overfit test (a model that cannot memorise a few dozen random examples has a "
+                          "broken attention) needs a training loop; attn has none.");
+}
+
+const RegisterLesson reg{{13, "debugging", "Debugging attention",
+                          "shape assertions; bmm vs broadcasting matmul; init scale vs score spread; zero init",
+                          {"C9", "C35", "C36", "C37"}, false, run}};
+
+}  // namespace
+}  // namespace attn::lessons

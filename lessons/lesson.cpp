@@ -1,0 +1,361 @@
+// The lesson framework: text/JSON output of a LessonContext, the registry, run_lesson.
+#include "lesson.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace attn::lessons {
+
+namespace {
+const char* kBold = "\x1b[1m";
+const char* kGreen = "\x1b[32m";
+const char* kRed = "\x1b[31m";
+const char* kYellow = "\x1b[33m";
+const char* kDim = "\x1b[2m";
+const char* kCyan = "\x1b[36m";
+
+// Greedy word wrap on display columns (the prose has √, ᵀ, ·).
+std::string wrap(std::string_view text, int width, std::string_view indent) {
+    std::string out, line;
+    int line_w = 0;
+    size_t i = 0;
+    while (i < text.size()) {
+        if (text[i] == '\n') {  // explicit break
+            out += std::string(indent) + line + "\n";
+            line.clear();
+            line_w = 0;
+            ++i;
+            continue;
+        }
+        if (text[i] == ' ') {
+            ++i;
+            continue;
+        }
+        // a word runs to the next space outside brackets: "[0, 3]" never splits
+        size_t j = i;
+        int depth = 0;
+        while (j < text.size() && text[j] != '\n' && (text[j] != ' ' || depth > 0)) {
+            if (text[j] == '[' || text[j] == '(') ++depth;
+            if ((text[j] == ']' || text[j] == ')') && depth > 0) --depth;
+            ++j;
+        }
+        const std::string_view word = text.substr(i, j - i);
+        const int w = display_width(word);
+        if (line_w > 0 && line_w + 1 + w > width - static_cast<int>(indent.size())) {
+            out += std::string(indent) + line + "\n";
+            line.clear();
+            line_w = 0;
+        }
+        if (line_w > 0) line += ' ', ++line_w;
+        line += word;
+        line_w += w;
+        i = j;
+    }
+    if (!line.empty()) out += std::string(indent) + line + "\n";
+    return out;
+}
+
+// Wraps "text" after a first-line prefix; continuation lines get `rest`.
+std::string wrap_hanging(std::string_view text, int width, std::string_view first, std::string_view rest) {
+    const std::string body = wrap(text, width - static_cast<int>(rest.size()), "");
+    std::string out;
+    size_t i = 0;
+    bool head = true;
+    while (i < body.size()) {
+        const size_t j = body.find('\n', i);
+        out += std::string(head ? first : rest) + body.substr(i, j - i) + "\n";
+        head = false;
+        i = j + 1;
+    }
+    return out;
+}
+
+std::string cell_text(const nlohmann::json& v, const std::string& spec) {
+    if (v.is_string()) return v.get<std::string>();
+    if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
+    if (v.is_number()) {
+        const double x = v.get<double>();
+        return fmt::format(fmt::runtime(spec.empty() ? "{:.4g}" : spec), x);
+    }
+    if (v.is_boolean()) return v.get<bool>() ? "yes" : "no";
+    if (v.is_null()) return "-";
+    return v.dump();
+}
+
+std::vector<Lesson>& registry_list() {
+    static std::vector<Lesson> r;
+    return r;
+}
+}  // namespace
+
+// ------------------------------------------------------------- the context
+
+LessonContext::LessonContext(std::ostream& out, RunOptions opt, int lesson_number)
+    : out_(out), opt_(std::move(opt)), number_(lesson_number) {
+    record_ = {{"sections", nlohmann::json::array()}, {"shapes", nlohmann::json::array()},
+               {"checks", nlohmann::json::array()},   {"not_supported", nlohmann::json::array()},
+               {"unmeasured", nlohmann::json::array()}, {"figures", nlohmann::json::object()},
+               {"tables", nlohmann::json::object()},  {"heatmaps", nlohmann::json::object()}};
+}
+
+void LessonContext::print(std::string_view s) {
+    if (!opt_.json) out_ << s;
+}
+
+void LessonContext::line_item() {
+    if (after_block_) print("\n");
+    after_block_ = false;
+}
+
+std::string LessonContext::paint(std::string_view s, const char* ansi) const {
+    if (!opt_.color) return std::string(s);
+    return fmt::format("{}{}\x1b[0m", ansi, s);
+}
+
+void LessonContext::section(std::string_view title) {
+    if (sections_ > 0 && opt_.pause && !opt_.json) {
+        out_.flush();
+        opt_.pause();
+    }
+    ++sections_;
+    after_block_ = false;
+    record_["sections"].push_back(title);
+    const std::string head = fmt::format("{}.{} {}", number_, sections_, title);
+    const int rule = std::max(3, opt_.width - display_width(head) - 4);
+    std::string line;
+    for (int k = 0; k < rule; ++k) line += "\u2500";
+    print(fmt::format("\n{}\n", paint(fmt::format("\u2500\u2500 {} {}", head, line), kBold)));
+}
+
+void LessonContext::para(std::string_view text) {
+    after_block_ = true;
+    print(fmt::format("\n{}", wrap(text, opt_.width, "")));
+}
+
+void LessonContext::code(std::string_view text) {
+    after_block_ = true;
+    std::string out = "\n";
+    size_t i = 0;
+    while (i <= text.size()) {
+        const size_t j = std::min(text.find('\n', i), text.size());
+        out += "    " + std::string(text.substr(i, j - i)) + "\n";
+        i = j + 1;
+    }
+    print(paint(out, kCyan));
+}
+
+void LessonContext::shape(std::string_view name, const Shape& s, std::string_view how) {
+    record_["shapes"].push_back({{"name", name}, {"shape", s}, {"how", how}});
+    line_item();
+    std::string line = fmt::format("  shape  {:<14} {:<16}", name, shape_str(s));
+    if (!how.empty()) line += fmt::format(" {}", how);
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    print(paint(line, kDim) + "\n");
+}
+
+void LessonContext::shape(std::string_view name, const Tensor& t, std::string_view how) { shape(name, t.shape, how); }
+
+void LessonContext::table(std::string_view key, const Table& t) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& r : t.rows) rows.push_back(r);
+    record_["tables"][std::string(key)] = {{"columns", t.columns}, {"rows", rows}};
+    if (opt_.json) return;
+    // pass 1: cell texts and column widths
+    const size_t nc = t.columns.size();
+    std::vector<std::vector<std::string>> cells;
+    std::vector<int> w(nc, 0);
+    for (size_t c = 0; c < nc; ++c) w[c] = display_width(t.columns[c]);
+    for (const auto& r : t.rows) {
+        std::vector<std::string> line;
+        for (size_t c = 0; c < nc; ++c) {
+            const std::string spec = c < t.formats.size() ? t.formats[c] : "";
+            line.push_back(c < r.size() ? cell_text(r[c], spec) : "");
+            w[c] = std::max(w[c], display_width(line.back()));
+        }
+        cells.push_back(std::move(line));
+    }
+    // pass 2: print; the first column left-aligned (a label), the rest right-aligned
+    auto fmt_row = [&](const std::vector<std::string>& line) {
+        std::string s = " ";
+        for (size_t c = 0; c < nc; ++c) {
+            const int pad = w[c] - display_width(line[c]);
+            s += "  ";
+            if (c == 0) s += line[c] + std::string(static_cast<size_t>(pad), ' ');
+            else s += std::string(static_cast<size_t>(pad), ' ') + line[c];
+        }
+        while (!s.empty() && s.back() == ' ') s.pop_back();
+        return s + "\n";
+    };
+    after_block_ = true;
+    std::string s = fmt::format("\n{}", paint(fmt_row(t.columns), kBold));
+    for (const auto& line : cells) s += fmt_row(line);
+    print(s);
+}
+
+bool LessonContext::check(bool ok, std::string_view claim, std::string_view text) {
+    (ok ? passed_ : failed_)++;
+    record_["checks"].push_back({{"claim", claim}, {"ok", ok}, {"text", text}});
+    line_item();
+    const std::string mark = ok ? paint("\u2713", kGreen) : paint("\u2717", kRed);
+    // wrapped on the plain text; the mark and the claim id are painted after
+    std::string body = wrap_hanging(fmt::format("{} {}", claim, text), opt_.width, "", "      ");
+    body = body.substr(claim.size());
+    print(fmt::format("  {} {}{}", mark, paint(claim, kBold), body));
+    return ok;
+}
+
+void LessonContext::not_supported(std::string_view claim, std::string_view text) {
+    ++unsupported_;
+    after_block_ = true;
+    record_["not_supported"].push_back({{"claim", claim}, {"text", text}});
+    print(fmt::format("\n{}", wrap(fmt::format("{} {}", paint(fmt::format("claim {} not supported:", claim), kYellow), text),
+                                   opt_.width, "  ")));
+}
+
+void LessonContext::unmeasured(std::string_view claim, std::string_view text) {
+    record_["unmeasured"].push_back({{"claim", claim}, {"text", text}});
+    line_item();
+    print(wrap(fmt::format("{} {}", paint(fmt::format("\u25cb {} not measured here:", claim), kDim), text),
+               opt_.width, "  "));
+}
+
+void LessonContext::figure(std::string_view key, nlohmann::json value) {
+    record_["figures"][std::string(key)] = std::move(value);
+}
+
+void LessonContext::heatmap(std::string_view key, const HeatmapPanel& panel, double vmin, double vmax) {
+    panels_.push_back(panel);
+    record_["heatmaps"][std::string(key)] = {{"title", panel.title},
+                                             {"rows", panel.rows},
+                                             {"cols", panel.cols},
+                                             {"row_labels", panel.row_labels},
+                                             {"col_labels", panel.col_labels},
+                                             {"values", panel.values}};
+    if (opt_.json) return;
+    after_block_ = true;
+    HeatmapStyle st;
+    st.color = opt_.color;
+    st.truecolor = opt_.truecolor;
+    st.vmin = vmin;
+    st.vmax = vmax;
+    st.max_width = std::max(opt_.width, 100);
+    std::string text = render_heatmap(panel, st);
+    std::string indented = "\n";
+    size_t i = 0;
+    while (i < text.size()) {
+        const size_t j = std::min(text.find('\n', i), text.size());
+        indented += "  " + text.substr(i, j - i) + "\n";
+        i = j + 1;
+    }
+    print(indented);
+}
+
+// ------------------------------------------------------------ the registry
+
+RegisterLesson::RegisterLesson(Lesson lesson) { registry_list().push_back(std::move(lesson)); }
+
+std::vector<Lesson> all_lessons() {
+    std::vector<Lesson> v = registry_list();
+    std::sort(v.begin(), v.end(), [](const Lesson& a, const Lesson& b) { return a.number < b.number; });
+    for (size_t i = 1; i < v.size(); ++i)
+        if (v[i].number == v[i - 1].number)
+            throw std::logic_error(fmt::format("lessons '{}' and '{}' share number {}", v[i - 1].slug, v[i].slug,
+                                               v[i].number));
+    for (size_t i = 0; i < v.size(); ++i)
+        for (size_t j = i + 1; j < v.size(); ++j)
+            if (v[i].slug == v[j].slug) throw std::logic_error(fmt::format("two lessons named '{}'", v[i].slug));
+    return v;
+}
+
+const Lesson* find_lesson(std::string_view name) {
+    // registration happens before main, so one snapshot serves every call
+    static const std::vector<Lesson> lessons = all_lessons();
+    if (name.empty()) return nullptr;
+    const bool digits = std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (digits && name.size() < 6) {
+        const int n = std::atoi(std::string(name).c_str());
+        for (const auto& l : lessons)
+            if (l.number == n) return &l;
+        return nullptr;
+    }
+    const Lesson* prefix = nullptr;
+    int prefix_hits = 0;
+    for (const auto& l : lessons) {
+        if (l.slug == name) return &l;
+        if (l.slug.compare(0, name.size(), name) == 0) prefix = &l, ++prefix_hits;
+    }
+    return prefix_hits == 1 ? prefix : nullptr;
+}
+
+LessonResult run_lesson(const Lesson& lesson, const RunOptions& opt, std::ostream& out) {
+    LessonContext ctx(out, opt, lesson.number);
+    if (!opt.json) {
+        const std::string head = fmt::format("Lesson {} \u00b7 {}", lesson.number, lesson.title);
+        const std::string tail = fmt::format("claims {}", claims_text(lesson.claims));
+        const int rule = std::max(3, opt.width - display_width(head) - display_width(tail) - 8);
+        std::string line;
+        for (int k = 0; k < rule; ++k) line += "\u2501";
+        std::string s = fmt::format("\n\u2501\u2501 {} {} {} \u2501\u2501\n", head, line, tail);
+        out << (opt.color ? fmt::format("\x1b[1m{}\x1b[0m", s) : s);
+    }
+    lesson.run(ctx);
+    if (!opt.json) {
+        std::string s = fmt::format("\n  Lesson {} done: {} check{} passed, {} failed", lesson.number, ctx.passed(),
+                                    ctx.passed() == 1 ? "" : "s", ctx.failed());
+        if (ctx.unsupported() > 0)
+            s += fmt::format(", {} source claim{} not supported", ctx.unsupported(), ctx.unsupported() == 1 ? "" : "s");
+        out << s << ".\n";
+        out.flush();
+    }
+    LessonResult r;
+    r.passed = ctx.passed();
+    r.failed = ctx.failed();
+    r.not_supported = ctx.unsupported();
+    r.panels = ctx.panels();
+    nlohmann::json rec = {{"lesson", lesson.slug},     {"number", lesson.number}, {"title", lesson.title},
+                          {"claims", lesson.claims},   {"seed", opt.seed},        {"passed", r.passed},
+                          {"failed", r.failed},        {"not_supported_count", r.not_supported}};
+    for (auto& [k, v] : ctx.record().items()) rec[k] = v;
+    r.record = std::move(rec);
+    return r;
+}
+
+// ----------------------------------------------------------- number text
+
+std::string g3(double x) { return fmt::format("{:.3g}", x); }
+std::string g4(double x) { return fmt::format("{:.4g}", x); }
+std::string e2(double x) { return fmt::format("{:.1e}", x); }
+
+std::string list(const std::vector<double>& v, int decimals) {
+    std::string s = "[";
+    for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + fmt::format("{:.{}f}", v[i], decimals);
+    return s + "]";
+}
+std::string list(const std::vector<float>& v, int decimals) {
+    return list(std::vector<double>(v.begin(), v.end()), decimals);
+}
+
+std::string claims_text(const std::vector<std::string>& claims) {
+    // a run of consecutive ids prints as "C1–C4"
+    std::vector<int> ids;
+    for (const auto& c : claims) {
+        if (c.size() < 2 || c[0] != 'C') return fmt::format("{}", fmt::join(claims, ", "));
+        ids.push_back(std::atoi(c.c_str() + 1));
+    }
+    std::string out;
+    for (size_t i = 0; i < ids.size();) {
+        size_t j = i;
+        while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
+        if (!out.empty()) out += ", ";
+        out += j - i >= 2 ? fmt::format("C{}\u2013C{}", ids[i], ids[j])
+                          : (j == i ? fmt::format("C{}", ids[i]) : fmt::format("C{}, C{}", ids[i], ids[j]));
+        i = j + 1;
+    }
+    return out;
+}
+
+}  // namespace attn::lessons

@@ -1,0 +1,140 @@
+// lessons/lesson.hpp: what a lesson is, how it talks, and how it registers.
+//
+// A lesson is a function that narrates one concept of the source material
+// (claim ids in /work/shared/reference/CLAIMS.md) and computes every number it
+// shows with the attn library. It speaks only through a LessonContext:
+//
+//   ctx.section("Two scores");                      a heading (the tour may pause here)
+//   ctx.para("Softmax turns scores into ...");     prose, word-wrapped
+//   ctx.shape("Q", q, "x·W_qᵀ + b_q");            a tensor's shape, for every tensor made
+//   ctx.table("softmax", t);                       an aligned table (numbers stay numbers in --json)
+//   ctx.check(ok, "C12", "...");                   ✓ or ✗, computed from live numbers
+//   ctx.not_supported("C10", "...");               a source claim the numbers do not back
+//   ctx.unmeasured("C41", "...");                  a claim attn cannot measure, named honestly
+//   ctx.figure("max_weight", 0.953);               a figure for the --json record
+//   ctx.heatmap("w", panel);                       a terminal heatmap (and an SVG panel)
+//
+// In text mode everything prints as it happens; in JSON mode nothing prints
+// and the same figures are collected into record(). A lesson file registers
+// itself with a file-scope RegisterLesson object, so adding lessons/NN_name.cpp
+// adds a lesson (lessons/CMakeLists.txt links the library whole-archive so
+// these registrations are never dropped by the linker).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "attn/heatmap.hpp"
+#include "attn/rng.hpp"
+#include "attn/tensor.hpp"
+
+namespace attn::lessons {
+
+struct RunOptions {
+    uint64_t seed = 0;
+    bool json = false;       // collect a record, print nothing
+    bool color = false;      // ANSI colour in text mode
+    bool truecolor = false;
+    int width = 80;          // prose wraps here; heatmaps may use up to 100 columns
+    // Called at each section after the first when non-empty (the CLI's --step).
+    std::function<void()> pause;
+};
+
+// An aligned table. Cells are JSON values: strings print as they are,
+// numbers through the column's fmt spec (default "{:.4g}"), so the --json
+// record keeps real numbers.
+struct Table {
+    std::vector<std::string> columns;
+    std::vector<std::string> formats;  // per column, may be shorter than columns
+    std::vector<std::vector<nlohmann::json>> rows;
+    void add(std::vector<nlohmann::json> row) { rows.push_back(std::move(row)); }
+};
+
+class LessonContext {
+public:
+    LessonContext(std::ostream& out, RunOptions opt, int lesson_number);
+
+    uint64_t seed() const { return opt_.seed; }
+    // An independent generator per use: same seed and stream, same numbers.
+    Rng rng(uint64_t stream) const { return Rng(opt_.seed, stream); }
+    bool json_mode() const { return opt_.json; }
+
+    void section(std::string_view title);
+    void para(std::string_view text);
+    // Lines printed as they are, indented (a formula, an error message, code).
+    void code(std::string_view text);
+    void shape(std::string_view name, const Tensor& t, std::string_view how = "");
+    void shape(std::string_view name, const Shape& s, std::string_view how = "");
+    void table(std::string_view key, const Table& t);
+    // Returns ok. claim: one id or several ("C25,C27").
+    bool check(bool ok, std::string_view claim, std::string_view text);
+    void not_supported(std::string_view claim, std::string_view text);
+    void unmeasured(std::string_view claim, std::string_view text);
+    void figure(std::string_view key, nlohmann::json value);
+    void heatmap(std::string_view key, const HeatmapPanel& panel, double vmin = 0.0, double vmax = 1.0);
+
+    int passed() const { return passed_; }
+    int failed() const { return failed_; }
+    int unsupported() const { return unsupported_; }
+    const std::vector<HeatmapPanel>& panels() const { return panels_; }
+    nlohmann::json& record() { return record_; }
+
+private:
+    void print(std::string_view s);
+    std::string paint(std::string_view s, const char* ansi) const;
+    std::ostream& out_;
+    RunOptions opt_;
+    int number_;
+    int sections_ = 0;
+    bool after_block_ = false;  // last output was prose or a table: a line item starts with a blank line
+    void line_item();
+    int passed_ = 0, failed_ = 0, unsupported_ = 0;
+    std::vector<HeatmapPanel> panels_;
+    nlohmann::json record_;
+};
+
+struct Lesson {
+    int number = 0;
+    std::string slug;      // "softmax", used by `attn lesson softmax`
+    std::string title;
+    std::string summary;   // one line for `attn lessons`
+    std::vector<std::string> claims;  // {"C12", "C13"}
+    bool heatmaps = false; // draws heatmaps (so `--svg` applies)
+    std::function<void(LessonContext&)> run;
+};
+
+// Every registered lesson, sorted by number. Throws std::logic_error if two
+// lessons share a number or a slug (a programming error a test catches).
+std::vector<Lesson> all_lessons();
+// By number ("4"), slug ("softmax") or a unique slug prefix; nullptr if none.
+const Lesson* find_lesson(std::string_view name);
+
+struct RegisterLesson {
+    explicit RegisterLesson(Lesson lesson);
+};
+
+struct LessonResult {
+    int passed = 0, failed = 0, not_supported = 0;
+    nlohmann::json record;              // the --json record
+    std::vector<HeatmapPanel> panels;   // for --svg
+};
+
+// Runs one lesson: prints it (text mode) to `out` or collects its record.
+LessonResult run_lesson(const Lesson& lesson, const RunOptions& opt, std::ostream& out);
+
+// ------------------------------------------------------------ number text
+// Short number formats shared by the lessons.
+std::string g3(double x);                 // 3 significant digits: "0.953", "2.6e+10"
+std::string g4(double x);
+std::string e2(double x);                 // "1.2e-07"
+std::string list(const std::vector<float>& v, int decimals = 3);   // "[0.047, 0.953]"
+std::string list(const std::vector<double>& v, int decimals = 3);
+std::string claims_text(const std::vector<std::string>& claims);   // "C1–C4" or "C11"
+
+}  // namespace attn::lessons

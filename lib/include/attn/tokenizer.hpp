@@ -1,0 +1,70 @@
+// attn/tokenizer.hpp: BERT's WordPiece tokenizer (uncased), text -> token ids.
+//
+// Two stages, as in BERT and HF tokenizers' BertNormalizer + BertPreTokenizer + WordPiece:
+//   basic    clean (drop NUL, U+FFFD and control characters; whitespace -> ' ')
+//            -> put spaces around CJK ideographs -> NFD and drop non-spacing
+//            marks (accents) -> lower-case -> split on whitespace -> split off
+//            every punctuation character as its own word
+//   wordpiece  each word: greedy longest-match-first against the vocabulary,
+//            pieces after the first carry the "##" prefix; a word with a part
+//            that matches nothing (or longer than 100 characters) is [UNK]
+// encode() wraps the pieces as [CLS] ... [SEP] and truncates to max_len.
+// The Unicode facts come from a generated table (scripts/gen-unicode-tables.py).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace attn {
+
+// UTF-8 <-> code points. Invalid UTF-8 bytes decode to U+FFFD (which the
+// tokenizer then drops, as BERT drops it).
+std::u32string utf8_decode(std::string_view s);
+std::string utf8_encode(std::u32string_view s);
+
+// The BERT normalisation of a whole text (clean, CJK spacing, accents, lower case).
+std::u32string bert_normalize(std::u32string_view text);
+// Normalise, split on whitespace and punctuation: the words WordPiece sees.
+std::vector<std::string> bert_basic_tokenize(std::string_view text);
+
+struct Encoding {
+    std::vector<int32_t> ids;         // [CLS] pieces... [SEP]
+    std::vector<std::string> tokens;  // the same, as vocabulary strings
+    std::vector<int32_t> word_of;     // per token: index of the basic word it came from, -1 for specials
+    int64_t full_length = 0;          // tokens before truncation (specials included)
+    bool truncated = false;
+};
+
+class WordPieceTokenizer {
+public:
+    // vocab: token strings, id = position. max_len counts [CLS] and [SEP].
+    // Throws InputError if a special token is missing from the vocabulary.
+    WordPieceTokenizer(std::vector<std::string> vocab, int64_t max_len, std::string what = "vocabulary");
+    // Reads vocab.txt (one token a line). Throws InputError naming the file.
+    static WordPieceTokenizer load(const std::string& vocab_path, int64_t max_len);
+
+    // One basic word -> its pieces (["[UNK]"] if it cannot be covered).
+    std::vector<std::string> wordpiece(const std::string& word) const;
+    // Text -> [CLS] pieces [SEP], truncated to max_len tokens (Encoding::truncated says so).
+    Encoding encode(std::string_view text) const;
+
+    int32_t id(const std::string& token) const;  // -1 if absent
+    const std::string& token(int32_t id) const;  // InputError if out of range
+    int64_t vocab_size() const { return static_cast<int64_t>(vocab_.size()); }
+    int64_t max_len() const { return max_len_; }
+    int32_t cls_id() const { return cls_; }
+    int32_t sep_id() const { return sep_; }
+    int32_t pad_id() const { return pad_; }
+    int32_t unk_id() const { return unk_; }
+
+private:
+    std::vector<std::string> vocab_;
+    std::unordered_map<std::string, int32_t> index_;
+    int64_t max_len_;
+    int32_t cls_ = -1, sep_ = -1, pad_ = -1, unk_ = -1;
+};
+
+}  // namespace attn

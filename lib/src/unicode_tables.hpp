@@ -1,0 +1,31 @@
+// unicode_tables.hpp: the Unicode tables the tokenizer needs (internal).
+// The data is generated into unicode_tables.cpp by scripts/gen-unicode-tables.py.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace attn::unicode {
+
+struct CodeRange {
+    char32_t lo, hi;
+};
+struct CombiningRun {
+    char32_t lo, hi;
+    uint8_t cls;
+};
+struct CodeMapping {
+    char32_t cp;
+    uint32_t offset;  // into the table's _pool
+    uint32_t length;
+};
+
+extern const CodeRange kWhitespace[], kOther[], kPunctuation[], kNonspacingMark[];
+extern const size_t kWhitespace_size, kOther_size, kPunctuation_size, kNonspacingMark_size;
+extern const CombiningRun kCombining[];
+extern const size_t kCombining_size;
+extern const char32_t kDecomposition_pool[], kLowercase_pool[];
+extern const CodeMapping kDecomposition[], kLowercase[];
+extern const size_t kDecomposition_size, kLowercase_size;
+
+}  // namespace attn::unicode

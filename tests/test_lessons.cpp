@@ -1,0 +1,223 @@
+// Tests of the lessons: every lesson runs to completion with every check ✓
+// (counted through the library API, not by reading the text), the --json
+// record holds the figures, the registry is consistent, and the CLI commands
+// (lessons, lesson, tour) behave, including their errors.
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "attn/stats.hpp"
+#include "lesson.hpp"
+
+namespace {
+
+struct Proc {
+    int rc = -1;
+    std::string out;
+};
+
+// Runs a shell command line, capturing stdout (stderr merged when asked).
+Proc run_cmd(const std::string& cmd) {
+    Proc p;
+    FILE* f = popen(cmd.c_str(), "r");
+    REQUIRE(f != nullptr);
+    std::array<char, 4096> buf{};
+    size_t n = 0;
+    while ((n = fread(buf.data(), 1, buf.size(), f)) > 0) p.out.append(buf.data(), n);
+    const int status = pclose(f);
+    p.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return p;
+}
+
+std::string attn_cmd(const std::string& args) { return std::string("'") + ATTN_BINARY + "' " + args; }
+
+}  // namespace
+
+TEST_CASE("lesson registry: numbered 1..14 at least, unique names, claims and summaries") {
+    const auto lessons = attn::lessons::all_lessons();
+    REQUIRE(lessons.size() >= 14);
+    std::set<int> numbers;
+    std::set<std::string> slugs;
+    for (const auto& l : lessons) {
+        numbers.insert(l.number);
+        slugs.insert(l.slug);
+        CHECK_FALSE(l.title.empty());
+        CHECK_FALSE(l.summary.empty());
+        CHECK_FALSE(l.claims.empty());
+        CHECK(static_cast<bool>(l.run));
+        for (const auto& c : l.claims) CHECK(c.rfind("C", 0) == 0);
+    }
+    CHECK(numbers.size() == lessons.size());
+    CHECK(slugs.size() == lessons.size());
+    for (int n = 1; n <= 14; ++n) CHECK(numbers.count(n) == 1);
+    // lookup by number, name and unique prefix
+    REQUIRE(attn::lessons::find_lesson("8") != nullptr);
+    CHECK(attn::lessons::find_lesson("8")->slug == "masks");
+    CHECK(attn::lessons::find_lesson("masks")->number == 8);
+    CHECK(attn::lessons::find_lesson("smoke")->number == 9);
+    CHECK(attn::lessons::find_lesson("nosuchlesson") == nullptr);
+    CHECK(attn::lessons::find_lesson("") == nullptr);
+    CHECK(attn::lessons::find_lesson("999") == nullptr);
+}
+
+TEST_CASE("every lesson runs and every check passes (text and JSON, two seeds)") {
+    for (const auto& lesson : attn::lessons::all_lessons()) {
+        for (uint64_t seed : {0ULL, 7ULL}) {
+            CAPTURE(lesson.slug);
+            CAPTURE(seed);
+            attn::lessons::RunOptions opt;
+            opt.seed = seed;
+            std::ostringstream text;
+            const auto r = attn::lessons::run_lesson(lesson, opt, text);
+            CHECK(r.failed == 0);
+            CHECK(r.passed > 0);
+            CHECK(text.str().find("\u2717") == std::string::npos);
+            CHECK(text.str().find("shape ") != std::string::npos);  // shapes are printed
+            CHECK(text.str().find('\x1b') == std::string::npos);    // no colour unless asked
+            if (lesson.heatmaps) CHECK_FALSE(r.panels.empty());
+
+            opt.json = true;
+            std::ostringstream silent;
+            const auto j = attn::lessons::run_lesson(lesson, opt, silent);
+            CHECK(silent.str().empty());  // JSON mode prints nothing itself
+            const auto rec = nlohmann::json::parse(j.record.dump());  // round-trips as JSON
+            CHECK(rec["lesson"] == lesson.slug);
+            CHECK(rec["failed"] == 0);
+            CHECK(rec["passed"] == r.passed);  // same checks in both modes
+            CHECK(rec["checks"].size() == static_cast<size_t>(r.passed));
+            for (const auto& c : rec["checks"]) CHECK(c["ok"] == true);
+            CHECK_FALSE(rec["figures"].empty());
+            CHECK_FALSE(rec["shapes"].empty());
+        }
+    }
+}
+
+TEST_CASE("the folklore claims C10, C20, C44 are reported as not supported, with numbers") {
+    std::set<std::string> unsupported;
+    for (const auto& lesson : attn::lessons::all_lessons()) {
+        attn::lessons::RunOptions opt;
+        opt.json = true;
+        std::ostringstream sink;
+        const auto r = attn::lessons::run_lesson(lesson, opt, sink);
+        for (const auto& n : r.record["not_supported"]) {
+            unsupported.insert(n["claim"].get<std::string>());
+            const std::string text = n["text"].get<std::string>();
+            CHECK(text.find_first_of("0123456789") != std::string::npos);  // carries numbers
+        }
+    }
+    CHECK(unsupported.count("C20") == 1);
+    CHECK(unsupported.count("C44") == 1);
+    // C10 lives in the sqrt(Dk) lesson (lesson 5)
+    if (attn::lessons::find_lesson("5") != nullptr) CHECK(unsupported.count("C10") == 1);
+}
+
+TEST_CASE("masks lesson: -inf before softmax vs zeroing after, with numbers") {
+    const auto* l = attn::lessons::find_lesson("masks");
+    REQUIRE(l != nullptr);
+    attn::lessons::RunOptions opt;
+    opt.json = true;
+    std::ostringstream sink;
+    const auto r = attn::lessons::run_lesson(*l, opt, sink);
+    const auto& f = r.record["figures"];
+    CHECK(f["max_sum_error_masked_before"].get<double>() < 1e-5);
+    CHECK(f["max_sum_error_zeroed_after"].get<double>() > 0.05);
+    CHECK(f["padding_leak"].get<double>() == 0.0);
+    CHECK(f["fill0_leak"].get<double>() > 0.0);
+    for (const auto& s : f["row_sums_zeroed_after_batch1"]) CHECK(s.get<double>() < 1.0);
+}
+
+TEST_CASE("softmax_jacobian_norm keeps the tiny norm of a saturated row") {
+    // the explicit Jacobian diag(p) - p pᵀ, in double, is the reference
+    auto explicit_norm = [](const std::vector<float>& p) {
+        double s = 0;
+        for (size_t i = 0; i < p.size(); ++i)
+            for (size_t j = 0; j < p.size(); ++j) {
+                const double v = (i == j ? double(p[i]) : 0.0) - double(p[i]) * p[j];
+                s += v * v;
+            }
+        return std::sqrt(s);
+    };
+    // softmax([0, 30]) in float: p1 rounds to exactly 1, p0 = 9.4e-14
+    const float p0 = static_cast<float>(1.0 / (1.0 + std::exp(30.0)));
+    const std::vector<float> sat{p0, 1.0f - p0};
+    const double n = attn::softmax_jacobian_norm(sat.data(), 2);
+    CHECK(n > 0.0);
+    // the true norm is 2 p0 p1 ≈ 1.87e-13; 1% covers float32 rounding of p0
+    CHECK(n == doctest::Approx(2.0 * double(p0)).epsilon(0.01));
+    const std::vector<float> mid{0.2f, 0.3f, 0.5f};
+    // float inputs that do not sum to exactly 1: the two forms differ by ~1e-8 relative
+    CHECK(attn::softmax_jacobian_norm(mid.data(), 3) == doctest::Approx(explicit_norm(mid)).epsilon(1e-6));
+    const std::vector<float> uni(8, 0.125f);
+    CHECK(attn::softmax_jacobian_norm(uni.data(), 8) == doctest::Approx(explicit_norm(uni)).epsilon(1e-6));
+}
+
+TEST_CASE("CLI: attn lessons lists every lesson; --json parses") {
+    const Proc p = run_cmd(attn_cmd("lessons"));
+    CHECK(p.rc == 0);
+    for (const auto& l : attn::lessons::all_lessons()) CHECK(p.out.find(l.slug) != std::string::npos);
+    const Proc j = run_cmd(attn_cmd("lessons --json"));
+    REQUIRE(j.rc == 0);
+    const auto doc = nlohmann::json::parse(j.out);
+    CHECK(doc["lessons"].size() == attn::lessons::all_lessons().size());
+}
+
+TEST_CASE("CLI: attn lesson masks shows the difference; --svg writes well-formed SVG") {
+    const std::string svg = "/tmp/attn-test-lesson-masks-" + std::to_string(getpid()) + ".svg";
+    std::remove(svg.c_str());
+    const Proc p = run_cmd(attn_cmd("lesson masks --svg '" + svg + "'"));
+    CHECK(p.rc == 0);
+    CHECK(p.out.find("zeroed after softmax") != std::string::npos);
+    CHECK(p.out.find("\u2717") == std::string::npos);
+    CHECK(p.out.find('\x1b') == std::string::npos);  // piped: no colour
+    FILE* f = std::fopen(svg.c_str(), "rb");
+    REQUIRE(f != nullptr);
+    std::string text;
+    std::array<char, 4096> buf{};
+    size_t n = 0;
+    while ((n = std::fread(buf.data(), 1, buf.size(), f)) > 0) text.append(buf.data(), n);
+    std::fclose(f);
+    std::remove(svg.c_str());
+    extern bool xml_well_formed(const std::string&, std::string*);
+    std::string why;
+    CHECK_MESSAGE(xml_well_formed(text, &why), why);
+    CHECK(text.find("&lt;pad&gt;") != std::string::npos);  // token labels, escaped
+}
+
+TEST_CASE("CLI: lesson errors are one line and exit 2") {
+    Proc p = run_cmd(attn_cmd("lesson nosuchlesson 2>&1"));
+    CHECK(p.rc == 2);
+    CHECK(p.out.find("attn: error: lesson: no lesson 'nosuchlesson'") != std::string::npos);
+    p = run_cmd(attn_cmd("lesson qkv --svg /tmp/x.svg 2>&1"));
+    CHECK(p.rc == 2);
+    CHECK(p.out.find("--svg") != std::string::npos);
+    p = run_cmd(attn_cmd("lesson masks --svg /nonexistent-dir/x.svg 2>&1"));
+    CHECK(p.rc == 2);
+    CHECK(p.out.find("/nonexistent-dir/x.svg") != std::string::npos);
+}
+
+TEST_CASE("CLI: --step never waits when output is piped; --json tour parses with every check passed") {
+    const Proc a = run_cmd(attn_cmd("lesson softmax --step < /dev/null"));
+    const Proc b = run_cmd(attn_cmd("lesson softmax"));
+    CHECK(a.rc == 0);
+    CHECK(a.out == b.out);  // no prompt printed
+    const Proc t = run_cmd(attn_cmd("tour --json"));
+    REQUIRE(t.rc == 0);
+    const auto doc = nlohmann::json::parse(t.out);
+    CHECK(doc["format"] == "attn-tour");
+    CHECK(doc["failed"] == 0);
+    CHECK(doc["passed"].get<int>() > 50);
+    CHECK(doc["lessons"].size() == attn::lessons::all_lessons().size());
+    const Proc s = run_cmd(attn_cmd("tour --from 14"));
+    CHECK(s.rc == 0);
+    CHECK(s.out.find("Lesson 14") != std::string::npos);
+    CHECK(s.out.find("Lesson 13") == std::string::npos);
+}

@@ -1,0 +1,134 @@
+// Tests of `attn view`: heatmaps from a dump, token labels, --svg output, and
+// one-line errors (exit 2) for bad files and out-of-range --batch / --head.
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "attn/dump.hpp"
+
+bool xml_well_formed(const std::string& s, std::string* why);
+
+namespace {
+
+struct Proc {
+    int rc = -1;
+    std::string out;
+};
+
+Proc run_view(const std::string& args) {
+    Proc p;
+    const std::string cmd = std::string("'") + ATTN_BINARY + "' view " + args + " 2>&1";
+    FILE* f = popen(cmd.c_str(), "r");
+    REQUIRE(f != nullptr);
+    std::array<char, 4096> buf{};
+    size_t n = 0;
+    while ((n = fread(buf.data(), 1, buf.size(), f)) > 0) p.out.append(buf.data(), n);
+    const int status = pclose(f);
+    p.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return p;
+}
+
+std::string tmp(const std::string& name) { return "/tmp/attn-test-view-" + std::to_string(getpid()) + "-" + name; }
+
+// A dump with weights [B=2, H=2, T=3, T], tokens and a mask, as attn forward writes.
+std::string write_dump(const std::string& name) {
+    attn::Dump d;
+    d.config = {{"batch", 2}, {"seq", 3}, {"heads", 2}, {"tokens", {{"<s>", "a&b", "cat"}, {"x", "y", "<pad>"}}}};
+    std::vector<float> w;
+    for (int b = 0; b < 2; ++b)
+        for (int h = 0; h < 2; ++h)
+            for (int i = 0; i < 3; ++i)
+                for (int j = 0; j < 3; ++j) w.push_back(j == (i + h) % 3 ? 0.7f : 0.15f);
+    d.tensors["weights"] = attn::Tensor::from({2, 2, 3, 3}, w);
+    d.tensors["mask"] = attn::Tensor({2, 3, 3}, 1.0f);
+    const std::string path = tmp(name);
+    attn::write_file_atomic(path, attn::dump_to_string(d));
+    return path;
+}
+
+std::string slurp(const std::string& path) {
+    std::string s;
+    FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) return s;
+    std::array<char, 4096> buf{};
+    size_t n = 0;
+    while ((n = std::fread(buf.data(), 1, buf.size(), f)) > 0) s.append(buf.data(), n);
+    std::fclose(f);
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("view: every head of a batch row, with token labels, and an SVG") {
+    const std::string dump = write_dump("ok.json"), svg = tmp("ok.svg");
+    const Proc p = run_view("'" + dump + "' --batch 1 --svg '" + svg + "'");
+    CHECK(p.rc == 0);
+    CHECK(p.out.find("batch 1, head 0") != std::string::npos);
+    CHECK(p.out.find("batch 1, head 1") != std::string::npos);
+    CHECK(p.out.find("<pad>") != std::string::npos);
+    CHECK(p.out.find("mean entropy") != std::string::npos);
+    CHECK(p.out.find('\x1b') == std::string::npos);
+    const std::string text = slurp(svg);
+    std::string why;
+    CHECK_MESSAGE(xml_well_formed(text, &why), why);
+    CHECK(text.find("&lt;pad&gt;") != std::string::npos);
+    CHECK(text.find("Attention weights from") != std::string::npos);
+    std::remove(svg.c_str());
+    // one head only
+    const Proc h = run_view("'" + dump + "' --head 1");
+    CHECK(h.rc == 0);
+    CHECK(h.out.find("batch 0, head 1") != std::string::npos);
+    CHECK(h.out.find("head 0") == std::string::npos);
+    CHECK(h.out.find("a&b") != std::string::npos);
+    std::remove(dump.c_str());
+}
+
+TEST_CASE("view: bad input is one line naming the file or option, exit 2, no SVG written") {
+    const std::string dump = write_dump("bad.json"), svg = tmp("never.svg");
+    Proc p = run_view("'" + dump + "' --batch 2 --svg '" + svg + "'");
+    CHECK(p.rc == 2);
+    CHECK(p.out.find("--batch") != std::string::npos);
+    CHECK(slurp(svg).empty());
+    p = run_view("'" + dump + "' --head 5");
+    CHECK(p.rc == 2);
+    CHECK(p.out.find("--head: must be in 0..1") != std::string::npos);
+    p = run_view("'" + dump + "' --head -1");
+    CHECK(p.rc == 2);
+    p = run_view("/nonexistent/file.json");
+    CHECK(p.rc == 2);
+    CHECK(p.out.find("/nonexistent/file.json") != std::string::npos);
+    // valid JSON but not a dump; a dump without weights; weights of the wrong rank
+    const std::string notdump = tmp("notdump.json");
+    attn::write_file_atomic(notdump, "{\"hello\": 1}");
+    p = run_view("'" + notdump + "'");
+    CHECK(p.rc == 2);
+    attn::Dump d;
+    d.tensors["x"] = attn::Tensor({1, 2, 2});
+    attn::write_file_atomic(notdump, attn::dump_to_string(d));
+    p = run_view("'" + notdump + "'");
+    CHECK(p.rc == 2);
+    CHECK(p.out.find("no \"weights\" tensor") != std::string::npos);
+    d.tensors["weights"] = attn::Tensor({2, 3, 3});
+    attn::write_file_atomic(notdump, attn::dump_to_string(d));
+    p = run_view("'" + notdump + "'");
+    CHECK(p.rc == 2);
+    CHECK(p.out.find("[B, H, T, T]") != std::string::npos);
+    for (const Proc* q : {&p}) CHECK(q->out.find('\n') == q->out.size() - 1);  // one line
+    std::remove(notdump.c_str());
+    std::remove(dump.c_str());
+}
+
+TEST_CASE("view: reads what attn forward --dump writes") {
+    const std::string dump = tmp("fwd.json");
+    const std::string cmd = std::string("'") + ATTN_BINARY + "' forward --heads 2 --mask causal --dump '" + dump + "' > /dev/null 2>&1";
+    REQUIRE(std::system(cmd.c_str()) == 0);
+    const Proc p = run_view("'" + dump + "' --head 1");
+    CHECK(p.rc == 0);
+    CHECK(p.out.find("batch 0, head 1") != std::string::npos);
+    CHECK(p.out.find("(mask from the dump)") != std::string::npos);
+    std::remove(dump.c_str());
+}

@@ -53,7 +53,7 @@ struct Case {
 
 }  // namespace
 
-TEST_CASE("flash matches the reference on a grid of shapes, masks and scales, every kernel") {
+TEST_CASE("flash matches the reference on a grid of shapes and masks and scales for every kernel") {
     const std::vector<Case> shapes = {{1, 1, 1, 1, 4, 4},    {2, 3, 7, 7, 5, 3},     {1, 2, 65, 65, 64, 64},
                                       {2, 1, 100, 37, 16, 24}, {1, 1, 33, 130, 64, 8}, {1, 2, 129, 200, 17, 33},
                                       {1, 1, 300, 280, 16, 16}};  // > 256 queries: several blocks of every kernel
@@ -103,7 +103,7 @@ TEST_CASE("flash matches the reference on a grid of shapes, masks and scales, ev
         }
 }
 
-TEST_CASE("flash: fully masked rows, with fill -inf (zeros) and a finite fill (uniform over all keys)") {
+TEST_CASE("flash: fully masked rows with fill -inf give zeros and with a finite fill uniform weights over all keys") {
     for (const std::string& kern : flash_kernels())
         for (float fill : {-std::numeric_limits<float>::infinity(), -1e9f, 0.0f}) {
             const Tensor q = randn({3, 2, 70, 16}, 11), k = randn({3, 2, 150, 16}, 12), v = randn({3, 2, 150, 8}, 13);
@@ -122,7 +122,7 @@ TEST_CASE("flash: fully masked rows, with fill -inf (zeros) and a finite fill (u
         }
 }
 
-TEST_CASE("flash: dropout in train mode matches the reference's decisions; eval mode ignores it") {
+TEST_CASE("flash: dropout in train mode matches the reference decisions and eval mode ignores it") {
     const Tensor q = randn({2, 2, 45, 12}, 21), k = randn({2, 2, 77, 12}, 22), v = randn({2, 2, 77, 10}, 23);
     Mask m;
     m.causal = true;

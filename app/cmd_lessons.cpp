@@ -15,6 +15,7 @@
 #include "attn/heatmap.hpp"
 #include "command.hpp"
 #include "lesson.hpp"
+#include "options.hpp"
 
 namespace {
 
@@ -31,7 +32,9 @@ struct RunFlags {
 };
 
 void add_common(CLI::App& sub, RunFlags& f) {
-    sub.add_option("--seed", f.seed, "Seed for every random tensor the lessons draw")->default_val(0);
+    sub.add_option("--seed", f.seed, "Seed for every random tensor the lessons draw")
+        ->capture_default_str()
+        ->check(attn::cli::seed_validator());
     sub.add_flag("--json", f.json, "Print a machine-readable record of every figure instead of the text");
     sub.add_flag("--no-color", f.no_color, "No ANSI colour (also off when stdout is not a TTY or NO_COLOR is set)");
     sub.add_flag("--step", f.step, "Pause between sections until Enter is pressed (only when stdin and stdout are a TTY)");
@@ -104,8 +107,8 @@ int run_list(bool json) {
     }
     std::cout << "The lessons of `attn tour`, in order. Run one with `attn lesson NUMBER|NAME`.\n\n";
     for (const auto& l : lessons) {
-        std::cout << fmt::format("{:>3}  {:<14} {}\n", l.number, l.slug, l.title);
-        std::cout << fmt::format("     {:<14} {}  [{}]\n", "", l.summary, attn::lessons::claims_text(l.claims));
+        std::cout << fmt::format("{:>3}  {:<14} {}  [{}]\n", l.number, l.slug, l.title, attn::lessons::claims_text(l.claims));
+        std::cout << fmt::format("     {:<14} {}\n", "", l.summary);
     }
     return 0;
 }
@@ -127,6 +130,7 @@ int run_one(const RunFlags& f) {
             if (l.heatmaps) with += (with.empty() ? "" : ", ") + l.slug;
         throw attn::InputError(fmt::format("--svg: lesson '{}' draws no heatmap (lessons with heatmaps: {})", lesson.slug, with));
     }
+    if (!f.svg.empty()) attn::cli::require_writable("--svg", f.svg);  // before the lesson runs, not after
     bool pausing = false;
     const auto opt = make_options(f, pausing);
     attn::lessons::LessonResult r;

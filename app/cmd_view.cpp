@@ -2,6 +2,7 @@
 // --dump, attn model ... --dump) as heatmaps in the terminal, and with --svg
 // as an SVG picture. Rows are queries, columns keys; labels are the dump's
 // tokens (config "tokens": [T] or [B][T] strings) or positions.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -15,6 +16,7 @@
 #include "attn/mask.hpp"
 #include "attn/stats.hpp"
 #include "command.hpp"
+#include "options.hpp"
 
 namespace attn::cli {
 namespace {
@@ -45,16 +47,17 @@ std::vector<std::string> token_labels(const nlohmann::json& config, int64_t b, i
     return out;
 }
 
-// The dump's boolean mask [B or 1, T, T] (1 = may attend) as an attn::Mask, so
-// the statistics skip rows and keys the model could not use.
-Mask dump_mask(const Dump& d, int64_t B, int64_t T) {
+// Batch row b of the dump's boolean mask [B or 1, T, T] (1 = may attend) as a
+// one-row attn::Mask, so the statistics skip keys the model could not use.
+Mask dump_mask(const Dump& d, int64_t B, int64_t b, int64_t T) {
     auto it = d.tensors.find("mask");
     if (it == d.tensors.end()) return Mask::none();
     const Tensor& m = it->second;
     if (m.rank() != 3 || m.dim(1) != T || m.dim(2) != T || (m.dim(0) != B && m.dim(0) != 1)) return Mask::none();
-    std::vector<uint8_t> allowed(m.data.size());
-    for (size_t i = 0; i < m.data.size(); ++i) allowed[i] = m.data[i] != 0.0f ? 1 : 0;
-    return Mask::custom(m.dim(0), T, T, std::move(allowed));
+    const int64_t row = m.dim(0) == 1 ? 0 : b;
+    std::vector<uint8_t> allowed(static_cast<size_t>(T * T));
+    for (int64_t i = 0; i < T * T; ++i) allowed[static_cast<size_t>(i)] = m.data[static_cast<size_t>(row * T * T + i)] != 0.0f ? 1 : 0;
+    return Mask::custom(1, T, T, std::move(allowed));
 }
 
 int run_view(const ViewOpts& o) {
@@ -74,9 +77,13 @@ int run_view(const ViewOpts& o) {
     if (o.head && (*o.head < 0 || *o.head >= H))
         throw InputError(fmt::format("--head: must be in 0..{} for {} (H = {}), got {}", H - 1, o.file, H, *o.head));
 
+    if (!o.svg.empty()) require_writable("--svg", o.svg);
     const auto labels = token_labels(d.config, o.batch, T);
-    const Mask mask = dump_mask(d, B, T);
-    const auto stats = head_stats(w, mask);
+    const Mask mask = dump_mask(d, B, o.batch, T);
+    // the statistics of the drawn batch row only: weights [1, H, T, T]
+    Tensor wb({1, H, T, T});
+    std::copy(w.data.begin() + o.batch * H * T * T, w.data.begin() + (o.batch + 1) * H * T * T, wb.data.begin());
+    const auto stats = head_stats(wb, mask);
     const int64_t h0 = o.head ? *o.head : 0, h1 = o.head ? *o.head + 1 : H;
 
     // ---- one panel per selected head
@@ -88,14 +95,37 @@ int run_view(const ViewOpts& o) {
 
     HeatmapStyle st;
     st.color = stdout_color(o.no_color);
-    std::cout << fmt::format("{}: weights {}, batch {} of {}, {} of {} head{}{}\n", o.file, shape_str(w.shape), o.batch,
-                             B, o.head ? "head " + std::to_string(*o.head) : "all", H, H == 1 ? "" : "s",
+    std::cout << fmt::format("{}: weights {} [B, H, T, T]; batch {}, {}{}\nrows are queries, columns keys\n", o.file,
+                             shape_str(w.shape), o.batch,
+                             o.head ? "head " + std::to_string(*o.head) : fmt::format("all {} heads", H),
                              mask.is_none() ? "" : " (mask from the dump)");
+    // the terminal shows at most kShow queries and keys (2 columns a cell fit
+    // 100 columns); the SVG always has all of them
+    constexpr int64_t kShow = 40;
+    const int64_t shown = std::min(T, kShow);
+    if (shown < T)
+        std::cout << fmt::format("(T = {}: the terminal shows the first {} queries and keys; --svg FILE draws all)\n", T,
+                                 shown);
     for (size_t k = 0; k < panels.size(); ++k) {
         const auto& s = stats[static_cast<size_t>(h0) + k];
-        std::cout << "\n" << render_heatmap(panels[k], st);
+        HeatmapPanel view = panels[k];
+        if (shown < T) {
+            view.rows = view.cols = shown;
+            view.values.clear();
+            for (int64_t i = 0; i < shown; ++i)
+                for (int64_t j = 0; j < shown; ++j) view.values.push_back(panels[k].values[static_cast<size_t>(i * T + j)]);
+            if (!view.row_labels.empty()) view.row_labels.resize(static_cast<size_t>(shown));
+            if (!view.col_labels.empty()) view.col_labels.resize(static_cast<size_t>(shown));
+        }
+        // colours span 0 .. the panel's largest weight, so near-uniform rows still show their structure
+        HeatmapStyle vs = st;
+        vs.vmin = 0;
+        vs.vmax = 0;
+        for (float x : view.values) vs.vmax = std::max(vs.vmax, double(x));
+        if (!(vs.vmax > 0)) vs.vmax = 1;
+        std::cout << "\n" << render_heatmap(view, vs);
         std::cout << fmt::format("  mean entropy {:.3f} nats ({:.2f} of uniform), mean max weight {:.3f}, "
-                                 "effective keys {:.2f} (over {} rows of all batches)\n",
+                                 "effective keys {:.2f} (over {} rows)\n",
                                  s.mean_entropy_nats, s.mean_normalized_entropy, s.mean_max_weight,
                                  s.mean_effective_keys, s.rows);
     }

@@ -75,6 +75,7 @@ void run(LessonContext& ctx) {
         for (auto& x : qc.data) x *= c;
         AttentionRecord r;
         attention_reference(qc, K, V, Mask::none(), AttentionOptions{}, &r);
+        ctx.shape(fmt::format("q × {:g}", c), qc);
         std::vector<nlohmann::json> row{fmt::format("× {:g}", c)};
         double mx = 0;
         for (int64_t j = 0; j < 5; ++j) row.push_back(r.weights.at({0, 0, 0, j})), mx = std::max(mx, double(r.weights.at({0, 0, 0, j})));

@@ -49,6 +49,7 @@ void run(LessonContext& ctx) {
         for (auto& v : kc.data) v *= c;
         AttentionRecord r;
         attention_reference(q, kc, kc, Mask::none(), opts_scale(Scale{ScaleKind::None, 1.0f}), &r);
+        ctx.shape(fmt::format("{:g} × k", c), kc);
         scores.push_back(r.scores_raw.data[0]);
         t.add({fmt::format("{:g} × k", c), norm(kc.data), dot(q.data, kc.data) / (nq * norm(kc.data)), scores.back()});
     }

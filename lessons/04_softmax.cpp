@@ -36,8 +36,8 @@ void run(LessonContext& ctx) {
 
     ctx.section("The gradient dies as the row saturates");
     ctx.para("Training moves weights by nudging scores. How much a weight moves per unit of score is the "
-             "softmax Jacobian J = diag(p) − p pᵀ. For two scores its entries are ±p₀p₁, which is 1/4 at a "
-             "tie and vanishes as either weight nears 1. We measure its size (Frobenius norm) along a row that "
+             "softmax Jacobian J = diag(p) − p pᵀ. For two scores its entries are ±p₀p₁, largest at a tie "
+             "(½·½) and vanishing as either weight nears 1. We measure its size (Frobenius norm) along a row that "
              "grows sharper: scores [0, c] for growing c, then 8 random scores multiplied by s.");
     Table j;
     j.columns = {"scores", "max weight", "‖J‖_F", "dp₀/dz₀ = p₀(1−p₀)"};

@@ -4,6 +4,7 @@
 // (attn/variance.hpp), the same code as `attn variance`.
 #include <Eigen/Dense>
 
+#include "attn/variance.hpp"
 #include "common.hpp"
 
 namespace attn::lessons {
@@ -50,20 +51,24 @@ RowSharpness sharpness(int64_t Dk, int64_t T, bool scaled, uint64_t seed, uint64
 
 void run(LessonContext& ctx) {
     ctx.section("The spread of q·k grows like √Dk");
-    ctx.para("A score is q·k = q₁k₁ + … + q_Dk k_Dk. Suppose the entries are independent with mean 0 and "
-             "variance 1 (roughly what a well-initialised layer produces). Each product qᵢkᵢ then has mean 0 "
-             "and variance 1, and a sum of Dk independent terms has variance Dk. So the typical size of a "
-             "score, its standard deviation, is √Dk: 1 for Dk = 1, 8 for Dk = 64, about 22.6 for Dk = 512. "
-             "Dividing by √Dk brings it back to 1, whatever Dk.");
+    ctx.para(fmt::format("A score is q·k = q₁k₁ + … + q_Dk k_Dk. Suppose the entries are independent with mean 0 "
+                         "and variance 1 (roughly what a well-initialised layer produces). Each product qᵢkᵢ then has "
+                         "mean 0 and variance 1, and a sum of Dk independent terms has variance Dk. So the typical size "
+                         "of a score, its standard deviation, is √Dk: {:g} for Dk = 1, {:g} for Dk = 64, about {:.1f} for "
+                         "Dk = 512. Dividing by √Dk brings it back to 1, whatever Dk.",
+                         std::sqrt(1.0), std::sqrt(64.0), std::sqrt(512.0)));
     variance_section(ctx);
 
     ctx.section("What unscaled scores do to softmax");
-    ctx.para("A spread of 8 means scores of ±24 are routine at Dk = 64, and softmax exponentiates: the "
-             "ratio of exp(24) to exp(0) is");
-    const double e24 = std::exp(24.0);
-    ctx.code(fmt::format("exp(24) / exp(0) = {:.3e}", e24));
+    const double sd64 = std::sqrt(64.0), three = 3 * sd64;  // the std at Dk = 64, and 3 of them
+    ctx.para(fmt::format("A spread of {:g} means scores of ±{:g} are routine at Dk = 64, and softmax exponentiates: "
+                         "the ratio of exp({:g}) to exp(0) is",
+                         sd64, three, three));
+    const double e24 = std::exp(three);
+    ctx.code(fmt::format("exp({:g}) / exp(0) = {:.3e}", three, e24));
     ctx.figure("exp24", e24);
-    ctx.check(e24 > 1e10, "C16", fmt::format("exp(24) = {:.2e}: one such score outweighs ten billion scores of 0", e24));
+    ctx.check(e24 > 1e10, "C16",
+              fmt::format("exp({:g}) = {:.2e}: one such score outweighs {:.1e} scores of 0 put together", three, e24, e24));
     ctx.para("Here is one head with T = 64 random queries and keys at Dk = 64, scores used as they are and "
              "divided by √Dk:");
     Tensor w_raw, w_scaled;
@@ -164,7 +169,85 @@ void run(LessonContext& ctx) {
 }
 
 void variance_section(LessonContext& ctx) {
-    ctx.para("(The variance experiment's table appears here once attn/variance.hpp is in the build.)");
+    // the experiment behind `attn variance`: samples dot products of random
+    // q, k (entries N(0, 1)) per Dk, and softmax rows of T = 64 of them
+    VarianceConfig cfg;
+    cfg.d_k = {1, 16, 64, 512};
+    cfg.samples = 64 * 2048;
+    cfg.keys = 64;
+    cfg.seed = ctx.seed();
+    const auto rows = run_variance(cfg);
+    ctx.para(fmt::format("The experiment: for each Dk, {} dot products of random q and k with N(0, 1) entries "
+                         "(attn::run_variance, the code behind `attn variance`). Measured next to theory:",
+                         cfg.samples));
+    ctx.shape("q, k (one pair)", Shape{cfg.d_k.back()}, "[Dk], drawn fresh for each sample");
+    ctx.shape("scores per Dk", Shape{cfg.samples}, "one q·k per sample");
+    Table t;
+    t.columns = {"Dk", "std of q·k", "√Dk", "ratio", "typical range ±3σ", "observed 0.1%..99.9%", "std ÷√Dk"};
+    t.formats = {"", "{:.3f}", "{:.3f}", "{:.4f}", "", "", "{:.4f}"};
+    std::vector<double> stds, theory, scaled;
+    bool c14 = true, c15 = true, c17 = true;
+    double worst_tol = 0;
+    for (const auto& un : rows) {
+        if (un.scaled) continue;
+        const VarianceRow* sc = nullptr;
+        for (const auto& r : rows)
+            if (r.scaled && r.d_k == un.d_k) sc = &r;
+        if (sc == nullptr) continue;
+        const double root = std::sqrt(double(un.d_k));
+        // 5 standard errors of a sample std: se(s)/s = sqrt((kurtosis - 1) / (4 n))
+        const double tol = 5 * std::sqrt(std::max(0.0, un.kurtosis - 1) / (4.0 * double(un.samples)));
+        worst_tol = std::max(worst_tol, tol);
+        c14 = c14 && std::fabs(un.std / root - 1) < tol;
+        c15 = c15 && std::fabs(un.range_hi - 3 * root) < 3 * tol * root + std::fabs(un.mean) &&
+              std::fabs(un.range_lo + 3 * root) < 3 * tol * root + std::fabs(un.mean);
+        c17 = c17 && std::fabs(sc->std - 1) < tol;
+        stds.push_back(un.std);
+        theory.push_back(root);
+        scaled.push_back(sc->std);
+        t.add({un.d_k, un.std, root, un.std / root, fmt::format("[{:.1f}, {:.1f}]", un.range_lo, un.range_hi),
+               fmt::format("[{:.1f}, {:.1f}]", un.p001, un.p999), sc->std});
+    }
+    ctx.table("variance", t);
+    ctx.figure("std_measured", stds);
+    ctx.figure("std_theory", theory);
+    ctx.figure("std_scaled", scaled);
+    ctx.check(c14 && stds.size() == cfg.d_k.size(), "C14",
+              fmt::format("the std of q·k is √Dk at every Dk, within 5 standard errors of the estimate (≤ {:.2f}%)",
+                          100 * worst_tol));
+    ctx.check(c15 && stds.size() == cfg.d_k.size(), "C15",
+              fmt::format("typical ranges ±3σ: [{:.1f}, {:.1f}] at Dk = {}, up to [{:.1f}, {:.1f}] at Dk = {}",
+                          -3 * stds.front(), 3 * stds.front(), cfg.d_k.front(), -3 * stds.back(), 3 * stds.back(),
+                          cfg.d_k.back()));
+    ctx.check(c17 && scaled.size() == cfg.d_k.size(), "C17",
+              fmt::format("divided by √Dk the std is 1 at every Dk ({:.3f} .. {:.3f})",
+                          *std::min_element(scaled.begin(), scaled.end()), *std::max_element(scaled.begin(), scaled.end())));
+    ctx.para(fmt::format("The observed extremes are wider than ±3σ at Dk = 1: a product of two normals has heavy "
+                         "tails. As Dk grows the sum of many products becomes normal, and ±3σ leaves out only "
+                         "{:.2f}% of a normal distribution.",
+                         100 * std::erfc(3 / std::sqrt(2.0))));
+
+    Table s;
+    s.columns = {"Dk", "max weight", "÷√Dk", "one-hot rows", "÷√Dk", "mean ‖J‖_F", "÷√Dk"};
+    s.formats = {"", "{:.3f}", "{:.3f}", "{:.1f}%", "{:.1f}%", "{:.3g}", "{:.3g}"};
+    double onehot_512 = 0, onehot_512_scaled = 1;
+    for (const auto& un : rows) {
+        if (un.scaled) continue;
+        for (const auto& sc : rows)
+            if (sc.scaled && sc.d_k == un.d_k) {
+                s.add({un.d_k, un.mean_max_weight, sc.mean_max_weight, 100 * un.onehot_fraction, 100 * sc.onehot_fraction,
+                       un.mean_jacobian_norm, sc.mean_jacobian_norm});
+                if (un.d_k == cfg.d_k.back()) onehot_512 = un.onehot_fraction, onehot_512_scaled = sc.onehot_fraction;
+            }
+    }
+    ctx.para(fmt::format("The same samples as rows of T = {} scores through softmax (one-hot: max weight above "
+                         "0.99):",
+                         cfg.keys));
+    ctx.table("variance_softmax", s);
+    ctx.figure("onehot_fraction_unscaled_dk512", onehot_512);
+    ctx.check(onehot_512 > 0.5 && onehot_512_scaled < 0.01, "C16,C17",
+              fmt::format("at Dk = {}, {:.1f}% of unscaled rows are one-hot; scaled, {:.1f}%", cfg.d_k.back(),
+                          100 * onehot_512, 100 * onehot_512_scaled));
 }
 
 }  // namespace

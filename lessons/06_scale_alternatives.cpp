@@ -33,10 +33,13 @@ Spread spread(int64_t Dk, const Scale& scale, uint64_t seed, uint64_t stream, Le
 
 void run(LessonContext& ctx) {
     ctx.section("Divide by a fixed constant instead");
-    ctx.para("Lesson 5 divides scores by √Dk because their spread grows like √Dk. A simpler idea is to divide "
-             "by one constant, say 10, whatever Dk is. The spread of the scaled scores then still grows like "
-             "√Dk, just ten times smaller: the constant is right for exactly one Dk (100) and wrong for the rest. "
-             "Below, 128 random queries against 128 random keys (entries N(0, 1)) for each Dk.");
+    const float constant = 10.0f;  // the source's example: divide by 10
+    ctx.para(fmt::format("Lesson 5 divides scores by √Dk because their spread grows like √Dk. A simpler idea is to "
+                         "divide by one constant, say {:g}, whatever Dk is. The spread of the scaled scores then still "
+                         "grows like √Dk, just {:g} times smaller: the constant is right for exactly one Dk ({:g}² = "
+                         "{:g}) and wrong for the rest. Below, 128 random queries against 128 random keys (entries "
+                         "N(0, 1)) for each Dk.",
+                         constant, constant, constant, constant * constant));
     const std::vector<int64_t> dks{16, 64, 100, 512};
     Table t;
     t.columns = {"Dk", "std ÷√Dk", "std ÷10", "entropy ÷√Dk", "entropy ÷10", "max weight ÷√Dk", "max weight ÷10"};
@@ -44,7 +47,7 @@ void run(LessonContext& ctx) {
     std::vector<double> std_sqrt, std_const;
     for (size_t i = 0; i < dks.size(); ++i) {
         const Spread a = spread(dks[i], Scale{ScaleKind::InvSqrtDk, 1.0f}, ctx.seed(), 60 + i, &ctx);
-        const Spread b = spread(dks[i], Scale{ScaleKind::Constant, 0.1f}, ctx.seed(), 60 + i);
+        const Spread b = spread(dks[i], Scale{ScaleKind::Constant, 1.0f / constant}, ctx.seed(), 60 + i);
         std_sqrt.push_back(a.std);
         std_const.push_back(b.std);
         t.add({dks[i], a.std, b.std, a.norm_entropy, b.norm_entropy, a.max_weight, b.max_weight});

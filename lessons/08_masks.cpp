@@ -92,6 +92,8 @@ void run(LessonContext& ctx) {
     AttentionRecord rn;
     attention_reference(q, k, v, Mask::none(), AttentionOptions{}, &rn);
     Tensor after = rn.weights;  // softmax first, then zero the padded columns
+    ctx.shape("weights (no mask)", rn.weights, "softmax over all keys");
+    ctx.shape("zeroed after", after, "padded columns set to 0 afterwards");
     for (int64_t b = 0; b < B; ++b)
         for (int64_t i = 0; i < T; ++i)
             for (int64_t j = lengths[static_cast<size_t>(b)]; j < T; ++j) after.at({b, 0, i, j}) = 0.0f;
@@ -124,6 +126,7 @@ void run(LessonContext& ctx) {
         for (int64_t j = 0; j < T; ++j) s += renorm.data[static_cast<size_t>(r * T + j)];
         for (int64_t j = 0; j < T; ++j) renorm.data[static_cast<size_t>(r * T + j)] = static_cast<float>(renorm.data[static_cast<size_t>(r * T + j)] / s);
     }
+    ctx.shape("renormalised", renorm, "each row divided by its sum");
     const double dr = max_abs_diff(renorm, rp.weights);
     ctx.check(dr < 1e-6, "C25",
               fmt::format("zeroing after softmax and then renormalising each row gives the masked weights back (max diff {})", e2(dr)));
@@ -193,6 +196,8 @@ void run(LessonContext& ctx) {
         }
     const Tensor o1 = attention_reference(q, k, v, pad, AttentionOptions{});
     const Tensor o2 = attention_reference(q2, k2, v2, pad, AttentionOptions{});
+    ctx.shape("q', k', v'", q2, "padded tokens of batch 1 changed");
+    ctx.shape("out, out'", o2, "before and after the change");
     double real_move = 0, pad_move = 0;
     for (int64_t i = 0; i < T; ++i)
         for (int64_t d = 0; d < Dk; ++d) {
@@ -215,6 +220,8 @@ void run(LessonContext& ctx) {
     const Tensor a2 = attention_reference(q, k, v3, Mask::none(), AttentionOptions{});
     const Tensor c1 = attention_reference(q, k, v, causal, AttentionOptions{});
     const Tensor c2 = attention_reference(q, k, v3, causal, AttentionOptions{});
+    ctx.shape("v'", v3, "last token's value + 1");
+    ctx.shape("out ×4", a1, "no mask / causal, with v and with v'");
     double moved_open = 0, moved_causal = 0;
     for (int64_t d = 0; d < Dk; ++d) {
         moved_open = std::max(moved_open, std::fabs(double(a1.at({0, 0, 0, d})) - a2.at({0, 0, 0, d})));

@@ -58,15 +58,16 @@ void run(LessonContext& ctx) {
               fmt::format("the planted duplicate has the same mean entropy as head 0 ({:.4f} vs {:.4f})", ent[0], ent[1]));
 
     ctx.section("Head-to-head similarity");
-    ctx.para("Equal mean entropy does not prove two heads look at the same keys; two heads can be equally "
-             "sharp about different things. A direct comparison: the Jensen-Shannon divergence between the "
-             "two heads' rows, averaged over all queries. 0 means identical rows; ln 2 = 0.693 nats is the "
-             "maximum (disjoint).");
+    ctx.para(fmt::format("Equal mean entropy does not prove two heads look at the same keys; two heads can be "
+                         "equally sharp about different things. A direct comparison: the Jensen-Shannon divergence "
+                         "between the two heads' rows, averaged over all queries. 0 means identical rows; ln 2 = "
+                         "{:.3f} nats is the maximum (disjoint).",
+                         std::log(2.0)));
     const Tensor sim = head_similarity(rec.attn.weights, Mask::none());  // [H, H]
     ctx.shape("similarity", sim, "[H, H], mean JS divergence (nats)");
     ctx.heatmap("similarity", make_panel("mean JS divergence between heads (0 = identical)", sim.ptr(), cfg.heads, cfg.heads,
                                          index_labels(cfg.heads, "h"), index_labels(cfg.heads, "h")),
-                0.0, 0.0);
+                0.0, 0.0, false);
     // the closest pair, and every pair closer than a tenth of the median distance
     std::vector<double> off;
     int64_t bi = 0, bj = 1;

@@ -78,6 +78,7 @@ void run(LessonContext& ctx) {
     for (int64_t i = 0; i < sd.numel(); ++i)
         if (dropout_drops(train.seed, static_cast<uint64_t>(i), p)) sd.data[static_cast<size_t>(i)] = 0.0f;
     softmax_rows(sd.ptr(), B * H * T, T);
+    ctx.shape("weights (scores dropped)", sd, "softmax(dropout(scores))");
     double rel_scores = 0, rel_weights = 0, mass_moved = 0;
     for (int64_t r = 0; r < B * H * T; ++r) {
         double moved = 0;

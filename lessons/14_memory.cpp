@@ -118,6 +118,9 @@ void run(LessonContext& ctx) {
         num += e * e;
         den += double(full.data[i]) * full.data[i];
     }
+    ctx.shape("window mask", Shape{1, Tf, Tf}, local.describe());
+    ctx.shape("out (full, causal)", full);
+    ctx.shape("out (window)", sparse);
     const double rel_sparse = std::sqrt(num / den);
     int64_t causal_pairs = 0;
     for (int64_t i = 0; i < Tf; ++i) causal_pairs += causal.allowed_count(0, i, Tf);
@@ -163,6 +166,9 @@ void run(LessonContext& ctx) {
             }
         }
     const Tensor full_nc = attention_reference(qf, kf, vf, Mask::none(), AttentionOptions{});
+    ctx.shape("S = Σ φ(k)vᵀ", Shape{Df, Df}, "per (batch, head): the linear form's summary");
+    ctx.shape("out (linear)", lin, "φ(q)·S / φ(q)·z");
+    ctx.shape("out (linear, T²)", lin_quad, "the same weights formed explicitly");
     num = den = 0;
     for (size_t i = 0; i < full_nc.data.size(); ++i) {
         const double e = double(lin.data[i]) - full_nc.data[i];

@@ -35,12 +35,12 @@ std::string wrap(std::string_view text, int width, std::string_view indent) {
             ++i;
             continue;
         }
-        // a word runs to the next space outside brackets: "[0, 3]" never splits
+        // a word runs to the next space outside square brackets: "[0, 3]" never splits
         size_t j = i;
         int depth = 0;
         while (j < text.size() && text[j] != '\n' && (text[j] != ' ' || depth > 0)) {
-            if (text[j] == '[' || text[j] == '(') ++depth;
-            if ((text[j] == ']' || text[j] == ')') && depth > 0) --depth;
+            if (text[j] == '[') ++depth;
+            if (text[j] == ']' && depth > 0) --depth;
             ++j;
         }
         const std::string_view word = text.substr(i, j - i);
@@ -227,8 +227,8 @@ void LessonContext::figure(std::string_view key, nlohmann::json value) {
     record_["figures"][std::string(key)] = std::move(value);
 }
 
-void LessonContext::heatmap(std::string_view key, const HeatmapPanel& panel, double vmin, double vmax) {
-    panels_.push_back(panel);
+void LessonContext::heatmap(std::string_view key, const HeatmapPanel& panel, double vmin, double vmax, bool in_svg) {
+    if (in_svg) panels_.push_back(panel);
     record_["heatmaps"][std::string(key)] = {{"title", panel.title},
                                              {"rows", panel.rows},
                                              {"cols", panel.cols},

@@ -77,7 +77,10 @@ public:
     void not_supported(std::string_view claim, std::string_view text);
     void unmeasured(std::string_view claim, std::string_view text);
     void figure(std::string_view key, nlohmann::json value);
-    void heatmap(std::string_view key, const HeatmapPanel& panel, double vmin = 0.0, double vmax = 1.0);
+    // vmin >= vmax: the colour range of the panel's own values. in_svg: also a
+    // panel of the lesson's --svg picture (whose colour scale is weights, 0..1).
+    void heatmap(std::string_view key, const HeatmapPanel& panel, double vmin = 0.0, double vmax = 1.0,
+                 bool in_svg = true);
 
     int passed() const { return passed_; }
     int failed() const { return failed_; }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "attn/dump.hpp"
+#include "attn/heatmap.hpp"
 
 bool xml_well_formed(const std::string& s, std::string* why);
 
@@ -130,5 +131,31 @@ TEST_CASE("view: reads what attn forward --dump writes") {
     CHECK(p.rc == 0);
     CHECK(p.out.find("batch 0, head 1") != std::string::npos);
     CHECK(p.out.find("(mask from the dump)") != std::string::npos);
+    std::remove(dump.c_str());
+}
+
+TEST_CASE("view: a long sequence is cropped in the terminal, whole in the SVG") {
+    attn::Dump d;
+    const int64_t T = 60;
+    std::vector<float> w(static_cast<size_t>(T * T), 1.0f / static_cast<float>(T));
+    d.tensors["weights"] = attn::Tensor::from({1, 1, T, T}, w);
+    const std::string dump = tmp("long.json"), svg = tmp("long.svg");
+    attn::write_file_atomic(dump, attn::dump_to_string(d));
+    const Proc p = run_view("'" + dump + "' --svg '" + svg + "'");
+    CHECK(p.rc == 0);
+    CHECK(p.out.find("shows the first 40 queries and keys") != std::string::npos);
+    size_t start = 0;
+    for (size_t e = p.out.find('\n'); e != std::string::npos; start = e + 1, e = p.out.find('\n', start)) {
+        const std::string line = p.out.substr(start, e - start);
+        if (line.find("shade:") != std::string::npos || line.find("mean entropy") != std::string::npos ||
+            line.find(".json") != std::string::npos)
+            continue;
+        CHECK(attn::display_width(line) <= 100);
+    }
+    const std::string text = slurp(svg);
+    size_t rects = 0;
+    for (size_t q = text.find("</title></rect>"); q != std::string::npos; q = text.find("</title></rect>", q + 1)) ++rects;
+    CHECK(rects == static_cast<size_t>(T * T));
+    std::remove(svg.c_str());
     std::remove(dump.c_str());
 }

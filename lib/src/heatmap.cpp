@@ -245,11 +245,21 @@ std::string render_heatmap(const HeatmapPanel& panel, const HeatmapStyle& style)
     for (const auto& l : clab)
         if (display_width(sanitize_terminal(l)) > cell_w - 1) fits = false;
     out += std::string(static_cast<size_t>(label_w + 1), ' ');
-    for (int64_t j = 0; j < panel.cols; ++j) {
-        std::string l = fits ? sanitize_terminal(clab[static_cast<size_t>(j)]) : std::to_string(j);
-        if (compact && !fits) l = std::to_string(j % 100);
-        out += pad_left(display_width(l) > cell_w ? l.substr(l.size() - static_cast<size_t>(cell_w)) : l, cell_w);
+    if (compact && !fits) {
+        // narrow cells: an index every 10 columns, written from its cell rightwards
+        std::string line(static_cast<size_t>(panel.cols * cell_w), ' ');
+        for (int64_t j = 0; j < panel.cols; j += 10) {
+            const std::string n = std::to_string(j);
+            line.replace(static_cast<size_t>(j * cell_w), std::min(n.size(), line.size() - static_cast<size_t>(j * cell_w)), n);
+        }
+        out += line;
+    } else {
+        for (int64_t j = 0; j < panel.cols; ++j) {
+            const std::string l = fits ? sanitize_terminal(clab[static_cast<size_t>(j)]) : std::to_string(j);
+            out += pad_left(display_width(l) > cell_w ? l.substr(l.size() - static_cast<size_t>(cell_w)) : l, cell_w);
+        }
     }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
     out += "\n";
 
     // pass 2: one line per row
@@ -351,12 +361,15 @@ std::string heatmap_svg(const std::vector<HeatmapPanel>& panels, const SvgOption
     // row labels + cells), then a vertical colour bar on the right
     if (panels.empty()) throw InputError("heatmap SVG: nothing to draw (no panels)");
     std::vector<float> all;
-    int64_t max_n = 1, max_rlab = 1, max_clab = 1;
+    int64_t max_n = 1, max_rlab = 1, max_clab = 1, max_title = 0;
+    bool any_zero = false;
     for (const auto& p : panels) {
         if (static_cast<int64_t>(p.values.size()) != p.rows * p.cols)
             throw InputError(fmt::format("heatmap '{}': {} values for {} x {} cells", p.title, p.values.size(), p.rows,
                                          p.cols));
         all.insert(all.end(), p.values.begin(), p.values.end());
+        max_title = std::max<int64_t>(max_title, display_width(p.title));
+        for (float v : p.values) any_zero = any_zero || v == 0.0f;
         max_n = std::max({max_n, p.rows, p.cols});
         for (const auto& l : labels_or_indices(p.row_labels, p.rows)) max_rlab = std::max<int64_t>(max_rlab, display_width(l));
         for (const auto& l : labels_or_indices(p.col_labels, p.cols)) max_clab = std::max<int64_t>(max_clab, display_width(l));
@@ -372,7 +385,9 @@ std::string heatmap_svg(const std::vector<HeatmapPanel>& panels, const SvgOption
     const double rlab_w = double(max_rlab) * font * 0.62 + 8;
     const double clab_h = double(max_clab) * font * 0.62 + 8;
     const double ptitle_h = 20;
-    const double grid_w = rlab_w + double(max_n) * cs, grid_h = ptitle_h + clab_h + double(max_n) * cs;
+    // a panel is as wide as its cells and labels, or its title (13 px bold, ~8 px a character)
+    const double grid_w = std::max(rlab_w + double(max_n) * cs, double(max_title) * 8.0 + 4),
+                 grid_h = ptitle_h + clab_h + double(max_n) * cs;
     const double margin = 20, gap = 24, top = opt.subtitle.empty() ? 44 : 62;
     const int per_row = static_cast<int>(std::clamp<double>(std::floor(1100.0 / (grid_w + gap)), 1.0,
                                                             double(panels.size())));
@@ -403,7 +418,7 @@ std::string heatmap_svg(const std::vector<HeatmapPanel>& panels, const SvgOption
         const auto rlab = labels_or_indices(p.row_labels, p.rows);
         const auto clab = labels_or_indices(p.col_labels, p.cols);
         s += "<g>\n";
-        s += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"13\" font-weight=\"bold\">{}</text>\n", px(cx),
+        s += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"13\" font-weight=\"bold\">{}</text>\n", px(ox),
                          px(oy + 14), xml_escape(p.title));
         for (int64_t j = 0; j < p.cols; j += every) {
             const double x = cx + (double(j) + 0.5) * cs + font * 0.35, y = cy - 4;
@@ -418,7 +433,8 @@ std::string heatmap_svg(const std::vector<HeatmapPanel>& panels, const SvgOption
             for (int64_t j = 0; j < p.cols; ++j) {
                 const float v = p.values[static_cast<size_t>(i * p.cols + j)];
                 const bool finite = std::isfinite(v);
-                const std::string fill = finite ? hex(heat_color(unit(v, lo, hi))) : "#bbbbbb";
+                // exactly 0 (a masked weight) is hatched, so it differs from a tiny weight
+                const std::string fill = v == 0.0f ? "url(#zero)" : finite ? hex(heat_color(unit(v, lo, hi))) : "#bbbbbb";
                 const std::string val = finite ? num(v) : (std::isnan(v) ? "NaN" : (v > 0 ? "+inf" : "-inf"));
                 s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{} \u2192 {}: {}</title></rect>\n",
                                  px(cx + double(j) * cs), px(cy + double(i) * cs), px(cs), px(cs), fill,
@@ -431,7 +447,11 @@ std::string heatmap_svg(const std::vector<HeatmapPanel>& panels, const SvgOption
 
     // pass 2: the colour bar, top = vmax, bottom = vmin
     const double bx = margin + per_row * (grid_w + gap) + bar_x_off - gap, by = top + ptitle_h + clab_h;
-    s += "<defs><linearGradient id=\"heat\" x1=\"0\" y1=\"1\" x2=\"0\" y2=\"0\">\n";
+    s += fmt::format("<defs><pattern id=\"zero\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\">"
+                     "<rect width=\"6\" height=\"6\" fill=\"{}\"/><path d=\"M0,6 L6,0\" stroke=\"#9a9a9a\" "
+                     "stroke-width=\"0.8\"/></pattern>\n",
+                     hex(heat_color(unit(0.0, lo, hi))));
+    s += "<linearGradient id=\"heat\" x1=\"0\" y1=\"1\" x2=\"0\" y2=\"0\">\n";
     for (int k = 0; k <= 10; ++k)
         s += fmt::format("<stop offset=\"{:.1f}\" stop-color=\"{}\"/>\n", k / 10.0, hex(heat_color(k / 10.0)));
     s += "</linearGradient></defs>\n";
@@ -449,6 +469,13 @@ std::string heatmap_svg(const std::vector<HeatmapPanel>& panels, const SvgOption
                      px(bar_w));
     s += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"10\">-inf / NaN</text>\n", px(bx + bar_w + 6),
                      px(by + bar_h + 19));
+    if (any_zero) {
+        s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"10\" fill=\"url(#zero)\" stroke=\"#888\" "
+                         "stroke-width=\"0.5\"/>\n",
+                         px(bx), px(by + bar_h + 26), px(bar_w));
+        s += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"10\">exactly 0</text>\n", px(bx + bar_w + 6),
+                         px(by + bar_h + 35));
+    }
     s += "</svg>\n";
     return s;
 }

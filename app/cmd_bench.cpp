@@ -199,16 +199,16 @@ attn::cli::Command reg{
     "bench", "Time attention implementations against this machine's FMA peak and Eigen GEMM", 80,
     [](CLI::App& sub) -> Runner {
         auto o = std::make_shared<BenchOpts>();
-        sub.add_option("--batch", o->batch, "batch size B")->capture_default_str();
-        sub.add_option("--heads", o->heads, "heads H")->capture_default_str();
-        sub.add_option("--seq", o->seq, "sequence lengths T, comma-separated")->capture_default_str();
-        sub.add_option("--d-k", o->d_k, "head dimension Dk (= Dv)")->capture_default_str();
+        sub.add_option("--batch", o->batch, "batch size B")->type_name("B")->capture_default_str();
+        sub.add_option("--heads", o->heads, "heads H")->type_name("H")->capture_default_str();
+        sub.add_option("--seq", o->seq, "sequence lengths T, comma-separated")->type_name("LIST")->capture_default_str();
+        sub.add_option("--d-k", o->d_k, "head dimension Dk (= Dv)")->type_name("Dk")->capture_default_str();
         sub.add_flag("--causal", o->causal, "causal mask (FLOPs counted as half)");
-        sub.add_option("--impl", o->impl, "implementations: reference, flash, flash-bf16")->capture_default_str();
-        sub.add_option("--threads", o->threads, "threads (0: all hardware threads)")->capture_default_str();
-        sub.add_option("--reps", o->reps, "timed runs per case (the median is reported)")->capture_default_str();
-        sub.add_option("--warmup", o->warmup, "untimed runs before them")->capture_default_str();
-        sub.add_option("--seed", o->seed, "seed of the random Q, K, V")->capture_default_str();
+        sub.add_option("--impl", o->impl, "implementations: reference, flash, flash-bf16")->type_name("LIST")->capture_default_str();
+        sub.add_option("--threads", o->threads, "threads (0: all hardware threads)")->type_name("N")->capture_default_str();
+        sub.add_option("--reps", o->reps, "timed runs per case (the median is reported)")->type_name("N")->capture_default_str();
+        sub.add_option("--warmup", o->warmup, "untimed runs before them")->type_name("N")->capture_default_str();
+        sub.add_option("--seed", o->seed, "seed of the random Q, K, V")->type_name("S")->capture_default_str();
         sub.add_flag("--json", o->json, "print one attn-bench JSON document");
         return [o] { return run_bench(*o); };
     }};

@@ -14,6 +14,7 @@
 
 #include "attn/attn.hpp"
 #include "attn/bert.hpp"
+#include "attn/heatmap.hpp"
 #include "attn/tokenizer.hpp"
 #include "command.hpp"
 #include "options.hpp"
@@ -28,6 +29,7 @@ struct CommonOpts {
 struct AttentionCmd {
     int64_t layer = -1, head = -1;
     std::string svg, dump;
+    bool no_color = false;
 };
 struct EntropyCmd {
     bool json = false;
@@ -90,75 +92,6 @@ bool is_punct_token(const std::string& tok) {
     return utf8_decode(tok).size() == 1 && bert_basic_tokenize("a" + tok + "a").size() == 3;
 }
 
-// ---- SVG heatmaps: one panel per (layer, head), token labels on both axes.
-struct Panel {
-    std::string title;
-    const float* w;  // (T, T)
-};
-
-std::string svg_escape(const std::string& s) {
-    std::string o;
-    for (char c : s) {
-        if (c == '<') o += "&lt;";
-        else if (c == '>') o += "&gt;";
-        else if (c == '&') o += "&amp;";
-        else if (c == '"') o += "&quot;";
-        else o += c;
-    }
-    return o;
-}
-
-std::string svg_heatmaps(const std::vector<Panel>& panels, const std::vector<std::string>& tokens, int cols,
-                         const std::string& heading) {
-    const int T = static_cast<int>(tokens.size()), cell = 14, lab = 70, gap = 24;
-    const int pw = lab + T * cell + gap, ph = lab + T * cell + gap + 16;
-    const int n = static_cast<int>(panels.size()), rows = (n + cols - 1) / cols;
-    std::string s = fmt::format(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" font-family=\"monospace\" font-size=\"10\">\n"
-        "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"8\" y=\"16\" font-size=\"13\">{}</text>\n",
-        cols * pw + 8, rows * ph + 28, svg_escape(heading));
-    for (int p = 0; p < n; ++p) {
-        const int ox = 8 + (p % cols) * pw, oy = 28 + (p / cols) * ph;
-        s += fmt::format("<g transform=\"translate({},{})\">\n<text x=\"{}\" y=\"10\" font-size=\"12\">{}</text>\n", ox, oy,
-                         lab, svg_escape(panels[static_cast<size_t>(p)].title));
-        for (int t = 0; t < T; ++t) {
-            const std::string tok = svg_escape(tokens[static_cast<size_t>(t)]);
-            s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", lab - 3,
-                             lab + 16 + t * cell + cell - 3, tok);  // row label (query)
-            const int cx = lab + t * cell + cell - 4, cy = lab + 16 - 4;
-            s += fmt::format("<text x=\"{}\" y=\"{}\" transform=\"rotate(-60 {} {})\">{}</text>\n", cx, cy, cx, cy, tok);
-        }
-        for (int i = 0; i < T; ++i)
-            for (int j = 0; j < T; ++j) {
-                const float v = std::clamp(panels[static_cast<size_t>(p)].w[i * T + j], 0.0f, 1.0f);
-                const int shade = static_cast<int>(std::lround(255.0 * (1.0 - std::sqrt(v))));  // sqrt: faint weights visible
-                s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"rgb({},{},255)\"><title>{:.3f}</title></rect>\n",
-                                 lab + j * cell, lab + 16 + i * cell, cell, cell, shade, shade, v);
-            }
-        s += "</g>\n";
-    }
-    return s + "</svg>\n";
-}
-
-void print_heatmap(const Tensor& w, int64_t h, const std::vector<std::string>& tokens, int64_t layer) {
-    // w (1, H, T, T): one table, rows = queries, columns = keys
-    const int64_t H = w.dim(1), T = w.dim(2);
-    fmt::print("\nlayer {}, head {}: row i = how query token i spreads its attention over the keys (each row sums to 1)\n",
-               layer, h);
-    fmt::print("{:>12}", "");
-    for (int64_t j = 0; j < T; ++j) fmt::print(" {}", label(tokens[static_cast<size_t>(j)], 5));
-    fmt::print("\n");
-    for (int64_t i = 0; i < T; ++i) {
-        fmt::print("{:>3} {}", i, label(tokens[static_cast<size_t>(i)], 8));
-        for (int64_t j = 0; j < T; ++j) {
-            const float v = w.data[static_cast<size_t>(((0 * H + h) * T + i) * T + j)];
-            if (v < 0.005f) fmt::print(" {:>5}", ".");
-            else fmt::print(" {:5.2f}", v);
-        }
-        fmt::print("\n");
-    }
-}
-
 int run_attention(const CommonOpts& co, const AttentionCmd& o) {
     const Prepared p = prepare(co);
     check_index("--layer", o.layer, p.config.layers, "layers");
@@ -192,24 +125,31 @@ int run_attention(const CommonOpts& co, const AttentionCmd& o) {
                    100 * other, tokens[top], 100 * per_key[top]);
     }
     if (o.layer >= 0) {
-        Tensor one({1, H, T, T});
-        const Tensor& w = out.attentions[static_cast<size_t>(o.layer)];
-        std::copy(w.data.begin(), w.data.end(), one.data.begin());
+        HeatmapStyle style;
+        style.color = stdout_color(o.no_color);
+        const Tensor& w = out.attentions[static_cast<size_t>(o.layer)];  // (1, H, T, T)
+        fmt::print("\nrows: query tokens; columns: the keys each row spreads its weight over (each row sums to 1)\n");
         for (int64_t h = 0; h < H; ++h)
-            if (o.head < 0 || o.head == h) print_heatmap(one, h, tokens, o.layer);
+            if (o.head < 0 || o.head == h)
+                fmt::print("\n{}", render_heatmap(make_panel(fmt::format("layer {}, head {}", o.layer, h),
+                                                             w.ptr() + h * T * T, T, T, tokens, tokens),
+                                                  style));
     } else {
         fmt::print("\nPick a head for its heatmap: --layer L --head H (L in 0..{}, H in 0..{}); --svg FILE draws them.\n",
                    L - 1, H - 1);
     }
     if (!o.svg.empty()) {
-        std::vector<Panel> panels;
+        std::vector<HeatmapPanel> panels;
         for (int64_t l = 0; l < L; ++l)
             for (int64_t h = 0; h < H; ++h)
                 if ((o.layer < 0 || o.layer == l) && (o.head < 0 || o.head == h))
-                    panels.push_back({fmt::format("layer {} head {}", l, h),
-                                      out.attentions[static_cast<size_t>(l)].ptr() + h * T * T});
-        const int cols = static_cast<int>(std::min<size_t>(panels.size(), o.layer < 0 ? static_cast<size_t>(H) : 4));
-        write_file_atomic(o.svg, svg_heatmaps(panels, tokens, cols, "all-MiniLM-L6-v2 attention: " + co.text), "--svg");
+                    panels.push_back(make_panel(fmt::format("layer {} head {}", l, h),
+                                                out.attentions[static_cast<size_t>(l)].ptr() + h * T * T, T, T, tokens,
+                                                tokens));
+        SvgOptions so;
+        so.title = "all-MiniLM-L6-v2 attention weights (rows: queries, columns: keys)";
+        so.subtitle = co.text;
+        write_file_atomic(o.svg, heatmap_svg(panels, so), "--svg");
         fmt::print("wrote {} ({} heatmaps)\n", o.svg, panels.size());
     }
     if (!o.dump.empty()) {
@@ -481,6 +421,7 @@ const Command reg{
         a->add_option("--layer", ao->layer, "layer to show (0-based)");
         a->add_option("--head", ao->head, "head to show (0-based; needs --layer)");
         a->add_option("--svg", ao->svg, "draw the heatmaps (all, the layer's, or one) to FILE");
+        a->add_flag("--no-color", ao->no_color, "no ANSI colour (also off when stdout is not a TTY or NO_COLOR is set)");
         a->add_option("--dump", ao->dump, "write every layer and head ([layers, 1, H, T, T]) and the tokens as JSON");
         CLI::App* e = sub.add_subcommand("entropy", "per-head entropy and head-to-head similarity, trained vs random weights");
         common(e, nullptr);

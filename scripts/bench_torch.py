@@ -46,13 +46,15 @@ def positive(text):
 
 
 def median_time(fn, reps):
+    """(median wall seconds, median process CPU seconds of all threads) of reps runs."""
     fn()  # warm-up
-    times = []
+    times, cpus = [], []
     for _ in range(reps):
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         fn()
         times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+        cpus.append(time.process_time() - c0)
+    return statistics.median(times), statistics.median(cpus)
 
 
 def main():
@@ -88,6 +90,7 @@ def main():
     if attn.get("format") != "attn-bench" or attn.get("version") != 1:
         sys.exit("bench_torch.py: error: --attn-json: not an attn-bench version 1 document")
     attn_gf = {(r["impl"], r["seq"]): r["gflops"] for r in attn["results"]}
+    attn_cpu = {(r["impl"], r["seq"]): r["flops"] / r["cpu_seconds"] / 1e9 for r in attn["results"]}
 
     # ---- PyTorch, same sizes and threads
     torch.set_num_threads(a.threads)
@@ -114,15 +117,20 @@ def main():
             def mha_attn():
                 return mha(x, x, x, need_weights=False, attn_mask=causal_mask)[0]
 
-            t_mm = median_time(matmul_attn, a.reps)
-            t_mha = median_time(mha_attn, a.reps)
+            t_mm, c_mm = median_time(matmul_attn, a.reps)
+            t_mha, c_mha = median_time(mha_attn, a.reps)
             row = {"seq": T, "torch_matmul_gflops": flops / t_mm / 1e9, "torch_matmul_seconds": t_mm,
-                   "torch_mha_gflops": flops / t_mha / 1e9, "torch_mha_seconds": t_mha}
+                   "torch_mha_gflops": flops / t_mha / 1e9, "torch_mha_seconds": t_mha,
+                   "torch_matmul_gflops_per_cpu_second": flops / c_mm / 1e9,
+                   "torch_mha_gflops_per_cpu_second": flops / c_mha / 1e9}
             for impl in ("flash", "flash-bf16"):
                 if (impl, T) in attn_gf:
                     row[impl + "_gflops"] = attn_gf[(impl, T)]
                     row[impl + "_over_torch_matmul"] = attn_gf[(impl, T)] / row["torch_matmul_gflops"]
                     row[impl + "_over_torch_mha"] = attn_gf[(impl, T)] / row["torch_mha_gflops"]
+                    # Per CPU-second of all threads: what each would do with the cores to itself.
+                    row[impl + "_over_torch_matmul_cpu"] = (attn_cpu[(impl, T)] /
+                                                            row["torch_matmul_gflops_per_cpu_second"])
             rows.append(row)
             del q, k, v, x
 
@@ -134,14 +142,17 @@ def main():
     m = attn["machine"]
     print(f"torch {torch.__version__}, {a.threads} threads; B={B} H={H} Dk={Dk}{' causal' if a.causal else ''}; "
           f"FMA peak {m['fma_peak_gflops']:.1f} GFLOP/s (measured by attn bench in its run)")
-    print(f"{'T':>6} {'torch mm':>9} {'torch mha':>9} {'flash':>8} {'bf16':>8} {'flash/mm':>9} {'flash/mha':>9} {'bf16/mm':>8}")
+    print(f"{'T':>6} {'torch mm':>9} {'torch mha':>9} {'flash':>8} {'bf16':>8} {'flash/mm':>9} {'flash/mha':>9} "
+          f"{'bf16/mm':>8} {'flash/mm per CPU-s':>19}")
     for r in rows:
         def g(key, fmt="{:.1f}"):
             return fmt.format(r[key]) if key in r else "-"
         print(f"{r['seq']:>6} {g('torch_matmul_gflops'):>9} {g('torch_mha_gflops'):>9} {g('flash_gflops'):>8} "
               f"{g('flash-bf16_gflops'):>8} {g('flash_over_torch_matmul', '{:.1f}x'):>9} "
-              f"{g('flash_over_torch_mha', '{:.1f}x'):>9} {g('flash-bf16_over_torch_matmul', '{:.1f}x'):>8}")
-    print("GFLOP/s count attention only (4 B H T^2 Dk); torch mha also runs its 4 projections.")
+              f"{g('flash_over_torch_mha', '{:.1f}x'):>9} {g('flash-bf16_over_torch_matmul', '{:.1f}x'):>8} "
+              f"{g('flash_over_torch_matmul_cpu', '{:.1f}x'):>19}")
+    print("GFLOP/s (wall) count attention only (4 B H T^2 Dk); torch mha also runs its 4 projections.\n"
+          "per CPU-s: GFLOP per CPU-second of all threads, a ratio that holds when the cores are shared.")
 
 
 if __name__ == "__main__":

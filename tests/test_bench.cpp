@@ -33,7 +33,7 @@ Run run_attn(const std::string& args, bool with_stderr = false) {
 
 }  // namespace
 
-TEST_CASE("attn bench --json: a quick size parses, with every implementation's fields") {
+TEST_CASE("attn bench --json: a quick size parses with every implementation's fields") {
     const Run r = run_attn("bench --seq 48,64 --heads 2 --d-k 16 --reps 2 --warmup 0 --threads 2 --json");
     REQUIRE(r.code == 0);
     const auto doc = nlohmann::json::parse(r.out);
@@ -71,7 +71,7 @@ TEST_CASE("attn bench: bad input exits 2 with a one-line error naming the option
     }
 }
 
-TEST_CASE("bench helpers: median, flop count, unknown impl") {
+TEST_CASE("bench helpers: median and flop count and unknown impl") {
     CHECK(attn::median({3, 1, 2}) == 2);
     CHECK(attn::median({4, 1, 2, 3}) == 2.5);
     attn::BenchCase c;

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attn/bert.hpp"
+#include "attn/dump.hpp"
 #include "attn/errors.hpp"
 #include "attn/tokenizer.hpp"
 #include "test_util.hpp"
@@ -283,6 +284,17 @@ TEST_CASE("attn model: entropy table, probe ranking and bad input on the real mo
         CHECK(r.out.rfind("attn: error: ", 0) == 0);
         CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
     }
+    const std::string dump = (std::filesystem::temp_directory_path() / "attn-test-model-dump.json").string();
+    const std::string svg = (std::filesystem::temp_directory_path() / "attn-test-model.svg").string();
+    r = run_attn("model attention --text \"it was tired\" --layer 1 --dump " + dump + " --svg " + svg + m);
+    REQUIRE(r.code == 0);
+    const attn::Dump d = attn::read_dump_file(dump);
+    const auto toks = d.config["tokens"].get<std::vector<std::string>>();
+    CHECK(toks == std::vector<std::string>{"[CLS]", "it", "was", "tired", "[SEP]"});
+    CHECK(d.tensors.at("attention").shape == attn::Shape{6, 1, 12, 5, 5});
+    CHECK(attn::read_file(svg).find("<svg") != std::string::npos);
+    std::filesystem::remove(dump);
+    std::filesystem::remove(svg);
     std::string long_text(300 * 5, ' ');
     for (size_t i = 0; i < long_text.size(); i += 5) long_text.replace(i, 4, "word");
     r = run_attn("model entropy --text \"" + long_text + "\"" + m);

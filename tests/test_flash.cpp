@@ -53,9 +53,10 @@ struct Case {
 
 }  // namespace
 
-TEST_CASE("flash matches the reference on a grid of shapes, masks and scales, every kernel") {
+TEST_CASE("flash matches the reference on a grid of shapes and masks and scales for every kernel") {
     const std::vector<Case> shapes = {{1, 1, 1, 1, 4, 4},    {2, 3, 7, 7, 5, 3},     {1, 2, 65, 65, 64, 64},
-                                      {2, 1, 100, 37, 16, 24}, {1, 1, 33, 130, 64, 8}, {1, 2, 129, 200, 17, 33}};
+                                      {2, 1, 100, 37, 16, 24}, {1, 1, 33, 130, 64, 8}, {1, 2, 129, 200, 17, 33},
+                                      {1, 1, 300, 280, 16, 16}};  // > 256 queries: several blocks of every kernel
     uint64_t seed = 1;
     for (const std::string& kern : flash_kernels())
         for (const Case& c : shapes) {
@@ -102,7 +103,7 @@ TEST_CASE("flash matches the reference on a grid of shapes, masks and scales, ev
         }
 }
 
-TEST_CASE("flash: fully masked rows, with fill -inf (zeros) and a finite fill (uniform over all keys)") {
+TEST_CASE("flash: fully masked rows with fill -inf give zeros and with a finite fill uniform weights over all keys") {
     for (const std::string& kern : flash_kernels())
         for (float fill : {-std::numeric_limits<float>::infinity(), -1e9f, 0.0f}) {
             const Tensor q = randn({3, 2, 70, 16}, 11), k = randn({3, 2, 150, 16}, 12), v = randn({3, 2, 150, 8}, 13);
@@ -121,7 +122,7 @@ TEST_CASE("flash: fully masked rows, with fill -inf (zeros) and a finite fill (u
         }
 }
 
-TEST_CASE("flash: dropout in train mode matches the reference's decisions; eval mode ignores it") {
+TEST_CASE("flash: dropout in train mode matches the reference decisions and eval mode ignores it") {
     const Tensor q = randn({2, 2, 45, 12}, 21), k = randn({2, 2, 77, 12}, 22), v = randn({2, 2, 77, 10}, 23);
     Mask m;
     m.causal = true;
@@ -167,7 +168,9 @@ TEST_CASE("flash-bf16 matches the reference within bf16 precision") {
     // ~1% of max|v| (cosine with tau = 0.1 multiplies scores, and their error, by
     // 10). The bound 2e-2 (scaled as in check_close) is twice that; the measured
     // worst over these cases is 5.5e-3 (cosine, tau 0.1). float32 flash passes 1e-5.
-    const std::vector<Case> shapes = {{1, 1, 1, 1, 4, 4}, {2, 3, 7, 9, 5, 3}, {1, 2, 65, 130, 64, 64}, {1, 1, 100, 37, 17, 33}};
+    // The last shape's K and V exceed 4 MiB per head: the long-keys bf16 variant.
+    const std::vector<Case> shapes = {{1, 1, 1, 1, 4, 4}, {2, 3, 7, 9, 5, 3}, {1, 2, 65, 130, 64, 64},
+                                      {1, 1, 100, 37, 17, 33}, {1, 1, 300, 8300, 64, 64}};
     uint64_t seed = 500;
     for (const Case& c : shapes) {
         const Tensor q = randn({c.B, c.H, c.Tq, c.Dk}, seed++), k = randn({c.B, c.H, c.Tk, c.Dk}, seed++),
@@ -186,5 +189,16 @@ TEST_CASE("flash-bf16 matches the reference within bf16 precision") {
                                      std::to_string(c.Dk) + " variant " + std::to_string(variant);
             check_close(attention_flash_bf16(q, k, v, m, opt, 2), naive(q, k, v, m, opt), v, 2e-2, what);
         }
+    }
+}
+
+TEST_CASE("flash: empty sizes give empty or zero outputs like the reference") {
+    for (const std::string& kern : flash_kernels()) {
+        const Tensor q = randn({1, 2, 3, 4}, 1), k0({1, 2, 0, 4}), v0({1, 2, 0, 5});
+        const Tensor out = attention_flash_with(kern, q, k0, v0, Mask{}, {}, 2);  // no keys: zero rows
+        CHECK(out.shape == Shape{1, 2, 3, 5});
+        CHECK(out.data == attention_reference(q, k0, v0, Mask{}, {}).data);
+        const Tensor q0({1, 2, 0, 4}), k = randn({1, 2, 6, 4}, 2), v = randn({1, 2, 6, 5}, 3);
+        CHECK(attention_flash_with(kern, q0, k, v, Mask{}, {}, 2).shape == Shape{1, 2, 0, 5});
     }
 }

@@ -167,7 +167,7 @@ TEST_CASE("heatmap: colour output uses background colours and resets every cell"
     CHECK(tc.find("\x1b[48;5;") == std::string::npos);
 }
 
-TEST_CASE("heatmap: wide matrices switch to compact cells; plain compact has shades and no escapes") {
+TEST_CASE("heatmap: wide matrices switch to compact cells, plain compact has shades and no escapes") {
     std::vector<float> v(40 * 40);
     for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i % 41) / 40.0f;
     v[1] = 0.0f;

@@ -162,7 +162,7 @@ TEST_CASE("softmax_jacobian_norm keeps the tiny norm of a saturated row") {
     CHECK(attn::softmax_jacobian_norm(uni.data(), 8) == doctest::Approx(explicit_norm(uni)).epsilon(1e-6));
 }
 
-TEST_CASE("CLI: attn lessons lists every lesson; --json parses") {
+TEST_CASE("CLI: attn lessons lists every lesson, --json parses") {
     const Proc p = run_cmd(attn_cmd("lessons"));
     CHECK(p.rc == 0);
     for (const auto& l : attn::lessons::all_lessons()) CHECK(p.out.find(l.slug) != std::string::npos);
@@ -172,7 +172,7 @@ TEST_CASE("CLI: attn lessons lists every lesson; --json parses") {
     CHECK(doc["lessons"].size() == attn::lessons::all_lessons().size());
 }
 
-TEST_CASE("CLI: attn lesson masks shows the difference; --svg writes well-formed SVG") {
+TEST_CASE("CLI: attn lesson masks shows the difference, --svg writes well-formed SVG") {
     const std::string svg = "/tmp/attn-test-lesson-masks-" + std::to_string(getpid()) + ".svg";
     std::remove(svg.c_str());
     const Proc p = run_cmd(attn_cmd("lesson masks --svg '" + svg + "'"));
@@ -206,7 +206,7 @@ TEST_CASE("CLI: lesson errors are one line and exit 2") {
     CHECK(p.out.find("/nonexistent-dir/x.svg") != std::string::npos);
 }
 
-TEST_CASE("CLI: --step never waits when output is piped; --json tour parses with every check passed") {
+TEST_CASE("CLI: --step never waits when output is piped, --json tour parses with every check passed") {
     const Proc a = run_cmd(attn_cmd("lesson softmax --step < /dev/null"));
     const Proc b = run_cmd(attn_cmd("lesson softmax"));
     CHECK(a.rc == 0);

@@ -82,7 +82,7 @@ TEST_CASE("masks: a boolean key padding mask equals the length form") {
     CHECK(max_abs_diff(a, b) == 0.0);
 }
 
-TEST_CASE("masks: an additive -inf mask equals the boolean mask; combinations AND") {
+TEST_CASE("masks: an additive -inf mask equals the boolean mask, combinations AND") {
     const int64_t T = 6;
     const auto [q, k, v] = make_qkv(1, 2, T, 4, 4, 13);
     std::vector<float> add(T * T, 0.0f);

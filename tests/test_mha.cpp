@@ -7,7 +7,7 @@
 
 using namespace attn;
 
-TEST_CASE("mha: split then merge is the identity; the wrong merge scrambles") {
+TEST_CASE("mha: split then merge is the identity, the wrong merge scrambles") {
     const Tensor x = test::randn({2, 5, 12}, 3);
     const Tensor heads = split_heads(x, 3);
     CHECK(heads.shape == Shape{2, 3, 5, 4});

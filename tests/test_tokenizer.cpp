@@ -35,7 +35,7 @@ WordPieceTokenizer toy() {
 
 }  // namespace
 
-TEST_CASE("tokenizer: UTF-8 round trip; invalid bytes become U+FFFD") {
+TEST_CASE("tokenizer: UTF-8 round trip, invalid bytes become U+FFFD") {
     const std::string s = "a\xC3\xA9\xE4\xB8\xAD\xF0\x9F\x98\x80";  // a é 中 😀
     const std::u32string u = attn::utf8_decode(s);
     CHECK(u == std::u32string{U'a', 0xE9, 0x4E2D, 0x1F600});

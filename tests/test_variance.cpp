@@ -209,7 +209,7 @@ TEST_CASE("variance: projected source follows sqrt(Dk)(1 + 1/Dk)/3, not sqrt(Dk)
     }
 }
 
-TEST_CASE("variance: unscaled softmax saturates as Dk grows; scaled stays flat (C16/C17)") {
+TEST_CASE("variance: unscaled softmax saturates as Dk grows, scaled stays flat (C16/C17)") {
     const auto& rows = default_rows();
     // Unscaled: the max weight and the one-hot fraction rise with Dk, entropy falls.
     double prev_max = 0, prev_onehot = -1, prev_h = 2;
@@ -388,7 +388,7 @@ TEST_CASE("variance: JSON and CSV parse and carry the rows") {
     CHECK(err.empty());
 }
 
-TEST_CASE("variance: the SVG is well-formed and labelled; --svg writes it") {
+TEST_CASE("variance: the SVG is well-formed and labelled, --svg writes it") {
     VarianceConfig cfg;
     cfg.samples = 3000;
     const auto rows = attn::run_variance(cfg);

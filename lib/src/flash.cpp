@@ -45,7 +45,10 @@ bool cpu_has_avx512_bf16() {
 
 std::vector<const fd::Kernel*> available() {
     std::vector<const fd::Kernel*> ks;
-    if (fd::avx512_kernel() != nullptr && cpu_has_avx512()) ks.push_back(fd::avx512_kernel());
+    if (fd::avx512_kernel() != nullptr && cpu_has_avx512()) {
+        ks.push_back(fd::avx512_kernel());
+        ks.push_back(fd::avx512_kernel()->long_keys);
+    }
     if (fd::avx2_kernel() != nullptr && cpu_has_avx2()) ks.push_back(fd::avx2_kernel());
     ks.push_back(fd::generic_kernel());
     return ks;
@@ -120,10 +123,17 @@ std::vector<std::string> flash_kernels() {
     return names;
 }
 
+// The long-keys variant when one head's K and V outgrow the caches.
+const fd::Kernel* for_size(const fd::Kernel* k, const fd::Args& a) {
+    const double kv_bytes = 4.0 * static_cast<double>(a.Tk) * static_cast<double>(a.Dk + a.Dv);
+    return k->long_keys != nullptr && kv_bytes > fd::kLongKeysBytes ? k->long_keys : k;
+}
+
 Tensor attention_flash_with(std::string_view kernel, const Tensor& q, const Tensor& k, const Tensor& v,
                             const Mask& mask, const AttentionOptions& opt, int threads) {
     const fd::Kernel* kern = find_kernel(kernel);
     fd::Args a = make_args(q, k, v, mask, opt);
+    if (kernel == "auto") kern = for_size(kern, a);
     Tensor out({a.B, a.H, a.Tq, a.Dv});  // (B, H, Tq, Dv)
     a.q = q.ptr(), a.k = k.ptr(), a.v = v.ptr(), a.out = out.ptr();
     run_kernel(*kern, a, threads);
@@ -167,7 +177,7 @@ Tensor attention_flash_bf16(const Tensor& q, const Tensor& k, const Tensor& v, c
     });
     a.kb = kb.data();
     a.vb = vb.data();
-    run_kernel(*fd::avx512_bf16_kernel(), a, threads);
+    run_kernel(*for_size(fd::avx512_bf16_kernel(), a), a, threads);
     return out;
 }
 

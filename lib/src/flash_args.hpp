@@ -44,7 +44,17 @@ struct Kernel {
     int64_t block_q;         // queries per block
     size_t (*workspace_floats)(const Args&);
     void (*run_item)(const Args&, int64_t item, float* ws);
+    // A variant with larger query blocks for long key sequences (or nullptr):
+    // each K/V block fetched from L3/DRAM then serves 4x more queries.
+    const Kernel* long_keys = nullptr;
 };
+
+// "auto" switches to Kernel::long_keys when one head's K and V (float32) exceed
+// this many bytes: 4 MiB, four times the 1 MiB L2 per core here, where the small
+// blocks measured slower (T=16384: 85 vs 92 GFLOP per CPU-second) while at
+// T <= 4096 (2 MiB) the larger blocks bring nothing and waste more on causal
+// diagonals (89 vs 93).
+constexpr double kLongKeysBytes = 4.0 * 1024 * 1024;
 
 // Defined in flash_generic.cpp / flash_avx2.cpp / flash_avx512.cpp / flash_bf16.cpp.
 // The AVX ones return nullptr when this build cannot produce them.

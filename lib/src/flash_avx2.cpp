@@ -62,7 +62,7 @@ struct Avx2 {
 // Block sizes: 16 ymm registers. NV = 4 (32 queries), RS = RP = 2: 8 accumulators
 // + 4 loaded vectors + 1 broadcast = 13 registers, no spills. BK = 64 as for AVX-512;
 // with 32 queries the per-block working set is 8 + 16 + 8 KiB (Dk = 64), L1-sized.
-using K256 = FlashF32<Avx2, 4, 2, 2, 64>;
+using K256 = FlashF32<Avx2, 4, 4, 2, 2, 64>;
 const Kernel kAvx2{"avx2", K256::BQ, &K256::workspace_floats, &K256::run_item};
 
 }  // namespace

@@ -41,8 +41,13 @@ namespace {
 //  Measured here (T=2048, Dk=64, 1 thread, GFLOP/s per CPU-second, the machine
 //  shared): BK 32: 91, 64: 94.5, 128: 96.5, 256: 98; NV x R = 2 x 12: 95,
 //  3 x 8: 96. The FMA loop peak per core is ~117.
-using K512 = FlashF32<Avx512, 4, 6, 6, 128>;
-const Kernel kAvx512{"avx512", K512::BQ, &K512::workspace_floats, &K512::run_item};
+//  Long key sequences (see kLongKeysBytes): 256 queries per block (NV = 16), the
+//  same 4-vector register tiles sweeping it 4 times, so each K/V block streamed in
+//  from L3/DRAM serves 256 queries; QT, OT and ST (128 KiB) then live in L2.
+using K512 = FlashF32<Avx512, 4, 4, 6, 6, 128>;
+using K512L = FlashF32<Avx512, 16, 4, 6, 6, 128>;
+const Kernel kAvx512Long{"avx512-long", K512L::BQ, &K512L::workspace_floats, &K512L::run_item};
+const Kernel kAvx512{"avx512", K512::BQ, &K512::workspace_floats, &K512::run_item, &kAvx512Long};
 
 }  // namespace
 

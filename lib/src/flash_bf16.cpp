@@ -51,8 +51,11 @@ struct Avx512Bf16 : Avx512 {
 // register tile is identical (24 float32 accumulators); bf16 operands halve the
 // bytes of the K block and of P, so the working set only shrinks. Measured (T=2048,
 // 1 thread, GFLOP/s per CPU-second): BK 64: 148, BK 128: 151 (float32 kernel: 96).
-using KBf16 = FlashF32<Avx512Bf16, 4, 6, 6, 128, true>;
-const Kernel kBf16{"avx512-bf16", KBf16::BQ, &KBf16::workspace_floats, &KBf16::run_item};
+// Long key sequences: 256-query blocks, as for float32 (flash_avx512.cpp).
+using KBf16 = FlashF32<Avx512Bf16, 4, 4, 6, 6, 128, true>;
+using KBf16L = FlashF32<Avx512Bf16, 16, 4, 6, 6, 128, true>;
+const Kernel kBf16Long{"avx512-bf16-long", KBf16L::BQ, &KBf16L::workspace_floats, &KBf16L::run_item};
+const Kernel kBf16{"avx512-bf16", KBf16::BQ, &KBf16::workspace_floats, &KBf16::run_item, &kBf16Long};
 
 }  // namespace
 

@@ -40,7 +40,7 @@ struct Generic {
 // Block sizes: 32 queries (4 x 8), tiles of 2 rows: 8 accumulator vectors = 16
 // SSE2 registers' worth (some spill on SSE2; wider targets hold them); BK = 64
 // keys as in the vector kernels.
-using KGen = FlashF32<Generic, 4, 2, 2, 64>;
+using KGen = FlashF32<Generic, 4, 4, 2, 2, 64>;
 const Kernel kGeneric{"generic", KGen::BQ, &KGen::workspace_floats, &KGen::run_item};
 
 }  // namespace

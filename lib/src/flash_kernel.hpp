@@ -51,16 +51,18 @@ inline uint32_t load_u32(const void* p) {
     return x;
 }
 
-// S: SIMD traits. NV: vectors per query block. RS, RP: register tile heights of
+// S: SIMD traits. NV: vectors per query block; NT: vectors per register tile
+// (the tiles sweep the block NV / NT times). RS, RP: register tile heights of
 // pass 2 and pass 4. BK: keys per block (even). BF16: the two GEMMs take bf16
 // operands, two products per lane per instruction (vdpbf16ps), with float32
 // accumulation; S then also provides VP (a vector of bf16 pairs), loadp, set1p,
 // dp (acc + pairwise dot) and pack_pairs (two float rows -> one row of pairs).
-template <class S, int NV, int RS, int RP, int BK, bool BF16 = false>
+template <class S, int NV, int NT, int RS, int RP, int BK, bool BF16 = false>
 struct FlashF32 {
     using V = typename S::V;
     static constexpr int W = S::W;
     static constexpr int BQ = NV * W;
+    static_assert(NV % NT == 0, "a query block is a whole number of register tiles");
 
     static size_t workspace_floats(const Args& a) {
         // QT + ST + OT + m, l, alpha + rk (cosine key norms) + PT2 (bf16 pairs of P)
@@ -70,40 +72,40 @@ struct FlashF32 {
     // pass 2 tile: R keys (rows of K from kp, stride Dk) against the whole q block.
     template <int R>
     static inline void score_tile(const float* kp, const float* QT, float* ST, int64_t Dk) {
-        V acc[R][NV];
+        V acc[R][NT];
         for (int r = 0; r < R; ++r)
-            for (int v = 0; v < NV; ++v) acc[r][v] = S::zero();
+            for (int v = 0; v < NT; ++v) acc[r][v] = S::zero();
         for (int64_t d = 0; d < Dk; ++d) {
-            V qv[NV];
-            for (int v = 0; v < NV; ++v) qv[v] = S::load(QT + d * BQ + v * W);
+            V qv[NT];
+            for (int v = 0; v < NT; ++v) qv[v] = S::load(QT + d * BQ + v * W);
             for (int r = 0; r < R; ++r) {
                 const V kb = S::set1(kp[r * Dk + d]);
-                for (int v = 0; v < NV; ++v) acc[r][v] = S::fmadd(kb, qv[v], acc[r][v]);
+                for (int v = 0; v < NT; ++v) acc[r][v] = S::fmadd(kb, qv[v], acc[r][v]);
             }
         }
         for (int r = 0; r < R; ++r)
-            for (int v = 0; v < NV; ++v) S::store(ST + r * BQ + v * W, acc[r][v]);
+            for (int v = 0; v < NT; ++v) S::store(ST + r * BQ + v * W, acc[r][v]);
     }
 
     // pass 4 tile: R output dims e0..e0+R-1 (vp points at V[j0][e0], stride Dv).
     template <int R>
     static inline void pv_tile(const float* vp, const float* P, float* OT, const float* alpha, int nk,
                                int64_t Dv) {
-        V acc[R][NV];
-        for (int v = 0; v < NV; ++v) {
+        V acc[R][NT];
+        for (int v = 0; v < NT; ++v) {
             const V al = S::load(alpha + v * W);
             for (int r = 0; r < R; ++r) acc[r][v] = S::mul(S::load(OT + r * BQ + v * W), al);
         }
         for (int j = 0; j < nk; ++j) {
-            V pv[NV];
-            for (int v = 0; v < NV; ++v) pv[v] = S::load(P + j * BQ + v * W);
+            V pv[NT];
+            for (int v = 0; v < NT; ++v) pv[v] = S::load(P + j * BQ + v * W);
             for (int r = 0; r < R; ++r) {
                 const V vb = S::set1(vp[j * Dv + r]);
-                for (int v = 0; v < NV; ++v) acc[r][v] = S::fmadd(vb, pv[v], acc[r][v]);
+                for (int v = 0; v < NT; ++v) acc[r][v] = S::fmadd(vb, pv[v], acc[r][v]);
             }
         }
         for (int r = 0; r < R; ++r)
-            for (int v = 0; v < NV; ++v) S::store(OT + r * BQ + v * W, acc[r][v]);
+            for (int v = 0; v < NT; ++v) S::store(OT + r * BQ + v * W, acc[r][v]);
     }
 
     template <int R>
@@ -125,39 +127,39 @@ struct FlashF32 {
     // bf16 pass 2 tile: R keys (kp: bf16 rows, stride Dk2) against QT2 [Dk2/2][BQ] pairs.
     template <int R>
     static inline void score_tile_bf16(const uint16_t* kp, const uint32_t* QT2, float* ST, int64_t Dk2) {
-        V acc[R][NV];
+        V acc[R][NT];
         for (int r = 0; r < R; ++r)
-            for (int v = 0; v < NV; ++v) acc[r][v] = S::zero();
+            for (int v = 0; v < NT; ++v) acc[r][v] = S::zero();
         for (int64_t dp = 0; dp < Dk2 / 2; ++dp) {
-            typename S::VP qv[NV];
-            for (int v = 0; v < NV; ++v) qv[v] = S::loadp(QT2 + dp * BQ + v * W);
+            typename S::VP qv[NT];
+            for (int v = 0; v < NT; ++v) qv[v] = S::loadp(QT2 + dp * BQ + v * W);
             for (int r = 0; r < R; ++r) {
                 const typename S::VP kb = S::set1p(load_u32(kp + r * Dk2 + 2 * dp));
-                for (int v = 0; v < NV; ++v) acc[r][v] = S::dp(acc[r][v], kb, qv[v]);
+                for (int v = 0; v < NT; ++v) acc[r][v] = S::dp(acc[r][v], kb, qv[v]);
             }
         }
         for (int r = 0; r < R; ++r)
-            for (int v = 0; v < NV; ++v) S::store(ST + r * BQ + v * W, acc[r][v]);
+            for (int v = 0; v < NT; ++v) S::store(ST + r * BQ + v * W, acc[r][v]);
     }
     // bf16 pass 4 tile: R dims; vp: V pairs (jp, e0..), stride Dv pairs; PT2 [np][BQ] pairs.
     template <int R>
     static inline void pv_tile_bf16(const uint32_t* vp, const uint32_t* PT2, float* OT, const float* alpha, int np,
                                     int64_t Dv) {
-        V acc[R][NV];
-        for (int v = 0; v < NV; ++v) {
+        V acc[R][NT];
+        for (int v = 0; v < NT; ++v) {
             const V al = S::load(alpha + v * W);
             for (int r = 0; r < R; ++r) acc[r][v] = S::mul(S::load(OT + r * BQ + v * W), al);
         }
         for (int jp = 0; jp < np; ++jp) {
-            typename S::VP pv[NV];
-            for (int v = 0; v < NV; ++v) pv[v] = S::loadp(PT2 + jp * BQ + v * W);
+            typename S::VP pv[NT];
+            for (int v = 0; v < NT; ++v) pv[v] = S::loadp(PT2 + jp * BQ + v * W);
             for (int r = 0; r < R; ++r) {
                 const typename S::VP vb = S::set1p(vp[jp * Dv + r]);
-                for (int v = 0; v < NV; ++v) acc[r][v] = S::dp(acc[r][v], vb, pv[v]);
+                for (int v = 0; v < NT; ++v) acc[r][v] = S::dp(acc[r][v], vb, pv[v]);
             }
         }
         for (int r = 0; r < R; ++r)
-            for (int v = 0; v < NV; ++v) S::store(OT + r * BQ + v * W, acc[r][v]);
+            for (int v = 0; v < NT; ++v) S::store(OT + r * BQ + v * W, acc[r][v]);
     }
     template <int R>
     static inline void score_rest_bf16(int rest, const uint16_t* kp, const uint32_t* QT2, float* ST, int64_t Dk2) {
@@ -255,14 +257,18 @@ struct FlashF32 {
             } else {
                 // pass 2: scores ST = K_blk QT
                 const float* kp = k + j0 * Dk;
-                int j = 0;
-                if constexpr (BF16) {
-                    const uint16_t* kbp = a.kb + (bh * Tk + j0) * Dk2;
-                    for (; j + RS <= nk; j += RS) score_tile_bf16<RS>(kbp + j * Dk2, QT2, ST + j * BQ, Dk2);
-                    if (j < nk) score_rest_bf16<RS - 1>(nk - j, kbp + j * Dk2, QT2, ST + j * BQ, Dk2);
-                } else {
-                    for (; j + RS <= nk; j += RS) score_tile<RS>(kp + j * Dk, QT, ST + j * BQ, Dk);
-                    if (j < nk) score_rest<RS - 1>(nk - j, kp + j * Dk, QT, ST + j * BQ, Dk);
+                for (int v0 = 0; v0 < NV; v0 += NT) {
+                    int j = 0;
+                    if constexpr (BF16) {
+                        const uint16_t* kbp = a.kb + (bh * Tk + j0) * Dk2;
+                        for (; j + RS <= nk; j += RS)
+                            score_tile_bf16<RS>(kbp + j * Dk2, QT2 + v0 * W, ST + j * BQ + v0 * W, Dk2);
+                        if (j < nk)
+                            score_rest_bf16<RS - 1>(nk - j, kbp + j * Dk2, QT2 + v0 * W, ST + j * BQ + v0 * W, Dk2);
+                    } else {
+                        for (; j + RS <= nk; j += RS) score_tile<RS>(kp + j * Dk, QT + v0 * W, ST + j * BQ + v0 * W, Dk);
+                        if (j < nk) score_rest<RS - 1>(nk - j, kp + j * Dk, QT + v0 * W, ST + j * BQ + v0 * W, Dk);
+                    }
                 }
                 if (a.cosine) {
                     for (int jj = 0; jj < nk; ++jj) rk[jj] = inv_norm(kp + jj * Dk, Dk);
@@ -322,7 +328,6 @@ struct FlashF32 {
             }
 
             // pass 4: OT = alpha OT + V_blk^T P
-            int64_t e = 0;
             if constexpr (BF16) {
                 // P rows (2jp, 2jp+1) -> one row of bf16 pairs; an odd last row pairs with 0
                 const int np = (nk + 1) / 2;
@@ -332,12 +337,21 @@ struct FlashF32 {
                         S::pack_pairs(PT2 + jp * BQ + v * W, S::load(ST + 2 * jp * BQ + v * W),
                                       S::load(ST + (2 * jp + 1) * BQ + v * W));
                 const uint32_t* vbp = reinterpret_cast<const uint32_t*>(a.vb) + (bh * Tk2 + j0 / 2) * Dv;
-                for (; e + RP <= Dv; e += RP) pv_tile_bf16<RP>(vbp + e, PT2, OT + e * BQ, alpha, np, Dv);
-                if (e < Dv) pv_rest_bf16<RP - 1>(static_cast<int>(Dv - e), vbp + e, PT2, OT + e * BQ, alpha, np, Dv);
+                for (int v0 = 0; v0 < NV; v0 += NT) {
+                    const int64_t o = v0 * W;
+                    int64_t e = 0;
+                    for (; e + RP <= Dv; e += RP) pv_tile_bf16<RP>(vbp + e, PT2 + o, OT + e * BQ + o, alpha + o, np, Dv);
+                    if (e < Dv)
+                        pv_rest_bf16<RP - 1>(static_cast<int>(Dv - e), vbp + e, PT2 + o, OT + e * BQ + o, alpha + o, np, Dv);
+                }
             } else {
                 const float* vp = vv + j0 * Dv;
-                for (; e + RP <= Dv; e += RP) pv_tile<RP>(vp + e, ST, OT + e * BQ, alpha, nk, Dv);
-                if (e < Dv) pv_rest<RP - 1>(static_cast<int>(Dv - e), vp + e, ST, OT + e * BQ, alpha, nk, Dv);
+                for (int v0 = 0; v0 < NV; v0 += NT) {
+                    const int64_t o = v0 * W;
+                    int64_t e = 0;
+                    for (; e + RP <= Dv; e += RP) pv_tile<RP>(vp + e, ST + o, OT + e * BQ + o, alpha + o, nk, Dv);
+                    if (e < Dv) pv_rest<RP - 1>(static_cast<int>(Dv - e), vp + e, ST + o, OT + e * BQ + o, alpha + o, nk, Dv);
+                }
             }
         }
 

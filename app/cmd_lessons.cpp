@@ -140,6 +140,8 @@ int run_one(const RunFlags& f) {
         std::cout << "\n";
         return 0;
     }
+    if (!f.svg.empty() && r.panels.empty())
+        throw attn::InputError(fmt::format("--svg: lesson '{}' drew no heatmap this time, so no SVG was written", lesson.slug));
     if (!f.svg.empty()) {
         attn::SvgOptions so;
         so.title = fmt::format("attn lesson {} ({}): attention weights", lesson.number, lesson.title);

@@ -195,21 +195,8 @@ struct Prepared {
 
 static void check_inputs(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask,
                          const AttentionOptions& opt, CudaKernel kernel) {
-    // the same shape rules as attention_reference, then the GPU's own limits
-    if (q.rank() != 4 || k.rank() != 4 || v.rank() != 4)
-        throw ShapeError(fmt::format("attention wants 4-D (B, H, T, d) tensors, got Q {}, K {}, V {}",
-                                     shape_str(q.shape), shape_str(k.shape), shape_str(v.shape)));
-    if (q.dim(0) != k.dim(0) || q.dim(1) != k.dim(1) || v.dim(0) != k.dim(0) || v.dim(1) != k.dim(1))
-        throw ShapeError(fmt::format("Q {}, K {}, V {} disagree on batch or heads", shape_str(q.shape),
-                                     shape_str(k.shape), shape_str(v.shape)));
-    if (q.dim(3) != k.dim(3))
-        throw ShapeError(fmt::format("Q {} and K {} must share Dk for Q·Kᵀ (C6)", shape_str(q.shape), shape_str(k.shape)));
-    if (k.dim(2) != v.dim(2))
-        throw ShapeError(fmt::format("K {} and V {} must have the same number of keys", shape_str(k.shape),
-                                     shape_str(v.shape)));
-    if (!(opt.dropout >= 0.0f && opt.dropout < 1.0f))
-        throw InputError(fmt::format("--dropout: must be in [0, 1), got {}", opt.dropout));
-    mask.check(q.dim(0), q.dim(2), k.dim(2));
+    // the same rules as attention_reference, then the GPU's own limits
+    check_attention_inputs(q, k, v, mask, opt);
     const int64_t BH = q.dim(0) * q.dim(1), d = std::max(q.dim(3), v.dim(3));
     const char* name = cuda_kernel_name(kernel);
     if (BH > 65535) throw InputError(fmt::format("{}: B·H must be at most 65535 on the GPU, got {}", name, BH));

@@ -104,7 +104,8 @@ void softmax_rows(float* x, int64_t rows, int64_t n) {
     }
 }
 
-static void check_qkv(const Tensor& q, const Tensor& k, const Tensor& v) {
+void check_attention_inputs(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask,
+                            const AttentionOptions& opt) {
     if (q.rank() != 4 || k.rank() != 4 || v.rank() != 4)
         throw ShapeError(fmt::format("attention wants 4-D (B, H, T, d) tensors, got Q {}, K {}, V {}",
                                      shape_str(q.shape), shape_str(k.shape), shape_str(v.shape)));
@@ -116,6 +117,13 @@ static void check_qkv(const Tensor& q, const Tensor& k, const Tensor& v) {
     if (k.dim(2) != v.dim(2))
         throw ShapeError(fmt::format("K {} and V {} must have the same number of keys", shape_str(k.shape),
                                      shape_str(v.shape)));
+    mask.check(q.dim(0), q.dim(2), k.dim(2));
+    if (!(opt.dropout >= 0.0f && opt.dropout < 1.0f))
+        throw InputError(fmt::format("--dropout: must be in [0, 1), got {}", opt.dropout));
+    if (std::isnan(opt.fill) || opt.fill == INFINITY)
+        throw InputError("--fill: must be -inf or a finite number");
+    if (opt.scale.kind == ScaleKind::Cosine && !(opt.scale.value > 0.0f))
+        throw InputError("--scale: the cosine temperature must be > 0");
 }
 
 // L2-normalise each row of x (rows, d) in place, as F.normalize(eps=1e-12).
@@ -133,12 +141,9 @@ Tensor attention_reference(const Tensor& q_in, const Tensor& k_in, const Tensor&
                            const AttentionOptions& opt, AttentionRecord* rec) {
     // q (B, H, Tq, Dk), k (B, H, Tk, Dk), v (B, H, Tk, Dv) -> out (B, H, Tq, Dv)
     // scores, weights are (B, H, Tq, Tk)
-    check_qkv(q_in, k_in, v);
-    if (!(opt.dropout >= 0.0f && opt.dropout < 1.0f))
-        throw InputError(fmt::format("--dropout: must be in [0, 1), got {}", opt.dropout));
+    check_attention_inputs(q_in, k_in, v, mask, opt);
     const int64_t B = q_in.dim(0), H = q_in.dim(1), Tq = q_in.dim(2), Tk = k_in.dim(2);
     const int64_t Dk = q_in.dim(3), Dv = v.dim(3);
-    mask.check(B, Tq, Tk);
 
     const bool cosine = opt.scale.kind == ScaleKind::Cosine;
     Tensor qn, kn;

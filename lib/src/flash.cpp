@@ -68,28 +68,10 @@ const fd::Kernel* find_kernel(std::string_view name) {
 // Checks shapes and the mask; fills everything of Args but the data pointers.
 fd::Args make_args(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask,
                    const AttentionOptions& opt) {
-    if (q.rank() != 4 || k.rank() != 4 || v.rank() != 4)
-        throw ShapeError("attention: q, k, v must be (B, H, T, d), got " + shape_str(q.shape) + ", " +
-                         shape_str(k.shape) + ", " + shape_str(v.shape));
+    check_attention_inputs(q, k, v, mask, opt);
     fd::Args a;
     a.B = q.dim(0), a.H = q.dim(1), a.Tq = q.dim(2), a.Dk = q.dim(3);
     a.Tk = k.dim(2), a.Dv = v.dim(3);
-    if (k.dim(0) != a.B || k.dim(1) != a.H || v.dim(0) != a.B || v.dim(1) != a.H)
-        throw ShapeError("attention: batch and heads of q " + shape_str(q.shape) + ", k " + shape_str(k.shape) +
-                         ", v " + shape_str(v.shape) + " must agree");
-    if (k.dim(3) != a.Dk)
-        throw ShapeError("attention: Dk of q " + shape_str(q.shape) + " and k " + shape_str(k.shape) +
-                         " must agree (C6)");
-    if (v.dim(2) != a.Tk)
-        throw ShapeError("attention: k " + shape_str(k.shape) + " and v " + shape_str(v.shape) +
-                         " must have the same number of keys");
-    mask.check(a.B, a.Tq, a.Tk);
-    if (!(opt.dropout >= 0.0f && opt.dropout < 1.0f))
-        throw InputError("--dropout: must be in [0, 1), got " + std::to_string(opt.dropout));
-    if (std::isnan(opt.fill) || opt.fill == std::numeric_limits<float>::infinity())
-        throw InputError("--fill: must be -inf or a finite number");
-    if (opt.scale.kind == ScaleKind::Cosine && !(opt.scale.value > 0.0f))
-        throw InputError("--scale: cosine temperature must be > 0");
     a.mask = &mask;
     a.qscale = opt.scale.factor(a.Dk) * fd::kLog2e;
     a.cosine = opt.scale.kind == ScaleKind::Cosine;

@@ -67,6 +67,14 @@ void softmax_rows(float* x, int64_t rows, int64_t n);
 Tensor attention_reference(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask,
                            const AttentionOptions& opt, AttentionRecord* rec = nullptr);
 
+// The rules every implementation checks first, so all of them refuse the same
+// inputs with the same words: 4-D q, k, v agreeing on B and H, Dk of q and k
+// equal (C6), as many values as keys, a mask that fits, dropout in [0, 1), a
+// fill that is -inf or finite, a positive cosine temperature.
+// Throws ShapeError / InputError.
+void check_attention_inputs(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask,
+                            const AttentionOptions& opt);
+
 // The dropout keep/drop decision used by every implementation: element
 // (b, h, i, j) of a (B, H, Tq, Tk) weight tensor is dropped iff
 // counter_uniform(seed, flat index) < p.

@@ -16,14 +16,43 @@
 
 #include "attn/bench.hpp"
 #include "attn/cost.hpp"
+#include "attn/cuda.hpp"
 #include "attn/errors.hpp"
 #include "attn/flash.hpp"
 #include "attn/parallel.hpp"
+#include "attn/rng.hpp"
 #include "command.hpp"
 #include "options.hpp"
 
 namespace attn::cli {
 namespace {
+
+// One GPU case: random Q, K, V uploaded once, kernels timed with cudaEvents
+// (attn/cuda.hpp); transfers are not counted, unlike the CPU rows' wall time.
+BenchResult run_cuda_case(const BenchCase& c) {
+    BenchResult r;
+    const Shape s{c.B, c.H, c.T, c.Dk};
+    Tensor q(s), k(s), v(s);
+    Rng rng(c.seed, 0);
+    for (Tensor* t : {&q, &k, &v})
+        for (auto& x : t->data) x = rng.normal();
+    const Mask mask = c.causal ? Mask::make_causal() : Mask::none();
+    try {
+        const CudaBenchResult g =
+            bench_attention_cuda(q, k, v, mask, AttentionOptions{}, parse_cuda_kernel(c.impl, "--impl"), c.reps, c.warmup);
+        r.ok = true;
+        r.seconds = g.median_ms / 1e3;
+        r.flops = bench_flops(c);
+        r.gflops = r.seconds > 0 ? r.flops / r.seconds / 1e9 : 0;
+        r.times.assign(static_cast<size_t>(g.reps), r.seconds);
+        r.io_bytes = 16.0 * static_cast<double>(c.B) * c.H * static_cast<double>(c.T) * c.Dk;
+        r.cpu_utilization = 1.0;
+    } catch (const InputError& e) {
+        r.error = e.what();
+    }
+    return r;
+}
+
 
 struct BenchOpts {
     std::string batch = "1", heads = "8", seq = "1024,4096", d_k = "64", impl = "reference,flash,flash-bf16";
@@ -55,9 +84,16 @@ int run_bench(const BenchOpts& o) {
     const std::vector<int64_t> seqs = parse_int_list("--seq", o.seq);
     const std::vector<std::string> impls = parse_word_list("--impl", o.impl);
     for (const auto& name : impls) {
+        if (name.rfind("cuda-", 0) == 0) {
+            parse_cuda_kernel(name, "--impl");  // throws for an unknown GPU kernel
+            continue;
+        }
         const auto& ok = bench_impls();
         if (std::find(ok.begin(), ok.end(), name) == ok.end())
-            throw InputError(fmt::format("--impl: must be a list of reference, flash, flash-bf16; got '{}'", name));
+            throw InputError(fmt::format(
+                "--impl: must be a list of reference, flash, flash-bf16, cuda-naive, cuda-flash, cuda-flash-f16, "
+                "cuda-flash-bf16; got '{}'",
+                name));
     }
     for (int64_t T : seqs) {
         // q, k, v and out must fit, whatever the implementation
@@ -98,12 +134,15 @@ int run_bench(const BenchOpts& o) {
                                        format_bytes(need), format_bytes(mem));
             }
             if (impl == "flash-bf16" && !flash_bf16_supported()) skip = "this CPU has no AVX-512 BF16";
+            std::string why;
+            const bool gpu = impl.rfind("cuda-", 0) == 0;
+            if (gpu && !cuda_available(&why)) skip = why;
             if (!skip.empty()) {
                 notes.push_back(fmt::format("{} T={} skipped: {}", impl, T, skip));
                 skipped.push_back({{"impl", impl}, {"seq", T}, {"reason", skip}});
                 continue;
             }
-            BenchResult r = run_case(c);
+            BenchResult r = gpu ? run_cuda_case(c) : run_case(c);
             if (!r.ok) {
                 notes.push_back(fmt::format("{} T={} failed: {}", impl, T, r.error));
                 skipped.push_back({{"impl", impl}, {"seq", T}, {"reason", r.error}});
@@ -204,7 +243,7 @@ attn::cli::Command reg{
         sub.add_option("--seq", o->seq, "sequence lengths T, comma-separated")->type_name("LIST")->capture_default_str();
         sub.add_option("--d-k", o->d_k, "head dimension Dk (= Dv)")->type_name("Dk")->capture_default_str();
         sub.add_flag("--causal", o->causal, "causal mask (FLOPs counted as half)");
-        sub.add_option("--impl", o->impl, "implementations: reference, flash, flash-bf16")->type_name("LIST")->capture_default_str();
+        sub.add_option("--impl", o->impl, "implementations: reference, flash, flash-bf16 (and with a CUDA build and a GPU: cuda-naive, cuda-flash, cuda-flash-f16, cuda-flash-bf16)")->type_name("LIST")->capture_default_str();
         sub.add_option("--threads", o->threads, "threads (0: all hardware threads)")->type_name("N")->capture_default_str();
         sub.add_option("--reps", o->reps, "timed runs per case (the median is reported)")->type_name("N")->capture_default_str();
         sub.add_option("--warmup", o->warmup, "untimed runs before them")->type_name("N")->capture_default_str();

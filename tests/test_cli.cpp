@@ -127,3 +127,15 @@ TEST_CASE("cli: Python's json module reads the dump, -Infinity included") {
     CHECK(std::system(py.c_str()) == 0);
     std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("cli: attn bench takes the CUDA kernels and skips them with a reason when no GPU is usable") {
+    CHECK(test::run_attn("bench --seq 64 --impl cuda-x").code == 2);
+    if (cuda_available()) {
+        MESSAGE("a GPU is present: the skip path is not exercised");
+        return;
+    }
+    const auto r = test::run_attn("bench --seq 64 --reps 1 --warmup 0 --impl flash,cuda-flash --json");
+    CHECK(r.code == 0);
+    CHECK(r.out.find("cuda-flash") != std::string::npos);  // listed among the skipped cases, with the reason
+    CHECK(r.out.find("CUDA") != std::string::npos);
+}

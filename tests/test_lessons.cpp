@@ -17,26 +17,12 @@
 
 #include "attn/stats.hpp"
 #include "lesson.hpp"
+#include "test_util.hpp"
 
 namespace {
 
-struct Proc {
-    int rc = -1;
-    std::string out;
-};
-
-// Runs a shell command line, capturing stdout (stderr merged when asked).
-Proc run_cmd(const std::string& cmd) {
-    Proc p;
-    FILE* f = popen(cmd.c_str(), "r");
-    REQUIRE(f != nullptr);
-    std::array<char, 4096> buf{};
-    size_t n = 0;
-    while ((n = fread(buf.data(), 1, buf.size(), f)) > 0) p.out.append(buf.data(), n);
-    const int status = pclose(f);
-    p.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return p;
-}
+using Proc = attn::test::CliResult;
+using attn::test::run_shell;
 
 std::string attn_cmd(const std::string& args) { return std::string("'") + ATTN_BINARY + "' " + args; }
 
@@ -165,11 +151,11 @@ TEST_CASE("softmax_jacobian_norm keeps the tiny norm of a saturated row") {
 }
 
 TEST_CASE("CLI: attn lessons lists every lesson, --json parses") {
-    const Proc p = run_cmd(attn_cmd("lessons"));
-    CHECK(p.rc == 0);
+    const Proc p = run_shell(attn_cmd("lessons"));
+    CHECK(p.code == 0);
     for (const auto& l : attn::lessons::all_lessons()) CHECK(p.out.find(l.slug) != std::string::npos);
-    const Proc j = run_cmd(attn_cmd("lessons --json"));
-    REQUIRE(j.rc == 0);
+    const Proc j = run_shell(attn_cmd("lessons --json"));
+    REQUIRE(j.code == 0);
     const auto doc = nlohmann::json::parse(j.out);
     CHECK(doc["lessons"].size() == attn::lessons::all_lessons().size());
 }
@@ -177,8 +163,8 @@ TEST_CASE("CLI: attn lessons lists every lesson, --json parses") {
 TEST_CASE("CLI: attn lesson masks shows the difference, --svg writes well-formed SVG") {
     const std::string svg = "/tmp/attn-test-lesson-masks-" + std::to_string(getpid()) + ".svg";
     std::remove(svg.c_str());
-    const Proc p = run_cmd(attn_cmd("lesson masks --svg '" + svg + "'"));
-    CHECK(p.rc == 0);
+    const Proc p = run_shell(attn_cmd("lesson masks --svg '" + svg + "'"));
+    CHECK(p.code == 0);
     CHECK(p.out.find("zeroed after softmax") != std::string::npos);
     CHECK(p.out.find("\u2717") == std::string::npos);
     CHECK(p.out.find('\x1b') == std::string::npos);  // piped: no colour
@@ -197,31 +183,31 @@ TEST_CASE("CLI: attn lesson masks shows the difference, --svg writes well-formed
 }
 
 TEST_CASE("CLI: lesson errors are one line and exit 2") {
-    Proc p = run_cmd(attn_cmd("lesson nosuchlesson 2>&1"));
-    CHECK(p.rc == 2);
+    Proc p = run_shell(attn_cmd("lesson nosuchlesson 2>&1"));
+    CHECK(p.code == 2);
     CHECK(p.out.find("attn: error: lesson: no lesson 'nosuchlesson'") != std::string::npos);
-    p = run_cmd(attn_cmd("lesson qkv --svg /tmp/x.svg 2>&1"));
-    CHECK(p.rc == 2);
+    p = run_shell(attn_cmd("lesson qkv --svg /tmp/x.svg 2>&1"));
+    CHECK(p.code == 2);
     CHECK(p.out.find("--svg") != std::string::npos);
-    p = run_cmd(attn_cmd("lesson masks --svg /nonexistent-dir/x.svg 2>&1"));
-    CHECK(p.rc == 2);
+    p = run_shell(attn_cmd("lesson masks --svg /nonexistent-dir/x.svg 2>&1"));
+    CHECK(p.code == 2);
     CHECK(p.out.find("/nonexistent-dir/x.svg") != std::string::npos);
 }
 
 TEST_CASE("CLI: --step never waits when output is piped, --json tour parses with every check passed") {
-    const Proc a = run_cmd(attn_cmd("lesson softmax --step < /dev/null"));
-    const Proc b = run_cmd(attn_cmd("lesson softmax"));
-    CHECK(a.rc == 0);
+    const Proc a = run_shell(attn_cmd("lesson softmax --step < /dev/null"));
+    const Proc b = run_shell(attn_cmd("lesson softmax"));
+    CHECK(a.code == 0);
     CHECK(a.out == b.out);  // no prompt printed
-    const Proc t = run_cmd(attn_cmd("tour --json"));
-    REQUIRE(t.rc == 0);
+    const Proc t = run_shell(attn_cmd("tour --json"));
+    REQUIRE(t.code == 0);
     const auto doc = nlohmann::json::parse(t.out);
     CHECK(doc["format"] == "attn-tour");
     CHECK(doc["failed"] == 0);
     CHECK(doc["passed"].get<int>() > 50);
     CHECK(doc["lessons"].size() == attn::lessons::all_lessons().size());
-    const Proc s = run_cmd(attn_cmd("tour --from 14"));
-    CHECK(s.rc == 0);
+    const Proc s = run_shell(attn_cmd("tour --from 14"));
+    CHECK(s.code == 0);
     CHECK(s.out.find("Lesson 14") != std::string::npos);
     CHECK(s.out.find("Lesson 13") == std::string::npos);
 }

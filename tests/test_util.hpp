@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <sys/wait.h>
 
 #include "attn/attn.hpp"
 
@@ -23,9 +24,8 @@ struct CliResult {
     std::string out;  // stdout and stderr together
 };
 
-// Runs `attn ARGS` through the shell, capturing output; ARGS is shell text.
-inline CliResult run_attn(const std::string& args, const std::string& env = "") {
-    const std::string cmd = env + (env.empty() ? "" : " ") + "'" + std::string(ATTN_BINARY) + "' " + args + " 2>&1";
+// Runs a shell command line, capturing its stdout (add 2>&1 to merge stderr).
+inline CliResult run_shell(const std::string& cmd) {
     CliResult r;
     FILE* p = popen(cmd.c_str(), "r");
     if (p == nullptr) return r;
@@ -35,6 +35,11 @@ inline CliResult run_attn(const std::string& args, const std::string& env = "") 
     const int st = pclose(p);
     r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
     return r;
+}
+
+// Runs `attn ARGS` (ARGS is shell text), stdout and stderr together.
+inline CliResult run_attn(const std::string& args, const std::string& env = "") {
+    return run_shell(env + (env.empty() ? "" : " ") + "'" + std::string(ATTN_BINARY) + "' " + args + " 2>&1");
 }
 
 // A fresh empty directory for files a test writes.

@@ -10,28 +10,15 @@
 
 #include "attn/dump.hpp"
 #include "attn/heatmap.hpp"
+#include "test_util.hpp"
 
 bool xml_well_formed(const std::string& s, std::string* why);
 
 namespace {
 
-struct Proc {
-    int rc = -1;
-    std::string out;
-};
+using Proc = attn::test::CliResult;
 
-Proc run_view(const std::string& args) {
-    Proc p;
-    const std::string cmd = std::string("'") + ATTN_BINARY + "' view " + args + " 2>&1";
-    FILE* f = popen(cmd.c_str(), "r");
-    REQUIRE(f != nullptr);
-    std::array<char, 4096> buf{};
-    size_t n = 0;
-    while ((n = fread(buf.data(), 1, buf.size(), f)) > 0) p.out.append(buf.data(), n);
-    const int status = pclose(f);
-    p.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return p;
-}
+Proc run_view(const std::string& args) { return attn::test::run_attn("view " + args); }
 
 std::string tmp(const std::string& name) { return "/tmp/attn-test-view-" + std::to_string(getpid()) + "-" + name; }
 
@@ -67,7 +54,7 @@ std::string slurp(const std::string& path) {
 TEST_CASE("view: every head of a batch row, with token labels, and an SVG") {
     const std::string dump = write_dump("ok.json"), svg = tmp("ok.svg");
     const Proc p = run_view("'" + dump + "' --batch 1 --svg '" + svg + "'");
-    CHECK(p.rc == 0);
+    CHECK(p.code == 0);
     CHECK(p.out.find("batch 1, head 0") != std::string::npos);
     CHECK(p.out.find("batch 1, head 1") != std::string::npos);
     CHECK(p.out.find("<pad>") != std::string::npos);
@@ -81,7 +68,7 @@ TEST_CASE("view: every head of a batch row, with token labels, and an SVG") {
     std::remove(svg.c_str());
     // one head only
     const Proc h = run_view("'" + dump + "' --head 1");
-    CHECK(h.rc == 0);
+    CHECK(h.code == 0);
     CHECK(h.out.find("batch 0, head 1") != std::string::npos);
     CHECK(h.out.find("head 0") == std::string::npos);
     CHECK(h.out.find("a&b") != std::string::npos);
@@ -91,32 +78,32 @@ TEST_CASE("view: every head of a batch row, with token labels, and an SVG") {
 TEST_CASE("view: bad input is one line naming the file or option, exit 2, no SVG written") {
     const std::string dump = write_dump("bad.json"), svg = tmp("never.svg");
     Proc p = run_view("'" + dump + "' --batch 2 --svg '" + svg + "'");
-    CHECK(p.rc == 2);
+    CHECK(p.code == 2);
     CHECK(p.out.find("--batch") != std::string::npos);
     CHECK(slurp(svg).empty());
     p = run_view("'" + dump + "' --head 5");
-    CHECK(p.rc == 2);
+    CHECK(p.code == 2);
     CHECK(p.out.find("--head: must be in 0..1") != std::string::npos);
     p = run_view("'" + dump + "' --head -1");
-    CHECK(p.rc == 2);
+    CHECK(p.code == 2);
     p = run_view("/nonexistent/file.json");
-    CHECK(p.rc == 2);
+    CHECK(p.code == 2);
     CHECK(p.out.find("/nonexistent/file.json") != std::string::npos);
     // valid JSON but not a dump; a dump without weights; weights of the wrong rank
     const std::string notdump = tmp("notdump.json");
     attn::write_file_atomic(notdump, "{\"hello\": 1}");
     p = run_view("'" + notdump + "'");
-    CHECK(p.rc == 2);
+    CHECK(p.code == 2);
     attn::Dump d;
     d.tensors["x"] = attn::Tensor({1, 2, 2});
     attn::write_file_atomic(notdump, attn::dump_to_string(d));
     p = run_view("'" + notdump + "'");
-    CHECK(p.rc == 2);
+    CHECK(p.code == 2);
     CHECK(p.out.find("no \"weights\" tensor") != std::string::npos);
     d.tensors["weights"] = attn::Tensor({2, 3, 3});
     attn::write_file_atomic(notdump, attn::dump_to_string(d));
     p = run_view("'" + notdump + "'");
-    CHECK(p.rc == 2);
+    CHECK(p.code == 2);
     CHECK(p.out.find("[B, H, T, T]") != std::string::npos);
     for (const Proc* q : {&p}) CHECK(q->out.find('\n') == q->out.size() - 1);  // one line
     std::remove(notdump.c_str());
@@ -128,7 +115,7 @@ TEST_CASE("view: reads what attn forward --dump writes") {
     const std::string cmd = std::string("'") + ATTN_BINARY + "' forward --heads 2 --mask causal --dump '" + dump + "' > /dev/null 2>&1";
     REQUIRE(std::system(cmd.c_str()) == 0);
     const Proc p = run_view("'" + dump + "' --head 1");
-    CHECK(p.rc == 0);
+    CHECK(p.code == 0);
     CHECK(p.out.find("batch 0, head 1") != std::string::npos);
     CHECK(p.out.find("(mask from the dump)") != std::string::npos);
     std::remove(dump.c_str());
@@ -142,7 +129,7 @@ TEST_CASE("view: a long sequence is cropped in the terminal, whole in the SVG") 
     const std::string dump = tmp("long.json"), svg = tmp("long.svg");
     attn::write_file_atomic(dump, attn::dump_to_string(d));
     const Proc p = run_view("'" + dump + "' --svg '" + svg + "'");
-    CHECK(p.rc == 0);
+    CHECK(p.code == 0);
     CHECK(p.out.find("shows the first 40 queries and keys") != std::string::npos);
     size_t start = 0;
     for (size_t e = p.out.find('\n'); e != std::string::npos; start = e + 1, e = p.out.find('\n', start)) {

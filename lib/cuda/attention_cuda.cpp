@@ -169,18 +169,6 @@ static void weighted_sum(const float* w, const float* v, float* out, const AttnA
 #endif
 }
 
-// L2-normalise rows in place, as the reference does for the cosine scale
-// (F.normalize with eps 1e-12, sum of squares in double).
-static void l2_normalize_rows(float* x, int64_t rows, int64_t d) {
-    for (int64_t r = 0; r < rows; ++r) {
-        float* row = x + r * d;
-        double ss = 0;
-        for (int64_t c = 0; c < d; ++c) ss += static_cast<double>(row[c]) * row[c];
-        const float inv = 1.0f / static_cast<float>(std::max(std::sqrt(ss), 1e-12));
-        for (int64_t c = 0; c < d; ++c) row[c] *= inv;
-    }
-}
-
 // The inputs on the GPU, checked, in the form the chosen kernel reads.
 struct Prepared {
     AttnArgs a;

@@ -126,8 +126,7 @@ void check_attention_inputs(const Tensor& q, const Tensor& k, const Tensor& v, c
         throw InputError("--scale: the cosine temperature must be > 0");
 }
 
-// L2-normalise each row of x (rows, d) in place, as F.normalize(eps=1e-12).
-static void l2_normalize_rows(float* x, int64_t rows, int64_t d) {
+void l2_normalize_rows(float* x, int64_t rows, int64_t d) {
     for (int64_t r = 0; r < rows; ++r) {
         float* row = x + r * d;
         double ss = 0;

@@ -75,6 +75,10 @@ Tensor attention_reference(const Tensor& q, const Tensor& k, const Tensor& v, co
 void check_attention_inputs(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask,
                             const AttentionOptions& opt);
 
+// L2-normalise each row of x (rows, d) in place, as F.normalize(eps=1e-12)
+// (sum of squares in double): what the cosine scale does to q and k first.
+void l2_normalize_rows(float* x, int64_t rows, int64_t d);
+
 // The dropout keep/drop decision used by every implementation: element
 // (b, h, i, j) of a (B, H, Tq, Tk) weight tensor is dropped iff
 // counter_uniform(seed, flat index) < p.

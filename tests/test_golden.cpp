@@ -21,6 +21,24 @@ static double normwise_rel(const Tensor& a, const Tensor& ref) {
     return max_abs_diff(a, ref) / std::max(scale, 1e-30);
 }
 
+// The layer a fixture describes, with its weights (and biases, when it has them).
+static MultiHeadAttention load_mha(const Dump& d) {
+    const auto& c = d.config;
+    MultiHeadAttention mha(MhaConfig{c["d_model"].get<int64_t>(), c["heads"].get<int64_t>(), c["d_k"].get<int64_t>(),
+                                     c["d_v"].get<int64_t>(), c["bias"].get<bool>()});
+    mha.q_proj.W = d.tensors.at("W_q");
+    mha.k_proj.W = d.tensors.at("W_k");
+    mha.v_proj.W = d.tensors.at("W_v");
+    mha.o_proj.W = d.tensors.at("W_o");
+    if (mha.config().bias) {
+        mha.q_proj.b = d.tensors.at("b_q");
+        mha.k_proj.b = d.tensors.at("b_k");
+        mha.v_proj.b = d.tensors.at("b_v");
+        mha.o_proj.b = d.tensors.at("b_o");
+    }
+    return mha;
+}
+
 TEST_CASE("golden: multi-head attention matches PyTorch within 1e-5 relative") {
     const char* cases[] = {"source_example",       "causal_3heads",        "pad_dk_ne_dv",
                            "causal_pad_fill_1e9",  "fully_masked_row_1e9", "scale_const_no_bias",
@@ -29,33 +47,18 @@ TEST_CASE("golden: multi-head attention matches PyTorch within 1e-5 relative") {
         SUBCASE(name) {
             const Dump d = read_dump_file(test::source_path(std::string("tests/fixtures/golden/") + name + ".json"));
             const auto& c = d.config;
-            MhaConfig cfg{c["d_model"].get<int64_t>(), c["heads"].get<int64_t>(), c["d_k"].get<int64_t>(),
-                          c["d_v"].get<int64_t>(), c["bias"].get<bool>()};
-            MultiHeadAttention mha(cfg);
-            mha.q_proj.W = d.tensors.at("W_q");
-            mha.k_proj.W = d.tensors.at("W_k");
-            mha.v_proj.W = d.tensors.at("W_v");
-            mha.o_proj.W = d.tensors.at("W_o");
-            if (cfg.bias) {
-                mha.q_proj.b = d.tensors.at("b_q");
-                mha.k_proj.b = d.tensors.at("b_k");
-                mha.v_proj.b = d.tensors.at("b_v");
-                mha.o_proj.b = d.tensors.at("b_o");
-            }
+            const MultiHeadAttention mha = load_mha(d);
             AttentionOptions opt;
             opt.scale = parse_scale(c["scale"].get<std::string>());
             opt.fill = parse_fill(c["fill"].get<std::string>());
             const Mask mask = parse_mask(c["mask"].get<std::string>(), c["batch"].get<int64_t>(), c["seq"].get<int64_t>());
             ForwardRecord rec;
             mha.forward(d.tensors.at("x"), mask, opt, &rec);
-            for (const char* t : {"Q", "K", "V", "weights", "head_out", "merged", "out"}) {
-                const Tensor& got = std::string(t) == "weights" ? rec.attn.weights
-                                    : std::string(t) == "Q"     ? rec.Q
-                                    : std::string(t) == "K"     ? rec.K
-                                    : std::string(t) == "V"     ? rec.V
-                                    : std::string(t) == "head_out" ? rec.head_out
-                                    : std::string(t) == "merged"   ? rec.merged
-                                                                   : rec.out;
+            const std::pair<const char*, const Tensor*> outputs[] = {
+                {"Q", &rec.Q},           {"K", &rec.K},           {"V", &rec.V},  {"weights", &rec.attn.weights},
+                {"head_out", &rec.head_out}, {"merged", &rec.merged}, {"out", &rec.out}};
+            for (const auto& [t, got_ptr] : outputs) {
+                const Tensor& got = *got_ptr;
                 const double err = normwise_rel(got, d.tensors.at(t));
                 INFO(name << " tensor " << t << " rel err " << err);
                 CHECK(err <= 1e-5);
@@ -67,16 +70,7 @@ TEST_CASE("golden: multi-head attention matches PyTorch within 1e-5 relative") {
 TEST_CASE("golden: the flash path matches the same PyTorch results") {
     const Dump d = read_dump_file(test::source_path("tests/fixtures/golden/pad_dk_ne_dv.json"));
     const auto& c = d.config;
-    MultiHeadAttention mha(MhaConfig{c["d_model"].get<int64_t>(), c["heads"].get<int64_t>(), c["d_k"].get<int64_t>(),
-                                     c["d_v"].get<int64_t>(), true});
-    mha.q_proj.W = d.tensors.at("W_q");
-    mha.k_proj.W = d.tensors.at("W_k");
-    mha.v_proj.W = d.tensors.at("W_v");
-    mha.o_proj.W = d.tensors.at("W_o");
-    mha.q_proj.b = d.tensors.at("b_q");
-    mha.k_proj.b = d.tensors.at("b_k");
-    mha.v_proj.b = d.tensors.at("b_v");
-    mha.o_proj.b = d.tensors.at("b_o");
+    const MultiHeadAttention mha = load_mha(d);
     const Mask mask = parse_mask(c["mask"].get<std::string>(), c["batch"].get<int64_t>(), c["seq"].get<int64_t>());
     const Tensor out = mha.forward(d.tensors.at("x"), mask, AttentionOptions{}, nullptr, nullptr, Impl::Flash);
     CHECK(normwise_rel(out, d.tensors.at("out")) <= 1e-5);

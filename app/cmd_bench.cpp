@@ -14,13 +14,13 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "attn/bench.hpp"
-#include "attn/cost.hpp"
-#include "attn/cuda.hpp"
-#include "attn/errors.hpp"
-#include "attn/flash.hpp"
-#include "attn/parallel.hpp"
-#include "attn/rng.hpp"
+#include "attn/experiments/bench.hpp"
+#include "attn/core/cost.hpp"
+#include "attn/cuda/cuda.hpp"
+#include "attn/core/errors.hpp"
+#include "attn/cpu/flash.hpp"
+#include "attn/core/parallel.hpp"
+#include "attn/core/rng.hpp"
 #include "command.hpp"
 #include "options.hpp"
 

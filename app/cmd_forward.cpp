@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "attn/attn.hpp"
-#include "attn/cuda.hpp"
+#include "attn/cuda/cuda.hpp"
 #include "command.hpp"
 #include "options.hpp"
 

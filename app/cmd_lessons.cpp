@@ -10,9 +10,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "attn/dump.hpp"
-#include "attn/errors.hpp"
-#include "attn/heatmap.hpp"
+#include "attn/io/dump.hpp"
+#include "attn/core/errors.hpp"
+#include "attn/viz/heatmap.hpp"
 #include "command.hpp"
 #include "lesson.hpp"
 #include "options.hpp"

@@ -13,9 +13,9 @@
 #include <fmt/format.h>
 
 #include "attn/attn.hpp"
-#include "attn/bert.hpp"
-#include "attn/heatmap.hpp"
-#include "attn/tokenizer.hpp"
+#include "attn/model/bert.hpp"
+#include "attn/viz/heatmap.hpp"
+#include "attn/model/tokenizer.hpp"
 #include "command.hpp"
 #include "options.hpp"
 

@@ -10,8 +10,8 @@
 
 #include <fmt/core.h>
 
-#include "attn/dump.hpp"
-#include "attn/variance.hpp"
+#include "attn/io/dump.hpp"
+#include "attn/experiments/variance.hpp"
 #include "command.hpp"
 #include "options.hpp"
 

@@ -10,11 +10,11 @@
 
 #include <fmt/format.h>
 
-#include "attn/dump.hpp"
-#include "attn/errors.hpp"
-#include "attn/heatmap.hpp"
-#include "attn/mask.hpp"
-#include "attn/stats.hpp"
+#include "attn/io/dump.hpp"
+#include "attn/core/errors.hpp"
+#include "attn/viz/heatmap.hpp"
+#include "attn/core/mask.hpp"
+#include "attn/core/stats.hpp"
 #include "command.hpp"
 #include "options.hpp"
 

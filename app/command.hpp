@@ -18,7 +18,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "attn/errors.hpp"
+#include "attn/core/errors.hpp"
 
 namespace attn::cli {
 
@@ -39,7 +39,7 @@ struct Command {
     }
 };
 
-// Runs the whole CLI (used by main and by in-process tests). Returns the exit code.
+// Runs the whole CLI (main calls it). Returns the exit code.
 int run_cli(int argc, const char* const* argv);
 
 // Colour on stdout: only on a TTY, never with NO_COLOR set or --no-color given.

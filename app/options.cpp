@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "attn/cost.hpp"
-#include "attn/errors.hpp"
+#include "attn/core/cost.hpp"
+#include "attn/core/errors.hpp"
 
 namespace attn::cli {
 

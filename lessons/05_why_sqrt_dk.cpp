@@ -4,7 +4,7 @@
 // (attn/variance.hpp), the same code as `attn variance`.
 #include <Eigen/Dense>
 
-#include "attn/variance.hpp"
+#include "attn/experiments/variance.hpp"
 #include "common.hpp"
 
 namespace attn::lessons {

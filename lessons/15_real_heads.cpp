@@ -6,8 +6,8 @@
 // the rest says how to fetch the model.
 #include <filesystem>
 
-#include "attn/bert.hpp"
-#include "attn/tokenizer.hpp"
+#include "attn/model/bert.hpp"
+#include "attn/model/tokenizer.hpp"
 #include "common.hpp"
 
 namespace attn::lessons {

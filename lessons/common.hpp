@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "attn/attn.hpp"
-#include "attn/heatmap.hpp"
+#include "attn/viz/heatmap.hpp"
 #include "lesson.hpp"
 #include "ops.hpp"
 

@@ -30,9 +30,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attn/heatmap.hpp"
-#include "attn/rng.hpp"
-#include "attn/tensor.hpp"
+#include "attn/viz/heatmap.hpp"
+#include "attn/core/rng.hpp"
+#include "attn/core/tensor.hpp"
 
 namespace attn::lessons {
 

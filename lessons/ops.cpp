@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "attn/errors.hpp"
+#include "attn/core/errors.hpp"
 
 namespace attn::lessons {
 

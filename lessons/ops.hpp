@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "attn/rng.hpp"
-#include "attn/tensor.hpp"
+#include "attn/core/rng.hpp"
+#include "attn/core/tensor.hpp"
 
 namespace attn::lessons {
 

@@ -28,21 +28,22 @@ mkdir -p "$OUT"
 cd "$OUT"
 
 FLAGS=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-       -fno-omit-frame-pointer -I"$ROOT/lib/include" -I"$ROOT/lib/src" -isystem /usr/include/eigen3)
+       -fno-omit-frame-pointer -isystem /usr/include/eigen3)
+for m in "$ROOT"/lib/*/include "$ROOT"/lib/*/src; do FLAGS+=(-I"$m"); done
 build() {  # name sources...
     local name=$1; shift
     local srcs=("$@")
     local newest=0 f
-    for f in "$ROOT/tests/fuzz/$name.cpp" "${srcs[@]/#/$ROOT/lib/src/}" "$ROOT"/lib/include/attn/*.hpp; do
+    for f in "$ROOT/tests/fuzz/$name.cpp" "${srcs[@]/#/$ROOT/lib/}" "$ROOT"/lib/*/include/attn/*/*.hpp; do
         local t; t=$(stat -c %Y "$f"); (( t > newest )) && newest=$t
     done
     if [[ -x "$name" && $(stat -c %Y "$name") -ge $newest ]]; then return 0; fi
     echo "fuzz: building $name"
-    "$CXX" "${FLAGS[@]}" "$ROOT/tests/fuzz/$name.cpp" "${srcs[@]/#/$ROOT/lib/src/}" -lfmt -o "$name"
+    "$CXX" "${FLAGS[@]}" "$ROOT/tests/fuzz/$name.cpp" "${srcs[@]/#/$ROOT/lib/}" -lfmt -o "$name"
 }
-build fuzz_safetensors safetensors.cpp tensor.cpp
-build fuzz_dump dump.cpp tensor.cpp
-build fuzz_tokenizer tokenizer.cpp unicode_tables.cpp
+build fuzz_safetensors io/src/safetensors.cpp core/src/tensor.cpp
+build fuzz_dump io/src/dump.cpp core/src/tensor.cpp
+build fuzz_tokenizer model/src/tokenizer.cpp model/src/unicode_tables.cpp
 
 # Seed corpora: small valid inputs, so mutations start from the real structure.
 mkdir -p corpus-safetensors corpus-dump corpus-tokenizer

@@ -11,6 +11,18 @@ foreach(f bin/attn include/attn/attn.hpp)
     message(FATAL_ERROR "install is missing ${f}")
   endif()
 endforeach()
+# The build's -march=native (and warning flags) are the project's own business:
+# nothing of them may reach a consumer through the exported targets.
+file(GLOB_RECURSE exported ${WORK_DIR}/prefix/*/cmake/attn/*.cmake)
+if(NOT exported)
+  message(FATAL_ERROR "install has no CMake package files")
+endif()
+foreach(f IN LISTS exported)
+  file(READ ${f} text)
+  if(text MATCHES "march|-W[a-z]|attn_warnings")
+    message(FATAL_ERROR "${f} hands build flags to consumers: ${CMAKE_MATCH_0}")
+  endif()
+endforeach()
 execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/consumer -B ${WORK_DIR}/build -G Ninja
                         -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix RESULT_VARIABLE rc)
 if(rc)

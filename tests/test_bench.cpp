@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
 
-#include "attn/bench.hpp"
-#include "attn/errors.hpp"
+#include "attn/experiments/bench.hpp"
+#include "attn/core/errors.hpp"
 
 namespace {
 

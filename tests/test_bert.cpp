@@ -13,10 +13,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attn/bert.hpp"
-#include "attn/dump.hpp"
-#include "attn/errors.hpp"
-#include "attn/tokenizer.hpp"
+#include "attn/model/bert.hpp"
+#include "attn/io/dump.hpp"
+#include "attn/core/errors.hpp"
+#include "attn/model/tokenizer.hpp"
 #include "test_util.hpp"
 
 using attn::BertModel;

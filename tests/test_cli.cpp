@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "attn/cuda.hpp"
+#include "attn/cuda/cuda.hpp"
 #include "test_util.hpp"
 
 using namespace attn;

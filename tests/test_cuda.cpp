@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "attn/attention.hpp"
-#include "attn/cuda.hpp"
-#include "attn/errors.hpp"
-#include "attn/rng.hpp"
+#include "attn/core/attention.hpp"
+#include "attn/cuda/cuda.hpp"
+#include "attn/core/errors.hpp"
+#include "attn/core/rng.hpp"
 
 // ---------------------------------------------------------------------------
 // Part 1: every build

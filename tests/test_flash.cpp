@@ -6,10 +6,10 @@
 
 #include <doctest/doctest.h>
 
-#include "attn/attention.hpp"
-#include "attn/errors.hpp"
-#include "attn/flash.hpp"
-#include "attn/rng.hpp"
+#include "attn/core/attention.hpp"
+#include "attn/core/errors.hpp"
+#include "attn/cpu/flash.hpp"
+#include "attn/core/rng.hpp"
 
 using namespace attn;
 

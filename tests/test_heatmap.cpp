@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "attn/errors.hpp"
-#include "attn/heatmap.hpp"
+#include "attn/core/errors.hpp"
+#include "attn/viz/heatmap.hpp"
 
 // ------------------------------------------------------------ XML checker
 // Enough of XML 1.0 to reject what a browser would: one root element, tags

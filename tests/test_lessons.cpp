@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attn/stats.hpp"
+#include "attn/core/stats.hpp"
 #include "lesson.hpp"
 #include "test_util.hpp"
 

@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <string>
 
-#include "attn/errors.hpp"
-#include "attn/safetensors.hpp"
+#include "attn/core/errors.hpp"
+#include "attn/io/safetensors.hpp"
 
 using attn::SafeTensors;
 using attn::Tensor;

@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attn/errors.hpp"
-#include "attn/tokenizer.hpp"
+#include "attn/core/errors.hpp"
+#include "attn/model/tokenizer.hpp"
 
 using attn::WordPieceTokenizer;
 

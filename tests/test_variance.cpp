@@ -21,8 +21,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attn/errors.hpp"
-#include "attn/variance.hpp"
+#include "attn/core/errors.hpp"
+#include "attn/experiments/variance.hpp"
 
 namespace {
 

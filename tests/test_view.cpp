@@ -8,8 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "attn/dump.hpp"
-#include "attn/heatmap.hpp"
+#include "attn/io/dump.hpp"
+#include "attn/viz/heatmap.hpp"
 #include "test_util.hpp"
 
 bool xml_well_formed(const std::string& s, std::string* why);

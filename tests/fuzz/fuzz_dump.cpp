@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "attn/dump.hpp"
-#include "attn/errors.hpp"
+#include "attn/io/dump.hpp"
+#include "attn/core/errors.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     try {

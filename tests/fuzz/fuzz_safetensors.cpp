@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string>
 
-#include "attn/errors.hpp"
-#include "attn/safetensors.hpp"
+#include "attn/core/errors.hpp"
+#include "attn/io/safetensors.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     try {

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "attn/tokenizer.hpp"
+#include "attn/model/tokenizer.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     static const attn::WordPieceTokenizer tok({"[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "##a", "ab", "##b", "é", "中", ",", "##中"},

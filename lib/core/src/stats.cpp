@@ -1,0 +1,156 @@
+// Attention statistics: entropy, max weight, effective keys, head similarity,
+// row sums and the softmax Jacobian (see attn/stats.hpp).
+#include "attn/core/stats.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "attn/core/errors.hpp"
+
+namespace attn {
+
+double entropy_nats(const float* p, int64_t n) {
+    double h = 0;
+    for (int64_t j = 0; j < n; ++j)
+        if (p[j] > 0) h -= static_cast<double>(p[j]) * std::log(static_cast<double>(p[j]));
+    return h;
+}
+
+double js_divergence(const float* p, const float* q, int64_t n) {
+    // JS(p, q) = (KL(p || m) + KL(q || m)) / 2 with m = (p + q) / 2
+    double js = 0;
+    for (int64_t j = 0; j < n; ++j) {
+        const double a = p[j], b = q[j], m = 0.5 * (a + b);
+        if (a > 0) js += 0.5 * a * std::log(a / m);
+        if (b > 0) js += 0.5 * b * std::log(b / m);
+    }
+    return std::max(js, 0.0);
+}
+
+RowStats row_stats(const float* p, int64_t n, int64_t allowed) {
+    RowStats r;
+    r.allowed = allowed;
+    r.entropy_nats = entropy_nats(p, n);
+    r.entropy_bits = r.entropy_nats / std::log(2.0);
+    r.normalized_entropy = allowed > 1 ? r.entropy_nats / std::log(static_cast<double>(allowed)) : 0.0;
+    for (int64_t j = 0; j < n; ++j) {
+        r.max_weight = std::max(r.max_weight, static_cast<double>(p[j]));
+        r.row_sum += p[j];
+    }
+    r.effective_keys = std::exp(r.entropy_nats);
+    return r;
+}
+
+static void check_weights(const Tensor& w, const Mask& mask) {
+    if (w.rank() != 4) throw ShapeError(fmt::format("attention weights must be (B, H, Tq, Tk), got {}", shape_str(w.shape)));
+    mask.check(w.dim(0), w.dim(2), w.dim(3));
+}
+
+std::vector<HeadStats> head_stats(const Tensor& w, const Mask& mask) {
+    // w (B, H, Tq, Tk)
+    check_weights(w, mask);
+    const int64_t B = w.dim(0), H = w.dim(1), Tq = w.dim(2), Tk = w.dim(3);
+    std::vector<HeadStats> out(static_cast<size_t>(H));
+    for (int64_t h = 0; h < H; ++h) {
+        HeadStats& s = out[static_cast<size_t>(h)];
+        for (int64_t b = 0; b < B; ++b)
+            for (int64_t i = 0; i < Tq; ++i) {
+                const int64_t n_ok = mask.allowed_count(b, i, Tk);
+                if (n_ok < 2) continue;
+                const RowStats r = row_stats(w.ptr() + ((b * H + h) * Tq + i) * Tk, Tk, n_ok);
+                s.mean_entropy_nats += r.entropy_nats;
+                s.mean_entropy_bits += r.entropy_bits;
+                s.mean_normalized_entropy += r.normalized_entropy;
+                s.mean_max_weight += r.max_weight;
+                s.mean_effective_keys += r.effective_keys;
+                ++s.rows;
+            }
+        if (s.rows > 0) {
+            const double n = static_cast<double>(s.rows);
+            s.mean_entropy_nats /= n;
+            s.mean_entropy_bits /= n;
+            s.mean_normalized_entropy /= n;
+            s.mean_max_weight /= n;
+            s.mean_effective_keys /= n;
+        }
+    }
+    return out;
+}
+
+Tensor head_similarity(const Tensor& w, const Mask& mask) {
+    // w (B, H, Tq, Tk) -> (H, H) mean JS divergence over rows with >= 2 allowed keys
+    check_weights(w, mask);
+    const int64_t B = w.dim(0), H = w.dim(1), Tq = w.dim(2), Tk = w.dim(3);
+    Tensor sim(Shape{H, H});
+    int64_t rows = 0;
+    for (int64_t b = 0; b < B; ++b)
+        for (int64_t i = 0; i < Tq; ++i) {
+            if (mask.allowed_count(b, i, Tk) < 2) continue;
+            ++rows;
+            for (int64_t h1 = 0; h1 < H; ++h1)
+                for (int64_t h2 = h1 + 1; h2 < H; ++h2) {
+                    const double js = js_divergence(w.ptr() + ((b * H + h1) * Tq + i) * Tk,
+                                                    w.ptr() + ((b * H + h2) * Tq + i) * Tk, Tk);
+                    sim.data[static_cast<size_t>(h1 * H + h2)] += static_cast<float>(js);
+                }
+        }
+    for (int64_t h1 = 0; h1 < H; ++h1)
+        for (int64_t h2 = h1 + 1; h2 < H; ++h2) {
+            float& v = sim.data[static_cast<size_t>(h1 * H + h2)];
+            if (rows > 0) v /= static_cast<float>(rows);
+            sim.data[static_cast<size_t>(h2 * H + h1)] = v;
+        }
+    return sim;
+}
+
+double max_row_sum_error(const Tensor& w, const Mask& mask) {
+    check_weights(w, mask);
+    const int64_t B = w.dim(0), H = w.dim(1), Tq = w.dim(2), Tk = w.dim(3);
+    double worst = 0;
+    for (int64_t b = 0; b < B; ++b)
+        for (int64_t h = 0; h < H; ++h)
+            for (int64_t i = 0; i < Tq; ++i) {
+                if (mask.allowed_count(b, i, Tk) == 0) continue;
+                double sum = 0;
+                const float* row = w.ptr() + ((b * H + h) * Tq + i) * Tk;
+                for (int64_t j = 0; j < Tk; ++j) sum += row[j];
+                worst = std::max(worst, std::fabs(sum - 1.0));
+            }
+    return worst;
+}
+
+std::vector<double> softmax_jacobian(const float* p, int64_t n) {
+    std::vector<double> J(static_cast<size_t>(n * n));
+    for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < n; ++j)
+            J[static_cast<size_t>(i * n + j)] = (i == j ? p[i] : 0.0) - static_cast<double>(p[i]) * p[j];
+    return J;
+}
+
+double softmax_jacobian_norm(const float* p, int64_t n) {
+    // ||diag(p) - p pᵀ||_F² = Σ_i p_i² (1 - p_i)² + Σ_{i≠j} p_i² p_j².
+    // Summed around the largest weight p_m, so a saturated row (p_m ≈ 1, where
+    // Σp² - 2Σp³ + (Σp²)² cancels to 0 or to rounding noise ~1e-8) keeps its
+    // true, tiny norm: 1 - p_m is taken as Σ_{j≠m} p_j, and the cross terms
+    // as 2 p_m² R2 + (R2² - R4) with R2, R4 the sums of p_j², p_j⁴ over j ≠ m.
+    if (n <= 0) return 0.0;
+    int64_t m = 0;
+    for (int64_t i = 1; i < n; ++i)
+        if (p[i] > p[m]) m = i;
+    const double pm = p[m];
+    double rest = 0, diag = 0, r2 = 0, r4 = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        if (i == m) continue;
+        const double x = p[i];
+        rest += x;
+        diag += x * x * (1.0 - x) * (1.0 - x);
+        r2 += x * x;
+        r4 += x * x * x * x;
+    }
+    diag += pm * pm * rest * rest;
+    return std::sqrt(diag + 2.0 * pm * pm * r2 + std::max(r2 * r2 - r4, 0.0));
+}
+
+}  // namespace attn

@@ -1,0 +1,46 @@
+// attn/flash.hpp: tiled attention with an online softmax (FlashAttention's
+// forward on the CPU). Same inputs and result as attention_reference (within
+// float32 rounding), without ever holding the (Tq, Tk) score matrix.
+//
+// Work is split over (batch, head, block of queries) with attn::parallel_for;
+// each thread keeps O(block * (Dk + Dv)) floats of scratch. Kernels: "avx512"
+// (16 lanes), "avx2" (8 lanes, FMA), "generic" (plain C++). The best one the
+// CPU supports is picked at run time (__builtin_cpu_supports), also in the
+// portable build, where the vector kernels are compiled with target pragmas.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "attn/core/attention.hpp"
+
+namespace attn {
+
+// q (B, H, Tq, Dk), k (B, H, Tk, Dk), v (B, H, Tk, Dv) -> (B, H, Tq, Dv).
+// Masks, scales, the fully-masked-row rule and dropout as in attention_reference.
+// threads = 0: all hardware threads.
+Tensor attention_flash(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask,
+                       const AttentionOptions& opt, int threads = 0);
+
+// The float32 kernels this build can run on this CPU, best first
+// (e.g. {"avx512", "avx512-long", "avx2", "generic"}; "avx512-long" has 256-query
+// blocks, which "auto" uses when one head's K and V exceed 4 MiB).
+std::vector<std::string> flash_kernels();
+
+// attention_flash with a chosen kernel: "auto" (the best) or a name from
+// flash_kernels(). Throws InputError naming --kernel for an unknown or unsupported one.
+Tensor attention_flash_with(std::string_view kernel, const Tensor& q, const Tensor& k, const Tensor& v,
+                            const Mask& mask, const AttentionOptions& opt, int threads = 0);
+
+// True when the CPU has AVX-512 BF16 (vdpbf16ps) and this build has the kernel.
+bool flash_bf16_supported();
+
+// The same attention with Q, K, V and the softmax weights rounded to bfloat16
+// and float32 accumulation (AVX-512 BF16). Its error against float32 is of the
+// order of bf16's 2^-8 relative precision (see docs/performance.md); the test
+// suite bounds it. Throws InputError when !flash_bf16_supported().
+Tensor attention_flash_bf16(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask,
+                            const AttentionOptions& opt, int threads = 0);
+
+}  // namespace attn

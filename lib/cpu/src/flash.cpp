@@ -1,0 +1,166 @@
+// lib/cpu/src/flash.cpp: attention_flash(), the public entry of the tiled CPU
+// attention: checks the inputs, turns the options into kernel arguments (log2
+// units, see flash_args.hpp), picks the kernel for this CPU, and runs one work
+// item per (batch, head, query block) on attn::parallel_for.
+#include "attn/cpu/flash.hpp"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <memory>
+
+#include "attn/core/errors.hpp"
+#include "attn/core/parallel.hpp"
+#include "flash_args.hpp"
+
+namespace attn {
+
+namespace fd = flash_detail;
+
+namespace {
+
+bool cpu_has_avx512() {
+#if defined(__x86_64__) && defined(__GNUC__)
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+#else
+    return false;
+#endif
+}
+bool cpu_has_avx2() {
+#if defined(__x86_64__) && defined(__GNUC__)
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+    return false;
+#endif
+}
+bool cpu_has_avx512_bf16() {
+#if defined(__x86_64__) && defined(__GNUC__) && __GNUC__ >= 12
+    return cpu_has_avx512() && __builtin_cpu_supports("avx512bf16");
+#else
+    return false;
+#endif
+}
+
+std::vector<const fd::Kernel*> available() {
+    std::vector<const fd::Kernel*> ks;
+    if (fd::avx512_kernel() != nullptr && cpu_has_avx512()) {
+        ks.push_back(fd::avx512_kernel());
+        ks.push_back(fd::avx512_kernel()->long_keys);
+    }
+    if (fd::avx2_kernel() != nullptr && cpu_has_avx2()) ks.push_back(fd::avx2_kernel());
+    ks.push_back(fd::generic_kernel());
+    return ks;
+}
+
+const fd::Kernel* find_kernel(std::string_view name) {
+    const auto ks = available();
+    if (name == "auto") return ks.front();
+    for (const fd::Kernel* k : ks)
+        if (name == k->name) return k;
+    std::string names;
+    for (const fd::Kernel* k : ks) names += std::string(names.empty() ? "" : ", ") + k->name;
+    throw InputError("--kernel: must be auto or one of this CPU's kernels (" + names + "), got '" +
+                     std::string(name) + "'");
+}
+
+// Checks shapes and the mask; fills everything of Args but the data pointers.
+fd::Args make_args(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask,
+                   const AttentionOptions& opt) {
+    check_attention_inputs(q, k, v, mask, opt);
+    fd::Args a;
+    a.B = q.dim(0), a.H = q.dim(1), a.Tq = q.dim(2), a.Dk = q.dim(3);
+    a.Tk = k.dim(2), a.Dv = v.dim(3);
+    a.mask = &mask;
+    a.qscale = opt.scale.factor(a.Dk) * fd::kLog2e;
+    a.cosine = opt.scale.kind == ScaleKind::Cosine;
+    a.fill_ninf = std::isinf(opt.fill);
+    a.fill2 = a.fill_ninf ? opt.fill : opt.fill * fd::kLog2e;
+    a.dropout = opt.train && opt.dropout > 0.0f;
+    a.drop_p = opt.dropout;
+    a.seed = opt.seed;
+    return a;
+}
+
+// Runs `kernel` over every (b, h, query block), each thread with its own workspace.
+void run_kernel(const fd::Kernel& kernel, const fd::Args& a, int threads) {
+    const int64_t nqb = (a.Tq + kernel.block_q - 1) / kernel.block_q;
+    const int64_t items = a.B * a.H * nqb;
+    if (items == 0) return;
+    const int t = static_cast<int>(std::min<int64_t>(resolve_threads(threads), items));
+    // Each thread's slice starts on a 64-byte line and is padded to whole lines.
+    const size_t per = (kernel.workspace_floats(a) + 15) / 16 * 16;
+    std::unique_ptr<float[]> raw(new float[per * static_cast<size_t>(t) + 16]);
+    float* base = raw.get();
+    while (reinterpret_cast<uintptr_t>(base) % 64 != 0) ++base;
+    parallel_for(items, t, [&](int64_t item, int tid) { kernel.run_item(a, item, base + per * static_cast<size_t>(tid)); });
+}
+
+}  // namespace
+
+std::vector<std::string> flash_kernels() {
+    std::vector<std::string> names;
+    for (const fd::Kernel* k : available()) names.emplace_back(k->name);
+    return names;
+}
+
+// The long-keys variant when one head's K and V outgrow the caches.
+const fd::Kernel* for_size(const fd::Kernel* k, const fd::Args& a) {
+    const double kv_bytes = 4.0 * static_cast<double>(a.Tk) * static_cast<double>(a.Dk + a.Dv);
+    return k->long_keys != nullptr && kv_bytes > fd::kLongKeysBytes ? k->long_keys : k;
+}
+
+Tensor attention_flash_with(std::string_view kernel, const Tensor& q, const Tensor& k, const Tensor& v,
+                            const Mask& mask, const AttentionOptions& opt, int threads) {
+    const fd::Kernel* kern = find_kernel(kernel);
+    fd::Args a = make_args(q, k, v, mask, opt);
+    if (kernel == "auto") kern = for_size(kern, a);
+    Tensor out({a.B, a.H, a.Tq, a.Dv});  // (B, H, Tq, Dv)
+    a.q = q.ptr(), a.k = k.ptr(), a.v = v.ptr(), a.out = out.ptr();
+    run_kernel(*kern, a, threads);
+    return out;
+}
+
+Tensor attention_flash(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask,
+                       const AttentionOptions& opt, int threads) {
+    return attention_flash_with("auto", q, k, v, mask, opt, threads);
+}
+
+bool flash_bf16_supported() { return fd::avx512_bf16_kernel() != nullptr && cpu_has_avx512_bf16(); }
+
+Tensor attention_flash_bf16(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask,
+                            const AttentionOptions& opt, int threads) {
+    if (!flash_bf16_supported())
+        throw InputError("--impl: flash-bf16 needs a CPU with AVX-512 BF16 (vdpbf16ps); this one has none");
+    fd::Args a = make_args(q, k, v, mask, opt);
+    Tensor out({a.B, a.H, a.Tq, a.Dv});  // (B, H, Tq, Dv)
+    a.q = q.ptr(), a.k = k.ptr(), a.v = v.ptr(), a.out = out.ptr();
+    // pass 0: K and V to bf16 once (the kernels read them T/64 times each):
+    // K (B, H, Tk, Dk2) rows padded to even Dk, V (B, H, ceil(Tk/2), Dv, 2) as
+    // pairs of consecutive keys, the operand layout of vdpbf16ps.
+    const int64_t Dk2 = (a.Dk + 1) / 2 * 2, Tk2 = (a.Tk + 1) / 2;
+    std::vector<uint16_t> kb(static_cast<size_t>(a.B * a.H * a.Tk * Dk2));
+    std::vector<uint16_t> vb(static_cast<size_t>(a.B * a.H * Tk2 * a.Dv * 2));
+    const int64_t BH = a.B * a.H;
+    parallel_for(BH, threads, [&](int64_t bh, int) {
+        const float* ks = a.k + bh * a.Tk * a.Dk;
+        uint16_t* kd = kb.data() + bh * a.Tk * Dk2;
+        for (int64_t j = 0; j < a.Tk; ++j)
+            for (int64_t d = 0; d < Dk2; ++d) kd[j * Dk2 + d] = d < a.Dk ? fd::to_bf16(ks[j * a.Dk + d]) : 0;
+        const float* vs = a.v + bh * a.Tk * a.Dv;
+        uint16_t* vd = vb.data() + bh * Tk2 * a.Dv * 2;
+        for (int64_t jp = 0; jp < Tk2; ++jp)
+            for (int64_t e = 0; e < a.Dv; ++e)
+                for (int64_t u = 0; u < 2; ++u) {
+                    const int64_t j = 2 * jp + u;
+                    vd[(jp * a.Dv + e) * 2 + u] = j < a.Tk ? fd::to_bf16(vs[j * a.Dv + e]) : 0;
+                }
+    });
+    a.kb = kb.data();
+    a.vb = vb.data();
+    run_kernel(*for_size(fd::avx512_bf16_kernel(), a), a, threads);
+    return out;
+}
+
+}  // namespace attn

@@ -1,0 +1,77 @@
+// lib/cpu/src/flash_args.hpp: private. What the public attention_flash() in flash.cpp
+// hands to the per-ISA kernels (flash_avx512.cpp, flash_avx2.cpp, flash_generic.cpp),
+// and the entry points each of those files exports.
+//
+// Units: scores inside the kernels are in log2 units. Q is pre-multiplied by
+// scale * log2(e), the additive mask and the fill by log2(e), so that
+// softmax(x) = 2^(x2 - max x2) / sum and the exp is a bare exp2. Ordering and
+// equality of scores are unchanged, so the mask rules carry over exactly.
+#pragma once
+
+#include <cstdint>
+#include <cstddef>
+
+#include "attn/core/mask.hpp"
+
+namespace attn::flash_detail {
+
+constexpr float kLog2e = 1.4426950408889634f;
+
+struct Args {
+    const float* q = nullptr;  // (B, H, Tq, Dk)
+    const float* k = nullptr;  // (B, H, Tk, Dk)
+    const float* v = nullptr;  // (B, H, Tk, Dv)
+    float* out = nullptr;      // (B, H, Tq, Dv)
+    int64_t B = 0, H = 0, Tq = 0, Tk = 0, Dk = 0, Dv = 0;
+    const Mask* mask = nullptr;
+    float qscale = 1.0f;       // scale factor * log2(e), applied to q
+    bool cosine = false;       // normalise q and k rows before the product
+    float fill2 = 0.0f;        // fill * log2(e) (-inf stays -inf)
+    bool fill_ninf = true;     // fill == -inf: fully masked blocks can be skipped
+    bool dropout = false;      // train mode and p > 0
+    float drop_p = 0.0f;
+    uint64_t seed = 0;
+    // bf16 variant only: K as bf16 (B, H, Tk, Dk2) with Dk2 = Dk rounded up to
+    // even, and V as bf16 pairs along keys (B, H, ceil(Tk/2), Dv, 2).
+    const uint16_t* kb = nullptr;
+    const uint16_t* vb = nullptr;
+};
+
+// A kernel processes work item `item` of kernel_items(): one (b, h, query block).
+// `ws` is this thread's workspace of kernel_workspace_floats() floats, 64-byte aligned.
+struct Kernel {
+    const char* name;        // "avx512", "avx2", "generic", "avx512-bf16"
+    int64_t block_q;         // queries per block
+    size_t (*workspace_floats)(const Args&);
+    void (*run_item)(const Args&, int64_t item, float* ws);
+    // A variant with larger query blocks for long key sequences (or nullptr):
+    // each K/V block fetched from L3/DRAM then serves 4x more queries.
+    const Kernel* long_keys = nullptr;
+};
+
+// "auto" switches to Kernel::long_keys when one head's K and V (float32) exceed
+// this many bytes: 4 MiB, four times the 1 MiB L2 per core here, where the small
+// blocks measured slower (T=16384: 85 vs 92 GFLOP per CPU-second) while at
+// T <= 4096 (2 MiB) the larger blocks bring nothing and waste more on causal
+// diagonals (89 vs 93).
+constexpr double kLongKeysBytes = 4.0 * 1024 * 1024;
+
+// Defined in flash_generic.cpp / flash_avx2.cpp / flash_avx512.cpp / flash_bf16.cpp.
+// The AVX ones return nullptr when this build cannot produce them.
+const Kernel* generic_kernel();
+const Kernel* avx2_kernel();
+const Kernel* avx512_kernel();
+const Kernel* avx512_bf16_kernel();
+
+}  // namespace attn::flash_detail
+
+namespace attn::flash_detail {
+// float -> bfloat16 bits, round to nearest even (the conversion vcvtne2ps2bf16 does).
+inline uint16_t to_bf16(float x) {
+    uint32_t u;
+    __builtin_memcpy(&u, &x, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40);  // NaN stays NaN
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return static_cast<uint16_t>(u >> 16);
+}
+}  // namespace attn::flash_detail

@@ -1,0 +1,45 @@
+// lib/cpu/src/flash_avx512_traits.hpp: private. The AVX-512 SIMD traits of the flash
+// kernel (see flash_kernel.hpp), shared by flash_avx512.cpp and flash_bf16.cpp.
+// Include only inside an AVX-512 target region, after flash_kernel.hpp.
+#pragma once
+
+namespace attn::flash_detail {
+namespace {
+
+struct Avx512 {
+    using V = __m512;
+    static constexpr int W = 16;
+    static V zero() { return _mm512_setzero_ps(); }
+    static V load(const float* p) { return _mm512_loadu_ps(p); }
+    static void store(float* p, V x) { _mm512_storeu_ps(p, x); }
+    static V set1(float x) { return _mm512_set1_ps(x); }
+    static V fmadd(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+    static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
+    static V add(V a, V b) { return _mm512_add_ps(a, b); }
+    static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
+    static V max(V a, V b) { return _mm512_max_ps(a, b); }
+    static V finite_or_zero(V x) {
+        const __mmask16 ninf = _mm512_cmp_ps_mask(x, _mm512_set1_ps(kNegInf), _CMP_EQ_OQ);
+        return _mm512_mask_blend_ps(ninf, x, _mm512_setzero_ps());
+    }
+    // 2^x for x <= 0: x = n + f, n = round(x), |f| <= 1/2; 2^f by its Taylor
+    // polynomial of degree 6 (relative error < 2e-7 on |f| <= 1/2), then
+    // vscalefps multiplies by 2^n, flushing to exactly 0 far below the float
+    // range. -inf and NaN are clamped to -160 first, whose result is exactly 0.
+    static V exp2(V x) {
+        x = _mm512_max_ps(x, _mm512_set1_ps(-160.0f));
+        const V n = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        const V f = _mm512_sub_ps(x, n);
+        V p = _mm512_set1_ps(1.5403530393381608e-4f);
+        p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.3333558146428443e-3f));
+        p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.618129107628477e-3f));
+        p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.550410866482158e-2f));
+        p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(0.2402265069591007f));
+        p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(0.6931471805599453f));
+        p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
+        return _mm512_scalef_ps(p, n);
+    }
+};
+
+}  // namespace
+}  // namespace attn::flash_detail

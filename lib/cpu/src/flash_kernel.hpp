@@ -1,0 +1,367 @@
+// lib/cpu/src/flash_kernel.hpp: private. The float32 FlashAttention forward, written
+// once over a small SIMD "traits" type S (vector V of S::W floats and a few ops),
+// and included by one .cpp per instruction set (generic, AVX2, AVX-512). Every
+// name here is in an anonymous namespace: each including file gets its own copy,
+// compiled for its own target, so no inline function can be shared across ISAs.
+//
+// Layout: lanes are QUERIES. For a block of BQ = NV * W queries:
+//   QT  [Dk][BQ]   q block transposed, times scale*log2(e) (cosine: rows normalised)
+//   ST  [BK][BQ]   scores of BK keys against the block; then, in place, P = 2^(s - m)
+//   OT  [Dv][BQ]   running un-normalised output, transposed
+//   m, l [BQ]      running max (log2 units) and running sum of P per query
+// Because lanes are queries, the softmax bookkeeping (max over keys, sum over
+// keys, the rescale alpha = 2^(m_old - m_new)) is plain vertical vector maths:
+// no horizontal reductions and no transposes in the inner loops. K and V are read
+// in their natural (Tk, D) layout: their elements are broadcast, so neither is
+// ever packed or copied. Only the q block is transposed, once per block.
+//
+// The two small GEMMs per (query block, key block):
+//   pass 2: ST[j][i] = sum_d K[j][d] * QT[d][i]   register tile RS keys x NV vectors
+//   pass 4: OT[e][i] = alpha[i] OT[e][i] + sum_j V[j][e] * P[j][i]   RP dims x NV vectors
+// Each tile loads NV vectors and RS (or RP) broadcasts per NV*RS FMAs, which keeps
+// the FMA unit (not the load ports) the bottleneck.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#include "attn/core/attention.hpp"
+#include "flash_args.hpp"
+
+namespace attn::flash_detail {
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// Cosine scale: rows are divided by max(||x||, eps), as F.normalize does.
+constexpr float kNormEps = 1e-12f;
+
+inline float inv_norm(const float* x, int64_t n) {
+    float s = 0.0f;
+    for (int64_t d = 0; d < n; ++d) s += x[d] * x[d];
+    return 1.0f / std::max(std::sqrt(s), kNormEps);
+}
+
+inline uint32_t load_u32(const void* p) {
+    uint32_t x;
+    std::memcpy(&x, p, 4);
+    return x;
+}
+
+// S: SIMD traits. NV: vectors per query block; NT: vectors per register tile
+// (the tiles sweep the block NV / NT times). RS, RP: register tile heights of
+// pass 2 and pass 4. BK: keys per block (even). BF16: the two GEMMs take bf16
+// operands, two products per lane per instruction (vdpbf16ps), with float32
+// accumulation; S then also provides VP (a vector of bf16 pairs), loadp, set1p,
+// dp (acc + pairwise dot) and pack_pairs (two float rows -> one row of pairs).
+template <class S, int NV, int NT, int RS, int RP, int BK, bool BF16 = false>
+struct FlashF32 {
+    using V = typename S::V;
+    static constexpr int W = S::W;
+    static constexpr int BQ = NV * W;
+    static_assert(NV % NT == 0, "a query block is a whole number of register tiles");
+
+    static size_t workspace_floats(const Args& a) {
+        // QT + ST + OT + m, l, alpha + rk (cosine key norms) + PT2 (bf16 pairs of P)
+        return static_cast<size_t>((a.Dk + 1) * BQ + BK * BQ + a.Dv * BQ + 3 * BQ + BK + (BF16 ? BK / 2 * BQ : 0) + 64);
+    }
+
+    // pass 2 tile: R keys (rows of K from kp, stride Dk) against the whole q block.
+    template <int R>
+    static inline void score_tile(const float* kp, const float* QT, float* ST, int64_t Dk) {
+        V acc[R][NT];
+        for (int r = 0; r < R; ++r)
+            for (int v = 0; v < NT; ++v) acc[r][v] = S::zero();
+        for (int64_t d = 0; d < Dk; ++d) {
+            V qv[NT];
+            for (int v = 0; v < NT; ++v) qv[v] = S::load(QT + d * BQ + v * W);
+            for (int r = 0; r < R; ++r) {
+                const V kb = S::set1(kp[r * Dk + d]);
+                for (int v = 0; v < NT; ++v) acc[r][v] = S::fmadd(kb, qv[v], acc[r][v]);
+            }
+        }
+        for (int r = 0; r < R; ++r)
+            for (int v = 0; v < NT; ++v) S::store(ST + r * BQ + v * W, acc[r][v]);
+    }
+
+    // pass 4 tile: R output dims e0..e0+R-1 (vp points at V[j0][e0], stride Dv).
+    template <int R>
+    static inline void pv_tile(const float* vp, const float* P, float* OT, const float* alpha, int nk,
+                               int64_t Dv) {
+        V acc[R][NT];
+        for (int v = 0; v < NT; ++v) {
+            const V al = S::load(alpha + v * W);
+            for (int r = 0; r < R; ++r) acc[r][v] = S::mul(S::load(OT + r * BQ + v * W), al);
+        }
+        for (int j = 0; j < nk; ++j) {
+            V pv[NT];
+            for (int v = 0; v < NT; ++v) pv[v] = S::load(P + j * BQ + v * W);
+            for (int r = 0; r < R; ++r) {
+                const V vb = S::set1(vp[j * Dv + r]);
+                for (int v = 0; v < NT; ++v) acc[r][v] = S::fmadd(vb, pv[v], acc[r][v]);
+            }
+        }
+        for (int r = 0; r < R; ++r)
+            for (int v = 0; v < NT; ++v) S::store(OT + r * BQ + v * W, acc[r][v]);
+    }
+
+    template <int R>
+    static inline void score_rest(int rest, const float* kp, const float* QT, float* ST, int64_t Dk) {
+        if constexpr (R > 0) {
+            if (rest == R) return score_tile<R>(kp, QT, ST, Dk);
+            return score_rest<R - 1>(rest, kp, QT, ST, Dk);
+        }
+    }
+    template <int R>
+    static inline void pv_rest(int rest, const float* vp, const float* P, float* OT, const float* alpha,
+                               int nk, int64_t Dv) {
+        if constexpr (R > 0) {
+            if (rest == R) return pv_tile<R>(vp, P, OT, alpha, nk, Dv);
+            return pv_rest<R - 1>(rest, vp, P, OT, alpha, nk, Dv);
+        }
+    }
+
+    // bf16 pass 2 tile: R keys (kp: bf16 rows, stride Dk2) against QT2 [Dk2/2][BQ] pairs.
+    template <int R>
+    static inline void score_tile_bf16(const uint16_t* kp, const uint32_t* QT2, float* ST, int64_t Dk2) {
+        V acc[R][NT];
+        for (int r = 0; r < R; ++r)
+            for (int v = 0; v < NT; ++v) acc[r][v] = S::zero();
+        for (int64_t dp = 0; dp < Dk2 / 2; ++dp) {
+            typename S::VP qv[NT];
+            for (int v = 0; v < NT; ++v) qv[v] = S::loadp(QT2 + dp * BQ + v * W);
+            for (int r = 0; r < R; ++r) {
+                const typename S::VP kb = S::set1p(load_u32(kp + r * Dk2 + 2 * dp));
+                for (int v = 0; v < NT; ++v) acc[r][v] = S::dp(acc[r][v], kb, qv[v]);
+            }
+        }
+        for (int r = 0; r < R; ++r)
+            for (int v = 0; v < NT; ++v) S::store(ST + r * BQ + v * W, acc[r][v]);
+    }
+    // bf16 pass 4 tile: R dims; vp: V pairs (jp, e0..), stride Dv pairs; PT2 [np][BQ] pairs.
+    template <int R>
+    static inline void pv_tile_bf16(const uint32_t* vp, const uint32_t* PT2, float* OT, const float* alpha, int np,
+                                    int64_t Dv) {
+        V acc[R][NT];
+        for (int v = 0; v < NT; ++v) {
+            const V al = S::load(alpha + v * W);
+            for (int r = 0; r < R; ++r) acc[r][v] = S::mul(S::load(OT + r * BQ + v * W), al);
+        }
+        for (int jp = 0; jp < np; ++jp) {
+            typename S::VP pv[NT];
+            for (int v = 0; v < NT; ++v) pv[v] = S::loadp(PT2 + jp * BQ + v * W);
+            for (int r = 0; r < R; ++r) {
+                const typename S::VP vb = S::set1p(vp[jp * Dv + r]);
+                for (int v = 0; v < NT; ++v) acc[r][v] = S::dp(acc[r][v], vb, pv[v]);
+            }
+        }
+        for (int r = 0; r < R; ++r)
+            for (int v = 0; v < NT; ++v) S::store(OT + r * BQ + v * W, acc[r][v]);
+    }
+    template <int R>
+    static inline void score_rest_bf16(int rest, const uint16_t* kp, const uint32_t* QT2, float* ST, int64_t Dk2) {
+        if constexpr (R > 0) {
+            if (rest == R) return score_tile_bf16<R>(kp, QT2, ST, Dk2);
+            return score_rest_bf16<R - 1>(rest, kp, QT2, ST, Dk2);
+        }
+    }
+    template <int R>
+    static inline void pv_rest_bf16(int rest, const uint32_t* vp, const uint32_t* PT2, float* OT, const float* alpha,
+                                    int np, int64_t Dv) {
+        if constexpr (R > 0) {
+            if (rest == R) return pv_tile_bf16<R>(vp, PT2, OT, alpha, np, Dv);
+            return pv_rest_bf16<R - 1>(rest, vp, PT2, OT, alpha, np, Dv);
+        }
+    }
+
+    static void run_item(const Args& a, int64_t item, float* ws) {
+        // q (B,H,Tq,Dk), k (B,H,Tk,Dk), v (B,H,Tk,Dv) -> out (B,H,Tq,Dv); this item is
+        // one (b, h) and one block of BQ queries.
+        const int64_t nqb = (a.Tq + BQ - 1) / BQ;
+        const int64_t bh = item / nqb;
+        // Reversed: under a causal mask the last query blocks cost the most, and
+        // handing them out first balances the threads.
+        const int64_t qb = nqb - 1 - item % nqb;
+        const int64_t b = bh / a.H;
+        const int64_t i0 = qb * BQ;
+        const int nq = static_cast<int>(std::min<int64_t>(BQ, a.Tq - i0));
+        const int64_t Dk = a.Dk, Dv = a.Dv, Tk = a.Tk;
+        const float* q = a.q + (bh * a.Tq + i0) * Dk;  // (nq, Dk)
+        const float* k = a.k + bh * Tk * Dk;           // (Tk, Dk)
+        const float* vv = a.v + bh * Tk * Dv;          // (Tk, Dv)
+        float* out = a.out + (bh * a.Tq + i0) * Dv;    // (nq, Dv)
+
+        float* QT = ws;                  // [Dk][BQ]
+        float* ST = QT + Dk * BQ;        // [BK][BQ]
+        float* OT = ST + BK * BQ;        // [Dv][BQ]
+        float* m = OT + Dv * BQ;         // [BQ]
+        float* l = m + BQ;               // [BQ]
+        float* alpha = l + BQ;           // [BQ]
+        float* rk = alpha + BQ;          // [BK]
+        // bf16 only: QT2 [Dk2/2][BQ] pairs in the QT area, PT2 [BK/2][BQ] pairs after rk
+        const int64_t Dk2 = (Dk + 1) / 2 * 2, Tk2 = (Tk + 1) / 2;
+        uint32_t* QT2 = reinterpret_cast<uint32_t*>(QT);
+        uint32_t* PT2 = reinterpret_cast<uint32_t*>(rk + BK);
+
+        const Mask& mask = *a.mask;
+        const bool causal = mask.causal;
+        const int64_t klen = mask.key_len.empty() ? Tk : std::min<int64_t>(Tk, mask.key_len[static_cast<size_t>(b)]);
+        // Dense and additive masks may broadcast over batch (B = 1) and queries (Tq = 1).
+        const uint8_t* dense =
+            mask.dense.empty() ? nullptr : mask.dense.data() + (mask.Bm == 1 ? 0 : b) * mask.Tq * Tk;
+        const int64_t dense_qs = mask.Tq == 1 ? 0 : Tk;  // stride between query rows
+        const float* add =
+            mask.additive.empty() ? nullptr : mask.additive.data() + (mask.Ba == 1 ? 0 : b) * mask.Tqa * Tk;
+        const int64_t add_qs = mask.Tqa == 1 ? 0 : Tk;
+
+        // pass 1: QT = (q * scale * log2 e)^T, padding lanes zero; state reset
+        for (int i = 0; i < BQ; ++i) {
+            if constexpr (BF16) {
+                // lane i of row dp: bf16(q[i][2dp]) | bf16(q[i][2dp+1]) << 16
+                const float f = i < nq ? a.qscale * (a.cosine ? inv_norm(q + i * Dk, Dk) : 1.0f) : 0.0f;
+                for (int64_t dp = 0; dp < Dk2 / 2; ++dp) {
+                    const float x0 = i < nq ? q[i * Dk + 2 * dp] * f : 0.0f;
+                    const float x1 = i < nq && 2 * dp + 1 < Dk ? q[i * Dk + 2 * dp + 1] * f : 0.0f;
+                    QT2[dp * BQ + i] = static_cast<uint32_t>(to_bf16(x0)) | (static_cast<uint32_t>(to_bf16(x1)) << 16);
+                }
+            } else if (i < nq) {
+                const float f = a.qscale * (a.cosine ? inv_norm(q + i * Dk, Dk) : 1.0f);
+                for (int64_t d = 0; d < Dk; ++d) QT[d * BQ + i] = q[i * Dk + d] * f;
+            } else {
+                for (int64_t d = 0; d < Dk; ++d) QT[d * BQ + i] = 0.0f;
+            }
+            m[i] = kNegInf;
+            l[i] = 0.0f;
+        }
+        std::memset(OT, 0, sizeof(float) * static_cast<size_t>(Dv * BQ));
+
+        const int64_t last_q = i0 + nq - 1;
+        for (int64_t j0 = 0; j0 < Tk; j0 += BK) {
+            const int nk = static_cast<int>(std::min<int64_t>(BK, Tk - j0));
+            const bool all_masked = (causal && j0 > last_q) || j0 >= klen;
+            if (all_masked) {
+                // Every later block is fully masked too (both rules are monotone in j).
+                // With fill = -inf they weigh exactly 0. With a finite fill each masked
+                // key has score `fill` and weight 2^(fill2 - m): exactly 0 in float once
+                // m - fill2 > 160 (2^-160 is below the smallest denormal), as in the
+                // reference. Otherwise (e.g. a fully masked row, or fill = 0) they are
+                // processed as keys whose score is the fill.
+                if (a.fill_ninf) break;
+                bool negligible = true;
+                for (int i = 0; i < nq; ++i) negligible = negligible && (m[i] - a.fill2 > 160.0f);
+                if (negligible) break;
+                for (int j = 0; j < nk; ++j) std::fill(ST + j * BQ, ST + (j + 1) * BQ, a.fill2);
+            } else {
+                // pass 2: scores ST = K_blk QT
+                const float* kp = k + j0 * Dk;
+                for (int v0 = 0; v0 < NV; v0 += NT) {
+                    int j = 0;
+                    if constexpr (BF16) {
+                        const uint16_t* kbp = a.kb + (bh * Tk + j0) * Dk2;
+                        for (; j + RS <= nk; j += RS)
+                            score_tile_bf16<RS>(kbp + j * Dk2, QT2 + v0 * W, ST + j * BQ + v0 * W, Dk2);
+                        if (j < nk)
+                            score_rest_bf16<RS - 1>(nk - j, kbp + j * Dk2, QT2 + v0 * W, ST + j * BQ + v0 * W, Dk2);
+                    } else {
+                        for (; j + RS <= nk; j += RS) score_tile<RS>(kp + j * Dk, QT + v0 * W, ST + j * BQ + v0 * W, Dk);
+                        if (j < nk) score_rest<RS - 1>(nk - j, kp + j * Dk, QT + v0 * W, ST + j * BQ + v0 * W, Dk);
+                    }
+                }
+                if (a.cosine) {
+                    for (int jj = 0; jj < nk; ++jj) rk[jj] = inv_norm(kp + jj * Dk, Dk);
+                    for (int jj = 0; jj < nk; ++jj) {
+                        const V f = S::set1(rk[jj]);
+                        for (int v = 0; v < NV; ++v)
+                            S::store(ST + jj * BQ + v * W, S::mul(S::load(ST + jj * BQ + v * W), f));
+                    }
+                }
+                // pass 3a: masks, element-wise where they must be
+                if (add != nullptr)
+                    for (int jj = 0; jj < nk; ++jj)
+                        for (int i = 0; i < nq; ++i) ST[jj * BQ + i] += add[(i0 + i) * add_qs + j0 + jj] * kLog2e;
+                if (causal && j0 + nk - 1 > i0)  // some key after some query: lanes i < j are masked
+                    for (int jj = 0; jj < nk; ++jj) {
+                        const int64_t upto = std::min<int64_t>(BQ, std::max<int64_t>(0, j0 + jj - i0));
+                        std::fill(ST + jj * BQ, ST + jj * BQ + upto, a.fill2);
+                    }
+                if (j0 + nk > klen)
+                    for (int jj = static_cast<int>(klen - j0); jj < nk; ++jj)
+                        std::fill(ST + jj * BQ, ST + (jj + 1) * BQ, a.fill2);
+                if (dense != nullptr)
+                    for (int jj = 0; jj < nk; ++jj)
+                        for (int i = 0; i < nq; ++i)
+                            if (!dense[(i0 + i) * dense_qs + j0 + jj]) ST[jj * BQ + i] = a.fill2;
+            }
+
+            // pass 3b: online softmax. m_new = max(m, max_j s); alpha = 2^(m - m_new);
+            // P = 2^(s - m_new); l = alpha l + sum_j P. A lane whose max is still -inf
+            // (nothing allowed so far, fill -inf) uses 0 instead, so P = 0 and no NaN.
+            for (int v = 0; v < NV; ++v) {
+                V mx = S::load(m + v * W);
+                for (int j = 0; j < nk; ++j) mx = S::max(mx, S::load(ST + j * BQ + v * W));
+                const V mold = S::load(m + v * W);
+                S::store(m + v * W, mx);
+                const V muse = S::finite_or_zero(mx);
+                const V al = S::exp2(S::sub(mold, muse));
+                S::store(alpha + v * W, al);
+                V sum = S::zero();
+                for (int j = 0; j < nk; ++j) {
+                    const V p = S::exp2(S::sub(S::load(ST + j * BQ + v * W), muse));
+                    sum = S::add(sum, p);
+                    S::store(ST + j * BQ + v * W, p);
+                }
+                S::store(l + v * W, S::fmadd(S::load(l + v * W), al, sum));
+            }
+            // pass 3c: dropout on the weights (after the sum: l normalises the
+            // undropped softmax, as the reference drops after softmax), kept ones x 1/(1-p)
+            if (a.dropout) {
+                const float keep_scale = 1.0f / (1.0f - a.drop_p);
+                for (int jj = 0; jj < nk; ++jj)
+                    for (int i = 0; i < nq; ++i) {
+                        const uint64_t flat = static_cast<uint64_t>((bh * a.Tq + i0 + i) * Tk + j0 + jj);
+                        float& p = ST[jj * BQ + i];
+                        p = dropout_drops(a.seed, flat, a.drop_p) ? 0.0f : p * keep_scale;
+                    }
+            }
+
+            // pass 4: OT = alpha OT + V_blk^T P
+            if constexpr (BF16) {
+                // P rows (2jp, 2jp+1) -> one row of bf16 pairs; an odd last row pairs with 0
+                const int np = (nk + 1) / 2;
+                if (nk % 2 == 1) std::fill(ST + nk * BQ, ST + (nk + 1) * BQ, 0.0f);
+                for (int jp = 0; jp < np; ++jp)
+                    for (int v = 0; v < NV; ++v)
+                        S::pack_pairs(PT2 + jp * BQ + v * W, S::load(ST + 2 * jp * BQ + v * W),
+                                      S::load(ST + (2 * jp + 1) * BQ + v * W));
+                const uint32_t* vbp = reinterpret_cast<const uint32_t*>(a.vb) + (bh * Tk2 + j0 / 2) * Dv;
+                for (int v0 = 0; v0 < NV; v0 += NT) {
+                    const int64_t o = v0 * W;
+                    int64_t e = 0;
+                    for (; e + RP <= Dv; e += RP) pv_tile_bf16<RP>(vbp + e, PT2 + o, OT + e * BQ + o, alpha + o, np, Dv);
+                    if (e < Dv)
+                        pv_rest_bf16<RP - 1>(static_cast<int>(Dv - e), vbp + e, PT2 + o, OT + e * BQ + o, alpha + o, np, Dv);
+                }
+            } else {
+                const float* vp = vv + j0 * Dv;
+                for (int v0 = 0; v0 < NV; v0 += NT) {
+                    const int64_t o = v0 * W;
+                    int64_t e = 0;
+                    for (; e + RP <= Dv; e += RP) pv_tile<RP>(vp + e, ST + o, OT + e * BQ + o, alpha + o, nk, Dv);
+                    if (e < Dv) pv_rest<RP - 1>(static_cast<int>(Dv - e), vp + e, ST + o, OT + e * BQ + o, alpha + o, nk, Dv);
+                }
+            }
+        }
+
+        // pass 5: out = OT^T / l; a row with l = 0 (fully masked, fill -inf) is 0
+        for (int i = 0; i < nq; ++i) {
+            const float inv = l[i] > 0.0f ? 1.0f / l[i] : 0.0f;
+            for (int64_t e = 0; e < Dv; ++e) out[i * Dv + e] = OT[e * BQ + i] * inv;
+        }
+    }
+};
+
+}  // namespace
+}  // namespace attn::flash_detail

@@ -1,0 +1,93 @@
+// The device-independent half of attn/cuda.hpp (kernel names, FLOP counts), and,
+// in a build without ATTN_CUDA, the stand-ins that say "no CUDA in this build".
+// With ATTN_CUDA the real backend lives in lib/cuda/ (attention_cuda.cpp).
+#include "attn/cuda/cuda.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "attn/core/errors.hpp"
+
+namespace attn {
+
+const char* cuda_kernel_name(CudaKernel k) {
+    switch (k) {
+        case CudaKernel::Naive: return "cuda-naive";
+        case CudaKernel::Flash: return "cuda-flash";
+        case CudaKernel::FlashF16: return "cuda-flash-f16";
+        case CudaKernel::FlashBf16: return "cuda-flash-bf16";
+    }
+    return "cuda-?";
+}
+
+std::vector<CudaKernel> all_cuda_kernels() {
+    return {CudaKernel::Naive, CudaKernel::Flash, CudaKernel::FlashF16, CudaKernel::FlashBf16};
+}
+
+CudaKernel parse_cuda_kernel(std::string_view name, std::string_view option) {
+    for (CudaKernel k : all_cuda_kernels()) {
+        const std::string_view full = cuda_kernel_name(k);
+        if (name == full || name == full.substr(5)) return k;  // "cuda-flash" or "flash"
+    }
+    throw InputError(fmt::format(
+        "{}: unknown CUDA kernel '{}' (one of: cuda-naive, cuda-flash, cuda-flash-f16, cuda-flash-bf16)", option, name));
+}
+
+double attention_flops(int64_t B, int64_t H, int64_t Tq, int64_t Tk, int64_t Dk, int64_t Dv, const Mask& mask) {
+    // pairs (b, i, j) a query may attend to; causal and key padding counted in closed form
+    double pairs = 0;
+    for (int64_t b = 0; b < B; ++b) {
+        const int64_t kl = mask.key_len.empty() ? Tk : std::min<int64_t>(Tk, mask.key_len[static_cast<size_t>(b)]);
+        if (!mask.dense.empty()) {
+            for (int64_t i = 0; i < Tq; ++i) pairs += static_cast<double>(mask.allowed_count(b, i, Tk));
+        } else if (mask.causal) {
+            // query i sees keys 0..min(i, kl - 1)
+            for (int64_t i = 0; i < Tq; ++i) pairs += static_cast<double>(std::min<int64_t>(i + 1, kl));
+        } else {
+            pairs += static_cast<double>(Tq) * static_cast<double>(kl);
+        }
+    }
+    return pairs * static_cast<double>(H) * 2.0 * static_cast<double>(Dk + Dv);
+}
+
+#ifndef ATTN_CUDA
+
+static const char* kNoCuda = "this build has no CUDA backend (configure with cmake --preset cuda)";
+
+bool cuda_compiled() { return false; }
+
+bool cuda_available(std::string* why) {
+    if (why != nullptr) *why = kNoCuda;
+    return false;
+}
+
+void require_cuda(std::string_view option) { throw InputError(fmt::format("{}: {}", option, kNoCuda)); }
+
+std::string cuda_device_name() {
+    require_cuda();
+    return {};
+}
+
+Tensor attention_cuda(const Tensor&, const Tensor&, const Tensor&, const Mask&, const AttentionOptions&, CudaKernel,
+                      AttentionRecord*, CudaTiming*) {
+    require_cuda();
+    return {};
+}
+
+CudaBenchResult bench_attention_cuda(const Tensor&, const Tensor&, const Tensor&, const Mask&,
+                                     const AttentionOptions&, CudaKernel, int, int) {
+    require_cuda();
+    return {};
+}
+
+CudaComparison compare_cuda_to_cpu(const Tensor&, const Tensor&, const Tensor&, const Mask&,
+                                   const AttentionOptions&, CudaKernel) {
+    require_cuda();
+    return {};
+}
+
+#endif  // !ATTN_CUDA
+
+}  // namespace attn

@@ -1,0 +1,123 @@
+// lib/experiments/src/bench_peak.cpp: the machine's float32 FMA peak, measured by a
+// register-only loop (see attn/bench.hpp). One variant per vector width, picked
+// at run time as the flash kernels are; standard headers come before the target
+// pragmas so none of their inline code is compiled for AVX.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "attn/experiments/bench.hpp"
+#include "attn/core/parallel.hpp"
+
+namespace attn {
+namespace {
+
+// 12 independent accumulators: FMA latency (4 cycles) x FMA ports (2) = 8 in
+// flight are needed to saturate the units; 12 leaves margin and fits 16 registers.
+// Each call does iters * 12 vector FMAs; returns a value so the work is kept.
+float fma_scalar(int64_t iters) {
+    float a[12];
+    for (int i = 0; i < 12; ++i) a[i] = static_cast<float>(i);
+    const float b = 0.999f, c = 0.001f;
+    for (int64_t it = 0; it < iters; ++it)
+        for (int i = 0; i < 12; ++i) a[i] = std::fma(a[i], b, c);
+    float s = 0;
+    for (int i = 0; i < 12; ++i) s += a[i];
+    return s;
+}
+
+}  // namespace
+}  // namespace attn
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx2,fma")
+#pragma GCC diagnostic push
+// GCC 12's own intrinsics headers trip these on _mm512_undefined_ps().
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#include <immintrin.h>
+namespace attn {
+namespace {
+#define ATTN_FMA12(T, FMADD, SET1, ADD)                                                              \
+    T b = SET1(0.999f), c = SET1(0.001f);                                                          \
+    T a0 = SET1(0), a1 = SET1(1), a2 = SET1(2), a3 = SET1(3), a4 = SET1(4), a5 = SET1(5);          \
+    T a6 = SET1(6), a7 = SET1(7), a8 = SET1(8), a9 = SET1(9), a10 = SET1(10), a11 = SET1(11);      \
+    for (int64_t it = 0; it < iters; ++it) {                                                      \
+        a0 = FMADD(a0, b, c), a1 = FMADD(a1, b, c), a2 = FMADD(a2, b, c), a3 = FMADD(a3, b, c);    \
+        a4 = FMADD(a4, b, c), a5 = FMADD(a5, b, c), a6 = FMADD(a6, b, c), a7 = FMADD(a7, b, c);    \
+        a8 = FMADD(a8, b, c), a9 = FMADD(a9, b, c), a10 = FMADD(a10, b, c), a11 = FMADD(a11, b, c); \
+    }                                                                                              \
+    T s = ADD(ADD(ADD(a0, a1), ADD(a2, a3)), ADD(ADD(a4, a5), ADD(a6, a7)));                       \
+    s = ADD(s, ADD(ADD(a8, a9), ADD(a10, a11)));
+
+float fma_avx512(int64_t iters) {
+    ATTN_FMA12(__m512, _mm512_fmadd_ps, _mm512_set1_ps, _mm512_add_ps)
+    return _mm512_reduce_add_ps(s);
+}
+float fma_avx2(int64_t iters) {
+    ATTN_FMA12(__m256, _mm256_fmadd_ps, _mm256_set1_ps, _mm256_add_ps)
+    float out[8];
+    _mm256_storeu_ps(out, s);
+    return out[0] + out[7];
+}
+#undef ATTN_FMA12
+}  // namespace
+}  // namespace attn
+#pragma GCC diagnostic pop
+#pragma GCC pop_options
+#endif
+
+namespace attn {
+
+FmaPeak measure_fma_peak(int threads, double seconds) {
+    using clock = std::chrono::steady_clock;
+    FmaPeak peak;
+    peak.isa = "scalar";
+    float (*fn)(int64_t) = &fma_scalar;
+    int lanes = 1;
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (__builtin_cpu_supports("avx512f")) {
+        fn = &fma_avx512, lanes = 16, peak.isa = "avx512";
+    } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+        fn = &fma_avx2, lanes = 8, peak.isa = "avx2";
+    }
+#endif
+    // Calibrate on one thread: iterations for about `seconds`.
+    int64_t iters = 1 << 16;
+    volatile float sink = 0;
+    for (;;) {
+        const auto t0 = clock::now();
+        sink = sink + fn(iters);
+        const double s = std::chrono::duration<double>(clock::now() - t0).count();
+        if (s > seconds / 8 || iters > (int64_t(1) << 40)) {
+            iters = static_cast<int64_t>(static_cast<double>(iters) * seconds / std::max(s, 1e-9));
+            break;
+        }
+        iters *= 4;
+    }
+    const int t = resolve_threads(threads);
+    double best = 0, best_cpu = 0;
+    for (int rep = 0; rep < 3; ++rep) {  // best of 3: the machine is shared
+        std::vector<float> sinks(static_cast<size_t>(t));
+        const double c0 = process_cpu_seconds();
+        const auto t0 = clock::now();
+        parallel_for(t, t, [&](int64_t i, int) { sinks[static_cast<size_t>(i)] = fn(iters); });
+        const double s = std::chrono::duration<double>(clock::now() - t0).count();
+        const double c = process_cpu_seconds() - c0;
+        for (float x : sinks) sink = sink + x;
+        const double gflop = static_cast<double>(t) * static_cast<double>(iters) * 12.0 * lanes * 2.0 / 1e9;
+        best = std::max(best, gflop / s);
+        best_cpu = std::max(best_cpu, gflop / c);
+    }
+    peak.gflops = best;
+    peak.gflops_per_cpu = best_cpu;
+    return peak;
+}
+
+}  // namespace attn

@@ -1,0 +1,221 @@
+// The attn-dump JSON format, a JSON reader that accepts Python's NaN/Infinity,
+// and whole-or-nothing file output (see attn/dump.hpp).
+#include "attn/io/dump.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "attn/core/errors.hpp"
+
+namespace attn {
+
+std::string json_float(float v) {
+    if (std::isnan(v)) return "NaN";
+    if (std::isinf(v)) return v < 0 ? "-Infinity" : "Infinity";
+    return fmt::format("{}", v);  // shortest text that reads back to the same float
+}
+
+void append_json_floats(std::string& out, const float* p, int64_t n) {
+    out += '[';
+    for (int64_t i = 0; i < n; ++i) {
+        if (i) out += ", ";
+        out += json_float(p[i]);
+    }
+    out += ']';
+}
+
+std::string dump_to_string(const Dump& d) {
+    std::string out;
+    out += "{\n  \"format\": " + nlohmann::json(d.format).dump();
+    out += ",\n  \"version\": " + std::to_string(d.version);
+    out += ",\n  \"config\": " + d.config.dump();
+    out += ",\n  \"seed\": " + std::to_string(d.seed);
+    out += ",\n  \"tensors\": {";
+    std::vector<std::string> names;
+    std::set<std::string> seen;
+    for (const auto& n : d.order)
+        if (d.tensors.count(n) && seen.insert(n).second) names.push_back(n);
+    for (const auto& [n, t] : d.tensors)
+        if (seen.insert(n).second) names.push_back(n);
+    bool first = true;
+    for (const auto& n : names) {
+        const Tensor& t = d.tensors.at(n);
+        out += first ? "\n    " : ",\n    ";
+        first = false;
+        out += nlohmann::json(n).dump() + ": {\"shape\": " + nlohmann::json(t.shape).dump() + ", \"data\": ";
+        append_json_floats(out, t.ptr(), t.numel());
+        out += '}';
+    }
+    out += "\n  }\n}\n";
+    return out;
+}
+
+nlohmann::json parse_json_relaxed(std::string_view text, std::string_view what) {
+    // Outside strings, rewrite the bare tokens NaN, Infinity, -Infinity as the
+    // strings "NaN", "Infinity", "-Infinity"; readers of numbers accept those.
+    std::string s;
+    s.reserve(text.size() + 64);
+    bool in_str = false;
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (in_str) {
+            s += c;
+            if (c == '\\' && i + 1 < text.size()) s += text[++i];
+            else if (c == '"') in_str = false;
+            continue;
+        }
+        if (c == '"') {
+            in_str = true;
+            s += c;
+            continue;
+        }
+        bool replaced = false;
+        for (std::string_view tok : {std::string_view("-Infinity"), std::string_view("Infinity"), std::string_view("NaN")}) {
+            if (text.substr(i, tok.size()) == tok) {
+                s += '"';
+                s += tok;
+                s += '"';
+                i += tok.size() - 1;
+                replaced = true;
+                break;
+            }
+        }
+        if (!replaced) s += c;
+    }
+    try {
+        return nlohmann::json::parse(s);
+    } catch (const nlohmann::json::exception& e) {
+        std::string msg = e.what();
+        std::replace(msg.begin(), msg.end(), '\n', ' ');
+        throw InputError(fmt::format("{}: not valid JSON ({})", what, msg));
+    }
+}
+
+static float json_to_float(const nlohmann::json& v, std::string_view what, const std::string& name) {
+    if (v.is_number()) return static_cast<float>(v.get<double>());
+    if (v.is_string()) {
+        const auto& s = v.get_ref<const std::string&>();
+        if (s == "NaN") return NAN;
+        if (s == "Infinity") return INFINITY;
+        if (s == "-Infinity") return -INFINITY;
+    }
+    throw InputError(fmt::format("{}: tensor '{}' has a non-numeric entry {}", what, name, v.dump().substr(0, 40)));
+}
+
+Dump dump_from_string(std::string_view text, std::string_view what) {
+    const nlohmann::json j = parse_json_relaxed(text, what);
+    if (!j.is_object()) throw InputError(fmt::format("{}: the top level must be a JSON object", what));
+    Dump d;
+    if (!j.contains("format") || !j["format"].is_string())
+        throw InputError(fmt::format("{}: missing \"format\" (expected \"attn-dump\")", what));
+    d.format = j["format"].get<std::string>();
+    if (d.format != "attn-dump")
+        throw InputError(fmt::format("{}: format is \"{}\", expected \"attn-dump\"", what, d.format));
+    if (!j.contains("version") || !j["version"].is_number_integer() || j["version"].get<int64_t>() != 1)
+        throw InputError(fmt::format("{}: unsupported \"version\" (this attn reads version 1)", what));
+    d.version = 1;
+    if (j.contains("config")) {
+        if (!j["config"].is_object()) throw InputError(fmt::format("{}: \"config\" must be an object", what));
+        d.config = j["config"];
+    }
+    if (j.contains("seed")) {
+        if (!j["seed"].is_number_unsigned()) throw InputError(fmt::format("{}: \"seed\" must be a non-negative integer", what));
+        d.seed = j["seed"].get<uint64_t>();
+    }
+    if (!j.contains("tensors") || !j["tensors"].is_object())
+        throw InputError(fmt::format("{}: missing \"tensors\" object", what));
+    for (const auto& [name, tj] : j["tensors"].items()) {
+        if (!tj.is_object() || !tj.contains("shape") || !tj.contains("data") || !tj["shape"].is_array() ||
+            !tj["data"].is_array())
+            throw InputError(fmt::format("{}: tensor '{}' needs \"shape\" and \"data\" arrays", what, name));
+        Shape shape;
+        for (const auto& dj : tj["shape"]) {
+            if (!dj.is_number_unsigned())
+                throw InputError(fmt::format("{}: tensor '{}' has a shape entry that is not a non-negative integer", what, name));
+            const uint64_t dim = dj.get<uint64_t>();
+            if (dim > static_cast<uint64_t>(INT64_MAX)) throw InputError(fmt::format("{}: tensor '{}' has a huge dimension", what, name));
+            shape.push_back(static_cast<int64_t>(dim));
+        }
+        if (shape.size() > 8) throw InputError(fmt::format("{}: tensor '{}' has rank {} (at most 8)", what, name, shape.size()));
+        int64_t n = 0;
+        try {
+            n = shape_numel(shape);
+        } catch (const InputError&) {
+            throw InputError(fmt::format("{}: tensor '{}' has shape {} that overflows", what, name, shape_str(shape)));
+        }
+        const auto& data = tj["data"];
+        if (n != static_cast<int64_t>(data.size()))
+            throw InputError(fmt::format("{}: tensor '{}' has shape {} ({} values) but {} data values", what, name,
+                                         shape_str(shape), n, data.size()));
+        Tensor t;
+        t.shape = shape;
+        t.data.reserve(data.size());
+        for (const auto& v : data) t.data.push_back(json_to_float(v, what, name));
+        d.order.push_back(name);
+        d.tensors[name] = std::move(t);
+    }
+    return d;
+}
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError(fmt::format("{}: cannot open ({})", path, std::strerror(errno)));
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    if (in.bad()) throw InputError(fmt::format("{}: read error", path));
+    return ss.str();
+}
+
+Dump read_dump_file(const std::string& path) { return dump_from_string(read_file(path), path); }
+
+void write_file_atomic(const std::string& path, std::string_view content, std::string_view option) {
+    const std::string who = option.empty() ? fmt::format("'{}'", path) : fmt::format("{}: '{}'", option, path);
+    if (path == "-") {
+        if (std::fwrite(content.data(), 1, content.size(), stdout) != content.size() || std::fflush(stdout) != 0)
+            throw InputError(fmt::format("{}: cannot write to standard output", option.empty() ? "output" : option));
+        return;
+    }
+    if (path.empty()) throw InputError(fmt::format("{}: the file name is empty", option.empty() ? "output" : option));
+    // The temp file sits in the target's folder so the rename is atomic (same file system).
+    std::string tmpl = path + ".tmp.XXXXXX";
+    std::vector<char> buf(tmpl.begin(), tmpl.end());
+    buf.push_back('\0');
+    const int fd = mkstemp(buf.data());
+    if (fd < 0) throw InputError(fmt::format("{} cannot be written ({})", who, std::strerror(errno)));
+    const std::string tmp(buf.data());
+    size_t done = 0;
+    while (done < content.size()) {
+        const ssize_t w = ::write(fd, content.data() + done, content.size() - done);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            const int e = errno;
+            ::close(fd);
+            ::unlink(tmp.c_str());
+            throw InputError(fmt::format("{} cannot be written ({})", who, std::strerror(e)));
+        }
+        done += static_cast<size_t>(w);
+    }
+    if (::fsync(fd) != 0 || ::close(fd) != 0) {
+        const int e = errno;
+        ::unlink(tmp.c_str());
+        throw InputError(fmt::format("{} cannot be written ({})", who, std::strerror(e)));
+    }
+    ::chmod(tmp.c_str(), 0644);
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+        const int e = errno;
+        ::unlink(tmp.c_str());
+        throw InputError(fmt::format("{} cannot be written ({})", who, std::strerror(e)));
+    }
+}
+
+}  // namespace attn

@@ -1,0 +1,410 @@
+// bert.cpp: loading and running a BERT encoder (see attn/bert.hpp for the shapes).
+#include "attn/model/bert.hpp"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+
+#include <Eigen/Core>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <unsupported/Eigen/SpecialFunctions>
+
+#include "attn/io/dump.hpp"
+#include "attn/core/errors.hpp"
+#include "attn/core/parallel.hpp"
+#include "attn/core/rng.hpp"
+#include "attn/io/safetensors.hpp"
+
+namespace attn {
+
+namespace fs = std::filesystem;
+
+static constexpr const char* kFetchHint = "run scripts/fetch-model.sh to fetch it";
+
+std::string default_model_dir() {
+    if (const char* env = std::getenv("ATTN_MODEL_DIR"); env != nullptr && env[0] != '\0') return env;
+    const std::string rel = "data/models/all-MiniLM-L6-v2";
+    std::error_code ec;
+    if (fs::exists(rel, ec)) return rel;
+    // build/attn -> build/../data/models/...
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+        for (fs::path p = exe.parent_path(); !p.empty() && p != p.root_path(); p = p.parent_path()) {
+            const fs::path cand = p / rel;
+            if (fs::exists(cand, ec)) return cand.string();
+        }
+    }
+    return rel;
+}
+
+ModelFiles locate_model(const std::string& dir) {
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec))
+        throw InputError(fmt::format("--model: no model folder at '{}' ({})", dir, kFetchHint));
+    ModelFiles f;
+    f.dir = dir;
+    const fs::path d(dir);
+    f.config = (d / "config.json").string();
+    f.vocab = (d / "vocab.txt").string();
+    f.weights = (d / "model.safetensors").string();
+    for (const std::string* p : {&f.config, &f.vocab, &f.weights})
+        if (!fs::is_regular_file(*p, ec))
+            throw InputError(fmt::format("--model: the model folder '{}' is incomplete: {} is missing ({})", dir,
+                                         fs::path(*p).filename().string(), kFetchHint));
+    const fs::path st = d / "sentence_bert_config.json";
+    if (fs::is_regular_file(st, ec)) f.st_config = st.string();
+    return f;
+}
+
+static int64_t json_int(const nlohmann::json& j, const char* key, const std::string& what, int64_t lo, int64_t hi) {
+    if (!j.contains(key) || !j[key].is_number_integer())
+        throw InputError(fmt::format("{}: needs an integer \"{}\"", what, key));
+    const int64_t v = j[key].get<int64_t>();
+    if (v < lo || v > hi) throw InputError(fmt::format("{}: \"{}\" = {} is outside [{}, {}]", what, key, v, lo, hi));
+    return v;
+}
+
+BertConfig read_bert_config(const ModelFiles& files) {
+    const nlohmann::json j = parse_json_relaxed(read_file(files.config), files.config);
+    if (!j.is_object()) throw InputError(files.config + ": not a JSON object");
+    BertConfig c;
+    c.vocab_size = json_int(j, "vocab_size", files.config, 1, 10'000'000);
+    c.hidden = json_int(j, "hidden_size", files.config, 1, 65536);
+    c.layers = json_int(j, "num_hidden_layers", files.config, 1, 1000);
+    c.heads = json_int(j, "num_attention_heads", files.config, 1, 1024);
+    c.intermediate = json_int(j, "intermediate_size", files.config, 1, 1 << 20);
+    c.max_position = json_int(j, "max_position_embeddings", files.config, 2, 1 << 20);
+    c.type_vocab = json_int(j, "type_vocab_size", files.config, 1, 1024);
+    if (j.contains("layer_norm_eps") && j["layer_norm_eps"].is_number())
+        c.layer_norm_eps = j["layer_norm_eps"].get<float>();
+    if (j.contains("hidden_act") && j["hidden_act"] != "gelu")
+        throw InputError(fmt::format("{}: hidden_act {} is not supported (only \"gelu\", the erf GELU)", files.config,
+                                     j["hidden_act"].dump()));
+    if (c.hidden % c.heads != 0)
+        throw InputError(fmt::format("{}: hidden_size {} is not divisible by {} heads", files.config, c.hidden, c.heads));
+    c.max_len = c.max_position;
+    if (!files.st_config.empty()) {
+        const nlohmann::json s = parse_json_relaxed(read_file(files.st_config), files.st_config);
+        if (s.is_object() && s.contains("max_seq_length"))
+            c.max_len = std::min(c.max_position, json_int(s, "max_seq_length", files.st_config, 2, c.max_position));
+    }
+    return c;
+}
+
+BertModel BertModel::load(const ModelFiles& files) {
+    BertModel m;
+    m.config = read_bert_config(files);
+    const BertConfig& c = m.config;
+    const SafeTensors st = SafeTensors::load(files.weights);
+    const std::string pre = st.has("bert.embeddings.word_embeddings.weight") ? "bert." : "";
+    const int64_t D = c.hidden, I = c.intermediate;
+    auto get = [&](const std::string& name, const Shape& shape) { return st.to_float(pre + name, shape); };
+    m.word_emb = get("embeddings.word_embeddings.weight", {c.vocab_size, D});
+    m.pos_emb = get("embeddings.position_embeddings.weight", {c.max_position, D});
+    m.type_emb = get("embeddings.token_type_embeddings.weight", {c.type_vocab, D});
+    m.emb_ln_gamma = get("embeddings.LayerNorm.weight", {D});
+    m.emb_ln_beta = get("embeddings.LayerNorm.bias", {D});
+    for (int64_t l = 0; l < c.layers; ++l) {
+        const std::string p = fmt::format("encoder.layer.{}.", l);
+        BertLayer L;
+        L.attention = MultiHeadAttention(MhaConfig{D, c.heads, 0, 0, true});
+        L.attention.q_proj.W = get(p + "attention.self.query.weight", {D, D});
+        L.attention.q_proj.b = get(p + "attention.self.query.bias", {D});
+        L.attention.k_proj.W = get(p + "attention.self.key.weight", {D, D});
+        L.attention.k_proj.b = get(p + "attention.self.key.bias", {D});
+        L.attention.v_proj.W = get(p + "attention.self.value.weight", {D, D});
+        L.attention.v_proj.b = get(p + "attention.self.value.bias", {D});
+        L.attention.o_proj.W = get(p + "attention.output.dense.weight", {D, D});
+        L.attention.o_proj.b = get(p + "attention.output.dense.bias", {D});
+        L.ln1_gamma = get(p + "attention.output.LayerNorm.weight", {D});
+        L.ln1_beta = get(p + "attention.output.LayerNorm.bias", {D});
+        L.ffn_in.W = get(p + "intermediate.dense.weight", {I, D});
+        L.ffn_in.b = get(p + "intermediate.dense.bias", {I});
+        L.ffn_out.W = get(p + "output.dense.weight", {D, I});
+        L.ffn_out.b = get(p + "output.dense.bias", {D});
+        L.ln2_gamma = get(p + "output.LayerNorm.weight", {D});
+        L.ln2_beta = get(p + "output.LayerNorm.bias", {D});
+        m.layers.push_back(std::move(L));
+    }
+    m.prepare();
+    return m;
+}
+
+BertModel BertModel::random(const BertConfig& c, uint64_t seed) {
+    // Every weight tensor gets its own Rng stream, so the values do not depend on the fill order.
+    BertModel m;
+    m.config = c;
+    const int64_t D = c.hidden, I = c.intermediate;
+    uint64_t stream = 0;
+    auto normal = [&](Shape s) {
+        Tensor t(std::move(s));
+        Rng rng(seed, ++stream);
+        for (float& v : t.data) v = 0.02f * rng.normal();
+        return t;
+    };
+    m.word_emb = normal({c.vocab_size, D});
+    m.pos_emb = normal({c.max_position, D});
+    m.type_emb = normal({c.type_vocab, D});
+    m.emb_ln_gamma = Tensor({D}, 1.0f);
+    m.emb_ln_beta = Tensor({D});
+    for (int64_t l = 0; l < c.layers; ++l) {
+        BertLayer L;
+        L.attention = MultiHeadAttention(MhaConfig{D, c.heads, 0, 0, true});
+        for (Linear* lin : {&L.attention.q_proj, &L.attention.k_proj, &L.attention.v_proj, &L.attention.o_proj}) {
+            lin->W = normal({D, D});
+            lin->b = Tensor({D});
+        }
+        L.ln1_gamma = Tensor({D}, 1.0f);
+        L.ln1_beta = Tensor({D});
+        L.ffn_in.W = normal({I, D});
+        L.ffn_in.b = Tensor({I});
+        L.ffn_out.W = normal({D, I});
+        L.ffn_out.b = Tensor({D});
+        L.ln2_gamma = Tensor({D}, 1.0f);
+        L.ln2_beta = Tensor({D});
+        m.layers.push_back(std::move(L));
+    }
+    m.prepare();
+    return m;
+}
+
+// (out, in) row-major -> (in, out) row-major, written at column offset `col` of a (in, ld) matrix.
+static void transpose_into(const Tensor& W, float* dst, int64_t ld, int64_t col) {
+    const int64_t out = W.dim(0), in = W.dim(1);
+    for (int64_t o = 0; o < out; ++o)
+        for (int64_t i = 0; i < in; ++i) dst[i * ld + col + o] = W.data[static_cast<size_t>(o * in + i)];
+}
+
+void BertModel::prepare() {
+    const int64_t D = config.hidden, I = config.intermediate;
+    for (BertLayer& L : layers) {
+        const MultiHeadAttention& a = L.attention;
+        L.qkv_t = Tensor({D, 3 * D});
+        transpose_into(a.q_proj.W, L.qkv_t.ptr(), 3 * D, 0);
+        transpose_into(a.k_proj.W, L.qkv_t.ptr(), 3 * D, D);
+        transpose_into(a.v_proj.W, L.qkv_t.ptr(), 3 * D, 2 * D);
+        L.qkv_b = Tensor({3 * D});
+        std::copy(a.q_proj.b.data.begin(), a.q_proj.b.data.end(), L.qkv_b.data.begin());
+        std::copy(a.k_proj.b.data.begin(), a.k_proj.b.data.end(), L.qkv_b.data.begin() + D);
+        std::copy(a.v_proj.b.data.begin(), a.v_proj.b.data.end(), L.qkv_b.data.begin() + 2 * D);
+        L.o_t = Tensor({D, D});
+        transpose_into(a.o_proj.W, L.o_t.ptr(), D, 0);
+        L.ffn_in_t = Tensor({D, I});
+        transpose_into(L.ffn_in.W, L.ffn_in_t.ptr(), I, 0);
+        L.ffn_out_t = Tensor({I, D});
+        transpose_into(L.ffn_out.W, L.ffn_out_t.ptr(), D, 0);
+    }
+}
+
+void gemm_wt(float* out, const float* x, const float* Wt, const float* b, int64_t N, int64_t n_in, int64_t n_out,
+             int threads) {
+    // out (N, n_out) = x (N, n_in) . Wt (n_in, n_out) + b, in blocks of 128 output columns
+    using MatRM = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    using Strided = Eigen::OuterStride<>;
+    constexpr int64_t kBlock = 128;
+    const int64_t blocks = (n_out + kBlock - 1) / kBlock;
+    parallel_for(blocks, threads, [&](int64_t blk, int) {
+        const int64_t c0 = blk * kBlock, cw = std::min(kBlock, n_out - c0);
+        Eigen::Map<const MatRM> xm(x, N, n_in);
+        Eigen::Map<const MatRM, 0, Strided> wm(Wt + c0, n_in, cw, Strided(n_out));
+        Eigen::Map<MatRM, 0, Strided> ym(out + c0, N, cw, Strided(n_out));
+        ym.noalias() = xm * wm;
+        if (b != nullptr) ym.rowwise() += Eigen::Map<const Eigen::Matrix<float, 1, Eigen::Dynamic>>(b + c0, cw);
+    });
+}
+
+void layer_norm_rows(float* x, const float* gamma, const float* beta, int64_t rows, int64_t d, float eps) {
+    for (int64_t r = 0; r < rows; ++r) {
+        float* row = x + r * d;
+        // pass 1: mean and biased variance, accumulated in double
+        double sum = 0, sq = 0;
+        for (int64_t c = 0; c < d; ++c) sum += row[c];
+        const double mean = sum / static_cast<double>(d);
+        for (int64_t c = 0; c < d; ++c) {
+            const double t = row[c] - mean;
+            sq += t * t;
+        }
+        const double inv = 1.0 / std::sqrt(sq / static_cast<double>(d) + static_cast<double>(eps));
+        // pass 2: normalise, scale, shift
+        for (int64_t c = 0; c < d; ++c)
+            row[c] = static_cast<float>((row[c] - mean) * inv) * gamma[c] + beta[c];
+    }
+}
+
+void gelu_erf(float* x, int64_t n) {
+    // Eigen's vectorised erf (a rational approximation accurate to a few float ulps).
+    Eigen::Map<Eigen::ArrayXf> a(x, n);
+    a = 0.5f * a * (1.0f + (a * static_cast<float>(M_SQRT1_2)).erf());
+}
+
+BertOutput BertModel::forward(const std::vector<std::vector<int32_t>>& ids, const BertOptions& opt,
+                              int32_t pad_id) const {
+    // ids: B lists, padded to T; out hidden (B, T, D), attentions L x (B, H, T, T), sentence (B, D)
+    const BertConfig& c = config;
+    const int64_t B = static_cast<int64_t>(ids.size()), D = c.hidden, H = c.heads, I = c.intermediate;
+    if (B == 0) throw InputError("bert: the batch is empty");
+    BertOutput out;
+    int64_t T = 0;
+    for (const auto& s : ids) {
+        if (s.empty()) throw InputError("bert: a sentence has no tokens (it needs at least [CLS] and [SEP])");
+        if (static_cast<int64_t>(s.size()) > c.max_position)
+            throw InputError(fmt::format("bert: a sentence has {} tokens, more than the {} positions the model has",
+                                         s.size(), c.max_position));
+        for (int32_t id : s)
+            if (id < 0 || id >= c.vocab_size)
+                throw InputError(fmt::format("bert: token id {} is outside the vocabulary [0, {})", id, c.vocab_size));
+        out.lengths.push_back(static_cast<int64_t>(s.size()));
+        T = std::max<int64_t>(T, static_cast<int64_t>(s.size()));
+    }
+    if (pad_id < 0 || pad_id >= c.vocab_size) throw InputError(fmt::format("bert: pad id {} is outside the vocabulary", pad_id));
+    out.mask = opt.key_padding_mask ? Mask::key_padding(out.lengths) : Mask::none();
+    out.sentence = Tensor({B, D});
+    AttentionOptions aopt;  // scale 1/sqrt(Dk), fill -inf, no dropout (eval)
+    const int64_t N = B * T, Dk = D / H;
+    const int th = opt.threads;
+
+    // pass 1: embeddings, then LayerNorm                           x (B, T, D)
+    Tensor x({B, T, D});
+    parallel_for(B, th, [&](int64_t b, int) {
+        const auto& s = ids[static_cast<size_t>(b)];
+        const int64_t len = static_cast<int64_t>(s.size());
+        for (int64_t t = 0; t < T; ++t) {
+            const int32_t id = t < len ? s[static_cast<size_t>(t)] : pad_id;
+            const float* we = word_emb.ptr() + static_cast<int64_t>(id) * D;
+            const float* pe = pos_emb.ptr() + t * D;
+            const float* te = type_emb.ptr();  // token type 0 for a single sentence
+            float* xr = x.ptr() + (b * T + t) * D;
+            for (int64_t d = 0; d < D; ++d) xr[d] = we[d] + pe[d] + te[d];
+        }
+        layer_norm_rows(x.ptr() + b * T * D, emb_ln_gamma.ptr(), emb_ln_beta.ptr(), T, D, c.layer_norm_eps);
+    });
+
+    // pass 2: the layers
+    Tensor qkv({B, T, 3 * D}), Q({B, H, T, Dk}), K({B, H, T, Dk}), V({B, H, T, Dk}), a({B, T, D});
+    Tensor h({B, T, I});
+    for (int64_t l = 0; l < c.layers; ++l) {
+        const BertLayer& L = layers[static_cast<size_t>(l)];
+        // Q, K, V in one GEMM: (N, D) . (D, 3D), then split into heads   (B, H, T, Dk) each
+        gemm_wt(qkv.ptr(), x.ptr(), L.qkv_t.ptr(), L.qkv_b.ptr(), N, D, 3 * D, th);
+        for (int64_t b = 0; b < B; ++b)
+            for (int64_t t = 0; t < T; ++t)
+                for (int64_t hh = 0; hh < H; ++hh) {
+                    const float* src = qkv.ptr() + (b * T + t) * 3 * D + hh * Dk;
+                    const int64_t dst = ((b * H + hh) * T + t) * Dk;
+                    std::copy(src, src + Dk, Q.ptr() + dst);
+                    std::copy(src + D, src + D + Dk, K.ptr() + dst);
+                    std::copy(src + 2 * D, src + 2 * D + Dk, V.ptr() + dst);
+                }
+        AttentionRecord rec;
+        const Tensor heads = attention_reference(Q, K, V, out.mask, aopt, opt.record_attention ? &rec : nullptr);
+        if (opt.record_attention) out.attentions.push_back(std::move(rec.weights));  // (B, H, T, T)
+        const Tensor merged = merge_heads(heads);                                      // (B, T, D)
+        gemm_wt(a.ptr(), merged.ptr(), L.o_t.ptr(), L.attention.o_proj.b.ptr(), N, D, D, th);
+        // add & LayerNorm, then the feed-forward: h = gelu(x W1^T + b1) (B, T, I); f = h W2^T + b2 (B, T, D)
+        for (int64_t k = 0; k < N * D; ++k) x.data[static_cast<size_t>(k)] += a.data[static_cast<size_t>(k)];
+        layer_norm_rows(x.ptr(), L.ln1_gamma.ptr(), L.ln1_beta.ptr(), N, D, c.layer_norm_eps);
+        gemm_wt(h.ptr(), x.ptr(), L.ffn_in_t.ptr(), L.ffn_in.b.ptr(), N, D, I, th);
+        gelu_erf(h.ptr(), N * I);
+        gemm_wt(a.ptr(), h.ptr(), L.ffn_out_t.ptr(), L.ffn_out.b.ptr(), N, I, D, th);
+        for (int64_t k = 0; k < N * D; ++k) x.data[static_cast<size_t>(k)] += a.data[static_cast<size_t>(k)];
+        layer_norm_rows(x.ptr(), L.ln2_gamma.ptr(), L.ln2_beta.ptr(), N, D, c.layer_norm_eps);
+    }
+
+    // pass 3: mean over the real tokens, then L2 normalisation (F.normalize, eps 1e-12)
+    for (int64_t b = 0; b < B; ++b) {
+        const int64_t len = out.lengths[static_cast<size_t>(b)];
+        float* sv = out.sentence.ptr() + b * D;
+        for (int64_t d = 0; d < D; ++d) {
+            double acc = 0;
+            for (int64_t t = 0; t < len; ++t) acc += x.data[static_cast<size_t>((b * T + t) * D + d)];
+            sv[d] = static_cast<float>(acc / static_cast<double>(len));
+        }
+        double ss = 0;
+        for (int64_t d = 0; d < D; ++d) ss += static_cast<double>(sv[d]) * sv[d];
+        const float inv = static_cast<float>(1.0 / std::max(std::sqrt(ss), 1e-12));
+        for (int64_t d = 0; d < D; ++d) sv[d] *= inv;
+    }
+    out.hidden = std::move(x);
+    return out;
+}
+
+std::vector<int64_t> find_word(const Encoding& enc, const std::string& word, int occurrence, std::string_view option) {
+    const std::vector<std::string> norm = bert_basic_tokenize(word);
+    if (norm.size() != 1)
+        throw InputError(fmt::format("{}: must be one word (no spaces or punctuation around it), got '{}'", option, word));
+    if (occurrence < 1) throw InputError(fmt::format("{}: the occurrence after @ must be 1 or more, got {}", option, occurrence));
+    // the basic words of the text, recovered from the token strings and word_of
+    std::vector<std::string> words;
+    for (size_t t = 0; t < enc.tokens.size(); ++t) {
+        const int32_t w = enc.word_of[t];
+        if (w < 0) continue;
+        if (static_cast<size_t>(w) >= words.size()) words.resize(static_cast<size_t>(w) + 1);
+        const std::string& piece = enc.tokens[t];
+        words[static_cast<size_t>(w)] += piece.rfind("##", 0) == 0 ? piece.substr(2) : piece;
+    }
+    // (a word WordPiece could not cover reads "[UNK]" here and cannot be probed)
+    std::vector<int64_t> pos;
+    int seen = 0;
+    int32_t hit = -1;
+    for (size_t w = 0; w < words.size() && hit < 0; ++w)
+        if (words[w] == norm[0] && ++seen == occurrence) hit = static_cast<int32_t>(w);
+    if (hit < 0) {
+        std::string list;
+        for (size_t w = 0; w < words.size() && w < 30; ++w) list += (w ? ", " : "") + words[w];
+        if (seen > 0)
+            throw InputError(fmt::format("{}: '{}' occurs {} time(s) in --text, not {}", option, word, seen, occurrence));
+        throw InputError(fmt::format("{}: '{}' is not a word of --text (its words: {})", option, word, list));
+    }
+    for (size_t t = 0; t < enc.tokens.size(); ++t)
+        if (enc.word_of[t] == hit) pos.push_back(static_cast<int64_t>(t));
+    return pos;
+}
+
+Tensor mean_received(const Tensor& w, int64_t b, int64_t len) {
+    // w (B, H, T, T) -> (H, T)
+    if (w.rank() != 4 || b < 0 || b >= w.dim(0) || len < 1 || len > w.dim(2))
+        throw ShapeError(fmt::format("mean_received: row {} with {} tokens of weights {}", b, len, shape_str(w.shape)));
+    const int64_t H = w.dim(1), T = w.dim(2);
+    Tensor r({H, T});
+    for (int64_t h = 0; h < H; ++h)
+        for (int64_t i = 0; i < len; ++i) {
+            const float* row = w.ptr() + ((b * H + h) * T + i) * T;
+            for (int64_t j = 0; j < T; ++j) r.data[static_cast<size_t>(h * T + j)] += row[j] / static_cast<float>(len);
+        }
+    return r;
+}
+
+std::vector<ProbeRow> probe_heads(const std::vector<Tensor>& attentions, int64_t b, const std::vector<int64_t>& from,
+                                  const std::vector<std::vector<int64_t>>& to) {
+    // each attentions[l] (B, H, T, T): query rows `from`, key columns `to[c]`
+    std::vector<ProbeRow> rows;
+    if (from.empty()) throw InputError("probe: no query tokens");
+    for (size_t l = 0; l < attentions.size(); ++l) {
+        const Tensor& w = attentions[l];
+        const int64_t H = w.dim(1), T = w.dim(2);
+        auto check = [&](int64_t t) {
+            if (t < 0 || t >= T) throw ShapeError(fmt::format("probe: token {} outside T = {}", t, T));
+        };
+        for (int64_t f : from) check(f);
+        for (const auto& g : to)
+            for (int64_t t : g) check(t);
+        for (int64_t h = 0; h < H; ++h) {
+            ProbeRow r;
+            r.layer = static_cast<int64_t>(l);
+            r.head = h;
+            for (const auto& g : to) {
+                double acc = 0;
+                for (int64_t f : from)
+                    for (int64_t t : g) acc += w.data[static_cast<size_t>(((b * H + h) * T + f) * T + t)];
+                r.weight.push_back(acc / static_cast<double>(from.size()));
+            }
+            rows.push_back(std::move(r));
+        }
+    }
+    return rows;
+}
+
+}  // namespace attn

@@ -1,0 +1,290 @@
+// tokenizer.cpp: BERT basic tokenisation and WordPiece (see attn/tokenizer.hpp).
+// The order of the normalisation steps follows HF tokenizers' BertNormalizer,
+// the tokenizer sentence-transformers runs: clean, CJK, NFD + strip Mn, lower.
+#include "attn/model/tokenizer.hpp"
+
+#include <algorithm>
+#include <fstream>
+
+#include "attn/core/errors.hpp"
+#include "unicode_tables.hpp"
+
+namespace attn {
+
+namespace {
+
+using namespace attn::unicode;
+
+bool in_ranges(const CodeRange* r, size_t n, char32_t c) {
+    const CodeRange* end = r + n;
+    const CodeRange* it = std::upper_bound(r, end, c, [](char32_t v, const CodeRange& x) { return v < x.lo; });
+    return it != r && (it - 1)->hi >= c;
+}
+
+const CodeMapping* find_mapping(const CodeMapping* m, size_t n, char32_t c) {
+    const CodeMapping* end = m + n;
+    const CodeMapping* it = std::lower_bound(m, end, c, [](const CodeMapping& x, char32_t v) { return x.cp < v; });
+    return (it != end && it->cp == c) ? it : nullptr;
+}
+
+uint8_t combining_class(char32_t c) {
+    const CombiningRun* end = kCombining + kCombining_size;
+    const CombiningRun* it =
+        std::upper_bound(kCombining, end, c, [](char32_t v, const CombiningRun& x) { return v < x.lo; });
+    return (it != kCombining && (it - 1)->hi >= c) ? (it - 1)->cls : 0;
+}
+
+bool is_whitespace(char32_t c) {
+    return c == U'\t' || c == U'\n' || c == U'\r' || in_ranges(kWhitespace, kWhitespace_size, c);
+}
+bool is_control(char32_t c) {
+    if (c == U'\t' || c == U'\n' || c == U'\r') return false;
+    return in_ranges(kOther, kOther_size, c);
+}
+bool is_punctuation(char32_t c) {
+    if ((c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126)) return true;
+    return in_ranges(kPunctuation, kPunctuation_size, c);
+}
+bool is_nonspacing_mark(char32_t c) { return in_ranges(kNonspacingMark, kNonspacingMark_size, c); }
+
+// The "CJK Unified Ideographs" blocks BERT isolates (not Japanese kana or Hangul).
+bool is_cjk(char32_t c) {
+    return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x20000 && c <= 0x2A6DF) ||
+           (c >= 0x2A700 && c <= 0x2B73F) || (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B820 && c <= 0x2CEAF) ||
+           (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
+}
+
+// Canonical decomposition of the whole string (NFD).
+std::u32string nfd(std::u32string_view s) {
+    // pass 1: decompose each character (Hangul syllables by formula)
+    std::u32string out;
+    out.reserve(s.size());
+    for (char32_t c : s) {
+        if (c >= 0xAC00 && c <= 0xD7A3) {
+            const char32_t si = c - 0xAC00;
+            out.push_back(0x1100 + si / 588);
+            out.push_back(0x1161 + (si % 588) / 28);
+            if (si % 28 != 0) out.push_back(0x11A7 + si % 28);
+        } else if (const CodeMapping* m = find_mapping(kDecomposition, kDecomposition_size, c)) {
+            out.append(kDecomposition_pool + m->offset, m->length);
+        } else {
+            out.push_back(c);
+        }
+    }
+    // pass 2: canonical ordering: stable sort each run of non-zero combining classes
+    for (size_t i = 0; i < out.size();) {
+        if (combining_class(out[i]) == 0) {
+            ++i;
+            continue;
+        }
+        size_t j = i;
+        while (j < out.size() && combining_class(out[j]) != 0) ++j;
+        std::stable_sort(out.begin() + static_cast<std::ptrdiff_t>(i), out.begin() + static_cast<std::ptrdiff_t>(j),
+                         [](char32_t a, char32_t b) { return combining_class(a) < combining_class(b); });
+        i = j;
+    }
+    return out;
+}
+
+}  // namespace
+
+std::u32string utf8_decode(std::string_view s) {
+    std::u32string out;
+    out.reserve(s.size());
+    size_t i = 0;
+    const size_t n = s.size();
+    while (i < n) {
+        const unsigned char b0 = static_cast<unsigned char>(s[i]);
+        int len = 0;
+        char32_t cp = 0, min = 0;
+        if (b0 < 0x80) len = 1, cp = b0;
+        else if ((b0 & 0xE0) == 0xC0) len = 2, cp = b0 & 0x1F, min = 0x80;
+        else if ((b0 & 0xF0) == 0xE0) len = 3, cp = b0 & 0x0F, min = 0x800;
+        else if ((b0 & 0xF8) == 0xF0) len = 4, cp = b0 & 0x07, min = 0x10000;
+        bool ok = len > 0 && i + static_cast<size_t>(len) <= n;
+        for (int k = 1; ok && k < len; ++k) {
+            const unsigned char b = static_cast<unsigned char>(s[i + static_cast<size_t>(k)]);
+            if ((b & 0xC0) != 0x80) ok = false;
+            else cp = (cp << 6) | (b & 0x3F);
+        }
+        if (ok && (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))) ok = false;
+        if (ok) {
+            out.push_back(cp);
+            i += static_cast<size_t>(len);
+        } else {  // one bad byte -> one replacement character
+            out.push_back(0xFFFD);
+            ++i;
+        }
+    }
+    return out;
+}
+
+std::string utf8_encode(std::u32string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    for (char32_t c : s) {
+        if (c < 0x80) {
+            out.push_back(static_cast<char>(c));
+        } else if (c < 0x800) {
+            out.push_back(static_cast<char>(0xC0 | (c >> 6)));
+            out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+        } else if (c < 0x10000) {
+            out.push_back(static_cast<char>(0xE0 | (c >> 12)));
+            out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+            out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+        } else {
+            out.push_back(static_cast<char>(0xF0 | (c >> 18)));
+            out.push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3F)));
+            out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+            out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+        }
+    }
+    return out;
+}
+
+std::u32string bert_normalize(std::u32string_view text) {
+    // pass 1: clean (drop NUL, U+FFFD, controls; whitespace -> ' ') and space out CJK ideographs
+    std::u32string a;
+    a.reserve(text.size());
+    for (char32_t c : text) {
+        if (c == 0 || c == 0xFFFD || is_control(c)) continue;
+        if (is_whitespace(c)) {
+            a.push_back(U' ');
+        } else if (is_cjk(c)) {
+            a.push_back(U' ');
+            a.push_back(c);
+            a.push_back(U' ');
+        } else {
+            a.push_back(c);
+        }
+    }
+    // pass 2: strip accents: NFD, then drop non-spacing marks
+    std::u32string d = nfd(a);
+    std::u32string b;
+    b.reserve(d.size());
+    for (char32_t c : d)
+        if (!is_nonspacing_mark(c)) b.push_back(c);
+    // pass 3: lower-case, character by character (full mappings: U+0130 -> i + U+0307)
+    std::u32string out;
+    out.reserve(b.size());
+    for (char32_t c : b) {
+        if (c < 0x80) out.push_back((c >= U'A' && c <= U'Z') ? c + 32 : c);
+        else if (const CodeMapping* m = find_mapping(kLowercase, kLowercase_size, c))
+            out.append(kLowercase_pool + m->offset, m->length);
+        else out.push_back(c);
+    }
+    return out;
+}
+
+std::vector<std::string> bert_basic_tokenize(std::string_view text) {
+    const std::u32string norm = bert_normalize(utf8_decode(text));
+    // pass 1: split on whitespace (dropped) and punctuation (kept, alone)
+    std::vector<std::string> words;
+    std::u32string cur;
+    auto flush = [&] {
+        if (!cur.empty()) words.push_back(utf8_encode(cur));
+        cur.clear();
+    };
+    for (char32_t c : norm) {
+        if (is_whitespace(c)) {
+            flush();
+        } else if (is_punctuation(c)) {
+            flush();
+            cur.push_back(c);
+            flush();
+        } else {
+            cur.push_back(c);
+        }
+    }
+    flush();
+    return words;
+}
+
+WordPieceTokenizer::WordPieceTokenizer(std::vector<std::string> vocab, int64_t max_len, std::string what)
+    : vocab_(std::move(vocab)), max_len_(max_len) {
+    if (max_len_ < 2) throw InputError(what + ": max_len must be at least 2 ([CLS] and [SEP]), got " + std::to_string(max_len_));
+    if (vocab_.size() > static_cast<size_t>(INT32_MAX)) throw InputError(what + ": vocabulary too large");
+    for (size_t i = 0; i < vocab_.size(); ++i) index_.emplace(vocab_[i], static_cast<int32_t>(i));  // first wins
+    cls_ = id("[CLS]");
+    sep_ = id("[SEP]");
+    pad_ = id("[PAD]");
+    unk_ = id("[UNK]");
+    for (const char* s : {"[CLS]", "[SEP]", "[PAD]", "[UNK]"})
+        if (id(s) < 0) throw InputError(what + ": the vocabulary has no " + s + " token");
+}
+
+WordPieceTokenizer WordPieceTokenizer::load(const std::string& vocab_path, int64_t max_len) {
+    std::ifstream in(vocab_path, std::ios::binary);
+    if (!in) throw InputError(vocab_path + ": cannot open the vocabulary (missing or unreadable)");
+    std::vector<std::string> vocab;
+    std::string line;
+    while (std::getline(in, line)) {
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        vocab.push_back(line);
+    }
+    if (vocab.empty()) throw InputError(vocab_path + ": the vocabulary is empty");
+    return WordPieceTokenizer(std::move(vocab), max_len, vocab_path);
+}
+
+int32_t WordPieceTokenizer::id(const std::string& token) const {
+    auto it = index_.find(token);
+    return it == index_.end() ? -1 : it->second;
+}
+
+const std::string& WordPieceTokenizer::token(int32_t i) const {
+    if (i < 0 || static_cast<size_t>(i) >= vocab_.size())
+        throw InputError("token id " + std::to_string(i) + " is outside the vocabulary (size " +
+                         std::to_string(vocab_.size()) + ")");
+    return vocab_[static_cast<size_t>(i)];
+}
+
+std::vector<std::string> WordPieceTokenizer::wordpiece(const std::string& word) const {
+    // Greedy longest match first, on character boundaries.
+    const std::u32string w = utf8_decode(word);
+    if (w.size() > 100) return {"[UNK]"};  // max_input_chars_per_word, as BERT
+    std::vector<std::string> pieces;
+    size_t start = 0;
+    while (start < w.size()) {
+        size_t end = w.size();
+        std::string found;
+        while (end > start) {
+            std::string sub = utf8_encode(std::u32string_view(w).substr(start, end - start));
+            if (start > 0) sub = "##" + sub;
+            if (index_.count(sub)) {
+                found = std::move(sub);
+                break;
+            }
+            --end;
+        }
+        if (found.empty()) return {"[UNK]"};
+        pieces.push_back(std::move(found));
+        start = end;
+    }
+    return pieces;
+}
+
+Encoding WordPieceTokenizer::encode(std::string_view text) const {
+    Encoding e;
+    e.tokens.push_back("[CLS]");
+    e.word_of.push_back(-1);
+    const std::vector<std::string> words = bert_basic_tokenize(text);
+    for (size_t wi = 0; wi < words.size(); ++wi)
+        for (auto& p : wordpiece(words[wi])) {
+            e.tokens.push_back(std::move(p));
+            e.word_of.push_back(static_cast<int32_t>(wi));
+        }
+    e.tokens.push_back("[SEP]");
+    e.word_of.push_back(-1);
+    e.full_length = static_cast<int64_t>(e.tokens.size());
+    if (e.full_length > max_len_) {  // keep [CLS] + the first max_len-2 pieces + [SEP]
+        e.truncated = true;
+        e.tokens.resize(static_cast<size_t>(max_len_ - 1));
+        e.word_of.resize(static_cast<size_t>(max_len_ - 1));
+        e.tokens.push_back("[SEP]");
+        e.word_of.push_back(-1);
+    }
+    for (const auto& t : e.tokens) e.ids.push_back(id(t));
+    return e;
+}
+
+}  // namespace attn

@@ -1,0 +1,180 @@
+// Multi-head attention, batch_first (see attn/mha.hpp for every shape).
+#include "attn/nn/mha.hpp"
+
+#include <fmt/format.h>
+
+#include "attn/core/errors.hpp"
+#include "attn/cuda/cuda.hpp"
+#include "attn/cpu/flash.hpp"
+
+namespace attn {
+
+MhaConfig MhaConfig::resolved() const {
+    MhaConfig c = *this;
+    if (c.d_model <= 0) throw InputError(fmt::format("--d-model: must be a positive integer, got {}", c.d_model));
+    if (c.heads <= 0) throw InputError(fmt::format("--heads: must be a positive integer, got {}", c.heads));
+    if (c.d_k < 0) throw InputError(fmt::format("--d-k: must be a positive integer, got {}", c.d_k));
+    if (c.d_v < 0) throw InputError(fmt::format("--d-v: must be a positive integer, got {}", c.d_v));
+    if (c.d_k == 0) {
+        if (c.d_model % c.heads != 0)
+            throw InputError(fmt::format("--heads: d_model {} is not divisible by {} heads; pick H dividing D or give --d-k",
+                                         c.d_model, c.heads));
+        c.d_k = c.d_model / c.heads;
+    }
+    if (c.d_v == 0) c.d_v = c.d_k;
+    return c;
+}
+
+Impl parse_impl(std::string_view s) {
+    if (s == "reference") return Impl::Reference;
+    if (s == "flash") return Impl::Flash;
+    if (s == "cuda-naive") return Impl::CudaNaive;
+    if (s == "cuda-flash") return Impl::CudaFlash;
+    if (s == "cuda-flash-f16") return Impl::CudaFlashF16;
+    if (s == "cuda-flash-bf16") return Impl::CudaFlashBf16;
+    throw InputError(fmt::format(
+        "--impl: unknown implementation '{}' (one of: reference, flash, cuda-naive, cuda-flash, cuda-flash-f16, "
+        "cuda-flash-bf16)",
+        s));
+}
+
+const char* impl_name(Impl impl) {
+    switch (impl) {
+        case Impl::Reference: return "reference";
+        case Impl::Flash: return "flash";
+        case Impl::CudaNaive: return "cuda-naive";
+        case Impl::CudaFlash: return "cuda-flash";
+        case Impl::CudaFlashF16: return "cuda-flash-f16";
+        case Impl::CudaFlashBf16: return "cuda-flash-bf16";
+    }
+    return "?";
+}
+
+static CudaKernel cuda_kernel_of(Impl impl) {
+    switch (impl) {
+        case Impl::CudaFlash: return CudaKernel::Flash;
+        case Impl::CudaFlashF16: return CudaKernel::FlashF16;
+        case Impl::CudaFlashBf16: return CudaKernel::FlashBf16;
+        default: return CudaKernel::Naive;
+    }
+}
+
+Tensor split_heads(const Tensor& x, int64_t H) {
+    // (B, T, H*d) -> view (B, T, H, d) -> transpose(1, 2) -> (B, H, T, d)
+    if (x.rank() != 3 || H <= 0 || x.dim(2) % H != 0)
+        throw ShapeError(fmt::format("split_heads: {} cannot split into {} heads", shape_str(x.shape), H));
+    const int64_t B = x.dim(0), T = x.dim(1), d = x.dim(2) / H;
+    Tensor y(Shape{B, H, T, d});
+    for (int64_t b = 0; b < B; ++b)
+        for (int64_t t = 0; t < T; ++t)
+            for (int64_t h = 0; h < H; ++h) {
+                const float* src = x.ptr() + ((b * T + t) * H + h) * d;
+                std::copy(src, src + d, y.ptr() + ((b * H + h) * T + t) * d);
+            }
+    return y;
+}
+
+Tensor merge_heads(const Tensor& x) {
+    // (B, H, T, d) -> transpose(1, 2) -> (B, T, H, d) -> reshape (B, T, H*d)
+    if (x.rank() != 4) throw ShapeError(fmt::format("merge_heads wants (B, H, T, d), got {}", shape_str(x.shape)));
+    const int64_t B = x.dim(0), H = x.dim(1), T = x.dim(2), d = x.dim(3);
+    Tensor y(Shape{B, T, H * d});
+    for (int64_t b = 0; b < B; ++b)
+        for (int64_t h = 0; h < H; ++h)
+            for (int64_t t = 0; t < T; ++t) {
+                const float* src = x.ptr() + ((b * H + h) * T + t) * d;
+                std::copy(src, src + d, y.ptr() + ((b * T + t) * H + h) * d);
+            }
+    return y;
+}
+
+Tensor merge_heads_wrong(const Tensor& x) {
+    // (B, H, T, d) -> reshape (B, T, H*d) straight away: rows of different heads get glued together.
+    if (x.rank() != 4) throw ShapeError(fmt::format("merge_heads_wrong wants (B, H, T, d), got {}", shape_str(x.shape)));
+    return x.reshaped(Shape{x.dim(0), x.dim(2), x.dim(1) * x.dim(3)});
+}
+
+MultiHeadAttention::MultiHeadAttention(const MhaConfig& cfg) : cfg_(cfg.resolved()) {
+    const int64_t D = cfg_.d_model, H = cfg_.heads;
+    q_proj = Linear(D, H * cfg_.d_k, cfg_.bias);
+    k_proj = Linear(D, H * cfg_.d_k, cfg_.bias);
+    v_proj = Linear(D, H * cfg_.d_v, cfg_.bias);
+    o_proj = Linear(H * cfg_.d_v, D, cfg_.bias);
+}
+
+void MultiHeadAttention::init(const InitSpec& spec, Rng& rng) {
+    q_proj.init(spec, rng);
+    k_proj.init(spec, rng);
+    v_proj.init(spec, rng);
+    o_proj.init(spec, rng);
+}
+
+Tensor MultiHeadAttention::forward(const Tensor& x, const Mask& mask, const AttentionOptions& opt, ForwardRecord* rec,
+                                   const TraceFn* trace, Impl impl) const {
+    return forward(x, x, x, mask, opt, rec, trace, impl);
+}
+
+Tensor MultiHeadAttention::forward(const Tensor& query, const Tensor& key, const Tensor& value, const Mask& mask,
+                                   const AttentionOptions& opt, ForwardRecord* rec, const TraceFn* trace,
+                                   Impl impl) const {
+    // query (B, Tq, D), key/value (B, Tk, D) -> out (B, Tq, D)
+    const int64_t D = cfg_.d_model, H = cfg_.heads;
+    for (const Tensor* t : {&query, &key, &value})
+        if (t->rank() != 3 || t->dim(2) != D)
+            throw ShapeError(fmt::format("multi-head attention wants (B, T, D={}) inputs, got {}", D, shape_str(t->shape)));
+    if (key.dim(0) != query.dim(0) || value.dim(0) != query.dim(0) || key.dim(1) != value.dim(1))
+        throw ShapeError(fmt::format("query {}, key {}, value {} disagree on batch or key length", shape_str(query.shape),
+                                     shape_str(key.shape), shape_str(value.shape)));
+    auto emit = [&](const char* name, const char* formula, const Tensor& t) {
+        if (trace != nullptr && *trace) (*trace)(TraceEvent{name, formula, t.shape});
+    };
+    emit("x", "input", query);
+    const Tensor Qf = q_proj.forward(query);                 // (B, Tq, H*Dk)
+    emit("Q", "x·W_qᵀ + b_q", Qf);
+    const Tensor Kf = k_proj.forward(key);                   // (B, Tk, H*Dk)
+    emit("K", "x·W_kᵀ + b_k", Kf);
+    const Tensor Vf = v_proj.forward(value);                 // (B, Tk, H*Dv)
+    emit("V", "x·W_vᵀ + b_v", Vf);
+    Tensor Q = split_heads(Qf, H);                           // (B, H, Tq, Dk)
+    emit("Q_heads", "Q.view(B, T, H, Dk).transpose(1, 2)", Q);
+    Tensor K = split_heads(Kf, H);                           // (B, H, Tk, Dk)
+    emit("K_heads", "K.view(B, T, H, Dk).transpose(1, 2)", K);
+    Tensor V = split_heads(Vf, H);                           // (B, H, Tk, Dv)
+    emit("V_heads", "V.view(B, T, H, Dv).transpose(1, 2)", V);
+
+    Tensor head_out;
+    AttentionRecord arec;
+    const bool want_rec = impl_records(impl) && (rec != nullptr || trace != nullptr);
+    if (impl == Impl::Flash) {
+        head_out = attention_flash(Q, K, V, mask, opt);      // (B, H, Tq, Dv), no (T, T) tensor kept
+    } else {
+        head_out = impl == Impl::Reference
+                       ? attention_reference(Q, K, V, mask, opt, want_rec ? &arec : nullptr)
+                       : attention_cuda(Q, K, V, mask, opt, cuda_kernel_of(impl), want_rec ? &arec : nullptr);
+        if (!arec.scores_raw.empty()) {
+            emit("scores", "Q·Kᵀ", arec.scores_raw);
+            emit("scaled", "scores · scale (+ additive mask)", arec.scores_scaled);
+            emit("masked", "masked_fill(~mask, fill)", arec.scores_masked);
+            emit("weights", "softmax(masked, dim=-1)", arec.weights);
+            if (opt.train && opt.dropout > 0) emit("dropped", "dropout(weights, p) / (1 - p)", arec.weights_dropped);
+        }
+    }
+    emit("head_out", "weights·V", head_out);
+    Tensor merged = merge_heads(head_out);                   // (B, Tq, H*Dv)
+    emit("merged", "head_out.transpose(1, 2).reshape(B, T, H·Dv)", merged);
+    Tensor out = o_proj.forward(merged);                     // (B, Tq, D)
+    emit("out", "merged·W_oᵀ + b_o", out);
+    if (rec != nullptr) {
+        rec->x = query;
+        rec->Q = std::move(Q);
+        rec->K = std::move(K);
+        rec->V = std::move(V);
+        rec->attn = std::move(arec);
+        rec->head_out = std::move(head_out);
+        rec->merged = std::move(merged);
+        rec->out = out;
+    }
+    return out;
+}
+
+}  // namespace attn

@@ -16,43 +16,16 @@
 
 #include "attn/experiments/bench.hpp"
 #include "attn/core/cost.hpp"
-#include "attn/cuda/cuda.hpp"
 #include "attn/core/errors.hpp"
 #include "attn/cpu/flash.hpp"
 #include "attn/core/parallel.hpp"
 #include "attn/core/rng.hpp"
 #include "command.hpp"
+#include "impl_option.hpp"
 #include "options.hpp"
 
 namespace attn::cli {
 namespace {
-
-// One GPU case: random Q, K, V uploaded once, kernels timed with cudaEvents
-// (attn/cuda.hpp); transfers are not counted, unlike the CPU rows' wall time.
-BenchResult run_cuda_case(const BenchCase& c) {
-    BenchResult r;
-    const Shape s{c.B, c.H, c.T, c.Dk};
-    Tensor q(s), k(s), v(s);
-    Rng rng(c.seed, 0);
-    for (Tensor* t : {&q, &k, &v})
-        for (auto& x : t->data) x = rng.normal();
-    const Mask mask = c.causal ? Mask::make_causal() : Mask::none();
-    try {
-        const CudaBenchResult g =
-            bench_attention_cuda(q, k, v, mask, AttentionOptions{}, parse_cuda_kernel(c.impl, "--impl"), c.reps, c.warmup);
-        r.ok = true;
-        r.seconds = g.median_ms / 1e3;
-        r.flops = bench_flops(c);
-        r.gflops = r.seconds > 0 ? r.flops / r.seconds / 1e9 : 0;
-        r.times.assign(static_cast<size_t>(g.reps), r.seconds);
-        r.io_bytes = 16.0 * static_cast<double>(c.B) * c.H * static_cast<double>(c.T) * c.Dk;
-        r.cpu_utilization = 1.0;
-    } catch (const InputError& e) {
-        r.error = e.what();
-    }
-    return r;
-}
-
 
 struct BenchOpts {
     std::string batch = "1", heads = "8", seq = "1024,4096", d_k = "64", impl = "reference,flash,flash-bf16";
@@ -82,19 +55,7 @@ int run_bench(const BenchOpts& o) {
     base.seed = static_cast<uint64_t>(parse_int("--seed", o.seed, true));
     base.causal = o.causal;
     const std::vector<int64_t> seqs = parse_int_list("--seq", o.seq);
-    const std::vector<std::string> impls = parse_word_list("--impl", o.impl);
-    for (const auto& name : impls) {
-        if (name.rfind("cuda-", 0) == 0) {
-            parse_cuda_kernel(name, "--impl");  // throws for an unknown GPU kernel
-            continue;
-        }
-        const auto& ok = bench_impls();
-        if (std::find(ok.begin(), ok.end(), name) == ok.end())
-            throw InputError(fmt::format(
-                "--impl: must be a list of reference, flash, flash-bf16, cuda-naive, cuda-flash, cuda-flash-f16, "
-                "cuda-flash-bf16; got '{}'",
-                name));
-    }
+    const std::vector<Backend> impls = backends_of(o.impl);  // names checked by backend_validator() while parsing
     for (int64_t T : seqs) {
         // q, k, v and out must fit, whatever the implementation
         const double io = 16.0 * static_cast<double>(base.B) * base.H * static_cast<double>(T) * base.Dk;
@@ -113,7 +74,7 @@ int run_bench(const BenchOpts& o) {
 
     nlohmann::json results = nlohmann::json::array(), skipped = nlohmann::json::array();
     struct Row {
-        std::string impl;
+        Backend impl;
         int64_t T;
         BenchResult r;
     };
@@ -121,31 +82,29 @@ int run_bench(const BenchOpts& o) {
     std::vector<std::string> notes;
     const double mem = physical_memory_bytes();
     for (int64_t T : seqs)
-        for (const auto& impl : impls) {
+        for (const Backend impl : impls) {
+            const char* name = backend_name(impl);
             BenchCase c = base;
-            c.impl = impl;
+            c.backend = impl;
             c.T = T;
             std::string skip;
-            if (impl == "reference") {
+            if (impl == Backend::Reference) {
                 // The reference holds one (T, T) float32 score matrix per (b, h) it works on.
                 const double need = 4.0 * static_cast<double>(T) * T + 16.0 * c.B * c.H * static_cast<double>(T) * c.Dk;
                 if (mem > 0 && need > 0.5 * mem)
                     skip = fmt::format("its (T, T) score matrix needs {} (more than half of the {} of memory)",
                                        format_bytes(need), format_bytes(mem));
             }
-            if (impl == "flash-bf16" && !flash_bf16_supported()) skip = "this CPU has no AVX-512 BF16";
-            std::string why;
-            const bool gpu = impl.rfind("cuda-", 0) == 0;
-            if (gpu && !cuda_available(&why)) skip = why;
+            backend_available(impl, &skip);
             if (!skip.empty()) {
-                notes.push_back(fmt::format("{} T={} skipped: {}", impl, T, skip));
-                skipped.push_back({{"impl", impl}, {"seq", T}, {"reason", skip}});
+                notes.push_back(fmt::format("{} T={} skipped: {}", name, T, skip));
+                skipped.push_back({{"impl", name}, {"seq", T}, {"reason", skip}});
                 continue;
             }
-            BenchResult r = gpu ? run_cuda_case(c) : run_case(c);
+            BenchResult r = run_case(c);
             if (!r.ok) {
-                notes.push_back(fmt::format("{} T={} failed: {}", impl, T, r.error));
-                skipped.push_back({{"impl", impl}, {"seq", T}, {"reason", r.error}});
+                notes.push_back(fmt::format("{} T={} failed: {}", name, T, r.error));
+                skipped.push_back({{"impl", name}, {"seq", T}, {"reason", r.error}});
                 continue;
             }
             rows.push_back({impl, T, r});
@@ -154,12 +113,12 @@ int run_bench(const BenchOpts& o) {
     // speed-up over the reference at the same T, where it ran
     std::map<int64_t, double> ref_secs;
     for (const auto& row : rows)
-        if (row.impl == "reference") ref_secs[row.T] = row.r.seconds;
+        if (row.impl == Backend::Reference) ref_secs[row.T] = row.r.seconds;
 
     if (o.json) {
         for (const auto& row : rows) {
             const auto& r = row.r;
-            nlohmann::json j = {{"impl", row.impl},
+            nlohmann::json j = {{"impl", backend_name(row.impl)},
                                 {"seq", row.T},
                                 {"batch", base.B},
                                 {"heads", base.H},
@@ -178,7 +137,7 @@ int run_bench(const BenchOpts& o) {
                                 {"cpu_utilization", r.cpu_utilization},
                                 {"cpu_seconds", r.cpu_seconds},
                                 {"fraction_of_fma_peak_cpu", r.flops / r.cpu_seconds / 1e9 / peak.gflops_per_cpu}};
-            if (ref_secs.count(row.T) != 0 && row.impl != "reference")
+            if (ref_secs.count(row.T) != 0 && row.impl != Backend::Reference)
                 j["speedup_vs_reference"] = ref_secs[row.T] / r.seconds;
             if (r.err_vs_fp32 >= 0) j["err_vs_fp32"] = r.err_vs_fp32;
             results.push_back(j);
@@ -217,15 +176,17 @@ int run_bench(const BenchOpts& o) {
     for (const auto& row : rows) {
         const auto& r = row.r;
         const std::string xref =
-            ref_secs.count(row.T) != 0 && row.impl != "reference" ? fmt::format("{:.1f}", ref_secs[row.T] / r.seconds) : "-";
-        fmt::print("{:<11}{:>7}{:>11.4f}{:>10.1f}{:>7.1f}%{:>8.2f}{:>8}{:>11}{:>8.2f}{:>5.0f}%{:>8.1f}%\n", row.impl, row.T,
+            ref_secs.count(row.T) != 0 && row.impl != Backend::Reference ? fmt::format("{:.1f}", ref_secs[row.T] / r.seconds) : "-";
+        fmt::print("{:<11}{:>7}{:>11.4f}{:>10.1f}{:>7.1f}%{:>8.2f}{:>8}{:>11}{:>8.2f}{:>5.0f}%{:>8.1f}%\n",
+                   backend_name(row.impl), row.T,
                    r.seconds, r.gflops, 100.0 * r.gflops / peak.gflops, r.gflops / gemm, xref,
                    format_bytes(r.peak_rss_bytes), r.peak_rss_bytes / r.io_bytes, 100.0 * r.cpu_utilization,
                    100.0 * r.flops / r.cpu_seconds / 1e9 / peak.gflops_per_cpu);
     }
     for (const auto& row : rows)
         if (row.r.err_vs_fp32 >= 0)
-            fmt::print("flash-bf16 T={}: max |bf16 - fp32| / max |fp32| = {:.2e}\n", row.T, row.r.err_vs_fp32);
+            fmt::print("{} T={}: max |{} - fp32| / max |fp32| = {:.2e}\n", backend_name(row.impl), row.T,
+                       precision_name(backend_info(row.impl).precision), row.r.err_vs_fp32);
     for (const auto& n : notes) fmt::print("note: {}\n", n);
     fmt::print("peak RSS: VmHWM of a child process that holds Q, K, V (and the output); RSS/io = that / bytes of Q, K, V, out\n"
                "CPU: CPU time / (wall time x threads); below 100% the cores were shared with other work (reference: 1 thread)\n"
@@ -243,7 +204,10 @@ attn::cli::Command reg{
         sub.add_option("--seq", o->seq, "sequence lengths T, comma-separated")->type_name("LIST")->capture_default_str();
         sub.add_option("--d-k", o->d_k, "head dimension Dk (= Dv)")->type_name("Dk")->capture_default_str();
         sub.add_flag("--causal", o->causal, "causal mask (FLOPs counted as half)");
-        sub.add_option("--impl", o->impl, "implementations: reference, flash, flash-bf16 (and with a CUDA build and a GPU: cuda-naive, cuda-flash, cuda-flash-f16, cuda-flash-bf16)")->type_name("LIST")->capture_default_str();
+        sub.add_option("--impl", o->impl, backend_help("comma-separated; one that cannot run here is skipped"))
+            ->check(backend_validator(/*list=*/true))
+            ->type_name("LIST")
+            ->capture_default_str();
         sub.add_option("--threads", o->threads, "threads (0: all hardware threads)")->type_name("N")->capture_default_str();
         sub.add_option("--reps", o->reps, "timed runs per case (the median is reported)")->type_name("N")->capture_default_str();
         sub.add_option("--warmup", o->warmup, "untimed runs before them")->type_name("N")->capture_default_str();

@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 
 #include "attn/attn.hpp"
-#include "attn/cuda/cuda.hpp"
 #include "command.hpp"
+#include "impl_option.hpp"
 #include "options.hpp"
 
 namespace attn::cli {
@@ -16,7 +16,7 @@ namespace {
 
 struct ForwardOpts {
     int64_t batch = 2, seq = 6, d_model = 16, heads = 1, d_k = 0, d_v = 0;  // the source's first example (C21)
-    std::string mask = "none", scale = "sqrt", fill = "-inf", init = "torch", impl = "reference", device = "cpu";
+    std::string mask = "none", scale = "sqrt", fill = "-inf", init = "torch", impl = "reference";
     std::string dump, input;
     double dropout = 0.0;
     bool train = false, trace = false, no_bias = false;
@@ -75,27 +75,21 @@ int run_forward(ForwardOpts o) {
     aopt.train = o.train;
     aopt.seed = mix64(o.seed ^ 0xd20dULL);
     const InitSpec init = parse_init(o.init);
-    if (o.device != "cpu" && o.device != "cuda")
-        throw InputError(fmt::format("--device: must be cpu or cuda, got '{}'", o.device));
-    if (o.device == "cuda") {
-        require_cuda("--device cuda");  // one line, exit 2, when the build or the machine has no GPU
-        if (o.impl == "reference") o.impl = "cuda-naive";
-        else if (o.impl == "flash") o.impl = "cuda-flash";
-    }
-    const Impl impl = parse_impl(o.impl);
-    if (o.device == "cpu" && !(impl == Impl::Reference || impl == Impl::Flash))
-        throw InputError(fmt::format("--impl: '{}' runs on the GPU: add --device cuda", o.impl));
+    const Backend backend = backend_of(o.impl);
+    const BackendInfo& row = backend_info(backend);
+    require_available("--impl", backend);  // one line, exit 2: e.g. a GPU backend without a GPU
     if (!o.dump.empty()) require_writable("--dump", o.dump);
-    if (!impl_records(impl) && o.trace)
-        throw InputError("--trace: the flash implementations never form the (T, T) scores; use --impl reference to trace them");
+    if (!row.records && o.trace)
+        throw InputError(fmt::format("--trace: {} never forms the (T, T) scores; use --impl reference to trace them",
+                                     row.name));
 
     // Memory: the reference keeps 5 (B, H, T, T) tensors when recording; a dump
     // writes each float as ~12 characters of JSON.
     const AttentionCost cost = attention_cost(o.batch, o.seq, o.d_model, cfg.heads, cfg.d_k, cfg.d_v, cfg.bias);
-    const double tt_tensors = impl_records(impl) ? 6.0 : 0.0;
+    const double tt_tensors = row.records ? 6.0 : 0.0;
     double need = tt_tensors * cost.bytes_score_matrix + weight_bytes + act_bytes;
     if (!o.dump.empty()) need += 3.0 * need;
-    require_fits_in_memory(impl_records(impl) ? "--seq" : "--batch", need,
+    require_fits_in_memory(row.records ? "--seq" : "--batch", need,
                            fmt::format("B={}, H={}, T={} ({} per (B, H, T, T) tensor)", o.batch, cfg.heads, o.seq,
                                        format_bytes(cost.bytes_score_matrix)));
 
@@ -127,15 +121,15 @@ int run_forward(ForwardOpts o) {
     if (o.trace)
         fmt::print("attn forward: B={} T={} D={} H={} Dk={} Dv={}  mask={}  scale={}  fill={}  impl={}\n", o.batch,
                    o.seq, cfg.d_model, cfg.heads, cfg.d_k, cfg.d_v, mask.describe(), scale_name(aopt.scale), o.fill,
-                   impl_name(impl));
+                   row.name);
     ForwardRecord rec;
-    const Tensor out = mha.forward(x, mask, aopt, &rec, o.trace ? &trace : nullptr, impl);
+    const Tensor out = mha.forward(x, mask, aopt, &rec, o.trace ? &trace : nullptr, backend);
 
     // ---- report
     const bool dump_to_stdout = o.dump == "-";
     if (!o.trace && !dump_to_stdout) {
         fmt::print("attn forward: B={} T={} D={} H={} Dk={} Dv={}  mask={}  impl={}\n", o.batch, o.seq, cfg.d_model,
-                   cfg.heads, cfg.d_k, cfg.d_v, mask.describe(), impl_name(impl));
+                   cfg.heads, cfg.d_k, cfg.d_v, mask.describe(), row.name);
         fmt::print("  out {}  (first row: {:.4f} ...)\n", shape_str(out.shape),
                    fmt::join(out.data.begin(), out.data.begin() + std::min<int64_t>(4, out.numel()), ", "));
     }
@@ -208,10 +202,7 @@ const Command reg{
         sub.add_flag("--train", o->train, "training mode: apply dropout to the weights");
         sub.add_option("--init", o->init, std::string("weight initialiser: ") + kInitNames)->capture_default_str();
         sub.add_flag("--no-bias", o->no_bias, "projections without bias (C8)");
-        sub.add_option("--impl", o->impl, "reference | flash (tiled, never forms the (T, T) matrix); with --device cuda also cuda-flash-f16, cuda-flash-bf16")
-            ->capture_default_str();
-        sub.add_option("--device", o->device, "cpu | cuda (needs a build with -DATTN_CUDA=ON and a GPU)")
-            ->capture_default_str();
+        sub.add_option("--impl", o->impl, backend_help("attention implementation"))->check(backend_validator())->type_name("IMPL")->capture_default_str();
         sub.add_option("--seed", o->seed, "seed for weights, input and dropout")
             ->capture_default_str()
             ->check(seed_validator());

@@ -72,15 +72,15 @@ void run(LessonContext& ctx) {
                           e2(d)));
 
     ctx.section("The library's tiled kernel");
-    ctx.para("attn::attention_flash does this for every query and head, with tiles of queries and keys, "
+    ctx.para("The library's flash backend does this for every query and head, with tiles of queries and keys, "
              "masks included: FlashAttention's forward pass on the CPU. Its working memory per thread is a "
              "few tiles, whatever T is. It must agree with the reference:");
     const int64_t Bf = 2, Hf = 4, Tf = 256, Df = 32;
     const Tensor qf = randn({Bf, Hf, Tf, Df}, rng), kf = randn({Bf, Hf, Tf, Df}, rng), vf = randn({Bf, Hf, Tf, Df}, rng);
     ctx.shape("q, k, v", qf, "[B=2, H=4, T=256, Dk=32]");
     const Mask mask = Mask::make_causal().combined(Mask::key_padding({256, 200}));
-    const Tensor of = attention_flash(qf, kf, vf, mask, AttentionOptions{}, 1);
-    const Tensor orf = attention_reference(qf, kf, vf, mask, AttentionOptions{});
+    const Tensor of = attention(Backend::Flash, qf, kf, vf, mask, AttentionOptions{}, nullptr, /*threads=*/1);
+    const Tensor orf = attention(Backend::Reference, qf, kf, vf, mask, AttentionOptions{});
     ctx.shape("out (flash)", of);
     ctx.shape("out (reference)", orf);
     const double df = max_abs_diff(of, orf);

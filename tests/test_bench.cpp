@@ -71,7 +71,7 @@ TEST_CASE("attn bench: bad input exits 2 with a one-line error naming the option
     }
 }
 
-TEST_CASE("bench helpers: median and flop count and unknown impl") {
+TEST_CASE("bench helpers: median, flop count, bad sizes and a backend that cannot run here") {
     CHECK(attn::median({3, 1, 2}) == 2);
     CHECK(attn::median({4, 1, 2, 3}) == 2.5);
     attn::BenchCase c;
@@ -79,6 +79,15 @@ TEST_CASE("bench helpers: median and flop count and unknown impl") {
     CHECK(attn::bench_flops(c) == doctest::Approx(4.0 * 2 * 3 * 100 * 4));
     c.causal = true;
     CHECK(attn::bench_flops(c) == doctest::Approx(2.0 * 2 * 3 * 100 * 4));
-    c.impl = "nope";
+    c.reps = 0;
     CHECK_THROWS_AS(attn::run_case(c), attn::InputError);
+    c.reps = 1;
+    for (const attn::BackendInfo& row : attn::backends()) {
+        std::string why;
+        if (row.available(&why)) continue;
+        c.backend = row.id;
+        const attn::BenchResult r = attn::run_case(c);  // reported, not thrown: the other rows still run
+        CHECK(!r.ok);
+        CHECK(r.error == why);
+    }
 }

@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "attn/cuda/cuda.hpp"
+#include "attn/nn/backend.hpp"
 #include "test_util.hpp"
 
 using namespace attn;
@@ -43,8 +43,8 @@ TEST_CASE("cli: every bad input of attn forward exits 2 with a one-line message 
         {"forward --d-k 0 --d-v -3", "--d-v"},
         {"forward --seq 99999999999", "--seq"},
         {"forward --seed -1", "--seed"},
-        {"forward --device tpu", "--device"},
-        {"forward --impl cuda-flash", "--impl"},                  // a GPU kernel without --device cuda
+        {"forward --device cpu", "--device"},                     // gone: the backend names its device
+        {"forward --impl tpu", "--impl"},
         {"forward --batch x", "--batch"},
         {"forward --input /nonexistent.json", "nonexistent"},
         {"forward --no-such-flag", "--no-such-flag"},
@@ -61,15 +61,16 @@ TEST_CASE("cli: every bad input of attn forward exits 2 with a one-line message 
     }
 }
 
-TEST_CASE("cli: --device cuda without a GPU is one line and exit 2") {
-    if (cuda_available()) {
-        MESSAGE("a GPU is present: nothing to refuse");
-        return;
+TEST_CASE("cli: a backend that cannot run here is one line naming --impl and the reason, exit 2") {
+    for (const attn::BackendInfo& row : attn::backends()) {
+        std::string why;
+        if (row.available(&why)) continue;
+        const auto r = test::run_attn(std::string("forward --impl ") + row.name);
+        INFO(row.name << " -> " << r.out);
+        CHECK(r.code == 2);
+        CHECK(r.out.find(std::string("--impl: ") + row.name + " cannot run here: " + why) != std::string::npos);
+        CHECK(count_lines(r.out) == 1);
     }
-    const auto r = test::run_attn("forward --device cuda");
-    CHECK(r.code == 2);
-    CHECK(r.out.find("--device cuda") != std::string::npos);
-    CHECK(count_lines(r.out) == 1);
 }
 
 TEST_CASE("cli: --help works for the program and for forward") {
@@ -130,7 +131,7 @@ TEST_CASE("cli: Python's json module reads the dump, -Infinity included") {
 
 TEST_CASE("cli: attn bench takes the CUDA kernels and skips them with a reason when no GPU is usable") {
     CHECK(test::run_attn("bench --seq 64 --impl cuda-x").code == 2);
-    if (cuda_available()) {
+    if (attn::cuda_available()) {
         MESSAGE("a GPU is present: the skip path is not exercised");
         return;
     }

@@ -21,23 +21,6 @@
 
 // ---------------------------------------------------------------------------
 // Part 1: every build
-TEST_CASE("cuda: kernel names round-trip and unknown names are an InputError naming the option") {
-    for (attn::CudaKernel k : attn::all_cuda_kernels()) {
-        const std::string name = attn::cuda_kernel_name(k);
-        CHECK(attn::parse_cuda_kernel(name) == k);
-        CHECK(attn::parse_cuda_kernel(name.substr(5)) == k);  // without "cuda-"
-    }
-    try {
-        attn::parse_cuda_kernel("cuda-fast", "--impl");
-        FAIL("no error for an unknown kernel");
-    } catch (const attn::InputError& e) {
-        const std::string msg = e.what();
-        CHECK(msg.find("--impl") == 0);
-        CHECK(msg.find("cuda-fast") != std::string::npos);
-        CHECK(msg.find('\n') == std::string::npos);
-    }
-}
-
 TEST_CASE("cuda: attention_flops counts allowed pairs (causal about half of full)") {
     const double full = attn::attention_flops(2, 3, 8, 8, 4, 6, attn::Mask::none());
     CHECK(full == doctest::Approx(2.0 * 3 * 8 * 8 * 2 * (4 + 6)));
@@ -61,9 +44,7 @@ TEST_CASE("cuda: without a usable GPU every call is an InputError with the reaso
         (void)attn::attention_cuda(q, q, q, attn::Mask::none(), attn::AttentionOptions{}, attn::CudaKernel::Flash);
         FAIL("attention_cuda returned without a GPU");
     } catch (const attn::InputError& e) {
-        const std::string msg = e.what();
-        CHECK(msg.find("--device cuda: ") == 0);
-        CHECK(msg.find(why) != std::string::npos);
+        CHECK(std::string(e.what()) == why);  // the reason alone: the caller adds its own context
     }
     CHECK_THROWS_AS(attn::cuda_device_name(), attn::InputError);
     CHECK_THROWS_AS(attn::bench_attention_cuda(q, q, q, attn::Mask::none(), attn::AttentionOptions{},

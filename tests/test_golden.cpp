@@ -72,6 +72,6 @@ TEST_CASE("golden: the flash path matches the same PyTorch results") {
     const auto& c = d.config;
     const MultiHeadAttention mha = load_mha(d);
     const Mask mask = parse_mask(c["mask"].get<std::string>(), c["batch"].get<int64_t>(), c["seq"].get<int64_t>());
-    const Tensor out = mha.forward(d.tensors.at("x"), mask, AttentionOptions{}, nullptr, nullptr, Impl::Flash);
+    const Tensor out = mha.forward(d.tensors.at("x"), mask, AttentionOptions{}, nullptr, nullptr, Backend::Flash);
     CHECK(normwise_rel(out, d.tensors.at("out")) <= 1e-5);
 }

@@ -357,9 +357,9 @@ bool cuda_available(std::string* why) {
     return av.ok;
 }
 
-void require_cuda(std::string_view option) {
+void require_cuda() {
     std::string why;
-    if (!cuda_available(&why)) throw InputError(fmt::format("{}: {}", option, why));
+    if (!cuda_available(&why)) throw InputError(why);
 }
 
 std::string cuda_device_name() {

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <string>
 
-#include <fmt/format.h>
 
 #include "attn/core/errors.hpp"
 
@@ -24,15 +23,6 @@ const char* cuda_kernel_name(CudaKernel k) {
 
 std::vector<CudaKernel> all_cuda_kernels() {
     return {CudaKernel::Naive, CudaKernel::Flash, CudaKernel::FlashF16, CudaKernel::FlashBf16};
-}
-
-CudaKernel parse_cuda_kernel(std::string_view name, std::string_view option) {
-    for (CudaKernel k : all_cuda_kernels()) {
-        const std::string_view full = cuda_kernel_name(k);
-        if (name == full || name == full.substr(5)) return k;  // "cuda-flash" or "flash"
-    }
-    throw InputError(fmt::format(
-        "{}: unknown CUDA kernel '{}' (one of: cuda-naive, cuda-flash, cuda-flash-f16, cuda-flash-bf16)", option, name));
 }
 
 double attention_flops(int64_t B, int64_t H, int64_t Tq, int64_t Tk, int64_t Dk, int64_t Dv, const Mask& mask) {
@@ -63,7 +53,7 @@ bool cuda_available(std::string* why) {
     return false;
 }
 
-void require_cuda(std::string_view option) { throw InputError(fmt::format("{}: {}", option, kNoCuda)); }
+void require_cuda() { throw InputError(kNoCuda); }
 
 std::string cuda_device_name() {
     require_cuda();

@@ -17,11 +17,10 @@
 
 #include <Eigen/Dense>
 
-#include "attn/core/attention.hpp"
 #include "attn/core/errors.hpp"
-#include "attn/cpu/flash.hpp"
 #include "attn/core/parallel.hpp"
 #include "attn/core/rng.hpp"
+#include "attn/nn/backend.hpp"
 
 namespace attn {
 
@@ -65,11 +64,6 @@ double measure_gemm(int threads, int64_t n, double seconds) {
     return best;
 }
 
-const std::vector<std::string>& bench_impls() {
-    static const std::vector<std::string> names = {"reference", "flash", "flash-bf16"};
-    return names;
-}
-
 double bench_flops(const BenchCase& c) {
     const double f = 4.0 * static_cast<double>(c.B) * c.H * static_cast<double>(c.T) * c.T * c.Dk;
     return c.causal ? f / 2 : f;
@@ -107,27 +101,22 @@ struct Wire {
     Wire w{};
     w.err_vs_fp32 = -1;
     try {
-        // q, k, v (B, H, T, Dk) ~ N(0, 1); fixed seed: every impl sees the same numbers.
+        // q, k, v (B, H, T, Dk) ~ N(0, 1); fixed seed: every backend sees the same numbers.
         Tensor q({c.B, c.H, c.T, c.Dk}), k({c.B, c.H, c.T, c.Dk}), v({c.B, c.H, c.T, c.Dk});
         Tensor* ts[3] = {&q, &k, &v};
         parallel_for(3, c.threads, [&](int64_t i, int) {
             Rng r(c.seed, static_cast<uint64_t>(i));
             for (float& x : ts[i]->data) x = r.normal();
         });
-        Mask mask;
-        mask.causal = c.causal;
+        const Mask mask = c.causal ? Mask::make_causal() : Mask::none();
         const AttentionOptions opt;
-        auto run = [&]() -> Tensor {
-            if (c.impl == "reference") return attention_reference(q, k, v, mask, opt);
-            if (c.impl == "flash") return attention_flash(q, k, v, mask, opt, c.threads);
-            return attention_flash_bf16(q, k, v, mask, opt, c.threads);
-        };
+        auto run = [&]() -> Tensor { return attention(c.backend, q, k, v, mask, opt, nullptr, c.threads); };
         w.base_rss = proc_status_bytes("VmRSS");
         const int total = c.warmup + c.reps;
         Tensor out;
         for (int r = 0; r < total; ++r) {
             if (c.progress)
-                std::fprintf(stderr, "\r\033[K  %s T=%lld: run %d/%d%s", c.impl.c_str(), static_cast<long long>(c.T),
+                std::fprintf(stderr, "\r\033[K  %s T=%lld: run %d/%d%s", backend_name(c.backend), static_cast<long long>(c.T),
                              r + 1, total, r < c.warmup ? " (warm-up)" : "");
             out = Tensor();  // the previous output is freed before the next run
             const double c0 = process_cpu_seconds();
@@ -140,8 +129,8 @@ struct Wire {
             }
         }
         w.peak_rss = proc_status_bytes("VmHWM");
-        if (c.impl == "flash-bf16") {
-            const Tensor ref = attention_flash(q, k, v, mask, opt, c.threads);
+        if (backend_info(c.backend).precision != Precision::F32) {
+            const Tensor ref = attention(Backend::Flash, q, k, v, mask, opt, nullptr, c.threads);
             double emax = 0, rmax = 0;
             for (int64_t n = 0; n < ref.numel(); ++n) {
                 emax = std::max(emax, static_cast<double>(std::fabs(out.data[n] - ref.data[n])));
@@ -168,13 +157,41 @@ struct Wire {
 
 }  // namespace
 
+// A GPU case: random Q, K, V uploaded once, kernels timed with cudaEvents
+// (attn/cuda/cuda.hpp); transfers are not counted, unlike the CPU rows' wall time.
+BenchResult run_cuda_case(const BenchCase& c) {
+    BenchResult r;
+    const Shape s{c.B, c.H, c.T, c.Dk};
+    Tensor q(s), k(s), v(s);
+    Rng rng(c.seed, 0);
+    for (Tensor* t : {&q, &k, &v})
+        for (auto& x : t->data) x = rng.normal();
+    const Mask mask = c.causal ? Mask::make_causal() : Mask::none();
+    try {
+        const CudaBenchResult g = bench_attention_cuda(q, k, v, mask, AttentionOptions{},
+                                                       backend_info(c.backend).cuda_kernel, c.reps, c.warmup);
+        r.ok = true;
+        r.seconds = g.median_ms / 1e3;
+        r.flops = bench_flops(c);
+        r.gflops = r.seconds > 0 ? r.flops / r.seconds / 1e9 : 0;
+        r.times.assign(static_cast<size_t>(g.reps), r.seconds);
+        r.io_bytes = 16.0 * static_cast<double>(c.B) * c.H * static_cast<double>(c.T) * c.Dk;
+        r.cpu_utilization = 1.0;
+    } catch (const InputError& e) {
+        r.error = e.what();
+    }
+    return r;
+}
+
 BenchResult run_case(const BenchCase& c) {
-    const auto& names = bench_impls();
-    if (std::find(names.begin(), names.end(), c.impl) == names.end())
-        throw InputError("--impl: unknown implementation '" + c.impl + "' (reference, flash, flash-bf16)");
     if (c.B <= 0 || c.H <= 0 || c.T <= 0 || c.Dk <= 0 || c.reps <= 0 || c.warmup < 0)
-        throw InputError("bench: sizes and --reps must be positive");
+        throw InputError("bench: sizes and repetitions must be positive");
     BenchResult res;
+    if (std::string why; !backend_available(c.backend, &why)) {
+        res.error = why;
+        return res;
+    }
+    if (backend_info(c.backend).device == Device::Cuda) return run_cuda_case(c);
     res.flops = bench_flops(c);
     res.io_bytes = 4.0 * 4.0 * static_cast<double>(c.B) * c.H * c.T * c.Dk;  // q, k, v, out
     int fds[2];
@@ -219,7 +236,7 @@ BenchResult run_case(const BenchCase& c) {
     res.times.assign(w.times, w.times + w.ntimes);
     res.seconds = median(res.times);
     std::vector<double> util;
-    const int t = resolve_threads(c.impl == "reference" ? 1 : c.threads);
+    const int t = resolve_threads(c.backend == Backend::Reference ? 1 : c.threads);
     for (int i = 0; i < w.ntimes; ++i) util.push_back(w.cpu[i] / (w.times[i] * t));
     res.cpu_utilization = median(util);
     res.cpu_seconds = median(std::vector<double>(w.cpu, w.cpu + w.ntimes));

@@ -4,8 +4,6 @@
 #include <fmt/format.h>
 
 #include "attn/core/errors.hpp"
-#include "attn/cuda/cuda.hpp"
-#include "attn/cpu/flash.hpp"
 
 namespace attn {
 
@@ -23,40 +21,6 @@ MhaConfig MhaConfig::resolved() const {
     }
     if (c.d_v == 0) c.d_v = c.d_k;
     return c;
-}
-
-Impl parse_impl(std::string_view s) {
-    if (s == "reference") return Impl::Reference;
-    if (s == "flash") return Impl::Flash;
-    if (s == "cuda-naive") return Impl::CudaNaive;
-    if (s == "cuda-flash") return Impl::CudaFlash;
-    if (s == "cuda-flash-f16") return Impl::CudaFlashF16;
-    if (s == "cuda-flash-bf16") return Impl::CudaFlashBf16;
-    throw InputError(fmt::format(
-        "--impl: unknown implementation '{}' (one of: reference, flash, cuda-naive, cuda-flash, cuda-flash-f16, "
-        "cuda-flash-bf16)",
-        s));
-}
-
-const char* impl_name(Impl impl) {
-    switch (impl) {
-        case Impl::Reference: return "reference";
-        case Impl::Flash: return "flash";
-        case Impl::CudaNaive: return "cuda-naive";
-        case Impl::CudaFlash: return "cuda-flash";
-        case Impl::CudaFlashF16: return "cuda-flash-f16";
-        case Impl::CudaFlashBf16: return "cuda-flash-bf16";
-    }
-    return "?";
-}
-
-static CudaKernel cuda_kernel_of(Impl impl) {
-    switch (impl) {
-        case Impl::CudaFlash: return CudaKernel::Flash;
-        case Impl::CudaFlashF16: return CudaKernel::FlashF16;
-        case Impl::CudaFlashBf16: return CudaKernel::FlashBf16;
-        default: return CudaKernel::Naive;
-    }
 }
 
 Tensor split_heads(const Tensor& x, int64_t H) {
@@ -110,13 +74,13 @@ void MultiHeadAttention::init(const InitSpec& spec, Rng& rng) {
 }
 
 Tensor MultiHeadAttention::forward(const Tensor& x, const Mask& mask, const AttentionOptions& opt, ForwardRecord* rec,
-                                   const TraceFn* trace, Impl impl) const {
-    return forward(x, x, x, mask, opt, rec, trace, impl);
+                                   const TraceFn* trace, Backend backend) const {
+    return forward(x, x, x, mask, opt, rec, trace, backend);
 }
 
 Tensor MultiHeadAttention::forward(const Tensor& query, const Tensor& key, const Tensor& value, const Mask& mask,
                                    const AttentionOptions& opt, ForwardRecord* rec, const TraceFn* trace,
-                                   Impl impl) const {
+                                   Backend backend) const {
     // query (B, Tq, D), key/value (B, Tk, D) -> out (B, Tq, D)
     const int64_t D = cfg_.d_model, H = cfg_.heads;
     for (const Tensor* t : {&query, &key, &value})
@@ -142,22 +106,16 @@ Tensor MultiHeadAttention::forward(const Tensor& query, const Tensor& key, const
     Tensor V = split_heads(Vf, H);                           // (B, H, Tk, Dv)
     emit("V_heads", "V.view(B, T, H, Dv).transpose(1, 2)", V);
 
-    Tensor head_out;
+    // (B, H, Tq, Dv); a recording backend also hands back every (B, H, Tq, Tk) step
     AttentionRecord arec;
-    const bool want_rec = impl_records(impl) && (rec != nullptr || trace != nullptr);
-    if (impl == Impl::Flash) {
-        head_out = attention_flash(Q, K, V, mask, opt);      // (B, H, Tq, Dv), no (T, T) tensor kept
-    } else {
-        head_out = impl == Impl::Reference
-                       ? attention_reference(Q, K, V, mask, opt, want_rec ? &arec : nullptr)
-                       : attention_cuda(Q, K, V, mask, opt, cuda_kernel_of(impl), want_rec ? &arec : nullptr);
-        if (!arec.scores_raw.empty()) {
-            emit("scores", "Q·Kᵀ", arec.scores_raw);
-            emit("scaled", "scores · scale (+ additive mask)", arec.scores_scaled);
-            emit("masked", "masked_fill(~mask, fill)", arec.scores_masked);
-            emit("weights", "softmax(masked, dim=-1)", arec.weights);
-            if (opt.train && opt.dropout > 0) emit("dropped", "dropout(weights, p) / (1 - p)", arec.weights_dropped);
-        }
+    const bool want_rec = backend_info(backend).records && (rec != nullptr || trace != nullptr);
+    Tensor head_out = attention(backend, Q, K, V, mask, opt, want_rec ? &arec : nullptr);
+    if (want_rec) {
+        emit("scores", "Q·Kᵀ", arec.scores_raw);
+        emit("scaled", "scores · scale (+ additive mask)", arec.scores_scaled);
+        emit("masked", "masked_fill(~mask, fill)", arec.scores_masked);
+        emit("weights", "softmax(masked, dim=-1)", arec.weights);
+        if (opt.train && opt.dropout > 0) emit("dropped", "dropout(weights, p) / (1 - p)", arec.weights_dropped);
     }
     emit("head_out", "weights·V", head_out);
     Tensor merged = merge_heads(head_out);                   // (B, Tq, H*Dv)

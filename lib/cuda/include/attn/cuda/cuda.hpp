@@ -30,11 +30,9 @@ namespace attn {
 
 enum class CudaKernel { Naive, Flash, FlashF16, FlashBf16 };
 
-// "cuda-naive" | "cuda-flash" | "cuda-flash-f16" | "cuda-flash-bf16"
+// "cuda-naive" | "cuda-flash" | "cuda-flash-f16" | "cuda-flash-bf16": also the
+// names of these kernels' rows in the backend table (attn/nn/backend.hpp).
 const char* cuda_kernel_name(CudaKernel k);
-// Parses one of the names above (the "cuda-" prefix may be left out).
-// Throws InputError naming `option` on anything else.
-CudaKernel parse_cuda_kernel(std::string_view name, std::string_view option = "--impl");
 std::vector<CudaKernel> all_cuda_kernels();
 
 // True when this build has the CUDA backend (configured with -DATTN_CUDA=ON).
@@ -42,8 +40,8 @@ bool cuda_compiled();
 // True when the backend is built AND a GPU it has code for is usable. Otherwise
 // false, and *why (when given) gets a one-line reason.
 bool cuda_available(std::string* why = nullptr);
-// Throws InputError("<option>: <reason>") unless cuda_available().
-void require_cuda(std::string_view option = "--device cuda");
+// Throws InputError(<the reason>) unless cuda_available().
+void require_cuda();
 // "NVIDIA H200 (sm_90, 139.8 GiB)"; throws like require_cuda.
 std::string cuda_device_name();
 

@@ -7,12 +7,13 @@
 //   measure_gemm       Eigen float32 GEMM throughput: each thread multiplies its
 //                      own n x n matrices (Eigen is built without OpenMP, so one
 //                      GEMM per thread is how all threads are kept busy).
-//   run_case           one (implementation, size) in a forked child process: it
-//                      makes random Q, K, V, runs the implementation warmup + reps
+//   run_case           one (backend, size). A CPU backend runs in a forked child
+//                      process: it makes random Q, K, V, runs the backend warmup + reps
 //                      times and reports every time and its peak memory (VmHWM of
 //                      the child, whose only big allocations are Q, K, V and what the
-//                      implementation allocates). A child that dies (out of memory)
-//                      is reported, not fatal.
+//                      backend allocates). A child that dies (out of memory) is
+//                      reported, not fatal. A GPU backend is timed with cudaEvents
+//                      around the kernels alone (inputs uploaded once, before).
 // FLOPs are counted as 4 B H T^2 Dk (Q K^T and P V, a multiply-add = 2), half of
 // it with a causal mask.
 #pragma once
@@ -21,6 +22,8 @@
 #include <functional>
 #include <string>
 #include <vector>
+
+#include "attn/nn/backend.hpp"
 
 namespace attn {
 
@@ -34,7 +37,7 @@ FmaPeak measure_fma_peak(int threads, double seconds = 0.3);
 double measure_gemm(int threads, int64_t n = 512, double seconds = 0.3);
 
 struct BenchCase {
-    std::string impl = "flash";  // reference | flash | flash-bf16
+    Backend backend = Backend::Flash;
     int64_t B = 1, H = 8, T = 1024, Dk = 64;
     bool causal = false;
     int threads = 0;
@@ -61,8 +64,8 @@ struct BenchResult {
 };
 
 double bench_flops(const BenchCase& c);
-// Names accepted by run_case.
-const std::vector<std::string>& bench_impls();
+// Throws InputError for sizes that are not positive; a backend that cannot run
+// here is a result with ok = false and the reason in error.
 BenchResult run_case(const BenchCase& c);
 
 double median(std::vector<double> v);

@@ -15,6 +15,7 @@
 
 #include "attn/core/attention.hpp"
 #include "attn/core/linear.hpp"
+#include "attn/nn/backend.hpp"
 
 namespace attn {
 
@@ -28,19 +29,10 @@ struct MhaConfig {
     MhaConfig resolved() const;
 };
 
-// Which kernel computes the per-head attention. The CUDA ones need a build
-// with ATTN_CUDA and a GPU (attn/cuda.hpp); otherwise they throw InputError.
-enum class Impl { Reference, Flash, CudaNaive, CudaFlash, CudaFlashF16, CudaFlashBf16 };
-// "reference" | "flash" | "cuda-naive" | "cuda-flash" | "cuda-flash-f16" | "cuda-flash-bf16"
-Impl parse_impl(std::string_view s);
-const char* impl_name(Impl impl);
-// True for the implementations that keep every (B, H, T, T) intermediate.
-inline bool impl_records(Impl impl) { return impl == Impl::Reference || impl == Impl::CudaNaive; }
-
 // Every intermediate of one forward pass. Per-head tensors are (B, H, T, .).
 struct ForwardRecord {
     Tensor x, Q, K, V;
-    AttentionRecord attn;  // scores_raw .. weights_dropped, (B, H, T, T); empty unless impl_records(impl)
+    AttentionRecord attn;  // scores_raw .. weights_dropped, (B, H, T, T); empty unless the backend records
     Tensor head_out, merged, out;
 };
 
@@ -71,11 +63,11 @@ public:
     // Self-attention: query = key = value = x (B, T, D).
     Tensor forward(const Tensor& x, const Mask& mask, const AttentionOptions& opt,
                    ForwardRecord* rec = nullptr, const TraceFn* trace = nullptr,
-                   Impl impl = Impl::Reference) const;
+                   Backend backend = Backend::Reference) const;
     // General form: query (B, Tq, D), key and value (B, Tk, D).
     Tensor forward(const Tensor& query, const Tensor& key, const Tensor& value, const Mask& mask,
                    const AttentionOptions& opt, ForwardRecord* rec = nullptr,
-                   const TraceFn* trace = nullptr, Impl impl = Impl::Reference) const;
+                   const TraceFn* trace = nullptr, Backend backend = Backend::Reference) const;
 
 private:
     MhaConfig cfg_;

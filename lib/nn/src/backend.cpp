@@ -1,0 +1,122 @@
+// The backend table (see attn/nn/backend.hpp): one row per implementation of
+// attention, and attention(), the entry that checks and dispatches on it.
+#include "attn/nn/backend.hpp"
+
+#include <fmt/format.h>
+
+#include "attn/core/errors.hpp"
+#include "attn/cpu/flash.hpp"
+
+namespace attn {
+namespace {
+
+bool always(std::string*) { return true; }
+
+bool bf16_here(std::string* why) {
+    if (flash_bf16_supported()) return true;
+    if (why != nullptr) *why = "this CPU has no AVX-512 BF16 (vdpbf16ps)";
+    return false;
+}
+
+Tensor run_reference(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask,
+                     const AttentionOptions& opt, AttentionRecord* rec, int /*threads: single-threaded*/) {
+    return attention_reference(q, k, v, mask, opt, rec);
+}
+
+Tensor run_flash(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask, const AttentionOptions& opt,
+                 AttentionRecord*, int threads) {
+    return attention_flash(q, k, v, mask, opt, threads);
+}
+
+Tensor run_flash_bf16(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask,
+                      const AttentionOptions& opt, AttentionRecord*, int threads) {
+    return attention_flash_bf16(q, k, v, mask, opt, threads);
+}
+
+// One function per CUDA kernel: AttentionFn is a plain pointer, so the kernel
+// is a template argument rather than a capture.
+template <CudaKernel K>
+Tensor run_cuda(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask, const AttentionOptions& opt,
+                AttentionRecord* rec, int) {
+    return attention_cuda(q, k, v, mask, opt, K, rec);
+}
+
+std::vector<BackendInfo> make_table() {
+    constexpr auto cpu = Device::Cpu, gpu = Device::Cuda;
+    constexpr auto none = CudaKernel::Naive;  // unused on CPU rows
+    return {
+        {Backend::Reference, "reference", cpu, true, Precision::F32,
+         "the readable CPU reference, one thread", always, run_reference, none},
+        {Backend::Flash, "flash", cpu, false, Precision::F32,
+         "tiled, online softmax, no (T, T) matrix", always,
+         run_flash, none},
+        {Backend::FlashBf16, "flash-bf16", cpu, false, Precision::BF16,
+         "flash with bf16 products (AVX-512 BF16)", bf16_here,
+         run_flash_bf16, none},
+        {Backend::CudaNaive, cuda_kernel_name(CudaKernel::Naive), gpu, true, Precision::F32,
+         "cuBLAS + one fused softmax kernel", cuda_available,
+         run_cuda<CudaKernel::Naive>, CudaKernel::Naive},
+        {Backend::CudaFlash, cuda_kernel_name(CudaKernel::Flash), gpu, false, Precision::F32,
+         "FlashAttention in float32", cuda_available, run_cuda<CudaKernel::Flash>, CudaKernel::Flash},
+        {Backend::CudaFlashF16, cuda_kernel_name(CudaKernel::FlashF16), gpu, false, Precision::F16,
+         "FlashAttention on tensor cores", cuda_available, run_cuda<CudaKernel::FlashF16>,
+         CudaKernel::FlashF16},
+        {Backend::CudaFlashBf16, cuda_kernel_name(CudaKernel::FlashBf16), gpu, false, Precision::BF16,
+         "FlashAttention on tensor cores", cuda_available, run_cuda<CudaKernel::FlashBf16>,
+         CudaKernel::FlashBf16},
+    };
+}
+
+}  // namespace
+
+const std::vector<BackendInfo>& backends() {
+    static const std::vector<BackendInfo> table = make_table();
+    return table;
+}
+
+const BackendInfo& backend_info(Backend b) { return backends().at(static_cast<size_t>(b)); }
+
+const char* backend_name(Backend b) { return backend_info(b).name; }
+
+const char* device_name(Device d) { return d == Device::Cpu ? "cpu" : "cuda"; }
+
+const char* precision_name(Precision p) {
+    switch (p) {
+        case Precision::F32: return "fp32";
+        case Precision::BF16: return "bf16";
+        case Precision::F16: return "fp16";
+    }
+    return "?";
+}
+
+std::optional<Backend> find_backend(std::string_view name) {
+    for (const BackendInfo& row : backends())
+        if (name == row.name) return row.id;
+    return std::nullopt;
+}
+
+std::string backend_names() {
+    std::string s;
+    for (const BackendInfo& row : backends()) s += std::string(s.empty() ? "" : ", ") + row.name;
+    return s;
+}
+
+bool backend_available(Backend b, std::string* why) { return backend_info(b).available(why); }
+
+Tensor attention(Backend b, const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask,
+                 const AttentionOptions& opt, AttentionRecord* rec, int threads) {
+    const BackendInfo& row = backend_info(b);
+    std::string why;
+    if (!row.available(&why)) throw InputError(fmt::format("{}: {}", row.name, why));
+    if (rec != nullptr && !row.records) {
+        std::string recorders;
+        for (const BackendInfo& r : backends())
+            if (r.records) recorders += std::string(recorders.empty() ? "" : ", ") + r.name;
+        throw InputError(fmt::format("{} never forms the (Tq, Tk) intermediates; only {} can record them", row.name,
+                                     recorders));
+    }
+    check_attention_inputs(q, k, v, mask, opt);
+    return row.run(q, k, v, mask, opt, rec, threads);
+}
+
+}  // namespace attn

@@ -114,8 +114,7 @@ struct Wire {
             Rng r(c.seed, static_cast<uint64_t>(i));
             for (float& x : ts[i]->data) x = r.normal();
         });
-        Mask mask;
-        mask.causal = c.causal;
+        const Mask mask = c.causal ? Mask::make_causal() : Mask::none();
         const AttentionOptions opt;
         auto run = [&]() -> Tensor {
             if (c.impl == "reference") return attention_reference(q, k, v, mask, opt);

@@ -146,10 +146,12 @@ int run_forward(ForwardOpts o) {
                     {"impl", o.impl},     {"bias", cfg.bias}};
         // The effective boolean mask (1 = may attend), broadcast to (B, T, T).
         Tensor m(Shape{o.batch, o.seq, o.seq});
-        for (int64_t b = 0; b < o.batch; ++b)
+        for (int64_t b = 0; b < o.batch; ++b) {
+            const MaskRow mask_b = mask.row(b, o.seq);
             for (int64_t i = 0; i < o.seq; ++i)
                 for (int64_t j = 0; j < o.seq; ++j)
-                    m.data[static_cast<size_t>((b * o.seq + i) * o.seq + j)] = mask.allowed(b, i, j) ? 1.0f : 0.0f;
+                    m.data[static_cast<size_t>((b * o.seq + i) * o.seq + j)] = mask_b.allowed(i, j) ? 1.0f : 0.0f;
+        }
         auto put = [&](const char* name, const Tensor& t) {
             if (t.empty() && t.shape.empty()) return;
             d.tensors[name] = t;

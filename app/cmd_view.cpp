@@ -54,10 +54,14 @@ Mask dump_mask(const Dump& d, int64_t B, int64_t b, int64_t T) {
     if (it == d.tensors.end()) return Mask::none();
     const Tensor& m = it->second;
     if (m.rank() != 3 || m.dim(1) != T || m.dim(2) != T || (m.dim(0) != B && m.dim(0) != 1)) return Mask::none();
-    const int64_t row = m.dim(0) == 1 ? 0 : b;
-    std::vector<uint8_t> allowed(static_cast<size_t>(T * T));
-    for (int64_t i = 0; i < T * T; ++i) allowed[static_cast<size_t>(i)] = m.data[static_cast<size_t>(row * T * T + i)] != 0.0f ? 1 : 0;
-    return Mask::custom(1, T, T, std::move(allowed));
+    std::vector<uint8_t> allowed(m.data.size());
+    std::transform(m.data.begin(), m.data.end(), allowed.begin(), [](float x) -> uint8_t { return x != 0.0f; });
+    const Mask all = Mask::custom(m.dim(0), T, T, std::move(allowed));
+    const MaskRow row = all.row(b, T);
+    std::vector<uint8_t> row_b(static_cast<size_t>(T * T));
+    for (int64_t i = 0; i < T; ++i)
+        for (int64_t j = 0; j < T; ++j) row_b[static_cast<size_t>(i * T + j)] = row.allowed(i, j) ? 1 : 0;
+    return Mask::custom(1, T, T, std::move(row_b));
 }
 
 int run_view(const ViewOpts& o) {

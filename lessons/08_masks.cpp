@@ -10,10 +10,12 @@ constexpr int64_t B = 2, T = 5, Dk = 8;
 // Largest weight any query of batch row b gives to a key it may not see.
 double leaked(const Tensor& w, const Mask& m) {
     double worst = 0;
-    for (int64_t b = 0; b < w.dim(0); ++b)
+    for (int64_t b = 0; b < w.dim(0); ++b) {
+        const MaskRow row = m.row(b, T);
         for (int64_t i = 0; i < T; ++i)
             for (int64_t j = 0; j < T; ++j)
-                if (!m.allowed(b, i, j)) worst = std::max(worst, double(w.at({b, 0, i, j})));
+                if (!row.allowed(i, j)) worst = std::max(worst, double(w.at({b, 0, i, j})));
+    }
     return worst;
 }
 
@@ -38,14 +40,16 @@ void run(LessonContext& ctx) {
     const Mask pad = Mask::key_padding(lengths);
     std::string mask_text = "key mask [B, 1, T]:";
     for (int64_t b = 0; b < B; ++b) {
+        const MaskRow row = pad.row(b, T);
         mask_text += fmt::format("\n  batch {}: [", b);
-        for (int64_t j = 0; j < T; ++j) mask_text += fmt::format("{}{}", j ? " " : "", pad.allowed(b, 0, j) ? 1 : 0);
+        for (int64_t j = 0; j < T; ++j) mask_text += fmt::format("{}{}", j ? " " : "", row.allowed(0, j) ? 1 : 0);
         mask_text += "]";
     }
     mask_text += "\nbroadcast to [B, T, T] for batch 1 (row = query):";
+    const MaskRow row1 = pad.row(1, T);
     for (int64_t i = 0; i < T; ++i) {
         mask_text += "\n  [";
-        for (int64_t j = 0; j < T; ++j) mask_text += fmt::format("{}{}", j ? " " : "", pad.allowed(1, i, j) ? 1 : 0);
+        for (int64_t j = 0; j < T; ++j) mask_text += fmt::format("{}{}", j ? " " : "", row1.allowed(i, j) ? 1 : 0);
         mask_text += "]";
     }
     ctx.shape("key mask", Shape{B, 1, T}, pad.describe());

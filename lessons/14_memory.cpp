@@ -123,7 +123,7 @@ void run(LessonContext& ctx) {
     ctx.shape("out (window)", sparse);
     const double rel_sparse = std::sqrt(num / den);
     int64_t causal_pairs = 0;
-    for (int64_t i = 0; i < Tf; ++i) causal_pairs += causal.allowed_count(0, i, Tf);
+    for (int64_t i = 0; i < Tf; ++i) causal_pairs += causal.row(0, Tf).allowed_count(i);
     const double frac = double(kept) / double(causal_pairs);
     // linear attention: phi(x) = elu(x) + 1; out_i = phi(q_i)·S / phi(q_i)·z with S = Σ phi(k_j) v_jᵀ, z = Σ phi(k_j)
     auto phi = [](float x) { return x > 0 ? x + 1.0f : std::exp(x); };

@@ -63,32 +63,26 @@ TEST_CASE("flash matches the reference on a grid of shapes and masks and scales 
             const Tensor q = randn({c.B, c.H, c.Tq, c.Dk}, seed++), k = randn({c.B, c.H, c.Tk, c.Dk}, seed++),
                          v = randn({c.B, c.H, c.Tk, c.Dv}, seed++);
             std::vector<std::pair<std::string, Mask>> masks;
-            masks.push_back({"none", Mask{}});
-            Mask causal;
-            causal.causal = true;
-            masks.push_back({"causal", causal});
-            Mask pad;
-            for (int64_t b = 0; b < c.B; ++b) pad.key_len.push_back(b == 0 ? c.Tk : (c.Tk + 1) / 2);
+            masks.push_back({"none", Mask::none()});
+            masks.push_back({"causal", Mask::make_causal()});
+            std::vector<int64_t> lengths;
+            for (int64_t b = 0; b < c.B; ++b) lengths.push_back(b == 0 ? c.Tk : (c.Tk + 1) / 2);
+            const Mask pad = Mask::key_padding(lengths);
             masks.push_back({"pad", pad});
-            Mask both = pad;
-            both.causal = true;
-            masks.push_back({"causal+pad", both});
-            Mask dense;
-            dense.Bm = c.B, dense.Tq = c.Tq, dense.Tk = c.Tk;
+            masks.push_back({"causal+pad", Mask::make_causal().combined(pad)});
             Rng r(seed++);
-            for (int64_t n = 0; n < c.B * c.Tq * c.Tk; ++n) dense.dense.push_back(r.uniform() < 0.7f);
-            masks.push_back({"dense", dense});
-            Mask row;  // [B, 1, Tk]: broadcast over queries, as PyTorch's key padding mask
-            row.Bm = c.B, row.Tq = 1, row.Tk = c.Tk;
-            for (int64_t n = 0; n < c.B * c.Tk; ++n) row.dense.push_back(r.uniform() < 0.6f);
-            masks.push_back({"dense [B,1,Tk]", row});
-            Mask addm;
-            addm.Ba = 1, addm.Tqa = c.Tq, addm.Tk = c.Tk;
-            for (int64_t n = 0; n < c.Tq * c.Tk; ++n) addm.additive.push_back(r.normal());
+            std::vector<uint8_t> dense(static_cast<size_t>(c.B * c.Tq * c.Tk));
+            for (auto& x : dense) x = r.uniform() < 0.7f;
+            masks.push_back({"dense", Mask::custom(c.B, c.Tq, c.Tk, dense)});
+            std::vector<uint8_t> keep(static_cast<size_t>(c.B * c.Tk));
+            for (auto& x : keep) x = r.uniform() < 0.6f;
+            // [B, 1, Tk]: broadcast over queries, as PyTorch's key padding mask
+            masks.push_back({"dense [B,1,Tk]", Mask::key_padding_bool(c.B, c.Tk, keep)});
+            std::vector<float> add(static_cast<size_t>(c.Tq * c.Tk));
+            for (auto& x : add) x = r.normal();
+            const Mask addm = Mask::additive_mask(1, c.Tq, c.Tk, add);
             masks.push_back({"additive", addm});
-            Mask addc = addm;
-            addc.causal = true;
-            masks.push_back({"additive+causal", addc});
+            masks.push_back({"additive+causal", addm.combined(Mask::make_causal())});
             for (const auto& [mname, m] : masks)
                 for (int sc = 0; sc < 3; ++sc) {
                     AttentionOptions opt;
@@ -107,10 +101,9 @@ TEST_CASE("flash: fully masked rows with fill -inf give zeros and with a finite 
     for (const std::string& kern : flash_kernels())
         for (float fill : {-std::numeric_limits<float>::infinity(), -1e9f, 0.0f}) {
             const Tensor q = randn({3, 2, 70, 16}, 11), k = randn({3, 2, 150, 16}, 12), v = randn({3, 2, 150, 8}, 13);
-            Mask m;
-            m.key_len = {150, 0, 3};  // batch row 1: every key is padding
+            const Mask pad = Mask::key_padding({150, 0, 3});  // batch row 1: every key is padding
             for (bool causal : {false, true}) {
-                m.causal = causal;
+                const Mask m = causal ? Mask::make_causal().combined(pad) : pad;
                 AttentionOptions opt;
                 opt.fill = fill;
                 const Tensor got = attention_flash_with(kern, q, k, v, m, opt, 2);
@@ -124,8 +117,7 @@ TEST_CASE("flash: fully masked rows with fill -inf give zeros and with a finite 
 
 TEST_CASE("flash: dropout in train mode matches the reference decisions and eval mode ignores it") {
     const Tensor q = randn({2, 2, 45, 12}, 21), k = randn({2, 2, 77, 12}, 22), v = randn({2, 2, 77, 10}, 23);
-    Mask m;
-    m.causal = true;
+    const Mask m = Mask::make_causal();
     for (const std::string& kern : flash_kernels()) {
         AttentionOptions opt;
         opt.dropout = 0.3f;
@@ -145,9 +137,7 @@ TEST_CASE("flash: bad shapes and options are InputErrors") {
     const Tensor kbad = randn({1, 2, 5, 7}, 4), vbad = randn({1, 2, 6, 3}, 5);
     CHECK_THROWS_AS(attention_flash(q, kbad, v, Mask{}, {}), ShapeError);
     CHECK_THROWS_AS(attention_flash(q, k, vbad, Mask{}, {}), ShapeError);
-    Mask m;
-    m.key_len = {1, 2};
-    CHECK_THROWS_AS(attention_flash(q, k, v, m, {}), ShapeError);
+    CHECK_THROWS_AS(attention_flash(q, k, v, Mask::key_padding({1, 2}), {}), ShapeError);
     CHECK_THROWS_AS(attention_flash_with("nope", q, k, v, Mask{}, {}), InputError);
     AttentionOptions opt;
     opt.dropout = 1.0f;
@@ -178,13 +168,15 @@ TEST_CASE("flash-bf16 matches the reference within bf16 precision") {
         for (int variant = 0; variant < 5; ++variant) {
             Mask m;
             AttentionOptions opt;
-            if (variant == 1) m.causal = true;
+            if (variant == 1) m = Mask::make_causal();
             if (variant == 2) {
-                for (int64_t b = 0; b < c.B; ++b) m.key_len.push_back(b == 0 ? 0 : c.Tk / 2 + 1);
+                std::vector<int64_t> lengths;
+                for (int64_t b = 0; b < c.B; ++b) lengths.push_back(b == 0 ? 0 : c.Tk / 2 + 1);
+                m = Mask::key_padding(lengths);
                 opt.fill = -1e9f;
             }
             if (variant == 3) opt.scale = Scale{ScaleKind::Cosine, 0.1f};
-            if (variant == 4) m.causal = true, opt.train = true, opt.dropout = 0.2f, opt.seed = 5;
+            if (variant == 4) m = Mask::make_causal(), opt.train = true, opt.dropout = 0.2f, opt.seed = 5;
             const std::string what = "bf16 Tq" + std::to_string(c.Tq) + " Tk" + std::to_string(c.Tk) + " Dk" +
                                      std::to_string(c.Dk) + " variant " + std::to_string(variant);
             check_close(attention_flash_bf16(q, k, v, m, opt, 2), naive(q, k, v, m, opt), v, 2e-2, what);

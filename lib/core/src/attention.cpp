@@ -169,6 +169,7 @@ Tensor attention_reference(const Tensor& q_in, const Tensor& k_in, const Tensor&
     Tensor out(Shape{B, H, Tq, Dv});
     MatRM s(Tq, Tk);  // scores of one (b, h)
     for (int64_t b = 0; b < B; ++b) {
+        const MaskRow mask_b = mask.row(b, Tk);
         for (int64_t h = 0; h < H; ++h) {
             const int64_t bh = b * H + h;
             Eigen::Map<const MatRM> q_bh(q.ptr() + bh * Tq * Dk, Tq, Dk);
@@ -182,12 +183,12 @@ Tensor attention_reference(const Tensor& q_in, const Tensor& k_in, const Tensor&
             if (rec != nullptr) std::copy(s.data(), s.data() + Tq * Tk, rec->scores_raw.ptr() + off);
             // pass 2: scale, add the additive mask, masked_fill(~allowed, fill)
             for (int64_t i = 0; i < Tq; ++i)
-                for (int64_t j = 0; j < Tk; ++j) s(i, j) = s(i, j) * scale + mask.additive_at(b, i, j);
+                for (int64_t j = 0; j < Tk; ++j) s(i, j) = s(i, j) * scale + mask_b.additive_at(i, j);
             if (rec != nullptr) std::copy(s.data(), s.data() + Tq * Tk, rec->scores_scaled.ptr() + off);
             if (!mask.is_none())
                 for (int64_t i = 0; i < Tq; ++i)
                     for (int64_t j = 0; j < Tk; ++j)
-                        if (!mask.allowed(b, i, j)) s(i, j) = opt.fill;
+                        if (!mask_b.allowed(i, j)) s(i, j) = opt.fill;
             if (rec != nullptr) std::copy(s.data(), s.data() + Tq * Tk, rec->scores_masked.ptr() + off);
             // pass 3: softmax over keys
             softmax_rows(s.data(), Tq, Tk);

@@ -1,8 +1,9 @@
-// Masks: causal, key padding, custom boolean and additive (see attn/mask.hpp).
+// Masks: causal, key padding, custom boolean and additive (see attn/core/mask.hpp).
 #include "attn/core/mask.hpp"
 
 #include <algorithm>
 #include <charconv>
+#include <initializer_list>
 #include <vector>
 
 #include <fmt/format.h>
@@ -11,146 +12,155 @@
 
 namespace attn {
 
+namespace {
+
+// Throws ShapeError unless every dim is at least 1 and `n` values fill them.
+void check_values(std::string_view what, std::initializer_list<int64_t> dims, size_t n) {
+    int64_t need = 1;
+    for (int64_t d : dims) {
+        if (d < 1) throw ShapeError(fmt::format("{} [{}]: every dim must be at least 1", what, fmt::join(dims, ", ")));
+        need *= d;
+    }
+    if (static_cast<int64_t>(n) != need)
+        throw ShapeError(fmt::format("{} [{}] needs {} entries, got {}", what, fmt::join(dims, ", "), need, n));
+}
+
+std::vector<uint8_t> zero_or_one(std::vector<uint8_t> v) {
+    for (auto& x : v) x = x != 0 ? 1 : 0;
+    return v;
+}
+
+}  // namespace
+
 Mask Mask::make_causal() {
     Mask m;
-    m.causal = true;
+    m.causal_ = true;
     return m;
 }
 
 Mask Mask::key_padding(std::vector<int64_t> lengths) {
+    if (lengths.empty()) throw ShapeError("key padding needs one length per batch row, got none");
     for (int64_t L : lengths)
         if (L < 0) throw InputError(fmt::format("key padding length {} is negative", L));
     Mask m;
-    m.key_len = std::move(lengths);
+    m.max_key_len_ = *std::max_element(lengths.begin(), lengths.end());
+    m.key_len_ = std::move(lengths);
     return m;
 }
 
 Mask Mask::key_padding_bool(int64_t B, int64_t Tk, const std::vector<uint8_t>& keep) {
-    if (static_cast<int64_t>(keep.size()) != B * Tk)
-        throw ShapeError(fmt::format("key padding mask needs [{}, {}] = {} entries, got {}", B, Tk, B * Tk, keep.size()));
-    // Stored as a dense [B, 1, Tk] mask: Tq = 1 broadcasts over every query, like PyTorch's [B, 1, T].
+    check_values("key padding mask", {B, Tk}, keep.size());
     Mask m;
-    m.Bm = B;
-    m.Tq = 1;
-    m.Tk = Tk;
-    m.dense.assign(keep.begin(), keep.end());
-    for (auto& v : m.dense) v = v ? 1 : 0;
+    m.dense_ = {zero_or_one(keep), B, 1, Tk};  // Tq = 1: every query sees the same keys
     return m;
 }
 
-Mask Mask::custom(int64_t B, int64_t Tq_, int64_t Tk_, std::vector<uint8_t> allowed_) {
-    if (B < 1 || Tq_ < 1 || Tk_ < 1 || static_cast<int64_t>(allowed_.size()) != B * Tq_ * Tk_)
-        throw ShapeError(fmt::format("custom mask [{}, {}, {}] needs {} entries, got {}", B, Tq_, Tk_,
-                                     B * Tq_ * Tk_, allowed_.size()));
+Mask Mask::custom(int64_t B, int64_t Tq, int64_t Tk, std::vector<uint8_t> allowed) {
+    check_values("custom mask", {B, Tq, Tk}, allowed.size());
     Mask m;
-    m.Bm = B;
-    m.Tq = Tq_;
-    m.Tk = Tk_;
-    m.dense = std::move(allowed_);
-    for (auto& v : m.dense) v = v ? 1 : 0;
+    m.dense_ = {zero_or_one(std::move(allowed)), B, Tq, Tk};
     return m;
 }
 
-Mask Mask::additive_mask(int64_t B, int64_t Tq_, int64_t Tk_, std::vector<float> add) {
-    if (B < 1 || Tq_ < 1 || Tk_ < 1 || static_cast<int64_t>(add.size()) != B * Tq_ * Tk_)
-        throw ShapeError(fmt::format("additive mask [{}, {}, {}] needs {} entries, got {}", B, Tq_, Tk_,
-                                     B * Tq_ * Tk_, add.size()));
+Mask Mask::additive_mask(int64_t B, int64_t Tq, int64_t Tk, std::vector<float> add) {
+    check_values("additive mask", {B, Tq, Tk}, add.size());
     Mask m;
-    m.Ba = B;
-    m.Tqa = Tq_;
-    m.Tk = Tk_;
-    m.additive = std::move(add);
+    m.additive_ = {std::move(add), B, Tq, Tk};
     return m;
 }
 
-// Elementwise op over two [B?, Tq?, Tk] arrays that broadcast (dims of 1 stretch).
-template <class V, class Op>
-static V broadcast_op(const V& a, int64_t Ba, int64_t Tqa, const V& b, int64_t Bb, int64_t Tqb, int64_t Tk,
-                      int64_t& Bo, int64_t& Tqo, Op op) {
-    if (Ba != Bb && Ba != 1 && Bb != 1) throw ShapeError(fmt::format("combining masks for batches {} and {}", Ba, Bb));
-    if (Tqa != Tqb && Tqa != 1 && Tqb != 1)
-        throw ShapeError(fmt::format("combining masks over {} and {} queries", Tqa, Tqb));
-    Bo = std::max(Ba, Bb);
-    Tqo = std::max(Tqa, Tqb);
-    V out(static_cast<size_t>(Bo * Tqo * Tk));
-    for (int64_t bi = 0; bi < Bo; ++bi)
-        for (int64_t i = 0; i < Tqo; ++i)
-            for (int64_t j = 0; j < Tk; ++j) {
-                const auto x = a[static_cast<size_t>(((Ba == 1 ? 0 : bi) * Tqa + (Tqa == 1 ? 0 : i)) * Tk + j)];
-                const auto y = b[static_cast<size_t>(((Bb == 1 ? 0 : bi) * Tqb + (Tqb == 1 ? 0 : i)) * Tk + j)];
-                out[static_cast<size_t>((bi * Tqo + i) * Tk + j)] = op(x, y);
-            }
+template <class T>
+template <class Op>
+Mask::Part<T> Mask::Part<T>::broadcast(const Part& o, Op op) const {
+    if (o.empty()) return *this;
+    if (empty()) return o;
+    Part out{{}, std::max(batch, o.batch), std::max(queries, o.queries), keys};
+    out.values.resize(static_cast<size_t>(out.batch * out.queries * keys));
+    T* dst = out.values.data();
+    for (int64_t b = 0; b < out.batch; ++b)
+        for (int64_t i = 0; i < out.queries; ++i, dst += keys) {
+            const T* x = values.data() + batch_offset(b) + i * query_stride();
+            const T* y = o.values.data() + o.batch_offset(b) + i * o.query_stride();
+            for (int64_t j = 0; j < keys; ++j) dst[j] = op(x[j], y[j]);
+        }
     return out;
 }
 
+Mask::Extent Mask::extent() const {
+    Extent e;
+    if (!key_len_.empty()) e.batch = static_cast<int64_t>(key_len_.size());
+    const auto pin = [&e](const auto& part) {
+        if (part.empty()) return;
+        if (part.batch != 1) e.batch = part.batch;  // a dim of 1 broadcasts: it pins nothing
+        if (part.queries != 1) e.queries = part.queries;
+        e.keys = part.keys;
+    };
+    pin(dense_);
+    pin(additive_);
+    return e;
+}
+
 Mask Mask::combined(const Mask& o) const {
-    Mask m = *this;
-    m.causal = causal || o.causal;
-    if (!o.key_len.empty()) {
-        if (m.key_len.empty()) m.key_len = o.key_len;
-        else {
-            if (m.key_len.size() != o.key_len.size())
-                throw ShapeError("combining key padding masks of different batch sizes");
-            for (size_t b = 0; b < m.key_len.size(); ++b) m.key_len[b] = std::min(m.key_len[b], o.key_len[b]);
-        }
-    }
-    const bool has_k = !dense.empty() || !additive.empty();
-    const bool o_has_k = !o.dense.empty() || !o.additive.empty();
-    if (has_k && o_has_k && Tk != o.Tk)
-        throw ShapeError(fmt::format("combining masks over {} and {} keys", Tk, o.Tk));
-    if (!has_k) m.Tk = o.Tk;
-    if (!o.dense.empty()) {
-        if (m.dense.empty()) {
-            m.dense = o.dense;
-            m.Bm = o.Bm;
-            m.Tq = o.Tq;
-        } else {
-            m.dense = broadcast_op(dense, Bm, Tq, o.dense, o.Bm, o.Tq, m.Tk, m.Bm, m.Tq,
-                                   [](uint8_t x, uint8_t y) -> uint8_t { return x & y; });
-        }
-    }
-    if (!o.additive.empty()) {
-        if (m.additive.empty()) {
-            m.additive = o.additive;
-            m.Ba = o.Ba;
-            m.Tqa = o.Tqa;
-        } else {
-            m.additive = broadcast_op(additive, Ba, Tqa, o.additive, o.Ba, o.Tqa, m.Tk, m.Ba, m.Tqa,
-                                      [](float x, float y) { return x + y; });
-        }
-    }
+    // Each mask's parts agree among themselves; the two masks must agree with each other.
+    const Extent a = extent(), b = o.extent();
+    const auto clash = [](int64_t x, int64_t y) { return x != 0 && y != 0 && x != y; };
+    if (clash(a.batch, b.batch))
+        throw ShapeError(fmt::format("combining masks for batches {} and {}", a.batch, b.batch));
+    if (clash(a.queries, b.queries))
+        throw ShapeError(fmt::format("combining masks over {} and {} queries", a.queries, b.queries));
+    if (clash(a.keys, b.keys)) throw ShapeError(fmt::format("combining masks over {} and {} keys", a.keys, b.keys));
+
+    Mask m;
+    m.causal_ = causal_ || o.causal_;
+    m.key_len_ = key_len_.empty() ? o.key_len_ : key_len_;
+    if (!key_len_.empty() && !o.key_len_.empty())  // as many as the batch has, both
+        for (size_t r = 0; r < key_len_.size(); ++r) m.key_len_[r] = std::min(key_len_[r], o.key_len_[r]);
+    if (!m.key_len_.empty()) m.max_key_len_ = *std::max_element(m.key_len_.begin(), m.key_len_.end());
+    m.dense_ = dense_.broadcast(o.dense_, [](uint8_t x, uint8_t y) -> uint8_t { return x & y; });
+    m.additive_ = additive_.broadcast(o.additive_, [](float x, float y) { return x + y; });
     return m;
 }
 
-void Mask::check(int64_t B, int64_t Tq_, int64_t Tk_) const {
-    if (!key_len.empty()) {
-        if (static_cast<int64_t>(key_len.size()) != B)
-            throw ShapeError(fmt::format("key padding mask has {} lengths for a batch of {}", key_len.size(), B));
-        for (int64_t L : key_len)
-            if (L < 0 || L > Tk_) throw ShapeError(fmt::format("key padding length {} is outside [0, {}]", L, Tk_));
+void Mask::check(int64_t B, int64_t Tq, int64_t Tk) const {
+    if (!key_len_.empty()) {
+        if (static_cast<int64_t>(key_len_.size()) != B)
+            throw ShapeError(fmt::format("key padding mask has {} lengths for a batch of {}", key_len_.size(), B));
+        if (max_key_len_ > Tk)  // lengths are >= 0 by construction
+            throw ShapeError(fmt::format("key padding length {} is outside [0, {}]", max_key_len_, Tk));
     }
-    if (!dense.empty() && ((Bm != 1 && Bm != B) || (Tq != 1 && Tq != Tq_) || Tk != Tk_))
-        throw ShapeError(fmt::format("boolean mask [{}, {}, {}] does not broadcast to scores [{}, H, {}, {}]", Bm, Tq,
-                                     Tk, B, Tq_, Tk_));
-    if (!additive.empty() && ((Ba != 1 && Ba != B) || (Tqa != 1 && Tqa != Tq_) || Tk != Tk_))
-        throw ShapeError(fmt::format("additive mask [{}, {}, {}] does not broadcast to scores [{}, H, {}, {}]", Ba, Tqa,
-                                     Tk, B, Tq_, Tk_));
+    if (!dense_.fits(B, Tq, Tk))
+        throw ShapeError(fmt::format("boolean mask [{}, {}, {}] does not broadcast to scores [{}, H, {}, {}]",
+                                     dense_.batch, dense_.queries, dense_.keys, B, Tq, Tk));
+    if (!additive_.fits(B, Tq, Tk))
+        throw ShapeError(fmt::format("additive mask [{}, {}, {}] does not broadcast to scores [{}, H, {}, {}]",
+                                     additive_.batch, additive_.queries, additive_.keys, B, Tq, Tk));
+}
+
+MaskRow Mask::row(int64_t b, int64_t Tk, const uint8_t* dense, const float* additive) const {
+    MaskRow r;
+    r.causal = causal_;
+    r.key_len = key_len_.empty() ? Tk : key_len_[static_cast<size_t>(b)];
+    if (!dense_.empty()) {
+        r.dense = dense + dense_.batch_offset(b);
+        r.dense_stride = dense_.query_stride();
+    }
+    if (!additive_.empty()) {
+        r.additive = additive + additive_.batch_offset(b);
+        r.additive_stride = additive_.query_stride();
+    }
+    return r;
 }
 
 std::string Mask::describe() const {
     std::vector<std::string> parts;
-    if (causal) parts.push_back("causal");
-    if (!key_len.empty()) parts.push_back(fmt::format("key padding (lengths {})", fmt::join(key_len, ",")));
-    if (!dense.empty()) parts.push_back(fmt::format("boolean [{}, {}, {}]", Bm, Tq, Tk));
-    if (!additive.empty()) parts.push_back(fmt::format("additive [{}, {}, {}]", Ba, Tqa, Tk));
+    if (causal_) parts.push_back("causal");
+    if (!key_len_.empty()) parts.push_back(fmt::format("key padding (lengths {})", fmt::join(key_len_, ",")));
+    if (!dense_.empty())
+        parts.push_back(fmt::format("boolean [{}, {}, {}]", dense_.batch, dense_.queries, dense_.keys));
+    if (!additive_.empty())
+        parts.push_back(fmt::format("additive [{}, {}, {}]", additive_.batch, additive_.queries, additive_.keys));
     if (parts.empty()) return "none";
     return fmt::format("{}", fmt::join(parts, " + "));
-}
-
-int64_t Mask::allowed_count(int64_t b, int64_t i, int64_t Tk_) const {
-    int64_t n = 0;
-    for (int64_t j = 0; j < Tk_; ++j) n += allowed(b, i, j) ? 1 : 0;
-    return n;
 }
 
 static std::vector<int64_t> parse_lengths(std::string_view list, std::string_view spec, int64_t B, int64_t T) {
@@ -187,9 +197,8 @@ Mask parse_mask(std::string_view spec, int64_t B, int64_t T) {
     }
     if (rest.substr(0, 4) == "pad:") {
         rest.remove_prefix(4);
-        Mask m = Mask::key_padding(parse_lengths(rest, spec, B, T));
-        m.causal = causal;
-        return m;
+        const Mask pad = Mask::key_padding(parse_lengths(rest, spec, B, T));
+        return causal ? Mask::make_causal().combined(pad) : pad;
     }
     throw InputError(fmt::format("--mask: unknown mask '{}' (one of: none, causal, pad:L1,L2,..., causal+pad:L1,L2,...)",
                                  spec));

@@ -55,9 +55,10 @@ std::vector<HeadStats> head_stats(const Tensor& w, const Mask& mask) {
     std::vector<HeadStats> out(static_cast<size_t>(H));
     for (int64_t h = 0; h < H; ++h) {
         HeadStats& s = out[static_cast<size_t>(h)];
-        for (int64_t b = 0; b < B; ++b)
+        for (int64_t b = 0; b < B; ++b) {
+            const MaskRow mask_b = mask.row(b, Tk);
             for (int64_t i = 0; i < Tq; ++i) {
-                const int64_t n_ok = mask.allowed_count(b, i, Tk);
+                const int64_t n_ok = mask_b.allowed_count(i);
                 if (n_ok < 2) continue;
                 const RowStats r = row_stats(w.ptr() + ((b * H + h) * Tq + i) * Tk, Tk, n_ok);
                 s.mean_entropy_nats += r.entropy_nats;
@@ -67,6 +68,7 @@ std::vector<HeadStats> head_stats(const Tensor& w, const Mask& mask) {
                 s.mean_effective_keys += r.effective_keys;
                 ++s.rows;
             }
+        }
         if (s.rows > 0) {
             const double n = static_cast<double>(s.rows);
             s.mean_entropy_nats /= n;
@@ -85,9 +87,10 @@ Tensor head_similarity(const Tensor& w, const Mask& mask) {
     const int64_t B = w.dim(0), H = w.dim(1), Tq = w.dim(2), Tk = w.dim(3);
     Tensor sim(Shape{H, H});
     int64_t rows = 0;
-    for (int64_t b = 0; b < B; ++b)
+    for (int64_t b = 0; b < B; ++b) {
+        const MaskRow mask_b = mask.row(b, Tk);
         for (int64_t i = 0; i < Tq; ++i) {
-            if (mask.allowed_count(b, i, Tk) < 2) continue;
+            if (mask_b.allowed_count(i) < 2) continue;
             ++rows;
             for (int64_t h1 = 0; h1 < H; ++h1)
                 for (int64_t h2 = h1 + 1; h2 < H; ++h2) {
@@ -96,6 +99,7 @@ Tensor head_similarity(const Tensor& w, const Mask& mask) {
                     sim.data[static_cast<size_t>(h1 * H + h2)] += static_cast<float>(js);
                 }
         }
+    }
     for (int64_t h1 = 0; h1 < H; ++h1)
         for (int64_t h2 = h1 + 1; h2 < H; ++h2) {
             float& v = sim.data[static_cast<size_t>(h1 * H + h2)];
@@ -109,15 +113,17 @@ double max_row_sum_error(const Tensor& w, const Mask& mask) {
     check_weights(w, mask);
     const int64_t B = w.dim(0), H = w.dim(1), Tq = w.dim(2), Tk = w.dim(3);
     double worst = 0;
-    for (int64_t b = 0; b < B; ++b)
+    for (int64_t b = 0; b < B; ++b) {
+        const MaskRow mask_b = mask.row(b, Tk);
         for (int64_t h = 0; h < H; ++h)
             for (int64_t i = 0; i < Tq; ++i) {
-                if (mask.allowed_count(b, i, Tk) == 0) continue;
+                if (mask_b.allowed_count(i) == 0) continue;
                 double sum = 0;
                 const float* row = w.ptr() + ((b * H + h) * Tq + i) * Tk;
                 for (int64_t j = 0; j < Tk; ++j) sum += row[j];
                 worst = std::max(worst, std::fabs(sum - 1.0));
             }
+    }
     return worst;
 }
 

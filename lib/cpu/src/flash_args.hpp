@@ -23,7 +23,7 @@ struct Args {
     const float* v = nullptr;  // (B, H, Tk, Dv)
     float* out = nullptr;      // (B, H, Tq, Dv)
     int64_t B = 0, H = 0, Tq = 0, Tk = 0, Dk = 0, Dv = 0;
-    const Mask* mask = nullptr;
+    const Mask* mask = nullptr;  // checked for these sizes; a kernel reads batch row b as mask->row(b, Tk)
     float qscale = 1.0f;       // scale factor * log2(e), applied to q
     bool cosine = false;       // normalise q and k rows before the product
     float fill2 = 0.0f;        // fill * log2(e) (-inf stays -inf)

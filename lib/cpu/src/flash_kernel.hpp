@@ -206,16 +206,8 @@ struct FlashF32 {
         uint32_t* QT2 = reinterpret_cast<uint32_t*>(QT);
         uint32_t* PT2 = reinterpret_cast<uint32_t*>(rk + BK);
 
-        const Mask& mask = *a.mask;
-        const bool causal = mask.causal;
-        const int64_t klen = mask.key_len.empty() ? Tk : std::min<int64_t>(Tk, mask.key_len[static_cast<size_t>(b)]);
-        // Dense and additive masks may broadcast over batch (B = 1) and queries (Tq = 1).
-        const uint8_t* dense =
-            mask.dense.empty() ? nullptr : mask.dense.data() + (mask.Bm == 1 ? 0 : b) * mask.Tq * Tk;
-        const int64_t dense_qs = mask.Tq == 1 ? 0 : Tk;  // stride between query rows
-        const float* add =
-            mask.additive.empty() ? nullptr : mask.additive.data() + (mask.Ba == 1 ? 0 : b) * mask.Tqa * Tk;
-        const int64_t add_qs = mask.Tqa == 1 ? 0 : Tk;
+        // causal and key_len are applied to whole blocks; dense and additive element by element
+        const MaskRow mask = a.mask->row(b, Tk);
 
         // pass 1: QT = (q * scale * log2 e)^T, padding lanes zero; state reset
         for (int i = 0; i < BQ; ++i) {
@@ -241,9 +233,9 @@ struct FlashF32 {
         const int64_t last_q = i0 + nq - 1;
         for (int64_t j0 = 0; j0 < Tk; j0 += BK) {
             const int nk = static_cast<int>(std::min<int64_t>(BK, Tk - j0));
-            const bool all_masked = (causal && j0 > last_q) || j0 >= klen;
-            if (all_masked) {
-                // Every later block is fully masked too (both rules are monotone in j).
+            if (j0 >= mask.key_end(last_q)) {
+                // Causal and padding mask this block and every later one for all queries
+                // of the block (MaskRow::key_end).
                 // With fill = -inf they weigh exactly 0. With a finite fill each masked
                 // key has score `fill` and weight 2^(fill2 - m): exactly 0 in float once
                 // m - fill2 > 160 (2^-160 is below the smallest denormal), as in the
@@ -279,21 +271,22 @@ struct FlashF32 {
                     }
                 }
                 // pass 3a: masks, element-wise where they must be
-                if (add != nullptr)
+                if (mask.additive != nullptr)
                     for (int jj = 0; jj < nk; ++jj)
-                        for (int i = 0; i < nq; ++i) ST[jj * BQ + i] += add[(i0 + i) * add_qs + j0 + jj] * kLog2e;
-                if (causal && j0 + nk - 1 > i0)  // some key after some query: lanes i < j are masked
+                        for (int i = 0; i < nq; ++i)
+                            ST[jj * BQ + i] += mask.additive[(i0 + i) * mask.additive_stride + j0 + jj] * kLog2e;
+                if (mask.causal && j0 + nk - 1 > i0)  // some key after some query: lanes i < j are masked
                     for (int jj = 0; jj < nk; ++jj) {
                         const int64_t upto = std::min<int64_t>(BQ, std::max<int64_t>(0, j0 + jj - i0));
                         std::fill(ST + jj * BQ, ST + jj * BQ + upto, a.fill2);
                     }
-                if (j0 + nk > klen)
-                    for (int jj = static_cast<int>(klen - j0); jj < nk; ++jj)
+                if (j0 + nk > mask.key_len)
+                    for (int jj = static_cast<int>(mask.key_len - j0); jj < nk; ++jj)
                         std::fill(ST + jj * BQ, ST + (jj + 1) * BQ, a.fill2);
-                if (dense != nullptr)
+                if (mask.dense != nullptr)
                     for (int jj = 0; jj < nk; ++jj)
                         for (int i = 0; i < nq; ++i)
-                            if (!dense[(i0 + i) * dense_qs + j0 + jj]) ST[jj * BQ + i] = a.fill2;
+                            if (!mask.dense[(i0 + i) * mask.dense_stride + j0 + jj]) ST[jj * BQ + i] = a.fill2;
             }
 
             // pass 3b: online softmax. m_new = max(m, max_j s); alpha = 2^(m - m_new);

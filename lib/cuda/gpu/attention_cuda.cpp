@@ -11,6 +11,7 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -174,7 +175,7 @@ struct Prepared {
     AttnArgs a;
     CudaKernel kernel = CudaKernel::Naive;
     DeviceBuffer q, k, v;          // float32, or 16-bit for the tensor-core kernels
-    DeviceBuffer key_len, dense, additive;
+    DeviceBuffer dense, additive, mask_rows;  // mask_rows: [B] MaskRow pointing into dense and additive
     DeviceBuffer out;              // (BH, Tq, Dv) float32
     DeviceBuffer scores;           // naive only: (BH, Tq, Tk), softmax in place
     int64_t out_n = 0, score_n = 0;
@@ -247,21 +248,16 @@ static void prepare(Prepared& p, const Tensor& q_in, const Tensor& k_in, const T
             ATTN_CUDA_CHECK(cudaDeviceSynchronize());
         }
     }
-    if (!mask.key_len.empty()) {
-        p.key_len = upload(mask.key_len.data(), mask.key_len.size(), "the key padding lengths");
-        a.mask.key_len = p.key_len.get<int64_t>();
-    }
-    if (!mask.dense.empty()) {
-        p.dense = upload(mask.dense.data(), mask.dense.size(), "the boolean mask");
-        a.mask.dense = p.dense.get<uint8_t>();
-        a.mask.Bm = mask.Bm, a.mask.Tqm = mask.Tq;
-    }
-    if (!mask.additive.empty()) {
-        p.additive = upload(mask.additive.data(), mask.additive.size(), "the additive mask");
-        a.mask.additive = p.additive.get<float>();
-        a.mask.Ba = mask.Ba, a.mask.Tqa = mask.Tqa;
-    }
-    a.mask.causal = mask.causal ? 1 : 0;
+    // the mask: each part's values copied once, and one MaskRow per batch row pointing into the copies
+    const std::span<const uint8_t> dense = mask.dense_values();
+    const std::span<const float> additive = mask.additive_values();
+    p.dense = upload(dense.data(), dense.size(), "the boolean mask");
+    p.additive = upload(additive.data(), additive.size(), "the additive mask");
+    std::vector<MaskRow> rows(static_cast<size_t>(a.B));
+    for (int64_t b = 0; b < a.B; ++b)
+        rows[static_cast<size_t>(b)] = mask.row(b, a.Tk, p.dense.get<uint8_t>(), p.additive.get<float>());
+    p.mask_rows = upload(rows.data(), rows.size(), "the mask");
+    a.mask = p.mask_rows.get<MaskRow>();
     p.out.alloc(static_cast<size_t>(p.out_n) * sizeof(float), "the output");
     if (kernel == CudaKernel::Naive && !want_record)
         p.scores.alloc(static_cast<size_t>(p.score_n) * sizeof(float), "the (B, H, Tq, Tk) score matrix");

@@ -8,6 +8,8 @@
 
 #include <cuda_runtime.h>
 
+#include "attn/core/mask_row.hpp"
+
 namespace attn::cuda_detail {
 
 // Throws std::runtime_error (a bug) or, for out-of-memory, attn::InputError.
@@ -19,18 +21,6 @@ namespace attn::cuda_detail {
         if (attn_err_ != cudaSuccess) ::attn::cuda_detail::throw_cuda_error(attn_err_, #call, __FILE__, __LINE__); \
     } while (0)
 
-// The mask as the kernels read it: device pointers plus the dims that say how
-// the dense / additive parts broadcast (same rules as attn::Mask::allowed and
-// Mask::additive_at, attn/mask.hpp).
-struct MaskArgs {
-    int causal = 0;
-    const int64_t* key_len = nullptr;  // [B] or null
-    const uint8_t* dense = nullptr;    // [Bm, Tqm, Tk] or null
-    int64_t Bm = 0, Tqm = 0;
-    const float* additive = nullptr;   // [Ba, Tqa, Tk] or null
-    int64_t Ba = 0, Tqa = 0;
-};
-
 // Everything a kernel needs besides the tensors.
 struct AttnArgs {
     int64_t B = 0, H = 0, Tq = 0, Tk = 0, Dk = 0, Dv = 0;
@@ -39,7 +29,7 @@ struct AttnArgs {
     float dropout = 0.0f;    // p, > 0 only when training
     float keep_scale = 1.0f; // 1 / (1 - p)
     uint64_t seed = 0;
-    MaskArgs mask;
+    const MaskRow* mask = nullptr;  // [B] in device memory: attn::Mask::row(b, Tk) with device pointers
 };
 
 // Test hook: true makes the readable path use the tiled GEMM kernel even when

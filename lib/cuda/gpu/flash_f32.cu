@@ -31,7 +31,8 @@ __global__ void __launch_bounds__(F32_THREADS) flash_f32_kernel(const float* __r
     __shared__ __align__(16) float Ks[BCT][D];
     __shared__ __align__(16) float Vs[BCT][D];
 
-    const int64_t bh = blockIdx.y, b = bh / a.H;
+    const int64_t bh = blockIdx.y;
+    const MaskRow& mask = a.mask[bh / a.H];
     const int row = threadIdx.x / TPR, part = threadIdx.x % TPR;
     const int64_t q_lo = static_cast<int64_t>(blockIdx.x) * ROWS;
     const int64_t i = q_lo + row;
@@ -50,7 +51,7 @@ __global__ void __launch_bounds__(F32_THREADS) flash_f32_kernel(const float* __r
     float m = -INFINITY, l = 0.0f;
 
     const int64_t q_hi = q_lo + ROWS - 1 < a.Tq - 1 ? q_lo + ROWS - 1 : a.Tq - 1;
-    const int64_t k_end = key_end(a, b, q_hi);
+    const int64_t k_end = key_end(a, mask, q_hi);
     const float* kb = k + bh * a.Tk * a.Dk;
     const float* vb = v + bh * a.Tk * a.Dv;
     const bool dropping = a.dropout > 0.0f;
@@ -65,7 +66,7 @@ __global__ void __launch_bounds__(F32_THREADS) flash_f32_kernel(const float* __r
             Vs[jj][d] = (j < a.Tk && d < a.Dv) ? vb[j * a.Dv + d] : 0.0f;
         }
         __syncthreads();
-        const bool plain = tile_all_allowed(a, b, q_lo, k0 + BCT - 1);
+        const bool plain = mask.all_allowed(q_lo, k0 + BCT - 1);
 
         for (int s0 = 0; s0 < BCT; s0 += F32_SUB) {
             // pass 2: SUB scores of this row (dot over the TPR partners' slices)
@@ -83,7 +84,7 @@ __global__ void __launch_bounds__(F32_THREADS) flash_f32_kernel(const float* __r
                 float x;
                 if (plain) x = dot * a.scale;
                 else if (j >= a.Tk) x = -INFINITY;  // no such key
-                else x = masked_score(a, dot, b, ic, j);
+                else x = masked_score(a, mask, dot, ic, j);
                 s[jj] = x;
                 mx = fmaxf(mx, x);
             }

@@ -151,7 +151,8 @@ __global__ void __launch_bounds__(WARPS * 32)
 
     const Tag tag{};
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-    const int64_t bh = blockIdx.y, b = bh / a.H;
+    const int64_t bh = blockIdx.y;
+    const MaskRow& mask = a.mask[bh / a.H];
     const int64_t q_lo = static_cast<int64_t>(gridDim.x - 1 - blockIdx.x) * BR;  // longest blocks first
     const int64_t i0 = q_lo + warp * 16 + g, i1 = i0 + 8;  // this thread's two query rows
     const int64_t i0c = i0 < a.Tq ? i0 : a.Tq - 1, i1c = i1 < a.Tq ? i1 : a.Tq - 1;
@@ -176,7 +177,7 @@ __global__ void __launch_bounds__(WARPS * 32)
     float l0 = 0.0f, l1 = 0.0f;            // running sums, this thread's columns only
 
     const int64_t q_hi = q_lo + BR - 1 < a.Tq - 1 ? q_lo + BR - 1 : a.Tq - 1;
-    const int64_t k_end = key_end(a, b, q_hi);
+    const int64_t k_end = key_end(a, mask, q_hi);
     const bool dropping = a.dropout > 0.0f;
 
     const u16* const kg = k + bh * a.Tk * a.Dk;
@@ -221,7 +222,7 @@ __global__ void __launch_bounds__(WARPS * 32)
             }
 
         // pass 3: scale, additive mask, masked_fill (whole tiles inside the mask skip this)
-        const bool plain = tile_all_allowed(a, b, q_lo, k0 + MMA_BC - 1);
+        const bool plain = mask.all_allowed(q_lo, k0 + MMA_BC - 1);
 #pragma unroll
         for (int nt = 0; nt < NT_S; ++nt)
 #pragma unroll
@@ -230,7 +231,7 @@ __global__ void __launch_bounds__(WARPS * 32)
                     s[nt][e] *= a.scale;
                 } else {
                     const int64_t j = k0 + nt * 8 + 2 * t + (e & 1);
-                    s[nt][e] = j >= a.Tk ? -INFINITY : masked_score(a, s[nt][e], b, e < 2 ? i0c : i1c, j);
+                    s[nt][e] = j >= a.Tk ? -INFINITY : masked_score(a, mask, s[nt][e], e < 2 ? i0c : i1c, j);
                 }
             }
 

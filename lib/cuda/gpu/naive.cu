@@ -96,7 +96,8 @@ __global__ void softmax_rows_kernel(const float* raw, float* scaled_out, float* 
     // raw, *_out: (B, H, Tq, Tk); this block: row (bh, i)
     __shared__ float scratch[SM_THREADS / 32];
     const int64_t row = blockIdx.x;  // = bh * Tq + i
-    const int64_t i = row % a.Tq, b = (row / a.Tq) / a.H;
+    const int64_t i = row % a.Tq;
+    const MaskRow& mask = a.mask[(row / a.Tq) / a.H];
     const int64_t n = a.Tk;
     const float* x = raw + row * n;
     float* y = final_out + row * n;
@@ -104,8 +105,8 @@ __global__ void softmax_rows_kernel(const float* raw, float* scaled_out, float* 
     // pass 1: scale, additive mask, masked_fill; row max
     float mx = -INFINITY;
     for (int64_t j = threadIdx.x; j < n; j += SM_THREADS) {
-        const float s = x[j] * a.scale + mask_additive(a.mask, n, b, i, j);
-        const float m = mask_allowed(a.mask, n, b, i, j) ? s : a.fill;
+        const float s = x[j] * a.scale + mask.additive_at(i, j);
+        const float m = mask.allowed(i, j) ? s : a.fill;
         if (scaled_out != nullptr) scaled_out[row * n + j] = s;
         if (masked_out != nullptr) masked_out[row * n + j] = m;
         y[j] = m;  // same element, same thread: safe when y aliases x

@@ -3,7 +3,6 @@
 // With ATTN_CUDA the real backend lives in lib/cuda/ (attention_cuda.cpp).
 #include "attn/cuda/cuda.hpp"
 
-#include <algorithm>
 #include <string>
 
 
@@ -26,18 +25,12 @@ std::vector<CudaKernel> all_cuda_kernels() {
 }
 
 double attention_flops(int64_t B, int64_t H, int64_t Tq, int64_t Tk, int64_t Dk, int64_t Dv, const Mask& mask) {
-    // pairs (b, i, j) a query may attend to; causal and key padding counted in closed form
+    // pairs (b, i, j) a query may attend to; without a boolean part each row counts in closed form
+    mask.check(B, Tq, Tk);
     double pairs = 0;
     for (int64_t b = 0; b < B; ++b) {
-        const int64_t kl = mask.key_len.empty() ? Tk : std::min<int64_t>(Tk, mask.key_len[static_cast<size_t>(b)]);
-        if (!mask.dense.empty()) {
-            for (int64_t i = 0; i < Tq; ++i) pairs += static_cast<double>(mask.allowed_count(b, i, Tk));
-        } else if (mask.causal) {
-            // query i sees keys 0..min(i, kl - 1)
-            for (int64_t i = 0; i < Tq; ++i) pairs += static_cast<double>(std::min<int64_t>(i + 1, kl));
-        } else {
-            pairs += static_cast<double>(Tq) * static_cast<double>(kl);
-        }
+        const MaskRow row = mask.row(b, Tk);
+        for (int64_t i = 0; i < Tq; ++i) pairs += static_cast<double>(row.allowed_count(i));
     }
     return pairs * static_cast<double>(H) * 2.0 * static_cast<double>(Dk + Dv);
 }

@@ -1,65 +1,109 @@
 // attn/mask.hpp: which keys each query may attend to.
 //
-// A Mask is the AND of up to three parts, each optional:
-//   causal      query i sees key j only when j <= i (C24)
-//   key_len     per batch row b, keys j >= key_len[b] are padding (C23, C26)
-//   dense       a boolean [Bm, Tq, Tk] (Bm = 1 broadcasts over batch, Tq = 1 over
-//               queries, as PyTorch's [B, 1, T] key padding mask does), 1 = may attend
-// plus an optional additive float mask [Ba, Tqa, Tk] (Ba = 1 broadcasts) that is
-// added to the scaled scores before the boolean parts are applied (PyTorch's
-// float attn_mask). The boolean parts follow masked_fill(~allowed, fill).
+// A Mask is the AND of up to three boolean parts, each optional:
+//   causal       query i sees key j only when j <= i (C24)
+//   key padding  per batch row b, keys j >= key_len[b] are padding (C23, C26)
+//   dense        a boolean [B, Tq, Tk] array, 1 = may attend
+// plus an optional additive float array [B, Tq, Tk] that is added to the scaled
+// scores before the boolean parts are applied (PyTorch's float attn_mask). The
+// boolean parts follow masked_fill(~allowed, fill).
 //
-// Fast paths (flash, CUDA) read causal and key_len directly and skip whole
-// blocks; dense and additive are honoured element by element.
+// Broadcasting: a dense or additive array's batch or query dim of 1 stretches
+// over every batch row or query (PyTorch's [B, 1, T] key padding mask is a
+// dense [B, 1, Tk]). The rule is applied in one place, row(b): everything that
+// reads a mask (the reference, the tiled CPU and CUDA kernels, the FLOP count,
+// the statistics, the commands) reads batch row b through the MaskRow it returns
+// (attn/core/mask_row.hpp), whose allowed(i, j) and additive_at(i, j) are the
+// element rule.
+//
+// Shapes are checked when a mask is built: a factory throws ShapeError (or
+// InputError for a negative length) rather than return a mask that cannot apply
+// to any scores. check(B, Tq, Tk) then only asks whether it applies to these.
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "attn/core/mask_row.hpp"
+
 namespace attn {
 
-struct Mask {
-    bool causal = false;
-    std::vector<int64_t> key_len;   // empty, or one valid length per batch row
-    int64_t Bm = 0, Tq = 0, Tk = 0; // dims of `dense` (Bm = 0: no dense part)
-    std::vector<uint8_t> dense;     // [Bm, Tq, Tk], 1 = allowed
-    int64_t Ba = 0, Tqa = 0;        // dims of `additive` (Ba = 0: none); Tk as above
-    std::vector<float> additive;    // [Ba, Tqa, Tk]
-
+class Mask {
+public:
+    Mask() = default;  // no mask: every query attends to every key
     static Mask none() { return {}; }
+    // Query i sees key j only when j <= i.
     static Mask make_causal();
+    // Key padding by lengths, one per batch row: keys j >= lengths[b] are padding.
+    // Throws ShapeError for no lengths, InputError for a negative one.
     static Mask key_padding(std::vector<int64_t> lengths);
-    // Boolean key padding [B, Tk], 1 = real token (kept), 0 = padding.
+    // The factories below take row-major values and throw ShapeError unless every dim
+    // is at least 1 and the values fill them exactly.
+    // Key padding as a boolean [B, Tk], 1 = real token (kept), 0 = padding; a dense [B, 1, Tk].
     static Mask key_padding_bool(int64_t B, int64_t Tk, const std::vector<uint8_t>& keep);
-    // Custom boolean mask [Tq, Tk] (batch 1, broadcast) or [B, Tq, Tk]; 1 = allowed.
+    // Boolean [B, Tq, Tk] (B = 1 or Tq = 1 broadcast); 1 = allowed.
     static Mask custom(int64_t B, int64_t Tq, int64_t Tk, std::vector<uint8_t> allowed);
+    // Additive float [B, Tq, Tk] (B = 1 or Tq = 1 broadcast).
     static Mask additive_mask(int64_t B, int64_t Tq, int64_t Tk, std::vector<float> add);
 
-    // AND of both masks' boolean parts; additive parts are summed.
+    // AND of both masks' boolean parts (key lengths: the smaller); additive parts are
+    // summed. Throws ShapeError when the two disagree on the batch, queries or keys.
     Mask combined(const Mask& other) const;
 
-    bool is_none() const { return !causal && key_len.empty() && dense.empty() && additive.empty(); }
-    bool allowed(int64_t b, int64_t i, int64_t j) const {
-        if (causal && j > i) return false;
-        if (!key_len.empty() && j >= key_len[static_cast<size_t>(b)]) return false;
-        if (!dense.empty() &&
-            !dense[static_cast<size_t>(((Bm == 1 ? 0 : b) * Tq + (Tq == 1 ? 0 : i)) * Tk + j)])
-            return false;
-        return true;
-    }
-    float additive_at(int64_t b, int64_t i, int64_t j) const {
-        return additive.empty()
-                   ? 0.0f
-                   : additive[static_cast<size_t>(((Ba == 1 ? 0 : b) * Tqa + (Tqa == 1 ? 0 : i)) * Tk + j)];
-    }
-    // Throws ShapeError if the mask cannot apply to a [B, *, Tq, Tk] score tensor.
-    void check(int64_t B, int64_t Tq_, int64_t Tk_) const;
-    // Human summary: "causal + key padding [4, 6]".
+    bool is_none() const { return !causal_ && key_len_.empty() && dense_.empty() && additive_.empty(); }
+    // Throws ShapeError if the mask cannot apply to a [B, *, Tq, Tk] score tensor. O(1).
+    void check(int64_t B, int64_t Tq, int64_t Tk) const;
+
+    // Batch row b of the mask over Tk keys, for a mask that passed check(B, Tq, Tk) with
+    // b < B. The row points into the mask's values, so it lives as long as the mask (and
+    // a temporary mask has no rows).
+    MaskRow row(int64_t b, int64_t Tk) const& { return row(b, Tk, dense_.values.data(), additive_.values.data()); }
+    MaskRow row(int64_t b, int64_t Tk) const&& = delete;
+    // The same row with its pointers into copies of dense_values() and additive_values()
+    // elsewhere (a GPU's memory): dense and additive are those copies' first elements.
+    MaskRow row(int64_t b, int64_t Tk, const uint8_t* dense, const float* additive) const;
+    // The boolean and additive parts' values (empty when absent), row-major [batch, queries, Tk]
+    // with batch and queries as given to the factory, for a copy to another device.
+    std::span<const uint8_t> dense_values() const { return dense_.values; }
+    std::span<const float> additive_values() const { return additive_.values; }
+
+    // Human summary: "causal + key padding (lengths 4,6)".
     std::string describe() const;
-    // Number of keys query i of batch row b may attend to.
-    int64_t allowed_count(int64_t b, int64_t i, int64_t Tk_) const;
+
+private:
+    // A dense or additive part: values [batch, queries, keys], row-major; a batch or
+    // queries of 1 broadcasts. No values: the part is absent.
+    template <class T>
+    struct Part {
+        std::vector<T> values;
+        int64_t batch = 0, queries = 0, keys = 0;
+
+        bool empty() const { return values.empty(); }
+        // The broadcast rule: where batch row b starts, and the step from one query's row to the next.
+        int64_t batch_offset(int64_t b) const { return (batch == 1 ? 0 : b) * queries * keys; }
+        int64_t query_stride() const { return queries == 1 ? 0 : keys; }
+        bool fits(int64_t B, int64_t Tq, int64_t Tk) const {
+            return empty() || ((batch == 1 || batch == B) && (queries == 1 || queries == Tq) && keys == Tk);
+        }
+        // [max batch, max queries, keys]: op(this, o) elementwise, after broadcasting both.
+        template <class Op>
+        Part broadcast(const Part& o, Op op) const;
+    };
+    // The sizes of the scores [B, Tq, Tk] that the parts pin down; 0 where none does
+    // (no part, or only parts that broadcast along that dim).
+    struct Extent {
+        int64_t batch = 0, queries = 0, keys = 0;
+    };
+    Extent extent() const;
+
+    bool causal_ = false;
+    std::vector<int64_t> key_len_;  // [B], or empty: no key padding
+    int64_t max_key_len_ = 0;       // the largest of key_len_, for check()
+    Part<uint8_t> dense_;           // entries 0 or 1
+    Part<float> additive_;
 };
 
 // Parses the CLI's --mask: none | causal | pad:L1,L2,... | causal+pad:L1,...

@@ -91,7 +91,8 @@ struct CudaComparison {
 CudaComparison compare_cuda_to_cpu(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask,
                                    const AttentionOptions& opt, CudaKernel kernel);
 
-// Useful FLOPs of one attention call: 2·(Dk + Dv) per allowed (b, h, i, j).
+// Useful FLOPs of one attention call: 2·(Dk + Dv) per allowed (b, h, i, j). Throws
+// ShapeError if the mask does not apply to (B, *, Tq, Tk) scores.
 double attention_flops(int64_t B, int64_t H, int64_t Tq, int64_t Tk, int64_t Dk, int64_t Dv, const Mask& mask);
 
 }  // namespace attn

@@ -146,7 +146,7 @@ int run_one(const RunFlags& f) {
         attn::SvgOptions so;
         so.title = fmt::format("attn lesson {} ({}): attention weights", lesson.number, lesson.title);
         so.subtitle = fmt::format("each panel: rows are queries, columns are keys; seed {}", f.seed);
-        attn::write_file_atomic(f.svg, attn::heatmap_svg(r.panels, so), "--svg");
+        attn::cli::with_option("--svg", [&] { attn::write_file_atomic(f.svg, attn::heatmap_svg(r.panels, so)); });
         if (!f.json) std::cout << fmt::format("  wrote {} ({} heatmap{})\n", f.svg, r.panels.size(), r.panels.size() == 1 ? "" : "s");
     }
     if (f.json) std::cout << r.record.dump(2) << "\n";

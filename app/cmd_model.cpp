@@ -57,7 +57,7 @@ struct Prepared {
 
 Prepared prepare(const CommonOpts& o) {
     Prepared p;
-    p.files = locate_model(o.model.empty() ? default_model_dir() : o.model);
+    p.files = with_option("--model", [&] { return locate_model(o.model.empty() ? default_model_dir() : o.model); });
     p.config = read_bert_config(p.files);
     const WordPieceTokenizer tok = WordPieceTokenizer::load(p.files.vocab, p.config.max_len);
     p.enc = tok.encode(o.text);
@@ -97,6 +97,8 @@ int run_attention(const CommonOpts& co, const AttentionCmd& o) {
     check_index("--layer", o.layer, p.config.layers, "layers");
     check_index("--head", o.head, p.config.heads, "heads");
     if (o.head >= 0 && o.layer < 0) throw InputError("--head: needs --layer too (a head belongs to a layer)");
+    if (!o.svg.empty()) require_writable("--svg", o.svg);
+    if (!o.dump.empty()) require_writable("--dump", o.dump);
     const BertModel m = BertModel::load(p.files);
     const BertOutput out = m.forward({p.enc.ids});
     const auto& tokens = p.enc.tokens;
@@ -149,7 +151,7 @@ int run_attention(const CommonOpts& co, const AttentionCmd& o) {
         SvgOptions so;
         so.title = "all-MiniLM-L6-v2 attention weights (rows: queries, columns: keys)";
         so.subtitle = co.text;
-        write_file_atomic(o.svg, heatmap_svg(panels, so), "--svg");
+        with_option("--svg", [&] { write_file_atomic(o.svg, heatmap_svg(panels, so)); });
         fmt::print("wrote {} ({} heatmaps)\n", o.svg, panels.size());
     }
     if (!o.dump.empty()) {
@@ -163,7 +165,7 @@ int run_attention(const CommonOpts& co, const AttentionCmd& o) {
                       all.ptr() + l * H * T * T);
         d.tensors["attention"] = std::move(all);
         d.order.push_back("attention");
-        write_file_atomic(o.dump, dump_to_string(d), "--dump");
+        with_option("--dump", [&] { write_file_atomic(o.dump, dump_to_string(d)); });
         if (o.dump != "-") fmt::print("wrote {} (attention [{}, 1, {}, {}, {}] and the tokens)\n", o.dump, L, H, T, T);
     }
     return 0;
@@ -284,11 +286,11 @@ int run_probe(const CommonOpts& co, const ProbeCmd& o) {
     const std::vector<std::string> to = parse_word_list("--to", o.to);
     const Prepared p = prepare(co);
     const auto [fw, fo] = parse_occurrence(o.from, "--from");
-    const std::vector<int64_t> from = find_word(p.enc, fw, fo, "--from");
+    const std::vector<int64_t> from = with_option("--from", [&] { return find_word(p.enc, fw, fo); });
     std::vector<std::vector<int64_t>> groups;
     for (const std::string& t : to) {
         const auto [tw, too] = parse_occurrence(t, "--to");
-        groups.push_back(find_word(p.enc, tw, too, "--to"));
+        groups.push_back(with_option("--to", [&] { return find_word(p.enc, tw, too); }));
     }
     const BertModel m = BertModel::load(p.files);
     const BertOutput out = m.forward({p.enc.ids});

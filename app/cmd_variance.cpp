@@ -63,12 +63,15 @@ int run_variance_cmd(const VarianceOpts& o) {
     cfg.seed = o.seed;
     cfg.threads = o.threads;
     attn::validate(cfg);
+    if (!o.svg.empty()) attn::cli::require_writable("--svg", o.svg);
+
     std::vector<attn::VarianceRow> rows;
     {
         Progress progress;
         rows = attn::run_variance(cfg, [&](double f) { progress(f); });
     }
-    if (!o.svg.empty()) attn::write_file_atomic(o.svg, attn::variance_svg(cfg, rows));
+    if (!o.svg.empty())
+        attn::cli::with_option("--svg", [&] { attn::write_file_atomic(o.svg, attn::variance_svg(cfg, rows)); });
     const std::string text = o.json  ? attn::variance_json(cfg, rows)
                              : o.csv ? attn::variance_csv(rows)
                                      : attn::variance_table(cfg, rows);

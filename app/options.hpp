@@ -8,6 +8,9 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "attn/core/errors.hpp"
 
 namespace attn::cli {
 
@@ -29,5 +32,17 @@ CLI::Validator seed_validator();
 double physical_memory_bytes();
 // Throws InputError naming `opt` when `bytes` would not fit in memory.
 void require_fits_in_memory(std::string_view opt, double bytes, std::string_view what);
+
+// Runs `f`, a library call that checks the value of option `opt`, and puts
+// the option's name in front of any InputError it throws: the library words
+// "d_model 16 is not divisible by 3 heads", the user reads "--heads: d_model ...".
+template <class F>
+auto with_option(std::string_view opt, F&& f) -> decltype(f()) {
+    try {
+        return f();
+    } catch (const InputError& e) {
+        throw InputError(fmt::format("{}: {}", opt, e.what()));
+    }
+}
 
 }  // namespace attn::cli

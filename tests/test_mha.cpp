@@ -56,7 +56,7 @@ TEST_CASE("mha: every step is traced with its shape, Dv != Dk") {
 }
 
 TEST_CASE("mha: config validation") {
-    CHECK_THROWS_AS(MhaConfig({16, 3}).resolved(), InputError);  // 16 % 3 != 0 without --d-k
+    CHECK_THROWS_AS(MhaConfig({16, 3}).resolved(), InputError);  // 16 % 3 != 0 without d_k
     CHECK(MhaConfig({16, 3, 5}).resolved().d_v == 5);
     CHECK_THROWS_AS(MhaConfig({0, 1}).resolved(), InputError);
     CHECK_THROWS_AS(MhaConfig({16, 0}).resolved(), InputError);

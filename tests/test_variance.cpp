@@ -430,6 +430,7 @@ TEST_CASE("variance: bad input exits 2 with one line naming the option") {
         {"--threads -1", "--threads"}, {"--samples 10 --keys 64", "--samples"},
         {"--samples abc", "--samples"}, {"--dk 100000 --source projected", "--dk"},
         {"--seed -1", "--seed"},       {"--json --csv", "--json"},
+        {"--svg /nonexistent-dir/v.svg", "--svg"},  // refused before the experiment runs
     };
     for (const auto& c : cases) {
         CAPTURE(c.args);

@@ -119,11 +119,10 @@ void check_attention_inputs(const Tensor& q, const Tensor& k, const Tensor& v, c
                                      shape_str(v.shape)));
     mask.check(q.dim(0), q.dim(2), k.dim(2));
     if (!(opt.dropout >= 0.0f && opt.dropout < 1.0f))
-        throw InputError(fmt::format("--dropout: must be in [0, 1), got {}", opt.dropout));
-    if (std::isnan(opt.fill) || opt.fill == INFINITY)
-        throw InputError("--fill: must be -inf or a finite number");
+        throw InputError(fmt::format("dropout must be in [0, 1), got {}", opt.dropout));
+    if (std::isnan(opt.fill) || opt.fill == INFINITY) throw InputError("the fill must be -inf or a finite number");
     if (opt.scale.kind == ScaleKind::Cosine && !(opt.scale.value > 0.0f))
-        throw InputError("--scale: the cosine temperature must be > 0");
+        throw InputError("the cosine temperature must be > 0");
 }
 
 void l2_normalize_rows(float* x, int64_t rows, int64_t d) {

@@ -428,7 +428,7 @@ Tensor attention_cuda(const Tensor& q, const Tensor& k, const Tensor& v, const M
 
 CudaBenchResult bench_attention_cuda(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask,
                                      const AttentionOptions& opt, CudaKernel kernel, int reps, int warmup) {
-    if (reps < 1) throw InputError(fmt::format("--reps: must be at least 1, got {}", reps));
+    if (reps < 1) throw InputError(fmt::format("reps must be at least 1, got {}", reps));
     Prepared p;
     prepare(p, q, k, v, mask, opt, kernel, false);
     CudaBenchResult r;

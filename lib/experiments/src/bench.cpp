@@ -173,7 +173,7 @@ BenchResult run_case(const BenchCase& c) {
     if (std::find(names.begin(), names.end(), c.impl) == names.end())
         throw InputError("--impl: unknown implementation '" + c.impl + "' (reference, flash, flash-bf16)");
     if (c.B <= 0 || c.H <= 0 || c.T <= 0 || c.Dk <= 0 || c.reps <= 0 || c.warmup < 0)
-        throw InputError("bench: sizes and --reps must be positive");
+        throw InputError("bench: sizes and reps must be positive");
     BenchResult res;
     res.flops = bench_flops(c);
     res.io_bytes = 4.0 * 4.0 * static_cast<double>(c.B) * c.H * c.T * c.Dk;  // q, k, v, out

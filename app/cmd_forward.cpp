@@ -10,6 +10,7 @@
 #include "attn/cuda/cuda.hpp"
 #include "command.hpp"
 #include "options.hpp"
+#include "parse.hpp"
 
 namespace attn::cli {
 namespace {

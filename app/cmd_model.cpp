@@ -18,6 +18,7 @@
 #include "attn/model/tokenizer.hpp"
 #include "command.hpp"
 #include "options.hpp"
+#include "parse.hpp"
 
 namespace attn::cli {
 namespace {
@@ -270,28 +271,37 @@ int run_entropy(const CommonOpts& co, const EntropyCmd& o) {
     return 0;
 }
 
-// "animal" or "it@2" (second occurrence)
-std::pair<std::string, int> parse_occurrence(const std::string& s, std::string_view opt) {
+// A word of --text and which of its occurrences: "animal", or "it@2" for the second "it".
+struct Occurrence {
+    std::string word;
+    int n = 1;
+};
+
+Occurrence parse_occurrence(std::string_view opt, const std::string& s) {
     const size_t at = s.rfind('@');
     if (at == std::string::npos || at == 0) return {s, 1};
-    const std::string num = s.substr(at + 1);
-    if (num.empty() || num.size() > 4 || !std::all_of(num.begin(), num.end(), [](char c) { return c >= '0' && c <= '9'; }))
-        throw InputError(fmt::format("{}: WORD@N needs a positive occurrence number N, got '{}'", opt, s));
-    return {s.substr(0, at), std::stoi(num)};
+    int64_t n = 0;
+    if (const std::string why = read_integer(std::string_view(s).substr(at + 1), 1, kMaxSize, n); !why.empty())
+        throw InputError(fmt::format("{}: the N of WORD@N {}", opt, why));
+    return {s.substr(0, at), static_cast<int>(n)};
+}
+
+// The token positions of `w` in the text; errors name `opt`.
+std::vector<int64_t> find_occurrence(std::string_view opt, const Encoding& enc, const Occurrence& w) {
+    return with_option(opt, [&] { return find_word(enc, w.word, w.n); });
 }
 
 int run_probe(const CommonOpts& co, const ProbeCmd& o) {
     if (o.from.empty()) throw InputError("--from: must name a word of --text, got ''");
     if (o.top < 0) throw InputError(fmt::format("--top: must be 0 (all) or a positive integer, got {}", o.top));
+    const Occurrence from_word = parse_occurrence("--from", o.from);
     const std::vector<std::string> to = parse_word_list("--to", o.to);
+    std::vector<Occurrence> to_words;
+    for (const std::string& t : to) to_words.push_back(parse_occurrence("--to", t));
     const Prepared p = prepare(co);
-    const auto [fw, fo] = parse_occurrence(o.from, "--from");
-    const std::vector<int64_t> from = with_option("--from", [&] { return find_word(p.enc, fw, fo); });
+    const std::vector<int64_t> from = find_occurrence("--from", p.enc, from_word);
     std::vector<std::vector<int64_t>> groups;
-    for (const std::string& t : to) {
-        const auto [tw, too] = parse_occurrence(t, "--to");
-        groups.push_back(with_option("--to", [&] { return find_word(p.enc, tw, too); }));
-    }
+    for (const Occurrence& w : to_words) groups.push_back(find_occurrence("--to", p.enc, w));
     const BertModel m = BertModel::load(p.files);
     const BertOutput out = m.forward({p.enc.ids});
     std::vector<ProbeRow> rows = probe_heads(out.attentions, 0, from, groups);
@@ -354,11 +364,9 @@ const char* const kBenchTexts[] = {
 };
 
 int run_bench(const CommonOpts& co, const BenchCmd& o) {
-    const std::vector<int64_t> batches = parse_int_list("--batch", o.batches);
+    const std::vector<int64_t> batches = parse_int_list("--batch", o.batches, 1, 4096);
     require_positive("--repeat", o.repeat);
     if (o.threads < 1) throw InputError(fmt::format("--threads: must be a positive integer, got {}", o.threads));
-    for (int64_t b : batches)
-        if (b > 4096) throw InputError(fmt::format("--batch: at most 4096 sentences, got {}", b));
     CommonOpts c = co;
     c.text = kBenchTexts[0];
     const Prepared p = prepare(c);

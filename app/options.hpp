@@ -1,5 +1,6 @@
-// app/options.hpp: small validators shared by the subcommands, so every
-// command words its errors the same way ("--seq: must be ...").
+// app/options.hpp: how the subcommands check their options, so every command
+// words its errors the same way ("--seq: must be ..."). The syntax of values
+// (lists, masks, scales) is in parse.hpp.
 #pragma once
 
 #include <cstdint>
@@ -11,16 +12,13 @@
 #include <fmt/format.h>
 
 #include "attn/core/errors.hpp"
+#include "parse.hpp"
 
 namespace attn::cli {
 
 // Throws InputError("OPT: must be a positive integer, got V") unless v > 0,
-// and refuses sizes above 2^31 - 1 (no product of a few sizes can overflow).
+// and refuses sizes above kMaxSize.
 void require_positive(std::string_view opt, int64_t v);
-// "1,16,64" -> {1, 16, 64}; every item a positive integer; at least one.
-std::vector<int64_t> parse_int_list(std::string_view opt, std::string_view text);
-// "a,b" -> {"a", "b"}; no empty items.
-std::vector<std::string> parse_word_list(std::string_view opt, std::string_view text);
 // Throws InputError naming `opt` unless `path` ("-" = stdout) can be created:
 // its folder exists and is writable and the path is not a folder. Checked
 // before any work so a long run never ends in an unwritable file.

@@ -65,7 +65,7 @@ TEST_CASE("mha: config validation") {
 TEST_CASE("mha: zero init makes every head identical (C9)") {
     MultiHeadAttention mha(MhaConfig{8, 2});
     Rng r(1);
-    mha.init(parse_init("zeros"), r);
+    mha.init(InitSpec{InitKind::Zeros}, r);
     ForwardRecord rec;
     mha.forward(test::randn({1, 4, 8}, 2), Mask::none(), AttentionOptions{}, &rec);
     for (int64_t i = 0; i < 4; ++i)

@@ -15,7 +15,6 @@
 
 #include <cstdint>
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace attn {
@@ -61,11 +60,5 @@ struct Mask {
     // Number of keys query i of batch row b may attend to.
     int64_t allowed_count(int64_t b, int64_t i, int64_t Tk_) const;
 };
-
-// Parses the CLI's --mask: none | causal | pad:L1,L2,... | causal+pad:L1,...
-// B and T are the batch and sequence sizes the mask is for; the lengths must
-// number B and lie in [0, T] (0 makes a fully masked row, allowed on purpose).
-// Throws InputError with a one-line message naming --mask and the rule.
-Mask parse_mask(std::string_view spec, int64_t B, int64_t T);
 
 }  // namespace attn

@@ -293,7 +293,6 @@ std::vector<int64_t> find_occurrence(std::string_view opt, const Encoding& enc, 
 
 int run_probe(const CommonOpts& co, const ProbeCmd& o) {
     if (o.from.empty()) throw InputError("--from: must name a word of --text, got ''");
-    if (o.top < 0) throw InputError(fmt::format("--top: must be 0 (all) or a positive integer, got {}", o.top));
     const Occurrence from_word = parse_occurrence("--from", o.from);
     const std::vector<std::string> to = parse_word_list("--to", o.to);
     std::vector<Occurrence> to_words;
@@ -365,8 +364,6 @@ const char* const kBenchTexts[] = {
 
 int run_bench(const CommonOpts& co, const BenchCmd& o) {
     const std::vector<int64_t> batches = parse_int_list("--batch", o.batches, 1, 4096);
-    require_positive("--repeat", o.repeat);
-    if (o.threads < 1) throw InputError(fmt::format("--threads: must be a positive integer, got {}", o.threads));
     CommonOpts c = co;
     c.text = kBenchTexts[0];
     const Prepared p = prepare(c);
@@ -436,21 +433,29 @@ const Command reg{
         CLI::App* e = sub.add_subcommand("entropy", "per-head entropy and head-to-head similarity, trained vs random weights");
         common(e, nullptr);
         e->add_flag("--json", eo->json, "machine-readable output");
-        e->add_option("--seed", eo->seed, "seed of the random-weight model")->capture_default_str();
+        e->add_option("--seed", eo->seed, "seed of the random-weight model")
+            ->capture_default_str()
+            ->check(seed_validator());
         e->add_option("--dup-threshold", eo->dup, "JS divergence (nats) under which two heads count as near-duplicates")
             ->capture_default_str();
         CLI::App* pr = sub.add_subcommand("probe", "rank every head by how much one word attends to candidate words");
         common(pr, "The animal didn't cross the street because it was too tired");
         pr->add_option("--from", po->from, "the query word (WORD or WORD@N for its N-th occurrence)")->required();
         pr->add_option("--to", po->to, "candidate words, comma-separated (WORD or WORD@N)")->required();
-        pr->add_option("--top", po->top, "show only the first N heads (0: all)")->capture_default_str();
+        pr->add_option("--top", po->top, "show only the first N heads (0: all)")
+            ->capture_default_str()
+            ->check(integer_in(0));
         pr->add_flag("--json", po->json, "machine-readable output");
         auto bo = std::make_shared<BenchCmd>();
         CLI::App* bn = sub.add_subcommand("bench", "time the encoder (no attention recording) at batch sizes; --json for scripts");
         bn->add_option("--model", co->model, "model folder (default: $ATTN_MODEL_DIR, else data/models/all-MiniLM-L6-v2)");
         bn->add_option("--batch", bo->batches, "batch sizes, comma-separated")->capture_default_str();
-        bn->add_option("--repeat", bo->repeat, "timed runs per batch size (the median is reported)")->capture_default_str();
-        bn->add_option("--threads", bo->threads, "threads (sentences of a batch run in parallel)")->capture_default_str();
+        bn->add_option("--repeat", bo->repeat, "timed runs per batch size (the median is reported)")
+            ->capture_default_str()
+            ->check(integer_in(1));
+        bn->add_option("--threads", bo->threads, "threads (sentences of a batch run in parallel)")
+            ->capture_default_str()
+            ->check(integer_in(1));
         bn->add_flag("--json", bo->json, "machine-readable output, with the token ids used");
         return [co, ao, eo, po, bo, a, e, pr, bn] {
             if (bn->parsed()) return run_bench(*co, *bo);

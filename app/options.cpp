@@ -26,11 +26,21 @@ void require_writable(std::string_view opt, const std::string& path) {
         throw InputError(fmt::format("{}: cannot write '{}': folder '{}' is not writable", opt, path, dir.string()));
 }
 
+CLI::Validator integer_in(int64_t min, int64_t max) {
+    return CLI::Validator(
+        [min, max](std::string& text) {
+            int64_t value = 0;
+            return read_integer(text, min, max, value);
+        },
+        "");
+}
+
 CLI::Validator seed_validator() {
     return CLI::Validator(
         [](std::string& v) {
-            return v.find_first_of("-+") == std::string::npos ? std::string()
-                                                               : "must be a non-negative integer, got '" + v + "'";
+            return !v.empty() && v.find_first_not_of("0123456789") == std::string::npos
+                       ? std::string()
+                       : "must be a non-negative integer, got '" + v + "'";
         },
         "SEED");
 }

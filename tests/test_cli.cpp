@@ -76,6 +76,36 @@ TEST_CASE("cli: every bad input of attn forward exits 2 with a one-line message 
     });
 }
 
+TEST_CASE("cli: bad lists and numbers of bench, model and tour exit 2 with a one-line message naming the option") {
+    check_refused({
+        {"bench --seq 1024,,4096", "--seq"},  // CLI11's delimiter would drop the empty item
+        {"bench --seq 1024,", "--seq"},
+        {"bench --seq ''", "--seq"},
+        {"bench --seq 0", "--seq"},
+        {"bench --seq x", "--seq"},
+        {"bench --seq 99999999999", "--seq"},
+        {"bench --batch 0", "--batch"},
+        {"bench --batch x", "--batch"},
+        {"bench --heads -1", "--heads"},
+        {"bench --d-k 0", "--d-k"},
+        {"bench --reps 0", "--reps"},
+        {"bench --warmup -1", "--warmup"},
+        {"bench --threads -1", "--threads"},
+        {"bench --seed -1", "--seed"},
+        {"bench --seed x", "--seed"},
+        {"tour --from 0", "--from"},
+        {"model bench --batch 5000", "--batch"},
+        {"model bench --batch 1,,2", "--batch"},
+        {"model bench --repeat 0", "--repeat"},
+        {"model bench --threads 0", "--threads"},
+        {"model entropy --text hi --seed -1", "--seed"},
+        {"model probe --from it@x --to animal", "--from"},
+        {"model probe --from it@0 --to animal", "--from"},
+        {"model probe --from it --to animal,,street", "--to"},
+        {"model probe --from it --to animal --top -1", "--top"},
+    });
+}
+
 TEST_CASE("cli: --device cuda without a GPU is one line and exit 2") {
     if (cuda_available()) {
         MESSAGE("a GPU is present: nothing to refuse");

@@ -5,7 +5,6 @@
 // and the peak memory of the run (measured in a child process; attn/bench.hpp).
 #include <unistd.h>
 
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -23,37 +22,23 @@
 #include "command.hpp"
 #include "impl_option.hpp"
 #include "options.hpp"
+#include "parse.hpp"
 
 namespace attn::cli {
 namespace {
 
 struct BenchOpts {
-    std::string batch = "1", heads = "8", seq = "1024,4096", d_k = "64", impl = "reference,flash,flash-bf16";
-    std::string threads = "0", reps = "5", warmup = "1", seed = "1";
-    bool causal = false, json = false;
+    BenchCase base;  // --batch, --heads, --d-k, --causal, --threads, --reps, --warmup, --seed
+    std::string seq = "1024,4096", impl = "reference,flash,flash-bf16";
+    bool json = false;
 };
 
-// One non-negative (or positive) integer option, worded like parse_int_list.
-int64_t parse_int(std::string_view opt, const std::string& text, bool allow_zero) {
-    int64_t v = 0;
-    auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (text.empty() || ec != std::errc() || p != text.data() + text.size() || v < 0 || (v == 0 && !allow_zero))
-        throw InputError(fmt::format("{}: must be a {} integer, got '{}'", opt, allow_zero ? "non-negative" : "positive",
-                                     text));
-    return v;
-}
-
 int run_bench(const BenchOpts& o) {
-    // ---- validate everything before measuring anything
-    BenchCase base;
-    base.B = parse_int("--batch", o.batch, false);
-    base.H = parse_int("--heads", o.heads, false);
-    base.Dk = parse_int("--d-k", o.d_k, false);
-    base.reps = static_cast<int>(std::min<int64_t>(parse_int("--reps", o.reps, false), 256));
-    base.warmup = static_cast<int>(std::min<int64_t>(parse_int("--warmup", o.warmup, true), 100));
-    base.threads = static_cast<int>(std::min<int64_t>(parse_int("--threads", o.threads, true), 4096));
-    base.seed = static_cast<uint64_t>(parse_int("--seed", o.seed, true));
-    base.causal = o.causal;
+    // ---- validate everything before measuring anything (CLI11 checked the single numbers)
+    BenchCase base = o.base;
+    base.reps = std::min(base.reps, 256);
+    base.warmup = std::min(base.warmup, 100);
+    base.threads = std::min(base.threads, 4096);
     const std::vector<int64_t> seqs = parse_int_list("--seq", o.seq);
     const std::vector<Backend> impls = backends_of(o.impl);  // names checked by backend_validator() while parsing
     for (int64_t T : seqs) {
@@ -199,19 +184,35 @@ attn::cli::Command reg{
     "bench", "Time attention implementations against this machine's FMA peak and Eigen GEMM", 80,
     [](CLI::App& sub) -> Runner {
         auto o = std::make_shared<BenchOpts>();
-        sub.add_option("--batch", o->batch, "batch size B")->type_name("B")->capture_default_str();
-        sub.add_option("--heads", o->heads, "heads H")->type_name("H")->capture_default_str();
+        BenchCase& c = o->base;
+        sub.add_option("--batch", c.B, "batch size B")->type_name("B")->capture_default_str()->check(integer_in(1));
+        sub.add_option("--heads", c.H, "heads H")->type_name("H")->capture_default_str()->check(integer_in(1));
         sub.add_option("--seq", o->seq, "sequence lengths T, comma-separated")->type_name("LIST")->capture_default_str();
-        sub.add_option("--d-k", o->d_k, "head dimension Dk (= Dv)")->type_name("Dk")->capture_default_str();
-        sub.add_flag("--causal", o->causal, "causal mask (FLOPs counted as half)");
+        sub.add_option("--d-k", c.Dk, "head dimension Dk (= Dv)")
+            ->type_name("Dk")
+            ->capture_default_str()
+            ->check(integer_in(1));
+        sub.add_flag("--causal", c.causal, "causal mask (FLOPs counted as half)");
         sub.add_option("--impl", o->impl, backend_help("comma-separated; one that cannot run here is skipped"))
             ->check(backend_validator(/*list=*/true))
             ->type_name("LIST")
             ->capture_default_str();
-        sub.add_option("--threads", o->threads, "threads (0: all hardware threads)")->type_name("N")->capture_default_str();
-        sub.add_option("--reps", o->reps, "timed runs per case (the median is reported)")->type_name("N")->capture_default_str();
-        sub.add_option("--warmup", o->warmup, "untimed runs before them")->type_name("N")->capture_default_str();
-        sub.add_option("--seed", o->seed, "seed of the random Q, K, V")->type_name("S")->capture_default_str();
+        sub.add_option("--threads", c.threads, "threads (0: all hardware threads)")
+            ->type_name("N")
+            ->capture_default_str()
+            ->check(integer_in(0));
+        sub.add_option("--reps", c.reps, "timed runs per case (the median is reported)")
+            ->type_name("N")
+            ->capture_default_str()
+            ->check(integer_in(1));
+        sub.add_option("--warmup", c.warmup, "untimed runs before them")
+            ->type_name("N")
+            ->capture_default_str()
+            ->check(integer_in(0));
+        sub.add_option("--seed", c.seed, "seed of the random Q, K, V")
+            ->type_name("S")
+            ->capture_default_str()
+            ->check(seed_validator());
         sub.add_flag("--json", o->json, "print one attn-bench JSON document");
         return [o] { return run_bench(*o); };
     }};

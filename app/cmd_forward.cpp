@@ -10,6 +10,7 @@
 #include "command.hpp"
 #include "impl_option.hpp"
 #include "options.hpp"
+#include "parse.hpp"
 
 namespace attn::cli {
 namespace {
@@ -57,8 +58,9 @@ int run_forward(ForwardOpts o) {
     if (o.d_v != 0) require_positive("--d-v", o.d_v);
     if (!(o.dropout >= 0.0 && o.dropout < 1.0))
         throw InputError(fmt::format("--dropout: must be in [0, 1), got {}", o.dropout));
-    MhaConfig cfg{o.d_model, o.heads, o.d_k, o.d_v, !o.no_bias};
-    cfg = cfg.resolved();
+    // The sizes are positive by now: what resolved() can still refuse is a head count that does not divide D.
+    const MhaConfig cfg =
+        with_option("--heads", [&] { return MhaConfig{o.d_model, o.heads, o.d_k, o.d_v, !o.no_bias}.resolved(); });
     // Weights, activations and (B, H, T, T) tensors, counted in double so nothing overflows.
     const double D = static_cast<double>(cfg.d_model), HDk = static_cast<double>(cfg.heads) * cfg.d_k,
                  HDv = static_cast<double>(cfg.heads) * cfg.d_v, BT = static_cast<double>(o.batch) * o.seq;
@@ -178,7 +180,7 @@ int run_forward(ForwardOpts o) {
         put("head_out", rec.head_out);
         put("merged", rec.merged);
         put("out", rec.out);
-        write_file_atomic(o.dump, dump_to_string(d), "--dump");
+        with_option("--dump", [&] { write_file_atomic(o.dump, dump_to_string(d)); });
         if (!dump_to_stdout) fmt::print("  wrote {} ({} tensors)\n", o.dump, d.tensors.size());
     }
     return 0;

@@ -146,7 +146,7 @@ int run_one(const RunFlags& f) {
         attn::SvgOptions so;
         so.title = fmt::format("attn lesson {} ({}): attention weights", lesson.number, lesson.title);
         so.subtitle = fmt::format("each panel: rows are queries, columns are keys; seed {}", f.seed);
-        attn::write_file_atomic(f.svg, attn::heatmap_svg(r.panels, so), "--svg");
+        attn::cli::with_option("--svg", [&] { attn::write_file_atomic(f.svg, attn::heatmap_svg(r.panels, so)); });
         if (!f.json) std::cout << fmt::format("  wrote {} ({} heatmap{})\n", f.svg, r.panels.size(), r.panels.size() == 1 ? "" : "s");
     }
     if (f.json) std::cout << r.record.dump(2) << "\n";
@@ -208,7 +208,7 @@ const attn::cli::Command tour_cmd{
     "tour", "The guided tour: every lesson in order (start here)", 1, [](CLI::App& sub) -> attn::cli::Runner {
         auto f = std::make_shared<RunFlags>();
         add_common(sub, *f);
-        sub.add_option("--from", f->from, "Start at this lesson number")->default_val(1)->check(CLI::PositiveNumber);
+        sub.add_option("--from", f->from, "Start at this lesson number")->default_val(1)->check(attn::cli::integer_in(1));
         return [f] { return run_tour(*f); };
     }};
 

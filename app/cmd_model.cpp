@@ -18,6 +18,7 @@
 #include "attn/model/tokenizer.hpp"
 #include "command.hpp"
 #include "options.hpp"
+#include "parse.hpp"
 
 namespace attn::cli {
 namespace {
@@ -57,7 +58,7 @@ struct Prepared {
 
 Prepared prepare(const CommonOpts& o) {
     Prepared p;
-    p.files = locate_model(o.model.empty() ? default_model_dir() : o.model);
+    p.files = with_option("--model", [&] { return locate_model(o.model.empty() ? default_model_dir() : o.model); });
     p.config = read_bert_config(p.files);
     const WordPieceTokenizer tok = WordPieceTokenizer::load(p.files.vocab, p.config.max_len);
     p.enc = tok.encode(o.text);
@@ -97,6 +98,8 @@ int run_attention(const CommonOpts& co, const AttentionCmd& o) {
     check_index("--layer", o.layer, p.config.layers, "layers");
     check_index("--head", o.head, p.config.heads, "heads");
     if (o.head >= 0 && o.layer < 0) throw InputError("--head: needs --layer too (a head belongs to a layer)");
+    if (!o.svg.empty()) require_writable("--svg", o.svg);
+    if (!o.dump.empty()) require_writable("--dump", o.dump);
     const BertModel m = BertModel::load(p.files);
     const BertOutput out = m.forward({p.enc.ids});
     const auto& tokens = p.enc.tokens;
@@ -149,7 +152,7 @@ int run_attention(const CommonOpts& co, const AttentionCmd& o) {
         SvgOptions so;
         so.title = "all-MiniLM-L6-v2 attention weights (rows: queries, columns: keys)";
         so.subtitle = co.text;
-        write_file_atomic(o.svg, heatmap_svg(panels, so), "--svg");
+        with_option("--svg", [&] { write_file_atomic(o.svg, heatmap_svg(panels, so)); });
         fmt::print("wrote {} ({} heatmaps)\n", o.svg, panels.size());
     }
     if (!o.dump.empty()) {
@@ -163,7 +166,7 @@ int run_attention(const CommonOpts& co, const AttentionCmd& o) {
                       all.ptr() + l * H * T * T);
         d.tensors["attention"] = std::move(all);
         d.order.push_back("attention");
-        write_file_atomic(o.dump, dump_to_string(d), "--dump");
+        with_option("--dump", [&] { write_file_atomic(o.dump, dump_to_string(d)); });
         if (o.dump != "-") fmt::print("wrote {} (attention [{}, 1, {}, {}, {}] and the tokens)\n", o.dump, L, H, T, T);
     }
     return 0;
@@ -268,28 +271,36 @@ int run_entropy(const CommonOpts& co, const EntropyCmd& o) {
     return 0;
 }
 
-// "animal" or "it@2" (second occurrence)
-std::pair<std::string, int> parse_occurrence(const std::string& s, std::string_view opt) {
+// A word of --text and which of its occurrences: "animal", or "it@2" for the second "it".
+struct Occurrence {
+    std::string word;
+    int n = 1;
+};
+
+Occurrence parse_occurrence(std::string_view opt, const std::string& s) {
     const size_t at = s.rfind('@');
     if (at == std::string::npos || at == 0) return {s, 1};
-    const std::string num = s.substr(at + 1);
-    if (num.empty() || num.size() > 4 || !std::all_of(num.begin(), num.end(), [](char c) { return c >= '0' && c <= '9'; }))
-        throw InputError(fmt::format("{}: WORD@N needs a positive occurrence number N, got '{}'", opt, s));
-    return {s.substr(0, at), std::stoi(num)};
+    int64_t n = 0;
+    if (const std::string why = read_integer(std::string_view(s).substr(at + 1), 1, kMaxSize, n); !why.empty())
+        throw InputError(fmt::format("{}: the N of WORD@N {}", opt, why));
+    return {s.substr(0, at), static_cast<int>(n)};
+}
+
+// The token positions of `w` in the text; errors name `opt`.
+std::vector<int64_t> find_occurrence(std::string_view opt, const Encoding& enc, const Occurrence& w) {
+    return with_option(opt, [&] { return find_word(enc, w.word, w.n); });
 }
 
 int run_probe(const CommonOpts& co, const ProbeCmd& o) {
     if (o.from.empty()) throw InputError("--from: must name a word of --text, got ''");
-    if (o.top < 0) throw InputError(fmt::format("--top: must be 0 (all) or a positive integer, got {}", o.top));
+    const Occurrence from_word = parse_occurrence("--from", o.from);
     const std::vector<std::string> to = parse_word_list("--to", o.to);
+    std::vector<Occurrence> to_words;
+    for (const std::string& t : to) to_words.push_back(parse_occurrence("--to", t));
     const Prepared p = prepare(co);
-    const auto [fw, fo] = parse_occurrence(o.from, "--from");
-    const std::vector<int64_t> from = find_word(p.enc, fw, fo, "--from");
+    const std::vector<int64_t> from = find_occurrence("--from", p.enc, from_word);
     std::vector<std::vector<int64_t>> groups;
-    for (const std::string& t : to) {
-        const auto [tw, too] = parse_occurrence(t, "--to");
-        groups.push_back(find_word(p.enc, tw, too, "--to"));
-    }
+    for (const Occurrence& w : to_words) groups.push_back(find_occurrence("--to", p.enc, w));
     const BertModel m = BertModel::load(p.files);
     const BertOutput out = m.forward({p.enc.ids});
     std::vector<ProbeRow> rows = probe_heads(out.attentions, 0, from, groups);
@@ -352,11 +363,7 @@ const char* const kBenchTexts[] = {
 };
 
 int run_bench(const CommonOpts& co, const BenchCmd& o) {
-    const std::vector<int64_t> batches = parse_int_list("--batch", o.batches);
-    require_positive("--repeat", o.repeat);
-    if (o.threads < 1) throw InputError(fmt::format("--threads: must be a positive integer, got {}", o.threads));
-    for (int64_t b : batches)
-        if (b > 4096) throw InputError(fmt::format("--batch: at most 4096 sentences, got {}", b));
+    const std::vector<int64_t> batches = parse_int_list("--batch", o.batches, 1, 4096);
     CommonOpts c = co;
     c.text = kBenchTexts[0];
     const Prepared p = prepare(c);
@@ -426,21 +433,29 @@ const Command reg{
         CLI::App* e = sub.add_subcommand("entropy", "per-head entropy and head-to-head similarity, trained vs random weights");
         common(e, nullptr);
         e->add_flag("--json", eo->json, "machine-readable output");
-        e->add_option("--seed", eo->seed, "seed of the random-weight model")->capture_default_str();
+        e->add_option("--seed", eo->seed, "seed of the random-weight model")
+            ->capture_default_str()
+            ->check(seed_validator());
         e->add_option("--dup-threshold", eo->dup, "JS divergence (nats) under which two heads count as near-duplicates")
             ->capture_default_str();
         CLI::App* pr = sub.add_subcommand("probe", "rank every head by how much one word attends to candidate words");
         common(pr, "The animal didn't cross the street because it was too tired");
         pr->add_option("--from", po->from, "the query word (WORD or WORD@N for its N-th occurrence)")->required();
         pr->add_option("--to", po->to, "candidate words, comma-separated (WORD or WORD@N)")->required();
-        pr->add_option("--top", po->top, "show only the first N heads (0: all)")->capture_default_str();
+        pr->add_option("--top", po->top, "show only the first N heads (0: all)")
+            ->capture_default_str()
+            ->check(integer_in(0));
         pr->add_flag("--json", po->json, "machine-readable output");
         auto bo = std::make_shared<BenchCmd>();
         CLI::App* bn = sub.add_subcommand("bench", "time the encoder (no attention recording) at batch sizes; --json for scripts");
         bn->add_option("--model", co->model, "model folder (default: $ATTN_MODEL_DIR, else data/models/all-MiniLM-L6-v2)");
         bn->add_option("--batch", bo->batches, "batch sizes, comma-separated")->capture_default_str();
-        bn->add_option("--repeat", bo->repeat, "timed runs per batch size (the median is reported)")->capture_default_str();
-        bn->add_option("--threads", bo->threads, "threads (sentences of a batch run in parallel)")->capture_default_str();
+        bn->add_option("--repeat", bo->repeat, "timed runs per batch size (the median is reported)")
+            ->capture_default_str()
+            ->check(integer_in(1));
+        bn->add_option("--threads", bo->threads, "threads (sentences of a batch run in parallel)")
+            ->capture_default_str()
+            ->check(integer_in(1));
         bn->add_flag("--json", bo->json, "machine-readable output, with the token ids used");
         return [co, ao, eo, po, bo, a, e, pr, bn] {
             if (bn->parsed()) return run_bench(*co, *bo);

@@ -10,20 +10,18 @@
 
 #include <fmt/core.h>
 
+#include "attn/core/errors.hpp"
 #include "attn/io/dump.hpp"
 #include "attn/experiments/variance.hpp"
 #include "command.hpp"
 #include "options.hpp"
+#include "parse.hpp"
 
 namespace {
 
 struct VarianceOpts {
+    attn::VarianceConfig cfg;  // all but d_k, which comes from `dk`
     std::string dk = "1,16,64,512";
-    int64_t samples = 100000;
-    int64_t keys = 64;
-    std::string source = "normal";
-    uint64_t seed = 0;
-    int threads = 0;
     bool json = false, csv = false;
     std::string svg;
 };
@@ -55,20 +53,26 @@ private:
 };
 
 int run_variance_cmd(const VarianceOpts& o) {
-    attn::VarianceConfig cfg;
-    cfg.d_k = attn::parse_dk_list(o.dk, "--dk");
-    cfg.samples = o.samples;
-    cfg.keys = o.keys;
-    cfg.source = attn::parse_variance_source(o.source);
-    cfg.seed = o.seed;
-    cfg.threads = o.threads;
-    attn::validate(cfg);
+    // ---- validate everything before drawing anything (CLI11 checked the single numbers)
+    attn::VarianceConfig cfg = o.cfg;
+    cfg.d_k = attn::cli::parse_int_list("--dk", o.dk);
+    const int64_t max_dk = attn::variance_max_dk(cfg.source);
+    for (int64_t d : cfg.d_k)
+        if (d > max_dk)
+            throw attn::InputError(fmt::format("--dk: Dk must be at most {} for source {}, got {}", max_dk,
+                                               attn::variance_source_name(cfg.source), d));
+    if (cfg.samples < cfg.keys)
+        throw attn::InputError(fmt::format("--samples: must be at least --keys ({}) so one softmax row forms, got {}",
+                                           cfg.keys, cfg.samples));
+    if (!o.svg.empty()) attn::cli::require_writable("--svg", o.svg);
+
     std::vector<attn::VarianceRow> rows;
     {
         Progress progress;
         rows = attn::run_variance(cfg, [&](double f) { progress(f); });
     }
-    if (!o.svg.empty()) attn::write_file_atomic(o.svg, attn::variance_svg(cfg, rows));
+    if (!o.svg.empty())
+        attn::cli::with_option("--svg", [&] { attn::write_file_atomic(o.svg, attn::variance_svg(cfg, rows)); });
     const std::string text = o.json  ? attn::variance_json(cfg, rows)
                              : o.csv ? attn::variance_csv(rows)
                                      : attn::variance_table(cfg, rows);
@@ -84,14 +88,24 @@ attn::cli::Command reg{
             "Draws q and k, takes q·k for each Dk and reports mean, std (theory √Dk), range, percentiles, and\n"
             "for rows of T scores: softmax max weight, normalised entropy, one-hot fraction and the norm of\n"
             "the softmax Jacobian, unscaled and scaled by 1/√Dk. Same --seed, same numbers at any --threads.\n");
+        attn::VarianceConfig& cfg = o->cfg;
         sub.add_option("--dk", o->dk, "Comma-separated list of Dk values")->capture_default_str();
-        sub.add_option("--samples", o->samples, "Dot products per Dk")->capture_default_str();
-        sub.add_option("--keys", o->keys, "T: scores per softmax row (>= 2)")->capture_default_str();
-        sub.add_option("--source", o->source,
+        sub.add_option("--samples", cfg.samples, "Dot products per Dk")
+            ->capture_default_str()
+            ->check(attn::cli::integer_in(1, attn::kVarianceMaxSamples));
+        sub.add_option("--keys", cfg.keys, "T: scores per softmax row (>= 2)")
+            ->capture_default_str()
+            ->check(attn::cli::integer_in(2, attn::kVarianceMaxKeys));
+        sub.add_option("--source", cfg.source,
                        "normal: N(0,1); uniform: U(-√3,√3); projected: nn.Linear(Dk,Dk) torch init of x ~ N(0,I)")
-            ->capture_default_str();
-        sub.add_option("--seed", o->seed, "Random seed")->capture_default_str()->check(attn::cli::seed_validator());
-        sub.add_option("--threads", o->threads, "Worker threads (0 = every core)")->capture_default_str();
+            ->default_str(attn::variance_source_name(cfg.source))
+            ->transform(attn::cli::one_of(
+                {attn::VarianceSource::Normal, attn::VarianceSource::Uniform, attn::VarianceSource::Projected},
+                attn::variance_source_name));
+        sub.add_option("--seed", cfg.seed, "Random seed")->capture_default_str()->check(attn::cli::seed_validator());
+        sub.add_option("--threads", cfg.threads, "Worker threads (0 = every core)")
+            ->capture_default_str()
+            ->check(attn::cli::integer_in(0, attn::kVarianceMaxThreads));
         auto* j = sub.add_flag("--json", o->json, "Print JSON (format attn-variance, version 1)");
         auto* c = sub.add_flag("--csv", o->csv, "Print CSV");
         j->excludes(c);

@@ -139,7 +139,7 @@ int run_view(const ViewOpts& o) {
         so.subtitle = fmt::format("batch {}, {}; rows are queries, columns are keys; weights {}", o.batch,
                                   o.head ? "head " + std::to_string(*o.head) : fmt::format("all {} heads", H),
                                   shape_str(w.shape));
-        write_file_atomic(o.svg, heatmap_svg(panels, so), "--svg");
+        with_option("--svg", [&] { write_file_atomic(o.svg, heatmap_svg(panels, so)); });
         std::cout << fmt::format("\n  wrote {} ({} heatmap{})\n", o.svg, panels.size(), panels.size() == 1 ? "" : "s");
     }
     return 0;

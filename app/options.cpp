@@ -1,47 +1,15 @@
-// Shared option validators (see options.hpp).
+// Shared option checks (see options.hpp).
 #include "options.hpp"
 
-#include <charconv>
 #include <filesystem>
 #include <unistd.h>
 
-#include <fmt/format.h>
-
 #include "attn/core/cost.hpp"
-#include "attn/core/errors.hpp"
 
 namespace attn::cli {
 
 void require_positive(std::string_view opt, int64_t v) {
-    if (v <= 0) throw InputError(fmt::format("{}: must be a positive integer, got {}", opt, v));
-    if (v > 2147483647) throw InputError(fmt::format("{}: must be at most 2147483647, got {}", opt, v));
-}
-
-std::vector<std::string> parse_word_list(std::string_view opt, std::string_view text) {
-    std::vector<std::string> out;
-    size_t pos = 0;
-    while (true) {
-        const size_t comma = text.find(',', pos);
-        const std::string_view item = text.substr(pos, comma == std::string_view::npos ? text.size() - pos : comma - pos);
-        if (item.empty())
-            throw InputError(fmt::format("{}: must be a comma-separated list without empty items, got '{}'", opt, text));
-        out.emplace_back(item);
-        if (comma == std::string_view::npos) break;
-        pos = comma + 1;
-    }
-    return out;
-}
-
-std::vector<int64_t> parse_int_list(std::string_view opt, std::string_view text) {
-    std::vector<int64_t> out;
-    for (const auto& item : parse_word_list(opt, text)) {
-        int64_t v = 0;
-        auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
-        if (ec != std::errc() || p != item.data() + item.size() || v <= 0)
-            throw InputError(fmt::format("{}: must be a comma-separated list of positive integers, got '{}'", opt, text));
-        out.push_back(v);
-    }
-    return out;
+    if (const std::string why = range_error(v, 1); !why.empty()) throw InputError(fmt::format("{}: {}", opt, why));
 }
 
 void require_writable(std::string_view opt, const std::string& path) {
@@ -58,11 +26,21 @@ void require_writable(std::string_view opt, const std::string& path) {
         throw InputError(fmt::format("{}: cannot write '{}': folder '{}' is not writable", opt, path, dir.string()));
 }
 
+CLI::Validator integer_in(int64_t min, int64_t max) {
+    return CLI::Validator(
+        [min, max](std::string& text) {
+            int64_t value = 0;
+            return read_integer(text, min, max, value);
+        },
+        "");
+}
+
 CLI::Validator seed_validator() {
     return CLI::Validator(
         [](std::string& v) {
-            return v.find_first_of("-+") == std::string::npos ? std::string()
-                                                               : "must be a non-negative integer, got '" + v + "'";
+            return !v.empty() && v.find_first_not_of("0123456789") == std::string::npos
+                       ? std::string()
+                       : "must be a non-negative integer, got '" + v + "'";
         },
         "SEED");
 }

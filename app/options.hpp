@@ -1,33 +1,68 @@
-// app/options.hpp: small validators shared by the subcommands, so every
-// command words its errors the same way ("--seq: must be ...").
+// app/options.hpp: how the subcommands check their options, so every command
+// words its errors the same way ("--seq: must be ..."). The syntax of values
+// (lists, masks, scales) is in parse.hpp.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "attn/core/errors.hpp"
+#include "parse.hpp"
 
 namespace attn::cli {
 
 // Throws InputError("OPT: must be a positive integer, got V") unless v > 0,
-// and refuses sizes above 2^31 - 1 (no product of a few sizes can overflow).
+// and refuses sizes above kMaxSize.
 void require_positive(std::string_view opt, int64_t v);
-// "1,16,64" -> {1, 16, 64}; every item a positive integer; at least one.
-std::vector<int64_t> parse_int_list(std::string_view opt, std::string_view text);
-// "a,b" -> {"a", "b"}; no empty items.
-std::vector<std::string> parse_word_list(std::string_view opt, std::string_view text);
 // Throws InputError naming `opt` unless `path` ("-" = stdout) can be created:
 // its folder exists and is writable and the path is not a folder. Checked
 // before any work so a long run never ends in an unwritable file.
 void require_writable(std::string_view opt, const std::string& path);
-// For --seed bound to a uint64_t: CLI11 would silently wrap "-1" to 2^64-1;
-// this validator refuses any sign so the error names the option instead.
-CLI::Validator seed_validator();
 // Physical memory of this machine in bytes (0 if unknown).
 double physical_memory_bytes();
 // Throws InputError naming `opt` when `bytes` would not fit in memory.
 void require_fits_in_memory(std::string_view opt, double bytes, std::string_view what);
+
+// Runs `f`, a library call that checks the value of option `opt`, and puts
+// the option's name in front of any InputError it throws: the library words
+// "d_model 16 is not divisible by 3 heads", the user reads "--heads: d_model ...".
+template <class F>
+auto with_option(std::string_view opt, F&& f) -> decltype(f()) {
+    try {
+        return f();
+    } catch (const InputError& e) {
+        throw InputError(fmt::format("{}: {}", opt, e.what()));
+    }
+}
+
+// CLI11 checks, worded like the errors above (CLI11 puts the option's name first).
+// An integer in [min, max]: "--reps: must be a positive integer, got 0".
+CLI::Validator integer_in(int64_t min, int64_t max = kMaxSize);
+// A seed bound to a uint64_t: digits only (CLI11 would wrap "-1" to 2^64 - 1).
+CLI::Validator seed_validator();
+// For an option bound to an enum, as ->transform(one_of(...)): takes the name
+// `name(v)` of each of `values` and stores v; refuses any other word with
+// "must be one of a, b, c, got 'x'".
+template <class E>
+CLI::Validator one_of(std::vector<E> values, const char* (*name)(E)) {
+    std::string names;
+    for (E v : values) names += fmt::format("{}{}", names.empty() ? "" : ", ", name(v));
+    return CLI::Validator(
+        [values, name, names](std::string& text) {
+            for (E v : values)
+                if (text == name(v)) {
+                    text = std::to_string(static_cast<std::underlying_type_t<E>>(v));
+                    return std::string();
+                }
+            return fmt::format("must be one of {}, got '{}'", names, text);
+        },
+        "");
+}
 
 }  // namespace attn::cli

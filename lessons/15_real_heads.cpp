@@ -228,8 +228,8 @@ void run(LessonContext& ctx) {
     ctx.para("The source (C34): in \"The animal didn't cross the street because it was too tired\", \"it\" puts "
              "high weight on \"animal\". That is a claim about some head, so rank all 72 by the weight from \"it\" "
              "to each candidate noun.");
-    const std::vector<int64_t> it = find_word(enc, "it", 1, "probe");
-    const std::vector<int64_t> animal = find_word(enc, "animal", 1, "probe"), street = find_word(enc, "street", 1, "probe");
+    const std::vector<int64_t> it = find_word(enc, "it", 1);
+    const std::vector<int64_t> animal = find_word(enc, "animal", 1), street = find_word(enc, "street", 1);
     std::vector<ProbeRow> rows = probe_heads(out.attentions, 0, it, {animal, street});
     std::stable_sort(rows.begin(), rows.end(), [](const ProbeRow& a, const ProbeRow& b) { return a.weight[0] > b.weight[0]; });
     Table p;
@@ -258,8 +258,8 @@ void run(LessonContext& ctx) {
     // the Winograd twin: "too wide" makes "it" the street
     const Encoding twin = tok.encode("The animal didn't cross the street because it was too wide");
     const BertOutput tout = trained.forward({twin.ids});
-    const auto trows = probe_heads(tout.attentions, 0, find_word(twin, "it", 1, "probe"),
-                                   {find_word(twin, "animal", 1, "probe"), find_word(twin, "street", 1, "probe")});
+    const auto trows = probe_heads(tout.attentions, 0, find_word(twin, "it", 1),
+                                   {find_word(twin, "animal", 1), find_word(twin, "street", 1)});
     const ProbeRow& same = trows[static_cast<size_t>(best.layer * H + best.head)];
     ctx.figure("twin_same_head_weights", same.weight);
     ctx.para(fmt::format("A test of whether that head resolves the pronoun: change \"tired\" to \"wide\", which makes "

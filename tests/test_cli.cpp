@@ -1,10 +1,12 @@
 // The CLI: bad input exits 2 with one line naming the option; nothing is
-// written on error; --trace and --dump do what they say.
+// written on error; --trace and --dump do what they say; the syntax of option
+// values (app/parse.hpp).
 #include <doctest/doctest.h>
 
 #include <filesystem>
 
 #include "attn/nn/backend.hpp"
+#include "parse.hpp"
 #include "test_util.hpp"
 
 using namespace attn;
@@ -15,12 +17,28 @@ static int count_lines(const std::string& s) {
     return n;
 }
 
+namespace {
+struct BadInput {
+    const char* args;
+    const char* must_mention;
+};
+
+// Each `attn ARGS` must exit 2 with one line "attn: error: ..." that mentions the option.
+void check_refused(const std::vector<BadInput>& cases) {
+    for (const auto& c : cases) {
+        INFO(std::string(c.args));
+        const auto r = test::run_attn(c.args);
+        INFO(r.out);
+        CHECK(r.code == 2);
+        CHECK(r.out.find(c.must_mention) != std::string::npos);
+        CHECK(r.out.rfind("attn: error: ", 0) == 0);
+        CHECK(count_lines(r.out) == 1);
+    }
+}
+}  // namespace
+
 TEST_CASE("cli: every bad input of attn forward exits 2 with a one-line message naming the option") {
-    struct Case {
-        const char* args;
-        const char* must_mention;
-    };
-    const Case cases[] = {
+    check_refused({
         {"forward --heads 3", "--heads"},                     // 16 % 3 without --d-k
         {"forward --batch 0", "--batch"},
         {"forward --seq -4", "--seq"},
@@ -29,12 +47,18 @@ TEST_CASE("cli: every bad input of attn forward exits 2 with a one-line message 
         {"forward --mask pad:4", "--mask"},                   // count != B
         {"forward --mask pad:4,9", "--mask"},                 // 9 > T
         {"forward --mask pad:a,b", "--mask"},
+        {"forward --mask pad:", "--mask"},
+        {"forward --mask causal+pad:4,", "--mask"},
         {"forward --mask diagonal", "--mask"},
         {"forward --dropout 1", "--dropout"},
         {"forward --dropout -0.1", "--dropout"},
         {"forward --scale fast", "--scale"},
+        {"forward --scale 0", "--scale"},
+        {"forward --scale cosine:0", "--scale"},
         {"forward --fill nope", "--fill"},
+        {"forward --fill inf", "--fill"},
         {"forward --init glorot", "--init"},
+        {"forward --init normal:-1", "--init"},
         {"forward --impl quantum", "--impl"},
         {"forward --seq 2000000 --heads 16 --d-model 64", "--seq"},   // (B, H, T, T) would not fit
         {"forward --dump /nonexistent-dir/x.json", "--dump"},
@@ -49,16 +73,37 @@ TEST_CASE("cli: every bad input of attn forward exits 2 with a one-line message 
         {"forward --input /nonexistent.json", "nonexistent"},
         {"forward --no-such-flag", "--no-such-flag"},
         {"", "command"},
-    };
-    for (const auto& c : cases) {
-        INFO(std::string(c.args));
-        const auto r = test::run_attn(c.args);
-        INFO(r.out);
-        CHECK(r.code == 2);
-        CHECK(r.out.find(c.must_mention) != std::string::npos);
-        CHECK(r.out.rfind("attn: error: ", 0) == 0);
-        CHECK(count_lines(r.out) == 1);
-    }
+    });
+}
+
+TEST_CASE("cli: bad lists and numbers of bench, model and tour exit 2 with a one-line message naming the option") {
+    check_refused({
+        {"bench --seq 1024,,4096", "--seq"},  // CLI11's delimiter would drop the empty item
+        {"bench --seq 1024,", "--seq"},
+        {"bench --seq ''", "--seq"},
+        {"bench --seq 0", "--seq"},
+        {"bench --seq x", "--seq"},
+        {"bench --seq 99999999999", "--seq"},
+        {"bench --batch 0", "--batch"},
+        {"bench --batch x", "--batch"},
+        {"bench --heads -1", "--heads"},
+        {"bench --d-k 0", "--d-k"},
+        {"bench --reps 0", "--reps"},
+        {"bench --warmup -1", "--warmup"},
+        {"bench --threads -1", "--threads"},
+        {"bench --seed -1", "--seed"},
+        {"bench --seed x", "--seed"},
+        {"tour --from 0", "--from"},
+        {"model bench --batch 5000", "--batch"},
+        {"model bench --batch 1,,2", "--batch"},
+        {"model bench --repeat 0", "--repeat"},
+        {"model bench --threads 0", "--threads"},
+        {"model entropy --text hi --seed -1", "--seed"},
+        {"model probe --from it@x --to animal", "--from"},
+        {"model probe --from it@0 --to animal", "--from"},
+        {"model probe --from it --to animal,,street", "--to"},
+        {"model probe --from it --to animal --top -1", "--top"},
+    });
 }
 
 TEST_CASE("cli: a backend that cannot run here is one line naming --impl and the reason, exit 2") {
@@ -139,4 +184,55 @@ TEST_CASE("cli: attn bench takes the CUDA kernels and skips them with a reason w
     CHECK(r.code == 0);
     CHECK(r.out.find("cuda-flash") != std::string::npos);  // listed among the skipped cases, with the reason
     CHECK(r.out.find("CUDA") != std::string::npos);
+}
+
+TEST_CASE("cli: integers, as every option reads them") {
+    int64_t v = 0;
+    CHECK(cli::read_integer("42", 1, cli::kMaxSize, v).empty());
+    CHECK(v == 42);
+    CHECK(cli::read_integer("0", 1, cli::kMaxSize, v) == "must be a positive integer, got 0");
+    CHECK(cli::read_integer("x", 0, cli::kMaxSize, v) == "must be a non-negative integer, got 'x'");
+    CHECK(cli::read_integer("", 1, cli::kMaxSize, v) == "must be a positive integer, got ''");
+    CHECK(cli::read_integer("4 ", 1, cli::kMaxSize, v) == "must be a positive integer, got '4 '");
+    CHECK(cli::read_integer("99999999999", 1, cli::kMaxSize, v) == "must be at most 2147483647, got 99999999999");
+    CHECK(cli::read_integer("5", 2, 4, v) == "must be an integer in [2, 4], got 5");
+    CHECK(cli::parse_int_list("--seq", "1024,4096") == std::vector<int64_t>{1024, 4096});
+    CHECK(cli::parse_int_list("--dk", " 1, 16,64 ") == std::vector<int64_t>{1, 16, 64});
+    CHECK(cli::parse_int_list("--mask", "0,6", 0, 6) == std::vector<int64_t>{0, 6});
+    for (const char* bad : {"", ",", "1,,2", "1, ,2", "1,", ",1", "0", "1,x", "1 2"})
+        CHECK_THROWS_WITH_AS(cli::parse_int_list("--seq", bad), doctest::Contains("--seq: "), InputError);
+    CHECK(cli::parse_word_list("--to", "animal,it@2") == std::vector<std::string>{"animal", "it@2"});
+    CHECK_THROWS_WITH_AS(cli::parse_word_list("--to", "a,,b"), doctest::Contains("--to: "), InputError);
+}
+
+TEST_CASE("cli: the syntax of --mask, --scale, --fill and --init") {
+    CHECK(cli::parse_mask("none", 2, 6).is_none());
+    CHECK(cli::parse_mask("causal", 2, 6).describe() == "causal");
+    CHECK(cli::parse_mask("pad:0,6", 2, 6).describe() == "key padding (lengths 0,6)");  // 0: a row with no key
+    CHECK(cli::parse_mask("causal+pad:4,6", 2, 6).describe() == "causal + key padding (lengths 4,6)");
+    for (const char* bad : {"pad:4", "pad:4,7", "pad:4,-1", "pad:4,x", "pad:", "pad:4,", "causal+", "diagonal", ""})
+        CHECK_THROWS_WITH_AS(cli::parse_mask(bad, 2, 6), doctest::Contains("--mask: "), InputError);
+
+    CHECK(cli::parse_scale("sqrt").kind == ScaleKind::InvSqrtDk);
+    CHECK(cli::parse_scale("none").kind == ScaleKind::None);
+    const Scale constant = cli::parse_scale("0.1"), cosine = cli::parse_scale("cosine"), tau = cli::parse_scale("cosine:0.5");
+    CHECK((constant.kind == ScaleKind::Constant && constant.value == 0.1f));
+    CHECK((cosine.kind == ScaleKind::Cosine && cosine.value == 1.0f));
+    CHECK((tau.kind == ScaleKind::Cosine && tau.value == 0.5f));
+    for (const char* bad : {"fast", "0", "-1", "inf", "cosine:0", "cosine:", "cosine:x", ""})
+        CHECK_THROWS_WITH_AS(cli::parse_scale(bad), doctest::Contains("--scale: "), InputError);
+
+    CHECK(std::isinf(cli::parse_fill("-inf")));
+    CHECK(cli::parse_fill("-1e9") == -1e9f);
+    CHECK(cli::parse_fill("0") == 0.0f);
+    for (const char* bad : {"-infinity", "inf", "nan", "1e39", "nope", ""})
+        CHECK_THROWS_WITH_AS(cli::parse_fill(bad), doctest::Contains("--fill: "), InputError);
+
+    CHECK(cli::parse_init("default").kind == InitKind::Torch);
+    CHECK(cli::parse_init("xavier").kind == InitKind::XavierUniform);
+    CHECK(cli::parse_init("kaiming_normal").kind == InitKind::KaimingNormal);
+    const InitSpec normal = cli::parse_init("normal:0.5");
+    CHECK((normal.kind == InitKind::Normal && normal.std == 0.5f));
+    for (const char* bad : {"glorot", "normal:", "normal:-1", "normal:0", ""})
+        CHECK_THROWS_WITH_AS(cli::parse_init(bad), doctest::Contains("--init: "), InputError);
 }

@@ -212,10 +212,10 @@ std::vector<OptCase> options_grid() {
     drop.seed = 1234;
     o.push_back({"dropout 0.3", drop});
     attn::AttentionOptions cosine;
-    cosine.scale = attn::parse_scale("cosine");
+    cosine.scale = attn::Scale{attn::ScaleKind::Cosine};
     o.push_back({"cosine", cosine});
     attn::AttentionOptions noscale;
-    noscale.scale = attn::parse_scale("none");
+    noscale.scale = attn::Scale{attn::ScaleKind::None};
     o.push_back({"scale none", noscale});
     return o;
 }

@@ -62,7 +62,7 @@ TEST_CASE("dump: files are written whole or not at all") {
     CHECK(read_file(path) == "first");
     write_file_atomic(path, "second");
     CHECK(read_file(path) == "second");
-    CHECK_THROWS_AS(write_file_atomic(dir + "/missing/b.json", "x", "--dump"), InputError);
+    CHECK_THROWS_AS(write_file_atomic(dir + "/missing/b.json", "x"), InputError);
     // Nothing but the one file is left behind (no temp files).
     int n = 0;
     for (const auto& e : std::filesystem::directory_iterator(dir)) {

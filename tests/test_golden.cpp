@@ -11,6 +11,7 @@
 
 #include <cmath>
 
+#include "parse.hpp"
 #include "test_util.hpp"
 
 using namespace attn;
@@ -19,6 +20,11 @@ static double normwise_rel(const Tensor& a, const Tensor& ref) {
     double scale = 0;
     for (float v : ref.data) scale = std::max(scale, static_cast<double>(std::fabs(v)));
     return max_abs_diff(a, ref) / std::max(scale, 1e-30);
+}
+
+// A fixture's mask, written as `attn forward --mask` takes it.
+static Mask fixture_mask(const nlohmann::json& c) {
+    return cli::parse_mask(c["mask"].get<std::string>(), c["batch"].get<int64_t>(), c["seq"].get<int64_t>());
 }
 
 // The layer a fixture describes, with its weights (and biases, when it has them).
@@ -49,9 +55,9 @@ TEST_CASE("golden: multi-head attention matches PyTorch within 1e-5 relative") {
             const auto& c = d.config;
             const MultiHeadAttention mha = load_mha(d);
             AttentionOptions opt;
-            opt.scale = parse_scale(c["scale"].get<std::string>());
-            opt.fill = parse_fill(c["fill"].get<std::string>());
-            const Mask mask = parse_mask(c["mask"].get<std::string>(), c["batch"].get<int64_t>(), c["seq"].get<int64_t>());
+            opt.scale = cli::parse_scale(c["scale"].get<std::string>());
+            opt.fill = cli::parse_fill(c["fill"].get<std::string>());
+            const Mask mask = fixture_mask(c);
             ForwardRecord rec;
             mha.forward(d.tensors.at("x"), mask, opt, &rec);
             const std::pair<const char*, const Tensor*> outputs[] = {
@@ -71,7 +77,7 @@ TEST_CASE("golden: the flash path matches the same PyTorch results") {
     const Dump d = read_dump_file(test::source_path("tests/fixtures/golden/pad_dk_ne_dv.json"));
     const auto& c = d.config;
     const MultiHeadAttention mha = load_mha(d);
-    const Mask mask = parse_mask(c["mask"].get<std::string>(), c["batch"].get<int64_t>(), c["seq"].get<int64_t>());
+    const Mask mask = fixture_mask(c);
     const Tensor out = mha.forward(d.tensors.at("x"), mask, AttentionOptions{}, nullptr, nullptr, Backend::Flash);
     CHECK(normwise_rel(out, d.tensors.at("out")) <= 1e-5);
 }

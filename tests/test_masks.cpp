@@ -1,6 +1,7 @@
 // Masks: masked weights are exactly 0, rows sum to 1, causal upper triangle is
-// 0, -inf vs -1e9, fully masked rows, the mask parser's rules; shapes refused when
-// a mask is built, broadcasting, combined(), and row(b) against the element rule.
+// 0, -inf vs -1e9, fully masked rows; shapes refused when a mask is built,
+// broadcasting, combined(), and row(b) against the element rule. (The --mask
+// syntax is tested in test_cli.cpp.)
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -32,9 +33,12 @@ size_t broadcast_index(int64_t nb, int64_t nq, int64_t nk, int64_t b, int64_t i,
 TEST_CASE("masks: disallowed weights are exactly 0 and allowed rows sum to 1") {
     const int64_t B = 3, H = 2, T = 7;
     const auto [q, k, v] = make_qkv(B, H, T, 8, 5, 11);
-    for (const char* spec : {"causal", "pad:7,3,5", "causal+pad:4,7,1"}) {
-        SUBCASE(spec) {
-            const Mask m = parse_mask(spec, B, T);
+    const std::pair<const char*, Mask> masks[] = {
+        {"causal", Mask::make_causal()},
+        {"pad:7,3,5", Mask::key_padding({7, 3, 5})},
+        {"causal+pad:4,7,1", Mask::key_padding({4, 7, 1}).combined(Mask::make_causal())}};
+    for (const auto& [name, m] : masks) {
+        SUBCASE(name) {
             AttentionRecord rec;
             attention_reference(q, k, v, m, AttentionOptions{}, &rec);
             int zeros_checked = 0;
@@ -65,7 +69,7 @@ TEST_CASE("masks: causal leaves the upper triangle at 0 and the first row one-ho
 
 TEST_CASE("masks: -inf and -1e9 agree on rows with a visible key, differ on a fully masked row") {
     const auto [q, k, v] = make_qkv(2, 1, 4, 4, 3, 5);
-    const Mask m = parse_mask("pad:0,3", 2, 4);  // batch row 0 has no key at all
+    const Mask m = Mask::key_padding({0, 3});  // batch row 0 has no key at all
     AttentionOptions inf_opt, big_opt;
     big_opt.fill = -1e9f;
     AttentionRecord r_inf, r_big;
@@ -116,19 +120,7 @@ TEST_CASE("masks: an additive -inf mask equals the boolean mask, combinations AN
         for (int64_t j = 0; j < T; ++j) CHECK(row.allowed(i, j) == (j <= i && allow[static_cast<size_t>(i * T + j)]));
 }
 
-TEST_CASE("masks: --mask parsing rules") {
-    CHECK(parse_mask("none", 2, 6).is_none());
-    CHECK(parse_mask("causal", 2, 6).describe() == "causal");
-    const Mask m = parse_mask("causal+pad:4,6", 2, 6);
-    CHECK(m.row(0, 6).causal);
-    CHECK(m.row(0, 6).key_len == 4);
-    CHECK(m.row(1, 6).key_len == 6);
-    CHECK_THROWS_AS(parse_mask("pad:4", 2, 6), InputError);        // count != B
-    CHECK_THROWS_AS(parse_mask("pad:4,7", 2, 6), InputError);      // 7 > T
-    CHECK_THROWS_AS(parse_mask("pad:4,-1", 2, 6), InputError);     // negative
-    CHECK_THROWS_AS(parse_mask("pad:4,x", 2, 6), InputError);      // not a number
-    CHECK_THROWS_AS(parse_mask("pad:", 2, 6), InputError);         // empty
-    CHECK_THROWS_AS(parse_mask("diagonal", 2, 6), InputError);     // unknown
+TEST_CASE("masks: key padding needs one length per batch row") {
     CHECK_THROWS_AS(Mask::key_padding({3}).check(2, 5, 5), ShapeError);
 }
 

@@ -56,7 +56,7 @@ TEST_CASE("mha: every step is traced with its shape, Dv != Dk") {
 }
 
 TEST_CASE("mha: config validation") {
-    CHECK_THROWS_AS(MhaConfig({16, 3}).resolved(), InputError);  // 16 % 3 != 0 without --d-k
+    CHECK_THROWS_AS(MhaConfig({16, 3}).resolved(), InputError);  // 16 % 3 != 0 without d_k
     CHECK(MhaConfig({16, 3, 5}).resolved().d_v == 5);
     CHECK_THROWS_AS(MhaConfig({0, 1}).resolved(), InputError);
     CHECK_THROWS_AS(MhaConfig({16, 0}).resolved(), InputError);
@@ -65,7 +65,7 @@ TEST_CASE("mha: config validation") {
 TEST_CASE("mha: zero init makes every head identical (C9)") {
     MultiHeadAttention mha(MhaConfig{8, 2});
     Rng r(1);
-    mha.init(parse_init("zeros"), r);
+    mha.init(InitSpec{InitKind::Zeros}, r);
     ForwardRecord rec;
     mha.forward(test::randn({1, 4, 8}, 2), Mask::none(), AttentionOptions{}, &rec);
     for (int64_t i = 0; i < 4; ++i)

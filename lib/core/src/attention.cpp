@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <string>
 
 #include <Eigen/Core>
@@ -27,38 +26,6 @@ float Scale::factor(int64_t Dk) const {
     return 1.0f;
 }
 
-static bool parse_finite(std::string_view s, double& out) {
-    const std::string str(s);
-    if (str.empty()) return false;
-    char* end = nullptr;
-    out = std::strtod(str.c_str(), &end);
-    return end != nullptr && *end == '\0' && std::isfinite(out);
-}
-
-Scale parse_scale(std::string_view s) {
-    Scale sc;
-    double v = 0;
-    if (s == "sqrt") sc.kind = ScaleKind::InvSqrtDk;
-    else if (s == "none") sc.kind = ScaleKind::None;
-    else if (s == "cosine") {
-        sc.kind = ScaleKind::Cosine;
-        sc.value = 1.0f;
-    } else if (s.substr(0, 7) == "cosine:") {
-        if (!parse_finite(s.substr(7), v) || v <= 0)
-            throw InputError(fmt::format("--scale: cosine:TAU needs a positive temperature TAU, got '{}'", s));
-        sc.kind = ScaleKind::Cosine;
-        sc.value = static_cast<float>(v);
-    } else if (parse_finite(s, v)) {
-        if (v <= 0) throw InputError(fmt::format("--scale: a constant scale must be positive, got '{}'", s));
-        sc.kind = ScaleKind::Constant;
-        sc.value = static_cast<float>(v);
-    } else {
-        throw InputError(fmt::format(
-            "--scale: unknown scale '{}' (one of: sqrt, none, a positive NUMBER to multiply by, cosine, cosine:TAU)", s));
-    }
-    return sc;
-}
-
 std::string scale_name(const Scale& s) {
     switch (s.kind) {
         case ScaleKind::InvSqrtDk: return "sqrt";
@@ -67,14 +34,6 @@ std::string scale_name(const Scale& s) {
         case ScaleKind::Cosine: return s.value == 1.0f ? "cosine" : fmt::format("cosine:{}", s.value);
     }
     return "?";
-}
-
-float parse_fill(std::string_view s) {
-    if (s == "-inf") return -INFINITY;
-    double v = 0;
-    if (!parse_finite(s, v) || std::fabs(v) > 3.4e38)
-        throw InputError(fmt::format("--fill: must be -inf or a finite number such as -1e9 or 0, got '{}'", s));
-    return static_cast<float>(v);
 }
 
 bool dropout_drops(uint64_t seed, uint64_t flat_index, float p) {
@@ -119,11 +78,10 @@ void check_attention_inputs(const Tensor& q, const Tensor& k, const Tensor& v, c
                                      shape_str(v.shape)));
     mask.check(q.dim(0), q.dim(2), k.dim(2));
     if (!(opt.dropout >= 0.0f && opt.dropout < 1.0f))
-        throw InputError(fmt::format("--dropout: must be in [0, 1), got {}", opt.dropout));
-    if (std::isnan(opt.fill) || opt.fill == INFINITY)
-        throw InputError("--fill: must be -inf or a finite number");
+        throw InputError(fmt::format("dropout must be in [0, 1), got {}", opt.dropout));
+    if (std::isnan(opt.fill) || opt.fill == INFINITY) throw InputError("the fill must be -inf or a finite number");
     if (opt.scale.kind == ScaleKind::Cosine && !(opt.scale.value > 0.0f))
-        throw InputError("--scale: the cosine temperature must be > 0");
+        throw InputError("the cosine temperature must be > 0");
 }
 
 void l2_normalize_rows(float* x, int64_t rows, int64_t d) {

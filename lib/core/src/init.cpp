@@ -2,37 +2,12 @@
 #include "attn/core/init.hpp"
 
 #include <cmath>
-#include <cstdlib>
 
 #include <fmt/format.h>
 
 #include "attn/core/errors.hpp"
 
 namespace attn {
-
-const char* const kInitNames = "torch, xavier_uniform, xavier_normal, kaiming_uniform, kaiming_normal, normal:STD, zeros";
-
-InitSpec parse_init(std::string_view name) {
-    InitSpec s;
-    if (name == "torch" || name == "default") s.kind = InitKind::Torch;
-    else if (name == "xavier_uniform" || name == "xavier") s.kind = InitKind::XavierUniform;
-    else if (name == "xavier_normal") s.kind = InitKind::XavierNormal;
-    else if (name == "kaiming_uniform" || name == "kaiming") s.kind = InitKind::KaimingUniform;
-    else if (name == "kaiming_normal") s.kind = InitKind::KaimingNormal;
-    else if (name == "zeros") s.kind = InitKind::Zeros;
-    else if (name.substr(0, 7) == "normal:") {
-        const std::string num(name.substr(7));
-        char* end = nullptr;
-        const double v = std::strtod(num.c_str(), &end);
-        if (num.empty() || end == nullptr || *end != '\0' || !std::isfinite(v) || v <= 0.0)
-            throw InputError(fmt::format("--init: normal:STD needs a positive finite STD, got '{}'", name));
-        s.kind = InitKind::Normal;
-        s.std = static_cast<float>(v);
-    } else {
-        throw InputError(fmt::format("--init: unknown initialiser '{}' (one of: {})", name, kInitNames));
-    }
-    return s;
-}
 
 std::string init_name(const InitSpec& spec) {
     switch (spec.kind) {

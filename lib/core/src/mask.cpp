@@ -2,7 +2,6 @@
 #include "attn/core/mask.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <initializer_list>
 #include <vector>
 
@@ -161,47 +160,6 @@ std::string Mask::describe() const {
         parts.push_back(fmt::format("additive [{}, {}, {}]", additive_.batch, additive_.queries, additive_.keys));
     if (parts.empty()) return "none";
     return fmt::format("{}", fmt::join(parts, " + "));
-}
-
-static std::vector<int64_t> parse_lengths(std::string_view list, std::string_view spec, int64_t B, int64_t T) {
-    std::vector<int64_t> out;
-    size_t pos = 0;
-    while (true) {
-        const size_t comma = list.find(',', pos);
-        const std::string_view item = list.substr(pos, comma == std::string_view::npos ? list.size() - pos : comma - pos);
-        int64_t v = 0;
-        auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
-        if (item.empty() || ec != std::errc() || p != item.data() + item.size())
-            throw InputError(fmt::format("--mask: '{}' has a padding length '{}' that is not an integer "
-                                         "(expected pad:L1,L2,... with one length per batch row)", spec, item));
-        if (v < 0 || v > T)
-            throw InputError(fmt::format("--mask: padding length {} is out of range [0, {}] (T = --seq = {})", v, T, T));
-        out.push_back(v);
-        if (comma == std::string_view::npos) break;
-        pos = comma + 1;
-    }
-    if (static_cast<int64_t>(out.size()) != B)
-        throw InputError(fmt::format("--mask: '{}' gives {} padding length(s) but the batch has {} rows (--batch)", spec,
-                                     out.size(), B));
-    return out;
-}
-
-Mask parse_mask(std::string_view spec, int64_t B, int64_t T) {
-    if (spec == "none") return Mask::none();
-    if (spec == "causal") return Mask::make_causal();
-    std::string_view rest = spec;
-    bool causal = false;
-    if (rest.substr(0, 7) == "causal+") {
-        causal = true;
-        rest.remove_prefix(7);
-    }
-    if (rest.substr(0, 4) == "pad:") {
-        rest.remove_prefix(4);
-        const Mask pad = Mask::key_padding(parse_lengths(rest, spec, B, T));
-        return causal ? Mask::make_causal().combined(pad) : pad;
-    }
-    throw InputError(fmt::format("--mask: unknown mask '{}' (one of: none, causal, pad:L1,L2,..., causal+pad:L1,L2,...)",
-                                 spec));
 }
 
 }  // namespace attn

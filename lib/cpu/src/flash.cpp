@@ -61,8 +61,8 @@ const fd::Kernel* find_kernel(std::string_view name) {
         if (name == k->name) return k;
     std::string names;
     for (const fd::Kernel* k : ks) names += std::string(names.empty() ? "" : ", ") + k->name;
-    throw InputError("--kernel: must be auto or one of this CPU's kernels (" + names + "), got '" +
-                     std::string(name) + "'");
+    throw InputError("unknown flash kernel '" + std::string(name) + "': must be auto or one of this CPU's kernels (" +
+                     names + ")");
 }
 
 // Checks shapes and the mask; fills everything of Args but the data pointers.
@@ -132,7 +132,7 @@ bool flash_bf16_supported() { return fd::avx512_bf16_kernel() != nullptr && cpu_
 Tensor attention_flash_bf16(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask,
                             const AttentionOptions& opt, int threads) {
     if (!flash_bf16_supported())
-        throw InputError("--impl: flash-bf16 needs a CPU with AVX-512 BF16 (vdpbf16ps); this one has none");
+        throw InputError("flash-bf16 needs a CPU with AVX-512 BF16 (vdpbf16ps); this one has none");
     fd::Args a = make_args(q, k, v, mask, opt);
     Tensor out({a.B, a.H, a.Tq, a.Dv});  // (B, H, Tq, Dv)
     a.q = q.ptr(), a.k = k.ptr(), a.v = v.ptr(), a.out = out.ptr();

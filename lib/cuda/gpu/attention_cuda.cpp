@@ -30,7 +30,7 @@ namespace cuda_detail {
 
 void throw_cuda_error(cudaError_t e, const char* what, const char* file, int line) {
     if (e == cudaErrorMemoryAllocation)
-        throw InputError(fmt::format("--device cuda: the GPU is out of memory ({}); try smaller sizes", what));
+        throw InputError(fmt::format("the GPU is out of memory ({}); try smaller sizes", what));
     throw std::runtime_error(fmt::format("CUDA error {} ({}) in {} at {}:{}", cudaGetErrorName(e),
                                          cudaGetErrorString(e), what, file, line));
 }
@@ -59,7 +59,7 @@ public:
         const cudaError_t e = cudaMalloc(&p_, bytes);
         if (e == cudaErrorMemoryAllocation) {
             (void)cudaGetLastError();
-            throw InputError(fmt::format("--device cuda: the GPU has no room for {} ({:.2f} GiB)", what,
+            throw InputError(fmt::format("the GPU has no room for {} ({:.2f} GiB)", what,
                                          static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0)));
         }
         ATTN_CUDA_CHECK(e);
@@ -114,7 +114,7 @@ static const char* cublas_text(cublasStatus_t s) { return cublasGetStatusString(
     do {                                                                                                 \
         const cublasStatus_t st_ = (call);                                                               \
         if (st_ == CUBLAS_STATUS_ALLOC_FAILED)                                                           \
-            throw InputError("--device cuda: the GPU is out of memory (cuBLAS)");                        \
+            throw InputError("the GPU is out of memory (cuBLAS)");                        \
         if (st_ != CUBLAS_STATUS_SUCCESS)                                                                \
             throw std::runtime_error(fmt::format("cuBLAS error {} in {} at {}:{}", cublas_text(st_), #call, \
                                                  __FILE__, __LINE__));                                   \
@@ -424,7 +424,7 @@ Tensor attention_cuda(const Tensor& q, const Tensor& k, const Tensor& v, const M
 
 CudaBenchResult bench_attention_cuda(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask,
                                      const AttentionOptions& opt, CudaKernel kernel, int reps, int warmup) {
-    if (reps < 1) throw InputError(fmt::format("--reps: must be at least 1, got {}", reps));
+    if (reps < 1) throw InputError(fmt::format("reps must be at least 1, got {}", reps));
     Prepared p;
     prepare(p, q, k, v, mask, opt, kernel, false);
     CudaBenchResult r;

@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <charconv>
 #include <cmath>
 #include <limits>
 #include <mutex>
@@ -28,14 +27,7 @@
 namespace attn {
 
 // ---------------------------------------------------------------------------
-// Parsing and validation
-
-VarianceSource parse_variance_source(std::string_view name) {
-    if (name == "normal") return VarianceSource::Normal;
-    if (name == "uniform") return VarianceSource::Uniform;
-    if (name == "projected") return VarianceSource::Projected;
-    throw InputError(fmt::format("--source: must be one of normal, uniform, projected, got '{}'", name));
-}
+// Names and validation
 
 const char* variance_source_name(VarianceSource s) {
     switch (s) {
@@ -46,49 +38,23 @@ const char* variance_source_name(VarianceSource s) {
     return "?";
 }
 
-std::vector<int64_t> parse_dk_list(std::string_view text, std::string_view option) {
-    const auto bad = [&](std::string_view what) {
-        return InputError(fmt::format("{}: must be a comma-separated list of positive integers, got '{}'{}",
-                                      option, text, what));
-    };
-    std::vector<int64_t> out;
-    if (text.empty()) throw bad(" (empty)");
-    size_t pos = 0;
-    while (true) {
-        const size_t comma = text.find(',', pos);
-        std::string_view item = text.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
-        while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-        while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
-        int64_t v = 0;
-        const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
-        if (item.empty() || ec != std::errc() || end != item.data() + item.size())
-            throw bad(fmt::format(" ('{}' is not an integer)", item));
-        if (v <= 0) throw bad(fmt::format(" ({} is not positive)", v));
-        out.push_back(v);
-        if (comma == std::string_view::npos) break;
-        pos = comma + 1;
-    }
-    return out;
-}
-
 void validate(const VarianceConfig& cfg) {
-    if (cfg.d_k.empty()) throw InputError("--dk: must be a non-empty list of positive integers");
-    const int64_t max_dk = cfg.source == VarianceSource::Projected ? kVarianceMaxDkProjected : kVarianceMaxDk;
-    for (int64_t d : cfg.d_k) {
-        if (d <= 0) throw InputError(fmt::format("--dk: every Dk must be a positive integer, got {}", d));
-        if (d > max_dk)
-            throw InputError(fmt::format("--dk: Dk must be at most {} for source {}, got {}", max_dk,
+    if (cfg.d_k.empty()) throw InputError("the list of Dk is empty");
+    const int64_t max_dk = variance_max_dk(cfg.source);
+    for (int64_t d : cfg.d_k)
+        if (d <= 0 || d > max_dk)
+            throw InputError(fmt::format("Dk must be in [1, {}] for source {}, got {}", max_dk,
                                          variance_source_name(cfg.source), d));
-    }
     if (cfg.samples <= 0 || cfg.samples > kVarianceMaxSamples)
-        throw InputError(fmt::format("--samples: must be an integer in [1, {}], got {}", kVarianceMaxSamples, cfg.samples));
+        throw InputError(fmt::format("samples must be in [1, {}], got {}", kVarianceMaxSamples, cfg.samples));
     if (cfg.keys < 2 || cfg.keys > kVarianceMaxKeys)
-        throw InputError(fmt::format("--keys: must be an integer in [2, {}], got {}", kVarianceMaxKeys, cfg.keys));
+        throw InputError(fmt::format("keys (T) must be in [2, {}], got {}", kVarianceMaxKeys, cfg.keys));
     if (cfg.samples < cfg.keys)
-        throw InputError(fmt::format("--samples: must be at least --keys ({}) so one softmax row forms, got {}",
-                                     cfg.keys, cfg.samples));
-    if (cfg.threads < 0 || cfg.threads > 4096)
-        throw InputError(fmt::format("--threads: must be in [0, 4096] (0 = every core), got {}", cfg.threads));
+        throw InputError(fmt::format("samples ({}) must be at least keys ({}) so one softmax row forms", cfg.samples,
+                                     cfg.keys));
+    if (cfg.threads < 0 || cfg.threads > kVarianceMaxThreads)
+        throw InputError(fmt::format("threads must be in [0, {}] (0 = every core), got {}", kVarianceMaxThreads,
+                                     cfg.threads));
 }
 
 double variance_theory_std(VarianceSource source, int64_t d_k) {

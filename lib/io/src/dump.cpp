@@ -178,20 +178,19 @@ std::string read_file(const std::string& path) {
 
 Dump read_dump_file(const std::string& path) { return dump_from_string(read_file(path), path); }
 
-void write_file_atomic(const std::string& path, std::string_view content, std::string_view option) {
-    const std::string who = option.empty() ? fmt::format("'{}'", path) : fmt::format("{}: '{}'", option, path);
+void write_file_atomic(const std::string& path, std::string_view content) {
     if (path == "-") {
         if (std::fwrite(content.data(), 1, content.size(), stdout) != content.size() || std::fflush(stdout) != 0)
-            throw InputError(fmt::format("{}: cannot write to standard output", option.empty() ? "output" : option));
+            throw InputError("cannot write to standard output");
         return;
     }
-    if (path.empty()) throw InputError(fmt::format("{}: the file name is empty", option.empty() ? "output" : option));
+    if (path.empty()) throw InputError("the file name is empty");
     // The temp file sits in the target's folder so the rename is atomic (same file system).
     std::string tmpl = path + ".tmp.XXXXXX";
     std::vector<char> buf(tmpl.begin(), tmpl.end());
     buf.push_back('\0');
     const int fd = mkstemp(buf.data());
-    if (fd < 0) throw InputError(fmt::format("{} cannot be written ({})", who, std::strerror(errno)));
+    if (fd < 0) throw InputError(fmt::format("'{}' cannot be written ({})", path, std::strerror(errno)));
     const std::string tmp(buf.data());
     size_t done = 0;
     while (done < content.size()) {
@@ -201,20 +200,20 @@ void write_file_atomic(const std::string& path, std::string_view content, std::s
             const int e = errno;
             ::close(fd);
             ::unlink(tmp.c_str());
-            throw InputError(fmt::format("{} cannot be written ({})", who, std::strerror(e)));
+            throw InputError(fmt::format("'{}' cannot be written ({})", path, std::strerror(e)));
         }
         done += static_cast<size_t>(w);
     }
     if (::fsync(fd) != 0 || ::close(fd) != 0) {
         const int e = errno;
         ::unlink(tmp.c_str());
-        throw InputError(fmt::format("{} cannot be written ({})", who, std::strerror(e)));
+        throw InputError(fmt::format("'{}' cannot be written ({})", path, std::strerror(e)));
     }
     ::chmod(tmp.c_str(), 0644);
     if (std::rename(tmp.c_str(), path.c_str()) != 0) {
         const int e = errno;
         ::unlink(tmp.c_str());
-        throw InputError(fmt::format("{} cannot be written ({})", who, std::strerror(e)));
+        throw InputError(fmt::format("'{}' cannot be written ({})", path, std::strerror(e)));
     }
 }
 

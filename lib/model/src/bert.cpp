@@ -43,7 +43,7 @@ std::string default_model_dir() {
 ModelFiles locate_model(const std::string& dir) {
     std::error_code ec;
     if (!fs::is_directory(dir, ec))
-        throw InputError(fmt::format("--model: no model folder at '{}' ({})", dir, kFetchHint));
+        throw InputError(fmt::format("no model folder at '{}' ({})", dir, kFetchHint));
     ModelFiles f;
     f.dir = dir;
     const fs::path d(dir);
@@ -52,7 +52,7 @@ ModelFiles locate_model(const std::string& dir) {
     f.weights = (d / "model.safetensors").string();
     for (const std::string* p : {&f.config, &f.vocab, &f.weights})
         if (!fs::is_regular_file(*p, ec))
-            throw InputError(fmt::format("--model: the model folder '{}' is incomplete: {} is missing ({})", dir,
+            throw InputError(fmt::format("the model folder '{}' is incomplete: {} is missing ({})", dir,
                                          fs::path(*p).filename().string(), kFetchHint));
     const fs::path st = d / "sentence_bert_config.json";
     if (fs::is_regular_file(st, ec)) f.st_config = st.string();
@@ -331,11 +331,11 @@ BertOutput BertModel::forward(const std::vector<std::vector<int32_t>>& ids, cons
     return out;
 }
 
-std::vector<int64_t> find_word(const Encoding& enc, const std::string& word, int occurrence, std::string_view option) {
+std::vector<int64_t> find_word(const Encoding& enc, const std::string& word, int occurrence) {
     const std::vector<std::string> norm = bert_basic_tokenize(word);
     if (norm.size() != 1)
-        throw InputError(fmt::format("{}: must be one word (no spaces or punctuation around it), got '{}'", option, word));
-    if (occurrence < 1) throw InputError(fmt::format("{}: the occurrence after @ must be 1 or more, got {}", option, occurrence));
+        throw InputError(fmt::format("'{}' is not one word (no spaces or punctuation around it)", word));
+    if (occurrence < 1) throw InputError(fmt::format("the occurrence must be 1 or more, got {}", occurrence));
     // the basic words of the text, recovered from the token strings and word_of
     std::vector<std::string> words;
     for (size_t t = 0; t < enc.tokens.size(); ++t) {
@@ -355,8 +355,8 @@ std::vector<int64_t> find_word(const Encoding& enc, const std::string& word, int
         std::string list;
         for (size_t w = 0; w < words.size() && w < 30; ++w) list += (w ? ", " : "") + words[w];
         if (seen > 0)
-            throw InputError(fmt::format("{}: '{}' occurs {} time(s) in --text, not {}", option, word, seen, occurrence));
-        throw InputError(fmt::format("{}: '{}' is not a word of --text (its words: {})", option, word, list));
+            throw InputError(fmt::format("'{}' occurs {} time(s) in the text, not {}", word, seen, occurrence));
+        throw InputError(fmt::format("'{}' is not a word of the text (its words: {})", word, list));
     }
     for (size_t t = 0; t < enc.tokens.size(); ++t)
         if (enc.word_of[t] == hit) pos.push_back(static_cast<int64_t>(t));

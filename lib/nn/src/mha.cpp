@@ -9,13 +9,13 @@ namespace attn {
 
 MhaConfig MhaConfig::resolved() const {
     MhaConfig c = *this;
-    if (c.d_model <= 0) throw InputError(fmt::format("--d-model: must be a positive integer, got {}", c.d_model));
-    if (c.heads <= 0) throw InputError(fmt::format("--heads: must be a positive integer, got {}", c.heads));
-    if (c.d_k < 0) throw InputError(fmt::format("--d-k: must be a positive integer, got {}", c.d_k));
-    if (c.d_v < 0) throw InputError(fmt::format("--d-v: must be a positive integer, got {}", c.d_v));
+    if (c.d_model <= 0) throw InputError(fmt::format("d_model must be positive, got {}", c.d_model));
+    if (c.heads <= 0) throw InputError(fmt::format("heads must be positive, got {}", c.heads));
+    if (c.d_k < 0) throw InputError(fmt::format("d_k must be positive (or 0: d_model / heads), got {}", c.d_k));
+    if (c.d_v < 0) throw InputError(fmt::format("d_v must be positive (or 0: d_k), got {}", c.d_v));
     if (c.d_k == 0) {
         if (c.d_model % c.heads != 0)
-            throw InputError(fmt::format("--heads: d_model {} is not divisible by {} heads; pick H dividing D or give --d-k",
+            throw InputError(fmt::format("d_model {} is not divisible by {} heads; pick H dividing D or give Dk",
                                          c.d_model, c.heads));
         c.d_k = c.d_model / c.heads;
     }

@@ -18,7 +18,6 @@
 #include <cstdint>
 #include <limits>
 #include <string>
-#include <string_view>
 
 #include "attn/core/mask.hpp"
 #include "attn/core/tensor.hpp"
@@ -37,13 +36,8 @@ struct Scale {
     float factor(int64_t Dk) const;
 };
 
-// "sqrt" | "none" | NUMBER (multiply by it; e.g. 0.1 divides by 10) |
-// "cosine" | "cosine:TAU". Throws InputError naming --scale.
-Scale parse_scale(std::string_view s);
+// "sqrt", "none", the constant ("0.1") or "cosine" / "cosine:TAU".
 std::string scale_name(const Scale& s);
-
-// "-inf" | "inf"-free finite NUMBER such as -1e9 or 0. Throws InputError naming --fill.
-float parse_fill(std::string_view s);
 
 struct AttentionOptions {
     Scale scale;

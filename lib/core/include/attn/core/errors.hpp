@@ -1,8 +1,10 @@
 // attn/errors.hpp: the exceptions the library throws.
 //
 // InputError means "the caller asked for something invalid" (a bad size, a
-// malformed file, shapes that do not agree). The CLI turns it into a one-line
-// message and exit code 2. Anything else escaping the library is a bug.
+// malformed file, shapes that do not agree). Its message names no command-line
+// option: the CLI, which knows where the value came from, puts the option in
+// front and prints one line with exit code 2. Anything else escaping the
+// library is a bug.
 #pragma once
 
 #include <stdexcept>

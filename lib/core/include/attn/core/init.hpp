@@ -11,7 +11,6 @@
 #pragma once
 
 #include <string>
-#include <string_view>
 
 #include "attn/core/rng.hpp"
 #include "attn/core/tensor.hpp"
@@ -25,12 +24,8 @@ struct InitSpec {
     float std = 0.02f;  // only for Normal
 };
 
-// Parses "torch", "xavier_uniform" (or "xavier"), "xavier_normal",
-// "kaiming_uniform" (or "kaiming"), "kaiming_normal", "normal:STD", "zeros".
-// Throws InputError naming the accepted values.
-InitSpec parse_init(std::string_view name);
+// "torch", "xavier_uniform", ..., "normal:0.02", "zeros".
 std::string init_name(const InitSpec& spec);
-extern const char* const kInitNames;  // for help texts
 
 // Fills W [out, in] and, if non-empty, b [out] in place.
 void init_linear(Tensor& W, Tensor& b, const InitSpec& spec, Rng& rng);

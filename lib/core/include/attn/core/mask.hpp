@@ -24,7 +24,6 @@
 #include <cstdint>
 #include <span>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "attn/core/mask_row.hpp"
@@ -105,11 +104,5 @@ private:
     Part<uint8_t> dense_;           // entries 0 or 1
     Part<float> additive_;
 };
-
-// Parses the CLI's --mask: none | causal | pad:L1,L2,... | causal+pad:L1,...
-// B and T are the batch and sequence sizes the mask is for; the lengths must
-// number B and lie in [0, T] (0 makes a fully masked row, allowed on purpose).
-// Throws InputError with a one-line message naming --mask and the rule.
-Mask parse_mask(std::string_view spec, int64_t B, int64_t T);
 
 }  // namespace attn

@@ -29,7 +29,7 @@ Tensor attention_flash(const Tensor& q, const Tensor& k, const Tensor& v, const 
 std::vector<std::string> flash_kernels();
 
 // attention_flash with a chosen kernel: "auto" (the best) or a name from
-// flash_kernels(). Throws InputError naming --kernel for an unknown or unsupported one.
+// flash_kernels(). Throws InputError for an unknown or unsupported one.
 Tensor attention_flash_with(std::string_view kernel, const Tensor& q, const Tensor& k, const Tensor& v,
                             const Mask& mask, const AttentionOptions& opt, int threads = 0);
 

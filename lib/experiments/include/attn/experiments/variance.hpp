@@ -33,20 +33,14 @@
 #include <cstdint>
 #include <functional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace attn {
 
 enum class VarianceSource { Normal, Uniform, Projected };
 
-// "normal" | "uniform" | "projected"; throws InputError naming --source.
-VarianceSource parse_variance_source(std::string_view name);
+// "normal" | "uniform" | "projected".
 const char* variance_source_name(VarianceSource s);
-
-// "1,16,64,512" -> {1, 16, 64, 512}. Throws InputError naming `option` on an
-// empty list, a non-integer, or a value <= 0.
-std::vector<int64_t> parse_dk_list(std::string_view text, std::string_view option = "--dk");
 
 struct VarianceConfig {
     std::vector<int64_t> d_k{1, 16, 64, 512};
@@ -57,14 +51,19 @@ struct VarianceConfig {
     int threads = 0;           // 0: every hardware thread
 };
 
-// Throws InputError naming the option (--dk, --samples, --keys, --threads) on
-// a bad value: empty Dk list, Dk <= 0, samples <= 0, keys < 2, samples < keys
-// (no row would form), threads < 0, or sizes over the limits below.
+// Throws InputError on a bad value: empty Dk list, Dk <= 0, samples <= 0,
+// keys < 2, samples < keys (no row would form), threads < 0, or sizes over
+// the limits below.
 void validate(const VarianceConfig& cfg);
 inline constexpr int64_t kVarianceMaxDk = 65536;            // 4096 for projected (Dk^2 weights)
 inline constexpr int64_t kVarianceMaxDkProjected = 4096;
 inline constexpr int64_t kVarianceMaxSamples = 100000000;   // 1e8
 inline constexpr int64_t kVarianceMaxKeys = 1 << 20;
+inline constexpr int64_t kVarianceMaxThreads = 4096;
+// The largest Dk `validate` takes for this source.
+inline constexpr int64_t variance_max_dk(VarianceSource s) {
+    return s == VarianceSource::Projected ? kVarianceMaxDkProjected : kVarianceMaxDk;
+}
 
 struct VarianceRow {
     int64_t d_k = 0;

@@ -44,8 +44,8 @@ void append_json_floats(std::string& out, const float* p, int64_t n);
 
 // Writes `content` to `path` whole or not at all: a temp file in the same
 // folder, flushed, then renamed over the target. path "-" writes stdout.
-// Throws InputError naming `option` (e.g. "--dump") and the path if it cannot be written.
-void write_file_atomic(const std::string& path, std::string_view content, std::string_view option = "");
+// Throws InputError naming the path if it cannot be written.
+void write_file_atomic(const std::string& path, std::string_view content);
 std::string read_file(const std::string& path);  // throws InputError naming the path
 
 }  // namespace attn

@@ -14,13 +14,12 @@
 // Q, K and V fused) so Eigen packs them without a transpose; the attention
 // itself is attention_reference with attn::Mask::key_padding and fill -inf.
 // GEMMs are split into fixed 128-column blocks that threads share, so the
-// numbers are the same for any --threads.
+// numbers are the same for any thread count.
 // Weight names follow Hugging Face's BertModel state dict (optionally prefixed "bert.").
 #pragma once
 
 #include <cstdint>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "attn/core/mask.hpp"
@@ -108,8 +107,8 @@ public:
 // Token positions of the occurrence-th (1-based) occurrence of `word` among the
 // basic words of an encoding (several positions when WordPiece split it).
 // `word` must be one basic word after normalisation ("It" finds "it").
-// Throws InputError naming `option` when it is not one word or not in the text.
-std::vector<int64_t> find_word(const Encoding& enc, const std::string& word, int occurrence, std::string_view option);
+// Throws InputError when it is not one word or not in the text that often.
+std::vector<int64_t> find_word(const Encoding& enc, const std::string& word, int occurrence);
 
 // Mean weight each key receives from the real query rows, per head:
 // weights (B, H, T, T) -> (H, T), over rows i < len of batch row b.

@@ -25,7 +25,8 @@ struct MhaConfig {
     int64_t d_k = 0;  // 0: d_model / heads (must divide)
     int64_t d_v = 0;  // 0: d_k
     bool bias = true;
-    // Fills d_k/d_v defaults and validates; throws InputError naming the option.
+    // Fills d_k/d_v defaults and validates; throws InputError on a size <= 0
+    // (d_k, d_v < 0) or, without d_k, on heads that do not divide d_model.
     MhaConfig resolved() const;
 };
 

@@ -3,7 +3,7 @@
 // A heatmap is a (rows, cols) matrix of floats, row-major, with a label per
 // row (queries) and per column (keys). The terminal renderer draws it as text:
 // with colour, each cell is a coloured background carrying its value; without
-// colour (not a TTY, NO_COLOR, --no-color) it is plain text, so a pipe or a
+// colour (the caller turned it off) it is plain text, so a pipe or a
 // log file gets the numbers. The caller decides about colour (the library
 // never looks at the terminal). The SVG writer draws one or more panels with
 // labels, a colour scale and a title, and escapes every piece of text.

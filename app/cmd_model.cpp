@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "attn/attn.hpp"
+#include "attn/core/utf8.hpp"
 #include "attn/model/bert.hpp"
 #include "attn/viz/heatmap.hpp"
 #include "attn/model/tokenizer.hpp"

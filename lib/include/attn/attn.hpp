@@ -13,3 +13,4 @@
 #include "attn/core/rng.hpp"
 #include "attn/core/stats.hpp"
 #include "attn/core/tensor.hpp"
+#include "attn/core/utf8.hpp"

@@ -1,5 +1,5 @@
 // Heatmaps of attention matrices: terminal text (plain or coloured) and SVG.
-// See attn/heatmap.hpp for what each function promises.
+// See attn/viz/heatmap.hpp for what each function promises.
 #include "attn/viz/heatmap.hpp"
 
 #include <algorithm>
@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "attn/core/errors.hpp"
+#include "attn/core/utf8.hpp"
 
 namespace attn {
 
@@ -15,32 +16,7 @@ namespace attn {
 
 namespace {
 
-// Decodes one code point at s[i]; returns its length in bytes, 0 if the
-// bytes there are not valid UTF-8 (then cp is unspecified).
-size_t utf8_next(std::string_view s, size_t i, uint32_t& cp) {
-    const auto c0 = static_cast<unsigned char>(s[i]);
-    if (c0 < 0x80) {
-        cp = c0;
-        return 1;
-    }
-    size_t len = 0;
-    uint32_t min = 0;
-    if ((c0 & 0xE0) == 0xC0) len = 2, cp = c0 & 0x1F, min = 0x80;
-    else if ((c0 & 0xF0) == 0xE0) len = 3, cp = c0 & 0x0F, min = 0x800;
-    else if ((c0 & 0xF8) == 0xF0) len = 4, cp = c0 & 0x07, min = 0x10000;
-    else return 0;
-    if (i + len > s.size()) return 0;
-    for (size_t k = 1; k < len; ++k) {
-        const auto c = static_cast<unsigned char>(s[i + k]);
-        if ((c & 0xC0) != 0x80) return 0;
-        cp = (cp << 6) | (c & 0x3F);
-    }
-    // overlong forms, surrogates and values past U+10FFFF are invalid
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-    return len;
-}
-
-int cp_width(uint32_t cp) {
+int cp_width(char32_t cp) {
     if (cp < 0x20) return 0;
     if ((cp >= 0x0300 && cp <= 0x036F) || cp == 0x200B) return 0;  // combining marks, zero-width space
     const bool wide = (cp >= 0x1100 && cp <= 0x115F) || (cp >= 0x2E80 && cp <= 0xA4CF) ||
@@ -55,16 +31,9 @@ int cp_width(uint32_t cp) {
 std::string sanitize_terminal(std::string_view s) {
     std::string out;
     for (size_t i = 0; i < s.size();) {
-        uint32_t cp = 0;
-        const size_t len = utf8_next(s, i, cp);
-        if (len == 0) {
-            out += "\xEF\xBF\xBD";  // U+FFFD
-            ++i;
-            continue;
-        }
+        const char32_t cp = utf8_next(s, i);
         if (cp < 0x20 || cp == 0x7F) out += '?';  // an escape sequence in a label must not reach the terminal
-        else out.append(s.substr(i, len));
-        i += len;
+        else utf8_append(out, cp);
     }
     return out;
 }
@@ -76,13 +45,11 @@ std::string fit_label(std::string_view raw, int width) {
     std::string out;
     int w = 0;
     for (size_t i = 0; i < s.size();) {
-        uint32_t cp = 0;
-        const size_t len = utf8_next(s, i, cp);
+        const char32_t cp = utf8_next(s, i);
         const int cw = cp_width(cp);
         if (w + cw > width - 1) break;
-        out.append(s.substr(i, len));
+        utf8_append(out, cp);
         w += cw;
-        i += len;
     }
     return out + "~";
 }
@@ -169,17 +136,7 @@ const Rgb kNonFinite{64, 64, 64};
 
 int display_width(std::string_view text) {
     int w = 0;
-    for (size_t i = 0; i < text.size();) {
-        uint32_t cp = 0;
-        const size_t len = utf8_next(text, i, cp);
-        if (len == 0) {
-            ++w;  // shown as U+FFFD
-            ++i;
-            continue;
-        }
-        w += cp_width(cp);
-        i += len;
-    }
+    for (size_t i = 0; i < text.size();) w += cp_width(utf8_next(text, i));  // a bad byte: U+FFFD, one column
     return w;
 }
 
@@ -327,13 +284,7 @@ std::string xml_escape(std::string_view s) {
     std::string out;
     out.reserve(s.size());
     for (size_t i = 0; i < s.size();) {
-        uint32_t cp = 0;
-        const size_t len = utf8_next(s, i, cp);
-        if (len == 0) {
-            out += "\xEF\xBF\xBD";  // U+FFFD for a byte that is not UTF-8
-            ++i;
-            continue;
-        }
+        const char32_t cp = utf8_next(s, i);  // U+FFFD for a byte that is not UTF-8
         switch (cp) {
             case '&': out += "&amp;"; break;
             case '<': out += "&lt;"; break;
@@ -343,9 +294,8 @@ std::string xml_escape(std::string_view s) {
             default:
                 // XML 1.0 forbids most C0 controls and U+FFFE/U+FFFF
                 if ((cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\r') || cp == 0xFFFE || cp == 0xFFFF) break;
-                out.append(s.substr(i, len));
+                utf8_append(out, cp);
         }
-        i += len;
     }
     return out;
 }

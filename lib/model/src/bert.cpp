@@ -1,4 +1,4 @@
-// bert.cpp: loading and running a BERT encoder (see attn/bert.hpp for the shapes).
+// bert.cpp: loading and running a BERT encoder (see attn/model/bert.hpp for the shapes).
 #include "attn/model/bert.hpp"
 
 #include <unistd.h>
@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <unsupported/Eigen/SpecialFunctions>
 
+#include "attn/core/attention.hpp"
 #include "attn/io/dump.hpp"
 #include "attn/core/errors.hpp"
 #include "attn/core/parallel.hpp"
@@ -322,11 +323,8 @@ BertOutput BertModel::forward(const std::vector<std::vector<int32_t>>& ids, cons
             for (int64_t t = 0; t < len; ++t) acc += x.data[static_cast<size_t>((b * T + t) * D + d)];
             sv[d] = static_cast<float>(acc / static_cast<double>(len));
         }
-        double ss = 0;
-        for (int64_t d = 0; d < D; ++d) ss += static_cast<double>(sv[d]) * sv[d];
-        const float inv = static_cast<float>(1.0 / std::max(std::sqrt(ss), 1e-12));
-        for (int64_t d = 0; d < D; ++d) sv[d] *= inv;
     }
+    l2_normalize_rows(out.sentence.ptr(), B, D);
     out.hidden = std::move(x);
     return out;
 }

@@ -1,8 +1,9 @@
 // `attn bench`: how fast is attention here, against what this machine can do?
 // For each sequence length and implementation: the median time of --reps runs
-// after --warmup runs, GFLOP/s (4 B H T^2 Dk, half with --causal), the fraction
-// of the machine's FMA peak and of Eigen's GEMM (both measured in the same run),
-// and the peak memory of the run (measured in a child process; attn/bench.hpp).
+// after --warmup runs, GFLOP/s (attention_flops: 4 B H T^2 Dk, about half with
+// --causal), the fraction of the machine's FMA peak and of Eigen's GEMM (both
+// measured in the same run), and the peak memory of the run (measured in a child
+// process; attn/experiments/bench.hpp).
 #include <unistd.h>
 
 #include <charconv>
@@ -28,7 +29,7 @@ namespace attn::cli {
 namespace {
 
 // One GPU case: random Q, K, V uploaded once, kernels timed with cudaEvents
-// (attn/cuda.hpp); transfers are not counted, unlike the CPU rows' wall time.
+// (attn/cuda/cuda.hpp); transfers are not counted, unlike the CPU rows' wall time.
 BenchResult run_cuda_case(const BenchCase& c) {
     BenchResult r;
     const Shape s{c.B, c.H, c.T, c.Dk};
@@ -36,13 +37,12 @@ BenchResult run_cuda_case(const BenchCase& c) {
     Rng rng(c.seed, 0);
     for (Tensor* t : {&q, &k, &v})
         for (auto& x : t->data) x = rng.normal();
-    const Mask mask = c.causal ? Mask::make_causal() : Mask::none();
     try {
-        const CudaBenchResult g =
-            bench_attention_cuda(q, k, v, mask, AttentionOptions{}, parse_cuda_kernel(c.impl, "--impl"), c.reps, c.warmup);
+        const CudaBenchResult g = bench_attention_cuda(q, k, v, c.mask(), AttentionOptions{},
+                                                       parse_cuda_kernel(c.impl, "--impl"), c.reps, c.warmup);
         r.ok = true;
         r.seconds = g.median_ms / 1e3;
-        r.flops = bench_flops(c);
+        r.flops = g.flops;
         r.gflops = r.seconds > 0 ? r.flops / r.seconds / 1e9 : 0;
         r.times.assign(static_cast<size_t>(g.reps), r.seconds);
         r.io_bytes = 16.0 * static_cast<double>(c.B) * c.H * static_cast<double>(c.T) * c.Dk;
@@ -210,8 +210,9 @@ int run_bench(const BenchOpts& o) {
     fmt::print("machine: {} threads; FMA peak {:.1f} GFLOP/s ({} register loop); Eigen sgemm {:.1f} GFLOP/s; "
                "flash kernel {}\n",
                threads, peak.gflops, peak.isa, gemm, flash_kernels().front());
-    fmt::print("B={} H={} Dk={} {}; median of {} runs after {} warm-up; FLOPs = 4 B H T^2 Dk{}\n", base.B, base.H,
-               base.Dk, base.causal ? "causal" : "no mask", base.reps, base.warmup, base.causal ? " / 2" : "");
+    fmt::print("B={} H={} Dk={} {}; median of {} runs after {} warm-up; FLOPs = {}\n", base.B, base.H,
+               base.Dk, base.causal ? "causal" : "no mask", base.reps, base.warmup,
+               base.causal ? "2 B H T(T+1) Dk" : "4 B H T^2 Dk");
     fmt::print("{:<11}{:>7}{:>11}{:>10}{:>8}{:>8}{:>8}{:>11}{:>8}{:>6}{:>9}\n", "impl", "T", "seconds", "GFLOP/s", "%FMA",
                "xGEMM", "xref", "peak RSS", "RSS/io", "CPU", "%FMAcpu");
     for (const auto& row : rows) {
@@ -242,7 +243,7 @@ attn::cli::Command reg{
         sub.add_option("--heads", o->heads, "heads H")->type_name("H")->capture_default_str();
         sub.add_option("--seq", o->seq, "sequence lengths T, comma-separated")->type_name("LIST")->capture_default_str();
         sub.add_option("--d-k", o->d_k, "head dimension Dk (= Dv)")->type_name("Dk")->capture_default_str();
-        sub.add_flag("--causal", o->causal, "causal mask (FLOPs counted as half)");
+        sub.add_flag("--causal", o->causal, "causal mask (FLOPs count the allowed pairs only: about half)");
         sub.add_option("--impl", o->impl, "implementations: reference, flash, flash-bf16 (and with a CUDA build and a GPU: cuda-naive, cuda-flash, cuda-flash-f16, cuda-flash-bf16)")->type_name("LIST")->capture_default_str();
         sub.add_option("--threads", o->threads, "threads (0: all hardware threads)")->type_name("N")->capture_default_str();
         sub.add_option("--reps", o->reps, "timed runs per case (the median is reported)")->type_name("N")->capture_default_str();

@@ -21,6 +21,7 @@
 #include <cublas_v2.h>
 #endif
 
+#include "attn/core/cost.hpp"
 #include "attn/core/errors.hpp"
 #include "cuda_internal.hpp"
 

@@ -1,9 +1,8 @@
-// The device-independent half of attn/cuda.hpp (kernel names, FLOP counts), and,
+// The device-independent half of attn/cuda/cuda.hpp (kernel names), and,
 // in a build without ATTN_CUDA, the stand-ins that say "no CUDA in this build".
 // With ATTN_CUDA the real backend lives in lib/cuda/ (attention_cuda.cpp).
 #include "attn/cuda/cuda.hpp"
 
-#include <algorithm>
 #include <string>
 
 #include <fmt/format.h>
@@ -33,23 +32,6 @@ CudaKernel parse_cuda_kernel(std::string_view name, std::string_view option) {
     }
     throw InputError(fmt::format(
         "{}: unknown CUDA kernel '{}' (one of: cuda-naive, cuda-flash, cuda-flash-f16, cuda-flash-bf16)", option, name));
-}
-
-double attention_flops(int64_t B, int64_t H, int64_t Tq, int64_t Tk, int64_t Dk, int64_t Dv, const Mask& mask) {
-    // pairs (b, i, j) a query may attend to; causal and key padding counted in closed form
-    double pairs = 0;
-    for (int64_t b = 0; b < B; ++b) {
-        const int64_t kl = mask.key_len.empty() ? Tk : std::min<int64_t>(Tk, mask.key_len[static_cast<size_t>(b)]);
-        if (!mask.dense.empty()) {
-            for (int64_t i = 0; i < Tq; ++i) pairs += static_cast<double>(mask.allowed_count(b, i, Tk));
-        } else if (mask.causal) {
-            // query i sees keys 0..min(i, kl - 1)
-            for (int64_t i = 0; i < Tq; ++i) pairs += static_cast<double>(std::min<int64_t>(i + 1, kl));
-        } else {
-            pairs += static_cast<double>(Tq) * static_cast<double>(kl);
-        }
-    }
-    return pairs * static_cast<double>(H) * 2.0 * static_cast<double>(Dk + Dv);
 }
 
 #ifndef ATTN_CUDA

@@ -1,4 +1,4 @@
-// lib/experiments/src/bench.cpp: the measurements behind `attn bench` (see attn/bench.hpp):
+// The measurements behind `attn bench` (see attn/experiments/bench.hpp):
 // Eigen GEMM throughput, and one timed case in a forked child process so that
 // its peak memory (VmHWM) belongs to that case alone.
 #include "attn/experiments/bench.hpp"
@@ -18,6 +18,7 @@
 #include <Eigen/Dense>
 
 #include "attn/core/attention.hpp"
+#include "attn/core/cost.hpp"
 #include "attn/core/errors.hpp"
 #include "attn/cpu/flash.hpp"
 #include "attn/core/parallel.hpp"
@@ -70,10 +71,7 @@ const std::vector<std::string>& bench_impls() {
     return names;
 }
 
-double bench_flops(const BenchCase& c) {
-    const double f = 4.0 * static_cast<double>(c.B) * c.H * static_cast<double>(c.T) * c.T * c.Dk;
-    return c.causal ? f / 2 : f;
-}
+double bench_flops(const BenchCase& c) { return attention_flops(c.B, c.H, c.T, c.T, c.Dk, c.Dk, c.mask()); }
 
 namespace {
 
@@ -114,8 +112,7 @@ struct Wire {
             Rng r(c.seed, static_cast<uint64_t>(i));
             for (float& x : ts[i]->data) x = r.normal();
         });
-        Mask mask;
-        mask.causal = c.causal;
+        const Mask mask = c.mask();
         const AttentionOptions opt;
         auto run = [&]() -> Tensor {
             if (c.impl == "reference") return attention_reference(q, k, v, mask, opt);

@@ -1,4 +1,4 @@
-// attn/bench.hpp: what `attn bench` measures, as a library.
+// attn/experiments/bench.hpp: what `attn bench` measures, as a library.
 //
 //   measure_fma_peak   the machine's float32 FMA throughput: every thread runs a
 //                      register-only loop of independent FMAs (12 accumulators,
@@ -13,14 +13,16 @@
 //                      the child, whose only big allocations are Q, K, V and what the
 //                      implementation allocates). A child that dies (out of memory)
 //                      is reported, not fatal.
-// FLOPs are counted as 4 B H T^2 Dk (Q K^T and P V, a multiply-add = 2), half of
-// it with a causal mask.
+// FLOPs are attention_flops (attn/core/cost.hpp): 4 B H T^2 Dk (Q K^T and P V,
+// a multiply-add = 2), and with a causal mask only the T(T+1)/2 allowed pairs.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
+
+#include "attn/core/mask.hpp"
 
 namespace attn {
 
@@ -41,6 +43,8 @@ struct BenchCase {
     int reps = 5, warmup = 1;
     uint64_t seed = 1;
     bool progress = false;  // "\r" progress lines on stderr
+
+    Mask mask() const { return causal ? Mask::make_causal() : Mask::none(); }
 };
 
 struct BenchResult {
@@ -60,6 +64,7 @@ struct BenchResult {
     double cpu_seconds = 0;  // median process CPU time (all threads) of a run     // flash-bf16 only: max |bf16 - fp32 flash| / max |fp32 flash|
 };
 
+// attention_flops of the case (Dv = Dk, its mask).
 double bench_flops(const BenchCase& c);
 // Names accepted by run_case.
 const std::vector<std::string>& bench_impls();

@@ -42,10 +42,6 @@ bool is_control(char32_t c) {
     if (c == U'\t' || c == U'\n' || c == U'\r') return false;
     return in_ranges(kOther, kOther_size, c);
 }
-bool is_punctuation(char32_t c) {
-    if ((c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126)) return true;
-    return in_ranges(kPunctuation, kPunctuation_size, c);
-}
 bool is_nonspacing_mark(char32_t c) { return in_ranges(kNonspacingMark, kNonspacingMark_size, c); }
 
 // The "CJK Unified Ideographs" blocks BERT isolates (not Japanese kana or Hangul).
@@ -88,6 +84,11 @@ std::u32string nfd(std::u32string_view s) {
 }
 
 }  // namespace
+
+bool is_bert_punctuation(char32_t c) {
+    if ((c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126)) return true;
+    return in_ranges(kPunctuation, kPunctuation_size, c);
+}
 
 std::u32string bert_normalize(std::u32string_view text) {
     // pass 1: clean (drop NUL, U+FFFD, controls; whitespace -> ' ') and space out CJK ideographs
@@ -135,7 +136,7 @@ std::vector<std::string> bert_basic_tokenize(std::string_view text) {
     for (char32_t c : norm) {
         if (is_whitespace(c)) {
             flush();
-        } else if (is_punctuation(c)) {
+        } else if (is_bert_punctuation(c)) {
             flush();
             cur.push_back(c);
             flush();

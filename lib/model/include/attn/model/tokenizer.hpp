@@ -22,6 +22,11 @@
 
 namespace attn {
 
+// BERT's punctuation: every ASCII symbol (!"#$%&'()*+,-./:;<=>?@[\]^_`{|}~)
+// and every Unicode punctuation character (general category P*). The basic
+// tokenizer makes each one a word of its own.
+bool is_bert_punctuation(char32_t c);
+
 // The BERT normalisation of a whole text (clean, CJK spacing, accents, lower case).
 std::u32string bert_normalize(std::u32string_view text);
 // Normalise, split on whitespace and punctuation: the words WordPiece sees.

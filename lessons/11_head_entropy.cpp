@@ -97,7 +97,7 @@ void run(LessonContext& ctx) {
     ctx.unmeasured("C32", "\"heads often homogenise\" in trained models: not measurable with random weights.");
 }
 
-const RegisterLesson reg{{11, "head-entropy", "Diagnosing heads",
+const RegisterLesson reg{{"head-entropy", "Diagnosing heads",
                           "per-head mean entropy, head-to-head divergence, a planted duplicate found",
                           {"C32"}, true, run}};
 

@@ -262,7 +262,7 @@ void run(LessonContext& ctx) {
     padding_section(ctx, trained, batch, "all-MiniLM-L6-v2");
 }
 
-const RegisterLesson reg{{15, "real-heads", "Real heads",
+const RegisterLesson reg{{"real-heads", "Real heads",
                           "a pretrained encoder's heads: entropy vs random init, sinks, \"it\" -> \"animal\", padding",
                           {"C23", "C26", "C32", "C34"}, true, run}};
 

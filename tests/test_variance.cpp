@@ -1,4 +1,4 @@
-// Tests of the d_k variance experiment (attn/variance.hpp, `attn variance`):
+// Tests of the d_k variance experiment (attn/experiments/variance.hpp, `attn variance`):
 // the std of q.k against theory with a tolerance derived from the sample
 // count, what scaling does to saturation and gradient, bit-for-bit
 // reproducibility across thread counts, the output formats and bad input.

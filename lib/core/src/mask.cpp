@@ -1,4 +1,4 @@
-// Masks: causal, key padding, custom boolean and additive (see attn/mask.hpp).
+// Masks: causal, key padding, custom boolean and additive (see attn/core/mask.hpp).
 #include "attn/core/mask.hpp"
 
 #include <algorithm>

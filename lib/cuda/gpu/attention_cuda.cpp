@@ -1,4 +1,4 @@
-// lib/cuda/gpu/attention_cuda.cpp: the host side of the CUDA backend (attn/cuda.hpp):
+// lib/cuda/gpu/attention_cuda.cpp: the host side of the CUDA backend (attn/cuda/cuda.hpp):
 // device checks, checked inputs, uploads, the readable path's cuBLAS calls, the
 // kernel dispatch, copies back into AttentionRecord, timing and the benchmark.
 #include "attn/cuda/cuda.hpp"

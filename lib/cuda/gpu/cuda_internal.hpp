@@ -21,7 +21,7 @@ namespace attn::cuda_detail {
 
 // The mask as the kernels read it: device pointers plus the dims that say how
 // the dense / additive parts broadcast (same rules as attn::Mask::allowed and
-// Mask::additive_at, attn/mask.hpp).
+// Mask::additive_at, attn/core/mask.hpp).
 struct MaskArgs {
     int causal = 0;
     const int64_t* key_len = nullptr;  // [B] or null

@@ -1,5 +1,5 @@
 // The d_k variance experiment (C14-C17): draw q and k, take q.k, look at its
-// spread and at what softmax does with rows of such scores. See attn/variance.hpp.
+// spread and at what softmax does with rows of such scores. See attn/experiments/variance.hpp.
 //
 // Layout of the work: for each Dk the `samples` dot products are cut into
 // chunks of whole rows (kChunkTarget samples or one row, whichever is more).

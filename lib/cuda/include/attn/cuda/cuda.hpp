@@ -1,6 +1,6 @@
-// attn/cuda.hpp: the CUDA backend of scaled dot-product attention.
+// attn/cuda/cuda.hpp: the CUDA backend of scaled dot-product attention.
 //
-// Same inputs, masks, options and result as attention_reference (attn/attention.hpp),
+// Same inputs, masks, options and result as attention_reference (attn/core/attention.hpp),
 // computed on an NVIDIA GPU. A plain C++ header: no CUDA types, so every part of
 // attn can include it whether or not the build has CUDA. In a build without
 // ATTN_CUDA (the default) every call that needs a GPU throws InputError with a

@@ -1,4 +1,4 @@
-// attn/mha.hpp: multi-head attention, batch_first, as nn.MultiheadAttention computes it.
+// attn/nn/mha.hpp: multi-head attention, batch_first, as nn.MultiheadAttention computes it.
 //
 //   x (B, T, D)
 //   Q = x W_q^T + b_q  (B, T, H*Dk) -> split -> (B, H, T, Dk)     and K likewise
@@ -29,7 +29,7 @@ struct MhaConfig {
 };
 
 // Which kernel computes the per-head attention. The CUDA ones need a build
-// with ATTN_CUDA and a GPU (attn/cuda.hpp); otherwise they throw InputError.
+// with ATTN_CUDA and a GPU (attn/cuda/cuda.hpp); otherwise they throw InputError.
 enum class Impl { Reference, Flash, CudaNaive, CudaFlash, CudaFlashF16, CudaFlashBf16 };
 // "reference" | "flash" | "cuda-naive" | "cuda-flash" | "cuda-flash-f16" | "cuda-flash-bf16"
 Impl parse_impl(std::string_view s);

@@ -43,7 +43,7 @@ TEST_CASE("heads: head_figures gives 0 entropy to a one-hot head, 1 to a uniform
     CHECK(head_figures({c}, Mask::make_causal()).entropy[0][0] == doctest::Approx(1.0));
 }
 
-TEST_CASE("heads: head pairs come most alike first; near-duplicates are those under the threshold") {
+TEST_CASE("heads: head pairs come most alike first, and near-duplicates are those under the threshold") {
     const Tensor sim = Tensor::from({3, 3}, {0.0f, 0.25f, 0.03125f,  //
                                              0.25f, 0.0f, 0.03125f,  //
                                              0.03125f, 0.03125f, 0.0f});

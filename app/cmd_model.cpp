@@ -177,7 +177,8 @@ int run_entropy(const CommonOpts& co, const EntropyCmd& o) {
                     rows.emplace_back(s.data.begin() + a * H, s.data.begin() + (a + 1) * H);
                 sims.push_back(rows);
                 nlohmann::json d = nlohmann::json::array();
-                for (const HeadPair& q : near_duplicate_heads(s, o.dup)) d.push_back({{"a", q.a}, {"b", q.b}, {"js", q.js}});
+                for (const HeadPair& q : near_duplicate_heads(s, o.dup))
+                    d.push_back({{"a", q.a}, {"b", q.b}, {"js", q.js}});
                 dups.push_back(d);
             }
             j["similarity_js"] = sims;

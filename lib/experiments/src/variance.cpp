@@ -704,7 +704,8 @@ std::string variance_svg(const VarianceConfig& cfg, const std::vector<VarianceRo
     const Panel left{80, 70, 380, 300, xlo - xpad, xhi + xpad, ylo - ypad, yhi + ypad, true};
     const Panel right{580, 70, 380, 300, xlo - xpad, xhi + xpad, -0.02, 1.02, false};
 
-    SvgDocument svg(1000, 520, "attn variance: std of q·k and softmax saturation vs Dk, unscaled and scaled by 1/√Dk");
+    SvgDocument svg(1000, 520,
+                    "attn variance: std of q·k and softmax saturation vs Dk, unscaled and scaled by 1/√Dk");
     svg.text(500, 28,
              fmt::format("Why scale by 1/√Dk: spread of q·k and softmax saturation (source {}, {} samples per Dk, T={}, "
                          "seed {})",

@@ -67,11 +67,11 @@ Sinks layer_sinks(const Tensor& w, int64_t b, const std::vector<std::string>& to
     const int64_t len = static_cast<int64_t>(tokens.size());
     Sinks s;
     s.received = mean_received(w, b, len);
-    const int64_t H = s.received.dim(0), T = s.received.dim(1);
+    const int64_t H = s.received.dim(0);
     s.per_key.assign(static_cast<size_t>(len), 0.0);
     for (int64_t h = 0; h < H; ++h)
         for (int64_t j = 0; j < len; ++j)
-            s.per_key[static_cast<size_t>(j)] += s.received.data[static_cast<size_t>(h * T + j)] / static_cast<double>(H);
+            s.per_key[static_cast<size_t>(j)] += s.received.at({h, j}) / static_cast<double>(H);
     for (size_t j = 0; j < s.per_key.size(); ++j) {
         switch (sink_kind(tokens[j])) {
             case SinkKind::Cls: s.cls += s.per_key[j]; break;

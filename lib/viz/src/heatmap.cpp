@@ -352,10 +352,12 @@ std::string heatmap_svg(const std::vector<HeatmapPanel>& panels, const SvgOption
                 // exactly 0 (a masked weight) is hatched, so it differs from a tiny weight
                 const std::string fill = v == 0.0f ? "url(#zero)" : finite ? hex(heat_color(unit(v, lo, hi))) : "#bbbbbb";
                 const std::string val = finite ? num(v) : (std::isnan(v) ? "NaN" : (v > 0 ? "+inf" : "-inf"));
-                svg.rect(cx + double(j) * cs, cy + double(i) * cs, cs, cs, {.fill = fill},
-                         fmt::format("{} \u2192 {}: {}", rlab[static_cast<size_t>(i)], clab[static_cast<size_t>(j)], val));
+                const std::string tip =
+                    fmt::format("{} \u2192 {}: {}", rlab[static_cast<size_t>(i)], clab[static_cast<size_t>(j)], val);
+                svg.rect(cx + double(j) * cs, cy + double(i) * cs, cs, cs, {.fill = fill}, tip);
             }
-        svg.rect(cx, cy, double(p.cols) * cs, double(p.rows) * cs, {.fill = "none", .stroke = "#888", .stroke_width = 0.5});
+        const SvgStyle frame{.fill = "none", .stroke = "#888", .stroke_width = 0.5};
+        svg.rect(cx, cy, double(p.cols) * cs, double(p.rows) * cs, frame);
     }
 
     // pass 2: the colour bar, top = vmax, bottom = vmin

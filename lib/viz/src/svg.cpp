@@ -54,8 +54,9 @@ std::string svg_number(double v) {
 SvgDocument::SvgDocument(double width, double height, std::string_view title) {
     const std::string w = svg_number(width), h = svg_number(height);
     body_ = fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
-                        "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" font-size=\"12\">\n"
+                        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" "
+                        "viewBox=\"0 0 {0} {1}\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" "
+                        "font-size=\"12\">\n"
                         "<title>{2}</title>\n",
                         w, h, xml_escape(title));
     rect(0, 0, width, height, {.fill = "white"});
@@ -74,7 +75,8 @@ void SvgDocument::line(double x1, double y1, double x2, double y2, const SvgStyl
 
 void SvgDocument::polyline(const std::vector<std::pair<double, double>>& points, const SvgStyle& style) {
     std::string pts;
-    for (const auto& [x, y] : points) pts += fmt::format("{}{},{}", pts.empty() ? "" : " ", svg_number(x), svg_number(y));
+    for (const auto& [x, y] : points)
+        pts += fmt::format("{}{},{}", pts.empty() ? "" : " ", svg_number(x), svg_number(y));
     body_ += fmt::format("<polyline points=\"{}\"{}/>\n", pts, style_attributes(style));
 }
 
@@ -85,7 +87,8 @@ void SvgDocument::circle(double cx, double cy, double r, const SvgStyle& style) 
 
 void SvgDocument::text(double x, double y, std::string_view text, const SvgStyle& style, double rotate) {
     const std::string sx = svg_number(x), sy = svg_number(y);
-    const std::string turn = rotate == 0 ? "" : fmt::format(" transform=\"rotate({} {} {})\"", svg_number(rotate), sx, sy);
+    const std::string turn =
+        rotate == 0 ? "" : fmt::format(" transform=\"rotate({} {} {})\"", svg_number(rotate), sx, sy);
     body_ += fmt::format("<text x=\"{}\" y=\"{}\"{}{}>{}</text>\n", sx, sy, style_attributes(style), turn,
                          xml_escape(text));
 }

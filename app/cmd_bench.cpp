@@ -1,8 +1,9 @@
 // `attn bench`: how fast is attention here, against what this machine can do?
 // For each sequence length and implementation: the median time of --reps runs
-// after --warmup runs, GFLOP/s (4 B H T^2 Dk, half with --causal), the fraction
-// of the machine's FMA peak and of Eigen's GEMM (both measured in the same run),
-// and the peak memory of the run (measured in a child process; attn/bench.hpp).
+// after --warmup runs, GFLOP/s (attention_flops: 4 B H T^2 Dk, about half with
+// --causal), the fraction of the machine's FMA peak and of Eigen's GEMM (both
+// measured in the same run), and the peak memory of the run (measured in a child
+// process; attn/experiments/bench.hpp).
 #include <unistd.h>
 
 #include <cmath>
@@ -154,8 +155,9 @@ int run_bench(const BenchOpts& o) {
     fmt::print("machine: {} threads; FMA peak {:.1f} GFLOP/s ({} register loop); Eigen sgemm {:.1f} GFLOP/s; "
                "flash kernel {}\n",
                threads, peak.gflops, peak.isa, gemm, flash_kernels().front());
-    fmt::print("B={} H={} Dk={} {}; median of {} runs after {} warm-up; FLOPs = 4 B H T^2 Dk{}\n", base.B, base.H,
-               base.Dk, base.causal ? "causal" : "no mask", base.reps, base.warmup, base.causal ? " / 2" : "");
+    fmt::print("B={} H={} Dk={} {}; median of {} runs after {} warm-up; FLOPs = {}\n", base.B, base.H,
+               base.Dk, base.causal ? "causal" : "no mask", base.reps, base.warmup,
+               base.causal ? "2 B H T(T+1) Dk" : "4 B H T^2 Dk");
     fmt::print("{:<11}{:>7}{:>11}{:>10}{:>8}{:>8}{:>8}{:>11}{:>8}{:>6}{:>9}\n", "impl", "T", "seconds", "GFLOP/s", "%FMA",
                "xGEMM", "xref", "peak RSS", "RSS/io", "CPU", "%FMAcpu");
     for (const auto& row : rows) {
@@ -192,7 +194,7 @@ attn::cli::Command reg{
             ->type_name("Dk")
             ->capture_default_str()
             ->check(integer_in(1));
-        sub.add_flag("--causal", c.causal, "causal mask (FLOPs counted as half)");
+        sub.add_flag("--causal", c.causal, "causal mask (FLOPs count the allowed pairs only: about half)");
         sub.add_option("--impl", o->impl, backend_help("comma-separated; one that cannot run here is skipped"))
             ->check(backend_validator(/*list=*/true))
             ->type_name("LIST")

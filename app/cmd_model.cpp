@@ -13,7 +13,9 @@
 #include <fmt/format.h>
 
 #include "attn/attn.hpp"
+#include "attn/core/utf8.hpp"
 #include "attn/model/bert.hpp"
+#include "attn/model/heads.hpp"
 #include "attn/viz/heatmap.hpp"
 #include "attn/model/tokenizer.hpp"
 #include "command.hpp"
@@ -35,7 +37,7 @@ struct AttentionCmd {
 struct EntropyCmd {
     bool json = false;
     uint64_t seed = 0;
-    double dup = 0.05;
+    double dup = kNearDuplicateJs;
 };
 struct BenchCmd {
     std::string batches = "1,32";
@@ -88,11 +90,6 @@ std::string label(const std::string& s, size_t w) {
     return std::string(w - u.size(), ' ') + utf8_encode(u);
 }
 
-bool is_punct_token(const std::string& tok) {
-    // a single character that the basic tokenizer splits off on its own
-    return utf8_decode(tok).size() == 1 && bert_basic_tokenize("a" + tok + "a").size() == 3;
-}
-
 int run_attention(const CommonOpts& co, const AttentionCmd& o) {
     const Prepared p = prepare(co);
     check_index("--layer", o.layer, p.config.layers, "layers");
@@ -110,22 +107,9 @@ int run_attention(const CommonOpts& co, const AttentionCmd& o) {
     fmt::print("\nshare of all attention weight (mean over heads and query tokens) received by:\n");
     fmt::print("{:>7} {:>7} {:>7} {:>7} {:>7}   {}\n", "layer", "[CLS]", "[SEP]", "punct", "other", "top receiver");
     for (int64_t l = 0; l < L; ++l) {
-        const Tensor r = mean_received(out.attentions[static_cast<size_t>(l)], 0, T);  // (H, T)
-        std::vector<double> per_key(static_cast<size_t>(T), 0.0);
-        for (int64_t h = 0; h < H; ++h)
-            for (int64_t t = 0; t < T; ++t) per_key[static_cast<size_t>(t)] += r.data[static_cast<size_t>(h * T + t)] / H;
-        double cls = 0, sep = 0, punct = 0, other = 0;
-        for (int64_t t = 0; t < T; ++t) {
-            const std::string& tok = tokens[static_cast<size_t>(t)];
-            const double v = per_key[static_cast<size_t>(t)];
-            if (tok == "[CLS]") cls += v;
-            else if (tok == "[SEP]") sep += v;
-            else if (is_punct_token(tok)) punct += v;
-            else other += v;
-        }
-        const size_t top = static_cast<size_t>(std::max_element(per_key.begin(), per_key.end()) - per_key.begin());
-        fmt::print("{:>7} {:>6.0f}% {:>6.0f}% {:>6.0f}% {:>6.0f}%   {} ({:.0f}%)\n", l, 100 * cls, 100 * sep, 100 * punct,
-                   100 * other, tokens[top], 100 * per_key[top]);
+        const Sinks s = layer_sinks(out.attentions[static_cast<size_t>(l)], 0, tokens);
+        fmt::print("{:>7} {:>6.0f}% {:>6.0f}% {:>6.0f}% {:>6.0f}%   {} ({:.0f}%)\n", l, 100 * s.cls, 100 * s.sep,
+                   100 * s.punct, 100 * s.other, tokens[s.top], 100 * s.per_key[s.top]);
     }
     if (o.layer >= 0) {
         HeatmapStyle style;
@@ -172,44 +156,17 @@ int run_attention(const CommonOpts& co, const AttentionCmd& o) {
     return 0;
 }
 
-struct HeadFigures {
-    std::vector<std::vector<double>> entropy;  // [layer][head] mean normalised entropy
-    std::vector<Tensor> similarity;            // per layer (H, H) mean JS divergence
-};
-
-HeadFigures head_figures(const BertModel& m, const std::vector<int32_t>& ids) {
-    const BertOutput out = m.forward({ids});
-    HeadFigures f;
-    for (const Tensor& w : out.attentions) {
-        std::vector<double> e;
-        for (const HeadStats& s : head_stats(w, out.mask)) e.push_back(s.mean_normalized_entropy);
-        f.entropy.push_back(std::move(e));
-        f.similarity.push_back(head_similarity(w, out.mask));
-    }
-    return f;
-}
-
-struct DupPair {
-    int64_t a, b;
-    double js;
-};
-std::vector<DupPair> near_duplicates(const Tensor& sim, double threshold) {
-    std::vector<DupPair> out;
-    const int64_t H = sim.dim(0);
-    for (int64_t a = 0; a < H; ++a)
-        for (int64_t b = a + 1; b < H; ++b)
-            if (sim.data[static_cast<size_t>(a * H + b)] < threshold) out.push_back({a, b, sim.data[static_cast<size_t>(a * H + b)]});
-    std::sort(out.begin(), out.end(), [](const DupPair& x, const DupPair& y) { return x.js < y.js; });
-    return out;
-}
-
 int run_entropy(const CommonOpts& co, const EntropyCmd& o) {
     if (!(o.dup > 0.0 && o.dup <= std::log(2.0)))
         throw InputError(fmt::format("--dup-threshold: must be in (0, ln 2 = 0.693] nats, got {}", o.dup));
     const Prepared p = prepare(co);
     const BertModel trained = BertModel::load(p.files);
     const BertModel random = BertModel::random(p.config, o.seed);
-    const HeadFigures ft = head_figures(trained, p.enc.ids), fr = head_figures(random, p.enc.ids);
+    auto figures = [&](const BertModel& m) {
+        const BertOutput out = m.forward({p.enc.ids});
+        return head_figures(out.attentions, out.mask);
+    };
+    const HeadFigures ft = figures(trained), fr = figures(random);
     const int64_t L = p.config.layers, H = p.config.heads;
     const double pairs = static_cast<double>(H * (H - 1) / 2);
 
@@ -223,7 +180,8 @@ int run_entropy(const CommonOpts& co, const EntropyCmd& o) {
                     rows.emplace_back(s.data.begin() + a * H, s.data.begin() + (a + 1) * H);
                 sims.push_back(rows);
                 nlohmann::json d = nlohmann::json::array();
-                for (const DupPair& q : near_duplicates(s, o.dup)) d.push_back({{"a", q.a}, {"b", q.b}, {"js", q.js}});
+                for (const HeadPair& q : near_duplicate_heads(s, o.dup))
+                    d.push_back({{"a", q.a}, {"b", q.b}, {"js", q.js}});
                 dups.push_back(d);
             }
             j["similarity_js"] = sims;
@@ -259,8 +217,8 @@ int run_entropy(const CommonOpts& co, const EntropyCmd& o) {
                "ln 2 = 0.69 = disjoint); pairs under --dup-threshold {} are flagged as near-duplicates\n\n", o.dup);
     fmt::print("{:<6} {:>10} {:>10}   {}\n", "layer", "trained", "random", "trained near-duplicate pairs (heads a~b: JS)");
     for (int64_t l = 0; l < L; ++l) {
-        const auto dt = near_duplicates(ft.similarity[static_cast<size_t>(l)], o.dup);
-        const auto dr = near_duplicates(fr.similarity[static_cast<size_t>(l)], o.dup);
+        const auto dt = near_duplicate_heads(ft.similarity[static_cast<size_t>(l)], o.dup);
+        const auto dr = near_duplicate_heads(fr.similarity[static_cast<size_t>(l)], o.dup);
         std::string list;
         for (size_t k = 0; k < dt.size() && k < 6; ++k) list += fmt::format("{}~{}: {:.3f}  ", dt[k].a, dt[k].b, dt[k].js);
         if (dt.size() > 6) list += fmt::format("(+{} more)", dt.size() - 6);

@@ -1,7 +1,7 @@
 // attn variance: the experiment behind "q·k has std √Dk" (C14-C17), with live numbers.
 // Draws q and k, takes q·k for each Dk, and shows the spread and what softmax
 // does with rows of such scores, unscaled and scaled by 1/√Dk. The work is in
-// the library (attn/variance.hpp); this file binds flags and prints.
+// the library (attn/experiments/variance.hpp); this file binds flags and prints.
 #include <chrono>
 #include <cstdio>
 #include <memory>

@@ -177,7 +177,7 @@ void run(LessonContext& ctx) {
              "mass). The bright diagonal: a random token's key matches its own query best.");
 }
 
-const RegisterLesson reg{{1, "soft-lookup", "Attention is a soft lookup",
+const RegisterLesson reg{{"soft-lookup", "Attention is a soft lookup",
                           "a toy dictionary answered by a blend of values; a running summary that forgets far tokens",
                           {"C1", "C2", "C3", "C4"}, true, run}};
 

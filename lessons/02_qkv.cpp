@@ -106,7 +106,7 @@ void run(LessonContext& ctx) {
              "independently); lesson 13 measures it.");
 }
 
-const RegisterLesson reg{{2, "qkv", "Q, K and V",
+const RegisterLesson reg{{"qkv", "Q, K and V",
                           "three projections of x with their shapes; nn.Linear's [out, in]; Dv may differ from Dk",
                           {"C5", "C6", "C7", "C8"}, false, run}};
 

@@ -101,7 +101,7 @@ void run(LessonContext& ctx) {
              "token), and cosine similarity throws it away.");
 }
 
-const RegisterLesson reg{{3, "dot-product", "The dot product as a score",
+const RegisterLesson reg{{"dot-product", "The dot product as a score",
                           "score = |q||k|cos θ; a longer vector gets a bigger score", {"C11"}, false, run}};
 
 }  // namespace

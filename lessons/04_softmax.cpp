@@ -111,7 +111,7 @@ void run(LessonContext& ctx) {
              "Lesson 5 shows how large scores get without the 1/√Dk scaling.");
 }
 
-const RegisterLesson reg{{4, "softmax", "Softmax and saturation",
+const RegisterLesson reg{{"softmax", "Softmax and saturation",
                           "softmax([0, 3]) and ([0, 30]); the Jacobian's norm collapses as a row nears one-hot",
                           {"C12", "C13"}, false, run}};
 

@@ -1,7 +1,7 @@
 // Lesson 5: why scores are divided by √Dk: the variance of q·k, what
 // unscaled scores do to softmax, and the "not below 64" folklore (C10,
 // C14-C18). The variance table comes from the library's experiment
-// (attn/variance.hpp), the same code as `attn variance`.
+// (attn/experiments/variance.hpp), the same code as `attn variance`.
 #include <Eigen/Dense>
 
 #include "attn/experiments/variance.hpp"
@@ -252,7 +252,7 @@ void variance_section(LessonContext& ctx) {
 
 }  // namespace
 
-const RegisterLesson reg_sqrt_dk{{5, "why-sqrt-dk", "Why divide by √Dk",
+const RegisterLesson reg_sqrt_dk{{"why-sqrt-dk", "Why divide by √Dk",
                                   "the variance of q·k grows with Dk; unscaled scores saturate softmax; the 64 folklore",
                                   {"C10", "C14", "C15", "C16", "C17", "C18"}, true, run}};
 

@@ -139,7 +139,7 @@ void run(LessonContext& ctx) {
                           "precision) concerns training in float16, which attn does not do.");
 }
 
-const RegisterLesson reg{{6, "alternatives", "Alternatives to √Dk",
+const RegisterLesson reg{{"alternatives", "Alternatives to √Dk",
                           "a fixed constant suits one Dk only; cosine bounds scores but forgets vector length",
                           {"C19", "C20", "C39"}, false, run}};
 

@@ -93,7 +93,7 @@ void run(LessonContext& ctx) {
              "catch it.");
 }
 
-const RegisterLesson reg{{7, "one-head", "One head, end to end",
+const RegisterLesson reg{{"one-head", "One head, end to end",
                           "the source's B=2, T=6, D=16 example with every shape; the Kᵀ pitfall",
                           {"C21", "C22"}, true, run}};
 

@@ -237,7 +237,7 @@ void run(LessonContext& ctx) {
                           T - 1, moved_causal));
 }
 
-const RegisterLesson reg{{8, "masks", "Masks",
+const RegisterLesson reg{{"masks", "Masks",
                           "key padding [B, 1, T], causal, both; -inf before softmax vs zeroing after; fill values",
                           {"C23", "C24", "C25", "C26", "C28"}, true, run}};
 

@@ -88,7 +88,7 @@ void run(LessonContext& ctx) {
              "exactly those.");
 }
 
-const RegisterLesson reg{{9, "smoke-test", "The mask smoke test",
+const RegisterLesson reg{{"smoke-test", "The mask smoke test",
                           "one printed row catches masks applied the wrong way round", {"C27"}, true, run}};
 
 }  // namespace

@@ -105,7 +105,7 @@ void run(LessonContext& ctx) {
                           "attn computes forward passes only.");
 }
 
-const RegisterLesson reg{{10, "multi-head", "Multi-head attention",
+const RegisterLesson reg{{"multi-head", "Multi-head attention",
                           "512 = 8 × 64; the cost is the same as one wide head; merging heads needs the transpose",
                           {"C29", "C30", "C31", "C33"}, false, run}};
 

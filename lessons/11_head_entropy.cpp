@@ -1,5 +1,6 @@
 // Lesson 11: diagnosing heads by their entropy and by how alike they are (C32),
 // and what random weights can and cannot show.
+#include "attn/model/heads.hpp"
 #include "common.hpp"
 
 namespace attn::lessons {
@@ -69,28 +70,20 @@ void run(LessonContext& ctx) {
                                          index_labels(cfg.heads, "h"), index_labels(cfg.heads, "h")),
                 0.0, 0.0, false);
     // the closest pair, and every pair closer than a tenth of the median distance
-    std::vector<double> off;
-    int64_t bi = 0, bj = 1;
-    for (int64_t i = 0; i < cfg.heads; ++i)
-        for (int64_t j = i + 1; j < cfg.heads; ++j) {
-            off.push_back(sim.at({i, j}));
-            if (sim.at({i, j}) < sim.at({bi, bj})) bi = i, bj = j;
-        }
-    std::vector<double> sorted(off);
-    std::sort(sorted.begin(), sorted.end());
-    const double median = sorted[sorted.size() / 2], threshold = 0.1 * median;
-    std::string flagged;
-    int nflag = 0;
-    for (int64_t i = 0; i < cfg.heads; ++i)
-        for (int64_t j = i + 1; j < cfg.heads; ++j)
-            if (sim.at({i, j}) < threshold) flagged += fmt::format(" (h{}, h{}: {})", i, j, e2(sim.at({i, j}))), ++nflag;
+    const std::vector<HeadPair> pairs = head_pairs(sim);  // most alike first
+    const HeadPair closest = pairs.front();
+    const double median = pairs[pairs.size() / 2].js, threshold = 0.1 * median;
+    const std::vector<HeadPair> flagged = near_duplicate_heads(sim, threshold);
+    std::string listed;
+    for (const HeadPair& p : flagged) listed += fmt::format(" (h{}, h{}: {})", p.a, p.b, e2(p.js));
     ctx.para(fmt::format("Median divergence between heads: {:.4f} nats. Flagged as near-duplicates (below a "
                          "tenth of the median, {:.4f}):{}",
-                         median, threshold, flagged.empty() ? " none" : flagged));
+                         median, threshold, flagged.empty() ? " none" : listed));
     ctx.figure("median_js", median);
-    ctx.figure("closest_pair", std::vector<int64_t>{bi, bj});
-    ctx.check(bi == 0 && bj == 1 && nflag == 1, "C32",
-              fmt::format("the closest pair is (h{}, h{}), the planted duplicate, and it is the only one flagged", bi, bj));
+    ctx.figure("closest_pair", std::vector<int64_t>{closest.a, closest.b});
+    ctx.check(closest.a == 0 && closest.b == 1 && flagged.size() == 1, "C32",
+              fmt::format("the closest pair is (h{}, h{}), the planted duplicate, and it is the only one flagged",
+                          closest.a, closest.b));
     ctx.heatmap("head0", make_panel("head 0, batch 0", block(rec.attn.weights, 0, 0).data(), T, T));
     ctx.heatmap("head2", make_panel("head 2, batch 0", block(rec.attn.weights, 0, 2).data(), T, T));
 
@@ -104,7 +97,7 @@ void run(LessonContext& ctx) {
     ctx.unmeasured("C32", "\"heads often homogenise\" in trained models: not measurable with random weights.");
 }
 
-const RegisterLesson reg{{11, "head-entropy", "Diagnosing heads",
+const RegisterLesson reg{{"head-entropy", "Diagnosing heads",
                           "per-head mean entropy, head-to-head divergence, a planted duplicate found",
                           {"C32"}, true, run}};
 

@@ -109,7 +109,7 @@ void run(LessonContext& ctx) {
     ctx.unmeasured("C38", "\"p ≈ 0.1; p > 0.2 slows convergence\" is a training result; attn does not train.");
 }
 
-const RegisterLesson reg{{12, "dropout", "Attention dropout",
+const RegisterLesson reg{{"dropout", "Attention dropout",
                           "on weights after softmax vs on scores; train vs eval; row sums and distortion",
                           {"C38"}, false, run}};
 

@@ -153,7 +153,7 @@ void run(LessonContext& ctx) {
                           "broken attention) needs a training loop; attn has none.");
 }
 
-const RegisterLesson reg{{13, "debugging", "Debugging attention",
+const RegisterLesson reg{{"debugging", "Debugging attention",
                           "shape assertions; bmm vs broadcasting matmul; init scale vs score spread; zero init",
                           {"C9", "C35", "C36", "C37"}, false, run}};
 

@@ -203,7 +203,7 @@ void run(LessonContext& ctx) {
     ctx.unmeasured("C43", "Performer's orthogonal random features and cosFormer's re-weighting are not implemented.");
 }
 
-const RegisterLesson reg{{14, "memory", "Memory and long sequences",
+const RegisterLesson reg{{"memory", "Memory and long sequences",
                           "the [B, H, T, T] matrix's bytes; an online softmax; flash vs reference; sparse and linear",
                           {"C40", "C41", "C42", "C43", "C44"}, false, run}};
 

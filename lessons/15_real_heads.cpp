@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "attn/model/bert.hpp"
+#include "attn/model/heads.hpp"
 #include "attn/model/tokenizer.hpp"
 #include "common.hpp"
 
@@ -15,24 +16,16 @@ namespace {
 
 const char* const kSentence = "The animal didn't cross the street because it was too tired";
 
-// Mean normalised entropy per head of every layer, and the near-duplicate pair count.
+// Mean normalised entropy per head of every layer, and the near-duplicate pair count per layer.
 struct Heads {
     std::vector<std::vector<double>> entropy;  // [layer][head]
-    std::vector<int64_t> duplicates;           // per layer, pairs with JS < 0.05 nats
+    std::vector<int64_t> duplicates;           // [layer]
 };
 Heads measure(const BertOutput& out) {
-    Heads r;
-    for (const Tensor& w : out.attentions) {
-        std::vector<double> e;
-        for (const HeadStats& s : head_stats(w, out.mask)) e.push_back(s.mean_normalized_entropy);
-        r.entropy.push_back(std::move(e));
-        const Tensor sim = head_similarity(w, out.mask);  // [H, H]
-        const int64_t H = sim.dim(0);
-        int64_t n = 0;
-        for (int64_t a = 0; a < H; ++a)
-            for (int64_t b = a + 1; b < H; ++b) n += sim.at({a, b}) < 0.05f ? 1 : 0;
-        r.duplicates.push_back(n);
-    }
+    HeadFigures f = head_figures(out.attentions, out.mask);
+    Heads r{std::move(f.entropy), {}};
+    for (const Tensor& sim : f.similarity)
+        r.duplicates.push_back(static_cast<int64_t>(near_duplicate_heads(sim).size()));
     return r;
 }
 
@@ -147,10 +140,11 @@ void run(LessonContext& ctx) {
 
     // ---- entropy, trained vs random
     ctx.section("Entropy: trained heads vs random ones");
-    ctx.para("The same architecture with BERT's random initialisation (every weight N(0, 0.02²)) attends almost "
-             "uniformly: its scores are tiny, so softmax flattens them. Normalised entropy is 1 for uniform rows "
-             "and 0 for one-hot. Look-alike pairs: heads of one layer whose rows differ by a mean Jensen-Shannon "
-             "divergence under 0.05 nats (of at most ln 2 = 0.69).");
+    ctx.para(fmt::format("The same architecture with BERT's random initialisation (every weight N(0, 0.02²)) attends "
+                         "almost uniformly: its scores are tiny, so softmax flattens them. Normalised entropy is 1 for "
+                         "uniform rows and 0 for one-hot. Look-alike pairs: heads of one layer whose rows differ by a "
+                         "mean Jensen-Shannon divergence under {} nats (of at most ln 2 = 0.69).",
+                         kNearDuplicateJs));
     const BertModel random = BertModel::random(c, ctx.seed());
     const Heads ht = measure(out), hr = measure(random.forward({enc.ids}));
     Table t;
@@ -188,29 +182,19 @@ void run(LessonContext& ctx) {
     ctx.section("Attention sinks: [CLS], [SEP] and punctuation");
     ctx.para("Where does the weight go? Averaged over heads and query tokens, a large share lands on a few tokens "
              "that carry little meaning of their own, above all [CLS]: heads that have nothing to look for "
-             "\"park\" their weight there.");
+             "\"park\" their weight there. (The sentence's only punctuation is the ' of \"didn't\".)");
     Table s;
-    s.columns = {"layer", "[CLS] %", "[SEP] %", "' %", "one token if uniform, %"};
+    s.columns = {"layer", "[CLS] %", "[SEP] %", "punct. %", "one token if uniform, %"};
     s.formats = {"", "{:.0f}", "{:.0f}", "{:.0f}", "{:.1f}"};
     int cls_top = 0;
     int64_t sink_layer = 0, sink_head = 0;
     double sink_best = -1;
     for (int64_t l = 0; l < L; ++l) {
-        const Tensor r = mean_received(out.attentions[static_cast<size_t>(l)], 0, T);  // [H, T]
-        double cls = 0, sep = 0, punct = 0;
-        std::vector<double> per_key(static_cast<size_t>(T), 0.0);
-        for (int64_t h = 0; h < H; ++h) {
-            for (int64_t j = 0; j < T; ++j) per_key[static_cast<size_t>(j)] += r.at({h, j}) / static_cast<double>(H);
-            if (r.at({h, 0}) > sink_best) sink_best = r.at({h, 0}), sink_layer = l, sink_head = h;
-        }
-        for (int64_t j = 0; j < T; ++j) {
-            const std::string& tk = enc.tokens[static_cast<size_t>(j)];
-            if (tk == "[CLS]") cls += per_key[static_cast<size_t>(j)];
-            else if (tk == "[SEP]") sep += per_key[static_cast<size_t>(j)];
-            else if (tk == "'") punct += per_key[static_cast<size_t>(j)];
-        }
-        cls_top += std::max_element(per_key.begin(), per_key.end()) == per_key.begin() ? 1 : 0;
-        s.add({l, 100 * cls, 100 * sep, 100 * punct, 100.0 / static_cast<double>(T)});
+        const Sinks k = layer_sinks(out.attentions[static_cast<size_t>(l)], 0, enc.tokens);
+        for (int64_t h = 0; h < H; ++h)  // [CLS] is key 0
+            if (k.received.at({h, 0}) > sink_best) sink_best = k.received.at({h, 0}), sink_layer = l, sink_head = h;
+        cls_top += sink_kind(enc.tokens[k.top]) == SinkKind::Cls ? 1 : 0;
+        s.add({l, 100 * k.cls, 100 * k.sep, 100 * k.punct, 100.0 / static_cast<double>(T)});
     }
     ctx.table("sinks", s);
     ctx.figure("layers_where_cls_receives_most", cls_top);
@@ -278,7 +262,7 @@ void run(LessonContext& ctx) {
     padding_section(ctx, trained, batch, "all-MiniLM-L6-v2");
 }
 
-const RegisterLesson reg{{15, "real-heads", "Real heads",
+const RegisterLesson reg{{"real-heads", "Real heads",
                           "a pretrained encoder's heads: entropy vs random init, sinks, \"it\" -> \"animal\", padding",
                           {"C23", "C26", "C32", "C34"}, true, run}};
 

@@ -2,6 +2,7 @@
 #include "lesson.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <map>
 #include <stdexcept>
@@ -89,6 +90,14 @@ std::string cell_text(const nlohmann::json& v, const std::string& spec) {
 std::vector<Lesson>& registry_list() {
     static std::vector<Lesson> r;
     return r;
+}
+
+// The number a lesson file's name starts with: 4 for ".../lessons/04_softmax.cpp", 0 if none.
+int number_of_file(std::string_view path) {
+    const std::string_view name = path.substr(path.find_last_of('/') + 1);
+    int n = 0;
+    const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), n);
+    return ec == std::errc() && end != name.data() + name.size() && *end == '_' ? n : 0;
 }
 }  // namespace
 
@@ -256,10 +265,17 @@ void LessonContext::heatmap(std::string_view key, const HeatmapPanel& panel, dou
 
 // ------------------------------------------------------------ the registry
 
-RegisterLesson::RegisterLesson(Lesson lesson) { registry_list().push_back(std::move(lesson)); }
+RegisterLesson::RegisterLesson(Lesson lesson, std::source_location file) {
+    lesson.number = number_of_file(file.file_name());
+    registry_list().push_back(std::move(lesson));
+}
 
 std::vector<Lesson> all_lessons() {
     std::vector<Lesson> v = registry_list();
+    for (const Lesson& l : v)
+        if (l.number <= 0)
+            throw std::logic_error(fmt::format("lesson '{}': its file name must start with its number (NN_{}.cpp)",
+                                               l.slug, l.slug));
     std::sort(v.begin(), v.end(), [](const Lesson& a, const Lesson& b) { return a.number < b.number; });
     for (size_t i = 1; i < v.size(); ++i)
         if (v[i].number == v[i - 1].number)

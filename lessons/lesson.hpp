@@ -1,7 +1,7 @@
 // lessons/lesson.hpp: what a lesson is, how it talks, and how it registers.
 //
 // A lesson is a function that narrates one concept of the source material
-// (claim ids in /work/shared/reference/CLAIMS.md) and computes every number it
+// (its claims C1–C44, as the README lists them) and computes every number it
 // shows with the attn library. It speaks only through a LessonContext:
 //
 //   ctx.section("Two scores");                      a heading (the tour may pause here)
@@ -18,12 +18,14 @@
 // and the same figures are collected into record(). A lesson file registers
 // itself with a file-scope RegisterLesson object, so adding lessons/NN_name.cpp
 // adds a lesson (lessons/CMakeLists.txt links the library whole-archive so
-// these registrations are never dropped by the linker).
+// these registrations are never dropped by the linker). Its number NN is read
+// from the file name, the one place it is written: the files' order is the tour's.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <ostream>
+#include <source_location>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -103,23 +105,25 @@ private:
 };
 
 struct Lesson {
-    int number = 0;
     std::string slug;      // "softmax", used by `attn lesson softmax`
     std::string title;
     std::string summary;   // one line for `attn lessons`
     std::vector<std::string> claims;  // {"C12", "C13"}
     bool heatmaps = false; // draws heatmaps (so `--svg` applies)
     std::function<void(LessonContext&)> run;
+    int number = 0;        // set by RegisterLesson from the file name: 4 for lessons/04_softmax.cpp
 };
 
 // Every registered lesson, sorted by number. Throws std::logic_error if two
-// lessons share a number or a slug (a programming error a test catches).
+// lessons share a number or a slug, or a lesson's file name starts with no
+// number (programming errors a test catches).
 std::vector<Lesson> all_lessons();
 // By number ("4"), slug ("softmax") or a unique slug prefix; nullptr if none.
 const Lesson* find_lesson(std::string_view name);
 
+// In a lesson file:  const RegisterLesson reg{{"softmax", "Softmax and saturation", "...", {"C12"}, false, run}};
 struct RegisterLesson {
-    explicit RegisterLesson(Lesson lesson);
+    explicit RegisterLesson(Lesson lesson, std::source_location file = std::source_location::current());
 };
 
 struct LessonResult {

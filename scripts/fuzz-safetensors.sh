@@ -43,7 +43,7 @@ build() {  # name sources...
 }
 build fuzz_safetensors io/src/safetensors.cpp core/src/tensor.cpp
 build fuzz_dump io/src/dump.cpp core/src/tensor.cpp
-build fuzz_tokenizer model/src/tokenizer.cpp model/src/unicode_tables.cpp
+build fuzz_tokenizer model/src/tokenizer.cpp model/src/unicode_tables.cpp core/src/utf8.cpp
 
 # Seed corpora: small valid inputs, so mutations start from the real structure.
 mkdir -p corpus-safetensors corpus-dump corpus-tokenizer

@@ -77,8 +77,8 @@ TEST_CASE("bench helpers: median, flop count, bad sizes and a backend that canno
     attn::BenchCase c;
     c.B = 2, c.H = 3, c.T = 10, c.Dk = 4;
     CHECK(attn::bench_flops(c) == doctest::Approx(4.0 * 2 * 3 * 100 * 4));
-    c.causal = true;
-    CHECK(attn::bench_flops(c) == doctest::Approx(2.0 * 2 * 3 * 100 * 4));
+    c.causal = true;  // T(T+1)/2 allowed pairs per head
+    CHECK(attn::bench_flops(c) == doctest::Approx(2.0 * 2 * 3 * 10 * 11 * 4));
     c.reps = 0;
     CHECK_THROWS_AS(attn::run_case(c), attn::InputError);
     c.reps = 1;

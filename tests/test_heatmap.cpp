@@ -1,5 +1,5 @@
-// Tests of the heatmap renderer (terminal text with and without colour) and
-// of the SVG writer, with a small in-process XML well-formedness checker.
+// Tests of the heatmap renderer (terminal text with and without colour), of the
+// SVG writer and of heatmap SVGs, with a small in-process XML well-formedness checker.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -8,6 +8,7 @@
 
 #include "attn/core/errors.hpp"
 #include "attn/viz/heatmap.hpp"
+#include "attn/viz/svg.hpp"
 
 // ------------------------------------------------------------ XML checker
 // Enough of XML 1.0 to reject what a browser would: one root element, tags
@@ -226,6 +227,44 @@ TEST_CASE("xml_escape: entities, controls dropped, bad UTF-8 replaced") {
     CHECK(attn::xml_escape(std::string("x\x01y")) == "xy");
     CHECK(attn::xml_escape(std::string("\xff")) == "\xEF\xBF\xBD");
     CHECK(attn::xml_escape("\u4e2d") == "\u4e2d");
+}
+
+TEST_CASE("svg: numbers have at most 2 decimals and no trailing zeros") {
+    CHECK(attn::svg_number(100) == "100");
+    CHECK(attn::svg_number(2.5) == "2.5");
+    CHECK(attn::svg_number(3.14159) == "3.14");
+    CHECK(attn::svg_number(-7.25) == "-7.25");
+    CHECK(attn::svg_number(-0.001) == "0");
+}
+
+TEST_CASE("svg: a document of every element is well-formed, and its text and attributes are escaped") {
+    attn::SvgDocument d(200, 100.5, "a <title> & more");
+    d.rect(1, 2, 3, 4, {.fill = "#123456"}, "tip \"quoted\"");
+    d.line(1, 2, 3, 4, {.stroke = "#444", .stroke_width = 2, .dash = "6 4"});
+    d.polyline({{0, 0}, {1.5, 2}}, {.fill = "none", .stroke = "red"});
+    d.circle(5, 6, 3.5, {.fill = "blue"});
+    d.text(10, 20, "x < y", {.font_size = 11, .bold = true, .anchor = "middle"}, -90);
+    d.text(0, 0, std::string("bad \xff byte"));
+    d.vertical_gradient("heat", {"#000000", "#808080", "#ffffff"});
+    d.hatch("zero", "#eeeeee", "#999999");
+    const std::string svg = d.str();
+    std::string why;
+    CHECK_MESSAGE(xml_well_formed(svg, &why), why);
+    CHECK(svg.rfind("<?xml", 0) == 0);
+    CHECK(svg.find("width=\"200\" height=\"100.5\" viewBox=\"0 0 200 100.5\"") != std::string::npos);
+    CHECK(svg.find("<title>a &lt;title&gt; &amp; more</title>") != std::string::npos);
+    CHECK(svg.find("<rect x=\"1\" y=\"2\" width=\"3\" height=\"4\" fill=\"#123456\"><title>tip &quot;quoted&quot;"
+                   "</title></rect>") != std::string::npos);
+    CHECK(svg.find("<line x1=\"1\" y1=\"2\" x2=\"3\" y2=\"4\" stroke=\"#444\" stroke-width=\"2\" "
+                   "stroke-dasharray=\"6 4\"/>") != std::string::npos);
+    CHECK(svg.find("<polyline points=\"0,0 1.5,2\" fill=\"none\" stroke=\"red\"/>") != std::string::npos);
+    CHECK(svg.find("<circle cx=\"5\" cy=\"6\" r=\"3.5\" fill=\"blue\"/>") != std::string::npos);
+    CHECK(svg.find("<text x=\"10\" y=\"20\" font-size=\"11\" font-weight=\"bold\" text-anchor=\"middle\" "
+                   "transform=\"rotate(-90 10 20)\">x &lt; y</text>") != std::string::npos);
+    CHECK(svg.find("bad \xEF\xBF\xBD byte") != std::string::npos);
+    CHECK(svg.find("<stop offset=\"0.5\" stop-color=\"#808080\"/>") != std::string::npos);
+    CHECK(svg.find("<pattern id=\"zero\"") != std::string::npos);
+    CHECK(svg.size() - svg.rfind("</svg>\n") == 7);  // closed, once, at the end
 }
 
 TEST_CASE("heatmap SVG: well-formed, titled, one rect per cell, hostile labels escaped") {

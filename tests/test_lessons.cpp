@@ -6,7 +6,9 @@
 
 #include <array>
 #include <cmath>
+#include <cctype>
 #include <cstdio>
+#include <filesystem>
 #include <set>
 #include <sstream>
 #include <string>
@@ -53,6 +55,19 @@ TEST_CASE("lesson registry: numbered 1..14 at least, unique names, claims and su
     CHECK(attn::lessons::find_lesson("nosuchlesson") == nullptr);
     CHECK(attn::lessons::find_lesson("") == nullptr);
     CHECK(attn::lessons::find_lesson("999") == nullptr);
+}
+
+TEST_CASE("lesson registry: each lesson's number is its file's, lessons/NN_name.cpp") {
+    std::set<int> files;
+    for (const auto& e : std::filesystem::directory_iterator(std::string(ATTN_SOURCE_DIR) + "/lessons")) {
+        const std::string name = e.path().filename().string();
+        if (name.size() > 3 && std::isdigit(static_cast<unsigned char>(name[0])) && name[2] == '_')
+            files.insert(std::stoi(name.substr(0, 2)));
+    }
+    std::set<int> registered;
+    for (const auto& l : attn::lessons::all_lessons()) registered.insert(l.number);
+    CHECK(registered == files);
+    CHECK(attn::lessons::find_lesson("softmax")->number == 4);  // 04_softmax.cpp
 }
 
 TEST_CASE("every lesson runs and every check passes (text and JSON, three seeds)") {

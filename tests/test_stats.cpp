@@ -63,6 +63,19 @@ TEST_CASE("cost: 8 heads of 64 cost the same parameters and FLOPs as 1 head of 5
     CHECK(format_bytes(1024.0 * 1024.0 * 3) == "3.0 MiB");
 }
 
+TEST_CASE("cost: attention_flops counts allowed pairs (causal about half of full)") {
+    const double full = attention_flops(2, 3, 8, 8, 4, 6, Mask::none());
+    CHECK(full == doctest::Approx(2.0 * 3 * 8 * 8 * 2 * (4 + 6)));
+    const double causal = attention_flops(2, 3, 8, 8, 4, 6, Mask::make_causal());
+    CHECK(causal == doctest::Approx(2.0 * 3 * (8 * 9 / 2) * 2 * (4 + 6)));
+    const double padded = attention_flops(2, 1, 4, 8, 1, 1, Mask::key_padding({8, 2}));
+    CHECK(padded == doctest::Approx((4.0 * 8 + 4.0 * 2) * 2 * 2));
+    // the layer's cost counts the same core: Q K^T and weights V of an unmasked layer
+    const AttentionCost c = attention_cost(2, 8, 24, 3, 4, 6);
+    CHECK(c.flops_scores + c.flops_weighted_sum == full);
+    CHECK(c.flops_scores == attention_flops(2, 3, 8, 8, 4, 0, Mask::none()));
+}
+
 TEST_CASE("rng: same seed same numbers, streams differ, normals have mean 0, std 1") {
     Rng a(5, 0), b(5, 0), c(5, 1);
     CHECK(a.next_u64() == b.next_u64());

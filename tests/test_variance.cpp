@@ -1,4 +1,4 @@
-// Tests of the d_k variance experiment (attn/variance.hpp, `attn variance`):
+// Tests of the d_k variance experiment (attn/experiments/variance.hpp, `attn variance`):
 // the std of q.k against theory with a tolerance derived from the sample
 // count, what scaling does to saturation and gradient, bit-for-bit
 // reproducibility across thread counts, the output formats and bad input.
@@ -23,6 +23,9 @@
 
 #include "attn/core/errors.hpp"
 #include "attn/experiments/variance.hpp"
+
+// The XML checker of test_heatmap.cpp.
+bool xml_well_formed(const std::string& s, std::string* why);
 
 namespace {
 
@@ -94,34 +97,6 @@ bool same_bits(const VarianceRow& a, const VarianceRow& b) {
                         b.mean_max_weight, b.mean_norm_entropy, b.onehot_fraction, b.mean_jacobian_norm};
     return a.d_k == b.d_k && a.scaled == b.scaled && a.samples == b.samples && a.rows == b.rows &&
            std::memcmp(x, y, sizeof x) == 0;
-}
-
-// A minimal XML well-formedness check: tags nest and close, attributes quoted.
-bool xml_well_formed(const std::string& s, std::string* why) {
-    std::vector<std::string> stack;
-    size_t i = 0;
-    while ((i = s.find('<', i)) != std::string::npos) {
-        const size_t j = s.find('>', i);
-        if (j == std::string::npos) return *why = "unclosed <", false;
-        const std::string tag = s.substr(i + 1, j - i - 1);
-        i = j + 1;
-        if (tag.empty()) return *why = "empty tag", false;
-        if (tag[0] == '?' || tag[0] == '!') continue;
-        size_t quotes = 0;
-        for (char c : tag) quotes += c == '"';
-        if (quotes % 2) return *why = "odd quotes in <" + tag + ">", false;
-        if (tag[0] == '/') {
-            if (stack.empty() || stack.back() != tag.substr(1)) return *why = "mismatched </" + tag.substr(1) + ">", false;
-            stack.pop_back();
-        } else if (tag.back() != '/') {
-            stack.push_back(tag.substr(0, tag.find_first_of(" \n")));
-        }
-    }
-    if (!stack.empty()) return *why = "unclosed <" + stack.back() + ">", false;
-    for (size_t k = 0; (k = s.find('&', k)) != std::string::npos; ++k)
-        if (s.compare(k, 4, "&lt;") && s.compare(k, 4, "&gt;") && s.compare(k, 5, "&amp;"))
-            return *why = "bare &", false;
-    return true;
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // Scaled dot-product attention: the readable CPU reference, the source of truth
-// every faster path is checked against (see attn/attention.hpp).
+// every faster path is checked against (see attn/core/attention.hpp).
 #include "attn/core/attention.hpp"
 
 #include <algorithm>

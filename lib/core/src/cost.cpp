@@ -1,11 +1,23 @@
-// Parameter, FLOP and memory accounting for one multi-head attention layer.
+// Parameter, FLOP and memory accounting for attention (see attn/core/cost.hpp).
 #include "attn/core/cost.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
 namespace attn {
+
+double attention_flops(int64_t B, int64_t H, int64_t Tq, int64_t Tk, int64_t Dk, int64_t Dv, const Mask& mask) {
+    // pairs (b, i, j) a query may attend to; without a boolean part each row counts in closed form
+    mask.check(B, Tq, Tk);
+    double pairs = 0;
+    for (int64_t b = 0; b < B; ++b) {
+        const MaskRow row = mask.row(b, Tk);
+        for (int64_t i = 0; i < Tq; ++i) pairs += static_cast<double>(row.allowed_count(i));
+    }
+    return pairs * static_cast<double>(H) * 2.0 * static_cast<double>(Dk + Dv);
+}
 
 AttentionCost attention_cost(int64_t B, int64_t T, int64_t D, int64_t H, int64_t Dk, int64_t Dv, bool bias) {
     AttentionCost c;
@@ -17,8 +29,8 @@ AttentionCost attention_cost(int64_t B, int64_t T, int64_t D, int64_t H, int64_t
     c.params_total = c.params_q + c.params_k + c.params_v + c.params_o;
     const double bt = static_cast<double>(B) * static_cast<double>(T);
     c.flops_projections = 2.0 * bt * D * (2.0 * H * Dk + H * Dv) + 2.0 * bt * H * Dv * D;
-    c.flops_scores = 2.0 * B * H * static_cast<double>(T) * T * Dk;
-    c.flops_weighted_sum = 2.0 * B * H * static_cast<double>(T) * T * Dv;
+    c.flops_scores = attention_flops(B, H, T, T, Dk, 0, Mask::none());
+    c.flops_weighted_sum = attention_flops(B, H, T, T, 0, Dv, Mask::none());
     c.flops_total = c.flops_projections + c.flops_scores + c.flops_weighted_sum;
     c.bytes_score_matrix = 4.0 * B * H * static_cast<double>(T) * T;
     return c;

@@ -1,4 +1,4 @@
-// Weight initialisers with PyTorch's formulas (see attn/init.hpp).
+// Weight initialisers with PyTorch's formulas (see attn/core/init.hpp).
 #include "attn/core/init.hpp"
 
 #include <cmath>

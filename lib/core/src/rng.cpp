@@ -1,4 +1,4 @@
-// Seeded random numbers, identical on every platform (see attn/rng.hpp).
+// Seeded random numbers, identical on every platform (see attn/core/rng.hpp).
 #include "attn/core/rng.hpp"
 
 #include <cmath>

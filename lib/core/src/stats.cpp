@@ -1,5 +1,5 @@
 // Attention statistics: entropy, max weight, effective keys, head similarity,
-// row sums and the softmax Jacobian (see attn/stats.hpp).
+// row sums and the softmax Jacobian (see attn/core/stats.hpp).
 #include "attn/core/stats.hpp"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// lib/cuda/gpu/attention_cuda.cpp: the host side of the CUDA backend (attn/cuda.hpp):
+// lib/cuda/gpu/attention_cuda.cpp: the host side of the CUDA backend (attn/cuda/cuda.hpp):
 // device checks, checked inputs, uploads, the readable path's cuBLAS calls, the
 // kernel dispatch, copies back into AttentionRecord, timing and the benchmark.
 #include "attn/cuda/cuda.hpp"
@@ -22,6 +22,7 @@
 #include <cublas_v2.h>
 #endif
 
+#include "attn/core/cost.hpp"
 #include "attn/core/errors.hpp"
 #include "cuda_internal.hpp"
 

@@ -9,7 +9,7 @@
 
 namespace attn::cuda_detail {
 
-// attn::mix64 (lib/src/rng.cpp), re-implemented on the device: splitmix64's finaliser.
+// attn::mix64 (lib/core/src/rng.cpp), re-implemented on the device: splitmix64's finaliser.
 __host__ __device__ inline uint64_t mix64_dev(uint64_t x) {
     x += 0x9e3779b97f4a7c15ULL;
     x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;

@@ -1,10 +1,9 @@
-// The device-independent half of attn/cuda.hpp (kernel names, FLOP counts), and,
+// The device-independent half of attn/cuda/cuda.hpp (kernel names), and,
 // in a build without ATTN_CUDA, the stand-ins that say "no CUDA in this build".
 // With ATTN_CUDA the real backend lives in lib/cuda/ (attention_cuda.cpp).
 #include "attn/cuda/cuda.hpp"
 
 #include <string>
-
 
 #include "attn/core/errors.hpp"
 
@@ -22,17 +21,6 @@ const char* cuda_kernel_name(CudaKernel k) {
 
 std::vector<CudaKernel> all_cuda_kernels() {
     return {CudaKernel::Naive, CudaKernel::Flash, CudaKernel::FlashF16, CudaKernel::FlashBf16};
-}
-
-double attention_flops(int64_t B, int64_t H, int64_t Tq, int64_t Tk, int64_t Dk, int64_t Dv, const Mask& mask) {
-    // pairs (b, i, j) a query may attend to; without a boolean part each row counts in closed form
-    mask.check(B, Tq, Tk);
-    double pairs = 0;
-    for (int64_t b = 0; b < B; ++b) {
-        const MaskRow row = mask.row(b, Tk);
-        for (int64_t i = 0; i < Tq; ++i) pairs += static_cast<double>(row.allowed_count(i));
-    }
-    return pairs * static_cast<double>(H) * 2.0 * static_cast<double>(Dk + Dv);
 }
 
 #ifndef ATTN_CUDA

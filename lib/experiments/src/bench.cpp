@@ -1,4 +1,4 @@
-// lib/experiments/src/bench.cpp: the measurements behind `attn bench` (see attn/bench.hpp):
+// The measurements behind `attn bench` (see attn/experiments/bench.hpp):
 // Eigen GEMM throughput, and one timed case in a forked child process so that
 // its peak memory (VmHWM) belongs to that case alone.
 #include "attn/experiments/bench.hpp"
@@ -17,6 +17,7 @@
 
 #include <Eigen/Dense>
 
+#include "attn/core/cost.hpp"
 #include "attn/core/errors.hpp"
 #include "attn/core/parallel.hpp"
 #include "attn/core/rng.hpp"
@@ -64,10 +65,7 @@ double measure_gemm(int threads, int64_t n, double seconds) {
     return best;
 }
 
-double bench_flops(const BenchCase& c) {
-    const double f = 4.0 * static_cast<double>(c.B) * c.H * static_cast<double>(c.T) * c.T * c.Dk;
-    return c.causal ? f / 2 : f;
-}
+double bench_flops(const BenchCase& c) { return attention_flops(c.B, c.H, c.T, c.T, c.Dk, c.Dk, c.mask()); }
 
 namespace {
 
@@ -108,7 +106,7 @@ struct Wire {
             Rng r(c.seed, static_cast<uint64_t>(i));
             for (float& x : ts[i]->data) x = r.normal();
         });
-        const Mask mask = c.causal ? Mask::make_causal() : Mask::none();
+        const Mask mask = c.mask();
         const AttentionOptions opt;
         auto run = [&]() -> Tensor { return attention(c.backend, q, k, v, mask, opt, nullptr, c.threads); };
         w.base_rss = proc_status_bytes("VmRSS");
@@ -166,7 +164,7 @@ BenchResult run_cuda_case(const BenchCase& c) {
     Rng rng(c.seed, 0);
     for (Tensor* t : {&q, &k, &v})
         for (auto& x : t->data) x = rng.normal();
-    const Mask mask = c.causal ? Mask::make_causal() : Mask::none();
+    const Mask mask = c.mask();
     try {
         const CudaBenchResult g = bench_attention_cuda(q, k, v, mask, AttentionOptions{},
                                                        backend_info(c.backend).cuda_kernel, c.reps, c.warmup);

@@ -1,5 +1,5 @@
 // lib/experiments/src/bench_peak.cpp: the machine's float32 FMA peak, measured by a
-// register-only loop (see attn/bench.hpp). One variant per vector width, picked
+// register-only loop (see attn/experiments/bench.hpp). One variant per vector width, picked
 // at run time as the flash kernels are; standard headers come before the target
 // pragmas so none of their inline code is compiled for AVX.
 #include <algorithm>

@@ -1,5 +1,5 @@
 // The d_k variance experiment (C14-C17): draw q and k, take q.k, look at its
-// spread and at what softmax does with rows of such scores. See attn/variance.hpp.
+// spread and at what softmax does with rows of such scores. See attn/experiments/variance.hpp.
 //
 // Layout of the work: for each Dk the `samples` dot products are cut into
 // chunks of whole rows (kChunkTarget samples or one row, whichever is more).
@@ -23,6 +23,7 @@
 #include "attn/core/parallel.hpp"
 #include "attn/core/rng.hpp"
 #include "attn/core/stats.hpp"
+#include "attn/viz/svg.hpp"
 
 namespace attn {
 
@@ -525,7 +526,7 @@ std::string variance_table(const VarianceConfig& cfg, const std::vector<Variance
 }
 
 // ---------------------------------------------------------------------------
-// SVG: two panels, hand-written.
+// SVG: two panels, drawn with the library's SVG writer.
 
 namespace {
 
@@ -539,8 +540,6 @@ struct Panel {
         return y0 + h - (t - ymin) / (ymax - ymin) * h;
     }
 };
-
-std::string num(double v) { return fmt::format("{:.2f}", v); }
 
 // Ticks 1, 2, 5 x 10^k within [lo, hi] (log10 units).
 std::vector<double> log_ticks(double lo, double hi) {
@@ -566,16 +565,14 @@ std::string tick_label(double v) {
 }
 
 // xticks: the Dk values themselves when there are few, else 1-2-5 ticks.
-void axes(std::string& s, const Panel& p, const std::vector<double>& xticks, const std::string& xlabel,
+void axes(SvgDocument& svg, const Panel& p, const std::vector<double>& xticks, const std::string& xlabel,
           const std::string& ylabel, const std::string& title) {
-    s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#333\"/>\n", num(p.x0),
-                     num(p.y0), num(p.w), num(p.h));
+    const SvgStyle grid{.stroke = "#ddd"};
+    svg.rect(p.x0, p.y0, p.w, p.h, {.fill = "none", .stroke = "#333"});
     for (double v : xticks.empty() ? log_ticks(p.xmin, p.xmax) : xticks) {
         const double x = p.px(v);
-        s += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#ddd\"/>\n", num(x), num(p.y0),
-                         num(p.y0 + p.h));
-        s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", num(x), num(p.y0 + p.h + 16),
-                         tick_label(v));
+        svg.line(x, p.y0, x, p.y0 + p.h, grid);
+        svg.text(x, p.y0 + p.h + 16, tick_label(v), {.anchor = "middle"});
     }
     std::vector<double> yt;
     if (p.ylog)
@@ -584,45 +581,36 @@ void axes(std::string& s, const Panel& p, const std::vector<double>& xticks, con
         for (double v = 0; v <= 1.0001; v += 0.25) yt.push_back(v);
     for (double v : yt) {
         const double y = p.py(v);
-        s += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#ddd\"/>\n", num(p.x0), num(y),
-                         num(p.x0 + p.w));
-        s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", num(p.x0 - 6), num(y + 4),
-                         p.ylog ? tick_label(v) : fmt::format("{:.2f}", v));
+        svg.line(p.x0, y, p.x0 + p.w, y, grid);
+        svg.text(p.x0 - 6, y + 4, p.ylog ? tick_label(v) : fmt::format("{:.2f}", v), {.anchor = "end"});
     }
-    s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", num(p.x0 + p.w / 2),
-                     num(p.y0 + p.h + 36), xlabel);
-    s += fmt::format("<text x=\"{0}\" y=\"{1}\" text-anchor=\"middle\" transform=\"rotate(-90 {0} {1})\">{2}</text>\n",
-                     num(p.x0 - 44), num(p.y0 + p.h / 2), ylabel);
-    s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-weight=\"bold\">{}</text>\n",
-                     num(p.x0 + p.w / 2), num(p.y0 - 10), title);
+    svg.text(p.x0 + p.w / 2, p.y0 + p.h + 36, xlabel, {.anchor = "middle"});
+    svg.text(p.x0 - 44, p.y0 + p.h / 2, ylabel, {.anchor = "middle"}, -90);
+    svg.text(p.x0 + p.w / 2, p.y0 - 10, title, {.bold = true, .anchor = "middle"});
 }
 
 struct Series {
     std::string name, color, dash;
     std::vector<std::pair<double, double>> pts;  // (Dk, value), sorted by Dk
     bool markers = true;
+
+    SvgStyle stroke() const { return {.fill = "none", .stroke = color, .stroke_width = 2, .dash = dash}; }
 };
 
-void draw(std::string& s, const Panel& p, const Series& ser) {
-    std::string pts;
+void draw(SvgDocument& svg, const Panel& p, const Series& ser) {
+    std::vector<std::pair<double, double>> pts;
     for (auto [x, y] : ser.pts)
-        if (x > 0 && (!p.ylog || y > 0)) pts += fmt::format("{},{} ", num(p.px(x)), num(p.py(y)));
-    s += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{}/>\n", pts, ser.color,
-                     ser.dash.empty() ? "" : fmt::format(" stroke-dasharray=\"{}\"", ser.dash));
+        if (x > 0 && (!p.ylog || y > 0)) pts.emplace_back(p.px(x), p.py(y));
+    svg.polyline(pts, ser.stroke());
     if (ser.markers)
-        for (auto [x, y] : ser.pts)
-            if (x > 0 && (!p.ylog || y > 0))
-                s += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"3.5\" fill=\"{}\"/>\n", num(p.px(x)), num(p.py(y)),
-                                 ser.color);
+        for (auto [x, y] : pts) svg.circle(x, y, 3.5, {.fill = ser.color});
 }
 
-void legend(std::string& s, double x, double y, const std::vector<Series>& series) {
+void legend(SvgDocument& svg, double x, double y, const std::vector<Series>& series) {
     for (size_t i = 0; i < series.size(); ++i) {
         const double yy = y + 18.0 * static_cast<double>(i);
-        s += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"2\"{}/>\n", num(x),
-                         num(yy), num(x + 24), num(yy), series[i].color,
-                         series[i].dash.empty() ? "" : fmt::format(" stroke-dasharray=\"{}\"", series[i].dash));
-        s += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", num(x + 30), num(yy + 4), series[i].name);
+        svg.line(x, yy, x + 24, yy, series[i].stroke());
+        svg.text(x + 30, yy + 4, series[i].name);
     }
 }
 
@@ -682,31 +670,28 @@ std::string variance_svg(const VarianceConfig& cfg, const std::vector<VarianceRo
     const Panel left{80, 70, 380, 300, xlo - xpad, xhi + xpad, ylo - ypad, yhi + ypad, true};
     const Panel right{580, 70, 380, 300, xlo - xpad, xhi + xpad, -0.02, 1.02, false};
 
-    std::string s;
-    s += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-    s += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1000\" height=\"520\" viewBox=\"0 0 1000 520\" "
-         "font-family=\"sans-serif\" font-size=\"12\">\n";
-    s += "<rect width=\"1000\" height=\"520\" fill=\"white\"/>\n";
-    s += "<title>attn variance: std of q·k and softmax saturation vs Dk, unscaled and scaled by 1/√Dk</title>\n";
-    s += fmt::format("<text x=\"500\" y=\"28\" text-anchor=\"middle\" font-size=\"16\" font-weight=\"bold\">Why scale "
-                     "by 1/√Dk: spread of q·k and softmax saturation (source {}, {} samples per Dk, T={}, seed {})</text>\n",
-                     variance_source_name(cfg.source), cfg.samples, cfg.keys, cfg.seed);
+    SvgDocument svg(1000, 520,
+                    "attn variance: std of q·k and softmax saturation vs Dk, unscaled and scaled by 1/√Dk");
+    svg.text(500, 28,
+             fmt::format("Why scale by 1/√Dk: spread of q·k and softmax saturation (source {}, {} samples per Dk, T={}, "
+                         "seed {})",
+                         variance_source_name(cfg.source), cfg.samples, cfg.keys, cfg.seed),
+             {.font_size = 16, .bold = true, .anchor = "middle"});
     std::vector<double> xticks;
     for (const auto* r : un) xticks.push_back(static_cast<double>(r->d_k));
     xticks.erase(std::unique(xticks.begin(), xticks.end()), xticks.end());
     if (xticks.size() > 10) xticks.clear();
-    axes(s, left, xticks, "Dk (log)", "std (log)", "std of q·k vs Dk");
-    draw(s, left, s_th);
-    draw(s, left, s_un);
-    draw(s, left, s_sc);
-    axes(s, right, xticks, "Dk (log)", "mean max softmax weight", "Softmax saturation vs Dk");
-    draw(s, right, m_uni);
-    draw(s, right, m_un);
-    draw(s, right, m_sc);
-    legend(s, left.x0, left.y0 + left.h + 60, {s_un, s_sc, s_th});
-    legend(s, right.x0, right.y0 + right.h + 60, {m_un, m_sc, m_uni});
-    s += "</svg>\n";
-    return s;
+    axes(svg, left, xticks, "Dk (log)", "std (log)", "std of q·k vs Dk");
+    draw(svg, left, s_th);
+    draw(svg, left, s_un);
+    draw(svg, left, s_sc);
+    axes(svg, right, xticks, "Dk (log)", "mean max softmax weight", "Softmax saturation vs Dk");
+    draw(svg, right, m_uni);
+    draw(svg, right, m_un);
+    draw(svg, right, m_sc);
+    legend(svg, left.x0, left.y0 + left.h + 60, {s_un, s_sc, s_th});
+    legend(svg, right.x0, right.y0 + right.h + 60, {m_un, m_sc, m_uni});
+    return svg.str();
 }
 
 }  // namespace attn

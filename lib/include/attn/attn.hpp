@@ -12,6 +12,7 @@
 #include "attn/core/rng.hpp"
 #include "attn/core/stats.hpp"
 #include "attn/core/tensor.hpp"
+#include "attn/core/utf8.hpp"
 #include "attn/cpu/flash.hpp"
 #include "attn/io/dump.hpp"
 #include "attn/nn/backend.hpp"

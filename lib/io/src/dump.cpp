@@ -1,5 +1,5 @@
 // The attn-dump JSON format, a JSON reader that accepts Python's NaN/Infinity,
-// and whole-or-nothing file output (see attn/dump.hpp).
+// and whole-or-nothing file output (see attn/io/dump.hpp).
 #include "attn/io/dump.hpp"
 
 #include <cerrno>

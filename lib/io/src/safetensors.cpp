@@ -1,5 +1,5 @@
 // safetensors.cpp: the strict .safetensors reader and the small writer.
-// See attn/safetensors.hpp for the format and the checks.
+// See attn/io/safetensors.hpp for the format and the checks.
 #include "attn/io/safetensors.hpp"
 
 #include <algorithm>

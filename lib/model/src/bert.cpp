@@ -1,4 +1,4 @@
-// bert.cpp: loading and running a BERT encoder (see attn/bert.hpp for the shapes).
+// bert.cpp: loading and running a BERT encoder (see attn/model/bert.hpp for the shapes).
 #include "attn/model/bert.hpp"
 
 #include <unistd.h>
@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <unsupported/Eigen/SpecialFunctions>
 
+#include "attn/core/attention.hpp"
 #include "attn/io/dump.hpp"
 #include "attn/core/errors.hpp"
 #include "attn/core/parallel.hpp"
@@ -322,11 +323,8 @@ BertOutput BertModel::forward(const std::vector<std::vector<int32_t>>& ids, cons
             for (int64_t t = 0; t < len; ++t) acc += x.data[static_cast<size_t>((b * T + t) * D + d)];
             sv[d] = static_cast<float>(acc / static_cast<double>(len));
         }
-        double ss = 0;
-        for (int64_t d = 0; d < D; ++d) ss += static_cast<double>(sv[d]) * sv[d];
-        const float inv = static_cast<float>(1.0 / std::max(std::sqrt(ss), 1e-12));
-        for (int64_t d = 0; d < D; ++d) sv[d] *= inv;
     }
+    l2_normalize_rows(out.sentence.ptr(), B, D);
     out.hidden = std::move(x);
     return out;
 }
@@ -361,50 +359,6 @@ std::vector<int64_t> find_word(const Encoding& enc, const std::string& word, int
     for (size_t t = 0; t < enc.tokens.size(); ++t)
         if (enc.word_of[t] == hit) pos.push_back(static_cast<int64_t>(t));
     return pos;
-}
-
-Tensor mean_received(const Tensor& w, int64_t b, int64_t len) {
-    // w (B, H, T, T) -> (H, T)
-    if (w.rank() != 4 || b < 0 || b >= w.dim(0) || len < 1 || len > w.dim(2))
-        throw ShapeError(fmt::format("mean_received: row {} with {} tokens of weights {}", b, len, shape_str(w.shape)));
-    const int64_t H = w.dim(1), T = w.dim(2);
-    Tensor r({H, T});
-    for (int64_t h = 0; h < H; ++h)
-        for (int64_t i = 0; i < len; ++i) {
-            const float* row = w.ptr() + ((b * H + h) * T + i) * T;
-            for (int64_t j = 0; j < T; ++j) r.data[static_cast<size_t>(h * T + j)] += row[j] / static_cast<float>(len);
-        }
-    return r;
-}
-
-std::vector<ProbeRow> probe_heads(const std::vector<Tensor>& attentions, int64_t b, const std::vector<int64_t>& from,
-                                  const std::vector<std::vector<int64_t>>& to) {
-    // each attentions[l] (B, H, T, T): query rows `from`, key columns `to[c]`
-    std::vector<ProbeRow> rows;
-    if (from.empty()) throw InputError("probe: no query tokens");
-    for (size_t l = 0; l < attentions.size(); ++l) {
-        const Tensor& w = attentions[l];
-        const int64_t H = w.dim(1), T = w.dim(2);
-        auto check = [&](int64_t t) {
-            if (t < 0 || t >= T) throw ShapeError(fmt::format("probe: token {} outside T = {}", t, T));
-        };
-        for (int64_t f : from) check(f);
-        for (const auto& g : to)
-            for (int64_t t : g) check(t);
-        for (int64_t h = 0; h < H; ++h) {
-            ProbeRow r;
-            r.layer = static_cast<int64_t>(l);
-            r.head = h;
-            for (const auto& g : to) {
-                double acc = 0;
-                for (int64_t f : from)
-                    for (int64_t t : g) acc += w.data[static_cast<size_t>(((b * H + h) * T + f) * T + t)];
-                r.weight.push_back(acc / static_cast<double>(from.size()));
-            }
-            rows.push_back(std::move(r));
-        }
-    }
-    return rows;
 }
 
 }  // namespace attn

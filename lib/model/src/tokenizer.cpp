@@ -1,4 +1,4 @@
-// tokenizer.cpp: BERT basic tokenisation and WordPiece (see attn/tokenizer.hpp).
+// tokenizer.cpp: BERT basic tokenisation and WordPiece (see attn/model/tokenizer.hpp).
 // The order of the normalisation steps follows HF tokenizers' BertNormalizer,
 // the tokenizer sentence-transformers runs: clean, CJK, NFD + strip Mn, lower.
 #include "attn/model/tokenizer.hpp"
@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "attn/core/errors.hpp"
+#include "attn/core/utf8.hpp"
 #include "unicode_tables.hpp"
 
 namespace attn {
@@ -40,10 +41,6 @@ bool is_whitespace(char32_t c) {
 bool is_control(char32_t c) {
     if (c == U'\t' || c == U'\n' || c == U'\r') return false;
     return in_ranges(kOther, kOther_size, c);
-}
-bool is_punctuation(char32_t c) {
-    if ((c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126)) return true;
-    return in_ranges(kPunctuation, kPunctuation_size, c);
 }
 bool is_nonspacing_mark(char32_t c) { return in_ranges(kNonspacingMark, kNonspacingMark_size, c); }
 
@@ -88,58 +85,9 @@ std::u32string nfd(std::u32string_view s) {
 
 }  // namespace
 
-std::u32string utf8_decode(std::string_view s) {
-    std::u32string out;
-    out.reserve(s.size());
-    size_t i = 0;
-    const size_t n = s.size();
-    while (i < n) {
-        const unsigned char b0 = static_cast<unsigned char>(s[i]);
-        int len = 0;
-        char32_t cp = 0, min = 0;
-        if (b0 < 0x80) len = 1, cp = b0;
-        else if ((b0 & 0xE0) == 0xC0) len = 2, cp = b0 & 0x1F, min = 0x80;
-        else if ((b0 & 0xF0) == 0xE0) len = 3, cp = b0 & 0x0F, min = 0x800;
-        else if ((b0 & 0xF8) == 0xF0) len = 4, cp = b0 & 0x07, min = 0x10000;
-        bool ok = len > 0 && i + static_cast<size_t>(len) <= n;
-        for (int k = 1; ok && k < len; ++k) {
-            const unsigned char b = static_cast<unsigned char>(s[i + static_cast<size_t>(k)]);
-            if ((b & 0xC0) != 0x80) ok = false;
-            else cp = (cp << 6) | (b & 0x3F);
-        }
-        if (ok && (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))) ok = false;
-        if (ok) {
-            out.push_back(cp);
-            i += static_cast<size_t>(len);
-        } else {  // one bad byte -> one replacement character
-            out.push_back(0xFFFD);
-            ++i;
-        }
-    }
-    return out;
-}
-
-std::string utf8_encode(std::u32string_view s) {
-    std::string out;
-    out.reserve(s.size());
-    for (char32_t c : s) {
-        if (c < 0x80) {
-            out.push_back(static_cast<char>(c));
-        } else if (c < 0x800) {
-            out.push_back(static_cast<char>(0xC0 | (c >> 6)));
-            out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
-        } else if (c < 0x10000) {
-            out.push_back(static_cast<char>(0xE0 | (c >> 12)));
-            out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
-            out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
-        } else {
-            out.push_back(static_cast<char>(0xF0 | (c >> 18)));
-            out.push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3F)));
-            out.push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
-            out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
-        }
-    }
-    return out;
+bool is_bert_punctuation(char32_t c) {
+    if ((c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126)) return true;
+    return in_ranges(kPunctuation, kPunctuation_size, c);
 }
 
 std::u32string bert_normalize(std::u32string_view text) {
@@ -188,7 +136,7 @@ std::vector<std::string> bert_basic_tokenize(std::string_view text) {
     for (char32_t c : norm) {
         if (is_whitespace(c)) {
             flush();
-        } else if (is_punctuation(c)) {
+        } else if (is_bert_punctuation(c)) {
             flush();
             cur.push_back(c);
             flush();

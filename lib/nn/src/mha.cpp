@@ -1,4 +1,4 @@
-// Multi-head attention, batch_first (see attn/mha.hpp for every shape).
+// Multi-head attention, batch_first (see attn/nn/mha.hpp for every shape).
 #include "attn/nn/mha.hpp"
 
 #include <fmt/format.h>

@@ -1,5 +1,5 @@
 // Heatmaps of attention matrices: terminal text (plain or coloured) and SVG.
-// See attn/heatmap.hpp for what each function promises.
+// See attn/viz/heatmap.hpp for what each function promises.
 #include "attn/viz/heatmap.hpp"
 
 #include <algorithm>
@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 
 #include "attn/core/errors.hpp"
+#include "attn/core/utf8.hpp"
+#include "attn/viz/svg.hpp"
 
 namespace attn {
 
@@ -15,32 +17,7 @@ namespace attn {
 
 namespace {
 
-// Decodes one code point at s[i]; returns its length in bytes, 0 if the
-// bytes there are not valid UTF-8 (then cp is unspecified).
-size_t utf8_next(std::string_view s, size_t i, uint32_t& cp) {
-    const auto c0 = static_cast<unsigned char>(s[i]);
-    if (c0 < 0x80) {
-        cp = c0;
-        return 1;
-    }
-    size_t len = 0;
-    uint32_t min = 0;
-    if ((c0 & 0xE0) == 0xC0) len = 2, cp = c0 & 0x1F, min = 0x80;
-    else if ((c0 & 0xF0) == 0xE0) len = 3, cp = c0 & 0x0F, min = 0x800;
-    else if ((c0 & 0xF8) == 0xF0) len = 4, cp = c0 & 0x07, min = 0x10000;
-    else return 0;
-    if (i + len > s.size()) return 0;
-    for (size_t k = 1; k < len; ++k) {
-        const auto c = static_cast<unsigned char>(s[i + k]);
-        if ((c & 0xC0) != 0x80) return 0;
-        cp = (cp << 6) | (c & 0x3F);
-    }
-    // overlong forms, surrogates and values past U+10FFFF are invalid
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-    return len;
-}
-
-int cp_width(uint32_t cp) {
+int cp_width(char32_t cp) {
     if (cp < 0x20) return 0;
     if ((cp >= 0x0300 && cp <= 0x036F) || cp == 0x200B) return 0;  // combining marks, zero-width space
     const bool wide = (cp >= 0x1100 && cp <= 0x115F) || (cp >= 0x2E80 && cp <= 0xA4CF) ||
@@ -55,16 +32,9 @@ int cp_width(uint32_t cp) {
 std::string sanitize_terminal(std::string_view s) {
     std::string out;
     for (size_t i = 0; i < s.size();) {
-        uint32_t cp = 0;
-        const size_t len = utf8_next(s, i, cp);
-        if (len == 0) {
-            out += "\xEF\xBF\xBD";  // U+FFFD
-            ++i;
-            continue;
-        }
+        const char32_t cp = utf8_next(s, i);
         if (cp < 0x20 || cp == 0x7F) out += '?';  // an escape sequence in a label must not reach the terminal
-        else out.append(s.substr(i, len));
-        i += len;
+        else utf8_append(out, cp);
     }
     return out;
 }
@@ -76,13 +46,11 @@ std::string fit_label(std::string_view raw, int width) {
     std::string out;
     int w = 0;
     for (size_t i = 0; i < s.size();) {
-        uint32_t cp = 0;
-        const size_t len = utf8_next(s, i, cp);
+        const char32_t cp = utf8_next(s, i);
         const int cw = cp_width(cp);
         if (w + cw > width - 1) break;
-        out.append(s.substr(i, len));
+        utf8_append(out, cp);
         w += cw;
-        i += len;
     }
     return out + "~";
 }
@@ -169,17 +137,7 @@ const Rgb kNonFinite{64, 64, 64};
 
 int display_width(std::string_view text) {
     int w = 0;
-    for (size_t i = 0; i < text.size();) {
-        uint32_t cp = 0;
-        const size_t len = utf8_next(text, i, cp);
-        if (len == 0) {
-            ++w;  // shown as U+FFFD
-            ++i;
-            continue;
-        }
-        w += cp_width(cp);
-        i += len;
-    }
+    for (size_t i = 0; i < text.size();) w += cp_width(utf8_next(text, i));  // a bad byte: U+FFFD, one column
     return w;
 }
 
@@ -323,37 +281,9 @@ std::string render_heatmap(const HeatmapPanel& panel, const HeatmapStyle& style)
 
 // ----------------------------------------------------------------------- SVG
 
-std::string xml_escape(std::string_view s) {
-    std::string out;
-    out.reserve(s.size());
-    for (size_t i = 0; i < s.size();) {
-        uint32_t cp = 0;
-        const size_t len = utf8_next(s, i, cp);
-        if (len == 0) {
-            out += "\xEF\xBF\xBD";  // U+FFFD for a byte that is not UTF-8
-            ++i;
-            continue;
-        }
-        switch (cp) {
-            case '&': out += "&amp;"; break;
-            case '<': out += "&lt;"; break;
-            case '>': out += "&gt;"; break;
-            case '"': out += "&quot;"; break;
-            case '\'': out += "&apos;"; break;
-            default:
-                // XML 1.0 forbids most C0 controls and U+FFFE/U+FFFF
-                if ((cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\r') || cp == 0xFFFE || cp == 0xFFFF) break;
-                out.append(s.substr(i, len));
-        }
-        i += len;
-    }
-    return out;
-}
-
 namespace {
 std::string hex(const Rgb& c) { return fmt::format("#{:02x}{:02x}{:02x}", c.r, c.g, c.b); }
 std::string num(double v) { return fmt::format("{:.4g}", v); }
-std::string px(double v) { return fmt::format("{:.1f}", v); }
 }  // namespace
 
 std::string heatmap_svg(const std::vector<HeatmapPanel>& panels, const SvgOptions& opt) {
@@ -396,18 +326,9 @@ std::string heatmap_svg(const std::vector<HeatmapPanel>& panels, const SvgOption
     const double width = margin * 2 + per_row * (grid_w + gap) + bar_x_off + bar_w + bar_label_w;
     const double height = std::max(top + double(grid_rows) * (grid_h + gap) + margin, top + ptitle_h + clab_h + bar_h + 60);
 
-    std::string s;
-    s += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-    s += fmt::format("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
-                     "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n",
-                     px(width), px(height), px(width), px(height));
-    s += fmt::format("<title>{}</title>\n", xml_escape(opt.title));
-    s += fmt::format("<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"white\"/>\n", px(width), px(height));
-    s += fmt::format("<text x=\"{}\" y=\"28\" font-size=\"16\" font-weight=\"bold\">{}</text>\n", px(margin),
-                     xml_escape(opt.title));
-    if (!opt.subtitle.empty())
-        s += fmt::format("<text x=\"{}\" y=\"48\" font-size=\"12\" fill=\"#444\">{}</text>\n", px(margin),
-                         xml_escape(opt.subtitle));
+    SvgDocument svg(width, height, opt.title);
+    svg.text(margin, 28, opt.title, {.font_size = 16, .bold = true});
+    if (!opt.subtitle.empty()) svg.text(margin, 48, opt.subtitle, {.fill = "#444"});
 
     // pass 1: the panels
     for (size_t pi = 0; pi < panels.size(); ++pi) {
@@ -417,18 +338,13 @@ std::string heatmap_svg(const std::vector<HeatmapPanel>& panels, const SvgOption
         const double cx = ox + rlab_w, cy = oy + ptitle_h + clab_h;  // top-left of the cells
         const auto rlab = labels_or_indices(p.row_labels, p.rows);
         const auto clab = labels_or_indices(p.col_labels, p.cols);
-        s += "<g>\n";
-        s += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"13\" font-weight=\"bold\">{}</text>\n", px(ox),
-                         px(oy + 14), xml_escape(p.title));
-        for (int64_t j = 0; j < p.cols; j += every) {
-            const double x = cx + (double(j) + 0.5) * cs + font * 0.35, y = cy - 4;
-            s += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"{}\" transform=\"rotate(-90 {} {})\">{}</text>\n",
-                             px(x), px(y), px(font), px(x), px(y), xml_escape(fit_label(clab[static_cast<size_t>(j)], 16)));
-        }
+        svg.text(ox, oy + 14, p.title, {.font_size = 13, .bold = true});
+        for (int64_t j = 0; j < p.cols; j += every)
+            svg.text(cx + (double(j) + 0.5) * cs + font * 0.35, cy - 4, fit_label(clab[static_cast<size_t>(j)], 16),
+                     {.font_size = font}, -90);
         for (int64_t i = 0; i < p.rows; i += every)
-            s += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"{}\" text-anchor=\"end\">{}</text>\n", px(cx - 4),
-                             px(cy + (double(i) + 0.5) * cs + font * 0.35), px(font),
-                             xml_escape(fit_label(rlab[static_cast<size_t>(i)], 16)));
+            svg.text(cx - 4, cy + (double(i) + 0.5) * cs + font * 0.35, fit_label(rlab[static_cast<size_t>(i)], 16),
+                     {.font_size = font, .anchor = "end"});
         for (int64_t i = 0; i < p.rows; ++i)
             for (int64_t j = 0; j < p.cols; ++j) {
                 const float v = p.values[static_cast<size_t>(i * p.cols + j)];
@@ -436,48 +352,35 @@ std::string heatmap_svg(const std::vector<HeatmapPanel>& panels, const SvgOption
                 // exactly 0 (a masked weight) is hatched, so it differs from a tiny weight
                 const std::string fill = v == 0.0f ? "url(#zero)" : finite ? hex(heat_color(unit(v, lo, hi))) : "#bbbbbb";
                 const std::string val = finite ? num(v) : (std::isnan(v) ? "NaN" : (v > 0 ? "+inf" : "-inf"));
-                s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{} \u2192 {}: {}</title></rect>\n",
-                                 px(cx + double(j) * cs), px(cy + double(i) * cs), px(cs), px(cs), fill,
-                                 xml_escape(rlab[static_cast<size_t>(i)]), xml_escape(clab[static_cast<size_t>(j)]), val);
+                const std::string tip =
+                    fmt::format("{} \u2192 {}: {}", rlab[static_cast<size_t>(i)], clab[static_cast<size_t>(j)], val);
+                svg.rect(cx + double(j) * cs, cy + double(i) * cs, cs, cs, {.fill = fill}, tip);
             }
-        s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#888\" stroke-width=\"0.5\"/>\n",
-                         px(cx), px(cy), px(double(p.cols) * cs), px(double(p.rows) * cs));
-        s += "</g>\n";
+        const SvgStyle frame{.fill = "none", .stroke = "#888", .stroke_width = 0.5};
+        svg.rect(cx, cy, double(p.cols) * cs, double(p.rows) * cs, frame);
     }
 
     // pass 2: the colour bar, top = vmax, bottom = vmin
     const double bx = margin + per_row * (grid_w + gap) + bar_x_off - gap, by = top + ptitle_h + clab_h;
-    s += fmt::format("<defs><pattern id=\"zero\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\">"
-                     "<rect width=\"6\" height=\"6\" fill=\"{}\"/><path d=\"M0,6 L6,0\" stroke=\"#9a9a9a\" "
-                     "stroke-width=\"0.8\"/></pattern>\n",
-                     hex(heat_color(unit(0.0, lo, hi))));
-    s += "<linearGradient id=\"heat\" x1=\"0\" y1=\"1\" x2=\"0\" y2=\"0\">\n";
-    for (int k = 0; k <= 10; ++k)
-        s += fmt::format("<stop offset=\"{:.1f}\" stop-color=\"{}\"/>\n", k / 10.0, hex(heat_color(k / 10.0)));
-    s += "</linearGradient></defs>\n";
-    s += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\">{}</text>\n", px(bx), px(by - 8), xml_escape(opt.value_name));
-    s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"url(#heat)\" stroke=\"#888\" stroke-width=\"0.5\"/>\n",
-                     px(bx), px(by), px(bar_w), px(bar_h));
+    svg.hatch("zero", hex(heat_color(unit(0.0, lo, hi))), "#9a9a9a");
+    std::vector<std::string> ramp;
+    for (int k = 0; k <= 10; ++k) ramp.push_back(hex(heat_color(k / 10.0)));
+    svg.vertical_gradient("heat", ramp);
+    const SvgStyle small{.font_size = 10};
+    svg.text(bx, by - 8, opt.value_name, {.font_size = 11});
+    svg.rect(bx, by, bar_w, bar_h, {.fill = "url(#heat)", .stroke = "#888", .stroke_width = 0.5});
     for (int k = 0; k <= 4; ++k) {
         const double t = k / 4.0, y = by + bar_h * (1 - t);
-        s += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#444\"/>\n", px(bx + bar_w), px(y),
-                         px(bx + bar_w + 4), px(y));
-        s += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"10\">{}</text>\n", px(bx + bar_w + 6), px(y + 3.5),
-                         xml_escape(num(lo + (hi - lo) * t)));
+        svg.line(bx + bar_w, y, bx + bar_w + 4, y, {.stroke = "#444"});
+        svg.text(bx + bar_w + 6, y + 3.5, num(lo + (hi - lo) * t), small);
     }
-    s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"10\" fill=\"#bbbbbb\"/>\n", px(bx), px(by + bar_h + 10),
-                     px(bar_w));
-    s += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"10\">-inf / NaN</text>\n", px(bx + bar_w + 6),
-                     px(by + bar_h + 19));
+    svg.rect(bx, by + bar_h + 10, bar_w, 10, {.fill = "#bbbbbb"});
+    svg.text(bx + bar_w + 6, by + bar_h + 19, "-inf / NaN", small);
     if (any_zero) {
-        s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"10\" fill=\"url(#zero)\" stroke=\"#888\" "
-                         "stroke-width=\"0.5\"/>\n",
-                         px(bx), px(by + bar_h + 26), px(bar_w));
-        s += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"10\">exactly 0</text>\n", px(bx + bar_w + 6),
-                         px(by + bar_h + 35));
+        svg.rect(bx, by + bar_h + 26, bar_w, 10, {.fill = "url(#zero)", .stroke = "#888", .stroke_width = 0.5});
+        svg.text(bx + bar_w + 6, by + bar_h + 35, "exactly 0", small);
     }
-    s += "</svg>\n";
-    return s;
+    return svg.str();
 }
 
 }  // namespace attn

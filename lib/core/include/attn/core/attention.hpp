@@ -1,4 +1,4 @@
-// attn/attention.hpp: scaled dot-product attention, the readable reference.
+// attn/core/attention.hpp: scaled dot-product attention, the readable reference.
 //
 //   scores  = Q K^T                      (B, H, Tq, Tk)   raw
 //   scaled  = scores * scale (+ additive mask)

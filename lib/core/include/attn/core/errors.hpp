@@ -1,4 +1,4 @@
-// attn/errors.hpp: the exceptions the library throws.
+// attn/core/errors.hpp: the exceptions the library throws.
 //
 // InputError means "the caller asked for something invalid" (a bad size, a
 // malformed file, shapes that do not agree). Its message names no command-line

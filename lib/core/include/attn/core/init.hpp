@@ -1,4 +1,4 @@
-// attn/init.hpp: weight initialisers, with PyTorch's formulas.
+// attn/core/init.hpp: weight initialisers, with PyTorch's formulas.
 //
 // W is stored [out, in] (nn.Linear), so fan_in = in, fan_out = out.
 //   torch           W ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)) (kaiming_uniform with a=sqrt(5)), b likewise

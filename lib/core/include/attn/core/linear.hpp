@@ -1,4 +1,4 @@
-// attn/linear.hpp: nn.Linear. y = x W^T + b, W stored [out, in] (C7).
+// attn/core/linear.hpp: nn.Linear. y = x W^T + b, W stored [out, in] (C7).
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// attn/mask.hpp: which keys each query may attend to.
+// attn/core/mask.hpp: which keys each query may attend to.
 //
 // A Mask is the AND of up to three boolean parts, each optional:
 //   causal       query i sees key j only when j <= i (C24)

@@ -1,4 +1,4 @@
-// attn/parallel.hpp: a minimal parallel-for over std::thread.
+// attn/core/parallel.hpp: a minimal parallel-for over std::thread.
 //
 // Work is split into n items; item i always does the same computation
 // whatever the thread count, so results are reproducible (give each item its

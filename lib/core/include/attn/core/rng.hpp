@@ -1,4 +1,4 @@
-// attn/rng.hpp: seeded random numbers that are bit-identical everywhere.
+// attn/core/rng.hpp: seeded random numbers that are bit-identical everywhere.
 //
 // std::normal_distribution differs between standard libraries, so attn
 // draws its own: xoshiro256** seeded through splitmix64, uniforms from the top

@@ -1,4 +1,4 @@
-// attn/stats.hpp: what attention weights say, in numbers.
+// attn/core/stats.hpp: what attention weights say, in numbers.
 //
 // Entropy H(p) = -sum p log p (0 log 0 = 0), in nats; bits = nats / ln 2.
 // Normalised entropy = H / log(n_allowed): 1 is uniform over the keys the row

@@ -1,8 +1,8 @@
-// attn/tensor.hpp: the one tensor type of the library.
+// attn/core/tensor.hpp: the one tensor type of the library.
 //
 // A Tensor is contiguous row-major float32 storage plus a shape. Nothing more:
-// no strides, no views, no autograd. Matrix views of slices come from
-// attn/eigen.hpp. Shape legend used everywhere in attn:
+// no strides, no views, no autograd; code that wants a matrix view of a slice
+// maps ptr() with Eigen::Map. Shape legend used everywhere in attn:
 //   B batch, T sequence (Tq queries, Tk keys), D d_model, H heads, Dk, Dv.
 #pragma once
 

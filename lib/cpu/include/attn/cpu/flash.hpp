@@ -1,4 +1,4 @@
-// attn/flash.hpp: tiled attention with an online softmax (FlashAttention's
+// attn/cpu/flash.hpp: tiled attention with an online softmax (FlashAttention's
 // forward on the CPU). Same inputs and result as attention_reference (within
 // float32 rounding), without ever holding the (Tq, Tk) score matrix.
 //

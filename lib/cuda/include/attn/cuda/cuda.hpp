@@ -1,6 +1,6 @@
-// attn/cuda.hpp: the CUDA backend of scaled dot-product attention.
+// attn/cuda/cuda.hpp: the CUDA backend of scaled dot-product attention.
 //
-// Same inputs, masks, options and result as attention_reference (attn/attention.hpp),
+// Same inputs, masks, options and result as attention_reference (attn/core/attention.hpp),
 // computed on an NVIDIA GPU. A plain C++ header: no CUDA types, so every part of
 // attn can include it whether or not the build has CUDA. In a build without
 // ATTN_CUDA (the default) every call that needs a GPU throws InputError with a
@@ -67,7 +67,7 @@ struct CudaBenchResult {
     std::string device;      // cuda_device_name
     int reps = 0;
     double mean_ms = 0, median_ms = 0, min_ms = 0, max_ms = 0;  // per call, inputs already on the GPU
-    double flops = 0;        // 2·(Dk + Dv) per allowed (query, key) pair of one call
+    double flops = 0;        // attention_flops (attn/core/cost.hpp) of one call
     double tflops = 0;       // flops / mean_ms
 };
 
@@ -90,9 +90,5 @@ struct CudaComparison {
 };
 CudaComparison compare_cuda_to_cpu(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask,
                                    const AttentionOptions& opt, CudaKernel kernel);
-
-// Useful FLOPs of one attention call: 2·(Dk + Dv) per allowed (b, h, i, j). Throws
-// ShapeError if the mask does not apply to (B, *, Tq, Tk) scores.
-double attention_flops(int64_t B, int64_t H, int64_t Tq, int64_t Tk, int64_t Dk, int64_t Dv, const Mask& mask);
 
 }  // namespace attn

@@ -1,4 +1,4 @@
-// attn/bench.hpp: what `attn bench` measures, as a library.
+// attn/experiments/bench.hpp: what `attn bench` measures, as a library.
 //
 //   measure_fma_peak   the machine's float32 FMA throughput: every thread runs a
 //                      register-only loop of independent FMAs (12 accumulators,
@@ -14,8 +14,8 @@
 //                      backend allocates). A child that dies (out of memory) is
 //                      reported, not fatal. A GPU backend is timed with cudaEvents
 //                      around the kernels alone (inputs uploaded once, before).
-// FLOPs are counted as 4 B H T^2 Dk (Q K^T and P V, a multiply-add = 2), half of
-// it with a causal mask.
+// FLOPs are attention_flops (attn/core/cost.hpp): 4 B H T^2 Dk (Q K^T and P V,
+// a multiply-add = 2), and with a causal mask only the T(T+1)/2 allowed pairs.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "attn/core/mask.hpp"
 #include "attn/nn/backend.hpp"
 
 namespace attn {
@@ -44,6 +45,8 @@ struct BenchCase {
     int reps = 5, warmup = 1;
     uint64_t seed = 1;
     bool progress = false;  // "\r" progress lines on stderr
+
+    Mask mask() const { return causal ? Mask::make_causal() : Mask::none(); }
 };
 
 struct BenchResult {
@@ -63,6 +66,7 @@ struct BenchResult {
     double cpu_seconds = 0;  // median process CPU time (all threads) of a run     // flash-bf16 only: max |bf16 - fp32 flash| / max |fp32 flash|
 };
 
+// attention_flops of the case (Dv = Dk, its mask).
 double bench_flops(const BenchCase& c);
 // Throws InputError for sizes that are not positive; a backend that cannot run
 // here is a result with ok = false and the reason in error.

@@ -1,4 +1,4 @@
-// attn/variance.hpp: the experiment behind "q.k has std sqrt(Dk)" (C14-C17), run for real.
+// attn/experiments/variance.hpp: the experiment behind "q.k has std sqrt(Dk)" (C14-C17), run for real.
 //
 // For each Dk it draws `samples` independent pairs (q, k) of Dk-vectors, takes
 // the dot products q.k, and reports their mean, std, range and percentiles

@@ -1,4 +1,4 @@
-// attn/dump.hpp: the JSON dump format ("attn-dump", version 1) and safe file output.
+// attn/io/dump.hpp: the JSON dump format ("attn-dump", version 1) and safe file output.
 //
 // {"format": "attn-dump", "version": 1, "config": {...}, "seed": S,
 //  "tensors": {NAME: {"shape": [...], "data": [flat, row-major]}}}

@@ -1,4 +1,4 @@
-// attn/safetensors.hpp: a strict reader (and a small writer) for .safetensors files.
+// attn/io/safetensors.hpp: a strict reader (and a small writer) for .safetensors files.
 //
 // Layout of the format (https://github.com/huggingface/safetensors):
 //   bytes [0, 8)        N, the header length, unsigned 64-bit little-endian

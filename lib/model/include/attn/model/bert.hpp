@@ -1,4 +1,4 @@
-// attn/bert.hpp: a BERT encoder (all-MiniLM-L6-v2 and its kin) built from attn's pieces.
+// attn/model/bert.hpp: a BERT encoder (all-MiniLM-L6-v2 and its kin) built from attn's pieces.
 //
 //   ids (B, T)                       [CLS] pieces [SEP] [PAD]...; row b has len[b] real tokens
 //   x = LN(word[ids] + pos[t] + type[0])                  (B, T, D)
@@ -102,27 +102,13 @@ public:
     void prepare();
 };
 
-// ---- reading the weights of one sentence (row b of a batch, len real tokens)
+// ---- finding a word among the tokens (attn/model/heads.hpp reads the weights)
 
 // Token positions of the occurrence-th (1-based) occurrence of `word` among the
 // basic words of an encoding (several positions when WordPiece split it).
 // `word` must be one basic word after normalisation ("It" finds "it").
 // Throws InputError when it is not one word or not in the text that often.
 std::vector<int64_t> find_word(const Encoding& enc, const std::string& word, int occurrence);
-
-// Mean weight each key receives from the real query rows, per head:
-// weights (B, H, T, T) -> (H, T), over rows i < len of batch row b.
-Tensor mean_received(const Tensor& weights, int64_t b, int64_t len);
-
-// How much the query tokens `from` attend to each candidate group `to[c]`:
-// the weight summed over the candidate's tokens, averaged over the query's
-// tokens. One row per (layer, head), in layer-major order.
-struct ProbeRow {
-    int64_t layer = 0, head = 0;
-    std::vector<double> weight;  // one per candidate
-};
-std::vector<ProbeRow> probe_heads(const std::vector<Tensor>& attentions, int64_t b, const std::vector<int64_t>& from,
-                                  const std::vector<std::vector<int64_t>>& to);
 
 // In place over rows of x (rows, d): (x - mean) / sqrt(var + eps) * gamma + beta.
 void layer_norm_rows(float* x, const float* gamma, const float* beta, int64_t rows, int64_t d, float eps);

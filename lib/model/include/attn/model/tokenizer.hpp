@@ -1,4 +1,4 @@
-// attn/tokenizer.hpp: BERT's WordPiece tokenizer (uncased), text -> token ids.
+// attn/model/tokenizer.hpp: BERT's WordPiece tokenizer (uncased), text -> token ids.
 //
 // Two stages, as in BERT and HF tokenizers' BertNormalizer + BertPreTokenizer + WordPiece:
 //   basic    clean (drop NUL, U+FFFD and control characters; whitespace -> ' ')
@@ -9,7 +9,9 @@
 //            pieces after the first carry the "##" prefix; a word with a part
 //            that matches nothing (or longer than 100 characters) is [UNK]
 // encode() wraps the pieces as [CLS] ... [SEP] and truncates to max_len.
-// The Unicode facts come from a generated table (scripts/gen-unicode-tables.py).
+// Text is decoded with attn/core/utf8.hpp: invalid bytes become U+FFFD, which
+// the cleaning step drops, as BERT does. The Unicode facts come from a
+// generated table (scripts/gen-unicode-tables.py).
 #pragma once
 
 #include <cstdint>
@@ -20,10 +22,10 @@
 
 namespace attn {
 
-// UTF-8 <-> code points. Invalid UTF-8 bytes decode to U+FFFD (which the
-// tokenizer then drops, as BERT drops it).
-std::u32string utf8_decode(std::string_view s);
-std::string utf8_encode(std::u32string_view s);
+// BERT's punctuation: every ASCII symbol (!"#$%&'()*+,-./:;<=>?@[\]^_`{|}~)
+// and every Unicode punctuation character (general category P*). The basic
+// tokenizer makes each one a word of its own.
+bool is_bert_punctuation(char32_t c);
 
 // The BERT normalisation of a whole text (clean, CJK spacing, accents, lower case).
 std::u32string bert_normalize(std::u32string_view text);

@@ -1,4 +1,4 @@
-// attn/mha.hpp: multi-head attention, batch_first, as nn.MultiheadAttention computes it.
+// attn/nn/mha.hpp: multi-head attention, batch_first, as nn.MultiheadAttention computes it.
 //
 //   x (B, T, D)
 //   Q = x W_q^T + b_q  (B, T, H*Dk) -> split -> (B, H, T, Dk)     and K likewise

@@ -1,12 +1,12 @@
-// attn/heatmap.hpp: pictures of attention matrices, for the terminal and as SVG.
+// attn/viz/heatmap.hpp: pictures of attention matrices, for the terminal and as SVG.
 //
 // A heatmap is a (rows, cols) matrix of floats, row-major, with a label per
 // row (queries) and per column (keys). The terminal renderer draws it as text:
 // with colour, each cell is a coloured background carrying its value; without
 // colour (the caller turned it off) it is plain text, so a pipe or a
 // log file gets the numbers. The caller decides about colour (the library
-// never looks at the terminal). The SVG writer draws one or more panels with
-// labels, a colour scale and a title, and escapes every piece of text.
+// never looks at the terminal). heatmap_svg draws one or more panels with
+// labels, a colour scale and a title, through the SVG writer (attn/viz/svg.hpp).
 #pragma once
 
 #include <cstdint>
@@ -66,11 +66,6 @@ struct SvgOptions {
 // panels in a grid, each cell a rectangle with a tooltip giving its value,
 // row and column labels, a colour bar with ticks, and the title.
 std::string heatmap_svg(const std::vector<HeatmapPanel>& panels, const SvgOptions& opt);
-
-// Text made safe for XML character data and attribute values: & < > " '
-// become entities, control characters other than tab/newline are dropped and
-// invalid UTF-8 bytes become U+FFFD, so any token label yields valid XML.
-std::string xml_escape(std::string_view text);
 
 // Number of terminal columns a UTF-8 string takes (one per code point; East
 // Asian wide characters count two). Used to align labels.

@@ -1,5 +1,5 @@
 // Parameter, FLOP and memory accounting for one multi-head attention layer.
-#include "attn/cost.hpp"
+#include "attn/core/cost.hpp"
 
 #include <cmath>
 

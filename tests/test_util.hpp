@@ -42,6 +42,14 @@ inline CliResult run_attn(const std::string& args, const std::string& env = "") 
     return run_shell(env + (env.empty() ? "" : " ") + "'" + std::string(ATTN_BINARY) + "' " + args + " 2>&1");
 }
 
+// Marks the running test case as skipped. A test case that cannot run here (no model,
+// no GPU, a CPU without the instructions of the kernel it tests) calls skip(why) and
+// returns at once, before any check; in a SUBCASE, end that SUBCASE's body instead (a
+// return would leave the SUBCASEs after it unrun). The runner prints "SKIPPED: <test
+// case>: <why>", and ctest reports a test case that skipped and checked nothing as
+// skipped, not passed (test_main.cpp says how).
+void skip(const std::string& why);
+
 // A fresh empty directory for files a test writes.
 inline std::string temp_dir(const std::string& tag) {
     std::string tmpl = "/tmp/attn-test-" + tag + "-XXXXXX";

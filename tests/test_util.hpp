@@ -3,7 +3,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
+#include <system_error>
 #include <sys/wait.h>
 
 #include "attn/attn.hpp"
@@ -49,6 +51,19 @@ inline CliResult run_attn(const std::string& args, const std::string& env = "") 
 // case>: <why>", and ctest reports a test case that skipped and checked nothing as
 // skipped, not passed (test_main.cpp says how).
 void skip(const std::string& why);
+
+// True when the model of scripts/fetch-model.sh is in data/models; otherwise skips the
+// test case and returns false:  if (!attn::test::model_or_skip()) return;
+[[nodiscard]] inline bool model_or_skip() {
+    const std::string dir = source_path("data/models/all-MiniLM-L6-v2");
+    std::error_code ec;
+    for (const char* file : {"config.json", "vocab.txt", "model.safetensors"})
+        if (!std::filesystem::is_regular_file(dir + "/" + file, ec)) {
+            skip("no model in data/models (run scripts/fetch-model.sh)");
+            return false;
+        }
+    return true;
+}
 
 // A fresh empty directory for files a test writes.
 inline std::string temp_dir(const std::string& tag) {

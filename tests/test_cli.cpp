@@ -63,7 +63,7 @@ TEST_CASE("cli: every bad input of attn forward exits 2 with a one-line message 
 
 TEST_CASE("cli: --device cuda without a GPU is one line and exit 2") {
     if (cuda_available()) {
-        MESSAGE("a GPU is present: nothing to refuse");
+        test::skip("a GPU is usable here: nothing to refuse");
         return;
     }
     const auto r = test::run_attn("forward --device cuda");
@@ -115,7 +115,7 @@ TEST_CASE("cli: --dump writes a dump that reads back and matches the config") {
 
 TEST_CASE("cli: Python's json module reads the dump, -Infinity included") {
     if (std::system("python3 -c 'import json' >/dev/null 2>&1") != 0) {
-        MESSAGE("python3 not found: skipped");
+        test::skip("no python3 with its json module");
         return;
     }
     const std::string dir = test::temp_dir("py");
@@ -128,10 +128,13 @@ TEST_CASE("cli: Python's json module reads the dump, -Infinity included") {
     std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("cli: attn bench takes the CUDA kernels and skips them with a reason when no GPU is usable") {
+TEST_CASE("cli: attn bench refuses an unknown CUDA kernel") {
     CHECK(test::run_attn("bench --seq 64 --impl cuda-x").code == 2);
+}
+
+TEST_CASE("cli: attn bench takes the CUDA kernels and skips them with a reason when no GPU is usable") {
     if (cuda_available()) {
-        MESSAGE("a GPU is present: the skip path is not exercised");
+        test::skip("a GPU is usable here: the bench's no-GPU path is not exercised");
         return;
     }
     const auto r = test::run_attn("bench --seq 64 --reps 1 --warmup 0 --impl flash,cuda-flash --json");

@@ -89,7 +89,7 @@ namespace {
 bool gpu_or_skip() {
     std::string why;
     if (attn::cuda_available(&why)) return true;
-    attn::test::skip("no GPU: " + why);
+    attn::test::skip(why);
     return false;
 }
 

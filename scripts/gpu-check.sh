@@ -44,9 +44,9 @@ echo "built in $(( $(date +%s) - T0 )) s"
 step "parity tests (doctest, every CUDA kernel against the CPU reference)"
 PARITY=0
 timeout 90 "$BUILD/tests/attn_tests" -tc="cuda*" --duration=true >"$LOGS/parity.log" 2>&1 || PARITY=1
-grep -E "^\[doctest\] (test cases|assertions)|skipped \(no GPU\)|ERROR|error:|logged:|values:" "$LOGS/parity.log" | head -60
+grep -E "^\[doctest\] (test cases|assertions)|^SKIPPED|ERROR|error:|logged:|values:" "$LOGS/parity.log" | head -60
 PARITY_LINE=$(grep -E "^\[doctest\] test cases" "$LOGS/parity.log" | tail -1)
-if grep -q "skipped (no GPU)" "$LOGS/parity.log"; then
+if grep -q "^SKIPPED: cuda parity" "$LOGS/parity.log"; then
     PARITY=1; PARITY_LINE="$PARITY_LINE -- but the GPU cases SKIPPED: no usable GPU, nothing was checked"
 fi
 

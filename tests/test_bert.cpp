@@ -26,12 +26,6 @@ namespace {
 
 const std::string kModelDir = std::string(ATTN_SOURCE_DIR) + "/data/models/all-MiniLM-L6-v2";
 
-bool have_model() {
-    if (std::filesystem::exists(kModelDir + "/model.safetensors")) return true;
-    MESSAGE("skipped: no model; run scripts/fetch-model.sh");
-    return false;
-}
-
 const BertModel& real_model() {
     static const BertModel m = BertModel::load(attn::locate_model(kModelDir));
     return m;
@@ -166,7 +160,7 @@ TEST_CASE("bert: bad input is an InputError") {
 }
 
 TEST_CASE("bert: sentence embeddings match sentence-transformers within 1e-4 (skipped without the model)") {
-    if (!have_model()) return;
+    if (!attn::test::model_or_skip()) return;
     const nlohmann::json fx = read_json(std::string(ATTN_SOURCE_DIR) + "/tests/fixtures/model/encoder.json");
     const BertModel& m = real_model();
     const auto tok = attn::WordPieceTokenizer::load(kModelDir + "/vocab.txt", m.config.max_len);
@@ -191,7 +185,7 @@ TEST_CASE("bert: sentence embeddings match sentence-transformers within 1e-4 (sk
 }
 
 TEST_CASE("bert: attention weights and last hidden state match transformers' BertModel (skipped without the model)") {
-    if (!have_model()) return;
+    if (!attn::test::model_or_skip()) return;
     const nlohmann::json fx = read_json(std::string(ATTN_SOURCE_DIR) + "/tests/fixtures/model/encoder.json");
     const nlohmann::json& a = fx["attention"];
     const BertModel& m = real_model();
@@ -214,7 +208,7 @@ TEST_CASE("bert: attention weights and last hidden state match transformers' Ber
 }
 
 TEST_CASE("bert: padding invariance on the real model (skipped without the model)") {
-    if (!have_model()) return;
+    if (!attn::test::model_or_skip()) return;
     const BertModel& m = real_model();
     const auto tok = attn::WordPieceTokenizer::load(kModelDir + "/vocab.txt", m.config.max_len);
     std::vector<std::vector<int32_t>> batch;
@@ -249,7 +243,7 @@ TEST_CASE("attn model: a missing or incomplete model folder is exit 2 with the f
 }
 
 TEST_CASE("attn model: entropy table, probe ranking and bad input on the real model (skipped without the model)") {
-    if (!have_model()) return;
+    if (!attn::test::model_or_skip()) return;
     const std::string m = " --model " + kModelDir;
     const std::string text = "--text \"The animal didn't cross the street because it was too tired\"";
     attn::test::CliResult r = run_attn("model entropy " + text + m);

@@ -4,7 +4,7 @@
 // asking for CUDA where there is none is an InputError with a one-line message.
 // Part 2 (only with ATTN_CUDA) is the parity suite: every CUDA kernel against the
 // CPU reference, element by element and by normalised MSE, on a grid of shapes,
-// masks and options. Without a GPU each of its cases prints why and skips.
+// masks and options. Without a GPU each of its cases is skipped, saying why.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -18,13 +18,14 @@
 #include "attn/cuda/cuda.hpp"
 #include "attn/core/errors.hpp"
 #include "attn/core/rng.hpp"
+#include "test_util.hpp"
 
 // ---------------------------------------------------------------------------
 // Part 1: every build
 TEST_CASE("cuda: without a usable GPU every call is an InputError with the reason on one line") {
     std::string why;
     if (attn::cuda_available(&why)) {
-        MESSAGE("a GPU is available here; the no-GPU contract is exercised on machines without one");
+        attn::test::skip("a GPU is usable here: the no-GPU contract is checked on machines without one");
         return;
     }
     CHECK(!why.empty());
@@ -56,10 +57,11 @@ void set_flash_mma_warps(int warps);
 
 namespace {
 
+// True when a GPU is usable; otherwise skips the test case and returns false.
 bool gpu_or_skip() {
     std::string why;
     if (attn::cuda_available(&why)) return true;
-    MESSAGE("skipped (no GPU): " << why);
+    attn::test::skip(why);
     return false;
 }
 

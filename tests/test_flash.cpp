@@ -1,4 +1,5 @@
 // tests/test_flash.cpp: attention_flash against attention_reference, element by element.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -10,6 +11,7 @@
 #include "attn/core/errors.hpp"
 #include "attn/cpu/flash.hpp"
 #include "attn/core/rng.hpp"
+#include "test_util.hpp"
 
 using namespace attn;
 
@@ -144,12 +146,19 @@ TEST_CASE("flash: bad shapes and options are InputErrors") {
     CHECK_THROWS_AS(attention_flash(q, k, v, Mask{}, opt), InputError);
 }
 
+TEST_CASE("flash-bf16 without AVX-512 BF16 is an InputError") {
+    if (flash_bf16_supported()) {
+        attn::test::skip("this CPU has AVX-512 BF16: the refusal is checked on CPUs without it");
+        return;
+    }
+    CHECK_THROWS_AS(attention_flash_bf16(randn({1, 1, 2, 2}, 1), randn({1, 1, 2, 2}, 2), randn({1, 1, 2, 2}, 3),
+                                         Mask{}, {}),
+                    InputError);
+}
+
 TEST_CASE("flash-bf16 matches the reference within bf16 precision") {
     if (!flash_bf16_supported()) {
-        MESSAGE("this CPU has no AVX-512 BF16: the bf16 kernel is not tested here");
-        CHECK_THROWS_AS(attention_flash_bf16(randn({1, 1, 2, 2}, 1), randn({1, 1, 2, 2}, 2), randn({1, 1, 2, 2}, 3),
-                                             Mask{}, {}),
-                        InputError);
+        attn::test::skip("no AVX-512 BF16 here (CPU or build): the bf16 kernel is not tested");
         return;
     }
     // Tolerance: Q, K, V and P are rounded to bf16 (8 significant bits, relative
@@ -193,4 +202,50 @@ TEST_CASE("flash: empty sizes give empty or zero outputs like the reference") {
         const Tensor q0({1, 2, 0, 4}), k = randn({1, 2, 6, 4}, 2), v = randn({1, 2, 6, 5}, 3);
         CHECK(attention_flash_with(kern, q0, k, v, Mask{}, {}, 2).shape == Shape{1, 2, 0, 5});
     }
+}
+
+namespace {
+
+// The CPU's instructions, asked here and not through the library's dispatch.
+bool cpu_has_avx512() {
+#if defined(__x86_64__) && defined(__GNUC__)
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+#else
+    return false;
+#endif
+}
+bool cpu_has_avx2_fma() {
+#if defined(__x86_64__) && defined(__GNUC__)
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+    return false;
+#endif
+}
+
+bool has_kernel(const std::string& name) {
+    const std::vector<std::string> ks = flash_kernels();
+    return std::find(ks.begin(), ks.end(), name) != ks.end();
+}
+
+}  // namespace
+
+// The tests above run every kernel of flash_kernels(), which lists only those this CPU
+// can run: without AVX-512 or AVX2 they pass without those kernels. These two report
+// that as a skip, and check that a CPU with the instructions is given the kernels.
+TEST_CASE("flash: a CPU with AVX-512 runs the avx512 kernels, so the tests above cover them") {
+    if (!cpu_has_avx512()) {
+        attn::test::skip("no AVX-512 (F, DQ, BW, VL) here: the avx512 kernels are not tested");
+        return;
+    }
+    CHECK(flash_kernels().front() == "avx512");
+    CHECK(has_kernel("avx512-long"));
+}
+
+TEST_CASE("flash: a CPU with AVX2 and FMA runs the avx2 kernel, so the tests above cover it") {
+    if (!cpu_has_avx2_fma()) {
+        attn::test::skip("no AVX2 with FMA here: the avx2 kernel is not tested");
+        return;
+    }
+    CHECK(has_kernel("avx2"));
 }

@@ -140,6 +140,22 @@ TEST_CASE("masks lesson: -inf before softmax vs zeroing after, with numbers") {
     for (const auto& s : f["row_sums_zeroed_after_batch1"]) CHECK(s.get<double>() < 1.0);
 }
 
+TEST_CASE("real-heads lesson: the trained model measures every claim (skipped without the model)") {
+    // without the model the lesson runs on random weights and leaves C32 and C34
+    // unmeasured, which the test of every lesson above accepts
+    if (!attn::test::model_or_skip()) return;
+    const auto* l = attn::lessons::find_lesson("real-heads");
+    REQUIRE(l != nullptr);
+    attn::lessons::RunOptions opt;
+    opt.json = true;
+    std::ostringstream sink;
+    const auto r = attn::lessons::run_lesson(*l, opt, sink);
+    CHECK(r.failed == 0);
+    CHECK(r.record["unmeasured"].empty());
+    for (const char* fig : {"entropy_trained", "lookalike_pairs_trained", "probe_best_head"})
+        CHECK(r.record["figures"].contains(fig));
+}
+
 TEST_CASE("softmax_jacobian_norm keeps the tiny norm of a saturated row") {
     // the explicit Jacobian diag(p) - p pᵀ, in double, is the reference
     auto explicit_norm = [](const std::vector<float>& p) {

@@ -4,11 +4,11 @@
 
 #include <cmath>
 #include <cstring>
-#include <filesystem>
 #include <string>
 
 #include "attn/core/errors.hpp"
 #include "attn/io/safetensors.hpp"
+#include "test_util.hpp"
 
 using attn::SafeTensors;
 using attn::Tensor;
@@ -135,11 +135,8 @@ TEST_CASE("safetensors: a missing file names the path") {
 }
 
 TEST_CASE("safetensors: the fetched all-MiniLM-L6-v2 weights parse (skipped without the model)") {
+    if (!attn::test::model_or_skip()) return;
     const std::string path = std::string(ATTN_SOURCE_DIR) + "/data/models/all-MiniLM-L6-v2/model.safetensors";
-    if (!std::filesystem::exists(path)) {
-        MESSAGE("skipped: no model; run scripts/fetch-model.sh");
-        return;
-    }
     SafeTensors st = SafeTensors::load(path);
     CHECK(st.to_float("embeddings.word_embeddings.weight").shape == attn::Shape{30522, 384});
     CHECK(st.info("encoder.layer.5.intermediate.dense.weight").shape == attn::Shape{1536, 384});

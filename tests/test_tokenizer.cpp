@@ -3,7 +3,6 @@
 // (tests/fixtures/model/tokenizer.json, made by scripts/make-model-fixtures.py).
 #include <doctest/doctest.h>
 
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -12,6 +11,7 @@
 
 #include "attn/core/errors.hpp"
 #include "attn/model/tokenizer.hpp"
+#include "test_util.hpp"
 
 using attn::WordPieceTokenizer;
 
@@ -75,10 +75,7 @@ TEST_CASE("tokenizer: a vocabulary without the special tokens is an InputError")
 }
 
 TEST_CASE("tokenizer: ids identical to HF tokenizers on the fixture sentences (skipped without the model)") {
-    if (!std::filesystem::exists(kModelDir + "/vocab.txt")) {
-        MESSAGE("skipped: no model; run scripts/fetch-model.sh");
-        return;
-    }
+    if (!attn::test::model_or_skip()) return;
     const nlohmann::json fx = read_json(std::string(ATTN_SOURCE_DIR) + "/tests/fixtures/model/tokenizer.json");
     const WordPieceTokenizer t = WordPieceTokenizer::load(kModelDir + "/vocab.txt", fx["max_len"].get<int64_t>());
     int checked = 0, truncated = 0;

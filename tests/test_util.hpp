@@ -3,7 +3,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
+#include <system_error>
 #include <sys/wait.h>
 
 #include "attn/attn.hpp"
@@ -40,6 +42,32 @@ inline CliResult run_shell(const std::string& cmd) {
 // Runs `attn ARGS` (ARGS is shell text), stdout and stderr together.
 inline CliResult run_attn(const std::string& args, const std::string& env = "") {
     return run_shell(env + (env.empty() ? "" : " ") + "'" + std::string(ATTN_BINARY) + "' " + args + " 2>&1");
+}
+
+// Marks the running test case as skipped. A test case that cannot run here (no model,
+// no GPU, a CPU without the instructions of the kernel it tests) calls skip(why) and
+// returns at once, before any check; in a SUBCASE, end that SUBCASE's body instead (a
+// return would leave the SUBCASEs after it unrun). The runner prints "SKIPPED: <test
+// case>: <why>", and ctest reports a test case that skipped and checked nothing as
+// skipped, not passed (test_main.cpp says how).
+void skip(const std::string& why);
+
+// True when the model of scripts/fetch-model.sh is in data/models; otherwise skips the
+// test case and returns false:  if (!attn::test::model_or_skip()) return;
+// The library (and attn, which tests run as a child) is pointed at that same folder
+// through ATTN_MODEL_DIR, unless the caller set it: a build folder outside the source
+// tree would otherwise look for data/models beside itself.
+[[nodiscard]] inline bool model_or_skip() {
+    const char* env = std::getenv("ATTN_MODEL_DIR");
+    const std::string dir = env != nullptr && env[0] != '\0' ? env : source_path("data/models/all-MiniLM-L6-v2");
+    std::error_code ec;
+    for (const char* file : {"config.json", "vocab.txt", "model.safetensors"})
+        if (!std::filesystem::is_regular_file(dir + "/" + file, ec)) {
+            skip("no model in " + dir + " (run scripts/fetch-model.sh)");
+            return false;
+        }
+    setenv("ATTN_MODEL_DIR", dir.c_str(), /*overwrite=*/0);
+    return true;
 }
 
 // A fresh empty directory for files a test writes.

@@ -41,10 +41,11 @@ struct Avx2 {
     }
     // 2^x for x <= 0 as in the AVX-512 kernel, with 2^n built in the exponent
     // bits. Below -126 (outside the normal range) the result is exactly 0, so
-    // masked (-inf) scores weigh exactly 0 as in the reference.
+    // masked (-inf) scores weigh exactly 0 as in the reference; NaN stays NaN
+    // (vmaxps returns its second operand when either is NaN).
     static V exp2(V x) {
-        const V keep = _mm256_cmp_ps(x, _mm256_set1_ps(-126.0f), _CMP_GE_OQ);  // false for NaN, -inf
-        x = _mm256_max_ps(x, _mm256_set1_ps(-126.0f));
+        const V tiny = _mm256_cmp_ps(x, _mm256_set1_ps(-126.0f), _CMP_LT_OQ);  // true for -inf, false for NaN
+        x = _mm256_max_ps(_mm256_set1_ps(-126.0f), x);
         const V n = _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
         const V f = _mm256_sub_ps(x, n);
         V p = _mm256_set1_ps(1.5403530393381608e-4f);
@@ -55,7 +56,7 @@ struct Avx2 {
         p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(0.6931471805599453f));
         p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f));
         const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-        return _mm256_and_ps(keep, _mm256_mul_ps(p, _mm256_castsi256_ps(e)));
+        return _mm256_andnot_ps(tiny, _mm256_mul_ps(p, _mm256_castsi256_ps(e)));
     }
 };
 

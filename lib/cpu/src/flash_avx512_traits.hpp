@@ -25,9 +25,11 @@ struct Avx512 {
     // 2^x for x <= 0: x = n + f, n = round(x), |f| <= 1/2; 2^f by its Taylor
     // polynomial of degree 6 (relative error < 2e-7 on |f| <= 1/2), then
     // vscalefps multiplies by 2^n, flushing to exactly 0 far below the float
-    // range. -inf and NaN are clamped to -160 first, whose result is exactly 0.
+    // range. -inf is clamped to -160 first, whose result is exactly 0; NaN stays
+    // NaN (vmaxps returns its second operand when either is NaN), so a NaN input
+    // reaches the output as it does in the reference.
     static V exp2(V x) {
-        x = _mm512_max_ps(x, _mm512_set1_ps(-160.0f));
+        x = _mm512_max_ps(_mm512_set1_ps(-160.0f), x);
         const V n = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
         const V f = _mm512_sub_ps(x, n);
         V p = _mm512_set1_ps(1.5403530393381608e-4f);

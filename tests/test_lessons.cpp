@@ -106,6 +106,18 @@ TEST_CASE("every lesson runs and every check passes (text and JSON, three seeds)
     }
 }
 
+namespace {
+// One lesson in JSON mode (seed 0), its record and counts.
+attn::lessons::LessonResult run_json(const char* slug) {
+    const auto* l = attn::lessons::find_lesson(slug);
+    REQUIRE(l != nullptr);
+    attn::lessons::RunOptions opt;
+    opt.json = true;
+    std::ostringstream sink;
+    return attn::lessons::run_lesson(*l, opt, sink);
+}
+}  // namespace
+
 TEST_CASE("the folklore claims C10, C20, C44 are reported as not supported, with numbers") {
     std::set<std::string> unsupported;
     for (const auto& lesson : attn::lessons::all_lessons()) {
@@ -126,12 +138,7 @@ TEST_CASE("the folklore claims C10, C20, C44 are reported as not supported, with
 }
 
 TEST_CASE("masks lesson: -inf before softmax vs zeroing after, with numbers") {
-    const auto* l = attn::lessons::find_lesson("masks");
-    REQUIRE(l != nullptr);
-    attn::lessons::RunOptions opt;
-    opt.json = true;
-    std::ostringstream sink;
-    const auto r = attn::lessons::run_lesson(*l, opt, sink);
+    const auto r = run_json("masks");
     const auto& f = r.record["figures"];
     CHECK(f["max_sum_error_masked_before"].get<double>() < 1e-5);
     CHECK(f["max_sum_error_zeroed_after"].get<double>() > 0.05);
@@ -144,12 +151,7 @@ TEST_CASE("real-heads lesson: the trained model measures every claim (skipped wi
     // without the model the lesson runs on random weights and leaves C32 and C34
     // unmeasured, which the test of every lesson above accepts
     if (!attn::test::model_or_skip()) return;
-    const auto* l = attn::lessons::find_lesson("real-heads");
-    REQUIRE(l != nullptr);
-    attn::lessons::RunOptions opt;
-    opt.json = true;
-    std::ostringstream sink;
-    const auto r = attn::lessons::run_lesson(*l, opt, sink);
+    const auto r = run_json("real-heads");
     CHECK(r.failed == 0);
     CHECK(r.record["unmeasured"].empty());
     for (const char* fig : {"entropy_trained", "lookalike_pairs_trained", "probe_best_head"})

@@ -40,7 +40,8 @@ TEST_CASE("hostile files: JSON nested 200,000 levels deep is refused naming the 
     const std::string in_config = dir + "/in_config.json";
     write_text(in_config, R"({"format": "attn-dump", "version": 1, "config": {"x": )" + deep + R"(}, "tensors": {}})");
     const std::string in_data = dir + "/in_data.json";
-    write_text(in_data, R"({"format": "attn-dump", "version": 1, "tensors": {"x": {"shape": [1], "data": )" + deep + "}}}");
+    write_text(in_data,
+               R"({"format": "attn-dump", "version": 1, "tensors": {"x": {"shape": [1], "data": )" + deep + "}}}");
     for (const std::string& f : {in_config, in_data}) {
         check_refused_naming("view '" + f + "'", f);
         check_refused_naming("forward --input '" + f + "'", f);
@@ -120,8 +121,8 @@ TEST_CASE("hostile text: bytes that are not UTF-8 read as U+FFFD, so every JSON 
     if (!test::model_or_skip()) return;
     const std::string dir = test::temp_dir("bad-utf8");
     const std::string bad = "\"$(printf 'caf\\303 dog \\377\\376')\"";  // a cut-off é, then two stray bytes
-    for (const std::string& args : {"model entropy --json --text " + bad, "model probe --json --text " + bad +
-                                                                               " --from dog --to \"$(printf 'caf\\303')\""}) {
+    const std::string probe = "model probe --json --text " + bad + " --from dog --to \"$(printf 'caf\\303')\"";
+    for (const std::string& args : {"model entropy --json --text " + bad, probe}) {
         INFO(args);
         const auto r = test::run_attn(args);
         INFO(r.out);

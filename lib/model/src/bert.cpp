@@ -90,7 +90,8 @@ BertConfig read_bert_config(const ModelFiles& files) {
         c.layer_norm_eps = eps;
     }
     if (j.contains("hidden_act") && j["hidden_act"] != "gelu")
-        throw InputError(fmt::format("{}: \"hidden_act\" must be \"gelu\" (the erf GELU, the only activation supported)", files.config));
+        throw InputError(
+            fmt::format("{}: \"hidden_act\" must be \"gelu\" (the erf GELU, the only one supported)", files.config));
     if (c.hidden % c.heads != 0)
         throw InputError(fmt::format("{}: hidden_size {} is not divisible by {} heads", files.config, c.hidden, c.heads));
     c.max_len = c.max_position;

@@ -154,6 +154,11 @@ TEST_CASE("hostile text: blank text is [CLS] [SEP] and a typed [MASK] is the mas
     REQUIRE(r.code == 0);
     CHECK(nlohmann::json::parse(r.out)["tokens"] ==
           std::vector<std::string>{"[CLS]", "the", "[MASK]", "sat", ".", "[SEP]", "[SEP]"});
+    // ... and a word --from and --to can name.
+    const auto p = test::run_attn("model probe --json --text 'the [MASK] sat' --from '[MASK]' --to sat");
+    INFO(p.out);
+    REQUIRE(p.code == 0);
+    CHECK(nlohmann::json::parse(p.out)["from_tokens"] == std::vector<int64_t>{2});
 }
 
 TEST_CASE("hostile files: --json-nonfinite string|null dumps are strict JSON that attn reads back") {

@@ -355,7 +355,10 @@ BertOutput BertModel::forward(const std::vector<std::vector<int32_t>>& ids, cons
 }
 
 std::vector<int64_t> find_word(const Encoding& enc, const std::string& word, int occurrence) {
-    const std::vector<std::string> norm = bert_basic_tokenize(word);
+    // A special token typed in the text is a word of its own (WordPieceTokenizer::encode).
+    const bool special = std::find(std::begin(kBertSpecialTokens), std::end(kBertSpecialTokens), word) !=
+                         std::end(kBertSpecialTokens);
+    const std::vector<std::string> norm = special ? std::vector<std::string>{word} : bert_basic_tokenize(word);
     if (norm.size() != 1)
         throw InputError(fmt::format("'{}' is not one word (no spaces or punctuation around it)", word));
     if (occurrence < 1) throw InputError(fmt::format("the occurrence must be 1 or more, got {}", occurrence));

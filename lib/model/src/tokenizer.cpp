@@ -231,7 +231,7 @@ Encoding WordPieceTokenizer::encode(std::string_view text) const {
     size_t done = 0;
     for (size_t i = 0; i < text.size(); ++i) {
         if (text[i] != '[') continue;
-        for (std::string_view s : {"[CLS]", "[SEP]", "[MASK]", "[PAD]", "[UNK]"}) {
+        for (std::string_view s : kBertSpecialTokens) {
             if (text.substr(i, s.size()) != s || id(std::string(s)) < 0) continue;
             add_words(text.substr(done, i - done));
             e.tokens.emplace_back(s);

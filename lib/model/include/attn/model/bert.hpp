@@ -112,7 +112,8 @@ public:
 
 // Token positions of the occurrence-th (1-based) occurrence of `word` among the
 // basic words of an encoding (several positions when WordPiece split it).
-// `word` must be one basic word after normalisation ("It" finds "it").
+// `word` must be one basic word after normalisation ("It" finds "it"), or a
+// special token typed in the text ("[MASK]").
 // Throws InputError when it is not one word or not in the text that often.
 std::vector<int64_t> find_word(const Encoding& enc, const std::string& word, int occurrence);
 

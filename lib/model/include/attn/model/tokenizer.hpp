@@ -35,6 +35,9 @@ std::u32string bert_normalize(std::u32string_view text);
 // Normalise, split on whitespace and punctuation: the words WordPiece sees.
 std::vector<std::string> bert_basic_tokenize(std::string_view text);
 
+// The special tokens that stay whole when typed in the text (see encode()).
+inline constexpr std::string_view kBertSpecialTokens[] = {"[CLS]", "[SEP]", "[MASK]", "[PAD]", "[UNK]"};
+
 struct Encoding {
     std::vector<int32_t> ids;         // [CLS] pieces... [SEP]
     std::vector<std::string> tokens;  // the same, as vocabulary strings

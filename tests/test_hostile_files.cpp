@@ -149,6 +149,7 @@ TEST_CASE("hostile text: blank text is [CLS] [SEP] and a typed [MASK] is the mas
         REQUIRE(r.code == 0);
         CHECK(nlohmann::json::parse(r.out)["tokens"] == std::vector<std::string>{"[CLS]", "[SEP]"});
     }
+    check_refused_naming("model probe --text '' --from a --to b", {"--from", "has none"});
     const auto r = test::run_attn("model entropy --json --text 'the [MASK] sat.[SEP]'");
     INFO(r.out);
     REQUIRE(r.code == 0);

@@ -382,6 +382,7 @@ std::vector<int64_t> find_word(const Encoding& enc, const std::string& word, int
         for (size_t w = 0; w < words.size() && w < 30; ++w) list += (w ? ", " : "") + words[w];
         if (seen > 0)
             throw InputError(fmt::format("'{}' occurs {} time(s) in the text, not {}", word, seen, occurrence));
+        if (words.empty()) throw InputError(fmt::format("'{}' is not a word of the text (it has none)", word));
         throw InputError(fmt::format("'{}' is not a word of the text (its words: {})", word, list));
     }
     for (size_t t = 0; t < enc.tokens.size(); ++t)

@@ -19,6 +19,7 @@ struct ForwardOpts {
     int64_t batch = 2, seq = 6, d_model = 16, heads = 1, d_k = 0, d_v = 0;  // the source's first example (C21)
     std::string mask = "none", scale = "sqrt", fill = "-inf", init = "torch", impl = "reference";
     std::string dump, input;
+    JsonNonFinite json_nonfinite = JsonNonFinite::literal;
     double dropout = 0.0;
     bool train = false, trace = false, no_bias = false;
     uint64_t seed = 42;
@@ -180,7 +181,7 @@ int run_forward(ForwardOpts o) {
         put("head_out", rec.head_out);
         put("merged", rec.merged);
         put("out", rec.out);
-        with_option("--dump", [&] { write_file_atomic(o.dump, dump_to_string(d)); });
+        with_option("--dump", [&] { write_file_atomic(o.dump, dump_to_string(d, o.json_nonfinite)); });
         if (!dump_to_stdout) fmt::print("  wrote {} ({} tensors)\n", o.dump, d.tensors.size());
     }
     return 0;
@@ -212,6 +213,7 @@ const Command reg{
             ->check(seed_validator());
         sub.add_flag("--trace", o->trace, "print every step with its formula and shape");
         sub.add_option("--dump", o->dump, "write every tensor as JSON to FILE (- for stdout)");
+        add_json_nonfinite(sub, o->json_nonfinite);
         sub.add_option("--input", o->input,
                        "read x (and any of W_q,b_q,...,W_o,b_o) from an attn-dump JSON file instead of random ones");
         return [o] { return run_forward(*o); };

@@ -32,6 +32,7 @@ struct CommonOpts {
 struct AttentionCmd {
     int64_t layer = -1, head = -1;
     std::string svg, dump;
+    JsonNonFinite json_nonfinite = JsonNonFinite::literal;
     bool no_color = false;
 };
 struct EntropyCmd {
@@ -62,10 +63,8 @@ Prepared prepare(const CommonOpts& o) {
     Prepared p;
     p.files = with_option("--model", [&] { return locate_model(o.model.empty() ? default_model_dir() : o.model); });
     p.config = read_bert_config(p.files);
-    const WordPieceTokenizer tok = WordPieceTokenizer::load(p.files.vocab, p.config.max_len);
+    const WordPieceTokenizer tok = load_tokenizer(p.files, p.config);
     p.enc = tok.encode(o.text);
-    if (p.enc.full_length <= 2)
-        throw InputError(fmt::format("--text: must contain at least one word, got '{}'", o.text));
     if (p.enc.truncated) {
         if (!o.truncate)
             throw InputError(fmt::format("--text: is {} tokens long, more than the model's maximum of {} ([CLS] and [SEP] "
@@ -150,7 +149,7 @@ int run_attention(const CommonOpts& co, const AttentionCmd& o) {
                       all.ptr() + l * H * T * T);
         d.tensors["attention"] = std::move(all);
         d.order.push_back("attention");
-        with_option("--dump", [&] { write_file_atomic(o.dump, dump_to_string(d)); });
+        with_option("--dump", [&] { write_file_atomic(o.dump, dump_to_string(d, o.json_nonfinite)); });
         if (o.dump != "-") fmt::print("wrote {} (attention [{}, 1, {}, {}, {}] and the tokens)\n", o.dump, L, H, T, T);
     }
     return 0;
@@ -325,7 +324,7 @@ int run_bench(const CommonOpts& co, const BenchCmd& o) {
     CommonOpts c = co;
     c.text = kBenchTexts[0];
     const Prepared p = prepare(c);
-    const WordPieceTokenizer tok = WordPieceTokenizer::load(p.files.vocab, p.config.max_len);
+    const WordPieceTokenizer tok = load_tokenizer(p.files, p.config);
     const BertModel m = BertModel::load(p.files);
     BertOptions bo;
     bo.record_attention = false;  // as a plain model(input) call in PyTorch
@@ -375,7 +374,9 @@ const Command reg{
         sub.require_subcommand(1);
         sub.footer("The model lives in data/models/all-MiniLM-L6-v2 (fetch it once: scripts/fetch-model.sh).");
         auto common = [co](CLI::App* s, const char* default_text) {
-            s->add_option("--text", co->text, "the sentence to run")->required(default_text == nullptr);
+            s->add_option("--text", co->text, "the sentence to run (bytes that are not UTF-8 read as U+FFFD)")
+                ->required(default_text == nullptr)
+                ->transform(valid_utf8());
             if (default_text != nullptr) co->text = default_text;
             s->add_option("--model", co->model,
                           "model folder (default: $ATTN_MODEL_DIR, else data/models/all-MiniLM-L6-v2)");
@@ -388,6 +389,7 @@ const Command reg{
         a->add_option("--svg", ao->svg, "draw the heatmaps (all, the layer's, or one) to FILE");
         a->add_flag("--no-color", ao->no_color, "no ANSI colour (also off when stdout is not a TTY or NO_COLOR is set)");
         a->add_option("--dump", ao->dump, "write every layer and head ([layers, 1, H, T, T]) and the tokens as JSON");
+        add_json_nonfinite(*a, ao->json_nonfinite);
         CLI::App* e = sub.add_subcommand("entropy", "per-head entropy and head-to-head similarity, trained vs random weights");
         common(e, nullptr);
         e->add_flag("--json", eo->json, "machine-readable output");
@@ -398,8 +400,12 @@ const Command reg{
             ->capture_default_str();
         CLI::App* pr = sub.add_subcommand("probe", "rank every head by how much one word attends to candidate words");
         common(pr, "The animal didn't cross the street because it was too tired");
-        pr->add_option("--from", po->from, "the query word (WORD or WORD@N for its N-th occurrence)")->required();
-        pr->add_option("--to", po->to, "candidate words, comma-separated (WORD or WORD@N)")->required();
+        pr->add_option("--from", po->from, "the query word (WORD or WORD@N for its N-th occurrence)")
+            ->required()
+            ->transform(valid_utf8());
+        pr->add_option("--to", po->to, "candidate words, comma-separated (WORD or WORD@N)")
+            ->required()
+            ->transform(valid_utf8());
         pr->add_option("--top", po->top, "show only the first N heads (0: all)")
             ->capture_default_str()
             ->check(integer_in(0));

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "attn/core/cost.hpp"
+#include "attn/core/utf8.hpp"
 
 namespace attn::cli {
 
@@ -43,6 +44,26 @@ CLI::Validator seed_validator() {
                        : "must be a non-negative integer, got '" + v + "'";
         },
         "SEED");
+}
+
+CLI::Validator valid_utf8() {
+    return CLI::Validator(
+        [](std::string& v) {
+            v = utf8_encode(utf8_decode(v));
+            return std::string();
+        },
+        "");
+}
+
+void add_json_nonfinite(CLI::App& sub, JsonNonFinite& v) {
+    sub.add_option("--json-nonfinite", v,
+                   "how --dump writes -inf, inf and NaN (a mask's -inf): literal: bare -Infinity, Infinity, NaN, which "
+                   "Python's json reads but JavaScript's JSON.parse and strict RFC 8259 parsers refuse; string: "
+                   "\"-Infinity\", \"Infinity\", \"NaN\" as JSON strings; null: null, which loses the value (attn "
+                   "reads it back as NaN). attn view and forward --input read all three")
+        ->type_name("MODE")
+        ->default_str(json_nonfinite_name(v))
+        ->transform(one_of({JsonNonFinite::literal, JsonNonFinite::string, JsonNonFinite::null}, json_nonfinite_name));
 }
 
 double physical_memory_bytes() {

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "attn/core/errors.hpp"
+#include "attn/io/dump.hpp"
 #include "parse.hpp"
 
 namespace attn::cli {
@@ -46,6 +47,13 @@ auto with_option(std::string_view opt, F&& f) -> decltype(f()) {
 CLI::Validator integer_in(int64_t min, int64_t max = kMaxSize);
 // A seed bound to a uint64_t: digits only (CLI11 would wrap "-1" to 2^64 - 1).
 CLI::Validator seed_validator();
+// For free text (--text, --from, --to), as ->transform(valid_utf8()): each byte
+// that does not start a valid UTF-8 sequence becomes U+FFFD (attn/core/utf8.hpp),
+// as a lossy decoder reads bytes, so every JSON string written from the text is
+// valid UTF-8; the tokenizer then drops U+FFFD, as BERT does. Refuses nothing.
+CLI::Validator valid_utf8();
+// --json-nonfinite literal|string|null, for a command whose --dump holds tensors.
+void add_json_nonfinite(CLI::App& sub, JsonNonFinite& v);
 // For an option bound to an enum, as ->transform(one_of(...)): takes the name
 // `name(v)` of each of `values` and stores v; refuses any other word with
 // "must be one of a, b, c, got 'x'".

@@ -120,7 +120,7 @@ void run(LessonContext& ctx) {
     const ModelFiles files = locate_model(dir);
     const BertModel trained = BertModel::load(files);
     const BertConfig& c = trained.config;
-    const WordPieceTokenizer tok = WordPieceTokenizer::load(files.vocab, c.max_len);
+    const WordPieceTokenizer tok = load_tokenizer(files, c);
     const Encoding enc = tok.encode(kSentence);
     const BertOutput out = trained.forward({enc.ids});
     const int64_t T = static_cast<int64_t>(enc.ids.size()), H = c.heads, L = c.layers;

@@ -269,7 +269,7 @@ TEST_CASE("attn model: entropy table, probe ranking and bad input on the real mo
     const double top = p["heads"][0]["weight"][0].get<double>();
     CHECK(top >= p["heads"][71]["weight"][0].get<double>());
     CHECK(top > 0.5);  // some head puts most of "it"'s weight on "animal" (C34)
-    for (const char* bad : {"model attention --text \"\"", "model attention --text hi --layer 6",
+    for (const char* bad : {"model attention --text hi --layer 6",
                             "model attention --text hi --layer 0 --head 12", "model probe --from dog --to animal",
                             "model probe --from it --to animal,", "model entropy --text hi --dup-threshold 0"}) {
         CAPTURE(bad);

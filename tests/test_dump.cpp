@@ -28,6 +28,25 @@ TEST_CASE("dump: round trip keeps every float bit for bit, -inf included") {
     for (size_t i = 0; i < t.data.size(); ++i) CHECK(std::memcmp(&u.data[i], &t.data[i], 4) == 0);
 }
 
+TEST_CASE("dump: non-finite values as strings or null are strict JSON, and the reader takes them back") {
+    Dump d;
+    d.tensors["x"] = Tensor({4});
+    d.tensors["x"].data = {-INFINITY, INFINITY, NAN, 0.5f};
+    const std::string as_string = dump_to_string(d, JsonNonFinite::string);
+    CHECK(as_string.find(R"(["-Infinity", "Infinity", "NaN", 0.5])") != std::string::npos);
+    const std::string as_null = dump_to_string(d, JsonNonFinite::null);
+    CHECK(as_null.find("[null, null, null, 0.5]") != std::string::npos);
+    for (const std::string& text : {as_string, as_null}) {
+        INFO(text);
+        CHECK(nlohmann::json::accept(text));  // strict RFC 8259, as JavaScript's JSON.parse
+    }
+    const std::vector<float> s = dump_from_string(as_string).tensors.at("x").data;
+    CHECK((s[0] == -INFINITY && s[1] == INFINITY && std::isnan(s[2]) && s[3] == 0.5f));
+    const std::vector<float> n = dump_from_string(as_null).tensors.at("x").data;
+    CHECK((std::isnan(n[0]) && std::isnan(n[1]) && std::isnan(n[2]) && n[3] == 0.5f));  // null is NaN
+    CHECK(std::string(json_nonfinite_name(JsonNonFinite::literal)) == "literal");
+}
+
 TEST_CASE("dump: the reader refuses malformed files with a message") {
     const char* bad[] = {
         "",
@@ -41,6 +60,7 @@ TEST_CASE("dump: the reader refuses malformed files with a message") {
         "{\"format\": \"attn-dump\", \"version\": 1, \"tensors\": {\"x\": {\"shape\": [4294967296, 4294967296, 4294967296], \"data\": []}}}",
         "{\"format\": \"attn-dump\", \"version\": 1, \"tensors\": {\"x\": {\"shape\": [1], \"data\": [Infinit]}}}",
         "{\"format\": \"attn-dump\", \"version\": 1, \"tensors\": {\"x\": 3}}",
+        "{\"format\": \"attn-dump\", \"version\": 1, \"tensors\": {\"x\": {\"shape\": [1], \"data\": [\"inf\"]}}}",
     };
     for (const char* text : bad) {
         INFO(text);

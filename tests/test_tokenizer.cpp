@@ -68,6 +68,24 @@ TEST_CASE("tokenizer: WordPiece is greedy longest-match-first with ## continuati
     CHECK_FALSE(empty.truncated);
 }
 
+TEST_CASE("tokenizer: special tokens typed in the text stay whole, as in HF, and blank text is [CLS] [SEP]") {
+    using V = std::vector<std::string>;
+    const WordPieceTokenizer t = toy();
+    const attn::Encoding e = t.encode("the[SEP] cat[PAD]");
+    CHECK(e.tokens == V{"[CLS]", "the", "[SEP]", "cat", "[PAD]", "[SEP]"});
+    CHECK(e.ids == std::vector<int32_t>{2, 7, 3, 8, 0, 3});
+    CHECK(e.word_of == std::vector<int32_t>{-1, 0, 1, 2, 3, -1});
+    // Only the exact spelling, and only tokens the vocabulary has: toy() has no [MASK].
+    // ("[", "]" and "sep" are not in toy(): each is [UNK].)
+    CHECK(t.encode("[sep]").tokens == V{"[CLS]", "[UNK]", "[UNK]", "[UNK]", "[SEP]"});
+    CHECK(t.encode("[MASK]").tokens == V{"[CLS]", "[UNK]", "[UNK]", "[UNK]", "[SEP]"});
+    CHECK(t.encode("cat[UNK]").tokens == V{"[CLS]", "cat", "[UNK]", "[SEP]"});
+    for (const char* blank : {"", " ", "\t\n ", "\xff\xfe"}) {
+        CAPTURE(blank);
+        CHECK(t.encode(blank).tokens == V{"[CLS]", "[SEP]"});
+    }
+}
+
 TEST_CASE("tokenizer: a vocabulary without the special tokens is an InputError") {
     CHECK_THROWS_WITH_AS(WordPieceTokenizer({"[PAD]", "a"}, 8, "v.txt"), doctest::Contains("v.txt: the vocabulary has no"),
                          attn::InputError);

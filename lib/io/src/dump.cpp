@@ -19,22 +19,32 @@
 
 namespace attn {
 
-std::string json_float(float v) {
-    if (std::isnan(v)) return "NaN";
-    if (std::isinf(v)) return v < 0 ? "-Infinity" : "Infinity";
-    return fmt::format("{}", v);  // shortest text that reads back to the same float
+const char* json_nonfinite_name(JsonNonFinite v) {
+    switch (v) {
+        case JsonNonFinite::literal: return "literal";
+        case JsonNonFinite::string: return "string";
+        case JsonNonFinite::null: return "null";
+    }
+    return "?";
 }
 
-void append_json_floats(std::string& out, const float* p, int64_t n) {
+std::string json_float(float v, JsonNonFinite nonfinite) {
+    if (std::isfinite(v)) return fmt::format("{}", v);  // shortest text that reads back to the same float
+    if (nonfinite == JsonNonFinite::null) return "null";
+    const char* token = std::isnan(v) ? "NaN" : v < 0 ? "-Infinity" : "Infinity";
+    return nonfinite == JsonNonFinite::string ? fmt::format("\"{}\"", token) : token;
+}
+
+void append_json_floats(std::string& out, const float* p, int64_t n, JsonNonFinite nonfinite) {
     out += '[';
     for (int64_t i = 0; i < n; ++i) {
         if (i) out += ", ";
-        out += json_float(p[i]);
+        out += json_float(p[i], nonfinite);
     }
     out += ']';
 }
 
-std::string dump_to_string(const Dump& d) {
+std::string dump_to_string(const Dump& d, JsonNonFinite nonfinite) {
     std::string out;
     out += "{\n  \"format\": " + nlohmann::json(d.format).dump();
     out += ",\n  \"version\": " + std::to_string(d.version);
@@ -53,14 +63,35 @@ std::string dump_to_string(const Dump& d) {
         out += first ? "\n    " : ",\n    ";
         first = false;
         out += nlohmann::json(n).dump() + ": {\"shape\": " + nlohmann::json(t.shape).dump() + ", \"data\": ";
-        append_json_floats(out, t.ptr(), t.numel());
+        append_json_floats(out, t.ptr(), t.numel(), nonfinite);
         out += '}';
     }
     out += "\n  }\n}\n";
     return out;
 }
 
+int json_depth(std::string_view text, int cap) {
+    int depth = 0, worst = 0;
+    bool in_str = false, esc = false;
+    for (char c : text) {
+        if (in_str) {
+            if (esc) esc = false;
+            else if (c == '\\') esc = true;
+            else if (c == '"') in_str = false;
+            continue;
+        }
+        if (c == '"') in_str = true;
+        else if (c == '[' || c == '{') {
+            worst = std::max(worst, ++depth);
+            if (worst > cap) return worst;
+        } else if (c == ']' || c == '}') depth = std::max(0, depth - 1);
+    }
+    return worst;
+}
+
 nlohmann::json parse_json_relaxed(std::string_view text, std::string_view what) {
+    if (json_depth(text, kMaxJsonDepth) > kMaxJsonDepth)
+        throw InputError(fmt::format("{}: JSON nested deeper than {} levels", what, kMaxJsonDepth));
     // Outside strings, rewrite the bare tokens NaN, Infinity, -Infinity as the
     // strings "NaN", "Infinity", "-Infinity"; readers of numbers accept those.
     std::string s;
@@ -103,13 +134,14 @@ nlohmann::json parse_json_relaxed(std::string_view text, std::string_view what) 
 
 static float json_to_float(const nlohmann::json& v, std::string_view what, const std::string& name) {
     if (v.is_number()) return static_cast<float>(v.get<double>());
+    if (v.is_null()) return NAN;  // --json-nonfinite null: the value is lost
     if (v.is_string()) {
         const auto& s = v.get_ref<const std::string&>();
         if (s == "NaN") return NAN;
         if (s == "Infinity") return INFINITY;
         if (s == "-Infinity") return -INFINITY;
     }
-    throw InputError(fmt::format("{}: tensor '{}' has a non-numeric entry {}", what, name, v.dump().substr(0, 40)));
+    throw InputError(fmt::format("{}: tensor '{}' has a non-numeric entry (a JSON {})", what, name, v.type_name()));
 }
 
 Dump dump_from_string(std::string_view text, std::string_view what) {

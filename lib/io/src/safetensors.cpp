@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attn/core/errors.hpp"
+#include "attn/io/dump.hpp"
 
 namespace attn {
 
@@ -28,27 +29,6 @@ constexpr DTypeRow kDTypes[] = {
 
 [[noreturn]] void fail(std::string_view what, const std::string& msg) {
     throw InputError(std::string(what) + ": not a valid safetensors file: " + msg);
-}
-
-// Largest nesting of [ and { outside strings; stops counting past `cap`.
-// Checked before parsing so a hostile header cannot drive deep recursion.
-int json_depth(std::string_view s, int cap) {
-    int depth = 0, worst = 0;
-    bool in_str = false, esc = false;
-    for (char c : s) {
-        if (in_str) {
-            if (esc) esc = false;
-            else if (c == '\\') esc = true;
-            else if (c == '"') in_str = false;
-            continue;
-        }
-        if (c == '"') in_str = true;
-        else if (c == '[' || c == '{') {
-            worst = std::max(worst, ++depth);
-            if (worst > cap) return worst;
-        } else if (c == ']' || c == '}') depth = std::max(0, depth - 1);
-    }
-    return worst;
 }
 
 // IEEE half -> float, every case (subnormals, inf, NaN).

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -79,11 +80,18 @@ BertConfig read_bert_config(const ModelFiles& files) {
     c.intermediate = json_int(j, "intermediate_size", files.config, 1, 1 << 20);
     c.max_position = json_int(j, "max_position_embeddings", files.config, 2, 1 << 20);
     c.type_vocab = json_int(j, "type_vocab_size", files.config, 1, 1024);
-    if (j.contains("layer_norm_eps") && j["layer_norm_eps"].is_number())
-        c.layer_norm_eps = j["layer_norm_eps"].get<float>();
+    if (j.contains("layer_norm_eps")) {
+        // As a float, the type LayerNorm adds it in: 1e-300 would be 0, and eps <= 0
+        // or NaN turns a constant row into NaN, which softmax then treats as masked.
+        const float eps = j["layer_norm_eps"].is_number() ? j["layer_norm_eps"].get<float>() : NAN;
+        if (!(eps > 0.0f && eps < 1.0f))
+            throw InputError(fmt::format("{}: \"layer_norm_eps\" must be a positive number below 1 that a float can hold",
+                                         files.config));
+        c.layer_norm_eps = eps;
+    }
     if (j.contains("hidden_act") && j["hidden_act"] != "gelu")
-        throw InputError(fmt::format("{}: hidden_act {} is not supported (only \"gelu\", the erf GELU)", files.config,
-                                     j["hidden_act"].dump()));
+        throw InputError(
+            fmt::format("{}: \"hidden_act\" must be \"gelu\" (the erf GELU, the only one supported)", files.config));
     if (c.hidden % c.heads != 0)
         throw InputError(fmt::format("{}: hidden_size {} is not divisible by {} heads", files.config, c.hidden, c.heads));
     c.max_len = c.max_position;
@@ -95,6 +103,15 @@ BertConfig read_bert_config(const ModelFiles& files) {
     return c;
 }
 
+WordPieceTokenizer load_tokenizer(const ModelFiles& files, const BertConfig& config) {
+    WordPieceTokenizer tok = WordPieceTokenizer::load(files.vocab, config.max_len);
+    // A vocabulary shifted by a line would run silently on the wrong embedding rows.
+    if (tok.vocab_size() != config.vocab_size)
+        throw InputError(fmt::format("{}: has {} tokens but {} says vocab_size is {}", files.vocab, tok.vocab_size(),
+                                     files.config, config.vocab_size));
+    return tok;
+}
+
 BertModel BertModel::load(const ModelFiles& files) {
     BertModel m;
     m.config = read_bert_config(files);
@@ -102,7 +119,15 @@ BertModel BertModel::load(const ModelFiles& files) {
     const SafeTensors st = SafeTensors::load(files.weights);
     const std::string pre = st.has("bert.embeddings.word_embeddings.weight") ? "bert." : "";
     const int64_t D = c.hidden, I = c.intermediate;
-    auto get = [&](const std::string& name, const Shape& shape) { return st.to_float(pre + name, shape); };
+    // A NaN or infinite weight would run silently (NaN attention rows read as fully masked).
+    auto get = [&](const std::string& name, const Shape& shape) {
+        Tensor t = st.to_float(pre + name, shape);
+        const auto bad = std::find_if(t.data.begin(), t.data.end(), [](float v) { return !std::isfinite(v); });
+        if (bad != t.data.end())
+            throw InputError(fmt::format("{}: tensor '{}' holds the non-finite value {} at flat index {}", files.weights,
+                                         pre + name, *bad, bad - t.data.begin()));
+        return t;
+    };
     m.word_emb = get("embeddings.word_embeddings.weight", {c.vocab_size, D});
     m.pos_emb = get("embeddings.position_embeddings.weight", {c.max_position, D});
     m.type_emb = get("embeddings.token_type_embeddings.weight", {c.type_vocab, D});
@@ -330,7 +355,10 @@ BertOutput BertModel::forward(const std::vector<std::vector<int32_t>>& ids, cons
 }
 
 std::vector<int64_t> find_word(const Encoding& enc, const std::string& word, int occurrence) {
-    const std::vector<std::string> norm = bert_basic_tokenize(word);
+    // A special token typed in the text is a word of its own (WordPieceTokenizer::encode).
+    const bool special = std::find(std::begin(kBertSpecialTokens), std::end(kBertSpecialTokens), word) !=
+                         std::end(kBertSpecialTokens);
+    const std::vector<std::string> norm = special ? std::vector<std::string>{word} : bert_basic_tokenize(word);
     if (norm.size() != 1)
         throw InputError(fmt::format("'{}' is not one word (no spaces or punctuation around it)", word));
     if (occurrence < 1) throw InputError(fmt::format("the occurrence must be 1 or more, got {}", occurrence));
@@ -354,6 +382,7 @@ std::vector<int64_t> find_word(const Encoding& enc, const std::string& word, int
         for (size_t w = 0; w < words.size() && w < 30; ++w) list += (w ? ", " : "") + words[w];
         if (seen > 0)
             throw InputError(fmt::format("'{}' occurs {} time(s) in the text, not {}", word, seen, occurrence));
+        if (words.empty()) throw InputError(fmt::format("'{}' is not a word of the text (it has none)", word));
         throw InputError(fmt::format("'{}' is not a word of the text (its words: {})", word, list));
     }
     for (size_t t = 0; t < enc.tokens.size(); ++t)

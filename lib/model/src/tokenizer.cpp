@@ -215,12 +215,33 @@ Encoding WordPieceTokenizer::encode(std::string_view text) const {
     Encoding e;
     e.tokens.push_back("[CLS]");
     e.word_of.push_back(-1);
-    const std::vector<std::string> words = bert_basic_tokenize(text);
-    for (size_t wi = 0; wi < words.size(); ++wi)
-        for (auto& p : wordpiece(words[wi])) {
-            e.tokens.push_back(std::move(p));
-            e.word_of.push_back(static_cast<int32_t>(wi));
+    int32_t word = 0;
+    auto add_words = [&](std::string_view part) {
+        for (const std::string& w : bert_basic_tokenize(part)) {
+            for (auto& p : wordpiece(w)) {
+                e.tokens.push_back(std::move(p));
+                e.word_of.push_back(word);
+            }
+            ++word;
         }
+    };
+    // A special token typed in the text, exactly (case and all), is that token and a
+    // word of its own, as in HF tokenizers, where they are added tokens matched
+    // before normalisation. The text between them is tokenised as usual.
+    size_t done = 0;
+    for (size_t i = 0; i < text.size(); ++i) {
+        if (text[i] != '[') continue;
+        for (std::string_view s : kBertSpecialTokens) {
+            if (text.substr(i, s.size()) != s || id(std::string(s)) < 0) continue;
+            add_words(text.substr(done, i - done));
+            e.tokens.emplace_back(s);
+            e.word_of.push_back(word++);
+            done = i + s.size();
+            i = done - 1;
+            break;
+        }
+    }
+    add_words(text.substr(done));
     e.tokens.push_back("[SEP]");
     e.word_of.push_back(-1);
     e.full_length = static_cast<int64_t>(e.tokens.size());

@@ -2,9 +2,11 @@
 //
 // {"format": "attn-dump", "version": 1, "config": {...}, "seed": S,
 //  "tensors": {NAME: {"shape": [...], "data": [flat, row-major]}}}
-// Non-finite floats are written as the bare tokens -Infinity, Infinity, NaN,
-// which Python's json module reads back (json.loads("[-Infinity]")); the
-// reader here accepts them too.
+// Non-finite floats (the -inf a mask fills in) are written as JsonNonFinite says:
+// by default the bare tokens -Infinity, Infinity, NaN, which Python's json module
+// reads back (json.loads("[-Infinity]")) but JavaScript's JSON.parse and strict
+// RFC 8259 parsers refuse; or as the strings "-Infinity", "Infinity", "NaN"; or as
+// null, which loses the value (read back as NaN). The reader here accepts all three.
 #pragma once
 
 #include <cstdint>
@@ -27,20 +29,32 @@ struct Dump {
     std::vector<std::string> order;
 };
 
+// How a non-finite float is written: -Infinity, "-Infinity", or null.
+enum class JsonNonFinite { literal, string, null };
+const char* json_nonfinite_name(JsonNonFinite v);  // "literal", "string", "null"
+
 // The dump as JSON text.
-std::string dump_to_string(const Dump& d);
+std::string dump_to_string(const Dump& d, JsonNonFinite nonfinite = JsonNonFinite::literal);
 // Parses a dump; throws InputError (naming `what`, e.g. the file) on any defect:
 // bad JSON, wrong format/version, a shape whose product is not the data length.
+// A data entry may be a number, one of the tokens or strings NaN, Infinity,
+// -Infinity, or null (NaN).
 Dump dump_from_string(std::string_view text, std::string_view what = "dump");
 Dump read_dump_file(const std::string& path);
 
-// JSON with NaN / Infinity / -Infinity tokens accepted (Python's dialect).
-// Throws InputError naming `what`.
+// The deepest nesting of JSON arrays and objects parse_json_relaxed accepts.
+// Untrusted text is checked before parsing, so it cannot drive deep recursion
+// (parsing, copying or printing a value 200,000 levels deep overflows the stack).
+inline constexpr int kMaxJsonDepth = 64;
+// Largest nesting of [ and { outside strings; stops counting past `cap`.
+int json_depth(std::string_view text, int cap);
+// JSON with NaN / Infinity / -Infinity tokens accepted (Python's dialect),
+// nested at most kMaxJsonDepth deep. Throws InputError naming `what`.
 nlohmann::json parse_json_relaxed(std::string_view text, std::string_view what);
-// A float as JSON: shortest round-trip text, or the tokens above.
-std::string json_float(float v);
+// A float as JSON: shortest round-trip text, or a non-finite one as `nonfinite` says.
+std::string json_float(float v, JsonNonFinite nonfinite = JsonNonFinite::literal);
 // Appends a tensor's flat data as a JSON array.
-void append_json_floats(std::string& out, const float* p, int64_t n);
+void append_json_floats(std::string& out, const float* p, int64_t n, JsonNonFinite nonfinite = JsonNonFinite::literal);
 
 // Writes `content` to `path` whole or not at all: a temp file in the same
 // folder, flushed, then renamed over the target. path "-" writes stdout.

@@ -48,7 +48,12 @@ std::string default_model_dir();
 // Throws InputError naming the missing file and the fetch command.
 ModelFiles locate_model(const std::string& dir);
 // config.json (+ sentence_bert_config.json's max_seq_length). InputError naming the file.
+// Ranges are checked: sizes positive, hidden_size a multiple of the heads,
+// 0 < layer_norm_eps < 1 as a float.
 BertConfig read_bert_config(const ModelFiles& files);
+// vocab.txt as a tokenizer truncating to config.max_len; InputError naming vocab.txt
+// if its line count is not the config's vocab_size.
+WordPieceTokenizer load_tokenizer(const ModelFiles& files, const BertConfig& config);
 
 struct BertLayer {
     MultiHeadAttention attention{MhaConfig{}};
@@ -84,7 +89,8 @@ public:
     Tensor emb_ln_gamma, emb_ln_beta;    // (D)
     std::vector<BertLayer> layers;
 
-    // model.safetensors + config.json of a folder. InputError names the file.
+    // model.safetensors + config.json of a folder. InputError names the file (and
+    // the tensor: a missing one, a wrong shape, a NaN or infinite value).
     static BertModel load(const ModelFiles& files);
     // Same architecture, BERT's initialisation: every weight N(0, 0.02^2), biases 0,
     // LayerNorm gamma 1 beta 0. Deterministic for a seed.
@@ -106,7 +112,8 @@ public:
 
 // Token positions of the occurrence-th (1-based) occurrence of `word` among the
 // basic words of an encoding (several positions when WordPiece split it).
-// `word` must be one basic word after normalisation ("It" finds "it").
+// `word` must be one basic word after normalisation ("It" finds "it"), or a
+// special token typed in the text ("[MASK]").
 // Throws InputError when it is not one word or not in the text that often.
 std::vector<int64_t> find_word(const Encoding& enc, const std::string& word, int occurrence);
 

@@ -8,7 +8,10 @@
 //   wordpiece  each word: greedy longest-match-first against the vocabulary,
 //            pieces after the first carry the "##" prefix; a word with a part
 //            that matches nothing (or longer than 100 characters) is [UNK]
-// encode() wraps the pieces as [CLS] ... [SEP] and truncates to max_len.
+// encode() wraps the pieces as [CLS] ... [SEP] and truncates to max_len; the
+// special tokens [CLS] [SEP] [MASK] [PAD] [UNK] typed in the text (exactly so,
+// upper case) stay whole, as HF tokenizers match them before normalising, and
+// text with no words (empty, blanks) is [CLS] [SEP], as in HF.
 // Text is decoded with attn/core/utf8.hpp: invalid bytes become U+FFFD, which
 // the cleaning step drops, as BERT does. The Unicode facts come from a
 // generated table (scripts/gen-unicode-tables.py).
@@ -32,10 +35,14 @@ std::u32string bert_normalize(std::u32string_view text);
 // Normalise, split on whitespace and punctuation: the words WordPiece sees.
 std::vector<std::string> bert_basic_tokenize(std::string_view text);
 
+// The special tokens that stay whole when typed in the text (see encode()).
+inline constexpr std::string_view kBertSpecialTokens[] = {"[CLS]", "[SEP]", "[MASK]", "[PAD]", "[UNK]"};
+
 struct Encoding {
     std::vector<int32_t> ids;         // [CLS] pieces... [SEP]
     std::vector<std::string> tokens;  // the same, as vocabulary strings
-    std::vector<int32_t> word_of;     // per token: index of the basic word it came from, -1 for specials
+    std::vector<int32_t> word_of;     // per token: index of the word it came from (a typed special token
+                                      // is a word), -1 for the [CLS] and [SEP] encode() adds
     int64_t full_length = 0;          // tokens before truncation (specials included)
     bool truncated = false;
 };

@@ -1,0 +1,185 @@
+// Hostile files and text given to attn's readers: each is a clean refusal (exit 2,
+// one line naming the file) or a documented result, never a crash or an internal error.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+
+#include <nlohmann/json.hpp>
+
+#include "test_util.hpp"
+
+using namespace attn;
+namespace fs = std::filesystem;
+
+namespace {
+
+void write_text(const std::string& path, const std::string& text) {
+    std::ofstream(path, std::ios::binary) << text;
+}
+
+// `attn ARGS` exits 2 with one line "attn: error: ..." that mentions each of `must_mention`.
+void check_refused_naming(const std::string& args, std::initializer_list<std::string> must_mention) {
+    INFO(args);
+    const auto r = test::run_attn(args);
+    INFO(r.out);
+    CHECK(r.code == 2);
+    CHECK(r.out.rfind("attn: error: ", 0) == 0);
+    for (const std::string& m : must_mention) CHECK(r.out.find(m) != std::string::npos);
+    CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
+}
+
+}  // namespace
+
+TEST_CASE("hostile files: JSON nested 200,000 levels deep is refused naming the file, not a stack overflow") {
+    const std::string dir = test::temp_dir("deep");
+    const std::string deep = std::string(200'000, '[') + std::string(200'000, ']');
+    const std::string in_config = dir + "/in_config.json";
+    write_text(in_config, R"({"format": "attn-dump", "version": 1, "config": {"x": )" + deep + R"(}, "tensors": {}})");
+    const std::string in_data = dir + "/in_data.json";
+    write_text(in_data,
+               R"({"format": "attn-dump", "version": 1, "tensors": {"x": {"shape": [1], "data": )" + deep + "}}}");
+    for (const std::string& f : {in_config, in_data}) {
+        check_refused_naming("view '" + f + "'", {f});
+        check_refused_naming("forward --input '" + f + "'", {f});
+    }
+    // The model's config.json is read before the other two files are opened.
+    const std::string model = dir + "/model";
+    fs::create_directory(model);
+    write_text(model + "/config.json", R"({"vocab_size": )" + deep + "}");
+    write_text(model + "/vocab.txt", "");
+    write_text(model + "/model.safetensors", "");
+    check_refused_naming("model entropy --model '" + model + "' --text hi", {model + "/config.json"});
+    fs::remove_all(dir);
+}
+
+TEST_CASE("hostile files: a corrupt model is refused naming the file, never run to all-zero attention "
+          "(skipped without the model)") {
+    if (!test::model_or_skip()) return;
+    const std::string src = fs::absolute(std::getenv("ATTN_MODEL_DIR")).string();
+    const std::string dir = test::temp_dir("corrupt-model");
+    const std::string config_text = read_file(src + "/config.json");
+    const std::string vocab_text = read_file(src + "/vocab.txt");
+    // A fresh copy of the model with `file` replaced by `text`; the weights are linked, not copied, unless replaced.
+    auto model_with = [&](const std::string& tag, const std::string& file, const std::string& text) {
+        const std::string m = dir + "/" + tag;
+        fs::create_directory(m);
+        write_text(m + "/config.json", config_text);
+        write_text(m + "/vocab.txt", vocab_text);
+        if (file != "model.safetensors") fs::create_symlink(src + "/model.safetensors", m + "/model.safetensors");
+        write_text(m + "/" + file, text);
+        return m;
+    };
+    auto config_with = [&](const std::string& key, const std::string& value_text) {
+        nlohmann::json j = nlohmann::json::parse(config_text);
+        j[key] = 0;
+        std::string t = j.dump();
+        const std::string from = "\"" + key + "\":0";
+        return t.replace(t.find(from), from.size(), "\"" + key + "\":" + value_text);
+    };
+    struct Case {
+        const char* tag;
+        const char* file;
+        std::string text;
+    };
+    const std::vector<Case> cases = {
+        {"eps-negative", "config.json", config_with("layer_norm_eps", "-1")},
+        {"eps-nan", "config.json", config_with("layer_norm_eps", "NaN")},
+        {"eps-underflow", "config.json", config_with("layer_norm_eps", "1e-300")},
+        {"eps-string", "config.json", config_with("layer_norm_eps", "\"small\"")},
+        {"heads-zero", "config.json", config_with("num_attention_heads", "0")},
+        {"heads-indivisible", "config.json", config_with("num_attention_heads", "5")},
+        {"vocab-shifted", "vocab.txt", vocab_text.substr(vocab_text.find('\n') + 1)},
+        {"vocab-extra", "vocab.txt", vocab_text + "extra\n"},
+    };
+    for (const auto& c : cases) {
+        const std::string m = model_with(c.tag, c.file, c.text);
+        check_refused_naming("model entropy --model '" + m + "' --text hi", {m + "/" + c.file});
+    }
+
+    // One NaN in a LayerNorm weight: the error names the weights file and the tensor.
+    std::string st = read_file(src + "/model.safetensors");
+    uint64_t n = 0;
+    for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(st[static_cast<size_t>(i)]);
+    const nlohmann::json header = nlohmann::json::parse(st.substr(8, n));
+    const std::string name = header.contains("embeddings.LayerNorm.weight") ? "embeddings.LayerNorm.weight"
+                                                                            : "bert.embeddings.LayerNorm.weight";
+    REQUIRE(header[name]["dtype"] == "F32");
+    const float nan = NAN;
+    std::memcpy(st.data() + 8 + n + header[name]["data_offsets"][0].get<uint64_t>() + 4 * 5, &nan, 4);
+    const std::string m = model_with("weight-nan", "model.safetensors", st);
+    check_refused_naming("model entropy --model '" + m + "' --text hi", {m + "/model.safetensors", name});
+    fs::remove_all(dir);
+}
+
+TEST_CASE("hostile text: bytes that are not UTF-8 read as U+FFFD, so every JSON output stays valid "
+          "(skipped without the model)") {
+    if (!test::model_or_skip()) return;
+    const std::string dir = test::temp_dir("bad-utf8");
+    const std::string bad = "\"$(printf 'caf\\303 dog \\377\\376')\"";  // a cut-off é, then two stray bytes
+    const std::string probe = "model probe --json --text " + bad + " --from dog --to \"$(printf 'caf\\303')\"";
+    for (const std::string& args : {"model entropy --json --text " + bad, probe}) {
+        INFO(args);
+        const auto r = test::run_attn(args);
+        INFO(r.out);
+        REQUIRE(r.code == 0);
+        const nlohmann::json j = nlohmann::json::parse(r.out);  // throws on invalid UTF-8
+        CHECK(j["text"] == "caf\xEF\xBF\xBD dog \xEF\xBF\xBD\xEF\xBF\xBD");
+    }
+    const std::string dump = dir + "/a.json";
+    const auto r = test::run_attn("model attention --text \"$(printf '\\377\\376')\" --dump " + dump);
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    const Dump d = read_dump_file(dump);
+    CHECK(d.config["text"] == "\xEF\xBF\xBD\xEF\xBF\xBD");
+    CHECK(d.config["tokens"] == std::vector<std::string>{"[CLS]", "[SEP]"});
+    fs::remove_all(dir);
+}
+
+TEST_CASE("hostile text: blank text is [CLS] [SEP] and a typed [MASK] is the mask token, as in HF "
+          "(skipped without the model)") {
+    if (!test::model_or_skip()) return;
+    for (const char* text : {"''", "' \t '"}) {
+        const auto r = test::run_attn(std::string("model entropy --json --text ") + text);
+        INFO(r.out);
+        REQUIRE(r.code == 0);
+        CHECK(nlohmann::json::parse(r.out)["tokens"] == std::vector<std::string>{"[CLS]", "[SEP]"});
+    }
+    check_refused_naming("model probe --text '' --from a --to b", {"--from", "has none"});
+    const auto r = test::run_attn("model entropy --json --text 'the [MASK] sat.[SEP]'");
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    CHECK(nlohmann::json::parse(r.out)["tokens"] ==
+          std::vector<std::string>{"[CLS]", "the", "[MASK]", "sat", ".", "[SEP]", "[SEP]"});
+    // ... and a word --from and --to can name.
+    const auto p = test::run_attn("model probe --json --text 'the [MASK] sat' --from '[MASK]' --to sat");
+    INFO(p.out);
+    REQUIRE(p.code == 0);
+    CHECK(nlohmann::json::parse(p.out)["from_tokens"] == std::vector<int64_t>{2});
+}
+
+TEST_CASE("hostile files: --json-nonfinite string|null dumps are strict JSON that attn reads back") {
+    const std::string dir = test::temp_dir("nonfinite");
+    for (const char* mode : {"string", "null"}) {
+        INFO(mode);
+        const std::string dump = dir + "/" + mode + ".json";
+        const auto r = test::run_attn("forward --mask causal --dump " + dump + " --json-nonfinite " + mode);
+        INFO(r.out);
+        REQUIRE(r.code == 0);
+        const std::string text = read_file(dump);
+        CHECK(text.find("[-Infinity") == std::string::npos);
+        CHECK(text.find(", -Infinity") == std::string::npos);
+        CHECK(nlohmann::json::accept(text));  // strict RFC 8259
+        const float first_masked = read_dump_file(dump).tensors.at("scores_masked").data[1];  // query 0 sees key 0 only
+        CHECK((std::string(mode) == "string" ? first_masked == -INFINITY : std::isnan(first_masked)));
+        CHECK(test::run_attn("view " + dump).code == 0);
+        CHECK(test::run_attn("forward --input " + dump).code == 0);
+    }
+    check_refused_naming("forward --json-nonfinite nan", {"--json-nonfinite"});
+    check_refused_naming("model attention --text hi --json-nonfinite", {"--json-nonfinite"});
+    fs::remove_all(dir);
+}

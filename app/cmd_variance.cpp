@@ -22,9 +22,14 @@ namespace {
 struct VarianceOpts {
     attn::VarianceConfig cfg;  // all but d_k, which comes from `dk`
     std::string dk = "1,16,64,512";
-    bool json = false, csv = false;
+    bool json = false, csv = false, yes = false;
     std::string svg;
 };
+
+// The multiply-adds of a run above which it needs --yes: samples x Dk for each
+// Dk (each q.k), plus 2 Dk^2 per sample with --source projected (the two
+// projections). The default run is 6e7; 1e11 is minutes on one core.
+constexpr double kWorkBudget = 1e11;
 
 // "\rattn variance: 42%" on stderr, only on a TTY and only once the run has
 // taken a second; cleared at the end.
@@ -64,6 +69,14 @@ int run_variance_cmd(const VarianceOpts& o) {
     if (cfg.samples < cfg.keys)
         throw attn::InputError(fmt::format("--samples: must be at least --keys ({}) so one softmax row forms, got {}",
                                            cfg.keys, cfg.samples));
+    double work = 0;
+    for (int64_t d : cfg.d_k)
+        work += static_cast<double>(cfg.samples) * static_cast<double>(d) *
+                (cfg.source == attn::VarianceSource::Projected ? 1.0 + 2.0 * static_cast<double>(d) : 1.0);
+    if (work > kWorkBudget && !o.yes)
+        throw attn::InputError(fmt::format("--samples: the run would take about {:.1e} multiply-adds, above the budget "
+                                           "of {:.0e} (see --help); lower --samples or --dk, or add --yes",
+                                           work, kWorkBudget));
     if (!o.svg.empty()) attn::cli::require_writable("--svg", o.svg);
 
     std::vector<attn::VarianceRow> rows;
@@ -87,7 +100,10 @@ attn::cli::Command reg{
         sub.footer(
             "Draws q and k, takes q·k for each Dk and reports mean, std (theory √Dk), range, percentiles, and\n"
             "for rows of T scores: softmax max weight, normalised entropy, one-hot fraction and the norm of\n"
-            "the softmax Jacobian, unscaled and scaled by 1/√Dk. Same --seed, same numbers at any --threads.\n");
+            "the softmax Jacobian, unscaled and scaled by 1/√Dk. Same --seed, same numbers at any --threads.\n" +
+            fmt::format("Budget: a run of more than {:.0e} multiply-adds (--samples x each --dk, and 2 Dk^2 more per sample\n"
+                        "with --source projected) is refused unless --yes is given.\n",
+                        kWorkBudget));
         attn::VarianceConfig& cfg = o->cfg;
         sub.add_option("--dk", o->dk, "Comma-separated list of Dk values")->capture_default_str();
         sub.add_option("--samples", cfg.samples, "Dot products per Dk")
@@ -110,6 +126,7 @@ attn::cli::Command reg{
         auto* c = sub.add_flag("--csv", o->csv, "Print CSV");
         j->excludes(c);
         sub.add_option("--svg", o->svg, "Also write a plot (std vs Dk, max weight vs Dk) to this SVG file");
+        sub.add_flag("--yes", o->yes, fmt::format("Run even above the budget of {:.0e} multiply-adds", kWorkBudget));
         return [o] { return run_variance_cmd(*o); };
     }};
 

@@ -112,7 +112,19 @@ TEST_CASE("cli: bad lists and numbers of bench, model and tour exit 2 with a one
         {"bench --threads -1", "--threads"},
         {"bench --seed -1", "--seed"},
         {"bench --seed x", "--seed"},
+        {"bench --reps 257", "[1, 256]"},   // above the cap: refused with the cap, never lowered silently
+        {"bench --warmup 101", "--warmup"},
+        {"bench --threads 100000", "hardware threads"},
+        {"bench --seq 10000000 --d-k 1", "--yes"},                 // hours of work: over the FLOP budget
+        {"bench --batch 2147483647", "--batch"},                   // Q, K, V do not fit: --batch, not --seq
+        {"variance --dk 65536 --samples 100000000", "--yes"},      // over the multiply-add budget
+        {"variance --dk 65536 --samples 100000000 --yes --svg /nonexistent/x.svg", "--svg"},  // --yes lifts it
         {"tour --from 0", "--from"},
+        {"tour --from 16", "--from"},                             // past the last lesson
+        {"lesson 1 --svg ''", "--svg"},
+        {"view ''", "file"},
+        {"view /tmp", "is a folder"},
+        {"model attention --text hi --model ''", "--model"},       // '' is not "the default model"
         {"model bench --batch 5000", "--batch"},
         {"model bench --batch 1,,2", "--batch"},
         {"model bench --repeat 0", "--repeat"},

@@ -31,8 +31,8 @@ struct VarianceOpts {
 // projections). The default run is 6e7; 1e11 is minutes on one core.
 constexpr double kWorkBudget = 1e11;
 
-// "\rattn variance: 42%" on stderr, only on a TTY and only once the run has
-// taken a second; cleared at the end.
+// "\rattn variance: 42% (about 12 s left)" on stderr, only on a TTY and only
+// once the run has taken a second; cleared at the end.
 class Progress {
 public:
     Progress() : on_(isatty(fileno(stderr)) != 0), t0_(std::chrono::steady_clock::now()) {}
@@ -41,13 +41,17 @@ public:
         const auto now = std::chrono::steady_clock::now();
         if (now - t0_ < std::chrono::seconds(1) || now - last_ < std::chrono::milliseconds(100)) return;
         last_ = now;
-        fmt::print(stderr, "\rattn variance: {:3.0f}%", 100 * f);
+        const double elapsed = std::chrono::duration<double>(now - t0_).count();
+        if (f > 0)
+            fmt::print(stderr, "\rattn variance: {:3.0f}% (about {:.0f} s left)  ", 100 * f, elapsed * (1 - f) / f);
+        else
+            fmt::print(stderr, "\rattn variance: {:3.0f}%", 100 * f);
         std::fflush(stderr);
         shown_ = true;
     }
     ~Progress() {
         if (shown_) {
-            fmt::print(stderr, "\r{:24}\r", "");
+            fmt::print(stderr, "\r{:48}\r", "");
             std::fflush(stderr);
         }
     }

@@ -40,7 +40,7 @@ struct BenchOpts {
 // threads per hardware thread, and the FLOPs of all timed and warm-up runs
 // together above which the run needs --yes (the default run is about 7e11;
 // 1e13 is tens of minutes of the reference implementation on one core).
-constexpr int kMaxReps = 256, kMaxWarmup = 100, kThreadsPerHardwareThread = 4;
+constexpr int kMaxReps = kBenchMaxReps, kMaxWarmup = 100, kThreadsPerHardwareThread = 4;
 constexpr double kFlopBudget = 1e13;
 
 int hardware_threads() { return resolve_threads(0); }

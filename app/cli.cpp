@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <exception>
 #include <map>
+#include <set>
 #include <unistd.h>
 
 #include <fmt/core.h>
@@ -27,6 +28,28 @@ bool stdout_color(bool no_color_flag) {
     const char* term = std::getenv("TERM");
     if (term != nullptr && std::string(term) == "dumb") return false;
     return stdout_is_tty();
+}
+
+std::set<const CLI::Option*>& empty_allowed() {
+    static std::set<const CLI::Option*> opts;
+    return opts;
+}
+
+CLI::Option* allow_empty(CLI::Option* opt) {
+    empty_allowed().insert(opt);
+    return opt;
+}
+
+// CLI11 reads an empty value as 0 for a number and as "not given" for a file
+// name: a silent substitution either way. Every option given '' is refused,
+// positional arguments included, in `app` and the subcommands it parsed, unless
+// its setup marked it allow_empty (an empty --text is a text).
+static void refuse_empty_values(const CLI::App& app) {
+    for (const CLI::Option* opt : app.get_options())
+        if (opt->get_expected_min() > 0 && empty_allowed().count(opt) == 0)
+            for (const std::string& value : opt->results())
+                if (value.empty()) throw InputError(fmt::format("{}: the value is empty", opt->get_name()));
+    for (const CLI::App* sub : app.get_subcommands()) refuse_empty_values(*sub);
 }
 
 static int usage_error(const std::string& msg) {
@@ -65,6 +88,7 @@ int run_cli(int argc, const char* const* argv) {
             std::replace(what.begin(), what.end(), '\n', ' ');
             return usage_error(what);
         }
+        refuse_empty_values(app);
         for (auto& [sub, run] : runners)
             if (sub->parsed()) return run();
         return usage_error("no command given (try `attn --help`)");

@@ -6,10 +6,12 @@
 // process; attn/experiments/bench.hpp).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -31,22 +33,44 @@ namespace {
 struct BenchOpts {
     BenchCase base;  // --batch, --heads, --d-k, --causal, --threads, --reps, --warmup, --seed
     std::string seq = "1024,4096", impl = "reference,flash,flash-bf16";
-    bool json = false;
+    bool json = false, yes = false;
 };
+
+// Limits on what one `attn bench` may ask for: the caps of --reps and --warmup,
+// threads per hardware thread, and the FLOPs of all timed and warm-up runs
+// together above which the run needs --yes (the default run is about 7e11;
+// 1e13 is tens of minutes of the reference implementation on one core).
+constexpr int kMaxReps = kBenchMaxReps, kMaxWarmup = 100, kThreadsPerHardwareThread = 4;
+constexpr double kFlopBudget = 1e13;
+
+int hardware_threads() { return resolve_threads(0); }
 
 int run_bench(const BenchOpts& o) {
     // ---- validate everything before measuring anything (CLI11 checked the single numbers)
     BenchCase base = o.base;
-    base.reps = std::min(base.reps, 256);
-    base.warmup = std::min(base.warmup, 100);
-    base.threads = std::min(base.threads, 4096);
+    const int hw = hardware_threads();
+    if (base.threads > kThreadsPerHardwareThread * hw)
+        throw InputError(fmt::format("--threads: must be at most {} ({} x the {} hardware threads), got {}",
+                                     kThreadsPerHardwareThread * hw, kThreadsPerHardwareThread, hw, base.threads));
     const std::vector<int64_t> seqs = parse_int_list("--seq", o.seq);
     const std::vector<Backend> impls = backends_of(o.impl);  // names checked by backend_validator() while parsing
+    const double B = static_cast<double>(base.B), H = static_cast<double>(base.H), Dk = static_cast<double>(base.Dk);
+    double flops = 0;
     for (int64_t T : seqs) {
-        // q, k, v and out must fit, whatever the implementation
-        const double io = 16.0 * static_cast<double>(base.B) * base.H * static_cast<double>(T) * base.Dk;
-        require_fits_in_memory("--seq", io, fmt::format("Q, K, V and the output at T={}", T));
+        // Q, K, V and the output must fit, whatever the implementation: blame the largest size
+        const double io = 16.0 * B * H * static_cast<double>(T) * Dk;
+        const auto [largest, opt] =
+            std::max({std::pair{T, "--seq"}, {base.B, "--batch"}, {base.H, "--heads"}, {base.Dk, "--d-k"}});
+        require_fits_in_memory(opt, io, fmt::format("Q, K, V and the output at B={}, H={}, T={}, Dk={}", base.B,
+                                                     base.H, T, base.Dk));
+        // the printed FLOP count (4 B H T^2 Dk; causal: 2 B H T(T+1) Dk), for every run of every implementation
+        const double t = static_cast<double>(T), pairs = base.causal ? t * (t + 1) / 2 : t * t;
+        flops += 4.0 * B * H * pairs * Dk * static_cast<double>(impls.size()) * (base.reps + base.warmup);
     }
+    if (flops > kFlopBudget && !o.yes)
+        throw InputError(fmt::format("--seq: the runs would take about {:.1e} FLOPs, above the budget of {:.0e} "
+                                     "(see --help); lower --seq, --batch, --heads, --d-k or --reps, or add --yes",
+                                     flops, kFlopBudget));
     const int threads = resolve_threads(base.threads);
     base.threads = threads;
     const bool progress = isatty(fileno(stderr)) != 0;
@@ -199,23 +223,29 @@ attn::cli::Command reg{
             ->check(backend_validator(/*list=*/true))
             ->type_name("LIST")
             ->capture_default_str();
-        sub.add_option("--threads", c.threads, "threads (0: all hardware threads)")
+        sub.add_option("--threads", c.threads,
+                       fmt::format("threads (0: all {} hardware threads; at most {} x that)", hardware_threads(),
+                                   kThreadsPerHardwareThread))
             ->type_name("N")
             ->capture_default_str()
             ->check(integer_in(0));
-        sub.add_option("--reps", c.reps, "timed runs per case (the median is reported)")
+        sub.add_option("--reps", c.reps, fmt::format("timed runs per case (the median is reported), at most {}", kMaxReps))
             ->type_name("N")
             ->capture_default_str()
-            ->check(integer_in(1));
-        sub.add_option("--warmup", c.warmup, "untimed runs before them")
+            ->check(integer_in(1, kMaxReps));
+        sub.add_option("--warmup", c.warmup, fmt::format("untimed runs before them, at most {}", kMaxWarmup))
             ->type_name("N")
             ->capture_default_str()
-            ->check(integer_in(0));
+            ->check(integer_in(0, kMaxWarmup));
         sub.add_option("--seed", c.seed, "seed of the random Q, K, V")
             ->type_name("S")
             ->capture_default_str()
             ->check(seed_validator());
         sub.add_flag("--json", o->json, "print one attn-bench JSON document");
+        sub.add_flag("--yes", o->yes, fmt::format("run even when all runs together exceed {:.0e} FLOPs", kFlopBudget));
+        sub.footer(fmt::format("Budget: a bench whose runs (every --seq x --impl, --warmup + --reps each) add up to more "
+                               "than {:.0e} FLOPs\nis refused unless --yes is given.",
+                               kFlopBudget));
         return [o] { return run_bench(*o); };
     }};
 

@@ -1,8 +1,11 @@
 // `attn forward`: one multi-head attention forward pass on random (or given)
 // input, with every step's shape (--trace) and every tensor as JSON (--dump).
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <optional>
+#include <stdexcept>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -23,7 +26,30 @@ struct ForwardOpts {
     double dropout = 0.0;
     bool train = false, trace = false, no_bias = false;
     uint64_t seed = 42;
+    // Given on the command line: --input replaces B, T and D; --dropout needs --train.
+    bool batch_given = false, seq_given = false, d_model_given = false, dropout_given = false;
 };
+
+// The first NaN or infinity in `t`, as "x[0, 2, 5] = nan", or "" when every value is finite.
+std::string first_non_finite(std::string_view name, const Tensor& t) {
+    for (size_t k = 0; k < t.data.size(); ++k) {
+        if (std::isfinite(t.data[k])) continue;
+        std::vector<int64_t> index(t.shape.size());
+        for (size_t d = index.size(), rest = k; d-- > 0;) {
+            index[d] = static_cast<int64_t>(rest % static_cast<size_t>(t.shape[d]));
+            rest /= static_cast<size_t>(t.shape[d]);
+        }
+        return fmt::format("{}[{}] = {}", name, fmt::join(index, ", "), t.data[k]);
+    }
+    return {};
+}
+
+// A tensor of the --input file must hold finite values only: NaN or infinity
+// (or 1e39, infinite as a float) would come out as NaN attention.
+void require_finite_input(const std::string& path, std::string_view name, const Tensor& t) {
+    if (const std::string bad = first_non_finite(name, t); !bad.empty())
+        throw InputError(fmt::format("--input: '{}': tensor {} must hold finite float32 values, got {}", path, name, bad));
+}
 
 // Tensors from --input replace the random ones; shapes must match the config.
 void take_tensor(const Dump& in, const char* name, Tensor& dst, const std::string& path) {
@@ -32,6 +58,7 @@ void take_tensor(const Dump& in, const char* name, Tensor& dst, const std::strin
     if (it->second.shape != dst.shape)
         throw InputError(fmt::format("--input: '{}' tensor {} has shape {}, expected {}", path, name,
                                      shape_str(it->second.shape), shape_str(dst.shape)));
+    require_finite_input(path, name, it->second);
     dst = it->second;
 }
 
@@ -43,22 +70,28 @@ int run_forward(ForwardOpts o) {
     // ---- validate everything before computing anything
     std::optional<Dump> input;
     if (!o.input.empty()) {
+        for (const auto& [given, opt] : {std::pair{o.batch_given, "--batch"}, {o.seq_given, "--seq"},
+                                         {o.d_model_given, "--d-model"}})
+            if (given)
+                throw InputError(fmt::format("{}: cannot be combined with --input, whose tensor x gives B, T and D", opt));
         input = read_dump_file(o.input);
         auto it = input->tensors.find("x");
         if (it == input->tensors.end() || it->second.rank() != 3)
             throw InputError(fmt::format("--input: '{}' needs a tensor \"x\" of shape [B, T, D]", o.input));
-        o.batch = it->second.dim(0);
-        o.seq = it->second.dim(1);
-        o.d_model = it->second.dim(2);
+        const Shape& xs = it->second.shape;
+        if (std::ranges::any_of(xs, [](int64_t n) { return n < 1 || n > kMaxSize; }))
+            throw InputError(fmt::format("--input: '{}': tensor x has shape {}; B, T and D must each be in [1, {}]",
+                                         o.input, shape_str(xs), kMaxSize));
+        require_finite_input(o.input, "x", it->second);
+        o.batch = xs[0];
+        o.seq = xs[1];
+        o.d_model = xs[2];
     }
-    require_positive("--batch", o.batch);
-    require_positive("--seq", o.seq);
-    require_positive("--d-model", o.d_model);
-    require_positive("--heads", o.heads);
-    if (o.d_k != 0) require_positive("--d-k", o.d_k);
-    if (o.d_v != 0) require_positive("--d-v", o.d_v);
-    if (!(o.dropout >= 0.0 && o.dropout < 1.0))
-        throw InputError(fmt::format("--dropout: must be in [0, 1), got {}", o.dropout));
+    // Checked on the double, then on its float: 0.99999999999 is 1 as a float, and 1/(1 - 1) is no scale.
+    if (!(o.dropout >= 0.0 && o.dropout < 1.0) || static_cast<float>(o.dropout) == 1.0f)
+        throw InputError(fmt::format("--dropout: must be in [0, 1) (below 1 also as a float32), got {}", o.dropout));
+    if (o.dropout_given && !o.train)
+        throw InputError("--dropout: dropout acts in training mode only; add --train (or drop --dropout)");
     // The sizes are positive by now: what resolved() can still refuse is a head count that does not divide D.
     const MhaConfig cfg =
         with_option("--heads", [&] { return MhaConfig{o.d_model, o.heads, o.d_k, o.d_v, !o.no_bias}.resolved(); });
@@ -67,9 +100,8 @@ int run_forward(ForwardOpts o) {
                  HDv = static_cast<double>(cfg.heads) * cfg.d_v, BT = static_cast<double>(o.batch) * o.seq;
     const double weight_bytes = 4.0 * (2.0 * D * HDk + 2.0 * D * HDv);
     const double act_bytes = 4.0 * 8.0 * BT * std::max({D, HDk, HDv});
-    require_fits_in_memory("--heads", weight_bytes + act_bytes,
-                           fmt::format("D={}, H={}, Dk={}, Dv={} (weights and activations)", cfg.d_model, cfg.heads,
-                                       cfg.d_k, cfg.d_v));
+    require_fits_in_memory("--heads", weight_bytes,
+                           fmt::format("D={}, H={}, Dk={}, Dv={} (the weights)", cfg.d_model, cfg.heads, cfg.d_k, cfg.d_v));
     const Mask mask = parse_mask(o.mask, o.batch, o.seq);
     AttentionOptions aopt;
     aopt.scale = parse_scale(o.scale);
@@ -92,7 +124,8 @@ int run_forward(ForwardOpts o) {
     const double tt_tensors = row.records ? 6.0 : 0.0;
     double need = tt_tensors * cost.bytes_score_matrix + weight_bytes + act_bytes;
     if (!o.dump.empty()) need += 3.0 * need;
-    require_fits_in_memory(row.records ? "--seq" : "--batch", need,
+    // Beyond the weights, memory grows with B T (and T^2 when recording): blame the larger of the two.
+    require_fits_in_memory(row.records || o.seq >= o.batch ? "--seq" : "--batch", need,
                            fmt::format("B={}, H={}, T={} ({} per (B, H, T, T) tensor)", o.batch, cfg.heads, o.seq,
                                        format_bytes(cost.bytes_score_matrix)));
 
@@ -127,6 +160,15 @@ int run_forward(ForwardOpts o) {
                    row.name);
     ForwardRecord rec;
     const Tensor out = mha.forward(x, mask, aopt, &rec, o.trace ? &trace : nullptr, backend);
+    // Every input and option is finite and in range by now, so a NaN or an infinity in the
+    // result is float32 overflow of large --input values, or a bug: never printed as a result.
+    for (const auto& [name, t] : {std::pair<const char*, const Tensor&>{"out", out}, {"weights", rec.attn.weights}}) {
+        const std::string bad = first_non_finite(name, t);
+        if (bad.empty()) continue;
+        if (input)
+            throw InputError(fmt::format("--input: '{}': its values overflow float32 in the forward pass ({})", o.input, bad));
+        throw std::logic_error(fmt::format("the forward pass gave {} from finite inputs and options: a bug in attn", bad));
+    }
 
     // ---- report
     const bool dump_to_stdout = o.dump == "-";
@@ -138,6 +180,8 @@ int run_forward(ForwardOpts o) {
     }
     if (!rec.attn.weights.empty() && !dump_to_stdout) {
         const double err = max_row_sum_error(rec.attn.weights, mask);
+        if (!(err < 1e-3))  // NaN fails too
+            throw std::logic_error(fmt::format("an attention row sums to 1 +- {:.1e}: a bug in attn", err));
         fmt::print("  check: every attention row that can see a key sums to 1 (max |sum - 1| = {:.1e})\n", err);
     }
     if (!o.dump.empty()) {
@@ -191,21 +235,32 @@ const Command reg{
     "forward", "Run multi-head attention once; --trace prints every step's shape, --dump writes all tensors as JSON", 10,
     [](CLI::App& sub) -> Runner {
         auto o = std::make_shared<ForwardOpts>();
-        sub.add_option("--batch,-b", o->batch, "B, batch size")->capture_default_str();
-        sub.add_option("--seq,-t", o->seq, "T, sequence length")->capture_default_str();
-        sub.add_option("--d-model,-d", o->d_model, "D, model width")->capture_default_str();
-        sub.add_option("--heads", o->heads, "H, number of heads")->capture_default_str();
-        sub.add_option("--d-k", o->d_k, "Dk per head (default D/H)");
-        sub.add_option("--d-v", o->d_v, "Dv per head (default Dk)");
+        CLI::Option* batch =
+            sub.add_option("--batch,-b", o->batch, "B, batch size")->capture_default_str()->check(integer_in(1));
+        CLI::Option* seq =
+            sub.add_option("--seq,-t", o->seq, "T, sequence length")->capture_default_str()->check(integer_in(1));
+        CLI::Option* d_model =
+            sub.add_option("--d-model,-d", o->d_model, "D, model width")->capture_default_str()->check(integer_in(1));
+        sub.add_option("--heads", o->heads, "H, number of heads")->capture_default_str()->check(integer_in(1));
+        sub.add_option("--d-k", o->d_k, "Dk per head (default D/H)")->check(integer_in(1));
+        sub.add_option("--d-v", o->d_v, "Dv per head (default Dk)")->check(integer_in(1));
         sub.add_option("--mask", o->mask, "none | causal | pad:L1,L2,... | causal+pad:L1,...")->capture_default_str();
-        sub.add_option("--scale", o->scale, "sqrt (1/sqrt(Dk)) | none | NUMBER (multiply) | cosine | cosine:TAU")
+        sub.add_option("--scale", o->scale,
+                       fmt::format("sqrt (1/sqrt(Dk)) | none | NUMBER (multiply) | cosine | cosine:TAU; NUMBER and TAU "
+                                   "in [{:g}, {:g}]",
+                                   kMinScale, kMaxScale))
             ->capture_default_str();
-        sub.add_option("--fill", o->fill, "value written into masked scores: -inf or a number such as -1e9")
+        sub.add_option("--fill", o->fill,
+                       fmt::format("value written into masked scores: -inf or a number in [{:g}, {:g}] such as -1e9",
+                                   -kMaxFill, kMaxFill))
             ->capture_default_str();
-        sub.add_option("--dropout", o->dropout, "attention dropout probability P in [0, 1) (needs --train)")
-            ->capture_default_str();
+        CLI::Option* dropout =
+            sub.add_option("--dropout", o->dropout, "attention dropout probability P in [0, 1) (needs --train)")
+                ->capture_default_str();
         sub.add_flag("--train", o->train, "training mode: apply dropout to the weights");
-        sub.add_option("--init", o->init, std::string("weight initialiser: ") + kInitNames)->capture_default_str();
+        sub.add_option("--init", o->init,
+                       fmt::format("weight initialiser: {} (STD in [{:g}, {:g}])", kInitNames, kMinInitStd, kMaxInitStd))
+            ->capture_default_str();
         sub.add_flag("--no-bias", o->no_bias, "projections without bias (C8)");
         sub.add_option("--impl", o->impl, backend_help("attention implementation"))->check(backend_validator())->type_name("IMPL")->capture_default_str();
         sub.add_option("--seed", o->seed, "seed for weights, input and dropout")
@@ -216,7 +271,13 @@ const Command reg{
         add_json_nonfinite(sub, o->json_nonfinite);
         sub.add_option("--input", o->input,
                        "read x (and any of W_q,b_q,...,W_o,b_o) from an attn-dump JSON file instead of random ones");
-        return [o] { return run_forward(*o); };
+        return [o, batch, seq, d_model, dropout] {
+            o->batch_given = batch->count() > 0;
+            o->seq_given = seq->count() > 0;
+            o->d_model_given = d_model->count() > 0;
+            o->dropout_given = dropout->count() > 0;
+            return run_forward(*o);
+        };
     }};
 
 }  // namespace

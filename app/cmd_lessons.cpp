@@ -208,7 +208,8 @@ const attn::cli::Command tour_cmd{
     "tour", "The guided tour: every lesson in order (start here)", 1, [](CLI::App& sub) -> attn::cli::Runner {
         auto f = std::make_shared<RunFlags>();
         add_common(sub, *f);
-        sub.add_option("--from", f->from, "Start at this lesson number")->default_val(1)->check(attn::cli::integer_in(1));
+        const int last = attn::lessons::all_lessons().back().number;  // sorted by number
+        sub.add_option("--from", f->from, "Start at this lesson number")->default_val(1)->check(attn::cli::integer_in(1, last));
         return [f] { return run_tour(*f); };
     }};
 

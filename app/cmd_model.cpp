@@ -374,9 +374,10 @@ const Command reg{
         sub.require_subcommand(1);
         sub.footer("The model lives in data/models/all-MiniLM-L6-v2 (fetch it once: scripts/fetch-model.sh).");
         auto common = [co](CLI::App* s, const char* default_text) {
-            s->add_option("--text", co->text, "the sentence to run (bytes that are not UTF-8 read as U+FFFD)")
-                ->required(default_text == nullptr)
-                ->transform(valid_utf8());
+            allow_empty(s->add_option("--text", co->text,
+                                      "the sentence to run (bytes that are not UTF-8 read as U+FFFD; empty: [CLS] [SEP])")
+                            ->required(default_text == nullptr)
+                            ->transform(valid_utf8()));
             if (default_text != nullptr) co->text = default_text;
             s->add_option("--model", co->model,
                           "model folder (default: $ATTN_MODEL_DIR, else data/models/all-MiniLM-L6-v2)");

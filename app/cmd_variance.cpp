@@ -22,12 +22,17 @@ namespace {
 struct VarianceOpts {
     attn::VarianceConfig cfg;  // all but d_k, which comes from `dk`
     std::string dk = "1,16,64,512";
-    bool json = false, csv = false;
+    bool json = false, csv = false, yes = false;
     std::string svg;
 };
 
-// "\rattn variance: 42%" on stderr, only on a TTY and only once the run has
-// taken a second; cleared at the end.
+// The multiply-adds of a run above which it needs --yes: samples x Dk for each
+// Dk (each q.k), plus 2 Dk^2 per sample with --source projected (the two
+// projections). The default run is 6e7; 1e11 is minutes on one core.
+constexpr double kWorkBudget = 1e11;
+
+// "\rattn variance: 42% (about 12 s left)" on stderr, only on a TTY and only
+// once the run has taken a second; cleared at the end.
 class Progress {
 public:
     Progress() : on_(isatty(fileno(stderr)) != 0), t0_(std::chrono::steady_clock::now()) {}
@@ -36,13 +41,17 @@ public:
         const auto now = std::chrono::steady_clock::now();
         if (now - t0_ < std::chrono::seconds(1) || now - last_ < std::chrono::milliseconds(100)) return;
         last_ = now;
-        fmt::print(stderr, "\rattn variance: {:3.0f}%", 100 * f);
+        const double elapsed = std::chrono::duration<double>(now - t0_).count();
+        if (f > 0)
+            fmt::print(stderr, "\rattn variance: {:3.0f}% (about {:.0f} s left)  ", 100 * f, elapsed * (1 - f) / f);
+        else
+            fmt::print(stderr, "\rattn variance: {:3.0f}%", 100 * f);
         std::fflush(stderr);
         shown_ = true;
     }
     ~Progress() {
         if (shown_) {
-            fmt::print(stderr, "\r{:24}\r", "");
+            fmt::print(stderr, "\r{:48}\r", "");
             std::fflush(stderr);
         }
     }
@@ -64,6 +73,14 @@ int run_variance_cmd(const VarianceOpts& o) {
     if (cfg.samples < cfg.keys)
         throw attn::InputError(fmt::format("--samples: must be at least --keys ({}) so one softmax row forms, got {}",
                                            cfg.keys, cfg.samples));
+    double work = 0;
+    for (int64_t d : cfg.d_k)
+        work += static_cast<double>(cfg.samples) * static_cast<double>(d) *
+                (cfg.source == attn::VarianceSource::Projected ? 1.0 + 2.0 * static_cast<double>(d) : 1.0);
+    if (work > kWorkBudget && !o.yes)
+        throw attn::InputError(fmt::format("--samples: the run would take about {:.1e} multiply-adds, above the budget "
+                                           "of {:.0e} (see --help); lower --samples or --dk, or add --yes",
+                                           work, kWorkBudget));
     if (!o.svg.empty()) attn::cli::require_writable("--svg", o.svg);
 
     std::vector<attn::VarianceRow> rows;
@@ -87,7 +104,10 @@ attn::cli::Command reg{
         sub.footer(
             "Draws q and k, takes q·k for each Dk and reports mean, std (theory √Dk), range, percentiles, and\n"
             "for rows of T scores: softmax max weight, normalised entropy, one-hot fraction and the norm of\n"
-            "the softmax Jacobian, unscaled and scaled by 1/√Dk. Same --seed, same numbers at any --threads.\n");
+            "the softmax Jacobian, unscaled and scaled by 1/√Dk. Same --seed, same numbers at any --threads.\n" +
+            fmt::format("Budget: a run of more than {:.0e} multiply-adds (--samples x each --dk, and 2 Dk^2 more per sample\n"
+                        "with --source projected) is refused unless --yes is given.\n",
+                        kWorkBudget));
         attn::VarianceConfig& cfg = o->cfg;
         sub.add_option("--dk", o->dk, "Comma-separated list of Dk values")->capture_default_str();
         sub.add_option("--samples", cfg.samples, "Dot products per Dk")
@@ -110,6 +130,7 @@ attn::cli::Command reg{
         auto* c = sub.add_flag("--csv", o->csv, "Print CSV");
         j->excludes(c);
         sub.add_option("--svg", o->svg, "Also write a plot (std vs Dk, max weight vs Dk) to this SVG file");
+        sub.add_flag("--yes", o->yes, fmt::format("Run even above the budget of {:.0e} multiply-adds", kWorkBudget));
         return [o] { return run_variance_cmd(*o); };
     }};
 

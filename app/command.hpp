@@ -42,6 +42,10 @@ struct Command {
 // Runs the whole CLI (main calls it). Returns the exit code.
 int run_cli(int argc, const char* const* argv);
 
+// Marks an option whose empty value means something (an empty --text), so the
+// CLI's refusal of empty values lets it through. Returns opt.
+CLI::Option* allow_empty(CLI::Option* opt);
+
 // Colour on stdout: only on a TTY, never with NO_COLOR set or --no-color given.
 bool stdout_color(bool no_color_flag);
 bool stdout_is_tty();

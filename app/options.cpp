@@ -1,6 +1,8 @@
 // Shared option checks (see options.hpp).
 #include "options.hpp"
 
+#include <charconv>
+#include <cstdint>
 #include <filesystem>
 #include <unistd.h>
 
@@ -8,10 +10,6 @@
 #include "attn/core/utf8.hpp"
 
 namespace attn::cli {
-
-void require_positive(std::string_view opt, int64_t v) {
-    if (const std::string why = range_error(v, 1); !why.empty()) throw InputError(fmt::format("{}: {}", opt, why));
-}
 
 void require_writable(std::string_view opt, const std::string& path) {
     if (path == "-") return;
@@ -38,10 +36,15 @@ CLI::Validator integer_in(int64_t min, int64_t max) {
 
 CLI::Validator seed_validator() {
     return CLI::Validator(
-        [](std::string& v) {
-            return !v.empty() && v.find_first_not_of("0123456789") == std::string::npos
-                       ? std::string()
-                       : "must be a non-negative integer, got '" + v + "'";
+        [](std::string& text) {
+            uint64_t seed = 0;
+            const char* last = text.data() + text.size();
+            const auto [end, ec] = std::from_chars(text.data(), last, seed);
+            // from_chars takes no sign, so "-1" fails here instead of wrapping to 2^64 - 1;
+            // 2^64 and above are out of range instead of clamped.
+            if (ec != std::errc() || end != last)
+                return fmt::format("must be an integer in [0, {}], got '{}'", UINT64_MAX, text);
+            return std::string();
         },
         "SEED");
 }

@@ -18,9 +18,6 @@
 
 namespace attn::cli {
 
-// Throws InputError("OPT: must be a positive integer, got V") unless v > 0,
-// and refuses sizes above kMaxSize.
-void require_positive(std::string_view opt, int64_t v);
 // Throws InputError naming `opt` unless `path` ("-" = stdout) can be created:
 // its folder exists and is writable and the path is not a folder. Checked
 // before any work so a long run never ends in an unwritable file.
@@ -45,7 +42,8 @@ auto with_option(std::string_view opt, F&& f) -> decltype(f()) {
 // CLI11 checks, worded like the errors above (CLI11 puts the option's name first).
 // An integer in [min, max]: "--reps: must be a positive integer, got 0".
 CLI::Validator integer_in(int64_t min, int64_t max = kMaxSize);
-// A seed bound to a uint64_t: digits only (CLI11 would wrap "-1" to 2^64 - 1).
+// A seed bound to a uint64_t: digits only, at most 2^64 - 1 (CLI11 would wrap
+// "-1" to 2^64 - 1 and clamp 2^64 and above).
 CLI::Validator seed_validator();
 // For free text (--text, --from, --to), as ->transform(valid_utf8()): each byte
 // that does not start a valid UTF-8 sequence becomes U+FFFD (attn/core/utf8.hpp),

@@ -46,6 +46,15 @@ std::optional<double> read_finite(std::string_view text) {
     return v;
 }
 
+// `text` as a number in [min, max], converted to float, or nothing. The bounds
+// are checked on the double, before the conversion (a double beyond the float
+// range has no float value), and the bounds themselves are normal floats.
+std::optional<float> read_float_in(std::string_view text, double min, double max) {
+    const std::optional<double> v = read_finite(text);
+    if (!v || *v < min || *v > max) return std::nullopt;
+    return static_cast<float>(*v);
+}
+
 }  // namespace
 
 std::string range_error(int64_t v, int64_t min, int64_t max) {
@@ -112,26 +121,30 @@ Scale parse_scale(std::string_view text) {
     if (text == "none") return {ScaleKind::None};
     if (text == "cosine") return {ScaleKind::Cosine, 1.0f};
     if (text.starts_with("cosine:")) {
-        const std::optional<double> tau = read_finite(text.substr(7));
-        if (!tau || *tau <= 0)
-            throw InputError(fmt::format("--scale: cosine:TAU needs a positive temperature TAU, got '{}'", text));
-        return {ScaleKind::Cosine, static_cast<float>(*tau)};
+        const std::optional<float> tau = read_float_in(text.substr(7), kMinScale, kMaxScale);
+        if (!tau)
+            throw InputError(fmt::format("--scale: cosine:TAU needs a temperature TAU in [{:g}, {:g}], got '{}'",
+                                         kMinScale, kMaxScale, text));
+        return {ScaleKind::Cosine, *tau};
     }
-    const std::optional<double> factor = read_finite(text);
-    if (!factor)
+    if (!read_finite(text))
         throw InputError(fmt::format(
             "--scale: unknown scale '{}' (one of: sqrt, none, a positive NUMBER to multiply by, cosine, cosine:TAU)",
             text));
-    if (*factor <= 0) throw InputError(fmt::format("--scale: a constant scale must be positive, got '{}'", text));
-    return {ScaleKind::Constant, static_cast<float>(*factor)};
+    const std::optional<float> factor = read_float_in(text, kMinScale, kMaxScale);
+    if (!factor)
+        throw InputError(fmt::format("--scale: a constant scale must be in [{:g}, {:g}], got '{}'", kMinScale,
+                                     kMaxScale, text));
+    return {ScaleKind::Constant, *factor};
 }
 
 float parse_fill(std::string_view text) {
     if (text == "-inf") return -INFINITY;
-    const std::optional<double> fill = read_finite(text);
-    if (!fill || std::fabs(*fill) > 3.4e38)
-        throw InputError(fmt::format("--fill: must be -inf or a finite number such as -1e9 or 0, got '{}'", text));
-    return static_cast<float>(*fill);
+    const std::optional<float> fill = read_float_in(text, -kMaxFill, kMaxFill);
+    if (!fill)
+        throw InputError(fmt::format("--fill: must be -inf or a number in [{:g}, {:g}] such as -1e9 or 0, got '{}'",
+                                     -kMaxFill, kMaxFill, text));
+    return *fill;
 }
 
 InitSpec parse_init(std::string_view text) {
@@ -142,10 +155,11 @@ InitSpec parse_init(std::string_view text) {
     if (text == "kaiming_normal") return {InitKind::KaimingNormal};
     if (text == "zeros") return {InitKind::Zeros};
     if (text.starts_with("normal:")) {
-        const std::optional<double> sd = read_finite(text.substr(7));
-        if (!sd || *sd <= 0.0)
-            throw InputError(fmt::format("--init: normal:STD needs a positive finite STD, got '{}'", text));
-        return {InitKind::Normal, static_cast<float>(*sd)};
+        const std::optional<float> sd = read_float_in(text.substr(7), kMinInitStd, kMaxInitStd);
+        if (!sd)
+            throw InputError(fmt::format("--init: normal:STD needs a STD in [{:g}, {:g}], got '{}'", kMinInitStd,
+                                         kMaxInitStd, text));
+        return {InitKind::Normal, *sd};
     }
     throw InputError(fmt::format("--init: unknown initialiser '{}' (one of: {})", text, kInitNames));
 }

@@ -38,14 +38,24 @@ std::vector<int64_t> parse_int_list(std::string_view opt, std::string_view text,
 // no key at all, allowed on purpose).
 Mask parse_mask(std::string_view spec, int64_t B, int64_t T);
 
-// --scale: sqrt (1/sqrt(Dk)) | none | a positive NUMBER to multiply by | cosine | cosine:TAU.
+// The ranges of the numbers in --scale, --fill and --init. Each bound is a
+// normal float, so a value in range is never 0, subnormal or infinite once
+// converted to float, and scores of realistic size (|q.k| up to ~1e30) times
+// a scale stay finite: a value outside is refused, never turned into NaN.
+inline constexpr double kMinScale = 1e-6, kMaxScale = 1e6;  // constant scale and cosine's TAU
+inline constexpr double kMaxFill = 1e30;                      // |fill|, when it is not -inf
+inline constexpr double kMinInitStd = 1e-6, kMaxInitStd = 100;  // normal:STD
+
+// --scale: sqrt (1/sqrt(Dk)) | none | a NUMBER in [kMinScale, kMaxScale] to
+// multiply by | cosine | cosine:TAU with TAU in [kMinScale, kMaxScale].
 Scale parse_scale(std::string_view text);
 
-// --fill: -inf or a finite number such as -1e9 or 0.
+// --fill: -inf or a number in [-kMaxFill, kMaxFill] such as -1e9 or 0.
 float parse_fill(std::string_view text);
 
 // --init: torch (or default), xavier_uniform (or xavier), xavier_normal,
-// kaiming_uniform (or kaiming), kaiming_normal, normal:STD, zeros.
+// kaiming_uniform (or kaiming), kaiming_normal, normal:STD (STD in
+// [kMinInitStd, kMaxInitStd]), zeros.
 InitSpec parse_init(std::string_view text);
 inline constexpr const char* kInitNames =
     "torch, xavier_uniform, xavier_normal, kaiming_uniform, kaiming_normal, normal:STD, zeros";

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "attn/nn/backend.hpp"
 #include "parse.hpp"
@@ -55,6 +56,12 @@ TEST_CASE("cli: every bad input of attn forward exits 2 with a one-line message 
         {"forward --scale fast", "--scale"},
         {"forward --scale 0", "--scale"},
         {"forward --scale cosine:0", "--scale"},
+        {"forward --scale 1e300", "--scale"},                  // inf once a float
+        {"forward --scale 3.4e38", "--scale"},                 // finite, but scores times it overflow
+        {"forward --scale 1e-300", "--scale"},                 // 0 once a float
+        {"forward --scale cosine:1e-39", "--scale"},           // subnormal
+        {"forward --init normal:1e20", "--init"},
+        {"forward --fill 3.4e38", "--fill"},
         {"forward --fill nope", "--fill"},
         {"forward --fill inf", "--fill"},
         {"forward --init glorot", "--init"},
@@ -64,7 +71,19 @@ TEST_CASE("cli: every bad input of attn forward exits 2 with a one-line message 
         {"forward --dump /nonexistent-dir/x.json", "--dump"},
         {"forward --dump /tmp", "--dump"},                        // a folder
         {"forward --heads 100000 --d-k 100000 --d-model 100000", "--heads"},  // weights would not fit
-        {"forward --d-k 0 --d-v -3", "--d-v"},
+        {"forward --d-v -3", "--d-v"},
+        {"forward --d-k 0", "--d-k"},                             // 0 is not "the default": leave --d-k out
+        {"forward --d-v 0", "--d-v"},
+        {"forward --dropout 0.1", "--train"},                     // dropout acts only with --train
+        {"forward --dropout 0.99999999999 --train", "--dropout"}, // 1 as a float
+        {"forward --dropout '' --train", "--dropout"},            // '' is not 0
+        {"forward --heads ''", "--heads"},
+        {"forward --seed ''", "--seed"},
+        {"forward --input ''", "--input"},                        // '' is not "no file"
+        {"forward --dump ''", "--dump"},
+        {"forward --seed 18446744073709551616", "--seed"},        // 2^64: refused, not clamped
+        {"forward --seq 2147483647", "--seq"},                    // activations: --seq, not --heads
+        {"forward --input /tmp", "is a folder"},
         {"forward --seq 99999999999", "--seq"},
         {"forward --seed -1", "--seed"},
         {"forward --device cpu", "--device"},                     // gone: the backend names its device
@@ -93,7 +112,19 @@ TEST_CASE("cli: bad lists and numbers of bench, model and tour exit 2 with a one
         {"bench --threads -1", "--threads"},
         {"bench --seed -1", "--seed"},
         {"bench --seed x", "--seed"},
+        {"bench --reps 257", "[1, 256]"},   // above the cap: refused with the cap, never lowered silently
+        {"bench --warmup 101", "--warmup"},
+        {"bench --threads 100000", "hardware threads"},
+        {"bench --seq 10000000 --d-k 1", "--yes"},                 // hours of work: over the FLOP budget
+        {"bench --batch 2147483647", "--batch"},                   // Q, K, V do not fit: --batch, not --seq
+        {"variance --dk 65536 --samples 100000000", "--yes"},      // over the multiply-add budget
+        {"variance --dk 65536 --samples 100000000 --yes --svg /nonexistent/x.svg", "--svg"},  // --yes lifts it
         {"tour --from 0", "--from"},
+        {"tour --from 16", "--from"},                             // past the last lesson
+        {"lesson 1 --svg ''", "--svg"},
+        {"view ''", "file"},
+        {"view /tmp", "is a folder"},
+        {"model attention --text hi --model ''", "--model"},       // '' is not "the default model"
         {"model bench --batch 5000", "--batch"},
         {"model bench --batch 1,,2", "--batch"},
         {"model bench --repeat 0", "--repeat"},
@@ -104,6 +135,35 @@ TEST_CASE("cli: bad lists and numbers of bench, model and tour exit 2 with a one
         {"model probe --from it --to animal,,street", "--to"},
         {"model probe --from it --to animal --top -1", "--top"},
     });
+}
+
+TEST_CASE("cli: an --input with a non-finite value, an empty x or a size option beside it is refused naming the file") {
+    const std::string dir = test::temp_dir("input");
+    // x [1, 2, 2] and W_q [2, 2] of a layer D=2, H=1; each file changes one entry.
+    auto write = [&](const std::string& name, const std::string& x_shape, const std::string& x, const std::string& w_q) {
+        std::ofstream(dir + "/" + name) << R"({"format": "attn-dump", "version": 1, "tensors": {"x": {"shape": )"
+                                        << x_shape << R"(, "data": )" << x << R"(}, "W_q": {"shape": [2, 2], "data": )"
+                                        << w_q << "}}}";
+        return dir + "/" + name;
+    };
+    const std::string ok = write("ok.json", "[1, 2, 2]", "[1, 2, 3, 4]", "[1, 0, 0, 1]");
+    REQUIRE(test::run_attn("forward --input " + ok).code == 0);
+    const std::string nan_x = write("nan_x.json", "[1, 2, 2]", R"([1, 2, "NaN", 4])", "[1, 0, 0, 1]");
+    const std::string inf_w = write("inf_w.json", "[1, 2, 2]", "[1, 2, 3, 4]", R"([1, 0, "Infinity", 1])");
+    const std::string big_x = write("big_x.json", "[1, 2, 2]", "[1, 2, 3, 1e39]", "[1, 0, 0, 1]");
+    const std::string empty_x = write("empty_x.json", "[0, 6, 16]", "[]", "[1, 0, 0, 1]");
+    const std::string huge_x = write("huge_x.json", "[1, 2, 2]", "[1e30, 1e30, 1e30, 1e30]", "[1, 0, 0, 1]");
+    check_refused({
+        {("forward --input " + nan_x).c_str(), "x[0, 1, 0] = nan"},   // the tensor, the index, the value
+        {("forward --input " + inf_w).c_str(), "W_q[1, 0] = inf"},
+        {("forward --input " + big_x).c_str(), "big_x.json"},        // 1e39 is infinite as a float
+        {("forward --input " + empty_x).c_str(), "empty_x.json': tensor x has shape [0, 6, 16]"},
+        {("forward --input " + huge_x).c_str(), "overflow"},         // finite, but q.k overflows float32
+        {("forward --input " + ok + " --batch 5").c_str(), "--batch: cannot be combined with --input"},
+        {("forward --input " + ok + " --seq 2").c_str(), "--seq"},
+        {("forward --input " + ok + " --d-model 2").c_str(), "--d-model"},
+    });
+    std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("cli: a backend that cannot run here is one line naming --impl and the reason, exit 2") {
@@ -225,13 +285,17 @@ TEST_CASE("cli: the syntax of --mask, --scale, --fill and --init") {
     CHECK((constant.kind == ScaleKind::Constant && constant.value == 0.1f));
     CHECK((cosine.kind == ScaleKind::Cosine && cosine.value == 1.0f));
     CHECK((tau.kind == ScaleKind::Cosine && tau.value == 0.5f));
-    for (const char* bad : {"fast", "0", "-1", "inf", "cosine:0", "cosine:", "cosine:x", ""})
+    CHECK(cli::parse_scale(std::to_string(cli::kMaxScale)).value == static_cast<float>(cli::kMaxScale));
+    // Out of range, or 0 / subnormal / infinite once a float (1e-300, cosine:1e-39, 3.4e38 x scores): refused.
+    for (const char* bad : {"fast", "0", "-1", "inf", "cosine:0", "cosine:", "cosine:x", "", "1e300", "3.4e38", "1e-300",
+                            "1e-39", "cosine:1e-39", "cosine:1e300", "nan"})
         CHECK_THROWS_WITH_AS(cli::parse_scale(bad), doctest::Contains("--scale: "), InputError);
 
     CHECK(std::isinf(cli::parse_fill("-inf")));
     CHECK(cli::parse_fill("-1e9") == -1e9f);
     CHECK(cli::parse_fill("0") == 0.0f);
-    for (const char* bad : {"-infinity", "inf", "nan", "1e39", "nope", ""})
+    CHECK(cli::parse_fill("-1e30") == -1e30f);
+    for (const char* bad : {"-infinity", "inf", "nan", "1e39", "3.4e38", "-1e31", "nope", ""})
         CHECK_THROWS_WITH_AS(cli::parse_fill(bad), doctest::Contains("--fill: "), InputError);
 
     CHECK(cli::parse_init("default").kind == InitKind::Torch);
@@ -239,6 +303,6 @@ TEST_CASE("cli: the syntax of --mask, --scale, --fill and --init") {
     CHECK(cli::parse_init("kaiming_normal").kind == InitKind::KaimingNormal);
     const InitSpec normal = cli::parse_init("normal:0.5");
     CHECK((normal.kind == InitKind::Normal && normal.std == 0.5f));
-    for (const char* bad : {"glorot", "normal:", "normal:-1", "normal:0", ""})
+    for (const char* bad : {"glorot", "normal:", "normal:-1", "normal:0", "normal:1e20", "normal:1e-300", ""})
         CHECK_THROWS_WITH_AS(cli::parse_init(bad), doctest::Contains("--init: "), InputError);
 }

@@ -34,6 +34,14 @@ TEST_CASE("stats: head stats skip rows with fewer than two keys and normalise by
     CHECK(sim.at({0, 1}) == doctest::Approx(0.0));
 }
 
+TEST_CASE("stats: a NaN in a row makes the row-sum error NaN, so `err < tol` fails") {
+    Tensor w(Shape{1, 1, 3, 2});
+    w.data = {0.5f, 0.5f, NAN, NAN, 1.0f, 0.0f};  // the NaN row is between two good ones
+    CHECK(std::isnan(max_row_sum_error(w, Mask::none())));
+    w.data = {0.5f, 0.5f, 0.25f, 0.5f, 1.0f, 0.0f};
+    CHECK(max_row_sum_error(w, Mask::none()) == doctest::Approx(0.25));
+}
+
 TEST_CASE("stats: JS divergence is 0 for equal rows and ln 2 for disjoint ones") {
     const float p[2] = {1, 0}, q[2] = {0, 1};
     CHECK(js_divergence(p, p, 2) == doctest::Approx(0.0));

@@ -88,8 +88,8 @@ double proc_status_bytes(const char* key) {
 struct Wire {
     int ok;
     int ntimes;
-    double times[256];
-    double cpu[256];  // process CPU seconds (all threads) of each timed run
+    double times[kBenchMaxReps];
+    double cpu[kBenchMaxReps];  // process CPU seconds (all threads) of each timed run
     double peak_rss, base_rss, err_vs_fp32;
     char error[512];
 };
@@ -112,16 +112,20 @@ struct Wire {
         w.base_rss = proc_status_bytes("VmRSS");
         const int total = c.warmup + c.reps;
         Tensor out;
+        double seconds_so_far = 0;
         for (int r = 0; r < total; ++r) {
-            if (c.progress)
+            if (c.progress) {
                 std::fprintf(stderr, "\r\033[K  %s T=%lld: run %d/%d%s", backend_name(c.backend), static_cast<long long>(c.T),
                              r + 1, total, r < c.warmup ? " (warm-up)" : "");
+                if (r > 0) std::fprintf(stderr, ", about %.0f s left", seconds_so_far / r * (total - r));
+            }
             out = Tensor();  // the previous output is freed before the next run
             const double c0 = process_cpu_seconds();
             const auto t0 = std::chrono::steady_clock::now();
             out = run();
             const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-            if (r >= c.warmup && w.ntimes < 256) {
+            seconds_so_far += s;
+            if (r >= c.warmup && w.ntimes < kBenchMaxReps) {
                 w.cpu[w.ntimes] = process_cpu_seconds() - c0;
                 w.times[w.ntimes++] = s;
             }

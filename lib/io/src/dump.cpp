@@ -3,9 +3,11 @@
 #include "attn/io/dump.hpp"
 
 #include <cerrno>
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -133,7 +135,12 @@ nlohmann::json parse_json_relaxed(std::string_view text, std::string_view what) 
 }
 
 static float json_to_float(const nlohmann::json& v, std::string_view what, const std::string& name) {
-    if (v.is_number()) return static_cast<float>(v.get<double>());
+    if (v.is_number()) {
+        // Beyond float's range (1e39) a cast is undefined: such a number is an infinity in float32.
+        const double d = v.get<double>();
+        if (std::fabs(d) > FLT_MAX) return d > 0 ? INFINITY : -INFINITY;
+        return static_cast<float>(d);
+    }
     if (v.is_null()) return NAN;  // --json-nonfinite null: the value is lost
     if (v.is_string()) {
         const auto& s = v.get_ref<const std::string&>();
@@ -200,6 +207,8 @@ Dump dump_from_string(std::string_view text, std::string_view what) {
 }
 
 std::string read_file(const std::string& path) {
+    std::error_code ec;  // a folder opens as a stream that reads nothing: say what it is
+    if (std::filesystem::is_directory(path, ec)) throw InputError(fmt::format("{}: is a folder, not a file", path));
     std::ifstream in(path, std::ios::binary);
     if (!in) throw InputError(fmt::format("{}: cannot open ({})", path, std::strerror(errno)));
     std::ostringstream ss;

@@ -37,7 +37,8 @@ std::vector<HeadStats> head_stats(const Tensor& weights, const Mask& mask);
 // (H, H) matrix of the mean JS divergence between heads over the rows above.
 Tensor head_similarity(const Tensor& weights, const Mask& mask);
 
-// max over rows that have an allowed key of |sum_j w_ij - 1|.
+// max over rows that have an allowed key of |sum_j w_ij - 1|; NaN when a row
+// holds a NaN, so that `err < tol` fails on it.
 double max_row_sum_error(const Tensor& weights, const Mask& mask);
 
 // J = diag(p) - p p^T for p = softmax(z): dp/dz, n x n row-major.

@@ -37,6 +37,9 @@ struct FmaPeak {
 FmaPeak measure_fma_peak(int threads, double seconds = 0.3);
 double measure_gemm(int threads, int64_t n = 512, double seconds = 0.3);
 
+// The most timed runs one case can report (the child sends its times in a fixed-size message).
+inline constexpr int kBenchMaxReps = 256;
+
 struct BenchCase {
     Backend backend = Backend::Flash;
     int64_t B = 1, H = 8, T = 1024, Dk = 64;

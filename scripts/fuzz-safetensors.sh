@@ -41,7 +41,7 @@ build() {  # name sources...
     echo "fuzz: building $name"
     "$CXX" "${FLAGS[@]}" "$ROOT/tests/fuzz/$name.cpp" "${srcs[@]/#/$ROOT/lib/}" -lfmt -o "$name"
 }
-build fuzz_safetensors io/src/safetensors.cpp core/src/tensor.cpp
+build fuzz_safetensors io/src/safetensors.cpp io/src/dump.cpp core/src/tensor.cpp
 build fuzz_dump io/src/dump.cpp core/src/tensor.cpp
 build fuzz_tokenizer model/src/tokenizer.cpp model/src/unicode_tables.cpp core/src/utf8.cpp
 

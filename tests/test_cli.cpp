@@ -242,3 +242,29 @@ TEST_CASE("cli: the syntax of --mask, --scale, --fill and --init") {
     for (const char* bad : {"glorot", "normal:", "normal:-1", "normal:0", ""})
         CHECK_THROWS_WITH_AS(cli::parse_init(bad), doctest::Contains("--init: "), InputError);
 }
+
+TEST_CASE("cli: stdout that cannot be written is exit 2 with one line; a reader that leaves ends attn quietly") {
+    const auto attn_sh = [](const char* args, const char* redirections) {
+        std::string cmd = "'";
+        cmd += ATTN_BINARY;
+        cmd += "' ";
+        cmd += args;
+        cmd += redirections;
+        return test::run_shell(cmd);
+    };
+    for (const char* args : {"lessons", "forward", "variance --samples 64", "lesson 1", "--help"}) {
+        INFO(std::string(args));
+        const auto r = attn_sh(args, " 2>&1 >/dev/full");
+        INFO(r.out);
+        CHECK(r.code == 2);
+        CHECK(r.out.rfind("attn: error: cannot write to standard output", 0) == 0);
+        CHECK(count_lines(r.out) == 1);
+    }
+    const auto closed = attn_sh("forward", " 2>&1 >&-");
+    CHECK(closed.code == 2);
+    CHECK(closed.out == "attn: error: standard output is closed\n");
+    // SIGPIPE keeps its default action: no error text when head stops reading.
+    const auto piped = attn_sh("tour", " 2>&1 | head -c 1");
+    CHECK(piped.code == 0);
+    CHECK(piped.out.size() == 1);
+}

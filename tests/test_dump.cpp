@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <sys/stat.h>
 
 #include "test_util.hpp"
 
@@ -71,4 +72,32 @@ TEST_CASE("dump: files are written whole or not at all") {
     }
     CHECK(n == 1);
     std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("dump: a device or FIFO is written in place and a symlink stays a symlink") {
+    namespace fs = std::filesystem;
+    // /dev/null stays the character device (attn runs as root in some containers).
+    CHECK(test::run_attn("forward --dump /dev/null").code == 0);
+    CHECK(fs::is_character_file("/dev/null"));
+
+    const std::string dir = test::temp_dir("special");
+    const std::string fifo = dir + "/pipe";
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    const auto r = test::run_shell("cat '" + fifo + "' > '" + dir + "/got' & '" + std::string(ATTN_BINARY) +
+                                   "' forward --dump '" + fifo + "' 2>&1; wait");
+    CHECK(r.code == 0);
+    CHECK(fs::is_fifo(fifo));
+    CHECK(read_dump_file(dir + "/got").tensors.count("weights") == 1);
+
+    const std::string real = dir + "/real.json", link = dir + "/link.json";
+    write_file_atomic(real, "old");
+    fs::create_symlink(real, link);
+    write_file_atomic(link, "new");
+    CHECK(fs::is_symlink(link));
+    CHECK(read_file(real) == "new");
+
+    CHECK_THROWS_AS(write_file_atomic(dir, "x"), InputError);
+    // The FIFO, what came through it, the file and its link: no temp file beside them.
+    CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator{}) == 4);
+    fs::remove_all(dir);
 }

@@ -5,10 +5,12 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <algorithm>
@@ -178,6 +180,24 @@ std::string read_file(const std::string& path) {
 
 Dump read_dump_file(const std::string& path) { return dump_from_string(read_file(path), path); }
 
+// Writes all of `content` to fd; returns 0 or the errno of the failure.
+static int write_all(int fd, std::string_view content) {
+    size_t done = 0;
+    while (done < content.size()) {
+        const ssize_t w = ::write(fd, content.data() + done, content.size() - done);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            return errno;
+        }
+        done += static_cast<size_t>(w);
+    }
+    return 0;
+}
+
+[[noreturn]] static void throw_unwritable(const std::string& path, int e) {
+    throw InputError(fmt::format("'{}' cannot be written ({})", path, std::strerror(e)));
+}
+
 void write_file_atomic(const std::string& path, std::string_view content) {
     if (path == "-") {
         if (std::fwrite(content.data(), 1, content.size(), stdout) != content.size() || std::fflush(stdout) != 0)
@@ -185,35 +205,38 @@ void write_file_atomic(const std::string& path, std::string_view content) {
         return;
     }
     if (path.empty()) throw InputError("the file name is empty");
+    // A symlink stays a symlink: the file it points to is the one replaced.
+    std::string target = path;
+    if (char* real = ::realpath(path.c_str(), nullptr)) {
+        target = real;
+        std::free(real);
+    }
+    struct stat st {};
+    if (::stat(target.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+        if (S_ISDIR(st.st_mode)) throw InputError(fmt::format("'{}' cannot be written (it is a folder)", path));
+        // A device or FIFO (/dev/null, a pipe) is written in place: renaming over it would replace it.
+        const int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC);
+        if (fd < 0) throw_unwritable(path, errno);
+        const int e = write_all(fd, content);
+        if (::close(fd) != 0 && e == 0) throw_unwritable(path, errno);
+        if (e != 0) throw_unwritable(path, e);
+        return;
+    }
     // The temp file sits in the target's folder so the rename is atomic (same file system).
-    std::string tmpl = path + ".tmp.XXXXXX";
+    std::string tmpl = target + ".tmp.XXXXXX";
     std::vector<char> buf(tmpl.begin(), tmpl.end());
     buf.push_back('\0');
     const int fd = mkstemp(buf.data());
-    if (fd < 0) throw InputError(fmt::format("'{}' cannot be written ({})", path, std::strerror(errno)));
+    if (fd < 0) throw_unwritable(path, errno);
     const std::string tmp(buf.data());
-    size_t done = 0;
-    while (done < content.size()) {
-        const ssize_t w = ::write(fd, content.data() + done, content.size() - done);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            const int e = errno;
-            ::close(fd);
-            ::unlink(tmp.c_str());
-            throw InputError(fmt::format("'{}' cannot be written ({})", path, std::strerror(e)));
-        }
-        done += static_cast<size_t>(w);
-    }
-    if (::fsync(fd) != 0 || ::close(fd) != 0) {
-        const int e = errno;
+    int e = write_all(fd, content);
+    if (e == 0 && ::fsync(fd) != 0) e = errno;
+    if (::close(fd) != 0 && e == 0) e = errno;
+    if (e == 0) ::chmod(tmp.c_str(), 0644);
+    if (e == 0 && std::rename(tmp.c_str(), target.c_str()) != 0) e = errno;
+    if (e != 0) {
         ::unlink(tmp.c_str());
-        throw InputError(fmt::format("'{}' cannot be written ({})", path, std::strerror(e)));
-    }
-    ::chmod(tmp.c_str(), 0644);
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-        const int e = errno;
-        ::unlink(tmp.c_str());
-        throw InputError(fmt::format("'{}' cannot be written ({})", path, std::strerror(e)));
+        throw_unwritable(path, e);
     }
 }
 

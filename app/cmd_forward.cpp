@@ -42,7 +42,11 @@ int run_forward(ForwardOpts o) {
     // ---- validate everything before computing anything
     std::optional<Dump> input;
     if (!o.input.empty()) {
-        input = read_dump_file(o.input);
+        try {
+            input = read_dump_file(o.input);
+        } catch (const InputError& e) {
+            throw InputError(fmt::format("--input: {}", e.what()));
+        }
         auto it = input->tensors.find("x");
         if (it == input->tensors.end() || it->second.rank() != 3)
             throw InputError(fmt::format("--input: '{}' needs a tensor \"x\" of shape [B, T, D]", o.input));

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <sys/stat.h>
 
 #include "attn/nn/backend.hpp"
 #include "parse.hpp"
@@ -243,7 +244,7 @@ TEST_CASE("cli: the syntax of --mask, --scale, --fill and --init") {
         CHECK_THROWS_WITH_AS(cli::parse_init(bad), doctest::Contains("--init: "), InputError);
 }
 
-TEST_CASE("cli: stdout that cannot be written is exit 2 with one line; a reader that leaves ends attn quietly") {
+TEST_CASE("cli: stdout that cannot be written is exit 2 with one line, and a reader that leaves ends attn quietly") {
     const auto attn_sh = [](const char* args, const char* redirections) {
         std::string cmd = "'";
         cmd += ATTN_BINARY;
@@ -267,4 +268,17 @@ TEST_CASE("cli: stdout that cannot be written is exit 2 with one line; a reader 
     const auto piped = attn_sh("tour", " 2>&1 | head -c 1");
     CHECK(piped.code == 0);
     CHECK(piped.out.size() == 1);
+}
+
+TEST_CASE("cli: a FIFO or a folder as an input file is refused at once, naming the file") {
+    const std::string dir = test::temp_dir("fifo-in");
+    const std::string fifo = dir + "/p";
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    check_refused({
+        {("forward --input '" + fifo + "'").c_str(), "--input"},
+        {("view '" + fifo + "'").c_str(), "is not a regular file"},
+        {("forward --input '" + dir + "'").c_str(), "is a folder"},
+        {("view '" + dir + "'").c_str(), "is a folder"},
+    });
+    std::filesystem::remove_all(dir);
 }

@@ -4,7 +4,11 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <csignal>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "test_util.hpp"
 
@@ -100,4 +104,35 @@ TEST_CASE("dump: a device or FIFO is written in place and a symlink stays a syml
     // The FIFO, what came through it, the file and its link: no temp file beside them.
     CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator{}) == 4);
     fs::remove_all(dir);
+}
+
+TEST_CASE("dump: TERM, INT or HUP during a large attn forward --dump leave no temp file") {
+    namespace fs = std::filesystem;
+    for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
+        INFO(sig);
+        const std::string dir = test::temp_dir("signal");
+        const pid_t child = ::fork();
+        REQUIRE(child >= 0);
+        if (child == 0) {  // the default actions attn starts with from a shell (ctest may ignore HUP)
+            for (int s : {SIGTERM, SIGINT, SIGHUP}) ::signal(s, SIG_DFL);
+            const std::string out = dir + "/big.json";
+            ::dup2(::open("/dev/null", O_WRONLY), STDOUT_FILENO);
+            ::execl(ATTN_BINARY, ATTN_BINARY, "forward", "--seq", "1024", "--dump", out.c_str(), nullptr);
+            ::_exit(127);
+        }
+        // Signal once the temp file exists, so the signal falls inside the write.
+        bool seen = false;
+        for (int i = 0; i < 20000 && !seen; ++i) {
+            for (const auto& e : fs::directory_iterator(dir)) seen |= e.path().filename().string().find(".tmp.") != std::string::npos;
+            if (!seen) ::usleep(100);
+        }
+        ::kill(child, sig);
+        int st = 0;
+        ::waitpid(child, &st, 0);
+        CHECK(seen);
+        CHECK(WIFSIGNALED(st));
+        if (WIFSIGNALED(st)) CHECK(WTERMSIG(st) == sig);
+        for (const auto& e : fs::directory_iterator(dir)) CHECK(e.path().filename().string().find(".tmp.") == std::string::npos);
+        fs::remove_all(dir);
+    }
 }

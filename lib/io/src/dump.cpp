@@ -3,6 +3,8 @@
 #include "attn/io/dump.hpp"
 
 #include <cerrno>
+#include <climits>
+#include <csignal>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -215,6 +217,34 @@ static int write_all(int fd, std::string_view content) {
     throw InputError(fmt::format("'{}' cannot be written ({})", path, std::strerror(e)));
 }
 
+// The temp file being written, for the signal handler to remove: TERM, INT or
+// HUP during a large write would otherwise leave it behind. A fixed buffer and
+// unlink keep the handler async-signal-safe; writes happen one at a time.
+static char g_temp_path[PATH_MAX];
+static volatile sig_atomic_t g_temp_active = 0;
+
+extern "C" void remove_temp_and_reraise(int sig) {
+    if (g_temp_active) ::unlink(g_temp_path);
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);  // delivered when the handler returns: the process ends as the signal says
+}
+
+// Installs the handler once, on signals whose action is still the default.
+static void install_temp_cleanup() {
+    static const bool installed = [] {
+        for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
+            struct sigaction old {};
+            if (::sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) continue;
+            struct sigaction sa {};
+            sa.sa_handler = remove_temp_and_reraise;
+            sigemptyset(&sa.sa_mask);
+            ::sigaction(sig, &sa, nullptr);
+        }
+        return true;
+    }();
+    (void)installed;
+}
+
 void write_file_atomic(const std::string& path, std::string_view content) {
     if (path == "-") {
         if (std::fwrite(content.data(), 1, content.size(), stdout) != content.size() || std::fflush(stdout) != 0)
@@ -241,20 +271,22 @@ void write_file_atomic(const std::string& path, std::string_view content) {
     }
     // The temp file sits in the target's folder so the rename is atomic (same file system).
     std::string tmpl = target + ".tmp.XXXXXX";
-    std::vector<char> buf(tmpl.begin(), tmpl.end());
-    buf.push_back('\0');
-    const int fd = mkstemp(buf.data());
+    if (tmpl.size() >= sizeof g_temp_path) throw_unwritable(path, ENAMETOOLONG);
+    install_temp_cleanup();
+    g_temp_active = 0;
+    std::memcpy(g_temp_path, tmpl.c_str(), tmpl.size() + 1);
+    const int fd = mkstemp(g_temp_path);
     if (fd < 0) throw_unwritable(path, errno);
-    const std::string tmp(buf.data());
+    g_temp_active = 1;
+    const std::string tmp(g_temp_path);
     int e = write_all(fd, content);
     if (e == 0 && ::fsync(fd) != 0) e = errno;
     if (::close(fd) != 0 && e == 0) e = errno;
     if (e == 0) ::chmod(tmp.c_str(), 0644);
     if (e == 0 && std::rename(tmp.c_str(), target.c_str()) != 0) e = errno;
-    if (e != 0) {
-        ::unlink(tmp.c_str());
-        throw_unwritable(path, e);
-    }
+    if (e != 0) ::unlink(tmp.c_str());
+    g_temp_active = 0;
+    if (e != 0) throw_unwritable(path, e);
 }
 
 }  // namespace attn

@@ -1,9 +1,16 @@
 // app/cli.cpp: registers every subcommand, parses, runs, maps errors to exit codes.
 //   0 success, 2 bad input (one line on stderr), 1 internal error.
+// Standard output is part of the contract: a closed stdout, or one that cannot
+// be written (a full disk, /dev/full), is exit 2 with one line. A reader that
+// goes away (`attn lessons | head -1`) ends attn by SIGPIPE, quietly, as cat
+// and grep do: SIGPIPE keeps its default action.
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <exception>
+#include <fcntl.h>
 #include <map>
 #include <set>
 #include <unistd.h>
@@ -58,7 +65,22 @@ static int usage_error(const std::string& msg) {
     return 2;
 }
 
+static int run_parsed(int argc, const char* const* argv);
+
 int run_cli(int argc, const char* const* argv) {
+    // Checked first: a file opened later would take descriptor 1 and receive stdout.
+    if (::fcntl(STDOUT_FILENO, F_GETFD) == -1) return usage_error("standard output is closed");
+    const int code = run_parsed(argc, argv);
+    errno = 0;
+    const bool flushed = std::fflush(stdout) == 0;
+    if (code != 0 || (flushed && std::ferror(stdout) == 0)) return code;  // a failure already said its line
+    const int e = errno;
+    fmt::print(stderr, "attn: error: cannot write to standard output{}\n",
+               e != 0 ? fmt::format(" ({})", std::strerror(e)) : std::string());
+    return 2;
+}
+
+static int run_parsed(int argc, const char* const* argv) {
     CLI::App app{"attn: see Transformer attention work, formula by formula, with live numbers.\n"
                  "Shapes: B batch, T sequence, D d_model, H heads, Dk, Dv.",
                  "attn"};

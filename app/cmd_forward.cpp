@@ -74,7 +74,11 @@ int run_forward(ForwardOpts o) {
                                          {o.d_model_given, "--d-model"}})
             if (given)
                 throw InputError(fmt::format("{}: cannot be combined with --input, whose tensor x gives B, T and D", opt));
-        input = read_dump_file(o.input);
+        try {
+            input = read_dump_file(o.input);
+        } catch (const InputError& e) {
+            throw InputError(fmt::format("--input: {}", e.what()));
+        }
         auto it = input->tensors.find("x");
         if (it == input->tensors.end() || it->second.rank() != 3)
             throw InputError(fmt::format("--input: '{}' needs a tensor \"x\" of shape [B, T, D]", o.input));

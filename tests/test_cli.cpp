@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sys/stat.h>
 
 #include "attn/nn/backend.hpp"
 #include "parse.hpp"
@@ -305,4 +306,43 @@ TEST_CASE("cli: the syntax of --mask, --scale, --fill and --init") {
     CHECK((normal.kind == InitKind::Normal && normal.std == 0.5f));
     for (const char* bad : {"glorot", "normal:", "normal:-1", "normal:0", "normal:1e20", "normal:1e-300", ""})
         CHECK_THROWS_WITH_AS(cli::parse_init(bad), doctest::Contains("--init: "), InputError);
+}
+
+TEST_CASE("cli: stdout that cannot be written is exit 2 with one line, and a reader that leaves ends attn quietly") {
+    const auto attn_sh = [](const char* args, const char* redirections) {
+        std::string cmd = "'";
+        cmd += ATTN_BINARY;
+        cmd += "' ";
+        cmd += args;
+        cmd += redirections;
+        return test::run_shell(cmd);
+    };
+    for (const char* args : {"lessons", "forward", "variance --samples 64", "lesson 1", "--help"}) {
+        INFO(std::string(args));
+        const auto r = attn_sh(args, " 2>&1 >/dev/full");
+        INFO(r.out);
+        CHECK(r.code == 2);
+        CHECK(r.out.rfind("attn: error: cannot write to standard output", 0) == 0);
+        CHECK(count_lines(r.out) == 1);
+    }
+    const auto closed = attn_sh("forward", " 2>&1 >&-");
+    CHECK(closed.code == 2);
+    CHECK(closed.out == "attn: error: standard output is closed\n");
+    // SIGPIPE keeps its default action: no error text when head stops reading.
+    const auto piped = attn_sh("tour", " 2>&1 | head -c 1");
+    CHECK(piped.code == 0);
+    CHECK(piped.out.size() == 1);
+}
+
+TEST_CASE("cli: a FIFO or a folder as an input file is refused at once, naming the file") {
+    const std::string dir = test::temp_dir("fifo-in");
+    const std::string fifo = dir + "/p";
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    check_refused({
+        {("forward --input '" + fifo + "'").c_str(), "--input"},
+        {("view '" + fifo + "'").c_str(), "is not a regular file"},
+        {("forward --input '" + dir + "'").c_str(), "is a folder"},
+        {("view '" + dir + "'").c_str(), "is a folder"},
+    });
+    std::filesystem::remove_all(dir);
 }

@@ -4,6 +4,11 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <csignal>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "test_util.hpp"
 
@@ -91,4 +96,63 @@ TEST_CASE("dump: files are written whole or not at all") {
     }
     CHECK(n == 1);
     std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("dump: a device or FIFO is written in place and a symlink stays a symlink") {
+    namespace fs = std::filesystem;
+    // /dev/null stays the character device (attn runs as root in some containers).
+    CHECK(test::run_attn("forward --dump /dev/null").code == 0);
+    CHECK(fs::is_character_file("/dev/null"));
+
+    const std::string dir = test::temp_dir("special");
+    const std::string fifo = dir + "/pipe";
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    const auto r = test::run_shell("cat '" + fifo + "' > '" + dir + "/got' & '" + std::string(ATTN_BINARY) +
+                                   "' forward --dump '" + fifo + "' 2>&1; wait");
+    CHECK(r.code == 0);
+    CHECK(fs::is_fifo(fifo));
+    CHECK(read_dump_file(dir + "/got").tensors.count("weights") == 1);
+
+    const std::string real = dir + "/real.json", link = dir + "/link.json";
+    write_file_atomic(real, "old");
+    fs::create_symlink(real, link);
+    write_file_atomic(link, "new");
+    CHECK(fs::is_symlink(link));
+    CHECK(read_file(real) == "new");
+
+    CHECK_THROWS_AS(write_file_atomic(dir, "x"), InputError);
+    // The FIFO, what came through it, the file and its link: no temp file beside them.
+    CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator{}) == 4);
+    fs::remove_all(dir);
+}
+
+TEST_CASE("dump: TERM, INT or HUP during a large attn forward --dump leave no temp file") {
+    namespace fs = std::filesystem;
+    for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
+        INFO(sig);
+        const std::string dir = test::temp_dir("signal");
+        const pid_t child = ::fork();
+        REQUIRE(child >= 0);
+        if (child == 0) {  // the default actions attn starts with from a shell (ctest may ignore HUP)
+            for (int s : {SIGTERM, SIGINT, SIGHUP}) ::signal(s, SIG_DFL);
+            const std::string out = dir + "/big.json";
+            ::dup2(::open("/dev/null", O_WRONLY), STDOUT_FILENO);
+            ::execl(ATTN_BINARY, ATTN_BINARY, "forward", "--seq", "1024", "--dump", out.c_str(), nullptr);
+            ::_exit(127);
+        }
+        // Signal once the temp file exists, so the signal falls inside the write.
+        bool seen = false;
+        for (int i = 0; i < 20000 && !seen; ++i) {
+            for (const auto& e : fs::directory_iterator(dir)) seen |= e.path().filename().string().find(".tmp.") != std::string::npos;
+            if (!seen) ::usleep(100);
+        }
+        ::kill(child, sig);
+        int st = 0;
+        ::waitpid(child, &st, 0);
+        CHECK(seen);
+        CHECK(WIFSIGNALED(st));
+        if (WIFSIGNALED(st)) CHECK(WTERMSIG(st) == sig);
+        for (const auto& e : fs::directory_iterator(dir)) CHECK(e.path().filename().string().find(".tmp.") == std::string::npos);
+        fs::remove_all(dir);
+    }
 }

@@ -4,13 +4,14 @@
 
 #include <cerrno>
 #include <cfloat>
+#include <climits>
+#include <csignal>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <algorithm>
@@ -207,17 +208,80 @@ Dump dump_from_string(std::string_view text, std::string_view what) {
 }
 
 std::string read_file(const std::string& path) {
-    std::error_code ec;  // a folder opens as a stream that reads nothing: say what it is
-    if (std::filesystem::is_directory(path, ec)) throw InputError(fmt::format("{}: is a folder, not a file", path));
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(fmt::format("{}: cannot open ({})", path, std::strerror(errno)));
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    if (in.bad()) throw InputError(fmt::format("{}: read error", path));
-    return ss.str();
+    // O_NONBLOCK: opening a FIFO with no writer must not hang before the check below.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) throw InputError(fmt::format("{}: cannot open ({})", path, std::strerror(errno)));
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        const bool folder = S_ISDIR(st.st_mode);
+        ::close(fd);
+        throw InputError(fmt::format("{}: {}", path, folder ? "is a folder, not a file" : "is not a regular file"));
+    }
+    std::string out;
+    out.reserve(static_cast<size_t>(st.st_size));
+    char buf[1 << 16];
+    for (;;) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n == 0) break;
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            const int e = errno;
+            ::close(fd);
+            throw InputError(fmt::format("{}: read error ({})", path, std::strerror(e)));
+        }
+        out.append(buf, static_cast<size_t>(n));
+    }
+    ::close(fd);
+    return out;
 }
 
 Dump read_dump_file(const std::string& path) { return dump_from_string(read_file(path), path); }
+
+// Writes all of `content` to fd; returns 0 or the errno of the failure.
+static int write_all(int fd, std::string_view content) {
+    size_t done = 0;
+    while (done < content.size()) {
+        const ssize_t w = ::write(fd, content.data() + done, content.size() - done);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            return errno;
+        }
+        done += static_cast<size_t>(w);
+    }
+    return 0;
+}
+
+[[noreturn]] static void throw_unwritable(const std::string& path, int e) {
+    throw InputError(fmt::format("'{}' cannot be written ({})", path, std::strerror(e)));
+}
+
+// The temp file being written, for the signal handler to remove: TERM, INT or
+// HUP during a large write would otherwise leave it behind. A fixed buffer and
+// unlink keep the handler async-signal-safe; writes happen one at a time.
+static char g_temp_path[PATH_MAX];
+static volatile sig_atomic_t g_temp_active = 0;
+
+extern "C" void remove_temp_and_reraise(int sig) {
+    if (g_temp_active) ::unlink(g_temp_path);
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);  // delivered when the handler returns: the process ends as the signal says
+}
+
+// Installs the handler once, on signals whose action is still the default.
+static void install_temp_cleanup() {
+    static const bool installed = [] {
+        for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
+            struct sigaction old {};
+            if (::sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) continue;
+            struct sigaction sa {};
+            sa.sa_handler = remove_temp_and_reraise;
+            sigemptyset(&sa.sa_mask);
+            ::sigaction(sig, &sa, nullptr);
+        }
+        return true;
+    }();
+    (void)installed;
+}
 
 void write_file_atomic(const std::string& path, std::string_view content) {
     if (path == "-") {
@@ -226,36 +290,41 @@ void write_file_atomic(const std::string& path, std::string_view content) {
         return;
     }
     if (path.empty()) throw InputError("the file name is empty");
+    // A symlink stays a symlink: the file it points to is the one replaced.
+    std::string target = path;
+    if (char* real = ::realpath(path.c_str(), nullptr)) {
+        target = real;
+        std::free(real);
+    }
+    struct stat st {};
+    if (::stat(target.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+        if (S_ISDIR(st.st_mode)) throw InputError(fmt::format("'{}' cannot be written (it is a folder)", path));
+        // A device or FIFO (/dev/null, a pipe) is written in place: renaming over it would replace it.
+        const int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC);
+        if (fd < 0) throw_unwritable(path, errno);
+        const int e = write_all(fd, content);
+        if (::close(fd) != 0 && e == 0) throw_unwritable(path, errno);
+        if (e != 0) throw_unwritable(path, e);
+        return;
+    }
     // The temp file sits in the target's folder so the rename is atomic (same file system).
-    std::string tmpl = path + ".tmp.XXXXXX";
-    std::vector<char> buf(tmpl.begin(), tmpl.end());
-    buf.push_back('\0');
-    const int fd = mkstemp(buf.data());
-    if (fd < 0) throw InputError(fmt::format("'{}' cannot be written ({})", path, std::strerror(errno)));
-    const std::string tmp(buf.data());
-    size_t done = 0;
-    while (done < content.size()) {
-        const ssize_t w = ::write(fd, content.data() + done, content.size() - done);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            const int e = errno;
-            ::close(fd);
-            ::unlink(tmp.c_str());
-            throw InputError(fmt::format("'{}' cannot be written ({})", path, std::strerror(e)));
-        }
-        done += static_cast<size_t>(w);
-    }
-    if (::fsync(fd) != 0 || ::close(fd) != 0) {
-        const int e = errno;
-        ::unlink(tmp.c_str());
-        throw InputError(fmt::format("'{}' cannot be written ({})", path, std::strerror(e)));
-    }
-    ::chmod(tmp.c_str(), 0644);
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-        const int e = errno;
-        ::unlink(tmp.c_str());
-        throw InputError(fmt::format("'{}' cannot be written ({})", path, std::strerror(e)));
-    }
+    std::string tmpl = target + ".tmp.XXXXXX";
+    if (tmpl.size() >= sizeof g_temp_path) throw_unwritable(path, ENAMETOOLONG);
+    install_temp_cleanup();
+    g_temp_active = 0;
+    std::memcpy(g_temp_path, tmpl.c_str(), tmpl.size() + 1);
+    const int fd = mkstemp(g_temp_path);
+    if (fd < 0) throw_unwritable(path, errno);
+    g_temp_active = 1;
+    const std::string tmp(g_temp_path);
+    int e = write_all(fd, content);
+    if (e == 0 && ::fsync(fd) != 0) e = errno;
+    if (::close(fd) != 0 && e == 0) e = errno;
+    if (e == 0) ::chmod(tmp.c_str(), 0644);
+    if (e == 0 && std::rename(tmp.c_str(), target.c_str()) != 0) e = errno;
+    if (e != 0) ::unlink(tmp.c_str());
+    g_temp_active = 0;
+    if (e != 0) throw_unwritable(path, e);
 }
 
 }  // namespace attn

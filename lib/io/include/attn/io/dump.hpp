@@ -57,7 +57,11 @@ std::string json_float(float v, JsonNonFinite nonfinite = JsonNonFinite::literal
 void append_json_floats(std::string& out, const float* p, int64_t n, JsonNonFinite nonfinite = JsonNonFinite::literal);
 
 // Writes `content` to `path` whole or not at all: a temp file in the same
-// folder, flushed, then renamed over the target. path "-" writes stdout.
+// folder, flushed, then renamed over the target (over the file a symlink points
+// to; the link stays). An existing device or FIFO is written in place, never
+// replaced; a folder is refused. path "-" writes stdout. TERM, INT and HUP
+// (where their action is still the default) remove the temp file, then end the
+// process as the signal would have.
 // Throws InputError naming the path if it cannot be written.
 void write_file_atomic(const std::string& path, std::string_view content);
 std::string read_file(const std::string& path);  // throws InputError naming the path

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <set>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <algorithm>
@@ -311,11 +312,18 @@ void write_file_atomic(const std::string& path, std::string_view content) {
     std::string tmpl = target + ".tmp.XXXXXX";
     if (tmpl.size() >= sizeof g_temp_path) throw_unwritable(path, ENAMETOOLONG);
     install_temp_cleanup();
-    g_temp_active = 0;
+    // TERM, INT and HUP wait while the file is created and its name recorded, so no
+    // signal falls between the two and leaves a temp file the handler does not know.
+    sigset_t cleanup_signals, previous;
+    sigemptyset(&cleanup_signals);
+    for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&cleanup_signals, sig);
+    ::pthread_sigmask(SIG_BLOCK, &cleanup_signals, &previous);
     std::memcpy(g_temp_path, tmpl.c_str(), tmpl.size() + 1);
     const int fd = mkstemp(g_temp_path);
-    if (fd < 0) throw_unwritable(path, errno);
-    g_temp_active = 1;
+    const int mkstemp_errno = errno;
+    g_temp_active = fd >= 0 ? 1 : 0;
+    ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+    if (fd < 0) throw_unwritable(path, mkstemp_errno);
     const std::string tmp(g_temp_path);
     int e = write_all(fd, content);
     if (e == 0 && ::fsync(fd) != 0) e = errno;

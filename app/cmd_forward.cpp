@@ -165,10 +165,15 @@ int run_forward(ForwardOpts o) {
     ForwardRecord rec;
     const Tensor out = mha.forward(x, mask, aopt, &rec, o.trace ? &trace : nullptr, backend);
     // Every input and option is finite and in range by now, so a NaN or an infinity in the
-    // result is float32 overflow of large --input values, or a bug: never printed as a result.
-    for (const auto& [name, t] : {std::pair<const char*, const Tensor&>{"out", out}, {"weights", rec.attn.weights}}) {
-        const std::string bad = first_non_finite(name, t);
-        if (bad.empty()) continue;
+    // result, or an attention row that does not sum to 1, is float32 overflow of large
+    // --input values, or a bug: never printed as a result.
+    std::string bad;
+    for (const auto& [name, t] : {std::pair<const char*, const Tensor&>{"out", out}, {"weights", rec.attn.weights}})
+        if (bad.empty()) bad = first_non_finite(name, t);
+    const double row_sum_err = rec.attn.weights.empty() ? 0.0 : max_row_sum_error(rec.attn.weights, mask);
+    if (bad.empty() && !(row_sum_err < 1e-3))  // NaN fails too
+        bad = fmt::format("an attention row that sums to 1 +- {:.1e}", row_sum_err);
+    if (!bad.empty()) {
         if (input)
             throw InputError(fmt::format("--input: '{}': its values overflow float32 in the forward pass ({})", o.input, bad));
         throw std::logic_error(fmt::format("the forward pass gave {} from finite inputs and options: a bug in attn", bad));
@@ -182,12 +187,8 @@ int run_forward(ForwardOpts o) {
         fmt::print("  out {}  (first row: {:.4f} ...)\n", shape_str(out.shape),
                    fmt::join(out.data.begin(), out.data.begin() + std::min<int64_t>(4, out.numel()), ", "));
     }
-    if (!rec.attn.weights.empty() && !dump_to_stdout) {
-        const double err = max_row_sum_error(rec.attn.weights, mask);
-        if (!(err < 1e-3))  // NaN fails too
-            throw std::logic_error(fmt::format("an attention row sums to 1 +- {:.1e}: a bug in attn", err));
-        fmt::print("  check: every attention row that can see a key sums to 1 (max |sum - 1| = {:.1e})\n", err);
-    }
+    if (!rec.attn.weights.empty() && !dump_to_stdout)
+        fmt::print("  check: every attention row that can see a key sums to 1 (max |sum - 1| = {:.1e})\n", row_sum_err);
     if (!o.dump.empty()) {
         Dump d;
         d.seed = o.seed;

@@ -18,6 +18,7 @@
 #include "attn/cuda/cuda.hpp"
 #include "attn/core/errors.hpp"
 #include "attn/core/rng.hpp"
+#include "compare.hpp"
 #include "test_util.hpp"
 
 // ---------------------------------------------------------------------------
@@ -97,50 +98,12 @@ void round_inputs(attn::Tensor& t, attn::CudaKernel k) {
 //  * fp16 / bf16: the reference gets the same rounded inputs (round_inputs), so the
 //    only extra error is P = exp(S - m) rounded to 16 bits before P·V: relative
 //    2^-11 (fp16) or 2^-8 (bf16) per weight, times |v| <= ~4: 2e-3 resp. 1.5e-2.
-struct Tol {
-    double tol, eps, nmse;
-};
-Tol tolerance(attn::CudaKernel k) {
+attn::test::Tolerance tolerance(attn::CudaKernel k) {
     switch (k) {
         case attn::CudaKernel::FlashF16: return {2e-3, 2e-3, 1e-5};
         case attn::CudaKernel::FlashBf16: return {1.5e-2, 1e-2, 1e-3};
         default: return {1e-5, 1e-4, 1e-10};
     }
-}
-
-// Compares got with ref; non-finite entries must agree exactly (both NaN or the
-// same infinity). Returns a description of the first failure, or "".
-std::string compare(const attn::Tensor& got, const attn::Tensor& ref, const Tol& t) {
-    std::ostringstream why;
-    if (got.shape != ref.shape) {
-        why << "shape " << attn::shape_str(got.shape) << " vs " << attn::shape_str(ref.shape);
-        return why.str();
-    }
-    double err2 = 0, ref2 = 0;
-    for (size_t x = 0; x < ref.data.size(); ++x) {
-        const double g = got.data[x], r = ref.data[x];
-        if (!std::isfinite(g) || !std::isfinite(r)) {
-            if (!((std::isnan(g) && std::isnan(r)) || g == r)) {
-                why << "non-finite mismatch at flat " << x << ": gpu " << g << ", cpu " << r;
-                return why.str();
-            }
-            continue;
-        }
-        const double d = std::fabs(g - r);
-        if (d > t.tol + t.eps * std::fabs(r)) {
-            why << "flat " << x << ": gpu " << g << ", cpu " << r << ", |diff| " << d << " > " << t.tol << " + "
-                << t.eps << "·|cpu|";
-            return why.str();
-        }
-        err2 += d * d;
-        ref2 += r * r;
-    }
-    const double nmse = ref2 > 0 ? err2 / ref2 : err2;
-    if (nmse > t.nmse) {
-        why << "normalised MSE " << nmse << " > " << t.nmse;
-        return why.str();
-    }
-    return "";
 }
 
 struct Case {
@@ -214,7 +177,7 @@ std::vector<OptCase> options_grid() {
 }
 
 void parity_for(attn::CudaKernel kernel) {
-    const Tol tol = tolerance(kernel);
+    const attn::test::Tolerance tol = tolerance(kernel);
     int checked = 0;
     for (const Case& c : kShapes) {
         if (!kernel_supports(kernel, c)) continue;
@@ -228,7 +191,7 @@ void parity_for(attn::CudaKernel kernel) {
             for (const OptCase& oc : options_grid()) {
                 const attn::Tensor ref = attn::attention_reference(q, k, v, mask, oc.opt);
                 const attn::Tensor got = attn::attention_cuda(q, k, v, mask, oc.opt, kernel);
-                const std::string err = compare(got, ref, tol);
+                const std::string err = attn::test::compare(got, ref, tol);
                 INFO(attn::cuda_kernel_name(kernel) << ", shape " << c.name << " (B " << c.B << " H " << c.H
                                                     << " Tq " << c.Tq << " Tk " << c.Tk << " Dk " << c.Dk << " Dv "
                                                     << c.Dv << "), mask " << mname << ", " << oc.name);
@@ -295,13 +258,13 @@ TEST_CASE("cuda parity: the naive path's record equals the reference's, intermed
     attn::AttentionRecord rc, rg;
     const attn::Tensor out_c = attn::attention_reference(q, k, v, mask, opt, &rc);
     const attn::Tensor out_g = attn::attention_cuda(q, k, v, mask, opt, attn::CudaKernel::Naive, &rg);
-    const Tol t = tolerance(attn::CudaKernel::Naive);
-    CHECK_MESSAGE(compare(rg.scores_raw, rc.scores_raw, t).empty(), "scores_raw");
-    CHECK_MESSAGE(compare(rg.scores_scaled, rc.scores_scaled, t).empty(), "scores_scaled");
-    CHECK_MESSAGE(compare(rg.scores_masked, rc.scores_masked, t).empty(), "scores_masked");
-    CHECK_MESSAGE(compare(rg.weights, rc.weights, t).empty(), "weights");
-    CHECK_MESSAGE(compare(rg.weights_dropped, rc.weights_dropped, t).empty(), "weights_dropped");
-    CHECK_MESSAGE(compare(out_g, out_c, t).empty(), "output");
+    const attn::test::Tolerance t = tolerance(attn::CudaKernel::Naive);
+    CHECK_MESSAGE(attn::test::compare(rg.scores_raw, rc.scores_raw, t).empty(), "scores_raw");
+    CHECK_MESSAGE(attn::test::compare(rg.scores_scaled, rc.scores_scaled, t).empty(), "scores_scaled");
+    CHECK_MESSAGE(attn::test::compare(rg.scores_masked, rc.scores_masked, t).empty(), "scores_masked");
+    CHECK_MESSAGE(attn::test::compare(rg.weights, rc.weights, t).empty(), "weights");
+    CHECK_MESSAGE(attn::test::compare(rg.weights_dropped, rc.weights_dropped, t).empty(), "weights_dropped");
+    CHECK_MESSAGE(attn::test::compare(out_g, out_c, t).empty(), "output");
     // dropout: the GPU drops exactly the weights the CPU drops (same counter hash)
     int64_t dropped = 0;
     for (size_t x = 0; x < rc.weights.data.size(); ++x) {
@@ -325,12 +288,12 @@ TEST_CASE("cuda parity: NaN in one key spreads to exactly the rows that may atte
             int64_t nan_rows = 0;
             for (float x : ref.data) nan_rows += std::isnan(x) ? 1 : 0;
             CHECK(nan_rows > 0);
-            Tol t = tolerance(kern);
-            t.tol *= 50;  // inputs are not rounded here; only the NaN pattern is the point
-            t.eps *= 50;
+            attn::test::Tolerance t = tolerance(kern);
+            t.abs *= 50;  // inputs are not rounded here; only the NaN pattern is the point
+            t.rel *= 50;
             t.nmse = 1;
             INFO(attn::cuda_kernel_name(kern) << ", mask " << mask.describe());
-            const std::string err = compare(got, ref, t);
+            const std::string err = attn::test::compare(got, ref, t);
             CHECK_MESSAGE(err.empty(), err);
         }
     }

@@ -25,6 +25,7 @@
 
 #include <fmt/format.h>
 
+#include "compare.hpp"
 #include "golden.hpp"
 
 using namespace attn;
@@ -145,46 +146,14 @@ std::vector<Case> cases() {
     return cs;
 }
 
-struct Tol {
-    double abs, rel, nmse;
-};
-
-Tol tolerance(Precision p) {
+// The element bound's absolute part per precision, in units of max|v| (see the header).
+test::Tolerance tolerance(Precision p, double vmax) {
     switch (p) {
-        case Precision::F32: return {1e-5, 1e-5, 1e-10};
-        case Precision::BF16: return {3e-2, 3e-2, 1e-3};
-        case Precision::F16: return {1e-2, 1e-2, 1e-4};
+        case Precision::F32: return {1e-5 * vmax, 1e-5, 1e-10};
+        case Precision::BF16: return {3e-2 * vmax, 3e-2, 1e-3};
+        case Precision::F16: return {1e-2 * vmax, 1e-2, 1e-4};
     }
     return {0, 0, 0};
-}
-
-// "" when got matches ref within t (abs scaled by max|v|), else what went wrong.
-std::string compare(const Tensor& got, const Tensor& ref, double vmax, const Tol& t) {
-    if (got.shape != ref.shape) return "shape " + shape_str(got.shape) + " vs " + shape_str(ref.shape);
-    double se = 0, sr = 0, worst = 0;
-    int64_t worst_at = -1, bad = 0;
-    for (int64_t n = 0; n < ref.numel(); ++n) {
-        const double g = got.data[static_cast<size_t>(n)], r = ref.data[static_cast<size_t>(n)];
-        if (!std::isfinite(r) || !std::isfinite(g)) {
-            const bool same = (std::isnan(r) && std::isnan(g)) || g == r;
-            if (!same) return fmt::format("non-finite mismatch at flat index {}: got {}, reference {}", n, g, r);
-            continue;
-        }
-        const double d = std::fabs(g - r), bound = t.abs * vmax + t.rel * std::fabs(r);
-        se += d * d;
-        sr += r * r;
-        if (d > bound) {
-            ++bad;
-            if (d - bound > worst) worst = d - bound, worst_at = n;
-        }
-    }
-    if (bad > 0)
-        return fmt::format("{} of {} elements outside the bound; worst at flat index {}: got {}, reference {}", bad,
-                           ref.numel(), worst_at, got.data[static_cast<size_t>(worst_at)],
-                           ref.data[static_cast<size_t>(worst_at)]);
-    const double nmse = sr > 0 ? se / sr : se;
-    if (nmse > t.nmse) return fmt::format("normalised MSE {:.3g} > {:.1g}", nmse, t.nmse);
-    return "";
 }
 
 double max_abs(const Tensor& t) {
@@ -202,7 +171,6 @@ void check_backend(Backend b) {
         test::skip(std::string(row.name) + ": " + why);
         return;
     }
-    const Tol tol = tolerance(row.precision);
     int64_t checked = 0;
     for (const Case& c : cases()) {
         SUBCASE(c.vars().c_str()) {
@@ -213,7 +181,7 @@ void check_backend(Backend b) {
             const AttentionOptions opt = c.options();
             const Tensor ref = attention_reference(q, k, v, mask, opt);
             const Tensor got = attention(b, q, k, v, mask, opt);
-            const std::string err = compare(got, ref, max_abs(v), tol);
+            const std::string err = test::compare(got, ref, tolerance(row.precision, max_abs(v)));
             CHECK_MESSAGE(err.empty(), std::string(row.name) << " on " << c.vars() << ": " << err);
             if (c.nan_key) {  // the NaN reached the reference's output, so the comparison above covered it
                 bool any_nan = false;
@@ -230,10 +198,11 @@ void check_backend(Backend b) {
             ForwardRecord rec;
             g.mha.forward(x, g.mask, g.opt, &rec, nullptr, b);
             // head_out against PyTorch's, with the backend's tolerance on the values' scale
-            const std::string err = compare(rec.head_out, g.dump.tensors.at("head_out"), max_abs(rec.V), tol);
+            const std::string err =
+                test::compare(rec.head_out, g.dump.tensors.at("head_out"), tolerance(row.precision, max_abs(rec.V)));
             CHECK_MESSAGE(err.empty(), std::string(row.name) << " on golden " << name << ": " << err);
-            const std::string err_out = compare(rec.out, g.dump.tensors.at("out"),
-                                                max_abs(g.dump.tensors.at("out")), tol);
+            const std::string err_out = test::compare(rec.out, g.dump.tensors.at("out"),
+                                                      tolerance(row.precision, max_abs(g.dump.tensors.at("out"))));
             CHECK_MESSAGE(err_out.empty(), std::string(row.name) << " on golden " << name << " (out): " << err_out);
             ++checked;
         }
@@ -276,7 +245,6 @@ TEST_CASE("parity: cuda-flash-f16 matches the reference within fp16 rounding") {
 TEST_CASE("parity: cuda-flash-bf16 matches the reference within bf16 rounding") { check_backend(Backend::CudaFlashBf16); }
 
 TEST_CASE("parity: every CPU flash kernel (ISA variant) of this machine matches the reference") {
-    const Tol tol = tolerance(Precision::F32);
     for (const std::string& kernel : flash_kernels()) {
         for (const Case& c : cases()) {
             SUBCASE((kernel + " " + c.vars()).c_str()) {
@@ -285,8 +253,9 @@ TEST_CASE("parity: every CPU flash kernel (ISA variant) of this machine matches 
                 if (c.nan_key) k.at({0, 0, 3, 1}) = NAN;
                 const Mask mask = c.make_mask();
                 const AttentionOptions opt = c.options();
-                const std::string err = compare(attention_flash_with(kernel, q, k, v, mask, opt),
-                                                attention_reference(q, k, v, mask, opt), max_abs(v), tol);
+                const std::string err = test::compare(attention_flash_with(kernel, q, k, v, mask, opt),
+                                                      attention_reference(q, k, v, mask, opt),
+                                                      tolerance(Precision::F32, max_abs(v)));
                 CHECK_MESSAGE(err.empty(), kernel << " on " << c.vars() << ": " << err);
             }
         }
@@ -296,16 +265,16 @@ TEST_CASE("parity: every CPU flash kernel (ISA variant) of this machine matches 
 TEST_CASE("parity: the comparison fails where it must") {
     const Tensor ref = test::randn({1, 1, 4, 8}, 9);
     Tensor got = ref;
-    const Tol t = tolerance(Precision::F32);
-    CHECK(compare(got, ref, max_abs(ref), t).empty());
+    const test::Tolerance t = tolerance(Precision::F32, max_abs(ref));
+    CHECK(test::compare(got, ref, t).empty());
     got.data[5] += 1e-3f;  // far beyond 1e-5 of max|v|
-    CHECK(!compare(got, ref, max_abs(ref), t).empty());
+    CHECK(!test::compare(got, ref, t).empty());
     got = ref;
     got.data[2] = NAN;  // NaN where the reference has a number
-    CHECK(compare(got, ref, max_abs(ref), t).find("non-finite") != std::string::npos);
+    CHECK(test::compare(got, ref, t).find("non-finite") != std::string::npos);
     Tensor ref_inf = ref;
     ref_inf.data[1] = -INFINITY;
     got = ref_inf;
     got.data[1] = INFINITY;  // the wrong infinity
-    CHECK(!compare(got, ref_inf, max_abs(ref), t).empty());
+    CHECK(!test::compare(got, ref_inf, t).empty());
 }

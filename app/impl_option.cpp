@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "attn/core/errors.hpp"
+#include "parse.hpp"
 
 namespace attn::cli {
 
@@ -13,23 +14,12 @@ std::string unknown(std::string_view name) {
     return fmt::format("unknown implementation '{}' (one of: {})", name, backend_names());
 }
 
-// "a,b" -> {"a", "b"}; "a,,b" and "a," keep their empty items, which no backend is called.
-std::vector<std::string_view> split(std::string_view list) {
-    std::vector<std::string_view> items;
-    for (size_t pos = 0;;) {
-        const size_t comma = list.find(',', pos);
-        items.push_back(list.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos));
-        if (comma == std::string_view::npos) return items;
-        pos = comma + 1;
-    }
-}
-
 }  // namespace
 
 CLI::Validator backend_validator(bool list) {
     return CLI::Validator(
         [list](std::string& value) {
-            for (std::string_view name : list ? split(value) : std::vector<std::string_view>{value})
+            for (std::string_view name : list ? split_commas(value) : std::vector<std::string_view>{value})
                 if (!find_backend(name)) return unknown(name);
             return std::string();
         },
@@ -44,7 +34,7 @@ Backend backend_of(std::string_view name) {
 
 std::vector<Backend> backends_of(std::string_view list) {
     std::vector<Backend> out;
-    for (std::string_view name : split(list)) out.push_back(backend_of(name));
+    for (std::string_view name : split_commas(list)) out.push_back(backend_of(name));
     return out;
 }
 

@@ -14,7 +14,8 @@
 namespace attn::cli {
 
 // Accepts a name from the backend table ("flash"), or with list = true a
-// comma-separated list of them without empty items; CLI11 reports anything else
+// comma-separated list of them (items as split_commas gives them; an empty item
+// names no backend); CLI11 reports anything else
 // as "--impl: unknown implementation 'x' (one of: reference, flash, ...)".
 CLI::Validator backend_validator(bool list = false);
 // The backend a validated name denotes.

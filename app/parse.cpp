@@ -25,18 +25,6 @@ std::string_view trim_spaces(std::string_view s) {
     return first == std::string_view::npos ? std::string_view() : s.substr(first, s.find_last_not_of(' ') - first + 1);
 }
 
-// The items between commas, without the spaces around them:
-// "1, 16" -> {"1", "16"}, "a,,b" -> {"a", "", "b"}, "" -> {""}.
-std::vector<std::string_view> split_commas(std::string_view text) {
-    std::vector<std::string_view> items;
-    for (size_t start = 0;;) {
-        const size_t comma = text.find(',', start);
-        items.push_back(trim_spaces(text.substr(start, comma - start)));
-        if (comma == std::string_view::npos) return items;
-        start = comma + 1;
-    }
-}
-
 // `text` as a finite number (strtod's syntax), or nothing.
 std::optional<double> read_finite(std::string_view text) {
     const std::string s(text);
@@ -56,6 +44,18 @@ std::optional<float> read_float_in(std::string_view text, double min, double max
 }
 
 }  // namespace
+
+// The items between commas, without the spaces around them:
+// "1, 16" -> {"1", "16"}, "a,,b" -> {"a", "", "b"}, "" -> {""}.
+std::vector<std::string_view> split_commas(std::string_view text) {
+    std::vector<std::string_view> items;
+    for (size_t start = 0;;) {
+        const size_t comma = text.find(',', start);
+        items.push_back(trim_spaces(text.substr(start, comma - start)));
+        if (comma == std::string_view::npos) return items;
+        start = comma + 1;
+    }
+}
 
 std::string range_error(int64_t v, int64_t min, int64_t max) {
     if (v >= min && v <= max) return {};

@@ -27,6 +27,9 @@ std::string range_error(int64_t v, int64_t min, int64_t max = kMaxSize);
 // one ("must be a positive integer, got 'x'"), or "" when it is.
 std::string read_integer(std::string_view text, int64_t min, int64_t max, int64_t& value);
 
+// The items between commas, without the spaces around them: "1, 16" -> {"1", "16"},
+// "a,,b" -> {"a", "", "b"}, "" -> {""}. The views point into `text`.
+std::vector<std::string_view> split_commas(std::string_view text);
 // "a,b" -> {"a", "b"}; refuses an empty list and empty items ("a,,b"). Errors name `opt`.
 std::vector<std::string> parse_word_list(std::string_view opt, std::string_view text);
 // "1,16,64" -> {1, 16, 64}: a word list of integers in [min, max]. Errors name `opt`.

@@ -95,9 +95,10 @@ std::optional<Backend> find_backend(std::string_view name) {
     return std::nullopt;
 }
 
-std::string backend_names() {
+std::string backend_names(bool recording_only) {
     std::string s;
-    for (const BackendInfo& row : backends()) s += std::string(s.empty() ? "" : ", ") + row.name;
+    for (const BackendInfo& row : backends())
+        if (row.records || !recording_only) s += std::string(s.empty() ? "" : ", ") + row.name;
     return s;
 }
 
@@ -108,14 +109,10 @@ Tensor attention(Backend b, const Tensor& q, const Tensor& k, const Tensor& v, c
     const BackendInfo& row = backend_info(b);
     std::string why;
     if (!row.available(&why)) throw InputError(fmt::format("{}: {}", row.name, why));
-    if (rec != nullptr && !row.records) {
-        std::string recorders;
-        for (const BackendInfo& r : backends())
-            if (r.records) recorders += std::string(recorders.empty() ? "" : ", ") + r.name;
+    if (rec != nullptr && !row.records)
         throw InputError(fmt::format("{} never forms the (Tq, Tk) intermediates; only {} can record them", row.name,
-                                     recorders));
-    }
-    check_attention_inputs(q, k, v, mask, opt);
+                                     backend_names(/*recording_only=*/true)));
+    // every implementation checks its inputs with check_attention_inputs: the same rules and words
     return row.run(q, k, v, mask, opt, rec, threads);
 }
 

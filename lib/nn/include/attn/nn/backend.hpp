@@ -61,8 +61,9 @@ const char* device_name(Device d);           // "cpu" | "cuda"
 const char* precision_name(Precision p);     // "fp32" | "bf16" | "fp16"
 // The backend called `name`, or nothing.
 std::optional<Backend> find_backend(std::string_view name);
-// "reference, flash, flash-bf16, cuda-naive, ...": for messages that list the choices.
-std::string backend_names();
+// "reference, flash, flash-bf16, cuda-naive, ...": for messages that list the choices;
+// with recording_only, the backends that record ("reference, cuda-naive").
+std::string backend_names(bool recording_only = false);
 
 // True when backend b can run here; otherwise *why says why.
 bool backend_available(Backend b, std::string* why = nullptr);

@@ -94,18 +94,24 @@ struct Wire {
     char error[512];
 };
 
+// q, k, v (B, H, T, Dk) ~ N(0, 1), one RNG stream each (filled in parallel);
+// fixed seed: every backend, CPU or GPU, sees the same numbers.
+void random_qkv(const BenchCase& c, Tensor& q, Tensor& k, Tensor& v) {
+    Tensor* ts[3] = {&q, &k, &v};
+    for (Tensor* t : ts) *t = Tensor({c.B, c.H, c.T, c.Dk});
+    parallel_for(3, c.threads, [&](int64_t i, int) {
+        Rng r(c.seed, static_cast<uint64_t>(i));
+        for (float& x : ts[i]->data) x = r.normal();
+    });
+}
+
 // Runs in the child: everything of one case. Never returns.
 [[noreturn]] void child_main(const BenchCase& c, int fd) {
     Wire w{};
     w.err_vs_fp32 = -1;
     try {
-        // q, k, v (B, H, T, Dk) ~ N(0, 1); fixed seed: every backend sees the same numbers.
-        Tensor q({c.B, c.H, c.T, c.Dk}), k({c.B, c.H, c.T, c.Dk}), v({c.B, c.H, c.T, c.Dk});
-        Tensor* ts[3] = {&q, &k, &v};
-        parallel_for(3, c.threads, [&](int64_t i, int) {
-            Rng r(c.seed, static_cast<uint64_t>(i));
-            for (float& x : ts[i]->data) x = r.normal();
-        });
+        Tensor q, k, v;
+        random_qkv(c, q, k, v);
         const Mask mask = c.mask();
         const AttentionOptions opt;
         auto run = [&]() -> Tensor { return attention(c.backend, q, k, v, mask, opt, nullptr, c.threads); };
@@ -163,11 +169,8 @@ struct Wire {
 // (attn/cuda/cuda.hpp); transfers are not counted, unlike the CPU rows' wall time.
 BenchResult run_cuda_case(const BenchCase& c) {
     BenchResult r;
-    const Shape s{c.B, c.H, c.T, c.Dk};
-    Tensor q(s), k(s), v(s);
-    Rng rng(c.seed, 0);
-    for (Tensor* t : {&q, &k, &v})
-        for (auto& x : t->data) x = rng.normal();
+    Tensor q, k, v;
+    random_qkv(c, q, k, v);
     const Mask mask = c.mask();
     try {
         const CudaBenchResult g = bench_attention_cuda(q, k, v, mask, AttentionOptions{},

@@ -672,11 +672,13 @@ std::string variance_svg(const VarianceConfig& cfg, const std::vector<VarianceRo
 
     SvgDocument svg(1000, 520,
                     "attn variance: std of q·k and softmax saturation vs Dk, unscaled and scaled by 1/√Dk");
-    svg.text(500, 28,
-             fmt::format("Why scale by 1/√Dk: spread of q·k and softmax saturation (source {}, {} samples per Dk, T={}, "
-                         "seed {})",
-                         variance_source_name(cfg.source), cfg.samples, cfg.keys, cfg.seed),
+    // the title and, on a line of its own so that both fit the 1000 px width, the run's parameters
+    svg.text(500, 24, "Why scale by 1/√Dk: spread of q·k and softmax saturation",
              {.font_size = 16, .bold = true, .anchor = "middle"});
+    svg.text(500, 42,
+             fmt::format("source {}, {} samples per Dk, T={}, seed {}", variance_source_name(cfg.source), cfg.samples,
+                         cfg.keys, cfg.seed),
+             {.anchor = "middle"});
     std::vector<double> xticks;
     for (const auto* r : un) xticks.push_back(static_cast<double>(r->d_k));
     xticks.erase(std::unique(xticks.begin(), xticks.end()), xticks.end());

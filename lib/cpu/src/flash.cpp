@@ -99,6 +99,9 @@ void run_kernel(const fd::Kernel& kernel, const fd::Args& a, int threads) {
 
 }  // namespace
 
+bool fd::cpu_avx512() { return cpu_has_avx512(); }
+bool fd::cpu_avx2() { return cpu_has_avx2(); }
+
 std::vector<std::string> flash_kernels() {
     std::vector<std::string> names;
     for (const fd::Kernel* k : available()) names.emplace_back(k->name);
@@ -112,12 +115,16 @@ const fd::Kernel* for_size(const fd::Kernel* k, const fd::Args& a) {
 }
 
 Tensor attention_flash_with(std::string_view kernel, const Tensor& q, const Tensor& k, const Tensor& v,
-                            const Mask& mask, const AttentionOptions& opt, int threads) {
+                            const Mask& mask, const AttentionOptions& opt, int threads, Tensor* lse) {
     const fd::Kernel* kern = find_kernel(kernel);
     fd::Args a = make_args(q, k, v, mask, opt);
     if (kernel == "auto") kern = for_size(kern, a);
     Tensor out({a.B, a.H, a.Tq, a.Dv});  // (B, H, Tq, Dv)
     a.q = q.ptr(), a.k = k.ptr(), a.v = v.ptr(), a.out = out.ptr();
+    if (lse != nullptr) {
+        *lse = Tensor({a.B, a.H, a.Tq});  // (B, H, Tq)
+        a.lse = lse->ptr();
+    }
     run_kernel(*kern, a, threads);
     return out;
 }

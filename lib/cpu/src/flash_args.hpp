@@ -16,12 +16,14 @@
 namespace attn::flash_detail {
 
 constexpr float kLog2e = 1.4426950408889634f;
+constexpr float kLn2 = 0.6931471805599453f;
 
 struct Args {
     const float* q = nullptr;  // (B, H, Tq, Dk)
     const float* k = nullptr;  // (B, H, Tk, Dk)
     const float* v = nullptr;  // (B, H, Tk, Dv)
     float* out = nullptr;      // (B, H, Tq, Dv)
+    float* lse = nullptr;      // (B, H, Tq) or nullptr: the row log-sum-exp, natural log, for the backward
     int64_t B = 0, H = 0, Tq = 0, Tk = 0, Dk = 0, Dv = 0;
     const Mask* mask = nullptr;  // checked for these sizes; a kernel reads batch row b as mask->row(b, Tk)
     float qscale = 1.0f;       // scale factor * log2(e), applied to q
@@ -55,6 +57,10 @@ struct Kernel {
 // T <= 4096 (2 MiB) the larger blocks bring nothing and waste more on causal
 // diagonals (89 vs 93).
 constexpr double kLongKeysBytes = 4.0 * 1024 * 1024;
+
+// What this CPU has (flash.cpp; __builtin_cpu_supports): AVX-512 F/DQ/BW/VL, AVX2 with FMA.
+bool cpu_avx512();
+bool cpu_avx2();
 
 // Defined in flash_generic.cpp / flash_avx2.cpp / flash_avx512.cpp / flash_bf16.cpp.
 // The AVX ones return nullptr when this build cannot produce them.

@@ -353,6 +353,12 @@ struct FlashF32 {
             const float inv = l[i] > 0.0f ? 1.0f / l[i] : 0.0f;
             for (int64_t e = 0; e < Dv; ++e) out[i * Dv + e] = OT[e * BQ + i] * inv;
         }
+        // pass 6 (when asked, for the backward): L = ln sum_j e^{s_j} = (m + log2 l) ln 2,
+        // the masked scaled scores s in natural units; -inf for a row with no weight.
+        if (a.lse != nullptr) {
+            float* lse = a.lse + bh * a.Tq + i0;
+            for (int i = 0; i < nq; ++i) lse[i] = l[i] > 0.0f ? (m[i] + std::log2(l[i])) * kLn2 : kNegInf;
+        }
     }
 };
 

@@ -6,6 +6,7 @@
 
 #include "attn/core/errors.hpp"
 #include "attn/cpu/flash.hpp"
+#include "attn/cpu/flash_backward.hpp"
 
 namespace attn {
 namespace {
@@ -34,6 +35,12 @@ Tensor run_flash(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& 
     return attention_flash(q, k, v, mask, opt, threads);
 }
 
+AttentionGrads run_flash_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask,
+                                  const AttentionOptions& opt, const Tensor& dout, AttentionBackwardRecord*,
+                                  int threads) {
+    return attention_flash_backward(q, k, v, mask, opt, dout, threads);
+}
+
 Tensor run_flash_bf16(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask,
                       const AttentionOptions& opt, AttentionRecord*, int threads) {
     return attention_flash_bf16(q, k, v, mask, opt, threads);
@@ -56,7 +63,7 @@ std::vector<BackendInfo> make_table() {
          run_reference_backward, /*backward_records=*/true},
         {Backend::Flash, "flash", cpu, false, Precision::F32,
          "tiled, online softmax, no (T, T) matrix", always,
-         run_flash, none},
+         run_flash, none, run_flash_backward},
         {Backend::FlashBf16, "flash-bf16", cpu, false, Precision::BF16,
          "flash with bf16 products (AVX-512 BF16)", bf16_here,
          run_flash_bf16, none},

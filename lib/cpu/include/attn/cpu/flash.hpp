@@ -30,8 +30,14 @@ std::vector<std::string> flash_kernels();
 
 // attention_flash with a chosen kernel: "auto" (the best) or a name from
 // flash_kernels(). Throws InputError for an unknown or unsupported one.
+// lse, when given, receives the row log-sum-exp the backward pass needs
+// (attn/cpu/flash_backward.hpp): (B, H, Tq), L[i] = ln sum_j exp(s_ij) over the
+// scaled, masked scores of row i (natural log; -inf for a row whose weights are
+// all 0: every key masked with fill -inf, or no keys). The weights are then
+// P_ij = exp(s_ij - L_i). Not asking costs nothing: one pointer test per block.
 Tensor attention_flash_with(std::string_view kernel, const Tensor& q, const Tensor& k, const Tensor& v,
-                            const Mask& mask, const AttentionOptions& opt, int threads = 0);
+                            const Mask& mask, const AttentionOptions& opt, int threads = 0,
+                            Tensor* lse = nullptr);
 
 // True when the CPU has AVX-512 BF16 (vdpbf16ps) and this build has the kernel.
 bool flash_bf16_supported();

@@ -3,7 +3,9 @@
 // after --warmup runs, GFLOP/s (attention_flops: 4 B H T^2 Dk, about half with
 // --causal), the fraction of the machine's FMA peak and of Eigen's GEMM (both
 // measured in the same run), and the peak memory of the run (measured in a child
-// process; attn/experiments/bench.hpp).
+// process; attn/experiments/bench.hpp). --backward times the backward pass instead
+// (FLOPs: 2.5 x the forward's, FlashAttention's convention) and reports the tiled
+// kernel's scratch.
 #include <unistd.h>
 
 #include <algorithm>
@@ -63,9 +65,11 @@ int run_bench(const BenchOpts& o) {
             std::max({std::pair{T, "--seq"}, {base.B, "--batch"}, {base.H, "--heads"}, {base.Dk, "--d-k"}});
         require_fits_in_memory(opt, io, fmt::format("Q, K, V and the output at B={}, H={}, T={}, Dk={}", base.B,
                                                      base.H, T, base.Dk));
-        // the printed FLOP count (4 B H T^2 Dk; causal: 2 B H T(T+1) Dk), for every run of every implementation
+        // the printed FLOP count (4 B H T^2 Dk; causal: 2 B H T(T+1) Dk; backward: 2.5 x that), for
+        // every run of every implementation
         const double t = static_cast<double>(T), pairs = base.causal ? t * (t + 1) / 2 : t * t;
-        flops += 4.0 * B * H * pairs * Dk * static_cast<double>(impls.size()) * (base.reps + base.warmup);
+        flops += 4.0 * B * H * pairs * Dk * static_cast<double>(impls.size()) * (base.reps + base.warmup) *
+                 (base.backward ? kBackwardFlopFactor : 1.0);
     }
     if (flops > kFlopBudget && !o.yes)
         throw InputError(fmt::format("--seq: the runs would take about {:.1e} FLOPs, above the budget of {:.0e} "
@@ -98,14 +102,19 @@ int run_bench(const BenchOpts& o) {
             c.backend = impl;
             c.T = T;
             std::string skip;
-            if (impl == Backend::Reference) {
-                // The reference holds one (T, T) float32 score matrix per (b, h) it works on.
-                const double need = 4.0 * static_cast<double>(T) * T + 16.0 * c.B * c.H * static_cast<double>(T) * c.Dk;
+            if (base.backward && backend_info(impl).backward == nullptr) {
+                skip = fmt::format("it has no backward pass (backends with one: {})", backward_backend_names());
+            } else if (impl == Backend::Reference) {
+                // The reference holds one (T, T) float32 score matrix per (b, h) it works on; its
+                // backward keeps the forward's five (B, H, T, T) steps and two (T, T) gradients.
+                const double tt = static_cast<double>(T) * T;
+                const double need = (base.backward ? (5.0 * c.B * c.H + 2.0) * 4.0 * tt : 4.0 * tt) +
+                                    16.0 * c.B * c.H * static_cast<double>(T) * c.Dk;
                 if (mem > 0 && need > 0.5 * mem)
                     skip = fmt::format("its (T, T) score matrix needs {} (more than half of the {} of memory)",
                                        format_bytes(need), format_bytes(mem));
             }
-            backend_available(impl, &skip);
+            if (skip.empty()) backend_available(impl, &skip);
             if (!skip.empty()) {
                 notes.push_back(fmt::format("{} T={} skipped: {}", name, T, skip));
                 skipped.push_back({{"impl", name}, {"seq", T}, {"reason", skip}});
@@ -150,6 +159,7 @@ int run_bench(const BenchOpts& o) {
             if (ref_secs.count(row.T) != 0 && row.impl != Backend::Reference)
                 j["speedup_vs_reference"] = ref_secs[row.T] / r.seconds;
             if (r.err_vs_fp32 >= 0) j["err_vs_fp32"] = r.err_vs_fp32;
+            if (r.scratch_bytes >= 0) j["scratch_bytes"] = r.scratch_bytes;
             results.push_back(j);
         }
         const std::vector<std::string> kernels = flash_kernels();
@@ -168,6 +178,8 @@ int run_bench(const BenchOpts& o) {
                                 {"heads", base.H},
                                 {"d_k", base.Dk},
                                 {"causal", base.causal},
+                                {"backward", base.backward},
+                                {"flop_factor", base.backward ? kBackwardFlopFactor : 1.0},
                                 {"reps", base.reps},
                                 {"warmup", base.warmup}}},
                               {"results", results},
@@ -179,9 +191,12 @@ int run_bench(const BenchOpts& o) {
     fmt::print("machine: {} threads; FMA peak {:.1f} GFLOP/s ({} register loop); Eigen sgemm {:.1f} GFLOP/s; "
                "flash kernel {}\n",
                threads, peak.gflops, peak.isa, gemm, flash_kernels().front());
-    fmt::print("B={} H={} Dk={} {}; median of {} runs after {} warm-up; FLOPs = {}\n", base.B, base.H,
-               base.Dk, base.causal ? "causal" : "no mask", base.reps, base.warmup,
-               base.causal ? "2 B H T(T+1) Dk" : "4 B H T^2 Dk");
+    fmt::print("{}B={} H={} Dk={} {}; median of {} runs after {} warm-up; FLOPs = {}{}\n",
+               base.backward ? "backward pass: " : "", base.B, base.H, base.Dk, base.causal ? "causal" : "no mask",
+               base.reps, base.warmup, base.backward ? "2.5 x " : "", base.causal ? "2 B H T(T+1) Dk" : "4 B H T^2 Dk");
+    if (base.backward)
+        fmt::print("  (2.5 x the forward's FLOPs: FlashAttention's convention for the backward, 5 products against 2;\n"
+                   "   flash times the tiled backward from saved O and L; reference recomputes its forward inside)\n");
     fmt::print("{:<11}{:>7}{:>11}{:>10}{:>8}{:>8}{:>8}{:>11}{:>8}{:>6}{:>9}\n", "impl", "T", "seconds", "GFLOP/s", "%FMA",
                "xGEMM", "xref", "peak RSS", "RSS/io", "CPU", "%FMAcpu");
     for (const auto& row : rows) {
@@ -198,6 +213,11 @@ int run_bench(const BenchOpts& o) {
         if (row.r.err_vs_fp32 >= 0)
             fmt::print("{} T={}: max |{} - fp32| / max |fp32| = {:.2e}\n", backend_name(row.impl), row.T,
                        precision_name(backend_info(row.impl).precision), row.r.err_vs_fp32);
+    for (const auto& row : rows)
+        if (row.r.scratch_bytes >= 0)
+            fmt::print("{} T={}: backward scratch {} ({:.2f} x the bytes of Q, K, V, O, dO and the gradients)\n",
+                       backend_name(row.impl), row.T, format_bytes(row.r.scratch_bytes),
+                       row.r.scratch_bytes / row.r.io_bytes);
     for (const auto& n : notes) fmt::print("note: {}\n", n);
     fmt::print("peak RSS: VmHWM of a child process that holds Q, K, V (and the output); RSS/io = that / bytes of Q, K, V, out\n"
                "CPU: CPU time / (wall time x threads); below 100% the cores were shared with other work (reference: 1 thread)\n"
@@ -241,6 +261,9 @@ attn::cli::Command reg{
             ->type_name("S")
             ->capture_default_str()
             ->check(seed_validator());
+        sub.add_flag("--backward", c.backward,
+                     "time the backward pass (dQ, dK, dV for a random dO) instead; its FLOPs are counted as 2.5 x "
+                     "the forward's (FlashAttention's convention); flash's row also reports its scratch memory");
         sub.add_flag("--json", o->json, "print one attn-bench JSON document");
         sub.add_flag("--yes", o->yes, fmt::format("run even when all runs together exceed {:.0e} FLOPs", kFlopBudget));
         sub.footer(fmt::format("Budget: a bench whose runs (every --seq x --impl, --warmup + --reps each) add up to more "

@@ -56,6 +56,33 @@ TEST_CASE("attn bench --json: a quick size parses with every implementation's fi
     }
 }
 
+TEST_CASE("attn bench --backward --json: reference and flash timed, FLOPs 2.5 x the forward's, flash's scratch") {
+    const Run r = run_attn("bench --backward --seq 48,100 --heads 2 --d-k 16 --reps 2 --warmup 0 --threads 2 --json");
+    REQUIRE(r.code == 0);
+    const auto doc = nlohmann::json::parse(r.out);
+    CHECK(doc["config"]["backward"] == true);
+    CHECK(doc["config"]["flop_factor"].get<double>() == 2.5);
+    const auto& res = doc["results"];
+    REQUIRE(res.size() == 4u);  // reference and flash at both lengths; flash-bf16 has no backward
+    for (const auto& x : res) {
+        INFO(x.dump());
+        CHECK(x["seconds"].get<double>() > 0);
+        const double T = x["seq"].get<double>();
+        CHECK(x["flops"].get<double>() == doctest::Approx(2.5 * 4.0 * 2 * T * T * 16));
+        if (x["impl"] == "flash") {
+            CHECK(x["scratch_bytes"].get<double>() > 0);
+            CHECK(x.contains("speedup_vs_reference"));
+        } else {
+            CHECK(x["impl"] == "reference");
+            CHECK(!x.contains("scratch_bytes"));
+        }
+    }
+    bool bf16_said = false;
+    for (const auto& x : doc["skipped"])
+        if (x["impl"] == "flash-bf16") bf16_said = x["reason"].get<std::string>().find("no backward") != std::string::npos;
+    CHECK(bf16_said);
+}
+
 TEST_CASE("attn bench: bad input exits 2 with a one-line error naming the option") {
     const std::pair<const char*, const char*> bad[] = {
         {"bench --seq ''", "--seq"},          {"bench --seq 64,x", "--seq"},   {"bench --seq 0", "--seq"},
@@ -79,6 +106,14 @@ TEST_CASE("bench helpers: median, flop count, bad sizes and a backend that canno
     CHECK(attn::bench_flops(c) == doctest::Approx(4.0 * 2 * 3 * 100 * 4));
     c.causal = true;  // T(T+1)/2 allowed pairs per head
     CHECK(attn::bench_flops(c) == doctest::Approx(2.0 * 2 * 3 * 10 * 11 * 4));
+    c.backward = true;  // FlashAttention's convention: 2.5 x the forward
+    CHECK(attn::bench_flops(c) == doctest::Approx(2.5 * 2.0 * 2 * 3 * 10 * 11 * 4));
+    c.backend = attn::Backend::FlashBf16;  // no backward pass: reported, not thrown
+    const attn::BenchResult nb = attn::run_case(c);
+    CHECK(!nb.ok);
+    CHECK(nb.error.find("no backward") != std::string::npos);
+    c.backward = false;
+    c.backend = attn::Backend::Flash;
     c.reps = 0;
     CHECK_THROWS_AS(attn::run_case(c), attn::InputError);
     c.reps = 1;

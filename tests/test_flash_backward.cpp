@@ -3,6 +3,7 @@
 // element by element, for every kernel this CPU runs; the log-sum-exp the forward
 // saves for it; bit-identical gradients at any thread count; O(T) scratch.
 #include <algorithm>
+#include <cstdlib>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -26,12 +27,15 @@ namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-// Tolerance: |flash - ref| <= rtol (|ref| + max|ref|) for each gradient tensor,
-// rtol = 1e-5 (checked: the worst scaled error over this file's grid is printed
-// on failure). Why relative to the tensor's largest element and not to each
-// element alone: every gradient element is a sum over Tq or Tk terms of mixed
-// signs (dS sums to 0 over each row), so an element may cancel to ~0 while the
-// rounding of its terms stays at the size of the terms. The two sides differ in
+// Tolerance: |flash - ref| <= rtol (|ref| + M) for every element of dq, dk, dv,
+// M the largest |element| of the three reference gradients, rtol = 1e-5. The
+// worst scaled error over this file's grid is 2.5e-6 here (AVX-512 Zen 4; run
+// with ATTN_TEST_PRINT_WORST=1 to print every case's), and on a failure it is
+// printed. Why relative to M and not to each element alone: every gradient
+// element is a sum over Tq or Tk terms of mixed signs (dS sums to 0 over each
+// row), so an element may cancel to ~0 while the rounding of its terms stays at
+// the size of the terms; and a whole tensor may be ~0 (one key: dq = dk = 0 up
+// to rounding) while dv is not. The two sides differ in
 // summation order (tiles, FMA, a sum of G chunk shares for dQ) and in P: the
 // flash side recomputes P = 2^(s2 - L2) with a polynomial exp2 (relative error
 // < 2e-7) from L saved in float (rounding ~ 1e-7 |L|), so each weight differs by
@@ -64,6 +68,8 @@ void check_grads(const AttentionGrads& got, const AttentionGrads& ref, const std
     const double m = std::max({max_abs(ref.dq), max_abs(ref.dk), max_abs(ref.dv)});
     const Worst q = compare_grad(got.dq, ref.dq, m, rtol), k = compare_grad(got.dk, ref.dk, m, rtol),
                 v = compare_grad(got.dv, ref.dv, m, rtol);
+    if (std::getenv("ATTN_TEST_PRINT_WORST") != nullptr)
+        MESSAGE(what << " worst " << q.scaled << " " << k.scaled << " " << v.scaled);
     INFO(what << ": worst scaled error dq " << q.scaled << ", dk " << k.scaled << ", dv " << v.scaled
               << " (tolerance " << rtol << ")");
     CHECK(q.bad == 0);

@@ -21,6 +21,8 @@
 #include "attn/core/errors.hpp"
 #include "attn/core/parallel.hpp"
 #include "attn/core/rng.hpp"
+#include "attn/cpu/flash.hpp"
+#include "attn/cpu/flash_backward.hpp"
 #include "attn/nn/backend.hpp"
 
 namespace attn {
@@ -65,7 +67,9 @@ double measure_gemm(int threads, int64_t n, double seconds) {
     return best;
 }
 
-double bench_flops(const BenchCase& c) { return attention_flops(c.B, c.H, c.T, c.T, c.Dk, c.Dk, c.mask()); }
+double bench_flops(const BenchCase& c) {
+    return attention_flops(c.B, c.H, c.T, c.T, c.Dk, c.Dk, c.mask()) * (c.backward ? kBackwardFlopFactor : 1.0);
+}
 
 namespace {
 
@@ -90,7 +94,7 @@ struct Wire {
     int ntimes;
     double times[kBenchMaxReps];
     double cpu[kBenchMaxReps];  // process CPU seconds (all threads) of each timed run
-    double peak_rss, base_rss, err_vs_fp32;
+    double peak_rss, base_rss, err_vs_fp32, scratch_bytes;
     char error[512];
 };
 
@@ -109,12 +113,30 @@ void random_qkv(const BenchCase& c, Tensor& q, Tensor& k, Tensor& v) {
 [[noreturn]] void child_main(const BenchCase& c, int fd) {
     Wire w{};
     w.err_vs_fp32 = -1;
+    w.scratch_bytes = -1;
     try {
         Tensor q, k, v;
         random_qkv(c, q, k, v);
         const Mask mask = c.mask();
         const AttentionOptions opt;
-        auto run = [&]() -> Tensor { return attention(c.backend, q, k, v, mask, opt, nullptr, c.threads); };
+        // backward: dO ~ N(0, 1) (its own stream), and for flash the forward's O and L, made once
+        Tensor dout, fwd_out, lse;
+        if (c.backward) {
+            dout = Tensor({c.B, c.H, c.T, c.Dk});
+            Rng r(c.seed, 3);
+            for (float& x : dout.data) x = r.normal();
+            if (c.backend == Backend::Flash) fwd_out = attention_flash_with("auto", q, k, v, mask, opt, c.threads, &lse);
+        }
+        auto run = [&]() -> Tensor {
+            if (!c.backward) return attention(c.backend, q, k, v, mask, opt, nullptr, c.threads);
+            if (c.backend == Backend::Flash) {
+                FlashBackwardStats st;
+                AttentionGrads g = attention_flash_backward(q, k, v, fwd_out, lse, mask, opt, dout, c.threads, "auto", &st);
+                w.scratch_bytes = static_cast<double>(st.scratch_bytes);
+                return std::move(g.dq);
+            }
+            return attention_backward(c.backend, q, k, v, mask, opt, dout, nullptr, c.threads).dq;
+        };
         w.base_rss = proc_status_bytes("VmRSS");
         const int total = c.warmup + c.reps;
         Tensor out;
@@ -137,7 +159,7 @@ void random_qkv(const BenchCase& c, Tensor& q, Tensor& k, Tensor& v) {
             }
         }
         w.peak_rss = proc_status_bytes("VmHWM");
-        if (backend_info(c.backend).precision != Precision::F32) {
+        if (backend_info(c.backend).precision != Precision::F32 && !c.backward) {
             const Tensor ref = attention(Backend::Flash, q, k, v, mask, opt, nullptr, c.threads);
             double emax = 0, rmax = 0;
             for (int64_t n = 0; n < ref.numel(); ++n) {
@@ -192,13 +214,18 @@ BenchResult run_case(const BenchCase& c) {
     if (c.B <= 0 || c.H <= 0 || c.T <= 0 || c.Dk <= 0 || c.reps <= 0 || c.warmup < 0)
         throw InputError("bench: sizes and repetitions must be positive");
     BenchResult res;
+    if (c.backward && backend_info(c.backend).backward == nullptr) {
+        res.error = std::string(backend_name(c.backend)) + " has no backward pass";
+        return res;
+    }
     if (std::string why; !backend_available(c.backend, &why)) {
         res.error = why;
         return res;
     }
     if (backend_info(c.backend).device == Device::Cuda) return run_cuda_case(c);
     res.flops = bench_flops(c);
-    res.io_bytes = 4.0 * 4.0 * static_cast<double>(c.B) * c.H * c.T * c.Dk;  // q, k, v, out
+    // q, k, v, out; backward: q, k, v, O, dO and dq, dk, dv
+    res.io_bytes = (c.backward ? 8.0 : 4.0) * 4.0 * static_cast<double>(c.B) * c.H * c.T * c.Dk;
     int fds[2];
     if (::pipe(fds) != 0) {
         res.error = "pipe() failed";
@@ -249,6 +276,7 @@ BenchResult run_case(const BenchCase& c) {
     res.peak_rss_bytes = w.peak_rss;
     res.base_rss_bytes = w.base_rss;
     res.err_vs_fp32 = w.err_vs_fp32;
+    res.scratch_bytes = w.scratch_bytes;
     return res;
 }
 

@@ -16,6 +16,14 @@
 //                      around the kernels alone (inputs uploaded once, before).
 // FLOPs are attention_flops (attn/core/cost.hpp): 4 B H T^2 Dk (Q K^T and P V,
 // a multiply-add = 2), and with a causal mask only the T(T+1)/2 allowed pairs.
+// A backward case (BenchCase::backward) counts 2.5 times the forward's FLOPs,
+// FlashAttention's convention (five T x T x D products against the forward's
+// two), whatever an implementation really does (the tiled one recomputes S and
+// P; the reference recomputes its whole forward first). What it times:
+//   flash      attention_flash_backward from q, k, v, O, L and dO (the forward
+//              that made O and L runs once before the timed runs)
+//   reference  attention_backward_reference from q, k, v and dO
+// plus, for flash, the kernel's scratch (FlashBackwardStats::scratch_bytes).
 #pragma once
 
 #include <cstdint>
@@ -48,6 +56,7 @@ struct BenchCase {
     int reps = 5, warmup = 1;
     uint64_t seed = 1;
     bool progress = false;  // "\r" progress lines on stderr
+    bool backward = false;  // time the backward pass (dq, dk, dv for a random dO ~ N(0, 1))
 
     Mask mask() const { return causal ? Mask::make_causal() : Mask::none(); }
 };
@@ -66,13 +75,18 @@ struct BenchResult {
     // Median over runs of CPU time / (wall time x threads used): 1.0 when the
     // threads had their cores to themselves; lower when others shared them.
     double cpu_utilization = 0;
-    double cpu_seconds = 0;  // median process CPU time (all threads) of a run     // flash-bf16 only: max |bf16 - fp32 flash| / max |fp32 flash|
+    double cpu_seconds = 0;  // median process CPU time (all threads) of a run
+    double scratch_bytes = -1;  // backward flash only: the kernel's one scratch allocation
 };
 
-// attention_flops of the case (Dv = Dk, its mask).
+// FlashAttention's count of a backward pass: this many times the forward's FLOPs.
+inline constexpr double kBackwardFlopFactor = 2.5;
+
+// attention_flops of the case (Dv = Dk, its mask), times kBackwardFlopFactor for a backward case.
 double bench_flops(const BenchCase& c);
 // Throws InputError for sizes that are not positive; a backend that cannot run
-// here is a result with ok = false and the reason in error.
+// here (or, for a backward case, has no backward pass) is a result with
+// ok = false and the reason in error.
 BenchResult run_case(const BenchCase& c);
 
 double median(std::vector<double> v);

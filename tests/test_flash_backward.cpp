@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include "attn/core/attention.hpp"
 #include "attn/core/attention_backward.hpp"
@@ -90,8 +91,7 @@ struct Case {
 };
 
 std::string name_of(const Case& c) {
-    return "B" + std::to_string(c.B) + " H" + std::to_string(c.H) + " Tq" + std::to_string(c.Tq) + " Tk" +
-           std::to_string(c.Tk) + " Dk" + std::to_string(c.Dk) + " Dv" + std::to_string(c.Dv);
+    return fmt::format("B{} H{} Tq{} Tk{} Dk{} Dv{}", c.B, c.H, c.Tq, c.Tk, c.Dk, c.Dv);
 }
 
 // Every mask kind of the forward's tests; batch row 1 of "pad" has no keys at all

@@ -175,8 +175,12 @@ MhaGrads MultiHeadAttention::backward(const ForwardRecord& fwd, const Tensor& do
                                            want_rec ? &arec : nullptr, threads);
     emit("dV_heads", "Pdᵀ·d_head_out", ag.dv);
     if (want_rec) {
-        emit("d_dropped", "d_head_out·Vᵀ", arec.d_weights_dropped);
-        if (opt.train && opt.dropout > 0) emit("d_weights", "d_dropped ∘ keep / (1 - p)", arec.d_weights);
+        if (opt.train && opt.dropout > 0) {
+            emit("d_dropped", "d_head_out·Vᵀ", arec.d_weights_dropped);
+            emit("d_weights", "d_dropped ∘ keep / (1 - p)", arec.d_weights);
+        } else {
+            emit("d_weights", "d_head_out·Vᵀ", arec.d_weights);
+        }
         emit("d_scores", "P ∘ (d_weights − rowsum(P ∘ d_weights)), 0 where masked", arec.d_scores);
     }
     const bool cosine = opt.scale.kind == ScaleKind::Cosine;

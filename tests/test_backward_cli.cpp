@@ -131,3 +131,30 @@ TEST_CASE("backward cli: bad input is one line, exit 2, before any work") {
                        "overflow float32 in the backward pass");
     std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("backward cli: the README's trace excerpt is what the command prints") {
+    // README: "An excerpt of `attn forward --backward --trace ...` (the output of that command):" then a ``` block
+    const std::string readme = read_file(test::source_path("README.md"));
+    const std::string intro = "An excerpt of\n`attn forward --backward --trace";
+    const size_t at = readme.find(intro);
+    REQUIRE(at != std::string::npos);
+    const size_t cmd_end = readme.find('`', at + intro.size());
+    const std::string args = readme.substr(at + intro.size() - std::string("forward --backward --trace").size(),
+                                           cmd_end - (at + intro.size()) + std::string("forward --backward --trace").size());
+    const size_t open = readme.find("```\n", cmd_end), close = readme.find("\n```", open + 4);
+    REQUIRE(open != std::string::npos);
+    REQUIRE(close != std::string::npos);
+    const auto r = test::run_attn(args);
+    REQUIRE(r.code == 0);
+    int lines = 0;
+    size_t p = open + 4;
+    while (p < close) {
+        const size_t e = std::min(readme.find('\n', p), close);
+        const std::string line = readme.substr(p, e - p);
+        INFO(args << ": " << line);
+        CHECK(r.out.find(line) != std::string::npos);
+        ++lines;
+        p = e + 1;
+    }
+    CHECK(lines >= 10);
+}

@@ -52,13 +52,14 @@ constexpr int64_t kMinItems = 16;
 // Rows per work item of passes 0 and 8.
 constexpr int64_t kRowsPerItem = 256;
 
-constexpr float kNormEps = 1e-12f;  // F.normalize's eps, as l2_normalize_rows
+// F.normalize's eps, the one l2_normalize_rows and the reference backward use.
+constexpr double kNormEps = kL2NormalizeEps;
 
 // 1 / max(|x|, eps), the sum of squares in double as in l2_normalize_rows.
 float inv_norm(const float* x, int64_t n) {
     double ss = 0;
     for (int64_t d = 0; d < n; ++d) ss += static_cast<double>(x[d]) * x[d];
-    return 1.0f / static_cast<float>(std::max(std::sqrt(ss), static_cast<double>(kNormEps)));
+    return 1.0f / static_cast<float>(std::max(std::sqrt(ss), kNormEps));
 }
 
 // dx̂ -> dx through x̂ = x r, r = 1 / max(|x|, eps), in place:
@@ -67,7 +68,7 @@ void normalize_backward(float* dx, const float* x, int64_t n) {
     double ss = 0;
     for (int64_t d = 0; d < n; ++d) ss += static_cast<double>(x[d]) * x[d];
     const double norm = std::sqrt(ss);
-    const float r = 1.0f / static_cast<float>(std::max(norm, static_cast<double>(kNormEps)));
+    const float r = 1.0f / static_cast<float>(std::max(norm, kNormEps));
     if (norm <= kNormEps) {
         for (int64_t d = 0; d < n; ++d) dx[d] *= r;
         return;

@@ -111,7 +111,8 @@ int run_bench(const BenchOpts& o) {
                 const double need = (base.backward ? (5.0 * c.B * c.H + 2.0) * 4.0 * tt : 4.0 * tt) +
                                     16.0 * c.B * c.H * static_cast<double>(T) * c.Dk;
                 if (mem > 0 && need > 0.5 * mem)
-                    skip = fmt::format("its (T, T) score matrix needs {} (more than half of the {} of memory)",
+                    skip = fmt::format("{} needs {} (more than half of the {} of memory)",
+                                       base.backward ? "its backward's (B, H, T, T) tensors" : "its (T, T) score matrix",
                                        format_bytes(need), format_bytes(mem));
             }
             if (skip.empty()) backend_available(impl, &skip);
@@ -219,10 +220,10 @@ int run_bench(const BenchOpts& o) {
                        backend_name(row.impl), row.T, format_bytes(row.r.scratch_bytes),
                        row.r.scratch_bytes / row.r.io_bytes);
     for (const auto& n : notes) fmt::print("note: {}\n", n);
-    fmt::print("peak RSS: VmHWM of a child process that holds Q, K, V (and the output); RSS/io = that / bytes of Q, K, V, out\n"
+    fmt::print("peak RSS: VmHWM of a child process that holds Q, K, V (and the output); RSS/io = that / bytes of Q, K, V, out{}\n"
                "CPU: CPU time / (wall time x threads); below 100% the cores were shared with other work (reference: 1 thread)\n"
                "%FMAcpu: GFLOP per CPU-second / the FMA loop's GFLOP per CPU-second ({:.1f}): efficiency while running\n",
-               peak.gflops_per_cpu);
+               base.backward ? " (backward: and dO, O, dQ, dK, dV)" : "", peak.gflops_per_cpu);
     return 0;
 }
 

@@ -56,12 +56,15 @@ std::string json_float(float v, JsonNonFinite nonfinite = JsonNonFinite::literal
 // Appends a tensor's flat data as a JSON array.
 void append_json_floats(std::string& out, const float* p, int64_t n, JsonNonFinite nonfinite = JsonNonFinite::literal);
 
-// Writes `content` to `path` whole or not at all: a temp file in the same
-// folder, flushed, then renamed over the target (over the file a symlink points
-// to; the link stays). An existing device or FIFO is written in place, never
-// replaced; a folder is refused. path "-" writes stdout. TERM, INT and HUP
-// (where their action is still the default) remove the temp file, then end the
-// process as the signal would have.
+// Writes `content` to `path` whole or not at all: a temp file ".attn.XXXXXX" in
+// the target's folder (short, so a legal 255-byte name still works), flushed,
+// then renamed over the target. Through a symlink the file it points to is
+// replaced, or created when the link dangles (as `cat > link` would); the link
+// stays. An existing device or FIFO is written in place, never replaced; a
+// folder is refused. path "-" writes stdout. TERM, INT and HUP (where their
+// action is still the default) remove the temp file, then end the process as
+// the signal would have; they are held while the temp file is created and
+// named, and from the rename on, so no signal can leave one behind.
 // Throws InputError naming the path if it cannot be written.
 void write_file_atomic(const std::string& path, std::string_view content);
 std::string read_file(const std::string& path);  // throws InputError naming the path

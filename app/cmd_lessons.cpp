@@ -131,11 +131,18 @@ int run_one(const RunFlags& f) {
         throw attn::InputError(fmt::format("--svg: lesson '{}' draws no heatmap (lessons with heatmaps: {})", lesson.slug, with));
     }
     if (!f.svg.empty()) attn::cli::require_writable("--svg", f.svg);  // before the lesson runs, not after
+    // --json has stdout for the record (and the lesson prints no text); --svg - takes it for the SVG
+    // and sends the lesson's text to stderr.
+    const attn::cli::TextOut text({{"--json", f.json}, {"--svg -", f.svg == "-"}});
     bool pausing = false;
-    const auto opt = make_options(f, pausing);
+    auto opt = make_options(f, pausing);
+    if (!text.on_stdout()) {
+        opt.color = false;
+        opt.pause = nullptr;
+    }
     attn::lessons::LessonResult r;
     try {
-        r = attn::lessons::run_lesson(lesson, opt, std::cout);
+        r = attn::lessons::run_lesson(lesson, opt, text.stream());
     } catch (const StopTour&) {
         std::cout << "\n";
         return 0;
@@ -147,7 +154,7 @@ int run_one(const RunFlags& f) {
         so.title = fmt::format("attn lesson {} ({}): attention weights", lesson.number, lesson.title);
         so.subtitle = fmt::format("each panel: rows are queries, columns are keys; seed {}", f.seed);
         attn::cli::with_option("--svg", [&] { attn::write_file_atomic(f.svg, attn::heatmap_svg(r.panels, so)); });
-        if (!f.json) std::cout << fmt::format("  wrote {} ({} heatmap{})\n", f.svg, r.panels.size(), r.panels.size() == 1 ? "" : "s");
+        if (!f.json && f.svg != "-") text.stream() << fmt::format("  wrote {} ({} heatmap{})\n", f.svg, r.panels.size(), r.panels.size() == 1 ? "" : "s");
     }
     if (f.json) std::cout << r.record.dump(2) << "\n";
     return report_failures(r.failed);
@@ -159,7 +166,7 @@ const attn::cli::Command lesson_cmd{
         auto f = std::make_shared<RunFlags>();
         sub.add_option("name", f->name, "Lesson number or name (see `attn lessons`)")->required();
         add_common(sub, *f);
-        sub.add_option("--svg", f->svg, "Also write the lesson's heatmaps to this SVG file");
+        sub.add_option("--svg", f->svg, "Also write the lesson's heatmaps to this SVG file (- for stdout: the text goes to stderr)");
         return [f] { return run_one(*f); };
     }};
 

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <memory>
 #include <numeric>
+#include <sys/stat.h>
 
 #include <fmt/format.h>
 
@@ -19,6 +20,7 @@
 #include "attn/viz/heatmap.hpp"
 #include "attn/model/tokenizer.hpp"
 #include "command.hpp"
+#include "memory.hpp"
 #include "options.hpp"
 #include "parse.hpp"
 
@@ -77,6 +79,17 @@ Prepared prepare(const CommonOpts& o) {
     return p;
 }
 
+// Bytes of a file, 0 when it cannot be read (the loader then names the problem).
+double file_size(const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 ? static_cast<double>(st.st_size) : 0.0;
+}
+
+// Bytes of one heatmap cell in the SVG text: a <rect> with its position, colour
+// and a <title> "query → key: 0.123"; measured about 130 with word-sized tokens
+// (tests/test_memory.cpp), so this leaves room for longer ones.
+constexpr double kSvgBytesPerCell = 240;
+
 void check_index(const char* opt, int64_t v, int64_t n, const char* what) {
     if (v < -1 || v >= n)
         throw InputError(fmt::format("{}: must be in [0, {}] (the model has {} {}), got {}", opt, n - 1, n, what, v));
@@ -90,38 +103,53 @@ std::string label(const std::string& s, size_t w) {
 }
 
 int run_attention(const CommonOpts& co, const AttentionCmd& o) {
+    // --dump - or --svg - has stdout; the tables and heatmaps then go to stderr.
+    const TextOut text({{"--svg -", o.svg == "-"}, {"--dump -", o.dump == "-"}});
     const Prepared p = prepare(co);
     check_index("--layer", o.layer, p.config.layers, "layers");
     check_index("--head", o.head, p.config.heads, "heads");
     if (o.head >= 0 && o.layer < 0) throw InputError("--head: needs --layer too (a head belongs to a layer)");
     if (!o.svg.empty()) require_writable("--svg", o.svg);
     if (!o.dump.empty()) require_writable("--dump", o.dump);
+    {
+        // The weights (the file, and the model built from it), the forward pass's
+        // attention [layers][1, H, T, T], and what --dump (a copy of it all, then
+        // its JSON text) and --svg (every cell drawn) add. T is at most max_len (512).
+        const double T = static_cast<double>(p.enc.ids.size()), weights = static_cast<double>(file_size(p.files.weights));
+        const double cells = static_cast<double>(p.config.layers * p.config.heads) * T * T;
+        double need = kProgramBytes + 2.0 * weights + 4.0 * 2.0 * cells + 4.0 * 64.0 * T * static_cast<double>(p.config.hidden);
+        if (!o.dump.empty()) need += cells * (4.0 + kJsonBytesPerFloat);
+        if (!o.svg.empty()) need += cells * kSvgBytesPerCell;
+        require_fits_in_memory(!o.dump.empty() ? "--dump" : !o.svg.empty() ? "--svg" : "--text", need,
+                               fmt::format("the attention of {} tokens in {} layers x {} heads", T, p.config.layers,
+                                           p.config.heads));
+    }
     const BertModel m = BertModel::load(p.files);
     const BertOutput out = m.forward({p.enc.ids});
     const auto& tokens = p.enc.tokens;
     const int64_t T = static_cast<int64_t>(tokens.size()), H = p.config.heads, L = p.config.layers;
 
-    fmt::print("attn model attention: {} tokens: {}\n", T, fmt::join(tokens, " "));
+    text.print("attn model attention: {} tokens: {}\n", T, fmt::join(tokens, " "));
     // Where the weight goes, per layer: the "attention sinks" [CLS], [SEP], punctuation.
-    fmt::print("\nshare of all attention weight (mean over heads and query tokens) received by:\n");
-    fmt::print("{:>7} {:>7} {:>7} {:>7} {:>7}   {}\n", "layer", "[CLS]", "[SEP]", "punct", "other", "top receiver");
+    text.print("\nshare of all attention weight (mean over heads and query tokens) received by:\n");
+    text.print("{:>7} {:>7} {:>7} {:>7} {:>7}   {}\n", "layer", "[CLS]", "[SEP]", "punct", "other", "top receiver");
     for (int64_t l = 0; l < L; ++l) {
         const Sinks s = layer_sinks(out.attentions[static_cast<size_t>(l)], 0, tokens);
-        fmt::print("{:>7} {:>6.0f}% {:>6.0f}% {:>6.0f}% {:>6.0f}%   {} ({:.0f}%)\n", l, 100 * s.cls, 100 * s.sep,
+        text.print("{:>7} {:>6.0f}% {:>6.0f}% {:>6.0f}% {:>6.0f}%   {} ({:.0f}%)\n", l, 100 * s.cls, 100 * s.sep,
                    100 * s.punct, 100 * s.other, tokens[s.top], 100 * s.per_key[s.top]);
     }
     if (o.layer >= 0) {
         HeatmapStyle style;
-        style.color = stdout_color(o.no_color);
+        style.color = text.color(o.no_color);
         const Tensor& w = out.attentions[static_cast<size_t>(o.layer)];  // (1, H, T, T)
-        fmt::print("\nrows: query tokens; columns: the keys each row spreads its weight over (each row sums to 1)\n");
+        text.print("\nrows: query tokens; columns: the keys each row spreads its weight over (each row sums to 1)\n");
         for (int64_t h = 0; h < H; ++h)
             if (o.head < 0 || o.head == h)
-                fmt::print("\n{}", render_heatmap(make_panel(fmt::format("layer {}, head {}", o.layer, h),
+                text.print("\n{}", render_heatmap(make_panel(fmt::format("layer {}, head {}", o.layer, h),
                                                              w.ptr() + h * T * T, T, T, tokens, tokens),
                                                   style));
     } else {
-        fmt::print("\nPick a head for its heatmap: --layer L --head H (L in 0..{}, H in 0..{}); --svg FILE draws them.\n",
+        text.print("\nPick a head for its heatmap: --layer L --head H (L in 0..{}, H in 0..{}); --svg FILE draws them.\n",
                    L - 1, H - 1);
     }
     if (!o.svg.empty()) {
@@ -136,7 +164,7 @@ int run_attention(const CommonOpts& co, const AttentionCmd& o) {
         so.title = "all-MiniLM-L6-v2 attention weights (rows: queries, columns: keys)";
         so.subtitle = co.text;
         with_option("--svg", [&] { write_file_atomic(o.svg, heatmap_svg(panels, so)); });
-        fmt::print("wrote {} ({} heatmaps)\n", o.svg, panels.size());
+        if (o.svg != "-") text.print("wrote {} ({} heatmaps)\n", o.svg, panels.size());
     }
     if (!o.dump.empty()) {
         Dump d;
@@ -150,7 +178,7 @@ int run_attention(const CommonOpts& co, const AttentionCmd& o) {
         d.tensors["attention"] = std::move(all);
         d.order.push_back("attention");
         with_option("--dump", [&] { write_file_atomic(o.dump, dump_to_string(d, o.json_nonfinite)); });
-        if (o.dump != "-") fmt::print("wrote {} (attention [{}, 1, {}, {}, {}] and the tokens)\n", o.dump, L, H, T, T);
+        if (o.dump != "-") text.print("wrote {} (attention [{}, 1, {}, {}, {}] and the tokens)\n", o.dump, L, H, T, T);
     }
     return 0;
 }
@@ -387,9 +415,9 @@ const Command reg{
         common(a, nullptr);
         a->add_option("--layer", ao->layer, "layer to show (0-based)");
         a->add_option("--head", ao->head, "head to show (0-based; needs --layer)");
-        a->add_option("--svg", ao->svg, "draw the heatmaps (all, the layer's, or one) to FILE");
+        a->add_option("--svg", ao->svg, "draw the heatmaps (all, the layer's, or one) to FILE (- for stdout: the text goes to stderr)");
         a->add_flag("--no-color", ao->no_color, "no ANSI colour (also off when stdout is not a TTY or NO_COLOR is set)");
-        a->add_option("--dump", ao->dump, "write every layer and head ([layers, 1, H, T, T]) and the tokens as JSON");
+        a->add_option("--dump", ao->dump, "write every layer and head ([layers, 1, H, T, T]) and the tokens as JSON to FILE (- for stdout: the text goes to stderr; attn view reads it)");
         add_json_nonfinite(*a, ao->json_nonfinite);
         CLI::App* e = sub.add_subcommand("entropy", "per-head entropy and head-to-head similarity, trained vs random weights");
         common(e, nullptr);

@@ -4,10 +4,14 @@
 #include <charconv>
 #include <cstdint>
 #include <filesystem>
+#include <iostream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "attn/core/cost.hpp"
 #include "attn/core/utf8.hpp"
+#include "command.hpp"
+#include "memory.hpp"
 
 namespace attn::cli {
 
@@ -24,6 +28,22 @@ void require_writable(std::string_view opt, const std::string& path) {
     if (access(dir.c_str(), W_OK) != 0)
         throw InputError(fmt::format("{}: cannot write '{}': folder '{}' is not writable", opt, path, dir.string()));
 }
+
+TextOut::TextOut(const std::vector<StdoutClaim>& claims) {
+    const StdoutClaim* first = nullptr;
+    for (const StdoutClaim& c : claims) {
+        if (!c.claims) continue;
+        if (first != nullptr)
+            throw InputError(fmt::format("{} and {}: both would write to standard output; send one to a file",
+                                         first->option, c.option));
+        first = &c;
+    }
+    if (first != nullptr) file_ = stderr;
+}
+
+std::ostream& TextOut::stream() const { return on_stdout() ? std::cout : std::cerr; }
+
+bool TextOut::color(bool no_color_flag) const { return on_stdout() && stdout_color(no_color_flag); }
 
 CLI::Validator integer_in(int64_t min, int64_t max) {
     return CLI::Validator(
@@ -75,10 +95,19 @@ double physical_memory_bytes() {
 }
 
 void require_fits_in_memory(std::string_view opt, double bytes, std::string_view what) {
-    const double have = physical_memory_bytes();
-    if (have > 0 && bytes > 0.8 * have)
-        throw InputError(fmt::format("{}: {} would need {} but this machine has {} of memory", opt, what,
-                                     format_bytes(bytes), format_bytes(have)));
+    const MemoryLimit limit = memory_limit_here();
+    if (limit.bytes > 0 && bytes > kMemoryHeadroom * limit.bytes)
+        throw InputError(fmt::format("{}: {} would need {}, more than {:.0f}% of the {} this process may use ({})", opt,
+                                     what, format_bytes(bytes), 100 * kMemoryHeadroom, format_bytes(limit.bytes),
+                                     limit.source));
+}
+
+void require_dump_fits_in_memory(std::string_view opt, const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;  // the reader names what is wrong
+    const double size = static_cast<double>(st.st_size);
+    require_fits_in_memory(opt, kProgramBytes + kDumpReadBytesPerFileByte * size,
+                           fmt::format("reading {} ({} of JSON)", opt == path ? "it" : "'" + path + "'", format_bytes(size)));
 }
 
 }  // namespace attn::cli

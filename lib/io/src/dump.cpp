@@ -50,6 +50,10 @@ void append_json_floats(std::string& out, const float* p, int64_t n, JsonNonFini
 
 std::string dump_to_string(const Dump& d, JsonNonFinite nonfinite) {
     std::string out;
+    // Reserved once: growing by doubling would hold the old and the new text at once.
+    double floats = 0;
+    for (const auto& [n, t] : d.tensors) floats += static_cast<double>(t.data.size());
+    out.reserve(static_cast<size_t>(floats * kJsonBytesPerFloat) + 256 * (d.tensors.size() + 1) + d.config.dump().size());
     out += "{\n  \"format\": " + nlohmann::json(d.format).dump();
     out += ",\n  \"version\": " + std::to_string(d.version);
     out += ",\n  \"config\": " + d.config.dump();
@@ -339,12 +343,12 @@ void write_file_atomic(const std::string& path, std::string_view content) {
     install_temp_cleanup();
     // TERM, INT and HUP wait while the file is created and its name recorded, so no
     // signal falls between the two and leaves a temp file the handler does not know.
+    // The mask is this thread's: attn writes when its worker threads have ended
+    // (parallel_for joins them), so no other thread can take the signal meanwhile.
     sigset_t cleanup_signals, previous;
     sigemptyset(&cleanup_signals);
     for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&cleanup_signals, sig);
     ::pthread_sigmask(SIG_BLOCK, &cleanup_signals, &previous);
-    // The mask is this thread's: attn writes when its worker threads have ended
-    // (parallel_for joins them), so no other thread can take the signal meanwhile.
     std::memcpy(g_temp_path, tmpl.c_str(), tmpl.size() + 1);
     const int fd = mkstemp(g_temp_path);
     const int mkstemp_errno = errno;
@@ -356,14 +360,14 @@ void write_file_atomic(const std::string& path, std::string_view content) {
     if (e == 0 && ::fsync(fd) != 0) e = errno;
     if (::close(fd) != 0 && e == 0) e = errno;
     if (e == 0) ::chmod(tmp.c_str(), 0644);
-    if (e == 0 && std::rename(tmp.c_str(), target.c_str()) != 0) e = errno;
-    if (e != 0) ::unlink(tmp.c_str());
-    g_temp_active = 0;
-    if (e != 0) throw_unwritable(path, e);
     // Held again from the rename until the name is forgotten: once renamed, the temp
     // name is free for another writer, whose file the handler must never unlink.
     ::pthread_sigmask(SIG_BLOCK, &cleanup_signals, &previous);
+    if (e == 0 && std::rename(tmp.c_str(), target.c_str()) != 0) e = errno;
+    if (e != 0) ::unlink(tmp.c_str());
+    g_temp_active = 0;
+    ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+    if (e != 0) throw_unwritable(path, e);
 }
 
 }  // namespace attn
-    ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);

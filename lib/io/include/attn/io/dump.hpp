@@ -33,6 +33,15 @@ struct Dump {
 enum class JsonNonFinite { literal, string, null };
 const char* json_nonfinite_name(JsonNonFinite v);  // "literal", "string", "null"
 
+// The most bytes one float takes in a dump's text: the longest shortest-round-trip
+// float ("-1.1754944e-38", 14 characters) or "\"-Infinity\"" (11), and ", ".
+// dump_to_string reserves this much a float once, so the text never grows by copying.
+inline constexpr double kJsonBytesPerFloat = 16;
+// Memory reading a dump takes, per byte of its file, at the peak: the text, its
+// copy with NaN/Infinity quoted, the parsed JSON values (16 bytes each plus the
+// arrays'), and the tensors. Measured with VmHWM in tests/test_memory.cpp.
+inline constexpr double kDumpReadBytesPerFileByte = 5;
+
 // The dump as JSON text.
 std::string dump_to_string(const Dump& d, JsonNonFinite nonfinite = JsonNonFinite::literal);
 // Parses a dump; throws InputError (naming `what`, e.g. the file) on any defect:

@@ -428,8 +428,8 @@ const Command reg{
             ->capture_default_str()
             ->check(seed_validator());
         sub.add_flag("--trace", o->trace, "print every step with its formula and shape");
-        sub.add_option("--dump", o->dump, "write every tensor as JSON to FILE (- for stdout)");
-        add_json_nonfinite(sub, o->json_nonfinite);
+        add_json_nonfinite(sub, o->json_nonfinite,
+                           sub.add_option("--dump", o->dump, "write every tensor as JSON to FILE (- for stdout)"));
         sub.add_option("--input", o->input,
                        "read x (and any of W_q,b_q,...,W_o,b_o) from an attn-dump JSON file instead of random ones; "
                        "the file's config (heads, d_k, d_v, mask, scale, fill, init, dropout, train, bias) and mask "

@@ -26,6 +26,7 @@ struct StopTour {};  // the reader typed q at a pause
 struct RunFlags {
     uint64_t seed = 0;
     bool json = false, no_color = false, step = false;
+    attn::JsonNonFinite json_nonfinite = attn::JsonNonFinite::literal;
     std::string svg;
     std::string name;
     int from = 1;
@@ -35,7 +36,8 @@ void add_common(CLI::App& sub, RunFlags& f) {
     sub.add_option("--seed", f.seed, "Seed for every random tensor the lessons draw")
         ->capture_default_str()
         ->check(attn::cli::seed_validator());
-    sub.add_flag("--json", f.json, "Print a machine-readable record of every figure instead of the text");
+    attn::cli::add_json_nonfinite(
+        sub, f.json_nonfinite, sub.add_flag("--json", f.json, "Print a machine-readable record of every figure instead of the text"));
     sub.add_flag("--no-color", f.no_color, "No ANSI colour (also off when stdout is not a TTY or NO_COLOR is set)");
     sub.add_flag("--step", f.step, "Pause between sections until Enter is pressed (only when stdin and stdout are a TTY)");
 }
@@ -156,7 +158,7 @@ int run_one(const RunFlags& f) {
         attn::cli::with_option("--svg", [&] { attn::write_file_atomic(f.svg, attn::heatmap_svg(r.panels, so)); });
         if (!f.json && f.svg != "-") text.stream() << fmt::format("  wrote {} ({} heatmap{})\n", f.svg, r.panels.size(), r.panels.size() == 1 ? "" : "s");
     }
-    if (f.json) std::cout << r.record.dump(2) << "\n";
+    if (f.json) std::cout << attn::json_text(r.record, 2, f.json_nonfinite) << "\n";
     return report_failures(r.failed);
 }
 
@@ -199,10 +201,9 @@ int run_tour(const RunFlags& f) {
         return 0;
     }
     if (f.json) {
-        std::cout << nlohmann::json{{"format", "attn-tour"}, {"seed", f.seed},     {"lessons", records},
-                                    {"passed", passed},      {"failed", failed}, {"not_supported", unsupported}}
-                         .dump(2)
-                  << "\n";
+        const nlohmann::json tour{{"format", "attn-tour"}, {"seed", f.seed},     {"lessons", records},
+                                    {"passed", passed},      {"failed", failed}, {"not_supported", unsupported}};
+        std::cout << attn::json_text(tour, 2, f.json_nonfinite) << "\n";
     } else {
         std::cout << fmt::format("\nTour done: {} lessons, {} checks passed, {} failed; {} source claims not supported "
                                  "by the numbers.\n",

@@ -39,16 +39,19 @@ struct AttentionCmd {
 };
 struct EntropyCmd {
     bool json = false;
+    JsonNonFinite json_nonfinite = JsonNonFinite::literal;
     uint64_t seed = 0;
     double dup = kNearDuplicateJs;
 };
 struct BenchCmd {
+    JsonNonFinite json_nonfinite = JsonNonFinite::literal;
     std::string batches = "1,32";
     int64_t repeat = 20;
     int threads = 1;
     bool json = false;
 };
 struct ProbeCmd {
+    JsonNonFinite json_nonfinite = JsonNonFinite::literal;
     std::string from, to;
     int64_t top = 0;
     bool json = false;
@@ -221,7 +224,7 @@ int run_entropy(const CommonOpts& co, const EntropyCmd& o) {
                                   {"dup_threshold_nats", o.dup},
                                   {"random_seed", o.seed},
                                   {"models", {side(ft, "trained"), side(fr, "random")}}};
-        fmt::print("{}\n", j.dump(1));
+        fmt::print("{}\n", json_text(j, 1, o.json_nonfinite));
         return 0;
     }
 
@@ -307,7 +310,7 @@ int run_probe(const CommonOpts& co, const ProbeCmd& o) {
         j["heads"] = hr;
         j["mean_weight"] = mean;
         j["heads_preferring"] = prefer;
-        fmt::print("{}\n", j.dump(1));
+        fmt::print("{}\n", json_text(j, 1, o.json_nonfinite));
         return 0;
     }
     fmt::print("attn model probe: {} tokens: {}\n", p.enc.tokens.size(), fmt::join(p.enc.tokens, " "));
@@ -388,7 +391,8 @@ int run_bench(const CommonOpts& co, const BenchCmd& o) {
                        ms.front(), 1000.0 * static_cast<double>(B) / med);
     }
     if (o.json)
-        fmt::print("{}\n", nlohmann::json({{"threads", o.threads}, {"repeat", o.repeat}, {"runs", runs}}).dump());
+        fmt::print("{}\n", json_text(nlohmann::json({{"threads", o.threads}, {"repeat", o.repeat}, {"runs", runs}}), -1,
+                                      o.json_nonfinite));
     return 0;
 }
 
@@ -417,11 +421,13 @@ const Command reg{
         a->add_option("--head", ao->head, "head to show (0-based; needs --layer)");
         a->add_option("--svg", ao->svg, "draw the heatmaps (all, the layer's, or one) to FILE (- for stdout: the text goes to stderr)");
         a->add_flag("--no-color", ao->no_color, "no ANSI colour (also off when stdout is not a TTY or NO_COLOR is set)");
-        a->add_option("--dump", ao->dump, "write every layer and head ([layers, 1, H, T, T]) and the tokens as JSON to FILE (- for stdout: the text goes to stderr; attn view reads it)");
-        add_json_nonfinite(*a, ao->json_nonfinite);
+        add_json_nonfinite(*a, ao->json_nonfinite,
+                           a->add_option("--dump", ao->dump,
+                                         "write every layer and head ([layers, 1, H, T, T]) and the tokens as JSON to "
+                                         "FILE (- for stdout: the text goes to stderr; attn view reads it)"));
         CLI::App* e = sub.add_subcommand("entropy", "per-head entropy and head-to-head similarity, trained vs random weights");
         common(e, nullptr);
-        e->add_flag("--json", eo->json, "machine-readable output");
+        add_json_nonfinite(*e, eo->json_nonfinite, e->add_flag("--json", eo->json, "machine-readable output"));
         e->add_option("--seed", eo->seed, "seed of the random-weight model")
             ->capture_default_str()
             ->check(seed_validator());
@@ -438,7 +444,7 @@ const Command reg{
         pr->add_option("--top", po->top, "show only the first N heads (0: all)")
             ->capture_default_str()
             ->check(integer_in(0));
-        pr->add_flag("--json", po->json, "machine-readable output");
+        add_json_nonfinite(*pr, po->json_nonfinite, pr->add_flag("--json", po->json, "machine-readable output"));
         auto bo = std::make_shared<BenchCmd>();
         CLI::App* bn = sub.add_subcommand("bench", "time the encoder (no attention recording) at batch sizes; --json for scripts");
         bn->add_option("--model", co->model, "model folder (default: $ATTN_MODEL_DIR, else data/models/all-MiniLM-L6-v2)");
@@ -449,7 +455,8 @@ const Command reg{
         bn->add_option("--threads", bo->threads, "threads (sentences of a batch run in parallel)")
             ->capture_default_str()
             ->check(integer_in(1));
-        bn->add_flag("--json", bo->json, "machine-readable output, with the token ids used");
+        add_json_nonfinite(*bn, bo->json_nonfinite,
+                           bn->add_flag("--json", bo->json, "machine-readable output, with the token ids used"));
         return [co, ao, eo, po, bo, a, e, pr, bn] {
             if (bn->parsed()) return run_bench(*co, *bo);
             if (a->parsed()) return run_attention(*co, *ao);

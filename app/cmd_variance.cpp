@@ -23,6 +23,7 @@ struct VarianceOpts {
     attn::VarianceConfig cfg;  // all but d_k, which comes from `dk`
     std::string dk = "1,16,64,512";
     bool json = false, csv = false, yes = false;
+    attn::JsonNonFinite json_nonfinite = attn::JsonNonFinite::literal;
     std::string svg;
 };
 
@@ -92,7 +93,7 @@ int run_variance_cmd(const VarianceOpts& o) {
     }
     if (!o.svg.empty())
         attn::cli::with_option("--svg", [&] { attn::write_file_atomic(o.svg, attn::variance_svg(cfg, rows)); });
-    const std::string report = o.json ? attn::variance_json(cfg, rows)
+    const std::string report = o.json ? attn::variance_json(cfg, rows, o.json_nonfinite)
                        : o.csv  ? attn::variance_csv(rows)
                                 : attn::variance_table(cfg, rows);
     std::fwrite(report.data(), 1, report.size(), o.json || o.csv ? stdout : text.file());
@@ -129,6 +130,7 @@ attn::cli::Command reg{
             ->capture_default_str()
             ->check(attn::cli::integer_in(0, attn::kVarianceMaxThreads));
         auto* j = sub.add_flag("--json", o->json, "Print JSON (format attn-variance, version 1)");
+        attn::cli::add_json_nonfinite(sub, o->json_nonfinite, j);
         auto* c = sub.add_flag("--csv", o->csv, "Print CSV");
         j->excludes(c);
         sub.add_option("--svg", o->svg, "Also write a plot (std vs Dk, max weight vs Dk) to this SVG file (- for stdout: the table goes to stderr)");

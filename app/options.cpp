@@ -78,15 +78,18 @@ CLI::Validator valid_utf8() {
         "");
 }
 
-void add_json_nonfinite(CLI::App& sub, JsonNonFinite& v) {
-    sub.add_option("--json-nonfinite", v,
-                   "how --dump writes -inf, inf and NaN (a mask's -inf): literal: bare -Infinity, Infinity, NaN, which "
-                   "Python's json reads but JavaScript's JSON.parse and strict RFC 8259 parsers refuse; string: "
-                   "\"-Infinity\", \"Infinity\", \"NaN\" as JSON strings; null: null, which loses the value (attn "
-                   "reads it back as NaN). attn view and forward --input read all three")
+CLI::Option* add_json_nonfinite(CLI::App& sub, JsonNonFinite& v, CLI::Option* output) {
+    return sub
+        .add_option("--json-nonfinite", v,
+                    fmt::format("how {} writes -inf, inf and NaN: literal: bare -Infinity, Infinity, NaN, which Python's "
+                                "json reads but JavaScript's JSON.parse and strict RFC 8259 parsers refuse; string: "
+                                "\"-Infinity\", \"Infinity\", \"NaN\" as JSON strings; null: null, which loses the "
+                                "value (attn reads it back as NaN). attn view and forward --input read all three",
+                                output->get_name()))
         ->type_name("MODE")
         ->default_str(json_nonfinite_name(v))
-        ->transform(one_of({JsonNonFinite::literal, JsonNonFinite::string, JsonNonFinite::null}, json_nonfinite_name));
+        ->transform(one_of({JsonNonFinite::literal, JsonNonFinite::string, JsonNonFinite::null}, json_nonfinite_name))
+        ->needs(output);
 }
 
 double physical_memory_bytes() {

@@ -85,8 +85,10 @@ CLI::Validator seed_validator();
 // as a lossy decoder reads bytes, so every JSON string written from the text is
 // valid UTF-8; the tokenizer then drops U+FFFD, as BERT does. Refuses nothing.
 CLI::Validator valid_utf8();
-// --json-nonfinite literal|string|null, for a command whose --dump holds tensors.
-void add_json_nonfinite(CLI::App& sub, JsonNonFinite& v);
+// --json-nonfinite literal|string|null: how the JSON that `output` (the --json
+// flag or the --dump option) writes holds -inf, inf and NaN (json_text and
+// dump_to_string in attn/io/dump.hpp). Needs `output`: given alone it is refused.
+CLI::Option* add_json_nonfinite(CLI::App& sub, JsonNonFinite& v, CLI::Option* output);
 // For an option bound to an enum, as ->transform(one_of(...)): takes the name
 // `name(v)` of each of `values` and stores v; refuses any other word with
 // "must be one of a, b, c, got 'x'".

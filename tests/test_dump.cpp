@@ -240,3 +240,23 @@ TEST_CASE("dump: a signal at any moment of a write leaves no temp file") {
     CHECK(temps == 0);
     fs::remove_all(dir);
 }
+
+TEST_CASE("dump: json_text lays JSON out as nlohmann's dump does and writes non-finite floats as asked") {
+    // Finite values: the same text as nlohmann's dump, compact and indented, both JSON kinds.
+    const nlohmann::json plain = {{"a", 1}, {"b", {1.5, -2, "x\"y"}}, {"c", nlohmann::json::object()},
+                                  {"d", nlohmann::json::array()}, {"e", {{"f", true}, {"g", nullptr}}}};
+    for (int indent : {-1, 0, 1, 2}) {
+        CHECK(json_text(plain, indent) == plain.dump(indent));
+        const nlohmann::ordered_json ordered = nlohmann::ordered_json::parse(plain.dump());
+        CHECK(json_text(ordered, indent) == ordered.dump(indent));
+    }
+    // Non-finite: nlohmann would write null for all three.
+    const nlohmann::json j = {{"v", {-INFINITY, INFINITY, NAN, 0.5}}};
+    CHECK(j.dump() == R"({"v":[null,null,null,0.5]})");
+    CHECK(json_text(j) == R"({"v":[-Infinity,Infinity,NaN,0.5]})");
+    CHECK(json_text(j, -1, JsonNonFinite::string) == R"({"v":["-Infinity","Infinity","NaN",0.5]})");
+    CHECK(json_text(j, -1, JsonNonFinite::null) == R"({"v":[null,null,null,0.5]})");
+    // What is written reads back: literal through the relaxed reader, the other two as strict JSON.
+    CHECK(parse_json_relaxed(json_text(j), "t")["v"][0] == "-Infinity");
+    CHECK(nlohmann::json::accept(json_text(j, 2, JsonNonFinite::string)));
+}

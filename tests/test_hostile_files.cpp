@@ -33,6 +33,13 @@ void check_refused_naming(const std::string& args, std::initializer_list<std::st
     CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
 }
 
+// `attn ARGS` with stdout alone (stderr dropped).
+test::CliResult stdout_of(const std::string& args) {
+    std::string cmd = "'";
+    cmd.append(ATTN_BINARY).append("' ").append(args).append(" 2>/dev/null");
+    return test::run_shell(cmd);
+}
+
 }  // namespace
 
 TEST_CASE("hostile files: JSON nested 200,000 levels deep is refused naming the file, not a stack overflow") {
@@ -179,7 +186,33 @@ TEST_CASE("hostile files: --json-nonfinite string|null dumps are strict JSON tha
         CHECK(test::run_attn("view " + dump).code == 0);
         CHECK(test::run_attn("forward --input " + dump).code == 0);
     }
-    check_refused_naming("forward --json-nonfinite nan", {"--json-nonfinite"});
-    check_refused_naming("model attention --text hi --json-nonfinite", {"--json-nonfinite"});
+    check_refused_naming("forward --dump - --json-nonfinite nan", {"--json-nonfinite"});
+    check_refused_naming("model attention --text hi --dump - --json-nonfinite", {"--json-nonfinite"});
     fs::remove_all(dir);
+}
+
+TEST_CASE("hostile files: --json-nonfinite applies to every --json, and is refused without it") {
+    // The writers' JSON holds no non-finite value today (json_text's own test in test_dump.cpp
+    // checks the three modes); here each takes the option and writes strict JSON with it.
+    for (const char* args : {"variance --samples 64 --dk 1,4 --json", "tour --from 15 --json", "lesson 4 --json",
+                             "bench --seq 16 --impl reference --reps 1 --warmup 0 --json"}) {
+        INFO(args);
+        const auto r = stdout_of(std::string(args) + " --json-nonfinite string");
+        CHECK(r.code == 0);
+        CHECK(nlohmann::json::accept(r.out));
+    }
+    for (const char* args : {"variance --json-nonfinite string", "lesson 4 --json-nonfinite null", "bench --json-nonfinite string",
+                             "forward --json-nonfinite string", "model entropy --text hi --json-nonfinite string"})
+        check_refused_naming(args, {"--json-nonfinite"});
+}
+
+TEST_CASE("hostile files: --json-nonfinite on every JSON output of attn model (skipped without the model)") {
+    if (!test::model_or_skip()) return;
+    for (const char* args : {"model entropy --text 'the cat' --json", "model probe --from it --to animal --json",
+                             "model bench --batch 1 --repeat 1 --json"}) {
+        INFO(args);
+        const auto r = stdout_of(std::string(args) + " --json-nonfinite string");
+        CHECK(r.code == 0);
+        CHECK(nlohmann::json::accept(r.out));
+    }
 }

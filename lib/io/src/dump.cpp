@@ -56,7 +56,7 @@ std::string dump_to_string(const Dump& d, JsonNonFinite nonfinite) {
     out.reserve(static_cast<size_t>(floats * kJsonBytesPerFloat) + 256 * (d.tensors.size() + 1) + d.config.dump().size());
     out += "{\n  \"format\": " + nlohmann::json(d.format).dump();
     out += ",\n  \"version\": " + std::to_string(d.version);
-    out += ",\n  \"config\": " + d.config.dump();
+    out += ",\n  \"config\": " + json_text(d.config, -1, nonfinite);
     out += ",\n  \"seed\": " + std::to_string(d.seed);
     out += ",\n  \"tensors\": {";
     std::vector<std::string> names;

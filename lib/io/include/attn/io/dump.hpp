@@ -9,6 +9,7 @@
 // null, which loses the value (read back as NaN). The reader here accepts all three.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -62,6 +63,13 @@ int json_depth(std::string_view text, int cap);
 nlohmann::json parse_json_relaxed(std::string_view text, std::string_view what);
 // A float as JSON: shortest round-trip text, or a non-finite one as `nonfinite` says.
 std::string json_float(float v, JsonNonFinite nonfinite = JsonNonFinite::literal);
+// A JSON value (nlohmann::json or ordered_json) as text, laid out as its
+// dump(indent) would be (-1: compact; N: N spaces a level), but with every
+// non-finite float written as `nonfinite` says: nlohmann writes them all as
+// null, which loses the value and cannot be told from a missing one. Every
+// JSON writer of attn (--json, --dump) goes through this or dump_to_string.
+template <class J>
+std::string json_text(const J& j, int indent = -1, JsonNonFinite nonfinite = JsonNonFinite::literal);
 // Appends a tensor's flat data as a JSON array.
 void append_json_floats(std::string& out, const float* p, int64_t n, JsonNonFinite nonfinite = JsonNonFinite::literal);
 
@@ -77,5 +85,48 @@ void append_json_floats(std::string& out, const float* p, int64_t n, JsonNonFini
 // Throws InputError naming the path if it cannot be written.
 void write_file_atomic(const std::string& path, std::string_view content);
 std::string read_file(const std::string& path);  // throws InputError naming the path
+
+namespace detail {
+template <class J>
+void append_json(std::string& out, const J& j, int indent, int depth, JsonNonFinite nonfinite) {
+    auto newline = [&](int d) {
+        if (indent < 0) return;
+        out += '\n';
+        out.append(static_cast<size_t>(indent) * static_cast<size_t>(d), ' ');
+    };
+    if (j.is_object() || j.is_array()) {
+        const bool object = j.is_object();
+        if (j.empty()) {
+            out += object ? "{}" : "[]";
+            return;
+        }
+        out += object ? '{' : '[';
+        bool first = true;
+        for (auto it = j.begin(); it != j.end(); ++it) {
+            if (!first) out += ',';
+            first = false;
+            newline(depth + 1);
+            if (object) {
+                out += J(it.key()).dump();
+                out += indent >= 0 ? ": " : ":";
+            }
+            append_json(out, *it, indent, depth + 1, nonfinite);
+        }
+        newline(depth);
+        out += object ? '}' : ']';
+    } else if (j.is_number_float() && !std::isfinite(j.template get<double>())) {
+        out += json_float(static_cast<float>(j.template get<double>()), nonfinite);  // NaN and +-inf stay so as floats
+    } else {
+        out += j.dump();
+    }
+}
+}  // namespace detail
+
+template <class J>
+std::string json_text(const J& j, int indent, JsonNonFinite nonfinite) {
+    std::string out;
+    detail::append_json(out, j, indent, 0, nonfinite);
+    return out;
+}
 
 }  // namespace attn

@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "attn/model/bert.hpp"
+#include "attn/model/tokenizer.hpp"
 #include "test_util.hpp"
 
 using namespace attn;
@@ -215,4 +217,36 @@ TEST_CASE("hostile files: --json-nonfinite on every JSON output of attn model (s
         CHECK(r.code == 0);
         CHECK(nlohmann::json::accept(r.out));
     }
+}
+
+TEST_CASE("hostile files: a token id outside the vocabulary names the vocabulary file") {
+    // attn's own ids come from the tokenizer, checked against vocab_size when the model loads,
+    // so this message is for library callers who pass ids of their own.
+    const std::string dir = test::temp_dir("vocab");
+    const std::string vocab = dir + "/vocab.txt";
+    write_text(vocab, "[PAD]\n[UNK]\n[CLS]\n[SEP]\nthe\ncat\n");
+    const WordPieceTokenizer tok = WordPieceTokenizer::load(vocab, 16);
+    CHECK(tok.token(5) == "cat");
+    CHECK_THROWS_WITH_AS(tok.token(6), doctest::Contains((vocab + ": token id 6 is outside the vocabulary (size 6)").c_str()),
+                         InputError);
+    BertConfig tiny;
+    tiny.vocab_size = 6;
+    tiny.hidden = 8;
+    tiny.heads = 2;
+    tiny.layers = 1;
+    tiny.intermediate = 16;
+    tiny.max_position = 16;
+    const BertModel random = BertModel::random(tiny, 1);
+    CHECK_THROWS_WITH_AS(random.forward({{2, 39145, 3}}), doctest::Contains("token id 39145 is outside the vocabulary [0, 6)"),
+                         InputError);
+    fs::remove_all(dir);
+}
+
+TEST_CASE("hostile files: the real model names its vocab.txt for a token id it does not have (skipped without the model)") {
+    if (!test::model_or_skip()) return;
+    const ModelFiles files = locate_model(std::getenv("ATTN_MODEL_DIR"));
+    const BertModel m = BertModel::load(files);
+    CHECK_THROWS_WITH_AS(m.forward({{101, 39145, 102}}),
+                         doctest::Contains((files.vocab + ": token id 39145 is outside the vocabulary [0, 30522)").c_str()),
+                         InputError);
 }

@@ -377,8 +377,9 @@ TEST_CASE("cli: forward --input honours the file's config and mask; an option th
         {("forward --input " + made + " --scale sqrt").c_str(), "config.scale = 0.5"},
         {("forward --input " + made + " --fill -inf").c_str(), "config.fill = -1000000000"},
         {("forward --input " + made + " --init torch").c_str(), "config.init = xavier"},
-        {("forward --input " + made + " --dropout 0.5").c_str(), "config.dropout = 0.25"},
+        {("forward --input " + made + " --dropout 0.5 --dump " + dir + "/never.json").c_str(), "config.dropout = 0.25"},
     });
+    CHECK(!std::filesystem::exists(dir + "/never.json"));  // refused before anything is written
     // A file with bias and no training: --no-bias and --train are what disagree.
     const std::string plain = dir + "/plain.json";
     REQUIRE(test::run_attn("forward --dump " + plain).code == 0);
@@ -485,7 +486,11 @@ TEST_CASE("cli: a machine format on stdout has it alone: the text goes to stderr
         {"model attention --text hi --svg - --dump -", "--svg - and --dump -"},  // refused before the model is read
     });
     // Refused up front: nothing on stdout, no file.
+    auto files = [&] { return std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator{}); };
+    const auto before = files();
     CHECK(run_split("variance --samples 64 --json --svg -", dir).out.empty());
+    CHECK(run_split("lesson 9 --json --svg - --json-nonfinite string", dir).code == 2);
+    CHECK(files() == before);
     std::filesystem::remove_all(dir);
 }
 

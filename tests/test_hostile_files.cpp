@@ -250,3 +250,22 @@ TEST_CASE("hostile files: the real model names its vocab.txt for a token id it d
                          doctest::Contains((files.vocab + ": token id 39145 is outside the vocabulary [0, 30522)").c_str()),
                          InputError);
 }
+
+TEST_CASE("hostile files: a dump too large to read in memory is refused from its size, before reading it") {
+    const std::string dir = test::temp_dir("huge");
+    const std::string huge = dir + "/huge.json";
+    write_text(huge, "");
+    std::error_code ec;
+    fs::resize_file(huge, uint64_t{1} << 40, ec);  // 1 TiB, sparse: nothing is written
+    if (ec) {
+        test::skip("this file system cannot hold a sparse 1 TiB file: " + ec.message());
+        fs::remove_all(dir);
+        return;
+    }
+    check_refused_naming("view '" + huge + "'", {huge, "1.0 TiB of JSON", "would need"});
+    check_refused_naming("view '" + huge + "' --svg '" + dir + "/never.svg'", {huge});
+    check_refused_naming("forward --input '" + huge + "' --dump '" + dir + "/never.json'", {"--input", huge});
+    CHECK(!fs::exists(dir + "/never.svg"));
+    CHECK(!fs::exists(dir + "/never.json"));
+    fs::remove_all(dir);
+}

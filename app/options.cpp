@@ -21,7 +21,9 @@ void require_writable(std::string_view opt, const std::string& path) {
     namespace fs = std::filesystem;
     std::error_code ec;
     if (fs::is_directory(path, ec)) throw InputError(fmt::format("{}: '{}' is a folder, not a file", opt, path));
-    fs::path dir = fs::path(path).parent_path();
+    // Through a symlink, the folder that matters is the one of the file it points to.
+    const std::string target = with_option(opt, [&] { return write_target(path); });
+    fs::path dir = fs::path(target).parent_path();
     if (dir.empty()) dir = ".";
     if (!fs::is_directory(dir, ec))
         throw InputError(fmt::format("{}: cannot write '{}': folder '{}' does not exist", opt, path, dir.string()));

@@ -349,7 +349,7 @@ TEST_CASE("cli: a FIFO or a folder as an input file is refused at once, naming t
     std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("cli: forward --input honours the file's config and mask; an option that disagrees is refused naming both") {
+TEST_CASE("cli: forward --input honours the file's config and mask, and an option that disagrees is refused naming both") {
     const std::string dir = test::temp_dir("input-config");
     const std::string made = dir + "/made.json";
     REQUIRE(test::run_attn("forward --heads 2 --d-k 3 --d-v 5 --mask causal+pad:5,6 --scale 0.5 --fill -1e9 --no-bias "

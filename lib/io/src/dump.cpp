@@ -290,7 +290,7 @@ static void install_temp_cleanup() {
 // the path itself, or, through symlinks, the file they point to. A dangling
 // link resolves to the (missing) file it names, so the write creates that file
 // and the link stays a link, as `cat > link` does. Errors name `path`.
-static std::string write_target(const std::string& path) {
+std::string write_target(const std::string& path) {
     if (char* real = ::realpath(path.c_str(), nullptr)) {
         std::string target = real;
         std::free(real);

@@ -84,6 +84,10 @@ void append_json_floats(std::string& out, const float* p, int64_t n, JsonNonFini
 // named, and from the rename on, so no signal can leave one behind.
 // Throws InputError naming the path if it cannot be written.
 void write_file_atomic(const std::string& path, std::string_view content);
+// The file write_file_atomic(path) lands in: `path`, or through symlinks the file
+// they point to (which may not exist yet). Throws InputError naming `path` on a
+// loop of links.
+std::string write_target(const std::string& path);
 std::string read_file(const std::string& path);  // throws InputError naming the path
 
 namespace detail {

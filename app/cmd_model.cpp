@@ -88,11 +88,6 @@ double file_size(const std::string& path) {
     return ::stat(path.c_str(), &st) == 0 ? static_cast<double>(st.st_size) : 0.0;
 }
 
-// Bytes of one heatmap cell in the SVG text: a <rect> with its position, colour
-// and a <title> "query → key: 0.123"; measured about 130 with word-sized tokens
-// (tests/test_memory.cpp), so this leaves room for longer ones.
-constexpr double kSvgBytesPerCell = 240;
-
 void check_index(const char* opt, int64_t v, int64_t n, const char* what) {
     if (v < -1 || v >= n)
         throw InputError(fmt::format("{}: must be in [0, {}] (the model has {} {}), got {}", opt, n - 1, n, what, v));
@@ -114,19 +109,13 @@ int run_attention(const CommonOpts& co, const AttentionCmd& o) {
     if (o.head >= 0 && o.layer < 0) throw InputError("--head: needs --layer too (a head belongs to a layer)");
     if (!o.svg.empty()) require_writable("--svg", o.svg);
     if (!o.dump.empty()) require_writable("--dump", o.dump);
-    {
-        // The weights (the file, and the model built from it), the forward pass's
-        // attention [layers][1, H, T, T], and what --dump (a copy of it all, then
-        // its JSON text) and --svg (every cell drawn) add. T is at most max_len (512).
-        const double T = static_cast<double>(p.enc.ids.size()), weights = static_cast<double>(file_size(p.files.weights));
-        const double cells = static_cast<double>(p.config.layers * p.config.heads) * T * T;
-        double need = kProgramBytes + 2.0 * weights + 4.0 * 2.0 * cells + 4.0 * 64.0 * T * static_cast<double>(p.config.hidden);
-        if (!o.dump.empty()) need += cells * (4.0 + kJsonBytesPerFloat);
-        if (!o.svg.empty()) need += cells * kSvgBytesPerCell;
-        require_fits_in_memory(!o.dump.empty() ? "--dump" : !o.svg.empty() ? "--svg" : "--text", need,
-                               fmt::format("the attention of {} tokens in {} layers x {} heads", T, p.config.layers,
-                                           p.config.heads));
-    }
+    // Memory (app/memory.hpp): the weights, the attention, and what --dump and --svg add.
+    require_fits_in_memory(!o.svg.empty() ? "--svg" : !o.dump.empty() ? "--dump" : "--text",
+                           model_attention_bytes(file_size(p.files.weights), p.config.layers, p.config.heads,
+                                                 p.config.hidden, static_cast<int64_t>(p.enc.ids.size()), !o.dump.empty(),
+                                                 !o.svg.empty()),
+                           fmt::format("the attention of {} tokens in {} layers x {} heads", p.enc.ids.size(),
+                                       p.config.layers, p.config.heads));
     const BertModel m = BertModel::load(p.files);
     const BertOutput out = m.forward({p.enc.ids});
     const auto& tokens = p.enc.tokens;

@@ -18,6 +18,7 @@
 #include "attn/core/mask.hpp"
 #include "attn/core/stats.hpp"
 #include "command.hpp"
+#include "memory.hpp"
 #include "options.hpp"
 
 namespace attn::cli {
@@ -103,7 +104,15 @@ int run_view(const ViewOpts& o) {
     if (o.head && (*o.head < 0 || *o.head >= H))
         throw InputError(fmt::format("--head: must be in 0..{} for {} (H = {}), got {}", H - 1, o.file, H, *o.head));
 
-    if (!o.svg.empty()) require_writable("--svg", o.svg);
+    if (!o.svg.empty()) {
+        require_writable("--svg", o.svg);
+        // The dump's tensors, now in memory, and every cell of the selected heads drawn.
+        double held = 0;
+        for (const auto& [name, t] : d.tensors) held += 4.0 * static_cast<double>(t.numel());
+        const double cells = static_cast<double>(o.head ? 1 : H) * static_cast<double>(T) * static_cast<double>(T);
+        require_fits_in_memory("--svg", kProgramBytes + held + cells * kSvgBytesPerCell,
+                               fmt::format("drawing {} heatmap cells", cells));
+    }
     const TextOut text({{"--svg -", o.svg == "-"}});  // with --svg -, the SVG has stdout and the heatmaps stderr
     std::ostream& out = text.stream();
     const auto labels = token_labels(d.config, o.batch, T);

@@ -125,4 +125,15 @@ double forward_memory_bytes(const ForwardSizes& s) {
     return bytes;
 }
 
+double model_attention_bytes(double weights_file, int64_t layers, int64_t heads, int64_t hidden, int64_t T, bool dump,
+                             bool svg) {
+    const double t = static_cast<double>(T), cells = static_cast<double>(layers * heads) * t * t;
+    // The weights three times over, in part: the file as read, the model built from it, and
+    // the pre-transposed copies of its Linear weights (about half of the file).
+    double bytes = kProgramBytes + 2.5 * weights_file + 4.0 * 2.0 * cells + 4.0 * 64.0 * t * static_cast<double>(hidden);
+    if (dump) bytes += cells * (4.0 + kJsonBytesPerFloat);
+    if (svg) bytes += cells * kSvgBytesPerCell;
+    return bytes;
+}
+
 }  // namespace attn::cli

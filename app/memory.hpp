@@ -56,4 +56,17 @@ double forward_memory_bytes(const ForwardSizes& s);
 // The floats a forward dump holds (every tensor of the run and the mask).
 double forward_dump_floats(const ForwardSizes& s);
 
+// Bytes of one heatmap cell while the SVG is built: the text is about 110 bytes a
+// cell (a <rect> with position, colour and a <title> "query → key: 0.123"), and
+// the peak RSS of writing it is about 330 (the writer grows its text by doubling,
+// so old and new text coexist); measured in tests/test_memory.cpp.
+inline constexpr double kSvgBytesPerCell = 400;
+
+// `attn model attention` on T tokens: the weights (the file, `weights_file`
+// bytes, the model built from it and its pre-transposed copies), the attention [layers][1, heads, T, T]
+// of the forward pass and its working memory, and what --dump (a copy, then the
+// JSON text) and --svg (every cell of every head drawn) add.
+double model_attention_bytes(double weights_file, int64_t layers, int64_t heads, int64_t hidden, int64_t T, bool dump,
+                             bool svg);
+
 }  // namespace attn::cli

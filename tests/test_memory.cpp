@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "attn/model/bert.hpp"
 #include "memory.hpp"
 #include "test_util.hpp"
 
@@ -164,5 +165,49 @@ TEST_CASE("memory: the estimate of forward --dump is at least the measured peak 
     REQUIRE(measured > 0);
     CHECK(estimate >= measured);
     CHECK(estimate <= 2.0 * measured);
+    fs::remove_all(dir);
+}
+
+TEST_CASE("memory: model attention counts its --svg and --dump: refused over the limit, and the estimate bounds "
+          "the peak RSS (skipped without the model)") {
+    if (kSanitized) {
+        test::skip("built with AddressSanitizer: its shadow memory is in the RSS and does not fit under ulimit -v");
+        return;
+    }
+    if (!test::model_or_skip()) return;
+    const std::string dir = test::temp_dir("model-mem");
+    const ModelFiles files = locate_model(std::getenv("ATTN_MODEL_DIR"));
+    const double weights = static_cast<double>(fs::file_size(files.weights));
+    // 540 words, cut to the model's 256 tokens: 6 layers x 12 heads x 256^2 cells.
+    std::string text;
+    for (int i = 0; i < 60; ++i) text += "the quick brown fox jumps over the lazy dog ";
+    for (const auto& [out, ulimit_kib] : {std::pair{"--svg", 2097152}, {"--dump", 524288}}) {
+        INFO(out);
+        const std::string file = dir + "/never";
+        const auto r = test::run_shell("ulimit -v " + std::to_string(ulimit_kib) + "; '" + std::string(ATTN_BINARY) +
+                                       "' model attention --truncate --text '" + text + "' " + out + " '" + file +
+                                       "' 2>&1 >/dev/null | grep -v '^attn: warning'");
+        INFO(r.out);
+        CHECK(r.out.rfind(std::string("attn: error: ") + out + ": ", 0) == 0);
+        CHECK(r.out.find("RLIMIT_AS") != std::string::npos);
+        CHECK(!fs::exists(file));
+    }
+    // 10 sentences, about 100 tokens: large enough that the attention, not the program, is most of the peak.
+    std::string shorter;
+    for (int i = 0; i < 10; ++i) shorter += "the quick brown fox jumps over the lazy dog. ";
+    const BertConfig config = read_bert_config(files);
+    const int64_t T = static_cast<int64_t>(load_tokenizer(files, config).encode(shorter).ids.size());
+    for (const auto& [dump, svg] : {std::pair{false, false}, {true, false}, {false, true}}) {
+        std::vector<std::string> args = {"model", "attention", "--text", shorter};
+        if (dump) args.insert(args.end(), {"--dump", dir + "/m.json"});
+        if (svg) args.insert(args.end(), {"--svg", dir + "/m.svg"});
+        const double measured = peak_rss(args);
+        const double estimate = cli::model_attention_bytes(weights, config.layers, config.heads, config.hidden, T, dump, svg);
+        INFO("dump " << dump << " svg " << svg << ": measured " << measured / 1e6 << " MB, estimate " << estimate / 1e6
+                     << " MB");
+        REQUIRE(measured > 0);
+        CHECK(estimate >= measured);
+        CHECK(estimate <= 2.0 * measured);
+    }
     fs::remove_all(dir);
 }

@@ -36,6 +36,7 @@ struct BenchOpts {
     BenchCase base;  // --batch, --heads, --d-k, --causal, --threads, --reps, --warmup, --seed
     std::string seq = "1024,4096", impl = "reference,flash,flash-bf16";
     bool json = false, yes = false;
+    JsonNonFinite json_nonfinite = JsonNonFinite::literal;
 };
 
 // Limits on what one `attn bench` may ask for: the caps of --reps and --warmup,
@@ -185,7 +186,7 @@ int run_bench(const BenchOpts& o) {
                                 {"warmup", base.warmup}}},
                               {"results", results},
                               {"skipped", skipped}};
-        fmt::print("{}\n", doc.dump(2));
+        fmt::print("{}\n", json_text(doc, 2, o.json_nonfinite));
         return 0;
     }
 
@@ -265,7 +266,7 @@ attn::cli::Command reg{
         sub.add_flag("--backward", c.backward,
                      "time the backward pass (dQ, dK, dV for a random dO) instead; its FLOPs are counted as 2.5 x "
                      "the forward's (FlashAttention's convention); flash's row also reports its scratch memory");
-        sub.add_flag("--json", o->json, "print one attn-bench JSON document");
+        add_json_nonfinite(sub, o->json_nonfinite, sub.add_flag("--json", o->json, "print one attn-bench JSON document"));
         sub.add_flag("--yes", o->yes, fmt::format("run even when all runs together exceed {:.0e} FLOPs", kFlopBudget));
         sub.footer(fmt::format("Budget: a bench whose runs (every --seq x --impl, --warmup + --reps each) add up to more "
                                "than {:.0e} FLOPs\nis refused unless --yes is given.",

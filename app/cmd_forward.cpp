@@ -3,9 +3,11 @@
 // --backward adds the backward pass for an upstream gradient dout.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -14,6 +16,7 @@
 #include "attn/attn.hpp"
 #include "command.hpp"
 #include "impl_option.hpp"
+#include "memory.hpp"
 #include "options.hpp"
 #include "parse.hpp"
 
@@ -30,19 +33,24 @@ struct ForwardOpts {
     uint64_t seed = 42;
     // Given on the command line: --input replaces B, T and D; --dropout needs --train.
     bool batch_given = false, seq_given = false, d_model_given = false, dropout_given = false;
+    // Whether the option named (as "--heads") was given on the command line.
+    std::function<bool(const char*)> given = [](const char*) { return false; };
 };
+
+// Element k of `t` with its index, as "x[0, 2, 5] = nan".
+std::string element(std::string_view name, const Tensor& t, size_t k) {
+    std::vector<int64_t> index(t.shape.size());
+    for (size_t d = index.size(), rest = k; d-- > 0;) {
+        index[d] = static_cast<int64_t>(rest % static_cast<size_t>(t.shape[d]));
+        rest /= static_cast<size_t>(t.shape[d]);
+    }
+    return fmt::format("{}[{}] = {}", name, fmt::join(index, ", "), t.data[k]);
+}
 
 // The first NaN or infinity in `t`, as "x[0, 2, 5] = nan", or "" when every value is finite.
 std::string first_non_finite(std::string_view name, const Tensor& t) {
-    for (size_t k = 0; k < t.data.size(); ++k) {
-        if (std::isfinite(t.data[k])) continue;
-        std::vector<int64_t> index(t.shape.size());
-        for (size_t d = index.size(), rest = k; d-- > 0;) {
-            index[d] = static_cast<int64_t>(rest % static_cast<size_t>(t.shape[d]));
-            rest /= static_cast<size_t>(t.shape[d]);
-        }
-        return fmt::format("{}[{}] = {}", name, fmt::join(index, ", "), t.data[k]);
-    }
+    for (size_t k = 0; k < t.data.size(); ++k)
+        if (!std::isfinite(t.data[k])) return element(name, t, k);
     return {};
 }
 
@@ -85,6 +93,155 @@ std::vector<std::pair<const char*, const Tensor*>> backward_tensors(const MhaGra
     return all;
 }
 
+// A string from an --input file for a message: one line, at most 60 bytes.
+std::string shown(const std::string& s) {
+    std::string out;
+    for (char c : s.substr(0, 60)) out += static_cast<unsigned char>(c) < 0x20 ? '?' : c;
+    while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xC0) == 0x80) out.pop_back();  // no cut code point
+    if (!out.empty() && static_cast<unsigned char>(out.back()) >= 0xC0) out.pop_back();
+    return out + (s.size() > 60 ? "..." : "");
+}
+
+// True when both masks allow the same (query, key) pairs in every batch row.
+bool same_mask(const Mask& a, const Mask& b, int64_t B, int64_t T) {
+    for (int64_t r = 0; r < B; ++r) {
+        const MaskRow ra = a.row(r, T), rb = b.row(r, T);
+        for (int64_t i = 0; i < T; ++i)
+            for (int64_t j = 0; j < T; ++j)
+                if (ra.allowed(i, j) != rb.allowed(i, j)) return false;
+    }
+    return true;
+}
+
+// The layer an --input file describes: its "config" (heads, d_k, d_v, mask,
+// scale, fill, init, dropout, train, bias; batch, seq and d_model must match x)
+// and its "mask" tensor [B or 1, T, T] (1 = may attend). Each replaces the
+// option's value; an option given on the command line must say the same, or
+// the run is refused naming both: "--heads 2 conflicts with F: config.heads = 4".
+// Keys the file lacks keep the options' values; other keys (impl, a model
+// dump's tokens) are not read. Returns the file's mask, if it has one.
+std::optional<Mask> take_input_config(const Dump& in, const std::string& path, ForwardOpts& o) {
+    const nlohmann::json& c = in.config;
+    const int64_t B = o.batch, T = o.seq;
+    auto refuse = [&](std::string_view key, std::string_view rule) -> InputError {
+        return InputError(fmt::format("--input: '{}': config.{} {}", path, key, rule));
+    };
+    auto conflict = [&](std::string_view opt_and_value, std::string_view file_says) -> InputError {
+        return InputError(fmt::format("{} conflicts with {}: {}", opt_and_value, path, file_says));
+    };
+    // A value of the file read by an option's parser: its error names the file and key, not the option.
+    auto parsed = [&](std::string_view key, auto&& parse) {
+        try {
+            return parse();
+        } catch (const InputError& e) {
+            std::string why = e.what();
+            if (why.rfind("--", 0) == 0 && why.find(": ") != std::string::npos) why = why.substr(why.find(": ") + 2);
+            throw refuse(key, why);
+        }
+    };
+    auto text = [&](const char* key) -> std::optional<std::string> {
+        if (!c.contains(key)) return std::nullopt;
+        if (!c[key].is_string()) throw refuse(key, fmt::format("must be a string, got a JSON {}", c[key].type_name()));
+        return c[key].get<std::string>();
+    };
+    auto flag = [&](const char* key) -> std::optional<bool> {
+        if (!c.contains(key)) return std::nullopt;
+        if (!c[key].is_boolean()) throw refuse(key, fmt::format("must be true or false, got a JSON {}", c[key].type_name()));
+        return c[key].get<bool>();
+    };
+    auto size = [&](const char* key) -> std::optional<int64_t> {
+        if (!c.contains(key)) return std::nullopt;
+        const auto& j = c[key];
+        if (!j.is_number_unsigned() || j.get<uint64_t>() < 1 || j.get<uint64_t>() > static_cast<uint64_t>(kMaxSize))
+            throw refuse(key, fmt::format("must be an integer in [1, {}]", kMaxSize));
+        return static_cast<int64_t>(j.get<uint64_t>());
+    };
+
+    // B, T and D come from x: the config may only repeat them.
+    for (const auto& [key, v] : {std::pair{"batch", B}, {"seq", T}, {"d_model", o.d_model}})
+        if (const auto n = size(key); n && *n != v)
+            throw refuse(key, fmt::format("= {} but tensor x has shape [{}, {}, {}]", *n, B, T, o.d_model));
+    for (const auto& [key, opt, v] : {std::tuple{"heads", "--heads", &o.heads}, {"d_k", "--d-k", &o.d_k}, {"d_v", "--d-v", &o.d_v}})
+        if (const auto n = size(key)) {
+            if (o.given(opt) && *v != *n) throw conflict(fmt::format("{} {}", opt, *v), fmt::format("config.{} = {}", key, *n));
+            *v = *n;
+        }
+    if (const auto s = text("scale")) {
+        const Scale fs = parsed("scale", [&] { return parse_scale(*s); });
+        const Scale os = parse_scale(o.scale);
+        if (o.given("--scale") && (os.kind != fs.kind || os.value != fs.value))
+            throw conflict("--scale " + o.scale, "config.scale = " + shown(*s));
+        o.scale = *s;
+    }
+    if (c.contains("fill")) {
+        // A number, or the string "-inf" (a JSON number cannot be infinite).
+        const auto& j = c["fill"];
+        if (!j.is_number() && !j.is_string()) throw refuse("fill", fmt::format("must be a number or \"-inf\", got a JSON {}", j.type_name()));
+        const std::string s = j.is_string() ? j.get<std::string>() : fmt::format("{}", j.get<double>());
+        const float ff = parsed("fill", [&] { return parse_fill(s); });
+        if (o.given("--fill") && parse_fill(o.fill) != ff) throw conflict("--fill " + o.fill, "config.fill = " + shown(s));
+        o.fill = s;
+    }
+    if (const auto s = text("init")) {
+        const InitSpec fi = parsed("init", [&] { return parse_init(*s); });
+        const InitSpec oi = parse_init(o.init);
+        if (o.given("--init") && (oi.kind != fi.kind || oi.std != fi.std))
+            throw conflict("--init " + o.init, "config.init = " + shown(*s));
+        o.init = *s;
+    }
+    if (const auto bias = flag("bias")) {
+        if (o.given("--no-bias") && *bias) throw conflict("--no-bias", "config.bias = true");
+        o.no_bias = !*bias;
+    }
+    if (const auto train = flag("train")) {
+        if (o.given("--train") && !*train) throw conflict("--train", "config.train = false");
+        o.train = *train;
+    }
+    if (c.contains("dropout")) {
+        const auto& j = c["dropout"];
+        if (!j.is_number() || !(j.get<double>() >= 0.0 && j.get<double>() < 1.0) || static_cast<float>(j.get<double>()) == 1.0f)
+            throw refuse("dropout", "must be a number in [0, 1)");
+        if (o.given("--dropout") && o.dropout != j.get<double>())
+            throw conflict(fmt::format("--dropout {}", o.dropout), fmt::format("config.dropout = {}", j.get<double>()));
+        o.dropout = j.get<double>();
+    }
+
+    // The mask: config.mask (a --mask spec, or "custom": see the tensor) and the tensor "mask".
+    std::optional<Mask> mask;
+    std::string says;
+    const auto spec = text("mask");
+    if (spec && *spec != "custom") {
+        mask = parsed("mask", [&] { return parse_mask(*spec, B, T); });
+        says = "config.mask = " + shown(*spec);
+    }
+    if (auto it = in.tensors.find("mask"); it != in.tensors.end()) {
+        const Tensor& m = it->second;
+        if (m.rank() != 3 || (m.dim(0) != B && m.dim(0) != 1) || m.dim(1) != T || m.dim(2) != T)
+            throw InputError(fmt::format("--input: '{}': tensor mask has shape {}, expected [{}, {}, {}] (or [1, {}, {}])",
+                                         path, shape_str(m.shape), B, T, T, T, T));
+        std::vector<uint8_t> allowed(m.data.size());
+        for (size_t k = 0; k < m.data.size(); ++k) {
+            if (m.data[k] != 0.0f && m.data[k] != 1.0f)
+                throw InputError(fmt::format("--input: '{}': tensor mask must hold 0 (masked) or 1 (may attend), got {}",
+                                             path, element("mask", m, k)));
+            allowed[k] = m.data[k] != 0.0f;
+        }
+        Mask tm = Mask::custom(m.dim(0), T, T, std::move(allowed));
+        if (mask && !same_mask(*mask, tm, B, T))
+            throw InputError(fmt::format("--input: '{}': {} disagrees with its tensor mask", path, says));
+        if (!mask) says = "its tensor mask";
+        mask = std::move(tm);
+    } else if (spec && *spec == "custom") {
+        throw refuse("mask", "is \"custom\" but the file has no tensor mask");
+    }
+    if (mask) {
+        if (o.given("--mask") && !same_mask(parse_mask(o.mask, B, T), *mask, B, T))
+            throw conflict("--mask " + o.mask, says);
+        o.mask = spec ? *spec : "custom";
+    }
+    return mask;
+}
+
 nlohmann::json fill_json(float fill) {
     return std::isinf(fill) ? nlohmann::json("-inf") : nlohmann::json(static_cast<double>(fill));
 }
@@ -92,11 +249,13 @@ nlohmann::json fill_json(float fill) {
 int run_forward(ForwardOpts o) {
     // ---- validate everything before computing anything
     std::optional<Dump> input;
+    std::optional<Mask> file_mask;  // the --input file's mask, which replaces --mask
     if (!o.input.empty()) {
         for (const auto& [given, opt] : {std::pair{o.batch_given, "--batch"}, {o.seq_given, "--seq"},
                                          {o.d_model_given, "--d-model"}})
             if (given)
                 throw InputError(fmt::format("{}: cannot be combined with --input, whose tensor x gives B, T and D", opt));
+        require_dump_fits_in_memory("--input", o.input);
         try {
             input = read_dump_file(o.input);
         } catch (const InputError& e) {
@@ -113,6 +272,7 @@ int run_forward(ForwardOpts o) {
         o.batch = xs[0];
         o.seq = xs[1];
         o.d_model = xs[2];
+        file_mask = take_input_config(*input, o.input, o);
     }
     // Checked on the double, then on its float: 0.99999999999 is 1 as a float, and 1/(1 - 1) is no scale.
     if (!(o.dropout >= 0.0 && o.dropout < 1.0) || static_cast<float>(o.dropout) == 1.0f)
@@ -121,15 +281,14 @@ int run_forward(ForwardOpts o) {
         throw InputError("--dropout: dropout acts in training mode only; add --train (or drop --dropout)");
     // The sizes are positive by now: what resolved() can still refuse is a head count that does not divide D.
     const MhaConfig cfg =
-        with_option("--heads", [&] { return MhaConfig{o.d_model, o.heads, o.d_k, o.d_v, !o.no_bias}.resolved(); });
-    // Weights, activations and (B, H, T, T) tensors, counted in double so nothing overflows.
-    const double D = static_cast<double>(cfg.d_model), HDk = static_cast<double>(cfg.heads) * cfg.d_k,
-                 HDv = static_cast<double>(cfg.heads) * cfg.d_v, BT = static_cast<double>(o.batch) * o.seq;
-    const double weight_bytes = 4.0 * (2.0 * D * HDk + 2.0 * D * HDv);
-    const double act_bytes = 4.0 * 8.0 * BT * std::max({D, HDk, HDv});
-    require_fits_in_memory("--heads", weight_bytes,
+        with_option(input && input->config.contains("heads") ? fmt::format("--input: '{}': config.heads", o.input) : "--heads",
+                    [&] { return MhaConfig{o.d_model, o.heads, o.d_k, o.d_v, !o.no_bias}.resolved(); });
+    // Weights, activations and (B, H, T, T) tensors, counted in double so nothing overflows (app/memory.hpp).
+    ForwardSizes sizes{o.batch, o.seq, cfg.d_model, cfg.heads, cfg.d_k, cfg.d_v, cfg.bias, true,
+                       o.train && o.dropout > 0, !o.dump.empty()};
+    require_fits_in_memory("--heads", forward_weight_bytes(sizes),
                            fmt::format("D={}, H={}, Dk={}, Dv={} (the weights)", cfg.d_model, cfg.heads, cfg.d_k, cfg.d_v));
-    const Mask mask = parse_mask(o.mask, o.batch, o.seq);
+    const Mask mask = file_mask ? std::move(*file_mask) : parse_mask(o.mask, o.batch, o.seq);
     AttentionOptions aopt;
     aopt.scale = parse_scale(o.scale);
     aopt.fill = parse_fill(o.fill);
@@ -144,21 +303,20 @@ int run_forward(ForwardOpts o) {
     if (o.backward && row.backward == nullptr)
         throw InputError(fmt::format("--backward: {} has no backward pass (backends with one: {}); pick one with --impl",
                                      row.name, backward_backend_names()));
+    const TextOut text({{"--dump -", o.dump == "-"}});  // with --dump -, the JSON has stdout and the text stderr
     if (!row.records && o.trace)
         throw InputError(fmt::format("--trace: {} never forms the (T, T) scores; use --impl reference to trace them",
                                      row.name));
 
-    // Memory: the reference keeps 5 (B, H, T, T) tensors when recording; a dump
-    // writes each float as ~12 characters of JSON.
+    // Memory: the run, and with --dump the dump's copies of the tensors and its JSON text.
     const AttentionCost cost = attention_cost(o.batch, o.seq, o.d_model, cfg.heads, cfg.d_k, cfg.d_v, cfg.bias);
-    // --backward: the reference's backward recomputes the forward's 5 and forms 3 more
-    const double tt_tensors = (row.records ? 6.0 : 0.0) + (o.backward && row.backward_records ? 8.0 : 0.0);
-    double need = tt_tensors * cost.bytes_score_matrix + weight_bytes + act_bytes;
-    if (!o.dump.empty()) need += 3.0 * need;
+    sizes.records = row.records;
+    sizes.backward = o.backward;
+    sizes.backward_records = o.backward && row.backward_records;
     // Beyond the weights, memory grows with B T (and T^2 when recording): blame the larger of the two.
-    require_fits_in_memory(row.records || o.seq >= o.batch ? "--seq" : "--batch", need,
-                           fmt::format("B={}, H={}, T={} ({} per (B, H, T, T) tensor)", o.batch, cfg.heads, o.seq,
-                                       format_bytes(cost.bytes_score_matrix)));
+    require_fits_in_memory(row.records || o.seq >= o.batch ? "--seq" : "--batch", forward_memory_bytes(sizes),
+                           fmt::format("B={}, H={}, T={} ({} per (B, H, T, T) tensor{})", o.batch, cfg.heads, o.seq,
+                                       format_bytes(cost.bytes_score_matrix), o.dump.empty() ? "" : ", with the dump"));
 
     // ---- build the layer and the input, all from --seed
     MultiHeadAttention mha(cfg);
@@ -191,11 +349,11 @@ int run_forward(ForwardOpts o) {
     }
 
     // ---- run
-    TraceFn trace = [](const TraceEvent& e) {
-        fmt::print("  {:>9} = {:<46} {}\n", e.name, e.formula, shape_str(e.shape));
+    TraceFn trace = [&text](const TraceEvent& e) {
+        text.print("  {:>9} = {:<46} {}\n", e.name, e.formula, shape_str(e.shape));
     };
     if (o.trace)
-        fmt::print("attn forward: B={} T={} D={} H={} Dk={} Dv={}  mask={}  scale={}  fill={}  impl={}\n", o.batch,
+        text.print("attn forward: B={} T={} D={} H={} Dk={} Dv={}  mask={}  scale={}  fill={}  impl={}\n", o.batch,
                    o.seq, cfg.d_model, cfg.heads, cfg.d_k, cfg.d_v, mask.describe(), scale_name(aopt.scale), o.fill,
                    row.name);
     ForwardRecord rec;
@@ -219,11 +377,11 @@ int run_forward(ForwardOpts o) {
     MhaGrads grads;
     MhaBackwardRecord brec;
     if (o.backward) {
-        TraceFn btrace = [](const TraceEvent& e) {
-            fmt::print("  {:>10} = {:<58} {:<16} |.| = {:.4g}\n", e.name, e.formula, shape_str(e.shape),
+        TraceFn btrace = [&text](const TraceEvent& e) {
+            text.print("  {:>10} = {:<58} {:<16} |.| = {:.4g}\n", e.name, e.formula, shape_str(e.shape),
                        e.value != nullptr ? tensor_norm(*e.value) : 0.0);
         };
-        if (o.trace) fmt::print("backward: L = sum(out ∘ dout), each gradient dL/d(.) with its Frobenius norm\n");
+        if (o.trace) text.print("backward: L = sum(out ∘ dout), each gradient dL/d(.) with its Frobenius norm\n");
         grads = mha.backward(rec, dout, mask, aopt, &brec, o.trace ? &btrace : nullptr, backend);
         std::string gbad;
         for (const auto& [name, t] : {std::pair<const char*, const Tensor&>{"dx", grads.dx}, {"dW_q", grads.dW_q},
@@ -239,20 +397,19 @@ int run_forward(ForwardOpts o) {
     }
 
     // ---- report
-    const bool dump_to_stdout = o.dump == "-";
-    if (!o.trace && !dump_to_stdout) {
-        fmt::print("attn forward: B={} T={} D={} H={} Dk={} Dv={}  mask={}  impl={}\n", o.batch, o.seq, cfg.d_model,
+    if (!o.trace) {
+        text.print("attn forward: B={} T={} D={} H={} Dk={} Dv={}  mask={}  impl={}\n", o.batch, o.seq, cfg.d_model,
                    cfg.heads, cfg.d_k, cfg.d_v, mask.describe(), row.name);
-        fmt::print("  out {}  (first row: {:.4f} ...)\n", shape_str(out.shape),
+        text.print("  out {}  (first row: {:.4f} ...)\n", shape_str(out.shape),
                    fmt::join(out.data.begin(), out.data.begin() + std::min<int64_t>(4, out.numel()), ", "));
     }
-    if (!rec.attn.weights.empty() && !dump_to_stdout)
-        fmt::print("  check: every attention row that can see a key sums to 1 (max |sum - 1| = {:.1e})\n", row_sum_err);
-    if (o.backward && !o.trace && !dump_to_stdout) {
-        fmt::print("  backward (dout ~ N(0, 1){}): gradient, shape, Frobenius norm\n",
+    if (!rec.attn.weights.empty())
+        text.print("  check: every attention row that can see a key sums to 1 (max |sum - 1| = {:.1e})\n", row_sum_err);
+    if (o.backward && !o.trace) {
+        text.print("  backward (dout ~ N(0, 1){}): gradient, shape, Frobenius norm\n",
                    input && input->tensors.count("dout") > 0 ? " from --input" : " from --seed");
         for (const auto& [name, t] : backward_tensors(grads, brec))
-            fmt::print("    {:<12} {:<16} {:.4g}\n", name, shape_str(t->shape), tensor_norm(*t));
+            text.print("    {:<12} {:<16} {:.4g}\n", name, shape_str(t->shape), tensor_norm(*t));
     }
     if (!o.dump.empty()) {
         Dump d;
@@ -298,7 +455,7 @@ int run_forward(ForwardOpts o) {
         if (o.backward)
             for (const auto& [name, t] : backward_tensors(grads, brec)) put(name, *t);
         with_option("--dump", [&] { write_file_atomic(o.dump, dump_to_string(d, o.json_nonfinite)); });
-        if (!dump_to_stdout) fmt::print("  wrote {} ({} tensors)\n", o.dump, d.tensors.size());
+        if (o.dump != "-") text.print("  wrote {} ({} tensors)\n", o.dump, d.tensors.size());
     }
     return 0;
 }
@@ -342,10 +499,13 @@ const Command reg{
         sub.add_flag("--backward", o->backward,
                      "also run the backward pass for dout ~ N(0, 1) from --seed (or dout from --input): every "
                      "gradient's shape and norm; with --trace formula by formula; with --dump all of them");
-        sub.add_option("--dump", o->dump, "write every tensor as JSON to FILE (- for stdout)");
-        add_json_nonfinite(sub, o->json_nonfinite);
+        add_json_nonfinite(sub, o->json_nonfinite,
+                           sub.add_option("--dump", o->dump, "write every tensor as JSON to FILE (- for stdout)"));
         sub.add_option("--input", o->input,
-                       "read x (and any of W_q,b_q,...,W_o,b_o) from an attn-dump JSON file instead of random ones");
+                       "read x (and any of W_q,b_q,...,W_o,b_o) from an attn-dump JSON file instead of random ones; "
+                       "the file's config (heads, d_k, d_v, mask, scale, fill, init, dropout, train, bias) and mask "
+                       "tensor set the layer, and an option given beside it must agree with them");
+        o->given = [&sub](const char* name) { return sub.count(name) > 0; };
         return [o, batch, seq, d_model, dropout] {
             o->batch_given = batch->count() > 0;
             o->seq_given = seq->count() > 0;

@@ -26,6 +26,7 @@ struct StopTour {};  // the reader typed q at a pause
 struct RunFlags {
     uint64_t seed = 0;
     bool json = false, no_color = false, step = false;
+    attn::JsonNonFinite json_nonfinite = attn::JsonNonFinite::literal;
     std::string svg;
     std::string name;
     int from = 1;
@@ -35,7 +36,8 @@ void add_common(CLI::App& sub, RunFlags& f) {
     sub.add_option("--seed", f.seed, "Seed for every random tensor the lessons draw")
         ->capture_default_str()
         ->check(attn::cli::seed_validator());
-    sub.add_flag("--json", f.json, "Print a machine-readable record of every figure instead of the text");
+    attn::cli::add_json_nonfinite(
+        sub, f.json_nonfinite, sub.add_flag("--json", f.json, "Print a machine-readable record of every figure instead of the text"));
     sub.add_flag("--no-color", f.no_color, "No ANSI colour (also off when stdout is not a TTY or NO_COLOR is set)");
     sub.add_flag("--step", f.step, "Pause between sections until Enter is pressed (only when stdin and stdout are a TTY)");
 }
@@ -131,11 +133,18 @@ int run_one(const RunFlags& f) {
         throw attn::InputError(fmt::format("--svg: lesson '{}' draws no heatmap (lessons with heatmaps: {})", lesson.slug, with));
     }
     if (!f.svg.empty()) attn::cli::require_writable("--svg", f.svg);  // before the lesson runs, not after
+    // --json has stdout for the record (and the lesson prints no text); --svg - takes it for the SVG
+    // and sends the lesson's text to stderr.
+    const attn::cli::TextOut text({{"--json", f.json}, {"--svg -", f.svg == "-"}});
     bool pausing = false;
-    const auto opt = make_options(f, pausing);
+    auto opt = make_options(f, pausing);
+    if (!text.on_stdout()) {
+        opt.color = false;
+        opt.pause = nullptr;
+    }
     attn::lessons::LessonResult r;
     try {
-        r = attn::lessons::run_lesson(lesson, opt, std::cout);
+        r = attn::lessons::run_lesson(lesson, opt, text.stream());
     } catch (const StopTour&) {
         std::cout << "\n";
         return 0;
@@ -147,9 +156,9 @@ int run_one(const RunFlags& f) {
         so.title = fmt::format("attn lesson {} ({}): attention weights", lesson.number, lesson.title);
         so.subtitle = fmt::format("each panel: rows are queries, columns are keys; seed {}", f.seed);
         attn::cli::with_option("--svg", [&] { attn::write_file_atomic(f.svg, attn::heatmap_svg(r.panels, so)); });
-        if (!f.json) std::cout << fmt::format("  wrote {} ({} heatmap{})\n", f.svg, r.panels.size(), r.panels.size() == 1 ? "" : "s");
+        if (!f.json && f.svg != "-") text.stream() << fmt::format("  wrote {} ({} heatmap{})\n", f.svg, r.panels.size(), r.panels.size() == 1 ? "" : "s");
     }
-    if (f.json) std::cout << r.record.dump(2) << "\n";
+    if (f.json) std::cout << attn::json_text(r.record, 2, f.json_nonfinite) << "\n";
     return report_failures(r.failed);
 }
 
@@ -159,7 +168,7 @@ const attn::cli::Command lesson_cmd{
         auto f = std::make_shared<RunFlags>();
         sub.add_option("name", f->name, "Lesson number or name (see `attn lessons`)")->required();
         add_common(sub, *f);
-        sub.add_option("--svg", f->svg, "Also write the lesson's heatmaps to this SVG file");
+        sub.add_option("--svg", f->svg, "Also write the lesson's heatmaps to this SVG file (- for stdout: the text goes to stderr)");
         return [f] { return run_one(*f); };
     }};
 
@@ -192,10 +201,9 @@ int run_tour(const RunFlags& f) {
         return 0;
     }
     if (f.json) {
-        std::cout << nlohmann::json{{"format", "attn-tour"}, {"seed", f.seed},     {"lessons", records},
-                                    {"passed", passed},      {"failed", failed}, {"not_supported", unsupported}}
-                         .dump(2)
-                  << "\n";
+        const nlohmann::json tour{{"format", "attn-tour"}, {"seed", f.seed},     {"lessons", records},
+                                    {"passed", passed},      {"failed", failed}, {"not_supported", unsupported}};
+        std::cout << attn::json_text(tour, 2, f.json_nonfinite) << "\n";
     } else {
         std::cout << fmt::format("\nTour done: {} lessons, {} checks passed, {} failed; {} source claims not supported "
                                  "by the numbers.\n",

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <memory>
 #include <numeric>
+#include <sys/stat.h>
 
 #include <fmt/format.h>
 
@@ -19,6 +20,7 @@
 #include "attn/viz/heatmap.hpp"
 #include "attn/model/tokenizer.hpp"
 #include "command.hpp"
+#include "memory.hpp"
 #include "options.hpp"
 #include "parse.hpp"
 
@@ -37,16 +39,19 @@ struct AttentionCmd {
 };
 struct EntropyCmd {
     bool json = false;
+    JsonNonFinite json_nonfinite = JsonNonFinite::literal;
     uint64_t seed = 0;
     double dup = kNearDuplicateJs;
 };
 struct BenchCmd {
+    JsonNonFinite json_nonfinite = JsonNonFinite::literal;
     std::string batches = "1,32";
     int64_t repeat = 20;
     int threads = 1;
     bool json = false;
 };
 struct ProbeCmd {
+    JsonNonFinite json_nonfinite = JsonNonFinite::literal;
     std::string from, to;
     int64_t top = 0;
     bool json = false;
@@ -77,6 +82,12 @@ Prepared prepare(const CommonOpts& o) {
     return p;
 }
 
+// Bytes of a file, 0 when it cannot be read (the loader then names the problem).
+double file_size(const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 ? static_cast<double>(st.st_size) : 0.0;
+}
+
 void check_index(const char* opt, int64_t v, int64_t n, const char* what) {
     if (v < -1 || v >= n)
         throw InputError(fmt::format("{}: must be in [0, {}] (the model has {} {}), got {}", opt, n - 1, n, what, v));
@@ -90,38 +101,47 @@ std::string label(const std::string& s, size_t w) {
 }
 
 int run_attention(const CommonOpts& co, const AttentionCmd& o) {
+    // --dump - or --svg - has stdout; the tables and heatmaps then go to stderr.
+    const TextOut text({{"--svg -", o.svg == "-"}, {"--dump -", o.dump == "-"}});
     const Prepared p = prepare(co);
     check_index("--layer", o.layer, p.config.layers, "layers");
     check_index("--head", o.head, p.config.heads, "heads");
     if (o.head >= 0 && o.layer < 0) throw InputError("--head: needs --layer too (a head belongs to a layer)");
     if (!o.svg.empty()) require_writable("--svg", o.svg);
     if (!o.dump.empty()) require_writable("--dump", o.dump);
+    // Memory (app/memory.hpp): the weights, the attention, and what --dump and --svg add.
+    require_fits_in_memory(!o.svg.empty() ? "--svg" : !o.dump.empty() ? "--dump" : "--text",
+                           model_attention_bytes(file_size(p.files.weights), p.config.layers, p.config.heads,
+                                                 p.config.hidden, static_cast<int64_t>(p.enc.ids.size()), !o.dump.empty(),
+                                                 !o.svg.empty()),
+                           fmt::format("the attention of {} tokens in {} layers x {} heads", p.enc.ids.size(),
+                                       p.config.layers, p.config.heads));
     const BertModel m = BertModel::load(p.files);
     const BertOutput out = m.forward({p.enc.ids});
     const auto& tokens = p.enc.tokens;
     const int64_t T = static_cast<int64_t>(tokens.size()), H = p.config.heads, L = p.config.layers;
 
-    fmt::print("attn model attention: {} tokens: {}\n", T, fmt::join(tokens, " "));
+    text.print("attn model attention: {} tokens: {}\n", T, fmt::join(tokens, " "));
     // Where the weight goes, per layer: the "attention sinks" [CLS], [SEP], punctuation.
-    fmt::print("\nshare of all attention weight (mean over heads and query tokens) received by:\n");
-    fmt::print("{:>7} {:>7} {:>7} {:>7} {:>7}   {}\n", "layer", "[CLS]", "[SEP]", "punct", "other", "top receiver");
+    text.print("\nshare of all attention weight (mean over heads and query tokens) received by:\n");
+    text.print("{:>7} {:>7} {:>7} {:>7} {:>7}   {}\n", "layer", "[CLS]", "[SEP]", "punct", "other", "top receiver");
     for (int64_t l = 0; l < L; ++l) {
         const Sinks s = layer_sinks(out.attentions[static_cast<size_t>(l)], 0, tokens);
-        fmt::print("{:>7} {:>6.0f}% {:>6.0f}% {:>6.0f}% {:>6.0f}%   {} ({:.0f}%)\n", l, 100 * s.cls, 100 * s.sep,
+        text.print("{:>7} {:>6.0f}% {:>6.0f}% {:>6.0f}% {:>6.0f}%   {} ({:.0f}%)\n", l, 100 * s.cls, 100 * s.sep,
                    100 * s.punct, 100 * s.other, tokens[s.top], 100 * s.per_key[s.top]);
     }
     if (o.layer >= 0) {
         HeatmapStyle style;
-        style.color = stdout_color(o.no_color);
+        style.color = text.color(o.no_color);
         const Tensor& w = out.attentions[static_cast<size_t>(o.layer)];  // (1, H, T, T)
-        fmt::print("\nrows: query tokens; columns: the keys each row spreads its weight over (each row sums to 1)\n");
+        text.print("\nrows: query tokens; columns: the keys each row spreads its weight over (each row sums to 1)\n");
         for (int64_t h = 0; h < H; ++h)
             if (o.head < 0 || o.head == h)
-                fmt::print("\n{}", render_heatmap(make_panel(fmt::format("layer {}, head {}", o.layer, h),
+                text.print("\n{}", render_heatmap(make_panel(fmt::format("layer {}, head {}", o.layer, h),
                                                              w.ptr() + h * T * T, T, T, tokens, tokens),
                                                   style));
     } else {
-        fmt::print("\nPick a head for its heatmap: --layer L --head H (L in 0..{}, H in 0..{}); --svg FILE draws them.\n",
+        text.print("\nPick a head for its heatmap: --layer L --head H (L in 0..{}, H in 0..{}); --svg FILE draws them.\n",
                    L - 1, H - 1);
     }
     if (!o.svg.empty()) {
@@ -136,7 +156,7 @@ int run_attention(const CommonOpts& co, const AttentionCmd& o) {
         so.title = "all-MiniLM-L6-v2 attention weights (rows: queries, columns: keys)";
         so.subtitle = co.text;
         with_option("--svg", [&] { write_file_atomic(o.svg, heatmap_svg(panels, so)); });
-        fmt::print("wrote {} ({} heatmaps)\n", o.svg, panels.size());
+        if (o.svg != "-") text.print("wrote {} ({} heatmaps)\n", o.svg, panels.size());
     }
     if (!o.dump.empty()) {
         Dump d;
@@ -150,7 +170,7 @@ int run_attention(const CommonOpts& co, const AttentionCmd& o) {
         d.tensors["attention"] = std::move(all);
         d.order.push_back("attention");
         with_option("--dump", [&] { write_file_atomic(o.dump, dump_to_string(d, o.json_nonfinite)); });
-        if (o.dump != "-") fmt::print("wrote {} (attention [{}, 1, {}, {}, {}] and the tokens)\n", o.dump, L, H, T, T);
+        if (o.dump != "-") text.print("wrote {} (attention [{}, 1, {}, {}, {}] and the tokens)\n", o.dump, L, H, T, T);
     }
     return 0;
 }
@@ -193,7 +213,7 @@ int run_entropy(const CommonOpts& co, const EntropyCmd& o) {
                                   {"dup_threshold_nats", o.dup},
                                   {"random_seed", o.seed},
                                   {"models", {side(ft, "trained"), side(fr, "random")}}};
-        fmt::print("{}\n", j.dump(1));
+        fmt::print("{}\n", json_text(j, 1, o.json_nonfinite));
         return 0;
     }
 
@@ -279,7 +299,7 @@ int run_probe(const CommonOpts& co, const ProbeCmd& o) {
         j["heads"] = hr;
         j["mean_weight"] = mean;
         j["heads_preferring"] = prefer;
-        fmt::print("{}\n", j.dump(1));
+        fmt::print("{}\n", json_text(j, 1, o.json_nonfinite));
         return 0;
     }
     fmt::print("attn model probe: {} tokens: {}\n", p.enc.tokens.size(), fmt::join(p.enc.tokens, " "));
@@ -360,7 +380,8 @@ int run_bench(const CommonOpts& co, const BenchCmd& o) {
                        ms.front(), 1000.0 * static_cast<double>(B) / med);
     }
     if (o.json)
-        fmt::print("{}\n", nlohmann::json({{"threads", o.threads}, {"repeat", o.repeat}, {"runs", runs}}).dump());
+        fmt::print("{}\n", json_text(nlohmann::json({{"threads", o.threads}, {"repeat", o.repeat}, {"runs", runs}}), -1,
+                                      o.json_nonfinite));
     return 0;
 }
 
@@ -387,13 +408,15 @@ const Command reg{
         common(a, nullptr);
         a->add_option("--layer", ao->layer, "layer to show (0-based)");
         a->add_option("--head", ao->head, "head to show (0-based; needs --layer)");
-        a->add_option("--svg", ao->svg, "draw the heatmaps (all, the layer's, or one) to FILE");
+        a->add_option("--svg", ao->svg, "draw the heatmaps (all, the layer's, or one) to FILE (- for stdout: the text goes to stderr)");
         a->add_flag("--no-color", ao->no_color, "no ANSI colour (also off when stdout is not a TTY or NO_COLOR is set)");
-        a->add_option("--dump", ao->dump, "write every layer and head ([layers, 1, H, T, T]) and the tokens as JSON");
-        add_json_nonfinite(*a, ao->json_nonfinite);
+        add_json_nonfinite(*a, ao->json_nonfinite,
+                           a->add_option("--dump", ao->dump,
+                                         "write every layer and head ([layers, 1, H, T, T]) and the tokens as JSON to "
+                                         "FILE (- for stdout: the text goes to stderr; attn view reads it)"));
         CLI::App* e = sub.add_subcommand("entropy", "per-head entropy and head-to-head similarity, trained vs random weights");
         common(e, nullptr);
-        e->add_flag("--json", eo->json, "machine-readable output");
+        add_json_nonfinite(*e, eo->json_nonfinite, e->add_flag("--json", eo->json, "machine-readable output"));
         e->add_option("--seed", eo->seed, "seed of the random-weight model")
             ->capture_default_str()
             ->check(seed_validator());
@@ -410,7 +433,7 @@ const Command reg{
         pr->add_option("--top", po->top, "show only the first N heads (0: all)")
             ->capture_default_str()
             ->check(integer_in(0));
-        pr->add_flag("--json", po->json, "machine-readable output");
+        add_json_nonfinite(*pr, po->json_nonfinite, pr->add_flag("--json", po->json, "machine-readable output"));
         auto bo = std::make_shared<BenchCmd>();
         CLI::App* bn = sub.add_subcommand("bench", "time the encoder (no attention recording) at batch sizes; --json for scripts");
         bn->add_option("--model", co->model, "model folder (default: $ATTN_MODEL_DIR, else data/models/all-MiniLM-L6-v2)");
@@ -421,7 +444,8 @@ const Command reg{
         bn->add_option("--threads", bo->threads, "threads (sentences of a batch run in parallel)")
             ->capture_default_str()
             ->check(integer_in(1));
-        bn->add_flag("--json", bo->json, "machine-readable output, with the token ids used");
+        add_json_nonfinite(*bn, bo->json_nonfinite,
+                           bn->add_flag("--json", bo->json, "machine-readable output, with the token ids used"));
         return [co, ao, eo, po, bo, a, e, pr, bn] {
             if (bn->parsed()) return run_bench(*co, *bo);
             if (a->parsed()) return run_attention(*co, *ao);

@@ -23,6 +23,7 @@ struct VarianceOpts {
     attn::VarianceConfig cfg;  // all but d_k, which comes from `dk`
     std::string dk = "1,16,64,512";
     bool json = false, csv = false, yes = false;
+    attn::JsonNonFinite json_nonfinite = attn::JsonNonFinite::literal;
     std::string svg;
 };
 
@@ -82,6 +83,8 @@ int run_variance_cmd(const VarianceOpts& o) {
                                            "of {:.0e} (see --help); lower --samples or --dk, or add --yes",
                                            work, kWorkBudget));
     if (!o.svg.empty()) attn::cli::require_writable("--svg", o.svg);
+    // JSON or CSV replace the table on stdout; --svg - takes stdout and sends the table to stderr.
+    const attn::cli::TextOut text({{"--json", o.json}, {"--csv", o.csv}, {"--svg -", o.svg == "-"}});
 
     std::vector<attn::VarianceRow> rows;
     {
@@ -90,10 +93,10 @@ int run_variance_cmd(const VarianceOpts& o) {
     }
     if (!o.svg.empty())
         attn::cli::with_option("--svg", [&] { attn::write_file_atomic(o.svg, attn::variance_svg(cfg, rows)); });
-    const std::string text = o.json  ? attn::variance_json(cfg, rows)
-                             : o.csv ? attn::variance_csv(rows)
-                                     : attn::variance_table(cfg, rows);
-    std::fwrite(text.data(), 1, text.size(), stdout);
+    const std::string report = o.json ? attn::variance_json(cfg, rows, o.json_nonfinite)
+                       : o.csv  ? attn::variance_csv(rows)
+                                : attn::variance_table(cfg, rows);
+    std::fwrite(report.data(), 1, report.size(), o.json || o.csv ? stdout : text.file());
     return 0;
 }
 
@@ -127,9 +130,10 @@ attn::cli::Command reg{
             ->capture_default_str()
             ->check(attn::cli::integer_in(0, attn::kVarianceMaxThreads));
         auto* j = sub.add_flag("--json", o->json, "Print JSON (format attn-variance, version 1)");
+        attn::cli::add_json_nonfinite(sub, o->json_nonfinite, j);
         auto* c = sub.add_flag("--csv", o->csv, "Print CSV");
         j->excludes(c);
-        sub.add_option("--svg", o->svg, "Also write a plot (std vs Dk, max weight vs Dk) to this SVG file");
+        sub.add_option("--svg", o->svg, "Also write a plot (std vs Dk, max weight vs Dk) to this SVG file (- for stdout: the table goes to stderr)");
         sub.add_flag("--yes", o->yes, fmt::format("Run even above the budget of {:.0e} multiply-adds", kWorkBudget));
         return [o] { return run_variance_cmd(*o); };
     }};

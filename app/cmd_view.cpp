@@ -1,7 +1,9 @@
-// `attn view FILE.json`: draws the attention weights of a dump (attn forward
-// --dump, attn model ... --dump) as heatmaps in the terminal, and with --svg
-// as an SVG picture. Rows are queries, columns keys; labels are the dump's
-// tokens (config "tokens": [T] or [B][T] strings) or positions.
+// `attn view FILE.json`: draws the attention weights of a dump as heatmaps in
+// the terminal, and with --svg as an SVG picture: "weights" [B, H, T, T] of
+// `attn forward --dump`, or one layer (--layer) of "attention" [layers, B, H,
+// T, T] of `attn model attention --dump`. Rows are queries, columns keys;
+// labels are the dump's tokens (config "tokens": [T] or [B][T] strings) or
+// positions.
 #include <algorithm>
 #include <iostream>
 #include <memory>
@@ -16,6 +18,7 @@
 #include "attn/core/mask.hpp"
 #include "attn/core/stats.hpp"
 #include "command.hpp"
+#include "memory.hpp"
 #include "options.hpp"
 
 namespace attn::cli {
@@ -24,7 +27,7 @@ namespace {
 struct ViewOpts {
     std::string file, svg;
     int64_t batch = 0;
-    std::optional<int64_t> head;
+    std::optional<int64_t> head, layer;
     bool no_color = false;
 };
 
@@ -66,12 +69,32 @@ Mask dump_mask(const Dump& d, int64_t B, int64_t b, int64_t T) {
 
 int run_view(const ViewOpts& o) {
     // ---- validate the file and the selection before drawing anything
+    require_dump_fits_in_memory(o.file, o.file);
     const Dump d = read_dump_file(o.file);
-    auto it = d.tensors.find("weights");
-    if (it == d.tensors.end())
-        throw InputError(fmt::format("{}: no \"weights\" tensor (expected [B, H, T, T]; write one with "
-                                     "`attn forward --dump FILE`)", o.file));
-    const Tensor& w = it->second;
+    // The weights to draw, [B, H, T, T]: the dump's "weights", or one layer of a model's "attention".
+    Tensor w;
+    std::string layer_label;  // "layer L of N, " for a model dump
+    if (auto it = d.tensors.find("weights"); it != d.tensors.end()) {
+        if (o.layer)
+            throw InputError(fmt::format("--layer: {} holds one layer (\"weights\" [B, H, T, T]); --layer picks a layer "
+                                         "of `attn model attention --dump`", o.file));
+        w = it->second;
+    } else if (auto at = d.tensors.find("attention"); at != d.tensors.end()) {
+        const Tensor& a = at->second;
+        if (a.rank() != 5 || a.dim(3) != a.dim(4) || a.numel() == 0)
+            throw InputError(fmt::format("{}: \"attention\" has shape {}, expected [layers, B, H, T, T] with T > 0",
+                                         o.file, shape_str(a.shape)));
+        const int64_t L = a.dim(0), layer = o.layer.value_or(0);
+        if (layer < 0 || layer >= L)
+            throw InputError(fmt::format("--layer: must be in 0..{} for {} ({} layers), got {}", L - 1, o.file, L, layer));
+        w = Tensor({a.dim(1), a.dim(2), a.dim(3), a.dim(4)});
+        const auto first = a.data.begin() + layer * w.numel();
+        std::copy(first, first + w.numel(), w.data.begin());
+        layer_label = fmt::format("layer {} of {}, ", layer, L);
+    } else {
+        throw InputError(fmt::format("{}: no \"weights\" tensor [B, H, T, T] (`attn forward --dump FILE`) and no "
+                                     "\"attention\" [layers, B, H, T, T] (`attn model attention --dump FILE`)", o.file));
+    }
     if (w.rank() != 4 || w.dim(2) != w.dim(3) || w.numel() == 0)
         throw InputError(fmt::format("{}: \"weights\" has shape {}, expected [B, H, T, T] with T > 0", o.file,
                                      shape_str(w.shape)));
@@ -81,7 +104,17 @@ int run_view(const ViewOpts& o) {
     if (o.head && (*o.head < 0 || *o.head >= H))
         throw InputError(fmt::format("--head: must be in 0..{} for {} (H = {}), got {}", H - 1, o.file, H, *o.head));
 
-    if (!o.svg.empty()) require_writable("--svg", o.svg);
+    if (!o.svg.empty()) {
+        require_writable("--svg", o.svg);
+        // The dump's tensors, now in memory, and every cell of the selected heads drawn.
+        double held = 0;
+        for (const auto& [name, t] : d.tensors) held += 4.0 * static_cast<double>(t.numel());
+        const double cells = static_cast<double>(o.head ? 1 : H) * static_cast<double>(T) * static_cast<double>(T);
+        require_fits_in_memory("--svg", kProgramBytes + held + cells * kSvgBytesPerCell,
+                               fmt::format("drawing {} heatmap cells", cells));
+    }
+    const TextOut text({{"--svg -", o.svg == "-"}});  // with --svg -, the SVG has stdout and the heatmaps stderr
+    std::ostream& out = text.stream();
     const auto labels = token_labels(d.config, o.batch, T);
     const Mask mask = dump_mask(d, B, o.batch, T);
     // the statistics of the drawn batch row only: weights [1, H, T, T]
@@ -98,9 +131,9 @@ int run_view(const ViewOpts& o) {
     }
 
     HeatmapStyle st;
-    st.color = stdout_color(o.no_color);
-    std::cout << fmt::format("{}: weights {} [B, H, T, T]; batch {}, {}{}\nrows are queries, columns keys\n", o.file,
-                             shape_str(w.shape), o.batch,
+    st.color = text.color(o.no_color);
+    out << fmt::format("{}: weights {} [B, H, T, T]; {}batch {}, {}{}\nrows are queries, columns keys\n", o.file,
+                             shape_str(w.shape), layer_label, o.batch,
                              o.head ? "head " + std::to_string(*o.head) : fmt::format("all {} heads", H),
                              mask.is_none() ? "" : " (mask from the dump)");
     // the terminal shows at most kShow queries and keys (2 columns a cell fit
@@ -108,7 +141,7 @@ int run_view(const ViewOpts& o) {
     constexpr int64_t kShow = 40;
     const int64_t shown = std::min(T, kShow);
     if (shown < T)
-        std::cout << fmt::format("(T = {}: the terminal shows the first {} queries and keys; --svg FILE draws all)\n", T,
+        out << fmt::format("(T = {}: the terminal shows the first {} queries and keys; --svg FILE draws all)\n", T,
                                  shown);
     for (size_t k = 0; k < panels.size(); ++k) {
         const auto& s = stats[static_cast<size_t>(h0) + k];
@@ -127,8 +160,8 @@ int run_view(const ViewOpts& o) {
         vs.vmax = 0;
         for (float x : view.values) vs.vmax = std::max(vs.vmax, double(x));
         if (!(vs.vmax > 0)) vs.vmax = 1;
-        std::cout << "\n" << render_heatmap(view, vs);
-        std::cout << fmt::format("  mean entropy {:.3f} nats ({:.2f} of uniform), mean max weight {:.3f}, "
+        out << "\n" << render_heatmap(view, vs);
+        out << fmt::format("  mean entropy {:.3f} nats ({:.2f} of uniform), mean max weight {:.3f}, "
                                  "effective keys {:.2f} (over {} rows)\n",
                                  s.mean_entropy_nats, s.mean_normalized_entropy, s.mean_max_weight,
                                  s.mean_effective_keys, s.rows);
@@ -136,11 +169,11 @@ int run_view(const ViewOpts& o) {
     if (!o.svg.empty()) {
         SvgOptions so;
         so.title = fmt::format("Attention weights from {}", o.file);
-        so.subtitle = fmt::format("batch {}, {}; rows are queries, columns are keys; weights {}", o.batch,
+        so.subtitle = fmt::format("{}batch {}, {}; rows are queries, columns are keys; weights {}", layer_label, o.batch,
                                   o.head ? "head " + std::to_string(*o.head) : fmt::format("all {} heads", H),
                                   shape_str(w.shape));
         with_option("--svg", [&] { write_file_atomic(o.svg, heatmap_svg(panels, so)); });
-        std::cout << fmt::format("\n  wrote {} ({} heatmap{})\n", o.svg, panels.size(), panels.size() == 1 ? "" : "s");
+        if (o.svg != "-") out << fmt::format("\n  wrote {} ({} heatmap{})\n", o.svg, panels.size(), panels.size() == 1 ? "" : "s");
     }
     return 0;
 }
@@ -148,11 +181,14 @@ int run_view(const ViewOpts& o) {
 const Command reg{"view", "Draw a dump's attention weights as heatmaps (terminal, --svg FILE)", 30,
                   [](CLI::App& sub) -> Runner {
                       auto o = std::make_shared<ViewOpts>();
-                      sub.add_option("file", o->file, "An attn-dump JSON file with a \"weights\" tensor [B, H, T, T]")
+                      sub.add_option("file", o->file,
+                                     "An attn-dump JSON file with \"weights\" [B, H, T, T] (attn forward --dump) or "
+                                     "\"attention\" [layers, B, H, T, T] (attn model attention --dump)")
                           ->required();
+                      sub.add_option("--layer", o->layer, "Layer to draw from a model dump (default 0)");
                       sub.add_option("--batch", o->batch, "Batch row to draw")->capture_default_str();
                       sub.add_option("--head", o->head, "Draw only this head (default: every head)");
-                      sub.add_option("--svg", o->svg, "Also write the heatmaps to this SVG file");
+                      sub.add_option("--svg", o->svg, "Also write the heatmaps to this SVG file (- for stdout: the text goes to stderr)");
                       sub.add_flag("--no-color", o->no_color, "No ANSI colour");
                       return [o] { return run_view(*o); };
                   }};

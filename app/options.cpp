@@ -4,10 +4,14 @@
 #include <charconv>
 #include <cstdint>
 #include <filesystem>
+#include <iostream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "attn/core/cost.hpp"
 #include "attn/core/utf8.hpp"
+#include "command.hpp"
+#include "memory.hpp"
 
 namespace attn::cli {
 
@@ -17,13 +21,31 @@ void require_writable(std::string_view opt, const std::string& path) {
     namespace fs = std::filesystem;
     std::error_code ec;
     if (fs::is_directory(path, ec)) throw InputError(fmt::format("{}: '{}' is a folder, not a file", opt, path));
-    fs::path dir = fs::path(path).parent_path();
+    // Through a symlink, the folder that matters is the one of the file it points to.
+    const std::string target = with_option(opt, [&] { return write_target(path); });
+    fs::path dir = fs::path(target).parent_path();
     if (dir.empty()) dir = ".";
     if (!fs::is_directory(dir, ec))
         throw InputError(fmt::format("{}: cannot write '{}': folder '{}' does not exist", opt, path, dir.string()));
     if (access(dir.c_str(), W_OK) != 0)
         throw InputError(fmt::format("{}: cannot write '{}': folder '{}' is not writable", opt, path, dir.string()));
 }
+
+TextOut::TextOut(const std::vector<StdoutClaim>& claims) {
+    const StdoutClaim* first = nullptr;
+    for (const StdoutClaim& c : claims) {
+        if (!c.claims) continue;
+        if (first != nullptr)
+            throw InputError(fmt::format("{} and {}: both would write to standard output; send one to a file",
+                                         first->option, c.option));
+        first = &c;
+    }
+    if (first != nullptr) file_ = stderr;
+}
+
+std::ostream& TextOut::stream() const { return on_stdout() ? std::cout : std::cerr; }
+
+bool TextOut::color(bool no_color_flag) const { return on_stdout() && stdout_color(no_color_flag); }
 
 CLI::Validator integer_in(int64_t min, int64_t max) {
     return CLI::Validator(
@@ -58,15 +80,18 @@ CLI::Validator valid_utf8() {
         "");
 }
 
-void add_json_nonfinite(CLI::App& sub, JsonNonFinite& v) {
-    sub.add_option("--json-nonfinite", v,
-                   "how --dump writes -inf, inf and NaN (a mask's -inf): literal: bare -Infinity, Infinity, NaN, which "
-                   "Python's json reads but JavaScript's JSON.parse and strict RFC 8259 parsers refuse; string: "
-                   "\"-Infinity\", \"Infinity\", \"NaN\" as JSON strings; null: null, which loses the value (attn "
-                   "reads it back as NaN). attn view and forward --input read all three")
+CLI::Option* add_json_nonfinite(CLI::App& sub, JsonNonFinite& v, CLI::Option* output) {
+    return sub
+        .add_option("--json-nonfinite", v,
+                    fmt::format("how {} writes -inf, inf and NaN: literal: bare -Infinity, Infinity, NaN, which Python's "
+                                "json reads but JavaScript's JSON.parse and strict RFC 8259 parsers refuse; string: "
+                                "\"-Infinity\", \"Infinity\", \"NaN\" as JSON strings; null: null, which loses the "
+                                "value (attn reads it back as NaN). attn view and forward --input read all three",
+                                output->get_name()))
         ->type_name("MODE")
         ->default_str(json_nonfinite_name(v))
-        ->transform(one_of({JsonNonFinite::literal, JsonNonFinite::string, JsonNonFinite::null}, json_nonfinite_name));
+        ->transform(one_of({JsonNonFinite::literal, JsonNonFinite::string, JsonNonFinite::null}, json_nonfinite_name))
+        ->needs(output);
 }
 
 double physical_memory_bytes() {
@@ -75,10 +100,19 @@ double physical_memory_bytes() {
 }
 
 void require_fits_in_memory(std::string_view opt, double bytes, std::string_view what) {
-    const double have = physical_memory_bytes();
-    if (have > 0 && bytes > 0.8 * have)
-        throw InputError(fmt::format("{}: {} would need {} but this machine has {} of memory", opt, what,
-                                     format_bytes(bytes), format_bytes(have)));
+    const MemoryLimit limit = memory_limit_here();
+    if (limit.bytes > 0 && bytes > kMemoryHeadroom * limit.bytes)
+        throw InputError(fmt::format("{}: {} would need {}, more than {:.0f}% of the {} this process may use ({})", opt,
+                                     what, format_bytes(bytes), 100 * kMemoryHeadroom, format_bytes(limit.bytes),
+                                     limit.source));
+}
+
+void require_dump_fits_in_memory(std::string_view opt, const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;  // the reader names what is wrong
+    const double size = static_cast<double>(st.st_size);
+    require_fits_in_memory(opt, kProgramBytes + kDumpReadBytesPerFileByte * size,
+                           fmt::format("reading {} ({} of JSON)", opt == path ? "it" : "'" + path + "'", format_bytes(size)));
 }
 
 }  // namespace attn::cli

@@ -4,9 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -24,8 +27,40 @@ namespace attn::cli {
 void require_writable(std::string_view opt, const std::string& path);
 // Physical memory of this machine in bytes (0 if unknown).
 double physical_memory_bytes();
-// Throws InputError naming `opt` when `bytes` would not fit in memory.
+// Throws InputError naming `opt` when `bytes` is more than kMemoryHeadroom of
+// the memory this process may use (memory.hpp: physical, cgroup, RLIMIT_AS).
 void require_fits_in_memory(std::string_view opt, double bytes, std::string_view what);
+// The same for reading the dump file `path` (kDumpReadBytesPerFileByte of its size).
+void require_dump_fits_in_memory(std::string_view opt, const std::string& path);
+
+// Standard output carries one thing. When a machine format goes there (--json,
+// --csv, --svg -, --dump -), every other line of the run (tables, --trace,
+// notes, "wrote FILE") goes to stderr, so stdout parses as that format; two
+// machine formats cannot both have stdout. A command builds one TextOut from
+// its claims before any work, then prints its text through it.
+struct StdoutClaim {
+    std::string option;  // as the user wrote it: "--json", "--svg -"
+    bool claims;         // true when this run writes that format to stdout
+};
+class TextOut {
+public:
+    // Throws InputError naming both options when two claims are true:
+    // "--json and --svg -: both would write to standard output; send one to a file".
+    explicit TextOut(const std::vector<StdoutClaim>& claims);
+    // True when the text has stdout (no machine format claimed it).
+    bool on_stdout() const { return file_ == stdout; }
+    FILE* file() const { return file_; }
+    std::ostream& stream() const;  // std::cout or std::cerr, as file()
+    template <class... A>
+    void print(fmt::format_string<A...> f, A&&... args) const {
+        fmt::print(file_, f, std::forward<A>(args)...);
+    }
+    // Colour for the text: only when it goes to stdout (see stdout_color in command.hpp).
+    bool color(bool no_color_flag) const;
+
+private:
+    FILE* file_ = stdout;
+};
 
 // Runs `f`, a library call that checks the value of option `opt`, and puts
 // the option's name in front of any InputError it throws: the library words
@@ -50,8 +85,10 @@ CLI::Validator seed_validator();
 // as a lossy decoder reads bytes, so every JSON string written from the text is
 // valid UTF-8; the tokenizer then drops U+FFFD, as BERT does. Refuses nothing.
 CLI::Validator valid_utf8();
-// --json-nonfinite literal|string|null, for a command whose --dump holds tensors.
-void add_json_nonfinite(CLI::App& sub, JsonNonFinite& v);
+// --json-nonfinite literal|string|null: how the JSON that `output` (the --json
+// flag or the --dump option) writes holds -inf, inf and NaN (json_text and
+// dump_to_string in attn/io/dump.hpp). Needs `output`: given alone it is refused.
+CLI::Option* add_json_nonfinite(CLI::App& sub, JsonNonFinite& v, CLI::Option* output);
 // For an option bound to an enum, as ->transform(one_of(...)): takes the name
 // `name(v)` of each of `values` and stores v; refuses any other word with
 // "must be one of a, b, c, got 'x'".

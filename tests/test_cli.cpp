@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sys/stat.h>
 
+#include <nlohmann/json.hpp>
+
 #include "attn/nn/backend.hpp"
 #include "parse.hpp"
 #include "test_util.hpp"
@@ -344,5 +346,170 @@ TEST_CASE("cli: a FIFO or a folder as an input file is refused at once, naming t
         {("forward --input '" + dir + "'").c_str(), "is a folder"},
         {("view '" + dir + "'").c_str(), "is a folder"},
     });
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("cli: forward --input honours the file's config and mask, and an option that disagrees is refused naming both") {
+    const std::string dir = test::temp_dir("input-config");
+    const std::string made = dir + "/made.json";
+    REQUIRE(test::run_attn("forward --heads 2 --d-k 3 --d-v 5 --mask causal+pad:5,6 --scale 0.5 --fill -1e9 --no-bias "
+                           "--init xavier --dropout 0.25 --train --dump " + made).code == 0);
+    const Dump src = read_dump_file(made);
+    // Nothing but the file: the same layer, the same mask, the same numbers.
+    const std::string again = dir + "/again.json";
+    const auto r = test::run_attn("forward --input " + made + " --dump " + again);
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    const Dump d = read_dump_file(again);
+    for (const char* key : {"heads", "d_k", "d_v", "mask", "scale", "fill", "bias", "init", "dropout", "train"}) {
+        INFO(key);
+        CHECK(d.config[key] == src.config[key]);
+    }
+    CHECK(d.tensors.count("b_q") == 0);
+    CHECK(max_abs_diff(d.tensors.at("mask"), src.tensors.at("mask")) == 0.0);
+    CHECK(max_abs_diff(d.tensors.at("out"), src.tensors.at("out")) == 0.0);  // dropout too: same --seed
+    // Options equal to the file's are fine, whatever their spelling.
+    CHECK(test::run_attn("forward --input " + made + " --heads 2 --d-k 3 --scale 5e-1 --mask causal+pad:5,6 --train").code == 0);
+    check_refused({
+        {("forward --input " + made + " --heads 4").c_str(), ("--heads 4 conflicts with " + made + ": config.heads = 2").c_str()},
+        {("forward --input " + made + " --d-v 3").c_str(), "--d-v 3 conflicts with"},
+        {("forward --input " + made + " --mask causal").c_str(), "--mask causal conflicts with"},
+        {("forward --input " + made + " --scale sqrt").c_str(), "config.scale = 0.5"},
+        {("forward --input " + made + " --fill -inf").c_str(), "config.fill = -1000000000"},
+        {("forward --input " + made + " --init torch").c_str(), "config.init = xavier"},
+        {("forward --input " + made + " --dropout 0.5 --dump " + dir + "/never.json").c_str(), "config.dropout = 0.25"},
+    });
+    CHECK(!std::filesystem::exists(dir + "/never.json"));  // refused before anything is written
+    // A file with bias and no training: --no-bias and --train are what disagree.
+    const std::string plain = dir + "/plain.json";
+    REQUIRE(test::run_attn("forward --dump " + plain).code == 0);
+    check_refused({
+        {("forward --input " + plain + " --no-bias").c_str(), "config.bias = true"},
+        {("forward --input " + plain + " --train").c_str(), "config.train = false"},
+    });
+
+    // A hand-made file: x [1, 3, 2] and only a mask tensor (lower triangle), no config.
+    const std::string tri = dir + "/tri.json";
+    std::ofstream(tri) << R"({"format": "attn-dump", "version": 1, "tensors": {
+        "x": {"shape": [1, 3, 2], "data": [1, 2, 3, 4, 5, 6]},
+        "mask": {"shape": [1, 3, 3], "data": [1, 0, 0, 1, 1, 0, 1, 1, 1]}}})";
+    const std::string tri_out = dir + "/tri-out.json";
+    REQUIRE(test::run_attn("forward --input " + tri + " --dump " + tri_out).code == 0);
+    const Dump t = read_dump_file(tri_out);
+    CHECK(t.config["mask"] == "custom");
+    const Tensor& w = t.tensors.at("weights");  // [1, 1, 3, 3]
+    CHECK(w.at({0, 0, 0, 1}) == 0.0f);
+    CHECK(w.at({0, 0, 1, 2}) == 0.0f);
+    CHECK(w.at({0, 0, 2, 1}) > 0.0f);
+    CHECK(test::run_attn("forward --input " + tri + " --mask causal").code == 0);  // the same pattern
+    CHECK(test::run_attn("forward --input " + tri_out).code == 0);                   // "custom" reads back
+
+    // Broken configs and masks name the file and the key.
+    auto write = [&](const std::string& name, const std::string& config, const std::string& mask) {
+        std::ofstream(dir + "/" + name) << R"({"format": "attn-dump", "version": 1, "config": )" << config
+                                        << R"(, "tensors": {"x": {"shape": [1, 3, 2], "data": [1, 2, 3, 4, 5, 6]})"
+                                        << mask << "}}";
+        return dir + "/" + name;
+    };
+    const std::string mask01 = R"(, "mask": {"shape": [1, 3, 3], "data": [1, 0, 0, 1, 1, 0, 1, 1, 2]})";
+    check_refused({
+        {("forward --input " + write("heads.json", R"({"heads": "two"})", "")).c_str(), "heads.json': config.heads"},
+        {("forward --input " + write("h3.json", R"({"heads": 3})", "")).c_str(), "h3.json': config.heads"},  // 2 % 3
+        {("forward --input " + write("seq.json", R"({"seq": 4})", "")).c_str(), "seq.json': config.seq = 4"},
+        {("forward --input " + write("scale.json", R"({"scale": "fast"})", "")).c_str(), "scale.json': config.scale"},
+        {("forward --input " + write("maskspec.json", R"({"mask": "pad:9"})", "")).c_str(), "maskspec.json': config.mask"},
+        {("forward --input " + write("mask2.json", "{}", mask01)).c_str(), "mask[0, 2, 2] = 2"},
+        {("forward --input " + write("disagree.json", R"({"mask": "none"})",
+                                     R"(, "mask": {"shape": [1, 3, 3], "data": [1, 0, 0, 1, 1, 0, 1, 1, 1]})")).c_str(),
+         "disagrees with its tensor mask"},
+        {("forward --input " + write("custom.json", R"({"mask": "custom"})", "")).c_str(), "no tensor mask"},
+        {("forward --input " + write("train.json", R"({"train": 1})", "")).c_str(), "config.train"},
+    });
+    std::filesystem::remove_all(dir);
+}
+
+bool xml_well_formed(const std::string& s, std::string* why);  // tests/test_heatmap.cpp
+
+namespace {
+struct Split {
+    int code = -1;
+    std::string out, err;
+};
+// Runs `attn ARGS` with stdout and stderr apart.
+Split run_split(const std::string& args, const std::string& dir) {
+    const std::string err = dir + "/stderr.txt";
+    std::string cmd = "'";
+    cmd.append(ATTN_BINARY).append("' ").append(args).append(" 2>'").append(err).append("'");
+    const auto r = test::run_shell(cmd);
+    return {r.code, r.out, read_file(err)};
+}
+}  // namespace
+
+TEST_CASE("cli: a machine format on stdout has it alone: the text goes to stderr, and two formats cannot share it") {
+    const std::string dir = test::temp_dir("stdout");
+    const std::string dump = dir + "/d.json";
+    REQUIRE(test::run_attn("forward --heads 2 --dump " + dump).code == 0);
+    struct Case {
+        std::string args;
+        bool json;             // stdout is JSON (else SVG)
+        const char* on_stderr;  // a line of the text, now on stderr
+    };
+    const std::vector<Case> cases = {
+        {"forward --trace --mask causal --dump -", true, "softmax(masked, dim=-1)"},
+        {"forward --dump -", true, "check: every attention row"},
+        {"view " + dump + " --svg -", false, "mean entropy"},
+        {"variance --samples 64 --svg -", false, "std"},
+        {"variance --samples 64 --json --svg " + dir + "/v.svg", true, ""},
+        {"lesson 9 --svg -", false, "mask"},
+        {"lesson 9 --json --svg " + dir + "/l.svg", true, ""},
+        {"lessons --json", true, ""},
+    };
+    for (const Case& c : cases) {
+        INFO(c.args);
+        const Split r = run_split(c.args, dir);
+        INFO(r.err);
+        REQUIRE(r.code == 0);
+        if (c.json) {
+            CHECK_NOTHROW((void)parse_json_relaxed(r.out, "stdout"));  // -Infinity of a causal mask included
+        } else {
+            std::string why;
+            CHECK_MESSAGE(xml_well_formed(r.out, &why), why);
+        }
+        CHECK(r.err.find(c.on_stderr) != std::string::npos);
+    }
+    // The dump on stdout reads back as a dump.
+    CHECK(dump_from_string(run_split("forward --trace --dump -", dir).out, "stdout").tensors.count("weights") == 1);
+    check_refused({
+        {"variance --samples 64 --json --svg -", "--json and --svg -: both would write to standard output"},
+        {"variance --samples 64 --csv --svg -", "--csv and --svg -"},
+        {"lesson 9 --json --svg -", "--json and --svg -"},
+        {"model attention --text hi --svg - --dump -", "--svg - and --dump -"},  // refused before the model is read
+    });
+    // Refused up front: nothing on stdout, no file.
+    auto files = [&] { return std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator{}); };
+    const auto before = files();
+    CHECK(run_split("variance --samples 64 --json --svg -", dir).out.empty());
+    CHECK(run_split("lesson 9 --json --svg - --json-nonfinite string", dir).code == 2);
+    CHECK(files() == before);
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("cli: model attention --dump - is JSON alone on stdout (skipped without the model)") {
+    if (!test::model_or_skip()) return;
+    const std::string dir = test::temp_dir("stdout-model");
+    for (const char* args : {"model attention --text 'the cat sat' --layer 1 --dump -",
+                             "model attention --text 'the cat sat' --layer 1 --head 2 --svg -"}) {
+        INFO(args);
+        const Split r = run_split(args, dir);
+        INFO(r.err);
+        REQUIRE(r.code == 0);
+        CHECK(r.err.find("share of all attention weight") != std::string::npos);
+        if (std::string(args).find("--dump") != std::string::npos) {
+            CHECK(nlohmann::json::parse(r.out)["tensors"]["attention"]["shape"] == std::vector<int>{6, 1, 12, 5, 5});
+        } else {
+            std::string why;
+            CHECK_MESSAGE(xml_well_formed(r.out, &why), why);
+        }
+    }
     std::filesystem::remove_all(dir);
 }

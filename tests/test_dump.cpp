@@ -143,7 +143,7 @@ TEST_CASE("dump: TERM, INT or HUP during a large attn forward --dump leave no te
         // Signal once the temp file exists, so the signal falls inside the write.
         bool seen = false;
         for (int i = 0; i < 20000 && !seen; ++i) {
-            for (const auto& e : fs::directory_iterator(dir)) seen |= e.path().filename().string().find(".tmp.") != std::string::npos;
+            for (const auto& e : fs::directory_iterator(dir)) seen |= e.path().filename().string().find(".attn.") != std::string::npos;
             if (!seen) ::usleep(100);
         }
         ::kill(child, sig);
@@ -152,7 +152,111 @@ TEST_CASE("dump: TERM, INT or HUP during a large attn forward --dump leave no te
         CHECK(seen);
         CHECK(WIFSIGNALED(st));
         if (WIFSIGNALED(st)) CHECK(WTERMSIG(st) == sig);
-        for (const auto& e : fs::directory_iterator(dir)) CHECK(e.path().filename().string().find(".tmp.") == std::string::npos);
+        for (const auto& e : fs::directory_iterator(dir)) CHECK(e.path().filename().string().find(".attn.") == std::string::npos);
         fs::remove_all(dir);
     }
+}
+
+TEST_CASE("dump: a legal 255-byte file name works for every output, and a dangling symlink is written through") {
+    namespace fs = std::filesystem;
+    const std::string dir = test::temp_dir("names");
+    const std::string longest = dir + "/" + std::string(250, 'n') + ".json";  // 255 bytes: NAME_MAX
+    write_file_atomic(longest, "x");
+    CHECK(read_file(longest) == "x");
+    // Every command's output goes through write_file_atomic: forward --dump, view --svg, variance --svg, lesson --svg.
+    const std::string svg = dir + "/" + std::string(251, 's') + ".svg";
+    for (const std::string& args : {"forward --dump '" + longest + "'", "view '" + longest + "' --svg '" + svg + "'",
+                                    "variance --samples 64 --svg '" + svg + "'", "lesson 9 --svg '" + svg + "'"}) {
+        INFO(args);
+        const auto r = test::run_attn(args);
+        INFO(r.out);
+        CHECK(r.code == 0);
+    }
+    CHECK(read_dump_file(longest).tensors.count("weights") == 1);
+    CHECK(read_file(svg).rfind("<?xml", 0) == 0);
+    // One byte more is the file system's refusal, named, exit 2.
+    const auto too_long = test::run_attn("forward --dump '" + dir + "/" + std::string(256, 'n') + "'");
+    CHECK(too_long.code == 2);
+    CHECK(too_long.out.find("--dump") != std::string::npos);
+
+    // A dangling link: the write creates the file it names (as `cat > link`), the link stays a link.
+    fs::create_directory(dir + "/sub");
+    fs::create_symlink("sub/new.json", dir + "/dangling.json");                 // relative, resolved from the link's folder
+    fs::create_symlink(dir + "/dangling.json", dir + "/chain.json");           // a link to the dangling link
+    const auto r = test::run_attn("forward --dump '" + dir + "/chain.json'");
+    INFO(r.out);
+    CHECK(r.code == 0);
+    CHECK(fs::is_symlink(dir + "/chain.json"));
+    CHECK(fs::is_symlink(dir + "/dangling.json"));
+    CHECK(fs::is_regular_file(fs::symlink_status(dir + "/sub/new.json")));
+    CHECK(read_dump_file(dir + "/sub/new.json").tensors.count("out") == 1);
+    // A link into a missing folder cannot be written through: refused naming the option, nothing created.
+    fs::create_symlink(dir + "/nowhere/x.json", dir + "/broken.json");
+    const auto b = test::run_attn("forward --dump '" + dir + "/broken.json'");
+    CHECK(b.code == 2);
+    CHECK(b.out.find("--dump") != std::string::npos);
+    CHECK(fs::is_symlink(dir + "/broken.json"));
+    CHECK(!fs::exists(dir + "/nowhere"));
+    // A loop of links is refused, not followed forever.
+    fs::create_symlink(dir + "/loop2", dir + "/loop1");
+    fs::create_symlink(dir + "/loop1", dir + "/loop2");
+    CHECK_THROWS_AS(write_file_atomic(dir + "/loop1", "x"), InputError);
+    for (const auto& e : fs::directory_iterator(dir)) CHECK(e.path().filename().string().find(".attn.") == std::string::npos);
+    fs::remove_all(dir);
+}
+
+TEST_CASE("dump: a signal at any moment of a write leaves no temp file") {
+    // A child writes small files in a loop; each round kills it after a different delay,
+    // so over the rounds the signal falls in every phase: before mkstemp, between mkstemp
+    // and recording the name, during the write, around the rename.
+    namespace fs = std::filesystem;
+    const std::string dir = test::temp_dir("signal-race");
+    int killed = 0;
+    // Held across fork so the child never runs the test runner's own handlers.
+    sigset_t three, previous;
+    sigemptyset(&three);
+    for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&three, s);
+    for (int round = 0; round < 60; ++round) {
+        ::sigprocmask(SIG_BLOCK, &three, &previous);
+        const pid_t child = ::fork();
+        if (child == 0) {
+            for (int s : {SIGTERM, SIGINT, SIGHUP}) ::signal(s, SIG_DFL);
+            ::sigprocmask(SIG_SETMASK, &previous, nullptr);
+            const std::string path = dir + "/f.json";
+            for (;;) write_file_atomic(path, std::string(4096, 'x'));
+        }
+        ::sigprocmask(SIG_SETMASK, &previous, nullptr);
+        REQUIRE(child >= 0);
+        ::usleep(static_cast<useconds_t>(200 + 37 * round));
+        const int sig = round % 3 == 0 ? SIGTERM : round % 3 == 1 ? SIGINT : SIGHUP;
+        ::kill(child, sig);
+        int st = 0;
+        ::waitpid(child, &st, 0);
+        killed += WIFSIGNALED(st) && WTERMSIG(st) == sig;
+    }
+    CHECK(killed == 60);
+    int temps = 0;
+    for (const auto& e : fs::directory_iterator(dir)) temps += e.path().filename().string().find(".attn.") != std::string::npos;
+    CHECK(temps == 0);
+    fs::remove_all(dir);
+}
+
+TEST_CASE("dump: json_text lays JSON out as nlohmann's dump does and writes non-finite floats as asked") {
+    // Finite values: the same text as nlohmann's dump, compact and indented, both JSON kinds.
+    const nlohmann::json plain = {{"a", 1}, {"b", {1.5, -2, "x\"y"}}, {"c", nlohmann::json::object()},
+                                  {"d", nlohmann::json::array()}, {"e", {{"f", true}, {"g", nullptr}}}};
+    for (int indent : {-1, 0, 1, 2}) {
+        CHECK(json_text(plain, indent) == plain.dump(indent));
+        const nlohmann::ordered_json ordered = nlohmann::ordered_json::parse(plain.dump());
+        CHECK(json_text(ordered, indent) == ordered.dump(indent));
+    }
+    // Non-finite: nlohmann would write null for all three.
+    const nlohmann::json j = {{"v", {-INFINITY, INFINITY, NAN, 0.5}}};
+    CHECK(j.dump() == R"({"v":[null,null,null,0.5]})");
+    CHECK(json_text(j) == R"({"v":[-Infinity,Infinity,NaN,0.5]})");
+    CHECK(json_text(j, -1, JsonNonFinite::string) == R"({"v":["-Infinity","Infinity","NaN",0.5]})");
+    CHECK(json_text(j, -1, JsonNonFinite::null) == R"({"v":[null,null,null,0.5]})");
+    // What is written reads back: literal through the relaxed reader, the other two as strict JSON.
+    CHECK(parse_json_relaxed(json_text(j), "t")["v"][0] == "-Infinity");
+    CHECK(nlohmann::json::accept(json_text(j, 2, JsonNonFinite::string)));
 }

@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "attn/model/bert.hpp"
+#include "attn/model/tokenizer.hpp"
 #include "test_util.hpp"
 
 using namespace attn;
@@ -31,6 +33,13 @@ void check_refused_naming(const std::string& args, std::initializer_list<std::st
     CHECK(r.out.rfind("attn: error: ", 0) == 0);
     for (const std::string& m : must_mention) CHECK(r.out.find(m) != std::string::npos);
     CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
+}
+
+// `attn ARGS` with stdout alone (stderr dropped).
+test::CliResult stdout_of(const std::string& args) {
+    std::string cmd = "'";
+    cmd.append(ATTN_BINARY).append("' ").append(args).append(" 2>/dev/null");
+    return test::run_shell(cmd);
 }
 
 }  // namespace
@@ -179,7 +188,84 @@ TEST_CASE("hostile files: --json-nonfinite string|null dumps are strict JSON tha
         CHECK(test::run_attn("view " + dump).code == 0);
         CHECK(test::run_attn("forward --input " + dump).code == 0);
     }
-    check_refused_naming("forward --json-nonfinite nan", {"--json-nonfinite"});
-    check_refused_naming("model attention --text hi --json-nonfinite", {"--json-nonfinite"});
+    check_refused_naming("forward --dump - --json-nonfinite nan", {"--json-nonfinite"});
+    check_refused_naming("model attention --text hi --dump - --json-nonfinite", {"--json-nonfinite"});
+    fs::remove_all(dir);
+}
+
+TEST_CASE("hostile files: --json-nonfinite applies to every --json, and is refused without it") {
+    // The writers' JSON holds no non-finite value today (json_text's own test in test_dump.cpp
+    // checks the three modes); here each takes the option and writes strict JSON with it.
+    for (const char* args : {"variance --samples 64 --dk 1,4 --json", "tour --from 15 --json", "lesson 4 --json",
+                             "bench --seq 16 --impl reference --reps 1 --warmup 0 --json"}) {
+        INFO(args);
+        const auto r = stdout_of(std::string(args) + " --json-nonfinite string");
+        CHECK(r.code == 0);
+        CHECK(nlohmann::json::accept(r.out));
+    }
+    for (const char* args : {"variance --json-nonfinite string", "lesson 4 --json-nonfinite null", "bench --json-nonfinite string",
+                             "forward --json-nonfinite string", "model entropy --text hi --json-nonfinite string"})
+        check_refused_naming(args, {"--json-nonfinite"});
+}
+
+TEST_CASE("hostile files: --json-nonfinite on every JSON output of attn model (skipped without the model)") {
+    if (!test::model_or_skip()) return;
+    for (const char* args : {"model entropy --text 'the cat' --json", "model probe --from it --to animal --json",
+                             "model bench --batch 1 --repeat 1 --json"}) {
+        INFO(args);
+        const auto r = stdout_of(std::string(args) + " --json-nonfinite string");
+        CHECK(r.code == 0);
+        CHECK(nlohmann::json::accept(r.out));
+    }
+}
+
+TEST_CASE("hostile files: a token id outside the vocabulary names the vocabulary file") {
+    // attn's own ids come from the tokenizer, checked against vocab_size when the model loads,
+    // so this message is for library callers who pass ids of their own.
+    const std::string dir = test::temp_dir("vocab");
+    const std::string vocab = dir + "/vocab.txt";
+    write_text(vocab, "[PAD]\n[UNK]\n[CLS]\n[SEP]\nthe\ncat\n");
+    const WordPieceTokenizer tok = WordPieceTokenizer::load(vocab, 16);
+    CHECK(tok.token(5) == "cat");
+    CHECK_THROWS_WITH_AS(tok.token(6), doctest::Contains((vocab + ": token id 6 is outside the vocabulary (size 6)").c_str()),
+                         InputError);
+    BertConfig tiny;
+    tiny.vocab_size = 6;
+    tiny.hidden = 8;
+    tiny.heads = 2;
+    tiny.layers = 1;
+    tiny.intermediate = 16;
+    tiny.max_position = 16;
+    const BertModel random = BertModel::random(tiny, 1);
+    CHECK_THROWS_WITH_AS(random.forward({{2, 39145, 3}}), doctest::Contains("token id 39145 is outside the vocabulary [0, 6)"),
+                         InputError);
+    fs::remove_all(dir);
+}
+
+TEST_CASE("hostile files: the real model names its vocab.txt for a token id it does not have (skipped without the model)") {
+    if (!test::model_or_skip()) return;
+    const ModelFiles files = locate_model(std::getenv("ATTN_MODEL_DIR"));
+    const BertModel m = BertModel::load(files);
+    CHECK_THROWS_WITH_AS(m.forward({{101, 39145, 102}}),
+                         doctest::Contains((files.vocab + ": token id 39145 is outside the vocabulary [0, 30522)").c_str()),
+                         InputError);
+}
+
+TEST_CASE("hostile files: a dump too large to read in memory is refused from its size, before reading it") {
+    const std::string dir = test::temp_dir("huge");
+    const std::string huge = dir + "/huge.json";
+    write_text(huge, "");
+    std::error_code ec;
+    fs::resize_file(huge, uint64_t{1} << 40, ec);  // 1 TiB, sparse: nothing is written
+    if (ec) {
+        test::skip("this file system cannot hold a sparse 1 TiB file: " + ec.message());
+        fs::remove_all(dir);
+        return;
+    }
+    check_refused_naming("view '" + huge + "'", {huge, "1.0 TiB of JSON", "would need"});
+    check_refused_naming("view '" + huge + "' --svg '" + dir + "/never.svg'", {huge});
+    check_refused_naming("forward --input '" + huge + "' --dump '" + dir + "/never.json'", {"--input", huge});
+    CHECK(!fs::exists(dir + "/never.svg"));
+    CHECK(!fs::exists(dir + "/never.json"));
     fs::remove_all(dir);
 }

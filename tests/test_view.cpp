@@ -146,3 +146,59 @@ TEST_CASE("view: a long sequence is cropped in the terminal, whole in the SVG") 
     std::remove(svg.c_str());
     std::remove(dump.c_str());
 }
+
+namespace {
+// A dump laid out as `attn model attention --dump` writes it: "attention" [layers=2, B=1, H=2, T=3, T]
+// (layer l, head h: query i puts 0.8 on key (i + l + h) % 3) and the tokens.
+std::string write_model_layout_dump(const std::string& name) {
+    attn::Dump d;
+    d.config = {{"model", "hand-made"}, {"tokens", {"[CLS]", "hi", "[SEP]"}}, {"layers", 2}, {"heads", 2}};
+    std::vector<float> a;
+    for (int l = 0; l < 2; ++l)
+        for (int h = 0; h < 2; ++h)
+            for (int i = 0; i < 3; ++i)
+                for (int j = 0; j < 3; ++j) a.push_back(j == (i + l + h) % 3 ? 0.8f : 0.1f);
+    d.tensors["attention"] = attn::Tensor::from({2, 1, 2, 3, 3}, a);
+    d.order.push_back("attention");
+    const std::string path = tmp(name);
+    attn::write_file_atomic(path, attn::dump_to_string(d));
+    return path;
+}
+}  // namespace
+
+TEST_CASE("view: reads the layout of attn model attention --dump, one layer at a time") {
+    const std::string dump = write_model_layout_dump("model-layout.json"), svg = tmp("model-layout.svg");
+    const Proc p = run_view("'" + dump + "' --layer 1 --head 0 --svg '" + svg + "'");
+    INFO(p.out);
+    REQUIRE(p.code == 0);
+    CHECK(p.out.find("weights [1, 2, 3, 3] [B, H, T, T]; layer 1 of 2, batch 0, head 0") != std::string::npos);
+    CHECK(p.out.find("[CLS]") != std::string::npos);
+    std::string why;
+    CHECK_MESSAGE(xml_well_formed(slurp(svg), &why), why);
+    // Layer 1, head 0: query 0 ([CLS]) puts 0.8 on key 1 (hi), which the SVG's cell titles carry.
+    CHECK(slurp(svg).find("[CLS] \u2192 hi: 0.8") != std::string::npos);
+    CHECK(run_view("'" + dump + "'").out.find("layer 0 of 2") != std::string::npos);  // layer 0 by default
+    Proc bad = run_view("'" + dump + "' --layer 2");
+    CHECK(bad.code == 2);
+    CHECK(bad.out.find("--layer: must be in 0..1") != std::string::npos);
+    CHECK(bad.out.find('\n') == bad.out.size() - 1);
+    const std::string fwd = write_dump("layer-on-forward.json");
+    bad = run_view("'" + fwd + "' --layer 0");
+    CHECK(bad.code == 2);
+    CHECK(bad.out.find("--layer") != std::string::npos);
+    for (const std::string& f : {dump, svg, fwd}) std::remove(f.c_str());
+}
+
+TEST_CASE("view: reads a dump of attn model attention (skipped without the model)") {
+    if (!attn::test::model_or_skip()) return;
+    const std::string dump = tmp("model.json");
+    const auto m = attn::test::run_attn("model attention --text 'the cat sat' --dump '" + dump + "'");
+    INFO(m.out);
+    REQUIRE(m.code == 0);
+    const Proc p = run_view("'" + dump + "' --layer 5 --head 3");
+    INFO(p.out);
+    CHECK(p.code == 0);
+    CHECK(p.out.find("layer 5 of 6, batch 0, head 3") != std::string::npos);
+    CHECK(p.out.find("cat") != std::string::npos);
+    std::remove(dump.c_str());
+}

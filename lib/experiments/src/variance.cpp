@@ -23,6 +23,7 @@
 #include "attn/core/parallel.hpp"
 #include "attn/core/rng.hpp"
 #include "attn/core/stats.hpp"
+#include "attn/io/dump.hpp"
 #include "attn/viz/svg.hpp"
 
 namespace attn {
@@ -433,7 +434,7 @@ static nlohmann::ordered_json row_json(const VarianceRow& r) {
                           {"mean_jacobian_norm", r.mean_jacobian_norm}};
 }
 
-std::string variance_json(const VarianceConfig& cfg, const std::vector<VarianceRow>& rows) {
+std::string variance_json(const VarianceConfig& cfg, const std::vector<VarianceRow>& rows, JsonNonFinite nonfinite) {
     nlohmann::ordered_json j;
     j["format"] = "attn-variance";
     j["version"] = 1;
@@ -449,7 +450,7 @@ std::string variance_json(const VarianceConfig& cfg, const std::vector<VarianceR
     nlohmann::ordered_json arr = nlohmann::ordered_json::array();
     for (const auto& r : rows) arr.push_back(row_json(r));
     j["rows"] = arr;
-    return j.dump(2) + "\n";
+    return json_text(j, 2, nonfinite) + "\n";
 }
 
 static const char* const kCsvFields[] = {"d_k",  "scaled",          "samples",           "rows",

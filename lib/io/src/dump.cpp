@@ -50,9 +50,13 @@ void append_json_floats(std::string& out, const float* p, int64_t n, JsonNonFini
 
 std::string dump_to_string(const Dump& d, JsonNonFinite nonfinite) {
     std::string out;
+    // Reserved once: growing by doubling would hold the old and the new text at once.
+    double floats = 0;
+    for (const auto& [n, t] : d.tensors) floats += static_cast<double>(t.data.size());
+    out.reserve(static_cast<size_t>(floats * kJsonBytesPerFloat) + 256 * (d.tensors.size() + 1) + d.config.dump().size());
     out += "{\n  \"format\": " + nlohmann::json(d.format).dump();
     out += ",\n  \"version\": " + std::to_string(d.version);
-    out += ",\n  \"config\": " + d.config.dump();
+    out += ",\n  \"config\": " + json_text(d.config, -1, nonfinite);
     out += ",\n  \"seed\": " + std::to_string(d.seed);
     out += ",\n  \"tensors\": {";
     std::vector<std::string> names;
@@ -268,20 +272,46 @@ extern "C" void remove_temp_and_reraise(int sig) {
     ::raise(sig);  // delivered when the handler returns: the process ends as the signal says
 }
 
-// Installs the handler once, on signals whose action is still the default.
+// Installs the handler on signals whose action is the default, at every write
+// (three sigaction calls, nothing beside an fsync): a program that set a
+// signal back to its default since the last write gets the cleanup again.
 static void install_temp_cleanup() {
-    static const bool installed = [] {
-        for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
-            struct sigaction old {};
-            if (::sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) continue;
-            struct sigaction sa {};
-            sa.sa_handler = remove_temp_and_reraise;
-            sigemptyset(&sa.sa_mask);
-            ::sigaction(sig, &sa, nullptr);
+    for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
+        struct sigaction old {};
+        if (::sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) continue;
+        struct sigaction sa {};
+        sa.sa_handler = remove_temp_and_reraise;
+        sigemptyset(&sa.sa_mask);
+        ::sigaction(sig, &sa, nullptr);
+    }
+}
+
+// The file a write to `path` lands in, as open(path, O_CREAT) would reach it:
+// the path itself, or, through symlinks, the file they point to. A dangling
+// link resolves to the (missing) file it names, so the write creates that file
+// and the link stays a link, as `cat > link` does. Errors name `path`.
+std::string write_target(const std::string& path) {
+    if (char* real = ::realpath(path.c_str(), nullptr)) {
+        std::string target = real;
+        std::free(real);
+        return target;
+    }
+    std::string cur = path;
+    for (int hops = 0; hops < 40; ++hops) {  // 40: the kernel's own limit (ELOOP)
+        struct stat st {};
+        if (::lstat(cur.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return cur;
+        std::string link(PATH_MAX, '\0');
+        const ssize_t n = ::readlink(cur.c_str(), link.data(), link.size());
+        if (n < 0 || n >= static_cast<ssize_t>(link.size())) throw_unwritable(path, n < 0 ? errno : ENAMETOOLONG);
+        link.resize(static_cast<size_t>(n));
+        if (link.empty()) throw_unwritable(path, ENOENT);
+        if (link[0] != '/') {
+            const size_t slash = cur.rfind('/');
+            link = (slash == std::string::npos ? std::string() : cur.substr(0, slash + 1)) + link;
         }
-        return true;
-    }();
-    (void)installed;
+        cur = link;
+    }
+    throw_unwritable(path, ELOOP);
 }
 
 void write_file_atomic(const std::string& path, std::string_view content) {
@@ -291,12 +321,8 @@ void write_file_atomic(const std::string& path, std::string_view content) {
         return;
     }
     if (path.empty()) throw InputError("the file name is empty");
-    // A symlink stays a symlink: the file it points to is the one replaced.
-    std::string target = path;
-    if (char* real = ::realpath(path.c_str(), nullptr)) {
-        target = real;
-        std::free(real);
-    }
+    // A symlink stays a symlink: the file it points to is the one replaced (or created).
+    const std::string target = write_target(path);
     struct stat st {};
     if (::stat(target.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
         if (S_ISDIR(st.st_mode)) throw InputError(fmt::format("'{}' cannot be written (it is a folder)", path));
@@ -308,12 +334,17 @@ void write_file_atomic(const std::string& path, std::string_view content) {
         if (e != 0) throw_unwritable(path, e);
         return;
     }
-    // The temp file sits in the target's folder so the rename is atomic (same file system).
-    std::string tmpl = target + ".tmp.XXXXXX";
+    // The temp file sits in the target's folder so the rename is atomic (same file
+    // system). Its name is short and fixed in length (".attn.XXXXXX"), not the
+    // target's name plus a suffix: a legal name of 245-255 bytes would overflow NAME_MAX.
+    const size_t slash = target.rfind('/');
+    const std::string tmpl = (slash == std::string::npos ? std::string() : target.substr(0, slash + 1)) + ".attn.XXXXXX";
     if (tmpl.size() >= sizeof g_temp_path) throw_unwritable(path, ENAMETOOLONG);
     install_temp_cleanup();
     // TERM, INT and HUP wait while the file is created and its name recorded, so no
     // signal falls between the two and leaves a temp file the handler does not know.
+    // The mask is this thread's: attn writes when its worker threads have ended
+    // (parallel_for joins them), so no other thread can take the signal meanwhile.
     sigset_t cleanup_signals, previous;
     sigemptyset(&cleanup_signals);
     for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&cleanup_signals, sig);
@@ -329,9 +360,13 @@ void write_file_atomic(const std::string& path, std::string_view content) {
     if (e == 0 && ::fsync(fd) != 0) e = errno;
     if (::close(fd) != 0 && e == 0) e = errno;
     if (e == 0) ::chmod(tmp.c_str(), 0644);
+    // Held again from the rename until the name is forgotten: once renamed, the temp
+    // name is free for another writer, whose file the handler must never unlink.
+    ::pthread_sigmask(SIG_BLOCK, &cleanup_signals, &previous);
     if (e == 0 && std::rename(tmp.c_str(), target.c_str()) != 0) e = errno;
     if (e != 0) ::unlink(tmp.c_str());
     g_temp_active = 0;
+    ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
     if (e != 0) throw_unwritable(path, e);
 }
 

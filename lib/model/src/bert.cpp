@@ -114,6 +114,7 @@ WordPieceTokenizer load_tokenizer(const ModelFiles& files, const BertConfig& con
 
 BertModel BertModel::load(const ModelFiles& files) {
     BertModel m;
+    m.files = files;
     m.config = read_bert_config(files);
     const BertConfig& c = m.config;
     const SafeTensors st = SafeTensors::load(files.weights);
@@ -281,11 +282,15 @@ BertOutput BertModel::forward(const std::vector<std::vector<int32_t>>& ids, cons
                                          s.size(), c.max_position));
         for (int32_t id : s)
             if (id < 0 || id >= c.vocab_size)
-                throw InputError(fmt::format("bert: token id {} is outside the vocabulary [0, {})", id, c.vocab_size));
+                throw InputError(fmt::format("{}: token id {} is outside the vocabulary [0, {}) of the model{}",
+                                             files.vocab.empty() ? "bert (random weights)" : files.vocab, id,
+                                             c.vocab_size, files.weights.empty() ? "" : " in " + files.weights));
         out.lengths.push_back(static_cast<int64_t>(s.size()));
         T = std::max<int64_t>(T, static_cast<int64_t>(s.size()));
     }
-    if (pad_id < 0 || pad_id >= c.vocab_size) throw InputError(fmt::format("bert: pad id {} is outside the vocabulary", pad_id));
+    if (pad_id < 0 || pad_id >= c.vocab_size)
+        throw InputError(fmt::format("{}: pad id {} is outside the vocabulary [0, {})",
+                                     files.vocab.empty() ? "bert (random weights)" : files.vocab, pad_id, c.vocab_size));
     out.mask = opt.key_padding_mask ? Mask::key_padding(out.lengths) : Mask::none();
     out.sentence = Tensor({B, D});
     AttentionOptions aopt;  // scale 1/sqrt(Dk), fill -inf, no dropout (eval)

@@ -35,6 +35,8 @@
 #include <string>
 #include <vector>
 
+#include "attn/io/dump.hpp"
+
 namespace attn {
 
 enum class VarianceSource { Normal, Uniform, Projected };
@@ -92,7 +94,8 @@ std::vector<VarianceRow> run_variance(const VarianceConfig& cfg,
                                       const std::function<void(double)>& progress = {});
 
 // {"format": "attn-variance", "version": 1, "config": {...}, "rows": [...]}
-std::string variance_json(const VarianceConfig& cfg, const std::vector<VarianceRow>& rows);
+std::string variance_json(const VarianceConfig& cfg, const std::vector<VarianceRow>& rows,
+                          JsonNonFinite nonfinite = JsonNonFinite::literal);
 // Header line + one line per row, same field names as the JSON rows.
 std::string variance_csv(const std::vector<VarianceRow>& rows);
 // An aligned text table with a header that states the config and the theory.

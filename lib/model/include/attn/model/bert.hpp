@@ -88,6 +88,8 @@ public:
     Tensor word_emb, pos_emb, type_emb;  // (V, D), (P, D), (2, D)
     Tensor emb_ln_gamma, emb_ln_beta;    // (D)
     std::vector<BertLayer> layers;
+    // The files load() read (empty for random()): messages about token ids name the vocabulary.
+    ModelFiles files;
 
     // model.safetensors + config.json of a folder. InputError names the file (and
     // the tensor: a missing one, a wrong shape, a NaN or infinite value).

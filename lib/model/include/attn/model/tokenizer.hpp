@@ -74,6 +74,7 @@ private:
     std::unordered_map<std::string, int32_t> index_;
     int64_t max_len_;
     int32_t cls_ = -1, sep_ = -1, pad_ = -1, unk_ = -1;
+    std::string what_;  // the vocab file (or "vocabulary"), for messages
 };
 
 }  // namespace attn

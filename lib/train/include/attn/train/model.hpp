@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attn/core/attention.hpp"
@@ -69,6 +70,10 @@ struct Param {
     Tensor* grad;
     bool decay;
 };
+
+// The name and shape of every parameter of a model with this config, in params() order
+// (no allocation: a checkpoint is checked against it before the model is built).
+std::vector<std::pair<std::string, Shape>> param_shapes(const ModelConfig& cfg);
 
 struct StepStats {
     double loss = 0;       // mean cross-entropy over scored positions

@@ -162,6 +162,9 @@ TEST_CASE("model: every parameter gradient matches finite differences (double)")
 // The float model (fast path, and the reference path) against the double reference.
 // float32 rounding (6e-8 relative) compounded through ~40 ops in sequence gives errors
 // of ~1e-6 of a tensor's scale; 1e-4 of the tensor's largest |g| leaves two orders of margin.
+// A gradient that is zero in exact arithmetic (the key bias: softmax ignores a constant
+// added to a whole row of scores) comes out as rounding noise of the size of its terms,
+// so every tensor also gets a floor of 1e-6 of the largest gradient in the model.
 TEST_CASE("model: float fast path and reference path agree with the double reference") {
     for (bool causal : {true, false}) {
         ModelConfig c = tiny(causal);
@@ -180,13 +183,16 @@ TEST_CASE("model: float fast path and reference path agree with the double refer
             CHECK(s.loss == doctest::Approx(ld).epsilon(1e-5));
             CHECK(s.counted == 90);
             auto ps = m.params();
+            double gmax = 0;
+            for (const auto& t : G)
+                for (double g : t) gmax = std::max(gmax, std::fabs(g));
             for (size_t i = 0; i < ps.size(); ++i) {
                 double mx = 0, worst = 0;
                 for (double g : G[i]) mx = std::max(mx, std::fabs(g));
                 for (size_t j = 0; j < G[i].size(); ++j)
                     worst = std::max(worst, std::fabs(double(ps[i].grad->data[j]) - G[i][j]));
                 INFO(ps[i].name << ": worst " << worst << " of max |g| " << mx);
-                CHECK(worst <= 1e-4 * mx + 1e-9);
+                CHECK(worst <= 1e-4 * mx + 1e-6 * gmax);
             }
         }
     }

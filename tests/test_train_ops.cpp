@@ -11,6 +11,7 @@
 // to a few ulps of the sum of |terms| (K <= 256 terms): 1e-12 relative, 1e-12 absolute.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <string>
@@ -308,6 +309,31 @@ TEST_CASE("train ops: the fast ops match the reference ops element by element (d
             else tr::gelu_backward(d1.data(), x.data(), dout.data(), N * D);
             check_close("act d", d2, d1);
         }
+    }
+    SUBCASE("cross-entropy, residual, zero") {
+        const int64_t N = 150, V = 11;
+        Vec z = randv(N * V, 44, 3.0), l1(N), l2(N), p1(N * V), p2(N * V);
+        std::vector<int32_t> tgt(N);
+        for (int64_t n = 0; n < N; ++n) tgt[size_t(n)] = n % 5 == 0 ? -1 : int32_t(n % V);
+        CHECK(tr::crossentropy_forward_fast(l2.data(), p2.data(), z.data(), tgt.data(), N, V, 2) ==
+              tr::crossentropy_forward(l1.data(), p1.data(), z.data(), tgt.data(), N, V));
+        check_close("xent losses", l2, l1, 0.0);  // the same per-row code
+        check_close("xent probs", p2, p1, 0.0);
+        Vec d1(N * V, 0.0), d2(N * V, 0.0);
+        tr::crossentropy_backward(d1.data(), p1.data(), tgt.data(), 0.01, N, V);
+        tr::crossentropy_backward_fast(d2.data(), p1.data(), tgt.data(), 0.01, N, V, 2);
+        check_close("xent d", d2, d1, 0.0);
+        const int64_t n = 200000;  // several pieces
+        Vec a = randv(n, 45), b = randv(n, 46), o1(n), o2(n), da1(n, 1.0), db1(n, 2.0), da2 = da1, db2 = db1;
+        tr::residual_forward(o1.data(), a.data(), b.data(), n);
+        tr::residual_forward_fast(o2.data(), a.data(), b.data(), n, 2);
+        check_close("residual", o2, o1, 0.0);
+        tr::residual_backward(da1.data(), db1.data(), a.data(), n);
+        tr::residual_backward_fast(da2.data(), db2.data(), a.data(), n, 2);
+        check_close("residual da", da2, da1, 0.0);
+        check_close("residual db", db2, db1, 0.0);
+        tr::zero_fast(o2.data(), n, 2);
+        CHECK(std::all_of(o2.begin(), o2.end(), [](double x) { return x == 0.0; }));
     }
     SUBCASE("attention") {
         for (bool causal : {false, true})

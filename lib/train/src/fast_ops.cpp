@@ -235,6 +235,58 @@ void attention_backward_fast(S* dq, S* dk, S* dv, const S* dout, const S* q, con
     });
 }
 
+template <class S>
+int64_t crossentropy_forward_fast(S* losses, S* probs, const S* logits, const int32_t* targets, int64_t N, int64_t V,
+                                  int threads) {
+    const int64_t nc = chunks(N, kRowChunk);
+    std::vector<int64_t> scored(static_cast<size_t>(nc), 0);
+    parallel_for(nc, threads, [&](int64_t ci, int) {
+        const int64_t r0 = ci * kRowChunk, rows = std::min(kRowChunk, N - r0);
+        scored[static_cast<size_t>(ci)] =
+            crossentropy_forward(losses + r0, probs + r0 * V, logits + r0 * V, targets + r0, rows, V);
+    });
+    int64_t total = 0;
+    for (int64_t n : scored) total += n;
+    return total;
+}
+
+template <class S>
+void crossentropy_backward_fast(S* dlogits, const S* probs, const int32_t* targets, S scale, int64_t N, int64_t V,
+                                int threads) {
+    parallel_for(chunks(N, kRowChunk), threads, [&](int64_t ci, int) {
+        const int64_t r0 = ci * kRowChunk, rows = std::min(kRowChunk, N - r0);
+        crossentropy_backward(dlogits + r0 * V, probs + r0 * V, targets + r0, scale, rows, V);
+    });
+}
+
+namespace {
+constexpr int64_t kElemChunk = kRowChunk * 1024;  // elements per piece of an elementwise op
+}
+
+template <class S>
+void residual_forward_fast(S* out, const S* a, const S* b, int64_t n, int threads) {
+    parallel_for(chunks(n, kElemChunk), threads, [&](int64_t ci, int) {
+        const int64_t i0 = ci * kElemChunk;
+        residual_forward(out + i0, a + i0, b + i0, std::min(kElemChunk, n - i0));
+    });
+}
+
+template <class S>
+void residual_backward_fast(S* da, S* db, const S* dout, int64_t n, int threads) {
+    parallel_for(chunks(n, kElemChunk), threads, [&](int64_t ci, int) {
+        const int64_t i0 = ci * kElemChunk;
+        residual_backward(da + i0, db + i0, dout + i0, std::min(kElemChunk, n - i0));
+    });
+}
+
+template <class S>
+void zero_fast(S* x, int64_t n, int threads) {
+    parallel_for(chunks(n, kElemChunk), threads, [&](int64_t ci, int) {
+        const int64_t i0 = ci * kElemChunk;
+        std::fill(x + i0, x + i0 + std::min(kElemChunk, n - i0), S(0));
+    });
+}
+
 #define ATTN_TRAIN_FAST_INSTANTIATE(S)                                                                            \
     template void matmul_forward_fast<S>(S*, const S*, const S*, const S*, int64_t, int64_t, int64_t, int);       \
     template void matmul_backward_fast<S>(S*, S*, S*, const S*, const S*, const S*, int64_t, int64_t, int64_t,    \
@@ -247,7 +299,12 @@ void attention_backward_fast(S* dq, S* dk, S* dv, const S* dout, const S* q, con
     template void attention_forward_fast<S>(S*, S*, const S*, const S*, const S*, int64_t, int64_t, int64_t,      \
                                             int64_t, int64_t, S, bool, float, uint64_t, int);                     \
     template void attention_backward_fast<S>(S*, S*, S*, const S*, const S*, const S*, const S*, const S*,        \
-                                             int64_t, int64_t, int64_t, int64_t, int64_t, S, float, uint64_t, int);
+                                             int64_t, int64_t, int64_t, int64_t, int64_t, S, float, uint64_t, int); \
+    template int64_t crossentropy_forward_fast<S>(S*, S*, const S*, const int32_t*, int64_t, int64_t, int);       \
+    template void crossentropy_backward_fast<S>(S*, const S*, const int32_t*, S, int64_t, int64_t, int);          \
+    template void residual_forward_fast<S>(S*, const S*, const S*, int64_t, int);                                 \
+    template void residual_backward_fast<S>(S*, S*, const S*, int64_t, int);                                      \
+    template void zero_fast<S>(S*, int64_t, int);
 
 ATTN_TRAIN_FAST_INSTANTIATE(float)
 ATTN_TRAIN_FAST_INSTANTIATE(double)

@@ -187,6 +187,22 @@ struct Ops {
         if (fast) train::attention_forward_fast(out, att, q, k, v, B, T, H, Dk, Dv, f, causal, p, seed, threads);
         else train::attention_forward(out, att, q, k, v, B, T, H, Dk, Dv, f, causal, p, seed);
     }
+    int64_t xent_fwd(S* losses, S* probs, const S* logits, const int32_t* targets, int64_t N, int64_t V) const {
+        if (fast) return train::crossentropy_forward_fast(losses, probs, logits, targets, N, V, threads);
+        return train::crossentropy_forward(losses, probs, logits, targets, N, V);
+    }
+    void xent_bwd(S* dlogits, const S* probs, const int32_t* targets, S scale, int64_t N, int64_t V) const {
+        if (fast) train::crossentropy_backward_fast(dlogits, probs, targets, scale, N, V, threads);
+        else train::crossentropy_backward(dlogits, probs, targets, scale, N, V);
+    }
+    void add(S* out, const S* a, const S* b, int64_t n) const {
+        if (fast) train::residual_forward_fast(out, a, b, n, threads);
+        else train::residual_forward(out, a, b, n);
+    }
+    void zero(Buf<S>& b) const {
+        if (fast) train::zero_fast(b.data(), static_cast<int64_t>(b.size()), threads);
+        else std::fill(b.begin(), b.end(), S(0));
+    }
     void att_bwd(S* dq, S* dk, S* dv, const S* dout, const S* q, const S* k, const S* v, const S* att, int64_t B,
                  int64_t T, int64_t H, int64_t Dk, int64_t Dv, S f, float p, uint64_t seed) const {
         if (fast) train::attention_backward_fast(dq, dk, dv, dout, q, k, v, att, B, T, H, Dk, Dv, f, p, seed, threads);
@@ -250,13 +266,13 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
         op.att_fwd(L.atty.data(), L.att.data(), qa, ka, L.v.data(), B, T, H, Dk, Dv, factor, c.causal, p,
                    layer_seed(step_seed, l));
         op.matmul_fwd(L.attproj.data(), L.atty.data(), P[bp(l, kOW)], P[bp(l, kOB)], N, VV, D);
-        train::residual_forward(L.mid.data(), x, L.attproj.data(), N * D);
+        op.add(L.mid.data(), x, L.attproj.data(), N * D);
         op.ln_fwd(L.ln2.data(), L.ln2_mean.data(), L.ln2_rstd.data(), L.mid.data(), P[bp(l, kLn2W)],
                   P[bp(l, kLn2B)], N, D);
         op.matmul_fwd(L.fch.data(), L.ln2.data(), P[bp(l, kFc1W)], P[bp(l, kFc1B)], N, D, F);
         op.act_fwd(L.fch_act.data(), L.fch.data(), N * F, relu);
         op.matmul_fwd(L.fcproj.data(), L.fch_act.data(), P[bp(l, kFc2W)], P[bp(l, kFc2B)], N, F, D);
-        train::residual_forward(a.res[static_cast<size_t>(l + 1)].data(), L.mid.data(), L.fcproj.data(), N * D);
+        op.add(a.res[static_cast<size_t>(l + 1)].data(), L.mid.data(), L.fcproj.data(), N * D);
     }
     const S* xl = a.res[static_cast<size_t>(c.layers)].data();
     op.ln_fwd(a.lnf.data(), a.lnf_mean.data(), a.lnf_rstd.data(), xl, P[i_lnfw], P[i_lnfb], N, D);
@@ -264,7 +280,7 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
 
     StepStats st;
     if (!targets) return st;
-    st.counted = train::crossentropy_forward(a.losses.data(), a.probs.data(), a.logits.data(), targets, N, V);
+    st.counted = op.xent_fwd(a.losses.data(), a.probs.data(), a.logits.data(), targets, N, V);
     double total = 0;
     for (int64_t n = 0; n < N; ++n) {
         total += static_cast<double>(a.losses[static_cast<size_t>(n)]);
@@ -279,10 +295,10 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
     // ---- backward ----
     const auto& g = *G;
     for (size_t i = 0; i < g.size(); ++i) std::fill(g[i], g[i] + sizes[i], S(0));
-    auto zero = [](Buf<S>& b) { std::fill(b.begin(), b.end(), S(0)); };
+    auto zero = [&op](Buf<S>& b) { op.zero(b); };
     zero(a.dlogits);
     const S scale = st.counted ? S(1) / static_cast<S>(st.counted) : S(0);
-    train::crossentropy_backward(a.dlogits.data(), a.probs.data(), targets, scale, N, V);
+    op.xent_bwd(a.dlogits.data(), a.probs.data(), targets, scale, N, V);
     zero(a.dln);
     op.matmul_bwd(a.dln.data(), g[i_head], nullptr, a.dlogits.data(), a.lnf.data(), P[i_head], N, D, V);
     zero(a.dres);

@@ -43,4 +43,20 @@ void attention_backward_fast(S* dq, S* dk, S* dv, const S* dout, const S* q, con
                              int64_t B, int64_t T, int64_t H, int64_t Dk, int64_t Dv, S factor, float p,
                              uint64_t seed, int threads);
 
+// Softmax cross-entropy by kRowChunk rows (each row as the reference computes it).
+template <class S>
+int64_t crossentropy_forward_fast(S* losses, S* probs, const S* logits, const int32_t* targets, int64_t N, int64_t V,
+                                  int threads);
+template <class S>
+void crossentropy_backward_fast(S* dlogits, const S* probs, const int32_t* targets, S scale, int64_t N, int64_t V,
+                                int threads);
+// out = a + b; and the residual backward da += dout, db += dout, elementwise in pieces.
+template <class S>
+void residual_forward_fast(S* out, const S* a, const S* b, int64_t n, int threads);
+template <class S>
+void residual_backward_fast(S* da, S* db, const S* dout, int64_t n, int threads);
+// x[0, n) = 0 in pieces.
+template <class S>
+void zero_fast(S* x, int64_t n, int threads);
+
 }  // namespace attn::train

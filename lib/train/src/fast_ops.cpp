@@ -154,8 +154,9 @@ void dropout_mult(S* mult, int64_t T, uint64_t row0, float p, uint64_t seed) {
 
 template <class S>
 void attention_forward_fast(S* out, S* att, const S* q, const S* k, const S* v, int64_t B, int64_t T, int64_t H,
-                            int64_t Dk, int64_t Dv, S factor, bool causal, float p, uint64_t seed, int threads) {
-    const int64_t QS = H * Dk, VS = H * Dv;
+                            int64_t Dk, int64_t Dv, S factor, bool causal, float p, uint64_t seed, int threads,
+                            int64_t ld_qk, int64_t ld_v) {
+    const int64_t QS = ld_qk ? ld_qk : H * Dk, VS = ld_v ? ld_v : H * Dv, OS = H * Dv;
     std::vector<std::vector<S>> scratch(static_cast<size_t>(resolve_threads(threads)));
     detail::pool_for(B * H, threads, [&](int64_t bh, int tid) {
         const int64_t b = bh / H, h = bh % H;
@@ -184,7 +185,7 @@ void attention_forward_fast(S* out, S* att, const S* q, const S* k, const S* v, 
             for (int64_t j = n; j < T; ++j) row[j] = 0;
         }
         // pass 3: out_h = dropout(P) V_h, written into the merged (B, T, H*Dv) layout
-        MapMS<S> O(out + b * T * VS + h * Dv, T, Dv, Eigen::OuterStride<>(VS));
+        MapMS<S> O(out + b * T * OS + h * Dv, T, Dv, Eigen::OuterStride<>(OS));
         if (p > 0) {
             auto& s = scratch[static_cast<size_t>(tid)];
             s.resize(static_cast<size_t>(T * T));
@@ -201,15 +202,15 @@ void attention_forward_fast(S* out, S* att, const S* q, const S* k, const S* v, 
 template <class S>
 void attention_backward_fast(S* dq, S* dk, S* dv, const S* dout, const S* q, const S* k, const S* v, const S* att,
                              int64_t B, int64_t T, int64_t H, int64_t Dk, int64_t Dv, S factor, float p,
-                             uint64_t seed, int threads) {
-    const int64_t QS = H * Dk, VS = H * Dv;
+                             uint64_t seed, int threads, int64_t ld_qk, int64_t ld_v) {
+    const int64_t QS = ld_qk ? ld_qk : H * Dk, VS = ld_v ? ld_v : H * Dv, OS = H * Dv;
     std::vector<std::vector<S>> scratch(static_cast<size_t>(resolve_threads(threads)));
     detail::pool_for(B * H, threads, [&](int64_t bh, int tid) {
         const int64_t b = bh / H, h = bh % H;
         const MapCS<S> Q(q + b * T * QS + h * Dk, T, Dk, Eigen::OuterStride<>(QS));
         const MapCS<S> K(k + b * T * QS + h * Dk, T, Dk, Eigen::OuterStride<>(QS));
         const MapCS<S> Vh(v + b * T * VS + h * Dv, T, Dv, Eigen::OuterStride<>(VS));
-        const MapCS<S> dO(dout + b * T * VS + h * Dv, T, Dv, Eigen::OuterStride<>(VS));
+        const MapCS<S> dO(dout + b * T * OS + h * Dv, T, Dv, Eigen::OuterStride<>(OS));
         MapMS<S> dQ(dq + b * T * QS + h * Dk, T, Dk, Eigen::OuterStride<>(QS));
         MapMS<S> dK(dk + b * T * QS + h * Dk, T, Dk, Eigen::OuterStride<>(QS));
         MapMS<S> dV(dv + b * T * VS + h * Dv, T, Dv, Eigen::OuterStride<>(VS));
@@ -302,9 +303,10 @@ void zero_fast(S* x, int64_t n, int threads) {
     template void activation_forward_fast<S>(S*, const S*, int64_t, bool, int);                                   \
     template void activation_backward_fast<S>(S*, const S*, const S*, int64_t, bool, int);                        \
     template void attention_forward_fast<S>(S*, S*, const S*, const S*, const S*, int64_t, int64_t, int64_t,      \
-                                            int64_t, int64_t, S, bool, float, uint64_t, int);                     \
+                                            int64_t, int64_t, S, bool, float, uint64_t, int, int64_t, int64_t);   \
     template void attention_backward_fast<S>(S*, S*, S*, const S*, const S*, const S*, const S*, const S*,        \
-                                             int64_t, int64_t, int64_t, int64_t, int64_t, S, float, uint64_t, int); \
+                                             int64_t, int64_t, int64_t, int64_t, int64_t, S, float, uint64_t, int,  \
+                                             int64_t, int64_t);                                                   \
     template int64_t crossentropy_forward_fast<S>(S*, S*, const S*, const int32_t*, int64_t, int64_t, int);       \
     template void crossentropy_backward_fast<S>(S*, const S*, const int32_t*, S, int64_t, int64_t, int);          \
     template void residual_forward_fast<S>(S*, const S*, const S*, int64_t, int);                                 \

@@ -35,13 +35,17 @@ template <class S>
 void activation_forward_fast(S* out, const S* inp, int64_t n, bool relu, int threads);
 template <class S>
 void activation_backward_fast(S* dinp, const S* inp, const S* dout, int64_t n, bool relu, int threads);
+// ld_qk, ld_v: the row strides of q, k (and dq, dk) and of v (and dv), in elements; 0 means
+// packed (H*Dk, H*Dv). The model passes one fused (N, 2*H*Dk + H*Dv) q|k|v buffer this way.
+// out and dout are always packed (B, T, H*Dv).
 template <class S>
 void attention_forward_fast(S* out, S* att, const S* q, const S* k, const S* v, int64_t B, int64_t T, int64_t H,
-                            int64_t Dk, int64_t Dv, S factor, bool causal, float p, uint64_t seed, int threads);
+                            int64_t Dk, int64_t Dv, S factor, bool causal, float p, uint64_t seed, int threads,
+                            int64_t ld_qk = 0, int64_t ld_v = 0);
 template <class S>
 void attention_backward_fast(S* dq, S* dk, S* dv, const S* dout, const S* q, const S* k, const S* v, const S* att,
                              int64_t B, int64_t T, int64_t H, int64_t Dk, int64_t Dv, S factor, float p,
-                             uint64_t seed, int threads);
+                             uint64_t seed, int threads, int64_t ld_qk = 0, int64_t ld_v = 0);
 
 // Softmax cross-entropy by kRowChunk rows (each row as the reference computes it).
 template <class S>

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "attn/core/attention.hpp"
+#include "attn/core/attention_backward.hpp"
 #include "attn/core/rng.hpp"
 #include "attn/train/fast_ops.hpp"
 #include "attn/train/ops.hpp"
@@ -245,6 +246,54 @@ TEST_CASE("train ops: attention forward agrees with the library's reference atte
                                                                  ref.at({b, h, t, d}))));
         CAPTURE(p);
         CHECK(worst < 1e-5);  // float32, sums of 5 terms of size ~1: a few ulps
+    }
+}
+
+TEST_CASE("train ops: attention backward agrees with the library's attention_backward_reference") {
+    // Two independent derivations of the same gradients: this module's op on (B, T, H*d)
+    // and core's reference on (B, H, T, d), with the same dropout mask. float32, sums of
+    // <= 6 terms of size ~1: a few ulps, so 1e-5 absolute.
+    const int64_t B = 2, T = 6, H = 2, Dk = 3, Dv = 4;
+    for (float p : {0.0f, 0.3f}) {
+        attn::Tensor Q({B, H, T, Dk}), K({B, H, T, Dk}), Vt({B, H, T, Dv}), dO({B, H, T, Dv});
+        std::vector<float> q(size_t(B * T * H * Dk)), k(q.size()), v(size_t(B * T * H * Dv)), dout(v.size());
+        attn::Rng r(5);
+        auto qi = [&](int64_t b, int64_t t, int64_t h, int64_t d, int64_t Dd) { return size_t(((b * T + t) * H + h) * Dd + d); };
+        for (int64_t b = 0; b < B; ++b)
+            for (int64_t t = 0; t < T; ++t)
+                for (int64_t h = 0; h < H; ++h) {
+                    for (int64_t d = 0; d < Dk; ++d) {
+                        q[qi(b, t, h, d, Dk)] = Q.at({b, h, t, d}) = r.normal();
+                        k[qi(b, t, h, d, Dk)] = K.at({b, h, t, d}) = r.normal();
+                    }
+                    for (int64_t d = 0; d < Dv; ++d) {
+                        v[qi(b, t, h, d, Dv)] = Vt.at({b, h, t, d}) = r.normal();
+                        dout[qi(b, t, h, d, Dv)] = dO.at({b, h, t, d}) = r.normal();
+                    }
+                }
+        attn::AttentionOptions opt;
+        opt.dropout = p;
+        opt.train = p > 0;
+        opt.seed = 31;
+        const attn::AttentionGrads ref = attn::attention_backward_reference(Q, K, Vt, attn::Mask::make_causal(), opt, dO);
+        std::vector<float> out(v.size()), att(size_t(B * H * T * T)), dq(q.size(), 0.0f), dk(k.size(), 0.0f), dv(v.size(), 0.0f);
+        const float f = 1.0f / std::sqrt(float(Dk));
+        tr::attention_forward(out.data(), att.data(), q.data(), k.data(), v.data(), B, T, H, Dk, Dv, f, true, p, 31);
+        tr::attention_backward(dq.data(), dk.data(), dv.data(), dout.data(), q.data(), k.data(), v.data(), att.data(), B, T,
+                               H, Dk, Dv, f, p, 31);
+        double worst = 0;
+        for (int64_t b = 0; b < B; ++b)
+            for (int64_t t = 0; t < T; ++t)
+                for (int64_t h = 0; h < H; ++h) {
+                    for (int64_t d = 0; d < Dk; ++d) {
+                        worst = std::max(worst, double(std::fabs(dq[qi(b, t, h, d, Dk)] - ref.dq.at({b, h, t, d}))));
+                        worst = std::max(worst, double(std::fabs(dk[qi(b, t, h, d, Dk)] - ref.dk.at({b, h, t, d}))));
+                    }
+                    for (int64_t d = 0; d < Dv; ++d)
+                        worst = std::max(worst, double(std::fabs(dv[qi(b, t, h, d, Dv)] - ref.dv.at({b, h, t, d}))));
+                }
+        CAPTURE(p);
+        CHECK(worst < 1e-5);
     }
 }
 

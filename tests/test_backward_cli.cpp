@@ -50,7 +50,7 @@ TEST_CASE("backward cli: --trace prints every backward step with its formula, sh
         CHECK_MESSAGE(r.out.find(s) != std::string::npos, s);
 }
 
-TEST_CASE("backward cli: --dump holds every gradient; dout from --input gives the same gradients") {
+TEST_CASE("backward cli: --dump holds every gradient, and dout from --input gives the same gradients") {
     const std::string dir = test::temp_dir("bwd");
     const std::string a = dir + "/a.json", b = dir + "/b.json";
     REQUIRE(test::run_attn("forward --backward --heads 2 --d-v 5 --mask causal+pad:5,6 --dump " + a).code == 0);
@@ -95,7 +95,7 @@ TEST_CASE("backward cli: --dump holds every gradient; dout from --input gives th
     std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("backward cli: the same seed gives the same gradients; another seed another dout") {
+TEST_CASE("backward cli: the same seed gives the same gradients, another seed another dout") {
     const auto a = test::run_attn("forward --backward --train --dropout 0.3");
     const auto b = test::run_attn("forward --backward --train --dropout 0.3");
     const auto c = test::run_attn("forward --backward --train --dropout 0.3 --seed 43");

@@ -74,15 +74,15 @@ void MultiHeadAttention::init(const InitSpec& spec, Rng& rng) {
 }
 
 Tensor MultiHeadAttention::forward(const Tensor& x, const Mask& mask, const AttentionOptions& opt, ForwardRecord* rec,
-                                   const TraceFn* trace, Backend backend) const {
-    Tensor out = forward(x, x, x, mask, opt, rec, trace, backend);
+                                   const TraceFn* trace, Backend backend, int threads) const {
+    Tensor out = forward(x, x, x, mask, opt, rec, trace, backend, threads);
     if (rec != nullptr) rec->self_attention = true;
     return out;
 }
 
 Tensor MultiHeadAttention::forward(const Tensor& query, const Tensor& key, const Tensor& value, const Mask& mask,
                                    const AttentionOptions& opt, ForwardRecord* rec, const TraceFn* trace,
-                                   Backend backend) const {
+                                   Backend backend, int threads) const {
     // query (B, Tq, D), key/value (B, Tk, D) -> out (B, Tq, D)
     const int64_t D = cfg_.d_model, H = cfg_.heads;
     for (const Tensor* t : {&query, &key, &value})
@@ -111,7 +111,7 @@ Tensor MultiHeadAttention::forward(const Tensor& query, const Tensor& key, const
     // (B, H, Tq, Dv); a recording backend also hands back every (B, H, Tq, Tk) step
     AttentionRecord arec;
     const bool want_rec = backend_info(backend).records && (rec != nullptr || trace != nullptr);
-    Tensor head_out = attention(backend, Q, K, V, mask, opt, want_rec ? &arec : nullptr);
+    Tensor head_out = attention(backend, Q, K, V, mask, opt, want_rec ? &arec : nullptr, threads);
     if (want_rec) {
         emit("scores", "Q·Kᵀ", arec.scores_raw);
         emit("scaled", "scores · scale (+ additive mask)", arec.scores_scaled);

@@ -96,13 +96,14 @@ public:
     Linear q_proj, k_proj, v_proj, o_proj;
 
     // Self-attention: query = key = value = x (B, T, D).
+    // threads: for the CPU backends, 0 = all (attention()'s argument).
     Tensor forward(const Tensor& x, const Mask& mask, const AttentionOptions& opt,
                    ForwardRecord* rec = nullptr, const TraceFn* trace = nullptr,
-                   Backend backend = Backend::Reference) const;
+                   Backend backend = Backend::Reference, int threads = 0) const;
     // General form: query (B, Tq, D), key and value (B, Tk, D).
     Tensor forward(const Tensor& query, const Tensor& key, const Tensor& value, const Mask& mask,
                    const AttentionOptions& opt, ForwardRecord* rec = nullptr,
-                   const TraceFn* trace = nullptr, Backend backend = Backend::Reference) const;
+                   const TraceFn* trace = nullptr, Backend backend = Backend::Reference, int threads = 0) const;
 
     // The backward pass for dout = dL/d out (B, Tq, D) of the forward that filled
     // `fwd` (with the same mask and options: dropout's mask comes from opt.seed).

@@ -167,22 +167,14 @@ void attention_forward_fast(S* out, S* att, const S* q, const S* k, const S* v, 
         // pass 1: scaled scores (T, T)
         P.noalias() = Q * K.transpose();
         // pass 2: masked, stable softmax per row
+        // (Eigen's vectorised exp, within an ulp or two of std::exp)
         for (int64_t i = 0; i < T; ++i) {
-            S* row = att + (bh * T + i) * T;
             const int64_t n = causal ? i + 1 : T;
-            S mx = -std::numeric_limits<S>::infinity();
-            for (int64_t j = 0; j < n; ++j) {
-                row[j] *= factor;
-                mx = std::max(mx, row[j]);
-            }
-            S sum = 0;
-            for (int64_t j = 0; j < n; ++j) {
-                row[j] = std::exp(row[j] - mx);
-                sum += row[j];
-            }
-            const S inv = S(1) / sum;
-            for (int64_t j = 0; j < n; ++j) row[j] *= inv;
-            for (int64_t j = n; j < T; ++j) row[j] = 0;
+            Eigen::Map<Eigen::Array<S, 1, Eigen::Dynamic>> row(att + (bh * T + i) * T, n);
+            row *= factor;
+            row = (row - row.maxCoeff()).exp();
+            row *= S(1) / row.sum();
+            std::fill(att + (bh * T + i) * T + n, att + (bh * T + i + 1) * T, S(0));
         }
         // pass 3: out_h = dropout(P) V_h, written into the merged (B, T, H*Dv) layout
         MapMS<S> O(out + b * T * OS + h * Dv, T, Dv, Eigen::OuterStride<>(OS));

@@ -112,10 +112,21 @@ void activation_forward_fast(S* out, const S* inp, int64_t n, bool relu, int thr
             relu_forward(out + i0, inp + i0, m);
             return;
         }
-        const Eigen::Map<const Eigen::Array<S, Eigen::Dynamic, 1>> x(inp + i0, m);
-        Eigen::Map<Eigen::Array<S, Eigen::Dynamic, 1>> y(out + i0, m);
+        // tanh into the aligned array th, whose traversal depends only on the block length (see
+        // attention_forward_fast: an unaligned destination would mix Eigen's scalar and vector tanh
+        // by address); the rest is exact elementwise arithmetic.
+        using A = Eigen::Array<S, Eigen::Dynamic, 1>;
+        const Eigen::Map<const A> x(inp + i0, m);
+        Eigen::Map<A> y(out + i0, m);
         const S c = static_cast<S>(0.7978845608028654), a = static_cast<S>(0.044715);
-        y = S(0.5) * x * (S(1) + (c * (x + a * x * x * x)).tanh());
+        A th(1024);
+        for (int64_t j0 = 0; j0 < m; j0 += 1024) {
+            const int64_t mm = std::min<int64_t>(1024, m - j0);
+            const auto xs = x.segment(j0, mm);
+            auto t = th.head(mm);
+            t = (c * (xs + a * xs * xs * xs)).tanh();
+            y.segment(j0, mm) = S(0.5) * xs * (S(1) + t);
+        }
     });
 }
 
@@ -132,12 +143,14 @@ void activation_backward_fast(S* dinp, const S* inp, const S* dout, int64_t n, b
         const Eigen::Map<const A> x(inp + i0, m), dy(dout + i0, m);
         Eigen::Map<A> dx(dinp + i0, m);
         const S c = static_cast<S>(0.7978845608028654), a = static_cast<S>(0.044715);
+        A th(1024);  // aligned: tanh evaluated the same way wherever the buffers live
         for (int64_t j0 = 0; j0 < m; j0 += 1024) {  // blocks of 1024: th stays in L1
             const int64_t mm = std::min<int64_t>(1024, m - j0);
             const auto xs = x.segment(j0, mm);
-            const A th = (c * (xs + a * xs * xs * xs)).tanh();
-            dx.segment(j0, mm) += (S(0.5) * (S(1) + th) +
-                                   S(0.5) * xs * (S(1) - th * th) * c * (S(1) + S(3) * a * xs * xs)) *
+            auto t = th.head(mm);
+            t = (c * (xs + a * xs * xs * xs)).tanh();
+            dx.segment(j0, mm) += (S(0.5) * (S(1) + t) +
+                                   S(0.5) * xs * (S(1) - t * t) * c * (S(1) + S(3) * a * xs * xs)) *
                                   dy.segment(j0, mm);
         }
     });
@@ -167,14 +180,21 @@ void attention_forward_fast(S* out, S* att, const S* q, const S* k, const S* v, 
         // pass 1: scaled scores (T, T)
         P.noalias() = Q * K.transpose();
         // pass 2: masked, stable softmax per row
-        // (Eigen's vectorised exp, within an ulp or two of std::exp)
+        // (Eigen's vectorised exp, within an ulp or two of std::exp). Eigen peels unaligned
+        // leading elements into its scalar path (std::exp, a plain sum), so a result written
+        // to an unaligned row would depend on the buffer's address; every transcendental and
+        // every sum is therefore evaluated into the aligned array e, whose traversal depends
+        // only on n: the same bits wherever the buffers live, at any thread count.
+        Eigen::Array<S, Eigen::Dynamic, 1> e(T);
         for (int64_t i = 0; i < T; ++i) {
             const int64_t n = causal ? i + 1 : T;
-            Eigen::Map<Eigen::Array<S, 1, Eigen::Dynamic>> row(att + (bh * T + i) * T, n);
-            row *= factor;
-            row = (row - row.maxCoeff()).exp();
-            row *= S(1) / row.sum();
-            std::fill(att + (bh * T + i) * T + n, att + (bh * T + i + 1) * T, S(0));
+            S* row = att + (bh * T + i) * T;
+            auto en = e.head(n);
+            en = Eigen::Map<const Eigen::Array<S, Eigen::Dynamic, 1>>(row, n) * factor;
+            en = (en - en.maxCoeff()).exp();
+            en *= S(1) / en.sum();
+            std::copy(e.data(), e.data() + n, row);
+            std::fill(row + n, row + T, S(0));
         }
         // pass 3: out_h = dropout(P) V_h, written into the merged (B, T, H*Dv) layout
         MapMS<S> O(out + b * T * OS + h * Dv, T, Dv, Eigen::OuterStride<>(OS));

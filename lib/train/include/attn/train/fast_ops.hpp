@@ -1,0 +1,66 @@
+// attn/train/fast_ops.hpp: the fast twins of attn/train/ops.hpp that the model trains with.
+//
+// Same signatures as the reference ops plus a thread count, same "backward adds"
+// rule. Matrix products go through Eigen GEMMs over row-major maps of the buffers;
+// loops run on attn/core/parallel.hpp. Determinism: work is cut into pieces whose
+// size never depends on the thread count (kRowChunk rows of activations, kGemmRows rows of a GEMM, kOutChunk
+// output rows of a weight gradient, one (batch, head) pair of attention), and every
+// sum across pieces is added in piece order, so the result is bit-identical at any
+// thread count. The results differ from the reference ops only by float rounding
+// (a different summation order); tests/test_train_ops.cpp bounds the difference.
+#pragma once
+
+#include <cstdint>
+
+namespace attn::train {
+
+inline constexpr int64_t kRowChunk = 64;    // rows of activations per work item (LayerNorm, GELU)
+inline constexpr int64_t kGemmRows = 256;   // rows of a linear layer's input per GEMM work item
+inline constexpr int64_t kOutChunk = 32;    // output rows of a weight gradient per work item
+
+template <class S>
+void matmul_forward_fast(S* out, const S* inp, const S* W, const S* b, int64_t N, int64_t C, int64_t OC,
+                         int threads);
+template <class S>
+void matmul_backward_fast(S* dinp, S* dW, S* db, const S* dout, const S* inp, const S* W, int64_t N, int64_t C,
+                          int64_t OC, int threads);
+template <class S>
+void layernorm_forward_fast(S* out, S* mean, S* rstd, const S* inp, const S* w, const S* b, int64_t N, int64_t D,
+                            int threads);
+template <class S>
+void layernorm_backward_fast(S* dinp, S* dw, S* db, const S* dout, const S* inp, const S* w, const S* mean,
+                             const S* rstd, int64_t N, int64_t D, int threads);
+// GELU (tanh) or ReLU on n elements; relu = true picks ReLU.
+template <class S>
+void activation_forward_fast(S* out, const S* inp, int64_t n, bool relu, int threads);
+template <class S>
+void activation_backward_fast(S* dinp, const S* inp, const S* dout, int64_t n, bool relu, int threads);
+// ld_qk, ld_v: the row strides of q, k (and dq, dk) and of v (and dv), in elements; 0 means
+// packed (H*Dk, H*Dv). The model passes one fused (N, 2*H*Dk + H*Dv) q|k|v buffer this way.
+// out and dout are always packed (B, T, H*Dv).
+template <class S>
+void attention_forward_fast(S* out, S* att, const S* q, const S* k, const S* v, int64_t B, int64_t T, int64_t H,
+                            int64_t Dk, int64_t Dv, S factor, bool causal, float p, uint64_t seed, int threads,
+                            int64_t ld_qk = 0, int64_t ld_v = 0);
+template <class S>
+void attention_backward_fast(S* dq, S* dk, S* dv, const S* dout, const S* q, const S* k, const S* v, const S* att,
+                             int64_t B, int64_t T, int64_t H, int64_t Dk, int64_t Dv, S factor, float p,
+                             uint64_t seed, int threads, int64_t ld_qk = 0, int64_t ld_v = 0);
+
+// Softmax cross-entropy by kRowChunk rows (each row as the reference computes it).
+template <class S>
+int64_t crossentropy_forward_fast(S* losses, S* probs, const S* logits, const int32_t* targets, int64_t N, int64_t V,
+                                  int threads);
+template <class S>
+void crossentropy_backward_fast(S* dlogits, const S* probs, const int32_t* targets, S scale, int64_t N, int64_t V,
+                                int threads);
+// out = a + b; and the residual backward da += dout, db += dout, elementwise in pieces.
+template <class S>
+void residual_forward_fast(S* out, const S* a, const S* b, int64_t n, int threads);
+template <class S>
+void residual_backward_fast(S* da, S* db, const S* dout, int64_t n, int threads);
+// x[0, n) = 0 in pieces.
+template <class S>
+void zero_fast(S* x, int64_t n, int threads);
+
+}  // namespace attn::train

@@ -1,0 +1,331 @@
+// The fast ops (attn/train/fast_ops.hpp): Eigen GEMMs on fixed-size pieces.
+#include "attn/train/fast_ops.hpp"
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "attn/core/attention.hpp"
+#include "attn/core/parallel.hpp"
+#include "attn/train/ops.hpp"
+#include "pool.hpp"
+
+namespace attn::train {
+
+namespace {
+template <class S>
+using Mat = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <class S>
+using MapM = Eigen::Map<Mat<S>>;
+template <class S>
+using MapC = Eigen::Map<const Mat<S>>;
+template <class S>
+using MapMS = Eigen::Map<Mat<S>, 0, Eigen::OuterStride<>>;  // a column block of a wider matrix
+template <class S>
+using MapCS = Eigen::Map<const Mat<S>, 0, Eigen::OuterStride<>>;
+template <class S>
+using RowV = Eigen::Matrix<S, 1, Eigen::Dynamic>;
+
+int64_t chunks(int64_t n, int64_t c) { return (n + c - 1) / c; }
+}  // namespace
+
+template <class S>
+void matmul_forward_fast(S* out, const S* inp, const S* W, const S* b, int64_t N, int64_t C, int64_t OC,
+                         int threads) {
+    // out (N, OC) = inp (N, C) . W^T + b, by kGemmRows rows
+    const MapC<S> w(W, OC, C);
+    detail::pool_for(chunks(N, kGemmRows), threads, [&](int64_t ci, int) {
+        const int64_t r0 = ci * kGemmRows, rows = std::min(kGemmRows, N - r0);
+        MapM<S> o(out + r0 * OC, rows, OC);
+        if (b) {  // the bias in every row, then the product added: one pass fewer than = then +=
+            o.rowwise() = Eigen::Map<const RowV<S>>(b, OC);
+            o.noalias() += MapC<S>(inp + r0 * C, rows, C) * w.transpose();
+        } else {
+            o.noalias() = MapC<S>(inp + r0 * C, rows, C) * w.transpose();
+        }
+    });
+}
+
+template <class S>
+void matmul_backward_fast(S* dinp, S* dW, S* db, const S* dout, const S* inp, const S* W, int64_t N, int64_t C,
+                          int64_t OC, int threads) {
+    const int64_t n_row = dinp ? chunks(N, kGemmRows) : 0;
+    const int64_t n_out = chunks(OC, kOutChunk);
+    // items [0, n_row): dinp rows += dout rows . W;  items [n_row, n_row + n_out): dW, db by output rows
+    detail::pool_for(n_row + n_out, threads, [&](int64_t it, int) {
+        if (it < n_row) {
+            const int64_t r0 = it * kGemmRows, rows = std::min(kGemmRows, N - r0);
+            MapM<S>(dinp + r0 * C, rows, C).noalias() += MapC<S>(dout + r0 * OC, rows, OC) * MapC<S>(W, OC, C);
+            return;
+        }
+        const int64_t o0 = (it - n_row) * kOutChunk, oc = std::min(kOutChunk, OC - o0);
+        const MapCS<S> d(dout + o0, N, oc, Eigen::OuterStride<>(OC));  // dout[:, o0:o0+oc]
+        MapM<S>(dW + o0 * C, oc, C).noalias() += d.transpose() * MapC<S>(inp, N, C);
+        if (db) {  // each output's sum over n in ascending order, rows read contiguously
+            S acc[kOutChunk] = {};
+            for (int64_t n = 0; n < N; ++n) {
+                const S* d_n = dout + n * OC + o0;
+                for (int64_t o = 0; o < oc; ++o) acc[o] += d_n[o];
+            }
+            for (int64_t o = 0; o < oc; ++o) db[o0 + o] += acc[o];
+        }
+    });
+}
+
+template <class S>
+void layernorm_forward_fast(S* out, S* mean, S* rstd, const S* inp, const S* w, const S* b, int64_t N, int64_t D,
+                            int threads) {
+    detail::pool_for(chunks(N, kRowChunk), threads, [&](int64_t ci, int) {
+        const int64_t r0 = ci * kRowChunk, rows = std::min(kRowChunk, N - r0);
+        layernorm_forward(out + r0 * D, mean + r0, rstd + r0, inp + r0 * D, w, b, rows, D);
+    });
+}
+
+template <class S>
+void layernorm_backward_fast(S* dinp, S* dw, S* db, const S* dout, const S* inp, const S* w, const S* mean,
+                             const S* rstd, int64_t N, int64_t D, int threads) {
+    // each chunk's dw, db into its own row of `part`, then summed in chunk order
+    const int64_t nc = chunks(N, kRowChunk);
+    std::vector<S> part(static_cast<size_t>(nc * 2 * D), S(0));
+    detail::pool_for(nc, threads, [&](int64_t ci, int) {
+        const int64_t r0 = ci * kRowChunk, rows = std::min(kRowChunk, N - r0);
+        S* pw = part.data() + ci * 2 * D;
+        layernorm_backward(dinp + r0 * D, pw, pw + D, dout + r0 * D, inp + r0 * D, w, mean + r0, rstd + r0, rows, D);
+    });
+    for (int64_t ci = 0; ci < nc; ++ci)
+        for (int64_t i = 0; i < D; ++i) {
+            dw[i] += part[static_cast<size_t>(ci * 2 * D + i)];
+            db[i] += part[static_cast<size_t>(ci * 2 * D + D + i)];
+        }
+}
+
+// GELU on Eigen arrays: the same formula as gelu_forward / gelu_backward, with Eigen's
+// vectorised tanh (a rational approximation, within a few ulps of std::tanh in float).
+template <class S>
+void activation_forward_fast(S* out, const S* inp, int64_t n, bool relu, int threads) {
+    const int64_t chunk = kRowChunk * 256;
+    detail::pool_for(chunks(n, chunk), threads, [&](int64_t ci, int) {
+        const int64_t i0 = ci * chunk, m = std::min(chunk, n - i0);
+        if (relu) {
+            relu_forward(out + i0, inp + i0, m);
+            return;
+        }
+        // tanh into the aligned array th, whose traversal depends only on the block length (see
+        // attention_forward_fast: an unaligned destination would mix Eigen's scalar and vector tanh
+        // by address); the rest is exact elementwise arithmetic.
+        using A = Eigen::Array<S, Eigen::Dynamic, 1>;
+        const Eigen::Map<const A> x(inp + i0, m);
+        Eigen::Map<A> y(out + i0, m);
+        const S c = static_cast<S>(0.7978845608028654), a = static_cast<S>(0.044715);
+        A th(1024);
+        for (int64_t j0 = 0; j0 < m; j0 += 1024) {
+            const int64_t mm = std::min<int64_t>(1024, m - j0);
+            const auto xs = x.segment(j0, mm);
+            auto t = th.head(mm);
+            t = (c * (xs + a * xs * xs * xs)).tanh();
+            y.segment(j0, mm) = S(0.5) * xs * (S(1) + t);
+        }
+    });
+}
+
+template <class S>
+void activation_backward_fast(S* dinp, const S* inp, const S* dout, int64_t n, bool relu, int threads) {
+    const int64_t chunk = kRowChunk * 256;
+    detail::pool_for(chunks(n, chunk), threads, [&](int64_t ci, int) {
+        const int64_t i0 = ci * chunk, m = std::min(chunk, n - i0);
+        if (relu) {
+            relu_backward(dinp + i0, inp + i0, dout + i0, m);
+            return;
+        }
+        using A = Eigen::Array<S, Eigen::Dynamic, 1>;
+        const Eigen::Map<const A> x(inp + i0, m), dy(dout + i0, m);
+        Eigen::Map<A> dx(dinp + i0, m);
+        const S c = static_cast<S>(0.7978845608028654), a = static_cast<S>(0.044715);
+        A th(1024);  // aligned: tanh evaluated the same way wherever the buffers live
+        for (int64_t j0 = 0; j0 < m; j0 += 1024) {  // blocks of 1024: th stays in L1
+            const int64_t mm = std::min<int64_t>(1024, m - j0);
+            const auto xs = x.segment(j0, mm);
+            auto t = th.head(mm);
+            t = (c * (xs + a * xs * xs * xs)).tanh();
+            dx.segment(j0, mm) += (S(0.5) * (S(1) + t) +
+                                   S(0.5) * xs * (S(1) - t * t) * c * (S(1) + S(3) * a * xs * xs)) *
+                                  dy.segment(j0, mm);
+        }
+    });
+}
+
+namespace {
+// The dropout multipliers of one (b, h) block: 0 or 1/(1-p), the same rule as the reference.
+template <class S>
+void dropout_mult(S* mult, int64_t T, uint64_t row0, float p, uint64_t seed) {
+    const S keep = S(1) / (S(1) - static_cast<S>(p));
+    for (int64_t e = 0; e < T * T; ++e) mult[e] = dropout_drops(seed, row0 + static_cast<uint64_t>(e), p) ? S(0) : keep;
+}
+}  // namespace
+
+template <class S>
+void attention_forward_fast(S* out, S* att, const S* q, const S* k, const S* v, int64_t B, int64_t T, int64_t H,
+                            int64_t Dk, int64_t Dv, S factor, bool causal, float p, uint64_t seed, int threads,
+                            int64_t ld_qk, int64_t ld_v) {
+    const int64_t QS = ld_qk ? ld_qk : H * Dk, VS = ld_v ? ld_v : H * Dv, OS = H * Dv;
+    std::vector<std::vector<S>> scratch(static_cast<size_t>(resolve_threads(threads)));
+    detail::pool_for(B * H, threads, [&](int64_t bh, int tid) {
+        const int64_t b = bh / H, h = bh % H;
+        const MapCS<S> Q(q + b * T * QS + h * Dk, T, Dk, Eigen::OuterStride<>(QS));
+        const MapCS<S> K(k + b * T * QS + h * Dk, T, Dk, Eigen::OuterStride<>(QS));
+        const MapCS<S> Vh(v + b * T * VS + h * Dv, T, Dv, Eigen::OuterStride<>(VS));
+        MapM<S> P(att + bh * T * T, T, T);
+        // pass 1: scaled scores (T, T)
+        P.noalias() = Q * K.transpose();
+        // pass 2: masked, stable softmax per row
+        // (Eigen's vectorised exp, within an ulp or two of std::exp). Eigen peels unaligned
+        // leading elements into its scalar path (std::exp, a plain sum), so a result written
+        // to an unaligned row would depend on the buffer's address; every transcendental and
+        // every sum is therefore evaluated into the aligned array e, whose traversal depends
+        // only on n: the same bits wherever the buffers live, at any thread count.
+        Eigen::Array<S, Eigen::Dynamic, 1> e(T);
+        for (int64_t i = 0; i < T; ++i) {
+            const int64_t n = causal ? i + 1 : T;
+            S* row = att + (bh * T + i) * T;
+            auto en = e.head(n);
+            en = Eigen::Map<const Eigen::Array<S, Eigen::Dynamic, 1>>(row, n) * factor;
+            en = (en - en.maxCoeff()).exp();
+            en *= S(1) / en.sum();
+            std::copy(e.data(), e.data() + n, row);
+            std::fill(row + n, row + T, S(0));
+        }
+        // pass 3: out_h = dropout(P) V_h, written into the merged (B, T, H*Dv) layout
+        MapMS<S> O(out + b * T * OS + h * Dv, T, Dv, Eigen::OuterStride<>(OS));
+        if (p > 0) {
+            auto& s = scratch[static_cast<size_t>(tid)];
+            s.resize(static_cast<size_t>(T * T));
+            dropout_mult(s.data(), T, static_cast<uint64_t>(bh * T * T), p, seed);
+            MapM<S> Pd(s.data(), T, T);
+            Pd.array() *= P.array();
+            O.noalias() = Pd * Vh;
+        } else {
+            O.noalias() = P * Vh;
+        }
+    });
+}
+
+template <class S>
+void attention_backward_fast(S* dq, S* dk, S* dv, const S* dout, const S* q, const S* k, const S* v, const S* att,
+                             int64_t B, int64_t T, int64_t H, int64_t Dk, int64_t Dv, S factor, float p,
+                             uint64_t seed, int threads, int64_t ld_qk, int64_t ld_v) {
+    const int64_t QS = ld_qk ? ld_qk : H * Dk, VS = ld_v ? ld_v : H * Dv, OS = H * Dv;
+    std::vector<std::vector<S>> scratch(static_cast<size_t>(resolve_threads(threads)));
+    detail::pool_for(B * H, threads, [&](int64_t bh, int tid) {
+        const int64_t b = bh / H, h = bh % H;
+        const MapCS<S> Q(q + b * T * QS + h * Dk, T, Dk, Eigen::OuterStride<>(QS));
+        const MapCS<S> K(k + b * T * QS + h * Dk, T, Dk, Eigen::OuterStride<>(QS));
+        const MapCS<S> Vh(v + b * T * VS + h * Dv, T, Dv, Eigen::OuterStride<>(VS));
+        const MapCS<S> dO(dout + b * T * OS + h * Dv, T, Dv, Eigen::OuterStride<>(OS));
+        MapMS<S> dQ(dq + b * T * QS + h * Dk, T, Dk, Eigen::OuterStride<>(QS));
+        MapMS<S> dK(dk + b * T * QS + h * Dk, T, Dk, Eigen::OuterStride<>(QS));
+        MapMS<S> dV(dv + b * T * VS + h * Dv, T, Dv, Eigen::OuterStride<>(VS));
+        const MapC<S> P(att + bh * T * T, T, T);
+        auto& s = scratch[static_cast<size_t>(tid)];
+        s.resize(static_cast<size_t>(2 * T * T));
+        MapM<S> dP(s.data(), T, T), M(s.data() + T * T, T, T);
+        // dPd = dO V^T (T, T)
+        dP.noalias() = dO * Vh.transpose();
+        if (p > 0) {
+            dropout_mult(M.data(), T, static_cast<uint64_t>(bh * T * T), p, seed);
+            dP.array() *= M.array();                      // dP = dPd o mult
+            M.array() *= P.array();                       // M = Pd
+            dV.noalias() += M.transpose() * dO;           // dV += Pd^T dO
+        } else {
+            dV.noalias() += P.transpose() * dO;
+        }
+        // dS = factor * P o (dP - rowsum(P o dP)), in place in dP
+        for (int64_t i = 0; i < T; ++i) {
+            S* dpi = dP.data() + i * T;
+            const S* pi = P.data() + i * T;
+            S rs = 0;
+            for (int64_t j = 0; j < T; ++j) rs += pi[j] * dpi[j];
+            for (int64_t j = 0; j < T; ++j) dpi[j] = factor * pi[j] * (dpi[j] - rs);
+        }
+        dQ.noalias() += dP * K;
+        dK.noalias() += dP.transpose() * Q;
+    });
+}
+
+template <class S>
+int64_t crossentropy_forward_fast(S* losses, S* probs, const S* logits, const int32_t* targets, int64_t N, int64_t V,
+                                  int threads) {
+    const int64_t nc = chunks(N, kRowChunk);
+    std::vector<int64_t> scored(static_cast<size_t>(nc), 0);
+    detail::pool_for(nc, threads, [&](int64_t ci, int) {
+        const int64_t r0 = ci * kRowChunk, rows = std::min(kRowChunk, N - r0);
+        scored[static_cast<size_t>(ci)] =
+            crossentropy_forward(losses + r0, probs + r0 * V, logits + r0 * V, targets + r0, rows, V);
+    });
+    int64_t total = 0;
+    for (int64_t n : scored) total += n;
+    return total;
+}
+
+template <class S>
+void crossentropy_backward_fast(S* dlogits, const S* probs, const int32_t* targets, S scale, int64_t N, int64_t V,
+                                int threads) {
+    detail::pool_for(chunks(N, kRowChunk), threads, [&](int64_t ci, int) {
+        const int64_t r0 = ci * kRowChunk, rows = std::min(kRowChunk, N - r0);
+        crossentropy_backward(dlogits + r0 * V, probs + r0 * V, targets + r0, scale, rows, V);
+    });
+}
+
+namespace {
+constexpr int64_t kElemChunk = kRowChunk * 1024;  // elements per piece of an elementwise op
+}
+
+template <class S>
+void residual_forward_fast(S* out, const S* a, const S* b, int64_t n, int threads) {
+    detail::pool_for(chunks(n, kElemChunk), threads, [&](int64_t ci, int) {
+        const int64_t i0 = ci * kElemChunk;
+        residual_forward(out + i0, a + i0, b + i0, std::min(kElemChunk, n - i0));
+    });
+}
+
+template <class S>
+void residual_backward_fast(S* da, S* db, const S* dout, int64_t n, int threads) {
+    detail::pool_for(chunks(n, kElemChunk), threads, [&](int64_t ci, int) {
+        const int64_t i0 = ci * kElemChunk;
+        residual_backward(da + i0, db + i0, dout + i0, std::min(kElemChunk, n - i0));
+    });
+}
+
+template <class S>
+void zero_fast(S* x, int64_t n, int threads) {
+    detail::pool_for(chunks(n, kElemChunk), threads, [&](int64_t ci, int) {
+        const int64_t i0 = ci * kElemChunk;
+        std::fill(x + i0, x + i0 + std::min(kElemChunk, n - i0), S(0));
+    });
+}
+
+#define ATTN_TRAIN_FAST_INSTANTIATE(S)                                                                            \
+    template void matmul_forward_fast<S>(S*, const S*, const S*, const S*, int64_t, int64_t, int64_t, int);       \
+    template void matmul_backward_fast<S>(S*, S*, S*, const S*, const S*, const S*, int64_t, int64_t, int64_t,    \
+                                          int);                                                                   \
+    template void layernorm_forward_fast<S>(S*, S*, S*, const S*, const S*, const S*, int64_t, int64_t, int);     \
+    template void layernorm_backward_fast<S>(S*, S*, S*, const S*, const S*, const S*, const S*, const S*,        \
+                                             int64_t, int64_t, int);                                              \
+    template void activation_forward_fast<S>(S*, const S*, int64_t, bool, int);                                   \
+    template void activation_backward_fast<S>(S*, const S*, const S*, int64_t, bool, int);                        \
+    template void attention_forward_fast<S>(S*, S*, const S*, const S*, const S*, int64_t, int64_t, int64_t,      \
+                                            int64_t, int64_t, S, bool, float, uint64_t, int, int64_t, int64_t);   \
+    template void attention_backward_fast<S>(S*, S*, S*, const S*, const S*, const S*, const S*, const S*,        \
+                                             int64_t, int64_t, int64_t, int64_t, int64_t, S, float, uint64_t, int,  \
+                                             int64_t, int64_t);                                                   \
+    template int64_t crossentropy_forward_fast<S>(S*, S*, const S*, const int32_t*, int64_t, int64_t, int);       \
+    template void crossentropy_backward_fast<S>(S*, const S*, const int32_t*, S, int64_t, int64_t, int);          \
+    template void residual_forward_fast<S>(S*, const S*, const S*, int64_t, int);                                 \
+    template void residual_backward_fast<S>(S*, S*, const S*, int64_t, int);                                      \
+    template void zero_fast<S>(S*, int64_t, int);
+
+ATTN_TRAIN_FAST_INSTANTIATE(float)
+ATTN_TRAIN_FAST_INSTANTIATE(double)
+
+}  // namespace attn::train

@@ -240,25 +240,46 @@ Tensor SafeTensors::to_float(const std::string& name, const Shape& expect) const
 
 std::string safetensors_to_string(const std::vector<std::pair<std::string, Tensor>>& tensors,
                                   const std::map<std::string, std::string>& metadata) {
-    // pass 1: the header, offsets in the given order
+    // pass 1: check names and shapes, sort by name (the data section follows the same order)
+    std::vector<const std::pair<std::string, Tensor>*> order;
+    order.reserve(tensors.size());
+    for (const auto& kv : tensors) {
+        if (kv.first.empty()) throw InputError("safetensors: a tensor has an empty name");
+        if (kv.first == "__metadata__") throw InputError("safetensors: '__metadata__' is reserved, not a tensor name");
+        if (shape_numel(kv.second.shape) != kv.second.numel())
+            throw InputError("safetensors: tensor '" + kv.first + "' has shape " + shape_str(kv.second.shape) +
+                             " but " + std::to_string(kv.second.numel()) + " values");
+        order.push_back(&kv);
+    }
+    std::sort(order.begin(), order.end(), [](auto* a, auto* b) { return a->first < b->first; });
+    for (size_t i = 1; i < order.size(); ++i)
+        if (order[i]->first == order[i - 1]->first)
+            throw InputError("safetensors: tensor '" + order[i]->first + "' appears twice");
+    // pass 2: the header, offsets in name order (nlohmann's object keeps keys sorted too)
     nlohmann::json h = nlohmann::json::object();
     uint64_t off = 0;
-    for (const auto& [name, t] : tensors) {
-        const uint64_t nb = static_cast<uint64_t>(t.numel()) * 4;
-        h[name] = {{"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {off, off + nb}}};
+    for (const auto* kv : order) {
+        const uint64_t nb = static_cast<uint64_t>(kv->second.numel()) * 4;
+        h[kv->first] = {{"dtype", "F32"}, {"shape", kv->second.shape}, {"data_offsets", {off, off + nb}}};
         off += nb;
     }
     if (!metadata.empty()) h["__metadata__"] = metadata;
     std::string head = h.dump();
     while (head.size() % 8 != 0) head.push_back(' ');  // 8-byte aligned data, as the format suggests
-    // pass 2: length, header, data
+    // pass 3: length (u64 little-endian), header, data
     std::string out(8, '\0');
-    uint64_t n = head.size();
+    const uint64_t n = head.size();
     for (int i = 0; i < 8; ++i) out[static_cast<size_t>(i)] = static_cast<char>((n >> (8 * i)) & 0xFF);
     out += head;
-    for (const auto& kv : tensors)
-        out.append(reinterpret_cast<const char*>(kv.second.data.data()), kv.second.data.size() * 4);
+    out.reserve(out.size() + off);
+    for (const auto* kv : order)  // float32 little-endian: the host order on x86-64 and arm64
+        out.append(reinterpret_cast<const char*>(kv->second.data.data()), kv->second.data.size() * 4);
     return out;
+}
+
+void save_safetensors(const std::string& path, const std::vector<std::pair<std::string, Tensor>>& tensors,
+                      const std::map<std::string, std::string>& metadata) {
+    write_file_atomic(path, safetensors_to_string(tensors, metadata));
 }
 
 }  // namespace attn

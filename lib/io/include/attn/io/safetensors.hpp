@@ -1,4 +1,4 @@
-// attn/io/safetensors.hpp: a strict reader (and a small writer) for .safetensors files.
+// attn/io/safetensors.hpp: a strict reader and a strict writer for .safetensors files.
 //
 // Layout of the format (https://github.com/huggingface/safetensors):
 //   bytes [0, 8)        N, the header length, unsigned 64-bit little-endian
@@ -69,9 +69,15 @@ private:
     std::map<std::string, std::string> metadata_;
 };
 
-// Serialises float32 tensors (F32, in the given order) to the safetensors
-// format, with optional string metadata. Used by tests and tools.
+// The strict writer: float32 tensors (F32) and string metadata in the safetensors
+// format. Names are written sorted (the order of the data section too), the header is
+// padded with spaces to a multiple of 8 bytes so every tensor starts 8-byte aligned, and
+// the data section is indexed with no gap. Throws InputError on an empty or duplicate
+// name, the reserved name "__metadata__", or a tensor whose shape does not match its data.
 std::string safetensors_to_string(const std::vector<std::pair<std::string, Tensor>>& tensors,
                                   const std::map<std::string, std::string>& metadata = {});
+// The same bytes written to `path` whole or not at all (write_file_atomic).
+void save_safetensors(const std::string& path, const std::vector<std::pair<std::string, Tensor>>& tensors,
+                      const std::map<std::string, std::string>& metadata = {});
 
 }  // namespace attn

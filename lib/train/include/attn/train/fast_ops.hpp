@@ -1,0 +1,45 @@
+// attn/train/fast_ops.hpp: the fast twins of attn/train/ops.hpp that the model trains with.
+//
+// Same signatures as the reference ops plus a thread count, same "backward adds"
+// rule. Matrix products go through Eigen GEMMs over row-major maps of the buffers;
+// loops run on attn/core/parallel.hpp. Determinism: work is cut into pieces whose
+// size never depends on the thread count (kRowChunk rows of activations, kOutChunk
+// output rows of a weight gradient, one (batch, head) pair of attention), and every
+// sum across pieces is added in piece order, so the result is bit-identical at any
+// thread count. The results differ from the reference ops only by float rounding
+// (a different summation order); tests/test_train_ops.cpp bounds the difference.
+#pragma once
+
+#include <cstdint>
+
+namespace attn::train {
+
+inline constexpr int64_t kRowChunk = 64;  // rows of activations per work item
+inline constexpr int64_t kOutChunk = 16;  // output rows of a weight gradient per work item
+
+template <class S>
+void matmul_forward_fast(S* out, const S* inp, const S* W, const S* b, int64_t N, int64_t C, int64_t OC,
+                         int threads);
+template <class S>
+void matmul_backward_fast(S* dinp, S* dW, S* db, const S* dout, const S* inp, const S* W, int64_t N, int64_t C,
+                          int64_t OC, int threads);
+template <class S>
+void layernorm_forward_fast(S* out, S* mean, S* rstd, const S* inp, const S* w, const S* b, int64_t N, int64_t D,
+                            int threads);
+template <class S>
+void layernorm_backward_fast(S* dinp, S* dw, S* db, const S* dout, const S* inp, const S* w, const S* mean,
+                             const S* rstd, int64_t N, int64_t D, int threads);
+// GELU (tanh) or ReLU on n elements; relu = true picks ReLU.
+template <class S>
+void activation_forward_fast(S* out, const S* inp, int64_t n, bool relu, int threads);
+template <class S>
+void activation_backward_fast(S* dinp, const S* inp, const S* dout, int64_t n, bool relu, int threads);
+template <class S>
+void attention_forward_fast(S* out, S* att, const S* q, const S* k, const S* v, int64_t B, int64_t T, int64_t H,
+                            int64_t Dk, int64_t Dv, S factor, bool causal, float p, uint64_t seed, int threads);
+template <class S>
+void attention_backward_fast(S* dq, S* dk, S* dv, const S* dout, const S* q, const S* k, const S* v, const S* att,
+                             int64_t B, int64_t T, int64_t H, int64_t Dk, int64_t Dv, S factor, float p,
+                             uint64_t seed, int threads);
+
+}  // namespace attn::train

@@ -1,0 +1,133 @@
+// attn/train/model.hpp: a tiny Transformer that trains in C++ (decoder or encoder).
+//
+//   tokens (B, T) --tok_emb + pos--> x (B, T, D)
+//   N blocks, pre-LayerNorm:
+//       x = x + MHA(LN1(x))          q, k, v, o projections as nn.MultiheadAttention,
+//                                    causal mask for a decoder, none for an encoder
+//       x = x + W2 act(W1 LN2(x) + b1) + b2     W1 (F, D), W2 (D, F), act GELU(tanh) or ReLU
+//   LN_f(x) --head (V, D), no bias, separate from tok_emb (not tied)--> logits (B, T, V)
+//   loss = cross_entropy(logits, targets, ignore_index=-1), mean over scored positions
+//
+// Dropout (p = config.dropout) is applied to the attention weights only, in training
+// steps, with the counter-based mask of attn/core/attention.hpp seeded per step and
+// layer: the same numbers at any thread count.
+//
+// Determinism: every parallel loop is split into fixed-size chunks (64 rows of
+// activations; weight gradients by blocks of output rows, each summed over all tokens
+// by one thread in a fixed order), so parameters after a step are bit-identical at
+// any thread count.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "attn/core/attention.hpp"
+#include "attn/core/init.hpp"
+#include "attn/core/tensor.hpp"
+
+namespace attn {
+
+enum class PosKind { Learned, Sinusoidal };
+enum class Activation { Gelu, Relu };
+
+const char* pos_kind_name(PosKind p);       // "learned", "sinusoidal"
+const char* activation_name(Activation a);  // "gelu", "relu"
+
+struct ModelConfig {
+    int64_t vocab = 0;     // V
+    int64_t max_seq = 0;   // Tmax: longest sequence (rows of the position table)
+    int64_t d_model = 64;  // D
+    int64_t heads = 4;     // H
+    int64_t d_k = 0;       // 0: d_model / heads
+    int64_t d_v = 0;       // 0: d_k
+    int64_t layers = 2;
+    int64_t d_ff = 0;      // 0: 4 * d_model
+    bool causal = true;    // decoder (causal) or encoder (bidirectional)
+    Scale scale;           // sqrt, none, a constant, cosine (attn/core/attention.hpp)
+    float dropout = 0.0f;  // attention-weight dropout probability, [0, 1)
+    PosKind pos = PosKind::Learned;
+    Activation act = Activation::Gelu;
+    InitSpec init;         // for every Linear (attn/core/init.hpp); embeddings are N(0, 0.02^2)
+    float qk_init_gain = 1.0f;  // q_proj and k_proj weights multiplied by this after init (C36)
+
+    // Throws InputError naming the field ("d_model: must be divisible by heads (64 / 5)").
+    void validate() const;
+    // d_k, d_v, d_ff filled in; validated.
+    ModelConfig resolved() const;
+};
+
+// One trainable tensor. Names follow PyTorch's state_dict: "tok_emb.weight",
+// "pos_emb.weight" (learned positions only), "blocks.0.ln1.weight", "blocks.0.ln1.bias",
+// "blocks.0.attn.q_proj.weight", ".bias" (and k_proj, v_proj, o_proj), "blocks.0.ln2.*",
+// "blocks.0.mlp.fc1.weight", ".bias", "blocks.0.mlp.fc2.*", "ln_f.weight", "ln_f.bias",
+// "head.weight". decay: weight decay applies (matrices and embeddings; not biases, not LayerNorm).
+struct Param {
+    std::string name;
+    Tensor* value;
+    Tensor* grad;
+    bool decay;
+};
+
+// The name and shape of every parameter of a model with this config, in params() order
+// (no allocation: a checkpoint is checked against it before the model is built).
+std::vector<std::pair<std::string, Shape>> param_shapes(const ModelConfig& cfg);
+
+struct StepStats {
+    double loss = 0;       // mean cross-entropy over scored positions
+    int64_t correct = 0;   // scored positions whose argmax logit is the target
+    int64_t counted = 0;   // scored positions (target != -1)
+};
+
+class TinyTransformer {
+public:
+    explicit TinyTransformer(const ModelConfig& cfg);  // validates; parameters zero until init()
+    ~TinyTransformer();
+    TinyTransformer(TinyTransformer&&) noexcept;
+    TinyTransformer& operator=(TinyTransformer&&) noexcept;
+
+    const ModelConfig& config() const { return cfg_; }  // resolved
+    // Fills every parameter from the seed (the same values at any thread count).
+    void init(uint64_t seed);
+
+    // tokens, targets: B*T int32, row-major (B, T); target -1 = not scored; T <= max_seq.
+    // Forward + backward with dropout (seeded by step_seed); gradients overwritten.
+    // Throws InputError on a token outside [0, vocab), a target outside [-1, vocab), T > max_seq.
+    StepStats forward_backward(const int32_t* tokens, const int32_t* targets, int64_t B, int64_t T,
+                               uint64_t step_seed, int threads);
+    // Forward only, no dropout, gradients untouched.
+    StepStats evaluate(const int32_t* tokens, const int32_t* targets, int64_t B, int64_t T, int threads);
+    // Forward only, no dropout: logits (B, T, V).
+    Tensor logits(const int32_t* tokens, int64_t B, int64_t T, int threads);
+    // Per layer, the attention weights of the last forward pass (evaluate, logits or a
+    // training step), (B, H, T, T), before dropout.
+    const std::vector<Tensor>& attention_weights() const;
+
+    std::vector<Param> params();
+    int64_t num_params() const;
+    // Readable reference ops (attn/train/ops.hpp, one thread) instead of the fast path;
+    // for tests that check the fast path against it.
+    void set_reference_path(bool on) { reference_ = on; }
+
+private:
+    ModelConfig cfg_;
+    bool reference_ = false;
+    struct State;
+    std::unique_ptr<State> st_;
+};
+
+// The same forward + backward in double precision through the reference ops, for
+// finite-difference checks: params are the model's parameters in params() order (as
+// double), the return value is the mean loss, and grads (if not null) gets d loss / d param
+// in the same layout. train = true applies dropout with step_seed, as forward_backward does.
+double loss_and_grads_f64(const ModelConfig& cfg, const std::vector<std::vector<double>>& params,
+                          const int32_t* tokens, const int32_t* targets, int64_t B, int64_t T,
+                          std::vector<std::vector<double>>* grads, bool train = false, uint64_t step_seed = 0);
+
+// Multiply-adds x 2 of one forward + backward step (the backward counted as 2x the
+// forward's matmuls), for steps/s -> GFLOP/s.
+double train_step_flops(const ModelConfig& cfg, int64_t B, int64_t T);
+
+}  // namespace attn

@@ -1,0 +1,154 @@
+// Checkpoints as safetensors (attn/train/checkpoint.hpp).
+#include "attn/train/checkpoint.hpp"
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "attn/core/errors.hpp"
+#include "attn/io/safetensors.hpp"
+
+namespace attn {
+
+namespace {
+const char* scale_kind_name(ScaleKind k) {
+    switch (k) {
+        case ScaleKind::InvSqrtDk: return "sqrt";
+        case ScaleKind::None: return "none";
+        case ScaleKind::Constant: return "constant";
+        case ScaleKind::Cosine: return "cosine";
+    }
+    return "sqrt";
+}
+const char* init_kind_name(InitKind k) {
+    switch (k) {
+        case InitKind::Torch: return "torch";
+        case InitKind::XavierUniform: return "xavier_uniform";
+        case InitKind::XavierNormal: return "xavier_normal";
+        case InitKind::KaimingUniform: return "kaiming_uniform";
+        case InitKind::KaimingNormal: return "kaiming_normal";
+        case InitKind::Normal: return "normal";
+        case InitKind::Zeros: return "zeros";
+    }
+    return "torch";
+}
+template <class E, size_t N>
+E enum_from(const std::string& s, const std::pair<const char*, E> (&table)[N], const std::string& what,
+            const char* field) {
+    for (const auto& [name, e] : table)
+        if (s == name) return e;
+    throw InputError(what + ": config field '" + field + "' has the unknown value '" + s + "'");
+}
+}  // namespace
+
+std::string config_to_json(const ModelConfig& c) {
+    nlohmann::json j = {{"vocab", c.vocab},
+                        {"max_seq", c.max_seq},
+                        {"d_model", c.d_model},
+                        {"heads", c.heads},
+                        {"d_k", c.d_k},
+                        {"d_v", c.d_v},
+                        {"layers", c.layers},
+                        {"d_ff", c.d_ff},
+                        {"causal", c.causal},
+                        {"scale", scale_kind_name(c.scale.kind)},
+                        {"scale_value", c.scale.value},
+                        {"dropout", c.dropout},
+                        {"pos", pos_kind_name(c.pos)},
+                        {"act", activation_name(c.act)},
+                        {"init", init_kind_name(c.init.kind)},
+                        {"init_std", c.init.std},
+                        {"qk_init_gain", c.qk_init_gain}};
+    return j.dump();
+}
+
+ModelConfig config_from_json(const std::string& text, const std::string& what) {
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception&) {
+        throw InputError(what + ": the model config is not valid JSON");
+    }
+    if (!j.is_object()) throw InputError(what + ": the model config is not a JSON object");
+    auto get = [&](const char* field) -> const nlohmann::json& {
+        if (!j.contains(field)) throw InputError(what + ": the model config has no '" + field + "'");
+        return j.at(field);
+    };
+    ModelConfig c;
+    try {
+        c.vocab = get("vocab").get<int64_t>();
+        c.max_seq = get("max_seq").get<int64_t>();
+        c.d_model = get("d_model").get<int64_t>();
+        c.heads = get("heads").get<int64_t>();
+        c.d_k = get("d_k").get<int64_t>();
+        c.d_v = get("d_v").get<int64_t>();
+        c.layers = get("layers").get<int64_t>();
+        c.d_ff = get("d_ff").get<int64_t>();
+        c.causal = get("causal").get<bool>();
+        static const std::pair<const char*, ScaleKind> scales[] = {
+            {"sqrt", ScaleKind::InvSqrtDk}, {"none", ScaleKind::None}, {"constant", ScaleKind::Constant},
+            {"cosine", ScaleKind::Cosine}};
+        c.scale.kind = enum_from(get("scale").get<std::string>(), scales, what, "scale");
+        c.scale.value = get("scale_value").get<float>();
+        c.dropout = get("dropout").get<float>();
+        static const std::pair<const char*, PosKind> poss[] = {{"learned", PosKind::Learned},
+                                                                {"sinusoidal", PosKind::Sinusoidal}};
+        c.pos = enum_from(get("pos").get<std::string>(), poss, what, "pos");
+        static const std::pair<const char*, Activation> acts[] = {{"gelu", Activation::Gelu},
+                                                                   {"relu", Activation::Relu}};
+        c.act = enum_from(get("act").get<std::string>(), acts, what, "act");
+        static const std::pair<const char*, InitKind> inits[] = {
+            {"torch", InitKind::Torch},           {"xavier_uniform", InitKind::XavierUniform},
+            {"xavier_normal", InitKind::XavierNormal}, {"kaiming_uniform", InitKind::KaimingUniform},
+            {"kaiming_normal", InitKind::KaimingNormal}, {"normal", InitKind::Normal}, {"zeros", InitKind::Zeros}};
+        c.init.kind = enum_from(get("init").get<std::string>(), inits, what, "init");
+        c.init.std = get("init_std").get<float>();
+        c.qk_init_gain = get("qk_init_gain").get<float>();
+    } catch (const nlohmann::json::exception&) {
+        throw InputError(what + ": a model config field has the wrong type");
+    }
+    try {
+        c.validate();
+    } catch (const InputError& e) {
+        throw InputError(what + ": model config: " + e.what());
+    }
+    return c;
+}
+
+void save_checkpoint(const std::string& path, TinyTransformer& model, const std::map<std::string, std::string>& extra) {
+    std::map<std::string, std::string> meta = extra;
+    meta["format"] = "attn-tiny-transformer";
+    meta["attn.config"] = config_to_json(model.config());
+    std::vector<std::pair<std::string, Tensor>> tensors;
+    for (const auto& p : model.params()) tensors.emplace_back(p.name, *p.value);
+    save_safetensors(path, tensors, meta);
+}
+
+Checkpoint load_checkpoint(const std::string& path) {
+    const SafeTensors st = SafeTensors::load(path);
+    const auto& meta = st.metadata();
+    const auto it = meta.find("attn.config");
+    if (it == meta.end())
+        throw InputError(path + ": not an attn checkpoint (no 'attn.config' in the safetensors metadata)");
+    const ModelConfig cfg = config_from_json(it->second, path);
+    // every tensor checked against the config before the model is allocated
+    const auto shapes = param_shapes(cfg);
+    std::set<std::string> expected;
+    for (const auto& [name, shape] : shapes) {
+        expected.insert(name);
+        if (!st.has(name))
+            throw InputError(path + ": tensor '" + name + "' is missing (the config needs shape " + shape_str(shape) + ")");
+        const SafeTensorInfo& info = st.info(name);
+        if (info.dtype != DType::F32)
+            throw InputError(path + ": tensor '" + name + "' has dtype " + dtype_name(info.dtype) + ", not F32");
+        if (info.shape != shape)
+            throw InputError(path + ": tensor '" + name + "' has shape " + shape_str(info.shape) +
+                             ", the config needs " + shape_str(shape));
+    }
+    for (const auto& n : st.names())
+        if (!expected.count(n)) throw InputError(path + ": tensor '" + n + "' is not part of the model its config describes");
+    Checkpoint ck{TinyTransformer(cfg), meta};
+    for (auto& p : ck.model.params()) *p.value = st.to_float(p.name, p.value->shape);
+    return ck;
+}
+
+}  // namespace attn

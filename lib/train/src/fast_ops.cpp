@@ -1,0 +1,231 @@
+// The fast ops (attn/train/fast_ops.hpp): Eigen GEMMs on fixed-size pieces.
+#include "attn/train/fast_ops.hpp"
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "attn/core/attention.hpp"
+#include "attn/core/parallel.hpp"
+#include "attn/train/ops.hpp"
+
+namespace attn::train {
+
+namespace {
+template <class S>
+using Mat = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <class S>
+using MapM = Eigen::Map<Mat<S>>;
+template <class S>
+using MapC = Eigen::Map<const Mat<S>>;
+template <class S>
+using MapMS = Eigen::Map<Mat<S>, 0, Eigen::OuterStride<>>;  // a column block of a wider matrix
+template <class S>
+using MapCS = Eigen::Map<const Mat<S>, 0, Eigen::OuterStride<>>;
+template <class S>
+using RowV = Eigen::Matrix<S, 1, Eigen::Dynamic>;
+
+int64_t chunks(int64_t n, int64_t c) { return (n + c - 1) / c; }
+}  // namespace
+
+template <class S>
+void matmul_forward_fast(S* out, const S* inp, const S* W, const S* b, int64_t N, int64_t C, int64_t OC,
+                         int threads) {
+    // out (N, OC) = inp (N, C) . W^T + b, by kRowChunk rows
+    const MapC<S> w(W, OC, C);
+    parallel_for(chunks(N, kRowChunk), threads, [&](int64_t ci, int) {
+        const int64_t r0 = ci * kRowChunk, rows = std::min(kRowChunk, N - r0);
+        MapM<S> o(out + r0 * OC, rows, OC);
+        o.noalias() = MapC<S>(inp + r0 * C, rows, C) * w.transpose();
+        if (b) o.rowwise() += Eigen::Map<const RowV<S>>(b, OC);
+    });
+}
+
+template <class S>
+void matmul_backward_fast(S* dinp, S* dW, S* db, const S* dout, const S* inp, const S* W, int64_t N, int64_t C,
+                          int64_t OC, int threads) {
+    const int64_t n_row = dinp ? chunks(N, kRowChunk) : 0;
+    const int64_t n_out = chunks(OC, kOutChunk);
+    // items [0, n_row): dinp rows += dout rows . W;  items [n_row, n_row + n_out): dW, db by output rows
+    parallel_for(n_row + n_out, threads, [&](int64_t it, int) {
+        if (it < n_row) {
+            const int64_t r0 = it * kRowChunk, rows = std::min(kRowChunk, N - r0);
+            MapM<S>(dinp + r0 * C, rows, C).noalias() += MapC<S>(dout + r0 * OC, rows, OC) * MapC<S>(W, OC, C);
+            return;
+        }
+        const int64_t o0 = (it - n_row) * kOutChunk, oc = std::min(kOutChunk, OC - o0);
+        const MapCS<S> d(dout + o0, N, oc, Eigen::OuterStride<>(OC));  // dout[:, o0:o0+oc]
+        MapM<S>(dW + o0 * C, oc, C).noalias() += d.transpose() * MapC<S>(inp, N, C);
+        if (db)
+            for (int64_t o = 0; o < oc; ++o) {
+                S acc = 0;
+                for (int64_t n = 0; n < N; ++n) acc += dout[n * OC + o0 + o];
+                db[o0 + o] += acc;
+            }
+    });
+}
+
+template <class S>
+void layernorm_forward_fast(S* out, S* mean, S* rstd, const S* inp, const S* w, const S* b, int64_t N, int64_t D,
+                            int threads) {
+    parallel_for(chunks(N, kRowChunk), threads, [&](int64_t ci, int) {
+        const int64_t r0 = ci * kRowChunk, rows = std::min(kRowChunk, N - r0);
+        layernorm_forward(out + r0 * D, mean + r0, rstd + r0, inp + r0 * D, w, b, rows, D);
+    });
+}
+
+template <class S>
+void layernorm_backward_fast(S* dinp, S* dw, S* db, const S* dout, const S* inp, const S* w, const S* mean,
+                             const S* rstd, int64_t N, int64_t D, int threads) {
+    // each chunk's dw, db into its own row of `part`, then summed in chunk order
+    const int64_t nc = chunks(N, kRowChunk);
+    std::vector<S> part(static_cast<size_t>(nc * 2 * D), S(0));
+    parallel_for(nc, threads, [&](int64_t ci, int) {
+        const int64_t r0 = ci * kRowChunk, rows = std::min(kRowChunk, N - r0);
+        S* pw = part.data() + ci * 2 * D;
+        layernorm_backward(dinp + r0 * D, pw, pw + D, dout + r0 * D, inp + r0 * D, w, mean + r0, rstd + r0, rows, D);
+    });
+    for (int64_t ci = 0; ci < nc; ++ci)
+        for (int64_t i = 0; i < D; ++i) {
+            dw[i] += part[static_cast<size_t>(ci * 2 * D + i)];
+            db[i] += part[static_cast<size_t>(ci * 2 * D + D + i)];
+        }
+}
+
+template <class S>
+void activation_forward_fast(S* out, const S* inp, int64_t n, bool relu, int threads) {
+    const int64_t chunk = kRowChunk * 256;
+    parallel_for(chunks(n, chunk), threads, [&](int64_t ci, int) {
+        const int64_t i0 = ci * chunk, m = std::min(chunk, n - i0);
+        if (relu) relu_forward(out + i0, inp + i0, m);
+        else gelu_forward(out + i0, inp + i0, m);
+    });
+}
+
+template <class S>
+void activation_backward_fast(S* dinp, const S* inp, const S* dout, int64_t n, bool relu, int threads) {
+    const int64_t chunk = kRowChunk * 256;
+    parallel_for(chunks(n, chunk), threads, [&](int64_t ci, int) {
+        const int64_t i0 = ci * chunk, m = std::min(chunk, n - i0);
+        if (relu) relu_backward(dinp + i0, inp + i0, dout + i0, m);
+        else gelu_backward(dinp + i0, inp + i0, dout + i0, m);
+    });
+}
+
+namespace {
+// The dropout multipliers of one (b, h) block: 0 or 1/(1-p), the same rule as the reference.
+template <class S>
+void dropout_mult(S* mult, int64_t T, uint64_t row0, float p, uint64_t seed) {
+    const S keep = S(1) / (S(1) - static_cast<S>(p));
+    for (int64_t e = 0; e < T * T; ++e) mult[e] = dropout_drops(seed, row0 + static_cast<uint64_t>(e), p) ? S(0) : keep;
+}
+}  // namespace
+
+template <class S>
+void attention_forward_fast(S* out, S* att, const S* q, const S* k, const S* v, int64_t B, int64_t T, int64_t H,
+                            int64_t Dk, int64_t Dv, S factor, bool causal, float p, uint64_t seed, int threads) {
+    const int64_t QS = H * Dk, VS = H * Dv;
+    std::vector<std::vector<S>> scratch(static_cast<size_t>(resolve_threads(threads)));
+    parallel_for(B * H, threads, [&](int64_t bh, int tid) {
+        const int64_t b = bh / H, h = bh % H;
+        const MapCS<S> Q(q + b * T * QS + h * Dk, T, Dk, Eigen::OuterStride<>(QS));
+        const MapCS<S> K(k + b * T * QS + h * Dk, T, Dk, Eigen::OuterStride<>(QS));
+        const MapCS<S> Vh(v + b * T * VS + h * Dv, T, Dv, Eigen::OuterStride<>(VS));
+        MapM<S> P(att + bh * T * T, T, T);
+        // pass 1: scaled scores (T, T)
+        P.noalias() = Q * K.transpose();
+        // pass 2: masked, stable softmax per row
+        for (int64_t i = 0; i < T; ++i) {
+            S* row = att + (bh * T + i) * T;
+            const int64_t n = causal ? i + 1 : T;
+            S mx = -std::numeric_limits<S>::infinity();
+            for (int64_t j = 0; j < n; ++j) {
+                row[j] *= factor;
+                mx = std::max(mx, row[j]);
+            }
+            S sum = 0;
+            for (int64_t j = 0; j < n; ++j) {
+                row[j] = std::exp(row[j] - mx);
+                sum += row[j];
+            }
+            const S inv = S(1) / sum;
+            for (int64_t j = 0; j < n; ++j) row[j] *= inv;
+            for (int64_t j = n; j < T; ++j) row[j] = 0;
+        }
+        // pass 3: out_h = dropout(P) V_h, written into the merged (B, T, H*Dv) layout
+        MapMS<S> O(out + b * T * VS + h * Dv, T, Dv, Eigen::OuterStride<>(VS));
+        if (p > 0) {
+            auto& s = scratch[static_cast<size_t>(tid)];
+            s.resize(static_cast<size_t>(T * T));
+            dropout_mult(s.data(), T, static_cast<uint64_t>(bh * T * T), p, seed);
+            MapM<S> Pd(s.data(), T, T);
+            Pd.array() *= P.array();
+            O.noalias() = Pd * Vh;
+        } else {
+            O.noalias() = P * Vh;
+        }
+    });
+}
+
+template <class S>
+void attention_backward_fast(S* dq, S* dk, S* dv, const S* dout, const S* q, const S* k, const S* v, const S* att,
+                             int64_t B, int64_t T, int64_t H, int64_t Dk, int64_t Dv, S factor, float p,
+                             uint64_t seed, int threads) {
+    const int64_t QS = H * Dk, VS = H * Dv;
+    std::vector<std::vector<S>> scratch(static_cast<size_t>(resolve_threads(threads)));
+    parallel_for(B * H, threads, [&](int64_t bh, int tid) {
+        const int64_t b = bh / H, h = bh % H;
+        const MapCS<S> Q(q + b * T * QS + h * Dk, T, Dk, Eigen::OuterStride<>(QS));
+        const MapCS<S> K(k + b * T * QS + h * Dk, T, Dk, Eigen::OuterStride<>(QS));
+        const MapCS<S> Vh(v + b * T * VS + h * Dv, T, Dv, Eigen::OuterStride<>(VS));
+        const MapCS<S> dO(dout + b * T * VS + h * Dv, T, Dv, Eigen::OuterStride<>(VS));
+        MapMS<S> dQ(dq + b * T * QS + h * Dk, T, Dk, Eigen::OuterStride<>(QS));
+        MapMS<S> dK(dk + b * T * QS + h * Dk, T, Dk, Eigen::OuterStride<>(QS));
+        MapMS<S> dV(dv + b * T * VS + h * Dv, T, Dv, Eigen::OuterStride<>(VS));
+        const MapC<S> P(att + bh * T * T, T, T);
+        auto& s = scratch[static_cast<size_t>(tid)];
+        s.resize(static_cast<size_t>(2 * T * T));
+        MapM<S> dP(s.data(), T, T), M(s.data() + T * T, T, T);
+        // dPd = dO V^T (T, T)
+        dP.noalias() = dO * Vh.transpose();
+        if (p > 0) {
+            dropout_mult(M.data(), T, static_cast<uint64_t>(bh * T * T), p, seed);
+            dP.array() *= M.array();                      // dP = dPd o mult
+            M.array() *= P.array();                       // M = Pd
+            dV.noalias() += M.transpose() * dO;           // dV += Pd^T dO
+        } else {
+            dV.noalias() += P.transpose() * dO;
+        }
+        // dS = factor * P o (dP - rowsum(P o dP)), in place in dP
+        for (int64_t i = 0; i < T; ++i) {
+            S* dpi = dP.data() + i * T;
+            const S* pi = P.data() + i * T;
+            S rs = 0;
+            for (int64_t j = 0; j < T; ++j) rs += pi[j] * dpi[j];
+            for (int64_t j = 0; j < T; ++j) dpi[j] = factor * pi[j] * (dpi[j] - rs);
+        }
+        dQ.noalias() += dP * K;
+        dK.noalias() += dP.transpose() * Q;
+    });
+}
+
+#define ATTN_TRAIN_FAST_INSTANTIATE(S)                                                                            \
+    template void matmul_forward_fast<S>(S*, const S*, const S*, const S*, int64_t, int64_t, int64_t, int);       \
+    template void matmul_backward_fast<S>(S*, S*, S*, const S*, const S*, const S*, int64_t, int64_t, int64_t,    \
+                                          int);                                                                   \
+    template void layernorm_forward_fast<S>(S*, S*, S*, const S*, const S*, const S*, int64_t, int64_t, int);     \
+    template void layernorm_backward_fast<S>(S*, S*, S*, const S*, const S*, const S*, const S*, const S*,        \
+                                             int64_t, int64_t, int);                                              \
+    template void activation_forward_fast<S>(S*, const S*, int64_t, bool, int);                                   \
+    template void activation_backward_fast<S>(S*, const S*, const S*, int64_t, bool, int);                        \
+    template void attention_forward_fast<S>(S*, S*, const S*, const S*, const S*, int64_t, int64_t, int64_t,      \
+                                            int64_t, int64_t, S, bool, float, uint64_t, int);                     \
+    template void attention_backward_fast<S>(S*, S*, S*, const S*, const S*, const S*, const S*, const S*,        \
+                                             int64_t, int64_t, int64_t, int64_t, int64_t, S, float, uint64_t, int);
+
+ATTN_TRAIN_FAST_INSTANTIATE(float)
+ATTN_TRAIN_FAST_INSTANTIATE(double)
+
+}  // namespace attn::train

@@ -1,0 +1,500 @@
+// The TinyTransformer (attn/train/model.hpp): parameters, activations, and one engine,
+// templated on the scalar, that runs the forward and backward passes through either the
+// reference ops (ops.hpp) or their fast twins (fast_ops.hpp).
+#include "attn/train/model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "attn/core/errors.hpp"
+#include "attn/core/rng.hpp"
+#include "attn/train/fast_ops.hpp"
+#include "attn/train/ops.hpp"
+
+namespace attn {
+
+const char* pos_kind_name(PosKind p) { return p == PosKind::Learned ? "learned" : "sinusoidal"; }
+const char* activation_name(Activation a) { return a == Activation::Gelu ? "gelu" : "relu"; }
+
+void ModelConfig::validate() const {
+    auto positive = [](int64_t v, const char* field) {
+        if (v <= 0) throw InputError(std::string(field) + ": must be at least 1 (got " + std::to_string(v) + ")");
+    };
+    positive(vocab, "vocab");
+    positive(max_seq, "max_seq");
+    positive(d_model, "d_model");
+    positive(heads, "heads");
+    positive(layers, "layers");
+    if (d_k < 0) throw InputError("d_k: must be at least 1, or 0 for d_model / heads (got " + std::to_string(d_k) + ")");
+    if (d_v < 0) throw InputError("d_v: must be at least 1, or 0 for d_k (got " + std::to_string(d_v) + ")");
+    if (d_ff < 0) throw InputError("d_ff: must be at least 1, or 0 for 4 * d_model (got " + std::to_string(d_ff) + ")");
+    if (d_k == 0 && d_model % heads != 0)
+        throw InputError("d_model: must be divisible by heads (" + std::to_string(d_model) + " / " +
+                         std::to_string(heads) + ")");
+    if (vocab > (int64_t{1} << 30)) throw InputError("vocab: at most 2^30 tokens");
+    if (!(dropout >= 0.0f && dropout < 1.0f))
+        throw InputError("dropout: must be in [0, 1) (got " + std::to_string(dropout) + ")");
+    if (scale.kind == ScaleKind::Cosine && !(scale.value > 0.0f && std::isfinite(scale.value)))
+        throw InputError("scale: the cosine temperature must be positive");
+    if (scale.kind == ScaleKind::Constant && !std::isfinite(scale.value))
+        throw InputError("scale: the constant must be finite");
+    if (!std::isfinite(qk_init_gain)) throw InputError("qk_init_gain: must be finite");
+    // every parameter tensor must be addressable: a rough cap on the total
+    const int64_t dk = d_k ? d_k : d_model / heads, dv = d_v ? d_v : dk, ff = d_ff ? d_ff : 4 * d_model;
+    const double total = double(vocab) * double(d_model) * 2 + double(max_seq) * double(d_model) +
+                         double(layers) * (double(d_model) * double(heads) * double(2 * dk + 2 * dv) +
+                                           2.0 * double(d_model) * double(ff));
+    if (total > 4e9) throw InputError("d_model: the model would have more than 4e9 parameters");
+}
+
+ModelConfig ModelConfig::resolved() const {
+    validate();
+    ModelConfig c = *this;
+    if (c.d_k == 0) c.d_k = c.d_model / c.heads;
+    if (c.d_v == 0) c.d_v = c.d_k;
+    if (c.d_ff == 0) c.d_ff = 4 * c.d_model;
+    return c;
+}
+
+namespace {
+
+// Offsets inside one block's run of 16 parameters, in params() order.
+enum BlockParam {
+    kLn1W, kLn1B, kQW, kQB, kKW, kKB, kVW, kVB, kOW, kOB, kLn2W, kLn2B, kFc1W, kFc1B, kFc2W, kFc2B, kPerBlock
+};
+
+struct ParamSpec {
+    std::string name;
+    Shape shape;
+    bool decay;
+};
+
+std::vector<ParamSpec> param_specs(const ModelConfig& c) {
+    const int64_t D = c.d_model, QK = c.heads * c.d_k, VV = c.heads * c.d_v, F = c.d_ff;
+    std::vector<ParamSpec> s;
+    s.push_back({"tok_emb.weight", {c.vocab, D}, true});
+    if (c.pos == PosKind::Learned) s.push_back({"pos_emb.weight", {c.max_seq, D}, true});
+    for (int64_t l = 0; l < c.layers; ++l) {
+        const std::string p = "blocks." + std::to_string(l) + ".";
+        s.push_back({p + "ln1.weight", {D}, false});
+        s.push_back({p + "ln1.bias", {D}, false});
+        s.push_back({p + "attn.q_proj.weight", {QK, D}, true});
+        s.push_back({p + "attn.q_proj.bias", {QK}, false});
+        s.push_back({p + "attn.k_proj.weight", {QK, D}, true});
+        s.push_back({p + "attn.k_proj.bias", {QK}, false});
+        s.push_back({p + "attn.v_proj.weight", {VV, D}, true});
+        s.push_back({p + "attn.v_proj.bias", {VV}, false});
+        s.push_back({p + "attn.o_proj.weight", {D, VV}, true});
+        s.push_back({p + "attn.o_proj.bias", {D}, false});
+        s.push_back({p + "ln2.weight", {D}, false});
+        s.push_back({p + "ln2.bias", {D}, false});
+        s.push_back({p + "mlp.fc1.weight", {F, D}, true});
+        s.push_back({p + "mlp.fc1.bias", {F}, false});
+        s.push_back({p + "mlp.fc2.weight", {D, F}, true});
+        s.push_back({p + "mlp.fc2.bias", {D}, false});
+    }
+    s.push_back({"ln_f.weight", {D}, false});
+    s.push_back({"ln_f.bias", {D}, false});
+    s.push_back({"head.weight", {c.vocab, D}, true});
+    return s;
+}
+
+template <class S>
+using Buf = std::vector<S>;
+
+// Every activation of one forward pass that the backward pass reads, for (B, T).
+template <class S>
+struct Acts {
+    int64_t B = -1, T = -1;
+    Buf<S> pos;  // sinusoidal table (Tmax, D) when pos = Sinusoidal
+    struct Layer {
+        Buf<S> ln1, ln1_mean, ln1_rstd, q, k, v, qn, kn, qnorm, knorm, att, atty, attproj, mid;
+        Buf<S> ln2, ln2_mean, ln2_rstd, fch, fch_act, fcproj;
+    };
+    std::vector<Layer> L;
+    std::vector<Buf<S>> res;  // residual stream entering block l (res[layers] leaves the last block)
+    Buf<S> lnf, lnf_mean, lnf_rstd, logits, probs, losses;
+    // backward scratch
+    Buf<S> dres, dln, dq, dk, dv, datty, dfch, dfch_act, dqn, dkn, dlogits;
+
+    void ensure(const ModelConfig& c, int64_t b, int64_t t) {
+        if (pos.empty() && c.pos == PosKind::Sinusoidal) {
+            pos.resize(static_cast<size_t>(c.max_seq * c.d_model));
+            train::sinusoidal_positions(pos.data(), c.max_seq, c.d_model);
+        }
+        if (b == B && t == T) return;
+        B = b;
+        T = t;
+        const auto N = static_cast<size_t>(b * t), D = static_cast<size_t>(c.d_model);
+        const auto QK = static_cast<size_t>(c.heads * c.d_k), VV = static_cast<size_t>(c.heads * c.d_v);
+        const auto F = static_cast<size_t>(c.d_ff), V = static_cast<size_t>(c.vocab);
+        const auto HN = static_cast<size_t>(c.heads) * N, ATT = static_cast<size_t>(b * c.heads * t * t);
+        const bool cos = c.scale.kind == ScaleKind::Cosine;
+        L.assign(static_cast<size_t>(c.layers), {});
+        for (auto& l : L) {
+            l.ln1.resize(N * D); l.ln1_mean.resize(N); l.ln1_rstd.resize(N);
+            l.q.resize(N * QK); l.k.resize(N * QK); l.v.resize(N * VV);
+            if (cos) { l.qn.resize(N * QK); l.kn.resize(N * QK); l.qnorm.resize(HN); l.knorm.resize(HN); }
+            l.att.resize(ATT); l.atty.resize(N * VV); l.attproj.resize(N * D); l.mid.resize(N * D);
+            l.ln2.resize(N * D); l.ln2_mean.resize(N); l.ln2_rstd.resize(N);
+            l.fch.resize(N * F); l.fch_act.resize(N * F); l.fcproj.resize(N * D);
+        }
+        res.assign(static_cast<size_t>(c.layers + 1), Buf<S>(N * D));
+        lnf.resize(N * D); lnf_mean.resize(N); lnf_rstd.resize(N);
+        logits.resize(N * V); probs.resize(N * V); losses.resize(N);
+        dres.resize(N * D); dln.resize(N * D); dq.resize(N * QK); dk.resize(N * QK); dv.resize(N * VV);
+        datty.resize(N * VV); dfch.resize(N * F); dfch_act.resize(N * F); dlogits.resize(N * V);
+        if (cos) { dqn.resize(N * QK); dkn.resize(N * QK); }
+    }
+};
+
+// Each op through the reference or the fast path.
+template <class S>
+struct Ops {
+    bool fast;
+    int threads;
+    void matmul_fwd(S* out, const S* inp, const S* W, const S* b, int64_t N, int64_t C, int64_t OC) const {
+        if (fast) train::matmul_forward_fast(out, inp, W, b, N, C, OC, threads);
+        else train::matmul_forward(out, inp, W, b, N, C, OC);
+    }
+    void matmul_bwd(S* dinp, S* dW, S* db, const S* dout, const S* inp, const S* W, int64_t N, int64_t C,
+                    int64_t OC) const {
+        if (fast) train::matmul_backward_fast(dinp, dW, db, dout, inp, W, N, C, OC, threads);
+        else train::matmul_backward(dinp, dW, db, dout, inp, W, N, C, OC);
+    }
+    void ln_fwd(S* out, S* mean, S* rstd, const S* inp, const S* w, const S* b, int64_t N, int64_t D) const {
+        if (fast) train::layernorm_forward_fast(out, mean, rstd, inp, w, b, N, D, threads);
+        else train::layernorm_forward(out, mean, rstd, inp, w, b, N, D);
+    }
+    void ln_bwd(S* dinp, S* dw, S* db, const S* dout, const S* inp, const S* w, const S* mean, const S* rstd,
+                int64_t N, int64_t D) const {
+        if (fast) train::layernorm_backward_fast(dinp, dw, db, dout, inp, w, mean, rstd, N, D, threads);
+        else train::layernorm_backward(dinp, dw, db, dout, inp, w, mean, rstd, N, D);
+    }
+    void act_fwd(S* out, const S* inp, int64_t n, bool relu) const {
+        if (fast) train::activation_forward_fast(out, inp, n, relu, threads);
+        else if (relu) train::relu_forward(out, inp, n);
+        else train::gelu_forward(out, inp, n);
+    }
+    void act_bwd(S* dinp, const S* inp, const S* dout, int64_t n, bool relu) const {
+        if (fast) train::activation_backward_fast(dinp, inp, dout, n, relu, threads);
+        else if (relu) train::relu_backward(dinp, inp, dout, n);
+        else train::gelu_backward(dinp, inp, dout, n);
+    }
+    void att_fwd(S* out, S* att, const S* q, const S* k, const S* v, int64_t B, int64_t T, int64_t H, int64_t Dk,
+                 int64_t Dv, S f, bool causal, float p, uint64_t seed) const {
+        if (fast) train::attention_forward_fast(out, att, q, k, v, B, T, H, Dk, Dv, f, causal, p, seed, threads);
+        else train::attention_forward(out, att, q, k, v, B, T, H, Dk, Dv, f, causal, p, seed);
+    }
+    void att_bwd(S* dq, S* dk, S* dv, const S* dout, const S* q, const S* k, const S* v, const S* att, int64_t B,
+                 int64_t T, int64_t H, int64_t Dk, int64_t Dv, S f, float p, uint64_t seed) const {
+        if (fast) train::attention_backward_fast(dq, dk, dv, dout, q, k, v, att, B, T, H, Dk, Dv, f, p, seed, threads);
+        else train::attention_backward(dq, dk, dv, dout, q, k, v, att, B, T, H, Dk, Dv, f, p, seed);
+    }
+};
+
+uint64_t layer_seed(uint64_t step_seed, int64_t l) {
+    return mix64(step_seed ^ (0x9E3779B97F4A7C15ull * static_cast<uint64_t>(l + 1)));
+}
+
+void check_batch(const ModelConfig& c, const int32_t* tokens, const int32_t* targets, int64_t B, int64_t T) {
+    if (B <= 0 || T <= 0) throw InputError("batch: B and T must be at least 1");
+    if (T > c.max_seq)
+        throw InputError("seq: " + std::to_string(T) + " tokens, more than the model's max_seq " +
+                         std::to_string(c.max_seq));
+    for (int64_t i = 0; i < B * T; ++i) {
+        if (tokens[i] < 0 || tokens[i] >= c.vocab)
+            throw InputError("tokens: token " + std::to_string(tokens[i]) + " at position " + std::to_string(i) +
+                             " is outside [0, " + std::to_string(c.vocab) + ")");
+        if (targets && (targets[i] < -1 || targets[i] >= c.vocab))
+            throw InputError("targets: target " + std::to_string(targets[i]) + " at position " + std::to_string(i) +
+                             " is outside [-1, " + std::to_string(c.vocab) + ")");
+    }
+}
+
+// The whole model, forward (and backward when G is given). P / G: parameter and gradient
+// pointers in params() order. Gradients are zeroed here, then accumulated.
+template <class S>
+StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const std::vector<S*>* G,
+                    const std::vector<int64_t>& sizes, Acts<S>& a, const int32_t* tokens, const int32_t* targets,
+                    int64_t B, int64_t T, bool train_mode, uint64_t step_seed, const Ops<S>& op) {
+    a.ensure(c, B, T);
+    const int64_t N = B * T, D = c.d_model, H = c.heads, Dk = c.d_k, Dv = c.d_v, F = c.d_ff, V = c.vocab;
+    const int64_t QK = H * Dk, VV = H * Dv;
+    const bool learned = c.pos == PosKind::Learned, relu = c.act == Activation::Relu;
+    const bool cos = c.scale.kind == ScaleKind::Cosine;
+    const S factor = static_cast<S>(c.scale.factor(Dk));
+    const float p = train_mode ? c.dropout : 0.0f;
+    const size_t base = learned ? 2 : 1;
+    auto bp = [&](int64_t l, int k) { return base + static_cast<size_t>(l * kPerBlock + k); };
+    const size_t i_lnfw = base + static_cast<size_t>(c.layers * kPerBlock), i_lnfb = i_lnfw + 1, i_head = i_lnfw + 2;
+
+    // ---- forward ----
+    train::embedding_forward(a.res[0].data(), tokens, P[0], learned ? P[1] : a.pos.data(), B, T, D);
+    for (int64_t l = 0; l < c.layers; ++l) {
+        auto& L = a.L[static_cast<size_t>(l)];
+        const S* x = a.res[static_cast<size_t>(l)].data();
+        op.ln_fwd(L.ln1.data(), L.ln1_mean.data(), L.ln1_rstd.data(), x, P[bp(l, kLn1W)], P[bp(l, kLn1B)], N, D);
+        op.matmul_fwd(L.q.data(), L.ln1.data(), P[bp(l, kQW)], P[bp(l, kQB)], N, D, QK);
+        op.matmul_fwd(L.k.data(), L.ln1.data(), P[bp(l, kKW)], P[bp(l, kKB)], N, D, QK);
+        op.matmul_fwd(L.v.data(), L.ln1.data(), P[bp(l, kVW)], P[bp(l, kVB)], N, D, VV);
+        const S* qa = L.q.data();
+        const S* ka = L.k.data();
+        if (cos) {  // cosine scale: q, k normalised per head first
+            train::headnorm_forward(L.qn.data(), L.qnorm.data(), L.q.data(), N, H, Dk);
+            train::headnorm_forward(L.kn.data(), L.knorm.data(), L.k.data(), N, H, Dk);
+            qa = L.qn.data();
+            ka = L.kn.data();
+        }
+        op.att_fwd(L.atty.data(), L.att.data(), qa, ka, L.v.data(), B, T, H, Dk, Dv, factor, c.causal, p,
+                   layer_seed(step_seed, l));
+        op.matmul_fwd(L.attproj.data(), L.atty.data(), P[bp(l, kOW)], P[bp(l, kOB)], N, VV, D);
+        train::residual_forward(L.mid.data(), x, L.attproj.data(), N * D);
+        op.ln_fwd(L.ln2.data(), L.ln2_mean.data(), L.ln2_rstd.data(), L.mid.data(), P[bp(l, kLn2W)],
+                  P[bp(l, kLn2B)], N, D);
+        op.matmul_fwd(L.fch.data(), L.ln2.data(), P[bp(l, kFc1W)], P[bp(l, kFc1B)], N, D, F);
+        op.act_fwd(L.fch_act.data(), L.fch.data(), N * F, relu);
+        op.matmul_fwd(L.fcproj.data(), L.fch_act.data(), P[bp(l, kFc2W)], P[bp(l, kFc2B)], N, F, D);
+        train::residual_forward(a.res[static_cast<size_t>(l + 1)].data(), L.mid.data(), L.fcproj.data(), N * D);
+    }
+    const S* xl = a.res[static_cast<size_t>(c.layers)].data();
+    op.ln_fwd(a.lnf.data(), a.lnf_mean.data(), a.lnf_rstd.data(), xl, P[i_lnfw], P[i_lnfb], N, D);
+    op.matmul_fwd(a.logits.data(), a.lnf.data(), P[i_head], nullptr, N, D, V);
+
+    StepStats st;
+    if (!targets) return st;
+    st.counted = train::crossentropy_forward(a.losses.data(), a.probs.data(), a.logits.data(), targets, N, V);
+    double total = 0;
+    for (int64_t n = 0; n < N; ++n) {
+        total += static_cast<double>(a.losses[static_cast<size_t>(n)]);
+        if (targets[n] < 0) continue;
+        const S* z = a.logits.data() + n * V;
+        const int64_t arg = std::max_element(z, z + V) - z;
+        if (arg == targets[n]) ++st.correct;
+    }
+    st.loss = st.counted ? total / static_cast<double>(st.counted) : 0.0;
+    if (!G) return st;
+
+    // ---- backward ----
+    const auto& g = *G;
+    for (size_t i = 0; i < g.size(); ++i) std::fill(g[i], g[i] + sizes[i], S(0));
+    auto zero = [](Buf<S>& b) { std::fill(b.begin(), b.end(), S(0)); };
+    zero(a.dlogits);
+    const S scale = st.counted ? S(1) / static_cast<S>(st.counted) : S(0);
+    train::crossentropy_backward(a.dlogits.data(), a.probs.data(), targets, scale, N, V);
+    zero(a.dln);
+    op.matmul_bwd(a.dln.data(), g[i_head], nullptr, a.dlogits.data(), a.lnf.data(), P[i_head], N, D, V);
+    zero(a.dres);
+    op.ln_bwd(a.dres.data(), g[i_lnfw], g[i_lnfb], a.dln.data(), xl, P[i_lnfw], a.lnf_mean.data(),
+              a.lnf_rstd.data(), N, D);
+    for (int64_t l = c.layers - 1; l >= 0; --l) {
+        auto& L = a.L[static_cast<size_t>(l)];
+        const S* x = a.res[static_cast<size_t>(l)].data();
+        // x_out = mid + fc2(act(fc1(ln2(mid)))): dres flows to mid unchanged, and through the MLP
+        zero(a.dfch_act);
+        op.matmul_bwd(a.dfch_act.data(), g[bp(l, kFc2W)], g[bp(l, kFc2B)], a.dres.data(), L.fch_act.data(),
+                      P[bp(l, kFc2W)], N, F, D);
+        zero(a.dfch);
+        op.act_bwd(a.dfch.data(), L.fch.data(), a.dfch_act.data(), N * F, relu);
+        zero(a.dln);
+        op.matmul_bwd(a.dln.data(), g[bp(l, kFc1W)], g[bp(l, kFc1B)], a.dfch.data(), L.ln2.data(),
+                      P[bp(l, kFc1W)], N, D, F);
+        op.ln_bwd(a.dres.data(), g[bp(l, kLn2W)], g[bp(l, kLn2B)], a.dln.data(), L.mid.data(), P[bp(l, kLn2W)],
+                  L.ln2_mean.data(), L.ln2_rstd.data(), N, D);  // dres is now d mid
+        // mid = x + o_proj(attention(q, k, v)): dres flows to x unchanged, and through attention
+        zero(a.datty);
+        op.matmul_bwd(a.datty.data(), g[bp(l, kOW)], g[bp(l, kOB)], a.dres.data(), L.atty.data(), P[bp(l, kOW)],
+                      N, VV, D);
+        zero(a.dq);
+        zero(a.dk);
+        zero(a.dv);
+        if (cos) {
+            zero(a.dqn);
+            zero(a.dkn);
+            op.att_bwd(a.dqn.data(), a.dkn.data(), a.dv.data(), a.datty.data(), L.qn.data(), L.kn.data(),
+                       L.v.data(), L.att.data(), B, T, H, Dk, Dv, factor, p, layer_seed(step_seed, l));
+            train::headnorm_backward(a.dq.data(), a.dqn.data(), L.qn.data(), L.qnorm.data(), N, H, Dk);
+            train::headnorm_backward(a.dk.data(), a.dkn.data(), L.kn.data(), L.knorm.data(), N, H, Dk);
+        } else {
+            op.att_bwd(a.dq.data(), a.dk.data(), a.dv.data(), a.datty.data(), L.q.data(), L.k.data(), L.v.data(),
+                       L.att.data(), B, T, H, Dk, Dv, factor, p, layer_seed(step_seed, l));
+        }
+        zero(a.dln);
+        op.matmul_bwd(a.dln.data(), g[bp(l, kQW)], g[bp(l, kQB)], a.dq.data(), L.ln1.data(), P[bp(l, kQW)], N, D, QK);
+        op.matmul_bwd(a.dln.data(), g[bp(l, kKW)], g[bp(l, kKB)], a.dk.data(), L.ln1.data(), P[bp(l, kKW)], N, D, QK);
+        op.matmul_bwd(a.dln.data(), g[bp(l, kVW)], g[bp(l, kVB)], a.dv.data(), L.ln1.data(), P[bp(l, kVW)], N, D, VV);
+        op.ln_bwd(a.dres.data(), g[bp(l, kLn1W)], g[bp(l, kLn1B)], a.dln.data(), x, P[bp(l, kLn1W)],
+                  L.ln1_mean.data(), L.ln1_rstd.data(), N, D);  // dres is now d x
+    }
+    train::embedding_backward(g[0], learned ? g[1] : nullptr, a.dres.data(), tokens, B, T, D);
+    return st;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, Shape>> param_shapes(const ModelConfig& cfg) {
+    std::vector<std::pair<std::string, Shape>> out;
+    for (auto& s : param_specs(cfg.resolved())) out.emplace_back(s.name, s.shape);
+    return out;
+}
+
+struct TinyTransformer::State {
+    std::vector<ParamSpec> specs;
+    std::vector<Tensor> values, grads;
+    std::vector<Tensor> att_out;  // attention weights of the last forward, per layer
+    Acts<float> acts;
+};
+
+TinyTransformer::TinyTransformer(const ModelConfig& cfg) : cfg_(cfg.resolved()), st_(std::make_unique<State>()) {
+    st_->specs = param_specs(cfg_);
+    for (const auto& s : st_->specs) {
+        st_->values.emplace_back(s.shape);
+        st_->grads.emplace_back(s.shape);
+    }
+}
+TinyTransformer::~TinyTransformer() = default;
+TinyTransformer::TinyTransformer(TinyTransformer&&) noexcept = default;
+TinyTransformer& TinyTransformer::operator=(TinyTransformer&&) noexcept = default;
+
+void TinyTransformer::init(uint64_t seed) {
+    // One Rng stream per parameter tensor (by index): independent of threads and order.
+    auto& v = st_->values;
+    const auto& sp = st_->specs;
+    for (size_t i = 0; i < sp.size(); ++i) {
+        Rng rng(seed, i + 1);
+        const std::string& n = sp[i].name;
+        auto ends_with = [&](const char* suf) {
+            const std::string s(suf);
+            return n.size() >= s.size() && n.compare(n.size() - s.size(), s.size(), s) == 0;
+        };
+        if (n == "tok_emb.weight" || n == "pos_emb.weight") {
+            for (auto& x : v[i].data) x = rng.normal(0.0f, 0.02f);
+        } else if (n.find(".ln") != std::string::npos || n.rfind("ln_f", 0) == 0) {
+            std::fill(v[i].data.begin(), v[i].data.end(), ends_with(".weight") ? 1.0f : 0.0f);
+        } else if (ends_with(".weight")) {
+            // a Linear: weight and (next in the list, if it is this layer's bias) bias together
+            Tensor none;
+            const bool has_bias = i + 1 < sp.size() && ends_with(".weight") &&
+                                  sp[i + 1].name == n.substr(0, n.size() - 6) + "bias";
+            Tensor& b = has_bias ? v[i + 1] : none;
+            init_linear(v[i], b, cfg_.init, rng);
+            if (n.find("q_proj") != std::string::npos || n.find("k_proj") != std::string::npos)
+                for (auto& x : v[i].data) x *= cfg_.qk_init_gain;
+            if (has_bias) ++i;
+        }
+    }
+}
+
+std::vector<Param> TinyTransformer::params() {
+    std::vector<Param> out;
+    for (size_t i = 0; i < st_->specs.size(); ++i)
+        out.push_back({st_->specs[i].name, &st_->values[i], &st_->grads[i], st_->specs[i].decay});
+    return out;
+}
+
+int64_t TinyTransformer::num_params() const {
+    int64_t n = 0;
+    for (const auto& t : st_->values) n += t.numel();
+    return n;
+}
+
+namespace {
+template <class S>
+struct Ptrs {
+    std::vector<const S*> P;
+    std::vector<S*> G;
+    std::vector<int64_t> sizes;
+};
+}  // namespace
+
+StepStats TinyTransformer::forward_backward(const int32_t* tokens, const int32_t* targets, int64_t B, int64_t T,
+                                            uint64_t step_seed, int threads) {
+    check_batch(cfg_, tokens, targets, B, T);
+    Ptrs<float> p;
+    for (size_t i = 0; i < st_->values.size(); ++i) {
+        p.P.push_back(st_->values[i].ptr());
+        p.G.push_back(st_->grads[i].ptr());
+        p.sizes.push_back(st_->values[i].numel());
+    }
+    const Ops<float> op{!reference_, reference_ ? 1 : threads};
+    return run_model<float>(cfg_, p.P, &p.G, p.sizes, st_->acts, tokens, targets, B, T, true, step_seed, op);
+}
+
+namespace {
+void keep_attention(const ModelConfig& c, const Acts<float>& a, std::vector<Tensor>& out, int64_t B, int64_t T) {
+    out.clear();
+    for (const auto& L : a.L) {
+        Tensor t({B, c.heads, T, T});
+        std::copy(L.att.begin(), L.att.end(), t.data.begin());
+        out.push_back(std::move(t));
+    }
+}
+}  // namespace
+
+StepStats TinyTransformer::evaluate(const int32_t* tokens, const int32_t* targets, int64_t B, int64_t T,
+                                    int threads) {
+    check_batch(cfg_, tokens, targets, B, T);
+    std::vector<const float*> P;
+    for (auto& t : st_->values) P.push_back(t.ptr());
+    const Ops<float> op{!reference_, reference_ ? 1 : threads};
+    const StepStats s = run_model<float>(cfg_, P, nullptr, {}, st_->acts, tokens, targets, B, T, false, 0, op);
+    keep_attention(cfg_, st_->acts, st_->att_out, B, T);
+    return s;
+}
+
+Tensor TinyTransformer::logits(const int32_t* tokens, int64_t B, int64_t T, int threads) {
+    check_batch(cfg_, tokens, nullptr, B, T);
+    std::vector<const float*> P;
+    for (auto& t : st_->values) P.push_back(t.ptr());
+    const Ops<float> op{!reference_, reference_ ? 1 : threads};
+    run_model<float>(cfg_, P, nullptr, {}, st_->acts, tokens, nullptr, B, T, false, 0, op);
+    keep_attention(cfg_, st_->acts, st_->att_out, B, T);
+    Tensor out({B, T, cfg_.vocab});
+    std::copy(st_->acts.logits.begin(), st_->acts.logits.end(), out.data.begin());
+    return out;
+}
+
+const std::vector<Tensor>& TinyTransformer::attention_weights() const { return st_->att_out; }
+
+double loss_and_grads_f64(const ModelConfig& cfg, const std::vector<std::vector<double>>& params,
+                          const int32_t* tokens, const int32_t* targets, int64_t B, int64_t T,
+                          std::vector<std::vector<double>>* grads, bool train, uint64_t step_seed) {
+    const ModelConfig c = cfg.resolved();
+    const auto specs = param_specs(c);
+    if (params.size() != specs.size())
+        throw InputError("params: " + std::to_string(params.size()) + " tensors, the model has " +
+                         std::to_string(specs.size()));
+    Ptrs<double> p;
+    for (size_t i = 0; i < specs.size(); ++i) {
+        if (static_cast<int64_t>(params[i].size()) != shape_numel(specs[i].shape))
+            throw ShapeError("params: " + specs[i].name + " has " + std::to_string(params[i].size()) +
+                             " values, expected " + shape_str(specs[i].shape));
+        p.P.push_back(params[i].data());
+        p.sizes.push_back(shape_numel(specs[i].shape));
+    }
+    if (grads) {
+        grads->assign(specs.size(), {});
+        for (size_t i = 0; i < specs.size(); ++i) {
+            (*grads)[i].assign(static_cast<size_t>(p.sizes[i]), 0.0);
+            p.G.push_back((*grads)[i].data());
+        }
+    }
+    check_batch(c, tokens, targets, B, T);
+    Acts<double> a;
+    const Ops<double> op{false, 1};
+    return run_model<double>(c, p.P, grads ? &p.G : nullptr, p.sizes, a, tokens, targets, B, T, train, step_seed, op)
+        .loss;
+}
+
+double train_step_flops(const ModelConfig& cfg, int64_t B, int64_t T) {
+    const ModelConfig c = cfg.resolved();
+    const double N = double(B) * double(T), D = double(c.d_model), H = double(c.heads);
+    const double QK = H * double(c.d_k), VV = H * double(c.d_v), F = double(c.d_ff);
+    const double per_layer_macs = N * (D * (2 * QK + VV) + VV * D + 2 * D * F) +
+                                  double(B) * H * double(T) * double(T) * (double(c.d_k) + double(c.d_v));
+    const double fwd_macs = double(c.layers) * per_layer_macs + N * D * double(c.vocab);
+    return 2.0 * 3.0 * fwd_macs;  // 2 FLOPs per multiply-add; backward = 2x forward
+}
+
+}  // namespace attn

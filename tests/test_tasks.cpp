@@ -13,7 +13,6 @@
 #include "test_util.hpp"
 
 using namespace attn;
-using namespace attn::train;
 
 namespace {
 
@@ -29,7 +28,7 @@ Task make(TaskKind k, int64_t T, bool causal, int64_t symbols = 16, int64_t d = 
     return Task(k, o);
 }
 
-void check_ids(const Task& task, const Batch& b) {
+void check_ids(const Task& task, const TaskBatch& b) {
     REQUIRE(b.tokens.size() == static_cast<size_t>(b.B * b.T));
     REQUIRE(b.targets.size() == static_cast<size_t>(b.B * b.T));
     for (int32_t t : b.tokens) REQUIRE((t >= 0 && t < task.vocab()));
@@ -71,7 +70,7 @@ TEST_CASE("tasks: copy, reverse and sort answer what the prompt asks, in both la
                 CAPTURE(T);
                 const Task task = make(k, T, causal, 5);
                 const int64_t S = 5, n = (T - 1) / 2;
-                const Batch b = task.batch(6, 42, Split::Train, 3);
+                const TaskBatch b = task.batch(6, 42, DataSplit::Train, 3);
                 check_ids(task, b);
                 for (int64_t row = 0; row < b.B; ++row) {
                     const int32_t* tok = b.tokens.data() + row * T;
@@ -101,7 +100,7 @@ TEST_CASE("tasks: recall asks for the value of a key that was given, keys distin
             CAPTURE(T);
             const Task task = make(TaskKind::Recall, T, causal, 8);
             const int64_t p = (T - 2) / 2, K = std::max<int64_t>(8, p);
-            const Batch b = task.batch(16, 7, Split::Eval, 11);
+            const TaskBatch b = task.batch(16, 7, DataSplit::Eval, 11);
             check_ids(task, b);
             for (int64_t row = 0; row < b.B; ++row) {
                 const int32_t* tok = b.tokens.data() + row * T;
@@ -127,7 +126,7 @@ TEST_CASE("tasks: recall asks for the value of a key that was given, keys distin
 TEST_CASE("tasks: distance targets the token d steps back") {
     for (int64_t d : {1, 3, 15}) {
         const Task task = make(TaskKind::Distance, 16, true, 10, d);
-        const Batch b = task.batch(5, 1, Split::Train, 0);
+        const TaskBatch b = task.batch(5, 1, DataSplit::Train, 0);
         check_ids(task, b);
         for (int64_t row = 0; row < b.B; ++row)
             for (int64_t t = 0; t < 16; ++t) {
@@ -145,8 +144,8 @@ TEST_CASE("tasks: chars windows are the corpus, train from its first 90%, eval f
     REQUIRE(text.size() <= 1000000);  // data/README.md: at most 1 MB
     const Task task = make(TaskKind::Chars, 32, true);
     const size_t split_at = text.size() - text.size() / 10;
-    for (Split split : {Split::Train, Split::Eval}) {
-        const Batch b = task.batch(8, 3, split, 5);
+    for (DataSplit split : {DataSplit::Train, DataSplit::Eval}) {
+        const TaskBatch b = task.batch(8, 3, split, 5);
         check_ids(task, b);
         for (int64_t row = 0; row < b.B; ++row) {
             std::string window;
@@ -157,7 +156,7 @@ TEST_CASE("tasks: chars windows are the corpus, train from its first 90%, eval f
             const std::string last = task.token_text(b.targets[static_cast<size_t>(row * 32 + 31)]);
             window += last == "\\n" ? "\n" : last == "\u2423" ? " " : last;
             // The window (tokens then the last target) is a substring of the right part.
-            const size_t at = split == Split::Train ? text.substr(0, split_at).find(window) : text.find(window, split_at);
+            const size_t at = split == DataSplit::Train ? text.substr(0, split_at).find(window) : text.find(window, split_at);
             CHECK(at != std::string::npos);
             for (int64_t t = 0; t + 1 < 32; ++t)
                 CHECK(b.targets[static_cast<size_t>(row * 32 + t)] == b.tokens[static_cast<size_t>(row * 32 + t + 1)]);
@@ -178,15 +177,15 @@ TEST_CASE("tasks: a batch is a pure function of (seed, split, step), each row of
     for (TaskKind k : all_tasks()) {
         CAPTURE(task_name(k));
         const Task task = make(k, 20, k != TaskKind::Recall);
-        const Batch a = task.batch(8, 99, Split::Train, 17);
-        const Batch again = task.batch(8, 99, Split::Train, 17);
+        const TaskBatch a = task.batch(8, 99, DataSplit::Train, 17);
+        const TaskBatch again = task.batch(8, 99, DataSplit::Train, 17);
         CHECK(a.tokens == again.tokens);
         CHECK(a.targets == again.targets);
-        CHECK(task.batch(8, 99, Split::Train, 18).tokens != a.tokens);
-        CHECK(task.batch(8, 100, Split::Train, 17).tokens != a.tokens);
-        CHECK(task.batch(8, 99, Split::Eval, 17).tokens != a.tokens);
+        CHECK(task.batch(8, 99, DataSplit::Train, 18).tokens != a.tokens);
+        CHECK(task.batch(8, 100, DataSplit::Train, 17).tokens != a.tokens);
+        CHECK(task.batch(8, 99, DataSplit::Eval, 17).tokens != a.tokens);
         // Row r does not depend on the batch size.
-        const Batch wide = task.batch(16, 99, Split::Train, 17);
+        const TaskBatch wide = task.batch(16, 99, DataSplit::Train, 17);
         CHECK(std::equal(a.tokens.begin(), a.tokens.end(), wide.tokens.begin()));
         CHECK(std::equal(a.targets.begin(), a.targets.end(), wide.targets.begin()));
     }
@@ -204,10 +203,10 @@ TEST_CASE("tasks: options out of range are refused") {
 
 TEST_CASE("tasks: scoring counts scored tokens and whole rows") {
     const Task task = make(TaskKind::Copy, 9, true, 6);
-    const Batch b = task.batch(4, 5, Split::Train, 0);
+    const TaskBatch b = task.batch(4, 5, DataSplit::Train, 0);
     std::vector<int32_t> pred(b.targets.size());
     for (size_t i = 0; i < pred.size(); ++i) pred[i] = b.targets[i] >= 0 ? b.targets[i] : 0;
-    Score s = score_predictions(b, pred);
+    TaskScore s = score_predictions(b, pred);
     CHECK(s.counted == 4 * 4);
     CHECK(s.correct == 16);
     CHECK(s.exact_match() == 1.0);

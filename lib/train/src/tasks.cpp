@@ -12,7 +12,7 @@
 #include "attn/core/errors.hpp"
 #include "attn/core/rng.hpp"
 
-namespace attn::train {
+namespace attn {
 
 std::vector<TaskKind> all_tasks() {
     return {TaskKind::Copy, TaskKind::Reverse, TaskKind::Sort, TaskKind::Recall, TaskKind::Distance, TaskKind::Chars};
@@ -54,7 +54,7 @@ TaskKind task_of(std::string_view name) {
 
 bool task_default_causal(TaskKind k) { return k != TaskKind::Recall; }
 
-Score& Score::operator+=(const Score& o) {
+TaskScore& TaskScore::operator+=(const TaskScore& o) {
     correct += o.correct;
     counted += o.counted;
     rows_exact += o.rows_exact;
@@ -67,7 +67,7 @@ namespace {
 // A uniform integer in [0, n); n <= kMaxSymbols, so the modulo bias (< n / 2^64) is nil.
 int64_t below(Rng& r, int64_t n) { return static_cast<int64_t>(r.next_u64() % static_cast<uint64_t>(n)); }
 
-uint64_t split_salt(Split s) { return s == Split::Train ? 0x7472616e00000000ULL : 0x6576616c00000000ULL; }
+uint64_t split_salt(DataSplit s) { return s == DataSplit::Train ? 0x7472616e00000000ULL : 0x6576616c00000000ULL; }
 
 }  // namespace
 
@@ -178,7 +178,7 @@ std::string Task::token_text(int32_t id) const {
     return "?";
 }
 
-void Task::fill_row(int32_t* tok, int32_t* tgt, uint64_t seed, Split split, int64_t step, int64_t row) const {
+void Task::fill_row(int32_t* tok, int32_t* tgt, uint64_t seed, DataSplit split, int64_t step, int64_t row) const {
     const int64_t T = opt_.seq, S = opt_.symbols;
     Rng r(mix64(seed ^ split_salt(split)) ^ mix64(static_cast<uint64_t>(step) + 0x51ed270b27f3a1c9ULL),
           static_cast<uint64_t>(row));
@@ -237,8 +237,8 @@ void Task::fill_row(int32_t* tok, int32_t* tgt, uint64_t seed, Split split, int6
             break;
         case TaskKind::Chars: {
             // A window of T+1 ids inside the split's part of the text.
-            const int64_t lo = split == Split::Train ? 0 : split_at_;
-            const int64_t hi = split == Split::Train ? split_at_ : static_cast<int64_t>(text_.size());
+            const int64_t lo = split == DataSplit::Train ? 0 : split_at_;
+            const int64_t hi = split == DataSplit::Train ? split_at_ : static_cast<int64_t>(text_.size());
             const int64_t start = lo + below(r, hi - lo - T);
             for (int64_t t = 0; t < T; ++t) {
                 tok[t] = text_[static_cast<size_t>(start + t)];
@@ -249,9 +249,9 @@ void Task::fill_row(int32_t* tok, int32_t* tgt, uint64_t seed, Split split, int6
     }
 }
 
-Batch Task::batch(int64_t B, uint64_t seed, Split split, int64_t step) const {
+TaskBatch Task::batch(int64_t B, uint64_t seed, DataSplit split, int64_t step) const {
     if (B < 1) throw InputError(fmt::format("the batch must hold at least one row, got {}", B));
-    Batch b;
+    TaskBatch b;
     b.B = B;
     b.T = opt_.seq;
     b.tokens.assign(static_cast<size_t>(B * b.T), 0);
@@ -261,11 +261,11 @@ Batch Task::batch(int64_t B, uint64_t seed, Split split, int64_t step) const {
     return b;
 }
 
-Score score_predictions(const Batch& batch, const std::vector<int32_t>& predictions) {
+TaskScore score_predictions(const TaskBatch& batch, const std::vector<int32_t>& predictions) {
     if (static_cast<int64_t>(predictions.size()) != batch.B * batch.T)
         throw InputError(fmt::format("{} predictions for a batch of {} x {} tokens", predictions.size(), batch.B,
                                      batch.T));
-    Score s;
+    TaskScore s;
     for (int64_t row = 0; row < batch.B; ++row) {
         int64_t scored = 0, right = 0;
         for (int64_t t = 0; t < batch.T; ++t) {
@@ -296,4 +296,4 @@ std::vector<int32_t> argmax_rows(const float* logits, int64_t n, int64_t vocab) 
     return out;
 }
 
-}  // namespace attn::train
+}  // namespace attn

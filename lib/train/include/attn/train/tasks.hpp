@@ -34,7 +34,7 @@
 #include <string_view>
 #include <vector>
 
-namespace attn::train {
+namespace attn {
 
 enum class TaskKind { Copy, Reverse, Sort, Recall, Distance, Chars };
 
@@ -46,7 +46,7 @@ TaskKind task_of(std::string_view name);
 // Decoder (true) for copy, reverse, sort, distance, chars; encoder for recall.
 bool task_default_causal(TaskKind k);
 
-enum class Split { Train, Eval };
+enum class DataSplit { Train, Eval };
 
 struct TaskOptions {
     int64_t seq = 16;        // T: tokens per row
@@ -59,7 +59,7 @@ struct TaskOptions {
 inline constexpr int64_t kMaxSymbols = 1024;
 inline constexpr int64_t kMaxTaskSeq = 4096;
 
-struct Batch {
+struct TaskBatch {
     int64_t B = 0, T = 0;
     std::vector<int32_t> tokens;   // (B, T), ids in [0, vocab)
     std::vector<int32_t> targets;  // (B, T), ids in [0, vocab) or -1 (not scored)
@@ -88,7 +88,7 @@ public:
     std::string token_text(int32_t id) const;
 
     // The batch for (seed, split, step): B rows of T tokens.
-    Batch batch(int64_t B, uint64_t seed, Split split, int64_t step) const;
+    TaskBatch batch(int64_t B, uint64_t seed, DataSplit split, int64_t step) const;
 
 private:
     TaskKind kind_;
@@ -102,21 +102,21 @@ private:
     int64_t split_at_ = 0;           // chars: first id of the eval part
     double chance_ = 0;
 
-    void fill_row(int32_t* tok, int32_t* tgt, uint64_t seed, Split split, int64_t step, int64_t row) const;
+    void fill_row(int32_t* tok, int32_t* tgt, uint64_t seed, DataSplit split, int64_t step, int64_t row) const;
 };
 
 // Per-token and per-row scoring of predictions (argmax ids, (B, T)) against a batch.
-struct Score {
+struct TaskScore {
     int64_t correct = 0, counted = 0;      // scored tokens right / scored tokens
     int64_t rows_exact = 0, rows = 0;      // rows with every scored token right / rows with one
     double accuracy() const { return counted ? static_cast<double>(correct) / static_cast<double>(counted) : 0.0; }
     double exact_match() const { return rows ? static_cast<double>(rows_exact) / static_cast<double>(rows) : 0.0; }
-    Score& operator+=(const Score& o);
+    TaskScore& operator+=(const TaskScore& o);
 };
-Score score_predictions(const Batch& batch, const std::vector<int32_t>& predictions);
+TaskScore score_predictions(const TaskBatch& batch, const std::vector<int32_t>& predictions);
 
 // The ids of the largest logit per position: logits (N, V) row-major -> N ids
 // (the first index on ties, as torch.argmax).
 std::vector<int32_t> argmax_rows(const float* logits, int64_t n, int64_t vocab);
 
-}  // namespace attn::train
+}  // namespace attn

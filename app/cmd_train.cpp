@@ -52,7 +52,7 @@ const char* arch_name(Arch a) { return a == Arch::Task ? "task" : a == Arch::Dec
 
 struct TrainOpts {
     std::string task, corpus, load, save, json, svg, dump;
-    int64_t seq = 0, symbols = 16, distance = 4;
+    int64_t seq = 0, symbols = 16, distance = 4, queries = 1;
     int64_t layers = 2, d_model = 64, heads = 4, d_k = 0, d_v = 0, d_ff = 0;
     std::string scale = "sqrt", init = "torch";
     double dropout = 0, qk_gain = 1;
@@ -304,6 +304,7 @@ Task make_task(const TrainOpts& o, TaskKind kind, bool causal, int64_t seq) {
     to.seq = seq;
     to.symbols = o.symbols;
     to.distance = o.distance;
+    to.queries = o.queries;
     to.causal = causal;
     if (kind == TaskKind::Distance && (o.distance < 1 || o.distance > seq - 1))
         throw InputError(fmt::format("--distance: must be in [1, --seq - 1] = [1, {}], got {}", seq - 1, o.distance));
@@ -370,6 +371,9 @@ int run_train(TrainOpts o) {
     meta_int("attn.task.seq", o.seq, "--seq");
     meta_int("attn.task.symbols", o.symbols, "--symbols");
     meta_int("attn.task.distance", o.distance, "--distance");
+    meta_int("attn.task.queries", o.queries, "--queries");
+    if (given("--queries") && kind != TaskKind::Recall)
+        throw InputError("--queries: acts on task recall only");
     const int64_t seq = o.seq > 0 ? o.seq : default_seq(kind);
     if (seq > kMaxTaskSeq) throw InputError(fmt::format("--seq: must be at most {}, got {}", kMaxTaskSeq, seq));
     const bool causal = loaded ? loaded->model.config().causal
@@ -557,6 +561,7 @@ int run_train(TrainOpts o) {
             {"attn.task.seq", std::to_string(seq)},
             {"attn.task.symbols", std::to_string(o.symbols)},
             {"attn.task.distance", std::to_string(o.distance)},
+            {"attn.task.queries", std::to_string(o.queries)},
             {"attn.train.steps", std::to_string(result.steps_done)},
             {"attn.train.seed", std::to_string(tc.seed)},
             {"attn.eval.loss", fmt::format("{}", last.eval.loss)},
@@ -615,7 +620,7 @@ int run_train(TrainOpts o) {
         j["format"] = "attn-train";
         j["version"] = 1;
         j["task"] = {{"name", task.name()}, {"seq", seq}, {"symbols", o.symbols}, {"distance", o.distance},
-                     {"vocab", task.vocab()}, {"causal", causal}, {"chance_accuracy", task.chance_accuracy()}};
+                     {"queries", o.queries}, {"vocab", task.vocab()}, {"causal", causal}, {"chance_accuracy", task.chance_accuracy()}};
         j["model"] = nlohmann::json::parse(config_to_json(mc));
         j["model"]["parameters"] = model.num_params();
         if (loaded) j["model"]["loaded_from"] = o.load;
@@ -677,6 +682,9 @@ const Command reg{
                   ->capture_default_str()
                   ->check(integer_in(2, kMaxSymbols)));
         track(sub.add_option("--distance", o->distance, "d of the distance task")->capture_default_str()->check(integer_in(1, kMaxTaskSeq)));
+        track(sub.add_option("--queries", o->queries, "keys asked per row of the recall task (each one scored)")
+                  ->capture_default_str()
+                  ->check(integer_in(1, kMaxTaskSeq)));
         sub.add_option("--corpus", o->corpus, "text of the chars task (default data/macbeth.txt)");
         track(sub.add_option("--arch", o->arch, "decoder (causal) | encoder (bidirectional); default: the task's")
                   ->transform(one_of({Arch::Decoder, Arch::Encoder}, arch_name)));

@@ -93,13 +93,19 @@ TEST_CASE("tasks: copy, reverse and sort answer what the prompt asks, in both la
             }
 }
 
-TEST_CASE("tasks: recall asks for the value of a key that was given, keys distinct") {
+TEST_CASE("tasks: recall asks for the values of keys that were given, keys distinct") {
     for (bool causal : {true, false})
-        for (int64_t T : {4, 9, 64}) {
+        for (auto [T, Q] : {std::pair<int64_t, int64_t>{4, 1}, {9, 1}, {64, 1}, {16, 4}, {64, 8}}) {
             CAPTURE(causal);
             CAPTURE(T);
-            const Task task = make(TaskKind::Recall, T, causal, 8);
-            const int64_t p = (T - 2) / 2, K = std::max<int64_t>(8, p);
+            CAPTURE(Q);
+            TaskOptions o;
+            o.seq = T;
+            o.symbols = 8;
+            o.queries = Q;
+            o.causal = causal;
+            const Task task(TaskKind::Recall, o);
+            const int64_t p = (T - 2 * Q) / 2, K = std::max<int64_t>(8, p);
             const TaskBatch b = task.batch(16, 7, DataSplit::Eval, 11);
             check_ids(task, b);
             for (int64_t row = 0; row < b.B; ++row) {
@@ -113,12 +119,23 @@ TEST_CASE("tasks: recall asks for the value of a key that was given, keys distin
                     CHECK(pairs.count(key) == 0);  // distinct keys
                     pairs[key] = value;
                 }
-                const int32_t q = tok[2 * p];
-                REQUIRE(pairs.count(q) == 1);
-                const int64_t at = causal ? 2 * p : 2 * p + 1;
-                CHECK(tgt[at] == pairs[q]);
-                if (causal) CHECK(tok[2 * p + 1] == pairs[q]);
-                else CHECK(tok[2 * p + 1] == K + 8);  // MASK
+                std::set<int32_t> asked;
+                for (int64_t j = 0; j < Q; ++j) {
+                    const int64_t at = 2 * p + 2 * j;
+                    const int32_t q = tok[at];
+                    REQUIRE(pairs.count(q) == 1);
+                    CHECK(asked.insert(q).second);  // distinct queries
+                    if (causal) {
+                        CHECK(tgt[at] == pairs[q]);       // predicted at the query
+                        CHECK(tok[at + 1] == pairs[q]);   // then shown
+                        CHECK(tgt[at + 1] == -1);
+                    } else {
+                        CHECK(tgt[at] == -1);
+                        CHECK(tok[at + 1] == K + 8);      // MASK
+                        CHECK(tgt[at + 1] == pairs[q]);
+                    }
+                }
+                for (int64_t t = 2 * p + 2 * Q; t < T; ++t) CHECK(tok[t] == K + 9);  // PAD
             }
         }
 }
@@ -194,6 +211,12 @@ TEST_CASE("tasks: a batch is a pure function of (seed, split, step), each row of
 TEST_CASE("tasks: options out of range are refused") {
     CHECK_THROWS_AS(make(TaskKind::Copy, 2, true), InputError);
     CHECK_THROWS_AS(make(TaskKind::Recall, 3, false), InputError);
+    TaskOptions q;
+    q.seq = 15;  // 4 queries need 4 pairs: 16 tokens
+    q.queries = 4;
+    CHECK_THROWS_AS(Task(TaskKind::Recall, q), InputError);
+    q.seq = 16;
+    CHECK_NOTHROW(Task(TaskKind::Recall, q));
     CHECK_THROWS_AS(make(TaskKind::Copy, 8, true, 1), InputError);
     CHECK_THROWS_AS(make(TaskKind::Copy, 8, true, kMaxSymbols + 1), InputError);
     CHECK_THROWS_AS(make(TaskKind::Copy, 0, true), InputError);

@@ -36,7 +36,8 @@ const char* task_summary(TaskKind k) {
         case TaskKind::Reverse: return "x1..xn SEP -> xn..x1: the symbols in reverse order";
         case TaskKind::Sort: return "x1..xn SEP -> the symbols sorted ascending (repeats allowed)";
         case TaskKind::Recall:
-            return "k1 v1 k2 v2 .. kp vp q -> the value paired with key q (associative recall: attention as a soft lookup)";
+            return "k1 v1 k2 v2 .. kp vp q -> the value paired with key q (associative recall: attention as a soft "
+                   "lookup); --queries N asks N keys in turn";
         case TaskKind::Distance: return "x1..xT -> at each t >= d, the token seen d steps back, x(t-d)";
         case TaskKind::Chars: return "a window of the text -> at each position, the next character (byte)";
     }
@@ -90,9 +91,13 @@ Task::Task(TaskKind kind, TaskOptions opt) : kind_(kind), opt_(std::move(opt)) {
             chance_ = 1.0 / static_cast<double>(S);
             break;
         case TaskKind::Recall:
-            n_ = (T - 2) / 2;
-            if (n_ < 1)
-                throw InputError(fmt::format("task recall needs a sequence of at least 4 tokens (k v q answer), got {}", T));
+            if (opt_.queries < 1 || opt_.queries > kMaxTaskSeq)
+                throw InputError(fmt::format("the number of queries must be in [1, {}], got {}", kMaxTaskSeq, opt_.queries));
+            n_ = (T - 2 * opt_.queries) / 2;
+            if (n_ < opt_.queries)
+                throw InputError(fmt::format("task recall with {} quer{} needs a sequence of at least {} tokens "
+                                             "(as many pairs as queries), got {}",
+                                             opt_.queries, opt_.queries == 1 ? "y" : "ies", 4 * opt_.queries, T));
             keys_ = std::max(S, n_);
             vocab_ = keys_ + S + 2;  // keys, values, MASK, PAD
             chance_ = 1.0 / static_cast<double>(S);
@@ -136,7 +141,7 @@ int64_t Task::scored_per_row() const {
         case TaskKind::Copy:
         case TaskKind::Reverse:
         case TaskKind::Sort: return n_;
-        case TaskKind::Recall: return 1;
+        case TaskKind::Recall: return opt_.queries;
         case TaskKind::Distance: return opt_.seq - opt_.distance;
         case TaskKind::Chars: return opt_.seq;
     }
@@ -218,17 +223,29 @@ void Task::fill_row(int32_t* tok, int32_t* tgt, uint64_t seed, DataSplit split, 
             std::iota(keys.begin(), keys.end(), 0);
             for (int64_t i = 0; i < n_; ++i)
                 std::swap(keys[static_cast<size_t>(i)], keys[static_cast<size_t>(i + below(r, keys_ - i))]);
-            std::vector<int32_t> prompt;
             std::vector<int32_t> values(static_cast<size_t>(n_));
             for (int64_t i = 0; i < n_; ++i) {
                 values[static_cast<size_t>(i)] = static_cast<int32_t>(keys_ + below(r, S));
-                prompt.push_back(keys[static_cast<size_t>(i)]);
-                prompt.push_back(values[static_cast<size_t>(i)]);
+                tok[2 * i] = keys[static_cast<size_t>(i)];
+                tok[2 * i + 1] = values[static_cast<size_t>(i)];
             }
-            const int64_t q = below(r, n_);
-            prompt.push_back(keys[static_cast<size_t>(q)]);
-            lay_out(prompt, {values[static_cast<size_t>(q)]}, static_cast<int32_t>(keys_ + S),
-                    static_cast<int32_t>(keys_ + S + 1));
+            // Q distinct pairs asked, in random order: q then its answer (decoder) or [MASK] (encoder).
+            std::vector<int64_t> asked(static_cast<size_t>(n_));
+            std::iota(asked.begin(), asked.end(), 0);
+            const int64_t Q = opt_.queries, mask = keys_ + S;
+            for (int64_t j = 0; j < Q; ++j) {
+                std::swap(asked[static_cast<size_t>(j)], asked[static_cast<size_t>(j + below(r, n_ - j))]);
+                const int64_t i = asked[static_cast<size_t>(j)], at = 2 * n_ + 2 * j;
+                tok[at] = keys[static_cast<size_t>(i)];
+                if (opt_.causal) {
+                    tok[at + 1] = values[static_cast<size_t>(i)];
+                    tgt[at] = values[static_cast<size_t>(i)];
+                } else {
+                    tok[at + 1] = static_cast<int32_t>(mask);
+                    tgt[at + 1] = values[static_cast<size_t>(i)];
+                }
+            }
+            std::fill(tok + 2 * n_ + 2 * Q, tok + T, static_cast<int32_t>(mask + 1));  // PAD
             break;
         }
         case TaskKind::Distance:

@@ -18,9 +18,12 @@
 //   copy      x1..xn SEP -> x1..xn           n = (T-1)/2 symbols drawn from --symbols
 //   reverse   x1..xn SEP -> xn..x1
 //   sort      x1..xn SEP -> x sorted ascending (repeats allowed)
-//   recall    k1 v1 .. kp vp q -> the v of q  p = (T-2)/2 pairs, distinct keys from
-//                                              max(symbols, p) keys, values from
-//                                              --symbols; q is one of the p keys
+//   recall    k1 v1 .. kp vp q -> the v of q  p = (T-2Q)/2 pairs, distinct keys from
+//                                              max(symbols, p) keys, values from the
+//                                              symbols; Q queries (default 1), distinct
+//                                              keys of the pairs, each followed by its
+//                                              answer (decoder) or a [MASK] (encoder):
+//                                              .. kp vp q1 a1 q2 a2 ..
 //   distance  x1..xT, target at t >= d: x(t-d)  every position t >= d scored
 //   chars     T bytes of the corpus, target at t: byte t+1   every position scored;
 //             train batches from the first 90% of the text, eval from the last 10%
@@ -52,6 +55,7 @@ struct TaskOptions {
     int64_t seq = 16;        // T: tokens per row
     int64_t symbols = 16;    // S: alphabet of copy/reverse/sort/distance, values of recall
     int64_t distance = 4;    // d of the distance task, in [1, T-1]
+    int64_t queries = 1;     // Q of the recall task: keys asked per row, in [1, p]
     bool causal = true;      // layout (see above); chars needs true
     std::string corpus;      // chars: the text (bytes)
 };

@@ -1,11 +1,13 @@
 // `attn forward`: one multi-head attention forward pass on random (or given)
-// input, with every step's shape (--trace) and every tensor as JSON (--dump).
+// input, with every step's shape (--trace) and every tensor as JSON (--dump);
+// --backward adds the backward pass for an upstream gradient dout.
 #include <algorithm>
 #include <cmath>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -24,7 +26,7 @@ struct ForwardOpts {
     std::string dump, input;
     JsonNonFinite json_nonfinite = JsonNonFinite::literal;
     double dropout = 0.0;
-    bool train = false, trace = false, no_bias = false;
+    bool train = false, trace = false, no_bias = false, backward = false;
     uint64_t seed = 42;
     // Given on the command line: --input replaces B, T and D; --dropout needs --train.
     bool batch_given = false, seq_given = false, d_model_given = false, dropout_given = false;
@@ -60,6 +62,27 @@ void take_tensor(const Dump& in, const char* name, Tensor& dst, const std::strin
                                      shape_str(it->second.shape), shape_str(dst.shape)));
     require_finite_input(path, name, it->second);
     dst = it->second;
+}
+
+// sqrt(sum of squares), in double.
+double tensor_norm(const Tensor& t) {
+    double s = 0;
+    for (float v : t.data) s += static_cast<double>(v) * v;
+    return std::sqrt(s);
+}
+
+// The backward pass's tensors in the order the table and the dump list them
+// (the (T, T) ones only when the backend's backward records them; biases only with bias).
+std::vector<std::pair<const char*, const Tensor*>> backward_tensors(const MhaGrads& g, const MhaBackwardRecord& r) {
+    std::vector<std::pair<const char*, const Tensor*>> all = {
+        {"dout", &r.d_out},   {"d_out_heads", &r.d_head_out}, {"d_weights", &r.attn.d_weights},
+        {"d_scores", &r.attn.d_scores}, {"dQ", &r.dQ},        {"dK", &r.dK},
+        {"dV", &r.dV},        {"dx", &g.dx},                  {"dW_q", &g.dW_q},
+        {"db_q", &g.db_q},    {"dW_k", &g.dW_k},              {"db_k", &g.db_k},
+        {"dW_v", &g.dW_v},    {"db_v", &g.db_v},              {"dW_o", &g.dW_o},
+        {"db_o", &g.db_o}};
+    std::erase_if(all, [](const auto& p) { return p.second->empty(); });
+    return all;
 }
 
 nlohmann::json fill_json(float fill) {
@@ -118,6 +141,9 @@ int run_forward(ForwardOpts o) {
     const BackendInfo& row = backend_info(backend);
     require_available("--impl", backend);  // one line, exit 2: e.g. a GPU backend without a GPU
     if (!o.dump.empty()) require_writable("--dump", o.dump);
+    if (o.backward && row.backward == nullptr)
+        throw InputError(fmt::format("--backward: {} has no backward pass (backends with one: {}); pick one with --impl",
+                                     row.name, backward_backend_names()));
     if (!row.records && o.trace)
         throw InputError(fmt::format("--trace: {} never forms the (T, T) scores; use --impl reference to trace them",
                                      row.name));
@@ -125,7 +151,8 @@ int run_forward(ForwardOpts o) {
     // Memory: the reference keeps 5 (B, H, T, T) tensors when recording; a dump
     // writes each float as ~12 characters of JSON.
     const AttentionCost cost = attention_cost(o.batch, o.seq, o.d_model, cfg.heads, cfg.d_k, cfg.d_v, cfg.bias);
-    const double tt_tensors = row.records ? 6.0 : 0.0;
+    // --backward: the reference's backward recomputes the forward's 5 and forms 3 more
+    const double tt_tensors = (row.records ? 6.0 : 0.0) + (o.backward && row.backward_records ? 8.0 : 0.0);
     double need = tt_tensors * cost.bytes_score_matrix + weight_bytes + act_bytes;
     if (!o.dump.empty()) need += 3.0 * need;
     // Beyond the weights, memory grows with B T (and T^2 when recording): blame the larger of the two.
@@ -154,6 +181,15 @@ int run_forward(ForwardOpts o) {
         }
     }
 
+    // dL/d out for --backward: N(0, 1) from --seed (its own stream), or the --input file's dout
+    Tensor dout;
+    if (o.backward) {
+        dout = Tensor(Shape{o.batch, o.seq, cfg.d_model});
+        Rng drng(o.seed, 2);
+        for (auto& v : dout.data) v = drng.normal();
+        if (input) take_tensor(*input, "dout", dout, o.input);
+    }
+
     // ---- run
     TraceFn trace = [](const TraceEvent& e) {
         fmt::print("  {:>9} = {:<46} {}\n", e.name, e.formula, shape_str(e.shape));
@@ -179,6 +215,29 @@ int run_forward(ForwardOpts o) {
         throw std::logic_error(fmt::format("the forward pass gave {} from finite inputs and options: a bug in attn", bad));
     }
 
+    // ---- backward
+    MhaGrads grads;
+    MhaBackwardRecord brec;
+    if (o.backward) {
+        TraceFn btrace = [](const TraceEvent& e) {
+            fmt::print("  {:>10} = {:<58} {:<16} |.| = {:.4g}\n", e.name, e.formula, shape_str(e.shape),
+                       e.value != nullptr ? tensor_norm(*e.value) : 0.0);
+        };
+        if (o.trace) fmt::print("backward: L = sum(out ∘ dout), each gradient dL/d(.) with its Frobenius norm\n");
+        grads = mha.backward(rec, dout, mask, aopt, &brec, o.trace ? &btrace : nullptr, backend);
+        std::string gbad;
+        for (const auto& [name, t] : {std::pair<const char*, const Tensor&>{"dx", grads.dx}, {"dW_q", grads.dW_q},
+                                      {"dW_k", grads.dW_k}, {"dW_v", grads.dW_v}, {"dW_o", grads.dW_o}})
+            if (gbad.empty()) gbad = first_non_finite(name, t);
+        if (!gbad.empty()) {
+            if (input)
+                throw InputError(fmt::format("--input: '{}': its values overflow float32 in the backward pass ({})",
+                                             o.input, gbad));
+            throw std::logic_error(
+                fmt::format("the backward pass gave {} from finite inputs and options: a bug in attn", gbad));
+        }
+    }
+
     // ---- report
     const bool dump_to_stdout = o.dump == "-";
     if (!o.trace && !dump_to_stdout) {
@@ -189,13 +248,19 @@ int run_forward(ForwardOpts o) {
     }
     if (!rec.attn.weights.empty() && !dump_to_stdout)
         fmt::print("  check: every attention row that can see a key sums to 1 (max |sum - 1| = {:.1e})\n", row_sum_err);
+    if (o.backward && !o.trace && !dump_to_stdout) {
+        fmt::print("  backward (dout ~ N(0, 1){}): gradient, shape, Frobenius norm\n",
+                   input && input->tensors.count("dout") > 0 ? " from --input" : " from --seed");
+        for (const auto& [name, t] : backward_tensors(grads, brec))
+            fmt::print("    {:<12} {:<16} {:.4g}\n", name, shape_str(t->shape), tensor_norm(*t));
+    }
     if (!o.dump.empty()) {
         Dump d;
         d.seed = o.seed;
         d.config = {{"batch", o.batch},   {"seq", o.seq},         {"d_model", cfg.d_model}, {"heads", cfg.heads},
                     {"d_k", cfg.d_k},     {"d_v", cfg.d_v},       {"mask", o.mask},         {"scale", o.scale},
                     {"fill", fill_json(aopt.fill)}, {"dropout", o.dropout}, {"train", o.train}, {"init", o.init},
-                    {"impl", o.impl},     {"bias", cfg.bias}};
+                    {"impl", o.impl},     {"bias", cfg.bias},         {"backward", o.backward}};
         // The effective boolean mask (1 = may attend), broadcast to (B, T, T).
         Tensor m(Shape{o.batch, o.seq, o.seq});
         for (int64_t b = 0; b < o.batch; ++b) {
@@ -230,6 +295,8 @@ int run_forward(ForwardOpts o) {
         put("head_out", rec.head_out);
         put("merged", rec.merged);
         put("out", rec.out);
+        if (o.backward)
+            for (const auto& [name, t] : backward_tensors(grads, brec)) put(name, *t);
         with_option("--dump", [&] { write_file_atomic(o.dump, dump_to_string(d, o.json_nonfinite)); });
         if (!dump_to_stdout) fmt::print("  wrote {} ({} tensors)\n", o.dump, d.tensors.size());
     }
@@ -272,6 +339,9 @@ const Command reg{
             ->capture_default_str()
             ->check(seed_validator());
         sub.add_flag("--trace", o->trace, "print every step with its formula and shape");
+        sub.add_flag("--backward", o->backward,
+                     "also run the backward pass for dout ~ N(0, 1) from --seed (or dout from --input): every "
+                     "gradient's shape and norm; with --trace formula by formula; with --dump all of them");
         sub.add_option("--dump", o->dump, "write every tensor as JSON to FILE (- for stdout)");
         add_json_nonfinite(sub, o->json_nonfinite);
         sub.add_option("--input", o->input,

@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include <Eigen/Core>
 #include <fmt/format.h>
@@ -13,8 +16,6 @@
 #include "attn/core/rng.hpp"
 
 namespace attn {
-
-using MatRM = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
 float Scale::factor(int64_t Dk) const {
     switch (kind) {
@@ -40,28 +41,31 @@ bool dropout_drops(uint64_t seed, uint64_t flat_index, float p) {
     return p > 0.0f && counter_uniform(seed, flat_index) < p;
 }
 
-void softmax_rows(float* x, int64_t rows, int64_t n) {
+template <class T>
+void softmax_rows(T* x, int64_t rows, int64_t n) {
     for (int64_t r = 0; r < rows; ++r) {
-        float* row = x + r * n;
+        T* row = x + r * n;
         // pass 1: row max (subtracting it keeps exp() <= 1: no overflow)
-        float mx = -INFINITY;
+        T mx = -std::numeric_limits<T>::infinity();
         for (int64_t j = 0; j < n; ++j) mx = std::max(mx, row[j]);
-        if (mx == -INFINITY) {
+        if (mx == -std::numeric_limits<T>::infinity()) {
             // every key masked with -inf: defined as all-zero weights (see attention.hpp)
-            std::fill(row, row + n, 0.0f);
+            std::fill(row, row + n, T(0));
             continue;
         }
         // pass 2: exp and sum
-        float sum = 0.0f;
+        T sum = 0;
         for (int64_t j = 0; j < n; ++j) {
             row[j] = std::exp(row[j] - mx);
             sum += row[j];
         }
         // pass 3: normalise
-        const float inv = 1.0f / sum;
+        const T inv = T(1) / sum;
         for (int64_t j = 0; j < n; ++j) row[j] *= inv;
     }
 }
+template void softmax_rows<float>(float*, int64_t, int64_t);
+template void softmax_rows<double>(double*, int64_t, int64_t);
 
 void check_attention_inputs(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask,
                             const AttentionOptions& opt) {
@@ -84,84 +88,122 @@ void check_attention_inputs(const Tensor& q, const Tensor& k, const Tensor& v, c
         throw InputError("the cosine temperature must be > 0");
 }
 
-void l2_normalize_rows(float* x, int64_t rows, int64_t d) {
+template <class T>
+void l2_normalize_rows(T* x, int64_t rows, int64_t d) {
     for (int64_t r = 0; r < rows; ++r) {
-        float* row = x + r * d;
+        T* row = x + r * d;
         double ss = 0;
         for (int64_t c = 0; c < d; ++c) ss += static_cast<double>(row[c]) * row[c];
-        const float inv = 1.0f / static_cast<float>(std::max(std::sqrt(ss), 1e-12));
+        const T inv = T(1) / static_cast<T>(std::max(std::sqrt(ss), kL2NormalizeEps));
         for (int64_t c = 0; c < d; ++c) row[c] *= inv;
     }
 }
+template void l2_normalize_rows<float>(float*, int64_t, int64_t);
+template void l2_normalize_rows<double>(double*, int64_t, int64_t);
 
-Tensor attention_reference(const Tensor& q_in, const Tensor& k_in, const Tensor& v, const Mask& mask,
-                           const AttentionOptions& opt, AttentionRecord* rec) {
+template <class T>
+T scale_factor(const Scale& s, int64_t Dk) {
+    if constexpr (std::is_same_v<T, float>) {
+        return s.factor(Dk);
+    } else {
+        switch (s.kind) {
+            case ScaleKind::InvSqrtDk: return Dk > 0 ? T(1) / std::sqrt(static_cast<T>(Dk)) : T(1);
+            case ScaleKind::None: return T(1);
+            case ScaleKind::Constant: return static_cast<T>(s.value);
+            case ScaleKind::Cosine: return T(1) / static_cast<T>(s.value);
+        }
+        return T(1);
+    }
+}
+template float scale_factor<float>(const Scale&, int64_t);
+template double scale_factor<double>(const Scale&, int64_t);
+
+template <class T>
+void attention_forward(T* out_p, const T* q_in, const T* k_in, const T* v_p, const AttentionSizes& n,
+                       const Mask& mask, const AttentionOptions& opt, AttentionSteps<T>* rec) {
     // q (B, H, Tq, Dk), k (B, H, Tk, Dk), v (B, H, Tk, Dv) -> out (B, H, Tq, Dv)
     // scores, weights are (B, H, Tq, Tk)
-    check_attention_inputs(q_in, k_in, v, mask, opt);
-    const int64_t B = q_in.dim(0), H = q_in.dim(1), Tq = q_in.dim(2), Tk = k_in.dim(2);
-    const int64_t Dk = q_in.dim(3), Dv = v.dim(3);
+    using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    const int64_t B = n.B, H = n.H, Tq = n.Tq, Tk = n.Tk, Dk = n.Dk, Dv = n.Dv;
+    mask.check(B, Tq, Tk);
 
     const bool cosine = opt.scale.kind == ScaleKind::Cosine;
-    Tensor qn, kn;
+    std::vector<T> qn, kn;
     if (cosine) {
-        qn = q_in;
-        kn = k_in;
-        l2_normalize_rows(qn.ptr(), B * H * Tq, Dk);
-        l2_normalize_rows(kn.ptr(), B * H * Tk, Dk);
+        qn.assign(q_in, q_in + B * H * Tq * Dk);
+        kn.assign(k_in, k_in + B * H * Tk * Dk);
+        l2_normalize_rows(qn.data(), B * H * Tq, Dk);
+        l2_normalize_rows(kn.data(), B * H * Tk, Dk);
     }
-    const Tensor& q = cosine ? qn : q_in;
-    const Tensor& k = cosine ? kn : k_in;
-    const float scale = opt.scale.factor(Dk);
+    const T* q = cosine ? qn.data() : q_in;
+    const T* k = cosine ? kn.data() : k_in;
+    const T scale = scale_factor<T>(opt.scale, Dk);
     const bool dropping = opt.train && opt.dropout > 0.0f;
-    const float keep_scale = dropping ? 1.0f / (1.0f - opt.dropout) : 1.0f;
+    const T keep_scale = dropping ? T(1) / (T(1) - static_cast<T>(opt.dropout)) : T(1);
 
-    const Shape sshape{B, H, Tq, Tk};
-    if (rec != nullptr) {
-        rec->scores_raw = Tensor(sshape);
-        rec->scores_scaled = Tensor(sshape);
-        rec->scores_masked = Tensor(sshape);
-        rec->weights = Tensor(sshape);
-        rec->weights_dropped = Tensor(sshape);
-    }
-    Tensor out(Shape{B, H, Tq, Dv});
-    MatRM s(Tq, Tk);  // scores of one (b, h)
+    const size_t nscores = static_cast<size_t>(B * H * Tq * Tk);
+    if (rec != nullptr)
+        for (auto* v : {&rec->scores_raw, &rec->scores_scaled, &rec->scores_masked, &rec->weights, &rec->weights_dropped})
+            v->assign(nscores, T(0));
+    Mat s(Tq, Tk);  // scores of one (b, h)
     for (int64_t b = 0; b < B; ++b) {
         const MaskRow mask_b = mask.row(b, Tk);
         for (int64_t h = 0; h < H; ++h) {
             const int64_t bh = b * H + h;
-            Eigen::Map<const MatRM> q_bh(q.ptr() + bh * Tq * Dk, Tq, Dk);
-            Eigen::Map<const MatRM> k_bh(k.ptr() + bh * Tk * Dk, Tk, Dk);
-            Eigen::Map<const MatRM> v_bh(v.ptr() + bh * Tk * Dv, Tk, Dv);
-            Eigen::Map<MatRM> out_bh(out.ptr() + bh * Tq * Dv, Tq, Dv);
+            Eigen::Map<const Mat> q_bh(q + bh * Tq * Dk, Tq, Dk);
+            Eigen::Map<const Mat> k_bh(k + bh * Tk * Dk, Tk, Dk);
+            Eigen::Map<const Mat> v_bh(v_p + bh * Tk * Dv, Tk, Dv);
+            Eigen::Map<Mat> out_bh(out_p + bh * Tq * Dv, Tq, Dv);
             const size_t off = static_cast<size_t>(bh * Tq * Tk);
 
             // pass 1: raw scores Q Kᵀ (Tq, Tk)
             s.noalias() = q_bh * k_bh.transpose();
-            if (rec != nullptr) std::copy(s.data(), s.data() + Tq * Tk, rec->scores_raw.ptr() + off);
+            if (rec != nullptr) std::copy(s.data(), s.data() + Tq * Tk, rec->scores_raw.data() + off);
             // pass 2: scale, add the additive mask, masked_fill(~allowed, fill)
             for (int64_t i = 0; i < Tq; ++i)
-                for (int64_t j = 0; j < Tk; ++j) s(i, j) = s(i, j) * scale + mask_b.additive_at(i, j);
-            if (rec != nullptr) std::copy(s.data(), s.data() + Tq * Tk, rec->scores_scaled.ptr() + off);
+                for (int64_t j = 0; j < Tk; ++j) s(i, j) = s(i, j) * scale + static_cast<T>(mask_b.additive_at(i, j));
+            if (rec != nullptr) std::copy(s.data(), s.data() + Tq * Tk, rec->scores_scaled.data() + off);
             if (!mask.is_none())
                 for (int64_t i = 0; i < Tq; ++i)
                     for (int64_t j = 0; j < Tk; ++j)
-                        if (!mask_b.allowed(i, j)) s(i, j) = opt.fill;
-            if (rec != nullptr) std::copy(s.data(), s.data() + Tq * Tk, rec->scores_masked.ptr() + off);
+                        if (!mask_b.allowed(i, j)) s(i, j) = static_cast<T>(opt.fill);
+            if (rec != nullptr) std::copy(s.data(), s.data() + Tq * Tk, rec->scores_masked.data() + off);
             // pass 3: softmax over keys
             softmax_rows(s.data(), Tq, Tk);
-            if (rec != nullptr) std::copy(s.data(), s.data() + Tq * Tk, rec->weights.ptr() + off);
+            if (rec != nullptr) std::copy(s.data(), s.data() + Tq * Tk, rec->weights.data() + off);
             // pass 4: dropout on the weights (after softmax, C38), kept ones scaled by 1/(1-p)
             if (dropping)
                 for (int64_t i = 0; i < Tq; ++i)
                     for (int64_t j = 0; j < Tk; ++j) {
                         const uint64_t flat = static_cast<uint64_t>(off) + static_cast<uint64_t>(i * Tk + j);
-                        s(i, j) = dropout_drops(opt.seed, flat, opt.dropout) ? 0.0f : s(i, j) * keep_scale;
+                        s(i, j) = dropout_drops(opt.seed, flat, opt.dropout) ? T(0) : s(i, j) * keep_scale;
                     }
-            if (rec != nullptr) std::copy(s.data(), s.data() + Tq * Tk, rec->weights_dropped.ptr() + off);
+            if (rec != nullptr) std::copy(s.data(), s.data() + Tq * Tk, rec->weights_dropped.data() + off);
             // pass 5: weighted sum of values (Tq, Dv)
             out_bh.noalias() = s * v_bh;
         }
+    }
+}
+template void attention_forward<float>(float*, const float*, const float*, const float*, const AttentionSizes&,
+                                       const Mask&, const AttentionOptions&, AttentionSteps<float>*);
+template void attention_forward<double>(double*, const double*, const double*, const double*, const AttentionSizes&,
+                                        const Mask&, const AttentionOptions&, AttentionSteps<double>*);
+
+Tensor attention_reference(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask,
+                           const AttentionOptions& opt, AttentionRecord* rec) {
+    // q (B, H, Tq, Dk), k (B, H, Tk, Dk), v (B, H, Tk, Dv) -> out (B, H, Tq, Dv): attention_forward<float>
+    check_attention_inputs(q, k, v, mask, opt);
+    const AttentionSizes n{q.dim(0), q.dim(1), q.dim(2), k.dim(2), q.dim(3), v.dim(3)};
+    Tensor out(Shape{n.B, n.H, n.Tq, n.Dv});
+    AttentionSteps<float> steps;
+    attention_forward(out.ptr(), q.ptr(), k.ptr(), v.ptr(), n, mask, opt, rec != nullptr ? &steps : nullptr);
+    if (rec != nullptr) {
+        const Shape sshape{n.B, n.H, n.Tq, n.Tk};
+        rec->scores_raw = Tensor::from(sshape, std::move(steps.scores_raw));
+        rec->scores_scaled = Tensor::from(sshape, std::move(steps.scores_scaled));
+        rec->scores_masked = Tensor::from(sshape, std::move(steps.scores_masked));
+        rec->weights = Tensor::from(sshape, std::move(steps.weights));
+        rec->weights_dropped = Tensor::from(sshape, std::move(steps.weights_dropped));
     }
     return out;
 }

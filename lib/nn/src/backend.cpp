@@ -23,6 +23,12 @@ Tensor run_reference(const Tensor& q, const Tensor& k, const Tensor& v, const Ma
     return attention_reference(q, k, v, mask, opt, rec);
 }
 
+AttentionGrads run_reference_backward(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask,
+                                      const AttentionOptions& opt, const Tensor& dout, AttentionBackwardRecord* rec,
+                                      int /*threads: single-threaded*/) {
+    return attention_backward_reference(q, k, v, mask, opt, dout, rec);
+}
+
 Tensor run_flash(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask, const AttentionOptions& opt,
                  AttentionRecord*, int threads) {
     return attention_flash(q, k, v, mask, opt, threads);
@@ -46,7 +52,8 @@ std::vector<BackendInfo> make_table() {
     constexpr auto none = CudaKernel::Naive;  // unused on CPU rows
     return {
         {Backend::Reference, "reference", cpu, true, Precision::F32,
-         "the readable CPU reference, one thread", always, run_reference, none},
+         "the readable CPU reference, one thread", always, run_reference, none,
+         run_reference_backward, /*backward_records=*/true},
         {Backend::Flash, "flash", cpu, false, Precision::F32,
          "tiled, online softmax, no (T, T) matrix", always,
          run_flash, none},
@@ -102,6 +109,14 @@ std::string backend_names(bool recording_only) {
     return s;
 }
 
+std::string backward_backend_names(bool recording_only) {
+    std::string s;
+    for (const BackendInfo& row : backends())
+        if (row.backward != nullptr && (row.backward_records || !recording_only))
+            s += std::string(s.empty() ? "" : ", ") + row.name;
+    return s;
+}
+
 bool backend_available(Backend b, std::string* why) { return backend_info(b).available(why); }
 
 Tensor attention(Backend b, const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask,
@@ -114,6 +129,22 @@ Tensor attention(Backend b, const Tensor& q, const Tensor& k, const Tensor& v, c
                                      backend_names(/*recording_only=*/true)));
     // every implementation checks its inputs with check_attention_inputs: the same rules and words
     return row.run(q, k, v, mask, opt, rec, threads);
+}
+
+AttentionGrads attention_backward(Backend b, const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask,
+                                  const AttentionOptions& opt, const Tensor& dout, AttentionBackwardRecord* rec,
+                                  int threads) {
+    const BackendInfo& row = backend_info(b);
+    if (row.backward == nullptr)
+        throw InputError(fmt::format("{} has no backward pass (backends with one: {})", row.name,
+                                     backward_backend_names()));
+    std::string why;
+    if (!row.available(&why)) throw InputError(fmt::format("{}: {}", row.name, why));
+    if (rec != nullptr && !row.backward_records)
+        throw InputError(fmt::format("{}'s backward never forms the (Tq, Tk) gradients; only {} can record them",
+                                     row.name, backward_backend_names(/*recording_only=*/true)));
+    // every backward checks its inputs with check_attention_inputs and check_attention_dout
+    return row.backward(q, k, v, mask, opt, dout, rec, threads);
 }
 
 }  // namespace attn

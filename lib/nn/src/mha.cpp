@@ -75,7 +75,9 @@ void MultiHeadAttention::init(const InitSpec& spec, Rng& rng) {
 
 Tensor MultiHeadAttention::forward(const Tensor& x, const Mask& mask, const AttentionOptions& opt, ForwardRecord* rec,
                                    const TraceFn* trace, Backend backend) const {
-    return forward(x, x, x, mask, opt, rec, trace, backend);
+    Tensor out = forward(x, x, x, mask, opt, rec, trace, backend);
+    if (rec != nullptr) rec->self_attention = true;
+    return out;
 }
 
 Tensor MultiHeadAttention::forward(const Tensor& query, const Tensor& key, const Tensor& value, const Mask& mask,
@@ -90,7 +92,7 @@ Tensor MultiHeadAttention::forward(const Tensor& query, const Tensor& key, const
         throw ShapeError(fmt::format("query {}, key {}, value {} disagree on batch or key length", shape_str(query.shape),
                                      shape_str(key.shape), shape_str(value.shape)));
     auto emit = [&](const char* name, const char* formula, const Tensor& t) {
-        if (trace != nullptr && *trace) (*trace)(TraceEvent{name, formula, t.shape});
+        if (trace != nullptr && *trace) (*trace)(TraceEvent{name, formula, t.shape, &t});
     };
     emit("x", "input", query);
     const Tensor Qf = q_proj.forward(query);                 // (B, Tq, H*Dk)
@@ -124,6 +126,9 @@ Tensor MultiHeadAttention::forward(const Tensor& query, const Tensor& key, const
     emit("out", "merged·W_oᵀ + b_o", out);
     if (rec != nullptr) {
         rec->x = query;
+        rec->key = key;
+        rec->value = value;
+        rec->self_attention = false;
         rec->Q = std::move(Q);
         rec->K = std::move(K);
         rec->V = std::move(V);
@@ -133,6 +138,100 @@ Tensor MultiHeadAttention::forward(const Tensor& query, const Tensor& key, const
         rec->out = out;
     }
     return out;
+}
+
+MhaGrads MultiHeadAttention::backward(const ForwardRecord& fwd, const Tensor& dout, const Mask& mask,
+                                      const AttentionOptions& opt, MhaBackwardRecord* rec, const TraceFn* trace,
+                                      Backend backend, int threads) const {
+    // dout (B, Tq, D) -> every gradient; the forward's record holds the inputs and Q, K, V
+    const int64_t H = cfg_.heads;
+    if (fwd.out.empty() || fwd.Q.empty() || fwd.merged.empty())
+        throw InputError("multi-head attention backward needs the forward pass's record (ForwardRecord)");
+    if (dout.shape != fwd.out.shape)
+        throw ShapeError(fmt::format("the output gradient dout must have the output's shape {} (B, Tq, D), got {}",
+                                     shape_str(fwd.out.shape), shape_str(dout.shape)));
+    const Tensor& key = fwd.key.empty() ? fwd.x : fwd.key;
+    const Tensor& value = fwd.value.empty() ? fwd.x : fwd.value;
+    auto emit = [&](const char* name, const char* formula, const Tensor& t) {
+        if (trace != nullptr && *trace) (*trace)(TraceEvent{name, formula, t.shape, &t});
+    };
+    MhaGrads g;
+    emit("dout", "dL/d out (given)", dout);
+    // output projection: out = merged·W_oᵀ + b_o
+    Linear::Grads go = o_proj.backward(fwd.merged, dout);
+    g.dW_o = std::move(go.dW);
+    g.db_o = std::move(go.db);
+    Tensor d_merged = std::move(go.dx);                                     // (B, Tq, H*Dv)
+    emit("d_merged", "dout·W_o", d_merged);
+    emit("dW_o", "doutᵀ·merged", g.dW_o);
+    if (!g.db_o.empty()) emit("db_o", "Σ_(b,t) dout", g.db_o);
+    Tensor d_head_out = merge_heads_backward(d_merged, H);                  // (B, H, Tq, Dv)
+    emit("d_head_out", "d_merged.view(B, T, H, Dv).transpose(1, 2)", d_head_out);
+
+    // attention, per head
+    AttentionBackwardRecord arec;
+    const bool want_rec = backend_info(backend).backward_records && (rec != nullptr || trace != nullptr);
+    AttentionGrads ag = attention_backward(backend, fwd.Q, fwd.K, fwd.V, mask, opt, d_head_out,
+                                           want_rec ? &arec : nullptr, threads);
+    emit("dV_heads", "Pdᵀ·d_head_out", ag.dv);
+    if (want_rec) {
+        if (opt.train && opt.dropout > 0) {
+            emit("d_dropped", "d_head_out·Vᵀ", arec.d_weights_dropped);
+            emit("d_weights", "d_dropped ∘ keep / (1 - p)", arec.d_weights);
+        } else {
+            emit("d_weights", "d_head_out·Vᵀ", arec.d_weights);
+        }
+        emit("d_scores", "P ∘ (d_weights − rowsum(P ∘ d_weights)), 0 where masked", arec.d_scores);
+    }
+    const bool cosine = opt.scale.kind == ScaleKind::Cosine;
+    emit("dQ_heads", cosine ? "through q̂ = q/|q|: d_scores·K̂/τ, then (dq̂ − q̂(q̂·dq̂))/|q|" : "d_scores·K·scale", ag.dq);
+    emit("dK_heads", cosine ? "through k̂ = k/|k|: d_scoresᵀ·Q̂/τ, then (dk̂ − k̂(k̂·dk̂))/|k|" : "d_scoresᵀ·Q·scale", ag.dk);
+
+    // input projections: Q = query·W_qᵀ + b_q, and K, V likewise
+    const Tensor dQf = split_heads_backward(ag.dq);                         // (B, Tq, H*Dk)
+    emit("dQ", "dQ_heads.transpose(1, 2).reshape(B, T, H·Dk)", dQf);
+    const Tensor dKf = split_heads_backward(ag.dk);                         // (B, Tk, H*Dk)
+    emit("dK", "dK_heads.transpose(1, 2).reshape(B, T, H·Dk)", dKf);
+    const Tensor dVf = split_heads_backward(ag.dv);                         // (B, Tk, H*Dv)
+    emit("dV", "dV_heads.transpose(1, 2).reshape(B, T, H·Dv)", dVf);
+    Linear::Grads gq = q_proj.backward(fwd.x, dQf);
+    Linear::Grads gk = k_proj.backward(key, dKf);
+    Linear::Grads gv = v_proj.backward(value, dVf);
+    g.dquery = std::move(gq.dx);
+    g.dkey = std::move(gk.dx);
+    g.dvalue = std::move(gv.dx);
+    g.dW_q = std::move(gq.dW);
+    g.db_q = std::move(gq.db);
+    g.dW_k = std::move(gk.dW);
+    g.db_k = std::move(gk.db);
+    g.dW_v = std::move(gv.dW);
+    g.db_v = std::move(gv.db);
+    emit("dW_q", "dQᵀ·x", g.dW_q);
+    if (!g.db_q.empty()) emit("db_q", "Σ_(b,t) dQ", g.db_q);
+    emit("dW_k", "dKᵀ·x", g.dW_k);
+    if (!g.db_k.empty()) emit("db_k", "Σ_(b,t) dK", g.db_k);
+    emit("dW_v", "dVᵀ·x", g.dW_v);
+    if (!g.db_v.empty()) emit("db_v", "Σ_(b,t) dV", g.db_v);
+    if (fwd.self_attention) {
+        // x fed all three projections: its gradient is the sum of the three paths
+        g.dx = g.dquery;
+        for (size_t i = 0; i < g.dx.data.size(); ++i) g.dx.data[i] += g.dkey.data[i] + g.dvalue.data[i];
+        emit("dx", "dQ·W_q + dK·W_k + dV·W_v", g.dx);
+    } else {
+        emit("dquery", "dQ·W_q", g.dquery);
+        emit("dkey", "dK·W_k", g.dkey);
+        emit("dvalue", "dV·W_v", g.dvalue);
+    }
+    if (rec != nullptr) {
+        rec->d_out = dout;
+        rec->d_merged = std::move(d_merged);
+        rec->d_head_out = std::move(d_head_out);
+        rec->attn = std::move(arec);
+        rec->dQ = std::move(ag.dq);
+        rec->dK = std::move(ag.dk);
+        rec->dV = std::move(ag.dv);
+    }
+    return g;
 }
 
 }  // namespace attn

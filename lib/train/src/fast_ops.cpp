@@ -33,10 +33,10 @@ int64_t chunks(int64_t n, int64_t c) { return (n + c - 1) / c; }
 template <class S>
 void matmul_forward_fast(S* out, const S* inp, const S* W, const S* b, int64_t N, int64_t C, int64_t OC,
                          int threads) {
-    // out (N, OC) = inp (N, C) . W^T + b, by kRowChunk rows
+    // out (N, OC) = inp (N, C) . W^T + b, by kGemmRows rows
     const MapC<S> w(W, OC, C);
-    parallel_for(chunks(N, kRowChunk), threads, [&](int64_t ci, int) {
-        const int64_t r0 = ci * kRowChunk, rows = std::min(kRowChunk, N - r0);
+    parallel_for(chunks(N, kGemmRows), threads, [&](int64_t ci, int) {
+        const int64_t r0 = ci * kGemmRows, rows = std::min(kGemmRows, N - r0);
         MapM<S> o(out + r0 * OC, rows, OC);
         o.noalias() = MapC<S>(inp + r0 * C, rows, C) * w.transpose();
         if (b) o.rowwise() += Eigen::Map<const RowV<S>>(b, OC);
@@ -46,24 +46,26 @@ void matmul_forward_fast(S* out, const S* inp, const S* W, const S* b, int64_t N
 template <class S>
 void matmul_backward_fast(S* dinp, S* dW, S* db, const S* dout, const S* inp, const S* W, int64_t N, int64_t C,
                           int64_t OC, int threads) {
-    const int64_t n_row = dinp ? chunks(N, kRowChunk) : 0;
+    const int64_t n_row = dinp ? chunks(N, kGemmRows) : 0;
     const int64_t n_out = chunks(OC, kOutChunk);
     // items [0, n_row): dinp rows += dout rows . W;  items [n_row, n_row + n_out): dW, db by output rows
     parallel_for(n_row + n_out, threads, [&](int64_t it, int) {
         if (it < n_row) {
-            const int64_t r0 = it * kRowChunk, rows = std::min(kRowChunk, N - r0);
+            const int64_t r0 = it * kGemmRows, rows = std::min(kGemmRows, N - r0);
             MapM<S>(dinp + r0 * C, rows, C).noalias() += MapC<S>(dout + r0 * OC, rows, OC) * MapC<S>(W, OC, C);
             return;
         }
         const int64_t o0 = (it - n_row) * kOutChunk, oc = std::min(kOutChunk, OC - o0);
         const MapCS<S> d(dout + o0, N, oc, Eigen::OuterStride<>(OC));  // dout[:, o0:o0+oc]
         MapM<S>(dW + o0 * C, oc, C).noalias() += d.transpose() * MapC<S>(inp, N, C);
-        if (db)
-            for (int64_t o = 0; o < oc; ++o) {
-                S acc = 0;
-                for (int64_t n = 0; n < N; ++n) acc += dout[n * OC + o0 + o];
-                db[o0 + o] += acc;
+        if (db) {  // each output's sum over n in ascending order, rows read contiguously
+            S acc[kOutChunk] = {};
+            for (int64_t n = 0; n < N; ++n) {
+                const S* d_n = dout + n * OC + o0;
+                for (int64_t o = 0; o < oc; ++o) acc[o] += d_n[o];
             }
+            for (int64_t o = 0; o < oc; ++o) db[o0 + o] += acc[o];
+        }
     });
 }
 
@@ -94,13 +96,21 @@ void layernorm_backward_fast(S* dinp, S* dw, S* db, const S* dout, const S* inp,
         }
 }
 
+// GELU on Eigen arrays: the same formula as gelu_forward / gelu_backward, with Eigen's
+// vectorised tanh (a rational approximation, within a few ulps of std::tanh in float).
 template <class S>
 void activation_forward_fast(S* out, const S* inp, int64_t n, bool relu, int threads) {
     const int64_t chunk = kRowChunk * 256;
     parallel_for(chunks(n, chunk), threads, [&](int64_t ci, int) {
         const int64_t i0 = ci * chunk, m = std::min(chunk, n - i0);
-        if (relu) relu_forward(out + i0, inp + i0, m);
-        else gelu_forward(out + i0, inp + i0, m);
+        if (relu) {
+            relu_forward(out + i0, inp + i0, m);
+            return;
+        }
+        const Eigen::Map<const Eigen::Array<S, Eigen::Dynamic, 1>> x(inp + i0, m);
+        Eigen::Map<Eigen::Array<S, Eigen::Dynamic, 1>> y(out + i0, m);
+        const S c = static_cast<S>(0.7978845608028654), a = static_cast<S>(0.044715);
+        y = S(0.5) * x * (S(1) + (c * (x + a * x * x * x)).tanh());
     });
 }
 
@@ -109,8 +119,22 @@ void activation_backward_fast(S* dinp, const S* inp, const S* dout, int64_t n, b
     const int64_t chunk = kRowChunk * 256;
     parallel_for(chunks(n, chunk), threads, [&](int64_t ci, int) {
         const int64_t i0 = ci * chunk, m = std::min(chunk, n - i0);
-        if (relu) relu_backward(dinp + i0, inp + i0, dout + i0, m);
-        else gelu_backward(dinp + i0, inp + i0, dout + i0, m);
+        if (relu) {
+            relu_backward(dinp + i0, inp + i0, dout + i0, m);
+            return;
+        }
+        using A = Eigen::Array<S, Eigen::Dynamic, 1>;
+        const Eigen::Map<const A> x(inp + i0, m), dy(dout + i0, m);
+        Eigen::Map<A> dx(dinp + i0, m);
+        const S c = static_cast<S>(0.7978845608028654), a = static_cast<S>(0.044715);
+        for (int64_t j0 = 0; j0 < m; j0 += 1024) {  // blocks of 1024: th stays in L1
+            const int64_t mm = std::min<int64_t>(1024, m - j0);
+            const auto xs = x.segment(j0, mm);
+            const A th = (c * (xs + a * xs * xs * xs)).tanh();
+            dx.segment(j0, mm) += (S(0.5) * (S(1) + th) +
+                                   S(0.5) * xs * (S(1) - th * th) * c * (S(1) + S(3) * a * xs * xs)) *
+                                  dy.segment(j0, mm);
+        }
     });
 }
 

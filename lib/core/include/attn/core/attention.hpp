@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "attn/core/mask.hpp"
 #include "attn/core/tensor.hpp"
@@ -53,8 +54,11 @@ struct AttentionRecord {
 };
 
 // Stable softmax over each of `rows` rows of length n, in place. A row whose
-// entries are all -inf becomes all zeros (see above).
-void softmax_rows(float* x, int64_t rows, int64_t n);
+// entries are all -inf becomes all zeros (see above). T is float or double
+// (the double instantiation is what the gradient checks run in).
+template <class T>
+void softmax_rows(T* x, int64_t rows, int64_t n);
+inline void softmax_rows(float* x, int64_t rows, int64_t n) { softmax_rows<float>(x, rows, n); }
 
 // q (B, H, Tq, Dk), k (B, H, Tk, Dk), v (B, H, Tk, Dv) -> out (B, H, Tq, Dv).
 // Throws ShapeError when the shapes do not fit (Dk of q and k must agree, C6).
@@ -71,11 +75,36 @@ void check_attention_inputs(const Tensor& q, const Tensor& k, const Tensor& v, c
 
 // L2-normalise each row of x (rows, d) in place, as F.normalize(eps=1e-12)
 // (sum of squares in double): what the cosine scale does to q and k first.
-void l2_normalize_rows(float* x, int64_t rows, int64_t d);
+// x / max(|x|, eps); T is float or double.
+template <class T>
+void l2_normalize_rows(T* x, int64_t rows, int64_t d);
+inline void l2_normalize_rows(float* x, int64_t rows, int64_t d) { l2_normalize_rows<float>(x, rows, d); }
+inline constexpr double kL2NormalizeEps = 1e-12;
 
 // The dropout keep/drop decision used by every implementation: element
 // (b, h, i, j) of a (B, H, Tq, Tk) weight tensor is dropped iff
 // counter_uniform(seed, flat index) < p.
 bool dropout_drops(uint64_t seed, uint64_t flat_index, float p);
+
+// ---- The same reference math on plain arrays, for T = float or double ----
+// attention_reference is attention_forward<float>; the gradient checks run the
+// double instantiation (finite differences need more digits than float has).
+// The arrays are row-major with the shapes below; inputs are not checked here
+// beyond mask.check (check_attention_inputs is the Tensor entry's job).
+struct AttentionSizes {
+    int64_t B = 0, H = 0, Tq = 0, Tk = 0, Dk = 0, Dv = 0;
+};
+// Every (B, H, Tq, Tk) step of one forward pass, as AttentionRecord.
+template <class T>
+struct AttentionSteps {
+    std::vector<T> scores_raw, scores_scaled, scores_masked, weights, weights_dropped;
+};
+// The factor applied to q.k in precision T (float: exactly Scale::factor).
+template <class T>
+T scale_factor(const Scale& s, int64_t Dk);
+// out (B, H, Tq, Dv) from q (B, H, Tq, Dk), k (B, H, Tk, Dk), v (B, H, Tk, Dv).
+template <class T>
+void attention_forward(T* out, const T* q, const T* k, const T* v, const AttentionSizes& n, const Mask& mask,
+                       const AttentionOptions& opt, AttentionSteps<T>* steps = nullptr);
 
 }  // namespace attn

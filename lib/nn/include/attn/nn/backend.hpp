@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "attn/core/attention.hpp"
+#include "attn/core/attention_backward.hpp"
 #include "attn/cuda/cuda.hpp"
 
 namespace attn {
@@ -38,6 +39,13 @@ enum class Precision { F32, BF16, F16 };
 using AttentionFn = Tensor (*)(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask,
                                const AttentionOptions& opt, AttentionRecord* rec, int threads);
 
+// The backward pass: dout (B, H, Tq, Dv) -> dq, dk, dv (attn/core/attention_backward.hpp).
+// rec may be null; a backend that does not form the (Tq, Tk) gradients leaves it untouched
+// only if it is null (attention_backward refuses a rec for such a backend).
+using AttentionBackwardFn = AttentionGrads (*)(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask,
+                                               const AttentionOptions& opt, const Tensor& dout,
+                                               AttentionBackwardRecord* rec, int threads);
+
 struct BackendInfo {
     Backend id;
     const char* name;      // "flash-bf16": what --impl takes
@@ -51,6 +59,10 @@ struct BackendInfo {
     AttentionFn run;
     // For the GPU rows: the CUDA module's kernel (its cudaEvent timing, attn/cuda/cuda.hpp).
     CudaKernel cuda_kernel;
+    // The backward pass, or nullptr when this backend has none.
+    AttentionBackwardFn backward = nullptr;
+    // The backward can fill an AttentionBackwardRecord (the (B, H, Tq, Tk) gradients).
+    bool backward_records = false;
 };
 
 // The table, one row per Backend, in the order above.
@@ -64,6 +76,9 @@ std::optional<Backend> find_backend(std::string_view name);
 // "reference, flash, flash-bf16, cuda-naive, ...": for messages that list the choices;
 // with recording_only, the backends that record ("reference, cuda-naive").
 std::string backend_names(bool recording_only = false);
+// "reference, ...": the backends with a backward pass (and, with recording_only,
+// those whose backward fills an AttentionBackwardRecord).
+std::string backward_backend_names(bool recording_only = false);
 
 // True when backend b can run here; otherwise *why says why.
 bool backend_available(Backend b, std::string* why = nullptr);
@@ -74,5 +89,15 @@ bool backend_available(Backend b, std::string* why = nullptr);
 // record; ShapeError on shapes that do not fit (the same check for every backend).
 Tensor attention(Backend b, const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask,
                  const AttentionOptions& opt, AttentionRecord* rec = nullptr, int threads = 0);
+
+// The backward pass of attention on backend b: dq, dk, dv for the upstream
+// gradient dout (B, H, Tq, Dv), as attention_backward_reference computes them
+// (within the backend's precision). Throws InputError when b cannot run here,
+// when it has no backward pass ("<name> has no backward pass (backends with
+// one: reference, ...)"), or when rec is given to a backward that does not
+// record; ShapeError on shapes that do not fit.
+AttentionGrads attention_backward(Backend b, const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask,
+                                  const AttentionOptions& opt, const Tensor& dout,
+                                  AttentionBackwardRecord* rec = nullptr, int threads = 0);
 
 }  // namespace attn

@@ -7,6 +7,15 @@
 //   merged   = merge(head_out)               (B, T, H*Dv)   transpose, then reshape (C31)
 //   out      = merged W_o^T + b_o            (B, T, D)
 // Weights: W_q, W_k [H*Dk, D], W_v [H*Dv, D], W_o [D, H*Dv] (nn.Linear [out, in]).
+//
+// Backward (MultiHeadAttention::backward), for dout = dL/d out (B, Tq, D), each
+// step the transpose of a forward one:
+//   d_merged   = dout · W_o                      (B, Tq, H*Dv)   dW_o = doutᵀ·merged, db_o = Σ dout
+//   d_head_out = split(d_merged)                 (B, H, Tq, Dv)  merge's backward is split
+//   dQ, dK, dV = attention backward(d_head_out)  (B, H, T, Dk|Dv) attn/core/attention_backward.hpp
+//   dQf        = merge(dQ)                       (B, Tq, H*Dk)   split's backward is merge
+//   dquery     = dQf · W_q                       (B, Tq, D)      dW_q = dQfᵀ·query, db_q = Σ dQf
+//   dkey, dvalue likewise through W_k, W_v;  self-attention: dx = dquery + dkey + dvalue
 #pragma once
 
 #include <cstdint>
@@ -14,6 +23,7 @@
 #include <string>
 
 #include "attn/core/attention.hpp"
+#include "attn/core/attention_backward.hpp"
 #include "attn/core/linear.hpp"
 #include "attn/nn/backend.hpp"
 
@@ -32,7 +42,9 @@ struct MhaConfig {
 
 // Every intermediate of one forward pass. Per-head tensors are (B, H, T, .).
 struct ForwardRecord {
-    Tensor x, Q, K, V;
+    Tensor x, Q, K, V;     // x is the query input
+    Tensor key, value;     // the key and value inputs (B, Tk, D): x again for self-attention
+    bool self_attention = false;  // made by the one-input forward: backward sums dx
     AttentionRecord attn;  // scores_raw .. weights_dropped, (B, H, T, T); empty unless the backend records
     Tensor head_out, merged, out;
 };
@@ -42,6 +54,7 @@ struct TraceEvent {
     std::string name;     // "Q"
     std::string formula;  // "x·W_qᵀ + b_q"
     Shape shape;
+    const Tensor* value = nullptr;  // the tensor itself, valid during the call (for its norm)
 };
 using TraceFn = std::function<void(const TraceEvent&)>;
 
@@ -49,9 +62,30 @@ using TraceFn = std::function<void(const TraceEvent&)>;
 Tensor split_heads(const Tensor& x, int64_t H);
 // (B, H, T, d) -> (B, T, H*d): transpose(1, 2), then reshape. The right merge.
 Tensor merge_heads(const Tensor& x);
+// The backward of each is the other: a permutation's gradient is the inverse
+// permutation. split_heads_backward(dy (B, H, T, d)) = merge_heads(dy) (B, T, H*d);
+// merge_heads_backward(dy (B, T, H*d), H) = split_heads(dy, H) (B, H, T, d).
+inline Tensor split_heads_backward(const Tensor& dy) { return merge_heads(dy); }
+inline Tensor merge_heads_backward(const Tensor& dy, int64_t H) { return split_heads(dy, H); }
 // (B, H, T, d) -> (B, T, H*d) by reshape alone, without the transpose: the
 // classic bug (C31). Same shape, scrambled contents. For lessons and tests.
 Tensor merge_heads_wrong(const Tensor& x);
+
+// Every gradient of one MHA backward pass (shapes of what they differentiate).
+struct MhaGrads {
+    Tensor dquery, dkey, dvalue;  // (B, Tq, D), (B, Tk, D), (B, Tk, D)
+    Tensor dx;                    // self-attention: dquery + dkey + dvalue; empty for cross-attention
+    Tensor dW_q, db_q, dW_k, db_k, dW_v, db_v, dW_o, db_o;  // db_* empty without bias
+};
+
+// Every intermediate gradient of one backward pass.
+struct MhaBackwardRecord {
+    Tensor d_out;                 // dout (B, Tq, D)
+    Tensor d_merged;              // (B, Tq, H*Dv)
+    Tensor d_head_out;            // (B, H, Tq, Dv)
+    AttentionBackwardRecord attn; // (B, H, Tq, Tk) gradients; empty unless the backend's backward records
+    Tensor dQ, dK, dV;            // per head: (B, H, Tq, Dk), (B, H, Tk, Dk), (B, H, Tk, Dv)
+};
 
 class MultiHeadAttention {
 public:
@@ -69,6 +103,14 @@ public:
     Tensor forward(const Tensor& query, const Tensor& key, const Tensor& value, const Mask& mask,
                    const AttentionOptions& opt, ForwardRecord* rec = nullptr,
                    const TraceFn* trace = nullptr, Backend backend = Backend::Reference) const;
+
+    // The backward pass for dout = dL/d out (B, Tq, D) of the forward that filled
+    // `fwd` (with the same mask and options: dropout's mask comes from opt.seed).
+    // The attention step runs on `backend`'s backward (InputError when it has
+    // none). Trace events name each gradient with its formula and shape.
+    MhaGrads backward(const ForwardRecord& fwd, const Tensor& dout, const Mask& mask, const AttentionOptions& opt,
+                      MhaBackwardRecord* rec = nullptr, const TraceFn* trace = nullptr,
+                      Backend backend = Backend::Reference, int threads = 0) const;
 
 private:
     MhaConfig cfg_;

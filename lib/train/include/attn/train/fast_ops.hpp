@@ -3,7 +3,7 @@
 // Same signatures as the reference ops plus a thread count, same "backward adds"
 // rule. Matrix products go through Eigen GEMMs over row-major maps of the buffers;
 // loops run on attn/core/parallel.hpp. Determinism: work is cut into pieces whose
-// size never depends on the thread count (kRowChunk rows of activations, kOutChunk
+// size never depends on the thread count (kRowChunk rows of activations, kGemmRows rows of a GEMM, kOutChunk
 // output rows of a weight gradient, one (batch, head) pair of attention), and every
 // sum across pieces is added in piece order, so the result is bit-identical at any
 // thread count. The results differ from the reference ops only by float rounding
@@ -14,8 +14,9 @@
 
 namespace attn::train {
 
-inline constexpr int64_t kRowChunk = 64;  // rows of activations per work item
-inline constexpr int64_t kOutChunk = 16;  // output rows of a weight gradient per work item
+inline constexpr int64_t kRowChunk = 64;    // rows of activations per work item (LayerNorm, GELU)
+inline constexpr int64_t kGemmRows = 256;   // rows of a linear layer's input per GEMM work item
+inline constexpr int64_t kOutChunk = 32;    // output rows of a weight gradient per work item
 
 template <class S>
 void matmul_forward_fast(S* out, const S* inp, const S* W, const S* b, int64_t N, int64_t C, int64_t OC,

@@ -1,0 +1,156 @@
+// The backward pass of scaled dot-product attention: the readable CPU reference
+// (formulas and shapes in attn/core/attention_backward.hpp).
+#include "attn/core/attention_backward.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <Eigen/Core>
+#include <fmt/format.h>
+
+#include "attn/core/errors.hpp"
+
+namespace attn {
+
+namespace {
+
+// dx for x̂ = x / max(|x|, eps), row by row (rows, d): x holds the raw rows, dxh
+// the gradient at x̂ on entry and the gradient at x on exit.
+template <class T>
+void l2_normalize_rows_backward(T* dxh, const T* x, int64_t rows, int64_t d) {
+    for (int64_t r = 0; r < rows; ++r) {
+        const T* x_r = x + r * d;
+        T* g_r = dxh + r * d;
+        double ss = 0;
+        for (int64_t c = 0; c < d; ++c) ss += static_cast<double>(x_r[c]) * x_r[c];
+        const double norm = std::sqrt(ss);
+        if (norm > kL2NormalizeEps) {
+            // x̂ = x/|x|: dx = (dx̂ − x̂ (x̂·dx̂)) / |x|
+            const T inv = static_cast<T>(1.0 / norm);
+            T dot = 0;  // x̂ · dx̂
+            for (int64_t c = 0; c < d; ++c) dot += x_r[c] * inv * g_r[c];
+            for (int64_t c = 0; c < d; ++c) g_r[c] = (g_r[c] - x_r[c] * inv * dot) * inv;
+        } else {
+            // x̂ = x/eps, a constant divisor: dx = dx̂ / eps
+            const T inv = static_cast<T>(1.0 / kL2NormalizeEps);
+            for (int64_t c = 0; c < d; ++c) g_r[c] *= inv;
+        }
+    }
+}
+
+}  // namespace
+
+template <class T>
+void attention_backward(T* dq_p, T* dk_p, T* dv_p, const T* q_in, const T* k_in, const T* v_p, const T* dout_p,
+                        const AttentionSizes& n, const Mask& mask, const AttentionOptions& opt,
+                        AttentionBackwardSteps<T>* rec) {
+    // q (B, H, Tq, Dk), k (B, H, Tk, Dk), v (B, H, Tk, Dv), dout (B, H, Tq, Dv)
+    // P, Pd, dPd, dP, dS are (B, H, Tq, Tk)
+    using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    const int64_t B = n.B, H = n.H, Tq = n.Tq, Tk = n.Tk, Dk = n.Dk, Dv = n.Dv;
+
+    // pass 0: the forward again, for P and Pd (a reference keeps nothing between calls)
+    std::vector<T> out(static_cast<size_t>(B * H * Tq * Dv));
+    AttentionSteps<T> fwd;
+    attention_forward(out.data(), q_in, k_in, v_p, n, mask, opt, &fwd);
+    const bool cosine = opt.scale.kind == ScaleKind::Cosine;
+    std::vector<T> qn, kn;  // Q̂, K̂: the normalised rows under the cosine scale
+    if (cosine) {
+        qn.assign(q_in, q_in + B * H * Tq * Dk);
+        kn.assign(k_in, k_in + B * H * Tk * Dk);
+        l2_normalize_rows(qn.data(), B * H * Tq, Dk);
+        l2_normalize_rows(kn.data(), B * H * Tk, Dk);
+    }
+    const T* q = cosine ? qn.data() : q_in;
+    const T* k = cosine ? kn.data() : k_in;
+    const T scale = scale_factor<T>(opt.scale, Dk);
+    const bool dropping = opt.train && opt.dropout > 0.0f;
+    const T keep_scale = dropping ? T(1) / (T(1) - static_cast<T>(opt.dropout)) : T(1);
+
+    const size_t nscores = static_cast<size_t>(B * H * Tq * Tk);
+    if (rec != nullptr)
+        for (auto* s : {&rec->d_weights_dropped, &rec->d_weights, &rec->d_scores}) s->assign(nscores, T(0));
+    Mat dP(Tq, Tk), dS(Tq, Tk);
+    for (int64_t b = 0; b < B; ++b) {
+        const MaskRow mask_b = mask.row(b, Tk);
+        for (int64_t h = 0; h < H; ++h) {
+            const int64_t bh = b * H + h;
+            const size_t off = static_cast<size_t>(bh * Tq * Tk);
+            Eigen::Map<const Mat> P(fwd.weights.data() + off, Tq, Tk);
+            Eigen::Map<const Mat> Pd(fwd.weights_dropped.data() + off, Tq, Tk);
+            Eigen::Map<const Mat> q_bh(q + bh * Tq * Dk, Tq, Dk);
+            Eigen::Map<const Mat> k_bh(k + bh * Tk * Dk, Tk, Dk);
+            Eigen::Map<const Mat> v_bh(v_p + bh * Tk * Dv, Tk, Dv);
+            Eigen::Map<const Mat> dO(dout_p + bh * Tq * Dv, Tq, Dv);
+            Eigen::Map<Mat> dq_bh(dq_p + bh * Tq * Dk, Tq, Dk);
+            Eigen::Map<Mat> dk_bh(dk_p + bh * Tk * Dk, Tk, Dk);
+            Eigen::Map<Mat> dv_bh(dv_p + bh * Tk * Dv, Tk, Dv);
+
+            // step 1: dV = Pdᵀ · dO (Tk, Dv)
+            dv_bh.noalias() = Pd.transpose() * dO;
+            // step 2: dPd = dO · Vᵀ (Tq, Tk)
+            dP.noalias() = dO * v_bh.transpose();
+            if (rec != nullptr) std::copy(dP.data(), dP.data() + Tq * Tk, rec->d_weights_dropped.data() + off);
+            // step 3: through dropout: dP = dPd ∘ keep / (1 − p), the forward's own mask
+            if (dropping)
+                for (int64_t i = 0; i < Tq; ++i)
+                    for (int64_t j = 0; j < Tk; ++j) {
+                        const uint64_t flat = static_cast<uint64_t>(off) + static_cast<uint64_t>(i * Tk + j);
+                        dP(i, j) = dropout_drops(opt.seed, flat, opt.dropout) ? T(0) : dP(i, j) * keep_scale;
+                    }
+            if (rec != nullptr) std::copy(dP.data(), dP.data() + Tq * Tk, rec->d_weights.data() + off);
+            // step 4: through softmax: dS = P ∘ (dP − rowsum(P ∘ dP)), then masked_fill's zero gradient
+            for (int64_t i = 0; i < Tq; ++i) {
+                T dot = 0;  // Σ_j P_ij dP_ij
+                for (int64_t j = 0; j < Tk; ++j) dot += P(i, j) * dP(i, j);
+                for (int64_t j = 0; j < Tk; ++j)
+                    dS(i, j) = mask_b.allowed(i, j) ? P(i, j) * (dP(i, j) - dot) : T(0);
+            }
+            if (rec != nullptr) std::copy(dS.data(), dS.data() + Tq * Tk, rec->d_scores.data() + off);
+            // step 5: through S = Q̂·K̂ᵀ·scale (+ additive, whose gradient is dS unchanged)
+            dq_bh.noalias() = dS * k_bh;               // (Tq, Dk)
+            dq_bh *= scale;
+            dk_bh.noalias() = dS.transpose() * q_bh;   // (Tk, Dk)
+            dk_bh *= scale;
+        }
+    }
+    // step 6: cosine: back through q̂ = q / max(|q|, eps), k̂ likewise
+    if (cosine) {
+        l2_normalize_rows_backward(dq_p, q_in, B * H * Tq, Dk);
+        l2_normalize_rows_backward(dk_p, k_in, B * H * Tk, Dk);
+    }
+}
+template void attention_backward<float>(float*, float*, float*, const float*, const float*, const float*,
+                                        const float*, const AttentionSizes&, const Mask&, const AttentionOptions&,
+                                        AttentionBackwardSteps<float>*);
+template void attention_backward<double>(double*, double*, double*, const double*, const double*, const double*,
+                                         const double*, const AttentionSizes&, const Mask&, const AttentionOptions&,
+                                         AttentionBackwardSteps<double>*);
+
+void check_attention_dout(const Tensor& q, const Tensor& v, const Tensor& dout) {
+    const Shape want{q.dim(0), q.dim(1), q.dim(2), v.dim(3)};
+    if (dout.shape != want)
+        throw ShapeError(fmt::format("the output gradient dO must have the output's shape {} (B, H, Tq, Dv), got {}",
+                                     shape_str(want), shape_str(dout.shape)));
+}
+
+AttentionGrads attention_backward_reference(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask,
+                                            const AttentionOptions& opt, const Tensor& dout,
+                                            AttentionBackwardRecord* rec) {
+    check_attention_inputs(q, k, v, mask, opt);
+    check_attention_dout(q, v, dout);
+    const AttentionSizes n{q.dim(0), q.dim(1), q.dim(2), k.dim(2), q.dim(3), v.dim(3)};
+    AttentionGrads g{Tensor(q.shape), Tensor(k.shape), Tensor(v.shape)};
+    AttentionBackwardSteps<float> steps;
+    attention_backward(g.dq.ptr(), g.dk.ptr(), g.dv.ptr(), q.ptr(), k.ptr(), v.ptr(), dout.ptr(), n, mask, opt,
+                       rec != nullptr ? &steps : nullptr);
+    if (rec != nullptr) {
+        const Shape sshape{n.B, n.H, n.Tq, n.Tk};
+        rec->d_weights_dropped = Tensor::from(sshape, std::move(steps.d_weights_dropped));
+        rec->d_weights = Tensor::from(sshape, std::move(steps.d_weights));
+        rec->d_scores = Tensor::from(sshape, std::move(steps.d_scores));
+    }
+    return g;
+}
+
+}  // namespace attn

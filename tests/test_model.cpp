@@ -1,0 +1,320 @@
+// The TinyTransformer (attn/train/model.hpp) and the optimisers: whole-model gradients
+// against finite differences in double, the float fast path against the double
+// reference, bit-identical training at any thread count, AdamW / SGD rules, overfitting.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "attn/core/errors.hpp"
+#include "attn/core/rng.hpp"
+#include "attn/train/bench.hpp"
+#include "attn/train/model.hpp"
+#include "attn/train/optim.hpp"
+
+using attn::ModelConfig;
+using attn::TinyTransformer;
+
+namespace {
+
+ModelConfig tiny(bool causal) {
+    ModelConfig c;
+    c.vocab = 7;
+    c.max_seq = 6;
+    c.d_model = 8;
+    c.heads = 2;
+    c.layers = 2;
+    c.d_ff = 12;
+    c.causal = causal;
+    return c;
+}
+
+struct Batch {
+    std::vector<int32_t> tokens, targets;
+};
+
+Batch random_batch(const ModelConfig& c, int64_t B, int64_t T, uint64_t seed, bool with_ignored = true) {
+    attn::Rng r(seed, 5);
+    Batch b;
+    for (int64_t i = 0; i < B * T; ++i) {
+        b.tokens.push_back(static_cast<int32_t>(r.next_u64() % uint64_t(c.vocab)));
+        b.targets.push_back(static_cast<int32_t>(r.next_u64() % uint64_t(c.vocab)));
+        if (with_ignored && i % 4 == 1) b.targets.back() = -1;
+    }
+    return b;
+}
+
+std::vector<std::vector<double>> params_f64(TinyTransformer& m) {
+    std::vector<std::vector<double>> out;
+    for (auto& p : m.params()) out.emplace_back(p.value->data.begin(), p.value->data.end());
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("model: config validation names the field") {
+    ModelConfig c = tiny(true);
+    c.heads = 3;
+    try {
+        c.validate();
+        FAIL("accepted d_model 8 with 3 heads");
+    } catch (const attn::InputError& e) {
+        CHECK(std::string(e.what()).find("d_model") == 0);
+    }
+    c = tiny(true);
+    c.dropout = 1.0f;
+    CHECK_THROWS_WITH_AS(c.validate(), doctest::Contains("dropout"), attn::InputError);
+    c = tiny(true);
+    c.vocab = 0;
+    CHECK_THROWS_WITH_AS(c.validate(), doctest::Contains("vocab"), attn::InputError);
+    TinyTransformer m(tiny(true));
+    m.init(1);
+    std::vector<int32_t> tok = {0, 7}, tgt = {0, 0};
+    CHECK_THROWS_WITH_AS(m.evaluate(tok.data(), tgt.data(), 1, 2, 1), doctest::Contains("outside [0, 7)"), attn::InputError);
+    std::vector<int32_t> many(7, 0);
+    CHECK_THROWS_AS(m.evaluate(many.data(), many.data(), 1, 7, 1), attn::InputError);  // T > max_seq
+}
+
+TEST_CASE("model: parameter names and count") {
+    TinyTransformer m(tiny(true));
+    auto ps = m.params();
+    REQUIRE(ps.size() == 2 + 2 * 16 + 3);
+    CHECK(ps[0].name == "tok_emb.weight");
+    CHECK(ps[1].name == "pos_emb.weight");
+    CHECK(ps[4].name == "blocks.0.attn.q_proj.weight");
+    CHECK(ps[4].value->shape == attn::Shape{8, 8});
+    CHECK(ps[4].decay);
+    CHECK(!ps[5].decay);
+    CHECK(ps.back().name == "head.weight");
+    int64_t n = 0;
+    for (auto& p : ps) n += p.value->numel();
+    CHECK(n == m.num_params());
+    ModelConfig s = tiny(false);
+    s.pos = attn::PosKind::Sinusoidal;
+    CHECK(TinyTransformer(s).params().size() == 1 + 2 * 16 + 3);
+}
+
+// Whole model in double: every parameter's gradient against central differences.
+// h = 1e-5: truncation ~h^2 |f'''| ~ 1e-10, rounding ~1e-16 |L| / h ~ 1e-11; bound
+// 1e-7 + 1e-6 |g| fails only on a wrong gradient (a kink of ReLU inside +-h would too,
+// which the fixed seeds avoid).
+TEST_CASE("model: every parameter gradient matches finite differences (double)") {
+    struct Case {
+        const char* name;
+        bool causal;
+        attn::PosKind pos;
+        attn::Activation act;
+        attn::ScaleKind scale;
+        float dropout;
+        int64_t dk, dv;
+    };
+    const Case cases[] = {
+        {"decoder, learned positions, GELU", true, attn::PosKind::Learned, attn::Activation::Gelu, attn::ScaleKind::InvSqrtDk, 0.0f, 0, 0},
+        {"encoder, sinusoidal, ReLU, Dk != Dv", false, attn::PosKind::Sinusoidal, attn::Activation::Relu, attn::ScaleKind::InvSqrtDk, 0.0f, 3, 5},
+        {"decoder, cosine scale, dropout 0.3", true, attn::PosKind::Learned, attn::Activation::Gelu, attn::ScaleKind::Cosine, 0.3f, 0, 0},
+        {"decoder, no scale", true, attn::PosKind::Learned, attn::Activation::Gelu, attn::ScaleKind::None, 0.0f, 0, 0},
+    };
+    for (const Case& k : cases) {
+        CAPTURE(k.name);
+        ModelConfig c = tiny(k.causal);
+        c.pos = k.pos;
+        c.act = k.act;
+        c.scale.kind = k.scale;
+        c.scale.value = k.scale == attn::ScaleKind::Cosine ? 0.5f : 1.0f;
+        c.dropout = k.dropout;
+        c.d_k = k.dk;
+        c.d_v = k.dv;
+        TinyTransformer m(c);
+        m.init(11);
+        auto P = params_f64(m);
+        // move LayerNorm gains and biases off 1 and 0 so their gradients are exercised generally
+        attn::Rng r(3);
+        for (auto& t : P)
+            for (auto& v : t) v += 0.05 * r.normal_double();
+        const Batch b = random_batch(c, 2, 5, 9);
+        const bool train = k.dropout > 0;
+        std::vector<std::vector<double>> G;
+        attn::loss_and_grads_f64(c, P, b.tokens.data(), b.targets.data(), 2, 5, &G, train, 42);
+        const auto names = m.params();
+        const double h = 1e-5;
+        for (size_t i = 0; i < P.size(); ++i) {
+            int bad = 0;
+            double worst = 0;
+            for (size_t j = 0; j < P[i].size(); ++j) {
+                const double keep = P[i][j];
+                P[i][j] = keep + h;
+                const double lp = attn::loss_and_grads_f64(c, P, b.tokens.data(), b.targets.data(), 2, 5, nullptr, train, 42);
+                P[i][j] = keep - h;
+                const double lm = attn::loss_and_grads_f64(c, P, b.tokens.data(), b.targets.data(), 2, 5, nullptr, train, 42);
+                P[i][j] = keep;
+                const double fd = (lp - lm) / (2 * h), err = std::fabs(fd - G[i][j]);
+                if (err > 1e-7 + 1e-6 * std::fabs(G[i][j])) ++bad;
+                worst = std::max(worst, err);
+            }
+            INFO(names[i].name << ": worst |fd - analytic| " << worst);
+            CHECK(bad == 0);
+        }
+    }
+}
+
+// The float model (fast path, and the reference path) against the double reference.
+// float32 rounding (6e-8 relative) compounded through ~40 ops in sequence gives errors
+// of ~1e-6 of a tensor's scale; 1e-4 of the tensor's largest |g| leaves two orders of margin.
+// A gradient that is zero in exact arithmetic (the key bias: softmax ignores a constant
+// added to a whole row of scores) comes out as rounding noise of the size of its terms,
+// so every tensor also gets a floor of 1e-6 of the largest gradient in the model.
+TEST_CASE("model: float fast path and reference path agree with the double reference") {
+    for (bool causal : {true, false}) {
+        ModelConfig c = tiny(causal);
+        c.max_seq = 40;
+        c.dropout = 0.1f;
+        TinyTransformer m(c);
+        m.init(5);
+        const int64_t B = 3, T = 40;  // 120 rows: two 64-row chunks
+        const Batch b = random_batch(c, B, T, 6);
+        std::vector<std::vector<double>> G;
+        const double ld = attn::loss_and_grads_f64(c, params_f64(m), b.tokens.data(), b.targets.data(), B, T, &G, true, 8);
+        for (bool ref : {false, true}) {
+            CAPTURE(ref);
+            m.set_reference_path(ref);
+            const attn::StepStats s = m.forward_backward(b.tokens.data(), b.targets.data(), B, T, 8, 2);
+            CHECK(s.loss == doctest::Approx(ld).epsilon(1e-5));
+            CHECK(s.counted == 90);
+            auto ps = m.params();
+            double gmax = 0;
+            for (const auto& t : G)
+                for (double g : t) gmax = std::max(gmax, std::fabs(g));
+            for (size_t i = 0; i < ps.size(); ++i) {
+                double mx = 0, worst = 0;
+                for (double g : G[i]) mx = std::max(mx, std::fabs(g));
+                for (size_t j = 0; j < G[i].size(); ++j)
+                    worst = std::max(worst, std::fabs(double(ps[i].grad->data[j]) - G[i][j]));
+                INFO(ps[i].name << ": worst " << worst << " of max |g| " << mx);
+                CHECK(worst <= 1e-4 * mx + 1e-6 * gmax);
+            }
+        }
+    }
+}
+
+TEST_CASE("model: training is bit-identical at 1, 2 and 3 threads") {
+    ModelConfig c;
+    c.vocab = 20;
+    c.max_seq = 32;
+    c.d_model = 32;
+    c.heads = 4;
+    c.layers = 2;
+    c.dropout = 0.1f;
+    const int64_t B = 5, T = 29;  // 145 rows: chunks that do not divide evenly
+    const Batch b = random_batch(c, B, T, 12);
+    std::vector<std::vector<float>> first;
+    for (int threads : {1, 2, 3}) {
+        TinyTransformer m(c);
+        m.init(7);
+        attn::AdamW opt;
+        auto ps = m.params();
+        double loss = 0;
+        for (int step = 0; step < 3; ++step) {
+            loss = m.forward_backward(b.tokens.data(), b.targets.data(), B, T, 100 + uint64_t(step), threads).loss;
+            attn::clip_grad_norm(ps, 1.0);
+            opt.step(ps);
+        }
+        CHECK(std::isfinite(loss));
+        std::vector<std::vector<float>> now;
+        for (auto& p : ps) now.push_back(p.value->data);
+        if (first.empty()) {
+            first = now;
+            continue;
+        }
+        CAPTURE(threads);
+        for (size_t i = 0; i < now.size(); ++i) {
+            INFO(ps[i].name);
+            CHECK(std::memcmp(now[i].data(), first[i].data(), now[i].size() * sizeof(float)) == 0);
+        }
+    }
+}
+
+TEST_CASE("optim: AdamW and SGD follow PyTorch's update rules") {
+    attn::Tensor w = attn::Tensor::from({3}, {1.0f, -2.0f, 0.5f}), g = attn::Tensor::from({3}, {0.1f, -0.3f, 2.0f});
+    attn::Tensor w2 = w, g2 = g;
+    std::vector<attn::Param> ps = {{"w", &w, &g, true}}, nodecay = {{"w", &w2, &g2, false}};
+    attn::AdamW a;
+    a.lr = 0.1f;
+    a.weight_decay = 0.5f;
+    attn::AdamW a2 = a;
+    a.step(ps);
+    a2.step(nodecay);
+    // step 1: m/(1-b1) = g, sqrt(v/(1-b2)) = |g|, so the update is lr * g / (|g| + eps),
+    // after the decoupled decay p *= 1 - lr * wd
+    const float w0[3] = {1.0f, -2.0f, 0.5f}, g0[3] = {0.1f, -0.3f, 2.0f};
+    for (int i = 0; i < 3; ++i) {
+        const double upd = 0.1 * g0[i] / (std::fabs(g0[i]) + 1e-8);
+        CHECK(w.data[size_t(i)] == doctest::Approx(w0[i] * (1 - 0.1 * 0.5) - upd).epsilon(1e-6));
+        CHECK(w2.data[size_t(i)] == doctest::Approx(w0[i] - upd).epsilon(1e-6));
+    }
+    // step 2 with the same gradient: m_hat = g, v_hat = g^2 again
+    const float w1 = w2.data[0];
+    a2.step(nodecay);
+    CHECK(w2.data[0] == doctest::Approx(w1 - 0.1 * 0.1 / (0.1 + 1e-8)).epsilon(1e-6));
+
+    // SGD with momentum 0.9: buf = g, then 0.9 buf + g
+    attn::Tensor s = attn::Tensor::from({1}, {1.0f}), sg = attn::Tensor::from({1}, {0.5f});
+    std::vector<attn::Param> sp = {{"s", &s, &sg, true}};
+    attn::Sgd sgd;
+    sgd.lr = 0.1f;
+    sgd.weight_decay = 0.2f;
+    sgd.step(sp);  // d = 0.5 + 0.2 * 1 = 0.7; p = 1 - 0.07
+    CHECK(s.data[0] == doctest::Approx(0.93).epsilon(1e-6));
+    sgd.step(sp);  // d = 0.5 + 0.2 * 0.93 = 0.686; buf = 0.9 * 0.7 + 0.686 = 1.316; p = 0.93 - 0.1316
+    CHECK(s.data[0] == doctest::Approx(0.93 - 0.1316).epsilon(1e-6));
+}
+
+TEST_CASE("optim: clip_grad_norm returns the norm before clipping and scales to max_norm") {
+    attn::Tensor w({2}), g = attn::Tensor::from({2}, {3.0f, 4.0f});
+    std::vector<attn::Param> ps = {{"w", &w, &g, true}};
+    CHECK(attn::clip_grad_norm(ps, 10.0) == doctest::Approx(5.0));
+    CHECK(g.data[0] == 3.0f);
+    CHECK(attn::clip_grad_norm(ps, 1.0) == doctest::Approx(5.0));
+    CHECK(g.data[0] == doctest::Approx(0.6 / (1 + 1e-6 / 5)).epsilon(1e-6));
+    CHECK(std::hypot(g.data[0], g.data[1]) == doctest::Approx(1.0).epsilon(1e-5));
+}
+
+TEST_CASE("model: overfits one batch (the overfit test, C37), attention weights kept") {
+    ModelConfig c = tiny(true);
+    c.d_model = 16;
+    c.max_seq = 8;
+    TinyTransformer m(c);
+    m.init(3);
+    const Batch b = random_batch(c, 4, 8, 21, false);
+    attn::AdamW opt;
+    opt.lr = 1e-2f;
+    auto ps = m.params();
+    const double first = m.evaluate(b.tokens.data(), b.targets.data(), 4, 8, 1).loss;
+    for (int s = 0; s < 300; ++s) {
+        m.forward_backward(b.tokens.data(), b.targets.data(), 4, 8, uint64_t(s), 2);
+        opt.step(ps);
+    }
+    const attn::StepStats end = m.evaluate(b.tokens.data(), b.targets.data(), 4, 8, 2);
+    CAPTURE(first);
+    CAPTURE(end.loss);
+    CHECK(first > 1.5);  // about ln 7 = 1.95 at init
+    CHECK(end.loss < 0.1);
+    CHECK(end.correct == end.counted);
+    const auto& att = m.attention_weights();
+    REQUIRE(att.size() == 2);
+    CHECK(att[0].shape == attn::Shape{4, 2, 8, 8});
+    CHECK(att[0].at({0, 0, 0, 1}) == 0.0f);  // causal
+    double row = 0;
+    for (int64_t j = 0; j < 8; ++j) row += att[1].at({3, 1, 7, j});
+    CHECK(row == doctest::Approx(1.0).epsilon(1e-5));
+}
+
+TEST_CASE("model: bench_train_step runs and reports consistent figures") {
+    ModelConfig c = tiny(true);
+    const attn::TrainBench r = attn::bench_train_step(c, 2, 6, 3, 2, 1, 1);
+    CHECK(r.steps == 3);
+    CHECK(r.seconds > 0);
+    CHECK(r.steps_per_s == doctest::Approx(3 / r.seconds));
+    CHECK(std::isfinite(r.final_loss));
+}

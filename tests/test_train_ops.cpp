@@ -1,0 +1,330 @@
+// Backward passes of the training ops (attn/train/ops.hpp) against central finite
+// differences in double, and the fast twins (attn/train/fast_ops.hpp) against the
+// reference ops, element by element.
+//
+// Finite differences: each op is reduced to a scalar L = sum(out * w) with a fixed random
+// w (so dout = w), every input element x_i is moved by +-h, and (L(x+h) - L(x-h)) / 2h is
+// compared with the analytic gradient. With h = 1e-5 in double the truncation error is
+// O(h^2 * |f'''|) ~ 1e-10 and the rounding error O(eps * |L| / h) ~ 1e-11 * |L|, so a
+// bound of 1e-7 + 1e-6 * |analytic| fails only on a wrong formula, never on noise.
+// Fast vs reference in double: the same algebra in another summation order, so they agree
+// to a few ulps of the sum of |terms| (K <= 256 terms): 1e-12 relative, 1e-12 absolute.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "attn/core/attention.hpp"
+#include "attn/core/rng.hpp"
+#include "attn/train/fast_ops.hpp"
+#include "attn/train/ops.hpp"
+
+namespace tr = attn::train;
+using Vec = std::vector<double>;
+
+namespace {
+
+Vec randv(size_t n, uint64_t seed, double scale = 1.0) {
+    attn::Rng r(seed, 7);
+    Vec v(n);
+    for (auto& x : v) x = scale * r.normal_double();
+    return v;
+}
+
+double dot(const Vec& a, const Vec& b) {
+    double s = 0;
+    for (size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
+    return s;
+}
+
+// Checks grad (analytic d loss / d x) against central differences of loss() over x.
+void check_fd(const std::string& what, Vec& x, const Vec& grad, const std::function<double()>& loss) {
+    REQUIRE(grad.size() == x.size());
+    const double h = 1e-5;
+    int bad = 0;
+    double worst = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+        const double keep = x[i];
+        x[i] = keep + h;
+        const double lp = loss();
+        x[i] = keep - h;
+        const double lm = loss();
+        x[i] = keep;
+        const double fd = (lp - lm) / (2 * h);
+        const double err = std::fabs(fd - grad[i]), bound = 1e-7 + 1e-6 * std::fabs(grad[i]);
+        if (err > bound) ++bad;
+        worst = std::max(worst, err);
+    }
+    INFO(what << ": " << bad << " of " << x.size() << " elements off, worst |fd - analytic| = " << worst);
+    CHECK(bad == 0);
+}
+
+void check_close(const std::string& what, const Vec& got, const Vec& ref, double tol = 1e-12) {
+    REQUIRE(got.size() == ref.size());
+    int bad = 0;
+    double worst = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+        const double err = std::fabs(got[i] - ref[i]);
+        if (err > tol + tol * std::fabs(ref[i])) ++bad;
+        worst = std::max(worst, err);
+    }
+    INFO(what << ": " << bad << " elements off, worst " << worst);
+    CHECK(bad == 0);
+}
+
+}  // namespace
+
+TEST_CASE("train ops: embedding backward matches finite differences") {
+    const int64_t B = 2, T = 3, D = 4, V = 5, Tmax = 4;
+    std::vector<int32_t> tok = {1, 4, 1, 0, 2, 1};  // token 1 three times: its gradient sums
+    Vec wte = randv(V * D, 1), pos = randv(Tmax * D, 2), w = randv(B * T * D, 3), out(B * T * D);
+    auto loss = [&] {
+        tr::embedding_forward(out.data(), tok.data(), wte.data(), pos.data(), B, T, D);
+        return dot(out, w);
+    };
+    Vec dwte(wte.size(), 0.0), dpos(pos.size(), 0.0);
+    tr::embedding_backward(dwte.data(), dpos.data(), w.data(), tok.data(), B, T, D);
+    check_fd("d wte", wte, dwte, loss);
+    check_fd("d pos", pos, dpos, loss);
+}
+
+TEST_CASE("train ops: sinusoidal positions follow Vaswani et al.") {
+    const int64_t Tmax = 5, D = 6;
+    Vec pe(Tmax * D);
+    tr::sinusoidal_positions(pe.data(), Tmax, D);
+    for (int64_t t = 0; t < Tmax; ++t)
+        for (int64_t i = 0; i < D / 2; ++i) {
+            const double a = double(t) / std::pow(10000.0, 2.0 * double(i) / double(D));
+            CHECK(pe[size_t(t * D + 2 * i)] == doctest::Approx(std::sin(a)).epsilon(1e-15));
+            CHECK(pe[size_t(t * D + 2 * i + 1)] == doctest::Approx(std::cos(a)).epsilon(1e-15));
+        }
+}
+
+TEST_CASE("train ops: layernorm backward matches finite differences") {
+    const int64_t N = 5, D = 7;
+    Vec x = randv(N * D, 4, 2.0), wt = randv(D, 5), b = randv(D, 6), w = randv(N * D, 7);
+    Vec out(N * D), mean(N), rstd(N);
+    for (auto& v : x) v += 0.5;  // a nonzero mean
+    auto loss = [&] {
+        tr::layernorm_forward(out.data(), mean.data(), rstd.data(), x.data(), wt.data(), b.data(), N, D);
+        return dot(out, w);
+    };
+    loss();
+    Vec dx(x.size(), 0.0), dw(D, 0.0), db(D, 0.0);
+    tr::layernorm_backward(dx.data(), dw.data(), db.data(), w.data(), x.data(), wt.data(), mean.data(), rstd.data(), N, D);
+    check_fd("dx", x, dx, loss);
+    check_fd("d weight", wt, dw, loss);
+    check_fd("d bias", b, db, loss);
+}
+
+TEST_CASE("train ops: GELU (tanh) and ReLU backward match finite differences") {
+    const int64_t n = 40;
+    Vec x = randv(n, 8, 2.0), w = randv(n, 9), out(n);
+    for (auto& v : x)
+        if (std::fabs(v) < 1e-3) v = 0.5;  // ReLU has no derivative at 0
+    for (bool relu : {false, true}) {
+        auto loss = [&] {
+            if (relu) tr::relu_forward(out.data(), x.data(), n);
+            else tr::gelu_forward(out.data(), x.data(), n);
+            return dot(out, w);
+        };
+        Vec dx(n, 0.0);
+        if (relu) tr::relu_backward(dx.data(), x.data(), w.data(), n);
+        else tr::gelu_backward(dx.data(), x.data(), w.data(), n);
+        check_fd(relu ? "relu" : "gelu", x, dx, loss);
+    }
+    // gelu(1) with approximate='tanh' (0.5 (1 + tanh(sqrt(2/pi) 1.044715)))
+    double one = 1.0, g = 0;
+    tr::gelu_forward(&g, &one, 1);
+    CHECK(g == doctest::Approx(0.5 * (1 + std::tanh(std::sqrt(2 / M_PI) * 1.044715))).epsilon(1e-15));
+}
+
+TEST_CASE("train ops: residual and linear backward match finite differences") {
+    const int64_t N = 4, C = 5, OC = 3;
+    Vec x = randv(N * C, 10), W = randv(OC * C, 11), b = randv(OC, 12), w = randv(N * OC, 13), out(N * OC);
+    auto loss = [&] {
+        tr::matmul_forward(out.data(), x.data(), W.data(), b.data(), N, C, OC);
+        return dot(out, w);
+    };
+    Vec dx(x.size(), 0.0), dW(W.size(), 0.0), db(OC, 0.0);
+    tr::matmul_backward(dx.data(), dW.data(), db.data(), w.data(), x.data(), W.data(), N, C, OC);
+    check_fd("linear dx", x, dx, loss);
+    check_fd("linear dW", W, dW, loss);
+    check_fd("linear db", b, db, loss);
+
+    Vec a = randv(6, 14), c = randv(6, 15), w2 = randv(6, 16), o2(6);
+    auto loss2 = [&] {
+        tr::residual_forward(o2.data(), a.data(), c.data(), 6);
+        return dot(o2, w2);
+    };
+    Vec da(6, 0.0), dc(6, 0.0);
+    tr::residual_backward(da.data(), dc.data(), w2.data(), 6);
+    check_fd("residual da", a, da, loss2);
+    check_fd("residual db", c, dc, loss2);
+}
+
+TEST_CASE("train ops: per-head L2 normalisation (cosine scale) matches finite differences") {
+    const int64_t N = 3, H = 2, Dd = 4;
+    Vec x = randv(N * H * Dd, 17), w = randv(N * H * Dd, 18), out(x.size()), nrm(N * H);
+    auto loss = [&] {
+        tr::headnorm_forward(out.data(), nrm.data(), x.data(), N, H, Dd);
+        return dot(out, w);
+    };
+    loss();
+    Vec dx(x.size(), 0.0);
+    tr::headnorm_backward(dx.data(), w.data(), out.data(), nrm.data(), N, H, Dd);
+    check_fd("headnorm dx", x, dx, loss);
+}
+
+TEST_CASE("train ops: attention backward matches finite differences") {
+    struct Case {
+        int64_t B, T, H, Dk, Dv;
+        bool causal;
+        float p;
+        double factor;
+    };
+    const Case cases[] = {{1, 4, 1, 3, 3, false, 0.0f, 1 / std::sqrt(3.0)},
+                          {2, 5, 2, 3, 2, true, 0.0f, 1 / std::sqrt(3.0)},   // Dk != Dv, H > 1, causal
+                          {1, 5, 2, 2, 3, true, 0.3f, 0.1},                  // dropout, a constant scale
+                          {2, 4, 1, 2, 2, false, 0.5f, 1.0}};
+    for (const Case& c : cases) {
+        CAPTURE(c.B); CAPTURE(c.T); CAPTURE(c.H); CAPTURE(c.causal); CAPTURE(c.p);
+        const int64_t QS = c.H * c.Dk, VS = c.H * c.Dv, N = c.B * c.T;
+        Vec q = randv(N * QS, 19), k = randv(N * QS, 20), v = randv(N * VS, 21), w = randv(N * VS, 22);
+        Vec out(N * VS), att(c.B * c.H * c.T * c.T);
+        const uint64_t seed = 1234;
+        auto loss = [&] {
+            tr::attention_forward(out.data(), att.data(), q.data(), k.data(), v.data(), c.B, c.T, c.H, c.Dk, c.Dv,
+                                  c.factor, c.causal, c.p, seed);
+            return dot(out, w);
+        };
+        loss();
+        // masked positions: zero weight
+        if (c.causal) CHECK(att[1] == 0.0);
+        Vec dq(q.size(), 0.0), dk(k.size(), 0.0), dv(v.size(), 0.0);
+        tr::attention_backward(dq.data(), dk.data(), dv.data(), w.data(), q.data(), k.data(), v.data(), att.data(),
+                               c.B, c.T, c.H, c.Dk, c.Dv, c.factor, c.p, seed);
+        check_fd("dq", q, dq, loss);
+        check_fd("dk", k, dk, loss);
+        check_fd("dv", v, dv, loss);
+    }
+}
+
+TEST_CASE("train ops: attention forward agrees with the library's reference attention") {
+    // (B, T, H*d) layout here, (B, H, T, d) there; dropout from the same counter-based mask.
+    const int64_t B = 2, T = 5, H = 2, Dk = 3, Dv = 4;
+    for (float p : {0.0f, 0.25f}) {
+        attn::Tensor Q({B, H, T, Dk}), K({B, H, T, Dk}), Vt({B, H, T, Dv});
+        std::vector<float> q(B * T * H * Dk), k(q.size()), v(B * T * H * Dv), out(v.size()), att(B * H * T * T);
+        attn::Rng r(3);
+        for (int64_t b = 0; b < B; ++b)
+            for (int64_t t = 0; t < T; ++t)
+                for (int64_t h = 0; h < H; ++h) {
+                    for (int64_t d = 0; d < Dk; ++d) {
+                        q[size_t(((b * T + t) * H + h) * Dk + d)] = Q.at({b, h, t, d}) = r.normal();
+                        k[size_t(((b * T + t) * H + h) * Dk + d)] = K.at({b, h, t, d}) = r.normal();
+                    }
+                    for (int64_t d = 0; d < Dv; ++d) v[size_t(((b * T + t) * H + h) * Dv + d)] = Vt.at({b, h, t, d}) = r.normal();
+                }
+        attn::AttentionOptions opt;
+        opt.dropout = p;
+        opt.train = p > 0;
+        opt.seed = 77;
+        const attn::Tensor ref = attn::attention_reference(Q, K, Vt, attn::Mask::make_causal(), opt);
+        tr::attention_forward(out.data(), att.data(), q.data(), k.data(), v.data(), B, T, H, Dk, Dv,
+                              1.0f / std::sqrt(3.0f), true, p, 77);
+        double worst = 0;
+        for (int64_t b = 0; b < B; ++b)
+            for (int64_t t = 0; t < T; ++t)
+                for (int64_t h = 0; h < H; ++h)
+                    for (int64_t d = 0; d < Dv; ++d)
+                        worst = std::max(worst, double(std::fabs(out[size_t(((b * T + t) * H + h) * Dv + d)] -
+                                                                 ref.at({b, h, t, d}))));
+        CAPTURE(p);
+        CHECK(worst < 1e-5);  // float32, sums of 5 terms of size ~1: a few ulps
+    }
+}
+
+TEST_CASE("train ops: cross-entropy backward matches finite differences, ignored targets get nothing") {
+    const int64_t N = 5, V = 6;
+    std::vector<int32_t> tgt = {2, -1, 0, 5, -1};
+    Vec z = randv(N * V, 23, 3.0), probs(N * V), losses(N);
+    z[0] = 800;  // a huge logit: log-sum-exp keeps it finite
+    auto loss = [&] {
+        const int64_t n = tr::crossentropy_forward(losses.data(), probs.data(), z.data(), tgt.data(), N, V);
+        double s = 0;
+        for (double l : losses) s += l;
+        return s / double(n);
+    };
+    const double l0 = loss();
+    CHECK(std::isfinite(l0));
+    Vec dz(z.size(), 0.0);
+    tr::crossentropy_backward(dz.data(), probs.data(), tgt.data(), 1.0 / 3.0, N, V);
+    check_fd("dlogits", z, dz, loss);
+    for (int64_t j = 0; j < V; ++j) CHECK(dz[size_t(1 * V + j)] == 0.0);
+    CHECK(losses[1] == 0.0);
+}
+
+TEST_CASE("train ops: the fast ops match the reference ops element by element (double)") {
+    SUBCASE("linear") {
+        for (int64_t N : {1, 63, 130}) {
+            const int64_t C = 70, OC = 37;  // not multiples of the chunk sizes
+            Vec x = randv(N * C, 30), W = randv(OC * C, 31), b = randv(OC, 32), dout = randv(N * OC, 33);
+            Vec o1(N * OC), o2(N * OC);
+            tr::matmul_forward(o1.data(), x.data(), W.data(), b.data(), N, C, OC);
+            tr::matmul_forward_fast(o2.data(), x.data(), W.data(), b.data(), N, C, OC, 2);
+            check_close("linear out", o2, o1);
+            Vec dx1(x.size(), 0.5), dW1(W.size(), 0.25), db1(OC, 0.125), dx2 = dx1, dW2 = dW1, db2 = db1;
+            tr::matmul_backward(dx1.data(), dW1.data(), db1.data(), dout.data(), x.data(), W.data(), N, C, OC);
+            tr::matmul_backward_fast(dx2.data(), dW2.data(), db2.data(), dout.data(), x.data(), W.data(), N, C, OC, 2);
+            check_close("linear dx", dx2, dx1);
+            check_close("linear dW", dW2, dW1);
+            check_close("linear db", db2, db1);
+        }
+    }
+    SUBCASE("layernorm and activations") {
+        const int64_t N = 150, D = 24;
+        Vec x = randv(N * D, 34), w = randv(D, 35), b = randv(D, 36), dout = randv(N * D, 37);
+        Vec o1(N * D), o2(N * D), m1(N), m2(N), r1(N), r2(N);
+        tr::layernorm_forward(o1.data(), m1.data(), r1.data(), x.data(), w.data(), b.data(), N, D);
+        tr::layernorm_forward_fast(o2.data(), m2.data(), r2.data(), x.data(), w.data(), b.data(), N, D, 2);
+        check_close("ln out", o2, o1);
+        Vec dx1(N * D, 0.0), dw1(D, 0.0), db1(D, 0.0), dx2 = dx1, dw2 = dw1, db2 = db1;
+        tr::layernorm_backward(dx1.data(), dw1.data(), db1.data(), dout.data(), x.data(), w.data(), m1.data(), r1.data(), N, D);
+        tr::layernorm_backward_fast(dx2.data(), dw2.data(), db2.data(), dout.data(), x.data(), w.data(), m1.data(), r1.data(), N, D, 2);
+        check_close("ln dx", dx2, dx1);
+        check_close("ln dw", dw2, dw1);
+        check_close("ln db", db2, db1);
+        for (bool relu : {false, true}) {
+            tr::activation_forward_fast(o2.data(), x.data(), N * D, relu, 2);
+            if (relu) tr::relu_forward(o1.data(), x.data(), N * D);
+            else tr::gelu_forward(o1.data(), x.data(), N * D);
+            check_close("act out", o2, o1);
+            Vec d1(N * D, 0.0), d2(N * D, 0.0);
+            tr::activation_backward_fast(d2.data(), x.data(), dout.data(), N * D, relu, 2);
+            if (relu) tr::relu_backward(d1.data(), x.data(), dout.data(), N * D);
+            else tr::gelu_backward(d1.data(), x.data(), dout.data(), N * D);
+            check_close("act d", d2, d1);
+        }
+    }
+    SUBCASE("attention") {
+        for (bool causal : {false, true})
+            for (float p : {0.0f, 0.2f}) {
+                const int64_t B = 2, T = 9, H = 3, Dk = 4, Dv = 5, N = B * T;
+                Vec q = randv(N * H * Dk, 40), k = randv(N * H * Dk, 41), v = randv(N * H * Dv, 42), dout = randv(N * H * Dv, 43);
+                Vec o1(N * H * Dv), o2(o1.size()), a1(B * H * T * T), a2(a1.size());
+                tr::attention_forward(o1.data(), a1.data(), q.data(), k.data(), v.data(), B, T, H, Dk, Dv, 0.5, causal, p, 9);
+                tr::attention_forward_fast(o2.data(), a2.data(), q.data(), k.data(), v.data(), B, T, H, Dk, Dv, 0.5, causal, p, 9, 2);
+                check_close("att weights", a2, a1);
+                check_close("att out", o2, o1);
+                Vec dq1(q.size(), 0.0), dk1(k.size(), 0.0), dv1(v.size(), 0.0), dq2 = dq1, dk2 = dk1, dv2 = dv1;
+                tr::attention_backward(dq1.data(), dk1.data(), dv1.data(), dout.data(), q.data(), k.data(), v.data(), a1.data(), B, T, H, Dk, Dv, 0.5, p, 9);
+                tr::attention_backward_fast(dq2.data(), dk2.data(), dv2.data(), dout.data(), q.data(), k.data(), v.data(), a1.data(), B, T, H, Dk, Dv, 0.5, p, 9, 2);
+                check_close("att dq", dq2, dq1);
+                check_close("att dk", dk2, dk1);
+                check_close("att dv", dv2, dv1);
+            }
+    }
+}

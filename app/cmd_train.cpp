@@ -667,8 +667,10 @@ const Command reg{
             "Ctrl-C stops after the step in progress: the table so far is printed and --save still writes the model;\n"
             "a second Ctrl-C ends attn at once.\n"
             "Inspect a saved model: attn train --load FILE --steps 0 --dump out.json, then attn view out.json.\n"
-            "Example (about 99% on recall in under a minute on 2 threads; see README, Training):\n"
-            "  attn train --task recall --steps 1500 --threads 2 --svg loss.svg\n");
+            "Examples (README, section Training, has their figures):\n"
+            "  attn train --task distance --distance 3 --layers 1 --steps 400 --lr 3e-3 --svg loss.svg\n"
+            "  attn train --task recall --seq 12 --queries 3 --arch decoder --lr 3e-3 --warmup 200 --steps 6000\n"
+            "  attn train --task chars --seq 64 --steps 3000 --save macbeth.safetensors\n");
         std::map<std::string, CLI::Option*> opts;
         auto track = [&](CLI::Option* opt) {
             opts[opt->get_name()] = opt;

@@ -79,7 +79,7 @@ def ensure_torch(args):
               file=sys.stderr)
         subprocess.run([sys.executable, "-m", "venv", args.venv], check=True)
     if subprocess.run([py, "-c", "import torch"], capture_output=True).returncode != 0:
-        subprocess.run([py, "-m", "pip", "install", "--disable-pip-version-check", "--quiet", "torch"], check=True)
+        subprocess.run([py, "-m", "pip", "install", "--disable-pip-version-check", "--quiet", "torch", "numpy"], check=True)
     os.execv(py, [py, os.path.abspath(__file__)] + sys.argv[1:])
 
 

@@ -178,10 +178,13 @@ TEST_CASE("train cli: the same curve at 1 and 2 threads") {
 TEST_CASE("train cli: Ctrl-C stops after the current step, prints the table and saves the model") {
     const std::string dir = test::temp_dir("train-sigint");
     const std::string model = dir + "/m.safetensors", log = dir + "/out.txt";
-    // Job control (set -m) gives the background run the default SIGINT action, as a terminal would.
+    // Job control (set -m) gives the background run the default SIGINT action, as a terminal would;
+    // the signal is sent once the first evaluation line shows training under way.
     const std::string cmd = "bash -c 'set -m; \"" + std::string(ATTN_BINARY) + "\" train --task recall --seq 8 " + kSmall +
                             "--steps 10000000 --eval-every 50 --save " + model + " > " + log +
-                            " 2>&1 & pid=$!; sleep 2; kill -INT $pid; wait $pid; echo rc=$?'";
+                            " 2>&1 & pid=$!; "
+                            "for i in $(seq 300); do grep -q ^step " + log + " && break; sleep 0.1; done; "
+                            "kill -INT $pid; wait $pid; echo rc=$?'";
     const auto r = test::run_shell(cmd);
     const std::string out = read_file(log);
     INFO(out);

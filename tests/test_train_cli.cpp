@@ -107,7 +107,7 @@ TEST_CASE("train cli: --list-tasks and --help describe every task") {
         CHECK(h.out.find(opt) != std::string::npos);
 }
 
-TEST_CASE("train cli: a short run writes its JSON, SVG and checkpoint; the model reloads into attn view") {
+TEST_CASE("train cli: a short run writes its JSON, SVG and checkpoint, and the model reloads into attn view") {
     const std::string dir = test::temp_dir("train-run");
     const std::string json = dir + "/run.json", svg = dir + "/loss.svg", model = dir + "/m.safetensors";
     const auto r = test::run_attn("train --task copy --seq 9 --symbols 6 " + kSmall +

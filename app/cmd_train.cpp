@@ -204,7 +204,8 @@ void print_curve_table(std::FILE* out, const TrainResult& r, bool exact) {
         if (i % every != 0 && i + 1 != c.size()) continue;
         const CurvePoint& p = c[i];
         const bool trained = i == 0 ? p.step > 0 : p.step > c[i - 1].step;
-        fmt::print(out, "{:>8}  {:>9.2e}  {:>10}  {:>9}  {:>9.4f}  {:>8}{}  {:>8}\n", p.step, p.lr,
+        fmt::print(out, "{:>8}  {:>9}  {:>10}  {:>9}  {:>9.4f}  {:>8}{}  {:>8}\n", p.step,
+                   trained ? fmt::format("{:.2e}", p.lr) : "-",
                    trained ? fmt::format("{:.4f}", p.train_loss) : "-", trained ? pct(p.train_accuracy) : "-",
                    p.eval.loss, pct(p.eval.accuracy), exact ? fmt::format("  {:>8}", pct(p.eval.exact)) : "",
                    seconds_text(p.seconds));
@@ -213,12 +214,14 @@ void print_curve_table(std::FILE* out, const TrainResult& r, bool exact) {
 }
 
 // ---- the SVG plot: training loss per step (bucketed), eval loss and eval accuracy.
-std::string curve_svg(const TrainResult& r, const std::string& title, const std::string& subtitle) {
-    const double W = 760, H = 420, left = 70, right = 70, top = 70, bottom = 50;
+std::string curve_svg(const TrainResult& r, const std::string& title, const std::string& model_line,
+                      const std::string& train_line) {
+    const double W = 860, H = 460, left = 70, right = 70, top = 84, bottom = 50;
     const double pw = W - left - right, ph = H - top - bottom;
     SvgDocument doc(W, H, title);
     doc.text(W / 2, 24, title, {.font_size = 15, .bold = true, .anchor = "middle"});
-    doc.text(W / 2, 44, subtitle, {.fill = "#555", .font_size = 11, .anchor = "middle"});
+    doc.text(W / 2, 44, model_line, {.fill = "#555", .font_size = 10.5, .anchor = "middle"});
+    doc.text(W / 2, 60, train_line, {.fill = "#555", .font_size = 10.5, .anchor = "middle"});
     const double steps = std::max<double>(1, static_cast<double>(r.steps_done));
     double ymax = 0;
     for (float l : r.step_loss)
@@ -260,7 +263,8 @@ std::string curve_svg(const TrainResult& r, const std::string& title, const std:
     if (acc_pts.size() > 1)
         doc.polyline(acc_pts, {.fill = "none", .stroke = "#d62728", .stroke_width = 1.5, .dash = "5 3"});
     // legend
-    const double lx = left + pw - 200, ly = top + 14;
+    // in the middle of the right side: losses end low and accuracies high, so it covers least there
+    const double lx = left + pw - 200, ly = top + ph / 2 - 20;
     doc.rect(lx - 8, ly - 12, 204, 58, {.fill = "white", .stroke = "#ccc", .stroke_width = 1});
     doc.line(lx, ly - 4, lx + 24, ly - 4, {.stroke = "#9ecae1", .stroke_width = 1.5});
     doc.text(lx + 30, ly, "training loss (batch mean)", {.font_size = 11});
@@ -567,12 +571,12 @@ int run_train(TrainOpts o) {
             {"attn.eval.loss", fmt::format("{}", last.eval.loss)},
             {"attn.eval.accuracy", fmt::format("{}", last.eval.accuracy)}};
         with_option("--save", [&] { save_checkpoint(o.save, model, extra); });
-        fmt::print(out, "\nwrote {} ({} parameters, safetensors)\n", o.save, model.num_params());
+        if (!o.quiet) fmt::print(out, "\nwrote {} ({} parameters, safetensors)\n", o.save, model.num_params());
     }
     if (!o.svg.empty()) {
         const std::string title = fmt::format("attn train: task {}, {}", task.name(), causal ? "decoder" : "encoder");
-        with_option("--svg", [&] { write_file_atomic(o.svg, curve_svg(result, title, model_line + "; " + train_line)); });
-        if (o.svg != "-") fmt::print(out, "wrote {} (loss curve)\n", o.svg);
+        with_option("--svg", [&] { write_file_atomic(o.svg, curve_svg(result, title, model_line, train_line)); });
+        if (o.svg != "-" && !o.quiet) fmt::print(out, "wrote {} (loss curve)\n", o.svg);
     }
     if (!o.dump.empty()) {
         // The first rows of eval batch 0 (a row does not depend on B), every layer's weights.
@@ -612,7 +616,7 @@ int run_train(TrainOpts o) {
         put("weights", weights[static_cast<size_t>(layer)]);
         for (size_t l = 0; l < weights.size(); ++l) put(fmt::format("weights_layer{}", l), weights[l]);
         with_option("--dump", [&] { write_file_atomic(o.dump, dump_to_string(d)); });
-        if (o.dump != "-")
+        if (o.dump != "-" && !o.quiet)
             fmt::print(out, "wrote {} (attention of layer {} on {} eval rows: attn view {})\n", o.dump, layer, db.B, o.dump);
     }
     if (!o.json.empty()) {
@@ -647,7 +651,7 @@ int run_train(TrainOpts o) {
                            {"rows", e.s.rows}});
         j["head_entropy"] = ent;
         with_option("--json", [&] { write_file_atomic(o.json, j.dump(2) + "\n"); });
-        if (o.json != "-") fmt::print(out, "wrote {} (attn-train JSON)\n", o.json);
+        if (o.json != "-" && !o.quiet) fmt::print(out, "wrote {} (attn-train JSON)\n", o.json);
     }
     return 0;
 }

@@ -127,11 +127,12 @@ TEST_CASE("train cli: a short run writes its JSON, SVG and checkpoint, and the m
     CHECK(j["format"] == "attn-train");
     CHECK(j["task"]["name"] == "copy");
     CHECK(j["result"]["steps_done"] == 40);
-    REQUIRE(j["curve"].size() == 4);
-    CHECK(j["curve"][3]["step"] == 40);
+    REQUIRE(j["curve"].size() == 5);  // steps 0, 10, 20, 30, 40
+    CHECK(j["curve"][0]["step"] == 0);
+    CHECK(j["curve"][4]["step"] == 40);
     CHECK(j["step_loss"].size() == 40);
     CHECK(j["head_entropy"].size() == 2);  // 1 layer x 2 heads
-    CHECK(j["curve"][3]["eval"].contains("exact_match"));
+    CHECK(j["curve"][4]["eval"].contains("exact_match"));
     const std::string s = read_file(svg);
     CHECK(s.rfind("<?xml", 0) == 0);
     CHECK(s.find("</svg>") != std::string::npos);

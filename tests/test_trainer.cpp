@@ -120,10 +120,10 @@ TEST_CASE("trainer: the curve and the weights are bit-identical at 1 and 2 threa
             for (const Param& p : model.params()) w.insert(w.end(), p.value->data.begin(), p.value->data.end());
             weights.push_back(std::move(w));
         }
-        REQUIRE(runs[0].curve.size() == 3);  // steps 8, 16, 24
-        REQUIRE(runs[1].curve.size() == 3);
+        REQUIRE(runs[0].curve.size() == 4);  // steps 0, 8, 16, 24
+        REQUIRE(runs[1].curve.size() == 4);
         CHECK(runs[0].step_loss == runs[1].step_loss);
-        for (size_t i = 0; i < 3; ++i) {
+        for (size_t i = 0; i < 4; ++i) {
             const CurvePoint &a = runs[0].curve[i], &b = runs[1].curve[i];
             CHECK(a.step == b.step);
             CHECK(a.train_loss == b.train_loss);
@@ -192,7 +192,8 @@ TEST_CASE("trainer: a small decoder learns the distance-1 task") {
     tc.eval_every = 0;
     tc.threads = 2;
     const TrainResult r = train_model(model, task, tc);
-    REQUIRE(r.curve.size() == 1);
+    REQUIRE(r.curve.size() == 2);  // steps 0 and 300
+    CHECK(r.curve.front().step == 0);
     const EvalStats e = r.curve.back().eval;
     INFO("eval accuracy " << e.accuracy << ", loss " << e.loss);
     CHECK(e.accuracy > 0.9);

@@ -132,6 +132,7 @@ TrainResult train_model(TinyTransformer& model, const Task& task, const TrainCon
         return &r.curve.back();
     };
 
+    add_point();  // step 0: the untrained model, where the curve starts
     for (int64_t s = 0; s < cfg.steps; ++s) {
         if (stop != nullptr && stop->load()) {
             r.stopped = true;

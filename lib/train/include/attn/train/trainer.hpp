@@ -6,7 +6,7 @@
 //   norm    = clip_grad_norm(params, clip)                     (clip 0: measured, not clipped)
 //   lr      = lr_at(cfg, s)                                    constant or warmup + cosine
 //   optimiser step (AdamW or SGD with momentum)
-// Every eval_every steps, and after the last step, the model is evaluated on
+// Before the first step, every eval_every steps, and after the last step, the model is evaluated on
 // eval_batches held-out batches, task.batch(B, seed, Eval, 0 .. eval_batches-1):
 // the same batches at every evaluation, drawn from a seed stream training
 // never sees. Each evaluation adds a point to the curve.

@@ -11,12 +11,14 @@
 // to a few ulps of the sum of |terms| (K <= 256 terms): 1e-12 relative, 1e-12 absolute.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "attn/core/attention.hpp"
+#include "attn/core/attention_backward.hpp"
 #include "attn/core/rng.hpp"
 #include "attn/train/fast_ops.hpp"
 #include "attn/train/ops.hpp"
@@ -247,6 +249,54 @@ TEST_CASE("train ops: attention forward agrees with the library's reference atte
     }
 }
 
+TEST_CASE("train ops: attention backward agrees with the library's attention_backward_reference") {
+    // Two independent derivations of the same gradients: this module's op on (B, T, H*d)
+    // and core's reference on (B, H, T, d), with the same dropout mask. float32, sums of
+    // <= 6 terms of size ~1: a few ulps, so 1e-5 absolute.
+    const int64_t B = 2, T = 6, H = 2, Dk = 3, Dv = 4;
+    for (float p : {0.0f, 0.3f}) {
+        attn::Tensor Q({B, H, T, Dk}), K({B, H, T, Dk}), Vt({B, H, T, Dv}), dO({B, H, T, Dv});
+        std::vector<float> q(size_t(B * T * H * Dk)), k(q.size()), v(size_t(B * T * H * Dv)), dout(v.size());
+        attn::Rng r(5);
+        auto qi = [&](int64_t b, int64_t t, int64_t h, int64_t d, int64_t Dd) { return size_t(((b * T + t) * H + h) * Dd + d); };
+        for (int64_t b = 0; b < B; ++b)
+            for (int64_t t = 0; t < T; ++t)
+                for (int64_t h = 0; h < H; ++h) {
+                    for (int64_t d = 0; d < Dk; ++d) {
+                        q[qi(b, t, h, d, Dk)] = Q.at({b, h, t, d}) = r.normal();
+                        k[qi(b, t, h, d, Dk)] = K.at({b, h, t, d}) = r.normal();
+                    }
+                    for (int64_t d = 0; d < Dv; ++d) {
+                        v[qi(b, t, h, d, Dv)] = Vt.at({b, h, t, d}) = r.normal();
+                        dout[qi(b, t, h, d, Dv)] = dO.at({b, h, t, d}) = r.normal();
+                    }
+                }
+        attn::AttentionOptions opt;
+        opt.dropout = p;
+        opt.train = p > 0;
+        opt.seed = 31;
+        const attn::AttentionGrads ref = attn::attention_backward_reference(Q, K, Vt, attn::Mask::make_causal(), opt, dO);
+        std::vector<float> out(v.size()), att(size_t(B * H * T * T)), dq(q.size(), 0.0f), dk(k.size(), 0.0f), dv(v.size(), 0.0f);
+        const float f = 1.0f / std::sqrt(float(Dk));
+        tr::attention_forward(out.data(), att.data(), q.data(), k.data(), v.data(), B, T, H, Dk, Dv, f, true, p, 31);
+        tr::attention_backward(dq.data(), dk.data(), dv.data(), dout.data(), q.data(), k.data(), v.data(), att.data(), B, T,
+                               H, Dk, Dv, f, p, 31);
+        double worst = 0;
+        for (int64_t b = 0; b < B; ++b)
+            for (int64_t t = 0; t < T; ++t)
+                for (int64_t h = 0; h < H; ++h) {
+                    for (int64_t d = 0; d < Dk; ++d) {
+                        worst = std::max(worst, double(std::fabs(dq[qi(b, t, h, d, Dk)] - ref.dq.at({b, h, t, d}))));
+                        worst = std::max(worst, double(std::fabs(dk[qi(b, t, h, d, Dk)] - ref.dk.at({b, h, t, d}))));
+                    }
+                    for (int64_t d = 0; d < Dv; ++d)
+                        worst = std::max(worst, double(std::fabs(dv[qi(b, t, h, d, Dv)] - ref.dv.at({b, h, t, d}))));
+                }
+        CAPTURE(p);
+        CHECK(worst < 1e-5);
+    }
+}
+
 TEST_CASE("train ops: cross-entropy backward matches finite differences, ignored targets get nothing") {
     const int64_t N = 5, V = 6;
     std::vector<int32_t> tgt = {2, -1, 0, 5, -1};
@@ -308,6 +358,31 @@ TEST_CASE("train ops: the fast ops match the reference ops element by element (d
             else tr::gelu_backward(d1.data(), x.data(), dout.data(), N * D);
             check_close("act d", d2, d1);
         }
+    }
+    SUBCASE("cross-entropy, residual, zero") {
+        const int64_t N = 150, V = 11;
+        Vec z = randv(N * V, 44, 3.0), l1(N), l2(N), p1(N * V), p2(N * V);
+        std::vector<int32_t> tgt(N);
+        for (int64_t n = 0; n < N; ++n) tgt[size_t(n)] = n % 5 == 0 ? -1 : int32_t(n % V);
+        CHECK(tr::crossentropy_forward_fast(l2.data(), p2.data(), z.data(), tgt.data(), N, V, 2) ==
+              tr::crossentropy_forward(l1.data(), p1.data(), z.data(), tgt.data(), N, V));
+        check_close("xent losses", l2, l1, 0.0);  // the same per-row code
+        check_close("xent probs", p2, p1, 0.0);
+        Vec d1(N * V, 0.0), d2(N * V, 0.0);
+        tr::crossentropy_backward(d1.data(), p1.data(), tgt.data(), 0.01, N, V);
+        tr::crossentropy_backward_fast(d2.data(), p1.data(), tgt.data(), 0.01, N, V, 2);
+        check_close("xent d", d2, d1, 0.0);
+        const int64_t n = 200000;  // several pieces
+        Vec a = randv(n, 45), b = randv(n, 46), o1(n), o2(n), da1(n, 1.0), db1(n, 2.0), da2 = da1, db2 = db1;
+        tr::residual_forward(o1.data(), a.data(), b.data(), n);
+        tr::residual_forward_fast(o2.data(), a.data(), b.data(), n, 2);
+        check_close("residual", o2, o1, 0.0);
+        tr::residual_backward(da1.data(), db1.data(), a.data(), n);
+        tr::residual_backward_fast(da2.data(), db2.data(), a.data(), n, 2);
+        check_close("residual da", da2, da1, 0.0);
+        check_close("residual db", db2, db1, 0.0);
+        tr::zero_fast(o2.data(), n, 2);
+        CHECK(std::all_of(o2.begin(), o2.end(), [](double x) { return x == 0.0; }));
     }
     SUBCASE("attention") {
         for (bool causal : {false, true})

@@ -10,6 +10,7 @@
 #include "attn/core/attention.hpp"
 #include "attn/core/parallel.hpp"
 #include "attn/train/ops.hpp"
+#include "pool.hpp"
 
 namespace attn::train {
 
@@ -35,11 +36,15 @@ void matmul_forward_fast(S* out, const S* inp, const S* W, const S* b, int64_t N
                          int threads) {
     // out (N, OC) = inp (N, C) . W^T + b, by kGemmRows rows
     const MapC<S> w(W, OC, C);
-    parallel_for(chunks(N, kGemmRows), threads, [&](int64_t ci, int) {
+    detail::pool_for(chunks(N, kGemmRows), threads, [&](int64_t ci, int) {
         const int64_t r0 = ci * kGemmRows, rows = std::min(kGemmRows, N - r0);
         MapM<S> o(out + r0 * OC, rows, OC);
-        o.noalias() = MapC<S>(inp + r0 * C, rows, C) * w.transpose();
-        if (b) o.rowwise() += Eigen::Map<const RowV<S>>(b, OC);
+        if (b) {  // the bias in every row, then the product added: one pass fewer than = then +=
+            o.rowwise() = Eigen::Map<const RowV<S>>(b, OC);
+            o.noalias() += MapC<S>(inp + r0 * C, rows, C) * w.transpose();
+        } else {
+            o.noalias() = MapC<S>(inp + r0 * C, rows, C) * w.transpose();
+        }
     });
 }
 
@@ -49,7 +54,7 @@ void matmul_backward_fast(S* dinp, S* dW, S* db, const S* dout, const S* inp, co
     const int64_t n_row = dinp ? chunks(N, kGemmRows) : 0;
     const int64_t n_out = chunks(OC, kOutChunk);
     // items [0, n_row): dinp rows += dout rows . W;  items [n_row, n_row + n_out): dW, db by output rows
-    parallel_for(n_row + n_out, threads, [&](int64_t it, int) {
+    detail::pool_for(n_row + n_out, threads, [&](int64_t it, int) {
         if (it < n_row) {
             const int64_t r0 = it * kGemmRows, rows = std::min(kGemmRows, N - r0);
             MapM<S>(dinp + r0 * C, rows, C).noalias() += MapC<S>(dout + r0 * OC, rows, OC) * MapC<S>(W, OC, C);
@@ -72,7 +77,7 @@ void matmul_backward_fast(S* dinp, S* dW, S* db, const S* dout, const S* inp, co
 template <class S>
 void layernorm_forward_fast(S* out, S* mean, S* rstd, const S* inp, const S* w, const S* b, int64_t N, int64_t D,
                             int threads) {
-    parallel_for(chunks(N, kRowChunk), threads, [&](int64_t ci, int) {
+    detail::pool_for(chunks(N, kRowChunk), threads, [&](int64_t ci, int) {
         const int64_t r0 = ci * kRowChunk, rows = std::min(kRowChunk, N - r0);
         layernorm_forward(out + r0 * D, mean + r0, rstd + r0, inp + r0 * D, w, b, rows, D);
     });
@@ -84,7 +89,7 @@ void layernorm_backward_fast(S* dinp, S* dw, S* db, const S* dout, const S* inp,
     // each chunk's dw, db into its own row of `part`, then summed in chunk order
     const int64_t nc = chunks(N, kRowChunk);
     std::vector<S> part(static_cast<size_t>(nc * 2 * D), S(0));
-    parallel_for(nc, threads, [&](int64_t ci, int) {
+    detail::pool_for(nc, threads, [&](int64_t ci, int) {
         const int64_t r0 = ci * kRowChunk, rows = std::min(kRowChunk, N - r0);
         S* pw = part.data() + ci * 2 * D;
         layernorm_backward(dinp + r0 * D, pw, pw + D, dout + r0 * D, inp + r0 * D, w, mean + r0, rstd + r0, rows, D);
@@ -101,7 +106,7 @@ void layernorm_backward_fast(S* dinp, S* dw, S* db, const S* dout, const S* inp,
 template <class S>
 void activation_forward_fast(S* out, const S* inp, int64_t n, bool relu, int threads) {
     const int64_t chunk = kRowChunk * 256;
-    parallel_for(chunks(n, chunk), threads, [&](int64_t ci, int) {
+    detail::pool_for(chunks(n, chunk), threads, [&](int64_t ci, int) {
         const int64_t i0 = ci * chunk, m = std::min(chunk, n - i0);
         if (relu) {
             relu_forward(out + i0, inp + i0, m);
@@ -117,7 +122,7 @@ void activation_forward_fast(S* out, const S* inp, int64_t n, bool relu, int thr
 template <class S>
 void activation_backward_fast(S* dinp, const S* inp, const S* dout, int64_t n, bool relu, int threads) {
     const int64_t chunk = kRowChunk * 256;
-    parallel_for(chunks(n, chunk), threads, [&](int64_t ci, int) {
+    detail::pool_for(chunks(n, chunk), threads, [&](int64_t ci, int) {
         const int64_t i0 = ci * chunk, m = std::min(chunk, n - i0);
         if (relu) {
             relu_backward(dinp + i0, inp + i0, dout + i0, m);
@@ -149,10 +154,11 @@ void dropout_mult(S* mult, int64_t T, uint64_t row0, float p, uint64_t seed) {
 
 template <class S>
 void attention_forward_fast(S* out, S* att, const S* q, const S* k, const S* v, int64_t B, int64_t T, int64_t H,
-                            int64_t Dk, int64_t Dv, S factor, bool causal, float p, uint64_t seed, int threads) {
-    const int64_t QS = H * Dk, VS = H * Dv;
+                            int64_t Dk, int64_t Dv, S factor, bool causal, float p, uint64_t seed, int threads,
+                            int64_t ld_qk, int64_t ld_v) {
+    const int64_t QS = ld_qk ? ld_qk : H * Dk, VS = ld_v ? ld_v : H * Dv, OS = H * Dv;
     std::vector<std::vector<S>> scratch(static_cast<size_t>(resolve_threads(threads)));
-    parallel_for(B * H, threads, [&](int64_t bh, int tid) {
+    detail::pool_for(B * H, threads, [&](int64_t bh, int tid) {
         const int64_t b = bh / H, h = bh % H;
         const MapCS<S> Q(q + b * T * QS + h * Dk, T, Dk, Eigen::OuterStride<>(QS));
         const MapCS<S> K(k + b * T * QS + h * Dk, T, Dk, Eigen::OuterStride<>(QS));
@@ -179,7 +185,7 @@ void attention_forward_fast(S* out, S* att, const S* q, const S* k, const S* v, 
             for (int64_t j = n; j < T; ++j) row[j] = 0;
         }
         // pass 3: out_h = dropout(P) V_h, written into the merged (B, T, H*Dv) layout
-        MapMS<S> O(out + b * T * VS + h * Dv, T, Dv, Eigen::OuterStride<>(VS));
+        MapMS<S> O(out + b * T * OS + h * Dv, T, Dv, Eigen::OuterStride<>(OS));
         if (p > 0) {
             auto& s = scratch[static_cast<size_t>(tid)];
             s.resize(static_cast<size_t>(T * T));
@@ -196,15 +202,15 @@ void attention_forward_fast(S* out, S* att, const S* q, const S* k, const S* v, 
 template <class S>
 void attention_backward_fast(S* dq, S* dk, S* dv, const S* dout, const S* q, const S* k, const S* v, const S* att,
                              int64_t B, int64_t T, int64_t H, int64_t Dk, int64_t Dv, S factor, float p,
-                             uint64_t seed, int threads) {
-    const int64_t QS = H * Dk, VS = H * Dv;
+                             uint64_t seed, int threads, int64_t ld_qk, int64_t ld_v) {
+    const int64_t QS = ld_qk ? ld_qk : H * Dk, VS = ld_v ? ld_v : H * Dv, OS = H * Dv;
     std::vector<std::vector<S>> scratch(static_cast<size_t>(resolve_threads(threads)));
-    parallel_for(B * H, threads, [&](int64_t bh, int tid) {
+    detail::pool_for(B * H, threads, [&](int64_t bh, int tid) {
         const int64_t b = bh / H, h = bh % H;
         const MapCS<S> Q(q + b * T * QS + h * Dk, T, Dk, Eigen::OuterStride<>(QS));
         const MapCS<S> K(k + b * T * QS + h * Dk, T, Dk, Eigen::OuterStride<>(QS));
         const MapCS<S> Vh(v + b * T * VS + h * Dv, T, Dv, Eigen::OuterStride<>(VS));
-        const MapCS<S> dO(dout + b * T * VS + h * Dv, T, Dv, Eigen::OuterStride<>(VS));
+        const MapCS<S> dO(dout + b * T * OS + h * Dv, T, Dv, Eigen::OuterStride<>(OS));
         MapMS<S> dQ(dq + b * T * QS + h * Dk, T, Dk, Eigen::OuterStride<>(QS));
         MapMS<S> dK(dk + b * T * QS + h * Dk, T, Dk, Eigen::OuterStride<>(QS));
         MapMS<S> dV(dv + b * T * VS + h * Dv, T, Dv, Eigen::OuterStride<>(VS));
@@ -235,6 +241,58 @@ void attention_backward_fast(S* dq, S* dk, S* dv, const S* dout, const S* q, con
     });
 }
 
+template <class S>
+int64_t crossentropy_forward_fast(S* losses, S* probs, const S* logits, const int32_t* targets, int64_t N, int64_t V,
+                                  int threads) {
+    const int64_t nc = chunks(N, kRowChunk);
+    std::vector<int64_t> scored(static_cast<size_t>(nc), 0);
+    detail::pool_for(nc, threads, [&](int64_t ci, int) {
+        const int64_t r0 = ci * kRowChunk, rows = std::min(kRowChunk, N - r0);
+        scored[static_cast<size_t>(ci)] =
+            crossentropy_forward(losses + r0, probs + r0 * V, logits + r0 * V, targets + r0, rows, V);
+    });
+    int64_t total = 0;
+    for (int64_t n : scored) total += n;
+    return total;
+}
+
+template <class S>
+void crossentropy_backward_fast(S* dlogits, const S* probs, const int32_t* targets, S scale, int64_t N, int64_t V,
+                                int threads) {
+    detail::pool_for(chunks(N, kRowChunk), threads, [&](int64_t ci, int) {
+        const int64_t r0 = ci * kRowChunk, rows = std::min(kRowChunk, N - r0);
+        crossentropy_backward(dlogits + r0 * V, probs + r0 * V, targets + r0, scale, rows, V);
+    });
+}
+
+namespace {
+constexpr int64_t kElemChunk = kRowChunk * 1024;  // elements per piece of an elementwise op
+}
+
+template <class S>
+void residual_forward_fast(S* out, const S* a, const S* b, int64_t n, int threads) {
+    detail::pool_for(chunks(n, kElemChunk), threads, [&](int64_t ci, int) {
+        const int64_t i0 = ci * kElemChunk;
+        residual_forward(out + i0, a + i0, b + i0, std::min(kElemChunk, n - i0));
+    });
+}
+
+template <class S>
+void residual_backward_fast(S* da, S* db, const S* dout, int64_t n, int threads) {
+    detail::pool_for(chunks(n, kElemChunk), threads, [&](int64_t ci, int) {
+        const int64_t i0 = ci * kElemChunk;
+        residual_backward(da + i0, db + i0, dout + i0, std::min(kElemChunk, n - i0));
+    });
+}
+
+template <class S>
+void zero_fast(S* x, int64_t n, int threads) {
+    detail::pool_for(chunks(n, kElemChunk), threads, [&](int64_t ci, int) {
+        const int64_t i0 = ci * kElemChunk;
+        std::fill(x + i0, x + i0 + std::min(kElemChunk, n - i0), S(0));
+    });
+}
+
 #define ATTN_TRAIN_FAST_INSTANTIATE(S)                                                                            \
     template void matmul_forward_fast<S>(S*, const S*, const S*, const S*, int64_t, int64_t, int64_t, int);       \
     template void matmul_backward_fast<S>(S*, S*, S*, const S*, const S*, const S*, int64_t, int64_t, int64_t,    \
@@ -245,9 +303,15 @@ void attention_backward_fast(S* dq, S* dk, S* dv, const S* dout, const S* q, con
     template void activation_forward_fast<S>(S*, const S*, int64_t, bool, int);                                   \
     template void activation_backward_fast<S>(S*, const S*, const S*, int64_t, bool, int);                        \
     template void attention_forward_fast<S>(S*, S*, const S*, const S*, const S*, int64_t, int64_t, int64_t,      \
-                                            int64_t, int64_t, S, bool, float, uint64_t, int);                     \
+                                            int64_t, int64_t, S, bool, float, uint64_t, int, int64_t, int64_t);   \
     template void attention_backward_fast<S>(S*, S*, S*, const S*, const S*, const S*, const S*, const S*,        \
-                                             int64_t, int64_t, int64_t, int64_t, int64_t, S, float, uint64_t, int);
+                                             int64_t, int64_t, int64_t, int64_t, int64_t, S, float, uint64_t, int,  \
+                                             int64_t, int64_t);                                                   \
+    template int64_t crossentropy_forward_fast<S>(S*, S*, const S*, const int32_t*, int64_t, int64_t, int);       \
+    template void crossentropy_backward_fast<S>(S*, const S*, const int32_t*, S, int64_t, int64_t, int);          \
+    template void residual_forward_fast<S>(S*, const S*, const S*, int64_t, int);                                 \
+    template void residual_backward_fast<S>(S*, S*, const S*, int64_t, int);                                      \
+    template void zero_fast<S>(S*, int64_t, int);
 
 ATTN_TRAIN_FAST_INSTANTIATE(float)
 ATTN_TRAIN_FAST_INSTANTIATE(double)

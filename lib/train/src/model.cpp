@@ -111,12 +111,13 @@ struct Acts {
     struct Layer {
         Buf<S> ln1, ln1_mean, ln1_rstd, q, k, v, qn, kn, qnorm, knorm, att, atty, attproj, mid;
         Buf<S> ln2, ln2_mean, ln2_rstd, fch, fch_act, fcproj;
+        Buf<S> qkv, wqkv, bqkv;  // fast path: q|k|v in one (N, 2*H*Dk + H*Dv) buffer, from one GEMM
     };
     std::vector<Layer> L;
     std::vector<Buf<S>> res;  // residual stream entering block l (res[layers] leaves the last block)
     Buf<S> lnf, lnf_mean, lnf_rstd, logits, probs, losses;
     // backward scratch
-    Buf<S> dres, dln, dq, dk, dv, datty, dfch, dfch_act, dqn, dkn, dlogits;
+    Buf<S> dres, dln, dq, dk, dv, datty, dfch, dfch_act, dqn, dkn, dlogits, dqkv, dwqkv, dbqkv;
 
     void ensure(const ModelConfig& c, int64_t b, int64_t t) {
         if (pos.empty() && c.pos == PosKind::Sinusoidal) {
@@ -139,7 +140,9 @@ struct Acts {
             l.att.resize(ATT); l.atty.resize(N * VV); l.attproj.resize(N * D); l.mid.resize(N * D);
             l.ln2.resize(N * D); l.ln2_mean.resize(N); l.ln2_rstd.resize(N);
             l.fch.resize(N * F); l.fch_act.resize(N * F); l.fcproj.resize(N * D);
+            if (!cos) { l.qkv.resize(N * (2 * QK + VV)); l.wqkv.resize((2 * QK + VV) * D); l.bqkv.resize(2 * QK + VV); }
         }
+        if (!cos) { dqkv.resize(N * (2 * QK + VV)); dwqkv.resize((2 * QK + VV) * D); dbqkv.resize(2 * QK + VV); }
         res.assign(static_cast<size_t>(c.layers + 1), Buf<S>(N * D));
         lnf.resize(N * D); lnf_mean.resize(N); lnf_rstd.resize(N);
         logits.resize(N * V); probs.resize(N * V); losses.resize(N);
@@ -187,6 +190,22 @@ struct Ops {
         if (fast) train::attention_forward_fast(out, att, q, k, v, B, T, H, Dk, Dv, f, causal, p, seed, threads);
         else train::attention_forward(out, att, q, k, v, B, T, H, Dk, Dv, f, causal, p, seed);
     }
+    int64_t xent_fwd(S* losses, S* probs, const S* logits, const int32_t* targets, int64_t N, int64_t V) const {
+        if (fast) return train::crossentropy_forward_fast(losses, probs, logits, targets, N, V, threads);
+        return train::crossentropy_forward(losses, probs, logits, targets, N, V);
+    }
+    void xent_bwd(S* dlogits, const S* probs, const int32_t* targets, S scale, int64_t N, int64_t V) const {
+        if (fast) train::crossentropy_backward_fast(dlogits, probs, targets, scale, N, V, threads);
+        else train::crossentropy_backward(dlogits, probs, targets, scale, N, V);
+    }
+    void add(S* out, const S* a, const S* b, int64_t n) const {
+        if (fast) train::residual_forward_fast(out, a, b, n, threads);
+        else train::residual_forward(out, a, b, n);
+    }
+    void zero(Buf<S>& b) const {
+        if (fast) train::zero_fast(b.data(), static_cast<int64_t>(b.size()), threads);
+        else std::fill(b.begin(), b.end(), S(0));
+    }
     void att_bwd(S* dq, S* dk, S* dv, const S* dout, const S* q, const S* k, const S* v, const S* att, int64_t B,
                  int64_t T, int64_t H, int64_t Dk, int64_t Dv, S f, float p, uint64_t seed) const {
         if (fast) train::attention_backward_fast(dq, dk, dv, dout, q, k, v, att, B, T, H, Dk, Dv, f, p, seed, threads);
@@ -225,6 +244,8 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
     const bool learned = c.pos == PosKind::Learned, relu = c.act == Activation::Relu;
     const bool cos = c.scale.kind == ScaleKind::Cosine;
     const S factor = static_cast<S>(c.scale.factor(Dk));
+    const bool fused = op.fast && !cos;  // the fast path's one q|k|v GEMM (cosine keeps them apart)
+    const int64_t W3 = 2 * H * Dk + H * Dv;
     const float p = train_mode ? c.dropout : 0.0f;
     const size_t base = learned ? 2 : 1;
     auto bp = [&](int64_t l, int k) { return base + static_cast<size_t>(l * kPerBlock + k); };
@@ -236,6 +257,18 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
         auto& L = a.L[static_cast<size_t>(l)];
         const S* x = a.res[static_cast<size_t>(l)].data();
         op.ln_fwd(L.ln1.data(), L.ln1_mean.data(), L.ln1_rstd.data(), x, P[bp(l, kLn1W)], P[bp(l, kLn1B)], N, D);
+        if (fused) {  // W_q, W_k, W_v stacked (2QK + VV, D): one GEMM, its input packed once
+            std::copy(P[bp(l, kQW)], P[bp(l, kQW)] + QK * D, L.wqkv.data());
+            std::copy(P[bp(l, kKW)], P[bp(l, kKW)] + QK * D, L.wqkv.data() + QK * D);
+            std::copy(P[bp(l, kVW)], P[bp(l, kVW)] + VV * D, L.wqkv.data() + 2 * QK * D);
+            std::copy(P[bp(l, kQB)], P[bp(l, kQB)] + QK, L.bqkv.data());
+            std::copy(P[bp(l, kKB)], P[bp(l, kKB)] + QK, L.bqkv.data() + QK);
+            std::copy(P[bp(l, kVB)], P[bp(l, kVB)] + VV, L.bqkv.data() + 2 * QK);
+            op.matmul_fwd(L.qkv.data(), L.ln1.data(), L.wqkv.data(), L.bqkv.data(), N, D, W3);
+            train::attention_forward_fast(L.atty.data(), L.att.data(), L.qkv.data(), L.qkv.data() + QK,
+                                          L.qkv.data() + 2 * QK, B, T, H, Dk, Dv, factor, c.causal, p,
+                                          layer_seed(step_seed, l), op.threads, W3, W3);
+        } else {
         op.matmul_fwd(L.q.data(), L.ln1.data(), P[bp(l, kQW)], P[bp(l, kQB)], N, D, QK);
         op.matmul_fwd(L.k.data(), L.ln1.data(), P[bp(l, kKW)], P[bp(l, kKB)], N, D, QK);
         op.matmul_fwd(L.v.data(), L.ln1.data(), P[bp(l, kVW)], P[bp(l, kVB)], N, D, VV);
@@ -249,14 +282,15 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
         }
         op.att_fwd(L.atty.data(), L.att.data(), qa, ka, L.v.data(), B, T, H, Dk, Dv, factor, c.causal, p,
                    layer_seed(step_seed, l));
+        }
         op.matmul_fwd(L.attproj.data(), L.atty.data(), P[bp(l, kOW)], P[bp(l, kOB)], N, VV, D);
-        train::residual_forward(L.mid.data(), x, L.attproj.data(), N * D);
+        op.add(L.mid.data(), x, L.attproj.data(), N * D);
         op.ln_fwd(L.ln2.data(), L.ln2_mean.data(), L.ln2_rstd.data(), L.mid.data(), P[bp(l, kLn2W)],
                   P[bp(l, kLn2B)], N, D);
         op.matmul_fwd(L.fch.data(), L.ln2.data(), P[bp(l, kFc1W)], P[bp(l, kFc1B)], N, D, F);
         op.act_fwd(L.fch_act.data(), L.fch.data(), N * F, relu);
         op.matmul_fwd(L.fcproj.data(), L.fch_act.data(), P[bp(l, kFc2W)], P[bp(l, kFc2B)], N, F, D);
-        train::residual_forward(a.res[static_cast<size_t>(l + 1)].data(), L.mid.data(), L.fcproj.data(), N * D);
+        op.add(a.res[static_cast<size_t>(l + 1)].data(), L.mid.data(), L.fcproj.data(), N * D);
     }
     const S* xl = a.res[static_cast<size_t>(c.layers)].data();
     op.ln_fwd(a.lnf.data(), a.lnf_mean.data(), a.lnf_rstd.data(), xl, P[i_lnfw], P[i_lnfb], N, D);
@@ -264,7 +298,7 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
 
     StepStats st;
     if (!targets) return st;
-    st.counted = train::crossentropy_forward(a.losses.data(), a.probs.data(), a.logits.data(), targets, N, V);
+    st.counted = op.xent_fwd(a.losses.data(), a.probs.data(), a.logits.data(), targets, N, V);
     double total = 0;
     for (int64_t n = 0; n < N; ++n) {
         total += static_cast<double>(a.losses[static_cast<size_t>(n)]);
@@ -279,10 +313,10 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
     // ---- backward ----
     const auto& g = *G;
     for (size_t i = 0; i < g.size(); ++i) std::fill(g[i], g[i] + sizes[i], S(0));
-    auto zero = [](Buf<S>& b) { std::fill(b.begin(), b.end(), S(0)); };
+    auto zero = [&op](Buf<S>& b) { op.zero(b); };
     zero(a.dlogits);
     const S scale = st.counted ? S(1) / static_cast<S>(st.counted) : S(0);
-    train::crossentropy_backward(a.dlogits.data(), a.probs.data(), targets, scale, N, V);
+    op.xent_bwd(a.dlogits.data(), a.probs.data(), targets, scale, N, V);
     zero(a.dln);
     op.matmul_bwd(a.dln.data(), g[i_head], nullptr, a.dlogits.data(), a.lnf.data(), P[i_head], N, D, V);
     zero(a.dres);
@@ -306,6 +340,27 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
         zero(a.datty);
         op.matmul_bwd(a.datty.data(), g[bp(l, kOW)], g[bp(l, kOB)], a.dres.data(), L.atty.data(), P[bp(l, kOW)],
                       N, VV, D);
+        if (fused) {
+            zero(a.dqkv);
+            train::attention_backward_fast(a.dqkv.data(), a.dqkv.data() + QK, a.dqkv.data() + 2 * QK, a.datty.data(),
+                                           L.qkv.data(), L.qkv.data() + QK, L.qkv.data() + 2 * QK, L.att.data(), B, T,
+                                           H, Dk, Dv, factor, p, layer_seed(step_seed, l), op.threads, W3, W3);
+            zero(a.dln);
+            std::fill(a.dwqkv.begin(), a.dwqkv.end(), S(0));
+            std::fill(a.dbqkv.begin(), a.dbqkv.end(), S(0));
+            op.matmul_bwd(a.dln.data(), a.dwqkv.data(), a.dbqkv.data(), a.dqkv.data(), L.ln1.data(), L.wqkv.data(), N,
+                          D, W3);
+            // the stacked gradient back into the three parameters (zeroed at the start of the step)
+            std::copy(a.dwqkv.data(), a.dwqkv.data() + QK * D, g[bp(l, kQW)]);
+            std::copy(a.dwqkv.data() + QK * D, a.dwqkv.data() + 2 * QK * D, g[bp(l, kKW)]);
+            std::copy(a.dwqkv.data() + 2 * QK * D, a.dwqkv.data() + W3 * D, g[bp(l, kVW)]);
+            std::copy(a.dbqkv.data(), a.dbqkv.data() + QK, g[bp(l, kQB)]);
+            std::copy(a.dbqkv.data() + QK, a.dbqkv.data() + 2 * QK, g[bp(l, kKB)]);
+            std::copy(a.dbqkv.data() + 2 * QK, a.dbqkv.data() + W3, g[bp(l, kVB)]);
+            op.ln_bwd(a.dres.data(), g[bp(l, kLn1W)], g[bp(l, kLn1B)], a.dln.data(), x, P[bp(l, kLn1W)],
+                      L.ln1_mean.data(), L.ln1_rstd.data(), N, D);  // dres is now d x
+            continue;
+        }
         zero(a.dq);
         zero(a.dk);
         zero(a.dv);

@@ -35,12 +35,32 @@ template <class S>
 void activation_forward_fast(S* out, const S* inp, int64_t n, bool relu, int threads);
 template <class S>
 void activation_backward_fast(S* dinp, const S* inp, const S* dout, int64_t n, bool relu, int threads);
+// ld_qk, ld_v: the row strides of q, k (and dq, dk) and of v (and dv), in elements; 0 means
+// packed (H*Dk, H*Dv). The model passes one fused (N, 2*H*Dk + H*Dv) q|k|v buffer this way.
+// out and dout are always packed (B, T, H*Dv).
 template <class S>
 void attention_forward_fast(S* out, S* att, const S* q, const S* k, const S* v, int64_t B, int64_t T, int64_t H,
-                            int64_t Dk, int64_t Dv, S factor, bool causal, float p, uint64_t seed, int threads);
+                            int64_t Dk, int64_t Dv, S factor, bool causal, float p, uint64_t seed, int threads,
+                            int64_t ld_qk = 0, int64_t ld_v = 0);
 template <class S>
 void attention_backward_fast(S* dq, S* dk, S* dv, const S* dout, const S* q, const S* k, const S* v, const S* att,
                              int64_t B, int64_t T, int64_t H, int64_t Dk, int64_t Dv, S factor, float p,
-                             uint64_t seed, int threads);
+                             uint64_t seed, int threads, int64_t ld_qk = 0, int64_t ld_v = 0);
+
+// Softmax cross-entropy by kRowChunk rows (each row as the reference computes it).
+template <class S>
+int64_t crossentropy_forward_fast(S* losses, S* probs, const S* logits, const int32_t* targets, int64_t N, int64_t V,
+                                  int threads);
+template <class S>
+void crossentropy_backward_fast(S* dlogits, const S* probs, const int32_t* targets, S scale, int64_t N, int64_t V,
+                                int threads);
+// out = a + b; and the residual backward da += dout, db += dout, elementwise in pieces.
+template <class S>
+void residual_forward_fast(S* out, const S* a, const S* b, int64_t n, int threads);
+template <class S>
+void residual_backward_fast(S* da, S* db, const S* dout, int64_t n, int threads);
+// x[0, n) = 0 in pieces.
+template <class S>
+void zero_fast(S* x, int64_t n, int threads);
 
 }  // namespace attn::train

@@ -282,7 +282,7 @@ struct HeadEntropy {
     HeadStats s;
 };
 
-std::vector<HeadEntropy> head_entropies(TinyTransformer& model, const Task& task, const TaskBatch& b, int threads) {
+std::vector<HeadEntropy> head_entropies(TinyTransformer& model, const TaskBatch& b, int threads) {
     model.evaluate(b.tokens.data(), b.targets.data(), b.B, b.T, threads);
     const Mask mask = model.config().causal ? Mask::make_causal() : Mask::none();
     std::vector<HeadEntropy> out;
@@ -292,7 +292,6 @@ std::vector<HeadEntropy> head_entropies(TinyTransformer& model, const Task& task
         for (size_t h = 0; h < stats.size(); ++h)
             out.push_back({static_cast<int64_t>(l), static_cast<int64_t>(h), stats[h]});
     }
-    (void)task;
     return out;
 }
 
@@ -331,7 +330,13 @@ int list_tasks() {
         to.causal = task_default_causal(k);
         std::string vocab;
         if (k == TaskKind::Chars) {
-            vocab = "one id per distinct byte of --corpus (data/macbeth.txt: 62)";
+            vocab = "one id per distinct byte of --corpus";
+            try {
+                to.corpus = read_file(default_corpus());
+                vocab += fmt::format(" ({}: {})", default_corpus(), Task(k, to).vocab());
+            } catch (const InputError&) {
+                // no corpus at the default place: the rule alone
+            }
         } else {
             const Task t(k, to);
             vocab = fmt::format("{} with --symbols 16; {} scored token{} per row", t.vocab(), t.scored_per_row(),
@@ -457,7 +462,6 @@ int run_train(TrainOpts o) {
     if (o.svg == "-" && o.json == "-") throw InputError("--svg: only one of --json and --svg can be - (standard output)");
     if (o.dump == "-" && (o.json == "-" || o.svg == "-"))
         throw InputError("--dump: only one of --json, --svg and --dump can be - (standard output)");
-    tc.threads = static_cast<int>(tc.threads);
     with_option("--steps", [&] { tc.validate(); });
 
     // ---- build the model
@@ -523,7 +527,7 @@ int run_train(TrainOpts o) {
 
     // ---- what the trained model does
     const TaskBatch eval0 = task.batch(tc.batch, tc.seed, DataSplit::Eval, 0);
-    const auto entropies = head_entropies(model, task, eval0, threads);
+    const auto entropies = head_entropies(model, eval0, threads);
     const CurvePoint& last = result.curve.back();
     const bool unicode = unicode_ok(o.ascii);
 

@@ -680,6 +680,7 @@ const Command reg{
         auto o = std::make_shared<TrainOpts>();
         TrainConfig& tc = o->tc;
         tc.threads = 0;
+        tc.lr = 3e-3;
         sub.footer(
             "Each step draws a fresh batch of the task from --seed, runs forward and backward through the model,\n"
             "clips the gradient norm and takes an optimiser step. Every --eval-every steps (and at the end) the\n"
@@ -691,7 +692,7 @@ const Command reg{
             "Inspect a saved model: attn train --load FILE --steps 0 --dump out.json, then attn view out.json.\n"
             "Examples (README, section Training, has their figures):\n"
             "  attn train --task distance --distance 3 --layers 1 --steps 400 --lr 3e-3 --svg loss.svg\n"
-            "  attn train --task recall --seq 12 --queries 3 --arch decoder --lr 3e-3 --warmup 200 --steps 6000\n"
+            "  attn train --task recall --batch 64 --steps 1500 --threads 2 --svg recall.svg   (100% in ~20 s)\n"
             "  attn train --task chars --seq 64 --steps 3000 --save macbeth.safetensors\n");
         std::map<std::string, CLI::Option*> opts;
         auto track = [&](CLI::Option* opt) {

@@ -46,7 +46,8 @@ const char* task_name(TaskKind k);     // "copy", ...
 const char* task_summary(TaskKind k);  // one line: what the input is and what is predicted
 // "copy" -> TaskKind::Copy; InputError "unknown task 'x' (one of copy, reverse, ...)".
 TaskKind task_of(std::string_view name);
-// Decoder (true) for copy, reverse, sort, distance, chars; encoder for recall.
+// Decoder (true) for every task: with an encoder, recall sits on a plateau far longer
+// (README, Training); --arch encoder still gives one (chars excepted).
 bool task_default_causal(TaskKind k);
 
 enum class DataSplit { Train, Eval };

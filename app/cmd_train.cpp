@@ -1,0 +1,784 @@
+// `attn train`: train a tiny Transformer on a toy task and watch the loss fall.
+// The task (attn/train/tasks.hpp), the model (attn/train/model.hpp) and the loop
+// (attn/train/trainer.hpp) are the library's; this file binds flags, checks
+// them all before the first step, and shows the run: a progress line, the
+// curve as a table and a sparkline, an SVG plot, a JSON record, the per-head
+// attention entropies, a checkpoint, an attn-dump of the trained attention.
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "attn/core/errors.hpp"
+#include "attn/core/mask.hpp"
+#include "attn/core/parallel.hpp"
+#include "attn/core/rng.hpp"
+#include "attn/core/stats.hpp"
+#include "attn/io/dump.hpp"
+#include "attn/train/checkpoint.hpp"
+#include "attn/train/model.hpp"
+#include "attn/train/tasks.hpp"
+#include "attn/train/trainer.hpp"
+#include "attn/viz/svg.hpp"
+#include "command.hpp"
+#include "options.hpp"
+#include "parse.hpp"
+
+namespace attn::cli {
+namespace {
+
+constexpr int64_t kMaxBatch = 65536;
+constexpr int64_t kMaxSteps = 100000000;
+constexpr int64_t kMaxWidth = 65536;  // d_model, d_k, d_v, d_ff
+constexpr int64_t kMaxLayers = 1024;
+constexpr int64_t kMaxHeads = 4096;
+constexpr int64_t kDumpRows = 4;      // batch rows in --dump (the first rows of eval batch 0)
+
+enum class Arch { Task, Decoder, Encoder };
+const char* arch_name(Arch a) { return a == Arch::Task ? "task" : a == Arch::Decoder ? "decoder" : "encoder"; }
+
+struct TrainOpts {
+    std::string task, corpus, load, save, json, svg, dump;
+    int64_t seq = 0, symbols = 16, distance = 4, queries = 1;
+    int64_t layers = 2, d_model = 64, heads = 4, d_k = 0, d_v = 0, d_ff = 0;
+    std::string scale = "sqrt", init = "torch";
+    double dropout = 0, qk_gain = 1, emb_std = 1;
+    PosKind pos = PosKind::Learned;
+    Activation act = Activation::Gelu;
+    Arch arch = Arch::Task;
+    TrainConfig tc;
+    int64_t layer = -1;  // --dump: which layer is "weights" (-1: the last)
+    bool list_tasks = false, ascii = false, quiet = false;
+    // given on the command line (the checkpoint's values are taken otherwise)
+    std::map<std::string, bool> given;
+};
+
+// The sequence length a task gets when --seq is not given.
+int64_t default_seq(TaskKind k) {
+    switch (k) {
+        case TaskKind::Copy:
+        case TaskKind::Reverse:
+        case TaskKind::Sort: return 17;
+        case TaskKind::Recall: return 16;
+        case TaskKind::Distance: return 16;
+        case TaskKind::Chars: return 64;
+    }
+    return 16;
+}
+
+// data/macbeth.txt under the working folder, else beside the executable's parent
+// folders (build/attn -> build/../data): the same search as the model folder.
+std::string default_corpus() {
+    namespace fs = std::filesystem;
+    const std::string rel = "data/macbeth.txt";
+    std::error_code ec;
+    if (fs::exists(rel, ec)) return rel;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec)
+        for (fs::path p = exe.parent_path(); !p.empty() && p != p.root_path(); p = p.parent_path())
+            if (fs::exists(p / rel, ec)) return (p / rel).string();
+    return rel;
+}
+
+// ---- Ctrl-C: the first SIGINT asks the loop to stop after the step in progress
+// (SA_RESETHAND puts the default action back, so a second one ends attn at once).
+// The handler is removed before any file is written, so write_file_atomic's own
+// handler (which removes its temp file on INT, TERM, HUP) installs as usual.
+std::atomic<bool> g_stop{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+extern "C" void on_sigint(int) { g_stop.store(true); }
+
+class StopOnSigint {
+public:
+    StopOnSigint() {
+        struct sigaction old {};
+        if (::sigaction(SIGINT, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) return;  // ignored: leave it so
+        struct sigaction sa {};
+        sa.sa_handler = on_sigint;
+        sa.sa_flags = SA_RESETHAND;
+        sigemptyset(&sa.sa_mask);
+        installed_ = ::sigaction(SIGINT, &sa, nullptr) == 0;
+    }
+    ~StopOnSigint() { release(); }
+    void release() {
+        if (!installed_) return;
+        struct sigaction cur {};
+        if (::sigaction(SIGINT, nullptr, &cur) == 0 && cur.sa_handler == on_sigint) {
+            struct sigaction dfl {};
+            dfl.sa_handler = SIG_DFL;
+            sigemptyset(&dfl.sa_mask);
+            ::sigaction(SIGINT, &dfl, nullptr);
+        }
+        installed_ = false;
+    }
+
+private:
+    bool installed_ = false;
+};
+
+// ---- text output
+
+std::string pct(double f) { return fmt::format("{:.1f}%", 100 * f); }
+
+std::string seconds_text(double s) {
+    if (!(s >= 0) || !std::isfinite(s)) return "?";
+    if (s < 60) return fmt::format("{:.0f} s", s);
+    if (s < 3600) return fmt::format("{}m{:02d}s", static_cast<int>(s / 60), static_cast<int>(s) % 60);
+    return fmt::format("{}h{:02d}m", static_cast<int>(s / 3600), (static_cast<int>(s) / 60) % 60);
+}
+
+// Unicode block sparkline, or ASCII when asked (--ascii), when TERM is dumb, or
+// when the locale names a character set other than UTF-8.
+bool unicode_ok(bool ascii_flag) {
+    if (ascii_flag) return false;
+    const char* term = std::getenv("TERM");
+    if (term != nullptr && std::string(term) == "dumb") return false;
+    for (const char* var : {"LC_ALL", "LC_CTYPE", "LANG"}) {
+        const char* v = std::getenv(var);
+        if (v == nullptr || v[0] == '\0') continue;
+        std::string s(v);
+        std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+        return s.find("utf-8") != std::string::npos || s.find("utf8") != std::string::npos;
+    }
+    return true;
+}
+
+// Means of `v` over at most `cols` equal buckets.
+std::vector<double> buckets(const std::vector<float>& v, size_t cols) {
+    std::vector<double> out;
+    if (v.empty()) return out;
+    const size_t n = std::min(cols, v.size());
+    for (size_t c = 0; c < n; ++c) {
+        const size_t lo = c * v.size() / n, hi = (c + 1) * v.size() / n;
+        double s = 0;
+        size_t k = 0;
+        for (size_t i = lo; i < hi; ++i)
+            if (std::isfinite(v[i])) {
+                s += v[i];
+                ++k;
+            }
+        out.push_back(k ? s / static_cast<double>(k) : std::nan(""));
+    }
+    return out;
+}
+
+// One character per value: 8 levels between the smallest and the largest.
+std::string sparkline(const std::vector<double>& v, bool unicode) {
+    static const char* const kBlocks[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+    static constexpr char kAscii[] = "_.-:=+*#";
+    double lo = INFINITY, hi = -INFINITY;
+    for (double x : v)
+        if (std::isfinite(x)) lo = std::min(lo, x), hi = std::max(hi, x);
+    std::string s;
+    for (double x : v) {
+        if (!std::isfinite(x)) {
+            s += unicode ? " " : "?";
+            continue;
+        }
+        const int level = hi > lo ? std::clamp(static_cast<int>((x - lo) / (hi - lo) * 7.999), 0, 7) : 0;
+        s += unicode ? std::string(kBlocks[level]) : std::string(1, kAscii[level]);
+    }
+    return s;
+}
+
+void print_curve_table(std::FILE* out, const TrainResult& r, bool exact) {
+    const auto& c = r.curve;
+    const size_t max_rows = 30;
+    const size_t every = c.size() > max_rows ? (c.size() + max_rows - 1) / max_rows : 1;
+    fmt::print(out, "\n{:>8}  {:>9}  {:>10}  {:>9}  {:>9}  {:>8}{}  {:>8}\n", "step", "lr", "train loss", "train acc",
+               "eval loss", "eval acc", exact ? "     exact" : "", "time");
+    for (size_t i = 0; i < c.size(); ++i) {
+        if (i % every != 0 && i + 1 != c.size()) continue;
+        const CurvePoint& p = c[i];
+        const bool trained = i == 0 ? p.step > 0 : p.step > c[i - 1].step;
+        fmt::print(out, "{:>8}  {:>9}  {:>10}  {:>9}  {:>9.4f}  {:>8}{}  {:>8}\n", p.step,
+                   trained ? fmt::format("{:.2e}", p.lr) : "-",
+                   trained ? fmt::format("{:.4f}", p.train_loss) : "-", trained ? pct(p.train_accuracy) : "-",
+                   p.eval.loss, pct(p.eval.accuracy), exact ? fmt::format("  {:>8}", pct(p.eval.exact)) : "",
+                   seconds_text(p.seconds));
+    }
+    if (every > 1) fmt::print(out, "(every {}th point of {}; --json has all of them)\n", every, c.size());
+}
+
+// ---- the SVG plot: training loss per step (bucketed), eval loss and eval accuracy.
+std::string curve_svg(const TrainResult& r, const std::string& title, const std::string& model_line,
+                      const std::string& train_line) {
+    const double W = 860, H = 460, left = 70, right = 70, top = 84, bottom = 50;
+    const double pw = W - left - right, ph = H - top - bottom;
+    SvgDocument doc(W, H, title);
+    doc.text(W / 2, 24, title, {.font_size = 15, .bold = true, .anchor = "middle"});
+    doc.text(W / 2, 44, model_line, {.fill = "#555", .font_size = 10.5, .anchor = "middle"});
+    doc.text(W / 2, 60, train_line, {.fill = "#555", .font_size = 10.5, .anchor = "middle"});
+    const double steps = std::max<double>(1, static_cast<double>(r.steps_done));
+    double ymax = 0;
+    for (float l : r.step_loss)
+        if (std::isfinite(l)) ymax = std::max(ymax, static_cast<double>(l));
+    for (const auto& p : r.curve)
+        if (std::isfinite(p.eval.loss)) ymax = std::max(ymax, p.eval.loss);
+    if (!(ymax > 0)) ymax = 1;
+    ymax *= 1.05;
+    auto X = [&](double step) { return left + pw * step / steps; };
+    auto Y = [&](double loss) { return top + ph * (1 - std::clamp(loss / ymax, 0.0, 1.0)); };
+    auto YA = [&](double acc) { return top + ph * (1 - std::clamp(acc, 0.0, 1.0)); };
+    // axes, grid and ticks
+    doc.rect(left, top, pw, ph, {.fill = "none", .stroke = "#999", .stroke_width = 1});
+    for (int k = 0; k <= 5; ++k) {
+        const double y = top + ph * k / 5.0;
+        doc.line(left, y, left + pw, y, {.stroke = "#eee", .stroke_width = 1});
+        doc.text(left - 6, y + 4, fmt::format("{:.3g}", ymax * (5 - k) / 5.0), {.font_size = 10, .anchor = "end"});
+        doc.text(left + pw + 6, y + 4, fmt::format("{:.0f}%", 100.0 * (5 - k) / 5.0), {.fill = "#d62728", .font_size = 10});
+        const double x = left + pw * k / 5.0;
+        doc.text(x, top + ph + 16, fmt::format("{:.0f}", steps * k / 5.0), {.font_size = 10, .anchor = "middle"});
+    }
+    doc.text(left + pw / 2, H - 12, "step", {.font_size = 11, .anchor = "middle"});
+    doc.text(18, top + ph / 2, "cross-entropy loss (nats)", {.font_size = 11, .anchor = "middle"}, -90);
+    doc.text(W - 14, top + ph / 2, "eval accuracy", {.fill = "#d62728", .font_size = 11, .anchor = "middle"}, 90);
+    // training loss, the mean of each of at most 300 buckets of steps
+    const auto b = buckets(r.step_loss, 300);
+    std::vector<std::pair<double, double>> train_pts;
+    for (size_t i = 0; i < b.size(); ++i)
+        if (std::isfinite(b[i]))
+            train_pts.emplace_back(X((static_cast<double>(i) + 0.5) * steps / static_cast<double>(b.size())), Y(b[i]));
+    if (train_pts.size() > 1) doc.polyline(train_pts, {.fill = "none", .stroke = "#9ecae1", .stroke_width = 1.5});
+    std::vector<std::pair<double, double>> eval_pts, acc_pts;
+    for (const auto& p : r.curve) {
+        if (std::isfinite(p.eval.loss)) eval_pts.emplace_back(X(static_cast<double>(p.step)), Y(p.eval.loss));
+        acc_pts.emplace_back(X(static_cast<double>(p.step)), YA(p.eval.accuracy));
+    }
+    if (eval_pts.size() > 1) doc.polyline(eval_pts, {.fill = "none", .stroke = "#1f77b4", .stroke_width = 2});
+    for (const auto& [x, y] : eval_pts) doc.circle(x, y, 2.5, {.fill = "#1f77b4"});
+    if (acc_pts.size() > 1)
+        doc.polyline(acc_pts, {.fill = "none", .stroke = "#d62728", .stroke_width = 1.5, .dash = "5 3"});
+    // legend
+    // in the middle of the right side: losses end low and accuracies high, so it covers least there
+    const double lx = left + pw - 200, ly = top + ph / 2 - 20;
+    doc.rect(lx - 8, ly - 12, 204, 58, {.fill = "white", .stroke = "#ccc", .stroke_width = 1});
+    doc.line(lx, ly - 4, lx + 24, ly - 4, {.stroke = "#9ecae1", .stroke_width = 1.5});
+    doc.text(lx + 30, ly, "training loss (batch mean)", {.font_size = 11});
+    doc.line(lx, ly + 14, lx + 24, ly + 14, {.stroke = "#1f77b4", .stroke_width = 2});
+    doc.text(lx + 30, ly + 18, "eval loss (held-out batches)", {.font_size = 11});
+    doc.line(lx, ly + 32, lx + 24, ly + 32, {.stroke = "#d62728", .stroke_width = 1.5, .dash = "5 3"});
+    doc.text(lx + 30, ly + 36, "eval accuracy (right axis)", {.font_size = 11});
+    return doc.str();
+}
+
+// ---- the run
+
+struct HeadEntropy {
+    int64_t layer, head;
+    HeadStats s;
+};
+
+std::vector<HeadEntropy> head_entropies(TinyTransformer& model, const TaskBatch& b, int threads) {
+    model.evaluate(b.tokens.data(), b.targets.data(), b.B, b.T, threads);
+    const Mask mask = model.config().causal ? Mask::make_causal() : Mask::none();
+    std::vector<HeadEntropy> out;
+    const auto& weights = model.attention_weights();
+    for (size_t l = 0; l < weights.size(); ++l) {
+        const auto stats = head_stats(weights[l], mask);
+        for (size_t h = 0; h < stats.size(); ++h)
+            out.push_back({static_cast<int64_t>(l), static_cast<int64_t>(h), stats[h]});
+    }
+    return out;
+}
+
+nlohmann::json eval_json(const EvalStats& e) {
+    nlohmann::json j = {{"loss", e.loss}, {"accuracy", e.accuracy}, {"tokens", e.tokens}};
+    if (e.exact >= 0) j["exact_match"] = e.exact;
+    return j;
+}
+
+// Throws InputError naming the option when a task option does not fit the task.
+Task make_task(const TrainOpts& o, TaskKind kind, bool causal, int64_t seq) {
+    TaskOptions to;
+    to.seq = seq;
+    to.symbols = o.symbols;
+    to.distance = o.distance;
+    to.queries = o.queries;
+    to.causal = causal;
+    if (kind == TaskKind::Distance && (o.distance < 1 || o.distance > seq - 1))
+        throw InputError(fmt::format("--distance: must be in [1, --seq - 1] = [1, {}], got {}", seq - 1, o.distance));
+    if (kind == TaskKind::Chars) {
+        if (!causal)
+            throw InputError("--arch: task chars needs a decoder (an encoder would see the character it must predict)");
+        const std::string path = o.corpus.empty() ? default_corpus() : o.corpus;
+        to.corpus = with_option("--corpus", [&] { return read_file(path); });
+        return with_option("--corpus", [&] { return Task(kind, to); });
+    }
+    return with_option("--seq", [&] { return Task(kind, to); });
+}
+
+int list_tasks() {
+    fmt::print("Tasks of attn train (--task NAME), generated on the fly from --seed:\n\n");
+    for (TaskKind k : all_tasks()) {
+        fmt::print("  {:<9} {}\n", task_name(k), task_summary(k));
+        TaskOptions to;
+        to.seq = default_seq(k);
+        to.causal = task_default_causal(k);
+        std::string vocab;
+        if (k == TaskKind::Chars) {
+            vocab = "one id per distinct byte of --corpus";
+            try {
+                to.corpus = read_file(default_corpus());
+                vocab += fmt::format(" ({}: {})", default_corpus(), Task(k, to).vocab());
+            } catch (const InputError&) {
+                // no corpus at the default place: the rule alone
+            }
+        } else {
+            const Task t(k, to);
+            vocab = fmt::format("{} with --symbols 16; {} scored token{} per row", t.vocab(), t.scored_per_row(),
+                                t.scored_per_row() == 1 ? "" : "s");
+        }
+        fmt::print("  {:<9} default: {}, --seq {}; vocabulary {}\n\n", "", task_default_causal(k) ? "decoder" : "encoder",
+                   default_seq(k), vocab);
+    }
+    fmt::print("Layouts (--arch): a decoder sees the prompt then the answer, and predicts each answer token from the\n"
+               "tokens before it; an encoder sees the prompt then [MASK]s and fills them in. chars is decoder-only.\n");
+    return 0;
+}
+
+int run_train(TrainOpts o) {
+    if (o.list_tasks) return list_tasks();
+    auto given = [&](const char* name) { return o.given[name]; };
+
+    // ---- check everything before the first step
+    std::optional<Checkpoint> loaded;
+    std::map<std::string, std::string> meta;
+    if (!o.load.empty()) {
+        for (const char* opt : {"--layers", "--d-model", "--heads", "--d-k", "--d-v", "--d-ff", "--scale", "--init",
+                                "--dropout", "--pos", "--act", "--arch", "--qk-gain", "--emb-std"})
+            if (given(opt))
+                throw InputError(fmt::format("{}: cannot be combined with --load (the checkpoint fixes the model)", opt));
+        loaded.emplace(with_option("--load", [&] { return load_checkpoint(o.load); }));
+        meta = loaded->metadata;
+    }
+    auto meta_int = [&](const char* key, int64_t& v, const char* opt) {
+        auto it = meta.find(key);
+        if (it == meta.end() || given(opt)) return;
+        int64_t x = 0;
+        if (!read_integer(it->second, 1, kMaxSize, x).empty())
+            throw InputError(fmt::format("--load: '{}': metadata {} is not a positive integer", o.load, key));
+        v = x;
+    };
+    if (o.task.empty() && meta.count("attn.task")) o.task = meta["attn.task"];
+    if (o.task.empty())
+        throw InputError("--task: required (one of copy, reverse, sort, recall, distance, chars; --list-tasks says what each is)");
+    const TaskKind kind = with_option("--task", [&] { return task_of(o.task); });
+    meta_int("attn.task.seq", o.seq, "--seq");
+    meta_int("attn.task.symbols", o.symbols, "--symbols");
+    meta_int("attn.task.distance", o.distance, "--distance");
+    meta_int("attn.task.queries", o.queries, "--queries");
+    if (given("--queries") && kind != TaskKind::Recall)
+        throw InputError("--queries: acts on task recall only");
+    const int64_t seq = o.seq > 0 ? o.seq : default_seq(kind);
+    if (seq > kMaxTaskSeq) throw InputError(fmt::format("--seq: must be at most {}, got {}", kMaxTaskSeq, seq));
+    const bool causal = loaded ? loaded->model.config().causal
+                        : o.arch == Arch::Task ? task_default_causal(kind)
+                                               : o.arch == Arch::Decoder;
+    const Task task = make_task(o, kind, causal, seq);
+
+    TrainConfig& tc = o.tc;
+    if (tc.steps == 0 && !loaded)
+        throw InputError("--steps: must be at least 1 (0 only with --load, to inspect a saved model)");
+    if (!(std::isfinite(tc.lr) && tc.lr > 0 && static_cast<float>(tc.lr) > 0 && std::isfinite(static_cast<float>(tc.lr))))
+        throw InputError(fmt::format("--lr: must be a finite number above 0, got {}", tc.lr));
+    if (tc.lr > 10) throw InputError(fmt::format("--lr: must be at most 10, got {}", tc.lr));
+    if (!(std::isfinite(tc.weight_decay) && tc.weight_decay >= 0 && tc.weight_decay <= 10))
+        throw InputError(fmt::format("--weight-decay: must be in [0, 10], got {}", tc.weight_decay));
+    if (!(tc.momentum >= 0 && tc.momentum < 1))
+        throw InputError(fmt::format("--momentum: must be in [0, 1), got {}", tc.momentum));
+    if (given("--momentum") && tc.optimizer != OptimizerKind::Sgd)
+        throw InputError("--momentum: acts with --optimizer sgd only (AdamW has its own moments)");
+    if (!(std::isfinite(tc.clip) && tc.clip >= 0))
+        throw InputError(fmt::format("--clip: must be a finite number >= 0 (0: no clipping), got {}", tc.clip));
+    if (tc.warmup > tc.steps) throw InputError(fmt::format("--warmup: must be at most --steps ({}), got {}", tc.steps, tc.warmup));
+    if (!(o.dropout >= 0.0 && o.dropout < 1.0) || static_cast<float>(o.dropout) == 1.0f)
+        throw InputError(fmt::format("--dropout: must be in [0, 1), got {}", o.dropout));
+    if (!(std::isfinite(o.emb_std) && o.emb_std >= kMinInitStd && o.emb_std <= kMaxInitStd))
+        throw InputError(fmt::format("--emb-std: must be in [{:g}, {:g}], got {}", kMinInitStd, kMaxInitStd, o.emb_std));
+    if (!(std::isfinite(o.qk_gain) && o.qk_gain > 0 && o.qk_gain <= 1e3))
+        throw InputError(fmt::format("--qk-gain: must be in (0, 1000], got {}", o.qk_gain));
+
+    ModelConfig mc;
+    if (loaded) {
+        mc = loaded->model.config();
+        if (mc.vocab != task.vocab())
+            throw InputError(fmt::format("--load: '{}' has a vocabulary of {} tokens, task {} with these options has {} "
+                                         "(give the --symbols it was trained with)",
+                                         o.load, mc.vocab, task.name(), task.vocab()));
+        if (mc.max_seq < seq)
+            throw InputError(fmt::format("--seq: the model of '{}' takes at most {} positions, got {}", o.load, mc.max_seq, seq));
+    } else {
+        mc.vocab = task.vocab();
+        mc.max_seq = seq;
+        mc.d_model = o.d_model;
+        mc.heads = o.heads;
+        mc.d_k = o.d_k;
+        mc.d_v = o.d_v;
+        mc.layers = o.layers;
+        mc.d_ff = o.d_ff;
+        mc.causal = causal;
+        mc.scale = parse_scale(o.scale);
+        mc.dropout = static_cast<float>(o.dropout);
+        mc.pos = o.pos;
+        mc.act = o.act;
+        mc.init = parse_init(o.init);
+        mc.qk_init_gain = static_cast<float>(o.qk_gain);
+        if (o.d_k == 0 && o.d_model % o.heads != 0)
+            throw InputError(fmt::format("--heads: d_model {} is not divisible by {} heads (or give --d-k)", o.d_model,
+                                         o.heads));
+        mc = with_option("--d-model", [&] { return mc.resolved(); });
+    }
+    // Memory: the activations kept for the backward pass, about (per layer) 16 D + 2 d_ff
+    // + 3 H T floats per token, plus 2 V for the logits; and the weights 4 times (value,
+    // gradient, two AdamW moments).
+    {
+        const double BT = static_cast<double>(tc.batch) * static_cast<double>(seq);
+        const double per_token = static_cast<double>(mc.layers) * (16.0 * mc.d_model + 2.0 * mc.d_ff +
+                                                                   3.0 * static_cast<double>(mc.heads) * seq) +
+                                 2.0 * mc.vocab;
+        const double weights = 4.0 * (2.0 * mc.vocab * mc.d_model + static_cast<double>(mc.layers) *
+                                      (mc.d_model * mc.heads * (2.0 * mc.d_k + 2.0 * mc.d_v) + 2.0 * mc.d_model * mc.d_ff));
+        require_fits_in_memory("--batch", 4.0 * (BT * per_token + weights),
+                               fmt::format("B={}, T={}, D={}, {} layers", tc.batch, seq, mc.d_model, mc.layers));
+    }
+    if (o.layer >= mc.layers)
+        throw InputError(fmt::format("--layer: must be in 0..{} ({} layers), got {}", mc.layers - 1, mc.layers, o.layer));
+    for (const auto& [opt, path] : {std::pair{"--save", &o.save}, {"--json", &o.json}, {"--svg", &o.svg},
+                                    {"--dump", &o.dump}})
+        if (!path->empty()) require_writable(opt, *path);
+    if (o.save == "-") throw InputError("--save: the checkpoint is a binary file; give a file name, not -");
+    if (o.svg == "-" && o.json == "-") throw InputError("--svg: only one of --json and --svg can be - (standard output)");
+    if (o.dump == "-" && (o.json == "-" || o.svg == "-"))
+        throw InputError("--dump: only one of --json, --svg and --dump can be - (standard output)");
+    with_option("--steps", [&] { tc.validate(); });
+
+    // ---- build the model
+    TinyTransformer model = loaded ? std::move(loaded->model) : TinyTransformer(mc);
+    if (!loaded) {
+        model.init(mix64(tc.seed ^ 0x696e6974ULL));
+        // Embeddings (token and learned positions) drawn again from N(0, emb_std^2), one Rng
+        // stream per tensor: nn.Embedding's N(0, 1) by default. With GPT-2's 0.02 the recall
+        // task sits on a plateau for thousands of steps (README, Training), in PyTorch too.
+        uint64_t stream = 0;
+        for (Param& p : model.params())
+            if (p.name == "tok_emb.weight" || p.name == "pos_emb.weight") {
+                Rng rng(mix64(tc.seed ^ 0x656d62ULL), ++stream);
+                for (float& x : p.value->data) x = rng.normal(0.0f, static_cast<float>(o.emb_std));
+            }
+    }
+    mc = model.config();
+    const bool to_stdout = o.json == "-" || o.svg == "-" || o.dump == "-";
+    std::FILE* out = to_stdout ? stderr : stdout;
+    const bool tty = isatty(fileno(out)) != 0;
+    const int threads = resolve_threads(tc.threads);
+    const std::string model_line = fmt::format(
+        "{} {} layer{}, D={} H={} Dk={} Dv={} d_ff={}, scale {}, {} positions, {}, dropout {:g}, {}{} parameters",
+        causal ? "decoder" : "encoder", mc.layers, mc.layers == 1 ? "" : "s", mc.d_model, mc.heads, mc.d_k, mc.d_v,
+        mc.d_ff, scale_name(mc.scale), pos_kind_name(mc.pos), activation_name(mc.act), mc.dropout,
+        loaded ? "" : fmt::format("embeddings N(0, {:g}^2), ", o.emb_std), model.num_params());
+    const std::string train_line = fmt::format(
+        "{} lr {:g} ({}{}), clip {:g}, weight decay {:g}, B={}, {} steps, {} thread{}, seed {}",
+        optimizer_name(tc.optimizer), tc.lr, lr_schedule_name(tc.schedule),
+        tc.warmup > 0 ? fmt::format(", {} warmup", tc.warmup) : "", tc.clip, tc.weight_decay, tc.batch, tc.steps,
+        threads, threads == 1 ? "" : "s", tc.seed);
+    if (!o.quiet) {
+        fmt::print(out, "attn train: task {} (T={}, vocabulary {}, chance accuracy {}){}\n  model: {}\n  training: {}\n",
+                   task.name(), seq, task.vocab(), pct(task.chance_accuracy()),
+                   loaded ? fmt::format(", model from {}", o.load) : "", model_line, train_line);
+        std::fflush(out);
+    }
+
+    // ---- train, with a progress line that redraws on a terminal and plain lines at each eval otherwise
+    TrainResult result;
+    {
+        g_stop.store(false);
+        StopOnSigint sigint;
+        auto last_draw = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+        bool drawn = false;
+        auto on_progress = [&](const TrainProgress& p) {
+            if (o.quiet) return;
+            const auto now = std::chrono::steady_clock::now();
+            if (p.eval != nullptr) {
+                const CurvePoint& c = *p.eval;
+                fmt::print(out, "{}step {:>7}/{}  train loss {:.4f} acc {:>6}  eval loss {:.4f} acc {:>6}{}  {:.1f} steps/s{}\n",
+                           drawn ? "\r\x1b[K" : "", c.step, p.steps, c.train_loss, pct(c.train_accuracy), c.eval.loss,
+                           pct(c.eval.accuracy), c.eval.exact >= 0 ? fmt::format(" exact {:>6}", pct(c.eval.exact)) : "",
+                           p.steps_per_s, tty ? "" : "");
+                drawn = false;
+                std::fflush(out);
+            } else if (tty && now - last_draw > std::chrono::milliseconds(100)) {
+                fmt::print(out, "\r\x1b[Kstep {:>7}/{}  loss {:.4f}  acc {:>6}  {:.1f} steps/s  ETA {}", p.step, p.steps,
+                           p.loss, pct(p.accuracy), p.steps_per_s, seconds_text(p.eta_s));
+                std::fflush(out);
+                last_draw = now;
+                drawn = true;
+            }
+        };
+        result = train_model(model, task, tc, on_progress, &g_stop);
+        sigint.release();  // before any file is written (see StopOnSigint)
+        if (drawn) fmt::print(out, "\r\x1b[K");
+    }
+    if (result.stopped)
+        fmt::print(stderr, "attn train: stopped by Ctrl-C after step {} of {}\n", result.steps_done, tc.steps);
+    if (result.diverged)
+        fmt::print(stderr, "attn train: the loss or the gradient became infinite or NaN at step {}; training ended there "
+                           "(the model is kept as it was before that step): lower --lr or keep --clip\n",
+                   result.steps_done + 1);
+
+    // ---- what the trained model does
+    const TaskBatch eval0 = task.batch(tc.batch, tc.seed, DataSplit::Eval, 0);
+    const auto entropies = head_entropies(model, eval0, threads);
+    const CurvePoint& last = result.curve.back();
+    const bool unicode = unicode_ok(o.ascii);
+
+    if (!o.quiet) {
+        print_curve_table(out, result, task.has_exact_match());
+        if (result.step_loss.size() > 1) {
+            const auto b = buckets(result.step_loss, 60);
+            const size_t per = (result.step_loss.size() + b.size() - 1) / b.size();
+            fmt::print(out, "\ntraining loss  {:.3f} {} {:.3f}   (mean of each {} step{}, first to last)\n",
+                       b.front(), sparkline(b, unicode), b.back(), per, per == 1 ? "" : "s");
+        }
+        if (result.curve.size() > 1) {
+            std::vector<double> acc;
+            for (const auto& p : result.curve) acc.push_back(p.eval.accuracy);
+            fmt::print(out, "eval accuracy  {:>5} {} {:>5}   (each evaluation)\n", pct(acc.front()), sparkline(acc, unicode),
+                       pct(acc.back()));
+        }
+        fmt::print(out, "\nfinal: eval loss {:.4f}, accuracy {} (chance {}){} after {} steps; {} of training, {:.1f} steps/s\n",
+                   last.eval.loss, pct(last.eval.accuracy), pct(task.chance_accuracy()),
+                   last.eval.exact >= 0 ? fmt::format(", exact match {}", pct(last.eval.exact)) : "", result.steps_done,
+                   seconds_text(result.train_seconds), result.steps_per_s());
+        fmt::print(out, "\nper-head attention entropy on eval batch 0 (nats; in brackets: of uniform, 1 = uniform, 0 = one key)\n");
+        fmt::print(out, "{:>7}", "layer");
+        for (int64_t h = 0; h < mc.heads; ++h) fmt::print(out, "  {:>14}", fmt::format("head {}", h));
+        fmt::print(out, "\n");
+        for (int64_t l = 0; l < mc.layers; ++l) {
+            fmt::print(out, "{:>7}", l);
+            for (const auto& e : entropies)
+                if (e.layer == l)
+                    fmt::print(out, "  {:>14}", fmt::format("{:.3f} ({:.2f})", e.s.mean_entropy_nats, e.s.mean_normalized_entropy));
+            fmt::print(out, "\n");
+        }
+    }
+
+    // ---- files: the checkpoint first (a run stopped by Ctrl-C keeps its model)
+    if (!o.save.empty()) {
+        std::map<std::string, std::string> extra = {
+            {"attn.task", task.name()},
+            {"attn.task.seq", std::to_string(seq)},
+            {"attn.task.symbols", std::to_string(o.symbols)},
+            {"attn.task.distance", std::to_string(o.distance)},
+            {"attn.task.queries", std::to_string(o.queries)},
+            {"attn.train.steps", std::to_string(result.steps_done)},
+            {"attn.train.seed", std::to_string(tc.seed)},
+            {"attn.eval.loss", fmt::format("{}", last.eval.loss)},
+            {"attn.eval.accuracy", fmt::format("{}", last.eval.accuracy)}};
+        with_option("--save", [&] { save_checkpoint(o.save, model, extra); });
+        if (!o.quiet) fmt::print(out, "\nwrote {} ({} parameters, safetensors)\n", o.save, model.num_params());
+    }
+    if (!o.svg.empty()) {
+        const std::string title = fmt::format("attn train: task {}, {}", task.name(), causal ? "decoder" : "encoder");
+        with_option("--svg", [&] { write_file_atomic(o.svg, curve_svg(result, title, model_line, train_line)); });
+        if (o.svg != "-" && !o.quiet) fmt::print(out, "wrote {} (loss curve)\n", o.svg);
+    }
+    if (!o.dump.empty()) {
+        // The first rows of eval batch 0 (a row does not depend on B), every layer's weights.
+        const TaskBatch db = task.batch(std::min(tc.batch, kDumpRows), tc.seed, DataSplit::Eval, 0);
+        const Tensor logits = model.logits(db.tokens.data(), db.B, db.T, threads);
+        const auto pred = argmax_rows(logits.ptr(), db.B * db.T, task.vocab());
+        const auto& weights = model.attention_weights();
+        const int64_t layer = o.layer >= 0 ? o.layer : mc.layers - 1;
+        Dump d;
+        d.seed = tc.seed;
+        nlohmann::json labels = nlohmann::json::array();
+        for (int64_t b = 0; b < db.B; ++b) {
+            nlohmann::json row = nlohmann::json::array();
+            for (int64_t t = 0; t < db.T; ++t) row.push_back(task.token_text(db.tokens[static_cast<size_t>(b * db.T + t)]));
+            labels.push_back(row);
+        }
+        d.config = {{"source", "attn train"}, {"task", task.name()}, {"seq", seq}, {"batch", db.B},
+                    {"layers", mc.layers}, {"layer", layer}, {"d_model", mc.d_model}, {"heads", mc.heads},
+                    {"d_k", mc.d_k}, {"d_v", mc.d_v}, {"causal", causal}, {"scale", scale_name(mc.scale)},
+                    {"steps", result.steps_done}, {"tokens", labels}};
+        auto put = [&](const std::string& name, Tensor t) {
+            d.order.push_back(name);
+            d.tensors[name] = std::move(t);
+        };
+        auto ids = [&](const std::vector<int32_t>& v) {
+            Tensor t(Shape{db.B, db.T});
+            std::transform(v.begin(), v.end(), t.data.begin(), [](int32_t x) { return static_cast<float>(x); });
+            return t;
+        };
+        put("tokens", ids(db.tokens));
+        put("targets", ids(db.targets));
+        put("predictions", ids(pred));
+        Tensor m(Shape{1, seq, seq});
+        for (int64_t i = 0; i < seq; ++i)
+            for (int64_t j = 0; j < seq; ++j) m.data[static_cast<size_t>(i * seq + j)] = !causal || j <= i ? 1.0f : 0.0f;
+        put("mask", m);
+        put("weights", weights[static_cast<size_t>(layer)]);
+        for (size_t l = 0; l < weights.size(); ++l) put(fmt::format("weights_layer{}", l), weights[l]);
+        with_option("--dump", [&] { write_file_atomic(o.dump, dump_to_string(d)); });
+        if (o.dump != "-" && !o.quiet)
+            fmt::print(out, "wrote {} (attention of layer {} on {} eval rows: attn view {})\n", o.dump, layer, db.B, o.dump);
+    }
+    if (!o.json.empty()) {
+        nlohmann::json j;
+        j["format"] = "attn-train";
+        j["version"] = 1;
+        j["task"] = {{"name", task.name()}, {"seq", seq}, {"symbols", o.symbols}, {"distance", o.distance},
+                     {"queries", o.queries}, {"vocab", task.vocab()}, {"causal", causal}, {"chance_accuracy", task.chance_accuracy()}};
+        j["model"] = nlohmann::json::parse(config_to_json(mc));
+        j["model"]["parameters"] = model.num_params();
+        if (loaded) j["model"]["loaded_from"] = o.load;
+        j["training"] = {{"optimizer", optimizer_name(tc.optimizer)}, {"lr", tc.lr}, {"schedule", lr_schedule_name(tc.schedule)},
+                         {"warmup", tc.warmup}, {"weight_decay", tc.weight_decay}, {"clip", tc.clip},
+                         {"batch", tc.batch}, {"steps", tc.steps}, {"seed", tc.seed}, {"threads", threads},
+                         {"eval_every", tc.eval_every}, {"eval_batches", tc.eval_batches}};
+        if (tc.optimizer == OptimizerKind::Sgd) j["training"]["momentum"] = tc.momentum;
+        j["result"] = {{"steps_done", result.steps_done}, {"stopped", result.stopped}, {"diverged", result.diverged},
+                       {"train_seconds", result.train_seconds}, {"steps_per_s", result.steps_per_s()},
+                       {"final", eval_json(last.eval)}};
+        nlohmann::json curve = nlohmann::json::array();
+        for (const auto& p : result.curve)
+            curve.push_back({{"step", p.step}, {"lr", p.lr}, {"train_loss", p.train_loss},
+                             {"train_accuracy", p.train_accuracy}, {"grad_norm", p.grad_norm},
+                             {"eval", eval_json(p.eval)}, {"seconds", p.seconds}});
+        j["curve"] = curve;
+        j["step_loss"] = result.step_loss;
+        nlohmann::json ent = nlohmann::json::array();
+        for (const auto& e : entropies)
+            ent.push_back({{"layer", e.layer}, {"head", e.head}, {"mean_entropy_nats", e.s.mean_entropy_nats},
+                           {"mean_normalized_entropy", e.s.mean_normalized_entropy},
+                           {"mean_max_weight", e.s.mean_max_weight}, {"mean_effective_keys", e.s.mean_effective_keys},
+                           {"rows", e.s.rows}});
+        j["head_entropy"] = ent;
+        with_option("--json", [&] { write_file_atomic(o.json, j.dump(2) + "\n"); });
+        if (o.json != "-" && !o.quiet) fmt::print(out, "wrote {} (attn-train JSON)\n", o.json);
+    }
+    return 0;
+}
+
+const Command reg{
+    "train", "Train a tiny Transformer on a toy task (copy, reverse, sort, recall, distance, chars) and watch it learn",
+    45, [](CLI::App& sub) -> Runner {
+        auto o = std::make_shared<TrainOpts>();
+        TrainConfig& tc = o->tc;
+        tc.threads = 0;
+        tc.lr = 3e-3;
+        sub.footer(
+            "Each step draws a fresh batch of the task from --seed, runs forward and backward through the model,\n"
+            "clips the gradient norm and takes an optimiser step. Every --eval-every steps (and at the end) the\n"
+            "model is scored on --eval-batches held-out batches (another seed stream). Accuracy counts the scored\n"
+            "tokens only (copy/reverse/sort also report exact match of whole answers). Same --seed, same curve at\n"
+            "any --threads.\n"
+            "Ctrl-C stops after the step in progress: the table so far is printed and --save still writes the model;\n"
+            "a second Ctrl-C ends attn at once.\n"
+            "Inspect a saved model: attn train --load FILE --steps 0 --dump out.json, then attn view out.json.\n"
+            "Examples (README, section Training, has their figures):\n"
+            "  attn train --task distance --distance 3 --layers 1 --steps 400 --lr 3e-3 --svg loss.svg\n"
+            "  attn train --task recall --batch 64 --steps 1500 --threads 2 --svg recall.svg   (100% in ~20 s)\n"
+            "  attn train --task chars --seq 64 --steps 3000 --save macbeth.safetensors\n");
+        std::map<std::string, CLI::Option*> opts;
+        auto track = [&](CLI::Option* opt) {
+            opts[opt->get_name()] = opt;
+            return opt;
+        };
+        sub.add_flag("--list-tasks", o->list_tasks, "Describe every task and exit");
+        track(sub.add_option("--task", o->task, "copy | reverse | sort | recall | distance | chars (--list-tasks)"));
+        track(sub.add_option("--seq,-t", o->seq, "T, tokens per row (default: per task, --list-tasks)")
+                  ->check(integer_in(1, kMaxTaskSeq)));
+        track(sub.add_option("--symbols", o->symbols, "alphabet size of the symbol tasks (recall: the values)")
+                  ->capture_default_str()
+                  ->check(integer_in(2, kMaxSymbols)));
+        track(sub.add_option("--distance", o->distance, "d of the distance task")->capture_default_str()->check(integer_in(1, kMaxTaskSeq)));
+        track(sub.add_option("--queries", o->queries, "keys asked per row of the recall task (each one scored)")
+                  ->capture_default_str()
+                  ->check(integer_in(1, kMaxTaskSeq)));
+        sub.add_option("--corpus", o->corpus, "text of the chars task (default data/macbeth.txt)");
+        track(sub.add_option("--arch", o->arch, "decoder (causal) | encoder (bidirectional); default: the task's")
+                  ->transform(one_of({Arch::Decoder, Arch::Encoder}, arch_name)));
+        track(sub.add_option("--layers", o->layers, "N, Transformer blocks")->capture_default_str()->check(integer_in(1, kMaxLayers)));
+        track(sub.add_option("--d-model,-d", o->d_model, "D, model width")->capture_default_str()->check(integer_in(1, kMaxWidth)));
+        track(sub.add_option("--heads", o->heads, "H, heads per block")->capture_default_str()->check(integer_in(1, kMaxHeads)));
+        track(sub.add_option("--d-k", o->d_k, "Dk per head (default D/H)")->check(integer_in(1, kMaxWidth)));
+        track(sub.add_option("--d-v", o->d_v, "Dv per head (default Dk)")->check(integer_in(1, kMaxWidth)));
+        track(sub.add_option("--d-ff", o->d_ff, "hidden width of the MLP (default 4 D)")->check(integer_in(1, kMaxWidth)));
+        track(sub.add_option("--scale", o->scale,
+                             fmt::format("sqrt (1/sqrt(Dk)) | none | NUMBER | cosine | cosine:TAU; NUMBER, TAU in [{:g}, {:g}]",
+                                         kMinScale, kMaxScale))
+                  ->capture_default_str());
+        track(sub.add_option("--dropout", o->dropout, "attention-weight dropout P in [0, 1), training steps only")
+                  ->capture_default_str());
+        track(sub.add_option("--init", o->init,
+                             fmt::format("initialiser of every Linear: {} (embeddings: --emb-std)", kInitNames))
+                  ->capture_default_str());
+        track(sub.add_option("--emb-std", o->emb_std,
+                             "std of the token and position embeddings at init (nn.Embedding: 1; GPT-2: 0.02)")
+                  ->capture_default_str());
+        track(sub.add_option("--qk-gain", o->qk_gain, "q_proj and k_proj weights times this after init (C36)")
+                  ->capture_default_str());
+        track(sub.add_option("--pos", o->pos, "positions: learned | sinusoidal")
+                  ->default_str("learned")
+                  ->transform(one_of({PosKind::Learned, PosKind::Sinusoidal}, pos_kind_name)));
+        track(sub.add_option("--act", o->act, "MLP activation: gelu | relu")
+                  ->default_str("gelu")
+                  ->transform(one_of({Activation::Gelu, Activation::Relu}, activation_name)));
+        sub.add_option("--optimizer", tc.optimizer, "adamw | sgd (with --momentum)")
+            ->default_str("adamw")
+            ->transform(one_of({OptimizerKind::AdamW, OptimizerKind::Sgd}, optimizer_name));
+        track(sub.add_option("--lr", tc.lr, "peak learning rate, in (0, 10]")->capture_default_str());
+        sub.add_option("--schedule", tc.schedule, "constant | cosine (to lr/10 at the last step); both after --warmup")
+            ->default_str("constant")
+            ->transform(one_of({LrSchedule::Constant, LrSchedule::Cosine}, lr_schedule_name));
+        sub.add_option("--warmup", tc.warmup, "steps of linear warmup")->capture_default_str()->check(integer_in(0, kMaxSteps));
+        track(sub.add_option("--weight-decay", tc.weight_decay, "on matrices and embeddings (AdamW: decoupled)")
+                  ->capture_default_str());
+        track(sub.add_option("--momentum", tc.momentum, "SGD momentum in [0, 1) (default 0.9)"));
+        sub.add_option("--clip", tc.clip, "max global gradient norm (0: no clipping)")->capture_default_str();
+        sub.add_option("--steps", tc.steps, "training steps (0 only with --load)")->capture_default_str()->check(integer_in(0, kMaxSteps));
+        sub.add_option("--batch,-b", tc.batch, "B, rows per step")->capture_default_str()->check(integer_in(1, kMaxBatch));
+        sub.add_option("--seed", tc.seed, "seed of the data, the initial weights and dropout")
+            ->capture_default_str()
+            ->check(seed_validator());
+        sub.add_option("--threads", tc.threads, "worker threads (0: every core); same numbers at any count")
+            ->capture_default_str()
+            ->check(integer_in(0, 4096));
+        sub.add_option("--eval-every", tc.eval_every, "steps between evaluations (0: only at the end)")
+            ->capture_default_str()
+            ->check(integer_in(0, kMaxSteps));
+        sub.add_option("--eval-batches", tc.eval_batches, "held-out batches per evaluation")
+            ->capture_default_str()
+            ->check(integer_in(1, 4096));
+        sub.add_option("--save", o->save, "write the trained model to FILE (safetensors; also after Ctrl-C)");
+        sub.add_option("--load", o->load, "start from a model saved with --save (its task options are the defaults)");
+        sub.add_option("--json", o->json, "write the config, curve and per-head entropies as JSON to FILE (- for stdout)");
+        sub.add_option("--svg", o->svg, "write a plot of the loss and accuracy curves to FILE");
+        sub.add_option("--dump", o->dump,
+                       "write the trained attention on the first 4 rows of eval batch 0 as an attn-dump (attn view FILE)");
+        sub.add_option("--layer", o->layer, "the layer --dump shows as \"weights\" (default: the last)")->check(integer_in(0, kMaxLayers));
+        sub.add_flag("--ascii", o->ascii, "ASCII sparklines (_.-:=+*#) instead of Unicode blocks");
+        sub.add_flag("--quiet,-q", o->quiet, "print nothing but errors (files are still written)");
+        return [o, opts] {
+            for (const auto& [name, opt] : opts) o->given[name] = opt->count() > 0;
+            return run_train(*o);
+        };
+    }};
+
+}  // namespace
+}  // namespace attn::cli

@@ -1,0 +1,108 @@
+// attn/train/trainer.hpp: the training loop of `attn train`.
+//
+// Step s (0-based) of a run:
+//   batch   = task.batch(B, seed, Train, s)                   (attn/train/tasks.hpp)
+//   loss    = model.forward_backward(batch, step seed of s)   gradients of the mean loss
+//   norm    = clip_grad_norm(params, clip)                     (clip 0: measured, not clipped)
+//   lr      = lr_at(cfg, s)                                    constant or warmup + cosine
+//   optimiser step (AdamW or SGD with momentum)
+// Before the first step, every eval_every steps, and after the last step, the model is evaluated on
+// eval_batches held-out batches, task.batch(B, seed, Eval, 0 .. eval_batches-1):
+// the same batches at every evaluation, drawn from a seed stream training
+// never sees. Each evaluation adds a point to the curve.
+//
+// Learning rate: constant: lr at every step, after a linear warmup over the
+// first `warmup` steps (lr (s+1)/warmup); cosine: the same warmup, then
+// lr_min + (lr - lr_min) (1 + cos(pi p)) / 2 with p going from 0 to 1 over the
+// remaining steps and lr_min = lr / 10 (nanoGPT's choice).
+//
+// Deterministic: the model's steps, the batches and the optimiser give the same
+// numbers at any thread count, so the curve (all but the times) is bit-identical
+// for a seed whatever `threads` is.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "attn/train/model.hpp"
+#include "attn/train/tasks.hpp"
+
+namespace attn {
+
+enum class OptimizerKind { AdamW, Sgd };
+const char* optimizer_name(OptimizerKind k);  // "adamw", "sgd"
+enum class LrSchedule { Constant, Cosine };
+const char* lr_schedule_name(LrSchedule s);   // "constant", "cosine"
+
+struct TrainConfig {
+    int64_t steps = 1000;
+    int64_t batch = 32;               // B rows per step (and per eval batch)
+    uint64_t seed = 0;                // data and dropout (the model's init is the caller's)
+    int threads = 1;                  // 0: every core
+    OptimizerKind optimizer = OptimizerKind::AdamW;
+    double lr = 1e-3;
+    double weight_decay = 0.01;       // AdamW: decoupled; SGD: added to the gradient
+    double momentum = 0.9;            // SGD only
+    double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // AdamW only
+    double clip = 1.0;                // max global gradient norm; 0 = no clipping
+    LrSchedule schedule = LrSchedule::Constant;
+    int64_t warmup = 0;               // linear warmup steps
+    int64_t eval_every = 100;         // 0: evaluate only after the last step
+    int64_t eval_batches = 4;
+
+    // Throws InputError naming the field on a value out of range (lr <= 0 or not finite, ...).
+    void validate() const;
+};
+
+// The learning rate of step s (0-based) under cfg's schedule.
+double lr_at(const TrainConfig& cfg, int64_t step);
+
+// Loss and accuracy on held-out batches.
+struct EvalStats {
+    double loss = 0;          // mean cross-entropy per scored token
+    double accuracy = 0;      // scored tokens right
+    double exact = -1;        // rows with every scored token right; -1 when the task has none
+    int64_t tokens = 0;       // scored tokens seen
+};
+EvalStats evaluate_task(TinyTransformer& model, const Task& task, int64_t batch, uint64_t seed, int64_t batches,
+                        int threads);
+
+struct CurvePoint {
+    int64_t step = 0;             // steps done when measured
+    double lr = 0;                // of the last step
+    double train_loss = 0;        // mean over the steps since the previous point
+    double train_accuracy = 0;    // idem, per scored token
+    double grad_norm = 0;         // of the last step, before clipping
+    EvalStats eval;
+    double seconds = 0;           // training time so far (evaluations excluded)
+};
+
+struct TrainResult {
+    std::vector<CurvePoint> curve;
+    std::vector<float> step_loss;  // the training loss of every step taken
+    int64_t steps_done = 0;
+    bool stopped = false;          // the stop flag ended the run early
+    bool diverged = false;         // a loss or gradient norm was not finite: the run ended there
+    double train_seconds = 0;      // forward, backward and optimiser time (evaluations excluded)
+    double steps_per_s() const { return train_seconds > 0 ? static_cast<double>(steps_done) / train_seconds : 0.0; }
+};
+
+// What the progress callback sees after every step; `eval` is set after a step that evaluated.
+struct TrainProgress {
+    int64_t step = 0, steps = 0;   // steps done, steps asked
+    double loss = 0, accuracy = 0; // this step's training batch
+    double steps_per_s = 0;        // so far, evaluations excluded
+    double eta_s = 0;              // remaining steps at that rate
+    const CurvePoint* eval = nullptr;
+};
+using TrainCallback = std::function<void(const TrainProgress&)>;
+
+// Trains `model` (already initialised or loaded) on `task` for cfg.steps steps.
+// `stop` (may be null) is read before every step: once true, the run ends after
+// the step in progress, evaluates once more and returns with stopped = true.
+TrainResult train_model(TinyTransformer& model, const Task& task, const TrainConfig& cfg,
+                        const TrainCallback& on_progress = {}, const std::atomic<bool>* stop = nullptr);
+
+}  // namespace attn

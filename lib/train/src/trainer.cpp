@@ -1,0 +1,181 @@
+// The training loop (attn/train/trainer.hpp).
+#include "attn/train/trainer.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <numbers>
+
+#include <fmt/core.h>
+
+#include "attn/core/errors.hpp"
+#include "attn/core/rng.hpp"
+#include "attn/train/optim.hpp"
+
+namespace attn {
+
+const char* optimizer_name(OptimizerKind k) { return k == OptimizerKind::AdamW ? "adamw" : "sgd"; }
+const char* lr_schedule_name(LrSchedule s) { return s == LrSchedule::Constant ? "constant" : "cosine"; }
+
+void TrainConfig::validate() const {
+    auto bad = [](const char* field, const std::string& rule) {
+        throw InputError(fmt::format("{}: {}", field, rule));
+    };
+    if (steps < 0) bad("steps", fmt::format("must be at least 0, got {}", steps));
+    if (batch < 1) bad("batch", fmt::format("must be at least 1, got {}", batch));
+    // Checked on the double and on its float, as the optimisers keep lr as a float.
+    if (!(std::isfinite(lr) && lr > 0 && static_cast<float>(lr) > 0 && std::isfinite(static_cast<float>(lr))))
+        bad("lr", fmt::format("must be a finite number above 0 (also as a float32), got {}", lr));
+    if (!(std::isfinite(weight_decay) && weight_decay >= 0))
+        bad("weight_decay", fmt::format("must be a finite number >= 0, got {}", weight_decay));
+    if (!(momentum >= 0 && momentum < 1)) bad("momentum", fmt::format("must be in [0, 1), got {}", momentum));
+    if (!(beta1 >= 0 && beta1 < 1)) bad("beta1", fmt::format("must be in [0, 1), got {}", beta1));
+    if (!(beta2 >= 0 && beta2 < 1)) bad("beta2", fmt::format("must be in [0, 1), got {}", beta2));
+    if (!(eps > 0 && std::isfinite(eps))) bad("eps", fmt::format("must be a finite number above 0, got {}", eps));
+    if (!(std::isfinite(clip) && clip >= 0)) bad("clip", fmt::format("must be a finite number >= 0, got {}", clip));
+    if (warmup < 0) bad("warmup", fmt::format("must be at least 0, got {}", warmup));
+    if (eval_every < 0) bad("eval_every", fmt::format("must be at least 0, got {}", eval_every));
+    if (eval_batches < 1) bad("eval_batches", fmt::format("must be at least 1, got {}", eval_batches));
+}
+
+double lr_at(const TrainConfig& cfg, int64_t step) {
+    if (step < cfg.warmup) return cfg.lr * static_cast<double>(step + 1) / static_cast<double>(cfg.warmup);
+    if (cfg.schedule == LrSchedule::Constant) return cfg.lr;
+    const double lr_min = cfg.lr / 10;
+    const int64_t span = cfg.steps - cfg.warmup - 1;  // steps after the warmup, less one: p reaches 1 at the last
+    const double p = span > 0 ? std::min(1.0, static_cast<double>(step - cfg.warmup) / static_cast<double>(span)) : 1.0;
+    return lr_min + (cfg.lr - lr_min) * 0.5 * (1.0 + std::cos(std::numbers::pi * p));
+}
+
+EvalStats evaluate_task(TinyTransformer& model, const Task& task, int64_t batch, uint64_t seed, int64_t batches,
+                        int threads) {
+    EvalStats e;
+    double loss_sum = 0;
+    int64_t correct = 0;
+    TaskScore exact;
+    for (int64_t k = 0; k < batches; ++k) {
+        const TaskBatch b = task.batch(batch, seed, DataSplit::Eval, k);
+        const StepStats s = model.evaluate(b.tokens.data(), b.targets.data(), b.B, b.T, threads);
+        loss_sum += s.loss * static_cast<double>(s.counted);
+        correct += s.correct;
+        e.tokens += s.counted;
+        if (task.has_exact_match()) {
+            const Tensor logits = model.logits(b.tokens.data(), b.B, b.T, threads);
+            exact += score_predictions(b, argmax_rows(logits.ptr(), b.B * b.T, task.vocab()));
+        }
+    }
+    if (e.tokens > 0) {
+        e.loss = loss_sum / static_cast<double>(e.tokens);
+        e.accuracy = static_cast<double>(correct) / static_cast<double>(e.tokens);
+    }
+    if (task.has_exact_match()) e.exact = exact.exact_match();
+    return e;
+}
+
+namespace {
+
+// The optimiser of a run, behind one call.
+struct Optimiser {
+    OptimizerKind kind;
+    AdamW adamw;
+    Sgd sgd;
+    explicit Optimiser(const TrainConfig& cfg) : kind(cfg.optimizer) {
+        adamw.beta1 = static_cast<float>(cfg.beta1);
+        adamw.beta2 = static_cast<float>(cfg.beta2);
+        adamw.eps = static_cast<float>(cfg.eps);
+        adamw.weight_decay = static_cast<float>(cfg.weight_decay);
+        sgd.momentum = static_cast<float>(cfg.momentum);
+        sgd.weight_decay = static_cast<float>(cfg.weight_decay);
+    }
+    void step(std::vector<Param>& params, double lr) {
+        if (kind == OptimizerKind::AdamW) {
+            adamw.lr = static_cast<float>(lr);
+            adamw.step(params);
+        } else {
+            sgd.lr = static_cast<float>(lr);
+            sgd.step(params);
+        }
+    }
+};
+
+}  // namespace
+
+TrainResult train_model(TinyTransformer& model, const Task& task, const TrainConfig& cfg,
+                        const TrainCallback& on_progress, const std::atomic<bool>* stop) {
+    cfg.validate();
+    if (model.config().vocab < task.vocab())
+        throw InputError(fmt::format("the model's vocabulary ({}) is smaller than task {}'s ({})", model.config().vocab,
+                                     task.name(), task.vocab()));
+    if (model.config().max_seq < task.seq())
+        throw InputError(fmt::format("the model takes at most {} positions, task rows have {}", model.config().max_seq,
+                                     task.seq()));
+    using clock = std::chrono::steady_clock;
+    TrainResult r;
+    r.step_loss.reserve(static_cast<size_t>(cfg.steps));
+    std::vector<Param> params = model.params();
+    Optimiser opt(cfg);
+    double loss_sum = 0;
+    int64_t correct = 0, counted = 0, since = 0;
+    double last_lr = 0, last_norm = 0;
+
+    auto add_point = [&] {
+        CurvePoint p;
+        p.step = r.steps_done;
+        p.lr = last_lr;
+        p.train_loss = since > 0 ? loss_sum / static_cast<double>(since) : 0.0;
+        p.train_accuracy = counted > 0 ? static_cast<double>(correct) / static_cast<double>(counted) : 0.0;
+        p.grad_norm = last_norm;
+        p.eval = evaluate_task(model, task, cfg.batch, cfg.seed, cfg.eval_batches, cfg.threads);
+        p.seconds = r.train_seconds;
+        r.curve.push_back(p);
+        loss_sum = 0;
+        correct = counted = since = 0;
+        return &r.curve.back();
+    };
+
+    add_point();  // step 0: the untrained model, where the curve starts
+    for (int64_t s = 0; s < cfg.steps; ++s) {
+        if (stop != nullptr && stop->load()) {
+            r.stopped = true;
+            break;
+        }
+        const auto t0 = clock::now();
+        const TaskBatch b = task.batch(cfg.batch, cfg.seed, DataSplit::Train, s);
+        const uint64_t step_seed = mix64(cfg.seed ^ 0x64726f70ULL) ^ mix64(static_cast<uint64_t>(s));
+        const StepStats st = model.forward_backward(b.tokens.data(), b.targets.data(), b.B, b.T, step_seed, cfg.threads);
+        last_norm = clip_grad_norm(params, cfg.clip);
+        last_lr = lr_at(cfg, s);
+        if (!std::isfinite(st.loss) || !std::isfinite(last_norm)) {
+            // A NaN would spread through every weight: keep the model as it was before this step.
+            r.diverged = true;
+            r.step_loss.push_back(static_cast<float>(st.loss));
+            break;
+        }
+        opt.step(params, last_lr);
+        r.train_seconds += std::chrono::duration<double>(clock::now() - t0).count();
+        ++r.steps_done;
+        r.step_loss.push_back(static_cast<float>(st.loss));
+        loss_sum += st.loss;
+        correct += st.correct;
+        counted += st.counted;
+        ++since;
+
+        const CurvePoint* point = nullptr;
+        if ((cfg.eval_every > 0 && r.steps_done % cfg.eval_every == 0) || r.steps_done == cfg.steps) point = add_point();
+        if (on_progress) {
+            TrainProgress pr;
+            pr.step = r.steps_done;
+            pr.steps = cfg.steps;
+            pr.loss = st.loss;
+            pr.accuracy = st.counted > 0 ? static_cast<double>(st.correct) / static_cast<double>(st.counted) : 0.0;
+            pr.steps_per_s = r.steps_per_s();
+            pr.eta_s = pr.steps_per_s > 0 ? static_cast<double>(cfg.steps - r.steps_done) / pr.steps_per_s : 0.0;
+            pr.eval = point;
+            on_progress(pr);
+        }
+    }
+    // A run that ended early (stopped, diverged), or that took no step, still ends on a measured point.
+    if (r.curve.empty() || r.curve.back().step != r.steps_done) add_point();
+    return r;
+}
+
+}  // namespace attn

@@ -31,8 +31,8 @@ inline std::vector<std::string> golden_names() {
     return names;
 }
 
-inline Golden load_golden(const std::string& name) {
-    Dump d = read_dump_file(source_path("tests/fixtures/golden/" + name + ".json"));
+// The layer a fixture describes: its config's sizes and its W_*, b_* tensors.
+inline MultiHeadAttention golden_layer(const Dump& d) {
     const auto& c = d.config;
     MultiHeadAttention mha(MhaConfig{c["d_model"].get<int64_t>(), c["heads"].get<int64_t>(), c["d_k"].get<int64_t>(),
                                      c["d_v"].get<int64_t>(), c["bias"].get<bool>()});
@@ -46,6 +46,13 @@ inline Golden load_golden(const std::string& name) {
         mha.v_proj.b = d.tensors.at("b_v");
         mha.o_proj.b = d.tensors.at("b_o");
     }
+    return mha;
+}
+
+inline Golden load_golden(const std::string& name) {
+    Dump d = read_dump_file(source_path("tests/fixtures/golden/" + name + ".json"));
+    const auto& c = d.config;
+    MultiHeadAttention mha = golden_layer(d);
     // the fixture's options, written as `attn forward` takes them
     AttentionOptions opt;
     opt.scale = cli::parse_scale(c["scale"].get<std::string>());

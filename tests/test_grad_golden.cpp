@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "golden.hpp"
 #include "parse.hpp"
 #include "test_util.hpp"
 
@@ -54,18 +55,7 @@ GradGolden load_grad_golden(const std::string& name) {
     Dump d = read_dump_file(test::source_path("tests/fixtures/grad/" + name + ".json"));
     const auto& c = d.config;
     const int64_t B = c["batch"].get<int64_t>(), T = c["seq"].get<int64_t>();
-    MultiHeadAttention mha(MhaConfig{c["d_model"].get<int64_t>(), c["heads"].get<int64_t>(), c["d_k"].get<int64_t>(),
-                                     c["d_v"].get<int64_t>(), c["bias"].get<bool>()});
-    mha.q_proj.W = d.tensors.at("W_q");
-    mha.k_proj.W = d.tensors.at("W_k");
-    mha.v_proj.W = d.tensors.at("W_v");
-    mha.o_proj.W = d.tensors.at("W_o");
-    if (mha.config().bias) {
-        mha.q_proj.b = d.tensors.at("b_q");
-        mha.k_proj.b = d.tensors.at("b_k");
-        mha.v_proj.b = d.tensors.at("b_v");
-        mha.o_proj.b = d.tensors.at("b_o");
-    }
+    MultiHeadAttention mha = test::golden_layer(d);
     AttentionOptions opt;
     opt.scale = cli::parse_scale(c["scale"].get<std::string>());
     opt.fill = cli::parse_fill(c["fill"].get<std::string>());

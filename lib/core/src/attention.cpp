@@ -119,6 +119,29 @@ template float scale_factor<float>(const Scale&, int64_t);
 template double scale_factor<double>(const Scale&, int64_t);
 
 template <class T>
+ScoreInputs<T> score_inputs(const T* q, const T* k, const AttentionSizes& n, const AttentionOptions& opt) {
+    ScoreInputs<T> in;
+    in.q = q;
+    in.k = k;
+    if (opt.scale.kind == ScaleKind::Cosine) {
+        in.qn.assign(q, q + n.B * n.H * n.Tq * n.Dk);
+        in.kn.assign(k, k + n.B * n.H * n.Tk * n.Dk);
+        l2_normalize_rows(in.qn.data(), n.B * n.H * n.Tq, n.Dk);
+        l2_normalize_rows(in.kn.data(), n.B * n.H * n.Tk, n.Dk);
+        in.q = in.qn.data();
+        in.k = in.kn.data();
+    }
+    in.scale = scale_factor<T>(opt.scale, n.Dk);
+    in.dropping = opt.train && opt.dropout > 0.0f;
+    in.keep_scale = in.dropping ? T(1) / (T(1) - static_cast<T>(opt.dropout)) : T(1);
+    return in;
+}
+template ScoreInputs<float> score_inputs<float>(const float*, const float*, const AttentionSizes&, const AttentionOptions&);
+template ScoreInputs<double> score_inputs<double>(const double*, const double*, const AttentionSizes&,
+                                                  const AttentionOptions&);
+
+
+template <class T>
 void attention_forward(T* out_p, const T* q_in, const T* k_in, const T* v_p, const AttentionSizes& n,
                        const Mask& mask, const AttentionOptions& opt, AttentionSteps<T>* rec) {
     // q (B, H, Tq, Dk), k (B, H, Tk, Dk), v (B, H, Tk, Dv) -> out (B, H, Tq, Dv)
@@ -127,19 +150,12 @@ void attention_forward(T* out_p, const T* q_in, const T* k_in, const T* v_p, con
     const int64_t B = n.B, H = n.H, Tq = n.Tq, Tk = n.Tk, Dk = n.Dk, Dv = n.Dv;
     mask.check(B, Tq, Tk);
 
-    const bool cosine = opt.scale.kind == ScaleKind::Cosine;
-    std::vector<T> qn, kn;
-    if (cosine) {
-        qn.assign(q_in, q_in + B * H * Tq * Dk);
-        kn.assign(k_in, k_in + B * H * Tk * Dk);
-        l2_normalize_rows(qn.data(), B * H * Tq, Dk);
-        l2_normalize_rows(kn.data(), B * H * Tk, Dk);
-    }
-    const T* q = cosine ? qn.data() : q_in;
-    const T* k = cosine ? kn.data() : k_in;
-    const T scale = scale_factor<T>(opt.scale, Dk);
-    const bool dropping = opt.train && opt.dropout > 0.0f;
-    const T keep_scale = dropping ? T(1) / (T(1) - static_cast<T>(opt.dropout)) : T(1);
+    const ScoreInputs<T> in = score_inputs(q_in, k_in, n, opt);
+    const T* q = in.q;
+    const T* k = in.k;
+    const T scale = in.scale;
+    const bool dropping = in.dropping;
+    const T keep_scale = in.keep_scale;
 
     const size_t nscores = static_cast<size_t>(B * H * Tq * Tk);
     if (rec != nullptr)

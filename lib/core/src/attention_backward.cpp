@@ -54,18 +54,12 @@ void attention_backward(T* dq_p, T* dk_p, T* dv_p, const T* q_in, const T* k_in,
     AttentionSteps<T> fwd;
     attention_forward(out.data(), q_in, k_in, v_p, n, mask, opt, &fwd);
     const bool cosine = opt.scale.kind == ScaleKind::Cosine;
-    std::vector<T> qn, kn;  // Q̂, K̂: the normalised rows under the cosine scale
-    if (cosine) {
-        qn.assign(q_in, q_in + B * H * Tq * Dk);
-        kn.assign(k_in, k_in + B * H * Tk * Dk);
-        l2_normalize_rows(qn.data(), B * H * Tq, Dk);
-        l2_normalize_rows(kn.data(), B * H * Tk, Dk);
-    }
-    const T* q = cosine ? qn.data() : q_in;
-    const T* k = cosine ? kn.data() : k_in;
-    const T scale = scale_factor<T>(opt.scale, Dk);
-    const bool dropping = opt.train && opt.dropout > 0.0f;
-    const T keep_scale = dropping ? T(1) / (T(1) - static_cast<T>(opt.dropout)) : T(1);
+    const ScoreInputs<T> in = score_inputs(q_in, k_in, n, opt);  // Q̂, K̂ under the cosine scale
+    const T* q = in.q;
+    const T* k = in.k;
+    const T scale = in.scale;
+    const bool dropping = in.dropping;
+    const T keep_scale = in.keep_scale;
 
     const size_t nscores = static_cast<size_t>(B * H * Tq * Tk);
     if (rec != nullptr)

@@ -102,6 +102,20 @@ struct AttentionSteps {
 // The factor applied to q.k in precision T (float: exactly Scale::factor).
 template <class T>
 T scale_factor(const Scale& s, int64_t Dk);
+// What the forward and the backward both derive from q, k and the options before
+// their loops: the rows the scores are taken of (Q̂, K̂, L2-normalised, under the
+// cosine scale; q and k themselves otherwise), the factor, and dropout's 1/(1-p).
+template <class T>
+struct ScoreInputs {
+    std::vector<T> qn, kn;  // the normalised copies (cosine only)
+    const T* q = nullptr;
+    const T* k = nullptr;
+    T scale = T(1);
+    bool dropping = false;  // train mode with p > 0
+    T keep_scale = T(1);
+};
+template <class T>
+ScoreInputs<T> score_inputs(const T* q, const T* k, const AttentionSizes& n, const AttentionOptions& opt);
 // out (B, H, Tq, Dv) from q (B, H, Tq, Dk), k (B, H, Tk, Dk), v (B, H, Tk, Dv).
 template <class T>
 void attention_forward(T* out, const T* q, const T* k, const T* v, const AttentionSizes& n, const Mask& mask,

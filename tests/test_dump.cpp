@@ -142,7 +142,7 @@ TEST_CASE("dump: TERM, INT or HUP during a large attn forward --dump leave no te
         }
         // Signal once the temp file exists, so the signal falls inside the write.
         bool seen = false;
-        for (int i = 0; i < 20000 && !seen; ++i) {
+        for (int i = 0; i < 300000 && !seen; ++i) {  // >= 30 s: a sanitizer build on a loaded machine starts slowly
             for (const auto& e : fs::directory_iterator(dir)) seen |= e.path().filename().string().find(".tmp.") != std::string::npos;
             if (!seen) ::usleep(100);
         }

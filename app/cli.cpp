@@ -12,6 +12,7 @@
 #include <exception>
 #include <fcntl.h>
 #include <map>
+#include <memory>
 #include <set>
 #include <unistd.h>
 
@@ -80,22 +81,30 @@ int run_cli(int argc, const char* const* argv) {
     return 2;
 }
 
-static int run_parsed(int argc, const char* const* argv) {
-    CLI::App app{"attn: see Transformer attention work, formula by formula, with live numbers.\n"
-                 "Shapes: B batch, T sequence, D d_model, H heads, Dk, Dv.",
-                 "attn"};
-    app.require_subcommand(1);
-    app.set_version_flag("--version", "attn 0.1.0");
-    app.footer("Run `attn COMMAND --help` for a command's options. Start with `attn tour`.");
+std::unique_ptr<CLI::App> make_app(std::map<CLI::App*, Runner>& runners) {
+    auto app = std::make_unique<CLI::App>("attn: see Transformer attention work, formula by formula, with live numbers.\n"
+                                          "Shapes: B batch, T sequence, D d_model, H heads, Dk, Dv.",
+                                          "attn");
+    app->require_subcommand(1);
+    app->set_version_flag("--version", "attn 0.1.0");
+    app->footer("Run `attn COMMAND --help` for a command's options. Start with `attn tour`.");
 
     auto specs = registry();
     std::stable_sort(specs.begin(), specs.end(),
                      [](const CommandSpec& a, const CommandSpec& b) { return a.order < b.order; });
-    std::map<CLI::App*, Runner> runners;
     for (auto& spec : specs) {
-        CLI::App* sub = app.add_subcommand(spec.name, spec.summary);
+        CLI::App* sub = app->add_subcommand(spec.name, spec.summary);
         runners[sub] = spec.setup(*sub);
     }
+    return app;
+}
+
+void check_parsed(const CLI::App& app) { refuse_empty_values(app); }
+
+static int run_parsed(int argc, const char* const* argv) {
+    std::map<CLI::App*, Runner> runners;
+    const std::unique_ptr<CLI::App> owner = make_app(runners);
+    CLI::App& app = *owner;
     try {
         try {
             app.parse(argc, argv);
@@ -110,7 +119,7 @@ static int run_parsed(int argc, const char* const* argv) {
             std::replace(what.begin(), what.end(), '\n', ' ');
             return usage_error(what);
         }
-        refuse_empty_values(app);
+        check_parsed(app);
         for (auto& [sub, run] : runners)
             if (sub->parsed()) return run();
         return usage_error("no command given (try `attn --help`)");

@@ -13,6 +13,8 @@
 #pragma once
 
 #include <functional>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -41,6 +43,13 @@ struct Command {
 
 // Runs the whole CLI (main calls it). Returns the exit code.
 int run_cli(int argc, const char* const* argv);
+
+// The `attn` app with every registered subcommand, as run_cli builds it; runners
+// receives each subcommand's work, to call after a parse (the argv fuzzer only
+// parses). check_parsed applies the checks run_cli makes after CLI11's parse
+// (an empty value is refused): throws InputError.
+std::unique_ptr<CLI::App> make_app(std::map<CLI::App*, Runner>& runners);
+void check_parsed(const CLI::App& app);
 
 // Marks an option whose empty value means something (an empty --text), so the
 // CLI's refusal of empty values lets it through. Returns opt.

@@ -40,7 +40,7 @@ void run(LessonContext& ctx) {
     ctx.check(max_sum_error(weights) < 1e-5, "C21",
               fmt::format("every row of weights sums to 1 (max |sum−1| = {})", e2(max_sum_error(weights))));
 
-    auto heads = [B, T](const Tensor& t) { return t.reshaped({B, 1, T, t.dim(-1)}); };  // [B, 1, T, d]
+    auto heads = [&](const Tensor& t) { return t.reshaped({B, 1, T, t.dim(-1)}); };  // [B, 1, T, d]
     AttentionRecord rec;
     const Tensor ref = attention_reference(heads(Q), heads(K), heads(V), Mask::none(), AttentionOptions{}, &rec);
     const double d = max_abs_diff(ref.reshaped({B, T, D}), out);

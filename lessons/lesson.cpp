@@ -265,8 +265,8 @@ void LessonContext::heatmap(std::string_view key, const HeatmapPanel& panel, dou
 
 // ------------------------------------------------------------ the registry
 
-RegisterLesson::RegisterLesson(Lesson lesson, std::source_location file) {
-    lesson.number = number_of_file(file.file_name());
+RegisterLesson::RegisterLesson(Lesson lesson, const char* file) {
+    lesson.number = number_of_file(file);
     registry_list().push_back(std::move(lesson));
 }
 

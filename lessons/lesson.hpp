@@ -25,7 +25,6 @@
 #include <cstdint>
 #include <functional>
 #include <ostream>
-#include <source_location>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -123,7 +122,9 @@ const Lesson* find_lesson(std::string_view name);
 
 // In a lesson file:  const RegisterLesson reg{{"softmax", "Softmax and saturation", "...", {"C12"}, false, run}};
 struct RegisterLesson {
-    explicit RegisterLesson(Lesson lesson, std::source_location file = std::source_location::current());
+    // __builtin_FILE() rather than std::source_location: clang 14 with libstdc++ 12
+    // (the asan-clang preset) has no std::source_location; both give the caller's file.
+    explicit RegisterLesson(Lesson lesson, const char* file = __builtin_FILE());
 };
 
 struct LessonResult {

@@ -89,7 +89,9 @@ TEST_CASE("attn bench: bad input exits 2 with a one-line error naming the option
         {"bench --seq 64,,128", "--seq"},     {"bench --batch 0", "--batch"},  {"bench --heads -1", "--heads"},
         {"bench --d-k abc", "--d-k"},         {"bench --impl nope", "--impl"}, {"bench --impl flash,", "--impl"},
         {"bench --reps 0", "--reps"},         {"bench --threads x", "--threads"}};
-    for (const auto& [args, opt] : bad) {
+    for (const auto& case_ : bad) {
+        const char* const args = case_.first;  // not a structured binding: clang 14 cannot capture one (INFO)
+        const char* const opt = case_.second;
         const Run r = run_attn(args, true);
         INFO(args << " -> " << r.out);
         CHECK(r.code == 2);

@@ -34,8 +34,9 @@ TEST_CASE("golden: multi-head attention matches PyTorch within 1e-5 relative") {
             const std::pair<const char*, const Tensor*> outputs[] = {
                 {"Q", &rec.Q},           {"K", &rec.K},           {"V", &rec.V},  {"weights", &rec.attn.weights},
                 {"head_out", &rec.head_out}, {"merged", &rec.merged}, {"out", &rec.out}};
-            for (const auto& [t, got_ptr] : outputs) {
-                const Tensor& got = *got_ptr;
+            for (const auto& output : outputs) {
+                const auto& t = output.first;  // not a structured binding: clang 14 cannot capture one (INFO)
+                const Tensor& got = *output.second;
                 const double err = normwise_rel(got, d.tensors.at(t));
                 INFO(name << " tensor " << t << " rel err " << err);
                 CHECK(err <= 1e-5);

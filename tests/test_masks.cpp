@@ -128,7 +128,8 @@ TEST_CASE("masks: shapes are refused when the mask is built") {
     CHECK_THROWS_AS(Mask::custom(2, 3, 4, std::vector<uint8_t>(23)), ShapeError);  // wrong entry count
     CHECK_THROWS_AS(Mask::additive_mask(1, 3, 4, std::vector<float>(13)), ShapeError);
     CHECK_THROWS_AS(Mask::key_padding_bool(2, 4, std::vector<uint8_t>(7)), ShapeError);
-    for (const auto& [B, Tq, Tk] : {std::tuple{0, 3, 4}, {2, 0, 4}, {2, 3, 0}}) {  // zero dims, even with 0 entries
+    for (const auto& dims : {std::tuple{0, 3, 4}, {2, 0, 4}, {2, 3, 0}}) {  // zero dims, even with 0 entries
+        const int B = std::get<0>(dims), Tq = std::get<1>(dims), Tk = std::get<2>(dims);  // clang 14: no binding in INFO
         INFO("[" << B << ", " << Tq << ", " << Tk << "]");
         const size_t n = static_cast<size_t>(B * Tq * Tk);
         CHECK_THROWS_AS(Mask::custom(B, Tq, Tk, std::vector<uint8_t>(n)), ShapeError);
@@ -164,7 +165,8 @@ TEST_CASE("masks: dense and additive parts broadcast over batch and over queries
         allow[n] = n % 3 != 0;
         add[n] = 0.5f * static_cast<float>(n);
     }
-    for (const auto& [nb, nq] : {std::pair{B, Tq}, {int64_t{1}, Tq}, {B, int64_t{1}}, {int64_t{1}, int64_t{1}}}) {
+    for (const auto& sizes : {std::pair{B, Tq}, {int64_t{1}, Tq}, {B, int64_t{1}}, {int64_t{1}, int64_t{1}}}) {
+        const int64_t nb = sizes.first, nq = sizes.second;  // clang 14 cannot capture a structured binding (INFO)
         INFO("[" << nb << ", " << nq << ", Tk]");
         const size_t n = static_cast<size_t>(nb * nq * Tk);
         const Mask dense = Mask::custom(nb, nq, Tk, std::vector<uint8_t>(allow.begin(), allow.begin() + n));
@@ -222,8 +224,12 @@ std::vector<std::pair<std::string, Mask>> one_of_each_kind() {
 TEST_CASE("masks: combined() of every pair of kinds ANDs the boolean parts and sums the additive ones") {
     const int64_t B = 2, Tq = 3, Tk = 4;
     const auto kinds = one_of_each_kind();
-    for (const auto& [xname, x] : kinds)
-        for (const auto& [yname, y] : kinds) {
+    for (const auto& xk : kinds)
+        for (const auto& yk : kinds) {
+            const std::string& xname = xk.first;  // not structured bindings: clang 14 cannot capture one (INFO)
+            const std::string& yname = yk.first;
+            const Mask& x = xk.second;
+            const Mask& y = yk.second;
             INFO(xname << " with " << yname);
             const Mask c = x.combined(y);
             REQUIRE_NOTHROW(c.check(B, Tq, Tk));

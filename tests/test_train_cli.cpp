@@ -196,6 +196,6 @@ TEST_CASE("train cli: Ctrl-C stops after the current step, prints the table and 
     const Checkpoint ck = load_checkpoint(model);
     CHECK(std::stoll(ck.metadata.at("attn.train.steps")) > 0);
     for (const auto& e : fs::directory_iterator(dir))  // no temp file left behind
-        CHECK(e.path().filename().string().find(".tmp.") == std::string::npos);
+        CHECK(e.path().filename().string().find(kTempFilePrefix) == std::string::npos);
     fs::remove_all(dir);
 }

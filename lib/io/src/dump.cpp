@@ -338,7 +338,7 @@ void write_file_atomic(const std::string& path, std::string_view content) {
     // system). Its name is short and fixed in length (".attn.XXXXXX"), not the
     // target's name plus a suffix: a legal name of 245-255 bytes would overflow NAME_MAX.
     const size_t slash = target.rfind('/');
-    const std::string tmpl = (slash == std::string::npos ? std::string() : target.substr(0, slash + 1)) + ".attn.XXXXXX";
+    const std::string tmpl = (slash == std::string::npos ? std::string() : target.substr(0, slash + 1)) + std::string(kTempFilePrefix) + "XXXXXX";
     if (tmpl.size() >= sizeof g_temp_path) throw_unwritable(path, ENAMETOOLONG);
     install_temp_cleanup();
     // TERM, INT and HUP wait while the file is created and its name recorded, so no

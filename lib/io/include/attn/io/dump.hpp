@@ -84,6 +84,9 @@ void append_json_floats(std::string& out, const float* p, int64_t n, JsonNonFini
 // named, and from the rename on, so no signal can leave one behind.
 // Throws InputError naming the path if it cannot be written.
 void write_file_atomic(const std::string& path, std::string_view content);
+// The start of write_file_atomic's temp file names (".attn.XXXXXX", beside the target):
+// what tests look for to prove nothing was left behind.
+inline constexpr std::string_view kTempFilePrefix = ".attn.";
 // The file write_file_atomic(path) lands in: `path`, or through symlinks the file
 // they point to (which may not exist yet). Throws InputError naming `path` on a
 // loop of links.

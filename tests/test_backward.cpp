@@ -222,7 +222,9 @@ TEST_CASE("backward: float attention agrees with the double path") {
             std::vector<double> dq(qd.size()), dk(kd.size()), dv(vd.size());
             attention_backward(dq.data(), dk.data(), dv.data(), qd.data(), kd.data(), vd.data(), od.data(), n, c.mask,
                                c.opt);
-            for (auto [name, f, d] : {std::tuple{"dq", &gf.dq, &dq}, {"dk", &gf.dk, &dk}, {"dv", &gf.dv, &dv}}) {
+            for (auto [name_b, f, d_b] : {std::tuple{"dq", &gf.dq, &dq}, {"dk", &gf.dk, &dk}, {"dv", &gf.dv, &dv}}) {
+                const char* name = name_b;  // clang 14: no structured binding inside a doctest macro's lambda
+                const auto* d = d_b;
                 std::vector<double> diff(d->size());
                 for (size_t i = 0; i < diff.size(); ++i) diff[i] = double(f->data[i]) - (*d)[i];
                 INFO(name << ": |float - double| = " << norm(diff) << " of " << norm(*d));

@@ -63,7 +63,9 @@ TEST_CASE("backward cli: --dump holds every gradient, and dout from --input give
         {"db_q", {16}},            {"dW_k", {16, 16}},           {"db_k", {16}},
         {"dW_v", {10, 16}},        {"db_v", {10}},               {"dW_o", {16, 10}},
         {"db_o", {16}}};
-    for (const auto& [name, shape] : want) {
+    for (const auto& entry : want) {
+        const auto& name = entry.first;  // clang 14: no structured binding inside INFO
+        const auto& shape = entry.second;
         INFO(name);
         REQUIRE(d.tensors.count(name) == 1);
         CHECK(d.tensors.at(name).shape == shape);

@@ -211,8 +211,10 @@ TEST_CASE("flash backward: its scratch grows linearly in T and is far below one 
     // With B H = 16 there is one key chunk per head at every T, with B H = 1 sixteen once
     // T >= 16 blocks: either way the scratch must double (not quadruple) when T doubles.
     for (const std::string& kern : flash_backward_kernels())
-        for (const auto& [B, H, T0, D] : {std::tuple<int64_t, int64_t, int64_t, int64_t>{1, 16, 128, 16},
+        for (const auto& shape : {std::tuple<int64_t, int64_t, int64_t, int64_t>{1, 16, 128, 16},
                                           {1, 1, 1024, 8}}) {
+            // plain variables: clang 14 refuses structured bindings inside INFO
+            const int64_t B = std::get<0>(shape), H = std::get<1>(shape), T0 = std::get<2>(shape), D = std::get<3>(shape);
             std::vector<double> bytes;
             for (int64_t T : {T0, 2 * T0, 4 * T0}) {
                 const Tensor q = randn({B, H, T, D}, 1), k = randn({B, H, T, D}, 2), v = randn({B, H, T, D}, 3),

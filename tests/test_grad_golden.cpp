@@ -107,7 +107,9 @@ TEST_CASE("grad golden: every gradient matches PyTorch autograd within 1e-5 rela
                     got.emplace_back("d_weights", &brec.attn.d_weights);
                     got.emplace_back("d_scores", &brec.attn.d_scores);
                 }
-                for (const auto& [t, mine] : got) {
+                for (const auto& entry : got) {
+                    const auto& t = entry.first;  // clang 14: no structured binding inside INFO
+                    const auto& mine = entry.second;
                     const Tensor& ref = d.tensors.at(t);
                     REQUIRE(mine->shape == ref.shape);
                     double scale = max_abs(ref);

@@ -181,7 +181,9 @@ TEST_CASE("memory: model attention counts its --svg and --dump: refused over the
     // 540 words, cut to the model's 256 tokens: 6 layers x 12 heads x 256^2 cells.
     std::string text;
     for (int i = 0; i < 60; ++i) text += "the quick brown fox jumps over the lazy dog ";
-    for (const auto& [out, ulimit_kib] : {std::pair{"--svg", 2097152}, {"--dump", 524288}}) {
+    for (const auto& entry : {std::pair{"--svg", 2097152}, {"--dump", 524288}}) {
+        const char* out = entry.first;  // clang 14: no structured binding inside INFO
+        const int ulimit_kib = entry.second;
         INFO(out);
         const std::string file = dir + "/never";
         const auto r = test::run_shell("ulimit -v " + std::to_string(ulimit_kib) + "; '" + std::string(ATTN_BINARY) +
@@ -197,7 +199,8 @@ TEST_CASE("memory: model attention counts its --svg and --dump: refused over the
     for (int i = 0; i < 10; ++i) shorter += "the quick brown fox jumps over the lazy dog. ";
     const BertConfig config = read_bert_config(files);
     const int64_t T = static_cast<int64_t>(load_tokenizer(files, config).encode(shorter).ids.size());
-    for (const auto& [dump, svg] : {std::pair{false, false}, {true, false}, {false, true}}) {
+    for (const auto& entry : {std::pair{false, false}, {true, false}, {false, true}}) {
+        const bool dump = entry.first, svg = entry.second;  // clang 14: no structured binding inside INFO
         std::vector<std::string> args = {"model", "attention", "--text", shorter};
         if (dump) args.insert(args.end(), {"--dump", dir + "/m.json"});
         if (svg) args.insert(args.end(), {"--svg", dir + "/m.svg"});

@@ -95,7 +95,8 @@ TEST_CASE("tasks: copy, reverse and sort answer what the prompt asks, in both la
 
 TEST_CASE("tasks: recall asks for the values of keys that were given, keys distinct") {
     for (bool causal : {true, false})
-        for (auto [T, Q] : {std::pair<int64_t, int64_t>{4, 1}, {9, 1}, {64, 1}, {16, 4}, {64, 8}}) {
+        for (auto TQ : {std::pair<int64_t, int64_t>{4, 1}, {9, 1}, {64, 1}, {16, 4}, {64, 8}}) {
+            const int64_t T = TQ.first, Q = TQ.second;  // clang 14: no structured binding inside CAPTURE
             CAPTURE(causal);
             CAPTURE(T);
             CAPTURE(Q);

@@ -1,0 +1,91 @@
+// attn/experiments/experiment.hpp: `attn experiment NAME`, the source's claims about
+// training turned into measurements (issue "Training experiments").
+//
+// An experiment trains tiny models (attn/train) over several seeds and reports
+// tables, curves and one verdict per claim it tests, with the figures the verdict
+// rests on. Every experiment has three sizes: Quick (the test suite and the tour,
+// a few seconds), Default (<= 60 s on 2 threads) and Full (a closer look).
+//
+// Each experiment lives in its own source file lib/experiments/src/exp_<name>.cpp
+// and is listed once in the registry (experiments()), in the issue's order.
+// Results are deterministic for a (seed, seeds, size): same numbers at any thread
+// count (the trainer's guarantee), only the times differ.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace attn {
+
+enum class ExperimentSize { Quick, Default, Full };
+const char* experiment_size_name(ExperimentSize s);  // "quick", "default", "full"
+
+struct ExperimentConfig {
+    ExperimentSize size = ExperimentSize::Default;
+    int seeds = 3;          // independent runs per cell; seeds seed, seed + 1, ...
+    uint64_t seed = 0;
+    int threads = 2;        // 0: every core
+};
+
+enum class VerdictKind { Supported, Qualified, NotSupported };
+const char* verdict_name(VerdictKind v);  // "supported", "qualified", "not supported"
+
+// One claim of CLAIMS.md, judged by the numbers.
+struct Verdict {
+    std::string claim;      // "C13"
+    std::string statement;  // the claim in a few words ("unscaled scores are almost untrainable")
+    VerdictKind kind = VerdictKind::Qualified;
+    std::string figures;    // the measured numbers the verdict rests on, one line
+};
+
+// A printed table; cells keep numbers as numbers (JSON) and null for "not applicable".
+struct ExperimentTable {
+    std::string title;
+    std::vector<std::string> columns;
+    std::vector<std::vector<nlohmann::json>> rows;
+};
+
+// One line of the SVG; lines with the same panel share a plot.
+struct ExperimentCurve {
+    std::string panel;      // "eval accuracy"
+    std::string label;      // legend ("1/sqrt(d_k), adam")
+    std::string x_label;    // "step"
+    std::vector<double> x, y;
+};
+
+struct ExperimentResult {
+    std::string name;
+    std::vector<ExperimentTable> tables;
+    std::vector<Verdict> verdicts;
+    std::vector<ExperimentCurve> curves;
+    std::vector<std::string> notes;  // caveats, e.g. what differs between Adam and SGD
+    double seconds = 0;              // wall time of the run
+};
+
+// One status line while the experiment runs ("scale: cell 3/24, seed 1, step 200, acc 0.41").
+using ExperimentProgress = std::function<void(const std::string& line)>;
+
+struct ExperimentInfo {
+    std::string name;                 // "scale"
+    std::vector<std::string> claims;  // {"C13", "C18", "C20", "C19"}
+    std::string summary;              // one line for `attn experiment --list`
+    std::function<ExperimentResult(const ExperimentConfig&, const ExperimentProgress&)> run;
+};
+
+// The registry, in the issue's order (scale, lock-in, dk-floor, init, overfit,
+// dropout, heads, distance, stability, memory).
+const std::vector<ExperimentInfo>& experiments();
+// nullptr when no experiment has that name.
+const ExperimentInfo* find_experiment(const std::string& name);
+
+// format "attn-experiment", version 1: name, size, seeds, seed, threads, tables,
+// verdicts, curves, notes, seconds.
+nlohmann::json experiment_json(const ExperimentResult& r, const ExperimentConfig& cfg);
+// The curves, one plot per panel (attn/viz/svg.hpp).
+std::string experiment_svg(const ExperimentResult& r);
+
+}  // namespace attn

@@ -76,6 +76,18 @@ struct ExperimentInfo {
     std::function<ExperimentResult(const ExperimentConfig&, const ExperimentProgress&)> run;
 };
 
+// One factory per experiment, each in lib/experiments/src/exp_<name>.cpp.
+ExperimentInfo experiment_scale();      // C13, C18, C20, C19
+ExperimentInfo experiment_lock_in();    // C13
+ExperimentInfo experiment_dk_floor();   // C10
+ExperimentInfo experiment_init();       // C36, C9
+ExperimentInfo experiment_overfit();    // C37
+ExperimentInfo experiment_dropout();    // C38
+ExperimentInfo experiment_heads();      // C32, C33
+ExperimentInfo experiment_distance();   // C1, C4
+ExperimentInfo experiment_stability();  // C39
+ExperimentInfo experiment_memory();     // C40
+
 // The registry, in the order (scale, lock-in, dk-floor, init, overfit,
 // dropout, heads, distance, stability, memory).
 const std::vector<ExperimentInfo>& experiments();

@@ -189,9 +189,11 @@ struct FlashF32 {
         const int64_t i0 = qb * BQ;
         const int nq = static_cast<int>(std::min<int64_t>(BQ, a.Tq - i0));
         const int64_t Dk = a.Dk, Dv = a.Dv, Tk = a.Tk;
+        const int64_t h = bh % a.H;
+        const int64_t bkv = b * a.Hkv + h / (a.H / a.Hkv);  // grouped-query: the kv head of query head h
         const float* q = a.q + (bh * a.Tq + i0) * Dk;  // (nq, Dk)
-        const float* k = a.k + bh * Tk * Dk;           // (Tk, Dk)
-        const float* vv = a.v + bh * Tk * Dv;          // (Tk, Dv)
+        const float* k = a.k + bkv * Tk * Dk;          // (Tk, Dk)
+        const float* vv = a.v + bkv * Tk * Dv;         // (Tk, Dv)
         float* out = a.out + (bh * a.Tq + i0) * Dv;    // (nq, Dv)
 
         float* QT = ws;                  // [Dk][BQ]
@@ -269,6 +271,18 @@ struct FlashF32 {
                         for (int v = 0; v < NV; ++v)
                             S::store(ST + jj * BQ + v * W, S::mul(S::load(ST + jj * BQ + v * W), f));
                     }
+                }
+                // pass 3a': softcap and ALiBi (log2 units: s2 = s log2 e), element-wise, only when asked
+                if (a.softcap > 0.0f) {
+                    const float cap2 = a.softcap * kLog2e, inv = kLn2 / a.softcap;
+                    for (int jj = 0; jj < nk; ++jj)
+                        for (int i = 0; i < nq; ++i) ST[jj * BQ + i] = cap2 * std::tanh(ST[jj * BQ + i] * inv);
+                }
+                if (a.alibi2 != nullptr) {
+                    const float m2 = a.alibi2[h];
+                    for (int jj = 0; jj < nk; ++jj)
+                        for (int i = 0; i < nq; ++i)
+                            ST[jj * BQ + i] -= m2 * static_cast<float>(std::abs(a.qpos0 + i0 + i - (j0 + jj)));
                 }
                 // pass 3a: masks, element-wise where they must be
                 if (mask.additive != nullptr)

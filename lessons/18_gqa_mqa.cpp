@@ -37,7 +37,7 @@ void run(LessonContext& ctx) {
         MhaConfig cfg{D, H};
         cfg.kv_heads = Hkv;
         MultiHeadAttention mha(cfg);
-        Rng w = ctx.rng(180);  // the same W_q, W_o draw order for every H_kv
+        Rng w = ctx.rng(180);  // the same seed for every H_kv
         mha.init(InitSpec{}, w);
         ForwardRecord rec;
         mha.forward(x, Mask::make_causal(), AttentionOptions{}, &rec);

@@ -31,6 +31,7 @@ void run(LessonContext& ctx) {
     const int64_t T = 24, D = 16;
     Rng rng = ctx.rng(19);
     const Tensor q = randn({1, 1, T, D}, rng), k = randn({1, 1, T, D}, rng), v = randn({1, 1, T, D}, rng);
+    ctx.shape("q, k, v", q, "[B=1, H=1, T=24, Dk=16]");
     std::vector<int64_t> perm(static_cast<size_t>(T));
     for (int64_t i = 0; i < T; ++i) perm[static_cast<size_t>(i)] = (7 * i + 3) % T;  // 7 is coprime to 24
     Tensor kp = k, vp = v;
@@ -62,6 +63,7 @@ void run(LessonContext& ctx) {
     rope.rope = true;
     AttentionRecord rec;
     attention_reference(qs, ks, ks, Mask::none(), rope, &rec);
+    ctx.shape("scores", rec.scores_raw, "RoPE(q)·RoPE(k)ᵀ, q and k the same vector at every position");
     auto absolute = [&](int64_t i, int64_t j) {
         std::vector<double> a = q1, b = k1;
         const std::vector<double> pi = sinusoid(i, D), pj = sinusoid(j, D);
@@ -102,7 +104,7 @@ void run(LessonContext& ctx) {
               fmt::format("absolute: pairs at the same distance score up to {} apart", g3(spread_abs)));
 
     ctx.section("RoPE: relative position inside q·k");
-    ctx.para("Rotary position embedding (RoPE, used by Llama and most current decoders) adds nothing. It rotates q "
+    ctx.para("Rotary position embedding (RoPE, used by Llama and many other current decoders) adds nothing. It rotates q "
              "and k: the dims pair up as (d, d + Dk/2), and each pair turns by the angle pos·θ_d, θ_d = 10000^(−2d/Dk), "
              "fast for the first pairs and slow for the last. A dot product only sees the angle between two "
              "vectors (C11), and rotating q by iθ and k by jθ leaves the angle between them turned by (i − j)θ:");
@@ -126,8 +128,9 @@ void run(LessonContext& ctx) {
     alibi.alibi = true;
     AttentionRecord ra;
     attention_reference(q0, kk, vv, Mask::make_causal(), alibi, &ra);
+    ctx.shape("weights", ra.weights, "[B=1, H=8, T=64, T]: causal, q = 0, ALiBi on");
     Table a;
-    a.columns = {"head", "slope m_h", "weight on itself", "weight 8+ back", "w(j−1)/w(j)", "e^(−m_h)"};
+    a.columns = {"head", "slope m_h", "weight on itself", "weight 8+ back", "w(i−1)/w(i)", "e^(−m_h)"};
     a.formats = {"{}", "{:.4g}", "{:.4f}", "{:.4f}", "{:.5f}", "{:.5f}"};
     std::vector<double> far;
     double ratio_err = 0;

@@ -43,9 +43,10 @@ double worst_scaled(const Tensor& got, const Tensor& want, const Tensor& v) {
 }  // namespace
 
 TEST_CASE("reference and flash match PyTorch's GQA, RoPE, ALiBi and softcap fixtures") {
-    // Tolerance 1e-5 of (|out| + max|v|): the fixtures are float64 results of the float32
+    // Tolerance 2e-6 of (|out| + max|v|): the fixtures are float64 results of the float32
     // inputs rounded once; attn computes in float32, whose rounding of the scores (up to
-    // ~10 in size here), of RoPE's rotation and of the softmax sums stays near 1e-6.
+    // ~10 in size here), of RoPE's rotation and of the softmax sums was measured at most
+    // 1.7e-7 (reference 1.2e-7, flash 1.6e-7 on the AVX-512 machine): a 10x margin.
     const std::vector<std::string> names = modern_names();
     REQUIRE(names.size() >= 10);
     int with_gqa = 0, with_rope = 0, with_alibi = 0, with_cap = 0;
@@ -80,8 +81,8 @@ TEST_CASE("reference and flash match PyTorch's GQA, RoPE, ALiBi and softcap fixt
         worst_ref = std::max(worst_ref, er);
         worst_flash = std::max(worst_flash, ef);
         INFO(name << ": reference " << er << ", flash " << ef);
-        CHECK(er <= 1e-5);
-        CHECK(ef <= 1e-5);
+        CHECK(er <= 2e-6);
+        CHECK(ef <= 2e-6);
     }
     // the folder covers every option
     CHECK(with_gqa >= 3);

@@ -231,9 +231,10 @@ TEST_CASE("a query offset: the last queries alone give the last rows of the full
 }
 
 TEST_CASE("flash matches the reference with every score option, for every kernel") {
-    // Tolerance 1e-5 of (|ref| + max|v|), as tests/test_flash.cpp: RoPE is the same
-    // rotation (rope_rotate) applied before either; softcap's tanh and ALiBi's bias are
-    // taken in log2 units in float, which adds a few ulps to each score.
+    // Tolerance 2e-6 of (|ref| + max|v|) (tests/test_flash.cpp's measure): RoPE is the
+    // same rotation (rope_rotate) applied before either; softcap's tanh and ALiBi's bias
+    // are taken in log2 units in float, a few ulps more per score. Measured worst over
+    // the grid and every kernel: 2.8e-7 (AVX-512 machine), so a 7x margin.
     struct Opts {
         const char* name;
         bool rope, alibi;
@@ -272,7 +273,7 @@ TEST_CASE("flash matches the reference with every score option, for every kernel
                     worst_all = std::max(worst_all, w);
                     INFO(kern << ", " << o.name << ", B " << s.B << " H " << s.H << "/" << s.Hkv << " Tq " << s.Tq
                               << " Tk " << s.Tk << " Dk " << s.Dk << " Dv " << s.Dv << ", mask " << mask.describe());
-                    CHECK(w <= 1e-5);
+                    CHECK(w <= 2e-6);
                 }
     MESSAGE("worst scaled error over the grid: " << worst_all);
 }
@@ -388,7 +389,7 @@ TEST_CASE("the reference backward with the score options matches finite differen
     }
 }
 
-TEST_CASE("attn forward: --kv-heads, --rope, --alibi, --softcap; shapes traced, options dumped, errors named") {
+TEST_CASE("attn forward: --kv-heads, --rope, --alibi, --softcap: shapes traced, options dumped, errors named") {
     using attn::test::run_attn;
     // GQA: K and V carry the kv heads, the output keeps its shape
     auto r = run_attn("forward --heads 4 --kv-heads 2 --d-model 16 --trace");

@@ -307,7 +307,8 @@ void take_score_options(const ForwardOpts& o, const MhaConfig& cfg, AttentionOpt
     opt.alibi = o.alibi;
     if (o.given("--softcap") || o.softcap != 0.0) {
         if (!(o.softcap > 0.0 && o.softcap <= 1e30))
-            throw InputError(fmt::format("--softcap: must be a number > 0 (scores -> C·tanh(scores/C)), got {}", o.softcap));
+            throw InputError(
+                fmt::format("--softcap: must be a number in (0, 1e30] (scores -> C·tanh(scores/C)), got {}", o.softcap));
         opt.softcap = static_cast<float>(o.softcap);
     }
 }

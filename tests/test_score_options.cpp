@@ -417,7 +417,7 @@ TEST_CASE("attn forward: --kv-heads, --rope, --alibi, --softcap: shapes traced, 
                          Bad{"--rope abc", "--rope: the base must be a number > 1"},
                          Bad{"--rope 1", "--rope: the base must be a number > 1"},
                          Bad{"--rope --d-k 5", "--rope: rotates pairs of dims"},
-                         Bad{"--softcap 0", "--softcap: must be a number > 0"},
+                         Bad{"--softcap 0", "--softcap: must be a number in (0, 1e30]"},
                          Bad{"--softcap -2", "--softcap"},
                          Bad{"--heads 2 --kv-heads 1 --backward --impl flash", "--backward: flash's backward pass does not implement"}}) {
         const auto res = run_attn(std::string("forward ") + b.args);

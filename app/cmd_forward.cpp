@@ -29,6 +29,12 @@ struct ForwardOpts {
     std::string dump, input;
     JsonNonFinite json_nonfinite = JsonNonFinite::literal;
     double dropout = 0.0;
+    // Score options (attn/core/attention.hpp): --kv-heads (0: --heads), --rope [BASE], --alibi, --softcap C (0: off)
+    int64_t kv_heads = 0;
+    std::string rope;  // "" (given without a value: base 10000) or the base; used when given("--rope")
+    bool alibi = false;
+    double softcap = 0.0;
+    bool rope_from_file = false;  // --input's config.rope set the base
     bool train = false, trace = false, no_bias = false, backward = false;
     uint64_t seed = 42;
     // Given on the command line: --input replaces B, T and D; --dropout needs --train.
@@ -161,7 +167,8 @@ std::optional<Mask> take_input_config(const Dump& in, const std::string& path, F
     for (const auto& [key, v] : {std::pair{"batch", B}, {"seq", T}, {"d_model", o.d_model}})
         if (const auto n = size(key); n && *n != v)
             throw refuse(key, fmt::format("= {} but tensor x has shape [{}, {}, {}]", *n, B, T, o.d_model));
-    for (const auto& [key, opt, v] : {std::tuple{"heads", "--heads", &o.heads}, {"d_k", "--d-k", &o.d_k}, {"d_v", "--d-v", &o.d_v}})
+    for (const auto& [key, opt, v] : {std::tuple{"heads", "--heads", &o.heads}, {"d_k", "--d-k", &o.d_k}, {"d_v", "--d-v", &o.d_v},
+                                      {"kv_heads", "--kv-heads", &o.kv_heads}})
         if (const auto n = size(key)) {
             if (o.given(opt) && *v != *n) throw conflict(fmt::format("{} {}", opt, *v), fmt::format("config.{} = {}", key, *n));
             *v = *n;
@@ -188,6 +195,40 @@ std::optional<Mask> take_input_config(const Dump& in, const std::string& path, F
         if (o.given("--init") && (oi.kind != fi.kind || oi.std != fi.std))
             throw conflict("--init " + o.init, "config.init = " + shown(*s));
         o.init = *s;
+    }
+    // the score options a dump records: rope (false or the base), alibi, softcap (0: off)
+    if (c.contains("rope")) {
+        const auto& j = c["rope"];
+        if (!(j.is_boolean() && !j.get<bool>()) && !j.is_number())
+            throw refuse("rope", fmt::format("must be false or the base, a number > 1, got a JSON {}", j.type_name()));
+        if (j.is_number()) {
+            const std::string base = fmt::format("{}", j.get<double>());
+            auto given_base = [&o]() {
+                try {
+                    return o.rope.empty() ? 10000.0 : std::stod(o.rope);
+                } catch (const std::exception&) {
+                    return std::nan("");
+                }
+            };
+            if (o.given("--rope") && given_base() != j.get<double>())
+                throw conflict("--rope " + (o.rope.empty() ? std::string("10000") : o.rope), "config.rope = " + base);
+            o.rope = base;
+            o.rope_from_file = true;
+        } else if (o.given("--rope")) {
+            throw conflict("--rope", "config.rope = false");
+        }
+    }
+    if (const auto alibi = flag("alibi")) {
+        if (o.given("--alibi") && !*alibi) throw conflict("--alibi", "config.alibi = false");
+        o.alibi = *alibi;
+    }
+    if (c.contains("softcap")) {
+        const auto& j = c["softcap"];
+        if (!j.is_number() || !(j.get<double>() >= 0.0 && j.get<double>() <= 1e30))
+            throw refuse("softcap", "must be a number >= 0 (0: off)");
+        if (o.given("--softcap") && o.softcap != j.get<double>())
+            throw conflict(fmt::format("--softcap {}", o.softcap), fmt::format("config.softcap = {}", j.get<double>()));
+        o.softcap = j.get<double>();
     }
     if (const auto bias = flag("bias")) {
         if (o.given("--no-bias") && *bias) throw conflict("--no-bias", "config.bias = true");
@@ -242,6 +283,36 @@ std::optional<Mask> take_input_config(const Dump& in, const std::string& path, F
     return mask;
 }
 
+// The score options of the command line, checked, into opt; each error names its option.
+void take_score_options(const ForwardOpts& o, const MhaConfig& cfg, AttentionOptions& opt) {
+    if (o.given("--rope") || o.rope_from_file) {
+        double base = 10000.0;
+        if (!o.rope.empty()) {
+            size_t used = 0;
+            try {
+                base = std::stod(o.rope, &used);
+            } catch (const std::exception&) {
+                used = 0;
+            }
+            if (used != o.rope.size() || !std::isfinite(base) || !(base > 1.0) || base > 1e30)
+                throw InputError(fmt::format("--rope: the base must be a number > 1 (default 10000), got '{}'", o.rope));
+        }
+        if (cfg.d_k % 2 != 0)
+            throw InputError(fmt::format("--rope: rotates pairs of dims (d, d + Dk/2), so Dk must be even, got Dk = {} "
+                                         "(set --d-k or --heads)",
+                                         cfg.d_k));
+        opt.rope = true;
+        opt.rope_base = static_cast<float>(base);
+    }
+    opt.alibi = o.alibi;
+    if (o.given("--softcap") || o.softcap != 0.0) {
+        if (!(o.softcap > 0.0 && o.softcap <= 1e30))
+            throw InputError(
+                fmt::format("--softcap: must be a number in (0, 1e30] (scores -> C·tanh(scores/C)), got {}", o.softcap));
+        opt.softcap = static_cast<float>(o.softcap);
+    }
+}
+
 nlohmann::json fill_json(float fill) {
     return std::isinf(fill) ? nlohmann::json("-inf") : nlohmann::json(static_cast<double>(fill));
 }
@@ -280,9 +351,13 @@ int run_forward(ForwardOpts o) {
     if (o.dropout_given && !o.train)
         throw InputError("--dropout: dropout acts in training mode only; add --train (or drop --dropout)");
     // The sizes are positive by now: what resolved() can still refuse is a head count that does not divide D.
-    const MhaConfig cfg =
+    MhaConfig cfg =
         with_option(input && input->config.contains("heads") ? fmt::format("--input: '{}': config.heads", o.input) : "--heads",
                     [&] { return MhaConfig{o.d_model, o.heads, o.d_k, o.d_v, !o.no_bias}.resolved(); });
+    if (o.kv_heads > 0 && o.heads % o.kv_heads != 0)
+        throw InputError(fmt::format("--kv-heads: must divide --heads {} (grouped-query attention: H = g·H_kv), got {}",
+                                     o.heads, o.kv_heads));
+    cfg.kv_heads = o.kv_heads > 0 ? o.kv_heads : cfg.heads;
     // Weights, activations and (B, H, T, T) tensors, counted in double so nothing overflows (app/memory.hpp).
     ForwardSizes sizes{o.batch, o.seq, cfg.d_model, cfg.heads, cfg.d_k, cfg.d_v, cfg.bias, true,
                        o.train && o.dropout > 0, !o.dump.empty()};
@@ -295,11 +370,20 @@ int run_forward(ForwardOpts o) {
     aopt.dropout = static_cast<float>(o.dropout);
     aopt.train = o.train;
     aopt.seed = mix64(o.seed ^ 0xd20dULL);
+    take_score_options(o, cfg, aopt);
     const InitSpec init = parse_init(o.init);
     const Backend backend = backend_of(o.impl);
     const BackendInfo& row = backend_info(backend);
     require_available("--impl", backend);  // one line, exit 2: e.g. a GPU backend without a GPU
     if (!o.dump.empty()) require_writable("--dump", o.dump);
+    // the score options: a name for messages ("grouped-query heads (H_q 4, H_kv 2), RoPE"), from shapes alone
+    const std::string features = score_features(Tensor(Shape{1, cfg.heads, 1, 1}), Tensor(Shape{1, cfg.kv_heads, 1, 1}), aopt);
+    if (!features.empty() && !row.score_options)
+        throw InputError(fmt::format("--impl {}: does not implement {}; use --impl {}", row.name, features,
+                                     score_option_backend_names()));
+    if (!features.empty() && o.backward && !row.backward_score_options)
+        throw InputError(fmt::format("--backward: {}'s backward pass does not implement {}; use --impl reference",
+                                     row.name, features));
     if (o.backward && row.backward == nullptr)
         throw InputError(fmt::format("--backward: {} has no backward pass (backends with one: {}); pick one with --impl",
                                      row.name, backward_backend_names()));
@@ -349,14 +433,24 @@ int run_forward(ForwardOpts o) {
     }
 
     // ---- run
+    // " H_kv=2", "  rope=10000 alibi softcap=30": only what is on
+    const std::string kv_text = cfg.kv_heads != cfg.heads ? fmt::format(" H_kv={}", cfg.kv_heads) : "";
+    std::string opt_text;
+    if (aopt.rope) opt_text += fmt::format(" rope={:g}", aopt.rope_base);
+    if (aopt.alibi) opt_text += " alibi";
+    if (aopt.softcap > 0.0f) opt_text += fmt::format(" softcap={:g}", aopt.softcap);
+    if (!opt_text.empty()) opt_text = " " + opt_text;
     TraceFn trace = [&text](const TraceEvent& e) {
         text.print("  {:>9} = {:<46} {}\n", e.name, e.formula, shape_str(e.shape));
     };
     if (o.trace)
-        text.print("attn forward: B={} T={} D={} H={} Dk={} Dv={}  mask={}  scale={}  fill={}  impl={}\n", o.batch,
-                   o.seq, cfg.d_model, cfg.heads, cfg.d_k, cfg.d_v, mask.describe(), scale_name(aopt.scale), o.fill,
-                   row.name);
+        text.print("attn forward: B={} T={} D={} H={}{} Dk={} Dv={}  mask={}  scale={}  fill={}{}  impl={}\n", o.batch,
+                   o.seq, cfg.d_model, cfg.heads, kv_text, cfg.d_k, cfg.d_v, mask.describe(), scale_name(aopt.scale), o.fill,
+                   opt_text, row.name);
     ForwardRecord rec;
+    if (o.trace && aopt.rope)
+        text.print("  {:>9}   RoPE rotates Q_heads and K_heads (pairs d, d + Dk/2; angle pos·{:g}^(−2d/Dk)) before Q·Kᵀ\n", "",
+                   aopt.rope_base);
     const Tensor out = mha.forward(x, mask, aopt, &rec, o.trace ? &trace : nullptr, backend);
     // Every input and option is finite and in range by now, so a NaN or an infinity in the
     // result, or an attention row that does not sum to 1, is float32 overflow of large
@@ -398,8 +492,8 @@ int run_forward(ForwardOpts o) {
 
     // ---- report
     if (!o.trace) {
-        text.print("attn forward: B={} T={} D={} H={} Dk={} Dv={}  mask={}  impl={}\n", o.batch, o.seq, cfg.d_model,
-                   cfg.heads, cfg.d_k, cfg.d_v, mask.describe(), row.name);
+        text.print("attn forward: B={} T={} D={} H={}{} Dk={} Dv={}  mask={}{}  impl={}\n", o.batch, o.seq, cfg.d_model,
+                   cfg.heads, kv_text, cfg.d_k, cfg.d_v, mask.describe(), opt_text, row.name);
         text.print("  out {}  (first row: {:.4f} ...)\n", shape_str(out.shape),
                    fmt::join(out.data.begin(), out.data.begin() + std::min<int64_t>(4, out.numel()), ", "));
     }
@@ -417,7 +511,9 @@ int run_forward(ForwardOpts o) {
         d.config = {{"batch", o.batch},   {"seq", o.seq},         {"d_model", cfg.d_model}, {"heads", cfg.heads},
                     {"d_k", cfg.d_k},     {"d_v", cfg.d_v},       {"mask", o.mask},         {"scale", o.scale},
                     {"fill", fill_json(aopt.fill)}, {"dropout", o.dropout}, {"train", o.train}, {"init", o.init},
-                    {"impl", o.impl},     {"bias", cfg.bias},         {"backward", o.backward}};
+                    {"impl", o.impl},     {"bias", cfg.bias},         {"backward", o.backward},
+                    {"kv_heads", cfg.kv_heads}, {"rope", aopt.rope ? nlohmann::json(aopt.rope_base) : nlohmann::json(false)},
+                    {"alibi", aopt.alibi}, {"softcap", aopt.softcap}};
         // The effective boolean mask (1 = may attend), broadcast to (B, T, T).
         Tensor m(Shape{o.batch, o.seq, o.seq});
         for (int64_t b = 0; b < o.batch; ++b) {
@@ -444,6 +540,18 @@ int run_forward(ForwardOpts o) {
         put("Q", rec.Q);
         put("K", rec.K);
         put("V", rec.V);
+        if (aopt.rope) {
+            // what the scores are taken of: Q_heads, K_heads rotated (queries and keys at positions 0..T-1)
+            Tensor qr = rec.Q, kr = rec.K;
+            rope_rotate(qr.ptr(), qr.dim(0) * qr.dim(1), qr.dim(2), qr.dim(3), aopt.query_offset, aopt.rope_base);
+            rope_rotate(kr.ptr(), kr.dim(0) * kr.dim(1), kr.dim(2), kr.dim(3), 0, aopt.rope_base);
+            put("Q_rope", qr);
+            put("K_rope", kr);
+        }
+        if (aopt.alibi) {
+            const std::vector<double> m = alibi_slopes(cfg.heads);
+            put("alibi_slopes", Tensor::from(Shape{cfg.heads}, std::vector<float>(m.begin(), m.end())));
+        }
         put("scores", rec.attn.scores_raw);
         put("scores_scaled", rec.attn.scores_scaled);
         put("scores_masked", rec.attn.scores_masked);
@@ -491,6 +599,16 @@ const Command reg{
                        fmt::format("weight initialiser: {} (STD in [{:g}, {:g}])", kInitNames, kMinInitStd, kMaxInitStd))
             ->capture_default_str();
         sub.add_flag("--no-bias", o->no_bias, "projections without bias (C8)");
+        sub.add_option("--kv-heads", o->kv_heads,
+                       "H_kv, heads of K and V (default --heads); fewer is grouped-query attention, 1 multi-query: "
+                       "query head h reads kv head h/(H/H_kv); must divide --heads")
+            ->check(integer_in(1));
+        sub.add_option("--rope", o->rope,
+                       "rotary positions on Q and K (rotate-half, as Llama), base BASE (default 10000); Dk must be even")
+            ->expected(0, 1)
+            ->type_name("[BASE]");
+        sub.add_flag("--alibi", o->alibi, "ALiBi: add -m_h·|i - j| to head h's scaled scores (the paper's slopes m_h)");
+        sub.add_option("--softcap", o->softcap, "logit softcap C > 0: scaled scores -> C·tanh(scores/C) (Gemma 2)");
         sub.add_option("--impl", o->impl, backend_help("attention implementation"))->check(backend_validator())->type_name("IMPL")->capture_default_str();
         sub.add_option("--seed", o->seed, "seed for weights, input and dropout")
             ->capture_default_str()

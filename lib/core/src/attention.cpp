@@ -72,9 +72,13 @@ void check_attention_inputs(const Tensor& q, const Tensor& k, const Tensor& v, c
     if (q.rank() != 4 || k.rank() != 4 || v.rank() != 4)
         throw ShapeError(fmt::format("attention wants 4-D (B, H, T, d) tensors, got Q {}, K {}, V {}",
                                      shape_str(q.shape), shape_str(k.shape), shape_str(v.shape)));
-    if (q.dim(0) != k.dim(0) || q.dim(1) != k.dim(1) || v.dim(0) != k.dim(0) || v.dim(1) != k.dim(1))
+    if (q.dim(0) != k.dim(0) || v.dim(0) != k.dim(0) || v.dim(1) != k.dim(1))
         throw ShapeError(fmt::format("Q {}, K {}, V {} disagree on batch or heads", shape_str(q.shape),
                                      shape_str(k.shape), shape_str(v.shape)));
+    if (k.dim(1) == 0 ? q.dim(1) != 0 : q.dim(1) % k.dim(1) != 0)
+        throw ShapeError(fmt::format("Q {} has {} heads, not a multiple of the {} heads of K {} and V (grouped-query "
+                                     "attention needs H_q = g·H_kv)",
+                                     shape_str(q.shape), q.dim(1), k.dim(1), shape_str(k.shape)));
     if (q.dim(3) != k.dim(3))
         throw ShapeError(fmt::format("Q {} and K {} must share Dk for Q·Kᵀ (C6)", shape_str(q.shape), shape_str(k.shape)));
     if (k.dim(2) != v.dim(2))
@@ -86,7 +90,72 @@ void check_attention_inputs(const Tensor& q, const Tensor& k, const Tensor& v, c
     if (std::isnan(opt.fill) || opt.fill == INFINITY) throw InputError("the fill must be -inf or a finite number");
     if (opt.scale.kind == ScaleKind::Cosine && !(opt.scale.value > 0.0f))
         throw InputError("the cosine temperature must be > 0");
+    if (opt.rope && q.dim(3) % 2 != 0)
+        throw ShapeError(fmt::format("RoPE rotates pairs of dims (d, d + Dk/2): Dk must be even, got Q {}",
+                                     shape_str(q.shape)));
+    if (opt.rope && !(opt.rope_base > 1.0f && std::isfinite(opt.rope_base)))
+        throw InputError(fmt::format("the RoPE base must be a finite number > 1, got {}", opt.rope_base));
+    if (!(opt.softcap >= 0.0f && std::isfinite(opt.softcap)))
+        throw InputError(fmt::format("the softcap must be a finite number > 0 (or 0: off), got {}", opt.softcap));
+    if (opt.query_offset < 0)
+        throw InputError(fmt::format("the query offset must be >= 0, got {}", opt.query_offset));
 }
+
+bool has_score_options(const AttentionOptions& opt) { return opt.rope || opt.alibi || opt.softcap > 0.0f; }
+
+std::string score_features(const Tensor& q, const Tensor& k, const AttentionOptions& opt) {
+    std::string s;
+    auto add = [&s](const std::string& w) { s += (s.empty() ? "" : ", ") + w; };
+    if (q.rank() == 4 && k.rank() == 4 && q.dim(1) != k.dim(1))
+        add(fmt::format("grouped-query heads (H_q {}, H_kv {})", q.dim(1), k.dim(1)));
+    if (opt.rope) add("RoPE");
+    if (opt.alibi) add("ALiBi");
+    if (opt.softcap > 0.0f) add("softcap");
+    if (opt.query_offset != 0) add("a query offset");
+    return s;
+}
+
+void refuse_score_options(const std::string& who, const Tensor& q, const Tensor& k, const AttentionOptions& opt) {
+    const std::string f = score_features(q, k, opt);
+    if (!f.empty())
+        throw InputError(fmt::format("{} does not implement {} (the reference and the tiled CPU kernel do)", who, f));
+}
+
+std::vector<double> alibi_slopes(int64_t H) {
+    std::vector<double> m;
+    if (H <= 0) return m;
+    int64_t n = 1;  // the largest power of two <= H
+    while (n * 2 <= H) n *= 2;
+    for (int64_t h = 0; h < n; ++h) m.push_back(std::exp2(-8.0 * static_cast<double>(h + 1) / static_cast<double>(n)));
+    // the rest: every other slope of 2n heads, i.e. the odd steps 2^(-4(2k+1)/n)
+    for (int64_t k = 0; k < H - n; ++k)
+        m.push_back(std::exp2(-4.0 * static_cast<double>(2 * k + 1) / static_cast<double>(n)));
+    return m;
+}
+
+template <class T>
+void rope_rotate(T* x, int64_t seqs, int64_t rows, int64_t d, int64_t pos0, double base) {
+    const int64_t half = d / 2;
+    std::vector<double> theta(static_cast<size_t>(half));
+    for (int64_t c = 0; c < half; ++c)
+        theta[static_cast<size_t>(c)] = std::pow(base, -2.0 * static_cast<double>(c) / static_cast<double>(d));
+    for (int64_t t = 0; t < rows; ++t) {
+        const double pos = static_cast<double>(pos0 + t);
+        for (int64_t c = 0; c < half; ++c) {
+            const double a = pos * theta[static_cast<size_t>(c)];
+            const T cs = static_cast<T>(std::cos(a)), sn = static_cast<T>(std::sin(a));
+            for (int64_t s = 0; s < seqs; ++s) {
+                T* row = x + (s * rows + t) * d;
+                const T x1 = row[c], x2 = row[c + half];
+                // rotate-half: x·cos + rotate_half(x)·sin, rotate_half(x) = (−x2, x1)
+                row[c] = x1 * cs - x2 * sn;
+                row[c + half] = x2 * cs + x1 * sn;
+            }
+        }
+    }
+}
+template void rope_rotate<float>(float*, int64_t, int64_t, int64_t, int64_t, double);
+template void rope_rotate<double>(double*, int64_t, int64_t, int64_t, int64_t, double);
 
 template <class T>
 void l2_normalize_rows(T* x, int64_t rows, int64_t d) {
@@ -123,11 +192,20 @@ ScoreInputs<T> score_inputs(const T* q, const T* k, const AttentionSizes& n, con
     ScoreInputs<T> in;
     in.q = q;
     in.k = k;
-    if (opt.scale.kind == ScaleKind::Cosine) {
+    const bool cosine = opt.scale.kind == ScaleKind::Cosine;
+    if (cosine || opt.rope) {
         in.qn.assign(q, q + n.B * n.H * n.Tq * n.Dk);
-        in.kn.assign(k, k + n.B * n.H * n.Tk * n.Dk);
-        l2_normalize_rows(in.qn.data(), n.B * n.H * n.Tq, n.Dk);
-        l2_normalize_rows(in.kn.data(), n.B * n.H * n.Tk, n.Dk);
+        in.kn.assign(k, k + n.B * n.kv_heads() * n.Tk * n.Dk);
+        if (opt.rope) {
+            // queries at query_offset + i, keys at j; the rotation keeps norms, so the
+            // order against the cosine normalisation does not matter
+            rope_rotate(in.qn.data(), n.B * n.H, n.Tq, n.Dk, opt.query_offset, static_cast<double>(opt.rope_base));
+            rope_rotate(in.kn.data(), n.B * n.kv_heads(), n.Tk, n.Dk, 0, static_cast<double>(opt.rope_base));
+        }
+        if (cosine) {
+            l2_normalize_rows(in.qn.data(), n.B * n.H * n.Tq, n.Dk);
+            l2_normalize_rows(in.kn.data(), n.B * n.kv_heads() * n.Tk, n.Dk);
+        }
         in.q = in.qn.data();
         in.k = in.kn.data();
     }
@@ -147,8 +225,10 @@ void attention_forward(T* out_p, const T* q_in, const T* k_in, const T* v_p, con
     // q (B, H, Tq, Dk), k (B, H, Tk, Dk), v (B, H, Tk, Dv) -> out (B, H, Tq, Dv)
     // scores, weights are (B, H, Tq, Tk)
     using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-    const int64_t B = n.B, H = n.H, Tq = n.Tq, Tk = n.Tk, Dk = n.Dk, Dv = n.Dv;
+    const int64_t B = n.B, H = n.H, Tq = n.Tq, Tk = n.Tk, Dk = n.Dk, Dv = n.Dv, Hkv = n.kv_heads();
     mask.check(B, Tq, Tk);
+    const std::vector<double> slopes = opt.alibi ? alibi_slopes(H) : std::vector<double>{};
+    const T cap = static_cast<T>(opt.softcap);
 
     const ScoreInputs<T> in = score_inputs(q_in, k_in, n, opt);
     const T* q = in.q;
@@ -166,18 +246,27 @@ void attention_forward(T* out_p, const T* q_in, const T* k_in, const T* v_p, con
         const MaskRow mask_b = mask.row(b, Tk);
         for (int64_t h = 0; h < H; ++h) {
             const int64_t bh = b * H + h;
+            const int64_t bkv = b * Hkv + n.kv_head(h);  // grouped-query: the kv head this query head reads
             Eigen::Map<const Mat> q_bh(q + bh * Tq * Dk, Tq, Dk);
-            Eigen::Map<const Mat> k_bh(k + bh * Tk * Dk, Tk, Dk);
-            Eigen::Map<const Mat> v_bh(v_p + bh * Tk * Dv, Tk, Dv);
+            Eigen::Map<const Mat> k_bh(k + bkv * Tk * Dk, Tk, Dk);
+            Eigen::Map<const Mat> v_bh(v_p + bkv * Tk * Dv, Tk, Dv);
             Eigen::Map<Mat> out_bh(out_p + bh * Tq * Dv, Tq, Dv);
             const size_t off = static_cast<size_t>(bh * Tq * Tk);
 
             // pass 1: raw scores Q Kᵀ (Tq, Tk)
             s.noalias() = q_bh * k_bh.transpose();
             if (rec != nullptr) std::copy(s.data(), s.data() + Tq * Tk, rec->scores_raw.data() + off);
-            // pass 2: scale, add the additive mask, masked_fill(~allowed, fill)
+            // pass 2: scale, softcap, ALiBi's bias, the additive mask, then masked_fill(~allowed, fill)
             for (int64_t i = 0; i < Tq; ++i)
-                for (int64_t j = 0; j < Tk; ++j) s(i, j) = s(i, j) * scale + static_cast<T>(mask_b.additive_at(i, j));
+                for (int64_t j = 0; j < Tk; ++j) {
+                    T x = s(i, j) * scale;
+                    if (cap > T(0)) x = cap * std::tanh(x / cap);
+                    if (opt.alibi) {
+                        const double dist = std::abs(static_cast<double>(opt.query_offset + i - j));
+                        x -= static_cast<T>(slopes[static_cast<size_t>(h)] * dist);
+                    }
+                    s(i, j) = x + static_cast<T>(mask_b.additive_at(i, j));
+                }
             if (rec != nullptr) std::copy(s.data(), s.data() + Tq * Tk, rec->scores_scaled.data() + off);
             if (!mask.is_none())
                 for (int64_t i = 0; i < Tq; ++i)
@@ -209,7 +298,7 @@ Tensor attention_reference(const Tensor& q, const Tensor& k, const Tensor& v, co
                            const AttentionOptions& opt, AttentionRecord* rec) {
     // q (B, H, Tq, Dk), k (B, H, Tk, Dk), v (B, H, Tk, Dv) -> out (B, H, Tq, Dv): attention_forward<float>
     check_attention_inputs(q, k, v, mask, opt);
-    const AttentionSizes n{q.dim(0), q.dim(1), q.dim(2), k.dim(2), q.dim(3), v.dim(3)};
+    const AttentionSizes n{q.dim(0), q.dim(1), q.dim(2), k.dim(2), q.dim(3), v.dim(3), k.dim(1)};
     Tensor out(Shape{n.B, n.H, n.Tq, n.Dv});
     AttentionSteps<float> steps;
     attention_forward(out.ptr(), q.ptr(), k.ptr(), v.ptr(), n, mask, opt, rec != nullptr ? &steps : nullptr);

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <vector>
 
 #include "attn/core/errors.hpp"
 #include "attn/core/parallel.hpp"
@@ -65,6 +66,12 @@ const fd::Kernel* find_kernel(std::string_view name) {
                      names + ")");
 }
 
+// What the score options need besides Args: RoPE's rotated copies of q and k,
+// ALiBi's slopes in log2 units. Lives as long as the Args that point into it.
+struct ScoreBuffers {
+    std::vector<float> q, k, alibi2;
+};
+
 // Checks shapes and the mask; fills everything of Args but the data pointers.
 fd::Args make_args(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask,
                    const AttentionOptions& opt) {
@@ -72,6 +79,7 @@ fd::Args make_args(const Tensor& q, const Tensor& k, const Tensor& v, const Mask
     fd::Args a;
     a.B = q.dim(0), a.H = q.dim(1), a.Tq = q.dim(2), a.Dk = q.dim(3);
     a.Tk = k.dim(2), a.Dv = v.dim(3);
+    a.Hkv = k.dim(1);
     a.mask = &mask;
     a.qscale = opt.scale.factor(a.Dk) * fd::kLog2e;
     a.cosine = opt.scale.kind == ScaleKind::Cosine;
@@ -80,7 +88,33 @@ fd::Args make_args(const Tensor& q, const Tensor& k, const Tensor& v, const Mask
     a.dropout = opt.train && opt.dropout > 0.0f;
     a.drop_p = opt.dropout;
     a.seed = opt.seed;
+    a.softcap = opt.softcap;
+    a.qpos0 = opt.query_offset;
     return a;
+}
+
+// Points a.q, a.k (and a.alibi2) at what the options make of q and k: RoPE's
+// rotation is a pre-pass over copies (positions query_offset + i and j, the
+// reference's rope_rotate), so the kernel's loops see ordinary rows.
+void apply_score_options(fd::Args& a, const AttentionOptions& opt, ScoreBuffers& buf, int threads) {
+    if (opt.rope) {
+        buf.q.assign(a.q, a.q + a.B * a.H * a.Tq * a.Dk);
+        buf.k.assign(a.k, a.k + a.B * a.Hkv * a.Tk * a.Dk);
+        const double base = static_cast<double>(opt.rope_base);
+        // one (b, h) sequence per work item; the angles depend on positions only
+        parallel_for(a.B * a.H + a.B * a.Hkv, threads, [&](int64_t s, int) {
+            if (s < a.B * a.H)
+                rope_rotate(buf.q.data() + s * a.Tq * a.Dk, 1, a.Tq, a.Dk, opt.query_offset, base);
+            else
+                rope_rotate(buf.k.data() + (s - a.B * a.H) * a.Tk * a.Dk, 1, a.Tk, a.Dk, 0, base);
+        });
+        a.q = buf.q.data();
+        a.k = buf.k.data();
+    }
+    if (opt.alibi) {
+        for (double m : alibi_slopes(a.H)) buf.alibi2.push_back(static_cast<float>(m) * fd::kLog2e);
+        a.alibi2 = buf.alibi2.data();
+    }
 }
 
 // Runs `kernel` over every (b, h, query block), each thread with its own workspace.
@@ -121,6 +155,8 @@ Tensor attention_flash_with(std::string_view kernel, const Tensor& q, const Tens
     if (kernel == "auto") kern = for_size(kern, a);
     Tensor out({a.B, a.H, a.Tq, a.Dv});  // (B, H, Tq, Dv)
     a.q = q.ptr(), a.k = k.ptr(), a.v = v.ptr(), a.out = out.ptr();
+    ScoreBuffers buf;
+    apply_score_options(a, opt, buf, threads);
     if (lse != nullptr) {
         *lse = Tensor({a.B, a.H, a.Tq});  // (B, H, Tq)
         a.lse = lse->ptr();
@@ -141,6 +177,7 @@ Tensor attention_flash_bf16(const Tensor& q, const Tensor& k, const Tensor& v, c
     if (!flash_bf16_supported())
         throw InputError("flash-bf16 needs a CPU with AVX-512 BF16 (vdpbf16ps); this one has none");
     fd::Args a = make_args(q, k, v, mask, opt);
+    refuse_score_options("flash-bf16", q, k, opt);
     Tensor out({a.B, a.H, a.Tq, a.Dv});  // (B, H, Tq, Dv)
     a.q = q.ptr(), a.k = k.ptr(), a.v = v.ptr(), a.out = out.ptr();
     // pass 0: K and V to bf16 once (the kernels read them T/64 times each):

@@ -19,12 +19,16 @@ constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
 
 struct Args {
-    const float* q = nullptr;  // (B, H, Tq, Dk)
-    const float* k = nullptr;  // (B, H, Tk, Dk)
-    const float* v = nullptr;  // (B, H, Tk, Dv)
+    const float* q = nullptr;  // (B, H, Tq, Dk); RoPE: already rotated (flash.cpp)
+    const float* k = nullptr;  // (B, Hkv, Tk, Dk); RoPE: already rotated
+    const float* v = nullptr;  // (B, Hkv, Tk, Dv)
     float* out = nullptr;      // (B, H, Tq, Dv)
     float* lse = nullptr;      // (B, H, Tq) or nullptr: the row log-sum-exp, natural log, for the backward
     int64_t B = 0, H = 0, Tq = 0, Tk = 0, Dk = 0, Dv = 0;
+    int64_t Hkv = 0;           // heads of k and v: query head h reads kv head h / (H / Hkv)
+    const float* alibi2 = nullptr;  // [H] ALiBi slopes * log2(e), or nullptr: no ALiBi
+    int64_t qpos0 = 0;         // position of query 0 (ALiBi's distance; RoPE is applied before)
+    float softcap = 0.0f;      // c > 0: scaled scores s -> c tanh(s / c) (natural units); 0: off
     const Mask* mask = nullptr;  // checked for these sizes; a kernel reads batch row b as mask->row(b, Tk)
     float qscale = 1.0f;       // scale factor * log2(e), applied to q
     bool cosine = false;       // normalise q and k rows before the product

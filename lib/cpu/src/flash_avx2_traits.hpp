@@ -18,6 +18,7 @@ struct Avx2 {
     static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
     static V add(V a, V b) { return _mm256_add_ps(a, b); }
     static V sub(V a, V b) { return _mm256_sub_ps(a, b); }
+    static V div(V a, V b) { return _mm256_div_ps(a, b); }
     static V max(V a, V b) { return _mm256_max_ps(a, b); }
     static V finite_or_zero(V x) {
         const V ninf = _mm256_cmp_ps(x, _mm256_set1_ps(kNegInf), _CMP_EQ_OQ);

@@ -17,6 +17,7 @@ struct Avx512 {
     static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
     static V add(V a, V b) { return _mm512_add_ps(a, b); }
     static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
+    static V div(V a, V b) { return _mm512_div_ps(a, b); }
     static V max(V a, V b) { return _mm512_max_ps(a, b); }
     static V finite_or_zero(V x) {
         const __mmask16 ninf = _mm512_cmp_ps_mask(x, _mm512_set1_ps(kNegInf), _CMP_EQ_OQ);

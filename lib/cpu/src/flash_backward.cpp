@@ -98,6 +98,7 @@ AttentionGrads attention_flash_backward(const Tensor& q, const Tensor& k, const 
     // q (B, H, Tq, Dk), k (B, H, Tk, Dk), v (B, H, Tk, Dv), out, dout (B, H, Tq, Dv), lse (B, H, Tq)
     const fd::BwdKernel* kern = find_kernel(kernel);
     check_attention_inputs(q, k, v, mask, opt);
+    refuse_score_options("the tiled attention backward", q, k, opt);
     fd::BwdArgs a;
     a.B = q.dim(0), a.H = q.dim(1), a.Tq = q.dim(2), a.Dk = q.dim(3);
     a.Tk = k.dim(2), a.Dv = v.dim(3);

@@ -26,6 +26,7 @@ struct Generic {
     static V mul(V a, V b) { return a * b; }
     static V add(V a, V b) { return a + b; }
     static V sub(V a, V b) { return a - b; }
+    static V div(V a, V b) { return a / b; }
     static V max(V a, V b) { return a > b ? a : b; }
     static V finite_or_zero(V a) { return a == kNegInf ? V{} : a; }
     static V exp2(V a) {

@@ -64,6 +64,18 @@ struct FlashF32 {
     static constexpr int BQ = NV * W;
     static_assert(NV % NT == 0, "a query block is a whole number of register tiles");
 
+    // 0, 1, ..., BQ − 1 as floats: the lane (query) offsets within a block, for ALiBi.
+    static const float* lane_index() {
+        alignas(64) static const auto idx = [] {
+            struct L {
+                float v[BQ];
+            } l{};
+            for (int i = 0; i < BQ; ++i) l.v[i] = static_cast<float>(i);
+            return l;
+        }();
+        return idx.v;
+    }
+
     static size_t workspace_floats(const Args& a) {
         // QT + ST + OT + m, l, alpha + rk (cosine key norms) + PT2 (bf16 pairs of P)
         return static_cast<size_t>((a.Dk + 1) * BQ + BK * BQ + a.Dv * BQ + 3 * BQ + BK + (BF16 ? BK / 2 * BQ : 0) + 64);
@@ -189,9 +201,11 @@ struct FlashF32 {
         const int64_t i0 = qb * BQ;
         const int nq = static_cast<int>(std::min<int64_t>(BQ, a.Tq - i0));
         const int64_t Dk = a.Dk, Dv = a.Dv, Tk = a.Tk;
+        const int64_t h = bh % a.H;
+        const int64_t bkv = b * a.Hkv + h / (a.H / a.Hkv);  // grouped-query: the kv head of query head h
         const float* q = a.q + (bh * a.Tq + i0) * Dk;  // (nq, Dk)
-        const float* k = a.k + bh * Tk * Dk;           // (Tk, Dk)
-        const float* vv = a.v + bh * Tk * Dv;          // (Tk, Dv)
+        const float* k = a.k + bkv * Tk * Dk;          // (Tk, Dk)
+        const float* vv = a.v + bkv * Tk * Dv;         // (Tk, Dv)
         float* out = a.out + (bh * a.Tq + i0) * Dv;    // (nq, Dv)
 
         float* QT = ws;                  // [Dk][BQ]
@@ -268,6 +282,37 @@ struct FlashF32 {
                         const V f = S::set1(rk[jj]);
                         for (int v = 0; v < NV; ++v)
                             S::store(ST + jj * BQ + v * W, S::mul(S::load(ST + jj * BQ + v * W), f));
+                    }
+                }
+                // pass 3a': softcap and ALiBi, vertical vector maths on the tile, only when asked.
+                // Softcap in log2 units (s2 = s log2 e): c tanh(s/c) log2 e = c2 sign(s2) (1 − E)/(1 + E),
+                // E = 2^(−2|s2|/c) <= 1 (the kernel's exp2 takes arguments <= 0), c2 = c log2 e.
+                // The sign without a blend: t >= 0 and |tanh x| <= |x|, so max(min(s2 4/c, t), −t)
+                // is t for s2 >= 0 and −t below. Error ~1e-7 of c (1 − E loses ulps of 1 near 0):
+                // the float32 rounding of a score of size c.
+                if (a.softcap > 0.0f) {
+                    const V c2 = S::set1(a.softcap * kLog2e), nk2 = S::set1(-2.0f / a.softcap);
+                    const V k4 = S::set1(4.0f / a.softcap), one = S::set1(1.0f), zero = S::zero();
+                    for (int jj = 0; jj < nk; ++jj)
+                        for (int v = 0; v < NV; ++v) {
+                            const V s2 = S::load(ST + jj * BQ + v * W);
+                            const V e = S::exp2(S::mul(S::max(s2, S::sub(zero, s2)), nk2));
+                            const V t = S::div(S::sub(one, e), S::add(one, e));
+                            const V nt = S::sub(zero, t);
+                            const V lo = S::sub(zero, S::max(S::sub(zero, S::mul(s2, k4)), nt));  // min(s2 4/c, t)
+                            S::store(ST + jj * BQ + v * W, S::mul(c2, S::max(lo, nt)));
+                        }
+                }
+                // ALiBi: s2 −= m_h log2 e · |p_i − j|, p_i = qpos0 + i0 + lane (exact in float below 2^24)
+                if (a.alibi2 != nullptr) {
+                    const V neg_m2 = S::set1(-a.alibi2[h]);
+                    for (int jj = 0; jj < nk; ++jj) {
+                        const float base = static_cast<float>(a.qpos0 + i0 - (j0 + jj));
+                        for (int v = 0; v < NV; ++v) {
+                            const V d = S::add(S::set1(base), S::load(lane_index() + v * W));
+                            const V dist = S::max(d, S::sub(S::zero(), d));
+                            S::store(ST + jj * BQ + v * W, S::fmadd(neg_m2, dist, S::load(ST + jj * BQ + v * W)));
+                        }
                     }
                 }
                 // pass 3a: masks, element-wise where they must be

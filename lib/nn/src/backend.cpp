@@ -60,10 +60,10 @@ std::vector<BackendInfo> make_table() {
     return {
         {Backend::Reference, "reference", cpu, true, Precision::F32,
          "the readable CPU reference, one thread", always, run_reference, none,
-         run_reference_backward, /*backward_records=*/true},
+         run_reference_backward, /*backward_records=*/true, /*score_options=*/true, /*backward_score_options=*/true},
         {Backend::Flash, "flash", cpu, false, Precision::F32,
          "tiled, online softmax, no (T, T) matrix", always,
-         run_flash, none, run_flash_backward},
+         run_flash, none, run_flash_backward, /*backward_records=*/false, /*score_options=*/true},
         {Backend::FlashBf16, "flash-bf16", cpu, false, Precision::BF16,
          "flash with bf16 products (AVX-512 BF16)", bf16_here,
          run_flash_bf16, none},
@@ -116,6 +116,13 @@ std::string backend_names(bool recording_only) {
     return s;
 }
 
+std::string score_option_backend_names() {
+    std::string s;
+    for (const BackendInfo& row : backends())
+        if (row.score_options) s += std::string(s.empty() ? "" : ", ") + row.name;
+    return s;
+}
+
 std::string backward_backend_names(bool recording_only) {
     std::string s;
     for (const BackendInfo& row : backends())
@@ -134,6 +141,12 @@ Tensor attention(Backend b, const Tensor& q, const Tensor& k, const Tensor& v, c
     if (rec != nullptr && !row.records)
         throw InputError(fmt::format("{} never forms the (Tq, Tk) intermediates; only {} can record them", row.name,
                                      backend_names(/*recording_only=*/true)));
+    if (!row.score_options) {
+        const std::string f = score_features(q, k, opt);
+        if (!f.empty())
+            throw InputError(fmt::format("{} does not implement {} (backends that do: {})", row.name, f,
+                                         score_option_backend_names()));
+    }
     // every implementation checks its inputs with check_attention_inputs: the same rules and words
     return row.run(q, k, v, mask, opt, rec, threads);
 }

@@ -20,6 +20,12 @@ MhaConfig MhaConfig::resolved() const {
         c.d_k = c.d_model / c.heads;
     }
     if (c.d_v == 0) c.d_v = c.d_k;
+    if (c.kv_heads < 0) throw InputError(fmt::format("kv_heads must be positive (or 0: heads), got {}", c.kv_heads));
+    if (c.kv_heads == 0) c.kv_heads = c.heads;
+    if (c.heads % c.kv_heads != 0)
+        throw InputError(fmt::format("{} kv heads do not divide {} query heads; grouped-query attention needs "
+                                     "heads = g·kv_heads",
+                                     c.kv_heads, c.heads));
     return c;
 }
 
@@ -59,10 +65,10 @@ Tensor merge_heads_wrong(const Tensor& x) {
 }
 
 MultiHeadAttention::MultiHeadAttention(const MhaConfig& cfg) : cfg_(cfg.resolved()) {
-    const int64_t D = cfg_.d_model, H = cfg_.heads;
+    const int64_t D = cfg_.d_model, H = cfg_.heads, Hkv = cfg_.kv_heads;
     q_proj = Linear(D, H * cfg_.d_k, cfg_.bias);
-    k_proj = Linear(D, H * cfg_.d_k, cfg_.bias);
-    v_proj = Linear(D, H * cfg_.d_v, cfg_.bias);
+    k_proj = Linear(D, Hkv * cfg_.d_k, cfg_.bias);
+    v_proj = Linear(D, Hkv * cfg_.d_v, cfg_.bias);
     o_proj = Linear(H * cfg_.d_v, D, cfg_.bias);
 }
 
@@ -84,7 +90,7 @@ Tensor MultiHeadAttention::forward(const Tensor& query, const Tensor& key, const
                                    const AttentionOptions& opt, ForwardRecord* rec, const TraceFn* trace,
                                    Backend backend, int threads) const {
     // query (B, Tq, D), key/value (B, Tk, D) -> out (B, Tq, D)
-    const int64_t D = cfg_.d_model, H = cfg_.heads;
+    const int64_t D = cfg_.d_model, H = cfg_.heads, Hkv = cfg_.kv_heads;
     for (const Tensor* t : {&query, &key, &value})
         if (t->rank() != 3 || t->dim(2) != D)
             throw ShapeError(fmt::format("multi-head attention wants (B, T, D={}) inputs, got {}", D, shape_str(t->shape)));
@@ -97,24 +103,29 @@ Tensor MultiHeadAttention::forward(const Tensor& query, const Tensor& key, const
     emit("x", "input", query);
     const Tensor Qf = q_proj.forward(query);                 // (B, Tq, H*Dk)
     emit("Q", "x·W_qᵀ + b_q", Qf);
-    const Tensor Kf = k_proj.forward(key);                   // (B, Tk, H*Dk)
+    const Tensor Kf = k_proj.forward(key);                   // (B, Tk, H_kv*Dk)
     emit("K", "x·W_kᵀ + b_k", Kf);
-    const Tensor Vf = v_proj.forward(value);                 // (B, Tk, H*Dv)
+    const Tensor Vf = v_proj.forward(value);                 // (B, Tk, H_kv*Dv)
     emit("V", "x·W_vᵀ + b_v", Vf);
     Tensor Q = split_heads(Qf, H);                           // (B, H, Tq, Dk)
     emit("Q_heads", "Q.view(B, T, H, Dk).transpose(1, 2)", Q);
-    Tensor K = split_heads(Kf, H);                           // (B, H, Tk, Dk)
-    emit("K_heads", "K.view(B, T, H, Dk).transpose(1, 2)", K);
-    Tensor V = split_heads(Vf, H);                           // (B, H, Tk, Dv)
-    emit("V_heads", "V.view(B, T, H, Dv).transpose(1, 2)", V);
+    const bool grouped = Hkv != H;
+    Tensor K = split_heads(Kf, Hkv);                         // (B, H_kv, Tk, Dk)
+    emit("K_heads", grouped ? "K.view(B, T, H_kv, Dk).transpose(1, 2)" : "K.view(B, T, H, Dk).transpose(1, 2)", K);
+    Tensor V = split_heads(Vf, Hkv);                         // (B, H_kv, Tk, Dv)
+    emit("V_heads", grouped ? "V.view(B, T, H_kv, Dv).transpose(1, 2)" : "V.view(B, T, H, Dv).transpose(1, 2)", V);
 
     // (B, H, Tq, Dv); a recording backend also hands back every (B, H, Tq, Tk) step
     AttentionRecord arec;
     const bool want_rec = backend_info(backend).records && (rec != nullptr || trace != nullptr);
     Tensor head_out = attention(backend, Q, K, V, mask, opt, want_rec ? &arec : nullptr, threads);
     if (want_rec) {
-        emit("scores", "Q·Kᵀ", arec.scores_raw);
-        emit("scaled", "scores · scale (+ additive mask)", arec.scores_scaled);
+        emit("scores", opt.rope ? "RoPE(Q)·RoPE(K)ᵀ" : grouped ? "Q·Kᵀ, head h reads kv head h/(H/H_kv)" : "Q·Kᵀ",
+             arec.scores_raw);
+        std::string scaled = "scores · scale";
+        if (opt.softcap > 0.0f) scaled = fmt::format("{0}·tanh(scores · scale / {0})", opt.softcap);
+        if (opt.alibi) scaled += " − m_h·|i − j|";
+        emit("scaled", (scaled + " (+ additive mask)").c_str(), arec.scores_scaled);
         emit("masked", "masked_fill(~mask, fill)", arec.scores_masked);
         emit("weights", "softmax(masked, dim=-1)", arec.weights);
         if (opt.train && opt.dropout > 0) emit("dropped", "dropout(weights, p) / (1 - p)", arec.weights_dropped);
@@ -173,7 +184,8 @@ MhaGrads MultiHeadAttention::backward(const ForwardRecord& fwd, const Tensor& do
     const bool want_rec = backend_info(backend).backward_records && (rec != nullptr || trace != nullptr);
     AttentionGrads ag = attention_backward(backend, fwd.Q, fwd.K, fwd.V, mask, opt, d_head_out,
                                            want_rec ? &arec : nullptr, threads);
-    emit("dV_heads", "Pdᵀ·d_head_out", ag.dv);
+    const bool grouped = cfg_.kv_heads != H;  // kv head g sums the gradients of its query heads
+    emit("dV_heads", grouped ? "Σ_group Pdᵀ·d_head_out" : "Pdᵀ·d_head_out", ag.dv);
     if (want_rec) {
         if (opt.train && opt.dropout > 0) {
             emit("d_dropped", "d_head_out·Vᵀ", arec.d_weights_dropped);
@@ -185,7 +197,10 @@ MhaGrads MultiHeadAttention::backward(const ForwardRecord& fwd, const Tensor& do
     }
     const bool cosine = opt.scale.kind == ScaleKind::Cosine;
     emit("dQ_heads", cosine ? "through q̂ = q/|q|: d_scores·K̂/τ, then (dq̂ − q̂(q̂·dq̂))/|q|" : "d_scores·K·scale", ag.dq);
-    emit("dK_heads", cosine ? "through k̂ = k/|k|: d_scoresᵀ·Q̂/τ, then (dk̂ − k̂(k̂·dk̂))/|k|" : "d_scoresᵀ·Q·scale", ag.dk);
+    emit("dK_heads",
+         cosine ? "through k̂ = k/|k|: d_scoresᵀ·Q̂/τ, then (dk̂ − k̂(k̂·dk̂))/|k|"
+                : (grouped ? "Σ_group d_scoresᵀ·Q·scale" : "d_scoresᵀ·Q·scale"),
+         ag.dk);
 
     // input projections: Q = query·W_qᵀ + b_q, and K, V likewise
     const Tensor dQf = split_heads_backward(ag.dq);                         // (B, Tq, H*Dk)

@@ -1,7 +1,8 @@
 // attn/core/attention.hpp: scaled dot-product attention, the readable reference.
 //
-//   scores  = Q K^T                      (B, H, Tq, Tk)   raw
-//   scaled  = scores * scale (+ additive mask)
+//   Q̃, K̃    = RoPE(Q), RoPE(K)           rotary positions, when asked (see below)
+//   scores  = Q̃ K̃^T                      (B, H, Tq, Tk)   raw
+//   scaled  = scores * scale, softcapped, + ALiBi bias (+ additive mask)
 //   masked  = masked_fill(~allowed, fill)
 //   weights = softmax(masked, dim=-1)    stable: the row max is subtracted
 //   dropped = dropout(weights, p) * 1/(1-p)   training only (C38)
@@ -40,13 +41,64 @@ struct Scale {
 // "sqrt", "none", the constant ("0.1") or "cosine" / "cosine:TAU".
 std::string scale_name(const Scale& s);
 
+// Options of the score computation that today's decoders use. The score of query
+// i and key j of head h is built in this order (each step only when asked):
+//
+//   q̃, k̃ = RoPE(q_i, p_i), RoPE(k_j, j)   rotate-half (Llama, HF apply_rotary_pos_emb):
+//            dims d and d + Dk/2 form a pair rotated by the angle pos·θ_d,
+//            θ_d = rope_base^(−2d/Dk), d < Dk/2 (Dk must be even)
+//   s = scale · q̃·k̃                      (cosine scale: of the normalised q̃, k̃)
+//   s = c · tanh(s / c)                    logit softcap c > 0 (Gemma 2), after scaling
+//   s = s − m_h · |p_i − j|                ALiBi, m_h the paper's slope of head h
+//                                          (alibi_slopes); under a causal mask the
+//                                          allowed keys have j <= p_i, so this is the
+//                                          paper's −m_h (p_i − j); for keys after the
+//                                          query (no causal mask) attn uses the distance
+//                                          |p_i − j|, the symmetric choice
+//   s = s + additive mask, then masked_fill(~allowed, fill) as below
+//
+// p_i = query_offset + i is query i's position and key j sits at position j: a
+// decoder that feeds one new query against a cache of Tk keys sets query_offset.
+// (The masks still compare i with j: causal means j <= i.)
+//
+// Grouped-query attention is not an option but a shape: k and v may carry fewer
+// heads than q (H_q = g · H_kv); query head h then reads kv head h / g, as PyTorch's
+// scaled_dot_product_attention(enable_gqa=True). Multi-query attention is H_kv = 1.
+//
+// Implementations that lack one of these refuse it (refuse_score_options).
 struct AttentionOptions {
     Scale scale;
     float fill = -std::numeric_limits<float>::infinity();
     float dropout = 0.0f;   // probability of dropping a weight, [0, 1)
     bool train = false;     // dropout only in training mode
     uint64_t seed = 0;      // dropout mask seed (counter-based: order independent)
+    bool rope = false;            // rotary position embedding of q and k
+    float rope_base = 10000.0f;   // θ_d = base^(−2d/Dk); > 1
+    bool alibi = false;           // linear distance bias, one slope per query head
+    float softcap = 0.0f;         // c > 0: scores -> c·tanh(scores/c); 0: off
+    int64_t query_offset = 0;     // position of query 0 (RoPE and ALiBi); keys start at 0
 };
+
+// True when any of rope, alibi, softcap is on (grouped heads are a matter of shape).
+bool has_score_options(const AttentionOptions& opt);
+// The options and shape features an implementation may lack, named for a message
+// ("grouped-query heads (H_q 8, H_kv 2), RoPE, softcap"); empty when none is used.
+std::string score_features(const Tensor& q, const Tensor& k, const AttentionOptions& opt);
+// Throws InputError "<who> does not implement <features> (the reference and the
+// tiled CPU kernel do)" when score_features is not empty.
+void refuse_score_options(const std::string& who, const Tensor& q, const Tensor& k, const AttentionOptions& opt);
+
+// ALiBi's slopes for H heads (Press et al., 2022): for H a power of two the
+// geometric sequence m_h = 2^(−8(h+1)/H), h = 0..H−1; otherwise the slopes of the
+// largest power of two n < H, followed by every other slope of 2n (the odd
+// exponents 2^(−4(2k+1)/n), k = 0..H−n−1), as the paper's reference code does.
+std::vector<double> alibi_slopes(int64_t H);
+
+// RoPE in place on rows (seqs, T, d): row t of every sequence sits at position
+// pos0 + t and each pair (x_c, x_{c+d/2}), c < d/2, is rotated by the angle
+// pos · base^(−2c/d) (angles and their cos/sin in double). d must be even.
+template <class T>
+void rope_rotate(T* x, int64_t seqs, int64_t rows, int64_t d, int64_t pos0, double base);
 
 // Everything a forward pass produced, all (B, H, Tq, Tk).
 struct AttentionRecord {
@@ -60,15 +112,17 @@ template <class T>
 void softmax_rows(T* x, int64_t rows, int64_t n);
 inline void softmax_rows(float* x, int64_t rows, int64_t n) { softmax_rows<float>(x, rows, n); }
 
-// q (B, H, Tq, Dk), k (B, H, Tk, Dk), v (B, H, Tk, Dv) -> out (B, H, Tq, Dv).
+// q (B, H, Tq, Dk), k (B, H_kv, Tk, Dk), v (B, H_kv, Tk, Dv) -> out (B, H, Tq, Dv).
 // Throws ShapeError when the shapes do not fit (Dk of q and k must agree, C6).
 Tensor attention_reference(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask,
                            const AttentionOptions& opt, AttentionRecord* rec = nullptr);
 
 // The rules every implementation checks first, so all of them refuse the same
-// inputs with the same words: 4-D q, k, v agreeing on B and H, Dk of q and k
-// equal (C6), as many values as keys, a mask that fits, dropout in [0, 1), a
-// fill that is -inf or finite, a positive cosine temperature.
+// inputs with the same words: 4-D q, k, v agreeing on B, k and v on their heads
+// H_kv, which divide q's heads H_q, Dk of q and k equal (C6), as many values as
+// keys, a mask that fits, dropout in [0, 1), a fill that is -inf or finite, a
+// positive cosine temperature; RoPE with an even Dk and a base > 1, a softcap
+// >= 0 and finite, a query offset >= 0.
 // Throws ShapeError / InputError.
 void check_attention_inputs(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask,
                             const AttentionOptions& opt);
@@ -93,6 +147,10 @@ bool dropout_drops(uint64_t seed, uint64_t flat_index, float p);
 // beyond mask.check (check_attention_inputs is the Tensor entry's job).
 struct AttentionSizes {
     int64_t B = 0, H = 0, Tq = 0, Tk = 0, Dk = 0, Dv = 0;
+    int64_t Hkv = 0;  // heads of k and v (grouped-query attention); 0: H
+    int64_t kv_heads() const { return Hkv > 0 ? Hkv : H; }
+    // The kv head query head h reads: h / (H / H_kv).
+    int64_t kv_head(int64_t h) const { return h / (H / kv_heads()); }
 };
 // Every (B, H, Tq, Tk) step of one forward pass, as AttentionRecord.
 template <class T>
@@ -103,11 +161,12 @@ struct AttentionSteps {
 template <class T>
 T scale_factor(const Scale& s, int64_t Dk);
 // What the forward and the backward both derive from q, k and the options before
-// their loops: the rows the scores are taken of (Q̂, K̂, L2-normalised, under the
-// cosine scale; q and k themselves otherwise), the factor, and dropout's 1/(1-p).
+// their loops: the rows the scores are taken of (rotated by RoPE when asked, then
+// Q̂, K̂, L2-normalised, under the cosine scale; q and k themselves otherwise), the
+// factor, and dropout's 1/(1-p).
 template <class T>
 struct ScoreInputs {
-    std::vector<T> qn, kn;  // the normalised copies (cosine only)
+    std::vector<T> qn, kn;  // the rotated / normalised copies (RoPE or cosine only)
     const T* q = nullptr;
     const T* k = nullptr;
     T scale = T(1);
@@ -116,7 +175,7 @@ struct ScoreInputs {
 };
 template <class T>
 ScoreInputs<T> score_inputs(const T* q, const T* k, const AttentionSizes& n, const AttentionOptions& opt);
-// out (B, H, Tq, Dv) from q (B, H, Tq, Dk), k (B, H, Tk, Dk), v (B, H, Tk, Dv).
+// out (B, H, Tq, Dv) from q (B, H, Tq, Dk), k (B, H_kv, Tk, Dk), v (B, H_kv, Tk, Dv).
 template <class T>
 void attention_forward(T* out, const T* q, const T* k, const T* v, const AttentionSizes& n, const Mask& mask,
                        const AttentionOptions& opt, AttentionSteps<T>* steps = nullptr);

@@ -15,6 +15,13 @@
 //         dq = (dq̂ − q̂ (q̂ · dq̂)) / |q|    when |q| > eps
 //         dq = dq̂ / eps                      when |q| <= eps (the division is by the constant eps)
 //   other scales: Q̂ = q, K̂ = k.
+// The score options (attn/core/attention.hpp), each the transpose of its forward step:
+//   softcap c: S = c·tanh(x/c) of x = scale·Q̂K̂ᵀ, so dx = dS ∘ (1 − tanh²(x/c)) feeds dQ̂, dK̂
+//   ALiBi: a constant added to S, like the additive mask: nothing changes
+//   RoPE: q̃ = R(pos)·q, a rotation, so dq = R(pos)ᵀ·dq̃ = R(−pos)·dq̃ (after the cosine step,
+//         which acts on the rotated rows); k likewise at its positions
+//   grouped-query heads: kv head g serves query heads g·G .. g·G + G − 1 (G = H / H_kv),
+//         so its dK, dV are the sums of theirs
 // keep is the forward's dropout decision (dropout_drops with the same seed and
 // flat index), so the backward drops exactly what the forward dropped.
 // A fully masked row: with fill = −inf its weights are all 0, so every
@@ -38,13 +45,13 @@ struct AttentionGrads {
 // The (B, H, Tq, Tk) gradients of one backward pass:
 //   d_weights_dropped  dL/d(dropped weights) = dO · Vᵀ
 //   d_weights          dL/dP (the weights before dropout)
-//   d_scores           dL/dS, S the scaled scores (after scale and additive mask,
-//                      before masked_fill): 0 at every masked position
+//   d_scores           dL/dS, S the scaled scores (after scale, softcap, ALiBi and
+//                      additive mask, before masked_fill): 0 at every masked position
 struct AttentionBackwardRecord {
     Tensor d_weights_dropped, d_weights, d_scores;
 };
 
-// q (B, H, Tq, Dk), k (B, H, Tk, Dk), v (B, H, Tk, Dv), dout (B, H, Tq, Dv) ->
+// q (B, H, Tq, Dk), k (B, H_kv, Tk, Dk), v (B, H_kv, Tk, Dv), dout (B, H, Tq, Dv) ->
 // dq, dk, dv. Recomputes the forward (same mask, options and dropout seed).
 // Throws ShapeError / InputError as attention_reference does, and ShapeError
 // when dout is not (B, H, Tq, Dv).
@@ -62,7 +69,7 @@ template <class T>
 struct AttentionBackwardSteps {
     std::vector<T> d_weights_dropped, d_weights, d_scores;
 };
-// Overwrites dq (B, H, Tq, Dk), dk (B, H, Tk, Dk), dv (B, H, Tk, Dv).
+// Overwrites dq (B, H, Tq, Dk), dk (B, H_kv, Tk, Dk), dv (B, H_kv, Tk, Dv).
 template <class T>
 void attention_backward(T* dq, T* dk, T* dv, const T* q, const T* k, const T* v, const T* dout,
                         const AttentionSizes& n, const Mask& mask, const AttentionOptions& opt,

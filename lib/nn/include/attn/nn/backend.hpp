@@ -63,6 +63,11 @@ struct BackendInfo {
     AttentionBackwardFn backward = nullptr;
     // The backward can fill an AttentionBackwardRecord (the (B, H, Tq, Tk) gradients).
     bool backward_records = false;
+    // The forward implements grouped-query heads, RoPE, ALiBi, softcap and a query
+    // offset (AttentionOptions); attention() refuses them for the others.
+    bool score_options = false;
+    // The backward implements them too.
+    bool backward_score_options = false;
 };
 
 // The table, one row per Backend, in the order above.
@@ -76,6 +81,9 @@ std::optional<Backend> find_backend(std::string_view name);
 // "reference, flash, flash-bf16, cuda-naive, ...": for messages that list the choices;
 // with recording_only, the backends that record ("reference, cuda-naive").
 std::string backend_names(bool recording_only = false);
+// "reference, flash": the backends whose forward implements the score options
+// (grouped-query heads, RoPE, ALiBi, softcap).
+std::string score_option_backend_names();
 // "reference, ...": the backends with a backward pass (and, with recording_only,
 // those whose backward fills an AttentionBackwardRecord).
 std::string backward_backend_names(bool recording_only = false);
@@ -86,7 +94,8 @@ bool backend_available(Backend b, std::string* why = nullptr);
 // Scaled dot-product attention on backend b, as attention_reference computes it
 // (within the backend's precision). Throws InputError when b cannot run here
 // (the reason from the table) or when rec is given to a backend that does not
-// record; ShapeError on shapes that do not fit (the same check for every backend).
+// record or when the inputs use a score option b lacks (BackendInfo::score_options);
+// ShapeError on shapes that do not fit (the same check for every backend).
 Tensor attention(Backend b, const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask,
                  const AttentionOptions& opt, AttentionRecord* rec = nullptr, int threads = 0);
 

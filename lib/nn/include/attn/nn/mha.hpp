@@ -1,12 +1,17 @@
 // attn/nn/mha.hpp: multi-head attention, batch_first, as nn.MultiheadAttention computes it.
 //
 //   x (B, T, D)
-//   Q = x W_q^T + b_q  (B, T, H*Dk) -> split -> (B, H, T, Dk)     and K likewise
-//   V = x W_v^T + b_v  (B, T, H*Dv) -> split -> (B, H, T, Dv)
+//   Q = x W_q^T + b_q  (B, T, H*Dk) -> split -> (B, H, T, Dk)
+//   K = x W_k^T + b_k  (B, T, H_kv*Dk) -> split -> (B, H_kv, T, Dk)
+//   V = x W_v^T + b_v  (B, T, H_kv*Dv) -> split -> (B, H_kv, T, Dv)
 //   head_out = attention(Q, K, V)            (B, H, T, Dv)
 //   merged   = merge(head_out)               (B, T, H*Dv)   transpose, then reshape (C31)
 //   out      = merged W_o^T + b_o            (B, T, D)
-// Weights: W_q, W_k [H*Dk, D], W_v [H*Dv, D], W_o [D, H*Dv] (nn.Linear [out, in]).
+// Weights: W_q [H*Dk, D], W_k [H_kv*Dk, D], W_v [H_kv*Dv, D], W_o [D, H*Dv]
+// (nn.Linear [out, in]). H_kv = H is ordinary multi-head attention; H_kv < H
+// (dividing H) is grouped-query attention, H_kv = 1 multi-query attention: query
+// head h reads kv head h / (H / H_kv) (attn/core/attention.hpp). RoPE, ALiBi and
+// the softcap are AttentionOptions passed to forward().
 //
 // Backward (MultiHeadAttention::backward), for dout = dL/d out (B, Tq, D), each
 // step the transpose of a forward one:
@@ -35,14 +40,16 @@ struct MhaConfig {
     int64_t d_k = 0;  // 0: d_model / heads (must divide)
     int64_t d_v = 0;  // 0: d_k
     bool bias = true;
-    // Fills d_k/d_v defaults and validates; throws InputError on a size <= 0
-    // (d_k, d_v < 0) or, without d_k, on heads that do not divide d_model.
+    int64_t kv_heads = 0;  // H_kv, heads of K and V; 0: heads (must divide heads)
+    // Fills d_k/d_v/kv_heads defaults and validates; throws InputError on a size <= 0
+    // (d_k, d_v, kv_heads < 0), without d_k on heads that do not divide d_model, and
+    // on kv_heads that do not divide heads.
     MhaConfig resolved() const;
 };
 
 // Every intermediate of one forward pass. Per-head tensors are (B, H, T, .).
 struct ForwardRecord {
-    Tensor x, Q, K, V;     // x is the query input
+    Tensor x, Q, K, V;     // x is the query input; K, V have H_kv heads
     Tensor key, value;     // the key and value inputs (B, Tk, D): x again for self-attention
     bool self_attention = false;  // made by the one-input forward: backward sums dx
     AttentionRecord attn;  // scores_raw .. weights_dropped, (B, H, T, T); empty unless the backend records

@@ -86,13 +86,15 @@ def flops_of(B, H, T, Dk, causal):
 
 
 def median_time(fn, reps):
+    """(median wall seconds, median CPU seconds of the process, all threads) of reps runs."""
     fn()  # warm-up
-    times = []
+    times, cpus = [], []
     for _ in range(reps):
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         fn()
         times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+        cpus.append(time.process_time() - c0)
+    return statistics.median(times), statistics.median(cpus)
 
 
 def run_attn(a, threads, causal):
@@ -115,8 +117,10 @@ def run_torch(torch, a, threads, causal, T):
         q, k, v = (torch.randn(a.batch, a.heads, T, a.d_k) for _ in range(3))
         for name, dtype in (("fp32", torch.float32), ("bf16", torch.bfloat16)):
             qq, kk, vv = q.to(dtype), k.to(dtype), v.to(dtype)
-            secs = median_time(lambda: F.scaled_dot_product_attention(qq, kk, vv, is_causal=causal), a.reps)
-            out[name] = flops_of(a.batch, a.heads, T, a.d_k, causal) / secs / 1e9
+            secs, cpu = median_time(lambda: F.scaled_dot_product_attention(qq, kk, vv, is_causal=causal), a.reps)
+            fl = flops_of(a.batch, a.heads, T, a.d_k, causal)
+            out[name] = fl / secs / 1e9
+            out[name + "_cpu"] = fl / cpu / 1e9 if cpu > 0 else None
     return out
 
 
@@ -151,11 +155,15 @@ def main():
             doc = run_attn(a, threads, causal)
             machine = machine or doc["machine"]
             attn = {(r["impl"], r["seq"]): r["gflops"] for r in doc["results"]}
+            attn_cpu = {(r["impl"], r["seq"]): r["flops"] / r["cpu_seconds"] / 1e9 for r in doc["results"]
+                        if r.get("cpu_seconds", 0) > 0}
             for T in a.seq:
                 tor = run_torch(torch, a, threads, causal, T)
                 row = {"threads": threads, "causal": causal, "seq": T, "torch_fp32": tor["fp32"],
                        "torch_bf16": tor["bf16"], "attn_fp32": attn.get(("flash", T)),
-                       "attn_bf16": attn.get(("flash-bf16", T)), "flash_bf16_path": doc["machine"].get("flash_bf16_path")}
+                       "attn_bf16": attn.get(("flash-bf16", T)), "flash_bf16_path": doc["machine"].get("flash_bf16_path"),
+                       "torch_fp32_cpu": tor["fp32_cpu"], "torch_bf16_cpu": tor["bf16_cpu"],
+                       "attn_fp32_cpu": attn_cpu.get(("flash", T)), "attn_bf16_cpu": attn_cpu.get(("flash-bf16", T))}
                 rows.append(row)
     load_after = load_average()
 
@@ -171,11 +179,12 @@ def main():
     print(f"processor: {m.get('cpu_model') or '?'} [{' '.join(m.get('cpu_flags', []))}]")
     print(f"attn: float32 kernel {m['flash_kernel']}, bf16 path {m.get('flash_bf16_path', '?')}; "
           f"torch {torch.__version__} (cpu capability {torch.backends.cpu.get_cpu_capability()})")
-    print(f"B={a.batch} H={a.heads} Dk={a.d_k}; GFLOP/s, median of {a.reps} after 1 warm-up; load average "
+    print(f"B={a.batch} H={a.heads} Dk={a.d_k}; median of {a.reps} after 1 warm-up; load average "
           f"{load_before[0]:.2f} before, {load_after[0]:.2f} after")
     print()
-    print("| threads | mask | T | attn fp32 | SDPA fp32 | ratio | attn bf16 | SDPA bf16 | ratio | attn bf16/fp32 |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("| threads | mask | T | attn fp32 | SDPA fp32 | ratio | per CPU-s | attn bf16 | SDPA bf16 | ratio | per CPU-s "
+          "| attn bf16/fp32 |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 
     def f(x):
         return "-" if x is None else f"{x:.0f}"
@@ -186,8 +195,12 @@ def main():
     for row in rows:
         print(f"| {row['threads']} | {'causal' if row['causal'] else 'none'} | {row['seq']} | "
               f"{f(row['attn_fp32'])} | {f(row['torch_fp32'])} | {r(row['attn_fp32'], row['torch_fp32'])} | "
+              f"{r(row['attn_fp32_cpu'], row['torch_fp32_cpu'])} | "
               f"{f(row['attn_bf16'])} | {f(row['torch_bf16'])} | {r(row['attn_bf16'], row['torch_bf16'])} | "
-              f"{r(row['attn_bf16'], row['attn_fp32'])} |")
+              f"{r(row['attn_bf16_cpu'], row['torch_bf16_cpu'])} | {r(row['attn_bf16'], row['attn_fp32'])} |")
+    print("\nGFLOP/s of wall time; ratio = attn / SDPA. per CPU-s: the same ratio per CPU-second of all the "
+          "process's threads,\nsteadier when the cores are shared (PyTorch's OpenMP threads may also count "
+          "time spent waiting).")
 
 
 if __name__ == "__main__":

@@ -49,19 +49,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512dq,avx512bw,avx512vl,avx512bf16,avx2,fma,amx-tile,amx-bf16")
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-
-#include "flash_kernel.hpp"
-#include "flash_avx512_traits.hpp"
-
 namespace attn::flash_detail {
 namespace {
-
-constexpr int kTileRows = 16;  // rows of every tile used here
-constexpr int kTileBytes = 64; // bytes per tile row: 16 float32 or 32 bf16
 
 // CPUID leaf 7: EDX bit 22 AMX-BF16, bit 24 AMX-TILE; the OS must also enable the
 // tile state in XCR0 (bit 17 XTILECFG, bit 18 XTILEDATA) and grant this process
@@ -78,6 +67,30 @@ bool amx_check() {
     constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
     return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
 }
+
+}  // namespace
+
+// Compiled for the default target (above the pragma): it runs on any CPU.
+bool amx_bf16_usable() {
+    static const bool ok = amx_check();
+    return ok;
+}
+
+}  // namespace attn::flash_detail
+
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512dq,avx512bw,avx512vl,avx512bf16,avx2,fma,amx-tile,amx-bf16")
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+#include "flash_kernel.hpp"
+#include "flash_avx512_traits.hpp"
+
+namespace attn::flash_detail {
+namespace {
+
+constexpr int kTileRows = 16;  // rows of every tile used here
+constexpr int kTileBytes = 64; // bytes per tile row: 16 float32 or 32 bf16
 
 // The 64-byte tile configuration: palette 1, tiles 0..7 all 16 rows x 64 bytes.
 struct alignas(64) TileConfig {
@@ -403,11 +416,6 @@ struct FlashAmx {
 };
 
 }  // namespace
-
-bool amx_bf16_usable() {
-    static const bool ok = amx_check();
-    return ok;
-}
 
 // Blocks: 64 queries (4 row tiles) x 128 keys (8 key tiles). Measured here
 // (T = 1024 and 4096, 1 thread, interleaved runs, best of 5-15, the machine

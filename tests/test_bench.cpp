@@ -44,8 +44,8 @@ TEST_CASE("attn bench --json: a quick size parses with every implementation's fi
     CHECK(doc["machine"]["fma_peak_gflops"].get<double>() > 0);
     CHECK(doc["machine"]["gemm_gflops"].get<double>() > 0);
     // the dispatch actually taken and the processor, so figures from different machines never mix
-    CHECK(doc["machine"]["flash_bf16_path"] == flash_bf16_path());
-    CHECK(doc["machine"]["flash_kernel"] == flash_kernels().front());
+    CHECK(doc["machine"]["flash_bf16_path"] == attn::flash_bf16_path());
+    CHECK(doc["machine"]["flash_kernel"] == attn::flash_kernels().front());
     CHECK(doc["machine"]["cpu_model"].is_string());
     CHECK(doc["machine"]["cpu_flags"].is_array());
 #if defined(__x86_64__)

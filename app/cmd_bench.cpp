@@ -165,6 +165,7 @@ int run_bench(const BenchOpts& o) {
             results.push_back(j);
         }
         const std::vector<std::string> kernels = flash_kernels();
+        const CpuInfo cpu = cpu_info();
         nlohmann::json doc = {{"format", "attn-bench"},
                               {"version", 1},
                               {"machine",
@@ -174,7 +175,10 @@ int run_bench(const BenchOpts& o) {
                                 {"fma_isa", peak.isa},
                                 {"gemm_gflops", gemm},
                                 {"flash_kernel", kernels.front()},
-                                {"bf16", flash_bf16_supported()}}},
+                                {"bf16", flash_bf16_supported()},
+                                {"flash_bf16_path", flash_bf16_path()},
+                                {"cpu_model", cpu.model},
+                                {"cpu_flags", cpu.flags}}},
                               {"config",
                                {{"batch", base.B},
                                 {"heads", base.H},
@@ -190,9 +194,9 @@ int run_bench(const BenchOpts& o) {
         return 0;
     }
 
-    fmt::print("machine: {} threads; FMA peak {:.1f} GFLOP/s ({} register loop); Eigen sgemm {:.1f} GFLOP/s; "
-               "flash kernel {}\n",
-               threads, peak.gflops, peak.isa, gemm, flash_kernels().front());
+    fmt::print("machine: {}; {} threads; FMA peak {:.1f} GFLOP/s ({} register loop); Eigen sgemm {:.1f} GFLOP/s; "
+               "flash kernel {}, flash-bf16 path {}\n",
+               cpu_info().model, threads, peak.gflops, peak.isa, gemm, flash_kernels().front(), flash_bf16_path());
     fmt::print("{}B={} H={} Dk={} {}; median of {} runs after {} warm-up; FLOPs = {}{}\n",
                base.backward ? "backward pass: " : "", base.B, base.H, base.Dk, base.causal ? "causal" : "no mask",
                base.reps, base.warmup, base.backward ? "2.5 x " : "", base.causal ? "2 B H T(T+1) Dk" : "4 B H T^2 Dk");

@@ -10,6 +10,7 @@
 
 #include "attn/experiments/bench.hpp"
 #include "attn/core/errors.hpp"
+#include "attn/cpu/flash.hpp"
 
 namespace {
 
@@ -42,6 +43,14 @@ TEST_CASE("attn bench --json: a quick size parses with every implementation's fi
     CHECK(doc["machine"]["threads"] == 2);
     CHECK(doc["machine"]["fma_peak_gflops"].get<double>() > 0);
     CHECK(doc["machine"]["gemm_gflops"].get<double>() > 0);
+    // the dispatch actually taken and the processor, so figures from different machines never mix
+    CHECK(doc["machine"]["flash_bf16_path"] == attn::flash_bf16_path());
+    CHECK(doc["machine"]["flash_kernel"] == attn::flash_kernels().front());
+    CHECK(doc["machine"]["cpu_model"].is_string());
+    CHECK(doc["machine"]["cpu_flags"].is_array());
+#if defined(__x86_64__)
+    CHECK(!doc["machine"]["cpu_model"].get<std::string>().empty());
+#endif
     const auto& res = doc["results"];
     const bool bf16 = doc["machine"]["bf16"].get<bool>();
     CHECK(res.size() == (bf16 ? 6u : 4u));

@@ -193,6 +193,106 @@ TEST_CASE("flash-bf16 matches the reference within bf16 precision") {
     }
 }
 
+namespace {
+
+// One bf16 path against the reference on the mask grid of the float32 test, plus
+// a fully masked batch row with a finite fill and causal dropout; shapes chosen
+// for the AMX tiles' edges: Dk 128 (several 32-dim chunks), Dk 17 and Dv 48 / 33
+// (zero-padded to 32), Tq not a multiple of the 32-query block, Tk not a
+// multiple of the 64-key block, and more than 4 MiB of K and V per head.
+// Tolerance 2e-2 (scaled as in check_close), justified in the test above: bf16
+// keeps 8 significant bits, so Q, K, V and P each carry a relative error <= 2^-9.
+// Also: the same numbers at 1 and 2 threads.
+void check_bf16_path(const std::string& path) {
+    const std::vector<Case> shapes = {{1, 1, 1, 1, 4, 4},      {2, 3, 7, 9, 5, 3},      {1, 2, 65, 130, 64, 64},
+                                      {2, 1, 100, 37, 17, 33}, {1, 2, 33, 200, 128, 48}, {1, 1, 300, 8300, 64, 64}};
+    uint64_t seed = 900;
+    double worst_case = 0;
+    for (const Case& c : shapes) {
+        const Tensor q = randn({c.B, c.H, c.Tq, c.Dk}, seed++), k = randn({c.B, c.H, c.Tk, c.Dk}, seed++),
+                     v = randn({c.B, c.H, c.Tk, c.Dv}, seed++);
+        std::vector<std::pair<std::string, Mask>> masks;
+        masks.push_back({"none", Mask::none()});
+        masks.push_back({"causal", Mask::make_causal()});
+        std::vector<int64_t> lengths;
+        for (int64_t b = 0; b < c.B; ++b) lengths.push_back(b == 0 ? c.Tk : (c.Tk + 1) / 2);
+        const Mask pad = Mask::key_padding(lengths);
+        masks.push_back({"causal+pad", Mask::make_causal().combined(pad)});
+        Rng r(seed++);
+        std::vector<uint8_t> dense(static_cast<size_t>(c.B * c.Tq * c.Tk));
+        for (auto& x : dense) x = r.uniform() < 0.7f;
+        masks.push_back({"dense", Mask::custom(c.B, c.Tq, c.Tk, dense)});
+        std::vector<float> add(static_cast<size_t>(c.Tq * c.Tk));
+        for (auto& x : add) x = r.normal();
+        masks.push_back({"additive+causal", Mask::additive_mask(1, c.Tq, c.Tk, add).combined(Mask::make_causal())});
+        for (int variant = 0; variant < static_cast<int>(masks.size()) + 3; ++variant) {
+            Mask m;
+            AttentionOptions opt;
+            std::string name;
+            if (variant < static_cast<int>(masks.size())) {
+                m = masks[static_cast<size_t>(variant)].second;
+                name = masks[static_cast<size_t>(variant)].first;
+            } else if (variant == static_cast<int>(masks.size())) {
+                std::vector<int64_t> zero_first;  // batch row 0: every key padding, finite fill
+                for (int64_t b = 0; b < c.B; ++b) zero_first.push_back(b == 0 ? 0 : c.Tk / 2 + 1);
+                m = Mask::key_padding(zero_first);
+                opt.fill = -1e9f;
+                name = "fully masked row, fill -1e9";
+            } else if (variant == static_cast<int>(masks.size()) + 1) {
+                opt.scale = Scale{ScaleKind::Cosine, 0.1f};
+                name = "cosine tau 0.1";
+            } else {
+                m = Mask::make_causal(), opt.train = true, opt.dropout = 0.2f, opt.seed = 5;
+                name = "causal dropout 0.2";
+            }
+            const std::string what = path + " B" + std::to_string(c.B) + " H" + std::to_string(c.H) + " Tq" +
+                                     std::to_string(c.Tq) + " Tk" + std::to_string(c.Tk) + " Dk" +
+                                     std::to_string(c.Dk) + " Dv" + std::to_string(c.Dv) + " " + name;
+            const Tensor got = attention_flash_bf16_with(path, q, k, v, m, opt, 2);
+            const Tensor ref = naive(q, k, v, m, opt);
+            check_close(got, ref, v, 2e-2, what);
+            double vmax = 0;
+            for (float x : v.data) vmax = std::max(vmax, double(std::fabs(x)));
+            for (int64_t n = 0; n < got.numel(); ++n)
+                worst_case = std::max(worst_case, std::fabs(double(got.data[n]) - ref.data[n]) / (std::fabs(ref.data[n]) + vmax));
+            if (c.Tk <= 200) {
+                const bool same_at_1_thread = attention_flash_bf16_with(path, q, k, v, m, opt, 1).data == got.data;
+                INFO(what);
+                CHECK(same_at_1_thread);
+            }
+        }
+    }
+    MESSAGE("bf16 path " << path << ": worst scaled error " << worst_case << " (tolerance 2e-2)");
+}
+
+}  // namespace
+
+TEST_CASE("flash-bf16 on the AMX tile path matches the reference within bf16 precision") {
+    const std::vector<std::string> paths = flash_bf16_paths();
+    if (std::find(paths.begin(), paths.end(), "amx") == paths.end()) {
+        attn::test::skip("no AMX here (CPU, OS permission or build: GCC >= 12 on x86-64 Linux): the tile kernel is not tested");
+        return;
+    }
+    CHECK(flash_bf16_path() == "amx");
+    check_bf16_path("amx");
+}
+
+TEST_CASE("flash-bf16 on the AVX-512 BF16 path matches the reference within bf16 precision") {
+    if (!flash_bf16_supported()) {
+        attn::test::skip("no AVX-512 BF16 here (CPU or build): the bf16 kernels are not tested");
+        return;
+    }
+    check_bf16_path("avx512-bf16");
+}
+
+TEST_CASE("flash-bf16 paths: the list, the path taken and an unknown path") {
+    const std::vector<std::string> paths = flash_bf16_paths();
+    CHECK(paths.empty() == !flash_bf16_supported());
+    CHECK(flash_bf16_path() == (paths.empty() ? std::string("none") : paths.front()));
+    const Tensor q = randn({1, 1, 2, 2}, 1);
+    CHECK_THROWS_AS(attention_flash_bf16_with("nope", q, q, q, Mask{}, {}), InputError);
+}
+
 TEST_CASE("flash: empty sizes give empty or zero outputs like the reference") {
     for (const std::string& kern : flash_kernels()) {
         const Tensor q = randn({1, 2, 3, 4}, 1), k0({1, 2, 0, 4}), v0({1, 2, 0, 5});

@@ -4,6 +4,7 @@
 // item per (batch, head, query block) on attn::parallel_for.
 #include "attn/cpu/flash.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -170,16 +171,41 @@ Tensor attention_flash(const Tensor& q, const Tensor& k, const Tensor& v, const 
     return attention_flash_with("auto", q, k, v, mask, opt, threads);
 }
 
+std::vector<std::string> flash_bf16_paths() {
+    std::vector<std::string> paths;
+    if (fd::avx512_bf16_kernel() == nullptr || !cpu_has_avx512_bf16()) return paths;
+    if (fd::amx_bf16_usable()) paths.emplace_back("amx");
+    paths.emplace_back("avx512-bf16");
+    return paths;
+}
+
+std::string flash_bf16_path() {
+    const std::vector<std::string> paths = flash_bf16_paths();
+    return paths.empty() ? "none" : paths.front();
+}
+
 bool flash_bf16_supported() { return fd::avx512_bf16_kernel() != nullptr && cpu_has_avx512_bf16(); }
 
-Tensor attention_flash_bf16(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask,
-                            const AttentionOptions& opt, int threads) {
-    if (!flash_bf16_supported())
+Tensor attention_flash_bf16_with(std::string_view path, const Tensor& q, const Tensor& k, const Tensor& v,
+                                 const Mask& mask, const AttentionOptions& opt, int threads) {
+    const std::vector<std::string> paths = flash_bf16_paths();
+    if (paths.empty())
         throw InputError("flash-bf16 needs a CPU with AVX-512 BF16 (vdpbf16ps); this one has none");
+    if (path != "auto" && std::find(paths.begin(), paths.end(), path) == paths.end()) {
+        std::string names;
+        for (const std::string& p : paths) names += (names.empty() ? "" : ", ") + p;
+        throw InputError("unknown bf16 flash path '" + std::string(path) +
+                         "': must be auto or one of this CPU's paths (" + names + ")");
+    }
+    const std::string use = path == "auto" ? paths.front() : std::string(path);
     fd::Args a = make_args(q, k, v, mask, opt);
     refuse_score_options("flash-bf16", q, k, opt);
     Tensor out({a.B, a.H, a.Tq, a.Dv});  // (B, H, Tq, Dv)
     a.q = q.ptr(), a.k = k.ptr(), a.v = v.ptr(), a.out = out.ptr();
+    if (use == "amx") {
+        fd::run_amx_bf16(a, threads);  // packs K and V itself, in the tile layout
+        return out;
+    }
     // pass 0: K and V to bf16 once (the kernels read them T/64 times each):
     // K (B, H, Tk, Dk2) rows padded to even Dk, V (B, H, ceil(Tk/2), Dv, 2) as
     // pairs of consecutive keys, the operand layout of vdpbf16ps.
@@ -205,6 +231,11 @@ Tensor attention_flash_bf16(const Tensor& q, const Tensor& k, const Tensor& v, c
     a.vb = vb.data();
     run_kernel(*for_size(fd::avx512_bf16_kernel(), a), a, threads);
     return out;
+}
+
+Tensor attention_flash_bf16(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask,
+                            const AttentionOptions& opt, int threads) {
+    return attention_flash_bf16_with("auto", q, k, v, mask, opt, threads);
 }
 
 }  // namespace attn

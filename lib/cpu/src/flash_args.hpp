@@ -73,6 +73,13 @@ const Kernel* avx2_kernel();
 const Kernel* avx512_kernel();
 const Kernel* avx512_bf16_kernel();
 
+// flash_amx.cpp: the bf16 forward on AMX tiles (same Args, K and V packed by the
+// kernel itself; kb and vb unused). amx_bf16_usable(): the CPU has AMX-TILE and
+// AMX-BF16, the OS enabled the tile state and granted it to this process (asked
+// once); false in builds without the kernel (then run_amx_bf16 does nothing).
+bool amx_bf16_usable();
+void run_amx_bf16(const Args& a, int threads);
+
 }  // namespace attn::flash_detail
 
 namespace attn::flash_detail {

@@ -65,7 +65,7 @@ std::vector<BackendInfo> make_table() {
          "tiled, online softmax, no (T, T) matrix", always,
          run_flash, none, run_flash_backward, /*backward_records=*/false, /*score_options=*/true},
         {Backend::FlashBf16, "flash-bf16", cpu, false, Precision::BF16,
-         "flash with bf16 products (AVX-512 BF16)", bf16_here,
+         "flash with bf16 products (AMX tiles, else AVX-512 BF16)", bf16_here,
          run_flash_bf16, none},
         {Backend::CudaNaive, cuda_kernel_name(CudaKernel::Naive), gpu, true, Precision::F32,
          "cuBLAS + one fused softmax kernel", cuda_available,

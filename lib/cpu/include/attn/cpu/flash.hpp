@@ -42,11 +42,25 @@ Tensor attention_flash_with(std::string_view kernel, const Tensor& q, const Tens
 // True when the CPU has AVX-512 BF16 (vdpbf16ps) and this build has the kernel.
 bool flash_bf16_supported();
 
+// The bf16 kernels this build can run on this CPU, best first: "amx" (Intel AMX
+// tiles, TDPBF16PS; needs AMX-TILE, AMX-BF16, AVX-512 BF16 and the Linux kernel's
+// permission for the tile state), then "avx512-bf16" (vdpbf16ps). Empty when
+// !flash_bf16_supported().
+std::vector<std::string> flash_bf16_paths();
+
+// The path attention_flash_bf16 takes here: flash_bf16_paths().front(), or "none".
+std::string flash_bf16_path();
+
 // The same attention with Q, K, V and the softmax weights rounded to bfloat16
 // and float32 accumulation (AVX-512 BF16). Its error against float32 is of the
 // order of bf16's 2^-8 relative precision (see docs/performance.md); the test
 // suite bounds it. Throws InputError when !flash_bf16_supported().
 Tensor attention_flash_bf16(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask,
                             const AttentionOptions& opt, int threads = 0);
+
+// attention_flash_bf16 on a chosen path: "auto" or a name from flash_bf16_paths().
+// Throws InputError for an unknown one or one this CPU cannot run.
+Tensor attention_flash_bf16_with(std::string_view path, const Tensor& q, const Tensor& k, const Tensor& v,
+                                 const Mask& mask, const AttentionOptions& opt, int threads = 0);
 
 }  // namespace attn

@@ -25,8 +25,9 @@ if [ -x scripts/fetch-model.sh ]; then
   scripts/fetch-model.sh || echo "setup: model fetch failed; 'attn model' and the Real heads lesson will say how to get it" >&2
 fi
 
-# 3. Build (Release, build/attn).
-cmake --preset release >/dev/null
+# 3. Build (Release, build/attn). ATTN_WERROR=ON in the environment makes
+#    warnings errors (CI sets it; a user's build does not need it).
+cmake --preset release -DATTN_WERROR="${ATTN_WERROR:-OFF}" >/dev/null
 cmake --build build -j"$(nproc)"
 
 # 4. Run.

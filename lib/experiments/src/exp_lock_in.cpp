@@ -189,9 +189,10 @@ ExperimentResult run_lock_in(const ExperimentConfig& cfg, const ExperimentProgre
     r.notes.push_back("A row moves when its argmax reaches the right key. The gradient to a query passes through "
                       "dS = P o (dP - rowsum(P o dP)), proportional to the weights: a row one-hot on the wrong key gives "
                       "the right key a weight near 0 and passes it almost nothing (lesson 16).");
-    r.notes.push_back("AdamW lr 0.01 (no weight decay) divides by the gradient's running size, so it moves even a "
-                      "tiny gradient -- until the squared gradient underflows float (about 1e-45), after which "
-                      "eps = 1e-8 dominates; SGD lr 0.1 momentum 0.9 moves in proportion. No clipping.");
+    r.notes.push_back("AdamW lr 0.01 (no weight decay) divides by the gradient's running size, so it moves a small "
+                      "gradient as fast as a large one -- but not one far below its eps = 1e-8, where the update "
+                      "m / (sqrt(v) + eps) shrinks in proportion to the gradient again; SGD lr 0.1 momentum 0.9 moves "
+                      "in proportion throughout. No clipping.");
     return r;
 }
 

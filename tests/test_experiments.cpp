@@ -128,7 +128,8 @@ std::vector<std::vector<double>> params_of(TinyTransformer& m) {
 
 TEST_CASE("experiments: every planted bug's backward is the exact gradient of its forward (finite differences)") {
     for (AttnBug bug : kBugs) {
-        CAPTURE(attn_bug_name(bug));
+        const std::string name = attn_bug_name(bug);
+        CAPTURE(name);
         const ModelConfig c = tiny_bug_config(bug);
         TinyTransformer m(c);
         m.init(3);
@@ -165,7 +166,8 @@ TEST_CASE("experiments: each planted bug changes the output, and leaks where it 
     clean.init(5);
     const auto base = logits(clean, kTok);
     for (AttnBug bug : kBugs) {
-        CAPTURE(attn_bug_name(bug));
+        const std::string name = attn_bug_name(bug);
+        CAPTURE(name);
         TinyTransformer m(tiny_bug_config(bug));
         m.init(5);  // the same parameters as the clean model
         const auto l0 = logits(m, kTok);
@@ -191,7 +193,7 @@ TEST_CASE("experiments: each planted bug changes the output, and leaks where it 
         CHECK((causal > 1e-6) == leaks_future);
         // padding: move the pad embedding; real positions must not move
         auto ps = m.params();
-        for (int64_t d = 0; d < 8; ++d) ps[0].value->data[size_t(6 * 8 + d)] += 1.0f;
+        for (int64_t d = 0; d < 8; ++d) ps[0].value->data[size_t(6 * 8 + d)] += d % 2 ? -1.0f : 1.0f;  // LayerNorm removes a constant shift
         const auto l2 = logits(m, kTok);
         double pad = 0;
         for (int64_t b = 0; b < 2; ++b)

@@ -60,7 +60,7 @@ TEST_CASE("experiments: the registry names each experiment once, with claims and
     CHECK(std::string(verdict_name(VerdictKind::NotSupported)) == "not supported");
 }
 
-TEST_CASE("experiments: the JSON holds every field, numbers as numbers; the SVG draws each panel") {
+TEST_CASE("experiments: the JSON holds every field, numbers as numbers, and the SVG draws each panel") {
     ExperimentResult r;
     r.name = "demo";
     r.tables.push_back({"t", {"a", "b"}, {{1, nullptr}, {"x", 0.5}}});
@@ -263,7 +263,7 @@ TEST_CASE("experiments: lock-in (quick): a planted unscaled row never moves, the
     CHECK(verdict(r, "C13").kind == VerdictKind::Supported);
 }
 
-TEST_CASE("experiments: init (quick): all-zero Q/K/V/O gets weight gradients exactly zero; zero W_q alone learns") {
+TEST_CASE("experiments: init (quick): all-zero Q/K/V/O gets weight gradients exactly zero, zero W_q alone learns") {
     const ExperimentResult r = find_experiment("init")->run(quick(2), {});
     const ExperimentTable& t = table0(r);
     const size_t c_init = col(t, "init"), c_g = col(t, "max |dW_qkvo|"), c_acc = col(t, "final acc"),
@@ -326,7 +326,7 @@ TEST_CASE("experiments: dk-floor (quick): accuracy rises with d_k and the knee m
 
 // ---- the command line
 
-TEST_CASE("experiment cli: --list, bad names and options exit 2 with one line; a run writes its JSON and SVG") {
+TEST_CASE("experiment cli: --list, bad names and options exit 2 with one line, a run writes its JSON and SVG") {
     auto list = test::run_attn("experiment --list");
     CHECK(list.code == 0);
     for (const auto& e : experiments()) CHECK(list.out.find(e.name) != std::string::npos);

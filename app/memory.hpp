@@ -71,5 +71,10 @@ inline constexpr double kSvgBytesPerCell = 400;
 // JSON text) and --svg (every cell of every head drawn) add.
 double model_attention_bytes(double weights_file, int64_t layers, int64_t heads, int64_t hidden, int64_t T, bool dump,
                              bool svg);
+// `attn model embed`, one padded batch of B sentences of T tokens at a time: the
+// weights as above, and per batch the activations (about 64 floats a token and
+// hidden unit, as model_attention_bytes counts for one sentence) and the scores and
+// weights of one layer, (B, heads, T, T) twice (no layer's weights are kept).
+double model_embed_bytes(double weights_file, int64_t heads, int64_t hidden, int64_t B, int64_t T);
 
 }  // namespace attn::cli

@@ -66,8 +66,8 @@ void attention_backward(T* dq_p, T* dk_p, T* dv_p, const T* q_in, const T* k_in,
         for (auto* s : {&rec->d_weights_dropped, &rec->d_weights, &rec->d_scores}) s->assign(nscores, T(0));
     Mat dP(Tq, Tk), dS(Tq, Tk);
     for (int64_t b = 0; b < B; ++b) {
-        const MaskRow mask_b = mask.row(b, Tk);
         for (int64_t h = 0; h < H; ++h) {
+            const MaskRow mask_b = mask.row(b, h, Tk);
             const int64_t bh = b * H + h;
             const size_t off = static_cast<size_t>(bh * Tq * Tk);
             Eigen::Map<const Mat> P(fwd.weights.data() + off, Tq, Tk);

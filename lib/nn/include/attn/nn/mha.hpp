@@ -6,7 +6,9 @@
 //   head_out = attention(Q, K, V)            (B, H, T, Dv)
 //   merged   = merge(head_out)               (B, T, H*Dv)   transpose, then reshape (C31)
 //   out      = merged W_o^T + b_o            (B, T, D)
-// Weights: W_q, W_k [H*Dk, D], W_v [H*Dv, D], W_o [D, H*Dv] (nn.Linear [out, in]).
+// Weights: W_q [H*Dk, D], W_k [H*Dk, kdim], W_v [H*Dv, vdim], W_o [D, H*Dv] (nn.Linear
+// [out, in]); kdim = vdim = D unless set. Cross-attention: query (B, Tq, D), key
+// (B, Tk, kdim) and value (B, Tk, vdim) inputs; the scores are (B, H, Tq, Tk).
 //
 // Backward (MultiHeadAttention::backward), for dout = dL/d out (B, Tq, D), each
 // step the transpose of a forward one:
@@ -35,8 +37,12 @@ struct MhaConfig {
     int64_t d_k = 0;  // 0: d_model / heads (must divide)
     int64_t d_v = 0;  // 0: d_k
     bool bias = true;
-    // Fills d_k/d_v defaults and validates; throws InputError on a size <= 0
-    // (d_k, d_v < 0) or, without d_k, on heads that do not divide d_model.
+    // Widths of the key and value inputs (nn.MultiheadAttention's kdim, vdim): W_k is
+    // [H*Dk, kdim], W_v [H*Dv, vdim]. 0: d_model. Cross-attention reads another
+    // sequence (an encoder's output) whose width may differ from the query's.
+    int64_t kdim = 0, vdim = 0;
+    // Fills d_k/d_v/kdim/vdim defaults and validates; throws InputError on a size <= 0
+    // (d_k, d_v, kdim, vdim < 0) or, without d_k, on heads that do not divide d_model.
     MhaConfig resolved() const;
 };
 
@@ -100,7 +106,7 @@ public:
     Tensor forward(const Tensor& x, const Mask& mask, const AttentionOptions& opt,
                    ForwardRecord* rec = nullptr, const TraceFn* trace = nullptr,
                    Backend backend = Backend::Reference, int threads = 0) const;
-    // General form: query (B, Tq, D), key and value (B, Tk, D).
+    // General form: query (B, Tq, D), key (B, Tk, kdim) and value (B, Tk, vdim).
     Tensor forward(const Tensor& query, const Tensor& key, const Tensor& value, const Mask& mask,
                    const AttentionOptions& opt, ForwardRecord* rec = nullptr,
                    const TraceFn* trace = nullptr, Backend backend = Backend::Reference, int threads = 0) const;

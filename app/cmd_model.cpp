@@ -116,6 +116,7 @@ std::string clip(const std::string& s, size_t w) {
     std::u32string u = utf8_decode(s);
     for (char32_t& c : u)
         if (c == U'\n' || c == U'\r' || c == U'\t') c = U' ';
+        else if (c < 0x20 || (c >= 0x7f && c < 0xa0)) c = U'?';  // no control character reaches the terminal
     if (u.size() > w) u = u.substr(0, w - 1) + U"…";
     return utf8_encode(u);
 }

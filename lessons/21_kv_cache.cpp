@@ -104,13 +104,13 @@ void run(LessonContext& ctx) {
              "H_kv × T × (Dk + Dv) × bytes per value, growing linearly with every token of every sequence. "
              "Multi-head attention has H_kv = H. Grouped-query attention lets g query heads share one key/value "
              "head (H_kv = H / g), multi-query attention keeps a single one (H_kv = 1): the same output shapes "
-             "for a fraction of the cache. For a decoder of 32 layers, 32 heads of 128 dims, float16, one "
-             "sequence:");
+             "for a fraction of the cache.");
     double held = 0;  // what the cache really holds: every float of every layer's K and V
     for (int64_t l = 0; l < L; ++l) held += 4.0 * static_cast<double>(cache.keys(l).numel() + cache.values(l).numel());
     ctx.check(held == kv_cache_bytes(L, B, H, T, Dk, Dv), "C30",
               fmt::format("this lesson's cache after {} tokens: {} = {} × {} × {} × {} × ({} + {}) × 4", T,
                           format_bytes(held), L, B, H, T, Dk, Dv));
+    ctx.para("For a decoder of 32 layers, 32 heads of 128 dims, float16, one sequence:");
     Table mem{{"T", "H_kv = 32 (MHA)", "H_kv = 8 (GQA, g = 4)", "H_kv = 1 (MQA)"}, {"{}", "{}", "{}", "{}"}, {}};
     for (int64_t n : {1024, 4096, 32768})
         mem.add({n, format_bytes(kv_cache_bytes(32, 1, 32, n, 128, 128, 2)), format_bytes(kv_cache_bytes(32, 1, 8, n, 128, 128, 2)),

@@ -155,7 +155,7 @@ TEST_CASE("attn decode: the cache grows one row per step and every step equals t
     }
 }
 
-TEST_CASE("attn model embed: equals sentence-transformers' encode within 1e-5; batches equal single sentences "
+TEST_CASE("attn model embed: equals sentence-transformers' encode within 1e-5, batches equal single sentences "
           "(skipped without the model)") {
     if (!test::model_or_skip()) return;
     std::ifstream in(test::source_path("tests/fixtures/model/encoder.json"));

@@ -41,7 +41,7 @@ std::vector<std::string> fixtures(const std::string& dir) {
 
 }  // namespace
 
-TEST_CASE("mask files: attn forward --mask-file matches nn.MultiheadAttention (bool, additive, per head; npy, json)") {
+TEST_CASE("mask files: attn forward --mask-file matches nn.MultiheadAttention (bool, additive, per head, npy and json)") {
     const auto names = fixtures("tests/fixtures/golden_masks");
     REQUIRE(names.size() >= 7);
     const std::string dir = test::temp_dir("maskfile");

@@ -534,6 +534,10 @@ int run_forward(ForwardOpts o) {
                     {"d_k", cfg.d_k},     {"d_v", cfg.d_v},       {"mask", o.mask},         {"scale", o.scale},
                     {"fill", fill_json(aopt.fill)}, {"dropout", o.dropout}, {"train", o.train}, {"init", o.init},
                     {"impl", o.impl},     {"bias", cfg.bias},         {"backward", o.backward}};
+        if (!o.mask_file.empty()) {  // the tensors mask (and additive_mask) hold the combined mask
+            d.config["mask"] = "custom";
+            d.config["mask_file"] = o.mask_file;
+        }
         if (cross) {
             d.config["tk"] = o.tk;
             d.config["kdim"] = cfg.kdim;

@@ -67,6 +67,12 @@ TEST_CASE("mask files: attn forward --mask-file matches nn.MultiheadAttention (b
             const bool per_head = name.rfind("perhead", 0) == 0;
             CHECK(d.tensors.at("mask").rank() == (per_head ? 4 : 3));
             CHECK(d.tensors.count("additive_mask") == (name.find("additive") != std::string::npos ? 1u : 0u));
+            // the dump fed back with --input runs the same layer with the same (per-head, additive) mask
+            const std::string again = dir + "/" + name + "-" + impl + "-again.json";
+            const test::CliResult r2 = test::run_attn("forward --input " + out + " --impl " + impl + " --dump " + again);
+            INFO(r2.out);
+            REQUIRE(r2.code == 0);
+            CHECK(read_dump_file(again).tensors.at("out").data == d.tensors.at("out").data);
         }
     }
     std::filesystem::remove_all(dir);

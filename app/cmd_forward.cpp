@@ -19,14 +19,18 @@
 #include "memory.hpp"
 #include "options.hpp"
 #include "parse.hpp"
+#include "tensor_files.hpp"
 
 namespace attn::cli {
 namespace {
 
 struct ForwardOpts {
     int64_t batch = 2, seq = 6, d_model = 16, heads = 1, d_k = 0, d_v = 0;  // the source's first example (C21)
+    // Cross-attention: keys and values from x_kv (B, Tk, kdim) (and x_v (B, Tk, vdim) when vdim != kdim).
+    // 0: self-attention sizes (Tk = T, kdim = vdim = D).
+    int64_t tk = 0, kdim = 0, vdim = 0;
     std::string mask = "none", scale = "sqrt", fill = "-inf", init = "torch", impl = "reference";
-    std::string dump, input;
+    std::string dump, input, mask_file;
     JsonNonFinite json_nonfinite = JsonNonFinite::literal;
     double dropout = 0.0;
     // Score options (attn/core/attention.hpp): --kv-heads (0: --heads), --rope [BASE], --alibi, --softcap C (0: off)
@@ -109,13 +113,15 @@ std::string shown(const std::string& s) {
 }
 
 // True when both masks allow the same (query, key) pairs in every batch row.
-bool same_mask(const Mask& a, const Mask& b, int64_t B, int64_t T) {
-    for (int64_t r = 0; r < B; ++r) {
-        const MaskRow ra = a.row(r, T), rb = b.row(r, T);
-        for (int64_t i = 0; i < T; ++i)
-            for (int64_t j = 0; j < T; ++j)
-                if (ra.allowed(i, j) != rb.allowed(i, j)) return false;
-    }
+bool same_mask(const Mask& a, const Mask& b, int64_t B, int64_t T, int64_t Tk) {
+    const int64_t H = std::max(a.heads(), b.heads());
+    for (int64_t r = 0; r < B; ++r)
+        for (int64_t h = 0; h < H; ++h) {
+            const MaskRow ra = a.row(r, a.heads() > 1 ? h : 0, Tk), rb = b.row(r, b.heads() > 1 ? h : 0, Tk);
+            for (int64_t i = 0; i < T; ++i)
+                for (int64_t j = 0; j < Tk; ++j)
+                    if (ra.allowed(i, j) != rb.allowed(i, j)) return false;
+        }
     return true;
 }
 
@@ -128,7 +134,7 @@ bool same_mask(const Mask& a, const Mask& b, int64_t B, int64_t T) {
 // dump's tokens) are not read. Returns the file's mask, if it has one.
 std::optional<Mask> take_input_config(const Dump& in, const std::string& path, ForwardOpts& o) {
     const nlohmann::json& c = in.config;
-    const int64_t B = o.batch, T = o.seq;
+    const int64_t B = o.batch, T = o.seq, Tk = o.tk;  // queries, keys
     auto refuse = [&](std::string_view key, std::string_view rule) -> InputError {
         return InputError(fmt::format("--input: '{}': config.{} {}", path, key, rule));
     };
@@ -252,14 +258,17 @@ std::optional<Mask> take_input_config(const Dump& in, const std::string& path, F
     std::string says;
     const auto spec = text("mask");
     if (spec && *spec != "custom") {
-        mask = parsed("mask", [&] { return parse_mask(*spec, B, T); });
+        mask = parsed("mask", [&] { return parse_mask(*spec, B, Tk); });
         says = "config.mask = " + shown(*spec);
     }
     if (auto it = in.tensors.find("mask"); it != in.tensors.end()) {
         const Tensor& m = it->second;
-        if (m.rank() != 3 || (m.dim(0) != B && m.dim(0) != 1) || m.dim(1) != T || m.dim(2) != T)
-            throw InputError(fmt::format("--input: '{}': tensor mask has shape {}, expected [{}, {}, {}] (or [1, {}, {}])",
-                                         path, shape_str(m.shape), B, T, T, T, T));
+        // [B|1, T, T], or per head [B|1, H, T, T] (as --dump writes a per-head mask)
+        const bool per_head = m.rank() == 4 && m.dim(1) == o.heads;
+        if ((m.rank() != 3 && !per_head) || (m.dim(0) != B && m.dim(0) != 1) || m.dim(-2) != T || m.dim(-1) != Tk)
+            throw InputError(fmt::format("--input: '{}': tensor mask has shape {}, expected [{}, {}, {}] (or [1, {}, {}], "
+                                         "or [{}, {}, {}, {}] per head)",
+                                         path, shape_str(m.shape), B, T, Tk, T, Tk, B, o.heads, T, Tk));
         std::vector<uint8_t> allowed(m.data.size());
         for (size_t k = 0; k < m.data.size(); ++k) {
             if (m.data[k] != 0.0f && m.data[k] != 1.0f)
@@ -267,16 +276,35 @@ std::optional<Mask> take_input_config(const Dump& in, const std::string& path, F
                                              path, element("mask", m, k)));
             allowed[k] = m.data[k] != 0.0f;
         }
-        Mask tm = Mask::custom(m.dim(0), T, T, std::move(allowed));
-        if (mask && !same_mask(*mask, tm, B, T))
+        Mask tm = per_head ? Mask::custom_heads(m.dim(0), m.dim(1), T, Tk, std::move(allowed))
+                           : Mask::custom(m.dim(0), T, Tk, std::move(allowed));
+        if (mask && !same_mask(*mask, tm, B, T, Tk))
             throw InputError(fmt::format("--input: '{}': {} disagrees with its tensor mask", path, says));
         if (!mask) says = "its tensor mask";
         mask = std::move(tm);
     } else if (spec && *spec == "custom") {
         throw refuse("mask", "is \"custom\" but the file has no tensor mask");
     }
+    // an additive part, as --dump writes it: [B|1, T, T] or [B|1, H, T, T]
+    if (auto it = in.tensors.find("additive_mask"); it != in.tensors.end()) {
+        Tensor a = it->second;
+        const bool per_head = a.rank() == 4 && a.dim(1) == o.heads;
+        if ((a.rank() != 3 && !per_head) || (a.dim(0) != B && a.dim(0) != 1) || a.dim(-2) != T || a.dim(-1) != Tk)
+            throw InputError(fmt::format("--input: '{}': tensor additive_mask has shape {}, expected [{}, {}, {}] (or "
+                                         "[{}, {}, {}, {}] per head)",
+                                         path, shape_str(a.shape), B, T, Tk, B, o.heads, T, Tk));
+        for (size_t k = 0; k < a.data.size(); ++k)
+            if (std::isnan(a.data[k]) || a.data[k] == INFINITY)
+                throw InputError(fmt::format("--input: '{}': tensor additive_mask must hold finite values or -inf, got {}",
+                                             path, element("additive_mask", a, k)));
+        const int64_t ab = a.dim(0), ah = per_head ? a.dim(1) : 1;
+        Mask am = per_head ? Mask::additive_heads(ab, ah, T, Tk, std::move(a.data))
+                           : Mask::additive_mask(ab, T, Tk, std::move(a.data));
+        mask = mask ? mask->combined(am) : std::move(am);
+        if (says.empty()) says = "its tensor additive_mask";
+    }
     if (mask) {
-        if (o.given("--mask") && !same_mask(parse_mask(o.mask, B, T), *mask, B, T))
+        if (o.given("--mask") && !same_mask(parse_mask(o.mask, B, Tk), *mask, B, T, Tk))
             throw conflict("--mask " + o.mask, says);
         o.mask = spec ? *spec : "custom";
     }
@@ -317,21 +345,45 @@ nlohmann::json fill_json(float fill) {
     return std::isinf(fill) ? nlohmann::json("-inf") : nlohmann::json(static_cast<double>(fill));
 }
 
+// Largest |sum - 1| over the weight rows (B, H, Tq, Tk) that can see a key. A row whose every
+// allowed key got -inf from an additive mask is fully masked too: its weights are all 0.
+double row_sum_error(const Tensor& w, const Mask& mask) {
+    if (mask.additive_values().empty()) return max_row_sum_error(w, mask);
+    const int64_t B = w.dim(0), H = w.dim(1), Tq = w.dim(2), Tk = w.dim(3);
+    double worst = 0;
+    for (int64_t b = 0; b < B; ++b)
+        for (int64_t h = 0; h < H; ++h) {
+            const MaskRow r = mask.row(b, h, Tk);
+            for (int64_t i = 0; i < Tq; ++i) {
+                bool open = false;  // an allowed key whose additive term is not -inf
+                for (int64_t j = 0; j < Tk && !open; ++j) open = r.allowed(i, j) && r.additive_at(i, j) != -INFINITY;
+                if (!open) continue;
+                double sum = 0;
+                for (int64_t j = 0; j < Tk; ++j) sum += w.ptr()[((b * H + h) * Tq + i) * Tk + j];
+                if (std::isnan(sum)) return sum;
+                worst = std::max(worst, std::fabs(sum - 1.0));
+            }
+        }
+    return worst;
+}
+
+// ", Tk=7 kdim=12 vdim=12" for cross-attention, "" for self-attention.
+std::string cross_sizes(bool cross, const ForwardOpts& o) {
+    return cross ? fmt::format(", cross-attention: Tk={} kdim={} vdim={}", o.tk, o.kdim, o.vdim) : "";
+}
+
 int run_forward(ForwardOpts o) {
     // ---- validate everything before computing anything
     std::optional<Dump> input;
     std::optional<Mask> file_mask;  // the --input file's mask, which replaces --mask
+    // Cross-attention when the keys come from another sequence: --tk, --kdim, --vdim, or x_kv in --input.
+    bool cross = o.tk != 0 || o.kdim != 0 || o.vdim != 0;
     if (!o.input.empty()) {
         for (const auto& [given, opt] : {std::pair{o.batch_given, "--batch"}, {o.seq_given, "--seq"},
                                          {o.d_model_given, "--d-model"}})
             if (given)
                 throw InputError(fmt::format("{}: cannot be combined with --input, whose tensor x gives B, T and D", opt));
-        require_dump_fits_in_memory("--input", o.input);
-        try {
-            input = read_dump_file(o.input);
-        } catch (const InputError& e) {
-            throw InputError(fmt::format("--input: {}", e.what()));
-        }
+        input = read_tensor_file("--input", o.input);  // attn-dump JSON, .npy or .safetensors (tensor_files.hpp)
         auto it = input->tensors.find("x");
         if (it == input->tensors.end() || it->second.rank() != 3)
             throw InputError(fmt::format("--input: '{}' needs a tensor \"x\" of shape [B, T, D]", o.input));
@@ -343,8 +395,46 @@ int run_forward(ForwardOpts o) {
         o.batch = xs[0];
         o.seq = xs[1];
         o.d_model = xs[2];
+        // cross-attention inputs: x_kv (B, Tk, kdim), and x_v (B, Tk, vdim) when the values differ from the keys
+        for (const char* name : {"x_kv", "x_v"})
+            if (auto kv = input->tensors.find(name); kv != input->tensors.end()) {
+                const Shape& ks = kv->second.shape;
+                if (kv->second.rank() != 3 || ks[0] != o.batch || ks[1] < 1 || ks[1] > kMaxSize || ks[2] < 1 ||
+                    ks[2] > kMaxSize)
+                    throw InputError(fmt::format("--input: '{}': tensor {} has shape {}; it must be [B = {}, Tk, width] "
+                                                 "with Tk and width in [1, {}]",
+                                                 o.input, name, shape_str(ks), o.batch, kMaxSize));
+                require_finite_input(o.input, name, kv->second);
+                const bool is_v = std::string_view(name) == "x_v";
+                if (is_v && input->tensors.count("x_kv") == 0)
+                    throw InputError(fmt::format("--input: '{}': tensor x_v needs x_kv (the keys' input) too", o.input));
+                for (const auto& [given, opt, val, want] :
+                     {std::tuple{o.tk != 0, "--tk", o.tk, ks[1]}, {(is_v ? o.vdim : o.kdim) != 0, is_v ? "--vdim" : "--kdim",
+                                                                   is_v ? o.vdim : o.kdim, ks[2]}})
+                    if (given && val != want)
+                        throw InputError(fmt::format("{} {} conflicts with {}: tensor {} has shape {}", opt, val, o.input,
+                                                     name, shape_str(ks)));
+                o.tk = ks[1];
+                (is_v ? o.vdim : o.kdim) = ks[2];
+            }
+        cross = cross || input->tensors.count("x_kv") > 0;
+        if (input->tensors.count("x_kv") > 0 && input->tensors.count("x_v") == 0) {
+            if (o.vdim != 0 && o.vdim != o.kdim)
+                throw InputError(fmt::format("--vdim {} conflicts with {}: without a tensor x_v the values come from x_kv "
+                                             "(width {})",
+                                             o.vdim, o.input, o.kdim));
+            o.vdim = o.kdim;
+        }
+        if (o.tk == 0) o.tk = o.seq;
         file_mask = take_input_config(*input, o.input, o);
     }
+    if (o.tk == 0) o.tk = o.seq;
+    if (o.kdim == 0) o.kdim = o.d_model;
+    if (o.vdim == 0) o.vdim = o.kdim;  // one x_kv for keys and values unless --vdim differs
+    const bool separate_v = o.vdim != o.kdim;
+    if (cross && o.backward)
+        throw InputError("--backward: runs on self-attention only (the cross-attention gradients are in the library: "
+                         "MultiHeadAttention::backward gives dquery, dkey, dvalue)");
     // Checked on the double, then on its float: 0.99999999999 is 1 as a float, and 1/(1 - 1) is no scale.
     if (!(o.dropout >= 0.0 && o.dropout < 1.0) || static_cast<float>(o.dropout) == 1.0f)
         throw InputError(fmt::format("--dropout: must be in [0, 1) (below 1 also as a float32), got {}", o.dropout));
@@ -353,17 +443,23 @@ int run_forward(ForwardOpts o) {
     // The sizes are positive by now: what resolved() can still refuse is a head count that does not divide D.
     MhaConfig cfg =
         with_option(input && input->config.contains("heads") ? fmt::format("--input: '{}': config.heads", o.input) : "--heads",
-                    [&] { return MhaConfig{o.d_model, o.heads, o.d_k, o.d_v, !o.no_bias}.resolved(); });
+                    [&] { return MhaConfig{o.d_model, o.heads, o.d_k, o.d_v, !o.no_bias, o.kdim, o.vdim}.resolved(); });
     if (o.kv_heads > 0 && o.heads % o.kv_heads != 0)
         throw InputError(fmt::format("--kv-heads: must divide --heads {} (grouped-query attention: H = g·H_kv), got {}",
                                      o.heads, o.kv_heads));
     cfg.kv_heads = o.kv_heads > 0 ? o.kv_heads : cfg.heads;
     // Weights, activations and (B, H, T, T) tensors, counted in double so nothing overflows (app/memory.hpp).
-    ForwardSizes sizes{o.batch, o.seq, cfg.d_model, cfg.heads, cfg.d_k, cfg.d_v, cfg.bias, true,
+    ForwardSizes sizes{o.batch, std::max(o.seq, o.tk), cfg.d_model, cfg.heads, cfg.d_k, cfg.d_v, cfg.bias, true,
                        o.train && o.dropout > 0, !o.dump.empty()};
     require_fits_in_memory("--heads", forward_weight_bytes(sizes),
                            fmt::format("D={}, H={}, Dk={}, Dv={} (the weights)", cfg.d_model, cfg.heads, cfg.d_k, cfg.d_v));
-    const Mask mask = file_mask ? std::move(*file_mask) : parse_mask(o.mask, o.batch, o.seq);
+    Mask mask = file_mask ? std::move(*file_mask) : parse_mask(o.mask, o.batch, o.tk);  // padding lengths over the Tk keys
+    // --mask-file: a boolean or additive [Tq, Tk], [B, Tq, Tk] or [B, H, Tq, Tk] tensor, ANDed (boolean) or
+    // added (additive) to the mask so far
+    if (!o.mask_file.empty()) {
+        const Mask fm = read_mask_file("--mask-file", o.mask_file, o.batch, cfg.heads, o.seq, o.tk);
+        mask = with_option("--mask-file", [&] { return mask.combined(fm); });
+    }
     AttentionOptions aopt;
     aopt.scale = parse_scale(o.scale);
     aopt.fill = parse_fill(o.fill);
@@ -375,6 +471,10 @@ int run_forward(ForwardOpts o) {
     const Backend backend = backend_of(o.impl);
     const BackendInfo& row = backend_info(backend);
     require_available("--impl", backend);  // one line, exit 2: e.g. a GPU backend without a GPU
+    if (mask.heads() > 1 && row.device != Device::Cpu)
+        throw InputError(fmt::format("--mask-file: a per-head mask runs on the CPU backends; {} takes one mask row for "
+                                     "all heads",
+                                     row.name));
     if (!o.dump.empty()) require_writable("--dump", o.dump);
     // the score options: a name for messages ("grouped-query heads (H_q 4, H_kv 2), RoPE"), from shapes alone
     const std::string features = score_features(Tensor(Shape{1, cfg.heads, 1, 1}), Tensor(Shape{1, cfg.kv_heads, 1, 1}), aopt);
@@ -393,7 +493,7 @@ int run_forward(ForwardOpts o) {
                                      row.name));
 
     // Memory: the run, and with --dump the dump's copies of the tensors and its JSON text.
-    const AttentionCost cost = attention_cost(o.batch, o.seq, o.d_model, cfg.heads, cfg.d_k, cfg.d_v, cfg.bias);
+    const AttentionCost cost = attention_cost(o.batch, std::max(o.seq, o.tk), o.d_model, cfg.heads, cfg.d_k, cfg.d_v, cfg.bias);
     sizes.records = row.records;
     sizes.backward = o.backward;
     sizes.backward_records = o.backward && row.backward_records;
@@ -409,8 +509,22 @@ int run_forward(ForwardOpts o) {
     Tensor x(Shape{o.batch, o.seq, o.d_model});
     Rng xrng(o.seed, 1);
     for (auto& v : x.data) v = xrng.normal();
+    // cross-attention: the other sequence x_kv (B, Tk, kdim), N(0, 1) from --seed's stream 3, and x_v from stream 4
+    Tensor x_kv, x_v;
+    if (cross) {
+        x_kv = Tensor(Shape{o.batch, o.tk, o.kdim});
+        Rng krng(o.seed, 3);
+        for (auto& v : x_kv.data) v = krng.normal();
+        if (separate_v) {
+            x_v = Tensor(Shape{o.batch, o.tk, o.vdim});
+            Rng vrng(o.seed, 4);
+            for (auto& v : x_v.data) v = vrng.normal();
+        }
+    }
     if (input) {
         x = input->tensors.at("x");
+        if (cross) take_tensor(*input, "x_kv", x_kv, o.input);
+        if (separate_v) take_tensor(*input, "x_v", x_v, o.input);
         take_tensor(*input, "W_q", mha.q_proj.W, o.input);
         take_tensor(*input, "W_k", mha.k_proj.W, o.input);
         take_tensor(*input, "W_v", mha.v_proj.W, o.input);
@@ -444,21 +558,23 @@ int run_forward(ForwardOpts o) {
         text.print("  {:>9} = {:<46} {}\n", e.name, e.formula, shape_str(e.shape));
     };
     if (o.trace)
-        text.print("attn forward: B={} T={} D={} H={}{} Dk={} Dv={}  mask={}  scale={}  fill={}{}  impl={}\n", o.batch,
-                   o.seq, cfg.d_model, cfg.heads, kv_text, cfg.d_k, cfg.d_v, mask.describe(), scale_name(aopt.scale), o.fill,
-                   opt_text, row.name);
+        text.print("attn forward: B={} T={} D={} H={}{} Dk={} Dv={}{}  mask={}  scale={}  fill={}{}  impl={}\n", o.batch,
+                   o.seq, cfg.d_model, cfg.heads, kv_text, cfg.d_k, cfg.d_v, cross_sizes(cross, o), mask.describe(),
+                   scale_name(aopt.scale), o.fill, opt_text, row.name);
     ForwardRecord rec;
     if (o.trace && aopt.rope)
         text.print("  {:>9}   RoPE rotates Q_heads and K_heads (pairs d, d + Dk/2; angle pos·{:g}^(−2d/Dk)) before Q·Kᵀ\n", "",
                    aopt.rope_base);
-    const Tensor out = mha.forward(x, mask, aopt, &rec, o.trace ? &trace : nullptr, backend);
+    const Tensor out = cross ? mha.forward(x, x_kv, separate_v ? x_v : x_kv, mask, aopt, &rec, o.trace ? &trace : nullptr,
+                                           backend)
+                             : mha.forward(x, mask, aopt, &rec, o.trace ? &trace : nullptr, backend);
     // Every input and option is finite and in range by now, so a NaN or an infinity in the
     // result, or an attention row that does not sum to 1, is float32 overflow of large
     // --input values, or a bug: never printed as a result.
     std::string bad;
     for (const auto& [name, t] : {std::pair<const char*, const Tensor&>{"out", out}, {"weights", rec.attn.weights}})
         if (bad.empty()) bad = first_non_finite(name, t);
-    const double row_sum_err = rec.attn.weights.empty() ? 0.0 : max_row_sum_error(rec.attn.weights, mask);
+    const double row_sum_err = rec.attn.weights.empty() ? 0.0 : row_sum_error(rec.attn.weights, mask);
     if (bad.empty() && !(row_sum_err < 1e-3))  // NaN fails too
         bad = fmt::format("an attention row that sums to 1 +- {:.1e}", row_sum_err);
     if (!bad.empty()) {
@@ -492,8 +608,8 @@ int run_forward(ForwardOpts o) {
 
     // ---- report
     if (!o.trace) {
-        text.print("attn forward: B={} T={} D={} H={}{} Dk={} Dv={}  mask={}{}  impl={}\n", o.batch, o.seq, cfg.d_model,
-                   cfg.heads, kv_text, cfg.d_k, cfg.d_v, mask.describe(), opt_text, row.name);
+        text.print("attn forward: B={} T={} D={} H={}{} Dk={} Dv={}{}  mask={}{}  impl={}\n", o.batch, o.seq, cfg.d_model,
+                   cfg.heads, kv_text, cfg.d_k, cfg.d_v, cross_sizes(cross, o), mask.describe(), opt_text, row.name);
         text.print("  out {}  (first row: {:.4f} ...)\n", shape_str(out.shape),
                    fmt::join(out.data.begin(), out.data.begin() + std::min<int64_t>(4, out.numel()), ", "));
     }
@@ -514,20 +630,40 @@ int run_forward(ForwardOpts o) {
                     {"impl", o.impl},     {"bias", cfg.bias},         {"backward", o.backward},
                     {"kv_heads", cfg.kv_heads}, {"rope", aopt.rope ? nlohmann::json(aopt.rope_base) : nlohmann::json(false)},
                     {"alibi", aopt.alibi}, {"softcap", aopt.softcap}};
-        // The effective boolean mask (1 = may attend), broadcast to (B, T, T).
-        Tensor m(Shape{o.batch, o.seq, o.seq});
-        for (int64_t b = 0; b < o.batch; ++b) {
-            const MaskRow mask_b = mask.row(b, o.seq);
-            for (int64_t i = 0; i < o.seq; ++i)
-                for (int64_t j = 0; j < o.seq; ++j)
-                    m.data[static_cast<size_t>((b * o.seq + i) * o.seq + j)] = mask_b.allowed(i, j) ? 1.0f : 0.0f;
+        if (!o.mask_file.empty()) {  // the tensors mask (and additive_mask) hold the combined mask
+            d.config["mask"] = "custom";
+            d.config["mask_file"] = o.mask_file;
         }
+        if (cross) {
+            d.config["tk"] = o.tk;
+            d.config["kdim"] = cfg.kdim;
+            d.config["vdim"] = cfg.vdim;
+        }
+        // The effective boolean mask (1 = may attend), broadcast to (B, T, T), or to (B, H, T, T) when it
+        // differs per head; the additive part, if any, likewise as additive_mask.
+        const int64_t Hm = mask.heads(), T = o.seq, Tk = o.tk;
+        Shape ms = Hm > 1 ? Shape{o.batch, Hm, T, Tk} : Shape{o.batch, T, Tk};
+        Tensor m(ms), am;
+        const bool additive = !mask.additive_values().empty();
+        if (additive) am = Tensor(ms);
+        for (int64_t b = 0; b < o.batch; ++b)
+            for (int64_t h = 0; h < Hm; ++h) {
+                const MaskRow mask_b = mask.row(b, h, Tk);
+                for (int64_t i = 0; i < T; ++i)
+                    for (int64_t j = 0; j < Tk; ++j) {
+                        const size_t at = static_cast<size_t>(((b * Hm + h) * T + i) * Tk + j);
+                        m.data[at] = mask_b.allowed(i, j) ? 1.0f : 0.0f;
+                        if (additive) am.data[at] = mask_b.additive_at(i, j);
+                    }
+            }
         auto put = [&](const char* name, const Tensor& t) {
             if (t.empty() && t.shape.empty()) return;
             d.tensors[name] = t;
             d.order.push_back(name);
         };
         put("x", rec.x);
+        if (cross) put("x_kv", x_kv);
+        if (separate_v) put("x_v", x_v);
         put("W_q", mha.q_proj.W);
         put("b_q", mha.q_proj.b);
         put("W_k", mha.k_proj.W);
@@ -537,6 +673,7 @@ int run_forward(ForwardOpts o) {
         put("W_o", mha.o_proj.W);
         put("b_o", mha.o_proj.b);
         put("mask", m);
+        if (additive) put("additive_mask", am);
         put("Q", rec.Q);
         put("K", rec.K);
         put("V", rec.V);
@@ -574,8 +711,19 @@ const Command reg{
         auto o = std::make_shared<ForwardOpts>();
         CLI::Option* batch =
             sub.add_option("--batch,-b", o->batch, "B, batch size")->capture_default_str()->check(integer_in(1));
-        CLI::Option* seq =
-            sub.add_option("--seq,-t", o->seq, "T, sequence length")->capture_default_str()->check(integer_in(1));
+        CLI::Option* seq = sub.add_option("--seq,-t,--tq", o->seq, "T (Tq), sequence length (of the queries)")
+                               ->capture_default_str()
+                               ->check(integer_in(1));
+        sub.add_option("--tk", o->tk,
+                       "cross-attention: Tk keys and values from another sequence x_kv (B, Tk, kdim), N(0, 1) from --seed "
+                       "(or from --input)")
+            ->check(integer_in(1));
+        sub.add_option("--kdim", o->kdim, "cross-attention: width of x_kv, the key input (default D; W_k is [H*Dk, kdim])")
+            ->check(integer_in(1));
+        sub.add_option("--vdim", o->vdim,
+                       "cross-attention: width of the value input (default kdim; a width other than kdim makes a separate "
+                       "x_v (B, Tk, vdim))")
+            ->check(integer_in(1));
         CLI::Option* d_model =
             sub.add_option("--d-model,-d", o->d_model, "D, model width")->capture_default_str()->check(integer_in(1));
         sub.add_option("--heads", o->heads, "H, number of heads")->capture_default_str()->check(integer_in(1));
@@ -620,9 +768,14 @@ const Command reg{
         add_json_nonfinite(sub, o->json_nonfinite,
                            sub.add_option("--dump", o->dump, "write every tensor as JSON to FILE (- for stdout)"));
         sub.add_option("--input", o->input,
-                       "read x (and any of W_q,b_q,...,W_o,b_o) from an attn-dump JSON file instead of random ones; "
-                       "the file's config (heads, d_k, d_v, mask, scale, fill, init, dropout, train, bias) and mask "
+                       "read x (and any of W_q,b_q,...,W_o,b_o) from FILE instead of random ones: attn-dump JSON, "
+                       "FILE.safetensors (the same tensor names; __metadata__ config) or FILE.npy (x alone, (B, T, D) or "
+                       "(T, D)); the file's config (heads, d_k, d_v, mask, scale, fill, init, dropout, train, bias) and mask "
                        "tensor set the layer, and an option given beside it must agree with them");
+        sub.add_option("--mask-file", o->mask_file,
+                       "a boolean or additive mask [T, T], [B, T, T] or [B, H, T, T] (B, H may be 1) from .npy (bool/uint8: "
+                       "boolean; float: additive) or attn-dump JSON (tensor mask: boolean, additive_mask: additive); "
+                       "combined with --mask");
         o->given = [&sub](const char* name) { return sub.count(name) > 0; };
         return [o, batch, seq, d_model, dropout] {
             o->batch_given = batch->count() > 0;

@@ -4,9 +4,12 @@
 //   attn model entropy   --text T [--json]       trained vs random-init heads (C32)
 //   attn model probe     --text T --from W --to A,B   which heads link "it" to "animal" (C34)
 //   attn model bench     [--batch 1,32] [--threads N] [--json]   encoder latency
+//   attn model embed     --text T... | --file F [--json F] [--npy F]   sentence embeddings
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <iostream>
+#include <iterator>
 #include <memory>
 #include <numeric>
 #include <sys/stat.h>
@@ -19,6 +22,7 @@
 #include "attn/model/heads.hpp"
 #include "attn/viz/heatmap.hpp"
 #include "attn/model/tokenizer.hpp"
+#include "attn/io/npy.hpp"
 #include "command.hpp"
 #include "memory.hpp"
 #include "options.hpp"
@@ -49,6 +53,13 @@ struct BenchCmd {
     int64_t repeat = 20;
     int threads = 1;
     bool json = false;
+};
+struct EmbedCmd {
+    std::vector<std::string> texts;
+    std::string file, json, npy;
+    JsonNonFinite json_nonfinite = JsonNonFinite::literal;
+    int64_t batch = 32, max_tokens = 0;  // 0: the model's max_seq_length
+    int threads = 1;
 };
 struct ProbeCmd {
     JsonNonFinite json_nonfinite = JsonNonFinite::literal;
@@ -98,6 +109,16 @@ std::string label(const std::string& s, size_t w) {
     std::u32string u = utf8_decode(s);
     if (u.size() > w) u = u.substr(0, w - 1) + U"…";
     return std::string(w - u.size(), ' ') + utf8_encode(u);
+}
+
+// At most `w` code points of `s`, on one line (line breaks shown as spaces).
+std::string clip(const std::string& s, size_t w) {
+    std::u32string u = utf8_decode(s);
+    for (char32_t& c : u)
+        if (c == U'\n' || c == U'\r' || c == U'\t') c = U' ';
+        else if (c < 0x20 || (c >= 0x7f && c < 0xa0)) c = U'?';  // no control character reaches the terminal
+    if (u.size() > w) u = u.substr(0, w - 1) + U"…";
+    return utf8_encode(u);
 }
 
 int run_attention(const CommonOpts& co, const AttentionCmd& o) {
@@ -385,6 +406,145 @@ int run_bench(const CommonOpts& co, const BenchCmd& o) {
     return 0;
 }
 
+// The texts of `attn model embed`: each --text, or each line of --file (the
+// newline that ends the last line ends the file; "\r\n" line ends read as "\n").
+// `where` names a text in messages: "--text 2", "--file notes.txt: line 3".
+struct Texts {
+    std::vector<std::string> text, where;
+};
+
+Texts embed_texts(const EmbedCmd& o) {
+    Texts t;
+    if (!o.texts.empty() && !o.file.empty()) throw InputError("--file: give either --text or --file, not both");
+    if (o.texts.empty() && o.file.empty()) throw InputError("embed: give the sentences with --text T (repeatable) or --file F");
+    for (size_t k = 0; k < o.texts.size(); ++k) {
+        t.text.push_back(o.texts[k]);
+        t.where.push_back(o.texts.size() == 1 ? "--text" : fmt::format("--text {}", k + 1));
+    }
+    if (!o.file.empty()) {
+        std::string all;
+        if (o.file == "-") {
+            all.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+        } else {
+            all = with_option("--file", [&] { return read_file(o.file); });
+        }
+        size_t start = 0, line = 1;
+        while (start < all.size()) {
+            size_t end = all.find('\n', start);
+            if (end == std::string::npos) end = all.size();
+            std::string s = all.substr(start, end - start);
+            if (!s.empty() && s.back() == '\r') s.pop_back();
+            t.text.push_back(std::move(s));
+            t.where.push_back(fmt::format("--file {}: line {}", o.file == "-" ? "(stdin)" : o.file, line));
+            start = end + 1;
+            ++line;
+        }
+        if (t.text.empty()) throw InputError(fmt::format("--file: {} has no lines", o.file));
+    }
+    return t;
+}
+
+int run_embed(const CommonOpts& co, const EmbedCmd& o) {
+    const TextOut text({{"--json -", o.json == "-"}, {"--npy -", o.npy == "-"}});
+    if (!o.json.empty() && o.json != "-") require_writable("--json", o.json);
+    if (!o.npy.empty() && o.npy != "-") require_writable("--npy", o.npy);
+    const ModelFiles files =
+        with_option("--model", [&] { return locate_model(co.model.empty() ? default_model_dir() : co.model); });
+    BertConfig config = read_bert_config(files);
+    const int64_t st_max = config.max_len;  // sentence-transformers' max_seq_length (or the position table)
+    if (o.max_tokens != 0) {
+        if (o.max_tokens < 2 || o.max_tokens > config.max_position)
+            throw InputError(fmt::format("--max-tokens: must be in [2, {}] (the model's position table, [CLS] and [SEP] "
+                                         "included), got {}",
+                                         config.max_position, o.max_tokens));
+        config.max_len = o.max_tokens;
+    }
+    const Texts t = embed_texts(o);
+    const WordPieceTokenizer tok = load_tokenizer(files, config);
+    std::vector<std::vector<int32_t>> ids;
+    std::vector<int64_t> cut;  // indices of the texts --truncate cut
+    int64_t longest = 0;
+    for (size_t k = 0; k < t.text.size(); ++k) {
+        const Encoding enc = tok.encode(t.text[k]);
+        if (enc.truncated) {
+            if (!co.truncate)
+                throw InputError(fmt::format("{}: is {} tokens long, more than the limit of {} ([CLS] and [SEP] included; "
+                                             "--max-tokens, at most {}); pass --truncate to keep the first {}, as "
+                                             "sentence-transformers does",
+                                             t.where[k], enc.full_length, config.max_len, config.max_position,
+                                             config.max_len));
+            cut.push_back(static_cast<int64_t>(k));
+        }
+        longest = std::max<int64_t>(longest, static_cast<int64_t>(enc.ids.size()));
+        ids.push_back(enc.ids);
+    }
+    const int64_t N = static_cast<int64_t>(ids.size()), B = std::min<int64_t>(o.batch, N);
+    require_fits_in_memory("--batch", model_embed_bytes(file_size(files.weights), config.heads, config.hidden, B, longest),
+                           fmt::format("a batch of {} sentences of up to {} tokens", B, longest));
+    if (!cut.empty()) {
+        std::fflush(stdout);
+        for (int64_t k : cut)
+            fmt::print(stderr, "attn: warning: {}: cut to {} tokens (--truncate)\n", t.where[static_cast<size_t>(k)],
+                       config.max_len);
+    }
+    const BertModel m = BertModel::load(files);
+    BertOptions bo;
+    bo.record_attention = false;
+    bo.threads = o.threads;
+    const int64_t D = config.hidden;
+    Tensor emb({N, D});
+    for (int64_t s = 0; s < N; s += B) {  // one padded batch per group of --batch texts, in order
+        const std::vector<std::vector<int32_t>> group(ids.begin() + s, ids.begin() + std::min(N, s + B));
+        const BertOutput out = m.forward(group, bo, tok.pad_id());
+        std::copy(out.sentence.data.begin(), out.sentence.data.end(), emb.ptr() + s * D);
+    }
+
+    if (!o.npy.empty()) with_option("--npy", [&] { save_npy(o.npy, emb); });
+    if (!o.json.empty()) {
+        nlohmann::ordered_json j;
+        j["model"] = files.dir;
+        j["dimension"] = D;
+        j["pooling"] = "mean over the real tokens of the last layer, then L2-normalised "
+                       "(sentence-transformers' encode(normalize_embeddings=True))";
+        j["max_tokens"] = config.max_len;
+        j["truncated"] = cut;
+        nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+        for (int64_t k = 0; k < N; ++k)
+            rows.push_back({{"where", t.where[static_cast<size_t>(k)]},
+                            {"text", utf8_encode(utf8_decode(t.text[static_cast<size_t>(k)]))},
+                            {"tokens", ids[static_cast<size_t>(k)].size()},
+                            {"embedding", std::vector<float>(emb.ptr() + k * D, emb.ptr() + (k + 1) * D)}});
+        j["sentences"] = rows;
+        with_option("--json", [&] { write_file_atomic(o.json, json_text(j, 1, o.json_nonfinite) + "\n"); });
+    }
+    text.print("attn model embed: {} sentence(s), {}-dimensional, mean pooling + L2 norm, batches of up to {}, "
+               "at most {} tokens ({} the model's max_seq_length)\n",
+               N, D, B, config.max_len, config.max_len == st_max ? "=" : "!=");
+    for (int64_t k = 0; k < N; ++k) {
+        const float* e = emb.ptr() + k * D;
+        text.print("{:>4}  {:>3} tokens  [{:+.4f} {:+.4f} {:+.4f} {:+.4f} ... {:+.4f}]  {}\n", k + 1,
+                   ids[static_cast<size_t>(k)].size(), e[0], e[1], e[2], e[3], e[D - 1],
+                   clip(t.text[static_cast<size_t>(k)], 50));
+    }
+    if (N >= 2 && N <= 12) {  // the embeddings are unit vectors: a dot product is the cosine
+        text.print("\ncosine similarity (dot product of the normalised embeddings):\n{:>6}", "");
+        for (int64_t b = 0; b < N; ++b) text.print(" {:>6}", b + 1);
+        text.print("\n");
+        for (int64_t a = 0; a < N; ++a) {
+            text.print("{:>6}", a + 1);
+            for (int64_t b = 0; b < N; ++b) {
+                double dot = 0;
+                for (int64_t d = 0; d < D; ++d) dot += static_cast<double>(emb.ptr()[a * D + d]) * emb.ptr()[b * D + d];
+                text.print(" {:>6.3f}", dot);
+            }
+            text.print("\n");
+        }
+    }
+    if (!o.npy.empty() && o.npy != "-") text.print("wrote {} (float32 [{}, {}])\n", o.npy, N, D);
+    if (!o.json.empty() && o.json != "-") text.print("wrote {}\n", o.json);
+    return 0;
+}
+
 const Command reg{
     "model", "Real heads: run the pretrained all-MiniLM-L6-v2 encoder in C++ and read its attention (C32, C34)", 50,
     [](CLI::App& sub) -> Runner {
@@ -446,12 +606,34 @@ const Command reg{
             ->check(integer_in(1));
         add_json_nonfinite(*bn, bo->json_nonfinite,
                            bn->add_flag("--json", bo->json, "machine-readable output, with the token ids used"));
-        return [co, ao, eo, po, bo, a, e, pr, bn] {
+        auto emo = std::make_shared<EmbedCmd>();
+        CLI::App* em = sub.add_subcommand(
+            "embed", "sentence embeddings (mean pooling, L2-normalised), as sentence-transformers' encode(normalize_embeddings=True)");
+        em->add_option("--text", emo->texts, "a sentence (repeat for more; not with --file)")->transform(valid_utf8());
+        em->add_option("--file", emo->file, "one sentence per line (- for stdin); an empty line is an empty sentence");
+        em->add_option("--model", co->model, "model folder (default: $ATTN_MODEL_DIR, else data/models/all-MiniLM-L6-v2)");
+        em->add_option("--max-tokens", emo->max_tokens,
+                       "longest sentence in tokens, [CLS] and [SEP] included (default: the model's max_seq_length, 256 "
+                       "for all-MiniLM-L6-v2; at most its 512 positions)");
+        em->add_flag("--truncate", co->truncate,
+                     "cut a longer sentence to --max-tokens (sentence-transformers' behaviour) instead of refusing it");
+        em->add_option("--batch", emo->batch, "sentences per padded batch (in input order)")
+            ->capture_default_str()
+            ->check(integer_in(1, 4096));
+        em->add_option("--threads", emo->threads, "threads (sentences of a batch run in parallel; same numbers)")
+            ->capture_default_str()
+            ->check(integer_in(1, 1024));
+        em->add_option("--npy", emo->npy, "write the embeddings as a float32 [N, 384] .npy file (- for stdout)");
+        add_json_nonfinite(*em, emo->json_nonfinite,
+                           em->add_option("--json", emo->json,
+                                          "write the embeddings, texts and token counts as JSON to FILE (- for stdout)"));
+        return [co, ao, eo, po, bo, emo, a, e, pr, bn, em] {
+            if (em->parsed()) return run_embed(*co, *emo);
             if (bn->parsed()) return run_bench(*co, *bo);
             if (a->parsed()) return run_attention(*co, *ao);
             if (e->parsed()) return run_entropy(*co, *eo);
             if (pr->parsed()) return run_probe(*co, *po);
-            throw InputError("model: name a subcommand: attention, entropy or probe");
+            throw InputError("model: name a subcommand: attention, entropy, probe, bench or embed");
         };
     }};
 

@@ -148,4 +148,10 @@ double model_attention_bytes(double weights_file, int64_t layers, int64_t heads,
     return bytes;
 }
 
+double model_embed_bytes(double weights_file, int64_t heads, int64_t hidden, int64_t B, int64_t T) {
+    const double b = static_cast<double>(B), t = static_cast<double>(T);
+    return kProgramBytes + 2.5 * weights_file + 4.0 * b * static_cast<double>(heads) * t * t +
+           4.0 * 16.0 * b * t * static_cast<double>(hidden);
+}
+
 }  // namespace attn::cli

@@ -84,7 +84,7 @@ void check_attention_inputs(const Tensor& q, const Tensor& k, const Tensor& v, c
     if (k.dim(2) != v.dim(2))
         throw ShapeError(fmt::format("K {} and V {} must have the same number of keys", shape_str(k.shape),
                                      shape_str(v.shape)));
-    mask.check(q.dim(0), q.dim(2), k.dim(2));
+    mask.check(q.dim(0), q.dim(1), q.dim(2), k.dim(2));
     if (!(opt.dropout >= 0.0f && opt.dropout < 1.0f))
         throw InputError(fmt::format("dropout must be in [0, 1), got {}", opt.dropout));
     if (std::isnan(opt.fill) || opt.fill == INFINITY) throw InputError("the fill must be -inf or a finite number");
@@ -226,7 +226,7 @@ void attention_forward(T* out_p, const T* q_in, const T* k_in, const T* v_p, con
     // scores, weights are (B, H, Tq, Tk)
     using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
     const int64_t B = n.B, H = n.H, Tq = n.Tq, Tk = n.Tk, Dk = n.Dk, Dv = n.Dv, Hkv = n.kv_heads();
-    mask.check(B, Tq, Tk);
+    mask.check(B, H, Tq, Tk);
     const std::vector<double> slopes = opt.alibi ? alibi_slopes(H) : std::vector<double>{};
     const T cap = static_cast<T>(opt.softcap);
 
@@ -243,8 +243,8 @@ void attention_forward(T* out_p, const T* q_in, const T* k_in, const T* v_p, con
             v->assign(nscores, T(0));
     Mat s(Tq, Tk);  // scores of one (b, h)
     for (int64_t b = 0; b < B; ++b) {
-        const MaskRow mask_b = mask.row(b, Tk);
         for (int64_t h = 0; h < H; ++h) {
+            const MaskRow mask_b = mask.row(b, h, Tk);
             const int64_t bh = b * H + h;
             const int64_t bkv = b * Hkv + n.kv_head(h);  // grouped-query: the kv head this query head reads
             Eigen::Map<const Mat> q_bh(q + bh * Tq * Dk, Tq, Dk);

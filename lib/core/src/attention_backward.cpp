@@ -88,8 +88,8 @@ void attention_backward(T* dq_p, T* dk_p, T* dv_p, const T* q_in, const T* k_in,
     std::fill(dv_p, dv_p + B * Hkv * Tk * Dv, T(0));
     Mat dP(Tq, Tk), dS(Tq, Tk);
     for (int64_t b = 0; b < B; ++b) {
-        const MaskRow mask_b = mask.row(b, Tk);
         for (int64_t h = 0; h < H; ++h) {
+            const MaskRow mask_b = mask.row(b, h, Tk);
             const int64_t bh = b * H + h;
             const int64_t bkv = b * Hkv + n.kv_head(h);
             const size_t off = static_cast<size_t>(bh * Tq * Tk);

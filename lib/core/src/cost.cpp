@@ -10,13 +10,15 @@ namespace attn {
 
 double attention_flops(int64_t B, int64_t H, int64_t Tq, int64_t Tk, int64_t Dk, int64_t Dv, const Mask& mask) {
     // pairs (b, i, j) a query may attend to; without a boolean part each row counts in closed form
-    mask.check(B, Tq, Tk);
+    mask.check(B, H, Tq, Tk);
+    const int64_t Hm = mask.heads();  // 1 unless the mask differs per head
     double pairs = 0;
-    for (int64_t b = 0; b < B; ++b) {
-        const MaskRow row = mask.row(b, Tk);
-        for (int64_t i = 0; i < Tq; ++i) pairs += static_cast<double>(row.allowed_count(i));
-    }
-    return pairs * static_cast<double>(H) * 2.0 * static_cast<double>(Dk + Dv);
+    for (int64_t b = 0; b < B; ++b)
+        for (int64_t h = 0; h < Hm; ++h) {
+            const MaskRow row = mask.row(b, h, Tk);
+            for (int64_t i = 0; i < Tq; ++i) pairs += static_cast<double>(row.allowed_count(i));
+        }
+    return pairs * static_cast<double>(H / Hm) * 2.0 * static_cast<double>(Dk + Dv);
 }
 
 AttentionCost attention_cost(int64_t B, int64_t T, int64_t D, int64_t H, int64_t Dk, int64_t Dv, bool bias) {

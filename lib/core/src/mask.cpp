@@ -24,6 +24,13 @@ void check_values(std::string_view what, std::initializer_list<int64_t> dims, si
         throw ShapeError(fmt::format("{} [{}] needs {} entries, got {}", what, fmt::join(dims, ", "), need, n));
 }
 
+// "[B, Tq, Tk]", or "[B, H, Tq, Tk]" for a per-head part.
+template <class P>
+std::string dims(const P& p) {
+    if (p.heads == 1) return fmt::format("[{}, {}, {}]", p.batch, p.queries, p.keys);
+    return fmt::format("[{}, {}, {}, {}]", p.batch, p.heads, p.queries, p.keys);
+}
+
 std::vector<uint8_t> zero_or_one(std::vector<uint8_t> v) {
     for (auto& x : v) x = x != 0 ? 1 : 0;
     return v;
@@ -68,20 +75,35 @@ Mask Mask::additive_mask(int64_t B, int64_t Tq, int64_t Tk, std::vector<float> a
     return m;
 }
 
+Mask Mask::custom_heads(int64_t B, int64_t H, int64_t Tq, int64_t Tk, std::vector<uint8_t> allowed) {
+    check_values("per-head mask", {B, H, Tq, Tk}, allowed.size());
+    Mask m;
+    m.dense_ = {zero_or_one(std::move(allowed)), B, Tq, Tk, H};
+    return m;
+}
+
+Mask Mask::additive_heads(int64_t B, int64_t H, int64_t Tq, int64_t Tk, std::vector<float> add) {
+    check_values("per-head additive mask", {B, H, Tq, Tk}, add.size());
+    Mask m;
+    m.additive_ = {std::move(add), B, Tq, Tk, H};
+    return m;
+}
+
 template <class T>
 template <class Op>
 Mask::Part<T> Mask::Part<T>::broadcast(const Part& o, Op op) const {
     if (o.empty()) return *this;
     if (empty()) return o;
-    Part out{{}, std::max(batch, o.batch), std::max(queries, o.queries), keys};
-    out.values.resize(static_cast<size_t>(out.batch * out.queries * keys));
+    Part out{{}, std::max(batch, o.batch), std::max(queries, o.queries), keys, std::max(heads, o.heads)};
+    out.values.resize(static_cast<size_t>(out.batch * out.heads * out.queries * keys));
     T* dst = out.values.data();
     for (int64_t b = 0; b < out.batch; ++b)
-        for (int64_t i = 0; i < out.queries; ++i, dst += keys) {
-            const T* x = values.data() + batch_offset(b) + i * query_stride();
-            const T* y = o.values.data() + o.batch_offset(b) + i * o.query_stride();
-            for (int64_t j = 0; j < keys; ++j) dst[j] = op(x[j], y[j]);
-        }
+        for (int64_t h = 0; h < out.heads; ++h)
+            for (int64_t i = 0; i < out.queries; ++i, dst += keys) {
+                const T* x = values.data() + offset(b, h) + i * query_stride();
+                const T* y = o.values.data() + o.offset(b, h) + i * o.query_stride();
+                for (int64_t j = 0; j < keys; ++j) dst[j] = op(x[j], y[j]);
+            }
     return out;
 }
 
@@ -92,6 +114,7 @@ Mask::Extent Mask::extent() const {
         if (part.empty()) return;
         if (part.batch != 1) e.batch = part.batch;  // a dim of 1 broadcasts: it pins nothing
         if (part.queries != 1) e.queries = part.queries;
+        if (part.heads != 1) e.heads = part.heads;
         e.keys = part.keys;
     };
     pin(dense_);
@@ -108,6 +131,7 @@ Mask Mask::combined(const Mask& o) const {
     if (clash(a.queries, b.queries))
         throw ShapeError(fmt::format("combining masks over {} and {} queries", a.queries, b.queries));
     if (clash(a.keys, b.keys)) throw ShapeError(fmt::format("combining masks over {} and {} keys", a.keys, b.keys));
+    if (clash(a.heads, b.heads)) throw ShapeError(fmt::format("combining masks for {} and {} heads", a.heads, b.heads));
 
     Mask m;
     m.causal_ = causal_ || o.causal_;
@@ -120,31 +144,41 @@ Mask Mask::combined(const Mask& o) const {
     return m;
 }
 
+int64_t Mask::heads() const { return std::max(dense_.empty() ? 1 : dense_.heads, additive_.empty() ? 1 : additive_.heads); }
+
 void Mask::check(int64_t B, int64_t Tq, int64_t Tk) const {
+    if (heads() > 1)
+        throw ShapeError(fmt::format("a per-head mask ({} heads) cannot be read one row per batch row (this kernel "
+                                     "takes one mask row for all heads)",
+                                     heads()));
+    check(B, heads(), Tq, Tk);
+}
+
+void Mask::check(int64_t B, int64_t H, int64_t Tq, int64_t Tk) const {
     if (!key_len_.empty()) {
         if (static_cast<int64_t>(key_len_.size()) != B)
             throw ShapeError(fmt::format("key padding mask has {} lengths for a batch of {}", key_len_.size(), B));
         if (max_key_len_ > Tk)  // lengths are >= 0 by construction
             throw ShapeError(fmt::format("key padding length {} is outside [0, {}]", max_key_len_, Tk));
     }
-    if (!dense_.fits(B, Tq, Tk))
-        throw ShapeError(fmt::format("boolean mask [{}, {}, {}] does not broadcast to scores [{}, H, {}, {}]",
-                                     dense_.batch, dense_.queries, dense_.keys, B, Tq, Tk));
-    if (!additive_.fits(B, Tq, Tk))
-        throw ShapeError(fmt::format("additive mask [{}, {}, {}] does not broadcast to scores [{}, H, {}, {}]",
-                                     additive_.batch, additive_.queries, additive_.keys, B, Tq, Tk));
+    if (!dense_.fits(B, H, Tq, Tk))
+        throw ShapeError(fmt::format("boolean mask {} does not broadcast to scores [{}, {}, {}, {}]", dims(dense_), B, H,
+                                     Tq, Tk));
+    if (!additive_.fits(B, H, Tq, Tk))
+        throw ShapeError(fmt::format("additive mask {} does not broadcast to scores [{}, {}, {}, {}]", dims(additive_), B,
+                                     H, Tq, Tk));
 }
 
-MaskRow Mask::row(int64_t b, int64_t Tk, const uint8_t* dense, const float* additive) const {
+MaskRow Mask::row(int64_t b, int64_t h, int64_t Tk, const uint8_t* dense, const float* additive) const {
     MaskRow r;
     r.causal = causal_;
     r.key_len = key_len_.empty() ? Tk : key_len_[static_cast<size_t>(b)];
     if (!dense_.empty()) {
-        r.dense = dense + dense_.batch_offset(b);
+        r.dense = dense + dense_.offset(b, h);
         r.dense_stride = dense_.query_stride();
     }
     if (!additive_.empty()) {
-        r.additive = additive + additive_.batch_offset(b);
+        r.additive = additive + additive_.offset(b, h);
         r.additive_stride = additive_.query_stride();
     }
     return r;
@@ -154,10 +188,8 @@ std::string Mask::describe() const {
     std::vector<std::string> parts;
     if (causal_) parts.push_back("causal");
     if (!key_len_.empty()) parts.push_back(fmt::format("key padding (lengths {})", fmt::join(key_len_, ",")));
-    if (!dense_.empty())
-        parts.push_back(fmt::format("boolean [{}, {}, {}]", dense_.batch, dense_.queries, dense_.keys));
-    if (!additive_.empty())
-        parts.push_back(fmt::format("additive [{}, {}, {}]", additive_.batch, additive_.queries, additive_.keys));
+    if (!dense_.empty()) parts.push_back("boolean " + dims(dense_));
+    if (!additive_.empty()) parts.push_back("additive " + dims(additive_));
     if (parts.empty()) return "none";
     return fmt::format("{}", fmt::join(parts, " + "));
 }

@@ -45,7 +45,7 @@ RowStats row_stats(const float* p, int64_t n, int64_t allowed) {
 
 static void check_weights(const Tensor& w, const Mask& mask) {
     if (w.rank() != 4) throw ShapeError(fmt::format("attention weights must be (B, H, Tq, Tk), got {}", shape_str(w.shape)));
-    mask.check(w.dim(0), w.dim(2), w.dim(3));
+    mask.check(w.dim(0), w.dim(1), w.dim(2), w.dim(3));
 }
 
 std::vector<HeadStats> head_stats(const Tensor& w, const Mask& mask) {
@@ -56,7 +56,7 @@ std::vector<HeadStats> head_stats(const Tensor& w, const Mask& mask) {
     for (int64_t h = 0; h < H; ++h) {
         HeadStats& s = out[static_cast<size_t>(h)];
         for (int64_t b = 0; b < B; ++b) {
-            const MaskRow mask_b = mask.row(b, Tk);
+            const MaskRow mask_b = mask.row(b, h, Tk);
             for (int64_t i = 0; i < Tq; ++i) {
                 const int64_t n_ok = mask_b.allowed_count(i);
                 if (n_ok < 2) continue;
@@ -113,9 +113,9 @@ double max_row_sum_error(const Tensor& w, const Mask& mask) {
     check_weights(w, mask);
     const int64_t B = w.dim(0), H = w.dim(1), Tq = w.dim(2), Tk = w.dim(3);
     double worst = 0;
-    for (int64_t b = 0; b < B; ++b) {
-        const MaskRow mask_b = mask.row(b, Tk);
-        for (int64_t h = 0; h < H; ++h)
+    for (int64_t b = 0; b < B; ++b)
+        for (int64_t h = 0; h < H; ++h) {
+            const MaskRow mask_b = mask.row(b, h, Tk);
             for (int64_t i = 0; i < Tq; ++i) {
                 if (mask_b.allowed_count(i) == 0) continue;
                 double sum = 0;

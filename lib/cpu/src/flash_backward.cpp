@@ -184,7 +184,7 @@ AttentionGrads attention_flash_backward(const Tensor& q, const Tensor& k, const 
             const float l = lse.ptr()[r];
             L2[r] = l == -std::numeric_limits<float>::infinity() ? std::numeric_limits<float>::infinity() : l * fd::kLog2e;
             F2[r] = a.fill2;
-            if (!a.fill_ninf && a.Tk > 0 && mask.row(r / (a.H * a.Tq), a.Tk).allowed_count(r % a.Tq) == 0) {
+            if (!a.fill_ninf && a.Tk > 0 && mask.row(r / (a.H * a.Tq), (r / a.Tq) % a.H, a.Tk).allowed_count(r % a.Tq) == 0) {
                 F2[r] = 0.0f;  // every key masked: uniform weights 2^(0 - log2 Tk) = 1/Tk
                 L2[r] = std::log2(static_cast<float>(a.Tk));
             }

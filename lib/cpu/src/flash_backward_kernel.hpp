@@ -156,7 +156,7 @@ struct FlashBwdF32 {
         float* Pd = P + BQ * BK;      // [BQ][BK]   dropped P (dropout only)
         float* dS = Pd + BQ * BK;     // [BQ][BK]   dPd, then dS
 
-        const MaskRow mask = a.mask->row(b, Tk);
+        const MaskRow mask = a.mask->row(b, bh % a.H, Tk);
         const float keep_scale = a.dropout ? 1.0f / (1.0f - a.drop_p) : 1.0f;
         const int64_t nkb = (Tk + BK - 1) / BK, nqb = (Tq + BQ - 1) / BQ;
 

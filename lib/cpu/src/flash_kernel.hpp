@@ -221,7 +221,7 @@ struct FlashF32 {
         uint32_t* PT2 = reinterpret_cast<uint32_t*>(rk + BK);
 
         // causal and key_len are applied to whole blocks; dense and additive element by element
-        const MaskRow mask = a.mask->row(b, Tk);
+        const MaskRow mask = a.mask->row(b, bh % a.H, Tk);
 
         // pass 1: QT = (q * scale * log2 e)^T, padding lanes zero; state reset
         for (int i = 0; i < BQ; ++i) {

@@ -15,5 +15,7 @@
 #include "attn/core/utf8.hpp"
 #include "attn/cpu/flash.hpp"
 #include "attn/io/dump.hpp"
+#include "attn/io/npy.hpp"
 #include "attn/nn/backend.hpp"
 #include "attn/nn/mha.hpp"
+#include "attn/nn/kv_cache.hpp"

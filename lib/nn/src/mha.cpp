@@ -1,6 +1,8 @@
 // Multi-head attention, batch_first (see attn/nn/mha.hpp for every shape).
 #include "attn/nn/mha.hpp"
 
+#include <tuple>
+
 #include <fmt/format.h>
 
 #include "attn/core/errors.hpp"
@@ -26,6 +28,10 @@ MhaConfig MhaConfig::resolved() const {
         throw InputError(fmt::format("{} kv heads do not divide {} query heads; grouped-query attention needs "
                                      "heads = g·kv_heads",
                                      c.kv_heads, c.heads));
+    if (c.kdim < 0) throw InputError(fmt::format("kdim must be positive (or 0: d_model), got {}", c.kdim));
+    if (c.vdim < 0) throw InputError(fmt::format("vdim must be positive (or 0: d_model), got {}", c.vdim));
+    if (c.kdim == 0) c.kdim = c.d_model;
+    if (c.vdim == 0) c.vdim = c.d_model;
     return c;
 }
 
@@ -67,8 +73,8 @@ Tensor merge_heads_wrong(const Tensor& x) {
 MultiHeadAttention::MultiHeadAttention(const MhaConfig& cfg) : cfg_(cfg.resolved()) {
     const int64_t D = cfg_.d_model, H = cfg_.heads, Hkv = cfg_.kv_heads;
     q_proj = Linear(D, H * cfg_.d_k, cfg_.bias);
-    k_proj = Linear(D, Hkv * cfg_.d_k, cfg_.bias);
-    v_proj = Linear(D, Hkv * cfg_.d_v, cfg_.bias);
+    k_proj = Linear(cfg_.kdim, Hkv * cfg_.d_k, cfg_.bias);
+    v_proj = Linear(cfg_.vdim, Hkv * cfg_.d_v, cfg_.bias);
     o_proj = Linear(H * cfg_.d_v, D, cfg_.bias);
 }
 
@@ -89,24 +95,30 @@ Tensor MultiHeadAttention::forward(const Tensor& x, const Mask& mask, const Atte
 Tensor MultiHeadAttention::forward(const Tensor& query, const Tensor& key, const Tensor& value, const Mask& mask,
                                    const AttentionOptions& opt, ForwardRecord* rec, const TraceFn* trace,
                                    Backend backend, int threads) const {
-    // query (B, Tq, D), key/value (B, Tk, D) -> out (B, Tq, D)
-    const int64_t D = cfg_.d_model, H = cfg_.heads, Hkv = cfg_.kv_heads;
-    for (const Tensor* t : {&query, &key, &value})
-        if (t->rank() != 3 || t->dim(2) != D)
-            throw ShapeError(fmt::format("multi-head attention wants (B, T, D={}) inputs, got {}", D, shape_str(t->shape)));
+    // query (B, Tq, D), key (B, Tk, kdim), value (B, Tk, vdim) -> out (B, Tq, D)
+    const int64_t H = cfg_.heads, Hkv = cfg_.kv_heads;
+    for (const auto& [t, what, width] : {std::tuple{&query, "query", cfg_.d_model}, {&key, "key", cfg_.kdim},
+                                         {&value, "value", cfg_.vdim}})
+        if (t->rank() != 3 || t->dim(2) != width)
+            throw ShapeError(fmt::format("multi-head attention wants the {} input (B, T, {}), got {}", what, width,
+                                         shape_str(t->shape)));
     if (key.dim(0) != query.dim(0) || value.dim(0) != query.dim(0) || key.dim(1) != value.dim(1))
         throw ShapeError(fmt::format("query {}, key {}, value {} disagree on batch or key length", shape_str(query.shape),
                                      shape_str(key.shape), shape_str(value.shape)));
     auto emit = [&](const char* name, const char* formula, const Tensor& t) {
         if (trace != nullptr && *trace) (*trace)(TraceEvent{name, formula, t.shape, &t});
     };
+    // cross-attention: keys (and values) from another sequence, x_kv (and x_v)
+    const bool cross = &key != &query, own_v = &value != &key;
     emit("x", "input", query);
+    if (cross) emit("x_kv", "key/value input (another sequence)", key);
+    if (own_v) emit("x_v", "value input", value);
     const Tensor Qf = q_proj.forward(query);                 // (B, Tq, H*Dk)
     emit("Q", "x·W_qᵀ + b_q", Qf);
     const Tensor Kf = k_proj.forward(key);                   // (B, Tk, H_kv*Dk)
-    emit("K", "x·W_kᵀ + b_k", Kf);
+    emit("K", cross ? "x_kv·W_kᵀ + b_k" : "x·W_kᵀ + b_k", Kf);
     const Tensor Vf = v_proj.forward(value);                 // (B, Tk, H_kv*Dv)
-    emit("V", "x·W_vᵀ + b_v", Vf);
+    emit("V", own_v ? "x_v·W_vᵀ + b_v" : cross ? "x_kv·W_vᵀ + b_v" : "x·W_vᵀ + b_v", Vf);
     Tensor Q = split_heads(Qf, H);                           // (B, H, Tq, Dk)
     emit("Q_heads", "Q.view(B, T, H, Dk).transpose(1, 2)", Q);
     const bool grouped = Hkv != H;

@@ -7,11 +7,13 @@
 //   head_out = attention(Q, K, V)            (B, H, T, Dv)
 //   merged   = merge(head_out)               (B, T, H*Dv)   transpose, then reshape (C31)
 //   out      = merged W_o^T + b_o            (B, T, D)
-// Weights: W_q [H*Dk, D], W_k [H_kv*Dk, D], W_v [H_kv*Dv, D], W_o [D, H*Dv]
-// (nn.Linear [out, in]). H_kv = H is ordinary multi-head attention; H_kv < H
-// (dividing H) is grouped-query attention, H_kv = 1 multi-query attention: query
-// head h reads kv head h / (H / H_kv) (attn/core/attention.hpp). RoPE, ALiBi and
-// the softcap are AttentionOptions passed to forward().
+// Weights: W_q [H*Dk, D], W_k [H_kv*Dk, kdim], W_v [H_kv*Dv, vdim], W_o [D, H*Dv]
+// (nn.Linear [out, in]); kdim = vdim = D unless set. H_kv = H is ordinary
+// multi-head attention; H_kv < H (dividing H) is grouped-query attention, H_kv = 1
+// multi-query attention: query head h reads kv head h / (H / H_kv)
+// (attn/core/attention.hpp). RoPE, ALiBi and the softcap are AttentionOptions
+// passed to forward(). Cross-attention: query (B, Tq, D), key (B, Tk, kdim) and
+// value (B, Tk, vdim) inputs; the scores are (B, H, Tq, Tk).
 //
 // Backward (MultiHeadAttention::backward), for dout = dL/d out (B, Tq, D), each
 // step the transpose of a forward one:
@@ -40,10 +42,14 @@ struct MhaConfig {
     int64_t d_k = 0;  // 0: d_model / heads (must divide)
     int64_t d_v = 0;  // 0: d_k
     bool bias = true;
+    // Widths of the key and value inputs (nn.MultiheadAttention's kdim, vdim): W_k is
+    // [H_kv*Dk, kdim], W_v [H_kv*Dv, vdim]. 0: d_model. Cross-attention reads another
+    // sequence (an encoder's output) whose width may differ from the query's.
+    int64_t kdim = 0, vdim = 0;
     int64_t kv_heads = 0;  // H_kv, heads of K and V; 0: heads (must divide heads)
-    // Fills d_k/d_v/kv_heads defaults and validates; throws InputError on a size <= 0
-    // (d_k, d_v, kv_heads < 0), without d_k on heads that do not divide d_model, and
-    // on kv_heads that do not divide heads.
+    // Fills d_k/d_v/kdim/vdim/kv_heads defaults and validates; throws InputError on a
+    // size <= 0 (d_k, d_v, kdim, vdim, kv_heads < 0), without d_k on heads that do not
+    // divide d_model, and on kv_heads that do not divide heads.
     MhaConfig resolved() const;
 };
 
@@ -107,7 +113,7 @@ public:
     Tensor forward(const Tensor& x, const Mask& mask, const AttentionOptions& opt,
                    ForwardRecord* rec = nullptr, const TraceFn* trace = nullptr,
                    Backend backend = Backend::Reference, int threads = 0) const;
-    // General form: query (B, Tq, D), key and value (B, Tk, D).
+    // General form: query (B, Tq, D), key (B, Tk, kdim) and value (B, Tk, vdim).
     Tensor forward(const Tensor& query, const Tensor& key, const Tensor& value, const Mask& mask,
                    const AttentionOptions& opt, ForwardRecord* rec = nullptr,
                    const TraceFn* trace = nullptr, Backend backend = Backend::Reference, int threads = 0) const;

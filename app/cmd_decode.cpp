@@ -1,0 +1,163 @@
+// `attn decode`: incremental decoding with a KV cache (attn/nn/kv_cache.hpp).
+// A random causal decoder (--layers blocks of attention + feed-forward) reads T
+// random token vectors one at a time; each step appends the token's K and V to
+// every layer's cache and attends over the cache. Every step is checked
+// against the full causal forward pass over the tokens so far, and the cache's
+// bytes are reported as T grows, with what grouped-query attention would keep.
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "attn/attn.hpp"
+#include "command.hpp"
+#include "options.hpp"
+#include "parse.hpp"
+
+namespace attn::cli {
+namespace {
+
+struct DecodeOpts {
+    int64_t batch = 1, steps = 8, d_model = 16, heads = 4, layers = 2, d_k = 0, d_v = 0, d_ff = 0;
+    std::string init = "torch";
+    uint64_t seed = 42;
+    bool trace = false, json = false, no_bias = false;
+    JsonNonFinite json_nonfinite = JsonNonFinite::literal;
+};
+
+// Row t of x (B, T, D) as (B, 1, D).
+Tensor token(const Tensor& x, int64_t t) {
+    const int64_t B = x.dim(0), T = x.dim(1), D = x.dim(2);
+    Tensor out(Shape{B, 1, D});
+    for (int64_t b = 0; b < B; ++b) std::copy(x.ptr() + (b * T + t) * D, x.ptr() + (b * T + t + 1) * D, out.ptr() + b * D);
+    return out;
+}
+
+int run_decode(const DecodeOpts& o) {
+    if (o.trace && o.json) throw InputError("--trace: cannot be combined with --json (both write to standard output)");
+    DecoderConfig cfg;
+    cfg.d_model = o.d_model;
+    cfg.heads = o.heads;
+    cfg.layers = o.layers;
+    cfg.d_k = o.d_k;
+    cfg.d_v = o.d_v;
+    cfg.d_ff = o.d_ff;
+    cfg.bias = !o.no_bias;
+    cfg = with_option("--heads", [&] { return cfg.resolved(); });
+    const InitSpec init = with_option("--init", [&] { return parse_init(o.init); });
+    // Weights, the cache at the end, and the full pass's (B, H, T, T) scores per layer, in double.
+    const double T = static_cast<double>(o.steps), B = static_cast<double>(o.batch);
+    const double weights = static_cast<double>(cfg.layers) *
+                           (static_cast<double>(cfg.d_model) * cfg.heads * (2.0 * cfg.d_k + 2.0 * cfg.d_v) +
+                            2.0 * static_cast<double>(cfg.d_model) * cfg.d_ff);
+    require_fits_in_memory("--steps",
+                           4.0 * weights + kv_cache_bytes(cfg.layers, o.batch, cfg.heads, o.steps, cfg.d_k, cfg.d_v) +
+                               4.0 * 8.0 * B * cfg.heads * T * T + 4.0 * 8.0 * B * T * (cfg.d_model + cfg.d_ff),
+                           fmt::format("{} steps of a {}-layer decoder", o.steps, cfg.layers));
+    const CausalDecoder dec(cfg, init, o.seed);
+    Tensor x(Shape{o.batch, o.steps, cfg.d_model});
+    Rng xrng(o.seed, 1);
+    for (float& v : x.data) v = xrng.normal();
+    const AttentionOptions opt;
+
+    if (!o.json)
+        fmt::print("attn decode: B={} D={} H={} Dk={} Dv={} layers={} d_ff={}; {} tokens, one at a time, each attending "
+                   "to the cache\n",
+                   o.batch, cfg.d_model, cfg.heads, cfg.d_k, cfg.d_v, cfg.layers, cfg.d_ff, o.steps);
+    TraceFn trace = [](const TraceEvent& e) { fmt::print("    {:>6} = {:<44} {}\n", e.name, e.formula, shape_str(e.shape)); };
+    KvCache cache = dec.make_cache(o.batch);
+    nlohmann::ordered_json steps = nlohmann::ordered_json::array();
+    double worst_all = 0, scale = 0;  // largest |diff| and largest |value| of the full pass
+    if (!o.json && !o.trace)
+        fmt::print("\n{:>5} {:>16} {:>12}   {}\n", "step", "cache K per layer", "cache bytes",
+                   "max |step - full causal pass| per layer");
+    for (int64_t t = 0; t < o.steps; ++t) {
+        if (o.trace) fmt::print("\n  step {}: token x_{} (B, 1, D)\n", t, t);
+        std::vector<Tensor> step_out, full_out;
+        (void)dec.step(token(x, t), cache, opt, &step_out, o.trace ? &trace : nullptr);
+        // the full causal pass over tokens 0..t: its last row is what the step must equal
+        Tensor prefix(Shape{o.batch, t + 1, cfg.d_model});
+        for (int64_t b = 0; b < o.batch; ++b)
+            std::copy(x.ptr() + b * o.steps * cfg.d_model, x.ptr() + (b * o.steps + t + 1) * cfg.d_model,
+                      prefix.ptr() + b * (t + 1) * cfg.d_model);
+        (void)dec.forward(prefix, opt, &full_out);
+        std::vector<double> diff;
+        for (int64_t l = 0; l < cfg.layers; ++l) {
+            const Tensor want = token(full_out[static_cast<size_t>(l)], t);
+            double d = 0;
+            for (size_t k = 0; k < want.data.size(); ++k) {
+                d = std::max(d, static_cast<double>(std::fabs(step_out[static_cast<size_t>(l)].data[k] - want.data[k])));
+                scale = std::max(scale, static_cast<double>(std::fabs(want.data[k])));
+            }
+            diff.push_back(d);
+            worst_all = std::max(worst_all, d);
+        }
+        const Shape ks{o.batch, cfg.heads, cache.length(), cfg.d_k};
+        if (o.json) {
+            steps.push_back({{"step", t}, {"cache_k_shape", ks}, {"cache_v_shape", Shape{o.batch, cfg.heads, cache.length(), cfg.d_v}},
+                             {"cache_bytes", cache.bytes()}, {"max_abs_diff_per_layer", diff}});
+        } else if (o.trace) {
+            fmt::print("    cache: K {} and V {} per layer, {} in all; |step - full pass| per layer: {:.1e}\n",
+                       shape_str(ks), shape_str({o.batch, cfg.heads, cache.length(), cfg.d_v}), format_bytes(cache.bytes()),
+                       fmt::join(diff, ", "));
+        } else {
+            fmt::print("{:>5} {:>16} {:>12}   {:.1e}\n", t, shape_str(ks), format_bytes(cache.bytes()), fmt::join(diff, "  "));
+        }
+    }
+    // What grouped-query attention would keep: H_kv key/value heads shared by H / H_kv query heads each.
+    std::vector<int64_t> kv_heads;
+    for (int64_t h = cfg.heads; h >= 1; --h)
+        if (cfg.heads % h == 0) kv_heads.push_back(h);
+    // Equal up to float32 rounding: the step computes the same sums grouped differently (one
+    // token's GEMV instead of the sequence's GEMM), a few ulps of values up to `scale`.
+    const bool equal = worst_all <= 1e-5 * std::max(1.0, scale);
+    if (o.json) {
+        nlohmann::ordered_json gqa = nlohmann::ordered_json::array();
+        for (int64_t h : kv_heads)
+            gqa.push_back({{"kv_heads", h}, {"bytes", kv_cache_bytes(cfg.layers, o.batch, h, o.steps, cfg.d_k, cfg.d_v)}});
+        const nlohmann::ordered_json j = {
+            {"config", {{"batch", o.batch}, {"d_model", cfg.d_model}, {"heads", cfg.heads}, {"d_k", cfg.d_k},
+                        {"d_v", cfg.d_v}, {"layers", cfg.layers}, {"d_ff", cfg.d_ff}, {"bias", cfg.bias},
+                        {"init", o.init}, {"seed", o.seed}}},
+            {"bytes_formula", "layers * B * H_kv * T * (d_k + d_v) * 4 (float32)"},
+            {"steps", steps},
+            {"max_abs_diff", worst_all},
+            {"equal_to_full_pass", equal},
+            {"bytes_at_T_by_kv_heads", gqa}};
+        fmt::print("{}\n", json_text(j, 1, o.json_nonfinite));
+    } else {
+        fmt::print("\nevery step equals the full causal pass over the tokens so far: max |diff| = {:.1e} ({})\n", worst_all,
+                   equal ? "float32 rounding" : "NOT EQUAL: a bug");
+        fmt::print("cache bytes = layers x B x H_kv x T x (Dk + Dv) x 4 = {} x {} x H_kv x {} x ({} + {}) x 4; at T = {}:\n",
+                   cfg.layers, o.batch, o.steps, cfg.d_k, cfg.d_v, o.steps);
+        for (int64_t h : kv_heads)
+            fmt::print("  H_kv = {:>3}{:<28} {}\n", h,
+                       h == cfg.heads ? " (multi-head, this run)" : h == 1 ? " (multi-query)" : fmt::format(" (grouped, {} per group)", cfg.heads / h),
+                       format_bytes(kv_cache_bytes(cfg.layers, o.batch, h, o.steps, cfg.d_k, cfg.d_v)));
+    }
+    return equal ? 0 : 1;
+}
+
+const Command reg{
+    "decode", "Decode one token at a time with a KV cache; every step checked against the full causal pass", 15,
+    [](CLI::App& sub) -> Runner {
+        auto o = std::make_shared<DecodeOpts>();
+        sub.add_option("--batch,-b", o->batch, "B, sequences decoded side by side")->capture_default_str()->check(integer_in(1, 4096));
+        sub.add_option("--steps,-t", o->steps, "T, tokens to decode (each step is checked with a full pass over the tokens so far)")->capture_default_str()->check(integer_in(1, 1024));
+        sub.add_option("--d-model,-d", o->d_model, "D, model width")->capture_default_str()->check(integer_in(1, 65536));
+        sub.add_option("--heads", o->heads, "H, heads per layer")->capture_default_str()->check(integer_in(1, 4096));
+        sub.add_option("--layers", o->layers, "decoder blocks (attention + feed-forward)")->capture_default_str()->check(integer_in(1, 256));
+        sub.add_option("--d-k", o->d_k, "Dk per head (default D/H)")->check(integer_in(1, 65536));
+        sub.add_option("--d-v", o->d_v, "Dv per head (default Dk)")->check(integer_in(1, 65536));
+        sub.add_option("--d-ff", o->d_ff, "feed-forward width (default 4 D)")->check(integer_in(1, 262144));
+        sub.add_flag("--no-bias", o->no_bias, "projections without bias");
+        sub.add_option("--init", o->init, fmt::format("weight initialiser: {}", kInitNames))->capture_default_str();
+        sub.add_option("--seed", o->seed, "seed of the weights and the token vectors")->capture_default_str()->check(seed_validator());
+        sub.add_flag("--trace", o->trace, "print each step's q, the cache's K and V (growing), and the output, with shapes");
+        add_json_nonfinite(sub, o->json_nonfinite, sub.add_flag("--json", o->json, "machine-readable output"));
+        return [o] { return run_decode(*o); };
+    }};
+
+}  // namespace
+}  // namespace attn::cli

@@ -164,7 +164,7 @@ void run(LessonContext& ctx) {
     AttentionRecord rall;
     const Tensor Qall = X;  // every token asks its own question
     const Tensor all = attention_reference(Qall, X, X, Mask::none(), AttentionOptions{}, &rall);
-    ctx.shape("out (all at once)", all, "[1, 1, 64, 16]");
+    ctx.shape("out", all, "all 64 positions in one call");
     double worst = 0;
     for (int64_t t = 0; t < T; ++t) {
         Tensor qt({1, 1, 1, D});
@@ -176,18 +176,19 @@ void run(LessonContext& ctx) {
     ctx.identity(worst < 1e-5, "C2",
               fmt::format("each position's output is independent of the others' work (64 single-row calls vs one call: max diff {})",
                           e2(worst)));
-    // the top-left 16 x 16 corner of the [64, 64] weights
+    // the top-left C x C corner of the [64, 64] weights (C: what fits 80 columns with numbers)
+    const int64_t C = 14;
     std::vector<float> corner;
-    for (int64_t i = 0; i < 16; ++i)
-        for (int64_t j = 0; j < 16; ++j) corner.push_back(rall.weights.at({0, 0, i, j}));
+    for (int64_t i = 0; i < C; ++i)
+        for (int64_t j = 0; j < C; ++j) corner.push_back(rall.weights.at({0, 0, i, j}));
     ctx.heatmap("self_attention_corner",
-                make_panel("self-attention weights, top-left 16 × 16 of [64, 64] (row = query)", corner.data(), 16, 16,
-                           index_labels(16, "t"), index_labels(16, "t")));
-    ctx.para("Each row is one query's weights over the first 16 keys (the rest of the row holds the remaining "
-             "mass). The bright diagonal is there only because this lesson uses the tokens themselves as queries "
+                make_panel(fmt::format("self-attention weights, top-left {} × {} of [{}, {}] (row = query)", C, C, T, T),
+                           corner.data(), C, C, index_labels(C, "t"), index_labels(C, "t")));
+    ctx.para(fmt::format("Each row is one query's weights over the first {} keys (the rest of the row holds the "
+                         "remaining mass). The bright diagonal is there only because this lesson uses the tokens themselves as queries "
              "and keys (Q = K = X): a random vector's dot product with itself, its squared length, beats its dot "
              "product with another random vector. A real layer projects the queries and keys with separate "
-             "learned matrices, and then nothing favours the diagonal:");
+             "learned matrices, and then nothing favours the diagonal:", C));
     // the same tokens through two independent random projections W_q, W_k [D, D]
     Linear wq(D, D), wk(D, D);
     wq.init(InitSpec{InitKind::Normal, 1.0f / std::sqrt(float(D))}, rng);

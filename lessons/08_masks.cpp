@@ -98,7 +98,7 @@ void run(LessonContext& ctx) {
     AttentionRecord rn;
     attention_reference(q, k, v, Mask::none(), AttentionOptions{}, &rn);
     Tensor after = rn.weights;  // softmax first, then zero the padded columns
-    ctx.shape("weights (no mask)", rn.weights, "softmax over all keys");
+    ctx.shape("weights", rn.weights, "no mask: softmax over all keys");
     ctx.shape("zeroed after", after, "padded columns set to 0 afterwards");
     for (int64_t b = 0; b < B; ++b)
         for (int64_t i = 0; i < T; ++i)

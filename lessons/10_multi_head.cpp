@@ -102,7 +102,7 @@ void run(LessonContext& ctx) {
     const double rt = max_abs_diff(split_heads(merge_heads(rec.head_out), cfg.heads), rec.head_out);
     ctx.identity(rt == 0.0, "C31", fmt::format("split_heads undoes merge_heads exactly on the real layer (max diff {})", rt));
     const Tensor out_wrong = mha.o_proj.forward(merge_heads_wrong(rec.head_out));  // [B, T, D]
-    ctx.shape("out (wrong merge)", out_wrong, "merge_heads_wrong, then W_o");
+    ctx.shape("out, wrong", out_wrong, "merge_heads_wrong, then W_o");
     const double dw = max_abs_diff(out_wrong, out);
     ctx.figure("wrong_merge_output_max_diff", dw);
     ctx.check(dw > 1e-3, "C31",

@@ -156,7 +156,7 @@ void run(LessonContext& ctx) {
     };
     const float big_dk = 1.0f / std::sqrt(float(big.d_k)), big_d = 1.0f / std::sqrt(float(big.d_model));
     const double sd_dk = scaled_std(big_dk), sd_d = scaled_std(big_d);
-    ctx.shape("x (d_model 512)", xb, "[B=1, T=32, D=512], entries N(0, 1)");
+    ctx.shape("x (D = 512)", xb, "[B=1, T=32, D=512], entries N(0, 1)");
     ctx.figure("d512_h8_score_std_init_inv_sqrt_dk", sd_dk);
     ctx.figure("d512_h8_score_std_init_inv_sqrt_d", sd_d);
     ctx.check(sd_dk > 0.7 * double(big.heads) && sd_dk < 1.3 * double(big.heads) && sd_d > 0.7 && sd_d < 1.3, "C36",
@@ -189,7 +189,7 @@ void run(LessonContext& ctx) {
     mz.init(InitSpec{InitKind::Zeros}, rg);
     const MhaGrads gz = grads(mz);
     ctx.shape("dout", dout, "an arbitrary upstream gradient dL/d out");
-    ctx.shape("dW_q, dW_k, dW_v, dW_o", gz.dW_q, "each [D, D], from MultiHeadAttention::backward");
+    ctx.shape("dW_q … dW_o", gz.dW_q, "each [D, D]: MultiHeadAttention::backward");
     const double gmax = std::max({max_abs(gz.dW_q), max_abs(gz.dW_k), max_abs(gz.dW_v), max_abs(gz.dW_o)});
     // W_q alone zero, the others Xavier: its gradient is alive and differs per head
     MultiHeadAttention mq(cfg.resolved());

@@ -240,9 +240,12 @@ void run(LessonContext& ctx) {
                          "key whose transformed value f(v) = W_o·v is short contributes little however large its "
                          "weight. The norm-based view (Kobayashi et al., 2020) weighs each weight by ‖f(v)‖. "
                          "Averaged over layers, [CLS] gets {:.0f}% of the weight but {:.0f}% of the norm-weighted "
-                         "contribution, [SEP] {:.0f}% and {:.0f}%: a sink receives weight, and much of it carries "
-                         "little.",
-                         100 * cls_w_mean, 100 * cls_n_mean, 100 * sep_w_mean, 100 * sep_n_mean));
+                         "contribution, [SEP] {:.0f}% and {:.0f}%. {}",
+                         100 * cls_w_mean, 100 * cls_n_mean, 100 * sep_w_mean, 100 * sep_n_mean,
+                         cls_n_mean < 0.5 * cls_w_mean
+                             ? "[CLS] receives weight, but its value adds little: the weight parks there rather than "
+                               "fetching information."
+                             : "Here the weight on [CLS] brings its value along."));
     ctx.check(cls_drops >= L / 2 && cls_n_mean < cls_w_mean, "C34",
               fmt::format("by ‖α·f(v)‖ the [CLS] sink shrinks in {} of {} layers ({:.0f}% → {:.0f}% on average)",
                           cls_drops, L, 100 * cls_w_mean, 100 * cls_n_mean));

@@ -39,13 +39,25 @@ std::string wrap(std::string_view text, int width, std::string_view indent) {
             ++i;
             continue;
         }
-        // a word runs to the next space outside square brackets: "[0, 3]" never splits
-        size_t j = i;
+        // a word runs to the next space outside square brackets: "[0, 3]" never
+        // splits; nor does a short group in parentheses or backticks, "(2, 0, -1)"
+        size_t j = i, hold = 0;
         int depth = 0;
-        while (j < text.size() && text[j] != '\n' && (text[j] != ' ' || depth > 0)) {
+        while (j < text.size() && text[j] != '\n' && (text[j] != ' ' || depth > 0 || j < hold)) {
             if (text[j] == '[') ++depth;
             if (text[j] == ']' && depth > 0) --depth;
+            if ((text[j] == '(' || text[j] == '`') && j >= hold) {
+                const size_t close = text.find(text[j] == '(' ? ')' : '`', j + 1);
+                if (close != std::string_view::npos && close - j <= 24 &&
+                    text.substr(j + 1, close - j - 1).find_first_of("\n([") == std::string_view::npos)
+                    hold = close;
+            }
             ++j;
+        }
+        // a group too wide for a line of its own splits at its spaces after all
+        if (display_width(text.substr(i, j - i)) > width - static_cast<int>(indent.size())) {
+            const size_t sp = text.find_first_of(" \n", i);
+            j = std::min(j, sp == std::string_view::npos ? text.size() : sp);
         }
         const std::string_view word = text.substr(i, j - i);
         const int w = display_width(word);

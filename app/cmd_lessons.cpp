@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -27,7 +28,7 @@ struct StopTour {};  // the reader typed q at a pause
 
 struct RunFlags {
     uint64_t seed = 0;
-    bool json = false, no_color = false, step = false;
+    bool json = false, no_color = false, step = false, quote = false;
     attn::JsonNonFinite json_nonfinite = attn::JsonNonFinite::literal;
     std::string svg;
     std::string name;
@@ -41,6 +42,7 @@ void add_common(CLI::App& sub, RunFlags& f) {
     attn::cli::add_json_nonfinite(
         sub, f.json_nonfinite, sub.add_flag("--json", f.json, "Print a machine-readable record of every figure instead of the text"));
     sub.add_flag("--no-color", f.no_color, "No ANSI colour (also off when stdout is not a TTY or NO_COLOR is set)");
+    sub.add_flag("--quote", f.quote, "Print each claim's text (from the claim summary) beside the first check or verdict on it");
     sub.add_flag("--step", f.step, "Pause between sections until Enter is pressed (only when stdin and stdout are a TTY)");
 }
 
@@ -67,6 +69,7 @@ attn::lessons::RunOptions make_options(const RunFlags& f, bool& pausing) {
     opt.table_width = cols > 0 ? cols : 80;
     opt.seed = f.seed;
     opt.json = f.json;
+    opt.quote = f.quote;
     opt.color = !f.json && attn::cli::stdout_color(f.no_color);
     opt.truecolor = opt.color && truecolor_terminal();
     // Piped output never waits: pauses need a person at a terminal on both ends.
@@ -122,9 +125,25 @@ int run_list(bool json) {
         return 0;
     }
     std::cout << "The lessons of `attn tour`, in order. Run one with `attn lesson NUMBER|NAME`.\n\n";
+    // 80 columns: the title and the summary wrap under themselves
+    const auto wrapped = [](const std::string& text, size_t indent) {
+        std::string out, line;
+        std::istringstream words(text);
+        std::string w;
+        while (words >> w) {
+            if (!line.empty() && indent + static_cast<size_t>(attn::display_width(line + " " + w)) > 80) {
+                out += line + "\n" + std::string(indent, ' ');
+                line.clear();
+            }
+            line += (line.empty() ? "" : " ") + w;
+        }
+        return out + line + "\n";
+    };
     for (const auto& l : lessons) {
-        std::cout << fmt::format("{:>3}  {:<14} {}  [{}]\n", l.number, l.slug, l.title, attn::lessons::claims_text(l.claims));
-        std::cout << fmt::format("     {:<14} {}\n", "", l.summary);
+        const std::string head = fmt::format("{:>3}  {:<14} ", l.number, l.slug);
+        const size_t indent = static_cast<size_t>(std::max(20, attn::display_width(head)));
+        std::cout << head << wrapped(fmt::format("{}  [{}]", l.title, attn::lessons::claims_text(l.claims)), indent);
+        std::cout << std::string(indent, ' ') << wrapped(l.summary, indent);
     }
     return 0;
 }
@@ -234,10 +253,10 @@ int run_tour(const RunFlags& f) {
                                   {"source_errors", source_errors}};
         std::cout << attn::json_text(tour, 2, f.json_nonfinite) << "\n";
     } else {
-        std::cout << fmt::format("\nTour done: {} lessons; {} measured, {} identities shown, {} failed.\n"
+        std::cout << fmt::format("\nTour done: {} lesson{}; {} measured, {} identities shown, {} failed.\n"
                                  "Claims: {} not supported by the numbers, {} qualified, {} not measured here;\n"
                                  "{} error{} of the source flagged.\n",
-                                 ran, measured, identities, failed, unsupported, qualified, unmeasured, source_errors,
+                                 ran, ran == 1 ? "" : "s", measured, identities, failed, unsupported, qualified, unmeasured, source_errors,
                                  source_errors == 1 ? "" : "s");
     }
     return report_failures(failed);

@@ -361,7 +361,22 @@ bool LessonContext::identity(bool ok, std::string_view claim, std::string_view t
     return check(ok, claim, text, CheckKind::identity);
 }
 
+void LessonContext::quote_claims(std::string_view claims) {
+    if (!opt_.quote || opt_.json) return;
+    size_t i = 0;
+    while (i < claims.size()) {
+        const size_t j = std::min(claims.find(',', i), claims.size());
+        const std::string id(claims.substr(i, j - i));
+        i = j + 1;
+        const std::string_view text = claim_text(id);
+        if (text.empty() || !quoted_.insert(id).second) continue;
+        line_item();
+        print(paint(wrap_hanging(fmt::format("{} says \u201c{}\u201d", id, text), opt_.width, "  ", "      "), kDim));
+    }
+}
+
 bool LessonContext::check(bool ok, std::string_view claim, std::string_view text, CheckKind kind) {
+    quote_claims(claim);
     (ok ? passed_ : failed_)++;
     if (ok) (kind == CheckKind::identity ? identities_ : measured_)++;
     record_["checks"].push_back({{"claim", claim}, {"ok", ok}, {"kind", check_kind_name(kind)}, {"text", text}});
@@ -377,6 +392,7 @@ bool LessonContext::check(bool ok, std::string_view claim, std::string_view text
 }
 
 void LessonContext::not_supported(std::string_view claim, std::string_view text) {
+    quote_claims(claim);
     ++unsupported_;
     after_block_ = true;
     record_["not_supported"].push_back({{"claim", claim}, {"text", text}});
@@ -385,6 +401,7 @@ void LessonContext::not_supported(std::string_view claim, std::string_view text)
 }
 
 void LessonContext::qualified(std::string_view claim, std::string_view text) {
+    quote_claims(claim);
     ++qualified_;
     after_block_ = true;
     record_["qualified"].push_back({{"claim", claim}, {"text", text}});
@@ -393,6 +410,7 @@ void LessonContext::qualified(std::string_view claim, std::string_view text) {
 }
 
 void LessonContext::unmeasured(std::string_view claim, std::string_view text) {
+    quote_claims(claim);
     ++unmeasured_;
     record_["unmeasured"].push_back({{"claim", claim}, {"text", text}});
     line_item();

@@ -59,6 +59,9 @@ struct RunOptions {
     // the CLI knows it); 0: `width`. A wider table wraps its headers, then
     // splits into column groups.
     int table_width = 0;
+    // Print each cited claim's text (claim_text) once per lesson, before the
+    // first check or verdict that cites it (the CLI's --quote).
+    bool quote = false;
     // Called at each section after the first when non-empty (the CLI's --step).
     std::function<void()> pause;
 };
@@ -134,6 +137,8 @@ private:
     int measured_ = 0, identities_ = 0, qualified_ = 0, unmeasured_ = 0, source_errors_ = 0;
     void print_table(const Table& t, int avail);
     std::set<std::string> shown_shapes_;  // shape lines printed so far
+    std::set<std::string> quoted_;        // claim ids whose text --quote printed
+    void quote_claims(std::string_view claims);
     std::vector<HeatmapPanel> panels_;
     nlohmann::json record_;
 };
@@ -180,5 +185,8 @@ std::string e2(double x);                 // "1.2e-07"
 std::string list(const std::vector<float>& v, int decimals = 3);   // "[0.047, 0.953]"
 std::string list(const std::vector<double>& v, int decimals = 3);
 std::string claims_text(const std::vector<std::string>& claims);   // "C1–C4" or "C11"
+// The text of source claim "C10" in the English of the claim summary
+// (lessons/claims.cpp); empty for an id it does not know.
+std::string_view claim_text(std::string_view id);
 
 }  // namespace attn::lessons

@@ -62,7 +62,7 @@ TEST_CASE("every lesson's text fits 80 display columns (seeds 0 and 1; the real-
             const auto bad = wide_lines(text_of(lesson, seed), 80);
             std::string shown;
             for (const auto& b : bad) shown += "\n  " + b;
-            CHECK_MESSAGE(bad.empty(), bad.size(), " lines wider than 80 columns:", shown);
+            CHECK_MESSAGE(bad.empty(), (std::to_string(bad.size()) + " lines wider than 80 columns:" + shown));
         }
     }
 }
@@ -74,7 +74,7 @@ TEST_CASE("the real-heads lesson fits 80 columns on the pretrained model (skippe
     const auto bad = wide_lines(text_of(*l), 80);
     std::string shown;
     for (const auto& b : bad) shown += "\n  " + b;
-    CHECK_MESSAGE(bad.empty(), bad.size(), " lines wider than 80 columns:", shown);
+    CHECK_MESSAGE(bad.empty(), (std::to_string(bad.size()) + " lines wider than 80 columns:" + shown));
 }
 
 TEST_CASE("a table wider than the page wraps its headers, then splits into column groups") {
@@ -243,7 +243,7 @@ void check_svg_file(const std::string& what, const std::string& path) {
     CHECK(n > 0);
     std::string shown;
     for (const auto& b : bad) shown += "\n  " + b;
-    CHECK_MESSAGE(bad.empty(), bad.size(), " texts outside the canvas:", shown);
+    CHECK_MESSAGE(bad.empty(), (std::to_string(bad.size()) + " texts outside the canvas:" + shown));
 }
 
 }  // namespace
@@ -296,4 +296,49 @@ TEST_CASE("CLI: the real-heads lesson's SVG holds its labels (skipped without th
     CHECK(p.code == 0);
     check_svg_file("attn lesson real-heads --svg", f);
     std::filesystem::remove(f);
+}
+
+TEST_CASE("CLI: attn lessons and the tour's framing (introduction, summary) fit 80 columns") {
+    const auto list = attn::test::run_shell(std::string("'") + ATTN_BINARY + "' lessons");
+    CHECK(list.code == 0);
+    CHECK(wide_lines(list.out, 80).empty());
+    for (const auto& l : attn::lessons::all_lessons()) CHECK(list.out.find(l.slug) != std::string::npos);
+    // the last lesson only (the framing is the same whatever runs); real-heads without
+    // the model runs its short fallback
+    const int last = attn::lessons::all_lessons().back().number;
+    const auto tour = attn::test::run_shell(std::string("'") + ATTN_BINARY + "' tour --from " + std::to_string(last));
+    CHECK(tour.code == 0);
+    const auto bad = wide_lines(tour.out, 80);
+    std::string shown;
+    for (const auto& b : bad) shown += "\n  " + b;
+    CHECK_MESSAGE(bad.empty(), (std::to_string(bad.size()) + " lines wider than 80 columns:" + shown));
+    CHECK(tour.out.find("Tour done: 1 lessons;") == std::string::npos);  // counts, not a template
+    CHECK(tour.out.find(" measured, ") != std::string::npos);
+    CHECK(tour.out.find(" identit") != std::string::npos);
+}
+
+TEST_CASE("--quote: every claim a lesson cites has its text, printed once beside the first check on it") {
+    for (const auto& l : attn::lessons::all_lessons()) {
+        CAPTURE(l.slug);
+        for (const auto& c : l.claims) CHECK_FALSE(attn::lessons::claim_text(c).empty());
+    }
+    CHECK(attn::lessons::claim_text("C0").empty());
+    CHECK(attn::lessons::claim_text("C999").empty());
+    CHECK(attn::lessons::claim_text("X1").empty());
+    CHECK(attn::lessons::claim_text("C10").find("64") != std::string_view::npos);
+    const auto* l = attn::lessons::find_lesson("why-sqrt-dk");
+    REQUIRE(l != nullptr);
+    attn::lessons::RunOptions opt;
+    opt.quote = true;
+    std::ostringstream out;
+    const auto r = attn::lessons::run_lesson(*l, opt, out);
+    CHECK(r.failed == 0);
+    const std::string s = out.str();
+    size_t n = 0;
+    for (size_t p = s.find("C10 says \u201c"); p != std::string::npos; p = s.find("C10 says \u201c", p + 1)) ++n;
+    CHECK(n == 1);
+    CHECK(s.find("C14 says \u201c") < s.find("\u2713 C14"));
+    CHECK(wide_lines(s, 80).empty());
+    // without --quote nothing is quoted
+    CHECK(text_of(*l).find(" says \u201c") == std::string::npos);
 }

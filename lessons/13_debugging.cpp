@@ -80,8 +80,8 @@ void run(LessonContext& ctx) {
     ctx.section("The initial weight scale");
     ctx.para("When the loss does not move, the source's first suspects are a missing 1/√Dk and weights "
              "initialised too large: big W_q, W_k give big scores, softmax saturates, and lesson 4 showed "
-             "what that does to the gradient. The other extreme, all-zero weights, is worse: every head "
-             "computes the same thing, gets the same gradient, and stays identical forever. Here one layer "
+             "what that does to the gradient. The other extreme, all-zero weights, is worse: the weights get no "
+             "gradient at all, and every head computes the same thing (both measured below). Here one layer "
              "(D = 64, 4 heads of 16, B = 2, T = 10, the same x) under five initialisations:");
     struct Row {
         std::string name;

@@ -53,7 +53,7 @@ TEST_CASE("display_width counts East Asian wide characters as 2 (the rule the wi
     CHECK(attn::display_width("软检索") == 6);
 }
 
-TEST_CASE("every lesson's text fits 80 display columns (seeds 0 and 1; the real-heads lesson below)") {
+TEST_CASE("every lesson's text fits 80 display columns (seeds 0 and 1, the real-heads lesson below)") {
     for (const auto& lesson : attn::lessons::all_lessons()) {
         if (lesson.slug == "real-heads") continue;
         for (uint64_t seed : {0ULL, 1ULL}) {

@@ -1,10 +1,13 @@
 // `attn lessons`, `attn lesson NAME`, `attn tour`: the guided tour of attention.
 // The lessons themselves live in lessons/ (one file each); this file lists,
 // selects and runs them, handles --step pauses, --json records and --svg.
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <string>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -25,7 +28,7 @@ struct StopTour {};  // the reader typed q at a pause
 
 struct RunFlags {
     uint64_t seed = 0;
-    bool json = false, no_color = false, step = false;
+    bool json = false, no_color = false, step = false, quote = false;
     attn::JsonNonFinite json_nonfinite = attn::JsonNonFinite::literal;
     std::string svg;
     std::string name;
@@ -39,6 +42,7 @@ void add_common(CLI::App& sub, RunFlags& f) {
     attn::cli::add_json_nonfinite(
         sub, f.json_nonfinite, sub.add_flag("--json", f.json, "Print a machine-readable record of every figure instead of the text"));
     sub.add_flag("--no-color", f.no_color, "No ANSI colour (also off when stdout is not a TTY or NO_COLOR is set)");
+    sub.add_flag("--quote", f.quote, "Print each claim's text (from the claim summary) beside the first check or verdict on it");
     sub.add_flag("--step", f.step, "Pause between sections until Enter is pressed (only when stdin and stdout are a TTY)");
 }
 
@@ -49,10 +53,23 @@ bool truecolor_terminal() {
     return s == "truecolor" || s == "24bit";
 }
 
+// The terminal's width when stdout is one (tables may use it), else 0.
+int terminal_columns() {
+    if (!attn::cli::stdout_is_tty()) return 0;
+    winsize ws{};
+    if (ioctl(fileno(stdout), TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40) return ws.ws_col;
+    return 0;
+}
+
 attn::lessons::RunOptions make_options(const RunFlags& f, bool& pausing) {
     attn::lessons::RunOptions opt;
+    // prose wraps at 80 (or a narrower terminal); tables and heatmaps may use a wider one
+    const int cols = terminal_columns();
+    opt.width = cols > 0 ? std::min(cols, 80) : 80;
+    opt.table_width = cols > 0 ? cols : 80;
     opt.seed = f.seed;
     opt.json = f.json;
+    opt.quote = f.quote;
     opt.color = !f.json && attn::cli::stdout_color(f.no_color);
     opt.truecolor = opt.color && truecolor_terminal();
     // Piped output never waits: pauses need a person at a terminal on both ends.
@@ -108,9 +125,25 @@ int run_list(bool json) {
         return 0;
     }
     std::cout << "The lessons of `attn tour`, in order. Run one with `attn lesson NUMBER|NAME`.\n\n";
+    // 80 columns: the title and the summary wrap under themselves
+    const auto wrapped = [](const std::string& text, size_t indent) {
+        std::string out, line;
+        std::istringstream words(text);
+        std::string w;
+        while (words >> w) {
+            if (!line.empty() && indent + static_cast<size_t>(attn::display_width(line + " " + w)) > 80) {
+                out += line + "\n" + std::string(indent, ' ');
+                line.clear();
+            }
+            line += (line.empty() ? "" : " ") + w;
+        }
+        return out + line + "\n";
+    };
     for (const auto& l : lessons) {
-        std::cout << fmt::format("{:>3}  {:<14} {}  [{}]\n", l.number, l.slug, l.title, attn::lessons::claims_text(l.claims));
-        std::cout << fmt::format("     {:<14} {}\n", "", l.summary);
+        const std::string head = fmt::format("{:>3}  {:<14} ", l.number, l.slug);
+        const size_t indent = static_cast<size_t>(std::max(20, attn::display_width(head)));
+        std::cout << head << wrapped(fmt::format("{}  [{}]", l.title, attn::lessons::claims_text(l.claims)), indent);
+        std::cout << std::string(indent, ' ') << wrapped(l.summary, indent);
     }
     return 0;
 }
@@ -179,12 +212,18 @@ int run_tour(const RunFlags& f) {
     bool pausing = false;
     const auto opt = make_options(f, pausing);
     int passed = 0, failed = 0, unsupported = 0, ran = 0;
+    int measured = 0, identities = 0, qualified = 0, unmeasured = 0, source_errors = 0;
     nlohmann::json records = nlohmann::json::array();
     if (!f.json)
-        std::cout << "attn tour: how attention works, shown with live numbers. Every ✓ line is a check\n"
-                     "computed from the numbers just printed; a claim of the source material that the\n"
-                     "numbers do not back is reported as not supported. Claim ids (C1..C44) refer to\n"
-                     "the summary of the two source articles.\n";
+        std::cout << "attn tour: how attention works, shown with live numbers. Claim ids (C1..C44)\n"
+                     "refer to the summary of the two source articles. Two kinds of check close\n"
+                     "each claim, both computed from the numbers just printed:\n"
+                     "  ✓ measured: an empirical result that could have come out otherwise;\n"
+                     "  ≡ identity: true by construction or by a theorem, shown as a demonstration\n"
+                     "    (it fails only if attn has a bug).\n"
+                     "A claim the numbers contradict is reported as not supported, one that holds\n"
+                     "only with a caveat as qualified, one attn cannot measure as ○ not measured,\n"
+                     "and an error in the source's own text or code is flagged with a !.\n";
     try {
         for (const auto& lesson : lessons) {
             if (lesson.number < f.from) continue;
@@ -193,6 +232,11 @@ int run_tour(const RunFlags& f) {
             passed += r.passed;
             failed += r.failed;
             unsupported += r.not_supported;
+            measured += r.measured;
+            identities += r.identities;
+            qualified += r.qualified;
+            unmeasured += r.unmeasured;
+            source_errors += r.source_errors;
             ++ran;
             if (f.json) records.push_back(r.record);
         }
@@ -201,13 +245,19 @@ int run_tour(const RunFlags& f) {
         return 0;
     }
     if (f.json) {
-        const nlohmann::json tour{{"format", "attn-tour"}, {"seed", f.seed},     {"lessons", records},
-                                    {"passed", passed},      {"failed", failed}, {"not_supported", unsupported}};
+        const nlohmann::json tour{{"format", "attn-tour"},        {"seed", f.seed},
+                                  {"lessons", records},           {"passed", passed},
+                                  {"failed", failed},             {"not_supported", unsupported},
+                                  {"measured", measured},         {"identities", identities},
+                                  {"qualified", qualified},       {"unmeasured", unmeasured},
+                                  {"source_errors", source_errors}};
         std::cout << attn::json_text(tour, 2, f.json_nonfinite) << "\n";
     } else {
-        std::cout << fmt::format("\nTour done: {} lessons, {} checks passed, {} failed; {} source claims not supported "
-                                 "by the numbers.\n",
-                                 ran, passed, failed, unsupported);
+        std::cout << fmt::format("\nTour done: {} lesson{}; {} measured, {} identities shown, {} failed.\n"
+                                 "Claims: {} not supported by the numbers, {} qualified, {} not measured here;\n"
+                                 "{} error{} of the source flagged.\n",
+                                 ran, ran == 1 ? "" : "s", measured, identities, failed, unsupported, qualified, unmeasured, source_errors,
+                                 source_errors == 1 ? "" : "s");
     }
     return report_failures(failed);
 }

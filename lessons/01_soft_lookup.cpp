@@ -1,5 +1,7 @@
 // Lesson 1: attention as a soft dictionary lookup, and why a fixed-size
 // running summary loses far tokens (C1-C4).
+#include <limits>
+
 #include "common.hpp"
 
 namespace attn::lessons {
@@ -58,9 +60,17 @@ void run(LessonContext& ctx) {
     ctx.figure("weights", rec.weights.data);
     ctx.figure("answer", out.data);
     ctx.figure("min_weight", min_w);
-    ctx.check(min_w > 0, "C3", fmt::format("every value contributes: smallest weight = {} > 0", e2(min_w)));
-    ctx.check(std::fabs(sum_w - 1) < 1e-5, "C3", fmt::format("weights sum to 1 (|sum-1| = {})", e2(std::fabs(sum_w - 1))));
-    ctx.check(blend_err < 1e-5, "C3", fmt::format("answer = Σ weight·value computed by hand (max diff {})", e2(blend_err)));
+    ctx.identity(min_w > 0, "C3", fmt::format("every value contributes: smallest weight = {} > 0", e2(min_w)));
+    ctx.identity(std::fabs(sum_w - 1) < 1e-5, "C3", fmt::format("weights sum to 1 (|sum-1| = {})", e2(std::fabs(sum_w - 1))));
+    ctx.identity(blend_err < 1e-5, "C3", fmt::format("answer = Σ weight·value computed by hand (max diff {})", e2(blend_err)));
+
+    ctx.para(fmt::format("Two kinds of check close each claim. ✓ marks a measurement, a result that could have "
+                         "come out otherwise. ≡ marks an identity, true by construction or by a theorem: it is shown "
+                         "so you can see it hold, and would fail only through a bug. Identities hold up to float32 "
+                         "rounding: a float32 number carries about 7 significant digits (machine epsilon {}), so sums "
+                         "of a few numbers near 1 differ from the exact result by around 1e-8 to 1e-7. Differences "
+                         "of that size in the checks below are rounding, not error.",
+                         e2(double(std::numeric_limits<float>::epsilon()))));
 
     ctx.section("Sharper questions, harder lookups");
     ctx.para("Multiply the query by a factor and the scores grow with it; the softmax then concentrates on the "
@@ -85,7 +95,7 @@ void run(LessonContext& ctx) {
     }
     ctx.table("sharpness", s);
     ctx.figure("max_weight_by_query_scale", maxes);
-    ctx.check(maxes[0] < maxes[1] && maxes[1] < maxes[2], "C3",
+    ctx.identity(maxes[0] < maxes[1] && maxes[1] < maxes[2], "C3",
               fmt::format("a larger query gives a sharper lookup: max weight {} < {} < {}", g3(maxes[0]), g3(maxes[1]),
                           g3(maxes[2])));
 
@@ -127,7 +137,7 @@ void run(LessonContext& ctx) {
     ctx.para("The running average keeps a vanishing trace of the first token. The attention query that looks "
              "for it finds it with a weight that has nothing to do with distance: the first token is compared "
              "with the query directly, like every other token.");
-    ctx.check(ema_v.back() < 1e-2 * ema_v.front(), "C1",
+    ctx.identity(ema_v.back() < 1e-2 * ema_v.front(), "C1",
               fmt::format("the summary forgets: the first token's share is {} of the last token's", e2(ema_v.back() / ema_v.front())));
     ctx.check(att_v.back() > 100 * ema_v.back(), "C4",
               fmt::format("attention reaches the first token directly: weight {} vs running-average share {}", g3(att_v.back()),
@@ -141,7 +151,7 @@ void run(LessonContext& ctx) {
     attention_reference(q0, X, X, Mask::none(), AttentionOptions{}, &r1);
     attention_reference(q0, Xr, Xr, Mask::none(), AttentionOptions{}, &r2);
     const double moved = std::fabs(double(r1.weights.at({0, 0, 0, 0})) - double(r2.weights.at({0, 0, 0, T - 1})));
-    ctx.check(moved < 1e-6, "C4",
+    ctx.identity(moved < 1e-6, "C4",
               fmt::format("move the token from position 0 to {}: its weight changes by {} (distance plays no part)", T - 1,
                           e2(moved)));
     ctx.unmeasured("C1", "the source's \"errors concentrate on sentences longer than ~40 tokens\" is about trained "
@@ -154,7 +164,7 @@ void run(LessonContext& ctx) {
     AttentionRecord rall;
     const Tensor Qall = X;  // every token asks its own question
     const Tensor all = attention_reference(Qall, X, X, Mask::none(), AttentionOptions{}, &rall);
-    ctx.shape("out (all at once)", all, "[1, 1, 64, 16]");
+    ctx.shape("out", all, "all 64 positions in one call");
     double worst = 0;
     for (int64_t t = 0; t < T; ++t) {
         Tensor qt({1, 1, 1, D});
@@ -163,18 +173,48 @@ void run(LessonContext& ctx) {
         for (int64_t d = 0; d < D; ++d) worst = std::max(worst, double(std::fabs(one.at({0, 0, 0, d}) - all.at({0, 0, t, d}))));
     }
     ctx.figure("independent_rows_max_diff", worst);
-    ctx.check(worst < 1e-5, "C2",
+    ctx.identity(worst < 1e-5, "C2",
               fmt::format("each position's output is independent of the others' work (64 single-row calls vs one call: max diff {})",
                           e2(worst)));
-    // the top-left 16 x 16 corner of the [64, 64] weights
+    // the top-left C x C corner of the [64, 64] weights (C: what fits 80 columns with numbers)
+    const int64_t C = 14;
     std::vector<float> corner;
-    for (int64_t i = 0; i < 16; ++i)
-        for (int64_t j = 0; j < 16; ++j) corner.push_back(rall.weights.at({0, 0, i, j}));
+    for (int64_t i = 0; i < C; ++i)
+        for (int64_t j = 0; j < C; ++j) corner.push_back(rall.weights.at({0, 0, i, j}));
     ctx.heatmap("self_attention_corner",
-                make_panel("self-attention weights, top-left 16 × 16 of [64, 64] (row = query)", corner.data(), 16, 16,
-                           index_labels(16, "t"), index_labels(16, "t")));
-    ctx.para("Each row is one query's weights over the first 16 keys (the rest of the row holds the remaining "
-             "mass). The bright diagonal: a random token's key matches its own query best.");
+                make_panel(fmt::format("self-attention weights, top-left {} × {} of [{}, {}] (row = query)", C, C, T, T),
+                           corner.data(), C, C, index_labels(C, "t"), index_labels(C, "t")));
+    ctx.para(fmt::format("Each row is one query's weights over the first {} keys (the rest of the row holds the "
+                         "remaining mass). The bright diagonal is there only because this lesson uses the tokens themselves as queries "
+             "and keys (Q = K = X): a random vector's dot product with itself, its squared length, beats its dot "
+             "product with another random vector. A real layer projects the queries and keys with separate "
+             "learned matrices, and then nothing favours the diagonal:", C));
+    // the same tokens through two independent random projections W_q, W_k [D, D]
+    Linear wq(D, D), wk(D, D);
+    wq.init(InitSpec{InitKind::Normal, 1.0f / std::sqrt(float(D))}, rng);
+    wk.init(InitSpec{InitKind::Normal, 1.0f / std::sqrt(float(D))}, rng);
+    const Tensor Xp = X.reshaped({1, T, D});  // [1, T, D]
+    const Tensor Qp = wq.forward(Xp).reshaped({1, 1, T, D}), Kp = wk.forward(Xp).reshaped({1, 1, T, D});
+    ctx.shape("Q, K (projected)", Qp, "X·W_qᵀ + b_q, X·W_kᵀ + b_k");
+    AttentionRecord rproj;
+    attention_reference(Qp, Kp, X, Mask::none(), AttentionOptions{}, &rproj);
+    auto diag_share = [&](const Tensor& w) {  // rows whose largest weight is on their own position
+        int64_t n = 0;
+        for (int64_t i = 0; i < T; ++i) {
+            int64_t best_j = 0;
+            for (int64_t j = 1; j < T; ++j)
+                if (w.at({0, 0, i, j}) > w.at({0, 0, i, best_j})) best_j = j;
+            n += best_j == i ? 1 : 0;
+        }
+        return double(n) / double(T);
+    };
+    const double same = diag_share(rall.weights), proj = diag_share(rproj.weights);
+    ctx.figure("diagonal_argmax_share_q_eq_k", same);
+    ctx.figure("diagonal_argmax_share_projected", proj);
+    ctx.check(same > 0.75 && proj < 0.25, "C3",
+              fmt::format("rows whose largest weight is their own position: {:.0f}% with Q = K = X, {:.0f}% with "
+                          "separate random projections (chance: {:.1f}%)",
+                          100 * same, 100 * proj, 100.0 / double(T)));
 }
 
 const RegisterLesson reg{{"soft-lookup", "Attention is a soft lookup",

@@ -29,7 +29,7 @@ void run(LessonContext& ctx) {
     ctx.shape("Q", Q, "x·W_qᵀ + b_q");
     ctx.shape("K", K, "x·W_kᵀ + b_k");
     ctx.shape("V", V, "x·W_vᵀ + b_v");
-    ctx.check(Q.shape == Shape({B, T, Dk}) && K.shape == Shape({B, T, Dk}) && V.shape == Shape({B, T, Dv}), "C5",
+    ctx.identity(Q.shape == Shape({B, T, Dk}) && K.shape == Shape({B, T, Dk}) && V.shape == Shape({B, T, Dv}), "C5",
               fmt::format("Q {} and K {} end in Dk = {}, V {} in Dv = {}", shape_str(Q.shape), shape_str(K.shape), Dk,
                           shape_str(V.shape), Dv));
 
@@ -45,7 +45,7 @@ void run(LessonContext& ctx) {
     ctx.shape("x·W_qᵀ + b_q", manual, "by hand");
     const double d_manual = max_abs_diff(manual, Q);
     ctx.figure("linear_manual_max_diff", d_manual);
-    ctx.check(q_proj.W.shape == Shape({Dk, D}) && d_manual < 1e-5, "C7",
+    ctx.identity(q_proj.W.shape == Shape({Dk, D}) && d_manual < 1e-5, "C7",
               fmt::format("W_q is [out, in] = {} and x·Wᵀ + b matches Linear.forward (max diff {})",
                           shape_str(q_proj.W.shape), e2(d_manual)));
     std::string err;
@@ -55,7 +55,7 @@ void run(LessonContext& ctx) {
         err = e.what();
     }
     ctx.code("x · W_q   (forgetting the transpose)\n-> ShapeError: " + err);
-    ctx.check(!err.empty(), "C7", "x·W without the transpose is refused with a shape error");
+    ctx.identity(!err.empty(), "C7", "x·W without the transpose is refused with a shape error");
 
     ctx.section("Only Q and K must agree");
     ctx.para("A score is a dot product of one query with one key, so Q and K need the same last dimension Dk. "
@@ -67,7 +67,7 @@ void run(LessonContext& ctx) {
     ctx.shape("scores", rec.scores_raw, "Q·Kᵀ: [B, H, T, T]");
     ctx.shape("weights", rec.weights, "softmax(scores / √Dk)");
     ctx.shape("out", out, "weights·V: [B, H, T, Dv]");
-    ctx.check(out.dim(-1) == Dv && Dv != Dk, "C6",
+    ctx.identity(out.dim(-1) == Dv && Dv != Dk, "C6",
               fmt::format("with Dk = {} and Dv = {} the output is {}: its width is Dv", Dk, Dv, shape_str(out.shape)));
     Linear k_bad(D, Dk + 1);
     k_bad.init(InitSpec{}, rng);
@@ -80,7 +80,7 @@ void run(LessonContext& ctx) {
         err2 = e.what();
     }
     ctx.code("attention(Q [.., 4], K' [.., 5], V)\n-> ShapeError: " + err2);
-    ctx.check(!err2.empty(), "C6", "a Dk mismatch between Q and K is refused with a shape error");
+    ctx.identity(!err2.empty(), "C6", "a Dk mismatch between Q and K is refused with a shape error");
 
     ctx.section("The biases: habit, and a bit of math");
     ctx.para("nn.Linear has a bias by default and most implementations keep it on the Q, K, V projections. "
@@ -96,7 +96,7 @@ void run(LessonContext& ctx) {
     const double dk = max_abs_diff(r_k.weights, rec.weights), dq = max_abs_diff(r_q.weights, rec.weights);
     ctx.figure("weights_change_without_b_k", dk);
     ctx.figure("weights_change_without_b_q", dq);
-    ctx.check(dk < 1e-5, "C8", fmt::format("dropping b_k leaves every weight unchanged (max diff {})", e2(dk)));
+    ctx.identity(dk < 1e-5, "C8", fmt::format("dropping b_k leaves every weight unchanged (max diff {})", e2(dk)));
     ctx.check(dq > 1e-3, "C8", fmt::format("dropping b_q changes the weights (max diff {})", g3(dq)));
     ctx.para(fmt::format("So for the weights, b_k is dead weight ({} parameters here); b_q and b_v are real "
                          "parameters whose use is a modelling choice. The source's \"habit, not math\" is right "

@@ -34,7 +34,7 @@ void run(LessonContext& ctx) {
     const double s = rec.scores_raw.data[0], nq = norm(q.data), nk = norm(k.data), cos = dot(q.data, k.data) / (nq * nk);
     ctx.code(fmt::format("q·k = {:.4f}\n|q| = {:.4f}, |k| = {:.4f}, cos θ = {:.4f}\n|q| |k| cos θ = {:.4f}", s, nq, nk,
                          cos, nq * nk * cos));
-    ctx.check(std::fabs(s - nq * nk * cos) < 1e-4 * std::max(1.0, std::fabs(s)), "C11",
+    ctx.identity(std::fabs(s - nq * nk * cos) < 1e-4 * std::max(1.0, std::fabs(s)), "C11",
               fmt::format("the library's score equals |q||k|cos θ (diff {})", e2(std::fabs(s - nq * nk * cos))));
 
     ctx.section("Longer vectors, bigger scores");
@@ -55,7 +55,7 @@ void run(LessonContext& ctx) {
     }
     ctx.table("stretch", t);
     ctx.figure("scores_by_key_length", scores);
-    ctx.check(std::fabs(scores[2] - 4 * scores[0]) < 1e-4 * std::max(1.0, std::fabs(scores[2])), "C11",
+    ctx.identity(std::fabs(scores[2] - 4 * scores[0]) < 1e-4 * std::max(1.0, std::fabs(scores[2])), "C11",
               fmt::format("4 × k gives 4 × the score ({} vs 4 × {}), same cos θ", g4(scores[2]), g4(scores[0])));
 
     ctx.section("A long key can beat a well-aligned one");
@@ -94,10 +94,12 @@ void run(LessonContext& ctx) {
     ctx.figure("cos_near", cn);
     ctx.figure("cos_far", cf);
     ctx.figure("weights_near_far", r2.weights.data);
-    ctx.check(cn > cf && r2.weights.data[1] > r2.weights.data[0], "C11",
+    ctx.identity(cn > cf && r2.weights.data[1] > r2.weights.data[0], "C11",
               fmt::format("k_near has the higher cosine ({:.3f} > {:.3f}) but k_far gets the weight ({:.3f} > {:.3f})", cn, cf,
                           r2.weights.data[1], r2.weights.data[0]));
-    ctx.para("Whether that is a bug or a feature is lesson 6's question: length can carry meaning (a strong "
+    ctx.para("That outcome was built in: the two keys were constructed at those angles and lengths, so the "
+             "check shows the arithmetic (4·cos 60° = 2 > cos 15° ≈ 0.97) rather than measuring anything. "
+             "Whether that is a bug or a feature is lesson 6's question: length can carry meaning (a strong "
              "token), and cosine similarity throws it away.");
 }
 

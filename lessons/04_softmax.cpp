@@ -23,14 +23,14 @@ void run(LessonContext& ctx) {
         results.push_back(p);
         t.add({fmt::format("[0, {:g}]", gap), fmt::format("[{:.3g}, {:.4f}]", p[0], p[1]), 1.0 / (1.0 + std::exp(double(gap)))});
         const double closed = 1.0 / (1.0 + std::exp(double(gap)));
-        ctx.check(std::fabs(p[0] - closed) < 1e-6 * std::max(closed, 1e-7) + 1e-12, "C12",
+        ctx.identity(std::fabs(p[0] - closed) < 1e-6 * std::max(closed, 1e-7) + 1e-12, "C12",
                   fmt::format("softmax([0, {:g}]) = [{:.3g}, {:.4f}] matches 1/(1+e^{:g}) = {:.3g}", gap, p[0], p[1], gap,
                               closed));
     }
     ctx.table("two_scores", t);
     ctx.figure("softmax_0_3", results[0]);
     ctx.figure("softmax_0_30", results[1]);
-    ctx.check(results[1][0] < 1e-12, "C12",
+    ctx.identity(results[1][0] < 1e-12, "C12",
               fmt::format("with a gap of 30 the smaller weight is {}: the row is one-hot for every practical purpose",
                           e2(results[1][0])));
 
@@ -83,12 +83,12 @@ void run(LessonContext& ctx) {
     double fro = 0;
     for (double v : J3) fro += v * v;
     fro = std::sqrt(fro);
-    ctx.check(std::fabs(fro - softmax_jacobian_norm(p3.data(), 2)) < 1e-6 * fro, "C13",
+    ctx.identity(std::fabs(fro - softmax_jacobian_norm(p3.data(), 2)) < 1e-6 * fro, "C13",
               fmt::format("‖J‖_F from the formula equals the norm of the explicit Jacobian at [0, 3] ({} vs {})", g4(fro),
                           g4(softmax_jacobian_norm(p3.data(), 2))));
     bool falling = true;
     for (size_t i = 1; i < norms.size(); ++i) falling = falling && norms[i] < norms[i - 1];
-    ctx.check(falling, "C13", fmt::format("two scores: the Jacobian shrinks at every step as the gap grows ({} at a tie, {} at [0, 30])",
+    ctx.identity(falling, "C13", fmt::format("two scores: the Jacobian shrinks at every step as the gap grows ({} at a tie, {} at [0, 30])",
                                           g3(norms.front()), e2(norms.back())));
     // ‖J‖_F ≤ Σ|J_ij| = 2(1 − Σp²) ≤ 2(1 − p_max²) ≤ 4(1 − p_max): a row whose
     // largest weight is 1 − ε passes at most 4ε of gradient, however many keys
@@ -99,15 +99,20 @@ void run(LessonContext& ctx) {
         bounded = bounded && all_norms[r] <= bound + 1e-12;
         if (bound > 0) worst_ratio = std::max(worst_ratio, all_norms[r] / bound);
     }
-    ctx.check(bounded, "C13",
+    ctx.identity(bounded, "C13",
               fmt::format("on every row above ‖J‖_F ≤ 4·(1 − max weight) (closest: {:.2f} of the bound): a nearly "
                           "one-hot row passes almost nothing, for two keys or eight",
                           worst_ratio));
-    ctx.check(norms.back() < 1e-9 * norms.front(), "C13",
+    ctx.identity(norms.back() < 1e-9 * norms.front(), "C13",
               fmt::format("at [0, 30] a score change moves the weights {} times less than at a tie",
                           e2(norms.front() / norms.back())));
-    ctx.para("That is the \"locking\" the source warns about: once a row is one-hot, the signal that would "
-             "move weight to a better key is smaller than float rounding, so the row stays where it is. "
+    ctx.para("That is the mechanism behind the \"locking\" the source warns about: through the softmax, a "
+             "nearly one-hot row passes almost no gradient to its scores, so the signal that would move weight to "
+             "a better key is tiny. Tiny is not zero, though, and the row is not frozen for good: the value path "
+             "(weights·V) still carries gradient to V and the layers below, and optimisers such as Adam divide "
+             "each update by the gradient's recent size, which rescales small gradients back up. How much "
+             "saturation actually slows training is an empirical question (`attn experiment scale` "
+             "measures it); what this lesson shows is only that the softmax's own gradient collapses. "
              "Lesson 5 shows how large scores get without the 1/√Dk scaling.");
 }
 

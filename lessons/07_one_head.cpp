@@ -33,11 +33,11 @@ void run(LessonContext& ctx) {
     ctx.shape("weights", weights, "softmax(scores / √16, dim=-1)");
     const Tensor out = matmul(weights, V);  // [B, T, 16]
     ctx.shape("out", out, "weights·V");
-    ctx.check(Q.shape == Shape({B, T, D}) && scores.shape == Shape({B, T, T}) && weights.shape == Shape({B, T, T}) &&
+    ctx.identity(Q.shape == Shape({B, T, D}) && scores.shape == Shape({B, T, T}) && weights.shape == Shape({B, T, T}) &&
                   out.shape == Shape({B, T, D}),
               "C21", fmt::format("Q, K, V {} → scores {} → weights {} → out {}, as the source lists", shape_str(Q.shape),
                                  shape_str(scores.shape), shape_str(weights.shape), shape_str(out.shape)));
-    ctx.check(max_sum_error(weights) < 1e-5, "C21",
+    ctx.identity(max_sum_error(weights) < 1e-5, "C21",
               fmt::format("every row of weights sums to 1 (max |sum−1| = {})", e2(max_sum_error(weights))));
 
     auto heads = [&](const Tensor& t) { return t.reshaped({B, 1, T, t.dim(-1)}); };  // [B, 1, T, d]
@@ -46,7 +46,7 @@ void run(LessonContext& ctx) {
     const double d = max_abs_diff(ref.reshaped({B, T, D}), out);
     ctx.figure("by_hand_vs_reference_max_diff", d);
     // float32 products of 16 terms, summed in a different order: 1e-5 is generous
-    ctx.check(d < 1e-5, "C21", fmt::format("the hand-written head equals attention_reference (max diff {})", e2(d)));
+    ctx.identity(d < 1e-5, "C21", fmt::format("the hand-written head equals attention_reference (max diff {})", e2(d)));
     const std::vector<std::string> tok{"the", "cat", "sat", "on", "the", "mat"};
     ctx.heatmap("weights_batch0", make_panel("weights of batch 0 (rows: queries, columns: keys)", weights.ptr(), T, T, tok, tok));
     ctx.para("The tokens are only labels here: x is random, so the pattern means nothing yet. Each row is "
@@ -61,7 +61,7 @@ void run(LessonContext& ctx) {
     ctx.shape("K·Qᵀ", kq);
     const double dt = max_abs_diff(kq, transpose_last2(scores));
     const double dn = max_abs_diff(kq, scores);
-    ctx.check(dt < 1e-5 && dn > 1e-3, "C22",
+    ctx.identity(dt < 1e-5 && dn > 1e-3, "C22",
               fmt::format("K·Qᵀ is the transpose of Q·Kᵀ (max diff {}), not Q·Kᵀ itself (max diff {})", e2(dt), g3(dn)));
     Tensor wrong_w = kq;
     for (auto& s : wrong_w.data) s *= inv;
@@ -78,7 +78,7 @@ void run(LessonContext& ctx) {
         err = e.what();
     }
     ctx.code("Q · K\n-> ShapeError: " + err);
-    ctx.check(!err.empty(), "C22", "Q·K without the transpose raises a shape error");
+    ctx.identity(!err.empty(), "C22", "Q·K without the transpose raises a shape error");
     ctx.para("That error is luck: it only happens because T ≠ Dk. With T = Dk = 16 the same bug runs and "
              "returns numbers:");
     const Tensor x16 = randn({1, D, D}, rng);  // [1, 16, 16]: T = 16 tokens

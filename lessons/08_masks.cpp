@@ -1,5 +1,7 @@
 // Lesson 8: masks: key padding, causal, both; -inf before softmax vs zeroing
 // after; the fill value; a fully masked row; padded query rows (C23-C28).
+#include <limits>
+
 #include "common.hpp"
 
 namespace attn::lessons {
@@ -60,8 +62,8 @@ void run(LessonContext& ctx) {
     ctx.heatmap("padding_batch1", make_panel("key padding, batch 1 (length 3)", block(rp.weights, 1, 0).data(), T, T, tok1, tok1));
     const double lp = leaked(rp.weights, pad), ep = max_row_sum_error(rp.weights, pad);
     ctx.figure("padding_leak", lp);
-    ctx.check(lp == 0.0, "C23,C26", fmt::format("every padded key gets weight exactly 0 (largest: {})", lp));
-    ctx.check(ep < 1e-5, "C23", fmt::format("every row still sums to 1 over the real keys (max |sum−1| = {})", e2(ep)));
+    ctx.identity(lp == 0.0, "C23,C26", fmt::format("every padded key gets weight exactly 0 (largest: {})", lp));
+    ctx.identity(ep < 1e-5, "C23", fmt::format("every row still sums to 1 over the real keys (max |sum−1| = {})", e2(ep)));
 
     ctx.section("Causal: no peeking at the future");
     ctx.para("A decoder that predicts token i+1 must not see tokens after i while it does. The causal mask "
@@ -72,8 +74,8 @@ void run(LessonContext& ctx) {
     attention_reference(q, k, v, causal, AttentionOptions{}, &rc);
     ctx.heatmap("causal_batch0", make_panel("causal, batch 0", block(rc.weights, 0, 0).data(), T, T, tok0, tok0));
     const double lc = leaked(rc.weights, causal);
-    ctx.check(lc == 0.0, "C24", fmt::format("every weight above the diagonal is exactly 0 (largest: {})", lc));
-    ctx.check(rc.weights.at({0, 0, 0, 0}) == 1.0f, "C24",
+    ctx.identity(lc == 0.0, "C24", fmt::format("every weight above the diagonal is exactly 0 (largest: {})", lc));
+    ctx.identity(rc.weights.at({0, 0, 0, 0}) == 1.0f, "C24",
               fmt::format("the first query sees only itself: weight {}", g4(rc.weights.at({0, 0, 0, 0}))));
 
     ctx.section("Both at once");
@@ -85,7 +87,7 @@ void run(LessonContext& ctx) {
     ctx.shape("combined mask", Shape{B, T, T}, both.describe());
     ctx.heatmap("both_batch1", make_panel("causal + padding, batch 1", block(rb.weights, 1, 0).data(), T, T, tok1, tok1));
     const double lb = leaked(rb.weights, both), eb = max_row_sum_error(rb.weights, both);
-    ctx.check(lb == 0.0 && eb < 1e-5, "C23,C24",
+    ctx.identity(lb == 0.0 && eb < 1e-5, "C23,C24",
               fmt::format("no weight on a future or padded key ({}), rows sum to 1 (max |sum−1| = {})", lb, e2(eb)));
 
     ctx.section("Mask before softmax, not after");
@@ -96,7 +98,7 @@ void run(LessonContext& ctx) {
     AttentionRecord rn;
     attention_reference(q, k, v, Mask::none(), AttentionOptions{}, &rn);
     Tensor after = rn.weights;  // softmax first, then zero the padded columns
-    ctx.shape("weights (no mask)", rn.weights, "softmax over all keys");
+    ctx.shape("weights", rn.weights, "no mask: softmax over all keys");
     ctx.shape("zeroed after", after, "padded columns set to 0 afterwards");
     for (int64_t b = 0; b < B; ++b)
         for (int64_t i = 0; i < T; ++i)
@@ -132,7 +134,7 @@ void run(LessonContext& ctx) {
     }
     ctx.shape("renormalised", renorm, "each row divided by its sum");
     const double dr = max_abs_diff(renorm, rp.weights);
-    ctx.check(dr < 1e-6, "C25",
+    ctx.identity(dr < 1e-6, "C25",
               fmt::format("zeroing after softmax and then renormalising each row gives the masked weights back (max diff {})", e2(dr)));
     ctx.para("So masking after softmax is wrong by exactly the missing normalisation; −inf before softmax "
              "gets it for free.");
@@ -158,7 +160,21 @@ void run(LessonContext& ctx) {
     const double l0 = leaked(fw[0], pad), d9 = max_abs_diff(fw[1], fw[2]);
     ctx.figure("fill0_leak", l0);
     ctx.check(l0 > 0.01, "C28", fmt::format("fill 0 leaks: a padded key gets weight up to {}", g3(l0)));
-    ctx.check(d9 == 0.0, "C28", fmt::format("fill −1e9 and −inf give identical weights here (max diff {})", d9));
+    ctx.identity(d9 == 0.0, "C28", fmt::format("fill −1e9 and −inf give identical weights here (max diff {})", d9));
+
+    // float16: 5 exponent bits, 10 fraction bits; a value at or past max + half an ulp rounds to inf
+    const double f16_max = std::ldexp(2.0 - std::ldexp(1.0, -10), 15);
+    const double f16_overflow = f16_max + std::ldexp(1.0, 15 - 10 - 1);
+    ctx.para(fmt::format("−1e9 is safe in float32 (largest finite {:.3g}) and bfloat16 (same exponent range), but "
+                         "not in float16, whose largest finite value is {:g}: any number at or beyond {:g} rounds "
+                         "to infinity, so −1e9 stored in a float16 score tensor is −inf, and the \"safe\" fill "
+                         "behaves exactly like −inf, empty rows included. The portable fills are −inf itself (with "
+                         "a rule for empty rows, below) or the score dtype's own minimum, torch.finfo(dtype).min "
+                         "(−{:g} in float16).",
+                         double(std::numeric_limits<float>::max()), f16_max, f16_overflow, f16_max));
+    ctx.identity(1e9 >= f16_overflow && 1e9 < double(std::numeric_limits<float>::max()), "C28",
+                 fmt::format("1e9 is {} times float16's overflow threshold {:g}, and far inside float32's range",
+                             g3(1e9 / f16_overflow), f16_overflow));
 
     ctx.section("A row with nothing to see");
     ctx.para("They differ when a row has no visible key at all, say a sequence of length 0. With −1e9 every "
@@ -182,8 +198,8 @@ void run(LessonContext& ctx) {
         }
     for (int64_t i = 0; i < T; ++i)
         for (int64_t d = 0; d < Dk; ++d) out0 = std::max(out0, double(std::fabs(out_inf.at({1, 0, i, d}))));
-    ctx.check(uni < 1e-6, "C28", fmt::format("−1e9: the empty row is uniform, 1/T on every key (max deviation {})", e2(uni)));
-    ctx.check(zero == 0.0 && out0 == 0.0, "C28", "−inf: the empty row is all zeros and so is its output (no NaN)");
+    ctx.identity(uni < 1e-6, "C28", fmt::format("−1e9: the empty row is uniform, 1/T on every key (max deviation {})", e2(uni)));
+    ctx.identity(zero == 0.0 && out0 == 0.0, "C28", "−inf: the empty row is all zeros and so is its output (no NaN)");
 
     ctx.section("Padded query rows do not matter");
     ctx.para("The mask is on keys (columns). Rows of padded queries still get ordinary-looking weights over "
@@ -210,7 +226,7 @@ void run(LessonContext& ctx) {
         }
     ctx.figure("real_rows_change", real_move);
     ctx.figure("padded_rows_change", pad_move);
-    ctx.check(real_move == 0.0 && pad_move > 0.0, "C26",
+    ctx.identity(real_move == 0.0 && pad_move > 0.0, "C26",
               fmt::format("real rows change by {}, padded rows by {}: the padding only affects rows nobody uses",
                           real_move, g3(pad_move)));
 

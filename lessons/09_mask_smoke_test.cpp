@@ -41,7 +41,7 @@ void run(LessonContext& ctx) {
     ctx.code(fmt::format("batch 1 (length {}), query 0: {}\nweight on padding: {}\nsum over real keys: {:.7f}", len,
                          list(row, 4), s.on_padding, s.real_sum));
     ctx.figure("row", row);
-    ctx.check(s.pass, "C27",
+    ctx.identity(s.pass, "C27",
               fmt::format("smoke test passes: padding gets {}, the real keys sum to 1 (|sum−1| = {})", s.on_padding,
                           e2(std::fabs(s.real_sum - 1))));
 
@@ -86,6 +86,15 @@ void run(LessonContext& ctx) {
     ctx.para("The last picture looks almost plausible: the padded rows are empty, as if the padding had been "
              "handled. Only the weights in the padded columns give the bug away, and the smoke test reads "
              "exactly those.");
+    ctx.source_error("C27", "Smoke test: print one row of weights; padded positions ≈ 0, the rest sums to 1",
+                     fmt::format("is sound advice, but the first article's code for it cannot run as written: it "
+                                 "passes a key_padding_mask argument that the attention function it defines does not "
+                                 "take; its [B, T] mask is used without unsqueeze, and [B, T] = [{}, {}] does not "
+                                 "broadcast against [B, T, T] scores unless B = T; and it fills where mask == 0 while "
+                                 "its mask marks padding with 1, which masks the real tokens and keeps the padding: "
+                                 "the inverted mask of the table above, which puts {:.3f} of the row's weight on "
+                                 "padding.",
+                                 B, T, si.on_padding));
 }
 
 const RegisterLesson reg{{"smoke-test", "The mask smoke test",

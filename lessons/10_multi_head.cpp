@@ -27,7 +27,7 @@ void run(LessonContext& ctx) {
     ctx.para(fmt::format("d_model = {}, heads = {}, so Dk = Dv = {}. The forward pass reports each step:", cfg.d_model,
                          cfg.heads, cfg.d_k));
     const Tensor out = mha.forward(x, Mask::none(), AttentionOptions{}, &rec, &trace);
-    ctx.check(cfg.heads * cfg.d_k == cfg.d_model && rec.Q.shape == Shape({B, cfg.heads, T, cfg.d_k}) &&
+    ctx.identity(cfg.heads * cfg.d_k == cfg.d_model && rec.Q.shape == Shape({B, cfg.heads, T, cfg.d_k}) &&
                   out.shape == x.shape,
               "C29", fmt::format("{} = {} × {}; per-head Q is {}, the output {} has x's shape", cfg.d_model, cfg.heads, cfg.d_k,
                                  shape_str(rec.Q.shape), shape_str(out.shape)));
@@ -51,14 +51,22 @@ void run(LessonContext& ctx) {
     ctx.figure("params_8x64", eight.params_total);
     ctx.figure("flops_1x512", one.flops_total);
     ctx.figure("flops_8x64", eight.flops_total);
-    ctx.check(one.params_total == eight.params_total && one.flops_total == eight.flops_total, "C30",
+    ctx.identity(one.params_total == eight.params_total && one.flops_total == eight.flops_total, "C30",
               fmt::format("same parameters ({}) and same FLOPs ({}) for both layouts", one.params_total, g4(one.flops_total)));
-    ctx.check(eight.bytes_score_matrix == 8 * one.bytes_score_matrix, "C30",
+    ctx.identity(eight.bytes_score_matrix == 8 * one.bytes_score_matrix, "C30",
               fmt::format("but 8 heads keep 8 score matrices: {} instead of {}", format_bytes(eight.bytes_score_matrix),
                           format_bytes(one.bytes_score_matrix)));
-    ctx.check(mha.q_proj.num_params() + mha.k_proj.num_params() + mha.v_proj.num_params() + mha.o_proj.num_params() ==
+    ctx.identity(mha.q_proj.num_params() + mha.k_proj.num_params() + mha.v_proj.num_params() + mha.o_proj.num_params() ==
                   eight.params_total,
               "C30", "attention_cost's parameter count matches the layer's own tensors");
+
+    ctx.source_error("C29", "Split d_model into h heads (512 = 8 × 64)",
+                     fmt::format("is right, but the first article's table of the split gives the score matrices as "
+                                 "[seq, 512, 512] for one head and 8 × [seq, 64, 64] for eight, as if scores "
+                                 "were [Dk, Dk]. Scores compare queries with keys, so they are [T, T] in both "
+                                 "layouts: the 512-wide layer above made scores of shape {} ([B, H, T, T] with "
+                                 "T = {}), and Dk never appears in their shape.",
+                                 shape_str(rec.attn.scores_raw.shape), T));
 
     ctx.section("Merging heads: transpose before reshape");
     ctx.para("Heads come out as [B, H, T, Dv]. To concatenate them per token we need [B, T, H·Dv]: first "
@@ -89,12 +97,12 @@ void run(LessonContext& ctx) {
         txt += fmt::format("\n  {}     [{}]     [{}]", tt, fmt::join(a, " "), fmt::join(b, " "));
     }
     ctx.code(txt);
-    ctx.check(right_ok && wrong_mixes, "C31",
+    ctx.identity(right_ok && wrong_mixes, "C31",
               "the right merge keeps each row to one token (tens digit = t); reshape alone mixes tokens in a row");
     const double rt = max_abs_diff(split_heads(merge_heads(rec.head_out), cfg.heads), rec.head_out);
-    ctx.check(rt == 0.0, "C31", fmt::format("split_heads undoes merge_heads exactly on the real layer (max diff {})", rt));
+    ctx.identity(rt == 0.0, "C31", fmt::format("split_heads undoes merge_heads exactly on the real layer (max diff {})", rt));
     const Tensor out_wrong = mha.o_proj.forward(merge_heads_wrong(rec.head_out));  // [B, T, D]
-    ctx.shape("out (wrong merge)", out_wrong, "merge_heads_wrong, then W_o");
+    ctx.shape("out, wrong", out_wrong, "merge_heads_wrong, then W_o");
     const double dw = max_abs_diff(out_wrong, out);
     ctx.figure("wrong_merge_output_max_diff", dw);
     ctx.check(dw > 1e-3, "C31",

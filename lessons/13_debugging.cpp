@@ -43,7 +43,7 @@ void run(LessonContext& ctx) {
         err = e.what();
     }
     ctx.code("expect_shape(Q, {B, H, T, Dk}, \"Q after the split\")\n-> ShapeError: " + err);
-    ctx.check(ok_passes && !err.empty(), "C35", "the assertion passes on the split tensor and names the unsplit one");
+    ctx.identity(ok_passes && !err.empty(), "C35", "the assertion passes on the split tensor and names the unsplit one");
 
     ctx.section("bmm refuses what matmul broadcasts");
     ctx.para("torch.bmm takes exactly two 3-D tensors [N, n, k] and [N, k, m]. torch.matmul accepts any "
@@ -75,13 +75,13 @@ void run(LessonContext& ctx) {
         berr = e.what();
     }
     ctx.code("bmm(Q, K[0]ᵀ)\n-> ShapeError: " + berr);
-    ctx.check(!berr.empty(), "C35", "bmm refuses the 2-D operand: the rank bug surfaces at once");
+    ctx.identity(!berr.empty(), "C35", "bmm refuses the 2-D operand: the rank bug surfaces at once");
 
     ctx.section("The initial weight scale");
     ctx.para("When the loss does not move, the source's first suspects are a missing 1/√Dk and weights "
              "initialised too large: big W_q, W_k give big scores, softmax saturates, and lesson 4 showed "
-             "what that does to the gradient. The other extreme, all-zero weights, is worse: every head "
-             "computes the same thing, gets the same gradient, and stays identical forever. Here one layer "
+             "what that does to the gradient. The other extreme, all-zero weights, is worse: the weights get no "
+             "gradient at all, and every head computes the same thing (both measured below). Here one layer "
              "(D = 64, 4 heads of 16, B = 2, T = 10, the same x) under five initialisations:");
     struct Row {
         std::string name;
@@ -137,18 +137,90 @@ void run(LessonContext& ctx) {
     ctx.check(stds[0] > 0.6 && stds[0] < 1.5 && stds[1] > 0.6 && stds[1] < 1.5, "C36",
               fmt::format("Xavier and std 1/√D keep the scaled scores near 1 (std {:.3f}, {:.3f}) and the rows soft", stds[0],
                           stds[1]));
-    ctx.not_supported("C36", fmt::format("the source's recipe \"std ~1/√d_k\" is right only when d_k is the projection's "
-                                         "fan-in. W_q maps D = {} features, so each q entry sums D terms: with std 1/√Dk "
-                                         "= {:.3f} the scaled scores have std {:.2f} and rows are fairly sharp (mean max "
-                                         "weight {:.3f}). The std that keeps them near 1 is 1/√D = {:.3f} (std {:.2f}), "
-                                         "which is what Xavier gives a square layer. \"Smaller than too large\" is the "
-                                         "supported part.",
-                                         D, by_dk, stds[2], maxw[2], by_d, stds[1]));
-    ctx.check(zero_dev < 1e-7 && js_max[4] == 0.0, "C9",
-              fmt::format("all-zero weights: every row uniform (max |w − 1/T| = {}) and every head identical (JS divergence 0)",
-                          e2(zero_dev)));
-    ctx.para("With zeros every head is the same function of x, so every head receives the same gradient and "
-             "the symmetry never breaks: that is why each head's weights must be drawn independently.");
+    // the source's recipe at the usual sizes: d_model 512, 8 heads of 64
+    MhaConfig big;
+    big.d_model = 512;
+    big.heads = 8;
+    big = big.resolved();
+    Rng rb = ctx.rng(139);
+    const Tensor xb = randn({1, 32, big.d_model}, rb);  // [1, T=32, 512]
+    auto scaled_std = [&](float std) {
+        MultiHeadAttention m(big);
+        m.init(InitSpec{InitKind::Normal, std}, rb);
+        ForwardRecord rec;
+        m.forward(xb, Mask::none(), AttentionOptions{}, &rec);
+        double mean = 0, m2 = 0;
+        for (float s2 : rec.attn.scores_scaled.data) mean += s2, m2 += double(s2) * s2;
+        const double n = double(rec.attn.scores_scaled.numel());
+        return std::sqrt(std::max(0.0, (m2 - mean * mean / n) / (n - 1)));
+    };
+    const float big_dk = 1.0f / std::sqrt(float(big.d_k)), big_d = 1.0f / std::sqrt(float(big.d_model));
+    const double sd_dk = scaled_std(big_dk), sd_d = scaled_std(big_d);
+    ctx.shape("x (D = 512)", xb, "[B=1, T=32, D=512], entries N(0, 1)");
+    ctx.figure("d512_h8_score_std_init_inv_sqrt_dk", sd_dk);
+    ctx.figure("d512_h8_score_std_init_inv_sqrt_d", sd_d);
+    ctx.check(sd_dk > 0.7 * double(big.heads) && sd_dk < 1.3 * double(big.heads) && sd_d > 0.7 && sd_d < 1.3, "C36",
+              fmt::format("at d_model {}, {} heads: W std 1/√d_k = {:.3f} gives scaled scores with std {:.2f} "
+                          "(≈ h = {}); std 1/√d_model = {:.3f} gives {:.2f}",
+                          big.d_model, big.heads, big_dk, sd_dk, big.heads, big_d, sd_d));
+    ctx.qualified("C36", fmt::format("corrected. \"Use a smaller std\" for too-large W_q, W_k is right, but "
+                                     "\"~1/√d_k\" is the right size only when d_k is the projection's fan-in. W_q maps "
+                                     "all d_model features, so each q entry sums d_model terms: its variance is "
+                                     "d_model/d_k = h times too large, and so is k's, and the scaled scores' std comes "
+                                     "out ≈ h instead of 1 ({:.2f} at d_model {}, h = {}; {:.2f} at D = {}, h = {} in "
+                                     "the table, with mean max weight {:.3f}). The std that keeps scores near 1 is "
+                                     "1/√d_model ({:.2f} and {:.2f}), which is what Xavier gives a square layer.",
+                                     sd_dk, big.d_model, big.heads, stds[2], D, H, maxw[2], sd_d, stds[1]));
+
+    // C9: all-zero weights, forward and backward (the library's MHA backward)
+    Rng rg = ctx.rng(138);
+    const Tensor dout = randn({B, T, D}, rg);  // [B, T, D]: any upstream gradient dL/d out
+    auto grads = [&](MultiHeadAttention& m) {
+        ForwardRecord rec;
+        m.forward(x, Mask::none(), AttentionOptions{}, &rec);
+        return m.backward(rec, dout, Mask::none(), AttentionOptions{});
+    };
+    auto max_abs = [](const Tensor& t) {
+        double mx = 0;
+        for (float v : t.data) mx = std::max(mx, double(std::fabs(v)));
+        return mx;
+    };
+    MultiHeadAttention mz(cfg.resolved());
+    mz.init(InitSpec{InitKind::Zeros}, rg);
+    const MhaGrads gz = grads(mz);
+    ctx.shape("dout", dout, "an arbitrary upstream gradient dL/d out");
+    ctx.shape("dW_q … dW_o", gz.dW_q, "each [D, D]: MultiHeadAttention::backward");
+    const double gmax = std::max({max_abs(gz.dW_q), max_abs(gz.dW_k), max_abs(gz.dW_v), max_abs(gz.dW_o)});
+    // W_q alone zero, the others Xavier: its gradient is alive and differs per head
+    MultiHeadAttention mq(cfg.resolved());
+    mq.init(InitSpec{InitKind::XavierUniform}, rg);
+    for (auto& w : mq.q_proj.W.data) w = 0.0f;
+    const MhaGrads gq = grads(mq);
+    const double gq_max = max_abs(gq.dW_q);
+    double head_gap = 0;  // largest difference between head 0's and head 1's rows of dW_q
+    for (int64_t r = 0; r < Dk; ++r)
+        for (int64_t c = 0; c < D; ++c)
+            head_gap = std::max(head_gap, double(std::fabs(gq.dW_q.at({r, c}) - gq.dW_q.at({Dk + r, c}))));
+    ctx.figure("zero_init_max_weight_grad", gmax);
+    ctx.figure("zero_wq_only_max_grad", gq_max);
+    ctx.identity(zero_dev < 1e-7 && js_max[4] == 0.0, "C9",
+                 fmt::format("all-zero weights: every row uniform (max |w − 1/T| = {}) and every head identical "
+                             "(JS divergence 0)",
+                             e2(zero_dev)));
+    ctx.identity(gmax == 0.0, "C9",
+                 fmt::format("all-zero W_q, W_k, W_v, W_o: every weight gradient is exactly 0 (largest |entry| {}); "
+                             "only the output bias b_o gets one",
+                             gmax));
+    ctx.check(gq_max > 1e-4 && head_gap > 1e-6, "C9",
+              fmt::format("zero W_q alone is harmless: its gradient reaches {} and differs between heads (by up "
+                          "to {})",
+                          g3(gq_max), g3(head_gap)));
+    ctx.para("That is the source's reason for \"never all zeros\": with every projection zero the output is 0 "
+             "whatever x is, dout·W_o = 0 cuts the gradient to W_q, W_k and W_v, and W_o's own gradient "
+             "doutᵀ·merged is 0 because merged is. Gradient descent never moves a weight. Symmetry is a second "
+             "problem: heads that start identical get identical gradients and stay alike, which is why each head "
+             "is drawn independently. One zero matrix among random ones is no problem: zero W_q makes the first "
+             "scores uniform, but its gradient is alive and differs per head, because W_k differs per head.");
     ctx.unmeasured("C37", "the overfit test (a model that cannot memorise a few dozen random examples has a "
                           "broken attention) needs a training loop; attn has none.");
 }

@@ -84,7 +84,7 @@ void padding_section(LessonContext& ctx, const BertModel& m, const std::vector<s
     ctx.table("padding", t);
     ctx.figure("padding_max_diff_masked", worst);
     ctx.figure("padding_min_diff_unmasked", worst_no);
-    ctx.check(zero_weight, "C23,C26", "every padded key gets exactly 0 weight, in every layer, head and query row");
+    ctx.identity(zero_weight, "C23,C26", "every padded key gets exactly 0 weight, in every layer, head and query row");
     ctx.check(worst <= 1e-5, "C23",
               fmt::format("with the key mask, padded or alone agree on every real token (max diff {} <= 1e-5: only "
                           "float rounding of differently sized matrix products)", e2(worst)));
@@ -183,25 +183,72 @@ void run(LessonContext& ctx) {
     ctx.para("Where does the weight go? Averaged over heads and query tokens, a large share lands on a few tokens "
              "that carry little meaning of their own, above all [CLS]: heads that have nothing to look for "
              "\"park\" their weight there. (The sentence's only punctuation is the ' of \"didn't\".)");
+    // the norm-based view: what key j adds to query i's output in head h is
+    // α_ij · W_o^h v_j^h, so its size is α_ij ‖W_o^h v_j^h‖, not α_ij alone.
+    // Each layer's input comes from the model cut after l layers.
+    BertModel cut = trained;
+    const int64_t Dh = c.hidden / H;
     Table s;
-    s.columns = {"layer", "[CLS] %", "[SEP] %", "punct. %", "one token if uniform, %"};
-    s.formats = {"", "{:.0f}", "{:.0f}", "{:.0f}", "{:.1f}"};
-    int cls_top = 0;
+    s.columns = {"layer", "[CLS] %", "[SEP] %", "punct. %", "uniform %", "[CLS] % by ‖α·f(v)‖", "[SEP] % by ‖α·f(v)‖"};
+    s.formats = {"", "{:.0f}", "{:.0f}", "{:.0f}", "{:.1f}", "{:.0f}", "{:.0f}"};
+    int cls_top = 0, cls_drops = 0;
     int64_t sink_layer = 0, sink_head = 0;
-    double sink_best = -1;
+    double sink_best = -1, cls_w_mean = 0, cls_n_mean = 0, sep_w_mean = 0, sep_n_mean = 0;
+    std::vector<double> cls_norm_share;
     for (int64_t l = 0; l < L; ++l) {
-        const Sinks k = layer_sinks(out.attentions[static_cast<size_t>(l)], 0, enc.tokens);
+        const Tensor& w = out.attentions[static_cast<size_t>(l)];  // [1, H, T, T]
+        const Sinks k = layer_sinks(w, 0, enc.tokens);
         for (int64_t h = 0; h < H; ++h)  // [CLS] is key 0
             if (k.received.at({h, 0}) > sink_best) sink_best = k.received.at({h, 0}), sink_layer = l, sink_head = h;
         cls_top += sink_kind(enc.tokens[k.top]) == SinkKind::Cls ? 1 : 0;
-        s.add({l, 100 * k.cls, 100 * k.sep, 100 * k.punct, 100.0 / static_cast<double>(T)});
+        cut.config.layers = l;
+        const Tensor xin = cut.forward({enc.ids}).hidden;                                      // [1, T, D]: layer l's input
+        const Tensor V = trained.layers[static_cast<size_t>(l)].attention.v_proj.forward(xin);  // [1, T, D]
+        const Tensor& Wo = trained.layers[static_cast<size_t>(l)].attention.o_proj.W;           // [D, H·Dh]
+        std::vector<double> recv(static_cast<size_t>(T), 0.0);
+        for (int64_t h = 0; h < H; ++h)
+            for (int64_t j = 0; j < T; ++j) {
+                double n2 = 0;  // ‖W_o^h v_j^h‖²
+                for (int64_t d = 0; d < c.hidden; ++d) {
+                    double f = 0;
+                    for (int64_t e = 0; e < Dh; ++e) f += double(Wo.at({d, h * Dh + e})) * V.at({0, j, h * Dh + e});
+                    n2 += f * f;
+                }
+                const double n = std::sqrt(n2);
+                for (int64_t i = 0; i < T; ++i) recv[static_cast<size_t>(j)] += double(w.at({0, h, i, j})) * n;
+            }
+        double total = 0, sep_n = 0;
+        for (double r : recv) total += r;
+        for (int64_t j = 0; j < T; ++j)
+            if (sink_kind(enc.tokens[static_cast<size_t>(j)]) == SinkKind::Sep) sep_n += recv[static_cast<size_t>(j)];
+        const double cls_n = recv[0] / total;
+        sep_n /= total;
+        cls_norm_share.push_back(cls_n);
+        cls_drops += cls_n < k.cls ? 1 : 0;
+        cls_w_mean += k.cls / double(L), cls_n_mean += cls_n / double(L);
+        sep_w_mean += k.sep / double(L), sep_n_mean += sep_n / double(L);
+        s.add({l, 100 * k.cls, 100 * k.sep, 100 * k.punct, 100.0 / static_cast<double>(T), 100 * cls_n, 100 * sep_n});
     }
     ctx.table("sinks", s);
     ctx.figure("layers_where_cls_receives_most", cls_top);
+    ctx.figure("cls_share_by_norm", cls_norm_share);
     ctx.check(cls_top >= L / 2, "C34",
               fmt::format("a caveat for reading weights: [CLS] receives more weight than any other token in {} of {} "
                           "layers, though it stands for no word",
                           cls_top, L));
+    ctx.para(fmt::format("A weight says how much of a key's value a query takes, not how much that value adds: a "
+                         "key whose transformed value f(v) = W_o·v is short contributes little however large its "
+                         "weight. The norm-based view (Kobayashi et al., 2020) weighs each weight by ‖f(v)‖. "
+                         "Averaged over layers, [CLS] gets {:.0f}% of the weight but {:.0f}% of the norm-weighted "
+                         "contribution, [SEP] {:.0f}% and {:.0f}%. {}",
+                         100 * cls_w_mean, 100 * cls_n_mean, 100 * sep_w_mean, 100 * sep_n_mean,
+                         cls_n_mean < 0.5 * cls_w_mean
+                             ? "[CLS] receives weight, but its value adds little: the weight parks there rather than "
+                               "fetching information."
+                             : "Here the weight on [CLS] brings its value along."));
+    ctx.check(cls_drops >= L / 2 && cls_n_mean < cls_w_mean, "C34",
+              fmt::format("by ‖α·f(v)‖ the [CLS] sink shrinks in {} of {} layers ({:.0f}% → {:.0f}% on average)",
+                          cls_drops, L, 100 * cls_w_mean, 100 * cls_n_mean));
     ctx.heatmap("sink_head", make_panel(fmt::format("layer {} head {}: {:.0f}% of its weight on [CLS]", sink_layer, sink_head,
                                                     100 * sink_best),
                                         block(out.attentions[static_cast<size_t>(sink_layer)], 0, sink_head).data(), T, T,

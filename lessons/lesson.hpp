@@ -8,9 +8,13 @@
 //   ctx.para("Softmax turns scores into ...");     prose, word-wrapped
 //   ctx.shape("Q", q, "x·W_qᵀ + b_q");            a tensor's shape, for every tensor made
 //   ctx.table("softmax", t);                       an aligned table (numbers stay numbers in --json)
-//   ctx.check(ok, "C12", "...");                   ✓ or ✗, computed from live numbers
-//   ctx.not_supported("C10", "...");               a source claim the numbers do not back
+//   ctx.check(ok, "C12", "...");                   ✓ or ✗: a measured result, computed from live numbers
+//   ctx.identity(ok, "C2", "...");                 ≡ or ✗: an identity (true by construction or a
+//                                                  theorem), shown as a demonstration
+//   ctx.not_supported("C10", "...");               a source claim the numbers contradict
+//   ctx.qualified("C36", "...");                   a claim that holds only with a stated qualification
 //   ctx.unmeasured("C41", "...");                  a claim attn cannot measure, named honestly
+//   ctx.source_error("C29", "...", "...");         an error in the source's own text or code, quoted
 //   ctx.figure("max_weight", 0.953);               a figure for the --json record
 //   ctx.heatmap("w", panel);                       a terminal heatmap (and an SVG panel)
 //
@@ -25,6 +29,7 @@
 #include <cstdint>
 #include <functional>
 #include <ostream>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,12 +42,26 @@
 
 namespace attn::lessons {
 
+// What a check shows; the tour counts the two kinds apart.
+enum class CheckKind {
+    measured,  // an empirical result that could have come out otherwise (a ✓ line)
+    identity,  // true by construction or by a theorem, shown as a demonstration (a ≡ line)
+};
+const char* check_kind_name(CheckKind kind);  // "measured", "identity"
+
 struct RunOptions {
     uint64_t seed = 0;
     bool json = false;       // collect a record, print nothing
     bool color = false;      // ANSI colour in text mode
     bool truecolor = false;
-    int width = 80;          // prose wraps here; heatmaps may use up to 100 columns
+    int width = 80;          // prose wraps here
+    // Tables and heatmaps fit in this many columns (the terminal's width when
+    // the CLI knows it); 0: `width`. A wider table wraps its headers, then
+    // splits into column groups.
+    int table_width = 0;
+    // Print each cited claim's text (claim_text) once per lesson, before the
+    // first check or verdict that cites it (the CLI's --quote).
+    bool quote = false;
     // Called at each section after the first when non-empty (the CLI's --step).
     std::function<void()> pause;
 };
@@ -73,19 +92,35 @@ public:
     void shape(std::string_view name, const Tensor& t, std::string_view how = "");
     void shape(std::string_view name, const Shape& s, std::string_view how = "");
     void table(std::string_view key, const Table& t);
-    // Returns ok. claim: one id or several ("C25,C27").
+    // Returns ok. claim: one id or several ("C25,C27"). check() without a
+    // kind is a measured result; identity() is check(..., CheckKind::identity).
     bool check(bool ok, std::string_view claim, std::string_view text);
+    bool check(bool ok, std::string_view claim, std::string_view text, CheckKind kind);
+    bool identity(bool ok, std::string_view claim, std::string_view text);
+    // Verdicts on a claim of the source. not_supported: the numbers contradict
+    // it. qualified: its direction holds, but only with the qualification or
+    // correction the text states (with numbers). unmeasured: attn cannot measure it.
     void not_supported(std::string_view claim, std::string_view text);
+    void qualified(std::string_view claim, std::string_view text);
     void unmeasured(std::string_view claim, std::string_view text);
+    // An error in the source's own text or code: what it says (quoted, in the
+    // English of the claim summary) and what is wrong with it.
+    void source_error(std::string_view claim, std::string_view quote, std::string_view text);
     void figure(std::string_view key, nlohmann::json value);
     // vmin >= vmax: the colour range of the panel's own values. in_svg: also a
     // panel of the lesson's --svg picture (whose colour scale is weights, 0..1).
     void heatmap(std::string_view key, const HeatmapPanel& panel, double vmin = 0.0, double vmax = 1.0,
                  bool in_svg = true);
 
-    int passed() const { return passed_; }
+    int passed() const { return passed_; }  // measured + identities that held
     int failed() const { return failed_; }
     int unsupported() const { return unsupported_; }
+    int measured() const { return measured_; }        // measured checks that held
+    int identities() const { return identities_; }    // identities shown (and holding)
+    int qualified_count() const { return qualified_; }
+    int unmeasured_count() const { return unmeasured_; }
+    int source_errors() const { return source_errors_; }
+    int table_width() const { return opt_.table_width > 0 ? opt_.table_width : opt_.width; }
     const std::vector<HeatmapPanel>& panels() const { return panels_; }
     nlohmann::json& record() { return record_; }
 
@@ -99,6 +134,11 @@ private:
     bool after_block_ = false;  // last output was prose or a table: a line item starts with a blank line
     void line_item();
     int passed_ = 0, failed_ = 0, unsupported_ = 0;
+    int measured_ = 0, identities_ = 0, qualified_ = 0, unmeasured_ = 0, source_errors_ = 0;
+    void print_table(const Table& t, int avail);
+    std::set<std::string> shown_shapes_;  // shape lines printed so far
+    std::set<std::string> quoted_;        // claim ids whose text --quote printed
+    void quote_claims(std::string_view claims);
     std::vector<HeatmapPanel> panels_;
     nlohmann::json record_;
 };
@@ -128,7 +168,8 @@ struct RegisterLesson {
 };
 
 struct LessonResult {
-    int passed = 0, failed = 0, not_supported = 0;
+    int passed = 0, failed = 0, not_supported = 0;  // passed = measured + identities
+    int measured = 0, identities = 0, qualified = 0, unmeasured = 0, source_errors = 0;
     nlohmann::json record;              // the --json record
     std::vector<HeatmapPanel> panels;   // for --svg
 };
@@ -144,5 +185,8 @@ std::string e2(double x);                 // "1.2e-07"
 std::string list(const std::vector<float>& v, int decimals = 3);   // "[0.047, 0.953]"
 std::string list(const std::vector<double>& v, int decimals = 3);
 std::string claims_text(const std::vector<std::string>& claims);   // "C1–C4" or "C11"
+// The text of source claim "C10" in the English of the claim summary
+// (lessons/claims.cpp); empty for an id it does not know.
+std::string_view claim_text(std::string_view id);
 
 }  // namespace attn::lessons

@@ -243,8 +243,8 @@ TEST_CASE("svg: a document of every element is well-formed, and its text and att
     d.line(1, 2, 3, 4, {.stroke = "#444", .stroke_width = 2, .dash = "6 4"});
     d.polyline({{0, 0}, {1.5, 2}}, {.fill = "none", .stroke = "red"});
     d.circle(5, 6, 3.5, {.fill = "blue"});
-    d.text(10, 20, "x < y", {.font_size = 11, .bold = true, .anchor = "middle"}, -90);
-    d.text(0, 0, std::string("bad \xff byte"));
+    d.text(30, 40, "x < y", {.font_size = 11, .bold = true, .anchor = "middle"}, -90);
+    d.text(40, 60, std::string("bad \xff byte"));
     d.vertical_gradient("heat", {"#000000", "#808080", "#ffffff"});
     d.hatch("zero", "#eeeeee", "#999999");
     const std::string svg = d.str();
@@ -259,8 +259,8 @@ TEST_CASE("svg: a document of every element is well-formed, and its text and att
                    "stroke-dasharray=\"6 4\"/>") != std::string::npos);
     CHECK(svg.find("<polyline points=\"0,0 1.5,2\" fill=\"none\" stroke=\"red\"/>") != std::string::npos);
     CHECK(svg.find("<circle cx=\"5\" cy=\"6\" r=\"3.5\" fill=\"blue\"/>") != std::string::npos);
-    CHECK(svg.find("<text x=\"10\" y=\"20\" font-size=\"11\" font-weight=\"bold\" text-anchor=\"middle\" "
-                   "transform=\"rotate(-90 10 20)\">x &lt; y</text>") != std::string::npos);
+    CHECK(svg.find("<text x=\"30\" y=\"40\" font-size=\"11\" font-weight=\"bold\" text-anchor=\"middle\" "
+                   "transform=\"rotate(-90 30 40)\">x &lt; y</text>") != std::string::npos);
     CHECK(svg.find("bad \xEF\xBF\xBD byte") != std::string::npos);
     CHECK(svg.find("<stop offset=\"0.5\" stop-color=\"#808080\"/>") != std::string::npos);
     CHECK(svg.find("<pattern id=\"zero\"") != std::string::npos);

@@ -1,10 +1,13 @@
 // The SVG writer (see attn/viz/svg.hpp).
 #include "attn/viz/svg.hpp"
 
+#include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
 #include "attn/core/utf8.hpp"
+#include "attn/viz/heatmap.hpp"
 
 namespace attn {
 
@@ -51,15 +54,43 @@ std::string svg_number(double v) {
     return s == "-0" ? "0" : s;
 }
 
-SvgDocument::SvgDocument(double width, double height, std::string_view title) {
-    const std::string w = svg_number(width), h = svg_number(height);
-    body_ = fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" "
-                        "viewBox=\"0 0 {0} {1}\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" "
-                        "font-size=\"12\">\n"
-                        "<title>{2}</title>\n",
-                        w, h, xml_escape(title));
-    rect(0, 0, width, height, {.fill = "white"});
+SvgBox svg_text_extent(double x, double y, std::string_view text, double font_size, bool bold, std::string_view anchor,
+                       double rotate) {
+    const double em = font_size > 0 ? font_size : 12.0;
+    double len = 0;  // in em
+    for (size_t i = 0; i < text.size();) {
+        const size_t start = i;
+        utf8_next(text, i);
+        len += display_width(text.substr(start, i - start)) >= 2 ? 1.0 : (bold ? 0.66 : 0.6);
+    }
+    const double w = len * em;
+    const double left = anchor == "middle" ? -w / 2 : anchor == "end" ? -w : 0.0;
+    // the unrotated box relative to (x, y), then its four corners rotated
+    const double bx[2] = {left, left + w}, by[2] = {-0.8 * em, 0.25 * em};
+    const double pi = std::acos(-1.0), c = std::cos(rotate * pi / 180), s = std::sin(rotate * pi / 180);
+    SvgBox box{1e300, 1e300, -1e300, -1e300};
+    for (double px : bx)
+        for (double py : by) {
+            const double rx = x + px * c - py * s, ry = y + px * s + py * c;
+            box.x0 = std::min(box.x0, rx), box.x1 = std::max(box.x1, rx);
+            box.y0 = std::min(box.y0, ry), box.y1 = std::max(box.y1, ry);
+        }
+    return box;
+}
+
+SvgDocument::SvgDocument(double width, double height, std::string_view title)
+    : title_(title), width_(width), height_(height) {}
+
+SvgBox SvgDocument::canvas() const {
+    SvgBox c{0, 0, width_, height_};
+    if (has_text_) {
+        const double m = 4;  // margin around text that would otherwise touch the edge
+        c.x0 = std::min(c.x0, std::floor(text_box_.x0 - m));
+        c.y0 = std::min(c.y0, std::floor(text_box_.y0 - m));
+        c.x1 = std::max(c.x1, std::ceil(text_box_.x1 + m));
+        c.y1 = std::max(c.y1, std::ceil(text_box_.y1 + m));
+    }
+    return c;
 }
 
 void SvgDocument::rect(double x, double y, double w, double h, const SvgStyle& style, std::string_view tooltip) {
@@ -86,6 +117,11 @@ void SvgDocument::circle(double cx, double cy, double r, const SvgStyle& style) 
 }
 
 void SvgDocument::text(double x, double y, std::string_view text, const SvgStyle& style, double rotate) {
+    const SvgBox e = svg_text_extent(x, y, text, style.font_size, style.bold, style.anchor, rotate);
+    if (!has_text_) text_box_ = e;
+    text_box_ = {std::min(text_box_.x0, e.x0), std::min(text_box_.y0, e.y0), std::max(text_box_.x1, e.x1),
+                 std::max(text_box_.y1, e.y1)};
+    has_text_ = true;
     const std::string sx = svg_number(x), sy = svg_number(y);
     const std::string turn =
         rotate == 0 ? "" : fmt::format(" transform=\"rotate({} {} {})\"", svg_number(rotate), sx, sy);
@@ -109,6 +145,17 @@ void SvgDocument::hatch(std::string_view id, std::string_view background, std::s
                          xml_escape(id), xml_escape(background), xml_escape(line_color));
 }
 
-std::string SvgDocument::str() const { return body_ + "</svg>\n"; }
+std::string SvgDocument::str() const {
+    const SvgBox c = canvas();
+    const std::string x = svg_number(c.x0), y = svg_number(c.y0), w = svg_number(c.x1 - c.x0), h = svg_number(c.y1 - c.y0);
+    return fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{2}\" height=\"{3}\" "
+                       "viewBox=\"{0} {1} {2} {3}\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" "
+                       "font-size=\"12\">\n"
+                       "<title>{4}</title>\n"
+                       "<rect x=\"{0}\" y=\"{1}\" width=\"{2}\" height=\"{3}\" fill=\"white\"/>\n",
+                       x, y, w, h, xml_escape(title_)) +
+           body_ + "</svg>\n";
+}
 
 }  // namespace attn

@@ -5,6 +5,11 @@
 // the order they are drawn. Every number is written one way (svg_number) and
 // every piece of text and every attribute value is XML-escaped, so any label
 // yields well-formed XML.
+//
+// Text never falls off the picture: the document estimates each text's extent
+// (svg_text_extent, a conservative rule) and str() grows the canvas (width,
+// height and viewBox, with the background) to hold every text and the size
+// given at construction.
 #pragma once
 
 #include <string>
@@ -34,6 +39,19 @@ struct SvgStyle {
     std::string anchor{};     // text-anchor: "middle", "end"; empty: start
 };
 
+// A box in user units: x0 <= x1, y0 <= y1.
+struct SvgBox {
+    double x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+};
+
+// The box a text element covers, estimated conservatively for the document's
+// sans-serif font: 0.6 em per character (0.66 em bold; East Asian wide
+// characters 1 em), 0.8 em above the baseline and 0.25 em below, placed by
+// the anchor ("", "start", "middle", "end") and rotated by `rotate` degrees
+// clockwise about (x, y). font_size 0 is the document's 12.
+SvgBox svg_text_extent(double x, double y, std::string_view text, double font_size = 0, bool bold = false,
+                       std::string_view anchor = "", double rotate = 0);
+
 class SvgDocument {
 public:
     SvgDocument(double width, double height, std::string_view title);
@@ -53,11 +71,16 @@ public:
     // a 6 px tile of `background` crossed by a thin diagonal line of `line_color`.
     void hatch(std::string_view id, std::string_view background, std::string_view line_color);
 
-    // The document, closed.
+    // The document, closed; its canvas is the constructor's size grown to hold every text.
     std::string str() const;
+    // The canvas str() writes: (0, 0, width, height) grown to every text's extent plus a 4-unit margin.
+    SvgBox canvas() const;
 
 private:
-    std::string body_;
+    std::string title_, body_;
+    double width_ = 0, height_ = 0;
+    SvgBox text_box_{};
+    bool has_text_ = false;
 };
 
 }  // namespace attn

@@ -1,0 +1,344 @@
+// Tests of how the tour reads: every line of every lesson fits 80 display
+// columns (East Asian wide characters count 2), checks carry their kind
+// (measured or identity) in text and JSON, and every SVG the program writes
+// holds its texts inside its canvas (the text extents estimated here, by a
+// rule of this file: 0.6 em a character, 0.66 bold, 1 em wide ones).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "attn/core/utf8.hpp"
+#include "attn/io/dump.hpp"
+#include "attn/viz/heatmap.hpp"
+#include "attn/viz/svg.hpp"
+#include "lesson.hpp"
+#include "test_util.hpp"
+
+namespace {
+
+// The lines of `text` wider than `limit` display columns, each with its width.
+std::vector<std::string> wide_lines(const std::string& text, int limit) {
+    std::vector<std::string> bad;
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line))
+        if (attn::display_width(line) > limit) bad.push_back(std::to_string(attn::display_width(line)) + ": " + line);
+    return bad;
+}
+
+std::string text_of(const attn::lessons::Lesson& l, uint64_t seed = 0) {
+    attn::lessons::RunOptions opt;
+    opt.seed = seed;
+    std::ostringstream out;
+    attn::lessons::run_lesson(l, opt, out);
+    return out.str();
+}
+
+}  // namespace
+
+TEST_CASE("display_width counts East Asian wide characters as 2 (the rule the width tests use)") {
+    CHECK(attn::display_width("abc") == 3);
+    CHECK(attn::display_width("√Dk·ᵀ") == 5);
+    CHECK(attn::display_width("软检索") == 6);
+}
+
+TEST_CASE("every lesson's text fits 80 display columns (seeds 0 and 1, the real-heads lesson below)") {
+    for (const auto& lesson : attn::lessons::all_lessons()) {
+        if (lesson.slug == "real-heads") continue;
+        for (uint64_t seed : {0ULL, 1ULL}) {
+            CAPTURE(lesson.slug);
+            CAPTURE(seed);
+            const auto bad = wide_lines(text_of(lesson, seed), 80);
+            std::string shown;
+            for (const auto& b : bad) shown += "\n  " + b;
+            CHECK_MESSAGE(bad.empty(), (std::to_string(bad.size()) + " lines wider than 80 columns:" + shown));
+        }
+    }
+}
+
+TEST_CASE("the real-heads lesson fits 80 columns on the pretrained model (skipped without it)") {
+    if (!attn::test::model_or_skip()) return;
+    const auto* l = attn::lessons::find_lesson("real-heads");
+    REQUIRE(l != nullptr);
+    const auto bad = wide_lines(text_of(*l), 80);
+    std::string shown;
+    for (const auto& b : bad) shown += "\n  " + b;
+    CHECK_MESSAGE(bad.empty(), (std::to_string(bad.size()) + " lines wider than 80 columns:" + shown));
+}
+
+TEST_CASE("a table wider than the page wraps its headers, then splits into column groups") {
+    attn::lessons::Table t;
+    t.columns = {"row", "a rather long first header", "another long header here", "third long header text",
+                 "and a fourth header", "the fifth column"};
+    t.add({"first", 1.5, 2.5, 3.5, 4.5, 5.5});
+    t.add({"second row label", 123456789.0, 2.0, 3.0, 4.0, 5.0});
+    for (int width : {80, 40}) {
+        CAPTURE(width);
+        attn::lessons::RunOptions opt;
+        opt.width = width;
+        std::ostringstream out;
+        attn::lessons::LessonContext ctx(out, opt, 1);
+        ctx.table("wide", t);
+        CHECK(wide_lines(out.str(), width).empty());
+        // every cell is still printed (in some group)
+        for (const char* cell : {"second row label", "1.235e+08", "5.5", "4.5"}) CHECK(out.str().find(cell) != std::string::npos);
+    }
+    // a terminal wider than the prose: tables may use it
+    attn::lessons::RunOptions wide;
+    wide.table_width = 200;
+    std::ostringstream out;
+    attn::lessons::LessonContext ctx(out, wide, 1);
+    ctx.table("wide", t);
+    CHECK(out.str().find("a rather long first header") != std::string::npos);  // one line, not wrapped
+}
+
+TEST_CASE("checks carry their kind: ✓ measured and ≡ identity in text, \"kind\" in JSON, counted apart") {
+    attn::lessons::RunOptions opt;
+    std::ostringstream out;
+    attn::lessons::LessonContext ctx(out, opt, 1);
+    ctx.check(true, "C1", "a measured result");
+    ctx.identity(true, "C2", "an identity");
+    ctx.check(true, "C3", "an identity too", attn::lessons::CheckKind::identity);
+    ctx.qualified("C10", "holds with a caveat (0.5)");
+    ctx.source_error("C29", "a quoted sentence", "what is wrong with it");
+    ctx.unmeasured("C41", "not measurable here");
+    CHECK(ctx.passed() == 3);
+    CHECK(ctx.measured() == 1);
+    CHECK(ctx.identities() == 2);
+    CHECK(ctx.qualified_count() == 1);
+    CHECK(ctx.source_errors() == 1);
+    CHECK(ctx.unmeasured_count() == 1);
+    const std::string s = out.str();
+    CHECK(s.find("\u2713 C1 a measured result") != std::string::npos);
+    CHECK(s.find("\u2261 C2 an identity") != std::string::npos);
+    CHECK(s.find("claim C10 qualified:") != std::string::npos);
+    CHECK(s.find("\u201ca quoted sentence\u201d") != std::string::npos);
+    const auto& checks = ctx.record()["checks"];
+    REQUIRE(checks.size() == 3);
+    CHECK(checks[0]["kind"] == "measured");
+    CHECK(checks[1]["kind"] == "identity");
+    CHECK(checks[2]["kind"] == "identity");
+    CHECK(ctx.record()["qualified"].size() == 1);
+    CHECK(ctx.record()["source_errors"][0]["quote"] == "a quoted sentence");
+}
+
+TEST_CASE("the tour's verdicts: C10 and C36 qualified, C20 not measured, both kinds of check present") {
+    std::set<std::string> qualified, unmeasured, unsupported;
+    int measured = 0, identities = 0, source_errors = 0;
+    for (const auto& lesson : attn::lessons::all_lessons()) {
+        attn::lessons::RunOptions opt;
+        opt.json = true;
+        std::ostringstream sink;
+        const auto r = attn::lessons::run_lesson(lesson, opt, sink);
+        measured += r.measured;
+        identities += r.identities;
+        source_errors += r.source_errors;
+        CHECK(r.measured + r.identities == r.passed);
+        for (const auto& c : r.record["checks"]) CHECK((c["kind"] == "measured" || c["kind"] == "identity"));
+        for (const auto& q : r.record["qualified"]) {
+            qualified.insert(q["claim"].get<std::string>());
+            CHECK(q["text"].get<std::string>().find_first_of("0123456789") != std::string::npos);  // with numbers
+        }
+        for (const auto& u : r.record["unmeasured"]) unmeasured.insert(u["claim"].get<std::string>());
+        for (const auto& n : r.record["not_supported"]) unsupported.insert(n["claim"].get<std::string>());
+    }
+    CHECK(qualified.count("C10") == 1);
+    CHECK(qualified.count("C36") == 1);
+    CHECK(unmeasured.count("C20") == 1);
+    CHECK(unsupported.count("C10") == 0);
+    CHECK(unsupported.count("C20") == 0);
+    CHECK(unsupported.count("C36") == 0);
+    CHECK(measured > 20);
+    CHECK(identities > 30);
+    CHECK(source_errors >= 3);  // C27's smoke-test code, C29's score shapes, C39's log_softmax
+}
+
+// ------------------------------------------------------------------ SVG fit
+
+namespace {
+
+struct Box {
+    double x0, y0, x1, y1;
+};
+
+std::string xml_unescape(std::string s) {
+    const std::pair<const char*, const char*> ents[] = {{"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&apos;", "'"},
+                                                        {"&amp;", "&"}};
+    for (const auto& [e, c] : ents)
+        for (size_t p = s.find(e); p != std::string::npos; p = s.find(e, p + 1)) s.replace(p, std::string(e).size(), c);
+    return s;
+}
+
+double attr(const std::string& tag, const std::string& name, double fallback) {
+    const std::regex re(" " + name + "=\"([-0-9.eE]+)\"");
+    std::smatch m;
+    return std::regex_search(tag, m, re) ? std::stod(m[1].str()) : fallback;
+}
+
+// This file's own estimate of a text element's box (see the header comment).
+Box text_box(const std::string& tag, const std::string& content) {
+    const double x = attr(tag, "x", 0), y = attr(tag, "y", 0), em = attr(tag, "font-size", 12);
+    const bool bold = tag.find("font-weight=\"bold\"") != std::string::npos;
+    std::string anchor;
+    if (tag.find("text-anchor=\"middle\"") != std::string::npos) anchor = "middle";
+    if (tag.find("text-anchor=\"end\"") != std::string::npos) anchor = "end";
+    double rot = 0;
+    std::smatch m;
+    if (std::regex_search(tag, m, std::regex("rotate\\(([-0-9.]+)"))) rot = std::stod(m[1].str());
+    const std::string text = xml_unescape(content);
+    double len = 0;
+    for (size_t i = 0; i < text.size();) {
+        const size_t s = i;
+        attn::utf8_next(text, i);
+        len += attn::display_width(text.substr(s, i - s)) >= 2 ? 1.0 : bold ? 0.66 : 0.6;
+    }
+    const double w = len * em, left = anchor == "middle" ? -w / 2 : anchor == "end" ? -w : 0;
+    const double pi = std::acos(-1.0), c = std::cos(rot * pi / 180), sn = std::sin(rot * pi / 180);
+    Box b{1e300, 1e300, -1e300, -1e300};
+    for (double px : {left, left + w})
+        for (double py : {-0.8 * em, 0.25 * em}) {
+            const double rx = x + px * c - py * sn, ry = y + px * sn + py * c;
+            b = {std::min(b.x0, rx), std::min(b.y0, ry), std::max(b.x1, rx), std::max(b.y1, ry)};
+        }
+    return b;
+}
+
+// Every text element of an SVG document lies inside its viewBox; returns the offenders.
+std::vector<std::string> texts_outside(const std::string& svg, int* count) {
+    std::smatch m;
+    REQUIRE(std::regex_search(svg, m, std::regex("viewBox=\"([-0-9.]+) ([-0-9.]+) ([-0-9.]+) ([-0-9.]+)\"")));
+    const double vx = std::stod(m[1].str()), vy = std::stod(m[2].str());
+    const double vw = std::stod(m[3].str()), vh = std::stod(m[4].str());
+    std::vector<std::string> bad;
+    const std::regex text_re("<text([^>]*)>([^<]*)</text>");
+    *count = 0;
+    for (auto it = std::sregex_iterator(svg.begin(), svg.end(), text_re); it != std::sregex_iterator(); ++it) {
+        ++*count;
+        const Box b = text_box((*it)[1].str(), (*it)[2].str());
+        const double eps = 0.5;
+        if (b.x0 < vx - eps || b.y0 < vy - eps || b.x1 > vx + vw + eps || b.y1 > vy + vh + eps)
+            bad.push_back(fmt::format("\"{}\" spans x {:.0f}..{:.0f}, y {:.0f}..{:.0f}; canvas x {:.0f}..{:.0f}, y {:.0f}..{:.0f}",
+                                      (*it)[2].str(), b.x0, b.x1, b.y0, b.y1, vx, vx + vw, vy, vy + vh));
+    }
+    return bad;
+}
+
+void check_svg_file(const std::string& what, const std::string& path) {
+    CAPTURE(what);
+    REQUIRE(std::filesystem::exists(path));
+    const std::string svg = attn::read_file(path);
+    int n = 0;
+    const auto bad = texts_outside(svg, &n);
+    CHECK(n > 0);
+    std::string shown;
+    for (const auto& b : bad) shown += "\n  " + b;
+    CHECK_MESSAGE(bad.empty(), (std::to_string(bad.size()) + " texts outside the canvas:" + shown));
+}
+
+}  // namespace
+
+TEST_CASE("svg: the canvas grows to hold a title wider than the size asked for") {
+    attn::SvgDocument d(100, 50, "t");
+    d.text(50, 20, "a title much wider than one hundred units", {.font_size = 16, .bold = true, .anchor = "middle"});
+    d.text(10, 45, "rotated label", {}, -90);
+    const attn::SvgBox c = d.canvas();
+    const attn::SvgBox e = attn::svg_text_extent(50, 20, "a title much wider than one hundred units", 16, true, "middle");
+    CHECK(c.x0 <= e.x0);
+    CHECK(c.x1 >= e.x1);
+    CHECK(c.x0 < 0);  // it grew to the left, where the centred title spills
+    int n = 0;
+    CHECK(texts_outside(d.str(), &n).empty());
+    CHECK(n == 2);
+    // a document whose texts fit keeps its size
+    attn::SvgDocument small(200, 100, "t");
+    small.text(20, 30, "fits");
+    CHECK(small.str().find("viewBox=\"0 0 200 100\"") != std::string::npos);
+}
+
+TEST_CASE("CLI: every SVG attn writes holds its title, labels and legend") {
+    const std::string dir = "/tmp/attn-test-svgfit-" + std::to_string(getpid());
+    std::filesystem::create_directories(dir);
+    auto run = [&](const std::string& args) {
+        const auto p = attn::test::run_shell(std::string("'") + ATTN_BINARY + "' " + args + " > /dev/null 2>&1");
+        CHECK_MESSAGE(p.code == 0, args);
+    };
+    run("variance --svg " + dir + "/variance.svg");
+    check_svg_file("attn variance --svg", dir + "/variance.svg");
+    for (const auto& l : attn::lessons::all_lessons()) {
+        if (!l.heatmaps || l.slug == "real-heads") continue;  // real-heads: the model, below
+        const std::string f = dir + "/lesson" + std::to_string(l.number) + ".svg";
+        run("lesson " + std::to_string(l.number) + " --svg " + f);
+        check_svg_file("attn lesson " + l.slug + " --svg", f);
+    }
+    run("forward --heads 2 --mask pad:6,4 --dump " + dir + "/out.json");
+    run("view " + dir + "/out.json --svg " + dir + "/view.svg");
+    check_svg_file("attn view --svg", dir + "/view.svg");
+    run("train --task copy --steps 20 --svg " + dir + "/train.svg");
+    check_svg_file("attn train --svg", dir + "/train.svg");
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("CLI: the real-heads lesson's SVG holds its labels (skipped without the model)") {
+    if (!attn::test::model_or_skip()) return;
+    const std::string f = "/tmp/attn-test-svgfit-15-" + std::to_string(getpid()) + ".svg";
+    const auto p = attn::test::run_shell(std::string("'") + ATTN_BINARY + "' lesson real-heads --svg " + f + " > /dev/null 2>&1");
+    CHECK(p.code == 0);
+    check_svg_file("attn lesson real-heads --svg", f);
+    std::filesystem::remove(f);
+}
+
+TEST_CASE("CLI: attn lessons and the tour's framing (introduction, summary) fit 80 columns") {
+    const auto list = attn::test::run_shell(std::string("'") + ATTN_BINARY + "' lessons");
+    CHECK(list.code == 0);
+    CHECK(wide_lines(list.out, 80).empty());
+    for (const auto& l : attn::lessons::all_lessons()) CHECK(list.out.find(l.slug) != std::string::npos);
+    // the last lesson only (the framing is the same whatever runs); real-heads without
+    // the model runs its short fallback
+    const int last = attn::lessons::all_lessons().back().number;
+    const auto tour = attn::test::run_shell(std::string("'") + ATTN_BINARY + "' tour --from " + std::to_string(last));
+    CHECK(tour.code == 0);
+    const auto bad = wide_lines(tour.out, 80);
+    std::string shown;
+    for (const auto& b : bad) shown += "\n  " + b;
+    CHECK_MESSAGE(bad.empty(), (std::to_string(bad.size()) + " lines wider than 80 columns:" + shown));
+    CHECK(tour.out.find("Tour done: 1 lessons;") == std::string::npos);  // counts, not a template
+    CHECK(tour.out.find(" measured, ") != std::string::npos);
+    CHECK(tour.out.find(" identit") != std::string::npos);
+}
+
+TEST_CASE("--quote: every claim a lesson cites has its text, printed once beside the first check on it") {
+    for (const auto& l : attn::lessons::all_lessons()) {
+        CAPTURE(l.slug);
+        for (const auto& c : l.claims) CHECK_FALSE(attn::lessons::claim_text(c).empty());
+    }
+    CHECK(attn::lessons::claim_text("C0").empty());
+    CHECK(attn::lessons::claim_text("C999").empty());
+    CHECK(attn::lessons::claim_text("X1").empty());
+    CHECK(attn::lessons::claim_text("C10").find("64") != std::string_view::npos);
+    const auto* l = attn::lessons::find_lesson("why-sqrt-dk");
+    REQUIRE(l != nullptr);
+    attn::lessons::RunOptions opt;
+    opt.quote = true;
+    std::ostringstream out;
+    const auto r = attn::lessons::run_lesson(*l, opt, out);
+    CHECK(r.failed == 0);
+    const std::string s = out.str();
+    size_t n = 0;
+    for (size_t p = s.find("C10 says \u201c"); p != std::string::npos; p = s.find("C10 says \u201c", p + 1)) ++n;
+    CHECK(n == 1);
+    CHECK(s.find("C14 says \u201c") < s.find("\u2713 C14"));
+    CHECK(wide_lines(s, 80).empty());
+    // without --quote nothing is quoted
+    CHECK(text_of(*l).find(" says \u201c") == std::string::npos);
+}

@@ -1,4 +1,5 @@
-// The fast ops (attn/train/fast_ops.hpp): Eigen GEMMs on fixed-size pieces.
+// The fast ops (attn/train/fast_ops.hpp): GEMMs on fixed-size pieces, through the register-tile
+// kernels of gemm_kernel.hpp for float where the CPU has AVX-512 or AVX2, else Eigen.
 #include "attn/train/fast_ops.hpp"
 
 #include <Eigen/Dense>
@@ -73,6 +74,97 @@ detail::GemmArgs gemm_args(int64_t M, int64_t Nc, int64_t K, const float* A, int
     g.bias = bias;
     g.accumulate = accumulate;
     return g;
+}
+
+// Sums with kLanes independent partial sums (lane l takes elements l, l + kLanes, ...),
+// then combined pairwise in a fixed order: the compiler keeps the lanes in one vector
+// register instead of a chain of n dependent adds, and the result depends only on n.
+constexpr int64_t kLanes = 16;
+template <class S>
+S reduce_lanes(S* p) {
+    for (int64_t w = kLanes / 2; w > 0; w /= 2)
+        for (int64_t l = 0; l < w; ++l) p[l] += p[l + w];
+    return p[0];
+}
+template <class S>
+S sum_lanes(const S* x, int64_t n) {
+    S p[kLanes] = {};
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes)
+        for (int64_t l = 0; l < kLanes; ++l) p[l] += x[i + l];
+    for (int64_t l = 0; i + l < n; ++l) p[l] += x[i + l];
+    return reduce_lanes(p);
+}
+template <class S>
+S dot_lanes(const S* x, const S* y, int64_t n) {
+    S p[kLanes] = {};
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes)
+        for (int64_t l = 0; l < kLanes; ++l) p[l] += x[i + l] * y[i + l];
+    for (int64_t l = 0; i + l < n; ++l) p[l] += x[i + l] * y[i + l];
+    return reduce_lanes(p);
+}
+
+// LayerNorm of rows [0, N) as ops.cpp computes it, its row sums by lanes.
+template <class S>
+void layernorm_forward_rows(S* out, S* mean, S* rstd, const S* inp, const S* w, const S* b, int64_t N, int64_t D) {
+    const S eps = static_cast<S>(1e-5);
+    for (int64_t n = 0; n < N; ++n) {
+        const S* x = inp + n * D;
+        const S m = sum_lanes(x, D) / static_cast<S>(D);
+        S p[kLanes] = {};
+        int64_t i = 0;
+        for (; i + kLanes <= D; i += kLanes)
+            for (int64_t l = 0; l < kLanes; ++l) p[l] += (x[i + l] - m) * (x[i + l] - m);
+        for (int64_t l = 0; i + l < D; ++l) p[l] += (x[i + l] - m) * (x[i + l] - m);
+        const S var = reduce_lanes(p) / static_cast<S>(D);
+        const S r = S(1) / std::sqrt(var + eps);
+        S* o = out + n * D;
+        for (int64_t j = 0; j < D; ++j) o[j] = (x[j] - m) * r * w[j] + b[j];
+        mean[n] = m;
+        rstd[n] = r;
+    }
+}
+
+// One row's dx, dw, db updates; the buffers never overlap (restrict parameters let the
+// compiler vectorise the three updates).
+template <class S>
+void layernorm_backward_update(S* __restrict dx, S* __restrict dw, S* __restrict db, const S* __restrict x,
+                               const S* __restrict g_out, const S* __restrict w, S m, S r, S g_mean, S gx_mean,
+                               int64_t D) {
+    for (int64_t j = 0; j < D; ++j) {
+        const S xhat = (x[j] - m) * r;
+        const S g = g_out[j] * w[j];
+        dx[j] += r * (g - g_mean - xhat * gx_mean);
+        dw[j] += g_out[j] * xhat;
+        db[j] += g_out[j];
+    }
+}
+
+template <class S>
+void layernorm_backward_rows(S* dinp, S* dw, S* db, const S* dout, const S* inp, const S* w, const S* mean,
+                             const S* rstd, int64_t N, int64_t D) {
+    for (int64_t n = 0; n < N; ++n) {
+        const S* x = inp + n * D;
+        const S* g_out = dout + n * D;
+        const S m = mean[n], r = rstd[n];
+        // mean(g) and mean(g * xhat), g = dout * w
+        S pg[kLanes] = {}, pgx[kLanes] = {};
+        int64_t i = 0;
+        for (; i + kLanes <= D; i += kLanes)
+            for (int64_t l = 0; l < kLanes; ++l) {
+                const S g = g_out[i + l] * w[i + l];
+                pg[l] += g;
+                pgx[l] += g * ((x[i + l] - m) * r);
+            }
+        for (int64_t l = 0; i + l < D; ++l) {
+            const S g = g_out[i + l] * w[i + l];
+            pg[l] += g;
+            pgx[l] += g * ((x[i + l] - m) * r);
+        }
+        const S g_mean = reduce_lanes(pg) / static_cast<S>(D), gx_mean = reduce_lanes(pgx) / static_cast<S>(D);
+        layernorm_backward_update(dinp + n * D, dw, db, x, g_out, w, m, r, g_mean, gx_mean, D);
+    }
 }
 }  // namespace
 
@@ -167,7 +259,7 @@ void layernorm_forward_fast(S* out, S* mean, S* rstd, const S* inp, const S* w, 
                             int threads) {
     detail::pool_for(chunks(N, kRowChunk), threads, [&](int64_t ci, int) {
         const int64_t r0 = ci * kRowChunk, rows = std::min(kRowChunk, N - r0);
-        layernorm_forward(out + r0 * D, mean + r0, rstd + r0, inp + r0 * D, w, b, rows, D);
+        layernorm_forward_rows(out + r0 * D, mean + r0, rstd + r0, inp + r0 * D, w, b, rows, D);
     });
 }
 
@@ -180,7 +272,8 @@ void layernorm_backward_fast(S* dinp, S* dw, S* db, const S* dout, const S* inp,
     detail::pool_for(nc, threads, [&](int64_t ci, int) {
         const int64_t r0 = ci * kRowChunk, rows = std::min(kRowChunk, N - r0);
         S* pw = part.data() + ci * 2 * D;
-        layernorm_backward(dinp + r0 * D, pw, pw + D, dout + r0 * D, inp + r0 * D, w, mean + r0, rstd + r0, rows, D);
+        layernorm_backward_rows(dinp + r0 * D, pw, pw + D, dout + r0 * D, inp + r0 * D, w, mean + r0, rstd + r0, rows,
+                                D);
     });
     for (int64_t ci = 0; ci < nc; ++ci)
         for (int64_t i = 0; i < D; ++i) {
@@ -358,8 +451,7 @@ void attention_backward_fast(S* dq, S* dk, S* dv, const S* dout, const S* q, con
                 for (int64_t i = 0; i < T; ++i) {  // dS = factor * P o (dP - rowsum(P o dP)), in place
                     S* dpi = dp + i * T;
                     const S* pi = P.data() + i * T;
-                    S rs = 0;
-                    for (int64_t j = 0; j < T; ++j) rs += pi[j] * dpi[j];
+                    const S rs = dot_lanes(pi, dpi, T);
                     for (int64_t j = 0; j < T; ++j) dpi[j] = factor * pi[j] * (dpi[j] - rs);
                 }
                 // dQ += dS K; dK += dS^T Q (dS read down its columns)

@@ -1,7 +1,8 @@
 // attn/train/fast_ops.hpp: the fast twins of attn/train/ops.hpp that the model trains with.
 //
 // Same signatures as the reference ops plus a thread count, same "backward adds"
-// rule. Matrix products go through Eigen GEMMs over row-major maps of the buffers;
+// rule. Matrix products go through the float register-tile kernels (see GemmPath below) or
+// Eigen GEMMs over row-major maps of the buffers;
 // loops run on attn/core/parallel.hpp. Determinism: work is cut into pieces whose
 // size never depends on the thread count (kRowChunk rows of activations, kGemmRows rows of a GEMM, kOutChunk
 // output rows of a weight gradient, one (batch, head) pair of attention), and every

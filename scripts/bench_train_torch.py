@@ -21,6 +21,16 @@ sizes; its steps/s counts training steps only (evaluation excluded), batches inc
 
   python3 scripts/bench_train_torch.py                 # install torch if needed, then both
   python3 scripts/bench_train_torch.py --attn build/attn --steps 200 --threads 2
+  python3 scripts/bench_train_torch.py --cpu-time    # CPU-seconds per step (a loaded machine)
+
+--cpu-time counts CPU time instead of wall time, for a machine shared with other work, where
+wall-clock rates mostly measure the other work: torch's timed rounds by time.process_time
+(every thread of the process; OMP_WAIT_POLICY=PASSIVE is set so idle OpenMP threads sleep
+instead of spinning), attn's whole `attn train` run by the child's rusage (user + system),
+divided by its steps (start-up and warmup included, so attn's figure is slightly pessimistic).
+Both are reported as CPU-milliseconds per step; on dedicated cores the wall time of a step is
+at least its CPU time divided by the threads. With --json the steps_per_s fields are then steps
+per CPU-second.
 """
 import argparse
 import json
@@ -61,6 +71,7 @@ def parse_args():
     p.add_argument("--venv", default=os.path.join(os.path.expanduser("~"), ".cache", "attn", "venv-torch"))
     p.add_argument("--torch-only", action="store_true", help="time PyTorch only")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--cpu-time", action="store_true", help="count CPU time instead of wall time (a shared machine)")
     return p.parse_args()
 
 
@@ -156,12 +167,13 @@ def time_torch(args):
 
     for _ in range(args.warmup):
         step()
+    clock = time.process_time if args.cpu_time else time.perf_counter
     rates = []
     for _ in range(args.rounds):
-        t0 = time.perf_counter()
+        t0 = clock()
         for _ in range(args.steps):
             step()
-        rates.append(args.steps / (time.perf_counter() - t0))
+        rates.append(args.steps / (clock() - t0))
     return {"steps_per_s": statistics.median(rates), "rounds": rates, "version": torch.__version__,
             "threads": torch.get_num_threads(), "parameters": sum(p.numel() for p in model.parameters())}
 
@@ -179,16 +191,25 @@ def time_attn(args):
            "--symbols", str(args.symbols), "--threads", str(args.threads), "--lr", "1e-3", "--clip", "1",
            "--steps", str(args.warmup + args.steps * args.rounds), "--eval-every", "0", "--eval-batches", "1",
            "--quiet", "--json", "-"]
+    import resource
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     j = json.loads(out)
-    return {"steps_per_s": j["result"]["steps_per_s"], "parameters": j["model"]["parameters"], "command": " ".join(cmd)}
+    res = {"steps_per_s": j["result"]["steps_per_s"], "parameters": j["model"]["parameters"], "command": " ".join(cmd)}
+    if args.cpu_time:  # every step of the run, warmup included, over the child's CPU time
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        res["steps_per_s"] = (args.warmup + args.steps * args.rounds) / cpu
+    return res
 
 
 def main():
     args = parse_args()
+    if args.cpu_time:
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # read when torch starts OpenMP
     ensure_torch(args)
     t = time_torch(args)
-    res = {"config": {k: getattr(args, k) for k in ("layers", "d_model", "heads", "seq", "batch", "threads")},
+    res = {"config": {k: getattr(args, k) for k in ("layers", "d_model", "heads", "seq", "batch", "threads", "cpu_time")},
            "torch": t}
     if not args.torch_only:
         a = time_attn(args)
@@ -198,6 +219,16 @@ def main():
         print(json.dumps(res, indent=2))
         return
     c = res["config"]
+    if args.cpu_time:
+        ms = lambda r: 1000.0 / r
+        print(f"recall, {c['layers']} layers, d_model {c['d_model']}, {c['heads']} heads, T {c['seq']}, batch {c['batch']}, "
+              f"AdamW, {c['threads']} threads; CPU-milliseconds per step (all threads)")
+        print(f"  torch {t['version']:<12} {ms(t['steps_per_s']):8.1f} CPU-ms/step  (rounds "
+              + ", ".join(f"{ms(r):.1f}" for r in t["rounds"]) + ")")
+        if "attn" in res:
+            print(f"  attn               {ms(res['attn']['steps_per_s']):8.1f} CPU-ms/step")
+            print(f"  torch / attn CPU time per step: {res['ratio']:.2f}x")
+        return
     print(f"recall, {c['layers']} layers, d_model {c['d_model']}, {c['heads']} heads, T {c['seq']}, batch {c['batch']}, "
           f"AdamW, {c['threads']} threads")
     print(f"  torch {t['version']:<12} {t['steps_per_s']:8.1f} steps/s  ({t['parameters']} parameters; rounds "

@@ -403,3 +403,157 @@ TEST_CASE("train ops: the fast ops match the reference ops element by element (d
             }
     }
 }
+
+// The float32 GEMM paths (fast_ops.hpp: GemmPath) on every path this CPU has, against the
+// reference ops run in double on the same float inputs. A float dot product of K terms
+// summed with fused multiply-adds is within K * u * sum|terms| of the exact value (u =
+// 2^-24, the unit roundoff; Higham's gamma_K bound), so the linear ops are checked against
+// 2 * K * u * sum|terms| + 1e-30 per element, the sum of |terms| computed in double by the
+// reference ops on |x|, |W|. Attention (softmax between two products of <= 9 terms, inputs
+// of order 1) is checked at 1e-5 relative + 1e-5 absolute, about 100 ulps. Each path is
+// also bit-identical at 1 and 3 threads, with N not a multiple of any piece or tile.
+namespace {
+using FVec = std::vector<float>;
+FVec to_float(const Vec& v) { return FVec(v.begin(), v.end()); }
+Vec to_double(const FVec& v) { return Vec(v.begin(), v.end()); }
+Vec absv(const Vec& v) {
+    Vec a(v);
+    for (auto& x : a) x = std::fabs(x);
+    return a;
+}
+void check_bound(const std::string& what, const FVec& got, const Vec& ref, const Vec& abs_sum, double K) {
+    REQUIRE(got.size() == ref.size());
+    const double u = std::ldexp(1.0, -24);
+    int bad = 0;
+    double worst = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+        const double err = std::fabs(double(got[i]) - ref[i]);
+        if (err > 2 * K * u * abs_sum[i] + 1e-30) ++bad;
+        worst = std::max(worst, err / (abs_sum[i] + 1e-30));
+    }
+    INFO(what << ": " << bad << " elements off the bound, worst |err| / sum|terms| = " << worst);
+    CHECK(bad == 0);
+}
+void check_float(const std::string& what, const FVec& got, const Vec& ref, double tol) {
+    REQUIRE(got.size() == ref.size());
+    int bad = 0;
+    double worst = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+        const double err = std::fabs(double(got[i]) - ref[i]);
+        if (err > tol + tol * std::fabs(ref[i])) ++bad;
+        worst = std::max(worst, err);
+    }
+    INFO(what << ": " << bad << " elements off, worst " << worst);
+    CHECK(bad == 0);
+}
+}  // namespace
+
+TEST_CASE("train ops: every float GEMM path matches the reference ops element by element, at any thread count") {
+    const tr::GemmPath before = tr::gemm_path();
+    int tested = 0;
+    for (tr::GemmPath path : {tr::GemmPath::Eigen, tr::GemmPath::Avx2, tr::GemmPath::Avx512}) {
+        if (!tr::gemm_path_available(path)) continue;
+        tr::set_gemm_path(path);
+        REQUIRE(tr::gemm_path() == path);
+        ++tested;
+        CAPTURE(tr::gemm_path_name(path));
+        // linear: C = 70, OC = 37 and 64 (a partial and a whole vector block), N = 1, 263
+        for (int64_t OC : {37, 64})
+            for (int64_t N : {1, 263}) {
+                const int64_t C = 70;
+                CAPTURE(OC);
+                CAPTURE(N);
+                const FVec x = to_float(randv(N * C, 50)), W = to_float(randv(OC * C, 51)), b = to_float(randv(OC, 52)),
+                           dout = to_float(randv(N * OC, 53));
+                const Vec xd = to_double(x), Wd = to_double(W), bd = to_double(b), dd = to_double(dout);
+                Vec ref(N * OC), mag(N * OC);
+                tr::matmul_forward(ref.data(), xd.data(), Wd.data(), bd.data(), N, C, OC);
+                tr::matmul_forward(mag.data(), absv(xd).data(), absv(Wd).data(), absv(bd).data(), N, C, OC);
+                FVec o1(N * OC), o3(N * OC);
+                tr::matmul_forward_fast(o1.data(), x.data(), W.data(), b.data(), N, C, OC, 1);
+                tr::matmul_forward_fast(o3.data(), x.data(), W.data(), b.data(), N, C, OC, 3);
+                check_bound("linear out", o1, ref, mag, double(C + 1));
+                CHECK(o1 == o3);
+                // backward, adding into nonzero gradients
+                Vec dx(x.size(), 0.5), dW(W.size(), 0.25), db(OC, 0.125), mx = dx, mW = dW, mb = db;
+                tr::matmul_backward(dx.data(), dW.data(), db.data(), dd.data(), xd.data(), Wd.data(), N, C, OC);
+                tr::matmul_backward(mx.data(), mW.data(), mb.data(), absv(dd).data(), absv(xd).data(), absv(Wd).data(), N,
+                                    C, OC);
+                FVec dx1(x.size(), 0.5f), dW1(W.size(), 0.25f), db1(OC, 0.125f), dx3 = dx1, dW3 = dW1, db3 = db1;
+                tr::matmul_backward_fast(dx1.data(), dW1.data(), db1.data(), dout.data(), x.data(), W.data(), N, C, OC, 1);
+                tr::matmul_backward_fast(dx3.data(), dW3.data(), db3.data(), dout.data(), x.data(), W.data(), N, C, OC, 3);
+                check_bound("linear dx", dx1, dx, mx, double(OC + 1));
+                check_bound("linear dW", dW1, dW, mW, double(N + 1));
+                check_bound("linear db", db1, db, mb, double(N + 1));
+                CHECK(dx1 == dx3);
+                CHECK(dW1 == dW3);
+                CHECK(db1 == db3);
+            }
+        // attention, packed and through the fused q|k|v row strides the model uses
+        for (bool causal : {false, true})
+            for (float p : {0.0f, 0.2f})
+                for (bool fused : {false, true}) {
+                    CAPTURE(causal);
+                    CAPTURE(p);
+                    CAPTURE(fused);
+                    const int64_t B = 2, T = 19, H = 3, Dk = 4, Dv = 5, N = B * T, QK = H * Dk, VV = H * Dv;
+                    const int64_t LD = fused ? 2 * QK + VV : 0;  // 0: packed
+                    const FVec buf = to_float(randv(N * (2 * QK + VV), 54));
+                    // packed copies for the reference
+                    FVec qf(N * QK), kf(N * QK), vf(N * VV);
+                    for (int64_t n = 0; n < N; ++n) {
+                        for (int64_t j = 0; j < QK; ++j) {
+                            qf[size_t(n * QK + j)] = buf[size_t(n * (2 * QK + VV) + j)];
+                            kf[size_t(n * QK + j)] = buf[size_t(n * (2 * QK + VV) + QK + j)];
+                        }
+                        for (int64_t j = 0; j < VV; ++j) vf[size_t(n * VV + j)] = buf[size_t(n * (2 * QK + VV) + 2 * QK + j)];
+                    }
+                    const float* q = fused ? buf.data() : qf.data();
+                    const float* k = fused ? buf.data() + QK : kf.data();
+                    const float* v = fused ? buf.data() + 2 * QK : vf.data();
+                    const FVec dout = to_float(randv(N * VV, 55));
+                    const Vec qd = to_double(qf), kd = to_double(kf), vd = to_double(vf), dd = to_double(dout);
+                    Vec o(N * VV), a(B * H * T * T);
+                    tr::attention_forward(o.data(), a.data(), qd.data(), kd.data(), vd.data(), B, T, H, Dk, Dv, 0.5, causal,
+                                          p, 9);
+                    FVec o1(o.size()), a1(a.size()), o3(o.size()), a3(a.size());
+                    tr::attention_forward_fast(o1.data(), a1.data(), q, k, v, B, T, H, Dk, Dv, 0.5f, causal, p, 9, 1, LD, LD);
+                    tr::attention_forward_fast(o3.data(), a3.data(), q, k, v, B, T, H, Dk, Dv, 0.5f, causal, p, 9, 3, LD, LD);
+                    check_float("att weights", a1, a, 1e-5);
+                    check_float("att out", o1, o, 1e-5);
+                    CHECK(a1 == a3);
+                    CHECK(o1 == o3);
+                    Vec dq(qd.size(), 0.0), dk(kd.size(), 0.0), dv(vd.size(), 0.0);
+                    tr::attention_backward(dq.data(), dk.data(), dv.data(), dd.data(), qd.data(), kd.data(), vd.data(),
+                                           to_double(a1).data(), B, T, H, Dk, Dv, 0.5, p, 9);
+                    FVec g1(buf.size(), 0.0f), g3(buf.size(), 0.0f), dq1(qf.size(), 0.0f), dk1(kf.size(), 0.0f),
+                        dv1(vf.size(), 0.0f);
+                    float* gq = fused ? g1.data() : dq1.data();
+                    float* gk = fused ? g1.data() + QK : dk1.data();
+                    float* gv = fused ? g1.data() + 2 * QK : dv1.data();
+                    tr::attention_backward_fast(gq, gk, gv, dout.data(), q, k, v, a1.data(), B, T, H, Dk, Dv, 0.5f, p, 9, 1,
+                                                LD, LD);
+                    if (fused) {  // the same at 3 threads, then unpacked for the comparison
+                        tr::attention_backward_fast(g3.data(), g3.data() + QK, g3.data() + 2 * QK, dout.data(), q, k, v,
+                                                    a1.data(), B, T, H, Dk, Dv, 0.5f, p, 9, 3, LD, LD);
+                        CHECK(g1 == g3);
+                        for (int64_t n = 0; n < N; ++n) {
+                            for (int64_t j = 0; j < QK; ++j) {
+                                dq1[size_t(n * QK + j)] = g1[size_t(n * LD + j)];
+                                dk1[size_t(n * QK + j)] = g1[size_t(n * LD + QK + j)];
+                            }
+                            for (int64_t j = 0; j < VV; ++j) dv1[size_t(n * VV + j)] = g1[size_t(n * LD + 2 * QK + j)];
+                        }
+                    }
+                    check_float("att dq", dq1, dq, 1e-5);
+                    check_float("att dk", dk1, dk, 1e-5);
+                    check_float("att dv", dv1, dv, 1e-5);
+                }
+    }
+    tr::set_gemm_path(before);
+    CHECK(tested >= 1);
+    // the default is the best path this CPU has
+    CHECK(tr::best_gemm_path() == (tr::gemm_path_available(tr::GemmPath::Avx512) ? tr::GemmPath::Avx512
+                                   : tr::gemm_path_available(tr::GemmPath::Avx2) ? tr::GemmPath::Avx2
+                                                                                  : tr::GemmPath::Eigen));
+}

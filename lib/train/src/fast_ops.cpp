@@ -1,15 +1,18 @@
-// The fast ops (attn/train/fast_ops.hpp): Eigen GEMMs on fixed-size pieces.
+// The fast ops (attn/train/fast_ops.hpp): GEMMs on fixed-size pieces, through the register-tile
+// kernels of gemm_kernel.hpp for float where the CPU has AVX-512 or AVX2, else Eigen.
 #include "attn/train/fast_ops.hpp"
 
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "attn/core/attention.hpp"
 #include "attn/core/parallel.hpp"
 #include "attn/train/ops.hpp"
+#include "gemm.hpp"
 #include "pool.hpp"
 
 namespace attn::train {
@@ -29,12 +32,158 @@ template <class S>
 using RowV = Eigen::Matrix<S, 1, Eigen::Dynamic>;
 
 int64_t chunks(int64_t n, int64_t c) { return (n + c - 1) / c; }
+
+// The hand-written kernel for float when the path in use has one (gemm_dispatch.cpp), else
+// null: Eigen then (and always for double).
+template <class S>
+detail::GemmFn kernel_for() {
+    if constexpr (std::is_same_v<S, float>) return detail::float_gemm();
+    else return nullptr;
+}
+
+// Per-thread scratch that lives as long as the thread (the pool's workers persist), so a
+// training step allocates nothing once the first step has sized it.
+template <class S>
+S* scratch_floats(size_t n, int slot) {
+    thread_local std::vector<S> buf[3];
+    auto& b = buf[slot];
+    if (b.size() < n) b.resize(n);
+    return b.data();
+}
+
+// dst (cols, rows) = src (rows, cols)^T, src with row stride lds
+template <class S>
+void transpose(S* dst, const S* src, int64_t rows, int64_t cols, int64_t lds) {
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < cols; ++c) dst[c * rows + r] = src[r * lds + c];
+}
+
+detail::GemmArgs gemm_args(int64_t M, int64_t Nc, int64_t K, const float* A, int64_t sai, int64_t sak,
+                           const float* B, int64_t ldb, float* C, int64_t ldc, const float* bias, bool accumulate) {
+    detail::GemmArgs g;
+    g.M = M;
+    g.Nc = Nc;
+    g.K = K;
+    g.A = A;
+    g.sai = sai;
+    g.sak = sak;
+    g.B = B;
+    g.ldb = ldb;
+    g.C = C;
+    g.ldc = ldc;
+    g.bias = bias;
+    g.accumulate = accumulate;
+    return g;
+}
+
+// Sums with kLanes independent partial sums (lane l takes elements l, l + kLanes, ...),
+// then combined pairwise in a fixed order: the compiler keeps the lanes in one vector
+// register instead of a chain of n dependent adds, and the result depends only on n.
+constexpr int64_t kLanes = 16;
+template <class S>
+S reduce_lanes(S* p) {
+    for (int64_t w = kLanes / 2; w > 0; w /= 2)
+        for (int64_t l = 0; l < w; ++l) p[l] += p[l + w];
+    return p[0];
+}
+template <class S>
+S sum_lanes(const S* x, int64_t n) {
+    S p[kLanes] = {};
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes)
+        for (int64_t l = 0; l < kLanes; ++l) p[l] += x[i + l];
+    for (int64_t l = 0; i + l < n; ++l) p[l] += x[i + l];
+    return reduce_lanes(p);
+}
+template <class S>
+S dot_lanes(const S* x, const S* y, int64_t n) {
+    S p[kLanes] = {};
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes)
+        for (int64_t l = 0; l < kLanes; ++l) p[l] += x[i + l] * y[i + l];
+    for (int64_t l = 0; i + l < n; ++l) p[l] += x[i + l] * y[i + l];
+    return reduce_lanes(p);
+}
+
+// LayerNorm of rows [0, N) as ops.cpp computes it, its row sums by lanes.
+template <class S>
+void layernorm_forward_rows(S* out, S* mean, S* rstd, const S* inp, const S* w, const S* b, int64_t N, int64_t D) {
+    const S eps = static_cast<S>(1e-5);
+    for (int64_t n = 0; n < N; ++n) {
+        const S* x = inp + n * D;
+        const S m = sum_lanes(x, D) / static_cast<S>(D);
+        S p[kLanes] = {};
+        int64_t i = 0;
+        for (; i + kLanes <= D; i += kLanes)
+            for (int64_t l = 0; l < kLanes; ++l) p[l] += (x[i + l] - m) * (x[i + l] - m);
+        for (int64_t l = 0; i + l < D; ++l) p[l] += (x[i + l] - m) * (x[i + l] - m);
+        const S var = reduce_lanes(p) / static_cast<S>(D);
+        const S r = S(1) / std::sqrt(var + eps);
+        S* o = out + n * D;
+        for (int64_t j = 0; j < D; ++j) o[j] = (x[j] - m) * r * w[j] + b[j];
+        mean[n] = m;
+        rstd[n] = r;
+    }
+}
+
+// One row's dx, dw, db updates; the buffers never overlap (restrict parameters let the
+// compiler vectorise the three updates).
+template <class S>
+void layernorm_backward_update(S* __restrict dx, S* __restrict dw, S* __restrict db, const S* __restrict x,
+                               const S* __restrict g_out, const S* __restrict w, S m, S r, S g_mean, S gx_mean,
+                               int64_t D) {
+    for (int64_t j = 0; j < D; ++j) {
+        const S xhat = (x[j] - m) * r;
+        const S g = g_out[j] * w[j];
+        dx[j] += r * (g - g_mean - xhat * gx_mean);
+        dw[j] += g_out[j] * xhat;
+        db[j] += g_out[j];
+    }
+}
+
+template <class S>
+void layernorm_backward_rows(S* dinp, S* dw, S* db, const S* dout, const S* inp, const S* w, const S* mean,
+                             const S* rstd, int64_t N, int64_t D) {
+    for (int64_t n = 0; n < N; ++n) {
+        const S* x = inp + n * D;
+        const S* g_out = dout + n * D;
+        const S m = mean[n], r = rstd[n];
+        // mean(g) and mean(g * xhat), g = dout * w
+        S pg[kLanes] = {}, pgx[kLanes] = {};
+        int64_t i = 0;
+        for (; i + kLanes <= D; i += kLanes)
+            for (int64_t l = 0; l < kLanes; ++l) {
+                const S g = g_out[i + l] * w[i + l];
+                pg[l] += g;
+                pgx[l] += g * ((x[i + l] - m) * r);
+            }
+        for (int64_t l = 0; i + l < D; ++l) {
+            const S g = g_out[i + l] * w[i + l];
+            pg[l] += g;
+            pgx[l] += g * ((x[i + l] - m) * r);
+        }
+        const S g_mean = reduce_lanes(pg) / static_cast<S>(D), gx_mean = reduce_lanes(pgx) / static_cast<S>(D);
+        layernorm_backward_update(dinp + n * D, dw, db, x, g_out, w, m, r, g_mean, gx_mean, D);
+    }
+}
 }  // namespace
 
 template <class S>
 void matmul_forward_fast(S* out, const S* inp, const S* W, const S* b, int64_t N, int64_t C, int64_t OC,
                          int threads) {
     // out (N, OC) = inp (N, C) . W^T + b, by kGemmRows rows
+    if constexpr (std::is_same_v<S, float>) {
+        if (const detail::GemmFn gemm = kernel_for<S>()) {
+            // W^T (C, OC) once, so each row tile reads contiguous rows of it
+            S* wt = scratch_floats<S>(static_cast<size_t>(C * OC), 0);
+            transpose(wt, W, OC, C, C);
+            detail::pool_for(chunks(N, kGemmRows), threads, [&](int64_t ci, int) {
+                const int64_t r0 = ci * kGemmRows, rows = std::min(kGemmRows, N - r0);
+                gemm(gemm_args(rows, OC, C, inp + r0 * C, C, 1, wt, OC, out + r0 * OC, OC, b, false));
+            });
+            return;
+        }
+    }
     const MapC<S> w(W, OC, C);
     detail::pool_for(chunks(N, kGemmRows), threads, [&](int64_t ci, int) {
         const int64_t r0 = ci * kGemmRows, rows = std::min(kGemmRows, N - r0);
@@ -53,6 +202,37 @@ void matmul_backward_fast(S* dinp, S* dW, S* db, const S* dout, const S* inp, co
                           int64_t OC, int threads) {
     const int64_t n_row = dinp ? chunks(N, kGemmRows) : 0;
     const int64_t n_out = chunks(OC, kOutChunk);
+    if constexpr (std::is_same_v<S, float>) {
+        if (const detail::GemmFn gemm = kernel_for<S>()) {
+            // items [0, n_out): dW, db by kOutChunk output rows (the longer items first);
+            // items [n_out, n_out + n_row): dinp rows += dout rows . W
+            detail::pool_for(n_row + n_out, threads, [&](int64_t it, int) {
+                if (it >= n_out) {
+                    const int64_t r0 = (it - n_out) * kGemmRows, rows = std::min(kGemmRows, N - r0);
+                    gemm(gemm_args(rows, C, OC, dout + r0 * OC, OC, 1, W, C, dinp + r0 * C, C, nullptr, true));
+                    return;
+                }
+                const int64_t o0 = it * kOutChunk, oc = std::min(kOutChunk, OC - o0);
+                // dW[o0:o0+oc] += dout[:, o0:o0+oc]^T inp, kGradRows tokens per pass: each
+                // element still sums its N terms in ascending n (the partial sum goes
+                // through memory between passes unchanged)
+                for (int64_t n0 = 0; n0 < N; n0 += kGradRows) {
+                    const int64_t nn = std::min(kGradRows, N - n0);
+                    gemm(gemm_args(oc, C, nn, dout + n0 * OC + o0, 1, OC, inp + n0 * C, C, dW + o0 * C, C, nullptr,
+                                   true));
+                }
+                if (db) {
+                    S acc[kOutChunk] = {};
+                    for (int64_t n = 0; n < N; ++n) {
+                        const S* d_n = dout + n * OC + o0;
+                        for (int64_t o = 0; o < oc; ++o) acc[o] += d_n[o];
+                    }
+                    for (int64_t o = 0; o < oc; ++o) db[o0 + o] += acc[o];
+                }
+            });
+            return;
+        }
+    }
     // items [0, n_row): dinp rows += dout rows . W;  items [n_row, n_row + n_out): dW, db by output rows
     detail::pool_for(n_row + n_out, threads, [&](int64_t it, int) {
         if (it < n_row) {
@@ -79,7 +259,7 @@ void layernorm_forward_fast(S* out, S* mean, S* rstd, const S* inp, const S* w, 
                             int threads) {
     detail::pool_for(chunks(N, kRowChunk), threads, [&](int64_t ci, int) {
         const int64_t r0 = ci * kRowChunk, rows = std::min(kRowChunk, N - r0);
-        layernorm_forward(out + r0 * D, mean + r0, rstd + r0, inp + r0 * D, w, b, rows, D);
+        layernorm_forward_rows(out + r0 * D, mean + r0, rstd + r0, inp + r0 * D, w, b, rows, D);
     });
 }
 
@@ -92,7 +272,8 @@ void layernorm_backward_fast(S* dinp, S* dw, S* db, const S* dout, const S* inp,
     detail::pool_for(nc, threads, [&](int64_t ci, int) {
         const int64_t r0 = ci * kRowChunk, rows = std::min(kRowChunk, N - r0);
         S* pw = part.data() + ci * 2 * D;
-        layernorm_backward(dinp + r0 * D, pw, pw + D, dout + r0 * D, inp + r0 * D, w, mean + r0, rstd + r0, rows, D);
+        layernorm_backward_rows(dinp + r0 * D, pw, pw + D, dout + r0 * D, inp + r0 * D, w, mean + r0, rstd + r0, rows,
+                                D);
     });
     for (int64_t ci = 0; ci < nc; ++ci)
         for (int64_t i = 0; i < D; ++i) {
@@ -170,15 +351,26 @@ void attention_forward_fast(S* out, S* att, const S* q, const S* k, const S* v, 
                             int64_t Dk, int64_t Dv, S factor, bool causal, float p, uint64_t seed, int threads,
                             int64_t ld_qk, int64_t ld_v) {
     const int64_t QS = ld_qk ? ld_qk : H * Dk, VS = ld_v ? ld_v : H * Dv, OS = H * Dv;
-    std::vector<std::vector<S>> scratch(static_cast<size_t>(resolve_threads(threads)));
+    const detail::GemmFn gemm = kernel_for<S>();
+    std::vector<std::vector<S>> scratch(gemm ? 0 : static_cast<size_t>(resolve_threads(threads)));
     detail::pool_for(B * H, threads, [&](int64_t bh, int tid) {
         const int64_t b = bh / H, h = bh % H;
         const MapCS<S> Q(q + b * T * QS + h * Dk, T, Dk, Eigen::OuterStride<>(QS));
         const MapCS<S> K(k + b * T * QS + h * Dk, T, Dk, Eigen::OuterStride<>(QS));
         const MapCS<S> Vh(v + b * T * VS + h * Dv, T, Dv, Eigen::OuterStride<>(VS));
         MapM<S> P(att + bh * T * T, T, T);
-        // pass 1: scaled scores (T, T)
-        P.noalias() = Q * K.transpose();
+        if constexpr (std::is_same_v<S, float>) {
+            if (gemm) {  // scores = Q K^T through K^T (Dk, T) in per-thread scratch
+                S* kt = scratch_floats<S>(static_cast<size_t>(Dk * T), 1);
+                transpose(kt, K.data(), T, Dk, QS);
+                gemm(gemm_args(T, T, Dk, Q.data(), QS, 1, kt, T, P.data(), T, nullptr, false));
+            } else {
+                P.noalias() = Q * K.transpose();
+            }
+        } else {
+            P.noalias() = Q * K.transpose();
+        }
+        // pass 1 (above): unscaled scores (T, T)
         // pass 2: masked, stable softmax per row
         // (Eigen's vectorised exp, within an ulp or two of std::exp). Eigen peels unaligned
         // leading elements into its scalar path (std::exp, a plain sum), so a result written
@@ -198,16 +390,27 @@ void attention_forward_fast(S* out, S* att, const S* q, const S* k, const S* v, 
         }
         // pass 3: out_h = dropout(P) V_h, written into the merged (B, T, H*Dv) layout
         MapMS<S> O(out + b * T * OS + h * Dv, T, Dv, Eigen::OuterStride<>(OS));
+        S* pd = nullptr;  // dropout(P), or null for P itself
         if (p > 0) {
-            auto& s = scratch[static_cast<size_t>(tid)];
-            s.resize(static_cast<size_t>(T * T));
-            dropout_mult(s.data(), T, static_cast<uint64_t>(bh * T * T), p, seed);
-            MapM<S> Pd(s.data(), T, T);
+            if (gemm) {
+                pd = scratch_floats<S>(static_cast<size_t>(T * T), 0);
+            } else {
+                auto& s = scratch[static_cast<size_t>(tid)];
+                s.resize(static_cast<size_t>(T * T));
+                pd = s.data();
+            }
+            dropout_mult(pd, T, static_cast<uint64_t>(bh * T * T), p, seed);
+            MapM<S> Pd(pd, T, T);
             Pd.array() *= P.array();
-            O.noalias() = Pd * Vh;
-        } else {
-            O.noalias() = P * Vh;
         }
+        if constexpr (std::is_same_v<S, float>) {
+            if (gemm) {
+                gemm(gemm_args(T, Dv, T, pd ? pd : P.data(), T, 1, Vh.data(), VS, O.data(), OS, nullptr, false));
+                return;
+            }
+        }
+        if (pd) O.noalias() = MapM<S>(pd, T, T) * Vh;
+        else O.noalias() = P * Vh;
     });
 }
 
@@ -216,7 +419,8 @@ void attention_backward_fast(S* dq, S* dk, S* dv, const S* dout, const S* q, con
                              int64_t B, int64_t T, int64_t H, int64_t Dk, int64_t Dv, S factor, float p,
                              uint64_t seed, int threads, int64_t ld_qk, int64_t ld_v) {
     const int64_t QS = ld_qk ? ld_qk : H * Dk, VS = ld_v ? ld_v : H * Dv, OS = H * Dv;
-    std::vector<std::vector<S>> scratch(static_cast<size_t>(resolve_threads(threads)));
+    const detail::GemmFn gemm = kernel_for<S>();
+    std::vector<std::vector<S>> scratch(gemm ? 0 : static_cast<size_t>(resolve_threads(threads)));
     detail::pool_for(B * H, threads, [&](int64_t bh, int tid) {
         const int64_t b = bh / H, h = bh % H;
         const MapCS<S> Q(q + b * T * QS + h * Dk, T, Dk, Eigen::OuterStride<>(QS));
@@ -227,6 +431,35 @@ void attention_backward_fast(S* dq, S* dk, S* dv, const S* dout, const S* q, con
         MapMS<S> dK(dk + b * T * QS + h * Dk, T, Dk, Eigen::OuterStride<>(QS));
         MapMS<S> dV(dv + b * T * VS + h * Dv, T, Dv, Eigen::OuterStride<>(VS));
         const MapC<S> P(att + bh * T * T, T, T);
+        if constexpr (std::is_same_v<S, float>) {
+            if (gemm) {
+                S* dp = scratch_floats<S>(static_cast<size_t>(2 * T * T), 0);
+                S* m = dp + T * T;
+                S* vt = scratch_floats<S>(static_cast<size_t>(Dv * T), 1);
+                // dPd = dO V^T (T, T), through V^T (Dv, T)
+                transpose(vt, Vh.data(), T, Dv, VS);
+                gemm(gemm_args(T, T, Dv, dO.data(), OS, 1, vt, T, dp, T, nullptr, false));
+                const S* pd = P.data();
+                if (p > 0) {
+                    dropout_mult(m, T, static_cast<uint64_t>(bh * T * T), p, seed);
+                    for (int64_t e = 0; e < T * T; ++e) dp[e] *= m[e];  // dP = dPd o mult
+                    for (int64_t e = 0; e < T * T; ++e) m[e] *= P.data()[e];  // m = Pd
+                    pd = m;
+                }
+                // dV += Pd^T dO: Pd read down its columns
+                gemm(gemm_args(T, Dv, T, pd, 1, T, dO.data(), OS, dV.data(), VS, nullptr, true));
+                for (int64_t i = 0; i < T; ++i) {  // dS = factor * P o (dP - rowsum(P o dP)), in place
+                    S* dpi = dp + i * T;
+                    const S* pi = P.data() + i * T;
+                    const S rs = dot_lanes(pi, dpi, T);
+                    for (int64_t j = 0; j < T; ++j) dpi[j] = factor * pi[j] * (dpi[j] - rs);
+                }
+                // dQ += dS K; dK += dS^T Q (dS read down its columns)
+                gemm(gemm_args(T, Dk, T, dp, T, 1, K.data(), QS, dQ.data(), QS, nullptr, true));
+                gemm(gemm_args(T, Dk, T, dp, 1, T, Q.data(), QS, dK.data(), QS, nullptr, true));
+                return;
+            }
+        }
         auto& s = scratch[static_cast<size_t>(tid)];
         s.resize(static_cast<size_t>(2 * T * T));
         MapM<S> dP(s.data(), T, T), M(s.data() + T * T, T, T);

@@ -1,7 +1,8 @@
 // attn/train/fast_ops.hpp: the fast twins of attn/train/ops.hpp that the model trains with.
 //
 // Same signatures as the reference ops plus a thread count, same "backward adds"
-// rule. Matrix products go through Eigen GEMMs over row-major maps of the buffers;
+// rule. Matrix products go through the float register-tile kernels (see GemmPath below) or
+// Eigen GEMMs over row-major maps of the buffers;
 // loops run on attn/core/parallel.hpp. Determinism: work is cut into pieces whose
 // size never depends on the thread count (kRowChunk rows of activations, kGemmRows rows of a GEMM, kOutChunk
 // output rows of a weight gradient, one (batch, head) pair of attention), and every
@@ -17,6 +18,20 @@ namespace attn::train {
 inline constexpr int64_t kRowChunk = 64;    // rows of activations per work item (LayerNorm, GELU)
 inline constexpr int64_t kGemmRows = 256;   // rows of a linear layer's input per GEMM work item
 inline constexpr int64_t kOutChunk = 32;    // output rows of a weight gradient per work item
+inline constexpr int64_t kGradRows = 128;   // tokens per pass of a weight gradient's register tiles
+
+// The float32 matrix products of the fast ops (linear layers, attention's per-head
+// products) run on one of three paths, picked at run time from what the CPU has:
+// "avx512" and "avx2", register-tile kernels without packing for these small shapes
+// (lib/train/src/gemm_kernel.hpp: every element summed over k in ascending order with
+// fused multiply-adds), or "eigen" (Eigen's GEMM, as every double op). Each path is
+// deterministic at any thread count; two paths differ by float rounding.
+enum class GemmPath { Eigen, Avx2, Avx512 };
+const char* gemm_path_name(GemmPath p);  // "eigen", "avx2", "avx512"
+bool gemm_path_available(GemmPath p);    // the CPU and the build have it
+GemmPath best_gemm_path();               // the default: AVX-512, else AVX2, else Eigen
+GemmPath gemm_path();                    // the path in use (process-wide)
+void set_gemm_path(GemmPath p);          // throws InputError where p is not available
 
 template <class S>
 void matmul_forward_fast(S* out, const S* inp, const S* W, const S* b, int64_t N, int64_t C, int64_t OC,

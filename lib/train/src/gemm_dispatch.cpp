@@ -1,0 +1,81 @@
+// lib/train/src/gemm_dispatch.cpp: which fp32 GEMM the fast training ops use (fast_ops.hpp:
+// GemmPath), chosen once from what the CPU has and changeable for tests and benchmarks.
+#include <atomic>
+#include <string>
+
+#include "attn/core/errors.hpp"
+#include "attn/train/fast_ops.hpp"
+#include "gemm.hpp"
+
+namespace attn::train {
+
+namespace detail {
+bool cpu_has_avx512() {
+#if defined(__x86_64__) && defined(__GNUC__)
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
+#else
+    return false;
+#endif
+}
+bool cpu_has_avx2() {
+#if defined(__x86_64__) && defined(__GNUC__)
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+    return false;
+#endif
+}
+}  // namespace detail
+
+namespace {
+bool available(GemmPath p) {
+    switch (p) {
+        case GemmPath::Eigen: return true;
+        case GemmPath::Avx2: return detail::cpu_has_avx2() && detail::gemm_avx2() != nullptr;
+        case GemmPath::Avx512: return detail::cpu_has_avx512() && detail::gemm_avx512() != nullptr;
+    }
+    return false;
+}
+
+std::atomic<int>& current() {
+    static std::atomic<int> p{static_cast<int>(best_gemm_path())};
+    return p;
+}
+}  // namespace
+
+const char* gemm_path_name(GemmPath p) {
+    switch (p) {
+        case GemmPath::Eigen: return "eigen";
+        case GemmPath::Avx2: return "avx2";
+        case GemmPath::Avx512: return "avx512";
+    }
+    return "?";
+}
+
+bool gemm_path_available(GemmPath p) { return available(p); }
+
+GemmPath best_gemm_path() {
+    if (available(GemmPath::Avx512)) return GemmPath::Avx512;
+    if (available(GemmPath::Avx2)) return GemmPath::Avx2;
+    return GemmPath::Eigen;
+}
+
+GemmPath gemm_path() { return static_cast<GemmPath>(current().load(std::memory_order_relaxed)); }
+
+void set_gemm_path(GemmPath p) {
+    if (!available(p))
+        throw InputError(std::string("gemm path: this CPU or build has no ") + gemm_path_name(p) + " kernel");
+    current().store(static_cast<int>(p), std::memory_order_relaxed);
+}
+
+namespace detail {
+GemmFn float_gemm() {
+    switch (gemm_path()) {
+        case GemmPath::Avx512: return gemm_avx512();
+        case GemmPath::Avx2: return gemm_avx2();
+        case GemmPath::Eigen: break;
+    }
+    return nullptr;
+}
+}  // namespace detail
+
+}  // namespace attn::train

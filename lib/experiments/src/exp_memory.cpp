@@ -294,6 +294,8 @@ ExperimentResult run_memory(const ExperimentConfig& cfg, const ExperimentProgres
             for (float& x : x0) x = rng.normal();
             for (float& x : R) x = rng.normal();
             Grads ref;
+            if (sd == 0)
+                for (Mode m : modes) train_step(m, w, x0, R, s, cfg.threads);  // untimed warm-up (page faults, pools)
             for (Mode m : modes) {
                 if (progress && sd == 0) progress(fmt::format("memory: cell {}/{}, T {}, {}", ++cell, cells, T, mode_name(m)));
                 StepOut o = train_step(m, w, x0, R, s, cfg.threads);

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
+#include <vector>
 
 #include "attn/core/errors.hpp"
 #include "attn/core/rng.hpp"
@@ -16,6 +18,19 @@ namespace attn {
 
 const char* pos_kind_name(PosKind p) { return p == PosKind::Learned ? "learned" : "sinusoidal"; }
 const char* activation_name(Activation a) { return a == Activation::Gelu ? "gelu" : "relu"; }
+
+const char* attn_bug_name(AttnBug b) {
+    switch (b) {
+        case AttnBug::None: return "none";
+        case AttnBug::NoScale: return "no-scale";
+        case AttnBug::TransposedScores: return "k-q-transposed";
+        case AttnBug::HeadMerge: return "head-merge";
+        case AttnBug::InvertedMask: return "inverted-mask";
+        case AttnBug::FillZero: return "fill-zero";
+        case AttnBug::QuerySideMask: return "query-side-mask";
+    }
+    return "?";
+}
 
 void ModelConfig::validate() const {
     auto positive = [](int64_t v, const char* field) {
@@ -40,6 +55,9 @@ void ModelConfig::validate() const {
     if (scale.kind == ScaleKind::Constant && !std::isfinite(scale.value))
         throw InputError("scale: the constant must be finite");
     if (!std::isfinite(qk_init_gain)) throw InputError("qk_init_gain: must be finite");
+    if (pad_token < -1 || (pad_token >= 0 && pad_token >= vocab))
+        throw InputError("pad_token: must be -1 or a token id below vocab (got " + std::to_string(pad_token) + ")");
+    if (bug != AttnBug::None && dropout > 0.0f) throw InputError("bug: a planted bug runs without dropout");
     // every parameter tensor must be addressable: a rough cap on the total
     const int64_t dk = d_k ? d_k : d_model / heads, dv = d_v ? d_v : dk, ff = d_ff ? d_ff : 4 * d_model;
     const double total = double(vocab) * double(d_model) * 2 + double(max_seq) * double(d_model) +
@@ -213,6 +231,128 @@ struct Ops {
     }
 };
 
+// ---- the masked / bugged attention (pad_token, AttnBug): readable loops, one thread.
+// q, k (B, T, H*Dk), v (B, T, H*Dv); att (B, H, T, T) gets P; out (B, T, H*Dv), or the
+// wrong layout under HeadMerge. keep(b, i, j): causal (or its inverse) and the padding
+// mask on the keys (or, bugged, on the queries). Masked scores are -inf (weight 0, an
+// all-masked row is all zeros) or, under FillZero, 0.
+struct MaskSpec {
+    const ModelConfig* c;
+    const int32_t* tokens;
+    int64_t T;
+    bool keep(int64_t b, int64_t i, int64_t j) const {
+        bool k = !c->causal || j <= i;
+        if (c->bug == AttnBug::InvertedMask) k = !k;
+        if (c->pad_token >= 0) {
+            const int64_t who = c->bug == AttnBug::QuerySideMask ? i : j;
+            if (tokens[b * T + who] == c->pad_token) k = false;
+        }
+        return k;
+    }
+};
+
+template <class S>
+void debug_attention_forward(S* out, S* att, S* scratch, const S* q, const S* k, const S* v, int64_t B, int64_t T,
+                             int64_t H, int64_t Dk, int64_t Dv, S factor, const MaskSpec& m) {
+    const AttnBug bug = m.c->bug;
+    if (bug == AttnBug::TransposedScores) std::swap(q, k);
+    if (bug == AttnBug::NoScale) factor = S(1);
+    const int64_t QS = H * Dk, VS = H * Dv;
+    S* o = bug == AttnBug::HeadMerge ? scratch : out;
+    for (int64_t b = 0; b < B; ++b)
+        for (int64_t h = 0; h < H; ++h)
+            for (int64_t i = 0; i < T; ++i) {
+                S* P = att + ((b * H + h) * T + i) * T;
+                const S* qi = q + (b * T + i) * QS + h * Dk;
+                S mx = -std::numeric_limits<S>::infinity();
+                for (int64_t j = 0; j < T; ++j) {
+                    S s;
+                    if (m.keep(b, i, j)) {
+                        const S* kj = k + (b * T + j) * QS + h * Dk;
+                        s = 0;
+                        for (int64_t d = 0; d < Dk; ++d) s += qi[d] * kj[d];
+                        s *= factor;
+                    } else {
+                        s = bug == AttnBug::FillZero ? S(0) : -std::numeric_limits<S>::infinity();
+                    }
+                    P[j] = s;
+                    mx = std::max(mx, s);
+                }
+                S sum = 0;
+                for (int64_t j = 0; j < T; ++j) {
+                    P[j] = mx == -std::numeric_limits<S>::infinity() ? S(0) : std::exp(P[j] - mx);
+                    sum += P[j];
+                }
+                for (int64_t j = 0; j < T; ++j) P[j] = sum > 0 ? P[j] / sum : S(0);
+                S* oi = o + (b * T + i) * VS + h * Dv;
+                for (int64_t d = 0; d < Dv; ++d) oi[d] = 0;
+                for (int64_t j = 0; j < T; ++j) {
+                    const S* vj = v + (b * T + j) * VS + h * Dv;
+                    for (int64_t d = 0; d < Dv; ++d) oi[d] += P[j] * vj[d];
+                }
+            }
+    if (bug == AttnBug::HeadMerge)  // (B, T, H, Dv) stored as if it were (B, H, T, Dv), then read as (B, T, H*Dv)
+        for (int64_t b = 0; b < B; ++b)
+            for (int64_t t = 0; t < T; ++t)
+                for (int64_t h = 0; h < H; ++h)
+                    for (int64_t d = 0; d < Dv; ++d)
+                        out[b * T * VS + (h * T + t) * Dv + d] = scratch[(b * T + t) * VS + h * Dv + d];
+}
+
+// The exact gradient of debug_attention_forward; adds into dq, dk, dv.
+template <class S>
+void debug_attention_backward(S* dq, S* dk, S* dv, S* scratch, const S* dout, const S* q, const S* k, const S* v,
+                              const S* att, int64_t B, int64_t T, int64_t H, int64_t Dk, int64_t Dv, S factor,
+                              const MaskSpec& m) {
+    const AttnBug bug = m.c->bug;
+    if (bug == AttnBug::TransposedScores) {
+        std::swap(q, k);
+        std::swap(dq, dk);
+    }
+    if (bug == AttnBug::NoScale) factor = S(1);
+    const int64_t QS = H * Dk, VS = H * Dv;
+    const S* g = dout;
+    if (bug == AttnBug::HeadMerge) {  // the permutation's gradient: the inverse permutation
+        for (int64_t b = 0; b < B; ++b)
+            for (int64_t t = 0; t < T; ++t)
+                for (int64_t h = 0; h < H; ++h)
+                    for (int64_t d = 0; d < Dv; ++d)
+                        scratch[(b * T + t) * VS + h * Dv + d] = dout[b * T * VS + (h * T + t) * Dv + d];
+        g = scratch;
+    }
+    std::vector<S> dP(static_cast<size_t>(T));
+    for (int64_t b = 0; b < B; ++b)
+        for (int64_t h = 0; h < H; ++h)
+            for (int64_t i = 0; i < T; ++i) {
+                const S* P = att + ((b * H + h) * T + i) * T;
+                const S* gi = g + (b * T + i) * VS + h * Dv;
+                for (int64_t j = 0; j < T; ++j) {
+                    const S* vj = v + (b * T + j) * VS + h * Dv;
+                    S* dvj = dv + (b * T + j) * VS + h * Dv;
+                    S acc = 0;
+                    for (int64_t d = 0; d < Dv; ++d) {
+                        acc += gi[d] * vj[d];
+                        dvj[d] += P[j] * gi[d];
+                    }
+                    dP[static_cast<size_t>(j)] = acc;
+                }
+                S rs = 0;
+                for (int64_t j = 0; j < T; ++j) rs += P[j] * dP[static_cast<size_t>(j)];
+                const S* qi = q + (b * T + i) * QS + h * Dk;
+                S* dqi = dq + (b * T + i) * QS + h * Dk;
+                for (int64_t j = 0; j < T; ++j) {
+                    if (!m.keep(b, i, j)) continue;  // a filled score is a constant: no gradient to q, k
+                    const S ds = P[j] * (dP[static_cast<size_t>(j)] - rs) * factor;
+                    const S* kj = k + (b * T + j) * QS + h * Dk;
+                    S* dkj = dk + (b * T + j) * QS + h * Dk;
+                    for (int64_t d = 0; d < Dk; ++d) {
+                        dqi[d] += ds * kj[d];
+                        dkj[d] += ds * qi[d];
+                    }
+                }
+            }
+}
+
 uint64_t layer_seed(uint64_t step_seed, int64_t l) {
     return mix64(step_seed ^ (0x9E3779B97F4A7C15ull * static_cast<uint64_t>(l + 1)));
 }
@@ -237,8 +377,14 @@ void check_batch(const ModelConfig& c, const int32_t* tokens, const int32_t* tar
 template <class S>
 StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const std::vector<S*>* G,
                     const std::vector<int64_t>& sizes, Acts<S>& a, const int32_t* tokens, const int32_t* targets,
-                    int64_t B, int64_t T, bool train_mode, uint64_t step_seed, const Ops<S>& op) {
+                    int64_t B, int64_t T, bool train_mode, uint64_t step_seed, const Ops<S>& op_in) {
     a.ensure(c, B, T);
+    // A pad token or a planted bug: the reference ops and the masked attention above.
+    const bool debug = c.bug != AttnBug::None || c.pad_token >= 0;
+    Ops<S> op = op_in;
+    if (debug) op.fast = false;
+    const MaskSpec mask{&c, tokens, T};
+    std::vector<S> scratch(debug && c.bug == AttnBug::HeadMerge ? static_cast<size_t>(B * T * c.heads * c.d_v) : 0);
     const int64_t N = B * T, D = c.d_model, H = c.heads, Dk = c.d_k, Dv = c.d_v, F = c.d_ff, V = c.vocab;
     const int64_t QK = H * Dk, VV = H * Dv;
     const bool learned = c.pos == PosKind::Learned, relu = c.act == Activation::Relu;
@@ -280,8 +426,12 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
             qa = L.qn.data();
             ka = L.kn.data();
         }
-        op.att_fwd(L.atty.data(), L.att.data(), qa, ka, L.v.data(), B, T, H, Dk, Dv, factor, c.causal, p,
-                   layer_seed(step_seed, l));
+        if (debug)
+            debug_attention_forward(L.atty.data(), L.att.data(), scratch.data(), qa, ka, L.v.data(), B, T, H, Dk, Dv,
+                                    factor, mask);
+        else
+            op.att_fwd(L.atty.data(), L.att.data(), qa, ka, L.v.data(), B, T, H, Dk, Dv, factor, c.causal, p,
+                       layer_seed(step_seed, l));
         }
         op.matmul_fwd(L.attproj.data(), L.atty.data(), P[bp(l, kOW)], P[bp(l, kOB)], N, VV, D);
         op.add(L.mid.data(), x, L.attproj.data(), N * D);
@@ -367,13 +517,22 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
         if (cos) {
             zero(a.dqn);
             zero(a.dkn);
-            op.att_bwd(a.dqn.data(), a.dkn.data(), a.dv.data(), a.datty.data(), L.qn.data(), L.kn.data(),
-                       L.v.data(), L.att.data(), B, T, H, Dk, Dv, factor, p, layer_seed(step_seed, l));
+            if (debug)
+                debug_attention_backward(a.dqn.data(), a.dkn.data(), a.dv.data(), scratch.data(), a.datty.data(),
+                                         L.qn.data(), L.kn.data(), L.v.data(), L.att.data(), B, T, H, Dk, Dv, factor,
+                                         mask);
+            else
+                op.att_bwd(a.dqn.data(), a.dkn.data(), a.dv.data(), a.datty.data(), L.qn.data(), L.kn.data(),
+                           L.v.data(), L.att.data(), B, T, H, Dk, Dv, factor, p, layer_seed(step_seed, l));
             train::headnorm_backward(a.dq.data(), a.dqn.data(), L.qn.data(), L.qnorm.data(), N, H, Dk);
             train::headnorm_backward(a.dk.data(), a.dkn.data(), L.kn.data(), L.knorm.data(), N, H, Dk);
         } else {
-            op.att_bwd(a.dq.data(), a.dk.data(), a.dv.data(), a.datty.data(), L.q.data(), L.k.data(), L.v.data(),
-                       L.att.data(), B, T, H, Dk, Dv, factor, p, layer_seed(step_seed, l));
+            if (debug)
+                debug_attention_backward(a.dq.data(), a.dk.data(), a.dv.data(), scratch.data(), a.datty.data(),
+                                         L.q.data(), L.k.data(), L.v.data(), L.att.data(), B, T, H, Dk, Dv, factor, mask);
+            else
+                op.att_bwd(a.dq.data(), a.dk.data(), a.dv.data(), a.datty.data(), L.q.data(), L.k.data(), L.v.data(),
+                           L.att.data(), B, T, H, Dk, Dv, factor, p, layer_seed(step_seed, l));
         }
         zero(a.dln);
         op.matmul_bwd(a.dln.data(), g[bp(l, kQW)], g[bp(l, kQB)], a.dq.data(), L.ln1.data(), P[bp(l, kQW)], N, D, QK);

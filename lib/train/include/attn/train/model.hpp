@@ -36,6 +36,21 @@ enum class Activation { Gelu, Relu };
 const char* pos_kind_name(PosKind p);       // "learned", "sinusoidal"
 const char* activation_name(Activation a);  // "gelu", "relu"
 
+// Bugs planted on purpose in the attention of every layer, for the overfit test of
+// `attn experiment overfit` (C37): what a broken attention looks like when it trains.
+// The backward pass is the exact gradient of the bugged forward (as autograd would
+// give), so the bug is what trains, not a mismatch between the two passes.
+enum class AttnBug {
+    None,
+    NoScale,           // scores q.k, the scale factor forgotten
+    TransposedScores,  // S = K Q^T instead of Q K^T (S[i, j] = k_i . q_j)
+    HeadMerge,         // out (B, H, T, Dv) read as (B, T, H*Dv) without the transpose
+    InvertedMask,      // the mask's sense flipped: the allowed keys masked, the masked ones kept
+    FillZero,          // masked scores set to 0 instead of -inf (they still get weight)
+    QuerySideMask,     // the padding mask applied to the query rows instead of the key columns
+};
+const char* attn_bug_name(AttnBug b);  // "none", "no-scale", "k-q-transposed", "head-merge", ...
+
 struct ModelConfig {
     int64_t vocab = 0;     // V
     int64_t max_seq = 0;   // Tmax: longest sequence (rows of the position table)
@@ -52,6 +67,10 @@ struct ModelConfig {
     Activation act = Activation::Gelu;
     InitSpec init;         // for every Linear (attn/core/init.hpp); embeddings are N(0, 0.02^2)
     float qk_init_gain = 1.0f;  // q_proj and k_proj weights multiplied by this after init (C36)
+    // Keys holding this token are masked (PyTorch's key_padding_mask, from the tokens);
+    // -1: none. With a pad token or a bug the model runs the reference ops (one thread).
+    int32_t pad_token = -1;
+    AttnBug bug = AttnBug::None;  // a planted bug (tests and the overfit experiment); no dropout with one
 
     // Throws InputError naming the field ("d_model: must be divisible by heads (64 / 5)").
     void validate() const;

@@ -1,0 +1,186 @@
+// attn experiment NAME: the source's claims about training, measured (issue "Training
+// experiments"). The experiments are in the library (attn/experiments/experiment.hpp);
+// this file binds the flags, shows the progress line, prints the tables, notes and
+// verdicts, and writes --json / --svg.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <unistd.h>
+
+#include <fmt/core.h>
+
+#include "attn/core/errors.hpp"
+#include "attn/core/parallel.hpp"
+#include "attn/experiments/experiment.hpp"
+#include "attn/io/dump.hpp"
+#include "command.hpp"
+#include "options.hpp"
+
+namespace {
+
+struct ExperimentOpts {
+    std::string name;
+    bool list = false, quick = false, full = false;
+    int seeds = 3;
+    uint64_t seed = 0;
+    int threads = 2;
+    std::string json, svg;
+    attn::JsonNonFinite json_nonfinite = attn::JsonNonFinite::literal;
+};
+
+std::string names_list() {
+    std::string s;
+    for (const auto& e : attn::experiments()) s += (s.empty() ? "" : ", ") + e.name;
+    return s;
+}
+
+// A cell as text: null "-", integers as they are, fractions of columns that hold
+// shares (accuracy, rows, share) as percentages, other numbers with 4 significant digits.
+std::string cell_text(const nlohmann::json& v, const std::string& column) {
+    if (v.is_null()) return "-";
+    if (v.is_string()) return v.get<std::string>();
+    if (v.is_boolean()) return v.get<bool>() ? "yes" : "no";
+    if (v.is_number_integer() || v.is_number_unsigned()) return v.dump();
+    if (v.is_number()) {
+        const double d = v.get<double>();
+        if (!std::isfinite(d)) return d != d ? "nan" : d > 0 ? "inf" : "-inf";
+        const bool share = column.find("acc") != std::string::npos || column.find("rows") != std::string::npos ||
+                           column.find("share") != std::string::npos;
+        if (share && d >= 0 && d <= 1) return fmt::format("{:.1f}%", 100 * d);
+        if (d == std::floor(d) && std::abs(d) < 1e9) return fmt::format("{:.0f}", d);
+        if (d != 0 && (std::abs(d) < 1e-3 || std::abs(d) >= 1e5)) return fmt::format("{:.2e}", d);
+        return fmt::format("{:.4g}", d);
+    }
+    return v.dump();
+}
+
+std::string table_text(const attn::ExperimentTable& t) {
+    std::vector<std::vector<std::string>> cells;
+    std::vector<size_t> width(t.columns.size(), 0);
+    for (size_t c = 0; c < t.columns.size(); ++c) width[c] = t.columns[c].size();
+    for (const auto& row : t.rows) {
+        std::vector<std::string> r;
+        for (size_t c = 0; c < t.columns.size(); ++c) {
+            r.push_back(c < row.size() ? cell_text(row[c], t.columns[c]) : "");
+            width[c] = std::max(width[c], r.back().size());
+        }
+        cells.push_back(std::move(r));
+    }
+    std::string out = t.title + "\n";
+    auto line = [&](const std::vector<std::string>& r) {
+        std::string s;
+        for (size_t c = 0; c < r.size(); ++c)
+            s += fmt::format("{}{:>{}}", c ? "  " : "  ", r[c], width[c]);
+        return s + "\n";
+    };
+    out += line(t.columns);
+    for (const auto& r : cells) out += line(r);
+    return out;
+}
+
+int run_experiment_cmd(const ExperimentOpts& o) {
+    using namespace attn;
+    if (o.list) {
+        for (const auto& e : experiments()) {
+            std::string claims;
+            for (const auto& c : e.claims) claims += (claims.empty() ? "" : ", ") + c;
+            fmt::print("{:<10} {:<20} {}\n", e.name, claims, e.summary);
+        }
+        return 0;
+    }
+    if (o.name.empty()) throw InputError("NAME: give an experiment (" + names_list() + ") or --list");
+    const ExperimentInfo* info = find_experiment(o.name);
+    if (info == nullptr) throw InputError("NAME: unknown experiment '" + o.name + "' (one of " + names_list() + ")");
+    ExperimentConfig cfg;
+    cfg.size = o.quick ? ExperimentSize::Quick : o.full ? ExperimentSize::Full : ExperimentSize::Default;
+    cfg.seeds = o.seeds;
+    cfg.seed = o.seed;
+    cfg.threads = resolve_threads(o.threads);
+    for (const auto& [opt, path] : {std::pair{"--json", &o.json}, {"--svg", &o.svg}})
+        if (!path->empty()) cli::require_writable(opt, *path);
+    const cli::TextOut text({{"--json -", o.json == "-"}, {"--svg -", o.svg == "-"}});
+
+    ExperimentResult r;
+    {
+        const bool tty = isatty(fileno(stderr)) != 0;
+        const auto t0 = std::chrono::steady_clock::now();
+        auto last = t0 - std::chrono::seconds(10);
+        bool drawn = false;
+        auto progress = [&](const std::string& line) {
+            const auto now = std::chrono::steady_clock::now();
+            if (tty) {
+                if (now - last < std::chrono::milliseconds(100)) return;
+                fmt::print(stderr, "\r\x1b[K{} ({:.0f} s)", line, std::chrono::duration<double>(now - t0).count());
+                drawn = true;
+            } else {
+                if (now - last < std::chrono::seconds(5)) return;
+                fmt::print(stderr, "{} ({:.0f} s)\n", line, std::chrono::duration<double>(now - t0).count());
+            }
+            last = now;
+            std::fflush(stderr);
+        };
+        r = info->run(cfg, progress);
+        r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (drawn) fmt::print(stderr, "\r\x1b[K");
+        std::fflush(stderr);
+    }
+    if (!o.json.empty())
+        cli::with_option("--json", [&] {
+            write_file_atomic(o.json, json_text(experiment_json(r, cfg), 2, o.json_nonfinite) + "\n");
+        });
+    if (!o.svg.empty()) cli::with_option("--svg", [&] { write_file_atomic(o.svg, experiment_svg(r)); });
+
+    std::string claims;
+    for (const auto& c : info->claims) claims += (claims.empty() ? "" : ", ") + c;
+    text.print("attn experiment {} ({}): {} size, {} seed{} from {}, {} thread{}, {:.1f} s\n\n", r.name, claims,
+               experiment_size_name(cfg.size), cfg.seeds, cfg.seeds == 1 ? "" : "s", cfg.seed, cfg.threads,
+               cfg.threads == 1 ? "" : "s", r.seconds);
+    for (const auto& t : r.tables) text.print("{}\n", table_text(t));
+    for (const auto& n : r.notes) text.print("note: {}\n", n);
+    if (!r.notes.empty()) text.print("\n");
+    for (const auto& v : r.verdicts)
+        text.print("{} {}: {}. {}\n", v.claim, verdict_name(v.kind), v.statement, v.figures);
+    if (!o.json.empty() && o.json != "-") text.print("wrote {} (attn-experiment JSON)\n", o.json);
+    if (!o.svg.empty() && o.svg != "-") text.print("wrote {} (SVG)\n", o.svg);
+    if (o.svg == "-") {
+        const std::string s = experiment_svg(r);
+        std::fwrite(s.data(), 1, s.size(), stdout);
+    }
+    if (o.json == "-") {
+        const std::string s = json_text(experiment_json(r, cfg), 2, o.json_nonfinite) + "\n";
+        std::fwrite(s.data(), 1, s.size(), stdout);
+    }
+    return 0;
+}
+
+attn::cli::Command reg{
+    "experiment", "Training experiments: the source's claims about training, measured over seeds", 65,
+    [](CLI::App& sub) -> attn::cli::Runner {
+        auto o = std::make_shared<ExperimentOpts>();
+        sub.footer(
+            "Each experiment trains tiny models over several seeds and prints a table, notes and one verdict per\n"
+            "claim of the source (supported / qualified / not supported) with the figures it rests on.\n"
+            "Sizes: --quick (seconds, the tests), the default (<= 60 s on 2 threads), --full (a closer look).\n"
+            "Same --seed and --seeds: the same numbers at any --threads. attn experiment --list names them.");
+        sub.add_option("NAME", o->name, "The experiment (attn experiment --list)");
+        auto* list = sub.add_flag("--list", o->list, "List the experiments, their claim ids and what they measure");
+        auto* q = sub.add_flag("--quick", o->quick, "The quick size (a few seconds; what the tests run)");
+        auto* f = sub.add_flag("--full", o->full, "The full size (minutes)");
+        q->excludes(f);
+        list->excludes(q)->excludes(f);
+        sub.add_option("--seeds", o->seeds, "Runs per cell, seeds --seed, --seed + 1, ...")
+            ->capture_default_str()
+            ->check(attn::cli::integer_in(1, 64));
+        sub.add_option("--seed", o->seed, "First seed")->capture_default_str()->check(attn::cli::seed_validator());
+        sub.add_option("--threads", o->threads, "Worker threads (0 = every core)")
+            ->capture_default_str()
+            ->check(attn::cli::integer_in(0, 1024));
+        auto* j = sub.add_option("--json", o->json, "Write the result as JSON (format attn-experiment, version 1) to FILE (- for stdout)");
+        attn::cli::add_json_nonfinite(sub, o->json_nonfinite, j);
+        sub.add_option("--svg", o->svg, "Write the curves as SVG to FILE (- for stdout)");
+        return [o] { return run_experiment_cmd(*o); };
+    }};
+
+}  // namespace

@@ -152,10 +152,10 @@ void run(LessonContext& ctx) {
               fmt::format("the untrained encoder without positions is equivariant (weights of a shuffled row "
                           "differ by {})",
                           e2(pr.equivariance_max_diff)));
-    ctx.check(none < 0.35 && best > 0.8, "C4",
-              fmt::format("without positions the reverse task stays near chance ({:.3f}, chance {:.3f}); with "
-                          "positions it reaches {:.3f}",
-                          none, pr.chance, best));
+    ctx.check(none <= pr.equivariant_ceiling + 1e-9 && best > 0.8, "C4",
+              fmt::format("without positions the reverse task stays at or below what one answer per row allows "
+                          "({:.3f} <= {:.3f}; chance {:.3f}); with positions it reaches {:.3f}",
+                          none, pr.equivariant_ceiling, pr.chance, best));
     ctx.para("The full comparison, with more seeds and steps, and an RNN against one attention layer on "
              "\"output the token d steps back\": attn experiment distance.");
 }

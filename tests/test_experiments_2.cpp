@@ -282,3 +282,20 @@ TEST_CASE("experiment memory (quick): store P grows as T^2, tiled and checkpoint
     // from T = 128 to 256, store P's peak grows faster than tiled's (T^2 against T)
     CHECK(rows[6][2].get<double>() / rows[3][2].get<double>() > 1.3 * rows[7][2].get<double>() / rows[4][2].get<double>());
 }
+
+TEST_CASE("experiment distance (quick): attention reaches d = 24; without positions the reverse task fails") {
+    const ExperimentResult r = quick(experiment_distance());
+    REQUIRE(r.tables.size() == 2);
+    const auto& d = r.tables[0].rows;  // d = 2, 24
+    REQUIRE(d.size() == 2);
+    CHECK(d[1][3].get<double>() > 0.9);   // one attention layer at d = 24
+    CHECK(d[0][1].get<double>() > 0.5);   // the RNN learns the short delay
+    const auto& p = r.tables[1].rows;     // none, learned, sinusoidal
+    REQUIRE(p.size() == 3);
+    // without positions: at or below the equivariant ceiling (one answer per row), which the title names
+    const std::string& title = r.tables[1].title;
+    const double ceiling = std::stod(title.substr(title.rfind(' ') + 1));
+    CHECK(ceiling < 0.45);
+    CHECK(p[0][1].get<double>() <= ceiling + 1e-9);  // mean over seeds (each seed below its own ceiling)
+    CHECK(std::max(p[1][1].get<double>(), p[2][1].get<double>()) > 0.8);
+}

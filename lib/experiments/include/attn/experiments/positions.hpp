@@ -29,6 +29,9 @@ struct PositionsRun {
 struct PositionsResult {
     int64_t seq = 0, symbols = 0, steps = 0;
     double chance = 0;                  // 1 / symbols
+    // The best any permutation-equivariant model can do on the held-out rows: one answer
+    // for every [MASK] of a row, so (count of the row's most frequent symbol) / n, averaged.
+    double equivariant_ceiling = 0;
     double equivariance_max_diff = 0;   // |logits(perm x) - perm(logits(x))|, no positions
     double equivariance_with_pos = 0;   // the same with learned positions (not equivariant)
     std::vector<PositionsRun> runs;     // none, learned, sinusoidal

@@ -3,6 +3,7 @@
 // each experiment's Quick size with checks on its figures.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +15,8 @@
 #include "attn/experiments/experiment.hpp"
 #include "attn/experiments/lab_model.hpp"
 #include "attn/train/tasks.hpp"
+
+#include <nlohmann/json.hpp>
 
 using namespace attn;
 
@@ -298,4 +301,24 @@ TEST_CASE("experiment distance (quick): attention reaches d = 24; without positi
     CHECK(ceiling < 0.45);
     CHECK(p[0][1].get<double>() <= ceiling + 1e-9);  // mean over seeds (each seed below its own ceiling)
     CHECK(std::max(p[1][1].get<double>(), p[2][1].get<double>()) > 0.8);
+}
+
+TEST_CASE("experiments 6-10 are registered in the issue's order, after overfit") {
+    std::vector<std::string> names;
+    for (const auto& e : experiments()) names.push_back(e.name);
+    const std::vector<std::string> want = {"dropout", "heads", "distance", "stability", "memory"};
+    auto at = std::find(names.begin(), names.end(), "overfit");
+    REQUIRE(at != names.end());
+    REQUIRE(names.end() - at > 5);
+    for (size_t i = 0; i < want.size(); ++i) CHECK(*(at + 1 + static_cast<long>(i)) == want[i]);
+    CHECK(find_experiment("distance")->claims == std::vector<std::string>{"C1", "C4"});
+}
+
+TEST_CASE("experiment dropout: the same table at 1 and 2 threads (seeded, thread-count independent)") {
+    ExperimentConfig a;
+    a.size = ExperimentSize::Quick, a.seeds = 1, a.threads = 1;
+    ExperimentConfig b = a;
+    b.threads = 2;
+    const ExperimentResult ra = experiment_dropout().run(a, {}), rb = experiment_dropout().run(b, {});
+    CHECK(nlohmann::json(ra.tables[0].rows).dump() == nlohmann::json(rb.tables[0].rows).dump());
 }

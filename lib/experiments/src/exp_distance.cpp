@@ -80,7 +80,7 @@ PositionsResult run_positions(ExperimentSize sz, int seeds, uint64_t seed0, int 
                               const ExperimentProgress& progress) {
     PositionsResult res;
     const int64_t n = 6;
-    res.seq = 2 * n + 1, res.symbols = 8, res.steps = pick(sz, 150, 300, 1000);
+    res.seq = 2 * n + 1, res.symbols = 8, res.steps = pick(sz, 150, 200, 1000);
     res.chance = 1.0 / double(res.symbols);
     TaskOptions to;
     to.seq = res.seq, to.symbols = res.symbols, to.causal = false;
@@ -158,7 +158,7 @@ ExperimentResult run_distance(const ExperimentConfig& cfg, const ExperimentProgr
     std::vector<int64_t> ds = {1, 8, 16, 32, 48, 64};
     if (sz == ExperimentSize::Quick) ds = {2, 24};
     if (sz == ExperimentSize::Full) ds = {1, 4, 8, 16, 24, 32, 40, 48, 56, 64};
-    const int64_t steps = pick(sz, 150, 300, 1500), B = 32, S = 8, eval_every = 50, hidden = 64;
+    const int64_t steps = pick(sz, 150, 200, 1500), B = 32, S = 8, eval_every = 50, hidden = 64;
     ExperimentResult r;
     r.name = "distance";
     ExperimentTable tab;

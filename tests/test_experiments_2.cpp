@@ -183,7 +183,7 @@ ExperimentResult quick(const ExperimentInfo& e) {
 }
 }  // namespace
 
-TEST_CASE("experiment dropout (quick): every run learns; p = 0.5 on the weights fits slower than p = 0") {
+TEST_CASE("experiment dropout (quick): every run learns, p = 0.5 on the weights fits slower than p = 0") {
     const ExperimentResult r = quick(experiment_dropout());
     CHECK(r.name == "dropout");
     const ExperimentTable& t = r.tables[0];
@@ -286,7 +286,7 @@ TEST_CASE("experiment memory (quick): store P grows as T^2, tiled and checkpoint
     CHECK(rows[6][2].get<double>() / rows[3][2].get<double>() > 1.3 * rows[7][2].get<double>() / rows[4][2].get<double>());
 }
 
-TEST_CASE("experiment distance (quick): attention reaches d = 24; without positions the reverse task fails") {
+TEST_CASE("experiment distance (quick): attention reaches d = 24, without positions the reverse task fails") {
     const ExperimentResult r = quick(experiment_distance());
     REQUIRE(r.tables.size() == 2);
     const auto& d = r.tables[0].rows;  // d = 2, 24
@@ -299,7 +299,7 @@ TEST_CASE("experiment distance (quick): attention reaches d = 24; without positi
     const std::string& title = r.tables[1].title;
     const double ceiling = std::stod(title.substr(title.rfind(' ') + 1));
     CHECK(ceiling < 0.45);
-    CHECK(p[0][1].get<double>() <= ceiling + 1e-9);  // mean over seeds (each seed below its own ceiling)
+    CHECK(p[0][1].get<double>() <= ceiling + 5e-4);  // mean over seeds; the title rounds to 3 decimals
     CHECK(std::max(p[1][1].get<double>(), p[2][1].get<double>()) > 0.8);
 }
 

@@ -232,7 +232,8 @@ ExperimentResult run_heads(const ExperimentConfig& cfg, const ExperimentProgress
     const bool learns = blk.acc >= o8.acc - 0.05;
     r.verdicts.push_back(
         {"C33", "several heads give the gradient several paths: if some heads' gradients vanish, the others still learn",
-         learns ? VerdictKind::Supported : (blk.acc > 0.5 ? VerdictKind::Qualified : VerdictKind::NotSupported),
+         learns && rem.acc < o8.acc - 0.05 ? VerdictKind::Supported
+                                           : (blk.acc > 0.5 ? VerdictKind::Qualified : VerdictKind::NotSupported),
          fmt::format("final acc: all 8 learning {:.3f} ({:.0f} steps to 90%), 4 blocked {:.3f} ({:.0f} steps), 4 "
                      "removed {:.3f} ({:.0f} steps){}",
                      o8.acc, o8.steps, blk.acc, blk.steps, rem.acc, rem.steps,

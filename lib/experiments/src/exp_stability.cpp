@@ -249,7 +249,8 @@ ExperimentResult run_stability(const ExperimentConfig& cfg, const ExperimentProg
          us.log_inf > 0 && us.logsm_inf == 0 && std::fabs(sc.logsm_rowsum - 1.0) > 0.5 ? VerdictKind::Qualified
                                                                                           : VerdictKind::NotSupported,
          fmt::format("d_k={} unscaled: log(softmax) = -inf for {}/{} rows, log_softmax finite for all; as weights, "
-                     "log_softmax rows sum to {:.0f} (scaled: {:.0f}) and the output is off by {:.0f}x its size",
+                     "log_softmax rows sum to {:.0f} (scaled scores: {:.0f}, and the output sum_j w_j v_j is off by {:.0f}x "
+                     "its size)",
                      big, us.log_inf, us.rows, us.logsm_rowsum, sc.logsm_rowsum, sc.logsm_out_err)});
     r.notes.push_back("bf16 rounds to nearest even; 'bf16 q, k' sums the products in float (as bf16 matrix units), "
                       "'bf16 scores' rounds each float score");

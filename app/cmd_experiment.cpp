@@ -144,14 +144,6 @@ int run_experiment_cmd(const ExperimentOpts& o) {
         text.print("{} {}: {}. {}\n", v.claim, verdict_name(v.kind), v.statement, v.figures);
     if (!o.json.empty() && o.json != "-") text.print("wrote {} (attn-experiment JSON)\n", o.json);
     if (!o.svg.empty() && o.svg != "-") text.print("wrote {} (SVG)\n", o.svg);
-    if (o.svg == "-") {
-        const std::string s = experiment_svg(r);
-        std::fwrite(s.data(), 1, s.size(), stdout);
-    }
-    if (o.json == "-") {
-        const std::string s = json_text(experiment_json(r, cfg), 2, o.json_nonfinite) + "\n";
-        std::fwrite(s.data(), 1, s.size(), stdout);
-    }
     return 0;
 }
 

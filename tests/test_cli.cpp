@@ -123,7 +123,7 @@ TEST_CASE("cli: bad lists and numbers of bench, model and tour exit 2 with a one
         {"variance --dk 65536 --samples 100000000", "--yes"},      // over the multiply-add budget
         {"variance --dk 65536 --samples 100000000 --yes --svg /nonexistent/x.svg", "--svg"},  // --yes lifts it
         {"tour --from 0", "--from"},
-        {"tour --from 99", "--from"},                             // past the last lesson
+        {"tour --from 99", "--from"},                             // past the last lesson (lessons 16 and up exist now)
         {"lesson 1 --svg ''", "--svg"},
         {"view ''", "file"},
         {"view /tmp", "is a folder"},

@@ -60,7 +60,7 @@ TEST_CASE("experiments: the registry names each experiment once, with claims and
     CHECK(std::string(verdict_name(VerdictKind::NotSupported)) == "not supported");
 }
 
-TEST_CASE("experiments: the JSON holds every field, numbers as numbers; the SVG draws each panel") {
+TEST_CASE("experiments: the JSON holds every field, numbers as numbers, and the SVG draws each panel") {
     ExperimentResult r;
     r.name = "demo";
     r.tables.push_back({"t", {"a", "b"}, {{1, nullptr}, {"x", 0.5}}});
@@ -128,7 +128,8 @@ std::vector<std::vector<double>> params_of(TinyTransformer& m) {
 
 TEST_CASE("experiments: every planted bug's backward is the exact gradient of its forward (finite differences)") {
     for (AttnBug bug : kBugs) {
-        CAPTURE(attn_bug_name(bug));
+        const std::string name = attn_bug_name(bug);
+        CAPTURE(name);
         const ModelConfig c = tiny_bug_config(bug);
         TinyTransformer m(c);
         m.init(3);
@@ -165,7 +166,8 @@ TEST_CASE("experiments: each planted bug changes the output, and leaks where it 
     clean.init(5);
     const auto base = logits(clean, kTok);
     for (AttnBug bug : kBugs) {
-        CAPTURE(attn_bug_name(bug));
+        const std::string name = attn_bug_name(bug);
+        CAPTURE(name);
         TinyTransformer m(tiny_bug_config(bug));
         m.init(5);  // the same parameters as the clean model
         const auto l0 = logits(m, kTok);
@@ -191,7 +193,7 @@ TEST_CASE("experiments: each planted bug changes the output, and leaks where it 
         CHECK((causal > 1e-6) == leaks_future);
         // padding: move the pad embedding; real positions must not move
         auto ps = m.params();
-        for (int64_t d = 0; d < 8; ++d) ps[0].value->data[size_t(6 * 8 + d)] += 1.0f;
+        for (int64_t d = 0; d < 8; ++d) ps[0].value->data[size_t(6 * 8 + d)] += d % 2 ? -1.0f : 1.0f;  // LayerNorm removes a constant shift
         const auto l2 = logits(m, kTok);
         double pad = 0;
         for (int64_t b = 0; b < 2; ++b)
@@ -261,7 +263,7 @@ TEST_CASE("experiments: lock-in (quick): a planted unscaled row never moves, the
     CHECK(verdict(r, "C13").kind == VerdictKind::Supported);
 }
 
-TEST_CASE("experiments: init (quick): all-zero Q/K/V/O gets weight gradients exactly zero; zero W_q alone learns") {
+TEST_CASE("experiments: init (quick): all-zero Q/K/V/O gets weight gradients exactly zero, zero W_q alone learns") {
     const ExperimentResult r = find_experiment("init")->run(quick(2), {});
     const ExperimentTable& t = table0(r);
     const size_t c_init = col(t, "init"), c_g = col(t, "max |dW_qkvo|"), c_acc = col(t, "final acc"),
@@ -324,7 +326,7 @@ TEST_CASE("experiments: dk-floor (quick): accuracy rises with d_k and the knee m
 
 // ---- the command line
 
-TEST_CASE("experiment cli: --list, bad names and options exit 2 with one line; a run writes its JSON and SVG") {
+TEST_CASE("experiment cli: --list, bad names and options exit 2 with one line, a run writes its JSON and SVG") {
     auto list = test::run_attn("experiment --list");
     CHECK(list.code == 0);
     for (const auto& e : experiments()) CHECK(list.out.find(e.name) != std::string::npos);

@@ -96,7 +96,8 @@ Smoke smoke_tests(TinyTransformer& m, const TaskBatch& set, int threads) {
             if (p.name == "tok_emb.weight") emb = &p;
         const int64_t D = m.config().d_model;
         std::vector<float> saved(emb->value->data.begin() + kPad * D, emb->value->data.begin() + (kPad + 1) * D);
-        for (int64_t d = 0; d < D; ++d) emb->value->data[static_cast<size_t>(kPad * D + d)] += 1.0f;
+        // +-1 alternating: a shift by the same amount in every dimension would vanish in LayerNorm
+        for (int64_t d = 0; d < D; ++d) emb->value->data[static_cast<size_t>(kPad * D + d)] += d % 2 ? -1.0f : 1.0f;
         const Tensor l = m.logits(set.tokens.data(), B, T, threads);
         std::copy(saved.begin(), saved.end(), emb->value->data.begin() + kPad * D);
         for (int64_t b = 0; b < B; ++b)

@@ -233,6 +233,9 @@ ExperimentResult run_scale(const ExperimentConfig& cfg, const ExperimentProgress
     r.notes.push_back("Adam divides each update by the running size of its gradient, so a tiny gradient (a saturated "
                       "softmax) still moves W_q, W_k at about lr per step; SGD moves them in proportion to the "
                       "gradient. Compare the adamw and sgd rows of the same scale.");
+    r.notes.push_back("|dW_qk| counts the whole chain: without the scale dq = dS.k is not multiplied by 1/sqrt(d_k) "
+                      "(16 times larger at d_k 256), which can outweigh a smaller dS while only part of the rows "
+                      "are one-hot; attn experiment lock-in isolates one saturated row.");
     r.notes.push_back("Cosine attention uses a fixed temperature tau = 0.1 (scores cos(q,k)/tau in [-10, 10]); a "
                       "learned temperature is not implemented.");
     r.notes.push_back(fmt::format("AdamW lr 3e-3, SGD lr 0.1 momentum 0.9, both clipped at gradient norm 1, no weight "

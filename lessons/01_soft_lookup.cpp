@@ -155,7 +155,8 @@ void run(LessonContext& ctx) {
               fmt::format("move the token from position 0 to {}: its weight changes by {} (distance plays no part)", T - 1,
                           e2(moved)));
     ctx.unmeasured("C1", "the source's \"errors concentrate on sentences longer than ~40 tokens\" is about trained "
-                         "translation models; attn trains nothing, so it shows the mechanism (the decay above), not that figure.");
+                         "translation models; this lesson shows the mechanism (the decay above), not that figure. "
+                         "attn experiment distance trains an RNN and one attention layer on \"the token d steps back\".");
 
     ctx.section("All positions at once (C2)");
     ctx.para("The running summary needs step t−1 finished before step t: T steps in a row. Attention computes "

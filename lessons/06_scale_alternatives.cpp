@@ -2,6 +2,8 @@
 // (C19, C20, with C39's L2-normalised Q and K).
 #include "common.hpp"
 
+#include "attn/experiments/experiment.hpp"
+
 namespace attn::lessons {
 namespace {
 
@@ -135,8 +137,18 @@ void run(LessonContext& ctx) {
     ctx.identity(dcos < 1e-6, "C19", fmt::format("cosine gives both keys the same weight (diff {})", e2(dcos)));
     ctx.identity(ddot > 0.1, "C19,C11", fmt::format("the dot product tells them apart (weights {:.3f} vs {:.3f})", rd.weights.data[0],
                                                   rd.weights.data[1]));
-    ctx.unmeasured("C39", "the rest of the stability recipe (loss scaling for mixed precision) concerns "
-                          "training in float16, which this lesson does not do.");
+    // The rest of the recipe, measured live: the quick size of `attn experiment stability`.
+    ExperimentConfig qc;
+    qc.size = ExperimentSize::Quick, qc.seeds = 1, qc.seed = ctx.seed();
+    const ExperimentResult st = experiment_stability().run(qc, {});
+    const auto& lrows = st.tables[1].rows;  // d_k 64, 1024 x (scaled, none, cosine)
+    const std::string log_inf = lrows[4][2].get<std::string>(), lsm_bad = lrows[4][3].get<std::string>();
+    ctx.check(log_inf.rfind("0/", 0) != 0 && lsm_bad.rfind("0/", 0) == 0, "C39",
+              fmt::format("unscaled scores at d_k = 1024: log(softmax) of the lowest weight is -inf in {} rows, "
+                          "log_softmax is finite in all ({} not finite); log_softmax rows sum to {:.0f}, so it "
+                          "stabilises the loss but cannot stand in for the weights (attn experiment stability)",
+                          log_inf, lsm_bad, lrows[4][4].get<double>()));
+    ctx.unmeasured("C39", "loss scaling for mixed precision concerns training in float16, which attn does not do.");
     // log_softmax belongs in the loss; it cannot stand in for the weights
     const std::vector<float> row{rd.scores_scaled.data[0], rd.scores_scaled.data[1]};
     const std::vector<float> p = softmax_vec(row);

@@ -109,8 +109,8 @@ void run(LessonContext& ctx) {
               fmt::format("on the 512-wide layer, the wrong merge changes the output by up to {} (same shape {}, no error)", g3(dw),
                           shape_str(out_wrong.shape)));
     ctx.unmeasured("C33", "the source adds that several heads give the gradient several paths, so some heads "
-                          "keep learning when others' gradients vanish. That is a statement about training; "
-                          "attn computes forward passes only.");
+                          "keep learning when others' gradients vanish. That is a statement about training, "
+                          "measured by attn experiment heads (half the heads behind a stop-gradient).");
 }
 
 const RegisterLesson reg{{"multi-head", "Multi-head attention",

@@ -37,6 +37,11 @@ const std::vector<ExperimentInfo>& experiments() {
         experiment_dk_floor(),
         experiment_init(),
         experiment_overfit(),
+        experiment_dropout(),
+        experiment_heads(),
+        experiment_distance(),
+        experiment_stability(),
+        experiment_memory(),
     };
     return all;
 }

@@ -1,0 +1,170 @@
+// Shared pieces of the experiments dropout, heads, distance (private header):
+// training the lab model on a task with held-out evaluations, and small statistics.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "attn/core/rng.hpp"
+#include "attn/experiments/experiment.hpp"
+#include "attn/experiments/lab_model.hpp"
+#include "attn/train/optim.hpp"
+#include "attn/train/tasks.hpp"
+
+namespace attn::exp2 {
+
+struct LabTrainSpec {
+    int64_t steps = 200, batch = 16, eval_every = 20, eval_batches = 2;
+    double lr = 3e-3, weight_decay = 0.0, clip = 1.0;
+    uint64_t seed = 0;  // data and dropout; the model's init is the caller's
+    int threads = 2;
+    std::function<TaskBatch(int64_t step)> train_batch;  // empty: the task's own train split
+};
+
+struct LabCurve {
+    std::vector<double> step, eval_loss, eval_acc, train_loss;
+    double final_loss() const { return eval_loss.empty() ? NAN : eval_loss.back(); }
+    double final_acc() const { return eval_acc.empty() ? NAN : eval_acc.back(); }
+    // First evaluated step whose eval loss <= target (or acc >= target); -1 when never.
+    double steps_to_loss(double target) const {
+        for (size_t i = 0; i < step.size(); ++i)
+            if (eval_loss[i] <= target) return step[i];
+        return -1;
+    }
+    double steps_to_acc(double target) const {
+        for (size_t i = 0; i < step.size(); ++i)
+            if (eval_acc[i] >= target) return step[i];
+        return -1;
+    }
+};
+
+struct EvalResult {
+    double loss = 0, acc = 0;
+};
+
+inline EvalResult eval_lab(lab::LabModel& m, const Task& task, int64_t batch, uint64_t seed, int64_t batches,
+                           int threads) {
+    double loss = 0;
+    int64_t correct = 0, counted = 0;
+    for (int64_t i = 0; i < batches; ++i) {
+        const TaskBatch b = task.batch(batch, seed, DataSplit::Eval, i);
+        const lab::LabStats s = m.evaluate(b.tokens.data(), b.targets.data(), b.B, b.T, threads);
+        loss += s.loss * double(s.counted);
+        correct += s.correct;
+        counted += s.counted;
+    }
+    return {counted ? loss / double(counted) : 0.0, counted ? double(correct) / double(counted) : 0.0};
+}
+
+// AdamW (PyTorch's rule, attn/train/optim.hpp) with gradient clipping; evaluates before
+// the first step, every eval_every steps and after the last. after_step (optional) is called
+// with the step count after every step (progress lines, per-step measurements).
+inline LabCurve train_lab(lab::LabModel& m, const Task& task, const LabTrainSpec& s,
+                          const std::function<void(int64_t)>& after_step = {},
+                          const std::function<void(int64_t)>& at_eval = {}) {
+    AdamW opt;
+    opt.lr = static_cast<float>(s.lr);
+    opt.weight_decay = static_cast<float>(s.weight_decay);
+    auto params = m.params();
+    LabCurve c;
+    double run_loss = 0;
+    int64_t run_n = 0;
+    auto evaluate = [&](int64_t step) {
+        const EvalResult e = eval_lab(m, task, s.batch, s.seed, s.eval_batches, s.threads);
+        c.step.push_back(double(step));
+        c.eval_loss.push_back(e.loss);
+        c.eval_acc.push_back(e.acc);
+        c.train_loss.push_back(run_n ? run_loss / double(run_n) : e.loss);
+        run_loss = 0, run_n = 0;
+        if (at_eval) at_eval(step);
+    };
+    evaluate(0);
+    for (int64_t st = 0; st < s.steps; ++st) {
+        const TaskBatch b = s.train_batch ? s.train_batch(st) : task.batch(s.batch, s.seed, DataSplit::Train, st);
+        const lab::LabStats r = m.step(b.tokens.data(), b.targets.data(), b.B, b.T, mix64(s.seed * 1000003ULL + uint64_t(st)),
+                                       s.threads);
+        run_loss += r.loss, ++run_n;
+        clip_grad_norm(params, s.clip);
+        opt.step(params);
+        if (after_step) after_step(st + 1);
+        if ((s.eval_every > 0 && (st + 1) % s.eval_every == 0) || st + 1 == s.steps)
+            if (c.step.empty() || c.step.back() != double(st + 1)) evaluate(st + 1);
+    }
+    return c;
+}
+
+inline double mean_of(const std::vector<double>& v) {
+    if (v.empty()) return NAN;
+    return std::accumulate(v.begin(), v.end(), 0.0) / double(v.size());
+}
+inline double sd_of(const std::vector<double>& v) {
+    if (v.size() < 2) return 0;
+    const double m = mean_of(v);
+    double s = 0;
+    for (double x : v) s += (x - m) * (x - m);
+    return std::sqrt(s / double(v.size() - 1));
+}
+// Mean of a "steps to target" list where -1 means never: never counts as the budget
+// (a lower bound), and `reached` says how many made it.
+inline double mean_steps(const std::vector<double>& v, double budget, int* reached) {
+    std::vector<double> w;
+    int r = 0;
+    for (double x : v) {
+        if (x >= 0) ++r;
+        w.push_back(x >= 0 ? x : budget);
+    }
+    if (reached) *reached = r;
+    return mean_of(w);
+}
+// Element-wise mean of several curves sampled at the same x.
+inline std::vector<double> mean_curve(const std::vector<std::vector<double>>& ys) {
+    if (ys.empty()) return {};
+    std::vector<double> m(ys[0].size(), 0.0);
+    for (const auto& y : ys)
+        for (size_t i = 0; i < m.size() && i < y.size(); ++i) m[i] += y[i] / double(ys.size());
+    return m;
+}
+
+inline double median_of(std::vector<double> v) {
+    if (v.empty()) return NAN;
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+inline int64_t pick(ExperimentSize s, int64_t quick, int64_t dflt, int64_t full) {
+    return s == ExperimentSize::Quick ? quick : s == ExperimentSize::Default ? dflt : full;
+}
+
+}  // namespace attn::exp2
+
+namespace attn::exp2 {
+
+// A finite training set: `pool` rows drawn once from the task's train split; training
+// batches pick rows of it (a counter-seeded choice per step), evaluation uses the task's
+// held-out split, so the gap between the two measures overfitting.
+struct PoolData {
+    TaskBatch pool;
+    int64_t rows = 0;
+    PoolData(const Task& t, int64_t rows_, uint64_t seed) : pool(t.batch(rows_, seed, DataSplit::Train, 0)), rows(rows_) {}
+    TaskBatch batch(int64_t B, uint64_t seed, int64_t step) const {
+        TaskBatch b;
+        b.B = B, b.T = pool.T;
+        Rng r(seed ^ 0x9001ULL, static_cast<uint64_t>(step));
+        for (int64_t i = 0; i < B; ++i) {
+            const int64_t k = static_cast<int64_t>(r.next_u64() % static_cast<uint64_t>(rows));
+            b.tokens.insert(b.tokens.end(), pool.tokens.begin() + k * b.T, pool.tokens.begin() + (k + 1) * b.T);
+            b.targets.insert(b.targets.end(), pool.targets.begin() + k * b.T, pool.targets.begin() + (k + 1) * b.T);
+        }
+        return b;
+    }
+};
+
+}  // namespace attn::exp2

@@ -192,14 +192,21 @@ struct FlashF32 {
                 std::fill(row + hi, row + nq, fill2);
                 continue;
             }
-            const auto keep = [&](int64_t i) {
-                const int64_t d = i0 + i - j;
-                return i0 + i < mask.global || (mask.stride > 0 && d % mask.stride == 0);
-            };
-            for (int64_t i = 0; i < lo; ++i)
-                if (!keep(i)) row[i] = fill2;
-            for (int64_t i = hi; i < nq; ++i)
-                if (!keep(i)) row[i] = fill2;
+            // lanes kept outside the band: the global queries (a prefix) and the stride's
+            // lanes i = r0 + t·stride; the rest is filled, the stride's lanes saved and restored
+            const int64_t gp = std::clamp<int64_t>(mask.global - i0, 0, nq);
+            float saved[BQ];
+            int idx[BQ];
+            int ns = 0;
+            if (mask.stride > 0)
+                for (int64_t i = (((j - i0) % mask.stride) + mask.stride) % mask.stride; i < nq; i += mask.stride)
+                    if (i >= gp && (i < lo || i >= hi)) {
+                        idx[ns] = static_cast<int>(i);
+                        saved[ns++] = row[i];
+                    }
+            std::fill(row + gp, row + std::max(lo, gp), fill2);
+            std::fill(row + std::max(hi, gp), row + nq, fill2);
+            for (int t = 0; t < ns; ++t) row[idx[t]] = saved[t];
         }
     }
 

@@ -154,7 +154,7 @@ attn::cli::Command reg{
         auto o = std::make_shared<VariantsOpts>();
         sub.footer(
             "Times each variant's forward (B=1, random N(0,1) q, k, v) in a child process and measures its extra\n"
-            "peak memory; full flash above T=4096 is timed on 1024 queries and scaled (the table says so).\n"
+            "peak memory; full flash and strided above T=4096 are timed on 1024 queries and scaled (the table says so).\n"
             "Then the error against softmax attention on random inputs and on MiniLM's heads over the first\n"
             "characters of --corpus (skipped with a note when the model is absent), and Performer's error vs m.\n"
             "Variants: flash, window, strided, global-local, elu+1, favor+, cosformer.");

@@ -210,7 +210,9 @@ std::vector<SpeedRow> run_variant_speed(const VariantsConfig& cfg, const std::fu
             r.variant = var;
             r.T = T;
             int64_t Tq = T;
-            if (var == Variant::Flash && double(T) * double(T) > cfg.flash_full_limit && cfg.flash_sample_queries < T) {
+            // full flash, and strided (whose stride keys fall in nearly every key block, so it skips few)
+            const bool dense_like = var == Variant::Flash || var == Variant::Strided;
+            if (dense_like && double(T) * double(T) > cfg.flash_full_limit && cfg.flash_sample_queries < T) {
                 Tq = cfg.flash_sample_queries;
                 r.extrapolated = true;
                 r.sampled_queries = Tq;

@@ -16,8 +16,10 @@
 // adds beside its inputs and output, measured. Full flash at large T would take
 // minutes, so above cfg.flash_full_limit pairs it is timed on the first
 // cfg.flash_sample_queries queries against all T keys and the time is scaled by
-// T / sample (each query costs the same without a mask): such rows say
-// extrapolated = true. GFLOP/s is attention_flops (allowed pairs × 4 Dk) / time for
+// T / sample (each query costs the same without a mask; causal: by the ratio of
+// allowed pairs): such rows say extrapolated = true. Strided is timed the same way:
+// its stride keys fall into nearly every key block, so it skips few and costs
+// about what flash costs. GFLOP/s is attention_flops (allowed pairs × 4 Dk) / time for
 // the softmax kinds; linear attention does other work, so its GFLOP/s is not given.
 // The crossover of a variant is the smallest T of the list from which it is faster
 // than flash at every larger T of the list.

@@ -132,7 +132,16 @@ int run_variants(VariantsOpts& o) {
     r.errors = variant_errors(cfg, q, k, v, fmt::format("random T={}", cfg.error_T));
     bool has_favor = false;
     for (Variant x : cfg.variants) has_favor = has_favor || x == Variant::Favor;
-    if (has_favor && !cfg.favor_m.empty()) r.favor = favor_error_curve(cfg, q, k, v, &r.favor_slope);
+    if (has_favor && !cfg.favor_m.empty())
+        for (const double scale : {1.0, cfg.favor_small_scale}) {
+            FavorCurve c;
+            c.input_scale = scale;
+            Tensor qs = q, ks = k;
+            for (auto& x : qs.data) x *= static_cast<float>(scale);
+            for (auto& x : ks.data) x *= static_cast<float>(scale);
+            c.points = favor_error_curve(cfg, qs, ks, v, &c.slope);
+            r.favor.push_back(c);
+        }
     std::string note;
     if (!o.no_model && !minilm_errors(o, cfg, r.errors, note)) note = "MiniLM rows skipped: " + note;
 

@@ -148,7 +148,9 @@ ChildReport time_case(const VariantsConfig& cfg, Variant var, int64_t T, int64_t
     ChildReport r;
     r.ok = 1;
     r.seconds = times[times.size() / 2];
-    r.extra = std::max(0.0, proc_status_bytes("VmHWM") - base);
+    // the output [1, H, Tq, Dv] is not the variant's working set
+    const double out_bytes = 4.0 * static_cast<double>(cfg.heads * Tq * cfg.dk);
+    r.extra = std::max(0.0, proc_status_bytes("VmHWM") - base - out_bytes);
     return r;
 }
 
@@ -398,7 +400,7 @@ std::string variants_table(const VariantsConfig& cfg, const VariantsResult& r) {
                                s.extrapolated ? fmt::format("  (extrapolated from {} queries)", s.sampled_queries) : "");
         }
         out += "\nvs flash: flash time / variant time at the same T. extra mem: measured peak RSS over the baseline\n"
-               "(q, k, v allocated), in a child process; model mem: the analytic working set (linear kinds).\n";
+               "(q, k, v allocated) less the output, in a child process; model mem: the analytic working set (linear kinds).\n";
         out += "\nCrossover (the smallest T of the list from which the variant beats full flash at every larger T):\n";
         for (const Crossover& c : r.crossover)
             out += fmt::format("  {:<13} {:>10}   speed-up at T={}: {:.1f}x\n", variant_name(c.variant),
@@ -415,11 +417,15 @@ std::string variants_table(const VariantsConfig& cfg, const VariantsResult& r) {
                "  error says how different they are, not how well they approximate. On random inputs the\n"
                "  softmax rows are nearly flat, so the sparse kinds' error is mostly the mass they drop.\n";
     }
-    if (!r.favor.empty()) {
-        out += "\nPerformer (favor+) error vs the number of random features m (mean over draws):\n";
-        for (const FavorPoint& p : r.favor) out += fmt::format("  m={:<6} rel error {:.4f}\n", p.m, p.rel_error);
-        out += fmt::format("  fitted slope of log(error) vs log(m): {:.3f} (1/sqrt(m) is -0.5)\n", r.favor_slope);
+    for (const FavorCurve& c : r.favor) {
+        out += fmt::format("\nPerformer (favor+) error vs the number of random features m, q and k x {} (mean over draws):\n",
+                           c.input_scale);
+        for (const FavorPoint& p : c.points) out += fmt::format("  m={:<6} rel error {:.4f}\n", p.m, p.rel_error);
+        out += fmt::format("  fitted slope of log(error) vs log(m): {:.3f} (1/sqrt(m) is -0.5)\n", c.slope);
     }
+    if (!r.favor.empty())
+        out += "  The estimator's variance grows as exp(|q + k|^2 / sqrt(Dk)): with N(0,1) entries at Dk = 64 no m up to\n"
+               "  1024 tames it (flat curve); with smaller q, k the error falls as 1/sqrt(m).\n";
     return out;
 }
 
@@ -451,9 +457,12 @@ std::string variants_json(const VariantsConfig& cfg, const VariantsResult& r, Js
                       {"rel_error", e.rel_error}, {"kl", e.kl}});
     j["errors"] = er;
     auto fv = nlohmann::ordered_json::array();
-    for (const FavorPoint& p : r.favor) fv.push_back({{"m", p.m}, {"rel_error", p.rel_error}});
+    for (const FavorCurve& c : r.favor) {
+        auto pts = nlohmann::ordered_json::array();
+        for (const FavorPoint& p : c.points) pts.push_back({{"m", p.m}, {"rel_error", p.rel_error}});
+        fv.push_back({{"input_scale", c.input_scale}, {"points", pts}, {"slope", c.slope}});
+    }
     j["favor"] = fv;
-    j["favor_slope"] = r.favor_slope;
     return json_text(j, 2, nonfinite) + "\n";
 }
 

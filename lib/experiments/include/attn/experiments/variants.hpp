@@ -31,7 +31,10 @@
 //               attention rows (for a sparse mask: -ln of the softmax mass inside the
 //               pattern; for linear attention the rows of the explicit form A/rowsum(A)).
 // Performer's error is measured for each m of cfg.favor_m (mean over cfg.favor_draws
-// draws) and log(error) is fitted against log(m): the slope should be about -1/2.
+// draws) and log(error) is fitted against log(m): the slope should be about -1/2 once m
+// exceeds the estimator's variance, which grows as exp(|q + k|² / sqrt(Dk)): for N(0, 1)
+// entries at Dk = 64 that is ~e^16 per feature and no m <= 1024 reaches it (the curve is
+// flat); the curve is also run with q, k scaled by cfg.favor_small_scale to show the regime.
 #pragma once
 
 #include <cstdint>
@@ -68,6 +71,7 @@ struct VariantsConfig {
     int64_t error_global = 4;    // of 256 would hide most of the difference)
     std::vector<int64_t> favor_m{16, 32, 64, 128, 256, 512, 1024};
     int favor_draws = 3;
+    double favor_small_scale = 0.25;
 };
 // Throws InputError on an empty list, a size < 1, or a variant listed twice.
 void validate(const VariantsConfig& cfg);
@@ -100,12 +104,17 @@ struct FavorPoint {
     int64_t m = 0;
     double rel_error = 0;       // mean over draws
 };
+// Performer's error vs m on one set of inputs: q and k multiplied by input_scale.
+struct FavorCurve {
+    double input_scale = 1;
+    std::vector<FavorPoint> points;
+    double slope = 0;           // least-squares slope of log(error) vs log(m)
+};
 struct VariantsResult {
     std::vector<SpeedRow> speed;
     std::vector<Crossover> crossover;
     std::vector<ErrorRow> errors;
-    std::vector<FavorPoint> favor;
-    double favor_slope = 0;     // least-squares slope of log(error) vs log(m)
+    std::vector<FavorCurve> favor;
 };
 
 // The timing part. progress(fraction done) is called between cases.

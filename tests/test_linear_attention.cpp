@@ -238,7 +238,7 @@ TEST_CASE("linear attention: FAVOR+ approaches softmax attention as m grows, and
         }
 }
 
-TEST_CASE("linear attention: the same numbers at 1 and 3 threads; bad shapes and options throw") {
+TEST_CASE("linear attention: the same numbers at 1 and 3 threads, and bad shapes and options throw") {
     const Tensor q = randn({2, 2, 30, 8}, 51), k = randn({2, 2, 30, 8}, 52), v = randn({2, 2, 30, 4}, 53);
     for (const LinearOptions& o : all_options()) {
         CHECK(linear_attention(q, k, v, o, 1).data == linear_attention(q, k, v, o, 3).data);

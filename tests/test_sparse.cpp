@@ -200,7 +200,7 @@ TEST_CASE("sparse: the tiled forward and backward match the reference for every 
     }
 }
 
-TEST_CASE("sparse: a sparse mask combines with key padding, not with another sparse mask; bad sizes throw") {
+TEST_CASE("sparse: a sparse mask combines with key padding, not with another sparse mask, and bad sizes throw") {
     const Mask m = Mask::sliding_window(4, true).combined(Mask::key_padding({5}));
     const MaskRow row = m.row(0, 10);
     for (int64_t i = 0; i < 10; ++i)

@@ -729,7 +729,7 @@ const Command reg{
         sub.add_option("--heads", o->heads, "H, number of heads")->capture_default_str()->check(integer_in(1));
         sub.add_option("--d-k", o->d_k, "Dk per head (default D/H)")->check(integer_in(1));
         sub.add_option("--d-v", o->d_v, "Dv per head (default Dk)")->check(integer_in(1));
-        sub.add_option("--mask", o->mask, "none | causal | pad:L1,L2,... | causal+pad:L1,...")->capture_default_str();
+        sub.add_option("--mask", o->mask, "none | causal | pad:L1,L2,... | causal+pad:L1,... | window:W | window-causal:W | strided:S | strided-causal:S | global-local:G,W | global-local-causal:G,W")->capture_default_str();
         sub.add_option("--scale", o->scale,
                        fmt::format("sqrt (1/sqrt(Dk)) | none | NUMBER (multiply) | cosine | cosine:TAU; NUMBER and TAU "
                                    "in [{:g}, {:g}]",

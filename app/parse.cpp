@@ -95,12 +95,31 @@ std::vector<int64_t> parse_int_list(std::string_view opt, std::string_view text,
 Mask parse_mask(std::string_view spec, int64_t B, int64_t T) {
     if (spec == "none") return Mask::none();
     if (spec == "causal") return Mask::make_causal();
+    // The sparse patterns (C42): window:W, window-causal:W, strided:S, strided-causal:S,
+    // global-local:G,W, global-local-causal:G,W.
+    for (const std::string_view kind : {"window", "strided", "global-local"}) {
+        for (const bool causal : {false, true}) {
+            const std::string head = fmt::format("{}{}:", kind, causal ? "-causal" : "");
+            if (!spec.starts_with(head)) continue;
+            const std::string_view arg = spec.substr(head.size());
+            const bool two = kind == "global-local";
+            const std::vector<int64_t> n = parse_int_list("--mask", arg, two ? 0 : 1, kMaxSize);
+            if (n.size() != (two ? 2u : 1u))
+                throw InputError(fmt::format("--mask: '{}' needs {} after '{}', got '{}'", spec,
+                                             two ? "two numbers G,W (global tokens, window width)" : "one number", head, arg));
+            if (kind == "window") return Mask::sliding_window(n[0], causal);
+            if (kind == "strided") return Mask::strided(n[0], causal);
+            return Mask::global_local(n[0], n[1], causal);
+        }
+    }
     std::string_view rest = spec;
     const bool causal = rest.starts_with("causal+");
     if (causal) rest.remove_prefix(7);
     if (!rest.starts_with("pad:"))
         throw InputError(fmt::format(
-            "--mask: unknown mask '{}' (one of: none, causal, pad:L1,L2,..., causal+pad:L1,L2,...)", spec));
+            "--mask: unknown mask '{}' (one of: none, causal, pad:L1,L2,..., causal+pad:L1,L2,..., window:W, "
+            "window-causal:W, strided:S, strided-causal:S, global-local:G,W, global-local-causal:G,W)",
+            spec));
     rest.remove_prefix(4);
     std::vector<int64_t> lengths;
     for (std::string_view item : split_commas(rest)) {

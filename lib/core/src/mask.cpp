@@ -44,6 +44,40 @@ Mask Mask::make_causal() {
     return m;
 }
 
+Mask Mask::sliding_window(int64_t w, bool causal) {
+    if (w < 1) throw InputError(fmt::format("sliding window width {} must be at least 1", w));
+    Mask m;
+    m.causal_ = causal;
+    m.sparse_.on = true;
+    m.sparse_.before = causal ? w - 1 : w / 2;
+    m.sparse_.after = causal ? 0 : w / 2;
+    m.sparse_.name = fmt::format("sliding window {}", w);
+    return m;
+}
+
+Mask Mask::strided(int64_t s, bool causal) {
+    if (s < 1) throw InputError(fmt::format("stride {} must be at least 1", s));
+    Mask m;
+    m.causal_ = causal;
+    m.sparse_.on = true;
+    m.sparse_.before = m.sparse_.after = s - 1;
+    m.sparse_.stride = s;
+    m.sparse_.name = fmt::format("strided {}", s);
+    return m;
+}
+
+Mask Mask::global_local(int64_t g, int64_t w, bool causal) {
+    if (g < 0) throw InputError(fmt::format("global token count {} must be at least 0", g));
+    if (w < 0) throw InputError(fmt::format("local window width {} must be at least 0", w));
+    Mask m;
+    m.causal_ = causal;
+    m.sparse_.on = true;
+    m.sparse_.before = m.sparse_.after = w / 2;
+    m.sparse_.global = g;
+    m.sparse_.name = fmt::format("global {} + local window {}", g, w);
+    return m;
+}
+
 Mask Mask::key_padding(std::vector<int64_t> lengths) {
     if (lengths.empty()) throw ShapeError("key padding needs one length per batch row, got none");
     for (int64_t L : lengths)
@@ -133,8 +167,12 @@ Mask Mask::combined(const Mask& o) const {
     if (clash(a.keys, b.keys)) throw ShapeError(fmt::format("combining masks over {} and {} keys", a.keys, b.keys));
     if (clash(a.heads, b.heads)) throw ShapeError(fmt::format("combining masks for {} and {} heads", a.heads, b.heads));
 
+    if (sparse_.on && o.sparse_.on)
+        throw InputError(fmt::format("combining two sparse patterns ({} and {}) is not supported", sparse_.name,
+                                     o.sparse_.name));
     Mask m;
     m.causal_ = causal_ || o.causal_;
+    m.sparse_ = sparse_.on ? sparse_ : o.sparse_;
     m.key_len_ = key_len_.empty() ? o.key_len_ : key_len_;
     if (!key_len_.empty() && !o.key_len_.empty())  // as many as the batch has, both
         for (size_t r = 0; r < key_len_.size(); ++r) m.key_len_[r] = std::min(key_len_[r], o.key_len_[r]);
@@ -173,6 +211,11 @@ MaskRow Mask::row(int64_t b, int64_t h, int64_t Tk, const uint8_t* dense, const 
     MaskRow r;
     r.causal = causal_;
     r.key_len = key_len_.empty() ? Tk : key_len_[static_cast<size_t>(b)];
+    r.sparse = sparse_.on;
+    r.before = sparse_.before;
+    r.after = sparse_.after;
+    r.stride = sparse_.stride;
+    r.global = sparse_.global;
     if (!dense_.empty()) {
         r.dense = dense + dense_.offset(b, h);
         r.dense_stride = dense_.query_stride();
@@ -187,6 +230,7 @@ MaskRow Mask::row(int64_t b, int64_t h, int64_t Tk, const uint8_t* dense, const 
 std::string Mask::describe() const {
     std::vector<std::string> parts;
     if (causal_) parts.push_back("causal");
+    if (sparse_.on) parts.push_back(sparse_.name);
     if (!key_len_.empty()) parts.push_back(fmt::format("key padding (lengths {})", fmt::join(key_len_, ",")));
     if (!dense_.empty()) parts.push_back("boolean " + dims(dense_));
     if (!additive_.empty()) parts.push_back("additive " + dims(additive_));

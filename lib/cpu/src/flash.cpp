@@ -145,7 +145,14 @@ std::vector<std::string> flash_kernels() {
 
 // The long-keys variant when one head's K and V outgrow the caches.
 const fd::Kernel* for_size(const fd::Kernel* k, const fd::Args& a) {
-    const double kv_bytes = 4.0 * static_cast<double>(a.Tk) * static_cast<double>(a.Dk + a.Dv);
+    // A sparse band (a sliding window) visits only the keys near its block's queries:
+    // those, not Tk, are what must stay in cache.
+    int64_t keys = a.Tk;
+    if (a.mask->is_sparse()) {
+        const MaskRow r = a.mask->row(0, a.Tk);
+        if (r.band_only()) keys = std::min<int64_t>(a.Tk, r.before + r.after + 1);
+    }
+    const double kv_bytes = 4.0 * static_cast<double>(keys) * static_cast<double>(a.Dk + a.Dv);
     return k->long_keys != nullptr && kv_bytes > fd::kLongKeysBytes ? k->long_keys : k;
 }
 

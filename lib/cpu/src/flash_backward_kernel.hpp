@@ -177,15 +177,19 @@ struct FlashBwdF32 {
             std::memset(dKa, 0, sizeof(float) * static_cast<size_t>(BK * Dkp));
             std::memset(dVa, 0, sizeof(float) * static_cast<size_t>(BK * Dvp));
 
-            for (int64_t qb = 0; qb < nqb; ++qb) {
+            // With fill -inf only the queries that may attend to the block (causal and a
+            // band, MaskRow::query_begin / query_end) get any gradient from it.
+            const int64_t qb_first = a.fill_ninf ? mask.query_begin(j0) / BQ : 0;
+            const int64_t qb_end = a.fill_ninf ? (mask.query_end(j0 + nk - 1, Tq) + BQ - 1) / BQ : nqb;
+            for (int64_t qb = qb_first; qb < qb_end; ++qb) {
                 const int64_t i0 = qb * BQ;
                 const int nq = static_cast<int>(std::min<int64_t>(BQ, Tq - i0));
                 const float* qs_i = qs + i0 * Dkp;
                 const float* dO_i = dO + i0 * Dvp;
-                const bool all_masked = j0 >= mask.key_end(i0 + nq - 1);
+                const bool all_masked = j0 >= mask.key_end(i0 + nq - 1) ||
+                                        (mask.sparse && !mask.any_allowed(i0, i0 + nq - 1, j0, j0 + nk - 1));
                 if (all_masked) {
-                    // Causal and padding mask the whole tile (MaskRow::key_end is
-                    // monotone in the query). With fill -inf its weights are 0: no
+                    // Causal, padding or the sparse pattern mask the whole tile. With fill -inf its weights are 0: no
                     // gradient at all. With a finite fill every score is the fill: the
                     // weights 2^(fill2 - L2) reach dV (unless below 2^-160, i.e. 0 in
                     // float, as in the forward), and dS is 0 (masked_fill).
@@ -201,7 +205,7 @@ struct FlashBwdF32 {
                     // pass 1: S2 = Q̂s K̂ᵀ log2(e)
                     gemm_keys(nq, qs_i, Dkp, KT, Dk, P);
                     // masks, element-wise where the tile needs it
-                    if (!mask.all_allowed(i0, j0 + nk - 1))
+                    if (!mask.tile_all_allowed(i0, i0 + nq - 1, j0, j0 + nk - 1))
                         for (int i = 0; i < nq; ++i) {
                             float* row = P + i * BK;
                             const int64_t gi = i0 + i;
@@ -242,7 +246,7 @@ struct FlashBwdF32 {
                         S::store(dS + i * BK + v * W, S::mul(p, S::sub(S::load(dS + i * BK + v * W), dd)));
                     }
                 }
-                if (!mask.all_allowed(i0, j0 + nk - 1))
+                if (!mask.tile_all_allowed(i0, i0 + nq - 1, j0, j0 + nk - 1))
                     for (int i = 0; i < nq; ++i)
                         for (int j = 0; j < nk; ++j)
                             if (!mask.allowed(i0 + i, j0 + j)) dS[i * BK + j] = 0.0f;

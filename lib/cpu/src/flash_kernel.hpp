@@ -189,6 +189,39 @@ struct FlashF32 {
         }
     }
 
+    // Sets to fill2 the scores ST [nk][BQ] (lanes = queries i0 + i) that the sparse part
+    // masks. Per key j the band allows the lanes i0 + i in [j - after, j + before]; the
+    // lanes outside it are filled unless the query is global or d = i - j is on the stride.
+    static void mask_sparse(const MaskRow& mask, int64_t i0, int nq, int64_t j0, int nk, float* ST, float fill2) {
+        for (int jj = 0; jj < nk; ++jj) {
+            const int64_t j = j0 + jj;
+            if (j < mask.global) continue;
+            float* row = ST + jj * BQ;
+            const int64_t lo = std::clamp<int64_t>(j - mask.after - i0, 0, nq);
+            const int64_t hi = std::clamp<int64_t>(j + mask.before + 1 - i0, lo, nq);
+            if (mask.stride == 0 && mask.global == 0) {
+                std::fill(row, row + lo, fill2);
+                std::fill(row + hi, row + nq, fill2);
+                continue;
+            }
+            // lanes kept outside the band: the global queries (a prefix) and the stride's
+            // lanes i = r0 + t·stride; the rest is filled, the stride's lanes saved and restored
+            const int64_t gp = std::clamp<int64_t>(mask.global - i0, 0, nq);
+            float saved[BQ];
+            int idx[BQ];
+            int ns = 0;
+            if (mask.stride > 0)
+                for (int64_t i = (((j - i0) % mask.stride) + mask.stride) % mask.stride; i < nq; i += mask.stride)
+                    if (i >= gp && (i < lo || i >= hi)) {
+                        idx[ns] = static_cast<int>(i);
+                        saved[ns++] = row[i];
+                    }
+            std::fill(row + gp, row + std::max(lo, gp), fill2);
+            std::fill(row + std::max(hi, gp), row + nq, fill2);
+            for (int t = 0; t < ns; ++t) row[idx[t]] = saved[t];
+        }
+    }
+
     static void run_item(const Args& a, int64_t item, float* ws) {
         // q (B,H,Tq,Dk), k (B,H,Tk,Dk), v (B,H,Tk,Dv) -> out (B,H,Tq,Dv); this item is
         // one (b, h) and one block of BQ queries.
@@ -245,20 +278,32 @@ struct FlashF32 {
         std::memset(OT, 0, sizeof(float) * static_cast<size_t>(Dv * BQ));
 
         const int64_t last_q = i0 + nq - 1;
-        for (int64_t j0 = 0; j0 < Tk; j0 += BK) {
+        // With fill -inf a masked key weighs exactly 0, so the blocks before the band's
+        // first key (MaskRow::key_begin, 0 without a sparse band) are skipped outright.
+        const int64_t j_first = a.fill_ninf ? mask.key_begin(i0) / BK * BK : 0;
+        for (int64_t j0 = j_first; j0 < Tk; j0 += BK) {
             const int nk = static_cast<int>(std::min<int64_t>(BK, Tk - j0));
-            if (j0 >= mask.key_end(last_q)) {
-                // Causal and padding mask this block and every later one for all queries
-                // of the block (MaskRow::key_end).
+            const bool past_end = j0 >= mask.key_end(last_q);
+            if (past_end || (mask.sparse && !mask.any_allowed(i0, last_q, j0, j0 + nk - 1))) {
+                // Causal, padding and a band mask this block and every later one for all
+                // queries of the block (MaskRow::key_end), or the sparse pattern masks
+                // this block whole (MaskRow::any_allowed): then the later ones may
+                // still hold allowed keys, and the loop goes on instead of stopping.
                 // With fill = -inf they weigh exactly 0. With a finite fill each masked
                 // key has score `fill` and weight 2^(fill2 - m): exactly 0 in float once
                 // m - fill2 > 160 (2^-160 is below the smallest denormal), as in the
                 // reference. Otherwise (e.g. a fully masked row, or fill = 0) they are
                 // processed as keys whose score is the fill.
-                if (a.fill_ninf) break;
+                if (a.fill_ninf) {
+                    if (past_end) break;
+                    continue;
+                }
                 bool negligible = true;
                 for (int i = 0; i < nq; ++i) negligible = negligible && (m[i] - a.fill2 > 160.0f);
-                if (negligible) break;
+                if (negligible) {
+                    if (past_end) break;
+                    continue;
+                }
                 for (int j = 0; j < nk; ++j) std::fill(ST + j * BQ, ST + (j + 1) * BQ, a.fill2);
             } else {
                 // pass 2: scores ST = K_blk QT
@@ -325,6 +370,8 @@ struct FlashF32 {
                         const int64_t upto = std::min<int64_t>(BQ, std::max<int64_t>(0, j0 + jj - i0));
                         std::fill(ST + jj * BQ, ST + jj * BQ + upto, a.fill2);
                     }
+                if (mask.sparse && !mask.sparse_allows_all(i0, last_q, j0, j0 + nk - 1))
+                    mask_sparse(mask, i0, nq, j0, nk, ST, a.fill2);
                 if (j0 + nk > mask.key_len)
                     for (int jj = static_cast<int>(mask.key_len - j0); jj < nk; ++jj)
                         std::fill(ST + jj * BQ, ST + (jj + 1) * BQ, a.fill2);

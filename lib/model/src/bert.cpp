@@ -329,6 +329,11 @@ BertOutput BertModel::forward(const std::vector<std::vector<int32_t>>& ids, cons
                     std::copy(src + D, src + D + Dk, K.ptr() + dst);
                     std::copy(src + 2 * D, src + 2 * D + Dk, V.ptr() + dst);
                 }
+        if (opt.record_qkv) {
+            out.queries.push_back(Q);
+            out.keys.push_back(K);
+            out.values.push_back(V);
+        }
         AttentionRecord rec;
         const Tensor heads = attention_reference(Q, K, V, out.mask, aopt, opt.record_attention ? &rec : nullptr);
         if (opt.record_attention) out.attentions.push_back(std::move(rec.weights));  // (B, H, T, T)

@@ -4,6 +4,9 @@
 //   causal       query i sees key j only when j <= i (C24)
 //   key padding  per batch row b, keys j >= key_len[b] are padding (C23, C26)
 //   dense        a boolean [B, Tq, Tk] or per-head [B, H, Tq, Tk] array, 1 = may attend
+// plus an optional sparse pattern (a sliding window, Child et al.'s strided pattern,
+// or global + local tokens: C42), which is a rule on positions, never stored as an
+// array, so a tiled kernel can skip the key blocks it masks whole (cost O(T w));
 // plus an optional additive float array [B, Tq, Tk] or [B, H, Tq, Tk] that is
 // added to the scaled scores before the boolean parts are applied (PyTorch's
 // float attn_mask). The boolean parts follow masked_fill(~allowed, fill).
@@ -54,11 +57,32 @@ public:
     static Mask custom_heads(int64_t B, int64_t H, int64_t Tq, int64_t Tk, std::vector<uint8_t> allowed);
     static Mask additive_heads(int64_t B, int64_t H, int64_t Tq, int64_t Tk, std::vector<float> add);
 
+    // Sparse patterns (C42). Each is a rule on the offset d = i - j (MaskRow::sparse_allows);
+    // `causal` ANDs the causal mask in. Throws InputError for a width, stride or count < 1
+    // (global_local: g >= 0 and w >= 0).
+    // Sliding window of width w. Causal: query i sees the w most recent keys, i - w < j <= i.
+    // Symmetric (Longformer's convention): |i - j| <= w / 2 (integer division), so w + 1
+    // keys for an even w, w for an odd one, fewer at the ends.
+    static Mask sliding_window(int64_t w, bool causal);
+    // Strided (Child et al., 2019, the "strided" factorisation, both heads in one mask):
+    // query i sees key j iff |i - j| < s (the local diagonal band of s keys on each side)
+    // or (i - j) is a multiple of s (every s-th key, counted from the query). With
+    // s ~ sqrt(T) each query sees ~ 3 sqrt(T) keys (~2 sqrt(T) causal).
+    static Mask strided(int64_t s, bool causal);
+    // Global + local (Longformer, BigBird): tokens 0 .. g-1 are global, they see every key
+    // and every query sees them; every other pair is the symmetric window of width w
+    // (|i - j| <= w / 2).
+    static Mask global_local(int64_t g, int64_t w, bool causal);
+
     // AND of both masks' boolean parts (key lengths: the smaller); additive parts are
     // summed. Throws ShapeError when the two disagree on the batch, queries or keys.
     Mask combined(const Mask& other) const;
 
-    bool is_none() const { return !causal_ && key_len_.empty() && dense_.empty() && additive_.empty(); }
+    bool is_none() const {
+        return !causal_ && key_len_.empty() && dense_.empty() && additive_.empty() && !sparse_.on;
+    }
+    // True when the mask has a sparse pattern (a window, strided, global + local).
+    bool is_sparse() const { return sparse_.on; }
     // Throws ShapeError if the mask cannot apply to a [B, H, Tq, Tk] score tensor. O(1).
     void check(int64_t B, int64_t H, int64_t Tq, int64_t Tk) const;
     // The same for a reader that takes one row per batch row (the CUDA kernels): a
@@ -120,7 +144,15 @@ private:
     };
     Extent extent() const;
 
+    // The sparse pattern: MaskRow's sparse, before, after, stride, global.
+    struct Sparse {
+        bool on = false;
+        int64_t before = 0, after = 0, stride = 0, global = 0;
+        std::string name;  // for describe(): "sliding window 256"
+    };
+
     bool causal_ = false;
+    Sparse sparse_;
     std::vector<int64_t> key_len_;  // [B], or empty: no key padding
     int64_t max_key_len_ = 0;       // the largest of key_len_, for check()
     Part<uint8_t> dense_;           // entries 0 or 1

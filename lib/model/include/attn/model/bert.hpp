@@ -71,6 +71,7 @@ struct BertLayer {
 struct BertOptions {
     bool record_attention = true;  // keep every layer's weights
     bool key_padding_mask = true;  // false: padded keys get weight too (the bug lesson)
+    bool record_qkv = false;       // keep every layer's per-head Q, K, V (B, H, T, Dk), the attention's inputs
     int threads = 1;               // sentences in parallel; same numbers for any value
 };
 
@@ -78,6 +79,7 @@ struct BertOutput {
     std::vector<int64_t> lengths;     // real tokens per row
     Tensor hidden;                    // (B, T, D) last layer
     std::vector<Tensor> attentions;   // per layer (B, H, T, T), if recorded
+    std::vector<Tensor> queries, keys, values;  // per layer (B, H, T, Dk), if record_qkv
     Tensor sentence;                  // (B, D) mean-pooled over real tokens, L2-normalised
     Mask mask;                        // the key-padding mask used (or none)
 };

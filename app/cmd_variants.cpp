@@ -1,0 +1,196 @@
+// attn variants: attention past T² (C42, C43): sparse masks in the tiled kernel and
+// linear attention, for time, memory and error against softmax attention, on random
+// inputs and on MiniLM's heads over real text. The work is in the library
+// (attn/experiments/variants.hpp); this file binds flags, loads the model and prints.
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+
+#include <fmt/core.h>
+
+#include "attn/core/errors.hpp"
+#include "attn/experiments/variants.hpp"
+#include "attn/io/dump.hpp"
+#include "attn/model/bert.hpp"
+#include "attn/model/tokenizer.hpp"
+#include "command.hpp"
+#include "options.hpp"
+#include "parse.hpp"
+
+namespace {
+
+using namespace attn;
+using namespace attn::cli;
+
+struct VariantsOpts {
+    VariantsConfig cfg;
+    std::string t, variants, favor_m;
+    bool quick = false, json = false, no_speed = false, no_model = false;
+    JsonNonFinite json_nonfinite = JsonNonFinite::literal;
+    std::string svg, model, corpus = "data/macbeth.txt";
+    int64_t corpus_chars = 2400;
+};
+
+std::vector<Variant> parse_variants(const std::string& text) {
+    std::vector<Variant> out;
+    for (const std::string& w : parse_word_list("--variants", text)) {
+        bool found = false;
+        for (Variant v : all_variants())
+            if (w == variant_name(v)) {
+                out.push_back(v);
+                found = true;
+            }
+        if (!found) {
+            std::string names;
+            for (Variant v : all_variants()) names += fmt::format("{}{}", names.empty() ? "" : ", ", variant_name(v));
+            throw InputError(fmt::format("--variants: every item must be one of {}, got '{}'", names, w));
+        }
+    }
+    return out;
+}
+
+// MiniLM's per-layer Q, K, V over the first `chars` characters of the corpus; the error
+// rows are averaged over the layers. Returns false (and says why on `why`) when the
+// model or the corpus is not there.
+bool minilm_errors(const VariantsOpts& o, const VariantsConfig& cfg, std::vector<ErrorRow>& rows, std::string& why) {
+    std::ifstream f(o.corpus, std::ios::binary);
+    if (!f) {
+        why = fmt::format("no corpus at {} (--corpus)", o.corpus);
+        return false;
+    }
+    std::stringstream ss;
+    ss << f.rdbuf();
+    std::string text = ss.str().substr(0, static_cast<size_t>(o.corpus_chars));
+    ModelFiles files;
+    try {
+        files = locate_model(o.model.empty() ? default_model_dir() : o.model);
+    } catch (const InputError& e) {
+        why = e.what();
+        return false;
+    }
+    const BertConfig bc = read_bert_config(files);
+    const WordPieceTokenizer tok = load_tokenizer(files, bc);
+    const Encoding enc = tok.encode(text);  // cut to the model's maximum length
+    const BertModel model = BertModel::load(files);
+    BertOptions bo;
+    bo.record_attention = false;
+    bo.record_qkv = true;
+    bo.threads = cfg.threads;
+    const BertOutput out = model.forward({enc.ids}, bo);
+    const int64_t L = static_cast<int64_t>(out.queries.size());
+    std::vector<ErrorRow> sum;
+    for (int64_t l = 0; l < L; ++l) {
+        const auto r = variant_errors(cfg, out.queries[static_cast<size_t>(l)], out.keys[static_cast<size_t>(l)],
+                                      out.values[static_cast<size_t>(l)], "");
+        if (sum.empty()) sum = r;
+        else
+            for (size_t i = 0; i < r.size(); ++i) {
+                sum[i].rel_error += r[i].rel_error;
+                sum[i].kl += r[i].kl;
+            }
+    }
+    for (ErrorRow& e : sum) {
+        e.rel_error /= static_cast<double>(L);
+        e.kl /= static_cast<double>(L);
+        e.source = fmt::format("MiniLM T={} ({} layers)", enc.ids.size(), L);
+        rows.push_back(e);
+    }
+    return true;
+}
+
+int run_variants(VariantsOpts& o) {
+    VariantsConfig& cfg = o.cfg;
+    if (o.quick) {
+        cfg.lengths = {256, 1024, 4096};
+        cfg.error_T = 256;
+        cfg.favor_m = {16, 64, 256, 1024};
+        cfg.favor_draws = 2;
+        cfg.min_seconds = 0.05;
+    }
+    if (!o.t.empty()) cfg.lengths = parse_int_list("--t", o.t, 1, 1 << 22);
+    if (!o.favor_m.empty()) cfg.favor_m = parse_int_list("--favor-m", o.favor_m, 1, 1 << 16);
+    if (!o.variants.empty()) cfg.variants = parse_variants(o.variants);
+    with_option("--t", [&] { validate(cfg); });
+    if (!o.svg.empty()) require_writable("--svg", o.svg);
+    const TextOut text({{"--json", o.json}, {"--svg -", o.svg == "-"}});
+
+    VariantsResult r;
+    if (!o.no_speed) {
+        const bool tty = isatty(fileno(stderr)) != 0;
+        r.speed = run_variant_speed(cfg, [&](double f) {
+            if (tty) fmt::print(stderr, "\rattn variants: timing {:3.0f}%", 100 * f);
+        });
+        if (tty) fmt::print(stderr, "\r{:40}\r", "");
+        r.crossover = crossovers(cfg, r.speed);
+    }
+    Tensor q, k, v;
+    random_error_inputs(cfg, q, k, v);
+    r.errors = variant_errors(cfg, q, k, v, fmt::format("random T={}", cfg.error_T));
+    bool has_favor = false;
+    for (Variant x : cfg.variants) has_favor = has_favor || x == Variant::Favor;
+    if (has_favor && !cfg.favor_m.empty())
+        for (const double scale : {1.0, cfg.favor_small_scale}) {
+            FavorCurve c;
+            c.input_scale = scale;
+            Tensor qs = q, ks = k;
+            for (auto& x : qs.data) x *= static_cast<float>(scale);
+            for (auto& x : ks.data) x *= static_cast<float>(scale);
+            c.points = favor_error_curve(cfg, qs, ks, v, &c.slope);
+            r.favor.push_back(c);
+        }
+    std::string note;
+    if (!o.no_model && !minilm_errors(o, cfg, r.errors, note)) note = "MiniLM rows skipped: " + note;
+
+    if (!o.svg.empty()) with_option("--svg", [&] { write_file_atomic(o.svg, variants_svg(cfg, r)); });
+    if (o.json) {
+        const std::string s = variants_json(cfg, r, o.json_nonfinite);
+        std::fwrite(s.data(), 1, s.size(), stdout);
+    } else {
+        const std::string s = variants_table(cfg, r);
+        std::fwrite(s.data(), 1, s.size(), text.file());
+    }
+    if (!note.empty()) fmt::print(stderr, "attn variants: {}\n", note);
+    return 0;
+}
+
+attn::cli::Command reg{
+    "variants", "Attention past T²: sparse windows and linear attention, time, memory, error vs softmax (C42, C43)", 45,
+    [](CLI::App& sub) -> attn::cli::Runner {
+        auto o = std::make_shared<VariantsOpts>();
+        sub.footer(
+            "Times each variant's forward (B=1, random N(0,1) q, k, v) in a child process and measures its extra\n"
+            "peak memory; full flash and strided above T=4096 are timed on 1024 queries and scaled (the table says so).\n"
+            "Then the error against softmax attention on random inputs and on MiniLM's heads over the first\n"
+            "characters of --corpus (skipped with a note when the model is absent), and Performer's error vs m.\n"
+            "Variants: flash, window, strided, global-local, elu+1, favor+, cosformer.");
+        VariantsConfig& c = o->cfg;
+        sub.add_option("--t", o->t, "Comma-separated sequence lengths (default 256,1024,4096,16384,65536)");
+        sub.add_flag("--quick", o->quick, "T in 256,1024,4096, smaller error runs");
+        sub.add_option("--variants", o->variants, "Comma-separated subset of the variants (default: all)");
+        sub.add_option("--heads", c.heads, "Heads H")->capture_default_str()->check(integer_in(1, 256));
+        sub.add_option("--dk", c.dk, "Dk = Dv")->capture_default_str()->check(integer_in(1, 1024));
+        sub.add_option("--window", c.window, "window and global-local: width w (timing)")->capture_default_str()->check(integer_in(1));
+        sub.add_option("--stride", c.stride, "strided: s (0: ceil(sqrt(T)))")->capture_default_str()->check(integer_in(0));
+        sub.add_option("--global", c.global, "global-local: global tokens g")->capture_default_str()->check(integer_in(0));
+        sub.add_option("--features", c.features, "favor+: random features m")->capture_default_str()->check(integer_in(1, 1 << 16));
+        sub.add_flag("--causal", c.causal, "Causal forms (masks with j <= i, prefix-sum linear attention)");
+        sub.add_option("--error-t", c.error_T, "T of the random-input error rows")->capture_default_str()->check(integer_in(2, 4096));
+        sub.add_option("--error-window", c.error_window, "window width of the sparse error rows")->capture_default_str()->check(integer_in(1));
+        sub.add_option("--favor-m", o->favor_m, "Performer feature counts for the error curve (default 16,...,1024)");
+        sub.add_option("--threads", c.threads, "Worker threads (0 = every core)")->capture_default_str()->check(integer_in(0, 1024));
+        sub.add_option("--seed", c.seed, "Random seed")->capture_default_str()->check(seed_validator());
+        sub.add_flag("--no-speed", o->no_speed, "Skip the timing, report the errors only");
+        sub.add_flag("--no-model", o->no_model, "Skip the MiniLM rows");
+        sub.add_option("--model", o->model, "model folder (default: $ATTN_MODEL_DIR, else data/models/all-MiniLM-L6-v2)");
+        sub.add_option("--corpus", o->corpus, "text for the MiniLM rows")->capture_default_str();
+        auto* j = sub.add_flag("--json", o->json, "Print JSON (format attn-variants, version 1)");
+        add_json_nonfinite(sub, o->json_nonfinite, j);
+        sub.add_option("--svg", o->svg, "Also write time and memory vs T (log-log) to this SVG file (- for stdout)");
+        return [o] { return run_variants(*o); };
+    }};
+
+}  // namespace

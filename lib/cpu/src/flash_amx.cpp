@@ -296,7 +296,7 @@ struct FlashAmx {
         const TileConfig cfg = tile_config();
         _tile_loadconfig(&cfg);
 
-        const MaskRow mask = a.mask->row(b, Tk);
+        const MaskRow mask = a.mask->row(b, bh % a.H, Tk);  // per-head masks: this head's row
         const int64_t last_q = i0 + nq - 1;
         for (int64_t j0 = 0; j0 < Tk; j0 += BK) {
             int nk = static_cast<int>(std::min<int64_t>(BK, Tk - j0));

@@ -29,6 +29,7 @@ struct ForwardOpts {
     // Cross-attention: keys and values from x_kv (B, Tk, kdim) (and x_v (B, Tk, vdim) when vdim != kdim).
     // 0: self-attention sizes (Tk = T, kdim = vdim = D).
     int64_t tk = 0, kdim = 0, vdim = 0;
+    int64_t window = 0;  // --window W: sliding window of W keys (0: none)
     std::string mask = "none", scale = "sqrt", fill = "-inf", init = "torch", impl = "reference";
     std::string dump, input, mask_file;
     JsonNonFinite json_nonfinite = JsonNonFinite::literal;
@@ -460,6 +461,12 @@ int run_forward(ForwardOpts o) {
         const Mask fm = read_mask_file("--mask-file", o.mask_file, o.batch, cfg.heads, o.seq, o.tk);
         mask = with_option("--mask-file", [&] { return mask.combined(fm); });
     }
+    // --window W: a sliding window on top of the mask; causal (Mistral's convention: the
+    // query and the W - 1 keys before it) when the mask is causal, symmetric otherwise.
+    if (o.window > 0) {
+        const bool causal = o.mask == "causal" || o.mask.starts_with("causal+");
+        mask = with_option("--window", [&] { return mask.combined(Mask::sliding_window(o.window, causal)); });
+    }
     AttentionOptions aopt;
     aopt.scale = parse_scale(o.scale);
     aopt.fill = parse_fill(o.fill);
@@ -630,6 +637,10 @@ int run_forward(ForwardOpts o) {
                     {"impl", o.impl},     {"bias", cfg.bias},         {"backward", o.backward},
                     {"kv_heads", cfg.kv_heads}, {"rope", aopt.rope ? nlohmann::json(aopt.rope_base) : nlohmann::json(false)},
                     {"alibi", aopt.alibi}, {"softcap", aopt.softcap}};
+        if (o.window > 0) {  // the tensor mask holds the window (read back by --input as a custom mask)
+            d.config["mask"] = "custom";
+            d.config["window"] = o.window;
+        }
         if (!o.mask_file.empty()) {  // the tensors mask (and additive_mask) hold the combined mask
             d.config["mask"] = "custom";
             d.config["mask_file"] = o.mask_file;
@@ -756,6 +767,10 @@ const Command reg{
             ->expected(0, 1)
             ->type_name("[BASE]");
         sub.add_flag("--alibi", o->alibi, "ALiBi: add -m_h·|i - j| to head h's scaled scores (the paper's slopes m_h)");
+        sub.add_option("--window", o->window,
+                       "sliding window of W keys, skipped by blocks in the tiled kernel: with --mask causal the "
+                       "query and the W-1 keys before it (Mistral), otherwise |i-j| <= W/2")
+            ->check(integer_in(1));
         sub.add_option("--softcap", o->softcap, "logit softcap C > 0: scaled scores -> C·tanh(scores/C) (Gemma 2)");
         sub.add_option("--impl", o->impl, backend_help("attention implementation"))->check(backend_validator())->type_name("IMPL")->capture_default_str();
         sub.add_option("--seed", o->seed, "seed for weights, input and dropout")

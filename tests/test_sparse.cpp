@@ -5,6 +5,9 @@
 // skip by (MaskRow::any_allowed, key_begin/key_end, query_begin/query_end) never
 // reject an allowed pair; the FLOP count counts only the allowed pairs.
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <unistd.h>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -13,6 +16,7 @@
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "attn/core/attention.hpp"
 #include "attn/core/attention_backward.hpp"
@@ -211,4 +215,34 @@ TEST_CASE("sparse: a sparse mask combines with key padding, not with another spa
     CHECK_THROWS_AS(Mask::strided(0, true), InputError);
     CHECK_THROWS_AS(Mask::global_local(-1, 4, false), InputError);
     CHECK_FALSE(Mask::strided(2, false).is_none());
+}
+
+TEST_CASE("attn forward --window: the sliding window on top of the mask, in the trace and the dump") {
+    using attn::test::run_attn;
+    // causal: the query and the W-1 keys before it
+    const auto r = run_attn("forward --seq 8 --heads 2 --d-model 8 --mask causal --window 3 --impl flash --trace");
+    CHECK(r.code == 0);
+    CHECK(r.out.find("window") != std::string::npos);
+    // both implementations agree and the mask in the dump is the causal window
+    const std::string dump = fmt::format("/tmp/attn_window_test_{}.json", static_cast<long>(::getpid()));
+    const auto d = run_attn("forward --seq 8 --heads 2 --d-model 8 --mask causal --window 3 --dump " + dump + "");
+    REQUIRE(d.code == 0);
+    std::ifstream in(dump);
+    const nlohmann::json j = nlohmann::json::parse(in);
+    CHECK(j["config"]["window"] == 3);
+    const auto& m = j["tensors"]["mask"]["data"];
+    REQUIRE(m.size() == 64u);
+    for (int i = 0; i < 8; ++i)
+        for (int k = 0; k < 8; ++k) {
+            const bool want = k <= i && i - k < 3;
+            CHECK(m[static_cast<size_t>(i * 8 + k)].get<double>() == (want ? 1.0 : 0.0));
+        }
+    std::remove(dump.c_str());
+    // refusals name the option
+    const auto bad = run_attn("forward --seq 8 --window 0");
+    CHECK(bad.code == 2);
+    CHECK(bad.out.find("--window") != std::string::npos);
+    const auto two = run_attn("forward --seq 8 --mask strided:2 --window 3");
+    CHECK(two.code == 2);
+    CHECK(two.out.find("--window") != std::string::npos);
 }

@@ -31,20 +31,20 @@ TEST_CASE("attn variants --json: every variant timed and compared, the crossover
 }
 
 TEST_CASE("attn variants and forward --mask: bad values are one-line errors naming the option") {
-    for (const std::string& bad : {"variants --t 0 --no-model", "variants --variants flash,nope --no-model",
+    for (const std::string bad : {"variants --t 0 --no-model", "variants --variants flash,nope --no-model",
                                    "variants --variants window,window --no-model"}) {
         const auto r = run_attn(bad + " 2>&1");
         INFO(bad << ": " << r.out);
         CHECK(r.code == 2);
         CHECK(r.out.find("--") != std::string::npos);
     }
-    for (const std::string& bad : {"window:0", "window:", "strided:x", "global-local:4", "global-local-causal:1,2,3"}) {
+    for (const std::string bad : {"window:0", "window:", "strided:x", "global-local:4", "global-local-causal:1,2,3"}) {
         const auto r = run_attn("forward --mask " + bad + " 2>&1");
         INFO(bad << ": " << r.out);
         CHECK(r.code == 2);
         CHECK(r.out.find("--mask") != std::string::npos);
     }
-    for (const std::string& good : {"window:3", "window-causal:2", "strided:2", "strided-causal:3", "global-local:1,2"}) {
+    for (const std::string good : {"window:3", "window-causal:2", "strided:2", "strided-causal:3", "global-local:1,2"}) {
         const auto r = run_attn("forward --seq 6 --impl flash --mask " + good + " 2>&1");
         INFO(good << ": " << r.out);
         CHECK(r.code == 0);

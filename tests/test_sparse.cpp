@@ -16,9 +16,9 @@
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "attn/core/attention.hpp"
+#include "attn/io/dump.hpp"
 #include "attn/core/attention_backward.hpp"
 #include "attn/core/cost.hpp"
 #include "attn/core/errors.hpp"
@@ -219,25 +219,36 @@ TEST_CASE("sparse: a sparse mask combines with key padding, not with another spa
 
 TEST_CASE("attn forward --window: the sliding window on top of the mask, in the trace and the dump") {
     using attn::test::run_attn;
-    // causal: the query and the W-1 keys before it
-    const auto r = run_attn("forward --seq 8 --heads 2 --d-model 8 --mask causal --window 3 --impl flash --trace");
+    // causal: the query and the W-1 keys before it; the trace names the window
+    const auto r = run_attn("forward --seq 8 --heads 2 --d-model 8 --mask causal --window 3 --trace");
     CHECK(r.code == 0);
     CHECK(r.out.find("window") != std::string::npos);
-    // both implementations agree and the mask in the dump is the causal window
-    const std::string dump = fmt::format("/tmp/attn_window_test_{}.json", static_cast<long>(::getpid()));
-    const auto d = run_attn("forward --seq 8 --heads 2 --d-model 8 --mask causal --window 3 --dump " + dump + "");
-    REQUIRE(d.code == 0);
-    std::ifstream in(dump);
-    const nlohmann::json j = nlohmann::json::parse(in);
-    CHECK(j["config"]["window"] == 3);
-    const auto& m = j["tensors"]["mask"]["data"];
-    REQUIRE(m.size() == 64u);
+    // the mask in the dump is the causal window, and the tiled kernel gives the same output
+    const std::string pid = std::to_string(static_cast<long>(::getpid()));
+    const std::string ref = "/tmp/attn_window_ref_" + pid + ".json", fl = "/tmp/attn_window_flash_" + pid + ".json";
+    REQUIRE(run_attn("forward --batch 1 --seq 8 --heads 2 --d-model 8 --mask causal --window 3 --dump " + ref).code == 0);
+    REQUIRE(run_attn("forward --batch 1 --seq 8 --heads 2 --d-model 8 --mask causal --window 3 --impl flash --dump " + fl)
+                .code == 0);
+    const attn::Dump d = attn::read_dump_file(ref), f = attn::read_dump_file(fl);
+    CHECK(d.config["window"] == 3);
+    const attn::Tensor& m = d.tensors.at("mask");
+    REQUIRE(m.numel() == 64);
+    int wrong = 0;
     for (int i = 0; i < 8; ++i)
         for (int k = 0; k < 8; ++k) {
             const bool want = k <= i && i - k < 3;
-            CHECK(m[static_cast<size_t>(i * 8 + k)].get<double>() == (want ? 1.0 : 0.0));
+            wrong += m.data[static_cast<size_t>(i * 8 + k)] != (want ? 1.0f : 0.0f);
         }
-    std::remove(dump.c_str());
+    CHECK(wrong == 0);
+    // same inputs and weights (same seed): the outputs agree to float32 rounding (sums of 3 terms)
+    const attn::Tensor& a = d.tensors.at("out");
+    const attn::Tensor& b = f.tensors.at("out");
+    REQUIRE(a.numel() == b.numel());
+    double diff = 0;
+    for (size_t i = 0; i < a.data.size(); ++i) diff = std::max(diff, double(std::fabs(a.data[i] - b.data[i])));
+    CHECK(diff < 1e-5);
+    std::remove(ref.c_str());
+    std::remove(fl.c_str());
     // refusals name the option
     const auto bad = run_attn("forward --seq 8 --window 0");
     CHECK(bad.code == 2);

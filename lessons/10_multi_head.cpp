@@ -1,6 +1,7 @@
 // Lesson 10: multi-head attention: the 512 = 8 × 64 split, what it costs,
 // and merging the heads back (C29-C31, C33).
 #include "common.hpp"
+#include "attn/experiments/experiment.hpp"
 
 namespace attn::lessons {
 namespace {
@@ -108,9 +109,16 @@ void run(LessonContext& ctx) {
     ctx.check(dw > 1e-3, "C31",
               fmt::format("on the 512-wide layer, the wrong merge changes the output by up to {} (same shape {}, no error)", g3(dw),
                           shape_str(out_wrong.shape)));
-    ctx.unmeasured("C33", "the source adds that several heads give the gradient several paths, so some heads "
-                          "keep learning when others' gradients vanish. That is a statement about training, "
-                          "measured by attn experiment heads (half the heads behind a stop-gradient).");
+    {
+        // measured live: the experiment's quick size (one seed), the verdict it reaches
+        ExperimentConfig qc;
+        qc.size = ExperimentSize::Quick, qc.seeds = 1, qc.seed = ctx.seed();
+        const ExperimentResult xr = experiment_heads().run(qc, {});
+        if (!ctx.experiment_verdict(xr, "C33", "attn experiment heads"))
+            ctx.unmeasured("C33", "the source adds that several heads give the gradient several paths, so some heads "
+                              "keep learning when others' gradients vanish. That is a statement about training, "
+                              "measured by attn experiment heads (half the heads behind a stop-gradient).");
+    }
 }
 
 const RegisterLesson reg{{"multi-head", "Multi-head attention",

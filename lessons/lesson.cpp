@@ -409,6 +409,23 @@ void LessonContext::qualified(std::string_view claim, std::string_view text) {
                                    opt_.width, "  ")));
 }
 
+bool LessonContext::experiment_verdict(const ExperimentResult& r, std::string_view claim, std::string_view command) {
+    bool any = false;
+    for (const Verdict& v : r.verdicts) {
+        if (v.claim != claim) continue;
+        any = true;
+        const std::string text = fmt::format("{}: {} ({}, measured live at --quick size; {} for the full run)",
+                                             v.statement, v.figures, command, command);
+        if (v.kind == VerdictKind::Supported)
+            check(true, claim, fmt::format("supported by training: {}", text));
+        else if (v.kind == VerdictKind::Qualified)
+            qualified(claim, text);
+        else
+            not_supported(claim, text);
+    }
+    return any;
+}
+
 void LessonContext::unmeasured(std::string_view claim, std::string_view text) {
     quote_claims(claim);
     ++unmeasured_;

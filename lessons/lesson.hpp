@@ -36,6 +36,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "attn/experiments/experiment.hpp"
 #include "attn/viz/heatmap.hpp"
 #include "attn/core/rng.hpp"
 #include "attn/core/tensor.hpp"
@@ -103,6 +104,12 @@ public:
     void not_supported(std::string_view claim, std::string_view text);
     void qualified(std::string_view claim, std::string_view text);
     void unmeasured(std::string_view claim, std::string_view text);
+    // The verdict an experiment (attn/experiments/experiment.hpp) reached on `claim`, run
+    // live by the lesson at its quick size, as this lesson's verdict: supported -> a
+    // measured check (its figures), qualified / not supported -> those verdicts. `command`
+    // names the full run ("attn experiment scale"). Returns false, printing nothing, when
+    // the result holds no verdict on that claim.
+    bool experiment_verdict(const ExperimentResult& r, std::string_view claim, std::string_view command);
     // An error in the source's own text or code: what it says (quoted, in the
     // English of the claim summary) and what is wrong with it.
     void source_error(std::string_view claim, std::string_view quote, std::string_view text);

@@ -155,16 +155,10 @@ void run(LessonContext& ctx) {
     ctx.identity(moved < 1e-6, "C4",
               fmt::format("move the token from position 0 to {}: its weight changes by {} (distance plays no part)", T - 1,
                           e2(moved)));
-    {
-        // measured live: the experiment's quick size (one seed), the verdict it reaches
-        ExperimentConfig qc;
-        qc.size = ExperimentSize::Quick, qc.seeds = 1, qc.seed = ctx.seed();
-        const ExperimentResult xr = experiment_distance().run(qc, {});
-        if (!ctx.experiment_verdict(xr, "C1", "attn experiment distance"))
-            ctx.unmeasured("C1", "the source's \"errors concentrate on sentences longer than ~40 tokens\" is about trained "
-                             "translation models; this lesson shows the mechanism (the decay above), not that figure. "
-                             "attn experiment distance trains an RNN and one attention layer on \"the token d steps back\".");
-    }
+    ctx.experiment_claim(experiment_distance(), "C1",
+                         "the source's \"errors concentrate on sentences longer than ~40 tokens\" is about trained "
+                         "translation models; this lesson shows the mechanism (the decay above), not that figure. "
+                         "attn experiment distance trains an RNN and one attention layer on \"the token d steps back\".");
 
     ctx.section("All positions at once (C2)");
     ctx.para("The running summary needs step t−1 finished before step t: T steps in a row. Attention computes "

@@ -157,16 +157,10 @@ void run(LessonContext& ctx) {
               fmt::format("at Dk = 512, {:.1f}% of unscaled rows are one-hot (Dk = 16: {:.1f}%); with the scaling, "
                           "{:.1f}%",
                           100 * oh_raw.back(), 100 * oh_raw.front(), 100 * oh_sc.back()));
-    {
-        // measured live: the experiment's quick size (one seed), the verdict it reaches
-        ExperimentConfig qc;
-        qc.size = ExperimentSize::Quick, qc.seeds = 1, qc.seed = ctx.seed();
-        const ExperimentResult xr = experiment_scale().run(qc, {});
-        if (!ctx.experiment_verdict(xr, "C18", "attn experiment scale"))
-            ctx.unmeasured("C18", "\"almost untrainable\" is a training outcome (`attn experiment scale` trains it); "
-                              "the saturation above (and lesson 4's vanishing Jacobian) is the mechanism the source "
-                              "points to.");
-    }
+    ctx.experiment_claim(experiment_scale(), "C18",
+                         "\"almost untrainable\" is a training outcome (`attn experiment scale` trains it); "
+                         "the saturation above (and lesson 4's vanishing Jacobian) is the mechanism the source "
+                         "points to.");
 
     ctx.section("Is there a floor at Dk = 64?");
     ctx.para("The source also advises that for long sequences Dk may be lowered to save compute, \"but not "

@@ -109,16 +109,10 @@ void run(LessonContext& ctx) {
     ctx.check(dw > 1e-3, "C31",
               fmt::format("on the 512-wide layer, the wrong merge changes the output by up to {} (same shape {}, no error)", g3(dw),
                           shape_str(out_wrong.shape)));
-    {
-        // measured live: the experiment's quick size (one seed), the verdict it reaches
-        ExperimentConfig qc;
-        qc.size = ExperimentSize::Quick, qc.seeds = 1, qc.seed = ctx.seed();
-        const ExperimentResult xr = experiment_heads().run(qc, {});
-        if (!ctx.experiment_verdict(xr, "C33", "attn experiment heads"))
-            ctx.unmeasured("C33", "the source adds that several heads give the gradient several paths, so some heads "
-                              "keep learning when others' gradients vanish. That is a statement about training, "
-                              "measured by attn experiment heads (half the heads behind a stop-gradient).");
-    }
+    ctx.experiment_claim(experiment_heads(), "C33",
+                         "the source adds that several heads give the gradient several paths, so some heads "
+                         "keep learning when others' gradients vanish. That is a statement about training, "
+                         "measured by attn experiment heads (half the heads behind a stop-gradient).");
 }
 
 const RegisterLesson reg{{"multi-head", "Multi-head attention",

@@ -95,15 +95,9 @@ void run(LessonContext& ctx) {
              "(the 'Real heads' lesson, where a pretrained model is available, does that). What this lesson "
              "does show: the diagnosis works. A duplicate head is found, at (near) zero divergence, and "
              "mean entropy alone would not have told it apart from any other head of similar sharpness.");
-    {
-        // measured live: the experiment's quick size (one seed), the verdict it reaches
-        ExperimentConfig qc;
-        qc.size = ExperimentSize::Quick, qc.seeds = 1, qc.seed = ctx.seed();
-        const ExperimentResult xr = experiment_heads().run(qc, {});
-        if (!ctx.experiment_verdict(xr, "C32", "attn experiment heads"))
-            ctx.unmeasured("C32", "\"heads often homogenise\" in trained models: not measurable with random weights here; "
-                              "attn experiment heads trains 1x64, 4x16 and 8x8 heads and counts near-identical pairs.");
-    }
+    ctx.experiment_claim(experiment_heads(), "C32",
+                         "\"heads often homogenise\" in trained models: not measurable with random weights here; "
+                         "attn experiment heads trains 1x64, 4x16 and 8x8 heads and counts near-identical pairs.");
 }
 
 const RegisterLesson reg{{"head-entropy", "Diagnosing heads",

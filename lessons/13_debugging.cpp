@@ -222,15 +222,9 @@ void run(LessonContext& ctx) {
              "problem: heads that start identical get identical gradients and stay alike, which is why each head "
              "is drawn independently. One zero matrix among random ones is no problem: zero W_q makes the first "
              "scores uniform, but its gradient is alive and differs per head, because W_k differs per head.");
-    {
-        // measured live: the experiment's quick size (one seed), the verdict it reaches
-        ExperimentConfig qc;
-        qc.size = ExperimentSize::Quick, qc.seeds = 1, qc.seed = ctx.seed();
-        const ExperimentResult xr = experiment_overfit().run(qc, {});
-        if (!ctx.experiment_verdict(xr, "C37", "attn experiment overfit"))
-            ctx.unmeasured("C37", "the overfit experiment's quick size reached no verdict on the overfit test; "
-                                  "attn experiment overfit runs it in full.");
-    }
+    ctx.experiment_claim(experiment_overfit(), "C37",
+                         "the overfit experiment's quick size reached no verdict on the overfit test; "
+                         "attn experiment overfit runs it in full.");
 }
 
 const RegisterLesson reg{{"debugging", "Debugging attention",

@@ -426,6 +426,13 @@ bool LessonContext::experiment_verdict(const ExperimentResult& r, std::string_vi
     return any;
 }
 
+void LessonContext::experiment_claim(const ExperimentInfo& e, std::string_view claim, std::string_view otherwise) {
+    ExperimentConfig qc;
+    qc.size = ExperimentSize::Quick, qc.seeds = 1, qc.seed = seed();
+    const ExperimentResult r = e.run(qc, {});
+    if (!experiment_verdict(r, claim, "attn experiment " + e.name)) unmeasured(claim, otherwise);
+}
+
 void LessonContext::unmeasured(std::string_view claim, std::string_view text) {
     quote_claims(claim);
     ++unmeasured_;

@@ -110,6 +110,9 @@ public:
     // names the full run ("attn experiment scale"). Returns false, printing nothing, when
     // the result holds no verdict on that claim.
     bool experiment_verdict(const ExperimentResult& r, std::string_view claim, std::string_view command);
+    // Runs experiment `e` live at its quick size (one seed: the lesson's) and prints its
+    // verdict on `claim` as above; `otherwise` is the ○ line when it reaches none.
+    void experiment_claim(const ExperimentInfo& e, std::string_view claim, std::string_view otherwise);
     // An error in the source's own text or code: what it says (quoted, in the
     // English of the claim summary) and what is wrong with it.
     void source_error(std::string_view claim, std::string_view quote, std::string_view text);

@@ -14,6 +14,7 @@
 
 #include "attn/core/errors.hpp"
 #include "attn/core/parallel.hpp"
+#include "attn/cpu/features.hpp"
 #include "flash_args.hpp"
 
 namespace attn {
@@ -22,21 +23,6 @@ namespace fd = flash_detail;
 
 namespace {
 
-bool cpu_has_avx512() {
-#if defined(__x86_64__) && defined(__GNUC__)
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
-#else
-    return false;
-#endif
-}
-bool cpu_has_avx2() {
-#if defined(__x86_64__) && defined(__GNUC__)
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-    return false;
-#endif
-}
 bool cpu_has_avx512_bf16() {
 #if defined(__x86_64__) && defined(__GNUC__) && __GNUC__ >= 12
     return cpu_has_avx512() && __builtin_cpu_supports("avx512bf16");

@@ -27,8 +27,6 @@ using GemmFn = void (*)(const GemmArgs&);
 // Null where the build or the CPU lacks the instruction set.
 GemmFn gemm_avx512();
 GemmFn gemm_avx2();
-bool cpu_has_avx512();
-bool cpu_has_avx2();
 // The kernel of the path in use (attn/train/fast_ops.hpp: gemm_path), null for Eigen.
 GemmFn float_gemm();
 

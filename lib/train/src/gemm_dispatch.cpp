@@ -4,34 +4,19 @@
 #include <string>
 
 #include "attn/core/errors.hpp"
+#include "attn/cpu/features.hpp"
 #include "attn/train/fast_ops.hpp"
 #include "gemm.hpp"
 
 namespace attn::train {
 
-namespace detail {
-bool cpu_has_avx512() {
-#if defined(__x86_64__) && defined(__GNUC__)
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
-#else
-    return false;
-#endif
-}
-bool cpu_has_avx2() {
-#if defined(__x86_64__) && defined(__GNUC__)
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-    return false;
-#endif
-}
-}  // namespace detail
 
 namespace {
 bool available(GemmPath p) {
     switch (p) {
         case GemmPath::Eigen: return true;
-        case GemmPath::Avx2: return detail::cpu_has_avx2() && detail::gemm_avx2() != nullptr;
-        case GemmPath::Avx512: return detail::cpu_has_avx512() && detail::gemm_avx512() != nullptr;
+        case GemmPath::Avx2: return attn::cpu_has_avx2() && detail::gemm_avx2() != nullptr;
+        case GemmPath::Avx512: return attn::cpu_has_avx512() && detail::gemm_avx512() != nullptr;
     }
     return false;
 }

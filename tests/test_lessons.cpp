@@ -70,7 +70,7 @@ TEST_CASE("lesson registry: each lesson's number is its file's, lessons/NN_name.
     CHECK(attn::lessons::find_lesson("softmax")->number == 4);  // 04_softmax.cpp
 }
 
-TEST_CASE("every lesson runs and every check passes (text and JSON, three seeds)" * doctest::test_suite("slow")) {
+TEST_CASE("every lesson runs and every check passes (text and JSON, three seeds)") {
     // a ✓ line must hold for any seed, not only the default one (seeds 0..60
     // were run by hand; three here keep the suite quick)
     for (const auto& lesson : attn::lessons::all_lessons()) {
@@ -232,7 +232,7 @@ TEST_CASE("CLI: lesson errors are one line and exit 2") {
     CHECK(p.out.find("/nonexistent-dir/x.svg") != std::string::npos);
 }
 
-TEST_CASE("CLI: --step never waits when output is piped, --json tour parses with every check passed" * doctest::test_suite("slow")) {
+TEST_CASE("CLI: --step never waits when output is piped, --json tour parses with every check passed") {
     const Proc a = run_shell(attn_cmd("lesson softmax --step < /dev/null"));
     const Proc b = run_shell(attn_cmd("lesson softmax"));
     CHECK(a.code == 0);

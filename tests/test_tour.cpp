@@ -53,7 +53,7 @@ TEST_CASE("display_width counts East Asian wide characters as 2 (the rule the wi
     CHECK(attn::display_width("软检索") == 6);
 }
 
-TEST_CASE("every lesson's text fits 80 display columns (seeds 0 and 1, the real-heads lesson below)" * doctest::test_suite("slow")) {
+TEST_CASE("every lesson's text fits 80 display columns (seeds 0 and 1, the real-heads lesson below)") {
     for (const auto& lesson : attn::lessons::all_lessons()) {
         if (lesson.slug == "real-heads") continue;
         for (uint64_t seed : {0ULL, 1ULL}) {
@@ -133,7 +133,7 @@ TEST_CASE("checks carry their kind: ✓ measured and ≡ identity in text, \"kin
     CHECK(ctx.record()["source_errors"][0]["quote"] == "a quoted sentence");
 }
 
-TEST_CASE("the tour's verdicts: C10 and C36 qualified, C20 not measured, both kinds of check present" * doctest::test_suite("slow")) {
+TEST_CASE("the tour's verdicts: C10 and C36 qualified, C20 not measured, both kinds of check present") {
     std::set<std::string> qualified, unmeasured, unsupported;
     int measured = 0, identities = 0, source_errors = 0;
     for (const auto& lesson : attn::lessons::all_lessons()) {

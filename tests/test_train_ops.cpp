@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <functional>
 #include <string>
 #include <vector>
@@ -556,4 +557,104 @@ TEST_CASE("train ops: every float GEMM path matches the reference ops element by
     CHECK(tr::best_gemm_path() == (tr::gemm_path_available(tr::GemmPath::Avx512) ? tr::GemmPath::Avx512
                                    : tr::gemm_path_available(tr::GemmPath::Avx2) ? tr::GemmPath::Avx2
                                                                                   : tr::GemmPath::Eigen));
+}
+
+// Into::Set (fast_ops.hpp): a backward op that writes its input gradient instead of adding
+// to it. On a buffer full of NaN it must give exactly what Into::Add gives on zeros (x and
+// 0 + x are the same float; the same kernels run), or a NaN would show; and the fused MLP
+// ops must give the numbers of the two separate ops they replace: the same kernel, the same
+// formula, the same pieces, so bit for bit here (float on every GEMM path, at 1 and 3
+// threads; piece lengths are multiples of 1024 elements, where the fused activation and
+// the separate one cut their tanh blocks alike).
+TEST_CASE("train ops: Into::Set equals adding into zeros, and the fused MLP ops equal the separate ones") {
+    const tr::GemmPath before = tr::gemm_path();
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    int tested = 0;
+    for (tr::GemmPath path : {tr::GemmPath::Eigen, tr::GemmPath::Avx2, tr::GemmPath::Avx512}) {
+        if (!tr::gemm_path_available(path)) continue;
+        tr::set_gemm_path(path);
+        ++tested;
+        CAPTURE(tr::gemm_path_name(path));
+        for (int threads : {1, 3}) {
+            CAPTURE(threads);
+            const int64_t N = 512, C = 32, OC = 64;  // N * OC and N * C: whole 1024-element tanh blocks
+            const FVec x = to_float(randv(N * C, 60)), W = to_float(randv(OC * C, 61)), b = to_float(randv(OC, 62)),
+                       dout = to_float(randv(N * OC, 63));
+            // linear backward
+            FVec dx_add(N * C, 0.0f), dx_set(N * C, nan), dW1(OC * C, 0.0f), dW2 = dW1, db1(OC, 0.0f), db2 = db1;
+            tr::matmul_backward_fast(dx_add.data(), dW1.data(), db1.data(), dout.data(), x.data(), W.data(), N, C, OC,
+                                     threads);
+            tr::matmul_backward_fast(dx_set.data(), dW2.data(), db2.data(), dout.data(), x.data(), W.data(), N, C, OC,
+                                     threads, tr::Into::Set);
+            CHECK(dx_set == dx_add);
+            CHECK(dW2 == dW1);
+            CHECK(db2 == db1);
+            // layernorm backward (dw, db still add)
+            FVec o(N * C), mean(N), rstd(N), w = to_float(randv(C, 64)), bb = to_float(randv(C, 65)),
+                dln = to_float(randv(N * C, 66));
+            tr::layernorm_forward_fast(o.data(), mean.data(), rstd.data(), x.data(), w.data(), bb.data(), N, C, threads);
+            FVec lx_add(N * C, 0.0f), lx_set(N * C, nan), lw1(C, 0.0f), lw2 = lw1, lb1(C, 0.0f), lb2 = lb1;
+            tr::layernorm_backward_fast(lx_add.data(), lw1.data(), lb1.data(), dln.data(), x.data(), w.data(), mean.data(),
+                                        rstd.data(), N, C, threads);
+            tr::layernorm_backward_fast(lx_set.data(), lw2.data(), lb2.data(), dln.data(), x.data(), w.data(), mean.data(),
+                                        rstd.data(), N, C, threads, tr::Into::Set);
+            CHECK(lx_set == lx_add);
+            CHECK(lw2 == lw1);
+            CHECK(lb2 == lb1);
+            // cross-entropy backward: ignored rows are written as zeros too
+            const int64_t V = 11;
+            const FVec z = to_float(randv(N * V, 67, 3.0));
+            FVec probs(N * V), losses(N);
+            std::vector<int32_t> tgt(N);
+            for (int64_t n = 0; n < N; ++n) tgt[size_t(n)] = n % 3 == 0 ? -1 : int32_t(n % V);
+            tr::crossentropy_forward_fast(losses.data(), probs.data(), z.data(), tgt.data(), N, V, threads);
+            FVec dz_add(N * V, 0.0f), dz_set(N * V, nan);
+            tr::crossentropy_backward_fast(dz_add.data(), probs.data(), tgt.data(), 0.01f, N, V, threads);
+            tr::crossentropy_backward_fast(dz_set.data(), probs.data(), tgt.data(), 0.01f, N, V, threads, tr::Into::Set);
+            CHECK(dz_set == dz_add);
+            // attention backward, with and without dropout
+            for (float p : {0.0f, 0.2f}) {
+                const int64_t B = 2, T = 9, H = 3, Dk = 4, Dv = 5, M = B * T;
+                const FVec q = to_float(randv(M * H * Dk, 70)), k = to_float(randv(M * H * Dk, 71)),
+                           v = to_float(randv(M * H * Dv, 72)), dO = to_float(randv(M * H * Dv, 73));
+                FVec out(M * H * Dv), att(B * H * T * T);
+                tr::attention_forward_fast(out.data(), att.data(), q.data(), k.data(), v.data(), B, T, H, Dk, Dv, 0.5f,
+                                           false, p, 9, threads);
+                FVec dq1(q.size(), 0.0f), dk1(k.size(), 0.0f), dv1(v.size(), 0.0f), dq2(q.size(), nan),
+                    dk2(k.size(), nan), dv2(v.size(), nan);
+                tr::attention_backward_fast(dq1.data(), dk1.data(), dv1.data(), dO.data(), q.data(), k.data(), v.data(),
+                                            att.data(), B, T, H, Dk, Dv, 0.5f, p, 9, threads);
+                tr::attention_backward_fast(dq2.data(), dk2.data(), dv2.data(), dO.data(), q.data(), k.data(), v.data(),
+                                            att.data(), B, T, H, Dk, Dv, 0.5f, p, 9, threads, 0, 0, tr::Into::Set);
+                CHECK(dq2 == dq1);
+                CHECK(dk2 == dk1);
+                CHECK(dv2 == dv1);
+            }
+            // the MLP: fc1 + activation forward; fc2 backward through the activation
+            for (bool relu : {false, true}) {
+                CAPTURE(relu);
+                FVec pre1(N * OC), act1(N * OC), pre2(N * OC, nan), act2(N * OC, nan);
+                tr::matmul_forward_fast(pre1.data(), x.data(), W.data(), b.data(), N, C, OC, threads);
+                tr::activation_forward_fast(act1.data(), pre1.data(), N * OC, relu, threads);
+                tr::matmul_act_forward_fast(pre2.data(), act2.data(), x.data(), W.data(), b.data(), N, C, OC, relu,
+                                            threads);
+                CHECK(pre2 == pre1);
+                CHECK(act2 == act1);
+                // fc2: (N, OC) -> (N, C) with weight W2 (C, OC); its input is act1
+                const FVec W2 = to_float(randv(C * OC, 74)), d2 = to_float(randv(N * C, 75));
+                FVec dact(N * OC, 0.0f), dpre1(N * OC, 0.0f), dpre2(N * OC, nan), gW1(C * OC, 0.0f), gW2 = gW1,
+                    gb1(C, 0.0f), gb2 = gb1;
+                tr::matmul_backward_fast(dact.data(), gW1.data(), gb1.data(), d2.data(), act1.data(), W2.data(), N, OC,
+                                         C, threads);
+                tr::activation_backward_fast(dpre1.data(), pre1.data(), dact.data(), N * OC, relu, threads);
+                tr::matmul_act_backward_fast(dpre2.data(), gW2.data(), gb2.data(), d2.data(), act1.data(), pre1.data(),
+                                             W2.data(), N, OC, C, relu, threads);
+                CHECK(dpre2 == dpre1);
+                CHECK(gW2 == gW1);
+                CHECK(gb2 == gb1);
+            }
+        }
+    }
+    tr::set_gemm_path(before);
+    CHECK(tested >= 1);
 }

@@ -128,14 +128,15 @@ void layernorm_forward_rows(S* out, S* mean, S* rstd, const S* inp, const S* w, 
 
 // One row's dx, dw, db updates; the buffers never overlap (restrict parameters let the
 // compiler vectorise the three updates).
-template <class S>
+template <bool SET, class S>
 void layernorm_backward_update(S* __restrict dx, S* __restrict dw, S* __restrict db, const S* __restrict x,
                                const S* __restrict g_out, const S* __restrict w, S m, S r, S g_mean, S gx_mean,
                                int64_t D) {
     for (int64_t j = 0; j < D; ++j) {
         const S xhat = (x[j] - m) * r;
         const S g = g_out[j] * w[j];
-        dx[j] += r * (g - g_mean - xhat * gx_mean);
+        if constexpr (SET) dx[j] = r * (g - g_mean - xhat * gx_mean);
+        else dx[j] += r * (g - g_mean - xhat * gx_mean);
         dw[j] += g_out[j] * xhat;
         db[j] += g_out[j];
     }
@@ -143,7 +144,7 @@ void layernorm_backward_update(S* __restrict dx, S* __restrict dw, S* __restrict
 
 template <class S>
 void layernorm_backward_rows(S* dinp, S* dw, S* db, const S* dout, const S* inp, const S* w, const S* mean,
-                             const S* rstd, int64_t N, int64_t D) {
+                             const S* rstd, int64_t N, int64_t D, Into into) {
     for (int64_t n = 0; n < N; ++n) {
         const S* x = inp + n * D;
         const S* g_out = dout + n * D;
@@ -163,15 +164,18 @@ void layernorm_backward_rows(S* dinp, S* dw, S* db, const S* dout, const S* inp,
             pgx[l] += g * ((x[i + l] - m) * r);
         }
         const S g_mean = reduce_lanes(pg) / static_cast<S>(D), gx_mean = reduce_lanes(pgx) / static_cast<S>(D);
-        layernorm_backward_update(dinp + n * D, dw, db, x, g_out, w, m, r, g_mean, gx_mean, D);
+        if (into == Into::Set) layernorm_backward_update<true>(dinp + n * D, dw, db, x, g_out, w, m, r, g_mean, gx_mean, D);
+        else layernorm_backward_update<false>(dinp + n * D, dw, db, x, g_out, w, m, r, g_mean, gx_mean, D);
     }
 }
 }  // namespace
 
-template <class S>
-void matmul_forward_fast(S* out, const S* inp, const S* W, const S* b, int64_t N, int64_t C, int64_t OC,
-                         int threads) {
-    // out (N, OC) = inp (N, C) . W^T + b, by kGemmRows rows
+namespace {
+// out (N, OC) = inp (N, C) . W^T + b by kGemmRows rows; epi(r0, rows) runs on each piece
+// right after its product, while those rows are still in cache.
+template <class S, class Epi>
+void matmul_forward_impl(S* out, const S* inp, const S* W, const S* b, int64_t N, int64_t C, int64_t OC, int threads,
+                         Epi epi) {
     if constexpr (std::is_same_v<S, float>) {
         if (const detail::GemmFn gemm = kernel_for<S>()) {
             // W^T (C, OC) once, so each row tile reads contiguous rows of it
@@ -180,6 +184,7 @@ void matmul_forward_fast(S* out, const S* inp, const S* W, const S* b, int64_t N
             detail::pool_for(chunks(N, kGemmRows), threads, [&](int64_t ci, int) {
                 const int64_t r0 = ci * kGemmRows, rows = std::min(kGemmRows, N - r0);
                 gemm(gemm_args(rows, OC, C, inp + r0 * C, C, 1, wt, OC, out + r0 * OC, OC, b, false));
+                epi(r0, rows);
             });
             return;
         }
@@ -194,12 +199,86 @@ void matmul_forward_fast(S* out, const S* inp, const S* W, const S* b, int64_t N
         } else {
             o.noalias() = MapC<S>(inp + r0 * C, rows, C) * w.transpose();
         }
+        epi(r0, rows);
     });
 }
 
+// GELU (tanh form) on m elements, the formula of ops.cpp's gelu_forward with Eigen's
+// vectorised tanh (a rational approximation, within a few ulps of std::tanh in float).
+// tanh goes into the aligned array th, whose traversal depends only on the block length
+// (an unaligned destination would mix Eigen's scalar and vector tanh by address); the
+// rest is exact elementwise arithmetic.
 template <class S>
-void matmul_backward_fast(S* dinp, S* dW, S* db, const S* dout, const S* inp, const S* W, int64_t N, int64_t C,
-                          int64_t OC, int threads) {
+void gelu_forward_block(S* out, const S* inp, int64_t m) {
+    using A = Eigen::Array<S, Eigen::Dynamic, 1>;
+    const Eigen::Map<const A> x(inp, m);
+    Eigen::Map<A> y(out, m);
+    const S c = static_cast<S>(0.7978845608028654), a = static_cast<S>(0.044715);
+    thread_local A th(1024);
+    for (int64_t j0 = 0; j0 < m; j0 += 1024) {  // blocks of 1024: th stays in L1
+        const int64_t mm = std::min<int64_t>(1024, m - j0);
+        const auto xs = x.segment(j0, mm);
+        auto t = th.head(mm);
+        t = (c * (xs + a * xs * xs * xs)).tanh();
+        y.segment(j0, mm) = S(0.5) * xs * (S(1) + t);
+    }
+}
+
+// dinp (+)= GELU'(inp) o dout on m elements; dinp may be dout itself (elementwise).
+template <class S>
+void gelu_backward_block(S* dinp, const S* inp, const S* dout, int64_t m, Into into) {
+    using A = Eigen::Array<S, Eigen::Dynamic, 1>;
+    const Eigen::Map<const A> x(inp, m), dy(dout, m);
+    Eigen::Map<A> dx(dinp, m);
+    const S c = static_cast<S>(0.7978845608028654), a = static_cast<S>(0.044715);
+    thread_local A th(1024);  // aligned: tanh evaluated the same way wherever the buffers live
+    for (int64_t j0 = 0; j0 < m; j0 += 1024) {
+        const int64_t mm = std::min<int64_t>(1024, m - j0);
+        const auto xs = x.segment(j0, mm);
+        auto t = th.head(mm);
+        t = (c * (xs + a * xs * xs * xs)).tanh();
+        const auto g = (S(0.5) * (S(1) + t) + S(0.5) * xs * (S(1) - t * t) * c * (S(1) + S(3) * a * xs * xs)) *
+                       dy.segment(j0, mm);
+        if (into == Into::Set) dx.segment(j0, mm) = g;
+        else dx.segment(j0, mm) += g;
+    }
+}
+
+template <class S>
+void activation_forward_block(S* out, const S* inp, int64_t m, bool relu) {
+    if (relu) relu_forward(out, inp, m);
+    else gelu_forward_block(out, inp, m);
+}
+
+template <class S>
+void activation_backward_block(S* dinp, const S* inp, const S* dout, int64_t m, bool relu, Into into) {
+    if (!relu) return gelu_backward_block(dinp, inp, dout, m, into);
+    if (into == Into::Add) return relu_backward(dinp, inp, dout, m);
+    for (int64_t i = 0; i < m; ++i) dinp[i] = inp[i] > S(0) ? dout[i] : S(0);
+}
+}  // namespace
+
+template <class S>
+void matmul_forward_fast(S* out, const S* inp, const S* W, const S* b, int64_t N, int64_t C, int64_t OC,
+                         int threads) {
+    matmul_forward_impl(out, inp, W, b, N, C, OC, threads, [](int64_t, int64_t) {});
+}
+
+template <class S>
+void matmul_act_forward_fast(S* pre, S* act, const S* inp, const S* W, const S* b, int64_t N, int64_t C, int64_t OC,
+                             bool relu, int threads) {
+    matmul_forward_impl(pre, inp, W, b, N, C, OC, threads, [&](int64_t r0, int64_t rows) {
+        activation_forward_block(act + r0 * OC, pre + r0 * OC, rows * OC, relu);
+    });
+}
+
+namespace {
+// dinp (+)= dout . W by kGemmRows rows, each piece followed by epi(r0, rows); dW += dout^T
+// . inp, db += colsum(dout) by kOutChunk output rows.
+template <class S, class Epi>
+void matmul_backward_impl(S* dinp, S* dW, S* db, const S* dout, const S* inp, const S* W, int64_t N, int64_t C,
+                          int64_t OC, int threads, Into into, Epi epi) {
+    const bool add = into == Into::Add;
     const int64_t n_row = dinp ? chunks(N, kGemmRows) : 0;
     const int64_t n_out = chunks(OC, kOutChunk);
     if constexpr (std::is_same_v<S, float>) {
@@ -209,7 +288,8 @@ void matmul_backward_fast(S* dinp, S* dW, S* db, const S* dout, const S* inp, co
             detail::pool_for(n_row + n_out, threads, [&](int64_t it, int) {
                 if (it >= n_out) {
                     const int64_t r0 = (it - n_out) * kGemmRows, rows = std::min(kGemmRows, N - r0);
-                    gemm(gemm_args(rows, C, OC, dout + r0 * OC, OC, 1, W, C, dinp + r0 * C, C, nullptr, true));
+                    gemm(gemm_args(rows, C, OC, dout + r0 * OC, OC, 1, W, C, dinp + r0 * C, C, nullptr, add));
+                    epi(r0, rows);
                     return;
                 }
                 const int64_t o0 = it * kOutChunk, oc = std::min(kOutChunk, OC - o0);
@@ -237,7 +317,10 @@ void matmul_backward_fast(S* dinp, S* dW, S* db, const S* dout, const S* inp, co
     detail::pool_for(n_row + n_out, threads, [&](int64_t it, int) {
         if (it < n_row) {
             const int64_t r0 = it * kGemmRows, rows = std::min(kGemmRows, N - r0);
-            MapM<S>(dinp + r0 * C, rows, C).noalias() += MapC<S>(dout + r0 * OC, rows, OC) * MapC<S>(W, OC, C);
+            MapM<S> di(dinp + r0 * C, rows, C);
+            if (add) di.noalias() += MapC<S>(dout + r0 * OC, rows, OC) * MapC<S>(W, OC, C);
+            else di.noalias() = MapC<S>(dout + r0 * OC, rows, OC) * MapC<S>(W, OC, C);
+            epi(r0, rows);
             return;
         }
         const int64_t o0 = (it - n_row) * kOutChunk, oc = std::min(kOutChunk, OC - o0);
@@ -254,6 +337,24 @@ void matmul_backward_fast(S* dinp, S* dW, S* db, const S* dout, const S* inp, co
     });
 }
 
+}  // namespace
+
+template <class S>
+void matmul_backward_fast(S* dinp, S* dW, S* db, const S* dout, const S* inp, const S* W, int64_t N, int64_t C,
+                          int64_t OC, int threads, Into into) {
+    matmul_backward_impl(dinp, dW, db, dout, inp, W, N, C, OC, threads, into, [](int64_t, int64_t) {});
+}
+
+template <class S>
+void matmul_act_backward_fast(S* dpre, S* dW, S* db, const S* dout, const S* act, const S* pre, const S* W, int64_t N,
+                              int64_t C, int64_t OC, bool relu, int threads) {
+    // dpre's rows first hold dact = dout . W, then become act'(pre) o dact in place
+    matmul_backward_impl(dpre, dW, db, dout, act, W, N, C, OC, threads, Into::Set, [&](int64_t r0, int64_t rows) {
+        S* d = dpre + r0 * C;
+        activation_backward_block(d, pre + r0 * C, d, rows * C, relu, Into::Set);
+    });
+}
+
 template <class S>
 void layernorm_forward_fast(S* out, S* mean, S* rstd, const S* inp, const S* w, const S* b, int64_t N, int64_t D,
                             int threads) {
@@ -265,7 +366,7 @@ void layernorm_forward_fast(S* out, S* mean, S* rstd, const S* inp, const S* w, 
 
 template <class S>
 void layernorm_backward_fast(S* dinp, S* dw, S* db, const S* dout, const S* inp, const S* w, const S* mean,
-                             const S* rstd, int64_t N, int64_t D, int threads) {
+                             const S* rstd, int64_t N, int64_t D, int threads, Into into) {
     // each chunk's dw, db into its own row of `part`, then summed in chunk order
     const int64_t nc = chunks(N, kRowChunk);
     std::vector<S> part(static_cast<size_t>(nc * 2 * D), S(0));
@@ -273,7 +374,7 @@ void layernorm_backward_fast(S* dinp, S* dw, S* db, const S* dout, const S* inp,
         const int64_t r0 = ci * kRowChunk, rows = std::min(kRowChunk, N - r0);
         S* pw = part.data() + ci * 2 * D;
         layernorm_backward_rows(dinp + r0 * D, pw, pw + D, dout + r0 * D, inp + r0 * D, w, mean + r0, rstd + r0, rows,
-                                D);
+                                D, into);
     });
     for (int64_t ci = 0; ci < nc; ++ci)
         for (int64_t i = 0; i < D; ++i) {
@@ -282,58 +383,21 @@ void layernorm_backward_fast(S* dinp, S* dw, S* db, const S* dout, const S* inp,
         }
 }
 
-// GELU on Eigen arrays: the same formula as gelu_forward / gelu_backward, with Eigen's
-// vectorised tanh (a rational approximation, within a few ulps of std::tanh in float).
 template <class S>
 void activation_forward_fast(S* out, const S* inp, int64_t n, bool relu, int threads) {
     const int64_t chunk = kRowChunk * 256;
     detail::pool_for(chunks(n, chunk), threads, [&](int64_t ci, int) {
-        const int64_t i0 = ci * chunk, m = std::min(chunk, n - i0);
-        if (relu) {
-            relu_forward(out + i0, inp + i0, m);
-            return;
-        }
-        // tanh into the aligned array th, whose traversal depends only on the block length (see
-        // attention_forward_fast: an unaligned destination would mix Eigen's scalar and vector tanh
-        // by address); the rest is exact elementwise arithmetic.
-        using A = Eigen::Array<S, Eigen::Dynamic, 1>;
-        const Eigen::Map<const A> x(inp + i0, m);
-        Eigen::Map<A> y(out + i0, m);
-        const S c = static_cast<S>(0.7978845608028654), a = static_cast<S>(0.044715);
-        A th(1024);
-        for (int64_t j0 = 0; j0 < m; j0 += 1024) {
-            const int64_t mm = std::min<int64_t>(1024, m - j0);
-            const auto xs = x.segment(j0, mm);
-            auto t = th.head(mm);
-            t = (c * (xs + a * xs * xs * xs)).tanh();
-            y.segment(j0, mm) = S(0.5) * xs * (S(1) + t);
-        }
+        const int64_t i0 = ci * chunk;
+        activation_forward_block(out + i0, inp + i0, std::min(chunk, n - i0), relu);
     });
 }
 
 template <class S>
-void activation_backward_fast(S* dinp, const S* inp, const S* dout, int64_t n, bool relu, int threads) {
+void activation_backward_fast(S* dinp, const S* inp, const S* dout, int64_t n, bool relu, int threads, Into into) {
     const int64_t chunk = kRowChunk * 256;
     detail::pool_for(chunks(n, chunk), threads, [&](int64_t ci, int) {
-        const int64_t i0 = ci * chunk, m = std::min(chunk, n - i0);
-        if (relu) {
-            relu_backward(dinp + i0, inp + i0, dout + i0, m);
-            return;
-        }
-        using A = Eigen::Array<S, Eigen::Dynamic, 1>;
-        const Eigen::Map<const A> x(inp + i0, m), dy(dout + i0, m);
-        Eigen::Map<A> dx(dinp + i0, m);
-        const S c = static_cast<S>(0.7978845608028654), a = static_cast<S>(0.044715);
-        A th(1024);  // aligned: tanh evaluated the same way wherever the buffers live
-        for (int64_t j0 = 0; j0 < m; j0 += 1024) {  // blocks of 1024: th stays in L1
-            const int64_t mm = std::min<int64_t>(1024, m - j0);
-            const auto xs = x.segment(j0, mm);
-            auto t = th.head(mm);
-            t = (c * (xs + a * xs * xs * xs)).tanh();
-            dx.segment(j0, mm) += (S(0.5) * (S(1) + t) +
-                                   S(0.5) * xs * (S(1) - t * t) * c * (S(1) + S(3) * a * xs * xs)) *
-                                  dy.segment(j0, mm);
-        }
+        const int64_t i0 = ci * chunk;
+        activation_backward_block(dinp + i0, inp + i0, dout + i0, std::min(chunk, n - i0), relu, into);
     });
 }
 
@@ -417,9 +481,10 @@ void attention_forward_fast(S* out, S* att, const S* q, const S* k, const S* v, 
 template <class S>
 void attention_backward_fast(S* dq, S* dk, S* dv, const S* dout, const S* q, const S* k, const S* v, const S* att,
                              int64_t B, int64_t T, int64_t H, int64_t Dk, int64_t Dv, S factor, float p,
-                             uint64_t seed, int threads, int64_t ld_qk, int64_t ld_v) {
+                             uint64_t seed, int threads, int64_t ld_qk, int64_t ld_v, Into into) {
     const int64_t QS = ld_qk ? ld_qk : H * Dk, VS = ld_v ? ld_v : H * Dv, OS = H * Dv;
     const detail::GemmFn gemm = kernel_for<S>();
+    const bool add = into == Into::Add;  // each (b, h) writes its own block of dq, dk, dv
     std::vector<std::vector<S>> scratch(gemm ? 0 : static_cast<size_t>(resolve_threads(threads)));
     detail::pool_for(B * H, threads, [&](int64_t bh, int tid) {
         const int64_t b = bh / H, h = bh % H;
@@ -447,7 +512,7 @@ void attention_backward_fast(S* dq, S* dk, S* dv, const S* dout, const S* q, con
                     pd = m;
                 }
                 // dV += Pd^T dO: Pd read down its columns
-                gemm(gemm_args(T, Dv, T, pd, 1, T, dO.data(), OS, dV.data(), VS, nullptr, true));
+                gemm(gemm_args(T, Dv, T, pd, 1, T, dO.data(), OS, dV.data(), VS, nullptr, add));
                 for (int64_t i = 0; i < T; ++i) {  // dS = factor * P o (dP - rowsum(P o dP)), in place
                     S* dpi = dp + i * T;
                     const S* pi = P.data() + i * T;
@@ -455,8 +520,8 @@ void attention_backward_fast(S* dq, S* dk, S* dv, const S* dout, const S* q, con
                     for (int64_t j = 0; j < T; ++j) dpi[j] = factor * pi[j] * (dpi[j] - rs);
                 }
                 // dQ += dS K; dK += dS^T Q (dS read down its columns)
-                gemm(gemm_args(T, Dk, T, dp, T, 1, K.data(), QS, dQ.data(), QS, nullptr, true));
-                gemm(gemm_args(T, Dk, T, dp, 1, T, Q.data(), QS, dK.data(), QS, nullptr, true));
+                gemm(gemm_args(T, Dk, T, dp, T, 1, K.data(), QS, dQ.data(), QS, nullptr, add));
+                gemm(gemm_args(T, Dk, T, dp, 1, T, Q.data(), QS, dK.data(), QS, nullptr, add));
                 return;
             }
         }
@@ -465,6 +530,11 @@ void attention_backward_fast(S* dq, S* dk, S* dv, const S* dout, const S* q, con
         MapM<S> dP(s.data(), T, T), M(s.data() + T * T, T, T);
         // dPd = dO V^T (T, T)
         dP.noalias() = dO * Vh.transpose();
+        if (!add) {
+            dQ.setZero();
+            dK.setZero();
+            dV.setZero();
+        }
         if (p > 0) {
             dropout_mult(M.data(), T, static_cast<uint64_t>(bh * T * T), p, seed);
             dP.array() *= M.array();                      // dP = dPd o mult
@@ -503,9 +573,10 @@ int64_t crossentropy_forward_fast(S* losses, S* probs, const S* logits, const in
 
 template <class S>
 void crossentropy_backward_fast(S* dlogits, const S* probs, const int32_t* targets, S scale, int64_t N, int64_t V,
-                                int threads) {
+                                int threads, Into into) {
     detail::pool_for(chunks(N, kRowChunk), threads, [&](int64_t ci, int) {
         const int64_t r0 = ci * kRowChunk, rows = std::min(kRowChunk, N - r0);
+        if (into == Into::Set) std::fill(dlogits + r0 * V, dlogits + (r0 + rows) * V, S(0));  // in cache: cheap
         crossentropy_backward(dlogits + r0 * V, probs + r0 * V, targets + r0, scale, rows, V);
     });
 }
@@ -541,19 +612,23 @@ void zero_fast(S* x, int64_t n, int threads) {
 #define ATTN_TRAIN_FAST_INSTANTIATE(S)                                                                            \
     template void matmul_forward_fast<S>(S*, const S*, const S*, const S*, int64_t, int64_t, int64_t, int);       \
     template void matmul_backward_fast<S>(S*, S*, S*, const S*, const S*, const S*, int64_t, int64_t, int64_t,    \
-                                          int);                                                                   \
+                                          int, Into);                                                             \
+    template void matmul_act_forward_fast<S>(S*, S*, const S*, const S*, const S*, int64_t, int64_t, int64_t,     \
+                                             bool, int);                                                          \
+    template void matmul_act_backward_fast<S>(S*, S*, S*, const S*, const S*, const S*, const S*, int64_t,        \
+                                              int64_t, int64_t, bool, int);                                       \
     template void layernorm_forward_fast<S>(S*, S*, S*, const S*, const S*, const S*, int64_t, int64_t, int);     \
     template void layernorm_backward_fast<S>(S*, S*, S*, const S*, const S*, const S*, const S*, const S*,        \
-                                             int64_t, int64_t, int);                                              \
+                                             int64_t, int64_t, int, Into);                                        \
     template void activation_forward_fast<S>(S*, const S*, int64_t, bool, int);                                   \
-    template void activation_backward_fast<S>(S*, const S*, const S*, int64_t, bool, int);                        \
+    template void activation_backward_fast<S>(S*, const S*, const S*, int64_t, bool, int, Into);                  \
     template void attention_forward_fast<S>(S*, S*, const S*, const S*, const S*, int64_t, int64_t, int64_t,      \
                                             int64_t, int64_t, S, bool, float, uint64_t, int, int64_t, int64_t);   \
     template void attention_backward_fast<S>(S*, S*, S*, const S*, const S*, const S*, const S*, const S*,        \
                                              int64_t, int64_t, int64_t, int64_t, int64_t, S, float, uint64_t, int,  \
-                                             int64_t, int64_t);                                                   \
+                                             int64_t, int64_t, Into);                                             \
     template int64_t crossentropy_forward_fast<S>(S*, S*, const S*, const int32_t*, int64_t, int64_t, int);       \
-    template void crossentropy_backward_fast<S>(S*, const S*, const int32_t*, S, int64_t, int64_t, int);          \
+    template void crossentropy_backward_fast<S>(S*, const S*, const int32_t*, S, int64_t, int64_t, int, Into);    \
     template void residual_forward_fast<S>(S*, const S*, const S*, int64_t, int);                                 \
     template void residual_backward_fast<S>(S*, S*, const S*, int64_t, int);                                      \
     template void zero_fast<S>(S*, int64_t, int);

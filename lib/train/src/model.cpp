@@ -120,6 +120,7 @@ std::vector<ParamSpec> param_specs(const ModelConfig& c) {
 
 template <class S>
 using Buf = std::vector<S>;
+using train::Into;
 
 // Every activation of one forward pass that the backward pass reads, for (B, T).
 template <class S>
@@ -179,19 +180,38 @@ struct Ops {
         if (fast) train::matmul_forward_fast(out, inp, W, b, N, C, OC, threads);
         else train::matmul_forward(out, inp, W, b, N, C, OC);
     }
+    // Into::Set: dinp is written, not added to (the reference ops add, so it is zeroed first)
     void matmul_bwd(S* dinp, S* dW, S* db, const S* dout, const S* inp, const S* W, int64_t N, int64_t C,
-                    int64_t OC) const {
-        if (fast) train::matmul_backward_fast(dinp, dW, db, dout, inp, W, N, C, OC, threads);
-        else train::matmul_backward(dinp, dW, db, dout, inp, W, N, C, OC);
+                    int64_t OC, Into into = Into::Add) const {
+        if (fast) return train::matmul_backward_fast(dinp, dW, db, dout, inp, W, N, C, OC, threads, into);
+        if (into == Into::Set) std::fill(dinp, dinp + N * C, S(0));
+        train::matmul_backward(dinp, dW, db, dout, inp, W, N, C, OC);
+    }
+    // the MLP's fc1 and its activation: pre = inp W^T + b, act = act(pre)
+    void fc_act_fwd(S* pre, S* act, const S* inp, const S* W, const S* b, int64_t N, int64_t C, int64_t OC,
+                    bool relu) const {
+        if (fast) return train::matmul_act_forward_fast(pre, act, inp, W, b, N, C, OC, relu, threads);
+        matmul_fwd(pre, inp, W, b, N, C, OC);
+        act_fwd(act, pre, N * OC, relu);
+    }
+    // the MLP's fc2 backward through the activation: dpre = act'(pre) o (dout W) (Set); dact
+    // is scratch for the reference path
+    void fc_act_bwd(S* dpre, S* dact, S* dW, S* db, const S* dout, const S* act, const S* pre, const S* W, int64_t N,
+                    int64_t C, int64_t OC, bool relu) const {
+        if (fast) return train::matmul_act_backward_fast(dpre, dW, db, dout, act, pre, W, N, C, OC, relu, threads);
+        matmul_bwd(dact, dW, db, dout, act, W, N, C, OC, Into::Set);
+        std::fill(dpre, dpre + N * C, S(0));
+        act_bwd(dpre, pre, dact, N * C, relu);
     }
     void ln_fwd(S* out, S* mean, S* rstd, const S* inp, const S* w, const S* b, int64_t N, int64_t D) const {
         if (fast) train::layernorm_forward_fast(out, mean, rstd, inp, w, b, N, D, threads);
         else train::layernorm_forward(out, mean, rstd, inp, w, b, N, D);
     }
     void ln_bwd(S* dinp, S* dw, S* db, const S* dout, const S* inp, const S* w, const S* mean, const S* rstd,
-                int64_t N, int64_t D) const {
-        if (fast) train::layernorm_backward_fast(dinp, dw, db, dout, inp, w, mean, rstd, N, D, threads);
-        else train::layernorm_backward(dinp, dw, db, dout, inp, w, mean, rstd, N, D);
+                int64_t N, int64_t D, Into into = Into::Add) const {
+        if (fast) return train::layernorm_backward_fast(dinp, dw, db, dout, inp, w, mean, rstd, N, D, threads, into);
+        if (into == Into::Set) std::fill(dinp, dinp + N * D, S(0));
+        train::layernorm_backward(dinp, dw, db, dout, inp, w, mean, rstd, N, D);
     }
     void act_fwd(S* out, const S* inp, int64_t n, bool relu) const {
         if (fast) train::activation_forward_fast(out, inp, n, relu, threads);
@@ -212,9 +232,11 @@ struct Ops {
         if (fast) return train::crossentropy_forward_fast(losses, probs, logits, targets, N, V, threads);
         return train::crossentropy_forward(losses, probs, logits, targets, N, V);
     }
-    void xent_bwd(S* dlogits, const S* probs, const int32_t* targets, S scale, int64_t N, int64_t V) const {
-        if (fast) train::crossentropy_backward_fast(dlogits, probs, targets, scale, N, V, threads);
-        else train::crossentropy_backward(dlogits, probs, targets, scale, N, V);
+    void xent_bwd(S* dlogits, const S* probs, const int32_t* targets, S scale, int64_t N, int64_t V,
+                  Into into = Into::Add) const {
+        if (fast) return train::crossentropy_backward_fast(dlogits, probs, targets, scale, N, V, threads, into);
+        if (into == Into::Set) std::fill(dlogits, dlogits + N * V, S(0));
+        train::crossentropy_backward(dlogits, probs, targets, scale, N, V);
     }
     void add(S* out, const S* a, const S* b, int64_t n) const {
         if (fast) train::residual_forward_fast(out, a, b, n, threads);
@@ -437,8 +459,7 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
         op.add(L.mid.data(), x, L.attproj.data(), N * D);
         op.ln_fwd(L.ln2.data(), L.ln2_mean.data(), L.ln2_rstd.data(), L.mid.data(), P[bp(l, kLn2W)],
                   P[bp(l, kLn2B)], N, D);
-        op.matmul_fwd(L.fch.data(), L.ln2.data(), P[bp(l, kFc1W)], P[bp(l, kFc1B)], N, D, F);
-        op.act_fwd(L.fch_act.data(), L.fch.data(), N * F, relu);
+        op.fc_act_fwd(L.fch.data(), L.fch_act.data(), L.ln2.data(), P[bp(l, kFc1W)], P[bp(l, kFc1B)], N, D, F, relu);
         op.matmul_fwd(L.fcproj.data(), L.fch_act.data(), P[bp(l, kFc2W)], P[bp(l, kFc2B)], N, F, D);
         op.add(a.res[static_cast<size_t>(l + 1)].data(), L.mid.data(), L.fcproj.data(), N * D);
     }
@@ -464,42 +485,36 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
     const auto& g = *G;
     for (size_t i = 0; i < g.size(); ++i) std::fill(g[i], g[i] + sizes[i], S(0));
     auto zero = [&op](Buf<S>& b) { op.zero(b); };
-    zero(a.dlogits);
+    // Each fresh gradient buffer is written with Into::Set by the op that produces it (no
+    // zero fill, no read of zeros); Into::Add where a second path adds to it (the residuals).
     const S scale = st.counted ? S(1) / static_cast<S>(st.counted) : S(0);
-    op.xent_bwd(a.dlogits.data(), a.probs.data(), targets, scale, N, V);
-    zero(a.dln);
-    op.matmul_bwd(a.dln.data(), g[i_head], nullptr, a.dlogits.data(), a.lnf.data(), P[i_head], N, D, V);
-    zero(a.dres);
+    op.xent_bwd(a.dlogits.data(), a.probs.data(), targets, scale, N, V, Into::Set);
+    op.matmul_bwd(a.dln.data(), g[i_head], nullptr, a.dlogits.data(), a.lnf.data(), P[i_head], N, D, V, Into::Set);
     op.ln_bwd(a.dres.data(), g[i_lnfw], g[i_lnfb], a.dln.data(), xl, P[i_lnfw], a.lnf_mean.data(),
-              a.lnf_rstd.data(), N, D);
+              a.lnf_rstd.data(), N, D, Into::Set);
     for (int64_t l = c.layers - 1; l >= 0; --l) {
         auto& L = a.L[static_cast<size_t>(l)];
         const S* x = a.res[static_cast<size_t>(l)].data();
         // x_out = mid + fc2(act(fc1(ln2(mid)))): dres flows to mid unchanged, and through the MLP
-        zero(a.dfch_act);
-        op.matmul_bwd(a.dfch_act.data(), g[bp(l, kFc2W)], g[bp(l, kFc2B)], a.dres.data(), L.fch_act.data(),
-                      P[bp(l, kFc2W)], N, F, D);
-        zero(a.dfch);
-        op.act_bwd(a.dfch.data(), L.fch.data(), a.dfch_act.data(), N * F, relu);
-        zero(a.dln);
+        // (fc2's backward and the activation's in one pass: dfch = act'(fch) o (dres W_2))
+        op.fc_act_bwd(a.dfch.data(), a.dfch_act.data(), g[bp(l, kFc2W)], g[bp(l, kFc2B)], a.dres.data(),
+                      L.fch_act.data(), L.fch.data(), P[bp(l, kFc2W)], N, F, D, relu);
         op.matmul_bwd(a.dln.data(), g[bp(l, kFc1W)], g[bp(l, kFc1B)], a.dfch.data(), L.ln2.data(),
-                      P[bp(l, kFc1W)], N, D, F);
+                      P[bp(l, kFc1W)], N, D, F, Into::Set);
         op.ln_bwd(a.dres.data(), g[bp(l, kLn2W)], g[bp(l, kLn2B)], a.dln.data(), L.mid.data(), P[bp(l, kLn2W)],
                   L.ln2_mean.data(), L.ln2_rstd.data(), N, D);  // dres is now d mid
         // mid = x + o_proj(attention(q, k, v)): dres flows to x unchanged, and through attention
-        zero(a.datty);
         op.matmul_bwd(a.datty.data(), g[bp(l, kOW)], g[bp(l, kOB)], a.dres.data(), L.atty.data(), P[bp(l, kOW)],
-                      N, VV, D);
+                      N, VV, D, Into::Set);
         if (fused) {
-            zero(a.dqkv);
             train::attention_backward_fast(a.dqkv.data(), a.dqkv.data() + QK, a.dqkv.data() + 2 * QK, a.datty.data(),
                                            L.qkv.data(), L.qkv.data() + QK, L.qkv.data() + 2 * QK, L.att.data(), B, T,
-                                           H, Dk, Dv, factor, p, layer_seed(step_seed, l), op.threads, W3, W3);
-            zero(a.dln);
+                                           H, Dk, Dv, factor, p, layer_seed(step_seed, l), op.threads, W3, W3,
+                                           Into::Set);
             std::fill(a.dwqkv.begin(), a.dwqkv.end(), S(0));
             std::fill(a.dbqkv.begin(), a.dbqkv.end(), S(0));
             op.matmul_bwd(a.dln.data(), a.dwqkv.data(), a.dbqkv.data(), a.dqkv.data(), L.ln1.data(), L.wqkv.data(), N,
-                          D, W3);
+                          D, W3, Into::Set);
             // the stacked gradient back into the three parameters (zeroed at the start of the step)
             std::copy(a.dwqkv.data(), a.dwqkv.data() + QK * D, g[bp(l, kQW)]);
             std::copy(a.dwqkv.data() + QK * D, a.dwqkv.data() + 2 * QK * D, g[bp(l, kKW)]);

@@ -1,7 +1,9 @@
 // attn/train/fast_ops.hpp: the fast twins of attn/train/ops.hpp that the model trains with.
 //
 // Same signatures as the reference ops plus a thread count, same "backward adds"
-// rule. Matrix products go through the float register-tile kernels (see GemmPath below) or
+// rule by default (Into::Add); a backward op given Into::Set writes its input gradient
+// instead of adding to it, so the caller need not zero the buffer first (a training step
+// then skips a memset and a read of every fresh gradient buffer). Matrix products go through the float register-tile kernels (see GemmPath below) or
 // Eigen GEMMs over row-major maps of the buffers;
 // loops run on attn/core/parallel.hpp. Determinism: work is cut into pieces whose
 // size never depends on the thread count (kRowChunk rows of activations, kGemmRows rows of a GEMM, kOutChunk
@@ -33,23 +35,44 @@ GemmPath best_gemm_path();               // the default: AVX-512, else AVX2, els
 GemmPath gemm_path();                    // the path in use (process-wide)
 void set_gemm_path(GemmPath p);          // throws InputError where p is not available
 
+// How a backward op writes the gradient of its input: Add (dinp += ..., the reference
+// ops' rule: gradients of a tensor used twice accumulate) or Set (dinp = ..., whatever
+// the buffer held, NaN included).
+enum class Into { Add, Set };
+
 template <class S>
 void matmul_forward_fast(S* out, const S* inp, const S* W, const S* b, int64_t N, int64_t C, int64_t OC,
                          int threads);
 template <class S>
 void matmul_backward_fast(S* dinp, S* dW, S* db, const S* dout, const S* inp, const S* W, int64_t N, int64_t C,
-                          int64_t OC, int threads);
+                          int64_t OC, int threads, Into into = Into::Add);
+// A linear layer followed by its activation (the MLP's first layer), fused by row pieces
+// so the activation reads the product while it is still in cache:
+//   pre (N, OC) = inp (N, C) . W^T + b;  act = GELU(pre) or ReLU(pre)
+// Same numbers as matmul_forward_fast then activation_forward_fast.
+template <class S>
+void matmul_act_forward_fast(S* pre, S* act, const S* inp, const S* W, const S* b, int64_t N, int64_t C, int64_t OC,
+                             bool relu, int threads);
+// The backward of a linear layer whose input was act = GELU(pre) or ReLU(pre) (the MLP's
+// second layer), through the activation as well:
+//   dW += dout^T . act, db += colsum(dout), dpre = act'(pre) o (dout . W)   (dpre is Set)
+// Same numbers as matmul_backward_fast into a zeroed dact, then activation_backward_fast
+// into a zeroed dpre.
+template <class S>
+void matmul_act_backward_fast(S* dpre, S* dW, S* db, const S* dout, const S* act, const S* pre, const S* W, int64_t N,
+                              int64_t C, int64_t OC, bool relu, int threads);
 template <class S>
 void layernorm_forward_fast(S* out, S* mean, S* rstd, const S* inp, const S* w, const S* b, int64_t N, int64_t D,
                             int threads);
 template <class S>
 void layernorm_backward_fast(S* dinp, S* dw, S* db, const S* dout, const S* inp, const S* w, const S* mean,
-                             const S* rstd, int64_t N, int64_t D, int threads);
+                             const S* rstd, int64_t N, int64_t D, int threads, Into into = Into::Add);
 // GELU (tanh) or ReLU on n elements; relu = true picks ReLU.
 template <class S>
 void activation_forward_fast(S* out, const S* inp, int64_t n, bool relu, int threads);
 template <class S>
-void activation_backward_fast(S* dinp, const S* inp, const S* dout, int64_t n, bool relu, int threads);
+void activation_backward_fast(S* dinp, const S* inp, const S* dout, int64_t n, bool relu, int threads,
+                              Into into = Into::Add);
 // ld_qk, ld_v: the row strides of q, k (and dq, dk) and of v (and dv), in elements; 0 means
 // packed (H*Dk, H*Dv). The model passes one fused (N, 2*H*Dk + H*Dv) q|k|v buffer this way.
 // out and dout are always packed (B, T, H*Dv).
@@ -60,7 +83,8 @@ void attention_forward_fast(S* out, S* att, const S* q, const S* k, const S* v, 
 template <class S>
 void attention_backward_fast(S* dq, S* dk, S* dv, const S* dout, const S* q, const S* k, const S* v, const S* att,
                              int64_t B, int64_t T, int64_t H, int64_t Dk, int64_t Dv, S factor, float p,
-                             uint64_t seed, int threads, int64_t ld_qk = 0, int64_t ld_v = 0);
+                             uint64_t seed, int threads, int64_t ld_qk = 0, int64_t ld_v = 0,
+                             Into into = Into::Add);
 
 // Softmax cross-entropy by kRowChunk rows (each row as the reference computes it).
 template <class S>
@@ -68,7 +92,7 @@ int64_t crossentropy_forward_fast(S* losses, S* probs, const S* logits, const in
                                   int threads);
 template <class S>
 void crossentropy_backward_fast(S* dlogits, const S* probs, const int32_t* targets, S scale, int64_t N, int64_t V,
-                                int threads);
+                                int threads, Into into = Into::Add);
 // out = a + b; and the residual backward da += dout, db += dout, elementwise in pieces.
 template <class S>
 void residual_forward_fast(S* out, const S* a, const S* b, int64_t n, int threads);

@@ -34,6 +34,26 @@ TEST_CASE("stats: head stats skip rows with fewer than two keys and normalise by
     CHECK(sim.at({0, 1}) == doctest::Approx(0.0));
 }
 
+TEST_CASE("stats: with a per-head mask, head similarity reads each head's own mask row") {
+    // Two heads over 2 queries x 3 keys. Head 0 sees every key; head 1 sees only key 0 in
+    // query 0 (one allowed key: no choice, skipped) and keys 0, 1 in query 1. So only query
+    // 1 counts for the pair, whose JS divergence is that of the two query-1 rows. Reading
+    // head 0's mask for both heads (the old bug) would also count query 0.
+    const int64_t H = 2, Tq = 2, Tk = 3;
+    std::vector<uint8_t> allowed = {1, 1, 1, 1, 1, 1,   // head 0
+                                    1, 0, 0, 1, 1, 0};  // head 1
+    const Mask m = Mask::custom_heads(1, H, Tq, Tk, allowed);
+    Tensor w({1, H, Tq, Tk});
+    w.data = {0.2f, 0.3f, 0.5f, 0.6f, 0.3f, 0.1f,   // head 0
+              1.0f, 0.0f, 0.0f, 0.5f, 0.5f, 0.0f};  // head 1
+    const double want = js_divergence(w.ptr() + 3, w.ptr() + 9, Tk);
+    const Tensor sim = head_similarity(w, m);
+    CHECK(sim.at({0, 1}) == doctest::Approx(want).epsilon(1e-6));
+    CHECK(sim.at({1, 0}) == sim.at({0, 1}));
+    const double both = (js_divergence(w.ptr(), w.ptr() + 6, Tk) + want) / 2;
+    CHECK(std::fabs(sim.at({0, 1}) - both) > 1e-3);  // the two readings differ here
+}
+
 TEST_CASE("stats: a NaN in a row makes the row-sum error NaN, so `err < tol` fails") {
     Tensor w(Shape{1, 1, 3, 2});
     w.data = {0.5f, 0.5f, NAN, NAN, 1.0f, 0.0f};  // the NaN row is between two good ones

@@ -82,28 +82,34 @@ std::vector<HeadStats> head_stats(const Tensor& w, const Mask& mask) {
 }
 
 Tensor head_similarity(const Tensor& w, const Mask& mask) {
-    // w (B, H, Tq, Tk) -> (H, H) mean JS divergence over rows with >= 2 allowed keys
+    // w (B, H, Tq, Tk) -> (H, H) mean JS divergence over rows with >= 2 allowed keys. With a
+    // per-head mask (mask.heads() > 1) a row counts for a pair of heads when it has >= 2
+    // allowed keys in both, so each pair has its own count of rows.
     check_weights(w, mask);
     const int64_t B = w.dim(0), H = w.dim(1), Tq = w.dim(2), Tk = w.dim(3);
     Tensor sim(Shape{H, H});
-    int64_t rows = 0;
+    std::vector<double> sum(static_cast<size_t>(H * H), 0.0);
+    std::vector<int64_t> rows(static_cast<size_t>(H * H), 0);
+    std::vector<MaskRow> row_of;
     for (int64_t b = 0; b < B; ++b) {
-        const MaskRow mask_b = mask.row(b, Tk);
-        for (int64_t i = 0; i < Tq; ++i) {
-            if (mask_b.allowed_count(i) < 2) continue;
-            ++rows;
-            for (int64_t h1 = 0; h1 < H; ++h1)
+        row_of.clear();
+        for (int64_t h = 0; h < H; ++h) row_of.push_back(mask.row(b, h, Tk));
+        for (int64_t i = 0; i < Tq; ++i)
+            for (int64_t h1 = 0; h1 < H; ++h1) {
+                if (row_of[static_cast<size_t>(h1)].allowed_count(i) < 2) continue;
                 for (int64_t h2 = h1 + 1; h2 < H; ++h2) {
-                    const double js = js_divergence(w.ptr() + ((b * H + h1) * Tq + i) * Tk,
-                                                    w.ptr() + ((b * H + h2) * Tq + i) * Tk, Tk);
-                    sim.data[static_cast<size_t>(h1 * H + h2)] += static_cast<float>(js);
+                    if (row_of[static_cast<size_t>(h2)].allowed_count(i) < 2) continue;
+                    sum[static_cast<size_t>(h1 * H + h2)] += js_divergence(w.ptr() + ((b * H + h1) * Tq + i) * Tk,
+                                                                           w.ptr() + ((b * H + h2) * Tq + i) * Tk, Tk);
+                    ++rows[static_cast<size_t>(h1 * H + h2)];
                 }
-        }
+            }
     }
     for (int64_t h1 = 0; h1 < H; ++h1)
         for (int64_t h2 = h1 + 1; h2 < H; ++h2) {
-            float& v = sim.data[static_cast<size_t>(h1 * H + h2)];
-            if (rows > 0) v /= static_cast<float>(rows);
+            const size_t k = static_cast<size_t>(h1 * H + h2);
+            const float v = rows[k] > 0 ? static_cast<float>(sum[k] / static_cast<double>(rows[k])) : 0.0f;
+            sim.data[k] = v;
             sim.data[static_cast<size_t>(h2 * H + h1)] = v;
         }
     return sim;

@@ -452,6 +452,9 @@ int run_forward(ForwardOpts o) {
     // Weights, activations and (B, H, T, T) tensors, counted in double so nothing overflows (app/memory.hpp).
     ForwardSizes sizes{o.batch, std::max(o.seq, o.tk), cfg.d_model, cfg.heads, cfg.d_k, cfg.d_v, cfg.bias, true,
                        o.train && o.dropout > 0, !o.dump.empty()};
+    sizes.kv_heads = cfg.kv_heads;
+    sizes.kdim = cfg.kdim;
+    sizes.vdim = cfg.vdim;
     require_fits_in_memory("--heads", forward_weight_bytes(sizes),
                            fmt::format("D={}, H={}, Dk={}, Dv={} (the weights)", cfg.d_model, cfg.heads, cfg.d_k, cfg.d_v));
     Mask mask = file_mask ? std::move(*file_mask) : parse_mask(o.mask, o.batch, o.tk);  // padding lengths over the Tk keys

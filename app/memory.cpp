@@ -87,9 +87,13 @@ MemoryLimit memory_limit_here() {
 }
 
 double forward_weight_bytes(const ForwardSizes& s) {
-    const double D = static_cast<double>(s.d_model), HDk = static_cast<double>(s.heads * s.d_k),
-                 HDv = static_cast<double>(s.heads * s.d_v);
-    return 4.0 * (2.0 * D * HDk + 2.0 * D * HDv + (s.bias ? 2.0 * HDk + HDv + D : 0.0));
+    // W_q [H Dk, D], W_k [Hkv Dk, kdim], W_v [Hkv Dv, vdim], W_o [D, H Dv] and their biases
+    const double D = static_cast<double>(s.d_model), Dk = static_cast<double>(s.d_k), Dv = static_cast<double>(s.d_v),
+                 H = static_cast<double>(s.heads), Hkv = static_cast<double>(s.kv_heads > 0 ? s.kv_heads : s.heads),
+                 kdim = static_cast<double>(s.kdim > 0 ? s.kdim : s.d_model),
+                 vdim = static_cast<double>(s.vdim > 0 ? s.vdim : s.d_model);
+    const double w = H * Dk * D + Hkv * Dk * kdim + Hkv * Dv * vdim + D * H * Dv;
+    return 4.0 * (w + (s.bias ? H * Dk + Hkv * Dk + Hkv * Dv + D : 0.0));
 }
 
 double forward_dump_floats(const ForwardSizes& s) {

@@ -50,6 +50,9 @@ struct ForwardSizes {
     // --backward: the gradients of every activation and weight; backward_records when
     // the backend's backward forms (B, H, T, T) tensors (the reference: 8 more).
     bool backward = false, backward_records = false;
+    // Grouped-query attention: W_k, W_v hold kv_heads heads (0: heads); cross-attention:
+    // W_k reads kdim features, W_v vdim (0: d_model), as nn.MultiheadAttention.
+    int64_t kv_heads = 0, kdim = 0, vdim = 0;
 };
 // Weights only: the first thing to refuse when they alone do not fit.
 double forward_weight_bytes(const ForwardSizes& s);

@@ -231,3 +231,26 @@ TEST_CASE("memory: model attention counts its --svg and --dump: refused over the
     }
     fs::remove_all(dir);
 }
+
+TEST_CASE("memory: the weight estimate is exactly the bytes of MultiHeadAttention's parameters, GQA and kdim/vdim too") {
+    struct Case {
+        int64_t D, H, Dk, Dv, Hkv, kdim, vdim;
+        bool bias;
+    };
+    for (const Case& c : {Case{16, 4, 4, 4, 0, 0, 0, true}, Case{16, 4, 4, 6, 2, 0, 0, true},
+                          Case{16, 4, 4, 4, 1, 7, 9, false}, Case{24, 6, 5, 3, 3, 11, 0, true}}) {
+        MhaConfig cfg{c.D, c.H, c.Dk, c.Dv, c.bias, c.kdim, c.vdim};
+        cfg.kv_heads = c.Hkv;
+        const MultiHeadAttention mha(cfg.resolved());
+        double floats = 0;
+        for (const Linear* l : {&mha.q_proj, &mha.k_proj, &mha.v_proj, &mha.o_proj})
+            floats += static_cast<double>(l->W.numel() + (c.bias ? l->b.numel() : 0));
+        cli::ForwardSizes s{1, 1, c.D, c.H, c.Dk, c.Dv, c.bias, false, false, false};
+        s.kv_heads = c.Hkv;
+        s.kdim = c.kdim;
+        s.vdim = c.vdim;
+        CAPTURE(c.Hkv);
+        CAPTURE(c.kdim);
+        CHECK(cli::forward_weight_bytes(s) == 4.0 * floats);
+    }
+}

@@ -273,6 +273,22 @@ void matmul_act_forward_fast(S* pre, S* act, const S* inp, const S* W, const S* 
 }
 
 namespace {
+// db[0, oc) += the column sums of d (N rows, row stride ld), each column summed over n in
+// ascending order. A whole chunk (oc = kOutChunk) takes a loop of fixed length, which
+// the compiler keeps in vector registers; a partial one the general loop (same order).
+template <class S>
+void column_sums_add(S* db, const S* d, int64_t N, int64_t ld, int64_t oc) {
+    S acc[kOutChunk] = {};
+    if (oc == kOutChunk) {
+        for (int64_t n = 0; n < N; ++n)
+            for (int64_t o = 0; o < kOutChunk; ++o) acc[o] += d[n * ld + o];
+    } else {
+        for (int64_t n = 0; n < N; ++n)
+            for (int64_t o = 0; o < oc; ++o) acc[o] += d[n * ld + o];
+    }
+    for (int64_t o = 0; o < oc; ++o) db[o] += acc[o];
+}
+
 // dinp (+)= dout . W by kGemmRows rows, each piece followed by epi(r0, rows); dW += dout^T
 // . inp, db += colsum(dout) by kOutChunk output rows.
 template <class S, class Epi>
@@ -302,12 +318,7 @@ void matmul_backward_impl(S* dinp, S* dW, S* db, const S* dout, const S* inp, co
                                    true));
                 }
                 if (db) {
-                    S acc[kOutChunk] = {};
-                    for (int64_t n = 0; n < N; ++n) {
-                        const S* d_n = dout + n * OC + o0;
-                        for (int64_t o = 0; o < oc; ++o) acc[o] += d_n[o];
-                    }
-                    for (int64_t o = 0; o < oc; ++o) db[o0 + o] += acc[o];
+                    column_sums_add(db + o0, dout + o0, N, OC, oc);
                 }
             });
             return;
@@ -327,12 +338,7 @@ void matmul_backward_impl(S* dinp, S* dW, S* db, const S* dout, const S* inp, co
         const MapCS<S> d(dout + o0, N, oc, Eigen::OuterStride<>(OC));  // dout[:, o0:o0+oc]
         MapM<S>(dW + o0 * C, oc, C).noalias() += d.transpose() * MapC<S>(inp, N, C);
         if (db) {  // each output's sum over n in ascending order, rows read contiguously
-            S acc[kOutChunk] = {};
-            for (int64_t n = 0; n < N; ++n) {
-                const S* d_n = dout + n * OC + o0;
-                for (int64_t o = 0; o < oc; ++o) acc[o] += d_n[o];
-            }
-            for (int64_t o = 0; o < oc; ++o) db[o0 + o] += acc[o];
+            column_sums_add(db + o0, dout + o0, N, OC, oc);
         }
     });
 }

@@ -45,9 +45,9 @@ struct RunFlags {
     attn::JsonNonFinite json_nonfinite = attn::JsonNonFinite::literal;
     std::string svg;
     std::string name;
-    std::string lang, from_text;
+    std::string lang, from_text, to_text;
     Lang language = Lang::en;  // resolve_lang(lang), set when the command runs
-    int from = 1;
+    int from = 1, to = 0;  // to: 0 = the last lesson
 };
 
 void add_common(CLI::App& sub, RunFlags& f) {
@@ -202,8 +202,9 @@ int run_one(RunFlags& f) {
         throw attn::InputError(format_in(f.language, "--svg: lesson '{}' drew no heatmap this time, so no SVG was written", lesson.slug));
     if (!f.svg.empty()) {
         attn::SvgOptions so;
-        so.title = fmt::format("attn lesson {} ({}): attention weights", lesson.number, lesson.title);
-        so.subtitle = fmt::format("each panel: rows are queries, columns are keys; seed {}", f.seed);
+        so.title = format_in(f.language, "attn lesson {} ({}): attention weights", lesson.number,
+                             translate(f.language, lesson.title));
+        so.subtitle = format_in(f.language, "each panel: rows are queries, columns are keys; seed {}", f.seed);
         attn::cli::with_option("--svg", [&] { attn::write_file_atomic(f.svg, attn::heatmap_svg(r.panels, so)); });
         if (!f.json && f.svg != "-")
             text.stream() << "  "
@@ -231,16 +232,19 @@ int run_tour(RunFlags& f) {
     f.language = resolve_lang(f.lang);
     const auto lessons = attn::lessons::all_lessons();
     const int last = lessons.empty() ? 0 : lessons.back().number;  // sorted by number
-    if (!f.from_text.empty()) {  // checked here, after --lang, so the error is in the run's language
-        int64_t from = 0;
-        const std::string why = attn::cli::read_integer(f.from_text, 1, last, from);
+    // --from and --to are checked here, after --lang, so the error is in the run's language
+    auto lesson_number = [&](const std::string& opt, const std::string& text, int64_t min) {
+        int64_t n = 0;
+        const std::string why = attn::cli::read_integer(text, min, last, n);
         if (!why.empty())
             throw attn::InputError(f.language == Lang::en
-                                       ? "--from: " + why
-                                       : format_in(f.language, "--from: must be a lesson number in [1, {}], got '{}'", last,
-                                                   f.from_text));
-        f.from = static_cast<int>(from);
-    }
+                                       ? opt + ": " + why
+                                       : format_in(f.language, "{}: must be a lesson number in [{}, {}], got '{}'", opt, min,
+                                                   last, text));
+        return static_cast<int>(n);
+    };
+    if (!f.from_text.empty()) f.from = lesson_number("--from", f.from_text, 1);
+    f.to = f.to_text.empty() ? last : lesson_number("--to", f.to_text, f.from);
     bool pausing = false;
     const auto opt = make_options(f, pausing);
     int passed = 0, failed = 0, unsupported = 0, ran = 0;
@@ -258,7 +262,7 @@ int run_tour(RunFlags& f) {
                      "and an error in the source's own text or code is flagged with a !.\n");
     try {
         for (const auto& lesson : lessons) {
-            if (lesson.number < f.from) continue;
+            if (lesson.number < f.from || lesson.number > f.to) continue;
             if (ran > 0 && opt.pause) opt.pause();
             const auto r = attn::lessons::run_lesson(lesson, opt, std::cout);
             passed += r.passed;
@@ -307,6 +311,7 @@ const attn::cli::Command tour_cmd{
         auto f = std::make_shared<RunFlags>();
         add_common(sub, *f);
         sub.add_option("--from", f->from_text, "Start at this lesson number (1 to the last lesson's)");
+        sub.add_option("--to", f->to_text, "Stop after this lesson number (--from to the last lesson's; default: the last)");
         return [f] { return run_tour(*f); };
     }};
 

@@ -29,7 +29,8 @@ using attn::lessons::translate;
 
 // --lang: en or zh; absent, the environment's locale (LC_ALL, LC_MESSAGES, LANG: zh_* -> zh).
 void add_lang(CLI::App& sub, std::string& lang) {
-    sub.add_option("--lang", lang, "Language of the text: en or zh (default: from LC_ALL / LC_MESSAGES / LANG, zh_* -> zh)");
+    sub.add_option("--lang", lang, "Language of the text: en or zh (default: from LC_ALL / LC_MESSAGES / LANG, zh_* -> zh)")
+        ->type_name("en|zh");
 }
 Lang resolve_lang(const std::string& lang) {
     if (lang.empty()) return attn::lessons::lang_from_environment();
@@ -310,8 +311,8 @@ const attn::cli::Command tour_cmd{
     "tour", "The guided tour: every lesson in order (start here)", 1, [](CLI::App& sub) -> attn::cli::Runner {
         auto f = std::make_shared<RunFlags>();
         add_common(sub, *f);
-        sub.add_option("--from", f->from_text, "Start at this lesson number (1 to the last lesson's)");
-        sub.add_option("--to", f->to_text, "Stop after this lesson number (--from to the last lesson's; default: the last)");
+        sub.add_option("--from", f->from_text, "Start at this lesson number (1 to the last lesson's)")->type_name("N");
+        sub.add_option("--to", f->to_text, "Stop after this lesson number (--from to the last lesson's; default: the last)")->type_name("N");
         return [f] { return run_tour(*f); };
     }};
 

@@ -126,7 +126,7 @@ void blank_texts(nlohmann::json& j, bool keep = false) {
 
 }  // namespace
 
-TEST_CASE("i18n: the parts that must be complete in Chinese all have a catalogue; the rest are listed as untranslated") {
+TEST_CASE("i18n: the parts that must be complete in Chinese all have a catalogue, and the rest are listed as untranslated") {
     const std::set<int> parts = attn::lessons::catalogue_parts(Lang::zh);
     for (int p : kRequiredZh) {
         CAPTURE(p);

@@ -14,7 +14,7 @@ const RegisterCatalogue zh_framing{Lang::zh, kFramingPart, {
     {"claim {} qualified:", "论断 {0} 需加限定："},
     {"\u25cb {} not measured here:", "\u25cb {0} 此处无法测量："},
     {"! error in the source ({}):", "! 原文有误（{0}）："},
-    {"{} says \u201c{}\u201d", "{0} 原文论断：\u201c{1}\u201d"},
+    {"{} says \u201c{}\u201d", "{0} 论断：\u201c{1}\u201d"},
     {"{}: {} ({}, measured live at --quick size; {} for the full run)",
      "{0}：{1}（{2}，以 --quick 规模现场测得；完整运行用 {3}）"},
     {"supported by training: {}", "训练结果支持：{0}"},

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attn/core/utf8.hpp"
+#include "attn/io/dump.hpp"
 #include "attn/viz/heatmap.hpp"
 #include "i18n_required.hpp"
 #include "lesson.hpp"
@@ -348,5 +349,26 @@ TEST_CASE("CLI: --lang zh|en, the locale's default, and a bad value") {
         CHECK(r.out.find("must be") == std::string::npos);
         CHECK(r.out.find("no lesson") == std::string::npos);
         CHECK(attn::display_width(r.out) > static_cast<int>(attn::utf8_decode(r.out).size()));  // it has Chinese
+    }
+}
+
+TEST_CASE("i18n: docs/glossary.md pairs at least 40 terms, the source's own words among them, as the lessons use them") {
+    const std::string g = attn::read_file(attn::test::source_path("docs/glossary.md"));
+    int rows = 0;
+    std::istringstream in(g);
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind("| ", 0) == 0 && line.find(" | ") != std::string::npos && line.find("---") == std::string::npos) ++rows;
+    CHECK(rows - 1 >= 40);  // less the header row
+    for (const char* term : {"软检索", "缩放点积注意力", "前瞻掩码", "头同质化", "冒烟测试", "多头注意力"}) {
+        CAPTURE(std::string(term));
+        CHECK(g.find(term) != std::string::npos);
+    }
+    // the glossary's words are the catalogue's: the terms lessons 1-5 use, as translated there
+    for (const char* en : {"score", "key", "value", "weights", "entry", "shape"}) {
+        CAPTURE(std::string(en));
+        const std::string zh(attn::lessons::translate(Lang::zh, en));
+        CHECK(zh != en);
+        CHECK(g.find("| " + zh) != std::string::npos);
     }
 }

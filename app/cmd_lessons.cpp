@@ -22,7 +22,21 @@
 
 namespace {
 
+using attn::lessons::Lang;
 using attn::lessons::Lesson;
+using attn::lessons::format_in;
+using attn::lessons::translate;
+
+// --lang: en or zh; absent, the environment's locale (LC_ALL, LC_MESSAGES, LANG: zh_* -> zh).
+void add_lang(CLI::App& sub, std::string& lang) {
+    sub.add_option("--lang", lang, "Language of the text: en or zh (default: from LC_ALL / LC_MESSAGES / LANG, zh_* -> zh)")
+        ->type_name("en|zh");
+}
+Lang resolve_lang(const std::string& lang) {
+    if (lang.empty()) return attn::lessons::lang_from_environment();
+    if (const auto l = attn::lessons::parse_lang(lang)) return *l;
+    throw attn::InputError(fmt::format("--lang: must be en or zh, got '{}'", lang));
+}
 
 struct StopTour {};  // the reader typed q at a pause
 
@@ -32,7 +46,9 @@ struct RunFlags {
     attn::JsonNonFinite json_nonfinite = attn::JsonNonFinite::literal;
     std::string svg;
     std::string name;
-    int from = 1;
+    std::string lang, from_text, to_text;
+    Lang language = Lang::en;  // resolve_lang(lang), set when the command runs
+    int from = 1, to = 0;  // to: 0 = the last lesson
 };
 
 void add_common(CLI::App& sub, RunFlags& f) {
@@ -44,6 +60,7 @@ void add_common(CLI::App& sub, RunFlags& f) {
     sub.add_flag("--no-color", f.no_color, "No ANSI colour (also off when stdout is not a TTY or NO_COLOR is set)");
     sub.add_flag("--quote", f.quote, "Print each claim's text (from the claim summary) beside the first check or verdict on it");
     sub.add_flag("--step", f.step, "Pause between sections until Enter is pressed (only when stdin and stdout are a TTY)");
+    add_lang(sub, f.lang);
 }
 
 bool truecolor_terminal() {
@@ -70,14 +87,16 @@ attn::lessons::RunOptions make_options(const RunFlags& f, bool& pausing) {
     opt.seed = f.seed;
     opt.json = f.json;
     opt.quote = f.quote;
+    opt.lang = f.language;
     opt.color = !f.json && attn::cli::stdout_color(f.no_color);
     opt.truecolor = opt.color && truecolor_terminal();
     // Piped output never waits: pauses need a person at a terminal on both ends.
     pausing = f.step && !f.json && attn::cli::stdout_is_tty() && isatty(fileno(stdin)) != 0;
     if (pausing) {
-        opt.pause = [&pausing] {
+        const std::string prompt(translate(f.language, "[Enter: next section, q + Enter: stop]"));
+        opt.pause = [&pausing, prompt] {
             if (!pausing) return;
-            std::cout << "\n  [Enter: next section, q + Enter: stop] " << std::flush;
+            std::cout << "\n  " << prompt << " " << std::flush;
             std::string line;
             if (!std::getline(std::cin, line)) {
                 pausing = false;  // stdin closed: go on without waiting
@@ -95,55 +114,50 @@ std::string lesson_names() {
     return s;
 }
 
-const Lesson& lookup(const std::string& name) {
+const Lesson& lookup(const std::string& name, Lang lang) {
     const Lesson* l = attn::lessons::find_lesson(name);
     if (l == nullptr)
-        throw attn::InputError(fmt::format("lesson: no lesson '{}'; give a number (1-{}) or a name: {}", name,
-                                           attn::lessons::all_lessons().empty() ? 0 : attn::lessons::all_lessons().back().number,
-                                           lesson_names()));
+        throw attn::InputError(format_in(lang, "lesson: no lesson '{}'; give a number (1-{}) or a name: {}", name,
+                                         attn::lessons::all_lessons().empty() ? 0 : attn::lessons::all_lessons().back().number,
+                                         lesson_names()));
     return *l;
 }
 
-int report_failures(int failed) {
+int report_failures(int failed, Lang lang) {
     if (failed == 0) return 0;
     std::cout.flush();
-    fmt::print(stderr, "attn: {} check{} failed (a ✗ line is a bug in attn: please report it)\n", failed,
-               failed == 1 ? "" : "s");
+    fmt::print(stderr, "attn: {}\n",
+               failed == 1 ? format_in(lang, "{} check failed (a ✗ line is a bug in attn: please report it)", failed)
+                           : format_in(lang, "{} checks failed (a ✗ line is a bug in attn: please report it)", failed));
     return 1;
 }
 
 // ------------------------------------------------------------ attn lessons
 
-int run_list(bool json) {
+int run_list(bool json, Lang lang) {
     const auto lessons = attn::lessons::all_lessons();
     if (json) {
         nlohmann::json arr = nlohmann::json::array();
         for (const auto& l : lessons)
-            arr.push_back({{"number", l.number}, {"name", l.slug}, {"title", l.title}, {"summary", l.summary},
+            arr.push_back({{"number", l.number}, {"name", l.slug}, {"title", translate(lang, l.title)},
+                           {"summary", translate(lang, l.summary)},
                            {"claims", l.claims}, {"heatmaps", l.heatmaps}});
         std::cout << nlohmann::json{{"format", "attn-lessons"}, {"lessons", arr}}.dump(2) << "\n";
         return 0;
     }
-    std::cout << "The lessons of `attn tour`, in order. Run one with `attn lesson NUMBER|NAME`.\n\n";
-    // 80 columns: the title and the summary wrap under themselves
-    const auto wrapped = [](const std::string& text, size_t indent) {
-        std::string out, line;
-        std::istringstream words(text);
-        std::string w;
-        while (words >> w) {
-            if (!line.empty() && indent + static_cast<size_t>(attn::display_width(line + " " + w)) > 80) {
-                out += line + "\n" + std::string(indent, ' ');
-                line.clear();
-            }
-            line += (line.empty() ? "" : " ") + w;
-        }
-        return out + line + "\n";
+    std::cout << translate(lang, "The lessons of `attn tour`, in order. Run one with `attn lesson NUMBER|NAME`.") << "\n\n";
+    // 80 columns: the title and the summary wrap under themselves (Chinese between ideographs)
+    const auto wrapped = [](std::string_view text, size_t indent) {
+        std::string out;
+        for (const std::string& line : attn::lessons::wrap_text_lines(text, 80 - static_cast<int>(indent)))
+            out += (out.empty() ? "" : std::string(indent, ' ')) + line + "\n";
+        return out;
     };
     for (const auto& l : lessons) {
         const std::string head = fmt::format("{:>3}  {:<14} ", l.number, l.slug);
         const size_t indent = static_cast<size_t>(std::max(20, attn::display_width(head)));
-        std::cout << head << wrapped(fmt::format("{}  [{}]", l.title, attn::lessons::claims_text(l.claims)), indent);
-        std::cout << std::string(indent, ' ') << wrapped(l.summary, indent);
+        std::cout << head << wrapped(fmt::format("{}  [{}]", translate(lang, l.title), attn::lessons::claims_text(l.claims)), indent);
+        std::cout << std::string(indent, ' ') << wrapped(translate(lang, l.summary), indent);
     }
     return 0;
 }
@@ -151,19 +165,22 @@ int run_list(bool json) {
 const attn::cli::Command list_cmd{
     "lessons", "List the lessons of the tour, with the claims each covers", 2, [](CLI::App& sub) -> attn::cli::Runner {
         auto json = std::make_shared<bool>(false);
+        auto lang = std::make_shared<std::string>();
         sub.add_flag("--json", *json, "Print the list as JSON");
-        return [json] { return run_list(*json); };
+        add_lang(sub, *lang);
+        return [json, lang] { return run_list(*json, resolve_lang(*lang)); };
     }};
 
 // ------------------------------------------------------------- attn lesson
 
-int run_one(const RunFlags& f) {
-    const Lesson& lesson = lookup(f.name);
+int run_one(RunFlags& f) {
+    f.language = resolve_lang(f.lang);
+    const Lesson& lesson = lookup(f.name, f.language);
     if (!f.svg.empty() && !lesson.heatmaps) {
         std::string with;
         for (const auto& l : attn::lessons::all_lessons())
             if (l.heatmaps) with += (with.empty() ? "" : ", ") + l.slug;
-        throw attn::InputError(fmt::format("--svg: lesson '{}' draws no heatmap (lessons with heatmaps: {})", lesson.slug, with));
+        throw attn::InputError(format_in(f.language, "--svg: lesson '{}' draws no heatmap (lessons with heatmaps: {})", lesson.slug, with));
     }
     if (!f.svg.empty()) attn::cli::require_writable("--svg", f.svg);  // before the lesson runs, not after
     // --json has stdout for the record (and the lesson prints no text); --svg - takes it for the SVG
@@ -183,16 +200,21 @@ int run_one(const RunFlags& f) {
         return 0;
     }
     if (!f.svg.empty() && r.panels.empty())
-        throw attn::InputError(fmt::format("--svg: lesson '{}' drew no heatmap this time, so no SVG was written", lesson.slug));
+        throw attn::InputError(format_in(f.language, "--svg: lesson '{}' drew no heatmap this time, so no SVG was written", lesson.slug));
     if (!f.svg.empty()) {
         attn::SvgOptions so;
-        so.title = fmt::format("attn lesson {} ({}): attention weights", lesson.number, lesson.title);
-        so.subtitle = fmt::format("each panel: rows are queries, columns are keys; seed {}", f.seed);
+        so.title = format_in(f.language, "attn lesson {} ({}): attention weights", lesson.number,
+                             translate(f.language, lesson.title));
+        so.subtitle = format_in(f.language, "each panel: rows are queries, columns are keys; seed {}", f.seed);
         attn::cli::with_option("--svg", [&] { attn::write_file_atomic(f.svg, attn::heatmap_svg(r.panels, so)); });
-        if (!f.json && f.svg != "-") text.stream() << fmt::format("  wrote {} ({} heatmap{})\n", f.svg, r.panels.size(), r.panels.size() == 1 ? "" : "s");
+        if (!f.json && f.svg != "-")
+            text.stream() << "  "
+                          << (r.panels.size() == 1 ? format_in(f.language, "wrote {} ({} heatmap)", f.svg, r.panels.size())
+                                                   : format_in(f.language, "wrote {} ({} heatmaps)", f.svg, r.panels.size()))
+                          << "\n";
     }
     if (f.json) std::cout << attn::json_text(r.record, 2, f.json_nonfinite) << "\n";
-    return report_failures(r.failed);
+    return report_failures(r.failed, f.language);
 }
 
 const attn::cli::Command lesson_cmd{
@@ -207,15 +229,30 @@ const attn::cli::Command lesson_cmd{
 
 // --------------------------------------------------------------- attn tour
 
-int run_tour(const RunFlags& f) {
+int run_tour(RunFlags& f) {
+    f.language = resolve_lang(f.lang);
     const auto lessons = attn::lessons::all_lessons();
+    const int last = lessons.empty() ? 0 : lessons.back().number;  // sorted by number
+    // --from and --to are checked here, after --lang, so the error is in the run's language
+    auto lesson_number = [&](const std::string& opt, const std::string& text, int64_t min) {
+        int64_t n = 0;
+        const std::string why = attn::cli::read_integer(text, min, last, n);
+        if (!why.empty())
+            throw attn::InputError(f.language == Lang::en
+                                       ? opt + ": " + why
+                                       : format_in(f.language, "{}: must be a lesson number in [{}, {}], got '{}'", opt, min,
+                                                   last, text));
+        return static_cast<int>(n);
+    };
+    if (!f.from_text.empty()) f.from = lesson_number("--from", f.from_text, 1);
+    f.to = f.to_text.empty() ? last : lesson_number("--to", f.to_text, f.from);
     bool pausing = false;
     const auto opt = make_options(f, pausing);
     int passed = 0, failed = 0, unsupported = 0, ran = 0;
     int measured = 0, identities = 0, qualified = 0, unmeasured = 0, source_errors = 0;
     nlohmann::json records = nlohmann::json::array();
     if (!f.json)
-        std::cout << "attn tour: how attention works, shown with live numbers. Claim ids (C1..C44)\n"
+        std::cout << translate(f.language, "attn tour: how attention works, shown with live numbers. Claim ids (C1..C44)\n"
                      "refer to the summary of the two source articles. Two kinds of check close\n"
                      "each claim, both computed from the numbers just printed:\n"
                      "  ✓ measured: an empirical result that could have come out otherwise;\n"
@@ -223,10 +260,10 @@ int run_tour(const RunFlags& f) {
                      "    (it fails only if attn has a bug).\n"
                      "A claim the numbers contradict is reported as not supported, one that holds\n"
                      "only with a caveat as qualified, one attn cannot measure as ○ not measured,\n"
-                     "and an error in the source's own text or code is flagged with a !.\n";
+                     "and an error in the source's own text or code is flagged with a !.\n");
     try {
         for (const auto& lesson : lessons) {
-            if (lesson.number < f.from) continue;
+            if (lesson.number < f.from || lesson.number > f.to) continue;
             if (ran > 0 && opt.pause) opt.pause();
             const auto r = attn::lessons::run_lesson(lesson, opt, std::cout);
             passed += r.passed;
@@ -253,21 +290,29 @@ int run_tour(const RunFlags& f) {
                                   {"source_errors", source_errors}};
         std::cout << attn::json_text(tour, 2, f.json_nonfinite) << "\n";
     } else {
-        std::cout << fmt::format("\nTour done: {} lesson{}; {} measured, {} identities shown, {} failed.\n"
-                                 "Claims: {} not supported by the numbers, {} qualified, {} not measured here;\n"
-                                 "{} error{} of the source flagged.\n",
-                                 ran, ran == 1 ? "" : "s", measured, identities, failed, unsupported, qualified, unmeasured, source_errors,
-                                 source_errors == 1 ? "" : "s");
+        // the plural forms are separate texts (a translation may need no plural)
+        std::cout << "\n"
+                  << (ran == 1 ? format_in(f.language, "Tour done: {} lesson; {} measured, {} identities shown, {} failed.", ran,
+                                           measured, identities, failed)
+                               : format_in(f.language, "Tour done: {} lessons; {} measured, {} identities shown, {} failed.", ran,
+                                           measured, identities, failed))
+                  << "\n"
+                  << format_in(f.language, "Claims: {} not supported by the numbers, {} qualified, {} not measured here;",
+                               unsupported, qualified, unmeasured)
+                  << "\n"
+                  << (source_errors == 1 ? format_in(f.language, "{} error of the source flagged.", source_errors)
+                                         : format_in(f.language, "{} errors of the source flagged.", source_errors))
+                  << "\n";
     }
-    return report_failures(failed);
+    return report_failures(failed, f.language);
 }
 
 const attn::cli::Command tour_cmd{
     "tour", "The guided tour: every lesson in order (start here)", 1, [](CLI::App& sub) -> attn::cli::Runner {
         auto f = std::make_shared<RunFlags>();
         add_common(sub, *f);
-        const int last = attn::lessons::all_lessons().back().number;  // sorted by number
-        sub.add_option("--from", f->from, "Start at this lesson number")->default_val(1)->check(attn::cli::integer_in(1, last));
+        sub.add_option("--from", f->from_text, "Start at this lesson number (1 to the last lesson's)")->type_name("N");
+        sub.add_option("--to", f->to_text, "Stop after this lesson number (--from to the last lesson's; default: the last)")->type_name("N");
         return [f] { return run_tour(*f); };
     }};
 

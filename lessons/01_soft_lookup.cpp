@@ -40,17 +40,17 @@ void run(LessonContext& ctx) {
     for (int64_t j = 0; j < 5; ++j) {
         const float w = rec.weights.at({0, 0, 0, j});
         t.add({names[static_cast<size_t>(j)],
-               fmt::format("({:g}, {:g}, {:g})", K.at({0, 0, j, 0}), K.at({0, 0, j, 1}), K.at({0, 0, j, 2})),
-               rec.scores_scaled.at({0, 0, 0, j}), w, fmt::format("({:g}, {:g})", V.at({0, 0, j, 0}), V.at({0, 0, j, 1}))});
+               ctx.f("({:g}, {:g}, {:g})", K.at({0, 0, j, 0}), K.at({0, 0, j, 1}), K.at({0, 0, j, 2})),
+               rec.scores_scaled.at({0, 0, 0, j}), w, ctx.f("({:g}, {:g})", V.at({0, 0, j, 0}), V.at({0, 0, j, 1}))});
         min_w = std::min(min_w, double(w));
         sum_w += w;
         if (w > rec.weights.at({0, 0, 0, best})) best = static_cast<int>(j);
     }
     ctx.table("lookup", t);
     const float legs = out.at({0, 0, 0, 0}), wheels = out.at({0, 0, 0, 1});
-    ctx.para(fmt::format("The answer is ({:.3f} legs, {:.3f} wheels): mostly the walking animals' values, a "
+    ctx.para(ctx.f("The answer is ({:.3f} legs, {:.3f} wheels): mostly the walking animals' values, a "
                          "little of the bird's and the vehicles'. A hard lookup would have returned one entry ({}) whole.",
-                         legs, wheels, names[static_cast<size_t>(best)]));
+                         legs, wheels, ctx.tr(names[static_cast<size_t>(best)])));
     // the blend by hand: sum_j w_j v_j
     double hand0 = 0, hand1 = 0;
     for (int64_t j = 0; j < 5; ++j) {
@@ -61,11 +61,11 @@ void run(LessonContext& ctx) {
     ctx.figure("weights", rec.weights.data);
     ctx.figure("answer", out.data);
     ctx.figure("min_weight", min_w);
-    ctx.identity(min_w > 0, "C3", fmt::format("every value contributes: smallest weight = {} > 0", e2(min_w)));
-    ctx.identity(std::fabs(sum_w - 1) < 1e-5, "C3", fmt::format("weights sum to 1 (|sum-1| = {})", e2(std::fabs(sum_w - 1))));
-    ctx.identity(blend_err < 1e-5, "C3", fmt::format("answer = Σ weight·value computed by hand (max diff {})", e2(blend_err)));
+    ctx.identity(min_w > 0, "C3", ctx.f("every value contributes: smallest weight = {} > 0", e2(min_w)));
+    ctx.identity(std::fabs(sum_w - 1) < 1e-5, "C3", ctx.f("weights sum to 1 (|sum-1| = {})", e2(std::fabs(sum_w - 1))));
+    ctx.identity(blend_err < 1e-5, "C3", ctx.f("answer = Σ weight·value computed by hand (max diff {})", e2(blend_err)));
 
-    ctx.para(fmt::format("Two kinds of check close each claim. ✓ marks a measurement, a result that could have "
+    ctx.para(ctx.f("Two kinds of check close each claim. ✓ marks a measurement, a result that could have "
                          "come out otherwise. ≡ marks an identity, true by construction or by a theorem: it is shown "
                          "so you can see it hold, and would fail only through a bug. Identities hold up to float32 "
                          "rounding: a float32 number carries about 7 significant digits (machine epsilon {}), so sums "
@@ -86,8 +86,8 @@ void run(LessonContext& ctx) {
         for (auto& x : qc.data) x *= c;
         AttentionRecord r;
         attention_reference(qc, K, V, Mask::none(), AttentionOptions{}, &r);
-        ctx.shape(fmt::format("q × {:g}", c), qc);
-        std::vector<nlohmann::json> row{fmt::format("× {:g}", c)};
+        ctx.shape(ctx.f("q × {:g}", c), qc);
+        std::vector<nlohmann::json> row{ctx.f("× {:g}", c)};
         double mx = 0;
         for (int64_t j = 0; j < 5; ++j) row.push_back(r.weights.at({0, 0, 0, j})), mx = std::max(mx, double(r.weights.at({0, 0, 0, j})));
         row.push_back(mx);
@@ -97,7 +97,7 @@ void run(LessonContext& ctx) {
     ctx.table("sharpness", s);
     ctx.figure("max_weight_by_query_scale", maxes);
     ctx.identity(maxes[0] < maxes[1] && maxes[1] < maxes[2], "C3",
-              fmt::format("a larger query gives a sharper lookup: max weight {} < {} < {}", g3(maxes[0]), g3(maxes[1]),
+              ctx.f("a larger query gives a sharper lookup: max weight {} < {} < {}", g3(maxes[0]), g3(maxes[1]),
                           g3(maxes[2])));
 
     ctx.section("A running summary forgets; attention does not (C1, C4)");
@@ -139,9 +139,9 @@ void run(LessonContext& ctx) {
              "for it finds it with a weight that has nothing to do with distance: the first token is compared "
              "with the query directly, like every other token.");
     ctx.identity(ema_v.back() < 1e-2 * ema_v.front(), "C1",
-              fmt::format("the summary forgets: the first token's share is {} of the last token's", e2(ema_v.back() / ema_v.front())));
+              ctx.f("the summary forgets: the first token's share is {} of the last token's", e2(ema_v.back() / ema_v.front())));
     ctx.check(att_v.back() > 100 * ema_v.back(), "C4",
-              fmt::format("attention reaches the first token directly: weight {} vs running-average share {}", g3(att_v.back()),
+              ctx.f("attention reaches the first token directly: weight {} vs running-average share {}", g3(att_v.back()),
                           e2(ema_v.back())));
     // C4: moving the token does not change its weight (no notion of distance without position encodings)
     Tensor Xr = X;  // swap token 0 and token T-1
@@ -153,7 +153,7 @@ void run(LessonContext& ctx) {
     attention_reference(q0, Xr, Xr, Mask::none(), AttentionOptions{}, &r2);
     const double moved = std::fabs(double(r1.weights.at({0, 0, 0, 0})) - double(r2.weights.at({0, 0, 0, T - 1})));
     ctx.identity(moved < 1e-6, "C4",
-              fmt::format("move the token from position 0 to {}: its weight changes by {} (distance plays no part)", T - 1,
+              ctx.f("move the token from position 0 to {}: its weight changes by {} (distance plays no part)", T - 1,
                           e2(moved)));
     ctx.experiment_claim(experiment_distance(), "C1",
                          "the source's \"errors concentrate on sentences longer than ~40 tokens\" is about trained "
@@ -177,7 +177,7 @@ void run(LessonContext& ctx) {
     }
     ctx.figure("independent_rows_max_diff", worst);
     ctx.identity(worst < 1e-5, "C2",
-              fmt::format("each position's output is independent of the others' work (64 single-row calls vs one call: max diff {})",
+              ctx.f("each position's output is independent of the others' work (64 single-row calls vs one call: max diff {})",
                           e2(worst)));
     // the top-left C x C corner of the [64, 64] weights (C: what fits 80 columns with numbers)
     const int64_t C = 14;
@@ -185,9 +185,9 @@ void run(LessonContext& ctx) {
     for (int64_t i = 0; i < C; ++i)
         for (int64_t j = 0; j < C; ++j) corner.push_back(rall.weights.at({0, 0, i, j}));
     ctx.heatmap("self_attention_corner",
-                make_panel(fmt::format("self-attention weights, top-left {} × {} of [{}, {}] (row = query)", C, C, T, T),
+                make_panel(ctx.f("self-attention weights, top-left {} × {} of [{}, {}] (row = query)", C, C, T, T),
                            corner.data(), C, C, index_labels(C, "t"), index_labels(C, "t")));
-    ctx.para(fmt::format("Each row is one query's weights over the first {} keys (the rest of the row holds the "
+    ctx.para(ctx.f("Each row is one query's weights over the first {} keys (the rest of the row holds the "
                          "remaining mass). The bright diagonal is there only because this lesson uses the tokens themselves as queries "
              "and keys (Q = K = X): a random vector's dot product with itself, its squared length, beats its dot "
              "product with another random vector. A real layer projects the queries and keys with separate "
@@ -215,7 +215,7 @@ void run(LessonContext& ctx) {
     ctx.figure("diagonal_argmax_share_q_eq_k", same);
     ctx.figure("diagonal_argmax_share_projected", proj);
     ctx.check(same > 0.75 && proj < 0.25, "C3",
-              fmt::format("rows whose largest weight is their own position: {:.0f}% with Q = K = X, {:.0f}% with "
+              ctx.f("rows whose largest weight is their own position: {:.0f}% with Q = K = X, {:.0f}% with "
                           "separate random projections (chance: {:.1f}%)",
                           100 * same, 100 * proj, 100.0 / double(T)));
 }

@@ -30,7 +30,7 @@ void run(LessonContext& ctx) {
     ctx.shape("K", K, "x·W_kᵀ + b_k");
     ctx.shape("V", V, "x·W_vᵀ + b_v");
     ctx.identity(Q.shape == Shape({B, T, Dk}) && K.shape == Shape({B, T, Dk}) && V.shape == Shape({B, T, Dv}), "C5",
-              fmt::format("Q {} and K {} end in Dk = {}, V {} in Dv = {}", shape_str(Q.shape), shape_str(K.shape), Dk,
+              ctx.f("Q {} and K {} end in Dk = {}, V {} in Dv = {}", shape_str(Q.shape), shape_str(K.shape), Dk,
                           shape_str(V.shape), Dv));
 
     ctx.section("nn.Linear stores W as [out, in]");
@@ -46,7 +46,7 @@ void run(LessonContext& ctx) {
     const double d_manual = max_abs_diff(manual, Q);
     ctx.figure("linear_manual_max_diff", d_manual);
     ctx.identity(q_proj.W.shape == Shape({Dk, D}) && d_manual < 1e-5, "C7",
-              fmt::format("W_q is [out, in] = {} and x·Wᵀ + b matches Linear.forward (max diff {})",
+              ctx.f("W_q is [out, in] = {} and x·Wᵀ + b matches Linear.forward (max diff {})",
                           shape_str(q_proj.W.shape), e2(d_manual)));
     std::string err;
     try {
@@ -54,7 +54,7 @@ void run(LessonContext& ctx) {
     } catch (const ShapeError& e) {
         err = e.what();
     }
-    ctx.code("x · W_q   (forgetting the transpose)\n-> ShapeError: " + err);
+    ctx.code(ctx.tr("x · W_q   (forgetting the transpose)") + "\n-> ShapeError: " + err);
     ctx.identity(!err.empty(), "C7", "x·W without the transpose is refused with a shape error");
 
     ctx.section("Only Q and K must agree");
@@ -68,7 +68,7 @@ void run(LessonContext& ctx) {
     ctx.shape("weights", rec.weights, "softmax(scores / √Dk)");
     ctx.shape("out", out, "weights·V: [B, H, T, Dv]");
     ctx.identity(out.dim(-1) == Dv && Dv != Dk, "C6",
-              fmt::format("with Dk = {} and Dv = {} the output is {}: its width is Dv", Dk, Dv, shape_str(out.shape)));
+              ctx.f("with Dk = {} and Dv = {} the output is {}: its width is Dv", Dk, Dv, shape_str(out.shape)));
     Linear k_bad(D, Dk + 1);
     k_bad.init(InitSpec{}, rng);
     const Tensor K5 = k_bad.forward(x);  // [B, T, Dk+1]
@@ -96,9 +96,9 @@ void run(LessonContext& ctx) {
     const double dk = max_abs_diff(r_k.weights, rec.weights), dq = max_abs_diff(r_q.weights, rec.weights);
     ctx.figure("weights_change_without_b_k", dk);
     ctx.figure("weights_change_without_b_q", dq);
-    ctx.identity(dk < 1e-5, "C8", fmt::format("dropping b_k leaves every weight unchanged (max diff {})", e2(dk)));
-    ctx.check(dq > 1e-3, "C8", fmt::format("dropping b_q changes the weights (max diff {})", g3(dq)));
-    ctx.para(fmt::format("So for the weights, b_k is dead weight ({} parameters here); b_q and b_v are real "
+    ctx.identity(dk < 1e-5, "C8", ctx.f("dropping b_k leaves every weight unchanged (max diff {})", e2(dk)));
+    ctx.check(dq > 1e-3, "C8", ctx.f("dropping b_q changes the weights (max diff {})", g3(dq)));
+    ctx.para(ctx.f("So for the weights, b_k is dead weight ({} parameters here); b_q and b_v are real "
                          "parameters whose use is a modelling choice. The source's \"habit, not math\" is right "
                          "for Q and V and slightly generous for K.",
                          k_proj.b.numel()));

@@ -35,7 +35,7 @@ void run(LessonContext& ctx) {
     ctx.code(fmt::format("q·k = {:.4f}\n|q| = {:.4f}, |k| = {:.4f}, cos θ = {:.4f}\n|q| |k| cos θ = {:.4f}", s, nq, nk,
                          cos, nq * nk * cos));
     ctx.identity(std::fabs(s - nq * nk * cos) < 1e-4 * std::max(1.0, std::fabs(s)), "C11",
-              fmt::format("the library's score equals |q||k|cos θ (diff {})", e2(std::fabs(s - nq * nk * cos))));
+              ctx.f("the library's score equals |q||k|cos θ (diff {})", e2(std::fabs(s - nq * nk * cos))));
 
     ctx.section("Longer vectors, bigger scores");
     ctx.para("Stretch the key by a factor c: the angle does not move, yet the score grows by c. A token whose "
@@ -49,14 +49,14 @@ void run(LessonContext& ctx) {
         for (auto& v : kc.data) v *= c;
         AttentionRecord r;
         attention_reference(q, kc, kc, Mask::none(), opts_scale(Scale{ScaleKind::None, 1.0f}), &r);
-        ctx.shape(fmt::format("{:g} × k", c), kc);
+        ctx.shape(ctx.f("{:g} × k", c), kc);
         scores.push_back(r.scores_raw.data[0]);
-        t.add({fmt::format("{:g} × k", c), norm(kc.data), dot(q.data, kc.data) / (nq * norm(kc.data)), scores.back()});
+        t.add({ctx.f("{:g} × k", c), norm(kc.data), dot(q.data, kc.data) / (nq * norm(kc.data)), scores.back()});
     }
     ctx.table("stretch", t);
     ctx.figure("scores_by_key_length", scores);
     ctx.identity(std::fabs(scores[2] - 4 * scores[0]) < 1e-4 * std::max(1.0, std::fabs(scores[2])), "C11",
-              fmt::format("4 × k gives 4 × the score ({} vs 4 × {}), same cos θ", g4(scores[2]), g4(scores[0])));
+              ctx.f("4 × k gives 4 × the score ({} vs 4 × {}), same cos θ", g4(scores[2]), g4(scores[0])));
 
     ctx.section("A long key can beat a well-aligned one");
     ctx.para("Two keys compete for one query. k_near is 15° away from q's direction, with length 1; "
@@ -95,7 +95,7 @@ void run(LessonContext& ctx) {
     ctx.figure("cos_far", cf);
     ctx.figure("weights_near_far", r2.weights.data);
     ctx.identity(cn > cf && r2.weights.data[1] > r2.weights.data[0], "C11",
-              fmt::format("k_near has the higher cosine ({:.3f} > {:.3f}) but k_far gets the weight ({:.3f} > {:.3f})", cn, cf,
+              ctx.f("k_near has the higher cosine ({:.3f} > {:.3f}) but k_far gets the weight ({:.3f} > {:.3f})", cn, cf,
                           r2.weights.data[1], r2.weights.data[0]));
     ctx.para("That outcome was built in: the two keys were constructed at those angles and lengths, so the "
              "check shows the arithmetic (4·cos 60° = 2 > cos 15° ≈ 0.97) rather than measuring anything. "

@@ -16,22 +16,22 @@ void run(LessonContext& ctx) {
     std::vector<std::vector<float>> results;
     for (float gap : {3.0f, 30.0f}) {
         Tensor z = Tensor::from({1, 2}, {0.0f, gap});  // [rows=1, n=2]
-        ctx.shape("scores", z, fmt::format("one row: [0, {:g}]", gap));
+        ctx.shape("scores", z, ctx.f("one row: [0, {:g}]", gap));
         softmax_rows(z.ptr(), 1, 2);                    // in place: now the weights
         ctx.shape("weights", z, "softmax over the last dimension");
         const std::vector<float> p = z.data;
         results.push_back(p);
-        t.add({fmt::format("[0, {:g}]", gap), fmt::format("[{:.3g}, {:.4f}]", p[0], p[1]), 1.0 / (1.0 + std::exp(double(gap)))});
+        t.add({ctx.f("[0, {:g}]", gap), ctx.f("[{:.3g}, {:.4f}]", p[0], p[1]), 1.0 / (1.0 + std::exp(double(gap)))});
         const double closed = 1.0 / (1.0 + std::exp(double(gap)));
         ctx.identity(std::fabs(p[0] - closed) < 1e-6 * std::max(closed, 1e-7) + 1e-12, "C12",
-                  fmt::format("softmax([0, {:g}]) = [{:.3g}, {:.4f}] matches 1/(1+e^{:g}) = {:.3g}", gap, p[0], p[1], gap,
+                  ctx.f("softmax([0, {:g}]) = [{:.3g}, {:.4f}] matches 1/(1+e^{:g}) = {:.3g}", gap, p[0], p[1], gap,
                               closed));
     }
     ctx.table("two_scores", t);
     ctx.figure("softmax_0_3", results[0]);
     ctx.figure("softmax_0_30", results[1]);
     ctx.identity(results[1][0] < 1e-12, "C12",
-              fmt::format("with a gap of 30 the smaller weight is {}: the row is one-hot for every practical purpose",
+              ctx.f("with a gap of 30 the smaller weight is {}: the row is one-hot for every practical purpose",
                           e2(results[1][0])));
 
     ctx.section("The gradient dies as the row saturates");
@@ -58,7 +58,7 @@ void run(LessonContext& ctx) {
         norms.push_back(n);
         all_norms.push_back(n);
         rest.push_back(others(p));
-        j.add({fmt::format("[0, {:g}]", c), std::max(p[0], p[1]), n, J[0]});
+        j.add({ctx.f("[0, {:g}]", c), std::max(p[0], p[1]), n, J[0]});
     }
     Rng rng = ctx.rng(4);
     const Tensor base_t = randn({1, 8}, rng);  // [1, 8] random scores
@@ -72,7 +72,7 @@ void run(LessonContext& ctx) {
         norms8.push_back(softmax_jacobian_norm(p.data(), 8));
         all_norms.push_back(norms8.back());
         rest.push_back(others(p));
-        j.add({fmt::format("8 random × {:g}", s), *std::max_element(p.begin(), p.end()), norms8.back(), nlohmann::json()});
+        j.add({ctx.f("8 random × {:g}", s), *std::max_element(p.begin(), p.end()), norms8.back(), nlohmann::json()});
     }
     ctx.table("jacobian", j);
     ctx.figure("jacobian_norm_two_scores", norms);
@@ -84,11 +84,11 @@ void run(LessonContext& ctx) {
     for (double v : J3) fro += v * v;
     fro = std::sqrt(fro);
     ctx.identity(std::fabs(fro - softmax_jacobian_norm(p3.data(), 2)) < 1e-6 * fro, "C13",
-              fmt::format("‖J‖_F from the formula equals the norm of the explicit Jacobian at [0, 3] ({} vs {})", g4(fro),
+              ctx.f("‖J‖_F from the formula equals the norm of the explicit Jacobian at [0, 3] ({} vs {})", g4(fro),
                           g4(softmax_jacobian_norm(p3.data(), 2))));
     bool falling = true;
     for (size_t i = 1; i < norms.size(); ++i) falling = falling && norms[i] < norms[i - 1];
-    ctx.identity(falling, "C13", fmt::format("two scores: the Jacobian shrinks at every step as the gap grows ({} at a tie, {} at [0, 30])",
+    ctx.identity(falling, "C13", ctx.f("two scores: the Jacobian shrinks at every step as the gap grows ({} at a tie, {} at [0, 30])",
                                           g3(norms.front()), e2(norms.back())));
     // ‖J‖_F ≤ Σ|J_ij| = 2(1 − Σp²) ≤ 2(1 − p_max²) ≤ 4(1 − p_max): a row whose
     // largest weight is 1 − ε passes at most 4ε of gradient, however many keys
@@ -100,11 +100,11 @@ void run(LessonContext& ctx) {
         if (bound > 0) worst_ratio = std::max(worst_ratio, all_norms[r] / bound);
     }
     ctx.identity(bounded, "C13",
-              fmt::format("on every row above ‖J‖_F ≤ 4·(1 − max weight) (closest: {:.2f} of the bound): a nearly "
+              ctx.f("on every row above ‖J‖_F ≤ 4·(1 − max weight) (closest: {:.2f} of the bound): a nearly "
                           "one-hot row passes almost nothing, for two keys or eight",
                           worst_ratio));
     ctx.identity(norms.back() < 1e-9 * norms.front(), "C13",
-              fmt::format("at [0, 30] a score change moves the weights {} times less than at a tie",
+              ctx.f("at [0, 30] a score change moves the weights {} times less than at a tie",
                           e2(norms.front() / norms.back())));
     ctx.para("That is the mechanism behind the \"locking\" the source warns about: through the softmax, a "
              "nearly one-hot row passes almost no gradient to its scores, so the signal that would move weight to "

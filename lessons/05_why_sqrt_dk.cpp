@@ -51,7 +51,7 @@ RowSharpness sharpness(int64_t Dk, int64_t T, bool scaled, uint64_t seed, uint64
 
 void run(LessonContext& ctx) {
     ctx.section("The spread of q·k grows like √Dk");
-    ctx.para(fmt::format("A score is q·k = q₁k₁ + … + q_Dk k_Dk. Suppose the entries are independent with mean 0 "
+    ctx.para(ctx.f("A score is q·k = q₁k₁ + … + q_Dk k_Dk. Suppose the entries are independent with mean 0 "
                          "and variance 1 (roughly what a well-initialised layer produces). Each product qᵢkᵢ then has "
                          "mean 0 and variance 1, and a sum of Dk independent terms has variance Dk. So the typical size "
                          "of a score, its standard deviation, is √Dk: {:g} for Dk = 1, {:g} for Dk = 64, about {:.1f} for "
@@ -61,14 +61,14 @@ void run(LessonContext& ctx) {
 
     ctx.section("What unscaled scores do to softmax");
     const double sd64 = std::sqrt(64.0), three = 3 * sd64;  // the std at Dk = 64, and 3 of them
-    ctx.para(fmt::format("A spread of {:g} means scores of ±{:g} are routine at Dk = 64, and softmax exponentiates: "
+    ctx.para(ctx.f("A spread of {:g} means scores of ±{:g} are routine at Dk = 64, and softmax exponentiates: "
                          "the ratio of exp({:g}) to exp(0) is",
                          sd64, three, three));
     const double e24 = std::exp(three);
     ctx.code(fmt::format("exp({:g}) / exp(0) = {:.3e}", three, e24));
     ctx.figure("exp24", e24);
     ctx.identity(e24 > 1e10, "C16",
-              fmt::format("exp({:g}) = {:.2e}: one such score outweighs {:.1e} scores of 0 put together", three, e24, e24));
+              ctx.f("exp({:g}) = {:.2e}: one such score outweighs {:.1e} scores of 0 put together", three, e24, e24));
     ctx.para("Here is one head with T = 64 random queries and keys at Dk = 64, scores used as they are and "
              "divided by √Dk:");
     Tensor w_raw, w_scaled;
@@ -85,10 +85,10 @@ void run(LessonContext& ctx) {
     ctx.figure("unscaled_mean_max_weight", raw.max_weight);
     ctx.figure("scaled_mean_max_weight", sc.max_weight);
     ctx.check(raw.max_weight > 0.6 && sc.max_weight < 0.2, "C16",
-              fmt::format("unscaled, a row puts {:.0f}% of its weight on one key on average; scaled, {:.0f}%",
+              ctx.f("unscaled, a row puts {:.0f}% of its weight on one key on average; scaled, {:.0f}%",
                           100 * raw.max_weight, 100 * sc.max_weight));
     ctx.check(raw.dead > 0.05 && sc.dead < 0.01, "C13,C16",
-              fmt::format("{:.1f}% of unscaled rows are saturated so far that softmax's Jacobian is below 0.01 "
+              ctx.f("{:.1f}% of unscaled rows are saturated so far that softmax's Jacobian is below 0.01 "
                           "(a two-way tie has 0.5); {:.1f}% of scaled rows", 100 * raw.dead, 100 * sc.dead));
     // the first 12 queries, and the keys that matter to them: each row's largest
     // unscaled weight, then (to fill 12 columns) the keys with the most weight
@@ -121,13 +121,13 @@ void run(LessonContext& ctx) {
             shown_raw += w_raw.at({0, 0, i, j}) / double(nq);
         }
     std::vector<std::string> klabels;
-    for (int64_t j : cols) klabels.push_back(fmt::format("k{}", j));
-    ctx.para(fmt::format("The heatmaps show the first {} queries against the {} keys that matter to them: the key "
+    for (int64_t j : cols) klabels.push_back(ctx.f("k{}", j));
+    ctx.para(ctx.f("The heatmaps show the first {} queries against the {} keys that matter to them: the key "
                          "each row weights most ({} distinct keys), then the keys with the most weight. These "
                          "{} of the 64 columns hold {:.0f}% of the unscaled rows' weight.",
                          nq, cols.size(), argmax_cols, cols.size(), 100 * shown_raw));
     ctx.figure("heatmap_columns", cols);
-    ctx.heatmap("unscaled", make_panel(fmt::format("unscaled, first {} queries, their top keys", nq), panel_raw.data(), nq,
+    ctx.heatmap("unscaled", make_panel(ctx.f("unscaled, first {} queries, their top keys", nq), panel_raw.data(), nq,
                                        static_cast<int64_t>(cols.size()), index_labels(nq, "q"), klabels));
     ctx.heatmap("scaled", make_panel("divided by √Dk, same queries and keys", panel_sc.data(), nq,
                                      static_cast<int64_t>(cols.size()), index_labels(nq, "q"), klabels));
@@ -154,7 +154,7 @@ void run(LessonContext& ctx) {
     ctx.figure("onehot_rows_unscaled", oh_raw);
     ctx.figure("onehot_rows_scaled", oh_sc);
     ctx.check(oh_raw.back() > 0.25 && oh_raw.back() > oh_raw.front() && oh_sc.back() < 0.05, "C18",
-              fmt::format("at Dk = 512, {:.1f}% of unscaled rows are one-hot (Dk = 16: {:.1f}%); with the scaling, "
+              ctx.f("at Dk = 512, {:.1f}% of unscaled rows are one-hot (Dk = 16: {:.1f}%); with the scaling, "
                           "{:.1f}%",
                           100 * oh_raw.back(), 100 * oh_raw.front(), 100 * oh_sc.back()));
     ctx.experiment_claim(experiment_scale(), "C18",
@@ -199,7 +199,7 @@ void run(LessonContext& ctx) {
         const double n = double(rec.scores_scaled.numel());
         const double sd = std::sqrt((m2 - m * m / n) / (n - 1));
         const AttentionCost c = attention_cost(1, T, dk, 1, dk, dk);
-        f.add({dk, sd, hs[0].mean_max_weight, hs[0].mean_normalized_entropy, rank, wranks.back(), fmt::format("{:.3g}", c.flops_scores)});
+        f.add({dk, sd, hs[0].mean_max_weight, hs[0].mean_normalized_entropy, rank, wranks.back(), ctx.f("{:.3g}", c.flops_scores)});
         ents.push_back(hs[0].mean_normalized_entropy);
         ranks.push_back(rank);
     }
@@ -208,17 +208,17 @@ void run(LessonContext& ctx) {
     ctx.figure("rank_by_dk_16_32_64_128", ranks);
     const double spread = *std::max_element(ents.begin(), ents.end()) - *std::min_element(ents.begin(), ents.end());
     ctx.identity(ranks[0] == 16 && ranks[1] == 32 && ranks[2] == 64 && ranks[3] == 128, "C10",
-              fmt::format("the {} × {} score matrix has rank Dk: {}, {}, {}, {}", T, T, ranks[0], ranks[1], ranks[2], ranks[3]));
+              ctx.f("the {} × {} score matrix has rank Dk: {}, {}, {}, {}", T, T, ranks[0], ranks[1], ranks[2], ranks[3]));
     ctx.figure("weights_rank_by_dk_16_32_64_128", wranks);
-    ctx.para(fmt::format("Ranks count singular values above 1e-3 of the largest. The weights are another matter: "
+    ctx.para(ctx.f("Ranks count singular values above 1e-3 of the largest. The weights are another matter: "
                          "softmax exponentiates each score separately, and an entrywise exp of a rank-Dk matrix is "
                          "in general of full rank, so softmax(Q·Kᵀ/√Dk) has rank {} at Dk = 16 (of {}) even though "
                          "Q·Kᵀ has rank 16. The rank limit is on the scores a head can express, not on its weights.",
                          wranks[0], T));
     ctx.check(wranks[0] > 2 * ranks[0], "C10",
-              fmt::format("at Dk = 16 the weights have rank {}, above the scores' {}: exp breaks the low rank",
+              ctx.f("at Dk = 16 the weights have rank {}, above the scores' {}: exp breaks the low rank",
                           wranks[0], ranks[0]));
-    ctx.qualified("C10", fmt::format("the direction holds: a smaller Dk lowers the rank of the scores (above) and with "
+    ctx.qualified("C10", ctx.f("the direction holds: a smaller Dk lowers the rank of the scores (above) and with "
                                      "it what a head can express, and it saves compute. The floor at 64 does not "
                                      "follow from anything measurable here: scaled, the softmax looks the same at "
                                      "Dk = 16, 32, 64, 128 (normalised entropy varies by {:.3f}), and where the rank "
@@ -236,7 +236,7 @@ void variance_section(LessonContext& ctx) {
     cfg.keys = 64;
     cfg.seed = ctx.seed();
     const auto rows = run_variance(cfg);
-    ctx.para(fmt::format("The experiment: for each Dk, {} dot products of random q and k with N(0, 1) entries "
+    ctx.para(ctx.f("The experiment: for each Dk, {} dot products of random q and k with N(0, 1) entries "
                          "(attn::run_variance, the code behind `attn variance`). Measured next to theory:",
                          cfg.samples));
     ctx.shape("q, k (one pair)", Shape{cfg.d_k.back()}, "[Dk], drawn fresh for each sample");
@@ -264,24 +264,24 @@ void variance_section(LessonContext& ctx) {
         stds.push_back(un.std);
         theory.push_back(root);
         scaled.push_back(sc->std);
-        t.add({un.d_k, un.std, root, un.std / root, fmt::format("[{:.1f}, {:.1f}]", un.range_lo, un.range_hi),
-               fmt::format("[{:.1f}, {:.1f}]", un.p001, un.p999), sc->std});
+        t.add({un.d_k, un.std, root, un.std / root, ctx.f("[{:.1f}, {:.1f}]", un.range_lo, un.range_hi),
+               ctx.f("[{:.1f}, {:.1f}]", un.p001, un.p999), sc->std});
     }
     ctx.table("variance", t);
     ctx.figure("std_measured", stds);
     ctx.figure("std_theory", theory);
     ctx.figure("std_scaled", scaled);
     ctx.check(c14 && stds.size() == cfg.d_k.size(), "C14",
-              fmt::format("the std of q·k is √Dk at every Dk, within 5 standard errors of the estimate (≤ {:.2f}%)",
+              ctx.f("the std of q·k is √Dk at every Dk, within 5 standard errors of the estimate (≤ {:.2f}%)",
                           100 * worst_tol));
     ctx.identity(c15 && stds.size() == cfg.d_k.size(), "C15",
-              fmt::format("typical ranges ±3σ: [{:.1f}, {:.1f}] at Dk = {}, up to [{:.1f}, {:.1f}] at Dk = {}",
+              ctx.f("typical ranges ±3σ: [{:.1f}, {:.1f}] at Dk = {}, up to [{:.1f}, {:.1f}] at Dk = {}",
                           -3 * stds.front(), 3 * stds.front(), cfg.d_k.front(), -3 * stds.back(), 3 * stds.back(),
                           cfg.d_k.back()));
     ctx.check(c17 && scaled.size() == cfg.d_k.size(), "C17",
-              fmt::format("divided by √Dk the std is 1 at every Dk ({:.3f} .. {:.3f})",
+              ctx.f("divided by √Dk the std is 1 at every Dk ({:.3f} .. {:.3f})",
                           *std::min_element(scaled.begin(), scaled.end()), *std::max_element(scaled.begin(), scaled.end())));
-    ctx.para(fmt::format("The observed extremes are wider than ±3σ at Dk = 1: a product of two normals has heavy "
+    ctx.para(ctx.f("The observed extremes are wider than ±3σ at Dk = 1: a product of two normals has heavy "
                          "tails. As Dk grows the sum of many products becomes normal, and ±3σ leaves out only "
                          "{:.2f}% of a normal distribution.",
                          100 * std::erfc(3 / std::sqrt(2.0))));
@@ -299,13 +299,13 @@ void variance_section(LessonContext& ctx) {
                 if (un.d_k == cfg.d_k.back()) onehot_512 = un.onehot_fraction, onehot_512_scaled = sc.onehot_fraction;
             }
     }
-    ctx.para(fmt::format("The same samples as rows of T = {} scores through softmax (one-hot: max weight above "
+    ctx.para(ctx.f("The same samples as rows of T = {} scores through softmax (one-hot: max weight above "
                          "0.99):",
                          cfg.keys));
     ctx.table("variance_softmax", s);
     ctx.figure("onehot_fraction_unscaled_dk512", onehot_512);
     ctx.check(onehot_512 > 0.5 && onehot_512_scaled < 0.01, "C16,C17",
-              fmt::format("at Dk = {}, {:.1f}% of unscaled rows are one-hot; scaled, {:.1f}%", cfg.d_k.back(),
+              ctx.f("at Dk = {}, {:.1f}% of unscaled rows are one-hot; scaled, {:.1f}%", cfg.d_k.back(),
                           100 * onehot_512, 100 * onehot_512_scaled));
 }
 

@@ -22,20 +22,63 @@ const char* kDim = "\x1b[2m";
 const char* kCyan = "\x1b[36m";
 const char* kMagenta = "\x1b[35m";
 
-// Greedy word wrap on display columns (the prose has √, ᵀ, ·).
+// Line breaking for Chinese (and any East Asian wide text): a line may break
+// between two characters when either is wide, except before closing
+// punctuation and after opening punctuation (the kinsoku rules).
+bool no_line_start(char32_t c) {
+    static const std::u32string s = U"。，；：！？）」』、》”’．,.;:!?)]}%";
+    return s.find(c) != std::u32string::npos;
+}
+bool no_line_end(char32_t c) {
+    static const std::u32string s = U"（「『《“‘([{";
+    return s.find(c) != std::u32string::npos;
+}
+bool wide_cp(char32_t c) {
+    if (c < 0x1100) return false;
+    std::string s;
+    utf8_append(s, c);
+    return display_width(s) == 2;
+}
+
+// A word (text between spaces) cut where a line may break inside it: only
+// where wide characters meet (English words and formulas never split).
+std::vector<std::string_view> break_pieces(std::string_view word) {
+    std::vector<std::string_view> out;
+    size_t start = 0, i = 0;
+    char32_t prev = 0;
+    bool first = true;
+    while (i < word.size()) {
+        const size_t at = i;
+        const char32_t c = utf8_next(word, i);
+        if (!first && (wide_cp(prev) || wide_cp(c)) && !no_line_start(c) && !no_line_end(prev)) {
+            out.push_back(word.substr(start, at - start));
+            start = at;
+        }
+        prev = c;
+        first = false;
+    }
+    out.push_back(word.substr(start));
+    return out;
+}
+
+// Greedy word wrap on display columns (the prose has √, ᵀ, ·, and Chinese:
+// a wide character counts 2 columns, and a line breaks between ideographs).
 std::string wrap(std::string_view text, int width, std::string_view indent) {
     std::string out, line;
     int line_w = 0;
     size_t i = 0;
+    bool spaced = false;  // a space came before the next word
     while (i < text.size()) {
         if (text[i] == '\n') {  // explicit break
             out += std::string(indent) + line + "\n";
             line.clear();
             line_w = 0;
+            spaced = false;
             ++i;
             continue;
         }
         if (text[i] == ' ') {
+            spaced = true;
             ++i;
             continue;
         }
@@ -59,16 +102,21 @@ std::string wrap(std::string_view text, int width, std::string_view indent) {
             const size_t sp = text.find_first_of(" \n", i);
             j = std::min(j, sp == std::string_view::npos ? text.size() : sp);
         }
-        const std::string_view word = text.substr(i, j - i);
-        const int w = display_width(word);
-        if (line_w > 0 && line_w + 1 + w > width - static_cast<int>(indent.size())) {
-            out += std::string(indent) + line + "\n";
-            line.clear();
-            line_w = 0;
+        bool space_before = spaced;
+        for (const std::string_view piece : break_pieces(text.substr(i, j - i))) {
+            const int w = display_width(piece);
+            const int sep = space_before ? 1 : 0;
+            if (line_w > 0 && line_w + sep + w > width - static_cast<int>(indent.size())) {
+                out += std::string(indent) + line + "\n";
+                line.clear();
+                line_w = 0;
+            }
+            if (line_w > 0 && sep) line += ' ', ++line_w;
+            line += piece;
+            line_w += w;
+            space_before = false;
         }
-        if (line_w > 0) line += ' ', ++line_w;
-        line += word;
-        line_w += w;
+        spaced = false;
         i = j;
     }
     if (!line.empty()) out += std::string(indent) + line + "\n";
@@ -88,6 +136,15 @@ std::string wrap_hanging(std::string_view text, int width, std::string_view firs
         i = j + 1;
     }
     return out;
+}
+
+// A verdict's label and its text: a space between them, none after a label that
+// ends in a full-width colon (Chinese punctuation carries its own space).
+std::string labelled(std::string_view label, std::string_view text) {
+    std::string_view plain = label;
+    while (plain.size() >= 4 && plain.substr(plain.size() - 4) == "\x1b[0m") plain.remove_suffix(4);
+    const bool wide_end = plain.size() >= 3 && plain.substr(plain.size() - 3) == "\uff1a";
+    return fmt::format("{}{}{}", label, wide_end ? "" : " ", text);
 }
 
 // The lines of `text` greedily wrapped at `width` display columns (a word
@@ -144,7 +201,7 @@ std::string cell_text(const nlohmann::json& v, const std::string& spec) {
         const double x = v.get<double>();
         return fmt::format(fmt::runtime(spec.empty() ? "{:.4g}" : spec), x);
     }
-    if (v.is_boolean()) return v.get<bool>() ? "yes" : "no";
+    if (v.is_boolean()) return v.get<bool>() ? "yes" : "no";  // cells are data: never translated
     if (v.is_null()) return "-";
     return v.dump();
 }
@@ -164,6 +221,23 @@ int number_of_file(std::string_view path) {
 }  // namespace
 
 // ------------------------------------------------------------- the context
+
+std::vector<std::string> wrap_text_lines(std::string_view text, int width) { return wrap_lines(text, width); }
+
+std::string LessonContext::tr(std::string_view english) { return std::string(translate(opt_.lang, english)); }
+
+std::string LessonContext::text(std::string_view s) {
+    if (opt_.lang == Lang::en || produced_.count(std::string(s)) > 0) return std::string(s);
+    return tr(s);
+}
+
+std::string LessonContext::format_translated(std::string_view english_template, fmt::format_args args) {
+    if (opt_.lang == Lang::en) return fmt::vformat(english_template, args);
+    std::string out = vformat_in(opt_.lang, english_template, args);
+    produced_.insert(out);
+    return out;
+}
+
 
 LessonContext::LessonContext(std::ostream& out, RunOptions opt, int lesson_number)
     : out_(out), opt_(std::move(opt)), number_(lesson_number) {
@@ -195,36 +269,40 @@ void LessonContext::section(std::string_view title) {
     }
     ++sections_;
     after_block_ = false;
-    record_["sections"].push_back(title);
-    const std::string head = fmt::format("{}.{} {}", number_, sections_, title);
+    const std::string t = text(title);
+    record_["sections"].push_back(t);
+    const std::string head = fmt::format("{}.{} {}", number_, sections_, t);
     const int rule = std::max(3, opt_.width - display_width(head) - 4);
     std::string line;
     for (int k = 0; k < rule; ++k) line += "\u2500";
     print(fmt::format("\n{}\n", paint(fmt::format("\u2500\u2500 {} {}", head, line), kBold)));
 }
 
-void LessonContext::para(std::string_view text) {
+void LessonContext::para(std::string_view prose) {
     after_block_ = true;
-    print(fmt::format("\n{}", wrap(text, opt_.width, "")));
+    print(fmt::format("\n{}", wrap(text(prose), opt_.width, "")));
 }
 
-void LessonContext::code(std::string_view text) {
+void LessonContext::code(std::string_view lines) {
     after_block_ = true;
     std::string out = "\n";
     size_t i = 0;
-    while (i <= text.size()) {
-        const size_t j = std::min(text.find('\n', i), text.size());
-        for (const std::string& l : break_line(text.substr(i, j - i), opt_.width - 4, 2)) out += "    " + l + "\n";
+    while (i <= lines.size()) {
+        const size_t j = std::min(lines.find('\n', i), lines.size());
+        for (const std::string& l : break_line(lines.substr(i, j - i), opt_.width - 4, 2)) out += "    " + l + "\n";
         i = j + 1;
     }
     print(paint(out, kCyan));
 }
 
-void LessonContext::shape(std::string_view name, const Shape& s, std::string_view how) {
+void LessonContext::shape(std::string_view name_en, const Shape& s, std::string_view how_en) {
+    const std::string name = text(name_en), how = text(how_en);
     record_["shapes"].push_back({{"name", name}, {"shape", s}, {"how", how}});
-    std::string line = fmt::format("  shape  {:<14} {:<16}", name, shape_str(s));
+    // padded on display columns (a Chinese name is twice as wide as its bytes/3)
+    auto pad = [](std::string v, int w) { return v + std::string(static_cast<size_t>(std::max(0, w - display_width(v))), ' '); };
+    std::string line = "  " + tr("shape") + "  " + pad(name, 14) + " " + pad(shape_str(s), 16);
     // a line the lesson has already printed (the same tensor made again) is not repeated
-    if (!shown_shapes_.insert(line + "\x1f" + std::string(how)).second) return;
+    if (!shown_shapes_.insert(line + "\x1f" + how).second) return;
     line_item();
     std::string out;
     if (how.empty()) {
@@ -233,7 +311,7 @@ void LessonContext::shape(std::string_view name, const Shape& s, std::string_vie
     } else {
         const int lead = display_width(line) + 1;
         if (lead + display_width(how) <= opt_.width) {
-            out = line + " " + std::string(how) + "\n";
+            out = line + " " + how + "\n";
         } else if (opt_.width - lead >= 20) {
             out = wrap_hanging(how, opt_.width, line + " ", std::string(static_cast<size_t>(lead), ' '));
         } else {
@@ -252,7 +330,13 @@ void LessonContext::table(std::string_view key, const Table& t) {
     record_["tables"][std::string(key)] = {{"columns", t.columns}, {"rows", rows}};
     if (opt_.json) return;
     after_block_ = true;
-    print_table(t, table_width());
+    if (opt_.lang == Lang::en) return print_table(t, table_width());
+    Table shown = t;  // headers and string cells in the run's language (the --json record keeps the English)
+    for (auto& c : shown.columns) c = text(c);
+    for (auto& r : shown.rows)
+        for (auto& v : r)
+            if (v.is_string()) v = text(v.get<std::string>());
+    print_table(shown, table_width());
 }
 
 // A table in `avail` columns: cells as they are; headers wrap onto several
@@ -368,45 +452,46 @@ void LessonContext::quote_claims(std::string_view claims) {
         const size_t j = std::min(claims.find(',', i), claims.size());
         const std::string id(claims.substr(i, j - i));
         i = j + 1;
-        const std::string_view text = claim_text(id);
-        if (text.empty() || !quoted_.insert(id).second) continue;
+        const std::string_view said = claim_text(id);
+        if (said.empty() || !quoted_.insert(id).second) continue;
         line_item();
-        print(paint(wrap_hanging(fmt::format("{} says \u201c{}\u201d", id, text), opt_.width, "  ", "      "), kDim));
+        print(paint(wrap_hanging(f("{} says \u201c{}\u201d", id, tr(said)), opt_.width, "  ", "      "), kDim));
     }
 }
 
-bool LessonContext::check(bool ok, std::string_view claim, std::string_view text, CheckKind kind) {
+bool LessonContext::check(bool ok, std::string_view claim, std::string_view text_en, CheckKind kind) {
     quote_claims(claim);
     (ok ? passed_ : failed_)++;
     if (ok) (kind == CheckKind::identity ? identities_ : measured_)++;
-    record_["checks"].push_back({{"claim", claim}, {"ok", ok}, {"kind", check_kind_name(kind)}, {"text", text}});
+    const std::string said = text(text_en);
+    record_["checks"].push_back({{"claim", claim}, {"ok", ok}, {"kind", check_kind_name(kind)}, {"text", said}});
     line_item();
     // ✓ a measured result, ≡ an identity shown, ✗ either one failing
     const std::string mark = !ok ? paint("\u2717", kRed)
                                  : kind == CheckKind::identity ? paint("\u2261", kCyan) : paint("\u2713", kGreen);
     // wrapped on the plain text; the mark and the claim id are painted after
-    std::string body = wrap_hanging(fmt::format("{} {}", claim, text), opt_.width, "", "      ");
+    std::string body = wrap_hanging(fmt::format("{} {}", claim, said), opt_.width, "", "      ");
     body = body.substr(claim.size());
     print(fmt::format("  {} {}{}", mark, paint(claim, kBold), body));
     return ok;
 }
 
-void LessonContext::not_supported(std::string_view claim, std::string_view text) {
+void LessonContext::not_supported(std::string_view claim, std::string_view text_en) {
     quote_claims(claim);
     ++unsupported_;
     after_block_ = true;
-    record_["not_supported"].push_back({{"claim", claim}, {"text", text}});
-    print(fmt::format("\n{}", wrap(fmt::format("{} {}", paint(fmt::format("claim {} not supported:", claim), kYellow), text),
-                                   opt_.width, "  ")));
+    const std::string said = text(text_en);
+    record_["not_supported"].push_back({{"claim", claim}, {"text", said}});
+    print(fmt::format("\n{}", wrap(labelled(paint(f("claim {} not supported:", claim), kYellow), said), opt_.width, "  ")));
 }
 
-void LessonContext::qualified(std::string_view claim, std::string_view text) {
+void LessonContext::qualified(std::string_view claim, std::string_view text_en) {
     quote_claims(claim);
     ++qualified_;
     after_block_ = true;
-    record_["qualified"].push_back({{"claim", claim}, {"text", text}});
-    print(fmt::format("\n{}", wrap(fmt::format("{} {}", paint(fmt::format("claim {} qualified:", claim), kYellow), text),
-                                   opt_.width, "  ")));
+    const std::string said = text(text_en);
+    record_["qualified"].push_back({{"claim", claim}, {"text", said}});
+    print(fmt::format("\n{}", wrap(labelled(paint(f("claim {} qualified:", claim), kYellow), said), opt_.width, "  ")));
 }
 
 bool LessonContext::experiment_verdict(const ExperimentResult& r, std::string_view claim, std::string_view command) {
@@ -414,14 +499,15 @@ bool LessonContext::experiment_verdict(const ExperimentResult& r, std::string_vi
     for (const Verdict& v : r.verdicts) {
         if (v.claim != claim) continue;
         any = true;
-        const std::string text = fmt::format("{}: {} ({}, measured live at --quick size; {} for the full run)",
-                                             v.statement, v.figures, command, command);
+        // the statement is a fixed text of the experiment (looked up); the figures are numbers
+        const std::string said = f("{}: {} ({}, measured live at --quick size; {} for the full run)", tr(v.statement),
+                                   v.figures, command, command);
         if (v.kind == VerdictKind::Supported)
-            check(true, claim, fmt::format("supported by training: {}", text));
+            check(true, claim, f("supported by training: {}", said));
         else if (v.kind == VerdictKind::Qualified)
-            qualified(claim, text);
+            qualified(claim, said);
         else
-            not_supported(claim, text);
+            not_supported(claim, said);
     }
     return any;
 }
@@ -433,22 +519,22 @@ void LessonContext::experiment_claim(const ExperimentInfo& e, std::string_view c
     if (!experiment_verdict(r, claim, "attn experiment " + e.name)) unmeasured(claim, otherwise);
 }
 
-void LessonContext::unmeasured(std::string_view claim, std::string_view text) {
+void LessonContext::unmeasured(std::string_view claim, std::string_view text_en) {
     quote_claims(claim);
     ++unmeasured_;
-    record_["unmeasured"].push_back({{"claim", claim}, {"text", text}});
+    const std::string said = text(text_en);
+    record_["unmeasured"].push_back({{"claim", claim}, {"text", said}});
     line_item();
-    print(wrap(fmt::format("{} {}", paint(fmt::format("\u25cb {} not measured here:", claim), kDim), text),
-               opt_.width, "  "));
+    print(wrap(labelled(paint(f("\u25cb {} not measured here:", claim), kDim), said), opt_.width, "  "));
 }
 
-void LessonContext::source_error(std::string_view claim, std::string_view quote, std::string_view text) {
+void LessonContext::source_error(std::string_view claim, std::string_view quote_en, std::string_view text_en) {
     ++source_errors_;
     after_block_ = true;
-    record_["source_errors"].push_back({{"claim", claim}, {"quote", quote}, {"text", text}});
-    print(fmt::format("\n{}", wrap(fmt::format("{} \u201c{}\u201d {}",
-                                                paint(fmt::format("! error in the source ({}):", claim), kMagenta), quote,
-                                                text),
+    const std::string quote = text(quote_en), said = text(text_en);
+    record_["source_errors"].push_back({{"claim", claim}, {"quote", quote}, {"text", said}});
+    print(fmt::format("\n{}", wrap(labelled(paint(f("! error in the source ({}):", claim), kMagenta),
+                                            fmt::format("\u201c{}\u201d{}{}", quote, said.empty() ? "" : " ", said)),
                                     opt_.width, "  ")));
 }
 
@@ -456,7 +542,9 @@ void LessonContext::figure(std::string_view key, nlohmann::json value) {
     record_["figures"][std::string(key)] = std::move(value);
 }
 
-void LessonContext::heatmap(std::string_view key, const HeatmapPanel& panel, double vmin, double vmax, bool in_svg) {
+void LessonContext::heatmap(std::string_view key, const HeatmapPanel& panel_en, double vmin, double vmax, bool in_svg) {
+    HeatmapPanel panel = panel_en;  // its title in the run's language (labels are data)
+    panel.title = text(panel_en.title);
     if (in_svg) panels_.push_back(panel);
     record_["heatmaps"][std::string(key)] = {{"title", panel.title},
                                              {"rows", panel.rows},
@@ -529,9 +617,10 @@ const Lesson* find_lesson(std::string_view name) {
 
 LessonResult run_lesson(const Lesson& lesson, const RunOptions& opt, std::ostream& out) {
     LessonContext ctx(out, opt, lesson.number);
+    const std::string title = ctx.tr(lesson.title);
     if (!opt.json) {
-        const std::string head = fmt::format("Lesson {} \u00b7 {}", lesson.number, lesson.title);
-        const std::string tail = fmt::format("claims {}", claims_text(lesson.claims));
+        const std::string head = ctx.f("Lesson {} \u00b7 {}", lesson.number, title);
+        const std::string tail = ctx.f("claims {}", claims_text(lesson.claims));
         const int rule = std::max(3, opt.width - display_width(head) - display_width(tail) - 8);
         std::string line;
         for (int k = 0; k < rule; ++k) line += "\u2501";
@@ -540,14 +629,19 @@ LessonResult run_lesson(const Lesson& lesson, const RunOptions& opt, std::ostrea
     }
     lesson.run(ctx);
     if (!opt.json) {
-        std::string s = fmt::format("\n  Lesson {} done: {} measured, {} {} shown, {} failed", lesson.number,
-                                    ctx.measured(), ctx.identities(), ctx.identities() == 1 ? "identity" : "identities",
-                                    ctx.failed());
-        if (ctx.qualified_count() > 0) s += fmt::format("; {} claim{} qualified", ctx.qualified_count(), ctx.qualified_count() == 1 ? "" : "s");
+        std::string s = ctx.identities() == 1
+                            ? ctx.f("Lesson {} done: {} measured, {} identity shown, {} failed", lesson.number,
+                                    ctx.measured(), ctx.identities(), ctx.failed())
+                            : ctx.f("Lesson {} done: {} measured, {} identities shown, {} failed", lesson.number,
+                                    ctx.measured(), ctx.identities(), ctx.failed());
+        if (ctx.qualified_count() > 0)
+            s += ctx.qualified_count() == 1 ? ctx.f("; {} claim qualified", ctx.qualified_count())
+                                            : ctx.f("; {} claims qualified", ctx.qualified_count());
         if (ctx.unsupported() > 0)
-            s += fmt::format("; {} source claim{} not supported", ctx.unsupported(), ctx.unsupported() == 1 ? "" : "s");
-        s += '.';
-        out << '\n' << wrap(std::string_view(s).substr(3), opt.width, "  ");
+            s += ctx.unsupported() == 1 ? ctx.f("; {} source claim not supported", ctx.unsupported())
+                                        : ctx.f("; {} source claims not supported", ctx.unsupported());
+        s += ctx.tr(".");
+        out << '\n' << wrap(s, opt.width, "  ");
         out.flush();
     }
     LessonResult r;
@@ -560,7 +654,7 @@ LessonResult run_lesson(const Lesson& lesson, const RunOptions& opt, std::ostrea
     r.unmeasured = ctx.unmeasured_count();
     r.source_errors = ctx.source_errors();
     r.panels = ctx.panels();
-    nlohmann::json rec = {{"lesson", lesson.slug},     {"number", lesson.number}, {"title", lesson.title},
+    nlohmann::json rec = {{"lesson", lesson.slug},     {"number", lesson.number}, {"title", title},
                           {"claims", lesson.claims},   {"seed", opt.seed},        {"passed", r.passed},
                           {"failed", r.failed},        {"not_supported_count", r.not_supported},
                           {"measured", r.measured},    {"identities", r.identities},

@@ -18,6 +18,13 @@
 //   ctx.figure("max_weight", 0.953);               a figure for the --json record
 //   ctx.heatmap("w", panel);                       a terminal heatmap (and an SVG panel)
 //
+// Languages (catalogue.hpp): every text above is English and is looked up in
+// the message catalogue when RunOptions::lang is zh. A text built from numbers
+// is written as a template through ctx.f, so the template is what is looked up:
+//   ctx.check(ok, "C3", ctx.f("weights sum to 1 (|sum-1| = {})", e2(err)));
+// never fmt::format(...) passed to the context (that text, numbers and all,
+// would be looked up, missed, and printed in English).
+//
 // In text mode everything prints as it happens; in JSON mode nothing prints
 // and the same figures are collected into record(). A lesson file registers
 // itself with a file-scope RegisterLesson object, so adding lessons/NN_name.cpp
@@ -36,10 +43,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fmt/format.h>
+
 #include "attn/experiments/experiment.hpp"
 #include "attn/viz/heatmap.hpp"
 #include "attn/core/rng.hpp"
 #include "attn/core/tensor.hpp"
+#include "catalogue.hpp"
 
 namespace attn::lessons {
 
@@ -65,6 +75,8 @@ struct RunOptions {
     bool quote = false;
     // Called at each section after the first when non-empty (the CLI's --step).
     std::function<void()> pause;
+    // The language of every text (catalogue.hpp); numbers and --json figures do not change.
+    Lang lang = Lang::en;
 };
 
 // An aligned table. Cells are JSON values: strings print as they are,
@@ -85,6 +97,19 @@ public:
     // An independent generator per use: same seed and stream, same numbers.
     Rng rng(uint64_t stream) const { return Rng(opt_.seed, stream); }
     bool json_mode() const { return opt_.json; }
+    Lang lang() const { return opt_.lang; }
+
+    // The text in the run's language (catalogue.hpp); every method below applies
+    // it to the texts it is given, so a lesson calls it only for a text it uses
+    // otherwise (a heatmap title, a table cell).
+    std::string tr(std::string_view english);
+    // fmt::format with the TEMPLATE looked up first: ctx.f("max weight {} < {}", a, b);
+    // the zh template orders its arguments with {0}, {1}. A translated template
+    // that fmt rejects falls back to the English one (and is recorded as a miss).
+    template <class... A>
+    std::string f(std::string_view english_template, const A&... args) {
+        return format_translated(english_template, fmt::make_format_args(args...));
+    }
 
     void section(std::string_view title);
     void para(std::string_view text);
@@ -135,6 +160,10 @@ public:
     nlohmann::json& record() { return record_; }
 
 private:
+    std::string format_translated(std::string_view english_template, fmt::format_args args);
+    // tr(), except that a text this context produced through f() passes as it is
+    std::string text(std::string_view s);
+    std::set<std::string> produced_;  // f()'s results in a language other than en
     void print(std::string_view s);
     std::string paint(std::string_view s, const char* ansi) const;
     std::ostream& out_;
@@ -195,6 +224,10 @@ std::string e2(double x);                 // "1.2e-07"
 std::string list(const std::vector<float>& v, int decimals = 3);   // "[0.047, 0.953]"
 std::string list(const std::vector<double>& v, int decimals = 3);
 std::string claims_text(const std::vector<std::string>& claims);   // "C1–C4" or "C11"
+// `text` wrapped greedily at `width` display columns, as the lessons' prose is
+// (wide characters count 2; Chinese breaks between ideographs, never before
+// closing or after opening punctuation); at least one line.
+std::vector<std::string> wrap_text_lines(std::string_view text, int width);
 // The text of source claim "C10" in the English of the claim summary
 // (lessons/claims.cpp); empty for an id it does not know.
 std::string_view claim_text(std::string_view id);

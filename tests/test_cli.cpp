@@ -124,6 +124,9 @@ TEST_CASE("cli: bad lists and numbers of bench, model and tour exit 2 with a one
         {"variance --dk 65536 --samples 100000000 --yes --svg /nonexistent/x.svg", "--svg"},  // --yes lifts it
         {"tour --from 0", "--from"},
         {"tour --from 100", "--from"},                            // past the last lesson (whatever its number)
+        {"tour --to 0", "--to"},
+        {"tour --from 3 --to 2", "--to"},                         // before --from
+        {"tour --to x", "--to"},
         {"lesson 1 --svg ''", "--svg"},
         {"view ''", "file"},
         {"view /tmp", "is a folder"},

@@ -22,6 +22,7 @@
 #include "attn/io/dump.hpp"
 #include "attn/viz/heatmap.hpp"
 #include "attn/viz/svg.hpp"
+#include "i18n_required.hpp"
 #include "lesson.hpp"
 #include "test_util.hpp"
 
@@ -37,9 +38,10 @@ std::vector<std::string> wide_lines(const std::string& text, int limit) {
     return bad;
 }
 
-std::string text_of(const attn::lessons::Lesson& l, uint64_t seed = 0) {
+std::string text_of(const attn::lessons::Lesson& l, uint64_t seed = 0, attn::lessons::Lang lang = attn::lessons::Lang::en) {
     attn::lessons::RunOptions opt;
     opt.seed = seed;
+    opt.lang = lang;
     std::ostringstream out;
     attn::lessons::run_lesson(l, opt, out);
     return out.str();
@@ -65,6 +67,47 @@ TEST_CASE("every lesson's text fits 80 display columns (seeds 0 and 1, the real-
             CHECK_MESSAGE(bad.empty(), (std::to_string(bad.size()) + " lines wider than 80 columns:" + shown));
         }
     }
+}
+
+// The lines that break the Chinese line-breaking rules: one that starts with
+// closing punctuation or ends with opening punctuation.
+std::vector<std::string> badly_broken(const std::string& text) {
+    static const std::u32string no_start = U"。，；：！？）」』、", no_end = U"（「『";
+    std::vector<std::string> bad;
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) {
+        std::u32string u = attn::utf8_decode(line);
+        while (!u.empty() && u.front() == U' ') u.erase(0, 1);
+        while (!u.empty() && u.back() == U' ') u.pop_back();
+        if (!u.empty() && (no_start.find(u.front()) != std::u32string::npos || no_end.find(u.back()) != std::u32string::npos))
+            bad.push_back(line);
+    }
+    return bad;
+}
+
+TEST_CASE("every lesson's Chinese text fits 80 display columns and breaks by the punctuation rules (the translated lessons)") {
+    const std::set<int> required(attn::test::kRequiredZh.begin(), attn::test::kRequiredZh.end());
+    int ran = 0;
+    for (const auto& lesson : attn::lessons::all_lessons()) {
+        if (required.count(lesson.number) == 0 || lesson.slug == "real-heads") continue;
+        for (uint64_t seed : {0ULL, 1ULL}) {
+            CAPTURE(lesson.slug);
+            CAPTURE(seed);
+            const std::string text = text_of(lesson, seed, attn::lessons::Lang::zh);
+            CHECK(attn::display_width(text) > static_cast<int>(attn::utf8_decode(text).size()));  // it is Chinese
+            const auto bad = wide_lines(text, 80);
+            std::string shown;
+            for (const auto& b : bad) shown += "\n  " + b;
+            CHECK_MESSAGE(bad.empty(), (std::to_string(bad.size()) + " lines wider than 80 columns:" + shown));
+            const auto broken = badly_broken(text);
+            shown.clear();
+            for (const auto& b : broken) shown += "\n  " + b;
+            CHECK_MESSAGE(broken.empty(), (std::to_string(broken.size()) + " lines broken against the rules:" + shown));
+        }
+        ++ran;
+    }
+    CHECK(ran >= static_cast<int>(required.size()) - 1);  // every required lesson ran (the framing is not a lesson)
 }
 
 TEST_CASE("the real-heads lesson fits 80 columns on the pretrained model (skipped without it)") {
@@ -281,6 +324,9 @@ TEST_CASE("CLI: every SVG attn writes holds its title, labels and legend") {
         run("lesson " + std::to_string(l.number) + " --svg " + f);
         check_svg_file("attn lesson " + l.slug + " --svg", f);
     }
+    // a Chinese title and subtitle are wider per character: lesson 1 in Chinese holds them too
+    run("lesson 1 --lang zh --svg " + dir + "/lesson1-zh.svg");
+    check_svg_file("attn lesson 1 --lang zh --svg", dir + "/lesson1-zh.svg");
     run("forward --heads 2 --mask pad:6,4 --dump " + dir + "/out.json");
     run("view " + dir + "/out.json --svg " + dir + "/view.svg");
     check_svg_file("attn view --svg", dir + "/view.svg");
@@ -315,6 +361,22 @@ TEST_CASE("CLI: attn lessons and the tour's framing (introduction, summary) fit 
     CHECK(tour.out.find("Tour done: 1 lessons;") == std::string::npos);  // counts, not a template
     CHECK(tour.out.find(" measured, ") != std::string::npos);
     CHECK(tour.out.find(" identit") != std::string::npos);
+    // the same in Chinese: `attn lessons`, and the tour's framing around lesson 1
+    const auto list_zh = attn::test::run_shell(std::string("'") + ATTN_BINARY + "' lessons --lang zh");
+    CHECK(list_zh.code == 0);
+    CHECK(wide_lines(list_zh.out, 80).empty());
+    CHECK(badly_broken(list_zh.out).empty());
+    for (const auto& l : attn::lessons::all_lessons()) CHECK(list_zh.out.find(l.slug) != std::string::npos);
+    const auto tour_zh =
+        attn::test::run_shell(std::string("'") + ATTN_BINARY + "' tour --lang zh --from " + std::to_string(last));
+    CHECK(tour_zh.code == 0);
+    const auto bad_zh = wide_lines(tour_zh.out, 80);
+    shown.clear();
+    for (const auto& b : bad_zh) shown += "\n  " + b;
+    CHECK_MESSAGE(bad_zh.empty(), (std::to_string(bad_zh.size()) + " lines wider than 80 columns:" + shown));
+    CHECK(tour_zh.out.find("Tour done") == std::string::npos);
+    CHECK(tour_zh.out.find("how attention works") == std::string::npos);
+    CHECK(tour_zh.out.find("导览结束：共 1 课") != std::string::npos);
 }
 
 TEST_CASE("--quote: every claim a lesson cites has its text, printed once beside the first check on it") {

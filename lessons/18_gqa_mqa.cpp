@@ -51,12 +51,12 @@ void run(LessonContext& ctx) {
     ctx.table("gqa_shapes", t);
     ctx.figure("kv_fraction", fractions);
     ctx.check(out_shapes[0] == out_shapes[1] && out_shapes[1] == out_shapes[2], "C29",
-              fmt::format("the output has the same shape {} whatever H_kv: the layer is a drop-in replacement",
-                          shape_str(out_shapes[0])));
+              ctx.f("the output has the same shape {} whatever H_kv: the layer is a drop-in replacement",
+                    shape_str(out_shapes[0])));
     ctx.check(fractions[1] == 2.0 / 8.0 && fractions[2] == 1.0 / 8.0, "C40",
-              fmt::format("K and V shrink to H_kv/H of multi-head: {} with 2 kv heads, {} with 1 (counted from the "
-                          "tensors)",
-                          g3(fractions[1]), g3(fractions[2])));
+              ctx.f("K and V shrink to H_kv/H of multi-head: {} with 2 kv heads, {} with 1 (counted from the "
+                    "tensors)",
+                    g3(fractions[1]), g3(fractions[2])));
 
     ctx.section("What sharing means: each kv head repeated g times");
     ctx.para("Query head h reads kv head h / g. That is exactly multi-head attention on K and V whose heads were "
@@ -72,7 +72,7 @@ void run(LessonContext& ctx) {
     const double d_rep = max_abs_diff(gqa, rep), d_fl = max_abs_diff(fl, gqa);
     ctx.figure("gqa_vs_repeated", d_rep);
     ctx.check(d_rep == 0.0, "C29", "GQA equals multi-head attention on K, V repeated 4× (max |diff| = 0: the same arithmetic)");
-    ctx.check(d_fl < 1e-5, "C29", fmt::format("the tiled kernel, which indexes the shared head, agrees ({})", e2(d_fl)));
+    ctx.check(d_fl < 1e-5, "C29", ctx.f("the tiled kernel, which indexes the shared head, agrees ({})", e2(d_fl)));
 
     ctx.section("What it saves in a decoder's cache");
     ctx.para("Per token and layer the cache holds K and V: 2 · H_kv · Dk floats. For a decoder of 32 layers with "
@@ -80,16 +80,18 @@ void run(LessonContext& ctx) {
     Table c;
     c.columns = {"H_kv", "bytes per token", "cache at T = 4096", "cache at T = 32768"};
     std::vector<double> per_token;
+    // a size ("64.0 KiB") reads the same in every language: made through ctx.f, the cell is not looked up
+    const auto bytes_cell = [&ctx](double bytes) { return ctx.f("{}", format_bytes(bytes)); };
     for (int64_t Hkv : {32, 8, 1}) {
         const double bytes = 2.0 * 32 * double(Hkv) * 128 * 2;  // K and V, layers, heads, Dk, 2 bytes
         per_token.push_back(bytes);
-        c.add({Hkv, format_bytes(bytes), format_bytes(bytes * 4096), format_bytes(bytes * 32768)});
+        c.add({Hkv, bytes_cell(bytes), bytes_cell(bytes * 4096), bytes_cell(bytes * 32768)});
     }
     ctx.table("kv_cache", c);
     ctx.figure("kv_cache_bytes_per_token", per_token);
     ctx.check(per_token[0] / per_token[1] == 4.0 && per_token[0] / per_token[2] == 32.0, "C40",
-              fmt::format("8 kv heads need a quarter of the cache of 32 ({} vs {} per token); one needs 1/32",
-                          format_bytes(per_token[1]), format_bytes(per_token[0])));
+              ctx.f("8 kv heads need a quarter of the cache of 32 ({} vs {} per token); one needs 1/32",
+                    format_bytes(per_token[1]), format_bytes(per_token[0])));
     ctx.para("The queries, the scores and the output are unchanged in size: the (T, T) score matrix per query head "
              "(C40) stays. What GQA buys is cache memory and the bandwidth of reading it at every generated token. "
              "What it costs is capacity: fewer distinct keys and values per layer. How much quality that loses is a "

@@ -43,7 +43,7 @@ void run(LessonContext& ctx) {
                                        attention_reference(q, k, v, Mask::none(), AttentionOptions{}));
     ctx.figure("shuffle_diff", d_perm);
     ctx.check(d_perm < 1e-5, "C4",
-              fmt::format("keys and values shuffled: the output moves by {} (float32 summation order only)", e2(d_perm)));
+              ctx.f("keys and values shuffled: the output moves by {} (float32 summation order only)", e2(d_perm)));
     ctx.para("So order has to be put in. The original Transformer adds a position vector p_t to each token's x "
              "before the projections. RoPE and ALiBi put it into the score itself.");
 
@@ -82,7 +82,7 @@ void run(LessonContext& ctx) {
             lo_a = std::min(lo_a, a), hi_a = std::max(hi_a, a);
             lo_r = std::min(lo_r, r), hi_r = std::max(hi_r, r);
             size_rope = std::max(size_rope, std::fabs(r));
-            t.add({delta, fmt::format("({}, {})", i, j), a, r});
+            t.add({delta, ctx.f("({}, {})", i, j), a, r});
         }
         spread_abs = std::max(spread_abs, hi_a - lo_a);
         spread_rope = std::max(spread_rope, hi_r - lo_r);
@@ -101,17 +101,17 @@ void run(LessonContext& ctx) {
     ctx.figure("absolute_spread", spread_abs);
     ctx.figure("rope_spread", spread_rope);
     ctx.check(spread_abs > 0.1, "C11",
-              fmt::format("absolute: pairs at the same distance score up to {} apart", g3(spread_abs)));
+              ctx.f("absolute: pairs at the same distance score up to {} apart", g3(spread_abs)));
 
     ctx.section("RoPE: relative position inside q·k");
     ctx.para("Rotary position embedding (RoPE, used by Llama and many other current decoders) adds nothing. It rotates q "
              "and k: the dims pair up as (d, d + Dk/2), and each pair turns by the angle pos·θ_d, θ_d = 10000^(−2d/Dk), "
              "fast for the first pairs and slow for the last. A dot product only sees the angle between two "
              "vectors (C11), and rotating q by iθ and k by jθ leaves the angle between them turned by (i − j)θ:");
-    ctx.code("R(iθ)q · R(jθ)k = q · R((j − i)θ)k      depends on i − j only");
+    ctx.code(ctx.tr("R(iθ)q · R(jθ)k = q · R((j − i)θ)k      depends on i − j only"));
     ctx.check(spread_rope <= 1e-5 * size_rope, "C11",
-              fmt::format("RoPE: over all {} × {} pairs, scores at the same distance agree within {} (scores up to {})",
-                          T, T, e2(spread_rope), g3(size_rope)));
+              ctx.f("RoPE: over all {} × {} pairs, scores at the same distance agree within {} (scores up to {})",
+                    T, T, e2(spread_rope), g3(size_rope)));
     ctx.para("Rotations keep lengths, so |q| and |k| still scale the score as before; only direction now carries "
              "the distance. attn applies RoPE to q and k before the product (attn forward --rope [BASE]), in the "
              "reference and in the tiled kernel.");
@@ -122,7 +122,7 @@ void run(LessonContext& ctx) {
              "the factor e^(−m_h) per step back: steep heads look at the last few tokens, gentle ones far back.");
     const int64_t H = 8, L = 64;
     const std::vector<double> slopes = alibi_slopes(H);
-    ctx.code(fmt::format("slopes for H = 8: {}", list(slopes, 4)));
+    ctx.code(ctx.f("slopes for H = 8: {}", list(slopes, 4)));
     const Tensor q0(Shape{1, H, L, 8}), kk = randn({1, H, L, 8}, rng), vv = randn({1, H, L, 8}, rng);
     AttentionOptions alibi;
     alibi.alibi = true;
@@ -146,10 +146,10 @@ void run(LessonContext& ctx) {
     ctx.table("alibi", a);
     ctx.figure("alibi_weight_8_back", far);
     ctx.check(ratio_err < 1e-5, "C4",
-              fmt::format("each step back multiplies the weight by e^(−m_h) (relative error {})", e2(ratio_err)));
+              ctx.f("each step back multiplies the weight by e^(−m_h) (relative error {})", e2(ratio_err)));
     ctx.check(std::is_sorted(far.begin(), far.end()) && far.front() < 0.05 && far.back() > 0.5, "C4",
-              fmt::format("a steep head puts {} of its weight 8 or more tokens back, the gentlest {}", g3(far.front()),
-                          g3(far.back())));
+              ctx.f("a steep head puts {} of its weight 8 or more tokens back, the gentlest {}", g3(far.front()),
+                    g3(far.back())));
     ctx.para("Every key is still reachable directly (C4); ALiBi only makes far keys need a larger q·k to win. "
              "Without a causal mask attn uses the distance |i − j| on both sides. ALiBi's bias depends on i − j "
              "alone as well, but it sits outside q·k: RoPE lets the content decide how position matters, ALiBi "
@@ -159,7 +159,7 @@ void run(LessonContext& ctx) {
     both.alibi = true;
     const double d_fl = max_abs_diff(attention_flash(kk, kk, vv, Mask::make_causal(), both, 1),
                                      attention_reference(kk, kk, vv, Mask::make_causal(), both));
-    ctx.check(d_fl < 1e-5, "C4", fmt::format("flash with RoPE and ALiBi equals the reference within {}", e2(d_fl)));
+    ctx.check(d_fl < 1e-5, "C4", ctx.f("flash with RoPE and ALiBi equals the reference within {}", e2(d_fl)));
 }
 
 const RegisterLesson reg{{"rope-alibi", "RoPE and ALiBi: positions inside the score",

@@ -48,9 +48,9 @@ void run(LessonContext& ctx) {
                                             T, S, index_labels(T, "t"), index_labels(S, "s")));
     const double err = max_row_sum_error(rec.attn.weights, Mask::none());
     ctx.check(out.shape == dec.shape && rec.attn.weights.dim(3) == S, "C6",
-              fmt::format("out {} has the decoder's shape; each of its {} rows spreads weight over the {} source "
-                          "tokens (rows sum to 1 within {})",
-                          shape_str(out.shape), T, S, e2(err)));
+              ctx.f("out {} has the decoder's shape; each of its {} rows spreads weight over the {} source "
+                    "tokens (rows sum to 1 within {})",
+                    shape_str(out.shape), T, S, e2(err)));
 
     ctx.section("The output follows the queries");
     ctx.para("Give the decoder a longer source: S grows from 7 to 11 tokens. The weights get wider, the "
@@ -62,7 +62,7 @@ void run(LessonContext& ctx) {
     ctx.shape("weights", rec11.attn.weights, "[B, H, T, 11]");
     ctx.shape("out", out11, "[B, T, D]: unchanged");
     ctx.check(out11.shape == out.shape && rec11.attn.weights.dim(3) == 11, "C6",
-              fmt::format("S = 11: weights {} but out still {}", shape_str(rec11.attn.weights.shape), shape_str(out11.shape)));
+              ctx.f("S = 11: weights {} but out still {}", shape_str(rec11.attn.weights.shape), shape_str(out11.shape)));
 
     ctx.section("Which side the mask is on");
     ctx.para("Sources in a batch have different lengths too: here source 0 has all 7 tokens and source 1 only "
@@ -87,21 +87,21 @@ void run(LessonContext& ctx) {
     const double moved = max_diff_rows(outj, outp, 1, T);
     ctx.figure("padded_source_weight", leak);
     ctx.check(leak == 0.0 && moved == 0.0, "C23,C26",
-              fmt::format("padded source tokens get weight {} and changing them moves the output by {}", leak, moved));
+              ctx.f("padded source tokens get weight {} and changing them moves the output by {}", leak, moved));
     // without the mask, they leak in
     const Tensor outn = mha.forward(dec, enc_junk, enc_junk, Mask::none(), AttentionOptions{});
     const Tensor outn0 = mha.forward(dec, enc, enc, Mask::none(), AttentionOptions{});
     const double leaked = max_diff_rows(outn, outn0, 1, T);
     ctx.check(leaked > 1e-3, "C23",
-              fmt::format("without the source mask the same change moves the output by {}", g3(leaked)));
+              ctx.f("without the source mask the same change moves the output by {}", g3(leaked)));
     // every target row sees every real source token, the last one included
     Tensor enc_last = enc;
     for (int64_t d = 0; d < Denc; ++d) enc_last.at({0, S - 1, d}) += 1.0f;
     const Tensor outl = mha.forward(dec, enc_last, enc_last, src_pad, AttentionOptions{});
     const double first_row = max_diff_rows(outl, outp, 0, 1);
     ctx.check(first_row > 1e-3, "C24",
-              fmt::format("no causal mask across: changing the last source token moves target token 0 by {}",
-                          g3(first_row)));
+              ctx.f("no causal mask across: changing the last source token moves target token 0 by {}",
+                    g3(first_row)));
 
     ctx.section("Padded target tokens: computed, then ignored");
     ctx.para("The decoder side may be padded as well. Those are query rows, and a row of attention never "
@@ -112,7 +112,7 @@ void run(LessonContext& ctx) {
     const Tensor outq = mha.forward(dec_junk, enc, enc, src_pad, AttentionOptions{});
     const double real_rows = max_diff_rows(outq, outp, 1, T - 1), own_row = std::fabs(double(outq.at({1, T - 1, 0})) - outp.at({1, T - 1, 0}));
     ctx.check(real_rows == 0.0 && own_row > 0.0, "C26",
-              fmt::format("the other target rows move by {}; the changed row itself by {}", real_rows, g3(own_row)));
+              ctx.f("the other target rows move by {}; the changed row itself by {}", real_rows, g3(own_row)));
 }
 
 const RegisterLesson reg{{"cross-attention", "Cross-attention",

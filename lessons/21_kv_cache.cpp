@@ -43,6 +43,8 @@ void run(LessonContext& ctx) {
                  {"{}", "{}", "{}", "{}", "{:.1e}"},
                  {}};
     double worst = 0, scale = 0;
+    // a size ("64.0 KiB") reads the same in every language: made through ctx.f, the cell is not looked up
+    const auto bytes_cell = [&ctx](double bytes) { return ctx.f("{}", format_bytes(bytes)); };
     for (int64_t t = 0; t < T; ++t) {
         std::vector<Tensor> step;
         (void)dec.step(token(x, t), cache, opt, &step);
@@ -54,7 +56,7 @@ void run(LessonContext& ctx) {
                 scale = std::max(scale, std::fabs(want));
             }
         worst = std::max(worst, d);
-        growth.add({t, shape_str(cache.keys(0).shape), shape_str(cache.values(0).shape), format_bytes(cache.bytes()), d});
+        growth.add({t, shape_str(cache.keys(0).shape), shape_str(cache.values(0).shape), bytes_cell(cache.bytes()), d});
     }
     ctx.shape("x", x, "[B, T, D]: T token vectors");
     ctx.shape("x_t", Shape{B, 1, D}, "one token per step");
@@ -63,9 +65,9 @@ void run(LessonContext& ctx) {
     // Same sums grouped differently (one token's products instead of the sequence's GEMM): float32
     // rounding, a few ulps of values of size `scale`.
     ctx.check(worst <= 1e-5 * std::max(1.0, scale), "C24",
-              fmt::format("every step, in both layers, equals row t of the full causal pass (max |diff| {} for values "
-                          "up to {})",
-                          e2(worst), g3(scale)));
+              ctx.f("every step, in both layers, equals row t of the full causal pass (max |diff| {} for values "
+                    "up to {})",
+                    e2(worst), g3(scale)));
 
     ctx.section("The check can fail");
     ctx.para("Equality is not automatic. Skip one token — decode token 0, then token 2, as a cache that lost "
@@ -75,7 +77,7 @@ void run(LessonContext& ctx) {
     const Tensor y2 = dec.step(token(x, 2), lossy, opt);
     double off = 0;
     for (int64_t k = 0; k < D; ++k) off = std::max(off, std::fabs(double(y2.at({0, 0, k})) - full.back().at({0, 2, k})));
-    ctx.check(off > 1e-3, "C24", fmt::format("with token 1's key and value missing, token 2 moves by {}", g3(off)));
+    ctx.check(off > 1e-3, "C24", ctx.f("with token 1's key and value missing, token 2 moves by {}", g3(off)));
 
     ctx.section("What the cache saves");
     ctx.para("Count the attention work (score and weighted-sum multiply-adds, attention_flops) of producing T "
@@ -97,7 +99,7 @@ void run(LessonContext& ctx) {
     }
     ctx.table("work", work);
     ctx.check(last_ratio > 10 * first_ratio, "C30",
-              fmt::format("the saving grows with T: {}x at T = 16, {}x at T = 1024", g3(first_ratio), g3(last_ratio)));
+              ctx.f("the saving grows with T: {}x at T = 16, {}x at T = 1024", g3(first_ratio), g3(last_ratio)));
 
     ctx.section("What it costs: memory");
     ctx.para("The cache keeps, per layer, K [B, H_kv, T, Dk] and V [B, H_kv, T, Dv]: bytes = layers × B × "
@@ -108,19 +110,19 @@ void run(LessonContext& ctx) {
     double held = 0;  // what the cache really holds: every float of every layer's K and V
     for (int64_t l = 0; l < L; ++l) held += 4.0 * static_cast<double>(cache.keys(l).numel() + cache.values(l).numel());
     ctx.check(held == kv_cache_bytes(L, B, H, T, Dk, Dv), "C30",
-              fmt::format("this lesson's cache after {} tokens: {} = {} × {} × {} × {} × ({} + {}) × 4", T,
-                          format_bytes(held), L, B, H, T, Dk, Dv));
+              ctx.f("this lesson's cache after {} tokens: {} = {} × {} × {} × {} × ({} + {}) × 4", T,
+                    format_bytes(held), L, B, H, T, Dk, Dv));
     ctx.para("For a decoder of 32 layers, 32 heads of 128 dims, float16, one sequence:");
     Table mem{{"T", "H_kv = 32 (MHA)", "H_kv = 8 (GQA, g = 4)", "H_kv = 1 (MQA)"}, {"{}", "{}", "{}", "{}"}, {}};
     for (int64_t n : {1024, 4096, 32768})
-        mem.add({n, format_bytes(kv_cache_bytes(32, 1, 32, n, 128, 128, 2)), format_bytes(kv_cache_bytes(32, 1, 8, n, 128, 128, 2)),
-                 format_bytes(kv_cache_bytes(32, 1, 1, n, 128, 128, 2))});
+        mem.add({n, bytes_cell(kv_cache_bytes(32, 1, 32, n, 128, 128, 2)), bytes_cell(kv_cache_bytes(32, 1, 8, n, 128, 128, 2)),
+                 bytes_cell(kv_cache_bytes(32, 1, 1, n, 128, 128, 2))});
     ctx.table("memory", mem);
     const double mha = kv_cache_bytes(32, 1, 32, 4096, 128, 128, 2), gqa = kv_cache_bytes(32, 1, 8, 4096, 128, 128, 2);
     ctx.figure("bytes_mha_4096", mha);
     ctx.figure("bytes_gqa8_4096", gqa);
     ctx.check(mha == 4 * gqa, "C30",
-              fmt::format("at T = 4096: {} with 32 K/V heads, {} with 8 (a quarter)", format_bytes(mha), format_bytes(gqa)));
+              ctx.f("at T = 4096: {} with 32 K/V heads, {} with 8 (a quarter)", format_bytes(mha), format_bytes(gqa)));
 }
 
 const RegisterLesson reg{{"kv-cache", "The KV cache",

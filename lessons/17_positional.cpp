@@ -62,17 +62,17 @@ void run(LessonContext& ctx) {
     ctx.table("permuted_rows", t);
     // float sums in another order: a few ulps of values of size ~1
     ctx.check(e_plain < 1e-5, "C4",
-              fmt::format("shuffling the tokens shuffles the output rows the same way (largest difference {}, float "
-                          "rounding)",
-                          e2(e_plain)));
+              ctx.f("shuffling the tokens shuffles the output rows the same way (largest difference {}, float "
+                    "rounding)",
+                    e2(e_plain)));
     ctx.figure("equivariance_error", e_plain);
     const Tensor outc = attention_reference(a.q, a.k, a.v, Mask::make_causal(), {});
     const Tensor outcp = attention_reference(b.q, b.k, b.v, Mask::make_causal(), {});
     const double e_causal = perm_err(outc, outcp);
-    ctx.para(fmt::format("A causal mask is the one exception: it is itself a statement about order (token i sees "
-                         "keys 0..i), and with it the shuffled outputs differ by up to {:.3f}. A decoder can infer "
-                         "some position from the mask alone; an encoder cannot.",
-                         e_causal));
+    ctx.para(ctx.f("A causal mask is the one exception: it is itself a statement about order (token i sees "
+                   "keys 0..i), and with it the shuffled outputs differ by up to {:.3f}. A decoder can infer "
+                   "some position from the mask alone; an encoder cannot.",
+                   e_causal));
 
     ctx.section("Sinusoidal positions");
     ctx.para("The fix is to add a position vector to each token's embedding before the first layer. Vaswani et al. "
@@ -108,9 +108,9 @@ void run(LessonContext& ctx) {
     }
     dot_spread = *std::max_element(dots.begin(), dots.end()) - *std::min_element(dots.begin(), dots.end());
     ctx.check(rot_err < 1e-12 && dot_spread < 1e-12, "C4",
-              fmt::format("PE[t+3] is PE[t] rotated by a fixed angle per column pair (largest error {}); "
-                          "PE[t]·PE[t+3] = {:.4f} for every t (spread {})",
-                          e2(rot_err), dots[0], e2(dot_spread)));
+              ctx.f("PE[t+3] is PE[t] rotated by a fixed angle per column pair (largest error {}); "
+                    "PE[t]·PE[t+3] = {:.4f} for every t (spread {})",
+                    e2(rot_err), dots[0], e2(dot_spread)));
     // positions break the symmetry
     std::vector<float> xpos(x.data), xpos_p(xp);
     for (int64_t i = 0; i < T; ++i)
@@ -122,9 +122,9 @@ void run(LessonContext& ctx) {
     const double e_pos = perm_err(attention_reference(c1.q, c1.k, c1.v, Mask::none(), {}),
                                   attention_reference(c2.q, c2.k, c2.v, Mask::none(), {}));
     ctx.check(e_pos > 1e-2, "C4",
-              fmt::format("with x + PE, the shuffled sentence gives different outputs (largest difference {:.3f}): "
-                          "order is now visible",
-                          e_pos));
+              ctx.f("with x + PE, the shuffled sentence gives different outputs (largest difference {:.3f}): "
+                    "order is now visible",
+                    e_pos));
     ctx.para("Learned positions are the other common choice (BERT, GPT-2): a trainable table (T_max, D), one row "
              "per position, added the same way. They can fit whatever the task needs, but there is no row for a "
              "position past T_max, and each row is learned only from the examples that reach it.");
@@ -149,13 +149,13 @@ void run(LessonContext& ctx) {
     }
     ctx.table("trained", rt);
     ctx.check(pr.equivariance_max_diff < 1e-5, "C4",
-              fmt::format("the untrained encoder without positions is equivariant (weights of a shuffled row "
-                          "differ by {})",
-                          e2(pr.equivariance_max_diff)));
+              ctx.f("the untrained encoder without positions is equivariant (weights of a shuffled row "
+                    "differ by {})",
+                    e2(pr.equivariance_max_diff)));
     ctx.check(none <= pr.equivariant_ceiling + 1e-9 && best > 0.8, "C4",
-              fmt::format("without positions the reverse task stays at or below what one answer per row allows "
-                          "({:.3f} <= {:.3f}; chance {:.3f}); with positions it reaches {:.3f}",
-                          none, pr.equivariant_ceiling, pr.chance, best));
+              ctx.f("without positions the reverse task stays at or below what one answer per row allows "
+                    "({:.3f} <= {:.3f}; chance {:.3f}); with positions it reaches {:.3f}",
+                    none, pr.equivariant_ceiling, pr.chance, best));
     ctx.para("The full comparison, with more seeds and steps, and an RNN against one attention layer on "
              "\"output the token d steps back\": attn experiment distance.");
 }

@@ -222,7 +222,7 @@ ExperimentResult run_heads(const ExperimentConfig& cfg, const ExperimentProgress
             abl.rows.push_back({l, h, lz, lz - base_loss_8, abl_ent[static_cast<size_t>(l * 8 + h)]});
             redundant += (lz - base_loss_8) < 0.01;
         }
-    abl.title = fmt::format("8 x 8: held-out loss {:.4f} with every head; with one head zeroed (mean over seeds)",
+    abl.title = fmt::format("8 x 8, adamw: held-out loss {:.4f} with every head; with one head zeroed (mean over seeds)",
                             base_loss_8);
     r.tables.push_back(abl);
 

@@ -295,6 +295,29 @@ std::vector<HeadEntropy> head_entropies(TinyTransformer& model, const TaskBatch&
     return out;
 }
 
+// --scale of attn train: parse_scale's spellings, plus cosine-learned[:TAU] (the cosine
+// scale with its temperature learned per layer, starting from TAU).
+Scale parse_train_scale(const std::string& text, bool& learned) {
+    constexpr std::string_view kLearned = "cosine-learned";
+    learned = text == kLearned || text.starts_with(std::string(kLearned) + ":");
+    if (!learned) return parse_scale(text);
+    const std::string as_fixed = "cosine" + text.substr(kLearned.size());
+    try {
+        return parse_scale(as_fixed);
+    } catch (const InputError&) {
+        throw InputError(fmt::format("--scale: cosine-learned:TAU needs a starting temperature TAU in [{:g}, {:g}], got '{}'",
+                                     kMinScale, kMaxScale, text));
+    }
+}
+
+// tau = exp(log_tau) of every layer of a model with a learned cosine temperature, in layer order.
+std::vector<double> learned_taus(TinyTransformer& model) {
+    std::vector<double> taus;
+    for (const Param& p : model.params())
+        if (p.name.ends_with(".attn.log_tau")) taus.push_back(std::exp(static_cast<double>(p.value->data[0])));
+    return taus;
+}
+
 nlohmann::json eval_json(const EvalStats& e) {
     nlohmann::json j = {{"loss", e.loss}, {"accuracy", e.accuracy}, {"tokens", e.tokens}};
     if (e.exact >= 0) j["exact_match"] = e.exact;
@@ -431,7 +454,7 @@ int run_train(TrainOpts o) {
         mc.layers = o.layers;
         mc.d_ff = o.d_ff;
         mc.causal = causal;
-        mc.scale = parse_scale(o.scale);
+        mc.scale = parse_train_scale(o.scale, mc.learn_temperature);
         mc.dropout = static_cast<float>(o.dropout);
         mc.pos = o.pos;
         mc.act = o.act;
@@ -486,9 +509,9 @@ int run_train(TrainOpts o) {
     const bool tty = isatty(fileno(out)) != 0;
     const int threads = resolve_threads(tc.threads);
     const std::string model_line = fmt::format(
-        "{} {} layer{}, D={} H={} Dk={} Dv={} d_ff={}, scale {}, {} positions, {}, dropout {:g}, {}{} parameters",
+        "{} {} layer{}, D={} H={} Dk={} Dv={} d_ff={}, scale {}{}, {} positions, {}, dropout {:g}, {}{} parameters",
         causal ? "decoder" : "encoder", mc.layers, mc.layers == 1 ? "" : "s", mc.d_model, mc.heads, mc.d_k, mc.d_v,
-        mc.d_ff, scale_name(mc.scale), pos_kind_name(mc.pos), activation_name(mc.act), mc.dropout,
+        mc.d_ff, scale_name(mc.scale), mc.learn_temperature ? " (temperature learned per layer)" : "", pos_kind_name(mc.pos), activation_name(mc.act), mc.dropout,
         loaded ? "" : fmt::format("embeddings N(0, {:g}^2), ", o.emb_std), model.num_params());
     const std::string train_line = fmt::format(
         "{} lr {:g} ({}{}), clip {:g}, weight decay {:g}, B={}, {} steps, {} thread{}, seed {}",
@@ -563,6 +586,12 @@ int run_train(TrainOpts o) {
                    last.eval.loss, pct(last.eval.accuracy), pct(task.chance_accuracy()),
                    last.eval.exact >= 0 ? fmt::format(", exact match {}", pct(last.eval.exact)) : "", result.steps_done,
                    seconds_text(result.train_seconds), result.steps_per_s());
+        if (mc.learn_temperature) {
+            const auto taus = learned_taus(model);
+            fmt::print(out, "learned cosine temperature tau per layer (from {:g}):", mc.scale.value);
+            for (size_t l = 0; l < taus.size(); ++l) fmt::print(out, " {}", fmt::format("{:.4g}", taus[l]));
+            fmt::print(out, "\n");
+        }
         fmt::print(out, "\nper-head attention entropy on eval batch 0 (nats; in brackets: of uniform, 1 = uniform, 0 = one key)\n");
         fmt::print(out, "{:>7}", "layer");
         for (int64_t h = 0; h < mc.heads; ++h) fmt::print(out, "  {:>14}", fmt::format("head {}", h));
@@ -668,6 +697,7 @@ int run_train(TrainOpts o) {
                            {"mean_max_weight", e.s.mean_max_weight}, {"mean_effective_keys", e.s.mean_effective_keys},
                            {"rows", e.s.rows}});
         j["head_entropy"] = ent;
+        if (mc.learn_temperature) j["learned_tau"] = learned_taus(model);
         with_option("--json", [&] { write_file_atomic(o.json, j.dump(2) + "\n"); });
         if (o.json != "-" && !o.quiet) fmt::print(out, "wrote {} (attn-train JSON)\n", o.json);
     }
@@ -720,7 +750,10 @@ const Command reg{
         track(sub.add_option("--d-v", o->d_v, "Dv per head (default Dk)")->check(integer_in(1, kMaxWidth)));
         track(sub.add_option("--d-ff", o->d_ff, "hidden width of the MLP (default 4 D)")->check(integer_in(1, kMaxWidth)));
         track(sub.add_option("--scale", o->scale,
-                             fmt::format("sqrt (1/sqrt(Dk)) | none | NUMBER | cosine | cosine:TAU; NUMBER, TAU in [{:g}, {:g}]",
+                             fmt::format("sqrt (1/sqrt(Dk)) | none | NUMBER | cosine | cosine:TAU | cosine-learned | "
+                                         "cosine-learned:TAU; NUMBER, TAU in [{:g}, {:g}]; cosine scores are "
+                                         "cos(q, k)/TAU (TAU 1 by default); cosine-learned trains TAU, one per layer, "
+                                         "from that start (as log TAU)",
                                          kMinScale, kMaxScale))
                   ->capture_default_str());
         track(sub.add_option("--dropout", o->dropout, "attention-weight dropout P in [0, 1), training steps only")

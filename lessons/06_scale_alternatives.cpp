@@ -68,12 +68,13 @@ void run(LessonContext& ctx) {
     ctx.check(std::fabs(ratio / expect - 1) < 0.15, "C20",
               fmt::format("÷10 lets the spread grow {}× from Dk = {} to {} (√({}/{}) = {})", g3(ratio), dks.front(),
                           dks.back(), dks.back(), dks.front(), g3(expect)));
-    ctx.unmeasured("C20", fmt::format("the source says a fixed constant \"trained slightly worse\"; that is a "
-                                      "training result, and this lesson trains nothing (`attn experiment scale` "
-                                      "does). What the numbers show is why it could: with ÷10 the score spread is "
-                                      "{} at Dk = {} (softmax nearly uniform) and {} at Dk = {} (sharper), so the "
-                                      "constant suits only one width, while ÷√Dk gives ~1 at all of them.",
-                                      g3(std_const.front()), dks.front(), g3(std_const.back()), dks.back()));
+    ctx.experiment_claim(experiment_scale(), "C20",
+                         fmt::format("the source says a fixed constant \"trained slightly worse\"; that is a "
+                                     "training result (`attn experiment scale` trains it). What the numbers show is "
+                                     "why it could: with ÷10 the score spread is {} at Dk = {} (softmax nearly "
+                                     "uniform) and {} at Dk = {} (sharper), so the constant suits only one width, "
+                                     "while ÷√Dk gives ~1 at all of them.",
+                                     g3(std_const.front()), dks.front(), g3(std_const.back()), dks.back()));
 
     ctx.section("Cosine similarity: bounded scores");
     ctx.para("Another fix is to normalise q and k to length 1 before the dot product: the score becomes "

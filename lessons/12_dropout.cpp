@@ -1,5 +1,7 @@
 // Lesson 12: attention dropout: on the weights after softmax, not on the
 // scores; on in training, off in evaluation (C38).
+#include <algorithm>
+
 #include "common.hpp"
 
 #include "attn/experiments/experiment.hpp"
@@ -112,15 +114,20 @@ void run(LessonContext& ctx) {
     ExperimentConfig dc;
     dc.size = ExperimentSize::Quick, dc.seeds = 1, dc.seed = ctx.seed();
     const ExperimentResult dr = experiment_dropout().run(dc, {});
-    const auto& drows = dr.tables[0].rows;  // p 0 (weights), 0.5 weights, 0.5 scores
+    const auto& dtab = dr.tables[0];  // adamw: p 0 (weights), 0.5 weights, 0.5 scores
+    auto cell = [&](size_t row, const char* column) {
+        const auto c = std::find(dtab.columns.begin(), dtab.columns.end(), column) - dtab.columns.begin();
+        return dtab.rows[row][static_cast<size_t>(c)].get<double>();
+    };
     ctx.para(fmt::format("Trained live (one seed, the quick size of attn experiment dropout, which runs p = 0, 0.1, "
-                         "0.2, 0.3, 0.5 over 3 seeds): steps to a held-out loss of 0.1 on \"the token 5 steps "
-                         "back\" were {:.0f} with p = 0, {:.0f} with p = 0.5 on the weights and {:.0f} with p = 0.5 on the "
-                         "scores; final held-out losses {:.2e}, {:.2e}, {:.2e}.",
-                         drows[0][2].get<double>(), drows[1][2].get<double>(), drows[2][2].get<double>(), drows[0][5].get<double>(),
-                         drows[1][5].get<double>(), drows[2][5].get<double>()));
-    ctx.figure("dropout_steps_p0", drows[0][2]);
-    ctx.figure("dropout_steps_p05_weights", drows[1][2]);
+                         "0.2, 0.3, 0.5 over 3 seeds, with AdamW and SGD): associative recall learned from a finite "
+                         "set of 256 rows, scored on held-out rows. Final held-out loss {:.3f} with p = 0, {:.3f} with "
+                         "p = 0.5 on the weights and {:.3f} with p = 0.5 on the scores; training loss {:.3f}, {:.3f}, "
+                         "{:.3f} (the gap is the memorising dropout works against).",
+                         cell(0, "final held-out loss"), cell(1, "final held-out loss"), cell(2, "final held-out loss"),
+                         cell(0, "final train loss"), cell(1, "final train loss"), cell(2, "final train loss")));
+    ctx.figure("dropout_steps_p0", cell(0, "steps to target"));
+    ctx.figure("dropout_steps_p05_weights", cell(1, "steps to target"));
 }
 
 const RegisterLesson reg{{"dropout", "Attention dropout",

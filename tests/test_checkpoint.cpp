@@ -102,6 +102,37 @@ TEST_CASE("checkpoint: save and load give the same model, config and metadata") 
     // and the file is a plain safetensors file for the rest of attn
     const attn::SafeTensors st = attn::SafeTensors::load(p);
     CHECK(st.has("blocks.1.attn.q_proj.weight"));
+    CHECK_FALSE(st.has("blocks.0.attn.log_tau"));
+}
+
+TEST_CASE("checkpoint: a learned cosine temperature is saved, reloaded and required") {
+    attn::ModelConfig c = small();
+    c.learn_temperature = true;
+    attn::TinyTransformer m(c);
+    m.init(4);
+    for (auto& p : m.params())
+        if (p.name == "blocks.1.attn.log_tau") p.value->data[0] = -0.75f;  // as if trained
+    const std::string p = tmp_path("tau.safetensors");
+    attn::save_checkpoint(p, m);
+    attn::Checkpoint ck = attn::load_checkpoint(p);
+    CHECK(ck.model.config().learn_temperature);
+    bool found = false;
+    for (auto& q : ck.model.params())
+        if (q.name == "blocks.1.attn.log_tau") {
+            found = true;
+            CHECK(q.value->data[0] == -0.75f);
+        }
+    CHECK(found);
+    std::vector<int32_t> tok = {1, 2, 3, 4, 5, 6, 7, 8};
+    CHECK(m.logits(tok.data(), 1, 8, 1).data == ck.model.logits(tok.data(), 1, 8, 1).data);
+    // a file without the temperatures of its config is refused, naming the tensor
+    std::vector<std::pair<std::string, Tensor>> tensors;
+    for (auto& q : m.params())
+        if (q.name != "blocks.0.attn.log_tau") tensors.emplace_back(q.name, *q.value);
+    const std::string cut = tmp_path("tau_cut.safetensors");
+    attn::save_safetensors(cut, tensors,
+                           {{"format", "attn-tiny-transformer"}, {"attn.config", attn::config_to_json(m.config())}});
+    CHECK(error_of(cut).find("blocks.0.attn.log_tau") != std::string::npos);
 }
 
 TEST_CASE("checkpoint: a file that does not match its config is refused, naming file and tensor") {

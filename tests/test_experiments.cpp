@@ -241,7 +241,24 @@ TEST_CASE("experiments: scale (quick): recall with 1/sqrt(d_k) and AdamW reaches
     }
     CHECK(hot_sqrt >= 0);
     CHECK(hot_none > hot_sqrt + 0.1);
-    for (const char* c : {"C13", "C18"}) CHECK(!verdict(r, c).figures.empty());
+    for (const char* c : {"C13", "C18", "C20"}) CHECK(!verdict(r, c).figures.empty());
+    // the learned cosine temperature (AdamW, from 0.1): one tau per layer, moved by training, still positive
+    const size_t c_tau = col(t, "tau end (layers)");
+    int learned = 0;
+    for (const auto& row : t.rows) {
+        if (row[c_scale] != "cosine, tau learned from 0.1") {
+            CHECK(row[c_tau].is_null());
+            continue;
+        }
+        ++learned;
+        REQUIRE(row[c_tau].is_string());
+        const std::string taus = row[c_tau].get<std::string>();
+        CAPTURE(taus);
+        const double t0 = std::stod(taus), t1 = std::stod(taus.substr(taus.find(' ') + 1));
+        CHECK((t0 > 0 && t1 > 0));
+        CHECK((std::fabs(t0 - 0.1) > 1e-3 || std::fabs(t1 - 0.1) > 1e-3));
+    }
+    CHECK(learned == 1);
     CHECK(!r.curves.empty());
 }
 

@@ -109,12 +109,15 @@ TEST_CASE("model: every parameter gradient matches finite differences (double)")
         attn::ScaleKind scale;
         float dropout;
         int64_t dk, dv;
+        bool learn_tau = false;
     };
     const Case cases[] = {
         {"decoder, learned positions, GELU", true, attn::PosKind::Learned, attn::Activation::Gelu, attn::ScaleKind::InvSqrtDk, 0.0f, 0, 0},
         {"encoder, sinusoidal, ReLU, Dk != Dv", false, attn::PosKind::Sinusoidal, attn::Activation::Relu, attn::ScaleKind::InvSqrtDk, 0.0f, 3, 5},
         {"decoder, cosine scale, dropout 0.3", true, attn::PosKind::Learned, attn::Activation::Gelu, attn::ScaleKind::Cosine, 0.3f, 0, 0},
         {"decoder, no scale", true, attn::PosKind::Learned, attn::Activation::Gelu, attn::ScaleKind::None, 0.0f, 0, 0},
+        {"decoder, cosine scale, learned temperature, dropout 0.3", true, attn::PosKind::Learned, attn::Activation::Gelu, attn::ScaleKind::Cosine, 0.3f, 0, 0, true},
+        {"encoder, cosine scale, learned temperature, Dk != Dv", false, attn::PosKind::Sinusoidal, attn::Activation::Relu, attn::ScaleKind::Cosine, 0.0f, 3, 5, true},
     };
     for (const Case& k : cases) {
         CAPTURE(k.name);
@@ -126,6 +129,7 @@ TEST_CASE("model: every parameter gradient matches finite differences (double)")
         c.dropout = k.dropout;
         c.d_k = k.dk;
         c.d_v = k.dv;
+        c.learn_temperature = k.learn_tau;
         TinyTransformer m(c);
         m.init(11);
         auto P = params_f64(m);
@@ -155,8 +159,68 @@ TEST_CASE("model: every parameter gradient matches finite differences (double)")
             }
             INFO(names[i].name << ": worst |fd - analytic| " << worst);
             CHECK(bad == 0);
+            // the temperature must really get a gradient: 0 would pass the check above (10x its floor)
+            if (names[i].name.find("log_tau") != std::string::npos) CHECK(std::fabs(G[i][0]) > 1e-6);
+        }
+        if (k.learn_tau) CHECK(names.back().name == "blocks.1.attn.log_tau");
+    }
+}
+
+// The learned cosine temperature: one log_tau per layer after head.weight, initialised to
+// log(tau), no weight decay; it changes the scores (a model whose log_tau moves computes
+// other logits); a non-cosine scale refuses it; the float paths match the double reference
+// (the bound of the test below: 1e-4 of the tensor's largest |g|).
+TEST_CASE("model: the learned cosine temperature is a parameter per layer with its gradient") {
+    ModelConfig c = tiny(true);
+    c.scale = attn::Scale{attn::ScaleKind::Cosine, 0.2f};
+    c.learn_temperature = true;
+    TinyTransformer m(c);
+    m.init(3);
+    auto ps = m.params();
+    REQUIRE(ps.size() == 1 + 1 + 2 * 16 + 3 + 2);
+    for (int l = 0; l < 2; ++l) {
+        const attn::Param& p = ps[ps.size() - 2 + static_cast<size_t>(l)];
+        CHECK(p.name == "blocks." + std::to_string(l) + ".attn.log_tau");
+        CHECK(p.value->shape == attn::Shape{1});
+        CHECK(p.value->data[0] == std::log(0.2f));
+        CHECK_FALSE(p.decay);
+    }
+    const auto shapes = attn::param_shapes(c);
+    CHECK(shapes.back().first == "blocks.1.attn.log_tau");
+    // at init the learned model computes exactly what the fixed one does (same seed, same init)
+    ModelConfig fixed = c;
+    fixed.learn_temperature = false;
+    TinyTransformer mf(fixed);
+    mf.init(3);
+    const Batch b = random_batch(c, 2, 6, 4);
+    const auto l0 = m.logits(b.tokens.data(), 2, 6, 1);
+    const auto lf = mf.logits(b.tokens.data(), 2, 6, 1);
+    double diff = 0;
+    for (size_t i = 0; i < l0.data.size(); ++i) diff = std::max(diff, double(std::fabs(l0.data[i] - lf.data[i])));
+    CHECK(diff <= 1e-5);  // exp(-log(0.2f)) vs 1/0.2f: an ulp apart in float
+    ps.back().value->data[0] += 0.5f;  // layer 1's tau times e^0.5
+    const auto l1 = m.logits(b.tokens.data(), 2, 6, 1);
+    double moved = 0;
+    for (size_t i = 0; i < l0.data.size(); ++i) moved = std::max(moved, double(std::fabs(l1.data[i] - l0.data[i])));
+    CHECK(moved > 1e-3);
+    // float (fast and reference paths) against the double reference
+    std::vector<std::vector<double>> G;
+    const double ld = attn::loss_and_grads_f64(c, params_f64(m), b.tokens.data(), b.targets.data(), 2, 6, &G);
+    for (bool ref : {false, true}) {
+        CAPTURE(ref);
+        m.set_reference_path(ref);
+        const attn::StepStats st = m.forward_backward(b.tokens.data(), b.targets.data(), 2, 6, 8, 2);
+        CHECK(st.loss == doctest::Approx(ld).epsilon(1e-5));
+        auto q = m.params();
+        for (size_t i = q.size() - 2; i < q.size(); ++i) {
+            INFO(q[i].name << ": float " << q[i].grad->data[0] << ", double " << G[i][0]);
+            CHECK(std::fabs(double(q[i].grad->data[0]) - G[i][0]) <= 1e-4 * std::fabs(G[i][0]) + 1e-7);
+            CHECK(std::fabs(G[i][0]) > 1e-4);
         }
     }
+    ModelConfig bad = tiny(true);
+    bad.learn_temperature = true;  // sqrt scale
+    CHECK_THROWS_WITH_AS(TinyTransformer{bad}, doctest::Contains("cosine"), attn::InputError);
 }
 
 // The float model (fast path, and the reference path) against the double reference.

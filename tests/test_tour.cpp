@@ -176,8 +176,8 @@ TEST_CASE("checks carry their kind: ✓ measured and ≡ identity in text, \"kin
     CHECK(ctx.record()["source_errors"][0]["quote"] == "a quoted sentence");
 }
 
-TEST_CASE("the tour's verdicts: C10 and C36 qualified, C20 not measured, both kinds of check present") {
-    std::set<std::string> qualified, unmeasured, unsupported;
+TEST_CASE("the tour's verdicts: C10 and C36 qualified, C20 measured by training, both kinds of check present") {
+    std::set<std::string> qualified, unmeasured, unsupported, checked;
     int measured = 0, identities = 0, source_errors = 0;
     for (const auto& lesson : attn::lessons::all_lessons()) {
         attn::lessons::RunOptions opt;
@@ -188,7 +188,10 @@ TEST_CASE("the tour's verdicts: C10 and C36 qualified, C20 not measured, both ki
         identities += r.identities;
         source_errors += r.source_errors;
         CHECK(r.measured + r.identities == r.passed);
-        for (const auto& c : r.record["checks"]) CHECK((c["kind"] == "measured" || c["kind"] == "identity"));
+        for (const auto& c : r.record["checks"]) {
+            CHECK((c["kind"] == "measured" || c["kind"] == "identity"));
+            checked.insert(c["claim"].get<std::string>());
+        }
         for (const auto& q : r.record["qualified"]) {
             qualified.insert(q["claim"].get<std::string>());
             CHECK(q["text"].get<std::string>().find_first_of("0123456789") != std::string::npos);  // with numbers
@@ -198,9 +201,11 @@ TEST_CASE("the tour's verdicts: C10 and C36 qualified, C20 not measured, both ki
     }
     CHECK(qualified.count("C10") == 1);
     CHECK(qualified.count("C36") == 1);
-    CHECK(unmeasured.count("C20") == 1);
+    // C20 (a fixed 1/10 trains slightly worse): lesson 6 runs attn experiment scale --quick, whose
+    // verdict may be any of the three, but it is a verdict now, not "not measured"
+    CHECK(unmeasured.count("C20") == 0);
+    CHECK(checked.count("C20") + qualified.count("C20") + unsupported.count("C20") >= 1);
     CHECK(unsupported.count("C10") == 0);
-    CHECK(unsupported.count("C20") == 0);
     CHECK(unsupported.count("C36") == 0);
     CHECK(measured > 20);
     CHECK(identities > 30);

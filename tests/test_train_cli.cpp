@@ -4,6 +4,7 @@
 // stops cleanly and still saves.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -64,6 +65,8 @@ TEST_CASE("train cli: every bad input exits 2 with one line naming the option, b
         {"train --task recall --arch sideways", "--arch"},
         {"train --task recall --dropout 1", "--dropout"},
         {"train --task recall --scale fast", "--scale"},
+        {"train --task recall --scale cosine-learned:0", "--scale"},
+        {"train --task recall --scale cosine-learned:x", "--scale"},
         {"train --task recall --init glorot", "--init"},
         {"train --task recall --optimizer adam", "--optimizer"},
         {"train --task recall --momentum 0.5", "--momentum"},         // AdamW has no momentum
@@ -156,6 +159,30 @@ TEST_CASE("train cli: a short run writes its JSON, SVG and checkpoint, and the m
     INFO(v.out);
     CHECK(v.code == 0);
     CHECK(v.out.find("SEP") != std::string::npos);  // token labels from the task
+    fs::remove_all(dir);
+}
+
+TEST_CASE("train cli: --scale cosine-learned trains the temperature, saves it and reloads it") {
+    const std::string dir = test::temp_dir("train-tau");
+    const std::string json = dir + "/run.json", model = dir + "/m.safetensors";
+    const auto r = test::run_attn("train --task copy --seq 9 --symbols 6 " + kSmall +
+                                  "--scale cosine-learned:0.2 --steps 30 --seed 3 --json " + json + " --save " + model);
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    CHECK(r.out.find("temperature learned per layer") != std::string::npos);
+    CHECK(r.out.find("learned cosine temperature tau per layer (from 0.2):") != std::string::npos);
+    const nlohmann::json j = nlohmann::json::parse(read_file(json));
+    CHECK(j["model"]["learn_temperature"] == true);
+    CHECK(j["model"]["scale"] == "cosine");
+    REQUIRE(j["learned_tau"].size() == 1);  // one layer
+    const double tau = j["learned_tau"][0].get<double>();
+    CHECK(tau > 0);
+    CHECK(std::fabs(tau - 0.2) > 1e-4);  // AdamW moves log tau by about lr per step
+    const auto l = test::run_attn("train --load " + model + " --steps 0 --threads 1 --json " + dir + "/again.json");
+    INFO(l.out);
+    REQUIRE(l.code == 0);
+    const nlohmann::json again = nlohmann::json::parse(read_file(dir + "/again.json"));
+    CHECK(again["learned_tau"][0].get<double>() == tau);
     fs::remove_all(dir);
 }
 

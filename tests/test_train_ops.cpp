@@ -215,6 +215,39 @@ TEST_CASE("train ops: attention backward matches finite differences") {
     }
 }
 
+// d loss / d log_tau with factor = exp(-log_tau), from the attention backward's dq alone
+// (temperature_backward's identity: the scores are bilinear in q, k), against central
+// differences in log_tau; same bound as check_fd.
+TEST_CASE("train ops: the temperature gradient of attention matches finite differences") {
+    struct Case {
+        int64_t B, T, H, Dk, Dv;
+        bool causal;
+        float p;
+    };
+    const Case cases[] = {{1, 4, 1, 3, 3, false, 0.0f}, {2, 5, 2, 3, 2, true, 0.0f}, {1, 5, 2, 2, 3, true, 0.3f}};
+    for (const Case& c : cases) {
+        CAPTURE(c.T); CAPTURE(c.H); CAPTURE(c.causal); CAPTURE(c.p);
+        const int64_t QS = c.H * c.Dk, VS = c.H * c.Dv, N = c.B * c.T;
+        Vec q = randv(N * QS, 31), k = randv(N * QS, 32), v = randv(N * VS, 33), w = randv(N * VS, 34);
+        Vec out(N * VS), att(c.B * c.H * c.T * c.T);
+        Vec log_tau = {std::log(0.7)};
+        auto loss = [&] {
+            tr::attention_forward(out.data(), att.data(), q.data(), k.data(), v.data(), c.B, c.T, c.H, c.Dk, c.Dv,
+                                  std::exp(-log_tau[0]), c.causal, c.p, 99);
+            return dot(out, w);
+        };
+        loss();
+        Vec dq(q.size(), 0.0), dk(k.size(), 0.0), dv(v.size(), 0.0);
+        tr::attention_backward(dq.data(), dk.data(), dv.data(), w.data(), q.data(), k.data(), v.data(), att.data(),
+                               c.B, c.T, c.H, c.Dk, c.Dv, std::exp(-log_tau[0]), c.p, 99);
+        const Vec g = {tr::temperature_backward(q.data(), dq.data(), N * QS)};
+        CHECK(std::fabs(g[0]) > 1e-3);
+        check_fd("d log_tau", log_tau, g, loss);
+        // the same from dk: the identity holds on either side
+        CHECK(tr::temperature_backward(k.data(), dk.data(), N * QS) == doctest::Approx(g[0]).epsilon(1e-10));
+    }
+}
+
 TEST_CASE("train ops: attention forward agrees with the library's reference attention") {
     // (B, T, H*d) layout here, (B, H, T, d) there; dropout from the same counter-based mask.
     const int64_t B = 2, T = 5, H = 2, Dk = 3, Dv = 4;

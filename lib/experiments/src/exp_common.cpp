@@ -153,6 +153,8 @@ RunTrace run_training(const RunSpec& spec, uint64_t seed, int threads, const Run
     }
     if (tr.diverged || tr.points.back().step != tr.steps_done) evaluate(tr.steps_done);
     if (spec.after_train) spec.after_train(model);
+    for (const Param& p : params)
+        if (p.name.ends_with(".attn.log_tau")) tr.learned_tau.push_back(std::exp(static_cast<double>(p.value->data[0])));
     tr.final_acc = tr.points.back().acc;
     tr.final_loss = tr.points.back().loss;
     return tr;

@@ -66,6 +66,7 @@ struct RunTrace {
     double max_grad_attn = 0;  // largest |dW| of the q, k, v, o projection weights (every layer) at any step
     bool diverged = false;
     int64_t steps_done = 0;
+    std::vector<double> learned_tau;  // a learned cosine temperature: tau of each layer at the end
 };
 
 // One line for the progress callback: "cell 3/24 (label), seed 1, step 200".

@@ -23,6 +23,8 @@ namespace attn::exp2 {
 struct LabTrainSpec {
     int64_t steps = 200, batch = 16, eval_every = 20, eval_batches = 2;
     double lr = 3e-3, weight_decay = 0.0, clip = 1.0;
+    bool sgd = false;       // SGD with momentum instead of AdamW (the same lr field)
+    double momentum = 0.9;  // SGD
     uint64_t seed = 0;  // data and dropout; the model's init is the caller's
     int threads = 2;
     std::function<TaskBatch(int64_t step)> train_batch;  // empty: the task's own train split
@@ -63,7 +65,7 @@ inline EvalResult eval_lab(lab::LabModel& m, const Task& task, int64_t batch, ui
     return {counted ? loss / double(counted) : 0.0, counted ? double(correct) / double(counted) : 0.0};
 }
 
-// AdamW (PyTorch's rule, attn/train/optim.hpp) with gradient clipping; evaluates before
+// AdamW or SGD with momentum (PyTorch's rules, attn/train/optim.hpp) with gradient clipping; evaluates before
 // the first step, every eval_every steps and after the last. after_step (optional) is called
 // with the step count after every step (progress lines, per-step measurements).
 inline LabCurve train_lab(lab::LabModel& m, const Task& task, const LabTrainSpec& s,
@@ -72,6 +74,10 @@ inline LabCurve train_lab(lab::LabModel& m, const Task& task, const LabTrainSpec
     AdamW opt;
     opt.lr = static_cast<float>(s.lr);
     opt.weight_decay = static_cast<float>(s.weight_decay);
+    Sgd sgd;
+    sgd.lr = static_cast<float>(s.lr);
+    sgd.momentum = static_cast<float>(s.momentum);
+    sgd.weight_decay = static_cast<float>(s.weight_decay);
     auto params = m.params();
     LabCurve c;
     double run_loss = 0;
@@ -92,7 +98,8 @@ inline LabCurve train_lab(lab::LabModel& m, const Task& task, const LabTrainSpec
                                        s.threads);
         run_loss += r.loss, ++run_n;
         clip_grad_norm(params, s.clip);
-        opt.step(params);
+        if (s.sgd) sgd.step(params);
+        else opt.step(params);
         if (after_step) after_step(st + 1);
         if ((s.eval_every > 0 && (st + 1) % s.eval_every == 0) || st + 1 == s.steps)
             if (c.step.empty() || c.step.back() != double(st + 1)) evaluate(st + 1);

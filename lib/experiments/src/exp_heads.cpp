@@ -1,9 +1,12 @@
 // Experiment "heads" (C32, C33): how many heads, at equal cost.
 //
-// Task: "output the token 5 steps back" (the distance task, T = 24, 16 symbols: a task
-// that is one attention pattern), lab model with 1 layer (no MLP), d_model 64 and
+// Task: associative recall (T = 10: 4 key-value pairs of 8 keys and 8 values, N(0, 1) embeddings;
+// a task one attention pattern cannot solve: one layer copies each key next to its value,
+// the other looks the query up), lab model with 2 layers (no MLP), d_model 64 and
 // heads x d_head = 64 in every variant: 1 x 64, 4 x 16, 8 x 8 (the same projection
-// parameters and FLOPs, C30). Measured over the seeds:
+// parameters and FLOPs, C30), under AdamW and under SGD with momentum (Adam rescales
+// each weight's small gradient, SGD does not: where the two disagree, the result depends
+// on the optimiser). Measured over the seeds:
 //   - convergence: steps to 90% held-out accuracy, final accuracy;
 //   - over training: each head's mean attention entropy and the mean pairwise
 //     Jensen-Shannon divergence between the heads of a layer (do the heads homogenise?
@@ -80,11 +83,11 @@ HeadStats head_stats(const std::vector<std::vector<float>>& P, int64_t B, int64_
 
 ExperimentResult run_heads(const ExperimentConfig& cfg, const ExperimentProgress& progress) {
     const ExperimentSize sz = cfg.size;
-    const int64_t steps = pick(sz, 100, 300, 1000), T = 24, L = 1, D = 64;
-    const int64_t eval_every = pick(sz, 10, 20, 50);
+    const int64_t steps = pick(sz, 300, 400, 1200), T = 10, symbols = 8, L = 2, D = 64;
+    const int64_t eval_every = pick(sz, 25, 25, 50);
     TaskOptions to;
-    to.seq = T, to.symbols = 16, to.distance = 5;
-    const Task task(TaskKind::Distance, to);
+    to.seq = T, to.symbols = symbols;
+    const Task task(TaskKind::Recall, to);
     const double target = 0.9;
     const auto t0 = std::chrono::steady_clock::now();
 
@@ -92,21 +95,29 @@ ExperimentResult run_heads(const ExperimentConfig& cfg, const ExperimentProgress
         std::string name;
         int64_t H;
         int mode;  // 0 all learn, 1 half blocked, 2 half removed
+        bool sgd = false;
     };
+    // AdamW: every variant (indices 0..4, used below); SGD: the same five (5..9) except in the quick size
     std::vector<Variant> vars = {{"1 x 64", 1, 0}, {"4 x 16", 4, 0}, {"8 x 8", 8, 0},
                                  {"8 x 8, 4 blocked", 8, 1}, {"8 x 8, 4 removed", 8, 2}};
+    if (sz != ExperimentSize::Quick)
+        for (size_t i = 0; i < 5; ++i) {
+            Variant v = vars[i];
+            v.sgd = true;
+            vars.push_back(v);
+        }
     const int total = static_cast<int>(vars.size()) * cfg.seeds;
     int done = 0;
     ExperimentResult r;
     r.name = "heads";
     ExperimentTable conv;
-    conv.title = fmt::format("token 5 steps back, T={}, 1 layer, d_model {}, {} steps, {} seeds: equal cost "
-                             "(heads x d_head = 64)",
-                             T, D, steps, cfg.seeds);
-    conv.columns = {"heads", "steps to 90% acc", "reached", "final acc", "final loss", "entropy L0 (nats)",
+    conv.title = fmt::format("associative recall, T={} ({} pairs, {} keys), {} layers, d_model {}, {} steps, {} seeds: "
+                             "equal cost (heads x d_head = 64)",
+                             T, (T - 2) / 2, symbols, L, D, steps, cfg.seeds);
+    conv.columns = {"optimiser", "heads", "steps to 90% acc", "reached", "final acc", "final loss", "entropy L0 (nats)",
                     "pairwise JS L0 start", "pairwise JS L0 end", "near-identical pairs"};
     ExperimentTable abl;
-    abl.title = "8 x 8: held-out loss with one head zeroed (mean over seeds; trained loss in the title row)";
+    abl.title = "8 x 8, adamw: held-out loss with one head zeroed (mean over seeds; trained loss in the title row)";
     abl.columns = {"layer", "head", "loss with head zeroed", "increase", "entropy (nats)"};
     struct Out {
         double steps, acc, loss;
@@ -126,7 +137,7 @@ ExperimentResult run_heads(const ExperimentConfig& cfg, const ExperimentProgress
             const uint64_t seed = cfg.seed + uint64_t(s);
             lab::LabConfig lc;
             lc.vocab = task.vocab(), lc.max_seq = T, lc.d_model = D, lc.heads = v.H, lc.d_head = D / v.H, lc.layers = L;
-            lc.mlp = false;
+            lc.mlp = false, lc.emb_std = 1.0f;
             std::vector<uint8_t> half(static_cast<size_t>(L * v.H), 0);
             for (int64_t l = 0; l < L; ++l)
                 for (int64_t h = 0; h < v.H / 2; ++h) half[static_cast<size_t>(l * v.H + h)] = 1;
@@ -136,7 +147,8 @@ ExperimentResult run_heads(const ExperimentConfig& cfg, const ExperimentProgress
             m.init(seed);
             LabTrainSpec spec;
             spec.steps = steps, spec.batch = 16, spec.eval_every = eval_every, spec.eval_batches = 4;
-            spec.lr = 3e-3, spec.seed = seed, spec.threads = cfg.threads;
+            spec.sgd = v.sgd, spec.lr = v.sgd ? 0.1 : 3e-3, spec.momentum = 0.9;
+            spec.seed = seed, spec.threads = cfg.threads;
             const TaskBatch probe = task.batch(32, seed, DataSplit::Eval, 0);
             std::vector<double> js_curve;
             js_x.clear();
@@ -149,8 +161,8 @@ ExperimentResult run_heads(const ExperimentConfig& cfg, const ExperimentProgress
                 m, task, spec,
                 [&](int64_t st_) {
                     if (st_ % 100 == 0 && progress)
-                        progress(fmt::format("heads: run {}/{}, {}, seed {}, step {}", done + 1, total, v.name, seed,
-                                             st_));
+                        progress(fmt::format("heads: run {}/{}, {}, {}, seed {}, step {}", done + 1, total,
+                                             v.sgd ? "sgd" : "adamw", v.name, seed, st_));
                 },
                 [&](int64_t st_) {
                     if (v.H < 2) return;
@@ -173,7 +185,7 @@ ExperimentResult run_heads(const ExperimentConfig& cfg, const ExperimentProgress
                 for (int64_t l = 0; l < L; ++l) same += end.same_pairs[static_cast<size_t>(l)], pairs += end.pairs;
             }
             acc_curves.push_back(c.eval_acc);
-            if (v.H == 8 && v.mode == 0) {
+            if (v.H == 8 && v.mode == 0 && !v.sgd) {
                 base_loss_8 += c.final_loss() / cfg.seeds;
                 for (int64_t l = 0; l < L; ++l)
                     for (int64_t h = 0; h < 8; ++h) {
@@ -186,15 +198,16 @@ ExperimentResult run_heads(const ExperimentConfig& cfg, const ExperimentProgress
                 m.config().head_off.clear();
             }
             if (s == cfg.seeds - 1) {
-                r.curves.push_back({"held-out accuracy", v.name, "step", c.step, mean_curve(acc_curves)});
+                const char* opt = v.sgd ? "sgd" : "adamw";
+                r.curves.push_back({fmt::format("held-out accuracy, {}", opt), v.name, "step", c.step, mean_curve(acc_curves)});
                 if (v.H > 1 && v.mode == 0)
-                    r.curves.push_back({"pairwise JS divergence of layer 0's heads (nats)", v.name, "step", js_x,
-                                        mean_curve(js_curves)});
+                    r.curves.push_back({fmt::format("pairwise JS divergence of layer 0's heads (nats), {}", opt), v.name,
+                                        "step", js_x, mean_curve(js_curves)});
             }
         }
         int reached = 0;
         const double ms = mean_steps(st, double(steps), &reached);
-        conv.rows.push_back({v.name, ms, fmt::format("{}/{}", reached, cfg.seeds), mean_of(acc), mean_of(loss),
+        conv.rows.push_back({v.sgd ? "sgd" : "adamw", v.name, ms, fmt::format("{}/{}", reached, cfg.seeds), mean_of(acc), mean_of(loss),
                              mean_of(ent0), v.H > 1 ? nlohmann::json(mean_of(js0)) : nlohmann::json(nullptr),
                              v.H > 1 ? nlohmann::json(mean_of(js1)) : nlohmann::json(nullptr),
                              v.H > 1 ? nlohmann::json(fmt::format("{}/{}", same, pairs)) : nlohmann::json(nullptr)});
@@ -209,44 +222,56 @@ ExperimentResult run_heads(const ExperimentConfig& cfg, const ExperimentProgress
             abl.rows.push_back({l, h, lz, lz - base_loss_8, abl_ent[static_cast<size_t>(l * 8 + h)]});
             redundant += (lz - base_loss_8) < 0.01;
         }
-    abl.title = fmt::format("8 x 8: held-out loss {:.4f} with every head; with one head zeroed (mean over seeds)",
+    abl.title = fmt::format("8 x 8, adamw: held-out loss {:.4f} with every head; with one head zeroed (mean over seeds)",
                             base_loss_8);
     r.tables.push_back(abl);
 
-    // C32: homogenisation
-    const Out& o8 = outs[2];
-    const Out& o4 = outs[1];
-    const int same_all = o8.same + o4.same, pairs_all = o8.pairs + o4.pairs;
-    const double share = pairs_all ? double(same_all) / pairs_all : 0;
-    r.verdicts.push_back(
-        {"C32", "heads do not automatically specialise; several learn near-identical patterns",
-         share >= 0.25 ? VerdictKind::Supported : (same_all > 0 || redundant > 0 ? VerdictKind::Qualified
-                                                                                 : VerdictKind::NotSupported),
-         fmt::format("near-identical pairs (JS < {} nats) at the end: {}/{} (8x8: {}/{}, 4x16: {}/{}); layer-0 "
-                     "pairwise JS 8x8 {:.3f} -> {:.3f}; {}/{} heads of 8x8 cost < 0.01 nats when zeroed",
-                     kSameJs, same_all, pairs_all, o8.same, o8.pairs, o4.same, o4.pairs, o8.js_start, o8.js_end,
-                     redundant, L * 8)});
-    // C33: blocked half
-    const Out& blk = outs[3];
-    const Out& rem = outs[4];
-    const bool learns = blk.acc >= o8.acc - 0.05;
-    r.verdicts.push_back(
-        {"C33", "several heads give the gradient several paths: if some heads' gradients vanish, the others still learn",
-         learns && rem.acc < o8.acc - 0.05 ? VerdictKind::Supported
-                                           : (blk.acc > 0.5 ? VerdictKind::Qualified : VerdictKind::NotSupported),
-         fmt::format("final acc: all 8 learning {:.3f} ({:.0f} steps to 90%), 4 blocked {:.3f} ({:.0f} steps), 4 "
-                     "removed {:.3f} ({:.0f} steps){}",
-                     o8.acc, o8.steps, blk.acc, blk.steps, rem.acc, rem.steps,
-                     rem.acc >= o8.acc - 0.05 ? "; the task is easy enough that 4 heads alone suffice, so this shows "
-                                                "the open half learning, not that it needed the extra paths"
-                                              : "")});
-    r.notes.push_back(fmt::format(
-        "equal cost: 1x64 {:.0f} steps to 90% (acc {:.3f}), 4x16 {:.0f} ({:.3f}), 8x8 {:.0f} ({:.3f}); steps are the "
-        "mean with 'never' counted as the budget",
-        outs[0].steps, outs[0].acc, o4.steps, o4.acc, o8.steps, o8.acc));
+    for (size_t base : {size_t{0}, size_t{5}}) {
+        if (base >= outs.size()) break;
+        const bool sgd = base == 5;
+        const char* on = sgd ? "sgd" : "adamw";
+        // C32: homogenisation
+        const Out& o8 = outs[base + 2];
+        const Out& o4 = outs[base + 1];
+        const int same_all = o8.same + o4.same, pairs_all = o8.pairs + o4.pairs;
+        const double share = pairs_all ? double(same_all) / pairs_all : 0;
+        const int red = sgd ? 0 : redundant;  // the ablation runs on the AdamW model
+        r.verdicts.push_back(
+            {"C32", fmt::format("heads do not automatically specialise; several learn near-identical patterns ({})", on),
+             share >= 0.25 ? VerdictKind::Supported
+                           : (same_all > 0 || red > 0 ? VerdictKind::Qualified : VerdictKind::NotSupported),
+             fmt::format("near-identical pairs (JS < {} nats) at the end: {}/{} (8x8: {}/{}, 4x16: {}/{}); layer-0 "
+                         "pairwise JS 8x8 {:.3f} -> {:.3f}{}",
+                         kSameJs, same_all, pairs_all, o8.same, o8.pairs, o4.same, o4.pairs, o8.js_start, o8.js_end,
+                         sgd ? std::string()
+                             : fmt::format("; {}/{} heads of 8x8 cost < 0.01 nats when zeroed", redundant, L * 8))});
+        // C33: blocked half
+        const Out& blk = outs[base + 3];
+        const Out& rem = outs[base + 4];
+        const bool learns = blk.acc >= o8.acc - 0.05;
+        r.verdicts.push_back(
+            {"C33",
+             fmt::format("several heads give the gradient several paths: if some heads' gradients vanish, the others "
+                         "still learn ({})",
+                         on),
+             learns && rem.acc < o8.acc - 0.05 ? VerdictKind::Supported
+                                               : (blk.acc > 0.5 ? VerdictKind::Qualified : VerdictKind::NotSupported),
+             fmt::format("final held-out acc: all 8 learning {:.3f} ({:.0f} steps to 90%), 4 blocked {:.3f} ({:.0f} "
+                         "steps), 4 removed {:.3f} ({:.0f} steps){}",
+                         o8.acc, o8.steps, blk.acc, blk.steps, rem.acc, rem.steps,
+                         rem.acc >= o8.acc - 0.05 ? "; 4 heads alone do as well here, so this shows the open half "
+                                                    "learning, not that it needed the extra paths"
+                                                  : "")});
+        r.notes.push_back(fmt::format(
+            "equal cost, {}: 1x64 {:.0f} steps to 90% (acc {:.3f}), 4x16 {:.0f} ({:.3f}), 8x8 {:.0f} ({:.3f}); steps "
+            "are the mean with 'never' counted as the budget",
+            on, outs[base].steps, outs[base].acc, o4.steps, o4.acc, o8.steps, o8.acc));
+    }
     r.notes.push_back("blocked: a stop-gradient at the head's q, k, v (its W_q, W_k, W_v keep their init values, "
                       "its output still reaches W_o, which learns); removed: the head's output is zeroed");
-    r.notes.push_back("AdamW only");
+    r.notes.push_back(outs.size() > 5 ? "AdamW lr 3e-3 and SGD lr 0.1 momentum 0.9, both clipped at norm 1: each "
+                                        "optimiser has its own verdicts; where they differ, the result depends on it"
+                                      : "AdamW lr 3e-3 only at this size (SGD arms: the default and --full sizes)");
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return r;
 }
@@ -255,8 +280,8 @@ ExperimentResult run_heads(const ExperimentConfig& cfg, const ExperimentProgress
 
 ExperimentInfo experiment_heads() {
     return {"heads", {"C32", "C33"},
-            "1x64 vs 4x16 vs 8x8 heads at equal cost: convergence, head entropy and divergence, per-head ablation, "
-            "half the heads cut off from the gradient",
+            "1x64 vs 4x16 vs 8x8 heads at equal cost on recall with 8 keys, AdamW and SGD: convergence, head "
+            "entropy and divergence, per-head ablation, half the heads cut off from the gradient",
             run_heads};
 }
 

@@ -2,7 +2,7 @@
 //
 // Associative recall (a decoder of 2 layers, one head, d_v fixed so only d_k varies)
 // trained with each score scale -- 1/sqrt(d_k), none, a constant 1/10, cosine with a
-// fixed temperature -- at several d_k, under AdamW and under SGD with momentum: Adam
+// fixed temperature and cosine with a learned one (per layer, from the same start) -- at several d_k, under AdamW and under SGD with momentum: Adam
 // divides each gradient by its running size, so a small gradient (a saturated softmax)
 // slows SGD far more than Adam. Measured per cell, over the seeds: steps to 95% eval
 // accuracy, final accuracy, the share of one-hot attention rows (max weight > 0.99) at
@@ -22,27 +22,34 @@ namespace {
 struct ScaleCase {
     const char* name;
     Scale scale;
+    bool learned = false;  // cosine: the temperature is a parameter per layer, from scale.value
 };
 
+// Indices used below: 0 1/sqrt(d_k), 1 none, 2 1/10, 3 cosine fixed, 4 cosine learned.
 std::vector<ScaleCase> scale_cases() {
     return {{"1/sqrt(d_k)", Scale{ScaleKind::InvSqrtDk, 1.0f}},
             {"none", Scale{ScaleKind::None, 1.0f}},
             {"1/10", Scale{ScaleKind::Constant, 0.1f}},
-            {"cosine, tau 0.1", Scale{ScaleKind::Cosine, 0.1f}}};
+            {"cosine, tau 0.1", Scale{ScaleKind::Cosine, 0.1f}},
+            {"cosine, tau learned from 0.1", Scale{ScaleKind::Cosine, 0.1f}, true}};
 }
 
 struct ScaleSize {
     std::vector<int64_t> dks;
-    std::vector<int64_t> sgd_dks;  // SGD at these d_k only (time)
-    std::vector<size_t> scales;    // indices into scale_cases()
+    std::vector<int64_t> sgd_dks;     // SGD at these d_k only (time)
+    std::vector<size_t> scales;       // indices into scale_cases()
+    std::vector<size_t> sgd_scales;   // idem, SGD
     int64_t steps_adam, steps_sgd, eval_every, batch, seq;
 };
 
 ScaleSize scale_size(ExperimentSize s) {
     switch (s) {
-        case ExperimentSize::Quick: return {{16}, {16}, {0, 1}, 250, 250, 50, 32, 6};
-        case ExperimentSize::Default: return {{16, 64, 256}, {16, 256}, {0, 1, 2, 3}, 400, 400, 50, 32, 6};
-        case ExperimentSize::Full: return {{16, 64, 256}, {16, 64, 256}, {0, 1, 2, 3}, 1500, 1500, 50, 64, 8};
+        // quick (tests, lessons 5 and 6): 1/10 under AdamW for C20, the learned temperature once
+        case ExperimentSize::Quick: return {{16}, {16}, {0, 1, 2, 4}, {0, 1}, 250, 250, 50, 32, 6};
+        case ExperimentSize::Default:
+            return {{16, 64, 256}, {16, 256}, {0, 1, 2, 3, 4}, {0, 1, 2, 3, 4}, 400, 400, 50, 32, 6};
+        case ExperimentSize::Full:
+            return {{16, 64, 256}, {16, 64, 256}, {0, 1, 2, 3, 4}, {0, 1, 2, 3, 4}, 1500, 1500, 50, 64, 8};
     }
     return {};
 }
@@ -62,7 +69,7 @@ ExperimentResult run_scale(const ExperimentConfig& cfg, const ExperimentProgress
     std::vector<Cell> cells;
     for (OptimizerKind opt : {OptimizerKind::AdamW, OptimizerKind::Sgd})
         for (int64_t dk : opt == OptimizerKind::AdamW ? z.dks : z.sgd_dks)
-            for (size_t s : z.scales) cells.push_back({opt, dk, s, {}});
+            for (size_t s : opt == OptimizerKind::AdamW ? z.scales : z.sgd_scales) cells.push_back({opt, dk, s, {}});
     for (size_t ci = 0; ci < cells.size(); ++ci) {
         Cell& c = cells[ci];
         exp::RunSpec spec;
@@ -76,6 +83,7 @@ ExperimentResult run_scale(const ExperimentConfig& cfg, const ExperimentProgress
         spec.model.layers = 2;
         spec.model.d_ff = 64;
         spec.model.scale = cases[c.scale].scale;
+        spec.model.learn_temperature = cases[c.scale].learned;
         spec.opt = c.opt;
         spec.lr = c.opt == OptimizerKind::AdamW ? 3e-3 : 0.1;
         spec.steps = c.opt == OptimizerKind::AdamW ? z.steps_adam : z.steps_sgd;
@@ -101,17 +109,21 @@ ExperimentResult run_scale(const ExperimentConfig& cfg, const ExperimentProgress
                           "steps to 95% eval accuracy: median of the runs that got there",
                           z.seq, (z.seq - 2) / 2, cfg.seeds);
     t.columns = {"optimiser", "d_k", "scale", "steps to 95%", "reached", "final acc", "one-hot rows @0",
-                 "one-hot rows end", "one-hot rows peak", "|dW_qk| first 50", "|dW_qk| mean"};
+                 "one-hot rows end", "one-hot rows peak", "|dW_qk| first 50", "|dW_qk| mean", "tau end (layers)"};
     struct Summary {
         nlohmann::json steps;
         int reached = 0;
         double final_acc = 0, hot0 = 0, hot_end = 0, hot_peak = 0, g_first = 0, g_mean = 0;
+        std::vector<double> tau;  // learned temperature: mean over seeds per layer; empty when fixed
     };
     std::map<std::tuple<int, int64_t, size_t>, Summary> sum;
     for (const Cell& c : cells) {
         std::vector<int64_t> steps;
-        std::vector<double> fa, h0, he, hp, gf, gm;
+        std::vector<double> fa, h0, he, hp, gf, gm, tau;
         for (const auto& run : c.runs) {
+            tau.resize(run.learned_tau.size(), 0.0);
+            for (size_t l = 0; l < run.learned_tau.size(); ++l)
+                tau[l] += run.learned_tau[l] / static_cast<double>(c.runs.size());
             steps.push_back(run.steps_to_target);
             fa.push_back(run.final_acc);
             h0.push_back(run.points.front().onehot);
@@ -124,11 +136,13 @@ ExperimentResult run_scale(const ExperimentConfig& cfg, const ExperimentProgress
             gm.push_back(run.points.size() > 1 ? gs / static_cast<double>(run.points.size() - 1) : 0.0);
         }
         Summary s{exp::steps_cell(steps), exp::reached(steps), exp::mean(fa), exp::mean(h0), exp::mean(he),
-                  exp::mean(hp), exp::mean(gf), exp::mean(gm)};
+                  exp::mean(hp), exp::mean(gf), exp::mean(gm), tau};
+        std::string tau_txt;
+        for (double x : tau) tau_txt += fmt::format("{}{:.3g}", tau_txt.empty() ? "" : " ", x);
         sum[{static_cast<int>(c.opt), c.dk, c.scale}] = s;
         t.rows.push_back({optimizer_name(c.opt), c.dk, cases[c.scale].name, s.steps,
                           fmt::format("{}/{}", s.reached, c.runs.size()), s.final_acc, s.hot0, s.hot_end, s.hot_peak,
-                          s.g_first, s.g_mean});
+                          s.g_first, s.g_mean, tau.empty() ? nlohmann::json(nullptr) : nlohmann::json(tau_txt)});
         // curves: mean over seeds at each evaluation
         std::vector<double> x, acc, hot;
         const size_t n = c.runs.front().points.size();
@@ -197,6 +211,7 @@ ExperimentResult run_scale(const ExperimentConfig& cfg, const ExperimentProgress
     }
     const bool has_c10 = std::count(z.scales.begin(), z.scales.end(), size_t{2}) > 0;
     const bool has_cos = std::count(z.scales.begin(), z.scales.end(), size_t{3}) > 0;
+    const bool has_learned = std::count(z.scales.begin(), z.scales.end(), size_t{4}) > 0;
     // C20: a fixed 1/10 trains slightly worse than 1/sqrt(d_k)
     if (has_c10) {
         int worse = 0, same = 0, better = 0;
@@ -228,6 +243,24 @@ ExperimentResult run_scale(const ExperimentConfig& cfg, const ExperimentProgress
                               "lengths carry",
                               big, steps_txt(co), exp::pct(co.final_acc), z.dks.front(), steps_txt(co16), steps_txt(sq),
                               big)};
+        if (has_learned) {  // the temperature learned from the same start, per optimiser, at the smallest and largest d_k
+            std::string fig;
+            for (OptimizerKind o : {OptimizerKind::AdamW, OptimizerKind::Sgd}) {
+                const auto& dks = o == OptimizerKind::AdamW ? z.dks : z.sgd_dks;
+                if (std::count(z.sgd_scales.begin(), z.sgd_scales.end(), size_t{4}) == 0 && o == OptimizerKind::Sgd)
+                    continue;
+                for (int64_t dk : {dks.front(), dks.back()}) {
+                    const Summary &le = S(o, dk, 4), &fx = S(o, dk, 3);
+                    std::string taus;
+                    for (double x : le.tau) taus += fmt::format("{}{:.3g}", taus.empty() ? "" : "/", x);
+                    fig += fmt::format("{}{} d_k {}: learned {} (final {}, tau 0.1 -> {}) vs fixed {} (final {})",
+                                       fig.empty() ? ": " : "; ", optimizer_name(o), dk, steps_txt(le), exp::pct(le.final_acc), taus,
+                                       steps_txt(fx), exp::pct(fx.final_acc));
+                    if (dk == dks.back()) break;
+                }
+            }
+            v.figures += "; the temperature learned per layer from 0.1 instead" + fig;
+        }
         r.verdicts.push_back(v);
     }
     r.notes.push_back("Adam divides each update by the running size of its gradient, so a tiny gradient (a saturated "
@@ -236,8 +269,8 @@ ExperimentResult run_scale(const ExperimentConfig& cfg, const ExperimentProgress
     r.notes.push_back("|dW_qk| counts the whole chain: without the scale dq = dS.k is not multiplied by 1/sqrt(d_k) "
                       "(16 times larger at d_k 256), which can outweigh a smaller dS while only part of the rows "
                       "are one-hot; attn experiment lock-in isolates one saturated row.");
-    r.notes.push_back("Cosine attention uses a fixed temperature tau = 0.1 (scores cos(q,k)/tau in [-10, 10]); a "
-                      "learned temperature is not implemented.");
+    r.notes.push_back("Cosine attention: scores cos(q,k)/tau; fixed tau = 0.1 (scores in [-10, 10]), or tau learned "
+                      "per layer as log tau from 0.1 (no weight decay; 'tau end' is its mean over the seeds).");
     r.notes.push_back(fmt::format("AdamW lr 3e-3, SGD lr 0.1 momentum 0.9, both clipped at gradient norm 1, no weight "
                                   "decay, batch {}; |dW_qk| = sqrt(|dW_q|^2 + |dW_k|^2) over both layers before clipping, "
                                   "mean over the steps; one-hot rows: attention rows with >= 2 keys whose max weight > "
@@ -251,7 +284,7 @@ ExperimentResult run_scale(const ExperimentConfig& cfg, const ExperimentProgress
 ExperimentInfo experiment_scale() {
     return {"scale",
             {"C13", "C18", "C20", "C19"},
-            "score scale 1/sqrt(d_k), none, 1/10, cosine on associative recall, d_k 16..256, AdamW and SGD",
+            "score scale 1/sqrt(d_k), none, 1/10, cosine (fixed or learned tau) on associative recall, d_k 16..256, AdamW and SGD",
             run_scale};
 }
 

@@ -367,7 +367,7 @@ void LabModel::init(uint64_t seed) {
         if (is_ln) {
             std::fill(d.begin(), d.end(), is_bias ? 0.0f : 1.0f);
         } else if (nm == "tok_emb.weight" || nm == "pos_emb.weight") {
-            for (float& x : d) x = rng.normal(0.0f, 0.02f);
+            for (float& x : d) x = rng.normal(0.0f, cfg_.emb_std);
         } else {
             // nn.Linear: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for weight and bias.
             const Shape& s = w_[is_bias ? t - 1 : t].shape;

@@ -52,6 +52,7 @@ std::string config_to_json(const ModelConfig& c) {
                         {"causal", c.causal},
                         {"scale", scale_kind_name(c.scale.kind)},
                         {"scale_value", c.scale.value},
+                        {"learn_temperature", c.learn_temperature},
                         {"dropout", c.dropout},
                         {"pos", pos_kind_name(c.pos)},
                         {"act", activation_name(c.act)},
@@ -89,6 +90,8 @@ ModelConfig config_from_json(const std::string& text, const std::string& what) {
             {"cosine", ScaleKind::Cosine}};
         c.scale.kind = enum_from(get("scale").get<std::string>(), scales, what, "scale");
         c.scale.value = get("scale_value").get<float>();
+        // absent in checkpoints written before the learned temperature existed: fixed
+        c.learn_temperature = j.contains("learn_temperature") && j.at("learn_temperature").get<bool>();
         c.dropout = get("dropout").get<float>();
         static const std::pair<const char*, PosKind> poss[] = {{"learned", PosKind::Learned},
                                                                 {"sinusoidal", PosKind::Sinusoidal}};

@@ -52,6 +52,8 @@ void ModelConfig::validate() const {
         throw InputError("dropout: must be in [0, 1) (got " + std::to_string(dropout) + ")");
     if (scale.kind == ScaleKind::Cosine && !(scale.value > 0.0f && std::isfinite(scale.value)))
         throw InputError("scale: the cosine temperature must be positive");
+    if (learn_temperature && scale.kind != ScaleKind::Cosine)
+        throw InputError("scale: a learned temperature needs the cosine scale");
     if (scale.kind == ScaleKind::Constant && !std::isfinite(scale.value))
         throw InputError("scale: the constant must be finite");
     if (!std::isfinite(qk_init_gain)) throw InputError("qk_init_gain: must be finite");
@@ -115,6 +117,8 @@ std::vector<ParamSpec> param_specs(const ModelConfig& c) {
     s.push_back({"ln_f.weight", {D}, false});
     s.push_back({"ln_f.bias", {D}, false});
     s.push_back({"head.weight", {c.vocab, D}, true});
+    if (c.learn_temperature)
+        for (int64_t l = 0; l < c.layers; ++l) s.push_back({"blocks." + std::to_string(l) + ".attn.log_tau", {1}, false});
     return s;
 }
 
@@ -418,6 +422,10 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
     const size_t base = learned ? 2 : 1;
     auto bp = [&](int64_t l, int k) { return base + static_cast<size_t>(l * kPerBlock + k); };
     const size_t i_lnfw = base + static_cast<size_t>(c.layers * kPerBlock), i_lnfb = i_lnfw + 1, i_head = i_lnfw + 2;
+    const size_t i_tau = i_head + 1;  // learned cosine temperature: log_tau of layer l at i_tau + l
+    const bool learn_tau = cos && c.learn_temperature;
+    // the factor of layer l's scores: exp(-log_tau) when learned, else the config's
+    auto factor_of = [&](int64_t l) { return learn_tau ? std::exp(-P[i_tau + static_cast<size_t>(l)][0]) : factor; };
 
     // ---- forward ----
     train::embedding_forward(a.res[0].data(), tokens, P[0], learned ? P[1] : a.pos.data(), B, T, D);
@@ -448,11 +456,12 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
             qa = L.qn.data();
             ka = L.kn.data();
         }
+        const S f = factor_of(l);
         if (debug)
             debug_attention_forward(L.atty.data(), L.att.data(), scratch.data(), qa, ka, L.v.data(), B, T, H, Dk, Dv,
-                                    factor, mask);
+                                    f, mask);
         else
-            op.att_fwd(L.atty.data(), L.att.data(), qa, ka, L.v.data(), B, T, H, Dk, Dv, factor, c.causal, p,
+            op.att_fwd(L.atty.data(), L.att.data(), qa, ka, L.v.data(), B, T, H, Dk, Dv, f, c.causal, p,
                        layer_seed(step_seed, l));
         }
         op.matmul_fwd(L.attproj.data(), L.atty.data(), P[bp(l, kOW)], P[bp(l, kOB)], N, VV, D);
@@ -532,13 +541,18 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
         if (cos) {
             zero(a.dqn);
             zero(a.dkn);
+            const S f = factor_of(l);
             if (debug)
                 debug_attention_backward(a.dqn.data(), a.dkn.data(), a.dv.data(), scratch.data(), a.datty.data(),
-                                         L.qn.data(), L.kn.data(), L.v.data(), L.att.data(), B, T, H, Dk, Dv, factor,
+                                         L.qn.data(), L.kn.data(), L.v.data(), L.att.data(), B, T, H, Dk, Dv, f,
                                          mask);
             else
                 op.att_bwd(a.dqn.data(), a.dkn.data(), a.dv.data(), a.datty.data(), L.qn.data(), L.kn.data(),
-                           L.v.data(), L.att.data(), B, T, H, Dk, Dv, factor, p, layer_seed(step_seed, l));
+                           L.v.data(), L.att.data(), B, T, H, Dk, Dv, f, p, layer_seed(step_seed, l));
+            // dqn holds only the attention's gradient here; the planted no-scale bug ignores tau
+            if (learn_tau && c.bug != AttnBug::NoScale)
+                g[i_tau + static_cast<size_t>(l)][0] +=
+                    static_cast<S>(train::temperature_backward(L.qn.data(), a.dqn.data(), N * QK));
             train::headnorm_backward(a.dq.data(), a.dqn.data(), L.qn.data(), L.qnorm.data(), N, H, Dk);
             train::headnorm_backward(a.dk.data(), a.dkn.data(), L.kn.data(), L.knorm.data(), N, H, Dk);
         } else {
@@ -597,7 +611,9 @@ void TinyTransformer::init(uint64_t seed) {
             const std::string s(suf);
             return n.size() >= s.size() && n.compare(n.size() - s.size(), s.size(), s) == 0;
         };
-        if (n == "tok_emb.weight" || n == "pos_emb.weight") {
+        if (n.size() > 8 && n.compare(n.size() - 8, 8, ".log_tau") == 0) {
+            v[i].data[0] = std::log(cfg_.scale.value);
+        } else if (n == "tok_emb.weight" || n == "pos_emb.weight") {
             for (auto& x : v[i].data) x = rng.normal(0.0f, 0.02f);
         } else if (n.find(".ln") != std::string::npos || n.rfind("ln_f", 0) == 0) {
             std::fill(v[i].data.begin(), v[i].data.end(), ends_with(".weight") ? 1.0f : 0.0f);

@@ -204,6 +204,13 @@ void headnorm_backward(S* dinp, const S* dout, const S* out, const S* norm, int6
 }
 
 template <class S>
+double temperature_backward(const S* qn, const S* dqn, int64_t n) {
+    double dot = 0;
+    for (int64_t i = 0; i < n; ++i) dot += static_cast<double>(qn[i]) * static_cast<double>(dqn[i]);
+    return -dot;
+}
+
+template <class S>
 void attention_forward(S* out, S* att, const S* q, const S* k, const S* v, int64_t B, int64_t T, int64_t H,
                        int64_t Dk, int64_t Dv, S factor, bool causal, float p, uint64_t seed) {
     // q, k (B, T, H*Dk), v, out (B, T, H*Dv), att (B, H, T, T)
@@ -343,6 +350,7 @@ void crossentropy_backward(S* dlogits, const S* probs, const int32_t* targets, S
     template void matmul_backward<S>(S*, S*, S*, const S*, const S*, const S*, int64_t, int64_t, int64_t);        \
     template void headnorm_forward<S>(S*, S*, const S*, int64_t, int64_t, int64_t);                               \
     template void headnorm_backward<S>(S*, const S*, const S*, const S*, int64_t, int64_t, int64_t);              \
+    template double temperature_backward<S>(const S*, const S*, int64_t);                                         \
     template void attention_forward<S>(S*, S*, const S*, const S*, const S*, int64_t, int64_t, int64_t, int64_t,  \
                                        int64_t, S, bool, float, uint64_t);                                        \
     template void attention_backward<S>(S*, S*, S*, const S*, const S*, const S*, const S*, const S*, int64_t,    \

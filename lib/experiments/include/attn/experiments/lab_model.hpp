@@ -42,6 +42,9 @@ struct LabConfig {
     float dropout = 0.0f;  // [0, 1)
     DropWhere drop_where = DropWhere::Weights;
     float qk_gain = 1.0f;  // W_q, W_k multiplied by this after init
+    // embeddings (token, learned positions) ~ N(0, emb_std^2); 1 is nn.Embedding's default, with
+    // which recall leaves its plateau quickly (README, Training)
+    float emb_std = 0.02f;
     // layers * heads entries or empty (none): 1 = the head is zeroed / its gradient blocked.
     std::vector<uint8_t> head_off, head_blocked;
 };

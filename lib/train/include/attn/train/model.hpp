@@ -62,6 +62,10 @@ struct ModelConfig {
     int64_t d_ff = 0;      // 0: 4 * d_model
     bool causal = true;    // decoder (causal) or encoder (bidirectional)
     Scale scale;           // sqrt, none, a constant, cosine (attn/core/attention.hpp)
+    // Cosine only: the temperature is learned, one per layer, as a parameter log_tau
+    // (scores = cos(q, k) * exp(-log_tau)), initialised to log(scale.value). Learning its
+    // log keeps tau positive and makes the step size relative (QK-norm's learned scale).
+    bool learn_temperature = false;
     float dropout = 0.0f;  // attention-weight dropout probability, [0, 1)
     PosKind pos = PosKind::Learned;
     Activation act = Activation::Gelu;
@@ -82,7 +86,9 @@ struct ModelConfig {
 // "pos_emb.weight" (learned positions only), "blocks.0.ln1.weight", "blocks.0.ln1.bias",
 // "blocks.0.attn.q_proj.weight", ".bias" (and k_proj, v_proj, o_proj), "blocks.0.ln2.*",
 // "blocks.0.mlp.fc1.weight", ".bias", "blocks.0.mlp.fc2.*", "ln_f.weight", "ln_f.bias",
-// "head.weight". decay: weight decay applies (matrices and embeddings; not biases, not LayerNorm).
+// "head.weight", then with a learned cosine temperature "blocks.0.attn.log_tau" (1) for every
+// layer (after head.weight, so the other parameters keep their places).
+// decay: weight decay applies (matrices and embeddings; not biases, LayerNorm or log_tau).
 struct Param {
     std::string name;
     Tensor* value;

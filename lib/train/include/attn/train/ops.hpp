@@ -83,6 +83,14 @@ void headnorm_forward(S* out, S* norm, const S* inp, int64_t N, int64_t H, int64
 template <class S>
 void headnorm_backward(S* dinp, const S* dout, const S* out, const S* norm, int64_t N, int64_t H, int64_t Dd);
 
+// ---- learned cosine temperature -------------------------------------------------
+// Scores S = f * qn . kn with f = exp(-log_tau) are bilinear in (qn, kn), so the
+// attention backward's dqn = f dS kn gives sum(qn o dqn) = sum(dS o S) over all
+// (b, h, i, j); with dS/d log_tau = -S, d loss / d log_tau = -sum(qn o dqn) (n values).
+// Summed in double, in order, whatever S is.
+template <class S>
+double temperature_backward(const S* qn, const S* dqn, int64_t n);
+
 // ---- self-attention on (B, T, H*d) layouts -------------------------------------
 // q, k (B, T, H*Dk), v (B, T, H*Dv): head h of token t is the slice [h*Dk, (h+1)*Dk).
 //   S = factor * q_h k_h^T (T, T);  causal: S[i, j] = -inf for j > i

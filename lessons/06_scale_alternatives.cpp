@@ -19,7 +19,7 @@ Spread spread(int64_t Dk, const Scale& scale, uint64_t seed, uint64_t stream, Le
     AttentionRecord rec;
     attention_reference(q, k, k, Mask::none(), opts_scale(scale), &rec);
     if (show) {
-        show->shape(fmt::format("q, k (Dk={})", Dk), q, "128 random queries; keys alike");
+        show->shape(show->f("q, k (Dk={})", Dk), q, "128 random queries; keys alike");
         show->shape("scores", rec.scores_scaled, "128 × 128 per Dk");
     }
     Spread s;
@@ -36,7 +36,7 @@ Spread spread(int64_t Dk, const Scale& scale, uint64_t seed, uint64_t stream, Le
 void run(LessonContext& ctx) {
     ctx.section("Divide by a fixed constant instead");
     const float constant = 10.0f;  // the source's example: divide by 10
-    ctx.para(fmt::format("Lesson 5 divides scores by √Dk because their spread grows like √Dk. A simpler idea is to "
+    ctx.para(ctx.f("Lesson 5 divides scores by √Dk because their spread grows like √Dk. A simpler idea is to "
                          "divide by one constant, say {:g}, whatever Dk is. The spread of the scaled scores then still "
                          "grows like √Dk, just {:g} times smaller: the constant is right for exactly one Dk ({:g}² = "
                          "{:g}) and wrong for the rest. Below, 128 random queries against 128 random keys (entries "
@@ -61,15 +61,15 @@ void run(LessonContext& ctx) {
     ctx.figure("std_div_10", std_const);
     bool flat = true;
     for (double s : std_sqrt) flat = flat && s > 0.85 && s < 1.15;
-    ctx.check(flat, "C17", fmt::format("÷√Dk keeps the spread near 1 at every Dk ({} .. {})",
+    ctx.check(flat, "C17", ctx.f("÷√Dk keeps the spread near 1 at every Dk ({} .. {})",
                                        g3(*std::min_element(std_sqrt.begin(), std_sqrt.end())),
                                        g3(*std::max_element(std_sqrt.begin(), std_sqrt.end()))));
     const double ratio = std_const.back() / std_const.front(), expect = std::sqrt(double(dks.back()) / double(dks.front()));
     ctx.check(std::fabs(ratio / expect - 1) < 0.15, "C20",
-              fmt::format("÷10 lets the spread grow {}× from Dk = {} to {} (√({}/{}) = {})", g3(ratio), dks.front(),
+              ctx.f("÷10 lets the spread grow {}× from Dk = {} to {} (√({}/{}) = {})", g3(ratio), dks.front(),
                           dks.back(), dks.back(), dks.front(), g3(expect)));
     ctx.experiment_claim(experiment_scale(), "C20",
-                         fmt::format("the source says a fixed constant \"trained slightly worse\"; that is a "
+                         ctx.f("the source says a fixed constant \"trained slightly worse\"; that is a "
                                      "training result (`attn experiment scale` trains it). What the numbers show is "
                                      "why it could: with ÷10 the score spread is {} at Dk = {} (softmax nearly "
                                      "uniform) and {} at Dk = {} (sharper), so the constant suits only one width, "
@@ -96,9 +96,9 @@ void run(LessonContext& ctx) {
     }
     ctx.table("cosine", c);
     ctx.figure("cosine_max_abs_score", worst);
-    ctx.identity(worst <= 1.0 + 1e-5, "C19,C39", fmt::format("cosine scores stay within [−1, 1] at every Dk (max |score| = {:.6f})", worst));
+    ctx.identity(worst <= 1.0 + 1e-5, "C19,C39", ctx.f("cosine scores stay within [−1, 1] at every Dk (max |score| = {:.6f})", worst));
     ctx.identity(*std::min_element(ent1.begin(), ent1.end()) > 0.9, "C19",
-              fmt::format("with τ = 1 every row is nearly uniform (normalised entropy ≥ {})",
+              ctx.f("with τ = 1 every row is nearly uniform (normalised entropy ≥ {})",
                           g3(*std::min_element(ent1.begin(), ent1.end()))));
 
     ctx.section("What cosine throws away");
@@ -135,8 +135,8 @@ void run(LessonContext& ctx) {
     const double ddot = std::fabs(double(rd.weights.data[0]) - rd.weights.data[1]);
     ctx.figure("cosine_weight_diff", dcos);
     ctx.figure("dot_weight_diff", ddot);
-    ctx.identity(dcos < 1e-6, "C19", fmt::format("cosine gives both keys the same weight (diff {})", e2(dcos)));
-    ctx.identity(ddot > 0.1, "C19,C11", fmt::format("the dot product tells them apart (weights {:.3f} vs {:.3f})", rd.weights.data[0],
+    ctx.identity(dcos < 1e-6, "C19", ctx.f("cosine gives both keys the same weight (diff {})", e2(dcos)));
+    ctx.identity(ddot > 0.1, "C19,C11", ctx.f("the dot product tells them apart (weights {:.3f} vs {:.3f})", rd.weights.data[0],
                                                   rd.weights.data[1]));
     // The rest of the recipe, measured live: the quick size of `attn experiment stability`.
     ExperimentConfig qc;
@@ -145,7 +145,7 @@ void run(LessonContext& ctx) {
     const auto& lrows = st.tables[1].rows;  // d_k 64, 1024 x (scaled, none, cosine)
     const std::string log_inf = lrows[4][2].get<std::string>(), lsm_bad = lrows[4][3].get<std::string>();
     ctx.check(log_inf.rfind("0/", 0) != 0 && lsm_bad.rfind("0/", 0) == 0, "C39",
-              fmt::format("unscaled scores at d_k = 1024: log(softmax) of the lowest weight is -inf in {} rows, "
+              ctx.f("unscaled scores at d_k = 1024: log(softmax) of the lowest weight is -inf in {} rows, "
                           "log_softmax is finite in all ({} not finite); log_softmax rows sum to {:.0f}, so it "
                           "stabilises the loss but cannot stand in for the weights (attn experiment stability)",
                           log_inf, lsm_bad, lrows[4][4].get<double>()));
@@ -157,7 +157,7 @@ void run(LessonContext& ctx) {
     double lsum = 0;
     for (float x : p) logp.push_back(std::log(double(x))), lsum += logp.back();
     ctx.source_error("C39", "Stabilise with L2-normalised Q and K, log_softmax, and loss scaling in mixed precision",
-                     fmt::format("names log_softmax among the fixes, and the second article has it replace softmax. "
+                     ctx.f("names log_softmax among the fixes, and the second article has it replace softmax. "
                                  "It cannot replace the attention weights: for the dot-product row above, softmax "
                                  "gives {} and log_softmax gives {}, negative numbers that sum to {}, not 1, so "
                                  "they cannot weight the values. log_softmax is the stable way to compute a "

@@ -35,10 +35,10 @@ void run(LessonContext& ctx) {
     ctx.shape("out", out, "weights·V");
     ctx.identity(Q.shape == Shape({B, T, D}) && scores.shape == Shape({B, T, T}) && weights.shape == Shape({B, T, T}) &&
                   out.shape == Shape({B, T, D}),
-              "C21", fmt::format("Q, K, V {} → scores {} → weights {} → out {}, as the source lists", shape_str(Q.shape),
+              "C21", ctx.f("Q, K, V {} → scores {} → weights {} → out {}, as the source lists", shape_str(Q.shape),
                                  shape_str(scores.shape), shape_str(weights.shape), shape_str(out.shape)));
     ctx.identity(max_sum_error(weights) < 1e-5, "C21",
-              fmt::format("every row of weights sums to 1 (max |sum−1| = {})", e2(max_sum_error(weights))));
+              ctx.f("every row of weights sums to 1 (max |sum−1| = {})", e2(max_sum_error(weights))));
 
     auto heads = [&](const Tensor& t) { return t.reshaped({B, 1, T, t.dim(-1)}); };  // [B, 1, T, d]
     AttentionRecord rec;
@@ -46,7 +46,7 @@ void run(LessonContext& ctx) {
     const double d = max_abs_diff(ref.reshaped({B, T, D}), out);
     ctx.figure("by_hand_vs_reference_max_diff", d);
     // float32 products of 16 terms, summed in a different order: 1e-5 is generous
-    ctx.identity(d < 1e-5, "C21", fmt::format("the hand-written head equals attention_reference (max diff {})", e2(d)));
+    ctx.identity(d < 1e-5, "C21", ctx.f("the hand-written head equals attention_reference (max diff {})", e2(d)));
     const std::vector<std::string> tok{"the", "cat", "sat", "on", "the", "mat"};
     ctx.heatmap("weights_batch0", make_panel("weights of batch 0 (rows: queries, columns: keys)", weights.ptr(), T, T, tok, tok));
     ctx.para("The tokens are only labels here: x is random, so the pattern means nothing yet. Each row is "
@@ -62,13 +62,13 @@ void run(LessonContext& ctx) {
     const double dt = max_abs_diff(kq, transpose_last2(scores));
     const double dn = max_abs_diff(kq, scores);
     ctx.identity(dt < 1e-5 && dn > 1e-3, "C22",
-              fmt::format("K·Qᵀ is the transpose of Q·Kᵀ (max diff {}), not Q·Kᵀ itself (max diff {})", e2(dt), g3(dn)));
+              ctx.f("K·Qᵀ is the transpose of Q·Kᵀ (max diff {}), not Q·Kᵀ itself (max diff {})", e2(dt), g3(dn)));
     Tensor wrong_w = kq;
     for (auto& s : wrong_w.data) s *= inv;
     softmax_rows(wrong_w.ptr(), B * T, T);
     const double dout = max_abs_diff(matmul(wrong_w, V), out);
     ctx.figure("kqt_output_max_diff", dout);
-    ctx.check(dout > 1e-3, "C22", fmt::format("…and the output with K·Qᵀ differs from the right one by up to {}", g3(dout)));
+    ctx.check(dout > 1e-3, "C22", ctx.f("…and the output with K·Qᵀ differs from the right one by up to {}", g3(dout)));
     ctx.para("Forgetting the transpose altogether, Q·K, multiplies [6, 16] by [6, 16]: the inner sizes "
              "differ and the product is refused.");
     std::string err;
@@ -88,7 +88,7 @@ void run(LessonContext& ctx) {
     const double ds = max_abs_diff(silent, matmul(Q16, transpose_last2(K16)));
     ctx.figure("silent_qk_max_diff", ds);
     ctx.check(silent.shape == Shape({1, D, D}) && ds > 1e-3, "C22,C35",
-              fmt::format("with T = Dk, Q·K runs and returns a [1, 16, 16] tensor that differs from Q·Kᵀ by up to {}", g3(ds)));
+              ctx.f("with T = Dk, Q·K runs and returns a [1, 16, 16] tensor that differs from Q·Kᵀ by up to {}", g3(ds)));
     ctx.para("This is why lesson 13 asserts shapes after every transform: a test with T = Dk would never "
              "catch it.");
 }

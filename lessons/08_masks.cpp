@@ -40,14 +40,17 @@ void run(LessonContext& ctx) {
              "same columns are masked in every row. Our batch: lengths 5 and 3, T = 5.");
     ctx.shape("q, k, v", q, "[B=2, H=1, T=5, Dk=8], random");
     const Mask pad = Mask::key_padding(lengths);
-    std::string mask_text = "key mask [B, 1, T]:";
+    std::string mask_text = ctx.tr("key mask [B, 1, T]:");
     for (int64_t b = 0; b < B; ++b) {
         const MaskRow row = pad.row(b, T);
-        mask_text += fmt::format("\n  batch {}: [", b);
+        mask_text += "\n  ";
+        mask_text += ctx.f("batch {}:", b);
+        mask_text += " [";
         for (int64_t j = 0; j < T; ++j) mask_text += fmt::format("{}{}", j ? " " : "", row.allowed(0, j) ? 1 : 0);
         mask_text += "]";
     }
-    mask_text += "\nbroadcast to [B, T, T] for batch 1 (row = query):";
+    mask_text += "\n";
+    mask_text += ctx.tr("broadcast to [B, T, T] for batch 1 (row = query):");
     const MaskRow row1 = pad.row(1, T);
     for (int64_t i = 0; i < T; ++i) {
         mask_text += "\n  [";
@@ -62,8 +65,8 @@ void run(LessonContext& ctx) {
     ctx.heatmap("padding_batch1", make_panel("key padding, batch 1 (length 3)", block(rp.weights, 1, 0).data(), T, T, tok1, tok1));
     const double lp = leaked(rp.weights, pad), ep = max_row_sum_error(rp.weights, pad);
     ctx.figure("padding_leak", lp);
-    ctx.identity(lp == 0.0, "C23,C26", fmt::format("every padded key gets weight exactly 0 (largest: {})", lp));
-    ctx.identity(ep < 1e-5, "C23", fmt::format("every row still sums to 1 over the real keys (max |sum−1| = {})", e2(ep)));
+    ctx.identity(lp == 0.0, "C23,C26", ctx.f("every padded key gets weight exactly 0 (largest: {})", lp));
+    ctx.identity(ep < 1e-5, "C23", ctx.f("every row still sums to 1 over the real keys (max |sum−1| = {})", e2(ep)));
 
     ctx.section("Causal: no peeking at the future");
     ctx.para("A decoder that predicts token i+1 must not see tokens after i while it does. The causal mask "
@@ -74,9 +77,9 @@ void run(LessonContext& ctx) {
     attention_reference(q, k, v, causal, AttentionOptions{}, &rc);
     ctx.heatmap("causal_batch0", make_panel("causal, batch 0", block(rc.weights, 0, 0).data(), T, T, tok0, tok0));
     const double lc = leaked(rc.weights, causal);
-    ctx.identity(lc == 0.0, "C24", fmt::format("every weight above the diagonal is exactly 0 (largest: {})", lc));
+    ctx.identity(lc == 0.0, "C24", ctx.f("every weight above the diagonal is exactly 0 (largest: {})", lc));
     ctx.identity(rc.weights.at({0, 0, 0, 0}) == 1.0f, "C24",
-              fmt::format("the first query sees only itself: weight {}", g4(rc.weights.at({0, 0, 0, 0}))));
+              ctx.f("the first query sees only itself: weight {}", g4(rc.weights.at({0, 0, 0, 0}))));
 
     ctx.section("Both at once");
     ctx.para("A decoder batch needs both: a key is visible if it is in the past and it is real. The masks "
@@ -88,7 +91,7 @@ void run(LessonContext& ctx) {
     ctx.heatmap("both_batch1", make_panel("causal + padding, batch 1", block(rb.weights, 1, 0).data(), T, T, tok1, tok1));
     const double lb = leaked(rb.weights, both), eb = max_row_sum_error(rb.weights, both);
     ctx.identity(lb == 0.0 && eb < 1e-5, "C23,C24",
-              fmt::format("no weight on a future or padded key ({}), rows sum to 1 (max |sum−1| = {})", lb, e2(eb)));
+              ctx.f("no weight on a future or padded key ({}), rows sum to 1 (max |sum−1| = {})", lb, e2(eb)));
 
     ctx.section("Mask before softmax, not after");
     ctx.para("The mask belongs on the scores, as −inf, before softmax: exp(−inf) = 0, so masked keys get "
@@ -125,7 +128,7 @@ void run(LessonContext& ctx) {
     ctx.figure("max_sum_error_zeroed_after", worst_after);
     ctx.figure("max_sum_error_masked_before", ep);
     ctx.check(ep < 1e-5 && worst_after > 0.05, "C25",
-              fmt::format("−inf before softmax: max |sum−1| = {}; zeroing after: max |sum−1| = {}", e2(ep), g3(worst_after)));
+              ctx.f("−inf before softmax: max |sum−1| = {}; zeroing after: max |sum−1| = {}", e2(ep), g3(worst_after)));
     Tensor renorm = after;  // the repair: divide each row by its sum
     for (int64_t r = 0; r < B * T; ++r) {
         double s = 0;
@@ -135,7 +138,7 @@ void run(LessonContext& ctx) {
     ctx.shape("renormalised", renorm, "each row divided by its sum");
     const double dr = max_abs_diff(renorm, rp.weights);
     ctx.identity(dr < 1e-6, "C25",
-              fmt::format("zeroing after softmax and then renormalising each row gives the masked weights back (max diff {})", e2(dr)));
+              ctx.f("zeroing after softmax and then renormalising each row gives the masked weights back (max diff {})", e2(dr)));
     ctx.para("So masking after softmax is wrong by exactly the missing normalisation; −inf before softmax "
              "gets it for free.");
 
@@ -159,13 +162,13 @@ void run(LessonContext& ctx) {
     ctx.table("fill", f);
     const double l0 = leaked(fw[0], pad), d9 = max_abs_diff(fw[1], fw[2]);
     ctx.figure("fill0_leak", l0);
-    ctx.check(l0 > 0.01, "C28", fmt::format("fill 0 leaks: a padded key gets weight up to {}", g3(l0)));
-    ctx.identity(d9 == 0.0, "C28", fmt::format("fill −1e9 and −inf give identical weights here (max diff {})", d9));
+    ctx.check(l0 > 0.01, "C28", ctx.f("fill 0 leaks: a padded key gets weight up to {}", g3(l0)));
+    ctx.identity(d9 == 0.0, "C28", ctx.f("fill −1e9 and −inf give identical weights here (max diff {})", d9));
 
     // float16: 5 exponent bits, 10 fraction bits; a value at or past max + half an ulp rounds to inf
     const double f16_max = std::ldexp(2.0 - std::ldexp(1.0, -10), 15);
     const double f16_overflow = f16_max + std::ldexp(1.0, 15 - 10 - 1);
-    ctx.para(fmt::format("−1e9 is safe in float32 (largest finite {:.3g}) and bfloat16 (same exponent range), but "
+    ctx.para(ctx.f("−1e9 is safe in float32 (largest finite {:.3g}) and bfloat16 (same exponent range), but "
                          "not in float16, whose largest finite value is {:g}: any number at or beyond {:g} rounds "
                          "to infinity, so −1e9 stored in a float16 score tensor is −inf, and the \"safe\" fill "
                          "behaves exactly like −inf, empty rows included. The portable fills are −inf itself (with "
@@ -173,7 +176,7 @@ void run(LessonContext& ctx) {
                          "(−{:g} in float16).",
                          double(std::numeric_limits<float>::max()), f16_max, f16_overflow, f16_max));
     ctx.identity(1e9 >= f16_overflow && 1e9 < double(std::numeric_limits<float>::max()), "C28",
-                 fmt::format("1e9 is {} times float16's overflow threshold {:g}, and far inside float32's range",
+                 ctx.f("1e9 is {} times float16's overflow threshold {:g}, and far inside float32's range",
                              g3(1e9 / f16_overflow), f16_overflow));
 
     ctx.section("A row with nothing to see");
@@ -188,7 +191,7 @@ void run(LessonContext& ctx) {
     AttentionRecord re9, rei;
     attention_reference(q, k, v, empty, o9, &re9);
     const Tensor out_inf = attention_reference(q, k, v, empty, AttentionOptions{}, &rei);
-    ctx.code(fmt::format("lengths [5, 0], batch 1, query 0:\n  fill −1e9: {}\n  fill −inf: {}", row_text(re9.weights, 1, 0),
+    ctx.code(ctx.f("lengths [5, 0], batch 1, query 0:\n  fill −1e9: {}\n  fill −inf: {}", row_text(re9.weights, 1, 0),
                          row_text(rei.weights, 1, 0)));
     double uni = 0, zero = 0, out0 = 0;
     for (int64_t i = 0; i < T; ++i)
@@ -198,7 +201,7 @@ void run(LessonContext& ctx) {
         }
     for (int64_t i = 0; i < T; ++i)
         for (int64_t d = 0; d < Dk; ++d) out0 = std::max(out0, double(std::fabs(out_inf.at({1, 0, i, d}))));
-    ctx.identity(uni < 1e-6, "C28", fmt::format("−1e9: the empty row is uniform, 1/T on every key (max deviation {})", e2(uni)));
+    ctx.identity(uni < 1e-6, "C28", ctx.f("−1e9: the empty row is uniform, 1/T on every key (max deviation {})", e2(uni)));
     ctx.identity(zero == 0.0 && out0 == 0.0, "C28", "−inf: the empty row is all zeros and so is its output (no NaN)");
 
     ctx.section("Padded query rows do not matter");
@@ -227,7 +230,7 @@ void run(LessonContext& ctx) {
     ctx.figure("real_rows_change", real_move);
     ctx.figure("padded_rows_change", pad_move);
     ctx.identity(real_move == 0.0 && pad_move > 0.0, "C26",
-              fmt::format("real rows change by {}, padded rows by {}: the padding only affects rows nobody uses",
+              ctx.f("real rows change by {}, padded rows by {}: the padding only affects rows nobody uses",
                           real_move, g3(pad_move)));
 
     ctx.section("Forgetting the look-ahead mask");
@@ -249,7 +252,7 @@ void run(LessonContext& ctx) {
     }
     ctx.figure("future_leak_without_causal", moved_open);
     ctx.check(moved_open > 1e-3 && moved_causal == 0.0, "C24,C28",
-              fmt::format("without the mask position 0 moves by {} when token {} changes; with it, by {}", g3(moved_open),
+              ctx.f("without the mask position 0 moves by {} when token {} changes; with it, by {}", g3(moved_open),
                           T - 1, moved_causal));
 }
 

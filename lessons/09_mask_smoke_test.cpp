@@ -38,11 +38,11 @@ void run(LessonContext& ctx) {
     std::vector<float> row;
     for (int64_t j = 0; j < T; ++j) row.push_back(rr.weights.at({1, 0, 0, j}));
     const Smoke s = smoke(rr.weights, 1, 0, len);
-    ctx.code(fmt::format("batch 1 (length {}), query 0: {}\nweight on padding: {}\nsum over real keys: {:.7f}", len,
+    ctx.code(ctx.f("batch 1 (length {}), query 0: {}\nweight on padding: {}\nsum over real keys: {:.7f}", len,
                          list(row, 4), s.on_padding, s.real_sum));
     ctx.figure("row", row);
     ctx.identity(s.pass, "C27",
-              fmt::format("smoke test passes: padding gets {}, the real keys sum to 1 (|sum−1| = {})", s.on_padding,
+              ctx.f("smoke test passes: padding gets {}, the real keys sum to 1 (|sum−1| = {})", s.on_padding,
                           e2(std::fabs(s.real_sum - 1))));
 
     ctx.section("The same test on masks built the wrong way round");
@@ -78,16 +78,16 @@ void run(LessonContext& ctx) {
     ctx.heatmap("inverted", make_panel("inverted mask, batch 1: only padding is seen", block(ri.weights, 1, 0).data(), T, T, tok, tok));
     ctx.figure("inverted_weight_on_padding", si.on_padding);
     ctx.figure("rows_mask_weight_on_padding", so.on_padding);
-    ctx.check(!si.pass, "C27", fmt::format("the smoke test catches the inverted mask: {:.3f} of the row's weight sits on padding",
+    ctx.check(!si.pass, "C27", ctx.f("the smoke test catches the inverted mask: {:.3f} of the row's weight sits on padding",
                                             si.on_padding));
-    ctx.check(!so.pass, "C27", fmt::format("the smoke test catches a mask on query rows: {:.3f} of the weight sits on padding",
+    ctx.check(!so.pass, "C27", ctx.f("the smoke test catches a mask on query rows: {:.3f} of the weight sits on padding",
                                             so.on_padding));
     ctx.heatmap("on_rows", make_panel("mask on query rows, batch 1", block(ro.weights, 1, 0).data(), T, T, tok, tok));
     ctx.para("The last picture looks almost plausible: the padded rows are empty, as if the padding had been "
              "handled. Only the weights in the padded columns give the bug away, and the smoke test reads "
              "exactly those.");
     ctx.source_error("C27", "Smoke test: print one row of weights; padded positions ≈ 0, the rest sums to 1",
-                     fmt::format("is sound advice, but the first article's code for it cannot run as written: it "
+                     ctx.f("is sound advice, but the first article's code for it cannot run as written: it "
                                  "passes a key_padding_mask argument that the attention function it defines does not "
                                  "take; its [B, T] mask is used without unsqueeze, and [B, T] = [{}, {}] does not "
                                  "broadcast against [B, T, T] scores unless B = T; and it fills where mask == 0 while "

@@ -25,12 +25,12 @@ void run(LessonContext& ctx) {
     const Tensor x = randn({B, T, cfg.d_model}, rng);  // [B, T, D]
     ForwardRecord rec;
     const TraceFn trace = [&ctx](const TraceEvent& e) { ctx.shape(e.name, e.shape, e.formula); };
-    ctx.para(fmt::format("d_model = {}, heads = {}, so Dk = Dv = {}. The forward pass reports each step:", cfg.d_model,
+    ctx.para(ctx.f("d_model = {}, heads = {}, so Dk = Dv = {}. The forward pass reports each step:", cfg.d_model,
                          cfg.heads, cfg.d_k));
     const Tensor out = mha.forward(x, Mask::none(), AttentionOptions{}, &rec, &trace);
     ctx.identity(cfg.heads * cfg.d_k == cfg.d_model && rec.Q.shape == Shape({B, cfg.heads, T, cfg.d_k}) &&
                   out.shape == x.shape,
-              "C29", fmt::format("{} = {} × {}; per-head Q is {}, the output {} has x's shape", cfg.d_model, cfg.heads, cfg.d_k,
+              "C29", ctx.f("{} = {} × {}; per-head Q is {}, the output {} has x's shape", cfg.d_model, cfg.heads, cfg.d_k,
                                  shape_str(rec.Q.shape), shape_str(out.shape)));
 
     ctx.section("8 heads of 64 cost what 1 head of 512 costs");
@@ -46,23 +46,23 @@ void run(LessonContext& ctx) {
            format_bytes(one.bytes_score_matrix)});
     t.add({"8 heads × 64", eight.params_total, eight.flops_projections, eight.flops_scores + eight.flops_weighted_sum,
            eight.flops_total, format_bytes(eight.bytes_score_matrix)});
-    ctx.para(fmt::format("For B = 1, T = {} (a FLOP is a multiply or an add):", Tc));
+    ctx.para(ctx.f("For B = 1, T = {} (a FLOP is a multiply or an add):", Tc));
     ctx.table("cost", t);
     ctx.figure("params_1x512", one.params_total);
     ctx.figure("params_8x64", eight.params_total);
     ctx.figure("flops_1x512", one.flops_total);
     ctx.figure("flops_8x64", eight.flops_total);
     ctx.identity(one.params_total == eight.params_total && one.flops_total == eight.flops_total, "C30",
-              fmt::format("same parameters ({}) and same FLOPs ({}) for both layouts", one.params_total, g4(one.flops_total)));
+              ctx.f("same parameters ({}) and same FLOPs ({}) for both layouts", one.params_total, g4(one.flops_total)));
     ctx.identity(eight.bytes_score_matrix == 8 * one.bytes_score_matrix, "C30",
-              fmt::format("but 8 heads keep 8 score matrices: {} instead of {}", format_bytes(eight.bytes_score_matrix),
+              ctx.f("but 8 heads keep 8 score matrices: {} instead of {}", format_bytes(eight.bytes_score_matrix),
                           format_bytes(one.bytes_score_matrix)));
     ctx.identity(mha.q_proj.num_params() + mha.k_proj.num_params() + mha.v_proj.num_params() + mha.o_proj.num_params() ==
                   eight.params_total,
               "C30", "attention_cost's parameter count matches the layer's own tensors");
 
     ctx.source_error("C29", "Split d_model into h heads (512 = 8 × 64)",
-                     fmt::format("is right, but the first article's table of the split gives the score matrices as "
+                     ctx.f("is right, but the first article's table of the split gives the score matrices as "
                                  "[seq, 512, 512] for one head and 8 × [seq, 64, 64] for eight, as if scores "
                                  "were [Dk, Dk]. Scores compare queries with keys, so they are [T, T] in both "
                                  "layouts: the 512-wide layer above made scores of shape {} ([B, H, T, T] with "
@@ -84,7 +84,7 @@ void run(LessonContext& ctx) {
     ctx.shape("heads", tiny, "[B, H, T, Dv]");
     ctx.shape("merged", right, "transpose(1, 2), then reshape");
     ctx.shape("merged_wrong", wrong, "reshape only");
-    std::string txt = "token   right merge            reshape only";
+    std::string txt = ctx.tr("token   right merge            reshape only");
     bool right_ok = true, wrong_mixes = false;
     for (int64_t tt = 0; tt < 3; ++tt) {
         std::vector<std::string> a, b;
@@ -101,13 +101,13 @@ void run(LessonContext& ctx) {
     ctx.identity(right_ok && wrong_mixes, "C31",
               "the right merge keeps each row to one token (tens digit = t); reshape alone mixes tokens in a row");
     const double rt = max_abs_diff(split_heads(merge_heads(rec.head_out), cfg.heads), rec.head_out);
-    ctx.identity(rt == 0.0, "C31", fmt::format("split_heads undoes merge_heads exactly on the real layer (max diff {})", rt));
+    ctx.identity(rt == 0.0, "C31", ctx.f("split_heads undoes merge_heads exactly on the real layer (max diff {})", rt));
     const Tensor out_wrong = mha.o_proj.forward(merge_heads_wrong(rec.head_out));  // [B, T, D]
     ctx.shape("out, wrong", out_wrong, "merge_heads_wrong, then W_o");
     const double dw = max_abs_diff(out_wrong, out);
     ctx.figure("wrong_merge_output_max_diff", dw);
     ctx.check(dw > 1e-3, "C31",
-              fmt::format("on the 512-wide layer, the wrong merge changes the output by up to {} (same shape {}, no error)", g3(dw),
+              ctx.f("on the 512-wide layer, the wrong merge changes the output by up to {} (same shape {}, no error)", g3(dw),
                           shape_str(out_wrong.shape)));
     ctx.experiment_claim(experiment_heads(), "C33",
                          "the source adds that several heads give the gradient several paths, so some heads "

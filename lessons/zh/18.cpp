@@ -17,8 +17,8 @@ const RegisterCatalogue zh18{Lang::zh, 18, {
      "但只有 H_kv 个键/值头：每 g = H / H_kv 个查询头共用一份 K 和一份 V。多查询注意力（MQA）是 "
      "H_kv = 1 的极端情形。下面是一层注意力，D = 64，H = 8 个头，每头 Dk = 8，在同一输入上分别取 "
      "H_kv = 8（普通多头）、2 和 1 运行。"},
-    {"K_heads", "K 头数"},
-    {"V_heads", "V 头数"},
+    {"K_heads", "K_heads"},
+    {"V_heads", "V_heads"},
     {"K+V floats", "K+V 的浮点数"},
     {"of multi-head", "占多头的比例"},
     {"W_k+W_v params", "W_k+W_v 参数量"},

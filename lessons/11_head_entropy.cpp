@@ -55,16 +55,16 @@ void run(LessonContext& ctx) {
     const double logT = std::log(double(T));
     bool in_range = true;
     for (double e : ent) in_range = in_range && e >= 0 && e <= logT + 1e-9;
-    ctx.identity(in_range, "C32", fmt::format("every head's mean entropy lies in [0, log T = {:.3f}] nats", logT));
+    ctx.identity(in_range, "C32", ctx.f("every head's mean entropy lies in [0, log T = {:.3f}] nats", logT));
     ctx.identity(std::fabs(ent[0] - ent[1]) < 1e-5, "C32",
-              fmt::format("the planted duplicate has the same mean entropy as head 0 ({:.4f} vs {:.4f})", ent[0], ent[1]));
+              ctx.f("the planted duplicate has the same mean entropy as head 0 ({:.4f} vs {:.4f})", ent[0], ent[1]));
 
     ctx.section("Head-to-head similarity");
-    ctx.para(fmt::format("Equal mean entropy does not prove two heads look at the same keys; two heads can be "
-                         "equally sharp about different things. A direct comparison: the Jensen-Shannon divergence "
-                         "between the two heads' rows, averaged over all queries. 0 means identical rows; ln 2 = "
-                         "{:.3f} nats is the maximum (disjoint).",
-                         std::log(2.0)));
+    ctx.para(ctx.f("Equal mean entropy does not prove two heads look at the same keys; two heads can be "
+                   "equally sharp about different things. A direct comparison: the Jensen-Shannon divergence "
+                   "between the two heads' rows, averaged over all queries. 0 means identical rows; ln 2 = "
+                   "{:.3f} nats is the maximum (disjoint).",
+                   std::log(2.0)));
     const Tensor sim = head_similarity(rec.attn.weights, Mask::none());  // [H, H]
     ctx.shape("similarity", sim, "[H, H], mean JS divergence (nats)");
     ctx.heatmap("similarity", make_panel("mean JS divergence between heads (0 = identical)", sim.ptr(), cfg.heads, cfg.heads,
@@ -76,15 +76,15 @@ void run(LessonContext& ctx) {
     const double median = pairs[pairs.size() / 2].js, threshold = 0.1 * median;
     const std::vector<HeadPair> flagged = near_duplicate_heads(sim, threshold);
     std::string listed;
-    for (const HeadPair& p : flagged) listed += fmt::format(" (h{}, h{}: {})", p.a, p.b, e2(p.js));
-    ctx.para(fmt::format("Median divergence between heads: {:.4f} nats. Flagged as near-duplicates (below a "
-                         "tenth of the median, {:.4f}):{}",
-                         median, threshold, flagged.empty() ? " none" : listed));
+    for (const HeadPair& p : flagged) listed += fmt::format("{}(h{}, h{}: {})", listed.empty() ? "" : " ", p.a, p.b, e2(p.js));
+    ctx.para(ctx.f("Median divergence between heads: {:.4f} nats. Flagged as near-duplicates (below a "
+                   "tenth of the median, {:.4f}): {}",
+                   median, threshold, flagged.empty() ? ctx.tr("none") : listed));
     ctx.figure("median_js", median);
     ctx.figure("closest_pair", std::vector<int64_t>{closest.a, closest.b});
     ctx.check(closest.a == 0 && closest.b == 1 && flagged.size() == 1, "C32",
-              fmt::format("the closest pair is (h{}, h{}), the planted duplicate, and it is the only one flagged",
-                          closest.a, closest.b));
+              ctx.f("the closest pair is (h{}, h{}), the planted duplicate, and it is the only one flagged",
+                    closest.a, closest.b));
     ctx.heatmap("head0", make_panel("head 0, batch 0", block(rec.attn.weights, 0, 0).data(), T, T));
     ctx.heatmap("head2", make_panel("head 2, batch 0", block(rec.attn.weights, 0, 2).data(), T, T));
 

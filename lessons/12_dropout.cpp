@@ -44,19 +44,19 @@ void run(LessonContext& ctx) {
     var /= double(sums.size() - 1);
     const double frac = double(dropped) / double(rt.weights.numel());
     const double se = std::sqrt(var / double(sums.size()));
-    ctx.code(fmt::format("dropped: {} of {} weights ({:.2f}%)\nrow sums over {} rows: mean {:.4f}, min {:.4f}, max {:.4f}",
-                         dropped, rt.weights.numel(), 100 * frac, sums.size(), mean, lo, hi));
+    ctx.code(ctx.f("dropped: {} of {} weights ({:.2f}%)\nrow sums over {} rows: mean {:.4f}, min {:.4f}, max {:.4f}",
+                   dropped, rt.weights.numel(), 100 * frac, sums.size(), mean, lo, hi));
     ctx.figure("dropped_fraction", frac);
     ctx.figure("row_sum_mean", mean);
     ctx.figure("row_sum_min", lo);
     ctx.figure("row_sum_max", hi);
     const double fse = std::sqrt(p * (1 - p) / double(rt.weights.numel()));
     ctx.check(std::fabs(frac - p) < 4 * fse, "C38",
-              fmt::format("the dropped fraction {:.4f} is p = {} within 4 standard errors ({})", frac, p, e2(4 * fse)));
+              ctx.f("the dropped fraction {:.4f} is p = {} within 4 standard errors ({})", frac, p, e2(4 * fse)));
     ctx.check(std::fabs(mean - 1) < 4 * se && hi - lo > 0.01, "C38",
-              fmt::format("rows sum to 1 on average ({:.4f} ± {}), not each one (range {:.3f} .. {:.3f})", mean, e2(se), lo, hi));
+              ctx.f("rows sum to 1 on average ({:.4f} ± {}), not each one (range {:.3f} .. {:.3f})", mean, e2(se), lo, hi));
     ctx.identity(ratio_err < 1e-5, "C38",
-              fmt::format("every surviving weight is exactly w/(1−p): proportions among survivors kept (max error {})", e2(ratio_err)));
+              ctx.f("every surviving weight is exactly w/(1−p): proportions among survivors kept (max error {})", e2(ratio_err)));
 
     ctx.section("Evaluation mode: dropout off");
     ctx.para("At inference dropout must be off (model.eval() in PyTorch), or the same input gives different "
@@ -70,8 +70,8 @@ void run(LessonContext& ctx) {
     ctx.figure("eval_vs_no_dropout", de);
     ctx.figure("train_vs_no_dropout", dt);
     ctx.identity(de == 0.0 && dt > 1e-3, "C38",
-              fmt::format("eval output equals the no-dropout output exactly (diff {}); the training output differs by up to {}", de,
-                          g3(dt)));
+              ctx.f("eval output equals the no-dropout output exactly (diff {}); the training output differs by up to {}", de,
+                    g3(dt)));
 
     ctx.section("Dropout on the scores instead");
     ctx.para("Dropping scores before softmax is a different operation. A dropped score becomes 0, which "
@@ -99,17 +99,17 @@ void run(LessonContext& ctx) {
     Table t;
     t.columns = {"dropout on", "max relative change of a survivor", "row sums"};
     t.formats = {"", "{:.3g}"};
-    t.add({"weights (after softmax)", rel_weights, fmt::format("mean {:.4f}, {:.3f} .. {:.3f}", mean, lo, hi)});
-    t.add({"scores (before softmax)", rel_scores, fmt::format("all 1 (±{})", e2(max_sum_error(sd)))});
+    t.add({"weights (after softmax)", rel_weights, ctx.f("mean {:.4f}, {:.3f} .. {:.3f}", mean, lo, hi)});
+    t.add({"scores (before softmax)", rel_scores, ctx.f("all 1 (±{})", e2(max_sum_error(sd)))});
     ctx.table("where", t);
     ctx.figure("survivor_change_scores_dropout", rel_scores);
     ctx.figure("survivor_change_weights_dropout", rel_weights);
     ctx.check(rel_scores > 0.1 && rel_weights < 1e-5, "C38",
-              fmt::format("dropout on scores changes surviving weights by up to {:.0f}%; on weights, by {} (after 1/(1−p))",
-                          100 * rel_scores, e2(rel_weights)));
-    ctx.para(fmt::format("The distortion is not small: in the worst row, {:.2f} of the weight mass moved between "
-                         "the surviving keys.",
-                         mass_moved));
+              ctx.f("dropout on scores changes surviving weights by up to {:.0f}%; on weights, by {} (after 1/(1−p))",
+                    100 * rel_scores, e2(rel_weights)));
+    ctx.para(ctx.f("The distortion is not small: in the worst row, {:.2f} of the weight mass moved between "
+                   "the surviving keys.",
+                   mass_moved));
     // The training side, measured live: the quick size of `attn experiment dropout`, one seed.
     ExperimentConfig dc;
     dc.size = ExperimentSize::Quick, dc.seeds = 1, dc.seed = ctx.seed();
@@ -119,7 +119,7 @@ void run(LessonContext& ctx) {
         const auto c = std::find(dtab.columns.begin(), dtab.columns.end(), column) - dtab.columns.begin();
         return dtab.rows[row][static_cast<size_t>(c)].get<double>();
     };
-    ctx.para(fmt::format("Trained live (one seed, the quick size of attn experiment dropout, which runs p = 0, 0.1, "
+    ctx.para(ctx.f("Trained live (one seed, the quick size of attn experiment dropout, which runs p = 0, 0.1, "
                          "0.2, 0.3, 0.5 over 3 seeds, with AdamW and SGD): associative recall learned from a finite "
                          "set of 256 rows, scored on held-out rows. Final held-out loss {:.3f} with p = 0, {:.3f} with "
                          "p = 0.5 on the weights and {:.3f} with p = 0.5 on the scores; training loss {:.3f}, {:.3f}, "

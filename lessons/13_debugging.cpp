@@ -67,8 +67,8 @@ void run(LessonContext& ctx) {
     }
     ctx.figure("broadcast_bug_batch1_max_diff", d1);
     ctx.check(bad.shape == good.shape && d0 == 0.0 && d1 > 1e-3, "C35",
-              fmt::format("matmul returns the right shape {}; batch 0 is right (diff {}), batch 1 wrong by up to {}",
-                          shape_str(bad.shape), d0, g3(d1)));
+              ctx.f("matmul returns the right shape {}; batch 0 is right (diff {}), batch 1 wrong by up to {}",
+                    shape_str(bad.shape), d0, g3(d1)));
     std::string berr;
     try {
         bmm(Q, transpose_last2(K0));
@@ -90,8 +90,8 @@ void run(LessonContext& ctx) {
     };
     const float by_dk = 1.0f / std::sqrt(static_cast<float>(Dk)), by_d = 1.0f / std::sqrt(static_cast<float>(D));
     const std::vector<Row> inits{{"xavier_uniform", InitSpec{InitKind::XavierUniform}},
-                                 {fmt::format("normal, std 1/√D = {:.3f}", by_d), InitSpec{InitKind::Normal, by_d}},
-                                 {fmt::format("normal, std 1/√Dk = {:.3f}", by_dk), InitSpec{InitKind::Normal, by_dk}},
+                                 {ctx.f("normal, std 1/√D = {:.3f}", by_d), InitSpec{InitKind::Normal, by_d}},
+                                 {ctx.f("normal, std 1/√Dk = {:.3f}", by_dk), InitSpec{InitKind::Normal, by_dk}},
                                  {"normal, std 1 (too large)", InitSpec{InitKind::Normal, 1.0f}},
                                  {"zeros", InitSpec{InitKind::Zeros}}};
     Table t;
@@ -133,11 +133,11 @@ void run(LessonContext& ctx) {
     ctx.figure("score_std_by_init", stds);
     ctx.figure("mean_max_weight_by_init", maxw);
     ctx.check(stds[3] > 4 * stds[0] && maxw[3] > 0.8, "C36",
-              fmt::format("std-1 weights give scores {:.1f}× as spread as Xavier's and near one-hot rows (mean max weight {:.3f})",
-                          stds[3] / stds[0], maxw[3]));
+              ctx.f("std-1 weights give scores {:.1f}× as spread as Xavier's and near one-hot rows (mean max weight {:.3f})",
+                    stds[3] / stds[0], maxw[3]));
     ctx.check(stds[0] > 0.6 && stds[0] < 1.5 && stds[1] > 0.6 && stds[1] < 1.5, "C36",
-              fmt::format("Xavier and std 1/√D keep the scaled scores near 1 (std {:.3f}, {:.3f}) and the rows soft", stds[0],
-                          stds[1]));
+              ctx.f("Xavier and std 1/√D keep the scaled scores near 1 (std {:.3f}, {:.3f}) and the rows soft", stds[0],
+                    stds[1]));
     // the source's recipe at the usual sizes: d_model 512, 8 heads of 64
     MhaConfig big;
     big.d_model = 512;
@@ -161,17 +161,17 @@ void run(LessonContext& ctx) {
     ctx.figure("d512_h8_score_std_init_inv_sqrt_dk", sd_dk);
     ctx.figure("d512_h8_score_std_init_inv_sqrt_d", sd_d);
     ctx.check(sd_dk > 0.7 * double(big.heads) && sd_dk < 1.3 * double(big.heads) && sd_d > 0.7 && sd_d < 1.3, "C36",
-              fmt::format("at d_model {}, {} heads: W std 1/√d_k = {:.3f} gives scaled scores with std {:.2f} "
-                          "(≈ h = {}); std 1/√d_model = {:.3f} gives {:.2f}",
-                          big.d_model, big.heads, big_dk, sd_dk, big.heads, big_d, sd_d));
-    ctx.qualified("C36", fmt::format("corrected. \"Use a smaller std\" for too-large W_q, W_k is right, but "
-                                     "\"~1/√d_k\" is the right size only when d_k is the projection's fan-in. W_q maps "
-                                     "all d_model features, so each q entry sums d_model terms: its variance is "
-                                     "d_model/d_k = h times too large, and so is k's, and the scaled scores' std comes "
-                                     "out ≈ h instead of 1 ({:.2f} at d_model {}, h = {}; {:.2f} at D = {}, h = {} in "
-                                     "the table, with mean max weight {:.3f}). The std that keeps scores near 1 is "
-                                     "1/√d_model ({:.2f} and {:.2f}), which is what Xavier gives a square layer.",
-                                     sd_dk, big.d_model, big.heads, stds[2], D, H, maxw[2], sd_d, stds[1]));
+              ctx.f("at d_model {}, {} heads: W std 1/√d_k = {:.3f} gives scaled scores with std {:.2f} "
+                    "(≈ h = {}); std 1/√d_model = {:.3f} gives {:.2f}",
+                    big.d_model, big.heads, big_dk, sd_dk, big.heads, big_d, sd_d));
+    ctx.qualified("C36", ctx.f("corrected. \"Use a smaller std\" for too-large W_q, W_k is right, but "
+                               "\"~1/√d_k\" is the right size only when d_k is the projection's fan-in. W_q maps "
+                               "all d_model features, so each q entry sums d_model terms: its variance is "
+                               "d_model/d_k = h times too large, and so is k's, and the scaled scores' std comes "
+                               "out ≈ h instead of 1 ({:.2f} at d_model {}, h = {}; {:.2f} at D = {}, h = {} in "
+                               "the table, with mean max weight {:.3f}). The std that keeps scores near 1 is "
+                               "1/√d_model ({:.2f} and {:.2f}), which is what Xavier gives a square layer.",
+                               sd_dk, big.d_model, big.heads, stds[2], D, H, maxw[2], sd_d, stds[1]));
 
     // C9: all-zero weights, forward and backward (the library's MHA backward)
     Rng rg = ctx.rng(138);
@@ -205,17 +205,17 @@ void run(LessonContext& ctx) {
     ctx.figure("zero_init_max_weight_grad", gmax);
     ctx.figure("zero_wq_only_max_grad", gq_max);
     ctx.identity(zero_dev < 1e-7 && js_max[4] == 0.0, "C9",
-                 fmt::format("all-zero weights: every row uniform (max |w − 1/T| = {}) and every head identical "
-                             "(JS divergence 0)",
-                             e2(zero_dev)));
+                 ctx.f("all-zero weights: every row uniform (max |w − 1/T| = {}) and every head identical "
+                       "(JS divergence 0)",
+                       e2(zero_dev)));
     ctx.identity(gmax == 0.0, "C9",
-                 fmt::format("all-zero W_q, W_k, W_v, W_o: every weight gradient is exactly 0 (largest |entry| {}); "
-                             "only the output bias b_o gets one",
-                             gmax));
+                 ctx.f("all-zero W_q, W_k, W_v, W_o: every weight gradient is exactly 0 (largest |entry| {}); "
+                       "only the output bias b_o gets one",
+                       gmax));
     ctx.check(gq_max > 1e-4 && head_gap > 1e-6, "C9",
-              fmt::format("zero W_q alone is harmless: its gradient reaches {} and differs between heads (by up "
-                          "to {})",
-                          g3(gq_max), g3(head_gap)));
+              ctx.f("zero W_q alone is harmless: its gradient reaches {} and differs between heads (by up "
+                    "to {})",
+                    g3(gq_max), g3(head_gap)));
     ctx.para("That is the source's reason for \"never all zeros\": with every projection zero the output is 0 "
              "whatever x is, dout·W_o = 0 cuts the gradient to W_q, W_k and W_v, and W_o's own gradient "
              "doutᵀ·merged is 0 because merged is. Gradient descent never moves a weight. Symmetry is a second "

@@ -25,12 +25,13 @@ void run(LessonContext& ctx) {
         const AttentionCost c = attention_cost(1, T, 512, 8, 64, 64);
         const double io = 4.0 * 8 * double(T) * (64 + 64 + 64 + 64);
         bytes.push_back(c.bytes_score_matrix);
-        t.add({T, format_bytes(c.bytes_score_matrix), format_bytes(io)});
+        // a byte count ("8.0 MiB") is data: through ctx.f("{}") it is not looked up as a text
+        t.add({T, ctx.f("{}", format_bytes(c.bytes_score_matrix)), ctx.f("{}", format_bytes(io))});
     }
     ctx.table("memory", t);
     ctx.figure("score_matrix_bytes", bytes);
     ctx.check(bytes[1] == 16 * bytes[0] && bytes[3] == 16 * bytes[2], "C40",
-              fmt::format("4× the length, 16× the memory: {} → {}", format_bytes(bytes[0]), format_bytes(bytes[1])));
+              ctx.f("4× the length, 16× the memory: {} → {}", format_bytes(bytes[0]), format_bytes(bytes[1])));
 
     ctx.section("An online softmax, tile by tile");
     ctx.para("The way out is to never hold a whole row of scores. Walk over the keys in tiles and keep, for "
@@ -47,7 +48,7 @@ void run(LessonContext& ctx) {
     const double scale = 1.0 / std::sqrt(double(Dk));
     double m = -INFINITY, l = 0;
     std::vector<double> acc(static_cast<size_t>(Dv), 0.0);
-    std::string steps = "tile   keys     m (running max)   l (running sum)";
+    std::string steps = ctx.tr("tile   keys     m (running max)   l (running sum)");
     for (int64_t t0 = 0; t0 < T; t0 += tile) {
         // pass 1: this tile's scores and its max
         std::vector<double> s;
@@ -76,8 +77,8 @@ void run(LessonContext& ctx) {
     for (int64_t c = 0; c < Dv; ++c) d = std::max(d, std::fabs(acc[static_cast<size_t>(c)] / l - ref.at({0, 0, 0, c})));
     ctx.figure("online_softmax_max_diff", d);
     ctx.check(d < 1e-5, "C40",
-              fmt::format("the tiled result equals attention_reference's output (max diff {}), with no row of 12 scores ever held",
-                          e2(d)));
+              ctx.f("the tiled result equals attention_reference's output (max diff {}), with no row of 12 scores ever held",
+                    e2(d)));
 
     ctx.section("The library's tiled kernel");
     ctx.para("The library's flash backend does this for every query and head, with tiles of queries and keys, "
@@ -95,11 +96,11 @@ void run(LessonContext& ctx) {
     ctx.figure("flash_vs_reference_max_diff", df);
     // outputs are convex combinations of N(0,1) values; a different summation
     // order in float32 moves them by a few ulps of numbers of size ~1: 1e-5 is ample
-    ctx.check(df < 1e-5, "C40", fmt::format("flash equals the reference under causal + padding masks (max diff {})", e2(df)));
+    ctx.check(df < 1e-5, "C40", ctx.f("flash equals the reference under causal + padding masks (max diff {})", e2(df)));
     const AttentionCost cf = attention_cost(Bf, Tf, Hf * Df, Hf, Df, Df);
-    ctx.para(fmt::format("The reference materialised {} of scores for this call (and as much again for the "
-                         "weights); the tiled kernel never allocates a [T, T] block.",
-                         format_bytes(cf.bytes_score_matrix)));
+    ctx.para(ctx.f("The reference materialised {} of scores for this call (and as much again for the "
+                   "weights); the tiled kernel never allocates a [T, T] block.",
+                   format_bytes(cf.bytes_score_matrix)));
     // Gradient checkpointing, measured live: the quick size of `attn experiment memory`.
     ExperimentConfig mc;
     mc.size = ExperimentSize::Quick, mc.seeds = 1, mc.seed = ctx.seed();
@@ -109,10 +110,10 @@ void run(LessonContext& ctx) {
     const double ck_diff = mrows[8][6].get<double>();
     // checkpointing recomputes the same float operations in the same order: identical gradients
     ctx.check(ck_ratio < 0.5 && ck_diff == 0.0, "C40",
-              fmt::format("a training step of 4 attention blocks at T = 256: checkpointing each block keeps {:.0f}% "
-                          "of the activation memory of storing P, with the same gradients, for x{:.2f} the time "
-                          "(one more forward); attn experiment memory goes to T = 2048",
-                          100 * ck_ratio, ck_time));
+              ctx.f("a training step of 4 attention blocks at T = 256: checkpointing each block keeps {:.0f}% "
+                    "of the activation memory of storing P, with the same gradients, for x{:.2f} the time "
+                    "(one more forward); attn experiment memory goes to T = 2048",
+                    100 * ck_ratio, ck_time));
 
     ctx.section("Sparse attention: a window the kernel skips by");
     ctx.para("The first way past T² (C42) is to let each query see only some keys: a sliding window of the w "
@@ -134,11 +135,11 @@ void run(LessonContext& ctx) {
     const double dwin = max_abs_diff(win_flash, win_ref);
     ctx.figure("window_flash_vs_reference_max_diff", dwin);
     ctx.check(dwin < 1e-5, "C42",
-              fmt::format("the tiled kernel with the window rule equals the reference with the window as a dense "
-                          "mask (max diff {})", e2(dwin)));
+              ctx.f("the tiled kernel with the window rule equals the reference with the window as a dense "
+                    "mask (max diff {})", e2(dwin)));
     const double frac = attention_flops(1, 1, Tf, Tf, 1, 0, local) / attention_flops(1, 1, Tf, Tf, 1, 0, causal);
     ctx.figure("local_window_fraction", frac);
-    ctx.identity(frac < 0.25, "C42", fmt::format("the {}-key window computes {:.1f}% of the causal score entries", W, 100 * frac));
+    ctx.identity(frac < 0.25, "C42", ctx.f("the {}-key window computes {:.1f}% of the causal score entries", W, 100 * frac));
     Table grow;
     grow.columns = {"T", "score entries, causal", "score entries, window 256", "ratio"};
     for (int64_t T : {1024, 8192, 65536}) {
@@ -187,16 +188,16 @@ void run(LessonContext& ctx) {
     ctx.figure("linear_vs_explicit_max_diff", dq);
     // outputs are weighted means of N(0,1) values, summed in another order in float32: 1e-4 is ample
     ctx.check(dq < 1e-4, "C43",
-              fmt::format("linear attention's O(T) form (the loop above and the library's) equals its own O(T²) form "
-                          "(max diff {}): the reordering is exact", e2(dq)));
+              ctx.f("linear attention's O(T) form (the loop above and the library's) equals its own O(T²) form "
+                    "(max diff {}): the reordering is exact", e2(dq)));
     {
         // elu(x) + 1 against e^x at x = 2: the feature map is not the exponential the source names
         const double x = 2.0, elu1 = phi(static_cast<float>(x)), ex = std::exp(x);
         ctx.source_error("C43", "Linear Transformer (exponential/elu kernel)",
-                         fmt::format("the Linear Transformer's feature map is elu(x) + 1, not an exponential kernel: "
-                                     "at x = {:g} it gives {:g} where e^x = {:.3f}, so φ(q)·φ(k) does not "
-                                     "approximate exp(q·k)",
-                                     x, elu1, ex));
+                         ctx.f("the Linear Transformer's feature map is elu(x) + 1, not an exponential kernel: "
+                               "at x = {:g} it gives {:g} where e^x = {:.3f}, so φ(q)·φ(k) does not "
+                               "approximate exp(q·k)",
+                               x, elu1, ex));
     }
 
     ctx.section("How far from softmax attention, and compared with what");
@@ -238,7 +239,7 @@ void run(LessonContext& ctx) {
     Table c;
     c.columns = {"variant (random q, k, v; T = 256)", "distance to full (rel. L2)", "the mean of v's distance"};
     c.formats = {"", "{:.3f}", "{:.3f}"};
-    c.add({fmt::format("window, {} keys (causal)", W), rel_sparse, rel_mean_c});
+    c.add({ctx.f("window, {} keys (causal)", W), rel_sparse, rel_mean_c});
     c.add({"linear, φ = elu + 1", rel_linear, rel_mean_nc});
     c.add({"Performer FAVOR+, m = 256", rel_favor, rel_mean_nc});
     ctx.table("variants_random", c);
@@ -246,12 +247,12 @@ void run(LessonContext& ctx) {
     ctx.figure("linear_attention_rel_l2", rel_linear);
     ctx.figure("favor_rel_l2", rel_favor);
     ctx.figure("mean_of_v_rel_l2", rel_mean_nc);
-    ctx.para(fmt::format("On random inputs elu + 1 lands at {:.2f} and the mean of v at {:.2f}: elu + 1 is a different, "
-                         "flatter kernel, not an approximation, and here it is about as far from softmax as not "
-                         "attending at all. FAVOR+ estimates exp(q·k/√Dk) itself and lands at {:.2f}: its variance "
-                         "grows as exp(|q + k|²/√Dk), large for N(0, 1) entries; `attn variants` shows its error "
-                         "falling as 1/√m only for smaller q and k.",
-                         rel_linear, rel_mean_nc, rel_favor));
+    ctx.para(ctx.f("On random inputs elu + 1 lands at {:.2f} and the mean of v at {:.2f}: elu + 1 is a different, "
+                   "flatter kernel, not an approximation, and here it is about as far from softmax as not "
+                   "attending at all. FAVOR+ estimates exp(q·k/√Dk) itself and lands at {:.2f}: its variance "
+                   "grows as exp(|q + k|²/√Dk), large for N(0, 1) entries; `attn variants` shows its error "
+                   "falling as 1/√m only for smaller q and k.",
+                   rel_linear, rel_mean_nc, rel_favor));
 
     std::error_code ec;
     const std::string dir = default_model_dir();
@@ -286,17 +287,18 @@ void run(LessonContext& ctx) {
         m.columns = {"variant (MiniLM, 6 layers)", "pattern", "distance to full (rel. L2)", "KL(variant row ‖ softmax row)"};
         m.formats = {"", "", "{:.3f}", "{:.3f}"};
         const double L = static_cast<double>(out.queries.size());
-        for (const ErrorRow& e : mean_rows) m.add({variant_name(e.variant), e.pattern, e.rel_error / L, e.kl / L});
-        ctx.shape("MiniLM q, k, v per layer", out.queries[0], fmt::format("{} tokens of real text, [1, H, T, Dk]", enc.ids.size()));
+        // the variants' names are identifiers (`attn variants`): shown as they are in every language
+        for (const ErrorRow& e : mean_rows) m.add({ctx.f("{}", variant_name(e.variant)), e.pattern, e.rel_error / L, e.kl / L});
+        ctx.shape("MiniLM q, k, v per layer", out.queries[0], ctx.f("{} tokens of real text, [1, H, T, Dk]", enc.ids.size()));
         ctx.table("variants_minilm", m);
         for (const ErrorRow& e : mean_rows) ctx.figure(std::string("minilm_rel_l2_") + variant_name(e.variant), e.rel_error / L);
         const auto best = std::min_element(mean_rows.begin(), mean_rows.end(),
                                            [](const ErrorRow& a, const ErrorRow& b) { return a.rel_error < b.rel_error; });
-        ctx.para(fmt::format("On these real heads the closest variant is {} (distance {:.2f}); none is close. BERT's "
-                             "heads are bidirectional and send much weight to [CLS], [SEP] and punctuation far from "
-                             "the query (lesson 15), which a window of {} keys cannot see: a window fits models "
-                             "trained with it, not a model trained with full attention.",
-                             variant_name(best->variant), best->rel_error / L, vc.error_window + 1));
+        ctx.para(ctx.f("On these real heads the closest variant is {} (distance {:.2f}); none is close. BERT's "
+                       "heads are bidirectional and send much weight to [CLS], [SEP] and punctuation far from "
+                       "the query (lesson 15), which a window of {} keys cannot see: a window fits models "
+                       "trained with it, not a model trained with full attention.",
+                       variant_name(best->variant), best->rel_error / L, vc.error_window + 1));
     } else {
         ctx.unmeasured("C42,C43", "the distances on a trained model's heads: needs the model (scripts/fetch-model.sh)");
     }

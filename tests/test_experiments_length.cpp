@@ -200,3 +200,36 @@ TEST_CASE("lab model: linear kinds refuse dropout and head ablation; bad sparse 
     c.dropout = 0.2f;  // the sparse kinds keep dropout
     CHECK_NOTHROW(lab::LabModel{c});
 }
+
+TEST_CASE("experiment length (quick): every variant learns, softmax learns recall at T0, verdicts carry numbers") {
+    ExperimentConfig cfg;
+    cfg.size = ExperimentSize::Quick, cfg.seeds = 1, cfg.threads = 2;
+    const ExperimentResult r = experiment_length().run(cfg, {});
+    REQUIRE(r.tables.size() == 2);
+    for (const auto& t : r.tables) {
+        REQUIRE(t.rows.size() == 7);
+        CHECK(t.rows[0][0] == "softmax");
+        for (const auto& row : t.rows) {
+            INFO(t.title << " / " << row[0].get<std::string>());
+            // columns: attention, quality T0, share T0, quality 10T0, share 10T0, initial loss, final loss, seconds
+            CHECK(row[6].get<double>() < row[5].get<double>());  // training lowered the held-out loss at 10 T0
+        }
+    }
+    // chars: softmax's share is 1 by definition where defined; every share is finite at T0
+    const auto& ch = r.tables[0].rows;
+    for (const auto& row : ch) CHECK(row[2].is_number());
+    CHECK(ch[0][2].get<double>() == doctest::Approx(1.0));
+    // recall at T0 = 8 (3 pairs, 1 query, 8 values: chance 0.125): softmax clearly above chance
+    const auto& rc = r.tables[1].rows;
+    CHECK(rc[0][1].get<double>() >= 0.3);
+    // one C44 verdict per task, each with figures
+    int c44 = 0;
+    for (const auto& v : r.verdicts)
+        if (v.claim == "C44") {
+            ++c44;
+            CHECK(v.figures.find('%') != std::string::npos);
+        }
+    CHECK(c44 == 2);
+    REQUIRE(find_experiment("length") != nullptr);
+    CHECK(find_experiment("length")->claims.front() == "C44");
+}

@@ -163,6 +163,7 @@ void attn_fwd(S* out, S* P, const S* q, const S* k, const S* v, const LabConfig&
             for (int64_t e = 0; e < Dh; ++e) o[e] = 0;
             if (off) continue;
             for (int64_t j = 0; j < jn; ++j) {
+                if (sparse && pr[j] == S(0)) continue;  // a masked key adds nothing
                 S w = pr[j];
                 if (p > 0 && c.drop_where == DropWhere::Weights)
                     w = dropout_drops(seed, static_cast<uint64_t>(bh * T * T + i * T + j), p) ? S(0) : w * inv_keep;
@@ -191,6 +192,8 @@ void attn_bwd(S* dq, S* dk, S* dv, const S* dout, const S* q, const S* k, const 
             }
         if (flag(c.head_off, l, H, h) || flag(c.head_blocked, l, H, h)) return;
         const S* Pb = P + bh * T * T;
+        const bool sparse = c.attn.kind == AttnKind::Window || c.attn.kind == AttnKind::Strided ||
+                            c.attn.kind == AttnKind::GlobalLocal;
         std::vector<S> dP(static_cast<size_t>(T));
         for (int64_t i = 0; i < T; ++i) {
             const int64_t jn = c.causal ? i + 1 : T;
@@ -201,6 +204,10 @@ void attn_bwd(S* dq, S* dk, S* dv, const S* dout, const S* q, const S* k, const 
                 const uint64_t idx = static_cast<uint64_t>(bh * T * T + i * T + j);
                 const bool drop = p > 0 && dropout_drops(seed, idx, p);
                 const S wkeep = (p > 0 && c.drop_where == DropWhere::Weights) ? (drop ? S(0) : inv_keep) : S(1);
+                if (sparse && pr[j] == S(0)) {  // a masked key (or an underflowed weight): every term below is 0
+                    dP[static_cast<size_t>(j)] = 0;
+                    continue;
+                }
                 const S* vj = v + (b * T + j) * HD + h * Dh;
                 S* dvj = dv + (b * T + j) * HD + h * Dh;
                 S d = 0;
@@ -214,6 +221,7 @@ void attn_bwd(S* dq, S* dk, S* dv, const S* dout, const S* q, const S* k, const 
             const S* qi = q + (b * T + i) * HD + h * Dh;
             S* dqi = dq + (b * T + i) * HD + h * Dh;
             for (int64_t j = 0; j < jn; ++j) {
+                if (sparse && pr[j] == S(0)) continue;  // ds = 0
                 S ds = pr[j] * (dP[static_cast<size_t>(j)] - rs);
                 if (p > 0 && c.drop_where == DropWhere::Scores)
                     ds = dropout_drops(seed, static_cast<uint64_t>(bh * T * T + i * T + j), p) ? S(0) : ds * inv_keep;

@@ -308,7 +308,7 @@ void run(LessonContext& ctx) {
              "base length T0 and at 10 T0. Quality is a share of softmax's at the same length: for characters "
              "(L_unigram - L) / (L_unigram - L_softmax) in held-out nats, for recall (acc - chance) / "
              "(acc_softmax - chance). This is the quick size of attn experiment length (one seed, a few dozen "
-             "steps: the ranking, not converged values; the default size trains longer over two seeds).");
+             "steps: the ranking, not converged values; the default size trains longer, over three seeds).");
     ExperimentConfig lc;
     lc.size = ExperimentSize::Quick, lc.seeds = 1, lc.seed = ctx.seed();
     const ExperimentResult len = experiment_length().run(lc, {});

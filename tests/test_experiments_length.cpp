@@ -211,7 +211,7 @@ TEST_CASE("experiment length (quick): every variant learns, softmax learns recal
         CHECK(t.rows[0][0] == "softmax");
         for (const auto& row : t.rows) {
             INFO(t.title << " / " << row[0].get<std::string>());
-            // columns: attention, quality T0, share T0, quality 10T0, share 10T0, initial loss, final loss, seconds
+            // columns: attention, quality T0, vs softmax T0, quality 10T0, vs softmax 10T0, initial loss, final loss, seconds
             CHECK(row[6].get<double>() < row[5].get<double>());  // training lowered the held-out loss at 10 T0
         }
     }
@@ -219,7 +219,8 @@ TEST_CASE("experiment length (quick): every variant learns, softmax learns recal
     const auto& ch = r.tables[0].rows;
     for (const auto& row : ch) CHECK(row[2].is_number());
     CHECK(ch[0][2].get<double>() == doctest::Approx(1.0));
-    // recall at T0 = 8 (3 pairs, 1 query, 8 values: chance 0.125): softmax clearly above chance
+    // recall at T0 = 8 (2 pairs, 2 queries, 8 values: chance 0.125): softmax clearly above chance after
+    // 40 steps (56% at seed 0 when written; 0.3 leaves room for a slower seed but not for no learning)
     const auto& rc = r.tables[1].rows;
     CHECK(rc[0][1].get<double>() >= 0.3);
     // one C44 verdict per task, each with figures
@@ -227,7 +228,7 @@ TEST_CASE("experiment length (quick): every variant learns, softmax learns recal
     for (const auto& v : r.verdicts)
         if (v.claim == "C44") {
             ++c44;
-            CHECK(v.figures.find('%') != std::string::npos);
+            CHECK(v.figures.find("softmax") != std::string::npos);
         }
     CHECK(c44 == 2);
     REQUIRE(find_experiment("length") != nullptr);

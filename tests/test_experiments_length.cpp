@@ -130,7 +130,7 @@ TEST_CASE("lab model: each attention kind in float agrees with double (loss and 
     }
 }
 
-TEST_CASE("lab model: a key outside the window does not reach the output; one inside does") {
+TEST_CASE("lab model: a key outside the window does not reach the output, one inside does") {
     // 1 layer, no MLP: position i's logits depend on tokens j with i - w < j <= i only.
     lab::LabConfig c = cfg_of(lab::AttnKind::Window, true);
     c.layers = 1, c.mlp = false;
@@ -183,7 +183,7 @@ TEST_CASE("lab model: the window's masked scores get no gradient (a key seen by 
     }
 }
 
-TEST_CASE("lab model: linear kinds refuse dropout and head ablation; bad sparse sizes are refused") {
+TEST_CASE("lab model: linear kinds refuse dropout and head ablation, bad sparse sizes are refused") {
     lab::LabConfig c = cfg_of(lab::AttnKind::Favor, true);
     c.dropout = 0.1f;
     CHECK_THROWS(lab::LabModel{c});

@@ -42,6 +42,7 @@ const std::vector<ExperimentInfo>& experiments() {
         experiment_distance(),
         experiment_stability(),
         experiment_memory(),
+        experiment_length(),
     };
     return all;
 }

@@ -6,13 +6,16 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include <fmt/format.h>
 
 #include "attn/core/attention.hpp"
 #include "attn/core/errors.hpp"
+#include "attn/core/mask.hpp"
 #include "attn/core/parallel.hpp"
 #include "attn/core/rng.hpp"
+#include "attn/cpu/linear_attention.hpp"
 #include "attn/train/fast_ops.hpp"
 #include "attn/train/ops.hpp"
 
@@ -25,6 +28,23 @@ const char* positions_name(Positions p) {
         case Positions::Sinusoidal: return "sinusoidal";
     }
     return "?";
+}
+
+const char* attn_kind_name(AttnKind k) {
+    switch (k) {
+        case AttnKind::Softmax: return "softmax";
+        case AttnKind::Window: return "window";
+        case AttnKind::Strided: return "strided";
+        case AttnKind::GlobalLocal: return "global+local";
+        case AttnKind::EluPlusOne: return "elu+1";
+        case AttnKind::Favor: return "favor+";
+        case AttnKind::CosFormer: return "cosformer";
+    }
+    return "?";
+}
+
+bool attn_kind_linear(AttnKind k) {
+    return k == AttnKind::EluPlusOne || k == AttnKind::Favor || k == AttnKind::CosFormer;
 }
 
 namespace {
@@ -70,13 +90,36 @@ void validate(const LabConfig& c) {
     const auto n = static_cast<size_t>(c.layers * c.heads);
     if (!c.head_off.empty() && c.head_off.size() != n) bad("lab model: head_off needs layers * heads entries");
     if (!c.head_blocked.empty() && c.head_blocked.size() != n) bad("lab model: head_blocked needs layers * heads entries");
+    const LabAttention& a = c.attn;
+    if ((a.kind == AttnKind::Window || a.kind == AttnKind::GlobalLocal) && a.window < 1)
+        bad(fmt::format("lab model: the attention window must be >= 1 (got {})", a.window));
+    if (a.kind == AttnKind::Strided && a.stride < 1) bad(fmt::format("lab model: the stride must be >= 1 (got {})", a.stride));
+    if (a.kind == AttnKind::GlobalLocal && a.global < 0)
+        bad(fmt::format("lab model: the global token count must be >= 0 (got {})", a.global));
+    if (a.kind == AttnKind::Favor && a.features < 1)
+        bad(fmt::format("lab model: FAVOR+ needs >= 1 feature (got {})", a.features));
+    if (attn_kind_linear(a.kind) && (c.dropout > 0.0f || !c.head_off.empty() || !c.head_blocked.empty()))
+        bad(fmt::format("lab model: {} attention takes no dropout, head_off or head_blocked", attn_kind_name(a.kind)));
 }
 
 bool flag(const std::vector<uint8_t>& v, int64_t l, int64_t H, int64_t h) {
     return !v.empty() && v[static_cast<size_t>(l * H + h)] != 0;
 }
 
+// The sparse pattern of the softmax kinds (none for Softmax and the linear kinds). Every
+// pattern lets query i see key i, so no row is empty.
+Mask sparse_mask(const LabConfig& c) {
+    switch (c.attn.kind) {
+        case AttnKind::Window: return Mask::sliding_window(c.attn.window, c.causal);
+        case AttnKind::Strided: return Mask::strided(c.attn.stride, c.causal);
+        case AttnKind::GlobalLocal: return Mask::global_local(c.attn.global, c.attn.window, c.causal);
+        default: return Mask{};
+    }
+}
+
 // Attention of one layer on q, k, v (N, H*Dh) -> out (N, H*Dh), saving P (B, H, T, T).
+// Sparse kinds: masked pairs get weight 0 (their score is -inf), so the backward below,
+// which multiplies by P, sends them exactly no gradient.
 // keep/(1-p) applied to P (Weights) or to the scores before softmax (Scores).
 template <class S>
 void attn_fwd(S* out, S* P, const S* q, const S* k, const S* v, const LabConfig& c, int64_t l, int64_t B, int64_t T,
@@ -85,6 +128,9 @@ void attn_fwd(S* out, S* P, const S* q, const S* k, const S* v, const LabConfig&
     const S f = S(1) / std::sqrt(S(Dh));
     const float p = train ? c.dropout : 0.0f;
     const S inv_keep = S(1) / (S(1) - S(p));
+    const Mask mask = sparse_mask(c);
+    const bool sparse = mask.is_sparse();
+    const MaskRow mr = sparse ? mask.row(0, 0, T) : MaskRow{};
     parallel_for(B * H, threads, [&](int64_t bh, int) {
         const int64_t b = bh / H, h = bh % H;
         S* Pb = P + bh * T * T;
@@ -103,6 +149,10 @@ void attn_fwd(S* out, S* P, const S* q, const S* k, const S* v, const LabConfig&
                 d *= f;
                 if (p > 0 && c.drop_where == DropWhere::Scores)
                     d = dropout_drops(seed, static_cast<uint64_t>(bh * T * T + i * T + j), p) ? S(0) : d * inv_keep;
+                if (sparse && !mr.allowed(i, j)) {  // the sparse pattern (C42): weight 0, so no gradient
+                    s[static_cast<size_t>(j)] = -std::numeric_limits<S>::infinity();
+                    continue;
+                }
                 s[static_cast<size_t>(j)] = d;
                 mx = std::max(mx, d);
             }
@@ -113,6 +163,7 @@ void attn_fwd(S* out, S* P, const S* q, const S* k, const S* v, const LabConfig&
             for (int64_t e = 0; e < Dh; ++e) o[e] = 0;
             if (off) continue;
             for (int64_t j = 0; j < jn; ++j) {
+                if (sparse && pr[j] == S(0)) continue;  // a masked key adds nothing
                 S w = pr[j];
                 if (p > 0 && c.drop_where == DropWhere::Weights)
                     w = dropout_drops(seed, static_cast<uint64_t>(bh * T * T + i * T + j), p) ? S(0) : w * inv_keep;
@@ -141,6 +192,8 @@ void attn_bwd(S* dq, S* dk, S* dv, const S* dout, const S* q, const S* k, const 
             }
         if (flag(c.head_off, l, H, h) || flag(c.head_blocked, l, H, h)) return;
         const S* Pb = P + bh * T * T;
+        const bool sparse = c.attn.kind == AttnKind::Window || c.attn.kind == AttnKind::Strided ||
+                            c.attn.kind == AttnKind::GlobalLocal;
         std::vector<S> dP(static_cast<size_t>(T));
         for (int64_t i = 0; i < T; ++i) {
             const int64_t jn = c.causal ? i + 1 : T;
@@ -151,6 +204,10 @@ void attn_bwd(S* dq, S* dk, S* dv, const S* dout, const S* q, const S* k, const 
                 const uint64_t idx = static_cast<uint64_t>(bh * T * T + i * T + j);
                 const bool drop = p > 0 && dropout_drops(seed, idx, p);
                 const S wkeep = (p > 0 && c.drop_where == DropWhere::Weights) ? (drop ? S(0) : inv_keep) : S(1);
+                if (sparse && pr[j] == S(0)) {  // a masked key (or an underflowed weight): every term below is 0
+                    dP[static_cast<size_t>(j)] = 0;
+                    continue;
+                }
                 const S* vj = v + (b * T + j) * HD + h * Dh;
                 S* dvj = dv + (b * T + j) * HD + h * Dh;
                 S d = 0;
@@ -164,6 +221,7 @@ void attn_bwd(S* dq, S* dk, S* dv, const S* dout, const S* q, const S* k, const 
             const S* qi = q + (b * T + i) * HD + h * Dh;
             S* dqi = dq + (b * T + i) * HD + h * Dh;
             for (int64_t j = 0; j < jn; ++j) {
+                if (sparse && pr[j] == S(0)) continue;  // ds = 0
                 S ds = pr[j] * (dP[static_cast<size_t>(j)] - rs);
                 if (p > 0 && c.drop_where == DropWhere::Scores)
                     ds = dropout_drops(seed, static_cast<uint64_t>(bh * T * T + i * T + j), p) ? S(0) : ds * inv_keep;
@@ -177,6 +235,94 @@ void attn_bwd(S* dq, S* dk, S* dv, const S* dout, const S* q, const S* k, const 
             }
         }
     });
+}
+
+// ---- linear attention (AttnKind EluPlusOne, Favor, CosFormer), kept apart from the softmax code above.
+// The layers hold q, k, v as (B, T, H*Dh); attn/cpu/linear_attention.hpp wants (B, H, T, Dh):
+// float runs its multi-head forward and backward, double (the finite-difference checks) its
+// per-head double twins, which are the same templated code.
+LinearOptions linear_options(const LabConfig& c, int64_t l) {
+    LinearOptions o;
+    o.map = c.attn.kind == AttnKind::EluPlusOne ? FeatureMap::EluPlusOne
+            : c.attn.kind == AttnKind::Favor    ? FeatureMap::Favor
+                                                : FeatureMap::CosFormer;
+    o.causal = c.causal;
+    o.features = c.attn.features;
+    o.seed = c.attn.feature_seed + static_cast<uint64_t>(l);
+    o.draw = 0;  // one fixed draw per layer for the whole training run
+    return o;
+}
+
+// (B, T, H*Dh) -> pair (b, h) as [T, Dh], and back (add = false: overwrite).
+template <class S, class D>
+void gather_pair(D* dst, const S* x, int64_t b, int64_t h, int64_t T, int64_t H, int64_t Dh) {
+    for (int64_t t = 0; t < T; ++t)
+        for (int64_t e = 0; e < Dh; ++e) dst[t * Dh + e] = static_cast<D>(x[(b * T + t) * H * Dh + h * Dh + e]);
+}
+template <class S, class D>
+void scatter_pair(S* x, const D* src, int64_t b, int64_t h, int64_t T, int64_t H, int64_t Dh) {
+    for (int64_t t = 0; t < T; ++t)
+        for (int64_t e = 0; e < Dh; ++e) x[(b * T + t) * H * Dh + h * Dh + e] = static_cast<S>(src[t * Dh + e]);
+}
+
+template <class S>
+void linear_fwd(S* out, const S* q, const S* k, const S* v, const LabConfig& c, int64_t l, int64_t B, int64_t T,
+                int threads) {
+    const int64_t H = c.heads, Dh = c.d_head, per = T * Dh;
+    const LinearOptions o = linear_options(c, l);
+    if constexpr (std::is_same_v<S, float>) {
+        Tensor tq({B, H, T, Dh}), tk({B, H, T, Dh}), tv({B, H, T, Dh});
+        parallel_for(B * H, threads, [&](int64_t bh, int) {
+            gather_pair(tq.ptr() + bh * per, q, bh / H, bh % H, T, H, Dh);
+            gather_pair(tk.ptr() + bh * per, k, bh / H, bh % H, T, H, Dh);
+            gather_pair(tv.ptr() + bh * per, v, bh / H, bh % H, T, H, Dh);
+        });
+        const Tensor to = linear_attention(tq, tk, tv, o, threads);
+        parallel_for(B * H, threads, [&](int64_t bh, int) { scatter_pair(out, to.ptr() + bh * per, bh / H, bh % H, T, H, Dh); });
+    } else {
+        parallel_for(B * H, threads, [&](int64_t bh, int) {
+            std::vector<double> hq(static_cast<size_t>(per)), hk(hq.size()), hv(hq.size());
+            gather_pair(hq.data(), q, bh / H, bh % H, T, H, Dh);
+            gather_pair(hk.data(), k, bh / H, bh % H, T, H, Dh);
+            gather_pair(hv.data(), v, bh / H, bh % H, T, H, Dh);
+            const std::vector<double> ho = linear_head_f64(hq, hk, hv, T, Dh, Dh, o, false);
+            scatter_pair(out, ho.data(), bh / H, bh % H, T, H, Dh);
+        });
+    }
+}
+
+template <class S>
+void linear_bwd(S* dq, S* dk, S* dv, const S* dout, const S* q, const S* k, const S* v, const LabConfig& c, int64_t l,
+                int64_t B, int64_t T, int threads) {
+    const int64_t H = c.heads, Dh = c.d_head, per = T * Dh;
+    const LinearOptions o = linear_options(c, l);
+    if constexpr (std::is_same_v<S, float>) {
+        Tensor tq({B, H, T, Dh}), tk({B, H, T, Dh}), tv({B, H, T, Dh}), tdo({B, H, T, Dh});
+        parallel_for(B * H, threads, [&](int64_t bh, int) {
+            gather_pair(tq.ptr() + bh * per, q, bh / H, bh % H, T, H, Dh);
+            gather_pair(tk.ptr() + bh * per, k, bh / H, bh % H, T, H, Dh);
+            gather_pair(tv.ptr() + bh * per, v, bh / H, bh % H, T, H, Dh);
+            gather_pair(tdo.ptr() + bh * per, dout, bh / H, bh % H, T, H, Dh);
+        });
+        const LinearGrads g = linear_attention_backward(tq, tk, tv, o, tdo, threads);
+        parallel_for(B * H, threads, [&](int64_t bh, int) {
+            scatter_pair(dq, g.dq.ptr() + bh * per, bh / H, bh % H, T, H, Dh);
+            scatter_pair(dk, g.dk.ptr() + bh * per, bh / H, bh % H, T, H, Dh);
+            scatter_pair(dv, g.dv.ptr() + bh * per, bh / H, bh % H, T, H, Dh);
+        });
+    } else {
+        parallel_for(B * H, threads, [&](int64_t bh, int) {
+            std::vector<double> hq(static_cast<size_t>(per)), hk(hq.size()), hv(hq.size()), hdo(hq.size()), gq, gk, gv;
+            gather_pair(hq.data(), q, bh / H, bh % H, T, H, Dh);
+            gather_pair(hk.data(), k, bh / H, bh % H, T, H, Dh);
+            gather_pair(hv.data(), v, bh / H, bh % H, T, H, Dh);
+            gather_pair(hdo.data(), dout, bh / H, bh % H, T, H, Dh);
+            linear_head_backward_f64(hq, hk, hv, T, Dh, Dh, o, hdo, gq, gk, gv);
+            scatter_pair(dq, gq.data(), bh / H, bh % H, T, H, Dh);
+            scatter_pair(dk, gk.data(), bh / H, bh % H, T, H, Dh);
+            scatter_pair(dv, gv.data(), bh / H, bh % H, T, H, Dh);
+        });
+    }
 }
 
 template <class S>
@@ -261,9 +407,14 @@ LabStats lab_pass(const LabConfig& c, const std::vector<const S*>& W, const std:
         matmul_forward_fast(a.q.data(), a.h1.data(), W[n(ly.qw)], W[n(ly.qb)], N, D, HD, threads);
         matmul_forward_fast(a.k.data(), a.h1.data(), W[n(ly.kw)], W[n(ly.kb)], N, D, HD, threads);
         matmul_forward_fast(a.v.data(), a.h1.data(), W[n(ly.vw)], W[n(ly.vb)], N, D, HD, threads);
-        a.P.resize(n(B * c.heads * T * T)), a.att.resize(n(N * HD));
+        a.att.resize(n(N * HD));
         const uint64_t lseed = mix64(seed ^ (0x1ab0000ULL + static_cast<uint64_t>(l)));
-        attn_fwd(a.att.data(), a.P.data(), a.q.data(), a.k.data(), a.v.data(), c, l, B, T, train, lseed, threads);
+        if (attn_kind_linear(c.attn.kind)) {
+            linear_fwd(a.att.data(), a.q.data(), a.k.data(), a.v.data(), c, l, B, T, threads);
+        } else {
+            a.P.resize(n(B * c.heads * T * T));
+            attn_fwd(a.att.data(), a.P.data(), a.q.data(), a.k.data(), a.v.data(), c, l, B, T, train, lseed, threads);
+        }
         Buf<S> o(n(N * D));
         matmul_forward_fast(o.data(), a.att.data(), W[n(ly.ow)], W[n(ly.ob)], N, HD, D, threads);
         for (int64_t i = 0; i < N * D; ++i) x[n(i)] += o[n(i)];
@@ -327,8 +478,12 @@ LabStats lab_pass(const LabConfig& c, const std::vector<const S*>& W, const std:
         matmul_backward_fast(datt.data(), G[n(ly.ow)], G[n(ly.ob)], dx.data(), a.att.data(), W[n(ly.ow)], N, HD, D,
                              threads);
         const uint64_t lseed = mix64(seed ^ (0x1ab0000ULL + static_cast<uint64_t>(l)));
-        attn_bwd(dq.data(), dk.data(), dv.data(), datt.data(), a.q.data(), a.k.data(), a.v.data(), a.P.data(), c, l, B,
-                 T, train, lseed, threads);
+        if (attn_kind_linear(c.attn.kind))
+            linear_bwd(dq.data(), dk.data(), dv.data(), datt.data(), a.q.data(), a.k.data(), a.v.data(), c, l, B, T,
+                       threads);
+        else
+            attn_bwd(dq.data(), dk.data(), dv.data(), datt.data(), a.q.data(), a.k.data(), a.v.data(), a.P.data(), c,
+                     l, B, T, train, lseed, threads);
         matmul_backward_fast(dh1.data(), G[n(ly.qw)], G[n(ly.qb)], dq.data(), a.h1.data(), W[n(ly.qw)], N, D, HD,
                              threads);
         matmul_backward_fast(dh1.data(), G[n(ly.kw)], G[n(ly.kb)], dk.data(), a.h1.data(), W[n(ly.kw)], N, D, HD,

@@ -87,9 +87,10 @@ ExperimentInfo experiment_heads();      // C32, C33
 ExperimentInfo experiment_distance();   // C1, C4
 ExperimentInfo experiment_stability();  // C39
 ExperimentInfo experiment_memory();     // C40
+ExperimentInfo experiment_length();     // C44, C42, C43 (issue 13)
 
 // The registry, in the issue's order (scale, lock-in, dk-floor, init, overfit,
-// dropout, heads, distance, stability, memory).
+// dropout, heads, distance, stability, memory), then length (issue 13).
 const std::vector<ExperimentInfo>& experiments();
 // nullptr when no experiment has that name.
 const ExperimentInfo* find_experiment(const std::string& name);

@@ -12,7 +12,13 @@
 //   - per head: ablation (the head's output is zeroed, forward and backward) and gradient
 //     blocking (a stop-gradient at the head's q, k, v: its W_q, W_k, W_v rows get no
 //     gradient and nothing flows back through it) (C32, C33, experiment heads);
-//   - no positional information at all (C4, experiment distance and lesson 17).
+//   - no positional information at all (C4, experiment distance and lesson 17);
+//   - the attention itself (C42, C43, experiment length): softmax over every key (the
+//     default), softmax under a sparse pattern (sliding window, strided, global + local:
+//     the rules of attn/core/mask.hpp, applied as masks inside the per-pair attention, so
+//     a masked score has weight 0 and gets no gradient), or linear attention with the
+//     feature maps of attn/cpu/linear_attention.hpp (elu+1, FAVOR+ with a fixed draw of m
+//     features per layer, cosFormer), run by that library's forward and backward.
 // Built on the attn/train ops (the fast twins for the linear layers, LayerNorm, GELU and
 // cross-entropy; attention written here, per (batch, head) pair, in the reference's order).
 // Deterministic: the same numbers at any thread count (the ops' guarantee; attention pairs
@@ -33,6 +39,22 @@ enum class DropWhere { Weights, Scores };
 enum class Positions { None, Learned, Sinusoidal };
 const char* positions_name(Positions p);  // "none", "learned", "sinusoidal"
 
+// Which attention the layers run (experiment length, C42-C44).
+enum class AttnKind { Softmax, Window, Strided, GlobalLocal, EluPlusOne, Favor, CosFormer };
+// "softmax", "window", "strided", "global+local", "elu+1", "favor+", "cosformer"
+const char* attn_kind_name(AttnKind k);
+// True for the linear-attention kinds (no T x T weights exist).
+bool attn_kind_linear(AttnKind k);
+
+struct LabAttention {
+    AttnKind kind = AttnKind::Softmax;
+    int64_t window = 16;         // Window, GlobalLocal: width w (Mask::sliding_window, Mask::global_local)
+    int64_t stride = 8;          // Strided: s (Mask::strided)
+    int64_t global = 2;          // GlobalLocal: g tokens 0..g-1 see and are seen by all
+    int64_t features = 32;       // Favor: m random features
+    uint64_t feature_seed = 0;   // Favor: the draw's seed (layer l uses feature_seed + l), fixed during training
+};
+
 struct LabConfig {
     int64_t vocab = 0, max_seq = 0;
     int64_t d_model = 64, heads = 4, d_head = 16, layers = 1;
@@ -47,6 +69,8 @@ struct LabConfig {
     float emb_std = 0.02f;
     // layers * heads entries or empty (none): 1 = the head is zeroed / its gradient blocked.
     std::vector<uint8_t> head_off, head_blocked;
+    // The attention (softmax by default). Linear kinds take no dropout, head_off or head_blocked.
+    LabAttention attn;
 };
 
 // Names and shapes of the parameters, in order.
@@ -59,7 +83,8 @@ struct LabStats {
 
 // One forward (and, when grads is not empty, backward) pass. params / grads: one
 // pointer per tensor of lab_param_shapes, in order; gradients are overwritten.
-// train: dropout on (seeded by seed). weights_out (optional): per layer, P (B, H, T, T).
+// train: dropout on (seeded by seed). weights_out (optional): per layer, P (B, H, T, T)
+// (empty for the linear kinds).
 template <class S>
 LabStats lab_pass(const LabConfig& c, const std::vector<const S*>& params, const std::vector<S*>& grads,
                   const int32_t* tokens, const int32_t* targets, int64_t B, int64_t T, bool train, uint64_t seed,

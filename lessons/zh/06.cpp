@@ -87,6 +87,7 @@ const RegisterCatalogue zh06{Lang::zh, 6, {
      "这一条把 log_softmax 列为修正手段之一，第二篇文章更让它取代 softmax。但它取代不了注意力权重："
      "对上面点积的那一行，softmax 给出 {0}，log_softmax 给出 {1}，这些负数之和为 {2} 而不是 1，"
      "不能用来给值加权。log_softmax 是计算交叉熵损失（输出概率的对数）的稳定方法，不是用来算注意力的。"},
+    {"a fixed 1/10 instead of 1/sqrt(d_k) trains slightly worse", "用固定的 1/10 代替 1/sqrt(d_k)，训练效果略差"},
 }};
 }  // namespace
 }  // namespace attn::lessons

@@ -102,6 +102,8 @@ const RegisterCatalogue zh10{Lang::zh, 10, {
     // the experiment's verdict (lib/experiments/src/exp_heads.cpp)
     {"several heads give the gradient several paths: if some heads' gradients vanish, the others still learn",
      "多个头为梯度提供了多条路径：一些头的梯度消失时，其余的头仍能学习"},
+    {"several heads give the gradient several paths: if some heads' gradients vanish, the others still learn (adamw)",
+     "多个头为梯度提供了多条路径：一些头的梯度消失时，其余的头仍能学习（adamw）"},
 }};
 }  // namespace
 }  // namespace attn::lessons

@@ -63,6 +63,8 @@ const RegisterCatalogue zh11{Lang::zh, 11, {
     // the statement of `attn experiment heads` on C32 (its figures stay as the experiment prints them)
     {"heads do not automatically specialise; several learn near-identical patterns",
      "各头不会自动分工；有几个头学到了几乎相同的模式"},
+    {"heads do not automatically specialise; several learn near-identical patterns (adamw)",
+     "各头不会自动分工；有几个头学到了几乎相同的模式（adamw）"},
 }};
 }  // namespace
 }  // namespace attn::lessons

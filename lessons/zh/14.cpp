@@ -149,6 +149,35 @@ const RegisterCatalogue zh14{Lang::zh, 14, {
      "CPU kernels tile for caches the same way, and a CUDA build (if present) has its own bench.",
      "融合缩放与 softmax、tensor core、共享内存分块都是 GPU 上的技术；attn 的 CPU 内核以同样的方式为缓存分块，"
      "CUDA 构建（如果有）有它自己的基准测试。"},
+    // section 14.7: trained quality at 10x the length (attn experiment length, quick size)
+    {"Trained quality at 10× the length (C44)", "10 倍长度下训练出的质量（C44）"},
+    {"Distances to softmax on fixed inputs are not task quality: a model trained with a window or with "
+     "linear attention learns weights that suit it. So the claim that these variants keep about 90% of "
+     "the quality at 10× the length is measured by training: the same small model (2 layers, d_model 32) "
+     "with each attention, the same budget, on next-character prediction and on associative recall, at a "
+     "base length T0 and at 10 T0. Quality is a share of softmax's at the same length: for characters "
+     "(L_unigram - L) / (L_unigram - L_softmax) in held-out nats, for recall (acc - chance) / "
+     "(acc_softmax - chance). This is the quick size of attn experiment length (one seed, a few dozen "
+     "steps: the ranking, not converged values; the default size trains longer, over three seeds).",
+     "在固定输入上与 softmax 的距离并不等于任务质量：用窗口或线性注意力训练出的模型，会学到适合它自己的权重。"
+     "所以“这些变体在 10 倍长度下保留约 90% 的质量”这一论断要靠训练来测量：同一个小模型（2 层，d_model 32）"
+     "换上每种注意力，用同样的训练预算，分别做下一个字符预测和关联回忆，长度取基准 T0 和 10 T0。"
+     "质量按同一长度下相对 softmax 的比例计算：字符任务为 (L_unigram - L) / (L_unigram - L_softmax)，"
+     "单位是留出集上的 nat；回忆任务为 (acc - chance) / (acc_softmax - chance)。这里是 attn experiment length "
+     "的 quick 规模（一个种子，几十步：看的是排序，不是收敛后的数值；默认规模训练更久，并用三个种子）。"},
+    {"attention", "注意力"},
+    {"loss T0", "损失 T0"},
+    {"loss 10T0", "损失 10T0"},
+    {"acc T0", "准确率 T0"},
+    {"acc 10T0", "准确率 10T0"},
+    {"vs softmax T0", "相对 softmax T0"},
+    {"vs softmax 10T0", "相对 softmax 10T0"},
+    {"strided", "strided"},
+    {"global+local", "global+local"},
+    {"efficient attention keeps about 90% of the quality at 10x the length (next character)",
+     "高效注意力在 10 倍长度下保留约 90% 的质量（下一个字符）"},
+    {"efficient attention keeps about 90% of the quality at 10x the length (associative recall)",
+     "高效注意力在 10 倍长度下保留约 90% 的质量（关联回忆）"},
 }};
 }  // namespace
 }  // namespace attn::lessons

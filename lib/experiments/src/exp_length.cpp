@@ -175,13 +175,13 @@ ExperimentResult run_length(const ExperimentConfig& cfg, const ExperimentProgres
         if (chars)
             tab.title = fmt::format(
                 "next byte of data/macbeth.txt, T0 = {} and 10 T0 = {}; {} steps, batch {}, 2 layers, d_model {}, {} "
-                "heads x {}; {} seeds. vs softmax = (L_unigram - L) / (L_unigram - L_softmax), held-out cross-entropy in "
+                "heads x {}; seeds: {}. vs softmax = (L_unigram - L) / (L_unigram - L_softmax), held-out cross-entropy in "
                 "nats (unigram: {:.3f} at T0, {:.3f} at 10 T0)",
                 Ts[0], Ts[1], z.steps, z.batch, D, H, Dh, cfg.seeds, base[0], base[1]);
         else
             tab.title = fmt::format(
                 "associative recall, 8 values, T/4 queries per row: T0 = {} ({} pairs), 10 T0 = {} ({} pairs); {} steps, "
-                "batch {}, the same model; {} seeds. vs softmax = (acc - chance) / (acc_softmax - chance), chance {:.3f}",
+                "batch {}, the same model; seeds: {}. vs softmax = (acc - chance) / (acc_softmax - chance), chance {:.3f}",
                 Ts[0], (Ts[0] - 2 * std::max<int64_t>(1, Ts[0] / 4)) / 2, Ts[1], (Ts[1] - 2 * (Ts[1] / 4)) / 2, z.steps,
                 z.batch, cfg.seeds, chance);
         tab.columns = {"attention",

@@ -140,7 +140,7 @@ TEST_CASE("bert: a random model is deterministic per seed and independent of --t
 }
 
 // Largest |a - b| over two tensors of the same shape.
-double max_abs_diff(const Tensor& a, const Tensor& b) {
+double largest_diff(const Tensor& a, const Tensor& b) {
     REQUIRE(a.shape == b.shape);
     double worst = 0;
     for (size_t k = 0; k < a.data.size(); ++k)
@@ -225,7 +225,7 @@ TEST_CASE("bert: the fast path (flash + packed GEMM) against the readable one (r
     const attn::BertOutput r = m.forward(ids, readable), f = m.forward(ids, fast);
     CHECK(r.gemm_path == "eigen");
     CHECK(f.gemm_path == (attn::gemm_packed_available() ? "avx512" : "eigen"));
-    const double dh = max_abs_diff(r.hidden, f.hidden);
+    const double dh = largest_diff(r.hidden, f.hidden);
     MESSAGE("fast vs readable path, random weights: hidden " << dh);
     CHECK(dh <= 1e-5);  // LayerNorm keeps hidden states O(1); 2 layers of float32 reordering
 }
@@ -250,7 +250,7 @@ TEST_CASE("bert: without recording, the flash attention path gives the reference
     attn::BertOptions rec;
     CHECK(BertModel::attention_backend(rec) == attn::Backend::Reference);
     CHECK(m.forward(ids, rec).attention_path == "reference");
-    const double dh = max_abs_diff(r.hidden, f.hidden), ds = max_abs_diff(r.sentence, f.sentence);
+    const double dh = largest_diff(r.hidden, f.hidden), ds = largest_diff(r.sentence, f.sentence);
     MESSAGE("flash vs reference path, random weights: hidden " << dh << ", sentence " << ds);
     // flash is within 1e-5 (|ref| + max|v|) of the reference per attention output (its own tests);
     // LayerNorm keeps the hidden states O(1), so a few 1e-6 after 2 layers
@@ -346,7 +346,7 @@ TEST_CASE("bert: the fast path (flash + packed GEMM) matches the readable one on
     REQUIRE(f.attention_path == "flash");
     REQUIRE(r.gemm_path == "eigen");
     CHECK(f.hidden.data == f2.hidden.data);
-    const double dh = max_abs_diff(r.hidden, f.hidden), ds = max_abs_diff(r.sentence, f.sentence);
+    const double dh = largest_diff(r.hidden, f.hidden), ds = largest_diff(r.sentence, f.sentence);
     MESSAGE("fast vs readable path, MiniLM: last hidden " << dh << ", sentence embedding " << ds);
     // the same bounds as the parity with transformers (hidden states O(1)-O(10): 1e-4 absolute)
     // and with sentence-transformers (unit vectors: 1e-5 here, 1e-4 there)
@@ -359,6 +359,7 @@ TEST_CASE("attn model bench: JSON names the attention path and the processor; ba
     const std::string m = " --model " + kModelDir;
     const std::string file = (std::filesystem::temp_directory_path() / "attn-test-bench-lines.txt").string();
     std::ofstream(file) << "First line here.\n\n   \nA second, rather longer line of the little file.\n";
+    using attn::test::run_attn;
     attn::test::CliResult r = run_attn("model bench --batch 1,3 --repeat 2 --warmup 0 --json --text-file " + file + m);
     REQUIRE(r.code == 0);
     const nlohmann::json j = nlohmann::json::parse(r.out);
@@ -384,7 +385,7 @@ TEST_CASE("attn model bench: JSON names the attention path and the processor; ba
     CHECK(r.out.find("attention flash") != std::string::npos);
     CHECK(r.out.find("sentences/s") != std::string::npos);
     std::ofstream(file) << "\n  \n";
-    for (const std::string bad : {"model bench --text-file " + file, "model bench --text-file /nonexistent/lines.txt",
+    for (const std::string& bad : std::vector<std::string>{"model bench --text-file " + file, "model bench --text-file /nonexistent/lines.txt",
                                   "model bench --attention fast", "model bench --gemm mkl", "model bench --warmup -1", "model bench --warmup 101",
                                   "model bench --repeat 10001", "model bench --threads 0"}) {
         CAPTURE(bad);

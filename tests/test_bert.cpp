@@ -206,7 +206,7 @@ TEST_CASE("bert: the packed AVX-512 GEMM matches Eigen's gemm_wt element by elem
                     worst = std::max(worst, std::fabs(static_cast<double>(got.data[e]) - ref.data[e]) /
                                                 (static_cast<double>(n_in + 1) * 0x1p-24 * mag + 1e-30));
                 }
-            MESSAGE("packed GEMM vs Eigen, N=" << N << " n_out=" << n_out << (gelu ? " +GELU" : "")
+            MESSAGE("packed GEMM vs Eigen, N=" << N << " n_out=" << n_out << std::string(gelu ? " +GELU" : "")
                                                << ": worst |diff| / (n_in 2^-24 sum|x w|) = " << worst);
             CHECK(worst <= 1.0);
         }

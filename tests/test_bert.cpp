@@ -354,7 +354,7 @@ TEST_CASE("bert: the fast path (flash + packed GEMM) matches the readable one on
     CHECK(ds <= 1e-5);
 }
 
-TEST_CASE("attn model bench: JSON names the attention path and the processor; bad values exit 2 (skipped without the model)") {
+TEST_CASE("attn model bench: JSON names the attention path and the processor, and bad values exit 2 (skipped without the model)") {
     if (!attn::test::model_or_skip()) return;
     const std::string m = " --model " + kModelDir;
     const std::string file = (std::filesystem::temp_directory_path() / "attn-test-bench-lines.txt").string();

@@ -3,7 +3,7 @@
 //   attn model attention --text T [--layer L] [--head H] [--svg F] [--dump F]
 //   attn model entropy   --text T [--json]       trained vs random-init heads (C32)
 //   attn model probe     --text T --from W --to A,B   which heads link "it" to "animal" (C34)
-//   attn model bench     [--batch 1,32] [--threads N] [--json]   encoder latency
+//   attn model bench     [--batch 1,32] [--text-file F] [--threads N] [--json]   encoder latency
 //   attn model embed     --text T... | --file F [--json F] [--npy F]   sentence embeddings
 #include <algorithm>
 #include <chrono>
@@ -16,7 +16,11 @@
 
 #include <fmt/format.h>
 
+#include <time.h>
+
 #include "attn/attn.hpp"
+#include "attn/cpu/flash.hpp"
+#include "attn/experiments/bench.hpp"
 #include "attn/core/utf8.hpp"
 #include "attn/model/bert.hpp"
 #include "attn/model/heads.hpp"
@@ -49,8 +53,8 @@ struct EntropyCmd {
 };
 struct BenchCmd {
     JsonNonFinite json_nonfinite = JsonNonFinite::literal;
-    std::string batches = "1,32";
-    int64_t repeat = 20;
+    std::string batches = "1,32", text_file, attention = "flash", gemm = "avx512";
+    int64_t repeat = 20, warmup = 2;
     int threads = 1;
     bool json = false;
 };
@@ -360,49 +364,121 @@ const char* const kBenchTexts[] = {
     "She sells sea shells by the sea shore.",
 };
 
+// CPU seconds of this process (all its threads) so far.
+double process_cpu_seconds() {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+// The benchmark's sentences: kBenchTexts, or the non-blank lines of --text-file.
+std::vector<std::string> bench_texts(const BenchCmd& o) {
+    if (o.text_file.empty()) return {std::begin(kBenchTexts), std::end(kBenchTexts)};
+    const std::string all = with_option("--text-file", [&] { return read_file(o.text_file); });
+    std::vector<std::string> lines;  // (bytes that are not UTF-8 read as U+FFFD, as everywhere)
+    size_t start = 0;
+    while (start < all.size()) {
+        size_t end = all.find('\n', start);
+        if (end == std::string::npos) end = all.size();
+        std::string s = all.substr(start, end - start);
+        if (!s.empty() && s.back() == '\r') s.pop_back();
+        if (s.find_first_not_of(" \t") != std::string::npos) lines.push_back(utf8_encode(utf8_decode(s)));
+        start = end + 1;
+    }
+    if (lines.empty()) throw InputError(fmt::format("--text-file: {} has no non-blank line", o.text_file));
+    return lines;
+}
+
 int run_bench(const CommonOpts& co, const BenchCmd& o) {
     const std::vector<int64_t> batches = parse_int_list("--batch", o.batches, 1, 4096);
-    CommonOpts c = co;
-    c.text = kBenchTexts[0];
-    const Prepared p = prepare(c);
-    const WordPieceTokenizer tok = load_tokenizer(p.files, p.config);
-    const BertModel m = BertModel::load(p.files);
     BertOptions bo;
     bo.record_attention = false;  // as a plain model(input) call in PyTorch
     bo.threads = o.threads;
+    if (o.attention == "reference") bo.attention = BertAttention::Reference;
+    else if (o.attention != "flash")
+        throw InputError(fmt::format("--attention: must be flash or reference, got '{}'", o.attention));
+    if (o.gemm == "eigen") bo.packed_gemm = false;
+    else if (o.gemm != "avx512")
+        throw InputError(fmt::format("--gemm: must be avx512 or eigen, got '{}'", o.gemm));
+    const std::string gemm = bo.packed_gemm && gemm_packed_available() ? "avx512" : "eigen";
+    const std::vector<std::string> pool = bench_texts(o);
+    CommonOpts c = co;
+    c.text = pool.front();
+    c.truncate = true;  // a long line of --text-file is cut to the model's maximum, as sentence-transformers does
+    const Prepared p = prepare(c);
+    const WordPieceTokenizer tok = load_tokenizer(p.files, p.config);
+    const BertModel m = BertModel::load(p.files);
+    const std::string path = backend_name(BertModel::attention_backend(bo));
+    const std::string kernel = path == "flash" ? flash_kernels().front() : "-";
+    const CpuInfo cpu = cpu_info();
     nlohmann::json runs = nlohmann::json::array();
     if (!o.json)
-        fmt::print("attn model bench: encoder forward + pooling, {} thread(s), median of {} runs (after 2 warm-up)\n",
-                   o.threads, o.repeat);
+        fmt::print("attn model bench: encoder forward + pooling, {} thread(s), median of {} runs after {} warm-up; "
+                   "attention {}{}, GEMM {}; {}\n",
+                   o.threads, o.repeat, o.warmup, path, path == "flash" ? " (" + kernel + ")" : "", gemm, cpu.model);
     for (int64_t B : batches) {
         std::vector<std::vector<int32_t>> ids;
         std::vector<std::string> texts;
+        int64_t real = 0;
         for (int64_t b = 0; b < B; ++b) {
-            texts.push_back(kBenchTexts[static_cast<size_t>(b) % std::size(kBenchTexts)]);
+            texts.push_back(pool[static_cast<size_t>(b) % pool.size()]);
             ids.push_back(tok.encode(texts.back()).ids);
+            real += static_cast<int64_t>(ids.back().size());
         }
-        for (int w = 0; w < 2; ++w) (void)m.forward(ids, bo);
-        std::vector<double> ms;
+        for (int64_t w = 0; w < o.warmup; ++w) (void)m.forward(ids, bo);
+        std::vector<double> ms, cpu_s;
         for (int64_t r = 0; r < o.repeat; ++r) {
+            const double c0 = process_cpu_seconds();
             const auto t0 = std::chrono::steady_clock::now();
             const BertOutput out = m.forward(ids, bo);
             const auto t1 = std::chrono::steady_clock::now();
+            cpu_s.push_back(process_cpu_seconds() - c0);
             ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
             if (out.sentence.empty()) return 1;
         }
+        const std::vector<double> times = ms;
         std::sort(ms.begin(), ms.end());
-        const double med = ms[ms.size() / 2];
+        std::sort(cpu_s.begin(), cpu_s.end());
+        const double med = ms[ms.size() / 2], med_cpu = cpu_s[cpu_s.size() / 2];
         int64_t T = 0;
         for (const auto& s : ids) T = std::max<int64_t>(T, static_cast<int64_t>(s.size()));
-        runs.push_back({{"batch", B}, {"tokens_padded", T}, {"median_ms", med}, {"min_ms", ms.front()},
-                        {"texts", texts}, {"ids", ids}});
+        runs.push_back({{"batch", B},
+                        {"tokens_padded", T},
+                        {"tokens_real", real},
+                        {"median_ms", med},
+                        {"min_ms", ms.front()},
+                        {"max_ms", ms.back()},
+                        {"times_ms", times},
+                        {"sentences_per_s", 1000.0 * static_cast<double>(B) / med},
+                        {"cpu_seconds", med_cpu},
+                        {"sentences_per_cpu_s", med_cpu > 0 ? static_cast<double>(B) / med_cpu : 0.0},
+                        {"texts", texts},
+                        {"ids", ids}});
         if (!o.json)
-            fmt::print("  batch {:>4}  T {:>3}: median {:8.2f} ms  (min {:.2f} ms, {:.0f} sentences/s)\n", B, T, med,
-                       ms.front(), 1000.0 * static_cast<double>(B) / med);
+            fmt::print("  batch {:>4}  T {:>3} ({:>3.0f}% real tokens): median {:8.2f} ms (min {:.2f}, max {:.2f}), "
+                       "{:.0f} sentences/s, {:.0f} per CPU-second\n",
+                       B, T, 100.0 * static_cast<double>(real) / static_cast<double>(B * T), med, ms.front(), ms.back(),
+                       1000.0 * static_cast<double>(B) / med, med_cpu > 0 ? static_cast<double>(B) / med_cpu : 0.0);
     }
-    if (o.json)
-        fmt::print("{}\n", json_text(nlohmann::json({{"threads", o.threads}, {"repeat", o.repeat}, {"runs", runs}}), -1,
-                                      o.json_nonfinite));
+    if (o.json) {
+        const nlohmann::json doc = {{"format", "attn-model-bench"},
+                                    {"version", 1},
+                                    {"machine",
+                                     {{"threads", o.threads},
+                                      {"cpu_model", cpu.model},
+                                      {"cpu_flags", cpu.flags},
+                                      {"flash_kernel", flash_kernels().front()}}},
+                                    {"model", p.files.dir},
+                                    {"attention_path", path},
+                                    {"attention_kernel", kernel},
+                                    {"gemm_path", gemm},
+                                    {"threads", o.threads},
+                                    {"repeat", o.repeat},
+                                    {"warmup", o.warmup},
+                                    {"texts_from", o.text_file.empty() ? "built-in sentences" : o.text_file},
+                                    {"runs", runs}};
+        fmt::print("{}\n", json_text(doc, -1, o.json_nonfinite));
+    }
     return 0;
 }
 
@@ -598,12 +674,26 @@ const Command reg{
         CLI::App* bn = sub.add_subcommand("bench", "time the encoder (no attention recording) at batch sizes; --json for scripts");
         bn->add_option("--model", co->model, "model folder (default: $ATTN_MODEL_DIR, else data/models/all-MiniLM-L6-v2)");
         bn->add_option("--batch", bo->batches, "batch sizes, comma-separated")->capture_default_str();
+        bn->add_option("--text-file", bo->text_file,
+                       "sentences, one per line (blank lines skipped; a batch of B takes the first B, cycled; a line "
+                       "longer than the model's maximum is cut to it); default: 8 built-in sentences")
+            ->type_name("FILE");
         bn->add_option("--repeat", bo->repeat, "timed runs per batch size (the median is reported)")
             ->capture_default_str()
-            ->check(integer_in(1));
-        bn->add_option("--threads", bo->threads, "threads (sentences of a batch run in parallel)")
+            ->check(integer_in(1, 10000));
+        bn->add_option("--warmup", bo->warmup, "untimed runs before them")
             ->capture_default_str()
-            ->check(integer_in(1));
+            ->check(integer_in(0, 100));
+        bn->add_option("--attention", bo->attention,
+                       "attention kernel: flash (tiled, key-padding mask; the default) or reference (forms the "
+                       "(B, H, T, T) weights)")
+            ->capture_default_str();
+        bn->add_option("--gemm", bo->gemm,
+                       "projection GEMM: avx512 (packed weights; Eigen where the CPU lacks AVX-512) or eigen")
+            ->capture_default_str();
+        bn->add_option("--threads", bo->threads, "threads (GEMM column blocks, (batch, head) pairs, rows)")
+            ->capture_default_str()
+            ->check(integer_in(1, 1024));
         add_json_nonfinite(*bn, bo->json_nonfinite,
                            bn->add_flag("--json", bo->json, "machine-readable output, with the token ids used"));
         auto emo = std::make_shared<EmbedCmd>();

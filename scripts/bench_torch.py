@@ -17,8 +17,22 @@ environment ~/.cache/attn/venv-torch (override: ATTN_TORCH_VENV), creating it on
 with `pip install torch` from PyPI when it does not exist yet (--no-install:
 fail instead).
 
+With --encoder it compares the MiniLM encoder instead (data/models/all-MiniLM-L6-v2):
+`attn model bench --json` (encoder forward + mean pooling + L2 normalisation, the
+token ids it encoded) against transformers' BertModel (attn_implementation="sdpa",
+no pooler) plus the same pooling on those ids, padded and masked the same way, under
+torch.inference_mode, batch sizes --batches (default 1,32) and each --threads; the
+same timing rule (median of --reps after --warmup). Before any timing it checks the
+numbers: attn's `model embed` on the same sentences against torch's pooled
+embeddings; a max |difference| above 1e-5 (unit vectors; float32 reordering over
+six layers gives ~1e-7, a real defect 1e-2 or more) stops the script without a
+speed table. transformers is installed into the venv (pip, PyPI) when missing.
+--rounds R alternates attn and torch R times and reports the median ratio and its
+range (the machines here are shared; the load average is printed).
+
   python3 scripts/bench_torch.py --quick           # T = 1024, 4096; 1 and 2 threads
   python3 scripts/bench_torch.py --json > out.json
+  python3 scripts/bench_torch.py --encoder         # MiniLM, batch 1 and 32, 1 and 2 threads
 """
 import argparse
 import json
@@ -26,6 +40,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 VENV = os.environ.get("ATTN_TORCH_VENV", os.path.expanduser("~/.cache/attn/venv-torch"))
@@ -71,6 +86,24 @@ def ensure_torch(allow_install):
         subprocess.run([py, "-m", "pip", "install", "--quiet", "torch", "numpy"], check=True)
     env = dict(os.environ, ATTN_BENCH_TORCH_REEXEC="1")
     os.execve(py, [py] + sys.argv, env)
+
+
+def ensure_transformers(allow_install):
+    """Imports transformers, installing it into the venv (pip, PyPI) when missing."""
+    try:
+        import transformers  # noqa: F401
+        return
+    except ImportError:
+        pass
+    if not allow_install:
+        sys.exit("bench_torch.py: error: --encoder needs transformers in the torch venv (--no-install forbids installing it)")
+    print(f"installing transformers into {sys.prefix} (once)...", file=sys.stderr)
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "transformers"], check=True)
+
+
+# The encoder check: attn's and torch's sentence embeddings (unit vectors) may differ by float32
+# reordering only; 1e-5 is ~100x what six layers of it give here, and far below a real defect.
+ENCODER_TOLERANCE = 1e-5
 
 
 def load_average():
@@ -124,6 +157,129 @@ def run_torch(torch, a, threads, causal, T):
     return out
 
 
+def run_encoder(a, torch):
+    """The encoder rows: attn model bench vs transformers' BertModel (sdpa), per threads x batch."""
+    ensure_transformers(not a.no_install)
+    import transformers
+    from transformers import BertModel
+    F = torch.nn.functional
+    torch.manual_seed(0)
+    model = BertModel.from_pretrained(a.model, attn_implementation="sdpa", add_pooling_layer=False).eval()
+
+    def attn_bench(threads):
+        cmd = [a.attn, "model", "bench", "--json", "--model", a.model, "--batch", ",".join(map(str, a.batches)),
+               "--threads", str(threads), "--repeat", str(a.reps), "--warmup", str(a.warmup)]
+        if a.text_file:
+            cmd += ["--text-file", a.text_file]
+        print("running:", " ".join(cmd), file=sys.stderr)
+        doc = json.loads(subprocess.run(cmd, check=True, stdout=subprocess.PIPE).stdout)
+        if doc.get("format") != "attn-model-bench" or doc.get("version") != 1:
+            sys.exit("bench_torch.py: error: --attn: its model bench output is not an attn-model-bench version 1 document")
+        return doc
+
+    def batch_of(ids_list):
+        T = max(len(s) for s in ids_list)
+        ids = torch.tensor([s + [0] * (T - len(s)) for s in ids_list])
+        mask = torch.tensor([[1] * len(s) + [0] * (T - len(s)) for s in ids_list])
+        return ids, mask
+
+    def encode(ids, mask):
+        h = model(input_ids=ids, attention_mask=mask).last_hidden_state
+        m = mask.unsqueeze(-1).to(h.dtype)
+        return F.normalize((h * m).sum(1) / m.sum(1).clamp(min=1e-9), p=2, dim=1)
+
+    def torch_time(ids, mask):
+        with torch.inference_mode():
+            for _ in range(a.warmup):
+                encode(ids, mask)
+            times, cpus = [], []
+            for _ in range(a.reps):
+                c0, t0 = time.process_time(), time.perf_counter()
+                encode(ids, mask)
+                times.append(time.perf_counter() - t0)
+                cpus.append(time.process_time() - c0)
+        return 1000 * statistics.median(times), statistics.median(cpus)
+
+    # ---- the numbers first: attn model embed on the largest batch's sentences vs torch on the same ids
+    torch.set_num_threads(a.threads[0])
+    first = attn_bench(a.threads[0])
+    big = max(first["runs"], key=lambda r: r["batch"])
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+        f.write("\n".join(big["texts"]) + "\n")
+        lines = f.name
+    try:
+        cmd = [a.attn, "model", "embed", "--model", a.model, "--file", lines, "--batch", str(big["batch"]),
+               "--truncate", "--json", "-"]
+        emb = json.loads(subprocess.run(cmd, check=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout)
+    finally:
+        os.unlink(lines)
+    got = torch.tensor([s["embedding"] for s in emb["sentences"]])
+    if [s["tokens"] for s in emb["sentences"]] != [len(s) for s in big["ids"]]:
+        sys.exit("bench_torch.py: error: attn model embed and attn model bench tokenised the sentences differently")
+    ids, mask = batch_of(big["ids"])
+    with torch.inference_mode():
+        want = encode(ids, mask)
+    diff = (got - want).abs().max().item()
+    print(f"check: max |attn - torch| of the sentence embeddings, batch {big['batch']} (T={ids.shape[1]}): "
+          f"{diff:.2e} (tolerance {ENCODER_TOLERANCE:g})", file=sys.stderr)
+    if not diff <= ENCODER_TOLERANCE:
+        sys.exit(f"bench_torch.py: error: attn and torch disagree (max |difference| {diff:.3e} > {ENCODER_TOLERANCE:g}); "
+                 "no speed reported")
+
+    # ---- the timings: for each thread count, rounds of (attn bench, torch on the same ids)
+    rows = []
+    for threads in a.threads:
+        torch.set_num_threads(threads)
+        per = {}
+        for r in range(a.rounds):
+            doc = first if (r == 0 and threads == a.threads[0]) else attn_bench(threads)
+            for run in doc["runs"]:
+                ids, mask = batch_of(run["ids"])
+                tms, tcpu = torch_time(ids, mask)
+                p = per.setdefault(run["batch"], {"T": run["tokens_padded"], "real": run["tokens_real"],
+                                                  "attn_ms": [], "torch_ms": [], "ratio": [], "ratio_cpu": [],
+                                                  "path": doc["attention_path"], "kernel": doc["attention_kernel"],
+                                                  "gemm": doc["gemm_path"]})
+                p["attn_ms"].append(run["median_ms"])
+                p["torch_ms"].append(tms)
+                p["ratio"].append(tms / run["median_ms"])
+                if run.get("cpu_seconds", 0) > 0 and tcpu > 0:
+                    p["ratio_cpu"].append(tcpu / run["cpu_seconds"])
+        for B, p in per.items():
+            rows.append({"threads": threads, "batch": B, "tokens_padded": p["T"], "tokens_real": p["real"],
+                         "attention_path": p["path"], "attention_kernel": p["kernel"], "gemm_path": p["gemm"],
+                         "attn_ms": statistics.median(p["attn_ms"]), "torch_ms": statistics.median(p["torch_ms"]),
+                         "attn_sentences_per_s": 1000 * B / statistics.median(p["attn_ms"]),
+                         "torch_sentences_per_s": 1000 * B / statistics.median(p["torch_ms"]),
+                         "ratio": statistics.median(p["ratio"]), "ratio_min": min(p["ratio"]),
+                         "ratio_max": max(p["ratio"]),
+                         "ratio_cpu": statistics.median(p["ratio_cpu"]) if p["ratio_cpu"] else None})
+    return {"rows": rows, "check_max_abs_diff": diff, "tolerance": ENCODER_TOLERANCE, "machine": first["machine"],
+            "transformers": transformers.__version__}
+
+
+def print_encoder(a, torch, enc, load_before, load_after):
+    m = enc["machine"]
+    print(f"processor: {m.get('cpu_model') or '?'} [{' '.join(m.get('cpu_flags', []))}]")
+    print(f"attn: attention {enc['rows'][0]['attention_path']} ({enc['rows'][0]['attention_kernel']}), GEMM "
+          f"{enc['rows'][0]['gemm_path']}; torch "
+          f"{torch.__version__} (cpu capability {torch.backends.cpu.get_cpu_capability()}), transformers "
+          f"{enc['transformers']} BertModel, sdpa")
+    print(f"MiniLM-L6 encoder + mean pooling; median of {a.reps} after {a.warmup} warm-up, {a.rounds} round(s); "
+          f"load average {load_before[0]:.2f} before, {load_after[0]:.2f} after; embeddings agree within "
+          f"{enc['check_max_abs_diff']:.1e} (tolerance {enc['tolerance']:g})")
+    print()
+    print("| threads | batch | T (real/padded) | attn ms | torch ms | attn sent/s | torch sent/s | ratio | range | per CPU-s |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for r in enc["rows"]:
+        cpu = "-" if r["ratio_cpu"] is None else f"{r['ratio_cpu']:.2f}x"
+        print(f"| {r['threads']} | {r['batch']} | {r['tokens_real']}/{r['batch'] * r['tokens_padded']} | "
+              f"{r['attn_ms']:.2f} | {r['torch_ms']:.2f} | {r['attn_sentences_per_s']:.0f} | "
+              f"{r['torch_sentences_per_s']:.0f} | {r['ratio']:.2f}x | {r['ratio_min']:.2f}-{r['ratio_max']:.2f} | {cpu} |")
+    print("\nratio = torch time / attn time (> 1: attn faster), median over rounds; range: lowest and highest round;\n"
+          "per CPU-s: the same ratio per CPU-second of each process's threads.")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--batch", type=positive, default=1)
@@ -137,6 +293,14 @@ def main():
                     help="the attn binary (default build/attn)")
     ap.add_argument("--no-install", action="store_true", help="never create the torch virtual environment")
     ap.add_argument("--json", action="store_true", help="print the results as JSON instead of the table")
+    ap.add_argument("--encoder", action="store_true",
+                    help="compare the MiniLM encoder (attn model bench) with transformers' BertModel instead")
+    ap.add_argument("--batches", type=positive_list, default=[1, 32], help="--encoder: batch sizes (default 1,32)")
+    ap.add_argument("--warmup", type=positive, default=2, help="--encoder: untimed runs first (default 2)")
+    ap.add_argument("--rounds", type=positive, default=3, help="--encoder: attn/torch rounds (default 3)")
+    ap.add_argument("--text-file", help="--encoder: sentences, one per line (default: attn's 8 built-in ones)")
+    ap.add_argument("--model", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "models",
+                                                    "all-MiniLM-L6-v2"), help="--encoder: the model folder")
     a = ap.parse_args()
     if a.quick:
         a.seq = [t for t in a.seq if t < 16384]
@@ -144,10 +308,27 @@ def main():
             ap.error("--quick: every --seq length is >= 16384")
     if not os.access(a.attn, os.X_OK):
         ap.error(f"--attn: {a.attn} is not an executable (build attn first)")
+    if a.encoder and not os.path.isfile(os.path.join(a.model, "model.safetensors")):
+        ap.error(f"--model: {a.model} has no model.safetensors (run scripts/fetch-model.sh)")
+    if a.text_file and not os.path.isfile(a.text_file):
+        ap.error(f"--text-file: {a.text_file} is not a file")
     ensure_torch(not a.no_install)
     import torch
 
     load_before = load_average()
+    if a.encoder:
+        enc = run_encoder(a, torch)
+        load_after = load_average()
+        if a.json:
+            print(json.dumps({"format": "attn-bench-torch-encoder", "version": 1, "torch": torch.__version__,
+                              "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
+                              "transformers": enc["transformers"], "reps": a.reps, "warmup": a.warmup,
+                              "rounds": a.rounds, "load_before": load_before, "load_after": load_after,
+                              "machine": enc["machine"], "check_max_abs_diff": enc["check_max_abs_diff"],
+                              "tolerance": enc["tolerance"], "results": enc["rows"]}, indent=2))
+        else:
+            print_encoder(a, torch, enc, load_before, load_after)
+        return
     machine = None
     rows = []
     for threads in a.threads:

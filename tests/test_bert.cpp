@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -17,6 +18,7 @@
 #include "attn/io/dump.hpp"
 #include "attn/core/errors.hpp"
 #include "attn/model/tokenizer.hpp"
+#include "attn/core/rng.hpp"
 #include "test_util.hpp"
 
 using attn::BertModel;
@@ -137,6 +139,125 @@ TEST_CASE("bert: a random model is deterministic per seed and independent of --t
     }
 }
 
+// Largest |a - b| over two tensors of the same shape.
+double largest_diff(const Tensor& a, const Tensor& b) {
+    REQUIRE(a.shape == b.shape);
+    double worst = 0;
+    for (size_t k = 0; k < a.data.size(); ++k)
+        worst = std::max(worst, static_cast<double>(std::fabs(a.data[k] - b.data[k])));
+    return worst;
+}
+
+TEST_CASE("bert: the fused bias + GELU of gemm_wt equals the GEMM followed by gelu_erf") {
+    // 300 output columns: two whole 128-column blocks and a partial one of 44
+    const int64_t N = 7, n_in = 33, n_out = 300;
+    std::vector<float> x(static_cast<size_t>(N * n_in)), wt(static_cast<size_t>(n_in * n_out)), b(static_cast<size_t>(n_out));
+    attn::Rng rng(5, 1);
+    for (float& v : x) v = rng.normal();
+    for (float& v : wt) v = 0.3f * rng.normal();
+    for (float& v : b) v = rng.normal();
+    std::vector<float> fused(static_cast<size_t>(N * n_out)), apart(fused.size()), fused4(fused.size());
+    attn::gemm_wt(fused.data(), x.data(), wt.data(), b.data(), N, n_in, n_out, 1, /*gelu=*/true);
+    attn::gemm_wt(fused4.data(), x.data(), wt.data(), b.data(), N, n_in, n_out, 4, /*gelu=*/true);
+    attn::gemm_wt(apart.data(), x.data(), wt.data(), b.data(), N, n_in, n_out, 1);
+    attn::gelu_erf(apart.data(), N * n_out);
+    CHECK(fused == fused4);  // the same for any thread count
+    double worst = 0;
+    for (size_t k = 0; k < fused.size(); ++k)
+        worst = std::max(worst, std::fabs(static_cast<double>(fused[k]) - apart[k]) / std::max(1.0, std::fabs(static_cast<double>(apart[k]))));
+    // the same products; the GELU of a block's row may take Eigen's scalar erf for a tail where the
+    // whole-array pass took its vector one: both within a few ulps of erf (see the test above)
+    CHECK(worst <= 4e-7);
+}
+
+TEST_CASE("bert: the packed AVX-512 GEMM matches Eigen's gemm_wt element by element (skipped without AVX-512)") {
+    if (!attn::gemm_packed_available()) {
+        attn::test::skip("this CPU has no AVX-512F: the encoder uses Eigen's GEMM");
+        return;
+    }
+    // shapes with row tails (not a multiple of the 12-row tile or the 96-row piece) and
+    // column tails (not a multiple of the 32-column strip)
+    for (const auto& dims : std::vector<std::array<int64_t, 3>>{{7, 33, 300}, {101, 64, 96}, {200, 384, 1152}}) {
+        const int64_t N = dims[0], n_in = dims[1], n_out = dims[2];
+        CAPTURE(N);
+        CAPTURE(n_out);
+        Tensor x({N, n_in}), wt({n_in, n_out}), b({n_out});
+        attn::Rng rng(9, static_cast<uint64_t>(n_out));
+        for (float& v : x.data) v = rng.normal();
+        for (float& v : wt.data) v = 0.1f * rng.normal();
+        for (float& v : b.data) v = rng.normal();
+        const attn::PackedWeight pw = attn::PackedWeight::pack(wt);
+        for (const bool gelu : {false, true}) {
+            Tensor ref({N, n_out}), got({N, n_out}), got3({N, n_out});
+            attn::gemm_wt(ref.ptr(), x.ptr(), wt.ptr(), b.ptr(), N, n_in, n_out, 1, gelu);
+            REQUIRE(attn::gemm_packed(got.ptr(), x.ptr(), pw, b.ptr(), N, 1, gelu));
+            REQUIRE(attn::gemm_packed(got3.ptr(), x.ptr(), pw, b.ptr(), N, 3, gelu));
+            CHECK(got.data == got3.data);  // any thread count, the same numbers
+            // both sum n_in products in float32, in different orders: within
+            // n_in * 2^-24 * sum_k |x_k w_k| (+ |b|), a forward-error bound of either order
+            double worst = 0;
+            for (int64_t i = 0; i < N; ++i)
+                for (int64_t j = 0; j < n_out; ++j) {
+                    double mag = std::fabs(b.data[static_cast<size_t>(j)]);
+                    for (int64_t k = 0; k < n_in; ++k)
+                        mag += std::fabs(static_cast<double>(x.data[static_cast<size_t>(i * n_in + k)]) *
+                                         wt.data[static_cast<size_t>(k * n_out + j)]);
+                    const size_t e = static_cast<size_t>(i * n_out + j);
+                    worst = std::max(worst, std::fabs(static_cast<double>(got.data[e]) - ref.data[e]) /
+                                                (static_cast<double>(n_in + 1) * 0x1p-24 * mag + 1e-30));
+                }
+            MESSAGE("packed GEMM vs Eigen, N=" << N << " n_out=" << n_out << std::string(gelu ? " +GELU" : "")
+                                               << ": worst |diff| / (n_in 2^-24 sum|x w|) = " << worst);
+            CHECK(worst <= 1.0);
+        }
+    }
+}
+
+TEST_CASE("bert: the fast path (flash + packed GEMM) against the readable one (reference + Eigen), random weights") {
+    const BertModel m = BertModel::random(small_config(), 13);
+    const std::vector<std::vector<int32_t>> ids{{2, 5, 9, 3}, {2, 7, 3}, {2, 11, 12, 13, 14, 15, 16, 17, 18, 3}};
+    attn::BertOptions readable, fast;
+    readable.record_attention = false;
+    readable.attention = attn::BertAttention::Reference;
+    readable.packed_gemm = false;
+    fast.record_attention = false;
+    fast.threads = 2;
+    const attn::BertOutput r = m.forward(ids, readable), f = m.forward(ids, fast);
+    CHECK(r.gemm_path == "eigen");
+    CHECK(f.gemm_path == (attn::gemm_packed_available() ? "avx512" : "eigen"));
+    const double dh = largest_diff(r.hidden, f.hidden);
+    MESSAGE("fast vs readable path, random weights: hidden " << dh);
+    CHECK(dh <= 1e-5);  // LayerNorm keeps hidden states O(1); 2 layers of float32 reordering
+}
+
+TEST_CASE("bert: without recording, the flash attention path gives the reference path's numbers, any thread count") {
+    const BertModel m = BertModel::random(small_config(), 11);
+    // rows of different lengths: padded keys are masked in both paths
+    const std::vector<std::vector<int32_t>> ids{{2, 5, 9, 3}, {2, 7, 3}, {2, 11, 12, 13, 14, 15, 16, 17, 18, 3}};
+    attn::BertOptions ref, fast, fast4;
+    ref.record_attention = false;
+    ref.attention = attn::BertAttention::Reference;
+    fast.record_attention = false;
+    fast4 = fast;
+    fast4.threads = 4;
+    const attn::BertOutput r = m.forward(ids, ref), f = m.forward(ids, fast), f4 = m.forward(ids, fast4);
+    CHECK(r.attention_path == "reference");
+    CHECK(f.attention_path == "flash");
+    CHECK(f.attentions.empty());
+    CHECK(f.hidden.data == f4.hidden.data);  // deterministic at any thread count
+    CHECK(f.sentence.data == f4.sentence.data);
+    // recording forces the reference path, whatever was asked
+    attn::BertOptions rec;
+    CHECK(BertModel::attention_backend(rec) == attn::Backend::Reference);
+    CHECK(m.forward(ids, rec).attention_path == "reference");
+    const double dh = largest_diff(r.hidden, f.hidden), ds = largest_diff(r.sentence, f.sentence);
+    MESSAGE("flash vs reference path, random weights: hidden " << dh << ", sentence " << ds);
+    // flash is within 1e-5 (|ref| + max|v|) of the reference per attention output (its own tests);
+    // LayerNorm keeps the hidden states O(1), so a few 1e-6 after 2 layers
+    CHECK(dh <= 1e-5);
+    CHECK(ds <= 1e-5);
+}
+
 TEST_CASE("bert: padding invariance, random weights: equal with the key mask, not without") {
     const BertModel m = BertModel::random(small_config(), 3);
     // tolerance 1e-5: the batch and the lone run do the same arithmetic on the
@@ -205,6 +326,78 @@ TEST_CASE("bert: attention weights and last hidden state match transformers' Ber
     CHECK(worst_w <= 1e-5);
     // hidden states are O(1)-O(10) before pooling: 1e-4 absolute
     CHECK(worst_h <= 1e-4);
+}
+
+TEST_CASE("bert: the fast path (flash + packed GEMM) matches the readable one on the real model (skipped without the model)") {
+    if (!attn::test::model_or_skip()) return;
+    const nlohmann::json fx = read_json(std::string(ATTN_SOURCE_DIR) + "/tests/fixtures/model/encoder.json");
+    const BertModel& m = real_model();
+    const auto tok = attn::WordPieceTokenizer::load(kModelDir + "/vocab.txt", m.config.max_len);
+    std::vector<std::vector<int32_t>> batch;
+    for (const auto& s : fx["sentences"]) batch.push_back(tok.encode(s["text"].get<std::string>()).ids);
+    attn::BertOptions ref, fast, fast2;
+    ref.record_attention = false;
+    ref.attention = attn::BertAttention::Reference;
+    ref.packed_gemm = false;  // attention_reference and Eigen's GEMM: the readable path
+    fast.record_attention = false;
+    fast2 = fast;
+    fast2.threads = 2;
+    const attn::BertOutput r = m.forward(batch, ref), f = m.forward(batch, fast), f2 = m.forward(batch, fast2);
+    REQUIRE(f.attention_path == "flash");
+    REQUIRE(r.gemm_path == "eigen");
+    CHECK(f.hidden.data == f2.hidden.data);
+    const double dh = largest_diff(r.hidden, f.hidden), ds = largest_diff(r.sentence, f.sentence);
+    MESSAGE("fast vs readable path, MiniLM: last hidden " << dh << ", sentence embedding " << ds);
+    // the same bounds as the parity with transformers (hidden states O(1)-O(10): 1e-4 absolute)
+    // and with sentence-transformers (unit vectors: 1e-5 here, 1e-4 there)
+    CHECK(dh <= 1e-4);
+    CHECK(ds <= 1e-5);
+}
+
+TEST_CASE("attn model bench: JSON names the attention path and the processor, and bad values exit 2 (skipped without the model)") {
+    if (!attn::test::model_or_skip()) return;
+    const std::string m = " --model " + kModelDir;
+    const std::string file = (std::filesystem::temp_directory_path() / "attn-test-bench-lines.txt").string();
+    std::ofstream(file) << "First line here.\n\n   \nA second, rather longer line of the little file.\n";
+    using attn::test::run_attn;
+    attn::test::CliResult r = run_attn("model bench --batch 1,3 --repeat 2 --warmup 0 --json --text-file " + file + m);
+    REQUIRE(r.code == 0);
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    CHECK(j["format"] == "attn-model-bench");
+    CHECK(j["attention_path"] == "flash");
+    CHECK(j["gemm_path"] == (attn::gemm_packed_available() ? "avx512" : "eigen"));
+    CHECK(j["machine"]["cpu_model"].is_string());
+    REQUIRE(j["runs"].size() == 2);
+    const auto& b3 = j["runs"][1];
+    CHECK(b3["batch"] == 3);
+    // blank lines skipped; lines cycled: first, second, first
+    CHECK(b3["texts"] == std::vector<std::string>{"First line here.", "A second, rather longer line of the little file.",
+                                                   "First line here."});
+    CHECK(b3["tokens_real"].get<int64_t>() < 3 * b3["tokens_padded"].get<int64_t>());  // padding exercised
+    CHECK(b3["sentences_per_s"].get<double>() > 0);
+    CHECK(b3["times_ms"].size() == 2);
+    r = run_attn("model bench --batch 1 --repeat 1 --warmup 0 --attention reference --gemm eigen --json" + m);
+    REQUIRE(r.code == 0);
+    CHECK(nlohmann::json::parse(r.out)["attention_path"] == "reference");
+    CHECK(nlohmann::json::parse(r.out)["gemm_path"] == "eigen");
+    r = run_attn("model bench --batch 2 --repeat 1 --warmup 0" + m);
+    REQUIRE(r.code == 0);
+    CHECK(r.out.find("attention flash") != std::string::npos);
+    CHECK(r.out.find("sentences/s") != std::string::npos);
+    std::ofstream(file) << "\n  \n";
+    for (const std::string& bad : std::vector<std::string>{"model bench --text-file " + file, "model bench --text-file /nonexistent/lines.txt",
+                                  "model bench --attention fast", "model bench --gemm mkl", "model bench --warmup -1", "model bench --warmup 101",
+                                  "model bench --repeat 10001", "model bench --threads 0"}) {
+        CAPTURE(bad);
+        r = run_attn(bad + m);
+        CHECK(r.code == 2);
+        CHECK(r.out.rfind("attn: error: ", 0) == 0);
+        CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
+    }
+    r = run_attn("model bench --text-file " + file + m);
+    CHECK(r.out.find("--text-file") != std::string::npos);
+    CHECK(r.out.find("no non-blank line") != std::string::npos);
+    std::filesystem::remove(file);
 }
 
 TEST_CASE("bert: padding invariance on the real model (skipped without the model)") {

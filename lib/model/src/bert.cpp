@@ -19,6 +19,8 @@
 #include "attn/core/parallel.hpp"
 #include "attn/core/rng.hpp"
 #include "attn/io/safetensors.hpp"
+#include "attn/nn/backend.hpp"
+#include "bert_gemm.hpp"
 
 namespace attn {
 
@@ -223,12 +225,50 @@ void BertModel::prepare() {
         transpose_into(L.ffn_in.W, L.ffn_in_t.ptr(), I, 0);
         L.ffn_out_t = Tensor({I, D});
         transpose_into(L.ffn_out.W, L.ffn_out_t.ptr(), D, 0);
+        if (gemm_packed_available()) {
+            L.qkv_p = PackedWeight::pack(L.qkv_t);
+            L.o_p = PackedWeight::pack(L.o_t);
+            L.ffn_in_p = PackedWeight::pack(L.ffn_in_t);
+            L.ffn_out_p = PackedWeight::pack(L.ffn_out_t);
+        }
     }
 }
 
+PackedWeight PackedWeight::pack(const Tensor& Wt) {
+    PackedWeight p;
+    p.n_in = Wt.dim(0);
+    p.n_out = Wt.dim(1);
+    const int64_t strips = (p.n_out + 31) / 32;
+    p.strips = Tensor({strips, p.n_in, 32});
+    for (int64_t j = 0; j < p.n_out; ++j)
+        for (int64_t k = 0; k < p.n_in; ++k)
+            p.strips.data[static_cast<size_t>(((j / 32) * p.n_in + k) * 32 + j % 32)] =
+                Wt.data[static_cast<size_t>(k * p.n_out + j)];
+    return p;
+}
+
+bool gemm_packed_available() { return detail::bert_gemm_avx512_available(); }
+
+bool gemm_packed(float* out, const float* x, const PackedWeight& w, const float* b, int64_t N, int threads,
+                 bool gelu) {
+    if (w.strips.data.empty() || !gemm_packed_available()) return false;
+    // pieces of 96 rows x 128 columns (4 strips), shared by the threads; any split gives the same numbers
+    constexpr int64_t kRowPiece = 96, kColPiece = 128;
+    const int64_t rp = (N + kRowPiece - 1) / kRowPiece, cp = (w.n_out + kColPiece - 1) / kColPiece;
+    parallel_for(rp * cp, threads, [&](int64_t t, int) {
+        const int64_t r0 = (t / cp) * kRowPiece, r1 = std::min(N, r0 + kRowPiece);
+        const int64_t c0 = (t % cp) * kColPiece, c1 = std::min(w.n_out, c0 + kColPiece);
+        detail::bert_gemm_avx512(out, x, w.strips.ptr(), b, w.n_in, w.n_out, r0, r1, c0, c1);
+        if (gelu)
+            for (int64_t r = r0; r < r1; ++r) gelu_erf(out + r * w.n_out + c0, c1 - c0);
+    });
+    return true;
+}
+
 void gemm_wt(float* out, const float* x, const float* Wt, const float* b, int64_t N, int64_t n_in, int64_t n_out,
-             int threads) {
-    // out (N, n_out) = x (N, n_in) . Wt (n_in, n_out) + b, in blocks of 128 output columns
+             int threads, bool gelu) {
+    // out (N, n_out) = x (N, n_in) . Wt (n_in, n_out) + b, in blocks of 128 output columns;
+    // with gelu, each block goes through the GELU right after its bias, while it is in cache
     using MatRM = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
     using Strided = Eigen::OuterStride<>;
     constexpr int64_t kBlock = 128;
@@ -240,6 +280,8 @@ void gemm_wt(float* out, const float* x, const float* Wt, const float* b, int64_
         Eigen::Map<MatRM, 0, Strided> ym(out + c0, N, cw, Strided(n_out));
         ym.noalias() = xm * wm;
         if (b != nullptr) ym.rowwise() += Eigen::Map<const Eigen::Matrix<float, 1, Eigen::Dynamic>>(b + c0, cw);
+        if (gelu)
+            for (int64_t r = 0; r < N; ++r) gelu_erf(out + r * n_out + c0, cw);
     });
 }
 
@@ -265,6 +307,11 @@ void gelu_erf(float* x, int64_t n) {
     // Eigen's vectorised erf (a rational approximation accurate to a few float ulps).
     Eigen::Map<Eigen::ArrayXf> a(x, n);
     a = 0.5f * a * (1.0f + (a * static_cast<float>(M_SQRT1_2)).erf());
+}
+
+Backend BertModel::attention_backend(const BertOptions& opt) {
+    if (opt.record_attention || opt.attention == BertAttention::Reference) return Backend::Reference;
+    return Backend::Flash;
 }
 
 BertOutput BertModel::forward(const std::vector<std::vector<int32_t>>& ids, const BertOptions& opt,
@@ -313,40 +360,68 @@ BertOutput BertModel::forward(const std::vector<std::vector<int32_t>>& ids, cons
         layer_norm_rows(x.ptr() + b * T * D, emb_ln_gamma.ptr(), emb_ln_beta.ptr(), T, D, c.layer_norm_eps);
     });
 
-    // pass 2: the layers
-    Tensor qkv({B, T, 3 * D}), Q({B, H, T, Dk}), K({B, H, T, Dk}), V({B, H, T, Dk}), a({B, T, D});
+    // pass 2: the layers. Element-wise work runs over fixed pieces of rows (each row computed
+    // the same way whatever the thread count); the attention of the (b, h) pairs and query
+    // blocks is spread over the threads by the kernel.
+    const Backend impl = attention_backend(opt);
+    out.attention_path = backend_name(impl);
+    Tensor qkv({B, T, 3 * D}), Q({B, H, T, Dk}), K({B, H, T, Dk}), V({B, H, T, Dk}), a({B, T, D}), merged({B, T, D});
     Tensor h({B, T, I});
+    constexpr int64_t kRows = 16;  // rows per piece of the element-wise passes
+    const int64_t pieces = (N + kRows - 1) / kRows;
+    // x += a, then LayerNorm, row by row
+    auto add_norm = [&](const float* ln_gamma, const float* ln_beta) {
+        parallel_for(pieces, th, [&](int64_t p, int) {
+            const int64_t r0 = p * kRows, r1 = std::min(N, r0 + kRows);
+            float* xr = x.ptr() + r0 * D;
+            const float* ar = a.ptr() + r0 * D;
+            for (int64_t k = 0; k < (r1 - r0) * D; ++k) xr[k] += ar[k];
+            layer_norm_rows(xr, ln_gamma, ln_beta, r1 - r0, D, c.layer_norm_eps);
+        });
+    };
+    // one projection: the packed AVX-512 GEMM where it runs (and is asked for), else Eigen's
+    const bool packed = opt.packed_gemm && gemm_packed_available();
+    out.gemm_path = packed ? "avx512" : "eigen";
+    auto linear = [&](float* y, const float* in, const Tensor& Wt, const PackedWeight& Wp, const float* bias, int64_t n_in,
+                      int64_t n_out, bool gelu) {
+        if (!(packed && gemm_packed(y, in, Wp, bias, N, th, gelu))) gemm_wt(y, in, Wt.ptr(), bias, N, n_in, n_out, th, gelu);
+    };
     for (int64_t l = 0; l < c.layers; ++l) {
         const BertLayer& L = layers[static_cast<size_t>(l)];
         // Q, K, V in one GEMM: (N, D) . (D, 3D), then split into heads   (B, H, T, Dk) each
-        gemm_wt(qkv.ptr(), x.ptr(), L.qkv_t.ptr(), L.qkv_b.ptr(), N, D, 3 * D, th);
-        for (int64_t b = 0; b < B; ++b)
-            for (int64_t t = 0; t < T; ++t)
-                for (int64_t hh = 0; hh < H; ++hh) {
-                    const float* src = qkv.ptr() + (b * T + t) * 3 * D + hh * Dk;
-                    const int64_t dst = ((b * H + hh) * T + t) * Dk;
-                    std::copy(src, src + Dk, Q.ptr() + dst);
-                    std::copy(src + D, src + D + Dk, K.ptr() + dst);
-                    std::copy(src + 2 * D, src + 2 * D + Dk, V.ptr() + dst);
-                }
+        linear(qkv.ptr(), x.ptr(), L.qkv_t, L.qkv_p, L.qkv_b.ptr(), D, 3 * D, false);
+        parallel_for(B * H, th, [&](int64_t bh, int) {
+            const int64_t b = bh / H, hh = bh % H;
+            for (int64_t t = 0; t < T; ++t) {
+                const float* src = qkv.ptr() + (b * T + t) * 3 * D + hh * Dk;
+                const int64_t dst = ((b * H + hh) * T + t) * Dk;
+                std::copy(src, src + Dk, Q.ptr() + dst);
+                std::copy(src + D, src + D + Dk, K.ptr() + dst);
+                std::copy(src + 2 * D, src + 2 * D + Dk, V.ptr() + dst);
+            }
+        });
         if (opt.record_qkv) {
             out.queries.push_back(Q);
             out.keys.push_back(K);
             out.values.push_back(V);
         }
         AttentionRecord rec;
-        const Tensor heads = attention_reference(Q, K, V, out.mask, aopt, opt.record_attention ? &rec : nullptr);
+        const Tensor heads = attention(impl, Q, K, V, out.mask, aopt, opt.record_attention ? &rec : nullptr, th);
         if (opt.record_attention) out.attentions.push_back(std::move(rec.weights));  // (B, H, T, T)
-        const Tensor merged = merge_heads(heads);                                      // (B, T, D)
-        gemm_wt(a.ptr(), merged.ptr(), L.o_t.ptr(), L.attention.o_proj.b.ptr(), N, D, D, th);
+        // merge the heads back: (B, H, T, Dk) -> (B, T, D)
+        parallel_for(B * H, th, [&](int64_t bh, int) {
+            const int64_t b = bh / H, hh = bh % H;
+            for (int64_t t = 0; t < T; ++t) {
+                const float* src = heads.ptr() + ((b * H + hh) * T + t) * Dk;
+                std::copy(src, src + Dk, merged.ptr() + (b * T + t) * D + hh * Dk);
+            }
+        });
+        linear(a.ptr(), merged.ptr(), L.o_t, L.o_p, L.attention.o_proj.b.ptr(), D, D, false);
         // add & LayerNorm, then the feed-forward: h = gelu(x W1^T + b1) (B, T, I); f = h W2^T + b2 (B, T, D)
-        for (int64_t k = 0; k < N * D; ++k) x.data[static_cast<size_t>(k)] += a.data[static_cast<size_t>(k)];
-        layer_norm_rows(x.ptr(), L.ln1_gamma.ptr(), L.ln1_beta.ptr(), N, D, c.layer_norm_eps);
-        gemm_wt(h.ptr(), x.ptr(), L.ffn_in_t.ptr(), L.ffn_in.b.ptr(), N, D, I, th);
-        gelu_erf(h.ptr(), N * I);
-        gemm_wt(a.ptr(), h.ptr(), L.ffn_out_t.ptr(), L.ffn_out.b.ptr(), N, I, D, th);
-        for (int64_t k = 0; k < N * D; ++k) x.data[static_cast<size_t>(k)] += a.data[static_cast<size_t>(k)];
-        layer_norm_rows(x.ptr(), L.ln2_gamma.ptr(), L.ln2_beta.ptr(), N, D, c.layer_norm_eps);
+        add_norm(L.ln1_gamma.ptr(), L.ln1_beta.ptr());
+        linear(h.ptr(), x.ptr(), L.ffn_in_t, L.ffn_in_p, L.ffn_in.b.ptr(), D, I, /*gelu=*/true);
+        linear(a.ptr(), h.ptr(), L.ffn_out_t, L.ffn_out_p, L.ffn_out.b.ptr(), I, D, false);
+        add_norm(L.ln2_gamma.ptr(), L.ln2_beta.ptr());
     }
 
     // pass 3: mean over the real tokens, then L2 normalisation (F.normalize, eps 1e-12)

@@ -11,9 +11,16 @@
 // The weights live in attn::MultiHeadAttention (attn::Linear for Q, K, V, O)
 // and attn::Linear. The forward pass runs the whole padded batch through each
 // projection as one GEMM, with the weights pre-transposed once (W^T, [in, out],
-// Q, K and V fused) so Eigen packs them without a transpose; the attention
-// itself is attention_reference with attn::Mask::key_padding and fill -inf.
-// GEMMs are split into fixed 128-column blocks that threads share, so the
+// Q, K and V fused) and, where the CPU has AVX-512, also packed in 32-column
+// strips for an AVX-512 kernel (gemm_packed; Eigen's gemm_wt elsewhere or with
+// BertOptions::packed_gemm = false), and the GELU applied to each block of the
+// intermediate GEMM as it is produced. The
+// attention is attn::Mask::key_padding with fill -inf on one of two backends
+// (attn/nn/backend.hpp): attention_reference when the weights are recorded
+// (attn model attention, entropy, probe), else the tiled flash kernel, which
+// never forms the (B, H, T, T) weights and spreads (batch, head, query block)
+// over the threads. GEMMs are split into fixed 128-column blocks and the
+// element-wise passes into fixed pieces of rows that threads share, so the
 // numbers are the same for any thread count.
 // Weight names follow Hugging Face's BertModel state dict (optionally prefixed "bert.").
 #pragma once
@@ -23,6 +30,7 @@
 #include <vector>
 
 #include "attn/core/mask.hpp"
+#include "attn/nn/backend.hpp"
 #include "attn/nn/mha.hpp"
 #include "attn/core/tensor.hpp"
 #include "attn/model/tokenizer.hpp"
@@ -55,6 +63,15 @@ BertConfig read_bert_config(const ModelFiles& files);
 // if its line count is not the config's vocab_size.
 WordPieceTokenizer load_tokenizer(const ModelFiles& files, const BertConfig& config);
 
+// A transposed nn.Linear weight Wt (n_in, n_out) laid out for the AVX-512 GEMM: strips
+// of 32 columns, each (n_in, 32) contiguous, zero-padded past n_out. Empty (strips has
+// no data) where the CPU lacks AVX-512: gemm_packed then says false.
+struct PackedWeight {
+    Tensor strips;  // (ceil(n_out / 32), n_in, 32)
+    int64_t n_in = 0, n_out = 0;
+    static PackedWeight pack(const Tensor& Wt);  // Wt (n_in, n_out)
+};
+
 struct BertLayer {
     MultiHeadAttention attention{MhaConfig{}};
     Tensor ln1_gamma, ln1_beta;  // (D) after attention
@@ -66,13 +83,21 @@ struct BertLayer {
     Tensor o_t;           // (D, D)  = W_o^T
     Tensor ffn_in_t;      // (D, I)
     Tensor ffn_out_t;     // (I, D)
+    PackedWeight qkv_p, o_p, ffn_in_p, ffn_out_p;  // the same, packed (empty without AVX-512)
 };
 
+// Which attention kernel a forward without recording runs: Auto is the flash
+// kernel (the reference whenever the weights are recorded); Reference forces
+// attention_reference (the readable path the flash one is tested against).
+enum class BertAttention { Auto, Reference };
+
 struct BertOptions {
-    bool record_attention = true;  // keep every layer's weights
+    bool record_attention = true;  // keep every layer's weights (runs attention_reference)
+    BertAttention attention = BertAttention::Auto;
+    bool packed_gemm = true;       // the AVX-512 GEMM where the CPU has it; false: Eigen (gemm_wt)
     bool key_padding_mask = true;  // false: padded keys get weight too (the bug lesson)
     bool record_qkv = false;       // keep every layer's per-head Q, K, V (B, H, T, Dk), the attention's inputs
-    int threads = 1;               // sentences in parallel; same numbers for any value
+    int threads = 1;               // GEMM column blocks, (batch, head) pairs, rows; same numbers for any value
 };
 
 struct BertOutput {
@@ -82,6 +107,8 @@ struct BertOutput {
     std::vector<Tensor> queries, keys, values;  // per layer (B, H, T, Dk), if record_qkv
     Tensor sentence;                  // (B, D) mean-pooled over real tokens, L2-normalised
     Mask mask;                        // the key-padding mask used (or none)
+    std::string attention_path;       // the backend the attention ran on: "reference" or "flash"
+    std::string gemm_path;            // the projections' GEMM: "avx512" (gemm_packed) or "eigen" (gemm_wt)
 };
 
 class BertModel {
@@ -110,6 +137,10 @@ public:
     // Rebuilds the pre-transposed copies from the Linear weights (load() and
     // random() call it; call it again after changing a weight by hand).
     void prepare();
+
+    // The attention backend forward() runs for these options (Reference when
+    // recording the weights or asked to, else Flash).
+    static Backend attention_backend(const BertOptions& opt);
 };
 
 // ---- finding a word among the tokens (attn/model/heads.hpp reads the weights)
@@ -126,8 +157,18 @@ void layer_norm_rows(float* x, const float* gamma, const float* beta, int64_t ro
 // out (N, n_out) = x (N, n_in) . Wt (n_in, n_out) + b (n_out), b may be null.
 // Wt is a transposed nn.Linear weight. Fixed 128-column blocks are spread over
 // `threads`: every output element is computed the same way for any thread count.
+// gelu: then out = gelu_erf(out), block by block (the same numbers as a separate pass).
 void gemm_wt(float* out, const float* x, const float* Wt, const float* b, int64_t N, int64_t n_in, int64_t n_out,
-             int threads);
+             int threads, bool gelu = false);
+
+// gemm_wt with the weight packed (PackedWeight): an AVX-512 kernel, each element summed
+// as b + x(i,0) Wt(0,j) + x(i,1) Wt(1,j) + ... in ascending k with fused multiply-adds,
+// so the same for any thread count and any split of the work. Returns false (and
+// computes nothing) where the CPU lacks AVX-512 or w is empty.
+bool gemm_packed(float* out, const float* x, const PackedWeight& w, const float* b, int64_t N, int threads,
+                 bool gelu = false);
+// True when gemm_packed runs here (the CPU has AVX-512F).
+bool gemm_packed_available();
 
 // In place: x * 0.5 * (1 + erf(x / sqrt 2)), the exact (erf) GELU.
 void gelu_erf(float* x, int64_t n);

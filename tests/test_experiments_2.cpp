@@ -14,74 +14,17 @@
 #include "attn/experiments/elman.hpp"
 #include "attn/experiments/experiment.hpp"
 #include "attn/experiments/lab_model.hpp"
+#include "lab_test_util.hpp"
 #include "attn/train/tasks.hpp"
 
 #include <nlohmann/json.hpp>
 
 using namespace attn;
+using namespace attn::test;
 
 namespace {
 
-struct Toy {
-    std::vector<int32_t> tok, tgt;
-};
-Toy toy(int64_t B, int64_t T, int64_t V, uint64_t seed) {
-    Rng r(seed, 7);
-    Toy t;
-    for (int64_t i = 0; i < B * T; ++i) {
-        t.tok.push_back(static_cast<int32_t>(r.next_u64() % uint64_t(V)));
-        t.tgt.push_back(i % 3 == 0 ? -1 : static_cast<int32_t>(r.next_u64() % uint64_t(V)));
-    }
-    return t;
-}
-
-// Parameters in double from an initialised float model.
-std::vector<std::vector<double>> as_double(lab::LabModel& m) {
-    std::vector<std::vector<double>> p;
-    for (auto& t : m.values()) p.emplace_back(t.data.begin(), t.data.end());
-    return p;
-}
-
-double loss_at(const lab::LabConfig& c, std::vector<std::vector<double>>& p, const Toy& d, int64_t B, int64_t T,
-               bool train, std::vector<std::vector<double>>* grads) {
-    std::vector<const double*> W;
-    std::vector<double*> G;
-    for (auto& t : p) W.push_back(t.data());
-    if (grads) {
-        grads->clear();
-        for (auto& t : p) grads->emplace_back(t.size(), 0.0);
-        for (auto& g : *grads) G.push_back(g.data());
-    }
-    return lab::lab_pass<double>(c, W, G, d.tok.data(), d.tgt.data(), B, T, train, 1234, 1).loss;
-}
-
-// Every parameter tensor: up to 6 elements checked against central differences.
-// h = 1e-5 in double: truncation error ~h^2 * f''' ~ 1e-10, rounding ~1e-16/h ~ 1e-11,
-// so 1e-7 + 1e-5 |g| leaves two orders of margin while catching any wrong term.
-void check_grads(const lab::LabConfig& c, bool train) {
-    const int64_t B = 2, T = 5;
-    lab::LabModel m(c);
-    m.init(3);
-    auto p = as_double(m);
-    const Toy d = toy(B, T, c.vocab, 11);
-    std::vector<std::vector<double>> g;
-    loss_at(c, p, d, B, T, train, &g);
-    Rng pick(5, 1);
-    for (size_t t = 0; t < p.size(); ++t) {
-        for (int k = 0; k < 6; ++k) {
-            const size_t i = static_cast<size_t>(pick.next_u64() % p[t].size());
-            const double keep = p[t][i], h = 1e-5;
-            p[t][i] = keep + h;
-            const double lp = loss_at(c, p, d, B, T, train, nullptr);
-            p[t][i] = keep - h;
-            const double lm = loss_at(c, p, d, B, T, train, nullptr);
-            p[t][i] = keep;
-            const double fd = (lp - lm) / (2 * h);
-            INFO("tensor " << t << " element " << i);
-            CHECK(std::fabs(fd - g[t][i]) <= 1e-7 + 1e-5 * std::fabs(g[t][i]));
-        }
-    }
-}
+void check_grads(const lab::LabConfig& c, bool train) { check_lab_grads(c, 2, 5, train); }
 
 lab::LabConfig small_cfg() {
     lab::LabConfig c;

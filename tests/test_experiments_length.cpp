@@ -14,36 +14,12 @@
 #include "attn/core/rng.hpp"
 #include "attn/experiments/experiment.hpp"
 #include "attn/experiments/lab_model.hpp"
+#include "lab_test_util.hpp"
 
 using namespace attn;
+using namespace attn::test;
 
 namespace {
-
-struct Toy {
-    std::vector<int32_t> tok, tgt;
-};
-Toy toy(int64_t B, int64_t T, int64_t V, uint64_t seed) {
-    Rng r(seed, 7);
-    Toy t;
-    for (int64_t i = 0; i < B * T; ++i) {
-        t.tok.push_back(static_cast<int32_t>(r.next_u64() % uint64_t(V)));
-        t.tgt.push_back(i % 3 == 0 ? -1 : static_cast<int32_t>(r.next_u64() % uint64_t(V)));
-    }
-    return t;
-}
-
-double loss_at(const lab::LabConfig& c, std::vector<std::vector<double>>& p, const Toy& d, int64_t B, int64_t T,
-               std::vector<std::vector<double>>* grads) {
-    std::vector<const double*> W;
-    std::vector<double*> G;
-    for (auto& t : p) W.push_back(t.data());
-    if (grads) {
-        grads->clear();
-        for (auto& t : p) grads->emplace_back(t.size(), 0.0);
-        for (auto& g : *grads) G.push_back(g.data());
-    }
-    return lab::lab_pass<double>(c, W, G, d.tok.data(), d.tgt.data(), B, T, false, 0, 1).loss;
-}
 
 lab::LabConfig cfg_of(lab::AttnKind k, bool causal) {
     lab::LabConfig c;
@@ -57,43 +33,11 @@ lab::LabConfig cfg_of(lab::AttnKind k, bool causal) {
 const lab::AttnKind kKinds[] = {lab::AttnKind::Window,     lab::AttnKind::Strided, lab::AttnKind::GlobalLocal,
                                 lab::AttnKind::EluPlusOne, lab::AttnKind::Favor,   lab::AttnKind::CosFormer};
 
-// Every parameter tensor: up to 6 elements against central differences. h = 1e-5 in
-// double: truncation ~h^2 f''' ~ 1e-10, rounding ~1e-16/h ~ 1e-11, so 1e-7 + 1e-5 |g|
-// leaves two orders of margin (as the softmax lab model's check, test_experiments_2.cpp).
-// cosFormer's ReLU has a kink at 0: a perturbation of 1e-5 crosses it only for a
-// pre-activation within 1e-5 of 0, which these draws do not have (the check would say so).
-void check_grads(const lab::LabConfig& c) {
-    const int64_t B = 2, T = 9;
-    lab::LabModel m(c);
-    m.init(3);
-    std::vector<std::vector<double>> p;
-    for (auto& t : m.values()) p.emplace_back(t.data.begin(), t.data.end());
-    // larger q, k weights than at init so the attention is far from uniform
-    for (size_t t = 0; t < p.size(); ++t)
-        if (m.params()[t].name.find("q_proj.weight") != std::string::npos ||
-            m.params()[t].name.find("k_proj.weight") != std::string::npos)
-            for (double& x : p[t]) x *= 3.0;
-    const Toy d = toy(B, T, c.vocab, 11);
-    std::vector<std::vector<double>> g;
-    loss_at(c, p, d, B, T, &g);
-    Rng pick(5, 1);
-    for (size_t t = 0; t < p.size(); ++t) {
-        for (int k = 0; k < 6; ++k) {
-            const size_t i = static_cast<size_t>(pick.next_u64() % p[t].size());
-            const double keep = p[t][i], h = 1e-5;
-            p[t][i] = keep + h;
-            const double lp = loss_at(c, p, d, B, T, nullptr);
-            p[t][i] = keep - h;
-            const double lm = loss_at(c, p, d, B, T, nullptr);
-            p[t][i] = keep;
-            const double fd = (lp - lm) / (2 * h);
-            const double an = g[t][i];
-            INFO("kind " << lab::attn_kind_name(c.attn.kind) << " causal " << c.causal << " tensor " << t << " element "
-                         << i << " fd " << fd << " analytic " << an);
-            CHECK(std::fabs(fd - an) <= 1e-7 + 1e-5 * std::fabs(an));
-        }
-    }
-}
+// Each kind's gradients against finite differences (lab_test_util.hpp), with W_q, W_k
+// times 3 so the attention is far from uniform. cosFormer's ReLU has a kink at 0: a
+// perturbation of 1e-5 crosses it only for a pre-activation within 1e-5 of 0, which these
+// draws do not have (the check would say so).
+void check_grads(const lab::LabConfig& c) { check_lab_grads(c, 2, 9, false, 3.0); }
 
 }  // namespace
 
@@ -114,7 +58,7 @@ TEST_CASE("lab model: each attention kind in float agrees with double (loss and 
         const lab::LabStats sf = m.step(d.tok.data(), d.tgt.data(), 2, 9, 0, 2);
         std::vector<std::vector<double>> p, g;
         for (auto& t : m.values()) p.emplace_back(t.data.begin(), t.data.end());
-        const double ld = loss_at(c, p, d, 2, 9, &g);
+        const double ld = loss_at(c, p, d, 2, 9, false, &g);
         INFO(lab::attn_kind_name(k));
         CHECK(std::fabs(sf.loss - ld) <= 1e-4 * std::fabs(ld));
         const auto params = m.params();

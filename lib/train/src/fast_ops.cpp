@@ -13,7 +13,6 @@
 #include "attn/core/parallel.hpp"
 #include "attn/train/ops.hpp"
 #include "gemm.hpp"
-#include "pool.hpp"
 
 namespace attn::train {
 
@@ -181,7 +180,7 @@ void matmul_forward_impl(S* out, const S* inp, const S* W, const S* b, int64_t N
             // W^T (C, OC) once, so each row tile reads contiguous rows of it
             S* wt = scratch_floats<S>(static_cast<size_t>(C * OC), 0);
             transpose(wt, W, OC, C, C);
-            detail::pool_for(chunks(N, kGemmRows), threads, [&](int64_t ci, int) {
+            parallel_for(chunks(N, kGemmRows), threads, [&](int64_t ci, int) {
                 const int64_t r0 = ci * kGemmRows, rows = std::min(kGemmRows, N - r0);
                 gemm(gemm_args(rows, OC, C, inp + r0 * C, C, 1, wt, OC, out + r0 * OC, OC, b, false));
                 epi(r0, rows);
@@ -190,7 +189,7 @@ void matmul_forward_impl(S* out, const S* inp, const S* W, const S* b, int64_t N
         }
     }
     const MapC<S> w(W, OC, C);
-    detail::pool_for(chunks(N, kGemmRows), threads, [&](int64_t ci, int) {
+    parallel_for(chunks(N, kGemmRows), threads, [&](int64_t ci, int) {
         const int64_t r0 = ci * kGemmRows, rows = std::min(kGemmRows, N - r0);
         MapM<S> o(out + r0 * OC, rows, OC);
         if (b) {  // the bias in every row, then the product added: one pass fewer than = then +=
@@ -301,7 +300,7 @@ void matmul_backward_impl(S* dinp, S* dW, S* db, const S* dout, const S* inp, co
         if (const detail::GemmFn gemm = kernel_for<S>()) {
             // items [0, n_out): dW, db by kOutChunk output rows (the longer items first);
             // items [n_out, n_out + n_row): dinp rows += dout rows . W
-            detail::pool_for(n_row + n_out, threads, [&](int64_t it, int) {
+            parallel_for(n_row + n_out, threads, [&](int64_t it, int) {
                 if (it >= n_out) {
                     const int64_t r0 = (it - n_out) * kGemmRows, rows = std::min(kGemmRows, N - r0);
                     gemm(gemm_args(rows, C, OC, dout + r0 * OC, OC, 1, W, C, dinp + r0 * C, C, nullptr, add));
@@ -325,7 +324,7 @@ void matmul_backward_impl(S* dinp, S* dW, S* db, const S* dout, const S* inp, co
         }
     }
     // items [0, n_row): dinp rows += dout rows . W;  items [n_row, n_row + n_out): dW, db by output rows
-    detail::pool_for(n_row + n_out, threads, [&](int64_t it, int) {
+    parallel_for(n_row + n_out, threads, [&](int64_t it, int) {
         if (it < n_row) {
             const int64_t r0 = it * kGemmRows, rows = std::min(kGemmRows, N - r0);
             MapM<S> di(dinp + r0 * C, rows, C);
@@ -364,7 +363,7 @@ void matmul_act_backward_fast(S* dpre, S* dW, S* db, const S* dout, const S* act
 template <class S>
 void layernorm_forward_fast(S* out, S* mean, S* rstd, const S* inp, const S* w, const S* b, int64_t N, int64_t D,
                             int threads) {
-    detail::pool_for(chunks(N, kRowChunk), threads, [&](int64_t ci, int) {
+    parallel_for(chunks(N, kRowChunk), threads, [&](int64_t ci, int) {
         const int64_t r0 = ci * kRowChunk, rows = std::min(kRowChunk, N - r0);
         layernorm_forward_rows(out + r0 * D, mean + r0, rstd + r0, inp + r0 * D, w, b, rows, D);
     });
@@ -376,7 +375,7 @@ void layernorm_backward_fast(S* dinp, S* dw, S* db, const S* dout, const S* inp,
     // each chunk's dw, db into its own row of `part`, then summed in chunk order
     const int64_t nc = chunks(N, kRowChunk);
     std::vector<S> part(static_cast<size_t>(nc * 2 * D), S(0));
-    detail::pool_for(nc, threads, [&](int64_t ci, int) {
+    parallel_for(nc, threads, [&](int64_t ci, int) {
         const int64_t r0 = ci * kRowChunk, rows = std::min(kRowChunk, N - r0);
         S* pw = part.data() + ci * 2 * D;
         layernorm_backward_rows(dinp + r0 * D, pw, pw + D, dout + r0 * D, inp + r0 * D, w, mean + r0, rstd + r0, rows,
@@ -392,7 +391,7 @@ void layernorm_backward_fast(S* dinp, S* dw, S* db, const S* dout, const S* inp,
 template <class S>
 void activation_forward_fast(S* out, const S* inp, int64_t n, bool relu, int threads) {
     const int64_t chunk = kRowChunk * 256;
-    detail::pool_for(chunks(n, chunk), threads, [&](int64_t ci, int) {
+    parallel_for(chunks(n, chunk), threads, [&](int64_t ci, int) {
         const int64_t i0 = ci * chunk;
         activation_forward_block(out + i0, inp + i0, std::min(chunk, n - i0), relu);
     });
@@ -401,7 +400,7 @@ void activation_forward_fast(S* out, const S* inp, int64_t n, bool relu, int thr
 template <class S>
 void activation_backward_fast(S* dinp, const S* inp, const S* dout, int64_t n, bool relu, int threads, Into into) {
     const int64_t chunk = kRowChunk * 256;
-    detail::pool_for(chunks(n, chunk), threads, [&](int64_t ci, int) {
+    parallel_for(chunks(n, chunk), threads, [&](int64_t ci, int) {
         const int64_t i0 = ci * chunk;
         activation_backward_block(dinp + i0, inp + i0, dout + i0, std::min(chunk, n - i0), relu, into);
     });
@@ -423,7 +422,7 @@ void attention_forward_fast(S* out, S* att, const S* q, const S* k, const S* v, 
     const int64_t QS = ld_qk ? ld_qk : H * Dk, VS = ld_v ? ld_v : H * Dv, OS = H * Dv;
     const detail::GemmFn gemm = kernel_for<S>();
     std::vector<std::vector<S>> scratch(gemm ? 0 : static_cast<size_t>(resolve_threads(threads)));
-    detail::pool_for(B * H, threads, [&](int64_t bh, int tid) {
+    parallel_for(B * H, threads, [&](int64_t bh, int tid) {
         const int64_t b = bh / H, h = bh % H;
         const MapCS<S> Q(q + b * T * QS + h * Dk, T, Dk, Eigen::OuterStride<>(QS));
         const MapCS<S> K(k + b * T * QS + h * Dk, T, Dk, Eigen::OuterStride<>(QS));
@@ -492,7 +491,7 @@ void attention_backward_fast(S* dq, S* dk, S* dv, const S* dout, const S* q, con
     const detail::GemmFn gemm = kernel_for<S>();
     const bool add = into == Into::Add;  // each (b, h) writes its own block of dq, dk, dv
     std::vector<std::vector<S>> scratch(gemm ? 0 : static_cast<size_t>(resolve_threads(threads)));
-    detail::pool_for(B * H, threads, [&](int64_t bh, int tid) {
+    parallel_for(B * H, threads, [&](int64_t bh, int tid) {
         const int64_t b = bh / H, h = bh % H;
         const MapCS<S> Q(q + b * T * QS + h * Dk, T, Dk, Eigen::OuterStride<>(QS));
         const MapCS<S> K(k + b * T * QS + h * Dk, T, Dk, Eigen::OuterStride<>(QS));
@@ -567,7 +566,7 @@ int64_t crossentropy_forward_fast(S* losses, S* probs, const S* logits, const in
                                   int threads) {
     const int64_t nc = chunks(N, kRowChunk);
     std::vector<int64_t> scored(static_cast<size_t>(nc), 0);
-    detail::pool_for(nc, threads, [&](int64_t ci, int) {
+    parallel_for(nc, threads, [&](int64_t ci, int) {
         const int64_t r0 = ci * kRowChunk, rows = std::min(kRowChunk, N - r0);
         scored[static_cast<size_t>(ci)] =
             crossentropy_forward(losses + r0, probs + r0 * V, logits + r0 * V, targets + r0, rows, V);
@@ -580,7 +579,7 @@ int64_t crossentropy_forward_fast(S* losses, S* probs, const S* logits, const in
 template <class S>
 void crossentropy_backward_fast(S* dlogits, const S* probs, const int32_t* targets, S scale, int64_t N, int64_t V,
                                 int threads, Into into) {
-    detail::pool_for(chunks(N, kRowChunk), threads, [&](int64_t ci, int) {
+    parallel_for(chunks(N, kRowChunk), threads, [&](int64_t ci, int) {
         const int64_t r0 = ci * kRowChunk, rows = std::min(kRowChunk, N - r0);
         if (into == Into::Set) std::fill(dlogits + r0 * V, dlogits + (r0 + rows) * V, S(0));  // in cache: cheap
         crossentropy_backward(dlogits + r0 * V, probs + r0 * V, targets + r0, scale, rows, V);
@@ -593,7 +592,7 @@ constexpr int64_t kElemChunk = kRowChunk * 1024;  // elements per piece of an el
 
 template <class S>
 void residual_forward_fast(S* out, const S* a, const S* b, int64_t n, int threads) {
-    detail::pool_for(chunks(n, kElemChunk), threads, [&](int64_t ci, int) {
+    parallel_for(chunks(n, kElemChunk), threads, [&](int64_t ci, int) {
         const int64_t i0 = ci * kElemChunk;
         residual_forward(out + i0, a + i0, b + i0, std::min(kElemChunk, n - i0));
     });
@@ -601,7 +600,7 @@ void residual_forward_fast(S* out, const S* a, const S* b, int64_t n, int thread
 
 template <class S>
 void residual_backward_fast(S* da, S* db, const S* dout, int64_t n, int threads) {
-    detail::pool_for(chunks(n, kElemChunk), threads, [&](int64_t ci, int) {
+    parallel_for(chunks(n, kElemChunk), threads, [&](int64_t ci, int) {
         const int64_t i0 = ci * kElemChunk;
         residual_backward(da + i0, db + i0, dout + i0, std::min(kElemChunk, n - i0));
     });
@@ -609,7 +608,7 @@ void residual_backward_fast(S* da, S* db, const S* dout, int64_t n, int threads)
 
 template <class S>
 void zero_fast(S* x, int64_t n, int threads) {
-    detail::pool_for(chunks(n, kElemChunk), threads, [&](int64_t ci, int) {
+    parallel_for(chunks(n, kElemChunk), threads, [&](int64_t ci, int) {
         const int64_t i0 = ci * kElemChunk;
         std::fill(x + i0, x + i0 + std::min(kElemChunk, n - i0), S(0));
     });

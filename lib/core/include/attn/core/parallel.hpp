@@ -1,14 +1,19 @@
-// attn/core/parallel.hpp: a minimal parallel-for over std::thread.
+// attn/core/parallel.hpp: a minimal parallel-for over a persistent pool of threads.
 //
 // Work is split into n items; item i always does the same computation
 // whatever the thread count, so results are reproducible (give each item its
 // own Rng stream, never share one generator between threads).
+//
+// The threads are kept between calls (src/parallel.cpp says why: starting them
+// cost more than the small jobs they ran). A call nested in another's items, or
+// made while another thread's job holds the pool, starts threads of its own.
 #pragma once
 
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -22,6 +27,13 @@ inline int resolve_threads(int threads) {
     return hw == 0 ? 1 : static_cast<int>(hw);
 }
 
+namespace detail {
+// Runs fn(i, thread_id) for i in [0, n) on the pool with `threads` threads, the
+// caller's included. False, having run nothing, when the pool is busy or the call
+// is nested in one of its jobs.
+bool pool_run(int64_t n, int threads, const std::function<void(int64_t, int)>& fn);
+}  // namespace detail
+
 // Calls fn(i, thread_id) for i in [0, n), items handed out dynamically.
 // The first exception thrown by fn is rethrown here after all threads stop.
 template <class Fn>
@@ -31,6 +43,7 @@ void parallel_for(int64_t n, int threads, Fn&& fn) {
         for (int64_t i = 0; i < n; ++i) fn(i, 0);
         return;
     }
+    if (detail::pool_run(n, t, std::function<void(int64_t, int)>(std::ref(fn)))) return;
     std::atomic<int64_t> next{0};
     std::exception_ptr err;
     std::mutex err_mu;

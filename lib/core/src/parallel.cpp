@@ -1,24 +1,37 @@
-// The persistent worker pool (pool.hpp).
+// The persistent worker pool behind parallel_for (attn/core/parallel.hpp).
 //
-// A training step of the tiny model makes ~60 pool_for calls of 0.1-1 ms each. Waking a
-// worker through a condition variable costs a futex call on each side and tens of
-// microseconds of scheduler latency, and the caller then waits the same way for the last
-// worker: on 2 cores that was a fifth of a step's wall time. So both sides spin first
-// (a bounded number of pause instructions, about 0.1 ms; the gap between two calls of a
-// step is shorter) and only then sleep on the condition variable, as OpenMP runtimes do.
-// The spin is bounded, so an idle pool (between steps, or when the caller does serial
-// work) costs no CPU for long. Measured (2 vCPUs, quiet): the tiny model's step 4-10%
-// faster, `attn experiment scale --quick` (small models: ~650k pool calls) 7.2 s -> 2.1 s;
+// parallel_for used to start and join std::threads on every call: tens of microseconds
+// per thread, more than a small GEMM or one layer of a short sentence costs. A training
+// step of the tiny model makes ~60 such calls of 0.1-1 ms each, an encoder forward 8 per
+// layer. Waking a sleeping worker through a condition variable costs a futex call on each
+// side and tens of microseconds of scheduler latency, and the caller then waits the same
+// way for the last worker. So both sides spin first (a bounded number of pause
+// instructions, about 0.1 ms; the gap between two calls of a step is shorter) and only
+// then sleep on the condition variable, as OpenMP runtimes do. The spin is bounded, so an
+// idle pool costs no CPU for long. Measured (2 vCPUs, quiet): the tiny model's step
+// 4-10% faster, `attn experiment scale --quick` (small models: ~650k calls) 7.2 s -> 2.1 s;
 // on a machine loaded far beyond its cores the spinning costs up to a quarter instead.
-#include "pool.hpp"
-
+//
+// One job at a time. A call made while another thread's job runs, or from inside a job
+// (nested parallel_for), does not wait for the pool: parallel_for then starts threads of
+// its own, as it always did, so no caller can deadlock on another.
+//
+// fork(): a child has none of its parent's threads, and a job published to the parent's
+// pool would wait for them forever (attn bench times each case in a forked child). So a
+// pool belongs to the process that made it; a child makes its own on its first call and
+// leaves the parent's copy untouched. Pools are never destroyed: at exit their idle
+// workers simply end with the process (joining them from a static destructor could race
+// with a late parallel_for, and a child's copy of the parent's has nothing to join).
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include <unistd.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -26,9 +39,12 @@
 
 #include "attn/core/parallel.hpp"
 
-namespace attn::train::detail {
+namespace attn::detail {
 
 namespace {
+
+// true on a thread while it runs items of a pool job (the caller's too)
+thread_local bool t_in_job = false;
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -44,18 +60,13 @@ constexpr int kSpins = 1 << 11;
 
 class Pool {
 public:
-    ~Pool() {
-        {
-            std::lock_guard<std::mutex> lk(mu_);
-            stop_ = true;
-            gen_.fetch_add(1, std::memory_order_release);
-        }
-        wake_.notify_all();
-        for (auto& t : workers_) t.join();
-    }
+    explicit Pool(pid_t owner) : owner_(owner) {}
+    pid_t owner() const { return owner_; }
 
-    void run(int64_t n, int helpers, const std::function<void(int64_t, int)>& fn) {
-        std::lock_guard<std::mutex> one_run(run_mu_);
+    // False (nothing run) when another caller's job holds the pool.
+    bool try_run(int64_t n, int helpers, const std::function<void(int64_t, int)>& fn) {
+        std::unique_lock<std::mutex> one_run(run_mu_, std::try_to_lock);
+        if (!one_run.owns_lock()) return false;
         while (static_cast<int>(workers_.size()) < helpers) {
             // a new worker waits for the generation after the current one: this job's
             const int id = static_cast<int>(workers_.size()) + 1;
@@ -86,10 +97,15 @@ public:
         }
         fn_ = nullptr;
         if (err_) std::rethrow_exception(err_);
+        return true;
     }
 
 private:
     void loop(int tid) {
+        t_in_job = true;
+        struct Leave {
+            ~Leave() { t_in_job = false; }
+        } leave;
         try {
             for (int64_t i; (i = next_.fetch_add(1, std::memory_order_relaxed)) < n_;) (*fn_)(i, tid);
         } catch (...) {
@@ -112,18 +128,12 @@ private:
                 g = gen_.load(std::memory_order_acquire);
             }
             seen = g;
-            if (stop_flag()) return;
             if (id <= helpers_) loop(id);  // else this job needs fewer helpers: only acknowledge it
             if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
                 std::lock_guard<std::mutex> lk(mu_);  // the caller may be about to sleep
                 done_.notify_one();
             }
         }
-    }
-
-    bool stop_flag() {
-        std::lock_guard<std::mutex> lk(mu_);
-        return stop_;
     }
 
     std::mutex run_mu_, mu_;
@@ -135,20 +145,31 @@ private:
     std::atomic<int> pending_{0};
     std::atomic<uint64_t> gen_{0};
     int helpers_ = 0;
-    bool stop_ = false;
     std::exception_ptr err_;
+    const pid_t owner_;
 };
+
+// This process's pool (see fork() above).
+Pool& this_process_pool() {
+    static std::atomic<Pool*> pool{nullptr};
+    static std::atomic<Pool*> parents{nullptr};  // a forked child's copy of its parent's, kept reachable
+    const pid_t me = ::getpid();
+    Pool* p = pool.load(std::memory_order_acquire);
+    if (p != nullptr && p->owner() == me) return *p;
+    Pool* fresh = new Pool(me);
+    if (pool.compare_exchange_strong(p, fresh, std::memory_order_acq_rel)) {
+        if (p != nullptr) parents.store(p, std::memory_order_relaxed);
+        return *fresh;
+    }
+    delete fresh;  // another thread of this process made one first (p is now that one)
+    return *p;
+}
 
 }  // namespace
 
-void pool_for(int64_t n, int threads, const std::function<void(int64_t, int)>& fn) {
-    const int t = static_cast<int>(std::min<int64_t>(resolve_threads(threads), std::max<int64_t>(n, 1)));
-    if (t <= 1) {
-        for (int64_t i = 0; i < n; ++i) fn(i, 0);
-        return;
-    }
-    static Pool pool;
-    pool.run(n, t - 1, fn);
+bool pool_run(int64_t n, int threads, const std::function<void(int64_t, int)>& fn) {
+    if (t_in_job) return false;  // nested: the pool's threads are all busy with the outer job
+    return this_process_pool().try_run(n, threads - 1, fn);
 }
 
-}  // namespace attn::train::detail
+}  // namespace attn::detail

@@ -53,7 +53,7 @@ struct EntropyCmd {
 };
 struct BenchCmd {
     JsonNonFinite json_nonfinite = JsonNonFinite::literal;
-    std::string batches = "1,32", text_file, attention = "flash", gemm = "avx512";
+    std::string batches = "1,32", text_file, attention = "flash", gemm = "avx512", padding = "skip";
     int64_t repeat = 20, warmup = 2;
     int threads = 1;
     bool json = false;
@@ -400,6 +400,9 @@ int run_bench(const CommonOpts& co, const BenchCmd& o) {
     if (o.gemm == "eigen") bo.packed_gemm = false;
     else if (o.gemm != "avx512")
         throw InputError(fmt::format("--gemm: must be avx512 or eigen, got '{}'", o.gemm));
+    if (o.padding != "skip" && o.padding != "compute")
+        throw InputError(fmt::format("--padding: must be skip or compute, got '{}'", o.padding));
+    bo.skip_padding = o.padding == "skip";
     const std::string gemm = bo.packed_gemm && gemm_packed_available() ? "avx512" : "eigen";
     const std::vector<std::string> pool = bench_texts(o);
     CommonOpts c = co;
@@ -414,8 +417,9 @@ int run_bench(const CommonOpts& co, const BenchCmd& o) {
     nlohmann::json runs = nlohmann::json::array();
     if (!o.json)
         fmt::print("attn model bench: encoder forward + pooling, {} thread(s), median of {} runs after {} warm-up; "
-                   "attention {}{}, GEMM {}; {}\n",
-                   o.threads, o.repeat, o.warmup, path, path == "flash" ? " (" + kernel + ")" : "", gemm, cpu.model);
+                   "attention {}{}, GEMM {}, padding {}; {}\n",
+                   o.threads, o.repeat, o.warmup, path, path == "flash" ? " (" + kernel + ")" : "", gemm,
+                   bo.skip_padding ? "skipped" : "computed", cpu.model);
     for (int64_t B : batches) {
         std::vector<std::vector<int32_t>> ids;
         std::vector<std::string> texts;
@@ -472,6 +476,7 @@ int run_bench(const CommonOpts& co, const BenchCmd& o) {
                                     {"attention_path", path},
                                     {"attention_kernel", kernel},
                                     {"gemm_path", gemm},
+                                    {"padding", o.padding},
                                     {"threads", o.threads},
                                     {"repeat", o.repeat},
                                     {"warmup", o.warmup},
@@ -566,6 +571,7 @@ int run_embed(const CommonOpts& co, const EmbedCmd& o) {
     const BertModel m = BertModel::load(files);
     BertOptions bo;
     bo.record_attention = false;
+    bo.skip_padding = true;  // only the sentence embeddings are kept: padded rows need no work
     bo.threads = o.threads;
     const int64_t D = config.hidden;
     Tensor emb({N, D});
@@ -690,6 +696,10 @@ const Command reg{
             ->capture_default_str();
         bn->add_option("--gemm", bo->gemm,
                        "projection GEMM: avx512 (packed weights; Eigen where the CPU lacks AVX-512) or eigen")
+            ->capture_default_str();
+        bn->add_option("--padding", bo->padding,
+                       "skip: the projections and feed-forward run over the real tokens only (as model embed); "
+                       "compute: over every padded position too, as transformers' BertModel does")
             ->capture_default_str();
         bn->add_option("--threads", bo->threads, "threads (GEMM column blocks, (batch, head) pairs, rows)")
             ->capture_default_str()

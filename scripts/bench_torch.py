@@ -28,7 +28,10 @@ embeddings; a max |difference| above 1e-5 (unit vectors; float32 reordering over
 six layers gives ~1e-7, a real defect 1e-2 or more) stops the script without a
 speed table. transformers is installed into the venv (pip, PyPI) when missing.
 --rounds R alternates attn and torch R times and reports the median ratio and its
-range (the machines here are shared; the load average is printed).
+range (the machines here are shared; the load average is printed). attn skips the
+padded positions in its projections and feed-forward (`--padding skip`, what `attn
+model embed` does: padded rows feed nothing that is kept); BertModel computes them.
+--padding compute makes attn compute them too, for the like-for-like kernel ratio.
 
   python3 scripts/bench_torch.py --quick           # T = 1024, 4096; 1 and 2 threads
   python3 scripts/bench_torch.py --json > out.json
@@ -168,7 +171,7 @@ def run_encoder(a, torch):
 
     def attn_bench(threads):
         cmd = [a.attn, "model", "bench", "--json", "--model", a.model, "--batch", ",".join(map(str, a.batches)),
-               "--threads", str(threads), "--repeat", str(a.reps), "--warmup", str(a.warmup)]
+               "--threads", str(threads), "--repeat", str(a.reps), "--warmup", str(a.warmup), "--padding", a.padding]
         if a.text_file:
             cmd += ["--text-file", a.text_file]
         print("running:", " ".join(cmd), file=sys.stderr)
@@ -239,7 +242,7 @@ def run_encoder(a, torch):
                 p = per.setdefault(run["batch"], {"T": run["tokens_padded"], "real": run["tokens_real"],
                                                   "attn_ms": [], "torch_ms": [], "ratio": [], "ratio_cpu": [],
                                                   "path": doc["attention_path"], "kernel": doc["attention_kernel"],
-                                                  "gemm": doc["gemm_path"]})
+                                                  "gemm": doc["gemm_path"], "padding": doc.get("padding", "compute")})
                 p["attn_ms"].append(run["median_ms"])
                 p["torch_ms"].append(tms)
                 p["ratio"].append(tms / run["median_ms"])
@@ -248,6 +251,7 @@ def run_encoder(a, torch):
         for B, p in per.items():
             rows.append({"threads": threads, "batch": B, "tokens_padded": p["T"], "tokens_real": p["real"],
                          "attention_path": p["path"], "attention_kernel": p["kernel"], "gemm_path": p["gemm"],
+                         "padding": p["padding"],
                          "attn_ms": statistics.median(p["attn_ms"]), "torch_ms": statistics.median(p["torch_ms"]),
                          "attn_sentences_per_s": 1000 * B / statistics.median(p["attn_ms"]),
                          "torch_sentences_per_s": 1000 * B / statistics.median(p["torch_ms"]),
@@ -262,7 +266,8 @@ def print_encoder(a, torch, enc, load_before, load_after):
     m = enc["machine"]
     print(f"processor: {m.get('cpu_model') or '?'} [{' '.join(m.get('cpu_flags', []))}]")
     print(f"attn: attention {enc['rows'][0]['attention_path']} ({enc['rows'][0]['attention_kernel']}), GEMM "
-          f"{enc['rows'][0]['gemm_path']}; torch "
+          f"{enc['rows'][0]['gemm_path']}, padded positions "
+          f"{'skipped' if enc['rows'][0]['padding'] == 'skip' else 'computed'}; torch "
           f"{torch.__version__} (cpu capability {torch.backends.cpu.get_cpu_capability()}), transformers "
           f"{enc['transformers']} BertModel, sdpa")
     print(f"MiniLM-L6 encoder + mean pooling; median of {a.reps} after {a.warmup} warm-up, {a.rounds} round(s); "
@@ -297,6 +302,9 @@ def main():
                     help="compare the MiniLM encoder (attn model bench) with transformers' BertModel instead")
     ap.add_argument("--batches", type=positive_list, default=[1, 32], help="--encoder: batch sizes (default 1,32)")
     ap.add_argument("--warmup", type=positive, default=2, help="--encoder: untimed runs first (default 2)")
+    ap.add_argument("--padding", choices=["skip", "compute"], default="skip",
+                    help="--encoder: attn skips the padded positions (as model embed; default) or computes them as "
+                         "BertModel does")
     ap.add_argument("--rounds", type=positive, default=3, help="--encoder: attn/torch rounds (default 3)")
     ap.add_argument("--text-file", help="--encoder: sentences, one per line (default: attn's 8 built-in ones)")
     ap.add_argument("--model", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "models",

@@ -230,6 +230,56 @@ TEST_CASE("bert: the fast path (flash + packed GEMM) against the readable one (r
     CHECK(dh <= 1e-5);  // LayerNorm keeps hidden states O(1); 2 layers of float32 reordering
 }
 
+TEST_CASE("bert: skip_padding runs the real tokens only and changes no real number") {
+    const BertModel m = BertModel::random(small_config(), 17);
+    // 4 + 3 + 10 real tokens of 3 x 10 padded positions
+    const std::vector<std::vector<int32_t>> ids{{2, 5, 9, 3}, {2, 7, 3}, {2, 11, 12, 13, 14, 15, 16, 17, 18, 3}};
+    for (const bool packed : {true, false}) {
+        attn::BertOptions all, skip, skip3;
+        all.record_attention = false;
+        all.packed_gemm = packed;
+        skip = all;
+        skip.skip_padding = true;
+        skip3 = skip;
+        skip3.threads = 3;
+        const attn::BertOutput a = m.forward(ids, all), s = m.forward(ids, skip), s3 = m.forward(ids, skip3);
+        INFO("GEMM " << s.gemm_path);
+        REQUIRE(s.hidden.shape == a.hidden.shape);
+        CHECK(s.hidden.data == s3.hidden.data);  // any thread count
+        CHECK(s.sentence.data == s3.sentence.data);
+        const int64_t T = a.hidden.dim(1), D = a.hidden.dim(2);
+        double worst_real = 0, worst_pad = 0;
+        for (int64_t b = 0; b < 3; ++b)
+            for (int64_t t = 0; t < T; ++t)
+                for (int64_t d = 0; d < D; ++d) {
+                    const size_t e = static_cast<size_t>((b * T + t) * D + d);
+                    if (t < s.lengths[static_cast<size_t>(b)])
+                        worst_real = std::max(worst_real, static_cast<double>(std::fabs(s.hidden.data[e] - a.hidden.data[e])));
+                    else
+                        worst_pad = std::max(worst_pad, static_cast<double>(std::fabs(s.hidden.data[e])));
+                }
+        const double ds = largest_diff(a.sentence, s.sentence);
+        MESSAGE("skip_padding vs every row, GEMM " << s.gemm_path << ": real rows " << worst_real << ", sentences " << ds);
+        CHECK(worst_pad == 0.0);  // padded rows are not computed: zeros
+        if (s.gemm_path == "avx512") {
+            // each output element of the packed GEMM is b + sum_k x w in ascending k, whatever
+            // rows share its call, and masked keys add exact zeros: the same bits
+            CHECK(worst_real == 0.0);
+            CHECK(ds == 0.0);
+        } else {
+            // Eigen may block the sum over k differently for another row count: float32 reordering
+            CHECK(worst_real <= 1e-5);
+            CHECK(ds <= 1e-6);
+        }
+    }
+    // recording needs every row: skip_padding is then ignored
+    attn::BertOptions rec, rec_skip;
+    rec_skip.skip_padding = true;
+    const attn::BertOutput r = m.forward(ids, rec), rs = m.forward(ids, rec_skip);
+    CHECK(r.hidden.data == rs.hidden.data);
+    CHECK(r.attentions.size() == rs.attentions.size());
+}
+
 TEST_CASE("bert: without recording, the flash attention path gives the reference path's numbers, any thread count") {
     const BertModel m = BertModel::random(small_config(), 11);
     // rows of different lengths: padded keys are masked in both paths
@@ -367,6 +417,7 @@ TEST_CASE("attn model bench: JSON names the attention path and the processor, an
     CHECK(j["attention_path"] == "flash");
     CHECK(j["gemm_path"] == (attn::gemm_packed_available() ? "avx512" : "eigen"));
     CHECK(j["machine"]["cpu_model"].is_string());
+    CHECK(j["padding"] == "skip");
     REQUIRE(j["runs"].size() == 2);
     const auto& b3 = j["runs"][1];
     CHECK(b3["batch"] == 3);
@@ -380,13 +431,16 @@ TEST_CASE("attn model bench: JSON names the attention path and the processor, an
     REQUIRE(r.code == 0);
     CHECK(nlohmann::json::parse(r.out)["attention_path"] == "reference");
     CHECK(nlohmann::json::parse(r.out)["gemm_path"] == "eigen");
+    r = run_attn("model bench --batch 2 --repeat 1 --warmup 0 --padding compute --json" + m);
+    REQUIRE(r.code == 0);
+    CHECK(nlohmann::json::parse(r.out)["padding"] == "compute");
     r = run_attn("model bench --batch 2 --repeat 1 --warmup 0" + m);
     REQUIRE(r.code == 0);
     CHECK(r.out.find("attention flash") != std::string::npos);
     CHECK(r.out.find("sentences/s") != std::string::npos);
     std::ofstream(file) << "\n  \n";
     for (const std::string& bad : std::vector<std::string>{"model bench --text-file " + file, "model bench --text-file /nonexistent/lines.txt",
-                                  "model bench --attention fast", "model bench --gemm mkl", "model bench --warmup -1", "model bench --warmup 101",
+                                  "model bench --attention fast", "model bench --gemm mkl", "model bench --padding none", "model bench --warmup -1", "model bench --warmup 101",
                                   "model bench --repeat 10001", "model bench --threads 0"}) {
         CAPTURE(bad);
         r = run_attn(bad + m);

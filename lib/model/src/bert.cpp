@@ -341,32 +341,45 @@ BertOutput BertModel::forward(const std::vector<std::vector<int32_t>>& ids, cons
     out.mask = opt.key_padding_mask ? Mask::key_padding(out.lengths) : Mask::none();
     out.sentence = Tensor({B, D});
     AttentionOptions aopt;  // scale 1/sqrt(Dk), fill -inf, no dropout (eval)
-    const int64_t N = B * T, Dk = D / H;
+    const int64_t Dk = D / H;
     const int th = opt.threads;
+    // The rows every per-token step (projections, LayerNorms, feed-forward) runs over:
+    // sentence b owns rows [first[b], first[b] + rows[b]) of x. Normally all T positions
+    // (first[b] = b T); with skip_padding only its real tokens, packed one after another.
+    const bool unpad = opt.skip_padding && !opt.record_attention && !opt.record_qkv;
+    std::vector<int64_t> rows(static_cast<size_t>(B)), first(static_cast<size_t>(B) + 1, 0);
+    for (int64_t b = 0; b < B; ++b) {
+        rows[static_cast<size_t>(b)] = unpad ? out.lengths[static_cast<size_t>(b)] : T;
+        first[static_cast<size_t>(b) + 1] = first[static_cast<size_t>(b)] + rows[static_cast<size_t>(b)];
+    }
+    const int64_t N = first.back();
 
-    // pass 1: embeddings, then LayerNorm                           x (B, T, D)
-    Tensor x({B, T, D});
+    // pass 1: embeddings, then LayerNorm                           x (N, D)
+    Tensor x({N, D});
     parallel_for(B, th, [&](int64_t b, int) {
         const auto& s = ids[static_cast<size_t>(b)];
-        const int64_t len = static_cast<int64_t>(s.size());
-        for (int64_t t = 0; t < T; ++t) {
+        const int64_t len = static_cast<int64_t>(s.size()), r0 = first[static_cast<size_t>(b)];
+        for (int64_t t = 0; t < rows[static_cast<size_t>(b)]; ++t) {
             const int32_t id = t < len ? s[static_cast<size_t>(t)] : pad_id;
             const float* we = word_emb.ptr() + static_cast<int64_t>(id) * D;
             const float* pe = pos_emb.ptr() + t * D;
             const float* te = type_emb.ptr();  // token type 0 for a single sentence
-            float* xr = x.ptr() + (b * T + t) * D;
+            float* xr = x.ptr() + (r0 + t) * D;
             for (int64_t d = 0; d < D; ++d) xr[d] = we[d] + pe[d] + te[d];
         }
-        layer_norm_rows(x.ptr() + b * T * D, emb_ln_gamma.ptr(), emb_ln_beta.ptr(), T, D, c.layer_norm_eps);
+        layer_norm_rows(x.ptr() + r0 * D, emb_ln_gamma.ptr(), emb_ln_beta.ptr(), rows[static_cast<size_t>(b)], D,
+                        c.layer_norm_eps);
     });
 
     // pass 2: the layers. Element-wise work runs over fixed pieces of rows (each row computed
     // the same way whatever the thread count); the attention of the (b, h) pairs and query
-    // blocks is spread over the threads by the kernel.
+    // blocks is spread over the threads by the kernel. The attention itself always runs on
+    // the padded (B, H, T, Dk) layout with the key-padding mask; without rows of their own,
+    // padded positions keep zero q, k and v (masked keys add exactly nothing).
     const Backend impl = attention_backend(opt);
     out.attention_path = backend_name(impl);
-    Tensor qkv({B, T, 3 * D}), Q({B, H, T, Dk}), K({B, H, T, Dk}), V({B, H, T, Dk}), a({B, T, D}), merged({B, T, D});
-    Tensor h({B, T, I});
+    Tensor qkv({N, 3 * D}), Q({B, H, T, Dk}), K({B, H, T, Dk}), V({B, H, T, Dk}), a({N, D}), merged({N, D});
+    Tensor h({N, I});
     constexpr int64_t kRows = 16;  // rows per piece of the element-wise passes
     const int64_t pieces = (N + kRows - 1) / kRows;
     // x += a, then LayerNorm, row by row
@@ -392,8 +405,8 @@ BertOutput BertModel::forward(const std::vector<std::vector<int32_t>>& ids, cons
         linear(qkv.ptr(), x.ptr(), L.qkv_t, L.qkv_p, L.qkv_b.ptr(), D, 3 * D, false);
         parallel_for(B * H, th, [&](int64_t bh, int) {
             const int64_t b = bh / H, hh = bh % H;
-            for (int64_t t = 0; t < T; ++t) {
-                const float* src = qkv.ptr() + (b * T + t) * 3 * D + hh * Dk;
+            for (int64_t t = 0; t < rows[static_cast<size_t>(b)]; ++t) {
+                const float* src = qkv.ptr() + (first[static_cast<size_t>(b)] + t) * 3 * D + hh * Dk;
                 const int64_t dst = ((b * H + hh) * T + t) * Dk;
                 std::copy(src, src + Dk, Q.ptr() + dst);
                 std::copy(src + D, src + D + Dk, K.ptr() + dst);
@@ -408,12 +421,12 @@ BertOutput BertModel::forward(const std::vector<std::vector<int32_t>>& ids, cons
         AttentionRecord rec;
         const Tensor heads = attention(impl, Q, K, V, out.mask, aopt, opt.record_attention ? &rec : nullptr, th);
         if (opt.record_attention) out.attentions.push_back(std::move(rec.weights));  // (B, H, T, T)
-        // merge the heads back: (B, H, T, Dk) -> (B, T, D)
+        // merge the heads back: (B, H, T, Dk) -> (N, D)
         parallel_for(B * H, th, [&](int64_t bh, int) {
             const int64_t b = bh / H, hh = bh % H;
-            for (int64_t t = 0; t < T; ++t) {
+            for (int64_t t = 0; t < rows[static_cast<size_t>(b)]; ++t) {
                 const float* src = heads.ptr() + ((b * H + hh) * T + t) * Dk;
-                std::copy(src, src + Dk, merged.ptr() + (b * T + t) * D + hh * Dk);
+                std::copy(src, src + Dk, merged.ptr() + (first[static_cast<size_t>(b)] + t) * D + hh * Dk);
             }
         });
         linear(a.ptr(), merged.ptr(), L.o_t, L.o_p, L.attention.o_proj.b.ptr(), D, D, false);
@@ -430,12 +443,20 @@ BertOutput BertModel::forward(const std::vector<std::vector<int32_t>>& ids, cons
         float* sv = out.sentence.ptr() + b * D;
         for (int64_t d = 0; d < D; ++d) {
             double acc = 0;
-            for (int64_t t = 0; t < len; ++t) acc += x.data[static_cast<size_t>((b * T + t) * D + d)];
+            for (int64_t t = 0; t < len; ++t) acc += x.data[static_cast<size_t>((first[static_cast<size_t>(b)] + t) * D + d)];
             sv[d] = static_cast<float>(acc / static_cast<double>(len));
         }
     }
     l2_normalize_rows(out.sentence.ptr(), B, D);
-    out.hidden = std::move(x);
+    if (!unpad) {
+        out.hidden = std::move(x);  // (N, D) is (B, T, D) here: N = B T
+        out.hidden.shape = {B, T, D};
+    } else {  // real rows back in place; padded positions stay zero
+        out.hidden = Tensor({B, T, D});
+        for (int64_t b = 0; b < B; ++b)
+            std::copy(x.ptr() + first[static_cast<size_t>(b)] * D, x.ptr() + first[static_cast<size_t>(b) + 1] * D,
+                      out.hidden.ptr() + b * T * D);
+    }
     return out;
 }
 

@@ -97,6 +97,11 @@ struct BertOptions {
     bool packed_gemm = true;       // the AVX-512 GEMM where the CPU has it; false: Eigen (gemm_wt)
     bool key_padding_mask = true;  // false: padded keys get weight too (the bug lesson)
     bool record_qkv = false;       // keep every layer's per-head Q, K, V (B, H, T, Dk), the attention's inputs
+    // true: the projections, LayerNorms and feed-forward run over the real tokens only
+    // (padded rows cost nothing; BertOutput::hidden is zero there). The sentence embeddings
+    // and the real rows of hidden are the same numbers as without it (with the packed GEMM:
+    // bit for bit). Ignored when recording weights or q, k, v, which need every row.
+    bool skip_padding = false;
     int threads = 1;               // GEMM column blocks, (batch, head) pairs, rows; same numbers for any value
 };
 

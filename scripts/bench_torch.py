@@ -36,6 +36,7 @@ model embed` does: padded rows feed nothing that is kept); BertModel computes th
   python3 scripts/bench_torch.py --quick           # T = 1024, 4096; 1 and 2 threads
   python3 scripts/bench_torch.py --json > out.json
   python3 scripts/bench_torch.py --encoder         # MiniLM, batch 1 and 32, 1 and 2 threads
+  python3 scripts/bench_torch.py --backward --quick   # float32 backward, the tiled kernel against SDPA's
 """
 import argparse
 import json
@@ -285,6 +286,50 @@ def print_encoder(a, torch, enc, load_before, load_after):
           "per CPU-s: the same ratio per CPU-second of each process's threads.")
 
 
+def run_attn_backward(a, threads, causal):
+    cmd = [a.attn, "bench", "--backward", "--batch", str(a.batch), "--heads", str(a.heads), "--seq",
+           ",".join(map(str, a.seq)), "--d-k", str(a.d_k), "--threads", str(threads), "--reps", str(a.reps),
+           "--impl", "flash", "--json", "--yes"] + (["--causal"] if causal else [])
+    print("running:", " ".join(cmd), file=sys.stderr)
+    doc = json.loads(subprocess.run(cmd, check=True, stdout=subprocess.PIPE).stdout)
+    if doc.get("format") != "attn-bench" or doc.get("version") != 1 or not doc.get("config", {}).get("backward"):
+        sys.exit("bench_torch.py: error: --attn: its bench --backward output is not an attn-bench version 1 document")
+    return doc
+
+
+def run_torch_backward(torch, a, threads, causal, T):
+    """SDPA's backward alone, float32: the graph of one forward, then autograd.grad(out, (q, k, v), dO)
+    repeated (retain_graph), which runs its CPU flash backward from the saved output and log-sum-exp."""
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    F = torch.nn.functional
+    q, k, v = (torch.randn(a.batch, a.heads, T, a.d_k, requires_grad=True) for _ in range(3))
+    out = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    dout = torch.randn_like(out)
+    secs, cpu = median_time(lambda: torch.autograd.grad(out, (q, k, v), dout, retain_graph=True), a.reps)
+    fl = 2.5 * flops_of(a.batch, a.heads, T, a.d_k, causal)  # attn bench's convention (FlashAttention's)
+    return fl / secs / 1e9, (fl / cpu / 1e9 if cpu > 0 else None)
+
+
+def backward_table(a, torch):
+    machine, rows = None, []
+    for threads in a.threads:
+        for causal in (False, True):
+            doc = run_attn_backward(a, threads, causal)
+            machine = machine or doc["machine"]
+            res = {r["seq"]: r for r in doc["results"] if r["impl"] == "flash"}
+            for T in a.seq:
+                r = res.get(T)
+                tw, tc = run_torch_backward(torch, a, threads, causal, T)
+                rows.append({"threads": threads, "causal": causal, "seq": T, "torch_fp32": tw, "torch_fp32_cpu": tc,
+                             "attn_fp32": r["gflops"] if r else None,
+                             "attn_fp32_cpu": r["flops"] / r["cpu_seconds"] / 1e9
+                             if r and r.get("cpu_seconds", 0) > 0 else None,
+                             "attn_peak_fraction": r["gflops"] / machine["fma_peak_gflops"]
+                             if r and machine.get("fma_peak_gflops") else None})
+    return machine, rows
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--batch", type=positive, default=1)
@@ -298,6 +343,8 @@ def main():
                     help="the attn binary (default build/attn)")
     ap.add_argument("--no-install", action="store_true", help="never create the torch virtual environment")
     ap.add_argument("--json", action="store_true", help="print the results as JSON instead of the table")
+    ap.add_argument("--backward", action="store_true",
+                    help="compare the float32 backward (attn bench --backward, the tiled kernel) with SDPA's instead")
     ap.add_argument("--encoder", action="store_true",
                     help="compare the MiniLM encoder (attn model bench) with transformers' BertModel instead")
     ap.add_argument("--batches", type=positive_list, default=[1, 32], help="--encoder: batch sizes (default 1,32)")
@@ -336,6 +383,34 @@ def main():
                               "tolerance": enc["tolerance"], "results": enc["rows"]}, indent=2))
         else:
             print_encoder(a, torch, enc, load_before, load_after)
+        return
+    if a.backward:
+        machine, rows = backward_table(a, torch)
+        load_after = load_average()
+        if a.json:
+            print(json.dumps({"format": "attn-bench-torch-backward", "version": 1, "torch": torch.__version__,
+                              "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
+                              "batch": a.batch, "heads": a.heads, "d_k": a.d_k, "reps": a.reps,
+                              "load_before": load_before, "load_after": load_after, "machine": machine,
+                              "results": rows}, indent=2))
+            return
+        print(f"processor: {machine.get('cpu_model') or '?'} [{' '.join(machine.get('cpu_flags', []))}]")
+        print(f"attn: tiled backward, float32 kernel {machine['flash_kernel']}; torch {torch.__version__} (cpu "
+              f"capability {torch.backends.cpu.get_cpu_capability()}); FMA peak "
+              f"{machine.get('fma_peak_gflops', float('nan')):.0f} GFLOP/s at the largest thread count")
+        print(f"B={a.batch} H={a.heads} Dk={a.d_k}; backward alone; median of {a.reps} after 1 warm-up; load "
+              f"average {load_before[0]:.2f} before, {load_after[0]:.2f} after")
+        print()
+        print("| threads | mask | T | attn bwd | SDPA bwd | ratio | per CPU-s |")
+        print("|---|---|---|---|---|---|---|")
+        for row in rows:
+            at, to = row["attn_fp32"], row["torch_fp32"]
+            ac, tc = row["attn_fp32_cpu"], row["torch_fp32_cpu"]
+            print(f"| {row['threads']} | {'causal' if row['causal'] else 'none'} | {row['seq']} | "
+                  f"{'-' if at is None else f'{at:.0f}'} | {to:.0f} | {'-' if at is None else f'{at / to:.2f}x'} | "
+                  f"{'-' if ac is None or tc is None else f'{ac / tc:.2f}x'} |")
+        print("\nGFLOP/s of wall time, FLOPs = 2.5 x the forward's (FlashAttention's count; causal: the allowed "
+              "pairs); ratio = attn / SDPA.")
         return
     machine = None
     rows = []

@@ -53,14 +53,14 @@ struct EntropyCmd {
 };
 struct BenchCmd {
     JsonNonFinite json_nonfinite = JsonNonFinite::literal;
-    std::string batches = "1,32", text_file, attention = "flash", gemm = "avx512", padding = "skip";
+    std::string batches = "1,32", text_file, attention = "flash", gemm = "avx512", padding = "skip", weights = "fp32";
     int64_t repeat = 20, warmup = 2;
     int threads = 1;
     bool json = false;
 };
 struct EmbedCmd {
     std::vector<std::string> texts;
-    std::string file, json, npy;
+    std::string file, json, npy, weights = "fp32";
     JsonNonFinite json_nonfinite = JsonNonFinite::literal;
     int64_t batch = 32, max_tokens = 0;  // 0: the model's max_seq_length
     int threads = 1;
@@ -403,14 +403,20 @@ int run_bench(const CommonOpts& co, const BenchCmd& o) {
     if (o.padding != "skip" && o.padding != "compute")
         throw InputError(fmt::format("--padding: must be skip or compute, got '{}'", o.padding));
     bo.skip_padding = o.padding == "skip";
-    const std::string gemm = bo.packed_gemm && gemm_packed_available() ? "avx512" : "eigen";
+    if (o.weights != "fp32" && o.weights != "bf16")
+        throw InputError(fmt::format("--weights: must be fp32 or bf16, got '{}'", o.weights));
+    bo.bf16_weights = o.weights == "bf16";
+    if (bo.bf16_weights && !gemm_bf16_available())
+        throw InputError("--weights bf16: this CPU has no AVX-512 BF16 (avx512_bf16); use --weights fp32");
+    const std::string gemm = bert_gemm_path(bo);
     const std::vector<std::string> pool = bench_texts(o);
     CommonOpts c = co;
     c.text = pool.front();
     c.truncate = true;  // a long line of --text-file is cut to the model's maximum, as sentence-transformers does
     const Prepared p = prepare(c);
     const WordPieceTokenizer tok = load_tokenizer(p.files, p.config);
-    const BertModel m = BertModel::load(p.files);
+    BertModel m = BertModel::load(p.files);
+    if (bo.bf16_weights) m.prepare_bf16();
     const std::string path = backend_name(BertModel::attention_backend(bo));
     const std::string kernel = path == "flash" ? flash_kernels().front() : "-";
     const CpuInfo cpu = cpu_info();
@@ -440,6 +446,23 @@ int run_bench(const CommonOpts& co, const BenchCmd& o) {
             ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
             if (out.sentence.empty()) return 1;
         }
+        // with bf16 weights: how far its sentence embeddings are from float32's (unit vectors)
+        double bf16_max_diff = 0, bf16_min_cos = 1;
+        if (bo.bf16_weights) {
+            BertOptions f32 = bo;
+            f32.bf16_weights = false;
+            const Tensor a = m.forward(ids, bo).sentence, b = m.forward(ids, f32).sentence;
+            const int64_t D = a.dim(1);
+            for (int64_t s = 0; s < B; ++s) {
+                double dot = 0;
+                for (int64_t d = 0; d < D; ++d) {
+                    const size_t e = static_cast<size_t>(s * D + d);
+                    dot += static_cast<double>(a.data[e]) * b.data[e];
+                    bf16_max_diff = std::max(bf16_max_diff, static_cast<double>(std::fabs(a.data[e] - b.data[e])));
+                }
+                bf16_min_cos = std::min(bf16_min_cos, dot);
+            }
+        }
         const std::vector<double> times = ms;
         std::sort(ms.begin(), ms.end());
         std::sort(cpu_s.begin(), cpu_s.end());
@@ -458,11 +481,17 @@ int run_bench(const CommonOpts& co, const BenchCmd& o) {
                         {"sentences_per_cpu_s", med_cpu > 0 ? static_cast<double>(B) / med_cpu : 0.0},
                         {"texts", texts},
                         {"ids", ids}});
+        if (bo.bf16_weights)
+            runs.back()["bf16_vs_fp32"] = {{"max_abs_diff", bf16_max_diff}, {"min_cosine", bf16_min_cos}};
         if (!o.json)
             fmt::print("  batch {:>4}  T {:>3} ({:>3.0f}% real tokens): median {:8.2f} ms (min {:.2f}, max {:.2f}), "
                        "{:.0f} sentences/s, {:.0f} per CPU-second\n",
                        B, T, 100.0 * static_cast<double>(real) / static_cast<double>(B * T), med, ms.front(), ms.back(),
                        1000.0 * static_cast<double>(B) / med, med_cpu > 0 ? static_cast<double>(B) / med_cpu : 0.0);
+        if (!o.json && bo.bf16_weights)
+            fmt::print("             bf16 weights against float32: sentence embeddings differ by at most {:.2e}, "
+                       "cosine at least {:.6f}\n",
+                       bf16_max_diff, bf16_min_cos);
     }
     if (o.json) {
         const nlohmann::json doc = {{"format", "attn-model-bench"},
@@ -477,6 +506,7 @@ int run_bench(const CommonOpts& co, const BenchCmd& o) {
                                     {"attention_kernel", kernel},
                                     {"gemm_path", gemm},
                                     {"padding", o.padding},
+                                    {"weights", o.weights},
                                     {"threads", o.threads},
                                     {"repeat", o.repeat},
                                     {"warmup", o.warmup},
@@ -529,6 +559,10 @@ int run_embed(const CommonOpts& co, const EmbedCmd& o) {
     const TextOut text({{"--json -", o.json == "-"}, {"--npy -", o.npy == "-"}});
     if (!o.json.empty() && o.json != "-") require_writable("--json", o.json);
     if (!o.npy.empty() && o.npy != "-") require_writable("--npy", o.npy);
+    if (o.weights != "fp32" && o.weights != "bf16")
+        throw InputError(fmt::format("--weights: must be fp32 or bf16, got '{}'", o.weights));
+    if (o.weights == "bf16" && !gemm_bf16_available())
+        throw InputError("--weights bf16: this CPU has no AVX-512 BF16 (avx512_bf16); use --weights fp32");
     const ModelFiles files =
         with_option("--model", [&] { return locate_model(co.model.empty() ? default_model_dir() : co.model); });
     BertConfig config = read_bert_config(files);
@@ -568,9 +602,11 @@ int run_embed(const CommonOpts& co, const EmbedCmd& o) {
             fmt::print(stderr, "attn: warning: {}: cut to {} tokens (--truncate)\n", t.where[static_cast<size_t>(k)],
                        config.max_len);
     }
-    const BertModel m = BertModel::load(files);
+    BertModel m = BertModel::load(files);
     BertOptions bo;
     bo.record_attention = false;
+    bo.bf16_weights = o.weights == "bf16";
+    if (bo.bf16_weights) m.prepare_bf16();
     bo.skip_padding = true;  // only the sentence embeddings are kept: padded rows need no work
     bo.threads = o.threads;
     const int64_t D = config.hidden;
@@ -701,6 +737,10 @@ const Command reg{
                        "skip: the projections and feed-forward run over the real tokens only (as model embed); "
                        "compute: over every padded position too, as transformers' BertModel does")
             ->capture_default_str();
+        bn->add_option("--weights", bo->weights,
+                       "fp32, or bf16: the projections on bfloat16 weights and inputs (AVX-512 BF16), with the "
+                       "sentence embeddings' difference from fp32 reported")
+            ->capture_default_str();
         bn->add_option("--threads", bo->threads, "threads (GEMM column blocks, (batch, head) pairs, rows)")
             ->capture_default_str()
             ->check(integer_in(1, 1024));
@@ -720,6 +760,10 @@ const Command reg{
         em->add_option("--batch", emo->batch, "sentences per padded batch (in input order)")
             ->capture_default_str()
             ->check(integer_in(1, 4096));
+        em->add_option("--weights", emo->weights,
+                       "fp32, or bf16: the projections on bfloat16 weights and inputs (AVX-512 BF16, AMX tiles where "
+                       "usable); attn model bench --weights bf16 reports the difference")
+            ->capture_default_str();
         em->add_option("--threads", emo->threads, "threads (sentences of a batch run in parallel; same numbers)")
             ->capture_default_str()
             ->check(integer_in(1, 1024));

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -211,6 +212,105 @@ TEST_CASE("bert: the packed AVX-512 GEMM matches Eigen's gemm_wt element by elem
             CHECK(worst <= 1.0);
         }
     }
+}
+
+namespace {
+// float -> the float of its bfloat16 rounding (nearest even), as vcvtneps2bf16
+float bf16_round(float x) {
+    uint32_t u;
+    std::memcpy(&u, &x, 4);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    u &= 0xffff0000u;
+    float r;
+    std::memcpy(&r, &u, 4);
+    return r;
+}
+}  // namespace
+
+TEST_CASE("bert: the bf16 GEMM (AVX-512 BF16 and AMX tiles) against double sums of the bf16-rounded operands") {
+    if (!attn::gemm_bf16_available()) {
+        attn::test::skip("this CPU has no AVX-512 BF16: the encoder's bf16 GEMM is not tested");
+        return;
+    }
+    attn::BertOptions amx_opt;
+    amx_opt.bf16_weights = true;
+    const bool have_amx = attn::bert_gemm_path(amx_opt) == "amx-bf16";
+    if (!have_amx) MESSAGE("no usable AMX here: only the AVX-512 BF16 kernel is tested (the AMX one is skipped)");
+    // row tails (not whole 12-row tiles, 32-row AMX blocks or 96-row pieces), column tails
+    // (not whole 32-column strips), k tails (n_in not a multiple of 32, odd)
+    for (const auto& dims : std::vector<std::array<int64_t, 3>>{{7, 33, 300}, {101, 64, 96}, {200, 384, 1152}, {45, 1536, 40}}) {
+        const int64_t N = dims[0], n_in = dims[1], n_out = dims[2];
+        CAPTURE(N);
+        CAPTURE(n_in);
+        CAPTURE(n_out);
+        Tensor x({N, n_in}), wt({n_in, n_out}), b({n_out});
+        attn::Rng rng(21, static_cast<uint64_t>(n_out));
+        for (float& v : x.data) v = rng.normal();
+        for (float& v : wt.data) v = 0.1f * rng.normal();
+        for (float& v : b.data) v = rng.normal();
+        const attn::PackedWeightBf16 pw = attn::PackedWeightBf16::pack(wt);
+        for (const bool amx : {false, true}) {
+            if (amx && !have_amx) continue;
+            CAPTURE(amx);
+            Tensor got({N, n_out}), got3({N, n_out});
+            REQUIRE(attn::gemm_bf16(got.ptr(), x.ptr(), pw, b.ptr(), N, 1, false, amx));
+            REQUIRE(attn::gemm_bf16(got3.ptr(), x.ptr(), pw, b.ptr(), N, 3, false, amx));
+            CHECK(got.data == got3.data);  // any thread count, the same numbers
+            // the products of bf16 numbers are exact in float32; the kernels only reorder and
+            // round the float32 sum of n_in of them (+ b): within (n_in + 1) 2^-24 sum|x w| (+|b|)
+            double worst = 0;
+            for (int64_t i = 0; i < N; ++i)
+                for (int64_t j = 0; j < n_out; ++j) {
+                    double ref = b.data[static_cast<size_t>(j)], mag = std::fabs(ref);
+                    for (int64_t k = 0; k < n_in; ++k) {
+                        const double t = static_cast<double>(bf16_round(x.data[static_cast<size_t>(i * n_in + k)])) *
+                                         bf16_round(wt.data[static_cast<size_t>(k * n_out + j)]);
+                        ref += t;
+                        mag += std::fabs(t);
+                    }
+                    const double err = std::fabs(got.data[static_cast<size_t>(i * n_out + j)] - ref);
+                    worst = std::max(worst, err / (static_cast<double>(n_in + 1) * 0x1p-24 * mag + 1e-30));
+                }
+            MESSAGE("bf16 GEMM (" << std::string(amx ? "AMX" : "AVX-512 BF16") << "), N=" << N << " n_in=" << n_in << " n_out="
+                                  << n_out << ": worst |diff| / ((n_in + 1) 2^-24 sum|x w|) = " << worst);
+            CHECK(worst <= 1.0);
+        }
+    }
+}
+
+TEST_CASE("bert: bf16 weights stay close to float32 and give the same numbers at any thread count") {
+    BertModel m = BertModel::random(small_config(), 19);
+    const std::vector<std::vector<int32_t>> ids{{2, 5, 9, 3}, {2, 7, 3}, {2, 11, 12, 13, 14, 15, 16, 17, 18, 3}};
+    attn::BertOptions f32, h, h3;
+    f32.record_attention = false;
+    h = f32;
+    h.bf16_weights = true;
+    h3 = h;
+    h3.threads = 3;
+    if (!attn::gemm_bf16_available()) {
+        CHECK_THROWS_AS(m.forward(ids, h), attn::InputError);  // refused, never a silent float32 run
+        attn::test::skip("this CPU has no AVX-512 BF16: bf16 weights are refused (checked), not run");
+        return;
+    }
+    CHECK_THROWS_AS(m.forward(ids, h), attn::InputError);  // prepare_bf16() not called yet
+    m.prepare_bf16();
+    const attn::BertOutput a = m.forward(ids, f32), b = m.forward(ids, h), b3 = m.forward(ids, h3);
+    CHECK(b.gemm_path == attn::bert_gemm_path(h));
+    CHECK(b.sentence.data == b3.sentence.data);
+    double min_cos = 1;
+    for (int64_t s = 0; s < 3; ++s) {
+        double dot = 0;
+        for (int64_t d = 0; d < a.sentence.dim(1); ++d)
+            dot += static_cast<double>(a.sentence.data[static_cast<size_t>(s * a.sentence.dim(1) + d)]) *
+                   b.sentence.data[static_cast<size_t>(s * a.sentence.dim(1) + d)];
+        min_cos = std::min(min_cos, dot);
+    }
+    MESSAGE("bf16 weights (" << b.gemm_path << ") vs float32, random 2-layer model: sentence 1 - cosine <= " << 1 - min_cos
+                             << ", max |diff| " << largest_diff(a.sentence, b.sentence));
+    // inputs and weights carry a relative error of 2^-9 each; LayerNorm renormalises every
+    // layer, so unit sentence vectors stay within a few 1e-3 (cosine 1 - O(1e-5))
+    CHECK(min_cos >= 0.9995);
+    CHECK(min_cos < 1.0);  // bf16 did run: the numbers are not float32's
 }
 
 TEST_CASE("bert: the fast path (flash + packed GEMM) against the readable one (reference + Eigen), random weights") {
@@ -434,13 +534,26 @@ TEST_CASE("attn model bench: JSON names the attention path and the processor, an
     r = run_attn("model bench --batch 2 --repeat 1 --warmup 0 --padding compute --json" + m);
     REQUIRE(r.code == 0);
     CHECK(nlohmann::json::parse(r.out)["padding"] == "compute");
+    if (attn::gemm_bf16_available()) {
+        r = run_attn("model bench --batch 3 --repeat 1 --warmup 0 --weights bf16 --json" + m);
+        REQUIRE(r.code == 0);
+        const nlohmann::json jb = nlohmann::json::parse(r.out);
+        CHECK(jb["weights"] == "bf16");
+        CHECK(jb["gemm_path"].get<std::string>().find("bf16") != std::string::npos);
+        const double cos = jb["runs"][0]["bf16_vs_fp32"]["min_cosine"].get<double>();
+        CHECK(cos > 0.999);
+        CHECK(cos < 1.0);
+    } else {
+        r = run_attn("model bench --batch 1 --repeat 1 --warmup 0 --weights bf16" + m);
+        CHECK(r.code == 2);  // refused with one line: no AVX-512 BF16
+    }
     r = run_attn("model bench --batch 2 --repeat 1 --warmup 0" + m);
     REQUIRE(r.code == 0);
     CHECK(r.out.find("attention flash") != std::string::npos);
     CHECK(r.out.find("sentences/s") != std::string::npos);
     std::ofstream(file) << "\n  \n";
     for (const std::string& bad : std::vector<std::string>{"model bench --text-file " + file, "model bench --text-file /nonexistent/lines.txt",
-                                  "model bench --attention fast", "model bench --gemm mkl", "model bench --padding none", "model bench --warmup -1", "model bench --warmup 101",
+                                  "model bench --attention fast", "model bench --gemm mkl", "model bench --padding none", "model bench --weights fp16", "model bench --warmup -1", "model bench --warmup 101",
                                   "model bench --repeat 10001", "model bench --threads 0"}) {
         CAPTURE(bad);
         r = run_attn(bad + m);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 #include <Eigen/Core>
@@ -18,6 +19,7 @@
 #include "attn/core/errors.hpp"
 #include "attn/core/parallel.hpp"
 #include "attn/core/rng.hpp"
+#include "attn/cpu/features.hpp"
 #include "attn/io/safetensors.hpp"
 #include "attn/nn/backend.hpp"
 #include "bert_gemm.hpp"
@@ -209,6 +211,7 @@ static void transpose_into(const Tensor& W, float* dst, int64_t ld, int64_t col)
 
 void BertModel::prepare() {
     const int64_t D = config.hidden, I = config.intermediate;
+    const bool bf16 = bf16_prepared();  // rebuilt below from the new copies
     for (BertLayer& L : layers) {
         const MultiHeadAttention& a = L.attention;
         L.qkv_t = Tensor({D, 3 * D});
@@ -232,6 +235,77 @@ void BertModel::prepare() {
             L.ffn_out_p = PackedWeight::pack(L.ffn_out_t);
         }
     }
+    if (bf16) prepare_bf16();
+}
+
+void BertModel::prepare_bf16() {
+    for (BertLayer& L : layers) {
+        L.qkv_h = PackedWeightBf16::pack(L.qkv_t);
+        L.o_h = PackedWeightBf16::pack(L.o_t);
+        L.ffn_in_h = PackedWeightBf16::pack(L.ffn_in_t);
+        L.ffn_out_h = PackedWeightBf16::pack(L.ffn_out_t);
+    }
+}
+
+bool BertModel::bf16_prepared() const { return !layers.empty() && !layers.front().qkv_h.pairs.empty(); }
+
+// float -> bfloat16 bits, round to nearest even (what vcvtneps2bf16 does; weights are finite)
+static uint32_t bf16_bits(float x) {
+    uint32_t u;
+    std::memcpy(&u, &x, 4);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return u >> 16;
+}
+
+PackedWeightBf16 PackedWeightBf16::pack(const Tensor& Wt) {
+    PackedWeightBf16 p;
+    p.n_in = Wt.dim(0);
+    p.n_out = Wt.dim(1);
+    p.kp = (p.n_in + 31) / 32 * 16;  // pairs, whole AMX tiles of 32 k (zeros past n_in)
+    const int64_t strips = (p.n_out + 31) / 32;
+    p.pairs.assign(static_cast<size_t>(strips * p.kp * 32), 0u);
+    for (int64_t k = 0; k < p.n_in; ++k)
+        for (int64_t j = 0; j < p.n_out; ++j)
+            p.pairs[static_cast<size_t>(((j / 32) * p.kp + k / 2) * 32 + j % 32)] |=
+                bf16_bits(Wt.data[static_cast<size_t>(k * p.n_out + j)]) << (16 * (k % 2));
+    return p;
+}
+
+bool gemm_bf16_available() { return detail::bert_gemm_bf16_available(); }
+
+std::string bert_gemm_path(const BertOptions& opt) {
+    if (opt.bf16_weights) return opt.amx && cpu_amx_bf16_usable() ? "amx-bf16" : "avx512-bf16";
+    return opt.packed_gemm && gemm_packed_available() ? "avx512" : "eigen";
+}
+
+bool gemm_bf16(float* out, const float* x, const PackedWeightBf16& w, const float* b, int64_t N, int threads, bool gelu,
+               bool amx, std::vector<uint16_t>* scratch) {
+    if (w.pairs.empty() || !gemm_bf16_available()) return false;
+    amx = amx && cpu_amx_bf16_usable();
+    // x rounded to bf16 pairs once (rows padded to whole 32-row AMX blocks, zeros past N),
+    // then pieces of 96 rows x 128 columns as gemm_packed; any split gives the same numbers
+    std::vector<uint16_t> own;
+    std::vector<uint16_t>& xb = scratch != nullptr ? *scratch : own;
+    const int64_t rows_padded = (N + 31) / 32 * 32;
+    xb.assign(static_cast<size_t>(rows_padded * 2 * w.kp), 0);
+    constexpr int64_t kRowPiece = 96, kColPiece = 128;
+    const int64_t rp = (N + kRowPiece - 1) / kRowPiece, cp = (w.n_out + kColPiece - 1) / kColPiece;
+    parallel_for(rp, threads, [&](int64_t t, int) {
+        const int64_t r0 = t * kRowPiece, r1 = std::min(N, r0 + kRowPiece);
+        detail::bert_rows_to_bf16(xb.data() + r0 * 2 * w.kp, x + r0 * w.n_in, r1 - r0, w.n_in, w.kp);
+    });
+    const auto* xp = reinterpret_cast<const uint32_t*>(xb.data());
+    parallel_for(rp * cp, threads, [&](int64_t t, int) {
+        const int64_t r0 = (t / cp) * kRowPiece, r1 = std::min(N, r0 + kRowPiece);
+        const int64_t c0 = (t % cp) * kColPiece, c1 = std::min(w.n_out, c0 + kColPiece);
+        if (amx)
+            detail::bert_gemm_amx(out, xp, w.pairs.data(), b, w.kp, w.n_out, N, r0, r1, c0, c1);
+        else
+            detail::bert_gemm_bf16(out, xp, w.pairs.data(), b, w.kp, w.n_out, r0, r1, c0, c1);
+        if (gelu)
+            for (int64_t r = r0; r < r1; ++r) gelu_erf(out + r * w.n_out + c0, c1 - c0);
+    });
+    return true;
 }
 
 PackedWeight PackedWeight::pack(const Tensor& Wt) {
@@ -338,6 +412,10 @@ BertOutput BertModel::forward(const std::vector<std::vector<int32_t>>& ids, cons
     if (pad_id < 0 || pad_id >= c.vocab_size)
         throw InputError(fmt::format("{}: pad id {} is outside the vocabulary [0, {})",
                                      files.vocab.empty() ? "bert (random weights)" : files.vocab, pad_id, c.vocab_size));
+    if (opt.bf16_weights && !gemm_bf16_available())
+        throw InputError("bert: bf16 weights need a CPU with AVX-512 BF16 (avx512_bf16), which this one lacks");
+    if (opt.bf16_weights && !bf16_prepared())
+        throw InputError("bert: bf16 weights were asked for but not made (call BertModel::prepare_bf16() first)");
     out.mask = opt.key_padding_mask ? Mask::key_padding(out.lengths) : Mask::none();
     out.sentence = Tensor({B, D});
     AttentionOptions aopt;  // scale 1/sqrt(Dk), fill -inf, no dropout (eval)
@@ -392,17 +470,23 @@ BertOutput BertModel::forward(const std::vector<std::vector<int32_t>>& ids, cons
             layer_norm_rows(xr, ln_gamma, ln_beta, r1 - r0, D, c.layer_norm_eps);
         });
     };
-    // one projection: the packed AVX-512 GEMM where it runs (and is asked for), else Eigen's
+    // one projection: the bf16 GEMM when asked for, else the packed AVX-512 GEMM where it
+    // runs (and is asked for), else Eigen's
     const bool packed = opt.packed_gemm && gemm_packed_available();
-    out.gemm_path = packed ? "avx512" : "eigen";
-    auto linear = [&](float* y, const float* in, const Tensor& Wt, const PackedWeight& Wp, const float* bias, int64_t n_in,
-                      int64_t n_out, bool gelu) {
+    out.gemm_path = bert_gemm_path(opt);
+    std::vector<uint16_t> xb;  // the bf16 GEMM's input, kept from one projection to the next
+    auto linear_bf16 = [&](float* y, const float* in, const PackedWeightBf16& w, const float* bias, bool gelu) {
+        gemm_bf16(y, in, w, bias, N, th, gelu, opt.amx, &xb);
+    };
+    auto linear = [&](float* y, const float* in, const Tensor& Wt, const PackedWeight& Wp, const PackedWeightBf16& Wh,
+                      const float* bias, int64_t n_in, int64_t n_out, bool gelu) {
+        if (opt.bf16_weights) return linear_bf16(y, in, Wh, bias, gelu);
         if (!(packed && gemm_packed(y, in, Wp, bias, N, th, gelu))) gemm_wt(y, in, Wt.ptr(), bias, N, n_in, n_out, th, gelu);
     };
     for (int64_t l = 0; l < c.layers; ++l) {
         const BertLayer& L = layers[static_cast<size_t>(l)];
         // Q, K, V in one GEMM: (N, D) . (D, 3D), then split into heads   (B, H, T, Dk) each
-        linear(qkv.ptr(), x.ptr(), L.qkv_t, L.qkv_p, L.qkv_b.ptr(), D, 3 * D, false);
+        linear(qkv.ptr(), x.ptr(), L.qkv_t, L.qkv_p, L.qkv_h, L.qkv_b.ptr(), D, 3 * D, false);
         parallel_for(B * H, th, [&](int64_t bh, int) {
             const int64_t b = bh / H, hh = bh % H;
             for (int64_t t = 0; t < rows[static_cast<size_t>(b)]; ++t) {
@@ -429,11 +513,11 @@ BertOutput BertModel::forward(const std::vector<std::vector<int32_t>>& ids, cons
                 std::copy(src, src + Dk, merged.ptr() + (first[static_cast<size_t>(b)] + t) * D + hh * Dk);
             }
         });
-        linear(a.ptr(), merged.ptr(), L.o_t, L.o_p, L.attention.o_proj.b.ptr(), D, D, false);
+        linear(a.ptr(), merged.ptr(), L.o_t, L.o_p, L.o_h, L.attention.o_proj.b.ptr(), D, D, false);
         // add & LayerNorm, then the feed-forward: h = gelu(x W1^T + b1) (B, T, I); f = h W2^T + b2 (B, T, D)
         add_norm(L.ln1_gamma.ptr(), L.ln1_beta.ptr());
-        linear(h.ptr(), x.ptr(), L.ffn_in_t, L.ffn_in_p, L.ffn_in.b.ptr(), D, I, /*gelu=*/true);
-        linear(a.ptr(), h.ptr(), L.ffn_out_t, L.ffn_out_p, L.ffn_out.b.ptr(), I, D, false);
+        linear(h.ptr(), x.ptr(), L.ffn_in_t, L.ffn_in_p, L.ffn_in_h, L.ffn_in.b.ptr(), D, I, /*gelu=*/true);
+        linear(a.ptr(), h.ptr(), L.ffn_out_t, L.ffn_out_p, L.ffn_out_h, L.ffn_out.b.ptr(), I, D, false);
         add_norm(L.ln2_gamma.ptr(), L.ln2_beta.ptr());
     }
 

@@ -24,4 +24,10 @@ inline bool cpu_has_avx2() {
 #endif
 }
 
+// AMX-TILE and AMX-BF16, enabled by the OS and granted to this process (Linux:
+// arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA), asked once on the first call).
+// Without the grant the first tile instruction kills the process, so a tile kernel
+// runs only where this says true. Defined in src/features.cpp.
+bool cpu_amx_bf16_usable();
+
 }  // namespace attn

@@ -72,6 +72,16 @@ struct PackedWeight {
     static PackedWeight pack(const Tensor& Wt);  // Wt (n_in, n_out)
 };
 
+// The same weight rounded to bfloat16 (nearest even) for the bf16 GEMM (BertOptions::
+// bf16_weights): strips of 32 columns, each (kp, 32) pairs of bf16 (k padded to 32), the
+// pair p of column c holding rows 2p and 2p + 1 (zero past n_in and n_out). Made by
+// BertModel::prepare_bf16(); empty until then.
+struct PackedWeightBf16 {
+    std::vector<uint32_t> pairs;  // (ceil(n_out / 32), kp, 32); kp = ceil(n_in / 32) * 16
+    int64_t n_in = 0, n_out = 0, kp = 0;
+    static PackedWeightBf16 pack(const Tensor& Wt);  // Wt (n_in, n_out)
+};
+
 struct BertLayer {
     MultiHeadAttention attention{MhaConfig{}};
     Tensor ln1_gamma, ln1_beta;  // (D) after attention
@@ -84,6 +94,7 @@ struct BertLayer {
     Tensor ffn_in_t;      // (D, I)
     Tensor ffn_out_t;     // (I, D)
     PackedWeight qkv_p, o_p, ffn_in_p, ffn_out_p;  // the same, packed (empty without AVX-512)
+    PackedWeightBf16 qkv_h, o_h, ffn_in_h, ffn_out_h;  // rounded to bf16 (prepare_bf16)
 };
 
 // Which attention kernel a forward without recording runs: Auto is the flash
@@ -102,6 +113,13 @@ struct BertOptions {
     // and the real rows of hidden are the same numbers as without it (with the packed GEMM:
     // bit for bit). Ignored when recording weights or q, k, v, which need every row.
     bool skip_padding = false;
+    // true: the four projections per layer take bfloat16 weights and inputs (rounded to
+    // nearest even; products summed in float32, bias, GELU, LayerNorm, attention and
+    // residuals stay float32), on AVX-512 BF16. Needs prepare_bf16() first and a CPU with
+    // avx512_bf16 (gemm_bf16_available()); InputError otherwise. The error against float32
+    // is the user's to measure: attn model bench --weights bf16 reports it.
+    bool bf16_weights = false;
+    bool amx = true;  // with bf16_weights: AMX tiles where usable; false: AVX-512 BF16 (tests compare them)
     int threads = 1;               // GEMM column blocks, (batch, head) pairs, rows; same numbers for any value
 };
 
@@ -113,7 +131,7 @@ struct BertOutput {
     Tensor sentence;                  // (B, D) mean-pooled over real tokens, L2-normalised
     Mask mask;                        // the key-padding mask used (or none)
     std::string attention_path;       // the backend the attention ran on: "reference" or "flash"
-    std::string gemm_path;            // the projections' GEMM: "avx512" (gemm_packed) or "eigen" (gemm_wt)
+    std::string gemm_path;            // the projections' GEMM: "avx512" (gemm_packed), "eigen" (gemm_wt), "amx-bf16" or "avx512-bf16"
 };
 
 class BertModel {
@@ -142,6 +160,10 @@ public:
     // Rebuilds the pre-transposed copies from the Linear weights (load() and
     // random() call it; call it again after changing a weight by hand).
     void prepare();
+    // Rounds the projection weights to bf16 for BertOptions::bf16_weights (about half the
+    // bytes of the float32 ones again). Call after prepare(); idempotent.
+    void prepare_bf16();
+    bool bf16_prepared() const;
 
     // The attention backend forward() runs for these options (Reference when
     // recording the weights or asked to, else Flash).
@@ -174,6 +196,17 @@ bool gemm_packed(float* out, const float* x, const PackedWeight& w, const float*
                  bool gelu = false);
 // True when gemm_packed runs here (the CPU has AVX-512F).
 bool gemm_packed_available();
+// True when the bf16 GEMM (BertOptions::bf16_weights) runs here (the CPU has AVX-512 BF16).
+bool gemm_bf16_available();
+// out (N, n_out) = bf16(x) . w + b for w = PackedWeightBf16::pack(Wt): x rounded to bf16
+// (nearest even), products of bf16 pairs summed in float32, then the bias (and with gelu,
+// the GELU). amx: on AMX tiles where cpu_amx_bf16_usable(), else (or false) AVX-512 BF16.
+// The same numbers for any thread count. Returns false, computing nothing, where the CPU
+// lacks AVX-512 BF16 or w is empty. scratch (optional): the bf16 copy of x, reused.
+bool gemm_bf16(float* out, const float* x, const PackedWeightBf16& w, const float* b, int64_t N, int threads,
+               bool gelu = false, bool amx = true, std::vector<uint16_t>* scratch = nullptr);
+// The GEMM forward() runs for these options: "amx-bf16", "avx512-bf16", "avx512" or "eigen".
+std::string bert_gemm_path(const BertOptions& opt);
 
 // In place: x * 0.5 * (1 + erf(x / sqrt 2)), the exact (erf) GELU.
 void gelu_erf(float* x, int64_t n);

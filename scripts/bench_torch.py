@@ -32,6 +32,9 @@ range (the machines here are shared; the load average is printed). attn skips th
 padded positions in its projections and feed-forward (`--padding skip`, what `attn
 model embed` does: padded rows feed nothing that is kept); BertModel computes them.
 --padding compute makes attn compute them too, for the like-for-like kernel ratio.
+--weights bf16 runs both sides in bfloat16: attn's `--weights bf16` (bf16 projections,
+float32 elsewhere) against BertModel loaded in torch.bfloat16 (every weight and
+activation), both checked against torch's float32 embeddings within 1e-2.
 
   python3 scripts/bench_torch.py --quick           # T = 1024, 4096; 1 and 2 threads
   python3 scripts/bench_torch.py --json > out.json
@@ -108,6 +111,10 @@ def ensure_transformers(allow_install):
 # The encoder check: attn's and torch's sentence embeddings (unit vectors) may differ by float32
 # reordering only; 1e-5 is ~100x what six layers of it give here, and far below a real defect.
 ENCODER_TOLERANCE = 1e-5
+# With --weights bf16, both sides' embeddings are checked against torch's float32 ones: rounding
+# inputs and weights to bf16 (8 significant bits) moves unit vectors by ~1e-3 (attn measured
+# 9.8e-4 on MiniLM); 1e-2 still catches a real defect (wrong weights give O(0.1)).
+ENCODER_TOLERANCE_BF16 = 1e-2
 
 
 def load_average():
@@ -169,10 +176,16 @@ def run_encoder(a, torch):
     F = torch.nn.functional
     torch.manual_seed(0)
     model = BertModel.from_pretrained(a.model, attn_implementation="sdpa", add_pooling_layer=False).eval()
+    reference = model  # float32: what both sides' embeddings are checked against
+    if a.weights == "bf16":  # the like-for-like bf16 run: every weight and activation of BertModel in bfloat16
+        model = BertModel.from_pretrained(a.model, attn_implementation="sdpa", add_pooling_layer=False,
+                                          torch_dtype=torch.bfloat16).eval()
+    tolerance = ENCODER_TOLERANCE if a.weights == "fp32" else ENCODER_TOLERANCE_BF16
 
     def attn_bench(threads):
         cmd = [a.attn, "model", "bench", "--json", "--model", a.model, "--batch", ",".join(map(str, a.batches)),
-               "--threads", str(threads), "--repeat", str(a.reps), "--warmup", str(a.warmup), "--padding", a.padding]
+               "--threads", str(threads), "--repeat", str(a.reps), "--warmup", str(a.warmup), "--padding", a.padding,
+               "--weights", a.weights]
         if a.text_file:
             cmd += ["--text-file", a.text_file]
         print("running:", " ".join(cmd), file=sys.stderr)
@@ -187,8 +200,8 @@ def run_encoder(a, torch):
         mask = torch.tensor([[1] * len(s) + [0] * (T - len(s)) for s in ids_list])
         return ids, mask
 
-    def encode(ids, mask):
-        h = model(input_ids=ids, attention_mask=mask).last_hidden_state
+    def encode(ids, mask, net=None):
+        h = (net or model)(input_ids=ids, attention_mask=mask).last_hidden_state.float()
         m = mask.unsqueeze(-1).to(h.dtype)
         return F.normalize((h * m).sum(1) / m.sum(1).clamp(min=1e-9), p=2, dim=1)
 
@@ -213,7 +226,7 @@ def run_encoder(a, torch):
         lines = f.name
     try:
         cmd = [a.attn, "model", "embed", "--model", a.model, "--file", lines, "--batch", str(big["batch"]),
-               "--truncate", "--json", "-"]
+               "--truncate", "--weights", a.weights, "--json", "-"]
         emb = json.loads(subprocess.run(cmd, check=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout)
     finally:
         os.unlink(lines)
@@ -222,12 +235,14 @@ def run_encoder(a, torch):
         sys.exit("bench_torch.py: error: attn model embed and attn model bench tokenised the sentences differently")
     ids, mask = batch_of(big["ids"])
     with torch.inference_mode():
-        want = encode(ids, mask)
+        want = encode(ids, mask, reference)
+        torch_diff = (encode(ids, mask) - want).abs().max().item()
     diff = (got - want).abs().max().item()
-    print(f"check: max |attn - torch| of the sentence embeddings, batch {big['batch']} (T={ids.shape[1]}): "
-          f"{diff:.2e} (tolerance {ENCODER_TOLERANCE:g})", file=sys.stderr)
-    if not diff <= ENCODER_TOLERANCE:
-        sys.exit(f"bench_torch.py: error: attn and torch disagree (max |difference| {diff:.3e} > {ENCODER_TOLERANCE:g}); "
+    print(f"check: max |attn ({a.weights}) - torch (float32)| of the sentence embeddings, batch {big['batch']} "
+          f"(T={ids.shape[1]}): {diff:.2e} (tolerance {tolerance:g}); torch ({a.weights}) - torch (float32): "
+          f"{torch_diff:.2e}", file=sys.stderr)
+    if not diff <= tolerance:
+        sys.exit(f"bench_torch.py: error: attn and torch disagree (max |difference| {diff:.3e} > {tolerance:g}); "
                  "no speed reported")
 
     # ---- the timings: for each thread count, rounds of (attn bench, torch on the same ids)
@@ -259,8 +274,8 @@ def run_encoder(a, torch):
                          "ratio": statistics.median(p["ratio"]), "ratio_min": min(p["ratio"]),
                          "ratio_max": max(p["ratio"]),
                          "ratio_cpu": statistics.median(p["ratio_cpu"]) if p["ratio_cpu"] else None})
-    return {"rows": rows, "check_max_abs_diff": diff, "tolerance": ENCODER_TOLERANCE, "machine": first["machine"],
-            "transformers": transformers.__version__}
+    return {"rows": rows, "check_max_abs_diff": diff, "tolerance": tolerance, "machine": first["machine"],
+            "transformers": transformers.__version__, "weights": a.weights, "torch_vs_fp32_max_abs_diff": torch_diff}
 
 
 def print_encoder(a, torch, enc, load_before, load_after):
@@ -271,9 +286,10 @@ def print_encoder(a, torch, enc, load_before, load_after):
           f"{'skipped' if enc['rows'][0]['padding'] == 'skip' else 'computed'}; torch "
           f"{torch.__version__} (cpu capability {torch.backends.cpu.get_cpu_capability()}), transformers "
           f"{enc['transformers']} BertModel, sdpa")
-    print(f"MiniLM-L6 encoder + mean pooling; median of {a.reps} after {a.warmup} warm-up, {a.rounds} round(s); "
-          f"load average {load_before[0]:.2f} before, {load_after[0]:.2f} after; embeddings agree within "
-          f"{enc['check_max_abs_diff']:.1e} (tolerance {enc['tolerance']:g})")
+    print(f"MiniLM-L6 encoder + mean pooling, {enc['weights']} weights on both sides; median of {a.reps} after "
+          f"{a.warmup} warm-up, {a.rounds} round(s); load average {load_before[0]:.2f} before, {load_after[0]:.2f} "
+          f"after; attn's embeddings within {enc['check_max_abs_diff']:.1e} of torch's float32 ones (tolerance "
+          f"{enc['tolerance']:g}; torch's own {enc['weights']}: {enc['torch_vs_fp32_max_abs_diff']:.1e})")
     print()
     print("| threads | batch | T (real/padded) | attn ms | torch ms | attn sent/s | torch sent/s | ratio | range | per CPU-s |")
     print("|---|---|---|---|---|---|---|---|---|---|")
@@ -352,6 +368,8 @@ def main():
     ap.add_argument("--padding", choices=["skip", "compute"], default="skip",
                     help="--encoder: attn skips the padded positions (as model embed; default) or computes them as "
                          "BertModel does")
+    ap.add_argument("--weights", choices=["fp32", "bf16"], default="fp32",
+                    help="--encoder: float32, or bf16 on both sides (attn --weights bf16; BertModel in bfloat16)")
     ap.add_argument("--rounds", type=positive, default=3, help="--encoder: attn/torch rounds (default 3)")
     ap.add_argument("--text-file", help="--encoder: sentences, one per line (default: attn's 8 built-in ones)")
     ap.add_argument("--model", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "models",

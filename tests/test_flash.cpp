@@ -225,6 +225,10 @@ void check_bf16_path(const std::string& path) {
         std::vector<float> add(static_cast<size_t>(c.Tq * c.Tk));
         for (auto& x : add) x = r.normal();
         masks.push_back({"additive+causal", Mask::additive_mask(1, c.Tq, c.Tk, add).combined(Mask::make_causal())});
+        // the sparse patterns: a band (blocks before it skipped too) and strided + global tokens inside a block
+        masks.push_back({"sliding window 40", Mask::sliding_window(40, false)});
+        masks.push_back({"strided 7 causal", Mask::strided(7, true)});
+        masks.push_back({"global 3 window 20", Mask::global_local(3, 20, false)});
         for (int variant = 0; variant < static_cast<int>(masks.size()) + 3; ++variant) {
             Mask m;
             AttentionOptions opt;

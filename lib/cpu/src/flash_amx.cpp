@@ -89,6 +89,7 @@ bool amx_bf16_usable() {
 namespace attn::flash_detail {
 namespace {
 
+static int g_skip = getenv("AMXSKIP") ? atoi(getenv("AMXSKIP")) : 0;
 constexpr int kTileRows = 16;  // rows of every tile used here
 constexpr int kTileBytes = 64; // bytes per tile row: 16 float32 or 32 bf16
 
@@ -198,13 +199,14 @@ struct TileJob {
     bool finished() const { return done >= total; }
     void step() {
         const int s = done++;
+        if (g_skip == 1) return;
         const int col = (s / inner) * 2, kc = s % inner;  // column tiles col, col + 1; chunk kc
         float* c0 = c + static_cast<size_t>(col) * cstep;
         float* c1 = c0 + cstep;
         float* c2 = reinterpret_cast<float*>(reinterpret_cast<char*>(c0) + 16 * cstride);
         float* c3 = reinterpret_cast<float*>(reinterpret_cast<char*>(c1) + 16 * cstride);
         if (kc == 0) {
-            if (kind == kScores) {
+            if (kind == kScores || g_skip == 3) {
                 _tile_zero(0);
                 _tile_zero(1);
                 _tile_zero(2);
@@ -228,7 +230,7 @@ struct TileJob {
         _tile_dpbf16ps(1, 4, 7);
         _tile_dpbf16ps(2, 5, 6);
         _tile_dpbf16ps(3, 5, 7);
-        if (kc == inner - 1) {
+        if (kc == inner - 1 && g_skip != 3) {
             _tile_stored(0, c0, cstride);
             _tile_stored(1, c1, cstride);
             _tile_stored(2, c2, cstride);
@@ -266,10 +268,11 @@ struct FlashAmx {
     static_assert(BQ % 32 == 0 && BQ >= 64 && BK % 32 == 0, "blocks are pairs of 16-row tiles, two row groups at least");
     static constexpr int kVec = BK / 16;  // float32 vectors per score row
     static constexpr int G = BQ / 32;     // row groups
+    static constexpr float kSlack = 8.0f; // log2 units the block max may exceed the reference m (see softmax)
 
     static size_t workspace_bytes(const Packed& p) {
         const size_t b = static_cast<size_t>(BQ) * static_cast<size_t>(2 * p.DkP + 4 * BK + 2 * BK + 4 * p.DvP) +
-                         3 * BQ * 4 + 5 * 64;
+                         17 * BQ * 4 + 5 * 64;
         return (b + 63) / 64 * 64;
     }
 
@@ -348,16 +351,23 @@ struct FlashAmx {
 
         // The online softmax of rows [r0, r1) (those < nq) of key block k: S -> Pb, m, l,
         // O rescaled; between rows, steps of `job` (up to all of them by the last row).
-        //   m_new = max(m, max_j s); alpha = 2^(m - m_new); P = 2^(s - m_new); l = alpha l + sum_j P.
-        // A row whose max is still -inf (nothing allowed yet, fill -inf) uses 0 instead, so P = 0.
-        // Pb columns nk .. (the block's last 32-key chunk) are 0.
+        // m is each row's reference point, not its running max: P = 2^(s - m) and
+        // l = sum P, O = sum P v as usual, but m moves (alpha = 2^(m_old - m_new) on l and
+        // O) only when the block's max exceeds it by more than kSlack (and at the row's
+        // first finite score), so P <= 2^kSlack = 256, far inside float32 and bfloat16,
+        // and rounding P to bf16 is relative, so its error bound is that of a weight
+        // <= 1. The softmax is unchanged (any reference point cancels in O / l); most
+        // blocks after the first few then skip the horizontal max, alpha and the O
+        // rescale. A row whose reference is still -inf (nothing allowed yet, fill -inf)
+        // uses 0 instead, so P = 0. l is kept as 16 partial sums per row (added up at
+        // the end, in a fixed order). Pb columns nk .. (the block's last 32-key chunk) are 0.
         void softmax(int r0, int r1, const Block& k, TileJob& job) const {
             const int rows = r1 - r0;
             for (int i = r0; i < r1; ++i) {
                 // the tile job's share up to this row, spread evenly over the rows
                 const int due = (job.total * (i - r0 + 1) + rows - 1) / rows;
                 while (job.done < due) job.step();
-                if (i >= nq) continue;
+                if (i >= nq || g_skip == 2) continue;
                 if (k.nk == BK)
                     row<true>(i, k);
                 else
@@ -382,20 +392,27 @@ struct FlashAmx {
                 x[v] = Full || v + 1 < nvec ? _mm512_loadu_ps(s + 16 * v) : _mm512_mask_loadu_ps(ninf, tail, s + 16 * v);
                 mx = _mm512_max_ps(mx, x[v]);
             }
-            const float mnew = _mm512_reduce_max_ps(mx);
-            const float muse = std::isinf(mnew) && mnew < 0 ? 0.0f : mnew;
-            const float mold = m[i];
-            m[i] = mnew;
-            // alpha: 2^(mold - muse) (mold = -inf gives 0); only the first lane matters
-            const float al = _mm512_cvtss_f32(exp2_bf16(_mm512_set1_ps(mold - muse)));
-            const __m512 mu = _mm512_set1_ps(muse);
-            __m512 sum = _mm512_setzero_ps();
+            float* li = l + i * 16;
+            float mref = m[i];
+            // lanes of the block's max above the reference by more than kSlack (all of
+            // them when the reference is -inf and a score is finite, none for NaN)
+            if (_mm512_cmp_ps_mask(mx, _mm512_set1_ps(mref + kSlack), _CMP_GT_OQ) != 0) {
+                const float mnew = _mm512_reduce_max_ps(mx);
+                // alpha = 2^(mref - mnew) (mref = -inf gives 0)
+                const __m512 alv = exp2_bf16(_mm512_set1_ps(mref - mnew));
+                m[i] = mref = mnew;
+                _mm512_store_ps(li, _mm512_mul_ps(_mm512_load_ps(li), alv));
+                float* o = O + i * p->DvP;
+                for (int64_t e = 0; e < p->DvP; e += 16) _mm512_storeu_ps(o + e, _mm512_mul_ps(_mm512_loadu_ps(o + e), alv));
+            }
+            const __m512 mu = _mm512_set1_ps(std::isinf(mref) && mref < 0 ? 0.0f : mref);
+            __m512 sum = _mm512_load_ps(li);
 #pragma GCC unroll 16
             for (int v = 0; v < nvec; ++v) {
                 x[v] = exp2_bf16(_mm512_sub_ps(x[v], mu));  // masked-off tail lanes: 2^-inf = 0
                 sum = _mm512_add_ps(sum, x[v]);
             }
-            l[i] = l[i] * al + _mm512_reduce_add_ps(sum);
+            _mm512_store_ps(li, sum);
             if (a->dropout) drop(x, nvec, i, k.j0, nk);
             uint16_t* pb = Pb + i * BK;
             // two vectors to 32 bf16 at a time; an odd count pairs its last one with zeros,
@@ -404,11 +421,6 @@ struct FlashAmx {
             for (int v = 0; v < nvec; v += 2) {
                 const __m512 hi = Full || v + 1 < nvec ? x[v + 1] : _mm512_setzero_ps();
                 _mm512_storeu_si512(pb + 16 * v, (__m512i)_mm512_cvtne2ps_pbh(hi, x[v]));
-            }
-            if (al != 1.0f) {
-                float* o = O + i * p->DvP;
-                const __m512 alv = _mm512_set1_ps(al);
-                for (int64_t e = 0; e < p->DvP; e += 16) _mm512_storeu_ps(o + e, _mm512_mul_ps(_mm512_loadu_ps(o + e), alv));
             }
         }
 
@@ -448,7 +460,7 @@ struct FlashAmx {
         it.Pb = reinterpret_cast<uint16_t*>(it.S + BQ * BK);        // [BQ][BK]
         it.O = reinterpret_cast<float*>(it.Pb + BQ * BK);           // [BQ][DvP]
         it.m = it.O + BQ * DvP;                                     // [BQ]
-        it.l = it.m + BQ;                                           // [BQ]
+        it.l = it.m + BQ;                                           // [BQ][16]
         float *m = it.m, *l = it.l, *S = it.S, *O = it.O;
 
         // the query block, scaled, to bf16; padding rows and dims 0; state reset
@@ -459,7 +471,8 @@ struct FlashAmx {
         }
         std::memset(it.Pb, 0, sizeof(uint16_t) * static_cast<size_t>(BQ * BK));  // rows >= nq stay 0
         std::memset(O, 0, sizeof(float) * static_cast<size_t>(BQ * DvP));
-        for (int i = 0; i < BQ; ++i) m[i] = kNegInf, l[i] = 0.0f;
+        for (int i = 0; i < BQ; ++i) m[i] = kNegInf;
+        std::fill(l, l + BQ * 16, 0.0f);
 
         const TileConfig cfg = tile_config();
         _tile_loadconfig(&cfg);
@@ -537,7 +550,8 @@ struct FlashAmx {
 
         // out = O / l; a row with l = 0 (fully masked, fill -inf) is 0
         for (int i = 0; i < nq; ++i) {
-            const float inv = l[i] > 0.0f ? 1.0f / l[i] : 0.0f;
+            const float li = _mm512_reduce_add_ps(_mm512_load_ps(l + i * 16));
+            const float inv = li > 0.0f ? 1.0f / li : 0.0f;
             for (int64_t e = 0; e < Dv; ++e) out[i * Dv + e] = O[i * DvP + e] * inv;
         }
     }
@@ -563,7 +577,18 @@ struct FlashAmx {
 // shared): BK 128 beat BK 64 by 10-20% (the per-row softmax bookkeeping and the
 // O tile round trip are paid once per key block); BQ 32, 64, 128 were within the
 // noise at BK 128, and 64 reads the packed K and V half as often as 32.
-void run_amx_bf16(const Args& a, int threads) { FlashAmx<64, 128>::run(a, threads); }
+void run_amx_bf16(const Args& a, int threads) {
+    const char* e = getenv("AMXV");
+    const int v = e ? atoi(e) : 0;
+    if (v == 1) FlashAmx<64, 256>::run(a, threads);
+    else if (v == 2) FlashAmx<128, 128>::run(a, threads);
+    else if (v == 3) FlashAmx<128, 256>::run(a, threads);
+    else if (v == 4) FlashAmx<64, 64>::run(a, threads);
+    else if (v == 5) FlashAmx<64, 384>::run(a, threads);
+    else if (v == 6) FlashAmx<64, 512>::run(a, threads);
+    else if (v == 7) FlashAmx<64, 128>::run(a, threads);
+    else FlashAmx<64, 256>::run(a, threads);
+}
 
 }  // namespace attn::flash_detail
 #pragma GCC pop_options

@@ -82,6 +82,8 @@ bool amx_bf16_usable() {
 #pragma GCC target("avx512f,avx512dq,avx512bw,avx512vl,avx512bf16,avx2,fma,amx-tile,amx-bf16")
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
+#include <x86intrin.h>
+#include <cstdio>
 
 #include "flash_kernel.hpp"
 #include "flash_avx512_traits.hpp"
@@ -132,6 +134,7 @@ Packed pack_kv(const Args& a, int64_t BK, int threads) {
     const int64_t BH = a.B * a.H;
     p.k.reset(new uint16_t[static_cast<size_t>(BH * kper)]);
     p.v.reset(new uint16_t[static_cast<size_t>(BH * vper)]);
+    if (getenv("AMXTOUCH")) { uint64_t t0 = __rdtsc(); std::memset(p.k.get(), 0, BH * kper * 2); std::memset(p.v.get(), 0, BH * vper * 2); fprintf(stderr, "touch %.3g\n", double(__rdtsc() - t0)); }
     const int64_t nkc = p.DkP / 32, nvt = p.DvP / 16;
     // bf16 pairs of two 16-float rows: lane i = bf16(even[i]) | bf16(odd[i]) << 16
     const __m512i interleave = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7,
@@ -186,7 +189,7 @@ Packed pack_kv(const Args& a, int64_t BK, int threads) {
 //   Values: O[32][DvP] += Pb rows . V block (contracted over the nk keys, 32 at a time).
 // A job's steps use all eight tiles; two jobs never interleave with each other.
 struct TileJob {
-    enum Kind { kNone, kScores, kValues } kind = kNone;
+    enum Kind { kNone, kScores, kValues, kScoresQ } kind = kNone;
     const uint16_t* a = nullptr;  // Qb or Pb, row 0 of the group
     const uint16_t* b = nullptr;  // packed K or V block
     float* c = nullptr;           // S or O, row 0 of the group
@@ -198,8 +201,9 @@ struct TileJob {
 
     bool finished() const { return done >= total; }
     void step() {
+        if (kind == kScoresQ) return step_resident();
         const int s = done++;
-        if (g_skip == 1) return;
+        if (g_skip == 1 || g_skip == 4) return;
         const int col = (s / inner) * 2, kc = s % inner;  // column tiles col, col + 1; chunk kc
         float* c0 = c + static_cast<size_t>(col) * cstep;
         float* c1 = c0 + cstep;
@@ -239,6 +243,38 @@ struct TileJob {
     }
     void finish() {
         while (!finished()) step();
+    }
+
+    // Scores with DkP <= 64: the group's Q tiles (2 row tiles x inner <= 2 dim chunks)
+    // stay in tiles 4..7 for the whole job, so a step (one key tile: 2 x inner
+    // products into two accumulators) loads only the key tile's inner K tiles: half
+    // the tile loads of the 2 x 2 scheme, where the contraction is this short.
+    void step_resident() {
+        const int s = done++;
+        if (g_skip == 1 || g_skip == 4) return;
+        const char* a1 = reinterpret_cast<const char*>(a) + 16 * astride;
+        if (s == 0) {
+            _tile_loadd(4, a, astride);
+            _tile_loadd(6, a1, astride);
+            if (inner == 2) {
+                _tile_loadd(5, a + 32, astride);
+                _tile_loadd(7, a1 + 64, astride);
+            }
+        }
+        float* c0 = c + static_cast<size_t>(s) * cstep;
+        float* c1 = reinterpret_cast<float*>(reinterpret_cast<char*>(c0) + 16 * cstride);
+        _tile_zero(0);
+        _tile_zero(1);
+        _tile_loadd(2, b + static_cast<int64_t>(s) * nb * 512, kTileBytes);
+        _tile_dpbf16ps(0, 4, 2);
+        _tile_dpbf16ps(1, 6, 2);
+        if (inner == 2) {
+            _tile_loadd(3, b + (static_cast<int64_t>(s) * nb + 1) * 512, kTileBytes);
+            _tile_dpbf16ps(0, 5, 3);
+            _tile_dpbf16ps(1, 7, 3);
+        }
+        _tile_stored(0, c0, cstride);
+        _tile_stored(1, c1, cstride);
     }
 };
 
@@ -307,6 +343,7 @@ struct FlashAmx {
             t.nb = t.inner;
             t.cstep = 16;
             t.total = (k.nk + 31) / 32 * t.inner;  // pairs of key tiles x dim chunks
+            if (t.inner <= 2) t.kind = TileJob::kScoresQ, t.total = (k.nk + 31) / 32 * 2;  // key tiles
             return t;
         }
         TileJob values(int g, const Block& k) const {
@@ -367,7 +404,7 @@ struct FlashAmx {
                 // the tile job's share up to this row, spread evenly over the rows
                 const int due = (job.total * (i - r0 + 1) + rows - 1) / rows;
                 while (job.done < due) job.step();
-                if (i >= nq || g_skip == 2) continue;
+                if (i >= nq || g_skip == 2 || g_skip == 4) continue;
                 if (k.nk == BK)
                     row<true>(i, k);
                 else
@@ -557,7 +594,9 @@ struct FlashAmx {
     }
 
     static void run(const Args& a, int threads) {
+        const uint64_t c0 = __rdtsc();
         const Packed p = pack_kv(a, BK, threads);
+        const uint64_t c1 = __rdtsc();
         const int64_t nqb = (a.Tq + BQ - 1) / BQ;
         const int64_t items = a.B * a.H * nqb;
         if (items == 0) return;
@@ -567,6 +606,7 @@ struct FlashAmx {
         unsigned char* base = raw.get();
         while (reinterpret_cast<uintptr_t>(base) % 64 != 0) ++base;
         parallel_for(items, t, [&](int64_t item, int tid) { run_item(a, p, item, base + per * static_cast<size_t>(tid)); });
+        if (getenv("AMXPROF")) fprintf(stderr, "pack %.3g items %.3g\n", double(c1 - c0), double(__rdtsc() - c1));
     }
 };
 

@@ -33,6 +33,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,7 @@
 // for flash_bf16.cpp, it defines __GNUC__ as 4), and the permission call is Linux's.
 #if defined(__x86_64__) && defined(__GNUC__) && __GNUC__ >= 12 && defined(__linux__)
 #include <cpuid.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -111,7 +113,10 @@ TileConfig tile_config() {
 
 struct Packed {
     int64_t DkP = 0, DvP = 0, TkP = 0;
-    std::unique_ptr<uint16_t[]> k, v;  // Kp and Vp for every (b, h), see the top of the file
+    struct Free {
+        void operator()(uint16_t* x) const { std::free(x); }
+    };
+    std::unique_ptr<uint16_t[], Free> k, v;  // Kp and Vp for every (b, h), see the top of the file
 };
 
 // 16 floats from x[0 .. n) (n may be <= 0 or above 16), zero beyond, times f.
@@ -120,6 +125,20 @@ inline __m512 load16(const float* x, int64_t n, float f) {
     if (n <= 0) return _mm512_setzero_ps();
     const auto m = static_cast<__mmask16>((1u << n) - 1u);
     return _mm512_mul_ps(_mm512_maskz_loadu_ps(m, x), _mm512_set1_ps(f));
+}
+
+// n bf16 values on 64-byte lines; from 2 MiB on, on whole 2 MiB pages that the
+// kernel is asked to back with huge pages where it does so on request
+// (transparent_hugepage = madvise): the first touch of 4 KiB pages (one fault
+// each) was about half the packing time at T = 4096, B H = 8 (8 MiB of K and V).
+uint16_t* alloc_packed(size_t n) {
+    constexpr size_t kHuge = size_t{2} << 20;
+    const size_t bytes = std::max<size_t>(n * 2, 64);
+    const size_t align = bytes >= kHuge ? kHuge : 64;
+    void* x = std::aligned_alloc(align, (bytes + align - 1) / align * align);
+    if (x == nullptr) throw std::bad_alloc();
+    if (align == kHuge) madvise(x, (bytes + align - 1) / align * align, MADV_HUGEPAGE);  // advice only: a refusal is harmless
+    return static_cast<uint16_t*>(x);
 }
 
 // K and V to bf16 in the tile layout, once per call (the kernel reads them
@@ -132,9 +151,8 @@ Packed pack_kv(const Args& a, int64_t BK, int threads) {
     p.TkP = (a.Tk + BK - 1) / BK * BK;
     const int64_t kper = p.TkP * p.DkP, vper = p.TkP * p.DvP;
     const int64_t BH = a.B * a.H;
-    p.k.reset(new uint16_t[static_cast<size_t>(BH * kper)]);
-    p.v.reset(new uint16_t[static_cast<size_t>(BH * vper)]);
-    if (getenv("AMXTOUCH")) { uint64_t t0 = __rdtsc(); std::memset(p.k.get(), 0, BH * kper * 2); std::memset(p.v.get(), 0, BH * vper * 2); fprintf(stderr, "touch %.3g\n", double(__rdtsc() - t0)); }
+    p.k.reset(alloc_packed(static_cast<size_t>(BH * kper)));
+    p.v.reset(alloc_packed(static_cast<size_t>(BH * vper)));
     const int64_t nkc = p.DkP / 32, nvt = p.DvP / 16;
     // bf16 pairs of two 16-float rows: lane i = bf16(even[i]) | bf16(odd[i]) << 16
     const __m512i interleave = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7,
@@ -501,12 +519,18 @@ struct FlashAmx {
         float *m = it.m, *l = it.l, *S = it.S, *O = it.O;
 
         // the query block, scaled, to bf16; padding rows and dims 0; state reset
-        std::memset(it.Qb, 0, sizeof(uint16_t) * static_cast<size_t>(BQ * DkP));
+        // (vcvtne2ps2bf16: round to nearest even, as to_bf16)
         for (int i = 0; i < nq; ++i) {
             const float f = a.qscale * (a.cosine ? inv_norm(q + i * Dk, Dk) : 1.0f);
-            for (int64_t d = 0; d < Dk; ++d) it.Qb[i * DkP + d] = to_bf16(q[i * Dk + d] * f);
+            for (int64_t d = 0; d < DkP; d += 32)
+                _mm512_storeu_si512(it.Qb + i * DkP + d,
+                                    (__m512i)_mm512_cvtne2ps_pbh(load16(q + i * Dk + d + 16, Dk - d - 16, f),
+                                                                 load16(q + i * Dk + d, Dk - d, f)));
         }
-        std::memset(it.Pb, 0, sizeof(uint16_t) * static_cast<size_t>(BQ * BK));  // rows >= nq stay 0
+        std::memset(it.Qb + nq * DkP, 0, sizeof(uint16_t) * static_cast<size_t>((BQ - nq) * DkP));
+        // Pb rows < nq are written by every softmax up to the block's last 32-key chunk,
+        // all that P.V reads; rows >= nq stay 0
+        std::memset(it.Pb + nq * BK, 0, sizeof(uint16_t) * static_cast<size_t>((BQ - nq) * BK));
         std::memset(O, 0, sizeof(float) * static_cast<size_t>(BQ * DvP));
         for (int i = 0; i < BQ; ++i) m[i] = kNegInf;
         std::fill(l, l + BQ * 16, 0.0f);

@@ -47,7 +47,6 @@
 // for flash_bf16.cpp, it defines __GNUC__ as 4), and the permission call is Linux's.
 #if defined(__x86_64__) && defined(__GNUC__) && __GNUC__ >= 12 && defined(__linux__)
 #include <cpuid.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -127,17 +126,11 @@ inline __m512 load16(const float* x, int64_t n, float f) {
     return _mm512_mul_ps(_mm512_maskz_loadu_ps(m, x), _mm512_set1_ps(f));
 }
 
-// n bf16 values on 64-byte lines; from 2 MiB on, on whole 2 MiB pages that the
-// kernel is asked to back with huge pages where it does so on request
-// (transparent_hugepage = madvise): the first touch of 4 KiB pages (one fault
-// each) was about half the packing time at T = 4096, B H = 8 (8 MiB of K and V).
+// n bf16 values on 64-byte lines. (Huge pages, tried: madvise(MADV_HUGEPAGE) made the
+// packing time erratic here, up to 5x, from the kernel's compaction on the first touch.)
 uint16_t* alloc_packed(size_t n) {
-    constexpr size_t kHuge = size_t{2} << 20;
-    const size_t bytes = std::max<size_t>(n * 2, 64);
-    const size_t align = bytes >= kHuge ? kHuge : 64;
-    void* x = std::aligned_alloc(align, (bytes + align - 1) / align * align);
+    void* x = std::aligned_alloc(64, (std::max<size_t>(n * 2, 64) + 63) / 64 * 64);
     if (x == nullptr) throw std::bad_alloc();
-    if (align == kHuge) madvise(x, (bytes + align - 1) / align * align, MADV_HUGEPAGE);  // advice only: a refusal is harmless
     return static_cast<uint16_t*>(x);
 }
 

@@ -229,6 +229,12 @@ void check_bf16_path(const std::string& path) {
         masks.push_back({"sliding window 40", Mask::sliding_window(40, false)});
         masks.push_back({"strided 7 causal", Mask::strided(7, true)});
         masks.push_back({"global 3 window 20", Mask::global_local(3, 20, false)});
+        // per-head boolean and additive parts: each head must read its own rows
+        std::vector<uint8_t> heads_allowed(static_cast<size_t>(c.B * c.H * c.Tq * c.Tk));
+        std::vector<float> heads_add(heads_allowed.size());
+        for (size_t n = 0; n < heads_allowed.size(); ++n) heads_allowed[n] = r.uniform() < 0.7f, heads_add[n] = r.normal();
+        masks.push_back({"per-head dense+additive", Mask::custom_heads(c.B, c.H, c.Tq, c.Tk, heads_allowed)
+                                                         .combined(Mask::additive_heads(c.B, c.H, c.Tq, c.Tk, heads_add))});
         for (int variant = 0; variant < static_cast<int>(masks.size()) + 3; ++variant) {
             Mask m;
             AttentionOptions opt;

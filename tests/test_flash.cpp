@@ -287,6 +287,33 @@ TEST_CASE("flash-bf16 on the AMX tile path matches the reference within bf16 pre
     check_bf16_path("amx");
 }
 
+// Later keys scoring far above the first ones: key j is scaled by 1 + 6 j / Tk, so the
+// row max grows by tens (in log2 units) over the key blocks. The AMX kernel computes P
+// against its reference point without a max pass and redoes a row whose weights would
+// pass 2^16 (flash_amx.cpp, softmax): this takes that path many times. Tolerance 2e-2 as above.
+TEST_CASE("flash-bf16 paths: rows whose max keeps growing along the keys") {
+    const std::vector<std::string> paths = flash_bf16_paths();
+    if (paths.empty()) {
+        attn::test::skip("no AVX-512 BF16 here (CPU or build): the bf16 kernels are not tested");
+        return;
+    }
+    const int64_t B = 1, H = 2, Tq = 70, Tk = 1000, D = 64;
+    const Tensor q = randn({B, H, Tq, D}, 31);
+    Tensor k = randn({B, H, Tk, D}, 32);
+    const Tensor v = randn({B, H, Tk, D}, 33);
+    for (int64_t bh = 0; bh < B * H; ++bh)
+        for (int64_t j = 0; j < Tk; ++j)
+            for (int64_t d = 0; d < D; ++d) k.data[static_cast<size_t>((bh * Tk + j) * D + d)] *= 1.0f + 6.0f * float(j) / float(Tk);
+    for (const std::string& path : paths)
+        for (const bool causal : {false, true}) {
+            const Mask m = causal ? Mask::make_causal() : Mask::none();
+            const Tensor got = attention_flash_bf16_with(path, q, k, v, m, {}, 2);
+            check_close(got, naive(q, k, v, m, {}), v, 2e-2, path + (causal ? " causal" : " no mask") + " growing keys");
+            const bool same_at_1_thread = attention_flash_bf16_with(path, q, k, v, m, {}, 1).data == got.data;
+            CHECK(same_at_1_thread);
+        }
+}
+
 TEST_CASE("flash-bf16 on the AVX-512 BF16 path matches the reference within bf16 precision") {
     if (!flash_bf16_supported()) {
         attn::test::skip("no AVX-512 BF16 here (CPU or build): the bf16 kernels are not tested");

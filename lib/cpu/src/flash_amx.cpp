@@ -321,7 +321,8 @@ struct FlashAmx {
     static_assert(BQ % 32 == 0 && BQ >= 64 && BK % 32 == 0, "blocks are pairs of 16-row tiles, two row groups at least");
     static constexpr int kVec = BK / 16;  // float32 vectors per score row
     static constexpr int G = BQ / 32;     // row groups
-    static constexpr float kSlack = 8.0f; // log2 units the block max may exceed the reference m (see softmax)
+    static constexpr float kSlack = 8.0f; // log2 units the block max may exceed a new reference m (see softmax)
+    static constexpr float kMaxBlockSum = 65536.0f;  // 2^16: the most one lane may sum in a block without a max pass
 
     static size_t workspace_bytes(const Packed& p) {
         const size_t b = static_cast<size_t>(BQ) * static_cast<size_t>(2 * p.DkP + 4 * BK + 2 * BK + 4 * p.DvP) +
@@ -407,14 +408,17 @@ struct FlashAmx {
         // O rescaled; between rows, steps of `job` (up to all of them by the last row).
         // m is each row's reference point, not its running max: P = 2^(s - m) and
         // l = sum P, O = sum P v as usual, but m moves (alpha = 2^(m_old - m_new) on l and
-        // O) only when the block's max exceeds it by more than kSlack (and at the row's
-        // first finite score), so P <= 2^kSlack = 256, far inside float32 and bfloat16,
-        // and rounding P to bf16 is relative, so its error bound is that of a weight
-        // <= 1. The softmax is unchanged (any reference point cancels in O / l); most
-        // blocks after the first few then skip the horizontal max, alpha and the O
-        // rescale. A row whose reference is still -inf (nothing allowed yet, fill -inf)
-        // uses 0 instead, so P = 0. l is kept as 16 partial sums per row (added up at
-        // the end, in a fixed order). Pb columns nk .. (the block's last 32-key chunk) are 0.
+        // O) only at the row's first finite score and when a weight would pass 2^16: P
+        // is computed against the current m with no max pass, and only where a lane of
+        // the block's sums passes 2^16 (so possibly a weight) is the row done again with
+        // the block's max, which becomes the reference if it passes m by more than
+        // kSlack. So P <= 2^16, far inside float32 and bfloat16, and rounding P to bf16
+        // is relative, so its error bound is that of a weight <= 1. The softmax is
+        // unchanged (any reference point cancels in O / l); most rows skip the max pass,
+        // the horizontal max, alpha and the O rescale. A row whose reference is still
+        // -inf (nothing allowed yet, fill -inf) uses 0 instead, so P = 0. l is kept as 16
+        // partial sums per row (added up at the end, in a fixed order). Pb columns nk ..
+        // (the block's last 32-key chunk) are 0.
         void softmax(int r0, int r1, const Block& k, TileJob& job) const {
             const int rows = r1 - r0;
             for (int i = r0; i < r1; ++i) {
@@ -439,34 +443,58 @@ struct FlashAmx {
                                                         : static_cast<__mmask16>((1u << (nk % 16)) - 1u);
             const __m512 ninf = _mm512_set1_ps(kNegInf);
             const float* s = S + i * BK;
-            __m512 x[kVec];
-            __m512 mx = _mm512_set1_ps(m[i]);
-#pragma GCC unroll 16
-            for (int v = 0; v < nvec; ++v) {
-                x[v] = Full || v + 1 < nvec ? _mm512_loadu_ps(s + 16 * v) : _mm512_mask_loadu_ps(ninf, tail, s + 16 * v);
-                mx = _mm512_max_ps(mx, x[v]);
-            }
+            auto load = [&](int v) {
+                return Full || v + 1 < nvec ? _mm512_loadu_ps(s + 16 * v) : _mm512_mask_loadu_ps(ninf, tail, s + 16 * v);
+            };
             float* li = l + i * 16;
             float mref = m[i];
-            // lanes of the block's max above the reference by more than kSlack (all of
-            // them when the reference is -inf and a score is finite, none for NaN)
-            if (_mm512_cmp_ps_mask(mx, _mm512_set1_ps(mref + kSlack), _CMP_GT_OQ) != 0) {
-                const float mnew = _mm512_reduce_max_ps(mx);
-                // alpha = 2^(mref - mnew) (mref = -inf gives 0)
-                const __m512 alv = exp2_bf16(_mm512_set1_ps(mref - mnew));
-                m[i] = mref = mnew;
-                _mm512_store_ps(li, _mm512_mul_ps(_mm512_load_ps(li), alv));
-                float* o = O + i * p->DvP;
-                for (int64_t e = 0; e < p->DvP; e += 16) _mm512_storeu_ps(o + e, _mm512_mul_ps(_mm512_loadu_ps(o + e), alv));
-            }
-            const __m512 mu = _mm512_set1_ps(std::isinf(mref) && mref < 0 ? 0.0f : mref);
-            __m512 sum = _mm512_load_ps(li);
+            __m512 x[kVec];
+            bool done = false;
+            if (mref > kNegInf) {
+                // A finite reference: the weights straight away, no max pass, checked after:
+                // each lane of blk sums 16 weights, so all lanes <= 2^16 means every weight
+                // is (and none is NaN or inf); otherwise the row is done again below.
+                const __m512 mu = _mm512_set1_ps(mref);
+                __m512 blk = _mm512_setzero_ps();
 #pragma GCC unroll 16
-            for (int v = 0; v < nvec; ++v) {
-                x[v] = exp2_bf16(_mm512_sub_ps(x[v], mu));  // masked-off tail lanes: 2^-inf = 0
-                sum = _mm512_add_ps(sum, x[v]);
+                for (int v = 0; v < nvec; ++v) {
+                    x[v] = exp2_bf16(_mm512_sub_ps(load(v), mu));  // masked-off tail lanes: 2^-inf = 0
+                    blk = _mm512_add_ps(blk, x[v]);
+                }
+                if (_mm512_cmp_ps_mask(blk, _mm512_set1_ps(kMaxBlockSum), _CMP_NLE_UQ) == 0) {
+                    _mm512_store_ps(li, _mm512_add_ps(_mm512_load_ps(li), blk));
+                    done = true;
+                }
             }
-            _mm512_store_ps(li, sum);
+            if (!done) {
+                // The row's first finite scores, or weights past 2^16: the block's max, and
+                // a new reference where it passes the old one by more than kSlack.
+                __m512 mx = _mm512_set1_ps(mref);
+#pragma GCC unroll 16
+                for (int v = 0; v < nvec; ++v) {
+                    x[v] = load(v);
+                    mx = _mm512_max_ps(mx, x[v]);
+                }
+                // lanes of the block's max above the reference by more than kSlack (all of
+                // them when the reference is -inf and a score is finite, none for NaN)
+                if (_mm512_cmp_ps_mask(mx, _mm512_set1_ps(mref + kSlack), _CMP_GT_OQ) != 0) {
+                    const float mnew = _mm512_reduce_max_ps(mx);
+                    // alpha = 2^(mref - mnew) (mref = -inf gives 0)
+                    const __m512 alv = exp2_bf16(_mm512_set1_ps(mref - mnew));
+                    m[i] = mref = mnew;
+                    _mm512_store_ps(li, _mm512_mul_ps(_mm512_load_ps(li), alv));
+                    float* o = O + i * p->DvP;
+                    for (int64_t e = 0; e < p->DvP; e += 16) _mm512_storeu_ps(o + e, _mm512_mul_ps(_mm512_loadu_ps(o + e), alv));
+                }
+                const __m512 mu = _mm512_set1_ps(std::isinf(mref) && mref < 0 ? 0.0f : mref);
+                __m512 sum = _mm512_load_ps(li);
+#pragma GCC unroll 16
+                for (int v = 0; v < nvec; ++v) {
+                    x[v] = exp2_bf16(_mm512_sub_ps(x[v], mu));  // masked-off tail lanes: 2^-inf = 0
+                    sum = _mm512_add_ps(sum, x[v]);
+                }
+                _mm512_store_ps(li, sum);
+            }
             if (a->dropout) drop(x, nvec, i, k.j0, nk);
             uint16_t* pb = Pb + i * BK;
             // two vectors to 32 bf16 at a time; an odd count pairs its last one with zeros,

@@ -578,6 +578,16 @@ struct FlashAmx {
             return k;
         };
         const int64_t nblk = kend > 0 ? (kend + BK - 1) / BK : 0;
+        // With fill -inf a masked key weighs exactly 0, so the blocks that the sparse
+        // pattern masks whole for every query of the block (MaskRow::any_allowed: those
+        // before a sliding window's first key, most of a strided pattern's) are left out
+        // (as in flash_kernel.hpp). Otherwise every block from 0 is computed.
+        std::vector<int64_t> starts;
+        starts.reserve(static_cast<size_t>(nblk));
+        for (int64_t j = 0; j < nblk; ++j)
+            if (!a.fill_ninf || !mask.sparse || mask.any_allowed(it.i0, it.i0 + nq - 1, j * BK, std::min(Tk, (j + 1) * BK) - 1))
+                starts.push_back(j * BK);
+        const int64_t nrun = static_cast<int64_t>(starts.size());
 
         // The pipeline: the scores of a row group are computed while the softmax of the
         // group before it runs, and its P.V product while the softmax of the group after
@@ -586,17 +596,17 @@ struct FlashAmx {
         // softmax(j, g), after P.V(j-1, g) (issued in softmax(j-1, g+1) or softmax(j, 0)),
         // which needs G >= 2. Program order keeps every read after its write; the split
         // only decides what the tile unit has in hand while the vector units work.
-        if (nblk > 0) {
-            const Block k0 = block(0);
+        if (nrun > 0) {
+            const Block k0 = block(starts[0]);
             for (int g = 0; g < G - 1; ++g) {
                 TileJob t = it.scores(g, k0);
                 t.finish();
             }
             Block prev{};
-            for (int64_t j = 0; j < nblk; ++j) {
-                const Block k = block(j * BK);
-                const bool has_next = j + 1 < nblk;
-                const Block kn = has_next ? block((j + 1) * BK) : Block{};
+            for (int64_t j = 0; j < nrun; ++j) {
+                const Block k = block(starts[static_cast<size_t>(j)]);
+                const bool has_next = j + 1 < nrun;
+                const Block kn = has_next ? block(starts[static_cast<size_t>(j + 1)]) : Block{};
                 for (int g = 0; g < G; ++g) {
                     TileJob first, second;
                     if (g == 0) {

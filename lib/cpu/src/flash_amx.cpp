@@ -31,7 +31,8 @@
 // are issued between the softmax rows of the other row group (run_item), but on
 // this processor the two overlapped little in measurements. What made it faster:
 // a degree-3 exp2, no underflow assists, 256-key blocks, a lazy reference point
-// (softmax), Q tiles kept resident (TileJob::step_resident), vector conversions.
+// that spares most rows the max pass and the O rescale (softmax), Q tiles kept
+// resident (TileJob::step_resident), vector conversions of Q and P.
 //
 // Linux hands out the tile registers only on request: arch_prctl(ARCH_REQ_XCOMP_PERM,
 // XFEATURE_XTILEDATA), asked once per process (amx_usable); without it the first

@@ -225,6 +225,16 @@ void check_bf16_path(const std::string& path) {
         std::vector<float> add(static_cast<size_t>(c.Tq * c.Tk));
         for (auto& x : add) x = r.normal();
         masks.push_back({"additive+causal", Mask::additive_mask(1, c.Tq, c.Tk, add).combined(Mask::make_causal())});
+        // the sparse patterns: a band (blocks before it skipped too) and strided + global tokens inside a block
+        masks.push_back({"sliding window 40", Mask::sliding_window(40, false)});
+        masks.push_back({"strided 7 causal", Mask::strided(7, true)});
+        masks.push_back({"global 3 window 20", Mask::global_local(3, 20, false)});
+        // per-head boolean and additive parts: each head must read its own rows
+        std::vector<uint8_t> heads_allowed(static_cast<size_t>(c.B * c.H * c.Tq * c.Tk));
+        std::vector<float> heads_add(heads_allowed.size());
+        for (size_t n = 0; n < heads_allowed.size(); ++n) heads_allowed[n] = r.uniform() < 0.7f, heads_add[n] = r.normal();
+        masks.push_back({"per-head dense+additive", Mask::custom_heads(c.B, c.H, c.Tq, c.Tk, heads_allowed)
+                                                         .combined(Mask::additive_heads(c.B, c.H, c.Tq, c.Tk, heads_add))});
         for (int variant = 0; variant < static_cast<int>(masks.size()) + 3; ++variant) {
             Mask m;
             AttentionOptions opt;
@@ -275,6 +285,33 @@ TEST_CASE("flash-bf16 on the AMX tile path matches the reference within bf16 pre
     }
     CHECK(flash_bf16_path() == "amx");
     check_bf16_path("amx");
+}
+
+// Later keys scoring far above the first ones: key j is scaled by 1 + 6 j / Tk, so the
+// row max grows by tens (in log2 units) over the key blocks. The AMX kernel computes P
+// against its reference point without a max pass and redoes a row whose weights would
+// pass 2^16 (flash_amx.cpp, softmax): this takes that path many times. Tolerance 2e-2 as above.
+TEST_CASE("flash-bf16 paths: rows whose max keeps growing along the keys") {
+    const std::vector<std::string> paths = flash_bf16_paths();
+    if (paths.empty()) {
+        attn::test::skip("no AVX-512 BF16 here (CPU or build): the bf16 kernels are not tested");
+        return;
+    }
+    const int64_t B = 1, H = 2, Tq = 70, Tk = 1000, D = 64;
+    const Tensor q = randn({B, H, Tq, D}, 31);
+    Tensor k = randn({B, H, Tk, D}, 32);
+    const Tensor v = randn({B, H, Tk, D}, 33);
+    for (int64_t bh = 0; bh < B * H; ++bh)
+        for (int64_t j = 0; j < Tk; ++j)
+            for (int64_t d = 0; d < D; ++d) k.data[static_cast<size_t>((bh * Tk + j) * D + d)] *= 1.0f + 6.0f * float(j) / float(Tk);
+    for (const std::string& path : paths)
+        for (const bool causal : {false, true}) {
+            const Mask m = causal ? Mask::make_causal() : Mask::none();
+            const Tensor got = attention_flash_bf16_with(path, q, k, v, m, {}, 2);
+            check_close(got, naive(q, k, v, m, {}), v, 2e-2, path + (causal ? " causal" : " no mask") + " growing keys");
+            const bool same_at_1_thread = attention_flash_bf16_with(path, q, k, v, m, {}, 1).data == got.data;
+            CHECK(same_at_1_thread);
+        }
 }
 
 TEST_CASE("flash-bf16 on the AVX-512 BF16 path matches the reference within bf16 precision") {

@@ -17,53 +17,18 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
+#include "bert_gemm_tile.hpp"
+
 namespace attn::detail {
 namespace {
 
-// R rows x 32 columns of out in 2R accumulators over the whole k loop, as the float32
-// tile (bert_gemm.cpp); each step takes a pair of k: two loads of the strip's 32 column
-// pairs, R broadcasts of x's pair (one 32-bit load each).
-template <int R>
-void tile(float* out, const uint32_t* xp, const uint32_t* w, const float* b, int64_t kp, int64_t n_out, int64_t i0,
-          int64_t j0, __mmask16 m0, __mmask16 m1) {
-    __m512 acc0[R], acc1[R];
-    const __m512 b0 = b != nullptr ? _mm512_maskz_loadu_ps(m0, b + j0) : _mm512_setzero_ps();
-    const __m512 b1 = b != nullptr ? _mm512_maskz_loadu_ps(m1, b + j0 + 16) : _mm512_setzero_ps();
-#pragma GCC unroll 16
-    for (int r = 0; r < R; ++r) {
-        acc0[r] = b0;
-        acc1[r] = b1;
-    }
-    const uint32_t* xr = xp + i0 * kp;
-    for (int64_t p = 0; p < kp; ++p, w += 32) {
-        const __m512bh w0 = (__m512bh)_mm512_loadu_si512(w), w1 = (__m512bh)_mm512_loadu_si512(w + 16);
-#pragma GCC unroll 16
-        for (int r = 0; r < R; ++r) {
-            const __m512bh a = (__m512bh)_mm512_set1_epi32(static_cast<int>(xr[r * kp + p]));
-            acc0[r] = _mm512_dpbf16_ps(acc0[r], a, w0);
-            acc1[r] = _mm512_dpbf16_ps(acc1[r], a, w1);
-        }
-    }
-#pragma GCC unroll 16
-    for (int r = 0; r < R; ++r) {
-        float* o = out + (i0 + r) * n_out + j0;
-        _mm512_mask_storeu_ps(o, m0, acc0[r]);
-        _mm512_mask_storeu_ps(o + 16, m1, acc1[r]);
-    }
-}
-
-constexpr int kRows = 12;  // 24 accumulators + 2 weight vectors + 1 broadcast of the 32 registers
-
-template <int R>
-void tail_rows(int rows, float* out, const uint32_t* xp, const uint32_t* w, const float* b, int64_t kp, int64_t n_out,
-               int64_t i0, int64_t j0, __mmask16 m0, __mmask16 m1) {
-    if constexpr (R >= 1) {
-        if (rows == R) return tile<R>(out, xp, w, b, kp, n_out, i0, j0, m0, m1);
-        tail_rows<R - 1>(rows, out, xp, w, b, kp, n_out, i0, j0, m0, m1);
-    }
-}
-
-__mmask16 lanes(int64_t n) { return n >= 16 ? __mmask16(0xFFFF) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1u); }
+// A pair of bf16 per 32-bit lane: each madd adds two products, x(i,2p) W(2p,j) + x(i,2p+1) W(2p+1,j).
+struct Bf16Pairs {
+    using E = uint32_t;
+    static __m512bh load(const uint32_t* w) { return (__m512bh)_mm512_loadu_si512(w); }
+    static __m512bh bcast(uint32_t x) { return (__m512bh)_mm512_set1_epi32(static_cast<int>(x)); }
+    static __m512 madd(__m512 acc, __m512bh a, __m512bh w) { return _mm512_dpbf16_ps(acc, a, w); }
+};
 
 }  // namespace
 
@@ -90,13 +55,7 @@ void bert_rows_to_bf16(uint16_t* dst, const float* x, int64_t rows, int64_t n_in
 
 void bert_gemm_bf16(float* out, const uint32_t* xp, const uint32_t* w, const float* b, int64_t kp, int64_t n_out,
                     int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-    for (int64_t j0 = c0; j0 < c1; j0 += 32) {
-        const __mmask16 m0 = lanes(c1 - j0), m1 = lanes(c1 - j0 - 16);
-        const uint32_t* strip = w + (j0 / 32) * kp * 32;
-        int64_t i0 = r0;
-        for (; i0 + kRows <= r1; i0 += kRows) tile<kRows>(out, xp, strip, b, kp, n_out, i0, j0, m0, m1);
-        if (i0 < r1) tail_rows<kRows - 1>(static_cast<int>(r1 - i0), out, xp, strip, b, kp, n_out, i0, j0, m0, m1);
-    }
+    gemm_strips<Bf16Pairs>(out, xp, w, b, kp, n_out, r0, r1, c0, c1);
 }
 
 }  // namespace attn::detail

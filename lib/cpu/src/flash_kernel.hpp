@@ -288,8 +288,13 @@ struct FlashF32 {
         // first key (MaskRow::key_begin, 0 without a sparse band) are skipped outright.
         const int64_t j_first = a.fill_ninf ? mask.key_begin(i0) / BK * BK : 0;
         for (int64_t j0 = j_first; j0 < Tk; j0 += BK) {
-            const int nk = static_cast<int>(std::min<int64_t>(BK, Tk - j0));
+            int nk = static_cast<int>(std::min<int64_t>(BK, Tk - j0));
             const bool past_end = j0 >= mask.key_end(last_q);
+            // With fill -inf the keys from key_end(last_q) on weigh exactly 0 for every
+            // query of the block, so the block stops there: a causal diagonal block then
+            // computes up to the block's last query, not BK keys (up to half a block less).
+            if (a.fill_ninf && !past_end)
+                nk = static_cast<int>(std::min<int64_t>(nk, mask.key_end(last_q) - j0));
             if (past_end || (mask.sparse && !mask.any_allowed(i0, last_q, j0, j0 + nk - 1))) {
                 // Causal, padding and a band mask this block and every later one for all
                 // queries of the block (MaskRow::key_end), or the sparse pattern masks

@@ -41,6 +41,10 @@ namespace {
 //  Measured here (T=2048, Dk=64, 1 thread, GFLOP/s per CPU-second, the machine
 //  shared): BK 32: 91, 64: 94.5, 128: 96.5, 256: 98; NV x R = 2 x 12: 95,
 //  3 x 8: 96. The FMA loop peak per core is ~117.
+//  Re-measured on a Sapphire Rapids class Xeon (48 KiB L1d, 2 MiB L2, T=4096, Dk=64,
+//  1 thread, shared machine, load ~4.5): BK 64 and 128 alike, NT x R = 2 x 12 ~9%
+//  slower than 4 x 6, 256-query blocks at T=4096 no faster; perf: the two tile
+//  loops are ~85% of the time, the softmax ~8%.
 //  Long key sequences (see kLongKeysBytes): 256 queries per block (NV = 16), the
 //  same 4-vector register tiles sweeping it 4 times, so each K/V block streamed in
 //  from L3/DRAM serves 256 queries; QT, OT and ST (128 KiB) then live in L2.

@@ -420,7 +420,6 @@ BertOutput BertModel::forward(const std::vector<std::vector<int32_t>>& ids, cons
     out.sentence = Tensor({B, D});
     AttentionOptions aopt;  // scale 1/sqrt(Dk), fill -inf, no dropout (eval)
     const int64_t Dk = D / H;
-    const int th = opt.threads;
     // The rows every per-token step (projections, LayerNorms, feed-forward) runs over:
     // sentence b owns rows [first[b], first[b] + rows[b]) of x. Normally all T positions
     // (first[b] = b T); with skip_padding only its real tokens, packed one after another.
@@ -431,6 +430,10 @@ BertOutput BertModel::forward(const std::vector<std::vector<int32_t>>& ids, cons
         first[static_cast<size_t>(b) + 1] = first[static_cast<size_t>(b)] + rows[static_cast<size_t>(b)];
     }
     const int64_t N = first.back();
+    // Threads: at most one per 32 rows. Below that a second thread's wake-up and the split
+    // cost more than they save (MiniLM, one sentence of 16 tokens: 3.3 ms on 1 thread, 5.4 ms
+    // on 2). Every result is the same for any thread count, so this only changes the time.
+    const int th = static_cast<int>(std::clamp<int64_t>(N / 32, 1, std::max(1, opt.threads)));
 
     // pass 1: embeddings, then LayerNorm                           x (N, D)
     Tensor x({N, D});

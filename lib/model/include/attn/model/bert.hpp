@@ -121,6 +121,7 @@ struct BertOptions {
     bool bf16_weights = false;
     bool amx = true;  // with bf16_weights: AMX tiles where usable; false: AVX-512 BF16 (tests compare them)
     int threads = 1;               // GEMM column blocks, (batch, head) pairs, rows; same numbers for any value
+                                   // (at most one thread per 32 token rows: fewer cost more than they save)
 };
 
 struct BertOutput {

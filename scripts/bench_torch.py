@@ -341,8 +341,9 @@ def backward_table(a, torch):
                              "attn_fp32": r["gflops"] if r else None,
                              "attn_fp32_cpu": r["flops"] / r["cpu_seconds"] / 1e9
                              if r and r.get("cpu_seconds", 0) > 0 else None,
-                             "attn_peak_fraction": r["gflops"] / machine["fma_peak_gflops"]
-                             if r and machine.get("fma_peak_gflops") else None})
+                             "fma_peak_gflops": doc["machine"].get("fma_peak_gflops"),
+                             "attn_peak_fraction": r["gflops"] / doc["machine"]["fma_peak_gflops"]
+                             if r and doc["machine"].get("fma_peak_gflops") else None})
     return machine, rows
 
 
@@ -414,21 +415,23 @@ def main():
             return
         print(f"processor: {machine.get('cpu_model') or '?'} [{' '.join(machine.get('cpu_flags', []))}]")
         print(f"attn: tiled backward, float32 kernel {machine['flash_kernel']}; torch {torch.__version__} (cpu "
-              f"capability {torch.backends.cpu.get_cpu_capability()}); FMA peak "
-              f"{machine.get('fma_peak_gflops', float('nan')):.0f} GFLOP/s at the largest thread count")
+              f"capability {torch.backends.cpu.get_cpu_capability()})")
         print(f"B={a.batch} H={a.heads} Dk={a.d_k}; backward alone; median of {a.reps} after 1 warm-up; load "
               f"average {load_before[0]:.2f} before, {load_after[0]:.2f} after")
         print()
-        print("| threads | mask | T | attn bwd | SDPA bwd | ratio | per CPU-s |")
-        print("|---|---|---|---|---|---|---|")
+        print("| threads | mask | T | attn bwd | of FMA peak | SDPA bwd | ratio | per CPU-s |")
+        print("|---|---|---|---|---|---|---|---|")
         for row in rows:
             at, to = row["attn_fp32"], row["torch_fp32"]
+            pk = "-" if row["attn_peak_fraction"] is None else f"{100 * row['attn_peak_fraction']:.0f}%"
             ac, tc = row["attn_fp32_cpu"], row["torch_fp32_cpu"]
             print(f"| {row['threads']} | {'causal' if row['causal'] else 'none'} | {row['seq']} | "
-                  f"{'-' if at is None else f'{at:.0f}'} | {to:.0f} | {'-' if at is None else f'{at / to:.2f}x'} | "
+                  f"{'-' if at is None else f'{at:.0f}'} | {pk} | "
+                  f"{to:.0f} | {'-' if at is None else f'{at / to:.2f}x'} | "
                   f"{'-' if ac is None or tc is None else f'{ac / tc:.2f}x'} |")
         print("\nGFLOP/s of wall time, FLOPs = 2.5 x the forward's (FlashAttention's count; causal: the allowed "
-              "pairs); ratio = attn / SDPA.")
+              "pairs); of FMA peak: attn's rate against the FMA peak attn bench measured at that thread count; "
+              "ratio = attn / SDPA.")
         return
     machine = None
     rows = []

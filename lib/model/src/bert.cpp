@@ -433,7 +433,7 @@ BertOutput BertModel::forward(const std::vector<std::vector<int32_t>>& ids, cons
     // Threads: at most one per 32 rows. Below that a second thread's wake-up and the split
     // cost more than they save (MiniLM, one sentence of 16 tokens: 3.3 ms on 1 thread, 5.4 ms
     // on 2). Every result is the same for any thread count, so this only changes the time.
-    const int th = static_cast<int>(std::clamp<int64_t>(N / 32, 1, std::max(1, opt.threads)));
+    const int th = static_cast<int>(std::clamp<int64_t>(N / 32, 1, resolve_threads(opt.threads)));
 
     // pass 1: embeddings, then LayerNorm                           x (N, D)
     Tensor x({N, D});

@@ -423,7 +423,7 @@ BertOutput BertModel::forward(const std::vector<std::vector<int32_t>>& ids, cons
     // The rows every per-token step (projections, LayerNorms, feed-forward) runs over:
     // sentence b owns rows [first[b], first[b] + rows[b]) of x. Normally all T positions
     // (first[b] = b T); with skip_padding only its real tokens, packed one after another.
-    const bool unpad = opt.skip_padding && !opt.record_attention && !opt.record_qkv;
+    const bool unpad = opt.skip_padding && opt.key_padding_mask && !opt.record_attention && !opt.record_qkv;
     std::vector<int64_t> rows(static_cast<size_t>(B)), first(static_cast<size_t>(B) + 1, 0);
     for (int64_t b = 0; b < B; ++b) {
         rows[static_cast<size_t>(b)] = unpad ? out.lengths[static_cast<size_t>(b)] : T;

@@ -111,7 +111,8 @@ struct BertOptions {
     // true: the projections, LayerNorms and feed-forward run over the real tokens only
     // (padded rows cost nothing; BertOutput::hidden is zero there). The sentence embeddings
     // and the real rows of hidden are the same numbers as without it (with the packed GEMM:
-    // bit for bit). Ignored when recording weights or q, k, v, which need every row.
+    // bit for bit). Ignored when recording weights or q, k, v, which need every row, and
+    // without the key-padding mask, where padded keys take part.
     bool skip_padding = false;
     // true: the four projections per layer take bfloat16 weights and inputs (rounded to
     // nearest even; products summed in float32, bias, GELU, LayerNorm, attention and

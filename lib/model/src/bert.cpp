@@ -273,6 +273,23 @@ PackedWeightBf16 PackedWeightBf16::pack(const Tensor& Wt) {
 
 bool gemm_bf16_available() { return detail::bert_gemm_bf16_available(); }
 
+// The projections' work split: pieces of 96 rows x 128 columns of out (N, n_out), shared by
+// the threads; fn(r0, r1, c0, c1) computes one, then the GELU runs on it while it is in
+// cache. Each element is computed the same way whatever piece holds it, so any split and
+// thread count give the same numbers.
+template <class Fn>
+static void gemm_pieces(float* out, int64_t N, int64_t n_out, int threads, bool gelu, Fn&& fn) {
+    constexpr int64_t kRowPiece = 96, kColPiece = 128;
+    const int64_t rp = (N + kRowPiece - 1) / kRowPiece, cp = (n_out + kColPiece - 1) / kColPiece;
+    parallel_for(rp * cp, threads, [&](int64_t t, int) {
+        const int64_t r0 = (t / cp) * kRowPiece, r1 = std::min(N, r0 + kRowPiece);
+        const int64_t c0 = (t % cp) * kColPiece, c1 = std::min(n_out, c0 + kColPiece);
+        fn(r0, r1, c0, c1);
+        if (gelu)
+            for (int64_t r = r0; r < r1; ++r) gelu_erf(out + r * n_out + c0, c1 - c0);
+    });
+}
+
 std::string bert_gemm_path(const BertOptions& opt) {
     if (opt.bf16_weights) return opt.amx && cpu_amx_bf16_usable() ? "amx-bf16" : "avx512-bf16";
     return opt.packed_gemm && gemm_packed_available() ? "avx512" : "eigen";
@@ -282,28 +299,24 @@ bool gemm_bf16(float* out, const float* x, const PackedWeightBf16& w, const floa
                bool amx, std::vector<uint16_t>* scratch) {
     if (w.pairs.empty() || !gemm_bf16_available()) return false;
     amx = amx && cpu_amx_bf16_usable();
-    // x rounded to bf16 pairs once (rows padded to whole 32-row AMX blocks, zeros past N),
-    // then pieces of 96 rows x 128 columns as gemm_packed; any split gives the same numbers
+    // x rounded to bf16 pairs once (rows padded to whole 32-row AMX blocks: zeros past N,
+    // the only rows not overwritten), then the pieces
     std::vector<uint16_t> own;
     std::vector<uint16_t>& xb = scratch != nullptr ? *scratch : own;
-    const int64_t rows_padded = (N + 31) / 32 * 32;
-    xb.assign(static_cast<size_t>(rows_padded * 2 * w.kp), 0);
-    constexpr int64_t kRowPiece = 96, kColPiece = 128;
-    const int64_t rp = (N + kRowPiece - 1) / kRowPiece, cp = (w.n_out + kColPiece - 1) / kColPiece;
-    parallel_for(rp, threads, [&](int64_t t, int) {
+    const int64_t rows_padded = (N + 31) / 32 * 32, row = 2 * w.kp;
+    xb.resize(static_cast<size_t>(rows_padded * row));
+    std::fill(xb.begin() + N * row, xb.end(), uint16_t{0});
+    constexpr int64_t kRowPiece = 96;
+    parallel_for((N + kRowPiece - 1) / kRowPiece, threads, [&](int64_t t, int) {
         const int64_t r0 = t * kRowPiece, r1 = std::min(N, r0 + kRowPiece);
-        detail::bert_rows_to_bf16(xb.data() + r0 * 2 * w.kp, x + r0 * w.n_in, r1 - r0, w.n_in, w.kp);
+        detail::bert_rows_to_bf16(xb.data() + r0 * row, x + r0 * w.n_in, r1 - r0, w.n_in, w.kp);
     });
     const auto* xp = reinterpret_cast<const uint32_t*>(xb.data());
-    parallel_for(rp * cp, threads, [&](int64_t t, int) {
-        const int64_t r0 = (t / cp) * kRowPiece, r1 = std::min(N, r0 + kRowPiece);
-        const int64_t c0 = (t % cp) * kColPiece, c1 = std::min(w.n_out, c0 + kColPiece);
+    gemm_pieces(out, N, w.n_out, threads, gelu, [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
         if (amx)
             detail::bert_gemm_amx(out, xp, w.pairs.data(), b, w.kp, w.n_out, N, r0, r1, c0, c1);
         else
             detail::bert_gemm_bf16(out, xp, w.pairs.data(), b, w.kp, w.n_out, r0, r1, c0, c1);
-        if (gelu)
-            for (int64_t r = r0; r < r1; ++r) gelu_erf(out + r * w.n_out + c0, c1 - c0);
     });
     return true;
 }
@@ -326,15 +339,8 @@ bool gemm_packed_available() { return detail::bert_gemm_avx512_available(); }
 bool gemm_packed(float* out, const float* x, const PackedWeight& w, const float* b, int64_t N, int threads,
                  bool gelu) {
     if (w.strips.data.empty() || !gemm_packed_available()) return false;
-    // pieces of 96 rows x 128 columns (4 strips), shared by the threads; any split gives the same numbers
-    constexpr int64_t kRowPiece = 96, kColPiece = 128;
-    const int64_t rp = (N + kRowPiece - 1) / kRowPiece, cp = (w.n_out + kColPiece - 1) / kColPiece;
-    parallel_for(rp * cp, threads, [&](int64_t t, int) {
-        const int64_t r0 = (t / cp) * kRowPiece, r1 = std::min(N, r0 + kRowPiece);
-        const int64_t c0 = (t % cp) * kColPiece, c1 = std::min(w.n_out, c0 + kColPiece);
+    gemm_pieces(out, N, w.n_out, threads, gelu, [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
         detail::bert_gemm_avx512(out, x, w.strips.ptr(), b, w.n_in, w.n_out, r0, r1, c0, c1);
-        if (gelu)
-            for (int64_t r = r0; r < r1; ++r) gelu_erf(out + r * w.n_out + c0, c1 - c0);
     });
     return true;
 }

@@ -236,7 +236,10 @@ TEST_CASE("model: float fast path and reference path agree with the double refer
         c.dropout = 0.1f;
         TinyTransformer m(c);
         m.init(5);
-        const int64_t B = 3, T = 40;  // 120 rows: two 64-row chunks
+        // 320 rows: two 64-row pieces of the row-wise ops, and two chunks of sequences of the fast
+        // step (kChunkTokens / T = 6 sequences, then 2), so each sequence's dropout mask and the
+        // sum of the chunks' partial gradients are checked too
+        const int64_t B = 8, T = 40;
         const Batch b = random_batch(c, B, T, 6);
         std::vector<std::vector<double>> G;
         const double ld = attn::loss_and_grads_f64(c, params_f64(m), b.tokens.data(), b.targets.data(), B, T, &G, true, 8);
@@ -245,7 +248,7 @@ TEST_CASE("model: float fast path and reference path agree with the double refer
             m.set_reference_path(ref);
             const attn::StepStats s = m.forward_backward(b.tokens.data(), b.targets.data(), B, T, 8, 2);
             CHECK(s.loss == doctest::Approx(ld).epsilon(1e-5));
-            CHECK(s.counted == 90);
+            CHECK(s.counted == 240);
             auto ps = m.params();
             double gmax = 0;
             for (const auto& t : G)
@@ -262,7 +265,7 @@ TEST_CASE("model: float fast path and reference path agree with the double refer
     }
 }
 
-TEST_CASE("model: training is bit-identical at 1, 2 and 3 threads, wherever its buffers live") {
+TEST_CASE("model: training is bit-identical at 1 to 4 threads, wherever its buffers live") {
     ModelConfig c;
     c.vocab = 20;
     c.max_seq = 32;
@@ -270,10 +273,12 @@ TEST_CASE("model: training is bit-identical at 1, 2 and 3 threads, wherever its 
     c.heads = 4;
     c.layers = 2;
     c.dropout = 0.1f;
-    const int64_t B = 5, T = 29;  // 145 rows: chunks that do not divide evenly
+    // 580 rows: pieces that do not divide evenly, and three chunks of sequences (8, 8, 4): one
+    // thread runs them in turn, 2 and 3 threads across them, 4 threads inside each op
+    const int64_t B = 20, T = 29;
     const Batch b = random_batch(c, B, T, 12);
     std::vector<std::vector<float>> first;
-    for (int threads : {1, 2, 3}) {
+    for (int threads : {1, 2, 3, 4}) {
         // a differently sized allocation first, so each model's buffers land at other addresses
         // (results must not depend on alignment either: Eigen peels unaligned elements)
         std::vector<std::vector<char>> shift;

@@ -418,7 +418,7 @@ void dropout_mult(S* mult, int64_t T, uint64_t row0, float p, uint64_t seed) {
 template <class S>
 void attention_forward_fast(S* out, S* att, const S* q, const S* k, const S* v, int64_t B, int64_t T, int64_t H,
                             int64_t Dk, int64_t Dv, S factor, bool causal, float p, uint64_t seed, int threads,
-                            int64_t ld_qk, int64_t ld_v) {
+                            int64_t ld_qk, int64_t ld_v, int64_t b_first) {
     const int64_t QS = ld_qk ? ld_qk : H * Dk, VS = ld_v ? ld_v : H * Dv, OS = H * Dv;
     const detail::GemmFn gemm = kernel_for<S>();
     std::vector<std::vector<S>> scratch(gemm ? 0 : static_cast<size_t>(resolve_threads(threads)));
@@ -468,7 +468,7 @@ void attention_forward_fast(S* out, S* att, const S* q, const S* k, const S* v, 
                 s.resize(static_cast<size_t>(T * T));
                 pd = s.data();
             }
-            dropout_mult(pd, T, static_cast<uint64_t>(bh * T * T), p, seed);
+            dropout_mult(pd, T, static_cast<uint64_t>((b_first * H + bh) * T * T), p, seed);
             MapM<S> Pd(pd, T, T);
             Pd.array() *= P.array();
         }
@@ -486,7 +486,7 @@ void attention_forward_fast(S* out, S* att, const S* q, const S* k, const S* v, 
 template <class S>
 void attention_backward_fast(S* dq, S* dk, S* dv, const S* dout, const S* q, const S* k, const S* v, const S* att,
                              int64_t B, int64_t T, int64_t H, int64_t Dk, int64_t Dv, S factor, float p,
-                             uint64_t seed, int threads, int64_t ld_qk, int64_t ld_v, Into into) {
+                             uint64_t seed, int threads, int64_t ld_qk, int64_t ld_v, Into into, int64_t b_first) {
     const int64_t QS = ld_qk ? ld_qk : H * Dk, VS = ld_v ? ld_v : H * Dv, OS = H * Dv;
     const detail::GemmFn gemm = kernel_for<S>();
     const bool add = into == Into::Add;  // each (b, h) writes its own block of dq, dk, dv
@@ -511,7 +511,7 @@ void attention_backward_fast(S* dq, S* dk, S* dv, const S* dout, const S* q, con
                 gemm(gemm_args(T, T, Dv, dO.data(), OS, 1, vt, T, dp, T, nullptr, false));
                 const S* pd = P.data();
                 if (p > 0) {
-                    dropout_mult(m, T, static_cast<uint64_t>(bh * T * T), p, seed);
+                    dropout_mult(m, T, static_cast<uint64_t>((b_first * H + bh) * T * T), p, seed);
                     for (int64_t e = 0; e < T * T; ++e) dp[e] *= m[e];  // dP = dPd o mult
                     for (int64_t e = 0; e < T * T; ++e) m[e] *= P.data()[e];  // m = Pd
                     pd = m;
@@ -541,7 +541,7 @@ void attention_backward_fast(S* dq, S* dk, S* dv, const S* dout, const S* q, con
             dV.setZero();
         }
         if (p > 0) {
-            dropout_mult(M.data(), T, static_cast<uint64_t>(bh * T * T), p, seed);
+            dropout_mult(M.data(), T, static_cast<uint64_t>((b_first * H + bh) * T * T), p, seed);
             dP.array() *= M.array();                      // dP = dPd o mult
             M.array() *= P.array();                       // M = Pd
             dV.noalias() += M.transpose() * dO;           // dV += Pd^T dO
@@ -628,10 +628,11 @@ void zero_fast(S* x, int64_t n, int threads) {
     template void activation_forward_fast<S>(S*, const S*, int64_t, bool, int);                                   \
     template void activation_backward_fast<S>(S*, const S*, const S*, int64_t, bool, int, Into);                  \
     template void attention_forward_fast<S>(S*, S*, const S*, const S*, const S*, int64_t, int64_t, int64_t,      \
-                                            int64_t, int64_t, S, bool, float, uint64_t, int, int64_t, int64_t);   \
+                                            int64_t, int64_t, S, bool, float, uint64_t, int, int64_t, int64_t,    \
+                                            int64_t);                                                             \
     template void attention_backward_fast<S>(S*, S*, S*, const S*, const S*, const S*, const S*, const S*,        \
                                              int64_t, int64_t, int64_t, int64_t, int64_t, S, float, uint64_t, int,  \
-                                             int64_t, int64_t, Into);                                             \
+                                             int64_t, int64_t, Into, int64_t);                                    \
     template int64_t crossentropy_forward_fast<S>(S*, S*, const S*, const int32_t*, int64_t, int64_t, int);       \
     template void crossentropy_backward_fast<S>(S*, const S*, const int32_t*, S, int64_t, int64_t, int, Into);    \
     template void residual_forward_fast<S>(S*, const S*, const S*, int64_t, int);                                 \

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "attn/core/errors.hpp"
+#include "attn/core/parallel.hpp"
 #include "attn/core/rng.hpp"
 #include "attn/train/fast_ops.hpp"
 #include "attn/train/ops.hpp"
@@ -140,7 +141,8 @@ struct Acts {
     std::vector<Buf<S>> res;  // residual stream entering block l (res[layers] leaves the last block)
     Buf<S> lnf, lnf_mean, lnf_rstd, logits, probs, losses;
     // backward scratch
-    Buf<S> dres, dln, dq, dk, dv, datty, dfch, dfch_act, dqn, dkn, dlogits, dqkv, dwqkv, dbqkv;
+    Buf<S> dres, dln, dq, dk, dv, datty, dfch, dfch_act, dqn, dkn, dlogits, dqkv;
+    Buf<S> gpart;  // the fast path's partial gradients, one block per chunk (run_model)
 
     void ensure(const ModelConfig& c, int64_t b, int64_t t) {
         if (pos.empty() && c.pos == PosKind::Sinusoidal) {
@@ -165,7 +167,7 @@ struct Acts {
             l.fch.resize(N * F); l.fch_act.resize(N * F); l.fcproj.resize(N * D);
             if (!cos) { l.qkv.resize(N * (2 * QK + VV)); l.wqkv.resize((2 * QK + VV) * D); l.bqkv.resize(2 * QK + VV); }
         }
-        if (!cos) { dqkv.resize(N * (2 * QK + VV)); dwqkv.resize((2 * QK + VV) * D); dbqkv.resize(2 * QK + VV); }
+        if (!cos) dqkv.resize(N * (2 * QK + VV));
         res.assign(static_cast<size_t>(c.layers + 1), Buf<S>(N * D));
         lnf.resize(N * D); lnf_mean.resize(N); lnf_rstd.resize(N);
         logits.resize(N * V); probs.resize(N * V); losses.resize(N);
@@ -398,8 +400,47 @@ void check_batch(const ModelConfig& c, const int32_t* tokens, const int32_t* tar
     }
 }
 
+// Where each parameter's gradient lives in one chunk's block of partial gradients (the fast
+// path): params() order, except that layer l's q, k, v weights sit side by side, and so do
+// their biases, so the one stacked q|k|v GEMM writes them in place.
+struct PartialLayout {
+    std::vector<int64_t> off;  // per parameter
+    int64_t size = 0;          // floats per chunk
+};
+
+PartialLayout partial_layout(const std::vector<int64_t>& sizes, size_t base, int64_t layers) {
+    PartialLayout p;
+    p.off.assign(sizes.size(), -1);
+    auto place = [&](size_t i) {
+        p.off[i] = p.size;
+        p.size += sizes[i];
+    };
+    for (size_t i = 0; i < sizes.size(); ++i) {
+        if (p.off[i] >= 0) continue;
+        const bool in_block = i >= base && i < base + static_cast<size_t>(layers * kPerBlock);
+        const int k = in_block ? static_cast<int>((i - base) % kPerBlock) : -1;
+        place(i);
+        if (k == kQW || k == kQB) {  // then k's and v's: kKW = kQW + 2, kVW = kQW + 4 (weights and biases alike)
+            place(i + 2);
+            place(i + 4);
+        }
+    }
+    return p;
+}
+
 // The whole model, forward (and backward when G is given). P / G: parameter and gradient
-// pointers in params() order. Gradients are zeroed here, then accumulated.
+// pointers in params() order. Gradients are overwritten.
+//
+// The batch is cut into chunks of whole sequences (kChunkTokens tokens at most, one sequence
+// at least); sequences never meet (attention stays within one), so a chunk goes through every
+// layer on its own. The fast path (fused) runs one chunk per work item on one thread each, so
+// its activations stay in the core's cache from one op to the next and the threads meet only
+// three times a step (after the forward pass, after the backward pass, after the sum of the
+// gradients). Each chunk's weight gradients go to its own block of partial gradients, summed
+// in chunk order afterwards: the result depends on the chunk size, never on the thread count.
+// Where the chunks are fewer than the threads, the chunks run one after another, each op on
+// every thread (same numbers). The reference ops, the cosine scale and the masked (debug)
+// attention take the whole batch as one chunk.
 template <class S>
 StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const std::vector<S*>* G,
                     const std::vector<int64_t>& sizes, Acts<S>& a, const int32_t* tokens, const int32_t* targets,
@@ -411,7 +452,7 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
     if (debug) op.fast = false;
     const MaskSpec mask{&c, tokens, T};
     std::vector<S> scratch(debug && c.bug == AttnBug::HeadMerge ? static_cast<size_t>(B * T * c.heads * c.d_v) : 0);
-    const int64_t N = B * T, D = c.d_model, H = c.heads, Dk = c.d_k, Dv = c.d_v, F = c.d_ff, V = c.vocab;
+    const int64_t D = c.d_model, H = c.heads, Dk = c.d_k, Dv = c.d_v, F = c.d_ff, V = c.vocab;
     const int64_t QK = H * Dk, VV = H * Dv;
     const bool learned = c.pos == PosKind::Learned, relu = c.act == Activation::Relu;
     const bool cos = c.scale.kind == ScaleKind::Cosine;
@@ -427,58 +468,95 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
     // the factor of layer l's scores: exp(-log_tau) when learned, else the config's
     auto factor_of = [&](int64_t l) { return learn_tau ? std::exp(-P[i_tau + static_cast<size_t>(l)][0]) : factor; };
 
+    // chunks of whole sequences; the threads go across chunks (inner ops on one thread) or,
+    // where the chunks are too few, into each op
+    const int64_t per_chunk = fused ? std::max<int64_t>(1, train::kChunkTokens / T) : B;
+    const int64_t n_chunks = (B + per_chunk - 1) / per_chunk;
+    const int nt = resolve_threads(op.threads);
+    const bool across = fused && nt > 1 && n_chunks >= nt;
+    Ops<S> in = op;
+    if (across) in.threads = 1;
+    auto for_chunks = [&](auto&& fn) {
+        if (across) parallel_for(n_chunks, op.threads, [&](int64_t ci, int) { fn(ci); });
+        else
+            for (int64_t ci = 0; ci < n_chunks; ++ci) fn(ci);
+    };
+    struct Rows {
+        int64_t b0, nb, r0, n;  // first sequence, sequences, first token row, token rows
+    };
+    auto rows_of = [&](int64_t ci) {
+        const int64_t b0 = ci * per_chunk, nb = std::min(per_chunk, B - b0);
+        return Rows{b0, nb, b0 * T, nb * T};
+    };
+
     // ---- forward ----
-    train::embedding_forward(a.res[0].data(), tokens, P[0], learned ? P[1] : a.pos.data(), B, T, D);
-    for (int64_t l = 0; l < c.layers; ++l) {
-        auto& L = a.L[static_cast<size_t>(l)];
-        const S* x = a.res[static_cast<size_t>(l)].data();
-        op.ln_fwd(L.ln1.data(), L.ln1_mean.data(), L.ln1_rstd.data(), x, P[bp(l, kLn1W)], P[bp(l, kLn1B)], N, D);
-        if (fused) {  // W_q, W_k, W_v stacked (2QK + VV, D): one GEMM, its input packed once
+    if (fused)  // W_q, W_k, W_v stacked (2QK + VV, D) for the one q|k|v GEMM
+        for (int64_t l = 0; l < c.layers; ++l) {
+            auto& L = a.L[static_cast<size_t>(l)];
             std::copy(P[bp(l, kQW)], P[bp(l, kQW)] + QK * D, L.wqkv.data());
             std::copy(P[bp(l, kKW)], P[bp(l, kKW)] + QK * D, L.wqkv.data() + QK * D);
             std::copy(P[bp(l, kVW)], P[bp(l, kVW)] + VV * D, L.wqkv.data() + 2 * QK * D);
             std::copy(P[bp(l, kQB)], P[bp(l, kQB)] + QK, L.bqkv.data());
             std::copy(P[bp(l, kKB)], P[bp(l, kKB)] + QK, L.bqkv.data() + QK);
             std::copy(P[bp(l, kVB)], P[bp(l, kVB)] + VV, L.bqkv.data() + 2 * QK);
-            op.matmul_fwd(L.qkv.data(), L.ln1.data(), L.wqkv.data(), L.bqkv.data(), N, D, W3);
-            train::attention_forward_fast(L.atty.data(), L.att.data(), L.qkv.data(), L.qkv.data() + QK,
-                                          L.qkv.data() + 2 * QK, B, T, H, Dk, Dv, factor, c.causal, p,
-                                          layer_seed(step_seed, l), op.threads, W3, W3);
-        } else {
-        op.matmul_fwd(L.q.data(), L.ln1.data(), P[bp(l, kQW)], P[bp(l, kQB)], N, D, QK);
-        op.matmul_fwd(L.k.data(), L.ln1.data(), P[bp(l, kKW)], P[bp(l, kKB)], N, D, QK);
-        op.matmul_fwd(L.v.data(), L.ln1.data(), P[bp(l, kVW)], P[bp(l, kVB)], N, D, VV);
-        const S* qa = L.q.data();
-        const S* ka = L.k.data();
-        if (cos) {  // cosine scale: q, k normalised per head first
-            train::headnorm_forward(L.qn.data(), L.qnorm.data(), L.q.data(), N, H, Dk);
-            train::headnorm_forward(L.kn.data(), L.knorm.data(), L.k.data(), N, H, Dk);
-            qa = L.qn.data();
-            ka = L.kn.data();
         }
-        const S f = factor_of(l);
-        if (debug)
-            debug_attention_forward(L.atty.data(), L.att.data(), scratch.data(), qa, ka, L.v.data(), B, T, H, Dk, Dv,
-                                    f, mask);
-        else
-            op.att_fwd(L.atty.data(), L.att.data(), qa, ka, L.v.data(), B, T, H, Dk, Dv, f, c.causal, p,
-                       layer_seed(step_seed, l));
+    std::vector<int64_t> counted(static_cast<size_t>(n_chunks), 0);
+    for_chunks([&](int64_t ci) {
+        const Rows R = rows_of(ci);
+        const int64_t r0 = R.r0, n = R.n;
+        auto at = [r0](Buf<S>& b, int64_t width) { return b.data() + r0 * width; };
+        train::embedding_forward(at(a.res[0], D), tokens + r0, P[0], learned ? P[1] : a.pos.data(), R.nb, T, D);
+        for (int64_t l = 0; l < c.layers; ++l) {
+            auto& L = a.L[static_cast<size_t>(l)];
+            S* x = at(a.res[static_cast<size_t>(l)], D);
+            in.ln_fwd(at(L.ln1, D), at(L.ln1_mean, 1), at(L.ln1_rstd, 1), x, P[bp(l, kLn1W)], P[bp(l, kLn1B)], n, D);
+            if (fused) {
+                S* qkv = at(L.qkv, W3);
+                in.matmul_fwd(qkv, at(L.ln1, D), L.wqkv.data(), L.bqkv.data(), n, D, W3);
+                train::attention_forward_fast(at(L.atty, VV), L.att.data() + R.b0 * H * T * T, qkv, qkv + QK,
+                                              qkv + 2 * QK, R.nb, T, H, Dk, Dv, factor, c.causal, p,
+                                              layer_seed(step_seed, l), in.threads, W3, W3, R.b0);
+            } else {  // one chunk: the whole batch
+                in.matmul_fwd(L.q.data(), L.ln1.data(), P[bp(l, kQW)], P[bp(l, kQB)], n, D, QK);
+                in.matmul_fwd(L.k.data(), L.ln1.data(), P[bp(l, kKW)], P[bp(l, kKB)], n, D, QK);
+                in.matmul_fwd(L.v.data(), L.ln1.data(), P[bp(l, kVW)], P[bp(l, kVB)], n, D, VV);
+                const S* qa = L.q.data();
+                const S* ka = L.k.data();
+                if (cos) {  // cosine scale: q, k normalised per head first
+                    train::headnorm_forward(L.qn.data(), L.qnorm.data(), L.q.data(), n, H, Dk);
+                    train::headnorm_forward(L.kn.data(), L.knorm.data(), L.k.data(), n, H, Dk);
+                    qa = L.qn.data();
+                    ka = L.kn.data();
+                }
+                const S f = factor_of(l);
+                if (debug)
+                    debug_attention_forward(L.atty.data(), L.att.data(), scratch.data(), qa, ka, L.v.data(), B, T, H,
+                                            Dk, Dv, f, mask);
+                else
+                    in.att_fwd(L.atty.data(), L.att.data(), qa, ka, L.v.data(), B, T, H, Dk, Dv, f, c.causal, p,
+                               layer_seed(step_seed, l));
+            }
+            in.matmul_fwd(at(L.attproj, D), at(L.atty, VV), P[bp(l, kOW)], P[bp(l, kOB)], n, VV, D);
+            in.add(at(L.mid, D), x, at(L.attproj, D), n * D);
+            in.ln_fwd(at(L.ln2, D), at(L.ln2_mean, 1), at(L.ln2_rstd, 1), at(L.mid, D), P[bp(l, kLn2W)],
+                      P[bp(l, kLn2B)], n, D);
+            in.fc_act_fwd(at(L.fch, F), at(L.fch_act, F), at(L.ln2, D), P[bp(l, kFc1W)], P[bp(l, kFc1B)], n, D, F,
+                          relu);
+            in.matmul_fwd(at(L.fcproj, D), at(L.fch_act, F), P[bp(l, kFc2W)], P[bp(l, kFc2B)], n, F, D);
+            in.add(at(a.res[static_cast<size_t>(l + 1)], D), at(L.mid, D), at(L.fcproj, D), n * D);
         }
-        op.matmul_fwd(L.attproj.data(), L.atty.data(), P[bp(l, kOW)], P[bp(l, kOB)], N, VV, D);
-        op.add(L.mid.data(), x, L.attproj.data(), N * D);
-        op.ln_fwd(L.ln2.data(), L.ln2_mean.data(), L.ln2_rstd.data(), L.mid.data(), P[bp(l, kLn2W)],
-                  P[bp(l, kLn2B)], N, D);
-        op.fc_act_fwd(L.fch.data(), L.fch_act.data(), L.ln2.data(), P[bp(l, kFc1W)], P[bp(l, kFc1B)], N, D, F, relu);
-        op.matmul_fwd(L.fcproj.data(), L.fch_act.data(), P[bp(l, kFc2W)], P[bp(l, kFc2B)], N, F, D);
-        op.add(a.res[static_cast<size_t>(l + 1)].data(), L.mid.data(), L.fcproj.data(), N * D);
-    }
-    const S* xl = a.res[static_cast<size_t>(c.layers)].data();
-    op.ln_fwd(a.lnf.data(), a.lnf_mean.data(), a.lnf_rstd.data(), xl, P[i_lnfw], P[i_lnfb], N, D);
-    op.matmul_fwd(a.logits.data(), a.lnf.data(), P[i_head], nullptr, N, D, V);
+        in.ln_fwd(at(a.lnf, D), at(a.lnf_mean, 1), at(a.lnf_rstd, 1), at(a.res[static_cast<size_t>(c.layers)], D),
+                  P[i_lnfw], P[i_lnfb], n, D);
+        in.matmul_fwd(at(a.logits, V), at(a.lnf, D), P[i_head], nullptr, n, D, V);
+        if (targets)
+            counted[static_cast<size_t>(ci)] =
+                in.xent_fwd(at(a.losses, 1), at(a.probs, V), at(a.logits, V), targets + r0, n, V);
+    });
 
     StepStats st;
     if (!targets) return st;
-    st.counted = op.xent_fwd(a.losses.data(), a.probs.data(), a.logits.data(), targets, N, V);
+    const int64_t N = B * T;
+    for (const int64_t k : counted) st.counted += k;
     double total = 0;
     for (int64_t n = 0; n < N; ++n) {
         total += static_cast<double>(a.losses[static_cast<size_t>(n)]);
@@ -492,85 +570,121 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
 
     // ---- backward ----
     const auto& g = *G;
-    for (size_t i = 0; i < g.size(); ++i) std::fill(g[i], g[i] + sizes[i], S(0));
-    auto zero = [&op](Buf<S>& b) { op.zero(b); };
     // Each fresh gradient buffer is written with Into::Set by the op that produces it (no
     // zero fill, no read of zeros); Into::Add where a second path adds to it (the residuals).
     const S scale = st.counted ? S(1) / static_cast<S>(st.counted) : S(0);
-    op.xent_bwd(a.dlogits.data(), a.probs.data(), targets, scale, N, V, Into::Set);
-    op.matmul_bwd(a.dln.data(), g[i_head], nullptr, a.dlogits.data(), a.lnf.data(), P[i_head], N, D, V, Into::Set);
-    op.ln_bwd(a.dres.data(), g[i_lnfw], g[i_lnfb], a.dln.data(), xl, P[i_lnfw], a.lnf_mean.data(),
-              a.lnf_rstd.data(), N, D, Into::Set);
-    for (int64_t l = c.layers - 1; l >= 0; --l) {
-        auto& L = a.L[static_cast<size_t>(l)];
-        const S* x = a.res[static_cast<size_t>(l)].data();
-        // x_out = mid + fc2(act(fc1(ln2(mid)))): dres flows to mid unchanged, and through the MLP
-        // (fc2's backward and the activation's in one pass: dfch = act'(fch) o (dres W_2))
-        op.fc_act_bwd(a.dfch.data(), a.dfch_act.data(), g[bp(l, kFc2W)], g[bp(l, kFc2B)], a.dres.data(),
-                      L.fch_act.data(), L.fch.data(), P[bp(l, kFc2W)], N, F, D, relu);
-        op.matmul_bwd(a.dln.data(), g[bp(l, kFc1W)], g[bp(l, kFc1B)], a.dfch.data(), L.ln2.data(),
-                      P[bp(l, kFc1W)], N, D, F, Into::Set);
-        op.ln_bwd(a.dres.data(), g[bp(l, kLn2W)], g[bp(l, kLn2B)], a.dln.data(), L.mid.data(), P[bp(l, kLn2W)],
-                  L.ln2_mean.data(), L.ln2_rstd.data(), N, D);  // dres is now d mid
-        // mid = x + o_proj(attention(q, k, v)): dres flows to x unchanged, and through attention
-        op.matmul_bwd(a.datty.data(), g[bp(l, kOW)], g[bp(l, kOB)], a.dres.data(), L.atty.data(), P[bp(l, kOW)],
-                      N, VV, D, Into::Set);
-        if (fused) {
-            train::attention_backward_fast(a.dqkv.data(), a.dqkv.data() + QK, a.dqkv.data() + 2 * QK, a.datty.data(),
-                                           L.qkv.data(), L.qkv.data() + QK, L.qkv.data() + 2 * QK, L.att.data(), B, T,
-                                           H, Dk, Dv, factor, p, layer_seed(step_seed, l), op.threads, W3, W3,
-                                           Into::Set);
-            std::fill(a.dwqkv.begin(), a.dwqkv.end(), S(0));
-            std::fill(a.dbqkv.begin(), a.dbqkv.end(), S(0));
-            op.matmul_bwd(a.dln.data(), a.dwqkv.data(), a.dbqkv.data(), a.dqkv.data(), L.ln1.data(), L.wqkv.data(), N,
-                          D, W3, Into::Set);
-            // the stacked gradient back into the three parameters (zeroed at the start of the step)
-            std::copy(a.dwqkv.data(), a.dwqkv.data() + QK * D, g[bp(l, kQW)]);
-            std::copy(a.dwqkv.data() + QK * D, a.dwqkv.data() + 2 * QK * D, g[bp(l, kKW)]);
-            std::copy(a.dwqkv.data() + 2 * QK * D, a.dwqkv.data() + W3 * D, g[bp(l, kVW)]);
-            std::copy(a.dbqkv.data(), a.dbqkv.data() + QK, g[bp(l, kQB)]);
-            std::copy(a.dbqkv.data() + QK, a.dbqkv.data() + 2 * QK, g[bp(l, kKB)]);
-            std::copy(a.dbqkv.data() + 2 * QK, a.dbqkv.data() + W3, g[bp(l, kVB)]);
-            op.ln_bwd(a.dres.data(), g[bp(l, kLn1W)], g[bp(l, kLn1B)], a.dln.data(), x, P[bp(l, kLn1W)],
-                      L.ln1_mean.data(), L.ln1_rstd.data(), N, D);  // dres is now d x
-            continue;
-        }
-        zero(a.dq);
-        zero(a.dk);
-        zero(a.dv);
-        if (cos) {
-            zero(a.dqn);
-            zero(a.dkn);
-            const S f = factor_of(l);
-            if (debug)
-                debug_attention_backward(a.dqn.data(), a.dkn.data(), a.dv.data(), scratch.data(), a.datty.data(),
-                                         L.qn.data(), L.kn.data(), L.v.data(), L.att.data(), B, T, H, Dk, Dv, f,
-                                         mask);
-            else
-                op.att_bwd(a.dqn.data(), a.dkn.data(), a.dv.data(), a.datty.data(), L.qn.data(), L.kn.data(),
-                           L.v.data(), L.att.data(), B, T, H, Dk, Dv, f, p, layer_seed(step_seed, l));
-            // dqn holds only the attention's gradient here; the planted no-scale bug ignores tau
-            if (learn_tau && c.bug != AttnBug::NoScale)
-                g[i_tau + static_cast<size_t>(l)][0] +=
-                    static_cast<S>(train::temperature_backward(L.qn.data(), a.dqn.data(), N * QK));
-            train::headnorm_backward(a.dq.data(), a.dqn.data(), L.qn.data(), L.qnorm.data(), N, H, Dk);
-            train::headnorm_backward(a.dk.data(), a.dkn.data(), L.kn.data(), L.knorm.data(), N, H, Dk);
-        } else {
-            if (debug)
-                debug_attention_backward(a.dq.data(), a.dk.data(), a.dv.data(), scratch.data(), a.datty.data(),
-                                         L.q.data(), L.k.data(), L.v.data(), L.att.data(), B, T, H, Dk, Dv, factor, mask);
-            else
-                op.att_bwd(a.dq.data(), a.dk.data(), a.dv.data(), a.datty.data(), L.q.data(), L.k.data(), L.v.data(),
-                           L.att.data(), B, T, H, Dk, Dv, factor, p, layer_seed(step_seed, l));
-        }
-        zero(a.dln);
-        op.matmul_bwd(a.dln.data(), g[bp(l, kQW)], g[bp(l, kQB)], a.dq.data(), L.ln1.data(), P[bp(l, kQW)], N, D, QK);
-        op.matmul_bwd(a.dln.data(), g[bp(l, kKW)], g[bp(l, kKB)], a.dk.data(), L.ln1.data(), P[bp(l, kKW)], N, D, QK);
-        op.matmul_bwd(a.dln.data(), g[bp(l, kVW)], g[bp(l, kVB)], a.dv.data(), L.ln1.data(), P[bp(l, kVW)], N, D, VV);
-        op.ln_bwd(a.dres.data(), g[bp(l, kLn1W)], g[bp(l, kLn1B)], a.dln.data(), x, P[bp(l, kLn1W)],
-                  L.ln1_mean.data(), L.ln1_rstd.data(), N, D);  // dres is now d x
+    PartialLayout lay;
+    if (fused) {
+        lay = partial_layout(sizes, base, c.layers);
+        const auto need = static_cast<size_t>(n_chunks * lay.size);
+        if (a.gpart.size() < need) a.gpart.resize(need);
+    } else {
+        for (size_t i = 0; i < g.size(); ++i) std::fill(g[i], g[i] + sizes[i], S(0));
     }
-    train::embedding_backward(g[0], learned ? g[1] : nullptr, a.dres.data(), tokens, B, T, D);
+    for_chunks([&](int64_t ci) {
+        const Rows R = rows_of(ci);
+        const int64_t r0 = R.r0, n = R.n;
+        auto at = [r0](Buf<S>& b, int64_t width) { return b.data() + r0 * width; };
+        // this chunk's gradients: its block of partial gradients (zeroed here), or G itself
+        std::vector<S*> gp = g;
+        if (fused) {
+            S* block = a.gpart.data() + ci * lay.size;
+            std::fill(block, block + lay.size, S(0));
+            for (size_t i = 0; i < gp.size(); ++i) gp[i] = block + lay.off[i];
+        }
+        in.xent_bwd(at(a.dlogits, V), at(a.probs, V), targets + r0, scale, n, V, Into::Set);
+        in.matmul_bwd(at(a.dln, D), gp[i_head], nullptr, at(a.dlogits, V), at(a.lnf, D), P[i_head], n, D, V,
+                      Into::Set);
+        in.ln_bwd(at(a.dres, D), gp[i_lnfw], gp[i_lnfb], at(a.dln, D), at(a.res[static_cast<size_t>(c.layers)], D),
+                  P[i_lnfw], at(a.lnf_mean, 1), at(a.lnf_rstd, 1), n, D, Into::Set);
+        for (int64_t l = c.layers - 1; l >= 0; --l) {
+            auto& L = a.L[static_cast<size_t>(l)];
+            const S* x = at(a.res[static_cast<size_t>(l)], D);
+            // x_out = mid + fc2(act(fc1(ln2(mid)))): dres flows to mid unchanged, and through the
+            // MLP (fc2's backward and the activation's in one pass: dfch = act'(fch) o (dres W_2))
+            in.fc_act_bwd(at(a.dfch, F), at(a.dfch_act, F), gp[bp(l, kFc2W)], gp[bp(l, kFc2B)], at(a.dres, D),
+                          at(L.fch_act, F), at(L.fch, F), P[bp(l, kFc2W)], n, F, D, relu);
+            in.matmul_bwd(at(a.dln, D), gp[bp(l, kFc1W)], gp[bp(l, kFc1B)], at(a.dfch, F), at(L.ln2, D),
+                          P[bp(l, kFc1W)], n, D, F, Into::Set);
+            in.ln_bwd(at(a.dres, D), gp[bp(l, kLn2W)], gp[bp(l, kLn2B)], at(a.dln, D), at(L.mid, D),
+                      P[bp(l, kLn2W)], at(L.ln2_mean, 1), at(L.ln2_rstd, 1), n, D);  // dres is now d mid
+            // mid = x + o_proj(attention(q, k, v)): dres flows to x unchanged, and through attention
+            in.matmul_bwd(at(a.datty, VV), gp[bp(l, kOW)], gp[bp(l, kOB)], at(a.dres, D), at(L.atty, VV),
+                          P[bp(l, kOW)], n, VV, D, Into::Set);
+            if (fused) {
+                S* dqkv = at(a.dqkv, W3);
+                const S* qkv = at(L.qkv, W3);
+                train::attention_backward_fast(dqkv, dqkv + QK, dqkv + 2 * QK, at(a.datty, VV), qkv, qkv + QK,
+                                               qkv + 2 * QK, L.att.data() + R.b0 * H * T * T, R.nb, T, H, Dk, Dv,
+                                               factor, p, layer_seed(step_seed, l), in.threads, W3, W3, Into::Set,
+                                               R.b0);
+                // the stacked (2QK + VV, D) gradient lands on W_q, W_k, W_v's side-by-side blocks
+                in.matmul_bwd(at(a.dln, D), gp[bp(l, kQW)], gp[bp(l, kQB)], dqkv, at(L.ln1, D), L.wqkv.data(), n, D,
+                              W3, Into::Set);
+            } else {  // one chunk: the whole batch
+                in.zero(a.dq);
+                in.zero(a.dk);
+                in.zero(a.dv);
+                if (cos) {
+                    in.zero(a.dqn);
+                    in.zero(a.dkn);
+                    const S f = factor_of(l);
+                    if (debug)
+                        debug_attention_backward(a.dqn.data(), a.dkn.data(), a.dv.data(), scratch.data(),
+                                                 a.datty.data(), L.qn.data(), L.kn.data(), L.v.data(), L.att.data(), B,
+                                                 T, H, Dk, Dv, f, mask);
+                    else
+                        in.att_bwd(a.dqn.data(), a.dkn.data(), a.dv.data(), a.datty.data(), L.qn.data(), L.kn.data(),
+                                   L.v.data(), L.att.data(), B, T, H, Dk, Dv, f, p, layer_seed(step_seed, l));
+                    // dqn holds only the attention's gradient here; the planted no-scale bug ignores tau
+                    if (learn_tau && c.bug != AttnBug::NoScale)
+                        g[i_tau + static_cast<size_t>(l)][0] +=
+                            static_cast<S>(train::temperature_backward(L.qn.data(), a.dqn.data(), n * QK));
+                    train::headnorm_backward(a.dq.data(), a.dqn.data(), L.qn.data(), L.qnorm.data(), n, H, Dk);
+                    train::headnorm_backward(a.dk.data(), a.dkn.data(), L.kn.data(), L.knorm.data(), n, H, Dk);
+                } else {
+                    if (debug)
+                        debug_attention_backward(a.dq.data(), a.dk.data(), a.dv.data(), scratch.data(), a.datty.data(),
+                                                 L.q.data(), L.k.data(), L.v.data(), L.att.data(), B, T, H, Dk, Dv,
+                                                 factor, mask);
+                    else
+                        in.att_bwd(a.dq.data(), a.dk.data(), a.dv.data(), a.datty.data(), L.q.data(), L.k.data(),
+                                   L.v.data(), L.att.data(), B, T, H, Dk, Dv, factor, p, layer_seed(step_seed, l));
+                }
+                in.zero(a.dln);
+                in.matmul_bwd(a.dln.data(), g[bp(l, kQW)], g[bp(l, kQB)], a.dq.data(), L.ln1.data(), P[bp(l, kQW)], n,
+                              D, QK);
+                in.matmul_bwd(a.dln.data(), g[bp(l, kKW)], g[bp(l, kKB)], a.dk.data(), L.ln1.data(), P[bp(l, kKW)], n,
+                              D, QK);
+                in.matmul_bwd(a.dln.data(), g[bp(l, kVW)], g[bp(l, kVB)], a.dv.data(), L.ln1.data(), P[bp(l, kVW)], n,
+                              D, VV);
+            }
+            in.ln_bwd(at(a.dres, D), gp[bp(l, kLn1W)], gp[bp(l, kLn1B)], at(a.dln, D), x, P[bp(l, kLn1W)],
+                      at(L.ln1_mean, 1), at(L.ln1_rstd, 1), n, D);  // dres is now d x
+        }
+        train::embedding_backward(gp[0], learned ? gp[1] : nullptr, at(a.dres, D), tokens + r0, R.nb, T, D);
+    });
+    if (fused) {  // G = the chunks' partial gradients summed in chunk order, by pieces of kSumPiece
+        constexpr int64_t kSumPiece = 4096;
+        struct Piece {
+            size_t i;
+            int64_t j0, len;
+        };
+        std::vector<Piece> pieces;
+        for (size_t i = 0; i < g.size(); ++i)
+            for (int64_t j0 = 0; j0 < sizes[i]; j0 += kSumPiece)
+                pieces.push_back({i, j0, std::min(kSumPiece, sizes[i] - j0)});
+        parallel_for(static_cast<int64_t>(pieces.size()), op.threads, [&](int64_t k, int) {
+            const Piece& pc = pieces[static_cast<size_t>(k)];
+            S* dst = g[pc.i] + pc.j0;
+            const S* src = a.gpart.data() + lay.off[pc.i] + pc.j0;
+            std::copy(src, src + pc.len, dst);
+            for (int64_t ci = 1; ci < n_chunks; ++ci) {
+                const S* s = src + ci * lay.size;
+                for (int64_t j = 0; j < pc.len; ++j) dst[j] += s[j];
+            }
+        });
+    }
     return st;
 }
 

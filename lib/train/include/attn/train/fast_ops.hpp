@@ -21,6 +21,7 @@ inline constexpr int64_t kRowChunk = 64;    // rows of activations per work item
 inline constexpr int64_t kGemmRows = 256;   // rows of a linear layer's input per GEMM work item
 inline constexpr int64_t kOutChunk = 32;    // output rows of a weight gradient per work item
 inline constexpr int64_t kGradRows = 128;   // tokens per pass of a weight gradient's register tiles
+inline constexpr int64_t kChunkTokens = 256;  // tokens (whole sequences) per work item of a fast model step
 
 // The float32 matrix products of the fast ops (linear layers, attention's per-head
 // products) run on one of three paths, picked at run time from what the CPU has:
@@ -75,16 +76,18 @@ void activation_backward_fast(S* dinp, const S* inp, const S* dout, int64_t n, b
                               Into into = Into::Add);
 // ld_qk, ld_v: the row strides of q, k (and dq, dk) and of v (and dv), in elements; 0 means
 // packed (H*Dk, H*Dv). The model passes one fused (N, 2*H*Dk + H*Dv) q|k|v buffer this way.
-// out and dout are always packed (B, T, H*Dv).
+// out and dout are always packed (B, T, H*Dv). b_first: the index in the whole batch of the
+// first of these B sequences, so that a batch run in pieces draws the same dropout mask
+// (its counter counts (batch, head) blocks of the whole batch).
 template <class S>
 void attention_forward_fast(S* out, S* att, const S* q, const S* k, const S* v, int64_t B, int64_t T, int64_t H,
                             int64_t Dk, int64_t Dv, S factor, bool causal, float p, uint64_t seed, int threads,
-                            int64_t ld_qk = 0, int64_t ld_v = 0);
+                            int64_t ld_qk = 0, int64_t ld_v = 0, int64_t b_first = 0);
 template <class S>
 void attention_backward_fast(S* dq, S* dk, S* dv, const S* dout, const S* q, const S* k, const S* v, const S* att,
                              int64_t B, int64_t T, int64_t H, int64_t Dk, int64_t Dv, S factor, float p,
                              uint64_t seed, int threads, int64_t ld_qk = 0, int64_t ld_v = 0,
-                             Into into = Into::Add);
+                             Into into = Into::Add, int64_t b_first = 0);
 
 // Softmax cross-entropy by kRowChunk rows (each row as the reference computes it).
 template <class S>

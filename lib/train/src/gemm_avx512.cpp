@@ -31,11 +31,16 @@ struct Avx512 {
     static V fmadd(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
 };
 
-// Register tiles (32 zmm): x . W^T, dx = dout . W, attention's P V: 6 rows x 4 vectors =
+// Register tiles (32 zmm): x . W^T, dx = dout . W, attention's scores: 6 rows x 4 vectors =
 // 24 accumulators + 4 B vectors + 1 broadcast; a weight gradient G^T X (A read down a
-// column, a piece of 32 output rows): 4 x 4, 16 FMAs per 4 loads + 4 broadcasts.
+// column, a piece of 32 output rows) and attention's dV, dK: 8 x 3, 24 FMAs per 3 loads + 8
+// broadcasts; one vector wide (attention's P V and dQ at d_k = 16): 8 x 1. An FMA takes 4
+// cycles and two issue per cycle, so a tile needs at least 8 independent accumulators:
+// the 4 x 1 and 6 x 1 tiles these replaced ran at half speed or less (1.2 to 1.3 times
+// slower in a hot-cache test here, 2.4 times in a training step).
 void run(const GemmArgs& g) {
-    if (g.sai == 1 && g.sak != 1) gemm_run<Avx512, 4, 4>(g);
+    if (g.sai == 1 && g.sak != 1) gemm_run<Avx512, 8, 3>(g);
+    else if (g.Nc <= Avx512::W) gemm_run<Avx512, 8, 1>(g);
     else gemm_run<Avx512, 6, 4>(g);
 }
 

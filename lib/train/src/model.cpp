@@ -585,6 +585,24 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
         const Rows R = rows_of(ci);
         const int64_t r0 = R.r0, n = R.n;
         auto at = [r0](Buf<S>& b, int64_t width) { return b.data() + r0 * width; };
+        // the gradients flowing through this chunk: on the fast path in buffers of the thread,
+        // which the next chunk reuses while they are still in the core's cache (the whole
+        // batch's buffers would be cold memory at every chunk); else the whole batch's
+        struct Flow {
+            Buf<S> dlogits, dln, dres, datty, dfch, dfch_act, dqkv;
+        };
+        static thread_local Flow mine;
+        auto flow = [&](Buf<S>& whole, Buf<S>& own, int64_t width) {
+            if (!fused) return whole.data() + r0 * width;
+            if (own.size() < static_cast<size_t>(n * width)) own.resize(static_cast<size_t>(n * width));
+            return own.data();
+        };
+        S* const dlogits = flow(a.dlogits, mine.dlogits, V);
+        S* const dln = flow(a.dln, mine.dln, D);
+        S* const dres = flow(a.dres, mine.dres, D);
+        S* const datty = flow(a.datty, mine.datty, VV);
+        S* const dfch = flow(a.dfch, mine.dfch, F);
+        S* const dfch_act = flow(a.dfch_act, mine.dfch_act, F);
         // this chunk's gradients: its block of partial gradients (zeroed here), or G itself
         std::vector<S*> gp = g;
         if (fused) {
@@ -592,34 +610,34 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
             std::fill(block, block + lay.size, S(0));
             for (size_t i = 0; i < gp.size(); ++i) gp[i] = block + lay.off[i];
         }
-        in.xent_bwd(at(a.dlogits, V), at(a.probs, V), targets + r0, scale, n, V, Into::Set);
-        in.matmul_bwd(at(a.dln, D), gp[i_head], nullptr, at(a.dlogits, V), at(a.lnf, D), P[i_head], n, D, V,
+        in.xent_bwd(dlogits, at(a.probs, V), targets + r0, scale, n, V, Into::Set);
+        in.matmul_bwd(dln, gp[i_head], nullptr, dlogits, at(a.lnf, D), P[i_head], n, D, V,
                       Into::Set);
-        in.ln_bwd(at(a.dres, D), gp[i_lnfw], gp[i_lnfb], at(a.dln, D), at(a.res[static_cast<size_t>(c.layers)], D),
+        in.ln_bwd(dres, gp[i_lnfw], gp[i_lnfb], dln, at(a.res[static_cast<size_t>(c.layers)], D),
                   P[i_lnfw], at(a.lnf_mean, 1), at(a.lnf_rstd, 1), n, D, Into::Set);
         for (int64_t l = c.layers - 1; l >= 0; --l) {
             auto& L = a.L[static_cast<size_t>(l)];
             const S* x = at(a.res[static_cast<size_t>(l)], D);
             // x_out = mid + fc2(act(fc1(ln2(mid)))): dres flows to mid unchanged, and through the
             // MLP (fc2's backward and the activation's in one pass: dfch = act'(fch) o (dres W_2))
-            in.fc_act_bwd(at(a.dfch, F), at(a.dfch_act, F), gp[bp(l, kFc2W)], gp[bp(l, kFc2B)], at(a.dres, D),
+            in.fc_act_bwd(dfch, dfch_act, gp[bp(l, kFc2W)], gp[bp(l, kFc2B)], dres,
                           at(L.fch_act, F), at(L.fch, F), P[bp(l, kFc2W)], n, F, D, relu);
-            in.matmul_bwd(at(a.dln, D), gp[bp(l, kFc1W)], gp[bp(l, kFc1B)], at(a.dfch, F), at(L.ln2, D),
+            in.matmul_bwd(dln, gp[bp(l, kFc1W)], gp[bp(l, kFc1B)], dfch, at(L.ln2, D),
                           P[bp(l, kFc1W)], n, D, F, Into::Set);
-            in.ln_bwd(at(a.dres, D), gp[bp(l, kLn2W)], gp[bp(l, kLn2B)], at(a.dln, D), at(L.mid, D),
+            in.ln_bwd(dres, gp[bp(l, kLn2W)], gp[bp(l, kLn2B)], dln, at(L.mid, D),
                       P[bp(l, kLn2W)], at(L.ln2_mean, 1), at(L.ln2_rstd, 1), n, D);  // dres is now d mid
             // mid = x + o_proj(attention(q, k, v)): dres flows to x unchanged, and through attention
-            in.matmul_bwd(at(a.datty, VV), gp[bp(l, kOW)], gp[bp(l, kOB)], at(a.dres, D), at(L.atty, VV),
+            in.matmul_bwd(datty, gp[bp(l, kOW)], gp[bp(l, kOB)], dres, at(L.atty, VV),
                           P[bp(l, kOW)], n, VV, D, Into::Set);
             if (fused) {
-                S* dqkv = at(a.dqkv, W3);
+                S* dqkv = flow(a.dqkv, mine.dqkv, W3);
                 const S* qkv = at(L.qkv, W3);
-                train::attention_backward_fast(dqkv, dqkv + QK, dqkv + 2 * QK, at(a.datty, VV), qkv, qkv + QK,
+                train::attention_backward_fast(dqkv, dqkv + QK, dqkv + 2 * QK, datty, qkv, qkv + QK,
                                                qkv + 2 * QK, L.att.data() + R.b0 * H * T * T, R.nb, T, H, Dk, Dv,
                                                factor, p, layer_seed(step_seed, l), in.threads, W3, W3, Into::Set,
                                                R.b0);
                 // the stacked (2QK + VV, D) gradient lands on W_q, W_k, W_v's side-by-side blocks
-                in.matmul_bwd(at(a.dln, D), gp[bp(l, kQW)], gp[bp(l, kQB)], dqkv, at(L.ln1, D), L.wqkv.data(), n, D,
+                in.matmul_bwd(dln, gp[bp(l, kQW)], gp[bp(l, kQB)], dqkv, at(L.ln1, D), L.wqkv.data(), n, D,
                               W3, Into::Set);
             } else {  // one chunk: the whole batch
                 in.zero(a.dq);
@@ -659,10 +677,10 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
                 in.matmul_bwd(a.dln.data(), g[bp(l, kVW)], g[bp(l, kVB)], a.dv.data(), L.ln1.data(), P[bp(l, kVW)], n,
                               D, VV);
             }
-            in.ln_bwd(at(a.dres, D), gp[bp(l, kLn1W)], gp[bp(l, kLn1B)], at(a.dln, D), x, P[bp(l, kLn1W)],
+            in.ln_bwd(dres, gp[bp(l, kLn1W)], gp[bp(l, kLn1B)], dln, x, P[bp(l, kLn1W)],
                       at(L.ln1_mean, 1), at(L.ln1_rstd, 1), n, D);  // dres is now d x
         }
-        train::embedding_backward(gp[0], learned ? gp[1] : nullptr, at(a.dres, D), tokens + r0, R.nb, T, D);
+        train::embedding_backward(gp[0], learned ? gp[1] : nullptr, dres, tokens + r0, R.nb, T, D);
     });
     if (fused) {  // G = the chunks' partial gradients summed in chunk order, by pieces of kSumPiece
         constexpr int64_t kSumPiece = 4096;

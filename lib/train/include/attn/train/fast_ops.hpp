@@ -21,7 +21,7 @@ inline constexpr int64_t kRowChunk = 64;    // rows of activations per work item
 inline constexpr int64_t kGemmRows = 256;   // rows of a linear layer's input per GEMM work item
 inline constexpr int64_t kOutChunk = 32;    // output rows of a weight gradient per work item
 inline constexpr int64_t kGradRows = 128;   // tokens per pass of a weight gradient's register tiles
-inline constexpr int64_t kChunkTokens = 256;  // tokens (whole sequences) per work item of a fast model step
+inline constexpr int64_t kChunkTokens = 512;  // tokens (whole sequences) per work item of a fast model step
 
 // The float32 matrix products of the fast ops (linear layers, attention's per-head
 // products) run on one of three paths, picked at run time from what the CPU has:

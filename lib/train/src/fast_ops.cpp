@@ -407,6 +407,16 @@ void activation_backward_fast(S* dinp, const S* inp, const S* dout, int64_t n, b
 }
 
 namespace {
+// dst (cols, rows), row stride ld, (+)= src (rows, cols)^T
+template <class S>
+void add_transposed(S* dst, int64_t ld, const S* src, int64_t rows, int64_t cols, bool add) {
+    for (int64_t c = 0; c < cols; ++c)
+        for (int64_t r = 0; r < rows; ++r) {
+            const S v = src[r * cols + c];
+            dst[c * ld + r] = add ? dst[c * ld + r] + v : v;
+        }
+}
+
 // The dropout multipliers of one (b, h) block: 0 or 1/(1-p), the same rule as the reference.
 template <class S>
 void dropout_mult(S* mult, int64_t T, uint64_t row0, float p, uint64_t seed) {
@@ -516,17 +526,22 @@ void attention_backward_fast(S* dq, S* dk, S* dv, const S* dout, const S* q, con
                     for (int64_t e = 0; e < T * T; ++e) m[e] *= P.data()[e];  // m = Pd
                     pd = m;
                 }
-                // dV += Pd^T dO: Pd read down its columns
-                gemm(gemm_args(T, Dv, T, pd, 1, T, dO.data(), OS, dV.data(), VS, nullptr, add));
+                // dV += Pd^T dO, computed as its transpose dV^T (Dv, T) = dO^T Pd into scratch: a
+                // product T wide instead of Dv (16 at the usual sizes: a one-vector-wide tile
+                // runs load-bound), then added in transposed
+                S* tt = scratch_floats<S>(static_cast<size_t>(std::max(Dk, Dv) * T), 2);
+                gemm(gemm_args(Dv, T, T, dO.data(), 1, OS, pd, T, tt, T, nullptr, false));
+                add_transposed(dV.data(), VS, tt, Dv, T, add);
                 for (int64_t i = 0; i < T; ++i) {  // dS = factor * P o (dP - rowsum(P o dP)), in place
                     S* dpi = dp + i * T;
                     const S* pi = P.data() + i * T;
                     const S rs = dot_lanes(pi, dpi, T);
                     for (int64_t j = 0; j < T; ++j) dpi[j] = factor * pi[j] * (dpi[j] - rs);
                 }
-                // dQ += dS K; dK += dS^T Q (dS read down its columns)
+                // dQ += dS K; dK += dS^T Q, as dK^T (Dk, T) = Q^T dS like dV above
                 gemm(gemm_args(T, Dk, T, dp, T, 1, K.data(), QS, dQ.data(), QS, nullptr, add));
-                gemm(gemm_args(T, Dk, T, dp, 1, T, Q.data(), QS, dK.data(), QS, nullptr, add));
+                gemm(gemm_args(Dk, T, T, Q.data(), 1, QS, dp, T, tt, T, nullptr, false));
+                add_transposed(dK.data(), QS, tt, Dk, T, add);
                 return;
             }
         }
@@ -568,8 +583,16 @@ int64_t crossentropy_forward_fast(S* losses, S* probs, const S* logits, const in
     std::vector<int64_t> scored(static_cast<size_t>(nc), 0);
     parallel_for(nc, threads, [&](int64_t ci, int) {
         const int64_t r0 = ci * kRowChunk, rows = std::min(kRowChunk, N - r0);
-        scored[static_cast<size_t>(ci)] =
-            crossentropy_forward(losses + r0, probs + r0 * V, logits + r0 * V, targets + r0, rows, V);
+        int64_t k = 0;
+        for (int64_t n = r0; n < r0 + rows; ++n) {
+            if (targets[n] < 0) {
+                losses[n] = 0;
+                std::fill(probs + n * V, probs + (n + 1) * V, S(0));
+                continue;
+            }
+            k += crossentropy_forward(losses + n, probs + n * V, logits + n * V, targets + n, 1, V);
+        }
+        scored[static_cast<size_t>(ci)] = k;
     });
     int64_t total = 0;
     for (int64_t n : scored) total += n;

@@ -89,7 +89,9 @@ void attention_backward_fast(S* dq, S* dk, S* dv, const S* dout, const S* q, con
                              uint64_t seed, int threads, int64_t ld_qk = 0, int64_t ld_v = 0,
                              Into into = Into::Add, int64_t b_first = 0);
 
-// Softmax cross-entropy by kRowChunk rows (each row as the reference computes it).
+// Softmax cross-entropy by kRowChunk rows, each scored row as the reference computes it. An
+// ignored row (target -1) gets loss 0 and probs of 0 without a softmax: its gradient is zero
+// whatever they hold, and tasks that score one position of a sequence (recall) ignore most.
 template <class S>
 int64_t crossentropy_forward_fast(S* losses, S* probs, const S* logits, const int32_t* targets, int64_t N, int64_t V,
                                   int threads);

@@ -173,13 +173,17 @@ namespace {
 // out (N, OC) = inp (N, C) . W^T + b by kGemmRows rows; epi(r0, rows) runs on each piece
 // right after its product, while those rows are still in cache.
 template <class S, class Epi>
-void matmul_forward_impl(S* out, const S* inp, const S* W, const S* b, int64_t N, int64_t C, int64_t OC, int threads,
-                         Epi epi) {
+void matmul_forward_impl(S* out, const S* inp, const S* W, const S* WT, const S* b, int64_t N, int64_t C, int64_t OC,
+                         int threads, Epi epi) {
     if constexpr (std::is_same_v<S, float>) {
         if (const detail::GemmFn gemm = kernel_for<S>()) {
-            // W^T (C, OC) once, so each row tile reads contiguous rows of it
-            S* wt = scratch_floats<S>(static_cast<size_t>(C * OC), 0);
-            transpose(wt, W, OC, C, C);
+            // W^T (C, OC), so each row tile reads contiguous rows of it: the caller's, or made here once
+            const S* wt = WT;
+            if (!wt) {
+                S* t = scratch_floats<S>(static_cast<size_t>(C * OC), 0);
+                transpose(t, W, OC, C, C);
+                wt = t;
+            }
             parallel_for(chunks(N, kGemmRows), threads, [&](int64_t ci, int) {
                 const int64_t r0 = ci * kGemmRows, rows = std::min(kGemmRows, N - r0);
                 gemm(gemm_args(rows, OC, C, inp + r0 * C, C, 1, wt, OC, out + r0 * OC, OC, b, false));
@@ -259,14 +263,14 @@ void activation_backward_block(S* dinp, const S* inp, const S* dout, int64_t m, 
 
 template <class S>
 void matmul_forward_fast(S* out, const S* inp, const S* W, const S* b, int64_t N, int64_t C, int64_t OC,
-                         int threads) {
-    matmul_forward_impl(out, inp, W, b, N, C, OC, threads, [](int64_t, int64_t) {});
+                         int threads, const S* WT) {
+    matmul_forward_impl(out, inp, W, WT, b, N, C, OC, threads, [](int64_t, int64_t) {});
 }
 
 template <class S>
 void matmul_act_forward_fast(S* pre, S* act, const S* inp, const S* W, const S* b, int64_t N, int64_t C, int64_t OC,
-                             bool relu, int threads) {
-    matmul_forward_impl(pre, inp, W, b, N, C, OC, threads, [&](int64_t r0, int64_t rows) {
+                             bool relu, int threads, const S* WT) {
+    matmul_forward_impl(pre, inp, W, WT, b, N, C, OC, threads, [&](int64_t r0, int64_t rows) {
         activation_forward_block(act + r0 * OC, pre + r0 * OC, rows * OC, relu);
     });
 }
@@ -638,11 +642,12 @@ void zero_fast(S* x, int64_t n, int threads) {
 }
 
 #define ATTN_TRAIN_FAST_INSTANTIATE(S)                                                                            \
-    template void matmul_forward_fast<S>(S*, const S*, const S*, const S*, int64_t, int64_t, int64_t, int);       \
+    template void matmul_forward_fast<S>(S*, const S*, const S*, const S*, int64_t, int64_t, int64_t, int,        \
+                                         const S*);                                                               \
     template void matmul_backward_fast<S>(S*, S*, S*, const S*, const S*, const S*, int64_t, int64_t, int64_t,    \
                                           int, Into);                                                             \
     template void matmul_act_forward_fast<S>(S*, S*, const S*, const S*, const S*, int64_t, int64_t, int64_t,     \
-                                             bool, int);                                                          \
+                                             bool, int, const S*);                                                \
     template void matmul_act_backward_fast<S>(S*, S*, S*, const S*, const S*, const S*, const S*, int64_t,        \
                                               int64_t, int64_t, bool, int);                                       \
     template void layernorm_forward_fast<S>(S*, S*, S*, const S*, const S*, const S*, int64_t, int64_t, int);     \

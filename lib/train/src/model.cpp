@@ -136,10 +136,12 @@ struct Acts {
         Buf<S> ln1, ln1_mean, ln1_rstd, q, k, v, qn, kn, qnorm, knorm, att, atty, attproj, mid;
         Buf<S> ln2, ln2_mean, ln2_rstd, fch, fch_act, fcproj;
         Buf<S> qkv, wqkv, bqkv;  // fast path: q|k|v in one (N, 2*H*Dk + H*Dv) buffer, from one GEMM
+        Buf<S> wqkv_t, wo_t, w1_t, w2_t;  // fast path: each weight transposed once a step, (in, out)
     };
     std::vector<Layer> L;
     std::vector<Buf<S>> res;  // residual stream entering block l (res[layers] leaves the last block)
     Buf<S> lnf, lnf_mean, lnf_rstd, logits, probs, losses;
+    Buf<S> head_t;  // fast path: the head's weight transposed, (D, V)
     // backward scratch
     Buf<S> dres, dln, dq, dk, dv, datty, dfch, dfch_act, dqn, dkn, dlogits, dqkv;
     Buf<S> gpart;  // the fast path's partial gradients, one block per chunk (run_model)
@@ -182,8 +184,10 @@ template <class S>
 struct Ops {
     bool fast;
     int threads;
-    void matmul_fwd(S* out, const S* inp, const S* W, const S* b, int64_t N, int64_t C, int64_t OC) const {
-        if (fast) train::matmul_forward_fast(out, inp, W, b, N, C, OC, threads);
+    // WT: W^T (C, OC) when the caller made it (fast path only; fast_ops.hpp)
+    void matmul_fwd(S* out, const S* inp, const S* W, const S* b, int64_t N, int64_t C, int64_t OC,
+                    const S* WT = nullptr) const {
+        if (fast) train::matmul_forward_fast(out, inp, W, b, N, C, OC, threads, WT);
         else train::matmul_forward(out, inp, W, b, N, C, OC);
     }
     // Into::Set: dinp is written, not added to (the reference ops add, so it is zeroed first)
@@ -195,8 +199,8 @@ struct Ops {
     }
     // the MLP's fc1 and its activation: pre = inp W^T + b, act = act(pre)
     void fc_act_fwd(S* pre, S* act, const S* inp, const S* W, const S* b, int64_t N, int64_t C, int64_t OC,
-                    bool relu) const {
-        if (fast) return train::matmul_act_forward_fast(pre, act, inp, W, b, N, C, OC, relu, threads);
+                    bool relu, const S* WT = nullptr) const {
+        if (fast) return train::matmul_act_forward_fast(pre, act, inp, W, b, N, C, OC, relu, threads, WT);
         matmul_fwd(pre, inp, W, b, N, C, OC);
         act_fwd(act, pre, N * OC, relu);
     }
@@ -490,6 +494,22 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
     };
 
     // ---- forward ----
+    // w_t (in, out) = w (out, in)^T: the fast GEMMs read the transposed weight, made here once
+    // a step instead of by every chunk
+    auto transposed = [](Buf<S>& w_t, const S* w, int64_t out, int64_t in) {
+        w_t.resize(static_cast<size_t>(out * in));
+        for (int64_t o = 0; o < out; ++o)
+            for (int64_t i = 0; i < in; ++i) w_t[static_cast<size_t>(i * out + o)] = w[o * in + i];
+    };
+    if (fused) {
+        transposed(a.head_t, P[i_head], V, D);
+        for (int64_t l = 0; l < c.layers; ++l) {
+            auto& L = a.L[static_cast<size_t>(l)];
+            transposed(L.wo_t, P[bp(l, kOW)], D, VV);
+            transposed(L.w1_t, P[bp(l, kFc1W)], F, D);
+            transposed(L.w2_t, P[bp(l, kFc2W)], D, F);
+        }
+    }
     if (fused)  // W_q, W_k, W_v stacked (2QK + VV, D) for the one q|k|v GEMM
         for (int64_t l = 0; l < c.layers; ++l) {
             auto& L = a.L[static_cast<size_t>(l)];
@@ -499,6 +519,7 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
             std::copy(P[bp(l, kQB)], P[bp(l, kQB)] + QK, L.bqkv.data());
             std::copy(P[bp(l, kKB)], P[bp(l, kKB)] + QK, L.bqkv.data() + QK);
             std::copy(P[bp(l, kVB)], P[bp(l, kVB)] + VV, L.bqkv.data() + 2 * QK);
+            transposed(L.wqkv_t, L.wqkv.data(), W3, D);
         }
     std::vector<int64_t> counted(static_cast<size_t>(n_chunks), 0);
     for_chunks([&](int64_t ci) {
@@ -512,7 +533,7 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
             in.ln_fwd(at(L.ln1, D), at(L.ln1_mean, 1), at(L.ln1_rstd, 1), x, P[bp(l, kLn1W)], P[bp(l, kLn1B)], n, D);
             if (fused) {
                 S* qkv = at(L.qkv, W3);
-                in.matmul_fwd(qkv, at(L.ln1, D), L.wqkv.data(), L.bqkv.data(), n, D, W3);
+                in.matmul_fwd(qkv, at(L.ln1, D), L.wqkv.data(), L.bqkv.data(), n, D, W3, L.wqkv_t.data());
                 train::attention_forward_fast(at(L.atty, VV), L.att.data() + R.b0 * H * T * T, qkv, qkv + QK,
                                               qkv + 2 * QK, R.nb, T, H, Dk, Dv, factor, c.causal, p,
                                               layer_seed(step_seed, l), in.threads, W3, W3, R.b0);
@@ -536,18 +557,19 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
                     in.att_fwd(L.atty.data(), L.att.data(), qa, ka, L.v.data(), B, T, H, Dk, Dv, f, c.causal, p,
                                layer_seed(step_seed, l));
             }
-            in.matmul_fwd(at(L.attproj, D), at(L.atty, VV), P[bp(l, kOW)], P[bp(l, kOB)], n, VV, D);
+            auto t_of = [fused](const Buf<S>& w_t) { return fused ? w_t.data() : nullptr; };
+            in.matmul_fwd(at(L.attproj, D), at(L.atty, VV), P[bp(l, kOW)], P[bp(l, kOB)], n, VV, D, t_of(L.wo_t));
             in.add(at(L.mid, D), x, at(L.attproj, D), n * D);
             in.ln_fwd(at(L.ln2, D), at(L.ln2_mean, 1), at(L.ln2_rstd, 1), at(L.mid, D), P[bp(l, kLn2W)],
                       P[bp(l, kLn2B)], n, D);
             in.fc_act_fwd(at(L.fch, F), at(L.fch_act, F), at(L.ln2, D), P[bp(l, kFc1W)], P[bp(l, kFc1B)], n, D, F,
-                          relu);
-            in.matmul_fwd(at(L.fcproj, D), at(L.fch_act, F), P[bp(l, kFc2W)], P[bp(l, kFc2B)], n, F, D);
+                          relu, t_of(L.w1_t));
+            in.matmul_fwd(at(L.fcproj, D), at(L.fch_act, F), P[bp(l, kFc2W)], P[bp(l, kFc2B)], n, F, D, t_of(L.w2_t));
             in.add(at(a.res[static_cast<size_t>(l + 1)], D), at(L.mid, D), at(L.fcproj, D), n * D);
         }
         in.ln_fwd(at(a.lnf, D), at(a.lnf_mean, 1), at(a.lnf_rstd, 1), at(a.res[static_cast<size_t>(c.layers)], D),
                   P[i_lnfw], P[i_lnfb], n, D);
-        in.matmul_fwd(at(a.logits, V), at(a.lnf, D), P[i_head], nullptr, n, D, V);
+        in.matmul_fwd(at(a.logits, V), at(a.lnf, D), P[i_head], nullptr, n, D, V, fused ? a.head_t.data() : nullptr);
         if (targets)
             counted[static_cast<size_t>(ci)] =
                 in.xent_fwd(at(a.losses, 1), at(a.probs, V), at(a.logits, V), targets + r0, n, V);

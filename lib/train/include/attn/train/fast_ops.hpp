@@ -41,9 +41,12 @@ void set_gemm_path(GemmPath p);          // throws InputError where p is not ava
 // the buffer held, NaN included).
 enum class Into { Add, Set };
 
+// WT: W^T (C, OC) row-major where the caller has it (the model transposes each weight once a
+// step, not once per chunk), else null and the op transposes W itself (float kernels only;
+// Eigen reads W).
 template <class S>
 void matmul_forward_fast(S* out, const S* inp, const S* W, const S* b, int64_t N, int64_t C, int64_t OC,
-                         int threads);
+                         int threads, const S* WT = nullptr);
 template <class S>
 void matmul_backward_fast(S* dinp, S* dW, S* db, const S* dout, const S* inp, const S* W, int64_t N, int64_t C,
                           int64_t OC, int threads, Into into = Into::Add);
@@ -53,7 +56,7 @@ void matmul_backward_fast(S* dinp, S* dW, S* db, const S* dout, const S* inp, co
 // Same numbers as matmul_forward_fast then activation_forward_fast.
 template <class S>
 void matmul_act_forward_fast(S* pre, S* act, const S* inp, const S* W, const S* b, int64_t N, int64_t C, int64_t OC,
-                             bool relu, int threads);
+                             bool relu, int threads, const S* WT = nullptr);
 // The backward of a linear layer whose input was act = GELU(pre) or ReLU(pre) (the MLP's
 // second layer), through the activation as well:
 //   dW += dout^T . act, db += colsum(dout), dpre = act'(pre) o (dout . W)   (dpre is Set)

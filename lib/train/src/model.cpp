@@ -558,14 +558,20 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
                                layer_seed(step_seed, l));
             }
             auto t_of = [fused](const Buf<S>& w_t) { return fused ? w_t.data() : nullptr; };
-            in.matmul_fwd(at(L.attproj, D), at(L.atty, VV), P[bp(l, kOW)], P[bp(l, kOB)], n, VV, D, t_of(L.wo_t));
-            in.add(at(L.mid, D), x, at(L.attproj, D), n * D);
+            // the two projections that feed a residual sum are not needed by the backward pass:
+            // on the fast path they go to a buffer of the thread, still in cache for the sum
+            static thread_local Buf<S> proj_mine;
+            if (fused && proj_mine.size() < static_cast<size_t>(n * D)) proj_mine.resize(static_cast<size_t>(n * D));
+            S* const attproj = fused ? proj_mine.data() : at(L.attproj, D);
+            S* const fcproj = fused ? proj_mine.data() : at(L.fcproj, D);
+            in.matmul_fwd(attproj, at(L.atty, VV), P[bp(l, kOW)], P[bp(l, kOB)], n, VV, D, t_of(L.wo_t));
+            in.add(at(L.mid, D), x, attproj, n * D);
             in.ln_fwd(at(L.ln2, D), at(L.ln2_mean, 1), at(L.ln2_rstd, 1), at(L.mid, D), P[bp(l, kLn2W)],
                       P[bp(l, kLn2B)], n, D);
             in.fc_act_fwd(at(L.fch, F), at(L.fch_act, F), at(L.ln2, D), P[bp(l, kFc1W)], P[bp(l, kFc1B)], n, D, F,
                           relu, t_of(L.w1_t));
-            in.matmul_fwd(at(L.fcproj, D), at(L.fch_act, F), P[bp(l, kFc2W)], P[bp(l, kFc2B)], n, F, D, t_of(L.w2_t));
-            in.add(at(a.res[static_cast<size_t>(l + 1)], D), at(L.mid, D), at(L.fcproj, D), n * D);
+            in.matmul_fwd(fcproj, at(L.fch_act, F), P[bp(l, kFc2W)], P[bp(l, kFc2B)], n, F, D, t_of(L.w2_t));
+            in.add(at(a.res[static_cast<size_t>(l + 1)], D), at(L.mid, D), fcproj, n * D);
         }
         in.ln_fwd(at(a.lnf, D), at(a.lnf_mean, 1), at(a.lnf_rstd, 1), at(a.res[static_cast<size_t>(c.layers)], D),
                   P[i_lnfw], P[i_lnfb], n, D);

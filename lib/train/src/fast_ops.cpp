@@ -8,6 +8,9 @@
 #include <limits>
 #include <type_traits>
 #include <vector>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 #include "attn/core/attention.hpp"
 #include "attn/core/parallel.hpp"
@@ -104,10 +107,80 @@ S dot_lanes(const S* x, const S* y, int64_t n) {
     return reduce_lanes(p);
 }
 
+#if defined(__AVX512F__)
+// float LayerNorm rows for D a multiple of 16 where the build targets AVX-512 (the default
+// -march=native build on such a CPU; a portable build takes the loops below): the same
+// formulas, each row's sums in 16 lanes reduced by one fixed shuffle tree
+// (_mm512_reduce_add_ps), where the compiler's code for the lane loops below went through
+// memory (LayerNorm took 8% of a training step).
+void layernorm_forward_rows_avx512(float* out, float* mean, float* rstd, const float* inp, const float* w,
+                                   const float* b, int64_t N, int64_t D, float eps) {
+    const float inv_d = 1.0f / static_cast<float>(D);
+    for (int64_t n = 0; n < N; ++n) {
+        const float* x = inp + n * D;
+        __m512 s = _mm512_setzero_ps();
+        for (int64_t i = 0; i < D; i += 16) s = _mm512_add_ps(s, _mm512_loadu_ps(x + i));
+        const float m = _mm512_reduce_add_ps(s) * inv_d;
+        const __m512 vm = _mm512_set1_ps(m);
+        __m512 q = _mm512_setzero_ps();
+        for (int64_t i = 0; i < D; i += 16) {
+            const __m512 d = _mm512_sub_ps(_mm512_loadu_ps(x + i), vm);
+            q = _mm512_fmadd_ps(d, d, q);
+        }
+        const float r = 1.0f / std::sqrt(_mm512_reduce_add_ps(q) * inv_d + eps);
+        const __m512 vr = _mm512_set1_ps(r);
+        float* o = out + n * D;
+        for (int64_t i = 0; i < D; i += 16) {
+            const __m512 xh = _mm512_mul_ps(_mm512_sub_ps(_mm512_loadu_ps(x + i), vm), vr);
+            _mm512_storeu_ps(o + i, _mm512_fmadd_ps(xh, _mm512_loadu_ps(w + i), _mm512_loadu_ps(b + i)));
+        }
+        mean[n] = m;
+        rstd[n] = r;
+    }
+}
+
+// dx (= or +=) r (g - mean(g) - xhat mean(g xhat)), g = dout w; dw += dout xhat; db += dout
+void layernorm_backward_rows_avx512(float* dinp, float* dw, float* db, const float* dout, const float* inp,
+                                    const float* w, const float* mean, const float* rstd, int64_t N, int64_t D,
+                                    Into into) {
+    const float inv_d = 1.0f / static_cast<float>(D);
+    for (int64_t n = 0; n < N; ++n) {
+        const float* x = inp + n * D;
+        const float* go = dout + n * D;
+        float* dx = dinp + n * D;
+        const __m512 vm = _mm512_set1_ps(mean[n]), vr = _mm512_set1_ps(rstd[n]);
+        __m512 pg = _mm512_setzero_ps(), pgx = _mm512_setzero_ps();
+        for (int64_t i = 0; i < D; i += 16) {
+            const __m512 xh = _mm512_mul_ps(_mm512_sub_ps(_mm512_loadu_ps(x + i), vm), vr);
+            const __m512 g = _mm512_mul_ps(_mm512_loadu_ps(go + i), _mm512_loadu_ps(w + i));
+            pg = _mm512_add_ps(pg, g);
+            pgx = _mm512_fmadd_ps(g, xh, pgx);
+        }
+        const __m512 gm = _mm512_set1_ps(_mm512_reduce_add_ps(pg) * inv_d);
+        const __m512 gxm = _mm512_set1_ps(_mm512_reduce_add_ps(pgx) * inv_d);
+        for (int64_t i = 0; i < D; i += 16) {
+            const __m512 gov = _mm512_loadu_ps(go + i);
+            const __m512 xh = _mm512_mul_ps(_mm512_sub_ps(_mm512_loadu_ps(x + i), vm), vr);
+            const __m512 g = _mm512_mul_ps(gov, _mm512_loadu_ps(w + i));
+            // r * (g - g_mean - xhat * gx_mean)
+            __m512 d = _mm512_mul_ps(vr, _mm512_fnmadd_ps(xh, gxm, _mm512_sub_ps(g, gm)));
+            if (into == Into::Add) d = _mm512_add_ps(_mm512_loadu_ps(dx + i), d);
+            _mm512_storeu_ps(dx + i, d);
+            _mm512_storeu_ps(dw + i, _mm512_fmadd_ps(gov, xh, _mm512_loadu_ps(dw + i)));
+            _mm512_storeu_ps(db + i, _mm512_add_ps(_mm512_loadu_ps(db + i), gov));
+        }
+    }
+}
+#endif
+
 // LayerNorm of rows [0, N) as ops.cpp computes it, its row sums by lanes.
 template <class S>
 void layernorm_forward_rows(S* out, S* mean, S* rstd, const S* inp, const S* w, const S* b, int64_t N, int64_t D) {
     const S eps = static_cast<S>(1e-5);
+#if defined(__AVX512F__)
+    if constexpr (std::is_same_v<S, float>)
+        if (D % 16 == 0) return layernorm_forward_rows_avx512(out, mean, rstd, inp, w, b, N, D, eps);
+#endif
     for (int64_t n = 0; n < N; ++n) {
         const S* x = inp + n * D;
         const S m = sum_lanes(x, D) / static_cast<S>(D);
@@ -144,6 +217,10 @@ void layernorm_backward_update(S* __restrict dx, S* __restrict dw, S* __restrict
 template <class S>
 void layernorm_backward_rows(S* dinp, S* dw, S* db, const S* dout, const S* inp, const S* w, const S* mean,
                              const S* rstd, int64_t N, int64_t D, Into into) {
+#if defined(__AVX512F__)
+    if constexpr (std::is_same_v<S, float>)
+        if (D % 16 == 0) return layernorm_backward_rows_avx512(dinp, dw, db, dout, inp, w, mean, rstd, N, D, into);
+#endif
     for (int64_t n = 0; n < N; ++n) {
         const S* x = inp + n * D;
         const S* g_out = dout + n * D;

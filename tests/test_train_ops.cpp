@@ -695,3 +695,59 @@ TEST_CASE("train ops: Into::Set equals adding into zeros, and the fused MLP ops 
     tr::set_gemm_path(before);
     CHECK(tested >= 1);
 }
+
+TEST_CASE("train ops: float LayerNorm and GELU of the fast ops stay within float rounding of the double reference") {
+    // D = 64 and 24: the AVX-512 rows (D a multiple of 16, where the build targets AVX-512) and
+    // the lane loops; GELU over a length that leaves a partial vector, x in [-12, 12] (both
+    // saturations). Against the same formulas in double:
+    //  - LayerNorm out and dx: a few roundings per term of sums of D terms of size O(1); bound
+    //    1e-5 relative to the output's scale (D u = 64 * 6e-8 = 4e-6 with room);
+    //  - GELU: the fast float form x sigmoid(2u) with a 1-ulp exp and reciprocal against
+    //    0.5 x (1 + tanh u) in double; 1e-6 (1 + |x|) absolute covers a few ulps of the
+    //    value and of x.
+    for (int64_t D : {64, 24}) {
+        CAPTURE(D);
+        const int64_t N = 70;
+        const Vec x = randv(N * D, 80, 2.0), w = randv(D, 81), b = randv(D, 82), dout = randv(N * D, 83);
+        Vec o1(N * D), m1(N), r1(N);
+        tr::layernorm_forward(o1.data(), m1.data(), r1.data(), x.data(), w.data(), b.data(), N, D);
+        const FVec xf = to_float(x), wf = to_float(w), bf = to_float(b), df = to_float(dout);
+        FVec o2(N * D), m2(N), r2(N);
+        tr::layernorm_forward_fast(o2.data(), m2.data(), r2.data(), xf.data(), wf.data(), bf.data(), N, D, 2);
+        check_float("ln out", o2, o1, 1e-5);
+        check_float("ln mean", m2, m1, 1e-5);
+        check_float("ln rstd", r2, r1, 1e-5);
+        Vec dx1(N * D, 0.0), dw1(D, 0.0), db1(D, 0.0);
+        tr::layernorm_backward(dx1.data(), dw1.data(), db1.data(), dout.data(), x.data(), w.data(), m1.data(), r1.data(), N, D);
+        FVec dx2(N * D, 7.0f), dw2(D, 0.0f), db2(D, 0.0f);  // Set: the 7s are overwritten
+        tr::layernorm_backward_fast(dx2.data(), dw2.data(), db2.data(), df.data(), xf.data(), wf.data(), m2.data(),
+                                    r2.data(), N, D, 2, tr::Into::Set);
+        double dmax = 0;
+        for (double v : dx1) dmax = std::max(dmax, std::fabs(v));
+        check_float("ln dx", dx2, dx1, 1e-5 * dmax);
+        check_float("ln dw", dw2, dw1, 1e-5 * double(N));
+        check_float("ln db", db2, db1, 1e-5 * double(N));
+    }
+    const int64_t n = 1001;
+    Vec x(n);
+    for (int64_t i = 0; i < n; ++i) x[size_t(i)] = -12.0 + 24.0 * double(i) / double(n - 1);
+    const Vec dy = randv(n, 84);
+    Vec g1(n), d1(n, 0.0);
+    tr::gelu_forward(g1.data(), x.data(), n);
+    tr::gelu_backward(d1.data(), x.data(), dy.data(), n);
+    const FVec xf = to_float(x), dyf = to_float(dy);
+    FVec g2(n), d2(n);
+    tr::activation_forward_fast(g2.data(), xf.data(), n, false, 2);
+    tr::activation_backward_fast(d2.data(), xf.data(), dyf.data(), n, false, 2, tr::Into::Set);
+    int bad = 0;
+    double worst = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        const double tol = 1e-6 * (1.0 + std::fabs(x[size_t(i)]));
+        const double eg = std::fabs(double(g2[size_t(i)]) - g1[size_t(i)]);
+        const double ed = std::fabs(double(d2[size_t(i)]) - d1[size_t(i)]) / (1.0 + std::fabs(dy[size_t(i)]));
+        if (eg > tol || ed > tol) ++bad;
+        worst = std::max({worst, eg, ed});
+    }
+    INFO("gelu: " << bad << " of " << n << " off, worst " << worst);
+    CHECK(bad == 0);
+}

@@ -283,6 +283,78 @@ void matmul_forward_impl(S* out, const S* inp, const S* W, const S* WT, const S*
     });
 }
 
+#if defined(__AVX512F__)
+// GELU (tanh form) in AVX-512 for float where the build targets it. With t = tanh(u),
+// u = c (x + a x^3): 0.5 (1 + t) = s = sigmoid(2u) = 1 / (1 + exp(-2u)), so
+//   GELU(x) = x s,   GELU'(x) = s + 2 x s (1 - s) c (1 + 3 a x^2)   (1 - t^2 = 4 s (1 - s)),
+// one exp and one reciprocal per element: Eigen's tanh spent most of its time in a full
+// division (the GELUs took 9% of a training step). exp: Cody-Waite reduction by ln 2 and
+// Cephes' degree-6 polynomial (about 1 ulp); the reciprocal: rcp14 and one Newton step
+// (about 1 ulp); GELU within a few float ulps of ops.cpp's formula (tests/test_train_ops.cpp).
+__m512 exp_avx512(__m512 x) {
+    x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.0f)), _mm512_set1_ps(88.0f));
+    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+    __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+    p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+    return _mm512_scalef_ps(p, n);
+}
+
+// s = sigmoid(2u) = 1 / (1 + exp(-2u)) for u = c (x + a x^3)
+__m512 gelu_sigmoid_avx512(__m512 x) {
+    const __m512 x3 = _mm512_mul_ps(_mm512_mul_ps(x, x), x);
+    const __m512 u = _mm512_mul_ps(_mm512_set1_ps(0.7978845608028654f), _mm512_fmadd_ps(_mm512_set1_ps(0.044715f), x3, x));
+    const __m512 d = _mm512_add_ps(_mm512_set1_ps(1.0f), exp_avx512(_mm512_mul_ps(_mm512_set1_ps(-2.0f), u)));
+    const __m512 r = _mm512_rcp14_ps(d);
+    return _mm512_mul_ps(r, _mm512_fnmadd_ps(d, r, _mm512_set1_ps(2.0f)));  // r (2 - d r)
+}
+
+void gelu_forward_avx512(float* out, const float* inp, int64_t m) {
+    int64_t i = 0;
+    for (; i + 16 <= m; i += 16) {
+        const __m512 x = _mm512_loadu_ps(inp + i);
+        _mm512_storeu_ps(out + i, _mm512_mul_ps(x, gelu_sigmoid_avx512(x)));
+    }
+    if (i < m) {
+        const __mmask16 k = static_cast<__mmask16>((1u << (m - i)) - 1u);
+        const __m512 x = _mm512_maskz_loadu_ps(k, inp + i);
+        _mm512_mask_storeu_ps(out + i, k, _mm512_mul_ps(x, gelu_sigmoid_avx512(x)));
+    }
+}
+
+// GELU'(x) dout, into dinp (= or +=); dinp may be dout itself
+__m512 gelu_grad_avx512(__m512 x, __m512 dy) {
+    const __m512 s = gelu_sigmoid_avx512(x);
+    const __m512 k = _mm512_mul_ps(_mm512_set1_ps(2.0f * 0.7978845608028654f),
+                                   _mm512_fmadd_ps(_mm512_set1_ps(3.0f * 0.044715f), _mm512_mul_ps(x, x), _mm512_set1_ps(1.0f)));
+    const __m512 s1s = _mm512_mul_ps(s, _mm512_sub_ps(_mm512_set1_ps(1.0f), s));
+    return _mm512_mul_ps(_mm512_fmadd_ps(_mm512_mul_ps(x, s1s), k, s), dy);
+}
+
+void gelu_backward_avx512(float* dinp, const float* inp, const float* dout, int64_t m, Into into) {
+    int64_t i = 0;
+    for (; i + 16 <= m; i += 16) {
+        _mm_prefetch(reinterpret_cast<const char*>(inp + i + 1024), _MM_HINT_T0);
+        __m512 g = gelu_grad_avx512(_mm512_loadu_ps(inp + i), _mm512_loadu_ps(dout + i));
+        if (into == Into::Add) g = _mm512_add_ps(_mm512_loadu_ps(dinp + i), g);
+        _mm512_storeu_ps(dinp + i, g);
+    }
+    if (i < m) {
+        const __mmask16 k = static_cast<__mmask16>((1u << (m - i)) - 1u);
+        __m512 g = gelu_grad_avx512(_mm512_maskz_loadu_ps(k, inp + i), _mm512_maskz_loadu_ps(k, dout + i));
+        if (into == Into::Add) g = _mm512_add_ps(_mm512_maskz_loadu_ps(k, dinp + i), g);
+        _mm512_mask_storeu_ps(dinp + i, k, g);
+    }
+}
+#endif
+
 // GELU (tanh form) on m elements, the formula of ops.cpp's gelu_forward with Eigen's
 // vectorised tanh (a rational approximation, within a few ulps of std::tanh in float).
 // tanh goes into the aligned array th, whose traversal depends only on the block length
@@ -290,6 +362,9 @@ void matmul_forward_impl(S* out, const S* inp, const S* W, const S* WT, const S*
 // rest is exact elementwise arithmetic.
 template <class S>
 void gelu_forward_block(S* out, const S* inp, int64_t m) {
+#if defined(__AVX512F__)
+    if constexpr (std::is_same_v<S, float>) return gelu_forward_avx512(out, inp, m);
+#endif
     using A = Eigen::Array<S, Eigen::Dynamic, 1>;
     const Eigen::Map<const A> x(inp, m);
     Eigen::Map<A> y(out, m);
@@ -307,6 +382,9 @@ void gelu_forward_block(S* out, const S* inp, int64_t m) {
 // dinp (+)= GELU'(inp) o dout on m elements; dinp may be dout itself (elementwise).
 template <class S>
 void gelu_backward_block(S* dinp, const S* inp, const S* dout, int64_t m, Into into) {
+#if defined(__AVX512F__)
+    if constexpr (std::is_same_v<S, float>) return gelu_backward_avx512(dinp, inp, dout, m, into);
+#endif
     using A = Eigen::Array<S, Eigen::Dynamic, 1>;
     const Eigen::Map<const A> x(inp, m), dy(dout, m);
     Eigen::Map<A> dx(dinp, m);
@@ -394,8 +472,10 @@ void matmul_backward_impl(S* dinp, S* dW, S* db, const S* dout, const S* inp, co
                 // through memory between passes unchanged)
                 for (int64_t n0 = 0; n0 < N; n0 += kGradRows) {
                     const int64_t nn = std::min(kGradRows, N - n0);
-                    gemm(gemm_args(oc, C, nn, dout + n0 * OC + o0, 1, OC, inp + n0 * C, C, dW + o0 * C, C, nullptr,
-                                   true));
+                    detail::GemmArgs ga = gemm_args(oc, C, nn, dout + n0 * OC + o0, 1, OC, inp + n0 * C, C,
+                                                    dW + o0 * C, C, nullptr, true);
+                    ga.prefetch_b = true;  // inp: the saved activations, cold since the forward pass
+                    gemm(ga);
                 }
                 if (db) {
                     column_sums_add(db + o0, dout + o0, N, OC, oc);
@@ -611,7 +691,9 @@ void attention_backward_fast(S* dq, S* dk, S* dv, const S* dout, const S* q, con
                 // product T wide instead of Dv (16 at the usual sizes: a one-vector-wide tile
                 // runs load-bound), then added in transposed
                 S* tt = scratch_floats<S>(static_cast<size_t>(std::max(Dk, Dv) * T), 2);
-                gemm(gemm_args(Dv, T, T, dO.data(), 1, OS, pd, T, tt, T, nullptr, false));
+                detail::GemmArgs gv = gemm_args(Dv, T, T, dO.data(), 1, OS, pd, T, tt, T, nullptr, false);
+                gv.prefetch_b = pd == P.data();  // the saved weights, cold since the forward pass
+                gemm(gv);
                 add_transposed(dV.data(), VS, tt, Dv, T, add);
                 for (int64_t i = 0; i < T; ++i) {  // dS = factor * P o (dP - rowsum(P o dP)), in place
                     S* dpi = dp + i * T;

@@ -20,6 +20,7 @@ struct GemmArgs {
     int64_t ldc = 0;
     const float* bias = nullptr;
     bool accumulate = false;
+    bool prefetch_b = false;  // B is cold memory: the first row tile prefetches its rows ahead
 };
 
 using GemmFn = void (*)(const GemmArgs&);

@@ -28,6 +28,7 @@ struct Avx2 {
     }
     static V load_m(const float* p, M m) { return _mm256_maskload_ps(p, m); }
     static void store_m(float* p, V x, M m) { _mm256_maskstore_ps(p, m, x); }
+    static void prefetch(const float* p) { _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T0); }
     static V set1(float x) { return _mm256_set1_ps(x); }
     static V fmadd(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
 };

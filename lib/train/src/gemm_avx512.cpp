@@ -27,6 +27,7 @@ struct Avx512 {
     static M mask(int n) { return static_cast<M>((1u << n) - 1u); }  // the first n lanes, n in [1, 16]
     static V load_m(const float* p, M m) { return _mm512_maskz_loadu_ps(m, p); }
     static void store_m(float* p, V x, M m) { _mm512_mask_storeu_ps(p, m, x); }
+    static void prefetch(const float* p) { _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T0); }
     static V set1(float x) { return _mm512_set1_ps(x); }
     static V fmadd(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
 };

@@ -20,7 +20,9 @@
 namespace attn::train::detail {
 namespace {
 
-template <class T, int R, int NV, bool MASK>
+constexpr int64_t kPrefetchRows = 32;  // how far ahead a prefetching tile asks for B's rows
+
+template <class T, int R, int NV, bool MASK, bool PF>
 void gemm_tile(const GemmArgs& g, int64_t i0, int64_t j0, int tail) {
     using V = typename T::V;
     constexpr int W = T::W;
@@ -39,6 +41,10 @@ void gemm_tile(const GemmArgs& g, int64_t i0, int64_t j0, int tail) {
     const float* a = g.A + i0 * sai;
     const float* b = g.B + j0;
     for (int64_t k = 0; k < K; ++k, a += sak, b += ldb) {
+        if constexpr (PF) {  // B's row kPrefetchRows ahead, on its way to L1 (PF: B is cold memory)
+#pragma GCC unroll 8
+            for (int v = 0; v < NV; ++v) T::prefetch(b + kPrefetchRows * ldb + v * W);
+        }
         V bv[NV];
 #pragma GCC unroll 8
         for (int v = 0; v < NF; ++v) bv[v] = T::load(b + v * W);
@@ -59,30 +65,36 @@ void gemm_tile(const GemmArgs& g, int64_t i0, int64_t j0, int tail) {
     }
 }
 
-template <class T, int R, int NV>
+template <class T, int R, int NV, bool PF>
 void gemm_rows(const GemmArgs& g, int64_t i0, int64_t j0, int nvec, int tail) {
     const bool m = tail != T::W;
     // nvec in [1, NV]: one instantiation per vector count, masked or not
     if constexpr (NV >= 1)
-        if (nvec == 1) return m ? gemm_tile<T, R, 1, true>(g, i0, j0, tail) : gemm_tile<T, R, 1, false>(g, i0, j0, tail);
+        if (nvec == 1)
+            return m ? gemm_tile<T, R, 1, true, PF>(g, i0, j0, tail) : gemm_tile<T, R, 1, false, PF>(g, i0, j0, tail);
     if constexpr (NV >= 2)
-        if (nvec == 2) return m ? gemm_tile<T, R, 2, true>(g, i0, j0, tail) : gemm_tile<T, R, 2, false>(g, i0, j0, tail);
+        if (nvec == 2)
+            return m ? gemm_tile<T, R, 2, true, PF>(g, i0, j0, tail) : gemm_tile<T, R, 2, false, PF>(g, i0, j0, tail);
     if constexpr (NV >= 3)
-        if (nvec == 3) return m ? gemm_tile<T, R, 3, true>(g, i0, j0, tail) : gemm_tile<T, R, 3, false>(g, i0, j0, tail);
+        if (nvec == 3)
+            return m ? gemm_tile<T, R, 3, true, PF>(g, i0, j0, tail) : gemm_tile<T, R, 3, false, PF>(g, i0, j0, tail);
     if constexpr (NV >= 4)
-        if (nvec == 4) return m ? gemm_tile<T, R, 4, true>(g, i0, j0, tail) : gemm_tile<T, R, 4, false>(g, i0, j0, tail);
+        if (nvec == 4)
+            return m ? gemm_tile<T, R, 4, true, PF>(g, i0, j0, tail) : gemm_tile<T, R, 4, false, PF>(g, i0, j0, tail);
 }
 
 template <class T, int R, int NV>
 void gemm_tail_rows(const GemmArgs& g, int64_t i0, int rows, int64_t j0, int nvec, int tail) {
     if constexpr (R > 1) {
-        if (rows == R - 1) return gemm_rows<T, R - 1, NV>(g, i0, j0, nvec, tail);
+        if (rows == R - 1) return gemm_rows<T, R - 1, NV, false>(g, i0, j0, nvec, tail);
         return gemm_tail_rows<T, R - 1, NV>(g, i0, rows, j0, nvec, tail);
     }
 }
 
 // Column blocks of NV vectors outside, row tiles of R inside: B's block is read from L1
-// by every row tile.
+// by every row tile. The first row tile of each block prefetches B's rows when g.prefetch_b
+// (B cold in memory: the saved activations a weight gradient reads); the others find them
+// in L1.
 template <class T, int R, int NV>
 void gemm_run(const GemmArgs& g) {
     constexpr int64_t BW = int64_t{NV} * T::W;
@@ -91,7 +103,11 @@ void gemm_run(const GemmArgs& g) {
         const int nvec = static_cast<int>((nc + T::W - 1) / T::W);
         const int tail = static_cast<int>(nc - int64_t{nvec - 1} * T::W);
         int64_t i0 = 0;
-        for (; i0 + R <= g.M; i0 += R) gemm_rows<T, R, NV>(g, i0, j0, nvec, tail);
+        if (g.prefetch_b && i0 + R <= g.M) {
+            gemm_rows<T, R, NV, true>(g, i0, j0, nvec, tail);
+            i0 += R;
+        }
+        for (; i0 + R <= g.M; i0 += R) gemm_rows<T, R, NV, false>(g, i0, j0, nvec, tail);
         if (i0 < g.M) gemm_tail_rows<T, R, NV>(g, i0, static_cast<int>(g.M - i0), j0, nvec, tail);
     }
 }

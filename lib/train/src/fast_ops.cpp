@@ -53,11 +53,15 @@ S* scratch_floats(size_t n, int slot) {
     return b.data();
 }
 
-// dst (cols, rows) = src (rows, cols)^T, src with row stride lds
+// dst (cols, rows) = src (rows, cols)^T, src with row stride lds; src's rows are asked for 8
+// ahead (a head's V is cold memory in the backward pass, and this machine's hardware
+// prefetch does not follow a stride of a few cache lines)
 template <class S>
 void transpose(S* dst, const S* src, int64_t rows, int64_t cols, int64_t lds) {
-    for (int64_t r = 0; r < rows; ++r)
+    for (int64_t r = 0; r < rows; ++r) {
+        __builtin_prefetch(src + (r + 8) * lds);
         for (int64_t c = 0; c < cols; ++c) dst[c * rows + r] = src[r * lds + c];
+    }
 }
 
 detail::GemmArgs gemm_args(int64_t M, int64_t Nc, int64_t K, const float* A, int64_t sai, int64_t sak,

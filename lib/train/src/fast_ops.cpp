@@ -357,6 +357,47 @@ void gelu_backward_avx512(float* dinp, const float* inp, const float* dout, int6
         _mm512_mask_storeu_ps(dinp + i, k, g);
     }
 }
+
+// The masked, stable softmax of attention's T rows of P (T, T) in place, each row scaled by
+// factor first; row i keeps n = i + 1 keys when causal (the rest 0), else T. Three passes over
+// a row in L1 (scale and max; exp and sum; normalise) with exp_avx512 (about 1 ulp): Eigen's
+// five short passes per row took most of attention's own time in a training step.
+void softmax_rows_avx512(float* P, int64_t T, float factor, bool causal) {
+    const __m512 vf = _mm512_set1_ps(factor);
+    for (int64_t i = 0; i < T; ++i) {
+        float* row = P + i * T;
+        const int64_t n = causal ? i + 1 : T;
+        const int64_t full = n / 16 * 16;
+        const __mmask16 tail = static_cast<__mmask16>((1u << (n - full)) - 1u);
+        __m512 vmax = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+        for (int64_t j = 0; j < full; j += 16) {
+            const __m512 x = _mm512_mul_ps(_mm512_loadu_ps(row + j), vf);
+            _mm512_storeu_ps(row + j, x);
+            vmax = _mm512_max_ps(vmax, x);
+        }
+        if (tail) {
+            const __m512 x = _mm512_mul_ps(_mm512_maskz_loadu_ps(tail, row + full), vf);
+            _mm512_mask_storeu_ps(row + full, tail, x);
+            vmax = _mm512_mask_max_ps(vmax, tail, vmax, x);
+        }
+        const __m512 vm = _mm512_set1_ps(_mm512_reduce_max_ps(vmax));
+        __m512 vs = _mm512_setzero_ps();
+        for (int64_t j = 0; j < full; j += 16) {
+            const __m512 e = exp_avx512(_mm512_sub_ps(_mm512_loadu_ps(row + j), vm));
+            _mm512_storeu_ps(row + j, e);
+            vs = _mm512_add_ps(vs, e);
+        }
+        if (tail) {
+            const __m512 e = _mm512_maskz_mov_ps(tail, exp_avx512(_mm512_sub_ps(_mm512_maskz_loadu_ps(tail, row + full), vm)));
+            _mm512_mask_storeu_ps(row + full, tail, e);
+            vs = _mm512_add_ps(vs, e);
+        }
+        const __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(vs));
+        for (int64_t j = 0; j < full; j += 16) _mm512_storeu_ps(row + j, _mm512_mul_ps(_mm512_loadu_ps(row + j), inv));
+        if (tail) _mm512_mask_storeu_ps(row + full, tail, _mm512_mul_ps(_mm512_maskz_loadu_ps(tail, row + full), inv));
+        std::fill(row + n, row + T, 0.0f);
+    }
+}
 #endif
 
 // GELU (tanh form) on m elements, the formula of ops.cpp's gelu_forward with Eigen's
@@ -621,17 +662,26 @@ void attention_forward_fast(S* out, S* att, const S* q, const S* k, const S* v, 
         // to an unaligned row would depend on the buffer's address; every transcendental and
         // every sum is therefore evaluated into the aligned array e, whose traversal depends
         // only on n: the same bits wherever the buffers live, at any thread count.
-        Eigen::Array<S, Eigen::Dynamic, 1> e(T);
-        for (int64_t i = 0; i < T; ++i) {
-            const int64_t n = causal ? i + 1 : T;
-            S* row = att + (bh * T + i) * T;
-            auto en = e.head(n);
-            en = Eigen::Map<const Eigen::Array<S, Eigen::Dynamic, 1>>(row, n) * factor;
-            en = (en - en.maxCoeff()).exp();
-            en *= S(1) / en.sum();
-            std::copy(e.data(), e.data() + n, row);
-            std::fill(row + n, row + T, S(0));
-        }
+        // Float where the build targets AVX-512: softmax_rows_avx512 (its own exp, no Eigen).
+        auto softmax_rows = [&] {
+            Eigen::Array<S, Eigen::Dynamic, 1> e(T);
+            for (int64_t i = 0; i < T; ++i) {
+                const int64_t n = causal ? i + 1 : T;
+                S* row = att + (bh * T + i) * T;
+                auto en = e.head(n);
+                en = Eigen::Map<const Eigen::Array<S, Eigen::Dynamic, 1>>(row, n) * factor;
+                en = (en - en.maxCoeff()).exp();
+                en *= S(1) / en.sum();
+                std::copy(e.data(), e.data() + n, row);
+                std::fill(row + n, row + T, S(0));
+            }
+        };
+#if defined(__AVX512F__)
+        if constexpr (std::is_same_v<S, float>) softmax_rows_avx512(att + bh * T * T, T, factor, causal);
+        else softmax_rows();
+#else
+        softmax_rows();
+#endif
         // pass 3: out_h = dropout(P) V_h, written into the merged (B, T, H*Dv) layout
         MapMS<S> O(out + b * T * OS + h * Dv, T, Dv, Eigen::OuterStride<>(OS));
         S* pd = nullptr;  // dropout(P), or null for P itself

@@ -56,8 +56,35 @@ S* scratch_floats(size_t n, int slot) {
 // dst (cols, rows) = src (rows, cols)^T, src with row stride lds; src's rows are asked for 8
 // ahead (a head's V is cold memory in the backward pass, and this machine's hardware
 // prefetch does not follow a stride of a few cache lines)
+#if defined(__AVX512F__)
+// dst[c * ldd + r] (=, or += when ADD) src[r * lds + c], r in [0, rows), c in [0, cols): each
+// destination row of 16 floats is one gather down a source column (the scalar loops moved
+// one float per load and store; attention's per-head transposes were a quarter of its own time)
+template <bool ADD>
+void transpose_gather(float* dst, int64_t ldd, const float* src, int64_t rows, int64_t cols, int64_t lds) {
+    const __m512i step = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                            _mm512_set1_epi32(static_cast<int>(lds)));
+    for (int64_t r0 = 0; r0 < rows; r0 += 16) {
+        const int64_t nr = std::min<int64_t>(16, rows - r0);
+        const __mmask16 k = static_cast<__mmask16>((1u << nr) - 1u);
+        const float* s = src + r0 * lds;
+        for (int64_t r = 0; r < nr; r += 4) __builtin_prefetch(s + (16 + r) * lds);
+        for (int64_t c = 0; c < cols; ++c) {
+            __m512 v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), k, step, s + c, 4);
+            float* d = dst + c * ldd + r0;
+            if constexpr (ADD) v = _mm512_add_ps(_mm512_maskz_loadu_ps(k, d), v);
+            _mm512_mask_storeu_ps(d, k, v);
+        }
+    }
+}
+#endif
+
 template <class S>
 void transpose(S* dst, const S* src, int64_t rows, int64_t cols, int64_t lds) {
+#if defined(__AVX512F__)
+    if constexpr (std::is_same_v<S, float>)
+        if (16 * lds < (int64_t{1} << 28)) return transpose_gather<false>(dst, rows, src, rows, cols, lds);
+#endif
     for (int64_t r = 0; r < rows; ++r) {
         __builtin_prefetch(src + (r + 8) * lds);
         for (int64_t c = 0; c < cols; ++c) dst[c * rows + r] = src[r * lds + c];
@@ -616,11 +643,54 @@ namespace {
 // dst (cols, rows), row stride ld, (+)= src (rows, cols)^T
 template <class S>
 void add_transposed(S* dst, int64_t ld, const S* src, int64_t rows, int64_t cols, bool add) {
+#if defined(__AVX512F__)
+    if constexpr (std::is_same_v<S, float>)
+        if (16 * cols < (int64_t{1} << 28)) {  // dst's row c (rows floats) gathers src's column c
+            if (add) return transpose_gather<true>(dst, ld, src, rows, cols, cols);
+            return transpose_gather<false>(dst, ld, src, rows, cols, cols);
+        }
+#endif
     for (int64_t c = 0; c < cols; ++c)
         for (int64_t r = 0; r < rows; ++r) {
             const S v = src[r * cols + c];
             dst[c * ld + r] = add ? dst[c * ld + r] + v : v;
         }
+}
+
+// dS = factor * P o (dP - rowsum(P o dP)) over T rows of T, in place in dp
+template <class S>
+void ds_rows(S* dp, const S* P, int64_t T, S factor) {
+#if defined(__AVX512F__)
+    if constexpr (std::is_same_v<S, float>) {  // the row sum in 16 lanes, reduced by a fixed tree
+        const int64_t full = T / 16 * 16;
+        const __mmask16 tail = static_cast<__mmask16>((1u << (T - full)) - 1u);
+        const __m512 vf = _mm512_set1_ps(factor);
+        for (int64_t i = 0; i < T; ++i) {
+            float* d = dp + i * T;
+            const float* p = P + i * T;
+            __m512 acc = _mm512_setzero_ps();
+            for (int64_t j = 0; j < full; j += 16)
+                acc = _mm512_fmadd_ps(_mm512_loadu_ps(p + j), _mm512_loadu_ps(d + j), acc);
+            if (tail) acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, p + full), _mm512_maskz_loadu_ps(tail, d + full), acc);
+            const __m512 rs = _mm512_set1_ps(_mm512_reduce_add_ps(acc));
+            for (int64_t j = 0; j < full; j += 16) {
+                const __m512 fp = _mm512_mul_ps(vf, _mm512_loadu_ps(p + j));
+                _mm512_storeu_ps(d + j, _mm512_mul_ps(fp, _mm512_sub_ps(_mm512_loadu_ps(d + j), rs)));
+            }
+            if (tail) {
+                const __m512 fp = _mm512_mul_ps(vf, _mm512_maskz_loadu_ps(tail, p + full));
+                _mm512_mask_storeu_ps(d + full, tail, _mm512_mul_ps(fp, _mm512_sub_ps(_mm512_maskz_loadu_ps(tail, d + full), rs)));
+            }
+        }
+        return;
+    }
+#endif
+    for (int64_t i = 0; i < T; ++i) {
+        S* dpi = dp + i * T;
+        const S* pi = P + i * T;
+        const S rs = dot_lanes(pi, dpi, T);
+        for (int64_t j = 0; j < T; ++j) dpi[j] = factor * pi[j] * (dpi[j] - rs);
+    }
 }
 
 // The dropout multipliers of one (b, h) block: 0 or 1/(1-p), the same rule as the reference.
@@ -749,12 +819,7 @@ void attention_backward_fast(S* dq, S* dk, S* dv, const S* dout, const S* q, con
                 gv.prefetch_b = pd == P.data();  // the saved weights, cold since the forward pass
                 gemm(gv);
                 add_transposed(dV.data(), VS, tt, Dv, T, add);
-                for (int64_t i = 0; i < T; ++i) {  // dS = factor * P o (dP - rowsum(P o dP)), in place
-                    S* dpi = dp + i * T;
-                    const S* pi = P.data() + i * T;
-                    const S rs = dot_lanes(pi, dpi, T);
-                    for (int64_t j = 0; j < T; ++j) dpi[j] = factor * pi[j] * (dpi[j] - rs);
-                }
+                ds_rows(dp, P.data(), T, factor);  // dS = factor * P o (dP - rowsum(P o dP)), in place
                 // dQ += dS K; dK += dS^T Q, as dK^T (Dk, T) = Q^T dS like dV above
                 gemm(gemm_args(T, Dk, T, dp, T, 1, K.data(), QS, dQ.data(), QS, nullptr, add));
                 gemm(gemm_args(Dk, T, T, Q.data(), 1, QS, dp, T, tt, T, nullptr, false));

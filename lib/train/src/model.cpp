@@ -200,7 +200,10 @@ struct Acts {
         const auto F = static_cast<size_t>(c.d_ff), V = static_cast<size_t>(c.vocab);
         const auto HN = static_cast<size_t>(c.heads) * N, ATT = static_cast<size_t>(b * c.heads * t * t);
         const bool cos = c.scale.kind == ScaleKind::Cosine;
-        L.assign(static_cast<size_t>(c.layers), {});
+        // resize, never free: a run alternates training and evaluation batches of other sizes,
+        // and a buffer that shrinks keeps its memory for the next larger batch (no page faults,
+        // no zeroing of fresh pages at every evaluation)
+        L.resize(static_cast<size_t>(c.layers));
         for (auto& l : L) {
             l.ln1.resize(N * D); l.ln1_mean.resize(N); l.ln1_rstd.resize(N);
             l.q.resize(N * QK); l.k.resize(N * QK); l.v.resize(N * VV);
@@ -211,7 +214,8 @@ struct Acts {
             if (!cos) { l.qkv.resize(N * (2 * QK + VV)); l.wqkv.resize((2 * QK + VV) * D); l.bqkv.resize(2 * QK + VV); }
         }
         if (!cos) dqkv.resize(N * (2 * QK + VV));
-        res.assign(static_cast<size_t>(c.layers + 1), Buf<S>(N * D));
+        res.resize(static_cast<size_t>(c.layers + 1));
+        for (auto& r : res) r.resize(N * D);
         lnf.resize(N * D); lnf_mean.resize(N); lnf_rstd.resize(N);
         logits.resize(N * V); probs.resize(N * V); losses.resize(N);
         dres.resize(N * D); dln.resize(N * D); dq.resize(N * QK); dk.resize(N * QK); dv.resize(N * VV);

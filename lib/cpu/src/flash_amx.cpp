@@ -53,6 +53,7 @@
 #include "attn/core/mask.hpp"
 #include "attn/core/parallel.hpp"
 #include "attn/core/rng.hpp"
+#include "attn/cpu/amx_tiles.hpp"
 #include "flash_args.hpp"
 
 // GCC 12 or later on x86-64 Linux only: clang 14 ignores `#pragma GCC target` (as
@@ -105,19 +106,7 @@ namespace {
 constexpr int kTileRows = 16;  // rows of every tile used here
 constexpr int kTileBytes = 64; // bytes per tile row: 16 float32 or 32 bf16
 
-// The 64-byte tile configuration: palette 1, tiles 0..7 all 16 rows x 64 bytes.
-struct alignas(64) TileConfig {
-    uint8_t palette = 1;
-    uint8_t start_row = 0;
-    uint8_t reserved[14] = {};
-    uint16_t colsb[16] = {};
-    uint8_t rows[16] = {};
-};
-TileConfig tile_config() {
-    TileConfig c;
-    for (int t = 0; t < 8; ++t) c.colsb[t] = kTileBytes, c.rows[t] = kTileRows;
-    return c;
-}
+static_assert(kTileRows == 16 && kTileBytes == 64, "the tiles of attn::amx_tiles_16x64()");
 
 struct Packed {
     int64_t DkP = 0, DvP = 0, TkP = 0;
@@ -563,7 +552,7 @@ struct FlashAmx {
         for (int i = 0; i < BQ; ++i) m[i] = kNegInf;
         std::fill(l, l + BQ * 16, 0.0f);
 
-        const TileConfig cfg = tile_config();
+        const AmxTileConfig cfg = amx_tiles_16x64();
         _tile_loadconfig(&cfg);
 
         it.mask = a.mask->row(b, bh % a.H, Tk);  // per-head masks: this head's row

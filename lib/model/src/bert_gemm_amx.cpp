@@ -20,6 +20,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "attn/cpu/amx_tiles.hpp"
+
 #if defined(__x86_64__) && defined(__GNUC__) && __GNUC__ >= 12 && defined(__linux__)
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512bf16,amx-tile,amx-bf16")
@@ -27,23 +29,10 @@
 #include <immintrin.h>
 
 namespace attn::detail {
-namespace {
-
-// The 64-byte tile configuration: palette 1, tiles 0..7 all 16 rows x 64 bytes.
-struct alignas(64) TileConfig {
-    uint8_t palette = 1;
-    uint8_t start_row = 0;
-    uint8_t reserved[14] = {};
-    uint16_t colsb[16] = {};
-    uint8_t rows[16] = {};
-};
-
-}  // namespace
 
 void bert_gemm_amx(float* out, const uint32_t* x_pairs, const uint32_t* w_pairs, const float* b, int64_t kp,
                    int64_t n_out, int64_t N, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-    TileConfig cfg;
-    for (int t = 0; t < 8; ++t) cfg.colsb[t] = 64, cfg.rows[t] = 16;
+    const AmxTileConfig cfg = amx_tiles_16x64();
     _tile_loadconfig(&cfg);
     const int64_t xstride = kp * 4;   // bytes per row of x: kp pairs of 2 bf16
     const int64_t wstride = 32 * 4;   // bytes per pair row of a 32-column strip

@@ -168,10 +168,14 @@ template <class S>
 using Buf = std::vector<S, PageAlloc<S>>;
 using train::Into;
 
-// Every activation of one forward pass that the backward pass reads, for (B, T).
+// Every activation of one forward pass that the backward pass reads, for (B, T), and the
+// whole batch's backward scratch. Each path gets only the buffers it uses: the fast (fused)
+// path reads q|k|v from one buffer and keeps its projections and backward scratch per thread
+// (run_model); the reference, cosine and masked paths take the whole batch at once.
 template <class S>
 struct Acts {
     int64_t B = -1, T = -1;
+    bool fused = false;
     Buf<S> pos;  // sinusoidal table (Tmax, D) when pos = Sinusoidal
     struct Layer {
         Buf<S> ln1, ln1_mean, ln1_rstd, q, k, v, qn, kn, qnorm, knorm, att, atty, attproj, mid;
@@ -183,18 +187,19 @@ struct Acts {
     std::vector<Buf<S>> res;  // residual stream entering block l (res[layers] leaves the last block)
     Buf<S> lnf, lnf_mean, lnf_rstd, logits, probs, losses;
     Buf<S> head_t;  // fast path: the head's weight transposed, (D, V)
-    // backward scratch
-    Buf<S> dres, dln, dq, dk, dv, datty, dfch, dfch_act, dqn, dkn, dlogits, dqkv;
+    // backward scratch of the whole-batch paths
+    Buf<S> dres, dln, dq, dk, dv, datty, dfch, dfch_act, dqn, dkn, dlogits;
     Buf<S> gpart;  // the fast path's partial gradients, one block per chunk (run_model)
 
-    void ensure(const ModelConfig& c, int64_t b, int64_t t) {
+    void ensure(const ModelConfig& c, int64_t b, int64_t t, bool fast_fused) {
         if (pos.empty() && c.pos == PosKind::Sinusoidal) {
             pos.resize(static_cast<size_t>(c.max_seq * c.d_model));
             train::sinusoidal_positions(pos.data(), c.max_seq, c.d_model);
         }
-        if (b == B && t == T) return;
+        if (b == B && t == T && fast_fused == fused) return;
         B = b;
         T = t;
+        fused = fast_fused;
         const auto N = static_cast<size_t>(b * t), D = static_cast<size_t>(c.d_model);
         const auto QK = static_cast<size_t>(c.heads * c.d_k), VV = static_cast<size_t>(c.heads * c.d_v);
         const auto F = static_cast<size_t>(c.d_ff), V = static_cast<size_t>(c.vocab);
@@ -206,18 +211,22 @@ struct Acts {
         L.resize(static_cast<size_t>(c.layers));
         for (auto& l : L) {
             l.ln1.resize(N * D); l.ln1_mean.resize(N); l.ln1_rstd.resize(N);
-            l.q.resize(N * QK); l.k.resize(N * QK); l.v.resize(N * VV);
-            if (cos) { l.qn.resize(N * QK); l.kn.resize(N * QK); l.qnorm.resize(HN); l.knorm.resize(HN); }
-            l.att.resize(ATT); l.atty.resize(N * VV); l.attproj.resize(N * D); l.mid.resize(N * D);
+            l.att.resize(ATT); l.atty.resize(N * VV); l.mid.resize(N * D);
             l.ln2.resize(N * D); l.ln2_mean.resize(N); l.ln2_rstd.resize(N);
-            l.fch.resize(N * F); l.fch_act.resize(N * F); l.fcproj.resize(N * D);
-            if (!cos) { l.qkv.resize(N * (2 * QK + VV)); l.wqkv.resize((2 * QK + VV) * D); l.bqkv.resize(2 * QK + VV); }
+            l.fch.resize(N * F); l.fch_act.resize(N * F);
+            if (fused) {
+                l.qkv.resize(N * (2 * QK + VV)); l.wqkv.resize((2 * QK + VV) * D); l.bqkv.resize(2 * QK + VV);
+            } else {
+                l.q.resize(N * QK); l.k.resize(N * QK); l.v.resize(N * VV);
+                l.attproj.resize(N * D); l.fcproj.resize(N * D);
+                if (cos) { l.qn.resize(N * QK); l.kn.resize(N * QK); l.qnorm.resize(HN); l.knorm.resize(HN); }
+            }
         }
-        if (!cos) dqkv.resize(N * (2 * QK + VV));
         res.resize(static_cast<size_t>(c.layers + 1));
         for (auto& r : res) r.resize(N * D);
         lnf.resize(N * D); lnf_mean.resize(N); lnf_rstd.resize(N);
         logits.resize(N * V); probs.resize(N * V); losses.resize(N);
+        if (fused) return;
         dres.resize(N * D); dln.resize(N * D); dq.resize(N * QK); dk.resize(N * QK); dv.resize(N * VV);
         datty.resize(N * VV); dfch.resize(N * F); dfch_act.resize(N * F); dlogits.resize(N * V);
         if (cos) { dqn.resize(N * QK); dkn.resize(N * QK); }
@@ -494,19 +503,19 @@ template <class S>
 StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const std::vector<S*>* G,
                     const std::vector<int64_t>& sizes, Acts<S>& a, const int32_t* tokens, const int32_t* targets,
                     int64_t B, int64_t T, bool train_mode, uint64_t step_seed, const Ops<S>& op_in) {
-    a.ensure(c, B, T);
     // A pad token or a planted bug: the reference ops and the masked attention above.
     const bool debug = c.bug != AttnBug::None || c.pad_token >= 0;
     Ops<S> op = op_in;
     if (debug) op.fast = false;
+    const bool cos = c.scale.kind == ScaleKind::Cosine;
+    const bool fused = op.fast && !cos;  // the fast path's one q|k|v GEMM (cosine keeps them apart)
+    a.ensure(c, B, T, fused);
     const MaskSpec mask{&c, tokens, T};
     std::vector<S> scratch(debug && c.bug == AttnBug::HeadMerge ? static_cast<size_t>(B * T * c.heads * c.d_v) : 0);
     const int64_t D = c.d_model, H = c.heads, Dk = c.d_k, Dv = c.d_v, F = c.d_ff, V = c.vocab;
     const int64_t QK = H * Dk, VV = H * Dv;
     const bool learned = c.pos == PosKind::Learned, relu = c.act == Activation::Relu;
-    const bool cos = c.scale.kind == ScaleKind::Cosine;
     const S factor = static_cast<S>(c.scale.factor(Dk));
-    const bool fused = op.fast && !cos;  // the fast path's one q|k|v GEMM (cosine keeps them apart)
     const int64_t W3 = 2 * H * Dk + H * Dv;
     const float p = train_mode ? c.dropout : 0.0f;
     const size_t base = learned ? 2 : 1;
@@ -553,11 +562,7 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
             transposed(L.wo_t, P[bp(l, kOW)], D, VV);
             transposed(L.w1_t, P[bp(l, kFc1W)], F, D);
             transposed(L.w2_t, P[bp(l, kFc2W)], D, F);
-        }
-    }
-    if (fused)  // W_q, W_k, W_v stacked (2QK + VV, D) for the one q|k|v GEMM
-        for (int64_t l = 0; l < c.layers; ++l) {
-            auto& L = a.L[static_cast<size_t>(l)];
+            // W_q, W_k, W_v stacked (2QK + VV, D) for the one q|k|v GEMM
             std::copy(P[bp(l, kQW)], P[bp(l, kQW)] + QK * D, L.wqkv.data());
             std::copy(P[bp(l, kKW)], P[bp(l, kKW)] + QK * D, L.wqkv.data() + QK * D);
             std::copy(P[bp(l, kVW)], P[bp(l, kVW)] + VV * D, L.wqkv.data() + 2 * QK * D);
@@ -566,6 +571,7 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
             std::copy(P[bp(l, kVB)], P[bp(l, kVB)] + VV, L.bqkv.data() + 2 * QK);
             transposed(L.wqkv_t, L.wqkv.data(), W3, D);
         }
+    }
     std::vector<int64_t> counted(static_cast<size_t>(n_chunks), 0);
     for_chunks([&](int64_t ci) {
         const Rows R = rows_of(ci);
@@ -662,7 +668,7 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
         // which the next chunk reuses while they are still in the core's cache (the whole
         // batch's buffers would be cold memory at every chunk); else the whole batch's
         struct Flow {
-            Buf<S> dlogits, dln, dres, datty, dfch, dfch_act, dqkv;
+            Buf<S> dlogits, dln, dres, datty, dfch, dqkv;
         };
         static thread_local Flow mine;
         auto flow = [&](Buf<S>& whole, Buf<S>& own, int64_t width) {
@@ -675,7 +681,7 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
         S* const dres = flow(a.dres, mine.dres, D);
         S* const datty = flow(a.datty, mine.datty, VV);
         S* const dfch = flow(a.dfch, mine.dfch, F);
-        S* const dfch_act = flow(a.dfch_act, mine.dfch_act, F);
+        S* const dfch_act = fused ? nullptr : a.dfch_act.data();  // the reference path's scratch only
         // this chunk's gradients: its block of partial gradients (zeroed here), or G itself
         std::vector<S*> gp = g;
         if (fused) {
@@ -703,7 +709,8 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
             in.matmul_bwd(datty, gp[bp(l, kOW)], gp[bp(l, kOB)], dres, at(L.atty, VV),
                           P[bp(l, kOW)], n, VV, D, Into::Set);
             if (fused) {
-                S* dqkv = flow(a.dqkv, mine.dqkv, W3);
+                if (mine.dqkv.size() < static_cast<size_t>(n * W3)) mine.dqkv.resize(static_cast<size_t>(n * W3));
+                S* const dqkv = mine.dqkv.data();
                 const S* qkv = at(L.qkv, W3);
                 train::attention_backward_fast(dqkv, dqkv + QK, dqkv + 2 * QK, datty, qkv, qkv + QK,
                                                qkv + 2 * QK, L.att.data() + R.b0 * H * T * T, R.nb, T, H, Dk, Dv,

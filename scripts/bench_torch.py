@@ -347,6 +347,23 @@ def backward_table(a, torch):
     return machine, rows
 
 
+def attention_json(fmt, version, a, torch, load_before, load_after, machine, rows):
+    """The JSON document of the attention tables (forward and backward share its fields)."""
+    return json.dumps({"format": fmt, "version": version, "torch": torch.__version__,
+                       "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
+                       "batch": a.batch, "heads": a.heads, "d_k": a.d_k, "reps": a.reps,
+                       "load_before": load_before, "load_after": load_after, "machine": machine,
+                       "results": rows}, indent=2)
+
+
+def print_attention_header(machine, torch, attn_desc, run_desc, load_before, load_after):
+    """The lines above an attention table: processor, kernels, sizes and load."""
+    print(f"processor: {machine.get('cpu_model') or '?'} [{' '.join(machine.get('cpu_flags', []))}]")
+    print(f"attn: {attn_desc}; torch {torch.__version__} (cpu capability {torch.backends.cpu.get_cpu_capability()})")
+    print(f"{run_desc}; load average {load_before[0]:.2f} before, {load_after[0]:.2f} after")
+    print()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--batch", type=positive, default=1)
@@ -407,18 +424,11 @@ def main():
         machine, rows = backward_table(a, torch)
         load_after = load_average()
         if a.json:
-            print(json.dumps({"format": "attn-bench-torch-backward", "version": 1, "torch": torch.__version__,
-                              "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
-                              "batch": a.batch, "heads": a.heads, "d_k": a.d_k, "reps": a.reps,
-                              "load_before": load_before, "load_after": load_after, "machine": machine,
-                              "results": rows}, indent=2))
+            print(attention_json("attn-bench-torch-backward", 1, a, torch, load_before, load_after, machine, rows))
             return
-        print(f"processor: {machine.get('cpu_model') or '?'} [{' '.join(machine.get('cpu_flags', []))}]")
-        print(f"attn: tiled backward, float32 kernel {machine['flash_kernel']}; torch {torch.__version__} (cpu "
-              f"capability {torch.backends.cpu.get_cpu_capability()})")
-        print(f"B={a.batch} H={a.heads} Dk={a.d_k}; backward alone; median of {a.reps} after 1 warm-up; load "
-              f"average {load_before[0]:.2f} before, {load_after[0]:.2f} after")
-        print()
+        print_attention_header(machine, torch, f"tiled backward, float32 kernel {machine['flash_kernel']}",
+                               f"B={a.batch} H={a.heads} Dk={a.d_k}; backward alone; median of {a.reps} after 1 warm-up",
+                               load_before, load_after)
         print("| threads | mask | T | attn bwd | of FMA peak | SDPA bwd | ratio | per CPU-s |")
         print("|---|---|---|---|---|---|---|---|")
         for row in rows:
@@ -453,20 +463,13 @@ def main():
     load_after = load_average()
 
     if a.json:
-        print(json.dumps({"format": "attn-bench-torch", "version": 2, "torch": torch.__version__,
-                          "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
-                          "batch": a.batch, "heads": a.heads, "d_k": a.d_k, "reps": a.reps,
-                          "load_before": load_before, "load_after": load_after, "machine": machine,
-                          "results": rows}, indent=2))
+        print(attention_json("attn-bench-torch", 2, a, torch, load_before, load_after, machine, rows))
         return
 
-    m = machine
-    print(f"processor: {m.get('cpu_model') or '?'} [{' '.join(m.get('cpu_flags', []))}]")
-    print(f"attn: float32 kernel {m['flash_kernel']}, bf16 path {m.get('flash_bf16_path', '?')}; "
-          f"torch {torch.__version__} (cpu capability {torch.backends.cpu.get_cpu_capability()})")
-    print(f"B={a.batch} H={a.heads} Dk={a.d_k}; median of {a.reps} after 1 warm-up; load average "
-          f"{load_before[0]:.2f} before, {load_after[0]:.2f} after")
-    print()
+    print_attention_header(machine, torch,
+                           f"float32 kernel {machine['flash_kernel']}, bf16 path {machine.get('flash_bf16_path', '?')}",
+                           f"B={a.batch} H={a.heads} Dk={a.d_k}; median of {a.reps} after 1 warm-up",
+                           load_before, load_after)
     print("| threads | mask | T | attn fp32 | SDPA fp32 | ratio | per CPU-s | attn bf16 | SDPA bf16 | ratio | per CPU-s "
           "| attn bf16/fp32 |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")

@@ -171,6 +171,22 @@ TEST_CASE("bert: the fused bias + GELU of gemm_wt equals the GEMM followed by ge
     CHECK(worst <= 4e-7);
 }
 
+namespace {
+// Random operands of a linear layer's GEMM, x (N, n_in) and wt (n_in, n_out) ~ N(0, 1) and
+// N(0, 0.1^2), b (n_out) ~ N(0, 1), from Rng(seed, n_out)
+struct GemmOperands {
+    Tensor x, wt, b;
+};
+GemmOperands gemm_operands(uint64_t seed, int64_t N, int64_t n_in, int64_t n_out) {
+    GemmOperands o{Tensor({N, n_in}), Tensor({n_in, n_out}), Tensor({n_out})};
+    attn::Rng rng(seed, static_cast<uint64_t>(n_out));
+    for (float& v : o.x.data) v = rng.normal();
+    for (float& v : o.wt.data) v = 0.1f * rng.normal();
+    for (float& v : o.b.data) v = rng.normal();
+    return o;
+}
+}  // namespace
+
 TEST_CASE("bert: the packed AVX-512 GEMM matches Eigen's gemm_wt element by element (skipped without AVX-512)") {
     if (!attn::gemm_packed_available()) {
         attn::test::skip("this CPU has no AVX-512F: the encoder uses Eigen's GEMM");
@@ -182,11 +198,7 @@ TEST_CASE("bert: the packed AVX-512 GEMM matches Eigen's gemm_wt element by elem
         const int64_t N = dims[0], n_in = dims[1], n_out = dims[2];
         CAPTURE(N);
         CAPTURE(n_out);
-        Tensor x({N, n_in}), wt({n_in, n_out}), b({n_out});
-        attn::Rng rng(9, static_cast<uint64_t>(n_out));
-        for (float& v : x.data) v = rng.normal();
-        for (float& v : wt.data) v = 0.1f * rng.normal();
-        for (float& v : b.data) v = rng.normal();
+        const auto [x, wt, b] = gemm_operands(9, N, n_in, n_out);
         const attn::PackedWeight pw = attn::PackedWeight::pack(wt);
         for (const bool gelu : {false, true}) {
             Tensor ref({N, n_out}), got({N, n_out}), got3({N, n_out});
@@ -243,11 +255,7 @@ TEST_CASE("bert: the bf16 GEMM (AVX-512 BF16 and AMX tiles) against double sums 
         CAPTURE(N);
         CAPTURE(n_in);
         CAPTURE(n_out);
-        Tensor x({N, n_in}), wt({n_in, n_out}), b({n_out});
-        attn::Rng rng(21, static_cast<uint64_t>(n_out));
-        for (float& v : x.data) v = rng.normal();
-        for (float& v : wt.data) v = 0.1f * rng.normal();
-        for (float& v : b.data) v = rng.normal();
+        const auto [x, wt, b] = gemm_operands(21, N, n_in, n_out);
         const attn::PackedWeightBf16 pw = attn::PackedWeightBf16::pack(wt);
         for (const bool amx : {false, true}) {
             if (amx && !have_amx) continue;

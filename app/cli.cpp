@@ -18,6 +18,7 @@
 
 #include <fmt/core.h>
 
+#include "attn/cpu/features.hpp"
 #include "command.hpp"
 
 namespace attn::cli {
@@ -86,7 +87,7 @@ std::unique_ptr<CLI::App> make_app(std::map<CLI::App*, Runner>& runners) {
                                           "Shapes: B batch, T sequence, D d_model, H heads, Dk, Dv.",
                                           "attn");
     app->require_subcommand(1);
-    app->set_version_flag("--version", "attn 0.1.0");
+    app->set_version_flag("--version", [] { return "attn 0.1.0\nkernels: " + cpu_kernel_summary(); });
     app->footer("Run `attn COMMAND --help` for a command's options. Start with `attn tour`.");
 
     auto specs = registry();
@@ -120,6 +121,7 @@ static int run_parsed(int argc, const char* const* argv) {
             return usage_error(what);
         }
         check_parsed(app);
+        isa_cap();  // a bad ATTN_ISA is refused before any work
         for (auto& [sub, run] : runners)
             if (sub->parsed()) return run();
         return usage_error("no command given (try `attn --help`)");

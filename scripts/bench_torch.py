@@ -364,6 +364,15 @@ def print_attention_header(machine, torch, attn_desc, run_desc, load_before, loa
     print()
 
 
+def force_isa(isa):
+    """Caps both sides at one kernel family, before torch is imported anywhere (it reads
+    ATEN_CPU_CAPABILITY once, when it loads) and before attn runs (ATTN_ISA)."""
+    if isa is None:
+        return
+    os.environ["ATTN_ISA"] = isa
+    os.environ["ATEN_CPU_CAPABILITY"] = {"generic": "default", "avx2": "avx2"}.get(isa, "avx512")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--batch", type=positive, default=1)
@@ -377,6 +386,9 @@ def main():
                     help="the attn binary (default build/attn)")
     ap.add_argument("--no-install", action="store_true", help="never create the torch virtual environment")
     ap.add_argument("--json", action="store_true", help="print the results as JSON instead of the table")
+    ap.add_argument("--isa", choices=["generic", "avx2", "avx512", "amx"],
+                    help="force both sides to one kernel family: ATTN_ISA for attn, ATEN_CPU_CAPABILITY for torch "
+                         "(generic -> default; amx -> avx512), so a wider CPU measures a narrower one's figures")
     ap.add_argument("--backward", action="store_true",
                     help="compare the float32 backward (attn bench --backward, the tiled kernel) with SDPA's instead")
     ap.add_argument("--encoder", action="store_true",
@@ -393,6 +405,7 @@ def main():
     ap.add_argument("--model", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "models",
                                                     "all-MiniLM-L6-v2"), help="--encoder: the model folder")
     a = ap.parse_args()
+    force_isa(a.isa)
     if a.quick:
         a.seq = [t for t in a.seq if t < 16384]
         if not a.seq:

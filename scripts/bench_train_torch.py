@@ -55,6 +55,15 @@ def positive(text):
     return v
 
 
+def force_isa(isa):
+    """Caps both sides at one kernel family, before torch is imported anywhere (it reads
+    ATEN_CPU_CAPABILITY once, when it loads) and before attn runs (ATTN_ISA)."""
+    if isa is None:
+        return
+    os.environ["ATTN_ISA"] = isa
+    os.environ["ATEN_CPU_CAPABILITY"] = {"generic": "default", "avx2": "avx2"}.get(isa, "avx512")
+
+
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--layers", type=positive, default=2)
@@ -71,6 +80,9 @@ def parse_args():
     p.add_argument("--venv", default=os.path.join(os.path.expanduser("~"), ".cache", "attn", "venv-torch"))
     p.add_argument("--torch-only", action="store_true", help="time PyTorch only")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--isa", choices=["generic", "avx2", "avx512", "amx"],
+                    help="force both sides to one kernel family: ATTN_ISA for attn, ATEN_CPU_CAPABILITY for torch "
+                         "(generic -> default; amx -> avx512), so a wider CPU measures a narrower one's figures")
     p.add_argument("--cpu-time", action="store_true", help="count CPU time instead of wall time (a shared machine)")
     return p.parse_args()
 
@@ -205,6 +217,7 @@ def time_attn(args):
 
 def main():
     args = parse_args()
+    force_isa(args.isa)
     if args.cpu_time:
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # read when torch starts OpenMP
     ensure_torch(args)

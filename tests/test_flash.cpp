@@ -9,6 +9,7 @@
 
 #include "attn/core/attention.hpp"
 #include "attn/core/errors.hpp"
+#include "attn/cpu/features.hpp"
 #include "attn/cpu/flash.hpp"
 #include "attn/core/rng.hpp"
 #include "test_util.hpp"
@@ -343,18 +344,20 @@ TEST_CASE("flash: empty sizes give empty or zero outputs like the reference") {
 
 namespace {
 
-// The CPU's instructions, asked here and not through the library's dispatch.
-bool cpu_has_avx512() {
+// The CPU's instructions, asked here and not through the library's dispatch, under
+// the ATTN_ISA cap (a run forced to a narrower family must not expect the wider one).
+bool cpu_offers_avx512() {
 #if defined(__x86_64__) && defined(__GNUC__)
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+    return attn::isa_cap() >= attn::Isa::avx512 && __builtin_cpu_supports("avx512f") &&
+           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl");
 #else
     return false;
 #endif
 }
-bool cpu_has_avx2_fma() {
+bool cpu_offers_avx2_fma() {
 #if defined(__x86_64__) && defined(__GNUC__)
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return attn::isa_cap() >= attn::Isa::avx2 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 #else
     return false;
 #endif
@@ -371,8 +374,8 @@ bool has_kernel(const std::string& name) {
 // can run: without AVX-512 or AVX2 they pass without those kernels. These two report
 // that as a skip, and check that a CPU with the instructions is given the kernels.
 TEST_CASE("flash: a CPU with AVX-512 runs the avx512 kernels, so the tests above cover them") {
-    if (!cpu_has_avx512()) {
-        attn::test::skip("no AVX-512 (F, DQ, BW, VL) here: the avx512 kernels are not tested");
+    if (!cpu_offers_avx512()) {
+        attn::test::skip("no AVX-512 (F, DQ, BW, VL) here, or ATTN_ISA below avx512: the avx512 kernels are not tested");
         return;
     }
     CHECK(flash_kernels().front() == "avx512");
@@ -380,8 +383,8 @@ TEST_CASE("flash: a CPU with AVX-512 runs the avx512 kernels, so the tests above
 }
 
 TEST_CASE("flash: a CPU with AVX2 and FMA runs the avx2 kernel, so the tests above cover it") {
-    if (!cpu_has_avx2_fma()) {
-        attn::test::skip("no AVX2 with FMA here: the avx2 kernel is not tested");
+    if (!cpu_offers_avx2_fma()) {
+        attn::test::skip("no AVX2 with FMA here, or ATTN_ISA=generic: the avx2 kernel is not tested");
         return;
     }
     CHECK(has_kernel("avx2"));

@@ -30,11 +30,20 @@ void linear_backward(T* dx, T* dW, T* db, const T* dy, const T* x, const T* W, i
                      int64_t out_f) {
     // dy (N, out_f), x (N, in_f), W (out_f, in_f); accumulates into dx (N, in_f), dW (out_f, in_f), db (out_f)
     using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-    using Row = Eigen::Matrix<T, 1, Eigen::Dynamic>;
     Eigen::Map<const Mat> dym(dy, N, out_f);
     if (dx != nullptr) Eigen::Map<Mat>(dx, N, in_f).noalias() += dym * Eigen::Map<const Mat>(W, out_f, in_f);  // dy·W
     if (dW != nullptr) Eigen::Map<Mat>(dW, out_f, in_f).noalias() += dym.transpose() * Eigen::Map<const Mat>(x, N, in_f);  // dyᵀ·x
-    if (db != nullptr) Eigen::Map<Row>(db, out_f) += dym.colwise().sum();  // Σ_n dy
+    // Σ_n dy, row after row: each column is summed in the order n = 0, 1, ..., N-1 on every
+    // CPU. Eigen's colwise().sum() splits the columns between a packet path and a scalar
+    // path at a point set by db's address and the packet width, and the two paths add the
+    // rows in different orders: the same dy then gave bias gradients that differed in the
+    // last bit between two runs on an AVX2 CPU (the buffers landed on other 32-byte
+    // boundaries). The compiler still vectorises this loop across the columns.
+    if (db != nullptr)
+        for (int64_t n = 0; n < N; ++n) {
+            const T* row = dy + n * out_f;
+            for (int64_t j = 0; j < out_f; ++j) db[j] += row[j];
+        }
 }
 template void linear_backward<float>(float*, float*, float*, const float*, const float*, const float*, int64_t,
                                      int64_t, int64_t);

@@ -1,11 +1,93 @@
-// lib/cpu/src/features.cpp: the public face of the AMX check, for modules above
-// lib/cpu (the encoder's GEMM); the check itself is flash_amx.cpp's.
+// lib/cpu/src/features.cpp: the CPU feature tests and the ATTN_ISA cap (features.hpp).
+// The AMX check itself is flash_amx.cpp's (it needs that file's target pragma).
 #include "attn/cpu/features.hpp"
 
+#include <cstdlib>
+#include <string>
+
+#include "attn/core/errors.hpp"
 #include "flash_args.hpp"
 
 namespace attn {
 
-bool cpu_amx_bf16_usable() { return flash_detail::amx_bf16_usable(); }
+namespace {
+
+bool hw_avx512() {
+#if defined(__x86_64__) && defined(__GNUC__)
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+#else
+    return false;
+#endif
+}
+
+bool hw_avx2() {
+#if defined(__x86_64__) && defined(__GNUC__)
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+    return false;
+#endif
+}
+
+bool hw_avx512_bf16() {
+#if defined(__x86_64__) && defined(__GNUC__) && __GNUC__ >= 12
+    return hw_avx512() && __builtin_cpu_supports("avx512bf16");
+#else
+    return false;
+#endif
+}
+
+// What the hardware offers, before the cap.
+Isa hw_isa() {
+    if (hw_avx512()) return flash_detail::amx_bf16_usable() ? Isa::amx : Isa::avx512;
+    return hw_avx2() ? Isa::avx2 : Isa::generic;
+}
+
+Isa parse_cap() {
+    const char* env = std::getenv("ATTN_ISA");
+    if (env == nullptr || env[0] == '\0') return Isa::amx;
+    const std::string v = env;
+    for (Isa i : {Isa::generic, Isa::avx2, Isa::avx512, Isa::amx})
+        if (v == isa_name(i)) return i;
+    std::string shown;
+    for (char c : v.substr(0, 40)) shown += (c >= 0x20 && c < 0x7f) ? c : '?';
+    throw InputError("ATTN_ISA: '" + shown + "' is not a kernel family: use generic, avx2, avx512 or amx");
+}
+
+bool allowed(Isa family) { return static_cast<int>(isa_cap()) >= static_cast<int>(family); }
+
+}  // namespace
+
+std::string_view isa_name(Isa isa) {
+    switch (isa) {
+        case Isa::generic: return "generic";
+        case Isa::avx2: return "avx2";
+        case Isa::avx512: return "avx512";
+        case Isa::amx: return "amx";
+    }
+    return "generic";
+}
+
+Isa isa_cap() {
+    static const Isa cap = parse_cap();  // a throw leaves it unset: the next call throws again
+    return cap;
+}
+
+bool cpu_has_avx512() { return allowed(Isa::avx512) && hw_avx512(); }
+bool cpu_has_avx2() { return allowed(Isa::avx2) && hw_avx2(); }
+bool cpu_has_avx512_bf16() { return allowed(Isa::avx512) && hw_avx512_bf16(); }
+bool cpu_amx_bf16_usable() { return allowed(Isa::amx) && flash_detail::amx_bf16_usable(); }
+
+Isa isa_in_use() {
+    const Isa hw = hw_isa(), cap = isa_cap();
+    return static_cast<int>(hw) < static_cast<int>(cap) ? hw : cap;
+}
+
+std::string cpu_kernel_summary() {
+    std::string s(isa_name(isa_in_use()));
+    if (const char* env = std::getenv("ATTN_ISA"); env != nullptr && env[0] != '\0')
+        s += " (ATTN_ISA=" + std::string(isa_name(isa_cap())) + "; CPU: " + std::string(isa_name(hw_isa())) + ")";
+    return s;
+}
 
 }  // namespace attn

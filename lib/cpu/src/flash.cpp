@@ -23,14 +23,6 @@ namespace fd = flash_detail;
 
 namespace {
 
-bool cpu_has_avx512_bf16() {
-#if defined(__x86_64__) && defined(__GNUC__) && __GNUC__ >= 12
-    return cpu_has_avx512() && __builtin_cpu_supports("avx512bf16");
-#else
-    return false;
-#endif
-}
-
 std::vector<const fd::Kernel*> available() {
     std::vector<const fd::Kernel*> ks;
     if (fd::avx512_kernel() != nullptr && cpu_has_avx512()) {
@@ -167,7 +159,7 @@ Tensor attention_flash(const Tensor& q, const Tensor& k, const Tensor& v, const 
 std::vector<std::string> flash_bf16_paths() {
     std::vector<std::string> paths;
     if (fd::avx512_bf16_kernel() == nullptr || !cpu_has_avx512_bf16()) return paths;
-    if (fd::amx_bf16_usable()) paths.emplace_back("amx");
+    if (cpu_amx_bf16_usable()) paths.emplace_back("amx");
     paths.emplace_back("avx512-bf16");
     return paths;
 }

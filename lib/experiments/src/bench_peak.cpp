@@ -13,6 +13,7 @@
 
 #include "attn/experiments/bench.hpp"
 #include "attn/core/parallel.hpp"
+#include "attn/cpu/features.hpp"
 
 namespace attn {
 namespace {
@@ -82,9 +83,9 @@ FmaPeak measure_fma_peak(int threads, double seconds) {
     float (*fn)(int64_t) = &fma_scalar;
     int lanes = 1;
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (__builtin_cpu_supports("avx512f")) {
+    if (cpu_has_avx512()) {
         fn = &fma_avx512, lanes = 16, peak.isa = "avx512";
-    } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    } else if (cpu_has_avx2()) {
         fn = &fma_avx2, lanes = 8, peak.isa = "avx2";
     }
 #endif

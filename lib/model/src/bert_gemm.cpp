@@ -4,6 +4,8 @@
 // compiled for AVX-512.
 #include "bert_gemm.hpp"
 
+#include "attn/cpu/features.hpp"
+
 #include <algorithm>
 #include <cstring>
 
@@ -26,7 +28,7 @@ struct F32 {
 
 }  // namespace
 
-bool bert_gemm_avx512_available() { return __builtin_cpu_supports("avx512f"); }
+bool bert_gemm_avx512_available() { return attn::cpu_has_avx512(); }
 
 void bert_gemm_avx512(float* out, const float* x, const float* Wt, const float* b, int64_t n_in, int64_t n_out,
                       int64_t r0, int64_t r1, int64_t c0, int64_t c1) {

@@ -6,6 +6,8 @@
 // headers come before the pragma, so none of their inline code is compiled for it.
 #include "bert_gemm.hpp"
 
+#include "attn/cpu/features.hpp"
+
 #include <algorithm>
 #include <cstring>
 
@@ -32,10 +34,7 @@ struct Bf16Pairs {
 
 }  // namespace
 
-bool bert_gemm_bf16_available() {
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bf16");
-}
+bool bert_gemm_bf16_available() { return attn::cpu_has_avx512_bf16(); }
 
 void bert_rows_to_bf16(uint16_t* dst, const float* x, int64_t rows, int64_t n_in, int64_t kp) {
     // each row becomes kp pairs (2 kp bf16 values, zeros past n_in), rounded to nearest

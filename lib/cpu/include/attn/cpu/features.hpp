@@ -1,33 +1,52 @@
 // attn/cpu/features.hpp: what the running CPU can execute, for the run-time kernel
-// choice of every module (the flash kernels, the training GEMMs). One definition, so
-// a kernel is never chosen by a weaker test than the one it was compiled for.
+// choice of every module (the flash kernels, the training GEMMs, the encoder's GEMM,
+// the FMA peak probe). One definition, so a kernel is never chosen by a weaker test
+// than the one it was compiled for, and one switch that caps the choice:
+//
+//   ATTN_ISA=generic|avx2|avx512|amx   the widest kernel family any module may pick
+//
+// Unset (or empty) means no cap: each module takes the widest family this CPU has.
+// A cap above what the CPU has changes nothing (ATTN_ISA=avx512 on an AVX2-only CPU
+// still runs the AVX2 kernels). The cap governs the kernels chosen at run time; code
+// the compiler vectorised for the build's target (Eigen, with -march=native) is not
+// affected: build the `avx2` preset to run the whole program as an AVX2 CPU would.
 #pragma once
+
+#include <string>
+#include <string_view>
 
 namespace attn {
 
-// AVX-512 F, DQ, BW and VL (what the AVX-512 kernels are compiled with).
-inline bool cpu_has_avx512() {
-#if defined(__x86_64__) && defined(__GNUC__)
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
-#else
-    return false;
-#endif
-}
+// Kernel families, narrowest first.
+enum class Isa { generic = 0, avx2 = 1, avx512 = 2, amx = 3 };
 
-// AVX2 with FMA.
-inline bool cpu_has_avx2() {
-#if defined(__x86_64__) && defined(__GNUC__)
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-    return false;
-#endif
-}
+std::string_view isa_name(Isa isa);
+
+// The cap from ATTN_ISA, read once per process. Throws attn::InputError naming the
+// variable and its allowed values when the value is none of them (the CLI checks it
+// before any work, so the error is its usual one line with exit code 2).
+Isa isa_cap();
+
+// AVX-512 F, DQ, BW and VL (what the AVX-512 kernels are compiled with), under the cap.
+bool cpu_has_avx512();
+
+// AVX2 with FMA, under the cap.
+bool cpu_has_avx2();
+
+// AVX-512 with the BF16 dot product (vdpbf16ps), under the avx512 cap.
+bool cpu_has_avx512_bf16();
 
 // AMX-TILE and AMX-BF16, enabled by the OS and granted to this process (Linux:
-// arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA), asked once on the first call).
-// Without the grant the first tile instruction kills the process, so a tile kernel
-// runs only where this says true. Defined in src/features.cpp.
+// arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA), asked once on the first call),
+// under the amx cap. Without the grant the first tile instruction kills the process,
+// so a tile kernel runs only where this says true.
 bool cpu_amx_bf16_usable();
+
+// The widest family this process will run: the CPU's, lowered by the cap.
+Isa isa_in_use();
+
+// One line for `attn --version` and benchmark headers: the family in use, the cap when
+// one is set, and what the hardware has, e.g. "avx512 (ATTN_ISA=avx512; CPU: amx)".
+std::string cpu_kernel_summary();
 
 }  // namespace attn

@@ -128,6 +128,8 @@ std::string clip(const std::string& s, size_t w) {
 
 int run_attention(const CommonOpts& co, const AttentionCmd& o) {
     // --dump - or --svg - has stdout; the tables and heatmaps then go to stderr.
+    if (!co.model.empty() && with_option("--model", [&] { return is_decoder_folder(co.model); }))
+        return run_decoder_attention({co.model, co.text, o.svg, o.dump, o.layer, o.head, o.no_color, o.json_nonfinite});
     const TextOut text({{"--svg -", o.svg == "-"}, {"--dump -", o.dump == "-"}});
     const Prepared p = prepare(co);
     check_index("--layer", o.layer, p.config.layers, "layers");

@@ -5,12 +5,14 @@
 #include <algorithm>
 #include <memory>
 #include <numeric>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "attn/core/utf8.hpp"
 #include "attn/model/gpt2.hpp"
+#include "attn/viz/heatmap.hpp"
 #include "command.hpp"
 #include "options.hpp"
 
@@ -185,6 +187,93 @@ int run_generate(const DecoderOpts& o, const GenerateOpts& g) {
 }
 
 }  // namespace
+
+bool is_decoder_folder(const std::string& dir) { return folder_model_type(dir) == "gpt2"; }
+
+int run_decoder_attention(const DecoderAttentionArgs& a) {
+    const TextOut text({{"--svg -", a.svg == "-"}, {"--dump -", a.dump == "-"}});
+    if (a.head >= 0 && a.layer < 0) throw InputError("--head: needs --layer too (a head belongs to a layer)");
+    if (!a.svg.empty()) require_writable("--svg", a.svg);
+    if (!a.dump.empty()) require_writable("--dump", a.dump);
+    DecoderOpts o;
+    o.model = a.model;
+    o.text = a.text;
+    const Loaded l = load(o);
+    const Gpt2Config& c = l.model.config;
+    const int64_t L = c.n_layer, H = c.n_head, T = static_cast<int64_t>(l.ids.size());
+    for (const auto& [opt, v, n, what] : {std::tuple{"--layer", a.layer, L, "layers"}, {"--head", a.head, H, "heads"}})
+        if (v < -1 || v >= n)
+            throw InputError(fmt::format("{}: must be in [0, {}] (the model has {} {}), got {}", opt, n - 1, n, what, v));
+    const Gpt2Output out = l.model.forward(l.ids);
+    std::vector<std::string> tokens;
+    for (int32_t id : l.ids) tokens.push_back(l.tok.token_text(id));
+    std::string shown;
+    for (const std::string& t : tokens) shown += (shown.empty() ? "" : " ") + quoted(t);
+    text.print("attn model attention: {}\n{} tokens: {}\n", describe(l), T, shown);
+    // per head: mean over queries i >= 1 (query 0 sees only itself under the causal mask)
+    if (T >= 2) {
+        text.print("\nweight each head puts on the first token (a common 'sink'), the previous token and the query "
+                   "itself,\nmean over the queries after the first (the causal mask leaves query 0 only itself):\n");
+        text.print("{:>6} {:>5} {:>7} {:>7} {:>7}\n", "layer", "head", "first", "prev", "self");
+        for (int64_t l2 = 0; l2 < L; ++l2)
+            for (int64_t h = 0; h < H; ++h) {
+                const float* w = out.attentions[static_cast<size_t>(l2)].ptr() + h * T * T;
+                double first = 0, prev = 0, self = 0;
+                for (int64_t i = 1; i < T; ++i) {
+                    first += w[i * T];
+                    prev += w[i * T + i - 1];
+                    self += w[i * T + i];
+                }
+                const double n = static_cast<double>(T - 1);
+                text.print("{:>6} {:>5} {:>6.0f}% {:>6.0f}% {:>6.0f}%\n", l2, h, 100 * first / n, 100 * prev / n,
+                           100 * self / n);
+            }
+    }
+    if (a.layer >= 0) {
+        HeatmapStyle style;
+        style.color = text.color(a.no_color);
+        const Tensor& w = out.attentions[static_cast<size_t>(a.layer)];  // (1, H, T, T)
+        text.print("\nrows: query tokens; columns: the keys each row spreads its weight over (each row sums to 1; "
+                   "above the diagonal the causal mask leaves 0)\n");
+        for (int64_t h = 0; h < H; ++h)
+            if (a.head < 0 || a.head == h)
+                text.print("\n{}", render_heatmap(make_panel(fmt::format("layer {}, head {}", a.layer, h),
+                                                              w.ptr() + h * T * T, T, T, tokens, tokens),
+                                                   style));
+    } else {
+        text.print("\nPick a head for its heatmap: --layer L --head H (L in 0..{}, H in 0..{}); --svg FILE draws them.\n",
+                   L - 1, H - 1);
+    }
+    if (!a.svg.empty()) {
+        std::vector<HeatmapPanel> panels;
+        for (int64_t l2 = 0; l2 < L; ++l2)
+            for (int64_t h = 0; h < H; ++h)
+                if ((a.layer < 0 || a.layer == l2) && (a.head < 0 || a.head == h))
+                    panels.push_back(make_panel(fmt::format("layer {} head {}", l2, h),
+                                                out.attentions[static_cast<size_t>(l2)].ptr() + h * T * T, T, T, tokens,
+                                                tokens));
+        SvgOptions so;
+        so.title = "GPT-2 decoder attention weights (rows: queries, columns: keys; causal)";
+        so.subtitle = a.text;
+        with_option("--svg", [&] { write_file_atomic(a.svg, heatmap_svg(panels, so)); });
+        if (a.svg != "-") text.print("wrote {} ({} heatmaps)\n", a.svg, panels.size());
+    }
+    if (!a.dump.empty()) {
+        Dump d;
+        d.config = {{"model", l.files.dir}, {"architecture", "gpt2"}, {"text", a.text}, {"tokens", tokens},
+                    {"ids", l.ids}, {"layers", L}, {"heads", H},
+                    {"layout", "attention is [layers, B, H, T, T]: row i of a head = query token i (causal)"}};
+        Tensor all({L, 1, H, T, T});
+        for (int64_t l2 = 0; l2 < L; ++l2)
+            std::copy(out.attentions[static_cast<size_t>(l2)].data.begin(),
+                      out.attentions[static_cast<size_t>(l2)].data.end(), all.ptr() + l2 * H * T * T);
+        d.tensors["attention"] = std::move(all);
+        d.order.push_back("attention");
+        with_option("--dump", [&] { write_file_atomic(a.dump, dump_to_string(d, a.json_nonfinite)); });
+        if (a.dump != "-") text.print("wrote {} (attention [{}, 1, {}, {}, {}] and the tokens)\n", a.dump, L, H, T, T);
+    }
+    return 0;
+}
 
 std::function<std::optional<int>()> add_decoder_subcommands(CLI::App& model) {
     auto o = std::make_shared<DecoderOpts>();

@@ -331,6 +331,24 @@ TEST_CASE("gpt2 cli: model next and generate on the fixture, and their refusals"
         CHECK(text.code == 0);
         CHECK(text.out.find("KV cache at the end: 5 tokens") != std::string::npos);
     }
+    SUBCASE("attention on a decoder folder: the table, a heatmap, and --dump with transformers' weights") {
+        const std::string dump = attn::test::temp_dir("gpt2-attn") + "/a.json";
+        const auto r = attn::test::run_attn("model attention " + m + prompt + " --layer 1 --head 0 --no-color --dump '" +
+                                            dump + "'");
+        REQUIRE_MESSAGE(r.code == 0, r.out);
+        CHECK(r.out.find("first    prev    self") != std::string::npos);
+        CHECK(r.out.find("layer 1, head 0") != std::string::npos);
+        const attn::Dump d = attn::read_dump_file(dump);
+        const Tensor& got = d.tensors.at("attention");  // (L, 1, H, T, T)
+        const attn::SafeTensors ref = attn::SafeTensors::load(kTiny + "/reference.safetensors");
+        for (int64_t l = 0; l < 2; ++l) {
+            const Tensor want = ref.to_float("attention.0." + std::to_string(l));
+            CHECK(max_diff(got.ptr() + l * want.numel(), want.ptr(), want.data.size()) <= 1e-5);
+        }
+        const auto bad = attn::test::run_attn("model attention " + m + " --text x --layer 2");
+        CHECK(bad.code == 2);
+        CHECK_MESSAGE(bad.out.find("--layer: must be in [0, 1]") != std::string::npos, bad.out);
+    }
     SUBCASE("bad input: one line, exit 2") {
         const std::pair<std::string, std::string> cases[] = {
             {"model next --model /nonexistent-attn --text x", "--model: no model folder at '/nonexistent-attn'"},

@@ -51,6 +51,12 @@ Loaded load(const DecoderOpts& o) {
         if (tok.eos_id() < 0) throw InputError("--bos: the vocabulary has no <|endoftext|> token");
         ids.push_back(tok.eos_id());
     }
+    // a text too long to fit is refused before the merges run (their cost grows with a word's length)
+    const int64_t most = config.n_positions * tok.max_token_bytes();
+    if (static_cast<int64_t>(o.text.size()) > most)
+        throw InputError(fmt::format("--text: is {} bytes long, more than the model's {} positions can hold (a token "
+                                     "stands for at most {} bytes)",
+                                     o.text.size(), config.n_positions, tok.max_token_bytes()));
     const BpeEncoding enc = tok.encode(o.text);
     ids.insert(ids.end(), enc.ids.begin(), enc.ids.end());
     if (ids.empty()) throw InputError("--text: gives no tokens; the model needs at least one (or pass --bos)");

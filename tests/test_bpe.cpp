@@ -96,6 +96,7 @@ TEST_CASE("bpe: merges apply by rank, every occurrence, until none applies") {
     CHECK(enc.ids == std::vector<int32_t>{'t', 257, 258, 260, 259, 'a'});
     CHECK(tok.decode(enc.ids) == "the the<|endoftext|>aaa");
     CHECK(tok.eos_id() == 260);
+    CHECK(tok.max_token_bytes() == 13);  // "<|endoftext|>", the longest string
     CHECK(tok.token_text(258) == " the");
     CHECK(tok.token_text(0xE4) == "\xEF\xBF\xBD");  // one byte of a character: shown as U+FFFD
     CHECK_THROWS_AS(tok.token(261), attn::InputError);

@@ -357,6 +357,8 @@ TEST_CASE("gpt2 cli: model next and generate on the fixture, and their refusals"
             {"model generate " + m + " --text x --temperature 0.001", "--temperature: must be 0 (greedy) or in [0.01, 100]"},
             {"model generate " + m + " --text x --attention", "--attention: goes with --json"},
             {"model next " + m + " --text x --top 0", "--top"},
+            {"model next " + m + " --text " + std::string(64 * 13 + 1, 'a'),
+             "--text: is 833 bytes long, more than the model's 64 positions can hold"},
             {"model next --model '" + attn::test::source_path("tests/fixtures/model") + "' --text x", "--model: "},
         };
         for (const auto& [args, needle] : cases) {

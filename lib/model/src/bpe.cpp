@@ -140,6 +140,8 @@ BpeTokenizer::BpeTokenizer(std::unordered_map<std::string, int32_t> vocab,
         vocab_[static_cast<size_t>(id)] = tok;
     }
     index_ = std::move(vocab);
+    for (const std::string& tok : vocab_)  // each character stands for one byte, and takes 1 or 2 in UTF-8
+        max_token_bytes_ = std::max<int64_t>(max_token_bytes_, static_cast<int64_t>(tok.size()));
     for (int b = 0; b < 256; ++b) {
         std::string sym;
         utf8_append(sym, bpe_byte_to_unicode(static_cast<uint8_t>(b)));

@@ -82,12 +82,17 @@ public:
     int64_t vocab_size() const { return static_cast<int64_t>(vocab_.size()); }
     int64_t merges() const { return static_cast<int64_t>(ranks_.size()); }
     int32_t eos_id() const { return eos_; }  // "<|endoftext|>", -1 if absent
+    // A bound on the text bytes one token stands for (the longest vocabulary string's UTF-8
+    // length): a text longer than n times this cannot fit in n tokens, so a caller with a
+    // position limit can refuse it before the merges run.
+    int64_t max_token_bytes() const { return max_token_bytes_; }
 
 private:
     std::vector<std::string> vocab_;                  // id -> token
     std::unordered_map<std::string, int32_t> index_;  // token -> id
     std::unordered_map<std::string, int32_t> ranks_;  // "A B" -> rank
     int32_t eos_ = -1;
+    int64_t max_token_bytes_ = 1;
     std::string vocab_what_;
 };
 

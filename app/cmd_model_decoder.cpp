@@ -1,8 +1,9 @@
-// `attn model next` and `attn model generate`: a GPT-2-family decoder from a local folder
+// `attn model next`, `generate`, `induction` and (on a GPT-2 folder) `attention`: a GPT-2-family decoder from a local folder
 // (config.json, model.safetensors, vocab.json, merges.txt), run in C++ (attn/model/gpt2.hpp).
 #include "cmd_model_decoder.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <numeric>
 #include <tuple>
@@ -12,6 +13,7 @@
 
 #include "attn/core/utf8.hpp"
 #include "attn/model/gpt2.hpp"
+#include "attn/model/induction.hpp"
 #include "attn/viz/heatmap.hpp"
 #include "command.hpp"
 #include "options.hpp"
@@ -26,6 +28,10 @@ struct DecoderOpts {
 };
 struct NextOpts {
     int64_t top = 10;
+};
+struct InductionOpts {
+    int64_t length = 0;  // 0: min(50, (n_positions - 1) / 2)
+    uint64_t seed = 0;
 };
 struct GenerateOpts {
     int64_t steps = 20;
@@ -192,6 +198,74 @@ int run_generate(const DecoderOpts& o, const GenerateOpts& g) {
     return 0;
 }
 
+int run_induction(const DecoderOpts& o, const InductionOpts& io) {
+    const TextOut text({{"--json", o.json}});
+    DecoderOpts lo = o;
+    lo.text = "";
+    lo.bos = true;  // the probe starts with <|endoftext|>; --text is not used
+    const Loaded l = load(lo);
+    const Gpt2Config& c = l.model.config;
+    const int64_t most = (c.n_positions - 1) / 2;
+    const int64_t n = io.length > 0 ? io.length : std::min<int64_t>(50, most);
+    if (n < 1 || n > most)
+        throw InputError(fmt::format("--length: must be in [1, {}] (1 + 2 x length tokens within the model's {} positions), "
+                                     "got {}",
+                                     most, c.n_positions, n));
+    int32_t hi = static_cast<int32_t>(l.tok.vocab_size());
+    if (l.tok.eos_id() == hi - 1) --hi;  // not the separator itself
+    const std::vector<int32_t> ids = repeated_random_tokens(n, 0, hi, io.seed, l.tok.eos_id());
+    const Gpt2Output out = l.model.forward(ids);
+    // first copy at 1..n, second at n+1..2n; the second copy's first token cannot be predicted
+    const double loss_first = n >= 2 ? next_token_loss(out.logits, ids, 1, n) : NAN;
+    const double loss_second = n >= 2 ? next_token_loss(out.logits, ids, n + 1, 2 * n) : NAN;
+    std::vector<std::vector<double>> prev, prefix;
+    for (const Tensor& w : out.attentions) {
+        prev.push_back(previous_token_scores(w));
+        prefix.push_back(prefix_matching_scores(w, 1, n));
+    }
+    auto best = [&](const std::vector<std::vector<double>>& s) {
+        std::pair<int64_t, int64_t> b{0, 0};
+        for (size_t l2 = 0; l2 < s.size(); ++l2)
+            for (size_t h = 0; h < s[l2].size(); ++h)
+                if (s[l2][h] > s[static_cast<size_t>(b.first)][static_cast<size_t>(b.second)])
+                    b = {static_cast<int64_t>(l2), static_cast<int64_t>(h)};
+        return b;
+    };
+    const auto bp = best(prev), bi = best(prefix);
+    if (o.json) {
+        nlohmann::ordered_json j;
+        j["model"] = l.files.dir;
+        j["length"] = n;
+        j["seed"] = io.seed;
+        j["ids"] = ids;
+        j["loss_first_copy"] = loss_first;
+        j["loss_second_copy"] = loss_second;
+        j["previous_token"] = prev;
+        j["prefix_matching"] = prefix;
+        j["top_previous_token_head"] = {bp.first, bp.second};
+        j["top_prefix_matching_head"] = {bi.first, bi.second};
+        fmt::print("{}\n", json_text(j, 1, o.json_nonfinite));
+        return 0;
+    }
+    text.print("attn model induction: {}\n", describe(l));
+    text.print("the probe: <|endoftext|>, {} random tokens (seed {}), then the same {} again ({} tokens)\n\n", n, io.seed, n,
+               ids.size());
+    text.print("next-token loss on the first copy:  {:.3f} nats (a uniform guess over the {} drawn ids scores ln = {:.3f})\n", loss_first,
+               hi, std::log(static_cast<double>(hi)));
+    text.print("next-token loss on the second copy: {:.3f} nats (lower when the model copies from the first)\n\n",
+               loss_second);
+    text.print("per head: previous-token score (weight on the token just before) and prefix-matching score\n"
+               "(weight from a repeated token to the one after its first occurrence: the token to copy)\n");
+    text.print("{:>6} {:>5} {:>10} {:>10}\n", "layer", "head", "prev-tok", "prefix");
+    for (size_t l2 = 0; l2 < prev.size(); ++l2)
+        for (size_t h = 0; h < prev[l2].size(); ++h)
+            text.print("{:>6} {:>5} {:>10.3f} {:>10.3f}\n", l2, h, prev[l2][h], prefix[l2][h]);
+    text.print("\nmost previous-token-like head: {}.{} ({:.3f}); most prefix-matching head: {}.{} ({:.3f})\n", bp.first,
+               bp.second, prev[static_cast<size_t>(bp.first)][static_cast<size_t>(bp.second)], bi.first, bi.second,
+               prefix[static_cast<size_t>(bi.first)][static_cast<size_t>(bi.second)]);
+    return 0;
+}
+
 }  // namespace
 
 bool is_decoder_folder(const std::string& dir) { return folder_model_type(dir) == "gpt2"; }
@@ -316,7 +390,16 @@ std::function<std::optional<int>()> add_decoder_subcommands(CLI::App& model) {
     gen->add_flag("--attention", go->attention,
                   "with --json: each step's attention weights (per layer and head, the query that chose the token)");
     add_json_nonfinite(*gen, o->json_nonfinite, gen->add_flag("--json", o->json, "machine-readable output"));
-    return [o, no, go, nx, gen]() -> std::optional<int> {
+    auto io = std::make_shared<InductionOpts>();
+    CLI::App* ind = model.add_subcommand(
+        "induction", "look for previous-token and induction heads with repeated random tokens (GPT-2 folders)");
+    ind->add_option("--model", o->model, "a GPT-2-family folder (as for next)")->required();
+    ind->add_option("--length", io->length, "random tokens before the repeat (default: 50, or what the positions allow)")
+        ->check(integer_in(1, 1000000));
+    ind->add_option("--seed", io->seed, "seed of the random tokens")->capture_default_str()->check(seed_validator());
+    add_json_nonfinite(*ind, o->json_nonfinite, ind->add_flag("--json", o->json, "machine-readable output"));
+    return [o, no, go, io, nx, gen, ind]() -> std::optional<int> {
+        if (ind->parsed()) return run_induction(*o, *io);
         if (nx->parsed()) return run_next(*o, *no);
         if (gen->parsed()) {
             if (go->attention && !o->json) throw InputError("--attention: goes with --json (the weights are written there)");

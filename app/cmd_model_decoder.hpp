@@ -2,6 +2,7 @@
 // to the `model` subcommand by cmd_model.cpp.
 //   attn model next     --model DIR --text T [--top K] [--bos] [--json]
 //   attn model generate --model DIR --text T [--steps N] [--temperature X --seed S] [--json]
+//   attn model induction --model DIR [--length N] [--seed S] [--json]
 //   attn model attention --model DIR --text T [--layer L [--head H]] [--svg F] [--dump F]   (on a GPT-2 folder)
 #pragma once
 

@@ -23,6 +23,7 @@
 #include "attn/io/dump.hpp"
 #include "attn/io/safetensors.hpp"
 #include "attn/model/gpt2.hpp"
+#include "attn/model/induction.hpp"
 #include "test_util.hpp"
 
 using attn::Gpt2Model;
@@ -376,4 +377,47 @@ TEST_CASE("gpt2 cli: model next and generate on the fixture, and their refusals"
         CHECK_MESSAGE(r.out.find("merges.txt: line 2: 'bad' is not two tokens separated by one space") != std::string::npos,
                       r.out);
     }
+}
+
+TEST_CASE("induction probe: the scores read the two diagonals, and the command reports them") {
+    // (1, 2, T, T) with T = 1 + 2n, n = 3: head 0 attends to the previous token, head 1 to the
+    // token after the earlier occurrence in the second copy (and to itself elsewhere)
+    const int64_t n = 3, T = 1 + 2 * n;
+    Tensor w({1, 2, T, T});
+    for (int64_t i = 0; i < T; ++i) {
+        w.data[static_cast<size_t>(i * T + std::max<int64_t>(i - 1, 0))] = 1.0f;
+        w.data[static_cast<size_t>(T * T + i * T + (i >= 1 + n ? i - n + 1 : i))] = 1.0f;
+    }
+    const auto prev = attn::previous_token_scores(w), prefix = attn::prefix_matching_scores(w, 1, n);
+    CHECK(prev[0] == doctest::Approx(1.0));
+    CHECK(prev[1] == doctest::Approx(0.0));
+    CHECK(prefix[0] == doctest::Approx(0.0));
+    CHECK(prefix[1] == doctest::Approx(1.0));
+    CHECK_THROWS_AS(attn::prefix_matching_scores(w, 1, 6), attn::ShapeError);
+    const auto ids = attn::repeated_random_tokens(4, 10, 20, 7, 99);
+    REQUIRE(ids.size() == 9);
+    CHECK(ids[0] == 99);
+    for (int k = 1; k <= 4; ++k) {
+        CHECK(ids[static_cast<size_t>(k)] == ids[static_cast<size_t>(k + 4)]);
+        CHECK(ids[static_cast<size_t>(k)] >= 10);
+        CHECK(ids[static_cast<size_t>(k)] < 20);
+    }
+    CHECK(attn::repeated_random_tokens(4, 10, 20, 7, 99) == ids);
+    // uniform logits: the loss is ln V
+    Tensor flat({3, 5});
+    CHECK(attn::next_token_loss(flat, {0, 1, 2}, 0, 2) == doctest::Approx(std::log(5.0)));
+
+    const auto r = attn::test::run_attn("model induction --model '" + kTiny + "' --length 20 --seed 3 --json");
+    REQUIRE_MESSAGE(r.code == 0, r.out);
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    CHECK(j.at("ids").size() == 41);
+    CHECK(j.at("previous_token").size() == 2);
+    // the command's scores are the library's on the model's own weights
+    const Gpt2Model m = tiny();
+    const auto out = m.forward(j.at("ids").get<std::vector<int32_t>>());
+    CHECK(j["prefix_matching"][1][0].get<double>() ==
+          doctest::Approx(attn::prefix_matching_scores(out.attentions[1], 1, 20)[0]).epsilon(1e-6));
+    const auto bad = attn::test::run_attn("model induction --model '" + kTiny + "' --length 32");
+    CHECK(bad.code == 2);
+    CHECK_MESSAGE(bad.out.find("--length: must be in [1, 31]") != std::string::npos, bad.out);
 }

@@ -250,8 +250,8 @@ int run_induction(const DecoderOpts& o, const InductionOpts& io) {
     text.print("attn model induction: {}\n", describe(l));
     text.print("the probe: <|endoftext|>, {} random tokens (seed {}), then the same {} again ({} tokens)\n\n", n, io.seed, n,
                ids.size());
-    text.print("next-token loss on the first copy:  {:.3f} nats (a uniform guess over the {} drawn ids scores ln = {:.3f})\n", loss_first,
-               hi, std::log(static_cast<double>(hi)));
+    text.print("next-token loss on the first copy:  {:.3f} nats (a uniform guess over the {} drawn ids scores ln {} = {:.3f})\n",
+               loss_first, hi, hi, std::log(static_cast<double>(hi)));
     text.print("next-token loss on the second copy: {:.3f} nats (lower when the model copies from the first)\n\n",
                loss_second);
     text.print("per head: previous-token score (weight on the token just before) and prefix-matching score\n"

@@ -27,6 +27,7 @@
 #include "attn/viz/heatmap.hpp"
 #include "attn/model/tokenizer.hpp"
 #include "attn/io/npy.hpp"
+#include "cmd_model_decoder.hpp"
 #include "command.hpp"
 #include "memory.hpp"
 #include "options.hpp"
@@ -127,6 +128,8 @@ std::string clip(const std::string& s, size_t w) {
 
 int run_attention(const CommonOpts& co, const AttentionCmd& o) {
     // --dump - or --svg - has stdout; the tables and heatmaps then go to stderr.
+    if (!co.model.empty() && with_option("--model", [&] { return is_decoder_folder(co.model); }))
+        return run_decoder_attention({co.model, co.text, o.svg, o.dump, o.layer, o.head, o.no_color, o.json_nonfinite});
     const TextOut text({{"--svg -", o.svg == "-"}, {"--dump -", o.dump == "-"}});
     const Prepared p = prepare(co);
     check_index("--layer", o.layer, p.config.layers, "layers");
@@ -771,13 +774,15 @@ const Command reg{
         add_json_nonfinite(*em, emo->json_nonfinite,
                            em->add_option("--json", emo->json,
                                           "write the embeddings, texts and token counts as JSON to FILE (- for stdout)"));
-        return [co, ao, eo, po, bo, emo, a, e, pr, bn, em] {
+        auto decoder = add_decoder_subcommands(sub);  // next, generate (app/cmd_model_decoder.cpp)
+        return [co, ao, eo, po, bo, emo, a, e, pr, bn, em, decoder] {
+            if (const std::optional<int> rc = decoder()) return *rc;
             if (em->parsed()) return run_embed(*co, *emo);
             if (bn->parsed()) return run_bench(*co, *bo);
             if (a->parsed()) return run_attention(*co, *ao);
             if (e->parsed()) return run_entropy(*co, *eo);
             if (pr->parsed()) return run_probe(*co, *po);
-            throw InputError("model: name a subcommand: attention, entropy, probe, bench or embed");
+            throw InputError("model: name a subcommand: attention, entropy, probe, bench, embed, next or generate");
         };
     }};
 

@@ -9,6 +9,7 @@
 #   vocab        WordPieceTokenizer::load, load_tokenizer   (vocab.txt)
 #   cli          the `attn` CLI11 app, parse only  (NUL-separated argv)
 #   npy          npy_from_string                   (.npy: forward --input, --mask-file)
+#   bpe          BpeTokenizer::parse + encode      (vocab.json [+ NUL] merges.txt)
 # They are built by the asan-clang preset (clang, ASan + UBSan, libFuzzer) in
 # $BUILD_DIR (default build-asan-clang). Each run starts from the committed seeds
 # (tests/fuzz/corpus/<name>/) and kept crashers (tests/fuzz/regressions/<name>/),
@@ -24,7 +25,7 @@
 # Prints, per target: executions, seconds, exec/s. Exit 0 = no failure found.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-ALL=(safetensors dump tokenizer config vocab cli npy)
+ALL=(safetensors dump tokenizer config vocab cli npy bpe)
 total=60 runs=""
 while getopts "t:n:h" opt; do
     case $opt in

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """scripts/gen-unicode-tables.py: writes lib/model/src/unicode_tables.cpp.
 
-The WordPiece tokenizer (lib/model/src/tokenizer.cpp) needs a few Unicode facts that
-C++ does not provide: character categories (whitespace, control, punctuation,
-non-spacing mark), canonical decompositions and combining classes (for NFD),
+The WordPiece tokenizer (lib/model/src/tokenizer.cpp) and the byte-level BPE
+pre-split (lib/model/src/bpe.cpp) need a few Unicode facts that C++ does not
+provide: character categories (whitespace, control, punctuation, non-spacing
+mark, letter, number), canonical decompositions and combining classes (for NFD),
 and lower-case mappings. This script reads them from Python's unicodedata
 (Unicode version printed in the output file) and emits compact sorted tables.
 Hangul syllables decompose algorithmically in the C++ code and are left out.
@@ -68,13 +69,16 @@ def main():
     print(f"// Unicode {unicodedata.unidata_version} (Python {sys.version.split()[0]} unicodedata).")
     print("// Category tables, canonical decompositions (NFD, Hangul excluded: algorithmic),")
     print("// canonical combining classes and per-character lower-case mappings for the")
-    print("// BERT basic tokenizer in tokenizer.cpp.")
+    print("// BERT basic tokenizer in tokenizer.cpp; letters and numbers for the BPE pre-split in bpe.cpp.")
     print('#include "unicode_tables.hpp"\n')
     print("namespace attn::unicode {\n")
     emit_ranges("kWhitespace", ranges(lambda c: chr(c).isspace()), "str.isspace()")
     emit_ranges("kOther", ranges(lambda c: cat(c).startswith("C")), "general category C* (control, format, unassigned, ...)")
     emit_ranges("kPunctuation", ranges(lambda c: cat(c).startswith("P")), "general category P*")
     emit_ranges("kNonspacingMark", ranges(lambda c: cat(c) == "Mn"), "general category Mn")
+    # the byte-level BPE pre-split (lib/model/src/bpe.cpp): \p{L} and \p{N}
+    emit_ranges("kLetter", ranges(lambda c: cat(c).startswith("L")), "general category L* (\\p{L})")
+    emit_ranges("kNumber", ranges(lambda c: cat(c).startswith("N")), "general category N* (\\p{N})")
     # combining classes: runs of equal non-zero class
     cc = []
     start = None

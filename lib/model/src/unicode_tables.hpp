@@ -1,4 +1,4 @@
-// unicode_tables.hpp: the Unicode tables the tokenizer needs (internal).
+// unicode_tables.hpp: the Unicode tables the tokenizers need (internal).
 // The data is generated into unicode_tables.cpp by scripts/gen-unicode-tables.py.
 #pragma once
 
@@ -20,8 +20,8 @@ struct CodeMapping {
     uint32_t length;
 };
 
-extern const CodeRange kWhitespace[], kOther[], kPunctuation[], kNonspacingMark[];
-extern const size_t kWhitespace_size, kOther_size, kPunctuation_size, kNonspacingMark_size;
+extern const CodeRange kWhitespace[], kOther[], kPunctuation[], kNonspacingMark[], kLetter[], kNumber[];
+extern const size_t kWhitespace_size, kOther_size, kPunctuation_size, kNonspacingMark_size, kLetter_size, kNumber_size;
 extern const CombiningRun kCombining[];
 extern const size_t kCombining_size;
 extern const char32_t kDecomposition_pool[], kLowercase_pool[];

@@ -1,0 +1,138 @@
+// attn/model/gpt2.hpp: a GPT-2-family decoder read from a Hugging Face folder, built from
+// attn's pieces, with the byte-level BPE tokenizer (attn/model/bpe.hpp).
+//
+//   ids (T)                                   B = 1: one sequence
+//   x = wte[ids] + wpe[t]                     (1, T, D)   learned positions
+//   L x:  a = MHA(LN_1(x), causal mask)       (1, T, D)   weights (1, H, T, T) recorded
+//         x = x + a                           pre-norm, as GPT-2
+//         f = W_2 gelu(W_1 LN_2(x) + b_1) + b_2   (1, T, I) -> (1, T, D), GELU in its tanh form
+//         x = x + f
+//   logits = LN_f(x) wte^T                    (T, V)      the LM head tied to the embedding
+//
+// The folder: config.json (model_type "gpt2"; n_layer, n_head, n_embd, n_positions,
+// vocab_size, n_inner, layer_norm_epsilon, activation_function), model.safetensors
+// (float32, float16 or bfloat16; names as GPT2LMHeadModel's state dict, "transformer."
+// prefixed or bare), vocab.json + merges.txt. GPT-2's projections are Conv1D modules,
+// whose weight is stored [in, out], the transpose of nn.Linear's [out, in]: c_attn
+// (D, 3D) holds W_q | W_k | W_v side by side. load() transposes each into attn::Linear
+// once, so the attention is attn::MultiHeadAttention on the reference backend with a
+// causal mask (every weight inspectable), and step() the same with a KV cache.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "attn/core/linear.hpp"
+#include "attn/core/tensor.hpp"
+#include "attn/model/bpe.hpp"
+#include "attn/nn/kv_cache.hpp"
+#include "attn/nn/mha.hpp"
+
+namespace attn {
+
+struct Gpt2Config {
+    int64_t vocab_size = 50257, n_positions = 1024, n_embd = 768, n_layer = 12, n_head = 12;
+    int64_t n_inner = 0;  // the feed-forward width; config.json's null: 4 * n_embd
+    float layer_norm_epsilon = 1e-5f;
+    std::string activation = "gelu_new";  // gelu_new, gelu_pytorch_tanh, gelu_fast (tanh form), gelu (erf)
+    bool scale_attn_weights = true;       // scores / sqrt(Dk); false: no scaling
+    bool tie_word_embeddings = true;      // false: lm_head.weight in the weights file (true: wte, as transformers ties them)
+};
+
+// The files of a GPT-2 folder, each checked to exist.
+struct Gpt2Files {
+    std::string dir, config, weights, vocab, merges;
+};
+
+// The model_type config.json of a folder declares ("gpt2", "bert", ...), "" when the folder
+// or its config.json is missing or says none. Throws InputError on a config.json that is
+// not JSON.
+std::string folder_model_type(const std::string& dir);
+// Throws InputError naming the folder and the missing file.
+Gpt2Files locate_gpt2(const std::string& dir);
+// config.json, checked: model_type "gpt2" (or a GPT2 architecture), every size positive
+// and within bounds, n_embd a multiple of n_head, 0 < layer_norm_epsilon < 1, a known
+// activation, and no option this code does not implement (cross-attention, attention
+// scaled by the layer index). InputError naming the file and the rule.
+Gpt2Config read_gpt2_config(const Gpt2Files& files);
+// vocab.json + merges.txt; InputError also when the vocabulary has more tokens than
+// the config's vocab_size (their ids would index past the embedding).
+BpeTokenizer load_gpt2_tokenizer(const Gpt2Files& files, const Gpt2Config& config);
+
+struct Gpt2Layer {
+    Tensor ln1_gamma, ln1_beta;                // (D)
+    MultiHeadAttention attention{MhaConfig{}};  // q, k, v from c_attn, o from c_proj, as nn.Linear
+    Tensor ln2_gamma, ln2_beta;                // (D)
+    Linear fc;                                 // W (I, D) = mlp.c_fc.weight^T
+    Linear proj;                               // W (D, I) = mlp.c_proj.weight^T
+};
+
+struct Gpt2Options {
+    bool record_attention = true;  // keep every layer's weights (1, H, T, T)
+    bool record_residual = false;  // keep the residual stream before each block and after the last
+};
+
+struct Gpt2Output {
+    Tensor logits;                   // (T, V)
+    std::vector<Tensor> attentions;  // per layer (1, H, T, T), if recorded
+    std::vector<Tensor> residual;    // L + 1 of (1, T, D): before block 0 .. after block L-1 (before LN_f)
+};
+
+class Gpt2Model {
+public:
+    Gpt2Config config;
+    Tensor wte, wpe;  // (V, D), (P, D)
+    std::vector<Gpt2Layer> layers;
+    Tensor lnf_gamma, lnf_beta;  // (D)
+    Tensor lm_head;              // (V, D); empty when tied to wte
+    Gpt2Files files;             // what load() read
+
+    // model.safetensors + config.json of a folder. InputError names the file and the
+    // tensor: a missing one, a wrong shape, an integer dtype, a NaN or infinite value,
+    // or a tensor that is not part of the model (the causal-mask buffers attn.bias and
+    // attn.masked_bias that older transformers saved are skipped).
+    static Gpt2Model load(const Gpt2Files& files);
+
+    // The whole sequence with the causal mask. InputError on no ids, more than
+    // n_positions, or an id outside the vocabulary.
+    Gpt2Output forward(const std::vector<int32_t>& ids, const Gpt2Options& opt = {}) const;
+
+    // An empty KV cache for this model (batch 1).
+    KvCache make_cache() const;
+    // One token at the position after those in `cache`: appends its keys and values to
+    // every layer and returns its logits (V). attentions, if given, receives each layer's
+    // weights of this query over the cached keys (1, H, 1, Tk). The same numbers as
+    // forward() to float32 rounding. InputError past n_positions or on a bad id.
+    Tensor step(int32_t id, KvCache& cache, std::vector<Tensor>* attentions = nullptr) const;
+
+    const Tensor& head() const { return lm_head.empty() ? wte : lm_head; }
+    int64_t head_dim() const { return config.n_embd / config.n_head; }
+};
+
+// Decoding: the prompt runs through the KV cache token by token, then each step appends the
+// chosen token. temperature 0: greedy (the arg max; the lowest id on a tie); > 0: a draw from
+// softmax(logits / temperature) with Rng(seed, step): the same seed, the same tokens.
+struct Gpt2GenerateOptions {
+    int64_t steps = 20;
+    double temperature = 0.0;
+    uint64_t seed = 0;
+    bool record_attention = false;  // per step, the attention of the query that chose the token
+};
+struct Gpt2Step {
+    int32_t id = 0;
+    float prob = 0;                  // its probability under softmax(logits / T) (T = 1 when greedy)
+    std::vector<Tensor> attentions;  // if recorded: per layer (1, H, 1, Tk), the previous token's query
+                                     // over the Tk tokens before this one (its logits chose this token)
+};
+// InputError when the prompt is empty, prompt + steps exceed n_positions, or the temperature
+// is neither 0 nor in [0.01, 100].
+std::vector<Gpt2Step> gpt2_generate(const Gpt2Model& m, const std::vector<int32_t>& prompt,
+                                    const Gpt2GenerateOptions& opt);
+// softmax of one logit row (V), in double, as float probabilities.
+std::vector<float> softmax_probs(const float* logits, int64_t V, double temperature = 1.0);
+
+// In place: the tanh form of GELU, 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+void gelu_tanh(float* x, int64_t n);
+
+}  // namespace attn

@@ -1,0 +1,297 @@
+// bpe.cpp: GPT-2's byte-level BPE (see attn/model/bpe.hpp for the four steps).
+#include "attn/model/bpe.hpp"
+
+#include <algorithm>
+#include <array>
+#include <limits>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "attn/core/errors.hpp"
+#include "attn/core/utf8.hpp"
+#include "attn/io/dump.hpp"
+#include "unicode_tables.hpp"
+
+namespace attn {
+
+namespace {
+
+using namespace attn::unicode;
+
+bool in_ranges(const CodeRange* r, size_t n, char32_t c) {
+    const CodeRange* end = r + n;
+    const CodeRange* it = std::upper_bound(r, end, c, [](char32_t v, const CodeRange& x) { return v < x.lo; });
+    return it != r && (it - 1)->hi >= c;
+}
+
+// \s of the pattern: the Unicode White_Space property (what the regex engines of
+// GPT-2's encoder.py and HF tokenizers match; Python's str.isspace also takes
+// U+001C..U+001F, which are not White_Space).
+bool is_space(char32_t c) {
+    return (c >= 0x9 && c <= 0xD) || c == 0x20 || c == 0x85 || c == 0xA0 || c == 0x1680 ||
+           (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
+}
+bool is_letter(char32_t c) { return in_ranges(kLetter, kLetter_size, c); }
+bool is_number(char32_t c) { return in_ranges(kNumber, kNumber_size, c); }
+bool is_other(char32_t c) { return !is_space(c) && !is_letter(c) && !is_number(c); }
+
+// bytes_to_unicode as a table: byte -> code point.
+const std::array<char32_t, 256>& byte_table() {
+    static const std::array<char32_t, 256> table = [] {
+        std::array<char32_t, 256> t{};
+        char32_t next = 256;  // the bytes that are not printable, in order, from U+0100
+        for (int b = 0; b < 256; ++b) {
+            const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
+            t[static_cast<size_t>(b)] = printable ? static_cast<char32_t>(b) : next++;
+        }
+        return t;
+    }();
+    return table;
+}
+
+// The length of the pattern's match at position i of s (always >= 1 when i < size).
+size_t match_at(const std::u32string& s, size_t i) {
+    const size_t n = s.size();
+    auto run = [&](size_t j, bool (*pred)(char32_t)) {
+        while (j < n && pred(s[j])) ++j;
+        return j;
+    };
+    const char32_t c = s[i];
+    // 's 't 're 've 'm 'll 'd
+    if (c == U'\'' && i + 1 < n) {
+        const char32_t a = s[i + 1];
+        if (a == U's' || a == U't' || a == U'm' || a == U'd') return 2;
+        if (i + 2 < n) {
+            const char32_t b = s[i + 2];
+            if ((a == U'r' && b == U'e') || (a == U'v' && b == U'e') || (a == U'l' && b == U'l')) return 3;
+        }
+    }
+    // ␣?\p{L}+  ␣?\p{N}+  ␣?[^\s\p{L}\p{N}]+  (the optional space first, as the regex tries it)
+    for (bool (*pred)(char32_t) : {is_letter, is_number, is_other}) {
+        if (c == U' ' && i + 1 < n && pred(s[i + 1])) return run(i + 1, pred) - i;
+        if (pred(c)) return run(i, pred) - i;
+    }
+    // c is whitespace. \s+(?!\S): the whole run if it ends the text, else the run less
+    // its last character (which then may lead the next word), if that leaves any.
+    const size_t end = run(i, is_space);
+    if (end == n) return end - i;
+    if (end - i >= 2) return end - i - 1;
+    return 1;  // \s+ : a single whitespace before a non-space
+}
+
+[[noreturn]] void bad(const std::string& what, const std::string& rule) { throw InputError(what + ": " + rule); }
+
+// A token for a message: at most 40 code points, control characters escaped.
+std::string show(std::string_view tok) {
+    std::string out;
+    size_t count = 0;
+    for (size_t i = 0; i < tok.size() && count < 40; ++count) {
+        const char32_t c = utf8_next(tok, i);
+        if (c < 0x20 || c == 0x7F) out += fmt::format("\\x{:02x}", static_cast<unsigned>(c));
+        else utf8_append(out, c);
+    }
+    return count >= 40 ? out + "…" : out;
+}
+
+}  // namespace
+
+char32_t bpe_byte_to_unicode(uint8_t b) { return byte_table()[b]; }
+
+int bpe_unicode_to_byte(char32_t c) {
+    if (c < 256) {
+        if (byte_table()[c] == c) return static_cast<int>(c);
+        return -1;
+    }
+    const auto& t = byte_table();
+    for (int b = 0; b < 256; ++b)
+        if (t[static_cast<size_t>(b)] == c) return b;
+    return -1;
+}
+
+std::vector<std::string> bpe_pre_split(std::string_view text) {
+    const std::u32string s = utf8_decode(text);
+    std::vector<std::string> words;
+    for (size_t i = 0; i < s.size();) {
+        const size_t len = match_at(s, i);
+        words.push_back(utf8_encode(std::u32string_view(s).substr(i, len)));
+        i += len;
+    }
+    return words;
+}
+
+BpeTokenizer::BpeTokenizer(std::unordered_map<std::string, int32_t> vocab,
+                           std::vector<std::pair<std::string, std::string>> merges, std::string vocab_what,
+                           std::string merges_what)
+    : vocab_what_(std::move(vocab_what)) {
+    // ids: 0..N-1, each once
+    const size_t N = vocab.size();
+    if (N == 0) bad(vocab_what_, "has no tokens");
+    vocab_.assign(N, std::string());
+    std::vector<bool> seen(N, false);
+    for (auto& [tok, id] : vocab) {
+        if (id < 0 || static_cast<size_t>(id) >= N)
+            bad(vocab_what_, fmt::format("token '{}' has id {}, outside 0..{} (the ids must be 0..N-1 for N = {} tokens)",
+                                         show(tok), id, N - 1, N));
+        if (seen[static_cast<size_t>(id)])
+            bad(vocab_what_, fmt::format("id {} is given to two tokens ('{}' and '{}')", id,
+                                         show(vocab_[static_cast<size_t>(id)]), show(tok)));
+        seen[static_cast<size_t>(id)] = true;
+        vocab_[static_cast<size_t>(id)] = tok;
+    }
+    index_ = std::move(vocab);
+    for (const std::string& tok : vocab_)  // each character stands for one byte, and takes 1 or 2 in UTF-8
+        max_token_bytes_ = std::max<int64_t>(max_token_bytes_, static_cast<int64_t>(tok.size()));
+    for (int b = 0; b < 256; ++b) {
+        std::string sym;
+        utf8_append(sym, bpe_byte_to_unicode(static_cast<uint8_t>(b)));
+        if (index_.count(sym) == 0)
+            bad(vocab_what_, fmt::format("has no token '{}' for the byte 0x{:02x} (byte-level BPE needs all 256 byte symbols)",
+                                         show(sym), b));
+    }
+    eos_ = id(std::string(kEndOfText));
+    ranks_.reserve(merges.size());
+    for (size_t r = 0; r < merges.size(); ++r) {
+        const auto& [a, b] = merges[r];
+        const std::string where = fmt::format("{}: merge {} ('{} {}')", merges_what, r + 1, show(a), show(b));
+        for (const std::string* part : {&a, &b})
+            if (index_.count(*part) == 0) bad(where, fmt::format("'{}' is not in {}", show(*part), vocab_what_));
+        if (index_.count(a + b) == 0) bad(where, fmt::format("the merged token '{}' is not in {}", show(a + b), vocab_what_));
+        if (!ranks_.emplace(a + " " + b, static_cast<int32_t>(r)).second) bad(where, "appears twice");
+    }
+}
+
+BpeTokenizer BpeTokenizer::parse(std::string_view vocab_json, std::string_view merges_txt, const std::string& vocab_what,
+                                 const std::string& merges_what) {
+    const nlohmann::json j = parse_json_relaxed(vocab_json, vocab_what);
+    if (!j.is_object()) bad(vocab_what, "not a JSON object of token -> id");
+    std::unordered_map<std::string, int32_t> vocab;
+    vocab.reserve(j.size());
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        if (!it.value().is_number_integer())
+            bad(vocab_what, fmt::format("the id of token '{}' is not an integer", show(it.key())));
+        const int64_t id = it.value().get<int64_t>();
+        if (id < 0 || id > std::numeric_limits<int32_t>::max())
+            bad(vocab_what, fmt::format("token '{}' has id {}, outside 0..N-1", show(it.key()), id));
+        vocab.emplace(it.key(), static_cast<int32_t>(id));
+    }
+    if (vocab.size() != j.size()) bad(vocab_what, "a token appears twice");
+    std::vector<std::pair<std::string, std::string>> merges;
+    size_t line_no = 0;
+    for (size_t pos = 0; pos < merges_txt.size();) {
+        size_t nl = merges_txt.find('\n', pos);
+        if (nl == std::string_view::npos) nl = merges_txt.size();
+        std::string_view line = merges_txt.substr(pos, nl - pos);
+        pos = nl + 1;
+        ++line_no;
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (line_no == 1 && line.substr(0, 8) == "#version") continue;
+        const std::string where = fmt::format("{}: line {}", merges_what, line_no);
+        if (line.empty()) bad(where, "is empty (each line is one merge: two tokens separated by one space)");
+        const size_t sp = line.find(' ');
+        if (sp == std::string_view::npos || sp == 0 || sp + 1 == line.size() ||
+            line.find(' ', sp + 1) != std::string_view::npos)
+            bad(where, fmt::format("'{}' is not two tokens separated by one space", show(line)));
+        merges.emplace_back(std::string(line.substr(0, sp)), std::string(line.substr(sp + 1)));
+    }
+    return BpeTokenizer(std::move(vocab), std::move(merges), vocab_what, merges_what);
+}
+
+BpeTokenizer BpeTokenizer::load(const std::string& vocab_path, const std::string& merges_path) {
+    return parse(read_file(vocab_path), read_file(merges_path), vocab_path, merges_path);
+}
+
+std::vector<std::string> BpeTokenizer::bpe(std::string_view word) const {
+    // symbols: one per byte, as its mapped character
+    std::vector<std::string> sym;
+    for (unsigned char b : word) {
+        std::string s;
+        utf8_append(s, bpe_byte_to_unicode(b));
+        sym.push_back(std::move(s));
+    }
+    while (sym.size() > 1) {
+        // the adjacent pair of lowest rank
+        int32_t best = std::numeric_limits<int32_t>::max();
+        std::string best_a, best_b;
+        for (size_t i = 0; i + 1 < sym.size(); ++i) {
+            const auto it = ranks_.find(sym[i] + " " + sym[i + 1]);
+            if (it != ranks_.end() && it->second < best) {
+                best = it->second;
+                best_a = sym[i];
+                best_b = sym[i + 1];
+            }
+        }
+        if (best == std::numeric_limits<int32_t>::max()) break;
+        // merge every occurrence, left to right
+        std::vector<std::string> next;
+        next.reserve(sym.size());
+        for (size_t i = 0; i < sym.size();) {
+            if (i + 1 < sym.size() && sym[i] == best_a && sym[i + 1] == best_b) {
+                next.push_back(best_a + best_b);
+                i += 2;
+            } else {
+                next.push_back(std::move(sym[i]));
+                i += 1;
+            }
+        }
+        sym = std::move(next);
+    }
+    return sym;
+}
+
+BpeEncoding BpeTokenizer::encode(std::string_view text) const {
+    BpeEncoding enc;
+    auto add_piece = [&](std::string_view piece) {
+        for (const std::string& word : bpe_pre_split(piece))
+            for (std::string& s : bpe(word)) {
+                const auto it = index_.find(s);
+                // every merge result is in the vocabulary (checked at load), and so is every byte
+                enc.ids.push_back(it->second);
+                enc.tokens.push_back(std::move(s));
+            }
+    };
+    size_t pos = 0;
+    while (pos <= text.size()) {
+        const size_t hit = eos_ >= 0 ? text.find(kEndOfText, pos) : std::string_view::npos;
+        add_piece(text.substr(pos, hit == std::string_view::npos ? std::string_view::npos : hit - pos));
+        if (hit == std::string_view::npos) break;
+        enc.ids.push_back(eos_);
+        enc.tokens.emplace_back(kEndOfText);
+        pos = hit + kEndOfText.size();
+    }
+    return enc;
+}
+
+std::string BpeTokenizer::decode(const std::vector<int32_t>& ids) const {
+    std::string out;
+    for (int32_t id : ids) {
+        const std::string& tok = token(id);
+        if (id == eos_) {
+            out += tok;
+            continue;
+        }
+        for (size_t i = 0; i < tok.size();) {
+            const char32_t c = utf8_next(tok, i);
+            const int b = bpe_unicode_to_byte(c);
+            if (b >= 0) out.push_back(static_cast<char>(b));
+            else utf8_append(out, c);  // a vocabulary entry outside the byte alphabet: as written
+        }
+    }
+    return out;
+}
+
+std::string BpeTokenizer::token_text(int32_t id) const { return utf8_encode(utf8_decode(decode({id}))); }
+
+int32_t BpeTokenizer::id(const std::string& token) const {
+    const auto it = index_.find(token);
+    return it == index_.end() ? -1 : it->second;
+}
+
+const std::string& BpeTokenizer::token(int32_t id) const {
+    if (id < 0 || static_cast<size_t>(id) >= vocab_.size())
+        throw InputError(fmt::format("token id {} is outside the vocabulary of {} (0..{})", id, vocab_what_,
+                                     vocab_.size() - 1));
+    return vocab_[static_cast<size_t>(id)];
+}
+
+}  // namespace attn

@@ -261,9 +261,8 @@ def load_page(b, checks, path, name, out):
 def hover_cell(b, i, j):
     """Moves the mouse over matrix cell (i, j); returns the info line's weight."""
     x, y = b.eval(f"""(function(){{var c=document.querySelector('canvas.matrix');c.scrollIntoView();
-        var r=c.getBoundingClientRect();var d=JSON.parse(document.getElementById('attn-data').textContent);
-        var cs=Math.max(1,Math.min(26,Math.floor(720/Math.max(d.Tq,d.Tk))));var m=cs>=9?96:4;
-        return [r.left+m+({j}+0.5)*cs, r.top+m+({i}+0.5)*cs];}})()""")
+        var r=c.getBoundingClientRect(), cs=+c.dataset.cell;
+        return [r.left+(+c.dataset.left)+({j}+0.5)*cs, r.top+(+c.dataset.top)+({i}+0.5)*cs];}})()""")
     b.call("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y})
     b.pump(0.1)
     return b.eval("[document.getElementById('mx-info').dataset.i, document.getElementById('mx-info').dataset.j, "
@@ -276,6 +275,8 @@ def main():
     ap.add_argument("--out", required=True, help="folder for the pages, screenshots and summary.json")
     ap.add_argument("--chromium", help="the browser (default: chromium, chromium-browser or google-chrome on PATH)")
     ap.add_argument("--big", action="store_true", help="also time a 12-head T = 512 page")
+    ap.add_argument("--tour-to", type=int, default=4, metavar="N",
+                    help="the tour page holds lessons 1..N (default 4; 0: no tour page)")
     a = ap.parse_args()
     chromium = find_chromium(a.chromium)
     if chromium is None:
@@ -309,6 +310,10 @@ def main():
         big = os.path.join(a.out, "big-12h-T512.html")
         attn(a.attn, "forward", "--seq", "512", "--heads", "12", "--d-model", "768", "--batch", "1", "--html", big)
         pages.append((big, "12 heads T=512"))
+
+    tour_html = os.path.join(a.out, "tour.html")
+    if a.tour_to > 0:
+        attn(a.attn, "tour", "--to", str(a.tour_to), "--html", tour_html)
 
     try:
         b = Browser(chromium, a.out)
@@ -369,6 +374,24 @@ def main():
                              "document.getElementById('view-matrix').className]")
                 checks.check(sel == ["3", "7", "view on"], f"6x12: a click on layer 3 head 7 enlarges it ({sel})")
                 b.screenshot(os.path.join(a.out, stem + "-matrix.png"), full=False)
+        if a.tour_to > 0:
+            b.events.clear()
+            b.open_tab()
+            b.call("Page.navigate", {"url": "file://" + os.path.abspath(tour_html)})
+            b.pump(1.0)
+            n = b.eval("document.querySelectorAll('details.lesson').length")
+            checks.check(n == a.tour_to, f"tour: {n} lessons of {a.tour_to}")
+            rec = b.eval("JSON.parse(document.getElementById('attn-tour').textContent).lessons.length")
+            checks.check(rec == a.tour_to, f"tour: the embedded record holds {rec} lessons")
+            errors = [e for e in b.events if e.get("method") in ("Runtime.exceptionThrown",) or
+                      (e.get("method") == "Log.entryAdded" and e["params"]["entry"].get("level") == "error")]
+            reqs = [e for e in b.events if e.get("method") == "Network.requestWillBeSent" and
+                    not e["params"]["request"]["url"].startswith("file://")]
+            checks.check(not errors, f"tour: no console error or CSP violation {errors[:2] if errors else ''}")
+            checks.check(not reqs, "tour: no network request")
+            b.eval("document.querySelectorAll('details.lesson').forEach(function(d){d.open=true;})")
+            b.screenshot(os.path.join(a.out, "tour.png"))
+            figures.append({"page": "tour.html", "bytes": os.path.getsize(tour_html), "heads": 0, "open_ms": 0, "wall_s": 0})
     finally:
         b.close()
     with open(os.path.join(a.out, "summary.json"), "w") as f:

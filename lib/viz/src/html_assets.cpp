@@ -265,8 +265,9 @@ var mxInfo = el('div'); mxInfo.id = 'mx-info'; secMx.appendChild(mxInfo);
 var mxWrap = el('div', 'mx'); secMx.appendChild(mxWrap);
 var mx = el('canvas', 'matrix'); mxWrap.appendChild(mx);
 var CS = Math.max(1, Math.min(26, Math.floor(720 / Math.max(Tq, Tk))));
-var LAB = CS >= 9, ML = LAB ? 96 : 4, MT = LAB ? 96 : 4;
+var LAB = CS >= 9, ML = LAB ? 124 : 4, MT = LAB ? 124 : 4;
 mx.width = ML + Tk * CS; mx.height = MT + Tq * CS;
+mx.dataset.cell = String(CS); mx.dataset.left = String(ML); mx.dataset.top = String(MT);
 function drawMatrix() {
   var ctx = mx.getContext('2d');
   ctx.fillStyle = '#fff'; ctx.fillRect(0, 0, mx.width, mx.height);

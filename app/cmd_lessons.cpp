@@ -177,6 +177,12 @@ const attn::cli::Command list_cmd{
 int run_one(RunFlags& f) {
     f.language = resolve_lang(f.lang);
     const Lesson& lesson = lookup(f.name, f.language);
+    if (!f.html.empty()) {  // the lesson as a page, as `attn tour --html` writes each lesson
+        if (f.json || !f.svg.empty()) throw attn::InputError("--html: holds the record and the figures; drop --json and --svg");
+        bool pausing = false;
+        return report_failures(attn::cli::run_tour_html(f.html, make_options(f, pausing), lesson.number, lesson.number),
+                               f.language);
+    }
     if (!f.svg.empty() && !lesson.heatmaps) {
         std::string with;
         for (const auto& l : attn::lessons::all_lessons())
@@ -225,6 +231,7 @@ const attn::cli::Command lesson_cmd{
         sub.add_option("name", f->name, "Lesson number or name (see `attn lessons`)")->required();
         add_common(sub, *f);
         sub.add_option("--svg", f->svg, "Also write the lesson's heatmaps to this SVG file (- for stdout: the text goes to stderr)");
+        sub.add_option("--html", f->html, "Write the lesson as one self-contained page (text, figures, checks, the --json record) to FILE");
         return [f] { return run_one(*f); };
     }};
 

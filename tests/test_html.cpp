@@ -332,6 +332,14 @@ TEST_CASE("html: attn tour --html holds the same record as attn tour --json") {
           std::string::npos);
     CHECK(html.find("href=") == std::string::npos);  // nothing to load (the inline SVGs name their xmlns only)
     CHECK(html.find("src=") == std::string::npos);
+    // one lesson: the same section and record as the tour's
+    r = attn::test::run_attn("lesson 4 --seed 3 --html '" + dir + "/l4.html'");
+    REQUIRE_MESSAGE(r.code == 0, r.out);
+    const std::string l4 = read_text(dir + "/l4.html");
+    CHECK(count(l4, "<details class=\"lesson\"") == 1);
+    const auto rec4 = nlohmann::json::parse(between(l4, "<script type=\"application/json\" id=\"attn-tour\">", "</script>"));
+    CHECK(rec4["lessons"][0] == json["lessons"][3]);
+    CHECK(attn::test::run_attn("lesson 4 --json --html '" + dir + "/l4.html'").code == 2);
     CHECK(attn::test::run_attn("tour --html - ").code == 2);
     CHECK(attn::test::run_attn("tour --json --html '" + page + "'").code == 2);
     std::filesystem::remove_all(dir);

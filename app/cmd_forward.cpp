@@ -15,6 +15,7 @@
 
 #include "attn/attn.hpp"
 #include "command.hpp"
+#include "html_page.hpp"
 #include "impl_option.hpp"
 #include "memory.hpp"
 #include "options.hpp"
@@ -32,6 +33,7 @@ struct ForwardOpts {
     int64_t window = 0;  // --window W: sliding window of W keys (0: none)
     std::string mask = "none", scale = "sqrt", fill = "-inf", init = "torch", impl = "reference";
     std::string dump, input, mask_file;
+    HtmlOpts html;
     JsonNonFinite json_nonfinite = JsonNonFinite::literal;
     double dropout = 0.0;
     // Score options (attn/core/attention.hpp): --kv-heads (0: --heads), --rope [BASE], --alibi, --softcap C (0: off)
@@ -451,7 +453,7 @@ int run_forward(ForwardOpts o) {
     cfg.kv_heads = o.kv_heads > 0 ? o.kv_heads : cfg.heads;
     // Weights, activations and (B, H, T, T) tensors, counted in double so nothing overflows (app/memory.hpp).
     ForwardSizes sizes{o.batch, std::max(o.seq, o.tk), cfg.d_model, cfg.heads, cfg.d_k, cfg.d_v, cfg.bias, true,
-                       o.train && o.dropout > 0, !o.dump.empty()};
+                       o.train && o.dropout > 0, !o.dump.empty() || !o.html.file.empty()};
     sizes.kv_heads = cfg.kv_heads;
     sizes.kdim = cfg.kdim;
     sizes.vdim = cfg.vdim;
@@ -486,6 +488,7 @@ int run_forward(ForwardOpts o) {
                                      "all heads",
                                      row.name));
     if (!o.dump.empty()) require_writable("--dump", o.dump);
+    check_html(o.html);
     // the score options: a name for messages ("grouped-query heads (H_q 4, H_kv 2), RoPE"), from shapes alone
     const std::string features = score_features(Tensor(Shape{1, cfg.heads, 1, 1}), Tensor(Shape{1, cfg.kv_heads, 1, 1}), aopt);
     if (!features.empty() && !row.score_options)
@@ -498,6 +501,8 @@ int run_forward(ForwardOpts o) {
         throw InputError(fmt::format("--backward: {} has no backward pass (backends with one: {}); pick one with --impl",
                                      row.name, backward_backend_names()));
     const TextOut text({{"--dump -", o.dump == "-"}});  // with --dump -, the JSON has stdout and the text stderr
+    if (!row.records && !o.html.file.empty())
+        throw InputError(fmt::format("--html: {} never forms the (T, T) weights; use --impl reference", row.name));
     if (!row.records && o.trace)
         throw InputError(fmt::format("--trace: {} never forms the (T, T) scores; use --impl reference to trace them",
                                      row.name));
@@ -631,7 +636,7 @@ int run_forward(ForwardOpts o) {
         for (const auto& [name, t] : backward_tensors(grads, brec))
             text.print("    {:<12} {:<16} {:.4g}\n", name, shape_str(t->shape), tensor_norm(*t));
     }
-    if (!o.dump.empty()) {
+    if (!o.dump.empty() || !o.html.file.empty()) {  // --html reads the weights, scores, mask and V from the dump
         Dump d;
         d.seed = o.seed;
         d.config = {{"batch", o.batch},   {"seq", o.seq},         {"d_model", cfg.d_model}, {"heads", cfg.heads},
@@ -713,6 +718,8 @@ int run_forward(ForwardOpts o) {
         put("out", rec.out);
         if (o.backward)
             for (const auto& [name, t] : backward_tensors(grads, brec)) put(name, *t);
+        if (!o.html.file.empty()) write_html_page(o.html, page_from_dump(d, "attn forward", 0), text);
+        if (o.dump.empty()) return 0;
         with_option("--dump", [&] { write_file_atomic(o.dump, dump_to_string(d, o.json_nonfinite)); });
         if (o.dump != "-") text.print("  wrote {} ({} tensors)\n", o.dump, d.tensors.size());
     }
@@ -785,6 +792,7 @@ const Command reg{
                      "gradient's shape and norm; with --trace formula by formula; with --dump all of them");
         add_json_nonfinite(sub, o->json_nonfinite,
                            sub.add_option("--dump", o->dump, "write every tensor as JSON to FILE (- for stdout)"));
+        add_html_options(sub, o->html);
         sub.add_option("--input", o->input,
                        "read x (and any of W_q,b_q,...,W_o,b_o) from FILE instead of random ones: attn-dump JSON, "
                        "FILE.safetensors (the same tensor names; __metadata__ config) or FILE.npy (x alone, (B, T, D) or "

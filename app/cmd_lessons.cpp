@@ -19,6 +19,7 @@
 #include "command.hpp"
 #include "lesson.hpp"
 #include "options.hpp"
+#include "tour_html.hpp"
 
 namespace {
 
@@ -44,7 +45,7 @@ struct RunFlags {
     uint64_t seed = 0;
     bool json = false, no_color = false, step = false, quote = false;
     attn::JsonNonFinite json_nonfinite = attn::JsonNonFinite::literal;
-    std::string svg;
+    std::string svg, html;
     std::string name;
     std::string lang, from_text, to_text;
     Lang language = Lang::en;  // resolve_lang(lang), set when the command runs
@@ -176,6 +177,12 @@ const attn::cli::Command list_cmd{
 int run_one(RunFlags& f) {
     f.language = resolve_lang(f.lang);
     const Lesson& lesson = lookup(f.name, f.language);
+    if (!f.html.empty()) {  // the lesson as a page, as `attn tour --html` writes each lesson
+        if (f.json || !f.svg.empty()) throw attn::InputError("--html: holds the record and the figures; drop --json and --svg");
+        bool pausing = false;
+        return report_failures(attn::cli::run_tour_html(f.html, make_options(f, pausing), lesson.number, lesson.number),
+                               f.language);
+    }
     if (!f.svg.empty() && !lesson.heatmaps) {
         std::string with;
         for (const auto& l : attn::lessons::all_lessons())
@@ -224,6 +231,7 @@ const attn::cli::Command lesson_cmd{
         sub.add_option("name", f->name, "Lesson number or name (see `attn lessons`)")->required();
         add_common(sub, *f);
         sub.add_option("--svg", f->svg, "Also write the lesson's heatmaps to this SVG file (- for stdout: the text goes to stderr)");
+        sub.add_option("--html", f->html, "Write the lesson as one self-contained page (text, figures, checks, the --json record) to FILE");
         return [f] { return run_one(*f); };
     }};
 
@@ -248,6 +256,10 @@ int run_tour(RunFlags& f) {
     f.to = f.to_text.empty() ? last : lesson_number("--to", f.to_text, f.from);
     bool pausing = false;
     const auto opt = make_options(f, pausing);
+    if (!f.html.empty()) {
+        if (f.json) throw attn::InputError("--html: and --json: both hold the record; pick one");
+        return report_failures(attn::cli::run_tour_html(f.html, opt, f.from, f.to), f.language);
+    }
     int passed = 0, failed = 0, unsupported = 0, ran = 0;
     int measured = 0, identities = 0, qualified = 0, unmeasured = 0, source_errors = 0;
     nlohmann::json records = nlohmann::json::array();
@@ -312,6 +324,7 @@ const attn::cli::Command tour_cmd{
         auto f = std::make_shared<RunFlags>();
         add_common(sub, *f);
         sub.add_option("--from", f->from_text, "Start at this lesson number (1 to the last lesson's)")->type_name("N");
+        sub.add_option("--html", f->html, "Write the tour as one self-contained page (lessons, figures, checks, the --json record) to FILE");
         sub.add_option("--to", f->to_text, "Stop after this lesson number (--from to the last lesson's; default: the last)")->type_name("N");
         return [f] { return run_tour(*f); };
     }};

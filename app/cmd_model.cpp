@@ -29,6 +29,7 @@
 #include "attn/io/npy.hpp"
 #include "cmd_model_decoder.hpp"
 #include "command.hpp"
+#include "html_page.hpp"
 #include "memory.hpp"
 #include "options.hpp"
 #include "parse.hpp"
@@ -45,6 +46,7 @@ struct AttentionCmd {
     std::string svg, dump;
     JsonNonFinite json_nonfinite = JsonNonFinite::literal;
     bool no_color = false;
+    HtmlOpts html;
 };
 struct EntropyCmd {
     bool json = false;
@@ -137,6 +139,7 @@ int run_attention(const CommonOpts& co, const AttentionCmd& o) {
     if (o.head >= 0 && o.layer < 0) throw InputError("--head: needs --layer too (a head belongs to a layer)");
     if (!o.svg.empty()) require_writable("--svg", o.svg);
     if (!o.dump.empty()) require_writable("--dump", o.dump);
+    check_html(o.html);
     // Memory (app/memory.hpp): the weights, the attention, and what --dump and --svg add.
     require_fits_in_memory(!o.svg.empty() ? "--svg" : !o.dump.empty() ? "--dump" : "--text",
                            model_attention_bytes(file_size(p.files.weights), p.config.layers, p.config.heads,
@@ -145,7 +148,9 @@ int run_attention(const CommonOpts& co, const AttentionCmd& o) {
                            fmt::format("the attention of {} tokens in {} layers x {} heads", p.enc.ids.size(),
                                        p.config.layers, p.config.heads));
     const BertModel m = BertModel::load(p.files);
-    const BertOutput out = m.forward({p.enc.ids});
+    BertOptions fopt;
+    fopt.record_qkv = !o.html.file.empty();  // the values, for the page's norm-based view
+    const BertOutput out = m.forward({p.enc.ids}, fopt);
     const auto& tokens = p.enc.tokens;
     const int64_t T = static_cast<int64_t>(tokens.size()), H = p.config.heads, L = p.config.layers;
 
@@ -199,6 +204,12 @@ int run_attention(const CommonOpts& co, const AttentionCmd& o) {
         d.order.push_back("attention");
         with_option("--dump", [&] { write_file_atomic(o.dump, dump_to_string(d, o.json_nonfinite)); });
         if (o.dump != "-") text.print("wrote {} (attention [{}, 1, {}, {}, {}] and the tokens)\n", o.dump, L, H, T, T);
+    }
+    if (!o.html.file.empty()) {
+        AttentionPage page = page_from_model(out.attentions, out.values, tokens, out.mask);
+        page.subtitle = co.text;
+        page.source = "all-MiniLM-L6-v2";
+        write_html_page(o.html, std::move(page), text);
     }
     return 0;
 }
@@ -695,6 +706,7 @@ const Command reg{
                            a->add_option("--dump", ao->dump,
                                          "write every layer and head ([layers, 1, H, T, T]) and the tokens as JSON to "
                                          "FILE (- for stdout: the text goes to stderr; attn view reads it)"));
+        add_html_options(*a, ao->html);
         CLI::App* e = sub.add_subcommand("entropy", "per-head entropy and head-to-head similarity, trained vs random weights");
         common(e, nullptr);
         add_json_nonfinite(*e, eo->json_nonfinite, e->add_flag("--json", eo->json, "machine-readable output"));

@@ -18,6 +18,7 @@
 #include "attn/core/mask.hpp"
 #include "attn/core/stats.hpp"
 #include "command.hpp"
+#include "html_page.hpp"
 #include "memory.hpp"
 #include "options.hpp"
 
@@ -29,6 +30,7 @@ struct ViewOpts {
     int64_t batch = 0;
     std::optional<int64_t> head, layer;
     bool no_color = false;
+    HtmlOpts html;
 };
 
 // Token labels for batch row b, if the dump carries them and they fit T.
@@ -104,6 +106,7 @@ int run_view(const ViewOpts& o) {
     if (o.head && (*o.head < 0 || *o.head >= H))
         throw InputError(fmt::format("--head: must be in 0..{} for {} (H = {}), got {}", H - 1, o.file, H, *o.head));
 
+    check_html(o.html);
     if (!o.svg.empty()) {
         require_writable("--svg", o.svg);
         // The dump's tensors, now in memory, and every cell of the selected heads drawn.
@@ -175,6 +178,7 @@ int run_view(const ViewOpts& o) {
         with_option("--svg", [&] { write_file_atomic(o.svg, heatmap_svg(panels, so)); });
         if (o.svg != "-") out << fmt::format("\n  wrote {} ({} heatmap{})\n", o.svg, panels.size(), panels.size() == 1 ? "" : "s");
     }
+    if (!o.html.file.empty()) write_html_page(o.html, page_from_dump(d, o.file, o.batch), text);
     return 0;
 }
 
@@ -190,6 +194,7 @@ const Command reg{"view", "Draw a dump's attention weights as heatmaps (terminal
                       sub.add_option("--head", o->head, "Draw only this head (default: every head)");
                       sub.add_option("--svg", o->svg, "Also write the heatmaps to this SVG file (- for stdout: the text goes to stderr)");
                       sub.add_flag("--no-color", o->no_color, "No ANSI colour");
+                      add_html_options(sub, o->html);
                       return [o] { return run_view(*o); };
                   }};
 

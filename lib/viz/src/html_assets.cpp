@@ -1,0 +1,356 @@
+// The attention page's stylesheet and script. The script reads the JSON data
+// block (id attn-data) that attention_html writes and draws the three views;
+// every string from the data reaches the DOM through textContent, a property
+// (title) or canvas fillText, never through innerHTML or an attribute that
+// holds markup. No fetch, XHR, image or font load: the page's CSP forbids them.
+#include "html_assets.hpp"
+
+namespace attn {
+
+const char* const kHtmlCss = R"CSS(
+:root{--fg:#1f2328;--muted:#59636e;--line:#d1d9e0;--bg:#fff;--panel:#f6f8fa;--accent:#3b5bdb}
+*{box-sizing:border-box}
+body{margin:0;padding:16px 20px;color:var(--fg);background:var(--bg);font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans","Noto Sans CJK SC","Source Han Sans SC","PingFang SC","Hiragino Sans GB","Microsoft YaHei","WenQuanYi Micro Hei",sans-serif}
+h1{font-size:20px;margin:0 0 4px}
+.sub,.src,.help,.note{color:var(--muted);margin:2px 0}
+.src{font-size:12px}
+nav{display:flex;flex-wrap:wrap;gap:8px 16px;align-items:center;margin:12px 0;padding:8px 10px;background:var(--panel);border:1px solid var(--line);border-radius:6px}
+nav button{font:inherit;padding:4px 10px;border:1px solid var(--line);background:#fff;border-radius:4px;cursor:pointer}
+nav button.on{background:var(--accent);color:#fff;border-color:var(--accent)}
+nav label{display:flex;gap:6px;align-items:center}
+select{font:inherit}
+section.view{display:none;margin:8px 0}
+section.view.on{display:block}
+.hv{display:flex;align-items:flex-start;gap:0;overflow:auto;max-height:80vh}
+.hv .col{display:flex;flex-direction:column;min-width:120px}
+.hv .col.q{text-align:right}
+.tok{height:18px;line-height:18px;padding:0 6px;white-space:pre;font-size:13px;cursor:default;border-radius:3px;max-width:220px;overflow:hidden;text-overflow:ellipsis}
+.tok.hot{background:#ffe08a}
+.tok.masked{color:#b0b7bf;text-decoration:line-through}
+.tok.dim{color:#b0b7bf}
+.grid{display:grid;gap:6px;align-items:start;overflow:auto}
+.grid .rl{font-size:12px;color:var(--muted);align-self:center;text-align:right;padding-right:4px}
+.grid .cl{font-size:12px;color:var(--muted);text-align:center}
+figure.th{margin:0;padding:3px;border:1px solid var(--line);border-radius:4px;cursor:pointer;background:#fff;width:86px}
+figure.th.sel{border-color:var(--accent);box-shadow:0 0 0 2px var(--accent)}
+canvas.thumb{width:78px;height:78px;image-rendering:pixelated;display:block}
+figure.th figcaption{font-size:10.5px;line-height:1.25;color:var(--muted);white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+.mx{overflow:auto;max-height:85vh}
+canvas.matrix{display:block;cursor:crosshair}
+#mx-info{font-family:ui-monospace,"DejaVu Sans Mono",monospace;font-size:12.5px;min-height:1.5em;white-space:pre-wrap}
+.tip{position:fixed;z-index:10;pointer-events:none;background:#1f2328;color:#fff;padding:6px 8px;border-radius:4px;font:12px/1.4 ui-monospace,"DejaVu Sans Mono",monospace;white-space:pre}
+.tip[hidden]{display:none}
+table.shapes{border-collapse:collapse;font-size:13px;margin-top:4px}
+table.shapes td{border-bottom:1px solid var(--line);padding:2px 10px 2px 0}
+table.shapes td.n{font-family:ui-monospace,"DejaVu Sans Mono",monospace}
+.legend{display:flex;align-items:center;gap:6px;font-size:12px;color:var(--muted)}
+#err{color:#b42318;white-space:pre-wrap}
+footer{margin-top:16px;border-top:1px solid var(--line);padding-top:8px}
+)CSS";
+
+const char* const kHtmlJs = R"JS(
+(function () {
+'use strict';
+var D = JSON.parse(document.getElementById('attn-data').textContent);
+var TXT = {
+  en: {
+    head: 'Head view', model: 'Model view', matrix: 'Matrix view', layer: 'Layer', headsel: 'Head',
+    scale: 'Colour scale', absolute: 'absolute', perrow: 'per row', log: 'log', show: 'Show',
+    weight: 'weights \u03b1', norm: '\u2016\u03b1\u00b7v\u2016 (norm-based)', shapes: 'Tensor shapes',
+    query: 'query', key: 'key', score: 'score', weightw: 'weight', normw: '\u2016\u03b1\u00b7v\u2016',
+    mask: 'mask', masked: 'masked (the query may not attend to this key)', allowed: 'allowed',
+    entropy: 'entropy', sink: 'sink', noscore: 'not embedded at this size',
+    enc16: 'Weights are stored as float16; the largest error of any weight in this page is ',
+    enc8: 'Weights are stored in 8 bits on a square-root scale (w = (q/255)\u00b2); the largest error of any weight in this page is ',
+    nonorm: 'The norm-based view needs the value vectors, which this source does not carry.',
+    headhelp: 'Left: queries; right: keys. A line\u2019s opacity is the weight. Hover a token to isolate its row (a query) or its column (a key); keys a query may not see are struck through.',
+    modelhelp: 'Every layer \u00d7 head: mean normalised entropy (1 = uniform, 0 = one key) and sink share (the mean weight of the key that receives the most). Click a thumbnail to enlarge it.',
+    matrixhelp: 'Rows are queries, columns keys. Hover a cell for its numbers; hatched cells are masked.',
+    source: 'Source: ', topkey: 'top key', L: 'L', H: 'H', min: '0', max: 'max'
+  },
+  zh: {
+    head: '\u5934\u89c6\u56fe', model: '\u6a21\u578b\u89c6\u56fe', matrix: '\u77e9\u9635\u89c6\u56fe', layer: '\u5c42', headsel: '\u5934',
+    scale: '\u8272\u6807', absolute: '\u7edd\u5bf9', perrow: '\u6309\u884c', log: '\u5bf9\u6570', show: '\u663e\u793a',
+    weight: '\u6743\u91cd \u03b1', norm: '\u2016\u03b1\u00b7v\u2016\uff08\u8303\u6570\uff09', shapes: '\u5f20\u91cf\u5f62\u72b6',
+    query: '\u67e5\u8be2', key: '\u952e', score: '\u5206\u6570', weightw: '\u6743\u91cd', normw: '\u2016\u03b1\u00b7v\u2016',
+    mask: '\u63a9\u7801', masked: '\u5df2\u5c4f\u853d\uff08\u8be5\u67e5\u8be2\u4e0d\u80fd\u770b\u5230\u8fd9\u4e2a\u952e\uff09', allowed: '\u5141\u8bb8',
+    entropy: '\u71b5', sink: '\u6c47\u805a', noscore: '\u6b64\u89c4\u6a21\u672a\u5d4c\u5165',
+    enc16: '\u6743\u91cd\u4ee5 float16 \u5b58\u50a8\uff1b\u672c\u9875\u4efb\u4e00\u6743\u91cd\u7684\u6700\u5927\u8bef\u5dee\u4e3a ',
+    enc8: '\u6743\u91cd\u4ee5\u5e73\u65b9\u6839\u523b\u5ea6\u7684 8 \u4f4d\u5b58\u50a8\uff08w = (q/255)\u00b2\uff09\uff1b\u672c\u9875\u4efb\u4e00\u6743\u91cd\u7684\u6700\u5927\u8bef\u5dee\u4e3a ',
+    nonorm: '\u8303\u6570\u89c6\u56fe\u9700\u8981\u503c\u5411\u91cf\uff0c\u6b64\u6765\u6e90\u672a\u63d0\u4f9b\u3002',
+    headhelp: '\u5de6\uff1a\u67e5\u8be2\uff1b\u53f3\uff1a\u952e\u3002\u7ebf\u7684\u4e0d\u900f\u660e\u5ea6\u5373\u6743\u91cd\u3002\u60ac\u505c\u5728\u8bcd\u5143\u4e0a\u53ef\u5355\u72ec\u663e\u793a\u5176\u884c\uff08\u67e5\u8be2\uff09\u6216\u5217\uff08\u952e\uff09\uff1b\u67e5\u8be2\u770b\u4e0d\u5230\u7684\u952e\u663e\u793a\u5220\u9664\u7ebf\u3002',
+    modelhelp: '\u6bcf\u4e00\u5c42 \u00d7 \u6bcf\u4e2a\u5934\uff1a\u5e73\u5747\u5f52\u4e00\u5316\u71b5\uff081 = \u5747\u5300\uff0c0 = \u53ea\u770b\u4e00\u4e2a\u952e\uff09\u4e0e\u6c47\u805a\u5360\u6bd4\uff08\u6536\u5230\u6700\u591a\u7684\u952e\u7684\u5e73\u5747\u6743\u91cd\uff09\u3002\u70b9\u51fb\u7f29\u7565\u56fe\u653e\u5927\u3002',
+    matrixhelp: '\u884c\u662f\u67e5\u8be2\uff0c\u5217\u662f\u952e\u3002\u60ac\u505c\u5728\u5355\u5143\u683c\u4e0a\u67e5\u770b\u6570\u503c\uff1b\u659c\u7ebf\u5355\u5143\u683c\u5df2\u5c4f\u853d\u3002',
+    source: '\u6765\u6e90\uff1a', topkey: '\u6700\u591a\u7684\u952e', L: '\u5c42', H: '\u5934', min: '0', max: '\u6700\u5927'
+  }
+};
+var T = TXT[D.lang] || TXT.en;
+var Tq = D.Tq, Tk = D.Tk, NL = D.L, NH = D.H, N = Tq * Tk;
+
+// ---- data
+function bytes(b64) { var s = atob(b64), u = new Uint8Array(s.length); for (var i = 0; i < s.length; i++) u[i] = s.charCodeAt(i); return u; }
+var HALF = new Float32Array(65536);
+(function () {
+  for (var h = 0; h < 65536; h++) {
+    var sg = (h & 0x8000) ? -1 : 1, e = (h >> 10) & 31, m = h & 1023;
+    HALF[h] = e === 0 ? sg * m * 5.960464477539063e-8 : e === 31 ? (m ? NaN : sg * Infinity) : sg * (1 + m / 1024) * Math.pow(2, e - 15);
+  }
+})();
+function f16(u, off, n) { var out = new Float32Array(n); for (var i = 0; i < n; i++) { var b = 2 * (off + i); out[i] = HALF[u[b] | (u[b + 1] << 8)]; } return out; }
+var U8 = new Float32Array(256); for (var q = 0; q < 256; q++) U8[q] = (q / 255) * (q / 255);
+var WB = bytes(D.w), SB = D.s ? bytes(D.s) : null, MB = D.mask ? bytes(D.mask.bits) : null;
+var VN = D.vn ? f16(bytes(D.vn), 0, NL * NH * Tk) : null;
+function headW(l, h) {
+  var off = (l * NH + h) * N;
+  if (D.enc === 'f16') return f16(WB, off, N);
+  var out = new Float32Array(N); for (var i = 0; i < N; i++) out[i] = U8[WB[off + i]]; return out;
+}
+function allowed(h, i, j) {
+  if (!MB) return true;
+  var idx = ((D.mask.heads === 1 ? 0 : h) * Tq + i) * Tk + j;
+  return ((MB[idx >> 3] >> (idx & 7)) & 1) === 1;
+}
+function qtok(i) { return D.q.length ? D.q[i] : String(i); }
+function ktok(j) { return D.k.length ? D.k[j] : String(j); }
+
+// ---- state: the selected head, its weights, scores and (norm view) values
+var S = { l: 0, h: 0, view: NL * NH > 1 ? 'model' : 'head', scale: 'absolute', value: 'weight', w: null, s: null, v: null, vmax: 1, rowmax: null, focus: null };
+function load() {
+  S.w = headW(S.l, S.h);
+  S.s = SB ? f16(SB, (S.l * NH + S.h) * N, N) : null;
+  S.v = S.w;
+  if (S.value === 'norm' && VN) {
+    S.v = new Float32Array(N);
+    var base = (S.l * NH + S.h) * Tk;
+    for (var i = 0; i < Tq; i++) for (var j = 0; j < Tk; j++) S.v[i * Tk + j] = S.w[i * Tk + j] * VN[base + j];
+  }
+  S.vmax = 0; S.rowmax = new Float32Array(Tq);
+  for (var r = 0; r < Tq; r++) for (var c = 0; c < Tk; c++) { var x = S.v[r * Tk + c]; if (x > S.rowmax[r]) S.rowmax[r] = x; if (x > S.vmax) S.vmax = x; }
+  if (S.value === 'weight') S.vmax = 1;
+  if (!(S.vmax > 0)) S.vmax = 1;
+}
+function unit(x, i, scale) {
+  if (!(x > 0)) return 0;
+  if (scale === 'perrow') return S.rowmax[i] > 0 ? x / S.rowmax[i] : 0;
+  if (scale === 'log') return Math.max(0, Math.min(1, (Math.log10(x / S.vmax) + 4) / 4));
+  return Math.min(1, x / S.vmax);
+}
+var STOPS = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
+function ramp(t) {
+  t = Math.max(0, Math.min(1, t)) * (STOPS.length - 1);
+  var k = Math.min(STOPS.length - 2, Math.floor(t)), f = t - k, a = STOPS[k], b = STOPS[k + 1];
+  return [Math.round(a[0] + (b[0] - a[0]) * f), Math.round(a[1] + (b[1] - a[1]) * f), Math.round(a[2] + (b[2] - a[2]) * f)];
+}
+
+// ---- DOM helpers: text only
+function el(tag, cls, text) { var e = document.createElement(tag); if (cls) e.className = cls; if (text !== undefined && text !== null) e.textContent = text; return e; }
+function fmt(x) { return x === -Infinity ? '-inf' : x === Infinity ? 'inf' : (Math.abs(x) >= 1e-3 || x === 0 ? x.toFixed(4) : x.toExponential(2)); }
+
+document.title = D.title || 'attn';
+var body = document.body;
+body.appendChild(el('h1', null, D.title));
+if (D.subtitle) body.appendChild(el('p', 'sub', D.subtitle));
+if (D.source) body.appendChild(el('p', 'src', T.source + D.source));
+var err = el('div'); err.id = 'err'; body.appendChild(err);
+
+// controls
+var nav = el('nav'); body.appendChild(nav);
+var tabs = {};
+['head', 'model', 'matrix'].forEach(function (v) {
+  var b = el('button', null, T[v]); b.type = 'button'; b.dataset.view = v; tabs[v] = b; nav.appendChild(b);
+  b.addEventListener('click', function () { setView(v); });
+});
+function select(label, options, value, onchange) {
+  var lab = el('label', null, label + ' '), s = el('select');
+  options.forEach(function (o) { var op = el('option', null, o[1]); op.value = String(o[0]); s.appendChild(op); });
+  s.value = String(value); s.addEventListener('change', function () { onchange(s.value); });
+  lab.appendChild(s); nav.appendChild(lab); return s;
+}
+function range(n) { var a = []; for (var i = 0; i < n; i++) a.push([i, String(i)]); return a; }
+var selL = select(T.layer, range(NL), 0, function (v) { S.l = +v; load(); redraw(); });
+var selH = select(T.headsel, range(NH), 0, function (v) { S.h = +v; load(); redraw(); });
+selL.id = 'sel-layer'; selH.id = 'sel-head';
+var selS = select(T.scale, [['absolute', T.absolute], ['perrow', T.perrow], ['log', T.log]], 'absolute', function (v) { S.scale = v; redraw(); });
+selS.id = 'sel-scale';
+var selV = select(T.show, VN ? [['weight', T.weight], ['norm', T.norm]] : [['weight', T.weight]], 'weight', function (v) { S.value = v; load(); redraw(); });
+selV.id = 'sel-value';
+
+// ---- head view
+var secHead = el('section', 'view'); secHead.id = 'view-head'; body.appendChild(secHead);
+secHead.appendChild(el('p', 'help', T.headhelp));
+var hv = el('div', 'hv'); secHead.appendChild(hv);
+var colQ = el('div', 'col q'), colK = el('div', 'col k'), lines = el('canvas');
+var ROW = 18, GAP = 220;
+hv.appendChild(colQ); hv.appendChild(lines); hv.appendChild(colK);
+lines.width = GAP; lines.height = Math.max(Tq, Tk) * ROW;
+var qEls = [], kEls = [];
+for (var i0 = 0; i0 < Tq; i0++) (function (i) {
+  var e = el('div', 'tok', qtok(i)); e.title = i + ': ' + qtok(i); colQ.appendChild(e); qEls.push(e);
+  e.addEventListener('mouseenter', function () { S.focus = { side: 'q', i: i }; drawHead(); });
+  e.addEventListener('mouseleave', function () { S.focus = null; drawHead(); });
+})(i0);
+for (var j0 = 0; j0 < Tk; j0++) (function (j) {
+  var e = el('div', 'tok', ktok(j)); e.title = j + ': ' + ktok(j); colK.appendChild(e); kEls.push(e);
+  e.addEventListener('mouseenter', function () { S.focus = { side: 'k', i: j }; drawHead(); });
+  e.addEventListener('mouseleave', function () { S.focus = null; drawHead(); });
+})(j0);
+function drawHead() {
+  var ctx = lines.getContext('2d'), f = S.focus, B = 24, paths = [];
+  ctx.clearRect(0, 0, lines.width, lines.height);
+  for (var b = 0; b <= B; b++) paths.push(new Path2D());
+  for (var i = 0; i < Tq; i++) {
+    if (f && f.side === 'q' && f.i !== i) continue;
+    for (var j = 0; j < Tk; j++) {
+      if (f && f.side === 'k' && f.i !== j) continue;
+      if (!allowed(S.h, i, j)) continue;
+      var a = unit(S.v[i * Tk + j], i, S.scale), k = Math.round(a * B);
+      if (k === 0) continue;
+      paths[k].moveTo(2, i * ROW + ROW / 2); paths[k].lineTo(GAP - 2, j * ROW + ROW / 2);
+    }
+  }
+  ctx.lineWidth = 2;
+  for (var p = 1; p <= B; p++) { ctx.strokeStyle = 'rgba(59,91,219,' + (p / B) + ')'; ctx.stroke(paths[p]); }
+  qEls.forEach(function (e, i) { e.className = 'tok' + (f && f.side === 'q' && f.i === i ? ' hot' : f && f.side === 'q' ? ' dim' : f && f.side === 'k' && !allowed(S.h, i, f.i) ? ' masked' : ''); });
+  kEls.forEach(function (e, j) { e.className = 'tok' + (f && f.side === 'k' && f.i === j ? ' hot' : f && f.side === 'q' && !allowed(S.h, f.i, j) ? ' masked' : f && f.side === 'k' ? ' dim' : ''); });
+}
+
+// ---- model view: every layer x head
+var secModel = el('section', 'view'); secModel.id = 'view-model'; body.appendChild(secModel);
+secModel.appendChild(el('p', 'help', T.modelhelp));
+var grid = el('div', 'grid'); secModel.appendChild(grid);
+grid.style.gridTemplateColumns = '36px repeat(' + NH + ', 86px)';
+grid.appendChild(el('div'));
+for (var hh = 0; hh < NH; hh++) grid.appendChild(el('div', 'cl', T.H + ' ' + hh));
+var thumbs = [];
+for (var l = 0; l < NL; l++) {
+  grid.appendChild(el('div', 'rl', T.L + ' ' + l));
+  for (var h = 0; h < NH; h++) (function (l, h) {
+    var fig = el('figure', 'th'), c = el('canvas', 'thumb'), g = D.figs[l * NH + h];
+    var R = Math.min(96, Math.max(Tq, Tk));
+    c.width = Math.min(R, Tk); c.height = Math.min(R, Tq);
+    fig.appendChild(c);
+    var note = D.notes.length ? D.notes[l * NH + h] : T.sink + ': ' + T.topkey + ' \u2039' + ktok(g[2]) + '\u203a';
+    fig.appendChild(el('figcaption', null, T.entropy + ' ' + g[0].toFixed(2)));
+    fig.appendChild(el('figcaption', null, T.sink + ' ' + Math.round(100 * g[1]) + '% \u2039' + ktok(g[2]) + '\u203a'));
+    if (D.notes.length) fig.appendChild(el('figcaption', null, note));
+    fig.title = T.L + ' ' + l + ', ' + T.H + ' ' + h + ': ' + note;
+    fig.dataset.layer = String(l); fig.dataset.head = String(h);
+    fig.addEventListener('click', function () { S.l = l; S.h = h; selL.value = String(l); selH.value = String(h); load(); setView('matrix'); });
+    grid.appendChild(fig); thumbs.push({ l: l, h: h, c: c, fig: fig });
+  })(l, h);
+}
+function drawThumb(t) {
+  var w = headW(t.l, t.h), cw = t.c.width, ch = t.c.height, ctx = t.c.getContext('2d'), img = ctx.createImageData(cw, ch);
+  for (var y = 0; y < ch; y++) {
+    var i0 = Math.floor(y * Tq / ch), i1 = Math.max(i0 + 1, Math.floor((y + 1) * Tq / ch));
+    for (var x = 0; x < cw; x++) {
+      var j0 = Math.floor(x * Tk / cw), j1 = Math.max(j0 + 1, Math.floor((x + 1) * Tk / cw)), m = 0;
+      for (var i = i0; i < i1; i++) for (var j = j0; j < j1; j++) { var v = w[i * Tk + j]; if (v > m) m = v; }
+      var rgb = ramp(Math.sqrt(m)), o = 4 * (y * cw + x);
+      img.data[o] = rgb[0]; img.data[o + 1] = rgb[1]; img.data[o + 2] = rgb[2]; img.data[o + 3] = 255;
+    }
+  }
+  ctx.putImageData(img, 0, 0);
+  t.c.dataset.drawn = '1';
+}
+
+// ---- matrix view
+var secMx = el('section', 'view'); secMx.id = 'view-matrix'; body.appendChild(secMx);
+secMx.appendChild(el('p', 'help', T.matrixhelp));
+var legend = el('div', 'legend'); secMx.appendChild(legend);
+var bar = el('canvas'); bar.width = 160; bar.height = 10;
+var lo = el('span', null, T.min), hi = el('span');
+legend.appendChild(lo); legend.appendChild(bar); legend.appendChild(hi);
+var mxInfo = el('div'); mxInfo.id = 'mx-info'; secMx.appendChild(mxInfo);
+var mxWrap = el('div', 'mx'); secMx.appendChild(mxWrap);
+var mx = el('canvas', 'matrix'); mxWrap.appendChild(mx);
+var CS = Math.max(1, Math.min(26, Math.floor(720 / Math.max(Tq, Tk))));
+var LAB = CS >= 9, ML = LAB ? 124 : 4, MT = LAB ? 124 : 4;
+mx.width = ML + Tk * CS; mx.height = MT + Tq * CS;
+mx.dataset.cell = String(CS); mx.dataset.left = String(ML); mx.dataset.top = String(MT);
+function drawMatrix() {
+  var ctx = mx.getContext('2d');
+  ctx.fillStyle = '#fff'; ctx.fillRect(0, 0, mx.width, mx.height);
+  for (var i = 0; i < Tq; i++) for (var j = 0; j < Tk; j++) {
+    var x = ML + j * CS, y = MT + i * CS;
+    if (!allowed(S.h, i, j)) {
+      ctx.fillStyle = '#eef0f2'; ctx.fillRect(x, y, CS, CS);
+      if (CS >= 4) { ctx.strokeStyle = '#aab2bb'; ctx.lineWidth = 1; ctx.beginPath(); ctx.moveTo(x, y + CS); ctx.lineTo(x + CS, y); ctx.stroke(); }
+      continue;
+    }
+    var c = ramp(unit(S.v[i * Tk + j], i, S.scale));
+    ctx.fillStyle = 'rgb(' + c[0] + ',' + c[1] + ',' + c[2] + ')'; ctx.fillRect(x, y, CS, CS);
+  }
+  if (LAB) {
+    ctx.fillStyle = '#1f2328'; ctx.font = Math.min(12, CS) + 'px system-ui, "Noto Sans CJK SC", sans-serif';
+    ctx.textAlign = 'right'; ctx.textBaseline = 'middle';
+    for (var r = 0; r < Tq; r++) ctx.fillText(clip(qtok(r)), ML - 4, MT + r * CS + CS / 2);
+    for (var k = 0; k < Tk; k++) {
+      ctx.save(); ctx.translate(ML + k * CS + CS / 2, MT - 4); ctx.rotate(-Math.PI / 2);
+      ctx.textAlign = 'left'; ctx.fillText(clip(ktok(k)), 0, 0); ctx.restore();
+    }
+  }
+  var bctx = bar.getContext('2d');
+  for (var px = 0; px < bar.width; px++) { var rc = ramp(px / (bar.width - 1)); bctx.fillStyle = 'rgb(' + rc[0] + ',' + rc[1] + ',' + rc[2] + ')'; bctx.fillRect(px, 0, 1, bar.height); }
+  lo.textContent = S.scale === 'log' ? fmt(S.vmax * 1e-4) : '0';
+  hi.textContent = S.scale === 'perrow' ? T.max + ' (' + T.perrow + ')' : fmt(S.vmax);
+}
+function clip(s) { return s.length > 14 ? s.slice(0, 13) + '\u2026' : s; }
+var tip = el('div', 'tip'); tip.hidden = true; body.appendChild(tip);
+function cellText(i, j) {
+  var w = S.w[i * Tk + j], a = allowed(S.h, i, j), lines = [
+    T.query + ' ' + i + ' \u2039' + qtok(i) + '\u203a',
+    T.key + ' ' + j + ' \u2039' + ktok(j) + '\u203a',
+    T.score + ' ' + (S.s ? fmt(S.s[i * Tk + j]) : T.noscore),
+    T.weightw + ' ' + fmt(w)];
+  if (VN) lines.push(T.normw + ' ' + fmt(w * VN[(S.l * NH + S.h) * Tk + j]));
+  lines.push(T.mask + ': ' + (a ? T.allowed : T.masked));
+  return lines.join('\n');
+}
+mx.addEventListener('mousemove', function (ev) {
+  var r = mx.getBoundingClientRect(), j = Math.floor((ev.clientX - r.left - ML) / CS), i = Math.floor((ev.clientY - r.top - MT) / CS);
+  if (i < 0 || j < 0 || i >= Tq || j >= Tk) { tip.hidden = true; return; }
+  var text = T.L + ' ' + S.l + ', ' + T.H + ' ' + S.h + '\n' + cellText(i, j);
+  tip.textContent = text; mxInfo.textContent = text.replace(/\n/g, '   ');
+  mxInfo.dataset.i = String(i); mxInfo.dataset.j = String(j); mxInfo.dataset.w = String(S.w[i * Tk + j]);
+  tip.hidden = false; tip.style.left = (ev.clientX + 14) + 'px'; tip.style.top = (ev.clientY + 14) + 'px';
+});
+mx.addEventListener('mouseleave', function () { tip.hidden = true; });
+
+// ---- shapes and the footer
+var secShapes = el('section'); body.appendChild(secShapes);
+if (D.shapes.length) {
+  secShapes.appendChild(el('h2', null, T.shapes));
+  var tb = el('table', 'shapes'); secShapes.appendChild(tb);
+  D.shapes.forEach(function (s) { var tr = el('tr'); tr.appendChild(el('td', 'n', s[0])); tr.appendChild(el('td', 'n', s[1])); tb.appendChild(tr); });
+}
+var foot = el('footer'); body.appendChild(foot);
+foot.appendChild(el('p', 'note', (D.enc === 'f16' ? T.enc16 : T.enc8) + D.maxerr.toExponential(2) + '.'));
+if (!VN) foot.appendChild(el('p', 'note', T.nonorm));
+
+function setView(v) {
+  S.view = v;
+  ['head', 'model', 'matrix'].forEach(function (k) { tabs[k].className = k === v ? 'on' : ''; });
+  secHead.className = 'view' + (v === 'head' ? ' on' : '');
+  secModel.className = 'view' + (v === 'model' ? ' on' : '');
+  secMx.className = 'view' + (v === 'matrix' ? ' on' : '');
+  redraw();
+}
+function redraw() {
+  thumbs.forEach(function (t) { t.fig.className = 'th' + (t.l === S.l && t.h === S.h ? ' sel' : ''); });
+  drawHead(); drawMatrix();
+}
+try {
+  load(); setView(S.view);
+  var next = 0;
+  (function step() {
+    var until = Date.now() + 30;
+    while (next < thumbs.length && Date.now() < until) drawThumb(thumbs[next++]);
+    grid.dataset.drawn = String(next);
+    if (next < thumbs.length) setTimeout(step, 0); else { body.dataset.readyMs = String(performance.now()); body.dataset.ready = '1'; }
+  })();
+} catch (e) { err.textContent = String(e); throw e; }
+})();
+)JS";
+
+}  // namespace attn

@@ -1,0 +1,406 @@
+#!/usr/bin/env python3
+"""Loads attn's --html pages in headless Chromium over the DevTools protocol and
+checks what a person would see: no console error or CSP violation, no network
+request, every head drawn, a hover that shows the dump's weight, the XSS probe
+inert, the zh UI; writes a PNG screenshot of each view and a JSON summary.
+
+  scripts/browser_test.py --attn build/attn --out DIR [--chromium PATH]
+
+Exit 0 when every check passes, 1 when one fails, 77 (skip) when no Chromium is
+found. Standard library only: the WebSocket client is the few lines below.
+"""
+import argparse
+import base64
+import json
+import math
+import os
+import random
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+
+SKIP = 77
+
+
+# ---- a minimal WebSocket client (RFC 6455: client frames masked, no extensions)
+class WebSocket:
+    def __init__(self, url):
+        u = urllib.parse.urlparse(url)
+        self.sock = socket.create_connection((u.hostname, u.port), timeout=60)
+        key = base64.b64encode(os.urandom(16)).decode()
+        req = (f"GET {u.path} HTTP/1.1\r\nHost: {u.hostname}:{u.port}\r\nUpgrade: websocket\r\n"
+               f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n")
+        self.sock.sendall(req.encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = self.sock.recv(4096)
+            if not chunk:
+                raise RuntimeError("websocket handshake: connection closed")
+            head += chunk
+        if b" 101 " not in head.split(b"\r\n")[0]:
+            raise RuntimeError("websocket handshake refused: " + head.split(b"\r\n")[0].decode())
+        self.buf = head.split(b"\r\n\r\n", 1)[1]
+
+    def send(self, text):
+        data = text.encode()
+        hdr = bytes([0x81])
+        n = len(data)
+        if n < 126:
+            hdr += bytes([0x80 | n])
+        elif n < 65536:
+            hdr += bytes([0x80 | 126]) + struct.pack(">H", n)
+        else:
+            hdr += bytes([0x80 | 127]) + struct.pack(">Q", n)
+        mask = os.urandom(4)
+        self.sock.sendall(hdr + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data)))
+
+    def _read(self, n):
+        while len(self.buf) < n:
+            chunk = self.sock.recv(1 << 20)
+            if not chunk:
+                raise RuntimeError("websocket closed")
+            self.buf += chunk
+        out, self.buf = self.buf[:n], self.buf[n:]
+        return out
+
+    def recv(self):
+        msg = b""
+        while True:
+            b0, b1 = self._read(2)
+            n = b1 & 0x7F
+            if n == 126:
+                n = struct.unpack(">H", self._read(2))[0]
+            elif n == 127:
+                n = struct.unpack(">Q", self._read(8))[0]
+            payload = self._read(n)
+            op = b0 & 0x0F
+            if op == 0x8:
+                raise RuntimeError("websocket closed by the browser")
+            if op in (0x9, 0xA):  # ping / pong: ignore
+                continue
+            msg += payload
+            if b0 & 0x80:
+                return msg.decode()
+
+
+class Browser:
+    def __init__(self, chromium, workdir):
+        self.profile = tempfile.mkdtemp(prefix="attn-chromium-", dir=workdir)
+        self.proc = subprocess.Popen(
+            [chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--no-default-browser-check",
+             "--disable-extensions", "--disable-background-networking", "--disable-component-update",
+             "--disable-sync", "--hide-scrollbars", "--force-device-scale-factor=1", "--window-size=1280,900",
+             "--remote-debugging-port=0", f"--user-data-dir={self.profile}", "about:blank"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        url, deadline = None, time.time() + 60
+        while time.time() < deadline:
+            line = self.proc.stderr.readline()
+            if not line:
+                break
+            if "DevTools listening on" in line:
+                url = line.split("DevTools listening on", 1)[1].strip()
+                break
+        if url is None:
+            self.close()
+            raise RuntimeError("chromium did not start its DevTools endpoint")
+        self.ws = WebSocket(url)
+        self.next_id = 0
+        self.events = []
+        self.session = None
+
+    def call(self, method, params=None, session=True):
+        self.next_id += 1
+        msg = {"id": self.next_id, "method": method, "params": params or {}}
+        if session and self.session:
+            msg["sessionId"] = self.session
+        self.ws.send(json.dumps(msg))
+        while True:
+            r = json.loads(self.ws.recv())
+            if r.get("id") == self.next_id:
+                if "error" in r:
+                    raise RuntimeError(f"{method}: {r['error']}")
+                return r.get("result", {})
+            self.events.append(r)
+
+    def pump(self, seconds):
+        """Collects events for a while (the page's console, network, CSP reports)."""
+        self.ws.sock.settimeout(seconds)
+        try:
+            while True:
+                self.events.append(json.loads(self.ws.recv()))
+        except (socket.timeout, TimeoutError):
+            pass
+        finally:
+            self.ws.sock.settimeout(60)
+
+    def open_tab(self):
+        target = self.call("Target.createTarget", {"url": "about:blank"}, session=False)["targetId"]
+        self.session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True}, session=False)["sessionId"]
+        for dom in ("Page", "Runtime", "Log", "Network"):
+            self.call(dom + ".enable")
+        self.call("Emulation.setDeviceMetricsOverride", {"width": 1280, "height": 900, "deviceScaleFactor": 1,
+                                                           "mobile": False})
+
+    def eval(self, expr):
+        r = self.call("Runtime.evaluate", {"expression": expr, "returnByValue": True, "awaitPromise": True})
+        if "exceptionDetails" in r:
+            raise RuntimeError(f"evaluate {expr!r}: {r['exceptionDetails']}")
+        return r["result"].get("value")
+
+    def screenshot(self, path, full=True):
+        params = {"format": "png", "captureBeyondViewport": full}
+        if full:
+            w, h = self.eval("[document.documentElement.scrollWidth, document.documentElement.scrollHeight]")
+            params["clip"] = {"x": 0, "y": 0, "width": min(w, 2400), "height": min(h, 3000), "scale": 1}
+        data = self.call("Page.captureScreenshot", params)["data"]
+        with open(path, "wb") as f:
+            f.write(base64.b64decode(data))
+
+    def close(self):
+        try:
+            self.proc.terminate()
+            self.proc.wait(timeout=10)
+        except Exception:
+            self.proc.kill()
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+
+def find_chromium(given):
+    if given:
+        return given if os.access(given, os.X_OK) else None
+    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
+        p = shutil.which(name)
+        if p:
+            return p
+    return None
+
+
+class Checks:
+    def __init__(self):
+        self.failed = 0
+
+    def check(self, ok, what):
+        print(("  ok    " if ok else "  FAIL  ") + what, flush=True)
+        if not ok:
+            self.failed += 1
+        return ok
+
+
+def attn(binary, *args):
+    r = subprocess.run([binary, *args], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"attn {' '.join(args)}: exit {r.returncode}: {r.stdout}{r.stderr}")
+    return r.stdout
+
+
+def softmax_rows(rng, n, causal_row=None):
+    xs = [math.exp(2 * rng.gauss(0, 1)) for _ in range(n)]
+    if causal_row is not None:
+        xs = [x if j <= causal_row else 0.0 for j, x in enumerate(xs)]
+    s = sum(xs)
+    return [x / s for x in xs]
+
+
+def model_dump(path, L, H, T, tokens, seed):
+    """An attn-dump with "attention" [L, 1, H, T, T], as `attn model attention --dump` writes it."""
+    rng = random.Random(seed)
+    data = []
+    for _ in range(L * H):
+        for i in range(T):
+            data.extend(round(x, 6) for x in softmax_rows(rng, T))
+    with open(path, "w") as f:
+        json.dump({"format": "attn-dump", "version": 1, "config": {"tokens": tokens, "layers": L, "heads": H},
+                   "tensors": {"attention": {"shape": [L, 1, H, T, T], "data": data}}}, f)
+
+
+def load_page(b, checks, path, name, out):
+    """Opens one page in a fresh tab and runs the checks every page must pass. Returns its figures."""
+    b.events.clear()
+    b.open_tab()
+    url = "file://" + os.path.abspath(path)
+    t0 = time.time()
+    b.call("Page.navigate", {"url": url})
+    ready = False
+    while time.time() - t0 < 30:
+        b.pump(0.05)
+        if b.eval("document.body && document.body.dataset.ready === '1'"):
+            ready = True
+            break
+    wall = time.time() - t0
+    b.pump(0.3)
+    checks.check(ready, f"{name}: the page finished drawing")
+    ready_ms = b.eval("performance.now()") if not ready else b.eval("Number(document.body.dataset.readyMs)")
+    errors, requests = [], []
+    for e in b.events:
+        m, p = e.get("method"), e.get("params", {})
+        if m == "Runtime.exceptionThrown":
+            errors.append(p["exceptionDetails"].get("text", "") + " " +
+                          str(p["exceptionDetails"].get("exception", {}).get("description", "")))
+        elif m == "Runtime.consoleAPICalled" and p.get("type") in ("error", "assert"):
+            errors.append("console." + p["type"] + ": " + " ".join(str(a.get("value", "")) for a in p.get("args", [])))
+        elif m == "Log.entryAdded" and p["entry"].get("level") == "error":
+            errors.append(p["entry"].get("source", "") + ": " + p["entry"].get("text", ""))
+        elif m == "Network.requestWillBeSent":
+            u = p["request"]["url"]
+            if u != url:
+                requests.append(u)
+    checks.check(not errors, f"{name}: no console error or CSP violation" + (f": {errors[:3]}" if errors else ""))
+    checks.check(not requests, f"{name}: no network request" + (f": {requests[:3]}" if requests else ""))
+    L, H = b.eval("(function(){var d=JSON.parse(document.getElementById('attn-data').textContent);return [d.L,d.H];})()")
+    drawn = b.eval("document.querySelectorAll('canvas.thumb[data-drawn=\"1\"]').length")
+    checks.check(drawn == L * H, f"{name}: {drawn} of {L} x {H} heads drawn")
+    return {"page": os.path.basename(path), "bytes": os.path.getsize(path), "heads": L * H,
+            "open_ms": round(ready_ms, 1), "wall_s": round(wall, 2)}
+
+
+def hover_cell(b, i, j):
+    """Moves the mouse over matrix cell (i, j); returns the info line's weight."""
+    x, y = b.eval(f"""(function(){{var c=document.querySelector('canvas.matrix');c.scrollIntoView();
+        var r=c.getBoundingClientRect(), cs=+c.dataset.cell;
+        return [r.left+(+c.dataset.left)+({j}+0.5)*cs, r.top+(+c.dataset.top)+({i}+0.5)*cs];}})()""")
+    b.call("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y})
+    b.pump(0.1)
+    return b.eval("[document.getElementById('mx-info').dataset.i, document.getElementById('mx-info').dataset.j, "
+                  "Number(document.getElementById('mx-info').dataset.w), document.getElementById('mx-info').textContent]")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--attn", required=True, help="the attn binary")
+    ap.add_argument("--out", required=True, help="folder for the pages, screenshots and summary.json")
+    ap.add_argument("--chromium", help="the browser (default: chromium, chromium-browser or google-chrome on PATH)")
+    ap.add_argument("--big", action="store_true", help="also time a 12-head T = 512 page")
+    ap.add_argument("--tour-to", type=int, default=4, metavar="N",
+                    help="the tour page holds lessons 1..N (default 4; 0: no tour page)")
+    a = ap.parse_args()
+    chromium = find_chromium(a.chromium)
+    if chromium is None:
+        print("SKIPPED: no Chromium found (install Debian's chromium to run the browser test)")
+        return SKIP
+    os.makedirs(a.out, exist_ok=True)
+    checks, figures = Checks(), []
+
+    # ---- the pages
+    probe = "<img src=x onerror=window.__xss=1>"
+    fwd_html, fwd_dump = os.path.join(a.out, "forward.html"), os.path.join(a.out, "forward.json")
+    attn(a.attn, "forward", "--seq", "8", "--heads", "4", "--d-model", "32", "--batch", "1", "--mask", "causal",
+         "--seed", "3", "--dump", fwd_dump, "--html", fwd_html)
+    with open(fwd_dump) as f:
+        dump = json.load(f)
+    xss_dump = os.path.join(a.out, "xss.json")
+    dump["config"]["tokens"] = [probe, "</script><script>window.__xss=2</script>", "<b>bold</b>", "a&amp;b", "猫",
+                                "the", "sat", "."]
+    with open(xss_dump, "w") as f:
+        json.dump(dump, f)
+    xss_html = os.path.join(a.out, "xss.html")
+    attn(a.attn, "view", xss_dump, "--html", xss_html)
+    zh_html = os.path.join(a.out, "zh.html")
+    attn(a.attn, "view", xss_dump, "--html", zh_html, "--lang", "zh")
+    minilm_dump, minilm_html = os.path.join(a.out, "model-6x12.json"), os.path.join(a.out, "model-6x12.html")
+    words = ["[CLS]"] + [f"w{k}" for k in range(126)] + ["[SEP]"]
+    model_dump(minilm_dump, 6, 12, 128, words, 5)
+    attn(a.attn, "view", minilm_dump, "--html", minilm_html)
+    pages = [(fwd_html, "forward"), (xss_html, "xss"), (zh_html, "zh"), (minilm_html, "6x12 T=128")]
+    if a.big:
+        big = os.path.join(a.out, "big-12h-T512.html")
+        attn(a.attn, "forward", "--seq", "512", "--heads", "12", "--d-model", "768", "--batch", "1", "--html", big)
+        pages.append((big, "12 heads T=512"))
+
+    tour_html = os.path.join(a.out, "tour.html")
+    if a.tour_to > 0:
+        attn(a.attn, "tour", "--to", str(a.tour_to), "--html", tour_html)
+
+    try:
+        b = Browser(chromium, a.out)
+    except Exception as e:  # a browser that cannot start here is a skip, said loudly
+        print(f"SKIPPED: {chromium} did not start: {e}")
+        return SKIP
+    try:
+        for path, name in pages:
+            fig = load_page(b, checks, path, name, a.out)
+            figures.append(fig)
+            stem = os.path.splitext(os.path.basename(path))[0]
+            b.screenshot(os.path.join(a.out, stem + "-first.png"))
+            if name == "forward":
+                # the head view, hovering query 5: its row alone
+                b.eval("document.querySelector('button[data-view=head]').click()")
+                x, y = b.eval("(function(){var r=document.querySelectorAll('.col.q .tok')[5].getBoundingClientRect();"
+                              "return [r.left+r.width/2, r.top+r.height/2];})()")
+                b.call("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y})
+                b.pump(0.1)
+                masked = b.eval("document.querySelectorAll('.col.k .tok.masked').length")
+                checks.check(masked == 2, f"forward: hovering query 5 strikes through the 2 keys it may not see ({masked})")
+                b.screenshot(os.path.join(a.out, stem + "-head.png"))
+                # the matrix view: the hover shows the dump's weight
+                b.eval("document.querySelector('button[data-view=matrix]').click()")
+                b.pump(0.05)
+                w = dump["tensors"]["weights"]["data"]
+                maxerr = b.eval("JSON.parse(document.getElementById('attn-data').textContent).maxerr")
+                for (i, j) in ((3, 1), (7, 7), (6, 2)):
+                    got_i, got_j, got_w, text = hover_cell(b, i, j)
+                    want = w[(0 * 8 + i) * 8 + j]  # head 0
+                    checks.check(got_i == str(i) and got_j == str(j) and abs(got_w - want) <= maxerr + 1e-7,
+                                 f"forward: hover on ({i}, {j}) shows weight {got_w:.6f}, the dump has {want:.6f}")
+                got = hover_cell(b, 1, 5)
+                checks.check("masked" in got[3], f"forward: hover on a masked cell says so: {got[3]!r}")
+                b.eval("(function(){var s=document.getElementById('sel-scale');s.value='log';"
+                       "s.dispatchEvent(new Event('change'));})()")
+                hover_cell(b, 4, 2)
+                b.screenshot(os.path.join(a.out, stem + "-matrix.png"), full=False)
+            if name == "xss":
+                inert = b.eval("typeof window.__xss === 'undefined' && document.querySelectorAll('img, b, iframe').length === 0")
+                shown = b.eval("Array.prototype.some.call(document.querySelectorAll('.tok'), "
+                               f"function(e){{return e.textContent === {json.dumps(probe)};}})")
+                checks.check(inert, "xss: the markup tokens ran nothing and made no element")
+                checks.check(shown, "xss: the token shows as its characters")
+                b.eval("document.querySelector('button[data-view=head]').click()")
+                b.screenshot(os.path.join(a.out, stem + "-head.png"))
+            if name == "zh":
+                tab = b.eval("document.querySelector('button[data-view=head]').textContent")
+                checks.check(tab == "头视图", f"zh: the head view's tab reads {tab!r}")
+                b.eval("document.querySelector('button[data-view=matrix]').click()")
+                hover_cell(b, 2, 1)
+                b.screenshot(os.path.join(a.out, stem + "-matrix.png"), full=False)
+            if name == "6x12 T=128":
+                checks.check(fig["bytes"] < 2_000_000, f"6x12 T=128: {fig['bytes']} bytes, under 2 MB")
+                b.eval("document.querySelector('figure.th[data-layer=\"3\"][data-head=\"7\"]').click()")
+                b.pump(0.1)
+                sel = b.eval("[document.getElementById('sel-layer').value, document.getElementById('sel-head').value, "
+                             "document.getElementById('view-matrix').className]")
+                checks.check(sel == ["3", "7", "view on"], f"6x12: a click on layer 3 head 7 enlarges it ({sel})")
+                b.screenshot(os.path.join(a.out, stem + "-matrix.png"), full=False)
+        if a.tour_to > 0:
+            b.events.clear()
+            b.open_tab()
+            b.call("Page.navigate", {"url": "file://" + os.path.abspath(tour_html)})
+            b.pump(1.0)
+            n = b.eval("document.querySelectorAll('details.lesson').length")
+            checks.check(n == a.tour_to, f"tour: {n} lessons of {a.tour_to}")
+            rec = b.eval("JSON.parse(document.getElementById('attn-tour').textContent).lessons.length")
+            checks.check(rec == a.tour_to, f"tour: the embedded record holds {rec} lessons")
+            errors = [e for e in b.events if e.get("method") in ("Runtime.exceptionThrown",) or
+                      (e.get("method") == "Log.entryAdded" and e["params"]["entry"].get("level") == "error")]
+            reqs = [e for e in b.events if e.get("method") == "Network.requestWillBeSent" and
+                    not e["params"]["request"]["url"].startswith("file://")]
+            checks.check(not errors, f"tour: no console error or CSP violation {errors[:2] if errors else ''}")
+            checks.check(not reqs, "tour: no network request")
+            b.eval("document.querySelectorAll('details.lesson').forEach(function(d){d.open=true;})")
+            b.screenshot(os.path.join(a.out, "tour.png"))
+            figures.append({"page": "tour.html", "bytes": os.path.getsize(tour_html), "heads": 0, "open_ms": 0, "wall_s": 0})
+    finally:
+        b.close()
+    with open(os.path.join(a.out, "summary.json"), "w") as f:
+        json.dump({"chromium": chromium, "pages": figures, "failed": checks.failed}, f, indent=1)
+    for fig in figures:
+        print(f"  {fig['page']}: {fig['bytes'] / 1e6:.2f} MB, {fig['heads']} heads, drawn in {fig['open_ms']} ms")
+    print("browser test: " + ("all checks passed" if checks.failed == 0 else f"{checks.failed} check(s) FAILED"))
+    return 0 if checks.failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <fmt/core.h>
+#include <nlohmann/json.hpp>
 
 #include "command.hpp"
 
@@ -101,10 +102,45 @@ std::unique_ptr<CLI::App> make_app(std::map<CLI::App*, Runner>& runners) {
 
 void check_parsed(const CLI::App& app) { refuse_empty_values(app); }
 
+static nlohmann::ordered_json app_table(const CLI::App& app) {
+    nlohmann::ordered_json j;
+    j["name"] = app.get_name();
+    j["description"] = app.get_description();
+    nlohmann::ordered_json opts = nlohmann::ordered_json::array();
+    for (const CLI::Option* o : app.get_options()) {
+        if (o->get_lnames().empty() && o->get_snames().empty() && !o->get_positional()) continue;
+        opts.push_back({{"name", o->get_name()},
+                        {"long", o->get_lnames()},
+                        {"short", o->get_snames()},
+                        {"positional", o->get_positional()},
+                        {"hidden", o->get_group().empty()},
+                        {"type", o->get_type_name()},
+                        {"default", o->get_default_str()},
+                        {"min", o->get_expected_min()},
+                        {"max", o->get_expected_max()},
+                        {"description", o->get_description()}});
+    }
+    j["options"] = opts;
+    nlohmann::ordered_json subs = nlohmann::ordered_json::array();
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) subs.push_back(app_table(*sub));
+    j["subcommands"] = subs;
+    return j;
+}
+
+std::string cli_table_json(const CLI::App& app) {
+    nlohmann::ordered_json j = app_table(app);
+    j = nlohmann::ordered_json{{"format", "attn-cli"}, {"version", 1}, {"app", j}};
+    return j.dump(1);
+}
+
 static int run_parsed(int argc, const char* const* argv) {
     std::map<CLI::App*, Runner> runners;
     const std::unique_ptr<CLI::App> owner = make_app(runners);
     CLI::App& app = *owner;
+    if (argc == 2 && std::string(argv[1]) == "--cli-json") {  // hidden: the option table (command.hpp)
+        fmt::print("{}\n", cli_table_json(app));
+        return 0;
+    }
     try {
         try {
             app.parse(argc, argv);

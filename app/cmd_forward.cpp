@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "attn/attn.hpp"
+#include "attn/io/dump_file.hpp"
 #include "command.hpp"
 #include "impl_option.hpp"
 #include "memory.hpp"
@@ -485,7 +486,10 @@ int run_forward(ForwardOpts o) {
         throw InputError(fmt::format("--mask-file: a per-head mask runs on the CPU backends; {} takes one mask row for "
                                      "all heads",
                                      row.name));
-    if (!o.dump.empty()) require_writable("--dump", o.dump);
+    if (!o.dump.empty()) {
+        with_option("--dump", [&] { dump_format_of(o.dump); });  // .safetensors, .npz or .json, before any work
+        require_writable("--dump", o.dump);
+    }
     // the score options: a name for messages ("grouped-query heads (H_q 4, H_kv 2), RoPE"), from shapes alone
     const std::string features = score_features(Tensor(Shape{1, cfg.heads, 1, 1}), Tensor(Shape{1, cfg.kv_heads, 1, 1}), aopt);
     if (!features.empty() && !row.score_options)
@@ -713,14 +717,14 @@ int run_forward(ForwardOpts o) {
         put("out", rec.out);
         if (o.backward)
             for (const auto& [name, t] : backward_tensors(grads, brec)) put(name, *t);
-        with_option("--dump", [&] { write_file_atomic(o.dump, dump_to_string(d, o.json_nonfinite)); });
+        with_option("--dump", [&] { write_dump_file(o.dump, d, o.json_nonfinite); });
         if (o.dump != "-") text.print("  wrote {} ({} tensors)\n", o.dump, d.tensors.size());
     }
     return 0;
 }
 
 const Command reg{
-    "forward", "Run multi-head attention once; --trace prints every step's shape, --dump writes all tensors as JSON", 10,
+    "forward", "Run multi-head attention once; --trace prints every step's shape, --dump writes all tensors (safetensors, npz or JSON)", 10,
     [](CLI::App& sub) -> Runner {
         auto o = std::make_shared<ForwardOpts>();
         CLI::Option* batch =
@@ -784,15 +788,16 @@ const Command reg{
                      "also run the backward pass for dout ~ N(0, 1) from --seed (or dout from --input): every "
                      "gradient's shape and norm; with --trace formula by formula; with --dump all of them");
         add_json_nonfinite(sub, o->json_nonfinite,
-                           sub.add_option("--dump", o->dump, "write every tensor as JSON to FILE (- for stdout)"));
+                           sub.add_option("--dump", o->dump, "write every tensor to FILE: .safetensors, .npz (numpy) or .json (- for JSON on stdout)"));
         sub.add_option("--input", o->input,
-                       "read x (and any of W_q,b_q,...,W_o,b_o) from FILE instead of random ones: attn-dump JSON, "
-                       "FILE.safetensors (the same tensor names; __metadata__ config) or FILE.npy (x alone, (B, T, D) or "
+                       "read x (and any of W_q,b_q,...,W_o,b_o) from FILE instead of random ones: a dump (.json, "
+                       ".safetensors or .npz, as --dump writes) or FILE.npy (x alone, (B, T, D) or "
                        "(T, D)); the file's config (heads, d_k, d_v, mask, scale, fill, init, dropout, train, bias) and mask "
                        "tensor set the layer, and an option given beside it must agree with them");
         sub.add_option("--mask-file", o->mask_file,
                        "a boolean or additive mask [T, T], [B, T, T] or [B, H, T, T] (B, H may be 1) from .npy (bool/uint8: "
-                       "boolean; float: additive) or attn-dump JSON (tensor mask: boolean, additive_mask: additive); "
+                       "boolean; float: additive) or a dump (.json, .safetensors, .npz; tensor mask: boolean, additive_mask: "
+                       "additive); "
                        "combined with --mask");
         o->given = [&sub](const char* name) { return sub.count(name) > 0; };
         return [o, batch, seq, d_model, dropout] {

@@ -27,6 +27,7 @@
 #include "attn/viz/heatmap.hpp"
 #include "attn/model/tokenizer.hpp"
 #include "attn/io/npy.hpp"
+#include "attn/io/dump_file.hpp"
 #include "command.hpp"
 #include "memory.hpp"
 #include "options.hpp"
@@ -46,30 +47,27 @@ struct AttentionCmd {
     bool no_color = false;
 };
 struct EntropyCmd {
-    bool json = false;
-    JsonNonFinite json_nonfinite = JsonNonFinite::literal;
+    JsonOut json;
     uint64_t seed = 0;
     double dup = kNearDuplicateJs;
 };
 struct BenchCmd {
-    JsonNonFinite json_nonfinite = JsonNonFinite::literal;
+    JsonOut json;
     std::string batches = "1,32", text_file, attention = "flash", gemm = "avx512", padding = "skip", weights = "fp32";
     int64_t repeat = 20, warmup = 2;
     int threads = 1;
-    bool json = false;
 };
 struct EmbedCmd {
     std::vector<std::string> texts;
-    std::string file, json, npy, weights = "fp32";
-    JsonNonFinite json_nonfinite = JsonNonFinite::literal;
+    std::string file, npy, weights = "fp32";
+    JsonOut json;
     int64_t batch = 32, max_tokens = 0;  // 0: the model's max_seq_length
     int threads = 1;
 };
 struct ProbeCmd {
-    JsonNonFinite json_nonfinite = JsonNonFinite::literal;
+    JsonOut json;
     std::string from, to;
     int64_t top = 0;
-    bool json = false;
 };
 
 // The model folder, tokenizer and encoded text, all validated before the weights load.
@@ -133,7 +131,10 @@ int run_attention(const CommonOpts& co, const AttentionCmd& o) {
     check_index("--head", o.head, p.config.heads, "heads");
     if (o.head >= 0 && o.layer < 0) throw InputError("--head: needs --layer too (a head belongs to a layer)");
     if (!o.svg.empty()) require_writable("--svg", o.svg);
-    if (!o.dump.empty()) require_writable("--dump", o.dump);
+    if (!o.dump.empty()) {
+        with_option("--dump", [&] { dump_format_of(o.dump); });
+        require_writable("--dump", o.dump);
+    }
     // Memory (app/memory.hpp): the weights, the attention, and what --dump and --svg add.
     require_fits_in_memory(!o.svg.empty() ? "--svg" : !o.dump.empty() ? "--dump" : "--text",
                            model_attention_bytes(file_size(p.files.weights), p.config.layers, p.config.heads,
@@ -194,7 +195,7 @@ int run_attention(const CommonOpts& co, const AttentionCmd& o) {
                       all.ptr() + l * H * T * T);
         d.tensors["attention"] = std::move(all);
         d.order.push_back("attention");
-        with_option("--dump", [&] { write_file_atomic(o.dump, dump_to_string(d, o.json_nonfinite)); });
+        with_option("--dump", [&] { write_dump_file(o.dump, d, o.json_nonfinite); });
         if (o.dump != "-") text.print("wrote {} (attention [{}, 1, {}, {}, {}] and the tokens)\n", o.dump, L, H, T, T);
     }
     return 0;
@@ -203,6 +204,7 @@ int run_attention(const CommonOpts& co, const AttentionCmd& o) {
 int run_entropy(const CommonOpts& co, const EntropyCmd& o) {
     if (!(o.dup > 0.0 && o.dup <= std::log(2.0)))
         throw InputError(fmt::format("--dup-threshold: must be in (0, ln 2 = 0.693] nats, got {}", o.dup));
+    require_json_writable(o.json);
     const Prepared p = prepare(co);
     const BertModel trained = BertModel::load(p.files);
     const BertModel random = BertModel::random(p.config, o.seed);
@@ -214,7 +216,7 @@ int run_entropy(const CommonOpts& co, const EntropyCmd& o) {
     const int64_t L = p.config.layers, H = p.config.heads;
     const double pairs = static_cast<double>(H * (H - 1) / 2);
 
-    if (o.json) {
+    if (o.json.given()) {
         auto side = [&](const HeadFigures& f, const char* name) {
             nlohmann::json j = {{"name", name}, {"entropy", f.entropy}};
             nlohmann::json sims = nlohmann::json::array(), dups = nlohmann::json::array();
@@ -238,8 +240,8 @@ int run_entropy(const CommonOpts& co, const EntropyCmd& o) {
                                   {"dup_threshold_nats", o.dup},
                                   {"random_seed", o.seed},
                                   {"models", {side(ft, "trained"), side(fr, "random")}}};
-        fmt::print("{}\n", json_text(j, 1, o.json_nonfinite));
-        return 0;
+        write_json(o.json, j, "attn-model-entropy", 1);
+        if (o.json.to_stdout()) return 0;
     }
 
     fmt::print("attn model entropy: {} tokens: {}\n", p.enc.tokens.size(), fmt::join(p.enc.tokens, " "));
@@ -295,6 +297,7 @@ std::vector<int64_t> find_occurrence(std::string_view opt, const Encoding& enc, 
 
 int run_probe(const CommonOpts& co, const ProbeCmd& o) {
     if (o.from.empty()) throw InputError("--from: must name a word of --text, got ''");
+    require_json_writable(o.json);
     const Occurrence from_word = parse_occurrence("--from", o.from);
     const std::vector<std::string> to = parse_word_list("--to", o.to);
     std::vector<Occurrence> to_words;
@@ -316,7 +319,7 @@ int run_probe(const CommonOpts& co, const ProbeCmd& o) {
         for (size_t c = 0; c < C; ++c) mean[c] += r.weight[c] / static_cast<double>(rows.size());
     }
     auto positions = [&](const std::vector<int64_t>& v) { return fmt::format("{}", fmt::join(v, ",")); };
-    if (o.json) {
+    if (o.json.given()) {
         nlohmann::json j = {{"text", co.text}, {"tokens", p.enc.tokens}, {"from", o.from}, {"from_tokens", from},
                             {"to", to}, {"to_tokens", groups}};
         nlohmann::json hr = nlohmann::json::array();
@@ -324,8 +327,8 @@ int run_probe(const CommonOpts& co, const ProbeCmd& o) {
         j["heads"] = hr;
         j["mean_weight"] = mean;
         j["heads_preferring"] = prefer;
-        fmt::print("{}\n", json_text(j, 1, o.json_nonfinite));
-        return 0;
+        write_json(o.json, j, "attn-model-probe", 1);
+        if (o.json.to_stdout()) return 0;
     }
     fmt::print("attn model probe: {} tokens: {}\n", p.enc.tokens.size(), fmt::join(p.enc.tokens, " "));
     fmt::print("query '{}' (token {}); candidates:", o.from, positions(from));
@@ -421,7 +424,8 @@ int run_bench(const CommonOpts& co, const BenchCmd& o) {
     const std::string kernel = path == "flash" ? flash_kernels().front() : "-";
     const CpuInfo cpu = cpu_info();
     nlohmann::json runs = nlohmann::json::array();
-    if (!o.json)
+    require_json_writable(o.json);
+    if (!o.json.to_stdout())
         fmt::print("attn model bench: encoder forward + pooling, {} thread(s), median of {} runs after {} warm-up; "
                    "attention {}{}, GEMM {}, padding {}; {}\n",
                    o.threads, o.repeat, o.warmup, path, path == "flash" ? " (" + kernel + ")" : "", gemm,
@@ -483,17 +487,17 @@ int run_bench(const CommonOpts& co, const BenchCmd& o) {
                         {"ids", ids}});
         if (bo.bf16_weights)
             runs.back()["bf16_vs_fp32"] = {{"max_abs_diff", bf16_max_diff}, {"min_cosine", bf16_min_cos}};
-        if (!o.json)
+        if (!o.json.to_stdout())
             fmt::print("  batch {:>4}  T {:>3} ({:>3.0f}% real tokens): median {:8.2f} ms (min {:.2f}, max {:.2f}), "
                        "{:.0f} sentences/s, {:.0f} per CPU-second\n",
                        B, T, 100.0 * static_cast<double>(real) / static_cast<double>(B * T), med, ms.front(), ms.back(),
                        1000.0 * static_cast<double>(B) / med, med_cpu > 0 ? static_cast<double>(B) / med_cpu : 0.0);
-        if (!o.json && bo.bf16_weights)
+        if (!o.json.to_stdout() && bo.bf16_weights)
             fmt::print("             bf16 weights against float32: sentence embeddings differ by at most {:.2e}, "
                        "cosine at least {:.6f}\n",
                        bf16_max_diff, bf16_min_cos);
     }
-    if (o.json) {
+    if (o.json.given()) {
         const nlohmann::json doc = {{"format", "attn-model-bench"},
                                     {"version", 1},
                                     {"machine",
@@ -512,7 +516,7 @@ int run_bench(const CommonOpts& co, const BenchCmd& o) {
                                     {"warmup", o.warmup},
                                     {"texts_from", o.text_file.empty() ? "built-in sentences" : o.text_file},
                                     {"runs", runs}};
-        fmt::print("{}\n", json_text(doc, -1, o.json_nonfinite));
+        write_json(o.json, doc, "attn-model-bench", 1);
     }
     return 0;
 }
@@ -556,8 +560,8 @@ Texts embed_texts(const EmbedCmd& o) {
 }
 
 int run_embed(const CommonOpts& co, const EmbedCmd& o) {
-    const TextOut text({{"--json -", o.json == "-"}, {"--npy -", o.npy == "-"}});
-    if (!o.json.empty() && o.json != "-") require_writable("--json", o.json);
+    const TextOut text({o.json.claim(), {"--npy -", o.npy == "-"}});
+    require_json_writable(o.json);
     if (!o.npy.empty() && o.npy != "-") require_writable("--npy", o.npy);
     if (o.weights != "fp32" && o.weights != "bf16")
         throw InputError(fmt::format("--weights: must be fp32 or bf16, got '{}'", o.weights));
@@ -618,8 +622,10 @@ int run_embed(const CommonOpts& co, const EmbedCmd& o) {
     }
 
     if (!o.npy.empty()) with_option("--npy", [&] { save_npy(o.npy, emb); });
-    if (!o.json.empty()) {
+    if (o.json.given()) {
         nlohmann::ordered_json j;
+        j["format"] = "attn-model-embed";
+        j["version"] = 1;
         j["model"] = files.dir;
         j["dimension"] = D;
         j["pooling"] = "mean over the real tokens of the last layer, then L2-normalised "
@@ -633,7 +639,7 @@ int run_embed(const CommonOpts& co, const EmbedCmd& o) {
                             {"tokens", ids[static_cast<size_t>(k)].size()},
                             {"embedding", std::vector<float>(emb.ptr() + k * D, emb.ptr() + (k + 1) * D)}});
         j["sentences"] = rows;
-        with_option("--json", [&] { write_file_atomic(o.json, json_text(j, 1, o.json_nonfinite) + "\n"); });
+        write_json(o.json, j, "attn-model-embed", 1);
     }
     text.print("attn model embed: {} sentence(s), {}-dimensional, mean pooling + L2 norm, batches of up to {}, "
                "at most {} tokens ({} the model's max_seq_length)\n",
@@ -659,7 +665,7 @@ int run_embed(const CommonOpts& co, const EmbedCmd& o) {
         }
     }
     if (!o.npy.empty() && o.npy != "-") text.print("wrote {} (float32 [{}, {}])\n", o.npy, N, D);
-    if (!o.json.empty() && o.json != "-") text.print("wrote {}\n", o.json);
+    if (o.json.given() && !o.json.to_stdout()) text.print("wrote {}\n", o.json.path());
     return 0;
 }
 
@@ -690,11 +696,12 @@ const Command reg{
         a->add_flag("--no-color", ao->no_color, "no ANSI colour (also off when stdout is not a TTY or NO_COLOR is set)");
         add_json_nonfinite(*a, ao->json_nonfinite,
                            a->add_option("--dump", ao->dump,
-                                         "write every layer and head ([layers, 1, H, T, T]) and the tokens as JSON to "
-                                         "FILE (- for stdout: the text goes to stderr; attn view reads it)"));
+                                         "write every layer and head ([layers, 1, H, T, T]) and the tokens to FILE: "
+                                         ".safetensors, .npz or .json (- for JSON on stdout: the text goes to "
+                                         "stderr; attn view reads it)"));
         CLI::App* e = sub.add_subcommand("entropy", "per-head entropy and head-to-head similarity, trained vs random weights");
         common(e, nullptr);
-        add_json_nonfinite(*e, eo->json_nonfinite, e->add_flag("--json", eo->json, "machine-readable output"));
+        add_json(*e, eo->json, "attn-model-entropy");
         e->add_option("--seed", eo->seed, "seed of the random-weight model")
             ->capture_default_str()
             ->check(seed_validator());
@@ -711,7 +718,7 @@ const Command reg{
         pr->add_option("--top", po->top, "show only the first N heads (0: all)")
             ->capture_default_str()
             ->check(integer_in(0));
-        add_json_nonfinite(*pr, po->json_nonfinite, pr->add_flag("--json", po->json, "machine-readable output"));
+        add_json(*pr, po->json, "attn-model-probe");
         auto bo = std::make_shared<BenchCmd>();
         CLI::App* bn = sub.add_subcommand("bench", "time the encoder (no attention recording) at batch sizes; --json for scripts");
         bn->add_option("--model", co->model, "model folder (default: $ATTN_MODEL_DIR, else data/models/all-MiniLM-L6-v2)");
@@ -744,8 +751,7 @@ const Command reg{
         bn->add_option("--threads", bo->threads, "threads (GEMM column blocks, (batch, head) pairs, rows)")
             ->capture_default_str()
             ->check(integer_in(1, 1024));
-        add_json_nonfinite(*bn, bo->json_nonfinite,
-                           bn->add_flag("--json", bo->json, "machine-readable output, with the token ids used"));
+        add_json(*bn, bo->json, "attn-model-bench, with the token ids used");
         auto emo = std::make_shared<EmbedCmd>();
         CLI::App* em = sub.add_subcommand(
             "embed", "sentence embeddings (mean pooling, L2-normalised), as sentence-transformers' encode(normalize_embeddings=True)");
@@ -768,9 +774,7 @@ const Command reg{
             ->capture_default_str()
             ->check(integer_in(1, 1024));
         em->add_option("--npy", emo->npy, "write the embeddings as a float32 [N, 384] .npy file (- for stdout)");
-        add_json_nonfinite(*em, emo->json_nonfinite,
-                           em->add_option("--json", emo->json,
-                                          "write the embeddings, texts and token counts as JSON to FILE (- for stdout)"));
+        add_json(*em, emo->json, "attn-model-embed: the embeddings, texts and token counts");
         return [co, ao, eo, po, bo, emo, a, e, pr, bn, em] {
             if (em->parsed()) return run_embed(*co, *emo);
             if (bn->parsed()) return run_bench(*co, *bo);

@@ -22,8 +22,8 @@ namespace {
 struct VarianceOpts {
     attn::VarianceConfig cfg;  // all but d_k, which comes from `dk`
     std::string dk = "1,16,64,512";
-    bool json = false, csv = false, yes = false;
-    attn::JsonNonFinite json_nonfinite = attn::JsonNonFinite::literal;
+    bool csv = false, yes = false;
+    attn::cli::JsonOut json;
     std::string svg;
 };
 
@@ -83,8 +83,9 @@ int run_variance_cmd(const VarianceOpts& o) {
                                            "of {:.0e} (see --help); lower --samples or --dk, or add --yes",
                                            work, kWorkBudget));
     if (!o.svg.empty()) attn::cli::require_writable("--svg", o.svg);
+    attn::cli::require_json_writable(o.json);
     // JSON or CSV replace the table on stdout; --svg - takes stdout and sends the table to stderr.
-    const attn::cli::TextOut text({{"--json", o.json}, {"--csv", o.csv}, {"--svg -", o.svg == "-"}});
+    const attn::cli::TextOut text({o.json.claim(), {"--csv", o.csv}, {"--svg -", o.svg == "-"}});
 
     std::vector<attn::VarianceRow> rows;
     {
@@ -93,10 +94,10 @@ int run_variance_cmd(const VarianceOpts& o) {
     }
     if (!o.svg.empty())
         attn::cli::with_option("--svg", [&] { attn::write_file_atomic(o.svg, attn::variance_svg(cfg, rows)); });
-    const std::string report = o.json ? attn::variance_json(cfg, rows, o.json_nonfinite)
-                       : o.csv  ? attn::variance_csv(rows)
-                                : attn::variance_table(cfg, rows);
-    std::fwrite(report.data(), 1, report.size(), o.json || o.csv ? stdout : text.file());
+    if (o.json.given()) attn::cli::write_json_text(o.json, attn::variance_json(cfg, rows, o.json.nonfinite));
+    if (o.json.to_stdout()) return 0;
+    const std::string report = o.csv ? attn::variance_csv(rows) : attn::variance_table(cfg, rows);
+    std::fwrite(report.data(), 1, report.size(), o.csv ? stdout : text.file());
     return 0;
 }
 
@@ -129,8 +130,7 @@ attn::cli::Command reg{
         sub.add_option("--threads", cfg.threads, "Worker threads (0 = every core)")
             ->capture_default_str()
             ->check(attn::cli::integer_in(0, attn::kVarianceMaxThreads));
-        auto* j = sub.add_flag("--json", o->json, "Print JSON (format attn-variance, version 1)");
-        attn::cli::add_json_nonfinite(sub, o->json_nonfinite, j);
+        auto* j = attn::cli::add_json(sub, o->json, "attn-variance");
         auto* c = sub.add_flag("--csv", o->csv, "Print CSV");
         j->excludes(c);
         sub.add_option("--svg", o->svg, "Also write a plot (std vs Dk, max weight vs Dk) to this SVG file (- for stdout: the table goes to stderr)");

@@ -29,8 +29,8 @@ using namespace attn::cli;
 struct VariantsOpts {
     VariantsConfig cfg;
     std::string t, variants, favor_m;
-    bool quick = false, json = false, no_speed = false, no_model = false;
-    JsonNonFinite json_nonfinite = JsonNonFinite::literal;
+    bool quick = false, no_speed = false, no_model = false;
+    JsonOut json;
     std::string svg, model, corpus = "data/macbeth.txt";
     int64_t corpus_chars = 2400;
 };
@@ -116,7 +116,8 @@ int run_variants(VariantsOpts& o) {
     if (!o.variants.empty()) cfg.variants = parse_variants(o.variants);
     with_option("--t", [&] { validate(cfg); });
     if (!o.svg.empty()) require_writable("--svg", o.svg);
-    const TextOut text({{"--json", o.json}, {"--svg -", o.svg == "-"}});
+    require_json_writable(o.json);
+    const TextOut text({o.json.claim(), {"--svg -", o.svg == "-"}});
 
     VariantsResult r;
     if (!o.no_speed) {
@@ -146,10 +147,8 @@ int run_variants(VariantsOpts& o) {
     if (!o.no_model && !minilm_errors(o, cfg, r.errors, note)) note = "MiniLM rows skipped: " + note;
 
     if (!o.svg.empty()) with_option("--svg", [&] { write_file_atomic(o.svg, variants_svg(cfg, r)); });
-    if (o.json) {
-        const std::string s = variants_json(cfg, r, o.json_nonfinite);
-        std::fwrite(s.data(), 1, s.size(), stdout);
-    } else {
+    if (o.json.given()) write_json_text(o.json, variants_json(cfg, r, o.json.nonfinite));
+    if (!o.json.to_stdout()) {
         const std::string s = variants_table(cfg, r);
         std::fwrite(s.data(), 1, s.size(), text.file());
     }
@@ -187,8 +186,7 @@ attn::cli::Command reg{
         sub.add_flag("--no-model", o->no_model, "Skip the MiniLM rows");
         sub.add_option("--model", o->model, "model folder (default: $ATTN_MODEL_DIR, else data/models/all-MiniLM-L6-v2)");
         sub.add_option("--corpus", o->corpus, "text for the MiniLM rows")->capture_default_str();
-        auto* j = sub.add_flag("--json", o->json, "Print JSON (format attn-variants, version 1)");
-        add_json_nonfinite(sub, o->json_nonfinite, j);
+        add_json(sub, o->json, "attn-variants");
         sub.add_option("--svg", o->svg, "Also write time and memory vs T (log-log) to this SVG file (- for stdout)");
         return [o] { return run_variants(*o); };
     }};

@@ -14,12 +14,23 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <string>
+#include <vector>
 #include <unistd.h>
 
 #include <fmt/core.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "attn/cuda/cuda.hpp"
 #include "command.hpp"
+
+#ifndef ATTN_VERSION
+#define ATTN_VERSION "0.1.0"
+#endif
+#ifndef ATTN_GIT_COMMIT
+#define ATTN_GIT_COMMIT "unknown"
+#endif
 
 namespace attn::cli {
 
@@ -82,12 +93,41 @@ int run_cli(int argc, const char* const* argv) {
     return 2;
 }
 
+// attn --version: the version, the commit it was built from, the compiler, CUDA.
+static std::string version_text() {
+#if defined(__clang__)
+    const std::string compiler = fmt::format("clang {}.{}.{}", __clang_major__, __clang_minor__, __clang_patchlevel__);
+#elif defined(__GNUC__)
+    const std::string compiler = fmt::format("GCC {}.{}.{}", __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__);
+#else
+    const std::string compiler = "unknown";
+#endif
+    return fmt::format("attn {}\ncommit {}\ncompiler {}\nCUDA {}", ATTN_VERSION, ATTN_GIT_COMMIT, compiler,
+                       cuda_compiled() ? "compiled in" : "not compiled in (cmake --preset cuda)");
+}
+
+// Levenshtein distance, for "did you mean".
+static size_t edit_distance(const std::string& a, const std::string& b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= b.size(); ++j) {
+            const size_t up = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diag = up;
+        }
+    }
+    return row[b.size()];
+}
+
 std::unique_ptr<CLI::App> make_app(std::map<CLI::App*, Runner>& runners) {
     auto app = std::make_unique<CLI::App>("attn: see Transformer attention work, formula by formula, with live numbers.\n"
                                           "Shapes: B batch, T sequence, D d_model, H heads, Dk, Dv.",
                                           "attn");
     app->require_subcommand(1);
-    app->set_version_flag("--version", "attn 0.1.0");
+    app->set_version_flag("--version", version_text());
     app->footer("Run `attn COMMAND --help` for a command's options. Start with `attn tour`.");
 
     auto specs = registry();
@@ -140,6 +180,25 @@ static int run_parsed(int argc, const char* const* argv) {
     if (argc == 2 && std::string(argv[1]) == "--cli-json") {  // hidden: the option table (command.hpp)
         fmt::print("{}\n", cli_table_json(app));
         return 0;
+    }
+    if (argc <= 1) {  // bare `attn`: the usage, as git does (exit 0 on a terminal, 2 when scripted)
+        const bool tty = stdout_is_tty();
+        fmt::print(tty ? stdout : stderr, "{}", app.help());
+        return tty ? 0 : 2;
+    }
+    if (argv[1][0] != '-') {  // an unknown command: the nearest names
+        const std::string given = argv[1];
+        std::vector<std::string> names, near;
+        for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
+        if (std::find(names.begin(), names.end(), given) == names.end()) {
+            for (const std::string& n : names)
+                if (edit_distance(given, n) <= std::max<size_t>(1, n.size() / 3) || n.rfind(given, 0) == 0) near.push_back(n);
+            std::string all;
+            for (const std::string& n : names) all += (all.empty() ? "" : ", ") + n;
+            return usage_error(near.empty() ? fmt::format("unknown command '{}' (commands: {})", given, all)
+                                            : fmt::format("unknown command '{}'; did you mean {}?", given,
+                                                          fmt::format("'{}'", fmt::join(near, "' or '"))));
+        }
     }
     try {
         try {

@@ -238,9 +238,9 @@ attn::cli::Command reg{
     [](CLI::App& sub) -> Runner {
         auto o = std::make_shared<BenchOpts>();
         BenchCase& c = o->base;
-        sub.add_option("--batch", c.B, "batch size B")->type_name("B")->capture_default_str()->check(integer_in(1));
-        sub.add_option("--heads", c.H, "heads H")->type_name("H")->capture_default_str()->check(integer_in(1));
-        sub.add_option("--seq", o->seq, "sequence lengths T, comma-separated")->type_name("LIST")->capture_default_str();
+        sub.add_option("--batch,-B", c.B, "batch size B")->type_name("B")->capture_default_str()->check(integer_in(1));
+        sub.add_option("--heads,-H", c.H, "heads H")->type_name("H")->capture_default_str()->check(integer_in(1));
+        sub.add_option("--seq,-T", o->seq, "sequence lengths T, comma-separated")->type_name("LIST")->capture_default_str();
         sub.add_option("--d-k", c.Dk, "head dimension Dk (= Dv)")
             ->type_name("Dk")
             ->capture_default_str()
@@ -264,6 +264,7 @@ attn::cli::Command reg{
             ->type_name("N")
             ->capture_default_str()
             ->check(integer_in(0, kMaxWarmup));
+        c.seed = 0;  // the one default of every command (docs/cli.md)
         sub.add_option("--seed", c.seed, "seed of the random Q, K, V")
             ->type_name("S")
             ->capture_default_str()

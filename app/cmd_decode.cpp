@@ -21,7 +21,7 @@ namespace {
 struct DecodeOpts {
     int64_t batch = 1, steps = 8, d_model = 16, heads = 4, layers = 2, d_k = 0, d_v = 0, d_ff = 0;
     std::string init = "torch";
-    uint64_t seed = 42;
+    uint64_t seed = 0;
     bool trace = false, no_bias = false;
     JsonOut json;
 };
@@ -149,10 +149,12 @@ const Command reg{
     "decode", "Decode one token at a time with a KV cache; every step checked against the full causal pass", 15,
     [](CLI::App& sub) -> Runner {
         auto o = std::make_shared<DecodeOpts>();
-        sub.add_option("--batch,-b", o->batch, "B, sequences decoded side by side")->capture_default_str()->check(integer_in(1, 4096));
-        sub.add_option("--steps,-t", o->steps, "T, tokens to decode (each step is checked with a full pass over the tokens so far)")->capture_default_str()->check(integer_in(1, 1024));
+        deprecated_alias(sub, "-b", "--batch", o->batch)->check(integer_in(1, 4096));
+        sub.add_option("--batch,-B", o->batch, "B, sequences decoded side by side")->capture_default_str()->check(integer_in(1, 4096));
+        deprecated_alias(sub, "-t", "--steps", o->steps)->check(integer_in(1, 1024));
+        sub.add_option("--steps", o->steps, "T, tokens to decode (each step is checked with a full pass over the tokens so far)")->capture_default_str()->check(integer_in(1, 1024));
         sub.add_option("--d-model,-d", o->d_model, "D, model width")->capture_default_str()->check(integer_in(1, 65536));
-        sub.add_option("--heads", o->heads, "H, heads per layer")->capture_default_str()->check(integer_in(1, 4096));
+        sub.add_option("--heads,-H", o->heads, "H, heads per layer")->capture_default_str()->check(integer_in(1, 4096));
         sub.add_option("--layers", o->layers, "decoder blocks (attention + feed-forward)")->capture_default_str()->check(integer_in(1, 256));
         sub.add_option("--d-k", o->d_k, "Dk per head (default D/H)")->check(integer_in(1, 65536));
         sub.add_option("--d-v", o->d_v, "Dv per head (default Dk)")->check(integer_in(1, 65536));

@@ -25,7 +25,7 @@ struct ExperimentOpts {
     bool list = false, quick = false, full = false;
     int seeds = 3;
     uint64_t seed = 0;
-    int threads = 2;
+    int threads = 0;
     std::string svg;
     attn::cli::JsonOut json;
 };

@@ -42,7 +42,7 @@ struct ForwardOpts {
     double softcap = 0.0;
     bool rope_from_file = false;  // --input's config.rope set the base
     bool train = false, trace = false, no_bias = false, backward = false;
-    uint64_t seed = 42;
+    uint64_t seed = 0;
     // Given on the command line: --input replaces B, T and D; --dropout needs --train.
     bool batch_given = false, seq_given = false, d_model_given = false, dropout_given = false;
     // Whether the option named (as "--heads") was given on the command line.
@@ -728,10 +728,12 @@ const Command reg{
     [](CLI::App& sub) -> Runner {
         auto o = std::make_shared<ForwardOpts>();
         CLI::Option* batch =
-            sub.add_option("--batch,-b", o->batch, "B, batch size")->capture_default_str()->check(integer_in(1));
-        CLI::Option* seq = sub.add_option("--seq,-t,--tq", o->seq, "T (Tq), sequence length (of the queries)")
+            sub.add_option("--batch,-B", o->batch, "B, batch size")->capture_default_str()->check(integer_in(1));
+        CLI::Option* batch_old = deprecated_alias(sub, "-b", "--batch", o->batch)->check(integer_in(1));
+        CLI::Option* seq = sub.add_option("--seq,-T,--tq", o->seq, "T (Tq), sequence length (of the queries)")
                                ->capture_default_str()
                                ->check(integer_in(1));
+        CLI::Option* seq_old = deprecated_alias(sub, "-t", "--seq", o->seq)->check(integer_in(1));
         sub.add_option("--tk", o->tk,
                        "cross-attention: Tk keys and values from another sequence x_kv (B, Tk, kdim), N(0, 1) from --seed "
                        "(or from --input)")
@@ -744,7 +746,7 @@ const Command reg{
             ->check(integer_in(1));
         CLI::Option* d_model =
             sub.add_option("--d-model,-d", o->d_model, "D, model width")->capture_default_str()->check(integer_in(1));
-        sub.add_option("--heads", o->heads, "H, number of heads")->capture_default_str()->check(integer_in(1));
+        sub.add_option("--heads,-H", o->heads, "H, number of heads")->capture_default_str()->check(integer_in(1));
         sub.add_option("--d-k", o->d_k, "Dk per head (default D/H)")->check(integer_in(1));
         sub.add_option("--d-v", o->d_v, "Dv per head (default Dk)")->check(integer_in(1));
         sub.add_option("--mask", o->mask, "none | causal | pad:L1,L2,... | causal+pad:L1,... | window:W | window-causal:W | strided:S | strided-causal:S | global-local:G,W | global-local-causal:G,W")->capture_default_str();
@@ -800,9 +802,9 @@ const Command reg{
                        "additive); "
                        "combined with --mask");
         o->given = [&sub](const char* name) { return sub.count(name) > 0; };
-        return [o, batch, seq, d_model, dropout] {
-            o->batch_given = batch->count() > 0;
-            o->seq_given = seq->count() > 0;
+        return [o, batch, seq, batch_old, seq_old, d_model, dropout] {
+            o->batch_given = batch->count() + batch_old->count() > 0;
+            o->seq_given = seq->count() + seq_old->count() > 0;
             o->d_model_given = d_model->count() > 0;
             o->dropout_given = dropout->count() > 0;
             return run_forward(*o);

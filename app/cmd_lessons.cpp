@@ -115,6 +115,14 @@ std::string lesson_names() {
 
 const Lesson& lookup(const std::string& name, Lang lang) {
     const Lesson* l = attn::lessons::find_lesson(name);
+    if (l == nullptr && !name.empty()) {  // a prefix of several names: list them
+        std::string matches;
+        for (const auto& x : attn::lessons::all_lessons())
+            if (x.slug.compare(0, name.size(), name) == 0) matches += (matches.empty() ? "" : ", ") + x.slug;
+        if (matches.find(',') != std::string::npos)
+            throw attn::InputError(fmt::format("lesson: '{}' is the start of several lessons: {}; give more of the name",
+                                             name, matches));
+    }
     if (l == nullptr)
         throw attn::InputError(format_in(lang, "lesson: no lesson '{}'; give a number (1-{}) or a name: {}", name,
                                          attn::lessons::all_lessons().empty() ? 0 : attn::lessons::all_lessons().back().number,

@@ -3,7 +3,7 @@
 //   attn model attention --text T [--layer L] [--head H] [--svg F] [--dump F]
 //   attn model entropy   --text T [--json]       trained vs random-init heads (C32)
 //   attn model probe     --text T --from W --to A,B   which heads link "it" to "animal" (C34)
-//   attn model bench     [--batch 1,32] [--text-file F] [--threads N] [--json]   encoder latency
+//   attn model bench     [--batch 1,32] [--file F] [--threads N] [--json]   encoder latency
 //   attn model embed     --text T... | --file F [--json F] [--npy F]   sentence embeddings
 #include <algorithm>
 #include <chrono>
@@ -55,14 +55,14 @@ struct BenchCmd {
     JsonOut json;
     std::string batches = "1,32", text_file, attention = "flash", gemm = "avx512", padding = "skip", weights = "fp32";
     int64_t repeat = 20, warmup = 2;
-    int threads = 1;
+    int threads = 0;  // every core
 };
 struct EmbedCmd {
     std::vector<std::string> texts;
     std::string file, npy, weights = "fp32";
     JsonOut json;
     int64_t batch = 32, max_tokens = 0;  // 0: the model's max_seq_length
-    int threads = 1;
+    int threads = 0;  // every core
 };
 struct ProbeCmd {
     JsonOut json;
@@ -374,10 +374,10 @@ double process_cpu_seconds() {
     return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
-// The benchmark's sentences: kBenchTexts, or the non-blank lines of --text-file.
+// The benchmark's sentences: kBenchTexts, or the non-blank lines of --file.
 std::vector<std::string> bench_texts(const BenchCmd& o) {
     if (o.text_file.empty()) return {std::begin(kBenchTexts), std::end(kBenchTexts)};
-    const std::string all = with_option("--text-file", [&] { return read_file(o.text_file); });
+    const std::string all = with_option("--file", [&] { return read_file(o.text_file); });
     std::vector<std::string> lines;  // (bytes that are not UTF-8 read as U+FFFD, as everywhere)
     size_t start = 0;
     while (start < all.size()) {
@@ -388,7 +388,7 @@ std::vector<std::string> bench_texts(const BenchCmd& o) {
         if (s.find_first_not_of(" \t") != std::string::npos) lines.push_back(utf8_encode(utf8_decode(s)));
         start = end + 1;
     }
-    if (lines.empty()) throw InputError(fmt::format("--text-file: {} has no non-blank line", o.text_file));
+    if (lines.empty()) throw InputError(fmt::format("--file: {} has no non-blank line", o.text_file));
     return lines;
 }
 
@@ -396,7 +396,7 @@ int run_bench(const CommonOpts& co, const BenchCmd& o) {
     const std::vector<int64_t> batches = parse_int_list("--batch", o.batches, 1, 4096);
     BertOptions bo;
     bo.record_attention = false;  // as a plain model(input) call in PyTorch
-    bo.threads = o.threads;
+    bo.threads = resolve_threads(o.threads);
     if (o.attention == "reference") bo.attention = BertAttention::Reference;
     else if (o.attention != "flash")
         throw InputError(fmt::format("--attention: must be flash or reference, got '{}'", o.attention));
@@ -415,7 +415,7 @@ int run_bench(const CommonOpts& co, const BenchCmd& o) {
     const std::vector<std::string> pool = bench_texts(o);
     CommonOpts c = co;
     c.text = pool.front();
-    c.truncate = true;  // a long line of --text-file is cut to the model's maximum, as sentence-transformers does
+    c.truncate = true;  // a long line of --file is cut to the model's maximum, as sentence-transformers does
     const Prepared p = prepare(c);
     const WordPieceTokenizer tok = load_tokenizer(p.files, p.config);
     BertModel m = BertModel::load(p.files);
@@ -428,7 +428,7 @@ int run_bench(const CommonOpts& co, const BenchCmd& o) {
     if (!o.json.to_stdout())
         fmt::print("attn model bench: encoder forward + pooling, {} thread(s), median of {} runs after {} warm-up; "
                    "attention {}{}, GEMM {}, padding {}; {}\n",
-                   o.threads, o.repeat, o.warmup, path, path == "flash" ? " (" + kernel + ")" : "", gemm,
+                   bo.threads, o.repeat, o.warmup, path, path == "flash" ? " (" + kernel + ")" : "", gemm,
                    bo.skip_padding ? "skipped" : "computed", cpu.model);
     for (int64_t B : batches) {
         std::vector<std::vector<int32_t>> ids;
@@ -501,7 +501,7 @@ int run_bench(const CommonOpts& co, const BenchCmd& o) {
         const nlohmann::json doc = {{"format", "attn-model-bench"},
                                     {"version", 1},
                                     {"machine",
-                                     {{"threads", o.threads},
+                                     {{"threads", bo.threads},
                                       {"cpu_model", cpu.model},
                                       {"cpu_flags", cpu.flags},
                                       {"flash_kernel", flash_kernels().front()}}},
@@ -511,7 +511,7 @@ int run_bench(const CommonOpts& co, const BenchCmd& o) {
                                     {"gemm_path", gemm},
                                     {"padding", o.padding},
                                     {"weights", o.weights},
-                                    {"threads", o.threads},
+                                    {"threads", bo.threads},
                                     {"repeat", o.repeat},
                                     {"warmup", o.warmup},
                                     {"texts_from", o.text_file.empty() ? "built-in sentences" : o.text_file},
@@ -612,7 +612,7 @@ int run_embed(const CommonOpts& co, const EmbedCmd& o) {
     bo.bf16_weights = o.weights == "bf16";
     if (bo.bf16_weights) m.prepare_bf16();
     bo.skip_padding = true;  // only the sentence embeddings are kept: padded rows need no work
-    bo.threads = o.threads;
+    bo.threads = resolve_threads(o.threads);
     const int64_t D = config.hidden;
     Tensor emb({N, D});
     for (int64_t s = 0; s < N; s += B) {  // one padded batch per group of --batch texts, in order
@@ -723,11 +723,13 @@ const Command reg{
         CLI::App* bn = sub.add_subcommand("bench", "time the encoder (no attention recording) at batch sizes; --json for scripts");
         bn->add_option("--model", co->model, "model folder (default: $ATTN_MODEL_DIR, else data/models/all-MiniLM-L6-v2)");
         bn->add_option("--batch", bo->batches, "batch sizes, comma-separated")->capture_default_str();
-        bn->add_option("--text-file", bo->text_file,
+        deprecated_alias(*bn, "--text-file", "--file", bo->text_file);
+        bn->add_option("--file", bo->text_file,
                        "sentences, one per line (blank lines skipped; a batch of B takes the first B, cycled; a line "
                        "longer than the model's maximum is cut to it); default: 8 built-in sentences")
             ->type_name("FILE");
-        bn->add_option("--repeat", bo->repeat, "timed runs per batch size (the median is reported)")
+        deprecated_alias(*bn, "--repeat", "--reps", bo->repeat)->check(integer_in(1, 10000));
+        bn->add_option("--reps", bo->repeat, "timed runs per batch size (the median is reported)")
             ->capture_default_str()
             ->check(integer_in(1, 10000));
         bn->add_option("--warmup", bo->warmup, "untimed runs before them")
@@ -748,9 +750,9 @@ const Command reg{
                        "fp32, or bf16: the projections on bfloat16 weights and inputs (AVX-512 BF16), with the "
                        "sentence embeddings' difference from fp32 reported")
             ->capture_default_str();
-        bn->add_option("--threads", bo->threads, "threads (GEMM column blocks, (batch, head) pairs, rows)")
+        bn->add_option("--threads", bo->threads, "threads (GEMM column blocks, (batch, head) pairs, rows; 0: every core)")
             ->capture_default_str()
-            ->check(integer_in(1, 1024));
+            ->check(integer_in(0, 1024));
         add_json(*bn, bo->json, "attn-model-bench, with the token ids used");
         auto emo = std::make_shared<EmbedCmd>();
         CLI::App* em = sub.add_subcommand(
@@ -770,9 +772,9 @@ const Command reg{
                        "fp32, or bf16: the projections on bfloat16 weights and inputs (AVX-512 BF16, AMX tiles where "
                        "usable); attn model bench --weights bf16 reports the difference")
             ->capture_default_str();
-        em->add_option("--threads", emo->threads, "threads (sentences of a batch run in parallel; same numbers)")
+        em->add_option("--threads", emo->threads, "threads (sentences of a batch run in parallel; same numbers; 0: every core)")
             ->capture_default_str()
-            ->check(integer_in(1, 1024));
+            ->check(integer_in(0, 1024));
         em->add_option("--npy", emo->npy, "write the embeddings as a float32 [N, 384] .npy file (- for stdout)");
         add_json(*em, emo->json, "attn-model-embed: the embeddings, texts and token counts");
         return [co, ao, eo, po, bo, emo, a, e, pr, bn, em] {

@@ -734,7 +734,8 @@ const Command reg{
         };
         sub.add_flag("--list-tasks", o->list_tasks, "Describe every task and exit");
         track(sub.add_option("--task", o->task, "copy | reverse | sort | recall | distance | chars (--list-tasks)"));
-        track(sub.add_option("--seq,-t", o->seq, "T, tokens per row (default: per task, --list-tasks)")
+        track(deprecated_alias(sub, "-t", "--seq", o->seq)->check(integer_in(1, kMaxTaskSeq)));
+        track(sub.add_option("--seq,-T", o->seq, "T, tokens per row (default: per task, --list-tasks)")
                   ->check(integer_in(1, kMaxTaskSeq)));
         track(sub.add_option("--symbols", o->symbols, "alphabet size of the symbol tasks (recall: the values)")
                   ->capture_default_str()
@@ -748,7 +749,7 @@ const Command reg{
                   ->transform(one_of({Arch::Decoder, Arch::Encoder}, arch_name)));
         track(sub.add_option("--layers", o->layers, "N, Transformer blocks")->capture_default_str()->check(integer_in(1, kMaxLayers)));
         track(sub.add_option("--d-model,-d", o->d_model, "D, model width")->capture_default_str()->check(integer_in(1, kMaxWidth)));
-        track(sub.add_option("--heads", o->heads, "H, heads per block")->capture_default_str()->check(integer_in(1, kMaxHeads)));
+        track(sub.add_option("--heads,-H", o->heads, "H, heads per block")->capture_default_str()->check(integer_in(1, kMaxHeads)));
         track(sub.add_option("--d-k", o->d_k, "Dk per head (default D/H)")->check(integer_in(1, kMaxWidth)));
         track(sub.add_option("--d-v", o->d_v, "Dv per head (default Dk)")->check(integer_in(1, kMaxWidth)));
         track(sub.add_option("--d-ff", o->d_ff, "hidden width of the MLP (default 4 D)")->check(integer_in(1, kMaxWidth)));
@@ -788,7 +789,8 @@ const Command reg{
         track(sub.add_option("--momentum", tc.momentum, "SGD momentum in [0, 1) (default 0.9)"));
         sub.add_option("--clip", tc.clip, "max global gradient norm (0: no clipping)")->capture_default_str();
         sub.add_option("--steps", tc.steps, "training steps (0 only with --load)")->capture_default_str()->check(integer_in(0, kMaxSteps));
-        sub.add_option("--batch,-b", tc.batch, "B, rows per step")->capture_default_str()->check(integer_in(1, kMaxBatch));
+        deprecated_alias(sub, "-b", "--batch", tc.batch)->check(integer_in(1, kMaxBatch));
+        sub.add_option("--batch,-B", tc.batch, "B, rows per step")->capture_default_str()->check(integer_in(1, kMaxBatch));
         sub.add_option("--seed", tc.seed, "seed of the data, the initial weights and dropout")
             ->capture_default_str()
             ->check(seed_validator());

@@ -56,6 +56,11 @@ void check_parsed(const CLI::App& app);
 // `attn --cli-json` prints it; the vocabulary test, the man page and the shell
 // completion are made from it.
 std::string cli_table_json(const CLI::App& app);
+// The man page attn.1 (roff) and a bash completion script, from the same table:
+// `attn --man` and `attn --completion-bash` print them; the build writes them
+// beside the binary and `cmake --install` installs them.
+std::string man_page(const CLI::App& app);
+std::string bash_completion(const CLI::App& app);
 
 // Marks an option whose empty value means something (an empty --text), so the
 // CLI's refusal of empty values lets it through. Returns opt.

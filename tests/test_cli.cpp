@@ -94,7 +94,7 @@ TEST_CASE("cli: every bad input of attn forward exits 2 with a one-line message 
         {"forward --batch x", "--batch"},
         {"forward --input /nonexistent.json", "nonexistent"},
         {"forward --no-such-flag", "--no-such-flag"},
-        {"", "command"},
+        {"froward", "did you mean 'forward'"},  // bare `attn` prints the usage: tests/test_cli_vocabulary.cpp
     });
 }
 
@@ -134,7 +134,7 @@ TEST_CASE("cli: bad lists and numbers of bench, model and tour exit 2 with a one
         {"model bench --batch 5000", "--batch"},
         {"model bench --batch 1,,2", "--batch"},
         {"model bench --reps 0", "--reps"},
-        {"model bench --threads 0", "--threads"},
+        {"model bench --threads -1", "--threads"},
         {"model bench --attention fast", "--attention"},
         {"model bench --gemm mkl", "--gemm"},
         {"model bench --warmup 101", "--warmup"},

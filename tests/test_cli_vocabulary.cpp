@@ -2,6 +2,7 @@
 // (`attn --cli-json`) lists them, checked against the tables of docs/cli.md.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -120,4 +121,52 @@ TEST_CASE("cli vocabulary: a deprecated spelling still works and prints one note
     CHECK(f.code == 0);
     CHECK(f.out.find("B=1 T=3") != std::string::npos);
     CHECK(f.out.find("-t is deprecated; use --seq") != std::string::npos);
+}
+
+TEST_CASE("cli manners: --version, bare attn, did you mean, ambiguous lesson names") {
+    const std::string bin = "'" + std::string(ATTN_BINARY) + "'";
+    const auto v = attn::test::run_shell(bin + " --version");
+    CHECK(v.code == 0);
+    CHECK(v.out.rfind("attn ", 0) == 0);
+    CHECK(v.out.find("\ncommit ") != std::string::npos);
+    CHECK(v.out.find("\ncompiler ") != std::string::npos);
+    CHECK(v.out.find("\nCUDA ") != std::string::npos);
+    // not a terminal: the usage on stderr, exit 2 (as git)
+    const auto bare = attn::test::run_shell(bin + " 2>&1");  // stdout is a pipe here
+    CHECK(bare.code == 2);
+    CHECK(bare.out.find("Subcommands:") != std::string::npos);
+    const auto typo = attn::test::run_shell(bin + " froward 2>&1");
+    CHECK(typo.code == 2);
+    CHECK(typo.out == "attn: error: unknown command 'froward'; did you mean 'forward'?\n");
+    const auto amb = attn::test::run_shell(bin + " lesson m 2>&1");
+    CHECK(amb.code == 2);
+    CHECK(amb.out.find("masks") != std::string::npos);
+    CHECK(amb.out.find("multi-head") != std::string::npos);
+    CHECK(std::count(amb.out.begin(), amb.out.end(), '\n') == 1);
+}
+
+TEST_CASE("cli manners: the man page and the bash completion come from the option table") {
+    const std::string bin = "'" + std::string(ATTN_BINARY) + "'";
+    const auto man = attn::test::run_shell(bin + " --man");
+    REQUIRE(man.code == 0);
+    CHECK(man.out.rfind(".TH ATTN 1", 0) == 0);
+    const auto comp = attn::test::run_shell(bin + " --completion-bash");
+    REQUIRE(comp.code == 0);
+    for (const char* cmd : {"tour", "lesson", "forward", "view", "decode", "variance", "variants", "bench", "train",
+                            "experiment", "model"}) {
+        INFO(cmd);
+        CHECK(man.out.find(std::string(".SS ") + cmd + "\n") != std::string::npos);
+        CHECK(comp.out.find(std::string("        ") + cmd + ")") != std::string::npos);
+    }
+    CHECK(man.out.find("\\-\\-d\\-k") != std::string::npos);
+    CHECK(comp.out.find(" --d-k") != std::string::npos);
+    CHECK(comp.out.find(" --dk") == std::string::npos);  // hidden spellings are not offered
+    CHECK(attn::test::run_shell(bin + " --completion-bash | bash -n").code == 0);
+    if (attn::test::run_shell("command -v man >/dev/null").code != 0) {
+        MESSAGE("man is not installed: the page is not rendered here");
+        return;
+    }
+    const auto shown = attn::test::run_shell(bin + " --man > /tmp/attn_test_man.1 && MANWIDTH=80 man -l /tmp/attn_test_man.1 2>&1");
+    CHECK(shown.code == 0);
+    CHECK(shown.out.find("forward") != std::string::npos);
 }

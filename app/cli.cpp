@@ -14,12 +14,24 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <string>
+#include <vector>
 #include <unistd.h>
 
 #include <fmt/core.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "attn/cpu/features.hpp"
+#include "attn/cuda/cuda.hpp"
 #include "command.hpp"
+
+#ifndef ATTN_VERSION
+#define ATTN_VERSION "0.1.0"
+#endif
+#ifndef ATTN_GIT_COMMIT
+#define ATTN_GIT_COMMIT "unknown"
+#endif
 
 namespace attn::cli {
 
@@ -82,12 +94,41 @@ int run_cli(int argc, const char* const* argv) {
     return 2;
 }
 
+// attn --version: the version, the commit it was built from, the compiler, CUDA, the kernels.
+static std::string version_text() {
+#if defined(__clang__)
+    const std::string compiler = fmt::format("clang {}.{}.{}", __clang_major__, __clang_minor__, __clang_patchlevel__);
+#elif defined(__GNUC__)
+    const std::string compiler = fmt::format("GCC {}.{}.{}", __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__);
+#else
+    const std::string compiler = "unknown";
+#endif
+    return fmt::format("attn {}\ncommit {}\ncompiler {}\nCUDA {}\nkernels {}", ATTN_VERSION, ATTN_GIT_COMMIT, compiler,
+                       cuda_compiled() ? "compiled in" : "not compiled in (cmake --preset cuda)", cpu_kernel_summary());
+}
+
+// Levenshtein distance, for "did you mean".
+static size_t edit_distance(const std::string& a, const std::string& b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= b.size(); ++j) {
+            const size_t up = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diag = up;
+        }
+    }
+    return row[b.size()];
+}
+
 std::unique_ptr<CLI::App> make_app(std::map<CLI::App*, Runner>& runners) {
     auto app = std::make_unique<CLI::App>("attn: see Transformer attention work, formula by formula, with live numbers.\n"
                                           "Shapes: B batch, T sequence, D d_model, H heads, Dk, Dv.",
                                           "attn");
     app->require_subcommand(1);
-    app->set_version_flag("--version", [] { return "attn 0.1.0\nkernels: " + cpu_kernel_summary(); });
+    app->set_version_flag("--version", [] { return version_text(); });  // ATTN_ISA read when asked
     app->footer("Run `attn COMMAND --help` for a command's options. Start with `attn tour`.");
 
     auto specs = registry();
@@ -102,10 +143,166 @@ std::unique_ptr<CLI::App> make_app(std::map<CLI::App*, Runner>& runners) {
 
 void check_parsed(const CLI::App& app) { refuse_empty_values(app); }
 
+static nlohmann::ordered_json app_table(const CLI::App& app) {
+    nlohmann::ordered_json j;
+    j["name"] = app.get_name();
+    j["description"] = app.get_description();
+    nlohmann::ordered_json opts = nlohmann::ordered_json::array();
+    for (const CLI::Option* o : app.get_options()) {
+        if (o->get_lnames().empty() && o->get_snames().empty() && !o->get_positional()) continue;
+        opts.push_back({{"name", o->get_name()},
+                        {"long", o->get_lnames()},
+                        {"short", o->get_snames()},
+                        {"positional", o->get_positional()},
+                        {"hidden", o->get_group().empty()},
+                        {"type", o->get_type_name()},
+                        {"default", o->get_default_str()},
+                        {"min", o->get_expected_min()},
+                        {"max", o->get_expected_max()},
+                        {"description", o->get_description()}});
+    }
+    j["options"] = opts;
+    nlohmann::ordered_json subs = nlohmann::ordered_json::array();
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) subs.push_back(app_table(*sub));
+    j["subcommands"] = subs;
+    return j;
+}
+
+// Text for roff: backslashes, hyphens, and a leading dot or quote escaped.
+static std::string roff(const std::string& text) {
+    std::string out;
+    for (char c : text) {
+        if (c == '\\') out += "\\e";
+        else if (c == '-') out += "\\-";
+        else out += c;
+    }
+    std::string lines;
+    size_t at = 0;
+    while (at <= out.size()) {
+        const size_t nl = out.find('\n', at);
+        std::string line = out.substr(at, nl == std::string::npos ? std::string::npos : nl - at);
+        if (!line.empty() && (line[0] == '.' || line[0] == '\'')) line = "\\&" + line;
+        lines += line + "\n";
+        if (nl == std::string::npos) break;
+        at = nl + 1;
+    }
+    return lines;
+}
+
+static void man_options(std::string& out, const CLI::App& app) {
+    for (const CLI::Option* o : app.get_options()) {
+        if (o->get_group().empty() || o->get_name() == "--help") continue;
+        std::string names;
+        for (const std::string& l : o->get_lnames()) names += (names.empty() ? "--" : ", --") + l;
+        for (const std::string& n : o->get_snames()) names += (names.empty() ? "-" : ", -") + n;
+        if (names.empty()) names = o->get_name();
+        if (o->get_expected_max() > 0) names += " " + o->get_type_name();
+        out += ".TP\n.B " + roff(names) + roff(o->get_description());
+    }
+}
+
+std::string man_page(const CLI::App& app) {
+    std::string out = ".TH ATTN 1 \"\" \"attn " ATTN_VERSION "\" \"User Commands\"\n.SH NAME\nattn \\- " +
+                      roff("see Transformer attention work, formula by formula, with live numbers") +
+                      ".SH SYNOPSIS\n.B attn\nCOMMAND [OPTIONS]\n.SH DESCRIPTION\n" + roff(app.get_description()) +
+                      ".PP\nConventions shared by every command (docs/cli.md): \\-\\-seq/\\-T, \\-\\-batch/\\-B, "
+                      "\\-\\-heads/\\-H, \\-\\-seed (default 0), \\-\\-threads (0: every core), \\-\\-json [FILE].\n"
+                      ".SH COMMANDS\n";
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+        out += ".SS " + roff(sub->get_name()) + roff(sub->get_description());
+        man_options(out, *sub);
+        for (const CLI::App* s2 : sub->get_subcommands([](const CLI::App*) { return true; })) {
+            out += ".SS " + roff(sub->get_name() + " " + s2->get_name()) + roff(s2->get_description());
+            man_options(out, *s2);
+        }
+    }
+    out += ".SH EXIT STATUS\n0 success; 2 bad input (one line on standard error naming the option and the rule); "
+           "1 an internal error.\n.SH ENVIRONMENT\n.TP\n.B NO_COLOR\nno colour.\n.TP\n.B ATTN_ISA\n" +
+           roff("force a kernel path: generic, avx2, avx512 or amx.");
+    return out;
+}
+
+static std::string option_words(const CLI::App& app) {
+    std::string w;
+    for (const CLI::Option* o : app.get_options()) {
+        if (o->get_group().empty()) continue;
+        for (const std::string& l : o->get_lnames()) w += " --" + l;
+        for (const std::string& n : o->get_snames()) w += " -" + n;
+    }
+    return w;
+}
+
+std::string bash_completion(const CLI::App& app) {
+    std::string cmds, cases;
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+        cmds += (cmds.empty() ? "" : " ") + sub->get_name();
+        std::string subs, subcases;
+        for (const CLI::App* s2 : sub->get_subcommands([](const CLI::App*) { return true; })) {
+            subs += " " + s2->get_name();
+            subcases += fmt::format("                {}) opts=\"{}\" ;;\n", s2->get_name(), option_words(*s2));
+        }
+        if (subs.empty())
+            cases += fmt::format("        {}) opts=\"{}\" ;;\n", sub->get_name(), option_words(*sub));
+        else
+            cases += fmt::format("        {})\n            case \"${{COMP_WORDS[2]}}\" in\n{}"
+                                 "                *) opts=\"{}{}\" ;;\n            esac ;;\n",
+                                 sub->get_name(), subcases, subs, option_words(*sub));
+    }
+    return fmt::format("# bash completion for attn (generated by `attn --completion-bash`)\n"
+                       "_attn() {{\n"
+                       "    local cur=\"${{COMP_WORDS[COMP_CWORD]}}\" opts=\"\"\n"
+                       "    if [ \"$COMP_CWORD\" -eq 1 ]; then\n"
+                       "        COMPREPLY=($(compgen -W \"{} --help --version\" -- \"$cur\"))\n"
+                       "        return\n"
+                       "    fi\n"
+                       "    case \"${{COMP_WORDS[1]}}\" in\n{}    esac\n"
+                       "    COMPREPLY=($(compgen -W \"$opts --help\" -- \"$cur\"))\n"
+                       "}}\n"
+                       "complete -o default -F _attn attn\n",
+                       cmds, cases);
+}
+
+std::string cli_table_json(const CLI::App& app) {
+    nlohmann::ordered_json j = app_table(app);
+    j = nlohmann::ordered_json{{"format", "attn-cli"}, {"version", 1}, {"app", j}};
+    return j.dump(1);
+}
+
 static int run_parsed(int argc, const char* const* argv) {
     std::map<CLI::App*, Runner> runners;
     const std::unique_ptr<CLI::App> owner = make_app(runners);
     CLI::App& app = *owner;
+    if (argc == 2 && std::string(argv[1]) == "--cli-json") {  // hidden: the option table (command.hpp)
+        fmt::print("{}\n", cli_table_json(app));
+        return 0;
+    }
+    if (argc == 2 && std::string(argv[1]) == "--man") {  // hidden: the man page attn.1, made at build time
+        fmt::print("{}", man_page(app));
+        return 0;
+    }
+    if (argc == 2 && std::string(argv[1]) == "--completion-bash") {  // hidden: the bash completion, likewise
+        fmt::print("{}", bash_completion(app));
+        return 0;
+    }
+    if (argc <= 1) {  // bare `attn`: the usage, as git does (exit 0 on a terminal, 2 when scripted)
+        const bool tty = stdout_is_tty();
+        fmt::print(tty ? stdout : stderr, "{}", app.help());
+        return tty ? 0 : 2;
+    }
+    if (argv[1][0] != '-') {  // an unknown command: the nearest names
+        const std::string given = argv[1];
+        std::vector<std::string> names, near;
+        for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
+        if (std::find(names.begin(), names.end(), given) == names.end()) {
+            for (const std::string& n : names)
+                if (edit_distance(given, n) <= std::max<size_t>(1, n.size() / 3) || n.rfind(given, 0) == 0) near.push_back(n);
+            std::string all;
+            for (const std::string& n : names) all += (all.empty() ? "" : ", ") + n;
+            return usage_error(near.empty() ? fmt::format("unknown command '{}' (commands: {})", given, all)
+                                            : fmt::format("unknown command '{}'; did you mean {}?", given,
+                                                          fmt::format("'{}'", fmt::join(near, "' or '"))));
+        }
+    }
     try {
         try {
             app.parse(argc, argv);

@@ -35,8 +35,8 @@ namespace {
 struct BenchOpts {
     BenchCase base;  // --batch, --heads, --d-k, --causal, --threads, --reps, --warmup, --seed
     std::string seq = "1024,4096", impl = "reference,flash,flash-bf16";
-    bool json = false, yes = false;
-    JsonNonFinite json_nonfinite = JsonNonFinite::literal;
+    bool yes = false;
+    JsonOut json;
 };
 
 // Limits on what one `attn bench` may ask for: the caps of --reps and --warmup,
@@ -72,6 +72,7 @@ int run_bench(const BenchOpts& o) {
         flops += 4.0 * B * H * pairs * Dk * static_cast<double>(impls.size()) * (base.reps + base.warmup) *
                  (base.backward ? kBackwardFlopFactor : 1.0);
     }
+    require_json_writable(o.json);
     if (flops > kFlopBudget && !o.yes)
         throw InputError(fmt::format("--seq: the runs would take about {:.1e} FLOPs, above the budget of {:.0e} "
                                      "(see --help); lower --seq, --batch, --heads, --d-k or --reps, or add --yes",
@@ -136,7 +137,7 @@ int run_bench(const BenchOpts& o) {
     for (const auto& row : rows)
         if (row.impl == Backend::Reference) ref_secs[row.T] = row.r.seconds;
 
-    if (o.json) {
+    if (o.json.given()) {
         for (const auto& row : rows) {
             const auto& r = row.r;
             nlohmann::json j = {{"impl", backend_name(row.impl)},
@@ -190,8 +191,8 @@ int run_bench(const BenchOpts& o) {
                                 {"warmup", base.warmup}}},
                               {"results", results},
                               {"skipped", skipped}};
-        fmt::print("{}\n", json_text(doc, 2, o.json_nonfinite));
-        return 0;
+        write_json(o.json, doc, "attn-bench", 1);
+        if (o.json.to_stdout()) return 0;
     }
 
     fmt::print("machine: {}; {} threads; FMA peak {:.1f} GFLOP/s ({} register loop); Eigen sgemm {:.1f} GFLOP/s; "
@@ -237,9 +238,9 @@ attn::cli::Command reg{
     [](CLI::App& sub) -> Runner {
         auto o = std::make_shared<BenchOpts>();
         BenchCase& c = o->base;
-        sub.add_option("--batch", c.B, "batch size B")->type_name("B")->capture_default_str()->check(integer_in(1));
-        sub.add_option("--heads", c.H, "heads H")->type_name("H")->capture_default_str()->check(integer_in(1));
-        sub.add_option("--seq", o->seq, "sequence lengths T, comma-separated")->type_name("LIST")->capture_default_str();
+        sub.add_option("--batch,-B", c.B, "batch size B")->type_name("B")->capture_default_str()->check(integer_in(1));
+        sub.add_option("--heads,-H", c.H, "heads H")->type_name("H")->capture_default_str()->check(integer_in(1));
+        sub.add_option("--seq,-T", o->seq, "sequence lengths T, comma-separated")->type_name("LIST")->capture_default_str();
         sub.add_option("--d-k", c.Dk, "head dimension Dk (= Dv)")
             ->type_name("Dk")
             ->capture_default_str()
@@ -263,6 +264,7 @@ attn::cli::Command reg{
             ->type_name("N")
             ->capture_default_str()
             ->check(integer_in(0, kMaxWarmup));
+        c.seed = 0;  // the one default of every command (docs/cli.md)
         sub.add_option("--seed", c.seed, "seed of the random Q, K, V")
             ->type_name("S")
             ->capture_default_str()
@@ -270,7 +272,7 @@ attn::cli::Command reg{
         sub.add_flag("--backward", c.backward,
                      "time the backward pass (dQ, dK, dV for a random dO) instead; its FLOPs are counted as 2.5 x "
                      "the forward's (FlashAttention's convention); flash's row also reports its scratch memory");
-        add_json_nonfinite(sub, o->json_nonfinite, sub.add_flag("--json", o->json, "print one attn-bench JSON document"));
+        add_json(sub, o->json, "attn-bench");
         sub.add_flag("--yes", o->yes, fmt::format("run even when all runs together exceed {:.0e} FLOPs", kFlopBudget));
         sub.footer(fmt::format("Budget: a bench whose runs (every --seq x --impl, --warmup + --reps each) add up to more "
                                "than {:.0e} FLOPs\nis refused unless --yes is given.",

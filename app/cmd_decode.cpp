@@ -21,9 +21,9 @@ namespace {
 struct DecodeOpts {
     int64_t batch = 1, steps = 8, d_model = 16, heads = 4, layers = 2, d_k = 0, d_v = 0, d_ff = 0;
     std::string init = "torch";
-    uint64_t seed = 42;
-    bool trace = false, json = false, no_bias = false;
-    JsonNonFinite json_nonfinite = JsonNonFinite::literal;
+    uint64_t seed = 0;
+    bool trace = false, no_bias = false;
+    JsonOut json;
 };
 
 // Row t of x (B, T, D) as (B, 1, D).
@@ -35,7 +35,9 @@ Tensor token(const Tensor& x, int64_t t) {
 }
 
 int run_decode(const DecodeOpts& o) {
-    if (o.trace && o.json) throw InputError("--trace: cannot be combined with --json (both write to standard output)");
+    if (o.trace && o.json.to_stdout())
+        throw InputError("--trace: cannot be combined with --json to stdout (both write to standard output); give --json FILE");
+    require_json_writable(o.json);
     DecoderConfig cfg;
     cfg.d_model = o.d_model;
     cfg.heads = o.heads;
@@ -61,7 +63,7 @@ int run_decode(const DecodeOpts& o) {
     for (float& v : x.data) v = xrng.normal();
     const AttentionOptions opt;
 
-    if (!o.json)
+    if (!o.json.to_stdout())
         fmt::print("attn decode: B={} D={} H={} Dk={} Dv={} layers={} d_ff={}; {} tokens, one at a time, each attending "
                    "to the cache\n",
                    o.batch, cfg.d_model, cfg.heads, cfg.d_k, cfg.d_v, cfg.layers, cfg.d_ff, o.steps);
@@ -69,7 +71,7 @@ int run_decode(const DecodeOpts& o) {
     KvCache cache = dec.make_cache(o.batch);
     nlohmann::ordered_json steps = nlohmann::ordered_json::array();
     double worst_all = 0, scale = 0;  // largest |diff| and largest |value| of the full pass
-    if (!o.json && !o.trace)
+    if (!o.json.to_stdout() && !o.trace)
         fmt::print("\n{:>5} {:>16} {:>12}   {}\n", "step", "cache K per layer", "cache bytes",
                    "max |step - full causal pass| per layer");
     for (int64_t t = 0; t < o.steps; ++t) {
@@ -94,9 +96,10 @@ int run_decode(const DecodeOpts& o) {
             worst_all = std::max(worst_all, d);
         }
         const Shape ks{o.batch, cfg.heads, cache.length(), cfg.d_k};
-        if (o.json) {
+        if (o.json.given())
             steps.push_back({{"step", t}, {"cache_k_shape", ks}, {"cache_v_shape", Shape{o.batch, cfg.heads, cache.length(), cfg.d_v}},
                              {"cache_bytes", cache.bytes()}, {"max_abs_diff_per_layer", diff}});
+        if (o.json.to_stdout()) {
         } else if (o.trace) {
             fmt::print("    cache: K {} and V {} per layer, {} in all; |step - full pass| per layer: {:.1e}\n",
                        shape_str(ks), shape_str({o.batch, cfg.heads, cache.length(), cfg.d_v}), format_bytes(cache.bytes()),
@@ -112,11 +115,13 @@ int run_decode(const DecodeOpts& o) {
     // Equal up to float32 rounding: the step computes the same sums grouped differently (one
     // token's GEMV instead of the sequence's GEMM), a few ulps of values up to `scale`.
     const bool equal = worst_all <= 1e-5 * std::max(1.0, scale);
-    if (o.json) {
+    if (o.json.given()) {
         nlohmann::ordered_json gqa = nlohmann::ordered_json::array();
         for (int64_t h : kv_heads)
             gqa.push_back({{"kv_heads", h}, {"bytes", kv_cache_bytes(cfg.layers, o.batch, h, o.steps, cfg.d_k, cfg.d_v)}});
         const nlohmann::ordered_json j = {
+            {"format", "attn-decode"},
+            {"version", 1},
             {"config", {{"batch", o.batch}, {"d_model", cfg.d_model}, {"heads", cfg.heads}, {"d_k", cfg.d_k},
                         {"d_v", cfg.d_v}, {"layers", cfg.layers}, {"d_ff", cfg.d_ff}, {"bias", cfg.bias},
                         {"init", o.init}, {"seed", o.seed}}},
@@ -125,8 +130,9 @@ int run_decode(const DecodeOpts& o) {
             {"max_abs_diff", worst_all},
             {"equal_to_full_pass", equal},
             {"bytes_at_T_by_kv_heads", gqa}};
-        fmt::print("{}\n", json_text(j, 1, o.json_nonfinite));
-    } else {
+        write_json(o.json, j, "attn-decode", 1);
+    }
+    if (!o.json.to_stdout()) {
         fmt::print("\nevery step equals the full causal pass over the tokens so far: max |diff| = {:.1e} ({})\n", worst_all,
                    equal ? "float32 rounding" : "NOT EQUAL: a bug");
         fmt::print("cache bytes = layers x B x H_kv x T x (Dk + Dv) x 4 = {} x {} x H_kv x {} x ({} + {}) x 4; at T = {}:\n",
@@ -143,10 +149,12 @@ const Command reg{
     "decode", "Decode one token at a time with a KV cache; every step checked against the full causal pass", 15,
     [](CLI::App& sub) -> Runner {
         auto o = std::make_shared<DecodeOpts>();
-        sub.add_option("--batch,-b", o->batch, "B, sequences decoded side by side")->capture_default_str()->check(integer_in(1, 4096));
-        sub.add_option("--steps,-t", o->steps, "T, tokens to decode (each step is checked with a full pass over the tokens so far)")->capture_default_str()->check(integer_in(1, 1024));
+        deprecated_alias(sub, "-b", "--batch", o->batch)->check(integer_in(1, 4096));
+        sub.add_option("--batch,-B", o->batch, "B, sequences decoded side by side")->capture_default_str()->check(integer_in(1, 4096));
+        deprecated_alias(sub, "-t", "--steps", o->steps)->check(integer_in(1, 1024));
+        sub.add_option("--steps", o->steps, "T, tokens to decode (each step is checked with a full pass over the tokens so far)")->capture_default_str()->check(integer_in(1, 1024));
         sub.add_option("--d-model,-d", o->d_model, "D, model width")->capture_default_str()->check(integer_in(1, 65536));
-        sub.add_option("--heads", o->heads, "H, heads per layer")->capture_default_str()->check(integer_in(1, 4096));
+        sub.add_option("--heads,-H", o->heads, "H, heads per layer")->capture_default_str()->check(integer_in(1, 4096));
         sub.add_option("--layers", o->layers, "decoder blocks (attention + feed-forward)")->capture_default_str()->check(integer_in(1, 256));
         sub.add_option("--d-k", o->d_k, "Dk per head (default D/H)")->check(integer_in(1, 65536));
         sub.add_option("--d-v", o->d_v, "Dv per head (default Dk)")->check(integer_in(1, 65536));
@@ -155,7 +163,7 @@ const Command reg{
         sub.add_option("--init", o->init, fmt::format("weight initialiser: {}", kInitNames))->capture_default_str();
         sub.add_option("--seed", o->seed, "seed of the weights and the token vectors")->capture_default_str()->check(seed_validator());
         sub.add_flag("--trace", o->trace, "print each step's q, the cache's K and V (growing), and the output, with shapes");
-        add_json_nonfinite(sub, o->json_nonfinite, sub.add_flag("--json", o->json, "machine-readable output"));
+        add_json(sub, o->json, "attn-decode");
         return [o] { return run_decode(*o); };
     }};
 

@@ -25,9 +25,9 @@ struct ExperimentOpts {
     bool list = false, quick = false, full = false;
     int seeds = 3;
     uint64_t seed = 0;
-    int threads = 2;
-    std::string json, svg;
-    attn::JsonNonFinite json_nonfinite = attn::JsonNonFinite::literal;
+    int threads = 0;
+    std::string svg;
+    attn::cli::JsonOut json;
 };
 
 std::string names_list() {
@@ -98,9 +98,9 @@ int run_experiment_cmd(const ExperimentOpts& o) {
     cfg.seeds = o.seeds;
     cfg.seed = o.seed;
     cfg.threads = resolve_threads(o.threads);
-    for (const auto& [opt, path] : {std::pair{"--json", &o.json}, {"--svg", &o.svg}})
-        if (!path->empty()) cli::require_writable(opt, *path);
-    const cli::TextOut text({{"--json -", o.json == "-"}, {"--svg -", o.svg == "-"}});
+    cli::require_json_writable(o.json);
+    if (!o.svg.empty()) cli::require_writable("--svg", o.svg);
+    const cli::TextOut text({o.json.claim(), {"--svg -", o.svg == "-"}});
 
     ExperimentResult r;
     {
@@ -126,10 +126,7 @@ int run_experiment_cmd(const ExperimentOpts& o) {
         if (drawn) fmt::print(stderr, "\r\x1b[K");
         std::fflush(stderr);
     }
-    if (!o.json.empty())
-        cli::with_option("--json", [&] {
-            write_file_atomic(o.json, json_text(experiment_json(r, cfg), 2, o.json_nonfinite) + "\n");
-        });
+    if (o.json.given()) cli::write_json(o.json, experiment_json(r, cfg), "attn-experiment", 1);
     if (!o.svg.empty()) cli::with_option("--svg", [&] { write_file_atomic(o.svg, experiment_svg(r)); });
 
     std::string claims;
@@ -142,7 +139,7 @@ int run_experiment_cmd(const ExperimentOpts& o) {
     if (!r.notes.empty()) text.print("\n");
     for (const auto& v : r.verdicts)
         text.print("{} {}: {}. {}\n", v.claim, verdict_name(v.kind), v.statement, v.figures);
-    if (!o.json.empty() && o.json != "-") text.print("wrote {} (attn-experiment JSON)\n", o.json);
+    if (o.json.given() && !o.json.to_stdout()) text.print("wrote {} (attn-experiment JSON)\n", o.json.path());
     if (!o.svg.empty() && o.svg != "-") text.print("wrote {} (SVG)\n", o.svg);
     return 0;
 }
@@ -169,8 +166,7 @@ attn::cli::Command reg{
         sub.add_option("--threads", o->threads, "Worker threads (0 = every core)")
             ->capture_default_str()
             ->check(attn::cli::integer_in(0, 1024));
-        auto* j = sub.add_option("--json", o->json, "Write the result as JSON (format attn-experiment, version 1) to FILE (- for stdout)");
-        attn::cli::add_json_nonfinite(sub, o->json_nonfinite, j);
+        attn::cli::add_json(sub, o->json, "attn-experiment");
         sub.add_option("--svg", o->svg, "Write the curves as SVG to FILE (- for stdout)");
         return [o] { return run_experiment_cmd(*o); };
     }};

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "attn/attn.hpp"
+#include "attn/io/dump_file.hpp"
 #include "command.hpp"
 #include "html_page.hpp"
 #include "impl_option.hpp"
@@ -43,7 +44,7 @@ struct ForwardOpts {
     double softcap = 0.0;
     bool rope_from_file = false;  // --input's config.rope set the base
     bool train = false, trace = false, no_bias = false, backward = false;
-    uint64_t seed = 42;
+    uint64_t seed = 0;
     // Given on the command line: --input replaces B, T and D; --dropout needs --train.
     bool batch_given = false, seq_given = false, d_model_given = false, dropout_given = false;
     // Whether the option named (as "--heads") was given on the command line.
@@ -487,7 +488,10 @@ int run_forward(ForwardOpts o) {
         throw InputError(fmt::format("--mask-file: a per-head mask runs on the CPU backends; {} takes one mask row for "
                                      "all heads",
                                      row.name));
-    if (!o.dump.empty()) require_writable("--dump", o.dump);
+    if (!o.dump.empty()) {
+        with_option("--dump", [&] { dump_format_of(o.dump); });  // .safetensors, .npz or .json, before any work
+        require_writable("--dump", o.dump);
+    }
     check_html(o.html);
     // the score options: a name for messages ("grouped-query heads (H_q 4, H_kv 2), RoPE"), from shapes alone
     const std::string features = score_features(Tensor(Shape{1, cfg.heads, 1, 1}), Tensor(Shape{1, cfg.kv_heads, 1, 1}), aopt);
@@ -720,21 +724,23 @@ int run_forward(ForwardOpts o) {
             for (const auto& [name, t] : backward_tensors(grads, brec)) put(name, *t);
         if (!o.html.file.empty()) write_html_page(o.html, page_from_dump(d, "attn forward", 0), text);
         if (o.dump.empty()) return 0;
-        with_option("--dump", [&] { write_file_atomic(o.dump, dump_to_string(d, o.json_nonfinite)); });
+        with_option("--dump", [&] { write_dump_file(o.dump, d, o.json_nonfinite); });
         if (o.dump != "-") text.print("  wrote {} ({} tensors)\n", o.dump, d.tensors.size());
     }
     return 0;
 }
 
 const Command reg{
-    "forward", "Run multi-head attention once; --trace prints every step's shape, --dump writes all tensors as JSON", 10,
+    "forward", "Run multi-head attention once; --trace prints every step's shape, --dump writes all tensors (safetensors, npz or JSON)", 10,
     [](CLI::App& sub) -> Runner {
         auto o = std::make_shared<ForwardOpts>();
         CLI::Option* batch =
-            sub.add_option("--batch,-b", o->batch, "B, batch size")->capture_default_str()->check(integer_in(1));
-        CLI::Option* seq = sub.add_option("--seq,-t,--tq", o->seq, "T (Tq), sequence length (of the queries)")
+            sub.add_option("--batch,-B", o->batch, "B, batch size")->capture_default_str()->check(integer_in(1));
+        CLI::Option* batch_old = deprecated_alias(sub, "-b", "--batch", o->batch)->check(integer_in(1));
+        CLI::Option* seq = sub.add_option("--seq,-T,--tq", o->seq, "T (Tq), sequence length (of the queries)")
                                ->capture_default_str()
                                ->check(integer_in(1));
+        CLI::Option* seq_old = deprecated_alias(sub, "-t", "--seq", o->seq)->check(integer_in(1));
         sub.add_option("--tk", o->tk,
                        "cross-attention: Tk keys and values from another sequence x_kv (B, Tk, kdim), N(0, 1) from --seed "
                        "(or from --input)")
@@ -747,7 +753,7 @@ const Command reg{
             ->check(integer_in(1));
         CLI::Option* d_model =
             sub.add_option("--d-model,-d", o->d_model, "D, model width")->capture_default_str()->check(integer_in(1));
-        sub.add_option("--heads", o->heads, "H, number of heads")->capture_default_str()->check(integer_in(1));
+        sub.add_option("--heads,-H", o->heads, "H, number of heads")->capture_default_str()->check(integer_in(1));
         sub.add_option("--d-k", o->d_k, "Dk per head (default D/H)")->check(integer_in(1));
         sub.add_option("--d-v", o->d_v, "Dv per head (default Dk)")->check(integer_in(1));
         sub.add_option("--mask", o->mask, "none | causal | pad:L1,L2,... | causal+pad:L1,... | window:W | window-causal:W | strided:S | strided-causal:S | global-local:G,W | global-local-causal:G,W")->capture_default_str();
@@ -791,21 +797,22 @@ const Command reg{
                      "also run the backward pass for dout ~ N(0, 1) from --seed (or dout from --input): every "
                      "gradient's shape and norm; with --trace formula by formula; with --dump all of them");
         add_json_nonfinite(sub, o->json_nonfinite,
-                           sub.add_option("--dump", o->dump, "write every tensor as JSON to FILE (- for stdout)"));
+                           sub.add_option("--dump", o->dump, "write every tensor to FILE: .safetensors, .npz (numpy) or .json (- for JSON on stdout)"));
         add_html_options(sub, o->html);
         sub.add_option("--input", o->input,
-                       "read x (and any of W_q,b_q,...,W_o,b_o) from FILE instead of random ones: attn-dump JSON, "
-                       "FILE.safetensors (the same tensor names; __metadata__ config) or FILE.npy (x alone, (B, T, D) or "
+                       "read x (and any of W_q,b_q,...,W_o,b_o) from FILE instead of random ones: a dump (.json, "
+                       ".safetensors or .npz, as --dump writes) or FILE.npy (x alone, (B, T, D) or "
                        "(T, D)); the file's config (heads, d_k, d_v, mask, scale, fill, init, dropout, train, bias) and mask "
                        "tensor set the layer, and an option given beside it must agree with them");
         sub.add_option("--mask-file", o->mask_file,
                        "a boolean or additive mask [T, T], [B, T, T] or [B, H, T, T] (B, H may be 1) from .npy (bool/uint8: "
-                       "boolean; float: additive) or attn-dump JSON (tensor mask: boolean, additive_mask: additive); "
+                       "boolean; float: additive) or a dump (.json, .safetensors, .npz; tensor mask: boolean, additive_mask: "
+                       "additive); "
                        "combined with --mask");
         o->given = [&sub](const char* name) { return sub.count(name) > 0; };
-        return [o, batch, seq, d_model, dropout] {
-            o->batch_given = batch->count() > 0;
-            o->seq_given = seq->count() > 0;
+        return [o, batch, seq, batch_old, seq_old, d_model, dropout] {
+            o->batch_given = batch->count() + batch_old->count() > 0;
+            o->seq_given = seq->count() + seq_old->count() > 0;
             o->d_model_given = d_model->count() > 0;
             o->dropout_given = dropout->count() > 0;
             return run_forward(*o);

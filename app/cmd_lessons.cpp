@@ -43,8 +43,8 @@ struct StopTour {};  // the reader typed q at a pause
 
 struct RunFlags {
     uint64_t seed = 0;
-    bool json = false, no_color = false, step = false, quote = false;
-    attn::JsonNonFinite json_nonfinite = attn::JsonNonFinite::literal;
+    bool no_color = false, step = false, quote = false;
+    attn::cli::JsonOut json;  // to stdout: the record replaces the text; to a file: both
     std::string svg, html;
     std::string name;
     std::string lang, from_text, to_text;
@@ -56,8 +56,7 @@ void add_common(CLI::App& sub, RunFlags& f) {
     sub.add_option("--seed", f.seed, "Seed for every random tensor the lessons draw")
         ->capture_default_str()
         ->check(attn::cli::seed_validator());
-    attn::cli::add_json_nonfinite(
-        sub, f.json_nonfinite, sub.add_flag("--json", f.json, "Print a machine-readable record of every figure instead of the text"));
+    attn::cli::add_json(sub, f.json, "attn-lesson or attn-tour, every figure");
     sub.add_flag("--no-color", f.no_color, "No ANSI colour (also off when stdout is not a TTY or NO_COLOR is set)");
     sub.add_flag("--quote", f.quote, "Print each claim's text (from the claim summary) beside the first check or verdict on it");
     sub.add_flag("--step", f.step, "Pause between sections until Enter is pressed (only when stdin and stdout are a TTY)");
@@ -86,13 +85,13 @@ attn::lessons::RunOptions make_options(const RunFlags& f, bool& pausing) {
     opt.width = cols > 0 ? std::min(cols, 80) : 80;
     opt.table_width = cols > 0 ? cols : 80;
     opt.seed = f.seed;
-    opt.json = f.json;
+    opt.json = f.json.to_stdout();  // no text; the record is kept either way
     opt.quote = f.quote;
     opt.lang = f.language;
-    opt.color = !f.json && attn::cli::stdout_color(f.no_color);
+    opt.color = !opt.json && attn::cli::stdout_color(f.no_color);
     opt.truecolor = opt.color && truecolor_terminal();
     // Piped output never waits: pauses need a person at a terminal on both ends.
-    pausing = f.step && !f.json && attn::cli::stdout_is_tty() && isatty(fileno(stdin)) != 0;
+    pausing = f.step && !opt.json && attn::cli::stdout_is_tty() && isatty(fileno(stdin)) != 0;
     if (pausing) {
         const std::string prompt(translate(f.language, "[Enter: next section, q + Enter: stop]"));
         opt.pause = [&pausing, prompt] {
@@ -117,6 +116,14 @@ std::string lesson_names() {
 
 const Lesson& lookup(const std::string& name, Lang lang) {
     const Lesson* l = attn::lessons::find_lesson(name);
+    if (l == nullptr && !name.empty()) {  // a prefix of several names: list them
+        std::string matches;
+        for (const auto& x : attn::lessons::all_lessons())
+            if (x.slug.compare(0, name.size(), name) == 0) matches += (matches.empty() ? "" : ", ") + x.slug;
+        if (matches.find(',') != std::string::npos)
+            throw attn::InputError(fmt::format("lesson: '{}' is the start of several lessons: {}; give more of the name",
+                                             name, matches));
+    }
     if (l == nullptr)
         throw attn::InputError(format_in(lang, "lesson: no lesson '{}'; give a number (1-{}) or a name: {}", name,
                                          attn::lessons::all_lessons().empty() ? 0 : attn::lessons::all_lessons().back().number,
@@ -135,16 +142,18 @@ int report_failures(int failed, Lang lang) {
 
 // ------------------------------------------------------------ attn lessons
 
-int run_list(bool json, Lang lang) {
+int run_list(const attn::cli::JsonOut& json, Lang lang) {
     const auto lessons = attn::lessons::all_lessons();
-    if (json) {
+    attn::cli::require_json_writable(json);
+    if (json.given()) {
         nlohmann::json arr = nlohmann::json::array();
         for (const auto& l : lessons)
             arr.push_back({{"number", l.number}, {"name", l.slug}, {"title", translate(lang, l.title)},
                            {"summary", translate(lang, l.summary)},
                            {"claims", l.claims}, {"heatmaps", l.heatmaps}});
-        std::cout << nlohmann::json{{"format", "attn-lessons"}, {"lessons", arr}}.dump(2) << "\n";
-        return 0;
+        std::cout.flush();
+        attn::cli::write_json(json, nlohmann::json{{"lessons", arr}}, "attn-lessons", 1);
+        if (json.to_stdout()) return 0;
     }
     std::cout << translate(lang, "The lessons of `attn tour`, in order. Run one with `attn lesson NUMBER|NAME`.") << "\n\n";
     // 80 columns: the title and the summary wrap under themselves (Chinese between ideographs)
@@ -165,9 +174,9 @@ int run_list(bool json, Lang lang) {
 
 const attn::cli::Command list_cmd{
     "lessons", "List the lessons of the tour, with the claims each covers", 2, [](CLI::App& sub) -> attn::cli::Runner {
-        auto json = std::make_shared<bool>(false);
+        auto json = std::make_shared<attn::cli::JsonOut>();
         auto lang = std::make_shared<std::string>();
-        sub.add_flag("--json", *json, "Print the list as JSON");
+        attn::cli::add_json(sub, *json, "attn-lessons");
         add_lang(sub, *lang);
         return [json, lang] { return run_list(*json, resolve_lang(*lang)); };
     }};
@@ -178,7 +187,7 @@ int run_one(RunFlags& f) {
     f.language = resolve_lang(f.lang);
     const Lesson& lesson = lookup(f.name, f.language);
     if (!f.html.empty()) {  // the lesson as a page, as `attn tour --html` writes each lesson
-        if (f.json || !f.svg.empty()) throw attn::InputError("--html: holds the record and the figures; drop --json and --svg");
+        if (f.json.given() || !f.svg.empty()) throw attn::InputError("--html: holds the record and the figures; drop --json and --svg");
         bool pausing = false;
         return report_failures(attn::cli::run_tour_html(f.html, make_options(f, pausing), lesson.number, lesson.number),
                                f.language);
@@ -190,9 +199,10 @@ int run_one(RunFlags& f) {
         throw attn::InputError(format_in(f.language, "--svg: lesson '{}' draws no heatmap (lessons with heatmaps: {})", lesson.slug, with));
     }
     if (!f.svg.empty()) attn::cli::require_writable("--svg", f.svg);  // before the lesson runs, not after
+    attn::cli::require_json_writable(f.json);
     // --json has stdout for the record (and the lesson prints no text); --svg - takes it for the SVG
     // and sends the lesson's text to stderr.
-    const attn::cli::TextOut text({{"--json", f.json}, {"--svg -", f.svg == "-"}});
+    const attn::cli::TextOut text({f.json.claim(), {"--svg -", f.svg == "-"}});
     bool pausing = false;
     auto opt = make_options(f, pausing);
     if (!text.on_stdout()) {
@@ -214,13 +224,16 @@ int run_one(RunFlags& f) {
                              translate(f.language, lesson.title));
         so.subtitle = format_in(f.language, "each panel: rows are queries, columns are keys; seed {}", f.seed);
         attn::cli::with_option("--svg", [&] { attn::write_file_atomic(f.svg, attn::heatmap_svg(r.panels, so)); });
-        if (!f.json && f.svg != "-")
+        if (!f.json.to_stdout() && f.svg != "-")
             text.stream() << "  "
                           << (r.panels.size() == 1 ? format_in(f.language, "wrote {} ({} heatmap)", f.svg, r.panels.size())
                                                    : format_in(f.language, "wrote {} ({} heatmaps)", f.svg, r.panels.size()))
                           << "\n";
     }
-    if (f.json) std::cout << attn::json_text(r.record, 2, f.json_nonfinite) << "\n";
+    if (f.json.given()) {
+        std::cout.flush();
+        attn::cli::write_json(f.json, r.record, "attn-lesson", 1);
+    }
     return report_failures(r.failed, f.language);
 }
 
@@ -257,13 +270,14 @@ int run_tour(RunFlags& f) {
     bool pausing = false;
     const auto opt = make_options(f, pausing);
     if (!f.html.empty()) {
-        if (f.json) throw attn::InputError("--html: and --json: both hold the record; pick one");
+        if (f.json.given()) throw attn::InputError("--html: and --json: both hold the record; pick one");
         return report_failures(attn::cli::run_tour_html(f.html, opt, f.from, f.to), f.language);
     }
     int passed = 0, failed = 0, unsupported = 0, ran = 0;
     int measured = 0, identities = 0, qualified = 0, unmeasured = 0, source_errors = 0;
+    attn::cli::require_json_writable(f.json);
     nlohmann::json records = nlohmann::json::array();
-    if (!f.json)
+    if (!f.json.to_stdout())
         std::cout << translate(f.language, "attn tour: how attention works, shown with live numbers. Claim ids (C1..C44)\n"
                      "refer to the summary of the two source articles. Two kinds of check close\n"
                      "each claim, both computed from the numbers just printed:\n"
@@ -287,21 +301,23 @@ int run_tour(RunFlags& f) {
             unmeasured += r.unmeasured;
             source_errors += r.source_errors;
             ++ran;
-            if (f.json) records.push_back(r.record);
+            if (f.json.given()) records.push_back(r.record);
         }
     } catch (const StopTour&) {
         std::cout << "\n";
         return 0;
     }
-    if (f.json) {
-        const nlohmann::json tour{{"format", "attn-tour"},        {"seed", f.seed},
+    if (f.json.given()) {
+        const nlohmann::json tour{{"format", "attn-tour"},        {"version", 1}, {"seed", f.seed},
                                   {"lessons", records},           {"passed", passed},
                                   {"failed", failed},             {"not_supported", unsupported},
                                   {"measured", measured},         {"identities", identities},
                                   {"qualified", qualified},       {"unmeasured", unmeasured},
                                   {"source_errors", source_errors}};
-        std::cout << attn::json_text(tour, 2, f.json_nonfinite) << "\n";
-    } else {
+        std::cout.flush();
+        attn::cli::write_json(f.json, tour, "attn-tour", 1);
+    }
+    if (!f.json.to_stdout()) {
         // the plural forms are separate texts (a translation may need no plural)
         std::cout << "\n"
                   << (ran == 1 ? format_in(f.language, "Tour done: {} lesson; {} measured, {} identities shown, {} failed.", ran,

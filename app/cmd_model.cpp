@@ -3,7 +3,7 @@
 //   attn model attention --text T [--layer L] [--head H] [--svg F] [--dump F]
 //   attn model entropy   --text T [--json]       trained vs random-init heads (C32)
 //   attn model probe     --text T --from W --to A,B   which heads link "it" to "animal" (C34)
-//   attn model bench     [--batch 1,32] [--text-file F] [--threads N] [--json]   encoder latency
+//   attn model bench     [--batch 1,32] [--file F] [--threads N] [--json]   encoder latency
 //   attn model embed     --text T... | --file F [--json F] [--npy F]   sentence embeddings
 #include <algorithm>
 #include <chrono>
@@ -28,6 +28,7 @@
 #include "attn/model/tokenizer.hpp"
 #include "attn/io/npy.hpp"
 #include "cmd_model_decoder.hpp"
+#include "attn/io/dump_file.hpp"
 #include "command.hpp"
 #include "html_page.hpp"
 #include "memory.hpp"
@@ -49,30 +50,27 @@ struct AttentionCmd {
     HtmlOpts html;
 };
 struct EntropyCmd {
-    bool json = false;
-    JsonNonFinite json_nonfinite = JsonNonFinite::literal;
+    JsonOut json;
     uint64_t seed = 0;
     double dup = kNearDuplicateJs;
 };
 struct BenchCmd {
-    JsonNonFinite json_nonfinite = JsonNonFinite::literal;
+    JsonOut json;
     std::string batches = "1,32", text_file, attention = "flash", gemm = "avx512", padding = "skip", weights = "fp32";
     int64_t repeat = 20, warmup = 2;
-    int threads = 1;
-    bool json = false;
+    int threads = 0;  // every core
 };
 struct EmbedCmd {
     std::vector<std::string> texts;
-    std::string file, json, npy, weights = "fp32";
-    JsonNonFinite json_nonfinite = JsonNonFinite::literal;
+    std::string file, npy, weights = "fp32";
+    JsonOut json;
     int64_t batch = 32, max_tokens = 0;  // 0: the model's max_seq_length
-    int threads = 1;
+    int threads = 0;  // every core
 };
 struct ProbeCmd {
-    JsonNonFinite json_nonfinite = JsonNonFinite::literal;
+    JsonOut json;
     std::string from, to;
     int64_t top = 0;
-    bool json = false;
 };
 
 // The model folder, tokenizer and encoded text, all validated before the weights load.
@@ -138,7 +136,10 @@ int run_attention(const CommonOpts& co, const AttentionCmd& o) {
     check_index("--head", o.head, p.config.heads, "heads");
     if (o.head >= 0 && o.layer < 0) throw InputError("--head: needs --layer too (a head belongs to a layer)");
     if (!o.svg.empty()) require_writable("--svg", o.svg);
-    if (!o.dump.empty()) require_writable("--dump", o.dump);
+    if (!o.dump.empty()) {
+        with_option("--dump", [&] { dump_format_of(o.dump); });
+        require_writable("--dump", o.dump);
+    }
     check_html(o.html);
     // Memory (app/memory.hpp): the weights, the attention, and what --dump and --svg add.
     require_fits_in_memory(!o.svg.empty() ? "--svg" : !o.dump.empty() ? "--dump" : "--text",
@@ -202,7 +203,7 @@ int run_attention(const CommonOpts& co, const AttentionCmd& o) {
                       all.ptr() + l * H * T * T);
         d.tensors["attention"] = std::move(all);
         d.order.push_back("attention");
-        with_option("--dump", [&] { write_file_atomic(o.dump, dump_to_string(d, o.json_nonfinite)); });
+        with_option("--dump", [&] { write_dump_file(o.dump, d, o.json_nonfinite); });
         if (o.dump != "-") text.print("wrote {} (attention [{}, 1, {}, {}, {}] and the tokens)\n", o.dump, L, H, T, T);
     }
     if (!o.html.file.empty()) {
@@ -217,6 +218,7 @@ int run_attention(const CommonOpts& co, const AttentionCmd& o) {
 int run_entropy(const CommonOpts& co, const EntropyCmd& o) {
     if (!(o.dup > 0.0 && o.dup <= std::log(2.0)))
         throw InputError(fmt::format("--dup-threshold: must be in (0, ln 2 = 0.693] nats, got {}", o.dup));
+    require_json_writable(o.json);
     const Prepared p = prepare(co);
     const BertModel trained = BertModel::load(p.files);
     const BertModel random = BertModel::random(p.config, o.seed);
@@ -228,7 +230,7 @@ int run_entropy(const CommonOpts& co, const EntropyCmd& o) {
     const int64_t L = p.config.layers, H = p.config.heads;
     const double pairs = static_cast<double>(H * (H - 1) / 2);
 
-    if (o.json) {
+    if (o.json.given()) {
         auto side = [&](const HeadFigures& f, const char* name) {
             nlohmann::json j = {{"name", name}, {"entropy", f.entropy}};
             nlohmann::json sims = nlohmann::json::array(), dups = nlohmann::json::array();
@@ -252,8 +254,8 @@ int run_entropy(const CommonOpts& co, const EntropyCmd& o) {
                                   {"dup_threshold_nats", o.dup},
                                   {"random_seed", o.seed},
                                   {"models", {side(ft, "trained"), side(fr, "random")}}};
-        fmt::print("{}\n", json_text(j, 1, o.json_nonfinite));
-        return 0;
+        write_json(o.json, j, "attn-model-entropy", 1);
+        if (o.json.to_stdout()) return 0;
     }
 
     fmt::print("attn model entropy: {} tokens: {}\n", p.enc.tokens.size(), fmt::join(p.enc.tokens, " "));
@@ -309,6 +311,7 @@ std::vector<int64_t> find_occurrence(std::string_view opt, const Encoding& enc, 
 
 int run_probe(const CommonOpts& co, const ProbeCmd& o) {
     if (o.from.empty()) throw InputError("--from: must name a word of --text, got ''");
+    require_json_writable(o.json);
     const Occurrence from_word = parse_occurrence("--from", o.from);
     const std::vector<std::string> to = parse_word_list("--to", o.to);
     std::vector<Occurrence> to_words;
@@ -330,7 +333,7 @@ int run_probe(const CommonOpts& co, const ProbeCmd& o) {
         for (size_t c = 0; c < C; ++c) mean[c] += r.weight[c] / static_cast<double>(rows.size());
     }
     auto positions = [&](const std::vector<int64_t>& v) { return fmt::format("{}", fmt::join(v, ",")); };
-    if (o.json) {
+    if (o.json.given()) {
         nlohmann::json j = {{"text", co.text}, {"tokens", p.enc.tokens}, {"from", o.from}, {"from_tokens", from},
                             {"to", to}, {"to_tokens", groups}};
         nlohmann::json hr = nlohmann::json::array();
@@ -338,8 +341,8 @@ int run_probe(const CommonOpts& co, const ProbeCmd& o) {
         j["heads"] = hr;
         j["mean_weight"] = mean;
         j["heads_preferring"] = prefer;
-        fmt::print("{}\n", json_text(j, 1, o.json_nonfinite));
-        return 0;
+        write_json(o.json, j, "attn-model-probe", 1);
+        if (o.json.to_stdout()) return 0;
     }
     fmt::print("attn model probe: {} tokens: {}\n", p.enc.tokens.size(), fmt::join(p.enc.tokens, " "));
     fmt::print("query '{}' (token {}); candidates:", o.from, positions(from));
@@ -385,10 +388,10 @@ double process_cpu_seconds() {
     return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
-// The benchmark's sentences: kBenchTexts, or the non-blank lines of --text-file.
+// The benchmark's sentences: kBenchTexts, or the non-blank lines of --file.
 std::vector<std::string> bench_texts(const BenchCmd& o) {
     if (o.text_file.empty()) return {std::begin(kBenchTexts), std::end(kBenchTexts)};
-    const std::string all = with_option("--text-file", [&] { return read_file(o.text_file); });
+    const std::string all = with_option("--file", [&] { return read_file(o.text_file); });
     std::vector<std::string> lines;  // (bytes that are not UTF-8 read as U+FFFD, as everywhere)
     size_t start = 0;
     while (start < all.size()) {
@@ -399,7 +402,7 @@ std::vector<std::string> bench_texts(const BenchCmd& o) {
         if (s.find_first_not_of(" \t") != std::string::npos) lines.push_back(utf8_encode(utf8_decode(s)));
         start = end + 1;
     }
-    if (lines.empty()) throw InputError(fmt::format("--text-file: {} has no non-blank line", o.text_file));
+    if (lines.empty()) throw InputError(fmt::format("--file: {} has no non-blank line", o.text_file));
     return lines;
 }
 
@@ -407,7 +410,7 @@ int run_bench(const CommonOpts& co, const BenchCmd& o) {
     const std::vector<int64_t> batches = parse_int_list("--batch", o.batches, 1, 4096);
     BertOptions bo;
     bo.record_attention = false;  // as a plain model(input) call in PyTorch
-    bo.threads = o.threads;
+    bo.threads = resolve_threads(o.threads);
     if (o.attention == "reference") bo.attention = BertAttention::Reference;
     else if (o.attention != "flash")
         throw InputError(fmt::format("--attention: must be flash or reference, got '{}'", o.attention));
@@ -426,7 +429,7 @@ int run_bench(const CommonOpts& co, const BenchCmd& o) {
     const std::vector<std::string> pool = bench_texts(o);
     CommonOpts c = co;
     c.text = pool.front();
-    c.truncate = true;  // a long line of --text-file is cut to the model's maximum, as sentence-transformers does
+    c.truncate = true;  // a long line of --file is cut to the model's maximum, as sentence-transformers does
     const Prepared p = prepare(c);
     const WordPieceTokenizer tok = load_tokenizer(p.files, p.config);
     BertModel m = BertModel::load(p.files);
@@ -435,10 +438,11 @@ int run_bench(const CommonOpts& co, const BenchCmd& o) {
     const std::string kernel = path == "flash" ? flash_kernels().front() : "-";
     const CpuInfo cpu = cpu_info();
     nlohmann::json runs = nlohmann::json::array();
-    if (!o.json)
+    require_json_writable(o.json);
+    if (!o.json.to_stdout())
         fmt::print("attn model bench: encoder forward + pooling, {} thread(s), median of {} runs after {} warm-up; "
                    "attention {}{}, GEMM {}, padding {}; {}\n",
-                   o.threads, o.repeat, o.warmup, path, path == "flash" ? " (" + kernel + ")" : "", gemm,
+                   bo.threads, o.repeat, o.warmup, path, path == "flash" ? " (" + kernel + ")" : "", gemm,
                    bo.skip_padding ? "skipped" : "computed", cpu.model);
     for (int64_t B : batches) {
         std::vector<std::vector<int32_t>> ids;
@@ -497,21 +501,21 @@ int run_bench(const CommonOpts& co, const BenchCmd& o) {
                         {"ids", ids}});
         if (bo.bf16_weights)
             runs.back()["bf16_vs_fp32"] = {{"max_abs_diff", bf16_max_diff}, {"min_cosine", bf16_min_cos}};
-        if (!o.json)
+        if (!o.json.to_stdout())
             fmt::print("  batch {:>4}  T {:>3} ({:>3.0f}% real tokens): median {:8.2f} ms (min {:.2f}, max {:.2f}), "
                        "{:.0f} sentences/s, {:.0f} per CPU-second\n",
                        B, T, 100.0 * static_cast<double>(real) / static_cast<double>(B * T), med, ms.front(), ms.back(),
                        1000.0 * static_cast<double>(B) / med, med_cpu > 0 ? static_cast<double>(B) / med_cpu : 0.0);
-        if (!o.json && bo.bf16_weights)
+        if (!o.json.to_stdout() && bo.bf16_weights)
             fmt::print("             bf16 weights against float32: sentence embeddings differ by at most {:.2e}, "
                        "cosine at least {:.6f}\n",
                        bf16_max_diff, bf16_min_cos);
     }
-    if (o.json) {
+    if (o.json.given()) {
         const nlohmann::json doc = {{"format", "attn-model-bench"},
                                     {"version", 1},
                                     {"machine",
-                                     {{"threads", o.threads},
+                                     {{"threads", bo.threads},
                                       {"cpu_model", cpu.model},
                                       {"cpu_flags", cpu.flags},
                                       {"flash_kernel", flash_kernels().front()}}},
@@ -521,12 +525,12 @@ int run_bench(const CommonOpts& co, const BenchCmd& o) {
                                     {"gemm_path", gemm},
                                     {"padding", o.padding},
                                     {"weights", o.weights},
-                                    {"threads", o.threads},
+                                    {"threads", bo.threads},
                                     {"repeat", o.repeat},
                                     {"warmup", o.warmup},
                                     {"texts_from", o.text_file.empty() ? "built-in sentences" : o.text_file},
                                     {"runs", runs}};
-        fmt::print("{}\n", json_text(doc, -1, o.json_nonfinite));
+        write_json(o.json, doc, "attn-model-bench", 1);
     }
     return 0;
 }
@@ -570,8 +574,8 @@ Texts embed_texts(const EmbedCmd& o) {
 }
 
 int run_embed(const CommonOpts& co, const EmbedCmd& o) {
-    const TextOut text({{"--json -", o.json == "-"}, {"--npy -", o.npy == "-"}});
-    if (!o.json.empty() && o.json != "-") require_writable("--json", o.json);
+    const TextOut text({o.json.claim(), {"--npy -", o.npy == "-"}});
+    require_json_writable(o.json);
     if (!o.npy.empty() && o.npy != "-") require_writable("--npy", o.npy);
     if (o.weights != "fp32" && o.weights != "bf16")
         throw InputError(fmt::format("--weights: must be fp32 or bf16, got '{}'", o.weights));
@@ -622,7 +626,7 @@ int run_embed(const CommonOpts& co, const EmbedCmd& o) {
     bo.bf16_weights = o.weights == "bf16";
     if (bo.bf16_weights) m.prepare_bf16();
     bo.skip_padding = true;  // only the sentence embeddings are kept: padded rows need no work
-    bo.threads = o.threads;
+    bo.threads = resolve_threads(o.threads);
     const int64_t D = config.hidden;
     Tensor emb({N, D});
     for (int64_t s = 0; s < N; s += B) {  // one padded batch per group of --batch texts, in order
@@ -632,8 +636,10 @@ int run_embed(const CommonOpts& co, const EmbedCmd& o) {
     }
 
     if (!o.npy.empty()) with_option("--npy", [&] { save_npy(o.npy, emb); });
-    if (!o.json.empty()) {
+    if (o.json.given()) {
         nlohmann::ordered_json j;
+        j["format"] = "attn-model-embed";
+        j["version"] = 1;
         j["model"] = files.dir;
         j["dimension"] = D;
         j["pooling"] = "mean over the real tokens of the last layer, then L2-normalised "
@@ -647,7 +653,7 @@ int run_embed(const CommonOpts& co, const EmbedCmd& o) {
                             {"tokens", ids[static_cast<size_t>(k)].size()},
                             {"embedding", std::vector<float>(emb.ptr() + k * D, emb.ptr() + (k + 1) * D)}});
         j["sentences"] = rows;
-        with_option("--json", [&] { write_file_atomic(o.json, json_text(j, 1, o.json_nonfinite) + "\n"); });
+        write_json(o.json, j, "attn-model-embed", 1);
     }
     text.print("attn model embed: {} sentence(s), {}-dimensional, mean pooling + L2 norm, batches of up to {}, "
                "at most {} tokens ({} the model's max_seq_length)\n",
@@ -673,7 +679,7 @@ int run_embed(const CommonOpts& co, const EmbedCmd& o) {
         }
     }
     if (!o.npy.empty() && o.npy != "-") text.print("wrote {} (float32 [{}, {}])\n", o.npy, N, D);
-    if (!o.json.empty() && o.json != "-") text.print("wrote {}\n", o.json);
+    if (o.json.given() && !o.json.to_stdout()) text.print("wrote {}\n", o.json.path());
     return 0;
 }
 
@@ -704,12 +710,13 @@ const Command reg{
         a->add_flag("--no-color", ao->no_color, "no ANSI colour (also off when stdout is not a TTY or NO_COLOR is set)");
         add_json_nonfinite(*a, ao->json_nonfinite,
                            a->add_option("--dump", ao->dump,
-                                         "write every layer and head ([layers, 1, H, T, T]) and the tokens as JSON to "
-                                         "FILE (- for stdout: the text goes to stderr; attn view reads it)"));
+                                         "write every layer and head ([layers, 1, H, T, T]) and the tokens to FILE: "
+                                         ".safetensors, .npz or .json (- for JSON on stdout: the text goes to "
+                                         "stderr; attn view reads it)"));
         add_html_options(*a, ao->html);
         CLI::App* e = sub.add_subcommand("entropy", "per-head entropy and head-to-head similarity, trained vs random weights");
         common(e, nullptr);
-        add_json_nonfinite(*e, eo->json_nonfinite, e->add_flag("--json", eo->json, "machine-readable output"));
+        add_json(*e, eo->json, "attn-model-entropy");
         e->add_option("--seed", eo->seed, "seed of the random-weight model")
             ->capture_default_str()
             ->check(seed_validator());
@@ -726,16 +733,18 @@ const Command reg{
         pr->add_option("--top", po->top, "show only the first N heads (0: all)")
             ->capture_default_str()
             ->check(integer_in(0));
-        add_json_nonfinite(*pr, po->json_nonfinite, pr->add_flag("--json", po->json, "machine-readable output"));
+        add_json(*pr, po->json, "attn-model-probe");
         auto bo = std::make_shared<BenchCmd>();
         CLI::App* bn = sub.add_subcommand("bench", "time the encoder (no attention recording) at batch sizes; --json for scripts");
         bn->add_option("--model", co->model, "model folder (default: $ATTN_MODEL_DIR, else data/models/all-MiniLM-L6-v2)");
         bn->add_option("--batch", bo->batches, "batch sizes, comma-separated")->capture_default_str();
-        bn->add_option("--text-file", bo->text_file,
+        deprecated_alias(*bn, "--text-file", "--file", bo->text_file);
+        bn->add_option("--file", bo->text_file,
                        "sentences, one per line (blank lines skipped; a batch of B takes the first B, cycled; a line "
                        "longer than the model's maximum is cut to it); default: 8 built-in sentences")
             ->type_name("FILE");
-        bn->add_option("--repeat", bo->repeat, "timed runs per batch size (the median is reported)")
+        deprecated_alias(*bn, "--repeat", "--reps", bo->repeat)->check(integer_in(1, 10000));
+        bn->add_option("--reps", bo->repeat, "timed runs per batch size (the median is reported)")
             ->capture_default_str()
             ->check(integer_in(1, 10000));
         bn->add_option("--warmup", bo->warmup, "untimed runs before them")
@@ -756,11 +765,10 @@ const Command reg{
                        "fp32, or bf16: the projections on bfloat16 weights and inputs (AVX-512 BF16), with the "
                        "sentence embeddings' difference from fp32 reported")
             ->capture_default_str();
-        bn->add_option("--threads", bo->threads, "threads (GEMM column blocks, (batch, head) pairs, rows)")
+        bn->add_option("--threads", bo->threads, "threads (GEMM column blocks, (batch, head) pairs, rows; 0: every core)")
             ->capture_default_str()
-            ->check(integer_in(1, 1024));
-        add_json_nonfinite(*bn, bo->json_nonfinite,
-                           bn->add_flag("--json", bo->json, "machine-readable output, with the token ids used"));
+            ->check(integer_in(0, 1024));
+        add_json(*bn, bo->json, "attn-model-bench, with the token ids used");
         auto emo = std::make_shared<EmbedCmd>();
         CLI::App* em = sub.add_subcommand(
             "embed", "sentence embeddings (mean pooling, L2-normalised), as sentence-transformers' encode(normalize_embeddings=True)");
@@ -779,13 +787,11 @@ const Command reg{
                        "fp32, or bf16: the projections on bfloat16 weights and inputs (AVX-512 BF16, AMX tiles where "
                        "usable); attn model bench --weights bf16 reports the difference")
             ->capture_default_str();
-        em->add_option("--threads", emo->threads, "threads (sentences of a batch run in parallel; same numbers)")
+        em->add_option("--threads", emo->threads, "threads (sentences of a batch run in parallel; same numbers; 0: every core)")
             ->capture_default_str()
-            ->check(integer_in(1, 1024));
+            ->check(integer_in(0, 1024));
         em->add_option("--npy", emo->npy, "write the embeddings as a float32 [N, 384] .npy file (- for stdout)");
-        add_json_nonfinite(*em, emo->json_nonfinite,
-                           em->add_option("--json", emo->json,
-                                          "write the embeddings, texts and token counts as JSON to FILE (- for stdout)"));
+        add_json(*em, emo->json, "attn-model-embed: the embeddings, texts and token counts");
         auto decoder = add_decoder_subcommands(sub);  // next, generate (app/cmd_model_decoder.cpp)
         return [co, ao, eo, po, bo, emo, a, e, pr, bn, em, decoder] {
             if (const std::optional<int> rc = decoder()) return *rc;

@@ -28,6 +28,7 @@
 #include "attn/core/rng.hpp"
 #include "attn/core/stats.hpp"
 #include "attn/io/dump.hpp"
+#include "attn/io/dump_file.hpp"
 #include "attn/train/checkpoint.hpp"
 #include "attn/train/model.hpp"
 #include "attn/train/tasks.hpp"
@@ -51,7 +52,8 @@ enum class Arch { Task, Decoder, Encoder };
 const char* arch_name(Arch a) { return a == Arch::Task ? "task" : a == Arch::Decoder ? "decoder" : "encoder"; }
 
 struct TrainOpts {
-    std::string task, corpus, load, save, json, svg, dump;
+    std::string task, corpus, load, save, svg, dump;
+    JsonOut json;
     int64_t seq = 0, symbols = 16, distance = 4, queries = 1;
     int64_t layers = 2, d_model = 64, heads = 4, d_k = 0, d_v = 0, d_ff = 0;
     std::string scale = "sqrt", init = "torch";
@@ -480,12 +482,13 @@ int run_train(TrainOpts o) {
     }
     if (o.layer >= mc.layers)
         throw InputError(fmt::format("--layer: must be in 0..{} ({} layers), got {}", mc.layers - 1, mc.layers, o.layer));
-    for (const auto& [opt, path] : {std::pair{"--save", &o.save}, {"--json", &o.json}, {"--svg", &o.svg},
-                                    {"--dump", &o.dump}})
+    if (!o.dump.empty()) with_option("--dump", [&] { dump_format_of(o.dump); });
+    for (const auto& [opt, path] : {std::pair{"--save", &o.save}, {"--svg", &o.svg}, {"--dump", &o.dump}})
         if (!path->empty()) require_writable(opt, *path);
+    require_json_writable(o.json);
     if (o.save == "-") throw InputError("--save: the checkpoint is a binary file; give a file name, not -");
-    if (o.svg == "-" && o.json == "-") throw InputError("--svg: only one of --json and --svg can be - (standard output)");
-    if (o.dump == "-" && (o.json == "-" || o.svg == "-"))
+    if (o.svg == "-" && o.json.to_stdout()) throw InputError("--svg: only one of --json and --svg can be - (standard output)");
+    if (o.dump == "-" && (o.json.to_stdout() || o.svg == "-"))
         throw InputError("--dump: only one of --json, --svg and --dump can be - (standard output)");
     with_option("--steps", [&] { tc.validate(); });
 
@@ -504,7 +507,7 @@ int run_train(TrainOpts o) {
             }
     }
     mc = model.config();
-    const bool to_stdout = o.json == "-" || o.svg == "-" || o.dump == "-";
+    const bool to_stdout = o.json.to_stdout() || o.svg == "-" || o.dump == "-";
     std::FILE* out = to_stdout ? stderr : stdout;
     const bool tty = isatty(fileno(out)) != 0;
     const int threads = resolve_threads(tc.threads);
@@ -662,11 +665,11 @@ int run_train(TrainOpts o) {
         put("mask", m);
         put("weights", weights[static_cast<size_t>(layer)]);
         for (size_t l = 0; l < weights.size(); ++l) put(fmt::format("weights_layer{}", l), weights[l]);
-        with_option("--dump", [&] { write_file_atomic(o.dump, dump_to_string(d)); });
+        with_option("--dump", [&] { write_dump_file(o.dump, d); });
         if (o.dump != "-" && !o.quiet)
             fmt::print(out, "wrote {} (attention of layer {} on {} eval rows: attn view {})\n", o.dump, layer, db.B, o.dump);
     }
-    if (!o.json.empty()) {
+    if (o.json.given()) {
         nlohmann::json j;
         j["format"] = "attn-train";
         j["version"] = 1;
@@ -698,8 +701,8 @@ int run_train(TrainOpts o) {
                            {"rows", e.s.rows}});
         j["head_entropy"] = ent;
         if (mc.learn_temperature) j["learned_tau"] = learned_taus(model);
-        with_option("--json", [&] { write_file_atomic(o.json, j.dump(2) + "\n"); });
-        if (o.json != "-" && !o.quiet) fmt::print(out, "wrote {} (attn-train JSON)\n", o.json);
+        write_json(o.json, j, "attn-train", 1);
+        if (!o.json.to_stdout() && !o.quiet) fmt::print(out, "wrote {} (attn-train JSON)\n", o.json.path());
     }
     return 0;
 }
@@ -731,7 +734,8 @@ const Command reg{
         };
         sub.add_flag("--list-tasks", o->list_tasks, "Describe every task and exit");
         track(sub.add_option("--task", o->task, "copy | reverse | sort | recall | distance | chars (--list-tasks)"));
-        track(sub.add_option("--seq,-t", o->seq, "T, tokens per row (default: per task, --list-tasks)")
+        track(deprecated_alias(sub, "-t", "--seq", o->seq)->check(integer_in(1, kMaxTaskSeq)));
+        track(sub.add_option("--seq,-T", o->seq, "T, tokens per row (default: per task, --list-tasks)")
                   ->check(integer_in(1, kMaxTaskSeq)));
         track(sub.add_option("--symbols", o->symbols, "alphabet size of the symbol tasks (recall: the values)")
                   ->capture_default_str()
@@ -745,7 +749,7 @@ const Command reg{
                   ->transform(one_of({Arch::Decoder, Arch::Encoder}, arch_name)));
         track(sub.add_option("--layers", o->layers, "N, Transformer blocks")->capture_default_str()->check(integer_in(1, kMaxLayers)));
         track(sub.add_option("--d-model,-d", o->d_model, "D, model width")->capture_default_str()->check(integer_in(1, kMaxWidth)));
-        track(sub.add_option("--heads", o->heads, "H, heads per block")->capture_default_str()->check(integer_in(1, kMaxHeads)));
+        track(sub.add_option("--heads,-H", o->heads, "H, heads per block")->capture_default_str()->check(integer_in(1, kMaxHeads)));
         track(sub.add_option("--d-k", o->d_k, "Dk per head (default D/H)")->check(integer_in(1, kMaxWidth)));
         track(sub.add_option("--d-v", o->d_v, "Dv per head (default Dk)")->check(integer_in(1, kMaxWidth)));
         track(sub.add_option("--d-ff", o->d_ff, "hidden width of the MLP (default 4 D)")->check(integer_in(1, kMaxWidth)));
@@ -785,7 +789,8 @@ const Command reg{
         track(sub.add_option("--momentum", tc.momentum, "SGD momentum in [0, 1) (default 0.9)"));
         sub.add_option("--clip", tc.clip, "max global gradient norm (0: no clipping)")->capture_default_str();
         sub.add_option("--steps", tc.steps, "training steps (0 only with --load)")->capture_default_str()->check(integer_in(0, kMaxSteps));
-        sub.add_option("--batch,-b", tc.batch, "B, rows per step")->capture_default_str()->check(integer_in(1, kMaxBatch));
+        deprecated_alias(sub, "-b", "--batch", tc.batch)->check(integer_in(1, kMaxBatch));
+        sub.add_option("--batch,-B", tc.batch, "B, rows per step")->capture_default_str()->check(integer_in(1, kMaxBatch));
         sub.add_option("--seed", tc.seed, "seed of the data, the initial weights and dropout")
             ->capture_default_str()
             ->check(seed_validator());
@@ -800,7 +805,7 @@ const Command reg{
             ->check(integer_in(1, 4096));
         sub.add_option("--save", o->save, "write the trained model to FILE (safetensors; also after Ctrl-C)");
         sub.add_option("--load", o->load, "start from a model saved with --save (its task options are the defaults)");
-        sub.add_option("--json", o->json, "write the config, curve and per-head entropies as JSON to FILE (- for stdout)");
+        add_json(sub, o->json, "attn-train: the config, curve and per-head entropies");
         sub.add_option("--svg", o->svg, "write a plot of the loss and accuracy curves to FILE");
         sub.add_option("--dump", o->dump,
                        "write the trained attention on the first 4 rows of eval batch 0 as an attn-dump (attn view FILE)");

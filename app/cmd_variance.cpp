@@ -22,8 +22,8 @@ namespace {
 struct VarianceOpts {
     attn::VarianceConfig cfg;  // all but d_k, which comes from `dk`
     std::string dk = "1,16,64,512";
-    bool json = false, csv = false, yes = false;
-    attn::JsonNonFinite json_nonfinite = attn::JsonNonFinite::literal;
+    bool csv = false, yes = false;
+    attn::cli::JsonOut json;
     std::string svg;
 };
 
@@ -65,11 +65,11 @@ private:
 int run_variance_cmd(const VarianceOpts& o) {
     // ---- validate everything before drawing anything (CLI11 checked the single numbers)
     attn::VarianceConfig cfg = o.cfg;
-    cfg.d_k = attn::cli::parse_int_list("--dk", o.dk);
+    cfg.d_k = attn::cli::parse_int_list("--d-k", o.dk);
     const int64_t max_dk = attn::variance_max_dk(cfg.source);
     for (int64_t d : cfg.d_k)
         if (d > max_dk)
-            throw attn::InputError(fmt::format("--dk: Dk must be at most {} for source {}, got {}", max_dk,
+            throw attn::InputError(fmt::format("--d-k: Dk must be at most {} for source {}, got {}", max_dk,
                                                attn::variance_source_name(cfg.source), d));
     if (cfg.samples < cfg.keys)
         throw attn::InputError(fmt::format("--samples: must be at least --keys ({}) so one softmax row forms, got {}",
@@ -80,11 +80,12 @@ int run_variance_cmd(const VarianceOpts& o) {
                 (cfg.source == attn::VarianceSource::Projected ? 1.0 + 2.0 * static_cast<double>(d) : 1.0);
     if (work > kWorkBudget && !o.yes)
         throw attn::InputError(fmt::format("--samples: the run would take about {:.1e} multiply-adds, above the budget "
-                                           "of {:.0e} (see --help); lower --samples or --dk, or add --yes",
+                                           "of {:.0e} (see --help); lower --samples or --d-k, or add --yes",
                                            work, kWorkBudget));
     if (!o.svg.empty()) attn::cli::require_writable("--svg", o.svg);
+    attn::cli::require_json_writable(o.json);
     // JSON or CSV replace the table on stdout; --svg - takes stdout and sends the table to stderr.
-    const attn::cli::TextOut text({{"--json", o.json}, {"--csv", o.csv}, {"--svg -", o.svg == "-"}});
+    const attn::cli::TextOut text({o.json.claim(), {"--csv", o.csv}, {"--svg -", o.svg == "-"}});
 
     std::vector<attn::VarianceRow> rows;
     {
@@ -93,10 +94,10 @@ int run_variance_cmd(const VarianceOpts& o) {
     }
     if (!o.svg.empty())
         attn::cli::with_option("--svg", [&] { attn::write_file_atomic(o.svg, attn::variance_svg(cfg, rows)); });
-    const std::string report = o.json ? attn::variance_json(cfg, rows, o.json_nonfinite)
-                       : o.csv  ? attn::variance_csv(rows)
-                                : attn::variance_table(cfg, rows);
-    std::fwrite(report.data(), 1, report.size(), o.json || o.csv ? stdout : text.file());
+    if (o.json.given()) attn::cli::write_json_text(o.json, attn::variance_json(cfg, rows, o.json.nonfinite));
+    if (o.json.to_stdout()) return 0;
+    const std::string report = o.csv ? attn::variance_csv(rows) : attn::variance_table(cfg, rows);
+    std::fwrite(report.data(), 1, report.size(), o.csv ? stdout : text.file());
     return 0;
 }
 
@@ -108,11 +109,12 @@ attn::cli::Command reg{
             "Draws q and k, takes q·k for each Dk and reports mean, std (theory √Dk), range, percentiles, and\n"
             "for rows of T scores: softmax max weight, normalised entropy, one-hot fraction and the norm of\n"
             "the softmax Jacobian, unscaled and scaled by 1/√Dk. Same --seed, same numbers at any --threads.\n" +
-            fmt::format("Budget: a run of more than {:.0e} multiply-adds (--samples x each --dk, and 2 Dk^2 more per sample\n"
+            fmt::format("Budget: a run of more than {:.0e} multiply-adds (--samples x each --d-k, and 2 Dk^2 more per sample\n"
                         "with --source projected) is refused unless --yes is given.\n",
                         kWorkBudget));
         attn::VarianceConfig& cfg = o->cfg;
-        sub.add_option("--dk", o->dk, "Comma-separated list of Dk values")->capture_default_str();
+        sub.add_option("--d-k", o->dk, "Comma-separated list of Dk values")->capture_default_str();
+        attn::cli::deprecated_alias(sub, "--dk", "--d-k", o->dk);
         sub.add_option("--samples", cfg.samples, "Dot products per Dk")
             ->capture_default_str()
             ->check(attn::cli::integer_in(1, attn::kVarianceMaxSamples));
@@ -129,8 +131,7 @@ attn::cli::Command reg{
         sub.add_option("--threads", cfg.threads, "Worker threads (0 = every core)")
             ->capture_default_str()
             ->check(attn::cli::integer_in(0, attn::kVarianceMaxThreads));
-        auto* j = sub.add_flag("--json", o->json, "Print JSON (format attn-variance, version 1)");
-        attn::cli::add_json_nonfinite(sub, o->json_nonfinite, j);
+        auto* j = attn::cli::add_json(sub, o->json, "attn-variance");
         auto* c = sub.add_flag("--csv", o->csv, "Print CSV");
         j->excludes(c);
         sub.add_option("--svg", o->svg, "Also write a plot (std vs Dk, max weight vs Dk) to this SVG file (- for stdout: the table goes to stderr)");

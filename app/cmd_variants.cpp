@@ -29,8 +29,8 @@ using namespace attn::cli;
 struct VariantsOpts {
     VariantsConfig cfg;
     std::string t, variants, favor_m;
-    bool quick = false, json = false, no_speed = false, no_model = false;
-    JsonNonFinite json_nonfinite = JsonNonFinite::literal;
+    bool quick = false, no_speed = false, no_model = false;
+    JsonOut json;
     std::string svg, model, corpus = "data/macbeth.txt";
     int64_t corpus_chars = 2400;
 };
@@ -111,12 +111,13 @@ int run_variants(VariantsOpts& o) {
         cfg.favor_draws = 2;
         cfg.min_seconds = 0.05;
     }
-    if (!o.t.empty()) cfg.lengths = parse_int_list("--t", o.t, 1, 1 << 22);
+    if (!o.t.empty()) cfg.lengths = parse_int_list("--seq", o.t, 1, 1 << 22);
     if (!o.favor_m.empty()) cfg.favor_m = parse_int_list("--favor-m", o.favor_m, 1, 1 << 16);
     if (!o.variants.empty()) cfg.variants = parse_variants(o.variants);
-    with_option("--t", [&] { validate(cfg); });
+    with_option("--seq", [&] { validate(cfg); });
     if (!o.svg.empty()) require_writable("--svg", o.svg);
-    const TextOut text({{"--json", o.json}, {"--svg -", o.svg == "-"}});
+    require_json_writable(o.json);
+    const TextOut text({o.json.claim(), {"--svg -", o.svg == "-"}});
 
     VariantsResult r;
     if (!o.no_speed) {
@@ -146,10 +147,8 @@ int run_variants(VariantsOpts& o) {
     if (!o.no_model && !minilm_errors(o, cfg, r.errors, note)) note = "MiniLM rows skipped: " + note;
 
     if (!o.svg.empty()) with_option("--svg", [&] { write_file_atomic(o.svg, variants_svg(cfg, r)); });
-    if (o.json) {
-        const std::string s = variants_json(cfg, r, o.json_nonfinite);
-        std::fwrite(s.data(), 1, s.size(), stdout);
-    } else {
+    if (o.json.given()) write_json_text(o.json, variants_json(cfg, r, o.json.nonfinite));
+    if (!o.json.to_stdout()) {
         const std::string s = variants_table(cfg, r);
         std::fwrite(s.data(), 1, s.size(), text.file());
     }
@@ -168,11 +167,13 @@ attn::cli::Command reg{
             "characters of --corpus (skipped with a note when the model is absent), and Performer's error vs m.\n"
             "Variants: flash, window, strided, global-local, elu+1, favor+, cosformer.");
         VariantsConfig& c = o->cfg;
-        sub.add_option("--t", o->t, "Comma-separated sequence lengths (default 256,1024,4096,16384,65536)");
+        sub.add_option("--seq,-T", o->t, "Comma-separated sequence lengths (default 256,1024,4096,16384,65536)");
+        deprecated_alias(sub, "--t", "--seq", o->t);
         sub.add_flag("--quick", o->quick, "T in 256,1024,4096, smaller error runs");
         sub.add_option("--variants", o->variants, "Comma-separated subset of the variants (default: all)");
-        sub.add_option("--heads", c.heads, "Heads H")->capture_default_str()->check(integer_in(1, 256));
-        sub.add_option("--dk", c.dk, "Dk = Dv")->capture_default_str()->check(integer_in(1, 1024));
+        sub.add_option("--heads,-H", c.heads, "Heads H")->capture_default_str()->check(integer_in(1, 256));
+        sub.add_option("--d-k", c.dk, "Dk = Dv")->capture_default_str()->check(integer_in(1, 1024));
+        deprecated_alias(sub, "--dk", "--d-k", c.dk)->check(integer_in(1, 1024));
         sub.add_option("--window", c.window, "window and global-local: width w (timing)")->capture_default_str()->check(integer_in(1));
         sub.add_option("--stride", c.stride, "strided: s (0: ceil(sqrt(T)))")->capture_default_str()->check(integer_in(0));
         sub.add_option("--global", c.global, "global-local: global tokens g")->capture_default_str()->check(integer_in(0));
@@ -182,13 +183,13 @@ attn::cli::Command reg{
         sub.add_option("--error-window", c.error_window, "window width of the sparse error rows")->capture_default_str()->check(integer_in(1));
         sub.add_option("--favor-m", o->favor_m, "Performer feature counts for the error curve (default 16,...,1024)");
         sub.add_option("--threads", c.threads, "Worker threads (0 = every core)")->capture_default_str()->check(integer_in(0, 1024));
+        c.seed = 0;  // the one default of every command (docs/cli.md)
         sub.add_option("--seed", c.seed, "Random seed")->capture_default_str()->check(seed_validator());
         sub.add_flag("--no-speed", o->no_speed, "Skip the timing, report the errors only");
         sub.add_flag("--no-model", o->no_model, "Skip the MiniLM rows");
         sub.add_option("--model", o->model, "model folder (default: $ATTN_MODEL_DIR, else data/models/all-MiniLM-L6-v2)");
         sub.add_option("--corpus", o->corpus, "text for the MiniLM rows")->capture_default_str();
-        auto* j = sub.add_flag("--json", o->json, "Print JSON (format attn-variants, version 1)");
-        add_json_nonfinite(sub, o->json_nonfinite, j);
+        add_json(sub, o->json, "attn-variants");
         sub.add_option("--svg", o->svg, "Also write time and memory vs T (log-log) to this SVG file (- for stdout)");
         return [o] { return run_variants(*o); };
     }};

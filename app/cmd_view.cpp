@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "attn/io/dump.hpp"
+#include "attn/io/dump_file.hpp"
 #include "attn/core/errors.hpp"
 #include "attn/viz/heatmap.hpp"
 #include "attn/core/mask.hpp"
@@ -72,7 +73,7 @@ Mask dump_mask(const Dump& d, int64_t B, int64_t b, int64_t T) {
 int run_view(const ViewOpts& o) {
     // ---- validate the file and the selection before drawing anything
     require_dump_fits_in_memory(o.file, o.file);
-    const Dump d = read_dump_file(o.file);
+    const Dump d = read_dump_any(o.file);  // .json, .safetensors or .npz
     // The weights to draw, [B, H, T, T]: the dump's "weights", or one layer of a model's "attention".
     Tensor w;
     std::string layer_label;  // "layer L of N, " for a model dump

@@ -51,6 +51,17 @@ int run_cli(int argc, const char* const* argv);
 std::unique_ptr<CLI::App> make_app(std::map<CLI::App*, Runner>& runners);
 void check_parsed(const CLI::App& app);
 
+// The CLI's option table as JSON: every subcommand (nested), each option with its
+// long and short names, hidden or not, type, default, value count and help.
+// `attn --cli-json` prints it; the vocabulary test, the man page and the shell
+// completion are made from it.
+std::string cli_table_json(const CLI::App& app);
+// The man page attn.1 (roff) and a bash completion script, from the same table:
+// `attn --man` and `attn --completion-bash` print them; the build writes them
+// beside the binary and `cmake --install` installs them.
+std::string man_page(const CLI::App& app);
+std::string bash_completion(const CLI::App& app);
+
 // Marks an option whose empty value means something (an empty --text), so the
 // CLI's refusal of empty values lets it through. Returns opt.
 CLI::Option* allow_empty(CLI::Option* opt);

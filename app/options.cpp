@@ -81,17 +81,39 @@ CLI::Validator valid_utf8() {
 }
 
 CLI::Option* add_json_nonfinite(CLI::App& sub, JsonNonFinite& v, CLI::Option* output) {
+    v = JsonNonFinite::string;  // strict RFC 8259 unless asked (docs/formats.md)
     return sub
         .add_option("--json-nonfinite", v,
-                    fmt::format("how {} writes -inf, inf and NaN: literal: bare -Infinity, Infinity, NaN, which Python's "
-                                "json reads but JavaScript's JSON.parse and strict RFC 8259 parsers refuse; string: "
-                                "\"-Infinity\", \"Infinity\", \"NaN\" as JSON strings; null: null, which loses the "
-                                "value (attn reads it back as NaN). attn view and forward --input read all three",
+                    fmt::format("-inf, inf, NaN in {}'s JSON: string (\"-Infinity\", strict), literal (-Infinity, "
+                                "Python) or null; see docs/formats.md",
                                 output->get_name()))
         ->type_name("MODE")
         ->default_str(json_nonfinite_name(v))
         ->transform(one_of({JsonNonFinite::literal, JsonNonFinite::string, JsonNonFinite::null}, json_nonfinite_name))
         ->needs(output);
+}
+
+CLI::Option* add_json(CLI::App& sub, JsonOut& j, std::string_view what) {
+    CLI::Option* opt = sub.add_option("--json", j.file,
+                                      fmt::format("machine-readable output ({} JSON) to stdout, or to FILE (written whole)",
+                                                  what))
+                           ->expected(0, 1)
+                           ->type_name("[FILE]");
+    j.opt = opt;
+    add_json_nonfinite(sub, j.nonfinite, opt);
+    return opt;
+}
+
+void require_json_writable(const JsonOut& j) {
+    if (j.given() && !j.to_stdout()) require_writable("--json", j.path());
+}
+
+void write_json_text(const JsonOut& j, const std::string& text) {
+    if (j.to_stdout()) {
+        std::fwrite(text.data(), 1, text.size(), stdout);
+        return;
+    }
+    with_option("--json", [&] { write_file_atomic(j.path(), text); });
 }
 
 double physical_memory_bytes() {

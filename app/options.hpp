@@ -89,6 +89,42 @@ CLI::Validator valid_utf8();
 // flag or the --dump option) writes holds -inf, inf and NaN (json_text and
 // dump_to_string in attn/io/dump.hpp). Needs `output`: given alone it is refused.
 CLI::Option* add_json_nonfinite(CLI::App& sub, JsonNonFinite& v, CLI::Option* output);
+// --json [FILE], the same in every command: no value or "-" writes the document to
+// stdout (the text of the run then goes to stderr, TextOut); FILE writes it there
+// whole or not at all. add_json adds --json and --json-nonfinite (default string:
+// strict RFC 8259; docs/formats.md). `what` is the format, e.g. "attn-bench".
+struct JsonOut {
+    std::string file;  // "" (no value) or "-": stdout
+    JsonNonFinite nonfinite = JsonNonFinite::string;
+    const CLI::Option* opt = nullptr;
+    bool given() const { return opt != nullptr && opt->count() > 0; }
+    bool to_stdout() const { return given() && (file.empty() || file == "-"); }
+    std::string path() const { return file.empty() ? "-" : file; }
+    StdoutClaim claim() const { return {"--json", to_stdout()}; }
+};
+CLI::Option* add_json(CLI::App& sub, JsonOut& j, std::string_view what);
+// Checked before any work: a --json FILE must be writable.
+void require_json_writable(const JsonOut& j);
+// Writes the document: "format" and "version" set (kept when the document has
+// them), indent 2, the non-finite numbers as j.nonfinite says; stdout or j's file.
+template <class J>
+void write_json(const JsonOut& j, J doc, std::string_view format, int version);
+// A document a library already wrote as text (variance_json, variants_json).
+void write_json_text(const JsonOut& j, const std::string& text);
+
+// An old spelling kept for one release (docs/cli.md, "Deprecated spellings"):
+// hidden from --help, it sets the same value, and using it prints one line on
+// stderr: "attn: note: --dk is deprecated; use --d-k". Add the new option's
+// checks to the returned option as well.
+template <class T>
+CLI::Option* deprecated_alias(CLI::App& sub, const std::string& old_name, const std::string& new_name, T& value) {
+    return sub.add_option(old_name, value, "deprecated spelling of " + new_name)
+        ->group("")
+        ->each([old_name, new_name](const std::string&) {
+            fmt::print(stderr, "attn: note: {} is deprecated; use {}\n", old_name, new_name);
+        });
+}
+
 // For an option bound to an enum, as ->transform(one_of(...)): takes the name
 // `name(v)` of each of `values` and stores v; refuses any other word with
 // "must be one of a, b, c, got 'x'".
@@ -106,6 +142,15 @@ CLI::Validator one_of(std::vector<E> values, const char* (*name)(E)) {
             return fmt::format("must be one of {}, got '{}'", names, text);
         },
         "");
+}
+
+template <class J>
+void write_json(const JsonOut& j, J doc, std::string_view format, int version) {
+    if (doc.is_object()) {
+        if (!doc.contains("format")) doc["format"] = std::string(format);
+        if (!doc.contains("version")) doc["version"] = version;
+    }
+    write_json_text(j, json_text(doc, 2, j.nonfinite) + "\n");
 }
 
 }  // namespace attn::cli

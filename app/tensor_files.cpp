@@ -20,35 +20,6 @@ void require_binary_fits(const std::string& opt, const std::string& path) {
                            fmt::format("reading '{}' ({})", path, format_bytes(size)));
 }
 
-Dump from_safetensors(const std::string& path) {
-    const SafeTensors st = SafeTensors::load(path);
-    Dump d;
-    if (auto it = st.metadata().find("config"); it != st.metadata().end()) {
-        d.config = parse_json_relaxed(it->second, path + ": __metadata__.config");
-        if (!d.config.is_object()) throw InputError(fmt::format("{}: __metadata__.config must be a JSON object", path));
-    }
-    for (const std::string& name : st.names()) {
-        const SafeTensorInfo& info = st.info(name);
-        if (info.dtype == DType::BOOL || info.dtype == DType::U8) {
-            if (name != "mask")
-                throw InputError(fmt::format("{}: tensor {} is {}: only the boolean tensor mask may be BOOL or U8", path,
-                                             name, dtype_name(info.dtype)));
-            const std::string_view raw = st.bytes(name);
-            Tensor t(info.shape);
-            for (size_t k = 0; k < raw.size(); ++k) {
-                const auto v = static_cast<unsigned char>(raw[k]);
-                if (v > 1) throw InputError(fmt::format("{}: tensor mask holds {} (only 0 and 1)", path, v));
-                t.data[k] = static_cast<float>(v);
-            }
-            d.tensors[name] = std::move(t);
-        } else {
-            d.tensors[name] = st.to_float(name);
-        }
-        d.order.push_back(name);
-    }
-    return d;
-}
-
 Dump from_npy(const std::string& path) {
     NpyArray a = read_npy_file(path);
     if (a.is_bool())
@@ -77,9 +48,9 @@ Dump read_tensor_file(const std::string& opt, const std::string& path) {
             require_binary_fits(opt, path);
             return from_npy(path);
         }
-        if (has_extension(path, ".safetensors")) {
+        if (has_extension(path, ".safetensors") || has_extension(path, ".npz")) {
             require_binary_fits(opt, path);
-            return from_safetensors(path);
+            return read_dump_any(path);
         }
         require_dump_fits_in_memory(opt, path);
         return read_dump_file(path);
@@ -96,8 +67,10 @@ Mask read_mask_file(const std::string& opt, const std::string& path, int64_t B, 
             boolean = a.is_bool();
             t = std::move(a.values);
         } else {
-            require_dump_fits_in_memory(opt, path);
-            Dump d = read_dump_file(path);
+            const bool binary = has_extension(path, ".safetensors") || has_extension(path, ".npz");
+            if (binary) require_binary_fits(opt, path);
+            else require_dump_fits_in_memory(opt, path);
+            Dump d = read_dump_any(path);
             const bool has_b = d.tensors.count("mask") > 0, has_a = d.tensors.count("additive_mask") > 0;
             if (has_b == has_a)
                 throw InputError(fmt::format("'{}' must hold exactly one tensor named mask (boolean, 0 or 1) or "

@@ -21,6 +21,7 @@
 #include <string>
 
 #include "attn/attn.hpp"
+#include "attn/io/dump_file.hpp"
 #include "attn/io/safetensors.hpp"
 
 namespace attn::cli {

@@ -518,7 +518,7 @@ TEST_CASE("attn model bench: JSON names the attention path and the processor, an
     const std::string file = (std::filesystem::temp_directory_path() / "attn-test-bench-lines.txt").string();
     std::ofstream(file) << "First line here.\n\n   \nA second, rather longer line of the little file.\n";
     using attn::test::run_attn;
-    attn::test::CliResult r = run_attn("model bench --batch 1,3 --repeat 2 --warmup 0 --json --text-file " + file + m);
+    attn::test::CliResult r = run_attn("model bench --batch 1,3 --reps 2 --warmup 0 --json --file " + file + m);
     REQUIRE(r.code == 0);
     const nlohmann::json j = nlohmann::json::parse(r.out);
     CHECK(j["format"] == "attn-model-bench");
@@ -535,15 +535,15 @@ TEST_CASE("attn model bench: JSON names the attention path and the processor, an
     CHECK(b3["tokens_real"].get<int64_t>() < 3 * b3["tokens_padded"].get<int64_t>());  // padding exercised
     CHECK(b3["sentences_per_s"].get<double>() > 0);
     CHECK(b3["times_ms"].size() == 2);
-    r = run_attn("model bench --batch 1 --repeat 1 --warmup 0 --attention reference --gemm eigen --json" + m);
+    r = run_attn("model bench --batch 1 --reps 1 --warmup 0 --attention reference --gemm eigen --json" + m);
     REQUIRE(r.code == 0);
     CHECK(nlohmann::json::parse(r.out)["attention_path"] == "reference");
     CHECK(nlohmann::json::parse(r.out)["gemm_path"] == "eigen");
-    r = run_attn("model bench --batch 2 --repeat 1 --warmup 0 --padding compute --json" + m);
+    r = run_attn("model bench --batch 2 --reps 1 --warmup 0 --padding compute --json" + m);
     REQUIRE(r.code == 0);
     CHECK(nlohmann::json::parse(r.out)["padding"] == "compute");
     if (attn::gemm_bf16_available()) {
-        r = run_attn("model bench --batch 3 --repeat 1 --warmup 0 --weights bf16 --json" + m);
+        r = run_attn("model bench --batch 3 --reps 1 --warmup 0 --weights bf16 --json" + m);
         REQUIRE(r.code == 0);
         const nlohmann::json jb = nlohmann::json::parse(r.out);
         CHECK(jb["weights"] == "bf16");
@@ -552,25 +552,25 @@ TEST_CASE("attn model bench: JSON names the attention path and the processor, an
         CHECK(cos > 0.999);
         CHECK(cos < 1.0);
     } else {
-        r = run_attn("model bench --batch 1 --repeat 1 --warmup 0 --weights bf16" + m);
+        r = run_attn("model bench --batch 1 --reps 1 --warmup 0 --weights bf16" + m);
         CHECK(r.code == 2);  // refused with one line: no AVX-512 BF16
     }
-    r = run_attn("model bench --batch 2 --repeat 1 --warmup 0" + m);
+    r = run_attn("model bench --batch 2 --reps 1 --warmup 0" + m);
     REQUIRE(r.code == 0);
     CHECK(r.out.find("attention flash") != std::string::npos);
     CHECK(r.out.find("sentences/s") != std::string::npos);
     std::ofstream(file) << "\n  \n";
-    for (const std::string& bad : std::vector<std::string>{"model bench --text-file " + file, "model bench --text-file /nonexistent/lines.txt",
+    for (const std::string& bad : std::vector<std::string>{"model bench --file " + file, "model bench --file /nonexistent/lines.txt",
                                   "model bench --attention fast", "model bench --gemm mkl", "model bench --padding none", "model bench --weights fp16", "model bench --warmup -1", "model bench --warmup 101",
-                                  "model bench --repeat 10001", "model bench --threads 0"}) {
+                                  "model bench --reps 10001"}) {
         CAPTURE(bad);
         r = run_attn(bad + m);
         CHECK(r.code == 2);
         CHECK(r.out.rfind("attn: error: ", 0) == 0);
         CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
     }
-    r = run_attn("model bench --text-file " + file + m);
-    CHECK(r.out.find("--text-file") != std::string::npos);
+    r = run_attn("model bench --file " + file + m);
+    CHECK(r.out.find("--file") != std::string::npos);
     CHECK(r.out.find("no non-blank line") != std::string::npos);
     std::filesystem::remove(file);
 }

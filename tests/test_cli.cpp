@@ -94,7 +94,7 @@ TEST_CASE("cli: every bad input of attn forward exits 2 with a one-line message 
         {"forward --batch x", "--batch"},
         {"forward --input /nonexistent.json", "nonexistent"},
         {"forward --no-such-flag", "--no-such-flag"},
-        {"", "command"},
+        {"froward", "did you mean 'forward'"},  // bare `attn` prints the usage: tests/test_cli_vocabulary.cpp
     });
 }
 
@@ -120,8 +120,8 @@ TEST_CASE("cli: bad lists and numbers of bench, model and tour exit 2 with a one
         {"bench --threads 100000", "hardware threads"},
         {"bench --seq 10000000 --d-k 1", "--yes"},                 // hours of work: over the FLOP budget
         {"bench --batch 2147483647", "--batch"},                   // Q, K, V do not fit: --batch, not --seq
-        {"variance --dk 65536 --samples 100000000", "--yes"},      // over the multiply-add budget
-        {"variance --dk 65536 --samples 100000000 --yes --svg /nonexistent/x.svg", "--svg"},  // --yes lifts it
+        {"variance --d-k 65536 --samples 100000000", "--yes"},      // over the multiply-add budget
+        {"variance --d-k 65536 --samples 100000000 --yes --svg /nonexistent/x.svg", "--svg"},  // --yes lifts it
         {"tour --from 0", "--from"},
         {"tour --from 100", "--from"},                            // past the last lesson (whatever its number)
         {"tour --to 0", "--to"},
@@ -133,12 +133,12 @@ TEST_CASE("cli: bad lists and numbers of bench, model and tour exit 2 with a one
         {"model attention --text hi --model ''", "--model"},       // '' is not "the default model"
         {"model bench --batch 5000", "--batch"},
         {"model bench --batch 1,,2", "--batch"},
-        {"model bench --repeat 0", "--repeat"},
-        {"model bench --threads 0", "--threads"},
+        {"model bench --reps 0", "--reps"},
+        {"model bench --threads -1", "--threads"},
         {"model bench --attention fast", "--attention"},
         {"model bench --gemm mkl", "--gemm"},
         {"model bench --warmup 101", "--warmup"},
-        {"model bench --text-file /nonexistent/lines.txt", "--text-file"},
+        {"model bench --file /nonexistent/lines.txt", "--file"},
         {"model entropy --text hi --seed -1", "--seed"},
         {"model probe --from it@x --to animal", "--from"},
         {"model probe --from it@0 --to animal", "--from"},
@@ -232,13 +232,13 @@ TEST_CASE("cli: --dump writes a dump that reads back and matches the config") {
     std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("cli: Python's json module reads the dump, -Infinity included") {
+TEST_CASE("cli: Python's json module reads the dump, -Infinity included (--json-nonfinite literal)") {
     if (std::system("python3 -c 'import json' >/dev/null 2>&1") != 0) {
         test::skip("no python3 with its json module");
         return;
     }
     const std::string dir = test::temp_dir("py");
-    REQUIRE(test::run_attn("forward --mask causal --dump " + dir + "/d.json").code == 0);
+    REQUIRE(test::run_attn("forward --mask causal --json-nonfinite literal --dump " + dir + "/d.json").code == 0);
     const std::string py = "python3 -c \"import json,math,sys; d=json.load(open(sys.argv[1])); "
                            "s=d['tensors']['scores_masked']['data']; "
                            "sys.exit(0 if any(math.isinf(v) and v < 0 for v in s) else 1)\" " +

@@ -196,7 +196,7 @@ TEST_CASE("hostile files: --json-nonfinite string|null dumps are strict JSON tha
 TEST_CASE("hostile files: --json-nonfinite applies to every --json, and is refused without it") {
     // The writers' JSON holds no non-finite value today (json_text's own test in test_dump.cpp
     // checks the three modes); here each takes the option and writes strict JSON with it.
-    for (const char* args : {"variance --samples 64 --dk 1,4 --json", "tour --from 15 --json", "lesson 4 --json",
+    for (const char* args : {"variance --samples 64 --d-k 1,4 --json", "tour --from 15 --json", "lesson 4 --json",
                              "bench --seq 16 --impl reference --reps 1 --warmup 0 --json"}) {
         INFO(args);
         const auto r = stdout_of(std::string(args) + " --json-nonfinite string");
@@ -211,7 +211,7 @@ TEST_CASE("hostile files: --json-nonfinite applies to every --json, and is refus
 TEST_CASE("hostile files: --json-nonfinite on every JSON output of attn model (skipped without the model)") {
     if (!test::model_or_skip()) return;
     for (const char* args : {"model entropy --text 'the cat' --json", "model probe --from it --to animal --json",
-                             "model bench --batch 1 --repeat 1 --json"}) {
+                             "model bench --batch 1 --reps 1 --json"}) {
         INFO(args);
         const auto r = stdout_of(std::string(args) + " --json-nonfinite string");
         CHECK(r.code == 0);

@@ -337,7 +337,7 @@ TEST_CASE("variance: JSON and CSV parse and carry the rows") {
     CHECK(j["rows"][4]["std"].get<double>() == rows[4].std);  // shortest round-trip text
 
     std::string out, err;
-    REQUIRE(run_cli("variance --samples 3000 --dk 4,9 --csv", &out, &err) == 0);
+    REQUIRE(run_cli("variance --samples 3000 --d-k 4,9 --csv", &out, &err) == 0);
     CHECK(err.empty());
     auto lines = split(out, '\n');
     REQUIRE(lines.back().empty());
@@ -355,7 +355,7 @@ TEST_CASE("variance: JSON and CSV parse and carry the rows") {
             CHECK(used == c.size());
         }
     }
-    REQUIRE(run_cli("variance --samples 3000 --dk 4 --json --seed 3 --threads 2", &out, &err) == 0);
+    REQUIRE(run_cli("variance --samples 3000 --d-k 4 --json --seed 3 --threads 2", &out, &err) == 0);
     const auto jc = nlohmann::json::parse(out);
     CHECK(jc["rows"].size() == 2);
     CHECK(jc["config"]["seed"] == 3);
@@ -399,11 +399,11 @@ TEST_CASE("variance: bad input exits 2 with one line naming the option") {
         const char* option;
     };
     const Case cases[] = {
-        {"--dk ''", "--dk"},          {"--dk 1,x", "--dk"},       {"--dk 0", "--dk"},
-        {"--dk=-4", "--dk"},          {"--dk 1,,2", "--dk"},      {"--samples 0", "--samples"},
+        {"--d-k ''", "--d-k"},          {"--d-k 1,x", "--d-k"},       {"--d-k 0", "--d-k"},
+        {"--d-k=-4", "--d-k"},          {"--d-k 1,,2", "--d-k"},      {"--samples 0", "--samples"},
         {"--samples -5", "--samples"}, {"--keys 1", "--keys"},     {"--source gaussian", "--source"},
         {"--threads -1", "--threads"}, {"--samples 10 --keys 64", "--samples"},
-        {"--samples abc", "--samples"}, {"--dk 100000 --source projected", "--dk"},
+        {"--samples abc", "--samples"}, {"--d-k 100000 --source projected", "--d-k"},
         {"--seed -1", "--seed"},       {"--json --csv", "--json"},
         {"--threads 5000", "--threads"}, {"--source ''", "--source"},
         {"--svg /nonexistent-dir/v.svg", "--svg"},  // refused before the experiment runs

@@ -10,7 +10,7 @@
 using attn::test::run_attn;
 
 TEST_CASE("attn variants --json: every variant timed and compared, the crossovers, Performer's curves") {
-    const auto r = run_attn("variants --t 64,300 --heads 2 --dk 16 --window 16 --error-t 64 --favor-m 16,64 --no-model "
+    const auto r = run_attn("variants --seq 64,300 --heads 2 --d-k 16 --window 16 --error-t 64 --favor-m 16,64 --no-model "
                             "--threads 2 --json");
     REQUIRE(r.code == 0);
     const auto j = nlohmann::json::parse(r.out);
@@ -31,7 +31,7 @@ TEST_CASE("attn variants --json: every variant timed and compared, the crossover
 }
 
 TEST_CASE("attn variants and forward --mask: bad values are one-line errors naming the option") {
-    for (const std::string bad : {"variants --t 0 --no-model", "variants --variants flash,nope --no-model",
+    for (const std::string bad : {"variants --seq 0 --no-model", "variants --variants flash,nope --no-model",
                                    "variants --variants window,window --no-model"}) {
         const auto r = run_attn(bad + " 2>&1");
         INFO(bad << ": " << r.out);

@@ -33,6 +33,7 @@ const char* json_nonfinite_name(JsonNonFinite v) {
 }
 
 std::string json_float(float v, JsonNonFinite nonfinite) {
+    if (v == 0.0f && std::signbit(v)) return "-0.0";  // "-0" would read back as the integer 0
     if (std::isfinite(v)) return fmt::format("{}", v);  // shortest text that reads back to the same float
     if (nonfinite == JsonNonFinite::null) return "null";
     const char* token = std::isnan(v) ? "NaN" : v < 0 ? "-Infinity" : "Infinity";

@@ -19,6 +19,7 @@
 #include "attn/io/dump.hpp"
 #include "attn/viz/chart.hpp"
 #include "attn/viz/svg.hpp"
+#include "svg_test_util.hpp"
 #include "test_util.hpp"
 
 namespace {
@@ -30,32 +31,22 @@ struct Text {
     SvgBox box;
 };
 
-std::string unescape(std::string s) {
-    const std::pair<const char*, const char*> ents[] = {{"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&apos;", "'"},
-                                                        {"&amp;", "&"}};
-    for (const auto& [e, c] : ents)
-        for (size_t p = s.find(e); p != std::string::npos; p = s.find(e, p + 1)) s.replace(p, std::string(e).size(), c);
-    return s;
-}
-
-double attr(const std::string& tag, const std::string& name, double fallback) {
-    std::smatch m;
-    return std::regex_search(tag, m, std::regex(" " + name + "=\"([-0-9.eE]+)\"")) ? std::stod(m[1].str()) : fallback;
-}
+using attn::test::xml_unescape;
+using attn::test::svg_attr;
 
 // Every <text> of an SVG document with its estimated box.
 std::vector<Text> texts_of(const std::string& svg) {
     std::vector<Text> out;
     const std::regex re("<text([^>]*)>([^<]*)</text>");
     for (auto it = std::sregex_iterator(svg.begin(), svg.end(), re); it != std::sregex_iterator(); ++it) {
-        const std::string tag = (*it)[1].str(), s = unescape((*it)[2].str());
+        const std::string tag = (*it)[1].str(), s = xml_unescape((*it)[2].str());
         std::string anchor;
         if (tag.find("text-anchor=\"middle\"") != std::string::npos) anchor = "middle";
         if (tag.find("text-anchor=\"end\"") != std::string::npos) anchor = "end";
         double rot = 0;
         std::smatch m;
         if (std::regex_search(tag, m, std::regex("rotate\\(([-0-9.]+)"))) rot = std::stod(m[1].str());
-        out.push_back({s, attn::svg_text_extent(attr(tag, "x", 0), attr(tag, "y", 0), s, attr(tag, "font-size", 12),
+        out.push_back({s, attn::svg_text_extent(svg_attr(tag, "x", 0), svg_attr(tag, "y", 0), s, svg_attr(tag, "font-size", 12),
                                                 tag.find("font-weight=\"bold\"") != std::string::npos, anchor, rot)});
     }
     return out;

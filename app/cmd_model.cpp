@@ -381,13 +381,6 @@ const char* const kBenchTexts[] = {
     "She sells sea shells by the sea shore.",
 };
 
-// CPU seconds of this process (all its threads) so far.
-double process_cpu_seconds() {
-    timespec ts{};
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
 // The benchmark's sentences: kBenchTexts, or the non-blank lines of --file.
 std::vector<std::string> bench_texts(const BenchCmd& o) {
     if (o.text_file.empty()) return {std::begin(kBenchTexts), std::end(kBenchTexts)};
@@ -484,7 +477,7 @@ int run_bench(const CommonOpts& co, const BenchCmd& o) {
         const std::vector<double> times = ms;
         std::sort(ms.begin(), ms.end());
         std::sort(cpu_s.begin(), cpu_s.end());
-        const double med = ms[ms.size() / 2], med_cpu = cpu_s[cpu_s.size() / 2];
+        const double med = median(ms), med_cpu = median(cpu_s);
         int64_t T = 0;
         for (const auto& s : ids) T = std::max<int64_t>(T, static_cast<int64_t>(s.size()));
         runs.push_back({{"batch", B},

@@ -33,6 +33,7 @@
 #include "attn/train/model.hpp"
 #include "attn/train/tasks.hpp"
 #include "attn/train/trainer.hpp"
+#include "attn/viz/chart.hpp"
 #include "attn/viz/svg.hpp"
 #include "command.hpp"
 #include "options.hpp"
@@ -215,65 +216,40 @@ void print_curve_table(std::FILE* out, const TrainResult& r, bool exact) {
     if (every > 1) fmt::print(out, "(every {}th point of {}; --json has all of them)\n", every, c.size());
 }
 
-// ---- the SVG plot: training loss per step (bucketed), eval loss and eval accuracy.
+// ---- the SVG plot: training loss per step (bucketed), eval loss and eval accuracy
+// (right axis). Evaluations are points in time: with fewer than 6 of them (say only at
+// the start and the end) they are drawn as markers, not joined into a ramp that
+// nothing measured.
 std::string curve_svg(const TrainResult& r, const std::string& title, const std::string& model_line,
                       const std::string& train_line) {
-    const double W = 860, H = 460, left = 70, right = 70, top = 84, bottom = 50;
-    const double pw = W - left - right, ph = H - top - bottom;
+    const double W = 860, H = 480;
     SvgDocument doc(W, H, title);
     doc.text(W / 2, 24, title, {.font_size = 15, .bold = true, .anchor = "middle"});
     doc.text(W / 2, 44, model_line, {.fill = "#555", .font_size = 10.5, .anchor = "middle"});
     doc.text(W / 2, 60, train_line, {.fill = "#555", .font_size = 10.5, .anchor = "middle"});
     const double steps = std::max<double>(1, static_cast<double>(r.steps_done));
-    double ymax = 0;
-    for (float l : r.step_loss)
-        if (std::isfinite(l)) ymax = std::max(ymax, static_cast<double>(l));
-    for (const auto& p : r.curve)
-        if (std::isfinite(p.eval.loss)) ymax = std::max(ymax, p.eval.loss);
-    if (!(ymax > 0)) ymax = 1;
-    ymax *= 1.05;
-    auto X = [&](double step) { return left + pw * step / steps; };
-    auto Y = [&](double loss) { return top + ph * (1 - std::clamp(loss / ymax, 0.0, 1.0)); };
-    auto YA = [&](double acc) { return top + ph * (1 - std::clamp(acc, 0.0, 1.0)); };
-    // axes, grid and ticks
-    doc.rect(left, top, pw, ph, {.fill = "none", .stroke = "#999", .stroke_width = 1});
-    for (int k = 0; k <= 5; ++k) {
-        const double y = top + ph * k / 5.0;
-        doc.line(left, y, left + pw, y, {.stroke = "#eee", .stroke_width = 1});
-        doc.text(left - 6, y + 4, fmt::format("{:.3g}", ymax * (5 - k) / 5.0), {.font_size = 10, .anchor = "end"});
-        doc.text(left + pw + 6, y + 4, fmt::format("{:.0f}%", 100.0 * (5 - k) / 5.0), {.fill = "#d62728", .font_size = 10});
-        const double x = left + pw * k / 5.0;
-        doc.text(x, top + ph + 16, fmt::format("{:.0f}", steps * k / 5.0), {.font_size = 10, .anchor = "middle"});
-    }
-    doc.text(left + pw / 2, H - 12, "step", {.font_size = 11, .anchor = "middle"});
-    doc.text(18, top + ph / 2, "cross-entropy loss (nats)", {.font_size = 11, .anchor = "middle"}, -90);
-    doc.text(W - 14, top + ph / 2, "eval accuracy", {.fill = "#d62728", .font_size = 11, .anchor = "middle"}, 90);
-    // training loss, the mean of each of at most 300 buckets of steps
+    viz::LineChart chart;
+    chart.x = {.title = "step", .min = 0, .max = steps};
+    chart.y = {.title = "cross-entropy loss (nats)", .zero = true};
+    chart.y2 = {.title = "eval accuracy", .min = 0, .max = 1,
+                .label = [](double v) { return fmt::format("{:.0f}%", 100 * v); }, .color = "#d62728"};
+    // training loss, the mean of each of at most 300 buckets of steps, at the bucket's middle
+    viz::Series train{.label = "training loss (batch mean)", .color = "#9ecae1", .width = 1.5, .draw = viz::Draw::Line};
     const auto b = buckets(r.step_loss, 300);
-    std::vector<std::pair<double, double>> train_pts;
-    for (size_t i = 0; i < b.size(); ++i)
-        if (std::isfinite(b[i]))
-            train_pts.emplace_back(X((static_cast<double>(i) + 0.5) * steps / static_cast<double>(b.size())), Y(b[i]));
-    if (train_pts.size() > 1) doc.polyline(train_pts, {.fill = "none", .stroke = "#9ecae1", .stroke_width = 1.5});
-    std::vector<std::pair<double, double>> eval_pts, acc_pts;
-    for (const auto& p : r.curve) {
-        if (std::isfinite(p.eval.loss)) eval_pts.emplace_back(X(static_cast<double>(p.step)), Y(p.eval.loss));
-        acc_pts.emplace_back(X(static_cast<double>(p.step)), YA(p.eval.accuracy));
+    for (size_t i = 0; i < b.size(); ++i) {
+        train.x.push_back((static_cast<double>(i) + 0.5) * steps / static_cast<double>(b.size()));
+        train.y.push_back(b[i]);
     }
-    if (eval_pts.size() > 1) doc.polyline(eval_pts, {.fill = "none", .stroke = "#1f77b4", .stroke_width = 2});
-    for (const auto& [x, y] : eval_pts) doc.circle(x, y, 2.5, {.fill = "#1f77b4"});
-    if (acc_pts.size() > 1)
-        doc.polyline(acc_pts, {.fill = "none", .stroke = "#d62728", .stroke_width = 1.5, .dash = "5 3"});
-    // legend
-    // in the middle of the right side: losses end low and accuracies high, so it covers least there
-    const double lx = left + pw - 200, ly = top + ph / 2 - 20;
-    doc.rect(lx - 8, ly - 12, 204, 58, {.fill = "white", .stroke = "#ccc", .stroke_width = 1});
-    doc.line(lx, ly - 4, lx + 24, ly - 4, {.stroke = "#9ecae1", .stroke_width = 1.5});
-    doc.text(lx + 30, ly, "training loss (batch mean)", {.font_size = 11});
-    doc.line(lx, ly + 14, lx + 24, ly + 14, {.stroke = "#1f77b4", .stroke_width = 2});
-    doc.text(lx + 30, ly + 18, "eval loss (held-out batches)", {.font_size = 11});
-    doc.line(lx, ly + 32, lx + 24, ly + 32, {.stroke = "#d62728", .stroke_width = 1.5, .dash = "5 3"});
-    doc.text(lx + 30, ly + 36, "eval accuracy (right axis)", {.font_size = 11});
+    const viz::Draw sparse = r.curve.size() >= 6 ? viz::Draw::LineAndMarkers : viz::Draw::Markers;
+    viz::Series eval{.label = "eval loss (held-out batches)", .color = "#1f77b4", .width = 2, .draw = sparse};
+    viz::Series acc{.label = "eval accuracy (right axis)", .color = "#d62728", .dash = "5 3", .width = 1.5,
+                    .draw = sparse, .right_axis = true};
+    for (const auto& p : r.curve) {
+        eval.x.push_back(static_cast<double>(p.step)), eval.y.push_back(p.eval.loss);
+        acc.x.push_back(static_cast<double>(p.step)), acc.y.push_back(p.eval.accuracy);
+    }
+    chart.series = {train, eval, acc};
+    viz::line_chart(doc, {10, 72, W - 10, H - 8}, chart);
     return doc.str();
 }
 

@@ -7,6 +7,10 @@
 # included inside lib/ at all. The compiler enforces the same rule (a module's
 # include path holds only its own and its dependencies' headers); this check
 # says which line broke it, in one message per offence.
+#
+# Declared = used: a module must include a header of every module in its DEPS
+# (a dependency nothing includes is a stale line of the table, and it widens the
+# include path for nothing).
 cmake_minimum_required(VERSION 3.25)
 string(REPLACE "," ";" MODULES "${MODULES}")
 
@@ -30,6 +34,7 @@ set(errors "")
 set(checked 0)
 foreach(m IN LISTS MODULES)
   closure(allowed ${m})
+  set(used "")
   file(GLOB_RECURSE files "${SOURCE_DIR}/lib/${m}/*.hpp" "${SOURCE_DIR}/lib/${m}/*.cpp"
        "${SOURCE_DIR}/lib/${m}/*.cu" "${SOURCE_DIR}/lib/${m}/*.cuh")
   foreach(f IN LISTS files)
@@ -48,6 +53,7 @@ foreach(m IN LISTS MODULES)
         string(APPEND errors "  ${rel}: includes the umbrella attn/attn.hpp; include the module header it needs\n")
       elseif(line MATCHES "attn/([a-z_]+)/")
         set(target "${CMAKE_MATCH_1}")
+        list(APPEND used ${target})
         if(NOT target IN_LIST MODULES)
           string(APPEND errors "  ${rel}: includes attn/${target}/, which is no module of lib/\n")
         elseif(NOT target IN_LIST allowed)
@@ -57,6 +63,12 @@ foreach(m IN LISTS MODULES)
         string(APPEND errors "  ${rel}: ${line}: headers live in attn/<module>/\n")
       endif()
     endforeach()
+  endforeach()
+  string(REPLACE "," ";" declared "${DEPS_${m}}")
+  foreach(d IN LISTS declared)
+    if(NOT d IN_LIST used)
+      string(APPEND errors "  lib/${m}: module '${m}' declares '${d}' as a dependency but includes none of its headers; drop it from the table\n")
+    endif()
   endforeach()
 endforeach()
 if(checked EQUAL 0)

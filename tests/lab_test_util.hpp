@@ -1,4 +1,4 @@
-// tests/lab_test_util.hpp: helpers of the lab model's tests (test_experiments_2.cpp,
+// tests/lab_test_util.hpp: helpers of the lab model's tests (test_experiments_lab.cpp,
 // test_experiments_length.cpp): a toy batch, the loss and gradients in double, and the
 // finite-difference check of every parameter tensor.
 #pragma once

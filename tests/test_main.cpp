@@ -7,6 +7,10 @@
 // skipped as a whole; when every test case of the run is, the process exits with
 // ATTN_TEST_SKIP_CODE, which ctest (one test case per process) reports as skipped
 // (SKIP_RETURN_CODE in tests/CMakeLists.txt). A failure outranks a skip.
+//
+// A test case that made no assertion and did not skip proved nothing: the listener
+// prints "FAILED: <test case>: made no assertion and did not skip" and the process
+// exits 1, whatever doctest's summary (which counts it as passed) says.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
@@ -21,6 +25,7 @@ struct SkipTally {
     std::string why;  // the running test case's reasons; empty while it has not skipped
     int ran = 0;      // test cases run
     int skipped = 0;  // of those, the ones that skipped and checked nothing
+    int empty = 0;    // of those, the ones that neither checked anything nor skipped
 };
 SkipTally tally;
 
@@ -34,6 +39,11 @@ public:
         ++tally.ran;
     }
     void test_case_end(const doctest::CurrentTestCaseStats& st) override {
+        if (tally.why.empty() && st.testCaseSuccess && st.numAssertsCurrentTest == 0) {
+            ++tally.empty;
+            out_ << "FAILED: " << test_case_->m_name << ": made no assertion and did not skip (attn::test::skip)"
+                 << std::endl;
+        }
         if (tally.why.empty() || !st.testCaseSuccess) return;
         // A test case that checked something before (or beside, in another SUBCASE) its
         // skip passes; it is still listed, so the part not run stays visible.
@@ -42,6 +52,9 @@ public:
         out_ << (whole ? "SKIPPED: " : "SKIPPED in part: ") << test_case_->m_name << ": " << tally.why << std::endl;
     }
     void test_run_end(const doctest::TestRunStats&) override {
+        if (tally.empty > 0)
+            out_ << "FAILED: " << tally.empty << " of " << tally.ran
+                 << " test cases made no assertion (doctest's summary below counts them as passed)" << std::endl;
         if (tally.skipped > 0 && tally.ran > 1)
             out_ << "SKIPPED: " << tally.skipped << " of " << tally.ran
                  << " test cases (doctest's summary below counts them as passed)" << std::endl;
@@ -78,5 +91,6 @@ int main(int argc, char** argv) {
     context.applyCommandLine(argc, argv);
     const int status = context.run();
     if (status != 0 || context.shouldExit()) return status;
+    if (tally.empty > 0) return 1;
     return tally.ran > 0 && tally.skipped == tally.ran ? ATTN_TEST_SKIP_CODE : 0;
 }

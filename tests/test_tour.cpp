@@ -24,6 +24,7 @@
 #include "attn/viz/svg.hpp"
 #include "i18n_required.hpp"
 #include "lesson.hpp"
+#include "svg_test_util.hpp"
 #include "test_util.hpp"
 
 namespace {
@@ -223,23 +224,12 @@ struct Box {
     double x0, y0, x1, y1;
 };
 
-std::string xml_unescape(std::string s) {
-    const std::pair<const char*, const char*> ents[] = {{"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&apos;", "'"},
-                                                        {"&amp;", "&"}};
-    for (const auto& [e, c] : ents)
-        for (size_t p = s.find(e); p != std::string::npos; p = s.find(e, p + 1)) s.replace(p, std::string(e).size(), c);
-    return s;
-}
-
-double attr(const std::string& tag, const std::string& name, double fallback) {
-    const std::regex re(" " + name + "=\"([-0-9.eE]+)\"");
-    std::smatch m;
-    return std::regex_search(tag, m, re) ? std::stod(m[1].str()) : fallback;
-}
+using attn::test::svg_attr;
+using attn::test::xml_unescape;
 
 // This file's own estimate of a text element's box (see the header comment).
 Box text_box(const std::string& tag, const std::string& content) {
-    const double x = attr(tag, "x", 0), y = attr(tag, "y", 0), em = attr(tag, "font-size", 12);
+    const double x = svg_attr(tag, "x", 0), y = svg_attr(tag, "y", 0), em = svg_attr(tag, "font-size", 12);
     const bool bold = tag.find("font-weight=\"bold\"") != std::string::npos;
     std::string anchor;
     if (tag.find("text-anchor=\"middle\"") != std::string::npos) anchor = "middle";

@@ -12,12 +12,12 @@
 
 #include "attn/core/rng.hpp"
 #include "attn/experiments/elman.hpp"
-#include "exp_common2.hpp"
+#include "lab_training.hpp"
 
 namespace attn {
 
 namespace {
-using namespace exp2;
+using namespace lab;
 
 double eval_rnn(lab::ElmanRnn& m, const Task& task, int64_t B, uint64_t seed, int64_t batches) {
     int64_t c = 0, n = 0;

@@ -3,7 +3,7 @@
 //
 // Task: associative recall (attn/train/tasks.hpp; T = 6: 2 key-value pairs, 8 keys, 8
 // values) learned from a FINITE training set of 256 rows (a pool of rows drawn once from the train
-// split, exp2::PoolData) and measured on the held-out split. The pool is small enough that
+// split, lab::PoolData) and measured on the held-out split. The pool is small enough that
 // the model can memorise it instead of learning the lookup, so the gap between training
 // and held-out loss is real and dropout has something to regularise. Model: the lab model
 // (attn/experiments/lab_model.hpp), 2 layers (recall needs one to copy the key next to its
@@ -18,12 +18,12 @@
 #include <fmt/ranges.h>
 
 #include "attn/core/rng.hpp"
-#include "exp_common2.hpp"
+#include "lab_training.hpp"
 
 namespace attn {
 namespace {
 
-using namespace exp2;
+using namespace lab;
 
 struct Row {
     bool sgd;

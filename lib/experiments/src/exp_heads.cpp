@@ -19,12 +19,12 @@
 
 #include <fmt/format.h>
 
-#include "exp_common2.hpp"
+#include "lab_training.hpp"
 
 namespace attn {
 namespace {
 
-using namespace exp2;
+using namespace lab;
 
 constexpr double kSameJs = 0.05;  // nats: below this two heads' rows are called near-identical
 

@@ -20,12 +20,12 @@
 
 #include "attn/core/errors.hpp"
 #include "attn/io/dump.hpp"
-#include "exp_common2.hpp"
+#include "lab_training.hpp"
 
 namespace attn {
 
 namespace {
-using namespace exp2;
+using namespace lab;
 
 // data/macbeth.txt under the working folder, else under a parent of the executable's
 // folder (build/attn -> data/, build/tests/attn_tests -> data/).

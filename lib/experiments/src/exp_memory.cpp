@@ -23,13 +23,14 @@
 #include "attn/core/rng.hpp"
 #include "attn/cpu/flash.hpp"
 #include "attn/cpu/flash_backward.hpp"
+#include "attn/experiments/bench.hpp"
 #include "attn/train/fast_ops.hpp"
-#include "exp_common2.hpp"
+#include "lab_training.hpp"
 
 namespace attn {
 namespace {
 
-using namespace exp2;
+using namespace lab;
 
 struct Mem {
     int64_t live = 0, peak = 0;
@@ -305,9 +306,9 @@ ExperimentResult run_memory(const ExperimentConfig& cfg, const ExperimentProgres
                 else diff[m] = std::max(diff[m], max_rel_diff(o.g, ref));
             }
         }
-        const double p0 = double(pk[Mode::StoreP]), tm0 = median_of(t_ms[Mode::StoreP]);
+        const double p0 = double(pk[Mode::StoreP]), tm0 = median(t_ms[Mode::StoreP]);
         for (Mode m : modes) {
-            const double tm = median_of(t_ms[m]);
+            const double tm = median(t_ms[m]);
             tab.rows.push_back({T, mode_name(m), double(pk[m]) / (1 << 20), double(pk[m]) / p0, tm, tm / tm0,
                                 m == Mode::StoreP ? nlohmann::json(nullptr) : nlohmann::json(diff[m])});
             peaks[m].push_back(double(pk[m]));

@@ -22,12 +22,12 @@
 #include <fmt/format.h>
 
 #include "attn/core/rng.hpp"
-#include "exp_common2.hpp"
+#include "lab_training.hpp"
 
 namespace attn {
 namespace {
 
-using namespace exp2;
+using namespace lab;
 
 float to_bf16(float x) {
     uint32_t u;

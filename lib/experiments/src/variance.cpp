@@ -24,6 +24,7 @@
 #include "attn/core/rng.hpp"
 #include "attn/core/stats.hpp"
 #include "attn/io/dump.hpp"
+#include "attn/viz/chart.hpp"
 #include "attn/viz/svg.hpp"
 
 namespace attn {
@@ -527,95 +528,8 @@ std::string variance_table(const VarianceConfig& cfg, const std::vector<Variance
 }
 
 // ---------------------------------------------------------------------------
-// SVG: two panels, drawn with the library's SVG writer.
-
-namespace {
-
-struct Panel {
-    double x0, y0, w, h;             // pixel box of the plot area
-    double xmin, xmax, ymin, ymax;   // data range (log10 where the axis is log)
-    bool ylog;
-    double px(double dk) const { return x0 + (std::log10(dk) - xmin) / (xmax - xmin) * w; }
-    double py(double v) const {
-        const double t = ylog ? std::log10(v) : v;
-        return y0 + h - (t - ymin) / (ymax - ymin) * h;
-    }
-};
-
-// Ticks 1, 2, 5 x 10^k within [lo, hi] (log10 units).
-std::vector<double> log_ticks(double lo, double hi) {
-    std::vector<double> t;
-    for (int e = static_cast<int>(std::floor(lo)) - 1; e <= static_cast<int>(std::ceil(hi)) + 1; ++e)
-        for (double m : {1.0, 2.0, 5.0}) {
-            const double v = m * std::pow(10.0, e);
-            const double l = std::log10(v);
-            if (l >= lo - 1e-9 && l <= hi + 1e-9) t.push_back(v);
-        }
-    if (t.size() > 8) {  // too dense: decades only
-        std::vector<double> d;
-        for (double v : t)
-            if (std::abs(std::log10(v) - std::round(std::log10(v))) < 1e-9) d.push_back(v);
-        if (d.size() >= 2) t = d;
-    }
-    return t;
-}
-
-std::string tick_label(double v) {
-    if (v >= 1) return fmt::format("{:g}", v);
-    return fmt::format("{:.2g}", v);
-}
-
-// xticks: the Dk values themselves when there are few, else 1-2-5 ticks.
-void axes(SvgDocument& svg, const Panel& p, const std::vector<double>& xticks, const std::string& xlabel,
-          const std::string& ylabel, const std::string& title) {
-    const SvgStyle grid{.stroke = "#ddd"};
-    svg.rect(p.x0, p.y0, p.w, p.h, {.fill = "none", .stroke = "#333"});
-    for (double v : xticks.empty() ? log_ticks(p.xmin, p.xmax) : xticks) {
-        const double x = p.px(v);
-        svg.line(x, p.y0, x, p.y0 + p.h, grid);
-        svg.text(x, p.y0 + p.h + 16, tick_label(v), {.anchor = "middle"});
-    }
-    std::vector<double> yt;
-    if (p.ylog)
-        yt = log_ticks(p.ymin, p.ymax);
-    else
-        for (double v = 0; v <= 1.0001; v += 0.25) yt.push_back(v);
-    for (double v : yt) {
-        const double y = p.py(v);
-        svg.line(p.x0, y, p.x0 + p.w, y, grid);
-        svg.text(p.x0 - 6, y + 4, p.ylog ? tick_label(v) : fmt::format("{:.2f}", v), {.anchor = "end"});
-    }
-    svg.text(p.x0 + p.w / 2, p.y0 + p.h + 36, xlabel, {.anchor = "middle"});
-    svg.text(p.x0 - 44, p.y0 + p.h / 2, ylabel, {.anchor = "middle"}, -90);
-    svg.text(p.x0 + p.w / 2, p.y0 - 10, title, {.bold = true, .anchor = "middle"});
-}
-
-struct Series {
-    std::string name, color, dash;
-    std::vector<std::pair<double, double>> pts;  // (Dk, value), sorted by Dk
-    bool markers = true;
-
-    SvgStyle stroke() const { return {.fill = "none", .stroke = color, .stroke_width = 2, .dash = dash}; }
-};
-
-void draw(SvgDocument& svg, const Panel& p, const Series& ser) {
-    std::vector<std::pair<double, double>> pts;
-    for (auto [x, y] : ser.pts)
-        if (x > 0 && (!p.ylog || y > 0)) pts.emplace_back(p.px(x), p.py(y));
-    svg.polyline(pts, ser.stroke());
-    if (ser.markers)
-        for (auto [x, y] : pts) svg.circle(x, y, 3.5, {.fill = ser.color});
-}
-
-void legend(SvgDocument& svg, double x, double y, const std::vector<Series>& series) {
-    for (size_t i = 0; i < series.size(); ++i) {
-        const double yy = y + 18.0 * static_cast<double>(i);
-        svg.line(x, yy, x + 24, yy, series[i].stroke());
-        svg.text(x + 30, yy + 4, series[i].name);
-    }
-}
-
-}  // namespace
+// SVG: two panels, each a viz::line_chart. The theory line and the uniform row are
+// listed (and so drawn) last: dashed, on top of the measured lines they are compared with.
 
 std::string variance_svg(const VarianceConfig& cfg, const std::vector<VarianceRow>& rows) {
     // Series sorted by Dk (duplicates in the list are drawn once each, in order).
@@ -624,54 +538,39 @@ std::string variance_svg(const VarianceConfig& cfg, const std::vector<VarianceRo
     const auto by_dk = [](const VarianceRow* a, const VarianceRow* b) { return a->d_k < b->d_k; };
     std::stable_sort(un.begin(), un.end(), by_dk);
     std::stable_sort(sc.begin(), sc.end(), by_dk);
-    Series s_un{"std of q·k (unscaled)", "#d62728", "", {}}, s_sc{"std of q·k / √Dk (scaled)", "#1f77b4", "", {}};
-    Series s_th{cfg.source == VarianceSource::Projected ? "theory √Dk (1+1/Dk)/3" : "theory √Dk", "#555", "6 4", {}, false};
-    Series m_un{"max weight, unscaled", "#d62728", "", {}}, m_sc{"max weight, scaled by 1/√Dk", "#1f77b4", "", {}};
-    Series m_uni{fmt::format("uniform row 1/T = {:.3g}", 1.0 / static_cast<double>(cfg.keys)), "#555", "2 4", {}, false};
-    double dmin = 1e300, dmax = 0, vmin = 1e300, vmax = 0;
+    viz::Series s_un{.label = "std of q·k (unscaled)", .color = "#d62728", .draw = viz::Draw::LineAndMarkers};
+    viz::Series s_sc{.label = "std of q·k / √Dk (scaled)", .color = "#1f77b4", .draw = viz::Draw::LineAndMarkers};
+    viz::Series s_th{.label = cfg.source == VarianceSource::Projected ? "theory √Dk (1+1/Dk)/3" : "theory √Dk",
+                     .color = "#222222", .dash = "6 4", .width = 1.6, .draw = viz::Draw::Line};
+    viz::Series m_un{.label = "max weight, unscaled", .color = "#d62728", .draw = viz::Draw::LineAndMarkers};
+    viz::Series m_sc{.label = "max weight, scaled by 1/√Dk", .color = "#1f77b4", .draw = viz::Draw::LineAndMarkers};
+    viz::Series m_uni{.label = fmt::format("uniform row 1/T = {:.3g}", 1.0 / static_cast<double>(cfg.keys)),
+                      .color = "#222222", .dash = "2 4", .width = 1.6, .draw = viz::Draw::Line};
+    double dmin = 1e300, dmax = 0;
     for (const auto* r : un) {
-        s_un.pts.push_back({double(r->d_k), r->std});
-        m_un.pts.push_back({double(r->d_k), r->mean_max_weight});
-        dmin = std::min(dmin, double(r->d_k));
-        dmax = std::max(dmax, double(r->d_k));
+        s_un.x.push_back(double(r->d_k)), s_un.y.push_back(r->std);
+        m_un.x.push_back(double(r->d_k)), m_un.y.push_back(r->mean_max_weight);
+        dmin = std::min(dmin, double(r->d_k)), dmax = std::max(dmax, double(r->d_k));
     }
     for (const auto* r : sc) {
-        s_sc.pts.push_back({double(r->d_k), r->std});
-        m_sc.pts.push_back({double(r->d_k), r->mean_max_weight});
+        s_sc.x.push_back(double(r->d_k)), s_sc.y.push_back(r->std);
+        m_sc.x.push_back(double(r->d_k)), m_sc.y.push_back(r->mean_max_weight);
     }
     if (un.empty()) dmin = dmax = 1;
     // The theory line: 32 points across the Dk range (smooth on log axes).
     for (int i = 0; i <= 32; ++i) {
-        const double dk = std::pow(10.0, std::log10(dmin) + (std::log10(dmax) - std::log10(dmin)) * i / 32.0);
-        const double d = dk;
-        const double th = cfg.source == VarianceSource::Projected ? std::sqrt(d) * (1 + 1 / d) / 3 : std::sqrt(d);
-        s_th.pts.push_back({dk, th});
+        const double d = std::pow(10.0, std::log10(dmin) + (std::log10(dmax) - std::log10(dmin)) * i / 32.0);
+        s_th.x.push_back(d);
+        s_th.y.push_back(cfg.source == VarianceSource::Projected ? std::sqrt(d) * (1 + 1 / d) / 3 : std::sqrt(d));
     }
-    m_uni.pts = {{dmin, 1.0 / static_cast<double>(cfg.keys)}, {dmax, 1.0 / static_cast<double>(cfg.keys)}};
-    for (const Series* ser : {&s_un, &s_sc, &s_th})
-        for (auto [x, y] : ser->pts)
-            if (y > 0) {
-                vmin = std::min(vmin, y);
-                vmax = std::max(vmax, y);
-            }
-    if (vmax <= 0) vmin = vmax = 1;
-    double xlo = std::log10(dmin), xhi = std::log10(dmax);
-    if (xhi - xlo < 1e-9) {
-        xlo -= 0.5;
-        xhi += 0.5;
-    }
-    const double xpad = 0.05 * (xhi - xlo);
-    double ylo = std::log10(vmin), yhi = std::log10(vmax);
-    if (yhi - ylo < 1e-9) {
-        ylo -= 0.5;
-        yhi += 0.5;
-    }
-    const double ypad = 0.08 * (yhi - ylo);
+    m_uni.x = {dmin, dmax};
+    m_uni.y = {1.0 / static_cast<double>(cfg.keys), 1.0 / static_cast<double>(cfg.keys)};
+    // x ticks: the Dk values themselves when there are few, else 1-2-5 ticks
+    std::vector<double> xticks = s_un.x;
+    xticks.erase(std::unique(xticks.begin(), xticks.end()), xticks.end());
+    if (xticks.size() > 10) xticks.clear();
 
-    const Panel left{80, 70, 380, 300, xlo - xpad, xhi + xpad, ylo - ypad, yhi + ypad, true};
-    const Panel right{580, 70, 380, 300, xlo - xpad, xhi + xpad, -0.02, 1.02, false};
-
-    SvgDocument svg(1000, 520,
+    SvgDocument svg(1000, 500,
                     "attn variance: std of q·k and softmax saturation vs Dk, unscaled and scaled by 1/√Dk");
     // the title and, on a line of its own so that both fit the 1000 px width, the run's parameters
     svg.text(500, 24, "Why scale by 1/√Dk: spread of q·k and softmax saturation",
@@ -680,20 +579,17 @@ std::string variance_svg(const VarianceConfig& cfg, const std::vector<VarianceRo
              fmt::format("source {}, {} samples per Dk, T={}, seed {}", variance_source_name(cfg.source), cfg.samples,
                          cfg.keys, cfg.seed),
              {.anchor = "middle"});
-    std::vector<double> xticks;
-    for (const auto* r : un) xticks.push_back(static_cast<double>(r->d_k));
-    xticks.erase(std::unique(xticks.begin(), xticks.end()), xticks.end());
-    if (xticks.size() > 10) xticks.clear();
-    axes(svg, left, xticks, "Dk (log)", "std (log)", "std of q·k vs Dk");
-    draw(svg, left, s_th);
-    draw(svg, left, s_un);
-    draw(svg, left, s_sc);
-    axes(svg, right, xticks, "Dk (log)", "mean max softmax weight", "Softmax saturation vs Dk");
-    draw(svg, right, m_uni);
-    draw(svg, right, m_un);
-    draw(svg, right, m_sc);
-    legend(svg, left.x0, left.y0 + left.h + 60, {s_un, s_sc, s_th});
-    legend(svg, right.x0, right.y0 + right.h + 60, {m_un, m_sc, m_uni});
+    viz::LineChart left, right;
+    left.title = "std of q·k vs Dk";
+    left.x = {.title = "Dk (log)", .log = true, .ticks = xticks};
+    left.y = {.title = "std (log)", .log = true};
+    left.series = {s_un, s_sc, s_th};
+    right.title = "Softmax saturation vs Dk";
+    right.x = left.x;
+    right.y = {.title = "mean max softmax weight", .min = 0, .max = 1};
+    right.series = {m_un, m_sc, m_uni};
+    viz::line_chart(svg, {20, 56, 490, 490}, left);
+    viz::line_chart(svg, {510, 56, 980, 490}, right);
     return svg.str();
 }
 

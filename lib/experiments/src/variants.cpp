@@ -23,6 +23,7 @@
 #include "attn/core/rng.hpp"
 #include "attn/cpu/flash.hpp"
 #include "attn/cpu/linear_attention.hpp"
+#include "attn/viz/chart.hpp"
 #include "attn/viz/svg.hpp"
 
 namespace attn {
@@ -466,72 +467,36 @@ std::string variants_json(const VariantsConfig& cfg, const VariantsResult& r, Js
     return json_text(j, 2, nonfinite) + "\n";
 }
 
+// Two log-log line charts: time per forward and measured extra memory against T, one
+// series per variant in the order of --variants (flash dashed, as in the tables' legend).
 std::string variants_svg(const VariantsConfig& cfg, const VariantsResult& r) {
     const char* colors[] = {"#000000", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"};
-    SvgDocument svg(1000, 560, "attn variants: time and extra memory vs T, log-log");
+    SvgDocument svg(1000, 520, "attn variants: time and extra memory vs T, log-log");
     svg.text(500, 24, fmt::format("Attention past T²: B=1 H={} Dk={}, {}", cfg.heads, cfg.dk, cfg.causal ? "causal" : "non-causal"),
              {.font_size = 16, .bold = true, .anchor = "middle"});
-    double tmin = 1e300, tmax = 0, smin = 1e300, smax = 0, bmin = 1e300, bmax = 0;
-    for (const SpeedRow& s : r.speed) {
-        if (!s.ok) continue;
-        tmin = std::min(tmin, double(s.T)), tmax = std::max(tmax, double(s.T));
-        if (s.seconds > 0) smin = std::min(smin, s.seconds), smax = std::max(smax, s.seconds);
-        if (s.extra_bytes > 0) bmin = std::min(bmin, s.extra_bytes), bmax = std::max(bmax, s.extra_bytes);
-    }
-    if (tmax <= 0) return svg.str();
-    const auto lg = [](double x) { return std::log10(x); };
-    const auto pad = [&](double lo, double hi, double& a, double& b) {
-        a = lg(lo), b = lg(hi);
-        if (b - a < 1e-9) a -= 0.5, b += 0.5;
-        const double p = 0.06 * (b - a);
-        a -= p, b += p;
-    };
-    double xa, xb, ya, yb, ma, mb;
-    pad(tmin, tmax, xa, xb);
-    pad(smin, smax, ya, yb);
-    if (bmax <= 0) bmin = bmax = 1;
-    pad(bmin, bmax, ma, mb);
-    struct Box {
-        double x0, y0, w, h, xa, xb, ya, yb;
-        double px(double v) const { return x0 + (std::log10(v) - xa) / (xb - xa) * w; }
-        double py(double v) const { return y0 + h - (std::log10(v) - ya) / (yb - ya) * h; }
-    };
-    const Box left{80, 60, 380, 320, xa, xb, ya, yb}, right{580, 60, 380, 320, xa, xb, ma, mb};
-    const auto axes = [&](const Box& b, const std::string& ylabel, const std::string& title, bool bytes) {
-        svg.rect(b.x0, b.y0, b.w, b.h, {.fill = "none", .stroke = "#333"});
-        for (int64_t T : cfg.lengths) {
-            svg.line(b.px(double(T)), b.y0, b.px(double(T)), b.y0 + b.h, {.stroke = "#ddd"});
-            svg.text(b.px(double(T)), b.y0 + b.h + 16, fmt::format("{}", T), {.anchor = "middle"});
-        }
-        for (int e = static_cast<int>(std::ceil(b.ya)); e <= static_cast<int>(std::floor(b.yb)); ++e) {
-            const double v = std::pow(10.0, e);
-            svg.line(b.x0, b.py(v), b.x0 + b.w, b.py(v), {.stroke = "#ddd"});
-            svg.text(b.x0 - 6, b.py(v) + 4, bytes ? format_bytes(v) : seconds_text(v), {.anchor = "end"});
-        }
-        svg.text(b.x0 + b.w / 2, b.y0 + b.h + 36, "T (log)", {.anchor = "middle"});
-        svg.text(b.x0 - 62, b.y0 + b.h / 2, ylabel, {.anchor = "middle"}, -90);
-        svg.text(b.x0 + b.w / 2, b.y0 - 10, title, {.bold = true, .anchor = "middle"});
-    };
-    axes(left, "seconds per forward (log)", "time vs T", false);
-    axes(right, "extra memory (log)", "measured extra memory vs T", true);
-    for (size_t vi = 0; vi < cfg.variants.size(); ++vi) {
-        const Variant var = cfg.variants[vi];
-        std::vector<std::pair<double, double>> pt, pm;
+    viz::LineChart time, memory;
+    std::vector<double> lengths;
+    for (int64_t T : cfg.lengths) lengths.push_back(static_cast<double>(T));
+    time.title = "time vs T";
+    time.x = {.title = "T (log)", .log = true, .ticks = lengths};
+    time.y = {.title = "seconds per forward (log)", .log = true, .label = [](double v) { return seconds_text(v); }};
+    memory.title = "measured extra memory vs T";
+    memory.x = time.x;
+    memory.y = {.title = "extra memory (log)", .log = true, .bytes = true};
+    for (const Variant var : cfg.variants) {
+        viz::Series st{.label = variant_name(var), .color = colors[static_cast<int>(var) % 7],
+                       .dash = var == Variant::Flash ? "6 4" : "", .draw = viz::Draw::LineAndMarkers};
+        viz::Series sm = st;
         for (const SpeedRow& s : r.speed)
             if (s.variant == var && s.ok) {
-                if (s.seconds > 0) pt.emplace_back(left.px(double(s.T)), left.py(s.seconds));
-                if (s.extra_bytes > 0) pm.emplace_back(right.px(double(s.T)), right.py(s.extra_bytes));
+                if (s.seconds > 0) st.x.push_back(double(s.T)), st.y.push_back(s.seconds);
+                if (s.extra_bytes > 0) sm.x.push_back(double(s.T)), sm.y.push_back(s.extra_bytes);
             }
-        const SvgStyle st{.fill = "none", .stroke = colors[static_cast<int>(var) % 7], .stroke_width = 2,
-                          .dash = var == Variant::Flash ? "6 4" : ""};
-        svg.polyline(pt, st);
-        svg.polyline(pm, st);
-        for (auto [x, y] : pt) svg.circle(x, y, 3, {.fill = st.stroke});
-        for (auto [x, y] : pm) svg.circle(x, y, 3, {.fill = st.stroke});
-        const double ly = 450 + 16.0 * static_cast<double>(vi % 4), lx = 80 + 240.0 * static_cast<double>(vi / 4);
-        svg.line(lx, ly, lx + 24, ly, st);
-        svg.text(lx + 30, ly + 4, variant_name(var));
+        time.series.push_back(st);
+        memory.series.push_back(sm);
     }
+    viz::line_chart(svg, {20, 40, 490, 510}, time);
+    viz::line_chart(svg, {510, 40, 980, 510}, memory);
     return svg.str();
 }
 

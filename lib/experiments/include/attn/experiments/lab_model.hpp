@@ -23,7 +23,7 @@
 // cross-entropy; attention written here, per (batch, head) pair, in the reference's order).
 // Deterministic: the same numbers at any thread count (the ops' guarantee; attention pairs
 // are independent). Templated on the scalar so the gradient can be checked in double
-// against finite differences (tests/test_experiments_2.cpp).
+// against finite differences (tests/test_experiments_lab.cpp).
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,7 @@
-// Shared pieces of the experiments dropout, heads, distance (private header):
-// training the lab model on a task with held-out evaluations, and small statistics.
+// Training the lab model (attn/experiments/lab_model.hpp) on a task, for the experiments
+// dropout, heads, distance, length, memory and stability (private header): the training
+// loop with held-out evaluations, a finite training pool, and the statistics of a few
+// seeds they report (means with NaN for none, the steps to a target, mean curves).
 #pragma once
 
 #include <algorithm>
@@ -18,7 +20,7 @@
 #include "attn/train/optim.hpp"
 #include "attn/train/tasks.hpp"
 
-namespace attn::exp2 {
+namespace attn::lab {
 
 struct LabTrainSpec {
     int64_t steps = 200, batch = 16, eval_every = 20, eval_batches = 2;
@@ -139,20 +141,10 @@ inline std::vector<double> mean_curve(const std::vector<std::vector<double>>& ys
     return m;
 }
 
-inline double median_of(std::vector<double> v) {
-    if (v.empty()) return NAN;
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 inline int64_t pick(ExperimentSize s, int64_t quick, int64_t dflt, int64_t full) {
     return s == ExperimentSize::Quick ? quick : s == ExperimentSize::Default ? dflt : full;
 }
 
-}  // namespace attn::exp2
-
-namespace attn::exp2 {
 
 // A finite training set: `pool` rows drawn once from the task's train split; training
 // batches pick rows of it (a counter-seeded choice per step), evaluation uses the task's
@@ -174,4 +166,4 @@ struct PoolData {
     }
 };
 
-}  // namespace attn::exp2
+}  // namespace attn::lab

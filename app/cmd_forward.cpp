@@ -480,7 +480,8 @@ int run_forward(ForwardOpts o) {
                  [](const auto& a, const auto& b) { return a.first < b.first; })
             .second;
     require_fits_in_memory(weight_opt, forward_weight_bytes(sizes),
-                           fmt::format("D={}, H={}, Dk={}, Dv={} (the weights)", cfg.d_model, cfg.heads, cfg.d_k, cfg.d_v));
+                           fmt::format("D={}, H={}, Dk={}, Dv={}{} (the weights)", cfg.d_model, cfg.heads, cfg.d_k, cfg.d_v,
+                                       cross ? fmt::format(", kdim={}, vdim={}", cfg.kdim, cfg.vdim) : std::string()));
     Mask mask = file_mask ? std::move(*file_mask) : parse_mask(o.mask, o.batch, o.tk);  // padding lengths over the Tk keys
     // --mask-file: a boolean or additive [Tq, Tk], [B, Tq, Tk] or [B, H, Tq, Tk] tensor, ANDed (boolean) or
     // added (additive) to the mask so far
@@ -537,7 +538,8 @@ int run_forward(ForwardOpts o) {
     const char* T_opt = o.tk > o.seq ? "--tk" : "--seq";
     require_fits_in_memory((row.records ? T_max * T_max : T_max) >= static_cast<double>(o.batch) ? T_opt : "--batch",
                            forward_memory_bytes(sizes),
-                           fmt::format("B={}, H={}, T={} ({} per (B, H, T, T) tensor{})", o.batch, cfg.heads, o.seq,
+                           fmt::format("B={}, H={}, T={}{} ({} per (B, H, T, T) tensor{})", o.batch, cfg.heads, o.seq,
+                                       o.tk != o.seq ? fmt::format(", Tk={}", o.tk) : std::string(),
                                        format_bytes(cost.bytes_score_matrix), o.dump.empty() ? "" : ", with the dump"));
 
     // ---- build the layer and the input, all from --seed

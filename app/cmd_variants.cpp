@@ -136,12 +136,13 @@ void check_budget(const VariantsOpts& o) {
             work += H * (pairs * (4.0 * Dk + kFlopsPerExp) + t * feat * (4.0 * Dk + kFlopsPerExp));
         }
     }
-    require_fits_in_memory("--t", kProgramBytes + peak,
-                           fmt::format("q, k, v and the output of the timing run at T={}, H={}, Dk={}", peak_T, c.heads, c.dk));
+    // the work first: it does not depend on the machine
     if (work > kWorkBudget && !o.yes)
         throw InputError(fmt::format("--t: the timing runs would take at least {:.1e} FLOPs (exponentials counted as {:g}), "
                                      "above the budget of {:.0e}; lower --t, --heads or --dk, add --no-speed, or add --yes",
                                      work, kFlopsPerExp, kWorkBudget));
+    require_fits_in_memory("--t", kProgramBytes + peak,
+                           fmt::format("q, k, v and the output of the timing run at T={}, H={}, Dk={}", peak_T, c.heads, c.dk));
 }
 
 int run_variants(VariantsOpts& o) {

@@ -88,7 +88,7 @@ TEST_CASE("refusals: a huge size is refused from the sizes alone, under a CPU-ti
         {"bench --seq 1000000 --impl flash --backward --heads 1 --d-k 1 --reps 1 --warmup 0",
          {"--seq", "exponentials", "--yes"}},
         {"variants --heads 256 --dk 1024 --quick --no-model", {"--t", "FLOPs", "--yes"}},
-        {"variants --t 4194304 --heads 256 --dk 1024 --no-model", {"--t", "T=4194304"}},
+        {"variants --t 4194304 --heads 256 --dk 1024 --no-model --yes", {"--t", "T=4194304"}},
         {"variants --variants flash,flash", {"--variants", "twice"}},
     };
     for (const Refusal& c : cases) check_refusal(c);

@@ -353,7 +353,8 @@ void take_score_options(const ForwardOpts& o, const MhaConfig& cfg, AttentionOpt
     if (o.given("--softcap") || o.softcap != 0.0) {
         // also as a float32: 1e-46 would round to 0, which is the cap off
         if (!(o.softcap > 0.0 && o.softcap <= 1e30) || static_cast<float>(o.softcap) < std::numeric_limits<float>::min())
-            throw InputError(fmt::format("--softcap: must be a number in [{:g}, 1e30] (scores -> C·tanh(scores/C)), got {}",
+            throw InputError(fmt::format("--softcap: must be a number in (0, 1e30] (scores -> C·tanh(scores/C)), at least "
+                                         "{:g} (the smallest normal float32), got {}",
                                          std::numeric_limits<float>::min(), o.softcap));
         opt.softcap = static_cast<float>(o.softcap);
     }
@@ -474,8 +475,8 @@ int run_forward(ForwardOpts o) {
     sizes.vdim = cfg.vdim;
     // the weights grow with D times the projections' widths: blame the widest (d_model first on a tie)
     const char* weight_opt =
-        std::max({std::pair{double(cfg.d_model), "--d-model"}, {double(cfg.heads) * double(cfg.d_k), o.d_k ? "--d-k" : "--heads"},
-                  {double(cfg.heads) * double(cfg.d_v), o.d_v ? "--d-v" : "--heads"}, {double(cfg.kdim), "--kdim"},
+        std::max({std::pair{double(cfg.d_model), "--d-model"}, {double(cfg.heads) * double(cfg.d_k), o.d_k > cfg.heads ? "--d-k" : "--heads"},
+                  {double(cfg.heads) * double(cfg.d_v), o.d_v > cfg.heads ? "--d-v" : "--heads"}, {double(cfg.kdim), "--kdim"},
                   {double(cfg.vdim), "--vdim"}},
                  [](const auto& a, const auto& b) { return a.first < b.first; })
             .second;

@@ -180,15 +180,18 @@ TEST_CASE("refusals: a checkpoint with a non-finite or huge weight, or a config 
 
 TEST_CASE("refusals: forward --input refuses a config key it would ignore, naming the file and the key") {
     const std::string dir = test::temp_dir("incfg");
+    std::string x_data;  // x [1, 4, 8]
+    for (int i = 0; i < 32; ++i) {
+        if (i > 0) x_data += ',';
+        x_data += std::to_string(0.1 * (i % 7));
+    }
     auto input_with = [&](const std::string& tag, const std::string& config) {
         const std::string path = dir + "/" + tag + ".json";
-        const std::string text = R"({"format": "attn-dump", "version": 1, "config": )" + config +
-                                 R"(, "tensors": {"x": {"shape": [1, 4, 8], "data": [)" +
-                                 [] {
-                                     std::string s;
-                                     for (int i = 0; i < 32; ++i) s += (i ? "," : "") + std::to_string(0.1 * (i % 7));
-                                     return s;
-                                 }() + "]}}}";
+        std::string text = R"({"format": "attn-dump", "version": 1, "config": )";
+        text += config;
+        text += R"(, "tensors": {"x": {"shape": [1, 4, 8], "data": [)";
+        text += x_data;
+        text += "]}}}";
         FILE* fp = std::fopen(path.c_str(), "w");
         std::fputs(text.c_str(), fp);
         std::fclose(fp);

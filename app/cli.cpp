@@ -75,7 +75,12 @@ static void refuse_empty_values(const CLI::App& app) {
 
 static int usage_error(const std::string& msg) {
     std::fflush(stdout);
-    fmt::print(stderr, "attn: error: {}\n", msg);
+    // one line whatever the input held: a newline, a NUL or another control byte of a value is shown escaped
+    std::string line;
+    for (const char c : msg)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) line += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+        else line += c;
+    fmt::print(stderr, "attn: error: {}\n", line);
     return 2;
 }
 
@@ -327,7 +332,9 @@ static int run_parsed(int argc, const char* const* argv) {
     } catch (const std::bad_alloc&) {
         return usage_error("out of memory: the requested sizes need more memory than this machine has");
     } catch (const std::exception& e) {
-        std::fflush(stdout);
+        // a write to stdout that failed (a full disk, /dev/full) is the environment's, not attn's
+        if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0)
+            return usage_error(fmt::format("cannot write to standard output ({})", e.what()));
         fmt::print(stderr, "attn: internal error: {}\n", e.what());
         return 1;
     }

@@ -45,6 +45,8 @@ struct BenchOpts {
 // 1e13 is tens of minutes of the reference implementation on one core).
 constexpr int kMaxReps = kBenchMaxReps, kMaxWarmup = 100, kThreadsPerHardwareThread = 4;
 constexpr double kFlopBudget = 1e13;
+// An exponential costs about as much as this many FLOPs (a polynomial and a scaling, vectorised).
+constexpr double kFlopsPerExp = 20;
 
 int hardware_threads() { return resolve_threads(0); }
 
@@ -58,7 +60,7 @@ int run_bench(const BenchOpts& o) {
     const std::vector<int64_t> seqs = parse_int_list("--seq", o.seq);
     const std::vector<Backend> impls = backends_of(o.impl);  // names checked by backend_validator() while parsing
     const double B = static_cast<double>(base.B), H = static_cast<double>(base.H), Dk = static_cast<double>(base.Dk);
-    double flops = 0;
+    double flops = 0, exps = 0;
     for (int64_t T : seqs) {
         // Q, K, V and the output must fit, whatever the implementation: blame the largest size
         const double io = 16.0 * B * H * static_cast<double>(T) * Dk;
@@ -69,14 +71,18 @@ int run_bench(const BenchOpts& o) {
         // the printed FLOP count (4 B H T^2 Dk; causal: 2 B H T(T+1) Dk; backward: 2.5 x that), for
         // every run of every implementation
         const double t = static_cast<double>(T), pairs = base.causal ? t * (t + 1) / 2 : t * t;
-        flops += 4.0 * B * H * pairs * Dk * static_cast<double>(impls.size()) * (base.reps + base.warmup) *
-                 (base.backward ? kBackwardFlopFactor : 1.0);
+        const double runs = static_cast<double>(impls.size()) * (base.reps + base.warmup);
+        flops += 4.0 * B * H * pairs * Dk * runs * (base.backward ? kBackwardFlopFactor : 1.0);
+        // one exponential a pair, twice with --backward (the forward, and the backward's recomputed weights):
+        // at a small Dk they, not the FLOPs, are the time
+        exps += B * H * pairs * runs * (base.backward ? 2.0 : 1.0);
     }
     require_json_writable(o.json);
-    if (flops > kFlopBudget && !o.yes)
-        throw InputError(fmt::format("--seq: the runs would take about {:.1e} FLOPs, above the budget of {:.0e} "
-                                     "(see --help); lower --seq, --batch, --heads, --d-k or --reps, or add --yes",
-                                     flops, kFlopBudget));
+    if (flops + kFlopsPerExp * exps > kFlopBudget && !o.yes)
+        throw InputError(fmt::format("--seq: the runs would take about {:.1e} FLOPs and {:.1e} exponentials (counted as "
+                                     "{:g} FLOPs each), above the budget of {:.0e} (see --help); lower --seq, --batch, "
+                                     "--heads, --d-k or --reps, or add --yes",
+                                     flops, exps, kFlopsPerExp, kFlopBudget));
     const int threads = resolve_threads(base.threads);
     base.threads = threads;
     const bool progress = isatty(fileno(stderr)) != 0;

@@ -6,6 +6,7 @@
 // bytes are reported as T grows, with what grouped-query attention would keep.
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <memory>
 
 #include <fmt/format.h>
@@ -22,7 +23,7 @@ struct DecodeOpts {
     int64_t batch = 1, steps = 8, d_model = 16, heads = 4, layers = 2, d_k = 0, d_v = 0, d_ff = 0;
     std::string init = "torch";
     uint64_t seed = 0;
-    bool trace = false, no_bias = false;
+    bool trace = false, no_bias = false, yes = false;
     JsonOut json;
 };
 
@@ -33,6 +34,10 @@ Tensor token(const Tensor& x, int64_t t) {
     for (int64_t b = 0; b < B; ++b) std::copy(x.ptr() + (b * T + t) * D, x.ptr() + (b * T + t + 1) * D, out.ptr() + b * D);
     return out;
 }
+
+// The FLOPs (an exponential counted as kFlopsPerExp) above which a run needs --yes: 2e11
+// is tens of seconds here, the default run about 1e5.
+constexpr double kWorkBudget = 2e11, kFlopsPerExp = 20;
 
 int run_decode(const DecodeOpts& o) {
     if (o.trace && o.json.to_stdout())
@@ -47,16 +52,40 @@ int run_decode(const DecodeOpts& o) {
     cfg.d_ff = o.d_ff;
     cfg.bias = !o.no_bias;
     cfg = with_option("--heads", [&] { return cfg.resolved(); });
-    const InitSpec init = with_option("--init", [&] { return parse_init(o.init); });
+    const InitSpec init = parse_init(o.init);  // its errors name --init
     // Weights, the cache at the end, and the full pass's (B, H, T, T) scores per layer, in double.
     const double T = static_cast<double>(o.steps), B = static_cast<double>(o.batch);
     const double weights = static_cast<double>(cfg.layers) *
                            (static_cast<double>(cfg.d_model) * cfg.heads * (2.0 * cfg.d_k + 2.0 * cfg.d_v) +
                             2.0 * static_cast<double>(cfg.d_model) * cfg.d_ff);
-    require_fits_in_memory("--steps",
+    // Blame the size furthest above its default among those the larger term grows with.
+    const double cache_and_scores = kv_cache_bytes(cfg.layers, o.batch, cfg.heads, o.steps, cfg.d_k, cfg.d_v) +
+                                    4.0 * 8.0 * B * cfg.heads * T * T + 4.0 * 8.0 * B * T * (cfg.d_model + cfg.d_ff);
+    const auto blame = [](std::initializer_list<std::pair<double, const char*>> over_default) {
+        return std::max(over_default, [](const auto& a, const auto& b) { return a.first < b.first; }).second;
+    };
+    const char* mem_opt = 4.0 * weights > cache_and_scores
+                              ? blame({{double(cfg.layers) / 2, "--layers"}, {double(cfg.d_model) / 16, "--d-model"},
+                                       {double(cfg.d_ff) / 64, "--d-ff"}, {double(cfg.heads) / 4, "--heads"}})
+                              : blame({{T / 8, "--steps"}, {B, "--batch"}, {double(cfg.heads) / 4, "--heads"},
+                                       {double(cfg.layers) / 2, "--layers"}});
+    require_fits_in_memory(mem_opt,
                            4.0 * weights + kv_cache_bytes(cfg.layers, o.batch, cfg.heads, o.steps, cfg.d_k, cfg.d_v) +
                                4.0 * 8.0 * B * cfg.heads * T * T + 4.0 * 8.0 * B * T * (cfg.d_model + cfg.d_ff),
                            fmt::format("{} steps of a {}-layer decoder", o.steps, cfg.layers));
+    // Work: step t runs the full causal pass over t + 1 tokens to check the cached step, so the
+    // projections and feed-forward cost sum_t (t + 1) and the scores sum_t (t + 1)^2, per layer.
+    const double tokens = T * (T + 1) / 2, pairs = T * (T + 1) * (2 * T + 1) / 6;
+    const double per_token = 2.0 * cfg.d_model * cfg.heads * (2.0 * cfg.d_k + 2.0 * cfg.d_v) + 4.0 * cfg.d_model * cfg.d_ff;
+    const double work = static_cast<double>(cfg.layers) * B *
+                        (tokens * per_token + pairs * cfg.heads * (2.0 * (cfg.d_k + cfg.d_v) + kFlopsPerExp));
+    const char* work_opt = blame({{T / 8, "--steps"}, {double(cfg.layers) / 2, "--layers"}, {B, "--batch"},
+                                  {double(cfg.heads) / 4, "--heads"}});
+    if (work > kWorkBudget && !o.yes)
+        throw InputError(fmt::format("{}: {} steps of a {}-layer decoder would take about {:.1e} FLOPs (each step is "
+                                     "checked by a full pass over the tokens so far), above the budget of {:.0e}; lower "
+                                     "--steps, --layers, --batch or the widths, or add --yes",
+                                     work_opt, o.steps, cfg.layers, work, kWorkBudget));
     const CausalDecoder dec(cfg, init, o.seed);
     Tensor x(Shape{o.batch, o.steps, cfg.d_model});
     Rng xrng(o.seed, 1);
@@ -160,6 +189,7 @@ const Command reg{
         sub.add_option("--d-v", o->d_v, "Dv per head (default Dk)")->check(integer_in(1, 65536));
         sub.add_option("--d-ff", o->d_ff, "feed-forward width (default 4 D)")->check(integer_in(1, 262144));
         sub.add_flag("--no-bias", o->no_bias, "projections without bias");
+        sub.add_flag("--yes", o->yes, fmt::format("run even above the work budget of {:.0e} FLOPs", kWorkBudget));
         sub.add_option("--init", o->init, fmt::format("weight initialiser: {}", kInitNames))->capture_default_str();
         sub.add_option("--seed", o->seed, "seed of the weights and the token vectors")->capture_default_str()->check(seed_validator());
         sub.add_flag("--trace", o->trace, "print each step's q, the cache's K and V (growing), and the output, with shapes");

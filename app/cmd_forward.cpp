@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -173,6 +174,21 @@ std::optional<Mask> take_input_config(const Dump& in, const std::string& path, F
         return static_cast<int64_t>(j.get<uint64_t>());
     };
 
+    // Every key is one attn forward reads below, or one that --dump writes for the record (the
+    // tensors hold what it says): an unknown key would be silently ignored.
+    static constexpr std::string_view kRead[] = {"batch", "seq", "d_model", "heads", "d_k", "d_v", "kv_heads", "scale",
+                                                 "fill", "init", "rope", "alibi", "softcap", "bias", "train", "dropout",
+                                                 "mask"};
+    static constexpr std::string_view kRecord[] = {"impl", "backward", "window", "mask_file", "tk", "kdim", "vdim",
+                                                   "generator", "source", "seed"};
+    for (const auto& [key, value] : c.items())
+        if (std::ranges::find(kRead, key) == std::end(kRead) && std::ranges::find(kRecord, key) == std::end(kRecord))
+            throw refuse(key, "is not a setting attn forward reads (batch, seq, d_model, heads, d_k, d_v, kv_heads, "
+                              "scale, fill, init, rope, alibi, softcap, bias, train, dropout, mask)");
+    // window: --dump writes it beside mask "custom", whose tensor holds the window; alone it would be dropped
+    if (c.contains("window") && !(c.contains("mask") && c["mask"] == "custom"))
+        throw refuse("window", "is read only with mask \"custom\" and the tensor mask that holds the window (as "
+                               "--dump writes it); give --window instead");
     // B, T and D come from x: the config may only repeat them.
     for (const auto& [key, v] : {std::pair{"batch", B}, {"seq", T}, {"d_model", o.d_model}})
         if (const auto n = size(key); n && *n != v)
@@ -338,9 +354,11 @@ void take_score_options(const ForwardOpts& o, const MhaConfig& cfg, AttentionOpt
     }
     opt.alibi = o.alibi;
     if (o.given("--softcap") || o.softcap != 0.0) {
-        if (!(o.softcap > 0.0 && o.softcap <= 1e30))
-            throw InputError(
-                fmt::format("--softcap: must be a number in (0, 1e30] (scores -> C·tanh(scores/C)), got {}", o.softcap));
+        // also as a float32: 1e-46 would round to 0, which is the cap off
+        if (!(o.softcap > 0.0 && o.softcap <= 1e30) || static_cast<float>(o.softcap) < std::numeric_limits<float>::min())
+            throw InputError(fmt::format("--softcap: must be a number in (0, 1e30] (scores -> C·tanh(scores/C)), at least "
+                                         "{:g} (the smallest normal float32), got {}",
+                                         std::numeric_limits<float>::min(), o.softcap));
         opt.softcap = static_cast<float>(o.softcap);
     }
 }
@@ -458,8 +476,16 @@ int run_forward(ForwardOpts o) {
     sizes.kv_heads = cfg.kv_heads;
     sizes.kdim = cfg.kdim;
     sizes.vdim = cfg.vdim;
-    require_fits_in_memory("--heads", forward_weight_bytes(sizes),
-                           fmt::format("D={}, H={}, Dk={}, Dv={} (the weights)", cfg.d_model, cfg.heads, cfg.d_k, cfg.d_v));
+    // the weights grow with D times the projections' widths: blame the widest (d_model first on a tie)
+    const char* weight_opt =
+        std::max({std::pair{double(cfg.d_model), "--d-model"}, {double(cfg.heads) * double(cfg.d_k), o.d_k > cfg.heads ? "--d-k" : "--heads"},
+                  {double(cfg.heads) * double(cfg.d_v), o.d_v > cfg.heads ? "--d-v" : "--heads"}, {double(cfg.kdim), "--kdim"},
+                  {double(cfg.vdim), "--vdim"}},
+                 [](const auto& a, const auto& b) { return a.first < b.first; })
+            .second;
+    require_fits_in_memory(weight_opt, forward_weight_bytes(sizes),
+                           fmt::format("D={}, H={}, Dk={}, Dv={}{} (the weights)", cfg.d_model, cfg.heads, cfg.d_k, cfg.d_v,
+                                       cross ? fmt::format(", kdim={}, vdim={}", cfg.kdim, cfg.vdim) : std::string()));
     Mask mask = file_mask ? std::move(*file_mask) : parse_mask(o.mask, o.batch, o.tk);  // padding lengths over the Tk keys
     // --mask-file: a boolean or additive [Tq, Tk], [B, Tq, Tk] or [B, H, Tq, Tk] tensor, ANDed (boolean) or
     // added (additive) to the mask so far
@@ -517,8 +543,13 @@ int run_forward(ForwardOpts o) {
     sizes.backward = o.backward;
     sizes.backward_records = o.backward && row.backward_records;
     // Beyond the weights, memory grows with B T (and T^2 when recording): blame the larger of the two.
-    require_fits_in_memory(row.records || o.seq >= o.batch ? "--seq" : "--batch", forward_memory_bytes(sizes),
-                           fmt::format("B={}, H={}, T={} ({} per (B, H, T, T) tensor{})", o.batch, cfg.heads, o.seq,
+    // (B T, or B T² when recording: T counts twice), T being --tk's when the keys are the longer sequence.
+    const double T_max = static_cast<double>(std::max(o.seq, o.tk));
+    const char* T_opt = o.tk > o.seq ? "--tk" : "--seq";
+    require_fits_in_memory((row.records ? T_max * T_max : T_max) >= static_cast<double>(o.batch) ? T_opt : "--batch",
+                           forward_memory_bytes(sizes),
+                           fmt::format("B={}, H={}, T={}{} ({} per (B, H, T, T) tensor{})", o.batch, cfg.heads, o.seq,
+                                       o.tk != o.seq ? fmt::format(", Tk={}", o.tk) : std::string(),
                                        format_bytes(cost.bytes_score_matrix), o.dump.empty() ? "" : ", with the dump"));
 
     // ---- build the layer and the input, all from --seed

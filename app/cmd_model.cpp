@@ -770,7 +770,8 @@ const Command reg{
         em->add_option("--model", co->model, "model folder (default: $ATTN_MODEL_DIR, else data/models/all-MiniLM-L6-v2)");
         em->add_option("--max-tokens", emo->max_tokens,
                        "longest sentence in tokens, [CLS] and [SEP] included (default: the model's max_seq_length, 256 "
-                       "for all-MiniLM-L6-v2; at most its 512 positions)");
+                       "for all-MiniLM-L6-v2; at most its 512 positions)")
+            ->check(integer_in(2));
         em->add_flag("--truncate", co->truncate,
                      "cut a longer sentence to --max-tokens (sentence-transformers' behaviour) instead of refusing it");
         em->add_option("--batch", emo->batch, "sentences per padded batch (in input order)")

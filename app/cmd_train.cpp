@@ -312,6 +312,8 @@ Task make_task(const TrainOpts& o, TaskKind kind, bool causal, int64_t seq) {
     to.causal = causal;
     if (kind == TaskKind::Distance && (o.distance < 1 || o.distance > seq - 1))
         throw InputError(fmt::format("--distance: must be in [1, --seq - 1] = [1, {}], got {}", seq - 1, o.distance));
+    if (!o.corpus.empty() && kind != TaskKind::Chars)
+        throw InputError(fmt::format("--corpus: acts on task chars only (task {} makes its own data)", task_name(kind)));
     if (kind == TaskKind::Chars) {
         if (!causal)
             throw InputError("--arch: task chars needs a decoder (an encoder would see the character it must predict)");
@@ -374,10 +376,12 @@ int run_train(TrainOpts o) {
             throw InputError(fmt::format("--load: '{}': metadata {} is not a positive integer", o.load, key));
         v = x;
     };
-    if (o.task.empty() && meta.count("attn.task")) o.task = meta["attn.task"];
+    const bool task_from_file = o.task.empty() && meta.count("attn.task");
+    if (task_from_file) o.task = meta["attn.task"];
     if (o.task.empty())
         throw InputError("--task: required (one of copy, reverse, sort, recall, distance, chars; --list-tasks says what each is)");
-    const TaskKind kind = with_option("--task", [&] { return task_of(o.task); });
+    const TaskKind kind = with_option(task_from_file ? fmt::format("--load: '{}': metadata attn.task", o.load) : "--task",
+                                      [&] { return task_of(o.task); });
     meta_int("attn.task.seq", o.seq, "--seq");
     meta_int("attn.task.symbols", o.symbols, "--symbols");
     meta_int("attn.task.distance", o.distance, "--distance");
@@ -462,6 +466,8 @@ int run_train(TrainOpts o) {
     for (const auto& [opt, path] : {std::pair{"--save", &o.save}, {"--svg", &o.svg}, {"--dump", &o.dump}})
         if (!path->empty()) require_writable(opt, *path);
     require_json_writable(o.json);
+    const std::string json_file = o.json.to_stdout() || !o.json.given() ? std::string() : o.json.file;
+    require_distinct_outputs({{"--save", &o.save}, {"--json", &json_file}, {"--svg", &o.svg}, {"--dump", &o.dump}});
     if (o.save == "-") throw InputError("--save: the checkpoint is a binary file; give a file name, not -");
     if (o.svg == "-" && o.json.to_stdout()) throw InputError("--svg: only one of --json and --svg can be - (standard output)");
     if (o.dump == "-" && (o.json.to_stdout() || o.svg == "-"))

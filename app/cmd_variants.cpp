@@ -2,10 +2,12 @@
 // linear attention, for time, memory and error against softmax attention, on random
 // inputs and on MiniLM's heads over real text. The work is in the library
 // (attn/experiments/variants.hpp); this file binds flags, loads the model and prints.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <unistd.h>
@@ -18,6 +20,7 @@
 #include "attn/model/bert.hpp"
 #include "attn/model/tokenizer.hpp"
 #include "command.hpp"
+#include "memory.hpp"
 #include "options.hpp"
 #include "parse.hpp"
 
@@ -29,7 +32,7 @@ using namespace attn::cli;
 struct VariantsOpts {
     VariantsConfig cfg;
     std::string t, variants, favor_m;
-    bool quick = false, no_speed = false, no_model = false;
+    bool quick = false, no_speed = false, no_model = false, yes = false;
     JsonOut json;
     std::string svg, model, corpus = "data/macbeth.txt";
     int64_t corpus_chars = 2400;
@@ -41,6 +44,8 @@ std::vector<Variant> parse_variants(const std::string& text) {
         bool found = false;
         for (Variant v : all_variants())
             if (w == variant_name(v)) {
+                if (std::ranges::find(out, v) != out.end())
+                    throw InputError(fmt::format("--variants: '{}' is listed twice", w));
                 out.push_back(v);
                 found = true;
             }
@@ -56,15 +61,13 @@ std::vector<Variant> parse_variants(const std::string& text) {
 // MiniLM's per-layer Q, K, V over the first `chars` characters of the corpus; the error
 // rows are averaged over the layers. Returns false (and says why on `why`) when the
 // model or the corpus is not there.
-bool minilm_errors(const VariantsOpts& o, const VariantsConfig& cfg, std::vector<ErrorRow>& rows, std::string& why) {
-    std::ifstream f(o.corpus, std::ios::binary);
-    if (!f) {
+bool minilm_errors(const VariantsOpts& o, const VariantsConfig& cfg, const std::optional<std::string>& corpus,
+                   std::vector<ErrorRow>& rows, std::string& why) {
+    if (!corpus) {
         why = fmt::format("no corpus at {} (--corpus)", o.corpus);
         return false;
     }
-    std::stringstream ss;
-    ss << f.rdbuf();
-    std::string text = ss.str().substr(0, static_cast<size_t>(o.corpus_chars));
+    const std::string text = corpus->substr(0, static_cast<size_t>(o.corpus_chars));
     ModelFiles files;
     try {
         files = locate_model(o.model.empty() ? default_model_dir() : o.model);
@@ -102,6 +105,46 @@ bool minilm_errors(const VariantsOpts& o, const VariantsConfig& cfg, std::vector
     return true;
 }
 
+// The timing runs' work (multiply-adds counted as 2 FLOPs, an exponential as
+// kFlopsPerExp) above which they need --yes: 2e12 is a few minutes on two cores.
+constexpr double kWorkBudget = 2e12, kFlopsPerExp = 20;
+
+// Refuses, from the sizes alone, timing runs whose inputs cannot fit in memory, or whose work
+// exceeds kWorkBudget without --yes. Each run (one T, one variant) holds q, k, v and the output,
+// 16 H T Dk bytes, in a child; it repeats up to 20 times until cfg.min_seconds.
+void check_budget(const VariantsOpts& o) {
+    const VariantsConfig& c = o.cfg;
+    const double H = static_cast<double>(c.heads), Dk = static_cast<double>(c.dk);
+    double work = 0, peak = 0;
+    int64_t peak_T = 0;
+    for (const int64_t T : c.lengths) {
+        const double t = static_cast<double>(T);
+        if (16.0 * H * t * Dk > peak) peak = 16.0 * H * t * Dk, peak_T = T;
+        for (const Variant v : c.variants) {
+            // pairs (query, key) a softmax variant scores, or the linear variants' feature width
+            const double sampled = t * t > c.flash_full_limit ? std::min(t, double(c.flash_sample_queries)) : t;
+            const double stride = c.stride > 0 ? double(c.stride) : std::ceil(std::sqrt(t));
+            double pairs = 0, feat = 0;
+            switch (v) {
+                case Variant::Flash: pairs = sampled * t; break;
+                case Variant::Window: pairs = t * std::min(t, double(c.window + 1)); break;
+                case Variant::Strided: pairs = sampled * std::min(t, 2.0 * stride + t / stride); break;
+                case Variant::GlobalLocal: pairs = t * std::min(t, double(c.window + 1 + 2 * c.global)); break;
+                case Variant::Favor: feat = double(c.features); break;
+                default: feat = Dk; break;
+            }
+            work += H * (pairs * (4.0 * Dk + kFlopsPerExp) + t * feat * (4.0 * Dk + kFlopsPerExp));
+        }
+    }
+    // the work first: it does not depend on the machine
+    if (work > kWorkBudget && !o.yes)
+        throw InputError(fmt::format("--t: the timing runs would take at least {:.1e} FLOPs (exponentials counted as {:g}), "
+                                     "above the budget of {:.0e}; lower --t, --heads or --dk, add --no-speed, or add --yes",
+                                     work, kFlopsPerExp, kWorkBudget));
+    require_fits_in_memory("--t", kProgramBytes + peak,
+                           fmt::format("q, k, v and the output of the timing run at T={}, H={}, Dk={}", peak_T, c.heads, c.dk));
+}
+
 int run_variants(VariantsOpts& o) {
     VariantsConfig& cfg = o.cfg;
     if (o.quick) {
@@ -117,6 +160,12 @@ int run_variants(VariantsOpts& o) {
     with_option("--seq", [&] { validate(cfg); });
     if (!o.svg.empty()) require_writable("--svg", o.svg);
     require_json_writable(o.json);
+    if (!o.no_speed) check_budget(o);
+    // The corpus is read before any work: a regular file, or a one-line refusal (a FIFO, a folder or a
+    // device is never read); a missing one skips the MiniLM rows with a note.
+    std::optional<std::string> corpus;
+    if (!o.no_model && ::access(o.corpus.c_str(), F_OK) == 0)
+        corpus = with_option("--corpus", [&] { return read_file(o.corpus); });
     const TextOut text({o.json.claim(), {"--svg -", o.svg == "-"}});
 
     VariantsResult r;
@@ -144,7 +193,7 @@ int run_variants(VariantsOpts& o) {
             r.favor.push_back(c);
         }
     std::string note;
-    if (!o.no_model && !minilm_errors(o, cfg, r.errors, note)) note = "MiniLM rows skipped: " + note;
+    if (!o.no_model && !minilm_errors(o, cfg, corpus, r.errors, note)) note = "MiniLM rows skipped: " + note;
 
     if (!o.svg.empty()) with_option("--svg", [&] { write_file_atomic(o.svg, variants_svg(cfg, r)); });
     if (o.json.given()) write_json_text(o.json, variants_json(cfg, r, o.json.nonfinite));
@@ -153,6 +202,12 @@ int run_variants(VariantsOpts& o) {
         std::fwrite(s.data(), 1, s.size(), text.file());
     }
     if (!note.empty()) fmt::print(stderr, "attn variants: {}\n", note);
+    // a timing run that failed (its child ran out of memory, or crashed) is in the table; the exit says so too
+    const auto failed = std::ranges::count_if(r.speed, [](const SpeedRow& s) { return !s.ok; });
+    if (failed > 0) {
+        fmt::print(stderr, "attn: error: {} of {} timing runs failed (see the table)\n", failed, r.speed.size());
+        return 1;
+    }
     return 0;
 }
 
@@ -186,6 +241,7 @@ attn::cli::Command reg{
         c.seed = 0;  // the one default of every command (docs/cli.md)
         sub.add_option("--seed", c.seed, "Random seed")->capture_default_str()->check(seed_validator());
         sub.add_flag("--no-speed", o->no_speed, "Skip the timing, report the errors only");
+        sub.add_flag("--yes", o->yes, "Time even when the runs would exceed the work budget (2e12 FLOPs)");
         sub.add_flag("--no-model", o->no_model, "Skip the MiniLM rows");
         sub.add_option("--model", o->model, "model folder (default: $ATTN_MODEL_DIR, else data/models/all-MiniLM-L6-v2)");
         sub.add_option("--corpus", o->corpus, "text for the MiniLM rows")->capture_default_str();

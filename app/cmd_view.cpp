@@ -102,6 +102,12 @@ int run_view(const ViewOpts& o) {
         throw InputError(fmt::format("{}: \"weights\" has shape {}, expected [B, H, T, T] with T > 0", o.file,
                                      shape_str(w.shape)));
     const int64_t B = w.dim(0), H = w.dim(1), T = w.dim(2);
+    // Attention weights are probabilities: each in [0, 1] (a NaN, an infinity, -1 or 1e38 would print
+    // as an entropy of nan or -inf nats). A row's sum is not checked: dropout scales the kept weights.
+    for (size_t k = 0; k < w.data.size(); ++k)
+        if (!(w.data[k] >= 0.0f && w.data[k] <= 1.0f))
+            throw InputError(fmt::format("{}: the attention weights must each be in [0, 1], got {} at flat index {}",
+                                         o.file, w.data[k], k));
     if (o.batch < 0 || o.batch >= B)
         throw InputError(fmt::format("--batch: must be in 0..{} for {} (B = {}), got {}", B - 1, o.file, B, o.batch));
     if (o.head && (*o.head < 0 || *o.head >= H))

@@ -3,6 +3,7 @@
 
 #include <charconv>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <sys/stat.h>
@@ -21,6 +22,12 @@ void require_writable(std::string_view opt, const std::string& path) {
     namespace fs = std::filesystem;
     std::error_code ec;
     if (fs::is_directory(path, ec)) throw InputError(fmt::format("{}: '{}' is a folder, not a file", opt, path));
+    // An existing device or FIFO (/dev/null, /dev/stdout, >(cmd)) is written in place: only it must be writable.
+    if (struct stat st {}; ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+        if (access(path.c_str(), W_OK) != 0)
+            throw InputError(fmt::format("{}: cannot write '{}' ({})", opt, path, std::strerror(errno)));
+        return;
+    }
     // Through a symlink, the folder that matters is the one of the file it points to.
     const std::string target = with_option(opt, [&] { return write_target(path); });
     fs::path dir = fs::path(target).parent_path();
@@ -29,6 +36,23 @@ void require_writable(std::string_view opt, const std::string& path) {
         throw InputError(fmt::format("{}: cannot write '{}': folder '{}' does not exist", opt, path, dir.string()));
     if (access(dir.c_str(), W_OK) != 0)
         throw InputError(fmt::format("{}: cannot write '{}': folder '{}' is not writable", opt, path, dir.string()));
+}
+
+void require_distinct_outputs(std::initializer_list<std::pair<std::string_view, const std::string*>> outputs) {
+    namespace fs = std::filesystem;
+    std::vector<std::pair<std::string_view, std::string>> seen;  // option, resolved file
+    for (const auto& [opt, path] : outputs) {
+        if (path->empty() || *path == "-") continue;
+        if (struct stat st {}; ::stat(path->c_str(), &st) == 0 && !S_ISREG(st.st_mode)) continue;
+        std::error_code ec;
+        const fs::path resolved = fs::weakly_canonical(fs::absolute(with_option(opt, [&] { return write_target(*path); })), ec);
+        const std::string file = ec ? *path : resolved.string();
+        for (const auto& [other, f] : seen)
+            if (f == file)
+                throw InputError(fmt::format("{}: '{}' is also the file of {}; give each output its own file", opt, *path,
+                                             other));
+        seen.emplace_back(opt, file);
+    }
 }
 
 TextOut::TextOut(const std::vector<StdoutClaim>& claims) {

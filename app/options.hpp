@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <initializer_list>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -25,6 +26,10 @@ namespace attn::cli {
 // its folder exists and is writable and the path is not a folder. Checked
 // before any work so a long run never ends in an unwritable file.
 void require_writable(std::string_view opt, const std::string& path);
+// Throws InputError naming both options when two outputs of one command would land in
+// the same regular file (through links too): the later write would replace the first.
+// Empty paths, "-" and devices (/dev/null) are skipped.
+void require_distinct_outputs(std::initializer_list<std::pair<std::string_view, const std::string*>> outputs);
 // Physical memory of this machine in bytes (0 if unknown).
 double physical_memory_bytes();
 // Throws InputError naming `opt` when `bytes` is more than kMemoryHeadroom of

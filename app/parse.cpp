@@ -125,7 +125,7 @@ Mask parse_mask(std::string_view spec, int64_t B, int64_t T) {
     for (std::string_view item : split_commas(rest)) {
         int64_t L = 0;
         if (const std::string why = read_integer(item, 0, T, L); !why.empty())
-            throw InputError(fmt::format("--mask: every padding length {} (T = --seq = {})", why, T));
+            throw InputError(fmt::format("--mask: every padding length {} (the keys, Tk = {}: --tk, or --seq without it)", why, T));
         lengths.push_back(L);
     }
     if (static_cast<int64_t>(lengths.size()) != B)

@@ -40,7 +40,8 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 // to rounding) while dv is not. The two sides differ in
 // summation order (tiles, FMA, a sum of G chunk shares for dQ) and in P: the
 // flash side recomputes P = 2^(s2 - L2) with a polynomial exp2 (relative error
-// < 2e-7) from L saved in float (rounding ~ 1e-7 |L|), so each weight differs by
+// < 2e-7) from L saved in float (rounding ~ 1e-7 |L|; a row with |L2| > 32 gets its
+// L recomputed exactly, see the large-score test below), so each weight differs by
 // ~1e-6 relative at these sizes (|s| <~ 10: cosine with tau 0.1), and a gradient
 // element, a weighted sum, by ~1e-6 of the tensor's scale; 1e-5 leaves 10x room
 // while a wrong mask, scale, dropout decision or tile edge gives errors of
@@ -320,4 +321,62 @@ TEST_CASE("flash backward: a CPU with AVX2 and FMA runs the avx2 kernel, so the 
     }
 #endif
     attn::test::skip("no AVX2 with FMA here, or ATTN_ISA=generic: the avx2 backward kernel is not tested");
+}
+
+namespace {
+
+// ||got - want|| / ||want|| over all elements, want in float64.
+double normwise(const Tensor& got, const std::vector<double>& want) {
+    double num = 0, den = 0;
+    for (size_t n = 0; n < want.size(); ++n) {
+        const double d = static_cast<double>(got.data[n]) - want[n];
+        num += d * d;
+        den += want[n] * want[n];
+    }
+    return std::sqrt(num) / std::sqrt(den);
+}
+
+}  // namespace
+
+TEST_CASE("flash backward: dV keeps float32 precision at large scores (max |score| 300 to 15000), every kernel") {
+    // Scores of thousands (scale none, q and k of norm ~100) make every row nearly one-hot,
+    // and L = m + ln l of thousands: float32 holds it to half an ulp, 2.4e-4 at 5000, and
+    // each weight 2^(s2 - L2) would carry that error (1.6e-4 normwise in dV before the
+    // rows' L was refined). The float64 backward of the same float32 inputs is the truth;
+    // the flash dV must be within 4x of the reference's float32 error at every size.
+    const int64_t B = 1, H = 1, T = 64, Dk = 16;
+    const Tensor v = randn({B, H, T, Dk}, 91), dout = randn({B, H, T, Dk}, 92);
+    AttentionOptions opt;
+    opt.scale = Scale{ScaleKind::None};
+    const Mask mask = Mask::none();
+    for (const float gain : {4.0f, 8.0f, 16.0f, 28.0f}) {
+        Tensor q = randn({B, H, T, Dk}, 93), k = randn({B, H, T, Dk}, 94);
+        for (float& x : q.data) x *= gain;
+        for (float& x : k.data) x *= gain;
+        double max_score = 0;
+        for (int64_t i = 0; i < T; ++i)
+            for (int64_t j = 0; j < T; ++j) {
+                double s = 0;
+                for (int64_t d = 0; d < Dk; ++d) s += double(q.data[size_t(i * Dk + d)]) * k.data[size_t(j * Dk + d)];
+                max_score = std::max(max_score, std::fabs(s));
+            }
+        // float64 truth from the same float32 inputs
+        auto to_d = [](const Tensor& t) { return std::vector<double>(t.data.begin(), t.data.end()); };
+        const std::vector<double> qd = to_d(q), kd = to_d(k), vd = to_d(v), dod = to_d(dout);
+        std::vector<double> dq64(qd.size()), dk64(kd.size()), dv64(vd.size());
+        AttentionSizes n;
+        n.B = B, n.H = H, n.Hkv = H, n.Tq = T, n.Tk = T, n.Dk = Dk, n.Dv = Dk;
+        attention_backward<double>(dq64.data(), dk64.data(), dv64.data(), qd.data(), kd.data(), vd.data(), dod.data(), n,
+                                   mask, opt);
+        const double ref_err = normwise(attention_backward_reference(q, k, v, mask, opt, dout).dv, dv64);
+        for (const std::string& kern : flash_backward_kernels()) {
+            const double flash_err = normwise(flash_grads(kern, q, k, v, mask, opt, dout, 2).dv, dv64);
+            INFO(kern << ": max |score| " << max_score << ", normwise dV error: flash " << flash_err << ", reference "
+                      << ref_err);
+            if (std::getenv("ATTN_TEST_PRINT_WORST") != nullptr)
+                MESSAGE(kern << " max|s| " << max_score << " flash " << flash_err << " reference " << ref_err);
+            CHECK(flash_err <= 4.0 * std::max(ref_err, 1e-8));
+        }
+        if (gain == 28.0f) CHECK(max_score >= 5000);
+    }
 }

@@ -8,16 +8,32 @@
 
 namespace attn {
 
+namespace {
+// Keys the queries 0 .. Tq-1 of `row` may attend to, summed. Causal and key padding
+// alone count in closed form (key_end(i) = min(i + 1, key_len) or key_len), so a
+// refusal of a huge size costs nothing; a dense or sparse part is counted per query.
+double allowed_pairs(const MaskRow& row, int64_t Tq) {
+    if (row.dense == nullptr && !row.sparse) {
+        const double L = static_cast<double>(row.key_len), n = static_cast<double>(Tq);
+        if (!row.causal) return n * L;
+        const double ramp = std::min(n, std::max(L - 1.0, 0.0));  // queries i with i + 1 < L: i + 1 keys each
+        return ramp * (ramp + 1.0) / 2.0 + (n - ramp) * L;
+    }
+    double pairs = 0;
+    for (int64_t i = 0; i < Tq; ++i) pairs += static_cast<double>(row.allowed_count(i));
+    return pairs;
+}
+}  // namespace
+
 double attention_flops(int64_t B, int64_t H, int64_t Tq, int64_t Tk, int64_t Dk, int64_t Dv, const Mask& mask) {
-    // pairs (b, i, j) a query may attend to; without a boolean part each row counts in closed form
+    // pairs (b, i, j) a query may attend to; rows without a dense or sparse part count in closed form
     mask.check(B, H, Tq, Tk);
     const int64_t Hm = mask.heads();  // 1 unless the mask differs per head
+    const bool same = mask.same_boolean_rows_per_batch();
     double pairs = 0;
-    for (int64_t b = 0; b < B; ++b)
-        for (int64_t h = 0; h < Hm; ++h) {
-            const MaskRow row = mask.row(b, h, Tk);
-            for (int64_t i = 0; i < Tq; ++i) pairs += static_cast<double>(row.allowed_count(i));
-        }
+    for (int64_t b = 0; b < (same ? 1 : B); ++b)
+        for (int64_t h = 0; h < Hm; ++h) pairs += allowed_pairs(mask.row(b, h, Tk), Tq);
+    if (same) pairs *= static_cast<double>(B);
     return pairs * static_cast<double>(H / Hm) * 2.0 * static_cast<double>(Dk + Dv);
 }
 

@@ -132,7 +132,7 @@ AttentionGrads attention_flash_backward(const Tensor& q, const Tensor& k, const 
     const size_t n_row = static_cast<size_t>(BH * a.Tq);
     const size_t n_dqp = static_cast<size_t>(a.G) * n_qs;
     const size_t per = (kern->workspace_floats(a) + 15) / 16 * 16;
-    const size_t total = n_qs + n_kn + n_dO + 3 * n_row + n_dqp + per * static_cast<size_t>(t) + 16;
+    const size_t total = n_qs + n_kn + n_dO + 4 * n_row + n_dqp + per * static_cast<size_t>(t) + 16;
     std::unique_ptr<float[]> raw(new float[total]);
     if (stats != nullptr) {
         stats->kernel = kern->name;
@@ -145,11 +145,12 @@ AttentionGrads attention_flash_backward(const Tensor& q, const Tensor& k, const 
     float* L2 = dOp + n_dO;
     float* Dr = L2 + n_row;
     float* F2 = Dr + n_row;
-    float* dqp = F2 + n_row;
+    float* Lo2 = F2 + n_row;
+    float* dqp = Lo2 + n_row;
     float* ws = dqp + n_dqp;
     while (reinterpret_cast<uintptr_t>(ws) % 64 != 0) ++ws;
     a.qs = qs, a.kn = cosine ? kn : k.ptr(), a.v = v.ptr(), a.dO = copy_dO ? dOp : dout.ptr();
-    a.L2 = L2, a.Dr = Dr, a.F2 = F2, a.dqp = dqp;
+    a.L2 = L2, a.Lo2 = Lo2, a.Dr = Dr, a.F2 = F2, a.dqp = dqp;
 
     // pass 0: per query row, Q̂s = Q̂ scale padded, dO padded, L2 = L log2(e)
     // (+inf for L = -inf), D = rowsum(dO ∘ O), F2 (see BwdArgs); per key row (cosine), K̂.
@@ -184,12 +185,21 @@ AttentionGrads attention_flash_backward(const Tensor& q, const Tensor& k, const 
             const float l = lse.ptr()[r];
             L2[r] = l == -std::numeric_limits<float>::infinity() ? std::numeric_limits<float>::infinity() : l * fd::kLog2e;
             F2[r] = a.fill2;
+            Lo2[r] = 0.0f;
             if (!a.fill_ninf && a.Tk > 0 && mask.row(r / (a.H * a.Tq), (r / a.Tq) % a.H, a.Tk).allowed_count(r % a.Tq) == 0) {
                 F2[r] = 0.0f;  // every key masked: uniform weights 2^(0 - log2 Tk) = 1/Tk
                 L2[r] = std::log2(static_cast<float>(a.Tk));
             }
         }
     });
+
+    // pass 0b: rows whose log-sum-exp float32 holds too coarsely (large scores) get it
+    // recomputed from the kernel's own scores, split into L2 + Lo2 (BwdArgs)
+    const int64_t nqb = (a.Tq + kern->block_q - 1) / kern->block_q;
+    if (BH * nqb > 0)
+        parallel_for(BH * nqb, t, [&](int64_t item, int tid) {
+            kern->refine_item(a, item, ws + per * static_cast<size_t>(tid), L2, Lo2);
+        });
 
     // passes 1-7: the tiles (flash_backward_kernel.hpp)
     if (items > 0)

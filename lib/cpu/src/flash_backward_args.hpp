@@ -27,7 +27,13 @@ struct BwdArgs {
     const float* kn = nullptr;  // (B, H, Tk, Dk)   K̂ (k, or k normalised for cosine)
     const float* v = nullptr;   // (B, H, Tk, Dv)
     const float* dO = nullptr;  // (B, H, Tq, Dvp)  the upstream gradient
-    const float* L2 = nullptr;  // (B, H, Tq)       L log2(e); +inf where L = -inf, so that P = 2^(s2 - L2) = 0
+    const float* L2 = nullptr;  // (B, H, Tq)       L log2(e); +inf where L = -inf, so that P = 2^(s2 - L2 - Lo2) = 0
+    // (B, H, Tq) 0, or for a row whose |L2| is large (kRefineAbove) the low part of
+    // L2 = L2 + Lo2: float32 holds a large L only to half an ulp (2.4e-4 at L = 5000),
+    // and every weight P = 2^(s2 - L) of the row would carry that error. Such a row's
+    // L2 is refined (refine_item) to its exact row max m2 of the recomputed scores and
+    // Lo2 = log2 sum 2^(s2 - m2), so s2 - L2 is exact and Lo2 small.
+    const float* Lo2 = nullptr;
     const float* Dr = nullptr;  // (B, H, Tq)       D = rowsum(dO ∘ O)
     // (B, H, Tq) the score of a masked key in log2 units: fill log2(e), except in a
     // row where every key is masked and the fill is finite. There every score is
@@ -56,7 +62,15 @@ struct BwdKernel {
     int64_t block_q;   // queries per block
     size_t (*workspace_floats)(const BwdArgs&);
     void (*run_item)(const BwdArgs&, int64_t item, float* ws);
+    // Work item (b h, query block qb), before run_item: when a row of the block has
+    // |L2| > kRefineAbove, recomputes the block's scores exactly as run_item does and
+    // writes each row's exact max to L2 and the log2 of its sum to Lo2 (see BwdArgs).
+    void (*refine_item)(const BwdArgs&, int64_t item, float* ws, float* L2, float* Lo2);
 };
+
+// |L2| above which a row's log-sum-exp is refined: float32's half ulp at 32 is 1.9e-6,
+// a relative error of 1.3e-6 in every weight, the level of the rest of the arithmetic.
+constexpr float kRefineAbove = 32.0f;
 
 // Defined in flash_backward_{generic,avx2,avx512}.cpp; the AVX ones return
 // nullptr when this build cannot produce them.

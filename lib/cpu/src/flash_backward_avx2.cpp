@@ -29,7 +29,7 @@ namespace {
 // 16 ymm registers: BK = 32 keys = 4 ymm, tiles of R = 2 rows x 4 vectors = 8
 // accumulators + 4 loaded vectors + 1 broadcast, no spills; BQ = 64 queries.
 using B256 = FlashBwdF32<Avx2, 4, 64, 2, 4>;
-const BwdKernel kBwdAvx2{"avx2", B256::BK, 64, &B256::workspace_floats, &B256::run_item};
+const BwdKernel kBwdAvx2{"avx2", B256::BK, 64, &B256::workspace_floats, &B256::run_item, &B256::refine_item};
 
 }  // namespace
 

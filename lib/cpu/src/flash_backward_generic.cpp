@@ -15,7 +15,7 @@ namespace {
 
 // As the AVX2 kernel: 32-key blocks (4 vectors of 8), tiles of 2 rows, 64-query blocks.
 using BGen = FlashBwdF32<Generic, 4, 64, 2, 4>;
-const BwdKernel kBwdGeneric{"generic", BGen::BK, 64, &BGen::workspace_floats, &BGen::run_item};
+const BwdKernel kBwdGeneric{"generic", BGen::BK, 64, &BGen::workspace_floats, &BGen::run_item, &BGen::refine_item};
 
 }  // namespace
 

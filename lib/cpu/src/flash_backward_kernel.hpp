@@ -132,6 +132,77 @@ struct FlashBwdF32 {
         }
     }
 
+    // KT [Dk][BK] = K̂ rows j0 .. j0 + nk - 1 transposed, times log2(e); zero columns past nk.
+    static void pack_kt(const float* kn, int64_t Dk, int64_t j0, int nk, float* KT) {
+        for (int64_t d = 0; d < Dk; ++d) {
+            for (int j = 0; j < nk; ++j) KT[d * BK + j] = kn[(j0 + j) * Dk + d] * kLog2e;
+            for (int j = nk; j < BK; ++j) KT[d * BK + j] = 0.0f;
+        }
+    }
+
+    // S2 [nq][BK] = Q̂s K̂ᵀ log2(e) for queries i0.., keys j0..j0+nk-1, plus the additive
+    // mask, masked keys set to the row's F2. run_item and refine_item both call this, so
+    // the refined row max is bit for bit the score that run_item recomputes.
+    static void scores(const MaskRow& mask, int nq, int64_t i0, int64_t j0, int nk, const float* qs_i, int64_t Dkp,
+                       const float* KT, int64_t Dk, const float* F2, float* P) {
+        gemm_keys(nq, qs_i, Dkp, KT, Dk, P);
+        // masks, element-wise where the tile needs it
+        if (!mask.tile_all_allowed(i0, i0 + nq - 1, j0, j0 + nk - 1))
+            for (int i = 0; i < nq; ++i) {
+                float* row = P + i * BK;
+                const int64_t gi = i0 + i;
+                if (mask.additive != nullptr)
+                    for (int j = 0; j < nk; ++j) row[j] += mask.additive[gi * mask.additive_stride + j0 + j] * kLog2e;
+                const float fill = F2[gi];
+                for (int j = 0; j < nk; ++j)
+                    if (!mask.allowed(gi, j0 + j)) row[j] = fill;
+            }
+    }
+
+    // Work item (b h, query block qb): see BwdKernel::refine_item. Rows of a block with no
+    // large |L2| keep L2 and Lo2 = 0; a row that is all masked with fill -inf keeps L2 = +inf.
+    static void refine_item(const BwdArgs& a, int64_t item, float* ws, float* L2all, float* Lo2all) {
+        const int64_t nqb = (a.Tq + BQ - 1) / BQ;
+        const int64_t bh = item / nqb, qb = item % nqb;
+        const int64_t Tq = a.Tq, Tk = a.Tk, Dk = a.Dk, Dkp = a.Dkp;
+        const int64_t i0 = qb * BQ;
+        const int nq = static_cast<int>(std::min<int64_t>(BQ, Tq - i0));
+        float* L2 = L2all + bh * Tq + i0;
+        float* Lo2 = Lo2all + bh * Tq + i0;
+        bool large = false;
+        for (int i = 0; i < nq; ++i) large = large || (std::fabs(L2[i]) > kRefineAbove && std::isfinite(L2[i]));
+        if (!large) return;
+        const float* qs_i = a.qs + (bh * Tq + i0) * Dkp;
+        const float* kn = a.kn + bh * Tk * Dk;
+        const float* F2 = a.F2 + bh * Tq;
+        const MaskRow mask = a.mask->row(bh / a.H, bh % a.H, Tk);
+        float* KT = ws;           // [Dk][BK]
+        float* P = KT + Dk * BK;  // [BQ][BK]
+        float m[BQ];
+        double sum[BQ];
+        for (int i = 0; i < nq; ++i) m[i] = -std::numeric_limits<float>::infinity(), sum[i] = 0.0;
+        // online: the running max m (an exact score) and sum 2^(s2 - m) in double
+        for (int64_t j0 = 0; j0 < Tk; j0 += BK) {
+            const int nk = static_cast<int>(std::min<int64_t>(BK, Tk - j0));
+            pack_kt(kn, Dk, j0, nk, KT);
+            scores(mask, nq, i0, j0, nk, qs_i, Dkp, KT, Dk, F2, P);
+            for (int i = 0; i < nq; ++i) {
+                const float* row = P + i * BK;
+                float mx = m[i];
+                for (int j = 0; j < nk; ++j) mx = std::max(mx, row[j]);
+                if (mx == -std::numeric_limits<float>::infinity()) continue;
+                double s = m[i] == -std::numeric_limits<float>::infinity() ? 0.0 : sum[i] * std::exp2(double(m[i]) - mx);
+                for (int j = 0; j < nk; ++j) s += std::exp2(double(row[j]) - mx);
+                m[i] = mx, sum[i] = s;
+            }
+        }
+        for (int i = 0; i < nq; ++i)
+            if (std::isfinite(L2[i]) && m[i] != -std::numeric_limits<float>::infinity()) {
+                L2[i] = m[i];
+                Lo2[i] = static_cast<float>(std::log2(sum[i]));
+            }
+    }
+
     static void run_item(const BwdArgs& a, int64_t item, float* ws) {
         // q̂s (Tq, Dkp), k̂ (Tk, Dk), v (Tk, Dv), dO (Tq, Dvp) of head bh; this item is chunk g of its key blocks.
         const int64_t bh = item / a.G, g = item % a.G;
@@ -144,6 +215,7 @@ struct FlashBwdF32 {
         const float* L2 = a.L2 + bh * Tq;
         const float* Dr = a.Dr + bh * Tq;
         const float* F2 = a.F2 + bh * Tq;
+        const float* Lo2 = a.Lo2 + bh * Tq;
         float* dqp = a.dqp + (g * a.B * a.H + bh) * Tq * Dkp;  // this chunk's share of dQ̂ / scale
         std::memset(dqp, 0, sizeof(float) * static_cast<size_t>(Tq * Dkp));
 
@@ -164,10 +236,7 @@ struct FlashBwdF32 {
             const int64_t j0 = jb * BK;
             const int nk = static_cast<int>(std::min<int64_t>(BK, Tk - j0));
             // pack the key block once: KT, VT (transposed, zero past nk), Kp (padded)
-            for (int64_t d = 0; d < Dk; ++d) {
-                for (int j = 0; j < nk; ++j) KT[d * BK + j] = kn[(j0 + j) * Dk + d] * kLog2e;
-                for (int j = nk; j < BK; ++j) KT[d * BK + j] = 0.0f;
-            }
+            pack_kt(kn, Dk, j0, nk, KT);
             for (int64_t e = 0; e < Dv; ++e) {
                 for (int j = 0; j < nk; ++j) VT[e * BK + j] = vv[(j0 + j) * Dv + e];
                 for (int j = nk; j < BK; ++j) VT[e * BK + j] = 0.0f;
@@ -198,27 +267,17 @@ struct FlashBwdF32 {
                     for (int i = 0; i < nq; ++i) negligible = negligible && (L2[i0 + i] - F2[i0 + i] > 160.0f);
                     if (negligible) continue;
                     for (int i = 0; i < nq; ++i) {
-                        const V p = S::exp2(S::sub(S::set1(F2[i0 + i]), S::set1(L2[i0 + i])));
+                        const V p = S::exp2(S::sub(S::sub(S::set1(F2[i0 + i]), S::set1(L2[i0 + i])), S::set1(Lo2[i0 + i])));
                         for (int v = 0; v < NK; ++v) S::store(P + i * BK + v * W, p);
                     }
                 } else {
-                    // pass 1: S2 = Q̂s K̂ᵀ log2(e)
-                    gemm_keys(nq, qs_i, Dkp, KT, Dk, P);
-                    // masks, element-wise where the tile needs it
-                    if (!mask.tile_all_allowed(i0, i0 + nq - 1, j0, j0 + nk - 1))
-                        for (int i = 0; i < nq; ++i) {
-                            float* row = P + i * BK;
-                            const int64_t gi = i0 + i;
-                            if (mask.additive != nullptr)
-                                for (int j = 0; j < nk; ++j) row[j] += mask.additive[gi * mask.additive_stride + j0 + j] * kLog2e;
-                            const float fill = F2[gi];
-                            for (int j = 0; j < nk; ++j)
-                                if (!mask.allowed(gi, j0 + j)) row[j] = fill;
-                        }
-                    // pass 2: P = 2^(S2 - L2)
+                    // pass 1: S2 = Q̂s K̂ᵀ log2(e), masked
+                    scores(mask, nq, i0, j0, nk, qs_i, Dkp, KT, Dk, F2, P);
+                    // pass 2: P = 2^((S2 - L2) - Lo2)
                     for (int i = 0; i < nq; ++i) {
-                        const V l2 = S::set1(L2[i0 + i]);
-                        for (int v = 0; v < NK; ++v) S::store(P + i * BK + v * W, S::exp2(S::sub(S::load(P + i * BK + v * W), l2)));
+                        const V l2 = S::set1(L2[i0 + i]), lo2 = S::set1(Lo2[i0 + i]);
+                        for (int v = 0; v < NK; ++v)
+                            S::store(P + i * BK + v * W, S::exp2(S::sub(S::sub(S::load(P + i * BK + v * W), l2), lo2)));
                     }
                     // pass 3: dPd = dO Vᵀ
                     gemm_keys(nq, dO_i, Dvp, VT, Dv, dS);

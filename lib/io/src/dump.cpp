@@ -292,6 +292,9 @@ static void install_temp_cleanup() {
 // link resolves to the (missing) file it names, so the write creates that file
 // and the link stays a link, as `cat > link` does. Errors name `path`.
 std::string write_target(const std::string& path) {
+    // An existing device, FIFO or socket is written in place through the path itself: /dev/stdout
+    // and /dev/fd/63 (bash's >(cmd)) are links to "pipe:[N]", which is no path to resolve.
+    if (struct stat st {}; ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) return path;
     if (char* real = ::realpath(path.c_str(), nullptr)) {
         std::string target = real;
         std::free(real);
@@ -315,6 +318,13 @@ std::string write_target(const std::string& path) {
     throw_unwritable(path, ELOOP);
 }
 
+// The process's umask (umask() can only be read by setting it; attn writes from one thread).
+static mode_t current_umask() {
+    const mode_t m = ::umask(0);
+    ::umask(m);
+    return m;
+}
+
 void write_file_atomic(const std::string& path, std::string_view content) {
     if (path == "-") {
         if (std::fwrite(content.data(), 1, content.size(), stdout) != content.size() || std::fflush(stdout) != 0)
@@ -325,7 +335,8 @@ void write_file_atomic(const std::string& path, std::string_view content) {
     // A symlink stays a symlink: the file it points to is the one replaced (or created).
     const std::string target = write_target(path);
     struct stat st {};
-    if (::stat(target.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    const bool exists = ::stat(target.c_str(), &st) == 0;
+    if (exists && !S_ISREG(st.st_mode)) {
         if (S_ISDIR(st.st_mode)) throw InputError(fmt::format("'{}' cannot be written (it is a folder)", path));
         // A device or FIFO (/dev/null, a pipe) is written in place: renaming over it would replace it.
         const int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC);
@@ -360,7 +371,9 @@ void write_file_atomic(const std::string& path, std::string_view content) {
     int e = write_all(fd, content);
     if (e == 0 && ::fsync(fd) != 0) e = errno;
     if (::close(fd) != 0 && e == 0) e = errno;
-    if (e == 0) ::chmod(tmp.c_str(), 0644);
+    // The mode: a replaced file's own (a 0600 file stays 0600), else 0666 less the umask, as
+    // open(O_CREAT) gives (mkstemp's 0600 would hide a new file from its group).
+    if (e == 0) ::chmod(tmp.c_str(), exists ? (st.st_mode & 07777) : (0666 & ~current_umask()));
     // Held again from the rename until the name is forgotten: once renamed, the temp
     // name is free for another writer, whose file the handler must never unlink.
     ::pthread_sigmask(SIG_BLOCK, &cleanup_signals, &previous);

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
 #include <limits>
 
 #include <nlohmann/json.hpp>
@@ -74,15 +73,8 @@ int dtype_size(DType d) {
 }
 
 SafeTensors SafeTensors::load(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path + ": cannot open (missing or unreadable)");
-    in.seekg(0, std::ios::end);
-    const std::streamoff size = in.tellg();
-    if (size < 0) throw InputError(path + ": cannot read");
-    in.seekg(0, std::ios::beg);
-    std::string bytes(static_cast<size_t>(size), '\0');
-    if (size > 0 && !in.read(bytes.data(), size)) throw InputError(path + ": cannot read");
-    return parse(std::move(bytes), path);
+    // read_file: a regular file or a one-line refusal (a FIFO, a folder or a device is never read)
+    return parse(read_file(path), path);
 }
 
 SafeTensors SafeTensors::parse(std::string bytes, std::string_view what) {

@@ -4,10 +4,11 @@
 #include "attn/model/tokenizer.hpp"
 
 #include <algorithm>
-#include <fstream>
+#include <sstream>
 
 #include "attn/core/errors.hpp"
 #include "attn/core/utf8.hpp"
+#include "attn/io/dump.hpp"
 #include "unicode_tables.hpp"
 
 namespace attn {
@@ -162,8 +163,7 @@ WordPieceTokenizer::WordPieceTokenizer(std::vector<std::string> vocab, int64_t m
 }
 
 WordPieceTokenizer WordPieceTokenizer::load(const std::string& vocab_path, int64_t max_len) {
-    std::ifstream in(vocab_path, std::ios::binary);
-    if (!in) throw InputError(vocab_path + ": cannot open the vocabulary (missing or unreadable)");
+    std::istringstream in(read_file(vocab_path));  // a regular file or a one-line refusal naming it
     std::vector<std::string> vocab;
     std::string line;
     while (std::getline(in, line)) {

@@ -1,11 +1,15 @@
 // Checkpoints as safetensors (attn/train/checkpoint.hpp).
 #include "attn/train/checkpoint.hpp"
 
-#include <nlohmann/json.hpp>
+#include <cmath>
 #include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "attn/core/errors.hpp"
 #include "attn/io/safetensors.hpp"
+#include "attn/train/tasks.hpp"
 
 namespace attn {
 
@@ -74,16 +78,33 @@ ModelConfig config_from_json(const std::string& text, const std::string& what) {
         if (!j.contains(field)) throw InputError(what + ": the model config has no '" + field + "'");
         return j.at(field);
     };
+    // every key is one config_to_json writes: an unknown one would be silently ignored
+    static const std::set<std::string> known = {"vocab", "max_seq", "d_model", "heads", "d_k", "d_v",
+                                                "layers", "d_ff", "causal", "scale", "scale_value",
+                                                "learn_temperature", "dropout", "pos", "act", "init",
+                                                "init_std", "qk_init_gain"};
+    for (const auto& [key, value] : j.items())
+        if (!known.count(key))
+            throw InputError(what + ": the model config has the unknown field '" + key + "' (attn writes only " +
+                             "vocab, max_seq, d_model, heads, d_k, d_v, layers, d_ff, causal, scale, scale_value, " +
+                             "learn_temperature, dropout, pos, act, init, init_std, qk_init_gain)");
+    // a size: a JSON integer in [0, 2^62], never a float or a huge value cast to int64
+    auto size = [&](const char* field) -> int64_t {
+        const nlohmann::json& v = get(field);
+        if (!v.is_number_integer() || v.get<double>() < 0 || v.get<double>() > 4.6e18)
+            throw InputError(what + ": config field '" + field + "' must be a non-negative integer, got " + v.dump());
+        return v.get<int64_t>();
+    };
     ModelConfig c;
     try {
-        c.vocab = get("vocab").get<int64_t>();
-        c.max_seq = get("max_seq").get<int64_t>();
-        c.d_model = get("d_model").get<int64_t>();
-        c.heads = get("heads").get<int64_t>();
-        c.d_k = get("d_k").get<int64_t>();
-        c.d_v = get("d_v").get<int64_t>();
-        c.layers = get("layers").get<int64_t>();
-        c.d_ff = get("d_ff").get<int64_t>();
+        c.vocab = size("vocab");
+        c.max_seq = size("max_seq");
+        c.d_model = size("d_model");
+        c.heads = size("heads");
+        c.d_k = size("d_k");
+        c.d_v = size("d_v");
+        c.layers = size("layers");
+        c.d_ff = size("d_ff");
         c.causal = get("causal").get<bool>();
         static const std::pair<const char*, ScaleKind> scales[] = {
             {"sqrt", ScaleKind::InvSqrtDk}, {"none", ScaleKind::None}, {"constant", ScaleKind::Constant},
@@ -114,6 +135,11 @@ ModelConfig config_from_json(const std::string& text, const std::string& what) {
     } catch (const InputError& e) {
         throw InputError(what + ": model config: " + e.what());
     }
+    // the position table is max_seq x d_model whatever the file holds (sinusoidal positions are
+    // computed): bounded by the longest sequence a task has, so a corrupt max_seq cannot allocate gigabytes
+    if (c.max_seq > kMaxTaskSeq)
+        throw InputError(what + ": model config: max_seq must be at most " + std::to_string(kMaxTaskSeq) +
+                         " (the longest sequence of attn's tasks), got " + std::to_string(c.max_seq));
     return c;
 }
 
@@ -150,7 +176,14 @@ Checkpoint load_checkpoint(const std::string& path) {
     for (const auto& n : st.names())
         if (!expected.count(n)) throw InputError(path + ": tensor '" + n + "' is not part of the model its config describes");
     Checkpoint ck{TinyTransformer(cfg), meta};
-    for (auto& p : ck.model.params()) *p.value = st.to_float(p.name, p.value->shape);
+    for (auto& p : ck.model.params()) {
+        *p.value = st.to_float(p.name, p.value->shape);
+        // a NaN, an infinity or an absurd weight makes every loss NaN (or overflows the next step): refused here
+        for (size_t i = 0; i < p.value->data.size(); ++i)
+            if (const float w = p.value->data[i]; !(std::fabs(w) <= kMaxCheckpointWeight))
+                throw InputError(fmt::format("{}: tensor '{}' holds {} at flat index {} (weights must be finite, |w| <= {:g})",
+                                             path, p.name, w, i, kMaxCheckpointWeight));
+    }
     return ck;
 }
 

@@ -3,6 +3,8 @@
 // reference ops (ops.hpp) or their fast twins (fast_ops.hpp).
 #include "attn/train/model.hpp"
 
+#include <fmt/format.h>
+
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
@@ -61,8 +63,9 @@ void ModelConfig::validate() const {
         throw InputError("scale: the cosine temperature must be positive");
     if (learn_temperature && scale.kind != ScaleKind::Cosine)
         throw InputError("scale: a learned temperature needs the cosine scale");
-    if (scale.kind == ScaleKind::Constant && !std::isfinite(scale.value))
-        throw InputError("scale: the constant must be finite");
+    // the range attn's --scale takes for a constant (a scale of 0 or below makes every row uniform or inverted)
+    if (scale.kind == ScaleKind::Constant && !(scale.value >= 1e-6f && scale.value <= 1e6f))
+        throw InputError(fmt::format("scale: a constant scale must be in [1e-06, 1e+06] (got {})", scale.value));
     if (!std::isfinite(qk_init_gain)) throw InputError("qk_init_gain: must be finite");
     if (pad_token < -1 || (pad_token >= 0 && pad_token >= vocab))
         throw InputError("pad_token: must be -1 or a token id below vocab (got " + std::to_string(pad_token) + ")");

@@ -90,6 +90,9 @@ public:
     void check(int64_t B, int64_t Tq, int64_t Tk) const;
     // The heads a per-head part pins; 1 when no part differs per head.
     int64_t heads() const;
+    // True when every batch row reads the same boolean row (no key padding, no dense
+    // part that differs per batch row): a count over the rows needs only row 0.
+    bool same_boolean_rows_per_batch() const { return key_len_.empty() && (dense_.empty() || dense_.batch == 1); }
 
     // Batch row b, head h of the mask over Tk keys, for a mask that passed
     // check(B, H, Tq, Tk) with b < B, h < H. The row points into the mask's values,

@@ -22,7 +22,13 @@ struct Checkpoint {
     TinyTransformer model;
     std::map<std::string, std::string> metadata;  // everything in __metadata__
 };
+// Also refuses (InputError naming the file and the tensor) a weight that is NaN, infinite
+// or larger in magnitude than kMaxCheckpointWeight, and (naming the field) a config field
+// that is unknown, of the wrong type, or out of range (max_seq at most kMaxTaskSeq).
 Checkpoint load_checkpoint(const std::string& path);
+// The largest |weight| a checkpoint may hold: training here never comes within a factor
+// of 1000 of it, and a weight of this size already overflows float32 in a few products.
+inline constexpr float kMaxCheckpointWeight = 1e6f;
 
 // The config as the JSON string stored under "attn.config", and back (InputError on a
 // malformed or invalid config; `what` names the source in the message).

@@ -283,7 +283,7 @@ TEST_CASE("CLI: --step never waits when output is piped, --json tour parses with
     // or a training run is measured (✓). The words below are how the lessons declare it.
     const std::vector<std::string> identity_words{"the same arithmetic", "sums to 0", "shuffles the output rows",
                                                   "is PE[t] rotated", "equals multi-head attention",
-                                                  "equals attention_reference", "16× the memory", "the same shape"};
+                                                  "head equals attention_reference", "16× the memory", "the same shape"};
     const std::vector<std::string> measured_words{"finite differences", "training seeds", "flash ", "tiled kernel",
                                                   " trained", "the reverse task"};
     int walked = 0;

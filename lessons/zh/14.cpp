@@ -119,6 +119,11 @@ const RegisterCatalogue zh14{Lang::zh, 14, {
     {"distance to full (rel. L2)", "距完整注意力（相对 L2）"},
     {"the trivial answer's distance", "平凡答案的距离"},
     {"window, {} keys (causal)", "窗口，{0} 个键（因果）"},
+    // the variants' names in the tables of attn experiment length
+    {"window", "窗口"},
+    {"elu+1", "elu+1"},
+    {"favor+", "favor+"},
+    {"cosformer", "cosformer"},
     {"The window does worse than its trivial answer: {:.2f} against {:.2f} for the running mean. "
      "On random inputs a causal row spreads its weight over all earlier keys, so dropping all "
      "but the last {} loses more than averaging every one evenly. A window suits text whose "

@@ -20,6 +20,7 @@
 #include "lesson.hpp"
 #include "options.hpp"
 #include "tour_html.hpp"
+#include "scorecard.hpp"
 
 namespace {
 
@@ -274,9 +275,10 @@ int run_tour(RunFlags& f) {
         return report_failures(attn::cli::run_tour_html(f.html, opt, f.from, f.to), f.language);
     }
     int passed = 0, failed = 0, unsupported = 0, ran = 0;
-    int measured = 0, identities = 0, qualified = 0, unmeasured = 0, source_errors = 0;
+    int measured = 0, identities = 0, qualified = 0, unmeasured = 0, source_errors = 0, inconclusive = 0;
     attn::cli::require_json_writable(f.json);
     nlohmann::json records = nlohmann::json::array();
+    std::vector<nlohmann::json> lesson_records;  // every lesson's record: the scorecard reads them
     if (!f.json.to_stdout())
         std::cout << translate(f.language, "attn tour: how attention works, shown with live numbers. Claim ids (C1..C44)\n"
                      "refer to the summary of the two source articles. Two kinds of check close\n"
@@ -285,8 +287,10 @@ int run_tour(RunFlags& f) {
                      "  ≡ identity: true by construction or by a theorem, shown as a demonstration\n"
                      "    (it fails only if attn has a bug).\n"
                      "A claim the numbers contradict is reported as not supported, one that holds\n"
-                     "only with a caveat as qualified, one attn cannot measure as ○ not measured,\n"
-                     "and an error in the source's own text or code is flagged with a !.\n");
+                     "only with a caveat as qualified, one whose training seeds disagree as\n"
+                     "inconclusive, one attn cannot measure as ○ not measured, and an error in the\n"
+                     "source's own text or code is flagged with a !. The tour ends with the\n"
+                     "scorecard of all 44 claims.\n");
     try {
         for (const auto& lesson : lessons) {
             if (lesson.number < f.from || lesson.number > f.to) continue;
@@ -300,20 +304,28 @@ int run_tour(RunFlags& f) {
             qualified += r.qualified;
             unmeasured += r.unmeasured;
             source_errors += r.source_errors;
+            inconclusive += r.inconclusive;
             ++ran;
+            lesson_records.push_back(r.record);
             if (f.json.given()) records.push_back(r.record);
         }
     } catch (const StopTour&) {
         std::cout << "\n";
         return 0;
     }
+    // the whole tour scores all 44 claims; a part of it, only the claims its lessons test
+    const bool whole = f.from <= 1 && f.to >= last;
+    const auto scores = attn::lessons::score_claims(lesson_records, f.language, !whole);
     if (f.json.given()) {
+        nlohmann::json card = nlohmann::json::array();
+        for (const auto& s : scores) card.push_back(attn::lessons::claim_score_json(s, f.language));
         const nlohmann::json tour{{"format", "attn-tour"},        {"version", 1}, {"seed", f.seed},
                                   {"lessons", records},           {"passed", passed},
                                   {"failed", failed},             {"not_supported", unsupported},
                                   {"measured", measured},         {"identities", identities},
                                   {"qualified", qualified},       {"unmeasured", unmeasured},
-                                  {"source_errors", source_errors}};
+                                  {"source_errors", source_errors}, {"inconclusive", inconclusive},
+                                  {"scorecard", card}};
         std::cout.flush();
         attn::cli::write_json(f.json, tour, "attn-tour", 1);
     }
@@ -325,12 +337,15 @@ int run_tour(RunFlags& f) {
                                : format_in(f.language, "Tour done: {} lessons; {} measured, {} identities shown, {} failed.", ran,
                                            measured, identities, failed))
                   << "\n"
-                  << format_in(f.language, "Claims: {} not supported by the numbers, {} qualified, {} not measured here;",
-                               unsupported, qualified, unmeasured)
-                  << "\n"
-                  << (source_errors == 1 ? format_in(f.language, "{} error of the source flagged.", source_errors)
-                                         : format_in(f.language, "{} errors of the source flagged.", source_errors))
                   << "\n";
+        const std::string head =
+            whole ? format_in(f.language, "Scorecard of the {} claims (`attn claims` gives each one's reason and command; "
+                                          "`attn claims ID` one in full):",
+                              scores.size())
+                  : format_in(f.language, "Scorecard of the {} claims these lessons test (`attn claims` scores all of them):",
+                              scores.size());
+        for (const std::string& line : attn::lessons::wrap_text_lines(head, 80)) std::cout << line << "\n";
+        std::cout << attn::lessons::scorecard_short(scores, f.language, 80);
     }
     return report_failures(failed, f.language);
 }

@@ -136,7 +136,8 @@ void run(LessonContext& ctx) {
     ctx.figure("ema_share_first_token", ema_v.back());
     ctx.figure("attention_weight_first_token", att_v.back());
     ctx.para("The running average keeps a vanishing trace of the first token. The attention query that looks "
-             "for it finds it with a weight that has nothing to do with distance: the first token is compared "
+             "for it (a scaled copy of that token's own key, 2·x_t: built to match it, which is why its weight is "
+             "high) finds it with a weight that has nothing to do with distance: the first token is compared "
              "with the query directly, like every other token.");
     ctx.identity(ema_v.back() < 1e-2 * ema_v.front(), "C1",
               ctx.f("the summary forgets: the first token's share is {} of the last token's", e2(ema_v.back() / ema_v.front())));

@@ -69,6 +69,13 @@ void run(LessonContext& ctx) {
     const double dout = max_abs_diff(matmul(wrong_w, V), out);
     ctx.figure("kqt_output_max_diff", dout);
     ctx.check(dout > 1e-3, "C22", ctx.f("…and the output with K·Qᵀ differs from the right one by up to {}", g3(dout)));
+    ctx.source_error("C22", claim_text("C22"),
+                     ctx.f("stands, but the first article's debugging section says the swapped product, "
+                           "torch.bmm(K, Q.transpose(-2, -1)), gives a completely wrong shape. Its shape is the "
+                           "right one, {} ([B, T, T]); what is wrong is its values, the transpose of the scores "
+                           "(above). That is what makes the slip dangerous: no shape check sees it.",
+                           shape_str(kq.shape)),
+                     LessonContext::SourceFlag::slip);
     ctx.para("Forgetting the transpose altogether, Q·K, multiplies [6, 16] by [6, 16]: the inner sizes "
              "differ and the product is refused.");
     std::string err;
@@ -89,8 +96,9 @@ void run(LessonContext& ctx) {
     ctx.figure("silent_qk_max_diff", ds);
     ctx.check(silent.shape == Shape({1, D, D}) && ds > 1e-3, "C22,C35",
               ctx.f("with T = Dk, Q·K runs and returns a [1, 16, 16] tensor that differs from Q·Kᵀ by up to {}", g3(ds)));
-    ctx.para("This is why lesson 13 asserts shapes after every transform: a test with T = Dk would never "
-             "catch it.");
+    ctx.para("A shape assertion cannot catch this one: with T = Dk the wrong product has the right shape. "
+             "What catches it is a test whose sizes all differ (T ≠ Dk, where Q·K is refused, as above) and a "
+             "comparison of the values with a reference.");
 }
 
 const RegisterLesson reg{{"one-head", "One head, end to end",

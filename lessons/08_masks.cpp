@@ -170,7 +170,9 @@ void run(LessonContext& ctx) {
     const double f16_overflow = f16_max + std::ldexp(1.0, 15 - 10 - 1);
     ctx.para(ctx.f("−1e9 is safe in float32 (largest finite {:.3g}) and bfloat16 (same exponent range), but "
                          "not in float16, whose largest finite value is {:g}: any number at or beyond {:g} rounds "
-                         "to infinity, so −1e9 stored in a float16 score tensor is −inf, and the \"safe\" fill "
+                         "to infinity. PyTorch's masked_fill of −1e9 on a float16 tensor refuses the value (an overflow "
+                         "error), but the same −1e9 reaching float16 through a cast or arithmetic, as an additive "
+                         "mask does, becomes −inf, and then the \"safe\" fill "
                          "behaves exactly like −inf, empty rows included. The portable fills are −inf itself (with "
                          "a rule for empty rows, below) or the score dtype's own minimum, torch.finfo(dtype).min "
                          "(−{:g} in float16).",

@@ -94,7 +94,8 @@ void run(LessonContext& ctx) {
                                  "its mask marks padding with 1, which masks the real tokens and keeps the padding: "
                                  "the inverted mask of the table above, which puts {:.3f} of the row's weight on "
                                  "padding.",
-                                 B, T, si.on_padding));
+                                 B, T, si.on_padding),
+                     LessonContext::SourceFlag::slip);
 }
 
 const RegisterLesson reg{{"smoke-test", "The mask smoke test",

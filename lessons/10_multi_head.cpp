@@ -67,7 +67,8 @@ void run(LessonContext& ctx) {
                                  "were [Dk, Dk]. Scores compare queries with keys, so they are [T, T] in both "
                                  "layouts: the 512-wide layer above made scores of shape {} ([B, H, T, T] with "
                                  "T = {}), and Dk never appears in their shape.",
-                                 shape_str(rec.attn.scores_raw.shape), T));
+                                 shape_str(rec.attn.scores_raw.shape), T),
+                     LessonContext::SourceFlag::slip);
 
     ctx.section("Merging heads: transpose before reshape");
     ctx.para("Heads come out as [B, H, T, Dv]. To concatenate them per token we need [B, T, H·Dv]: first "

@@ -61,7 +61,7 @@ void run(LessonContext& ctx) {
     }
     ctx.table("permuted_rows", t);
     // float sums in another order: a few ulps of values of size ~1
-    ctx.check(e_plain < 1e-5, "C4",
+    ctx.identity(e_plain < 1e-5, "C4",
               ctx.f("shuffling the tokens shuffles the output rows the same way (largest difference {}, float "
                     "rounding)",
                     e2(e_plain)));
@@ -107,7 +107,7 @@ void run(LessonContext& ctx) {
         dots.push_back(d);
     }
     dot_spread = *std::max_element(dots.begin(), dots.end()) - *std::min_element(dots.begin(), dots.end());
-    ctx.check(rot_err < 1e-12 && dot_spread < 1e-12, "C4",
+    ctx.identity(rot_err < 1e-12 && dot_spread < 1e-12, "C4",
               ctx.f("PE[t+3] is PE[t] rotated by a fixed angle per column pair (largest error {}); "
                     "PE[t]·PE[t+3] = {:.4f} for every t (spread {})",
                     e2(rot_err), dots[0], e2(dot_spread)));
@@ -148,7 +148,7 @@ void run(LessonContext& ctx) {
         ctx.figure(std::string("acc_") + lab::positions_name(r.pos), m);
     }
     ctx.table("trained", rt);
-    ctx.check(pr.equivariance_max_diff < 1e-5, "C4",
+    ctx.identity(pr.equivariance_max_diff < 1e-5, "C4",
               ctx.f("the untrained encoder without positions is equivariant (weights of a shuffled row "
                     "differ by {})",
                     e2(pr.equivariance_max_diff)));

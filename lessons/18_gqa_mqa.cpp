@@ -50,10 +50,10 @@ void run(LessonContext& ctx) {
     }
     ctx.table("gqa_shapes", t);
     ctx.figure("kv_fraction", fractions);
-    ctx.check(out_shapes[0] == out_shapes[1] && out_shapes[1] == out_shapes[2], "C29",
+    ctx.identity(out_shapes[0] == out_shapes[1] && out_shapes[1] == out_shapes[2], "C29",
               ctx.f("the output has the same shape {} whatever H_kv: the layer is a drop-in replacement",
                     shape_str(out_shapes[0])));
-    ctx.check(fractions[1] == 2.0 / 8.0 && fractions[2] == 1.0 / 8.0, "C40",
+    ctx.identity(fractions[1] == 2.0 / 8.0 && fractions[2] == 1.0 / 8.0, "C40",
               ctx.f("K and V shrink to H_kv/H of multi-head: {} with 2 kv heads, {} with 1 (counted from the "
                     "tensors)",
                     g3(fractions[1]), g3(fractions[2])));
@@ -71,8 +71,8 @@ void run(LessonContext& ctx) {
     ctx.shape("out", gqa, "[B, H=8, T, Dv]: one output per query head, as multi-head");
     const double d_rep = max_abs_diff(gqa, rep), d_fl = max_abs_diff(fl, gqa);
     ctx.figure("gqa_vs_repeated", d_rep);
-    ctx.check(d_rep == 0.0, "C29", "GQA equals multi-head attention on K, V repeated 4× (max |diff| = 0: the same arithmetic)");
-    ctx.check(d_fl < 1e-5, "C29", ctx.f("the tiled kernel, which indexes the shared head, agrees ({})", e2(d_fl)));
+    ctx.identity(d_rep == 0.0, "C29", "GQA equals multi-head attention on K, V repeated 4× (max |diff| = 0: the same arithmetic)");
+    ctx.check(d_fl < 1e-5, "", ctx.f("the tiled kernel, which indexes the shared head, agrees ({})", e2(d_fl)));
 
     ctx.section("What it saves in a decoder's cache");
     ctx.para("Per token and layer the cache holds K and V: 2 · H_kv · Dk floats. For a decoder of 32 layers with "
@@ -89,7 +89,7 @@ void run(LessonContext& ctx) {
     }
     ctx.table("kv_cache", c);
     ctx.figure("kv_cache_bytes_per_token", per_token);
-    ctx.check(per_token[0] / per_token[1] == 4.0 && per_token[0] / per_token[2] == 32.0, "C40",
+    ctx.identity(per_token[0] / per_token[1] == 4.0 && per_token[0] / per_token[2] == 32.0, "C40",
               ctx.f("8 kv heads need a quarter of the cache of 32 ({} vs {} per token); one needs 1/32",
                     format_bytes(per_token[1]), format_bytes(per_token[0])));
     ctx.para("The queries, the scores and the output are unchanged in size: the (T, T) score matrix per query head "

@@ -42,7 +42,7 @@ void run(LessonContext& ctx) {
     const double d_perm = max_abs_diff(attention_reference(q, kp, vp, Mask::none(), AttentionOptions{}),
                                        attention_reference(q, k, v, Mask::none(), AttentionOptions{}));
     ctx.figure("shuffle_diff", d_perm);
-    ctx.check(d_perm < 1e-5, "C4",
+    ctx.identity(d_perm < 1e-5, "C4",
               ctx.f("keys and values shuffled: the output moves by {} (float32 summation order only)", e2(d_perm)));
     ctx.para("So order has to be put in. The original Transformer adds a position vector p_t to each token's x "
              "before the projections. RoPE and ALiBi put it into the score itself.");
@@ -100,16 +100,16 @@ void run(LessonContext& ctx) {
     ctx.table("positions", t);
     ctx.figure("absolute_spread", spread_abs);
     ctx.figure("rope_spread", spread_rope);
-    ctx.check(spread_abs > 0.1, "C11",
+    ctx.check(spread_abs > 0.1, "",
               ctx.f("absolute: pairs at the same distance score up to {} apart", g3(spread_abs)));
 
     ctx.section("RoPE: relative position inside q·k");
     ctx.para("Rotary position embedding (RoPE, used by Llama and many other current decoders) adds nothing. It rotates q "
              "and k: the dims pair up as (d, d + Dk/2), and each pair turns by the angle pos·θ_d, θ_d = 10000^(−2d/Dk), "
-             "fast for the first pairs and slow for the last. A dot product only sees the angle between two "
+             "fast for the first pairs and slow for the last. For vectors of fixed lengths a dot product only sees the angle between two "
              "vectors (C11), and rotating q by iθ and k by jθ leaves the angle between them turned by (i − j)θ:");
     ctx.code(ctx.tr("R(iθ)q · R(jθ)k = q · R((j − i)θ)k      depends on i − j only"));
-    ctx.check(spread_rope <= 1e-5 * size_rope, "C11",
+    ctx.identity(spread_rope <= 1e-5 * size_rope, "C11",
               ctx.f("RoPE: over all {} × {} pairs, scores at the same distance agree within {} (scores up to {})",
                     T, T, e2(spread_rope), g3(size_rope)));
     ctx.para("Rotations keep lengths, so |q| and |k| still scale the score as before; only direction now carries "
@@ -145,9 +145,9 @@ void run(LessonContext& ctx) {
     }
     ctx.table("alibi", a);
     ctx.figure("alibi_weight_8_back", far);
-    ctx.check(ratio_err < 1e-5, "C4",
+    ctx.identity(ratio_err < 1e-5, "",
               ctx.f("each step back multiplies the weight by e^(−m_h) (relative error {})", e2(ratio_err)));
-    ctx.check(std::is_sorted(far.begin(), far.end()) && far.front() < 0.05 && far.back() > 0.5, "C4",
+    ctx.identity(std::is_sorted(far.begin(), far.end()) && far.front() < 0.05 && far.back() > 0.5, "",
               ctx.f("a steep head puts {} of its weight 8 or more tokens back, the gentlest {}", g3(far.front()),
                     g3(far.back())));
     ctx.para("Every key is still reachable directly (C4); ALiBi only makes far keys need a larger q·k to win. "
@@ -159,7 +159,7 @@ void run(LessonContext& ctx) {
     both.alibi = true;
     const double d_fl = max_abs_diff(attention_flash(kk, kk, vv, Mask::make_causal(), both, 1),
                                      attention_reference(kk, kk, vv, Mask::make_causal(), both));
-    ctx.check(d_fl < 1e-5, "C4", ctx.f("flash with RoPE and ALiBi equals the reference within {}", e2(d_fl)));
+    ctx.check(d_fl < 1e-5, "", ctx.f("flash with RoPE and ALiBi equals the reference within {}", e2(d_fl)));
 }
 
 const RegisterLesson reg{{"rope-alibi", "RoPE and ALiBi: positions inside the score",

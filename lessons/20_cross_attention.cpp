@@ -47,7 +47,7 @@ void run(LessonContext& ctx) {
     ctx.heatmap("cross_weights", make_panel("decoder rows over source columns, head 0", block(rec.attn.weights, 0, 0).data(),
                                             T, S, index_labels(T, "t"), index_labels(S, "s")));
     const double err = max_row_sum_error(rec.attn.weights, Mask::none());
-    ctx.check(out.shape == dec.shape && rec.attn.weights.dim(3) == S, "C6",
+    ctx.identity(out.shape == dec.shape && rec.attn.weights.dim(3) == S, "C6",
               ctx.f("out {} has the decoder's shape; each of its {} rows spreads weight over the {} source "
                     "tokens (rows sum to 1 within {})",
                     shape_str(out.shape), T, S, e2(err)));
@@ -61,7 +61,7 @@ void run(LessonContext& ctx) {
     const Tensor out11 = mha.forward(dec, enc11, enc11, Mask::none(), AttentionOptions{}, &rec11);
     ctx.shape("weights", rec11.attn.weights, "[B, H, T, 11]");
     ctx.shape("out", out11, "[B, T, D]: unchanged");
-    ctx.check(out11.shape == out.shape && rec11.attn.weights.dim(3) == 11, "C6",
+    ctx.identity(out11.shape == out.shape && rec11.attn.weights.dim(3) == 11, "C6",
               ctx.f("S = 11: weights {} but out still {}", shape_str(rec11.attn.weights.shape), shape_str(out11.shape)));
 
     ctx.section("Which side the mask is on");
@@ -86,7 +86,7 @@ void run(LessonContext& ctx) {
     const Tensor outj = mha.forward(dec, enc_junk, enc_junk, src_pad, AttentionOptions{});
     const double moved = max_diff_rows(outj, outp, 1, T);
     ctx.figure("padded_source_weight", leak);
-    ctx.check(leak == 0.0 && moved == 0.0, "C23,C26",
+    ctx.identity(leak == 0.0 && moved == 0.0, "C23,C26",
               ctx.f("padded source tokens get weight {} and changing them moves the output by {}", leak, moved));
     // without the mask, they leak in
     const Tensor outn = mha.forward(dec, enc_junk, enc_junk, Mask::none(), AttentionOptions{});
@@ -111,7 +111,7 @@ void run(LessonContext& ctx) {
     for (int64_t d = 0; d < D; ++d) dec_junk.at({1, T - 1, d}) += 5.0f;
     const Tensor outq = mha.forward(dec_junk, enc, enc, src_pad, AttentionOptions{});
     const double real_rows = max_diff_rows(outq, outp, 1, T - 1), own_row = std::fabs(double(outq.at({1, T - 1, 0})) - outp.at({1, T - 1, 0}));
-    ctx.check(real_rows == 0.0 && own_row > 0.0, "C26",
+    ctx.identity(real_rows == 0.0 && own_row > 0.0, "C26",
               ctx.f("the other target rows move by {}; the changed row itself by {}", real_rows, g3(own_row)));
 }
 

@@ -31,7 +31,9 @@ void run(LessonContext& ctx) {
     ctx.para("A decoder writes text one token at a time: to choose token t+1 it runs on tokens 0..t. Run the "
              "whole prefix again at every step and the work grows with the square of the length, most of it "
              "repeated. The causal mask (lesson 8) says why it need not be: query t sees keys j ≤ t only, and "
-             "key j = x_j·W_kᵀ + b_k depends on token j alone (values likewise). When token t arrives, the keys "
+             "in the first layer key j = x_j·W_kᵀ + b_k depends on token j alone; in a later layer it depends on "
+             "tokens 0..j, through the causal attention below it, and on nothing after j (values likewise). "
+             "So when token t arrives, the keys "
              "and values of tokens 0..t-1 are exactly what they were at the previous step. Keep them — the KV "
              "cache — and each step computes one query, one key and one value per layer and head, appends the "
              "key and value, and attends over the cache. No mask is needed: the cache holds exactly the keys "
@@ -98,7 +100,7 @@ void run(LessonContext& ctx) {
         work.add({n, L * redo, L * cached, ratio});
     }
     ctx.table("work", work);
-    ctx.check(last_ratio > 10 * first_ratio, "C30",
+    ctx.identity(last_ratio > 10 * first_ratio, "",
               ctx.f("the saving grows with T: {}x at T = 16, {}x at T = 1024", g3(first_ratio), g3(last_ratio)));
 
     ctx.section("What it costs: memory");
@@ -109,7 +111,7 @@ void run(LessonContext& ctx) {
              "for a fraction of the cache.");
     double held = 0;  // what the cache really holds: every float of every layer's K and V
     for (int64_t l = 0; l < L; ++l) held += 4.0 * static_cast<double>(cache.keys(l).numel() + cache.values(l).numel());
-    ctx.check(held == kv_cache_bytes(L, B, H, T, Dk, Dv), "C30",
+    ctx.identity(held == kv_cache_bytes(L, B, H, T, Dk, Dv), "",
               ctx.f("this lesson's cache after {} tokens: {} = {} × {} × {} × {} × ({} + {}) × 4", T,
                     format_bytes(held), L, B, H, T, Dk, Dv));
     ctx.para("For a decoder of 32 layers, 32 heads of 128 dims, float16, one sequence:");
@@ -121,13 +123,13 @@ void run(LessonContext& ctx) {
     const double mha = kv_cache_bytes(32, 1, 32, 4096, 128, 128, 2), gqa = kv_cache_bytes(32, 1, 8, 4096, 128, 128, 2);
     ctx.figure("bytes_mha_4096", mha);
     ctx.figure("bytes_gqa8_4096", gqa);
-    ctx.check(mha == 4 * gqa, "C30",
+    ctx.identity(mha == 4 * gqa, "",
               ctx.f("at T = 4096: {} with 32 K/V heads, {} with 8 (a quarter)", format_bytes(mha), format_bytes(gqa)));
 }
 
 const RegisterLesson reg{{"kv-cache", "The KV cache",
                           "why causal attention runs one token at a time, what the cache holds, saves and costs (GQA, MQA)",
-                          {"C24", "C30"}, false, run}};
+                          {"C24"}, false, run}};
 
 }  // namespace
 }  // namespace attn::lessons

@@ -5,11 +5,13 @@
 #include <charconv>
 #include <cstdlib>
 #include <map>
+#include <mutex>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "attn/core/utf8.hpp"
+#include "scorecard.hpp"
 
 namespace attn::lessons {
 
@@ -244,7 +246,7 @@ LessonContext::LessonContext(std::ostream& out, RunOptions opt, int lesson_numbe
     record_ = {{"sections", nlohmann::json::array()}, {"shapes", nlohmann::json::array()},
                {"checks", nlohmann::json::array()},   {"not_supported", nlohmann::json::array()},
                {"unmeasured", nlohmann::json::array()}, {"qualified", nlohmann::json::array()},
-               {"source_errors", nlohmann::json::array()}, {"figures", nlohmann::json::object()},
+               {"inconclusive", nlohmann::json::array()}, {"source_errors", nlohmann::json::array()}, {"figures", nlohmann::json::object()},
                {"tables", nlohmann::json::object()},  {"heatmaps", nlohmann::json::object()}};
 }
 
@@ -455,7 +457,7 @@ void LessonContext::quote_claims(std::string_view claims) {
         const std::string_view said = claim_text(id);
         if (said.empty() || !quoted_.insert(id).second) continue;
         line_item();
-        print(paint(wrap_hanging(f("{} says \u201c{}\u201d", id, tr(said)), opt_.width, "  ", "      "), kDim));
+        print(paint(wrap_hanging(f("{} in our words: {}", id, tr(said)), opt_.width, "  ", "      "), kDim));
     }
 }
 
@@ -470,6 +472,11 @@ bool LessonContext::check(bool ok, std::string_view claim, std::string_view text
     const std::string mark = !ok ? paint("\u2717", kRed)
                                  : kind == CheckKind::identity ? paint("\u2261", kCyan) : paint("\u2713", kGreen);
     // wrapped on the plain text; the mark and the claim id are painted after
+    // a check with no claim id shows something beyond the source's claims (the tour's own extensions)
+    if (claim.empty()) {
+        print(fmt::format("  {} {}", mark, wrap_hanging(said, opt_.width, "", "    ")));
+        return ok;
+    }
     std::string body = wrap_hanging(fmt::format("{} {}", claim, said), opt_.width, "", "      ");
     body = body.substr(claim.size());
     print(fmt::format("  {} {}{}", mark, paint(claim, kBold), body));
@@ -494,6 +501,13 @@ void LessonContext::qualified(std::string_view claim, std::string_view text_en) 
     print(fmt::format("\n{}", wrap(labelled(paint(f("claim {} qualified:", claim), kYellow), said), opt_.width, "  ")));
 }
 
+namespace {
+// The record array a verdict of this kind goes to.
+const char* record_key(VerdictKind k) {
+    return k == VerdictKind::Supported ? "checks" : k == VerdictKind::Qualified ? "qualified" : "not_supported";
+}
+}  // namespace
+
 bool LessonContext::experiment_verdict(const ExperimentResult& r, std::string_view claim, std::string_view command) {
     bool any = false;
     for (const Verdict& v : r.verdicts) {
@@ -508,15 +522,85 @@ bool LessonContext::experiment_verdict(const ExperimentResult& r, std::string_vi
             qualified(claim, said);
         else
             not_supported(claim, said);
+        record_[record_key(v.kind)].back()["command"] = std::string(command);
     }
     return any;
 }
 
+const std::vector<uint64_t>& evidence_seeds() {
+    static const std::vector<uint64_t> s{0, 1, 2};
+    return s;
+}
+
+const ExperimentResult& evidence_run(const ExperimentInfo& e, uint64_t seed) {
+    static std::mutex m;
+    static std::map<std::pair<std::string, uint64_t>, ExperimentResult> cache;
+    const std::lock_guard<std::mutex> lock(m);
+    const auto key = std::make_pair(e.name, seed);
+    auto it = cache.find(key);
+    if (it == cache.end()) {
+        ExperimentConfig qc;
+        qc.size = ExperimentSize::Quick, qc.seeds = 1, qc.seed = seed;
+        it = cache.emplace(key, e.run(qc, {})).first;
+    }
+    return it->second;
+}
+
+std::vector<SeedVerdict> seed_verdicts(const ExperimentInfo& e, std::string_view claim) {
+    std::vector<SeedVerdict> out;
+    for (uint64_t seed : evidence_seeds()) {
+        const ExperimentResult& r = evidence_run(e, seed);
+        size_t k = 0;
+        for (const Verdict& v : r.verdicts)
+            if (v.claim == claim) out.push_back({seed, k++, v});
+    }
+    return out;
+}
+
 void LessonContext::experiment_claim(const ExperimentInfo& e, std::string_view claim, std::string_view otherwise) {
-    ExperimentConfig qc;
-    qc.size = ExperimentSize::Quick, qc.seeds = 1, qc.seed = seed();
-    const ExperimentResult r = e.run(qc, {});
-    if (!experiment_verdict(r, claim, "attn experiment " + e.name)) unmeasured(claim, otherwise);
+    const std::vector<SeedVerdict> all = seed_verdicts(e, claim);
+    const std::string command = "attn experiment " + e.name;
+    const size_t nseeds = evidence_seeds().size();
+    if (all.empty()) return unmeasured(claim, otherwise);
+    // one verdict of the experiment on this claim at a time (an experiment may judge a claim twice)
+    for (size_t k = 0;; ++k) {
+        std::vector<const SeedVerdict*> per;
+        for (const SeedVerdict& s : all)
+            if (s.index == k) per.push_back(&s);
+        if (per.empty()) break;
+        bool agree = per.size() == nseeds;
+        for (const SeedVerdict* s : per) agree = agree && s->verdict.kind == per.front()->verdict.kind;
+        std::string seeds_text;
+        for (const SeedVerdict* s : per)
+            seeds_text += (seeds_text.empty() ? "" : "; ") +
+                          f("seed {}: {}, {}", s->seed, tr(verdict_name(s->verdict.kind)), s->verdict.figures);
+        const std::string stmt = tr(per.front()->verdict.statement);
+        if (!agree) {
+            inconclusive(claim, f("{}: the {} training seeds disagree ({}). `{} --seeds 5` trains more seeds.", stmt,
+                                  nseeds, seeds_text, command));
+            record_["inconclusive"].back()["command"] = command;
+            continue;
+        }
+        const VerdictKind kind = per.front()->verdict.kind;
+        const std::string said = f("{}: {} on all {} training seeds ({}; `{}` reruns it)", stmt,
+                                   tr(verdict_name(kind)), nseeds, seeds_text, command);
+        if (kind == VerdictKind::Supported)
+            check(true, claim, said);
+        else if (kind == VerdictKind::Qualified)
+            qualified(claim, said);
+        else
+            not_supported(claim, said);
+        record_[record_key(kind)].back()["command"] = command;
+    }
+}
+
+void LessonContext::inconclusive(std::string_view claim, std::string_view text_en) {
+    quote_claims(claim);
+    ++inconclusive_;
+    after_block_ = true;
+    const std::string said = text(text_en);
+    record_["inconclusive"].push_back({{"claim", claim}, {"text", said}});
+    print(fmt::format("\n{}", wrap(labelled(paint(f("claim {} inconclusive:", claim), kYellow), said), opt_.width, "  ")));
 }
 
 void LessonContext::unmeasured(std::string_view claim, std::string_view text_en) {
@@ -528,13 +612,22 @@ void LessonContext::unmeasured(std::string_view claim, std::string_view text_en)
     print(wrap(labelled(paint(f("\u25cb {} not measured here:", claim), kDim), said), opt_.width, "  "));
 }
 
-void LessonContext::source_error(std::string_view claim, std::string_view quote_en, std::string_view text_en) {
-    ++source_errors_;
+void LessonContext::source_error(std::string_view claim, std::string_view quote_en, std::string_view text_en,
+                                 SourceFlag flag) {
+    if (flag == SourceFlag::error) ++source_errors_;
     after_block_ = true;
     const std::string quote = text(quote_en), said = text(text_en);
-    record_["source_errors"].push_back({{"claim", claim}, {"quote", quote}, {"text", said}});
-    print(fmt::format("\n{}", wrap(labelled(paint(f("! error in the source ({}):", claim), kMagenta),
-                                            fmt::format("\u201c{}\u201d{}{}", quote, said.empty() ? "" : " ", said)),
+    const char* severity = flag == SourceFlag::error ? "error" : flag == SourceFlag::slip ? "slip" : "imprecise";
+    std::string where;
+    if (const ClaimInfo* c = find_claim(claim.substr(0, claim.find(',')))) where = claim_where(*c, opt_.lang);
+    record_["source_errors"].push_back(
+        {{"claim", claim}, {"quote", quote}, {"text", said}, {"severity", severity}, {"where", where}});
+    const std::string label = flag == SourceFlag::error ? f("! error in the source ({}, {}):", claim, where)
+                              : flag == SourceFlag::slip ? f("! slip in the source ({}, {}):", claim, where)
+                                                         : f("! imprecise in the source ({}, {}):", claim, where);
+    // the claim in our words, then what is wrong: no quotation marks (it is not the article's sentence)
+    print(fmt::format("\n{}", wrap(labelled(paint(label, kMagenta),
+                                            f("{} (in our words) {}", quote, said)),
                                     opt_.width, "  ")));
 }
 
@@ -651,6 +744,7 @@ LessonResult run_lesson(const Lesson& lesson, const RunOptions& opt, std::ostrea
     r.measured = ctx.measured();
     r.identities = ctx.identities();
     r.qualified = ctx.qualified_count();
+    r.inconclusive = ctx.inconclusive_count();
     r.unmeasured = ctx.unmeasured_count();
     r.source_errors = ctx.source_errors();
     r.panels = ctx.panels();
@@ -659,6 +753,7 @@ LessonResult run_lesson(const Lesson& lesson, const RunOptions& opt, std::ostrea
                           {"failed", r.failed},        {"not_supported_count", r.not_supported},
                           {"measured", r.measured},    {"identities", r.identities},
                           {"qualified_count", r.qualified}, {"unmeasured_count", r.unmeasured},
+                          {"inconclusive_count", r.inconclusive},
                           {"source_errors_count", r.source_errors}};
     for (auto& [k, v] : ctx.record().items()) rec[k] = v;
     r.record = std::move(rec);

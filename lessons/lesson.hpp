@@ -13,6 +13,7 @@
 //                                                  theorem), shown as a demonstration
 //   ctx.not_supported("C10", "...");               a source claim the numbers contradict
 //   ctx.qualified("C36", "...");                   a claim that holds only with a stated qualification
+//   ctx.inconclusive("C33", "...");                a claim whose evidence disagrees between seeds
 //   ctx.unmeasured("C41", "...");                  a claim attn cannot measure, named honestly
 //   ctx.source_error("C29", "...", "...");         an error in the source's own text or code, quoted
 //   ctx.figure("max_weight", 0.953);               a figure for the --json record
@@ -129,18 +130,29 @@ public:
     void not_supported(std::string_view claim, std::string_view text);
     void qualified(std::string_view claim, std::string_view text);
     void unmeasured(std::string_view claim, std::string_view text);
+    // Evidence that disagrees with itself (training runs whose seeds reach different
+    // verdicts): the claim is neither supported nor refused by it.
+    void inconclusive(std::string_view claim, std::string_view text);
     // The verdict an experiment (attn/experiments/experiment.hpp) reached on `claim`, run
     // live by the lesson at its quick size, as this lesson's verdict: supported -> a
     // measured check (its figures), qualified / not supported -> those verdicts. `command`
     // names the full run ("attn experiment scale"). Returns false, printing nothing, when
     // the result holds no verdict on that claim.
     bool experiment_verdict(const ExperimentResult& r, std::string_view claim, std::string_view command);
-    // Runs experiment `e` live at its quick size (one seed: the lesson's) and prints its
-    // verdict on `claim` as above; `otherwise` is the ○ line when it reaches none.
+    // Runs experiment `e` live at its quick size once per evidence seed (evidence_seeds():
+    // fixed, whatever the lesson's seed, so a verdict is the claim's and not the tour's
+    // --seed) and prints its verdict on `claim`: the same verdict on every seed -> that
+    // verdict (supported -> a measured check), seeds that disagree -> inconclusive.
+    // `otherwise` is the ○ line when it reaches none. Runs are cached per (experiment,
+    // seed) for the process, so lessons judging two claims of one experiment train once.
     void experiment_claim(const ExperimentInfo& e, std::string_view claim, std::string_view otherwise);
-    // An error in the source's own text or code: what it says (quoted, in the
-    // English of the claim summary) and what is wrong with it.
-    void source_error(std::string_view claim, std::string_view quote, std::string_view text);
+    // A flaw in the source's own text or code: what it says (in our words, never as a
+    // quotation) and what is wrong with it. error: the claim itself is wrong (it decides
+    // the claim's verdict, "error of the source"); slip: the claim stands but the
+    // source's code or an aside contradicts it; imprecise: a loose word, not a wrong fact.
+    enum class SourceFlag { error, slip, imprecise };
+    void source_error(std::string_view claim, std::string_view quote, std::string_view text,
+                      SourceFlag flag = SourceFlag::error);
     void figure(std::string_view key, nlohmann::json value);
     // vmin >= vmax: the colour range of the panel's own values. in_svg: also a
     // panel of the lesson's --svg picture (whose colour scale is weights, 0..1).
@@ -153,6 +165,7 @@ public:
     int measured() const { return measured_; }        // measured checks that held
     int identities() const { return identities_; }    // identities shown (and holding)
     int qualified_count() const { return qualified_; }
+    int inconclusive_count() const { return inconclusive_; }
     int unmeasured_count() const { return unmeasured_; }
     int source_errors() const { return source_errors_; }
     int table_width() const { return opt_.table_width > 0 ? opt_.table_width : opt_.width; }
@@ -173,7 +186,7 @@ private:
     bool after_block_ = false;  // last output was prose or a table: a line item starts with a blank line
     void line_item();
     int passed_ = 0, failed_ = 0, unsupported_ = 0;
-    int measured_ = 0, identities_ = 0, qualified_ = 0, unmeasured_ = 0, source_errors_ = 0;
+    int measured_ = 0, identities_ = 0, qualified_ = 0, unmeasured_ = 0, source_errors_ = 0, inconclusive_ = 0;
     void print_table(const Table& t, int avail);
     std::set<std::string> shown_shapes_;  // shape lines printed so far
     std::set<std::string> quoted_;        // claim ids whose text --quote printed
@@ -206,9 +219,22 @@ struct RegisterLesson {
     explicit RegisterLesson(Lesson lesson, const char* file = __builtin_FILE());
 };
 
+// The seeds every training verdict of the tour rests on (0, 1, 2).
+const std::vector<uint64_t>& evidence_seeds();
+// Experiment `e` at its quick size with one seed, run once per process (cached).
+const ExperimentResult& evidence_run(const ExperimentInfo& e, uint64_t seed);
+// The verdicts of `e` on `claim` at each evidence seed; index: the verdict's rank
+// among the experiment's verdicts on that claim.
+struct SeedVerdict {
+    uint64_t seed = 0;
+    size_t index = 0;
+    Verdict verdict;
+};
+std::vector<SeedVerdict> seed_verdicts(const ExperimentInfo& e, std::string_view claim);
+
 struct LessonResult {
     int passed = 0, failed = 0, not_supported = 0;  // passed = measured + identities
-    int measured = 0, identities = 0, qualified = 0, unmeasured = 0, source_errors = 0;
+    int measured = 0, identities = 0, qualified = 0, unmeasured = 0, source_errors = 0, inconclusive = 0;
     nlohmann::json record;              // the --json record
     std::vector<HeatmapPanel> panels;   // for --svg
 };

@@ -170,7 +170,10 @@ TEST_CASE("checks carry their kind: ✓ measured and ≡ identity in text, \"kin
     CHECK(s.find("\u2713 C1 a measured result") != std::string::npos);
     CHECK(s.find("\u2261 C2 an identity") != std::string::npos);
     CHECK(s.find("claim C10 qualified:") != std::string::npos);
-    CHECK(s.find("\u201ca quoted sentence\u201d") != std::string::npos);
+    // the claim in our words, never inside quotation marks
+    CHECK(s.find("quoted") != std::string::npos);  // (the line may wrap inside the phrase)
+    CHECK(s.find("(in our words)") != std::string::npos);
+    CHECK(s.find("\u201ca quoted sentence") == std::string::npos);
     const auto& checks = ctx.record()["checks"];
     REQUIRE(checks.size() == 3);
     CHECK(checks[0]["kind"] == "measured");
@@ -181,7 +184,7 @@ TEST_CASE("checks carry their kind: ✓ measured and ≡ identity in text, \"kin
 }
 
 TEST_CASE("the tour's verdicts: C10 and C36 qualified, C20 measured by training, both kinds of check present") {
-    std::set<std::string> qualified, unmeasured, unsupported, checked;
+    std::set<std::string> qualified, unmeasured, unsupported, checked, inconclusive, flags;
     int measured = 0, identities = 0, source_errors = 0;
     for (const auto& lesson : attn::lessons::all_lessons()) {
         attn::lessons::RunOptions opt;
@@ -202,18 +205,29 @@ TEST_CASE("the tour's verdicts: C10 and C36 qualified, C20 measured by training,
         }
         for (const auto& u : r.record["unmeasured"]) unmeasured.insert(u["claim"].get<std::string>());
         for (const auto& n : r.record["not_supported"]) unsupported.insert(n["claim"].get<std::string>());
+        for (const auto& n : r.record["inconclusive"]) inconclusive.insert(n["claim"].get<std::string>());
+        for (const auto& e : r.record["source_errors"])
+            flags.insert(e["claim"].get<std::string>() + " " + e["severity"].get<std::string>());
     }
     CHECK(qualified.count("C10") == 1);
     CHECK(qualified.count("C36") == 1);
     // C20 (a fixed 1/10 trains slightly worse): lesson 6 runs attn experiment scale --quick, whose
     // verdict may be any of the three, but it is a verdict now, not "not measured"
     CHECK(unmeasured.count("C20") == 0);
-    CHECK(checked.count("C20") + qualified.count("C20") + unsupported.count("C20") >= 1);
+    CHECK(checked.count("C20") + qualified.count("C20") + unsupported.count("C20") + inconclusive.count("C20") >= 1);
     CHECK(unsupported.count("C10") == 0);
     CHECK(unsupported.count("C36") == 0);
     CHECK(measured > 20);
     CHECK(identities > 30);
-    CHECK(source_errors >= 3);  // C27's smoke-test code, C29's score shapes, C39's log_softmax
+    // the source's flaws: C39's log_softmax is an error of the claim; C27's smoke-test code, C29's
+    // score shapes and C22's bmm "wrong shape" are slips beside sound claims; C43's "exponential
+    // kernel" is imprecise (the word names ELU, the activation, not the kernel)
+    CHECK(source_errors == 1);
+    CHECK(flags.count("C39 error") == 1);
+    CHECK(flags.count("C27 slip") == 1);
+    CHECK(flags.count("C29 slip") == 1);
+    CHECK(flags.count("C22 slip") == 1);
+    CHECK(flags.count("C43 imprecise") == 1);
 }
 
 // ------------------------------------------------------------------ SVG fit
@@ -395,10 +409,10 @@ TEST_CASE("--quote: every claim a lesson cites has its text, printed once beside
     CHECK(r.failed == 0);
     const std::string s = out.str();
     size_t n = 0;
-    for (size_t p = s.find("C10 says \u201c"); p != std::string::npos; p = s.find("C10 says \u201c", p + 1)) ++n;
+    for (size_t p = s.find("C10 in our words:"); p != std::string::npos; p = s.find("C10 in our words:", p + 1)) ++n;
     CHECK(n == 1);
-    CHECK(s.find("C14 says \u201c") < s.find("\u2713 C14"));
+    CHECK(s.find("C14 in our words:") < s.find("\u2713 C14"));
     CHECK(wide_lines(s, 80).empty());
     // without --quote nothing is quoted
-    CHECK(text_of(*l).find(" says \u201c") == std::string::npos);
+    CHECK(text_of(*l).find(" in our words:") == std::string::npos);
 }

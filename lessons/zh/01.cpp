@@ -88,9 +88,11 @@ const RegisterCatalogue zh01{Lang::zh, 1, {
     {"share in running average (a = 0.9)", "在滚动平均中的份额（a = 0.9）"},
     {"attention weight on it", "注意力给它的权重"},
     {"The running average keeps a vanishing trace of the first token. The attention query that looks "
-     "for it finds it with a weight that has nothing to do with distance: the first token is compared "
+     "for it (a scaled copy of that token's own key, 2·x_t: built to match it, which is why its weight is "
+     "high) finds it with a weight that has nothing to do with distance: the first token is compared "
      "with the query directly, like every other token.",
-     "滚动平均里，第一个 token 只剩下几乎消失的痕迹。而寻找它的注意力查询找到它时，权重与距离毫无关系："
+     "滚动平均里，第一个 token 只剩下几乎消失的痕迹。而寻找它的注意力查询（就是该 token 自己的键放大一倍，2·x_t：专门造来与它匹配，所以权重高）找到它时，"
+     "权重与距离毫无关系："
      "第一个 token 和其他所有 token 一样，直接与查询比较。"},
     {"the summary forgets: the first token's share is {} of the last token's",
      "摘要会遗忘：第一个 token 的份额只有最后一个 token 的 {0}"},

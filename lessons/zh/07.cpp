@@ -49,9 +49,18 @@ const RegisterCatalogue zh07{Lang::zh, 7, {
      "还会返回数字："},
     {"with T = Dk, Q·K runs and returns a [1, 16, 16] tensor that differs from Q·Kᵀ by up to {}",
      "T = Dk 时，Q·K 能运行并返回一个 [1, 16, 16] 张量，它与 Q·Kᵀ 最多相差 {0}"},
-    {"This is why lesson 13 asserts shapes after every transform: a test with T = Dk would never "
-     "catch it.",
-     "这就是第 13 课在每次变换之后都断言形状的原因：用 T = Dk 的测试永远抓不到这个错误。"},
+    {"A shape assertion cannot catch this one: with T = Dk the wrong product has the right shape. "
+     "What catches it is a test whose sizes all differ (T ≠ Dk, where Q·K is refused, as above) and a "
+     "comparison of the values with a reference.",
+     "形状断言抓不到这个错误：T = Dk 时，错误的乘积形状恰好正确。能抓到它的是各个尺寸互不相同的测试"
+     "（T ≠ Dk，此时 Q·K 会被拒绝，如上所示），以及把数值与参考实现对比。"},
+    {"stands, but the first article's debugging section says the swapped product, "
+     "torch.bmm(K, Q.transpose(-2, -1)), gives a completely wrong shape. Its shape is the "
+     "right one, {} ([B, T, T]); what is wrong is its values, the transpose of the scores "
+     "(above). That is what makes the slip dangerous: no shape check sees it.",
+     "这一点成立，但第一篇文章的调试一节说，把顺序写反的 torch.bmm(K, Q.transpose(-2, -1)) "
+     "会得到完全错误的形状。其实它的形状是对的，{0}（[B, T, T]）；错的是数值，即分数的转置（见上）。"
+     "正因如此这个笔误才危险：任何形状检查都看不出来。"},
 }};
 }  // namespace
 }  // namespace attn::lessons

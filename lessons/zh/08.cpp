@@ -83,13 +83,16 @@ const RegisterCatalogue zh08{Lang::zh, 8, {
      "这里填 −1e9 和填 −inf 得到完全相同的权重（最大差 {0}）"},
     {"−1e9 is safe in float32 (largest finite {:.3g}) and bfloat16 (same exponent range), but "
      "not in float16, whose largest finite value is {:g}: any number at or beyond {:g} rounds "
-     "to infinity, so −1e9 stored in a float16 score tensor is −inf, and the \"safe\" fill "
+     "to infinity. PyTorch's masked_fill of −1e9 on a float16 tensor refuses the value (an overflow "
+     "error), but the same −1e9 reaching float16 through a cast or arithmetic, as an additive "
+     "mask does, becomes −inf, and then the \"safe\" fill "
      "behaves exactly like −inf, empty rows included. The portable fills are −inf itself (with "
      "a rule for empty rows, below) or the score dtype's own minimum, torch.finfo(dtype).min "
      "(−{:g} in float16).",
      "−1e9 在 float32（最大有限值 {0:.3g}）和 bfloat16（指数范围相同）中是安全的，在 float16 中却不是："
-     "float16 的最大有限值是 {1:g}，任何达到或超过 {2:g} 的数都会舍入为无穷大，所以存进 float16 分数张量的 "
-     "−1e9 就是 −inf，这个“安全”的填充值表现得与 −inf 完全一样，空行也不例外。可移植的填充值是 −inf 本身"
+     "float16 的最大有限值是 {1:g}，任何达到或超过 {2:g} 的数都会舍入为无穷大。PyTorch 对 float16 张量做 masked_fill(−1e9) 会拒绝这个值"
+     "（报溢出错误）；但同样的 −1e9 经过类型转换或算术进入 float16（加性掩码就是这样）就成了 −inf，"
+     "这时这个“安全”的填充值表现得与 −inf 完全一样，空行也不例外。可移植的填充值是 −inf 本身"
      "（再为空行定一条规则，见下文），或者分数 dtype 自己的最小值 torch.finfo(dtype).min"
      "（float16 中为 −{3:g}）。"},
     {"1e9 is {} times float16's overflow threshold {:g}, and far inside float32's range",

@@ -97,24 +97,41 @@ const RegisterCatalogue zh14{Lang::zh, 14, {
      "(max diff {}): the reordering is exact",
      "线性注意力的 O(T) 形式（上面的循环和库的实现）与它自己的 O(T²) 形式一致（最大差 {0}）：重排求和顺序是精确的"},
     {"Linear Transformer (exponential/elu kernel)", "Linear Transformer（指数/elu 核）"},
-    {"the Linear Transformer's feature map is elu(x) + 1, not an exponential kernel: "
-     "at x = {:g} it gives {:g} where e^x = {:.3f}, so φ(q)·φ(k) does not "
-     "approximate exp(q·k)",
-     "Linear Transformer 的特征映射是 elu(x) + 1，不是指数核：在 x = {0:g} 处它给出 {1:g}，而 e^x = {2:.3f}，"
-     "所以 φ(q)·φ(k) 并不近似 exp(q·k)"},
+    {"is imprecise rather than wrong. The Linear Transformer's feature map is φ(x) = "
+     "elu(x) + 1: e^x below 0 (φ(−1) = {:.3f}) and x + 1 above (φ({:g}) = {:g}, where "
+     "e^x = {:.3f}). The word plausibly comes from ELU, the Exponential Linear Unit. "
+     "The kernel itself, φ(q)·φ(k), is a dot product of features and not exp(q·k) as in "
+     "softmax attention: the name fits the activation, not the kernel.",
+     "说法不够准确，但不算错。Linear Transformer 的特征映射是 φ(x) = elu(x) + 1：小于 0 时为 e^x"
+     "（φ(−1) = {0:.3f}），其余情况为 x + 1（φ({1:g}) = {2:g}，而 e^x = {3:.3f}）。这个词多半来自 ELU，"
+     "即“指数线性单元”。核本身 φ(q)·φ(k) 是特征的点积，不是 softmax 注意力里的 exp(q·k)："
+     "这个名字说的是激活函数，不是核。"},
     // ------------------------------------------------------------ 14.6
     {"How far from softmax attention, and compared with what", "离 softmax 注意力有多远，又是和什么相比"},
     {"A distance between a variant's output and full attention means little alone: on random inputs "
      "the softmax rows are spread over many keys, and every output is close to the mean of the "
-     "values. So next to each distance stands the distance of that trivial answer (every row = the "
-     "mean of v), and, where the model is present, the same measures on MiniLM's real heads.",
+     "values. So next to each distance stands the distance of that trivial answer (every row the "
+     "mean of v; for a causal row, the running mean of v up to it), and, where the model is present, the same measures on MiniLM's real heads.",
      "单看某个变体的输出与完整注意力之间的距离，意义不大：在随机输入上，softmax 的各行分散在许多键上，"
-     "每个输出都接近值的均值。所以每个距离旁边都列出那个平凡答案（每一行 = v 的均值）的距离；"
+     "每个输出都接近值的均值。所以每个距离旁边都列出那个平凡答案（每一行都取 v 的均值；因果的行取到它为止的 v 的累计均值）的距离；"
      "模型在场时，还在 MiniLM 的真实注意力头上做同样的测量。"},
     {"variant (random q, k, v; T = 256)", "变体（随机 q、k、v；T = 256）"},
     {"distance to full (rel. L2)", "距完整注意力（相对 L2）"},
-    {"the mean of v's distance", "v 的均值的距离"},
+    {"the trivial answer's distance", "平凡答案的距离"},
     {"window, {} keys (causal)", "窗口，{0} 个键（因果）"},
+    // the variants' names in the tables of attn experiment length
+    {"window", "窗口"},
+    {"elu+1", "elu+1"},
+    {"favor+", "favor+"},
+    {"cosformer", "cosformer"},
+    {"The window does worse than its trivial answer: {:.2f} against {:.2f} for the running mean. "
+     "On random inputs a causal row spreads its weight over all earlier keys, so dropping all "
+     "but the last {} loses more than averaging every one evenly. A window suits text whose "
+     "attention is local, not these inputs.",
+     "窗口还不如它的平凡答案：{0:.2f}，而累计均值是 {1:.2f}。在随机输入上，因果的一行把权重分散在之前所有的键上，"
+     "只留最后 {2} 个、丢掉其余的，比把所有键平均起来损失更大。窗口适合注意力本来就局部的文本，不适合这样的输入。"},
+    {"The window beats its trivial answer: {:.2f} against {:.2f} for the running mean.",
+     "窗口胜过它的平凡答案：{0:.2f}，而累计均值是 {1:.2f}。"},
     {"linear, φ = elu + 1", "线性，φ = elu + 1"},
     {"Performer FAVOR+, m = 256", "Performer FAVOR+，m = 256"},
     {"On random inputs elu + 1 lands at {:.2f} and the mean of v at {:.2f}: elu + 1 is a different, "
@@ -157,14 +174,14 @@ const RegisterCatalogue zh14{Lang::zh, 14, {
      "with each attention, the same budget, on next-character prediction and on associative recall, at a "
      "base length T0 and at 10 T0. Quality is a share of softmax's at the same length: for characters "
      "(L_unigram - L) / (L_unigram - L_softmax) in held-out nats, for recall (acc - chance) / "
-     "(acc_softmax - chance). This is the quick size of attn experiment length (one seed, a few dozen "
-     "steps: the ranking, not converged values; the default size trains longer, over three seeds).",
+     "(acc_softmax - chance). The tables are the quick size of attn experiment length at seed 0 (a few dozen "
+     "steps: the ranking, not converged values); the verdict below asks seeds 0, 1 and 2.",
      "在固定输入上与 softmax 的距离并不等于任务质量：用窗口或线性注意力训练出的模型，会学到适合它自己的权重。"
      "所以“这些变体在 10 倍长度下保留约 90% 的质量”这一论断要靠训练来测量：同一个小模型（2 层，d_model 32）"
      "换上每种注意力，用同样的训练预算，分别做下一个字符预测和关联回忆，长度取基准 T0 和 10 T0。"
      "质量按同一长度下相对 softmax 的比例计算：字符任务为 (L_unigram - L) / (L_unigram - L_softmax)，"
-     "单位是留出集上的 nat；回忆任务为 (acc - chance) / (acc_softmax - chance)。这里是 attn experiment length "
-     "的 quick 规模（一个种子，几十步：看的是排序，不是收敛后的数值；默认规模训练更久，并用三个种子）。"},
+     "单位是留出集上的 nat；回忆任务为 (acc - chance) / (acc_softmax - chance)。下表是 attn experiment length "
+     "在种子 0 下的 quick 规模（几十步：看的是排序，不是收敛后的数值）；下面的结论问的是种子 0、1 和 2。"},
     {"attention", "注意力"},
     {"loss T0", "损失 T0"},
     {"loss 10T0", "损失 10T0"},

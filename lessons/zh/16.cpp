@@ -61,12 +61,12 @@ const RegisterCatalogue zh16{Lang::zh, 16, {
     {"Scale the queries by c: the scores grow, every row of P sharpens toward one-hot, and dP = dO·Vᵀ does not "
      "change at all (it has no Q in it). Yet dS = P∘(dP − rowsum(P∘dP)) shrinks: where p ≈ 1 the bracket "
      "is ≈ 0, and everywhere else p ≈ 0. It is lesson 4's Jacobian again, whose norm vanishes as the row "
-     "saturates, and it is why a row locked onto one key early cannot be moved by the gradient (C13; "
+     "saturates, and it is why a row locked onto one key early is barely moved by the gradient (C13; "
      "attn experiment lock-in measures it in training).",
      "把查询乘以 c：分数变大，P 的每一行都向 one-hot 变尖锐，而 dP = dO·Vᵀ 完全不变（其中没有 Q）。"
      "可是 dS = P∘(dP − rowsum(P∘dP)) 缩小了：p ≈ 1 的地方括号里 ≈ 0，其余地方 p ≈ 0。"
      "这又是第 4 课的雅可比矩阵，一行饱和时它的范数趋于零；这也正是为什么一行早早锁死在某个键上之后，"
-     "梯度就推不动它了（C13；attn experiment lock-in 在训练中测量这一点）。"},
+     "梯度几乎推不动它（C13；attn experiment lock-in 在训练中测量这一点）。"},
     {"We follow row {}, the sharpest at c = 1.", "我们跟踪第 {0} 行，它在 c = 1 时最尖锐。"},
     {"max weight of the row", "该行最大权重"},
     {"‖dP row‖", "‖dP 行‖"},

@@ -13,11 +13,51 @@ const RegisterCatalogue zh_framing{Lang::zh, kFramingPart, {
     {"claim {} not supported:", "论断 {0} 未获数据支持："},
     {"claim {} qualified:", "论断 {0} 需加限定："},
     {"\u25cb {} not measured here:", "\u25cb {0} 此处无法测量："},
-    {"! error in the source ({}):", "! 原文有误（{0}）："},
-    {"{} says \u201c{}\u201d", "{0} 论断：\u201c{1}\u201d"},
+    {"! error in the source ({}, {}):", "! 原文有误（{0}，{1}）："},
+    {"! slip in the source ({}, {}):", "! 原文笔误（{0}，{1}）："},
+    {"! imprecise in the source ({}, {}):", "! 原文不够准确（{0}，{1}）："},
+    {"{} (in our words) {}", "{0}（用我们的话说）{1}"},
     {"{}: {} ({}, measured live at --quick size; {} for the full run)",
      "{0}：{1}（{2}，以 --quick 规模现场测得；完整运行用 {3}）"},
     {"supported by training: {}", "训练结果支持：{0}"},
+    {"claim {} inconclusive:", "论断 {0} 无定论："},
+    {"{} in our words: {}", "{0}（用我们的话说）：{1}"},
+    {"seed {}: {}, {}", "种子 {0}：{1}，{2}"},
+    {"{}: the {} training seeds disagree ({}). `{} --seeds 5` trains more seeds.",
+     "{0}：{1} 个训练种子的结论不一致（{2}）。`{3} --seeds 5` 会训练更多种子。"},
+    {"{}: {} on all {} training seeds ({}; `{}` reruns it)",
+     "{0}：全部 {2} 个训练种子都是“{1}”（{3}；`{4}` 可以重跑）"},
+    // ------------------------------------------------ verdicts, scorecard
+    {"supported", "获数据支持"},
+    {"qualified", "需加限定"},
+    {"not supported", "未获数据支持"},
+    {"inconclusive", "无定论"},
+    {"not measured", "未测量"},
+    {"error of the source", "原文有误"},
+    {"measured", "测量"},
+    {"identity", "恒等式"},
+    {"failed", "失败"},
+    {"; ", "；"},
+    {": ", "："},
+    {"article {}, §{}", "文章 {0}，§{1}"},
+    {"no lesson of the tour tests it", "导览中没有一课测试它"},
+    {"{} ({}):", "{0}（{1}）："},
+    {"Scorecard of the {} claims (`attn claims` gives each one's reason and command; `attn claims ID` one in full):",
+     "{0} 条论断的计分表（`attn claims` 给出每条的理由和命令；`attn claims ID` 给出一条的全部内容）："},
+    {"Scorecard of the {} claims these lessons test (`attn claims` scores all of them):",
+     "这几课测试的 {0} 条论断的计分表（`attn claims` 给全部论断计分）："},
+    {"why: {}", "理由：{0}"},
+    {"see: {} · source: {}", "查看：{0} · 出处：{1}"},
+    {"Claim {}, in our words (not the article's sentence):", "论断 {0}，用我们的话说（不是原文的句子）："},
+    {"Where the source says it: {}.", "原文出处：{0}。"},
+    {"Verdict: {}. {}", "结论：{0}。{1}"},
+    {"Shown by: {}", "演示命令：{0}"},
+    {"Everything the tour records on it:", "导览对它记录的全部内容："},
+    {"lesson {}", "第 {0} 课"},
+    {"computing verdicts: lesson {} ({}/{})", "正在计算结论：第 {0} 课（{1}/{2}）"},
+    {"claims: no claim '{}'; the ids are C1 to C{}", "claims：没有论断“{0}”；编号是 C1 到 C{1}"},
+    {"The 44 claims of the two source articles, each in our words, with the verdict the tour reaches, the reason, the command that shows it and where the source says it. `attn claims C18` shows one claim in full.",
+     "两篇原文的 44 条论断，每条用我们自己的话写出，附导览得出的结论、理由、演示它的命令和原文出处。`attn claims C18` 给出一条论断的全部内容。"},
     // --------------------------------------------------- run header, footer
     {"Lesson {} \u00b7 {}", "第 {0} 课 \u00b7 {1}"},
     {"claims {}", "论断 {0}"},
@@ -38,16 +78,19 @@ const RegisterCatalogue zh_framing{Lang::zh, kFramingPart, {
      "  ≡ identity: true by construction or by a theorem, shown as a demonstration\n"
      "    (it fails only if attn has a bug).\n"
      "A claim the numbers contradict is reported as not supported, one that holds\n"
-     "only with a caveat as qualified, one attn cannot measure as ○ not measured,\n"
-     "and an error in the source's own text or code is flagged with a !.\n",
+     "only with a caveat as qualified, one whose training seeds disagree as\n"
+     "inconclusive, one attn cannot measure as ○ not measured, and an error in the\n"
+     "source's own text or code is flagged with a !. The tour ends with the\n"
+     "scorecard of all 44 claims.\n",
      "attn tour：用现场计算的数字讲解注意力如何工作。论断编号（C1..C44）\n"
      "指两篇原文的论断摘要。每条论断以两类检查之一收尾，都由刚打印的数字算出：\n"
      "  ✓ 测量：经验结果，本可能是另一个样子；\n"
      "  ≡ 恒等式：由构造或定理保证成立，作为演示展示出来\n"
      "    （只有 attn 有程序错误时才会失败）。\n"
      "数字与之矛盾的论断标为“未获数据支持”，只在附加条件下成立的标为\n"
-     "“需加限定”，attn 无法测量的标为“○ 此处无法测量”，原文自身文字或\n"
-     "代码中的错误以 ! 标出。\n"},
+     "“需加限定”，各训练种子结论不一致的标为“无定论”，attn 无法测量的\n"
+     "标为“○ 此处无法测量”，原文自身文字或代码中的错误以 ! 标出。导览\n"
+     "最后给出全部 44 条论断的计分表。\n"},
     {"Tour done: {} lesson; {} measured, {} identities shown, {} failed.",
      "导览结束：共 {0} 课；测量 {1} 项，展示恒等式 {2} 个，失败 {3} 项。"},
     {"Tour done: {} lessons; {} measured, {} identities shown, {} failed.",

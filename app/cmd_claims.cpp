@@ -1,0 +1,144 @@
+// `attn claims [ID]`: the scorecard of the source's 44 claims. Each verdict is
+// read from the lessons' records (lessons/scorecard.hpp), so it is the tour's
+// verdict by construction; this command runs the lessons without printing them
+// (all of them for the table, only those citing the claim for `attn claims C18`).
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "attn/core/errors.hpp"
+#include "attn/core/utf8.hpp"
+#include "attn/io/dump.hpp"
+#include "command.hpp"
+#include "lesson.hpp"
+#include "options.hpp"
+#include "scorecard.hpp"
+
+namespace {
+
+using attn::lessons::ClaimScore;
+using attn::lessons::Lang;
+using attn::lessons::format_in;
+using attn::lessons::translate;
+
+struct ClaimsFlags {
+    std::string id, lang;
+    uint64_t seed = 0;
+    attn::cli::JsonOut json;
+};
+
+// `text` wrapped at `width` after a first-line prefix; continuation lines get `indent` spaces.
+std::string hanging(std::string_view first, std::string_view text, int width, size_t indent) {
+    std::string out;
+    const auto lines = attn::lessons::wrap_text_lines(text, width - static_cast<int>(indent));
+    for (size_t i = 0; i < lines.size(); ++i) out += (i == 0 ? std::string(first) : std::string(indent, ' ')) + lines[i] + "\n";
+    return out;
+}
+
+std::string pad(const std::string& s, int w) {
+    return s + std::string(static_cast<size_t>(std::max(0, w - attn::display_width(s))), ' ');
+}
+
+// A reason cut to at most `max_lines` wrapped lines (an ellipsis marks the cut).
+std::string short_reason(const std::string& reason, int width, int max_lines) {
+    auto lines = attn::lessons::wrap_text_lines(reason, width);
+    if (static_cast<int>(lines.size()) <= max_lines) return reason;
+    std::string s;
+    for (int i = 0; i < max_lines; ++i) s += (i ? " " : "") + lines[static_cast<size_t>(i)];
+    return s + " \u2026";
+}
+
+void print_row(const ClaimScore& s, Lang lang) {
+    const std::string verdict(translate(lang, claim_verdict_name(s.verdict)));
+    const size_t indent = 6;
+    std::cout << hanging(pad(s.claim->id, 5) + " ",
+                         verdict + std::string(translate(lang, ": ")) + std::string(translate(lang, s.claim->says)), 80,
+                         indent);
+    std::cout << hanging(std::string(indent, ' '), format_in(lang, "why: {}", short_reason(s.reason, 80 - 8, 2)), 80,
+                         indent);
+    std::cout << hanging(std::string(indent, ' '),
+                         format_in(lang, "see: {} · source: {}", s.command, claim_where(*s.claim, lang)), 80, indent);
+}
+
+void print_one(const ClaimScore& s, Lang lang) {
+    std::cout << format_in(lang, "Claim {}, in our words (not the article's sentence):", s.claim->id) << "\n";
+    std::cout << hanging("  ", translate(lang, s.claim->says), 80, 2);
+    std::cout << hanging("", format_in(lang, "Where the source says it: {}.", claim_where(*s.claim, lang)), 80, 2);
+    std::cout << "\n"
+              << hanging("", format_in(lang, "Verdict: {}. {}", translate(lang, claim_verdict_name(s.verdict)), s.reason), 80, 2);
+    std::cout << hanging("", format_in(lang, "Shown by: {}", s.command), 80, 2);
+    if (s.evidence.empty()) return;
+    std::cout << "\n" << translate(lang, "Everything the tour records on it:") << "\n";
+    for (const auto& e : s.evidence)
+        std::cout << hanging(fmt::format("  {} ", pad(format_in(lang, "lesson {}", e.lesson), 9)),
+                             fmt::format("[{}] {}", translate(lang, e.kind), e.text), 80, 12);
+}
+
+int run_claims(ClaimsFlags& f) {
+    const Lang lang = f.lang.empty() ? attn::lessons::lang_from_environment()
+                                     : [&] {
+                                           if (const auto l = attn::lessons::parse_lang(f.lang)) return *l;
+                                           throw attn::InputError(fmt::format("--lang: must be en or zh, got '{}'", f.lang));
+                                       }();
+    std::vector<std::string> only;
+    if (!f.id.empty()) {
+        const auto* c = attn::lessons::find_claim(f.id);
+        if (c == nullptr)
+            throw attn::InputError(format_in(lang, "claims: no claim '{}'; the ids are C1 to C{}", f.id,
+                                             attn::lessons::claim_registry().size()));
+        only.push_back(c->id);
+    }
+    attn::lessons::RunOptions opt;
+    opt.seed = f.seed;
+    opt.lang = lang;
+    attn::cli::require_json_writable(f.json);
+    const bool progress = !f.json.to_stdout() && attn::cli::stdout_is_tty();
+    const auto scores = attn::lessons::compute_scorecard(opt, only, [&](int i, int n, const attn::lessons::Lesson& l) {
+        if (progress)
+            std::cerr << "\r" << format_in(lang, "computing verdicts: lesson {} ({}/{})", l.number, i + 1, n) << "\x1b[K"
+                      << std::flush;
+    });
+    if (progress) std::cerr << "\r\x1b[K" << std::flush;
+    if (f.json.given()) {
+        nlohmann::json arr = nlohmann::json::array();
+        for (const auto& s : scores) arr.push_back(attn::lessons::claim_score_json(s, lang));
+        nlohmann::json counts = nlohmann::json::object();
+        for (const auto& [v, n] : attn::lessons::verdict_counts(scores)) counts[attn::lessons::claim_verdict_name(v)] = n;
+        attn::cli::write_json(f.json,
+                              nlohmann::json{{"seed", f.seed}, {"lang", attn::lessons::lang_name(lang)},
+                                             {"counts", counts}, {"claims", arr}},
+                              "attn-claims", 1);
+        if (f.json.to_stdout()) return 0;
+    }
+    if (!f.id.empty()) {
+        print_one(scores.front(), lang);
+        return 0;
+    }
+    std::cout << hanging("", translate(lang, "The 44 claims of the two source articles, each in our words, with the verdict "
+                                             "the tour reaches, the reason, the command that shows it and where the "
+                                             "source says it. `attn claims C18` shows one claim in full."),
+                         80, 0)
+              << "\n";
+    for (const auto& s : scores) print_row(s, lang);
+    std::cout << "\n" << attn::lessons::scorecard_short(scores, lang, 80);
+    return 0;
+}
+
+const attn::cli::Command claims_cmd{
+    "claims", "The scorecard: every claim of the source with its verdict, reason and command", 4,
+    [](CLI::App& sub) -> attn::cli::Runner {
+        auto f = std::make_shared<ClaimsFlags>();
+        sub.add_option("id", f->id, "One claim to show in full (C1 to C44)")->type_name("ID");
+        sub.add_option("--seed", f->seed, "Seed of the lessons' random tensors (the verdicts do not depend on it)")
+            ->capture_default_str()
+            ->check(attn::cli::seed_validator());
+        attn::cli::add_json(sub, f->json, "attn-claims: every claim with its verdict, reason and command");
+        sub.add_option("--lang", f->lang, "Language of the text: en or zh (default: from LC_ALL / LC_MESSAGES / LANG)")
+            ->type_name("en|zh");
+        return [f] { return run_claims(*f); };
+    }};
+
+}  // namespace

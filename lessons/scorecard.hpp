@@ -1,0 +1,92 @@
+// lessons/scorecard.hpp: the 44 claims of the source articles and the verdict the
+// tour reaches on each (`attn claims`, the tour's closing scorecard).
+//
+// A verdict is never typed in: it is read from the lessons' own records (the
+// --json record every lesson fills as it runs: its checks, qualified and
+// not-supported verdicts, inconclusive ones, claims not measured, errors of the
+// source), by one rule (verdict_of below, written out in docs/claims.md):
+//
+//   an error of the source flagged        -> error of the source
+//   else a verdict "not supported"        -> not supported
+//   else a verdict "inconclusive"         -> inconclusive (the seeds disagreed)
+//   else a verdict "qualified"            -> qualified
+//   else a check that held (✓ or ≡)       -> supported
+//   else                                  -> not measured
+//
+// So the tour and `attn claims` agree by construction: both score the same records.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "lesson.hpp"
+
+namespace attn::lessons {
+
+enum class ClaimVerdict { supported, qualified, not_supported, inconclusive, not_measured, source_error };
+// "supported", "qualified", "not supported", "inconclusive", "not measured", "error of the source"
+const char* claim_verdict_name(ClaimVerdict v);
+// Every verdict, in the order the scorecard counts them.
+const std::vector<ClaimVerdict>& all_claim_verdicts();
+
+// One claim of the source: its id, our one-line rendering (in our own words: never
+// printed as a quotation) and where the source says it (article 1 or 2, section).
+struct ClaimInfo {
+    std::string id;                                  // "C18"
+    std::string says;                                // English; translated like any text
+    std::vector<std::pair<int, std::string>> where;  // {{2, "3.1"}}: article 2, §3.1
+};
+// C1..C44, in order.
+const std::vector<ClaimInfo>& claim_registry();
+const ClaimInfo* find_claim(std::string_view id);  // "C18" or "c18"; nullptr if none
+// "article 2, §3.1; article 1, §6.1" in `lang`.
+std::string claim_where(const ClaimInfo& c, Lang lang);
+
+// One piece of evidence a lesson recorded on a claim.
+struct ClaimEvidence {
+    std::string kind;     // "measured", "identity", "failed", "qualified", "not supported",
+                          // "inconclusive", "not measured", "error of the source"
+    std::string text;     // as the lesson printed it (in the run's language)
+    int lesson = 0;       // the lesson's number
+    std::string command;  // what shows it: "attn lesson 5" or "attn experiment scale"
+};
+
+struct ClaimScore {
+    const ClaimInfo* claim = nullptr;
+    ClaimVerdict verdict = ClaimVerdict::not_measured;
+    std::string basis;    // for supported: "measured" or "identity"; else empty
+    std::string reason;   // the deciding evidence's text (or why nothing was measured)
+    std::string command;  // the deciding evidence's command
+    std::vector<int> lessons;  // the lessons that recorded evidence on it
+    std::vector<ClaimEvidence> evidence;
+};
+
+// The verdict the evidence supports, by the rule above; `deciding` (may be null)
+// receives the index of the deciding item (or -1).
+ClaimVerdict verdict_of(const std::vector<ClaimEvidence>& evidence, int* deciding = nullptr);
+
+// Scores all 44 claims from lesson records (each a run_lesson(...).record).
+// partial: only claims some record cites are listed (a tour run with --from/--to).
+std::vector<ClaimScore> score_claims(const std::vector<nlohmann::json>& records, Lang lang, bool partial = false);
+
+// Runs, without printing, the lessons that cite `only` (every lesson when empty)
+// with `opt` (its json flag is forced on) and scores the claims. progress, when
+// set, is called before each lesson with (index, count, lesson).
+std::vector<ClaimScore> compute_scorecard(RunOptions opt, const std::vector<std::string>& only = {},
+                                          const std::function<void(int, int, const Lesson&)>& progress = {});
+
+std::map<ClaimVerdict, int> verdict_counts(const std::vector<ClaimScore>& scores);
+// The record of one claim (id, claim, verdict, basis, reason, command, source, lessons, evidence).
+nlohmann::json claim_score_json(const ClaimScore& s, Lang lang);
+
+// The short scorecard: one line of counts, then one line per verdict listing its
+// ids ("supported (27): C2, C3, ..."), wrapped at `width`.
+std::string scorecard_short(const std::vector<ClaimScore>& scores, Lang lang, int width);
+
+}  // namespace attn::lessons

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attn/core/utf8.hpp"
+#include "attn/io/dump_file.hpp"
 #include "attn/model/gpt2.hpp"
 #include "attn/model/induction.hpp"
 #include "attn/viz/heatmap.hpp"
@@ -23,8 +24,8 @@ namespace {
 
 struct DecoderOpts {
     std::string model, text;
-    bool bos = false, json = false;
-    JsonNonFinite json_nonfinite = JsonNonFinite::literal;
+    bool bos = false;
+    JsonOut json;
 };
 struct NextOpts {
     int64_t top = 10;
@@ -83,7 +84,7 @@ std::string describe(const Loaded& l) {
 }
 
 int run_next(const DecoderOpts& o, const NextOpts& n) {
-    const TextOut text({{"--json", o.json}});
+    const TextOut text({o.json.claim()});
     const Loaded l = load(o);
     const Gpt2Options fo{false, false};
     const Gpt2Output out = l.model.forward(l.ids, fo);
@@ -97,7 +98,7 @@ int run_next(const DecoderOpts& o, const NextOpts& n) {
         return last[a] != last[b] ? last[a] > last[b] : a < b;
     });
     auto token_text = [&](int32_t id) { return id < l.tok.vocab_size() ? l.tok.token_text(id) : std::string("?"); };
-    if (o.json) {
+    if (o.json.given()) {
         nlohmann::ordered_json j;
         j["model"] = l.files.dir;
         nlohmann::ordered_json toks = nlohmann::ordered_json::array();
@@ -110,8 +111,8 @@ int run_next(const DecoderOpts& o, const NextOpts& n) {
                             {"logit", last[id]}});
         }
         j["next"] = next;
-        fmt::print("{}\n", json_text(j, 1, o.json_nonfinite));
-        return 0;
+        write_json(o.json, j, "attn-model-next", 1);
+        if (o.json.to_stdout()) return 0;
     }
     text.print("attn model next: {}\n", describe(l));
     std::string shown;
@@ -128,7 +129,7 @@ int run_next(const DecoderOpts& o, const NextOpts& n) {
 }
 
 int run_generate(const DecoderOpts& o, const GenerateOpts& g) {
-    const TextOut text({{"--json", o.json}});
+    const TextOut text({o.json.claim()});
     if (!(g.temperature == 0.0 || (g.temperature >= 0.01 && g.temperature <= 100.0)))
         throw InputError(fmt::format("--temperature: must be 0 (greedy) or in [0.01, 100], got {}", g.temperature));
     const Loaded l = load(o);
@@ -156,7 +157,7 @@ int run_generate(const DecoderOpts& o, const GenerateOpts& g) {
                                               l.model.head_dim(), l.model.head_dim());
     const std::string how = g.temperature == 0.0 ? std::string("greedy (the most likely token each step)")
                                                   : fmt::format("sampled at temperature {} with seed {}", g.temperature, g.seed);
-    if (o.json) {
+    if (o.json.given()) {
         nlohmann::ordered_json j;
         j["model"] = l.files.dir;
         j["decoding"] = g.temperature == 0.0 ? "greedy" : "sample";
@@ -183,8 +184,8 @@ int run_generate(const DecoderOpts& o, const GenerateOpts& g) {
         j["steps"] = arr;
         j["text"] = decoded(all);
         j["kv_cache_bytes"] = cache_bytes;
-        fmt::print("{}\n", json_text(j, 1, o.json_nonfinite));
-        return 0;
+        write_json(o.json, j, "attn-model-generate", 1);
+        if (o.json.to_stdout()) return 0;
     }
     text.print("attn model generate: {}\n", describe(l));
     text.print("{} steps, {}; the KV cache holds each token's keys and values, so a step runs one query\n", g.steps, how);
@@ -199,7 +200,7 @@ int run_generate(const DecoderOpts& o, const GenerateOpts& g) {
 }
 
 int run_induction(const DecoderOpts& o, const InductionOpts& io) {
-    const TextOut text({{"--json", o.json}});
+    const TextOut text({o.json.claim()});
     DecoderOpts lo = o;
     lo.text = "";
     lo.bos = true;  // the probe starts with <|endoftext|>; --text is not used
@@ -232,7 +233,7 @@ int run_induction(const DecoderOpts& o, const InductionOpts& io) {
         return b;
     };
     const auto bp = best(prev), bi = best(prefix);
-    if (o.json) {
+    if (o.json.given()) {
         nlohmann::ordered_json j;
         j["model"] = l.files.dir;
         j["length"] = n;
@@ -244,8 +245,8 @@ int run_induction(const DecoderOpts& o, const InductionOpts& io) {
         j["prefix_matching"] = prefix;
         j["top_previous_token_head"] = {bp.first, bp.second};
         j["top_prefix_matching_head"] = {bi.first, bi.second};
-        fmt::print("{}\n", json_text(j, 1, o.json_nonfinite));
-        return 0;
+        write_json(o.json, j, "attn-model-induction", 1);
+        if (o.json.to_stdout()) return 0;
     }
     text.print("attn model induction: {}\n", describe(l));
     text.print("the probe: <|endoftext|>, {} random tokens (seed {}), then the same {} again ({} tokens)\n\n", n, io.seed, n,
@@ -349,7 +350,7 @@ int run_decoder_attention(const DecoderAttentionArgs& a) {
                       out.attentions[static_cast<size_t>(l2)].data.end(), all.ptr() + l2 * H * T * T);
         d.tensors["attention"] = std::move(all);
         d.order.push_back("attention");
-        with_option("--dump", [&] { write_file_atomic(a.dump, dump_to_string(d, a.json_nonfinite)); });
+        with_option("--dump", [&] { write_dump_file(a.dump, d, a.json_nonfinite); });
         if (a.dump != "-") text.print("wrote {} (attention [{}, 1, {}, {}, {}] and the tokens)\n", a.dump, L, H, T, T);
     }
     return 0;
@@ -376,7 +377,7 @@ std::function<std::optional<int>()> add_decoder_subcommands(CLI::App& model) {
     nx->add_option("--top", no->top, "how many of the most likely tokens to list")
         ->capture_default_str()
         ->check(integer_in(1, 1000000));
-    add_json_nonfinite(*nx, o->json_nonfinite, nx->add_flag("--json", o->json, "machine-readable output"));
+    add_json(*nx, o->json, "attn-model-next: the prompt's tokens and the most likely next tokens");
     CLI::App* gen = model.add_subcommand(
         "generate", "continue a prompt with a decoder, token by token through the KV cache (GPT-2 folders)");
     common(gen);
@@ -389,7 +390,7 @@ std::function<std::optional<int>()> add_decoder_subcommands(CLI::App& model) {
         ->check(seed_validator());
     gen->add_flag("--attention", go->attention,
                   "with --json: each step's attention weights (per layer and head, the query that chose the token)");
-    add_json_nonfinite(*gen, o->json_nonfinite, gen->add_flag("--json", o->json, "machine-readable output"));
+    add_json(*gen, o->json, "attn-model-generate: the tokens chosen, step by step");
     auto io = std::make_shared<InductionOpts>();
     CLI::App* ind = model.add_subcommand(
         "induction", "look for previous-token and induction heads with repeated random tokens (GPT-2 folders)");
@@ -397,12 +398,12 @@ std::function<std::optional<int>()> add_decoder_subcommands(CLI::App& model) {
     ind->add_option("--length", io->length, "random tokens before the repeat (default: 50, or what the positions allow)")
         ->check(integer_in(1, 1000000));
     ind->add_option("--seed", io->seed, "seed of the random tokens")->capture_default_str()->check(seed_validator());
-    add_json_nonfinite(*ind, o->json_nonfinite, ind->add_flag("--json", o->json, "machine-readable output"));
+    add_json(*ind, o->json, "attn-model-induction: the loss per copy and each head's scores");
     return [o, no, go, io, nx, gen, ind]() -> std::optional<int> {
         if (ind->parsed()) return run_induction(*o, *io);
         if (nx->parsed()) return run_next(*o, *no);
         if (gen->parsed()) {
-            if (go->attention && !o->json) throw InputError("--attention: goes with --json (the weights are written there)");
+            if (go->attention && !o->json.given()) throw InputError("--attention: goes with --json (the weights are written there)");
             return run_generate(*o, *go);
         }
         return std::nullopt;

@@ -138,10 +138,10 @@ void check_budget(const VariantsOpts& o) {
     }
     // the work first: it does not depend on the machine
     if (work > kWorkBudget && !o.yes)
-        throw InputError(fmt::format("--t: the timing runs would take at least {:.1e} FLOPs (exponentials counted as {:g}), "
-                                     "above the budget of {:.0e}; lower --t, --heads or --dk, add --no-speed, or add --yes",
+        throw InputError(fmt::format("--seq: the timing runs would take at least {:.1e} FLOPs (exponentials counted as {:g}), "
+                                     "above the budget of {:.0e}; lower --seq, --heads or --d-k, add --no-speed, or add --yes",
                                      work, kFlopsPerExp, kWorkBudget));
-    require_fits_in_memory("--t", kProgramBytes + peak,
+    require_fits_in_memory("--seq", kProgramBytes + peak,
                            fmt::format("q, k, v and the output of the timing run at T={}, H={}, Dk={}", peak_T, c.heads, c.dk));
 }
 

@@ -5,6 +5,8 @@
 // the record is embedded as JSON with <, >, & written as \u escapes.
 #include "tour_html.hpp"
 
+#include "scorecard.hpp"
+
 #include <iostream>
 #include <sstream>
 #include <tuple>
@@ -157,7 +159,7 @@ int run_tour_html(const std::string& file, lessons::RunOptions opt, int from, in
     opt.pause = nullptr;
     const Words& w = opt.lang == lessons::Lang::zh ? kZh : kEn;
     int passed = 0, failed = 0, unsupported = 0, measured = 0, identities = 0, qualified = 0, unmeasured = 0,
-        source_errors = 0, ran = 0, figures = 0;
+        source_errors = 0, inconclusive = 0, ran = 0, figures = 0;
     nlohmann::json records = nlohmann::json::array();
     std::string sections;
     for (const auto& lesson : lessons::all_lessons()) {
@@ -167,6 +169,7 @@ int run_tour_html(const std::string& file, lessons::RunOptions opt, int from, in
         passed += r.passed, failed += r.failed, unsupported += r.not_supported, measured += r.measured;
         identities += r.identities, qualified += r.qualified, unmeasured += r.unmeasured;
         source_errors += r.source_errors;
+        inconclusive += r.inconclusive;
         ++ran;
         records.push_back(r.record);
         std::string figs;
@@ -198,10 +201,18 @@ int run_tour_html(const std::string& file, lessons::RunOptions opt, int from, in
             escape(lessons::claims_text(lesson.claims)), badges, text_html(text.str()), figs, checks_html(r.record));
     }
     // the record, as `attn tour --json` prints it
-    const nlohmann::json tour{{"format", "attn-tour"},  {"seed", opt.seed},           {"lessons", records},
-                              {"passed", passed},       {"failed", failed},           {"not_supported", unsupported},
-                              {"measured", measured},   {"identities", identities},   {"qualified", qualified},
-                              {"unmeasured", unmeasured}, {"source_errors", source_errors}};
+    // (the whole tour scores all 44 claims; a part of it, only the claims its lessons test)
+    const bool whole = from <= 1 && to >= lessons::all_lessons().back().number;
+    nlohmann::json card = nlohmann::json::array();
+    for (const auto& sc : lessons::score_claims(std::vector<nlohmann::json>(records.begin(), records.end()), opt.lang, !whole))
+        card.push_back(lessons::claim_score_json(sc, opt.lang));
+    const nlohmann::json tour{{"format", "attn-tour"},    {"version", 1},
+                              {"seed", opt.seed},         {"lessons", records},
+                              {"passed", passed},         {"failed", failed},
+                              {"not_supported", unsupported}, {"measured", measured},
+                              {"identities", identities}, {"qualified", qualified},
+                              {"unmeasured", unmeasured}, {"source_errors", source_errors},
+                              {"inconclusive", inconclusive}, {"scorecard", card}};
     std::string score = "<table class=\"score\">\n";
     for (const auto& [label, n] : {std::pair{w.lessons, ran}, {w.measured, measured}, {w.identities, identities},
                                    {w.failed, failed}, {w.not_supported, unsupported}, {w.qualified, qualified},

@@ -134,9 +134,10 @@ TEST_CASE("backward cli: bad input is one line, exit 2, before any work") {
     std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("backward cli: the README's trace excerpt is what the command prints") {
-    // README: "An excerpt of `attn forward --backward --trace ...` (the output of that command):" then a ``` block
-    const std::string readme = read_file(test::source_path("README.md"));
+TEST_CASE("backward cli: the forward page's trace excerpt is what the command prints") {
+    // docs/commands/forward.md: "An excerpt of `attn forward --backward --trace ...` (the output of that
+    // command):" then a ``` block
+    const std::string readme = read_file(test::source_path("docs/commands/forward.md"));
     const std::string intro = "An excerpt of\n`attn forward --backward --trace";
     const size_t at = readme.find(intro);
     REQUIRE(at != std::string::npos);

@@ -141,7 +141,8 @@ TEST_CASE("dump formats: an npz written as numpy's np.savez writes it (Python's 
     const Dump d = tricky_dump();
     // Each entry's .npy bytes from attn's writer, re-packed by Python the way numpy.savez does:
     // zipf.open(name, 'w', force_zip64=True), no compression.
-    const std::vector<ZipEntry> e = zip_entries(dump_to_npz(d), "z");
+    const std::string npz = dump_to_npz(d);  // the entries are views into it: it must outlive them
+    const std::vector<ZipEntry> e = zip_entries(npz, "z");
     for (const ZipEntry& x : e) write_file_atomic((dir / x.name).string(), x.data);
     const std::string script =
         "import zipfile,sys,os\n"

@@ -72,7 +72,7 @@ TEST_CASE("lesson registry: each lesson's number is its file's, lessons/NN_name.
     CHECK(attn::lessons::find_lesson("softmax")->number == 4);  // 04_softmax.cpp
 }
 
-TEST_CASE("every lesson runs and every check passes (text and JSON, three seeds); the verdicts do not depend on the seed") {
+TEST_CASE("every lesson runs and every check passes (text and JSON, three seeds), and the verdicts do not depend on the seed") {
     // a ✓ line must hold for any seed, not only the default one (seeds 0..60
     // were run by hand; three here keep the suite quick). The same runs give the
     // scorecard at each seed: every claim must get the same verdict at all three.

@@ -87,8 +87,8 @@ TEST_CASE("refusals: a huge size is refused from the sizes alone, under a CPU-ti
         {"decode --layers 256 --steps 1024 --d-model 16 --heads 1", {"--steps", "FLOPs", "--yes"}},
         {"bench --seq 1000000 --impl flash --backward --heads 1 --d-k 1 --reps 1 --warmup 0",
          {"--seq", "exponentials", "--yes"}},
-        {"variants --heads 256 --dk 1024 --quick --no-model", {"--t", "FLOPs", "--yes"}},
-        {"variants --t 4194304 --heads 256 --dk 1024 --no-model --yes", {"--t", "T=4194304"}},
+        {"variants --heads 256 --d-k 1024 --quick --no-model", {"--seq", "FLOPs", "--yes"}},
+        {"variants --seq 4194304 --heads 256 --d-k 1024 --no-model --yes", {"--seq", "T=4194304"}},
         {"variants --variants flash,flash", {"--variants", "twice"}},
     };
     for (const Refusal& c : cases) check_refusal(c);

@@ -25,7 +25,8 @@ namespace {
 struct DecoderOpts {
     std::string model, text;
     bool bos = false;
-    JsonOut json;
+    JsonOut json;                                   // the running subcommand's, one of these:
+    JsonOut json_next, json_generate, json_induction;  // (a JsonOut binds to one option)
 };
 struct NextOpts {
     int64_t top = 10;
@@ -377,7 +378,7 @@ std::function<std::optional<int>()> add_decoder_subcommands(CLI::App& model) {
     nx->add_option("--top", no->top, "how many of the most likely tokens to list")
         ->capture_default_str()
         ->check(integer_in(1, 1000000));
-    add_json(*nx, o->json, "attn-model-next: the prompt's tokens and the most likely next tokens");
+    add_json(*nx, o->json_next, "attn-model-next: the prompt's tokens and the most likely next tokens");
     CLI::App* gen = model.add_subcommand(
         "generate", "continue a prompt with a decoder, token by token through the KV cache (GPT-2 folders)");
     common(gen);
@@ -390,7 +391,7 @@ std::function<std::optional<int>()> add_decoder_subcommands(CLI::App& model) {
         ->check(seed_validator());
     gen->add_flag("--attention", go->attention,
                   "with --json: each step's attention weights (per layer and head, the query that chose the token)");
-    add_json(*gen, o->json, "attn-model-generate: the tokens chosen, step by step");
+    add_json(*gen, o->json_generate, "attn-model-generate: the tokens chosen, step by step");
     auto io = std::make_shared<InductionOpts>();
     CLI::App* ind = model.add_subcommand(
         "induction", "look for previous-token and induction heads with repeated random tokens (GPT-2 folders)");
@@ -398,11 +399,18 @@ std::function<std::optional<int>()> add_decoder_subcommands(CLI::App& model) {
     ind->add_option("--length", io->length, "random tokens before the repeat (default: 50, or what the positions allow)")
         ->check(integer_in(1, 1000000));
     ind->add_option("--seed", io->seed, "seed of the random tokens")->capture_default_str()->check(seed_validator());
-    add_json(*ind, o->json, "attn-model-induction: the loss per copy and each head's scores");
+    add_json(*ind, o->json_induction, "attn-model-induction: the loss per copy and each head's scores");
     return [o, no, go, io, nx, gen, ind]() -> std::optional<int> {
-        if (ind->parsed()) return run_induction(*o, *io);
-        if (nx->parsed()) return run_next(*o, *no);
+        if (ind->parsed()) {
+            o->json = o->json_induction;
+            return run_induction(*o, *io);
+        }
+        if (nx->parsed()) {
+            o->json = o->json_next;
+            return run_next(*o, *no);
+        }
         if (gen->parsed()) {
+            o->json = o->json_generate;
             if (go->attention && !o->json.given()) throw InputError("--attention: goes with --json (the weights are written there)");
             return run_generate(*o, *go);
         }

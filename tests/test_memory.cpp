@@ -202,7 +202,7 @@ TEST_CASE("memory: model attention counts its --svg and --dump: refused over the
         const char* out = entry.first;  // clang 14: no structured binding inside INFO
         const int ulimit_kib = entry.second;
         INFO(out);
-        const std::string file = dir + "/never";
+        const std::string file = dir + "/never" + (std::string(out) == "--dump" ? ".json" : ".svg");
         const auto r = test::run_shell("ulimit -v " + std::to_string(ulimit_kib) + "; '" + std::string(ATTN_BINARY) +
                                        "' model attention --truncate --text '" + text + "' " + out + " '" + file +
                                        "' 2>&1 >/dev/null | grep -v '^attn: warning'");

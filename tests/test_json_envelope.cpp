@@ -22,8 +22,8 @@ struct JsonCase {
 // Cheap runs of every command that writes JSON (each a second or less).
 const JsonCase kCases[] = {
     {"lessons", "attn-lessons"},
-    {"lesson 1", "attn-lesson"},
-    {"tour --from 1 --to 1", "attn-tour"},
+    {"lesson 4", "attn-lesson"},  // lessons without training runs: each case runs three times
+    {"tour --from 3 --to 4", "attn-tour"},
     {"decode --steps 3", "attn-decode"},
     {"variance --dk 4,16 --samples 2000", "attn-variance"},
     {"variants --no-speed --no-model --error-t 16 --favor-m 16", "attn-variants"},

@@ -22,6 +22,7 @@
 #include "lesson.hpp"
 #include "scorecard.hpp"
 #include "test_util.hpp"
+#include "whole_tour.hpp"
 
 namespace {
 
@@ -72,7 +73,8 @@ TEST_CASE("lesson registry: each lesson's number is its file's, lessons/NN_name.
     CHECK(attn::lessons::find_lesson("softmax")->number == 4);  // 04_softmax.cpp
 }
 
-TEST_CASE("every lesson runs and every check passes (text and JSON, three seeds), and the verdicts do not depend on the seed") {
+TEST_CASE("every lesson runs and every check passes (text and JSON, three seeds), and the verdicts do not depend on the seed" *
+          ATTN_WHOLE_TOUR) {
     // a ✓ line must hold for any seed, not only the default one (seeds 0..60
     // were run by hand; three here keep the suite quick). The same runs give the
     // scorecard at each seed: every claim must get the same verdict at all three.
@@ -82,23 +84,20 @@ TEST_CASE("every lesson runs and every check passes (text and JSON, three seeds)
         for (uint64_t seed : seeds) {
             CAPTURE(lesson.slug);
             CAPTURE(seed);
-            attn::lessons::RunOptions opt;
-            opt.seed = seed;
-            std::ostringstream text;
-            const auto r = attn::lessons::run_lesson(lesson, opt, text);
+            const auto& run = attn::test::lesson_run(lesson, seed);
+            const auto& r = run.result;
             CHECK(r.failed == 0);
             CHECK(r.passed > 0);
-            CHECK(text.str().find("\u2717") == std::string::npos);
-            CHECK(text.str().find("shape ") != std::string::npos);  // shapes are printed
-            CHECK(text.str().find('\x1b') == std::string::npos);    // no colour unless asked
+            CHECK(run.text.find("\u2717") == std::string::npos);
+            CHECK(run.text.find("shape ") != std::string::npos);  // shapes are printed
+            CHECK(run.text.find('\x1b') == std::string::npos);    // no colour unless asked
             // a lesson that draws must say so (for --svg); one may draw nothing when its
             // data is missing (real-heads without the model), so not the converse
             if (!r.panels.empty()) CHECK(lesson.heatmaps);
 
-            opt.json = true;
-            std::ostringstream silent;
-            const auto j = attn::lessons::run_lesson(lesson, opt, silent);
-            CHECK(silent.str().empty());  // JSON mode prints nothing itself
+            const auto& json_run = attn::test::lesson_run(lesson, seed, attn::lessons::Lang::en, /*json=*/true);
+            const auto& j = json_run.result;
+            CHECK(json_run.text.empty());  // JSON mode prints nothing itself
             const auto rec = nlohmann::json::parse(j.record.dump());  // round-trips as JSON
             CHECK(rec["lesson"] == lesson.slug);
             CHECK(rec["failed"] == 0);
@@ -137,7 +136,8 @@ attn::lessons::LessonResult run_json(const char* slug) {
 }
 }  // namespace
 
-TEST_CASE("the folklore claims carry numbers: C44 is not supported or not measured, C10 and C36 qualified") {
+TEST_CASE("the folklore claims carry numbers: C44 is not supported or not measured, C10 and C36 qualified" *
+          ATTN_WHOLE_TOUR) {
     // C10 and C36: "qualified" with the numbers (tests/test_tour.cpp checks the
     // verdicts of every claim); C20 is measured live by lesson 6 (attn experiment
     // scale --quick: a check, qualified or not supported, never "not measured");
@@ -145,10 +145,7 @@ TEST_CASE("the folklore claims carry numbers: C44 is not supported or not measur
     // 10 T0 is beyond the quick budget even for softmax)
     std::set<std::string> verdict;
     for (const auto& lesson : attn::lessons::all_lessons()) {
-        attn::lessons::RunOptions opt;
-        opt.json = true;
-        std::ostringstream sink;
-        const auto r = attn::lessons::run_lesson(lesson, opt, sink);
+        const auto& r = attn::test::lesson_run(lesson, 0, attn::lessons::Lang::en, /*json=*/true).result;
         for (const char* kind : {"not_supported", "qualified"})
             for (const auto& n : r.record[kind]) {
                 verdict.insert(n["claim"].get<std::string>());
@@ -259,6 +256,7 @@ TEST_CASE("CLI: lesson errors are one line and exit 2") {
     CHECK(p.out.find("/nonexistent-dir/x.svg") != std::string::npos);
 }
 
+// A whole tour through the command line: a process of its own, beside the "whole tour" suite.
 TEST_CASE("CLI: --step never waits when output is piped, --json tour parses with every check passed") {
     const Proc a = run_shell(attn_cmd("lesson softmax --step < /dev/null"));
     const Proc b = run_shell(attn_cmd("lesson softmax"));
@@ -303,8 +301,8 @@ TEST_CASE("CLI: --step never waits when output is piped, --json tour parses with
                 if (text.find(w) != std::string::npos) CHECK(kind == "identity");
         }
     CHECK(walked > 100);
-    const Proc s = run_shell(attn_cmd("tour --from 14"));
+    const Proc s = run_shell(attn_cmd("tour --from 16"));  // from a lesson without training runs
     CHECK(s.code == 0);
-    CHECK(s.out.find("Lesson 14") != std::string::npos);
-    CHECK(s.out.find("Lesson 13") == std::string::npos);
+    CHECK(s.out.find("Lesson 16") != std::string::npos);
+    CHECK(s.out.find("Lesson 15") == std::string::npos);
 }

@@ -26,6 +26,7 @@
 #include "lesson.hpp"
 #include "svg_test_util.hpp"
 #include "test_util.hpp"
+#include "whole_tour.hpp"
 
 namespace {
 
@@ -56,13 +57,13 @@ TEST_CASE("display_width counts East Asian wide characters as 2 (the rule the wi
     CHECK(attn::display_width("软检索") == 6);
 }
 
-TEST_CASE("every lesson's text fits 80 display columns (seeds 0 and 1, the real-heads lesson below)") {
+TEST_CASE("every lesson's text fits 80 display columns (seeds 0 and 1, the real-heads lesson below)" * ATTN_WHOLE_TOUR) {
     for (const auto& lesson : attn::lessons::all_lessons()) {
         if (lesson.slug == "real-heads") continue;
         for (uint64_t seed : {0ULL, 1ULL}) {
             CAPTURE(lesson.slug);
             CAPTURE(seed);
-            const auto bad = wide_lines(text_of(lesson, seed), 80);
+            const auto bad = wide_lines(attn::test::lesson_run(lesson, seed).text, 80);
             std::string shown;
             for (const auto& b : bad) shown += "\n  " + b;
             CHECK_MESSAGE(bad.empty(), (std::to_string(bad.size()) + " lines wider than 80 columns:" + shown));
@@ -87,7 +88,8 @@ std::vector<std::string> badly_broken(const std::string& text) {
     return bad;
 }
 
-TEST_CASE("every lesson's Chinese text fits 80 display columns and breaks by the punctuation rules (the translated lessons)") {
+TEST_CASE("every lesson's Chinese text fits 80 display columns and breaks by the punctuation rules (the translated lessons)" *
+          ATTN_WHOLE_TOUR) {
     const std::set<int> required(attn::test::kRequiredZh.begin(), attn::test::kRequiredZh.end());
     int ran = 0, expected = 0;
     for (const auto& lesson : attn::lessons::all_lessons()) {
@@ -97,7 +99,7 @@ TEST_CASE("every lesson's Chinese text fits 80 display columns and breaks by the
         for (uint64_t seed : {0ULL, 1ULL}) {
             CAPTURE(lesson.slug);
             CAPTURE(seed);
-            const std::string text = text_of(lesson, seed, attn::lessons::Lang::zh);
+            const std::string& text = attn::test::lesson_run(lesson, seed, attn::lessons::Lang::zh).text;
             CHECK(attn::display_width(text) > static_cast<int>(attn::utf8_decode(text).size()));  // it is Chinese
             const auto bad = wide_lines(text, 80);
             std::string shown;
@@ -183,14 +185,12 @@ TEST_CASE("checks carry their kind: ✓ measured and ≡ identity in text, \"kin
     CHECK(ctx.record()["source_errors"][0]["quote"] == "a quoted sentence");
 }
 
-TEST_CASE("the tour's verdicts: C10 and C36 qualified, C20 measured by training, both kinds of check present") {
+TEST_CASE("the tour's verdicts: C10 and C36 qualified, C20 measured by training, both kinds of check present" *
+          ATTN_WHOLE_TOUR) {
     std::set<std::string> qualified, unmeasured, unsupported, checked, inconclusive, flags;
     int measured = 0, identities = 0, source_errors = 0;
     for (const auto& lesson : attn::lessons::all_lessons()) {
-        attn::lessons::RunOptions opt;
-        opt.json = true;
-        std::ostringstream sink;
-        const auto r = attn::lessons::run_lesson(lesson, opt, sink);
+        const auto& r = attn::test::lesson_run(lesson, 0, attn::lessons::Lang::en, /*json=*/true).result;
         measured += r.measured;
         identities += r.identities;
         source_errors += r.source_errors;

@@ -65,11 +65,31 @@ CLI::Option* allow_empty(CLI::Option* opt) {
 // name: a silent substitution either way. Every option given '' is refused,
 // positional arguments included, in `app` and the subcommands it parsed, unless
 // its setup marked it allow_empty (an empty --text is a text).
+// An option whose value may be left out (--rope [BASE], --json [FILE]) reads `--rope ''` and
+// `--rope=` as `--rope` alone, so the words typed (raw_args) tell an empty value apart.
+static std::vector<std::string>& raw_args() {
+    static std::vector<std::string> args;
+    return args;
+}
+
+static bool typed_empty(const CLI::Option& opt) {
+    const auto& a = raw_args();
+    for (const std::string& name : opt.get_lnames())
+        for (size_t i = 0; i < a.size(); ++i)
+            if (a[i] == "--" + name + "=" || (a[i] == "--" + name && i + 1 < a.size() && a[i + 1].empty())) return true;
+    return false;
+}
+
 static void refuse_empty_values(const CLI::App& app) {
-    for (const CLI::Option* opt : app.get_options())
-        if (opt->get_expected_min() > 0 && empty_allowed().count(opt) == 0)
+    for (const CLI::Option* opt : app.get_options()) {
+        if (empty_allowed().count(opt) != 0) continue;
+        if (opt->get_expected_min() > 0) {
             for (const std::string& value : opt->results())
                 if (value.empty()) throw InputError(fmt::format("{}: the value is empty", opt->get_name()));
+        } else if (opt->get_expected_max() > 0 && opt->count() > 0 && typed_empty(*opt)) {
+            throw InputError(fmt::format("{}: the value is empty (leave the value out for the default)", opt->get_name()));
+        }
+    }
     for (const CLI::App* sub : app.get_subcommands()) refuse_empty_values(*sub);
 }
 
@@ -308,6 +328,7 @@ static int run_parsed(int argc, const char* const* argv) {
                                                           fmt::format("'{}'", fmt::join(near, "' or '"))));
         }
     }
+    raw_args().assign(argv + 1, argv + argc);
     try {
         try {
             app.parse(argc, argv);

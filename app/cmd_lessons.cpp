@@ -186,6 +186,11 @@ const attn::cli::Command list_cmd{
 
 int run_one(RunFlags& f) {
     f.language = resolve_lang(f.lang);
+    if (f.name.empty()) {  // `attn lesson` alone: which one? the list, then the one-line refusal
+        run_list(attn::cli::JsonOut{}, f.language);
+        std::cout.flush();
+        throw attn::InputError(format_in(f.language, "lesson: which lesson? give its number or name (the list above)"));
+    }
     const Lesson& lesson = lookup(f.name, f.language);
     if (!f.html.empty()) {  // the lesson as a page, as `attn tour --html` writes each lesson
         if (f.json.given() || !f.svg.empty()) throw attn::InputError("--html: holds the record and the figures; drop --json and --svg");
@@ -242,7 +247,7 @@ const attn::cli::Command lesson_cmd{
     "lesson", "Run one lesson (by number or name), computing every number live", 3,
     [](CLI::App& sub) -> attn::cli::Runner {
         auto f = std::make_shared<RunFlags>();
-        sub.add_option("name", f->name, "Lesson number or name (see `attn lessons`)")->required();
+        sub.add_option("name", f->name, "Lesson number or name (alone, `attn lesson` lists them)");
         add_common(sub, *f);
         sub.add_option("--svg", f->svg, "Also write the lesson's heatmaps to this SVG file (- for stdout: the text goes to stderr)");
         sub.add_option("--html", f->html, "Write the lesson as one self-contained page (text, figures, checks, the --json record) to FILE");

@@ -765,7 +765,9 @@ const Command reg{
         auto emo = std::make_shared<EmbedCmd>();
         CLI::App* em = sub.add_subcommand(
             "embed", "sentence embeddings (mean pooling, L2-normalised), as sentence-transformers' encode(normalize_embeddings=True)");
-        em->add_option("--text", emo->texts, "a sentence (repeat for more; not with --file)")->transform(valid_utf8());
+        allow_empty(em->add_option("--text", emo->texts,
+                                   "a sentence (repeat for more; not with --file; empty: [CLS] [SEP], as an empty line of --file)")
+                        ->transform(valid_utf8()));
         em->add_option("--file", emo->file, "one sentence per line (- for stdin); an empty line is an empty sentence");
         em->add_option("--model", co->model, "model folder (default: $ATTN_MODEL_DIR, else data/models/all-MiniLM-L6-v2)");
         em->add_option("--max-tokens", emo->max_tokens,

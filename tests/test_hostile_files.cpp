@@ -159,6 +159,26 @@ TEST_CASE("hostile text: blank text is [CLS] [SEP] and a typed [MASK] is the mas
         CHECK(nlohmann::json::parse(r.out)["tokens"] == std::vector<std::string>{"[CLS]", "[SEP]"});
     }
     check_refused_naming("model probe --text '' --from a --to b", {"--from", "has none"});
+    {  // embed: an empty --text is the empty sentence, the same as an empty line of --file
+        const std::string dir = test::temp_dir("embed-empty");
+        FILE* fp = std::fopen((dir + "/two.txt").c_str(), "w");
+        std::fputs("\nhi\n", fp);
+        std::fclose(fp);
+        const auto e = test::run_shell("'" + std::string(ATTN_BINARY) + "' model embed --json --text '' --text hi");
+        const auto f = test::run_shell("'" + std::string(ATTN_BINARY) + "' model embed --json --file '" + dir + "/two.txt'");
+        INFO(e.out);
+        REQUIRE(e.code == 0);
+        REQUIRE(f.code == 0);
+        const auto es = nlohmann::json::parse(e.out)["sentences"], fs_ = nlohmann::json::parse(f.out)["sentences"];
+        REQUIRE(es.size() == 2);
+        REQUIRE(fs_.size() == 2);
+        CHECK(es[0]["tokens"] == std::vector<std::string>{"[CLS]", "[SEP]"});
+        for (size_t i = 0; i < 2; ++i) {
+            CHECK(es[i]["tokens"] == fs_[i]["tokens"]);
+            CHECK(es[i]["embedding"] == fs_[i]["embedding"]);
+        }
+        std::filesystem::remove_all(dir);
+    }
     const auto r = test::run_attn("model entropy --json --text 'the [MASK] sat.[SEP]'");
     INFO(r.out);
     REQUIRE(r.code == 0);

@@ -245,7 +245,13 @@ TEST_CASE("CLI: attn lesson masks shows the difference, --svg writes well-formed
 }
 
 TEST_CASE("CLI: lesson errors are one line and exit 2") {
-    Proc p = run_shell(attn_cmd("lesson nosuchlesson 2>&1"));
+    // no name: the lessons listed on stdout, one line on stderr
+    Proc p = run_shell(attn_cmd("lesson 2>/dev/null"));
+    CHECK(p.code == 2);
+    for (const auto& l : attn::lessons::all_lessons()) CHECK(p.out.find(l.slug) != std::string::npos);
+    p = run_shell(attn_cmd("lesson 2>&1 >/dev/null"));
+    CHECK(p.out == "attn: error: lesson: which lesson? give its number or name (the list above)\n");
+    p = run_shell(attn_cmd("lesson nosuchlesson 2>&1"));
     CHECK(p.code == 2);
     CHECK(p.out.find("attn: error: lesson: no lesson 'nosuchlesson'") != std::string::npos);
     p = run_shell(attn_cmd("lesson qkv --svg /tmp/x.svg 2>&1"));

@@ -271,6 +271,20 @@ TEST_CASE("refusals: values that would be silently replaced, and messages that w
     FILE* fp = std::fopen((dir + "/any.txt").c_str(), "w");
     std::fputs("some text\n", fp);
     std::fclose(fp);
+    {  // a .npy header whose descr holds a NUL byte
+        std::string h = "{'descr': '<f4";
+        h += '\0';
+        h += "XYZ', 'fortran_order': False, 'shape': (2,), }";
+        h += std::string(63 - h.size() % 64, ' ') + "\n";
+        std::string npy = "\x93NUMPY\x01";
+        npy += '\0';
+        npy += static_cast<char>(h.size() & 0xff);
+        npy += static_cast<char>(h.size() >> 8);
+        npy += h + std::string(8, '\0');
+        FILE* f = std::fopen((dir + "/nul.npy").c_str(), "wb");
+        std::fwrite(npy.data(), 1, npy.size(), f);
+        std::fclose(f);
+    }
     const std::vector<Refusal> cases = {
         {"forward --softcap 1e-46", {"--softcap"}},
         {"train --task copy --corpus " + dir + "/any.txt --steps 1", {"--corpus", "chars"}},
@@ -281,6 +295,12 @@ TEST_CASE("refusals: values that would be silently replaced, and messages that w
         {"forward --d-k 2147483647", {"--d-k"}},
         {"forward --d-model 2147483647", {"--d-model"}},
         {"forward --mask \"$(printf 'caus\\nal')\"", {"--mask", "\\x0a"}},
+        // an option whose value may be left out, given an empty one: not read as the default
+        {"forward --rope ''", {"--rope: the value is empty"}},
+        {"forward --rope=", {"--rope: the value is empty"}},
+        {"forward --json ''", {"--json: the value is empty"}},
+        // a NUL in a file's bytes, quoted in the message, no longer ends the message there
+        {"forward --input " + dir + "/nul.npy", {"--input", "'<f4\\x00XYZ'", "only '<f4'"}},
     };
     for (const Refusal& c : cases) check_refusal(c);
     // "--init: --init:" said the option twice

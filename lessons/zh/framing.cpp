@@ -102,6 +102,7 @@ const RegisterCatalogue zh_framing{Lang::zh, kFramingPart, {
     {"[Enter: next section, q + Enter: stop]", "[回车：下一节，q + 回车：停止]"},
     {"The lessons of `attn tour`, in order. Run one with `attn lesson NUMBER|NAME`.",
      "`attn tour` 的各课，按顺序列出。用 `attn lesson 编号|名称` 单独运行一课。"},
+    {"lesson: which lesson? give its number or name (the list above)", "lesson：哪一课？请给出编号或名称（见上面的列表）"},
     {"lesson: no lesson '{}'; give a number (1-{}) or a name: {}",
      "lesson：没有名为 '{0}' 的课；请给出编号（1-{1}）或名称：{2}"},
     {"{}: must be a lesson number in [{}, {}], got '{}'", "{0}：必须是 [{1}, {2}] 内的课程编号，得到的是 '{3}'"},

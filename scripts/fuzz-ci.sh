@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/fuzz-ci.sh: the short fuzz run .ci/run calls: every target of
+# scripts/fuzz-ci.sh: a short fuzz run, by hand (CI replays the corpora only): every target of
 # scripts/fuzz-run.sh, FUZZ_SECONDS in all (default 30, split evenly), in the
 # asan-clang build (made or updated by fuzz-run.sh: the fuzz targets only). Skips, saying so, when clang is not
 # installed; a failure fails CI.

@@ -298,7 +298,7 @@ TEST_CASE("refusals: values that would be silently replaced, and messages that w
         // an option whose value may be left out, given an empty one: not read as the default
         {"forward --rope ''", {"--rope: the value is empty"}},
         {"forward --rope=", {"--rope: the value is empty"}},
-        {"forward --json ''", {"--json: the value is empty"}},
+        {"variance --json ''", {"--json: the value is empty"}},
         // a NUL in a file's bytes, quoted in the message, no longer ends the message there
         {"forward --input " + dir + "/nul.npy", {"--input", "'<f4\\x00XYZ'", "only '<f4'"}},
     };

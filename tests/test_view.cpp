@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdio>
+#include <limits>
 #include <string>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -106,6 +107,20 @@ TEST_CASE("view: bad input is one line naming the file or option, exit 2, no SVG
     CHECK(p.code == 2);
     CHECK(p.out.find("[B, H, T, T]") != std::string::npos);
     for (const Proc* q : {&p}) CHECK(q->out.find('\n') == q->out.size() - 1);  // one line
+    // weights that are not probabilities would print an entropy of nan or -inf nats: refused,
+    // naming the file, the value and where it is
+    for (const float bad : {-1.0f, 1e38f, std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+        CAPTURE(bad);
+        attn::Tensor w({1, 1, 2, 2});
+        w.data = {0.5f, 0.5f, 1.0f, bad};
+        d.tensors["weights"] = w;
+        attn::write_file_atomic(notdump, attn::dump_to_string(d));
+        p = run_view("'" + notdump + "'");
+        CHECK(p.code == 2);
+        CHECK(p.out.find(notdump + ": the attention weights must each be in [0, 1]") != std::string::npos);
+        CHECK(p.out.find("at flat index 3") != std::string::npos);
+        CHECK(p.out.find('\n') == p.out.size() - 1);
+    }
     std::remove(notdump.c_str());
     std::remove(dump.c_str());
 }

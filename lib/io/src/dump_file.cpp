@@ -218,31 +218,27 @@ std::string zip_stored(const std::vector<std::pair<std::string, std::string>>& e
                                          name));
         const uint32_t crc = crc32(data);
         const uint64_t offset = out.size();
+        // from "version needed" to the extra field's length, the local header and the central
+        // directory's entry hold the same fields
+        auto put_entry_fields = [&](std::string& to) {
+            put_le(to, 20, 2);  // version needed: 2.0
+            put_le(to, 0, 2);   // flags
+            put_le(to, 0, 2);   // method: stored
+            put_le(to, kTime, 2);
+            put_le(to, kDate, 2);
+            put_le(to, crc, 4);
+            put_le(to, data.size(), 4);  // compressed size
+            put_le(to, data.size(), 4);  // size
+            put_le(to, name.size(), 2);
+            put_le(to, 0, 2);  // extra
+        };
         put_le(out, 0x04034b50, 4);
-        put_le(out, 20, 2);  // version needed: 2.0
-        put_le(out, 0, 2);   // flags
-        put_le(out, 0, 2);   // method: stored
-        put_le(out, kTime, 2);
-        put_le(out, kDate, 2);
-        put_le(out, crc, 4);
-        put_le(out, data.size(), 4);
-        put_le(out, data.size(), 4);
-        put_le(out, name.size(), 2);
-        put_le(out, 0, 2);
+        put_entry_fields(out);
         out += name;
         out += data;
         put_le(central, 0x02014b50, 4);
         put_le(central, 20, 2);  // made by
-        put_le(central, 20, 2);  // needed
-        put_le(central, 0, 2);
-        put_le(central, 0, 2);
-        put_le(central, kTime, 2);
-        put_le(central, kDate, 2);
-        put_le(central, crc, 4);
-        put_le(central, data.size(), 4);
-        put_le(central, data.size(), 4);
-        put_le(central, name.size(), 2);
-        put_le(central, 0, 2);  // extra
+        put_entry_fields(central);
         put_le(central, 0, 2);  // comment
         put_le(central, 0, 2);  // disk
         put_le(central, 0, 2);  // internal attributes

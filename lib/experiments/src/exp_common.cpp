@@ -8,6 +8,7 @@
 
 #include "attn/core/rng.hpp"
 #include "attn/train/optim.hpp"
+#include "chosen_optimiser.hpp"
 
 namespace attn::exp {
 
@@ -86,13 +87,7 @@ RunTrace run_training(const RunSpec& spec, uint64_t seed, int threads, const Run
     }
     if (spec.after_init) spec.after_init(model);
     std::vector<Param> params = model.params();
-    AdamW adam;
-    adam.lr = static_cast<float>(spec.lr);
-    adam.weight_decay = static_cast<float>(spec.weight_decay);
-    Sgd sgd;
-    sgd.lr = static_cast<float>(spec.lr);
-    sgd.momentum = static_cast<float>(spec.momentum);
-    sgd.weight_decay = static_cast<float>(spec.weight_decay);
+    ChosenOptimiser opt(spec.lr, spec.weight_decay, spec.momentum, spec.opt != OptimizerKind::AdamW);
 
     RunTrace tr;
     double gqk_sum = 0, gall_sum = 0;
@@ -140,8 +135,7 @@ RunTrace run_training(const RunSpec& spec, uint64_t seed, int threads, const Run
         gall_sum += gnorm;
         tr.max_grad_qk = std::max(tr.max_grad_qk, std::sqrt(gqk));
         ++since;
-        if (spec.opt == OptimizerKind::AdamW) adam.step(params);
-        else sgd.step(params);
+        opt.step(params);
         tr.steps_done = s + 1;
         const bool last = s + 1 == spec.steps;
         if (last || (spec.eval_every > 0 && (s + 1) % spec.eval_every == 0)) {

@@ -19,6 +19,7 @@
 #include "attn/experiments/lab_model.hpp"
 #include "attn/train/optim.hpp"
 #include "attn/train/tasks.hpp"
+#include "chosen_optimiser.hpp"
 
 namespace attn::lab {
 
@@ -73,13 +74,7 @@ inline EvalResult eval_lab(lab::LabModel& m, const Task& task, int64_t batch, ui
 inline LabCurve train_lab(lab::LabModel& m, const Task& task, const LabTrainSpec& s,
                           const std::function<void(int64_t)>& after_step = {},
                           const std::function<void(int64_t)>& at_eval = {}) {
-    AdamW opt;
-    opt.lr = static_cast<float>(s.lr);
-    opt.weight_decay = static_cast<float>(s.weight_decay);
-    Sgd sgd;
-    sgd.lr = static_cast<float>(s.lr);
-    sgd.momentum = static_cast<float>(s.momentum);
-    sgd.weight_decay = static_cast<float>(s.weight_decay);
+    exp::ChosenOptimiser opt(s.lr, s.weight_decay, s.momentum, s.sgd);
     auto params = m.params();
     LabCurve c;
     double run_loss = 0;
@@ -100,8 +95,7 @@ inline LabCurve train_lab(lab::LabModel& m, const Task& task, const LabTrainSpec
                                        s.threads);
         run_loss += r.loss, ++run_n;
         clip_grad_norm(params, s.clip);
-        if (s.sgd) sgd.step(params);
-        else opt.step(params);
+        opt.step(params);
         if (after_step) after_step(st + 1);
         if ((s.eval_every > 0 && (st + 1) % s.eval_every == 0) || st + 1 == s.steps)
             if (c.step.empty() || c.step.back() != double(st + 1)) evaluate(st + 1);

@@ -68,6 +68,14 @@ void run(LessonContext& ctx) {
     ctx.check(std::fabs(ratio / expect - 1) < 0.15, "C20",
               ctx.f("÷10 lets the spread grow {}× from Dk = {} to {} (√({}/{}) = {})", g3(ratio), dks.front(),
                           dks.back(), dks.back(), dks.front(), g3(expect)));
+    {
+        const int64_t src = 64, small = 16;  // the source's Dk, and the narrower width the experiment also trains
+        const double r64 = std::sqrt(double(src)) / 10.0, r16 = std::sqrt(double(small)) / 10.0;
+        ctx.para(ctx.f("The source's setting is Dk = {}: there √Dk = {:g}, so ÷10 gives scores {:g} times the size "
+                       "÷√Dk gives, a small change. At Dk = {} the factor is {:g}, a large one. The verdict below "
+                       "trains both widths and is taken at Dk = {}, where the claim was made.",
+                       src, std::sqrt(double(src)), r64, small, r16, src));
+    }
     ctx.experiment_claim(experiment_scale(), "C20",
                          ctx.f("the source says a fixed constant \"trained slightly worse\"; that is a "
                                      "training result (`attn experiment scale` trains it). What the numbers show is "
@@ -141,7 +149,9 @@ void run(LessonContext& ctx) {
     // The rest of the recipe, measured live: the quick size of `attn experiment stability`.
     ExperimentConfig qc;
     qc.size = ExperimentSize::Quick, qc.seeds = 1, qc.seed = ctx.seed();
+    ctx.busy("measuring: attn experiment stability at its quick size");
     const ExperimentResult st = experiment_stability().run(qc, {});
+    ctx.idle();
     const auto& lrows = st.tables[1].rows;  // d_k 64, 1024 x (scaled, none, cosine)
     const std::string log_inf = lrows[4][2].get<std::string>(), lsm_bad = lrows[4][3].get<std::string>();
     ctx.check(log_inf.rfind("0/", 0) != 0 && lsm_bad.rfind("0/", 0) == 0, "C39",
@@ -167,7 +177,7 @@ void run(LessonContext& ctx) {
 
 const RegisterLesson reg{{"alternatives", "Alternatives to √Dk",
                           "a fixed constant suits one Dk only; cosine bounds scores but forgets vector length",
-                          {"C19", "C20", "C39"}, false, run}};
+                          {"C19", "C20", "C39"}, false, run, Part::advanced, /*minutes*/ 5}};
 
 }  // namespace
 }  // namespace attn::lessons

@@ -88,6 +88,12 @@ const RegisterCatalogue zh06{Lang::zh, 6, {
      "对上面点积的那一行，softmax 给出 {0}，log_softmax 给出 {1}，这些负数之和为 {2} 而不是 1，"
      "不能用来给值加权。log_softmax 是计算交叉熵损失（输出概率的对数）的稳定方法，不是用来算注意力的。"},
     {"a fixed 1/10 instead of 1/sqrt(d_k) trains slightly worse", "用固定的 1/10 代替 1/sqrt(d_k)，训练效果略差"},
+    {"measuring: attn experiment stability at its quick size", "测量中：attn experiment stability（快速规模）"},
+    {"The source's setting is Dk = {}: there √Dk = {:g}, so ÷10 gives scores {:g} times the size "
+     "÷√Dk gives, a small change. At Dk = {} the factor is {:g}, a large one. The verdict below "
+     "trains both widths and is taken at Dk = {}, where the claim was made.",
+     "原文的设定是 Dk = {0}：此时 √Dk = {1:g}，所以 ÷10 得到的分数是 ÷√Dk 的 {2:g} 倍，变化很小。"
+     "在 Dk = {3} 时这个倍数是 {4:g}，变化很大。下面的结论在两种宽度上都做了训练，并以原文提出论断的 Dk = {5} 为准。"},
 }};
 }  // namespace
 }  // namespace attn::lessons

@@ -44,8 +44,9 @@ struct ScaleSize {
 
 ScaleSize scale_size(ExperimentSize s) {
     switch (s) {
-        // quick (tests, lessons 5 and 6): 1/10 under AdamW for C20, the learned temperature once
-        case ExperimentSize::Quick: return {{16}, {16}, {0, 1, 2, 4}, {0, 1}, 250, 250, 50, 32, 6};
+        // quick (tests, lessons 5 and 6): AdamW at d_k 16 and 64 (the source's setting, where C20 is
+        // judged) with 1/sqrt(d_k), none, 1/10 and the learned temperature; SGD at d_k 16
+        case ExperimentSize::Quick: return {{16, 64}, {16}, {0, 1, 2, 4}, {0, 1}, 250, 250, 50, 32, 6};
         case ExperimentSize::Default:
             return {{16, 64, 256}, {16, 256}, {0, 1, 2, 3, 4}, {0, 1, 2, 3, 4}, 400, 400, 50, 32, 6};
         case ExperimentSize::Full:
@@ -212,25 +213,31 @@ ExperimentResult run_scale(const ExperimentConfig& cfg, const ExperimentProgress
     const bool has_c10 = std::count(z.scales.begin(), z.scales.end(), size_t{2}) > 0;
     const bool has_cos = std::count(z.scales.begin(), z.scales.end(), size_t{3}) > 0;
     const bool has_learned = std::count(z.scales.begin(), z.scales.end(), size_t{4}) > 0;
-    // C20: a fixed 1/10 trains slightly worse than 1/sqrt(d_k)
+    // C20: a fixed 1/10 "trains slightly worse" than 1/sqrt(d_k). The source's setting is d_k 64,
+    // where 1/10 is 0.8 of 1/sqrt(64) = 1/8, so the verdict is taken there when the size trains
+    // d_k 64 (the other widths are context: the farther 1/10 is from 1/sqrt(d_k), the more it
+    // should cost). AdamW, steps to 95%: "worse" when 1/10 takes over 10% more steps; the
+    // same count (steps are read at every evaluation) is no measurable difference.
     if (has_c10) {
-        int worse = 0, same = 0, better = 0;
-        std::string fig;
+        const bool has64 = std::count(z.dks.begin(), z.dks.end(), int64_t{64}) > 0;
+        int worse = 0, better = 0;
+        std::string judged, context;
         for (int64_t dk : z.dks) {
             const double a = steps_or_inf(S(OptimizerKind::AdamW, dk, 0)), b = steps_or_inf(S(OptimizerKind::AdamW, dk, 2));
-            const double ratio = b / a;
-            if (ratio > 1.1) ++worse;
-            else if (ratio < 0.9) ++better;
-            else ++same;
-            fig += fmt::format("{}d_k {} (sqrt {:g}): 1/10 {} vs 1/sqrt(d_k) {}", fig.empty() ? "" : "; ", dk,
-                               std::sqrt(static_cast<double>(dk)), steps_txt(S(OptimizerKind::AdamW, dk, 2)),
-                               steps_txt(S(OptimizerKind::AdamW, dk, 0)));
+            const double ratio = b / a;  // inf/inf (neither reached 95%) is NaN: no difference measured
+            const std::string txt =
+                fmt::format("at d_k {} 1/10 makes the scores {:.2g}x what 1/sqrt(d_k) makes them and reached 95% in "
+                            "{} vs {}",
+                            dk, std::sqrt(static_cast<double>(dk)) / 10.0, steps_txt(S(OptimizerKind::AdamW, dk, 2)),
+                            steps_txt(S(OptimizerKind::AdamW, dk, 0)));
+            const bool judge = !has64 || dk == 64;
+            if (judge) worse += ratio > 1.1 ? 1 : 0, better += ratio < 0.9 ? 1 : 0;
+            (judge ? judged : context) += fmt::format("{}{}", (judge ? judged : context).empty() ? "" : "; ", txt);
         }
-        Verdict v{"C20", "a fixed 1/10 instead of 1/sqrt(d_k) trains slightly worse", VerdictKind::Qualified,
-                  fmt::format("adamw, {} worse / {} within 10% / {} better: {}", worse, same, better, fig)};
-        v.kind = worse > 0 && better == 0 ? (same == 0 ? VerdictKind::Supported : VerdictKind::Qualified)
-                 : worse == 0             ? VerdictKind::NotSupported
-                                          : VerdictKind::Qualified;
+        Verdict v{"C20", "a fixed 1/10 instead of 1/sqrt(d_k) trains slightly worse", VerdictKind::NotSupported,
+                  fmt::format("adamw, steps read every {} steps: {}{}{}", z.eval_every, judged,
+                              has64 ? " (the source's setting)" : "", context.empty() ? "" : "; context: " + context)};
+        v.kind = worse > 0 && better == 0 ? VerdictKind::Supported : VerdictKind::NotSupported;
         r.verdicts.push_back(v);
     }
     // C19: cosine bounds the scores (and drops the lengths)

@@ -28,6 +28,7 @@
 #include "impl_option.hpp"
 #include "options.hpp"
 #include "parse.hpp"
+#include "progress.hpp"
 
 namespace attn::cli {
 namespace {
@@ -85,14 +86,14 @@ int run_bench(const BenchOpts& o) {
                                      flops, exps, kFlopsPerExp, kFlopBudget));
     const int threads = resolve_threads(base.threads);
     base.threads = threads;
-    const bool progress = isatty(fileno(stderr)) != 0;
-    base.progress = progress;
+    base.progress = cli::stderr_is_tty();  // each run's line, drawn by the library's forked child
 
     // ---- the machine's own yardsticks, measured now on the same threads
-    if (progress) fmt::print(stderr, "\r\033[K  measuring the FMA peak and Eigen GEMM...");
+    cli::ProgressLine line;
+    line.show("measuring the FMA peak and Eigen GEMM");
     const FmaPeak peak = measure_fma_peak(threads);
     const double gemm = measure_gemm(threads);
-    if (progress) fmt::print(stderr, "\r\033[K");
+    line.clear();
 
     nlohmann::json results = nlohmann::json::array(), skipped = nlohmann::json::array();
     struct Row {

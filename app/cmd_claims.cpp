@@ -15,6 +15,7 @@
 #include "command.hpp"
 #include "lesson.hpp"
 #include "options.hpp"
+#include "progress.hpp"
 #include "scorecard.hpp"
 
 namespace {
@@ -95,13 +96,16 @@ int run_claims(ClaimsFlags& f) {
     opt.seed = f.seed;
     opt.lang = lang;
     attn::cli::require_json_writable(f.json);
-    const bool progress = !f.json.to_stdout() && attn::cli::stdout_is_tty();
+    // a progress line on a terminal: the lesson whose verdicts are computed, and what it trains
+    attn::cli::ProgressLine progress;
+    std::string at;
+    if (progress.on())
+        opt.progress = [&](std::string_view what) { progress.show(what.empty() ? at : at + " \u00b7 " + std::string(what)); };
     const auto scores = attn::lessons::compute_scorecard(opt, only, [&](int i, int n, const attn::lessons::Lesson& l) {
-        if (progress)
-            std::cerr << "\r" << format_in(lang, "computing verdicts: lesson {} ({}/{})", l.number, i + 1, n) << "\x1b[K"
-                      << std::flush;
+        at = format_in(lang, "computing verdicts: lesson {} ({}/{})", l.number, i + 1, n);
+        progress.show(at);
     });
-    if (progress) std::cerr << "\r\x1b[K" << std::flush;
+    progress.clear();
     if (f.json.given()) {
         nlohmann::json arr = nlohmann::json::array();
         for (const auto& s : scores) arr.push_back(attn::lessons::claim_score_json(s, lang));

@@ -17,6 +17,7 @@
 #include "attn/io/dump.hpp"
 #include "command.hpp"
 #include "options.hpp"
+#include "progress.hpp"
 
 namespace {
 
@@ -104,27 +105,13 @@ int run_experiment_cmd(const ExperimentOpts& o) {
 
     ExperimentResult r;
     {
-        const bool tty = isatty(fileno(stderr)) != 0;
+        // a line that redraws on a terminal; in a log, a plain line every 5 s
+        cli::ProgressLine line({cli::stderr_is_tty(), {}, std::chrono::seconds(5)});
         const auto t0 = std::chrono::steady_clock::now();
-        auto last = t0 - std::chrono::seconds(10);
-        bool drawn = false;
-        auto progress = [&](const std::string& line) {
-            const auto now = std::chrono::steady_clock::now();
-            if (tty) {
-                if (now - last < std::chrono::milliseconds(100)) return;
-                fmt::print(stderr, "\r\x1b[K{} ({:.0f} s)", line, std::chrono::duration<double>(now - t0).count());
-                drawn = true;
-            } else {
-                if (now - last < std::chrono::seconds(5)) return;
-                fmt::print(stderr, "{} ({:.0f} s)\n", line, std::chrono::duration<double>(now - t0).count());
-            }
-            last = now;
-            std::fflush(stderr);
-        };
+        auto progress = [&](const std::string& text) { line.show(text); };
         r = info->run(cfg, progress);
         r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        if (drawn) fmt::print(stderr, "\r\x1b[K");
-        std::fflush(stderr);
+        line.clear();
     }
     if (o.json.given()) cli::write_json(o.json, experiment_json(r, cfg), "attn-experiment", 1);
     if (!o.svg.empty()) cli::with_option("--svg", [&] { write_file_atomic(o.svg, experiment_svg(r)); });

@@ -3,10 +3,13 @@
 // selects and runs them, handles --step pauses, --json records and --svg.
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <vector>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -19,6 +22,8 @@
 #include "command.hpp"
 #include "lesson.hpp"
 #include "options.hpp"
+#include "pipeline.hpp"
+#include "progress.hpp"
 #include "tour_html.hpp"
 #include "scorecard.hpp"
 
@@ -51,7 +56,45 @@ struct RunFlags {
     std::string lang, from_text, to_text;
     Lang language = Lang::en;  // resolve_lang(lang), set when the command runs
     int from = 1, to = 0;  // to: 0 = the last lesson
+    bool core = false, advanced = false;  // the tour's core lessons only / the advanced part only
 };
+
+// The lessons of one part of the tour and their reading time.
+struct PartTime {
+    std::vector<int> numbers;
+    int minutes = 0;
+};
+PartTime part_time(const std::vector<Lesson>& lessons, attn::lessons::Part part) {
+    PartTime t;
+    for (const auto& l : lessons)
+        if (l.part == part) t.numbers.push_back(l.number), t.minutes += l.minutes;
+    return t;
+}
+// "1–5, 7, 8, 10, 12": lesson numbers with consecutive runs of three or more joined
+std::string number_ranges(const std::vector<int>& n) {
+    std::string out;
+    for (size_t i = 0; i < n.size();) {
+        size_t j = i;
+        while (j + 1 < n.size() && n[j + 1] == n[j] + 1) ++j;
+        out += (out.empty() ? "" : ", ") +
+               (j - i >= 2 ? fmt::format("{}\u2013{}", n[i], n[j])
+                           : (j == i ? fmt::format("{}", n[i]) : fmt::format("{}, {}", n[i], n[j])));
+        i = j + 1;
+    }
+    return out;
+}
+
+// The progress callback of RunOptions: on a terminal, "lesson 5/21 · <what it does>"
+// with a spinner while a lesson trains (app/progress.hpp); nothing elsewhere.
+std::function<void(std::string_view)> lesson_progress(attn::cli::ProgressLine& line, const Lesson& lesson, int index,
+                                                      int count, Lang lang) {
+    if (!line.on()) return nullptr;
+    const std::string head = format_in(lang, "lesson {} ({}/{})", lesson.number, index, count);
+    return [&line, head](std::string_view what) {
+        if (what.empty()) line.clear();
+        else line.show(head + " \u00b7 " + std::string(what));
+    };
+}
 
 void add_common(CLI::App& sub, RunFlags& f) {
     sub.add_option("--seed", f.seed, "Seed for every random tensor the lessons draw")
@@ -143,20 +186,41 @@ int report_failures(int failed, Lang lang) {
 
 // ------------------------------------------------------------ attn lessons
 
-int run_list(const attn::cli::JsonOut& json, Lang lang) {
+// `attn lessons --svg FILE`: the block, each step with the lessons that explain it.
+void write_pipeline(const std::string& file, Lang lang, const std::vector<Lesson>& lessons) {
+    const auto& steps = attn::lessons::pipeline_steps();
+    std::vector<std::string> notes(steps.size());
+    for (size_t i = 0; i < steps.size(); ++i) {
+        std::vector<int> numbers;
+        for (const auto& l : lessons) {
+            const auto ls = attn::lessons::lesson_steps(l.slug);
+            if (std::find(ls.begin(), ls.end(), steps[i].id) != ls.end()) numbers.push_back(l.number);
+        }
+        if (!numbers.empty()) notes[i] = number_ranges(numbers);
+    }
+    const std::string svg = attn::lessons::pipeline_svg(
+        {}, translate(lang, "The Transformer block, step by step; under each step, the lessons that explain it"), lang, notes);
+    attn::cli::with_option("--svg", [&] { attn::write_file_atomic(file, svg); });
+}
+
+int run_list(const attn::cli::JsonOut& json, Lang lang, const std::string& svg = "") {
     const auto lessons = attn::lessons::all_lessons();
     attn::cli::require_json_writable(json);
+    if (!svg.empty()) attn::cli::require_writable("--svg", svg);
+    const attn::cli::TextOut text({json.claim(), {"--svg -", svg == "-"}});
+    if (!svg.empty()) write_pipeline(svg, lang, lessons);
+    std::ostream& out = text.stream();
     if (json.given()) {
         nlohmann::json arr = nlohmann::json::array();
         for (const auto& l : lessons)
             arr.push_back({{"number", l.number}, {"name", l.slug}, {"title", translate(lang, l.title)},
                            {"summary", translate(lang, l.summary)},
-                           {"claims", l.claims}, {"heatmaps", l.heatmaps}});
+                           {"claims", l.claims}, {"heatmaps", l.heatmaps},
+                           {"part", attn::lessons::part_name(l.part)}, {"minutes", l.minutes}});
         std::cout.flush();
         attn::cli::write_json(json, nlohmann::json{{"lessons", arr}}, "attn-lessons", 1);
         if (json.to_stdout()) return 0;
     }
-    std::cout << translate(lang, "The lessons of `attn tour`, in order. Run one with `attn lesson NUMBER|NAME`.") << "\n\n";
     // 80 columns: the title and the summary wrap under themselves (Chinese between ideographs)
     const auto wrapped = [](std::string_view text, size_t indent) {
         std::string out;
@@ -164,11 +228,23 @@ int run_list(const attn::cli::JsonOut& json, Lang lang) {
             out += (out.empty() ? "" : std::string(indent, ' ')) + line + "\n";
         return out;
     };
+    out << translate(lang, "The lessons of `attn tour`, in order. Run one with `attn lesson NUMBER|NAME`.") << "\n";
+    const PartTime core = part_time(lessons, attn::lessons::Part::core);
+    const PartTime adv = part_time(lessons, attn::lessons::Part::advanced);
+    out << wrapped(format_in(lang, "* the core ({} lessons, ~{} min: `attn tour --core`); the others are the advanced "
+                                         "part ({} lessons, ~{} min: `attn tour --advanced`).",
+                                   core.numbers.size(), core.minutes, adv.numbers.size(), adv.minutes),
+                         2)
+              << "\n";
     for (const auto& l : lessons) {
-        const std::string head = fmt::format("{:>3}  {:<14} ", l.number, l.slug);
+        const std::string head =
+            fmt::format("{:>3}{} {:<14} ", l.number, l.part == attn::lessons::Part::core ? "*" : " ", l.slug);
         const size_t indent = static_cast<size_t>(std::max(20, attn::display_width(head)));
-        std::cout << head << wrapped(fmt::format("{}  [{}]", translate(lang, l.title), attn::lessons::claims_text(l.claims)), indent);
-        std::cout << std::string(indent, ' ') << wrapped(translate(lang, l.summary), indent);
+        out << head
+                  << wrapped(format_in(lang, "{}  [{}, ~{} min]", translate(lang, l.title),
+                                       attn::lessons::claims_text(l.claims), l.minutes),
+                             indent);
+        out << std::string(indent, ' ') << wrapped(translate(lang, l.summary), indent);
     }
     return 0;
 }
@@ -177,9 +253,11 @@ const attn::cli::Command list_cmd{
     "lessons", "List the lessons of the tour, with the claims each covers", 2, [](CLI::App& sub) -> attn::cli::Runner {
         auto json = std::make_shared<attn::cli::JsonOut>();
         auto lang = std::make_shared<std::string>();
+        auto svg = std::make_shared<std::string>();
         attn::cli::add_json(sub, *json, "attn-lessons");
         add_lang(sub, *lang);
-        return [json, lang] { return run_list(*json, resolve_lang(*lang)); };
+        sub.add_option("--svg", *svg, "Also draw the Transformer block, each step with the lessons that explain it, to this SVG file (- for stdout)");
+        return [json, lang, svg] { return run_list(*json, resolve_lang(*lang), *svg); };
     }};
 
 // ------------------------------------------------------------- attn lesson
@@ -215,6 +293,9 @@ int run_one(RunFlags& f) {
         opt.color = false;
         opt.pause = nullptr;
     }
+    attn::cli::ProgressLine progress;
+    opt.progress = lesson_progress(progress, lesson, lesson.number, static_cast<int>(attn::lessons::all_lessons().size()),
+                                   f.language);
     attn::lessons::LessonResult r;
     try {
         r = attn::lessons::run_lesson(lesson, opt, text.stream());
@@ -273,10 +354,23 @@ int run_tour(RunFlags& f) {
     };
     if (!f.from_text.empty()) f.from = lesson_number("--from", f.from_text, 1);
     f.to = f.to_text.empty() ? last : lesson_number("--to", f.to_text, f.from);
+    if (f.core && f.advanced)
+        throw attn::InputError(format_in(f.language, "--core: and --advanced: are the two parts of the tour; give one "
+                                                     "(or neither, for the whole tour)"));
+    // the lessons this run reads: --from..--to, of one part when --core or --advanced
+    std::vector<Lesson> chosen;
+    for (const auto& l : lessons)
+        if (l.number >= f.from && l.number <= f.to && (!f.core || l.part == attn::lessons::Part::core) &&
+            (!f.advanced || l.part == attn::lessons::Part::advanced))
+            chosen.push_back(l);
+    if (chosen.empty())
+        throw attn::InputError(format_in(f.language, "--from/--to: lessons {} to {} hold no lesson that {} takes",
+                                         f.from, f.to, f.core ? "--core" : "--advanced"));
     bool pausing = false;
-    const auto opt = make_options(f, pausing);
+    auto opt = make_options(f, pausing);
     if (!f.html.empty()) {
         if (f.json.given()) throw attn::InputError("--html: and --json: both hold the record; pick one");
+        if (f.core || f.advanced) throw attn::InputError("--html: writes --from..--to whole; drop --core and --advanced");
         return report_failures(attn::cli::run_tour_html(f.html, opt, f.from, f.to), f.language);
     }
     int passed = 0, failed = 0, unsupported = 0, ran = 0;
@@ -296,10 +390,32 @@ int run_tour(RunFlags& f) {
                      "inconclusive, one attn cannot measure as ○ not measured, and an error in the\n"
                      "source's own text or code is flagged with a !. The tour ends with the\n"
                      "scorecard of all 44 claims.\n");
+    const bool whole = chosen.size() == lessons.size();
+    if (!f.json.to_stdout()) {
+        int minutes = 0;
+        std::vector<int> numbers;
+        for (const auto& l : chosen) minutes += l.minutes, numbers.push_back(l.number);
+        const PartTime core = part_time(lessons, attn::lessons::Part::core);
+        const std::string length =
+            whole ? format_in(f.language, "The whole tour is {} lessons, about {} minutes of reading. For a first "
+                                          "sitting, `attn tour --core` reads the {} core lessons ({}) in about {} "
+                                          "minutes; `attn tour --advanced` is the rest.",
+                              chosen.size(), minutes, core.numbers.size(), number_ranges(core.numbers), core.minutes)
+            : f.core && f.from == 1 && f.to == last ? format_in(f.language, "The core of the tour: lessons {}, about {} minutes of reading. "
+                                             "`attn tour --advanced` goes on with the rest.",
+                                 number_ranges(numbers), minutes)
+            : f.advanced && f.from == 1 && f.to == last ? format_in(f.language, "The advanced part of the tour: lessons {}, about {} minutes of reading.",
+                                     number_ranges(numbers), minutes)
+                         : format_in(f.language, "This part of the tour: lessons {}, about {} minutes of reading.",
+                                     number_ranges(numbers), minutes);
+        std::cout << "\n";
+        for (const std::string& line : attn::lessons::wrap_text_lines(length, 80)) std::cout << line << "\n";
+    }
+    attn::cli::ProgressLine progress;
     try {
-        for (const auto& lesson : lessons) {
-            if (lesson.number < f.from || lesson.number > f.to) continue;
+        for (const auto& lesson : chosen) {
             if (ran > 0 && opt.pause) opt.pause();
+            opt.progress = lesson_progress(progress, lesson, ran + 1, static_cast<int>(chosen.size()), f.language);
             const auto r = attn::lessons::run_lesson(lesson, opt, std::cout);
             passed += r.passed;
             failed += r.failed;
@@ -319,7 +435,6 @@ int run_tour(RunFlags& f) {
         return 0;
     }
     // the whole tour scores all 44 claims; a part of it, only the claims its lessons test
-    const bool whole = f.from <= 1 && f.to >= last;
     const auto scores = attn::lessons::score_claims(lesson_records, f.language, !whole);
     if (f.json.given()) {
         nlohmann::json card = nlohmann::json::array();
@@ -362,6 +477,8 @@ const attn::cli::Command tour_cmd{
         sub.add_option("--from", f->from_text, "Start at this lesson number (1 to the last lesson's)")->type_name("N");
         sub.add_option("--html", f->html, "Write the tour as one self-contained page (lessons, figures, checks, the --json record) to FILE");
         sub.add_option("--to", f->to_text, "Stop after this lesson number (--from to the last lesson's; default: the last)")->type_name("N");
+        sub.add_flag("--core", f->core, "Only the core lessons: what a first sitting needs, under an hour (`attn lessons` marks them *)");
+        sub.add_flag("--advanced", f->advanced, "Only the advanced part: the lessons --core leaves out");
         return [f] { return run_tour(*f); };
     }};
 

@@ -15,6 +15,7 @@
 #include "attn/experiments/variance.hpp"
 #include "command.hpp"
 #include "options.hpp"
+#include "progress.hpp"
 #include "parse.hpp"
 
 namespace {
@@ -31,36 +32,6 @@ struct VarianceOpts {
 // Dk (each q.k), plus 2 Dk^2 per sample with --source projected (the two
 // projections). The default run is 6e7; 1e11 is minutes on one core.
 constexpr double kWorkBudget = 1e11;
-
-// "\rattn variance: 42% (about 12 s left)" on stderr, only on a TTY and only
-// once the run has taken a second; cleared at the end.
-class Progress {
-public:
-    Progress() : on_(isatty(fileno(stderr)) != 0), t0_(std::chrono::steady_clock::now()) {}
-    void operator()(double f) {
-        if (!on_) return;
-        const auto now = std::chrono::steady_clock::now();
-        if (now - t0_ < std::chrono::seconds(1) || now - last_ < std::chrono::milliseconds(100)) return;
-        last_ = now;
-        const double elapsed = std::chrono::duration<double>(now - t0_).count();
-        if (f > 0)
-            fmt::print(stderr, "\rattn variance: {:3.0f}% (about {:.0f} s left)  ", 100 * f, elapsed * (1 - f) / f);
-        else
-            fmt::print(stderr, "\rattn variance: {:3.0f}%", 100 * f);
-        std::fflush(stderr);
-        shown_ = true;
-    }
-    ~Progress() {
-        if (shown_) {
-            fmt::print(stderr, "\r{:48}\r", "");
-            std::fflush(stderr);
-        }
-    }
-
-private:
-    bool on_, shown_ = false;
-    std::chrono::steady_clock::time_point t0_, last_{};
-};
 
 int run_variance_cmd(const VarianceOpts& o) {
     // ---- validate everything before drawing anything (CLI11 checked the single numbers)
@@ -89,8 +60,14 @@ int run_variance_cmd(const VarianceOpts& o) {
 
     std::vector<attn::VarianceRow> rows;
     {
-        Progress progress;
-        rows = attn::run_variance(cfg, [&](double f) { progress(f); });
+        // "attn variance: 42% (about 12 s left)", on a terminal once the run has taken a second
+        attn::cli::ProgressLine progress({attn::cli::stderr_is_tty(), std::chrono::seconds(1), {}, false});
+        const auto t0 = std::chrono::steady_clock::now();
+        rows = attn::run_variance(cfg, [&](double f) {
+            const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            progress.show(f > 0 ? fmt::format("attn variance: {:3.0f}% (about {:.0f} s left)", 100 * f, elapsed * (1 - f) / f)
+                                : fmt::format("attn variance: {:3.0f}%", 100 * f));
+        });
     }
     if (!o.svg.empty())
         attn::cli::with_option("--svg", [&] { attn::write_file_atomic(o.svg, attn::variance_svg(cfg, rows)); });

@@ -61,6 +61,8 @@ std::string cli_table_json(const CLI::App& app);
 // beside the binary and `cmake --install` installs them.
 std::string man_page(const CLI::App& app);
 std::string bash_completion(const CLI::App& app);
+// The zsh completion (`attn --completion-zsh`, installed as share/zsh/vendor-completions/_attn).
+std::string zsh_completion(const CLI::App& app);
 
 // Marks an option whose empty value means something (an empty --text), so the
 // CLI's refusal of empty values lets it through. Returns opt.

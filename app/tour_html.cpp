@@ -4,6 +4,7 @@
 // admitted by hash (CSP default-src 'none'), every text is HTML-escaped, and
 // the record is embedded as JSON with <, >, & written as \u escapes.
 #include "tour_html.hpp"
+#include "pipeline.hpp"
 
 #include "scorecard.hpp"
 
@@ -172,6 +173,11 @@ int run_tour_html(const std::string& file, lessons::RunOptions opt, int from, in
         inconclusive += r.inconclusive;
         ++ran;
         records.push_back(r.record);
+        // where the lesson sits in the block, its steps highlighted
+        std::string pipe = lessons::pipeline_svg(
+            lessons::lesson_steps(lesson.slug),
+            lessons::format_in(opt.lang, "Lesson {}: its steps in the Transformer block", lesson.number), opt.lang);
+        if (const size_t at = pipe.find("<svg"); at != std::string::npos) pipe.erase(0, at);
         std::string figs;
         if (!r.panels.empty()) {
             SvgOptions so;
@@ -196,9 +202,9 @@ int run_tour_html(const std::string& file, lessons::RunOptions opt, int from, in
         sections += fmt::format(
             "<details class=\"lesson\" id=\"lesson-{}\"{}>\n<summary><span class=\"num\">{}</span> {} "
             "<span class=\"muted\">{}</span><span class=\"badges\">{}</span></summary>\n"
-            "<div class=\"body\"><pre class=\"text\">{}</pre>{}</div>\n{}</details>\n",
+            "<div class=\"body\"><div class=\"figs pipeline\">{}</div><pre class=\"text\">{}</pre>{}</div>\n{}</details>\n",
             lesson.number, ran == 1 ? " open" : "", lesson.number, escape(lessons::translate(opt.lang, lesson.title)),
-            escape(lessons::claims_text(lesson.claims)), badges, text_html(text.str()), figs, checks_html(r.record));
+            escape(lessons::claims_text(lesson.claims)), badges, pipe, text_html(text.str()), figs, checks_html(r.record));
     }
     // the record, as `attn tour --json` prints it
     // (the whole tour scores all 44 claims; a part of it, only the claims its lessons test)

@@ -108,7 +108,7 @@ void run(LessonContext& ctx) {
 
 const RegisterLesson reg{{"qkv", "Q, K and V",
                           "three projections of x with their shapes; nn.Linear's [out, in]; Dv may differ from Dk",
-                          {"C5", "C6", "C7", "C8"}, false, run}};
+                          {"C5", "C6", "C7", "C8"}, false, run, Part::core, /*minutes*/ 4}};
 
 }  // namespace
 }  // namespace attn::lessons

@@ -104,7 +104,7 @@ void run(LessonContext& ctx) {
 }
 
 const RegisterLesson reg{{"dot-product", "The dot product as a score",
-                          "score = |q||k|cos θ; a longer vector gets a bigger score", {"C11"}, false, run}};
+                          "score = |q||k|cos θ; a longer vector gets a bigger score", {"C11"}, false, run, Part::core, /*minutes*/ 2}};
 
 }  // namespace
 }  // namespace attn::lessons

@@ -103,7 +103,7 @@ void run(LessonContext& ctx) {
 
 const RegisterLesson reg{{"one-head", "One head, end to end",
                           "the source's B=2, T=6, D=16 example with every shape; the Kᵀ pitfall",
-                          {"C21", "C22"}, true, run}};
+                          {"C21", "C22"}, true, run, Part::core, /*minutes*/ 4}};
 
 }  // namespace
 }  // namespace attn::lessons

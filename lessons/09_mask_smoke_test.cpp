@@ -99,7 +99,7 @@ void run(LessonContext& ctx) {
 }
 
 const RegisterLesson reg{{"smoke-test", "The mask smoke test",
-                          "one printed row catches masks applied the wrong way round", {"C27"}, true, run}};
+                          "one printed row catches masks applied the wrong way round", {"C27"}, true, run, Part::advanced, /*minutes*/ 4}};
 
 }  // namespace
 }  // namespace attn::lessons

@@ -1,10 +1,164 @@
 // Lesson 10: multi-head attention: the 512 = 8 × 64 split, what it costs,
-// and merging the heads back (C29-C31, C33).
+// and merging the heads back (C29-C31, C33); then the block around the heads
+// (LayerNorm, residual adds, feed-forward, logits) computed by hand on a model
+// trained live, against the trainer's own forward pass.
 #include "common.hpp"
 #include "attn/experiments/experiment.hpp"
+#include "attn/train/model.hpp"
+#include "attn/train/ops.hpp"
+#include "attn/train/tasks.hpp"
+#include "attn/train/trainer.hpp"
 
 namespace attn::lessons {
 namespace {
+
+// ---- the block of a trained model, by hand (the last section)
+
+// A parameter of the model, by its PyTorch state_dict name (a copy).
+Tensor param(TinyTransformer& m, const std::string& name) {
+    for (const Param& p : m.params())
+        if (p.name == name) return *p.value;
+    throw std::logic_error("lesson multi-head: the model has no parameter " + name);
+}
+
+// LayerNorm over the last dimension (the trainer's own reference op, eps 1e-5).
+Tensor layer_norm(const Tensor& x, const Tensor& w, const Tensor& b) {
+    Tensor out(x.shape);
+    const int64_t D = x.dim(-1), N = x.numel() / D;
+    std::vector<float> mean(static_cast<size_t>(N)), rstd(static_cast<size_t>(N));
+    train::layernorm_forward(out.ptr(), mean.data(), rstd.data(), x.ptr(), w.ptr(), b.ptr(), N, D);
+    return out;
+}
+
+Tensor plus(const Tensor& a, const Tensor& b) {
+    Tensor out(a.shape);
+    train::residual_forward(out.ptr(), a.ptr(), b.ptr(), a.numel());
+    return out;
+}
+
+Linear linear_of(TinyTransformer& m, const std::string& prefix) {
+    Linear l;
+    l.W = param(m, prefix + ".weight");
+    l.b = param(m, prefix + ".bias");
+    return l;
+}
+
+void block_section(LessonContext& ctx) {
+    ctx.section("The block around the heads");
+    ctx.para("Attention never runs alone. In a Transformer it is half of a block: the residual stream x is "
+             "normalised (LayerNorm), attended over, and the result is added back to x; then normalised again, "
+             "passed through a feed-forward network (two Linear layers with a GELU between them, applied to each "
+             "position on its own) and added back again. After the last block a final LayerNorm and the output "
+             "head turn every position into logits, one score per token of the vocabulary. Attention is the "
+             "only step where positions exchange information; everything else works on one position at a time.");
+    // a 1-layer decoder trained live on reverse: x1..xn SEP -> xn..x1
+    TaskOptions to;
+    to.seq = 11;
+    to.symbols = 8;
+    const Task task(TaskKind::Reverse, to);
+    ModelConfig mc;
+    mc.vocab = task.vocab();
+    mc.max_seq = task.seq();
+    mc.d_model = 32;
+    mc.heads = 2;
+    mc.layers = 1;
+    TinyTransformer model(mc);
+    model.init(ctx.seed());
+    TrainConfig tc;
+    tc.steps = 200;
+    tc.seed = ctx.seed();
+    tc.eval_every = 0;
+    ctx.busy("training: a 1-layer decoder on reverse, 200 steps");
+    const TrainResult tr = train_model(model, task, tc);
+    ctx.idle();
+    const ModelConfig& cfg = model.config();
+    ctx.para(ctx.f("Below, a decoder of one block (D = {}, {} heads of Dk = {}, feed-forward width {}, vocabulary "
+                   "V = {}) is trained live for {} steps on `reverse`: five symbols, a separator, then the five "
+                   "symbols backwards. Then one held-out sequence goes through the block by hand, from the weights "
+                   "the trainer learned, every step with its shape:",
+                   cfg.d_model, cfg.heads, cfg.d_k, cfg.d_ff, cfg.vocab, tr.steps_done));
+    ctx.code("x      = tok_emb[tokens] + pos_emb[:T]\n"
+             "x      = x + MHA(LN1(x))\n"
+             "x      = x + GELU(LN2(x)·W1ᵀ + b1)·W2ᵀ + b2\n"
+             "logits = LN_f(x)·headᵀ");
+    const TaskBatch one = task.batch(1, ctx.seed(), DataSplit::Eval, 0);
+    const int64_t T = one.T, D = cfg.d_model;
+    // embeddings: a row of tok_emb per token, plus the position's row
+    const Tensor tok_emb = param(model, "tok_emb.weight"), pos_emb = param(model, "pos_emb.weight");
+    Tensor x({1, T, D});
+    train::embedding_forward(x.ptr(), one.tokens.data(), tok_emb.ptr(), pos_emb.ptr(), 1, T, D);
+    ctx.shape("tokens", Shape{1, T}, "[B, T] ids");
+    ctx.shape("tok_emb", tok_emb, "[V, D], one row per token");
+    ctx.shape("x", x, "tok_emb[tokens] + pos_emb[:T]: the residual stream");
+    // attention sublayer: the same MultiHeadAttention as above, holding the trained weights
+    const Tensor h1 = layer_norm(x, param(model, "blocks.0.ln1.weight"), param(model, "blocks.0.ln1.bias"));
+    ctx.shape("LN1(x)", h1, "mean 0, variance 1 per position, then scaled and shifted");
+    MhaConfig ac;
+    ac.d_model = D;
+    ac.heads = cfg.heads;
+    MultiHeadAttention mha(ac.resolved());
+    mha.q_proj = linear_of(model, "blocks.0.attn.q_proj");
+    mha.k_proj = linear_of(model, "blocks.0.attn.k_proj");
+    mha.v_proj = linear_of(model, "blocks.0.attn.v_proj");
+    mha.o_proj = linear_of(model, "blocks.0.attn.o_proj");
+    ForwardRecord rec;
+    const TraceFn trace = [&ctx](const TraceEvent& e) {
+        if (e.name != "x") ctx.shape(e.name, e.shape, e.formula);  // its input is LN1(x), shown above
+    };
+    const Tensor a = mha.forward(h1, Mask::make_causal(), AttentionOptions{}, &rec, &trace);
+    const Tensor x1 = plus(x, a);
+    ctx.shape("x + attn", x1, "the first residual add");
+    // feed-forward sublayer
+    const Tensor h2 = layer_norm(x1, param(model, "blocks.0.ln2.weight"), param(model, "blocks.0.ln2.bias"));
+    const Tensor f1 = linear_of(model, "blocks.0.mlp.fc1").forward(h2);
+    Tensor g(f1.shape);
+    train::gelu_forward(g.ptr(), f1.ptr(), f1.numel());
+    const Tensor f2 = linear_of(model, "blocks.0.mlp.fc2").forward(g);
+    ctx.shape("ffn hidden", g, "GELU(LN2(x)·W1ᵀ + b1): [B, T, F], each position widened on its own");
+    ctx.shape("ffn out", f2, "hidden·W2ᵀ + b2: back to [B, T, D]");
+    const Tensor x2 = plus(x1, f2);
+    ctx.shape("x + ffn", x2, "the second residual add");
+    // the output head
+    const Tensor hf = layer_norm(x2, param(model, "ln_f.weight"), param(model, "ln_f.bias"));
+    Linear head;
+    head.W = param(model, "head.weight");
+    const Tensor logits = head.forward(hf);
+    ctx.shape("logits", logits, "LN_f(x)·headᵀ: [B, T, V]");
+    ctx.identity(a.shape == x.shape && f2.shape == x.shape, "",
+                 ctx.f("both sublayers return x's shape {}, which is what lets the block add them back", shape_str(x.shape)));
+    // the same logits from the trainer's own (fast) forward pass
+    const Tensor fast = model.logits(one.tokens.data(), 1, T, 1);
+    const double diff = max_abs_diff(fast, logits);
+    ctx.figure("block_logits_max_diff", diff);
+    ctx.identity(diff < 1e-4, "",
+                 ctx.f("the block by hand gives the model's own logits (max diff {}: float rounding, the same "
+                       "arithmetic in two codes)",
+                       e2(diff)));
+    // what the trained block predicts at the scored positions
+    std::string in, want, got;
+    int right = 0, scored = 0;
+    for (int64_t t = 0; t < T; ++t) {
+        in += (in.empty() ? "" : " ") + task.token_text(one.tokens[static_cast<size_t>(t)]);
+        const int32_t target = one.targets[static_cast<size_t>(t)];
+        if (target < 0) continue;
+        int32_t best = 0;
+        for (int64_t v = 1; v < cfg.vocab; ++v)
+            if (logits.at({0, t, v}) > logits.at({0, t, best})) best = static_cast<int32_t>(v);
+        want += (want.empty() ? "" : " ") + task.token_text(target);
+        got += (got.empty() ? "" : " ") + task.token_text(best);
+        ++scored;
+        right += best == target ? 1 : 0;
+    }
+    ctx.code(ctx.f("input      {}\ntarget     {}\npredicted  {}", in, want, got));
+    ctx.figure("block_right", right);
+    ctx.check(scored > 0 && right == scored, "",
+              ctx.f("after {} steps the block reverses this held-out sequence: {} of {} positions right (the argmax "
+                    "of each row of logits)",
+                    tr.steps_done, right, scored));
+    ctx.para("The reversal is attention's work: the feed-forward network sees one position at a time, so only "
+             "the attention weights can fetch the symbol that belongs at each output position. Every lesson of "
+             "this tour zooms into one step of this block.");
+}
 
 void run(LessonContext& ctx) {
     ctx.section("Split d_model into heads");
@@ -114,11 +268,13 @@ void run(LessonContext& ctx) {
                          "the source adds that several heads give the gradient several paths, so some heads "
                          "keep learning when others' gradients vanish. That is a statement about training, "
                          "measured by attn experiment heads (half the heads behind a stop-gradient).");
+    block_section(ctx);
 }
 
 const RegisterLesson reg{{"multi-head", "Multi-head attention",
-                          "512 = 8 × 64; the cost is the same as one wide head; merging heads needs the transpose",
-                          {"C29", "C30", "C31", "C33"}, false, run}};
+                          "512 = 8 × 64 at the cost of one wide head; merging needs the transpose; a whole block, by "
+                          "hand, on a trained model",
+                          {"C29", "C30", "C31", "C33"}, false, run, Part::core, /*minutes*/ 9}};
 
 }  // namespace
 }  // namespace attn::lessons

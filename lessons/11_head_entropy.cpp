@@ -102,7 +102,7 @@ void run(LessonContext& ctx) {
 
 const RegisterLesson reg{{"head-entropy", "Diagnosing heads",
                           "per-head mean entropy, head-to-head divergence, a planted duplicate found",
-                          {"C32"}, true, run}};
+                          {"C32"}, true, run, Part::advanced, /*minutes*/ 6}};
 
 }  // namespace
 }  // namespace attn::lessons

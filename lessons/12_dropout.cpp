@@ -113,7 +113,9 @@ void run(LessonContext& ctx) {
     // The training side, measured live: the quick size of `attn experiment dropout`, one seed.
     ExperimentConfig dc;
     dc.size = ExperimentSize::Quick, dc.seeds = 1, dc.seed = ctx.seed();
+    ctx.busy("training: attn experiment dropout at its quick size");
     const ExperimentResult dr = experiment_dropout().run(dc, {});
+    ctx.idle();
     const auto& dtab = dr.tables[0];  // adamw: p 0 (weights), 0.5 weights, 0.5 scores
     auto cell = [&](size_t row, const char* column) {
         const auto c = std::find(dtab.columns.begin(), dtab.columns.end(), column) - dtab.columns.begin();
@@ -132,7 +134,7 @@ void run(LessonContext& ctx) {
 
 const RegisterLesson reg{{"dropout", "Attention dropout",
                           "on weights after softmax vs on scores; train vs eval; row sums and distortion",
-                          {"C38"}, false, run}};
+                          {"C38"}, false, run, Part::core, /*minutes*/ 3}};
 
 }  // namespace
 }  // namespace attn::lessons

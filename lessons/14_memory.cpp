@@ -104,7 +104,9 @@ void run(LessonContext& ctx) {
     // Gradient checkpointing, measured live: the quick size of `attn experiment memory`.
     ExperimentConfig mc;
     mc.size = ExperimentSize::Quick, mc.seeds = 1, mc.seed = ctx.seed();
+    ctx.busy("measuring: attn experiment memory at its quick size");
     const ExperimentResult mem = experiment_memory().run(mc, {});
+    ctx.idle();
     const auto& mrows = mem.tables[0].rows;  // T 64, 128, 256 x (store P, tiled, checkpoint)
     const double ck_ratio = mrows[8][3].get<double>(), ck_time = mrows[8][5].get<double>();
     const double ck_diff = mrows[8][6].get<double>();
@@ -325,7 +327,10 @@ void run(LessonContext& ctx) {
              "(acc_softmax - chance). The tables are the quick size of attn experiment length at seed 0 (a few dozen "
              "steps: the ranking, not converged values); the verdict below asks seeds 0, 1 and 2.");
     // the tables are the first evidence seed's run; the verdict below rests on every evidence seed
+    ctx.busy(ctx.f("training the evidence for {}: {}, seed {} of {}", "C44", "attn experiment length", 1,
+                   evidence_seeds().size()));
     const ExperimentResult& len = evidence_run(experiment_length(), evidence_seeds().front());
+    ctx.idle();
     for (size_t ti = 0; ti < len.tables.size(); ++ti) {
         const ExperimentTable& et = len.tables[ti];
         Table q;
@@ -345,7 +350,7 @@ void run(LessonContext& ctx) {
 
 const RegisterLesson reg{{"memory", "Memory and long sequences",
                           "the [B, H, T, T] matrix's bytes; an online softmax; flash vs reference; sparse and linear",
-                          {"C40", "C41", "C42", "C43", "C44"}, false, run}};
+                          {"C40", "C41", "C42", "C43", "C44"}, false, run, Part::advanced, /*minutes*/ 11}};
 
 }  // namespace
 }  // namespace attn::lessons

@@ -314,7 +314,7 @@ void run(LessonContext& ctx) {
 
 const RegisterLesson reg{{"real-heads", "Real heads",
                           "a pretrained encoder's heads: entropy vs random init, sinks, \"it\" -> \"animal\", padding",
-                          {"C23", "C26", "C32", "C34"}, true, run}};
+                          {"C23", "C26", "C32", "C34"}, true, run, Part::advanced, /*minutes*/ 7}};
 
 }  // namespace
 }  // namespace attn::lessons

@@ -246,7 +246,7 @@ const RegisterLesson reg{{"backward", "The backward pass of attention",
                           "dV = Pᵀ·dO, dP = dO·Vᵀ, dS = P∘(dP − rowsum(P∘dP)), checked; saturated rows pass no gradient",
                           {"C12", "C13"},
                           false,
-                          run}};
+                          run, Part::advanced, /*minutes*/ 5}};
 
 }  // namespace
 }  // namespace attn::lessons

@@ -134,7 +134,9 @@ void run(LessonContext& ctx) {
              "[MASK] positions. Without positions, every [MASK] position holds the same token and sees the same "
              "set of keys, so all six get the same output: at most one answer per row can be right. Trained live "
              "below (2 layers, 2 seeds, the quick size of `attn experiment distance`).");
+    ctx.busy("training: encoders with and without positions, 2 seeds");
     const PositionsResult pr = run_positions(ExperimentSize::Quick, 2, ctx.seed(), 2);
+    ctx.idle();
     Table rt;
     rt.columns = {"positions", "held-out accuracy (mean of 2 seeds)", "steps"};
     rt.formats = {"", "{:.3f}", "{}"};
@@ -162,7 +164,7 @@ void run(LessonContext& ctx) {
 
 const RegisterLesson reg{{"positional", "Positional information",
                           "attention is blind to order; sinusoidal and learned positions; trained with and without",
-                          {"C4"}, false, run}};
+                          {"C4"}, false, run, Part::advanced, /*minutes*/ 4}};
 
 }  // namespace
 }  // namespace attn::lessons

@@ -101,7 +101,7 @@ void run(LessonContext& ctx) {
 
 const RegisterLesson reg{{"gqa", "GQA and MQA: fewer key/value heads",
                           "grouped-query and multi-query attention: same output shapes, a fraction of the K/V bytes",
-                          {"C29", "C40"}, false, run}};
+                          {"C29", "C40"}, false, run, Part::advanced, /*minutes*/ 4}};
 
 }  // namespace
 }  // namespace attn::lessons

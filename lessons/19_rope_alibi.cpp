@@ -164,7 +164,7 @@ void run(LessonContext& ctx) {
 
 const RegisterLesson reg{{"rope-alibi", "RoPE and ALiBi: positions inside the score",
                           "absolute positions vs RoPE (relative position in q·k) vs ALiBi (a distance penalty)",
-                          {"C4", "C11"}, false, run}};
+                          {"C4", "C11"}, false, run, Part::advanced, /*minutes*/ 5}};
 
 }  // namespace
 }  // namespace attn::lessons

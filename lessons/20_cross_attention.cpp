@@ -117,7 +117,7 @@ void run(LessonContext& ctx) {
 
 const RegisterLesson reg{{"cross-attention", "Cross-attention",
                           "a decoder reading an encoder's output: Tq ≠ Tk, kdim/vdim, the mask on the source's keys",
-                          {"C6", "C23", "C24", "C26"}, true, run}};
+                          {"C6", "C23", "C24", "C26"}, true, run, Part::advanced, /*minutes*/ 4}};
 
 }  // namespace
 }  // namespace attn::lessons

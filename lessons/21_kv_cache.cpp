@@ -129,7 +129,7 @@ void run(LessonContext& ctx) {
 
 const RegisterLesson reg{{"kv-cache", "The KV cache",
                           "why causal attention runs one token at a time, what the cache holds, saves and costs (GQA, MQA)",
-                          {"C24"}, false, run}};
+                          {"C24"}, false, run, Part::advanced, /*minutes*/ 4}};
 
 }  // namespace
 }  // namespace attn::lessons

@@ -2,6 +2,7 @@
 #include "lesson.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdlib>
 #include <map>
@@ -532,7 +533,7 @@ const std::vector<uint64_t>& evidence_seeds() {
     return s;
 }
 
-const ExperimentResult& evidence_run(const ExperimentInfo& e, uint64_t seed) {
+const ExperimentResult& evidence_run(const ExperimentInfo& e, uint64_t seed, const ExperimentProgress& progress) {
     static std::mutex m;
     static std::map<std::pair<std::string, uint64_t>, ExperimentResult> cache;
     const std::lock_guard<std::mutex> lock(m);
@@ -541,7 +542,7 @@ const ExperimentResult& evidence_run(const ExperimentInfo& e, uint64_t seed) {
     if (it == cache.end()) {
         ExperimentConfig qc;
         qc.size = ExperimentSize::Quick, qc.seeds = 1, qc.seed = seed;
-        it = cache.emplace(key, e.run(qc, {})).first;
+        it = cache.emplace(key, e.run(qc, progress ? progress : ExperimentProgress{})).first;
     }
     return it->second;
 }
@@ -558,9 +559,14 @@ std::vector<SeedVerdict> seed_verdicts(const ExperimentInfo& e, std::string_view
 }
 
 void LessonContext::experiment_claim(const ExperimentInfo& e, std::string_view claim, std::string_view otherwise) {
-    const std::vector<SeedVerdict> all = seed_verdicts(e, claim);
     const std::string command = "attn experiment " + e.name;
     const size_t nseeds = evidence_seeds().size();
+    for (size_t i = 0; i < nseeds; ++i) {  // the training runs (each once per process), with a progress line
+        busy(f("training the evidence for {}: {}, seed {} of {}", claim, command, i + 1, nseeds));
+        evidence_run(e, evidence_seeds()[i]);
+    }
+    idle();
+    const std::vector<SeedVerdict> all = seed_verdicts(e, claim);
     if (all.empty()) return unmeasured(claim, otherwise);
     // one verdict of the experiment on this claim at a time (an experiment may judge a claim twice)
     for (size_t k = 0;; ++k) {
@@ -708,16 +714,51 @@ const Lesson* find_lesson(std::string_view name) {
     return prefix_hits == 1 ? prefix : nullptr;
 }
 
+const char* part_name(Part part) { return part == Part::core ? "core" : "advanced"; }
+
+int reading_minutes(std::string_view text) {
+    // words: runs of non-space characters that hold a letter or a digit (a table's rules
+    // and a heatmap's shading are not read word by word)
+    long words = 0;
+    bool in_word = false, counted = false;
+    for (const char ch : text) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (c == ' ' || c == '\n' || c == '\t') {
+            in_word = false;
+            continue;
+        }
+        if (!in_word) in_word = true, counted = false;
+        if (!counted && std::isalnum(c) != 0) ++words, counted = true;
+    }
+    const long minutes = (words + kReadingWordsPerMinute / 2) / kReadingWordsPerMinute;
+    return static_cast<int>(std::max(1L, minutes));
+}
+
+void LessonContext::busy(std::string_view what) {
+    if (opt_.progress) opt_.progress(text(what));
+}
+void LessonContext::idle() {
+    if (opt_.progress) opt_.progress("");
+}
+
 LessonResult run_lesson(const Lesson& lesson, const RunOptions& opt, std::ostream& out) {
     LessonContext ctx(out, opt, lesson.number);
     const std::string title = ctx.tr(lesson.title);
     if (!opt.json) {
         const std::string head = ctx.f("Lesson {} \u00b7 {}", lesson.number, title);
-        const std::string tail = ctx.f("claims {}", claims_text(lesson.claims));
-        const int rule = std::max(3, opt.width - display_width(head) - display_width(tail) - 8);
-        std::string line;
-        for (int k = 0; k < rule; ++k) line += "\u2501";
-        std::string s = fmt::format("\n\u2501\u2501 {} {} {} \u2501\u2501\n", head, line, tail);
+        const std::string tail = ctx.f("claims {} \u00b7 ~{} min", claims_text(lesson.claims), lesson.minutes);
+        const auto rule = [](int n) {
+            std::string line;
+            for (int k = 0; k < std::max(3, n); ++k) line += "\u2501";
+            return line;
+        };
+        const int hw = display_width(head), tw = display_width(tail);
+        // one rule with the title and the claims; when they do not fit, the claims go
+        // under it, aligned right
+        std::string s = hw + tw + 11 <= opt.width
+                            ? fmt::format("\n\u2501\u2501 {} {} {} \u2501\u2501\n", head, rule(opt.width - hw - tw - 8), tail)
+                            : fmt::format("\n\u2501\u2501 {} {}\n{}{}\n", head, rule(opt.width - hw - 4),
+                                          std::string(static_cast<size_t>(std::max(0, opt.width - tw)), ' '), tail);
         out << (opt.color ? fmt::format("\x1b[1m{}\x1b[0m", s) : s);
     }
     lesson.run(ctx);

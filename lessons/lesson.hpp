@@ -76,6 +76,10 @@ struct RunOptions {
     bool quote = false;
     // Called at each section after the first when non-empty (the CLI's --step).
     std::function<void()> pause;
+    // Called with what a long computation does when it starts (a training run), and with
+    // an empty text when it ends: the CLI draws its progress line (stderr, a terminal
+    // only). The output itself never changes.
+    std::function<void(std::string_view)> progress;
     // The language of every text (catalogue.hpp); numbers and --json figures do not change.
     Lang lang = Lang::en;
 };
@@ -158,6 +162,10 @@ public:
     // panel of the lesson's --svg picture (whose colour scale is weights, 0..1).
     void heatmap(std::string_view key, const HeatmapPanel& panel, double vmin = 0.0, double vmax = 1.0,
                  bool in_svg = true);
+    // A long computation starts (what it does, in English: translated here) / ends:
+    // RunOptions::progress, when set. Prints nothing.
+    void busy(std::string_view what);
+    void idle();
 
     int passed() const { return passed_; }  // measured + identities that held
     int failed() const { return failed_; }
@@ -195,6 +203,18 @@ private:
     nlohmann::json record_;
 };
 
+// Which part of the tour a lesson belongs to: the core (what a first sitting needs:
+// `attn tour --core`, under an hour) or the advanced part (`attn tour --advanced`).
+enum class Part { core, advanced };
+const char* part_name(Part part);  // "core", "advanced"
+
+// The reading time of a lesson's text: its words at kReadingWordsPerMinute, rounded, at
+// least 1. A lesson declares its minutes (Lesson::minutes) so the header can show them
+// before it runs; tests/test_tour.cpp holds each declaration to this rule on the
+// lesson's own English text.
+constexpr int kReadingWordsPerMinute = 150;
+int reading_minutes(std::string_view text);
+
 struct Lesson {
     std::string slug;      // "softmax", used by `attn lesson softmax`
     std::string title;
@@ -202,6 +222,8 @@ struct Lesson {
     std::vector<std::string> claims;  // {"C12", "C13"}
     bool heatmaps = false; // draws heatmaps (so `--svg` applies)
     std::function<void(LessonContext&)> run;
+    Part part = Part::advanced;
+    int minutes = 0;       // reading time (reading_minutes of its English text at seed 0)
     int number = 0;        // set by RegisterLesson from the file name: 4 for lessons/04_softmax.cpp
 };
 
@@ -221,8 +243,9 @@ struct RegisterLesson {
 
 // The seeds every training verdict of the tour rests on (0, 1, 2).
 const std::vector<uint64_t>& evidence_seeds();
-// Experiment `e` at its quick size with one seed, run once per process (cached).
-const ExperimentResult& evidence_run(const ExperimentInfo& e, uint64_t seed);
+// Experiment `e` at its quick size with one seed, run once per process (cached);
+// `progress` hears the run's own progress lines when it trains.
+const ExperimentResult& evidence_run(const ExperimentInfo& e, uint64_t seed, const ExperimentProgress& progress = {});
 // The verdicts of `e` on `claim` at each evidence seed; index: the verdict's rank
 // among the experiment's verdicts on that claim.
 struct SeedVerdict {

@@ -145,7 +145,7 @@ TEST_CASE("cli manners: --version, bare attn, did you mean, ambiguous lesson nam
     CHECK(std::count(amb.out.begin(), amb.out.end(), '\n') == 1);
 }
 
-TEST_CASE("cli manners: the man page and the bash completion come from the option table") {
+TEST_CASE("cli manners: the man page and the bash and zsh completions come from the option table") {
     const std::string bin = "'" + std::string(ATTN_BINARY) + "'";
     const auto man = attn::test::run_shell(bin + " --man");
     REQUIRE(man.code == 0);
@@ -162,6 +162,25 @@ TEST_CASE("cli manners: the man page and the bash completion come from the optio
     CHECK(comp.out.find(" --d-k") != std::string::npos);
     CHECK(comp.out.find(" --dk") == std::string::npos);  // hidden spellings are not offered
     CHECK(attn::test::run_shell(bin + " --completion-bash | bash -n").code == 0);
+    // zsh: every command, each option with its description, files where a value is a file
+    const auto zsh = attn::test::run_shell(bin + " --completion-zsh");
+    REQUIRE(zsh.code == 0);
+    CHECK(zsh.out.rfind("#compdef attn\n", 0) == 0);
+    for (const char* cmd : {"tour", "lesson", "lessons", "claims", "forward", "view", "decode", "variance", "variants",
+                            "bench", "train", "experiment", "model"}) {
+        INFO(cmd);
+        CHECK(zsh.out.find(std::string("    '") + cmd + ":") != std::string::npos);  // offered, with its description
+        CHECK(zsh.out.find(std::string("    ") + cmd + ")\n") != std::string::npos);  // its options
+    }
+    CHECK(zsh.out.find("        attention)\n") != std::string::npos);  // model's own commands
+    CHECK(zsh.out.find("'--d-k[") != std::string::npos);
+    CHECK(zsh.out.find("'--dk[") == std::string::npos);
+    CHECK(zsh.out.find("'--svg[") != std::string::npos);
+    CHECK(zsh.out.find(":_files' \\\n") != std::string::npos);
+    if (attn::test::run_shell("command -v zsh >/dev/null").code == 0)
+        CHECK(attn::test::run_shell(bin + " --completion-zsh | zsh -n").code == 0);
+    else
+        MESSAGE("zsh is not installed: the completion's syntax is not checked here");
     if (attn::test::run_shell("command -v man >/dev/null").code != 0) {
         MESSAGE("man is not installed: the page is not rendered here");
         return;

@@ -321,6 +321,9 @@ TEST_CASE("html: attn tour --html holds the same record as attn tour --json") {
     CHECK(embedded == json);  // every figure, check and table, number for number
     CHECK(count(html, "<details class=\"lesson\"") == 4);
     CHECK(embedded["lessons"].size() == 4);
+    // each lesson opens with the block, its own steps highlighted (lesson 4, softmax: one step)
+    CHECK(count(html, "<div class=\"figs pipeline\">") == 4);
+    CHECK(html.find("Lesson 4: its steps in the Transformer block") != std::string::npos);
     // styled checks: one <li> per check of the record
     size_t checks = 0;
     for (const auto& l : json["lessons"]) checks += l.contains("checks") ? l["checks"].size() : 0;

@@ -192,7 +192,7 @@ TEST_CASE("i18n: the framing is complete: titles, summaries, claim texts, the co
                                          ctx.source_error("C29", "", "");
                                          ctx.shape("Q", attn::Shape{1, 2}, "");
                                      },
-                                     1};
+                                     attn::lessons::Part::core, 1, 1};
     attn::lessons::run_lesson(demo, opt, out);
     const attn::lessons::Lesson one{"demo", demo.title, "", {"C1"}, false,
                                     [](attn::lessons::LessonContext& ctx) {
@@ -200,7 +200,7 @@ TEST_CASE("i18n: the framing is complete: titles, summaries, claim texts, the co
                                         ctx.qualified("C10", "");
                                         ctx.not_supported("C20", "");
                                     },
-                                    1};
+                                    attn::lessons::Part::core, 1, 1};
     attn::lessons::run_lesson(one, opt, out);
     const auto miss = attn::lessons::missing_translations();
     std::string shown;

@@ -65,6 +65,14 @@ TEST_CASE("readme: every count it states is the program's own") {
         CHECK(!stated.empty());  // the README states each count once at least
         for (int s : stated) CHECK(s == n);
     }
+    // the core of the tour (`attn tour --core`)
+    const nlohmann::json list =
+        nlohmann::json::parse(attn::test::run_shell("'" + std::string(ATTN_BINARY) + "' lessons --json 2>/dev/null").out);
+    int core = 0;
+    for (const auto& l : list["lessons"]) core += l["part"] == "core" ? 1 : 0;
+    const std::vector<int> core_stated = counts_before(readme, "core lessons");
+    CHECK(!core_stated.empty());
+    for (int s : core_stated) CHECK(s == core);
     // A count spelled as a word cannot be checked: none is allowed.
     CHECK(!std::regex_search(readme, std::regex("\\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
                                                 "[a-z]+teen|twenty[a-z-]*) (lessons|experiments|modules|fuzz targets)",

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <regex>
 #include <set>
@@ -24,6 +25,7 @@
 #include "attn/viz/svg.hpp"
 #include "i18n_required.hpp"
 #include "lesson.hpp"
+#include "pipeline.hpp"
 #include "svg_test_util.hpp"
 #include "test_util.hpp"
 #include "whole_tour.hpp"
@@ -344,6 +346,10 @@ TEST_CASE("CLI: every SVG attn writes holds its title, labels and legend") {
     check_svg_file("attn view --svg", dir + "/view.svg");
     run("train --task copy --steps 20 --svg " + dir + "/train.svg");
     check_svg_file("attn train --svg", dir + "/train.svg");
+    run("lessons --svg " + dir + "/pipeline.svg");
+    check_svg_file("attn lessons --svg", dir + "/pipeline.svg");
+    run("lessons --lang zh --svg " + dir + "/pipeline-zh.svg");
+    check_svg_file("attn lessons --lang zh --svg", dir + "/pipeline-zh.svg");
     std::filesystem::remove_all(dir);
 }
 
@@ -389,6 +395,124 @@ TEST_CASE("CLI: attn lessons and the tour's framing (introduction, summary) fit 
     CHECK(tour_zh.out.find("Tour done") == std::string::npos);
     CHECK(tour_zh.out.find("how attention works") == std::string::npos);
     CHECK(tour_zh.out.find("导览结束：共 1 课") != std::string::npos);
+}
+
+TEST_CASE("the block's picture: every lesson highlights steps of it, and every step has a lesson") {
+    const auto& steps = attn::lessons::pipeline_steps();
+    std::set<std::string> ids, covered;
+    for (const auto& s : steps) CHECK(ids.insert(s.id).second);  // each id once
+    for (const auto& l : attn::lessons::all_lessons()) {
+        CAPTURE(l.slug);
+        const auto mine = attn::lessons::lesson_steps(l.slug);
+        CHECK(!mine.empty());
+        for (const auto& id : mine) {
+            CHECK(ids.count(id) == 1);
+            covered.insert(id);
+        }
+    }
+    CHECK(covered == ids);
+    CHECK(attn::lessons::lesson_steps("no-such-lesson").empty());
+    // the highlighted boxes are the lesson's steps: one filled box per step
+    const std::string svg = attn::lessons::pipeline_svg(attn::lessons::lesson_steps("softmax"), "t", attn::lessons::Lang::en);
+    size_t filled = 0;
+    for (size_t at = svg.find("#fde68a"); at != std::string::npos; at = svg.find("#fde68a", at + 1)) ++filled;
+    CHECK(filled == 1);
+    CHECK(svg.find(">softmax<") != std::string::npos);
+    // Chinese labels where a step has words
+    CHECK(attn::lessons::pipeline_svg({}, "t", attn::lessons::Lang::zh).find("前馈网络") != std::string::npos);
+}
+
+TEST_CASE("reading time: a lesson's words at 150 a minute, rounded, at least one minute") {
+    using attn::lessons::reading_minutes;
+    std::string words;
+    for (int k = 0; k < 150; ++k) words += "word ";
+    CHECK(reading_minutes("") == 1);
+    CHECK(reading_minutes(words) == 1);
+    CHECK(reading_minutes(words + words + words) == 3);
+    CHECK(reading_minutes(words + words + words.substr(0, 5 * 74)) == 2);  // 2.49 minutes
+    CHECK(reading_minutes(words + words + words.substr(0, 5 * 75)) == 3);  // 2.5
+    // a table's rules and a heatmap's shading are not words; a number is
+    std::string rules;
+    for (int k = 0; k < 1000; ++k) rules += "━━ │ ░▒ ";
+    CHECK(reading_minutes(words + rules) == 1);
+    std::string numbers;
+    for (int k = 0; k < 300; ++k) numbers += "0.953 ";
+    CHECK(reading_minutes(numbers) == 2);
+}
+
+TEST_CASE("the tour's two parts: every lesson in one, with its minutes, and the core reads in under an hour") {
+    int core = 0, advanced = 0, core_minutes = 0;
+    for (const auto& l : attn::lessons::all_lessons()) {
+        CAPTURE(l.slug);
+        CHECK(l.minutes >= 1);
+        if (l.part == attn::lessons::Part::core) ++core, core_minutes += l.minutes;
+        else ++advanced;
+    }
+    CHECK(core >= 5);
+    CHECK(advanced >= 5);
+    CHECK(core_minutes < 60);
+    // the lessons a learner needs first: the pipeline from lookup to multi-head
+    for (const char* slug : {"soft-lookup", "qkv", "softmax", "why-sqrt-dk", "one-head", "masks", "multi-head"})
+        CHECK(attn::lessons::find_lesson(slug)->part == attn::lessons::Part::core);
+}
+
+TEST_CASE("each lesson's declared minutes are the reading time of its own English text at seed 0 (within 1)" *
+          ATTN_WHOLE_TOUR) {
+    for (const auto& lesson : attn::lessons::all_lessons()) {
+        if (lesson.slug == "real-heads") continue;  // the model's lesson: its own test below
+        CAPTURE(lesson.slug);
+        const int measured = attn::lessons::reading_minutes(attn::test::lesson_run(lesson, 0).text);
+        CHECK(std::abs(lesson.minutes - measured) <= 1);
+    }
+}
+
+TEST_CASE("the real-heads lesson's declared minutes are its reading time (skipped without the model)") {
+    if (!attn::test::model_or_skip()) return;
+    const auto* l = attn::lessons::find_lesson("real-heads");
+    REQUIRE(l != nullptr);
+    CHECK(std::abs(l->minutes - attn::lessons::reading_minutes(text_of(*l))) <= 1);
+}
+
+TEST_CASE("CLI: tour --core / --advanced read their part, say how long it is, and refuse together") {
+    const auto lessons = attn::lessons::all_lessons();
+    int core_minutes = 0, all_minutes = 0, core_count = 0;
+    std::string first_core_title;
+    for (const auto& l : lessons) {
+        all_minutes += l.minutes;
+        if (l.part == attn::lessons::Part::core) core_minutes += l.minutes, ++core_count;
+    }
+    // the length line of a part, without running it all: --from/--to pick two lessons
+    const auto part = attn::test::run_attn("tour --from 2 --to 3");
+    CHECK(part.code == 0);
+    CHECK(part.out.find(fmt::format("This part of the tour: lessons 2, 3, about {} minutes of reading.",
+                                    lessons[1].minutes + lessons[2].minutes)) != std::string::npos);
+    CHECK(part.out.find(fmt::format("claims {} \u00b7 ~{} min", attn::lessons::claims_text(lessons[1].claims),
+                                    lessons[1].minutes)) != std::string::npos);
+    // --core with a range: only its core lessons run (6 is advanced, 7 core)
+    REQUIRE(attn::lessons::find_lesson("6")->part == attn::lessons::Part::advanced);
+    REQUIRE(attn::lessons::find_lesson("7")->part == attn::lessons::Part::core);
+    const auto core = attn::test::run_attn("tour --core --from 6 --to 7");
+    CHECK(core.code == 0);
+    CHECK(core.out.find("Lesson 6 \u00b7") == std::string::npos);
+    CHECK(core.out.find("Lesson 7 \u00b7") != std::string::npos);
+    CHECK(core.out.find("Tour done: 1 lesson;") != std::string::npos);
+    // `attn lessons` states both parts' lengths, and its --json each lesson's
+    const auto list = attn::test::run_attn("lessons");
+    CHECK(list.out.find(fmt::format("* the core ({} lessons, ~{} min", core_count, core_minutes)) != std::string::npos);
+    const auto json = attn::test::run_shell(std::string("'") + ATTN_BINARY + "' lessons --json");
+    REQUIRE(json.code == 0);
+    int listed = 0;
+    const nlohmann::json doc = nlohmann::json::parse(json.out);
+    for (const auto& l : doc["lessons"]) listed += l["minutes"].get<int>();
+    CHECK(listed == all_minutes);
+    // refusals: one line, exit 2
+    const auto both = attn::test::run_attn("tour --core --advanced");
+    CHECK(both.code == 2);
+    CHECK(both.out == "attn: error: --core: and --advanced: are the two parts of the tour; give one (or neither, for "
+                      "the whole tour)\n");
+    const auto none = attn::test::run_attn("tour --core --from 13 --to 14");
+    CHECK(none.code == 2);
+    CHECK(none.out == "attn: error: --from/--to: lessons 13 to 14 hold no lesson that --core takes\n");
 }
 
 TEST_CASE("--quote: every claim a lesson cites has its text, printed once beside the first check on it") {

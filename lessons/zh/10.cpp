@@ -104,6 +104,57 @@ const RegisterCatalogue zh10{Lang::zh, 10, {
      "多个头为梯度提供了多条路径：一些头的梯度消失时，其余的头仍能学习"},
     {"several heads give the gradient several paths: if some heads' gradients vanish, the others still learn (adamw)",
      "多个头为梯度提供了多条路径：一些头的梯度消失时，其余的头仍能学习（adamw）"},
+    // the block around the heads
+    {"The block around the heads", "头周围的块"},
+    {"Attention never runs alone. In a Transformer it is half of a block: the residual stream x is "
+     "normalised (LayerNorm), attended over, and the result is added back to x; then normalised again, "
+     "passed through a feed-forward network (two Linear layers with a GELU between them, applied to each "
+     "position on its own) and added back again. After the last block a final LayerNorm and the output "
+     "head turn every position into logits, one score per token of the vocabulary. Attention is the "
+     "only step where positions exchange information; everything else works on one position at a time.",
+     "注意力从不单独运行。在 Transformer 中它只是一个块的一半：残差流 x 先做归一化（LayerNorm），再做注意力，"
+     "结果加回 x；然后再次归一化，经过一个前馈网络（两个 Linear 层，中间一个 GELU，对每个位置单独作用），"
+     "再加回去。最后一个块之后，最终的 LayerNorm 和输出头把每个位置变成 logits，词表中每个 token 一个分数。"
+     "注意力是位置之间交换信息的唯一一步；其余各步都一次只处理一个位置。"},
+    {"training: a 1-layer decoder on reverse, 200 steps", "训练中：在 reverse 任务上训练 1 层解码器，200 步"},
+    {"Below, a decoder of one block (D = {}, {} heads of Dk = {}, feed-forward width {}, vocabulary "
+     "V = {}) is trained live for {} steps on `reverse`: five symbols, a separator, then the five "
+     "symbols backwards. Then one held-out sequence goes through the block by hand, from the weights "
+     "the trainer learned, every step with its shape:",
+     "下面现场训练一个只有一个块的解码器（D = {0}，{1} 个头，每头 Dk = {2}，前馈宽度 {3}，词表 V = {4}），"
+     "在 `reverse` 任务上训练 {5} 步：五个符号、一个分隔符，然后倒序输出这五个符号。接着用训练得到的权重，"
+     "把一条留出的序列手工送过这个块，每一步都给出形状："},
+    {"tokens", "token 序列"},
+    {"[B, T] ids", "[B, T] 编号"},
+    {"[V, D], one row per token", "[V, D]，每个 token 一行"},
+    {"tok_emb[tokens] + pos_emb[:T]: the residual stream", "tok_emb[tokens] + pos_emb[:T]：残差流"},
+    {"mean 0, variance 1 per position, then scaled and shifted", "每个位置均值 0、方差 1，再缩放和平移"},
+    {"x + attn", "x + 注意力"},
+    {"the first residual add", "第一次残差相加"},
+    {"ffn hidden", "前馈隐层"},
+    {"GELU(LN2(x)·W1ᵀ + b1): [B, T, F], each position widened on its own",
+     "GELU(LN2(x)·W1ᵀ + b1)：[B, T, F]，每个位置各自变宽"},
+    {"ffn out", "前馈输出"},
+    {"hidden·W2ᵀ + b2: back to [B, T, D]", "隐层·W2ᵀ + b2：回到 [B, T, D]"},
+    {"x + ffn", "x + 前馈"},
+    {"the second residual add", "第二次残差相加"},
+    {"LN_f(x)·headᵀ: [B, T, V]", "LN_f(x)·headᵀ：[B, T, V]"},
+    {"both sublayers return x's shape {}, which is what lets the block add them back",
+     "两个子层都返回 x 的形状 {0}，块才能把它们加回去"},
+    {"the block by hand gives the model's own logits (max diff {}: float rounding, the same "
+     "arithmetic in two codes)",
+     "手工计算的块给出与模型自身相同的 logits（最大差 {0}：浮点舍入，两份代码做同样的运算）"},
+    {"tok_emb", "tok_emb"},
+    {"logits", "logits"},
+    {"input      {}\ntarget     {}\npredicted  {}", "输入    {0}\n目标    {1}\n预测    {2}"},
+    {"after {} steps the block reverses this held-out sequence: {} of {} positions right (the argmax "
+     "of each row of logits)",
+     "训练 {0} 步后，这个块把这条留出序列倒了过来：{2} 个位置中 {1} 个正确（取每行 logits 的 argmax）"},
+    {"The reversal is attention's work: the feed-forward network sees one position at a time, so only "
+     "the attention weights can fetch the symbol that belongs at each output position. Every lesson of "
+     "this tour zooms into one step of this block.",
+     "倒序是注意力完成的：前馈网络一次只看一个位置，所以只有注意力权重能把每个输出位置该有的符号取过来。"
+     "本导览的每一课都放大这个块中的一步。"},
 }};
 }  // namespace
 }  // namespace attn::lessons

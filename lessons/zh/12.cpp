@@ -62,6 +62,7 @@ const RegisterCatalogue zh12{Lang::zh, 12, {
      "运行 p = 0、0.1、0.2、0.3、0.5）：关联回忆任务只从一个固定的 256 行训练集中学习，在留出的行上评分。"
      "最终留出集损失：p = 0 时 {0:.3f}，对权重施加 p = 0.5 时 {1:.3f}，对分数施加 p = 0.5 时 {2:.3f}；"
      "训练损失依次为 {3:.3f}、{4:.3f}、{5:.3f}（两者之差就是 dropout 要对抗的死记硬背）。"},
+    {"training: attn experiment dropout at its quick size", "训练中：attn experiment dropout（快速规模）"},
 }};
 }  // namespace
 }  // namespace attn::lessons

@@ -195,6 +195,7 @@ const RegisterCatalogue zh14{Lang::zh, 14, {
      "高效注意力在 10 倍长度下保留约 90% 的质量（下一个字符）"},
     {"efficient attention keeps about 90% of the quality at 10x the length (associative recall)",
      "高效注意力在 10 倍长度下保留约 90% 的质量（关联回忆）"},
+    {"measuring: attn experiment memory at its quick size", "测量中：attn experiment memory（快速规模）"},
 }};
 }  // namespace
 }  // namespace attn::lessons

@@ -77,6 +77,7 @@ const RegisterCatalogue zh17{Lang::zh, 17, {
      "\"output the token d steps back\": attn experiment distance.",
      "完整的对比（更多种子、更多步数），以及 RNN 与单层注意力在“输出 d 步之前的 token”任务上的较量："
      "attn experiment distance。"},
+    {"training: encoders with and without positions, 2 seeds", "训练中：有位置与无位置的编码器，2 个种子"},
 }};
 }  // namespace
 }  // namespace attn::lessons

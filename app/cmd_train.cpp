@@ -27,6 +27,7 @@
 #include "attn/core/parallel.hpp"
 #include "attn/core/rng.hpp"
 #include "attn/core/stats.hpp"
+#include "attn/io/data_files.hpp"
 #include "attn/io/dump.hpp"
 #include "attn/io/dump_file.hpp"
 #include "attn/train/checkpoint.hpp"
@@ -82,19 +83,9 @@ int64_t default_seq(TaskKind k) {
     return 16;
 }
 
-// data/macbeth.txt under the working folder, else beside the executable's parent
-// folders (build/attn -> build/../data): the same search as the model folder.
-std::string default_corpus() {
-    namespace fs = std::filesystem;
-    const std::string rel = "data/macbeth.txt";
-    std::error_code ec;
-    if (fs::exists(rel, ec)) return rel;
-    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    if (!ec)
-        for (fs::path p = exe.parent_path(); !p.empty() && p != p.root_path(); p = p.parent_path())
-            if (fs::exists(p / rel, ec)) return (p / rel).string();
-    return rel;
-}
+// data/macbeth.txt, found where every data file is (attn/io/data_files.hpp); the
+// relative name when none has it (the refusal then names it).
+std::string default_corpus() { return find_data("macbeth.txt").value_or("data/macbeth.txt"); }
 
 // ---- Ctrl-C: the first SIGINT asks the loop to stop after the step in progress
 // (SA_RESETHAND puts the default action back, so a second one ends attn at once).
@@ -303,6 +294,9 @@ nlohmann::json eval_json(const EvalStats& e) {
 }
 
 // Throws InputError naming the option when a task option does not fit the task.
+// The text of task chars: --corpus, else the default.
+std::string corpus_path(const TrainOpts& o) { return o.corpus.empty() ? default_corpus() : o.corpus; }
+
 Task make_task(const TrainOpts& o, TaskKind kind, bool causal, int64_t seq) {
     TaskOptions to;
     to.seq = seq;
@@ -317,7 +311,7 @@ Task make_task(const TrainOpts& o, TaskKind kind, bool causal, int64_t seq) {
     if (kind == TaskKind::Chars) {
         if (!causal)
             throw InputError("--arch: task chars needs a decoder (an encoder would see the character it must predict)");
-        const std::string path = o.corpus.empty() ? default_corpus() : o.corpus;
+        const std::string path = corpus_path(o);
         to.corpus = with_option("--corpus", [&] { return read_file(path); });
         return with_option("--corpus", [&] { return Task(kind, to); });
     }
@@ -504,9 +498,11 @@ int run_train(TrainOpts o) {
         tc.warmup > 0 ? fmt::format(", {} warmup", tc.warmup) : "", tc.clip, tc.weight_decay, tc.batch, tc.steps,
         threads, threads == 1 ? "" : "s", tc.seed);
     if (!o.quiet) {
-        fmt::print(out, "attn train: task {} (T={}, vocabulary {}, chance accuracy {}){}\n  model: {}\n  training: {}\n",
+        fmt::print(out, "attn train: task {} (T={}, vocabulary {}, chance accuracy {}){}\n{}  model: {}\n  training: {}\n",
                    task.name(), seq, task.vocab(), pct(task.chance_accuracy()),
-                   loaded ? fmt::format(", model from {}", o.load) : "", model_line, train_line);
+                   loaded ? fmt::format(", model from {}", o.load) : "",
+                   kind == TaskKind::Chars ? fmt::format("  text: {}\n", corpus_path(o)) : "",
+                   model_line, train_line);
         std::fflush(out);
     }
 
@@ -657,6 +653,7 @@ int run_train(TrainOpts o) {
         j["version"] = 1;
         j["task"] = {{"name", task.name()}, {"seq", seq}, {"symbols", o.symbols}, {"distance", o.distance},
                      {"queries", o.queries}, {"vocab", task.vocab()}, {"causal", causal}, {"chance_accuracy", task.chance_accuracy()}};
+        if (kind == TaskKind::Chars) j["task"]["corpus"] = corpus_path(o);
         j["model"] = nlohmann::json::parse(config_to_json(mc));
         j["model"]["parameters"] = model.num_params();
         if (loaded) j["model"]["loaded_from"] = o.load;

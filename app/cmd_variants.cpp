@@ -16,6 +16,7 @@
 
 #include "attn/core/errors.hpp"
 #include "attn/experiments/variants.hpp"
+#include "attn/io/data_files.hpp"
 #include "attn/io/dump.hpp"
 #include "attn/model/bert.hpp"
 #include "attn/model/tokenizer.hpp"
@@ -34,7 +35,7 @@ struct VariantsOpts {
     std::string t, variants, favor_m;
     bool quick = false, no_speed = false, no_model = false, yes = false;
     JsonOut json;
-    std::string svg, model, corpus = "data/macbeth.txt";
+    std::string svg, model, corpus;  // corpus: empty is data/macbeth.txt where the data files are
     int64_t corpus_chars = 2400;
 };
 
@@ -64,7 +65,7 @@ std::vector<Variant> parse_variants(const std::string& text) {
 bool minilm_errors(const VariantsOpts& o, const VariantsConfig& cfg, const std::optional<std::string>& corpus,
                    std::vector<ErrorRow>& rows, std::string& why) {
     if (!corpus) {
-        why = fmt::format("no corpus at {} (--corpus)", o.corpus);
+        why = fmt::format("no corpus at {} (--corpus)", o.corpus.empty() ? "data/macbeth.txt" : o.corpus);
         return false;
     }
     const std::string text = corpus->substr(0, static_cast<size_t>(o.corpus_chars));
@@ -164,8 +165,9 @@ int run_variants(VariantsOpts& o) {
     // The corpus is read before any work: a regular file, or a one-line refusal (a FIFO, a folder or a
     // device is never read); a missing one skips the MiniLM rows with a note.
     std::optional<std::string> corpus;
-    if (!o.no_model && ::access(o.corpus.c_str(), F_OK) == 0)
-        corpus = with_option("--corpus", [&] { return read_file(o.corpus); });
+    const std::string corpus_path = o.corpus.empty() ? find_data("macbeth.txt").value_or("data/macbeth.txt") : o.corpus;
+    if (!o.no_model && ::access(corpus_path.c_str(), F_OK) == 0)
+        corpus = with_option("--corpus", [&] { return read_file(corpus_path); });
     const TextOut text({o.json.claim(), {"--svg -", o.svg == "-"}});
 
     VariantsResult r;
@@ -244,7 +246,7 @@ attn::cli::Command reg{
         sub.add_flag("--yes", o->yes, "Time even when the runs would exceed the work budget (2e12 FLOPs)");
         sub.add_flag("--no-model", o->no_model, "Skip the MiniLM rows");
         sub.add_option("--model", o->model, "model folder (default: $ATTN_MODEL_DIR, else data/models/all-MiniLM-L6-v2)");
-        sub.add_option("--corpus", o->corpus, "text for the MiniLM rows")->capture_default_str();
+        sub.add_option("--corpus", o->corpus, "text for the MiniLM rows (default: data/macbeth.txt, found as every data file is)");
         add_json(sub, o->json, "attn-variants");
         sub.add_option("--svg", o->svg, "Also write time and memory vs T (log-log) to this SVG file (- for stdout)");
         return [o] { return run_variants(*o); };

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "attn/io/data_files.hpp"
 #include "attn/io/dump.hpp"
 #include "attn/train/checkpoint.hpp"
 #include "test_util.hpp"
@@ -98,6 +99,25 @@ TEST_CASE("train cli: every bad input exits 2 with one line naming the option, b
     }
     CHECK_FALSE(fs::exists(svg));
     fs::remove_all(dir);
+}
+
+TEST_CASE("data files: ATTN_DATA_DIR is searched first, by the library and by attn train's corpus") {
+    const std::string dir = attn::test::temp_dir("datadir");
+    {
+        std::ofstream f(dir + "/macbeth.txt");
+        for (int k = 0; k < 4; ++k) f << "to be or not to be, that is the question; whether 'tis nobler in the mind\n";
+    }
+    setenv("ATTN_DATA_DIR", dir.c_str(), 1);
+    CHECK(attn::data_dirs().front() == dir);
+    CHECK(attn::find_data("macbeth.txt") == dir + "/macbeth.txt");
+    CHECK(attn::find_data("no-such-file.txt") == std::nullopt);
+    unsetenv("ATTN_DATA_DIR");
+    CHECK(attn::find_data("macbeth.txt") != dir + "/macbeth.txt");  // the repository's (or the installed) one
+    const auto r = attn::test::run_attn("train --task chars --seq 8 --steps 1 --eval-every 0 --threads 1",
+                                        "ATTN_DATA_DIR='" + dir + "'");
+    CHECK(r.code == 0);
+    CHECK(r.out.find("  text: " + dir + "/macbeth.txt\n") != std::string::npos);
+    std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("train cli: --list-tasks and --help describe every task") {

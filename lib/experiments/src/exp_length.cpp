@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "attn/core/errors.hpp"
+#include "attn/io/data_files.hpp"
 #include "attn/io/dump.hpp"
 #include "lab_training.hpp"
 
@@ -27,19 +28,11 @@ namespace attn {
 namespace {
 using namespace lab;
 
-// data/macbeth.txt under the working folder, else under a parent of the executable's
-// folder (build/attn -> data/, build/tests/attn_tests -> data/).
+// data/macbeth.txt, found where every data file is (attn/io/data_files.hpp).
 std::string corpus_text() {
-    namespace fs = std::filesystem;
-    const std::string rel = "data/macbeth.txt";
-    std::error_code ec;
-    if (fs::exists(rel, ec)) return read_file(rel);
-    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    if (!ec)
-        for (fs::path p = exe.parent_path(); !p.empty() && p != p.root_path(); p = p.parent_path())
-            if (fs::exists(p / rel, ec)) return read_file((p / rel).string());
-    throw InputError("experiment length: the chars task needs data/macbeth.txt (looked in the working folder and "
-                     "above the executable)");
+    if (const auto path = find_data("macbeth.txt")) return read_file(*path);
+    throw InputError("experiment length: the chars task needs data/macbeth.txt (set ATTN_DATA_DIR to the folder "
+                     "that holds it)");
 }
 
 struct Sizes {

@@ -22,6 +22,7 @@
 #include "attn/cpu/features.hpp"
 #include "attn/io/safetensors.hpp"
 #include "attn/nn/backend.hpp"
+#include "attn/io/data_files.hpp"
 #include "bert_gemm.hpp"
 
 namespace attn {
@@ -32,18 +33,8 @@ static constexpr const char* kFetchHint = "run scripts/fetch-model.sh to fetch i
 
 std::string default_model_dir() {
     if (const char* env = std::getenv("ATTN_MODEL_DIR"); env != nullptr && env[0] != '\0') return env;
-    const std::string rel = "data/models/all-MiniLM-L6-v2";
-    std::error_code ec;
-    if (fs::exists(rel, ec)) return rel;
-    // build/attn -> build/../data/models/...
-    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    if (!ec) {
-        for (fs::path p = exe.parent_path(); !p.empty() && p != p.root_path(); p = p.parent_path()) {
-            const fs::path cand = p / rel;
-            if (fs::exists(cand, ec)) return cand.string();
-        }
-    }
-    return rel;
+    // data/models/... in the working folder, an installed share/attn/data, or above the executable
+    return find_data("models/all-MiniLM-L6-v2").value_or("data/models/all-MiniLM-L6-v2");
 }
 
 ModelFiles locate_model(const std::string& dir) {

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include <fmt/args.h>
 #include <fmt/format.h>
 
 #include "attn/core/utf8.hpp"
@@ -241,6 +242,12 @@ std::string LessonContext::format_translated(std::string_view english_template, 
     return out;
 }
 
+
+std::string LessonContext::fv(std::string_view english_template, const std::vector<std::string>& args) {
+    fmt::dynamic_format_arg_store<fmt::format_context> store;
+    for (const std::string& a : args) store.push_back(a);
+    return format_translated(english_template, store);
+}
 
 LessonContext::LessonContext(std::ostream& out, RunOptions opt, int lesson_number)
     : out_(out), opt_(std::move(opt)), number_(lesson_number) {
@@ -581,6 +588,11 @@ void LessonContext::experiment_claim(const ExperimentInfo& e, std::string_view c
             seeds_text += (seeds_text.empty() ? "" : "; ") +
                           f("seed {}: {}, {}", s->seed, tr(verdict_name(s->verdict.kind)), s->verdict.figures);
         const std::string stmt = tr(per.front()->verdict.statement);
+        const Verdict& first = per.front()->verdict;
+        if (!first.task.empty()) {  // the readable form: the task, seed 0's evidence, the plain words
+            readable_verdict(claim, command, per, agree);
+            continue;
+        }
         if (!agree) {
             inconclusive(claim, f("{}: the {} training seeds disagree ({}). `{} --seeds 5` trains more seeds.", stmt,
                                   nseeds, seeds_text, command));
@@ -598,6 +610,47 @@ void LessonContext::experiment_claim(const ExperimentInfo& e, std::string_view c
             not_supported(claim, said);
         record_[record_key(kind)].back()["command"] = command;
     }
+}
+
+void LessonContext::readable_verdict(std::string_view claim, const std::string& command,
+                                     const std::vector<const SeedVerdict*>& per, bool agree) {
+    const Verdict& first = per.front()->verdict;
+    // the plain line: its template and its word arguments ("never") in the run's language
+    const auto plain = [this](const Verdict& v) {
+        std::vector<std::string> args;
+        for (const std::string& a : v.plain_args) args.push_back(tr(a));
+        return fv(v.plain, args);
+    };
+    std::string seeds;
+    for (const SeedVerdict* s : per) seeds += (seeds.empty() ? "" : ", ") + std::to_string(s->seed);
+    para(f("The evidence for {}: {}. `{}` trains it live at its quick size on seeds {}; the table is seed {}'s run.",
+           claim, tr(first.task), command, seeds, per.front()->seed));
+    Table t;
+    t.columns = first.evidence.columns;
+    t.formats.assign(t.columns.size(), "{:.3g}");
+    for (const auto& row : first.evidence.rows) t.add(row);
+    table(fmt::format("evidence_{}", claim), t);
+    const std::string stmt = tr(first.statement);
+    if (!agree) {
+        std::string each;
+        for (const SeedVerdict* s : per)
+            each += (each.empty() ? "" : "; ") +
+                    f("seed {}: {}, {}", s->seed, tr(verdict_name(s->verdict.kind)), plain(s->verdict));
+        inconclusive(claim, f("{}: the {} training seeds disagree ({}). `{} --seeds 5` trains more seeds.", stmt,
+                              per.size(), each, command));
+        record_["inconclusive"].back()["command"] = command;
+        return;
+    }
+    const VerdictKind kind = first.kind;
+    const std::string said = f("{}: {} ({} on all {} training seeds; `{}` reruns it)", stmt, plain(first),
+                               tr(verdict_name(kind)), per.size(), command);
+    if (kind == VerdictKind::Supported)
+        check(true, claim, said);
+    else if (kind == VerdictKind::Qualified)
+        qualified(claim, said);
+    else
+        not_supported(claim, said);
+    record_[record_key(kind)].back()["command"] = command;
 }
 
 void LessonContext::inconclusive(std::string_view claim, std::string_view text_en) {

@@ -94,6 +94,8 @@ struct Table {
     void add(std::vector<nlohmann::json> row) { rows.push_back(std::move(row)); }
 };
 
+struct SeedVerdict;  // below: an experiment's verdict at one evidence seed
+
 class LessonContext {
 public:
     LessonContext(std::ostream& out, RunOptions opt, int lesson_number);
@@ -115,6 +117,8 @@ public:
     std::string f(std::string_view english_template, const A&... args) {
         return format_translated(english_template, fmt::make_format_args(args...));
     }
+    // f() with arguments known only at run time (a Verdict's plain line).
+    std::string fv(std::string_view english_template, const std::vector<std::string>& args);
 
     void section(std::string_view title);
     void para(std::string_view text);
@@ -182,6 +186,10 @@ public:
 
 private:
     std::string format_translated(std::string_view english_template, fmt::format_args args);
+    // experiment_claim's readable form (a verdict with a task): the task sentence, seed 0's
+    // evidence table, then the verdict in plain words (or each seed's, when they disagree).
+    void readable_verdict(std::string_view claim, const std::string& command,
+                          const std::vector<const SeedVerdict*>& per, bool agree);
     // tr(), except that a text this context produced through f() passes as it is
     std::string text(std::string_view s);
     std::set<std::string> produced_;  // f()'s results in a language other than en

@@ -325,7 +325,7 @@ TEST_CASE("experiments: overfit (quick): the correct model memorises, the all-ze
             CHECK(starts(row[c_causal], "caught"));
             CHECK(starts(row[c_pad], "caught"));
         }
-        if (bug == "learning rate 100x too small (attention correct)") {
+        if (bug == "lr 100x too small (attention correct)") {
             CHECK(row[c_over] == "caught");  // fails to memorise, though attention is right
             CHECK(starts(row[c_causal], "passes"));
             CHECK(starts(row[c_pad], "passes"));
@@ -335,8 +335,12 @@ TEST_CASE("experiments: overfit (quick): the correct model memorises, the all-ze
     REQUIRE(r.verdicts.size() == 1);
     CHECK(r.verdicts[0].claim == "C37");
     CHECK(r.verdicts[0].kind == VerdictKind::Qualified);
-    CHECK(r.verdicts[0].figures.find("failing to memorise does not single out attention: learning rate 100x too small "
-                                     "(attention correct) fails too") != std::string::npos);
+    CHECK(r.verdicts[0].figures.find("failing to memorise does not single out attention: lr 100x too small (attention "
+                                     "correct) fails too") != std::string::npos);
+    // its readable form: the task, one evidence row per fault, the plain line's arguments
+    CHECK(!r.verdicts[0].task.empty());
+    CHECK(r.verdicts[0].evidence.rows.size() == t.rows.size());
+    CHECK(r.verdicts[0].plain_args.size() == 2);
 }
 
 TEST_CASE("experiments: dk-floor (quick): accuracy rises with d_k and the knee moves up with T") {

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -160,6 +161,35 @@ TEST_CASE("i18n: every lesson with a Chinese catalogue runs in Chinese without a
         CHECK_MESSAGE(miss.empty(), why);
     }
     attn::lessons::clear_missing_translations();
+}
+
+TEST_CASE("i18n: a training verdict reads as task, evidence table and plain words, and in Chinese has no English "
+          "word but names and terms" * ATTN_WHOLE_TOUR) {
+    // the words allowed in a Chinese verdict line: commands, identifiers and the source's terms
+    const std::set<std::string> names{"attn", "experiment", "scale", "heads", "distance", "overfit", "length", "seeds",
+                                      "d_k", "sqrt", "RNN", "token", "softmax", "one", "hot", "adamw"};
+    const std::regex word("[A-Za-z][A-Za-z_]{2,}");
+    int verdicts = 0;
+    for (const auto& l : attn::lessons::all_lessons()) {
+        const auto& en = attn::test::lesson_run(l, 0, Lang::en, /*json=*/true).result.record;
+        const auto& zh = attn::test::lesson_run(l, 0, Lang::zh, /*json=*/true).result.record;
+        for (const char* kind : {"checks", "qualified", "not_supported", "inconclusive"}) {
+            if (!zh.contains(kind)) continue;
+            for (const auto& v : zh[kind]) {
+                if (!v.contains("command")) continue;  // not a training verdict
+                ++verdicts;
+                const std::string claim = v["claim"].get<std::string>(), text = v["text"].get<std::string>();
+                CAPTURE(claim);
+                CAPTURE(text);
+                // seed 0's evidence table, in the English record too
+                CHECK(en["tables"].contains("evidence_" + claim));
+                CHECK(zh["tables"].contains("evidence_" + claim));
+                for (auto it = std::sregex_iterator(text.begin(), text.end(), word); it != std::sregex_iterator(); ++it)
+                    CHECK_MESSAGE(names.count(it->str()) == 1, it->str());
+            }
+        }
+    }
+    CHECK(verdicts >= 7);  // C1, C18, C20, C32, C33, C37, C44
 }
 
 TEST_CASE("i18n: the framing is complete: titles, summaries, claim texts, the context's verdict lines") {

@@ -132,6 +132,18 @@ const RegisterCatalogue zh01{Lang::zh, 1, {
     {"rows whose largest weight is their own position: {:.0f}% with Q = K = X, {:.0f}% with "
      "separate random projections (chance: {:.1f}%)",
      "最大权重落在自身位置的行：Q = K = X 时为 {0:.0f}%，分别随机投影时为 {1:.0f}%（随机水平：{2:.1f}%）"},
+    // attn experiment distance's readable C1 verdict (lib/experiments/src/exp_distance.cpp)
+    {"the distance task: at every position, output the token seen d steps back; an RNN (64 hidden units, its whole past in one state) and one attention layer train for the same number of steps; the metric is held-out accuracy at each distance d",
+     "距离任务：在每个位置输出 d 步之前见过的 token；一个 RNN（64 个隐藏单元，整个过去压在一个状态里）和一个注意力层训练同样多的步数；指标是每个距离 d 上的留出准确率"},
+    {"distance d", "距离 d"},
+    {"RNN accuracy", "RNN 准确率"},
+    {"attention accuracy", "注意力准确率"},
+    {"the RNN never falls below {} (half-way between chance and perfect) up to d = {}, and attention's lowest accuracy at any d is {}",
+     "直到 d = {1}，RNN 都没有低于 {0}（随机猜测与完全正确的中点），注意力在各个 d 上的最低准确率为 {2}"},
+    {"the RNN falls below {} (half-way between chance and perfect) already at d = {}, much earlier than the source's ~40 at this size and step budget; attention's lowest accuracy at any d is {}",
+     "RNN 在 d = {1} 时就已低于 {0}（随机猜测与完全正确的中点），在这个规模和步数预算下远早于原文说的约 40；注意力在各个 d 上的最低准确率为 {2}"},
+    {"the RNN falls below {} (half-way between chance and perfect) at d = {}, near the source's ~40; attention's lowest accuracy at any d is {}",
+     "RNN 在 d = {1} 时低于 {0}（随机猜测与完全正确的中点），接近原文说的约 40；注意力在各个 d 上的最低准确率为 {2}"},
 }};
 }  // namespace
 }  // namespace attn::lessons

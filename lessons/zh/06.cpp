@@ -94,6 +94,14 @@ const RegisterCatalogue zh06{Lang::zh, 6, {
      "trains both widths and is taken at Dk = {}, where the claim was made.",
      "原文的设定是 Dk = {0}：此时 √Dk = {1:g}，所以 ÷10 得到的分数是 ÷√Dk 的 {2:g} 倍，变化很小。"
      "在 Dk = {3} 时这个倍数是 {4:g}，变化很大。下面的结论在两种宽度上都做了训练，并以原文提出论断的 Dk = {5} 为准。"},
+    // attn experiment scale's readable C20 verdict (lib/experiments/src/exp_scale.cpp)
+    {"at d_k {}, where 1/10 makes the scores {} times what 1/sqrt(d_k) makes them, 1/10 reached 95% in {} "
+     "steps against {} (steps are read every {}): {}",
+     "在 d_k = {0} 时，1/10 得到的分数是 1/√d_k 的 {1} 倍；1/10 用 {2} 步达到 95%，1/√d_k 用 {3} 步"
+     "（每 {4} 步读一次）：{5}"},
+    {"slower, as the source says", "更慢，与原文一致"},
+    {"faster", "更快"},
+    {"no difference at this resolution", "在这个分辨率下没有差别"},
 }};
 }  // namespace
 }  // namespace attn::lessons

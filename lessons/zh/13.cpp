@@ -103,6 +103,33 @@ const RegisterCatalogue zh13{Lang::zh, 13, {
     // the statement of `attn experiment overfit` on C37 (its figures stay as the experiment prints them)
     {"a model that cannot memorise a few dozen examples has a broken attention",
      "记不住几十个样本的模型，其注意力实现有问题"},
+    // attn experiment overfit's readable C37 verdict (lib/experiments/src/exp_overfit.cpp)
+    {"memorising 32 random sequences by heart, once with a correct model and once with each known fault "
+     "planted; the metric is the final loss on those sequences (near 0 when they are memorised)",
+     "把 32 条随机序列背下来：一次用正确的模型，再分别植入每个已知故障各训练一次；指标是这些序列上的最终损失（背下来时接近 0）"},
+    {"fault", "故障"},
+    {"final loss", "最终损失"},
+    {"memorised?", "背下来了？"},
+    {"smoke tests", "冒烟测试"},
+    {"leak seen", "发现泄漏"},
+    {"no leak", "无泄漏"},
+    {"none (correct model)", "无（正确的模型）"},
+    {"no scaling", "不缩放"},
+    {"K.Q^T instead of Q.K^T", "用 K.Q^T 代替 Q.K^T"},
+    {"wrong head merge (no transpose)", "错误的合并各头（没有转置）"},
+    {"inverted causal mask", "因果掩码方向反了"},
+    {"masked scores filled with 0", "被遮蔽的分数填 0"},
+    {"all-zero init (every Linear)", "全零初始化（每个 Linear）"},
+    {"padding mask on the query side", "填充掩码加在查询一侧"},
+    {"lr 100x too small (attention correct)", "学习率小了 100 倍（注意力正确）"},
+    {"the correct model memorises, and so do {} of the {} planted attention bugs; with attention correct, "
+     "a learning rate 100x too small stops it too. Failing to memorise says something is broken, not "
+     "that attention is, and memorising clears no bug",
+     "正确的模型能背下来，{1} 个植入的注意力错误中也有 {0} 个能背下来；注意力正确时，学习率小了 100 倍同样背不下来。"
+     "背不下来只说明有东西坏了，并不说明坏的是注意力；背下来了也不能排除任何错误"},
+    {"the correct model memorises, and so do {} of the {} planted attention bugs; a fault outside "
+     "attention does not stop it, so failing points at attention",
+     "正确的模型能背下来，{1} 个植入的注意力错误中也有 {0} 个能背下来；注意力之外的故障不会让它背不下来，所以背不下来指向注意力"},
 }};
 }  // namespace
 }  // namespace attn::lessons

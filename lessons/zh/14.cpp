@@ -196,6 +196,17 @@ const RegisterCatalogue zh14{Lang::zh, 14, {
     {"efficient attention keeps about 90% of the quality at 10x the length (associative recall)",
      "高效注意力在 10 倍长度下保留约 90% 的质量（关联回忆）"},
     {"measuring: attn experiment memory at its quick size", "测量中：attn experiment memory（快速规模）"},
+    // attn experiment length's readable C44 verdict (lib/experiments/src/exp_length.cpp)
+    {"next-character prediction on Macbeth, each variant trained at a base length T0 and at 10 T0 with the same budget; the metric is the share of softmax's quality a variant keeps at the same length (1: as good as softmax, 0: no better than letter frequencies)",
+     "在《麦克白》上预测下一个字符，每种变体在基准长度 T0 和 10 T0 上以同样的预算训练；指标是变体在同一长度上保留的 softmax 质量份额（1：与 softmax 一样好，0：不比字母频率好）"},
+    {"associative recall, each variant trained at a base length T0 and at 10 T0 with the same budget; the metric is the share of softmax's accuracy above chance a variant keeps at the same length (1: as good as softmax, 0: chance)",
+     "关联回忆，每种变体在基准长度 T0 和 10 T0 上以同样的预算训练；指标是变体在同一长度上保留的 softmax 超出随机水平的准确率份额（1：与 softmax 一样好，0：随机水平）"},
+    {"share at T0", "T0 时的份额"},
+    {"share at 10 T0", "10 T0 时的份额"},
+    {"keeps 85%?", "保留 85%？"},
+    {"n/a", "不适用"},
+    {"{} of {} efficient variants keep at least 85% of softmax's quality at 10 times the length",
+     "{1} 种高效变体中有 {0} 种在 10 倍长度下保留了 softmax 至少 85% 的质量"},
 }};
 }  // namespace
 }  // namespace attn::lessons

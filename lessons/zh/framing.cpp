@@ -197,6 +197,21 @@ const RegisterCatalogue zh_framing{Lang::zh, kFramingPart, {
     {"The KV cache", "KV 缓存"},
     {"why causal attention runs one token at a time, what the cache holds, saves and costs (GQA, MQA)",
      "因果注意力为何可以一次算一个 token，缓存存了什么、省了什么、花费多少（GQA、MQA）"},
+    // the readable form of a training verdict (LessonContext::readable_verdict) and the words of its tables
+    {"The evidence for {}: {}. `{}` trains it live at its quick size on seeds {}; the table is seed {}'s run.",
+     "{0} 的证据：{1}。`{2}` 以快速规模在种子 {3} 上现场训练；表中是种子 {4} 的结果。"},
+    {"{}: {} ({} on all {} training seeds; `{}` reruns it)", "{0}：{1}（全部 {3} 个训练种子都是“{2}”；`{4}` 可重跑）"},
+    {"optimiser", "优化器"},
+    {"scale", "缩放"},
+    {"steps to 95%", "达到 95% 的步数"},
+    {"final accuracy", "最终准确率"},
+    {"reached 95%?", "达到 95%？"},
+    {"adamw", "AdamW"},
+    {"sgd", "SGD"},
+    {"1/sqrt(d_k)", "1/√d_k"},
+    {"never", "从未达到"},
+    {"yes", "是"},
+    {"no", "否"},
 }};
 }  // namespace
 }  // namespace attn::lessons

@@ -236,11 +236,27 @@ ExperimentResult run_length(const ExperimentConfig& cfg, const ExperimentProgres
         if (measured == 0)
             r.notes.push_back(fmt::format("C44 not measured on {}: {}", chars ? "next character" : "associative recall",
                                           head + figs));
-        else
-            r.verdicts.push_back({"C44",
-                                  fmt::format("efficient attention keeps about 90% of the quality at 10x the length ({})",
-                                              chars ? "next character" : "associative recall"),
-                                  kind, head + figs});
+        else {
+            Verdict v{"C44",
+                      fmt::format("efficient attention keeps about 90% of the quality at 10x the length ({})",
+                                  chars ? "next character" : "associative recall"),
+                      kind, head + figs};
+            v.task = chars ? "next-character prediction on Macbeth, each variant trained at a base length T0 and at "
+                             "10 T0 with the same budget; the metric is the share of softmax's quality a variant "
+                             "keeps at the same length (1: as good as softmax, 0: no better than letter frequencies)"
+                           : "associative recall, each variant trained at a base length T0 and at 10 T0 with the same "
+                             "budget; the metric is the share of softmax's accuracy above chance a variant keeps at "
+                             "the same length (1: as good as softmax, 0: chance)";
+            v.evidence.columns = {"attention", "share at T0", "share at 10 T0", "keeps 85%?"};
+            for (int ki = 1; ki < kNumKinds; ++ki) {
+                const double s10k = s10[static_cast<size_t>(ki)];
+                v.evidence.rows.push_back({lab::attn_kind_name(kKinds[ki]), cell_json(share(0, ki)), cell_json(s10k),
+                                           std::isfinite(s10k) ? (s10k >= 0.85 ? "yes" : "no") : "n/a"});
+            }
+            v.plain = "{} of {} efficient variants keep at least 85% of softmax's quality at 10 times the length";
+            v.plain_args = {std::to_string(keep), std::to_string(measured)};
+            r.verdicts.push_back(v);
+        }
         if (!chars) r.notes.push_back(sparse_note);
     }
     r.notes.push_back(

@@ -35,18 +35,29 @@ enum class VerdictKind { Supported, Qualified, NotSupported };
 const char* verdict_name(VerdictKind v);  // "supported", "qualified", "not supported"
 
 // One claim of CLAIMS.md, judged by the numbers.
-struct Verdict {
-    std::string claim;      // "C13"
-    std::string statement;  // the claim in a few words ("unscaled scores are almost untrainable")
-    VerdictKind kind = VerdictKind::Qualified;
-    std::string figures;    // the measured numbers the verdict rests on, one line
-};
-
 // A printed table; cells keep numbers as numbers (JSON) and null for "not applicable".
 struct ExperimentTable {
     std::string title;
     std::vector<std::string> columns;
     std::vector<std::vector<nlohmann::json>> rows;
+};
+
+struct Verdict {
+    std::string claim;      // "C13"
+    std::string statement;  // the claim in a few words ("unscaled scores are almost untrainable")
+    VerdictKind kind = VerdictKind::Qualified;
+    std::string figures;    // the measured numbers the verdict rests on, one line
+    // The readable form the tour prints (empty task: the tour prints `figures`):
+    //   task     one sentence naming the task and the metric, no figures (the catalogue
+    //            translates it whole);
+    //   evidence a small table, one condition per row: the metric, and whether the target
+    //            was reached (string cells are words the catalogue translates);
+    //   plain    the verdict in plain words: a fmt template, "{}" for each of plain_args
+    //            (numbers, formatted), so a translation reorders the words, never the numbers.
+    std::string task{};
+    ExperimentTable evidence{};
+    std::string plain{};
+    std::vector<std::string> plain_args{};
 };
 
 // One line of the SVG; lines with the same panel share a plot.

@@ -516,6 +516,17 @@ const char* record_key(VerdictKind k) {
 }
 }  // namespace
 
+void LessonContext::verdict_line(VerdictKind kind, std::string_view claim, const std::string& said,
+                                 std::string_view command) {
+    if (kind == VerdictKind::Supported)
+        check(true, claim, said);
+    else if (kind == VerdictKind::Qualified)
+        qualified(claim, said);
+    else
+        not_supported(claim, said);
+    record_[record_key(kind)].back()["command"] = std::string(command);
+}
+
 bool LessonContext::experiment_verdict(const ExperimentResult& r, std::string_view claim, std::string_view command) {
     bool any = false;
     for (const Verdict& v : r.verdicts) {
@@ -524,13 +535,8 @@ bool LessonContext::experiment_verdict(const ExperimentResult& r, std::string_vi
         // the statement is a fixed text of the experiment (looked up); the figures are numbers
         const std::string said = f("{}: {} ({}, measured live at --quick size; {} for the full run)", tr(v.statement),
                                    v.figures, command, command);
-        if (v.kind == VerdictKind::Supported)
-            check(true, claim, f("supported by training: {}", said));
-        else if (v.kind == VerdictKind::Qualified)
-            qualified(claim, said);
-        else
-            not_supported(claim, said);
-        record_[record_key(v.kind)].back()["command"] = std::string(command);
+        verdict_line(v.kind, claim, v.kind == VerdictKind::Supported ? f("supported by training: {}", said) : said,
+                     command);
     }
     return any;
 }
@@ -600,15 +606,10 @@ void LessonContext::experiment_claim(const ExperimentInfo& e, std::string_view c
             continue;
         }
         const VerdictKind kind = per.front()->verdict.kind;
-        const std::string said = f("{}: {} on all {} training seeds ({}; `{}` reruns it)", stmt,
-                                   tr(verdict_name(kind)), nseeds, seeds_text, command);
-        if (kind == VerdictKind::Supported)
-            check(true, claim, said);
-        else if (kind == VerdictKind::Qualified)
-            qualified(claim, said);
-        else
-            not_supported(claim, said);
-        record_[record_key(kind)].back()["command"] = command;
+        verdict_line(kind, claim,
+                     f("{}: {} on all {} training seeds ({}; `{}` reruns it)", stmt, tr(verdict_name(kind)), nseeds,
+                       seeds_text, command),
+                     command);
     }
 }
 
@@ -642,15 +643,10 @@ void LessonContext::readable_verdict(std::string_view claim, const std::string& 
         return;
     }
     const VerdictKind kind = first.kind;
-    const std::string said = f("{}: {} ({} on all {} training seeds; `{}` reruns it)", stmt, plain(first),
-                               tr(verdict_name(kind)), per.size(), command);
-    if (kind == VerdictKind::Supported)
-        check(true, claim, said);
-    else if (kind == VerdictKind::Qualified)
-        qualified(claim, said);
-    else
-        not_supported(claim, said);
-    record_[record_key(kind)].back()["command"] = command;
+    verdict_line(kind, claim,
+                 f("{}: {} ({} on all {} training seeds; `{}` reruns it)", stmt, plain(first), tr(verdict_name(kind)),
+                   per.size(), command),
+                 command);
 }
 
 void LessonContext::inconclusive(std::string_view claim, std::string_view text_en) {

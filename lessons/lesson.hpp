@@ -190,6 +190,9 @@ private:
     // evidence table, then the verdict in plain words (or each seed's, when they disagree).
     void readable_verdict(std::string_view claim, const std::string& command,
                           const std::vector<const SeedVerdict*>& per, bool agree);
+    // A training verdict's line: supported -> a measured check, qualified / not supported -> those
+    // verdicts; the record keeps the command that reruns it.
+    void verdict_line(VerdictKind kind, std::string_view claim, const std::string& said, std::string_view command);
     // tr(), except that a text this context produced through f() passes as it is
     std::string text(std::string_view s);
     std::set<std::string> produced_;  // f()'s results in a language other than en

@@ -70,20 +70,6 @@ PartTime part_time(const std::vector<Lesson>& lessons, attn::lessons::Part part)
         if (l.part == part) t.numbers.push_back(l.number), t.minutes += l.minutes;
     return t;
 }
-// "1–5, 7, 8, 10, 12": lesson numbers with consecutive runs of three or more joined
-std::string number_ranges(const std::vector<int>& n) {
-    std::string out;
-    for (size_t i = 0; i < n.size();) {
-        size_t j = i;
-        while (j + 1 < n.size() && n[j + 1] == n[j] + 1) ++j;
-        out += (out.empty() ? "" : ", ") +
-               (j - i >= 2 ? fmt::format("{}\u2013{}", n[i], n[j])
-                           : (j == i ? fmt::format("{}", n[i]) : fmt::format("{}, {}", n[i], n[j])));
-        i = j + 1;
-    }
-    return out;
-}
-
 // The progress callback of RunOptions: on a terminal, "lesson 5/21 · <what it does>"
 // with a spinner while a lesson trains (app/progress.hpp); nothing elsewhere.
 std::function<void(std::string_view)> lesson_progress(attn::cli::ProgressLine& line, const Lesson& lesson, int index,
@@ -196,7 +182,7 @@ void write_pipeline(const std::string& file, Lang lang, const std::vector<Lesson
             const auto ls = attn::lessons::lesson_steps(l.slug);
             if (std::find(ls.begin(), ls.end(), steps[i].id) != ls.end()) numbers.push_back(l.number);
         }
-        if (!numbers.empty()) notes[i] = number_ranges(numbers);
+        if (!numbers.empty()) notes[i] = attn::lessons::number_ranges(numbers);
     }
     const std::string svg = attn::lessons::pipeline_svg(
         {}, translate(lang, "The Transformer block, step by step; under each step, the lessons that explain it"), lang, notes);
@@ -400,14 +386,14 @@ int run_tour(RunFlags& f) {
             whole ? format_in(f.language, "The whole tour is {} lessons, about {} minutes of reading. For a first "
                                           "sitting, `attn tour --core` reads the {} core lessons ({}) in about {} "
                                           "minutes; `attn tour --advanced` is the rest.",
-                              chosen.size(), minutes, core.numbers.size(), number_ranges(core.numbers), core.minutes)
+                              chosen.size(), minutes, core.numbers.size(), attn::lessons::number_ranges(core.numbers), core.minutes)
             : f.core && f.from == 1 && f.to == last ? format_in(f.language, "The core of the tour: lessons {}, about {} minutes of reading. "
                                              "`attn tour --advanced` goes on with the rest.",
-                                 number_ranges(numbers), minutes)
+                                 attn::lessons::number_ranges(numbers), minutes)
             : f.advanced && f.from == 1 && f.to == last ? format_in(f.language, "The advanced part of the tour: lessons {}, about {} minutes of reading.",
-                                     number_ranges(numbers), minutes)
+                                     attn::lessons::number_ranges(numbers), minutes)
                          : format_in(f.language, "This part of the tour: lessons {}, about {} minutes of reading.",
-                                     number_ranges(numbers), minutes);
+                                     attn::lessons::number_ranges(numbers), minutes);
         std::cout << "\n";
         for (const std::string& line : attn::lessons::wrap_text_lines(length, 80)) std::cout << line << "\n";
     }

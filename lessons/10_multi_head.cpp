@@ -101,11 +101,10 @@ void block_section(LessonContext& ctx) {
     mha.k_proj = linear_of(model, "blocks.0.attn.k_proj");
     mha.v_proj = linear_of(model, "blocks.0.attn.v_proj");
     mha.o_proj = linear_of(model, "blocks.0.attn.o_proj");
-    ForwardRecord rec;
     const TraceFn trace = [&ctx](const TraceEvent& e) {
         if (e.name != "x") ctx.shape(e.name, e.shape, e.formula);  // its input is LN1(x), shown above
     };
-    const Tensor a = mha.forward(h1, Mask::make_causal(), AttentionOptions{}, &rec, &trace);
+    const Tensor a = mha.forward(h1, Mask::make_causal(), AttentionOptions{}, nullptr, &trace);
     const Tensor x1 = plus(x, a);
     ctx.shape("x + attn", x1, "the first residual add");
     // feed-forward sublayer

@@ -186,8 +186,9 @@ public:
 
 private:
     std::string format_translated(std::string_view english_template, fmt::format_args args);
-    // experiment_claim's readable form (a verdict with a task): the task sentence, seed 0's
-    // evidence table, then the verdict in plain words (or each seed's, when they disagree).
+    // How experiment_claim prints a verdict: the task sentence, seed 0's evidence table, then
+    // the verdict in plain words (or each seed's, when they disagree). Throws std::logic_error
+    // for a verdict without a task (Verdict::task).
     void readable_verdict(std::string_view claim, const std::string& command,
                           const std::vector<const SeedVerdict*>& per, bool agree);
     // A training verdict's line: supported -> a measured check, qualified / not supported -> those
@@ -284,6 +285,9 @@ std::string e2(double x);                 // "1.2e-07"
 std::string list(const std::vector<float>& v, int decimals = 3);   // "[0.047, 0.953]"
 std::string list(const std::vector<double>& v, int decimals = 3);
 std::string claims_text(const std::vector<std::string>& claims);   // "C1–C4" or "C11"
+// Sorted numbers with runs of three or more joined: {1, 2, 3, 5} -> "1–3, 5"; prefix before
+// each ("C": "C1–C3, C5").
+std::string number_ranges(const std::vector<int>& numbers, std::string_view prefix = "");
 // `text` wrapped greedily at `width` display columns, as the lessons' prose is
 // (wide characters count 2; Chinese breaks between ideographs, never before
 // closing or after opening punctuation); at least one line.

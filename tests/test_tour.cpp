@@ -451,6 +451,11 @@ TEST_CASE("the tour's two parts: every lesson in one, with its minutes, and the 
     CHECK(core >= 5);
     CHECK(advanced >= 5);
     CHECK(core_minutes < 60);
+    // the ranges the tour's length line and claims_text print
+    CHECK(attn::lessons::number_ranges({1, 2, 3, 4, 5, 7, 8, 10, 12}) == "1\u20135, 7, 8, 10, 12");
+    CHECK(attn::lessons::number_ranges({5, 6, 7}, "C") == "C5\u2013C7");
+    CHECK(attn::lessons::claims_text({"C1", "C2", "C3", "C4"}) == "C1\u2013C4");
+    CHECK(attn::lessons::number_ranges({}).empty());
     // the lessons a learner needs first: the pipeline from lookup to multi-head
     for (const char* slug : {"soft-lookup", "qkv", "softmax", "why-sqrt-dk", "one-head", "masks", "multi-head"})
         CHECK(attn::lessons::find_lesson(slug)->part == attn::lessons::Part::core);

@@ -25,8 +25,6 @@ const RegisterCatalogue zh_framing{Lang::zh, kFramingPart, {
     {"seed {}: {}, {}", "种子 {0}：{1}，{2}"},
     {"{}: the {} training seeds disagree ({}). `{} --seeds 5` trains more seeds.",
      "{0}：{1} 个训练种子的结论不一致（{2}）。`{3} --seeds 5` 会训练更多种子。"},
-    {"{}: {} on all {} training seeds ({}; `{}` reruns it)",
-     "{0}：全部 {2} 个训练种子都是“{1}”（{3}；`{4}` 可以重跑）"},
     // ------------------------------------------------ verdicts, scorecard
     {"supported", "获数据支持"},
     {"qualified", "需加限定"},

@@ -209,6 +209,8 @@ ExperimentResult run_overfit(const ExperimentConfig& cfg, const ExperimentProgre
     std::string caught_names, slipped_names, smoke_names, outside_failed;
     const int half = (cfg.seeds + 1) / 2;
     bool clean_ok = false;
+    ExperimentTable evidence;
+    evidence.columns = {"fault", "final loss", "memorised?", "smoke tests"};
     for (size_t bi = 0; bi < bl.size(); ++bi) {
         const Row& row = rows[bi];
         int mem = 0;
@@ -220,6 +222,9 @@ ExperimentResult run_overfit(const ExperimentConfig& cfg, const ExperimentProgre
         t.rows.push_back({bl[bi].name, exp::mean(row.loss), *std::max_element(row.loss.begin(), row.loss.end()),
                           fmt::format("{}/{}", mem, row.loss.size()), caught ? "caught" : "slips through",
                           flag(leak_c, cmax), flag(leak_p, pmax)});
+        // the verdict's readable evidence: each fault, memorised or not, any leak the smoke tests saw
+        evidence.rows.push_back({bl[bi].name, exp::mean(row.loss), caught ? "no" : "yes",
+                                 leak_c || leak_p ? "leak seen" : "no leak"});
         std::vector<double> x, y;
         for (size_t i = 0; i < row.runs.front().points.size(); ++i) {
             double a = 0;
@@ -265,19 +270,10 @@ ExperimentResult run_overfit(const ExperimentConfig& cfg, const ExperimentProgre
     // fault outside it still memorises) and every attention bug is caught; else qualified.
     if (!clean_ok || caught_overfit == 0) v.kind = VerdictKind::NotSupported;
     else if (caught_overfit == nbugs && outside_failed.empty()) v.kind = VerdictKind::Supported;
-    // the readable form: each fault, whether the model still memorised, what the smoke tests saw
+    // the readable form: the task, the evidence table above, the plain words
     v.task = "memorising 32 random sequences by heart, once with a correct model and once with each known fault "
              "planted; the metric is the final loss on those sequences (near 0 when they are memorised)";
-    v.evidence.columns = {"fault", "final loss", "memorised?", "smoke tests"};
-    for (size_t bi = 0; bi < bl.size(); ++bi) {
-        const Row& row = rows[bi];
-        int mem = 0;
-        double leak = 0;
-        for (double l : row.loss) mem += l < kMemorised ? 1 : 0;
-        for (const Smoke& sm : row.smoke) leak = std::max({leak, sm.causal_delta, sm.pad_delta});
-        v.evidence.rows.push_back({bl[bi].name, exp::mean(row.loss), mem >= half ? "yes" : "no",
-                                   leak > kLeak ? "leak seen" : "no leak"});
-    }
+    v.evidence = std::move(evidence);
     if (!outside_failed.empty()) {
         v.plain = "the correct model memorises, and so do {} of the {} planted attention bugs; with attention correct, "
                   "a learning rate 100x too small stops it too. Failing to memorise says something is broken, not "

@@ -100,6 +100,7 @@ pre.text{flex:1 1 640px;margin:0;font:12.5px/1.45 ui-monospace,"DejaVu Sans Mono
 pre.text .measured{color:#116329}pre.text .identity{color:#0550ae}pre.text .failed{color:#a40e26;font-weight:700}
 pre.text .unmeasured{color:#59636e}pre.text .source-error{color:#8250df}pre.text .not-supported,pre.text .qualified{color:#7d4e00}
 .figs{flex:1 1 360px;max-width:100%}
+.figs.pipeline{flex:1 1 100%}
 .figs svg{max-width:100%;height:auto;border:1px solid var(--line);border-radius:4px}
 ul.checks{margin:0 12px 12px;padding:0;list-style:none;font-size:13.5px}
 ul.checks li{padding:3px 8px;border-left:4px solid var(--line);margin:3px 0;background:var(--panel)}

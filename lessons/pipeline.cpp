@@ -65,7 +65,7 @@ std::string pipeline_svg(const std::vector<std::string>& highlight, std::string_
     constexpr double kW = 104, kH = 46, kGap = 22, kX0 = 16, kY0 = 44;
     const double row_h = notes.empty() ? 96 : 124;
     const double width = kX0 * 2 + static_cast<double>(per_row) * kW + static_cast<double>(per_row - 1) * kGap;
-    SvgDocument doc(width, kY0 + 2 * row_h, title);
+    SvgDocument doc(width, kY0 + row_h + kH + (notes.empty() ? 8 : 48), title);  // the second row and its notes
     doc.text(kX0, 22, title, {.font_size = 14, .bold = true});
     const SvgStyle arrow{.fill = "#6b7280", .stroke = "#6b7280", .stroke_width = 1.4};
     auto box_at = [&](size_t i) {

@@ -337,7 +337,8 @@ void run(LessonContext& ctx) {
         q.columns = {et.columns[0], et.columns[1], et.columns[2], et.columns[3], et.columns[4]};
         q.formats = {"", "{:.3f}", "{:.2f}", "{:.3f}", "{:.2f}"};
         for (const auto& row : et.rows) q.add({row[0], row[1], row[2], row[3], row[4]});
-        ctx.para(ctx.f("{}", et.title));  // built by the experiment with its figures: printed as it is
+        // the experiment's title as its template: the words in the run's language, the figures as they are
+        ctx.para(ctx.fv(et.title_template, et.title_args));
         ctx.table(ti == 0 ? "length_chars" : "length_recall", q);
         for (const auto& row : et.rows)
             ctx.figure(fmt::format("length_{}_{}_share_10t0", ti == 0 ? "chars" : "recall", row[0].get<std::string>()),

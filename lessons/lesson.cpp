@@ -690,6 +690,7 @@ void LessonContext::heatmap(std::string_view key, const HeatmapPanel& panel_en, 
     st.vmin = vmin;
     st.vmax = vmax;
     st.max_width = table_width() - 2;  // printed indented by 2
+    st.legend = {tr("columns:"), tr("shade:"), tr("up to"), tr("exactly 0"), tr("scale:"), tr("grey: -inf/nan")};
     std::string text = render_heatmap(panel, st);
     std::string indented = "\n";
     size_t i = 0;

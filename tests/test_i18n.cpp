@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <regex>
 #include <set>
@@ -21,6 +22,7 @@
 #include "attn/io/dump.hpp"
 #include "attn/viz/heatmap.hpp"
 #include "i18n_required.hpp"
+#include "latin_words.hpp"
 #include "lesson.hpp"
 #include "test_util.hpp"
 #include "whole_tour.hpp"
@@ -190,6 +192,36 @@ TEST_CASE("i18n: a training verdict reads as task, evidence table and plain word
         }
     }
     CHECK(verdicts >= 7);  // C1, C18, C20, C32, C33, C37, C44
+}
+
+TEST_CASE("i18n: the Chinese tour has no English word outside code, quotations, names and terms (every lesson, "
+          "seed 0; the model's lesson when the model is there)" * ATTN_WHOLE_TOUR) {
+    std::error_code ec;
+    const bool model = std::filesystem::is_regular_file(
+        attn::test::source_path("data/models/all-MiniLM-L6-v2/model.safetensors"), ec);
+    if (model) setenv("ATTN_MODEL_DIR", attn::test::source_path("data/models/all-MiniLM-L6-v2").c_str(), 0);
+    int lessons = 0;
+    for (const auto& l : attn::lessons::all_lessons()) {
+        if (l.slug == "real-heads" && !model) continue;
+        CAPTURE(l.slug);
+        const std::string& text = attn::test::lesson_run(l, 0, Lang::zh).text;
+        const auto found = attn::test::latin_words(text);
+        CHECK_MESSAGE(found.empty(), fmt::format("lesson {}: {} English words:{}", l.number, found.size(),
+                                                 attn::test::latin_report(found)));
+        ++lessons;
+    }
+    CHECK(lessons >= static_cast<int>(attn::lessons::all_lessons().size()) - 1);
+}
+
+TEST_CASE("i18n: the English-word check finds English and lets code, quotations and names through") {
+    using attn::test::latin_words;
+    CHECK(latin_words("在 10 倍长度下（2 层，d_model 32）用 `attn experiment length --quick` 训练").empty());
+    CHECK(latin_words("原文说：“The animal didn't cross the street”，softmax 与 W_q、[CLS]、data/macbeth.txt").empty());
+    CHECK(latin_words("    -> ShapeError: inner dimensions differ (8 vs 4)\n").empty());
+    CHECK(latin_words("预测 one-hot 行，PyTorch 的 torch.triu(ones, diagonal=1)").empty());
+    const auto found = latin_words("next byte of 《麦克白》; 40 steps, held-out cross-entropy in nats\n");
+    for (const char* w : {"next", "byte", "steps", "held-out", "cross-entropy"}) CHECK_MESSAGE(found.count(w) == 1, w);
+    CHECK(found.count("nats") == 0);
 }
 
 TEST_CASE("i18n: the framing is complete: titles, summaries, claim texts, the context's verdict lines") {

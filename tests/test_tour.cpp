@@ -24,6 +24,7 @@
 #include "attn/viz/heatmap.hpp"
 #include "attn/viz/svg.hpp"
 #include "i18n_required.hpp"
+#include "latin_words.hpp"
 #include "lesson.hpp"
 #include "pipeline.hpp"
 #include "svg_test_util.hpp"
@@ -395,6 +396,9 @@ TEST_CASE("CLI: attn lessons and the tour's framing (introduction, summary) fit 
     CHECK(tour_zh.out.find("Tour done") == std::string::npos);
     CHECK(tour_zh.out.find("how attention works") == std::string::npos);
     CHECK(tour_zh.out.find("导览结束：共 1 课") != std::string::npos);
+    // the framing (the opening, the closing line, the scorecard) and the last lesson: no English word
+    const auto latin = attn::test::latin_words(tour_zh.out);
+    CHECK_MESSAGE(latin.empty(), (std::string("English words in the Chinese tour:") + attn::test::latin_report(latin)));
 }
 
 TEST_CASE("the block's picture: every lesson highlights steps of it, and every step has a lesson") {

@@ -12,7 +12,7 @@ const RegisterCatalogue zh04{Lang::zh, 4, {
      "softmax 把一行分数变成权重：先对每个分数取指数，再除以总和。每个权重都是正数，整行之和为 1。"
      "起作用的只有分数之间的差，而且是按指数起作用：差 3 已经明显一边倒，差 30 则是压倒性的。"},
     {"softmax", "softmax"},
-    {"closed form 1/(1+e^gap)", "闭式解 1/(1+e^gap)"},
+    {"closed form 1/(1+e^gap)", "闭式解 1/(1+e^差)"},
     {"one row: [0, {:g}]", "一行：[0, {0:g}]"},
     {"softmax over the last dimension", "在最后一维上做 softmax"},
     {"softmax([0, {:g}]) = [{:.3g}, {:.4f}] matches 1/(1+e^{:g}) = {:.3g}",

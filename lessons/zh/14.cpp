@@ -164,7 +164,7 @@ const RegisterCatalogue zh14{Lang::zh, 14, {
      "而 attn 还没有训练它的变体。"},
     {"fusing scale + softmax, tensor cores and shared-memory tiles are GPU techniques; attn's "
      "CPU kernels tile for caches the same way, and a CUDA build (if present) has its own bench.",
-     "融合缩放与 softmax、tensor core、共享内存分块都是 GPU 上的技术；attn 的 CPU 内核以同样的方式为缓存分块，"
+     "融合缩放与 softmax、张量核心、共享内存分块都是 GPU 上的技术；attn 的 CPU 内核以同样的方式为缓存分块，"
      "CUDA 构建（如果有）有它自己的基准测试。"},
     // section 14.7: trained quality at 10x the length (attn experiment length, quick size)
     {"Trained quality at 10× the length (C44)", "10 倍长度下训练出的质量（C44）"},
@@ -207,6 +207,18 @@ const RegisterCatalogue zh14{Lang::zh, 14, {
     {"n/a", "不适用"},
     {"{} of {} efficient variants keep at least 85% of softmax's quality at 10 times the length",
      "{1} 种高效变体中有 {0} 种在 10 倍长度下保留了 softmax 至少 85% 的质量"},
+    // the titles of attn experiment length's two tables (their figures are arguments)
+    {"next byte of data/macbeth.txt, T0 = {} and 10 T0 = {}; {} steps, batch {}, 2 layers, d_model {}, {} "
+     "heads x {}; seeds: {}. vs softmax = (L_unigram - L) / (L_unigram - L_softmax), held-out cross-entropy in "
+     "nats (unigram: {} at T0, {} at 10 T0)",
+     "预测 data/macbeth.txt 的下一个字节，T0 = {0}，10 T0 = {1}；{2} 步，批大小 {3}，2 层，d_model {4}，"
+     "{5} 个头、每头 {6} 维；种子数：{7}。相对 softmax = (L_unigram - L) / (L_unigram - L_softmax)，"
+     "其中 L 是留出集上的交叉熵（单位 nat；只看字母频率的基线：T0 时 {8}，10 T0 时 {9}）"},
+    {"associative recall, 8 values, T/4 queries per row: T0 = {} ({} pairs), 10 T0 = {} ({} pairs); {} steps, "
+     "batch {}, the same model; seeds: {}. vs softmax = (acc - chance) / (acc_softmax - chance), chance {}",
+     "关联回忆，8 种取值，每行 T/4 个查询：T0 = {0}（{1} 个键值对），10 T0 = {2}（{3} 个键值对）；{4} 步，"
+     "批大小 {5}，模型同上；种子数：{6}。相对 softmax = (acc - chance) / (acc_softmax - chance)，"
+     "随机水平 chance = {7}"},
 }};
 }  // namespace
 }  // namespace attn::lessons

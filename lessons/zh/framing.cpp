@@ -10,6 +10,13 @@ namespace {
 const RegisterCatalogue zh_framing{Lang::zh, kFramingPart, {
     // ---------------------------------------------------------- the context
     {"shape", "形状"},
+    // the legend under a heatmap (attn/viz/heatmap.hpp)
+    {"columns:", "列："},
+    {"shade:", "深浅："},
+    {"up to", "至"},
+    {"exactly 0", "恰为 0"},
+    {"scale:", "色标："},
+    {"grey: -inf/nan", "灰色：-inf/nan"},
     {"claim {} not supported:", "论断 {0} 未获数据支持："},
     {"claim {} qualified:", "论断 {0} 需加限定："},
     {"\u25cb {} not measured here:", "\u25cb {0} 此处无法测量："},

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <filesystem>
 
+#include <fmt/args.h>
 #include <fmt/format.h>
 
 #include "attn/core/errors.hpp"
@@ -165,18 +166,28 @@ ExperimentResult run_length(const ExperimentConfig& cfg, const ExperimentProgres
         };
         auto cell_json = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); };
         ExperimentTable tab;
-        if (chars)
-            tab.title = fmt::format(
+        if (chars) {
+            tab.title_template =
                 "next byte of data/macbeth.txt, T0 = {} and 10 T0 = {}; {} steps, batch {}, 2 layers, d_model {}, {} "
                 "heads x {}; seeds: {}. vs softmax = (L_unigram - L) / (L_unigram - L_softmax), held-out cross-entropy in "
-                "nats (unigram: {:.3f} at T0, {:.3f} at 10 T0)",
-                Ts[0], Ts[1], z.steps, z.batch, D, H, Dh, cfg.seeds, base[0], base[1]);
-        else
-            tab.title = fmt::format(
+                "nats (unigram: {} at T0, {} at 10 T0)";
+            tab.title_args = {std::to_string(Ts[0]), std::to_string(Ts[1]), std::to_string(z.steps),
+                              std::to_string(z.batch), std::to_string(D), std::to_string(H), std::to_string(Dh),
+                              std::to_string(cfg.seeds), fmt::format("{:.3f}", base[0]), fmt::format("{:.3f}", base[1])};
+        } else {
+            tab.title_template =
                 "associative recall, 8 values, T/4 queries per row: T0 = {} ({} pairs), 10 T0 = {} ({} pairs); {} steps, "
-                "batch {}, the same model; seeds: {}. vs softmax = (acc - chance) / (acc_softmax - chance), chance {:.3f}",
-                Ts[0], (Ts[0] - 2 * std::max<int64_t>(1, Ts[0] / 4)) / 2, Ts[1], (Ts[1] - 2 * (Ts[1] / 4)) / 2, z.steps,
-                z.batch, cfg.seeds, chance);
+                "batch {}, the same model; seeds: {}. vs softmax = (acc - chance) / (acc_softmax - chance), chance {}";
+            tab.title_args = {std::to_string(Ts[0]), std::to_string((Ts[0] - 2 * std::max<int64_t>(1, Ts[0] / 4)) / 2),
+                              std::to_string(Ts[1]), std::to_string((Ts[1] - 2 * (Ts[1] / 4)) / 2),
+                              std::to_string(z.steps), std::to_string(z.batch), std::to_string(cfg.seeds),
+                              fmt::format("{:.3f}", chance)};
+        }
+        {
+            fmt::dynamic_format_arg_store<fmt::format_context> store;
+            for (const std::string& a : tab.title_args) store.push_back(a);
+            tab.title = fmt::vformat(tab.title_template, store);
+        }
         tab.columns = {"attention",
                        chars ? "loss T0" : "acc T0",
                        "vs softmax T0",

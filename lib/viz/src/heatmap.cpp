@@ -249,14 +249,14 @@ std::string render_heatmap(const HeatmapPanel& panel, const HeatmapStyle& style)
 
     // pass 3: the legend (and the column key when labels were too wide)
     if (!fits && !panel.col_labels.empty()) {  // indices need no key
-        std::string key = "  columns:";
+        std::string key = "  " + style.legend.columns;
         int w = display_width(key);
         for (int64_t j = 0; j < panel.cols; ++j) {
             const std::string item = fmt::format(" {}={}", j, fit_label(clab[static_cast<size_t>(j)], style.max_label));
             const int iw = display_width(item);
             if (w + iw > style.max_width) {
                 out += key + "\n";
-                key = "          ";
+                key = std::string(static_cast<size_t>(display_width("  " + style.legend.columns)), ' ');
                 w = display_width(key);
             }
             key += item;
@@ -265,16 +265,17 @@ std::string render_heatmap(const HeatmapPanel& panel, const HeatmapStyle& style)
         out += key + "\n";
     }
     if (style.color) {
-        out += fmt::format("  scale: {:.3g} ", lo);
+        out += fmt::format("  {} {:.3g} ", style.legend.scale, lo);
         for (int k = 0; k <= 10; ++k) out += ansi_bg(heat_color(k / 10.0), style.truecolor) + "  " + kReset;
         out += fmt::format(" {:.3g}", hi);
-        if (compact) out += "  (grey: -inf/nan)";
+        if (compact) out += "  (" + style.legend.grey + ")";
         out += "\n";
     } else if (compact) {
         const double step = (hi - lo) / 5;
-        out += fmt::format("  shade: '  ' <{:.2g}  \u2591 <{:.2g}  \u2592 <{:.2g}  \u2593 <{:.2g}  \u2588 up to {:.2g};"
-                           "  \u00b7 exactly 0,  - -inf\n",
-                           lo + step, lo + 2 * step, lo + 3 * step, lo + 4 * step, hi);
+        out += fmt::format("  {} '  ' <{:.2g}  \u2591 <{:.2g}  \u2592 <{:.2g}  \u2593 <{:.2g}  \u2588 {} {:.2g};"
+                           "  \u00b7 {},  - -inf\n",
+                           style.legend.shade, lo + step, lo + 2 * step, lo + 3 * step, lo + 4 * step,
+                           style.legend.up_to, hi, style.legend.exactly_zero);
     }
     return out;
 }

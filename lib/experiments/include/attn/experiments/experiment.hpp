@@ -40,6 +40,10 @@ struct ExperimentTable {
     std::string title;
     std::vector<std::string> columns;
     std::vector<std::vector<nlohmann::json>> rows;
+    // The title as a fmt template, "{}" for each of title_args (numbers, formatted), so
+    // the tour translates the words and never the numbers.
+    std::string title_template{};
+    std::vector<std::string> title_args{};
 };
 
 struct Verdict {

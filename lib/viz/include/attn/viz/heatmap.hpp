@@ -41,6 +41,15 @@ struct HeatmapStyle {
     enum class Cells { Auto, Number, Compact } cells = Cells::Auto;
     int max_width = 100;     // terminal columns available
     int max_label = 10;      // labels longer than this are cut (with a "~")
+    // The legend's words, so a caller can print them in its reader's language.
+    struct Legend {
+        std::string columns = "columns:";       // the key of column labels too wide to print
+        std::string shade = "shade:";           // the glyph legend (compact cells, no colour)
+        std::string up_to = "up to";            // "█ up to 1"
+        std::string exactly_zero = "exactly 0";  // "· exactly 0"
+        std::string scale = "scale:";           // the colour legend
+        std::string grey = "grey: -inf/nan";    // colour of non-finite cells
+    } legend;
 };
 
 // The matrix as terminal text: optional title line, a header of column

@@ -119,17 +119,23 @@ int run_cli(int argc, const char* const* argv) {
     return 2;
 }
 
+std::string build_commit() { return ATTN_GIT_COMMIT; }
+
+std::string compiler_name() {
+#if defined(__clang__)
+    return fmt::format("clang {}.{}.{}", __clang_major__, __clang_minor__, __clang_patchlevel__);
+#elif defined(__GNUC__)
+    return fmt::format("GCC {}.{}.{}", __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__);
+#else
+    return "unknown";
+#endif
+}
+
 // attn --version: the version, the commit it was built from, the compiler, CUDA, the kernels.
 static std::string version_text() {
-#if defined(__clang__)
-    const std::string compiler = fmt::format("clang {}.{}.{}", __clang_major__, __clang_minor__, __clang_patchlevel__);
-#elif defined(__GNUC__)
-    const std::string compiler = fmt::format("GCC {}.{}.{}", __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__);
-#else
-    const std::string compiler = "unknown";
-#endif
-    return fmt::format("attn {}\ncommit {}\ncompiler {}\nCUDA {}\nkernels {}", ATTN_VERSION, ATTN_GIT_COMMIT, compiler,
-                       cuda_compiled() ? "compiled in" : "not compiled in (cmake --preset cuda)", cpu_kernel_summary());
+    return fmt::format("attn {}\ncommit {}\ncompiler {}\nCUDA {}\nkernels {}", ATTN_VERSION, build_commit(),
+                       compiler_name(), cuda_compiled() ? "compiled in" : "not compiled in (cmake --preset cuda)",
+                       cpu_kernel_summary());
 }
 
 // Levenshtein distance, for "did you mean".

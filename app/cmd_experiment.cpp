@@ -4,6 +4,7 @@
 // verdicts, and writes --json / --svg.
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -13,6 +14,8 @@
 
 #include "attn/core/errors.hpp"
 #include "attn/core/parallel.hpp"
+#include "attn/cpu/features.hpp"
+#include "attn/experiments/bench.hpp"
 #include "attn/experiments/experiment.hpp"
 #include "attn/io/dump.hpp"
 #include "command.hpp"
@@ -27,7 +30,7 @@ struct ExperimentOpts {
     int seeds = 3;
     uint64_t seed = 0;
     int threads = 0;
-    std::string svg;
+    std::string svg, store;
     attn::cli::JsonOut json;
 };
 
@@ -81,6 +84,42 @@ std::string table_text(const attn::ExperimentTable& t) {
     return out;
 }
 
+// --store FILE: each seed trained on its own (what the tour judges: one verdict a seed),
+// written with where it was made as stored evidence (attn-evidence JSON).
+int store_evidence(const ExperimentOpts& o, const attn::ExperimentInfo& info, const attn::ExperimentConfig& cfg) {
+    using namespace attn;
+    cli::require_writable("--store", o.store);
+    StoredEvidence ev;
+    ev.experiment = info.name;
+    ev.size = cfg.size;
+    const std::time_t now = std::time(nullptr);
+    char date[32];
+    std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+    ev.made = {fmt::format("attn experiment {} --{} --seeds {} --seed {} --store FILE", info.name,
+                           experiment_size_name(cfg.size), cfg.seeds, cfg.seed),
+               cli::build_commit(), cli::compiler_name(), cpu_info().model, std::string(isa_name(isa_in_use())), date};
+    fmt::print("attn experiment {}: {} size, seeds {} to {}, each trained on its own\n", info.name,
+               experiment_size_name(cfg.size), cfg.seed, cfg.seed + static_cast<uint64_t>(cfg.seeds) - 1);
+    for (int i = 0; i < cfg.seeds; ++i) {
+        ExperimentConfig one = cfg;
+        one.seeds = 1;
+        one.seed = cfg.seed + static_cast<uint64_t>(i);
+        cli::ProgressLine line({cli::stderr_is_tty(), {}, std::chrono::seconds(5)});
+        auto progress = [&](const std::string& text) { line.show(fmt::format("seed {}: {}", one.seed, text)); };
+        ExperimentResult r = info.run(one, progress);
+        line.clear();
+        for (const auto& v : r.verdicts) fmt::print("seed {}: {} {}: {}\n", one.seed, v.claim, verdict_name(v.kind), v.figures);
+        ev.seeds.push_back(one.seed);
+        ev.runs.push_back(std::move(r));
+    }
+    cli::with_option("--store", [&] {
+        write_file_atomic(o.store, json_text(evidence_json(ev), 2, JsonNonFinite::string) + "\n");
+    });
+    fmt::print("wrote {} (attn-evidence JSON: {} runs, made on {} with the {} kernels)\n", o.store, ev.runs.size(),
+               ev.made.processor, ev.made.kernels);
+    return 0;
+}
+
 int run_experiment_cmd(const ExperimentOpts& o) {
     using namespace attn;
     if (o.list) {
@@ -102,6 +141,8 @@ int run_experiment_cmd(const ExperimentOpts& o) {
     cli::require_json_writable(o.json);
     if (!o.svg.empty()) cli::require_writable("--svg", o.svg);
     const cli::TextOut text({o.json.claim(), {"--svg -", o.svg == "-"}});
+
+    if (!o.store.empty()) return store_evidence(o, *info, cfg);
 
     ExperimentResult r;
     {
@@ -153,8 +194,14 @@ attn::cli::Command reg{
         sub.add_option("--threads", o->threads, "Worker threads (0 = every core)")
             ->capture_default_str()
             ->check(attn::cli::integer_in(0, 1024));
-        attn::cli::add_json(sub, o->json, "attn-experiment");
+        auto* json = attn::cli::add_json(sub, o->json, "attn-experiment");
         sub.add_option("--svg", o->svg, "Write the curves as SVG to FILE (- for stdout)");
+        sub.add_option("--store", o->store,
+                       "Train each seed on its own and write the runs with the command, commit, compiler, processor, "
+                       "kernels and date to FILE: stored evidence the tour cites (data/evidence/NAME-SIZE.json)")
+            ->excludes(sub.get_option("--svg"))
+            ->excludes(json)
+            ->excludes(list);
         return [o] { return run_experiment_cmd(*o); };
     }};
 

@@ -44,6 +44,11 @@ struct Command {
 // Runs the whole CLI (main calls it). Returns the exit code.
 int run_cli(int argc, const char* const* argv);
 
+// What this build is, for `attn --version` and the provenance of stored results:
+// the commit it was configured from ("unknown" outside git) and the compiler.
+std::string build_commit();
+std::string compiler_name();
+
 // The `attn` app with every registered subcommand, as run_cli builds it; runners
 // receives each subcommand's work, to call after a parse (the argv fuzzer only
 // parses). check_parsed applies the checks run_cli makes after CLI11's parse

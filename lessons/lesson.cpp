@@ -5,14 +5,18 @@
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <sstream>
 #include <stdexcept>
 
 #include <fmt/args.h>
 #include <fmt/format.h>
 
 #include "attn/core/utf8.hpp"
+#include "attn/io/data_files.hpp"
 #include "scorecard.hpp"
 
 namespace attn::lessons {
@@ -527,20 +531,6 @@ void LessonContext::verdict_line(VerdictKind kind, std::string_view claim, const
     record_[record_key(kind)].back()["command"] = std::string(command);
 }
 
-bool LessonContext::experiment_verdict(const ExperimentResult& r, std::string_view claim, std::string_view command) {
-    bool any = false;
-    for (const Verdict& v : r.verdicts) {
-        if (v.claim != claim) continue;
-        any = true;
-        // the statement is a fixed text of the experiment (looked up); the figures are numbers
-        const std::string said = f("{}: {} ({}, measured live at --quick size; {} for the full run)", tr(v.statement),
-                                   v.figures, command, command);
-        verdict_line(v.kind, claim, v.kind == VerdictKind::Supported ? f("supported by training: {}", said) : said,
-                     command);
-    }
-    return any;
-}
-
 const std::vector<uint64_t>& evidence_seeds() {
     static const std::vector<uint64_t> s{0, 1, 2};
     return s;
@@ -593,8 +583,63 @@ void LessonContext::experiment_claim(const ExperimentInfo& e, std::string_view c
     }
 }
 
+const StoredEvidence* stored_evidence(std::string_view file, std::string* why) {
+    static std::mutex m;
+    static std::map<std::string, std::pair<std::optional<StoredEvidence>, std::string>> cache;
+    const std::lock_guard<std::mutex> lock(m);
+    const std::string rel = "evidence/" + std::string(file);
+    auto it = cache.find(rel);
+    if (it == cache.end()) {
+        std::optional<StoredEvidence> ev;
+        std::string reason;
+        if (const auto path = find_data(rel)) {
+            try {
+                std::ifstream in(*path, std::ios::binary);
+                std::ostringstream text;
+                text << in.rdbuf();
+                ev = evidence_from_json(nlohmann::json::parse(text.str()));
+            } catch (const std::exception& e) {
+                reason = *path + ": " + e.what();
+            }
+        } else {
+            reason = "data/" + rel + " is not found";
+        }
+        it = cache.emplace(rel, std::make_pair(std::move(ev), reason)).first;
+    }
+    if (why != nullptr) *why = it->second.second;
+    return it->second.first ? &*it->second.first : nullptr;
+}
+
+void LessonContext::stored_claim(const ExperimentInfo& e, std::string_view claim, std::string_view file, size_t which,
+                                 std::string_view otherwise) {
+    std::string why;
+    const StoredEvidence* ev = stored_evidence(file, &why);
+    if (ev != nullptr && ev->experiment != e.name) {
+        why = "data/evidence/" + std::string(file) + " holds runs of " + ev->experiment + ", not " + e.name;
+        ev = nullptr;
+    }
+    if (ev == nullptr) {
+        para(f("(The stored run for {} cannot be used ({}); the live quick runs judge it instead.)", claim, why));
+        return experiment_claim(e, claim, otherwise);
+    }
+    std::vector<SeedVerdict> all;
+    for (size_t i = 0; i < ev->runs.size(); ++i) {
+        size_t k = 0;
+        for (const Verdict& v : ev->runs[i].verdicts)
+            if (v.claim == claim && k++ == which) all.push_back({ev->seeds[i], which, v});
+    }
+    if (all.empty()) return unmeasured(claim, otherwise);
+    std::vector<const SeedVerdict*> per;
+    for (const SeedVerdict& s : all) per.push_back(&s);
+    bool agree = per.size() == ev->runs.size();
+    for (const SeedVerdict* s : per) agree = agree && s->verdict.kind == per.front()->verdict.kind;
+    readable_verdict(claim, fmt::format("attn experiment {} --{}", e.name, experiment_size_name(ev->size)), per, agree,
+                     ev, file);
+}
+
 void LessonContext::readable_verdict(std::string_view claim, const std::string& command,
-                                     const std::vector<const SeedVerdict*>& per, bool agree) {
+                                     const std::vector<const SeedVerdict*>& per, bool agree,
+                                     const StoredEvidence* stored, std::string_view stored_file) {
     const Verdict& first = per.front()->verdict;
     if (first.task.empty())  // a programming error: every training verdict the tour prints reads as task, table, words
         throw std::logic_error("lesson: attn experiment's verdict on " + std::string(claim) + " has no task sentence");
@@ -606,8 +651,16 @@ void LessonContext::readable_verdict(std::string_view claim, const std::string& 
     };
     std::string seeds;
     for (const SeedVerdict* s : per) seeds += (seeds.empty() ? "" : ", ") + std::to_string(s->seed);
-    para(f("The evidence for {}: {}. `{}` trains it live at its quick size on seeds {}; the table is seed {}'s run.",
-           claim, tr(first.task), command, seeds, per.front()->seed));
+    if (stored == nullptr)
+        para(f("The evidence for {}: {}. `{}` trains it live at its quick size on seeds {}; the table is seed {}'s run.",
+               claim, tr(first.task), command, seeds, per.front()->seed));
+    else  // the day, not the time: the run's place in history, not a timestamp to compare
+        para(f("The evidence for {}: {}. This verdict rests on a stored run, too long to train while you read: "
+               "data/evidence/{}, made by `{}` at its {} size on seeds {} ({}, {}, {} kernels); the table is seed "
+               "{}'s run, and a test reruns seed {} and compares.",
+               claim, tr(first.task), stored_file, command, tr(experiment_size_name(stored->size)), seeds,
+               stored->made.date.substr(0, 10), stored->made.processor, stored->made.kernels, per.front()->seed,
+               per.front()->seed));
     Table t;
     t.columns = first.evidence.columns;
     t.formats.assign(t.columns.size(), "{:.3g}");
@@ -615,13 +668,31 @@ void LessonContext::readable_verdict(std::string_view claim, const std::string& 
     table(fmt::format("evidence_{}", claim), t);
     const std::string stmt = tr(first.statement);
     if (!agree) {
+        // the seeds grouped by verdict (in order of first appearance), each group with its first seed's words
+        std::vector<std::pair<VerdictKind, std::vector<const SeedVerdict*>>> groups;
+        for (const SeedVerdict* s : per) {
+            auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == s->verdict.kind; });
+            if (g == groups.end()) groups.push_back({s->verdict.kind, {s}});
+            else g->second.push_back(s);
+        }
         std::string each;
-        for (const SeedVerdict* s : per)
+        for (const auto& [kind, seeds_of] : groups) {
+            std::vector<int> ids;
+            for (const SeedVerdict* s : seeds_of) ids.push_back(static_cast<int>(s->seed));
             each += (each.empty() ? "" : "; ") +
-                    f("seed {}: {}, {}", s->seed, tr(verdict_name(s->verdict.kind)), plain(s->verdict));
-        inconclusive(claim, f("{}: the {} training seeds disagree ({}). `{} --seeds 5` trains more seeds.", stmt,
-                              per.size(), each, command));
+                    (seeds_of.size() == 1 ? f("{} on seed {} ({})", tr(verdict_name(kind)), ids.front(),
+                                              plain(seeds_of.front()->verdict))
+                                          : f("{} on seeds {} (seed {}: {})", tr(verdict_name(kind)),
+                                              number_ranges(ids), ids.front(), plain(seeds_of.front()->verdict)));
+        }
+        if (stored == nullptr)
+            inconclusive(claim, f("{}: the {} training seeds disagree ({}). `{} --seeds 5` trains more seeds.", stmt,
+                                  per.size(), each, command));
+        else
+            inconclusive(claim, f("{}: the {} stored seeds disagree ({}). `{} --seeds {}` reruns them.", stmt,
+                                  per.size(), each, command, per.size()));
         record_["inconclusive"].back()["command"] = command;
+        if (stored != nullptr) record_["inconclusive"].back()["stored"] = "data/evidence/" + std::string(stored_file);
         return;
     }
     const VerdictKind kind = first.kind;
@@ -629,6 +700,7 @@ void LessonContext::readable_verdict(std::string_view claim, const std::string& 
                  f("{}: {} ({} on all {} training seeds; `{}` reruns it)", stmt, plain(first), tr(verdict_name(kind)),
                    per.size(), command),
                  command);
+    if (stored != nullptr) record_[record_key(kind)].back()["stored"] = "data/evidence/" + std::string(stored_file);
 }
 
 void LessonContext::inconclusive(std::string_view claim, std::string_view text_en) {

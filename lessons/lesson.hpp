@@ -141,12 +141,6 @@ public:
     // Evidence that disagrees with itself (training runs whose seeds reach different
     // verdicts): the claim is neither supported nor refused by it.
     void inconclusive(std::string_view claim, std::string_view text);
-    // The verdict an experiment (attn/experiments/experiment.hpp) reached on `claim`, run
-    // live by the lesson at its quick size, as this lesson's verdict: supported -> a
-    // measured check (its figures), qualified / not supported -> those verdicts. `command`
-    // names the full run ("attn experiment scale"). Returns false, printing nothing, when
-    // the result holds no verdict on that claim.
-    bool experiment_verdict(const ExperimentResult& r, std::string_view claim, std::string_view command);
     // Runs experiment `e` live at its quick size once per evidence seed (evidence_seeds():
     // fixed, whatever the lesson's seed, so a verdict is the claim's and not the tour's
     // --seed) and prints its verdict on `claim`: the same verdict on every seed -> that
@@ -154,6 +148,14 @@ public:
     // `otherwise` is the ○ line when it reaches none. Runs are cached per (experiment,
     // seed) for the process, so lessons judging two claims of one experiment train once.
     void experiment_claim(const ExperimentInfo& e, std::string_view claim, std::string_view otherwise);
+    // The same judgement from a stored run instead of live quick ones, for a claim whose
+    // answer needs more training than a reading allows: data/evidence/`file` (found by
+    // attn/io/data_files.hpp; made by `attn experiment NAME --full --seeds 5 --store FILE`),
+    // one run a seed; its `which`-th verdict on `claim` (an experiment may judge a claim
+    // once per optimiser) at every stored seed. The lesson says where the run was made and
+    // how to rerun it. Without a readable file it says why and falls back to experiment_claim.
+    void stored_claim(const ExperimentInfo& e, std::string_view claim, std::string_view file, size_t which,
+                      std::string_view otherwise);
     // A flaw in the source's own text or code: what it says (in our words, never as a
     // quotation) and what is wrong with it. error: the claim itself is wrong (it decides
     // the claim's verdict, "error of the source"); slip: the claim stands but the
@@ -189,8 +191,10 @@ private:
     // How experiment_claim prints a verdict: the task sentence, seed 0's evidence table, then
     // the verdict in plain words (or each seed's, when they disagree). Throws std::logic_error
     // for a verdict without a task (Verdict::task).
+    // `stored`: the stored run the verdicts come from (nullptr: live quick runs).
     void readable_verdict(std::string_view claim, const std::string& command,
-                          const std::vector<const SeedVerdict*>& per, bool agree);
+                          const std::vector<const SeedVerdict*>& per, bool agree,
+                          const StoredEvidence* stored = nullptr, std::string_view stored_file = {});
     // A training verdict's line: supported -> a measured check, qualified / not supported -> those
     // verdicts; the record keeps the command that reruns it.
     void verdict_line(VerdictKind kind, std::string_view claim, const std::string& said, std::string_view command);
@@ -266,6 +270,10 @@ struct SeedVerdict {
     Verdict verdict;
 };
 std::vector<SeedVerdict> seed_verdicts(const ExperimentInfo& e, std::string_view claim);
+// data/evidence/`file` read once per process (attn/experiments/experiment.hpp's
+// evidence_from_json); nullptr when it is not found or does not read, with the reason in
+// *why.
+const StoredEvidence* stored_evidence(std::string_view file, std::string* why = nullptr);
 
 struct LessonResult {
     int passed = 0, failed = 0, not_supported = 0;  // passed = measured + identities

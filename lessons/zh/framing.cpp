@@ -29,7 +29,19 @@ const RegisterCatalogue zh_framing{Lang::zh, kFramingPart, {
     {"supported by training: {}", "训练结果支持：{0}"},
     {"claim {} inconclusive:", "论断 {0} 无定论："},
     {"{} in our words: {}", "{0}（用我们的话说）：{1}"},
-    {"seed {}: {}, {}", "种子 {0}：{1}，{2}"},
+    {"{} on seed {} ({})", "种子 {1} 为“{0}”（{2}）"},
+    {"{} on seeds {} (seed {}: {})", "种子 {1} 为“{0}”（种子 {2}：{3}）"},
+    {"{}: the {} stored seeds disagree ({}). `{} --seeds {}` reruns them.",
+     "{0}：{1} 个已存种子的结论不一致（{2}）。`{3} --seeds {4}` 可重跑。"},
+    {"The evidence for {}: {}. This verdict rests on a stored run, too long to train while you read: "
+     "data/evidence/{}, made by `{}` at its {} size on seeds {} ({}, {}, {} kernels); the table is seed "
+     "{}'s run, and a test reruns seed {} and compares.",
+     "{0} 的证据：{1}。这个结论依据的是一次存档的运行，它太长，无法在阅读时现场训练：data/evidence/{2}，"
+     "由 `{3}` 以{4}规模在种子 {5} 上生成（{6}，{7}，{8} 内核）；表中是种子 {9} 的结果，测试会重跑种子 {10} 并比对。"},
+    {"(The stored run for {} cannot be used ({}); the live quick runs judge it instead.)",
+     "（{0} 的存档运行无法使用（{1}）；改由现场的快速规模运行来判断。）"},
+    {"full", "完整"},
+    {"default", "默认"},
     {"{}: the {} training seeds disagree ({}). `{} --seeds 5` trains more seeds.",
      "{0}：{1} 个训练种子的结论不一致（{2}）。`{3} --seeds 5` 会训练更多种子。"},
     // ------------------------------------------------ verdicts, scorecard

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "attn/core/errors.hpp"
 #include "attn/viz/chart.hpp"
 #include "attn/viz/svg.hpp"
 
@@ -54,6 +55,171 @@ const ExperimentInfo* find_experiment(const std::string& name) {
     return nullptr;
 }
 
+namespace {
+
+nlohmann::json table_json(const ExperimentTable& t) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& row : t.rows) rows.push_back(row);
+    return {{"title", t.title}, {"columns", t.columns}, {"rows", rows}};
+}
+
+// Reading a document back: every field checked, an error names it by its path.
+[[noreturn]] void bad_field(const std::string& where, const std::string& rule) {
+    throw InputError(where + ": " + rule);
+}
+
+const nlohmann::json& member(const nlohmann::json& j, const char* key, const std::string& where) {
+    if (!j.is_object()) bad_field(where, "must be an object");
+    const auto it = j.find(key);
+    if (it == j.end()) bad_field(where + "." + key, "missing");
+    return *it;
+}
+
+std::string text_of(const nlohmann::json& j, const char* key, const std::string& where) {
+    const nlohmann::json& v = member(j, key, where);
+    if (!v.is_string()) bad_field(where + "." + key, "must be a string");
+    return v.get<std::string>();
+}
+
+std::vector<std::string> texts_of(const nlohmann::json& j, const char* key, const std::string& where) {
+    const nlohmann::json& v = member(j, key, where);
+    if (!v.is_array()) bad_field(where + "." + key, "must be an array of strings");
+    std::vector<std::string> out;
+    for (const auto& x : v) {
+        if (!x.is_string()) bad_field(where + "." + key, "must be an array of strings");
+        out.push_back(x.get<std::string>());
+    }
+    return out;
+}
+
+ExperimentTable table_from_json(const nlohmann::json& j, const std::string& where) {
+    ExperimentTable t;
+    t.title = text_of(j, "title", where);
+    t.columns = texts_of(j, "columns", where);
+    const nlohmann::json& rows = member(j, "rows", where);
+    if (!rows.is_array()) bad_field(where + ".rows", "must be an array of rows");
+    for (const auto& row : rows) {
+        if (!row.is_array() || row.size() != t.columns.size())
+            bad_field(where + ".rows", "each row must be an array of one cell per column");
+        for (const auto& cell : row)
+            if (cell.is_object() || cell.is_array()) bad_field(where + ".rows", "a cell is a number, a string or null");
+        t.rows.emplace_back(row.begin(), row.end());
+    }
+    return t;
+}
+
+VerdictKind verdict_kind_of(const std::string& name, const std::string& where) {
+    for (VerdictKind k : {VerdictKind::Supported, VerdictKind::Qualified, VerdictKind::NotSupported})
+        if (name == verdict_name(k)) return k;
+    bad_field(where, "must be \"supported\", \"qualified\" or \"not supported\"");
+}
+
+ExperimentSize size_of(const std::string& name, const std::string& where) {
+    for (ExperimentSize z : {ExperimentSize::Quick, ExperimentSize::Default, ExperimentSize::Full})
+        if (name == experiment_size_name(z)) return z;
+    bad_field(where, "must be \"quick\", \"default\" or \"full\"");
+}
+
+void check_format(const nlohmann::json& j, const char* format, const std::string& where) {
+    if (text_of(j, "format", where) != format) bad_field(where + ".format", std::string("must be \"") + format + "\"");
+    const nlohmann::json& v = member(j, "version", where);
+    if (!v.is_number_integer() || v.get<int64_t>() != 1) bad_field(where + ".version", "must be 1");
+}
+
+}  // namespace
+
+ExperimentResult experiment_from_json(const nlohmann::json& j) {
+    const std::string where = "attn-experiment";
+    check_format(j, "attn-experiment", where);
+    ExperimentResult r;
+    r.name = text_of(j, "name", where);
+    const nlohmann::json& tables = member(j, "tables", where);
+    if (!tables.is_array()) bad_field(where + ".tables", "must be an array");
+    for (size_t i = 0; i < tables.size(); ++i)
+        r.tables.push_back(table_from_json(tables[i], fmt::format("{}.tables[{}]", where, i)));
+    const nlohmann::json& verdicts = member(j, "verdicts", where);
+    if (!verdicts.is_array()) bad_field(where + ".verdicts", "must be an array");
+    for (size_t i = 0; i < verdicts.size(); ++i) {
+        const std::string at = fmt::format("{}.verdicts[{}]", where, i);
+        const nlohmann::json& jv = verdicts[i];
+        Verdict v;
+        v.claim = text_of(jv, "claim", at);
+        v.statement = text_of(jv, "statement", at);
+        v.kind = verdict_kind_of(text_of(jv, "verdict", at), at + ".verdict");
+        v.figures = text_of(jv, "figures", at);
+        if (jv.contains("task")) {
+            v.task = text_of(jv, "task", at);
+            v.evidence = table_from_json(member(jv, "evidence", at), at + ".evidence");
+            v.plain = text_of(jv, "plain", at);
+            v.plain_args = texts_of(jv, "plain_args", at);
+            size_t holes = 0;  // the template takes exactly its arguments (fmt would throw later)
+            for (size_t p = v.plain.find("{}"); p != std::string::npos; p = v.plain.find("{}", p + 2)) ++holes;
+            if (holes != v.plain_args.size()) bad_field(at + ".plain_args", "must give one value for each {} of plain");
+        }
+        r.verdicts.push_back(std::move(v));
+    }
+    return r;
+}
+
+nlohmann::json evidence_json(const StoredEvidence& e) {
+    nlohmann::json runs = nlohmann::json::array();
+    for (size_t i = 0; i < e.runs.size(); ++i) {
+        ExperimentConfig cfg;
+        cfg.size = e.size, cfg.seeds = 1, cfg.seed = i < e.seeds.size() ? e.seeds[i] : 0, cfg.threads = 0;
+        nlohmann::json r = experiment_json(e.runs[i], cfg);
+        r.erase("threads");  // the numbers do not depend on it
+        r.erase("seconds");
+        r.erase("curves");  // the tables and verdicts are the evidence; `attn experiment NAME --svg` draws curves
+        runs.push_back(std::move(r));
+    }
+    return {{"format", "attn-evidence"},
+            {"version", 1},
+            {"experiment", e.experiment},
+            {"size", experiment_size_name(e.size)},
+            {"seeds", e.seeds},
+            {"made",
+             {{"command", e.made.command},
+              {"commit", e.made.commit},
+              {"compiler", e.made.compiler},
+              {"processor", e.made.processor},
+              {"kernels", e.made.kernels},
+              {"date", e.made.date}}},
+            {"runs", runs}};
+}
+
+StoredEvidence evidence_from_json(const nlohmann::json& j) {
+    const std::string where = "attn-evidence";
+    check_format(j, "attn-evidence", where);
+    StoredEvidence e;
+    e.experiment = text_of(j, "experiment", where);
+    e.size = size_of(text_of(j, "size", where), where + ".size");
+    const nlohmann::json& seeds = member(j, "seeds", where);
+    if (!seeds.is_array() || seeds.empty()) bad_field(where + ".seeds", "must be a non-empty array of seeds");
+    for (const auto& s : seeds) {
+        if (!s.is_number_unsigned()) bad_field(where + ".seeds", "each seed is an integer >= 0");
+        e.seeds.push_back(s.get<uint64_t>());
+    }
+    const nlohmann::json& made = member(j, "made", where);
+    e.made.command = text_of(made, "command", where + ".made");
+    e.made.commit = text_of(made, "commit", where + ".made");
+    e.made.compiler = text_of(made, "compiler", where + ".made");
+    e.made.processor = text_of(made, "processor", where + ".made");
+    e.made.kernels = text_of(made, "kernels", where + ".made");
+    e.made.date = text_of(made, "date", where + ".made");
+    const nlohmann::json& runs = member(j, "runs", where);
+    if (!runs.is_array() || runs.size() != e.seeds.size()) bad_field(where + ".runs", "must hold one run per seed");
+    for (size_t i = 0; i < runs.size(); ++i) {
+        ExperimentResult r = experiment_from_json(runs[i]);
+        if (r.name != e.experiment)
+            bad_field(fmt::format("{}.runs[{}].name", where, i), "must be the experiment's name, " + e.experiment);
+        const nlohmann::json& seed = member(runs[i], "seed", fmt::format("{}.runs[{}]", where, i));
+        if (!seed.is_number_unsigned() || seed.get<uint64_t>() != e.seeds[i])
+            bad_field(fmt::format("{}.runs[{}].seed", where, i), "must be seeds[" + std::to_string(i) + "]");
+        e.runs.push_back(std::move(r));
+    }
+    return e;
+}
+
 nlohmann::json experiment_json(const ExperimentResult& r, const ExperimentConfig& cfg) {
     nlohmann::json j;
     j["format"] = "attn-experiment";
@@ -64,18 +230,20 @@ nlohmann::json experiment_json(const ExperimentResult& r, const ExperimentConfig
     j["seed"] = cfg.seed;
     j["threads"] = cfg.threads;
     nlohmann::json tables = nlohmann::json::array();
-    for (const auto& t : r.tables) {
-        nlohmann::json rows = nlohmann::json::array();
-        for (const auto& row : t.rows) rows.push_back(row);
-        tables.push_back({{"title", t.title}, {"columns", t.columns}, {"rows", rows}});
-    }
+    for (const auto& t : r.tables) tables.push_back(table_json(t));
     j["tables"] = tables;
     nlohmann::json verdicts = nlohmann::json::array();
-    for (const auto& v : r.verdicts)
-        verdicts.push_back({{"claim", v.claim},
-                            {"statement", v.statement},
-                            {"verdict", verdict_name(v.kind)},
-                            {"figures", v.figures}});
+    for (const auto& v : r.verdicts) {
+        nlohmann::json jv{{"claim", v.claim}, {"statement", v.statement}, {"verdict", verdict_name(v.kind)},
+                          {"figures", v.figures}};
+        if (!v.task.empty()) {
+            jv["task"] = v.task;
+            jv["evidence"] = table_json(v.evidence);
+            jv["plain"] = v.plain;
+            jv["plain_args"] = v.plain_args;
+        }
+        verdicts.push_back(std::move(jv));
+    }
     j["verdicts"] = verdicts;
     nlohmann::json curves = nlohmann::json::array();
     for (const auto& c : r.curves)

@@ -111,8 +111,39 @@ const std::vector<ExperimentInfo>& experiments();
 const ExperimentInfo* find_experiment(const std::string& name);
 
 // format "attn-experiment", version 1: name, size, seeds, seed, threads, tables,
-// verdicts, curves, notes, seconds.
+// verdicts (claim, statement, verdict, figures; and task, evidence, plain,
+// plain_args for a readable verdict), curves, notes, seconds.
 nlohmann::json experiment_json(const ExperimentResult& r, const ExperimentConfig& cfg);
+// The name, tables and verdicts of an "attn-experiment" document back (curves and
+// notes are not read). Throws attn::InputError naming the field that is missing or
+// of the wrong kind.
+ExperimentResult experiment_from_json(const nlohmann::json& j);
+
+// Stored evidence: an experiment run once per seed at one size, kept in data/evidence/
+// with where it was made, so the tour can cite a run too long to train while it reads
+// ("attn experiment heads --full --seeds 5 --store FILE" makes one).
+struct EvidenceProvenance {
+    std::string command;    // the command line that made it
+    std::string commit;     // attn's commit
+    std::string compiler;   // "GCC 12.2.0"
+    std::string processor;  // CPUID's brand string
+    std::string kernels;    // the kernel family in use ("avx512")
+    std::string date;       // UTC, ISO 8601
+};
+struct StoredEvidence {
+    std::string experiment;              // "heads"
+    ExperimentSize size = ExperimentSize::Full;
+    std::vector<uint64_t> seeds;         // runs[i] was trained with seed seeds[i] alone
+    std::vector<ExperimentResult> runs;
+    EvidenceProvenance made;
+};
+// format "attn-evidence", version 1: experiment, size, seeds, made {command, commit,
+// compiler, processor, kernels, date}, runs (one "attn-experiment" document a seed,
+// without its curves, threads and seconds).
+nlohmann::json evidence_json(const StoredEvidence& e);
+// Reads it back, checking every field (one run per seed, each of that experiment).
+// Throws attn::InputError naming the field.
+StoredEvidence evidence_from_json(const nlohmann::json& j);
 // The curves, one plot per panel (attn/viz/svg.hpp).
 std::string experiment_svg(const ExperimentResult& r);
 

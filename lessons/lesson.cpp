@@ -650,15 +650,20 @@ void LessonContext::readable_verdict(std::string_view claim, const std::string& 
         return fv(v.plain, args);
     };
     std::string seeds;
-    for (const SeedVerdict* s : per) seeds += (seeds.empty() ? "" : ", ") + std::to_string(s->seed);
+    std::vector<int> seed_ids;
+    for (const SeedVerdict* s : per) {
+        seeds += (seeds.empty() ? "" : ", ") + std::to_string(s->seed);
+        seed_ids.push_back(static_cast<int>(s->seed));
+    }
+    const std::string seed_ranges = number_ranges(seed_ids);
     if (stored == nullptr)
         para(f("The evidence for {}: {}. `{}` trains it live at its quick size on seeds {}; the table is seed {}'s run.",
                claim, tr(first.task), command, seeds, per.front()->seed));
     else  // the day, not the time: the run's place in history, not a timestamp to compare
         para(f("The evidence for {}: {}. This verdict rests on a stored run, too long to train while you read: "
-               "data/evidence/{}, made by `{}` at its {} size on seeds {} ({}, {}, {} kernels); the table is seed "
+               "data/evidence/{}, made by `{}` at its {} size on seeds {} ({}, `{}`, {} kernels); the table is seed "
                "{}'s run, and a test reruns seed {} and compares.",
-               claim, tr(first.task), stored_file, command, tr(experiment_size_name(stored->size)), seeds,
+               claim, tr(first.task), stored_file, command, tr(experiment_size_name(stored->size)), seed_ranges,
                stored->made.date.substr(0, 10), stored->made.processor, stored->made.kernels, per.front()->seed,
                per.front()->seed));
     Table t;

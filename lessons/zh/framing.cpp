@@ -34,10 +34,10 @@ const RegisterCatalogue zh_framing{Lang::zh, kFramingPart, {
     {"{}: the {} stored seeds disagree ({}). `{} --seeds {}` reruns them.",
      "{0}：{1} 个已存种子的结论不一致（{2}）。`{3} --seeds {4}` 可重跑。"},
     {"The evidence for {}: {}. This verdict rests on a stored run, too long to train while you read: "
-     "data/evidence/{}, made by `{}` at its {} size on seeds {} ({}, {}, {} kernels); the table is seed "
+     "data/evidence/{}, made by `{}` at its {} size on seeds {} ({}, `{}`, {} kernels); the table is seed "
      "{}'s run, and a test reruns seed {} and compares.",
      "{0} 的证据：{1}。这个结论依据的是一次存档的运行，它太长，无法在阅读时现场训练：data/evidence/{2}，"
-     "由 `{3}` 以{4}规模在种子 {5} 上生成（{6}，{7}，{8} 内核）；表中是种子 {9} 的结果，测试会重跑种子 {10} 并比对。"},
+     "由 `{3}` 以{4}规模在种子 {5} 上生成（{6}，`{7}`，{8} 内核）；表中是种子 {9} 的结果，测试会重跑种子 {10} 并比对。"},
     {"(The stored run for {} cannot be used ({}); the live quick runs judge it instead.)",
      "（{0} 的存档运行无法使用（{1}）；改由现场的快速规模运行来判断。）"},
     {"full", "完整"},

@@ -51,15 +51,10 @@ constexpr double kFlopsPerExp = 20;
 
 int hardware_threads() { return resolve_threads(0); }
 
-int run_bench(const BenchOpts& o) {
-    // ---- validate everything before measuring anything (CLI11 checked the single numbers)
-    BenchCase base = o.base;
-    const int hw = hardware_threads();
-    if (base.threads > kThreadsPerHardwareThread * hw)
-        throw InputError(fmt::format("--threads: must be at most {} ({} x the {} hardware threads), got {}",
-                                     kThreadsPerHardwareThread * hw, kThreadsPerHardwareThread, hw, base.threads));
-    const std::vector<int64_t> seqs = parse_int_list("--seq", o.seq);
-    const std::vector<Backend> impls = backends_of(o.impl);  // names checked by backend_validator() while parsing
+// Refuses, before anything is measured, a run whose tensors would not fit in memory
+// (naming the largest size) or whose work is above the budget without --yes.
+void check_bench_budget(const BenchOpts& o, const BenchCase& base, const std::vector<int64_t>& seqs,
+                        const std::vector<Backend>& impls) {
     const double B = static_cast<double>(base.B), H = static_cast<double>(base.H), Dk = static_cast<double>(base.Dk);
     double flops = 0, exps = 0;
     for (int64_t T : seqs) {
@@ -69,11 +64,12 @@ int run_bench(const BenchOpts& o) {
             std::max({std::pair{T, "--seq"}, {base.B, "--batch"}, {base.H, "--heads"}, {base.Dk, "--d-k"}});
         require_fits_in_memory(opt, io, fmt::format("Q, K, V and the output at B={}, H={}, T={}, Dk={}", base.B,
                                                      base.H, T, base.Dk));
-        // the printed FLOP count (4 B H T^2 Dk; causal: 2 B H T(T+1) Dk; backward: 2.5 x that), for
-        // every run of every implementation
+        // the printed FLOP count (the library's bench_flops), for every run of every implementation
+        BenchCase c = base;
+        c.T = T;
         const double t = static_cast<double>(T), pairs = base.causal ? t * (t + 1) / 2 : t * t;
         const double runs = static_cast<double>(impls.size()) * (base.reps + base.warmup);
-        flops += 4.0 * B * H * pairs * Dk * runs * (base.backward ? kBackwardFlopFactor : 1.0);
+        flops += bench_flops(c) * runs;
         // one exponential a pair, twice with --backward (the forward, and the backward's recomputed weights):
         // at a small Dk they, not the FLOPs, are the time
         exps += B * H * pairs * runs * (base.backward ? 2.0 : 1.0);
@@ -84,25 +80,21 @@ int run_bench(const BenchOpts& o) {
                                      "{:g} FLOPs each), above the budget of {:.0e} (see --help); lower --seq, --batch, "
                                      "--heads, --d-k or --reps, or add --yes",
                                      flops, exps, kFlopsPerExp, kFlopBudget));
-    const int threads = resolve_threads(base.threads);
-    base.threads = threads;
-    base.progress = cli::stderr_is_tty();  // each run's line, drawn by the library's forked child
+}
 
-    // ---- the machine's own yardsticks, measured now on the same threads
-    cli::ProgressLine line;
-    line.show("measuring the FMA peak and Eigen GEMM");
-    const FmaPeak peak = measure_fma_peak(threads);
-    const double gemm = measure_gemm(threads);
-    line.clear();
+struct BenchRow {
+    Backend impl;
+    int64_t T;
+    BenchResult r;
+};
 
-    nlohmann::json results = nlohmann::json::array(), skipped = nlohmann::json::array();
-    struct Row {
-        Backend impl;
-        int64_t T;
-        BenchResult r;
-    };
-    std::vector<Row> rows;
-    std::vector<std::string> notes;
+// Every (T, implementation) case measured, each in its own child process; a case that cannot
+// run here (no backward, too large for the reference, no such hardware) or that fails is a
+// note and an entry of `skipped`.
+std::vector<BenchRow> measure_rows(const BenchCase& base, const std::vector<int64_t>& seqs,
+                                   const std::vector<Backend>& impls, std::vector<std::string>& notes,
+                                   nlohmann::json& skipped) {
+    std::vector<BenchRow> rows;
     const double mem = physical_memory_bytes();
     for (int64_t T : seqs)
         for (const Backend impl : impls) {
@@ -139,69 +131,74 @@ int run_bench(const BenchOpts& o) {
             rows.push_back({impl, T, r});
         }
 
-    // speed-up over the reference at the same T, where it ran
-    std::map<int64_t, double> ref_secs;
-    for (const auto& row : rows)
-        if (row.impl == Backend::Reference) ref_secs[row.T] = row.r.seconds;
+    return rows;
+}
 
-    if (o.json.given()) {
-        for (const auto& row : rows) {
-            const auto& r = row.r;
-            nlohmann::json j = {{"impl", backend_name(row.impl)},
-                                {"seq", row.T},
-                                {"batch", base.B},
-                                {"heads", base.H},
-                                {"d_k", base.Dk},
-                                {"causal", base.causal},
-                                {"seconds", r.seconds},
-                                {"times", r.times},
-                                {"flops", r.flops},
-                                {"gflops", r.gflops},
-                                {"fraction_of_fma_peak", r.gflops / peak.gflops},
-                                {"ratio_to_gemm", r.gflops / gemm},
-                                {"peak_rss_bytes", r.peak_rss_bytes},
-                                {"base_rss_bytes", r.base_rss_bytes},
-                                {"io_bytes", r.io_bytes},
-                                {"peak_rss_over_io", r.peak_rss_bytes / r.io_bytes},
-                                {"cpu_utilization", r.cpu_utilization},
-                                {"cpu_seconds", r.cpu_seconds},
-                                {"fraction_of_fma_peak_cpu", r.flops / r.cpu_seconds / 1e9 / peak.gflops_per_cpu}};
-            if (ref_secs.count(row.T) != 0 && row.impl != Backend::Reference)
-                j["speedup_vs_reference"] = ref_secs[row.T] / r.seconds;
-            if (r.err_vs_fp32 >= 0) j["err_vs_fp32"] = r.err_vs_fp32;
-            if (r.scratch_bytes >= 0) j["scratch_bytes"] = r.scratch_bytes;
-            results.push_back(j);
-        }
-        const std::vector<std::string> kernels = flash_kernels();
-        const CpuInfo cpu = cpu_info();
-        nlohmann::json doc = {{"format", "attn-bench"},
-                              {"version", 1},
-                              {"machine",
-                               {{"threads", threads},
-                                {"fma_peak_gflops", peak.gflops},
-                                {"fma_gflops_per_cpu_second", peak.gflops_per_cpu},
-                                {"fma_isa", peak.isa},
-                                {"gemm_gflops", gemm},
-                                {"flash_kernel", kernels.front()},
-                                {"bf16", flash_bf16_supported()},
-                                {"flash_bf16_path", flash_bf16_path()},
-                                {"cpu_model", cpu.model},
-                                {"cpu_flags", cpu.flags}}},
-                              {"config",
-                               {{"batch", base.B},
-                                {"heads", base.H},
-                                {"d_k", base.Dk},
-                                {"causal", base.causal},
-                                {"backward", base.backward},
-                                {"flop_factor", base.backward ? kBackwardFlopFactor : 1.0},
-                                {"reps", base.reps},
-                                {"warmup", base.warmup}}},
-                              {"results", results},
-                              {"skipped", skipped}};
-        write_json(o.json, doc, "attn-bench", 1);
-        if (o.json.to_stdout()) return 0;
+// The attn-bench document: the machine's yardsticks, the configuration, every row and skip.
+nlohmann::json bench_json(const BenchCase& base, int threads, const FmaPeak& peak, double gemm,
+                          const std::vector<BenchRow>& rows, std::map<int64_t, double>& ref_secs,
+                          const nlohmann::json& skipped) {
+    nlohmann::json results = nlohmann::json::array();
+    for (const auto& row : rows) {
+        const auto& r = row.r;
+        nlohmann::json j = {{"impl", backend_name(row.impl)},
+                            {"seq", row.T},
+                            {"batch", base.B},
+                            {"heads", base.H},
+                            {"d_k", base.Dk},
+                            {"causal", base.causal},
+                            {"seconds", r.seconds},
+                            {"times", r.times},
+                            {"flops", r.flops},
+                            {"gflops", r.gflops},
+                            {"fraction_of_fma_peak", r.gflops / peak.gflops},
+                            {"ratio_to_gemm", r.gflops / gemm},
+                            {"peak_rss_bytes", r.peak_rss_bytes},
+                            {"base_rss_bytes", r.base_rss_bytes},
+                            {"io_bytes", r.io_bytes},
+                            {"peak_rss_over_io", r.peak_rss_bytes / r.io_bytes},
+                            {"cpu_utilization", r.cpu_utilization},
+                            {"cpu_seconds", r.cpu_seconds},
+                            {"fraction_of_fma_peak_cpu", r.flops / r.cpu_seconds / 1e9 / peak.gflops_per_cpu}};
+        if (ref_secs.count(row.T) != 0 && row.impl != Backend::Reference)
+            j["speedup_vs_reference"] = ref_secs[row.T] / r.seconds;
+        if (r.err_vs_fp32 >= 0) j["err_vs_fp32"] = r.err_vs_fp32;
+        if (r.scratch_bytes >= 0) j["scratch_bytes"] = r.scratch_bytes;
+        results.push_back(j);
     }
+    const std::vector<std::string> kernels = flash_kernels();
+    const CpuInfo cpu = cpu_info();
+    nlohmann::json doc = {{"format", "attn-bench"},
+                          {"version", 1},
+                          {"machine",
+                           {{"threads", threads},
+                            {"fma_peak_gflops", peak.gflops},
+                            {"fma_gflops_per_cpu_second", peak.gflops_per_cpu},
+                            {"fma_isa", peak.isa},
+                            {"gemm_gflops", gemm},
+                            {"flash_kernel", kernels.front()},
+                            {"bf16", flash_bf16_supported()},
+                            {"flash_bf16_path", flash_bf16_path()},
+                            {"cpu_model", cpu.model},
+                            {"cpu_flags", cpu.flags}}},
+                          {"config",
+                           {{"batch", base.B},
+                            {"heads", base.H},
+                            {"d_k", base.Dk},
+                            {"causal", base.causal},
+                            {"backward", base.backward},
+                            {"flop_factor", base.backward ? kBackwardFlopFactor : 1.0},
+                            {"reps", base.reps},
+                            {"warmup", base.warmup}}},
+                          {"results", results},
+                          {"skipped", skipped}};
+    return doc;
+}
 
+// The table on the terminal, then the precision, scratch and skip notes and the legend.
+void print_bench(const BenchCase& base, int threads, const FmaPeak& peak, double gemm,
+                 const std::vector<BenchRow>& rows, std::map<int64_t, double>& ref_secs,
+                 const std::vector<std::string>& notes) {
     fmt::print("machine: {}; {} threads; FMA peak {:.1f} GFLOP/s ({} register loop); Eigen sgemm {:.1f} GFLOP/s; "
                "flash kernel {}, flash-bf16 path {}\n",
                cpu_info().model, threads, peak.gflops, peak.isa, gemm, flash_kernels().front(), flash_bf16_path());
@@ -237,6 +234,43 @@ int run_bench(const BenchOpts& o) {
                "CPU: CPU time / (wall time x threads); below 100% the cores were shared with other work (reference: 1 thread)\n"
                "%FMAcpu: GFLOP per CPU-second / the FMA loop's GFLOP per CPU-second ({:.1f}): efficiency while running\n",
                base.backward ? " (backward: and dO, O, dQ, dK, dV)" : "", peak.gflops_per_cpu);
+}
+
+int run_bench(const BenchOpts& o) {
+    // ---- validate everything before measuring anything (CLI11 checked the single numbers)
+    BenchCase base = o.base;
+    const int hw = hardware_threads();
+    if (base.threads > kThreadsPerHardwareThread * hw)
+        throw InputError(fmt::format("--threads: must be at most {} ({} x the {} hardware threads), got {}",
+                                     kThreadsPerHardwareThread * hw, kThreadsPerHardwareThread, hw, base.threads));
+    const std::vector<int64_t> seqs = parse_int_list("--seq", o.seq);
+    const std::vector<Backend> impls = backends_of(o.impl);  // names checked by backend_validator() while parsing
+    check_bench_budget(o, base, seqs, impls);
+    const int threads = resolve_threads(base.threads);
+    base.threads = threads;
+    base.progress = cli::stderr_is_tty();  // each run's line, drawn by the library's forked child
+
+    // ---- the machine's own yardsticks, measured now on the same threads
+    cli::ProgressLine line;
+    line.show("measuring the FMA peak and Eigen GEMM");
+    const FmaPeak peak = measure_fma_peak(threads);
+    const double gemm = measure_gemm(threads);
+    line.clear();
+
+    std::vector<std::string> notes;
+    nlohmann::json skipped = nlohmann::json::array();
+    const std::vector<BenchRow> rows = measure_rows(base, seqs, impls, notes, skipped);
+
+    // speed-up over the reference at the same T, where it ran
+    std::map<int64_t, double> ref_secs;
+    for (const auto& row : rows)
+        if (row.impl == Backend::Reference) ref_secs[row.T] = row.r.seconds;
+
+    if (o.json.given()) {
+        write_json(o.json, bench_json(base, threads, peak, gemm, rows, ref_secs, skipped), "attn-bench", 1);
+        if (o.json.to_stdout()) return 0;
+    }
+    print_bench(base, threads, peak, gemm, rows, ref_secs, notes);
     return 0;
 }
 

@@ -39,21 +39,10 @@ Tensor token(const Tensor& x, int64_t t) {
 // is tens of seconds here, the default run about 1e5.
 constexpr double kWorkBudget = 2e11, kFlopsPerExp = 20;
 
-int run_decode(const DecodeOpts& o) {
-    if (o.trace && o.json.to_stdout())
-        throw InputError("--trace: cannot be combined with --json to stdout (both write to standard output); give --json FILE");
-    require_json_writable(o.json);
-    DecoderConfig cfg;
-    cfg.d_model = o.d_model;
-    cfg.heads = o.heads;
-    cfg.layers = o.layers;
-    cfg.d_k = o.d_k;
-    cfg.d_v = o.d_v;
-    cfg.d_ff = o.d_ff;
-    cfg.bias = !o.no_bias;
-    cfg = with_option("--heads", [&] { return cfg.resolved(); });
-    const InitSpec init = parse_init(o.init);  // its errors name --init
-    // Weights, the cache at the end, and the full pass's (B, H, T, T) scores per layer, in double.
+// Refuses, naming the option to lower, a run that would not fit in memory or that is
+// above the work budget (without --yes): the weights, the cache at the end and the full
+// pass's (B, H, T, T) scores per layer; the work of checking every step by a full pass.
+void check_decode_budget(const DecodeOpts& o, const DecoderConfig& cfg) {
     const double T = static_cast<double>(o.steps), B = static_cast<double>(o.batch);
     const double weights = static_cast<double>(cfg.layers) *
                            (static_cast<double>(cfg.d_model) * cfg.heads * (2.0 * cfg.d_k + 2.0 * cfg.d_v) +
@@ -86,6 +75,23 @@ int run_decode(const DecodeOpts& o) {
                                      "checked by a full pass over the tokens so far), above the budget of {:.0e}; lower "
                                      "--steps, --layers, --batch or the widths, or add --yes",
                                      work_opt, o.steps, cfg.layers, work, kWorkBudget));
+}
+
+int run_decode(const DecodeOpts& o) {
+    if (o.trace && o.json.to_stdout())
+        throw InputError("--trace: cannot be combined with --json to stdout (both write to standard output); give --json FILE");
+    require_json_writable(o.json);
+    DecoderConfig cfg;
+    cfg.d_model = o.d_model;
+    cfg.heads = o.heads;
+    cfg.layers = o.layers;
+    cfg.d_k = o.d_k;
+    cfg.d_v = o.d_v;
+    cfg.d_ff = o.d_ff;
+    cfg.bias = !o.no_bias;
+    cfg = with_option("--heads", [&] { return cfg.resolved(); });
+    const InitSpec init = parse_init(o.init);  // its errors name --init
+    check_decode_budget(o, cfg);
     const CausalDecoder dec(cfg, init, o.seed);
     Tensor x(Shape{o.batch, o.steps, cfg.d_model});
     Rng xrng(o.seed, 1);

@@ -196,7 +196,7 @@ attn::cli::Command reg{
             ->check(attn::cli::integer_in(0, 1024));
         auto* json = attn::cli::add_json(sub, o->json, "attn-experiment");
         sub.add_option("--svg", o->svg, "Write the curves as SVG to FILE (- for stdout)");
-        sub.add_option("--store", o->store,
+        sub.add_option("--store,-o,--output", o->store,
                        "Train each seed on its own and write the runs with the command, commit, compiler, processor, "
                        "kernels and date to FILE: stored evidence the tour cites (data/evidence/NAME-SIZE.json)")
             ->excludes(sub.get_option("--svg"))

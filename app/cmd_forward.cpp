@@ -137,25 +137,139 @@ bool same_mask(const Mask& a, const Mask& b, int64_t B, int64_t T, int64_t Tk) {
 // the run is refused naming both: "--heads 2 conflicts with F: config.heads = 4".
 // Keys the file lacks keep the options' values; other keys (impl, a model
 // dump's tokens) are not read. Returns the file's mask, if it has one.
+// An --input file's value that is wrong: "--input: 'x.json': config.KEY RULE".
+InputError file_refusal(const std::string& path, std::string_view key, std::string_view rule) {
+    return InputError(fmt::format("--input: '{}': config.{} {}", path, key, rule));
+}
+
+// A value of the file read by an option's parser: its error names the file and key, not the option.
+template <class Parse>
+auto from_file(const std::string& path, std::string_view key, Parse&& parse) {
+    try {
+        return parse();
+    } catch (const InputError& e) {
+        std::string why = e.what();
+        if (why.rfind("--", 0) == 0 && why.find(": ") != std::string::npos) why = why.substr(why.find(": ") + 2);
+        throw file_refusal(path, key, why);
+    }
+}
+
+// The mask of an --input file: config.mask (a --mask spec, or "custom": see the tensor), the
+// tensor "mask" and an additive part (tensor "additive_mask"); o.mask is set to match, and a
+// --mask given beside it must be the same mask.
+std::optional<Mask> take_input_mask(const Dump& in, const std::string& path, const std::optional<std::string>& spec,
+                                    ForwardOpts& o) {
+    const int64_t B = o.batch, T = o.seq, Tk = o.tk;  // queries, keys
+    std::optional<Mask> mask;
+    std::string says;
+    if (spec && *spec != "custom") {
+        mask = from_file(path, "mask", [&] { return parse_mask(*spec, B, Tk); });
+        says = "config.mask = " + shown(*spec);
+    }
+    if (auto it = in.tensors.find("mask"); it != in.tensors.end()) {
+        const Tensor& m = it->second;
+        // [B|1, T, T], or per head [B|1, H, T, T] (as --dump writes a per-head mask)
+        const bool per_head = m.rank() == 4 && m.dim(1) == o.heads;
+        if ((m.rank() != 3 && !per_head) || (m.dim(0) != B && m.dim(0) != 1) || m.dim(-2) != T || m.dim(-1) != Tk)
+            throw InputError(fmt::format("--input: '{}': tensor mask has shape {}, expected [{}, {}, {}] (or [1, {}, {}], "
+                                         "or [{}, {}, {}, {}] per head)",
+                                         path, shape_str(m.shape), B, T, Tk, T, Tk, B, o.heads, T, Tk));
+        std::vector<uint8_t> allowed(m.data.size());
+        for (size_t k = 0; k < m.data.size(); ++k) {
+            if (m.data[k] != 0.0f && m.data[k] != 1.0f)
+                throw InputError(fmt::format("--input: '{}': tensor mask must hold 0 (masked) or 1 (may attend), got {}",
+                                             path, element("mask", m, k)));
+            allowed[k] = m.data[k] != 0.0f;
+        }
+        Mask tm = per_head ? Mask::custom_heads(m.dim(0), m.dim(1), T, Tk, std::move(allowed))
+                           : Mask::custom(m.dim(0), T, Tk, std::move(allowed));
+        if (mask && !same_mask(*mask, tm, B, T, Tk))
+            throw InputError(fmt::format("--input: '{}': {} disagrees with its tensor mask", path, says));
+        if (!mask) says = "its tensor mask";
+        mask = std::move(tm);
+    } else if (spec && *spec == "custom") {
+        throw file_refusal(path, "mask", "is \"custom\" but the file has no tensor mask");
+    }
+    // an additive part, as --dump writes it: [B|1, T, T] or [B|1, H, T, T]
+    if (auto it = in.tensors.find("additive_mask"); it != in.tensors.end()) {
+        Tensor a = it->second;
+        const bool per_head = a.rank() == 4 && a.dim(1) == o.heads;
+        if ((a.rank() != 3 && !per_head) || (a.dim(0) != B && a.dim(0) != 1) || a.dim(-2) != T || a.dim(-1) != Tk)
+            throw InputError(fmt::format("--input: '{}': tensor additive_mask has shape {}, expected [{}, {}, {}] (or "
+                                         "[{}, {}, {}, {}] per head)",
+                                         path, shape_str(a.shape), B, T, Tk, B, o.heads, T, Tk));
+        for (size_t k = 0; k < a.data.size(); ++k)
+            if (std::isnan(a.data[k]) || a.data[k] == INFINITY)
+                throw InputError(fmt::format("--input: '{}': tensor additive_mask must hold finite values or -inf, got {}",
+                                             path, element("additive_mask", a, k)));
+        const int64_t ab = a.dim(0), ah = per_head ? a.dim(1) : 1;
+        Mask am = per_head ? Mask::additive_heads(ab, ah, T, Tk, std::move(a.data))
+                           : Mask::additive_mask(ab, T, Tk, std::move(a.data));
+        mask = mask ? mask->combined(am) : std::move(am);
+        if (says.empty()) says = "its tensor additive_mask";
+    }
+    if (mask) {
+        if (o.given("--mask") && !same_mask(parse_mask(o.mask, B, Tk), *mask, B, T, Tk))
+            throw InputError(fmt::format("--mask {} conflicts with {}: {}", o.mask, path, says));
+        o.mask = spec ? *spec : "custom";
+    }
+    return mask;
+}
+
+// An option given beside an --input file that says otherwise.
+InputError input_conflict(const std::string& path, std::string_view opt_and_value, std::string_view file_says) {
+    return InputError(fmt::format("{} conflicts with {}: {}", opt_and_value, path, file_says));
+}
+
+// The score options an --input file's config records: rope (false or the base), alibi,
+// softcap (0: off), each agreeing with the option when both are given.
+void take_input_score_options(const nlohmann::json& c, const std::string& path, ForwardOpts& o) {
+    if (c.contains("rope")) {
+        const auto& j = c["rope"];
+        if (!(j.is_boolean() && !j.get<bool>()) && !j.is_number())
+            throw file_refusal(path, "rope", fmt::format("must be false or the base, a number > 1, got a JSON {}", j.type_name()));
+        if (j.is_number()) {
+            const std::string base = fmt::format("{}", j.get<double>());
+            auto given_base = [&o]() {
+                try {
+                    return o.rope.empty() ? 10000.0 : std::stod(o.rope);
+                } catch (const std::exception&) {
+                    return std::nan("");
+                }
+            };
+            if (o.given("--rope") && given_base() != j.get<double>())
+                throw input_conflict(path, "--rope " + (o.rope.empty() ? std::string("10000") : o.rope), "config.rope = " + base);
+            o.rope = base;
+            o.rope_from_file = true;
+        } else if (o.given("--rope")) {
+            throw input_conflict(path, "--rope", "config.rope = false");
+        }
+    }
+    if (c.contains("alibi")) {
+        if (!c["alibi"].is_boolean())
+            throw file_refusal(path, "alibi", fmt::format("must be true or false, got a JSON {}", c["alibi"].type_name()));
+        const bool alibi = c["alibi"].get<bool>();
+        if (o.given("--alibi") && !alibi) throw input_conflict(path, "--alibi", "config.alibi = false");
+        o.alibi = alibi;
+    }
+    if (c.contains("softcap")) {
+        const auto& j = c["softcap"];
+        if (!j.is_number() || !(j.get<double>() >= 0.0 && j.get<double>() <= 1e30))
+            throw file_refusal(path, "softcap", "must be a number >= 0 (0: off)");
+        if (o.given("--softcap") && o.softcap != j.get<double>())
+            throw input_conflict(path, fmt::format("--softcap {}", o.softcap), fmt::format("config.softcap = {}", j.get<double>()));
+        o.softcap = j.get<double>();
+    }
+}
+
 std::optional<Mask> take_input_config(const Dump& in, const std::string& path, ForwardOpts& o) {
     const nlohmann::json& c = in.config;
-    const int64_t B = o.batch, T = o.seq, Tk = o.tk;  // queries, keys
-    auto refuse = [&](std::string_view key, std::string_view rule) -> InputError {
-        return InputError(fmt::format("--input: '{}': config.{} {}", path, key, rule));
+    const int64_t B = o.batch, T = o.seq;
+    auto refuse = [&](std::string_view key, std::string_view rule) { return file_refusal(path, key, rule); };
+    auto conflict = [&](std::string_view opt_and_value, std::string_view file_says) {
+        return input_conflict(path, opt_and_value, file_says);
     };
-    auto conflict = [&](std::string_view opt_and_value, std::string_view file_says) -> InputError {
-        return InputError(fmt::format("{} conflicts with {}: {}", opt_and_value, path, file_says));
-    };
-    // A value of the file read by an option's parser: its error names the file and key, not the option.
-    auto parsed = [&](std::string_view key, auto&& parse) {
-        try {
-            return parse();
-        } catch (const InputError& e) {
-            std::string why = e.what();
-            if (why.rfind("--", 0) == 0 && why.find(": ") != std::string::npos) why = why.substr(why.find(": ") + 2);
-            throw refuse(key, why);
-        }
-    };
+    auto parsed = [&](std::string_view key, auto&& parse) { return from_file(path, key, parse); };
     auto text = [&](const char* key) -> std::optional<std::string> {
         if (!c.contains(key)) return std::nullopt;
         if (!c[key].is_string()) throw refuse(key, fmt::format("must be a string, got a JSON {}", c[key].type_name()));
@@ -222,40 +336,7 @@ std::optional<Mask> take_input_config(const Dump& in, const std::string& path, F
             throw conflict("--init " + o.init, "config.init = " + shown(*s));
         o.init = *s;
     }
-    // the score options a dump records: rope (false or the base), alibi, softcap (0: off)
-    if (c.contains("rope")) {
-        const auto& j = c["rope"];
-        if (!(j.is_boolean() && !j.get<bool>()) && !j.is_number())
-            throw refuse("rope", fmt::format("must be false or the base, a number > 1, got a JSON {}", j.type_name()));
-        if (j.is_number()) {
-            const std::string base = fmt::format("{}", j.get<double>());
-            auto given_base = [&o]() {
-                try {
-                    return o.rope.empty() ? 10000.0 : std::stod(o.rope);
-                } catch (const std::exception&) {
-                    return std::nan("");
-                }
-            };
-            if (o.given("--rope") && given_base() != j.get<double>())
-                throw conflict("--rope " + (o.rope.empty() ? std::string("10000") : o.rope), "config.rope = " + base);
-            o.rope = base;
-            o.rope_from_file = true;
-        } else if (o.given("--rope")) {
-            throw conflict("--rope", "config.rope = false");
-        }
-    }
-    if (const auto alibi = flag("alibi")) {
-        if (o.given("--alibi") && !*alibi) throw conflict("--alibi", "config.alibi = false");
-        o.alibi = *alibi;
-    }
-    if (c.contains("softcap")) {
-        const auto& j = c["softcap"];
-        if (!j.is_number() || !(j.get<double>() >= 0.0 && j.get<double>() <= 1e30))
-            throw refuse("softcap", "must be a number >= 0 (0: off)");
-        if (o.given("--softcap") && o.softcap != j.get<double>())
-            throw conflict(fmt::format("--softcap {}", o.softcap), fmt::format("config.softcap = {}", j.get<double>()));
-        o.softcap = j.get<double>();
-    }
+    take_input_score_options(c, path, o);
     if (const auto bias = flag("bias")) {
         if (o.given("--no-bias") && *bias) throw conflict("--no-bias", "config.bias = true");
         o.no_bias = !*bias;
@@ -273,62 +354,7 @@ std::optional<Mask> take_input_config(const Dump& in, const std::string& path, F
         o.dropout = j.get<double>();
     }
 
-    // The mask: config.mask (a --mask spec, or "custom": see the tensor) and the tensor "mask".
-    std::optional<Mask> mask;
-    std::string says;
-    const auto spec = text("mask");
-    if (spec && *spec != "custom") {
-        mask = parsed("mask", [&] { return parse_mask(*spec, B, Tk); });
-        says = "config.mask = " + shown(*spec);
-    }
-    if (auto it = in.tensors.find("mask"); it != in.tensors.end()) {
-        const Tensor& m = it->second;
-        // [B|1, T, T], or per head [B|1, H, T, T] (as --dump writes a per-head mask)
-        const bool per_head = m.rank() == 4 && m.dim(1) == o.heads;
-        if ((m.rank() != 3 && !per_head) || (m.dim(0) != B && m.dim(0) != 1) || m.dim(-2) != T || m.dim(-1) != Tk)
-            throw InputError(fmt::format("--input: '{}': tensor mask has shape {}, expected [{}, {}, {}] (or [1, {}, {}], "
-                                         "or [{}, {}, {}, {}] per head)",
-                                         path, shape_str(m.shape), B, T, Tk, T, Tk, B, o.heads, T, Tk));
-        std::vector<uint8_t> allowed(m.data.size());
-        for (size_t k = 0; k < m.data.size(); ++k) {
-            if (m.data[k] != 0.0f && m.data[k] != 1.0f)
-                throw InputError(fmt::format("--input: '{}': tensor mask must hold 0 (masked) or 1 (may attend), got {}",
-                                             path, element("mask", m, k)));
-            allowed[k] = m.data[k] != 0.0f;
-        }
-        Mask tm = per_head ? Mask::custom_heads(m.dim(0), m.dim(1), T, Tk, std::move(allowed))
-                           : Mask::custom(m.dim(0), T, Tk, std::move(allowed));
-        if (mask && !same_mask(*mask, tm, B, T, Tk))
-            throw InputError(fmt::format("--input: '{}': {} disagrees with its tensor mask", path, says));
-        if (!mask) says = "its tensor mask";
-        mask = std::move(tm);
-    } else if (spec && *spec == "custom") {
-        throw refuse("mask", "is \"custom\" but the file has no tensor mask");
-    }
-    // an additive part, as --dump writes it: [B|1, T, T] or [B|1, H, T, T]
-    if (auto it = in.tensors.find("additive_mask"); it != in.tensors.end()) {
-        Tensor a = it->second;
-        const bool per_head = a.rank() == 4 && a.dim(1) == o.heads;
-        if ((a.rank() != 3 && !per_head) || (a.dim(0) != B && a.dim(0) != 1) || a.dim(-2) != T || a.dim(-1) != Tk)
-            throw InputError(fmt::format("--input: '{}': tensor additive_mask has shape {}, expected [{}, {}, {}] (or "
-                                         "[{}, {}, {}, {}] per head)",
-                                         path, shape_str(a.shape), B, T, Tk, B, o.heads, T, Tk));
-        for (size_t k = 0; k < a.data.size(); ++k)
-            if (std::isnan(a.data[k]) || a.data[k] == INFINITY)
-                throw InputError(fmt::format("--input: '{}': tensor additive_mask must hold finite values or -inf, got {}",
-                                             path, element("additive_mask", a, k)));
-        const int64_t ab = a.dim(0), ah = per_head ? a.dim(1) : 1;
-        Mask am = per_head ? Mask::additive_heads(ab, ah, T, Tk, std::move(a.data))
-                           : Mask::additive_mask(ab, T, Tk, std::move(a.data));
-        mask = mask ? mask->combined(am) : std::move(am);
-        if (says.empty()) says = "its tensor additive_mask";
-    }
-    if (mask) {
-        if (o.given("--mask") && !same_mask(parse_mask(o.mask, B, Tk), *mask, B, T, Tk))
-            throw conflict("--mask " + o.mask, says);
-        o.mask = spec ? *spec : "custom";
-    }
-    return mask;
+    return take_input_mask(in, path, text("mask"), o);
 }
 
 // The score options of the command line, checked, into opt; each error names its option.
@@ -367,147 +393,87 @@ nlohmann::json fill_json(float fill) {
     return std::isinf(fill) ? nlohmann::json("-inf") : nlohmann::json(static_cast<double>(fill));
 }
 
-// Largest |sum - 1| over the weight rows (B, H, Tq, Tk) that can see a key. A row whose every
-// allowed key got -inf from an additive mask is fully masked too: its weights are all 0.
-double row_sum_error(const Tensor& w, const Mask& mask) {
-    if (mask.additive_values().empty()) return max_row_sum_error(w, mask);
-    const int64_t B = w.dim(0), H = w.dim(1), Tq = w.dim(2), Tk = w.dim(3);
-    double worst = 0;
-    for (int64_t b = 0; b < B; ++b)
-        for (int64_t h = 0; h < H; ++h) {
-            const MaskRow r = mask.row(b, h, Tk);
-            for (int64_t i = 0; i < Tq; ++i) {
-                bool open = false;  // an allowed key whose additive term is not -inf
-                for (int64_t j = 0; j < Tk && !open; ++j) open = r.allowed(i, j) && r.additive_at(i, j) != -INFINITY;
-                if (!open) continue;
-                double sum = 0;
-                for (int64_t j = 0; j < Tk; ++j) sum += w.ptr()[((b * H + h) * Tq + i) * Tk + j];
-                if (std::isnan(sum)) return sum;
-                worst = std::max(worst, std::fabs(sum - 1.0));
-            }
-        }
-    return worst;
-}
-
 // ", Tk=7 kdim=12 vdim=12" for cross-attention, "" for self-attention.
 std::string cross_sizes(bool cross, const ForwardOpts& o) {
     return cross ? fmt::format(", cross-attention: Tk={} kdim={} vdim={}", o.tk, o.kdim, o.vdim) : "";
 }
 
-int run_forward(ForwardOpts o) {
-    // ---- validate everything before computing anything
-    std::optional<Dump> input;
-    std::optional<Mask> file_mask;  // the --input file's mask, which replaces --mask
-    // Cross-attention when the keys come from another sequence: --tk, --kdim, --vdim, or x_kv in --input.
-    bool cross = o.tk != 0 || o.kdim != 0 || o.vdim != 0;
-    if (!o.input.empty()) {
-        for (const auto& [given, opt] : {std::pair{o.batch_given, "--batch"}, {o.seq_given, "--seq"},
-                                         {o.d_model_given, "--d-model"}})
-            if (given)
-                throw InputError(fmt::format("{}: cannot be combined with --input, whose tensor x gives B, T and D", opt));
-        input = read_tensor_file("--input", o.input);  // attn-dump JSON, .npy or .safetensors (tensor_files.hpp)
-        auto it = input->tensors.find("x");
-        if (it == input->tensors.end() || it->second.rank() != 3)
-            throw InputError(fmt::format("--input: '{}' needs a tensor \"x\" of shape [B, T, D]", o.input));
-        const Shape& xs = it->second.shape;
-        if (std::ranges::any_of(xs, [](int64_t n) { return n < 1 || n > kMaxSize; }))
-            throw InputError(fmt::format("--input: '{}': tensor x has shape {}; B, T and D must each be in [1, {}]",
-                                         o.input, shape_str(xs), kMaxSize));
-        require_finite_input(o.input, "x", it->second);
-        o.batch = xs[0];
-        o.seq = xs[1];
-        o.d_model = xs[2];
-        // cross-attention inputs: x_kv (B, Tk, kdim), and x_v (B, Tk, vdim) when the values differ from the keys
-        for (const char* name : {"x_kv", "x_v"})
-            if (auto kv = input->tensors.find(name); kv != input->tensors.end()) {
-                const Shape& ks = kv->second.shape;
-                if (kv->second.rank() != 3 || ks[0] != o.batch || ks[1] < 1 || ks[1] > kMaxSize || ks[2] < 1 ||
-                    ks[2] > kMaxSize)
-                    throw InputError(fmt::format("--input: '{}': tensor {} has shape {}; it must be [B = {}, Tk, width] "
-                                                 "with Tk and width in [1, {}]",
-                                                 o.input, name, shape_str(ks), o.batch, kMaxSize));
-                require_finite_input(o.input, name, kv->second);
-                const bool is_v = std::string_view(name) == "x_v";
-                if (is_v && input->tensors.count("x_kv") == 0)
-                    throw InputError(fmt::format("--input: '{}': tensor x_v needs x_kv (the keys' input) too", o.input));
-                for (const auto& [given, opt, val, want] :
-                     {std::tuple{o.tk != 0, "--tk", o.tk, ks[1]}, {(is_v ? o.vdim : o.kdim) != 0, is_v ? "--vdim" : "--kdim",
-                                                                   is_v ? o.vdim : o.kdim, ks[2]}})
-                    if (given && val != want)
-                        throw InputError(fmt::format("{} {} conflicts with {}: tensor {} has shape {}", opt, val, o.input,
-                                                     name, shape_str(ks)));
-                o.tk = ks[1];
-                (is_v ? o.vdim : o.kdim) = ks[2];
-            }
-        cross = cross || input->tensors.count("x_kv") > 0;
-        if (input->tensors.count("x_kv") > 0 && input->tensors.count("x_v") == 0) {
-            if (o.vdim != 0 && o.vdim != o.kdim)
-                throw InputError(fmt::format("--vdim {} conflicts with {}: without a tensor x_v the values come from x_kv "
-                                             "(width {})",
-                                             o.vdim, o.input, o.kdim));
-            o.vdim = o.kdim;
+// --input FILE: its tensor x gives B, T and D, its x_kv (and x_v) cross-attention's keys
+// (and values), its config the settings it records, each checked against the options
+// given; returns the file's mask, which replaces --mask (nullopt: none).
+std::optional<Mask> read_forward_input(ForwardOpts& o, std::optional<Dump>& input, bool& cross) {
+    for (const auto& [given, opt] : {std::pair{o.batch_given, "--batch"}, {o.seq_given, "--seq"},
+                                     {o.d_model_given, "--d-model"}})
+        if (given)
+            throw InputError(fmt::format("{}: cannot be combined with --input, whose tensor x gives B, T and D", opt));
+    input = read_tensor_file("--input", o.input);  // attn-dump JSON, .npy or .safetensors (tensor_files.hpp)
+    auto it = input->tensors.find("x");
+    if (it == input->tensors.end() || it->second.rank() != 3)
+        throw InputError(fmt::format("--input: '{}' needs a tensor \"x\" of shape [B, T, D]", o.input));
+    const Shape& xs = it->second.shape;
+    if (std::ranges::any_of(xs, [](int64_t n) { return n < 1 || n > kMaxSize; }))
+        throw InputError(fmt::format("--input: '{}': tensor x has shape {}; B, T and D must each be in [1, {}]",
+                                     o.input, shape_str(xs), kMaxSize));
+    require_finite_input(o.input, "x", it->second);
+    o.batch = xs[0];
+    o.seq = xs[1];
+    o.d_model = xs[2];
+    // cross-attention inputs: x_kv (B, Tk, kdim), and x_v (B, Tk, vdim) when the values differ from the keys
+    for (const char* name : {"x_kv", "x_v"})
+        if (auto kv = input->tensors.find(name); kv != input->tensors.end()) {
+            const Shape& ks = kv->second.shape;
+            if (kv->second.rank() != 3 || ks[0] != o.batch || ks[1] < 1 || ks[1] > kMaxSize || ks[2] < 1 ||
+                ks[2] > kMaxSize)
+                throw InputError(fmt::format("--input: '{}': tensor {} has shape {}; it must be [B = {}, Tk, width] "
+                                             "with Tk and width in [1, {}]",
+                                             o.input, name, shape_str(ks), o.batch, kMaxSize));
+            require_finite_input(o.input, name, kv->second);
+            const bool is_v = std::string_view(name) == "x_v";
+            if (is_v && input->tensors.count("x_kv") == 0)
+                throw InputError(fmt::format("--input: '{}': tensor x_v needs x_kv (the keys' input) too", o.input));
+            for (const auto& [given, opt, val, want] :
+                 {std::tuple{o.tk != 0, "--tk", o.tk, ks[1]}, {(is_v ? o.vdim : o.kdim) != 0, is_v ? "--vdim" : "--kdim",
+                                                               is_v ? o.vdim : o.kdim, ks[2]}})
+                if (given && val != want)
+                    throw InputError(fmt::format("{} {} conflicts with {}: tensor {} has shape {}", opt, val, o.input,
+                                                 name, shape_str(ks)));
+            o.tk = ks[1];
+            (is_v ? o.vdim : o.kdim) = ks[2];
         }
-        if (o.tk == 0) o.tk = o.seq;
-        file_mask = take_input_config(*input, o.input, o);
+    cross = cross || input->tensors.count("x_kv") > 0;
+    if (input->tensors.count("x_kv") > 0 && input->tensors.count("x_v") == 0) {
+        if (o.vdim != 0 && o.vdim != o.kdim)
+            throw InputError(fmt::format("--vdim {} conflicts with {}: without a tensor x_v the values come from x_kv "
+                                         "(width {})",
+                                         o.vdim, o.input, o.kdim));
+        o.vdim = o.kdim;
     }
     if (o.tk == 0) o.tk = o.seq;
-    if (o.kdim == 0) o.kdim = o.d_model;
-    if (o.vdim == 0) o.vdim = o.kdim;  // one x_kv for keys and values unless --vdim differs
-    const bool separate_v = o.vdim != o.kdim;
-    if (cross && o.backward)
-        throw InputError("--backward: runs on self-attention only (the cross-attention gradients are in the library: "
-                         "MultiHeadAttention::backward gives dquery, dkey, dvalue)");
-    // Checked on the double, then on its float: 0.99999999999 is 1 as a float, and 1/(1 - 1) is no scale.
-    if (!(o.dropout >= 0.0 && o.dropout < 1.0) || static_cast<float>(o.dropout) == 1.0f)
-        throw InputError(fmt::format("--dropout: must be in [0, 1) (below 1 also as a float32), got {}", o.dropout));
-    if (o.dropout_given && !o.train)
-        throw InputError("--dropout: dropout acts in training mode only; add --train (or drop --dropout)");
-    // The sizes are positive by now: what resolved() can still refuse is a head count that does not divide D.
-    MhaConfig cfg =
-        with_option(input && input->config.contains("heads") ? fmt::format("--input: '{}': config.heads", o.input) : "--heads",
-                    [&] { return MhaConfig{o.d_model, o.heads, o.d_k, o.d_v, !o.no_bias, o.kdim, o.vdim}.resolved(); });
-    if (o.kv_heads > 0 && o.heads % o.kv_heads != 0)
-        throw InputError(fmt::format("--kv-heads: must divide --heads {} (grouped-query attention: H = g·H_kv), got {}",
-                                     o.heads, o.kv_heads));
-    cfg.kv_heads = o.kv_heads > 0 ? o.kv_heads : cfg.heads;
-    // Weights, activations and (B, H, T, T) tensors, counted in double so nothing overflows (app/memory.hpp).
-    ForwardSizes sizes{o.batch, std::max(o.seq, o.tk), cfg.d_model, cfg.heads, cfg.d_k, cfg.d_v, cfg.bias, true,
-                       o.train && o.dropout > 0, !o.dump.empty() || !o.html.file.empty()};
-    sizes.kv_heads = cfg.kv_heads;
-    sizes.kdim = cfg.kdim;
-    sizes.vdim = cfg.vdim;
-    // the weights grow with D times the projections' widths: blame the widest (d_model first on a tie)
-    const char* weight_opt =
-        std::max({std::pair{double(cfg.d_model), "--d-model"}, {double(cfg.heads) * double(cfg.d_k), o.d_k > cfg.heads ? "--d-k" : "--heads"},
-                  {double(cfg.heads) * double(cfg.d_v), o.d_v > cfg.heads ? "--d-v" : "--heads"}, {double(cfg.kdim), "--kdim"},
-                  {double(cfg.vdim), "--vdim"}},
-                 [](const auto& a, const auto& b) { return a.first < b.first; })
-            .second;
-    require_fits_in_memory(weight_opt, forward_weight_bytes(sizes),
-                           fmt::format("D={}, H={}, Dk={}, Dv={}{} (the weights)", cfg.d_model, cfg.heads, cfg.d_k, cfg.d_v,
-                                       cross ? fmt::format(", kdim={}, vdim={}", cfg.kdim, cfg.vdim) : std::string()));
+    return take_input_config(*input, o.input, o);
+}
+
+// The mask of the run: the --input file's or --mask (padding lengths over the Tk keys), then
+// --mask-file (a boolean or additive [Tq, Tk], [B, Tq, Tk] or [B, H, Tq, Tk] tensor, ANDed or
+// added) and --window W (a sliding window; causal, Mistral's convention of the query and the
+// W - 1 keys before it, when the mask is causal, symmetric otherwise).
+Mask forward_mask(const ForwardOpts& o, const MhaConfig& cfg, std::optional<Mask> file_mask) {
     Mask mask = file_mask ? std::move(*file_mask) : parse_mask(o.mask, o.batch, o.tk);  // padding lengths over the Tk keys
-    // --mask-file: a boolean or additive [Tq, Tk], [B, Tq, Tk] or [B, H, Tq, Tk] tensor, ANDed (boolean) or
-    // added (additive) to the mask so far
     if (!o.mask_file.empty()) {
         const Mask fm = read_mask_file("--mask-file", o.mask_file, o.batch, cfg.heads, o.seq, o.tk);
         mask = with_option("--mask-file", [&] { return mask.combined(fm); });
     }
-    // --window W: a sliding window on top of the mask; causal (Mistral's convention: the
-    // query and the W - 1 keys before it) when the mask is causal, symmetric otherwise.
     if (o.window > 0) {
-        const bool causal = o.mask == "causal" || o.mask.starts_with("causal+");
+        const bool causal = mask.row(0, 0, o.tk).causal;  // the mask's own flag (causal, window-causal:, ...)
         mask = with_option("--window", [&] { return mask.combined(Mask::sliding_window(o.window, causal)); });
     }
-    AttentionOptions aopt;
-    aopt.scale = parse_scale(o.scale);
-    aopt.fill = parse_fill(o.fill);
-    aopt.dropout = static_cast<float>(o.dropout);
-    aopt.train = o.train;
-    aopt.seed = mix64(o.seed ^ 0xd20dULL);
-    take_score_options(o, cfg, aopt);
-    const InitSpec init = parse_init(o.init);
-    const Backend backend = backend_of(o.impl);
+    return mask;
+}
+
+// What the chosen backend cannot do with these options, refused before any work: a device
+// it lacks, a per-head mask off the CPU, score options or a backward pass it does not have,
+// the (T, T) weights that --html and --trace need; and a --dump name it cannot write.
+void check_forward_backend(const ForwardOpts& o, const MhaConfig& cfg, const AttentionOptions& aopt, const Mask& mask,
+                           Backend backend) {
     const BackendInfo& row = backend_info(backend);
     require_available("--impl", backend);  // one line, exit 2: e.g. a GPU backend without a GPU
     if (mask.heads() > 1 && row.device != Device::Cpu)
@@ -530,14 +496,130 @@ int run_forward(ForwardOpts o) {
     if (o.backward && row.backward == nullptr)
         throw InputError(fmt::format("--backward: {} has no backward pass (backends with one: {}); pick one with --impl",
                                      row.name, backward_backend_names()));
-    const TextOut text({{"--dump -", o.dump == "-"}});  // with --dump -, the JSON has stdout and the text stderr
     if (!row.records && !o.html.file.empty())
         throw InputError(fmt::format("--html: {} never forms the (T, T) weights; use --impl reference", row.name));
     if (!row.records && o.trace)
         throw InputError(fmt::format("--trace: {} never forms the (T, T) scores; use --impl reference to trace them",
                                      row.name));
+}
 
-    // Memory: the run, and with --dump the dump's copies of the tensors and its JSON text.
+// Everything of the run as an attn-dump: the config it ran with (a mask given by file or
+// --window as the custom tensor mask), the effective mask broadcast to (B, T, Tk) or per head,
+// the inputs, weights, every intermediate and, with --backward, every gradient.
+Dump forward_dump(const ForwardOpts& o, const MhaConfig& cfg, const AttentionOptions& aopt, const Mask& mask,
+                  const MultiHeadAttention& mha, const ForwardRecord& rec, const Tensor& x_kv, const Tensor& x_v,
+                  const MhaGrads& grads, const MhaBackwardRecord& brec) {
+    const bool cross = !x_kv.shape.empty(), separate_v = !x_v.shape.empty();
+    Dump d;
+    d.seed = o.seed;
+    d.config = {{"batch", o.batch},   {"seq", o.seq},         {"d_model", cfg.d_model}, {"heads", cfg.heads},
+                {"d_k", cfg.d_k},     {"d_v", cfg.d_v},       {"mask", o.mask},         {"scale", o.scale},
+                {"fill", fill_json(aopt.fill)}, {"dropout", o.dropout}, {"train", o.train}, {"init", o.init},
+                {"impl", o.impl},     {"bias", cfg.bias},         {"backward", o.backward},
+                {"kv_heads", cfg.kv_heads}, {"rope", aopt.rope ? nlohmann::json(aopt.rope_base) : nlohmann::json(false)},
+                {"alibi", aopt.alibi}, {"softcap", aopt.softcap}};
+    if (o.window > 0) {  // the tensor mask holds the window (read back by --input as a custom mask)
+        d.config["mask"] = "custom";
+        d.config["window"] = o.window;
+    }
+    if (!o.mask_file.empty()) {  // the tensors mask (and additive_mask) hold the combined mask
+        d.config["mask"] = "custom";
+        d.config["mask_file"] = o.mask_file;
+    }
+    if (cross) {
+        d.config["tk"] = o.tk;
+        d.config["kdim"] = cfg.kdim;
+        d.config["vdim"] = cfg.vdim;
+    }
+    // The effective boolean mask (1 = may attend), broadcast to (B, T, T), or to (B, H, T, T) when it
+    // differs per head; the additive part, if any, likewise as additive_mask.
+    const int64_t Hm = mask.heads(), T = o.seq, Tk = o.tk;
+    Shape ms = Hm > 1 ? Shape{o.batch, Hm, T, Tk} : Shape{o.batch, T, Tk};
+    Tensor m(ms), am;
+    const bool additive = !mask.additive_values().empty();
+    if (additive) am = Tensor(ms);
+    for (int64_t b = 0; b < o.batch; ++b)
+        for (int64_t h = 0; h < Hm; ++h) {
+            const MaskRow mask_b = mask.row(b, h, Tk);
+            for (int64_t i = 0; i < T; ++i)
+                for (int64_t j = 0; j < Tk; ++j) {
+                    const size_t at = static_cast<size_t>(((b * Hm + h) * T + i) * Tk + j);
+                    m.data[at] = mask_b.allowed(i, j) ? 1.0f : 0.0f;
+                    if (additive) am.data[at] = mask_b.additive_at(i, j);
+                }
+        }
+    auto put = [&](const char* name, const Tensor& t) {
+        if (t.empty() && t.shape.empty()) return;
+        d.tensors[name] = t;
+        d.order.push_back(name);
+    };
+    put("x", rec.x);
+    if (cross) put("x_kv", x_kv);
+    if (separate_v) put("x_v", x_v);
+    put("W_q", mha.q_proj.W);
+    put("b_q", mha.q_proj.b);
+    put("W_k", mha.k_proj.W);
+    put("b_k", mha.k_proj.b);
+    put("W_v", mha.v_proj.W);
+    put("b_v", mha.v_proj.b);
+    put("W_o", mha.o_proj.W);
+    put("b_o", mha.o_proj.b);
+    put("mask", m);
+    if (additive) put("additive_mask", am);
+    put("Q", rec.Q);
+    put("K", rec.K);
+    put("V", rec.V);
+    if (aopt.rope) {
+        // what the scores are taken of: Q_heads, K_heads rotated (queries and keys at positions 0..T-1)
+        Tensor qr = rec.Q, kr = rec.K;
+        rope_rotate(qr.ptr(), qr.dim(0) * qr.dim(1), qr.dim(2), qr.dim(3), aopt.query_offset, aopt.rope_base);
+        rope_rotate(kr.ptr(), kr.dim(0) * kr.dim(1), kr.dim(2), kr.dim(3), 0, aopt.rope_base);
+        put("Q_rope", qr);
+        put("K_rope", kr);
+    }
+    if (aopt.alibi) {
+        const std::vector<double> m = alibi_slopes(cfg.heads);
+        put("alibi_slopes", Tensor::from(Shape{cfg.heads}, std::vector<float>(m.begin(), m.end())));
+    }
+    put("scores", rec.attn.scores_raw);
+    put("scores_scaled", rec.attn.scores_scaled);
+    put("scores_masked", rec.attn.scores_masked);
+    put("weights", rec.attn.weights);
+    put("weights_dropped", rec.attn.weights_dropped);
+    put("head_out", rec.head_out);
+    put("merged", rec.merged);
+    put("out", rec.out);
+    if (o.backward)
+        for (const auto& [name, t] : backward_tensors(grads, brec)) put(name, *t);
+    return d;
+}
+
+// The weights must fit in memory (the error blames the widest of the sizes they grow with);
+// returns the sizes the run's own memory check goes on with.
+ForwardSizes check_weight_memory(const ForwardOpts& o, const MhaConfig& cfg, bool cross) {
+    // Weights, activations and (B, H, T, T) tensors, counted in double so nothing overflows (app/memory.hpp).
+    ForwardSizes sizes{o.batch, std::max(o.seq, o.tk), cfg.d_model, cfg.heads, cfg.d_k, cfg.d_v, cfg.bias, true,
+                       o.train && o.dropout > 0, !o.dump.empty() || !o.html.file.empty()};
+    sizes.kv_heads = cfg.kv_heads;
+    sizes.kdim = cfg.kdim;
+    sizes.vdim = cfg.vdim;
+    // the weights grow with D times the projections' widths: blame the widest (d_model first on a tie)
+    const char* weight_opt =
+        std::max({std::pair{double(cfg.d_model), "--d-model"}, {double(cfg.heads) * double(cfg.d_k), o.d_k > cfg.heads ? "--d-k" : "--heads"},
+                  {double(cfg.heads) * double(cfg.d_v), o.d_v > cfg.heads ? "--d-v" : "--heads"}, {double(cfg.kdim), "--kdim"},
+                  {double(cfg.vdim), "--vdim"}},
+                 [](const auto& a, const auto& b) { return a.first < b.first; })
+            .second;
+    require_fits_in_memory(weight_opt, forward_weight_bytes(sizes),
+                           fmt::format("D={}, H={}, Dk={}, Dv={}{} (the weights)", cfg.d_model, cfg.heads, cfg.d_k, cfg.d_v,
+                                       cross ? fmt::format(", kdim={}, vdim={}", cfg.kdim, cfg.vdim) : std::string()));
+    return sizes;
+}
+
+// The run must fit in memory, with --dump the dump's copies of the tensors and its JSON
+// text: beyond the weights it grows with B T (and T^2 when recording), so the error blames
+// --batch or the longer of --seq and --tk.
+void check_run_memory(const ForwardOpts& o, const MhaConfig& cfg, const BackendInfo& row, ForwardSizes sizes) {
     const AttentionCost cost = attention_cost(o.batch, std::max(o.seq, o.tk), o.d_model, cfg.heads, cfg.d_k, cfg.d_v, cfg.bias);
     sizes.records = row.records;
     sizes.backward = o.backward;
@@ -552,15 +634,22 @@ int run_forward(ForwardOpts o) {
                                        o.tk != o.seq ? fmt::format(", Tk={}", o.tk) : std::string(),
                                        format_bytes(cost.bytes_score_matrix), o.dump.empty() ? "" : ", with the dump"));
 
-    // ---- build the layer and the input, all from --seed
-    MultiHeadAttention mha(cfg);
-    Rng wrng(o.seed, 0);
-    mha.init(init, wrng);
-    Tensor x(Shape{o.batch, o.seq, o.d_model});
+}
+
+// The inputs of the run, all from --seed (each its own stream) or from the --input file:
+// x (B, T, D); for cross-attention x_kv (B, Tk, kdim) and x_v (B, Tk, vdim) when the values
+// have their own input; with --backward dL/d out. The layer's weights are set here too.
+struct ForwardTensors {
+    Tensor x, x_kv, x_v, dout;
+};
+ForwardTensors build_forward_tensors(const ForwardOpts& o, const MhaConfig& cfg, bool cross, bool separate_v,
+                                     const std::optional<Dump>& input, MultiHeadAttention& mha) {
+    ForwardTensors ft;
+    Tensor &x = ft.x, &x_kv = ft.x_kv, &x_v = ft.x_v, &dout = ft.dout;
+    x = Tensor(Shape{o.batch, o.seq, o.d_model});
     Rng xrng(o.seed, 1);
     for (auto& v : x.data) v = xrng.normal();
     // cross-attention: the other sequence x_kv (B, Tk, kdim), N(0, 1) from --seed's stream 3, and x_v from stream 4
-    Tensor x_kv, x_v;
     if (cross) {
         x_kv = Tensor(Shape{o.batch, o.tk, o.kdim});
         Rng krng(o.seed, 3);
@@ -588,13 +677,91 @@ int run_forward(ForwardOpts o) {
     }
 
     // dL/d out for --backward: N(0, 1) from --seed (its own stream), or the --input file's dout
-    Tensor dout;
     if (o.backward) {
         dout = Tensor(Shape{o.batch, o.seq, cfg.d_model});
         Rng drng(o.seed, 2);
         for (auto& v : dout.data) v = drng.normal();
         if (input) take_tensor(*input, "dout", dout, o.input);
     }
+
+    return ft;
+}
+
+// --backward: every gradient of L = sum(out ∘ dout) (traced with --trace), checked finite: a
+// non-finite one is the --input file's values overflowing float32, or a bug.
+MhaGrads run_backward(const ForwardOpts& o, const MultiHeadAttention& mha, const ForwardRecord& rec, const Tensor& dout,
+                      const Mask& mask, const AttentionOptions& aopt, Backend backend, bool from_input,
+                      const TextOut& text, MhaBackwardRecord& brec) {
+    TraceFn btrace = [&text](const TraceEvent& e) {
+        text.print("  {:>10} = {:<58} {:<16} |.| = {:.4g}\n", e.name, e.formula, shape_str(e.shape),
+                   e.value != nullptr ? tensor_norm(*e.value) : 0.0);
+    };
+    if (o.trace) text.print("backward: L = sum(out ∘ dout), each gradient dL/d(.) with its Frobenius norm\n");
+    MhaGrads grads = mha.backward(rec, dout, mask, aopt, &brec, o.trace ? &btrace : nullptr, backend);
+    std::string gbad;
+    for (const auto& [name, t] : {std::pair<const char*, const Tensor&>{"dx", grads.dx}, {"dW_q", grads.dW_q},
+                                  {"dW_k", grads.dW_k}, {"dW_v", grads.dW_v}, {"dW_o", grads.dW_o}})
+        if (gbad.empty()) gbad = first_non_finite(name, t);
+    if (!gbad.empty()) {
+        if (from_input)
+            throw InputError(fmt::format("--input: '{}': its values overflow float32 in the backward pass ({})",
+                                         o.input, gbad));
+        throw std::logic_error(
+            fmt::format("the backward pass gave {} from finite inputs and options: a bug in attn", gbad));
+    }
+    return grads;
+}
+
+int run_forward(ForwardOpts o) {
+    // ---- validate everything before computing anything
+    std::optional<Dump> input;
+    std::optional<Mask> file_mask;  // the --input file's mask, which replaces --mask
+    // Cross-attention when the keys come from another sequence: --tk, --kdim, --vdim, or x_kv in --input.
+    bool cross = o.tk != 0 || o.kdim != 0 || o.vdim != 0;
+    if (!o.input.empty()) file_mask = read_forward_input(o, input, cross);
+    if (o.tk == 0) o.tk = o.seq;
+    if (o.kdim == 0) o.kdim = o.d_model;
+    if (o.vdim == 0) o.vdim = o.kdim;  // one x_kv for keys and values unless --vdim differs
+    const bool separate_v = o.vdim != o.kdim;
+    if (cross && o.backward)
+        throw InputError("--backward: runs on self-attention only (the cross-attention gradients are in the library: "
+                         "MultiHeadAttention::backward gives dquery, dkey, dvalue)");
+    // Checked on the double, then on its float: 0.99999999999 is 1 as a float, and 1/(1 - 1) is no scale.
+    if (!(o.dropout >= 0.0 && o.dropout < 1.0) || static_cast<float>(o.dropout) == 1.0f)
+        throw InputError(fmt::format("--dropout: must be in [0, 1) (below 1 also as a float32), got {}", o.dropout));
+    if (o.dropout_given && !o.train)
+        throw InputError("--dropout: dropout acts in training mode only; add --train (or drop --dropout)");
+    // The sizes are positive by now: what resolved() can still refuse is a head count that does not divide D.
+    MhaConfig cfg =
+        with_option(input && input->config.contains("heads") ? fmt::format("--input: '{}': config.heads", o.input) : "--heads",
+                    [&] { return MhaConfig{o.d_model, o.heads, o.d_k, o.d_v, !o.no_bias, o.kdim, o.vdim}.resolved(); });
+    if (o.kv_heads > 0 && o.heads % o.kv_heads != 0)
+        throw InputError(fmt::format("--kv-heads: must divide --heads {} (grouped-query attention: H = g·H_kv), got {}",
+                                     o.heads, o.kv_heads));
+    cfg.kv_heads = o.kv_heads > 0 ? o.kv_heads : cfg.heads;
+    ForwardSizes sizes = check_weight_memory(o, cfg, cross);
+    Mask mask = forward_mask(o, cfg, std::move(file_mask));
+    AttentionOptions aopt;
+    aopt.scale = parse_scale(o.scale);
+    aopt.fill = parse_fill(o.fill);
+    aopt.dropout = static_cast<float>(o.dropout);
+    aopt.train = o.train;
+    aopt.seed = mix64(o.seed ^ 0xd20dULL);
+    take_score_options(o, cfg, aopt);
+    const InitSpec init = parse_init(o.init);
+    const Backend backend = backend_of(o.impl);
+    const BackendInfo& row = backend_info(backend);
+    check_forward_backend(o, cfg, aopt, mask, backend);
+    const TextOut text({{"--dump -", o.dump == "-"}});  // with --dump -, the JSON has stdout and the text stderr
+
+    check_run_memory(o, cfg, row, sizes);
+
+    // ---- build the layer and the input, all from --seed
+    MultiHeadAttention mha(cfg);
+    Rng wrng(o.seed, 0);
+    mha.init(init, wrng);
+    const ForwardTensors ft = build_forward_tensors(o, cfg, cross, separate_v, input, mha);
+    const Tensor &x = ft.x, &x_kv = ft.x_kv, &x_v = ft.x_v, &dout = ft.dout;
 
     // ---- run
     // " H_kv=2", "  rope=10000 alibi softcap=30": only what is on
@@ -624,7 +791,7 @@ int run_forward(ForwardOpts o) {
     std::string bad;
     for (const auto& [name, t] : {std::pair<const char*, const Tensor&>{"out", out}, {"weights", rec.attn.weights}})
         if (bad.empty()) bad = first_non_finite(name, t);
-    const double row_sum_err = rec.attn.weights.empty() ? 0.0 : row_sum_error(rec.attn.weights, mask);
+    const double row_sum_err = rec.attn.weights.empty() ? 0.0 : max_row_sum_error(rec.attn.weights, mask);
     if (bad.empty() && !(row_sum_err < 1e-3))  // NaN fails too
         bad = fmt::format("an attention row that sums to 1 +- {:.1e}", row_sum_err);
     if (!bad.empty()) {
@@ -636,25 +803,7 @@ int run_forward(ForwardOpts o) {
     // ---- backward
     MhaGrads grads;
     MhaBackwardRecord brec;
-    if (o.backward) {
-        TraceFn btrace = [&text](const TraceEvent& e) {
-            text.print("  {:>10} = {:<58} {:<16} |.| = {:.4g}\n", e.name, e.formula, shape_str(e.shape),
-                       e.value != nullptr ? tensor_norm(*e.value) : 0.0);
-        };
-        if (o.trace) text.print("backward: L = sum(out ∘ dout), each gradient dL/d(.) with its Frobenius norm\n");
-        grads = mha.backward(rec, dout, mask, aopt, &brec, o.trace ? &btrace : nullptr, backend);
-        std::string gbad;
-        for (const auto& [name, t] : {std::pair<const char*, const Tensor&>{"dx", grads.dx}, {"dW_q", grads.dW_q},
-                                      {"dW_k", grads.dW_k}, {"dW_v", grads.dW_v}, {"dW_o", grads.dW_o}})
-            if (gbad.empty()) gbad = first_non_finite(name, t);
-        if (!gbad.empty()) {
-            if (input)
-                throw InputError(fmt::format("--input: '{}': its values overflow float32 in the backward pass ({})",
-                                             o.input, gbad));
-            throw std::logic_error(
-                fmt::format("the backward pass gave {} from finite inputs and options: a bug in attn", gbad));
-        }
-    }
+    if (o.backward) grads = run_backward(o, mha, rec, dout, mask, aopt, backend, input.has_value(), text, brec);
 
     // ---- report
     if (!o.trace) {
@@ -672,87 +821,7 @@ int run_forward(ForwardOpts o) {
             text.print("    {:<12} {:<16} {:.4g}\n", name, shape_str(t->shape), tensor_norm(*t));
     }
     if (!o.dump.empty() || !o.html.file.empty()) {  // --html reads the weights, scores, mask and V from the dump
-        Dump d;
-        d.seed = o.seed;
-        d.config = {{"batch", o.batch},   {"seq", o.seq},         {"d_model", cfg.d_model}, {"heads", cfg.heads},
-                    {"d_k", cfg.d_k},     {"d_v", cfg.d_v},       {"mask", o.mask},         {"scale", o.scale},
-                    {"fill", fill_json(aopt.fill)}, {"dropout", o.dropout}, {"train", o.train}, {"init", o.init},
-                    {"impl", o.impl},     {"bias", cfg.bias},         {"backward", o.backward},
-                    {"kv_heads", cfg.kv_heads}, {"rope", aopt.rope ? nlohmann::json(aopt.rope_base) : nlohmann::json(false)},
-                    {"alibi", aopt.alibi}, {"softcap", aopt.softcap}};
-        if (o.window > 0) {  // the tensor mask holds the window (read back by --input as a custom mask)
-            d.config["mask"] = "custom";
-            d.config["window"] = o.window;
-        }
-        if (!o.mask_file.empty()) {  // the tensors mask (and additive_mask) hold the combined mask
-            d.config["mask"] = "custom";
-            d.config["mask_file"] = o.mask_file;
-        }
-        if (cross) {
-            d.config["tk"] = o.tk;
-            d.config["kdim"] = cfg.kdim;
-            d.config["vdim"] = cfg.vdim;
-        }
-        // The effective boolean mask (1 = may attend), broadcast to (B, T, T), or to (B, H, T, T) when it
-        // differs per head; the additive part, if any, likewise as additive_mask.
-        const int64_t Hm = mask.heads(), T = o.seq, Tk = o.tk;
-        Shape ms = Hm > 1 ? Shape{o.batch, Hm, T, Tk} : Shape{o.batch, T, Tk};
-        Tensor m(ms), am;
-        const bool additive = !mask.additive_values().empty();
-        if (additive) am = Tensor(ms);
-        for (int64_t b = 0; b < o.batch; ++b)
-            for (int64_t h = 0; h < Hm; ++h) {
-                const MaskRow mask_b = mask.row(b, h, Tk);
-                for (int64_t i = 0; i < T; ++i)
-                    for (int64_t j = 0; j < Tk; ++j) {
-                        const size_t at = static_cast<size_t>(((b * Hm + h) * T + i) * Tk + j);
-                        m.data[at] = mask_b.allowed(i, j) ? 1.0f : 0.0f;
-                        if (additive) am.data[at] = mask_b.additive_at(i, j);
-                    }
-            }
-        auto put = [&](const char* name, const Tensor& t) {
-            if (t.empty() && t.shape.empty()) return;
-            d.tensors[name] = t;
-            d.order.push_back(name);
-        };
-        put("x", rec.x);
-        if (cross) put("x_kv", x_kv);
-        if (separate_v) put("x_v", x_v);
-        put("W_q", mha.q_proj.W);
-        put("b_q", mha.q_proj.b);
-        put("W_k", mha.k_proj.W);
-        put("b_k", mha.k_proj.b);
-        put("W_v", mha.v_proj.W);
-        put("b_v", mha.v_proj.b);
-        put("W_o", mha.o_proj.W);
-        put("b_o", mha.o_proj.b);
-        put("mask", m);
-        if (additive) put("additive_mask", am);
-        put("Q", rec.Q);
-        put("K", rec.K);
-        put("V", rec.V);
-        if (aopt.rope) {
-            // what the scores are taken of: Q_heads, K_heads rotated (queries and keys at positions 0..T-1)
-            Tensor qr = rec.Q, kr = rec.K;
-            rope_rotate(qr.ptr(), qr.dim(0) * qr.dim(1), qr.dim(2), qr.dim(3), aopt.query_offset, aopt.rope_base);
-            rope_rotate(kr.ptr(), kr.dim(0) * kr.dim(1), kr.dim(2), kr.dim(3), 0, aopt.rope_base);
-            put("Q_rope", qr);
-            put("K_rope", kr);
-        }
-        if (aopt.alibi) {
-            const std::vector<double> m = alibi_slopes(cfg.heads);
-            put("alibi_slopes", Tensor::from(Shape{cfg.heads}, std::vector<float>(m.begin(), m.end())));
-        }
-        put("scores", rec.attn.scores_raw);
-        put("scores_scaled", rec.attn.scores_scaled);
-        put("scores_masked", rec.attn.scores_masked);
-        put("weights", rec.attn.weights);
-        put("weights_dropped", rec.attn.weights_dropped);
-        put("head_out", rec.head_out);
-        put("merged", rec.merged);
-        put("out", rec.out);
-        if (o.backward)
-            for (const auto& [name, t] : backward_tensors(grads, brec)) put(name, *t);
+        const Dump d = forward_dump(o, cfg, aopt, mask, mha, rec, cross ? x_kv : Tensor(), separate_v ? x_v : Tensor(), grads, brec);
         if (!o.html.file.empty()) write_html_page(o.html, page_from_dump(d, "attn forward", 0), text);
         if (o.dump.empty()) return 0;
         with_option("--dump", [&] { write_dump_file(o.dump, d, o.json_nonfinite); });
@@ -828,7 +897,7 @@ const Command reg{
                      "also run the backward pass for dout ~ N(0, 1) from --seed (or dout from --input): every "
                      "gradient's shape and norm; with --trace formula by formula; with --dump all of them");
         add_json_nonfinite(sub, o->json_nonfinite,
-                           sub.add_option("--dump", o->dump, "write every tensor to FILE: .safetensors, .npz (numpy) or .json (- for JSON on stdout)"));
+                           sub.add_option("--dump,-o,--output", o->dump, "write every tensor to FILE: .safetensors, .npz (numpy) or .json (- for JSON on stdout)"));
         add_html_options(sub, o->html);
         sub.add_option("--input", o->input,
                        "read x (and any of W_q,b_q,...,W_o,b_o) from FILE instead of random ones: a dump (.json, "

@@ -323,6 +323,51 @@ const attn::cli::Command lesson_cmd{
 
 // --------------------------------------------------------------- attn tour
 
+// The tour's opening length line: the whole tour and its core, or the part this run reads.
+void print_tour_length(const RunFlags& f, const std::vector<Lesson>& lessons, const std::vector<Lesson>& chosen,
+                       int last) {
+    const bool whole = chosen.size() == lessons.size();
+    int minutes = 0;
+    std::vector<int> numbers;
+    for (const auto& l : chosen) minutes += l.minutes, numbers.push_back(l.number);
+    const PartTime core = part_time(lessons, attn::lessons::Part::core);
+    const std::string length =
+        whole ? format_in(f.language, "The whole tour is {} lessons, about {} minutes of reading. For a first "
+                                      "sitting, `attn tour --core` reads the {} core lessons ({}) in about {} "
+                                      "minutes; `attn tour --advanced` is the rest.",
+                          chosen.size(), minutes, core.numbers.size(), attn::lessons::number_ranges(core.numbers), core.minutes)
+        : f.core && f.from == 1 && f.to == last ? format_in(f.language, "The core of the tour: lessons {}, about {} minutes of reading. "
+                                         "`attn tour --advanced` goes on with the rest.",
+                             attn::lessons::number_ranges(numbers), minutes)
+        : f.advanced && f.from == 1 && f.to == last ? format_in(f.language, "The advanced part of the tour: lessons {}, about {} minutes of reading.",
+                                 attn::lessons::number_ranges(numbers), minutes)
+                     : format_in(f.language, "This part of the tour: lessons {}, about {} minutes of reading.",
+                                 attn::lessons::number_ranges(numbers), minutes);
+    std::cout << "\n";
+    for (const std::string& line : attn::lessons::wrap_text_lines(length, 80)) std::cout << line << "\n";
+}
+
+// The tour's closing line and its scorecard (of all 44 claims, or of those the lessons read test).
+void print_tour_end(Lang lang, int ran, int measured, int identities, int failed,
+                    const std::vector<attn::lessons::ClaimScore>& scores, bool whole) {
+    // the plural forms are separate texts (a translation may need no plural)
+    std::cout << "\n"
+              << (ran == 1 ? format_in(lang, "Tour done: {} lesson; {} measured, {} identities shown, {} failed.", ran,
+                                       measured, identities, failed)
+                           : format_in(lang, "Tour done: {} lessons; {} measured, {} identities shown, {} failed.", ran,
+                                       measured, identities, failed))
+              << "\n"
+              << "\n";
+    const std::string head =
+        whole ? format_in(lang, "Scorecard of the {} claims (`attn claims` gives each one's reason and command; "
+                                      "`attn claims ID` one in full):",
+                          scores.size())
+              : format_in(lang, "Scorecard of the {} claims these lessons test (`attn claims` scores all of them):",
+                          scores.size());
+    for (const std::string& line : attn::lessons::wrap_text_lines(head, 80)) std::cout << line << "\n";
+    std::cout << attn::lessons::scorecard_short(scores, lang, 80);
+}
+
 int run_tour(RunFlags& f) {
     f.language = resolve_lang(f.lang);
     const auto lessons = attn::lessons::all_lessons();
@@ -377,26 +422,7 @@ int run_tour(RunFlags& f) {
                      "source's own text or code is flagged with a !. The tour ends with the\n"
                      "scorecard of all 44 claims.\n");
     const bool whole = chosen.size() == lessons.size();
-    if (!f.json.to_stdout()) {
-        int minutes = 0;
-        std::vector<int> numbers;
-        for (const auto& l : chosen) minutes += l.minutes, numbers.push_back(l.number);
-        const PartTime core = part_time(lessons, attn::lessons::Part::core);
-        const std::string length =
-            whole ? format_in(f.language, "The whole tour is {} lessons, about {} minutes of reading. For a first "
-                                          "sitting, `attn tour --core` reads the {} core lessons ({}) in about {} "
-                                          "minutes; `attn tour --advanced` is the rest.",
-                              chosen.size(), minutes, core.numbers.size(), attn::lessons::number_ranges(core.numbers), core.minutes)
-            : f.core && f.from == 1 && f.to == last ? format_in(f.language, "The core of the tour: lessons {}, about {} minutes of reading. "
-                                             "`attn tour --advanced` goes on with the rest.",
-                                 attn::lessons::number_ranges(numbers), minutes)
-            : f.advanced && f.from == 1 && f.to == last ? format_in(f.language, "The advanced part of the tour: lessons {}, about {} minutes of reading.",
-                                     attn::lessons::number_ranges(numbers), minutes)
-                         : format_in(f.language, "This part of the tour: lessons {}, about {} minutes of reading.",
-                                     attn::lessons::number_ranges(numbers), minutes);
-        std::cout << "\n";
-        for (const std::string& line : attn::lessons::wrap_text_lines(length, 80)) std::cout << line << "\n";
-    }
+    if (!f.json.to_stdout()) print_tour_length(f, lessons, chosen, last);
     attn::cli::ProgressLine progress;
     try {
         for (const auto& lesson : chosen) {
@@ -435,24 +461,7 @@ int run_tour(RunFlags& f) {
         std::cout.flush();
         attn::cli::write_json(f.json, tour, "attn-tour", 1);
     }
-    if (!f.json.to_stdout()) {
-        // the plural forms are separate texts (a translation may need no plural)
-        std::cout << "\n"
-                  << (ran == 1 ? format_in(f.language, "Tour done: {} lesson; {} measured, {} identities shown, {} failed.", ran,
-                                           measured, identities, failed)
-                               : format_in(f.language, "Tour done: {} lessons; {} measured, {} identities shown, {} failed.", ran,
-                                           measured, identities, failed))
-                  << "\n"
-                  << "\n";
-        const std::string head =
-            whole ? format_in(f.language, "Scorecard of the {} claims (`attn claims` gives each one's reason and command; "
-                                          "`attn claims ID` one in full):",
-                              scores.size())
-                  : format_in(f.language, "Scorecard of the {} claims these lessons test (`attn claims` scores all of them):",
-                              scores.size());
-        for (const std::string& line : attn::lessons::wrap_text_lines(head, 80)) std::cout << line << "\n";
-        std::cout << attn::lessons::scorecard_short(scores, f.language, 80);
-    }
+    if (!f.json.to_stdout()) print_tour_end(f.language, ran, measured, identities, failed, scores, whole);
     return report_failures(failed, f.language);
 }
 

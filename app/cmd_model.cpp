@@ -399,8 +399,8 @@ std::vector<std::string> bench_texts(const BenchCmd& o) {
     return lines;
 }
 
-int run_bench(const CommonOpts& co, const BenchCmd& o) {
-    const std::vector<int64_t> batches = parse_int_list("--batch", o.batches, 1, 4096);
+// The encoder's options for `model bench`, its option words checked.
+BertOptions bench_options(const BenchCmd& o) {
     BertOptions bo;
     bo.record_attention = false;  // as a plain model(input) call in PyTorch
     bo.threads = resolve_threads(o.threads);
@@ -418,6 +418,33 @@ int run_bench(const CommonOpts& co, const BenchCmd& o) {
     bo.bf16_weights = o.weights == "bf16";
     if (bo.bf16_weights && !gemm_bf16_available())
         throw InputError("--weights bf16: this CPU has no AVX-512 BF16 (avx512_bf16); use --weights fp32");
+    return bo;
+}
+
+// With bf16 weights: how far the sentence embeddings (unit vectors) are from float32's, as
+// the largest element difference and the smallest cosine over the batch.
+std::pair<double, double> bf16_gap(const BertModel& m, const std::vector<std::vector<int32_t>>& ids,
+                                   const BertOptions& bo) {
+    BertOptions f32 = bo;
+    f32.bf16_weights = false;
+    const Tensor a = m.forward(ids, bo).sentence, b = m.forward(ids, f32).sentence;
+    const int64_t B = a.dim(0), D = a.dim(1);
+    double max_diff = 0, min_cos = 1;
+    for (int64_t s = 0; s < B; ++s) {
+        double dot = 0;
+        for (int64_t d = 0; d < D; ++d) {
+            const size_t e = static_cast<size_t>(s * D + d);
+            dot += static_cast<double>(a.data[e]) * b.data[e];
+            max_diff = std::max(max_diff, static_cast<double>(std::fabs(a.data[e] - b.data[e])));
+        }
+        min_cos = std::min(min_cos, dot);
+    }
+    return {max_diff, min_cos};
+}
+
+int run_bench(const CommonOpts& co, const BenchCmd& o) {
+    const std::vector<int64_t> batches = parse_int_list("--batch", o.batches, 1, 4096);
+    const BertOptions bo = bench_options(o);
     const std::string gemm = bert_gemm_path(bo);
     const std::vector<std::string> pool = bench_texts(o);
     CommonOpts c = co;
@@ -458,22 +485,7 @@ int run_bench(const CommonOpts& co, const BenchCmd& o) {
             if (out.sentence.empty()) return 1;
         }
         // with bf16 weights: how far its sentence embeddings are from float32's (unit vectors)
-        double bf16_max_diff = 0, bf16_min_cos = 1;
-        if (bo.bf16_weights) {
-            BertOptions f32 = bo;
-            f32.bf16_weights = false;
-            const Tensor a = m.forward(ids, bo).sentence, b = m.forward(ids, f32).sentence;
-            const int64_t D = a.dim(1);
-            for (int64_t s = 0; s < B; ++s) {
-                double dot = 0;
-                for (int64_t d = 0; d < D; ++d) {
-                    const size_t e = static_cast<size_t>(s * D + d);
-                    dot += static_cast<double>(a.data[e]) * b.data[e];
-                    bf16_max_diff = std::max(bf16_max_diff, static_cast<double>(std::fabs(a.data[e] - b.data[e])));
-                }
-                bf16_min_cos = std::min(bf16_min_cos, dot);
-            }
-        }
+        const auto [bf16_max_diff, bf16_min_cos] = bo.bf16_weights ? bf16_gap(m, ids, bo) : std::pair<double, double>{0, 1};
         const std::vector<double> times = ms;
         std::sort(ms.begin(), ms.end());
         std::sort(cpu_s.begin(), cpu_s.end());
@@ -676,6 +688,45 @@ int run_embed(const CommonOpts& co, const EmbedCmd& o) {
     return 0;
 }
 
+// `attn model bench`'s options (the encoder timed at batch sizes).
+CLI::App* add_model_bench(CLI::App& sub, std::string& model, BenchCmd* bo) {
+    CLI::App* bn = sub.add_subcommand("bench", "time the encoder (no attention recording) at batch sizes; --json for scripts");
+    bn->add_option("--model", model, "model folder (default: $ATTN_MODEL_DIR, else data/models/all-MiniLM-L6-v2)");
+    bn->add_option("--batch", bo->batches, "batch sizes, comma-separated")->capture_default_str();
+    deprecated_alias(*bn, "--text-file", "--file", bo->text_file);
+    bn->add_option("--file", bo->text_file,
+                   "sentences, one per line (blank lines skipped; a batch of B takes the first B, cycled; a line "
+                   "longer than the model's maximum is cut to it); default: 8 built-in sentences")
+        ->type_name("FILE");
+    deprecated_alias(*bn, "--repeat", "--reps", bo->repeat)->check(integer_in(1, 10000));
+    bn->add_option("--reps", bo->repeat, "timed runs per batch size (the median is reported)")
+        ->capture_default_str()
+        ->check(integer_in(1, 10000));
+    bn->add_option("--warmup", bo->warmup, "untimed runs before them")
+        ->capture_default_str()
+        ->check(integer_in(0, 100));
+    bn->add_option("--attention", bo->attention,
+                   "attention kernel: flash (tiled, key-padding mask; the default) or reference (forms the "
+                   "(B, H, T, T) weights)")
+        ->capture_default_str();
+    bn->add_option("--gemm", bo->gemm,
+                   "projection GEMM: avx512 (packed weights; Eigen where the CPU lacks AVX-512) or eigen")
+        ->capture_default_str();
+    bn->add_option("--padding", bo->padding,
+                   "skip: the projections and feed-forward run over the real tokens only (as model embed); "
+                   "compute: over every padded position too, as transformers' BertModel does")
+        ->capture_default_str();
+    bn->add_option("--weights", bo->weights,
+                   "fp32, or bf16: the projections on bfloat16 weights and inputs (AVX-512 BF16), with the "
+                   "sentence embeddings' difference from fp32 reported")
+        ->capture_default_str();
+    bn->add_option("--threads", bo->threads, "threads (GEMM column blocks, (batch, head) pairs, rows; 0: every core)")
+        ->capture_default_str()
+        ->check(integer_in(0, 1024));
+    add_json(*bn, bo->json, "attn-model-bench, with the token ids used");
+    return bn;
+}
+
 const Command reg{
     "model", "Real heads: run the pretrained all-MiniLM-L6-v2 encoder in C++ and read its attention (C32, C34)", 50,
     [](CLI::App& sub) -> Runner {
@@ -702,7 +753,7 @@ const Command reg{
         a->add_option("--svg", ao->svg, "draw the heatmaps (all, the layer's, or one) to FILE (- for stdout: the text goes to stderr)");
         a->add_flag("--no-color", ao->no_color, "no ANSI colour (also off when stdout is not a TTY or NO_COLOR is set)");
         add_json_nonfinite(*a, ao->json_nonfinite,
-                           a->add_option("--dump", ao->dump,
+                           a->add_option("--dump,-o,--output", ao->dump,
                                          "write every layer and head ([layers, 1, H, T, T]) and the tokens to FILE: "
                                          ".safetensors, .npz or .json (- for JSON on stdout: the text goes to "
                                          "stderr; attn view reads it)"));
@@ -728,40 +779,7 @@ const Command reg{
             ->check(integer_in(0));
         add_json(*pr, po->json, "attn-model-probe");
         auto bo = std::make_shared<BenchCmd>();
-        CLI::App* bn = sub.add_subcommand("bench", "time the encoder (no attention recording) at batch sizes; --json for scripts");
-        bn->add_option("--model", co->model, "model folder (default: $ATTN_MODEL_DIR, else data/models/all-MiniLM-L6-v2)");
-        bn->add_option("--batch", bo->batches, "batch sizes, comma-separated")->capture_default_str();
-        deprecated_alias(*bn, "--text-file", "--file", bo->text_file);
-        bn->add_option("--file", bo->text_file,
-                       "sentences, one per line (blank lines skipped; a batch of B takes the first B, cycled; a line "
-                       "longer than the model's maximum is cut to it); default: 8 built-in sentences")
-            ->type_name("FILE");
-        deprecated_alias(*bn, "--repeat", "--reps", bo->repeat)->check(integer_in(1, 10000));
-        bn->add_option("--reps", bo->repeat, "timed runs per batch size (the median is reported)")
-            ->capture_default_str()
-            ->check(integer_in(1, 10000));
-        bn->add_option("--warmup", bo->warmup, "untimed runs before them")
-            ->capture_default_str()
-            ->check(integer_in(0, 100));
-        bn->add_option("--attention", bo->attention,
-                       "attention kernel: flash (tiled, key-padding mask; the default) or reference (forms the "
-                       "(B, H, T, T) weights)")
-            ->capture_default_str();
-        bn->add_option("--gemm", bo->gemm,
-                       "projection GEMM: avx512 (packed weights; Eigen where the CPU lacks AVX-512) or eigen")
-            ->capture_default_str();
-        bn->add_option("--padding", bo->padding,
-                       "skip: the projections and feed-forward run over the real tokens only (as model embed); "
-                       "compute: over every padded position too, as transformers' BertModel does")
-            ->capture_default_str();
-        bn->add_option("--weights", bo->weights,
-                       "fp32, or bf16: the projections on bfloat16 weights and inputs (AVX-512 BF16), with the "
-                       "sentence embeddings' difference from fp32 reported")
-            ->capture_default_str();
-        bn->add_option("--threads", bo->threads, "threads (GEMM column blocks, (batch, head) pairs, rows; 0: every core)")
-            ->capture_default_str()
-            ->check(integer_in(0, 1024));
-        add_json(*bn, bo->json, "attn-model-bench, with the token ids used");
+        CLI::App* bn = add_model_bench(sub, co->model, bo.get());
         auto emo = std::make_shared<EmbedCmd>();
         CLI::App* em = sub.add_subcommand(
             "embed", "sentence embeddings (mean pooling, L2-normalised), as sentence-transformers' encode(normalize_embeddings=True)");
@@ -786,7 +804,7 @@ const Command reg{
         em->add_option("--threads", emo->threads, "threads (sentences of a batch run in parallel; same numbers; 0: every core)")
             ->capture_default_str()
             ->check(integer_in(0, 1024));
-        em->add_option("--npy", emo->npy, "write the embeddings as a float32 [N, 384] .npy file (- for stdout)");
+        em->add_option("--npy,-o,--output", emo->npy, "write the embeddings as a float32 [N, 384] .npy file (- for stdout)");
         add_json(*em, emo->json, "attn-model-embed: the embeddings, texts and token counts");
         auto decoder = add_decoder_subcommands(sub);  // next, generate (app/cmd_model_decoder.cpp)
         return [co, ao, eo, po, bo, emo, a, e, pr, bn, em, decoder] {

@@ -347,11 +347,10 @@ int list_tasks() {
     return 0;
 }
 
-int run_train(TrainOpts o) {
-    if (o.list_tasks) return list_tasks();
+// --load FILE: the checkpoint, which fixes the model (the model's options are refused beside
+// it); the task and its sizes recorded in its metadata fill the options not given.
+std::optional<Checkpoint> load_for_train(TrainOpts& o) {
     auto given = [&](const char* name) { return o.given[name]; };
-
-    // ---- check everything before the first step
     std::optional<Checkpoint> loaded;
     std::map<std::string, std::string> meta;
     if (!o.load.empty()) {
@@ -370,47 +369,16 @@ int run_train(TrainOpts o) {
             throw InputError(fmt::format("--load: '{}': metadata {} is not a positive integer", o.load, key));
         v = x;
     };
-    const bool task_from_file = o.task.empty() && meta.count("attn.task");
-    if (task_from_file) o.task = meta["attn.task"];
-    if (o.task.empty())
-        throw InputError("--task: required (one of copy, reverse, sort, recall, distance, chars; --list-tasks says what each is)");
-    const TaskKind kind = with_option(task_from_file ? fmt::format("--load: '{}': metadata attn.task", o.load) : "--task",
-                                      [&] { return task_of(o.task); });
     meta_int("attn.task.seq", o.seq, "--seq");
     meta_int("attn.task.symbols", o.symbols, "--symbols");
     meta_int("attn.task.distance", o.distance, "--distance");
     meta_int("attn.task.queries", o.queries, "--queries");
-    if (given("--queries") && kind != TaskKind::Recall)
-        throw InputError("--queries: acts on task recall only");
-    const int64_t seq = o.seq > 0 ? o.seq : default_seq(kind);
-    if (seq > kMaxTaskSeq) throw InputError(fmt::format("--seq: must be at most {}, got {}", kMaxTaskSeq, seq));
-    const bool causal = loaded ? loaded->model.config().causal
-                        : o.arch == Arch::Task ? task_default_causal(kind)
-                                               : o.arch == Arch::Decoder;
-    const Task task = make_task(o, kind, causal, seq);
+    return loaded;
+}
 
-    TrainConfig& tc = o.tc;
-    if (tc.steps == 0 && !loaded)
-        throw InputError("--steps: must be at least 1 (0 only with --load, to inspect a saved model)");
-    if (!(std::isfinite(tc.lr) && tc.lr > 0 && static_cast<float>(tc.lr) > 0 && std::isfinite(static_cast<float>(tc.lr))))
-        throw InputError(fmt::format("--lr: must be a finite number above 0, got {}", tc.lr));
-    if (tc.lr > 10) throw InputError(fmt::format("--lr: must be at most 10, got {}", tc.lr));
-    if (!(std::isfinite(tc.weight_decay) && tc.weight_decay >= 0 && tc.weight_decay <= 10))
-        throw InputError(fmt::format("--weight-decay: must be in [0, 10], got {}", tc.weight_decay));
-    if (!(tc.momentum >= 0 && tc.momentum < 1))
-        throw InputError(fmt::format("--momentum: must be in [0, 1), got {}", tc.momentum));
-    if (given("--momentum") && tc.optimizer != OptimizerKind::Sgd)
-        throw InputError("--momentum: acts with --optimizer sgd only (AdamW has its own moments)");
-    if (!(std::isfinite(tc.clip) && tc.clip >= 0))
-        throw InputError(fmt::format("--clip: must be a finite number >= 0 (0: no clipping), got {}", tc.clip));
-    if (tc.warmup > tc.steps) throw InputError(fmt::format("--warmup: must be at most --steps ({}), got {}", tc.steps, tc.warmup));
-    if (!(o.dropout >= 0.0 && o.dropout < 1.0) || static_cast<float>(o.dropout) == 1.0f)
-        throw InputError(fmt::format("--dropout: must be in [0, 1), got {}", o.dropout));
-    if (!(std::isfinite(o.emb_std) && o.emb_std >= kMinInitStd && o.emb_std <= kMaxInitStd))
-        throw InputError(fmt::format("--emb-std: must be in [{:g}, {:g}], got {}", kMinInitStd, kMaxInitStd, o.emb_std));
-    if (!(std::isfinite(o.qk_gain) && o.qk_gain > 0 && o.qk_gain <= 1e3))
-        throw InputError(fmt::format("--qk-gain: must be in (0, 1000], got {}", o.qk_gain));
-
+// The model: the checkpoint's (which must fit the task), or one built from the options.
+ModelConfig train_model_config(const TrainOpts& o, const std::optional<Checkpoint>& loaded, const Task& task,
+                               int64_t seq, bool causal) {
     ModelConfig mc;
     if (loaded) {
         mc = loaded->model.config();
@@ -441,21 +409,12 @@ int run_train(TrainOpts o) {
                                          o.heads));
         mc = with_option("--d-model", [&] { return mc.resolved(); });
     }
-    // Memory: the activations kept for the backward pass, about (per layer) 16 D + 2 d_ff
-    // + 3 H T floats per token, plus 2 V for the logits; and the weights 4 times (value,
-    // gradient, two AdamW moments).
-    {
-        const double BT = static_cast<double>(tc.batch) * static_cast<double>(seq);
-        const double per_token = static_cast<double>(mc.layers) * (16.0 * mc.d_model + 2.0 * mc.d_ff +
-                                                                   3.0 * static_cast<double>(mc.heads) * seq) +
-                                 2.0 * mc.vocab;
-        const double weights = 4.0 * (2.0 * mc.vocab * mc.d_model + static_cast<double>(mc.layers) *
-                                      (mc.d_model * mc.heads * (2.0 * mc.d_k + 2.0 * mc.d_v) + 2.0 * mc.d_model * mc.d_ff));
-        require_fits_in_memory("--batch", 4.0 * (BT * per_token + weights),
-                               fmt::format("B={}, T={}, D={}, {} layers", tc.batch, seq, mc.d_model, mc.layers));
-    }
-    if (o.layer >= mc.layers)
-        throw InputError(fmt::format("--layer: must be in 0..{} ({} layers), got {}", mc.layers - 1, mc.layers, o.layer));
+    return mc;
+}
+
+// The files a run writes, checked before the first step: each writable, no two the same,
+// at most one of them on standard output (the checkpoint never).
+void check_train_outputs(TrainOpts& o) {
     if (!o.dump.empty()) with_option("--dump", [&] { dump_format_of(o.dump); });
     for (const auto& [opt, path] : {std::pair{"--save", &o.save}, {"--svg", &o.svg}, {"--dump", &o.dump}})
         if (!path->empty()) require_writable(opt, *path);
@@ -466,9 +425,12 @@ int run_train(TrainOpts o) {
     if (o.svg == "-" && o.json.to_stdout()) throw InputError("--svg: only one of --json and --svg can be - (standard output)");
     if (o.dump == "-" && (o.json.to_stdout() || o.svg == "-"))
         throw InputError("--dump: only one of --json, --svg and --dump can be - (standard output)");
-    with_option("--steps", [&] { tc.validate(); });
 
-    // ---- build the model
+}
+
+// The model to train: the checkpoint's, or a new one initialised from --seed.
+TinyTransformer build_train_model(const TrainOpts& o, std::optional<Checkpoint>& loaded, const ModelConfig& mc) {
+    const TrainConfig& tc = o.tc;
     TinyTransformer model = loaded ? std::move(loaded->model) : TinyTransformer(mc);
     if (!loaded) {
         model.init(mix64(tc.seed ^ 0x696e6974ULL));
@@ -482,31 +444,13 @@ int run_train(TrainOpts o) {
                 for (float& x : p.value->data) x = rng.normal(0.0f, static_cast<float>(o.emb_std));
             }
     }
-    mc = model.config();
-    const bool to_stdout = o.json.to_stdout() || o.svg == "-" || o.dump == "-";
-    std::FILE* out = to_stdout ? stderr : stdout;
-    const bool tty = isatty(fileno(out)) != 0;
-    const int threads = resolve_threads(tc.threads);
-    const std::string model_line = fmt::format(
-        "{} {} layer{}, D={} H={} Dk={} Dv={} d_ff={}, scale {}{}, {} positions, {}, dropout {:g}, {}{} parameters",
-        causal ? "decoder" : "encoder", mc.layers, mc.layers == 1 ? "" : "s", mc.d_model, mc.heads, mc.d_k, mc.d_v,
-        mc.d_ff, scale_name(mc.scale), mc.learn_temperature ? " (temperature learned per layer)" : "", pos_kind_name(mc.pos), activation_name(mc.act), mc.dropout,
-        loaded ? "" : fmt::format("embeddings N(0, {:g}^2), ", o.emb_std), model.num_params());
-    const std::string train_line = fmt::format(
-        "{} lr {:g} ({}{}), clip {:g}, weight decay {:g}, B={}, {} steps, {} thread{}, seed {}",
-        optimizer_name(tc.optimizer), tc.lr, lr_schedule_name(tc.schedule),
-        tc.warmup > 0 ? fmt::format(", {} warmup", tc.warmup) : "", tc.clip, tc.weight_decay, tc.batch, tc.steps,
-        threads, threads == 1 ? "" : "s", tc.seed);
-    if (!o.quiet) {
-        fmt::print(out, "attn train: task {} (T={}, vocabulary {}, chance accuracy {}){}\n{}  model: {}\n  training: {}\n",
-                   task.name(), seq, task.vocab(), pct(task.chance_accuracy()),
-                   loaded ? fmt::format(", model from {}", o.load) : "",
-                   kind == TaskKind::Chars ? fmt::format("  text: {}\n", corpus_path(o)) : "",
-                   model_line, train_line);
-        std::fflush(out);
-    }
+    return model;
+}
 
-    // ---- train, with a progress line that redraws on a terminal and plain lines at each eval otherwise
+// Training, with a progress line that redraws on a terminal and plain lines at each
+// evaluation otherwise; Ctrl-C stops it after the step in progress.
+TrainResult train_with_progress(const TrainOpts& o, TinyTransformer& model, const Task& task, std::FILE* out, bool tty) {
+    const TrainConfig& tc = o.tc;
     TrainResult result;
     {
         g_stop.store(false);
@@ -542,49 +486,229 @@ int run_train(TrainOpts o) {
         fmt::print(stderr, "attn train: the loss or the gradient became infinite or NaN at step {}; training ended there "
                            "(the model is kept as it was before that step): lower --lr or keep --clip\n",
                    result.steps_done + 1);
+    return result;
+}
+
+// What the trained model does: the curve, sparklines, the final scores, learned
+// temperatures, and each head's attention entropy on eval batch 0.
+void print_trained(std::FILE* out, const TrainOpts& o, TinyTransformer& model, const Task& task,
+                   const TrainResult& result, const std::vector<HeadEntropy>& entropies) {
+    const ModelConfig mc = model.config();
+    const CurvePoint& last = result.curve.back();
+    const bool unicode = unicode_ok(o.ascii);
+    print_curve_table(out, result, task.has_exact_match());
+    if (result.step_loss.size() > 1) {
+        const auto b = buckets(result.step_loss, 60);
+        const size_t per = (result.step_loss.size() + b.size() - 1) / b.size();
+        fmt::print(out, "\ntraining loss  {:.3f} {} {:.3f}   (mean of each {} step{}, first to last)\n",
+                   b.front(), sparkline(b, unicode), b.back(), per, per == 1 ? "" : "s");
+    }
+    if (result.curve.size() > 1) {
+        std::vector<double> acc;
+        for (const auto& p : result.curve) acc.push_back(p.eval.accuracy);
+        fmt::print(out, "eval accuracy  {:>5} {} {:>5}   (each evaluation)\n", pct(acc.front()), sparkline(acc, unicode),
+                   pct(acc.back()));
+    }
+    fmt::print(out, "\nfinal: eval loss {:.4f}, accuracy {} (chance {}){} after {} steps; {} of training, {:.1f} steps/s\n",
+               last.eval.loss, pct(last.eval.accuracy), pct(task.chance_accuracy()),
+               last.eval.exact >= 0 ? fmt::format(", exact match {}", pct(last.eval.exact)) : "", result.steps_done,
+               seconds_text(result.train_seconds), result.steps_per_s());
+    if (mc.learn_temperature) {
+        const auto taus = learned_taus(model);
+        fmt::print(out, "learned cosine temperature tau per layer (from {:g}):", mc.scale.value);
+        for (size_t l = 0; l < taus.size(); ++l) fmt::print(out, " {}", fmt::format("{:.4g}", taus[l]));
+        fmt::print(out, "\n");
+    }
+    fmt::print(out, "\nper-head attention entropy on eval batch 0 (nats; in brackets: of uniform, 1 = uniform, 0 = one key)\n");
+    fmt::print(out, "{:>7}", "layer");
+    for (int64_t h = 0; h < mc.heads; ++h) fmt::print(out, "  {:>14}", fmt::format("head {}", h));
+    fmt::print(out, "\n");
+    for (int64_t l = 0; l < mc.layers; ++l) {
+        fmt::print(out, "{:>7}", l);
+        for (const auto& e : entropies)
+            if (e.layer == l)
+                fmt::print(out, "  {:>14}", fmt::format("{:.3f} ({:.2f})", e.s.mean_entropy_nats, e.s.mean_normalized_entropy));
+        fmt::print(out, "\n");
+    }
+}
+
+// --dump: the first rows of eval batch 0 (a row does not depend on B) with the tokens,
+// targets, predictions, the mask, and every layer's attention weights.
+Dump train_dump(const TrainOpts& o, TinyTransformer& model, const Task& task, const TrainResult& result, bool causal,
+                int threads, int64_t& layer, int64_t& rows) {
+    const TrainConfig& tc = o.tc;
+    const ModelConfig mc = model.config();
+    const int64_t seq = task.seq();
+    // The first rows of eval batch 0 (a row does not depend on B), every layer's weights.
+    const TaskBatch db = task.batch(std::min(tc.batch, kDumpRows), tc.seed, DataSplit::Eval, 0);
+    const Tensor logits = model.logits(db.tokens.data(), db.B, db.T, threads);
+    const auto pred = argmax_rows(logits.ptr(), db.B * db.T, task.vocab());
+    const auto& weights = model.attention_weights();
+    layer = o.layer >= 0 ? o.layer : mc.layers - 1;
+    Dump d;
+    d.seed = tc.seed;
+    nlohmann::json labels = nlohmann::json::array();
+    for (int64_t b = 0; b < db.B; ++b) {
+        nlohmann::json row = nlohmann::json::array();
+        for (int64_t t = 0; t < db.T; ++t) row.push_back(task.token_text(db.tokens[static_cast<size_t>(b * db.T + t)]));
+        labels.push_back(row);
+    }
+    d.config = {{"source", "attn train"}, {"task", task.name()}, {"seq", seq}, {"batch", db.B},
+                {"layers", mc.layers}, {"layer", layer}, {"d_model", mc.d_model}, {"heads", mc.heads},
+                {"d_k", mc.d_k}, {"d_v", mc.d_v}, {"causal", causal}, {"scale", scale_name(mc.scale)},
+                {"steps", result.steps_done}, {"tokens", labels}};
+    auto put = [&](const std::string& name, Tensor t) {
+        d.order.push_back(name);
+        d.tensors[name] = std::move(t);
+    };
+    auto ids = [&](const std::vector<int32_t>& v) {
+        Tensor t(Shape{db.B, db.T});
+        std::transform(v.begin(), v.end(), t.data.begin(), [](int32_t x) { return static_cast<float>(x); });
+        return t;
+    };
+    put("tokens", ids(db.tokens));
+    put("targets", ids(db.targets));
+    put("predictions", ids(pred));
+    // the mask the model ran with, 1 where a query may attend (the library's causal rule)
+    const Mask mask = causal ? Mask::make_causal() : Mask::none();
+    const MaskRow row = mask.row(0, 0, seq);
+    Tensor m(Shape{1, seq, seq});
+    for (int64_t i = 0; i < seq; ++i)
+        for (int64_t j = 0; j < seq; ++j) m.data[static_cast<size_t>(i * seq + j)] = row.allowed(i, j) ? 1.0f : 0.0f;
+    put("mask", m);
+    put("weights", weights[static_cast<size_t>(layer)]);
+    for (size_t l = 0; l < weights.size(); ++l) put(fmt::format("weights_layer{}", l), weights[l]);
+    rows = db.B;
+    return d;
+}
+
+// The attn-train document: task, model, training settings, result, curve, per-step loss,
+// head entropies (and the learned temperatures).
+nlohmann::json train_json(const TrainOpts& o, TinyTransformer& model, const Task& task, TaskKind kind, bool causal,
+                          bool loaded, int threads, const TrainResult& result,
+                          const std::vector<HeadEntropy>& entropies) {
+    const TrainConfig& tc = o.tc;
+    const ModelConfig mc = model.config();
+    const int64_t seq = task.seq();
+    const CurvePoint& last = result.curve.back();
+    nlohmann::json j;
+    j["format"] = "attn-train";
+    j["version"] = 1;
+    j["task"] = {{"name", task.name()}, {"seq", seq}, {"symbols", o.symbols}, {"distance", o.distance},
+                 {"queries", o.queries}, {"vocab", task.vocab()}, {"causal", causal}, {"chance_accuracy", task.chance_accuracy()}};
+    if (kind == TaskKind::Chars) j["task"]["corpus"] = corpus_path(o);
+    j["model"] = nlohmann::json::parse(config_to_json(mc));
+    j["model"]["parameters"] = model.num_params();
+    if (loaded) j["model"]["loaded_from"] = o.load;
+    j["training"] = {{"optimizer", optimizer_name(tc.optimizer)}, {"lr", tc.lr}, {"schedule", lr_schedule_name(tc.schedule)},
+                     {"warmup", tc.warmup}, {"weight_decay", tc.weight_decay}, {"clip", tc.clip},
+                     {"batch", tc.batch}, {"steps", tc.steps}, {"seed", tc.seed}, {"threads", threads},
+                     {"eval_every", tc.eval_every}, {"eval_batches", tc.eval_batches}};
+    if (tc.optimizer == OptimizerKind::Sgd) j["training"]["momentum"] = tc.momentum;
+    j["result"] = {{"steps_done", result.steps_done}, {"stopped", result.stopped}, {"diverged", result.diverged},
+                   {"train_seconds", result.train_seconds}, {"steps_per_s", result.steps_per_s()},
+                   {"final", eval_json(last.eval)}};
+    nlohmann::json curve = nlohmann::json::array();
+    for (const auto& p : result.curve)
+        curve.push_back({{"step", p.step}, {"lr", p.lr}, {"train_loss", p.train_loss},
+                         {"train_accuracy", p.train_accuracy}, {"grad_norm", p.grad_norm},
+                         {"eval", eval_json(p.eval)}, {"seconds", p.seconds}});
+    j["curve"] = curve;
+    j["step_loss"] = result.step_loss;
+    nlohmann::json ent = nlohmann::json::array();
+    for (const auto& e : entropies)
+        ent.push_back({{"layer", e.layer}, {"head", e.head}, {"mean_entropy_nats", e.s.mean_entropy_nats},
+                       {"mean_normalized_entropy", e.s.mean_normalized_entropy},
+                       {"mean_max_weight", e.s.mean_max_weight}, {"mean_effective_keys", e.s.mean_effective_keys},
+                       {"rows", e.s.rows}});
+    j["head_entropy"] = ent;
+    if (mc.learn_temperature) j["learned_tau"] = learned_taus(model);
+    return j;
+}
+
+int run_train(TrainOpts o) {
+    if (o.list_tasks) return list_tasks();
+    auto given = [&](const char* name) { return o.given[name]; };
+
+    // ---- check everything before the first step
+    std::optional<Checkpoint> loaded = load_for_train(o);
+    const bool task_from_file = o.task.empty() && loaded && loaded->metadata.count("attn.task");
+    if (task_from_file) o.task = loaded->metadata.at("attn.task");
+    if (o.task.empty())
+        throw InputError("--task: required (one of copy, reverse, sort, recall, distance, chars; --list-tasks says what each is)");
+    const TaskKind kind = with_option(task_from_file ? fmt::format("--load: '{}': metadata attn.task", o.load) : "--task",
+                                      [&] { return task_of(o.task); });
+    if (given("--queries") && kind != TaskKind::Recall)
+        throw InputError("--queries: acts on task recall only");
+    const int64_t seq = o.seq > 0 ? o.seq : default_seq(kind);
+    if (seq > kMaxTaskSeq) throw InputError(fmt::format("--seq: must be at most {}, got {}", kMaxTaskSeq, seq));
+    const bool causal = loaded ? loaded->model.config().causal
+                        : o.arch == Arch::Task ? task_default_causal(kind)
+                                               : o.arch == Arch::Decoder;
+    const Task task = make_task(o, kind, causal, seq);
+
+    TrainConfig& tc = o.tc;
+    if (tc.steps == 0 && !loaded)
+        throw InputError("--steps: must be at least 1 (0 only with --load, to inspect a saved model)");
+    // the training settings: the library's rules (TrainConfig::validate), its errors naming the flag
+    with_fields({{"steps", "--steps"}, {"batch", "--batch"}, {"lr", "--lr"}, {"weight_decay", "--weight-decay"},
+                 {"momentum", "--momentum"}, {"clip", "--clip"}, {"warmup", "--warmup"}, {"eval_every", "--eval-every"},
+                 {"eval_batches", "--eval-batches"}},
+                "train", [&] { tc.validate(); });
+    // the command's own guard against typos (the library trains at any finite rate, divergence included)
+    if (tc.lr > 10) throw InputError(fmt::format("--lr: must be at most 10, got {}", tc.lr));
+    if (tc.weight_decay > 10) throw InputError(fmt::format("--weight-decay: must be at most 10, got {}", tc.weight_decay));
+    if (given("--momentum") && tc.optimizer != OptimizerKind::Sgd)
+        throw InputError("--momentum: acts with --optimizer sgd only (AdamW has its own moments)");
+    if (!(o.dropout >= 0.0 && o.dropout < 1.0) || static_cast<float>(o.dropout) == 1.0f)
+        throw InputError(fmt::format("--dropout: must be in [0, 1), got {}", o.dropout));
+    if (!(std::isfinite(o.emb_std) && o.emb_std >= kMinInitStd && o.emb_std <= kMaxInitStd))
+        throw InputError(fmt::format("--emb-std: must be in [{:g}, {:g}], got {}", kMinInitStd, kMaxInitStd, o.emb_std));
+    if (!(std::isfinite(o.qk_gain) && o.qk_gain > 0 && o.qk_gain <= 1e3))
+        throw InputError(fmt::format("--qk-gain: must be in (0, 1000], got {}", o.qk_gain));
+
+    ModelConfig mc = train_model_config(o, loaded, task, seq, causal);
+    // memory: the activations the backward pass keeps and the weights four times over (lib/train)
+    require_fits_in_memory("--batch", training_memory_bytes(mc, tc.batch, seq),
+                           fmt::format("B={}, T={}, D={}, {} layers", tc.batch, seq, mc.d_model, mc.layers));
+    if (o.layer >= mc.layers)
+        throw InputError(fmt::format("--layer: must be in 0..{} ({} layers), got {}", mc.layers - 1, mc.layers, o.layer));
+    check_train_outputs(o);
+
+    // ---- build the model
+    TinyTransformer model = build_train_model(o, loaded, mc);
+    mc = model.config();
+    const bool to_stdout = o.json.to_stdout() || o.svg == "-" || o.dump == "-";
+    std::FILE* out = to_stdout ? stderr : stdout;
+    const bool tty = isatty(fileno(out)) != 0;
+    const int threads = resolve_threads(tc.threads);
+    const std::string model_line = fmt::format(
+        "{} {} layer{}, D={} H={} Dk={} Dv={} d_ff={}, scale {}{}, {} positions, {}, dropout {:g}, {}{} parameters",
+        causal ? "decoder" : "encoder", mc.layers, mc.layers == 1 ? "" : "s", mc.d_model, mc.heads, mc.d_k, mc.d_v,
+        mc.d_ff, scale_name(mc.scale), mc.learn_temperature ? " (temperature learned per layer)" : "", pos_kind_name(mc.pos), activation_name(mc.act), mc.dropout,
+        loaded ? "" : fmt::format("embeddings N(0, {:g}^2), ", o.emb_std), model.num_params());
+    const std::string train_line = fmt::format(
+        "{} lr {:g} ({}{}), clip {:g}, weight decay {:g}, B={}, {} steps, {} thread{}, seed {}",
+        optimizer_name(tc.optimizer), tc.lr, lr_schedule_name(tc.schedule),
+        tc.warmup > 0 ? fmt::format(", {} warmup", tc.warmup) : "", tc.clip, tc.weight_decay, tc.batch, tc.steps,
+        threads, threads == 1 ? "" : "s", tc.seed);
+    if (!o.quiet) {
+        fmt::print(out, "attn train: task {} (T={}, vocabulary {}, chance accuracy {}){}\n{}  model: {}\n  training: {}\n",
+                   task.name(), seq, task.vocab(), pct(task.chance_accuracy()),
+                   loaded ? fmt::format(", model from {}", o.load) : "",
+                   kind == TaskKind::Chars ? fmt::format("  text: {}\n", corpus_path(o)) : "",
+                   model_line, train_line);
+        std::fflush(out);
+    }
+
+    // ---- train
+    const TrainResult result = train_with_progress(o, model, task, out, tty);
 
     // ---- what the trained model does
     const TaskBatch eval0 = task.batch(tc.batch, tc.seed, DataSplit::Eval, 0);
     const auto entropies = head_entropies(model, eval0, threads);
     const CurvePoint& last = result.curve.back();
-    const bool unicode = unicode_ok(o.ascii);
-
-    if (!o.quiet) {
-        print_curve_table(out, result, task.has_exact_match());
-        if (result.step_loss.size() > 1) {
-            const auto b = buckets(result.step_loss, 60);
-            const size_t per = (result.step_loss.size() + b.size() - 1) / b.size();
-            fmt::print(out, "\ntraining loss  {:.3f} {} {:.3f}   (mean of each {} step{}, first to last)\n",
-                       b.front(), sparkline(b, unicode), b.back(), per, per == 1 ? "" : "s");
-        }
-        if (result.curve.size() > 1) {
-            std::vector<double> acc;
-            for (const auto& p : result.curve) acc.push_back(p.eval.accuracy);
-            fmt::print(out, "eval accuracy  {:>5} {} {:>5}   (each evaluation)\n", pct(acc.front()), sparkline(acc, unicode),
-                       pct(acc.back()));
-        }
-        fmt::print(out, "\nfinal: eval loss {:.4f}, accuracy {} (chance {}){} after {} steps; {} of training, {:.1f} steps/s\n",
-                   last.eval.loss, pct(last.eval.accuracy), pct(task.chance_accuracy()),
-                   last.eval.exact >= 0 ? fmt::format(", exact match {}", pct(last.eval.exact)) : "", result.steps_done,
-                   seconds_text(result.train_seconds), result.steps_per_s());
-        if (mc.learn_temperature) {
-            const auto taus = learned_taus(model);
-            fmt::print(out, "learned cosine temperature tau per layer (from {:g}):", mc.scale.value);
-            for (size_t l = 0; l < taus.size(); ++l) fmt::print(out, " {}", fmt::format("{:.4g}", taus[l]));
-            fmt::print(out, "\n");
-        }
-        fmt::print(out, "\nper-head attention entropy on eval batch 0 (nats; in brackets: of uniform, 1 = uniform, 0 = one key)\n");
-        fmt::print(out, "{:>7}", "layer");
-        for (int64_t h = 0; h < mc.heads; ++h) fmt::print(out, "  {:>14}", fmt::format("head {}", h));
-        fmt::print(out, "\n");
-        for (int64_t l = 0; l < mc.layers; ++l) {
-            fmt::print(out, "{:>7}", l);
-            for (const auto& e : entropies)
-                if (e.layer == l)
-                    fmt::print(out, "  {:>14}", fmt::format("{:.3f} ({:.2f})", e.s.mean_entropy_nats, e.s.mean_normalized_entropy));
-            fmt::print(out, "\n");
-        }
-    }
+    if (!o.quiet) print_trained(out, o, model, task, result, entropies);
 
     // ---- files: the checkpoint first (a run stopped by Ctrl-C keeps its model)
     if (!o.save.empty()) {
@@ -607,80 +731,15 @@ int run_train(TrainOpts o) {
         if (o.svg != "-" && !o.quiet) fmt::print(out, "wrote {} (loss curve)\n", o.svg);
     }
     if (!o.dump.empty()) {
-        // The first rows of eval batch 0 (a row does not depend on B), every layer's weights.
-        const TaskBatch db = task.batch(std::min(tc.batch, kDumpRows), tc.seed, DataSplit::Eval, 0);
-        const Tensor logits = model.logits(db.tokens.data(), db.B, db.T, threads);
-        const auto pred = argmax_rows(logits.ptr(), db.B * db.T, task.vocab());
-        const auto& weights = model.attention_weights();
-        const int64_t layer = o.layer >= 0 ? o.layer : mc.layers - 1;
-        Dump d;
-        d.seed = tc.seed;
-        nlohmann::json labels = nlohmann::json::array();
-        for (int64_t b = 0; b < db.B; ++b) {
-            nlohmann::json row = nlohmann::json::array();
-            for (int64_t t = 0; t < db.T; ++t) row.push_back(task.token_text(db.tokens[static_cast<size_t>(b * db.T + t)]));
-            labels.push_back(row);
-        }
-        d.config = {{"source", "attn train"}, {"task", task.name()}, {"seq", seq}, {"batch", db.B},
-                    {"layers", mc.layers}, {"layer", layer}, {"d_model", mc.d_model}, {"heads", mc.heads},
-                    {"d_k", mc.d_k}, {"d_v", mc.d_v}, {"causal", causal}, {"scale", scale_name(mc.scale)},
-                    {"steps", result.steps_done}, {"tokens", labels}};
-        auto put = [&](const std::string& name, Tensor t) {
-            d.order.push_back(name);
-            d.tensors[name] = std::move(t);
-        };
-        auto ids = [&](const std::vector<int32_t>& v) {
-            Tensor t(Shape{db.B, db.T});
-            std::transform(v.begin(), v.end(), t.data.begin(), [](int32_t x) { return static_cast<float>(x); });
-            return t;
-        };
-        put("tokens", ids(db.tokens));
-        put("targets", ids(db.targets));
-        put("predictions", ids(pred));
-        Tensor m(Shape{1, seq, seq});
-        for (int64_t i = 0; i < seq; ++i)
-            for (int64_t j = 0; j < seq; ++j) m.data[static_cast<size_t>(i * seq + j)] = !causal || j <= i ? 1.0f : 0.0f;
-        put("mask", m);
-        put("weights", weights[static_cast<size_t>(layer)]);
-        for (size_t l = 0; l < weights.size(); ++l) put(fmt::format("weights_layer{}", l), weights[l]);
+        int64_t layer = 0, rows = 0;
+        const Dump d = train_dump(o, model, task, result, causal, threads, layer, rows);
         with_option("--dump", [&] { write_dump_file(o.dump, d); });
         if (o.dump != "-" && !o.quiet)
-            fmt::print(out, "wrote {} (attention of layer {} on {} eval rows: attn view {})\n", o.dump, layer, db.B, o.dump);
+            fmt::print(out, "wrote {} (attention of layer {} on {} eval rows: attn view {})\n", o.dump, layer, rows, o.dump);
     }
     if (o.json.given()) {
-        nlohmann::json j;
-        j["format"] = "attn-train";
-        j["version"] = 1;
-        j["task"] = {{"name", task.name()}, {"seq", seq}, {"symbols", o.symbols}, {"distance", o.distance},
-                     {"queries", o.queries}, {"vocab", task.vocab()}, {"causal", causal}, {"chance_accuracy", task.chance_accuracy()}};
-        if (kind == TaskKind::Chars) j["task"]["corpus"] = corpus_path(o);
-        j["model"] = nlohmann::json::parse(config_to_json(mc));
-        j["model"]["parameters"] = model.num_params();
-        if (loaded) j["model"]["loaded_from"] = o.load;
-        j["training"] = {{"optimizer", optimizer_name(tc.optimizer)}, {"lr", tc.lr}, {"schedule", lr_schedule_name(tc.schedule)},
-                         {"warmup", tc.warmup}, {"weight_decay", tc.weight_decay}, {"clip", tc.clip},
-                         {"batch", tc.batch}, {"steps", tc.steps}, {"seed", tc.seed}, {"threads", threads},
-                         {"eval_every", tc.eval_every}, {"eval_batches", tc.eval_batches}};
-        if (tc.optimizer == OptimizerKind::Sgd) j["training"]["momentum"] = tc.momentum;
-        j["result"] = {{"steps_done", result.steps_done}, {"stopped", result.stopped}, {"diverged", result.diverged},
-                       {"train_seconds", result.train_seconds}, {"steps_per_s", result.steps_per_s()},
-                       {"final", eval_json(last.eval)}};
-        nlohmann::json curve = nlohmann::json::array();
-        for (const auto& p : result.curve)
-            curve.push_back({{"step", p.step}, {"lr", p.lr}, {"train_loss", p.train_loss},
-                             {"train_accuracy", p.train_accuracy}, {"grad_norm", p.grad_norm},
-                             {"eval", eval_json(p.eval)}, {"seconds", p.seconds}});
-        j["curve"] = curve;
-        j["step_loss"] = result.step_loss;
-        nlohmann::json ent = nlohmann::json::array();
-        for (const auto& e : entropies)
-            ent.push_back({{"layer", e.layer}, {"head", e.head}, {"mean_entropy_nats", e.s.mean_entropy_nats},
-                           {"mean_normalized_entropy", e.s.mean_normalized_entropy},
-                           {"mean_max_weight", e.s.mean_max_weight}, {"mean_effective_keys", e.s.mean_effective_keys},
-                           {"rows", e.s.rows}});
-        j["head_entropy"] = ent;
-        if (mc.learn_temperature) j["learned_tau"] = learned_taus(model);
-        write_json(o.json, j, "attn-train", 1);
+        write_json(o.json, train_json(o, model, task, kind, causal, loaded.has_value(), threads, result, entropies),
+                   "attn-train", 1);
         if (!o.json.to_stdout() && !o.quiet) fmt::print(out, "wrote {} (attn-train JSON)\n", o.json.path());
     }
     return 0;
@@ -782,7 +841,7 @@ const Command reg{
         sub.add_option("--eval-batches", tc.eval_batches, "held-out batches per evaluation")
             ->capture_default_str()
             ->check(integer_in(1, 4096));
-        sub.add_option("--save", o->save, "write the trained model to FILE (safetensors; also after Ctrl-C)");
+        sub.add_option("--save,-o,--output", o->save, "write the trained model to FILE (safetensors; also after Ctrl-C)");
         sub.add_option("--load", o->load, "start from a model saved with --save (its task options are the defaults)");
         add_json(sub, o->json, "attn-train: the config, curve and per-head entropies");
         sub.add_option("--svg", o->svg, "write a plot of the loss and accuracy curves to FILE");

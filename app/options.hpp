@@ -79,6 +79,25 @@ auto with_option(std::string_view opt, F&& f) -> decltype(f()) {
     }
 }
 
+// Runs `f`, a library call whose InputError reads "FIELD: rule" (a config's validate()),
+// and names the option that sets FIELD instead: fields maps the library's field names
+// to options ({"lr", "--lr"}); a field the map lacks keeps its name behind `fallback`.
+// The rule is written once, in the library; the app only says which flag sets what.
+template <class F>
+auto with_fields(std::initializer_list<std::pair<std::string_view, std::string_view>> fields, std::string_view fallback,
+                 F&& f) -> decltype(f()) {
+    try {
+        return f();
+    } catch (const InputError& e) {
+        const std::string what = e.what();
+        const size_t colon = what.find(": ");
+        if (colon != std::string::npos)
+            for (const auto& [field, opt] : fields)
+                if (what.compare(0, colon, field) == 0) throw InputError(fmt::format("{}{}", opt, what.substr(colon)));
+        throw InputError(fmt::format("{}: {}", fallback, what));
+    }
+}
+
 // CLI11 checks, worded like the errors above (CLI11 puts the option's name first).
 // An integer in [min, max]: "--reps: must be a positive integer, got 0".
 CLI::Validator integer_in(int64_t min, int64_t max = kMaxSize);

@@ -189,3 +189,31 @@ TEST_CASE("cli manners: the man page and the bash and zsh completions come from 
     CHECK(shown.code == 0);
     CHECK(shown.out.find("forward") != std::string::npos);
 }
+
+TEST_CASE("cli vocabulary: -o/--output names the main file of the commands docs/cli.md lists, and writes it") {
+    // the table of docs/cli.md: command -> the option -o stands for
+    const std::map<std::string, std::string> main_file = {{"forward", "dump"},
+                                                          {"model attention", "dump"},
+                                                          {"model embed", "npy"},
+                                                          {"train", "save"},
+                                                          {"experiment", "store"}};
+    std::map<std::string, std::string> found;
+    for (const Opt& o : all_options())
+        if (has(o.j["long"], "output")) {
+            CHECK(has(o.j["short"], "o"));
+            found[o.command] = o.j["long"][0].get<std::string>();
+        }
+    CHECK(found == main_file);
+    // -o writes what --dump writes
+    const std::string dir = attn::test::temp_dir("output");
+    const auto a = attn::test::run_attn("forward --seq 4 --d-model 8 --heads 2 -o " + dir + "/a.json");
+    const auto b = attn::test::run_attn("forward --seq 4 --d-model 8 --heads 2 --dump " + dir + "/b.json");
+    REQUIRE(a.code == 0);
+    REQUIRE(b.code == 0);
+    std::ifstream fa(dir + "/a.json"), fb(dir + "/b.json");
+    std::stringstream sa, sb;
+    sa << fa.rdbuf();
+    sb << fb.rdbuf();
+    CHECK(!sa.str().empty());
+    CHECK(sa.str() == sb.str());
+}

@@ -118,12 +118,17 @@ Tensor head_similarity(const Tensor& w, const Mask& mask) {
 double max_row_sum_error(const Tensor& w, const Mask& mask) {
     check_weights(w, mask);
     const int64_t B = w.dim(0), H = w.dim(1), Tq = w.dim(2), Tk = w.dim(3);
+    const bool additive = !mask.additive_values().empty();
     double worst = 0;
     for (int64_t b = 0; b < B; ++b)
         for (int64_t h = 0; h < H; ++h) {
             const MaskRow mask_b = mask.row(b, h, Tk);
             for (int64_t i = 0; i < Tq; ++i) {
                 if (mask_b.allowed_count(i) == 0) continue;
+                // a row whose every allowed key got -inf from an additive mask is fully masked too
+                bool open = additive == false;
+                for (int64_t j = 0; j < Tk && !open; ++j) open = mask_b.allowed(i, j) && mask_b.additive_at(i, j) != -INFINITY;
+                if (!open) continue;
                 double sum = 0;
                 const float* row = w.ptr() + ((b * H + h) * Tq + i) * Tk;
                 for (int64_t j = 0; j < Tk; ++j) sum += row[j];

@@ -33,8 +33,19 @@ void TrainConfig::validate() const {
     if (!(eps > 0 && std::isfinite(eps))) bad("eps", fmt::format("must be a finite number above 0, got {}", eps));
     if (!(std::isfinite(clip) && clip >= 0)) bad("clip", fmt::format("must be a finite number >= 0, got {}", clip));
     if (warmup < 0) bad("warmup", fmt::format("must be at least 0, got {}", warmup));
+    if (warmup > steps) bad("warmup", fmt::format("must be at most steps ({}), got {}", steps, warmup));
     if (eval_every < 0) bad("eval_every", fmt::format("must be at least 0, got {}", eval_every));
     if (eval_batches < 1) bad("eval_batches", fmt::format("must be at least 1, got {}", eval_batches));
+}
+
+double training_memory_bytes(const ModelConfig& mc, int64_t batch, int64_t seq) {
+    const double BT = static_cast<double>(batch) * static_cast<double>(seq);
+    const double per_token = static_cast<double>(mc.layers) * (16.0 * mc.d_model + 2.0 * mc.d_ff +
+                                                               3.0 * static_cast<double>(mc.heads) * seq) +
+                             2.0 * mc.vocab;
+    const double weights = 4.0 * (2.0 * mc.vocab * mc.d_model + static_cast<double>(mc.layers) *
+                                  (mc.d_model * mc.heads * (2.0 * mc.d_k + 2.0 * mc.d_v) + 2.0 * mc.d_model * mc.d_ff));
+    return 4.0 * (BT * per_token + weights);
 }
 
 double lr_at(const TrainConfig& cfg, int64_t step) {

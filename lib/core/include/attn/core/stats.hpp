@@ -38,7 +38,8 @@ std::vector<HeadStats> head_stats(const Tensor& weights, const Mask& mask);
 Tensor head_similarity(const Tensor& weights, const Mask& mask);
 
 // max over rows that have an allowed key of |sum_j w_ij - 1|; NaN when a row
-// holds a NaN, so that `err < tol` fails on it.
+// holds a NaN, so that `err < tol` fails on it. A row whose every allowed key
+// has an additive -inf is fully masked (its weights are all 0) and not counted.
 double max_row_sum_error(const Tensor& weights, const Mask& mask);
 
 // J = diag(p) - p p^T for p = softmax(z): dp/dz, n x n row-major.

@@ -53,10 +53,16 @@ struct TrainConfig {
     int64_t eval_batches = 4;
 
     // Throws InputError naming the field on a value out of range (lr <= 0 or not finite, ...).
-    void validate() const;
+    void validate() const;  // InputError "FIELD: rule" (lr finite and > 0, warmup <= steps, ...)
 };
 
 // The learning rate of step s (0-based) under cfg's schedule.
+// The bytes (float32) a run of train_model holds for a model and a batch of B rows of T
+// tokens: the activations the backward pass keeps, about (per layer) 16 D + 2 d_ff + 3 H T
+// floats a token plus 2 V for the logits, and the weights four times (value, gradient,
+// two AdamW moments). An estimate for refusing runs that cannot fit, in double.
+double training_memory_bytes(const ModelConfig& mc, int64_t batch, int64_t seq);
+
 double lr_at(const TrainConfig& cfg, int64_t step);
 
 // Loss and accuracy on held-out batches.

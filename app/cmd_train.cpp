@@ -361,18 +361,13 @@ std::optional<Checkpoint> load_for_train(TrainOpts& o) {
         loaded.emplace(with_option("--load", [&] { return load_checkpoint(o.load); }));
         meta = loaded->metadata;
     }
-    auto meta_int = [&](const char* key, int64_t& v, const char* opt) {
-        auto it = meta.find(key);
-        if (it == meta.end() || given(opt)) return;
-        int64_t x = 0;
-        if (!read_integer(it->second, 1, kMaxSize, x).empty())
-            throw InputError(fmt::format("--load: '{}': metadata {} is not a positive integer", o.load, key));
-        v = x;
-    };
-    meta_int("attn.task.seq", o.seq, "--seq");
-    meta_int("attn.task.symbols", o.symbols, "--symbols");
-    meta_int("attn.task.distance", o.distance, "--distance");
-    meta_int("attn.task.queries", o.queries, "--queries");
+    // the task sizes it was trained with, where the options do not say otherwise
+    namespace key = checkpoint_keys;
+    for (const auto& [k, v, opt] : {std::tuple{key::seq, &o.seq, "--seq"}, {key::symbols, &o.symbols, "--symbols"},
+                                    {key::distance, &o.distance, "--distance"}, {key::queries, &o.queries, "--queries"}})
+        if (const auto n = with_option(fmt::format("--load: '{}'", o.load), [&] { return metadata_size(meta, k); });
+            n && !given(opt))
+            *v = *n;
     return loaded;
 }
 
@@ -632,8 +627,8 @@ int run_train(TrainOpts o) {
 
     // ---- check everything before the first step
     std::optional<Checkpoint> loaded = load_for_train(o);
-    const bool task_from_file = o.task.empty() && loaded && loaded->metadata.count("attn.task");
-    if (task_from_file) o.task = loaded->metadata.at("attn.task");
+    const bool task_from_file = o.task.empty() && loaded && loaded->metadata.count(checkpoint_keys::task);
+    if (task_from_file) o.task = loaded->metadata.at(checkpoint_keys::task);
     if (o.task.empty())
         throw InputError("--task: required (one of copy, reverse, sort, recall, distance, chars; --list-tasks says what each is)");
     const TaskKind kind = with_option(task_from_file ? fmt::format("--load: '{}': metadata attn.task", o.load) : "--task",
@@ -712,16 +707,8 @@ int run_train(TrainOpts o) {
 
     // ---- files: the checkpoint first (a run stopped by Ctrl-C keeps its model)
     if (!o.save.empty()) {
-        std::map<std::string, std::string> extra = {
-            {"attn.task", task.name()},
-            {"attn.task.seq", std::to_string(seq)},
-            {"attn.task.symbols", std::to_string(o.symbols)},
-            {"attn.task.distance", std::to_string(o.distance)},
-            {"attn.task.queries", std::to_string(o.queries)},
-            {"attn.train.steps", std::to_string(result.steps_done)},
-            {"attn.train.seed", std::to_string(tc.seed)},
-            {"attn.eval.loss", fmt::format("{}", last.eval.loss)},
-            {"attn.eval.accuracy", fmt::format("{}", last.eval.accuracy)}};
+        const auto extra = training_metadata({task.name(), seq, o.symbols, o.distance, o.queries, result.steps_done,
+                                              tc.seed, last.eval.loss, last.eval.accuracy});
         with_option("--save", [&] { save_checkpoint(o.save, model, extra); });
         if (!o.quiet) fmt::print(out, "\nwrote {} ({} parameters, safetensors)\n", o.save, model.num_params());
     }

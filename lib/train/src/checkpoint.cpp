@@ -2,6 +2,7 @@
 #include "attn/train/checkpoint.hpp"
 
 #include <cmath>
+#include <string>
 #include <set>
 
 #include <fmt/format.h>
@@ -43,6 +44,32 @@ E enum_from(const std::string& s, const std::pair<const char*, E> (&table)[N], c
     throw InputError(what + ": config field '" + field + "' has the unknown value '" + s + "'");
 }
 }  // namespace
+
+std::map<std::string, std::string> training_metadata(const TrainingRecord& r) {
+    namespace k = checkpoint_keys;
+    return {{k::task, r.task},
+            {k::seq, std::to_string(r.seq)},
+            {k::symbols, std::to_string(r.symbols)},
+            {k::distance, std::to_string(r.distance)},
+            {k::queries, std::to_string(r.queries)},
+            {k::steps, std::to_string(r.steps)},
+            {k::seed, std::to_string(r.seed)},
+            {k::eval_loss, fmt::format("{}", r.eval_loss)},
+            {k::eval_accuracy, fmt::format("{}", r.eval_accuracy)}};
+}
+
+std::optional<int64_t> metadata_size(const std::map<std::string, std::string>& metadata, const char* key) {
+    const auto it = metadata.find(key);
+    if (it == metadata.end()) return std::nullopt;
+    const std::string& v = it->second;
+    int64_t x = 0;
+    constexpr int64_t kMax = 2147483647;  // a size attn takes anywhere (2^31 - 1)
+    const bool digits = !v.empty() && v.size() <= 18 && v.find_first_not_of("0123456789") == std::string::npos;
+    if (digits) x = std::stoll(v);
+    if (!digits || x < 1 || x > kMax)
+        throw InputError(fmt::format("metadata {} is not a positive integer (at most {}), got '{}'", key, kMax, v));
+    return x;
+}
 
 std::string config_to_json(const ModelConfig& c) {
     nlohmann::json j = {{"vocab", c.vocab},

@@ -7,7 +7,9 @@
 // misshapen tensor is an InputError naming the file and the tensor.
 #pragma once
 
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "attn/train/model.hpp"
@@ -29,6 +31,34 @@ Checkpoint load_checkpoint(const std::string& path);
 // The largest |weight| a checkpoint may hold: training here never comes within a factor
 // of 1000 of it, and a weight of this size already overflows float32 in a few products.
 inline constexpr float kMaxCheckpointWeight = 1e6f;
+
+// What `attn train --save` records about a run in the metadata, and `--load` reads back:
+// the task and its sizes, the steps done and the seed, the final held-out scores. The keys
+// are written here once.
+namespace checkpoint_keys {
+inline constexpr const char* task = "attn.task";
+inline constexpr const char* seq = "attn.task.seq";
+inline constexpr const char* symbols = "attn.task.symbols";
+inline constexpr const char* distance = "attn.task.distance";
+inline constexpr const char* queries = "attn.task.queries";
+inline constexpr const char* steps = "attn.train.steps";
+inline constexpr const char* seed = "attn.train.seed";
+inline constexpr const char* eval_loss = "attn.eval.loss";
+inline constexpr const char* eval_accuracy = "attn.eval.accuracy";
+}  // namespace checkpoint_keys
+
+struct TrainingRecord {
+    std::string task;
+    int64_t seq = 0, symbols = 0, distance = 0, queries = 0;
+    int64_t steps = 0;
+    uint64_t seed = 0;
+    double eval_loss = 0, eval_accuracy = 0;
+};
+// The record as metadata pairs for save_checkpoint's `extra`.
+std::map<std::string, std::string> training_metadata(const TrainingRecord& r);
+// One of the task sizes (seq, symbols, distance, queries) a checkpoint's metadata holds:
+// nullopt when absent; InputError "metadata KEY is not a positive integer" when malformed.
+std::optional<int64_t> metadata_size(const std::map<std::string, std::string>& metadata, const char* key);
 
 // The config as the JSON string stored under "attn.config", and back (InputError on a
 // malformed or invalid config; `what` names the source in the message).

@@ -637,6 +637,57 @@ void LessonContext::stored_claim(const ExperimentInfo& e, std::string_view claim
                      ev, file);
 }
 
+// A number of an evidence table: a JSON number, or a percentage the experiment wrote as text
+// ("59.4%"); nullopt for a word ("never", "yes").
+static std::optional<std::pair<double, bool>> evidence_number(const nlohmann::json& v) {
+    if (v.is_number()) return std::make_pair(v.get<double>(), false);
+    if (!v.is_string()) return std::nullopt;
+    const std::string s = v.get<std::string>();
+    if (s.size() < 2 || s.back() != '%') return std::nullopt;
+    double x = 0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size() - 1, x);
+    if (ec != std::errc() || end != s.data() + s.size() - 1) return std::nullopt;
+    return std::make_pair(x, true);
+}
+
+// A training verdict's evidence table over its seeds: a cell that is a number on every seed
+// becomes "mean (min–max)" (just the mean when they agree; percentages stay percentages); a
+// word, or a cell that is not a number on every seed ("never"), is the first seed's.
+static Table evidence_over_seeds(const std::vector<const SeedVerdict*>& per) {
+    const ExperimentTable& first = per.front()->verdict.evidence;
+    Table t;
+    t.columns = first.columns;
+    t.formats.assign(t.columns.size(), "{:.3g}");
+    for (size_t r = 0; r < first.rows.size(); ++r) {
+        std::vector<nlohmann::json> row = first.rows[r];
+        for (size_t c = 0; c < row.size(); ++c) {
+            std::vector<double> xs;
+            bool pct = false;
+            for (const SeedVerdict* s : per) {
+                const ExperimentTable& ev = s->verdict.evidence;
+                if (r >= ev.rows.size() || c >= ev.rows[r].size()) break;
+                const auto x = evidence_number(ev.rows[r][c]);
+                if (!x) break;
+                xs.push_back(x->first);
+                pct = x->second;
+            }
+            if (xs.size() < 2 || xs.size() != per.size()) continue;
+            double sum = 0;
+            for (double x : xs) sum += x;
+            const double mean = sum / static_cast<double>(xs.size());
+            const auto [lo, hi] = std::minmax_element(xs.begin(), xs.end());
+            if (pct)
+                row[c] = *lo == *hi ? fmt::format("{:.1f}%", mean)
+                                    : fmt::format("{:.1f}% ({:.1f}\u2013{:.1f}%)", mean, *lo, *hi);
+            else
+                row[c] = *lo == *hi ? nlohmann::json(mean)
+                                    : nlohmann::json(fmt::format("{:.3g} ({:.3g}\u2013{:.3g})", mean, *lo, *hi));
+        }
+        t.add(row);
+    }
+    return t;
+}
+
 void LessonContext::readable_verdict(std::string_view claim, const std::string& command,
                                      const std::vector<const SeedVerdict*>& per, bool agree,
                                      const StoredEvidence* stored, std::string_view stored_file) {
@@ -657,20 +708,18 @@ void LessonContext::readable_verdict(std::string_view claim, const std::string& 
     }
     const std::string seed_ranges = number_ranges(seed_ids);
     if (stored == nullptr)
-        para(f("The evidence for {}: {}. `{}` trains it live at its quick size on seeds {}; the table is seed {}'s run.",
+        para(f("The evidence for {}: {}. `{}` trains it live at its quick size on seeds {}; in the table each "
+               "number is the mean over those seeds with its range in brackets (the words are seed {}'s run).",
                claim, tr(first.task), command, seeds, per.front()->seed));
     else  // the day, not the time: the run's place in history, not a timestamp to compare
         para(f("The evidence for {}: {}. This verdict rests on a stored run, too long to train while you read: "
-               "data/evidence/{}, made by `{}` at its {} size on seeds {} ({}, `{}`, {} kernels); the table is seed "
-               "{}'s run, and a test reruns seed {} and compares.",
+               "data/evidence/{}, made by `{}` at its {} size on seeds {} ({}, `{}`, {} kernels); in the table each "
+               "number is the mean over those seeds with its range in brackets (the words are seed {}'s run), and "
+               "a test reruns seed {} and compares.",
                claim, tr(first.task), stored_file, command, tr(experiment_size_name(stored->size)), seed_ranges,
                stored->made.date.substr(0, 10), stored->made.processor, stored->made.kernels, per.front()->seed,
                per.front()->seed));
-    Table t;
-    t.columns = first.evidence.columns;
-    t.formats.assign(t.columns.size(), "{:.3g}");
-    for (const auto& row : first.evidence.rows) t.add(row);
-    table(fmt::format("evidence_{}", claim), t);
+    table(fmt::format("evidence_{}", claim), evidence_over_seeds(per));
     const std::string stmt = tr(first.statement);
     if (!agree) {
         // the seeds grouped by verdict (in order of first appearance), each group with its first seed's words

@@ -192,6 +192,15 @@ TEST_CASE("i18n: a training verdict reads as task, evidence table and plain word
         }
     }
     CHECK(verdicts >= 7);  // C1, C18, C20, C32, C33, C37, C44
+    // the evidence tables give numbers over the seeds: somewhere a mean with its range "m (lo–hi)"
+    int ranged = 0;
+    for (const auto& l : attn::lessons::all_lessons())
+        for (const auto& [key, t] : attn::test::lesson_run(l, 0, Lang::en, /*json=*/true).result.record["tables"].items())
+            if (key.rfind("evidence_", 0) == 0)
+                for (const auto& row : t["rows"])
+                    for (const auto& cell : row)
+                        ranged += cell.is_string() && cell.get<std::string>().find("\u2013") != std::string::npos;
+    CHECK(ranged > 0);
 }
 
 TEST_CASE("i18n: the Chinese tour has no English word outside code, quotations, names and terms (every lesson, "

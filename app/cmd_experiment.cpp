@@ -88,6 +88,7 @@ std::string table_text(const attn::ExperimentTable& t) {
 // written with where it was made as stored evidence (attn-evidence JSON).
 int store_evidence(const ExperimentOpts& o, const attn::ExperimentInfo& info, const attn::ExperimentConfig& cfg) {
     using namespace attn;
+    if (o.store == "-") throw InputError("--store: give a file name (the stored runs are a file the tour reads), not -");
     cli::require_writable("--store", o.store);
     StoredEvidence ev;
     ev.experiment = info.name;

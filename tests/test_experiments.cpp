@@ -364,7 +364,9 @@ TEST_CASE("experiment cli: --list, bad names and options exit 2 with one line, a
     for (const auto& e : experiments()) CHECK(list.out.find(e.name) != std::string::npos);
     CHECK(list.out.find("C18") != std::string::npos);
     for (const char* bad : {"experiment nope", "experiment", "experiment scale --seeds 0", "experiment scale --quick --full",
-                            "experiment scale --json-nonfinite null", "experiment scale --json /nonexistent/x.json"}) {
+                            "experiment scale --json-nonfinite null", "experiment scale --json /nonexistent/x.json",
+                            "experiment heads --store -", "experiment heads --store /nonexistent/x.json",
+                            "experiment heads --store a.json --svg b.svg"}) {
         CAPTURE(bad);
         const auto r = test::run_attn(bad);
         CHECK(r.code == 2);
@@ -390,6 +392,18 @@ TEST_CASE("experiment cli: --list, bad names and options exit 2 with one line, a
     const auto js = test::run_shell("'" + std::string(ATTN_BINARY) + "' experiment lock-in --quick --seeds 1 --json - 2>/dev/null");
     CHECK(js.code == 0);
     CHECK(nlohmann::json::parse(js.out)["format"] == "attn-experiment");
+    // --store (-o): one run a seed, read back by the tour's reader, with where it was made
+    const auto st = test::run_attn("experiment lock-in --quick --seeds 2 --threads 1 -o " + dir + "/e.json");
+    CHECK(st.code == 0);
+    std::ifstream ef(dir + "/e.json");
+    const attn::StoredEvidence ev = attn::evidence_from_json(nlohmann::json::parse(ef));
+    CHECK(ev.experiment == "lock-in");
+    CHECK(ev.size == attn::ExperimentSize::Quick);
+    CHECK(ev.seeds == std::vector<uint64_t>{0, 1});
+    CHECK(ev.made.command.rfind("attn experiment lock-in --quick --seeds 2 --seed 0", 0) == 0);
+    CHECK_FALSE(ev.made.commit.empty());
+    CHECK(ev.made.date.size() == 20);  // 2026-12-04T01:02:13Z
+    for (const auto& r : ev.runs) CHECK_FALSE(r.verdicts.empty());
 }
 
 TEST_CASE("experiment cli: the same numbers at 1 and 2 threads") {

@@ -5,11 +5,9 @@
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <optional>
-#include <sstream>
 #include <stdexcept>
 
 #include <fmt/args.h>
@@ -17,6 +15,7 @@
 
 #include "attn/core/utf8.hpp"
 #include "attn/io/data_files.hpp"
+#include "attn/io/dump.hpp"
 #include "scorecard.hpp"
 
 namespace attn::lessons {
@@ -577,9 +576,7 @@ void LessonContext::experiment_claim(const ExperimentInfo& e, std::string_view c
         for (const SeedVerdict& s : all)
             if (s.index == k) per.push_back(&s);
         if (per.empty()) break;
-        bool agree = per.size() == nseeds;
-        for (const SeedVerdict* s : per) agree = agree && s->verdict.kind == per.front()->verdict.kind;
-        readable_verdict(claim, command, per, agree);
+        readable_verdict(claim, command, per, nseeds);
     }
 }
 
@@ -594,10 +591,7 @@ const StoredEvidence* stored_evidence(std::string_view file, std::string* why) {
         std::string reason;
         if (const auto path = find_data(rel)) {
             try {
-                std::ifstream in(*path, std::ios::binary);
-                std::ostringstream text;
-                text << in.rdbuf();
-                ev = evidence_from_json(nlohmann::json::parse(text.str()));
+                ev = evidence_from_json(nlohmann::json::parse(read_file(*path)));
             } catch (const std::exception& e) {
                 reason = *path + ": " + e.what();
             }
@@ -631,10 +625,8 @@ void LessonContext::stored_claim(const ExperimentInfo& e, std::string_view claim
     if (all.empty()) return unmeasured(claim, otherwise);
     std::vector<const SeedVerdict*> per;
     for (const SeedVerdict& s : all) per.push_back(&s);
-    bool agree = per.size() == ev->runs.size();
-    for (const SeedVerdict* s : per) agree = agree && s->verdict.kind == per.front()->verdict.kind;
-    readable_verdict(claim, fmt::format("attn experiment {} --{}", e.name, experiment_size_name(ev->size)), per, agree,
-                     ev, file);
+    readable_verdict(claim, fmt::format("attn experiment {} --{}", e.name, experiment_size_name(ev->size)), per,
+                     ev->runs.size(), ev, file);
 }
 
 // A number of an evidence table: a JSON number, or a percentage the experiment wrote as text
@@ -689,8 +681,11 @@ static Table evidence_over_seeds(const std::vector<const SeedVerdict*>& per) {
 }
 
 void LessonContext::readable_verdict(std::string_view claim, const std::string& command,
-                                     const std::vector<const SeedVerdict*>& per, bool agree,
+                                     const std::vector<const SeedVerdict*>& per, size_t nseeds,
                                      const StoredEvidence* stored, std::string_view stored_file) {
+    // the seeds agree when every one of them reached a verdict on the claim, the same one
+    bool agree = per.size() == nseeds;
+    for (const SeedVerdict* s : per) agree = agree && s->verdict.kind == per.front()->verdict.kind;
     const Verdict& first = per.front()->verdict;
     if (first.task.empty())  // a programming error: every training verdict the tour prints reads as task, table, words
         throw std::logic_error("lesson: attn experiment's verdict on " + std::string(claim) + " has no task sentence");

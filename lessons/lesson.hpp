@@ -188,12 +188,13 @@ public:
 
 private:
     std::string format_translated(std::string_view english_template, fmt::format_args args);
-    // How experiment_claim prints a verdict: the task sentence, seed 0's evidence table, then
-    // the verdict in plain words (or each seed's, when they disagree). Throws std::logic_error
-    // for a verdict without a task (Verdict::task).
-    // `stored`: the stored run the verdicts come from (nullptr: live quick runs).
+    // How experiment_claim and stored_claim print a verdict: the task sentence, the evidence
+    // table over the seeds (means and ranges), then the verdict in plain words, or the seeds
+    // grouped by verdict when they disagree (or fewer than `nseeds` of them reached one).
+    // `stored`: the stored run the verdicts come from (nullptr: live quick runs). Throws
+    // std::logic_error for a verdict without a task (Verdict::task).
     void readable_verdict(std::string_view claim, const std::string& command,
-                          const std::vector<const SeedVerdict*>& per, bool agree,
+                          const std::vector<const SeedVerdict*>& per, size_t nseeds,
                           const StoredEvidence* stored = nullptr, std::string_view stored_file = {});
     // A training verdict's line: supported -> a measured check, qualified / not supported -> those
     // verdicts; the record keeps the command that reruns it.

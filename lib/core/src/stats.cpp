@@ -126,7 +126,7 @@ double max_row_sum_error(const Tensor& w, const Mask& mask) {
             for (int64_t i = 0; i < Tq; ++i) {
                 if (mask_b.allowed_count(i) == 0) continue;
                 // a row whose every allowed key got -inf from an additive mask is fully masked too
-                bool open = additive == false;
+                bool open = !additive;
                 for (int64_t j = 0; j < Tk && !open; ++j) open = mask_b.allowed(i, j) && mask_b.additive_at(i, j) != -INFINITY;
                 if (!open) continue;
                 double sum = 0;

@@ -70,19 +70,6 @@ struct TrainOpts {
     std::map<std::string, bool> given;
 };
 
-// The sequence length a task gets when --seq is not given.
-int64_t default_seq(TaskKind k) {
-    switch (k) {
-        case TaskKind::Copy:
-        case TaskKind::Reverse:
-        case TaskKind::Sort: return 17;
-        case TaskKind::Recall: return 16;
-        case TaskKind::Distance: return 16;
-        case TaskKind::Chars: return 64;
-    }
-    return 16;
-}
-
 // data/macbeth.txt, found where every data file is (attn/io/data_files.hpp); the
 // relative name when none has it (the refusal then names it).
 std::string default_corpus() { return find_data("macbeth.txt").value_or("data/macbeth.txt"); }
@@ -323,7 +310,7 @@ int list_tasks() {
     for (TaskKind k : all_tasks()) {
         fmt::print("  {:<9} {}\n", task_name(k), task_summary(k));
         TaskOptions to;
-        to.seq = default_seq(k);
+        to.seq = task_default_seq(k);
         to.causal = task_default_causal(k);
         std::string vocab;
         if (k == TaskKind::Chars) {
@@ -340,7 +327,7 @@ int list_tasks() {
                                 t.scored_per_row() == 1 ? "" : "s");
         }
         fmt::print("  {:<9} default: {}, --seq {}; vocabulary {}\n\n", "", task_default_causal(k) ? "decoder" : "encoder",
-                   default_seq(k), vocab);
+                   task_default_seq(k), vocab);
     }
     fmt::print("Layouts (--arch): a decoder sees the prompt then the answer, and predicts each answer token from the\n"
                "tokens before it; an encoder sees the prompt then [MASK]s and fills them in. chars is decoder-only.\n");
@@ -427,18 +414,7 @@ void check_train_outputs(TrainOpts& o) {
 TinyTransformer build_train_model(const TrainOpts& o, std::optional<Checkpoint>& loaded, const ModelConfig& mc) {
     const TrainConfig& tc = o.tc;
     TinyTransformer model = loaded ? std::move(loaded->model) : TinyTransformer(mc);
-    if (!loaded) {
-        model.init(mix64(tc.seed ^ 0x696e6974ULL));
-        // Embeddings (token and learned positions) drawn again from N(0, emb_std^2), one Rng
-        // stream per tensor: nn.Embedding's N(0, 1) by default. With GPT-2's 0.02 the recall
-        // task sits on a plateau for thousands of steps (README, Training), in PyTorch too.
-        uint64_t stream = 0;
-        for (Param& p : model.params())
-            if (p.name == "tok_emb.weight" || p.name == "pos_emb.weight") {
-                Rng rng(mix64(tc.seed ^ 0x656d62ULL), ++stream);
-                for (float& x : p.value->data) x = rng.normal(0.0f, static_cast<float>(o.emb_std));
-            }
-    }
+    if (!loaded) init_for_training(model, tc.seed, static_cast<float>(o.emb_std));
     return model;
 }
 
@@ -635,7 +611,7 @@ int run_train(TrainOpts o) {
                                       [&] { return task_of(o.task); });
     if (given("--queries") && kind != TaskKind::Recall)
         throw InputError("--queries: acts on task recall only");
-    const int64_t seq = o.seq > 0 ? o.seq : default_seq(kind);
+    const int64_t seq = o.seq > 0 ? o.seq : task_default_seq(kind);
     if (seq > kMaxTaskSeq) throw InputError(fmt::format("--seq: must be at most {}, got {}", kMaxTaskSeq, seq));
     const bool causal = loaded ? loaded->model.config().causal
                         : o.arch == Arch::Task ? task_default_causal(kind)
@@ -738,7 +714,7 @@ const Command reg{
         auto o = std::make_shared<TrainOpts>();
         TrainConfig& tc = o->tc;
         tc.threads = 0;
-        tc.lr = 3e-3;
+        tc.lr = kTaskLr;
         sub.footer(
             "Each step draws a fresh batch of the task from --seed, runs forward and backward through the model,\n"
             "clips the gradient norm and takes an optimiser step. Every --eval-every steps (and at the end) the\n"

@@ -9,7 +9,7 @@ what=${1:-tour}
 case "$what" in tour|test) ;; *) echo "usage: scripts/setup.sh tour|test" >&2; exit 2 ;; esac
 
 # 1. Debian packages the build needs (found by CMake's find_package).
-pkgs="cmake ninja-build g++ pkg-config libcli11-dev libeigen3-dev libfmt-dev nlohmann-json3-dev doctest-dev python3 python3-pip"
+pkgs="cmake ninja-build g++ pkg-config libcli11-dev libeigen3-dev libfmt-dev nlohmann-json3-dev doctest-dev libcpp-httplib-dev python3 python3-pip"
 missing=""
 for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then

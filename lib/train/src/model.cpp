@@ -957,4 +957,14 @@ double train_step_flops(const ModelConfig& cfg, int64_t B, int64_t T) {
     return 2.0 * 3.0 * fwd_macs;  // 2 FLOPs per multiply-add; backward = 2x forward
 }
 
+void init_for_training(TinyTransformer& model, uint64_t seed, float emb_std) {
+    model.init(mix64(seed ^ 0x696e6974ULL));  // "init"
+    uint64_t stream = 0;
+    for (Param& p : model.params())
+        if (p.name == "tok_emb.weight" || p.name == "pos_emb.weight") {
+            Rng rng(mix64(seed ^ 0x656d62ULL), ++stream);  // "emb"
+            for (float& x : p.value->data) x = rng.normal(0.0f, emb_std);
+        }
+}
+
 }  // namespace attn

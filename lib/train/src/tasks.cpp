@@ -58,6 +58,18 @@ bool task_default_causal(TaskKind k) {
     return true;
 }
 
+int64_t task_default_seq(TaskKind k) {
+    switch (k) {
+        case TaskKind::Copy:
+        case TaskKind::Reverse:
+        case TaskKind::Sort: return 17;
+        case TaskKind::Recall:
+        case TaskKind::Distance: return 16;
+        case TaskKind::Chars: return 64;
+    }
+    return 16;
+}
+
 TaskScore& TaskScore::operator+=(const TaskScore& o) {
     correct += o.correct;
     counted += o.counted;

@@ -106,6 +106,13 @@ struct StepStats {
     int64_t counted = 0;   // scored positions (target != -1)
 };
 
+class TinyTransformer;
+// A fresh model as `attn train` starts one: every parameter from init(mix64(seed ^ "init")),
+// then the token and learned position embeddings drawn again from N(0, emb_std^2), one Rng
+// stream per tensor (nn.Embedding's N(0, 1) at emb_std 1; with GPT-2's 0.02 the recall task
+// sits on a plateau for thousands of steps, in PyTorch too).
+void init_for_training(TinyTransformer& model, uint64_t seed, float emb_std);
+
 class TinyTransformer {
 public:
     explicit TinyTransformer(const ModelConfig& cfg);  // validates; parameters zero until init()

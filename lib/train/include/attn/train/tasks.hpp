@@ -49,6 +49,9 @@ TaskKind task_of(std::string_view name);
 // Decoder (true) for every task: with an encoder, recall sits on a plateau far longer
 // (README, Training); --arch encoder still gives one (chars excepted).
 bool task_default_causal(TaskKind k);
+// T when the user gives none: 17 for copy, reverse and sort (8 symbols, a separator, 8
+// answers), 16 for recall and distance, 64 for chars.
+int64_t task_default_seq(TaskKind k);
 
 enum class DataSplit { Train, Eval };
 

@@ -111,18 +111,28 @@ std::string scale_text(const std::string& scale, double tau, double temperature,
 
 }  // namespace
 
-json lab_attention(const json& r) {
+LabAttentionRequest parse_attention_request(const json& r) {
     check_fields(r, {"seq", "d_k", "heads", "scale", "tau", "temperature", "mask", "keep", "window", "seed"});
-    const int64_t T = get_int(r, "seq", 8, 1, kLabMaxSeq);
-    const int64_t dk = get_int(r, "d_k", 8, 1, kLabMaxDk);
-    const int64_t H = get_int(r, "heads", 2, 1, kLabMaxHeads);
-    const std::string scale = get_choice(r, "scale", "sqrt", {"sqrt", "none", "inv_dk", "cosine"});
-    const double tau = get_number(r, "tau", 1.0, kLabMinTemperature, kLabMaxTemperature);
-    const double temperature = get_number(r, "temperature", 1.0, kLabMinTemperature, kLabMaxTemperature);
-    const std::string mask_kind = get_choice(r, "mask", "none", {"none", "padding", "causal", "window"});
-    const int64_t keep = get_int(r, "keep", std::max<int64_t>(T - 2, 1), 0, T);
-    const int64_t window = get_int(r, "window", std::min<int64_t>(3, T), 1, T);
-    const uint64_t seed = get_seed(r);
+    LabAttentionRequest q;
+    q.seq = get_int(r, "seq", 8, 1, kLabMaxSeq);
+    q.d_k = get_int(r, "d_k", 8, 1, kLabMaxDk);
+    q.heads = get_int(r, "heads", 2, 1, kLabMaxHeads);
+    q.scale = get_choice(r, "scale", "sqrt", {"sqrt", "none", "inv_dk", "cosine"});
+    q.tau = get_number(r, "tau", 1.0, kLabMinTemperature, kLabMaxTemperature);
+    q.temperature = get_number(r, "temperature", 1.0, kLabMinTemperature, kLabMaxTemperature);
+    q.mask = get_choice(r, "mask", "none", {"none", "padding", "causal", "window"});
+    q.keep = get_int(r, "keep", std::max<int64_t>(q.seq - 2, 1), 0, q.seq);
+    q.window = get_int(r, "window", std::min<int64_t>(3, q.seq), 1, q.seq);
+    q.seed = get_seed(r);
+    return q;
+}
+
+json lab_attention(const json& r) {
+    const LabAttentionRequest q = parse_attention_request(r);
+    const int64_t T = q.seq, dk = q.d_k, H = q.heads, keep = q.keep, window = q.window;
+    const std::string &scale = q.scale, &mask_kind = q.mask;
+    const double tau = q.tau, temperature = q.temperature;
+    const uint64_t seed = q.seed;
     const int64_t D = H * dk;
 
     // The same layer, input and options as the command below builds (app/cmd_forward.cpp).
@@ -187,7 +197,7 @@ json lab_attention(const json& r) {
             {"row_sum_error", max_row_sum_error(rec.attn.weights, mask)}};
 }
 
-json lab_sqrt_dk(const json& r) {
+VarianceConfig sqrt_dk_config(const json& r) {
     check_fields(r, {"d_k", "seed"});
     VarianceConfig cfg;
     cfg.d_k = {get_int(r, "d_k", 64, 1, kLabMaxDkVariance)};
@@ -195,6 +205,11 @@ json lab_sqrt_dk(const json& r) {
     cfg.samples = kLabVarianceSamples;
     cfg.keys = kLabVarianceKeys;
     cfg.threads = 0;
+    return cfg;
+}
+
+json lab_sqrt_dk(const json& r) {
+    const VarianceConfig cfg = sqrt_dk_config(r);
     const int64_t dk = cfg.d_k[0];
     const std::vector<VarianceRow> rows = run_variance(cfg);
 

@@ -24,6 +24,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "attn/experiments/variance.hpp"
+
 namespace attn::cli {
 
 // A request the lab refuses: `field` is the JSON field ("seq"), the message says the rule.
@@ -50,11 +52,22 @@ inline constexpr double kLabMinTemperature = 0.05, kLabMaxTemperature = 20.0;
 // (T x Dk), the scaled scores (masked ones null), the mask and the weights (T x T).
 nlohmann::json lab_attention(const nlohmann::json& request);
 
+// The playground's request, checked (LabError naming the field), defaults filled in.
+struct LabAttentionRequest {
+    int64_t seq = 8, d_k = 8, heads = 2, keep = 6, window = 3;
+    std::string scale = "sqrt", mask = "none";
+    double tau = 1.0, temperature = 1.0;
+    uint64_t seed = 0;
+};
+LabAttentionRequest parse_attention_request(const nlohmann::json& request);
+
 // Why sqrt(Dk): fields d_k (1..4096, default 64), seed. Answer "attn-lab-sqrt-dk":
 // for scaled = false and true, the std of q.k (and theory), the mean max weight,
 // the one-hot share (rows whose max weight > 0.99), the mean norm of softmax's
 // Jacobian, and a 41-bin histogram of the scores.
 nlohmann::json lab_sqrt_dk(const nlohmann::json& request);
+// Its request, checked, as the experiment's configuration.
+VarianceConfig sqrt_dk_config(const nlohmann::json& request);
 
 // The model's heads on `text` as a whole page (attn/viz/html.hpp); `model_dir`
 // "" means the default folder. A LabError (field "text" or "model") when the text

@@ -25,7 +25,7 @@
 # Prints, per target: executions, seconds, exec/s. Exit 0 = no failure found.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-ALL=(safetensors dump tokenizer config vocab cli npy bpe checkpoint evidence)
+ALL=(safetensors dump tokenizer config vocab cli npy bpe checkpoint evidence lab)
 total=60 runs=""
 while getopts "t:n:h" opt; do
     case $opt in

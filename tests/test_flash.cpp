@@ -147,19 +147,20 @@ TEST_CASE("flash: bad shapes and options are InputErrors") {
     CHECK_THROWS_AS(attention_flash(q, k, v, Mask{}, opt), InputError);
 }
 
-TEST_CASE("flash-bf16 without AVX-512 BF16 is an InputError") {
-    if (flash_bf16_supported()) {
-        attn::test::skip("this CPU has AVX-512 BF16: the refusal is checked on CPUs without it");
-        return;
-    }
-    CHECK_THROWS_AS(attention_flash_bf16(randn({1, 1, 2, 2}, 1), randn({1, 1, 2, 2}, 2), randn({1, 1, 2, 2}, 3),
-                                         Mask{}, {}),
-                    InputError);
+TEST_CASE("flash-bf16 where no bf16 path runs is an InputError") {
+    // attn with the generic kernels only (the cap is read once per process: a child)
+    const attn::test::CliResult r = attn::test::run_attn("forward --impl flash-bf16 --seq 4", "ATTN_ISA=generic");
+    CHECK(r.code == 2);
+    CHECK(r.out.find("--impl: flash-bf16 cannot run here: no bf16 path runs here") != std::string::npos);
+    if (!flash_bf16_supported())  // this process too (ATTN_ISA=generic, or a CPU without AVX2)
+        CHECK_THROWS_AS(attention_flash_bf16(randn({1, 1, 2, 2}, 1), randn({1, 1, 2, 2}, 2), randn({1, 1, 2, 2}, 3),
+                                             Mask{}, {}),
+                        InputError);
 }
 
 TEST_CASE("flash-bf16 matches the reference within bf16 precision") {
     if (!flash_bf16_supported()) {
-        attn::test::skip("no AVX-512 BF16 here (CPU or build): the bf16 kernel is not tested");
+        attn::test::skip("no bf16 path here (a CPU without AVX2, or ATTN_ISA=generic): the bf16 kernels are not tested");
         return;
     }
     // Tolerance: Q, K, V and P are rounded to bf16 (8 significant bits, relative
@@ -295,7 +296,7 @@ TEST_CASE("flash-bf16 on the AMX tile path matches the reference within bf16 pre
 TEST_CASE("flash-bf16 paths: rows whose max keeps growing along the keys") {
     const std::vector<std::string> paths = flash_bf16_paths();
     if (paths.empty()) {
-        attn::test::skip("no AVX-512 BF16 here (CPU or build): the bf16 kernels are not tested");
+        attn::test::skip("no bf16 path here (a CPU without AVX2, or ATTN_ISA=generic): the bf16 kernels are not tested");
         return;
     }
     const int64_t B = 1, H = 2, Tq = 70, Tk = 1000, D = 64;
@@ -315,12 +316,28 @@ TEST_CASE("flash-bf16 paths: rows whose max keeps growing along the keys") {
         }
 }
 
-TEST_CASE("flash-bf16 on the AVX-512 BF16 path matches the reference within bf16 precision") {
-    if (!flash_bf16_supported()) {
-        attn::test::skip("no AVX-512 BF16 here (CPU or build): the bf16 kernels are not tested");
+// Each vector path by name: the vdpbf16ps kernel, and the two that widen bf16 pairs to
+// float32 by shifts on CPUs without a bf16 instruction. A path this CPU (or ATTN_ISA)
+// lacks is reported as skipped.
+void check_bf16_path_if_here(const std::string& path, const std::string& needs) {
+    const std::vector<std::string> paths = flash_bf16_paths();
+    if (std::find(paths.begin(), paths.end(), path) == paths.end()) {
+        attn::test::skip("no " + needs + " here (CPU, ATTN_ISA or build): the bf16 path '" + path + "' is not tested");
         return;
     }
-    check_bf16_path("avx512-bf16");
+    check_bf16_path(path);
+}
+
+TEST_CASE("flash-bf16 on the AVX-512 BF16 path matches the reference within bf16 precision") {
+    check_bf16_path_if_here("avx512-bf16", "AVX-512 BF16");
+}
+
+TEST_CASE("flash-bf16 on the AVX-512 path (pairs widened by shifts) matches the reference within bf16 precision") {
+    check_bf16_path_if_here("avx512", "AVX-512");
+}
+
+TEST_CASE("flash-bf16 on the AVX2 path (pairs widened by shifts) matches the reference within bf16 precision") {
+    check_bf16_path_if_here("avx2", "AVX2 with FMA");
 }
 
 TEST_CASE("flash-bf16 paths: the list, the path taken and an unknown path") {

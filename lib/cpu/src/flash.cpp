@@ -156,11 +156,23 @@ Tensor attention_flash(const Tensor& q, const Tensor& k, const Tensor& v, const 
     return attention_flash_with("auto", q, k, v, mask, opt, threads);
 }
 
+namespace {
+// The kernel behind each bf16 path but amx (which packs its own operands).
+const fd::Kernel* bf16_kernel(std::string_view path) {
+    if (path == "avx512-bf16") return fd::avx512_bf16_kernel();
+    if (path == "avx512") return fd::avx512_pairs_kernel();
+    return fd::avx2_pairs_kernel();
+}
+}  // namespace
+
 std::vector<std::string> flash_bf16_paths() {
     std::vector<std::string> paths;
-    if (fd::avx512_bf16_kernel() == nullptr || !cpu_has_avx512_bf16()) return paths;
-    if (cpu_amx_bf16_usable()) paths.emplace_back("amx");
-    paths.emplace_back("avx512-bf16");
+    if (fd::avx512_bf16_kernel() != nullptr && cpu_has_avx512_bf16()) {
+        if (cpu_amx_bf16_usable()) paths.emplace_back("amx");
+        paths.emplace_back("avx512-bf16");
+    }
+    if (fd::avx512_pairs_kernel() != nullptr && cpu_has_avx512()) paths.emplace_back("avx512");
+    if (fd::avx2_pairs_kernel() != nullptr && cpu_has_avx2()) paths.emplace_back("avx2");
     return paths;
 }
 
@@ -169,13 +181,13 @@ std::string flash_bf16_path() {
     return paths.empty() ? "none" : paths.front();
 }
 
-bool flash_bf16_supported() { return fd::avx512_bf16_kernel() != nullptr && cpu_has_avx512_bf16(); }
+bool flash_bf16_supported() { return !flash_bf16_paths().empty(); }
 
 Tensor attention_flash_bf16_with(std::string_view path, const Tensor& q, const Tensor& k, const Tensor& v,
                                  const Mask& mask, const AttentionOptions& opt, int threads) {
     const std::vector<std::string> paths = flash_bf16_paths();
     if (paths.empty())
-        throw InputError("flash-bf16 needs a CPU with AVX-512 BF16 (vdpbf16ps); this one has none");
+        throw InputError("flash-bf16 needs AVX2 with FMA at least; this CPU (or ATTN_ISA=generic) gives none");
     if (path != "auto" && std::find(paths.begin(), paths.end(), path) == paths.end()) {
         std::string names;
         for (const std::string& p : paths) names += (names.empty() ? "" : ", ") + p;
@@ -214,7 +226,7 @@ Tensor attention_flash_bf16_with(std::string_view path, const Tensor& q, const T
     });
     a.kb = kb.data();
     a.vb = vb.data();
-    run_kernel(*for_size(fd::avx512_bf16_kernel(), a), a, threads);
+    run_kernel(*for_size(bf16_kernel(use), a), a, threads);
     return out;
 }
 

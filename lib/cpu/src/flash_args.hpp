@@ -72,6 +72,11 @@ const Kernel* generic_kernel();
 const Kernel* avx2_kernel();
 const Kernel* avx512_kernel();
 const Kernel* avx512_bf16_kernel();
+// bf16 storage with float32 arithmetic where the CPU has no bf16 dot product
+// (flash_bf16_avx512f.cpp, flash_bf16_avx2.cpp): the same operand layout as
+// avx512_bf16_kernel, each pair widened to two floats by shifts.
+const Kernel* avx512_pairs_kernel();
+const Kernel* avx2_pairs_kernel();
 
 // flash_amx.cpp: the bf16 forward on AMX tiles (same Args, K and V packed by the
 // kernel itself; kb and vb unused). amx_bf16_usable(): the CPU has AMX-TILE and

@@ -39,20 +39,23 @@ Tensor attention_flash_with(std::string_view kernel, const Tensor& q, const Tens
                             const Mask& mask, const AttentionOptions& opt, int threads = 0,
                             Tensor* lse = nullptr);
 
-// True when the CPU has AVX-512 BF16 (vdpbf16ps) and this build has the kernel.
+// True when some bf16 path runs here (below): every CPU with AVX2 and FMA.
 bool flash_bf16_supported();
 
 // The bf16 kernels this build can run on this CPU, best first: "amx" (Intel AMX
 // tiles, TDPBF16PS; needs AMX-TILE, AMX-BF16, AVX-512 BF16 and the Linux kernel's
-// permission for the tile state), then "avx512-bf16" (vdpbf16ps). Empty when
-// !flash_bf16_supported().
+// permission for the tile state), "avx512-bf16" (vdpbf16ps), then, where the CPU
+// has no bf16 instruction, "avx512" and "avx2": the same bf16 operands widened to
+// float32 by shifts, two FMAs per pair (the same products and float32 sums, so the
+// same error bound). ATTN_ISA lowers the list as it lowers the float32 kernels.
+// Empty when !flash_bf16_supported() (ATTN_ISA=generic, or a CPU without AVX2).
 std::vector<std::string> flash_bf16_paths();
 
 // The path attention_flash_bf16 takes here: flash_bf16_paths().front(), or "none".
 std::string flash_bf16_path();
 
 // The same attention with Q, K, V and the softmax weights rounded to bfloat16
-// and float32 accumulation (AVX-512 BF16). Its error against float32 is of the
+// and float32 accumulation. Its error against float32 is of the
 // order of bf16's 2^-8 relative precision (see docs/performance.md); the test
 // suite bounds it. Throws InputError when !flash_bf16_supported().
 Tensor attention_flash_bf16(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask,

@@ -4,7 +4,7 @@
 //   name              device  records  precision  what it is
 //   reference         cpu     yes      fp32       the readable CPU reference (attn/core/attention.hpp)
 //   flash             cpu     no       fp32       tiled, online softmax, best ISA kernel (attn/cpu/flash.hpp)
-//   flash-bf16        cpu     no       bf16       the same with bf16 products (AVX-512 BF16)
+//   flash-bf16        cpu     no       bf16       the same with bf16 operands (any AVX2 CPU)
 //   cuda-naive        cuda    yes      fp32       cuBLAS + fused softmax kernel (attn/cuda/cuda.hpp)
 //   cuda-flash        cuda    no       fp32       FlashAttention in float32
 //   cuda-flash-f16    cuda    no       fp16       tensor cores, fp16 inputs
@@ -54,7 +54,7 @@ struct BackendInfo {
     Precision precision;
     const char* summary;   // a few words for --help
     // True when this build and this machine can run it; otherwise false and
-    // *why (when given) says why in one line ("this CPU has no AVX-512 BF16").
+    // *why (when given) says why in one line ("no bf16 path runs here ...").
     bool (*available)(std::string* why);
     AttentionFn run;
     // For the GPU rows: the CUDA module's kernel (its cudaEvent timing, attn/cuda/cuda.hpp).

@@ -417,7 +417,7 @@ BertOptions bench_options(const BenchCmd& o) {
         throw InputError(fmt::format("--weights: must be fp32 or bf16, got '{}'", o.weights));
     bo.bf16_weights = o.weights == "bf16";
     if (bo.bf16_weights && !gemm_bf16_available())
-        throw InputError("--weights bf16: this CPU has no AVX-512 BF16 (avx512_bf16); use --weights fp32");
+        throw InputError("--weights bf16: needs AVX-512 (with or without its BF16 dot product; ATTN_ISA may cap it); use --weights fp32");
     return bo;
 }
 
@@ -585,7 +585,7 @@ int run_embed(const CommonOpts& co, const EmbedCmd& o) {
     if (o.weights != "fp32" && o.weights != "bf16")
         throw InputError(fmt::format("--weights: must be fp32 or bf16, got '{}'", o.weights));
     if (o.weights == "bf16" && !gemm_bf16_available())
-        throw InputError("--weights bf16: this CPU has no AVX-512 BF16 (avx512_bf16); use --weights fp32");
+        throw InputError("--weights bf16: needs AVX-512 (with or without its BF16 dot product; ATTN_ISA may cap it); use --weights fp32");
     const ModelFiles files =
         with_option("--model", [&] { return locate_model(co.model.empty() ? default_model_dir() : co.model); });
     BertConfig config = read_bert_config(files);
@@ -717,7 +717,7 @@ CLI::App* add_model_bench(CLI::App& sub, std::string& model, BenchCmd* bo) {
                    "compute: over every padded position too, as transformers' BertModel does")
         ->capture_default_str();
     bn->add_option("--weights", bo->weights,
-                   "fp32, or bf16: the projections on bfloat16 weights and inputs (AVX-512 BF16), with the "
+                   "fp32, or bf16: the projections on bfloat16 weights and inputs (any AVX-512 CPU), with the "
                    "sentence embeddings' difference from fp32 reported")
         ->capture_default_str();
     bn->add_option("--threads", bo->threads, "threads (GEMM column blocks, (batch, head) pairs, rows; 0: every core)")
@@ -798,7 +798,7 @@ const Command reg{
             ->capture_default_str()
             ->check(integer_in(1, 4096));
         em->add_option("--weights", emo->weights,
-                       "fp32, or bf16: the projections on bfloat16 weights and inputs (AVX-512 BF16, AMX tiles where "
+                       "fp32, or bf16: the projections on bfloat16 weights and inputs (any AVX-512 CPU; AMX tiles where "
                        "usable); attn model bench --weights bf16 reports the difference")
             ->capture_default_str();
         em->add_option("--threads", emo->threads, "threads (sentences of a batch run in parallel; same numbers; 0: every core)")

@@ -239,15 +239,15 @@ float bf16_round(float x) {
 }
 }  // namespace
 
-TEST_CASE("bert: the bf16 GEMM (AVX-512 BF16 and AMX tiles) against double sums of the bf16-rounded operands") {
+TEST_CASE("bert: the bf16 GEMM (AMX tiles, AVX-512 BF16 or widened pairs) against double sums of the bf16-rounded operands") {
     if (!attn::gemm_bf16_available()) {
-        attn::test::skip("this CPU has no AVX-512 BF16: the encoder's bf16 GEMM is not tested");
+        attn::test::skip("this CPU has no AVX-512 (or ATTN_ISA caps it): the encoder's bf16 GEMM is not tested");
         return;
     }
     attn::BertOptions amx_opt;
     amx_opt.bf16_weights = true;
     const bool have_amx = attn::bert_gemm_path(amx_opt) == "amx-bf16";
-    if (!have_amx) MESSAGE("no usable AMX here: only the AVX-512 BF16 kernel is tested (the AMX one is skipped)");
+    if (!have_amx) MESSAGE("no usable AMX here: only the " << attn::bert_gemm_path(amx_opt) << " kernel is tested (the AMX one is skipped)");
     // row tails (not whole 12-row tiles, 32-row AMX blocks or 96-row pieces), column tails
     // (not whole 32-column strips), k tails (n_in not a multiple of 32, odd)
     for (const auto& dims : std::vector<std::array<int64_t, 3>>{{7, 33, 300}, {101, 64, 96}, {200, 384, 1152}, {45, 1536, 40}}) {
@@ -279,7 +279,7 @@ TEST_CASE("bert: the bf16 GEMM (AVX-512 BF16 and AMX tiles) against double sums 
                     const double err = std::fabs(got.data[static_cast<size_t>(i * n_out + j)] - ref);
                     worst = std::max(worst, err / (static_cast<double>(n_in + 1) * 0x1p-24 * mag + 1e-30));
                 }
-            MESSAGE("bf16 GEMM (" << std::string(amx ? "AMX" : "AVX-512 BF16") << "), N=" << N << " n_in=" << n_in << " n_out="
+            MESSAGE("bf16 GEMM (" << std::string(amx ? "AMX" : attn::bert_gemm_path(amx_opt)) << "), N=" << N << " n_in=" << n_in << " n_out="
                                   << n_out << ": worst |diff| / ((n_in + 1) 2^-24 sum|x w|) = " << worst);
             CHECK(worst <= 1.0);
         }
@@ -297,7 +297,7 @@ TEST_CASE("bert: bf16 weights stay close to float32 and give the same numbers at
     h3.threads = 3;
     if (!attn::gemm_bf16_available()) {
         CHECK_THROWS_AS(m.forward(ids, h), attn::InputError);  // refused, never a silent float32 run
-        attn::test::skip("this CPU has no AVX-512 BF16: bf16 weights are refused (checked), not run");
+        attn::test::skip("this CPU has no AVX-512 (or ATTN_ISA caps it): bf16 weights are refused (checked), not run");
         return;
     }
     CHECK_THROWS_AS(m.forward(ids, h), attn::InputError);  // prepare_bf16() not called yet
@@ -553,7 +553,7 @@ TEST_CASE("attn model bench: JSON names the attention path and the processor, an
         CHECK(cos < 1.0);
     } else {
         r = run_attn("model bench --batch 1 --reps 1 --warmup 0 --weights bf16" + m);
-        CHECK(r.code == 2);  // refused with one line: no AVX-512 BF16
+        CHECK(r.code == 2);  // refused with one line: no AVX-512
     }
     r = run_attn("model bench --batch 2 --reps 1 --warmup 0" + m);
     REQUIRE(r.code == 0);

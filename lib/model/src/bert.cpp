@@ -262,7 +262,7 @@ PackedWeightBf16 PackedWeightBf16::pack(const Tensor& Wt) {
     return p;
 }
 
-bool gemm_bf16_available() { return detail::bert_gemm_bf16_available(); }
+bool gemm_bf16_available() { return detail::bert_gemm_bf16_available() || detail::bert_gemm_avx512_available(); }
 
 // The projections' work split: pieces of 96 rows x 128 columns of out (N, n_out), shared by
 // the threads; fn(r0, r1, c0, c1) computes one, then the GELU runs on it while it is in
@@ -282,7 +282,10 @@ static void gemm_pieces(float* out, int64_t N, int64_t n_out, int threads, bool 
 }
 
 std::string bert_gemm_path(const BertOptions& opt) {
-    if (opt.bf16_weights) return opt.amx && cpu_amx_bf16_usable() ? "amx-bf16" : "avx512-bf16";
+    if (opt.bf16_weights)
+        return opt.amx && cpu_amx_bf16_usable() ? "amx-bf16"
+               : detail::bert_gemm_bf16_available() ? "avx512-bf16"
+                                                     : "avx512-widened-bf16";
     return opt.packed_gemm && gemm_packed_available() ? "avx512" : "eigen";
 }
 
@@ -290,6 +293,7 @@ bool gemm_bf16(float* out, const float* x, const PackedWeightBf16& w, const floa
                bool amx, std::vector<uint16_t>* scratch) {
     if (w.pairs.empty() || !gemm_bf16_available()) return false;
     amx = amx && cpu_amx_bf16_usable();
+    const bool dot = detail::bert_gemm_bf16_available();  // vdpbf16ps; else the pairs widened by shifts
     // x rounded to bf16 pairs once (rows padded to whole 32-row AMX blocks: zeros past N,
     // the only rows not overwritten), then the pieces
     std::vector<uint16_t> own;
@@ -300,14 +304,19 @@ bool gemm_bf16(float* out, const float* x, const PackedWeightBf16& w, const floa
     constexpr int64_t kRowPiece = 96;
     parallel_for((N + kRowPiece - 1) / kRowPiece, threads, [&](int64_t t, int) {
         const int64_t r0 = t * kRowPiece, r1 = std::min(N, r0 + kRowPiece);
-        detail::bert_rows_to_bf16(xb.data() + r0 * row, x + r0 * w.n_in, r1 - r0, w.n_in, w.kp);
+        if (dot)
+            detail::bert_rows_to_bf16(xb.data() + r0 * row, x + r0 * w.n_in, r1 - r0, w.n_in, w.kp);
+        else
+            detail::bert_rows_to_bf16_avx512f(xb.data() + r0 * row, x + r0 * w.n_in, r1 - r0, w.n_in, w.kp);
     });
     const auto* xp = reinterpret_cast<const uint32_t*>(xb.data());
     gemm_pieces(out, N, w.n_out, threads, gelu, [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
         if (amx)
             detail::bert_gemm_amx(out, xp, w.pairs.data(), b, w.kp, w.n_out, N, r0, r1, c0, c1);
-        else
+        else if (dot)
             detail::bert_gemm_bf16(out, xp, w.pairs.data(), b, w.kp, w.n_out, r0, r1, c0, c1);
+        else
+            detail::bert_gemm_bf16_avx512f(out, xp, w.pairs.data(), b, w.kp, w.n_out, r0, r1, c0, c1);
     });
     return true;
 }
@@ -410,7 +419,7 @@ BertOutput BertModel::forward(const std::vector<std::vector<int32_t>>& ids, cons
         throw InputError(fmt::format("{}: pad id {} is outside the vocabulary [0, {})",
                                      files.vocab.empty() ? "bert (random weights)" : files.vocab, pad_id, c.vocab_size));
     if (opt.bf16_weights && !gemm_bf16_available())
-        throw InputError("bert: bf16 weights need a CPU with AVX-512 BF16 (avx512_bf16), which this one lacks");
+        throw InputError("bert: bf16 weights need AVX-512 (with or without its BF16 dot product), which this CPU lacks");
     if (opt.bf16_weights && !bf16_prepared())
         throw InputError("bert: bf16 weights were asked for but not made (call BertModel::prepare_bf16() first)");
     out.mask = opt.key_padding_mask ? Mask::key_padding(out.lengths) : Mask::none();

@@ -40,6 +40,13 @@ void bert_rows_to_bf16(uint16_t* dst, const float* x, int64_t rows, int64_t n_in
 void bert_gemm_bf16(float* out, const uint32_t* x_pairs, const uint32_t* w_pairs, const float* b, int64_t kp,
                     int64_t n_out, int64_t r0, int64_t r1, int64_t c0, int64_t c1);
 
+// The same two on AVX-512 CPUs without the bf16 dot product (bert_gemm_bf16_avx512f.cpp):
+// the same operands, each pair's products as two float32 FMAs. Need AVX-512F
+// (bert_gemm_avx512_available()).
+void bert_rows_to_bf16_avx512f(uint16_t* dst, const float* x, int64_t rows, int64_t n_in, int64_t kp);
+void bert_gemm_bf16_avx512f(float* out, const uint32_t* x_pairs, const uint32_t* w_pairs, const float* b, int64_t kp,
+                            int64_t n_out, int64_t r0, int64_t r1, int64_t c0, int64_t c1);
+
 // The same on AMX tiles (bert_gemm_amx.cpp), where attn::cpu_amx_bf16_usable(): rows
 // [r0, r1) (r0 a multiple of 32) and columns [c0, c1) (c0 a multiple of 32) of out's N rows.
 // kp must be a multiple of 16 and x_pairs must hold whole blocks of 32 rows (zeros past N).

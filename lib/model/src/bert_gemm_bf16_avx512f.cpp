@@ -1,0 +1,76 @@
+// lib/model/src/bert_gemm_bf16_avx512f.cpp: the encoder's bf16 GEMM (see bert_gemm.hpp) on
+// AVX-512 CPUs without the bf16 dot product. The operands are the same bf16 pairs as
+// bert_gemm_bf16.cpp's; each pair's two products are two float32 FMAs on the pair widened
+// by shifts (the even bf16: shift left 16; the odd one: mask the low half), so every
+// product is exact and the sums are float32, as with vdpbf16ps. x is rounded to bf16 by
+// integer adds (nearest even, NaN kept), as vcvtneps2bf16 rounds.
+#include "bert_gemm.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vl")
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+#include "bert_gemm_tile.hpp"
+
+namespace attn::detail {
+namespace {
+
+// A pair of bf16 per 32-bit lane, widened to two float vectors when used.
+struct WidenedPairs {
+    using E = uint32_t;
+    struct P {
+        __m512 even, odd;
+    };
+    static P widen(__m512i v) {
+        return {_mm512_castsi512_ps(_mm512_slli_epi32(v, 16)),
+                _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32(static_cast<int>(0xffff0000u))))};
+    }
+    static P load(const uint32_t* w) { return widen(_mm512_loadu_si512(w)); }
+    static P bcast(uint32_t x) { return widen(_mm512_set1_epi32(static_cast<int>(x))); }
+    static __m512 madd(__m512 acc, P a, P w) { return _mm512_fmadd_ps(a.odd, w.odd, _mm512_fmadd_ps(a.even, w.even, acc)); }
+};
+
+// 16 floats -> 16 bf16, rounded to nearest even (NaN stays NaN)
+__m256i to_bf16(__m512 x) {
+    const __m512i u = _mm512_castps_si512(x);
+    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+    __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), lsb)), 16);
+    const __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+    r = _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40)));
+    return _mm512_cvtepi32_epi16(r);
+}
+
+}  // namespace
+
+void bert_rows_to_bf16_avx512f(uint16_t* dst, const float* x, int64_t rows, int64_t n_in, int64_t kp) {
+    for (int64_t r = 0; r < rows; ++r) {
+        const float* src = x + r * n_in;
+        uint16_t* d = dst + r * 2 * kp;
+        int64_t k = 0;
+        for (; k + 16 <= n_in; k += 16)
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + k), to_bf16(_mm512_loadu_ps(src + k)));
+        for (; k < 2 * kp; k += 16)  // the last values, then zeros up to 2 kp
+            _mm256_mask_storeu_epi16(d + k, lanes(2 * kp - k), to_bf16(_mm512_maskz_loadu_ps(lanes(n_in - k), src + k)));
+    }
+}
+
+void bert_gemm_bf16_avx512f(float* out, const uint32_t* xp, const uint32_t* w, const float* b, int64_t kp, int64_t n_out,
+                            int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+    gemm_strips<WidenedPairs>(out, xp, w, b, kp, n_out, r0, r1, c0, c1);
+}
+
+}  // namespace attn::detail
+#pragma GCC pop_options
+
+#else
+namespace attn::detail {
+void bert_rows_to_bf16_avx512f(uint16_t*, const float*, int64_t, int64_t, int64_t) {}
+void bert_gemm_bf16_avx512f(float*, const uint32_t*, const uint32_t*, const float*, int64_t, int64_t, int64_t, int64_t,
+                            int64_t, int64_t) {}
+}  // namespace attn::detail
+#endif

@@ -134,7 +134,7 @@ public:
             compute(gate_, res, [&] { send_json(res, 200, lab_sqrt_dk(body_json(req))); });
         });
         svr.Get("/sentence/view", [this](const httplib::Request& req, httplib::Response& res) {
-            const std::string lang = req.get_param_value("lang") == "zh" ? "zh" : o_.lang;
+            const std::string lang = (req.has_param("lang") ? req.get_param_value("lang") : o_.lang) == "zh" ? "zh" : "en";
             compute(gate_, res, [&] {
                 // The page carries its own policy (script and style by hash); framed by /sentence only.
                 res.set_header("Content-Security-Policy", "frame-ancestors 'self'");

@@ -70,6 +70,19 @@ nlohmann::json page_data(const std::string& html) {
     return nlohmann::json::parse(between(html, "<script type=\"application/json\" id=\"attn-data\">", "</script>"));
 }
 
+// The bytes of every head's data element of one kind ("w" weights, "s" scores), in head order.
+std::vector<uint8_t> page_blocks(const std::string& html, const char* kind, int64_t heads) {
+    std::vector<uint8_t> out;
+    for (int64_t k = 0; k < heads; ++k) {
+        const std::string open = "<script type=\"application/octet-stream\" id=\"attn-" + std::string(kind) + "-" +
+                                 std::to_string(k) + "\">";
+        REQUIRE_MESSAGE(html.find(open) != std::string::npos, open);
+        const auto b = base64_decode(between(html, open, "</script>"));
+        out.insert(out.end(), b.begin(), b.end());
+    }
+    return out;
+}
+
 // Softmax rows of random scores: [L, H, T, T], with the causal mask's zeros when causal.
 attn::AttentionPage random_page(int64_t L, int64_t H, int64_t T, bool causal, uint64_t seed) {
     attn::AttentionPage p;
@@ -154,8 +167,10 @@ TEST_CASE("html: a token of markup reaches the page as text, and the page makes 
     CHECK(html.find("<svg") == std::string::npos);
     CHECK(html.find("<b>") == std::string::npos);
     CHECK(html.find("<i>") == std::string::npos);
-    CHECK(count(html, "</script>") == 2);
-    CHECK(count(html, "<script") == 2);
+    // two scripts close: the JSON data block and the page's script; the rest are the heads' base64 blocks
+    CHECK(count(html, "</script>") == 2 + 2);
+    CHECK(count(html, "<script") == 2 + 2);
+    CHECK(count(html, "<script type=\"application/octet-stream\" id=\"attn-w-") == 2);
     CHECK(count(html, "</style>") == 1);
     CHECK(html.find("<!--") == std::string::npos);
     // the strings come back whole from the data block
@@ -191,7 +206,7 @@ TEST_CASE("html: the embedded weights decode within the error the page states") 
         const auto data = page_data(attn::attention_html(p, &st));
         CHECK(st.encoding == "float16");
         CHECK(data["enc"] == "f16");
-        const auto b = base64_decode(data["w"].get<std::string>());
+        const auto b = page_blocks(attn::attention_html(p), "w", 2 * 3);
         REQUIRE(b.size() == 2 * p.weights.size());
         double err = 0;
         for (size_t i = 0; i < p.weights.size(); ++i)
@@ -213,7 +228,7 @@ TEST_CASE("html: the embedded weights decode within the error the page states") 
         CHECK(html.size() < 2'000'000);
         CHECK(st.bytes == static_cast<int64_t>(html.size()));
         const auto data = page_data(html);
-        const auto b = base64_decode(data["w"].get<std::string>());
+        const auto b = page_blocks(html, "w", 6 * 12);
         REQUIRE(b.size() == p.weights.size());
         double err = 0;
         for (size_t i = 0; i < b.size(); ++i) {
@@ -223,7 +238,31 @@ TEST_CASE("html: the embedded weights decode within the error the page states") 
         CHECK(err == doctest::Approx(st.max_weight_error).epsilon(1e-6));
         CHECK(err <= 1.0 / 255.0);  // |d(q^2)| <= (2q + 1) / 255^2 / 2 at q <= 255
         CHECK(data["figs"].size() == 72);
+        CHECK(data["thumb"]["w"] == 47);
     }
+}
+
+TEST_CASE("html: the model view's thumbnails keep each head's largest weight, per head") {
+    // 2 heads at T = 200, pooled to 64 x 64 cells (3 or 4 rows and keys each): head 1 puts weight 1 on key 150
+    // for query 100 and nothing elsewhere, head 0 is uniform
+    attn::AttentionPage p;
+    p.heads = 2, p.tq = p.tk = 200;
+    p.weights.assign(2 * 200 * 200, 1.0f / 200);
+    std::fill(p.weights.begin() + 200 * 200, p.weights.end(), 0.0f);
+    p.weights[200 * 200 + 100 * 200 + 150] = 1.0f;
+    const auto data = page_data(attn::attention_html(p));
+    REQUIRE(data["thumb"]["w"] == 64);
+    REQUIRE(data["thumb"]["h"] == 64);
+    const auto q = base64_decode(data["thumb"]["d"].get<std::string>());
+    REQUIRE(q.size() == 2 * 64 * 64);
+    // head 0: sqrt(1/200) everywhere; head 1: 255 in the cell that covers (100, 150), 0 elsewhere
+    const auto uniform = static_cast<uint8_t>(std::lround(std::sqrt(1.0 / 200) * 255));
+    for (size_t c = 0; c < 64 * 64; ++c) CHECK(q[c] == uniform);
+    const size_t y = 100 * 64 / 200, x = 150 * 64 / 200, hot = 64 * 64 + y * 64 + x;
+    CHECK(q[hot] == 255);
+    size_t lit = 0;
+    for (size_t c = 64 * 64; c < q.size(); ++c) lit += q[c] != 0;
+    CHECK(lit == 1);
 }
 
 TEST_CASE("html: each head's entropy and sink share") {
@@ -263,7 +302,8 @@ TEST_CASE("html: --html on attn forward and attn view writes the page whole") {
     CHECK(data["lang"] == "zh");
     CHECK(data["H"] == 2);
     CHECK(data["Tq"] == 5);
-    CHECK(data["s"].is_string());   // the scores, for the hover
+    CHECK(data["scores"] == true);  // the scores, for the hover: float16, one block per head
+    CHECK(page_blocks(html, "s", 2).size() == 2 * 2 * 5 * 5);
     CHECK(data["vn"].is_string());  // the value norms, for the norm-based view
     CHECK(data["mask"].is_object());
     bool has_weights_shape = false;
@@ -283,7 +323,7 @@ TEST_CASE("html: --html on attn forward and attn view writes the page whole") {
     REQUIRE_MESSAGE(r.code == 0, r.out);
     const std::string v = read_text(dir + "/v.html");
     CHECK(v.find("<img") == std::string::npos);
-    CHECK(count(v, "</script>") == 2);
+    CHECK(count(v, "</script>") == 2 + 2);  // the data block, the script, one head's weights and its scores
     CHECK(page_data(v)["q"][0] == "<img src=x onerror=alert(1)>");
 
     // a model dump: every layer in one page

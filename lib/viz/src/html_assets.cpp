@@ -51,6 +51,7 @@ footer{margin-top:16px;border-top:1px solid var(--line);padding-top:8px}
 const char* const kHtmlJs = R"JS(
 (function () {
 'use strict';
+var T0 = performance.now();
 var D = JSON.parse(document.getElementById('attn-data').textContent);
 var TXT = {
   en: {
@@ -98,12 +99,14 @@ var HALF = new Float32Array(65536);
 })();
 function f16(u, off, n) { var out = new Float32Array(n); for (var i = 0; i < n; i++) { var b = 2 * (off + i); out[i] = HALF[u[b] | (u[b + 1] << 8)]; } return out; }
 var U8 = new Float32Array(256); for (var q = 0; q < 256; q++) U8[q] = (q / 255) * (q / 255);
-var WB = bytes(D.w), SB = D.s ? bytes(D.s) : null, MB = D.mask ? bytes(D.mask.bits) : null;
+// each head's weights (and scores) sit in their own data element, decoded only when the head is shown
+var MB = D.mask ? bytes(D.mask.bits) : null;
 var VN = D.vn ? f16(bytes(D.vn), 0, NL * NH * Tk) : null;
+function block(kind, l, h) { return bytes(document.getElementById('attn-' + kind + '-' + (l * NH + h)).textContent); }
 function headW(l, h) {
-  var off = (l * NH + h) * N;
-  if (D.enc === 'f16') return f16(WB, off, N);
-  var out = new Float32Array(N); for (var i = 0; i < N; i++) out[i] = U8[WB[off + i]]; return out;
+  var b = block('w', l, h);
+  if (D.enc === 'f16') return f16(b, 0, N);
+  var out = new Float32Array(N); for (var i = 0; i < N; i++) out[i] = U8[b[i]]; return out;
 }
 function allowed(h, i, j) {
   if (!MB) return true;
@@ -117,7 +120,7 @@ function ktok(j) { return D.k.length ? D.k[j] : String(j); }
 var S = { l: 0, h: 0, view: NL * NH > 1 ? 'model' : 'head', scale: 'absolute', value: 'weight', w: null, s: null, v: null, vmax: 1, rowmax: null, focus: null };
 function load() {
   S.w = headW(S.l, S.h);
-  S.s = SB ? f16(SB, (S.l * NH + S.h) * N, N) : null;
+  S.s = D.scores ? f16(block('s', S.l, S.h), 0, N) : null;
   S.v = S.w;
   if (S.value === 'norm' && VN) {
     S.v = new Float32Array(N);
@@ -226,8 +229,7 @@ for (var l = 0; l < NL; l++) {
   grid.appendChild(el('div', 'rl', T.L + ' ' + l));
   for (var h = 0; h < NH; h++) (function (l, h) {
     var fig = el('figure', 'th'), c = el('canvas', 'thumb'), g = D.figs[l * NH + h];
-    var R = Math.min(96, Math.max(Tq, Tk));
-    c.width = Math.min(R, Tk); c.height = Math.min(R, Tq);
+    c.width = D.thumb.w; c.height = D.thumb.h;
     fig.appendChild(c);
     var note = D.notes.length ? D.notes[l * NH + h] : T.sink + ': ' + T.topkey + ' \u2039' + ktok(g[2]) + '\u203a';
     fig.appendChild(el('figcaption', null, T.entropy + ' ' + g[0].toFixed(2)));
@@ -239,16 +241,14 @@ for (var l = 0; l < NL; l++) {
     grid.appendChild(fig); thumbs.push({ l: l, h: h, c: c, fig: fig });
   })(l, h);
 }
+// the thumbnails come max-pooled from the page's writer, 8 bits on a square-root scale: q / 255 = sqrt(max w)
+var TB = bytes(D.thumb.d), LUT = [];
+for (var q8 = 0; q8 < 256; q8++) LUT.push(ramp(q8 / 255));
 function drawThumb(t) {
-  var w = headW(t.l, t.h), cw = t.c.width, ch = t.c.height, ctx = t.c.getContext('2d'), img = ctx.createImageData(cw, ch);
-  for (var y = 0; y < ch; y++) {
-    var i0 = Math.floor(y * Tq / ch), i1 = Math.max(i0 + 1, Math.floor((y + 1) * Tq / ch));
-    for (var x = 0; x < cw; x++) {
-      var j0 = Math.floor(x * Tk / cw), j1 = Math.max(j0 + 1, Math.floor((x + 1) * Tk / cw)), m = 0;
-      for (var i = i0; i < i1; i++) for (var j = j0; j < j1; j++) { var v = w[i * Tk + j]; if (v > m) m = v; }
-      var rgb = ramp(Math.sqrt(m)), o = 4 * (y * cw + x);
-      img.data[o] = rgb[0]; img.data[o + 1] = rgb[1]; img.data[o + 2] = rgb[2]; img.data[o + 3] = 255;
-    }
+  var cw = t.c.width, ch = t.c.height, ctx = t.c.getContext('2d'), img = ctx.createImageData(cw, ch), off = (t.l * NH + t.h) * cw * ch;
+  for (var p = 0; p < cw * ch; p++) {
+    var rgb = LUT[TB[off + p]], o = 4 * p;
+    img.data[o] = rgb[0]; img.data[o + 1] = rgb[1]; img.data[o + 2] = rgb[2]; img.data[o + 3] = 255;
   }
   ctx.putImageData(img, 0, 0);
   t.c.dataset.drawn = '1';
@@ -269,18 +269,19 @@ var LAB = CS >= 9, ML = LAB ? 124 : 4, MT = LAB ? 124 : 4;
 mx.width = ML + Tk * CS; mx.height = MT + Tq * CS;
 mx.dataset.cell = String(CS); mx.dataset.left = String(ML); mx.dataset.top = String(MT);
 function drawMatrix() {
-  var ctx = mx.getContext('2d');
+  // the cells as one image (a fillRect per cell is slow at T = 512), then one path of hatches for masked cells
+  var ctx = mx.getContext('2d'), img = ctx.createImageData(Tk * CS, Tq * CS), d = img.data, W = Tk * CS, hatch = new Path2D();
   ctx.fillStyle = '#fff'; ctx.fillRect(0, 0, mx.width, mx.height);
   for (var i = 0; i < Tq; i++) for (var j = 0; j < Tk; j++) {
-    var x = ML + j * CS, y = MT + i * CS;
-    if (!allowed(S.h, i, j)) {
-      ctx.fillStyle = '#eef0f2'; ctx.fillRect(x, y, CS, CS);
-      if (CS >= 4) { ctx.strokeStyle = '#aab2bb'; ctx.lineWidth = 1; ctx.beginPath(); ctx.moveTo(x, y + CS); ctx.lineTo(x + CS, y); ctx.stroke(); }
-      continue;
+    var c, ok = allowed(S.h, i, j);
+    if (ok) c = LUT[Math.round(255 * unit(S.v[i * Tk + j], i, S.scale))];
+    else { c = [238, 240, 242]; if (CS >= 4) { hatch.moveTo(ML + j * CS, MT + i * CS + CS); hatch.lineTo(ML + j * CS + CS, MT + i * CS); } }
+    for (var y = i * CS; y < (i + 1) * CS; y++) for (var x = j * CS; x < (j + 1) * CS; x++) {
+      var o = 4 * (y * W + x); d[o] = c[0]; d[o + 1] = c[1]; d[o + 2] = c[2]; d[o + 3] = 255;
     }
-    var c = ramp(unit(S.v[i * Tk + j], i, S.scale));
-    ctx.fillStyle = 'rgb(' + c[0] + ',' + c[1] + ',' + c[2] + ')'; ctx.fillRect(x, y, CS, CS);
   }
+  ctx.putImageData(img, ML, MT);
+  ctx.strokeStyle = '#aab2bb'; ctx.lineWidth = 1; ctx.stroke(hatch);
   if (LAB) {
     ctx.fillStyle = '#1f2328'; ctx.font = Math.min(12, CS) + 'px system-ui, "Noto Sans CJK SC", sans-serif';
     ctx.textAlign = 'right'; ctx.textBaseline = 'middle';
@@ -336,9 +337,11 @@ function setView(v) {
   secMx.className = 'view' + (v === 'matrix' ? ' on' : '');
   redraw();
 }
+// only the view on screen is drawn; the others are drawn when they are shown
 function redraw() {
   thumbs.forEach(function (t) { t.fig.className = 'th' + (t.l === S.l && t.h === S.h ? ' sel' : ''); });
-  drawHead(); drawMatrix();
+  if (S.view === 'head') drawHead();
+  if (S.view === 'matrix') drawMatrix();
 }
 try {
   load(); setView(S.view);
@@ -347,7 +350,8 @@ try {
     var until = Date.now() + 30;
     while (next < thumbs.length && Date.now() < until) drawThumb(thumbs[next++]);
     grid.dataset.drawn = String(next);
-    if (next < thumbs.length) setTimeout(step, 0); else { body.dataset.readyMs = String(performance.now()); body.dataset.ready = '1'; }
+    if (next < thumbs.length) setTimeout(step, 0);
+    else { body.dataset.scriptMs = String(T0); body.dataset.readyMs = String(performance.now()); body.dataset.ready = '1'; }
   })();
 } catch (e) { err.textContent = String(e); throw e; }
 })();

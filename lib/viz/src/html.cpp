@@ -354,8 +354,12 @@ std::string attention_html(const AttentionPage& p, HtmlStats* stats) {
     html += "</style>\n</head>\n<body>\n<noscript>This page draws its views with JavaScript.</noscript>\n"
             "<script type=\"application/json\" id=\"attn-data\">";
     html += data;
+    html += "</script>\n<script>";
+    html += js;
     html += "</script>\n";
-    // one data element per head: weights, and the scores when embedded (base64 only: nothing to escape)
+    // one data element per head: weights, and the scores when embedded (base64 only: nothing to escape).
+    // They come after the script, so the model view (drawn from the thumbnails in the data block) shows
+    // while a big page is still loading; the script waits for them before it draws a head.
     auto blocks = [&html](const char* name, const std::vector<std::string>& heads) {
         for (size_t k = 0; k < heads.size(); ++k) {
             html += "<script type=\"application/octet-stream\" id=\"attn-";
@@ -365,9 +369,7 @@ std::string attention_html(const AttentionPage& p, HtmlStats* stats) {
     };
     blocks("w", w64);
     if (st.scores_embedded) blocks("s", f16_heads_base64(p.scores, per));
-    html += "<script>";
-    html += js;
-    html += "</script>\n</body>\n</html>\n";
+    html += "</body>\n</html>\n";
     st.bytes = static_cast<int64_t>(html.size());
     if (stats != nullptr) *stats = st;
     return html;

@@ -334,7 +334,11 @@ def main():
     words = ["[CLS]"] + [f"w{k}" for k in range(126)] + ["[SEP]"]
     model_dump(minilm_dump, 6, 12, 128, words, 5)
     attn(a.attn, "view", minilm_dump, "--html", minilm_html)
-    pages = [(fwd_html, "forward"), (xss_html, "xss"), (zh_html, "zh"), (minilm_html, "6x12 T=128")]
+    train_html, decode_html = os.path.join(a.out, "train.html"), os.path.join(a.out, "decode.html")
+    attn(a.attn, "train", "--task", "reverse", "--steps", "150", "--layers", "2", "--seed", "1", "-q", "--html", train_html)
+    attn(a.attn, "decode", "--steps", "12", "--layers", "2", "--heads", "4", "--html", decode_html)
+    pages = [(fwd_html, "forward"), (xss_html, "xss"), (zh_html, "zh"), (minilm_html, "6x12 T=128"),
+             (train_html, "train"), (decode_html, "decode")]
     # BERT-base's size: 12 layers x 12 heads at T = 512 (a 50 MB page), from a synthetic dump
     big_dump, big = os.path.join(a.out, "big-12x12-T512.safetensors"), os.path.join(a.out, "big-12x12-T512.html")
     big_rows = synthetic_safetensors(big_dump, 12, 12, 512, 7)
@@ -406,6 +410,12 @@ def main():
                 checks.check(tab == "头视图", f"zh: the head view's tab reads {tab!r}")
                 b.eval("document.querySelector('button[data-view=matrix]').click()")
                 hover_cell(b, 2, 1)
+                b.screenshot(os.path.join(a.out, stem + "-matrix.png"), full=False)
+            if name in ("train", "decode"):
+                b.eval("document.querySelector('figure.th[data-layer=\"1\"][data-head=\"0\"]').click()")
+                b.pump(0.05)
+                got = hover_cell(b, 3, 2)
+                checks.check(got[0] == "3" and got[2] > 0, f"{name}: layer 1 head 0, hover on (3, 2): {got[3]!r}")
                 b.screenshot(os.path.join(a.out, stem + "-matrix.png"), full=False)
             if name == "MiniLM":
                 checks.check(fig["heads"] == 72 and fig["bytes"] < 2_000_000,

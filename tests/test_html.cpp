@@ -388,3 +388,79 @@ TEST_CASE("html: attn tour --html holds the same record as attn tour --json") {
     CHECK(attn::test::run_attn("tour --json --html '" + page + "'").code == 2);
     std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("html: --html on attn train shows every layer of the trained attention, on attn decode every step's weights") {
+    const std::string dir = attn::test::temp_dir("html-train");
+    SUBCASE("train: the --dump rows' weights, all layers, row 0") {
+        auto r = attn::test::run_attn("train --task copy --steps 20 --layers 2 --heads 2 --d-model 16 --seed 5 -q --html '" +
+                                      dir + "/t.html' --dump '" + dir + "/t.json'");
+        REQUIRE_MESSAGE(r.code == 0, r.out);
+        const std::string html = read_text(dir + "/t.html");
+        const auto data = page_data(html);
+        const auto dump = nlohmann::json::parse(read_text(dir + "/t.json"));
+        CHECK(data["L"] == 2);
+        CHECK(data["H"] == 2);
+        const int64_t T = data["Tq"].get<int64_t>();
+        CHECK(T == dump["config"]["seq"].get<int64_t>());
+        CHECK(data["q"] == dump["config"]["tokens"][0]);
+        // each layer's heads are that layer's weights of batch row 0, within the stated error
+        const auto b = page_blocks(html, "w", 4);
+        REQUIRE(b.size() == static_cast<size_t>(2 * 2 * T * T * 2));
+        double err = 0;
+        for (int64_t l = 0; l < 2; ++l) {
+            const auto& w = dump["tensors"]["weights_layer" + std::to_string(l)]["data"];
+            for (int64_t k = 0; k < 2 * T * T; ++k) {  // batch row 0: the first H * T * T values
+                const size_t at = static_cast<size_t>(l * 2 * T * T + k);
+                err = std::max(err, std::fabs(double(attn::half_to_float(uint16_t(b[2 * at] | (b[2 * at + 1] << 8)))) -
+                                              w[static_cast<size_t>(k)].get<double>()));
+            }
+        }
+        CHECK(err <= data["maxerr"].get<double>() + 1e-6);  // + the dump's decimal rounding
+        CHECK(attn::test::run_attn("train --task copy --steps 1 --html - ").code == 2);
+        CHECK(attn::test::run_attn("train --task copy --steps 1 --html '" + dir + "/x' --dump '" + dir + "/x'").code == 2);
+    }
+    SUBCASE("train: the characters of a corpus reach the page as text") {
+        std::string text;
+        for (int i = 0; i < 30; ++i) text += "</script><img src=x onerror=alert(1)> and <b>more</b> words to learn. ";
+        std::ofstream(dir + "/c.txt") << text;
+        auto r = attn::test::run_attn("train --task chars --corpus '" + dir + "/c.txt' --seq 24 --steps 2 --layers 1 -q --html '" +
+                                      dir + "/c.html'");
+        REQUIRE_MESSAGE(r.code == 0, r.out);
+        const std::string html = read_text(dir + "/c.html");
+        CHECK(html.find("<img") == std::string::npos);
+        CHECK(html.find("<b>") == std::string::npos);
+        CHECK(count(html, "</script>") == count(html, "<script"));
+    }
+    SUBCASE("decode: row t is step t's weights over the t + 1 cached keys") {
+        auto r = attn::test::run_attn("decode --steps 6 --layers 2 --heads 3 --d-model 12 --seed 2 --html '" + dir + "/d.html'");
+        REQUIRE_MESSAGE(r.code == 0, r.out);
+        CHECK(r.out.find("wrote " + dir + "/d.html") != std::string::npos);
+        const std::string html = read_text(dir + "/d.html");
+        const auto data = page_data(html);
+        CHECK(data["L"] == 2);
+        CHECK(data["H"] == 3);
+        CHECK(data["Tq"] == 6);
+        CHECK(data["scores"] == true);
+        REQUIRE(data["mask"].is_object());
+        const auto b = page_blocks(html, "w", 6);
+        REQUIRE(b.size() == 2 * 6 * 36);
+        const double tol = 6 * data["maxerr"].get<double>() + 1e-6;
+        for (int64_t k = 0; k < 6; ++k)
+            for (int64_t i = 0; i < 6; ++i) {
+                double sum = 0, after = 0;
+                for (int64_t j = 0; j < 6; ++j) {
+                    const size_t at = static_cast<size_t>((k * 6 + i) * 6 + j);
+                    const double w = attn::half_to_float(uint16_t(b[2 * at] | (b[2 * at + 1] << 8)));
+                    (j <= i ? sum : after) += w;
+                }
+                CHECK(sum == doctest::Approx(1.0).epsilon(tol));
+                CHECK(after == 0.0);  // keys after the step are not in the cache yet
+            }
+        // with --json on stdout the page's line goes to stderr: stdout stays JSON
+        r = attn::test::run_shell("'" + std::string(ATTN_BINARY) + "' decode --steps 3 --json --html '" + dir + "/e.html' 2>/dev/null");
+        REQUIRE(r.code == 0);
+        CHECK(nlohmann::json::parse(r.out)["format"] == "attn-decode");
+        CHECK(attn::test::run_attn("decode --html - ").code == 2);
+    }
+    std::filesystem::remove_all(dir);
+}

@@ -304,8 +304,9 @@ def main():
     ap.add_argument("--model", help="the MiniLM folder (default: $ATTN_MODEL_DIR, else data/models/all-MiniLM-L6-v2)")
     ap.add_argument("--open-limit-ms", type=float, default=1000,
                     help="the 12 x 12 heads, T = 512 page must draw within this (best of two loads; default 1000)")
-    ap.add_argument("--tour-to", type=int, default=4, metavar="N",
-                    help="the tour page holds lessons 1..N (default 4; 0: no tour page)")
+    ap.add_argument("--tour-from", type=int, default=6, metavar="N", help="the tour page's first lesson (default 6)")
+    ap.add_argument("--tour-to", type=int, default=8, metavar="N",
+                    help="the tour page's last lesson (default 8: lessons 7 and 8 show weights; 0: no tour page)")
     a = ap.parse_args()
     chromium = find_chromium(a.chromium)
     if chromium is None:
@@ -358,7 +359,7 @@ def main():
 
     tour_html = os.path.join(a.out, "tour.html")
     if a.tour_to > 0:
-        attn(a.attn, "tour", "--to", str(a.tour_to), "--html", tour_html)
+        attn(a.attn, "tour", "--from", str(a.tour_from), "--to", str(a.tour_to), "--html", tour_html)
 
     try:
         b = Browser(chromium, a.out)
@@ -467,16 +468,26 @@ def main():
             b.open_tab()
             b.call("Page.navigate", {"url": "file://" + os.path.abspath(tour_html)})
             b.pump(1.0)
+            lessons = a.tour_to - a.tour_from + 1
             n = b.eval("document.querySelectorAll('details.lesson').length")
-            checks.check(n == a.tour_to, f"tour: {n} lessons of {a.tour_to}")
+            checks.check(n == lessons, f"tour: {n} lessons of {lessons}")
             rec = b.eval("JSON.parse(document.getElementById('attn-tour').textContent).lessons.length")
-            checks.check(rec == a.tour_to, f"tour: the embedded record holds {rec} lessons")
+            checks.check(rec == lessons, f"tour: the embedded record holds {rec} lessons")
             errors = [e for e in b.events if e.get("method") in ("Runtime.exceptionThrown",) or
                       (e.get("method") == "Log.entryAdded" and e["params"]["entry"].get("level") == "error")]
             reqs = [e for e in b.events if e.get("method") == "Network.requestWillBeSent" and
                     not e["params"]["request"]["url"].startswith("file://")]
             checks.check(not errors, f"tour: no console error or CSP violation {errors[:2] if errors else ''}")
             checks.check(not reqs, "tour: no network request")
+            # the lessons' weight heatmaps as interactive views (iframe srcdoc), each drawn
+            tour = b.eval("JSON.parse(document.getElementById('attn-tour').textContent)")
+            want = sum(1 for les in tour["lessons"] for hm in les.get("heatmaps", {}).values()
+                       if all(abs(sum(hm["values"][i * hm["cols"]:(i + 1) * hm["cols"]]) - 1) <= 1e-4 * hm["cols"] or
+                              sum(hm["values"][i * hm["cols"]:(i + 1) * hm["cols"]]) == 0 for i in range(hm["rows"])))
+            ready = b.eval("Array.prototype.filter.call(document.querySelectorAll('iframe.view'), function(f){"
+                           "var d=f.contentDocument;return d&&d.body&&d.body.dataset.ready==='1';}).length")
+            checks.check(ready == want and (want > 0 or not a.tour_from <= 7 <= a.tour_to),
+                         f"tour: {ready} interactive views drawn, {want} weight heatmaps in the record")
             b.eval("document.querySelectorAll('details.lesson').forEach(function(d){d.open=true;})")
             b.screenshot(os.path.join(a.out, "tour.png"))
             figures.append({"page": "tour.html", "bytes": os.path.getsize(tour_html), "heads": 0, "open_ms": 0, "wall_s": 0})

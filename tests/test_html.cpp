@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -368,10 +369,11 @@ TEST_CASE("html: attn tour --html holds the same record as attn tour --json") {
     size_t checks = 0;
     for (const auto& l : json["lessons"]) checks += l.contains("checks") ? l["checks"].size() : 0;
     CHECK(count(html, "<li class=\"measured\">") + count(html, "<li class=\"identity\">") == checks);
-    // only the style, admitted by hash; no script runs
+    // only the style and the embedded views' script and style, admitted by hash
     const std::string csp = between(html, "http-equiv=\"Content-Security-Policy\" content=\"", "\"");
     CHECK(csp.starts_with("default-src 'none';"));
-    CHECK(csp.find("script-src 'none'") != std::string::npos);
+    CHECK(csp.find("script-src " + attn::attention_html_script_source() + ";") != std::string::npos);
+    CHECK(csp.find("unsafe") == std::string::npos);
     CHECK(csp.find("style-src 'sha256-" + attn::sha256_base64(between(html, "<style>", "</style>")) + "'") !=
           std::string::npos);
     CHECK(html.find("href=") == std::string::npos);  // nothing to load (the inline SVGs name their xmlns only)
@@ -462,5 +464,65 @@ TEST_CASE("html: --html on attn train shows every layer of the trained attention
         CHECK(nlohmann::json::parse(r.out)["format"] == "attn-decode");
         CHECK(attn::test::run_attn("decode --html - ").code == 2);
     }
+    std::filesystem::remove_all(dir);
+}
+
+namespace {
+
+// An attribute's value as the HTML parser reads it: the entities tour_html's escape() writes, undone.
+std::string unescape_attr(const std::string& s) {
+    std::string out;
+    for (size_t i = 0; i < s.size(); ++i) {
+        if (s[i] != '&') {
+            out += s[i];
+            continue;
+        }
+        for (const auto& [ent, ch] : {std::pair{"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}})
+            if (s.compare(i, std::strlen(ent), ent) == 0) {
+                out += ch;
+                i += std::strlen(ent) - 1;
+                break;
+            }
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("html: the tour page shows a lesson's attention weights as interactive views, the record's numbers") {
+    const std::string dir = attn::test::temp_dir("tour-views");
+    auto r = attn::test::run_attn("lesson 8 --seed 3 --html '" + dir + "/l8.html'");
+    REQUIRE_MESSAGE(r.code == 0, r.out);
+    const std::string html = read_text(dir + "/l8.html");
+    const auto rec =
+        nlohmann::json::parse(between(html, "<script type=\"application/json\" id=\"attn-tour\">", "</script>"));
+    const auto& heatmaps = rec["lessons"][0]["heatmaps"];
+    REQUIRE(heatmaps.size() == 3);  // padding, causal, both: all three are weights
+    CHECK(count(html, "<iframe class=\"view\"") == 3);
+    for (const auto& [key, hm] : heatmaps.items()) {
+        CAPTURE(key);
+        const std::string open = "<iframe class=\"view\" id=\"view-8-" + key + "\"";
+        REQUIRE(html.find(open) != std::string::npos);
+        const std::string page = unescape_attr(between(html.substr(html.find(open)), "srcdoc=\"", "\""));
+        const auto data = page_data(page);
+        CHECK(data["title"] == hm["title"]);
+        CHECK(data["q"] == hm["row_labels"]);
+        const int64_t n = hm["rows"].get<int64_t>() * hm["cols"].get<int64_t>();
+        const auto b = page_blocks(page, "w", 1);
+        REQUIRE(b.size() == static_cast<size_t>(2 * n));
+        double err = 0;
+        for (int64_t k = 0; k < n; ++k)
+            err = std::max(err, std::fabs(double(attn::half_to_float(uint16_t(b[2 * k] | (b[2 * k + 1] << 8)))) -
+                                          hm["values"][static_cast<size_t>(k)].get<double>()));
+        CHECK(err <= std::ldexp(1.0, -12));  // float16 below 1
+        // the view's own policy admits the same script the tour's policy admits
+        CHECK(page.find("script-src " + attn::attention_html_script_source()) != std::string::npos);
+    }
+    // the similarity of heads (lesson 11) is not a weight matrix: no view for it
+    r = attn::test::run_attn("lesson 11 --seed 3 --html '" + dir + "/l11.html'");
+    REQUIRE_MESSAGE(r.code == 0, r.out);
+    const std::string l11 = read_text(dir + "/l11.html");
+    CHECK(l11.find("id=\"view-11-similarity\"") == std::string::npos);
+    CHECK(l11.find("id=\"view-11-head0\"") != std::string::npos);
     std::filesystem::remove_all(dir);
 }

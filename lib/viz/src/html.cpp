@@ -254,6 +254,9 @@ std::vector<HtmlHeadFigures> html_head_figures(const AttentionPage& p) {
     return out;
 }
 
+std::string attention_html_script_source() { return "'sha256-" + sha256_base64(kHtmlJs) + "'"; }
+std::string attention_html_style_source() { return "'sha256-" + sha256_base64(kHtmlCss) + "'"; }
+
 std::string attention_html(const AttentionPage& p, HtmlStats* stats) {
     // ---- check the sizes
     const int64_t L = p.layers, H = p.heads, Tq = p.tq, Tk = p.tk;

@@ -358,14 +358,14 @@ function redraw() {
 // The heads' data elements follow this script: the model view draws from the thumbnails at once, the
 // rest waits for the parser to reach the end of the page (seconds for a 50 MB page).
 function whenParsed(f) { if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', f); else f(); }
-var pending = S.view === 'model' ? 1 : 2;
+var firstNeedsHead = S.view !== 'model', pending = firstNeedsHead ? 2 : 1;  // the thumbnails, and the head shown first
 function done() {
   if (--pending > 0) return;
   body.dataset.scriptMs = String(T0); body.dataset.readyMs = String(performance.now()); body.dataset.ready = '1';
 }
 function guard(f) { return function () { try { f(); } catch (e) { err.textContent = String(e); throw e; } }; }
 setView(S.view);
-whenParsed(guard(function () { parsed = true; load(); redraw(); body.dataset.parsedMs = String(performance.now()); if (pending === 2) done(); }));
+whenParsed(guard(function () { parsed = true; load(); redraw(); body.dataset.parsedMs = String(performance.now()); if (firstNeedsHead) done(); }));
 guard(function () {
   var next = 0;
   (function step() {

@@ -78,6 +78,11 @@ std::vector<HtmlHeadFigures> html_head_figures(const AttentionPage& page);
 // Throws std::invalid_argument when the sizes of the vectors do not match.
 std::string attention_html(const AttentionPage& page, HtmlStats* stats = nullptr);
 
+// The CSP sources of the page's script and style ("'sha256-...'"), for a page
+// that embeds attention pages (iframe srcdoc inherits the embedder's policy).
+std::string attention_html_script_source();
+std::string attention_html_style_source();
+
 // A JSON string literal ("...") that is safe inside an HTML <script> element:
 // ", \ and control characters escaped as JSON requires, and also <, >, &, ',
 // U+2028 and U+2029 as \uXXXX, so no "</script>" or "<!--" can appear.

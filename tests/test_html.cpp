@@ -172,6 +172,8 @@ TEST_CASE("html: a token of markup reaches the page as text, and the page makes 
     CHECK(count(html, "</script>") == 2 + 2);
     CHECK(count(html, "<script") == 2 + 2);
     CHECK(count(html, "<script type=\"application/octet-stream\" id=\"attn-w-") == 2);
+    // the heads' blocks follow the page's script, so the model view draws before a big page has loaded
+    CHECK(html.find("<script>") < html.find("id=\"attn-w-0\""));
     CHECK(count(html, "</style>") == 1);
     CHECK(html.find("<!--") == std::string::npos);
     // the strings come back whole from the data block

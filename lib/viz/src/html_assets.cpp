@@ -117,8 +117,9 @@ function allowed(h, i, j) {
 function qtok(i) { return D.q.length ? D.q[i] : String(i); }
 function ktok(j) { return D.k.length ? D.k[j] : String(j); }
 
-// ---- state: the selected head, its weights, scores and (norm view) values
-var S = { l: 0, h: 0, view: NL * NH > 1 ? 'model' : 'head', scale: 'absolute', value: 'weight', w: null, s: null, v: null, vmax: 1, rowmax: null, focus: null };
+// ---- state: the selected head, its weights, scores and (norm view) values; over 64 keys the weights
+// are small (about 1/Tk), so the matrix starts on the per-row scale
+var S = { l: 0, h: 0, view: NL * NH > 1 ? 'model' : 'head', scale: Tk > 64 ? 'perrow' : 'absolute', value: 'weight', w: null, s: null, v: null, vmax: 1, rowmax: null, focus: null };
 var parsed = false;  // the heads' data elements are in the DOM
 function reload() { if (parsed) load(); redraw(); }
 function load() {
@@ -176,7 +177,7 @@ function range(n) { var a = []; for (var i = 0; i < n; i++) a.push([i, String(i)
 var selL = select(T.layer, range(NL), 0, function (v) { S.l = +v; reload(); });
 var selH = select(T.headsel, range(NH), 0, function (v) { S.h = +v; reload(); });
 selL.id = 'sel-layer'; selH.id = 'sel-head';
-var selS = select(T.scale, [['absolute', T.absolute], ['perrow', T.perrow], ['log', T.log]], 'absolute', function (v) { S.scale = v; redraw(); });
+var selS = select(T.scale, [['absolute', T.absolute], ['perrow', T.perrow], ['log', T.log]], S.scale, function (v) { S.scale = v; redraw(); });
 selS.id = 'sel-scale';
 var selV = select(T.show, VN ? [['weight', T.weight], ['norm', T.norm]] : [['weight', T.weight]], 'weight', function (v) { S.value = v; reload(); });
 selV.id = 'sel-value';

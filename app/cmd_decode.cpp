@@ -7,12 +7,15 @@
 #include <algorithm>
 #include <cmath>
 #include <initializer_list>
+#include <limits>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "attn/attn.hpp"
 #include "command.hpp"
+#include "html_page.hpp"
 #include "options.hpp"
 #include "parse.hpp"
 
@@ -25,6 +28,41 @@ struct DecodeOpts {
     uint64_t seed = 0;
     bool trace = false, no_bias = false, yes = false;
     JsonOut json;
+    HtmlOpts html;
+};
+
+// --html: every step's weights, as the step computed them, gathered into a page. The step's trace
+// hands over each layer's q and the cache's K and V; the same reference attention over them gives
+// the step's weights (B, H, 1, t + 1): row t of batch row 0's (T, T) causal matrix, per layer and head.
+struct StepWeights {
+    AttentionPage page;
+    Tensor q, K;
+    int64_t t = 0;
+    StepWeights(int64_t L, int64_t H, int64_t T) {
+        page.layers = L, page.heads = H, page.tq = page.tk = T;
+        page.weights.assign(static_cast<size_t>(L * H * T * T), 0.0f);
+        page.scores.assign(page.weights.size(), -std::numeric_limits<float>::infinity());
+        page.allowed.resize(static_cast<size_t>(T * T));
+        for (int64_t i = 0; i < T; ++i) {
+            page.q_tokens.push_back(fmt::format("x{}", i));
+            for (int64_t j = 0; j < T; ++j) page.allowed[static_cast<size_t>(i * T + j)] = j <= i;
+        }
+        page.k_tokens = page.q_tokens;
+    }
+    void take(const TraceEvent& e, const AttentionOptions& opt) {
+        if (e.name[0] == 'q') q = *e.value;
+        if (e.name[0] == 'K') K = *e.value;
+        if (e.name[0] != 'V') return;
+        AttentionRecord rec;
+        (void)attention_reference(q, K, *e.value, Mask::none(), opt, &rec);  // (B, H, 1, t + 1)
+        const int64_t l = std::stoll(e.name.substr(1)), H = page.heads, T = page.tq, n = rec.weights.dim(3);
+        for (int64_t h = 0; h < H; ++h)
+            for (int64_t j = 0; j < n; ++j) {
+                const auto at = static_cast<size_t>(((l * H + h) * T + t) * T + j);
+                page.weights[at] = rec.weights.data[static_cast<size_t>(h * n + j)];
+                page.scores[at] = rec.scores_masked.data[static_cast<size_t>(h * n + j)];
+            }
+    }
 };
 
 // Row t of x (B, T, D) as (B, 1, D).
@@ -81,6 +119,7 @@ int run_decode(const DecodeOpts& o) {
     if (o.trace && o.json.to_stdout())
         throw InputError("--trace: cannot be combined with --json to stdout (both write to standard output); give --json FILE");
     require_json_writable(o.json);
+    check_html(o.html);
     DecoderConfig cfg;
     cfg.d_model = o.d_model;
     cfg.heads = o.heads;
@@ -102,7 +141,12 @@ int run_decode(const DecodeOpts& o) {
         fmt::print("attn decode: B={} D={} H={} Dk={} Dv={} layers={} d_ff={}; {} tokens, one at a time, each attending "
                    "to the cache\n",
                    o.batch, cfg.d_model, cfg.heads, cfg.d_k, cfg.d_v, cfg.layers, cfg.d_ff, o.steps);
-    TraceFn trace = [](const TraceEvent& e) { fmt::print("    {:>6} = {:<44} {}\n", e.name, e.formula, shape_str(e.shape)); };
+    std::optional<StepWeights> seen;
+    if (!o.html.file.empty()) seen.emplace(cfg.layers, cfg.heads, o.steps);
+    TraceFn trace = [&](const TraceEvent& e) {
+        if (seen) seen->take(e, opt);
+        if (o.trace) fmt::print("    {:>6} = {:<44} {}\n", e.name, e.formula, shape_str(e.shape));
+    };
     KvCache cache = dec.make_cache(o.batch);
     nlohmann::ordered_json steps = nlohmann::ordered_json::array();
     double worst_all = 0, scale = 0;  // largest |diff| and largest |value| of the full pass
@@ -112,7 +156,8 @@ int run_decode(const DecodeOpts& o) {
     for (int64_t t = 0; t < o.steps; ++t) {
         if (o.trace) fmt::print("\n  step {}: token x_{} (B, 1, D)\n", t, t);
         std::vector<Tensor> step_out, full_out;
-        (void)dec.step(token(x, t), cache, opt, &step_out, o.trace ? &trace : nullptr);
+        if (seen) seen->t = t;
+        (void)dec.step(token(x, t), cache, opt, &step_out, o.trace || seen ? &trace : nullptr);
         // the full causal pass over tokens 0..t: its last row is what the step must equal
         Tensor prefix(Shape{o.batch, t + 1, cfg.d_model});
         for (int64_t b = 0; b < o.batch; ++b)
@@ -177,6 +222,15 @@ int run_decode(const DecodeOpts& o) {
                        h == cfg.heads ? " (multi-head, this run)" : h == 1 ? " (multi-query)" : fmt::format(" (grouped, {} per group)", cfg.heads / h),
                        format_bytes(kv_cache_bytes(cfg.layers, o.batch, h, o.steps, cfg.d_k, cfg.d_v)));
     }
+    if (seen) {
+        seen->page.title = fmt::format("Attention of a random {}-layer decoder, one token at a time", cfg.layers);
+        seen->page.subtitle = fmt::format("batch row 0 of {}; row t holds step t's weights over the cache (t + 1 keys)", o.batch);
+        seen->page.source = "attn decode";
+        seen->page.shapes = {{"q (per step, layer)", shape_str({o.batch, cfg.heads, 1, cfg.d_k})},
+                             {"K cache at the end (per layer)", shape_str({o.batch, cfg.heads, o.steps, cfg.d_k})},
+                             {"weights (per step, layer)", fmt::format("[{}, {}, 1, t + 1]", o.batch, cfg.heads)}};
+        write_html_page(o.html, std::move(seen->page), TextOut({o.json.claim()}));
+    }
     return equal ? 0 : 1;
 }
 
@@ -200,6 +254,7 @@ const Command reg{
         sub.add_option("--seed", o->seed, "seed of the weights and the token vectors")->capture_default_str()->check(seed_validator());
         sub.add_flag("--trace", o->trace, "print each step's q, the cache's K and V (growing), and the output, with shapes");
         add_json(sub, o->json, "attn-decode");
+        add_html_options(sub, o->html);
         return [o] { return run_decode(*o); };
     }};
 

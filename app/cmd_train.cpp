@@ -37,6 +37,7 @@
 #include "attn/viz/chart.hpp"
 #include "attn/viz/svg.hpp"
 #include "command.hpp"
+#include "html_page.hpp"
 #include "options.hpp"
 #include "parse.hpp"
 
@@ -65,6 +66,7 @@ struct TrainOpts {
     Arch arch = Arch::Task;
     TrainConfig tc;
     int64_t layer = -1;  // --dump: which layer is "weights" (-1: the last)
+    HtmlOpts html;       // --html: the trained attention on the --dump rows as a page
     bool list_tasks = false, ascii = false, quiet = false;
     // given on the command line (the checkpoint's values are taken otherwise)
     std::map<std::string, bool> given;
@@ -402,7 +404,9 @@ void check_train_outputs(TrainOpts& o) {
         if (!path->empty()) require_writable(opt, *path);
     require_json_writable(o.json);
     const std::string json_file = o.json.to_stdout() || !o.json.given() ? std::string() : o.json.file;
-    require_distinct_outputs({{"--save", &o.save}, {"--json", &json_file}, {"--svg", &o.svg}, {"--dump", &o.dump}});
+    check_html(o.html);
+    require_distinct_outputs({{"--save", &o.save}, {"--json", &json_file}, {"--svg", &o.svg}, {"--dump", &o.dump},
+                              {"--html", &o.html.file}});
     if (o.save == "-") throw InputError("--save: the checkpoint is a binary file; give a file name, not -");
     if (o.svg == "-" && o.json.to_stdout()) throw InputError("--svg: only one of --json and --svg can be - (standard output)");
     if (o.dump == "-" && (o.json.to_stdout() || o.svg == "-"))
@@ -553,6 +557,24 @@ Dump train_dump(const TrainOpts& o, TinyTransformer& model, const Task& task, co
     return d;
 }
 
+// --dump and --html: the trained attention on the first eval rows, as a file and as a page (every layer, row 0).
+void write_train_dump(const TrainOpts& o, TinyTransformer& model, const Task& task, const TrainResult& result,
+                      bool causal, int threads, std::FILE* out) {
+    int64_t layer = 0, rows = 0;
+    const Dump d = train_dump(o, model, task, result, causal, threads, layer, rows);
+    if (!o.dump.empty()) {
+        with_option("--dump", [&] { write_dump_file(o.dump, d); });
+        if (o.dump != "-" && !o.quiet)
+            fmt::print(out, "wrote {} (attention of layer {} on {} eval rows: attn view {})\n", o.dump, layer, rows, o.dump);
+    }
+    if (o.html.file.empty()) return;
+    AttentionPage page = page_from_dump(d, "attn train", 0);
+    page.title = fmt::format("Attention of a {} trained {} steps on task {}", causal ? "decoder" : "encoder",
+                             result.steps_done, task.name());
+    page.subtitle = fmt::format("eval row 0 of {}; {} layers x {} heads; T = {}", rows, page.layers, page.heads, page.tq);
+    write_html_page(o.html, std::move(page), TextOut({{"--json, --svg or --dump -", out != stdout}}), o.quiet);
+}
+
 // The attn-train document: task, model, training settings, result, curve, per-step loss,
 // head entropies (and the learned temperatures).
 nlohmann::json train_json(const TrainOpts& o, TinyTransformer& model, const Task& task, TaskKind kind, bool causal,
@@ -693,13 +715,7 @@ int run_train(TrainOpts o) {
         with_option("--svg", [&] { write_file_atomic(o.svg, curve_svg(result, title, model_line, train_line)); });
         if (o.svg != "-" && !o.quiet) fmt::print(out, "wrote {} (loss curve)\n", o.svg);
     }
-    if (!o.dump.empty()) {
-        int64_t layer = 0, rows = 0;
-        const Dump d = train_dump(o, model, task, result, causal, threads, layer, rows);
-        with_option("--dump", [&] { write_dump_file(o.dump, d); });
-        if (o.dump != "-" && !o.quiet)
-            fmt::print(out, "wrote {} (attention of layer {} on {} eval rows: attn view {})\n", o.dump, layer, rows, o.dump);
-    }
+    if (!o.dump.empty() || !o.html.file.empty()) write_train_dump(o, model, task, result, causal, threads, out);
     if (o.json.given()) {
         write_json(o.json, train_json(o, model, task, kind, causal, loaded.has_value(), threads, result, entropies),
                    "attn-train", 1);
@@ -811,6 +827,7 @@ const Command reg{
         sub.add_option("--dump", o->dump,
                        "write the trained attention on the first 4 rows of eval batch 0 as an attn-dump (attn view FILE)");
         sub.add_option("--layer", o->layer, "the layer --dump shows as \"weights\" (default: the last)")->check(integer_in(0, kMaxLayers));
+        add_html_options(sub, o->html);  // --html FILE: the --dump rows' attention, every layer, as a page
         sub.add_flag("--ascii", o->ascii, "ASCII sparklines (_.-:=+*#) instead of Unicode blocks");
         sub.add_flag("--quiet,-q", o->quiet, "print nothing but errors (files are still written)");
         return [o, opts] {

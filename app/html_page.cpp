@@ -42,9 +42,16 @@ AttentionPage page_from_dump(const Dump& d, const std::string& source, int64_t b
     if (batch < 0 || batch >= B)
         throw InputError(fmt::format("--batch: must be in 0..{} for {} (B = {}), got {}", B - 1, source, B, batch));
     const int64_t H = p.heads, Tq = p.tq, Tk = p.tk, per = H * Tq * Tk;
+    // attn train --dump: "weights" is one layer, "weights_layer0", "weights_layer1", ... are all of them
+    std::vector<const Tensor*> layers;
+    if (p.layers == 1)
+        for (auto it = d.tensors.find("weights_layer0"); it != d.tensors.end() && it->second.shape == w->shape;
+             it = d.tensors.find(fmt::format("weights_layer{}", layers.size())))
+            layers.push_back(&it->second);
+    if (!layers.empty()) p.layers = static_cast<int64_t>(layers.size());
     p.weights.resize(static_cast<size_t>(p.layers * per));
     for (int64_t l = 0; l < p.layers; ++l) {
-        const float* src = w->ptr() + (l * B + batch) * per;
+        const float* src = layers.empty() ? w->ptr() + (l * B + batch) * per : layers[static_cast<size_t>(l)]->ptr() + batch * per;
         std::copy(src, src + per, p.weights.begin() + l * per);
     }
     // the tokens: config "tokens" [T] or [B][T] strings, used when they fit
@@ -167,13 +174,14 @@ void check_html(const HtmlOpts& o) {
     require_writable("--html", o.file);
 }
 
-void write_html_page(const HtmlOpts& o, AttentionPage page, const TextOut& text) {
+void write_html_page(const HtmlOpts& o, AttentionPage page, const TextOut& text, bool quiet) {
     page.lang = o.lang;
     HtmlStats st;
     const std::string html = attention_html(page, &st);
     with_option("--html", [&] { write_file_atomic(o.file, html); });
-    text.print("wrote {} ({:.0f} kB, {} x {} heads, weights as {}, max error {:.1e})\n", o.file,
-               static_cast<double>(st.bytes) / 1000.0, page.layers, page.heads, st.encoding, st.max_weight_error);
+    if (!quiet)
+        text.print("wrote {} ({:.0f} kB, {} x {} heads, weights as {}, max error {:.1e})\n", o.file,
+                   static_cast<double>(st.bytes) / 1000.0, page.layers, page.heads, st.encoding, st.max_weight_error);
 }
 
 }  // namespace attn::cli

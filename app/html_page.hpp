@@ -43,7 +43,7 @@ AttentionPage page_from_model(const std::vector<Tensor>& attentions, const std::
 void check_html(const HtmlOpts& o);
 
 // Writes the page to o.file (require_writable first, then write_file_atomic)
-// and prints "wrote FILE (...)" through `text`.
-void write_html_page(const HtmlOpts& o, AttentionPage page, const TextOut& text);
+// and prints "wrote FILE (...)" through `text` unless `quiet`.
+void write_html_page(const HtmlOpts& o, AttentionPage page, const TextOut& text, bool quiet = false);
 
 }  // namespace attn::cli

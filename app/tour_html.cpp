@@ -8,6 +8,7 @@
 
 #include "scorecard.hpp"
 
+#include <cmath>
 #include <iostream>
 #include <sstream>
 #include <tuple>
@@ -109,6 +110,8 @@ ul.checks li.not-supported,ul.checks li.qualified{border-color:#bf8700}ul.checks
 table.score{border-collapse:collapse;margin:8px 0}
 table.score td{padding:3px 12px;border-bottom:1px solid var(--line)}
 table.score td.n{text-align:right;font-variant-numeric:tabular-nums}
+.views{display:flex;flex-wrap:wrap;gap:10px;margin:0 12px 12px}
+iframe.view{flex:1 1 560px;height:600px;border:1px solid var(--line);border-radius:4px;background:#fff}
 )CSS";
 
 struct Words {
@@ -128,6 +131,53 @@ const Words kZh{"attn \u5bfc\u89c8",
                 "\u8bc4\u5206\u8868", "\u8bfe", "\u901a\u8fc7", "\u5931\u8d25", "\u5b9e\u6d4b", "\u6052\u7b49\u5f0f",
                 "\u4e0d\u652f\u6301", "\u6709\u4fdd\u7559", "\u672a\u6d4b", "\u6765\u6e90\u9519\u8bef", "\u8bba\u70b9",
                 "\u56fe"};
+
+// A heatmap of the record that holds attention weights: every row sums to 1 (or to 0, a row with
+// every key masked), within float32 rounding over the row.
+bool holds_weights(const nlohmann::json& hm) {
+    const auto rows = hm.value("rows", int64_t{0}), cols = hm.value("cols", int64_t{0});
+    const auto& v = hm["values"];
+    if (rows < 1 || cols < 1 || !v.is_array() || static_cast<int64_t>(v.size()) != rows * cols) return false;
+    for (int64_t i = 0; i < rows; ++i) {
+        double sum = 0;
+        for (int64_t j = 0; j < cols; ++j) {
+            const auto& x = v[static_cast<size_t>(i * cols + j)];
+            if (!x.is_number() || x.get<double>() < 0) return false;
+            sum += x.get<double>();
+        }
+        if (std::fabs(sum - 1) > 1e-4 * static_cast<double>(cols) && sum != 0) return false;
+    }
+    return true;
+}
+
+// The lesson's weight heatmaps as interactive views (head view, matrix view with hover), each an
+// attention page (attn/viz/html.hpp) in an iframe's srcdoc; its strings stay text there too.
+std::string views_html(const nlohmann::json& rec, lessons::Lang lang, int lesson, int& views) {
+    if (!rec.contains("heatmaps") || !rec["heatmaps"].is_object()) return "";
+    std::string out;
+    for (const auto& [key, hm] : rec["heatmaps"].items()) {
+        if (!holds_weights(hm)) continue;
+        AttentionPage p;
+        p.title = hm.value("title", key);
+        p.source = fmt::format("attn tour, lesson {} ({})", lesson, key);
+        p.lang = lang == lessons::Lang::zh ? "zh" : "en";
+        p.tq = hm["rows"].get<int64_t>(), p.tk = hm["cols"].get<int64_t>();
+        for (const auto& x : hm["values"]) p.weights.push_back(x.get<float>());
+        auto labels = [&](const char* name, int64_t n) {
+            std::vector<std::string> l;
+            if (hm.contains(name) && hm[name].is_array() && static_cast<int64_t>(hm[name].size()) == n)
+                for (const auto& t : hm[name]) l.push_back(t.is_string() ? t.get<std::string>() : t.dump());
+            return l;
+        };
+        p.q_tokens = labels("row_labels", p.tq);
+        p.k_tokens = labels("col_labels", p.tk);
+        p.shapes = {{"weights", fmt::format("[{}, {}]", p.tq, p.tk)}};
+        out += fmt::format("<iframe class=\"view\" id=\"view-{}-{}\" title=\"{}\" srcdoc=\"{}\"></iframe>\n", lesson,
+                           escape(key), escape(p.title), escape(attention_html(p)));
+        ++views;
+    }
+    return out.empty() ? out : "<div class=\"views\">" + out + "</div>\n";
+}
 
 std::string checks_html(const nlohmann::json& rec) {
     std::string out;
@@ -161,7 +211,7 @@ int run_tour_html(const std::string& file, lessons::RunOptions opt, int from, in
     opt.pause = nullptr;
     const Words& w = opt.lang == lessons::Lang::zh ? kZh : kEn;
     int passed = 0, failed = 0, unsupported = 0, measured = 0, identities = 0, qualified = 0, unmeasured = 0,
-        source_errors = 0, inconclusive = 0, ran = 0, figures = 0;
+        source_errors = 0, inconclusive = 0, ran = 0, figures = 0, views = 0;
     nlohmann::json records = nlohmann::json::array();
     std::string sections;
     for (const auto& lesson : lessons::all_lessons()) {
@@ -203,9 +253,10 @@ int run_tour_html(const std::string& file, lessons::RunOptions opt, int from, in
         sections += fmt::format(
             "<details class=\"lesson\" id=\"lesson-{}\"{}>\n<summary><span class=\"num\">{}</span> {} "
             "<span class=\"muted\">{}</span><span class=\"badges\">{}</span></summary>\n"
-            "<div class=\"body\"><div class=\"figs pipeline\">{}</div><pre class=\"text\">{}</pre>{}</div>\n{}</details>\n",
+            "<div class=\"body\"><div class=\"figs pipeline\">{}</div><pre class=\"text\">{}</pre>{}</div>\n{}{}</details>\n",
             lesson.number, ran == 1 ? " open" : "", lesson.number, escape(lessons::translate(opt.lang, lesson.title)),
-            escape(lessons::claims_text(lesson.claims)), badges, pipe, text_html(text.str()), figs, checks_html(r.record));
+            escape(lessons::claims_text(lesson.claims)), badges, pipe, text_html(text.str()), figs,
+            views_html(r.record, opt.lang, lesson.number, views), checks_html(r.record));
     }
     // the record, as `attn tour --json` prints it
     // (the whole tour scores all 44 claims; a part of it, only the claims its lessons test)
@@ -227,8 +278,10 @@ int run_tour_html(const std::string& file, lessons::RunOptions opt, int from, in
         score += fmt::format("<tr><td>{}</td><td class=\"n\">{}</td></tr>\n", label, n);
     score += "</table>\n";
     const std::string css = kTourCss;
-    const std::string csp = "default-src 'none'; style-src 'sha256-" + sha256_base64(css) +
-                            "'; script-src 'none'; img-src 'none'; connect-src 'none'; form-action 'none'; base-uri 'none'";
+    // the embedded attention views (iframe srcdoc) inherit this policy: it admits their script and style by hash
+    const std::string csp = "default-src 'none'; style-src 'sha256-" + sha256_base64(css) + "' " +
+                            attention_html_style_source() + "; script-src " + attention_html_script_source() +
+                            "; img-src 'none'; connect-src 'none'; form-action 'none'; base-uri 'none'";
     std::string html = fmt::format(
         "<!DOCTYPE html>\n<html lang=\"{}\">\n<head>\n<meta charset=\"utf-8\">\n"
         "<meta http-equiv=\"Content-Security-Policy\" content=\"{}\">\n<meta name=\"referrer\" content=\"no-referrer\">\n"
@@ -239,8 +292,9 @@ int run_tour_html(const std::string& file, lessons::RunOptions opt, int from, in
         opt.lang == lessons::Lang::zh ? "zh-Hans" : "en", csp, w.title, css, w.title, w.intro, opt.seed, sections,
         w.scorecard, score, script_safe_json(json_text(tour, -1, JsonNonFinite::string)));
     with_option("--html", [&] { write_file_atomic(file, html); });
-    std::cout << fmt::format("wrote {} ({:.0f} kB, {} lessons, {} with figures; {} measured, {} identities, {} failed)\n",
-                             file, static_cast<double>(html.size()) / 1000.0, ran, figures, measured, identities, failed);
+    std::cout << fmt::format(
+        "wrote {} ({:.0f} kB, {} lessons, {} with figures, {} interactive views; {} measured, {} identities, {} failed)\n",
+        file, static_cast<double>(html.size()) / 1000.0, ran, figures, views, measured, identities, failed);
     return failed;
 }
 

@@ -25,6 +25,7 @@ import time
 import urllib.parse
 
 SKIP = 77
+SENTENCE = "The animal didn't cross the street because it was too tired."
 
 
 # ---- a minimal WebSocket client (RFC 6455: client frames masked, no extensions)
@@ -218,6 +219,30 @@ def model_dump(path, L, H, T, tokens, seed):
                    "tensors": {"attention": {"shape": [L, 1, H, T, T], "data": data}}}, f)
 
 
+def synthetic_safetensors(path, L, H, T, seed):
+    """A .safetensors dump with "attention" [L, 1, H, T, T] in float16, too big for JSON: each head's
+    rows are one random softmax row shifted along the keys (a relative-position head), some with a
+    strong diagonal. Standard library only, so it is quick at T = 512 without numpy. Returns each
+    head's base row: weight (head k, query i, key j) = base[k][(j - i) % T], rounded to float16."""
+    rng = random.Random(seed)
+    bases = []
+    with open(path, "wb") as f:
+        header = json.dumps({"attention": {"dtype": "F16", "shape": [L, 1, H, T, T],
+                                           "data_offsets": [0, 2 * L * H * T * T]}}).encode()
+        header += b" " * (-len(header) % 8)
+        f.write(struct.pack("<Q", len(header)) + header)
+        for k in range(L * H):
+            base = softmax_rows(rng, T)
+            if k % 3 == 0:
+                base = [0.5 * x for x in base]
+                base[0] += 0.5
+            row = struct.pack(f"<{T}e", *base)
+            bases.append(struct.unpack(f"<{T}e", row))
+            twice = row + row
+            f.write(b"".join(twice[2 * (T - i):2 * (2 * T - i)] for i in range(T)))
+    return bases
+
+
 def load_page(b, checks, path, name, out):
     """Opens one page in a fresh tab and runs the checks every page must pass. Returns its figures."""
     b.events.clear()
@@ -260,9 +285,11 @@ def load_page(b, checks, path, name, out):
 
 def hover_cell(b, i, j):
     """Moves the mouse over matrix cell (i, j); returns the info line's weight."""
-    x, y = b.eval(f"""(function(){{var c=document.querySelector('canvas.matrix');c.scrollIntoView();
+    x, y, cs = b.eval(f"""(function(){{var c=document.querySelector('canvas.matrix');c.scrollIntoView();
         var r=c.getBoundingClientRect(), cs=+c.dataset.cell;
-        return [r.left+(+c.dataset.left)+({j}+0.5)*cs, r.top+(+c.dataset.top)+({i}+0.5)*cs];}})()""")
+        return [r.left+(+c.dataset.left)+{j}*cs, r.top+(+c.dataset.top)+{i}*cs, cs];}})()""")
+    # the cell's middle; a cell of 1 or 2 px: the first whole pixel in it (the mouse lands on whole pixels)
+    x, y = (x + cs / 2, y + cs / 2) if cs >= 3 else (math.ceil(round(x, 3)), math.ceil(round(y, 3)))
     b.call("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y})
     b.pump(0.1)
     return b.eval("[document.getElementById('mx-info').dataset.i, document.getElementById('mx-info').dataset.j, "
@@ -274,9 +301,12 @@ def main():
     ap.add_argument("--attn", required=True, help="the attn binary")
     ap.add_argument("--out", required=True, help="folder for the pages, screenshots and summary.json")
     ap.add_argument("--chromium", help="the browser (default: chromium, chromium-browser or google-chrome on PATH)")
-    ap.add_argument("--big", action="store_true", help="also time a 12-head T = 512 page")
-    ap.add_argument("--tour-to", type=int, default=4, metavar="N",
-                    help="the tour page holds lessons 1..N (default 4; 0: no tour page)")
+    ap.add_argument("--model", help="the MiniLM folder (default: $ATTN_MODEL_DIR, else data/models/all-MiniLM-L6-v2)")
+    ap.add_argument("--open-limit-ms", type=float, default=1000,
+                    help="the 12 x 12 heads, T = 512 page must draw within this (best of two loads; default 1000)")
+    ap.add_argument("--tour-from", type=int, default=6, metavar="N", help="the tour page's first lesson (default 6)")
+    ap.add_argument("--tour-to", type=int, default=8, metavar="N",
+                    help="the tour page's last lesson (default 8: lessons 7 and 8 show weights; 0: no tour page)")
     a = ap.parse_args()
     chromium = find_chromium(a.chromium)
     if chromium is None:
@@ -305,15 +335,31 @@ def main():
     words = ["[CLS]"] + [f"w{k}" for k in range(126)] + ["[SEP]"]
     model_dump(minilm_dump, 6, 12, 128, words, 5)
     attn(a.attn, "view", minilm_dump, "--html", minilm_html)
-    pages = [(fwd_html, "forward"), (xss_html, "xss"), (zh_html, "zh"), (minilm_html, "6x12 T=128")]
-    if a.big:
-        big = os.path.join(a.out, "big-12h-T512.html")
-        attn(a.attn, "forward", "--seq", "512", "--heads", "12", "--d-model", "768", "--batch", "1", "--html", big)
-        pages.append((big, "12 heads T=512"))
+    train_html, decode_html = os.path.join(a.out, "train.html"), os.path.join(a.out, "decode.html")
+    attn(a.attn, "train", "--task", "reverse", "--steps", "150", "--layers", "2", "--seed", "1", "-q", "--html", train_html)
+    attn(a.attn, "decode", "--steps", "12", "--layers", "2", "--heads", "4", "--html", decode_html)
+    pages = [(fwd_html, "forward"), (xss_html, "xss"), (zh_html, "zh"), (minilm_html, "6x12 T=128"),
+             (train_html, "train"), (decode_html, "decode")]
+    # BERT-base's size: 12 layers x 12 heads at T = 512 (a 50 MB page), from a synthetic dump
+    big_dump, big = os.path.join(a.out, "big-12x12-T512.safetensors"), os.path.join(a.out, "big-12x12-T512.html")
+    big_rows = synthetic_safetensors(big_dump, 12, 12, 512, 7)
+    attn(a.attn, "view", big_dump, "--html", big)
+    os.remove(big_dump)
+    pages.append((big, "12x12 T=512"))
+
+    # the real model, when it was fetched (scripts/fetch-model.sh): the issue's sentence, all 6 x 12 heads
+    model_dir = a.model or os.environ.get("ATTN_MODEL_DIR") or os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "data", "models", "all-MiniLM-L6-v2")
+    minilm_real = os.path.join(a.out, "minilm.html")
+    if os.path.isfile(os.path.join(model_dir, "model.safetensors")):
+        attn(a.attn, "model", "attention", "--model", model_dir, "--text", SENTENCE, "--html", minilm_real)
+        pages.append((minilm_real, "MiniLM"))
+    else:
+        print(f"  SKIP  MiniLM: no model in {model_dir} (bash scripts/fetch-model.sh fetches it)")
 
     tour_html = os.path.join(a.out, "tour.html")
     if a.tour_to > 0:
-        attn(a.attn, "tour", "--to", str(a.tour_to), "--html", tour_html)
+        attn(a.attn, "tour", "--from", str(a.tour_from), "--to", str(a.tour_to), "--html", tour_html)
 
     try:
         b = Browser(chromium, a.out)
@@ -366,6 +412,49 @@ def main():
                 b.eval("document.querySelector('button[data-view=matrix]').click()")
                 hover_cell(b, 2, 1)
                 b.screenshot(os.path.join(a.out, stem + "-matrix.png"), full=False)
+            if name in ("train", "decode"):
+                b.eval("document.querySelector('figure.th[data-layer=\"1\"][data-head=\"0\"]').click()")
+                b.pump(0.05)
+                got = hover_cell(b, 3, 2)
+                checks.check(got[0] == "3" and got[2] > 0, f"{name}: layer 1 head 0, hover on (3, 2): {got[3]!r}")
+                b.screenshot(os.path.join(a.out, stem + "-matrix.png"), full=False)
+            if name == "MiniLM":
+                checks.check(fig["heads"] == 72 and fig["bytes"] < 2_000_000,
+                             f"MiniLM: {fig['heads']} heads in {fig['bytes']} bytes (6 x 12, under 2 MB)")
+                toks = b.eval("JSON.parse(document.getElementById('attn-data').textContent).q")
+                checks.check(toks[0] == "[CLS]" and "animal" in toks and toks[-1] == "[SEP]",
+                             f"MiniLM: the tokens are the sentence's ({' '.join(toks)})")
+                b.eval("document.querySelector('figure.th[data-layer=\"2\"][data-head=\"3\"]').click()")
+                b.screenshot(os.path.join(a.out, stem + "-matrix.png"), full=False)
+                b.eval("document.querySelector('button[data-view=head]').click()")
+                it = toks.index("it")
+                x, y = b.eval(f"(function(){{var r=document.querySelectorAll('.col.q .tok')[{it}].getBoundingClientRect();"
+                              "return [r.left+r.width/2, r.top+r.height/2];})()")
+                b.call("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y})
+                b.pump(0.1)
+                hot = b.eval("document.querySelector('.col.q .tok.hot').textContent")
+                checks.check(hot == "it", f"MiniLM: hovering 'it' in the head view isolates its row ({hot!r})")
+                b.screenshot(os.path.join(a.out, stem + "-head.png"), full=False)
+            if name == "12x12 T=512":
+                again = load_page(b, checks, path, name + " (again)", a.out)
+                fig["open_ms"] = min(fig["open_ms"], again["open_ms"])
+                checks.check(fig["open_ms"] < a.open_limit_ms,
+                             f"12x12 T=512: drawn {fig['open_ms']} ms after navigation, under {a.open_limit_ms:.0f} ms")
+                # the heads' data follows the script: wait for the parser to reach the end, then enlarge a head
+                deadline = time.time() + 30
+                while not b.eval("'parsedMs' in document.body.dataset") and time.time() < deadline:
+                    b.pump(0.05)
+                fig["parsed_ms"] = round(b.eval("Number(document.body.dataset.parsedMs)"), 1)
+                t0 = b.eval("performance.now()")
+                b.eval("document.querySelector('figure.th[data-layer=\"11\"][data-head=\"10\"]').click()")
+                fig["enlarge_ms"] = round(b.eval("performance.now()") - t0, 1)
+                maxerr = b.eval("JSON.parse(document.getElementById('attn-data').textContent).maxerr")
+                for (i, j) in ((0, 0), (300, 17), (511, 510)):
+                    got_i, got_j, got_w, _ = hover_cell(b, i, j)
+                    want = big_rows[11 * 12 + 10][(j - i) % 512]
+                    checks.check(got_i == str(i) and got_j == str(j) and abs(got_w - want) <= maxerr + 1e-7,
+                                 f"12x12: layer 11 head 10, hover on ({i}, {j}) shows {got_w:.6f}, the dump has {want:.6f}")
+                b.screenshot(os.path.join(a.out, stem + "-matrix.png"), full=False)
             if name == "6x12 T=128":
                 checks.check(fig["bytes"] < 2_000_000, f"6x12 T=128: {fig['bytes']} bytes, under 2 MB")
                 b.eval("document.querySelector('figure.th[data-layer=\"3\"][data-head=\"7\"]').click()")
@@ -379,16 +468,26 @@ def main():
             b.open_tab()
             b.call("Page.navigate", {"url": "file://" + os.path.abspath(tour_html)})
             b.pump(1.0)
+            lessons = a.tour_to - a.tour_from + 1
             n = b.eval("document.querySelectorAll('details.lesson').length")
-            checks.check(n == a.tour_to, f"tour: {n} lessons of {a.tour_to}")
+            checks.check(n == lessons, f"tour: {n} lessons of {lessons}")
             rec = b.eval("JSON.parse(document.getElementById('attn-tour').textContent).lessons.length")
-            checks.check(rec == a.tour_to, f"tour: the embedded record holds {rec} lessons")
+            checks.check(rec == lessons, f"tour: the embedded record holds {rec} lessons")
             errors = [e for e in b.events if e.get("method") in ("Runtime.exceptionThrown",) or
                       (e.get("method") == "Log.entryAdded" and e["params"]["entry"].get("level") == "error")]
             reqs = [e for e in b.events if e.get("method") == "Network.requestWillBeSent" and
                     not e["params"]["request"]["url"].startswith("file://")]
             checks.check(not errors, f"tour: no console error or CSP violation {errors[:2] if errors else ''}")
             checks.check(not reqs, "tour: no network request")
+            # the lessons' weight heatmaps as interactive views (iframe srcdoc), each drawn
+            tour = b.eval("JSON.parse(document.getElementById('attn-tour').textContent)")
+            want = sum(1 for les in tour["lessons"] for hm in les.get("heatmaps", {}).values()
+                       if all(abs(sum(hm["values"][i * hm["cols"]:(i + 1) * hm["cols"]]) - 1) <= 1e-4 * hm["cols"] or
+                              sum(hm["values"][i * hm["cols"]:(i + 1) * hm["cols"]]) == 0 for i in range(hm["rows"])))
+            ready = b.eval("Array.prototype.filter.call(document.querySelectorAll('iframe.view'), function(f){"
+                           "var d=f.contentDocument;return d&&d.body&&d.body.dataset.ready==='1';}).length")
+            checks.check(ready == want and (want > 0 or not a.tour_from <= 7 <= a.tour_to),
+                         f"tour: {ready} interactive views drawn, {want} weight heatmaps in the record")
             b.eval("document.querySelectorAll('details.lesson').forEach(function(d){d.open=true;})")
             b.screenshot(os.path.join(a.out, "tour.png"))
             figures.append({"page": "tour.html", "bytes": os.path.getsize(tour_html), "heads": 0, "open_ms": 0, "wall_s": 0})
@@ -397,7 +496,9 @@ def main():
     with open(os.path.join(a.out, "summary.json"), "w") as f:
         json.dump({"chromium": chromium, "pages": figures, "failed": checks.failed}, f, indent=1)
     for fig in figures:
-        print(f"  {fig['page']}: {fig['bytes'] / 1e6:.2f} MB, {fig['heads']} heads, drawn in {fig['open_ms']} ms")
+        print(f"  {fig['page']}: {fig['bytes'] / 1e6:.2f} MB, {fig['heads']} heads, drawn in {fig['open_ms']} ms"
+              + (f", all heads loaded at {fig['parsed_ms']} ms, one enlarged in {fig['enlarge_ms']} ms"
+                 if "enlarge_ms" in fig else ""))
     print("browser test: " + ("all checks passed" if checks.failed == 0 else f"{checks.failed} check(s) FAILED"))
     return 0 if checks.failed == 0 else 1
 

@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -68,6 +69,19 @@ std::string between(const std::string& s, const std::string& open, const std::st
 // The JSON data block of a page, parsed.
 nlohmann::json page_data(const std::string& html) {
     return nlohmann::json::parse(between(html, "<script type=\"application/json\" id=\"attn-data\">", "</script>"));
+}
+
+// The bytes of every head's data element of one kind ("w" weights, "s" scores), in head order.
+std::vector<uint8_t> page_blocks(const std::string& html, const char* kind, int64_t heads) {
+    std::vector<uint8_t> out;
+    for (int64_t k = 0; k < heads; ++k) {
+        const std::string open = "<script type=\"application/octet-stream\" id=\"attn-" + std::string(kind) + "-" +
+                                 std::to_string(k) + "\">";
+        REQUIRE_MESSAGE(html.find(open) != std::string::npos, open);
+        const auto b = base64_decode(between(html, open, "</script>"));
+        out.insert(out.end(), b.begin(), b.end());
+    }
+    return out;
 }
 
 // Softmax rows of random scores: [L, H, T, T], with the causal mask's zeros when causal.
@@ -154,8 +168,12 @@ TEST_CASE("html: a token of markup reaches the page as text, and the page makes 
     CHECK(html.find("<svg") == std::string::npos);
     CHECK(html.find("<b>") == std::string::npos);
     CHECK(html.find("<i>") == std::string::npos);
-    CHECK(count(html, "</script>") == 2);
-    CHECK(count(html, "<script") == 2);
+    // two scripts close: the JSON data block and the page's script; the rest are the heads' base64 blocks
+    CHECK(count(html, "</script>") == 2 + 2);
+    CHECK(count(html, "<script") == 2 + 2);
+    CHECK(count(html, "<script type=\"application/octet-stream\" id=\"attn-w-") == 2);
+    // the heads' blocks follow the page's script, so the model view draws before a big page has loaded
+    CHECK(html.find("<script>") < html.find("id=\"attn-w-0\""));
     CHECK(count(html, "</style>") == 1);
     CHECK(html.find("<!--") == std::string::npos);
     // the strings come back whole from the data block
@@ -191,7 +209,7 @@ TEST_CASE("html: the embedded weights decode within the error the page states") 
         const auto data = page_data(attn::attention_html(p, &st));
         CHECK(st.encoding == "float16");
         CHECK(data["enc"] == "f16");
-        const auto b = base64_decode(data["w"].get<std::string>());
+        const auto b = page_blocks(attn::attention_html(p), "w", 2 * 3);
         REQUIRE(b.size() == 2 * p.weights.size());
         double err = 0;
         for (size_t i = 0; i < p.weights.size(); ++i)
@@ -213,7 +231,7 @@ TEST_CASE("html: the embedded weights decode within the error the page states") 
         CHECK(html.size() < 2'000'000);
         CHECK(st.bytes == static_cast<int64_t>(html.size()));
         const auto data = page_data(html);
-        const auto b = base64_decode(data["w"].get<std::string>());
+        const auto b = page_blocks(html, "w", 6 * 12);
         REQUIRE(b.size() == p.weights.size());
         double err = 0;
         for (size_t i = 0; i < b.size(); ++i) {
@@ -223,7 +241,31 @@ TEST_CASE("html: the embedded weights decode within the error the page states") 
         CHECK(err == doctest::Approx(st.max_weight_error).epsilon(1e-6));
         CHECK(err <= 1.0 / 255.0);  // |d(q^2)| <= (2q + 1) / 255^2 / 2 at q <= 255
         CHECK(data["figs"].size() == 72);
+        CHECK(data["thumb"]["w"] == 47);
     }
+}
+
+TEST_CASE("html: the model view's thumbnails keep each head's largest weight, per head") {
+    // 2 heads at T = 200, pooled to 64 x 64 cells (3 or 4 rows and keys each): head 1 puts weight 1 on key 150
+    // for query 100 and nothing elsewhere, head 0 is uniform
+    attn::AttentionPage p;
+    p.heads = 2, p.tq = p.tk = 200;
+    p.weights.assign(2 * 200 * 200, 1.0f / 200);
+    std::fill(p.weights.begin() + 200 * 200, p.weights.end(), 0.0f);
+    p.weights[200 * 200 + 100 * 200 + 150] = 1.0f;
+    const auto data = page_data(attn::attention_html(p));
+    REQUIRE(data["thumb"]["w"] == 64);
+    REQUIRE(data["thumb"]["h"] == 64);
+    const auto q = base64_decode(data["thumb"]["d"].get<std::string>());
+    REQUIRE(q.size() == 2 * 64 * 64);
+    // head 0: sqrt(1/200) everywhere; head 1: 255 in the cell that covers (100, 150), 0 elsewhere
+    const auto uniform = static_cast<uint8_t>(std::lround(std::sqrt(1.0 / 200) * 255));
+    for (size_t c = 0; c < 64 * 64; ++c) CHECK(q[c] == uniform);
+    const size_t y = 100 * 64 / 200, x = 150 * 64 / 200, hot = 64 * 64 + y * 64 + x;
+    CHECK(q[hot] == 255);
+    size_t lit = 0;
+    for (size_t c = 64 * 64; c < q.size(); ++c) lit += q[c] != 0;
+    CHECK(lit == 1);
 }
 
 TEST_CASE("html: each head's entropy and sink share") {
@@ -263,7 +305,8 @@ TEST_CASE("html: --html on attn forward and attn view writes the page whole") {
     CHECK(data["lang"] == "zh");
     CHECK(data["H"] == 2);
     CHECK(data["Tq"] == 5);
-    CHECK(data["s"].is_string());   // the scores, for the hover
+    CHECK(data["scores"] == true);  // the scores, for the hover: float16, one block per head
+    CHECK(page_blocks(html, "s", 2).size() == 2 * 2 * 5 * 5);
     CHECK(data["vn"].is_string());  // the value norms, for the norm-based view
     CHECK(data["mask"].is_object());
     bool has_weights_shape = false;
@@ -283,7 +326,7 @@ TEST_CASE("html: --html on attn forward and attn view writes the page whole") {
     REQUIRE_MESSAGE(r.code == 0, r.out);
     const std::string v = read_text(dir + "/v.html");
     CHECK(v.find("<img") == std::string::npos);
-    CHECK(count(v, "</script>") == 2);
+    CHECK(count(v, "</script>") == 2 + 2);  // the data block, the script, one head's weights and its scores
     CHECK(page_data(v)["q"][0] == "<img src=x onerror=alert(1)>");
 
     // a model dump: every layer in one page
@@ -328,10 +371,11 @@ TEST_CASE("html: attn tour --html holds the same record as attn tour --json") {
     size_t checks = 0;
     for (const auto& l : json["lessons"]) checks += l.contains("checks") ? l["checks"].size() : 0;
     CHECK(count(html, "<li class=\"measured\">") + count(html, "<li class=\"identity\">") == checks);
-    // only the style, admitted by hash; no script runs
+    // only the style and the embedded views' script and style, admitted by hash
     const std::string csp = between(html, "http-equiv=\"Content-Security-Policy\" content=\"", "\"");
     CHECK(csp.starts_with("default-src 'none';"));
-    CHECK(csp.find("script-src 'none'") != std::string::npos);
+    CHECK(csp.find("script-src " + attn::attention_html_script_source() + ";") != std::string::npos);
+    CHECK(csp.find("unsafe") == std::string::npos);
     CHECK(csp.find("style-src 'sha256-" + attn::sha256_base64(between(html, "<style>", "</style>")) + "'") !=
           std::string::npos);
     CHECK(html.find("href=") == std::string::npos);  // nothing to load (the inline SVGs name their xmlns only)
@@ -346,5 +390,141 @@ TEST_CASE("html: attn tour --html holds the same record as attn tour --json") {
     CHECK(attn::test::run_attn("lesson 4 --json --html '" + dir + "/l4.html'").code == 2);
     CHECK(attn::test::run_attn("tour --html - ").code == 2);
     CHECK(attn::test::run_attn("tour --json --html '" + page + "'").code == 2);
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("html: --html on attn train shows every layer of the trained attention, on attn decode every step's weights") {
+    const std::string dir = attn::test::temp_dir("html-train");
+    SUBCASE("train: the --dump rows' weights, all layers, row 0") {
+        auto r = attn::test::run_attn("train --task copy --steps 20 --layers 2 --heads 2 --d-model 16 --seed 5 -q --html '" +
+                                      dir + "/t.html' --dump '" + dir + "/t.json'");
+        REQUIRE_MESSAGE(r.code == 0, r.out);
+        const std::string html = read_text(dir + "/t.html");
+        const auto data = page_data(html);
+        const auto dump = nlohmann::json::parse(read_text(dir + "/t.json"));
+        CHECK(data["L"] == 2);
+        CHECK(data["H"] == 2);
+        const int64_t T = data["Tq"].get<int64_t>();
+        CHECK(T == dump["config"]["seq"].get<int64_t>());
+        CHECK(data["q"] == dump["config"]["tokens"][0]);
+        // each layer's heads are that layer's weights of batch row 0, within the stated error
+        const auto b = page_blocks(html, "w", 4);
+        REQUIRE(b.size() == static_cast<size_t>(2 * 2 * T * T * 2));
+        double err = 0;
+        for (int64_t l = 0; l < 2; ++l) {
+            const auto& w = dump["tensors"]["weights_layer" + std::to_string(l)]["data"];
+            for (int64_t k = 0; k < 2 * T * T; ++k) {  // batch row 0: the first H * T * T values
+                const size_t at = static_cast<size_t>(l * 2 * T * T + k);
+                err = std::max(err, std::fabs(double(attn::half_to_float(uint16_t(b[2 * at] | (b[2 * at + 1] << 8)))) -
+                                              w[static_cast<size_t>(k)].get<double>()));
+            }
+        }
+        CHECK(err <= data["maxerr"].get<double>() + 1e-6);  // + the dump's decimal rounding
+        CHECK(attn::test::run_attn("train --task copy --steps 1 --html - ").code == 2);
+        CHECK(attn::test::run_attn("train --task copy --steps 1 --html '" + dir + "/x' --dump '" + dir + "/x'").code == 2);
+    }
+    SUBCASE("train: the characters of a corpus reach the page as text") {
+        std::string text;
+        for (int i = 0; i < 30; ++i) text += "</script><img src=x onerror=alert(1)> and <b>more</b> words to learn. ";
+        std::ofstream(dir + "/c.txt") << text;
+        auto r = attn::test::run_attn("train --task chars --corpus '" + dir + "/c.txt' --seq 24 --steps 2 --layers 1 -q --html '" +
+                                      dir + "/c.html'");
+        REQUIRE_MESSAGE(r.code == 0, r.out);
+        const std::string html = read_text(dir + "/c.html");
+        CHECK(html.find("<img") == std::string::npos);
+        CHECK(html.find("<b>") == std::string::npos);
+        CHECK(count(html, "</script>") == count(html, "<script"));
+    }
+    SUBCASE("decode: row t is step t's weights over the t + 1 cached keys") {
+        auto r = attn::test::run_attn("decode --steps 6 --layers 2 --heads 3 --d-model 12 --seed 2 --html '" + dir + "/d.html'");
+        REQUIRE_MESSAGE(r.code == 0, r.out);
+        CHECK(r.out.find("wrote " + dir + "/d.html") != std::string::npos);
+        const std::string html = read_text(dir + "/d.html");
+        const auto data = page_data(html);
+        CHECK(data["L"] == 2);
+        CHECK(data["H"] == 3);
+        CHECK(data["Tq"] == 6);
+        CHECK(data["scores"] == true);
+        REQUIRE(data["mask"].is_object());
+        const auto b = page_blocks(html, "w", 6);
+        REQUIRE(b.size() == 2 * 6 * 36);
+        const double tol = 6 * data["maxerr"].get<double>() + 1e-6;
+        for (int64_t k = 0; k < 6; ++k)
+            for (int64_t i = 0; i < 6; ++i) {
+                double sum = 0, after = 0;
+                for (int64_t j = 0; j < 6; ++j) {
+                    const size_t at = static_cast<size_t>((k * 6 + i) * 6 + j);
+                    const double w = attn::half_to_float(uint16_t(b[2 * at] | (b[2 * at + 1] << 8)));
+                    (j <= i ? sum : after) += w;
+                }
+                CHECK(sum == doctest::Approx(1.0).epsilon(tol));
+                CHECK(after == 0.0);  // keys after the step are not in the cache yet
+            }
+        // with --json on stdout the page's line goes to stderr: stdout stays JSON
+        r = attn::test::run_shell("'" + std::string(ATTN_BINARY) + "' decode --steps 3 --json --html '" + dir + "/e.html' 2>/dev/null");
+        REQUIRE(r.code == 0);
+        CHECK(nlohmann::json::parse(r.out)["format"] == "attn-decode");
+        CHECK(attn::test::run_attn("decode --html - ").code == 2);
+    }
+    std::filesystem::remove_all(dir);
+}
+
+namespace {
+
+// An attribute's value as the HTML parser reads it: the entities tour_html's escape() writes, undone.
+std::string unescape_attr(const std::string& s) {
+    std::string out;
+    for (size_t i = 0; i < s.size(); ++i) {
+        if (s[i] != '&') {
+            out += s[i];
+            continue;
+        }
+        for (const auto& [ent, ch] : {std::pair{"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}})
+            if (s.compare(i, std::strlen(ent), ent) == 0) {
+                out += ch;
+                i += std::strlen(ent) - 1;
+                break;
+            }
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("html: the tour page shows a lesson's attention weights as interactive views, the record's numbers") {
+    const std::string dir = attn::test::temp_dir("tour-views");
+    auto r = attn::test::run_attn("lesson 8 --seed 3 --html '" + dir + "/l8.html'");
+    REQUIRE_MESSAGE(r.code == 0, r.out);
+    const std::string html = read_text(dir + "/l8.html");
+    const auto rec =
+        nlohmann::json::parse(between(html, "<script type=\"application/json\" id=\"attn-tour\">", "</script>"));
+    const auto& heatmaps = rec["lessons"][0]["heatmaps"];
+    REQUIRE(heatmaps.size() == 3);  // padding, causal, both: all three are weights
+    CHECK(count(html, "<iframe class=\"view\"") == 3);
+    for (const auto& [key, hm] : heatmaps.items()) {
+        CAPTURE(key);
+        const std::string open = "<iframe class=\"view\" id=\"view-8-" + key + "\"";
+        REQUIRE(html.find(open) != std::string::npos);
+        const std::string page = unescape_attr(between(html.substr(html.find(open)), "srcdoc=\"", "\""));
+        const auto data = page_data(page);
+        CHECK(data["title"] == hm["title"]);
+        CHECK(data["q"] == hm["row_labels"]);
+        const int64_t n = hm["rows"].get<int64_t>() * hm["cols"].get<int64_t>();
+        const auto b = page_blocks(page, "w", 1);
+        REQUIRE(b.size() == static_cast<size_t>(2 * n));
+        double err = 0;
+        for (int64_t k = 0; k < n; ++k)
+            err = std::max(err, std::fabs(double(attn::half_to_float(uint16_t(b[2 * k] | (b[2 * k + 1] << 8)))) -
+                                          hm["values"][static_cast<size_t>(k)].get<double>()));
+        CHECK(err <= std::ldexp(1.0, -12));  // float16 below 1
+        // the view's own policy admits the same script the tour's policy admits
+        CHECK(page.find("script-src " + attn::attention_html_script_source()) != std::string::npos);
+    }
+    // the similarity of heads (lesson 11) is not a weight matrix: no view for it
+    r = attn::test::run_attn("lesson 11 --seed 3 --html '" + dir + "/l11.html'");
+    REQUIRE_MESSAGE(r.code == 0, r.out);
+    const std::string l11 = read_text(dir + "/l11.html");
+    CHECK(l11.find("id=\"view-11-similarity\"") == std::string::npos);
+    CHECK(l11.find("id=\"view-11-head0\"") != std::string::npos);
     std::filesystem::remove_all(dir);
 }

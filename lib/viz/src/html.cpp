@@ -90,6 +90,55 @@ std::string f16_base64(const std::vector<float>& v) {
     return base64_encode(bytes.data(), bytes.size());
 }
 
+// One base64 string of float16 per run of `per` values (a head's [Tq, Tk]).
+std::vector<std::string> f16_heads_base64(const std::vector<float>& v, size_t per) {
+    std::vector<std::string> out;
+    std::vector<float> head(per);
+    for (size_t at = 0; at < v.size(); at += per) {
+        std::copy(v.begin() + static_cast<std::ptrdiff_t>(at), v.begin() + static_cast<std::ptrdiff_t>(at + per),
+                  head.begin());
+        out.push_back(f16_base64(head));
+    }
+    return out;
+}
+
+// A weight in 8 bits on a square-root scale: q = round(sqrt(w) * 255), w clamped to [0, 1].
+uint8_t sqrt_u8(double w) {
+    return static_cast<uint8_t>(std::lround(std::sqrt(std::clamp(w, 0.0, 1.0)) * 255.0));
+}
+
+// The model view's thumbnails, computed here so the page draws every head without decoding its weights:
+// each head max-pooled to at most R x R cells (a cell shows the largest weight it covers, so a sharp
+// head stays visible), 8-bit square-root scale. R keeps all thumbnails within 160 kB (MiniLM's
+// 6 x 12 heads at T = 128 get 47 x 47, 12 x 12 heads 33 x 33), 24..64.
+struct Thumbs {
+    int64_t w = 0, h = 0;
+    std::vector<uint8_t> q;  // [L * H, h, w]
+};
+Thumbs thumbnails(const AttentionPage& p) {
+    const int64_t heads = p.layers * p.heads, Tq = p.tq, Tk = p.tk;
+    const auto r = static_cast<int64_t>(std::sqrt(163840.0 / static_cast<double>(heads)));
+    const int64_t R = std::clamp<int64_t>(r, 24, 64);
+    Thumbs t;
+    t.w = std::min(R, Tk), t.h = std::min(R, Tq);
+    t.q.resize(static_cast<size_t>(heads * t.w * t.h));
+    for (int64_t k = 0; k < heads; ++k) {
+        const float* w = p.weights.data() + k * Tq * Tk;
+        uint8_t* out = t.q.data() + k * t.w * t.h;
+        for (int64_t y = 0; y < t.h; ++y) {
+            const int64_t i0 = y * Tq / t.h, i1 = std::max(i0 + 1, (y + 1) * Tq / t.h);
+            for (int64_t x = 0; x < t.w; ++x) {
+                const int64_t j0 = x * Tk / t.w, j1 = std::max(j0 + 1, (x + 1) * Tk / t.w);
+                float m = 0;
+                for (int64_t i = i0; i < i1; ++i)
+                    for (int64_t j = j0; j < j1; ++j) m = std::max(m, w[i * Tk + j]);
+                out[y * t.w + x] = sqrt_u8(m);
+            }
+        }
+    }
+    return t;
+}
+
 }  // namespace
 
 std::string base64_encode(const uint8_t* data, size_t n) {
@@ -205,6 +254,9 @@ std::vector<HtmlHeadFigures> html_head_figures(const AttentionPage& p) {
     return out;
 }
 
+std::string attention_html_script_source() { return "'sha256-" + sha256_base64(kHtmlJs) + "'"; }
+std::string attention_html_style_source() { return "'sha256-" + sha256_base64(kHtmlCss) + "'"; }
+
 std::string attention_html(const AttentionPage& p, HtmlStats* stats) {
     // ---- check the sizes
     const int64_t L = p.layers, H = p.heads, Tq = p.tq, Tk = p.tk;
@@ -223,24 +275,26 @@ std::string attention_html(const AttentionPage& p, HtmlStats* stats) {
         (!p.k_tokens.empty() && p.k_tokens.size() != static_cast<size_t>(Tk)))
         throw std::invalid_argument("attention_html: q_tokens must be [Tq], k_tokens [Tk]");
 
-    // ---- the weights: float16 for small pages, else 8 bits on a square-root scale; the error measured
+    // ---- the weights: float16 for small pages, else 8 bits on a square-root scale; the error measured.
+    // Each head's bytes go to their own data element (heads_b64), so the page decodes a head only when it
+    // shows it.
     HtmlStats st;
-    std::string w64;
+    std::vector<std::string> w64;
+    const auto per = static_cast<size_t>(Tq * Tk);
     if (static_cast<int64_t>(n) <= kHtmlF16Values) {
         st.encoding = "float16";
         for (float x : p.weights)
             st.max_weight_error = std::max(st.max_weight_error, std::fabs(double(half_to_float(float_to_half(x))) - x));
-        w64 = f16_base64(p.weights);
+        w64 = f16_heads_base64(p.weights, per);
     } else {
         st.encoding = "8-bit sqrt";
         std::vector<uint8_t> q(n);
         for (size_t i = 0; i < n; ++i) {
-            const double x = std::clamp(double(p.weights[i]), 0.0, 1.0);
-            q[i] = static_cast<uint8_t>(std::lround(std::sqrt(x) * 255.0));
+            q[i] = sqrt_u8(p.weights[i]);
             const double back = (q[i] / 255.0) * (q[i] / 255.0);
             st.max_weight_error = std::max(st.max_weight_error, std::fabs(back - double(p.weights[i])));
         }
-        w64 = base64_encode(q.data(), q.size());
+        for (size_t k = 0; k < n / per; ++k) w64.push_back(base64_encode(q.data() + k * per, per));
     }
     st.scores_embedded = !p.scores.empty() && static_cast<int64_t>(n) <= kHtmlScoreValues;
 
@@ -255,8 +309,10 @@ std::string attention_html(const AttentionPage& p, HtmlStats* stats) {
     data += ",\"q\":" + tokens_json(p.q_tokens) + ",\"k\":" + tokens_json(p.k_tokens);
     data += ",\"enc\":\"" + std::string(st.encoding == "float16" ? "f16" : "u8s") + "\",\"maxerr\":" +
             num(st.max_weight_error);
-    data += ",\"w\":\"" + w64 + "\"";
-    data += ",\"s\":" + (st.scores_embedded ? "\"" + f16_base64(p.scores) + "\"" : std::string("null"));
+    data += ",\"scores\":" + std::string(st.scores_embedded ? "true" : "false");
+    const Thumbs th = thumbnails(p);
+    data += ",\"thumb\":{\"w\":" + std::to_string(th.w) + ",\"h\":" + std::to_string(th.h) + ",\"d\":\"" +
+            base64_encode(th.q.data(), th.q.size()) + "\"}";
     bool any_masked = false;
     for (uint8_t a : p.allowed) any_masked = any_masked || a == 0;
     if (any_masked) {
@@ -287,7 +343,9 @@ std::string attention_html(const AttentionPage& p, HtmlStats* stats) {
                             "media-src 'none'; object-src 'none'; frame-src 'none'; worker-src 'none'; "
                             "form-action 'none'; base-uri 'none'";
     std::string html;
-    html.reserve(data.size() + css.size() + js.size() + 2048);
+    size_t data_bytes = data.size();
+    for (const auto& h : w64) data_bytes += h.size() + 64;
+    html.reserve(data_bytes * (st.scores_embedded ? 2 : 1) + css.size() + js.size() + 2048);
     html += "<!DOCTYPE html>\n<html lang=\"";
     html += p.lang == "zh" ? "zh-Hans" : "en";
     html += "\">\n<head>\n<meta charset=\"utf-8\">\n<meta http-equiv=\"Content-Security-Policy\" content=\"";
@@ -301,7 +359,20 @@ std::string attention_html(const AttentionPage& p, HtmlStats* stats) {
     html += data;
     html += "</script>\n<script>";
     html += js;
-    html += "</script>\n</body>\n</html>\n";
+    html += "</script>\n";
+    // one data element per head: weights, and the scores when embedded (base64 only: nothing to escape).
+    // They come after the script, so the model view (drawn from the thumbnails in the data block) shows
+    // while a big page is still loading; the script waits for them before it draws a head.
+    auto blocks = [&html](const char* name, const std::vector<std::string>& heads) {
+        for (size_t k = 0; k < heads.size(); ++k) {
+            html += "<script type=\"application/octet-stream\" id=\"attn-";
+            html += name;
+            html += "-" + std::to_string(k) + "\">" + heads[k] + "</script>\n";
+        }
+    };
+    blocks("w", w64);
+    if (st.scores_embedded) blocks("s", f16_heads_base64(p.scores, per));
+    html += "</body>\n</html>\n";
     st.bytes = static_cast<int64_t>(html.size());
     if (stats != nullptr) *stats = st;
     return html;

@@ -28,13 +28,14 @@ section.view.on{display:block}
 .tok.hot{background:#ffe08a}
 .tok.masked{color:#b0b7bf;text-decoration:line-through}
 .tok.dim{color:#b0b7bf}
-.grid{display:grid;gap:6px;align-items:start;overflow:auto}
+.grid{display:grid;gap:4px;align-items:start;overflow:auto}
 .grid .rl{font-size:12px;color:var(--muted);align-self:center;text-align:right;padding-right:4px}
 .grid .cl{font-size:12px;color:var(--muted);text-align:center}
-figure.th{margin:0;padding:3px;border:1px solid var(--line);border-radius:4px;cursor:pointer;background:#fff;width:86px}
+figure.th{margin:0;padding:3px;border:1px solid var(--line);border-radius:4px;cursor:pointer;background:#fff;width:92px}
 figure.th.sel{border-color:var(--accent);box-shadow:0 0 0 2px var(--accent)}
-canvas.thumb{width:78px;height:78px;image-rendering:pixelated;display:block}
-figure.th figcaption{font-size:10.5px;line-height:1.25;color:var(--muted);white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+canvas.thumb{width:84px;height:84px;image-rendering:pixelated;display:block}
+figure.th figcaption{font-size:10px;line-height:1.25;color:var(--muted);white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+figure.th figcaption.note{white-space:normal;overflow-wrap:anywhere}
 .mx{overflow:auto;max-height:85vh}
 canvas.matrix{display:block;cursor:crosshair}
 #mx-info{font-family:ui-monospace,"DejaVu Sans Mono",monospace;font-size:12.5px;min-height:1.5em;white-space:pre-wrap}
@@ -51,6 +52,7 @@ footer{margin-top:16px;border-top:1px solid var(--line);padding-top:8px}
 const char* const kHtmlJs = R"JS(
 (function () {
 'use strict';
+var T0 = performance.now();
 var D = JSON.parse(document.getElementById('attn-data').textContent);
 var TXT = {
   en: {
@@ -98,12 +100,14 @@ var HALF = new Float32Array(65536);
 })();
 function f16(u, off, n) { var out = new Float32Array(n); for (var i = 0; i < n; i++) { var b = 2 * (off + i); out[i] = HALF[u[b] | (u[b + 1] << 8)]; } return out; }
 var U8 = new Float32Array(256); for (var q = 0; q < 256; q++) U8[q] = (q / 255) * (q / 255);
-var WB = bytes(D.w), SB = D.s ? bytes(D.s) : null, MB = D.mask ? bytes(D.mask.bits) : null;
+// each head's weights (and scores) sit in their own data element, decoded only when the head is shown
+var MB = D.mask ? bytes(D.mask.bits) : null;
 var VN = D.vn ? f16(bytes(D.vn), 0, NL * NH * Tk) : null;
+function block(kind, l, h) { return bytes(document.getElementById('attn-' + kind + '-' + (l * NH + h)).textContent); }
 function headW(l, h) {
-  var off = (l * NH + h) * N;
-  if (D.enc === 'f16') return f16(WB, off, N);
-  var out = new Float32Array(N); for (var i = 0; i < N; i++) out[i] = U8[WB[off + i]]; return out;
+  var b = block('w', l, h);
+  if (D.enc === 'f16') return f16(b, 0, N);
+  var out = new Float32Array(N); for (var i = 0; i < N; i++) out[i] = U8[b[i]]; return out;
 }
 function allowed(h, i, j) {
   if (!MB) return true;
@@ -113,11 +117,14 @@ function allowed(h, i, j) {
 function qtok(i) { return D.q.length ? D.q[i] : String(i); }
 function ktok(j) { return D.k.length ? D.k[j] : String(j); }
 
-// ---- state: the selected head, its weights, scores and (norm view) values
-var S = { l: 0, h: 0, view: NL * NH > 1 ? 'model' : 'head', scale: 'absolute', value: 'weight', w: null, s: null, v: null, vmax: 1, rowmax: null, focus: null };
+// ---- state: the selected head, its weights, scores and (norm view) values; over 64 keys the weights
+// are small (about 1/Tk), so the matrix starts on the per-row scale
+var S = { l: 0, h: 0, view: NL * NH > 1 ? 'model' : 'head', scale: Tk > 64 ? 'perrow' : 'absolute', value: 'weight', w: null, s: null, v: null, vmax: 1, rowmax: null, focus: null };
+var parsed = false;  // the heads' data elements are in the DOM
+function reload() { if (parsed) load(); redraw(); }
 function load() {
   S.w = headW(S.l, S.h);
-  S.s = SB ? f16(SB, (S.l * NH + S.h) * N, N) : null;
+  S.s = D.scores ? f16(block('s', S.l, S.h), 0, N) : null;
   S.v = S.w;
   if (S.value === 'norm' && VN) {
     S.v = new Float32Array(N);
@@ -167,12 +174,12 @@ function select(label, options, value, onchange) {
   lab.appendChild(s); nav.appendChild(lab); return s;
 }
 function range(n) { var a = []; for (var i = 0; i < n; i++) a.push([i, String(i)]); return a; }
-var selL = select(T.layer, range(NL), 0, function (v) { S.l = +v; load(); redraw(); });
-var selH = select(T.headsel, range(NH), 0, function (v) { S.h = +v; load(); redraw(); });
+var selL = select(T.layer, range(NL), 0, function (v) { S.l = +v; reload(); });
+var selH = select(T.headsel, range(NH), 0, function (v) { S.h = +v; reload(); });
 selL.id = 'sel-layer'; selH.id = 'sel-head';
-var selS = select(T.scale, [['absolute', T.absolute], ['perrow', T.perrow], ['log', T.log]], 'absolute', function (v) { S.scale = v; redraw(); });
+var selS = select(T.scale, [['absolute', T.absolute], ['perrow', T.perrow], ['log', T.log]], S.scale, function (v) { S.scale = v; redraw(); });
 selS.id = 'sel-scale';
-var selV = select(T.show, VN ? [['weight', T.weight], ['norm', T.norm]] : [['weight', T.weight]], 'weight', function (v) { S.value = v; load(); redraw(); });
+var selV = select(T.show, VN ? [['weight', T.weight], ['norm', T.norm]] : [['weight', T.weight]], 'weight', function (v) { S.value = v; reload(); });
 selV.id = 'sel-value';
 
 // ---- head view
@@ -195,6 +202,7 @@ for (var j0 = 0; j0 < Tk; j0++) (function (j) {
   e.addEventListener('mouseleave', function () { S.focus = null; drawHead(); });
 })(j0);
 function drawHead() {
+  if (!S.w) return;
   var ctx = lines.getContext('2d'), f = S.focus, B = 24, paths = [];
   ctx.clearRect(0, 0, lines.width, lines.height);
   for (var b = 0; b <= B; b++) paths.push(new Path2D());
@@ -218,7 +226,7 @@ function drawHead() {
 var secModel = el('section', 'view'); secModel.id = 'view-model'; body.appendChild(secModel);
 secModel.appendChild(el('p', 'help', T.modelhelp));
 var grid = el('div', 'grid'); secModel.appendChild(grid);
-grid.style.gridTemplateColumns = '36px repeat(' + NH + ', 86px)';
+grid.style.gridTemplateColumns = '36px repeat(' + NH + ', 92px)';
 grid.appendChild(el('div'));
 for (var hh = 0; hh < NH; hh++) grid.appendChild(el('div', 'cl', T.H + ' ' + hh));
 var thumbs = [];
@@ -226,29 +234,26 @@ for (var l = 0; l < NL; l++) {
   grid.appendChild(el('div', 'rl', T.L + ' ' + l));
   for (var h = 0; h < NH; h++) (function (l, h) {
     var fig = el('figure', 'th'), c = el('canvas', 'thumb'), g = D.figs[l * NH + h];
-    var R = Math.min(96, Math.max(Tq, Tk));
-    c.width = Math.min(R, Tk); c.height = Math.min(R, Tq);
+    c.width = D.thumb.w; c.height = D.thumb.h;
     fig.appendChild(c);
     var note = D.notes.length ? D.notes[l * NH + h] : T.sink + ': ' + T.topkey + ' \u2039' + ktok(g[2]) + '\u203a';
     fig.appendChild(el('figcaption', null, T.entropy + ' ' + g[0].toFixed(2)));
     fig.appendChild(el('figcaption', null, T.sink + ' ' + Math.round(100 * g[1]) + '% \u2039' + ktok(g[2]) + '\u203a'));
-    if (D.notes.length) fig.appendChild(el('figcaption', null, note));
+    if (D.notes.length) fig.appendChild(el('figcaption', 'note', note));
     fig.title = T.L + ' ' + l + ', ' + T.H + ' ' + h + ': ' + note;
     fig.dataset.layer = String(l); fig.dataset.head = String(h);
-    fig.addEventListener('click', function () { S.l = l; S.h = h; selL.value = String(l); selH.value = String(h); load(); setView('matrix'); });
+    fig.addEventListener('click', function () { S.l = l; S.h = h; selL.value = String(l); selH.value = String(h); if (parsed) load(); setView('matrix'); });
     grid.appendChild(fig); thumbs.push({ l: l, h: h, c: c, fig: fig });
   })(l, h);
 }
+// the thumbnails come max-pooled from the page's writer, 8 bits on a square-root scale: q / 255 = sqrt(max w)
+var TB = bytes(D.thumb.d), LUT = [];
+for (var q8 = 0; q8 < 256; q8++) LUT.push(ramp(q8 / 255));
 function drawThumb(t) {
-  var w = headW(t.l, t.h), cw = t.c.width, ch = t.c.height, ctx = t.c.getContext('2d'), img = ctx.createImageData(cw, ch);
-  for (var y = 0; y < ch; y++) {
-    var i0 = Math.floor(y * Tq / ch), i1 = Math.max(i0 + 1, Math.floor((y + 1) * Tq / ch));
-    for (var x = 0; x < cw; x++) {
-      var j0 = Math.floor(x * Tk / cw), j1 = Math.max(j0 + 1, Math.floor((x + 1) * Tk / cw)), m = 0;
-      for (var i = i0; i < i1; i++) for (var j = j0; j < j1; j++) { var v = w[i * Tk + j]; if (v > m) m = v; }
-      var rgb = ramp(Math.sqrt(m)), o = 4 * (y * cw + x);
-      img.data[o] = rgb[0]; img.data[o + 1] = rgb[1]; img.data[o + 2] = rgb[2]; img.data[o + 3] = 255;
-    }
+  var cw = t.c.width, ch = t.c.height, ctx = t.c.getContext('2d'), img = ctx.createImageData(cw, ch), off = (t.l * NH + t.h) * cw * ch;
+  for (var p = 0; p < cw * ch; p++) {
+    var rgb = LUT[TB[off + p]], o = 4 * p;
+    img.data[o] = rgb[0]; img.data[o + 1] = rgb[1]; img.data[o + 2] = rgb[2]; img.data[o + 3] = 255;
   }
   ctx.putImageData(img, 0, 0);
   t.c.dataset.drawn = '1';
@@ -265,24 +270,31 @@ var mxInfo = el('div'); mxInfo.id = 'mx-info'; secMx.appendChild(mxInfo);
 var mxWrap = el('div', 'mx'); secMx.appendChild(mxWrap);
 var mx = el('canvas', 'matrix'); mxWrap.appendChild(mx);
 var CS = Math.max(1, Math.min(26, Math.floor(720 / Math.max(Tq, Tk))));
-var LAB = CS >= 9, ML = LAB ? 124 : 4, MT = LAB ? 124 : 4;
+// the label margins fit the longest (clipped) token
+var LAB = CS >= 9, ML = 4, MT = 4, LABFONT = Math.min(12, CS) + 'px system-ui, "Noto Sans CJK SC", sans-serif';
+if (LAB) {
+  var mctx = mx.getContext('2d'); mctx.font = LABFONT;
+  for (var r0 = 0; r0 < Tq; r0++) ML = Math.max(ML, Math.ceil(mctx.measureText(clip(qtok(r0))).width) + 8);
+  for (var k0 = 0; k0 < Tk; k0++) MT = Math.max(MT, Math.ceil(mctx.measureText(clip(ktok(k0))).width) + 8);
+}
 mx.width = ML + Tk * CS; mx.height = MT + Tq * CS;
 mx.dataset.cell = String(CS); mx.dataset.left = String(ML); mx.dataset.top = String(MT);
 function drawMatrix() {
-  var ctx = mx.getContext('2d');
+  // the cells as one image (a fillRect per cell is slow at T = 512), then one path of hatches for masked cells
+  var ctx = mx.getContext('2d'), img = ctx.createImageData(Tk * CS, Tq * CS), d = img.data, W = Tk * CS, hatch = new Path2D();
   ctx.fillStyle = '#fff'; ctx.fillRect(0, 0, mx.width, mx.height);
   for (var i = 0; i < Tq; i++) for (var j = 0; j < Tk; j++) {
-    var x = ML + j * CS, y = MT + i * CS;
-    if (!allowed(S.h, i, j)) {
-      ctx.fillStyle = '#eef0f2'; ctx.fillRect(x, y, CS, CS);
-      if (CS >= 4) { ctx.strokeStyle = '#aab2bb'; ctx.lineWidth = 1; ctx.beginPath(); ctx.moveTo(x, y + CS); ctx.lineTo(x + CS, y); ctx.stroke(); }
-      continue;
+    var c, ok = allowed(S.h, i, j);
+    if (ok) c = LUT[Math.round(255 * unit(S.v[i * Tk + j], i, S.scale))];
+    else { c = [238, 240, 242]; if (CS >= 4) { hatch.moveTo(ML + j * CS, MT + i * CS + CS); hatch.lineTo(ML + j * CS + CS, MT + i * CS); } }
+    for (var y = i * CS; y < (i + 1) * CS; y++) for (var x = j * CS; x < (j + 1) * CS; x++) {
+      var o = 4 * (y * W + x); d[o] = c[0]; d[o + 1] = c[1]; d[o + 2] = c[2]; d[o + 3] = 255;
     }
-    var c = ramp(unit(S.v[i * Tk + j], i, S.scale));
-    ctx.fillStyle = 'rgb(' + c[0] + ',' + c[1] + ',' + c[2] + ')'; ctx.fillRect(x, y, CS, CS);
   }
+  ctx.putImageData(img, ML, MT);
+  ctx.strokeStyle = '#aab2bb'; ctx.lineWidth = 1; ctx.stroke(hatch);
   if (LAB) {
-    ctx.fillStyle = '#1f2328'; ctx.font = Math.min(12, CS) + 'px system-ui, "Noto Sans CJK SC", sans-serif';
+    ctx.fillStyle = '#1f2328'; ctx.font = LABFONT;
     ctx.textAlign = 'right'; ctx.textBaseline = 'middle';
     for (var r = 0; r < Tq; r++) ctx.fillText(clip(qtok(r)), ML - 4, MT + r * CS + CS / 2);
     for (var k = 0; k < Tk; k++) {
@@ -308,6 +320,7 @@ function cellText(i, j) {
   return lines.join('\n');
 }
 mx.addEventListener('mousemove', function (ev) {
+  if (!S.w) return;
   var r = mx.getBoundingClientRect(), j = Math.floor((ev.clientX - r.left - ML) / CS), i = Math.floor((ev.clientY - r.top - MT) / CS);
   if (i < 0 || j < 0 || i >= Tq || j >= Tk) { tip.hidden = true; return; }
   var text = T.L + ' ' + S.l + ', ' + T.H + ' ' + S.h + '\n' + cellText(i, j);
@@ -336,20 +349,33 @@ function setView(v) {
   secMx.className = 'view' + (v === 'matrix' ? ' on' : '');
   redraw();
 }
+// only the view on screen is drawn; the others are drawn when they are shown
 function redraw() {
   thumbs.forEach(function (t) { t.fig.className = 'th' + (t.l === S.l && t.h === S.h ? ' sel' : ''); });
-  drawHead(); drawMatrix();
+  if (!S.w) return;  // the heads' data is still loading
+  if (S.view === 'head') drawHead();
+  if (S.view === 'matrix') drawMatrix();
 }
-try {
-  load(); setView(S.view);
+// The heads' data elements follow this script: the model view draws from the thumbnails at once, the
+// rest waits for the parser to reach the end of the page (seconds for a 50 MB page).
+function whenParsed(f) { if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', f); else f(); }
+var firstNeedsHead = S.view !== 'model', pending = firstNeedsHead ? 2 : 1;  // the thumbnails, and the head shown first
+function done() {
+  if (--pending > 0) return;
+  body.dataset.scriptMs = String(T0); body.dataset.readyMs = String(performance.now()); body.dataset.ready = '1';
+}
+function guard(f) { return function () { try { f(); } catch (e) { err.textContent = String(e); throw e; } }; }
+setView(S.view);
+whenParsed(guard(function () { parsed = true; load(); redraw(); body.dataset.parsedMs = String(performance.now()); if (firstNeedsHead) done(); }));
+guard(function () {
   var next = 0;
   (function step() {
     var until = Date.now() + 30;
     while (next < thumbs.length && Date.now() < until) drawThumb(thumbs[next++]);
     grid.dataset.drawn = String(next);
-    if (next < thumbs.length) setTimeout(step, 0); else { body.dataset.readyMs = String(performance.now()); body.dataset.ready = '1'; }
+    if (next < thumbs.length) setTimeout(guard(step), 0); else done();
   })();
-} catch (e) { err.textContent = String(e); throw e; }
+})();
 })();
 )JS";
 

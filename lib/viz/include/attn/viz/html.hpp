@@ -20,7 +20,11 @@
 // 2^-11) while the page holds at most kHtmlF16Values weights, else 8 bits on a
 // square-root scale (w = (q/255)^2, absolute error <= 1/255 near w = 1, finer
 // for small weights). The largest error of the weights actually embedded is
-// measured and printed in the page (HtmlStats::max_weight_error).
+// measured and printed in the page (HtmlStats::max_weight_error). Each head's
+// weights (and scores) sit in their own base64 data element, which the script
+// decodes only when that head is shown; the model view draws from thumbnails
+// max-pooled here (at most 64 x 64 cells a head, 8-bit square-root scale), so
+// BERT-base's 12 x 12 heads at T = 512 (a 50 MB page) open without decoding them.
 //
 // Legend: L = layers, H = heads, Tq = queries, Tk = keys.
 #pragma once
@@ -73,6 +77,11 @@ std::vector<HtmlHeadFigures> html_head_figures(const AttentionPage& page);
 
 // Throws std::invalid_argument when the sizes of the vectors do not match.
 std::string attention_html(const AttentionPage& page, HtmlStats* stats = nullptr);
+
+// The CSP sources of the page's script and style ("'sha256-...'"), for a page
+// that embeds attention pages (iframe srcdoc inherits the embedder's policy).
+std::string attention_html_script_source();
+std::string attention_html_style_source();
 
 // A JSON string literal ("...") that is safe inside an HTML <script> element:
 // ", \ and control characters escaped as JSON requires, and also <, >, &, ',

@@ -211,7 +211,10 @@ std::string zip_stored(const std::vector<std::pair<std::string, std::string>>& e
     std::string out, central;
     // 1980-01-01 00:00, the zip epoch: the archive's bytes depend on its content only.
     constexpr uint16_t kTime = 0, kDate = (0 << 9) | (1 << 5) | 1;
-    for (const auto& [name, data] : entries) {
+    for (const auto& entry : entries) {
+        // named references, not a structured binding: clang before 16 cannot capture one
+        const std::string& name = entry.first;
+        const std::string& data = entry.second;
         if (data.size() >= 0xFFFFFFFFull || out.size() + data.size() + name.size() + 30 >= 0xFFFFFFFFull)
             throw InputError(fmt::format("npz: '{}' would take the archive past 4 GiB (ZIP64 is not written); "
                                          "use .safetensors",

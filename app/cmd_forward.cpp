@@ -388,10 +388,7 @@ void check_forward_backend(const ForwardOpts& o, const MhaConfig& cfg, const Att
                            Backend backend) {
     const BackendInfo& row = backend_info(backend);
     require_available("--impl", backend);  // one line, exit 2: e.g. a GPU backend without a GPU
-    if (mask.heads() > 1 && row.device != Device::Cpu)
-        throw InputError(fmt::format("--mask-file: a per-head mask runs on the CPU backends; {} takes one mask row for "
-                                     "all heads",
-                                     row.name));
+    if (row.device == Device::Cuda) with_option("--mask-file", [&] { cuda_check_mask(row.cuda_kernel, mask); });
     if (!o.dump.empty()) {
         with_option("--dump", [&] { dump_format_of(o.dump); });  // .safetensors, .npz or .json, before any work
         require_writable("--dump", o.dump);

@@ -399,10 +399,11 @@ ModelConfig train_model_config(const TrainOpts& o, const std::optional<Checkpoin
         mc.act = o.act;
         mc.init = parse_init(o.init);
         mc.qk_init_gain = static_cast<float>(o.qk_gain);
-        if (o.d_k == 0 && o.d_model % o.heads != 0)
-            throw InputError(fmt::format("--heads: d_model {} is not divisible by {} heads (or give --d-k)", o.d_model,
-                                         o.heads));
-        mc = with_option("--d-model", [&] { return mc.resolved(); });
+        // the model's rules (ModelConfig::validate), its errors naming the flag
+        mc = with_fields({{"d_model", "--d-model"}, {"heads", "--heads"}, {"d_k", "--d-k"}, {"d_v", "--d-v"},
+                          {"d_ff", "--d-ff"}, {"layers", "--layers"}, {"scale", "--scale"}, {"dropout", "--dropout"},
+                          {"qk_init_gain", "--qk-gain"}},
+                         "--d-model", [&] { return mc.resolved(); });
     }
     return mc;
 }
@@ -429,15 +430,7 @@ TinyTransformer build_train_model(const TrainOpts& o, std::optional<Checkpoint>&
     TinyTransformer model = loaded ? std::move(loaded->model) : TinyTransformer(mc);
     if (!loaded) {
         model.init(mix64(tc.seed ^ 0x696e6974ULL));
-        // Embeddings (token and learned positions) drawn again from N(0, emb_std^2), one Rng
-        // stream per tensor: nn.Embedding's N(0, 1) by default. With GPT-2's 0.02 the recall
-        // task sits on a plateau for thousands of steps (README, Training), in PyTorch too.
-        uint64_t stream = 0;
-        for (Param& p : model.params())
-            if (p.name == "tok_emb.weight" || p.name == "pos_emb.weight") {
-                Rng rng(mix64(tc.seed ^ 0x656d62ULL), ++stream);
-                for (float& x : p.value->data) x = rng.normal(0.0f, static_cast<float>(o.emb_std));
-            }
+        redraw_embeddings(model, tc.seed, o.emb_std);  // N(0, --emb-std^2): nn.Embedding's N(0, 1) by default
     }
     return model;
 }
@@ -655,12 +648,7 @@ int run_train(TrainOpts o) {
     if (tc.weight_decay > 10) throw InputError(fmt::format("--weight-decay: must be at most 10, got {}", tc.weight_decay));
     if (given("--momentum") && tc.optimizer != OptimizerKind::Sgd)
         throw InputError("--momentum: acts with --optimizer sgd only (AdamW has its own moments)");
-    if (!(o.dropout >= 0.0 && o.dropout < 1.0) || static_cast<float>(o.dropout) == 1.0f)
-        throw InputError(fmt::format("--dropout: must be in [0, 1), got {}", o.dropout));
-    if (!(std::isfinite(o.emb_std) && o.emb_std >= kMinInitStd && o.emb_std <= kMaxInitStd))
-        throw InputError(fmt::format("--emb-std: must be in [{:g}, {:g}], got {}", kMinInitStd, kMaxInitStd, o.emb_std));
-    if (!(std::isfinite(o.qk_gain) && o.qk_gain > 0 && o.qk_gain <= 1e3))
-        throw InputError(fmt::format("--qk-gain: must be in (0, 1000], got {}", o.qk_gain));
+    with_fields({{"emb_std", "--emb-std"}}, "--emb-std", [&] { check_emb_std(o.emb_std); });
 
     ModelConfig mc = train_model_config(o, loaded, task, seq, causal);
     // memory: the activations the backward pass keeps and the weights four times over (lib/train)

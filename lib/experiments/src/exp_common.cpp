@@ -77,14 +77,7 @@ RunTrace run_training(const RunSpec& spec, uint64_t seed, int threads, const Run
     mc.causal = spec.task_opt.causal;
     TinyTransformer model(mc);
     model.init(mix64(seed ^ 0x696e6974ULL));
-    {  // embeddings N(0, emb_std^2), one stream per tensor (as attn train does)
-        uint64_t stream = 0;
-        for (Param& p : model.params())
-            if (p.name == "tok_emb.weight" || p.name == "pos_emb.weight") {
-                Rng rng(mix64(seed ^ 0x656d62ULL), ++stream);
-                for (float& x : p.value->data) x = rng.normal(0.0f, static_cast<float>(spec.emb_std));
-            }
-    }
+    redraw_embeddings(model, seed, spec.emb_std);  // N(0, emb_std^2), as attn train does
     if (spec.after_init) spec.after_init(model);
     std::vector<Param> params = model.params();
     ChosenOptimiser opt(spec.lr, spec.weight_decay, spec.momentum, spec.opt != OptimizerKind::AdamW);

@@ -23,6 +23,9 @@
 #include <nlohmann/json.hpp>
 
 #include "attn/cpu/features.hpp"
+#include "attn/cpu/flash.hpp"
+#include "attn/model/bert.hpp"
+#include "attn/train/fast_ops.hpp"
 #include "attn/cuda/cuda.hpp"
 #include "command.hpp"
 
@@ -131,27 +134,30 @@ std::string compiler_name() {
 #endif
 }
 
-// attn --version: the version, the commit it was built from, the compiler, CUDA, the kernels.
+// attn --version: the version, the commit it was built from, the compiler, CUDA, and the
+// kernels this CPU runs: the ISA, the flash kernel, the flash-bf16 path, the GEMMs of the
+// pretrained encoder and of training.
 static std::string version_text() {
-    return fmt::format("attn {}\ncommit {}\ncompiler {}\nCUDA {}\nkernels {}", ATTN_VERSION, build_commit(),
-                       compiler_name(), cuda_compiled() ? "compiled in" : "not compiled in (cmake --preset cuda)",
-                       cpu_kernel_summary());
+    return fmt::format("attn {}\ncommit {}\ncompiler {}\nCUDA {}\nkernels {}: flash {}, flash-bf16 {}, encoder GEMM {}, "
+                       "training GEMM {}",
+                       ATTN_VERSION, build_commit(), compiler_name(),
+                       cuda_compiled() ? "compiled in" : "not compiled in (cmake --preset cuda)", cpu_kernel_summary(),
+                       flash_kernels().front(), flash_bf16_path(), bert_gemm_path(BertOptions{}),
+                       train::gemm_path_name(train::gemm_path()));
 }
 
-// Levenshtein distance, for "did you mean".
+// Edit distance with a swap of two neighbouring letters as one edit (optimal string
+// alignment), for "did you mean": "froward" is 1 from "forward", "--sqe" 1 from "--seq".
 static size_t edit_distance(const std::string& a, const std::string& b) {
-    std::vector<size_t> row(b.size() + 1);
-    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-    for (size_t i = 1; i <= a.size(); ++i) {
-        size_t diag = row[0];
-        row[0] = i;
+    std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+    for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+    for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+    for (size_t i = 1; i <= a.size(); ++i)
         for (size_t j = 1; j <= b.size(); ++j) {
-            const size_t up = row[j];
-            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-            diag = up;
+            d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
         }
-    }
-    return row[b.size()];
+    return d[a.size()][b.size()];
 }
 
 std::unique_ptr<CLI::App> make_app(std::map<CLI::App*, Runner>& runners) {
@@ -390,6 +396,32 @@ std::string cli_table_json(const CLI::App& app) {
     return j.dump(1);
 }
 
+// "; did you mean '--seq' for '--sqe'?": the nearest long option of the command given (or of
+// attn itself) to the first --word of the command line that none of them has; "" when every
+// --word is known or none is near.
+static std::string option_hint(const CLI::App& app, int argc, const char* const* argv) {
+    const CLI::App* cmd = &app;
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+        if (argc > 1 && sub->get_name() == argv[1]) cmd = sub;
+    std::vector<std::string> names;
+    for (const CLI::App* a : {cmd, &app})
+        for (const CLI::Option* opt : a->get_options())
+            for (const std::string& n : opt->get_lnames()) names.push_back("--" + n);
+    for (int i = 1; i < argc; ++i) {
+        std::string word = argv[i];
+        if (word == "--") break;
+        if (word.rfind("--", 0) != 0 || word.size() < 3) continue;
+        word = word.substr(0, word.find('='));
+        if (std::find(names.begin(), names.end(), word) != names.end()) continue;
+        std::string best;
+        size_t best_d = std::max<size_t>(1, (word.size() - 2) / 3) + 1;  // the name's length, without "--"
+        for (const std::string& n : names)
+            if (const size_t d = edit_distance(word, n); d < best_d) best_d = d, best = n;
+        return best.empty() ? std::string() : fmt::format("; did you mean '{}' for '{}'?", best, word);
+    }
+    return {};
+}
+
 static int run_parsed(int argc, const char* const* argv) {
     std::map<CLI::App*, Runner> runners;
     const std::unique_ptr<CLI::App> owner = make_app(runners);
@@ -442,7 +474,7 @@ static int run_parsed(int argc, const char* const* argv) {
         } catch (const CLI::ParseError& e) {
             std::string what = e.what();
             std::replace(what.begin(), what.end(), '\n', ' ');
-            return usage_error(what);
+            return usage_error(what + option_hint(app, argc, argv));
         }
         check_parsed(app);
         isa_cap();  // a bad ATTN_ISA is refused before any work

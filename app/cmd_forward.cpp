@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "attn/attn.hpp"
+#include "attn/io/dump_config.hpp"
 #include "attn/io/dump_file.hpp"
 #include "command.hpp"
 #include "html_page.hpp"
@@ -52,20 +53,10 @@ struct ForwardOpts {
     std::function<bool(const char*)> given = [](const char*) { return false; };
 };
 
-// Element k of `t` with its index, as "x[0, 2, 5] = nan".
-std::string element(std::string_view name, const Tensor& t, size_t k) {
-    std::vector<int64_t> index(t.shape.size());
-    for (size_t d = index.size(), rest = k; d-- > 0;) {
-        index[d] = static_cast<int64_t>(rest % static_cast<size_t>(t.shape[d]));
-        rest /= static_cast<size_t>(t.shape[d]);
-    }
-    return fmt::format("{}[{}] = {}", name, fmt::join(index, ", "), t.data[k]);
-}
-
 // The first NaN or infinity in `t`, as "x[0, 2, 5] = nan", or "" when every value is finite.
 std::string first_non_finite(std::string_view name, const Tensor& t) {
     for (size_t k = 0; k < t.data.size(); ++k)
-        if (!std::isfinite(t.data[k])) return element(name, t, k);
+        if (!std::isfinite(t.data[k])) return tensor_element(name, t, k);
     return {};
 }
 
@@ -130,16 +121,24 @@ bool same_mask(const Mask& a, const Mask& b, int64_t B, int64_t T, int64_t Tk) {
     return true;
 }
 
-// The layer an --input file describes: its "config" (heads, d_k, d_v, mask,
-// scale, fill, init, dropout, train, bias; batch, seq and d_model must match x)
-// and its "mask" tensor [B or 1, T, T] (1 = may attend). Each replaces the
-// option's value; an option given on the command line must say the same, or
-// the run is refused naming both: "--heads 2 conflicts with F: config.heads = 4".
-// Keys the file lacks keep the options' values; other keys (impl, a model
-// dump's tokens) are not read. Returns the file's mask, if it has one.
-// An --input file's value that is wrong: "--input: 'x.json': config.KEY RULE".
-InputError file_refusal(const std::string& path, std::string_view key, std::string_view rule) {
-    return InputError(fmt::format("--input: '{}': config.{} {}", path, key, rule));
+// The layer an --input file describes: its config (the schema and its checks are
+// read_dump_config's, attn/io/dump_config.hpp; batch, seq and d_model must match x) and
+// its mask tensors. Each value replaces the option's; an option given on the command
+// line must say the same, or the run is refused naming both: "--heads 2 conflicts with
+// F: config.heads = 4". Keys the file lacks keep the options' values. Returns the
+// file's mask, if it has one.
+//
+// A library reader of the file, whose InputError names the field ("config.heads: RULE"),
+// as the user reads it: "--input: 'x.json': config.heads RULE".
+template <class F>
+auto from_dump(const std::string& path, F&& f) -> decltype(f()) {
+    try {
+        return f();
+    } catch (const InputError& e) {
+        std::string why = e.what();
+        if (const size_t colon = why.find(": "); colon != std::string::npos) why.erase(colon, 1);
+        throw InputError(fmt::format("--input: '{}': {}", path, why));
+    }
 }
 
 // A value of the file read by an option's parser: its error names the file and key, not the option.
@@ -150,8 +149,13 @@ auto from_file(const std::string& path, std::string_view key, Parse&& parse) {
     } catch (const InputError& e) {
         std::string why = e.what();
         if (why.rfind("--", 0) == 0 && why.find(": ") != std::string::npos) why = why.substr(why.find(": ") + 2);
-        throw file_refusal(path, key, why);
+        throw InputError(fmt::format("--input: '{}': config.{} {}", path, key, why));
     }
+}
+
+// An option given beside an --input file that says otherwise.
+InputError input_conflict(const std::string& path, std::string_view opt_and_value, std::string_view file_says) {
+    return InputError(fmt::format("{} conflicts with {}: {}", opt_and_value, path, file_says));
 }
 
 // The mask of an --input file: config.mask (a --mask spec, or "custom": see the tensor), the
@@ -160,52 +164,23 @@ auto from_file(const std::string& path, std::string_view key, Parse&& parse) {
 std::optional<Mask> take_input_mask(const Dump& in, const std::string& path, const std::optional<std::string>& spec,
                                     ForwardOpts& o) {
     const int64_t B = o.batch, T = o.seq, Tk = o.tk;  // queries, keys
+    DumpMasks file = from_dump(path, [&] { return read_dump_masks(in, B, o.heads, T, Tk); });
     std::optional<Mask> mask;
     std::string says;
     if (spec && *spec != "custom") {
         mask = from_file(path, "mask", [&] { return parse_mask(*spec, B, Tk); });
         says = "config.mask = " + shown(*spec);
     }
-    if (auto it = in.tensors.find("mask"); it != in.tensors.end()) {
-        const Tensor& m = it->second;
-        // [B|1, T, T], or per head [B|1, H, T, T] (as --dump writes a per-head mask)
-        const bool per_head = m.rank() == 4 && m.dim(1) == o.heads;
-        if ((m.rank() != 3 && !per_head) || (m.dim(0) != B && m.dim(0) != 1) || m.dim(-2) != T || m.dim(-1) != Tk)
-            throw InputError(fmt::format("--input: '{}': tensor mask has shape {}, expected [{}, {}, {}] (or [1, {}, {}], "
-                                         "or [{}, {}, {}, {}] per head)",
-                                         path, shape_str(m.shape), B, T, Tk, T, Tk, B, o.heads, T, Tk));
-        std::vector<uint8_t> allowed(m.data.size());
-        for (size_t k = 0; k < m.data.size(); ++k) {
-            if (m.data[k] != 0.0f && m.data[k] != 1.0f)
-                throw InputError(fmt::format("--input: '{}': tensor mask must hold 0 (masked) or 1 (may attend), got {}",
-                                             path, element("mask", m, k)));
-            allowed[k] = m.data[k] != 0.0f;
-        }
-        Mask tm = per_head ? Mask::custom_heads(m.dim(0), m.dim(1), T, Tk, std::move(allowed))
-                           : Mask::custom(m.dim(0), T, Tk, std::move(allowed));
-        if (mask && !same_mask(*mask, tm, B, T, Tk))
+    if (file.allowed) {
+        if (mask && !same_mask(*mask, *file.allowed, B, T, Tk))
             throw InputError(fmt::format("--input: '{}': {} disagrees with its tensor mask", path, says));
         if (!mask) says = "its tensor mask";
-        mask = std::move(tm);
+        mask = std::move(file.allowed);
     } else if (spec && *spec == "custom") {
-        throw file_refusal(path, "mask", "is \"custom\" but the file has no tensor mask");
+        throw InputError(fmt::format("--input: '{}': config.mask is \"custom\" but the file has no tensor mask", path));
     }
-    // an additive part, as --dump writes it: [B|1, T, T] or [B|1, H, T, T]
-    if (auto it = in.tensors.find("additive_mask"); it != in.tensors.end()) {
-        Tensor a = it->second;
-        const bool per_head = a.rank() == 4 && a.dim(1) == o.heads;
-        if ((a.rank() != 3 && !per_head) || (a.dim(0) != B && a.dim(0) != 1) || a.dim(-2) != T || a.dim(-1) != Tk)
-            throw InputError(fmt::format("--input: '{}': tensor additive_mask has shape {}, expected [{}, {}, {}] (or "
-                                         "[{}, {}, {}, {}] per head)",
-                                         path, shape_str(a.shape), B, T, Tk, B, o.heads, T, Tk));
-        for (size_t k = 0; k < a.data.size(); ++k)
-            if (std::isnan(a.data[k]) || a.data[k] == INFINITY)
-                throw InputError(fmt::format("--input: '{}': tensor additive_mask must hold finite values or -inf, got {}",
-                                             path, element("additive_mask", a, k)));
-        const int64_t ab = a.dim(0), ah = per_head ? a.dim(1) : 1;
-        Mask am = per_head ? Mask::additive_heads(ab, ah, T, Tk, std::move(a.data))
-                           : Mask::additive_mask(ab, T, Tk, std::move(a.data));
-        mask = mask ? mask->combined(am) : std::move(am);
+    if (file.additive) {
+        mask = mask ? mask->combined(*file.additive) : std::move(file.additive);
         if (says.empty()) says = "its tensor additive_mask";
     }
     if (mask) {
@@ -216,145 +191,82 @@ std::optional<Mask> take_input_mask(const Dump& in, const std::string& path, con
     return mask;
 }
 
-// An option given beside an --input file that says otherwise.
-InputError input_conflict(const std::string& path, std::string_view opt_and_value, std::string_view file_says) {
-    return InputError(fmt::format("{} conflicts with {}: {}", opt_and_value, path, file_says));
-}
-
-// The score options an --input file's config records: rope (false or the base), alibi,
-// softcap (0: off), each agreeing with the option when both are given.
-void take_input_score_options(const nlohmann::json& c, const std::string& path, ForwardOpts& o) {
-    if (c.contains("rope")) {
-        const auto& j = c["rope"];
-        if (!(j.is_boolean() && !j.get<bool>()) && !j.is_number())
-            throw file_refusal(path, "rope", fmt::format("must be false or the base, a number > 1, got a JSON {}", j.type_name()));
-        if (j.is_number()) {
-            const std::string base = fmt::format("{}", j.get<double>());
-            auto given_base = [&o]() {
-                try {
-                    return o.rope.empty() ? 10000.0 : std::stod(o.rope);
-                } catch (const std::exception&) {
-                    return std::nan("");
-                }
-            };
-            if (o.given("--rope") && given_base() != j.get<double>())
-                throw input_conflict(path, "--rope " + (o.rope.empty() ? std::string("10000") : o.rope), "config.rope = " + base);
-            o.rope = base;
-            o.rope_from_file = true;
-        } else if (o.given("--rope")) {
-            throw input_conflict(path, "--rope", "config.rope = false");
-        }
+// The score options an --input file's config records (rope, alibi, softcap), each agreeing
+// with the option when both are given.
+void take_input_score_options(const DumpLayerConfig& c, const std::string& path, ForwardOpts& o) {
+    if (c.rope && *c.rope) {
+        const std::string base = fmt::format("{}", c.rope_base);
+        auto given_base = [&o]() {
+            try {
+                return o.rope.empty() ? 10000.0 : std::stod(o.rope);
+            } catch (const std::exception&) {
+                return std::nan("");
+            }
+        };
+        if (o.given("--rope") && given_base() != c.rope_base)
+            throw input_conflict(path, "--rope " + (o.rope.empty() ? std::string("10000") : o.rope), "config.rope = " + base);
+        o.rope = base;
+        o.rope_from_file = true;
+    } else if (c.rope && o.given("--rope")) {
+        throw input_conflict(path, "--rope", "config.rope = false");
     }
-    if (c.contains("alibi")) {
-        if (!c["alibi"].is_boolean())
-            throw file_refusal(path, "alibi", fmt::format("must be true or false, got a JSON {}", c["alibi"].type_name()));
-        const bool alibi = c["alibi"].get<bool>();
-        if (o.given("--alibi") && !alibi) throw input_conflict(path, "--alibi", "config.alibi = false");
-        o.alibi = alibi;
+    if (c.alibi) {
+        if (o.given("--alibi") && !*c.alibi) throw input_conflict(path, "--alibi", "config.alibi = false");
+        o.alibi = *c.alibi;
     }
-    if (c.contains("softcap")) {
-        const auto& j = c["softcap"];
-        if (!j.is_number() || !(j.get<double>() >= 0.0 && j.get<double>() <= 1e30))
-            throw file_refusal(path, "softcap", "must be a number >= 0 (0: off)");
-        if (o.given("--softcap") && o.softcap != j.get<double>())
-            throw input_conflict(path, fmt::format("--softcap {}", o.softcap), fmt::format("config.softcap = {}", j.get<double>()));
-        o.softcap = j.get<double>();
+    if (c.softcap) {
+        if (o.given("--softcap") && o.softcap != *c.softcap)
+            throw input_conflict(path, fmt::format("--softcap {}", o.softcap), fmt::format("config.softcap = {}", *c.softcap));
+        o.softcap = *c.softcap;
     }
 }
 
 std::optional<Mask> take_input_config(const Dump& in, const std::string& path, ForwardOpts& o) {
-    const nlohmann::json& c = in.config;
-    const int64_t B = o.batch, T = o.seq;
-    auto refuse = [&](std::string_view key, std::string_view rule) { return file_refusal(path, key, rule); };
+    const DumpLayerConfig c = from_dump(path, [&] { return read_dump_config(in); });
     auto conflict = [&](std::string_view opt_and_value, std::string_view file_says) {
         return input_conflict(path, opt_and_value, file_says);
     };
     auto parsed = [&](std::string_view key, auto&& parse) { return from_file(path, key, parse); };
-    auto text = [&](const char* key) -> std::optional<std::string> {
-        if (!c.contains(key)) return std::nullopt;
-        if (!c[key].is_string()) throw refuse(key, fmt::format("must be a string, got a JSON {}", c[key].type_name()));
-        return c[key].get<std::string>();
-    };
-    auto flag = [&](const char* key) -> std::optional<bool> {
-        if (!c.contains(key)) return std::nullopt;
-        if (!c[key].is_boolean()) throw refuse(key, fmt::format("must be true or false, got a JSON {}", c[key].type_name()));
-        return c[key].get<bool>();
-    };
-    auto size = [&](const char* key) -> std::optional<int64_t> {
-        if (!c.contains(key)) return std::nullopt;
-        const auto& j = c[key];
-        if (!j.is_number_unsigned() || j.get<uint64_t>() < 1 || j.get<uint64_t>() > static_cast<uint64_t>(kMaxSize))
-            throw refuse(key, fmt::format("must be an integer in [1, {}]", kMaxSize));
-        return static_cast<int64_t>(j.get<uint64_t>());
-    };
-
-    // Every key is one attn forward reads below, or one that --dump writes for the record (the
-    // tensors hold what it says): an unknown key would be silently ignored.
-    static constexpr std::string_view kRead[] = {"batch", "seq", "d_model", "heads", "d_k", "d_v", "kv_heads", "scale",
-                                                 "fill", "init", "rope", "alibi", "softcap", "bias", "train", "dropout",
-                                                 "mask"};
-    static constexpr std::string_view kRecord[] = {"impl", "backward", "window", "mask_file", "tk", "kdim", "vdim",
-                                                   "generator", "source", "seed"};
-    for (const auto& [key, value] : c.items())
-        if (std::ranges::find(kRead, key) == std::end(kRead) && std::ranges::find(kRecord, key) == std::end(kRecord))
-            throw refuse(key, "is not a setting attn forward reads (batch, seq, d_model, heads, d_k, d_v, kv_heads, "
-                              "scale, fill, init, rope, alibi, softcap, bias, train, dropout, mask)");
-    // window: --dump writes it beside mask "custom", whose tensor holds the window; alone it would be dropped
-    if (c.contains("window") && !(c.contains("mask") && c["mask"] == "custom"))
-        throw refuse("window", "is read only with mask \"custom\" and the tensor mask that holds the window (as "
-                               "--dump writes it); give --window instead");
-    // B, T and D come from x: the config may only repeat them.
-    for (const auto& [key, v] : {std::pair{"batch", B}, {"seq", T}, {"d_model", o.d_model}})
-        if (const auto n = size(key); n && *n != v)
-            throw refuse(key, fmt::format("= {} but tensor x has shape [{}, {}, {}]", *n, B, T, o.d_model));
-    for (const auto& [key, opt, v] : {std::tuple{"heads", "--heads", &o.heads}, {"d_k", "--d-k", &o.d_k}, {"d_v", "--d-v", &o.d_v},
-                                      {"kv_heads", "--kv-heads", &o.kv_heads}})
-        if (const auto n = size(key)) {
-            if (o.given(opt) && *v != *n) throw conflict(fmt::format("{} {}", opt, *v), fmt::format("config.{} = {}", key, *n));
-            *v = *n;
+    for (const auto& [key, opt, file, v] : {std::tuple{"heads", "--heads", c.heads, &o.heads}, {"d_k", "--d-k", c.d_k, &o.d_k},
+                                            {"d_v", "--d-v", c.d_v, &o.d_v}, {"kv_heads", "--kv-heads", c.kv_heads, &o.kv_heads}})
+        if (file) {
+            if (o.given(opt) && *v != *file) throw conflict(fmt::format("{} {}", opt, *v), fmt::format("config.{} = {}", key, *file));
+            *v = *file;
         }
-    if (const auto s = text("scale")) {
-        const Scale fs = parsed("scale", [&] { return parse_scale(*s); });
+    if (c.scale) {
+        const Scale fs = parsed("scale", [&] { return parse_scale(*c.scale); });
         const Scale os = parse_scale(o.scale);
         if (o.given("--scale") && (os.kind != fs.kind || os.value != fs.value))
-            throw conflict("--scale " + o.scale, "config.scale = " + shown(*s));
-        o.scale = *s;
+            throw conflict("--scale " + o.scale, "config.scale = " + shown(*c.scale));
+        o.scale = *c.scale;
     }
-    if (c.contains("fill")) {
-        // A number, or the string "-inf" (a JSON number cannot be infinite).
-        const auto& j = c["fill"];
-        if (!j.is_number() && !j.is_string()) throw refuse("fill", fmt::format("must be a number or \"-inf\", got a JSON {}", j.type_name()));
-        const std::string s = j.is_string() ? j.get<std::string>() : fmt::format("{}", j.get<double>());
-        const float ff = parsed("fill", [&] { return parse_fill(s); });
-        if (o.given("--fill") && parse_fill(o.fill) != ff) throw conflict("--fill " + o.fill, "config.fill = " + shown(s));
-        o.fill = s;
+    if (c.fill) {
+        const float ff = parsed("fill", [&] { return parse_fill(*c.fill); });
+        if (o.given("--fill") && parse_fill(o.fill) != ff) throw conflict("--fill " + o.fill, "config.fill = " + shown(*c.fill));
+        o.fill = *c.fill;
     }
-    if (const auto s = text("init")) {
-        const InitSpec fi = parsed("init", [&] { return parse_init(*s); });
+    if (c.init) {
+        const InitSpec fi = parsed("init", [&] { return parse_init(*c.init); });
         const InitSpec oi = parse_init(o.init);
         if (o.given("--init") && (oi.kind != fi.kind || oi.std != fi.std))
-            throw conflict("--init " + o.init, "config.init = " + shown(*s));
-        o.init = *s;
+            throw conflict("--init " + o.init, "config.init = " + shown(*c.init));
+        o.init = *c.init;
     }
     take_input_score_options(c, path, o);
-    if (const auto bias = flag("bias")) {
-        if (o.given("--no-bias") && *bias) throw conflict("--no-bias", "config.bias = true");
-        o.no_bias = !*bias;
+    if (c.bias) {
+        if (o.given("--no-bias") && *c.bias) throw conflict("--no-bias", "config.bias = true");
+        o.no_bias = !*c.bias;
     }
-    if (const auto train = flag("train")) {
-        if (o.given("--train") && !*train) throw conflict("--train", "config.train = false");
-        o.train = *train;
+    if (c.train) {
+        if (o.given("--train") && !*c.train) throw conflict("--train", "config.train = false");
+        o.train = *c.train;
     }
-    if (c.contains("dropout")) {
-        const auto& j = c["dropout"];
-        if (!j.is_number() || !(j.get<double>() >= 0.0 && j.get<double>() < 1.0) || static_cast<float>(j.get<double>()) == 1.0f)
-            throw refuse("dropout", "must be a number in [0, 1)");
-        if (o.given("--dropout") && o.dropout != j.get<double>())
-            throw conflict(fmt::format("--dropout {}", o.dropout), fmt::format("config.dropout = {}", j.get<double>()));
-        o.dropout = j.get<double>();
+    if (c.dropout) {
+        if (o.given("--dropout") && o.dropout != *c.dropout)
+            throw conflict(fmt::format("--dropout {}", o.dropout), fmt::format("config.dropout = {}", *c.dropout));
+        o.dropout = *c.dropout;
     }
-
-    return take_input_mask(in, path, text("mask"), o);
+    return take_input_mask(in, path, c.mask, o);
 }
 
 // The score options of the command line, checked, into opt; each error names its option.
@@ -476,10 +388,7 @@ void check_forward_backend(const ForwardOpts& o, const MhaConfig& cfg, const Att
                            Backend backend) {
     const BackendInfo& row = backend_info(backend);
     require_available("--impl", backend);  // one line, exit 2: e.g. a GPU backend without a GPU
-    if (mask.heads() > 1 && row.device != Device::Cpu)
-        throw InputError(fmt::format("--mask-file: a per-head mask runs on the CPU backends; {} takes one mask row for "
-                                     "all heads",
-                                     row.name));
+    if (row.device == Device::Cuda) with_option("--mask-file", [&] { cuda_check_mask(row.cuda_kernel, mask); });
     if (!o.dump.empty()) {
         with_option("--dump", [&] { dump_format_of(o.dump); });  // .safetensors, .npz or .json, before any work
         require_writable("--dump", o.dump);

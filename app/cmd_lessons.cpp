@@ -1,6 +1,7 @@
 // `attn lessons`, `attn lesson NAME`, `attn tour`: the guided tour of attention.
-// The lessons themselves live in lessons/ (one file each); this file lists,
-// selects and runs them, handles --step pauses, --json records and --svg.
+// The lessons themselves live in lessons/ (one file each), the tour runner in
+// lessons/tour.hpp; this file maps the options, handles --step pauses and prints
+// the text, the --json records and --svg.
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
@@ -26,6 +27,7 @@
 #include "progress.hpp"
 #include "tour_html.hpp"
 #include "scorecard.hpp"
+#include "tour.hpp"
 
 namespace {
 
@@ -389,11 +391,7 @@ int run_tour(RunFlags& f) {
         throw attn::InputError(format_in(f.language, "--core: and --advanced: are the two parts of the tour; give one "
                                                      "(or neither, for the whole tour)"));
     // the lessons this run reads: --from..--to, of one part when --core or --advanced
-    std::vector<Lesson> chosen;
-    for (const auto& l : lessons)
-        if (l.number >= f.from && l.number <= f.to && (!f.core || l.part == attn::lessons::Part::core) &&
-            (!f.advanced || l.part == attn::lessons::Part::advanced))
-            chosen.push_back(l);
+    const std::vector<Lesson> chosen = attn::lessons::tour_lessons(f.from, f.to, f.core, f.advanced);
     if (chosen.empty())
         throw attn::InputError(format_in(f.language, "--from/--to: lessons {} to {} hold no lesson that {} takes",
                                          f.from, f.to, f.core ? "--core" : "--advanced"));
@@ -404,11 +402,7 @@ int run_tour(RunFlags& f) {
         if (f.core || f.advanced) throw attn::InputError("--html: writes --from..--to whole; drop --core and --advanced");
         return report_failures(attn::cli::run_tour_html(f.html, opt, f.from, f.to), f.language);
     }
-    int passed = 0, failed = 0, unsupported = 0, ran = 0;
-    int measured = 0, identities = 0, qualified = 0, unmeasured = 0, source_errors = 0, inconclusive = 0;
     attn::cli::require_json_writable(f.json);
-    nlohmann::json records = nlohmann::json::array();
-    std::vector<nlohmann::json> lesson_records;  // every lesson's record: the scorecard reads them
     if (!f.json.to_stdout())
         std::cout << translate(f.language, "attn tour: how attention works, shown with live numbers. Claim ids (C1..C44)\n"
                      "refer to the summary of the two source articles. Two kinds of check close\n"
@@ -421,48 +415,24 @@ int run_tour(RunFlags& f) {
                      "inconclusive, one attn cannot measure as ○ not measured, and an error in the\n"
                      "source's own text or code is flagged with a !. The tour ends with the\n"
                      "scorecard of all 44 claims.\n");
-    const bool whole = chosen.size() == lessons.size();
     if (!f.json.to_stdout()) print_tour_length(f, lessons, chosen, last);
     attn::cli::ProgressLine progress;
+    attn::lessons::TourResult t;
     try {
-        for (const auto& lesson : chosen) {
-            if (ran > 0 && opt.pause) opt.pause();
-            opt.progress = lesson_progress(progress, lesson, ran + 1, static_cast<int>(chosen.size()), f.language);
-            const auto r = attn::lessons::run_lesson(lesson, opt, std::cout);
-            passed += r.passed;
-            failed += r.failed;
-            unsupported += r.not_supported;
-            measured += r.measured;
-            identities += r.identities;
-            qualified += r.qualified;
-            unmeasured += r.unmeasured;
-            source_errors += r.source_errors;
-            inconclusive += r.inconclusive;
-            ++ran;
-            lesson_records.push_back(r.record);
-            if (f.json.given()) records.push_back(r.record);
-        }
+        t = attn::lessons::run_tour(chosen, opt, std::cout, [&](const Lesson& lesson, int index, attn::lessons::RunOptions& o) {
+            o.progress = lesson_progress(progress, lesson, index, static_cast<int>(chosen.size()), f.language);
+        });
     } catch (const StopTour&) {
         std::cout << "\n";
         return 0;
     }
-    // the whole tour scores all 44 claims; a part of it, only the claims its lessons test
-    const auto scores = attn::lessons::score_claims(lesson_records, f.language, !whole);
     if (f.json.given()) {
-        nlohmann::json card = nlohmann::json::array();
-        for (const auto& s : scores) card.push_back(attn::lessons::claim_score_json(s, f.language));
-        const nlohmann::json tour{{"format", "attn-tour"},        {"version", 1}, {"seed", f.seed},
-                                  {"lessons", records},           {"passed", passed},
-                                  {"failed", failed},             {"not_supported", unsupported},
-                                  {"measured", measured},         {"identities", identities},
-                                  {"qualified", qualified},       {"unmeasured", unmeasured},
-                                  {"source_errors", source_errors}, {"inconclusive", inconclusive},
-                                  {"scorecard", card}};
         std::cout.flush();
-        attn::cli::write_json(f.json, tour, "attn-tour", 1);
+        attn::cli::write_json(f.json, attn::lessons::tour_record(t, f.seed, f.language), "attn-tour", 1);
     }
-    if (!f.json.to_stdout()) print_tour_end(f.language, ran, measured, identities, failed, scores, whole);
-    return report_failures(failed, f.language);
+    if (!f.json.to_stdout())
+        print_tour_end(f.language, t.totals.ran, t.totals.measured, t.totals.identities, t.totals.failed, t.scores, t.whole);
+    return report_failures(t.totals.failed, f.language);
 }
 
 const attn::cli::Command tour_cmd{

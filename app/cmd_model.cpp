@@ -21,6 +21,7 @@
 #include "attn/attn.hpp"
 #include "attn/cpu/flash.hpp"
 #include "attn/experiments/bench.hpp"
+#include "attn/experiments/model_bench.hpp"
 #include "attn/core/utf8.hpp"
 #include "attn/model/bert.hpp"
 #include "attn/model/heads.hpp"
@@ -367,23 +368,9 @@ int run_probe(const CommonOpts& co, const ProbeCmd& o) {
     return 0;
 }
 
-// Sentences the benchmark encodes (cycled to fill a batch). The first one is
-// 16 tokens with [CLS] and [SEP]: the batch-1 case. scripts/bench-model-torch.py
-// reads them from --json, so both sides encode the same ids.
-const char* const kBenchTexts[] = {
-    "The quick brown fox jumps over the lazy dog near the river bank.",
-    "A man is playing a guitar on the stage tonight.",
-    "Attention weights tell us where each token looks.",
-    "The animal didn't cross the street because it was too tired.",
-    "Transformers replaced recurrent networks for most language tasks in a few years.",
-    "It rained all day.",
-    "Mean pooling over the real tokens gives one vector per sentence, ready for cosine similarity.",
-    "She sells sea shells by the sea shore.",
-};
-
-// The benchmark's sentences: kBenchTexts, or the non-blank lines of --file.
+// The benchmark's sentences: kModelBenchTexts, or the non-blank lines of --file.
 std::vector<std::string> bench_texts(const BenchCmd& o) {
-    if (o.text_file.empty()) return {std::begin(kBenchTexts), std::end(kBenchTexts)};
+    if (o.text_file.empty()) return kModelBenchTexts;
     const std::string all = with_option("--file", [&] { return read_file(o.text_file); });
     std::vector<std::string> lines;  // (bytes that are not UTF-8 read as U+FFFD, as everywhere)
     size_t start = 0;
@@ -421,27 +408,6 @@ BertOptions bench_options(const BenchCmd& o) {
     return bo;
 }
 
-// With bf16 weights: how far the sentence embeddings (unit vectors) are from float32's, as
-// the largest element difference and the smallest cosine over the batch.
-std::pair<double, double> bf16_gap(const BertModel& m, const std::vector<std::vector<int32_t>>& ids,
-                                   const BertOptions& bo) {
-    BertOptions f32 = bo;
-    f32.bf16_weights = false;
-    const Tensor a = m.forward(ids, bo).sentence, b = m.forward(ids, f32).sentence;
-    const int64_t B = a.dim(0), D = a.dim(1);
-    double max_diff = 0, min_cos = 1;
-    for (int64_t s = 0; s < B; ++s) {
-        double dot = 0;
-        for (int64_t d = 0; d < D; ++d) {
-            const size_t e = static_cast<size_t>(s * D + d);
-            dot += static_cast<double>(a.data[e]) * b.data[e];
-            max_diff = std::max(max_diff, static_cast<double>(std::fabs(a.data[e] - b.data[e])));
-        }
-        min_cos = std::min(min_cos, dot);
-    }
-    return {max_diff, min_cos};
-}
-
 int run_bench(const CommonOpts& co, const BenchCmd& o) {
     const std::vector<int64_t> batches = parse_int_list("--batch", o.batches, 1, 4096);
     const BertOptions bo = bench_options(o);
@@ -465,56 +431,30 @@ int run_bench(const CommonOpts& co, const BenchCmd& o) {
                    bo.threads, o.repeat, o.warmup, path, path == "flash" ? " (" + kernel + ")" : "", gemm,
                    bo.skip_padding ? "skipped" : "computed", cpu.model);
     for (int64_t B : batches) {
-        std::vector<std::vector<int32_t>> ids;
-        std::vector<std::string> texts;
-        int64_t real = 0;
-        for (int64_t b = 0; b < B; ++b) {
-            texts.push_back(pool[static_cast<size_t>(b) % pool.size()]);
-            ids.push_back(tok.encode(texts.back()).ids);
-            real += static_cast<int64_t>(ids.back().size());
-        }
-        for (int64_t w = 0; w < o.warmup; ++w) (void)m.forward(ids, bo);
-        std::vector<double> ms, cpu_s;
-        for (int64_t r = 0; r < o.repeat; ++r) {
-            const double c0 = process_cpu_seconds();
-            const auto t0 = std::chrono::steady_clock::now();
-            const BertOutput out = m.forward(ids, bo);
-            const auto t1 = std::chrono::steady_clock::now();
-            cpu_s.push_back(process_cpu_seconds() - c0);
-            ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-            if (out.sentence.empty()) return 1;
-        }
-        // with bf16 weights: how far its sentence embeddings are from float32's (unit vectors)
-        const auto [bf16_max_diff, bf16_min_cos] = bo.bf16_weights ? bf16_gap(m, ids, bo) : std::pair<double, double>{0, 1};
-        const std::vector<double> times = ms;
-        std::sort(ms.begin(), ms.end());
-        std::sort(cpu_s.begin(), cpu_s.end());
-        const double med = median(ms), med_cpu = median(cpu_s);
-        int64_t T = 0;
-        for (const auto& s : ids) T = std::max<int64_t>(T, static_cast<int64_t>(s.size()));
+        const ModelBenchRun r = bench_model_batch(m, tok, pool, B, bo, o.repeat, o.warmup);
         runs.push_back({{"batch", B},
-                        {"tokens_padded", T},
-                        {"tokens_real", real},
-                        {"median_ms", med},
-                        {"min_ms", ms.front()},
-                        {"max_ms", ms.back()},
-                        {"times_ms", times},
-                        {"sentences_per_s", 1000.0 * static_cast<double>(B) / med},
-                        {"cpu_seconds", med_cpu},
-                        {"sentences_per_cpu_s", med_cpu > 0 ? static_cast<double>(B) / med_cpu : 0.0},
-                        {"texts", texts},
-                        {"ids", ids}});
+                        {"tokens_padded", r.tokens_padded},
+                        {"tokens_real", r.tokens_real},
+                        {"median_ms", r.median_ms},
+                        {"min_ms", r.min_ms},
+                        {"max_ms", r.max_ms},
+                        {"times_ms", r.times_ms},
+                        {"sentences_per_s", r.sentences_per_s},
+                        {"cpu_seconds", r.cpu_seconds},
+                        {"sentences_per_cpu_s", r.sentences_per_cpu_s},
+                        {"texts", r.texts},
+                        {"ids", r.ids}});
         if (bo.bf16_weights)
-            runs.back()["bf16_vs_fp32"] = {{"max_abs_diff", bf16_max_diff}, {"min_cosine", bf16_min_cos}};
-        if (!o.json.to_stdout())
-            fmt::print("  batch {:>4}  T {:>3} ({:>3.0f}% real tokens): median {:8.2f} ms (min {:.2f}, max {:.2f}), "
-                       "{:.0f} sentences/s, {:.0f} per CPU-second\n",
-                       B, T, 100.0 * static_cast<double>(real) / static_cast<double>(B * T), med, ms.front(), ms.back(),
-                       1000.0 * static_cast<double>(B) / med, med_cpu > 0 ? static_cast<double>(B) / med_cpu : 0.0);
-        if (!o.json.to_stdout() && bo.bf16_weights)
+            runs.back()["bf16_vs_fp32"] = {{"max_abs_diff", r.bf16_max_abs_diff}, {"min_cosine", r.bf16_min_cosine}};
+        if (o.json.to_stdout()) continue;
+        fmt::print("  batch {:>4}  T {:>3} ({:>3.0f}% real tokens): median {:8.2f} ms (min {:.2f}, max {:.2f}), "
+                   "{:.0f} sentences/s, {:.0f} per CPU-second\n",
+                   B, r.tokens_padded, 100.0 * static_cast<double>(r.tokens_real) / static_cast<double>(B * r.tokens_padded),
+                   r.median_ms, r.min_ms, r.max_ms, r.sentences_per_s, r.sentences_per_cpu_s);
+        if (bo.bf16_weights)
             fmt::print("             bf16 weights against float32: sentence embeddings differ by at most {:.2e}, "
                        "cosine at least {:.6f}\n",
-                       bf16_max_diff, bf16_min_cos);
+                       r.bf16_max_abs_diff, r.bf16_min_cosine);
     }
     if (o.json.given()) {
         const nlohmann::json doc = {{"format", "attn-model-bench"},

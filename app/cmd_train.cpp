@@ -388,10 +388,11 @@ ModelConfig train_model_config(const TrainOpts& o, const std::optional<Checkpoin
         mc.act = o.act;
         mc.init = parse_init(o.init);
         mc.qk_init_gain = static_cast<float>(o.qk_gain);
-        if (o.d_k == 0 && o.d_model % o.heads != 0)
-            throw InputError(fmt::format("--heads: d_model {} is not divisible by {} heads (or give --d-k)", o.d_model,
-                                         o.heads));
-        mc = with_option("--d-model", [&] { return mc.resolved(); });
+        // the model's rules (ModelConfig::validate), its errors naming the flag
+        mc = with_fields({{"d_model", "--d-model"}, {"heads", "--heads"}, {"d_k", "--d-k"}, {"d_v", "--d-v"},
+                          {"d_ff", "--d-ff"}, {"layers", "--layers"}, {"scale", "--scale"}, {"dropout", "--dropout"},
+                          {"qk_init_gain", "--qk-gain"}},
+                         "--d-model", [&] { return mc.resolved(); });
     }
     return mc;
 }
@@ -418,7 +419,7 @@ void check_train_outputs(TrainOpts& o) {
 TinyTransformer build_train_model(const TrainOpts& o, std::optional<Checkpoint>& loaded, const ModelConfig& mc) {
     const TrainConfig& tc = o.tc;
     TinyTransformer model = loaded ? std::move(loaded->model) : TinyTransformer(mc);
-    if (!loaded) init_for_training(model, tc.seed, static_cast<float>(o.emb_std));
+    if (!loaded) init_for_training(model, tc.seed, o.emb_std);
     return model;
 }
 
@@ -653,12 +654,7 @@ int run_train(TrainOpts o) {
     if (tc.weight_decay > 10) throw InputError(fmt::format("--weight-decay: must be at most 10, got {}", tc.weight_decay));
     if (given("--momentum") && tc.optimizer != OptimizerKind::Sgd)
         throw InputError("--momentum: acts with --optimizer sgd only (AdamW has its own moments)");
-    if (!(o.dropout >= 0.0 && o.dropout < 1.0) || static_cast<float>(o.dropout) == 1.0f)
-        throw InputError(fmt::format("--dropout: must be in [0, 1), got {}", o.dropout));
-    if (!(std::isfinite(o.emb_std) && o.emb_std >= kMinInitStd && o.emb_std <= kMaxInitStd))
-        throw InputError(fmt::format("--emb-std: must be in [{:g}, {:g}], got {}", kMinInitStd, kMaxInitStd, o.emb_std));
-    if (!(std::isfinite(o.qk_gain) && o.qk_gain > 0 && o.qk_gain <= 1e3))
-        throw InputError(fmt::format("--qk-gain: must be in (0, 1000], got {}", o.qk_gain));
+    with_fields({{"emb_std", "--emb-std"}}, "--emb-std", [&] { check_emb_std(o.emb_std); });
 
     ModelConfig mc = train_model_config(o, loaded, task, seq, causal);
     // memory: the activations the backward pass keeps and the weights four times over (lib/train)

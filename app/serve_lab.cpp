@@ -334,7 +334,7 @@ void run_lab_training(const json& request, const std::atomic<bool>& stop, const 
     tc.threads = 0;
     tc.lr = kTaskLr;
     TinyTransformer model(mc);
-    init_for_training(model, tc.seed, 1.0f);
+    init_for_training(model, tc.seed, 1.0);
     const int64_t head = c["head"].get<int64_t>();
     const TaskBatch row = task.batch(1, tc.seed, DataSplit::Eval, 0);
     json tokens = json::array();

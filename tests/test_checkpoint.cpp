@@ -181,7 +181,7 @@ TEST_CASE("checkpoint: a file that does not match its config is refused, naming 
     p = with("heads0.safetensors", ts, bad);
     e = error_of(p);
     CAPTURE(e);
-    CHECK(e.find("d_model: must be divisible by heads") != std::string::npos);
+    CHECK(e.find("heads: must divide d_model") != std::string::npos);
     // an unwritable path
     CHECK_THROWS_AS(attn::save_checkpoint("/nonexistent-dir/x.safetensors", m), attn::InputError);
 }

@@ -422,7 +422,7 @@ TEST_CASE("cli: forward --input honours the file's config and mask, and an optio
     check_refused({
         {("forward --input " + write("heads.json", R"({"heads": "two"})", "")).c_str(), "heads.json': config.heads"},
         {("forward --input " + write("h3.json", R"({"heads": 3})", "")).c_str(), "h3.json': config.heads"},  // 2 % 3
-        {("forward --input " + write("seq.json", R"({"seq": 4})", "")).c_str(), "seq.json': config.seq = 4"},
+        {("forward --input " + write("seq.json", R"({"seq": 4})", "")).c_str(), "seq.json': config.seq says 4"},
         {("forward --input " + write("scale.json", R"({"scale": "fast"})", "")).c_str(), "scale.json': config.scale"},
         {("forward --input " + write("maskspec.json", R"({"mask": "pad:9"})", "")).c_str(), "maskspec.json': config.mask"},
         {("forward --input " + write("mask2.json", "{}", mask01)).c_str(), "mask[0, 2, 2] = 2"},

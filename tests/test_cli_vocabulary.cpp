@@ -131,6 +131,9 @@ TEST_CASE("cli manners: --version, bare attn, did you mean, ambiguous lesson nam
     CHECK(v.out.find("\ncommit ") != std::string::npos);
     CHECK(v.out.find("\ncompiler ") != std::string::npos);
     CHECK(v.out.find("\nCUDA ") != std::string::npos);
+    // the kernels this CPU runs: the ISA, the flash kernel, the bf16 path and the GEMMs
+    for (const char* part : {"\nkernels ", ": flash ", ", flash-bf16 ", ", encoder GEMM ", ", training GEMM "})
+        CHECK(v.out.find(part) != std::string::npos);
     // not a terminal: the usage on stderr, exit 2 (as git)
     const auto bare = attn::test::run_shell(bin + " 2>&1");  // stdout is a pipe here
     CHECK(bare.code == 2);
@@ -138,6 +141,13 @@ TEST_CASE("cli manners: --version, bare attn, did you mean, ambiguous lesson nam
     const auto typo = attn::test::run_shell(bin + " froward 2>&1");
     CHECK(typo.code == 2);
     CHECK(typo.out == "attn: error: unknown command 'froward'; did you mean 'forward'?\n");
+    const auto opt_typo = attn::test::run_shell(bin + " forward --sqe 3 2>&1");
+    CHECK(opt_typo.code == 2);
+    CHECK(opt_typo.out.find("did you mean '--seq' for '--sqe'?") != std::string::npos);
+    CHECK(std::count(opt_typo.out.begin(), opt_typo.out.end(), '\n') == 1);
+    const auto far = attn::test::run_shell(bin + " forward --zzzzzzzz 2>&1");  // nothing near: no guess
+    CHECK(far.code == 2);
+    CHECK(far.out.find("did you mean") == std::string::npos);
     const auto amb = attn::test::run_shell(bin + " lesson m 2>&1");
     CHECK(amb.code == 2);
     CHECK(amb.out.find("masks") != std::string::npos);

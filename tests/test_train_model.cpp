@@ -3,6 +3,8 @@
 // reference, bit-identical training at any thread count, AdamW / SGD rules, overfitting.
 #include <doctest/doctest.h>
 
+#include <limits>
+
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -61,7 +63,7 @@ TEST_CASE("model: config validation names the field") {
         c.validate();
         FAIL("accepted d_model 8 with 3 heads");
     } catch (const attn::InputError& e) {
-        CHECK(std::string(e.what()).find("d_model") == 0);
+        CHECK(std::string(e.what()).find("heads: must divide d_model (8 / 3)") == 0);
     }
     c = tiny(true);
     c.dropout = 1.0f;
@@ -69,6 +71,17 @@ TEST_CASE("model: config validation names the field") {
     c = tiny(true);
     c.vocab = 0;
     CHECK_THROWS_WITH_AS(c.validate(), doctest::Contains("vocab"), attn::InputError);
+    for (const float gain : {0.0f, -1.0f, 1001.0f, std::numeric_limits<float>::quiet_NaN()}) {
+        c = tiny(true);
+        c.qk_init_gain = gain;
+        CHECK_THROWS_WITH_AS(c.validate(), doctest::Contains("qk_init_gain: must be in (0, 1000]"), attn::InputError);
+    }
+    c.qk_init_gain = 1000.0f;
+    CHECK_NOTHROW(c.validate());
+    // the embeddings' std, checked where they are drawn
+    for (const double sd : {0.0, 1e-7, 101.0, std::numeric_limits<double>::infinity()})
+        CHECK_THROWS_WITH_AS(attn::check_emb_std(sd), doctest::Contains("emb_std: must be in [1e-06, 100]"), attn::InputError);
+    CHECK_NOTHROW(attn::check_emb_std(0.02));
     TinyTransformer m(tiny(true));
     m.init(1);
     std::vector<int32_t> tok = {0, 7}, tgt = {0, 0};

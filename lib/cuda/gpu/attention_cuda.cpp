@@ -188,7 +188,8 @@ static void check_inputs(const Tensor& q, const Tensor& k, const Tensor& v, cons
     // the same rules as attention_reference, then the GPU's own limits
     check_attention_inputs(q, k, v, mask, opt);
     refuse_score_options(cuda_kernel_name(kernel), q, k, opt);
-    mask.check(q.dim(0), q.dim(2), k.dim(2));  // one mask row per batch row on the GPU: no per-head mask
+    cuda_check_mask(kernel, mask);             // one mask row per batch row on the GPU: no per-head mask
+    mask.check(q.dim(0), 1, q.dim(2), k.dim(2));
     const int64_t BH = q.dim(0) * q.dim(1), d = std::max(q.dim(3), v.dim(3));
     const char* name = cuda_kernel_name(kernel);
     if (BH > 65535) throw InputError(fmt::format("{}: B·H must be at most 65535 on the GPU, got {}", name, BH));

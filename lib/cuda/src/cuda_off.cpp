@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include <fmt/format.h>
+
 #include "attn/core/errors.hpp"
 
 namespace attn {
@@ -21,6 +23,12 @@ const char* cuda_kernel_name(CudaKernel k) {
 
 std::vector<CudaKernel> all_cuda_kernels() {
     return {CudaKernel::Naive, CudaKernel::Flash, CudaKernel::FlashF16, CudaKernel::FlashBf16};
+}
+
+void cuda_check_mask(CudaKernel kernel, const Mask& mask) {
+    if (mask.heads() > 1)
+        throw InputError(fmt::format("a per-head mask runs on the CPU backends; {} takes one mask row for all heads",
+                                     cuda_kernel_name(kernel)));
 }
 
 #ifndef ATTN_CUDA

@@ -76,15 +76,7 @@ RunTrace run_training(const RunSpec& spec, uint64_t seed, int threads, const Run
     mc.max_seq = std::max<int64_t>(mc.max_seq, task.seq());
     mc.causal = spec.task_opt.causal;
     TinyTransformer model(mc);
-    model.init(mix64(seed ^ 0x696e6974ULL));
-    {  // embeddings N(0, emb_std^2), one stream per tensor (as attn train does)
-        uint64_t stream = 0;
-        for (Param& p : model.params())
-            if (p.name == "tok_emb.weight" || p.name == "pos_emb.weight") {
-                Rng rng(mix64(seed ^ 0x656d62ULL), ++stream);
-                for (float& x : p.value->data) x = rng.normal(0.0f, static_cast<float>(spec.emb_std));
-            }
-    }
+    init_for_training(model, seed, spec.emb_std);  // as attn train does
     if (spec.after_init) spec.after_init(model);
     std::vector<Param> params = model.params();
     ChosenOptimiser opt(spec.lr, spec.weight_decay, spec.momentum, spec.opt != OptimizerKind::AdamW);

@@ -54,11 +54,9 @@ void ModelConfig::validate() const {
     if (d_v < 0) throw InputError("d_v: must be at least 1, or 0 for d_k (got " + std::to_string(d_v) + ")");
     if (d_ff < 0) throw InputError("d_ff: must be at least 1, or 0 for 4 * d_model (got " + std::to_string(d_ff) + ")");
     if (d_k == 0 && d_model % heads != 0)
-        throw InputError("d_model: must be divisible by heads (" + std::to_string(d_model) + " / " +
-                         std::to_string(heads) + ")");
+        throw InputError(fmt::format("heads: must divide d_model ({} / {}), or give d_k", d_model, heads));
     if (vocab > (int64_t{1} << 30)) throw InputError("vocab: at most 2^30 tokens");
-    if (!(dropout >= 0.0f && dropout < 1.0f))
-        throw InputError("dropout: must be in [0, 1) (got " + std::to_string(dropout) + ")");
+    if (!(dropout >= 0.0f && dropout < 1.0f)) throw InputError(fmt::format("dropout: must be in [0, 1), got {}", dropout));
     if (scale.kind == ScaleKind::Cosine && !(scale.value > 0.0f && std::isfinite(scale.value)))
         throw InputError("scale: the cosine temperature must be positive");
     if (learn_temperature && scale.kind != ScaleKind::Cosine)
@@ -66,7 +64,8 @@ void ModelConfig::validate() const {
     // the range attn's --scale takes for a constant (a scale of 0 or below makes every row uniform or inverted)
     if (scale.kind == ScaleKind::Constant && !(scale.value >= 1e-6f && scale.value <= 1e6f))
         throw InputError(fmt::format("scale: a constant scale must be in [1e-06, 1e+06] (got {})", scale.value));
-    if (!std::isfinite(qk_init_gain)) throw InputError("qk_init_gain: must be finite");
+    if (!(qk_init_gain > 0.0f && qk_init_gain <= kMaxQkInitGain))
+        throw InputError(fmt::format("qk_init_gain: must be in (0, {:g}], got {}", kMaxQkInitGain, qk_init_gain));
     if (pad_token < -1 || (pad_token >= 0 && pad_token >= vocab))
         throw InputError("pad_token: must be -1 or a token id below vocab (got " + std::to_string(pad_token) + ")");
     if (bug != AttnBug::None && dropout > 0.0f) throw InputError("bug: a planted bug runs without dropout");
@@ -76,6 +75,21 @@ void ModelConfig::validate() const {
                          double(layers) * (double(d_model) * double(heads) * double(2 * dk + 2 * dv) +
                                            2.0 * double(d_model) * double(ff));
     if (total > 4e9) throw InputError("d_model: the model would have more than 4e9 parameters");
+}
+
+void check_emb_std(double std) {
+    if (!(std >= kMinEmbStd && std <= kMaxEmbStd))
+        throw InputError(fmt::format("emb_std: must be in [{:g}, {:g}], got {}", kMinEmbStd, kMaxEmbStd, std));
+}
+
+void redraw_embeddings(TinyTransformer& model, uint64_t seed, double std) {
+    check_emb_std(std);
+    uint64_t stream = 0;
+    for (Param& p : model.params())
+        if (p.name == "tok_emb.weight" || p.name == "pos_emb.weight") {
+            Rng rng(mix64(seed ^ 0x656d62ULL), ++stream);
+            for (float& x : p.value->data) x = rng.normal(0.0f, static_cast<float>(std));
+        }
 }
 
 ModelConfig ModelConfig::resolved() const {
@@ -957,14 +971,9 @@ double train_step_flops(const ModelConfig& cfg, int64_t B, int64_t T) {
     return 2.0 * 3.0 * fwd_macs;  // 2 FLOPs per multiply-add; backward = 2x forward
 }
 
-void init_for_training(TinyTransformer& model, uint64_t seed, float emb_std) {
+void init_for_training(TinyTransformer& model, uint64_t seed, double emb_std) {
     model.init(mix64(seed ^ 0x696e6974ULL));  // "init"
-    uint64_t stream = 0;
-    for (Param& p : model.params())
-        if (p.name == "tok_emb.weight" || p.name == "pos_emb.weight") {
-            Rng rng(mix64(seed ^ 0x656d62ULL), ++stream);  // "emb"
-            for (float& x : p.value->data) x = rng.normal(0.0f, emb_std);
-        }
+    redraw_embeddings(model, seed, emb_std);
 }
 
 }  // namespace attn

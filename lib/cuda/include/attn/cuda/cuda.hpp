@@ -35,6 +35,12 @@ enum class CudaKernel { Naive, Flash, FlashF16, FlashBf16 };
 const char* cuda_kernel_name(CudaKernel k);
 std::vector<CudaKernel> all_cuda_kernels();
 
+// The GPU kernels read one mask row per batch row, shared by every head: a per-head
+// mask (mask.heads() > 1) is refused with InputError "a per-head mask runs on the CPU
+// backends; cuda-flash takes one mask row for all heads". The kernels check it at the
+// call; a caller may check it before any work. Compiled in every build.
+void cuda_check_mask(CudaKernel kernel, const Mask& mask);
+
 // True when this build has the CUDA backend (configured with -DATTN_CUDA=ON).
 bool cuda_compiled();
 // True when the backend is built AND a GPU it has code for is usable. Otherwise

@@ -51,6 +51,9 @@ enum class AttnBug {
 };
 const char* attn_bug_name(AttnBug b);  // "none", "no-scale", "k-q-transposed", "head-merge", ...
 
+// The largest ModelConfig::qk_init_gain (C36 needs gains of a few; more is a typo).
+inline constexpr float kMaxQkInitGain = 1000.0f;
+
 struct ModelConfig {
     int64_t vocab = 0;     // V
     int64_t max_seq = 0;   // Tmax: longest sequence (rows of the position table)
@@ -70,13 +73,13 @@ struct ModelConfig {
     PosKind pos = PosKind::Learned;
     Activation act = Activation::Gelu;
     InitSpec init;         // for every Linear (attn/core/init.hpp); embeddings are N(0, 0.02^2)
-    float qk_init_gain = 1.0f;  // q_proj and k_proj weights multiplied by this after init (C36)
+    float qk_init_gain = 1.0f;  // q_proj and k_proj weights multiplied by this after init (C36), in (0, kMaxQkInitGain]
     // Keys holding this token are masked (PyTorch's key_padding_mask, from the tokens);
     // -1: none. With a pad token or a bug the model runs the reference ops (one thread).
     int32_t pad_token = -1;
     AttnBug bug = AttnBug::None;  // a planted bug (tests and the overfit experiment); no dropout with one
 
-    // Throws InputError naming the field ("d_model: must be divisible by heads (64 / 5)").
+    // Throws InputError naming the field ("heads: must divide d_model (64 / 5), or give d_k").
     void validate() const;
     // d_k, d_v, d_ff filled in; validated.
     ModelConfig resolved() const;
@@ -105,13 +108,6 @@ struct StepStats {
     int64_t correct = 0;   // scored positions whose argmax logit is the target
     int64_t counted = 0;   // scored positions (target != -1)
 };
-
-class TinyTransformer;
-// A fresh model as `attn train` starts one: every parameter from init(mix64(seed ^ "init")),
-// then the token and learned position embeddings drawn again from N(0, emb_std^2), one Rng
-// stream per tensor (nn.Embedding's N(0, 1) at emb_std 1; with GPT-2's 0.02 the recall task
-// sits on a plateau for thousands of steps, in PyTorch too).
-void init_for_training(TinyTransformer& model, uint64_t seed, float emb_std);
 
 class TinyTransformer {
 public:
@@ -149,6 +145,18 @@ private:
     struct State;
     std::unique_ptr<State> st_;
 };
+
+// The embeddings (token and learned positions) drawn again from N(0, std^2) after
+// init(), one Rng stream per tensor from `seed`: nn.Embedding's N(0, 1) is what `attn
+// train` and the training experiments use (with GPT-2's 0.02 the recall task sits on a
+// plateau for thousands of steps, in PyTorch too). std in [kMinEmbStd, kMaxEmbStd],
+// else InputError "emb_std: ..." (check_emb_std, for a check before any work).
+inline constexpr double kMinEmbStd = 1e-6, kMaxEmbStd = 100;
+void check_emb_std(double std);
+void redraw_embeddings(TinyTransformer& model, uint64_t seed, double std);
+// A fresh model as `attn train` starts one: every parameter from init(mix64(seed ^ "init")),
+// then redraw_embeddings(model, seed, emb_std).
+void init_for_training(TinyTransformer& model, uint64_t seed, double emb_std);
 
 // The same forward + backward in double precision through the reference ops, for
 // finite-difference checks: params are the model's parameters in params() order (as

@@ -710,7 +710,9 @@ int run_train(TrainOpts o) {
     }
     if (!o.svg.empty()) {
         const std::string title = fmt::format("attn train: task {}, {}", task.name(), causal ? "decoder" : "encoder");
-        with_option("--svg", [&] { write_file_atomic(o.svg, curve_svg(result, title, model_line, train_line)); });
+        with_option("--svg", [&] {
+            write_file_atomic(o.svg, ind ? induction_svg(*ind, title, model_line) : curve_svg(result, title, model_line, train_line));
+        });
         if (o.svg != "-" && !o.quiet) fmt::print(out, "wrote {} (loss curve)\n", o.svg);
     }
     if (!o.dump.empty()) {

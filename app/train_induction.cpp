@@ -6,6 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "attn/viz/chart.hpp"
+#include "attn/viz/svg.hpp"
+
 namespace attn::cli {
 
 namespace {
@@ -101,6 +104,51 @@ nlohmann::json induction_json(const InductionRun& r) {
                          {"prefix_matching", s.prefix}, {"copying", s.copy}});
     j["trace"] = trace;
     return j;
+}
+
+std::string induction_svg(const InductionRun& r, const std::string& title, const std::string& model_line) {
+    const double W = 860, H = 760;
+    SvgDocument doc(W, H, title);
+    doc.text(W / 2, 24, title, {.font_size = 15, .bold = true, .anchor = "middle"});
+    doc.text(W / 2, 44, model_line, {.fill = "#555", .font_size = 10.5, .anchor = "middle"});
+    const double last = static_cast<double>(r.trace.back().step);
+    viz::Series loss{.label = "eval loss on the repeat", .color = "#1f77b4", .width = 2};
+    viz::Series plateau{.label = fmt::format("ln S = {:.2f} (no use of the context)", r.phase.plateau),
+                        .color = "#999", .dash = "4 3", .width = 1.2, .draw = viz::Draw::Line};
+    plateau.x = {0, last}, plateau.y = {r.phase.plateau, r.phase.plateau};
+    viz::Series prev{.label = fmt::format("previous-token score, head {}", head_name(r.prev_head)), .color = "#2ca02c"};
+    viz::Series prefix{.label = fmt::format("prefix-matching score, head {}", head_name(r.induction_head)),
+                       .color = "#d62728"};
+    viz::Series copy{.label = fmt::format("copying score, head {}", head_name(r.induction_head)), .color = "#9467bd",
+                     .dash = "5 3"};
+    for (const auto& s : r.trace) {
+        const auto x = static_cast<double>(s.step);
+        loss.x.push_back(x), loss.y.push_back(s.loss);
+        prev.x.push_back(x), prev.y.push_back(at(s.prev, r.prev_head));
+        prefix.x.push_back(x), prefix.y.push_back(at(s.prefix, r.induction_head));
+        copy.x.push_back(x), copy.y.push_back(at(s.copy, r.induction_head));
+    }
+    auto phase_line = [&](double top) {
+        viz::Series v{.label = fmt::format("phase change, step {}", r.phase.step), .color = "#ff7f0e", .dash = "2 2",
+                      .width = 1.5, .draw = viz::Draw::Line};
+        v.x = {static_cast<double>(r.phase.step), static_cast<double>(r.phase.step)}, v.y = {0, top};
+        return v;
+    };
+    viz::LineChart top;
+    top.title = "loss on the repeated half";
+    top.x = {.title = "step", .min = 0, .max = last};
+    top.y = {.title = "cross-entropy (nats)", .zero = true};
+    top.series = {loss, plateau};
+    if (r.phase.found) top.series.push_back(phase_line(r.phase.plateau));
+    viz::line_chart(doc, {10, 60, W - 10, 400}, top);
+    viz::LineChart bottom;
+    bottom.title = "head scores over training";
+    bottom.x = {.title = "step", .min = 0, .max = last};
+    bottom.y = {.title = "score", .min = 0, .max = 1};
+    bottom.series = {prev, prefix, copy};
+    if (r.phase.found) bottom.series.push_back(phase_line(1));
+    viz::line_chart(doc, {10, 410, W - 10, H - 8}, bottom);
+    return doc.str();
 }
 
 }  // namespace attn::cli

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <optional>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -17,5 +18,9 @@ std::optional<InductionRun> induction_report(InductionObserver* observer, TinyTr
                                              const TrainConfig& tc, int threads, std::FILE* out, bool quiet,
                                              bool unicode);
 nlohmann::json induction_json(const InductionRun& r);
+// Two panels: the loss on the repeat with ln S and the phase change marked; the scores of the
+// two heads found over training (previous-token of the layer-0 head; prefix-matching and
+// copying of the induction head).
+std::string induction_svg(const InductionRun& r, const std::string& title, const std::string& model_line);
 
 }  // namespace attn::cli

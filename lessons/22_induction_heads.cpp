@@ -264,6 +264,8 @@ void run(LessonContext& ctx) {
              "the positions left out); the score is the share of symbols whose own logit is the largest. A phase "
              "change is the first evaluation where the loss is below halfway between ln S and the final loss.");
     ctx.section("A quick run, live");
+    ctx.para("Here: 400 steps (a few seconds). The full run, with the loss and the scores drawn over training "
+             "and the phase change marked: attn train --task induction --svg induction.svg");
     Live live = train_live(ctx);
     live_section(ctx, live);
     ctx.section("What five seeds say");

@@ -40,6 +40,10 @@ const RegisterCatalogue zh22{Lang::zh, 22, {
      "去均值和权重，略去其缩放、偏置和位置）；分数是自身 logit 最大的符号所占的比例。相变指损失第一次低于 ln S "
      "与最终损失中点的那次评估。"},
     {"A quick run, live", "现场快速训练"},
+    {"Here: 400 steps (a few seconds). The full run, with the loss and the scores drawn over training "
+     "and the phase change marked: attn train --task induction --svg induction.svg",
+     "这里只训练 400 步（几秒钟）。完整的训练，连同画出的损失曲线、各分数随训练的变化以及标出的相变："
+     "attn train --task induction --svg induction.svg"},
     {"training a 2-layer attention-only decoder on repeated random tokens",
      "在重复的随机 token 上训练两层、只有注意力的解码器"},
     {"step", "步"},

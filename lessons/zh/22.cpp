@@ -37,7 +37,7 @@ const RegisterCatalogue zh22{Lang::zh, 22, {
      "在 n 个随机 token 重复一次的探针序列上，记 w 为该头的注意力权重：前一 token 分数是 w[i][i-1] 对所有查询 i "
      "的平均；前缀匹配分数是 w[i][i-n+1] 对重复段中查询 i 的平均，即落在先前出现位置之后那个 token 上的权重。"
      "复制分数读的是该头的 OV 电路：对每个符号 t，该头关注 t 时加到 logits 上的是 W_U W_O W_V E[t]（包含层归一化的"
-     "去均值和权重，略去其缩放、偏置和位置）；分数是自身 logit 最大的符号所占的比例。相变指损失第一次低于 ln S "
+     "去均值和权重，略去其缩放、偏置和位置）；分数是自身那一项 logits 最大的符号所占的比例。相变指损失第一次低于 ln S "
      "与最终损失中点的那次评估。"},
     {"A quick run, live", "现场快速训练"},
     {"Here: 400 steps (a few seconds). The full run, with the loss and the scores drawn over training "

@@ -94,7 +94,8 @@ void live_section(LessonContext& ctx, Live& live) {
         for (int64_t h = 0; h < a.dim(1); ++h)
             for (int64_t q = 0; q < kT; ++q)
                 for (int64_t k = q + 1; k < kT; ++k) above = std::max(above, double(a.at({0, h, q, k})));
-    ctx.identity(above == 0.0, "C24",
+    ctx.shape("weights", att[static_cast<size_t>(p.layer)], "[B, H, T, T]: one probe row, each head's weights");
+    ctx.check(above == 0.0, "C24",
                  ctx.f("the trained decoder's causal mask: every weight on a later token is exactly {}", above));
     for (const HeadRef& h : {p, i}) {
         const float* w = att[static_cast<size_t>(h.layer)].ptr() + (h.head * kT + kT / 2) * kT;
@@ -275,7 +276,7 @@ void run(LessonContext& ctx) {
 const RegisterLesson reg{{"induction-heads", "Induction heads",
                           "a 2-layer attention-only decoder learns to copy from its context: the phase change, the "
                           "previous-token and induction heads, ablation",
-                          {"C24"}, true, run, Part::advanced, /*minutes*/ 4}};
+                          {"C24"}, true, run, Part::advanced, /*minutes*/ 6}};
 
 }  // namespace
 }  // namespace attn::lessons

@@ -61,6 +61,7 @@ const RegisterCatalogue zh22{Lang::zh, 22, {
      "本次训练（种子 {0}）中，{2} 步之后重复段损失仍为 {1}：下降还没有到来（更长的训练会有，见下面保存的结果）。"},
     {"the trained decoder's causal mask: every weight on a later token is exactly {}",
      "训练好的解码器的因果掩码：落在后面 token 上的每个权重都恰好是 {0}"},
+    {"[B, H, T, T]: one probe row, each head's weights", "[B, H, T, T]：一行探针序列，每个头的权重"},
     {"layer {} head {}: queries of the repeat (rows), every key (columns)",
      "第 {0} 层第 {1} 个头：重复段的查询（行），所有键（列）"},
     {"head", "头"},

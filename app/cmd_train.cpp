@@ -31,6 +31,7 @@
 #include "attn/io/dump.hpp"
 #include "attn/io/dump_file.hpp"
 #include "attn/train/checkpoint.hpp"
+#include "attn/train/induction.hpp"
 #include "attn/train/model.hpp"
 #include "attn/train/tasks.hpp"
 #include "attn/train/trainer.hpp"
@@ -40,6 +41,7 @@
 #include "html_page.hpp"
 #include "options.hpp"
 #include "parse.hpp"
+#include "train_induction.hpp"
 
 namespace attn::cli {
 namespace {
@@ -68,6 +70,8 @@ struct TrainOpts {
     int64_t layer = -1;  // --dump: which layer is "weights" (-1: the last)
     HtmlOpts html;       // --html: the trained attention on the --dump rows as a page
     bool list_tasks = false, ascii = false, quiet = false;
+    bool attention_only = false;                 // --attention-only (task induction: always)
+    InductionObserver* induction = nullptr;      // task induction: scores at every evaluation
     // given on the command line (the checkpoint's values are taken otherwise)
     std::map<std::string, bool> given;
 };
@@ -307,6 +311,16 @@ Task make_task(const TrainOpts& o, TaskKind kind, bool causal, int64_t seq) {
     return with_option("--seq", [&] { return Task(kind, to); });
 }
 
+// Task induction's own defaults, where the option is not given: 64 symbols (few repeats inside
+// a row), 2 heads, 1500 steps, an evaluation every 25 (the phase change near step 250 on 2 cores).
+void apply_induction_defaults(TrainOpts& o, TaskKind kind) {
+    if (kind != TaskKind::Induction || !o.load.empty()) return;
+    if (!o.given["--symbols"]) o.symbols = 64;
+    if (!o.given["--heads"]) o.heads = 2;
+    if (!o.given["--steps"]) o.tc.steps = 1500;
+    if (!o.given["--eval-every"]) o.tc.eval_every = 25;
+}
+
 int list_tasks() {
     fmt::print("Tasks of attn train (--task NAME), generated on the fly from --seed:\n\n");
     for (TaskKind k : all_tasks()) {
@@ -344,7 +358,7 @@ std::optional<Checkpoint> load_for_train(TrainOpts& o) {
     std::map<std::string, std::string> meta;
     if (!o.load.empty()) {
         for (const char* opt : {"--layers", "--d-model", "--heads", "--d-k", "--d-v", "--d-ff", "--scale", "--init",
-                                "--dropout", "--pos", "--act", "--arch", "--qk-gain", "--emb-std"})
+                                "--dropout", "--pos", "--act", "--arch", "--qk-gain", "--emb-std", "--attention-only"})
             if (given(opt))
                 throw InputError(fmt::format("{}: cannot be combined with --load (the checkpoint fixes the model)", opt));
         loaded.emplace(with_option("--load", [&] { return load_checkpoint(o.load); }));
@@ -388,6 +402,7 @@ ModelConfig train_model_config(const TrainOpts& o, const std::optional<Checkpoin
         mc.act = o.act;
         mc.init = parse_init(o.init);
         mc.qk_init_gain = static_cast<float>(o.qk_gain);
+        mc.mlp = !(o.attention_only || task.kind() == TaskKind::Induction);
         // the model's rules (ModelConfig::validate), its errors naming the flag
         mc = with_fields({{"d_model", "--d-model"}, {"heads", "--heads"}, {"d_k", "--d-k"}, {"d_v", "--d-v"},
                           {"d_ff", "--d-ff"}, {"layers", "--layers"}, {"scale", "--scale"}, {"dropout", "--dropout"},
@@ -434,6 +449,7 @@ TrainResult train_with_progress(const TrainOpts& o, TinyTransformer& model, cons
         auto last_draw = std::chrono::steady_clock::now() - std::chrono::seconds(1);
         bool drawn = false;
         auto on_progress = [&](const TrainProgress& p) {
+            if (o.induction && p.eval) o.induction->observe(model, *p.eval);
             if (o.quiet) return;
             const auto now = std::chrono::steady_clock::now();
             if (p.eval != nullptr) {
@@ -629,11 +645,12 @@ int run_train(TrainOpts o) {
     const bool task_from_file = o.task.empty() && loaded && loaded->metadata.count(checkpoint_keys::task);
     if (task_from_file) o.task = loaded->metadata.at(checkpoint_keys::task);
     if (o.task.empty())
-        throw InputError("--task: required (one of copy, reverse, sort, recall, distance, chars; --list-tasks says what each is)");
+        throw InputError("--task: required (one of copy, reverse, sort, recall, distance, chars, induction; --list-tasks says what each is)");
     const TaskKind kind = with_option(task_from_file ? fmt::format("--load: '{}': metadata attn.task", o.load) : "--task",
                                       [&] { return task_of(o.task); });
     if (given("--queries") && kind != TaskKind::Recall)
         throw InputError("--queries: acts on task recall only");
+    apply_induction_defaults(o, kind);
     const int64_t seq = o.seq > 0 ? o.seq : task_default_seq(kind);
     if (seq > kMaxTaskSeq) throw InputError(fmt::format("--seq: must be at most {}, got {}", kMaxTaskSeq, seq));
     const bool causal = loaded ? loaded->model.config().causal
@@ -672,9 +689,9 @@ int run_train(TrainOpts o) {
     const bool tty = isatty(fileno(out)) != 0;
     const int threads = resolve_threads(tc.threads);
     const std::string model_line = fmt::format(
-        "{} {} layer{}, D={} H={} Dk={} Dv={} d_ff={}, scale {}{}, {} positions, {}, dropout {:g}, {}{} parameters",
+        "{} {} layer{}, D={} H={} Dk={} Dv={} {}, scale {}{}, {} positions, {}, dropout {:g}, {}{} parameters",
         causal ? "decoder" : "encoder", mc.layers, mc.layers == 1 ? "" : "s", mc.d_model, mc.heads, mc.d_k, mc.d_v,
-        mc.d_ff, scale_name(mc.scale), mc.learn_temperature ? " (temperature learned per layer)" : "", pos_kind_name(mc.pos), activation_name(mc.act), mc.dropout,
+        mc.mlp ? fmt::format("d_ff={}", mc.d_ff) : "attention only", scale_name(mc.scale), mc.learn_temperature ? " (temperature learned per layer)" : "", pos_kind_name(mc.pos), activation_name(mc.act), mc.dropout,
         loaded ? "" : fmt::format("embeddings N(0, {:g}^2), ", o.emb_std), model.num_params());
     const std::string train_line = fmt::format(
         "{} lr {:g} ({}{}), clip {:g}, weight decay {:g}, B={}, {} steps, {} thread{}, seed {}",
@@ -691,7 +708,10 @@ int run_train(TrainOpts o) {
     }
 
     // ---- train
+    std::optional<InductionObserver> induction;
+    if (kind == TaskKind::Induction) o.induction = &induction.emplace(task, tc.seed, threads);
     const TrainResult result = train_with_progress(o, model, task, out, tty);
+    const auto ind = induction_report(o.induction, model, task, tc, threads, out, o.quiet, unicode_ok(o.ascii));
 
     // ---- what the trained model does
     const TaskBatch eval0 = task.batch(tc.batch, tc.seed, DataSplit::Eval, 0);
@@ -708,20 +728,24 @@ int run_train(TrainOpts o) {
     }
     if (!o.svg.empty()) {
         const std::string title = fmt::format("attn train: task {}, {}", task.name(), causal ? "decoder" : "encoder");
-        with_option("--svg", [&] { write_file_atomic(o.svg, curve_svg(result, title, model_line, train_line)); });
+        with_option("--svg", [&] {
+            write_file_atomic(o.svg, ind ? induction_svg(*ind, title, model_line) : curve_svg(result, title, model_line, train_line));
+        });
         if (o.svg != "-" && !o.quiet) fmt::print(out, "wrote {} (loss curve)\n", o.svg);
     }
     if (!o.dump.empty() || !o.html.file.empty()) write_train_dump(o, model, task, result, causal, threads, out);
     if (o.json.given()) {
-        write_json(o.json, train_json(o, model, task, kind, causal, loaded.has_value(), threads, result, entropies),
-                   "attn-train", 1);
+        auto j = train_json(o, model, task, kind, causal, loaded.has_value(), threads, result, entropies);
+        if (ind) j["induction"] = induction_json(*ind);
+        write_json(o.json, j, "attn-train", 1);
         if (!o.json.to_stdout() && !o.quiet) fmt::print(out, "wrote {} (attn-train JSON)\n", o.json.path());
     }
     return 0;
 }
 
 const Command reg{
-    "train", "Train a tiny Transformer on a toy task (copy, reverse, sort, recall, distance, chars) and watch it learn",
+    "train", "Train a tiny Transformer on a toy task (copy, reverse, sort, recall, distance, chars, induction) and watch it "
+    "learn",
     45, [](CLI::App& sub) -> Runner {
         auto o = std::make_shared<TrainOpts>();
         TrainConfig& tc = o->tc;
@@ -746,7 +770,8 @@ const Command reg{
             return opt;
         };
         sub.add_flag("--list-tasks", o->list_tasks, "Describe every task and exit");
-        track(sub.add_option("--task", o->task, "copy | reverse | sort | recall | distance | chars (--list-tasks)"));
+        track(sub.add_option("--task", o->task,
+                             "copy | reverse | sort | recall | distance | chars | induction (--list-tasks)"));
         track(deprecated_alias(sub, "-t", "--seq", o->seq)->check(integer_in(1, kMaxTaskSeq)));
         track(sub.add_option("--seq,-T", o->seq, "T, tokens per row (default: per task, --list-tasks)")
                   ->check(integer_in(1, kMaxTaskSeq)));
@@ -786,6 +811,8 @@ const Command reg{
         track(sub.add_option("--pos", o->pos, "positions: learned | sinusoidal")
                   ->default_str("learned")
                   ->transform(one_of({PosKind::Learned, PosKind::Sinusoidal}, pos_kind_name)));
+        track(sub.add_flag("--attention-only", o->attention_only,
+                           "blocks without the MLP (task induction: always, the 2-layer attention-only decoder)"));
         track(sub.add_option("--act", o->act, "MLP activation: gelu | relu")
                   ->default_str("gelu")
                   ->transform(one_of({Activation::Gelu, Activation::Relu}, activation_name)));
@@ -801,7 +828,9 @@ const Command reg{
                   ->capture_default_str());
         track(sub.add_option("--momentum", tc.momentum, "SGD momentum in [0, 1) (default 0.9)"));
         sub.add_option("--clip", tc.clip, "max global gradient norm (0: no clipping)")->capture_default_str();
-        sub.add_option("--steps", tc.steps, "training steps (0 only with --load)")->capture_default_str()->check(integer_in(0, kMaxSteps));
+        track(sub.add_option("--steps", tc.steps, "training steps (0 only with --load; task induction: 1500)")
+                  ->capture_default_str()
+                  ->check(integer_in(0, kMaxSteps)));
         deprecated_alias(sub, "-b", "--batch", tc.batch)->check(integer_in(1, kMaxBatch));
         sub.add_option("--batch,-B", tc.batch, "B, rows per step")->capture_default_str()->check(integer_in(1, kMaxBatch));
         sub.add_option("--seed", tc.seed, "seed of the data, the initial weights and dropout")
@@ -810,9 +839,10 @@ const Command reg{
         sub.add_option("--threads", tc.threads, "worker threads (0: every core); same numbers at any count")
             ->capture_default_str()
             ->check(integer_in(0, 4096));
-        sub.add_option("--eval-every", tc.eval_every, "steps between evaluations (0: only at the end)")
-            ->capture_default_str()
-            ->check(integer_in(0, kMaxSteps));
+        track(sub.add_option("--eval-every", tc.eval_every,
+                             "steps between evaluations (0: only at the end; task induction: 25)")
+                  ->capture_default_str()
+                  ->check(integer_in(0, kMaxSteps)));
         sub.add_option("--eval-batches", tc.eval_batches, "held-out batches per evaluation")
             ->capture_default_str()
             ->check(integer_in(1, 4096));

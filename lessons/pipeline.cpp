@@ -53,6 +53,7 @@ std::vector<std::string> lesson_steps(std::string_view slug) {
         {"rope-alibi", {"qkv", "scores"}},
         {"cross-attention", {"qkv", "mask"}},
         {"kv-cache", {"qkv", "mask"}},
+        {"induction-heads", {"scores", "weighted", "out_proj", "logits"}},
     };
     const auto it = m.find(slug);
     return it == m.end() ? std::vector<std::string>{} : it->second;

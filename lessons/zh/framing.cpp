@@ -213,6 +213,10 @@ const RegisterCatalogue zh_framing{Lang::zh, kFramingPart, {
     {"The KV cache", "KV 缓存"},
     {"why causal attention runs one token at a time, what the cache holds, saves and costs (GQA, MQA)",
      "因果注意力为何可以一次算一个 token，缓存存了什么、省了什么、花费多少（GQA、MQA）"},
+    {"Induction heads", "归纳头"},
+    {"a 2-layer attention-only decoder learns to copy from its context: the phase change, the "
+     "previous-token and induction heads, ablation",
+     "两层、只有注意力的解码器学会从上下文中复制：相变、前一 token 头与归纳头、消融"},
     // the readable form of a training verdict (LessonContext::readable_verdict) and the words of its tables
     {"The evidence for {}: {}. `{}` trains it live at its quick size on seeds {}; in the table each "
      "number is the mean over those seeds with its range in brackets (the words are seed {}'s run).",

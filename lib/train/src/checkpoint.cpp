@@ -90,6 +90,7 @@ std::string config_to_json(const ModelConfig& c) {
                         {"init", init_kind_name(c.init.kind)},
                         {"init_std", c.init.std},
                         {"qk_init_gain", c.qk_init_gain}};
+    if (!c.mlp) j["mlp"] = false;  // written only for an attention-only model: older files stay as they were
     return j.dump();
 }
 
@@ -109,12 +110,12 @@ ModelConfig config_from_json(const std::string& text, const std::string& what) {
     static const std::set<std::string> known = {"vocab", "max_seq", "d_model", "heads", "d_k", "d_v",
                                                 "layers", "d_ff", "causal", "scale", "scale_value",
                                                 "learn_temperature", "dropout", "pos", "act", "init",
-                                                "init_std", "qk_init_gain"};
+                                                "init_std", "qk_init_gain", "mlp"};
     for (const auto& [key, value] : j.items())
         if (!known.count(key))
             throw InputError(what + ": the model config has the unknown field '" + key + "' (attn writes only " +
                              "vocab, max_seq, d_model, heads, d_k, d_v, layers, d_ff, causal, scale, scale_value, " +
-                             "learn_temperature, dropout, pos, act, init, init_std, qk_init_gain)");
+                             "learn_temperature, dropout, pos, act, init, init_std, qk_init_gain, mlp)");
     // a size: a JSON integer in [0, 2^62], never a float or a huge value cast to int64
     auto size = [&](const char* field) -> int64_t {
         const nlohmann::json& v = get(field);
@@ -154,6 +155,7 @@ ModelConfig config_from_json(const std::string& text, const std::string& what) {
         c.init.kind = enum_from(get("init").get<std::string>(), inits, what, "init");
         c.init.std = get("init_std").get<float>();
         c.qk_init_gain = get("qk_init_gain").get<float>();
+        c.mlp = !j.contains("mlp") || j.at("mlp").get<bool>();  // absent: a model with MLPs
     } catch (const nlohmann::json::exception&) {
         throw InputError(what + ": a model config field has the wrong type");
     }

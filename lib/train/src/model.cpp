@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <limits>
 #include <new>
@@ -112,6 +113,8 @@ struct ParamSpec {
     std::string name;
     Shape shape;
     bool decay;
+    bool used = true;  // false: a block's ln2 and MLP of an attention-only model, kept (empty) so
+                       // that the block's parameters keep their offsets (kPerBlock)
 };
 
 std::vector<ParamSpec> param_specs(const ModelConfig& c) {
@@ -131,12 +134,13 @@ std::vector<ParamSpec> param_specs(const ModelConfig& c) {
         s.push_back({p + "attn.v_proj.bias", {VV}, false});
         s.push_back({p + "attn.o_proj.weight", {D, VV}, true});
         s.push_back({p + "attn.o_proj.bias", {D}, false});
-        s.push_back({p + "ln2.weight", {D}, false});
-        s.push_back({p + "ln2.bias", {D}, false});
-        s.push_back({p + "mlp.fc1.weight", {F, D}, true});
-        s.push_back({p + "mlp.fc1.bias", {F}, false});
-        s.push_back({p + "mlp.fc2.weight", {D, F}, true});
-        s.push_back({p + "mlp.fc2.bias", {D}, false});
+        const bool m = c.mlp;
+        s.push_back({p + "ln2.weight", m ? Shape{D} : Shape{0}, false, m});
+        s.push_back({p + "ln2.bias", m ? Shape{D} : Shape{0}, false, m});
+        s.push_back({p + "mlp.fc1.weight", m ? Shape{F, D} : Shape{0}, true, m});
+        s.push_back({p + "mlp.fc1.bias", m ? Shape{F} : Shape{0}, false, m});
+        s.push_back({p + "mlp.fc2.weight", m ? Shape{D, F} : Shape{0}, true, m});
+        s.push_back({p + "mlp.fc2.bias", m ? Shape{D} : Shape{0}, false, m});
     }
     s.push_back({"ln_f.weight", {D}, false});
     s.push_back({"ln_f.bias", {D}, false});
@@ -577,8 +581,10 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
         for (int64_t l = 0; l < c.layers; ++l) {
             auto& L = a.L[static_cast<size_t>(l)];
             transposed(L.wo_t, P[bp(l, kOW)], D, VV);
-            transposed(L.w1_t, P[bp(l, kFc1W)], F, D);
-            transposed(L.w2_t, P[bp(l, kFc2W)], D, F);
+            if (c.mlp) {
+                transposed(L.w1_t, P[bp(l, kFc1W)], F, D);
+                transposed(L.w2_t, P[bp(l, kFc2W)], D, F);
+            }
             // W_q, W_k, W_v stacked (2QK + VV, D) for the one q|k|v GEMM
             std::copy(P[bp(l, kQW)], P[bp(l, kQW)] + QK * D, L.wqkv.data());
             std::copy(P[bp(l, kKW)], P[bp(l, kKW)] + QK * D, L.wqkv.data() + QK * D);
@@ -633,6 +639,10 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
             S* const attproj = fused ? proj_mine.data() : at(L.attproj, D);
             S* const fcproj = fused ? proj_mine.data() : at(L.fcproj, D);
             in.matmul_fwd(attproj, at(L.atty, VV), P[bp(l, kOW)], P[bp(l, kOB)], n, VV, D, t_of(L.wo_t));
+            if (!c.mlp) {  // attention only: the block's output is mid
+                in.add(at(a.res[static_cast<size_t>(l + 1)], D), x, attproj, n * D);
+                continue;
+            }
             in.add(at(L.mid, D), x, attproj, n * D);
             in.ln_fwd(at(L.ln2, D), at(L.ln2_mean, 1), at(L.ln2_rstd, 1), at(L.mid, D), P[bp(l, kLn2W)],
                       P[bp(l, kLn2B)], n, D);
@@ -716,12 +726,14 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
             const S* x = at(a.res[static_cast<size_t>(l)], D);
             // x_out = mid + fc2(act(fc1(ln2(mid)))): dres flows to mid unchanged, and through the
             // MLP (fc2's backward and the activation's in one pass: dfch = act'(fch) o (dres W_2))
-            in.fc_act_bwd(dfch, dfch_act, gp[bp(l, kFc2W)], gp[bp(l, kFc2B)], dres,
-                          at(L.fch_act, F), at(L.fch, F), P[bp(l, kFc2W)], n, F, D, relu);
-            in.matmul_bwd(dln, gp[bp(l, kFc1W)], gp[bp(l, kFc1B)], dfch, at(L.ln2, D),
-                          P[bp(l, kFc1W)], n, D, F, Into::Set);
-            in.ln_bwd(dres, gp[bp(l, kLn2W)], gp[bp(l, kLn2B)], dln, at(L.mid, D),
-                      P[bp(l, kLn2W)], at(L.ln2_mean, 1), at(L.ln2_rstd, 1), n, D);  // dres is now d mid
+            if (c.mlp) {
+                in.fc_act_bwd(dfch, dfch_act, gp[bp(l, kFc2W)], gp[bp(l, kFc2B)], dres,
+                              at(L.fch_act, F), at(L.fch, F), P[bp(l, kFc2W)], n, F, D, relu);
+                in.matmul_bwd(dln, gp[bp(l, kFc1W)], gp[bp(l, kFc1B)], dfch, at(L.ln2, D),
+                              P[bp(l, kFc1W)], n, D, F, Into::Set);
+                in.ln_bwd(dres, gp[bp(l, kLn2W)], gp[bp(l, kLn2B)], dln, at(L.mid, D),
+                          P[bp(l, kLn2W)], at(L.ln2_mean, 1), at(L.ln2_rstd, 1), n, D);  // dres is now d mid
+            }  // attention only: d mid = d out
             // mid = x + o_proj(attention(q, k, v)): dres flows to x unchanged, and through attention
             in.matmul_bwd(datty, gp[bp(l, kOW)], gp[bp(l, kOB)], dres, at(L.atty, VV),
                           P[bp(l, kOW)], n, VV, D, Into::Set);
@@ -807,7 +819,8 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
 
 std::vector<std::pair<std::string, Shape>> param_shapes(const ModelConfig& cfg) {
     std::vector<std::pair<std::string, Shape>> out;
-    for (auto& s : param_specs(cfg.resolved())) out.emplace_back(s.name, s.shape);
+    for (auto& s : param_specs(cfg.resolved()))
+        if (s.used) out.emplace_back(s.name, s.shape);
     return out;
 }
 
@@ -834,6 +847,7 @@ void TinyTransformer::init(uint64_t seed) {
     auto& v = st_->values;
     const auto& sp = st_->specs;
     for (size_t i = 0; i < sp.size(); ++i) {
+        if (!sp[i].used) continue;
         Rng rng(seed, i + 1);
         const std::string& n = sp[i].name;
         auto ends_with = [&](const char* suf) {
@@ -863,7 +877,8 @@ void TinyTransformer::init(uint64_t seed) {
 std::vector<Param> TinyTransformer::params() {
     std::vector<Param> out;
     for (size_t i = 0; i < st_->specs.size(); ++i)
-        out.push_back({st_->specs[i].name, &st_->values[i], &st_->grads[i], st_->specs[i].decay});
+        if (st_->specs[i].used)
+            out.push_back({st_->specs[i].name, &st_->values[i], &st_->grads[i], st_->specs[i].decay});
     return out;
 }
 
@@ -936,22 +951,40 @@ double loss_and_grads_f64(const ModelConfig& cfg, const std::vector<std::vector<
                           std::vector<std::vector<double>>* grads, bool train, uint64_t step_seed) {
     const ModelConfig c = cfg.resolved();
     const auto specs = param_specs(c);
-    if (params.size() != specs.size())
+    // params and grads hold the used parameters (params() order); the unused ones (an
+    // attention-only model's MLP) are empty here
+    std::vector<size_t> pub(specs.size(), SIZE_MAX);
+    size_t n_used = 0;
+    for (size_t i = 0; i < specs.size(); ++i)
+        if (specs[i].used) pub[i] = n_used++;
+    if (params.size() != n_used)
         throw InputError("params: " + std::to_string(params.size()) + " tensors, the model has " +
-                         std::to_string(specs.size()));
+                         std::to_string(n_used));
+    static const double kNone = 0.0;
     Ptrs<double> p;
     for (size_t i = 0; i < specs.size(); ++i) {
-        if (static_cast<int64_t>(params[i].size()) != shape_numel(specs[i].shape))
-            throw ShapeError("params: " + specs[i].name + " has " + std::to_string(params[i].size()) +
+        if (pub[i] == SIZE_MAX) {
+            p.P.push_back(&kNone);
+            p.sizes.push_back(0);
+            continue;
+        }
+        const auto& v = params[pub[i]];
+        if (static_cast<int64_t>(v.size()) != shape_numel(specs[i].shape))
+            throw ShapeError("params: " + specs[i].name + " has " + std::to_string(v.size()) +
                              " values, expected " + shape_str(specs[i].shape));
-        p.P.push_back(params[i].data());
+        p.P.push_back(v.data());
         p.sizes.push_back(shape_numel(specs[i].shape));
     }
+    std::vector<double> none_grad(1, 0.0);
     if (grads) {
-        grads->assign(specs.size(), {});
+        grads->assign(n_used, {});
         for (size_t i = 0; i < specs.size(); ++i) {
-            (*grads)[i].assign(static_cast<size_t>(p.sizes[i]), 0.0);
-            p.G.push_back((*grads)[i].data());
+            if (pub[i] == SIZE_MAX) {
+                p.G.push_back(none_grad.data());
+                continue;
+            }
+            (*grads)[pub[i]].assign(static_cast<size_t>(p.sizes[i]), 0.0);
+            p.G.push_back((*grads)[pub[i]].data());
         }
     }
     check_batch(c, tokens, targets, B, T);
@@ -965,7 +998,7 @@ double train_step_flops(const ModelConfig& cfg, int64_t B, int64_t T) {
     const ModelConfig c = cfg.resolved();
     const double N = double(B) * double(T), D = double(c.d_model), H = double(c.heads);
     const double QK = H * double(c.d_k), VV = H * double(c.d_v), F = double(c.d_ff);
-    const double per_layer_macs = N * (D * (2 * QK + VV) + VV * D + 2 * D * F) +
+    const double per_layer_macs = N * (D * (2 * QK + VV) + VV * D + (c.mlp ? 2 * D * F : 0.0)) +
                                   double(B) * H * double(T) * double(T) * (double(c.d_k) + double(c.d_v));
     const double fwd_macs = double(c.layers) * per_layer_macs + N * D * double(c.vocab);
     return 2.0 * 3.0 * fwd_macs;  // 2 FLOPs per multiply-add; backward = 2x forward

@@ -15,7 +15,8 @@
 namespace attn {
 
 std::vector<TaskKind> all_tasks() {
-    return {TaskKind::Copy, TaskKind::Reverse, TaskKind::Sort, TaskKind::Recall, TaskKind::Distance, TaskKind::Chars};
+    return {TaskKind::Copy,     TaskKind::Reverse, TaskKind::Sort,     TaskKind::Recall,
+            TaskKind::Distance, TaskKind::Chars,   TaskKind::Induction};
 }
 
 const char* task_name(TaskKind k) {
@@ -26,6 +27,7 @@ const char* task_name(TaskKind k) {
         case TaskKind::Recall: return "recall";
         case TaskKind::Distance: return "distance";
         case TaskKind::Chars: return "chars";
+        case TaskKind::Induction: return "induction";
     }
     return "?";
 }
@@ -40,6 +42,9 @@ const char* task_summary(TaskKind k) {
                    "lookup); --queries N asks N keys in turn";
         case TaskKind::Distance: return "x1..xT -> at each t >= d, the token seen d steps back, x(t-d)";
         case TaskKind::Chars: return "a window of the text -> at each position, the next character (byte)";
+        case TaskKind::Induction:
+            return "random tokens, then the same tokens again -> the next token of the repeat (in-context copying: "
+                   "induction heads)";
     }
     return "?";
 }
@@ -66,6 +71,7 @@ int64_t task_default_seq(TaskKind k) {
         case TaskKind::Recall:
         case TaskKind::Distance: return 16;
         case TaskKind::Chars: return 64;
+        case TaskKind::Induction: return 32;
     }
     return 16;
 }
@@ -123,6 +129,13 @@ Task::Task(TaskKind kind, TaskOptions opt) : kind_(kind), opt_(std::move(opt)) {
             vocab_ = S;
             chance_ = 1.0 / static_cast<double>(S);
             break;
+        case TaskKind::Induction:
+            if (!opt_.causal)
+                throw InputError("task induction needs a causal (decoder) model: an encoder would see the next token");
+            if (T < 6) throw InputError(fmt::format("task induction needs a sequence of at least 6 tokens, got {}", T));
+            vocab_ = S;
+            chance_ = 1.0 / static_cast<double>(S);
+            break;
         case TaskKind::Chars: {
             if (!opt_.causal)
                 throw InputError("task chars needs a causal (decoder) model: an encoder would see the next character");
@@ -159,6 +172,7 @@ int64_t Task::scored_per_row() const {
         case TaskKind::Recall: return opt_.queries;
         case TaskKind::Distance: return opt_.seq - opt_.distance;
         case TaskKind::Chars: return opt_.seq;
+        case TaskKind::Induction: return induction_min_copy() - 1;
     }
     return 0;
 }
@@ -186,7 +200,8 @@ std::string Task::token_text(int32_t id) const {
             if (id < keys_) return fmt::format("k{}", id);
             if (id < keys_ + S) return fmt::format("v{}", id - keys_);
             return id == keys_ + S ? "MASK" : "PAD";
-        case TaskKind::Distance: return symbol(id);
+        case TaskKind::Distance:
+        case TaskKind::Induction: return symbol(id);
         case TaskKind::Chars: {
             const unsigned char b = id_byte_[static_cast<size_t>(id)];
             if (b == '\n') return "\\n";
@@ -267,6 +282,14 @@ void Task::fill_row(int32_t* tok, int32_t* tgt, uint64_t seed, DataSplit split, 
             for (int64_t t = 0; t < T; ++t) tok[t] = static_cast<int32_t>(below(r, S));
             for (int64_t t = opt_.distance; t < T; ++t) tgt[t] = tok[t - opt_.distance];
             break;
+        case TaskKind::Induction: {
+            // f1..fp r1..rn r1..rn, n in [nlo, T/2]; targets: the last nlo - 1 next tokens
+            const int64_t lo = induction_min_copy(), n = lo + below(r, induction_max_copy() - lo + 1), p = T - 2 * n;
+            for (int64_t t = 0; t < p + n; ++t) tok[t] = static_cast<int32_t>(below(r, S));
+            for (int64_t t = p + n; t < T; ++t) tok[t] = tok[t - n];
+            for (int64_t t = T - lo; t < T - 1; ++t) tgt[t] = tok[t + 1];
+            break;
+        }
         case TaskKind::Chars: {
             // A window of T+1 ids inside the split's part of the text.
             const int64_t lo = split == DataSplit::Train ? 0 : split_at_;

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "attn/core/head_scores.hpp"
 #include "attn/core/tensor.hpp"
 
 namespace attn {
@@ -24,12 +25,8 @@ namespace attn {
 // (bos < 0: none). InputError on n < 1 or an empty range.
 std::vector<int32_t> repeated_random_tokens(int64_t n, int32_t lo, int32_t hi, uint64_t seed, int32_t bos);
 
-// weights (1, H, T, T) -> per head.
-std::vector<double> previous_token_scores(const Tensor& weights);
-// weights (1, H, T, T) of a sequence whose first copy starts at `start` and repeats with
-// period n from start + n on -> per head, the mean over queries i in [start + n, T) of
-// w[i][i - n + 1]. ShapeError unless T >= start + n + 1.
-std::vector<double> prefix_matching_scores(const Tensor& weights, int64_t start, int64_t n);
+// previous_token_scores and prefix_matching_scores: attn/core/head_scores.hpp (the tiny
+// trained decoder of attn/train scores its heads with them too).
 // Mean cross-entropy (nats) of predicting ids[t + 1] from logits row t, over t in [from, to).
 double next_token_loss(const Tensor& logits, const std::vector<int32_t>& ids, int64_t from, int64_t to);
 

@@ -64,6 +64,9 @@ struct ModelConfig {
     int64_t layers = 2;
     int64_t d_ff = 0;      // 0: 4 * d_model
     bool causal = true;    // decoder (causal) or encoder (bidirectional)
+    // false: attention-only blocks, x = x + MHA(LN1(x)) and nothing else (no ln2, no MLP,
+    // no such parameters): the two-layer attention-only decoder of the induction-head papers
+    bool mlp = true;
     Scale scale;           // sqrt, none, a constant, cosine (attn/core/attention.hpp)
     // Cosine only: the temperature is learned, one per layer, as a parameter log_tau
     // (scores = cos(q, k) * exp(-log_tau)), initialised to log(scale.value). Learning its
@@ -89,7 +92,7 @@ struct ModelConfig {
 // "pos_emb.weight" (learned positions only), "blocks.0.ln1.weight", "blocks.0.ln1.bias",
 // "blocks.0.attn.q_proj.weight", ".bias" (and k_proj, v_proj, o_proj), "blocks.0.ln2.*",
 // "blocks.0.mlp.fc1.weight", ".bias", "blocks.0.mlp.fc2.*", "ln_f.weight", "ln_f.bias",
-// "head.weight", then with a learned cosine temperature "blocks.0.attn.log_tau" (1) for every
+// "head.weight" (with mlp = false, no ln2 and no mlp.* in any block), then with a learned cosine temperature "blocks.0.attn.log_tau" (1) for every
 // layer (after head.weight, so the other parameters keep their places).
 // decay: weight decay applies (matrices and embeddings; not biases, LayerNorm or log_tau).
 struct Param {

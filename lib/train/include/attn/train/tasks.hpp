@@ -27,11 +27,18 @@
 //   distance  x1..xT, target at t >= d: x(t-d)  every position t >= d scored
 //   chars     T bytes of the corpus, target at t: byte t+1   every position scored;
 //             train batches from the first 90% of the text, eval from the last 10%
+//   induction f1..fp r1..rn r1..rn                 random tokens repeated once (the induction-head
+//             setting): n drawn per row from [nlo, T/2] with nlo = max(2, T/4), p = T - 2n
+//             random filler tokens first; next-token targets on the last nlo - 1 tokens of
+//             the second copy (every row has them): the repeated half's loss. n varies so
+//             that no fixed positional offset predicts the copy; only in-context matching does
 //
 // Token ids: symbols 0..S-1, then SEP, MASK, PAD (recall: keys, then values,
 // then MASK, PAD). chars: one id per distinct byte of the corpus, in byte order.
+// distance and induction: the symbols only.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -39,7 +46,7 @@
 
 namespace attn {
 
-enum class TaskKind { Copy, Reverse, Sort, Recall, Distance, Chars };
+enum class TaskKind { Copy, Reverse, Sort, Recall, Distance, Chars, Induction };
 
 std::vector<TaskKind> all_tasks();
 const char* task_name(TaskKind k);     // "copy", ...
@@ -50,7 +57,7 @@ TaskKind task_of(std::string_view name);
 // (README, Training); --arch encoder still gives one (chars excepted).
 bool task_default_causal(TaskKind k);
 // T when the user gives none: 17 for copy, reverse and sort (8 symbols, a separator, 8
-// answers), 16 for recall and distance, 64 for chars.
+// answers), 16 for recall and distance, 64 for chars, 32 for induction.
 int64_t task_default_seq(TaskKind k);
 
 enum class DataSplit { Train, Eval };
@@ -97,6 +104,9 @@ public:
 
     // The batch for (seed, split, step): B rows of T tokens.
     TaskBatch batch(int64_t B, uint64_t seed, DataSplit split, int64_t step) const;
+    // induction: the shortest copy n of a row (nlo above), the longest (T / 2)
+    int64_t induction_min_copy() const { return std::max<int64_t>(2, opt_.seq / 4); }
+    int64_t induction_max_copy() const { return opt_.seq / 2; }
 
 private:
     TaskKind kind_;

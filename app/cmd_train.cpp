@@ -328,6 +328,9 @@ int list_tasks() {
         TaskOptions to;
         to.seq = task_default_seq(k);
         to.causal = task_default_causal(k);
+        TrainOpts defaults;  // the task's own defaults (induction: 64 symbols)
+        apply_induction_defaults(defaults, k);
+        to.symbols = defaults.symbols;
         std::string vocab;
         if (k == TaskKind::Chars) {
             vocab = "one id per distinct byte of --corpus";
@@ -339,7 +342,7 @@ int list_tasks() {
             }
         } else {
             const Task t(k, to);
-            vocab = fmt::format("{} with --symbols 16; {} scored token{} per row", t.vocab(), t.scored_per_row(),
+            vocab = fmt::format("{} with --symbols {}; {} scored token{} per row", t.vocab(), to.symbols, t.scored_per_row(),
                                 t.scored_per_row() == 1 ? "" : "s");
         }
         fmt::print("  {:<9} default: {}, --seq {}; vocabulary {}\n\n", "", task_default_causal(k) ? "decoder" : "encoder",

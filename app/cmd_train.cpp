@@ -371,7 +371,7 @@ std::optional<Checkpoint> load_for_train(TrainOpts& o) {
     namespace key = checkpoint_keys;
     for (const auto& [k, v, opt] : {std::tuple{key::seq, &o.seq, "--seq"}, {key::symbols, &o.symbols, "--symbols"},
                                     {key::distance, &o.distance, "--distance"}, {key::queries, &o.queries, "--queries"}})
-        if (const auto n = with_option(fmt::format("--load: '{}'", o.load), [&] { return metadata_size(meta, k); });
+        if (const auto n = with_option(fmt::format("--load: '{}'", o.load), [&meta, name = k] { return metadata_size(meta, name); });
             n && !given(opt))
             *v = *n;
     return loaded;

@@ -243,6 +243,25 @@ def synthetic_safetensors(path, L, H, T, seed):
     return bases
 
 
+def page_errors(events, allowed):
+    """What a page did wrong, from the DevTools events: (errors, requests), the errors being
+    uncaught exceptions, console errors and log errors (CSP violations among them), the
+    requests every URL the page asked for that allowed(url) refuses."""
+    errors, requests = [], []
+    for e in events:
+        m, p = e.get("method"), e.get("params", {})
+        if m == "Runtime.exceptionThrown":
+            errors.append(p["exceptionDetails"].get("text", "") + " " +
+                          str(p["exceptionDetails"].get("exception", {}).get("description", "")))
+        elif m == "Runtime.consoleAPICalled" and p.get("type") in ("error", "assert"):
+            errors.append("console." + p["type"] + ": " + " ".join(str(a.get("value", "")) for a in p.get("args", [])))
+        elif m == "Log.entryAdded" and p["entry"].get("level") == "error":
+            errors.append(p["entry"].get("source", "") + ": " + p["entry"].get("text", ""))
+        elif m == "Network.requestWillBeSent" and not allowed(p["request"]["url"]):
+            requests.append(p["request"]["url"])
+    return errors, requests
+
+
 def load_page(b, checks, path, name, out):
     """Opens one page in a fresh tab and runs the checks every page must pass. Returns its figures."""
     b.events.clear()
@@ -260,20 +279,7 @@ def load_page(b, checks, path, name, out):
     b.pump(0.3)
     checks.check(ready, f"{name}: the page finished drawing")
     ready_ms = b.eval("performance.now()") if not ready else b.eval("Number(document.body.dataset.readyMs)")
-    errors, requests = [], []
-    for e in b.events:
-        m, p = e.get("method"), e.get("params", {})
-        if m == "Runtime.exceptionThrown":
-            errors.append(p["exceptionDetails"].get("text", "") + " " +
-                          str(p["exceptionDetails"].get("exception", {}).get("description", "")))
-        elif m == "Runtime.consoleAPICalled" and p.get("type") in ("error", "assert"):
-            errors.append("console." + p["type"] + ": " + " ".join(str(a.get("value", "")) for a in p.get("args", [])))
-        elif m == "Log.entryAdded" and p["entry"].get("level") == "error":
-            errors.append(p["entry"].get("source", "") + ": " + p["entry"].get("text", ""))
-        elif m == "Network.requestWillBeSent":
-            u = p["request"]["url"]
-            if u != url:
-                requests.append(u)
+    errors, requests = page_errors(b.events, lambda u: u == url)
     checks.check(not errors, f"{name}: no console error or CSP violation" + (f": {errors[:3]}" if errors else ""))
     checks.check(not requests, f"{name}: no network request" + (f": {requests[:3]}" if requests else ""))
     L, H = b.eval("(function(){var d=JSON.parse(document.getElementById('attn-data').textContent);return [d.L,d.H];})()")

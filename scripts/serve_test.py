@@ -32,7 +32,7 @@ import time
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from browser_test import SKIP, Browser, Checks, find_chromium  # noqa: E402
+from browser_test import SKIP, Browser, Checks, find_chromium, page_errors  # noqa: E402
 
 
 def f32(x):
@@ -213,24 +213,6 @@ def wait_ready(b, serial_before=None, seconds=20):
     return False
 
 
-def page_errors(b, base):
-    errors, foreign = [], []
-    for e in b.events:
-        m, p = e.get("method"), e.get("params", {})
-        if m == "Runtime.exceptionThrown":
-            errors.append(p["exceptionDetails"].get("text", "") + " " +
-                          str(p["exceptionDetails"].get("exception", {}).get("description", "")))
-        elif m == "Runtime.consoleAPICalled" and p.get("type") in ("error", "assert"):
-            errors.append("console." + p["type"])
-        elif m == "Log.entryAdded" and p["entry"].get("level") == "error":
-            errors.append(p["entry"].get("source", "") + ": " + p["entry"].get("text", ""))
-        elif m == "Network.requestWillBeSent":
-            u = p["request"]["url"]
-            if not u.startswith(base + "/"):
-                foreign.append(u)
-    return errors, foreign
-
-
 def open_page(b, s, path, name, checks):
     b.events.clear()
     b.open_tab()
@@ -239,7 +221,7 @@ def open_page(b, s, path, name, checks):
     ready = wait_ready(b)
     ms = (time.time() - t0) * 1000
     b.pump(0.3)
-    errors, foreign = page_errors(b, s.base)
+    errors, foreign = page_errors(b.events, lambda u: u.startswith(s.base + "/"))
     checks.check(ready, f"{name}: drawn ({ms:.0f} ms from navigation)")
     checks.check(not errors, f"{name}: no console error or CSP violation" + (f": {errors[:3]}" if errors else ""))
     checks.check(not foreign, f"{name}: no request to another origin" + (f": {foreign[:3]}" if foreign else ""))
@@ -310,7 +292,7 @@ def browser_checks(binary, chromium, out, checks):
         has_model = b.eval("document.getElementById('view') !== null")
         b.eval(f"document.getElementById('text').value={json.dumps(probe)}; document.getElementById('go').click()")
         b.pump(3.0)
-        errors, foreign = page_errors(b, s.base)
+        errors, foreign = page_errors(b.events, lambda u: u.startswith(s.base + "/"))
         frame_text = b.eval("(function(){try{var d=document.getElementById('view').contentDocument;"
                             "return d.body.innerText}catch(e){return ''}})()") or ""
         xss = b.eval("(function(){var f=document.getElementById('view').contentWindow;"

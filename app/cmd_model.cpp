@@ -35,6 +35,7 @@
 #include "memory.hpp"
 #include "options.hpp"
 #include "parse.hpp"
+#include "progress.hpp"
 
 namespace attn::cli {
 namespace {
@@ -574,11 +575,14 @@ int run_embed(const CommonOpts& co, const EmbedCmd& o) {
     bo.threads = resolve_threads(o.threads);
     const int64_t D = config.hidden;
     Tensor emb({N, D});
+    ProgressLine line({stderr_is_tty(), std::chrono::milliseconds(500)});  // only when it takes a while
     for (int64_t s = 0; s < N; s += B) {  // one padded batch per group of --batch texts, in order
+        line.show("attn model embed", s, N, "sentences");
         const std::vector<std::vector<int32_t>> group(ids.begin() + s, ids.begin() + std::min(N, s + B));
         const BertOutput out = m.forward(group, bo, tok.pad_id());
         std::copy(out.sentence.data.begin(), out.sentence.data.end(), emb.ptr() + s * D);
     }
+    line.clear();
 
     if (!o.npy.empty()) with_option("--npy", [&] { save_npy(o.npy, emb); });
     if (o.json.given()) {

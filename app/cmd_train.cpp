@@ -41,6 +41,7 @@
 #include "html_page.hpp"
 #include "options.hpp"
 #include "parse.hpp"
+#include "progress.hpp"
 #include "train_induction.hpp"
 
 namespace attn::cli {
@@ -120,12 +121,6 @@ private:
 
 std::string pct(double f) { return fmt::format("{:.1f}%", 100 * f); }
 
-std::string seconds_text(double s) {
-    if (!(s >= 0) || !std::isfinite(s)) return "?";
-    if (s < 60) return fmt::format("{:.0f} s", s);
-    if (s < 3600) return fmt::format("{}m{:02d}s", static_cast<int>(s / 60), static_cast<int>(s) % 60);
-    return fmt::format("{}h{:02d}m", static_cast<int>(s / 3600), (static_cast<int>(s) / 60) % 60);
-}
 
 // Unicode block sparkline, or ASCII when asked (--ascii), when TERM is dumb, or
 // when the locale names a character set other than UTF-8.
@@ -441,39 +436,32 @@ TinyTransformer build_train_model(const TrainOpts& o, std::optional<Checkpoint>&
     return model;
 }
 
-// Training, with a progress line that redraws on a terminal and plain lines at each
-// evaluation otherwise; Ctrl-C stops it after the step in progress.
+// Training, with the progress line (app/progress.hpp: on a terminal, the step, loss, rate and
+// ETA redrawn in place) and a line at each evaluation; Ctrl-C stops it after the step in progress.
 TrainResult train_with_progress(const TrainOpts& o, TinyTransformer& model, const Task& task, std::FILE* out, bool tty) {
     const TrainConfig& tc = o.tc;
     TrainResult result;
     {
         g_stop.store(false);
         StopOnSigint sigint;
-        auto last_draw = std::chrono::steady_clock::now() - std::chrono::seconds(1);
-        bool drawn = false;
+        // the line is on stderr: drawn when both the report's stream and stderr are a terminal
+        ProgressLine line({tty && stderr_is_tty() && !o.quiet, {}, {}, /*elapsed=*/false});
         auto on_progress = [&](const TrainProgress& p) {
             if (o.induction && p.eval) o.induction->observe(model, *p.eval);
             if (o.quiet) return;
-            const auto now = std::chrono::steady_clock::now();
             if (p.eval != nullptr) {
                 const CurvePoint& c = *p.eval;
-                fmt::print(out, "{}step {:>7}/{}  train loss {:.4f} acc {:>6}  eval loss {:.4f} acc {:>6}{}  {:.1f} steps/s{}\n",
-                           drawn ? "\r\x1b[K" : "", c.step, p.steps, c.train_loss, pct(c.train_accuracy), c.eval.loss,
-                           pct(c.eval.accuracy), c.eval.exact >= 0 ? fmt::format(" exact {:>6}", pct(c.eval.exact)) : "",
-                           p.steps_per_s, tty ? "" : "");
-                drawn = false;
+                line.clear();
+                fmt::print(out, "step {:>7}/{}  train loss {:.4f} acc {:>6}  eval loss {:.4f} acc {:>6}{}  {:.1f} steps/s\n",
+                           c.step, p.steps, c.train_loss, pct(c.train_accuracy), c.eval.loss, pct(c.eval.accuracy),
+                           c.eval.exact >= 0 ? fmt::format(" exact {:>6}", pct(c.eval.exact)) : "", p.steps_per_s);
                 std::fflush(out);
-            } else if (tty && now - last_draw > std::chrono::milliseconds(100)) {
-                fmt::print(out, "\r\x1b[Kstep {:>7}/{}  loss {:.4f}  acc {:>6}  {:.1f} steps/s  ETA {}", p.step, p.steps,
-                           p.loss, pct(p.accuracy), p.steps_per_s, seconds_text(p.eta_s));
-                std::fflush(out);
-                last_draw = now;
-                drawn = true;
+            } else {
+                line.show(fmt::format("training: loss {:.4f}, acc {}", p.loss, pct(p.accuracy)), p.step, p.steps, "steps");
             }
         };
         result = train_model(model, task, tc, on_progress, &g_stop);
         sigint.release();  // before any file is written (see StopOnSigint)
-        if (drawn) fmt::print(out, "\r\x1b[K");
     }
     if (result.stopped)
         fmt::print(stderr, "attn train: stopped by Ctrl-C after step {} of {}\n", result.steps_done, tc.steps);

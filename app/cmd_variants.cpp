@@ -3,6 +3,7 @@
 // inputs and on MiniLM's heads over real text. The work is in the library
 // (attn/experiments/variants.hpp); this file binds flags, loads the model and prints.
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -24,6 +25,7 @@
 #include "memory.hpp"
 #include "options.hpp"
 #include "parse.hpp"
+#include "progress.hpp"
 
 namespace {
 
@@ -172,11 +174,11 @@ int run_variants(VariantsOpts& o) {
 
     VariantsResult r;
     if (!o.no_speed) {
-        const bool tty = isatty(fileno(stderr)) != 0;
+        ProgressLine line;
         r.speed = run_variant_speed(cfg, [&](double f) {
-            if (tty) fmt::print(stderr, "\rattn variants: timing {:3.0f}%", 100 * f);
+            line.show("attn variants: timing", static_cast<int64_t>(std::lround(100 * f)), 100, "%");
         });
-        if (tty) fmt::print(stderr, "\r{:40}\r", "");
+        line.clear();
         r.crossover = crossovers(cfg, r.speed);
     }
     Tensor q, k, v;

@@ -1,5 +1,7 @@
 #include "progress.hpp"
 
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <sys/ioctl.h>
@@ -55,6 +57,32 @@ int stderr_columns() {
 }  // namespace
 
 bool stderr_is_tty() { return isatty(fileno(stderr)) != 0; }
+
+std::string seconds_text(double s) {
+    if (!(s >= 0) || !std::isfinite(s)) return "?";
+    if (s < 60) return fmt::format("{:.0f} s", s);
+    if (s < 3600) return fmt::format("{}m{:02d}s", static_cast<int>(s / 60), static_cast<int>(s) % 60);
+    return fmt::format("{}h{:02d}m", static_cast<int>(s / 3600), (static_cast<int>(s) / 60) % 60);
+}
+
+void ProgressLine::show(std::string_view text, int64_t done, int64_t total, std::string_view unit) {
+    const auto now = std::chrono::steady_clock::now();
+    double rate = 0;
+    {
+        const std::lock_guard<std::mutex> lock(m_);
+        if (total != count_total_ || done < count_first_) {  // a new stage: the rate counts from here
+            count_total_ = total;
+            count_first_ = done;
+            count_t0_ = now;
+        }
+        const double secs = std::chrono::duration<double>(now - count_t0_).count();
+        if (secs > 0.2 && done > count_first_) rate = static_cast<double>(done - count_first_) / secs;
+    }
+    std::string line = fmt::format("{} · {}/{} {}", text, done, total, unit);
+    if (rate > 0)
+        line += fmt::format(", {:.1f} {}/s, ETA {}", rate, unit, seconds_text(static_cast<double>(total - done) / rate));
+    show(line);
+}
 
 ProgressLine::ProgressLine() : ProgressLine(Options{stderr_is_tty()}) {}
 

@@ -45,7 +45,7 @@ void require_distinct_outputs(std::initializer_list<std::pair<std::string_view, 
         if (path->empty() || *path == "-") continue;
         if (struct stat st {}; ::stat(path->c_str(), &st) == 0 && !S_ISREG(st.st_mode)) continue;
         std::error_code ec;
-        const fs::path resolved = fs::weakly_canonical(fs::absolute(with_option(opt, [&] { return write_target(*path); })), ec);
+        const fs::path resolved = fs::weakly_canonical(fs::absolute(with_option(opt, [p = path] { return write_target(*p); })), ec);
         const std::string file = ec ? *path : resolved.string();
         for (const auto& [other, f] : seen)
             if (f == file)

@@ -34,9 +34,11 @@ using nlohmann::json;
 // The request is an object whose fields are all known: a typo ("heds") is named, not ignored.
 void check_fields(const json& r, std::initializer_list<const char*> known) {
     if (!r.is_object()) throw LabError("", "the request must be a JSON object");
-    for (const auto& [key, value] : r.items())
+    for (const auto& item : r.items()) {
+        const std::string& key = item.key();
         if (std::none_of(known.begin(), known.end(), [&](const char* k) { return key == k; }))
             throw LabError(key, fmt::format("{}: not a field of this request (fields: {})", key, fmt::join(known, ", ")));
+    }
 }
 
 int64_t get_int(const json& r, const char* field, int64_t fallback, int64_t lo, int64_t hi) {

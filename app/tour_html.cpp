@@ -163,7 +163,7 @@ std::string views_html(const nlohmann::json& rec, lessons::Lang lang, int lesson
         p.lang = lang == lessons::Lang::zh ? "zh" : "en";
         p.tq = hm["rows"].get<int64_t>(), p.tk = hm["cols"].get<int64_t>();
         for (const auto& x : hm["values"]) p.weights.push_back(x.get<float>());
-        auto labels = [&](const char* name, int64_t n) {
+        auto labels = [&hm = hm](const char* name, int64_t n) {  // named capture: clang < 16 cannot capture a binding
             std::vector<std::string> l;
             if (hm.contains(name) && hm[name].is_array() && static_cast<int64_t>(hm[name].size()) == n)
                 for (const auto& t : hm[name]) l.push_back(t.is_string() ? t.get<std::string>() : t.dump());

@@ -1,7 +1,7 @@
 // libFuzzer target: the JSON requests of `attn serve` (app/serve_lab.hpp). The first
 // byte picks the request (playground, sqrt(Dk), training run); the rest is the body.
-// Contract: the body is refused with nlohmann's parse error (the server's 400
-// "body: not valid JSON") or a LabError that names a field and says a rule, or it
+// Contract: the body is refused with an nlohmann exception while parsing (a syntax
+// error, or a number out of range such as 41e308: the server's 400 "body: not valid JSON") or a LabError that names a field and says a rule, or it
 // is accepted with every value inside the documented bounds; a small accepted
 // playground request is also computed and must give weights whose rows sum to 1.
 // Anything else (another exception, a crash, a sanitizer report) is a bug.
@@ -23,7 +23,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     nlohmann::json r;
     try {
         r = nlohmann::json::parse(body);
-    } catch (const nlohmann::json::parse_error&) {
+    } catch (const nlohmann::json::exception&) {  // what the server answers 400 "body" (cmd_serve.cpp: compute)
         return 0;
     }
     try {

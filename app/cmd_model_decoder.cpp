@@ -65,7 +65,7 @@ Loaded load(const DecoderOpts& o) {
         throw InputError(fmt::format("--text: is {} bytes long, more than the model's {} positions can hold (a token "
                                      "stands for at most {} bytes)",
                                      o.text.size(), config.n_positions, tok.max_token_bytes()));
-    const BpeEncoding enc = tok.encode(o.text);
+    const BpeEncoding enc = with_option("--text", [&] { return tok.encode(o.text); });
     ids.insert(ids.end(), enc.ids.begin(), enc.ids.end());
     if (ids.empty()) throw InputError("--text: gives no tokens; the model needs at least one (or pass --bos)");
     if (static_cast<int64_t>(ids.size()) > config.n_positions)

@@ -124,7 +124,19 @@ TEST_CASE("bpe: bad vocabularies and merges are refused with the file and the ru
     refuse("{\"a\": 0, \"b\": 2}", "", "outside 0..1");
     refuse("{\"a\": 0, \"b\": \"1\"}", "", "is not an integer");
     refuse("{\"a\": 0, \"b\": 0}", "", "id 0 is given to two tokens");
-    refuse("{\"a\": 0}", "", "has no token");  // the 256 byte symbols
+    // a vocabulary without some byte symbols loads (a model trained on a small alphabet);
+    // text with such a byte is refused by name, text without one encodes
+    {
+        const BpeTokenizer small = BpeTokenizer::parse("{\"a\": 0, \"b\": 1}", "", "S.json", "M.txt");
+        CHECK(small.encode("abba").ids == std::vector<int32_t>{0, 1, 1, 0});
+        try {
+            (void)small.encode("ab@");
+            FAIL("a byte outside the vocabulary was encoded");
+        } catch (const attn::InputError& e) {
+            CHECK(std::string(e.what()) ==
+                  "the text has the byte 0x40 ('@'), which is not in the vocabulary of S.json (2 tokens)");
+        }
+    }
     refuse("{", "", "V.json");
     // a first line "#version" is a header only there; CR LF is accepted
     CHECK(BpeTokenizer::parse(vocab, "#version: 0.2\r\nĠ t\r\n").merges() == 1);

@@ -142,13 +142,8 @@ BpeTokenizer::BpeTokenizer(std::unordered_map<std::string, int32_t> vocab,
     index_ = std::move(vocab);
     for (const std::string& tok : vocab_)  // each character stands for one byte, and takes 1 or 2 in UTF-8
         max_token_bytes_ = std::max<int64_t>(max_token_bytes_, static_cast<int64_t>(tok.size()));
-    for (int b = 0; b < 256; ++b) {
-        std::string sym;
-        utf8_append(sym, bpe_byte_to_unicode(static_cast<uint8_t>(b)));
-        if (index_.count(sym) == 0)
-            bad(vocab_what_, fmt::format("has no token '{}' for the byte 0x{:02x} (byte-level BPE needs all 256 byte symbols)",
-                                         show(sym), b));
-    }
+    // A vocabulary may lack some of the 256 byte symbols (a model trained on a small alphabet,
+    // as attn train's chars and induction models): encode() refuses text with such a byte.
     eos_ = id(std::string(kEndOfText));
     ranks_.reserve(merges.size());
     for (size_t r = 0; r < merges.size(); ++r) {
@@ -245,7 +240,14 @@ BpeEncoding BpeTokenizer::encode(std::string_view text) const {
         for (const std::string& word : bpe_pre_split(piece))
             for (std::string& s : bpe(word)) {
                 const auto it = index_.find(s);
-                // every merge result is in the vocabulary (checked at load), and so is every byte
+                // every merge result is in the vocabulary (checked at load); a lone byte may not be
+                if (it == index_.end()) {
+                    const int b = bpe_unicode_to_byte(utf8_decode(s).at(0));
+                    throw InputError(fmt::format(
+                        "the text has the byte 0x{:02x}{}, which is not in the vocabulary of {} ({} tokens)", b,
+                        b >= 0x20 && b < 0x7f ? fmt::format(" ('{}')", static_cast<char>(b)) : std::string(),
+                        vocab_what_, vocab_.size()));
+                }
                 enc.ids.push_back(it->second);
                 enc.tokens.push_back(std::move(s));
             }

@@ -26,6 +26,7 @@ struct DecoderOpts {
     std::string model, text;
     bool bos = false;
     bool probe = false;  // load() for a probe of its own: no --text, <|endoftext|> first when the vocabulary has it
+    const char* shipped = kMacbethDecoder;  // the shipped decoder read without --model
     JsonOut json;                                   // the running subcommand's, one of these:
     JsonOut json_next, json_generate, json_induction;  // (a JsonOut binds to one option)
 };
@@ -52,7 +53,8 @@ struct Loaded {
 };
 
 Loaded load(const DecoderOpts& o) {
-    const Gpt2Files files = with_option("--model", [&] { return locate_gpt2(o.model); });
+    const std::string dir = o.model.empty() ? default_decoder_dir(o.shipped) : o.model;
+    const Gpt2Files files = with_option("--model", [&] { return locate_gpt2(dir); });
     const Gpt2Config config = with_option("--model", [&] { return read_gpt2_config(files); });
     BpeTokenizer tok = with_option("--model", [&] { return load_gpt2_tokenizer(files, config); });
     std::vector<int32_t> ids;
@@ -208,6 +210,7 @@ int run_induction(const DecoderOpts& o, const InductionOpts& io) {
     DecoderOpts lo = o;
     lo.text = "";
     lo.probe = true;  // the probe starts with <|endoftext|> if the vocabulary has it; --text is not used
+    lo.shipped = kInductionDecoder;
     const Loaded l = load(lo);
     const int64_t s = static_cast<int64_t>(l.ids.size());  // 1: <|endoftext|> first, 0: none
     const Gpt2Config& c = l.model.config;
@@ -368,8 +371,8 @@ std::function<std::optional<int>()> add_decoder_subcommands(CLI::App& model) {
     auto common = [o](CLI::App* s) {
         s->add_option("--model", o->model,
                       "a GPT-2-family folder as Hugging Face writes it: config.json, model.safetensors (float32, "
-                      "float16 or bfloat16), vocab.json, merges.txt")
-            ->required();
+                      "float16 or bfloat16), vocab.json, merges.txt (default: data/decoders/macbeth-char, the "
+                      "character-level decoder attn ships)");
         allow_empty(s->add_option("--text", o->text,
                                   "the prompt (bytes that are not UTF-8 read as U+FFFD; <|endoftext|> typed in it is "
                                   "that one token)")
@@ -399,7 +402,9 @@ std::function<std::optional<int>()> add_decoder_subcommands(CLI::App& model) {
     auto io = std::make_shared<InductionOpts>();
     CLI::App* ind = model.add_subcommand(
         "induction", "look for previous-token and induction heads with repeated random tokens (GPT-2 folders)");
-    ind->add_option("--model", o->model, "a GPT-2-family folder (as for next)")->required();
+    ind->add_option("--model", o->model,
+                    "a GPT-2-family folder (as for next; default: data/decoders/induction-2l, the attention-only "
+                    "decoder attn ships)");
     ind->add_option("--length", io->length, "random tokens before the repeat (default: 50, or what the positions allow)")
         ->check(integer_in(1, 1000000));
     ind->add_option("--seed", io->seed, "seed of the random tokens")->capture_default_str()->check(seed_validator());

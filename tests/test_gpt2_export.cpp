@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -149,4 +150,40 @@ TEST_CASE("export gpt2: what a GPT-2 cannot hold is refused before training, exi
     CHECK(r.code == 2);
     CHECK(r.out.find("--export-gpt2: '" + dir + "/file' is a file") != std::string::npos);
     std::filesystem::remove_all(dir);
+}
+
+// The decoders attn ships (data/decoders) against transformers' GPT2LMHeadModel on the texts
+// scripts/check-shipped-decoders.py ran: the same ids from attn's tokenizer, logits within
+// 1e-4 of the logit scale (the tolerance of the parity tests in test_gpt2.cpp).
+TEST_CASE("export gpt2: the shipped decoders give transformers' ids and logits") {
+    const attn::SafeTensors ref =
+        attn::SafeTensors::load(attn::test::source_path("tests/fixtures/shipped-decoders.safetensors"));
+    const nlohmann::json texts = nlohmann::json::parse(ref.metadata().at("texts"));
+    REQUIRE(texts.size() == 2);
+    for (const auto& [name, list] : texts.items()) {
+        const attn::Gpt2Files files = attn::locate_gpt2(attn::test::source_path("data/decoders/" + name));
+        const attn::Gpt2Config config = attn::read_gpt2_config(files);
+        const attn::BpeTokenizer tok = attn::load_gpt2_tokenizer(files, config);
+        const attn::Gpt2Model m = attn::Gpt2Model::load(files);
+        for (size_t i = 0; i < list.size(); ++i) {
+            const std::string key = name + "." + std::to_string(i);
+            const std::vector<int32_t> ids = tok.encode(list[i].get<std::string>()).ids;
+            const auto raw = ref.bytes(key + ".ids");  // int64
+            std::vector<int32_t> want(raw.size() / 8);
+            for (size_t k = 0; k < want.size(); ++k) {
+                int64_t v = 0;
+                std::memcpy(&v, raw.data() + 8 * k, 8);
+                want[k] = static_cast<int32_t>(v);
+            }
+            CHECK_MESSAGE(ids == want, key);
+            const attn::Tensor logits = ref.to_float(key + ".logits", {static_cast<int64_t>(want.size()), config.vocab_size});
+            const attn::Gpt2Output out = m.forward(want, {false, false});
+            double gap = 0, scale = 0;
+            for (size_t k = 0; k < logits.data.size(); ++k) {
+                gap = std::max(gap, static_cast<double>(std::fabs(logits.data[k] - out.logits.data[k])));
+                scale = std::max(scale, static_cast<double>(std::fabs(logits.data[k])));
+            }
+            CHECK_MESSAGE(gap <= 1e-4 * scale, key, ": max |attn - transformers| = ", gap, " of ", scale);
+        }
+    }
 }

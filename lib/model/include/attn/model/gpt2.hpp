@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "attn/core/linear.hpp"
@@ -132,6 +133,17 @@ std::vector<Gpt2Step> gpt2_generate(const Gpt2Model& m, const std::vector<int32_
                                     const Gpt2GenerateOptions& opt);
 // softmax of one logit row (V), in double, as float probabilities.
 std::vector<float> softmax_probs(const float* logits, int64_t V, double temperature = 1.0);
+
+// The decoders attn ships in data/decoders (each trained by attn train --export-gpt2; the
+// command, seed and commit are in its config.json): a character-level decoder trained on
+// data/macbeth.txt, the default of attn model's decoder commands, and a 2-layer
+// attention-only decoder trained on the induction task.
+inline constexpr const char* kMacbethDecoder = "macbeth-char";
+inline constexpr const char* kInductionDecoder = "induction-2l";
+// The folder of a shipped decoder: $ATTN_DECODER_DIR when set (for any name), else
+// data/decoders/NAME in the working folder, an installed share/attn/data, or beside the
+// executable's parent (as the default encoder is found).
+std::string default_decoder_dir(std::string_view name = kMacbethDecoder);
 
 // Writes `m` as a GPT-2 folder that Gpt2Model::load and transformers' GPT2LMHeadModel read:
 // config.json (model_type "gpt2", the sizes, tie_word_embeddings as m.lm_head says, and

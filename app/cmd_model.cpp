@@ -221,6 +221,8 @@ int run_entropy(const CommonOpts& co, const EntropyCmd& o) {
     if (!(o.dup > 0.0 && o.dup <= std::log(2.0)))
         throw InputError(fmt::format("--dup-threshold: must be in (0, ln 2 = 0.693] nats, got {}", o.dup));
     require_json_writable(o.json);
+    if (!co.model.empty() && with_option("--model", [&] { return is_decoder_folder(co.model); }))
+        return run_decoder_entropy({co.model, co.text, o.seed, o.dup, o.json});
     const Prepared p = prepare(co);
     const BertModel trained = BertModel::load(p.files);
     const BertModel random = BertModel::random(p.config, o.seed);
@@ -318,6 +320,11 @@ int run_probe(const CommonOpts& co, const ProbeCmd& o) {
     const std::vector<std::string> to = parse_word_list("--to", o.to);
     std::vector<Occurrence> to_words;
     for (const std::string& t : to) to_words.push_back(parse_occurrence("--to", t));
+    if (!co.model.empty() && with_option("--model", [&] { return is_decoder_folder(co.model); })) {
+        std::vector<std::pair<std::string, int>> tw;
+        for (const Occurrence& w : to_words) tw.emplace_back(w.word, w.n);
+        return run_decoder_probe({co.model, co.text, from_word.word, from_word.n, to, tw, o.top, o.json});
+    }
     const Prepared p = prepare(co);
     const std::vector<int64_t> from = find_occurrence("--from", p.enc, from_word);
     std::vector<std::vector<int64_t>> groups;
@@ -758,7 +765,8 @@ const Command reg{
             if (a->parsed()) return run_attention(*co, *ao);
             if (e->parsed()) return run_entropy(*co, *eo);
             if (pr->parsed()) return run_probe(*co, *po);
-            throw InputError("model: name a subcommand: attention, entropy, probe, bench, embed, next or generate");
+            throw InputError("model: name a subcommand: attention, entropy, probe, bench, embed, next, generate, "
+                             "induction, cache, ablate or heads");
         };
     }};
 

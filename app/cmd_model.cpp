@@ -694,7 +694,8 @@ const Command reg{
                             ->transform(valid_utf8()));
             if (default_text != nullptr) co->text = default_text;
             s->add_option("--model", co->model,
-                          "model folder (default: $ATTN_MODEL_DIR, else data/models/all-MiniLM-L6-v2)");
+                          "model folder (default: $ATTN_MODEL_DIR, else data/models/all-MiniLM-L6-v2); a GPT-2-family "
+                          "folder runs the decoder, with its causal mask (docs/decoder.md)");
             s->add_flag("--truncate", co->truncate, "cut a text longer than the model's maximum instead of refusing it");
         };
         CLI::App* a = sub.add_subcommand("attention", "every layer's and head's attention weights, as tables, SVG or JSON");
@@ -709,7 +710,7 @@ const Command reg{
                                          ".safetensors, .npz or .json (- for JSON on stdout: the text goes to "
                                          "stderr; attn view reads it)"));
         add_html_options(*a, ao->html);
-        CLI::App* e = sub.add_subcommand("entropy", "per-head entropy and head-to-head similarity, trained vs random weights");
+        CLI::App* e = sub.add_subcommand("entropy", "per-head entropy and head-to-head similarity, trained vs random weights (encoder or GPT-2 folder)");
         common(e, nullptr);
         add_json(*e, eo->json, "attn-model-entropy");
         e->add_option("--seed", eo->seed, "seed of the random-weight model")
@@ -717,7 +718,7 @@ const Command reg{
             ->check(seed_validator());
         e->add_option("--dup-threshold", eo->dup, "JS divergence (nats) under which two heads count as near-duplicates")
             ->capture_default_str();
-        CLI::App* pr = sub.add_subcommand("probe", "rank every head by how much one word attends to candidate words");
+        CLI::App* pr = sub.add_subcommand("probe", "rank every head by how much one word attends to candidate words (encoder or GPT-2 folder)");
         common(pr, "The animal didn't cross the street because it was too tired");
         pr->add_option("--from", po->from, "the query word (WORD or WORD@N for its N-th occurrence)")
             ->required()

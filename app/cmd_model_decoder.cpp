@@ -928,7 +928,7 @@ std::function<std::optional<int>()> add_decoder_subcommands(CLI::App& model) {
         "ablate", "remove heads together and compare the loss and the next-token prediction with the clean run "
                   "(GPT-2 folders)");
     common(ab);
-    ab->add_option("--heads", ao->heads, "the heads to ablate together: LAYER.HEAD,LAYER.HEAD,... (0-based)")->required();
+    ab->add_option("--heads,-H", ao->heads, "the heads to ablate together: LAYER.HEAD,LAYER.HEAD,... (0-based)")->required();
     add_mode(ab, ao->mode);
     add_json(*ab, o->json_ablate, "attn-model-ablate: the loss and the prediction, clean and ablated");
     auto ho = std::make_shared<AblateOpts>();

@@ -375,6 +375,7 @@ TEST_CASE("gpt2 cli: model ablate and heads report the library's losses; bad --h
         const auto r = attn::test::run_attn("model heads " + m + text + " --ablation --json");
         REQUIRE_MESSAGE(r.code == 0, r.out);
         const nlohmann::json j = nlohmann::json::parse(r.out);
+        CHECK(j.at("format") == "attn-model-heads");
         REQUIRE(j.at("heads").size() == 4);
         double last = INFINITY;
         std::vector<std::pair<int64_t, int64_t>> seen;

@@ -36,7 +36,7 @@ struct DecoderOpts {
 };
 struct CacheOpts {
     std::string dump;
-    JsonNonFinite json_nonfinite = JsonNonFinite::literal;
+    JsonNonFinite json_nonfinite = JsonNonFinite::string;  // add_json_nonfinite's default
 };
 struct AblateOpts {
     std::string heads;

@@ -328,7 +328,8 @@ TEST_CASE("gpt2 cli: model cache writes every activation in each dump format, an
         {"model cache " + m + text + " --dump /tmp/x.bin", "--dump: "},
         {"model cache " + m + text + " --dump /nonexistent-attn-dir/x.json", "--dump: "},
     };
-    for (const auto& [args, needle] : bad) {
+    for (const auto& c : bad) {
+        const std::string &args = c.first, &needle = c.second;  // clang 14: no structured binding inside CAPTURE
         CAPTURE(args);
         const auto r = attn::test::run_attn(args);
         CHECK(r.code == 2);
@@ -410,7 +411,8 @@ TEST_CASE("gpt2 cli: model ablate and heads report the library's losses; bad --h
             {"model ablate " + m + " --text a --heads 0.1", "--text: gives 1 token"},
             {"model heads " + m + text + " --mode mean", "--mode: goes with --ablation"},
         };
-        for (const auto& [args, needle] : cases) {
+        for (const auto& c : cases) {
+            const std::string &args = c.first, &needle = c.second;  // clang 14: no structured binding inside CAPTURE
             CAPTURE(args);
             const auto r = attn::test::run_attn(args);
             CHECK(r.code == 2);

@@ -7,7 +7,8 @@
 // forward() is compared for equality, bit for bit. A quantity recomputed here by another
 // route (a head's z as pattern · V, a hand-written tail of the model in double) differs by
 // float32 rounding: 1e-5 relative to the tensor's scale (a few ulps of sums of 16 to 128
-// terms). transformers' weights (reference.safetensors): 1e-5 absolute, as in test_gpt2.cpp.
+// terms). transformers' weights (reference.safetensors): 1e-5 absolute, and its activations
+// (activations.safetensors, forward hooks): 1e-4 x max abs, as the logits in test_gpt2.cpp.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -171,6 +172,33 @@ TEST_CASE("gpt2 cache: every activation, the same numbers as forward(), and tran
         CHECK(g.data == c.at(b + "mlp.hook_post").data);
     }
     CHECK(c.at("blocks.1.hook_resid_post").data == plain_out.residual[2].data);
+}
+
+TEST_CASE("gpt2 cache: every activation within 1e-4 of transformers' (forward hooks on GPT2LMHeadModel)") {
+    // tests/fixtures/gpt2-tiny/activations.safetensors, made by scripts/make-gpt2-cache-fixture.py:
+    // the same names, without the batch axis. Tolerance as for the logits in test_gpt2.cpp:
+    // max |attn - transformers| <= 1e-4 x max |transformers| per tensor (float32 in another order).
+    const Gpt2Model m = tiny();
+    const attn::SafeTensors ref = attn::SafeTensors::load(kTiny + "/activations.safetensors");
+    double worst = 0;
+    std::string worst_name;
+    int compared = 0;
+    for (int k = 0; k < 2; ++k) {
+        CAPTURE(k);
+        const attn::Gpt2Cache c = run_cache(m, reference_ids(ref, k));
+        for (const std::string& n : c.order) {
+            const std::string name = "cache." + std::to_string(k) + "." + n;
+            if (!ref.has(name)) continue;  // scores, pattern (test_gpt2.cpp), embeddings, logits
+            CAPTURE(name);
+            const Tensor want = ref.to_float(name);
+            const double rel = max_diff(c.at(n), want) / max_abs(want);
+            CHECK(rel <= 1e-4);
+            if (rel > worst) worst = rel, worst_name = name;
+            ++compared;
+        }
+    }
+    CHECK(compared == 2 * (2 * 12 + 1));  // every tensor the fixture holds: 12 a block and LN_f, two texts
+    MESSAGE("max |diff| / max |transformers| over " << compared << " tensors: " << worst << " (" << worst_name << ")");
 }
 
 TEST_CASE("gpt2 ablation: zeroing a head's z equals zeroing its columns of c_proj; its mean equals a bias") {

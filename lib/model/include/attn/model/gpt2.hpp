@@ -114,7 +114,7 @@ struct Gpt2Options {
     bool record_attention = true;  // keep every layer's weights (1, H, T, T)
     bool record_residual = false;  // keep the residual stream before each block and after the last
     Gpt2Cache* cache = nullptr;    // if given: every activation (the names above); off, nothing is copied
-    std::vector<HeadRef> ablate;   // heads whose z is replaced as `ablation` says, all in the same pass
+    std::vector<HeadRef> ablate{}; // heads whose z is replaced as `ablation` says, all in the same pass
     AblationMode ablation = AblationMode::Zero;
 };
 

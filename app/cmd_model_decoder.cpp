@@ -135,7 +135,7 @@ int run_next(const DecoderOpts& o, const NextOpts& n) {
     });
     auto token_text = [&](int32_t id) { return id < l.tok.vocab_size() ? l.tok.token_text(id) : std::string("?"); };
     if (o.json.given()) {
-        nlohmann::ordered_json j;
+        nlohmann::ordered_json j = {{"format", "attn-model-next"}, {"version", 1}};  // the envelope's keys first
         j["model"] = l.files.dir;
         nlohmann::ordered_json toks = nlohmann::ordered_json::array();
         for (int32_t id : l.ids) toks.push_back({{"id", id}, {"text", token_text(id)}});
@@ -194,7 +194,7 @@ int run_generate(const DecoderOpts& o, const GenerateOpts& g) {
     const std::string how = g.temperature == 0.0 ? std::string("greedy (the most likely token each step)")
                                                   : fmt::format("sampled at temperature {} with seed {}", g.temperature, g.seed);
     if (o.json.given()) {
-        nlohmann::ordered_json j;
+        nlohmann::ordered_json j = {{"format", "attn-model-generate"}, {"version", 1}};  // the envelope's keys first
         j["model"] = l.files.dir;
         j["decoding"] = g.temperature == 0.0 ? "greedy" : "sample";
         j["temperature"] = g.temperature;
@@ -270,7 +270,7 @@ int run_induction(const DecoderOpts& o, const InductionOpts& io) {
     };
     const auto bp = best(prev), bi = best(prefix);
     if (o.json.given()) {
-        nlohmann::ordered_json j;
+        nlohmann::ordered_json j = {{"format", "attn-model-induction"}, {"version", 1}};  // the envelope's keys first
         j["model"] = l.files.dir;
         j["length"] = n;
         j["seed"] = io.seed;
@@ -453,7 +453,7 @@ int run_ablate(const DecoderOpts& o, const AblateOpts& a) {
     auto token_text = [&](int32_t id) { return id < l.tok.vocab_size() ? l.tok.token_text(id) : std::string("?"); };
     const int64_t n_pred = static_cast<int64_t>(l.ids.size()) - 1;
     if (o.json.given()) {
-        nlohmann::ordered_json j;
+        nlohmann::ordered_json j = {{"format", "attn-model-ablate"}, {"version", 1}};  // the envelope's keys first
         j["model"] = l.files.dir;
         j["ids"] = l.ids;
         nlohmann::ordered_json hs = nlohmann::ordered_json::array();
@@ -527,7 +527,7 @@ int run_heads(const DecoderOpts& o, const AblateOpts& a) {
     }
     auto token_text = [&](int32_t id) { return id < l.tok.vocab_size() ? l.tok.token_text(id) : std::string("?"); };
     if (o.json.given()) {
-        nlohmann::ordered_json j;
+        nlohmann::ordered_json j = {{"format", "attn-model-heads"}, {"version", 1}};  // the envelope's keys first
         j["model"] = l.files.dir;
         j["ids"] = l.ids;
         j["shares"] = "mean weight over the queries i >= 1 on the first token, the previous token and the query itself";
@@ -697,7 +697,7 @@ int run_decoder_entropy(const DecoderEntropyArgs& a) {
             j["near_duplicates"] = dups;
             return j;
         };
-        nlohmann::ordered_json j;
+        nlohmann::ordered_json j = {{"format", "attn-model-entropy"}, {"version", 1}};  // the envelope's keys first
         j["model"] = l.files.dir;
         j["text"] = a.text;
         j["tokens"] = tokens;
@@ -818,7 +818,7 @@ int run_decoder_probe(const DecoderProbeArgs& a) {
     std::vector<bool> after(C, false);
     for (size_t k = 0; k < C; ++k) after[k] = groups[k].front() > from.front();
     if (a.json.given()) {
-        nlohmann::ordered_json j;
+        nlohmann::ordered_json j = {{"format", "attn-model-probe"}, {"version", 1}};  // the envelope's keys first
         j["model"] = l.files.dir;
         j["text"] = a.text;
         j["tokens"] = tokens;

@@ -387,6 +387,7 @@ TEST_CASE("gpt2 cli: model ablate and heads report the library's losses; bad --h
             REQUIRE_MESSAGE(r.code == 0, r.out);
             const nlohmann::json j = nlohmann::json::parse(r.out);
             CHECK(j.at("format") == "attn-model-ablate");
+            CHECK(nlohmann::ordered_json::parse(r.out).begin().key() == "format");  // the envelope's keys first
             CHECK(j.at("mode") == name);
             CHECK(j["clean"]["loss"].get<double>() == doctest::Approx(clean).epsilon(1e-12));
             const double want = loss({{0, 1}, {1, 0}}, mode);
@@ -405,6 +406,7 @@ TEST_CASE("gpt2 cli: model ablate and heads report the library's losses; bad --h
         REQUIRE_MESSAGE(r.code == 0, r.out);
         const nlohmann::json j = nlohmann::json::parse(r.out);
         CHECK(j.at("format") == "attn-model-heads");
+        CHECK(nlohmann::ordered_json::parse(r.out).begin().key() == "format");
         REQUIRE(j.at("heads").size() == 4);
         double last = INFINITY;
         std::vector<std::pair<int64_t, int64_t>> seen;

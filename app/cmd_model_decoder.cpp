@@ -49,6 +49,8 @@ struct NextOpts {
 struct InductionOpts {
     int64_t length = 0;  // 0: min(50, (n_positions - 1) / 2)
     uint64_t seed = 0;
+    std::string ablate;  // heads "L.H,..." to ablate in a second pass ("": none)
+    AblationMode mode = AblationMode::Zero;
 };
 struct GenerateOpts {
     int64_t steps = 20;
@@ -235,6 +237,9 @@ int run_generate(const DecoderOpts& o, const GenerateOpts& g) {
     return 0;
 }
 
+std::vector<HeadRef> parse_heads(const std::string& spec, const Gpt2Config& c, const char* opt = "--heads");
+std::string mode_words(AblationMode m);
+
 int run_induction(const DecoderOpts& o, const InductionOpts& io) {
     const TextOut text({o.json.claim()});
     DecoderOpts lo = o;
@@ -248,6 +253,7 @@ int run_induction(const DecoderOpts& o, const InductionOpts& io) {
         throw InputError(fmt::format("--length: must be in [1, {}] (1 + 2 x length tokens within the model's {} positions), "
                                      "got {}",
                                      most, c.n_positions, n));
+    const std::vector<HeadRef> ablated = io.ablate.empty() ? std::vector<HeadRef>{} : parse_heads(io.ablate, c, "--ablate");
     int32_t hi = static_cast<int32_t>(l.tok.vocab_size());
     if (l.tok.eos_id() == hi - 1) --hi;  // not the separator itself
     const std::vector<int32_t> ids = repeated_random_tokens(n, 0, hi, io.seed, l.tok.eos_id());
@@ -255,6 +261,19 @@ int run_induction(const DecoderOpts& o, const InductionOpts& io) {
     // first copy at 1..n, second at n+1..2n; the second copy's first token cannot be predicted
     const double loss_first = n >= 2 ? next_token_loss(out.logits, ids, 1, n) : NAN;
     const double loss_second = n >= 2 ? next_token_loss(out.logits, ids, n + 1, 2 * n) : NAN;
+    // the same probe with the heads of --ablate removed
+    double abl_first = NAN, abl_second = NAN;
+    if (!ablated.empty()) {
+        Gpt2Options fo;
+        fo.record_attention = false;
+        fo.ablate = ablated;
+        fo.ablation = io.mode;
+        const Tensor lg = l.model.forward(ids, fo).logits;
+        abl_first = n >= 2 ? next_token_loss(lg, ids, 1, n) : NAN;
+        abl_second = n >= 2 ? next_token_loss(lg, ids, n + 1, 2 * n) : NAN;
+    }
+    std::string ablated_names;
+    for (const HeadRef& r : ablated) ablated_names += fmt::format("{}{}.{}", ablated_names.empty() ? "" : ", ", r.layer, r.head);
     std::vector<std::vector<double>> prev, prefix;
     for (const Tensor& w : out.attentions) {
         prev.push_back(previous_token_scores(w));
@@ -281,6 +300,14 @@ int run_induction(const DecoderOpts& o, const InductionOpts& io) {
         j["prefix_matching"] = prefix;
         j["top_previous_token_head"] = {bp.first, bp.second};
         j["top_prefix_matching_head"] = {bi.first, bi.second};
+        if (!ablated.empty()) {
+            nlohmann::ordered_json hs = nlohmann::ordered_json::array();
+            for (const HeadRef& r : ablated) hs.push_back({r.layer, r.head});
+            j["ablated"] = {{"heads", hs},
+                            {"mode", ablation_mode_name(io.mode)},
+                            {"loss_first_copy", abl_first},
+                            {"loss_second_copy", abl_second}};
+        }
         write_json(o.json, j, "attn-model-induction", 1);
         if (o.json.to_stdout()) return 0;
     }
@@ -289,8 +316,14 @@ int run_induction(const DecoderOpts& o, const InductionOpts& io) {
                ids.size());
     text.print("next-token loss on the first copy:  {:.3f} nats (a uniform guess over the {} drawn ids scores ln {} = {:.3f})\n",
                loss_first, hi, hi, std::log(static_cast<double>(hi)));
-    text.print("next-token loss on the second copy: {:.3f} nats (lower when the model copies from the first)\n\n",
+    text.print("next-token loss on the second copy: {:.3f} nats (lower when the model copies from the first)\n",
                loss_second);
+    if (!ablated.empty())
+        text.print("with head(s) {} ablated ({}):\n  first copy {:.3f} nats ({:+.3f}), second copy {:.3f} nats ({:+.3f}): "
+                   "a rise on the second copy that the first does not share is the copying those heads did\n",
+                   ablated_names, mode_words(io.mode), abl_first, abl_first - loss_first, abl_second,
+                   abl_second - loss_second);
+    text.print("\n");
     text.print("per head: previous-token score (weight on the token just before) and prefix-matching score\n"
                "(weight from a repeated token to the one after its first occurrence: the token to copy)\n");
     text.print("{:>6} {:>5} {:>10} {:>10}\n", "layer", "head", "prev-tok", "prefix");
@@ -389,8 +422,8 @@ int run_cache(const DecoderOpts& o, const CacheOpts& co) {
     return 0;
 }
 
-// --heads "L.H,L.H,...": each head once, inside the model.
-std::vector<HeadRef> parse_heads(const std::string& spec, const Gpt2Config& c) {
+// --heads "L.H,L.H,...": each head once, inside the model; errors name `opt`.
+std::vector<HeadRef> parse_heads(const std::string& spec, const Gpt2Config& c, const char* opt) {
     const std::string rule = fmt::format("a comma-separated list of LAYER.HEAD, layer in [0, {}] and head in [0, {}], "
                                          "each head once",
                                          c.n_layer - 1, c.n_head - 1);
@@ -401,10 +434,10 @@ std::vector<HeadRef> parse_heads(const std::string& spec, const Gpt2Config& c) {
         if (item.empty() || dot == std::string_view::npos ||
             !read_integer(item.substr(0, dot), 0, c.n_layer - 1, layer).empty() ||
             !read_integer(item.substr(dot + 1), 0, c.n_head - 1, head).empty())
-            throw InputError(fmt::format("--heads: '{}' is not a head of this model ({})", item, rule));
+            throw InputError(fmt::format("{}: '{}' is not a head of this model ({})", opt, item, rule));
         const HeadRef r{layer, head};
         if (std::find(out.begin(), out.end(), r) != out.end())
-            throw InputError(fmt::format("--heads: {}.{} is named twice ({})", layer, head, rule));
+            throw InputError(fmt::format("{}: {}.{} is named twice ({})", opt, layer, head, rule));
         out.push_back(r);
     }
     return out;
@@ -899,6 +932,13 @@ std::function<std::optional<int>()> add_decoder_subcommands(CLI::App& model) {
     gen->add_flag("--attention", go->attention,
                   "with --json: each step's attention weights (per layer and head, the query that chose the token)");
     add_json(*gen, o->json_generate, "attn-model-generate: the tokens chosen, step by step");
+    auto add_mode = [](CLI::App* s, AblationMode& mode) {
+        return s->add_option("--mode", mode,
+                             "zero: a head's z (its output before c_proj) set to 0; mean: z replaced by its mean over "
+                             "this text's positions")
+            ->transform(one_of<AblationMode>({AblationMode::Zero, AblationMode::Mean}, ablation_mode_name))
+            ->default_str("zero");
+    };
     auto io = std::make_shared<InductionOpts>();
     CLI::App* ind = model.add_subcommand(
         "induction", "look for previous-token and induction heads with repeated random tokens (GPT-2 folders)");
@@ -906,6 +946,9 @@ std::function<std::optional<int>()> add_decoder_subcommands(CLI::App& model) {
     ind->add_option("--length", io->length, "random tokens before the repeat (default: 50, or what the positions allow)")
         ->check(integer_in(1, 1000000));
     ind->add_option("--seed", io->seed, "seed of the random tokens")->capture_default_str()->check(seed_validator());
+    ind->add_option("--ablate", io->ablate,
+                    "heads LAYER.HEAD,... to remove in a second pass: the loss per copy with them gone");
+    const CLI::Option* ind_mode = add_mode(ind, io->mode);
     add_json(*ind, o->json_induction, "attn-model-induction: the loss per copy and each head's scores");
     auto co = std::make_shared<CacheOpts>();
     CLI::App* ca = model.add_subcommand(
@@ -917,13 +960,6 @@ std::function<std::optional<int>()> add_decoder_subcommands(CLI::App& model) {
                                       "stderr)")
                            ->required());
     auto ao = std::make_shared<AblateOpts>();
-    auto add_mode = [](CLI::App* s, AblationMode& mode) {
-        return s->add_option("--mode", mode,
-                      "zero: a head's z (its output before c_proj) set to 0; mean: z replaced by its mean over this "
-                      "text's positions")
-            ->transform(one_of<AblationMode>({AblationMode::Zero, AblationMode::Mean}, ablation_mode_name))
-            ->default_str("zero");
-    };
     CLI::App* ab = model.add_subcommand(
         "ablate", "remove heads together and compare the loss and the next-token prediction with the clean run "
                   "(GPT-2 folders)");
@@ -939,7 +975,7 @@ std::function<std::optional<int>()> add_decoder_subcommands(CLI::App& model) {
     hd->add_flag("--ablation", ho->ablation, "ablate each head alone and sort the heads by the loss rise");
     const CLI::Option* hd_mode = add_mode(hd, ho->mode);
     add_json(*hd, o->json_heads, "attn-model-heads: every head's pattern shares, entropy and ablation effect");
-    return [o, no, go, io, co, ao, ho, nx, gen, ind, ca, ab, hd, hd_mode]() -> std::optional<int> {
+    return [o, no, go, io, co, ao, ho, nx, gen, ind, ca, ab, hd, hd_mode, ind_mode]() -> std::optional<int> {
         if (ca->parsed()) return run_cache(*o, *co);
         if (ab->parsed()) {
             o->json = o->json_ablate;
@@ -953,6 +989,8 @@ std::function<std::optional<int>()> add_decoder_subcommands(CLI::App& model) {
         }
         if (ind->parsed()) {
             o->json = o->json_induction;
+            if (ind_mode->count() > 0 && io->ablate.empty())
+                throw InputError("--mode: goes with --ablate (it says how each head is removed)");
             return run_induction(*o, *io);
         }
         if (nx->parsed()) {

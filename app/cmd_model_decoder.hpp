@@ -2,7 +2,7 @@
 // to the `model` subcommand by cmd_model.cpp.
 //   attn model next     --model DIR --text T [--top K] [--bos] [--json]
 //   attn model generate --model DIR --text T [--steps N] [--temperature X --seed S] [--json]
-//   attn model induction --model DIR [--length N] [--seed S] [--json]
+//   attn model induction --model DIR [--length N] [--seed S] [--ablate L.H,... [--mode zero|mean]] [--json]
 //   attn model cache    --model DIR --text T --dump F      every activation (TransformerLens names)
 //   attn model ablate   --model DIR --text T --heads L.H,... [--mode zero|mean] [--json]
 //   attn model heads    --model DIR --text T [--ablation [--mode zero|mean]] [--json]

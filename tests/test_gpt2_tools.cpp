@@ -25,6 +25,7 @@
 #include "attn/io/safetensors.hpp"
 #include "attn/model/gpt2.hpp"
 #include "attn/model/heads.hpp"
+#include "attn/model/induction.hpp"
 #include "test_util.hpp"
 
 using attn::Gpt2Model;
@@ -507,5 +508,29 @@ TEST_CASE("gpt2 cli: model entropy and probe run on a decoder folder, with the c
         const auto bad2 = attn::test::run_attn("model probe " + m + text + " --from John@3 --to Mary");
         CHECK(bad2.code == 2);
         CHECK_MESSAGE(bad2.out.find("--from: 'John' occurs 2 time(s) in the text, not 3") != std::string::npos, bad2.out);
+    }
+}
+
+TEST_CASE("gpt2 cli: model induction --ablate reports the loss per copy with the heads removed") {
+    const std::string m = "--model '" + kTiny + "'";
+    const auto r = attn::test::run_attn("model induction " + m + " --length 20 --seed 3 --ablate 1.0,0.1 --mode mean --json");
+    REQUIRE_MESSAGE(r.code == 0, r.out);
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    const auto ids = j.at("ids").get<std::vector<int32_t>>();
+    attn::Gpt2Options o;
+    o.ablate = {{1, 0}, {0, 1}};
+    o.ablation = attn::AblationMode::Mean;
+    const Tensor logits = tiny().forward(ids, o).logits;
+    CHECK(j["ablated"]["mode"] == "mean");
+    CHECK(j["ablated"]["heads"] == nlohmann::json::parse("[[1, 0], [0, 1]]"));
+    CHECK(j["ablated"]["loss_first_copy"].get<double>() == doctest::Approx(attn::next_token_loss(logits, ids, 1, 20)).epsilon(1e-12));
+    CHECK(j["ablated"]["loss_second_copy"].get<double>() == doctest::Approx(attn::next_token_loss(logits, ids, 21, 40)).epsilon(1e-12));
+    CHECK(j["ablated"]["loss_second_copy"].get<double>() != j["loss_second_copy"].get<double>());
+    for (const auto& [args, needle] : std::vector<std::pair<std::string, std::string>>{
+             {"model induction " + m + " --ablate 1.2", "--ablate: '1.2' is not a head of this model"},
+             {"model induction " + m + " --mode mean", "--mode: goes with --ablate"}}) {
+        const auto bad = attn::test::run_attn(args);
+        CHECK(bad.code == 2);
+        CHECK_MESSAGE(bad.out.find(needle) != std::string::npos, bad.out);
     }
 }

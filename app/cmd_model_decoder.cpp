@@ -30,6 +30,7 @@ namespace {
 struct DecoderOpts {
     std::string model, text;
     bool bos = false;
+    bool probe = false;  // load() for a probe of its own: no --text, <|endoftext|> first when the vocabulary has it
     JsonOut json;                                   // the running subcommand's, one of these:
     JsonOut json_next, json_generate, json_induction;  // (a JsonOut binds to one option)
     JsonOut json_ablate, json_heads;
@@ -72,7 +73,9 @@ Loaded load(const DecoderOpts& o) {
     const Gpt2Config config = with_option("--model", [&] { return read_gpt2_config(files); });
     BpeTokenizer tok = with_option("--model", [&] { return load_gpt2_tokenizer(files, config); });
     std::vector<int32_t> ids;
-    if (o.bos) {
+    if (o.probe) {
+        if (tok.eos_id() >= 0) ids.push_back(tok.eos_id());
+    } else if (o.bos) {
         if (tok.eos_id() < 0) throw InputError("--bos: the vocabulary has no <|endoftext|> token");
         ids.push_back(tok.eos_id());
     }
@@ -84,7 +87,7 @@ Loaded load(const DecoderOpts& o) {
                                      o.text.size(), config.n_positions, tok.max_token_bytes()));
     const BpeEncoding enc = with_option("--text", [&] { return tok.encode(o.text); });
     ids.insert(ids.end(), enc.ids.begin(), enc.ids.end());
-    if (ids.empty()) throw InputError("--text: gives no tokens; the model needs at least one (or pass --bos)");
+    if (ids.empty() && !o.probe) throw InputError("--text: gives no tokens; the model needs at least one (or pass --bos)");
     if (static_cast<int64_t>(ids.size()) > config.n_positions)
         throw InputError(fmt::format("--text: is {} tokens long, more than the model's {} positions (n_positions)",
                                      ids.size(), config.n_positions));
@@ -244,23 +247,24 @@ int run_induction(const DecoderOpts& o, const InductionOpts& io) {
     const TextOut text({o.json.claim()});
     DecoderOpts lo = o;
     lo.text = "";
-    lo.bos = true;  // the probe starts with <|endoftext|>; --text is not used
+    lo.probe = true;  // the probe starts with <|endoftext|> if the vocabulary has it; --text is not used
     const Loaded l = load(lo);
+    const int64_t s = static_cast<int64_t>(l.ids.size());  // 1: <|endoftext|> first, 0: none
     const Gpt2Config& c = l.model.config;
-    const int64_t most = (c.n_positions - 1) / 2;
+    const int64_t most = (c.n_positions - s) / 2;
     const int64_t n = io.length > 0 ? io.length : std::min<int64_t>(50, most);
     if (n < 1 || n > most)
-        throw InputError(fmt::format("--length: must be in [1, {}] (1 + 2 x length tokens within the model's {} positions), "
+        throw InputError(fmt::format("--length: must be in [1, {}] ({}2 x length tokens within the model's {} positions), "
                                      "got {}",
-                                     most, c.n_positions, n));
+                                     most, s == 1 ? "1 + " : "", c.n_positions, n));
     const std::vector<HeadRef> ablated = io.ablate.empty() ? std::vector<HeadRef>{} : parse_heads(io.ablate, c, "--ablate");
     int32_t hi = static_cast<int32_t>(l.tok.vocab_size());
     if (l.tok.eos_id() == hi - 1) --hi;  // not the separator itself
     const std::vector<int32_t> ids = repeated_random_tokens(n, 0, hi, io.seed, l.tok.eos_id());
     const Gpt2Output out = l.model.forward(ids);
-    // first copy at 1..n, second at n+1..2n; the second copy's first token cannot be predicted
-    const double loss_first = n >= 2 ? next_token_loss(out.logits, ids, 1, n) : NAN;
-    const double loss_second = n >= 2 ? next_token_loss(out.logits, ids, n + 1, 2 * n) : NAN;
+    // first copy at s..s+n-1, second at s+n..s+2n-1; the second copy's first token cannot be predicted
+    const double loss_first = n >= 2 ? next_token_loss(out.logits, ids, s, s + n - 1) : NAN;
+    const double loss_second = n >= 2 ? next_token_loss(out.logits, ids, s + n, s + 2 * n - 1) : NAN;
     // the same probe with the heads of --ablate removed
     double abl_first = NAN, abl_second = NAN;
     if (!ablated.empty()) {
@@ -269,15 +273,15 @@ int run_induction(const DecoderOpts& o, const InductionOpts& io) {
         fo.ablate = ablated;
         fo.ablation = io.mode;
         const Tensor lg = l.model.forward(ids, fo).logits;
-        abl_first = n >= 2 ? next_token_loss(lg, ids, 1, n) : NAN;
-        abl_second = n >= 2 ? next_token_loss(lg, ids, n + 1, 2 * n) : NAN;
+        abl_first = n >= 2 ? next_token_loss(lg, ids, s, s + n - 1) : NAN;
+        abl_second = n >= 2 ? next_token_loss(lg, ids, s + n, s + 2 * n - 1) : NAN;
     }
     std::string ablated_names;
     for (const HeadRef& r : ablated) ablated_names += fmt::format("{}{}.{}", ablated_names.empty() ? "" : ", ", r.layer, r.head);
     std::vector<std::vector<double>> prev, prefix;
     for (const Tensor& w : out.attentions) {
         prev.push_back(previous_token_scores(w));
-        prefix.push_back(prefix_matching_scores(w, 1, n));
+        prefix.push_back(prefix_matching_scores(w, s, n));
     }
     auto best = [&](const std::vector<std::vector<double>>& s) {
         std::pair<int64_t, int64_t> b{0, 0};
@@ -312,8 +316,8 @@ int run_induction(const DecoderOpts& o, const InductionOpts& io) {
         if (o.json.to_stdout()) return 0;
     }
     text.print("attn model induction: {}\n", describe(l));
-    text.print("the probe: <|endoftext|>, {} random tokens (seed {}), then the same {} again ({} tokens)\n\n", n, io.seed, n,
-               ids.size());
+    text.print("the probe: {}{} random tokens (seed {}), then the same {} again ({} tokens)\n\n",
+               s == 1 ? "<|endoftext|>, " : "", n, io.seed, n, ids.size());
     text.print("next-token loss on the first copy:  {:.3f} nats (a uniform guess over the {} drawn ids scores ln {} = {:.3f})\n",
                loss_first, hi, hi, std::log(static_cast<double>(hi)));
     text.print("next-token loss on the second copy: {:.3f} nats (lower when the model copies from the first)\n",

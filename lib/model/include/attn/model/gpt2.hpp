@@ -187,6 +187,17 @@ double gpt2_loss(const Tensor& logits, const std::vector<int32_t>& ids);
 // softmax of one logit row (V), in double, as float probabilities.
 std::vector<float> softmax_probs(const float* logits, int64_t V, double temperature = 1.0);
 
+// Writes `m` as a GPT-2 folder that Gpt2Model::load and transformers' GPT2LMHeadModel read:
+// config.json (model_type "gpt2", the sizes, tie_word_embeddings as m.lm_head says, and
+// `provenance` under the key "attn"), model.safetensors (float32, Conv1D layouts, names
+// "transformer."-prefixed as GPT2LMHeadModel saves them, `provenance` in __metadata__ beside
+// "format": "pt"), vocab.json (token i: the bytes tokens[i], in GPT-2's byte alphabet) and a
+// merges.txt of no merges (one token per byte). `dir` is created if missing; each file is
+// written whole or not at all. InputError when tokens.size() differs from vocab_size, a token
+// is empty or repeated, or the folder cannot be written.
+void save_gpt2_folder(const std::string& dir, const Gpt2Model& m, const std::vector<std::string>& tokens,
+                      const std::map<std::string, std::string>& provenance = {});
+
 // In place: the tanh form of GELU, 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
 void gelu_tanh(float* x, int64_t n);
 

@@ -725,12 +725,16 @@ int run_decoder_entropy(const DecoderEntropyArgs& a) {
     if (a.json.given()) {
         auto side = [&](const HeadFigures& f, const char* name) {
             nlohmann::ordered_json j = {{"name", name}, {"entropy", f.entropy}};
-            nlohmann::ordered_json dups = nlohmann::ordered_json::array();
+            nlohmann::ordered_json sims = nlohmann::ordered_json::array(), dups = nlohmann::ordered_json::array();
             for (const Tensor& s : f.similarity) {
+                std::vector<std::vector<float>> rows;  // (H, H), as the encoder's document holds it
+                for (int64_t h = 0; h < H; ++h) rows.emplace_back(s.data.begin() + h * H, s.data.begin() + (h + 1) * H);
+                sims.push_back(rows);
                 nlohmann::ordered_json d = nlohmann::ordered_json::array();
                 for (const HeadPair& q : near_duplicate_heads(s, a.dup)) d.push_back({{"a", q.a}, {"b", q.b}, {"js", q.js}});
                 dups.push_back(d);
             }
+            j["similarity_js"] = sims;
             j["near_duplicates"] = dups;
             return j;
         };

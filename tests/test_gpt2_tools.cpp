@@ -474,6 +474,11 @@ TEST_CASE("gpt2 cli: model entropy and probe run on a decoder folder, with the c
             }
         }
         CHECK(j["row_bound_nats"][3].get<double>() == doctest::Approx(std::log(4.0)));
+        // the encoder's keys too: the (H, H) divergences of each layer, 0 on the diagonal
+        REQUIRE(j["models"][0]["similarity_js"].size() == 2);
+        CHECK(j["models"][0]["similarity_js"][1][0][0].get<double>() == doctest::Approx(0.0));
+        CHECK(j["models"][0]["similarity_js"][1][0][1].get<double>() ==
+              doctest::Approx(attn::head_similarity(out.attentions[1], attn::Mask::make_causal()).data[1]));
         for (size_t i = 0; i < ids.size(); ++i)
             CHECK(j["row_entropy_nats"][i].get<double>() <= j["row_bound_nats"][i].get<double>() + 1e-6);
         const auto t = attn::test::run_attn("model entropy " + m + text);

@@ -15,8 +15,10 @@
 // prefixed or bare), vocab.json + merges.txt. GPT-2's projections are Conv1D modules,
 // whose weight is stored [in, out], the transpose of nn.Linear's [out, in]: c_attn
 // (D, 3D) holds W_q | W_k | W_v side by side. load() transposes each into attn::Linear
-// once, so the attention is attn::MultiHeadAttention on the reference backend with a
-// causal mask (every weight inspectable), and step() the same with a KV cache.
+// once, so the attention is attn::MultiHeadAttention's weights on the reference backend
+// with a causal mask (every weight inspectable); forward() runs its steps one by one (the
+// projections, attention(), c_proj) so that every activation can be cached and a head's
+// output replaced (Gpt2Options), and step() the same with a KV cache.
 #pragma once
 
 #include <cstdint>
@@ -104,7 +106,7 @@ struct HeadRef {
     bool operator==(const HeadRef& o) const { return layer == o.layer && head == o.head; }
 };
 // What replaces an ablated head's z (1, H, T, Dk) slice before the output projection:
-//   zero  z[h] = 0 at every position: the head adds only nothing (c_proj's bias stays)
+//   zero  z[h] = 0 at every position: the head adds nothing (c_proj's bias stays)
 //   mean  z[h][t] = the mean of z[h] over the T positions of this text (every position
 //         gets the same vector: what the head writes no longer depends on the token)
 enum class AblationMode { Zero, Mean };

@@ -116,6 +116,14 @@ HeadShares head_shares(const Tensor& w, int64_t h) {
     return {s.first / n, s.prev / n, s.self / n};
 }
 
+// load() for a command that takes only --model and --text.
+Loaded load_text(const std::string& model, const std::string& text) {
+    DecoderOpts o;
+    o.model = model;
+    o.text = text;
+    return load(o);
+}
+
 // A token as a quoted, escaped string: "\n" and control characters visible, one line.
 std::string quoted(const std::string& s) { return nlohmann::json(s).dump(); }
 
@@ -627,10 +635,7 @@ int run_decoder_attention(const DecoderAttentionArgs& a) {
     if (a.head >= 0 && a.layer < 0) throw InputError("--head: needs --layer too (a head belongs to a layer)");
     if (!a.svg.empty()) require_writable("--svg", a.svg);
     if (!a.dump.empty()) require_writable("--dump", a.dump);
-    DecoderOpts o;
-    o.model = a.model;
-    o.text = a.text;
-    const Loaded l = load(o);
+    const Loaded l = load_text(a.model, a.text);
     const Gpt2Config& c = l.model.config;
     const int64_t L = c.n_layer, H = c.n_head, T = static_cast<int64_t>(l.ids.size());
     for (const auto& [opt, v, n, what] : {std::tuple{"--layer", a.layer, L, "layers"}, {"--head", a.head, H, "heads"}})
@@ -703,10 +708,7 @@ int run_decoder_attention(const DecoderAttentionArgs& a) {
 int run_decoder_entropy(const DecoderEntropyArgs& a) {
     const TextOut text({a.json.claim()});
     require_json_writable(a.json);
-    DecoderOpts o;
-    o.model = a.model;
-    o.text = a.text;
-    const Loaded l = load(o);
+    const Loaded l = load_text(a.model, a.text);
     const Gpt2Config& c = l.model.config;
     const int64_t L = c.n_layer, H = c.n_head, T = static_cast<int64_t>(l.ids.size());
     if (T < 2) throw InputError("--text: gives 1 token; under the causal mask its only row has one key and no entropy");
@@ -838,10 +840,7 @@ std::vector<int64_t> find_bpe_word(const std::vector<std::string>& tokens, const
 int run_decoder_probe(const DecoderProbeArgs& a) {
     const TextOut text({a.json.claim()});
     require_json_writable(a.json);
-    DecoderOpts o;
-    o.model = a.model;
-    o.text = a.text;
-    const Loaded l = load(o);
+    const Loaded l = load_text(a.model, a.text);
     std::vector<std::string> tokens;
     for (int32_t id : l.ids) tokens.push_back(l.tok.token_text(id));
     const std::vector<int64_t> from = with_option("--from", [&] { return find_bpe_word(tokens, a.from, a.from_n); });

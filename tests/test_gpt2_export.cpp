@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -22,6 +21,7 @@
 #include "attn/model/gpt2.hpp"
 #include "attn/train/checkpoint.hpp"
 #include "attn/train/tasks.hpp"
+#include "gpt2_test_util.hpp"
 #include "test_util.hpp"
 
 namespace {
@@ -168,13 +168,7 @@ TEST_CASE("export gpt2: the shipped decoders give transformers' ids and logits")
         for (size_t i = 0; i < list.size(); ++i) {
             const std::string key = name + "." + std::to_string(i);
             const std::vector<int32_t> ids = tok.encode(list[i].get<std::string>()).ids;
-            const auto raw = ref.bytes(key + ".ids");  // int64
-            std::vector<int32_t> want(raw.size() / 8);
-            for (size_t k = 0; k < want.size(); ++k) {
-                int64_t v = 0;
-                std::memcpy(&v, raw.data() + 8 * k, 8);
-                want[k] = static_cast<int32_t>(v);
-            }
+            const std::vector<int32_t> want = attn::test::int64_ids(ref, key + ".ids");
             CHECK_MESSAGE(ids == want, key);
             const attn::Tensor logits = ref.to_float(key + ".logits", {static_cast<int64_t>(want.size()), config.vocab_size});
             const attn::Gpt2Output out = m.forward(want, {false, false});

@@ -26,6 +26,7 @@
 #include "attn/model/gpt2.hpp"
 #include "attn/model/heads.hpp"
 #include "attn/model/induction.hpp"
+#include "gpt2_test_util.hpp"
 #include "test_util.hpp"
 
 using attn::Gpt2Model;
@@ -38,14 +39,7 @@ const std::string kTiny = attn::test::source_path("tests/fixtures/gpt2-tiny");
 Gpt2Model tiny() { return Gpt2Model::load(attn::locate_gpt2(kTiny)); }
 
 std::vector<int32_t> reference_ids(const attn::SafeTensors& ref, int k) {
-    const auto bytes = ref.bytes("ids." + std::to_string(k));  // int64
-    std::vector<int32_t> ids(bytes.size() / 8);
-    for (size_t i = 0; i < ids.size(); ++i) {
-        int64_t v;
-        std::memcpy(&v, bytes.data() + 8 * i, 8);
-        ids[i] = static_cast<int32_t>(v);
-    }
-    return ids;
+    return attn::test::int64_ids(ref, "ids." + std::to_string(k));
 }
 
 double max_abs(const Tensor& t) {

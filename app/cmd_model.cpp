@@ -679,14 +679,15 @@ CLI::App* add_model_bench(CLI::App& sub, std::string& model, BenchCmd* bo) {
 }
 
 const Command reg{
-    "model", "Real heads: run the pretrained all-MiniLM-L6-v2 encoder in C++ and read its attention (C32, C34)", 50,
+    "model", "Real heads: run pretrained models in C++ and read their attention: the all-MiniLM-L6-v2 encoder and GPT-2-family decoders (C32, C34)", 50,
     [](CLI::App& sub) -> Runner {
         auto co = std::make_shared<CommonOpts>();
         auto ao = std::make_shared<AttentionCmd>();
         auto eo = std::make_shared<EntropyCmd>();
         auto po = std::make_shared<ProbeCmd>();
         sub.require_subcommand(1);
-        sub.footer("The model lives in data/models/all-MiniLM-L6-v2 (fetch it once: scripts/fetch-model.sh).");
+        sub.footer("The encoder lives in data/models/all-MiniLM-L6-v2 (fetch it once: scripts/fetch-model.sh). The decoder commands read "
+                   "data/decoders/macbeth-char without --model (induction: data/decoders/induction-2l; attn ships both), or any GPT-2 folder given with --model.");
         auto common = [co](CLI::App* s, const char* default_text) {
             allow_empty(s->add_option("--text", co->text,
                                       "the sentence to run (bytes that are not UTF-8 read as U+FFFD; empty: [CLS] [SEP])")

@@ -628,6 +628,18 @@ nlohmann::json train_json(const TrainOpts& o, TinyTransformer& model, const Task
     return j;
 }
 
+// --export-gpt2: the model as a GPT-2 folder, with the run's record, command and commit.
+void write_gpt2_folder(const TrainOpts& o, TinyTransformer& model, const Task& task,
+                       std::map<std::string, std::string> provenance, std::FILE* out) {
+    provenance["attn.command"] = command_line();
+    provenance["attn.commit"] = build_commit();
+    export_gpt2(o.export_gpt2, model, task, provenance);
+    if (!o.quiet)
+        fmt::print(out, "wrote {}/ (a GPT-2 folder: attn model next --model {} --text ...; transformers' "
+                        "GPT2LMHeadModel reads it too)\n",
+                   o.export_gpt2, o.export_gpt2);
+}
+
 int run_train(TrainOpts o) {
     if (o.list_tasks) return list_tasks();
     auto given = [&](const char* name) { return o.given[name]; };
@@ -718,23 +730,13 @@ int run_train(TrainOpts o) {
     if (!o.quiet) print_trained(out, o, model, task, result, entropies);
 
     // ---- files: the checkpoint first (a run stopped by Ctrl-C keeps its model)
+    const TrainingRecord record{task.name(), seq,         o.symbols, o.distance,         o.queries,
+                                result.steps_done, tc.seed, last.eval.loss, last.eval.accuracy};
     if (!o.save.empty()) {
-        const auto extra = training_metadata({task.name(), seq, o.symbols, o.distance, o.queries, result.steps_done,
-                                              tc.seed, last.eval.loss, last.eval.accuracy});
-        with_option("--save", [&] { save_checkpoint(o.save, model, extra); });
+        with_option("--save", [&] { save_checkpoint(o.save, model, training_metadata(record)); });
         if (!o.quiet) fmt::print(out, "\nwrote {} ({} parameters, safetensors)\n", o.save, model.num_params());
     }
-    if (!o.export_gpt2.empty()) {
-        auto provenance = training_metadata({task.name(), seq, o.symbols, o.distance, o.queries, result.steps_done,
-                                             tc.seed, last.eval.loss, last.eval.accuracy});
-        provenance["attn.command"] = command_line();
-        provenance["attn.commit"] = build_commit();
-        export_gpt2(o.export_gpt2, model, task, provenance);
-        if (!o.quiet)
-            fmt::print(out, "wrote {}/ (a GPT-2 folder: attn model next --model {} --text ...; transformers' "
-                            "GPT2LMHeadModel reads it too)\n",
-                       o.export_gpt2, o.export_gpt2);
-    }
+    if (!o.export_gpt2.empty()) write_gpt2_folder(o, model, task, training_metadata(record), out);
     if (!o.svg.empty()) {
         const std::string title = fmt::format("attn train: task {}, {}", task.name(), causal ? "decoder" : "encoder");
         with_option("--svg", [&] {

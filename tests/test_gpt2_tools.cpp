@@ -196,7 +196,7 @@ TEST_CASE("gpt2 cache: every activation within 1e-4 of transformers' (forward ho
     MESSAGE("max |diff| / max |transformers| over " << compared << " tensors: " << worst << " (" << worst_name << ")");
 }
 
-TEST_CASE("gpt2 ablation: zeroing a head's z equals zeroing its columns of c_proj; its mean equals a bias") {
+TEST_CASE("gpt2 ablation: zeroing a head's z equals zeroing its columns of c_proj, its mean equals a bias") {
     const Gpt2Model m = tiny();
     const attn::SafeTensors ref = attn::SafeTensors::load(kTiny + "/reference.safetensors");
     const std::vector<int32_t> ids = reference_ids(ref, 0);
@@ -361,7 +361,7 @@ TEST_CASE("gpt2 cli: model cache writes every activation in each dump format, an
     }
 }
 
-TEST_CASE("gpt2 cli: model ablate and heads report the library's losses; bad --heads exits 2") {
+TEST_CASE("gpt2 cli: model ablate and heads report the library's losses, bad --heads exits 2") {
     const std::string m = "--model '" + kTiny + "'";
     const std::string text = " --text 'When Mary and John went to the store, John gave a drink to'";
     const attn::SafeTensors ref = attn::SafeTensors::load(kTiny + "/reference.safetensors");

@@ -189,14 +189,14 @@ int run_attention(const CommonOpts& co, const AttentionCmd& o) {
                                                 out.attentions[static_cast<size_t>(l)].ptr() + h * T * T, T, T, tokens,
                                                 tokens));
         SvgOptions so;
-        so.title = "all-MiniLM-L6-v2 attention weights (rows: queries, columns: keys)";
+        so.title = model_name(p.files) + " attention weights (rows: queries, columns: keys)";
         so.subtitle = co.text;
         with_option("--svg", [&] { write_file_atomic(o.svg, heatmap_svg(panels, so)); });
         if (o.svg != "-") text.print("wrote {} ({} heatmaps)\n", o.svg, panels.size());
     }
     if (!o.dump.empty()) {
         Dump d;
-        d.config = {{"model", "all-MiniLM-L6-v2"}, {"text", co.text}, {"tokens", tokens}, {"ids", p.enc.ids},
+        d.config = {{"model", model_name(p.files)}, {"text", co.text}, {"tokens", tokens}, {"ids", p.enc.ids},
                     {"layers", L}, {"heads", H},
                     {"layout", "attention is [layers, B, H, T, T]: row i of a head = query token i"}};
         Tensor all({L, 1, H, T, T});
@@ -211,7 +211,7 @@ int run_attention(const CommonOpts& co, const AttentionCmd& o) {
     if (!o.html.file.empty()) {
         AttentionPage page = page_from_model(out.attentions, out.values, tokens, out.mask);
         page.subtitle = co.text;
-        page.source = "all-MiniLM-L6-v2";
+        page.source = model_name(p.files);
         write_html_page(o.html, std::move(page), text);
     }
     return 0;
@@ -264,7 +264,7 @@ int run_entropy(const CommonOpts& co, const EntropyCmd& o) {
     fmt::print("mean normalised entropy of each head's rows, x100 (100 = uniform over the tokens, 0 = all on one token)\n\n");
     std::string hdr;
     for (int64_t h = 0; h < H; ++h) hdr += fmt::format(" h{:<2}", h);
-    fmt::print("{:<6}|{:<{}}|{:<{}}|\n", "", " trained all-MiniLM-L6-v2", 4 * H + 6,
+    fmt::print("{:<6}|{:<{}}|{:<{}}|\n", "", " trained " + model_name(p.files), 4 * H + 6,
                fmt::format(" random init N(0, 0.02^2), seed {}", o.seed), 4 * H + 6);
     fmt::print("{:<6}|{} mean |{} mean |\n", "layer", hdr, hdr);
     auto row = [&](const std::vector<double>& e) {
@@ -734,7 +734,7 @@ const Command reg{
         em->add_option("--model", co->model, "model folder (default: $ATTN_MODEL_DIR, else data/models/all-MiniLM-L6-v2)");
         em->add_option("--max-tokens", emo->max_tokens,
                        "longest sentence in tokens, [CLS] and [SEP] included (default: the model's max_seq_length, 256 "
-                       "for all-MiniLM-L6-v2; at most its 512 positions)")
+                       "for all-MiniLM-L6-v2; at most its max_position_embeddings, 512 there)")
             ->check(integer_in(2));
         em->add_flag("--truncate", co->truncate,
                      "cut a longer sentence to --max-tokens (sentence-transformers' behaviour) instead of refusing it");
@@ -748,7 +748,7 @@ const Command reg{
         em->add_option("--threads", emo->threads, "threads (sentences of a batch run in parallel; same numbers; 0: every core)")
             ->capture_default_str()
             ->check(integer_in(0, 1024));
-        em->add_option("--npy,-o,--output", emo->npy, "write the embeddings as a float32 [N, 384] .npy file (- for stdout)");
+        em->add_option("--npy,-o,--output", emo->npy, "write the embeddings as a float32 [N, D] .npy file (D: the model's hidden_size, 384 for all-MiniLM-L6-v2; - for stdout)");
         add_json(*em, emo->json, "attn-model-embed: the embeddings, texts and token counts");
         auto decoder = add_decoder_subcommands(sub);  // next, generate (app/cmd_model_decoder.cpp)
         return [co, ao, eo, po, bo, emo, a, e, pr, bn, em, decoder] {

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -144,18 +145,18 @@ TEST_CASE("tokenizer.json: what attn's tokenizer does not implement is refused b
     expect_refusal(with(P("/model/continuing_subword_prefix"), "##"), "model.continuing_subword_prefix is \"##\"");
     expect_refusal(with(P("/model/end_of_word_suffix"), "</w>"), "model.end_of_word_suffix");
     expect_refusal(with(P("/model/future_option"), 3), "model.future_option is 3, a setting attn's BPE does not know");
-    expect_refusal(with(P("/normalizer"), {{"type", "NFC"}}), "the normalizer {\"type\":\"NFC\"} is not one attn implements");
-    expect_refusal(with(P("/pre_tokenizer"), {{"type", "Whitespace"}}), "the pre_tokenizer {\"type\":\"Whitespace\"}");
+    expect_refusal(with(P("/normalizer"), {{"type", "NFC"}}), "the normalizer \"NFC\" is not one attn implements");
+    expect_refusal(with(P("/pre_tokenizer"), {{"type", "Whitespace"}}), "the pre_tokenizer \"Whitespace\" is not one");
     expect_refusal(with(P("/pre_tokenizer"), nullptr), "the pre_tokenizer is missing or null");
     expect_refusal(with(P("/pre_tokenizer/add_prefix_space"), true), "pre_tokenizer.add_prefix_space is true");
     expect_refusal(with(P("/pre_tokenizer/use_regex"), false), "pre_tokenizer.use_regex is not true");
     expect_refusal(with(P("/pre_tokenizer"), {{"type", "Sequence"},
                                               {"pretokenizers", {{{"type", "Split"}}, {{"type", "ByteLevel"}}}}}),
-                   "the pre_tokenizer {\"pretokenizers\"");
-    expect_refusal(with(P("/post_processor"), {{"type", "BertProcessing"}}), "the post_processor {\"type\":\"BertProcessing\"} adds");
+                   "the pre_tokenizer \"Sequence\" is not one");
+    expect_refusal(with(P("/post_processor"), {{"type", "BertProcessing"}}), "the post_processor \"BertProcessing\" adds");
     expect_refusal(with(P("/post_processor/single/0"), {{"SpecialToken", {{"id", "<|endoftext|>"}, {"type_id", 0}}}}),
                    "the post_processor");
-    expect_refusal(with(P("/decoder"), {{"type", "WordPiece"}}), "the decoder {\"type\":\"WordPiece\"}");
+    expect_refusal(with(P("/decoder"), {{"type", "WordPiece"}}), "the decoder \"WordPiece\" is not one");
     expect_refusal(with(P("/truncation"), {{"max_length", 8}}), "\"truncation\" is set");
     expect_refusal(with(P("/padding"), {{"strategy", "BatchLongest"}}), "\"padding\" is set");
     // unk_token: harmless with every byte symbol (the fixture), refused without them (the hand file)
@@ -256,4 +257,48 @@ TEST_CASE("tokenizer.json: attn model next reads it, and refuses a bad one in on
     CHECK(r.code == 2);
     CHECK_MESSAGE(r.out.find("the tokenizer (vocab.json + merges.txt, or tokenizer.json) is missing") != std::string::npos,
                   r.out);
+}
+
+TEST_CASE("GPT-2 folders: every kind of bad folder is one line and exit 2 from attn model next") {
+    struct Case {
+        std::string what, needle;
+        std::function<void(const std::string&)> breakit;
+    };
+    auto edit = [](const std::string& path, const std::string& from, const std::string& to) {
+        std::string s = attn::read_file(path);
+        const size_t at = s.find(from);
+        REQUIRE(at != std::string::npos);
+        s.replace(at, from.size(), to);
+        write(path, s);
+    };
+    const std::vector<Case> cases = {
+        {"missing config.json", "config.json is missing", [](const std::string& d) { fs::remove(d + "/config.json"); }},
+        {"missing weights", "model.safetensors is missing", [](const std::string& d) { fs::remove(d + "/model.safetensors"); }},
+        {"missing tokenizer", "the tokenizer (vocab.json + merges.txt, or tokenizer.json) is missing",
+         [](const std::string& d) { fs::remove(d + "/tokenizer.json"); }},
+        {"wrong shapes", "tensor 'transformer.h.0.mlp.c_fc.weight' has shape [32, 128], expected [32, 64]",
+         [&](const std::string& d) { edit(d + "/config.json", "\"n_inner\": null", "\"n_inner\": 64"); }},
+        {"unknown architecture", "config.json: model_type is \"llama\", not \"gpt2\"",
+         [&](const std::string& d) { edit(d + "/config.json", "\"model_type\": \"gpt2\"", "\"model_type\": \"llama\""); }},
+        {"truncated safetensors", "model.safetensors: ",
+         [](const std::string& d) {
+             const std::string b = attn::read_file(d + "/model.safetensors");
+             write(d + "/model.safetensors", b.substr(0, b.size() / 2));
+         }},
+        {"bad merges", "tokenizer.json: model.merges: merge 1 ('Ġ zz'): 'zz' is not in",
+         [&](const std::string& d) { edit(d + "/tokenizer.json", "\"Ġ\",\n        \"t\"", "\"Ġ\",\n        \"zz\""); }},
+        {"bad tokenizer.json", "tokenizer.json: the pre_tokenizer \"Metaspace\" is not one attn implements",
+         [&](const std::string& d) { edit(d + "/tokenizer.json", "\"type\": \"ByteLevel\",\n    \"add_prefix_space\": false",
+                                          "\"type\": \"Metaspace\",\n    \"add_prefix_space\": false"); }},
+    };
+    for (const Case& c : cases) {
+        CAPTURE(c.what);
+        const std::string d = folder("gpt2-bad-cli", {"tokenizer.json"});
+        c.breakit(d);
+        const auto r = attn::test::run_attn("model next --model '" + d + "' --text hi");
+        CHECK(r.code == 2);
+        CHECK_MESSAGE(r.out.find("attn: error: --model: ") == 0, r.out);
+        CHECK_MESSAGE(r.out.find(c.needle) != std::string::npos, r.out);
+        CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
+    }
 }

@@ -219,13 +219,18 @@ BpeTokenizer BpeTokenizer::parse_tokenizer_json(std::string_view json, const std
         const nlohmann::json* t = field(obj, "type");
         return t != nullptr && t->is_string() ? t->get<std::string>() : std::string();
     };
+    // a component for messages: its "type", else its JSON (shortened)
+    auto describe = [&](const nlohmann::json& obj) {
+        const std::string t = type_of(obj);
+        return t.empty() ? show(obj.dump()) : "\"" + show(t) + "\"";
+    };
 
     for (const char* key : {"truncation", "padding"})
         if (!is_off(field(j, key)))
             bad(what, fmt::format("\"{}\" is set; attn tokenises one whole text (it must be null)", key));
     if (!is_off(field(j, "normalizer")))
         bad(what, fmt::format("the normalizer {} is not one attn implements (GPT-2's byte-level BPE has none: null)",
-                           show(field(j, "normalizer")->dump())));
+                           describe(*field(j, "normalizer"))));
     // pre_tokenizer: ByteLevel, alone or the only member of a Sequence
     {
         const nlohmann::json* pt = field(j, "pre_tokenizer");
@@ -237,7 +242,7 @@ BpeTokenizer BpeTokenizer::parse_tokenizer_json(std::string_view json, const std
             bad(what, "the pre_tokenizer is missing or null; attn implements ByteLevel (GPT-2's pattern) only");
         if (type_of(*pt) != "ByteLevel")
             bad(what, fmt::format("the pre_tokenizer {} is not one attn implements (ByteLevel, GPT-2's pattern)",
-                                  show(pt->dump())));
+                                  describe(*pt)));
         if (!is_off(field(*pt, "add_prefix_space")))
             bad(what, "pre_tokenizer.add_prefix_space is true, which attn does not implement (it must be false, as GPT-2's)");
         const nlohmann::json* re = field(*pt, "use_regex");
@@ -257,10 +262,10 @@ BpeTokenizer BpeTokenizer::parse_tokenizer_json(std::string_view json, const std
         if (adds)
             bad(what, fmt::format("the post_processor {} adds tokens or is not one attn implements (null, ByteLevel, or "
                                "a TemplateProcessing that adds none)",
-                               show(pp->dump())));
+                               describe(*pp)));
     }
     if (const nlohmann::json* d = field(j, "decoder"); !is_off(d) && type_of(*d) != "ByteLevel")
-        bad(what, fmt::format("the decoder {} is not one attn implements (ByteLevel or null)", show(d->dump())));
+        bad(what, fmt::format("the decoder {} is not one attn implements (ByteLevel or null)", describe(*d)));
 
     // model: byte-level BPE
     const nlohmann::json* model = field(j, "model");

@@ -591,8 +591,10 @@ int run_embed(const CommonOpts& co, const EmbedCmd& o) {
         j["version"] = 1;
         j["model"] = files.dir;
         j["dimension"] = D;
-        j["pooling"] = "mean over the real tokens of the last layer, then L2-normalised "
-                       "(sentence-transformers' encode(normalize_embeddings=True))";
+        j["pooling"] = std::string(config.pooling == BertPooling::Cls ? "the [CLS] token's vector of the last layer"
+                                                                      : "mean over the real tokens of the last layer") +
+                       (config.normalize ? ", then L2-normalised (sentence-transformers' encode(normalize_embeddings=True))"
+                                         : ", not normalised (the folder's modules.json has no Normalize)");
         j["max_tokens"] = config.max_len;
         j["truncated"] = cut;
         nlohmann::ordered_json rows = nlohmann::ordered_json::array();
@@ -604,9 +606,10 @@ int run_embed(const CommonOpts& co, const EmbedCmd& o) {
         j["sentences"] = rows;
         write_json(o.json, j, "attn-model-embed", 1);
     }
-    text.print("attn model embed: {} sentence(s), {}-dimensional, mean pooling + L2 norm, batches of up to {}, "
+    text.print("attn model embed: {} sentence(s), {}-dimensional, {} pooling{}, batches of up to {}, "
                "at most {} tokens ({} the model's max_seq_length)\n",
-               N, D, B, config.max_len, config.max_len == st_max ? "=" : "!=");
+               N, D, config.pooling == BertPooling::Cls ? "[CLS]" : "mean", config.normalize ? " + L2 norm" : "", B,
+               config.max_len, config.max_len == st_max ? "=" : "!=");
     for (int64_t k = 0; k < N; ++k) {
         const float* e = emb.ptr() + k * D;
         text.print("{:>4}  {:>3} tokens  [{:+.4f} {:+.4f} {:+.4f} {:+.4f} ... {:+.4f}]  {}\n", k + 1,
@@ -726,7 +729,7 @@ const Command reg{
         CLI::App* bn = add_model_bench(sub, co->model, bo.get());
         auto emo = std::make_shared<EmbedCmd>();
         CLI::App* em = sub.add_subcommand(
-            "embed", "sentence embeddings (mean pooling, L2-normalised), as sentence-transformers' encode(normalize_embeddings=True)");
+            "embed", "sentence embeddings (mean pooling, L2-normalised, or as the folder's pooling files say), as sentence-transformers' encode(normalize_embeddings=True)");
         allow_empty(em->add_option("--text", emo->texts,
                                    "a sentence (repeat for more; not with --file; empty: [CLS] [SEP], as an empty line of --file)")
                         ->transform(valid_utf8()));

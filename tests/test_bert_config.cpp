@@ -237,3 +237,34 @@ TEST_CASE("bert config: what the encoder does not implement is refused by name, 
     const auto r = attn::test::run_attn("model attention --model '" + ok + "' --text 'The cat sat'");
     CHECK_MESSAGE(r.code == 0, r.out);
 }
+
+TEST_CASE("bert config: odd sizes (no multiple of 32 anywhere) run the same on every path") {
+    // hidden 36 = 3 heads of 12, intermediate 50, 40 tokens of vocabulary: every GEMM has
+    // column and k tails, the heads are narrower than a vector register
+    attn::BertConfig c;
+    c.vocab_size = 40;
+    c.hidden = 36;
+    c.heads = 3;
+    c.layers = 3;
+    c.intermediate = 50;
+    c.max_position = 24;
+    c.max_len = 24;
+    const BertModel m = BertModel::random(c, 7);
+    const std::vector<std::vector<int32_t>> ids = {{2, 5, 9, 11, 3}, {2, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 3}};
+    attn::BertOptions ref;  // reference attention, Eigen's GEMM
+    ref.packed_gemm = false;
+    const attn::BertOutput a = m.forward(ids, ref, 0);
+    for (const int threads : {1, 3}) {
+        attn::BertOptions fast;  // flash attention, the packed GEMM where the CPU has it
+        fast.record_attention = false;
+        fast.threads = threads;
+        const attn::BertOutput f = m.forward(ids, fast, 0);
+        CAPTURE(threads);
+        CAPTURE(f.gemm_path);
+        // float32 sums in another order: a few ulps of values of order 1
+        CHECK(rel_diff(f.hidden.ptr(), a.hidden.ptr(), a.hidden.data.size()) < 1e-5);
+        CHECK(rel_diff(f.sentence.ptr(), a.sentence.ptr(), a.sentence.data.size()) < 1e-5);
+    }
+    REQUIRE(a.attentions.size() == 3);
+    CHECK(a.attentions[0].shape == attn::Shape{2, 3, 12, 12});
+}

@@ -124,6 +124,22 @@ int run_cli(int argc, const char* const* argv) {
 
 std::string build_commit() { return ATTN_GIT_COMMIT; }
 
+std::string command_line() {
+    std::string line = "attn";
+    for (const std::string& a : raw_args()) {
+        const bool plain = !a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                             "0123456789-_=./:,+@%") == std::string::npos;
+        if (plain) {
+            line += " " + a;
+            continue;
+        }
+        std::string q = "'";
+        for (char c : a) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+        line += " " + q + "'";
+    }
+    return line;
+}
+
 std::string compiler_name() {
 #if defined(__clang__)
     return fmt::format("clang {}.{}.{}", __clang_major__, __clang_minor__, __clang_patchlevel__);

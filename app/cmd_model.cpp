@@ -221,6 +221,8 @@ int run_entropy(const CommonOpts& co, const EntropyCmd& o) {
     if (!(o.dup > 0.0 && o.dup <= std::log(2.0)))
         throw InputError(fmt::format("--dup-threshold: must be in (0, ln 2 = 0.693] nats, got {}", o.dup));
     require_json_writable(o.json);
+    if (!co.model.empty() && with_option("--model", [&] { return is_decoder_folder(co.model); }))
+        return run_decoder_entropy({co.model, co.text, o.seed, o.dup, o.json});
     const Prepared p = prepare(co);
     const BertModel trained = BertModel::load(p.files);
     const BertModel random = BertModel::random(p.config, o.seed);
@@ -318,6 +320,11 @@ int run_probe(const CommonOpts& co, const ProbeCmd& o) {
     const std::vector<std::string> to = parse_word_list("--to", o.to);
     std::vector<Occurrence> to_words;
     for (const std::string& t : to) to_words.push_back(parse_occurrence("--to", t));
+    if (!co.model.empty() && with_option("--model", [&] { return is_decoder_folder(co.model); })) {
+        std::vector<std::pair<std::string, int>> tw;
+        for (const Occurrence& w : to_words) tw.emplace_back(w.word, w.n);
+        return run_decoder_probe({co.model, co.text, from_word.word, from_word.n, to, tw, o.top, o.json});
+    }
     const Prepared p = prepare(co);
     const std::vector<int64_t> from = find_occurrence("--from", p.enc, from_word);
     std::vector<std::vector<int64_t>> groups;
@@ -690,7 +697,8 @@ const Command reg{
                             ->transform(valid_utf8()));
             if (default_text != nullptr) co->text = default_text;
             s->add_option("--model", co->model,
-                          "model folder (default: $ATTN_MODEL_DIR, else data/models/all-MiniLM-L6-v2)");
+                          "model folder (default: $ATTN_MODEL_DIR, else data/models/all-MiniLM-L6-v2); a GPT-2-family "
+                          "folder runs the decoder, with its causal mask (docs/decoder.md)");
             s->add_flag("--truncate", co->truncate, "cut a text longer than the model's maximum instead of refusing it");
         };
         CLI::App* a = sub.add_subcommand("attention", "every layer's and head's attention weights, as tables, SVG or JSON");
@@ -705,7 +713,7 @@ const Command reg{
                                          ".safetensors, .npz or .json (- for JSON on stdout: the text goes to "
                                          "stderr; attn view reads it)"));
         add_html_options(*a, ao->html);
-        CLI::App* e = sub.add_subcommand("entropy", "per-head entropy and head-to-head similarity, trained vs random weights");
+        CLI::App* e = sub.add_subcommand("entropy", "per-head entropy and head-to-head similarity, trained vs random weights (encoder or GPT-2 folder)");
         common(e, nullptr);
         add_json(*e, eo->json, "attn-model-entropy");
         e->add_option("--seed", eo->seed, "seed of the random-weight model")
@@ -713,7 +721,7 @@ const Command reg{
             ->check(seed_validator());
         e->add_option("--dup-threshold", eo->dup, "JS divergence (nats) under which two heads count as near-duplicates")
             ->capture_default_str();
-        CLI::App* pr = sub.add_subcommand("probe", "rank every head by how much one word attends to candidate words");
+        CLI::App* pr = sub.add_subcommand("probe", "rank every head by how much one word attends to candidate words (encoder or GPT-2 folder)");
         common(pr, "The animal didn't cross the street because it was too tired");
         pr->add_option("--from", po->from, "the query word (WORD or WORD@N for its N-th occurrence)")
             ->required()
@@ -761,7 +769,8 @@ const Command reg{
             if (a->parsed()) return run_attention(*co, *ao);
             if (e->parsed()) return run_entropy(*co, *eo);
             if (pr->parsed()) return run_probe(*co, *po);
-            throw InputError("model: name a subcommand: attention, entropy, probe, bench, embed, next or generate");
+            throw InputError("model: name a subcommand: attention, entropy, probe, bench, embed, next, generate, "
+                             "induction, cache, ablate or heads");
         };
     }};
 

@@ -2,8 +2,11 @@
 // to the `model` subcommand by cmd_model.cpp.
 //   attn model next     --model DIR --text T [--top K] [--bos] [--json]
 //   attn model generate --model DIR --text T [--steps N] [--temperature X --seed S] [--json]
-//   attn model induction --model DIR [--length N] [--seed S] [--json]
-//   attn model attention --model DIR --text T [--layer L [--head H]] [--svg F] [--dump F]   (on a GPT-2 folder)
+//   attn model induction --model DIR [--length N] [--seed S] [--ablate L.H,... [--mode zero|mean]] [--json]
+//   attn model cache    --model DIR --text T --dump F      every activation (TransformerLens names)
+//   attn model ablate   --model DIR --text T --heads L.H,... [--mode zero|mean] [--json]
+//   attn model heads    --model DIR --text T [--ablation [--mode zero|mean]] [--json]
+//   attn model attention, entropy, probe --model DIR ...   (on a GPT-2 folder: the decoder versions below)
 #pragma once
 
 #include <functional>
@@ -13,6 +16,7 @@
 #include <CLI/CLI.hpp>
 
 #include "attn/io/dump.hpp"
+#include "options.hpp"
 
 namespace attn::cli {
 
@@ -32,5 +36,27 @@ struct DecoderAttentionArgs {
     JsonNonFinite json_nonfinite = JsonNonFinite::literal;
 };
 int run_decoder_attention(const DecoderAttentionArgs& a);
+
+// `attn model entropy` on a decoder: each head's mean normalised entropy under the causal mask
+// (row i over ln(i + 1)), trained vs a random GPT-2 of the same config, and near-duplicate heads.
+struct DecoderEntropyArgs {
+    std::string model, text;
+    uint64_t seed = 0;
+    double dup = 0;
+    JsonOut json;
+};
+int run_decoder_entropy(const DecoderEntropyArgs& a);
+// `attn model probe` on a decoder: every head ranked by the weight from one word to candidate
+// words (WORD, N-th occurrence), found in the text the BPE tokens spell.
+struct DecoderProbeArgs {
+    std::string model, text;
+    std::string from;
+    int from_n = 1;
+    std::vector<std::string> to;  // as the user wrote them (WORD or WORD@N)
+    std::vector<std::pair<std::string, int>> to_words;
+    int64_t top = 0;
+    JsonOut json;
+};
+int run_decoder_probe(const DecoderProbeArgs& a);
 
 }  // namespace attn::cli

@@ -38,6 +38,7 @@
 #include "attn/viz/chart.hpp"
 #include "attn/viz/svg.hpp"
 #include "command.hpp"
+#include "export_gpt2.hpp"
 #include "html_page.hpp"
 #include "options.hpp"
 #include "parse.hpp"
@@ -58,7 +59,7 @@ enum class Arch { Task, Decoder, Encoder };
 const char* arch_name(Arch a) { return a == Arch::Task ? "task" : a == Arch::Decoder ? "decoder" : "encoder"; }
 
 struct TrainOpts {
-    std::string task, corpus, load, save, svg, dump;
+    std::string task, corpus, load, save, svg, dump, export_gpt2;
     JsonOut json;
     int64_t seq = 0, symbols = 16, distance = 4, queries = 1;
     int64_t layers = 2, d_model = 64, heads = 4, d_k = 0, d_v = 0, d_ff = 0;
@@ -671,6 +672,12 @@ int run_train(TrainOpts o) {
     if (o.layer >= mc.layers)
         throw InputError(fmt::format("--layer: must be in 0..{} ({} layers), got {}", mc.layers - 1, mc.layers, o.layer));
     check_train_outputs(o);
+    if (!o.export_gpt2.empty()) {
+        check_gpt2_export(mc, task);
+        std::error_code ec;
+        if (std::filesystem::exists(o.export_gpt2, ec) && !std::filesystem::is_directory(o.export_gpt2, ec))
+            throw InputError(fmt::format("--export-gpt2: '{}' is a file; give a folder (created if missing)", o.export_gpt2));
+    }
 
     // ---- build the model
     TinyTransformer model = build_train_model(o, loaded, mc);
@@ -716,6 +723,17 @@ int run_train(TrainOpts o) {
                                               tc.seed, last.eval.loss, last.eval.accuracy});
         with_option("--save", [&] { save_checkpoint(o.save, model, extra); });
         if (!o.quiet) fmt::print(out, "\nwrote {} ({} parameters, safetensors)\n", o.save, model.num_params());
+    }
+    if (!o.export_gpt2.empty()) {
+        auto provenance = training_metadata({task.name(), seq, o.symbols, o.distance, o.queries, result.steps_done,
+                                             tc.seed, last.eval.loss, last.eval.accuracy});
+        provenance["attn.command"] = command_line();
+        provenance["attn.commit"] = build_commit();
+        export_gpt2(o.export_gpt2, model, task, provenance);
+        if (!o.quiet)
+            fmt::print(out, "wrote {}/ (a GPT-2 folder: attn model next --model {} --text ...; transformers' "
+                            "GPT2LMHeadModel reads it too)\n",
+                       o.export_gpt2, o.export_gpt2);
     }
     if (!o.svg.empty()) {
         const std::string title = fmt::format("attn train: task {}, {}", task.name(), causal ? "decoder" : "encoder");
@@ -838,6 +856,10 @@ const Command reg{
             ->capture_default_str()
             ->check(integer_in(1, 4096));
         sub.add_option("--save,-o,--output", o->save, "write the trained model to FILE (safetensors; also after Ctrl-C)");
+        sub.add_option("--export-gpt2", o->export_gpt2,
+                       "also write the trained model as a GPT-2 folder DIR (config.json, model.safetensors, vocab.json, "
+                       "merges.txt) for attn model and transformers; decoder, learned positions, GELU, tasks chars, "
+                       "induction, distance");
         sub.add_option("--load", o->load, "start from a model saved with --save (its task options are the defaults)");
         add_json(sub, o->json, "attn-train: the config, curve and per-head entropies");
         sub.add_option("--svg", o->svg, "write a plot of the loss and accuracy curves to FILE");

@@ -48,6 +48,9 @@ int run_cli(int argc, const char* const* argv);
 // the commit it was configured from ("unknown" outside git) and the compiler.
 std::string build_commit();
 std::string compiler_name();
+// The command being run, as typed: "attn" and its arguments, each quoted for a POSIX
+// shell where it needs it (for the provenance a written model records).
+std::string command_line();
 
 // The `attn` app with every registered subcommand, as run_cli builds it; runners
 // receives each subcommand's work, to call after a parse (the argv fuzzer only

@@ -271,6 +271,12 @@ void run(LessonContext& ctx) {
     live_section(ctx, live);
     ctx.section("What five seeds say");
     stored_section(ctx);
+    ctx.section("Open the model yourself");
+    ctx.para("A 3000-step run of this model ships with attn as a GPT-2 folder, data/decoders/induction-2l, written by "
+             "attn train --task induction --steps 3000 --export-gpt2 DIR. attn model induction probes it; "
+             "attn model heads --model data/decoders/induction-2l --text abcdefghijklmnopabcdefghijklmnop --ablation "
+             "removes each head in turn; attn model cache writes every activation of a forward pass; transformers' "
+             "GPT2LMHeadModel opens the same folder.");
 }
 
 const RegisterLesson reg{{"induction-heads", "Induction heads",

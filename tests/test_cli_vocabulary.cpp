@@ -204,6 +204,7 @@ TEST_CASE("cli vocabulary: -o/--output names the main file of the commands docs/
     // the table of docs/cli.md: command -> the option -o stands for
     const std::map<std::string, std::string> main_file = {{"forward", "dump"},
                                                           {"model attention", "dump"},
+                                                          {"model cache", "dump"},
                                                           {"model embed", "npy"},
                                                           {"train", "save"},
                                                           {"experiment", "store"}};

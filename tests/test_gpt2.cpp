@@ -24,6 +24,7 @@
 #include "attn/io/safetensors.hpp"
 #include "attn/model/gpt2.hpp"
 #include "attn/model/induction.hpp"
+#include "gpt2_test_util.hpp"
 #include "test_util.hpp"
 
 using attn::Gpt2Model;
@@ -34,17 +35,6 @@ namespace fs = std::filesystem;
 namespace {
 
 const std::string kTiny = attn::test::source_path("tests/fixtures/gpt2-tiny");
-
-std::vector<int32_t> ids_of(const attn::SafeTensors& ref, const std::string& name) {
-    const auto bytes = ref.bytes(name);  // int64
-    std::vector<int32_t> ids(bytes.size() / 8);
-    for (size_t i = 0; i < ids.size(); ++i) {
-        int64_t v;
-        std::memcpy(&v, bytes.data() + 8 * i, 8);
-        ids[i] = static_cast<int32_t>(v);
-    }
-    return ids;
-}
 
 double max_abs(const float* p, size_t n) {
     double m = 0;
@@ -101,7 +91,7 @@ TEST_CASE("gpt2: logits within 1e-4 and attention within 1e-5 of transformers' G
     double worst_logit = 0, worst_attn = 0;
     for (int k = 0; k < 3; ++k) {
         CAPTURE(k);
-        const auto ids = ids_of(ref, "ids." + std::to_string(k));
+        const auto ids = attn::test::int64_ids(ref, "ids." + std::to_string(k));
         const attn::Gpt2Output out = m.forward(ids);
         const Tensor want = ref.to_float("logits." + std::to_string(k));
         REQUIRE(out.logits.shape == want.shape);
@@ -130,7 +120,7 @@ TEST_CASE("gpt2: float16 and bfloat16 weights load and give transformers' logits
         const Gpt2Model m = tiny(dir);
         const attn::SafeTensors ref = attn::SafeTensors::load(dir + "/reference.safetensors");
         const Tensor want = ref.to_float("logits.0");
-        const attn::Gpt2Output out = m.forward(ids_of(ref, "ids.0"));
+        const attn::Gpt2Output out = m.forward(attn::test::int64_ids(ref, "ids.0"));
         REQUIRE(out.logits.shape == want.shape);
         const double rel = max_diff(out.logits.ptr(), want.ptr(), want.data.size()) / max_abs(want.ptr(), want.data.size());
         MESSAGE(suffix << ": max |logit diff| / max |logit| = " << rel);
@@ -141,7 +131,7 @@ TEST_CASE("gpt2: float16 and bfloat16 weights load and give transformers' logits
 TEST_CASE("gpt2: the KV cache gives the full forward's logits and attention, and greedy decoding matches generate()") {
     const Gpt2Model m = tiny();
     const attn::SafeTensors ref = attn::SafeTensors::load(kTiny + "/reference.safetensors");
-    const auto ids = ids_of(ref, "ids.0");
+    const auto ids = attn::test::int64_ids(ref, "ids.0");
     const attn::Gpt2Output full = m.forward(ids);
     attn::KvCache cache = m.make_cache();
     const int64_t T = static_cast<int64_t>(ids.size()), V = m.config.vocab_size, H = m.config.n_head;
@@ -161,7 +151,7 @@ TEST_CASE("gpt2: the KV cache gives the full forward's logits and attention, and
     CHECK(worst <= 1e-5 * max_abs(full.logits.ptr(), full.logits.data.size()));
     CHECK(worst_attn <= 1e-5);
     // greedy continuation: 12 steps, as model.generate(do_sample=False)
-    const auto greedy = ids_of(ref, "greedy.0");
+    const auto greedy = attn::test::int64_ids(ref, "greedy.0");
     std::vector<int32_t> got;
     Tensor logits = full.logits;  // the last row is the next token's
     int32_t next = static_cast<int32_t>(std::max_element(logits.ptr() + (T - 1) * V, logits.ptr() + T * V) -
@@ -321,7 +311,7 @@ TEST_CASE("gpt2 cli: model next and generate on the fixture, and their refusals"
         std::vector<int32_t> got;
         for (const auto& s : j.at("steps")) got.push_back(s.at("id").get<int32_t>());
         const attn::SafeTensors ref = attn::SafeTensors::load(kTiny + "/reference.safetensors");
-        CHECK(got == ids_of(ref, "greedy.0"));
+        CHECK(got == attn::test::int64_ids(ref, "greedy.0"));
         const std::string sample = "model generate " + m + " --text Fair --steps 6 --temperature 0.9 --json";
         const auto a = attn::test::run_attn(sample + " --seed 5"), b = attn::test::run_attn(sample + " --seed 5"),
                    c = attn::test::run_attn(sample + " --seed 6");

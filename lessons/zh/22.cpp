@@ -40,6 +40,17 @@ const RegisterCatalogue zh22{Lang::zh, 22, {
      "去均值和权重，略去其缩放、偏置和位置）；分数是自身那一项 logits 最大的符号所占的比例。相变指损失第一次低于 ln S "
      "与最终损失中点的那次评估。"},
     {"A quick run, live", "现场快速训练"},
+    {"Open the model yourself", "亲手打开这个模型"},
+    {"A 3000-step run of this model ships with attn as a GPT-2 folder, data/decoders/induction-2l, written by "
+     "attn train --task induction --steps 3000 --export-gpt2 DIR. attn model induction probes it; "
+     "attn model heads --model data/decoders/induction-2l --text abcdefghijklmnopabcdefghijklmnop --ablation "
+     "removes each head in turn; attn model cache writes every activation of a forward pass; transformers' "
+     "GPT2LMHeadModel opens the same folder.",
+     "这个模型训练 3000 步的版本以 GPT-2 文件夹的形式随 attn 一起提供：data/decoders/induction-2l，由 "
+     "attn train --task induction --steps 3000 --export-gpt2 DIR 写出。attn model induction 用探针检查它；"
+     "attn model heads --model data/decoders/induction-2l --text abcdefghijklmnopabcdefghijklmnop --ablation "
+     "逐个去掉每个头；attn model cache 写出一次前向计算的全部激活值；transformers 的 GPT2LMHeadModel "
+     "也能打开同一个文件夹。"},
     {"Here: 400 steps (a few seconds). The full run, with the loss and the scores drawn over training "
      "and the phase change marked: attn train --task induction --svg induction.svg",
      "这里只训练 400 步（几秒钟）。完整的训练，连同画出的损失曲线、各分数随训练的变化以及标出的相变："

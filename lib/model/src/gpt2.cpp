@@ -14,6 +14,7 @@
 #include "attn/io/dump.hpp"
 #include "attn/io/safetensors.hpp"
 #include "attn/model/bert.hpp"
+#include "attn/model/induction.hpp"
 #include "attn/nn/backend.hpp"
 
 namespace attn {
@@ -263,12 +264,74 @@ AttentionOptions attention_options(const Gpt2Config& c) {
 
 }  // namespace
 
+const Tensor& Gpt2Cache::at(const std::string& name) const {
+    const auto it = tensors.find(name);
+    if (it == tensors.end()) throw InputError(fmt::format("the activation cache has no tensor '{}'", name));
+    return it->second;
+}
+
+void Gpt2Cache::put(const std::string& name, Tensor t) {
+    if (tensors.find(name) == tensors.end()) order.push_back(name);
+    tensors[name] = std::move(t);
+}
+
+std::vector<std::string> gpt2_cache_names(int64_t n_layer) {
+    std::vector<std::string> n{"hook_embed", "hook_pos_embed"};
+    for (int64_t l = 0; l < n_layer; ++l)
+        for (const char* s : {"hook_resid_pre", "ln1.hook_normalized", "attn.hook_q", "attn.hook_k", "attn.hook_v",
+                              "attn.hook_attn_scores", "attn.hook_pattern", "attn.hook_z", "hook_attn_out",
+                              "hook_resid_mid", "ln2.hook_normalized", "mlp.hook_pre", "mlp.hook_post", "hook_mlp_out",
+                              "hook_resid_post"})
+            n.push_back(fmt::format("blocks.{}.{}", l, s));
+    n.push_back("ln_final.hook_normalized");
+    n.push_back("logits");
+    return n;
+}
+
+const char* ablation_mode_name(AblationMode m) { return m == AblationMode::Mean ? "mean" : "zero"; }
+
+namespace {
+
+// z (1, H, T, Dk): head h's slice replaced, in place, as `mode` says.
+void ablate_head(Tensor& z, int64_t h, AblationMode mode) {
+    const int64_t T = z.dim(2), Dk = z.dim(3);
+    float* zh = z.ptr() + h * T * Dk;  // (T, Dk)
+    if (mode == AblationMode::Zero) {
+        std::fill(zh, zh + T * Dk, 0.0f);
+        return;
+    }
+    for (int64_t d = 0; d < Dk; ++d) {
+        double sum = 0;
+        for (int64_t t = 0; t < T; ++t) sum += zh[t * Dk + d];
+        const float mean = static_cast<float>(sum / static_cast<double>(T));
+        for (int64_t t = 0; t < T; ++t) zh[t * Dk + d] = mean;
+    }
+}
+
+}  // namespace
+
 Gpt2Output Gpt2Model::forward(const std::vector<int32_t>& ids, const Gpt2Options& opt) const {
     // ids (T) -> logits (T, V), attentions L x (1, H, T, T)
     const Gpt2Config& c = config;
     if (ids.empty()) throw InputError("a GPT-2 forward pass needs at least one token");
     check_ids(ids, 0, c, files.vocab.empty() ? "the model" : files.vocab);
-    const int64_t T = static_cast<int64_t>(ids.size()), D = c.n_embd, V = c.vocab_size;
+    const int64_t T = static_cast<int64_t>(ids.size()), D = c.n_embd, V = c.vocab_size, H = c.n_head;
+    // the ablated heads, per layer
+    std::vector<std::vector<int64_t>> ablated(static_cast<size_t>(c.n_layer));
+    for (size_t k = 0; k < opt.ablate.size(); ++k) {
+        const HeadRef& r = opt.ablate[k];
+        if (r.layer < 0 || r.layer >= c.n_layer || r.head < 0 || r.head >= H)
+            throw InputError(fmt::format("head {}.{} is outside the model ({} layers x {} heads)", r.layer, r.head,
+                                         c.n_layer, H));
+        if (std::find(opt.ablate.begin(), opt.ablate.begin() + static_cast<std::ptrdiff_t>(k), r) !=
+            opt.ablate.begin() + static_cast<std::ptrdiff_t>(k))
+            throw InputError(fmt::format("head {}.{} is ablated twice", r.layer, r.head));
+        ablated[static_cast<size_t>(r.layer)].push_back(r.head);
+    }
+    Gpt2Cache* cache = opt.cache;
+    auto keep = [&](int64_t l, const char* name, const Tensor& t) {
+        if (cache != nullptr) cache->put(l < 0 ? std::string(name) : fmt::format("blocks.{}.{}", l, name), t);
+    };
     Gpt2Output out;
     // x = wte[ids] + wpe[t]   (1, T, D)
     Tensor x({1, T, D});
@@ -276,25 +339,111 @@ Gpt2Output Gpt2Model::forward(const std::vector<int32_t>& ids, const Gpt2Options
         for (int64_t d = 0; d < D; ++d)
             x.data[static_cast<size_t>(t * D + d)] = wte.data[static_cast<size_t>(ids[static_cast<size_t>(t)] * D + d)] +
                                                      wpe.data[static_cast<size_t>(t * D + d)];
+    if (cache != nullptr) {
+        Tensor e({1, T, D}), p({1, T, D});
+        for (int64_t t = 0; t < T; ++t) {
+            std::copy_n(wte.ptr() + ids[static_cast<size_t>(t)] * D, D, e.ptr() + t * D);
+            std::copy_n(wpe.ptr() + t * D, D, p.ptr() + t * D);
+        }
+        keep(-1, "hook_embed", e);
+        keep(-1, "hook_pos_embed", p);
+    }
     const Mask causal = Mask::make_causal();
     const AttentionOptions aopt = attention_options(c);
-    for (const Gpt2Layer& L : layers) {
+    const bool record = opt.record_attention || cache != nullptr;
+    for (int64_t l = 0; l < c.n_layer; ++l) {
+        const Gpt2Layer& L = layers[static_cast<size_t>(l)];
+        const MultiHeadAttention& mha = L.attention;
         if (opt.record_residual) out.residual.push_back(x);
-        // x = x + MHA(LN_1(x))
+        keep(l, "hook_resid_pre", x);
+        // x = x + c_proj(merge(z)),  z = attention(LN_1(x)) per head: MultiHeadAttention::forward's
+        // steps written out, so that z can be read and replaced before the projection
         const Tensor h = layer_norm(x, L.ln1_gamma, L.ln1_beta, c.layer_norm_epsilon);
-        ForwardRecord rec;
-        const Tensor a = L.attention.forward(h, causal, aopt, opt.record_attention ? &rec : nullptr, nullptr,
-                                             Backend::Reference, 1);
+        keep(l, "ln1.hook_normalized", h);
+        const Tensor q = split_heads(mha.q_proj.forward(h), H);  // (1, H, T, Dk)
+        const Tensor k = split_heads(mha.k_proj.forward(h), H);  // (1, H, T, Dk)
+        const Tensor v = split_heads(mha.v_proj.forward(h), H);  // (1, H, T, Dk)
+        AttentionRecord rec;
+        Tensor z = attention(Backend::Reference, q, k, v, causal, aopt, record ? &rec : nullptr, 1);  // (1, H, T, Dk)
+        for (int64_t head : ablated[static_cast<size_t>(l)]) ablate_head(z, head, opt.ablation);
+        const Tensor a = mha.o_proj.forward(merge_heads(z));  // (1, T, D)
         for (size_t i = 0; i < x.data.size(); ++i) x.data[i] += a.data[i];
-        if (opt.record_attention) out.attentions.push_back(std::move(rec.attn.weights));
-        mlp_residual(x, L, c);
+        if (cache != nullptr) {
+            keep(l, "attn.hook_q", q);
+            keep(l, "attn.hook_k", k);
+            keep(l, "attn.hook_v", v);
+            keep(l, "attn.hook_attn_scores", rec.scores_masked);
+            keep(l, "attn.hook_pattern", rec.weights);
+            keep(l, "attn.hook_z", z);
+            keep(l, "hook_attn_out", a);
+            keep(l, "hook_resid_mid", x);
+        }
+        if (opt.record_attention) out.attentions.push_back(std::move(rec.weights));
+        // x = x + c_proj(gelu(c_fc(LN_2(x))))
+        const Tensor h2 = layer_norm(x, L.ln2_gamma, L.ln2_beta, c.layer_norm_epsilon);
+        Tensor f = L.fc.forward(h2);  // (1, T, I)
+        keep(l, "ln2.hook_normalized", h2);
+        keep(l, "mlp.hook_pre", f);
+        if (c.activation == "gelu") gelu_erf(f.ptr(), f.numel());
+        else gelu_tanh(f.ptr(), f.numel());
+        keep(l, "mlp.hook_post", f);
+        const Tensor o = L.proj.forward(f);  // (1, T, D)
+        for (size_t i = 0; i < x.data.size(); ++i) x.data[i] += o.data[i];
+        keep(l, "hook_mlp_out", o);
+        keep(l, "hook_resid_post", x);
     }
     if (opt.record_residual) out.residual.push_back(x);
     // logits = LN_f(x) head^T   (T, V)
     const Tensor y = layer_norm(x, lnf_gamma, lnf_beta, c.layer_norm_epsilon);
+    keep(-1, "ln_final.hook_normalized", y);
     out.logits = Tensor({T, V});
     linear_forward(out.logits.ptr(), y.ptr(), head().ptr(), nullptr, T, D, V);
+    keep(-1, "logits", out.logits);
     return out;
+}
+
+Gpt2Model Gpt2Model::random(const Gpt2Config& c, uint64_t seed) {
+    Gpt2Model m;
+    m.config = c;
+    const int64_t D = c.n_embd, I = c.n_inner, V = c.vocab_size;
+    uint64_t stream = 0;
+    auto normal = [&](Shape s, double sd) {
+        Tensor t(std::move(s));
+        Rng rng(seed, ++stream);
+        for (float& v : t.data) v = static_cast<float>(sd) * rng.normal();
+        return t;
+    };
+    const double sd = 0.02, sd_proj = 0.02 / std::sqrt(2.0 * static_cast<double>(c.n_layer));
+    m.wte = normal({V, D}, sd);
+    m.wpe = normal({c.n_positions, D}, sd);
+    for (int64_t l = 0; l < c.n_layer; ++l) {
+        Gpt2Layer L;
+        L.ln1_gamma = Tensor({D}, 1.0f);
+        L.ln1_beta = Tensor({D});
+        L.attention = MultiHeadAttention(MhaConfig{D, c.n_head, 0, 0, true});
+        for (Linear* lin : {&L.attention.q_proj, &L.attention.k_proj, &L.attention.v_proj}) {
+            lin->W = normal({D, D}, sd);
+            lin->b = Tensor({D});
+        }
+        L.attention.o_proj.W = normal({D, D}, sd_proj);
+        L.attention.o_proj.b = Tensor({D});
+        L.ln2_gamma = Tensor({D}, 1.0f);
+        L.ln2_beta = Tensor({D});
+        L.fc.W = normal({I, D}, sd);
+        L.fc.b = Tensor({I});
+        L.proj.W = normal({D, I}, sd_proj);
+        L.proj.b = Tensor({D});
+        m.layers.push_back(std::move(L));
+    }
+    m.lnf_gamma = Tensor({D}, 1.0f);
+    m.lnf_beta = Tensor({D});
+    if (!c.tie_word_embeddings) m.lm_head = normal({V, D}, sd);
+    return m;
+}
+
+double gpt2_loss(const Tensor& logits, const std::vector<int32_t>& ids) {
+    if (ids.size() < 2) throw InputError("a next-token loss needs at least 2 tokens (the first predicts the second)");
+    return next_token_loss(logits, ids, 0, static_cast<int64_t>(ids.size()) - 1);
 }
 
 KvCache Gpt2Model::make_cache() const { return KvCache(config.n_layer, 1, config.n_head, head_dim(), head_dim()); }

@@ -186,9 +186,8 @@ double Task::chance_accuracy() const { return chance_; }
 std::string Task::token_text(int32_t id) const {
     if (id < 0 || id >= vocab_) return "?";
     const int64_t S = opt_.symbols;
-    static constexpr char kAlphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
     auto symbol = [&](int64_t s) {
-        return s < 62 ? std::string(1, kAlphabet[s]) : fmt::format("s{}", s);
+        return s < kSymbolAlphabetSize ? std::string(1, kSymbolAlphabet[s]) : fmt::format("s{}", s);
     };
     switch (kind_) {
         case TaskKind::Copy:
@@ -211,6 +210,23 @@ std::string Task::token_text(int32_t id) const {
         }
     }
     return "?";
+}
+
+int Task::token_byte(int32_t id) const {
+    if (id < 0 || id >= vocab_) return -1;
+    switch (kind_) {
+        case TaskKind::Chars: return id_byte_[static_cast<size_t>(id)];
+        case TaskKind::Copy:
+        case TaskKind::Reverse:
+        case TaskKind::Sort:
+            if (id >= opt_.symbols) return -1;  // SEP, MASK, PAD: no byte spells them
+            [[fallthrough]];
+        case TaskKind::Distance:
+        case TaskKind::Induction:
+            return id < kSymbolAlphabetSize ? static_cast<unsigned char>(kSymbolAlphabet[id]) : -1;
+        case TaskKind::Recall: return -1;  // keys and values are two alphabets
+    }
+    return -1;
 }
 
 void Task::fill_row(int32_t* tok, int32_t* tgt, uint64_t seed, DataSplit split, int64_t step, int64_t row) const {

@@ -14,6 +14,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace attn {
 
@@ -48,5 +49,16 @@ Isa isa_in_use();
 // One line for `attn --version` and benchmark headers: the family in use, the cap when
 // one is set, and what the hardware has, e.g. "avx512 (ATTN_ISA=avx512; CPU: amx)".
 std::string cpu_kernel_summary();
+
+// The processor, so that figures from different machines are never mixed up
+// (cpu_info.cpp): model is CPUID's brand string (empty off x86); flags are those
+// of the vector and tile extensions the kernels choose between that this CPU
+// reports, in /proc/cpuinfo's spelling (avx2, fma, avx512f, avx512_bf16,
+// avx512_fp16, amx_tile, amx_bf16, amx_int8), from CPUID, whatever the cap.
+struct CpuInfo {
+    std::string model;
+    std::vector<std::string> flags;
+};
+CpuInfo cpu_info();
 
 }  // namespace attn

@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "attn/cpu/features.hpp"
 #include "attn/core/mask.hpp"
 #include "attn/nn/backend.hpp"
 
@@ -44,16 +45,7 @@ struct FmaPeak {
 // Runs about `seconds` on `threads` threads (0: all).
 FmaPeak measure_fma_peak(int threads, double seconds = 0.3);
 
-// The processor, so that figures from different machines are never mixed up
-// (cpu_info.cpp): model is CPUID's brand string (empty off x86); flags are those
-// of the vector and tile extensions the kernels choose between that this CPU
-// reports, in /proc/cpuinfo's spelling (avx2, fma, avx512f, avx512_bf16,
-// avx512_fp16, amx_tile, amx_bf16, amx_int8), from CPUID.
-struct CpuInfo {
-    std::string model;
-    std::vector<std::string> flags;
-};
-CpuInfo cpu_info();
+// cpu_info(): the processor's name and extensions, attn/cpu/features.hpp.
 double measure_gemm(int threads, int64_t n = 512, double seconds = 0.3);
 
 // The most timed runs one case can report (the child sends its times in a fixed-size message).

@@ -15,12 +15,16 @@
 // prefixed or bare), vocab.json + merges.txt or tokenizer.json. GPT-2's projections are Conv1D modules,
 // whose weight is stored [in, out], the transpose of nn.Linear's [out, in]: c_attn
 // (D, 3D) holds W_q | W_k | W_v side by side. load() transposes each into attn::Linear
-// once, so the attention is attn::MultiHeadAttention on the reference backend with a
-// causal mask (every weight inspectable), and step() the same with a KV cache.
+// once, so the attention is attn::MultiHeadAttention's weights on the reference backend
+// with a causal mask (every weight inspectable); forward() runs its steps one by one (the
+// projections, attention(), c_proj) so that every activation can be cached and a head's
+// output replaced (Gpt2Options), and step() the same with a KV cache.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "attn/core/linear.hpp"
@@ -72,9 +76,53 @@ struct Gpt2Layer {
     Linear proj;                               // W (D, I) = mlp.c_proj.weight^T
 };
 
+// Every activation of one forward pass, by name (TransformerLens's hook names; the table is in
+// docs/decoder.md and gpt2_cache_names()), in the order the pass made them.
+//   hook_embed, hook_pos_embed            (1, T, D)   wte[ids], wpe[t]
+//   blocks.l.hook_resid_pre               (1, T, D)   the residual stream entering block l
+//   blocks.l.ln1.hook_normalized          (1, T, D)   LN_1 output (gamma and beta applied)
+//   blocks.l.attn.hook_q, hook_k, hook_v  (1, H, T, Dk)
+//   blocks.l.attn.hook_attn_scores        (1, H, T, T) Q K^T / sqrt(Dk), -inf where the causal mask forbids
+//   blocks.l.attn.hook_pattern            (1, H, T, T) softmax of the scores: the weights
+//   blocks.l.attn.hook_z                  (1, H, T, Dk) each head's output, weights V (after any ablation)
+//   blocks.l.hook_attn_out                (1, T, D)   merged z through c_proj (W_o, b_o)
+//   blocks.l.hook_resid_mid               (1, T, D)   resid_pre + attn_out
+//   blocks.l.ln2.hook_normalized          (1, T, D)   LN_2 output
+//   blocks.l.mlp.hook_pre, hook_post      (1, T, I)   c_fc output, then after GELU
+//   blocks.l.hook_mlp_out                 (1, T, D)   c_proj of the MLP
+//   blocks.l.hook_resid_post              (1, T, D)   resid_mid + mlp_out = resid_pre of block l + 1
+//   ln_final.hook_normalized              (1, T, D)   LN_f output
+//   logits                                (T, V)
+// TransformerLens orders q, k, v and z (batch, pos, head, d_head); attn keeps its attention
+// layout (B, H, T, Dk), as the scores and the pattern.
+struct Gpt2Cache {
+    std::vector<std::string> order;        // names in the order the pass made them
+    std::map<std::string, Tensor> tensors;
+    // InputError naming the tensor when there is none of that name.
+    const Tensor& at(const std::string& name) const;
+    void put(const std::string& name, Tensor t);
+};
+// The names a forward pass of `n_layer` blocks records, in order.
+std::vector<std::string> gpt2_cache_names(int64_t n_layer);
+
+// One head: layer l, head h (0-based).
+struct HeadRef {
+    int64_t layer = 0, head = 0;
+    bool operator==(const HeadRef& o) const { return layer == o.layer && head == o.head; }
+};
+// What replaces an ablated head's z (1, H, T, Dk) slice before the output projection:
+//   zero  z[h] = 0 at every position: the head adds nothing (c_proj's bias stays)
+//   mean  z[h][t] = the mean of z[h] over the T positions of this text (every position
+//         gets the same vector: what the head writes no longer depends on the token)
+enum class AblationMode { Zero, Mean };
+const char* ablation_mode_name(AblationMode m);  // "zero", "mean"
+
 struct Gpt2Options {
     bool record_attention = true;  // keep every layer's weights (1, H, T, T)
     bool record_residual = false;  // keep the residual stream before each block and after the last
+    Gpt2Cache* cache = nullptr;    // if given: every activation (the names above); off, nothing is copied
+    std::vector<HeadRef> ablate{}; // heads whose z is replaced as `ablation` says, all in the same pass
+    AblationMode ablation = AblationMode::Zero;
 };
 
 struct Gpt2Output {
@@ -99,7 +147,8 @@ public:
     static Gpt2Model load(const Gpt2Files& files);
 
     // The whole sequence with the causal mask. InputError on no ids, more than
-    // n_positions, or an id outside the vocabulary.
+    // n_positions, an id outside the vocabulary, or an ablated head outside the model
+    // (or named twice).
     Gpt2Output forward(const std::vector<int32_t>& ids, const Gpt2Options& opt = {}) const;
 
     // An empty KV cache for this model (batch 1).
@@ -109,6 +158,11 @@ public:
     // weights of this query over the cached keys (1, H, 1, Tk). The same numbers as
     // forward() to float32 rounding. InputError past n_positions or on a bad id.
     Tensor step(int32_t id, KvCache& cache, std::vector<Tensor>* attentions = nullptr) const;
+
+    // A GPT-2 as transformers initialises one before training: every weight and embedding
+    // N(0, 0.02^2), the attention's and the MLP's c_proj N(0, (0.02 / sqrt(2 n_layer))^2),
+    // biases 0, LayerNorm gamma 1 and beta 0; each tensor its own Rng stream of `seed`.
+    static Gpt2Model random(const Gpt2Config& config, uint64_t seed);
 
     const Tensor& head() const { return lm_head.empty() ? wte : lm_head; }
     int64_t head_dim() const { return config.n_embd / config.n_head; }
@@ -133,8 +187,34 @@ struct Gpt2Step {
 // is neither 0 nor in [0.01, 100].
 std::vector<Gpt2Step> gpt2_generate(const Gpt2Model& m, const std::vector<int32_t>& prompt,
                                     const Gpt2GenerateOptions& opt);
+// The mean next-token cross-entropy (nats) of a forward pass: -log softmax(logits row t)[ids[t + 1]]
+// over t = 0 .. T-2. InputError with fewer than 2 ids (nothing to predict).
+double gpt2_loss(const Tensor& logits, const std::vector<int32_t>& ids);
+
 // softmax of one logit row (V), in double, as float probabilities.
 std::vector<float> softmax_probs(const float* logits, int64_t V, double temperature = 1.0);
+
+// The decoders attn ships in data/decoders (each trained by attn train --export-gpt2; the
+// command, seed and commit are in its config.json): a character-level decoder trained on
+// data/macbeth.txt, the default of attn model's decoder commands, and a 2-layer
+// attention-only decoder trained on the induction task.
+inline constexpr const char* kMacbethDecoder = "macbeth-char";
+inline constexpr const char* kInductionDecoder = "induction-2l";
+// The folder of a shipped decoder: $ATTN_DECODER_DIR when set (for any name), else
+// data/decoders/NAME in the working folder, an installed share/attn/data, or beside the
+// executable's parent (as the default encoder is found).
+std::string default_decoder_dir(std::string_view name = kMacbethDecoder);
+
+// Writes `m` as a GPT-2 folder that Gpt2Model::load and transformers' GPT2LMHeadModel read:
+// config.json (model_type "gpt2", the sizes, tie_word_embeddings as m.lm_head says, and
+// `provenance` under the key "attn"), model.safetensors (float32, Conv1D layouts, names
+// "transformer."-prefixed as GPT2LMHeadModel saves them, `provenance` in __metadata__ beside
+// "format": "pt"), vocab.json (token i: the bytes tokens[i], in GPT-2's byte alphabet) and a
+// merges.txt of no merges (one token per byte). `dir` is created if missing; each file is
+// written whole or not at all. InputError when tokens.size() differs from vocab_size, a token
+// is empty or repeated, or the folder cannot be written.
+void save_gpt2_folder(const std::string& dir, const Gpt2Model& m, const std::vector<std::string>& tokens,
+                      const std::map<std::string, std::string>& provenance = {});
 
 // In place: the tanh form of GELU, 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
 void gelu_tanh(float* x, int64_t n);

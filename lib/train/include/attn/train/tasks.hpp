@@ -73,6 +73,12 @@ struct TaskOptions {
 
 inline constexpr int64_t kMaxSymbols = 1024;
 inline constexpr int64_t kMaxTaskSeq = 4096;
+// The characters token_text shows the symbols as: a-z, A-Z, 0-9, then the printable
+// ASCII punctuation; symbols past it are shown as s94, s95, ...
+inline constexpr char kSymbolAlphabet[] =
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
+inline constexpr int64_t kSymbolAlphabetSize = sizeof(kSymbolAlphabet) - 1;
+static_assert(kSymbolAlphabetSize == 94, "the 94 printable ASCII characters");
 
 struct TaskBatch {
     int64_t B = 0, T = 0;
@@ -101,6 +107,10 @@ public:
     double chance_accuracy() const;
     // A short label of a token id ("c", "k3", "v7", "SEP", "\n"), for dumps and tables.
     std::string token_text(int32_t id) const;
+    // The byte a token stands for when the model is written as a byte-level vocabulary (a
+    // GPT-2 folder): chars: its byte; symbol s as kSymbolAlphabet[s]; -1 for every other id
+    // (SEP, MASK, PAD, recall's keys and values, symbols past the alphabet).
+    int token_byte(int32_t id) const;
 
     // The batch for (seed, split, step): B rows of T tokens.
     TaskBatch batch(int64_t B, uint64_t seed, DataSplit split, int64_t step) const;

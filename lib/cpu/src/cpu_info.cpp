@@ -1,5 +1,5 @@
-// lib/experiments/src/cpu_info.cpp: cpu_info(), the processor's name and the
-// vector/tile extensions that decide which kernel runs (attn/experiments/bench.hpp).
+// lib/cpu/src/cpu_info.cpp: cpu_info(), the processor's name and the
+// vector/tile extensions that decide which kernel runs (attn/cpu/features.hpp).
 // Read from CPUID (not /proc/cpuinfo), so it works wherever x86 CPUID does; the
 // flags say what the CPU has, not what the OS lets a process use (AMX also needs
 // the kernel's permission: attn/cpu/flash.hpp flash_bf16_path() says what runs).
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "attn/experiments/bench.hpp"
+#include "attn/cpu/features.hpp"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <cpuid.h>

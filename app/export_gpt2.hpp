@@ -1,0 +1,27 @@
+// export_gpt2.hpp: attn train's tiny Transformer written as a GPT-2 folder
+// (attn train --export-gpt2), so that attn model and transformers' GPT2LMHeadModel open it.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "attn/train/model.hpp"
+#include "attn/train/tasks.hpp"
+
+namespace attn::cli {
+
+// The rules a model and task must meet to be a GPT-2, checked before any training:
+// a decoder (causal) with learned positions, GELU, scores scaled by 1/sqrt(Dk), Dk = Dv =
+// D / H, no learned temperature, and a task whose every token is one byte (chars,
+// induction, distance with at most 94 symbols). InputError naming the option and the rule.
+void check_gpt2_export(const ModelConfig& config, const Task& task);
+
+// The model as a GPT-2 folder in `dir` (save_gpt2_folder): the token and position
+// embeddings, each block's LayerNorms, q/k/v/o (into c_attn, c_proj) and MLP (an
+// attention-only block gets an MLP of width 1 whose weights are zero: it adds exactly 0),
+// ln_f, and the untied output head. `provenance` goes into config.json and the weights'
+// metadata.
+void export_gpt2(const std::string& dir, TinyTransformer& model, const Task& task,
+                 const std::map<std::string, std::string>& provenance);
+
+}  // namespace attn::cli

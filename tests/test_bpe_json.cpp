@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -217,9 +218,18 @@ TEST_CASE("tokenizer.json: a GPT-2 folder with only tokenizer.json loads; vocab.
     // more tokens than the embedding has rows
     const std::string big = folder("gpt2-tj-big", {});
     nlohmann::json j = fixture_json();
-    j["added_tokens"][0]["id"] = 507;
+    j["added_tokens"][0]["id"] = 508;
     j["model"]["vocab"].erase("<|endoftext|>");
     j["model"]["vocab"]["zz-extra"] = 506;
+    j["model"]["vocab"]["zz-extra2"] = 507;
+    write(big + "/tokenizer.json", j.dump());
+    CHECK(load_error(big).find("tokenizer.json: has 509 tokens but") != std::string::npos);
+    // an ordinary token past the embedding is refused too (only an added <|endoftext|> may be)
+    j["added_tokens"][0]["id"] = 506;
+    j["model"]["vocab"].erase("zz-extra2");
+    j["model"]["vocab"].erase("zz-extra");
+    j["model"]["vocab"]["<|endoftext|>"] = 506;
+    j["model"]["vocab"]["zz-extra"] = 507;
     write(big + "/tokenizer.json", j.dump());
     CHECK(load_error(big).find("tokenizer.json: has 508 tokens but") != std::string::npos);
 }
@@ -301,4 +311,41 @@ TEST_CASE("GPT-2 folders: every kind of bad folder is one line and exit 2 from a
         CHECK_MESSAGE(r.out.find(c.needle) != std::string::npos, r.out);
         CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
     }
+}
+
+TEST_CASE("tokenizer.json: <|endoftext|> added past a vocabulary without it (as transformers writes it) loads") {
+    // the shipped character model has 67 tokens and no <|endoftext|>; GPT2TokenizerFast saves
+    // its tokenizer.json with <|endoftext|> added as id 67, one past the embedding
+    const std::string src = attn::test::source_path("data/decoders/macbeth-char");
+    std::error_code ec;
+    if (!fs::is_regular_file(src + "/vocab.json", ec)) {
+        attn::test::skip("no " + src + " (the shipped decoder)");
+        return;
+    }
+    const nlohmann::json vocab = nlohmann::json::parse(attn::read_file(src + "/vocab.json"));
+    REQUIRE(vocab.size() == 67);
+    REQUIRE(!vocab.contains("<|endoftext|>"));
+    nlohmann::json merges = nlohmann::json::array();
+    std::istringstream lines(attn::read_file(src + "/merges.txt"));
+    for (std::string line; std::getline(lines, line);)
+        if (!line.empty() && line.rfind("#version", 0) != 0) merges.push_back(line);
+    nlohmann::json j = fixture_json();
+    j["model"]["vocab"] = vocab;
+    j["model"]["merges"] = merges;
+    j["added_tokens"][0]["id"] = 67;
+    const std::string d = attn::test::temp_dir("gpt2-eos-past");
+    for (const char* f : {"config.json", "model.safetensors"}) fs::copy_file(src + "/" + f, d + "/" + f);
+    write(d + "/tokenizer.json", j.dump());
+    const auto files = attn::locate_gpt2(d);
+    const BpeTokenizer tok = attn::load_gpt2_tokenizer(files, attn::read_gpt2_config(files));
+    CHECK(tok.vocab_size() == 68);
+    CHECK(tok.eos_id() == 67);
+    const auto a = attn::test::run_attn("model next --model '" + d + "' --text 'MACBETH. Is this' --top 3");
+    const auto b = attn::test::run_attn("model next --model '" + src + "' --text 'MACBETH. Is this' --top 3");
+    CHECK_MESSAGE(a.code == 0, a.out);
+    CHECK(a.out.substr(a.out.find('\n')) == b.out.substr(b.out.find('\n')));
+    const auto r = attn::test::run_attn("model next --model '" + d + "' --text 'MACBETH<|endoftext|>'");
+    CHECK(r.code == 2);
+    CHECK_MESSAGE(r.out.find("token id 67 is outside the vocabulary") != std::string::npos, r.out);
+    CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
 }

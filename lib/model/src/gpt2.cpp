@@ -141,7 +141,12 @@ Gpt2Config read_gpt2_config(const Gpt2Files& files) {
 BpeTokenizer load_gpt2_tokenizer(const Gpt2Files& files, const Gpt2Config& config) {
     BpeTokenizer tok = files.tokenizer_json.empty() ? BpeTokenizer::load(files.vocab, files.merges)
                                                     : BpeTokenizer::load_tokenizer_json(files.tokenizer_json);
-    if (tok.vocab_size() > config.vocab_size)
+    // transformers' GPT2TokenizerFast adds <|endoftext|> after a vocabulary that lacks it, so its
+    // tokenizer.json may hold that one token past the embedding: accepted, and refused by forward()
+    // (by id, one line) only when a text types it
+    const bool eos_past = !files.tokenizer_json.empty() && tok.eos_id() == config.vocab_size &&
+                          tok.vocab_size() == config.vocab_size + 1;
+    if (tok.vocab_size() > config.vocab_size && !eos_past)
         throw InputError(fmt::format("{}: has {} tokens but {} says vocab_size is {} (the embedding has that many rows)",
                                      files.vocab, tok.vocab_size(), files.config, config.vocab_size));
     return tok;

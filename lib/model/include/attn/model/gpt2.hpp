@@ -65,7 +65,9 @@ Gpt2Files locate_gpt2(const std::string& dir);
 Gpt2Config read_gpt2_config(const Gpt2Files& files);
 // vocab.json + merges.txt, or tokenizer.json (BpeTokenizer::parse_tokenizer_json says what
 // it takes); InputError also when the vocabulary has more tokens than the config's
-// vocab_size (their ids would index past the embedding).
+// vocab_size (their ids would index past the embedding), except an added <|endoftext|> just
+// past it in tokenizer.json (what transformers writes for a vocabulary without one; typed in
+// a text, its id is refused by forward()).
 BpeTokenizer load_gpt2_tokenizer(const Gpt2Files& files, const Gpt2Config& config);
 
 struct Gpt2Layer {

@@ -189,14 +189,14 @@ int run_attention(const CommonOpts& co, const AttentionCmd& o) {
                                                 out.attentions[static_cast<size_t>(l)].ptr() + h * T * T, T, T, tokens,
                                                 tokens));
         SvgOptions so;
-        so.title = "all-MiniLM-L6-v2 attention weights (rows: queries, columns: keys)";
+        so.title = model_name(p.files) + " attention weights (rows: queries, columns: keys)";
         so.subtitle = co.text;
         with_option("--svg", [&] { write_file_atomic(o.svg, heatmap_svg(panels, so)); });
         if (o.svg != "-") text.print("wrote {} ({} heatmaps)\n", o.svg, panels.size());
     }
     if (!o.dump.empty()) {
         Dump d;
-        d.config = {{"model", "all-MiniLM-L6-v2"}, {"text", co.text}, {"tokens", tokens}, {"ids", p.enc.ids},
+        d.config = {{"model", model_name(p.files)}, {"text", co.text}, {"tokens", tokens}, {"ids", p.enc.ids},
                     {"layers", L}, {"heads", H},
                     {"layout", "attention is [layers, B, H, T, T]: row i of a head = query token i"}};
         Tensor all({L, 1, H, T, T});
@@ -211,7 +211,7 @@ int run_attention(const CommonOpts& co, const AttentionCmd& o) {
     if (!o.html.file.empty()) {
         AttentionPage page = page_from_model(out.attentions, out.values, tokens, out.mask);
         page.subtitle = co.text;
-        page.source = "all-MiniLM-L6-v2";
+        page.source = model_name(p.files);
         write_html_page(o.html, std::move(page), text);
     }
     return 0;
@@ -266,7 +266,7 @@ int run_entropy(const CommonOpts& co, const EntropyCmd& o) {
     fmt::print("mean normalised entropy of each head's rows, x100 (100 = uniform over the tokens, 0 = all on one token)\n\n");
     std::string hdr;
     for (int64_t h = 0; h < H; ++h) hdr += fmt::format(" h{:<2}", h);
-    fmt::print("{:<6}|{:<{}}|{:<{}}|\n", "", " trained all-MiniLM-L6-v2", 4 * H + 6,
+    fmt::print("{:<6}|{:<{}}|{:<{}}|\n", "", " trained " + model_name(p.files), 4 * H + 6,
                fmt::format(" random init N(0, 0.02^2), seed {}", o.seed), 4 * H + 6);
     fmt::print("{:<6}|{} mean |{} mean |\n", "layer", hdr, hdr);
     auto row = [&](const std::vector<double>& e) {
@@ -598,8 +598,10 @@ int run_embed(const CommonOpts& co, const EmbedCmd& o) {
         j["version"] = 1;
         j["model"] = files.dir;
         j["dimension"] = D;
-        j["pooling"] = "mean over the real tokens of the last layer, then L2-normalised "
-                       "(sentence-transformers' encode(normalize_embeddings=True))";
+        j["pooling"] = std::string(config.pooling == BertPooling::Cls ? "the [CLS] token's vector of the last layer"
+                                                                      : "mean over the real tokens of the last layer") +
+                       (config.normalize ? ", then L2-normalised (sentence-transformers' encode(normalize_embeddings=True))"
+                                         : ", not normalised (the folder's modules.json has no Normalize)");
         j["max_tokens"] = config.max_len;
         j["truncated"] = cut;
         nlohmann::ordered_json rows = nlohmann::ordered_json::array();
@@ -611,9 +613,10 @@ int run_embed(const CommonOpts& co, const EmbedCmd& o) {
         j["sentences"] = rows;
         write_json(o.json, j, "attn-model-embed", 1);
     }
-    text.print("attn model embed: {} sentence(s), {}-dimensional, mean pooling + L2 norm, batches of up to {}, "
+    text.print("attn model embed: {} sentence(s), {}-dimensional, {} pooling{}, batches of up to {}, "
                "at most {} tokens ({} the model's max_seq_length)\n",
-               N, D, B, config.max_len, config.max_len == st_max ? "=" : "!=");
+               N, D, config.pooling == BertPooling::Cls ? "[CLS]" : "mean", config.normalize ? " + L2 norm" : "", B,
+               config.max_len, config.max_len == st_max ? "=" : "!=");
     for (int64_t k = 0; k < N; ++k) {
         const float* e = emb.ptr() + k * D;
         text.print("{:>4}  {:>3} tokens  [{:+.4f} {:+.4f} {:+.4f} {:+.4f} ... {:+.4f}]  {}\n", k + 1,
@@ -735,7 +738,7 @@ const Command reg{
         CLI::App* bn = add_model_bench(sub, co->model, bo.get());
         auto emo = std::make_shared<EmbedCmd>();
         CLI::App* em = sub.add_subcommand(
-            "embed", "sentence embeddings (mean pooling, L2-normalised), as sentence-transformers' encode(normalize_embeddings=True)");
+            "embed", "sentence embeddings (mean pooling, L2-normalised, or as the folder's pooling files say), as sentence-transformers' encode(normalize_embeddings=True)");
         allow_empty(em->add_option("--text", emo->texts,
                                    "a sentence (repeat for more; not with --file; empty: [CLS] [SEP], as an empty line of --file)")
                         ->transform(valid_utf8()));
@@ -743,7 +746,7 @@ const Command reg{
         em->add_option("--model", co->model, "model folder (default: $ATTN_MODEL_DIR, else data/models/all-MiniLM-L6-v2)");
         em->add_option("--max-tokens", emo->max_tokens,
                        "longest sentence in tokens, [CLS] and [SEP] included (default: the model's max_seq_length, 256 "
-                       "for all-MiniLM-L6-v2; at most its 512 positions)")
+                       "for all-MiniLM-L6-v2; at most its max_position_embeddings, 512 there)")
             ->check(integer_in(2));
         em->add_flag("--truncate", co->truncate,
                      "cut a longer sentence to --max-tokens (sentence-transformers' behaviour) instead of refusing it");
@@ -757,7 +760,7 @@ const Command reg{
         em->add_option("--threads", emo->threads, "threads (sentences of a batch run in parallel; same numbers; 0: every core)")
             ->capture_default_str()
             ->check(integer_in(0, 1024));
-        em->add_option("--npy,-o,--output", emo->npy, "write the embeddings as a float32 [N, 384] .npy file (- for stdout)");
+        em->add_option("--npy,-o,--output", emo->npy, "write the embeddings as a float32 [N, D] .npy file (D: the model's hidden_size, 384 for all-MiniLM-L6-v2; - for stdout)");
         add_json(*em, emo->json, "attn-model-embed: the embeddings, texts and token counts");
         auto decoder = add_decoder_subcommands(sub);  // next, generate (app/cmd_model_decoder.cpp)
         return [co, ao, eo, po, bo, emo, a, e, pr, bn, em, decoder] {

@@ -10,6 +10,8 @@
 #   cli          the `attn` CLI11 app, parse only  (NUL-separated argv)
 #   npy          npy_from_string                   (.npy: forward --input, --mask-file)
 #   bpe          BpeTokenizer::parse + encode      (vocab.json [+ NUL] merges.txt)
+#   bpe_json     BpeTokenizer::parse_tokenizer_json + encode   (tokenizer.json)
+#   gpt2_config  read_gpt2_config                  (a GPT-2 folder's config.json)
 # They are built by the asan-clang preset (clang, ASan + UBSan, libFuzzer) in
 # $BUILD_DIR (default build-asan-clang). Each run starts from the committed seeds
 # (tests/fuzz/corpus/<name>/) and kept crashers (tests/fuzz/regressions/<name>/),
@@ -25,7 +27,7 @@
 # Prints, per target: executions, seconds, exec/s. Exit 0 = no failure found.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-ALL=(safetensors dump tokenizer config vocab cli npy bpe checkpoint evidence lab)
+ALL=(safetensors dump tokenizer config vocab cli npy bpe checkpoint evidence bpe_json gpt2_config lab)
 total=60 runs=""
 while getopts "t:n:h" opt; do
     case $opt in
@@ -60,7 +62,7 @@ for t in "${targets[@]}"; do
     seeds=("$ROOT/tests/fuzz/corpus/$t")
     [[ -d "$ROOT/tests/fuzz/regressions/$t" ]] && seeds+=("$ROOT/tests/fuzz/regressions/$t")
     extra=()
-    case $t in safetensors|dump|config) extra+=(-dict="$ROOT/tests/fuzz/json.dict") ;; esac
+    case $t in safetensors|dump|config|bpe_json|gpt2_config) extra+=(-dict="$ROOT/tests/fuzz/json.dict") ;; esac
     if [[ -n "$runs" ]]; then limit=(-runs="$runs"); else limit=(-max_total_time=$(( total / ${#targets[@]} ))); fi
     echo "fuzz: $t (${limit[*]})"
     t0=$(date +%s.%N)

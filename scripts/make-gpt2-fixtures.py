@@ -19,6 +19,8 @@ tests/fixtures/gpt2-tiny-f16/ and gpt2-tiny-bf16/), using the reference implemen
                 attention weights (H, T, T) from GPT2LMHeadModel(attn_implementation="eager",
                 output_attentions=True), and the 12 tokens greedy decoding adds
                 (model.generate(do_sample=False))
+  tokenizer.json   the same tokenizer as HF tokenizers saves it (scripts/make-tokenizer-json-fixture.py,
+                run at the end)
 The f16 / bf16 folders hold the weights rounded to that type and the logits the rounded
 model gives in float32.
 
@@ -328,6 +330,8 @@ def main():
 
     print(f"wrote {OUT}: vocabulary {V} tokens ({len(merges)} merges), {len(rows)} texts "
           f"({disagree} where tokenizers and encoder.py disagree), {len(ref_texts)} reference forwards")
+    # the same tokenizer as tokenizer.json, checked against tokens.json there
+    subprocess.check_call([sys.executable, os.path.join(ROOT, "scripts/make-tokenizer-json-fixture.py")])
 
 
 if __name__ == "__main__":

@@ -1,12 +1,16 @@
 // libFuzzer target: attn::read_bert_config, the model's config.json reader.
-// Input: config.json's bytes, optionally followed by a NUL and the bytes of
-// sentence_bert_config.json. It must return a config inside the documented
-// ranges (bert.hpp) or throw attn::InputError, nothing else.
+// Input: config.json's bytes, optionally followed by NUL-separated parts: the bytes of
+// sentence_bert_config.json, tokenizer_config.json, the pooling config (1_Pooling/config.json)
+// and modules.json, in that order (an input with fewer parts has fewer files). It must
+// return a config inside the documented ranges (bert.hpp) or throw attn::InputError,
+// nothing else.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <optional>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "attn/core/errors.hpp"
 #include "attn/model/bert.hpp"
@@ -14,14 +18,19 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     using attn::fuzz::fail;
-    const auto* nul = static_cast<const uint8_t*>(std::memchr(data, 0, size));
-    const size_t config_size = nul != nullptr ? static_cast<size_t>(nul - data) : size;
-    attn::fuzz::MemFile config(data, config_size);
-    std::optional<attn::fuzz::MemFile> st;
-    if (nul != nullptr) st.emplace(nul + 1, size - config_size - 1);
+    // the parts, split at the first four NUL bytes
+    std::vector<std::unique_ptr<attn::fuzz::MemFile>> parts;
+    size_t start = 0;
+    for (int k = 0; k < 5; ++k) {
+        const auto* nul = k < 4 ? static_cast<const uint8_t*>(std::memchr(data + start, 0, size - start)) : nullptr;
+        const size_t end = nul != nullptr ? static_cast<size_t>(nul - data) : size;
+        parts.push_back(std::make_unique<attn::fuzz::MemFile>(data + start, end - start));
+        if (nul == nullptr) break;
+        start = end + 1;
+    }
     attn::ModelFiles files;
-    files.config = config.path();
-    files.st_config = st ? st->path() : "";
+    std::string* slots[] = {&files.config, &files.st_config, &files.tokenizer_config, &files.pooling, &files.modules};
+    for (size_t k = 0; k < parts.size(); ++k) *slots[k] = parts[k]->path();
     try {
         const attn::BertConfig c = attn::read_bert_config(files);
         if (c.vocab_size < 1 || c.vocab_size > 10'000'000) fail("vocab_size out of range");
@@ -34,6 +43,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (!std::isfinite(c.layer_norm_eps) || !(c.layer_norm_eps > 0.0f && c.layer_norm_eps < 1.0f))
             fail("layer_norm_eps not in (0, 1)");
         if (c.max_len < 2 || c.max_len > c.max_position) fail("max_len not in [2, max_position]");
+        if (c.pooling != attn::BertPooling::Mean && c.pooling != attn::BertPooling::Cls) fail("an unknown pooling");
+        if (files.tokenizer_config.empty() && !(c.casing.lower_case && c.casing.strip_accents))
+            fail("a cased tokenizer without tokenizer_config.json");
+        if (files.modules.empty() && !c.normalize) fail("no normalisation without modules.json");
     } catch (const attn::InputError&) {
     }
     return 0;

@@ -11,6 +11,7 @@
 
 #include <Eigen/Core>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 #include <unsupported/Eigen/SpecialFunctions>
 
@@ -51,9 +52,20 @@ ModelFiles locate_model(const std::string& dir) {
         if (!fs::is_regular_file(*p, ec))
             throw InputError(fmt::format("the model folder '{}' is incomplete: {} is missing ({})", dir,
                                          fs::path(*p).filename().string(), kFetchHint));
-    const fs::path st = d / "sentence_bert_config.json";
-    if (fs::is_regular_file(st, ec)) f.st_config = st.string();
+    auto optional = [&](const fs::path& p) { return fs::is_regular_file(p, ec) ? p.string() : std::string(); };
+    f.st_config = optional(d / "sentence_bert_config.json");
+    f.tokenizer_config = optional(d / "tokenizer_config.json");
+    f.modules = optional(d / "modules.json");
+    f.pooling = optional(d / "1_Pooling" / "config.json");
+    if (f.pooling.empty()) f.pooling = optional(d / "pooling_config.json");
     return f;
+}
+
+std::string model_name(const ModelFiles& files) {
+    fs::path d = fs::path(files.dir).lexically_normal();
+    if (!d.has_filename()) d = d.parent_path();  // "dir/" -> "dir"
+    const std::string name = d.filename().string();
+    return name.empty() || name == "." ? std::string("model") : name;
 }
 
 static int64_t json_int(const nlohmann::json& j, const char* key, const std::string& what, int64_t lo, int64_t hi) {
@@ -84,9 +96,19 @@ BertConfig read_bert_config(const ModelFiles& files) {
                                          files.config));
         c.layer_norm_eps = eps;
     }
+    if (j.contains("model_type") && j["model_type"] != "bert")
+        throw InputError(fmt::format("{}: model_type is {}, not \"bert\" (the encoder architecture attn reads)",
+                                     files.config, j["model_type"].dump()));
     if (j.contains("hidden_act") && j["hidden_act"] != "gelu")
-        throw InputError(
-            fmt::format("{}: \"hidden_act\" must be \"gelu\" (the erf GELU, the only one supported)", files.config));
+        throw InputError(fmt::format("{}: \"hidden_act\" {} is not one attn implements (only \"gelu\", the erf form)",
+                                     files.config, j["hidden_act"].dump()));
+    if (j.contains("position_embedding_type") && !j["position_embedding_type"].is_null() &&
+        j["position_embedding_type"] != "absolute")
+        throw InputError(fmt::format("{}: \"position_embedding_type\" {} is not one attn implements (only \"absolute\")",
+                                     files.config, j["position_embedding_type"].dump()));
+    for (const char* key : {"is_decoder", "add_cross_attention"})
+        if (j.contains(key) && j[key] == true)
+            throw InputError(fmt::format("{}: \"{}\" is true; attn runs BERT as an encoder only", files.config, key));
     if (c.hidden % c.heads != 0)
         throw InputError(fmt::format("{}: hidden_size {} is not divisible by {} heads", files.config, c.hidden, c.heads));
     c.max_len = c.max_position;
@@ -95,11 +117,53 @@ BertConfig read_bert_config(const ModelFiles& files) {
         if (s.is_object() && s.contains("max_seq_length"))
             c.max_len = std::min(c.max_position, json_int(s, "max_seq_length", files.st_config, 2, c.max_position));
     }
+    // tokenizer_config.json: do_lower_case (HF's default: true); strip_accents null follows it
+    if (!files.tokenizer_config.empty()) {
+        const std::string& what = files.tokenizer_config;
+        const nlohmann::json t = parse_json_relaxed(read_file(what), what);
+        if (!t.is_object()) throw InputError(what + ": not a JSON object");
+        auto flag = [&](const char* key, bool dflt) {
+            if (!t.contains(key) || t[key].is_null()) return dflt;
+            if (!t[key].is_boolean()) throw InputError(fmt::format("{}: \"{}\" must be true, false or null", what, key));
+            return t[key].get<bool>();
+        };
+        c.casing.lower_case = flag("do_lower_case", true);
+        c.casing.strip_accents = flag("strip_accents", c.casing.lower_case);
+        if (!flag("tokenize_chinese_chars", true))
+            throw InputError(what + ": \"tokenize_chinese_chars\" is false, which attn's WordPiece does not implement");
+        if (!flag("do_basic_tokenize", true))
+            throw InputError(what + ": \"do_basic_tokenize\" is false, which attn's WordPiece does not implement");
+    }
+    // sentence-transformers' Pooling module: the mean (MiniLM's) or the [CLS] vector
+    if (!files.pooling.empty()) {
+        const std::string& what = files.pooling;
+        const nlohmann::json p = parse_json_relaxed(read_file(what), what);
+        if (!p.is_object()) throw InputError(what + ": not a JSON object");
+        std::vector<std::string> on;
+        for (auto it = p.begin(); it != p.end(); ++it)
+            if (it.key().rfind("pooling_mode_", 0) == 0 && it.value() == true) on.push_back(it.key());
+        if (on.size() != 1 || (on[0] != "pooling_mode_mean_tokens" && on[0] != "pooling_mode_cls_token"))
+            throw InputError(fmt::format("{}: the pooling is {}; attn implements one of pooling_mode_mean_tokens or "
+                                         "pooling_mode_cls_token",
+                                         what, on.empty() ? std::string("none") : fmt::format("{}", fmt::join(on, " + "))));
+        c.pooling = on[0] == "pooling_mode_cls_token" ? BertPooling::Cls : BertPooling::Mean;
+    }
+    // modules.json: the vector is L2-normalised when a Normalize module follows the pooling
+    if (!files.modules.empty()) {
+        const nlohmann::json m = parse_json_relaxed(read_file(files.modules), files.modules);
+        if (!m.is_array()) throw InputError(files.modules + ": not a JSON list of modules");
+        c.normalize = false;
+        for (const auto& mod : m)
+            if (mod.is_object() && mod.contains("type") && mod["type"].is_string() &&
+                mod["type"].get<std::string>().find("Normalize") != std::string::npos)
+                c.normalize = true;
+    }
     return c;
 }
 
 WordPieceTokenizer load_tokenizer(const ModelFiles& files, const BertConfig& config) {
     WordPieceTokenizer tok = WordPieceTokenizer::load(files.vocab, config.max_len);
+    tok.set_casing(config.casing);
     // A vocabulary shifted by a line would run silently on the wrong embedding rows.
     if (tok.vocab_size() != config.vocab_size)
         throw InputError(fmt::format("{}: has {} tokens but {} says vocab_size is {}", files.vocab, tok.vocab_size(),
@@ -530,9 +594,9 @@ BertOutput BertModel::forward(const std::vector<std::vector<int32_t>>& ids, cons
         add_norm(L.ln2_gamma.ptr(), L.ln2_beta.ptr());
     }
 
-    // pass 3: mean over the real tokens, then L2 normalisation (F.normalize, eps 1e-12)
+    // pass 3: mean over the real tokens (or the [CLS] row), then L2 normalisation (F.normalize, eps 1e-12)
     for (int64_t b = 0; b < B; ++b) {
-        const int64_t len = out.lengths[static_cast<size_t>(b)];
+        const int64_t len = c.pooling == BertPooling::Cls ? 1 : out.lengths[static_cast<size_t>(b)];
         float* sv = out.sentence.ptr() + b * D;
         for (int64_t d = 0; d < D; ++d) {
             double acc = 0;
@@ -540,7 +604,7 @@ BertOutput BertModel::forward(const std::vector<std::vector<int32_t>>& ids, cons
             sv[d] = static_cast<float>(acc / static_cast<double>(len));
         }
     }
-    l2_normalize_rows(out.sentence.ptr(), B, D);
+    if (c.normalize) l2_normalize_rows(out.sentence.ptr(), B, D);
     if (!unpad) {
         out.hidden = std::move(x);  // (N, D) is (B, T, D) here: N = B T
         out.hidden.shape = {B, T, D};
@@ -557,7 +621,7 @@ std::vector<int64_t> find_word(const Encoding& enc, const std::string& word, int
     // A special token typed in the text is a word of its own (WordPieceTokenizer::encode).
     const bool special = std::find(std::begin(kBertSpecialTokens), std::end(kBertSpecialTokens), word) !=
                          std::end(kBertSpecialTokens);
-    const std::vector<std::string> norm = special ? std::vector<std::string>{word} : bert_basic_tokenize(word);
+    const std::vector<std::string> norm = special ? std::vector<std::string>{word} : bert_basic_tokenize(word, enc.casing);
     if (norm.size() != 1)
         throw InputError(fmt::format("'{}' is not one word (no spaces or punctuation around it)", word));
     if (occurrence < 1) throw InputError(fmt::format("the occurrence must be 1 or more, got {}", occurrence));

@@ -156,21 +156,39 @@ BpeTokenizer::BpeTokenizer(std::unordered_map<std::string, int32_t> vocab,
     }
 }
 
-BpeTokenizer BpeTokenizer::parse(std::string_view vocab_json, std::string_view merges_txt, const std::string& vocab_what,
-                                 const std::string& merges_what) {
-    const nlohmann::json j = parse_json_relaxed(vocab_json, vocab_what);
-    if (!j.is_object()) bad(vocab_what, "not a JSON object of token -> id");
+namespace {
+
+// A JSON object of token -> id (vocab.json, tokenizer.json's model.vocab), each id an integer.
+std::unordered_map<std::string, int32_t> vocab_from_json(const nlohmann::json& j, const std::string& what) {
+    if (!j.is_object()) bad(what, "not a JSON object of token -> id");
     std::unordered_map<std::string, int32_t> vocab;
     vocab.reserve(j.size());
     for (auto it = j.begin(); it != j.end(); ++it) {
         if (!it.value().is_number_integer())
-            bad(vocab_what, fmt::format("the id of token '{}' is not an integer", show(it.key())));
+            bad(what, fmt::format("the id of token '{}' is not an integer", show(it.key())));
         const int64_t id = it.value().get<int64_t>();
         if (id < 0 || id > std::numeric_limits<int32_t>::max())
-            bad(vocab_what, fmt::format("token '{}' has id {}, outside 0..N-1", show(it.key()), id));
+            bad(what, fmt::format("token '{}' has id {}, outside 0..N-1", show(it.key()), id));
         vocab.emplace(it.key(), static_cast<int32_t>(id));
     }
-    if (vocab.size() != j.size()) bad(vocab_what, "a token appears twice");
+    if (vocab.size() != j.size()) bad(what, "a token appears twice");
+    return vocab;
+}
+
+// One merge written "A B": the two tokens, or a refusal naming `where`.
+std::pair<std::string, std::string> split_merge(std::string_view line, const std::string& where) {
+    if (line.empty()) bad(where, "is empty (each line is one merge: two tokens separated by one space)");
+    const size_t sp = line.find(' ');
+    if (sp == std::string_view::npos || sp == 0 || sp + 1 == line.size() || line.find(' ', sp + 1) != std::string_view::npos)
+        bad(where, fmt::format("'{}' is not two tokens separated by one space", show(line)));
+    return {std::string(line.substr(0, sp)), std::string(line.substr(sp + 1))};
+}
+
+}  // namespace
+
+BpeTokenizer BpeTokenizer::parse(std::string_view vocab_json, std::string_view merges_txt, const std::string& vocab_what,
+                                 const std::string& merges_what) {
+    std::unordered_map<std::string, int32_t> vocab = vocab_from_json(parse_json_relaxed(vocab_json, vocab_what), vocab_what);
     std::vector<std::pair<std::string, std::string>> merges;
     size_t line_no = 0;
     for (size_t pos = 0; pos < merges_txt.size();) {
@@ -181,16 +199,165 @@ BpeTokenizer BpeTokenizer::parse(std::string_view vocab_json, std::string_view m
         ++line_no;
         if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
         if (line_no == 1 && line.substr(0, 8) == "#version") continue;
-        const std::string where = fmt::format("{}: line {}", merges_what, line_no);
-        if (line.empty()) bad(where, "is empty (each line is one merge: two tokens separated by one space)");
-        const size_t sp = line.find(' ');
-        if (sp == std::string_view::npos || sp == 0 || sp + 1 == line.size() ||
-            line.find(' ', sp + 1) != std::string_view::npos)
-            bad(where, fmt::format("'{}' is not two tokens separated by one space", show(line)));
-        merges.emplace_back(std::string(line.substr(0, sp)), std::string(line.substr(sp + 1)));
+        merges.push_back(split_merge(line, fmt::format("{}: line {}", merges_what, line_no)));
     }
     return BpeTokenizer(std::move(vocab), std::move(merges), vocab_what, merges_what);
 }
+
+BpeTokenizer BpeTokenizer::parse_tokenizer_json(std::string_view json, const std::string& what) {
+    const nlohmann::json j = parse_json_relaxed(json, what);
+    if (!j.is_object()) bad(what, "not a JSON object (Hugging Face's tokenizer.json)");
+    // obj[key] when obj is an object holding it, else null
+    auto field = [&](const nlohmann::json& obj, const char* key) -> const nlohmann::json* {
+        return obj.is_object() && obj.contains(key) ? &obj[key] : nullptr;
+    };
+    auto is_off = [](const nlohmann::json* v) {  // absent, null, false, "" or 0: the setting is off
+        return v == nullptr || v->is_null() || (v->is_boolean() && !v->get<bool>()) ||
+               (v->is_string() && v->get_ref<const std::string&>().empty()) || (v->is_number() && v->get<double>() == 0.0);
+    };
+    auto type_of = [&](const nlohmann::json& obj) {
+        const nlohmann::json* t = field(obj, "type");
+        return t != nullptr && t->is_string() ? t->get<std::string>() : std::string();
+    };
+    // a component for messages: its "type", else its JSON (shortened)
+    auto describe = [&](const nlohmann::json& obj) {
+        const std::string t = type_of(obj);
+        return t.empty() ? show(obj.dump()) : "\"" + show(t) + "\"";
+    };
+
+    for (const char* key : {"truncation", "padding"})
+        if (!is_off(field(j, key)))
+            bad(what, fmt::format("\"{}\" is set; attn tokenises one whole text (it must be null)", key));
+    if (!is_off(field(j, "normalizer")))
+        bad(what, fmt::format("the normalizer {} is not one attn implements (GPT-2's byte-level BPE has none: null)",
+                           describe(*field(j, "normalizer"))));
+    // pre_tokenizer: ByteLevel, alone or the only member of a Sequence
+    {
+        const nlohmann::json* pt = field(j, "pre_tokenizer");
+        if (pt != nullptr && type_of(*pt) == "Sequence") {
+            const nlohmann::json* list = field(*pt, "pretokenizers");
+            if (list != nullptr && list->is_array() && list->size() == 1) pt = &(*list)[0];
+        }
+        if (pt == nullptr || pt->is_null())
+            bad(what, "the pre_tokenizer is missing or null; attn implements ByteLevel (GPT-2's pattern) only");
+        if (type_of(*pt) != "ByteLevel")
+            bad(what, fmt::format("the pre_tokenizer {} is not one attn implements (ByteLevel, GPT-2's pattern)",
+                                  describe(*pt)));
+        if (!is_off(field(*pt, "add_prefix_space")))
+            bad(what, "pre_tokenizer.add_prefix_space is true, which attn does not implement (it must be false, as GPT-2's)");
+        const nlohmann::json* re = field(*pt, "use_regex");
+        if (re != nullptr && !(re->is_boolean() && re->get<bool>()))
+            bad(what, "pre_tokenizer.use_regex is not true: attn always splits by GPT-2's pattern");
+    }
+    // post_processor: nothing that adds a token to a single text
+    if (const nlohmann::json* pp = field(j, "post_processor"); !is_off(pp)) {
+        const std::string t = type_of(*pp);
+        bool adds = t != "ByteLevel";
+        if (t == "TemplateProcessing") {
+            const nlohmann::json* single = field(*pp, "single");
+            adds = single == nullptr || !single->is_array();
+            if (!adds)
+                for (const auto& piece : *single) adds = adds || !(piece.is_object() && piece.contains("Sequence"));
+        }
+        if (adds)
+            bad(what, fmt::format("the post_processor {} adds tokens or is not one attn implements (null, ByteLevel, or "
+                               "a TemplateProcessing that adds none)",
+                               describe(*pp)));
+    }
+    if (const nlohmann::json* d = field(j, "decoder"); !is_off(d) && type_of(*d) != "ByteLevel")
+        bad(what, fmt::format("the decoder {} is not one attn implements (ByteLevel or null)", describe(*d)));
+
+    // model: byte-level BPE
+    const nlohmann::json* model = field(j, "model");
+    if (model == nullptr || !model->is_object()) bad(what, "has no \"model\" object");
+    const std::string mtype = type_of(*model);
+    if (mtype != "BPE")
+        bad(what, fmt::format("model.type is {}; attn reads only \"BPE\" (byte-level, as GPT-2)",
+                           mtype.empty() ? std::string("missing") : "\"" + show(mtype) + "\""));
+    for (auto it = model->begin(); it != model->end(); ++it) {
+        const std::string& k = it.key();
+        if (k == "type" || k == "vocab" || k == "merges" || k == "unk_token" || k == "fuse_unk") continue;
+        if (k == "dropout" || k == "continuing_subword_prefix" || k == "end_of_word_suffix" || k == "byte_fallback" ||
+            k == "ignore_merges" || is_off(&it.value())) {
+            if (!is_off(&it.value()))
+                bad(what, fmt::format("model.{} is {}, which attn's BPE does not implement (it must be null, false or empty)",
+                                   show(k), show(it.value().dump())));
+            continue;
+        }
+        bad(what, fmt::format("model.{} is {}, a setting attn's BPE does not know", show(k), show(it.value().dump())));
+    }
+    const nlohmann::json* mv = field(*model, "vocab");
+    if (mv == nullptr) bad(what, "model.vocab is missing");
+    std::unordered_map<std::string, int32_t> vocab = vocab_from_json(*mv, what + ": model.vocab");
+    // merges: "a b" strings or [a, b] pairs
+    const nlohmann::json* mm = field(*model, "merges");
+    if (mm == nullptr || !mm->is_array()) bad(what, "model.merges is not a list");
+    std::vector<std::pair<std::string, std::string>> merges;
+    merges.reserve(mm->size());
+    for (size_t r = 0; r < mm->size(); ++r) {
+        const nlohmann::json& m = (*mm)[r];
+        const std::string where = fmt::format("{}: model.merges[{}]", what, r);
+        if (m.is_string()) {
+            merges.push_back(split_merge(m.get_ref<const std::string&>(), where));
+        } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string() && !m[0].empty() &&
+                   !m[1].empty()) {
+            merges.emplace_back(m[0].get<std::string>(), m[1].get<std::string>());
+        } else {
+            bad(where, "is neither \"a b\" nor a pair [\"a\", \"b\"] of tokens");
+        }
+    }
+    // unk_token: harmless only when every byte has its symbol (then no symbol is unknown)
+    if (!is_off(field(*model, "unk_token"))) {
+        int bytes = 0;
+        for (int b = 0; b < 256; ++b) {
+            std::string s;
+            utf8_append(s, bpe_byte_to_unicode(static_cast<uint8_t>(b)));
+            bytes += vocab.count(s) > 0;
+        }
+        if (bytes < 256)
+            bad(what, fmt::format("model.unk_token is set and the vocabulary lacks {} of the 256 byte symbols: attn "
+                               "refuses such bytes instead of writing an unknown token (unk_token must be null)",
+                               256 - bytes));
+    }
+    // added tokens: only <|endoftext|>, matched as it is typed
+    const std::string eot(kEndOfText);
+    bool eot_added = false;
+    if (const nlohmann::json* at = field(j, "added_tokens"); !is_off(at)) {
+        if (!at->is_array()) bad(what, "added_tokens is not a list");
+        for (size_t i = 0; i < at->size(); ++i) {
+            const nlohmann::json& a = (*at)[i];
+            const std::string where = fmt::format("{}: added_tokens[{}]", what, i);
+            const nlohmann::json* content = field(a, "content");
+            const nlohmann::json* id = field(a, "id");
+            if (content == nullptr || !content->is_string() || id == nullptr || !id->is_number_integer())
+                bad(where, "needs a string \"content\" and an integer \"id\"");
+            if (content->get_ref<const std::string&>() != eot)
+                bad(where, fmt::format("'{}' is not one attn implements (its tokenizer sets apart only {} in the text)",
+                                       show(content->get_ref<const std::string&>()), eot));
+            for (const char* key : {"single_word", "lstrip", "rstrip"})
+                if (!is_off(field(a, key))) bad(where, fmt::format("\"{}\" is true, which attn does not implement", key));
+            const int64_t want = id->get<int64_t>();
+            const auto in_vocab = vocab.find(eot);
+            if (in_vocab != vocab.end()) {
+                if (in_vocab->second != want)
+                    bad(where, fmt::format("{} has id {} here but {} in model.vocab", eot, want, in_vocab->second));
+            } else {
+                if (want != static_cast<int64_t>(vocab.size()))
+                    bad(where, fmt::format("{} has id {}, not the next id after model.vocab's {} tokens", eot, want,
+                                           vocab.size()));
+                vocab.emplace(eot, static_cast<int32_t>(want));
+            }
+            eot_added = true;
+        }
+    }
+    if (!eot_added && vocab.count(eot) > 0)
+        bad(what, fmt::format("{} is in model.vocab but not in added_tokens, so transformers would tokenise it as text; "
+                           "attn always sets it apart (add it to added_tokens)",
+                           eot));
+    return BpeTokenizer(std::move(vocab), std::move(merges), what, what + ": model.merges");
+}
+
+BpeTokenizer BpeTokenizer::load_tokenizer_json(const std::string& path) { return parse_tokenizer_json(read_file(path), path); }
 
 BpeTokenizer BpeTokenizer::load(const std::string& vocab_path, const std::string& merges_path) {
     return parse(read_file(vocab_path), read_file(merges_path), vocab_path, merges_path);

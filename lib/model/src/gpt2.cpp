@@ -74,11 +74,24 @@ Gpt2Files locate_gpt2(const std::string& dir) {
     f.weights = (d / "model.safetensors").string();
     f.vocab = (d / "vocab.json").string();
     f.merges = (d / "merges.txt").string();
-    for (const std::string* p : {&f.config, &f.weights, &f.vocab, &f.merges})
-        if (!fs::is_regular_file(*p, ec))
-            throw InputError(fmt::format("the model folder '{}' is incomplete: {} is missing (a GPT-2 folder holds "
-                                         "config.json, model.safetensors, vocab.json and merges.txt)",
-                                         dir, fs::path(*p).filename().string()));
+    const std::string tokenizer = (d / "tokenizer.json").string();
+    auto missing = [&](const std::string& name) {
+        return InputError(fmt::format("the model folder '{}' is incomplete: {} is missing (a GPT-2 folder holds "
+                                      "config.json, model.safetensors, and vocab.json + merges.txt or tokenizer.json)",
+                                      dir, name));
+    };
+    for (const std::string* p : {&f.config, &f.weights})
+        if (!fs::is_regular_file(*p, ec)) throw missing(fs::path(*p).filename().string());
+    // vocab.json + merges.txt when both are there, else tokenizer.json
+    const bool vocab = fs::is_regular_file(f.vocab, ec), merges = fs::is_regular_file(f.merges, ec);
+    if (!(vocab && merges)) {
+        if (!fs::is_regular_file(tokenizer, ec)) {
+            if (vocab || merges) throw missing(vocab ? "merges.txt" : "vocab.json");
+            throw missing("the tokenizer (vocab.json + merges.txt, or tokenizer.json)");
+        }
+        f.vocab = f.tokenizer_json = tokenizer;
+        f.merges.clear();
+    }
     return f;
 }
 
@@ -126,8 +139,14 @@ Gpt2Config read_gpt2_config(const Gpt2Files& files) {
 }
 
 BpeTokenizer load_gpt2_tokenizer(const Gpt2Files& files, const Gpt2Config& config) {
-    BpeTokenizer tok = BpeTokenizer::load(files.vocab, files.merges);
-    if (tok.vocab_size() > config.vocab_size)
+    BpeTokenizer tok = files.tokenizer_json.empty() ? BpeTokenizer::load(files.vocab, files.merges)
+                                                    : BpeTokenizer::load_tokenizer_json(files.tokenizer_json);
+    // transformers' GPT2TokenizerFast adds <|endoftext|> after a vocabulary that lacks it, so its
+    // tokenizer.json may hold that one token past the embedding: accepted, and refused by forward()
+    // (by id, one line) only when a text types it
+    const bool eos_past = !files.tokenizer_json.empty() && tok.eos_id() == config.vocab_size &&
+                          tok.vocab_size() == config.vocab_size + 1;
+    if (tok.vocab_size() > config.vocab_size && !eos_past)
         throw InputError(fmt::format("{}: has {} tokens but {} says vocab_size is {} (the embedding has that many rows)",
                                      files.vocab, tok.vocab_size(), files.config, config.vocab_size));
     return tok;

@@ -1,6 +1,7 @@
 // tokenizer.cpp: BERT basic tokenisation and WordPiece (see attn/model/tokenizer.hpp).
 // The order of the normalisation steps follows HF tokenizers' BertNormalizer,
-// the tokenizer sentence-transformers runs: clean, CJK, NFD + strip Mn, lower.
+// the tokenizer sentence-transformers runs: clean, CJK, NFD + strip Mn, lower (the last two
+// as BertCasing says).
 #include "attn/model/tokenizer.hpp"
 
 #include <algorithm>
@@ -91,7 +92,7 @@ bool is_bert_punctuation(char32_t c) {
     return in_ranges(kPunctuation, kPunctuation_size, c);
 }
 
-std::u32string bert_normalize(std::u32string_view text) {
+std::u32string bert_normalize(std::u32string_view text, BertCasing casing) {
     // pass 1: clean (drop NUL, U+FFFD, controls; whitespace -> ' ') and space out CJK ideographs
     std::u32string a;
     a.reserve(text.size());
@@ -108,11 +109,13 @@ std::u32string bert_normalize(std::u32string_view text) {
         }
     }
     // pass 2: strip accents: NFD, then drop non-spacing marks
-    std::u32string d = nfd(a);
+    if (!casing.strip_accents && !casing.lower_case) return a;
+    std::u32string d = casing.strip_accents ? nfd(a) : std::move(a);
     std::u32string b;
     b.reserve(d.size());
     for (char32_t c : d)
-        if (!is_nonspacing_mark(c)) b.push_back(c);
+        if (!casing.strip_accents || !is_nonspacing_mark(c)) b.push_back(c);
+    if (!casing.lower_case) return b;
     // pass 3: lower-case, character by character (full mappings: U+0130 -> i + U+0307)
     std::u32string out;
     out.reserve(b.size());
@@ -125,8 +128,8 @@ std::u32string bert_normalize(std::u32string_view text) {
     return out;
 }
 
-std::vector<std::string> bert_basic_tokenize(std::string_view text) {
-    const std::u32string norm = bert_normalize(utf8_decode(text));
+std::vector<std::string> bert_basic_tokenize(std::string_view text, BertCasing casing) {
+    const std::u32string norm = bert_normalize(utf8_decode(text), casing);
     // pass 1: split on whitespace (dropped) and punctuation (kept, alone)
     std::vector<std::string> words;
     std::u32string cur;
@@ -213,11 +216,12 @@ std::vector<std::string> WordPieceTokenizer::wordpiece(const std::string& word) 
 
 Encoding WordPieceTokenizer::encode(std::string_view text) const {
     Encoding e;
+    e.casing = casing_;
     e.tokens.push_back("[CLS]");
     e.word_of.push_back(-1);
     int32_t word = 0;
     auto add_words = [&](std::string_view part) {
-        for (const std::string& w : bert_basic_tokenize(part)) {
+        for (const std::string& w : bert_basic_tokenize(part, casing_)) {
             for (auto& p : wordpiece(w)) {
                 e.tokens.push_back(std::move(p));
                 e.word_of.push_back(word);

@@ -1,12 +1,14 @@
-// attn/model/bert.hpp: a BERT encoder (all-MiniLM-L6-v2 and its kin) built from attn's pieces.
+// attn/model/bert.hpp: a BERT encoder (all-MiniLM-L6-v2 and any BERT-family folder of the same
+// format: every size from config.json) built from attn's pieces.
 //
 //   ids (B, T)                       [CLS] pieces [SEP] [PAD]...; row b has len[b] real tokens
 //   x = LN(word[ids] + pos[t] + type[0])                  (B, T, D)
-//   6 x:  a = MultiHeadAttention(x, key padding len)      (B, T, D)  weights (B, H, T, T) recorded
+//   L x:  a = MultiHeadAttention(x, key padding len)      (B, T, D)  weights (B, H, T, T) recorded
 //         x = LN(x + a)                                   post-norm, as BERT
 //         f = W2 gelu(W1 x + b1) + b2                     (B, T, I) -> (B, T, D), erf GELU
 //         x = LN(x + f)
 //   sentence = normalize(mean over t < len[b] of x[b, t]) (B, D)  sentence-transformers pooling
+//              (or x[b, 0], the [CLS] vector; normalize only with a Normalize module)
 //
 // The weights live in attn::MultiHeadAttention (attn::Linear for Q, K, V, O)
 // and attn::Linear. The forward pass runs the whole padded batch through each
@@ -37,16 +39,28 @@
 
 namespace attn {
 
+// How BertOutput::sentence is made from the last hidden state: sentence-transformers' Pooling
+// module (the mean over the real tokens, or the [CLS] token's vector), then its Normalize
+// module (L2) if the folder's modules.json lists one.
+enum class BertPooling { Mean, Cls };
+
+// The defaults are all-MiniLM-L6-v2's; read_bert_config fills every field from the folder.
 struct BertConfig {
     int64_t vocab_size = 30522, hidden = 384, layers = 6, heads = 12, intermediate = 1536;
     int64_t max_position = 512, type_vocab = 2;
     float layer_norm_eps = 1e-12f;
     int64_t max_len = 256;  // tokenizer truncation: sentence-transformers' max_seq_length, else max_position
+    BertCasing casing;      // tokenizer_config.json's do_lower_case and strip_accents (uncased when absent)
+    BertPooling pooling = BertPooling::Mean;
+    bool normalize = true;  // L2-normalise the sentence vector
 };
 
-// The files of a model folder, each checked to exist.
+// The files of a model folder, each checked to exist. The optional ones are "" when absent.
 struct ModelFiles {
-    std::string dir, config, vocab, weights, st_config;  // st_config may be "" (optional)
+    std::string dir, config, vocab, weights, st_config;
+    std::string tokenizer_config;  // tokenizer_config.json: the casing
+    std::string pooling;           // 1_Pooling/config.json, or pooling_config.json beside config.json (fetch-model.sh)
+    std::string modules;           // modules.json: is there a Normalize module
 };
 // The folder `attn model` reads by default: $ATTN_MODEL_DIR, else
 // data/models/all-MiniLM-L6-v2 under the working directory, else next to the
@@ -55,9 +69,15 @@ struct ModelFiles {
 std::string default_model_dir();
 // Throws InputError naming the missing file and the fetch command.
 ModelFiles locate_model(const std::string& dir);
-// config.json (+ sentence_bert_config.json's max_seq_length). InputError naming the file.
-// Ranges are checked: sizes positive, hidden_size a multiple of the heads,
-// 0 < layer_norm_eps < 1 as a float.
+// The model's name for titles and dumps: the folder's last component ("all-MiniLM-L6-v2").
+std::string model_name(const ModelFiles& files);
+// config.json (+ sentence_bert_config.json's max_seq_length, tokenizer_config.json's casing,
+// the pooling files). InputError naming the file and the rule. Ranges are checked: sizes
+// positive, hidden_size a multiple of the heads, 0 < layer_norm_eps < 1 as a float. What
+// this encoder does not implement is refused by name: a model_type other than "bert", a
+// hidden_act other than "gelu" (the erf form), a position_embedding_type other than
+// "absolute", is_decoder or add_cross_attention true, tokenize_chinese_chars false, a
+// pooling other than the mean or [CLS].
 BertConfig read_bert_config(const ModelFiles& files);
 // vocab.txt as a tokenizer truncating to config.max_len; InputError naming vocab.txt
 // if its line count is not the config's vocab_size.
@@ -130,7 +150,7 @@ struct BertOutput {
     Tensor hidden;                    // (B, T, D) last layer
     std::vector<Tensor> attentions;   // per layer (B, H, T, T), if recorded
     std::vector<Tensor> queries, keys, values;  // per layer (B, H, T, Dk), if record_qkv
-    Tensor sentence;                  // (B, D) mean-pooled over real tokens, L2-normalised
+    Tensor sentence;                  // (B, D) pooled as config.pooling says (MiniLM: the mean over real tokens), L2-normalised if config.normalize
     Mask mask;                        // the key-padding mask used (or none)
     std::string attention_path;       // the backend the attention ran on: "reference" or "flash"
     std::string gemm_path;            // the projections' GEMM: "avx512" (gemm_packed), "eigen" (gemm_wt), "amx-bf16", "avx512-bf16" or "avx512-widened-bf16"

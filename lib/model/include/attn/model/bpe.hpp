@@ -1,7 +1,9 @@
 // attn/model/bpe.hpp: GPT-2's byte-level BPE tokenizer, text -> token ids, written from the
 // algorithm (vocab.json + merges.txt as Hugging Face writes them).
 //
-// Four steps, as GPT-2's encoder.py and HF tokenizers' ByteLevel + BPE:
+// The tokenizer is read from vocab.json + merges.txt or from tokenizer.json (see
+// parse_tokenizer_json for the fields it takes). Four steps, as GPT-2's encoder.py and
+// HF tokenizers' ByteLevel + BPE:
 //   special   the text is cut at every "<|endoftext|>" typed in it; that string is one
 //             token of its own, the pieces between are tokenised separately
 //   pre-split each piece is cut into words by GPT-2's pattern, tried in this order at
@@ -65,6 +67,26 @@ public:
                               const std::string& vocab_what = "vocab.json", const std::string& merges_what = "merges.txt");
     // Reads vocab.json and merges.txt. Throws InputError naming the file and the rule.
     static BpeTokenizer load(const std::string& vocab_path, const std::string& merges_path);
+    // Hugging Face's tokenizer.json (the fast-tokenizer file) holding the same tokenizer:
+    //   model           type "BPE"; vocab token -> id; merges in rank order, each "a b"
+    //                   (one space) or ["a", "b"] (tokenizers >= 0.20); dropout null or 0,
+    //                   no continuing_subword_prefix or end_of_word_suffix, byte_fallback and
+    //                   ignore_merges false, unk_token null unless all 256 byte symbols are in
+    //                   the vocabulary (then it never applies)
+    //   added_tokens    only "<|endoftext|>", with no single_word, lstrip or rstrip; its id
+    //                   is the vocabulary's, or the next one after it. "<|endoftext|>" in the
+    //                   vocabulary but not added is refused (HF would tokenise it as text)
+    //   normalizer      null
+    //   pre_tokenizer   ByteLevel with add_prefix_space false and use_regex true (alone, or
+    //                   the only member of a Sequence)
+    //   post_processor  null, ByteLevel, or a TemplateProcessing whose "single" template adds
+    //                   no token (what transformers >= 5 writes)
+    //   decoder         null or ByteLevel
+    //   truncation, padding   null
+    // Anything else is refused, one InputError naming `what`, the field and the rule: the
+    // ids would not be the ones transformers gives.
+    static BpeTokenizer parse_tokenizer_json(std::string_view json, const std::string& what = "tokenizer.json");
+    static BpeTokenizer load_tokenizer_json(const std::string& path);
 
     // One pre-split word (UTF-8) -> its final symbols (vocabulary strings).
     std::vector<std::string> bpe(std::string_view word) const;

@@ -12,7 +12,7 @@
 // The folder: config.json (model_type "gpt2"; n_layer, n_head, n_embd, n_positions,
 // vocab_size, n_inner, layer_norm_epsilon, activation_function), model.safetensors
 // (float32, float16 or bfloat16; names as GPT2LMHeadModel's state dict, "transformer."
-// prefixed or bare), vocab.json + merges.txt. GPT-2's projections are Conv1D modules,
+// prefixed or bare), vocab.json + merges.txt or tokenizer.json. GPT-2's projections are Conv1D modules,
 // whose weight is stored [in, out], the transpose of nn.Linear's [out, in]: c_attn
 // (D, 3D) holds W_q | W_k | W_v side by side. load() transposes each into attn::Linear
 // once, so the attention is attn::MultiHeadAttention's weights on the reference backend
@@ -44,9 +44,12 @@ struct Gpt2Config {
     bool tie_word_embeddings = true;      // false: lm_head.weight in the weights file (true: wte, as transformers ties them)
 };
 
-// The files of a GPT-2 folder, each checked to exist.
+// The files of a GPT-2 folder, each checked to exist. The tokenizer is vocab.json + merges.txt
+// when the folder has both (the files GPT2Tokenizer reads), else tokenizer.json (Hugging Face's
+// fast-tokenizer file); then vocab and tokenizer_json both name tokenizer.json and merges is "".
 struct Gpt2Files {
     std::string dir, config, weights, vocab, merges;
+    std::string tokenizer_json;  // "" when vocab.json + merges.txt are read
 };
 
 // The model_type config.json of a folder declares ("gpt2", "bert", ...), "" when the folder
@@ -60,8 +63,11 @@ Gpt2Files locate_gpt2(const std::string& dir);
 // activation, and no option this code does not implement (cross-attention, attention
 // scaled by the layer index). InputError naming the file and the rule.
 Gpt2Config read_gpt2_config(const Gpt2Files& files);
-// vocab.json + merges.txt; InputError also when the vocabulary has more tokens than
-// the config's vocab_size (their ids would index past the embedding).
+// vocab.json + merges.txt, or tokenizer.json (BpeTokenizer::parse_tokenizer_json says what
+// it takes); InputError also when the vocabulary has more tokens than the config's
+// vocab_size (their ids would index past the embedding), except an added <|endoftext|> just
+// past it in tokenizer.json (what transformers writes for a vocabulary without one; typed in
+// a text, its id is refused by forward()).
 BpeTokenizer load_gpt2_tokenizer(const Gpt2Files& files, const Gpt2Config& config);
 
 struct Gpt2Layer {

@@ -1,9 +1,10 @@
-// attn/model/tokenizer.hpp: BERT's WordPiece tokenizer (uncased), text -> token ids.
+// attn/model/tokenizer.hpp: BERT's WordPiece tokenizer (uncased, or cased: BertCasing), text -> token ids.
 //
 // Two stages, as in BERT and HF tokenizers' BertNormalizer + BertPreTokenizer + WordPiece:
 //   basic    clean (drop NUL, U+FFFD and control characters; whitespace -> ' ')
 //            -> put spaces around CJK ideographs -> NFD and drop non-spacing
-//            marks (accents) -> lower-case -> split on whitespace -> split off
+//            marks (accents) -> lower-case (these two as BertCasing says, both
+//            for an uncased model) -> split on whitespace -> split off
 //            every punctuation character as its own word
 //   wordpiece  each word: greedy longest-match-first against the vocabulary,
 //            pieces after the first carry the "##" prefix; a word with a part
@@ -30,10 +31,18 @@ namespace attn {
 // tokenizer makes each one a word of its own.
 bool is_bert_punctuation(char32_t c);
 
-// The BERT normalisation of a whole text (clean, CJK spacing, accents, lower case).
-std::u32string bert_normalize(std::u32string_view text);
+// Which of BERT's case steps a model's tokenizer runs (tokenizer_config.json's do_lower_case and
+// strip_accents; an uncased model such as MiniLM: both, a cased one: neither).
+struct BertCasing {
+    bool lower_case = true;
+    bool strip_accents = true;
+};
+
+// The BERT normalisation of a whole text (clean, CJK spacing, then as `casing` says: accents
+// stripped, lower case).
+std::u32string bert_normalize(std::u32string_view text, BertCasing casing = {});
 // Normalise, split on whitespace and punctuation: the words WordPiece sees.
-std::vector<std::string> bert_basic_tokenize(std::string_view text);
+std::vector<std::string> bert_basic_tokenize(std::string_view text, BertCasing casing = {});
 
 // The special tokens that stay whole when typed in the text (see encode()).
 inline constexpr std::string_view kBertSpecialTokens[] = {"[CLS]", "[SEP]", "[MASK]", "[PAD]", "[UNK]"};
@@ -45,6 +54,7 @@ struct Encoding {
                                       // is a word), -1 for the [CLS] and [SEP] encode() adds
     int64_t full_length = 0;          // tokens before truncation (specials included)
     bool truncated = false;
+    BertCasing casing;                // the normalisation encode() ran (find_word runs it on the word)
 };
 
 class WordPieceTokenizer {
@@ -68,6 +78,9 @@ public:
     int32_t sep_id() const { return sep_; }
     int32_t pad_id() const { return pad_; }
     int32_t unk_id() const { return unk_; }
+    // The case steps encode() runs (default: lower case and strip accents, as uncased BERT).
+    void set_casing(BertCasing c) { casing_ = c; }
+    BertCasing casing() const { return casing_; }
 
 private:
     std::vector<std::string> vocab_;
@@ -75,6 +88,7 @@ private:
     int64_t max_len_;
     int32_t cls_ = -1, sep_ = -1, pad_ = -1, unk_ = -1;
     std::string what_;  // the vocab file (or "vocabulary"), for messages
+    BertCasing casing_;
 };
 
 }  // namespace attn

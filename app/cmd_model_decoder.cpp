@@ -1,5 +1,6 @@
-// `attn model next`, `generate`, `induction` and (on a GPT-2 folder) `attention`: a GPT-2-family decoder from a local folder
-// (config.json, model.safetensors, vocab.json, merges.txt), run in C++ (attn/model/gpt2.hpp).
+// `attn model next`, `generate`, `induction`, `cache`, `ablate`, `heads` and (on a GPT-2 folder) `attention`,
+// `entropy`, `probe`: a GPT-2-family decoder from a local folder (config.json, model.safetensors,
+// vocab.json + merges.txt or tokenizer.json), run in C++ (attn/model/gpt2.hpp).
 #include "cmd_model_decoder.hpp"
 
 #include <algorithm>
@@ -914,7 +915,7 @@ std::function<std::optional<int>()> add_decoder_subcommands(CLI::App& model) {
     auto common = [o](CLI::App* s) {
         s->add_option("--model", o->model,
                       "a GPT-2-family folder as Hugging Face writes it: config.json, model.safetensors (float32, "
-                      "float16 or bfloat16), vocab.json, merges.txt (default: data/decoders/macbeth-char, the "
+                      "float16 or bfloat16), vocab.json + merges.txt or tokenizer.json (default: data/decoders/macbeth-char, the "
                       "character-level decoder attn ships)");
         allow_empty(s->add_option("--text", o->text,
                                   "the prompt (bytes that are not UTF-8 read as U+FFFD; <|endoftext|> typed in it is "

@@ -23,32 +23,16 @@ Uses the virtual environment of make-gpt2-fixtures.py (torch, transformers, safe
 """
 import json
 import os
-import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DIR = os.path.join(ROOT, "tests/fixtures/gpt2-tiny")
 
 
-def ensure_venv():
-    try:
-        import torch  # noqa: F401
-        import transformers  # noqa: F401
-        return
-    except ImportError:
-        pass
-    venv = "/tmp/venv-gpt2"
-    if "--venv" in sys.argv:
-        venv = sys.argv[sys.argv.index("--venv") + 1]
-    py = os.path.join(venv, "bin", "python")
-    if not os.path.exists(py):
-        subprocess.check_call([sys.executable, "-m", "venv", venv])
-        subprocess.check_call([py, "-m", "pip", "install", "--progress-bar", "off", "torch", "transformers",
-                               "safetensors", "numpy"])
-    os.execv(py, [py] + sys.argv)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from venv_transformers import ensure_venv  # noqa: E402
 
-
-ensure_venv()
+ensure_venv(("torch", "transformers"))
 
 import torch  # noqa: E402
 from safetensors.torch import load_file, save_file  # noqa: E402

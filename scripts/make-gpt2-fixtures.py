@@ -38,25 +38,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "tests/fixtures/gpt2-tiny")
 
 
-def ensure_venv():
-    try:
-        import torch  # noqa: F401
-        import transformers  # noqa: F401
-        return
-    except ImportError:
-        pass
-    venv = "/tmp/venv-gpt2"
-    if "--venv" in sys.argv:
-        venv = sys.argv[sys.argv.index("--venv") + 1]
-    py = os.path.join(venv, "bin", "python")
-    if not os.path.exists(py):
-        subprocess.check_call([sys.executable, "-m", "venv", venv])
-        subprocess.check_call([py, "-m", "pip", "install", "--progress-bar", "off", "torch", "transformers",
-                               "safetensors", "numpy", "regex"])
-    os.execv(py, [py] + sys.argv)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from venv_transformers import ensure_venv  # noqa: E402
 
-
-ensure_venv()
+ensure_venv(("torch", "transformers", "regex"))
 
 import regex  # noqa: E402
 import torch  # noqa: E402

@@ -193,7 +193,7 @@ TEST_CASE("tokenizer.json: what attn's tokenizer does not implement is refused b
     }
 }
 
-TEST_CASE("tokenizer.json: a GPT-2 folder with only tokenizer.json loads; vocab.json + merges.txt win when both are there") {
+TEST_CASE("tokenizer.json: a GPT-2 folder with only tokenizer.json loads, vocab.json + merges.txt win when both are there") {
     const std::string only = folder("gpt2-tj", {"tokenizer.json"});
     const attn::Gpt2Files f = attn::locate_gpt2(only);
     CHECK(f.tokenizer_json == only + "/tokenizer.json");

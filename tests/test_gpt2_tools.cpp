@@ -34,6 +34,19 @@ using attn::Tensor;
 
 namespace {
 
+// Each (arguments, text the error holds): attn exits 2 with that text in one line.
+template <class Cases>
+void check_refusals(const Cases& cases) {
+    for (const auto& c : cases) {
+        const std::string &args = c.first, &needle = c.second;  // clang 14: no structured binding inside CAPTURE
+        CAPTURE(args);
+        const auto r = attn::test::run_attn(args);
+        CHECK(r.code == 2);
+        CHECK_MESSAGE(r.out.find(needle) != std::string::npos, r.out);
+        CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
+    }
+}
+
 const std::string kTiny = attn::test::source_path("tests/fixtures/gpt2-tiny");
 
 Gpt2Model tiny() { return Gpt2Model::load(attn::locate_gpt2(kTiny)); }
@@ -351,14 +364,7 @@ TEST_CASE("gpt2 cli: model cache writes every activation in each dump format, an
         {"model cache " + m + text + " --dump /tmp/x.bin", "--dump: "},
         {"model cache " + m + text + " --dump /nonexistent-attn-dir/x.json", "--dump: "},
     };
-    for (const auto& c : bad) {
-        const std::string &args = c.first, &needle = c.second;  // clang 14: no structured binding inside CAPTURE
-        CAPTURE(args);
-        const auto r = attn::test::run_attn(args);
-        CHECK(r.code == 2);
-        CHECK_MESSAGE(r.out.find(needle) != std::string::npos, r.out);
-        CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
-    }
+    check_refusals(bad);
 }
 
 TEST_CASE("gpt2 cli: model ablate and heads report the library's losses, bad --heads exits 2") {
@@ -436,14 +442,7 @@ TEST_CASE("gpt2 cli: model ablate and heads report the library's losses, bad --h
             {"model ablate " + m + " --text a --heads 0.1", "--text: gives 1 token"},
             {"model heads " + m + text + " --mode mean", "--mode: goes with --ablation"},
         };
-        for (const auto& c : cases) {
-            const std::string &args = c.first, &needle = c.second;  // clang 14: no structured binding inside CAPTURE
-            CAPTURE(args);
-            const auto r = attn::test::run_attn(args);
-            CHECK(r.code == 2);
-            CHECK_MESSAGE(r.out.find(needle) != std::string::npos, r.out);
-            CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
-        }
+        check_refusals(cases);
     }
 }
 

@@ -684,12 +684,7 @@ int run_train(TrainOpts o) {
     if (o.layer >= mc.layers)
         throw InputError(fmt::format("--layer: must be in 0..{} ({} layers), got {}", mc.layers - 1, mc.layers, o.layer));
     check_train_outputs(o);
-    if (!o.export_gpt2.empty()) {
-        check_gpt2_export(mc, task);
-        std::error_code ec;
-        if (std::filesystem::exists(o.export_gpt2, ec) && !std::filesystem::is_directory(o.export_gpt2, ec))
-            throw InputError(fmt::format("--export-gpt2: '{}' is a file; give a folder (created if missing)", o.export_gpt2));
-    }
+    if (!o.export_gpt2.empty()) check_gpt2_export(mc, task, o.export_gpt2);
 
     // ---- build the model
     TinyTransformer model = build_train_model(o, loaded, mc);

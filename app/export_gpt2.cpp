@@ -1,6 +1,11 @@
 // export_gpt2.cpp: see export_gpt2.hpp.
 #include "export_gpt2.hpp"
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <system_error>
+
 #include <fmt/format.h>
 
 #include "attn/core/errors.hpp"
@@ -13,7 +18,7 @@ namespace {
 constexpr const char* kOpt = "--export-gpt2";
 }
 
-void check_gpt2_export(const ModelConfig& config, const Task& task) {
+void check_gpt2_export(const ModelConfig& config, const Task& task, const std::string& dir) {
     const ModelConfig c = config.resolved();
     auto refuse = [](const std::string& rule) { throw InputError(fmt::format("{}: {}", kOpt, rule)); };
     if (!c.causal) refuse("a GPT-2 is a decoder; --arch encoder cannot be written as one");
@@ -29,11 +34,20 @@ void check_gpt2_export(const ModelConfig& config, const Task& task) {
             refuse(fmt::format("task {} has the token '{}', which no byte spells (a GPT-2 vocabulary here is one byte a "
                                "token: tasks chars, induction and distance with --symbols at most {})",
                                task.name(), task.token_text(id), kSymbolAlphabetSize));
+    // the folder: an existing one, or one that can be made under a writable parent
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::path p = fs::absolute(dir, ec).lexically_normal();
+    if (fs::exists(p, ec) && !fs::is_directory(p, ec))
+        refuse(fmt::format("'{}' is a file; give a folder (created if missing)", dir));
+    while (!fs::exists(p, ec) && p.has_parent_path() && p.parent_path() != p) p = p.parent_path();
+    if (!fs::is_directory(p, ec) || ::access(p.c_str(), W_OK) != 0)
+        refuse(fmt::format("cannot write into '{}' (the folder '{}' is not writable)", dir, p.string()));
 }
 
 void export_gpt2(const std::string& dir, TinyTransformer& model, const Task& task,
                  const std::map<std::string, std::string>& provenance) {
-    check_gpt2_export(model.config(), task);
+    check_gpt2_export(model.config(), task, dir);
     const ModelConfig& c = model.config();
     std::map<std::string, const Tensor*> p;
     for (const Param& q : model.params()) p[q.name] = q.value;

@@ -13,8 +13,9 @@ namespace attn::cli {
 // The rules a model and task must meet to be a GPT-2, checked before any training:
 // a decoder (causal) with learned positions, GELU, scores scaled by 1/sqrt(Dk), Dk = Dv =
 // D / H, no learned temperature, and a task whose every token is one byte (chars,
-// induction, distance with at most 94 symbols). InputError naming the option and the rule.
-void check_gpt2_export(const ModelConfig& config, const Task& task);
+// induction, distance with at most 94 symbols); and that `dir` is a folder, or can be made
+// one (its nearest existing parent a writable folder). InputError naming the option and the rule.
+void check_gpt2_export(const ModelConfig& config, const Task& task, const std::string& dir);
 
 // The model as a GPT-2 folder in `dir` (save_gpt2_folder): the token and position
 // embeddings, each block's LayerNorms, q/k/v/o (into c_attn, c_proj) and MLP (an

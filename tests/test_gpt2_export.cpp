@@ -149,6 +149,10 @@ TEST_CASE("export gpt2: what a GPT-2 cannot hold is refused before training, exi
     const auto r = run_attn("train --task induction --steps 1 -q --export-gpt2 " + dir + "/file");
     CHECK(r.code == 2);
     CHECK(r.out.find("--export-gpt2: '" + dir + "/file' is a file") != std::string::npos);
+    // a folder that cannot be made: refused before the first step, nothing made
+    const auto r2 = run_attn("train --task induction --steps 1 -q --export-gpt2 " + dir + "/file/sub");
+    CHECK(r2.code == 2);
+    CHECK_MESSAGE(r2.out.find("--export-gpt2: cannot write into") != std::string::npos, r2.out);
     std::filesystem::remove_all(dir);
 }
 

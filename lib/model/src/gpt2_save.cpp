@@ -1,6 +1,7 @@
 // gpt2_save.cpp: a Gpt2Model written as a Hugging Face GPT-2 folder (attn/model/gpt2.hpp).
 // The inverse of Gpt2Model::load: nn.Linear's [out, in] weights go back to Conv1D's
 // [in, out], and W_q | W_k | W_v side by side into c_attn.
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <set>

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <string>
-#include <set>
 #include <system_error>
 
 #include <fmt/format.h>

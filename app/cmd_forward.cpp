@@ -18,6 +18,7 @@
 #include "attn/io/dump_config.hpp"
 #include "attn/io/dump_file.hpp"
 #include "command.hpp"
+#include "forward_seeds.hpp"
 #include "html_page.hpp"
 #include "impl_option.hpp"
 #include "memory.hpp"
@@ -555,19 +556,11 @@ ForwardTensors build_forward_tensors(const ForwardOpts& o, const MhaConfig& cfg,
                                      const std::optional<Dump>& input, MultiHeadAttention& mha) {
     ForwardTensors ft;
     Tensor &x = ft.x, &x_kv = ft.x_kv, &x_v = ft.x_v, &dout = ft.dout;
-    x = Tensor(Shape{o.batch, o.seq, o.d_model});
-    Rng xrng(o.seed, 1);
-    for (auto& v : x.data) v = xrng.normal();
+    x = seeded_normal(Shape{o.batch, o.seq, o.d_model}, o.seed, kStreamX);
     // cross-attention: the other sequence x_kv (B, Tk, kdim), N(0, 1) from --seed's stream 3, and x_v from stream 4
     if (cross) {
-        x_kv = Tensor(Shape{o.batch, o.tk, o.kdim});
-        Rng krng(o.seed, 3);
-        for (auto& v : x_kv.data) v = krng.normal();
-        if (separate_v) {
-            x_v = Tensor(Shape{o.batch, o.tk, o.vdim});
-            Rng vrng(o.seed, 4);
-            for (auto& v : x_v.data) v = vrng.normal();
-        }
+        x_kv = seeded_normal(Shape{o.batch, o.tk, o.kdim}, o.seed, kStreamXkv);
+        if (separate_v) x_v = seeded_normal(Shape{o.batch, o.tk, o.vdim}, o.seed, kStreamXv);
     }
     if (input) {
         x = input->tensors.at("x");
@@ -587,9 +580,7 @@ ForwardTensors build_forward_tensors(const ForwardOpts& o, const MhaConfig& cfg,
 
     // dL/d out for --backward: N(0, 1) from --seed (its own stream), or the --input file's dout
     if (o.backward) {
-        dout = Tensor(Shape{o.batch, o.seq, cfg.d_model});
-        Rng drng(o.seed, 2);
-        for (auto& v : dout.data) v = drng.normal();
+        dout = seeded_normal(Shape{o.batch, o.seq, cfg.d_model}, o.seed, kStreamDout);
         if (input) take_tensor(*input, "dout", dout, o.input);
     }
 
@@ -667,8 +658,7 @@ int run_forward(ForwardOpts o) {
 
     // ---- build the layer and the input, all from --seed
     MultiHeadAttention mha(cfg);
-    Rng wrng(o.seed, 0);
-    mha.init(init, wrng);
+    seed_layer(mha, init, o.seed);
     const ForwardTensors ft = build_forward_tensors(o, cfg, cross, separate_v, input, mha);
     const Tensor &x = ft.x, &x_kv = ft.x_kv, &x_v = ft.x_v, &dout = ft.dout;
 

@@ -111,13 +111,6 @@ void check_index(const char* opt, int64_t v, int64_t n, const char* what) {
         throw InputError(fmt::format("{}: must be in [0, {}] (the model has {} {}), got {}", opt, n - 1, n, what, v));
 }
 
-// A label of at most `w` code points, padded on the left to w columns.
-std::string label(const std::string& s, size_t w) {
-    std::u32string u = utf8_decode(s);
-    if (u.size() > w) u = u.substr(0, w - 1) + U"…";
-    return std::string(w - u.size(), ' ') + utf8_encode(u);
-}
-
 // At most `w` code points of `s`, on one line (line breaks shown as spaces).
 std::string clip(const std::string& s, size_t w) {
     std::u32string u = utf8_decode(s);
@@ -331,48 +324,27 @@ int run_probe(const CommonOpts& co, const ProbeCmd& o) {
     for (const Occurrence& w : to_words) groups.push_back(find_occurrence("--to", p.enc, w));
     const BertModel m = BertModel::load(p.files);
     const BertOutput out = m.forward({p.enc.ids});
-    std::vector<ProbeRow> rows = probe_heads(out.attentions, 0, from, groups);
-    std::stable_sort(rows.begin(), rows.end(), [](const ProbeRow& a, const ProbeRow& b) { return a.weight[0] > b.weight[0]; });
-    const size_t C = to.size();
-    std::vector<size_t> prefer(C, 0);
-    std::vector<double> mean(C, 0.0);
-    for (const ProbeRow& r : rows) {
-        const size_t best = static_cast<size_t>(std::max_element(r.weight.begin(), r.weight.end()) - r.weight.begin());
-        ++prefer[best];
-        for (size_t c = 0; c < C; ++c) mean[c] += r.weight[c] / static_cast<double>(rows.size());
-    }
+    const ProbeRanking ranked = rank_probe(probe_heads(out.attentions, 0, from, groups));
+    const TextOut text({o.json.claim()});
     auto positions = [&](const std::vector<int64_t>& v) { return fmt::format("{}", fmt::join(v, ",")); };
     if (o.json.given()) {
-        nlohmann::json j = {{"text", co.text}, {"tokens", p.enc.tokens}, {"from", o.from}, {"from_tokens", from},
-                            {"to", to}, {"to_tokens", groups}};
-        nlohmann::json hr = nlohmann::json::array();
-        for (const ProbeRow& r : rows) hr.push_back({{"layer", r.layer}, {"head", r.head}, {"weight", r.weight}});
-        j["heads"] = hr;
-        j["mean_weight"] = mean;
-        j["heads_preferring"] = prefer;
+        nlohmann::ordered_json j = {{"format", "attn-model-probe"}, {"version", 1}};  // the envelope's keys first
+        j["text"] = co.text;
+        j["tokens"] = p.enc.tokens;
+        j["from"] = o.from;
+        j["from_tokens"] = from;
+        j["to"] = to;
+        j["to_tokens"] = groups;
+        add_probe_json(j, ranked);
         write_json(o.json, j, "attn-model-probe", 1);
         if (o.json.to_stdout()) return 0;
     }
-    fmt::print("attn model probe: {} tokens: {}\n", p.enc.tokens.size(), fmt::join(p.enc.tokens, " "));
-    fmt::print("query '{}' (token {}); candidates:", o.from, positions(from));
-    for (size_t c = 0; c < C; ++c) fmt::print(" '{}' (token {})", to[c], positions(groups[c]));
-    fmt::print("\nweight = attention from the query to the candidate's tokens; heads ranked by the weight on '{}'\n\n", to[0]);
-    fmt::print("{:>4} {:>5} {:>4}", "rank", "layer", "head");
-    for (const auto& t : to) fmt::print(" {}", label(t, 9));
-    fmt::print("   prefers\n");
-    const size_t shown = o.top > 0 ? std::min<size_t>(rows.size(), static_cast<size_t>(o.top)) : rows.size();
-    for (size_t k = 0; k < shown; ++k) {
-        const ProbeRow& r = rows[k];
-        fmt::print("{:>4} {:>5} {:>4}", k + 1, r.layer, r.head);
-        for (double v : r.weight) fmt::print(" {:9.3f}", v);
-        const size_t best = static_cast<size_t>(std::max_element(r.weight.begin(), r.weight.end()) - r.weight.begin());
-        fmt::print("   {}\n", to[best]);
-    }
-    if (shown < rows.size()) fmt::print(" ... {} more heads (--top 0 shows all)\n", rows.size() - shown);
-    fmt::print("\n");
-    for (size_t c = 0; c < C; ++c)
-        fmt::print("'{}': mean weight {:.3f} over all {} heads; the preferred candidate of {} heads\n", to[c], mean[c],
-                   rows.size(), prefer[c]);
+    text.print("attn model probe: {} tokens: {}\n", p.enc.tokens.size(), fmt::join(p.enc.tokens, " "));
+    text.print("query '{}' (token {}); candidates:", o.from, positions(from));
+    for (size_t c = 0; c < to.size(); ++c) text.print(" '{}' (token {})", to[c], positions(groups[c]));
+    text.print("\nweight = attention from the query to the candidate's tokens; heads ranked by the weight on '{}'\n\n",
+               to[0]);
+    print_probe_ranking(text, to, ranked, o.top, {});
     return 0;
 }
 

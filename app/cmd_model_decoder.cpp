@@ -94,7 +94,7 @@ Loaded load(const DecoderOpts& o) {
     if (static_cast<int64_t>(ids.size()) > config.n_positions)
         throw InputError(fmt::format("--text: is {} tokens long, more than the model's {} positions (n_positions)",
                                      ids.size(), config.n_positions));
-    Gpt2Model model = with_option("--model", [&] { return Gpt2Model::load(files); });
+    Gpt2Model model = with_option("--model", [&] { return Gpt2Model::load(files, config); });
     return {files, std::move(model), std::move(tok), std::move(ids)};
 }
 
@@ -849,15 +849,8 @@ int run_decoder_probe(const DecoderProbeArgs& a) {
     for (const auto& [w, n] : a.to_words)
         groups.push_back(with_option("--to", [&, &w = w, &n = n] { return find_bpe_word(tokens, w, n); }));
     const Gpt2Output out = l.model.forward(l.ids);
-    std::vector<ProbeRow> rows = probe_heads(out.attentions, 0, from, groups);
-    std::stable_sort(rows.begin(), rows.end(), [](const ProbeRow& x, const ProbeRow& y) { return x.weight[0] > y.weight[0]; });
+    const ProbeRanking ranked = rank_probe(probe_heads(out.attentions, 0, from, groups));
     const size_t C = a.to.size();
-    std::vector<size_t> prefer(C, 0);
-    std::vector<double> mean(C, 0.0);
-    for (const ProbeRow& r : rows) {
-        ++prefer[static_cast<size_t>(std::max_element(r.weight.begin(), r.weight.end()) - r.weight.begin())];
-        for (size_t k = 0; k < C; ++k) mean[k] += r.weight[k] / static_cast<double>(rows.size());
-    }
     // under the causal mask a query sees only the tokens up to itself
     std::vector<bool> after(C, false);
     for (size_t k = 0; k < C; ++k) after[k] = groups[k].front() > from.front();
@@ -871,11 +864,7 @@ int run_decoder_probe(const DecoderProbeArgs& a) {
         j["to"] = a.to;
         j["to_tokens"] = groups;
         j["causal"] = "a query attends only to the tokens up to itself: a candidate after it gets 0";
-        nlohmann::ordered_json hr = nlohmann::ordered_json::array();
-        for (const ProbeRow& r : rows) hr.push_back({{"layer", r.layer}, {"head", r.head}, {"weight", r.weight}});
-        j["heads"] = hr;
-        j["mean_weight"] = mean;
-        j["heads_preferring"] = prefer;
+        add_probe_json(j, ranked);
         write_json(a.json, j, "attn-model-probe", 1);
         if (a.json.to_stdout()) return 0;
     }
@@ -887,24 +876,7 @@ int run_decoder_probe(const DecoderProbeArgs& a) {
     for (size_t k = 0; k < C; ++k) text.print(" '{}' (token {})", a.to[k], positions(groups[k]));
     text.print("\nweight = attention from the query to the candidate's tokens (a decoder: each query sees only the "
                "tokens up to itself);\nheads ranked by the weight on '{}'\n\n", a.to[0]);
-    text.print("{:>4} {:>5} {:>4}", "rank", "layer", "head");
-    for (const std::string& t : a.to) text.print(" {:>9.9}", t);
-    text.print("   prefers\n");
-    const size_t n_shown = a.top > 0 ? std::min<size_t>(rows.size(), static_cast<size_t>(a.top)) : rows.size();
-    for (size_t k = 0; k < n_shown; ++k) {
-        const ProbeRow& r = rows[k];
-        text.print("{:>4} {:>5} {:>4}", k + 1, r.layer, r.head);
-        for (double v : r.weight) text.print(" {:9.3f}", v);
-        text.print("   {}\n", a.to[static_cast<size_t>(std::max_element(r.weight.begin(), r.weight.end()) - r.weight.begin())]);
-    }
-    if (n_shown < rows.size()) text.print(" ... {} more heads (--top 0 shows all)\n", rows.size() - n_shown);
-    text.print("\n");
-    for (size_t k = 0; k < C; ++k) {
-        text.print("'{}': mean weight {:.3f} over all {} heads; the preferred candidate of {} heads\n", a.to[k], mean[k],
-                   rows.size(), prefer[k]);
-        if (after[k])
-            text.print("  note: '{}' comes after the query, so the causal mask gives it no weight\n", a.to[k]);
-    }
+    print_probe_ranking(text, a.to, ranked, a.top, after);
     return 0;
 }
 
@@ -1017,6 +989,45 @@ std::function<std::optional<int>()> add_decoder_subcommands(CLI::App& model) {
         }
         return std::nullopt;
     };
+}
+
+void add_probe_json(nlohmann::ordered_json& j, const ProbeRanking& r) {
+    nlohmann::ordered_json hr = nlohmann::ordered_json::array();
+    for (const ProbeRow& row : r.rows) hr.push_back({{"layer", row.layer}, {"head", row.head}, {"weight", row.weight}});
+    j["heads"] = hr;
+    j["mean_weight"] = r.mean_weight;
+    j["heads_preferring"] = r.heads_preferring;
+}
+
+namespace {
+// A label of at most `w` code points, padded on the left to w columns.
+std::string label(const std::string& s, size_t w) {
+    std::u32string u = utf8_decode(s);
+    if (u.size() > w) u = u.substr(0, w - 1) + U"…";
+    return std::string(w - u.size(), ' ') + utf8_encode(u);
+}
+}  // namespace
+
+void print_probe_ranking(const TextOut& text, const std::vector<std::string>& to, const ProbeRanking& r, int64_t top,
+                         const std::vector<bool>& after) {
+    text.print("{:>4} {:>5} {:>4}", "rank", "layer", "head");
+    for (const std::string& t : to) text.print(" {}", label(t, 9));
+    text.print("   prefers\n");
+    const size_t n_shown = top > 0 ? std::min<size_t>(r.rows.size(), static_cast<size_t>(top)) : r.rows.size();
+    for (size_t k = 0; k < n_shown; ++k) {
+        const ProbeRow& row = r.rows[k];
+        text.print("{:>4} {:>5} {:>4}", k + 1, row.layer, row.head);
+        for (double v : row.weight) text.print(" {:9.3f}", v);
+        text.print("   {}\n", to[preferred_candidate(row)]);
+    }
+    if (n_shown < r.rows.size()) text.print(" ... {} more heads (--top 0 shows all)\n", r.rows.size() - n_shown);
+    text.print("\n");
+    for (size_t k = 0; k < to.size(); ++k) {
+        text.print("'{}': mean weight {:.3f} over all {} heads; the preferred candidate of {} heads\n", to[k],
+                   r.mean_weight[k], r.rows.size(), r.heads_preferring[k]);
+        if (k < after.size() && after[k])
+            text.print("  note: '{}' comes after the query, so the causal mask gives it no weight\n", to[k]);
+    }
 }
 
 }  // namespace attn::cli

@@ -16,6 +16,7 @@
 #include <CLI/CLI.hpp>
 
 #include "attn/io/dump.hpp"
+#include "attn/model/heads.hpp"
 #include "options.hpp"
 
 namespace attn::cli {
@@ -58,5 +59,12 @@ struct DecoderProbeArgs {
     JsonOut json;
 };
 int run_decoder_probe(const DecoderProbeArgs& a);
+
+// The probe's report, the same for the encoder and a decoder: the ranked heads, the mean weight
+// and the heads preferring each candidate as JSON fields, and the ranked table (the first `top`
+// rows, all when top is 0) with a line per candidate; after[c] adds the causal mask's note.
+void add_probe_json(nlohmann::ordered_json& j, const ProbeRanking& r);
+void print_probe_ranking(const TextOut& text, const std::vector<std::string>& to, const ProbeRanking& r, int64_t top,
+                         const std::vector<bool>& after);
 
 }  // namespace attn::cli

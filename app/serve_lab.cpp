@@ -23,6 +23,7 @@
 #include "attn/train/tasks.hpp"
 #include "attn/train/trainer.hpp"
 #include "attn/viz/html.hpp"
+#include "forward_seeds.hpp"
 #include "html_page.hpp"
 #include "parse.hpp"
 
@@ -159,11 +160,8 @@ json lab_attention(const json& r) {
     MhaConfig cfg = MhaConfig{D, H, 0, 0, true, D, D}.resolved();
     cfg.kv_heads = cfg.heads;
     MultiHeadAttention mha(cfg);
-    Rng wrng(seed, 0);
-    mha.init(parse_init("torch"), wrng);
-    Tensor x(Shape{1, T, D});
-    Rng xrng(seed, 1);
-    for (auto& v : x.data) v = xrng.normal();
+    seed_layer(mha, parse_init("torch"), seed);
+    const Tensor x = seeded_normal(Shape{1, T, D}, seed, kStreamX);
     AttentionOptions aopt;
     aopt.scale = s;
     aopt.fill = parse_fill("-inf");

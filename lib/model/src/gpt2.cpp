@@ -167,10 +167,12 @@ static Tensor slice(const Tensor& b, int64_t c0, int64_t n) {
     return t;
 }
 
-Gpt2Model Gpt2Model::load(const Gpt2Files& files) {
+Gpt2Model Gpt2Model::load(const Gpt2Files& files) { return load(files, read_gpt2_config(files)); }
+
+Gpt2Model Gpt2Model::load(const Gpt2Files& files, const Gpt2Config& config) {
     Gpt2Model m;
     m.files = files;
-    m.config = read_gpt2_config(files);
+    m.config = config;
     const Gpt2Config& c = m.config;
     const SafeTensors st = SafeTensors::load(files.weights);
     const std::string pre = st.has("transformer.wte.weight") ? "transformer." : "";

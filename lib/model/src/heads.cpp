@@ -114,4 +114,26 @@ std::vector<ProbeRow> probe_heads(const std::vector<Tensor>& attentions, int64_t
     return rows;
 }
 
+size_t preferred_candidate(const ProbeRow& r) {
+    return static_cast<size_t>(std::max_element(r.weight.begin(), r.weight.end()) - r.weight.begin());
+}
+
+ProbeRanking rank_probe(std::vector<ProbeRow> rows) {
+    ProbeRanking out;
+    const size_t C = rows.empty() ? 0 : rows.front().weight.size();
+    out.mean_weight.assign(C, 0.0);
+    out.heads_preferring.assign(C, 0);
+    for (const ProbeRow& r : rows) {
+        if (r.weight.size() != C) throw ShapeError("probe: rows with different numbers of candidates");
+        if (C == 0) continue;
+        ++out.heads_preferring[preferred_candidate(r)];
+        for (size_t c = 0; c < C; ++c) out.mean_weight[c] += r.weight[c] / static_cast<double>(rows.size());
+    }
+    if (C > 0)
+        std::stable_sort(rows.begin(), rows.end(),
+                         [](const ProbeRow& a, const ProbeRow& b) { return a.weight[0] > b.weight[0]; });
+    out.rows = std::move(rows);
+    return out;
+}
+
 }  // namespace attn

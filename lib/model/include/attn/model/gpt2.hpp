@@ -147,6 +147,9 @@ public:
     // or a tensor that is not part of the model (the causal-mask buffers attn.bias and
     // attn.masked_bias that older transformers saved are skipped).
     static Gpt2Model load(const Gpt2Files& files);
+    // The same with the folder's config already read (read_gpt2_config(files)), so a caller
+    // that checked the config first does not read and check config.json twice.
+    static Gpt2Model load(const Gpt2Files& files, const Gpt2Config& config);
 
     // The whole sequence with the causal mask. InputError on no ids, more than
     // n_positions, an id outside the vocabulary, or an ablated head outside the model

@@ -78,4 +78,16 @@ struct ProbeRow {
 std::vector<ProbeRow> probe_heads(const std::vector<Tensor>& attentions, int64_t b, const std::vector<int64_t>& from,
                                   const std::vector<std::vector<int64_t>>& to);
 
+// The probe's rows ranked by the weight on the first candidate (ties keep layer-major
+// order), with per candidate the weight averaged over all heads and the number of heads
+// whose largest weight is on it (the first candidate on ties).
+struct ProbeRanking {
+    std::vector<ProbeRow> rows;
+    std::vector<double> mean_weight;
+    std::vector<size_t> heads_preferring;
+};
+ProbeRanking rank_probe(std::vector<ProbeRow> rows);
+// The candidate a row gives the most weight (the first on ties).
+size_t preferred_candidate(const ProbeRow& r);
+
 }  // namespace attn

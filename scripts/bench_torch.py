@@ -161,7 +161,15 @@ def run_torch(torch, a, threads, causal, T):
         q, k, v = (torch.randn(a.batch, a.heads, T, a.d_k) for _ in range(3))
         for name, dtype in (("fp32", torch.float32), ("bf16", torch.bfloat16)):
             qq, kk, vv = q.to(dtype), k.to(dtype), v.to(dtype)
-            secs, cpu = median_time(lambda: F.scaled_dot_product_attention(qq, kk, vv, is_causal=causal), a.reps)
+            try:
+                secs, cpu = median_time(lambda: F.scaled_dot_product_attention(qq, kk, vv, is_causal=causal), a.reps)
+            except RuntimeError as e:
+                # e.g. torch 2.15 at ATEN_CPU_CAPABILITY=avx2 on a CPU with AMX: "pack_vnni2 is only
+                # supported when avx512 is supported" for bf16; the cell is reported, not the run lost
+                out[name] = out[name + "_cpu"] = None
+                out[name + "_error"] = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+                print(f"bench_torch.py: torch's SDPA failed ({name}, T={T}): {out[name + '_error']}", file=sys.stderr)
+                continue
             fl = flops_of(a.batch, a.heads, T, a.d_k, causal)
             out[name] = fl / secs / 1e9
             out[name + "_cpu"] = fl / cpu / 1e9 if cpu > 0 else None
@@ -365,12 +373,21 @@ def print_attention_header(machine, torch, attn_desc, run_desc, load_before, loa
 
 
 def force_isa(isa):
-    """Caps both sides at one kernel family, before torch is imported anywhere (it reads
-    ATEN_CPU_CAPABILITY once, when it loads) and before attn runs (ATTN_ISA)."""
+    """Caps both sides at one kernel family, before torch is imported anywhere (it reads these
+    once, when it loads) and before attn runs (ATTN_ISA). ATEN_CPU_CAPABILITY caps only ATen's
+    own vector kernels: the GEMMs inside SDPA come from oneDNN and MKL, which choose their own
+    instructions, so they are capped too (ONEDNN_MAX_CPU_ISA, MKL_ENABLE_INSTRUCTIONS); without
+    that, "avx2" on an AVX-512 machine measured torch's GEMMs at AVX-512 against attn at AVX2."""
     if isa is None:
         return
     os.environ["ATTN_ISA"] = isa
     os.environ["ATEN_CPU_CAPABILITY"] = {"generic": "default", "avx2": "avx2"}.get(isa, "avx512")
+    onednn = {"generic": "SSE41", "avx2": "AVX2", "avx512": "AVX512_CORE_BF16"}.get(isa)
+    mkl = {"generic": "SSE4_2", "avx2": "AVX2", "avx512": "AVX512"}.get(isa)
+    if onednn:
+        os.environ["ONEDNN_MAX_CPU_ISA"] = onednn
+    if mkl:
+        os.environ["MKL_ENABLE_INSTRUCTIONS"] = mkl
 
 
 def main():
@@ -471,7 +488,8 @@ def main():
                        "torch_bf16": tor["bf16"], "attn_fp32": attn.get(("flash", T)),
                        "attn_bf16": attn.get(("flash-bf16", T)), "flash_bf16_path": doc["machine"].get("flash_bf16_path"),
                        "torch_fp32_cpu": tor["fp32_cpu"], "torch_bf16_cpu": tor["bf16_cpu"],
-                       "attn_fp32_cpu": attn_cpu.get(("flash", T)), "attn_bf16_cpu": attn_cpu.get(("flash-bf16", T))}
+                       "attn_fp32_cpu": attn_cpu.get(("flash", T)), "attn_bf16_cpu": attn_cpu.get(("flash-bf16", T)),
+                       "torch_errors": {k[:-len("_error")]: v for k, v in tor.items() if k.endswith("_error")}}
                 rows.append(row)
     load_after = load_average()
 
@@ -499,6 +517,9 @@ def main():
               f"{r(row['attn_fp32_cpu'], row['torch_fp32_cpu'])} | "
               f"{f(row['attn_bf16'])} | {f(row['torch_bf16'])} | {r(row['attn_bf16'], row['torch_bf16'])} | "
               f"{r(row['attn_bf16_cpu'], row['torch_bf16_cpu'])} | {r(row['attn_bf16'], row['attn_fp32'])} |")
+    errors = sorted({f"{dt}: {msg}" for row in rows for dt, msg in row["torch_errors"].items()})
+    if errors:
+        print("\n- : torch's SDPA failed there (" + "; ".join(errors) + ")")
     print("\nGFLOP/s of wall time; ratio = attn / SDPA. per CPU-s: the same ratio per CPU-second of all the "
           "process's threads,\nsteadier when the cores are shared (PyTorch's OpenMP threads may also count "
           "time spent waiting).")

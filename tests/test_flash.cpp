@@ -332,11 +332,11 @@ TEST_CASE("flash-bf16 on the AVX-512 BF16 path matches the reference within bf16
     check_bf16_path_if_here("avx512-bf16", "AVX-512 BF16");
 }
 
-TEST_CASE("flash-bf16 on the AVX-512 path (pairs widened by shifts) matches the reference within bf16 precision") {
+TEST_CASE("flash-bf16 on the AVX-512 path (float32 on bf16-rounded operands) matches the reference within bf16 precision") {
     check_bf16_path_if_here("avx512", "AVX-512");
 }
 
-TEST_CASE("flash-bf16 on the AVX2 path (pairs widened by shifts) matches the reference within bf16 precision") {
+TEST_CASE("flash-bf16 on the AVX2 path (float32 on bf16-rounded operands) matches the reference within bf16 precision") {
     check_bf16_path_if_here("avx2", "AVX2 with FMA");
 }
 

@@ -160,8 +160,8 @@ namespace {
 // The kernel behind each bf16 path but amx (which packs its own operands).
 const fd::Kernel* bf16_kernel(std::string_view path) {
     if (path == "avx512-bf16") return fd::avx512_bf16_kernel();
-    if (path == "avx512") return fd::avx512_pairs_kernel();
-    return fd::avx2_pairs_kernel();
+    if (path == "avx512") return fd::avx512_widened_kernel();
+    return fd::avx2_widened_kernel();
 }
 }  // namespace
 
@@ -171,8 +171,8 @@ std::vector<std::string> flash_bf16_paths() {
         if (cpu_amx_bf16_usable()) paths.emplace_back("amx");
         paths.emplace_back("avx512-bf16");
     }
-    if (fd::avx512_pairs_kernel() != nullptr && cpu_has_avx512()) paths.emplace_back("avx512");
-    if (fd::avx2_pairs_kernel() != nullptr && cpu_has_avx2()) paths.emplace_back("avx2");
+    if (fd::avx512_widened_kernel() != nullptr && cpu_has_avx512()) paths.emplace_back("avx512");
+    if (fd::avx2_widened_kernel() != nullptr && cpu_has_avx2()) paths.emplace_back("avx2");
     return paths;
 }
 
@@ -201,6 +201,20 @@ Tensor attention_flash_bf16_with(std::string_view path, const Tensor& q, const T
     a.q = q.ptr(), a.k = k.ptr(), a.v = v.ptr(), a.out = out.ptr();
     if (use == "amx") {
         fd::run_amx_bf16(a, threads);  // packs K and V itself, in the tile layout
+        return out;
+    }
+    if (use == "avx512" || use == "avx2") {
+        // pass 0 of the paths without a bf16 instruction: K and V rounded to bf16 values,
+        // kept as float32 in their own layout (fd::avx512_widened_kernel)
+        std::vector<float> kr(k.data.size()), vr(v.data.size());
+        parallel_for(2, threads, [&](int64_t which, int) {
+            const std::vector<float>& src = which == 0 ? k.data : v.data;
+            std::vector<float>& dst = which == 0 ? kr : vr;
+            for (size_t i = 0; i < src.size(); ++i) dst[i] = fd::bf16_value(src[i]);
+        });
+        a.k = kr.data();
+        a.v = vr.data();
+        run_kernel(*for_size(bf16_kernel(use), a), a, threads);
         return out;
     }
     // pass 0: K and V to bf16 once (the kernels read them T/64 times each):

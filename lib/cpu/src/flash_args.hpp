@@ -72,11 +72,12 @@ const Kernel* generic_kernel();
 const Kernel* avx2_kernel();
 const Kernel* avx512_kernel();
 const Kernel* avx512_bf16_kernel();
-// bf16 storage with float32 arithmetic where the CPU has no bf16 dot product
-// (flash_bf16_avx512f.cpp, flash_bf16_avx2.cpp): the same operand layout as
-// avx512_bf16_kernel, each pair widened to two floats by shifts.
-const Kernel* avx512_pairs_kernel();
-const Kernel* avx2_pairs_kernel();
+// bf16 operands with float32 arithmetic where the CPU has no bf16 dot product
+// (flash_bf16_avx512f.cpp, flash_bf16_avx2.cpp): the float32 kernel on values rounded
+// to bf16 (FlashF32's ROUND); K and V come as float32 copies rounded by the caller
+// (Args::k, Args::v), not in the pair layout of avx512_bf16_kernel.
+const Kernel* avx512_widened_kernel();
+const Kernel* avx2_widened_kernel();
 
 // flash_amx.cpp: the bf16 forward on AMX tiles (same Args, K and V packed by the
 // kernel itself; kb and vb unused). amx_bf16_usable(): the CPU has AMX-TILE and
@@ -95,5 +96,12 @@ inline uint16_t to_bf16(float x) {
     if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40);  // NaN stays NaN
     u += 0x7fffu + ((u >> 16) & 1u);
     return static_cast<uint16_t>(u >> 16);
+}
+// x rounded to the nearest bf16 value, as a float.
+inline float bf16_value(float x) {
+    const uint32_t u = static_cast<uint32_t>(to_bf16(x)) << 16;
+    float r;
+    __builtin_memcpy(&r, &u, 4);
+    return r;
 }
 }  // namespace attn::flash_detail

@@ -57,7 +57,14 @@ inline uint32_t load_u32(const void* p) {
 // operands, two products per lane per instruction (vdpbf16ps), with float32
 // accumulation; S then also provides VP (a vector of bf16 pairs), loadp, set1p,
 // dp (acc + pairwise dot) and pack_pairs (two float rows -> one row of pairs).
-template <class S, int NV, int NT, int RS, int RP, int BK, bool BF16 = false>
+// ROUND (with BF16 false): the float32 GEMMs on operands rounded to bf16 values, for
+// CPUs without a bf16 dot product: the caller passes K and V already rounded (still
+// float32), pass 1 rounds the scaled q block and pass 4 rounds P (S::round_bf16, to
+// nearest even). A product of two bf16 values is exact in float32, so each score and
+// output term is what a pairwise bf16 kernel adds (the same products in the same
+// ascending order), at the float32 kernel's speed; with the cosine scale the key norms
+// are those of the rounded K.
+template <class S, int NV, int NT, int RS, int RP, int BK, bool BF16 = false, bool ROUND = false>
 struct FlashF32 {
     // pass 4 touches a new V row every key (stride Dv floats), and with ST, the V
     // block and OT (~80 KiB at BK = 128, Dk = 64) the L1 cannot hold them all:
@@ -274,7 +281,8 @@ struct FlashF32 {
                 }
             } else if (i < nq) {
                 const float f = a.qscale * (a.cosine ? inv_norm(q + i * Dk, Dk) : 1.0f);
-                for (int64_t d = 0; d < Dk; ++d) QT[d * BQ + i] = q[i * Dk + d] * f;
+                for (int64_t d = 0; d < Dk; ++d)
+                    QT[d * BQ + i] = ROUND ? bf16_value(q[i * Dk + d] * f) : q[i * Dk + d] * f;
             } else {
                 for (int64_t d = 0; d < Dk; ++d) QT[d * BQ + i] = 0.0f;
             }
@@ -454,6 +462,10 @@ struct FlashF32 {
                         pv_rest_bf16<RP - 1>(static_cast<int>(Dv - e), vbp + e, PT2 + o, OT + e * BQ + o, alpha + o, np, Dv);
                 }
             } else {
+                if constexpr (ROUND)
+                    for (int jj = 0; jj < nk; ++jj)
+                        for (int v = 0; v < NV; ++v)
+                            S::store(ST + jj * BQ + v * W, S::round_bf16(S::load(ST + jj * BQ + v * W)));
                 const float* vp = vv + j0 * Dv;
                 for (int v0 = 0; v0 < NV; v0 += NT) {
                     const int64_t o = v0 * W;

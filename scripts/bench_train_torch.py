@@ -41,6 +41,8 @@ import subprocess
 import sys
 import time
 
+from torch_isa import force_isa
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
@@ -53,15 +55,6 @@ def positive(text):
     if v <= 0:
         raise argparse.ArgumentTypeError(f"must be a positive integer, got '{text}'")
     return v
-
-
-def force_isa(isa):
-    """Caps both sides at one kernel family, before torch is imported anywhere (it reads
-    ATEN_CPU_CAPABILITY once, when it loads) and before attn runs (ATTN_ISA)."""
-    if isa is None:
-        return
-    os.environ["ATTN_ISA"] = isa
-    os.environ["ATEN_CPU_CAPABILITY"] = {"generic": "default", "avx2": "avx2"}.get(isa, "avx512")
 
 
 def parse_args():

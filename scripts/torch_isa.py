@@ -1,0 +1,22 @@
+"""scripts/torch_isa.py: `--isa` of the scripts that time attn against PyTorch (bench_torch.py,
+bench_train_torch.py): both sides capped at one kernel family, so an AVX-512 machine can measure
+the AVX2 figures."""
+import os
+
+
+def force_isa(isa):
+    """Caps both sides at one kernel family, before torch is imported anywhere (it reads these
+    once, when it loads) and before attn runs (ATTN_ISA). ATEN_CPU_CAPABILITY caps only ATen's
+    own vector kernels: the GEMMs inside SDPA come from oneDNN and MKL, which choose their own
+    instructions, so they are capped too (ONEDNN_MAX_CPU_ISA, MKL_ENABLE_INSTRUCTIONS); without
+    that, "avx2" on an AVX-512 machine measured torch's GEMMs at AVX-512 against attn at AVX2."""
+    if isa is None:
+        return
+    os.environ["ATTN_ISA"] = isa
+    os.environ["ATEN_CPU_CAPABILITY"] = {"generic": "default", "avx2": "avx2"}.get(isa, "avx512")
+    onednn = {"generic": "SSE41", "avx2": "AVX2", "avx512": "AVX512_CORE_BF16"}.get(isa)
+    mkl = {"generic": "SSE4_2", "avx2": "AVX2", "avx512": "AVX512"}.get(isa)
+    if onednn:
+        os.environ["ONEDNN_MAX_CPU_ISA"] = onednn
+    if mkl:
+        os.environ["MKL_ENABLE_INSTRUCTIONS"] = mkl

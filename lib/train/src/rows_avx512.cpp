@@ -1,14 +1,13 @@
-// The AVX-512 row kernels of the fast ops (rows_avx512.hpp), compiled for AVX-512 through a
+// The AVX-512 row kernels of the fast ops (rows.hpp), compiled for AVX-512 through a
 // target pragma so that a portable build has them too. Standard headers come before the
 // pragma so that only this file's own code is built for AVX-512.
-#include "rows_avx512.hpp"
+#include "rows.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 
-#include "attn/cpu/features.hpp"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #pragma GCC push_options
@@ -246,12 +245,11 @@ void ds_rows_avx512(float* dp, const float* P, int64_t T, float factor) {
 
 }  // namespace
 
-const RowsAvx512* rows_avx512() {
-    static const RowsAvx512 kernels{&transpose_avx512,     &layernorm_forward_rows_avx512, &layernorm_backward_rows_avx512,
+const RowKernels* rows_avx512_kernels() {
+    static const RowKernels kernels{&transpose_avx512,     &layernorm_forward_rows_avx512, &layernorm_backward_rows_avx512,
                                     &gelu_forward_avx512,  &gelu_backward_avx512,          &softmax_rows_avx512,
-                                    &ds_rows_avx512};
-    static const RowsAvx512* chosen = isa_in_use() >= Isa::avx512 ? &kernels : nullptr;
-    return chosen;
+                                    &ds_rows_avx512,       "avx512"};
+    return &kernels;
 }
 
 }  // namespace attn::train::detail
@@ -259,6 +257,6 @@ const RowsAvx512* rows_avx512() {
 
 #else
 namespace attn::train::detail {
-const RowsAvx512* rows_avx512() { return nullptr; }
+const RowKernels* rows_avx512_kernels() { return nullptr; }
 }  // namespace attn::train::detail
 #endif

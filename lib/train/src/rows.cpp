@@ -1,0 +1,17 @@
+// Which row kernels the fast ops use (rows.hpp): the widest table this CPU runs under ATTN_ISA.
+#include "rows.hpp"
+
+#include "attn/cpu/features.hpp"
+
+namespace attn::train::detail {
+
+const RowKernels* row_kernels() {
+    static const RowKernels* chosen = []() -> const RowKernels* {
+        if (cpu_has_avx512() && rows_avx512_kernels() != nullptr) return rows_avx512_kernels();
+        if (cpu_has_avx2() && rows_avx2_kernels() != nullptr) return rows_avx2_kernels();
+        return nullptr;
+    }();
+    return chosen;
+}
+
+}  // namespace attn::train::detail

@@ -11,9 +11,9 @@
 
 #include "attn/core/attention.hpp"
 #include "attn/core/parallel.hpp"
+#include "attn/cpu/rows.hpp"
 #include "attn/train/ops.hpp"
 #include "gemm.hpp"
-#include "rows.hpp"
 
 namespace attn::train {
 
@@ -58,7 +58,7 @@ S* scratch_floats(size_t n, int slot) {
 template <class S>
 void transpose(S* dst, const S* src, int64_t rows, int64_t cols, int64_t lds) {
     if constexpr (std::is_same_v<S, float>)
-        if (const auto* k = detail::row_kernels(); k != nullptr && 16 * lds < (int64_t{1} << 28))
+        if (const auto* k = rows::row_kernels(); k != nullptr && 16 * lds < (int64_t{1} << 28))
             return k->transpose(dst, rows, src, rows, cols, lds, false);
     for (int64_t r = 0; r < rows; ++r) {
         __builtin_prefetch(src + (r + 8) * lds);
@@ -119,7 +119,7 @@ template <class S>
 void layernorm_forward_rows(S* out, S* mean, S* rstd, const S* inp, const S* w, const S* b, int64_t N, int64_t D) {
     const S eps = static_cast<S>(1e-5);
     if constexpr (std::is_same_v<S, float>)
-        if (const auto* k = detail::row_kernels(); k != nullptr && D % 16 == 0)
+        if (const auto* k = rows::row_kernels(); k != nullptr && D % 16 == 0)
             return k->layernorm_forward(out, mean, rstd, inp, w, b, N, D, eps);
     for (int64_t n = 0; n < N; ++n) {
         const S* x = inp + n * D;
@@ -158,8 +158,8 @@ template <class S>
 void layernorm_backward_rows(S* dinp, S* dw, S* db, const S* dout, const S* inp, const S* w, const S* mean,
                              const S* rstd, int64_t N, int64_t D, Into into) {
     if constexpr (std::is_same_v<S, float>)
-        if (const auto* k = detail::row_kernels(); k != nullptr && D % 16 == 0)
-            return k->layernorm_backward(dinp, dw, db, dout, inp, w, mean, rstd, N, D, into);
+        if (const auto* k = rows::row_kernels(); k != nullptr && D % 16 == 0)
+            return k->layernorm_backward(dinp, dw, db, dout, inp, w, mean, rstd, N, D, into == Into::Add);
     for (int64_t n = 0; n < N; ++n) {
         const S* x = inp + n * D;
         const S* g_out = dout + n * D;
@@ -231,7 +231,7 @@ void matmul_forward_impl(S* out, const S* inp, const S* W, const S* WT, const S*
 template <class S>
 void gelu_forward_block(S* out, const S* inp, int64_t m) {
     if constexpr (std::is_same_v<S, float>)
-        if (const auto* k = detail::row_kernels()) return k->gelu_forward(out, inp, m);
+        if (const auto* k = rows::row_kernels()) return k->gelu_forward(out, inp, m);
     using A = Eigen::Array<S, Eigen::Dynamic, 1>;
     const Eigen::Map<const A> x(inp, m);
     Eigen::Map<A> y(out, m);
@@ -250,7 +250,7 @@ void gelu_forward_block(S* out, const S* inp, int64_t m) {
 template <class S>
 void gelu_backward_block(S* dinp, const S* inp, const S* dout, int64_t m, Into into) {
     if constexpr (std::is_same_v<S, float>)
-        if (const auto* k = detail::row_kernels()) return k->gelu_backward(dinp, inp, dout, m, into);
+        if (const auto* k = rows::row_kernels()) return k->gelu_backward(dinp, inp, dout, m, into == Into::Add);
     using A = Eigen::Array<S, Eigen::Dynamic, 1>;
     const Eigen::Map<const A> x(inp, m), dy(dout, m);
     Eigen::Map<A> dx(dinp, m);
@@ -438,7 +438,7 @@ namespace {
 template <class S>
 void add_transposed(S* dst, int64_t ld, const S* src, int64_t rows, int64_t cols, bool add) {
     if constexpr (std::is_same_v<S, float>)  // dst's row c (rows floats) gathers src's column c
-        if (const auto* k = detail::row_kernels(); k != nullptr && 16 * cols < (int64_t{1} << 28))
+        if (const auto* k = rows::row_kernels(); k != nullptr && 16 * cols < (int64_t{1} << 28))
             return k->transpose(dst, ld, src, rows, cols, cols, add);
     for (int64_t c = 0; c < cols; ++c)
         for (int64_t r = 0; r < rows; ++r) {
@@ -451,7 +451,7 @@ void add_transposed(S* dst, int64_t ld, const S* src, int64_t rows, int64_t cols
 template <class S>
 void ds_rows(S* dp, const S* P, int64_t T, S factor) {
     if constexpr (std::is_same_v<S, float>)
-        if (const auto* k = detail::row_kernels()) return k->ds_rows(dp, P, T, factor);
+        if (const auto* k = rows::row_kernels()) return k->ds_rows(dp, P, T, factor);
     for (int64_t i = 0; i < T; ++i) {
         S* dpi = dp + i * T;
         const S* pi = P + i * T;
@@ -514,7 +514,7 @@ void attention_forward_fast(S* out, S* att, const S* q, const S* k, const S* v, 
                 std::fill(row + n, row + T, S(0));
             }
         };
-        const auto* k = std::is_same_v<S, float> ? detail::row_kernels() : nullptr;
+        const auto* k = std::is_same_v<S, float> ? rows::row_kernels() : nullptr;
         if constexpr (std::is_same_v<S, float>)
             if (k != nullptr) k->softmax_rows(att + bh * T * T, T, factor, causal);
         if (k == nullptr) softmax_rows();

@@ -1,9 +1,9 @@
-// Which row kernels the fast ops use (rows.hpp): the widest table this CPU runs under ATTN_ISA.
-#include "rows.hpp"
+// Which row kernels the fast training ops use (attn/cpu/rows.hpp): the widest table this CPU runs under ATTN_ISA.
+#include "attn/cpu/rows.hpp"
 
 #include "attn/cpu/features.hpp"
 
-namespace attn::train::detail {
+namespace attn::rows {
 
 const RowKernels* row_kernels() {
     static const RowKernels* chosen = []() -> const RowKernels* {
@@ -14,4 +14,4 @@ const RowKernels* row_kernels() {
     return chosen;
 }
 
-}  // namespace attn::train::detail
+}  // namespace attn::rows

@@ -1,4 +1,4 @@
-// lib/train/src/rows_kernel.hpp: private. The row kernels of the fast ops (rows.hpp), written once
+// lib/cpu/src/rows_kernel.hpp: private. The row kernels of the fast ops (attn/cpu/rows.hpp), written once
 // over a 16-lane float traits type L, and included by rows_avx512.cpp (one zmm register) and
 // rows_avx2.cpp (a pair of ymm registers) inside their target regions, after <immintrin.h>.
 // Sixteen lanes on both, so every row sum has the same lanes (lane l takes elements l, l + 16,
@@ -19,9 +19,9 @@
 #include <cstdint>
 #include <limits>
 
-#include "rows.hpp"
+#include "attn/cpu/rows.hpp"
 
-namespace attn::train::detail {
+namespace attn::rows {
 namespace {
 
 template <class L>
@@ -58,7 +58,7 @@ struct Rows {
     // dx (= or +=) r (g - mean(g) - xhat mean(g xhat)), g = dout w; dw += dout xhat; db += dout
     static void layernorm_backward(float* dinp, float* dw, float* db, const float* dout, const float* inp,
                                    const float* w, const float* mean, const float* rstd, int64_t N, int64_t D,
-                                   Into into) {
+                                   bool add) {
         const float inv_d = 1.0f / static_cast<float>(D);
         for (int64_t n = 0; n < N; ++n) {
             const float* x = inp + n * D;
@@ -78,7 +78,7 @@ struct Rows {
                 const V xh = L::mul(L::sub(L::load(x + i), vm), vr);
                 const V g = L::mul(gov, L::load(w + i));
                 V d = L::mul(vr, L::fnmadd(xh, gxm, L::sub(g, gm)));  // r (g - g_mean - xhat gx_mean)
-                if (into == Into::Add) d = L::add(L::load(dx + i), d);
+                if (add) d = L::add(L::load(dx + i), d);
                 L::store(dx + i, d);
                 L::store(dw + i, L::fmadd(gov, xh, L::load(dw + i)));
                 L::store(db + i, L::add(L::load(db + i), gov));
@@ -115,18 +115,18 @@ struct Rows {
         }
     }
     // GELU'(x) dout into dinp (= or +=); dinp may be dout itself
-    static void gelu_backward(float* dinp, const float* inp, const float* dout, int64_t m, Into into) {
+    static void gelu_backward(float* dinp, const float* inp, const float* dout, int64_t m, bool add) {
         int64_t i = 0;
         for (; i + 16 <= m; i += 16) {
             __builtin_prefetch(inp + i + 1024);
             V g = gelu_grad(L::load(inp + i), L::load(dout + i));
-            if (into == Into::Add) g = L::add(L::load(dinp + i), g);
+            if (add) g = L::add(L::load(dinp + i), g);
             L::store(dinp + i, g);
         }
         if (i < m) {
             const int64_t n = m - i;
             V g = gelu_grad(L::load_n(inp + i, n), L::load_n(dout + i, n));
-            if (into == Into::Add) g = L::add(L::load_n(dinp + i, n), g);
+            if (add) g = L::add(L::load_n(dinp + i, n), g);
             L::store_n(dinp + i, g, n);
         }
     }
@@ -193,4 +193,4 @@ struct Rows {
 };
 
 }  // namespace
-}  // namespace attn::train::detail
+}  // namespace attn::rows

@@ -1,8 +1,8 @@
-// The AVX-512 row kernels of the fast ops (rows.hpp): rows_kernel.hpp on one zmm register, and
+// The AVX-512 row kernels of the fast ops (attn/cpu/rows.hpp): rows_kernel.hpp on one zmm register, and
 // the gather transposes; compiled for AVX-512 through a target pragma so that a portable build
 // has them too. Standard headers come before the pragma so that only this file's own code is
 // built for AVX-512.
-#include "rows.hpp"
+#include "attn/cpu/rows.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -17,7 +17,7 @@
 
 #include "rows_kernel.hpp"
 
-namespace attn::train::detail {
+namespace attn::rows {
 namespace {
 
 // dst[c * ldd + r] (=, or += when ADD) src[r * lds + c], r in [0, rows), c in [0, cols): each
@@ -97,11 +97,11 @@ const RowKernels* rows_avx512_kernels() {
     return &kernels;
 }
 
-}  // namespace attn::train::detail
+}  // namespace attn::rows
 #pragma GCC pop_options
 
 #else
-namespace attn::train::detail {
+namespace attn::rows {
 const RowKernels* rows_avx512_kernels() { return nullptr; }
-}  // namespace attn::train::detail
+}  // namespace attn::rows
 #endif

@@ -1,11 +1,11 @@
-// The AVX2 + FMA row kernels of the fast ops (rows.hpp): rows_kernel.hpp over 16 lanes held
+// The AVX2 + FMA row kernels of the fast ops (attn/cpu/rows.hpp): rows_kernel.hpp over 16 lanes held
 // in a pair of ymm registers, so that each row's sums have the lanes and the reduction tree
 // of the AVX-512 kernels (the LayerNorm sums are theirs bit for bit), and the gather
 // transposes. exp builds 2^n in the exponent bits instead of vscalefps (the same value for
 // the clamped range); the GELU's reciprocal is a division where AVX-512 has rcp14 and a
 // Newton step. Compiled through a target pragma;
 // chosen at run time where the CPU has AVX2 and FMA but not AVX-512 (or ATTN_ISA=avx2).
-#include "rows.hpp"
+#include "attn/cpu/rows.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -22,7 +22,7 @@
 
 #include "rows_kernel.hpp"
 
-namespace attn::train::detail {
+namespace attn::rows {
 namespace {
 
 inline __m256i lane_mask(int64_t n) {  // the first n of 8 lanes, n clamped to [0, 8]
@@ -135,11 +135,11 @@ const RowKernels* rows_avx2_kernels() {
     return &kernels;
 }
 
-}  // namespace attn::train::detail
+}  // namespace attn::rows
 #pragma GCC pop_options
 
 #else
-namespace attn::train::detail {
+namespace attn::rows {
 const RowKernels* rows_avx2_kernels() { return nullptr; }
-}  // namespace attn::train::detail
+}  // namespace attn::rows
 #endif

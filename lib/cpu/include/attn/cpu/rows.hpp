@@ -1,0 +1,44 @@
+// attn/cpu/rows.hpp: the row kernels under the fast training ops (lib/train's fast_ops.cpp):
+// LayerNorm, GELU (tanh form), attention's masked softmax and dS rows, and gather transposes.
+// Internal to attn: an interface its modules share, not one for users.
+//
+// One template (src/rows_kernel.hpp) over 16-lane traits, instantiated for AVX-512 (one zmm,
+// src/rows_avx512.cpp) and AVX2 + FMA (a pair of ymm registers, src/rows_avx2.cpp), each
+// compiled through a target pragma in every x86-64 build; row_kernels() (src/rows.cpp) picks
+// the widest the CPU runs under the ATTN_ISA cap, or none: the caller then takes its plain
+// loops, whose 16-lane sums give the same reduction order. Every row sum has the same 16
+// lanes and reduction tree on both instruction sets.
+#pragma once
+
+#include <cstdint>
+
+namespace attn::rows {
+
+struct RowKernels {
+    // dst[c * ldd + r] (=, or += when add) src[r * lds + c], r < rows, c < cols; callers keep
+    // 16 * lds below 2^28 (the gather's 32-bit offsets)
+    void (*transpose)(float* dst, int64_t ldd, const float* src, int64_t rows, int64_t cols, int64_t lds, bool add);
+    // LayerNorm of N rows of D (a multiple of 16): out = (x - mean) rstd w + b, mean and rstd kept
+    void (*layernorm_forward)(float* out, float* mean, float* rstd, const float* inp, const float* w, const float* b,
+                              int64_t N, int64_t D, float eps);
+    // dinp (=, or += when add) its gradient; dw and db accumulate
+    void (*layernorm_backward)(float* dinp, float* dw, float* db, const float* dout, const float* inp, const float* w,
+                               const float* mean, const float* rstd, int64_t N, int64_t D, bool add);
+    void (*gelu_forward)(float* out, const float* inp, int64_t m);
+    // dinp (=, or += when add) GELU'(inp) dout; dinp may be dout itself
+    void (*gelu_backward)(float* dinp, const float* inp, const float* dout, int64_t m, bool add);
+    // T rows of T in place: scaled by factor, masked (causal: row i keeps i + 1), softmax
+    void (*softmax_rows)(float* P, int64_t T, float factor, bool causal);
+    // dS = factor P o (dP - rowsum(P o dP)) over T rows of T, in place in dp
+    void (*ds_rows)(float* dp, const float* P, int64_t T, float factor);
+    const char* name;  // "avx512", "avx2"
+};
+
+// Each table, or null where the build is not for x86-64 (the CPU is not asked here).
+const RowKernels* rows_avx512_kernels();
+const RowKernels* rows_avx2_kernels();
+// The table for this CPU under ATTN_ISA: AVX-512, else AVX2 with FMA, else null. Decided once
+// per process.
+const RowKernels* row_kernels();
+
+}  // namespace attn::rows

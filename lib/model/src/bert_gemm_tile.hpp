@@ -1,15 +1,16 @@
-// lib/model/src/bert_gemm_tile.hpp: private. The encoder's register-tile GEMM, written once
-// over an operand type O and included by bert_gemm.cpp (float32, AVX-512F FMAs) and
-// bert_gemm_bf16.cpp (bf16 pairs, AVX-512 BF16's vdpbf16ps) inside their target regions,
-// after <immintrin.h>; each gets its own copy, compiled for its own instructions.
+// lib/model/src/bert_gemm_tile.hpp: private. The encoder's register-tile GEMM on bf16 pairs,
+// written once over an operand type O and included by bert_gemm_bf16.cpp (AVX-512 BF16's
+// vdpbf16ps) and bert_gemm_bf16_avx512f.cpp (the pairs widened, two FMAs) inside their
+// target regions, after <immintrin.h>; each gets its own copy, compiled for its own
+// instructions. (The float32 encoder GEMM is lib/cpu's strips kernel, attn/cpu/gemm.hpp,
+// the same tiling over SIMD traits.)
 //
-//   O::E      the element of an x row and of a weight strip row (float, or a uint32_t pair
-//             of bf16)
+//   O::E      the element of an x row and of a weight strip row (a uint32_t pair of bf16)
 //   O::load   16 lanes of a strip row;  O::bcast: one x element in every lane
 //   O::madd   acc + (the lane's product(s)), float32 accumulation
 //
 // Weights are packed in strips of 32 columns, kn rows of 32 elements each (bert.hpp:
-// PackedWeight, PackedWeightBf16), zero-padded to whole strips, so a tile always loads
+// PackedWeightBf16), zero-padded to whole strips, so a tile always loads
 // whole strip rows; the lanes past n_out are never stored. x rows hold kn elements.
 // Every element of out is b + term 0 + term 1 + ... in ascending k, one madd per term,
 // whichever tile or thread computes it.

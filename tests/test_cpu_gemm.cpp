@@ -1,5 +1,5 @@
-// The float32 GEMM kernels of lib/cpu (attn/cpu/gemm.hpp), each family this CPU runs, against
-// a plain double-precision product element by element; the families against each other bit
+// The GEMM kernels of lib/cpu (attn/cpu/gemm.hpp: float32 strided and strips, bf16 strips), each
+// family this CPU runs, against a plain double-precision product element by element; the float32 families against each other bit
 // for bit. The callers' paths (training ops, encoder) are tested in test_train_ops.cpp and
 // test_bert.cpp.
 //
@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -196,4 +197,77 @@ TEST_CASE("cpu gemm: the families and ATTN_ISA") {
         CHECK(r.out.find("encoder GEMM avx2") != std::string::npos);
         CHECK(r.out.find("training GEMM avx2") != std::string::npos);
     }
+}
+
+namespace {
+// float -> bfloat16 bits, nearest even (finite inputs), as vcvtneps2bf16 rounds
+uint16_t bf16_bits(float x) {
+    uint32_t u;
+    std::memcpy(&u, &x, 4);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return static_cast<uint16_t>(u >> 16);
+}
+double bf16_value(uint16_t h) {
+    const uint32_t u = static_cast<uint32_t>(h) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+}
+}  // namespace
+
+TEST_CASE("cpu gemm: the bf16 strip kernels (AVX-512 BF16, widened pairs, AMX) match double sums of the rounded operands") {
+    // The operands are bf16, so every product is exact in float32; only the float32 sums round:
+    // the same 2 (K + 1) u sum|terms| bound as above, K = n_in.
+    const int64_t N = 37, n_in = 45, n_out = 70, kp = (n_in + 31) / 32 * 16, strips = (n_out + 31) / 32;
+    const std::vector<float> x = normals(8, N * n_in), Wt = normals(9, n_in * n_out), b = normals(10, n_out);
+    std::vector<uint32_t> w(static_cast<size_t>(strips * kp * 32), 0u);
+    for (int64_t k = 0; k < n_in; ++k)
+        for (int64_t j = 0; j < n_out; ++j)
+            w[static_cast<size_t>(((j / 32) * kp + k / 2) * 32 + j % 32)] |=
+                static_cast<uint32_t>(bf16_bits(Wt[static_cast<size_t>(k * n_out + j)])) << (16 * (k % 2));
+    std::vector<double> ref(static_cast<size_t>(N * n_out)), mag(ref.size());
+    for (int64_t i = 0; i < N; ++i)
+        for (int64_t j = 0; j < n_out; ++j) {
+            double r = b[static_cast<size_t>(j)], m = std::fabs(r);
+            for (int64_t k = 0; k < n_in; ++k) {
+                const double t = bf16_value(bf16_bits(x[static_cast<size_t>(i * n_in + k)])) *
+                                 bf16_value(bf16_bits(Wt[static_cast<size_t>(k * n_out + j)]));
+                r += t;
+                m += std::fabs(t);
+            }
+            ref[static_cast<size_t>(i * n_out + j)] = r;
+            mag[static_cast<size_t>(i * n_out + j)] = m;
+        }
+    // x as bf16 pairs, rows padded to whole 32-row blocks (the AMX kernel reads them), and the
+    // rounding checked against the scalar one
+    const int64_t rows_padded = (N + 31) / 32 * 32;
+    std::vector<uint16_t> expect(static_cast<size_t>(rows_padded * 2 * kp), 0);
+    for (int64_t i = 0; i < N; ++i)
+        for (int64_t k = 0; k < n_in; ++k)
+            expect[static_cast<size_t>(i * 2 * kp + k)] = bf16_bits(x[static_cast<size_t>(i * n_in + k)]);
+    int ran = 0;
+    const bool widened = attn::gemm::available(attn::Isa::avx512);
+    for (const std::string kernel : {"avx512-bf16", "widened", "amx"}) {
+        CAPTURE(kernel);
+        const bool dot = kernel != "widened";  // AMX CPUs convert with vcvtneps2bf16, as the encoder does
+        const bool here = kernel == "avx512-bf16" ? attn::gemm::bf16_dot_available()
+                          : kernel == "widened"   ? widened
+                                                  : attn::cpu_amx_bf16_usable() && attn::gemm::bf16_dot_available();
+        if (!here) {
+            attn::test::skip("bf16 strips " + kernel + ": not on this CPU");
+            continue;
+        }
+        ++ran;
+        std::vector<uint16_t> xb(expect.size(), 0);
+        if (dot) attn::gemm::rows_to_bf16(xb.data(), x.data(), N, n_in, kp);
+        else attn::gemm::rows_to_bf16_widened(xb.data(), x.data(), N, n_in, kp);
+        CHECK(xb == expect);
+        const auto* xp = reinterpret_cast<const uint32_t*>(xb.data());
+        std::vector<float> out(static_cast<size_t>(N * n_out), -7.0f);
+        if (kernel == "amx") attn::gemm::strips_amx(out.data(), xp, w.data(), b.data(), kp, n_out, N, 0, N, 0, n_out);
+        else if (dot) attn::gemm::strips_bf16(out.data(), xp, w.data(), b.data(), kp, n_out, 0, N, 0, n_out);
+        else attn::gemm::strips_bf16_widened(out.data(), xp, w.data(), b.data(), kp, n_out, 0, N, 0, n_out);
+        CHECK(off_bound(out.data(), n_out, ref, mag, N, n_out, n_in) == 0);
+    }
+    if (ran == 0) CHECK(!attn::gemm::available(attn::Isa::avx512));
 }

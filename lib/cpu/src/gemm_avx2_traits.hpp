@@ -15,6 +15,11 @@ struct Avx2 : flash_detail::Avx2 {
     static V load_m(const float* p, M m) { return _mm256_maskload_ps(p, m); }
     static void store_m(float* p, V x, M m) { _mm256_maskstore_ps(p, m, x); }
     static void prefetch(const float* p) { _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T0); }
+    // the strip kernel's operands: float32
+    using E = float;
+    static V load_w(const float* p) { return load(p); }
+    static V bcast(float x) { return set1(x); }
+    static V madd(V acc, V a, V w) { return fmadd(a, w, acc); }
 };
 
 }  // namespace

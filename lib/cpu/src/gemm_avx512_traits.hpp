@@ -13,6 +13,11 @@ struct Avx512 : flash_detail::Avx512 {
     static V load_m(const float* p, M m) { return _mm512_maskz_loadu_ps(m, p); }
     static void store_m(float* p, V x, M m) { _mm512_mask_storeu_ps(p, m, x); }
     static void prefetch(const float* p) { _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T0); }
+    // the strip kernel's operands: float32
+    using E = float;
+    static V load_w(const float* p) { return load(p); }
+    static V bcast(float x) { return set1(x); }
+    static V madd(V acc, V a, V w) { return fmadd(a, w, acc); }
 };
 
 }  // namespace

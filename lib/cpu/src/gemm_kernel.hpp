@@ -9,6 +9,9 @@
 //   M, mask(n)        a lane mask of the first n lanes (any int n: <= 0 none, >= W all)
 //   load_m, store_m   masked load (zeros elsewhere) and store
 //   prefetch          a cache line on its way to L1
+//   E, load_w, bcast, madd   (the strip kernel) the element of x and of a strip row (float,
+//                     or a uint32_t pair of bf16), a vector of a strip row, one x element in
+//                     every lane, and acc + the lane's product(s) in float32
 //
 // Two kernels, both "every element of C is init + term 0 + term 1 + ... in ascending k,
 // one fused multiply-add per term, in whichever register tile or thread computes it", so
@@ -19,9 +22,10 @@
 //    row-major, no packing. A register tile of R rows x NV vectors of C stays in registers
 //    over the whole k loop; column blocks of NV vectors outside, row tiles inside, so B's
 //    block is read from L1 by every row tile.
-// 2. strips_run (gemm::StripsFn, the encoder): B packed in strips of 32 columns
-//    (gemm::kStrip); a tile covers R rows x NV vectors of one strip (NV W <= 32), the strip
-//    outside, its vector groups next, the row tiles inside.
+// 2. strips_run (gemm::StripsFn and the bf16 strips, the encoder): B packed in strips of 32
+//    columns (gemm::kStrip); a tile covers R rows x NV vectors of one strip (NV W <= 32), the
+//    strip outside, its vector groups next, the row tiles inside. Its operands are T::E: float,
+//    or pairs of bf16 (gemm_bf16.cpp: each madd adds two products).
 #pragma once
 
 #include <cstdint>
@@ -126,13 +130,15 @@ void gemm_run(const StridedArgs& g) {
 // ---------------------------------------------------------------- 2. packed strips
 
 // R rows x NV vectors of out, from column j0 on (ncols of them exist, ncols <= NV W, maybe
-// fewer at the right edge); w: the strip's rows, from the tile's first column, kStrip apart.
+// fewer at the right edge); w: the strip's rows, from the tile's first column, kStrip apart;
+// x rows of kn elements.
 // Weights are zero-padded to whole strips, so the loads are always whole vectors; only the
 // bias load and the stores are masked.
 template <class T, int R, int NV>
-void strip_tile(float* out, const float* x, const float* w, const float* b, int64_t kn, int64_t n_out, int64_t i0,
-                int64_t j0, int ncols) {
+void strip_tile(float* out, const typename T::E* x, const typename T::E* w, const float* b, int64_t kn, int64_t n_out,
+                int64_t i0, int64_t j0, int ncols) {
     using V = typename T::V;
+    using WV = decltype(T::load_w(w));
     constexpr int W = T::W;
     typename T::M m[NV];
     V acc[R][NV];
@@ -143,16 +149,16 @@ void strip_tile(float* out, const float* x, const float* w, const float* b, int6
 #pragma GCC unroll 16
         for (int r = 0; r < R; ++r) acc[r][v] = bv;
     }
-    const float* xr = x + i0 * kn;
+    const typename T::E* xr = x + i0 * kn;
     for (int64_t k = 0; k < kn; ++k, w += kStrip) {
-        V wv[NV];
+        WV wv[NV];
 #pragma GCC unroll 8
-        for (int v = 0; v < NV; ++v) wv[v] = T::load(w + v * W);
+        for (int v = 0; v < NV; ++v) wv[v] = T::load_w(w + v * W);
 #pragma GCC unroll 16
         for (int r = 0; r < R; ++r) {
-            const V a = T::set1(xr[r * kn + k]);
+            const auto a = T::bcast(xr[r * kn + k]);
 #pragma GCC unroll 8
-            for (int v = 0; v < NV; ++v) acc[r][v] = T::fmadd(a, wv[v], acc[r][v]);
+            for (int v = 0; v < NV; ++v) acc[r][v] = T::madd(acc[r][v], a, wv[v]);
         }
     }
     const bool whole = ncols >= NV * W;
@@ -168,8 +174,8 @@ void strip_tile(float* out, const float* x, const float* w, const float* b, int6
 }
 
 template <class T, int R, int NV>
-void strip_tail_rows(int rows, float* out, const float* x, const float* w, const float* b, int64_t kn, int64_t n_out,
-                     int64_t i0, int64_t j0, int ncols) {
+void strip_tail_rows(int rows, float* out, const typename T::E* x, const typename T::E* w, const float* b, int64_t kn,
+                     int64_t n_out, int64_t i0, int64_t j0, int ncols) {
     if constexpr (R >= 1) {
         if (rows == R) return strip_tile<T, R, NV>(out, x, w, b, kn, n_out, i0, j0, ncols);
         strip_tail_rows<T, R - 1, NV>(rows, out, x, w, b, kn, n_out, i0, j0, ncols);
@@ -178,15 +184,15 @@ void strip_tail_rows(int rows, float* out, const float* x, const float* w, const
 
 // Rows [r0, r1) and columns [c0, c1) (c0 a multiple of kStrip) of out = x . strips + b.
 template <class T, int R, int NV>
-void strips_run(float* out, const float* x, const float* strips, const float* b, int64_t kn, int64_t n_out, int64_t r0,
-                int64_t r1, int64_t c0, int64_t c1) {
+void strips_run(float* out, const typename T::E* x, const typename T::E* strips, const float* b, int64_t kn,
+                int64_t n_out, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
     constexpr int64_t TW = int64_t{NV} * T::W;  // columns per tile
     static_assert(kStrip % TW == 0, "a tile covers a whole part of a strip");
     for (int64_t s0 = c0; s0 < c1; s0 += kStrip) {
-        const float* strip = strips + (s0 / kStrip) * kn * kStrip;
+        const typename T::E* strip = strips + (s0 / kStrip) * kn * kStrip;
         for (int64_t j0 = s0; j0 < s0 + kStrip && j0 < c1; j0 += TW) {
             const int ncols = static_cast<int>(c1 - j0 < TW ? c1 - j0 : TW);
-            const float* w = strip + (j0 - s0);
+            const typename T::E* w = strip + (j0 - s0);
             int64_t i0 = r0;
             for (; i0 + R <= r1; i0 += R) strip_tile<T, R, NV>(out, x, w, b, kn, n_out, i0, j0, ncols);
             if (i0 < r1) strip_tail_rows<T, R - 1, NV>(static_cast<int>(r1 - i0), out, x, w, b, kn, n_out, i0, j0, ncols);

@@ -25,7 +25,6 @@
 #include "attn/io/safetensors.hpp"
 #include "attn/nn/backend.hpp"
 #include "attn/io/data_files.hpp"
-#include "bert_gemm.hpp"
 
 namespace attn {
 
@@ -327,7 +326,7 @@ PackedWeightBf16 PackedWeightBf16::pack(const Tensor& Wt) {
     return p;
 }
 
-bool gemm_bf16_available() { return detail::bert_gemm_bf16_available() || cpu_has_avx512(); }
+bool gemm_bf16_available() { return gemm::bf16_dot_available() || gemm::available(Isa::avx512); }
 
 // The projections' work split: pieces of 96 rows x 128 columns of out (N, n_out), shared by
 // the threads; fn(r0, r1, c0, c1) computes one, then the GELU runs on it while it is in
@@ -376,7 +375,7 @@ static Isa gemm_family(BertGemm which) {
 std::string bert_gemm_path(const BertOptions& opt) {
     if (opt.bf16_weights)
         return opt.amx && cpu_amx_bf16_usable() ? "amx-bf16"
-               : detail::bert_gemm_bf16_available() ? "avx512-bf16"
+               : gemm::bf16_dot_available() ? "avx512-bf16"
                                                      : "avx512-widened-bf16";
     const Isa isa = gemm_family(opt.gemm);
     return isa == Isa::generic ? "eigen" : std::string(isa_name(isa));
@@ -386,7 +385,7 @@ bool gemm_bf16(float* out, const float* x, const PackedWeightBf16& w, const floa
                bool amx, std::vector<uint16_t>* scratch) {
     if (w.pairs.empty() || !gemm_bf16_available()) return false;
     amx = amx && cpu_amx_bf16_usable();
-    const bool dot = detail::bert_gemm_bf16_available();  // vdpbf16ps; else the pairs widened by shifts
+    const bool dot = gemm::bf16_dot_available();  // vdpbf16ps; else the pairs widened by shifts
     // x rounded to bf16 pairs once (rows padded to whole 32-row AMX blocks: zeros past N,
     // the only rows not overwritten), then the pieces
     std::vector<uint16_t> own;
@@ -398,18 +397,18 @@ bool gemm_bf16(float* out, const float* x, const PackedWeightBf16& w, const floa
     parallel_for((N + kRowPiece - 1) / kRowPiece, threads, [&](int64_t t, int) {
         const int64_t r0 = t * kRowPiece, r1 = std::min(N, r0 + kRowPiece);
         if (dot)
-            detail::bert_rows_to_bf16(xb.data() + r0 * row, x + r0 * w.n_in, r1 - r0, w.n_in, w.kp);
+            gemm::rows_to_bf16(xb.data() + r0 * row, x + r0 * w.n_in, r1 - r0, w.n_in, w.kp);
         else
-            detail::bert_rows_to_bf16_avx512f(xb.data() + r0 * row, x + r0 * w.n_in, r1 - r0, w.n_in, w.kp);
+            gemm::rows_to_bf16_widened(xb.data() + r0 * row, x + r0 * w.n_in, r1 - r0, w.n_in, w.kp);
     });
     const auto* xp = reinterpret_cast<const uint32_t*>(xb.data());
     gemm_pieces(out, N, w.n_out, threads, gelu, [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
         if (amx)
-            detail::bert_gemm_amx(out, xp, w.pairs.data(), b, w.kp, w.n_out, N, r0, r1, c0, c1);
+            gemm::strips_amx(out, xp, w.pairs.data(), b, w.kp, w.n_out, N, r0, r1, c0, c1);
         else if (dot)
-            detail::bert_gemm_bf16(out, xp, w.pairs.data(), b, w.kp, w.n_out, r0, r1, c0, c1);
+            gemm::strips_bf16(out, xp, w.pairs.data(), b, w.kp, w.n_out, r0, r1, c0, c1);
         else
-            detail::bert_gemm_bf16_avx512f(out, xp, w.pairs.data(), b, w.kp, w.n_out, r0, r1, c0, c1);
+            gemm::strips_bf16_widened(out, xp, w.pairs.data(), b, w.kp, w.n_out, r0, r1, c0, c1);
     });
     return true;
 }

@@ -1,7 +1,7 @@
-// The GEMM kernels of lib/cpu (attn/cpu/gemm.hpp: float32 strided and strips, bf16 strips), each
-// family this CPU runs, against a plain double-precision product element by element; the float32 families against each other bit
-// for bit. The callers' paths (training ops, encoder) are tested in test_train_ops.cpp and
-// test_bert.cpp.
+// The GEMM kernels of lib/cpu (attn/cpu/gemm.hpp: float32 strided and strips, bf16 strips),
+// each family this CPU runs, against a plain double-precision product element by element;
+// the float32 families against each other bit for bit. The callers' paths (training ops,
+// encoder) are tested in test_train_ops.cpp and test_bert.cpp.
 //
 // Tolerance: a float32 dot product of K terms summed with fused multiply-adds, in any order,
 // is within gamma_K * sum|terms| of the exact value (Higham; gamma_K ~ K u, u = 2^-24 the unit

@@ -7,6 +7,7 @@
 //   attn model embed     --text T... | --file F [--json F] [--npy F]   sentence embeddings
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cmath>
 #include <iostream>
 #include <iterator>
@@ -58,7 +59,7 @@ struct EntropyCmd {
 };
 struct BenchCmd {
     JsonOut json;
-    std::string batches = "1,32", text_file, attention = "flash", gemm = "avx512", padding = "skip", weights = "fp32";
+    std::string batches = "1,32", text_file, attention = "flash", gemm = "best", padding = "skip", weights = "fp32";
     int64_t repeat = 20, warmup = 2;
     int threads = 0;  // every core
 };
@@ -366,6 +367,18 @@ std::vector<std::string> bench_texts(const BenchCmd& o) {
     return lines;
 }
 
+// --gemm's word: one of BertGemm's, and a kernel this CPU runs (under ATTN_ISA).
+BertGemm bench_gemm(const std::string& word) {
+    for (const BertGemm g : {BertGemm::Best, BertGemm::Avx512, BertGemm::Avx2, BertGemm::Eigen}) {
+        if (word != bert_gemm_name(g)) continue;
+        if ((g == BertGemm::Avx512 || g == BertGemm::Avx2) && !gemm_packed_available(g))
+            throw InputError(fmt::format("--gemm {}: this CPU does not run that kernel{}; use best or eigen", word,
+                                         std::getenv("ATTN_ISA") != nullptr ? " under ATTN_ISA" : ""));
+        return g;
+    }
+    throw InputError(fmt::format("--gemm: must be best, avx512, avx2 or eigen, got '{}'", word));
+}
+
 // The encoder's options for `model bench`, its option words checked.
 BertOptions bench_options(const BenchCmd& o) {
     BertOptions bo;
@@ -374,9 +387,7 @@ BertOptions bench_options(const BenchCmd& o) {
     if (o.attention == "reference") bo.attention = BertAttention::Reference;
     else if (o.attention != "flash")
         throw InputError(fmt::format("--attention: must be flash or reference, got '{}'", o.attention));
-    if (o.gemm == "eigen") bo.packed_gemm = false;
-    else if (o.gemm != "avx512")
-        throw InputError(fmt::format("--gemm: must be avx512 or eigen, got '{}'", o.gemm));
+    bo.gemm = bench_gemm(o.gemm);
     if (o.padding != "skip" && o.padding != "compute")
         throw InputError(fmt::format("--padding: must be skip or compute, got '{}'", o.padding));
     bo.skip_padding = o.padding == "skip";
@@ -636,7 +647,8 @@ CLI::App* add_model_bench(CLI::App& sub, std::string& model, BenchCmd* bo) {
                    "(B, H, T, T) weights)")
         ->capture_default_str();
     bn->add_option("--gemm", bo->gemm,
-                   "projection GEMM: avx512 (packed weights; Eigen where the CPU lacks AVX-512) or eigen")
+                   "projection GEMM: best (the widest packed kernel this CPU runs under ATTN_ISA, else Eigen), "
+                   "avx512 or avx2 (packed weights; refused where the CPU lacks it), or eigen")
         ->capture_default_str();
     bn->add_option("--padding", bo->padding,
                    "skip: the projections and feed-forward run over the real tokens only (as model embed); "

@@ -187,43 +187,67 @@ GemmOperands gemm_operands(uint64_t seed, int64_t N, int64_t n_in, int64_t n_out
 }
 }  // namespace
 
-TEST_CASE("bert: the packed AVX-512 GEMM matches Eigen's gemm_wt element by element (skipped without AVX-512)") {
-    if (!attn::gemm_packed_available()) {
-        attn::test::skip("this CPU has no AVX-512F: the encoder uses Eigen's GEMM");
-        return;
-    }
-    // shapes with row tails (not a multiple of the 12-row tile or the 96-row piece) and
-    // column tails (not a multiple of the 32-column strip)
-    for (const auto& dims : std::vector<std::array<int64_t, 3>>{{7, 33, 300}, {101, 64, 96}, {200, 384, 1152}}) {
-        const int64_t N = dims[0], n_in = dims[1], n_out = dims[2];
-        CAPTURE(N);
-        CAPTURE(n_out);
-        const auto [x, wt, b] = gemm_operands(9, N, n_in, n_out);
-        const attn::PackedWeight pw = attn::PackedWeight::pack(wt);
-        for (const bool gelu : {false, true}) {
-            Tensor ref({N, n_out}), got({N, n_out}), got3({N, n_out});
-            attn::gemm_wt(ref.ptr(), x.ptr(), wt.ptr(), b.ptr(), N, n_in, n_out, 1, gelu);
-            REQUIRE(attn::gemm_packed(got.ptr(), x.ptr(), pw, b.ptr(), N, 1, gelu));
-            REQUIRE(attn::gemm_packed(got3.ptr(), x.ptr(), pw, b.ptr(), N, 3, gelu));
-            CHECK(got.data == got3.data);  // any thread count, the same numbers
-            // both sum n_in products in float32, in different orders: within
-            // n_in * 2^-24 * sum_k |x_k w_k| (+ |b|), a forward-error bound of either order
-            double worst = 0;
-            for (int64_t i = 0; i < N; ++i)
-                for (int64_t j = 0; j < n_out; ++j) {
-                    double mag = std::fabs(b.data[static_cast<size_t>(j)]);
-                    for (int64_t k = 0; k < n_in; ++k)
-                        mag += std::fabs(static_cast<double>(x.data[static_cast<size_t>(i * n_in + k)]) *
-                                         wt.data[static_cast<size_t>(k * n_out + j)]);
-                    const size_t e = static_cast<size_t>(i * n_out + j);
-                    worst = std::max(worst, std::fabs(static_cast<double>(got.data[e]) - ref.data[e]) /
-                                                (static_cast<double>(n_in + 1) * 0x1p-24 * mag + 1e-30));
-                }
-            MESSAGE("packed GEMM vs Eigen, N=" << N << " n_out=" << n_out << std::string(gelu ? " +GELU" : "")
-                                               << ": worst |diff| / (n_in 2^-24 sum|x w|) = " << worst);
-            CHECK(worst <= 1.0);
+namespace {
+// The float32 GEMM BertGemm::Best runs here: the widest packed kernel, else Eigen.
+std::string best_gemm_name() {
+    if (attn::gemm_packed_available(attn::BertGemm::Avx512)) return "avx512";
+    if (attn::gemm_packed_available(attn::BertGemm::Avx2)) return "avx2";
+    return "eigen";
+}
+}  // namespace
+
+TEST_CASE("bert: each packed GEMM (AVX-512, AVX2) matches Eigen's gemm_wt element by element, and each other bit for bit") {
+    // shapes with row tails (not a multiple of the 12-row or 6-row tile or the 96-row piece)
+    // and column tails (not a multiple of the 32-column strip, nor of its 16-column half)
+    int ran = 0;
+    std::vector<Tensor> first;  // the first kernel's outputs, per shape and gelu
+    for (const attn::BertGemm which : {attn::BertGemm::Avx512, attn::BertGemm::Avx2}) {
+        if (!attn::gemm_packed_available(which)) {
+            attn::test::skip(std::string("the ") + attn::bert_gemm_name(which) +
+                             " GEMM: this CPU (or ATTN_ISA) does not run it");
+            continue;
+        }
+        ++ran;
+        const std::string kernel = attn::bert_gemm_name(which);
+        CAPTURE(kernel);
+        size_t case_no = 0;
+        for (const auto& dims : std::vector<std::array<int64_t, 3>>{{7, 33, 300}, {101, 64, 96}, {200, 384, 1152}, {13, 20, 40}}) {
+            const int64_t N = dims[0], n_in = dims[1], n_out = dims[2];
+            CAPTURE(N);
+            CAPTURE(n_out);
+            const auto [x, wt, b] = gemm_operands(9, N, n_in, n_out);
+            const attn::PackedWeight pw = attn::PackedWeight::pack(wt);
+            for (const bool gelu : {false, true}) {
+                Tensor ref({N, n_out}), got({N, n_out}), got3({N, n_out});
+                attn::gemm_wt(ref.ptr(), x.ptr(), wt.ptr(), b.ptr(), N, n_in, n_out, 1, gelu);
+                REQUIRE(attn::gemm_packed(got.ptr(), x.ptr(), pw, b.ptr(), N, 1, gelu, which));
+                REQUIRE(attn::gemm_packed(got3.ptr(), x.ptr(), pw, b.ptr(), N, 3, gelu, which));
+                CHECK(got.data == got3.data);  // any thread count, the same numbers
+                // every kernel sums b + x(i,0) w(0,j) + ... in ascending k with one FMA per term:
+                // AVX2 and AVX-512 give the same bits
+                if (ran == 1) first.push_back(got);
+                else CHECK(got.data == first[case_no].data);
+                ++case_no;
+                // both sum n_in products in float32, in different orders: within
+                // n_in * 2^-24 * sum_k |x_k w_k| (+ |b|), a forward-error bound of either order
+                double worst = 0;
+                for (int64_t i = 0; i < N; ++i)
+                    for (int64_t j = 0; j < n_out; ++j) {
+                        double mag = std::fabs(b.data[static_cast<size_t>(j)]);
+                        for (int64_t k = 0; k < n_in; ++k)
+                            mag += std::fabs(static_cast<double>(x.data[static_cast<size_t>(i * n_in + k)]) *
+                                             wt.data[static_cast<size_t>(k * n_out + j)]);
+                        const size_t e = static_cast<size_t>(i * n_out + j);
+                        worst = std::max(worst, std::fabs(static_cast<double>(got.data[e]) - ref.data[e]) /
+                                                    (static_cast<double>(n_in + 1) * 0x1p-24 * mag + 1e-30));
+                    }
+                MESSAGE(std::string(attn::bert_gemm_name(which)) << " packed GEMM vs Eigen, N=" << N << " n_out=" << n_out << std::string(gelu ? " +GELU" : "")
+                                                   << ": worst |diff| / (n_in 2^-24 sum|x w|) = " << worst);
+                CHECK(worst <= 1.0);
+            }
         }
     }
+    if (ran == 0) CHECK(!attn::gemm_packed_available());  // the encoder then runs Eigen's GEMM
 }
 
 namespace {
@@ -327,15 +351,34 @@ TEST_CASE("bert: the fast path (flash + packed GEMM) against the readable one (r
     attn::BertOptions readable, fast;
     readable.record_attention = false;
     readable.attention = attn::BertAttention::Reference;
-    readable.packed_gemm = false;
+    readable.gemm = attn::BertGemm::Eigen;
     fast.record_attention = false;
     fast.threads = 2;
     const attn::BertOutput r = m.forward(ids, readable), f = m.forward(ids, fast);
     CHECK(r.gemm_path == "eigen");
-    CHECK(f.gemm_path == (attn::gemm_packed_available() ? "avx512" : "eigen"));
+    CHECK(f.gemm_path == best_gemm_name());
     const double dh = largest_diff(r.hidden, f.hidden);
     MESSAGE("fast vs readable path, random weights: hidden " << dh);
     CHECK(dh <= 1e-5);  // LayerNorm keeps hidden states O(1); 2 layers of float32 reordering
+    // each packed kernel the CPU has: within the same bound of the readable path, and the
+    // AVX2 and AVX-512 ones the same bits (both sum each element in ascending k with FMAs)
+    std::vector<attn::BertOutput> kernels;
+    for (const attn::BertGemm which : {attn::BertGemm::Avx512, attn::BertGemm::Avx2}) {
+        attn::BertOptions o = fast;
+        o.gemm = which;
+        if (!attn::gemm_packed_available(which)) {
+            CHECK_THROWS_AS(m.forward(ids, o), attn::InputError);  // refused, not quietly run on Eigen
+            attn::test::skip(std::string("the ") + attn::bert_gemm_name(which) + " GEMM: not on this CPU");
+            continue;
+        }
+        kernels.push_back(m.forward(ids, o));
+        CHECK(kernels.back().gemm_path == attn::bert_gemm_name(which));
+        CHECK(largest_diff(r.hidden, kernels.back().hidden) <= 1e-5);
+    }
+    if (kernels.size() == 2) {
+        CHECK(kernels[0].hidden.data == kernels[1].hidden.data);
+        CHECK(kernels[0].sentence.data == kernels[1].sentence.data);
+    }
 }
 
 TEST_CASE("bert: skip_padding runs the real tokens only and changes no real number") {
@@ -345,7 +388,7 @@ TEST_CASE("bert: skip_padding runs the real tokens only and changes no real numb
     for (const bool packed : {true, false}) {
         attn::BertOptions all, skip, skip3;
         all.record_attention = false;
-        all.packed_gemm = packed;
+        all.gemm = packed ? attn::BertGemm::Best : attn::BertGemm::Eigen;
         skip = all;
         skip.skip_padding = true;
         skip3 = skip;
@@ -369,7 +412,7 @@ TEST_CASE("bert: skip_padding runs the real tokens only and changes no real numb
         const double ds = largest_diff(a.sentence, s.sentence);
         MESSAGE("skip_padding vs every row, GEMM " << s.gemm_path << ": real rows " << worst_real << ", sentences " << ds);
         CHECK(worst_pad == 0.0);  // padded rows are not computed: zeros
-        if (s.gemm_path == "avx512") {
+        if (s.gemm_path != "eigen") {
             // each output element of the packed GEMM is b + sum_k x w in ascending k, whatever
             // rows share its call, and masked keys add exact zeros: the same bits
             CHECK(worst_real == 0.0);
@@ -496,7 +539,7 @@ TEST_CASE("bert: the fast path (flash + packed GEMM) matches the readable one on
     attn::BertOptions ref, fast, fast2;
     ref.record_attention = false;
     ref.attention = attn::BertAttention::Reference;
-    ref.packed_gemm = false;  // attention_reference and Eigen's GEMM: the readable path
+    ref.gemm = attn::BertGemm::Eigen;  // attention_reference and Eigen's GEMM: the readable path
     fast.record_attention = false;
     fast2 = fast;
     fast2.threads = 2;
@@ -510,6 +553,25 @@ TEST_CASE("bert: the fast path (flash + packed GEMM) matches the readable one on
     // and with sentence-transformers (unit vectors: 1e-5 here, 1e-4 there)
     CHECK(dh <= 1e-4);
     CHECK(ds <= 1e-5);
+    // the same for each packed kernel this CPU has, forced (ATTN_ISA=avx2 runs the AVX2 one);
+    // AVX2 and AVX-512 sum each element in the same order with FMAs: the same bits
+    std::vector<Tensor> sentences;
+    for (const attn::BertGemm which : {attn::BertGemm::Avx512, attn::BertGemm::Avx2}) {
+        if (!attn::gemm_packed_available(which)) {
+            attn::test::skip(std::string("the ") + attn::bert_gemm_name(which) + " GEMM: not on this CPU");
+            continue;
+        }
+        attn::BertOptions o = fast;
+        o.gemm = which;
+        const attn::BertOutput k = m.forward(batch, o);
+        REQUIRE(k.gemm_path == attn::bert_gemm_name(which));
+        const double kh = largest_diff(r.hidden, k.hidden), ks = largest_diff(r.sentence, k.sentence);
+        MESSAGE(k.gemm_path << " GEMM vs readable path, MiniLM: last hidden " << kh << ", sentence embedding " << ks);
+        CHECK(kh <= 1e-4);
+        CHECK(ks <= 1e-5);
+        sentences.push_back(k.sentence);
+    }
+    if (sentences.size() == 2) CHECK(sentences[0].data == sentences[1].data);
 }
 
 TEST_CASE("attn model bench: JSON names the attention path and the processor, and bad values exit 2 (skipped without the model)") {
@@ -523,7 +585,7 @@ TEST_CASE("attn model bench: JSON names the attention path and the processor, an
     const nlohmann::json j = nlohmann::json::parse(r.out);
     CHECK(j["format"] == "attn-model-bench");
     CHECK(j["attention_path"] == "flash");
-    CHECK(j["gemm_path"] == (attn::gemm_packed_available() ? "avx512" : "eigen"));
+    CHECK(j["gemm_path"] == best_gemm_name());
     CHECK(j["machine"]["cpu_model"].is_string());
     CHECK(j["padding"] == "skip");
     REQUIRE(j["runs"].size() == 2);
@@ -539,6 +601,28 @@ TEST_CASE("attn model bench: JSON names the attention path and the processor, an
     REQUIRE(r.code == 0);
     CHECK(nlohmann::json::parse(r.out)["attention_path"] == "reference");
     CHECK(nlohmann::json::parse(r.out)["gemm_path"] == "eigen");
+    // each packed kernel asked for by name: run where the CPU has it, refused in one line
+    // (exit 2) where it does not, also when ATTN_ISA caps it, never quietly run on Eigen
+    for (const std::string k : {"avx512", "avx2"}) {
+        r = run_attn("model bench --batch 1 --reps 1 --warmup 0 --json --gemm " + k + m);
+        if (attn::gemm_packed_available(k == "avx2" ? attn::BertGemm::Avx2 : attn::BertGemm::Avx512)) {
+            REQUIRE(r.code == 0);
+            CHECK(nlohmann::json::parse(r.out)["gemm_path"] == k);
+        } else {
+            CHECK(r.code == 2);
+        }
+    }
+    r = run_attn("model bench --batch 1 --reps 1 --warmup 0 --gemm avx512" + m, "ATTN_ISA=avx2");
+    CHECK(r.code == 2);
+    CHECK(r.out.find("--gemm") != std::string::npos);
+    CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
+    r = run_attn("model bench --batch 1 --reps 1 --warmup 0 --gemm sse" + m);
+    CHECK(r.code == 2);
+    if (attn::gemm_packed_available(attn::BertGemm::Avx2)) {
+        r = run_attn("model bench --batch 1 --reps 1 --warmup 0 --json" + m, "ATTN_ISA=avx2");
+        REQUIRE(r.code == 0);
+        CHECK(nlohmann::json::parse(r.out)["gemm_path"] == "avx2");
+    }
     r = run_attn("model bench --batch 2 --reps 1 --warmup 0 --padding compute --json" + m);
     REQUIRE(r.code == 0);
     CHECK(nlohmann::json::parse(r.out)["padding"] == "compute");

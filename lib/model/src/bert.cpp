@@ -21,10 +21,10 @@
 #include "attn/core/parallel.hpp"
 #include "attn/core/rng.hpp"
 #include "attn/cpu/features.hpp"
+#include "attn/cpu/gemm.hpp"
 #include "attn/io/safetensors.hpp"
 #include "attn/nn/backend.hpp"
 #include "attn/io/data_files.hpp"
-#include "bert_gemm.hpp"
 
 namespace attn {
 
@@ -326,7 +326,7 @@ PackedWeightBf16 PackedWeightBf16::pack(const Tensor& Wt) {
     return p;
 }
 
-bool gemm_bf16_available() { return detail::bert_gemm_bf16_available() || detail::bert_gemm_avx512_available(); }
+bool gemm_bf16_available() { return gemm::bf16_dot_available() || gemm::available(Isa::avx512); }
 
 // The projections' work split: pieces of 96 rows x 128 columns of out (N, n_out), shared by
 // the threads; fn(r0, r1, c0, c1) computes one, then the GELU runs on it while it is in
@@ -345,19 +345,47 @@ static void gemm_pieces(float* out, int64_t N, int64_t n_out, int threads, bool 
     });
 }
 
+const char* bert_gemm_name(BertGemm g) {
+    switch (g) {
+        case BertGemm::Best: return "best";
+        case BertGemm::Avx512: return "avx512";
+        case BertGemm::Avx2: return "avx2";
+        case BertGemm::Eigen: return "eigen";
+    }
+    return "?";
+}
+
+// The kernel family of a float32 GEMM choice: Isa::generic for Eigen (and Best where no
+// packed kernel runs here); InputError when a forced kernel does not run here.
+static Isa gemm_family(BertGemm which) {
+    switch (which) {
+        case BertGemm::Best: return gemm::best();
+        case BertGemm::Eigen: return Isa::generic;
+        case BertGemm::Avx512:
+        case BertGemm::Avx2: break;
+    }
+    const Isa isa = which == BertGemm::Avx512 ? Isa::avx512 : Isa::avx2;
+    if (!gemm::available(isa))
+        throw InputError(fmt::format("bert: the {} GEMM does not run on this CPU{} (use best or eigen)",
+                                     bert_gemm_name(which),
+                                     isa_cap() < isa ? fmt::format(" under ATTN_ISA={}", isa_name(isa_cap())) : ""));
+    return isa;
+}
+
 std::string bert_gemm_path(const BertOptions& opt) {
     if (opt.bf16_weights)
         return opt.amx && cpu_amx_bf16_usable() ? "amx-bf16"
-               : detail::bert_gemm_bf16_available() ? "avx512-bf16"
+               : gemm::bf16_dot_available() ? "avx512-bf16"
                                                      : "avx512-widened-bf16";
-    return opt.packed_gemm && gemm_packed_available() ? "avx512" : "eigen";
+    const Isa isa = gemm_family(opt.gemm);
+    return isa == Isa::generic ? "eigen" : std::string(isa_name(isa));
 }
 
 bool gemm_bf16(float* out, const float* x, const PackedWeightBf16& w, const float* b, int64_t N, int threads, bool gelu,
                bool amx, std::vector<uint16_t>* scratch) {
     if (w.pairs.empty() || !gemm_bf16_available()) return false;
     amx = amx && cpu_amx_bf16_usable();
-    const bool dot = detail::bert_gemm_bf16_available();  // vdpbf16ps; else the pairs widened by shifts
+    const bool dot = gemm::bf16_dot_available();  // vdpbf16ps; else the pairs widened by shifts
     // x rounded to bf16 pairs once (rows padded to whole 32-row AMX blocks: zeros past N,
     // the only rows not overwritten), then the pieces
     std::vector<uint16_t> own;
@@ -369,18 +397,18 @@ bool gemm_bf16(float* out, const float* x, const PackedWeightBf16& w, const floa
     parallel_for((N + kRowPiece - 1) / kRowPiece, threads, [&](int64_t t, int) {
         const int64_t r0 = t * kRowPiece, r1 = std::min(N, r0 + kRowPiece);
         if (dot)
-            detail::bert_rows_to_bf16(xb.data() + r0 * row, x + r0 * w.n_in, r1 - r0, w.n_in, w.kp);
+            gemm::rows_to_bf16(xb.data() + r0 * row, x + r0 * w.n_in, r1 - r0, w.n_in, w.kp);
         else
-            detail::bert_rows_to_bf16_avx512f(xb.data() + r0 * row, x + r0 * w.n_in, r1 - r0, w.n_in, w.kp);
+            gemm::rows_to_bf16_widened(xb.data() + r0 * row, x + r0 * w.n_in, r1 - r0, w.n_in, w.kp);
     });
     const auto* xp = reinterpret_cast<const uint32_t*>(xb.data());
     gemm_pieces(out, N, w.n_out, threads, gelu, [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
         if (amx)
-            detail::bert_gemm_amx(out, xp, w.pairs.data(), b, w.kp, w.n_out, N, r0, r1, c0, c1);
+            gemm::strips_amx(out, xp, w.pairs.data(), b, w.kp, w.n_out, N, r0, r1, c0, c1);
         else if (dot)
-            detail::bert_gemm_bf16(out, xp, w.pairs.data(), b, w.kp, w.n_out, r0, r1, c0, c1);
+            gemm::strips_bf16(out, xp, w.pairs.data(), b, w.kp, w.n_out, r0, r1, c0, c1);
         else
-            detail::bert_gemm_bf16_avx512f(out, xp, w.pairs.data(), b, w.kp, w.n_out, r0, r1, c0, c1);
+            gemm::strips_bf16_widened(out, xp, w.pairs.data(), b, w.kp, w.n_out, r0, r1, c0, c1);
     });
     return true;
 }
@@ -389,22 +417,30 @@ PackedWeight PackedWeight::pack(const Tensor& Wt) {
     PackedWeight p;
     p.n_in = Wt.dim(0);
     p.n_out = Wt.dim(1);
-    const int64_t strips = (p.n_out + 31) / 32;
-    p.strips = Tensor({strips, p.n_in, 32});
-    for (int64_t j = 0; j < p.n_out; ++j)
-        for (int64_t k = 0; k < p.n_in; ++k)
-            p.strips.data[static_cast<size_t>(((j / 32) * p.n_in + k) * 32 + j % 32)] =
-                Wt.data[static_cast<size_t>(k * p.n_out + j)];
+    p.strips = Tensor({(p.n_out + gemm::kStrip - 1) / gemm::kStrip, p.n_in, gemm::kStrip});
+    gemm::pack_strips(p.strips.ptr(), Wt.ptr(), p.n_in, p.n_out);
     return p;
 }
 
-bool gemm_packed_available() { return detail::bert_gemm_avx512_available(); }
+// The packed kernel of a choice, null where it does not run here (or for Eigen).
+static gemm::StripsFn strips_kernel(BertGemm which) {
+    switch (which) {
+        case BertGemm::Best: return gemm::strips(gemm::best());
+        case BertGemm::Avx512: return gemm::strips(Isa::avx512);
+        case BertGemm::Avx2: return gemm::strips(Isa::avx2);
+        case BertGemm::Eigen: break;
+    }
+    return nullptr;
+}
 
-bool gemm_packed(float* out, const float* x, const PackedWeight& w, const float* b, int64_t N, int threads,
-                 bool gelu) {
-    if (w.strips.data.empty() || !gemm_packed_available()) return false;
+bool gemm_packed_available(BertGemm which) { return strips_kernel(which) != nullptr; }
+
+bool gemm_packed(float* out, const float* x, const PackedWeight& w, const float* b, int64_t N, int threads, bool gelu,
+                 BertGemm which) {
+    const gemm::StripsFn kernel = strips_kernel(which);
+    if (w.strips.data.empty() || kernel == nullptr) return false;
     gemm_pieces(out, N, w.n_out, threads, gelu, [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-        detail::bert_gemm_avx512(out, x, w.strips.ptr(), b, w.n_in, w.n_out, r0, r1, c0, c1);
+        kernel(out, x, w.strips.ptr(), b, w.n_in, w.n_out, r0, r1, c0, c1);
     });
     return true;
 }
@@ -543,10 +579,10 @@ BertOutput BertModel::forward(const std::vector<std::vector<int32_t>>& ids, cons
             layer_norm_rows(xr, ln_gamma, ln_beta, r1 - r0, D, c.layer_norm_eps);
         });
     };
-    // one projection: the bf16 GEMM when asked for, else the packed AVX-512 GEMM where it
-    // runs (and is asked for), else Eigen's
-    const bool packed = opt.packed_gemm && gemm_packed_available();
-    out.gemm_path = bert_gemm_path(opt);
+    // one projection: the bf16 GEMM when asked for, else the packed GEMM (AVX-512 or AVX2)
+    // asked for, else Eigen's
+    out.gemm_path = bert_gemm_path(opt);  // InputError for a forced kernel this CPU lacks
+    const bool packed = !opt.bf16_weights && out.gemm_path != "eigen";
     std::vector<uint16_t> xb;  // the bf16 GEMM's input, kept from one projection to the next
     auto linear_bf16 = [&](float* y, const float* in, const PackedWeightBf16& w, const float* bias, bool gelu) {
         gemm_bf16(y, in, w, bias, N, th, gelu, opt.amx, &xb);
@@ -554,7 +590,8 @@ BertOutput BertModel::forward(const std::vector<std::vector<int32_t>>& ids, cons
     auto linear = [&](float* y, const float* in, const Tensor& Wt, const PackedWeight& Wp, const PackedWeightBf16& Wh,
                       const float* bias, int64_t n_in, int64_t n_out, bool gelu) {
         if (opt.bf16_weights) return linear_bf16(y, in, Wh, bias, gelu);
-        if (!(packed && gemm_packed(y, in, Wp, bias, N, th, gelu))) gemm_wt(y, in, Wt.ptr(), bias, N, n_in, n_out, th, gelu);
+        if (!(packed && gemm_packed(y, in, Wp, bias, N, th, gelu, opt.gemm)))
+            gemm_wt(y, in, Wt.ptr(), bias, N, n_in, n_out, th, gelu);
     };
     for (int64_t l = 0; l < c.layers; ++l) {
         const BertLayer& L = layers[static_cast<size_t>(l)];

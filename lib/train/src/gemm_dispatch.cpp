@@ -1,5 +1,6 @@
 // lib/train/src/gemm_dispatch.cpp: which fp32 GEMM the fast training ops use (fast_ops.hpp:
-// GemmPath), chosen once from what the CPU has and changeable for tests and benchmarks.
+// GemmPath), chosen once from what the CPU has (attn/cpu/gemm.hpp, under ATTN_ISA) and
+// changeable for tests and benchmarks.
 #include <atomic>
 #include <string>
 
@@ -10,16 +11,17 @@
 
 namespace attn::train {
 
-
 namespace {
-bool available(GemmPath p) {
+Isa family(GemmPath p) {
     switch (p) {
-        case GemmPath::Eigen: return true;
-        case GemmPath::Avx2: return attn::cpu_has_avx2() && detail::gemm_avx2() != nullptr;
-        case GemmPath::Avx512: return attn::cpu_has_avx512() && detail::gemm_avx512() != nullptr;
+        case GemmPath::Avx2: return Isa::avx2;
+        case GemmPath::Avx512: return Isa::avx512;
+        case GemmPath::Eigen: break;
     }
-    return false;
+    return Isa::generic;
 }
+
+bool available(GemmPath p) { return p == GemmPath::Eigen || attn::gemm::available(family(p)); }
 
 std::atomic<int>& current() {
     static std::atomic<int> p{static_cast<int>(best_gemm_path())};
@@ -54,9 +56,11 @@ void set_gemm_path(GemmPath p) {
 
 namespace detail {
 GemmFn float_gemm() {
+    // looked up once: what the CPU has and the ATTN_ISA cap do not change while it runs
+    static const GemmFn avx2 = attn::gemm::strided(Isa::avx2), avx512 = attn::gemm::strided(Isa::avx512);
     switch (gemm_path()) {
-        case GemmPath::Avx512: return gemm_avx512();
-        case GemmPath::Avx2: return gemm_avx2();
+        case GemmPath::Avx512: return avx512;
+        case GemmPath::Avx2: return avx2;
         case GemmPath::Eigen: break;
     }
     return nullptr;

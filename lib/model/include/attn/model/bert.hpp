@@ -13,10 +13,10 @@
 // The weights live in attn::MultiHeadAttention (attn::Linear for Q, K, V, O)
 // and attn::Linear. The forward pass runs the whole padded batch through each
 // projection as one GEMM, with the weights pre-transposed once (W^T, [in, out],
-// Q, K and V fused) and, where the CPU has AVX-512, also packed in 32-column
-// strips for an AVX-512 kernel (gemm_packed; Eigen's gemm_wt elsewhere or with
-// BertOptions::packed_gemm = false), and the GELU applied to each block of the
-// intermediate GEMM as it is produced. The
+// Q, K and V fused) and, where the CPU has AVX-512 or AVX2, also packed in 32-column
+// strips for attn/cpu/gemm.hpp's kernels (gemm_packed: the widest the CPU has under
+// ATTN_ISA; Eigen's gemm_wt elsewhere or with BertOptions::gemm = BertGemm::Eigen), and
+// the GELU applied to each block of the intermediate GEMM as it is produced. The
 // attention is attn::Mask::key_padding with fill -inf on one of two backends
 // (attn/nn/backend.hpp): attention_reference when the weights are recorded
 // (attn model attention, entropy, probe), else the tiled flash kernel, which
@@ -83,9 +83,9 @@ BertConfig read_bert_config(const ModelFiles& files);
 // if its line count is not the config's vocab_size.
 WordPieceTokenizer load_tokenizer(const ModelFiles& files, const BertConfig& config);
 
-// A transposed nn.Linear weight Wt (n_in, n_out) laid out for the AVX-512 GEMM: strips
-// of 32 columns, each (n_in, 32) contiguous, zero-padded past n_out. Empty (strips has
-// no data) where the CPU lacks AVX-512: gemm_packed then says false.
+// A transposed nn.Linear weight Wt (n_in, n_out) laid out for the packed GEMM (AVX-512 or
+// AVX2, attn/cpu/gemm.hpp): strips of 32 columns, each (n_in, 32) contiguous, zero-padded
+// past n_out. Empty (strips has no data) where the CPU has neither: gemm_packed then says false.
 struct PackedWeight {
     Tensor strips;  // (ceil(n_out / 32), n_in, 32)
     int64_t n_in = 0, n_out = 0;
@@ -113,7 +113,7 @@ struct BertLayer {
     Tensor o_t;           // (D, D)  = W_o^T
     Tensor ffn_in_t;      // (D, I)
     Tensor ffn_out_t;     // (I, D)
-    PackedWeight qkv_p, o_p, ffn_in_p, ffn_out_p;  // the same, packed (empty without AVX-512)
+    PackedWeight qkv_p, o_p, ffn_in_p, ffn_out_p;  // the same, packed (empty without AVX-512 or AVX2)
     PackedWeightBf16 qkv_h, o_h, ffn_in_h, ffn_out_h;  // rounded to bf16 (prepare_bf16)
 };
 
@@ -122,10 +122,18 @@ struct BertLayer {
 // attention_reference (the readable path the flash one is tested against).
 enum class BertAttention { Auto, Reference };
 
+// The float32 projections' GEMM: Best, the widest packed kernel this CPU runs under ATTN_ISA
+// (AVX-512, else AVX2; else Eigen's gemm_wt); Avx512 or Avx2 that kernel (forward() throws
+// InputError where it does not run here, rather than quietly running another); Eigen,
+// gemm_wt, the readable path the others are tested against.
+enum class BertGemm { Best, Avx512, Avx2, Eigen };
+// "best", "avx512", "avx2", "eigen"
+const char* bert_gemm_name(BertGemm g);
+
 struct BertOptions {
     bool record_attention = true;  // keep every layer's weights (runs attention_reference)
     BertAttention attention = BertAttention::Auto;
-    bool packed_gemm = true;       // the AVX-512 GEMM where the CPU has it; false: Eigen (gemm_wt)
+    BertGemm gemm = BertGemm::Best;  // the float32 projections' GEMM (BertGemm)
     bool key_padding_mask = true;  // false: padded keys get weight too (the bug lesson)
     bool record_qkv = false;       // keep every layer's per-head Q, K, V (B, H, T, Dk), the attention's inputs
     // true: the projections, LayerNorms and feed-forward run over the real tokens only
@@ -153,7 +161,7 @@ struct BertOutput {
     Tensor sentence;                  // (B, D) pooled as config.pooling says (MiniLM: the mean over real tokens), L2-normalised if config.normalize
     Mask mask;                        // the key-padding mask used (or none)
     std::string attention_path;       // the backend the attention ran on: "reference" or "flash"
-    std::string gemm_path;            // the projections' GEMM: "avx512" (gemm_packed), "eigen" (gemm_wt), "amx-bf16", "avx512-bf16" or "avx512-widened-bf16"
+    std::string gemm_path;            // the projections' GEMM: "avx512" or "avx2" (gemm_packed), "eigen" (gemm_wt), "amx-bf16", "avx512-bf16" or "avx512-widened-bf16"
 };
 
 class BertModel {
@@ -210,14 +218,16 @@ void layer_norm_rows(float* x, const float* gamma, const float* beta, int64_t ro
 void gemm_wt(float* out, const float* x, const float* Wt, const float* b, int64_t N, int64_t n_in, int64_t n_out,
              int threads, bool gelu = false);
 
-// gemm_wt with the weight packed (PackedWeight): an AVX-512 kernel, each element summed
-// as b + x(i,0) Wt(0,j) + x(i,1) Wt(1,j) + ... in ascending k with fused multiply-adds,
-// so the same for any thread count and any split of the work. Returns false (and
-// computes nothing) where the CPU lacks AVX-512 or w is empty.
+// gemm_wt with the weight packed (PackedWeight): the AVX-512 or AVX2 kernel of
+// attn/cpu/gemm.hpp (which: Best, the widest this CPU runs under ATTN_ISA), each element
+// summed as b + x(i,0) Wt(0,j) + x(i,1) Wt(1,j) + ... in ascending k with fused
+// multiply-adds, so the same for any thread count, any split of the work and either
+// kernel. Returns false (and computes nothing) where that kernel does not run here, for
+// BertGemm::Eigen, or when w is empty.
 bool gemm_packed(float* out, const float* x, const PackedWeight& w, const float* b, int64_t N, int threads,
-                 bool gelu = false);
-// True when gemm_packed runs here (the CPU has AVX-512F).
-bool gemm_packed_available();
+                 bool gelu = false, BertGemm which = BertGemm::Best);
+// True when gemm_packed runs here with that choice (Best: the CPU has AVX-512 or AVX2).
+bool gemm_packed_available(BertGemm which = BertGemm::Best);
 // True when the bf16 GEMM (BertOptions::bf16_weights) runs here: any AVX-512 CPU (with
 // AVX-512 BF16 its vdpbf16ps, without it the same pairs widened by shifts, two FMAs each).
 bool gemm_bf16_available();
@@ -229,7 +239,8 @@ bool gemm_bf16_available();
 // has no AVX-512 or w is empty. scratch (optional): the bf16 copy of x, reused.
 bool gemm_bf16(float* out, const float* x, const PackedWeightBf16& w, const float* b, int64_t N, int threads,
                bool gelu = false, bool amx = true, std::vector<uint16_t>* scratch = nullptr);
-// The GEMM forward() runs for these options: "amx-bf16", "avx512-bf16", "avx512-widened-bf16", "avx512" or "eigen".
+// The GEMM forward() runs for these options: "amx-bf16", "avx512-bf16", "avx512-widened-bf16", "avx512", "avx2"
+// or "eigen". InputError when opt.gemm forces a kernel this CPU does not run (under ATTN_ISA).
 std::string bert_gemm_path(const BertOptions& opt);
 
 // In place: x * 0.5 * (1 + erf(x / sqrt 2)), the exact (erf) GELU.

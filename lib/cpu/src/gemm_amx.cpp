@@ -1,13 +1,13 @@
-// lib/model/src/bert_gemm_amx.cpp: the encoder's bf16 GEMM on Intel AMX tiles (see
-// bert_gemm.hpp). Same operands and the same result, to float32 rounding, as
-// bert_gemm_bf16 (bf16 inputs and weights, products summed in float32), but each
+// lib/cpu/src/gemm_amx.cpp: the bf16 strip GEMM on Intel AMX tiles (see attn/cpu/gemm.hpp:
+// strips_amx). Same operands and the same result, to float32 rounding, as
+// strips_bf16 (bf16 inputs and weights, products summed in float32), but each
 // TDPBF16PS multiplies a 16 x 32 bf16 tile of x by a 32 x 16 bf16 tile of the weight
 // into a 16 x 16 float32 tile: 8192 multiply-adds in one instruction, where AVX-512 BF16's
 // vdpbf16ps does 32 (and on Intel no faster than two float32 FMAs).
 //
 // A block of 32 rows x 32 columns of out lives in four accumulator tiles over the whole
 // k loop; each step of 32 k loads two tiles of x (rows 0-15, 16-31; 64 bytes of bf16 per
-// row) and two of the weight, straight from PackedWeightBf16's strips: rows of a B tile
+// row) and two of the weight, straight from the bf16 strips: rows of a B tile
 // are pairs of k (16 columns x 2 bf16 = 64 bytes), 128 bytes apart in a 32-column strip.
 // x and the strips are zero-padded to whole tiles (rows to 32, k to 32), so no tile reads
 // past them. The tiles go through a 32 x 32 float32 buffer, where the bias (and the GELU,
@@ -15,12 +15,12 @@
 //
 // Each call loads the tile configuration itself (a pool thread may never have run one)
 // and releases the tiles at the end. Needs attn::cpu_amx_bf16_usable().
-#include "bert_gemm.hpp"
-
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "attn/cpu/amx_tiles.hpp"
+#include "attn/cpu/gemm.hpp"
 
 #if defined(__x86_64__) && defined(__GNUC__) && __GNUC__ >= 12 && defined(__linux__)
 #pragma GCC push_options
@@ -28,9 +28,9 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
-namespace attn::detail {
+namespace attn::gemm {
 
-void bert_gemm_amx(float* out, const uint32_t* x_pairs, const uint32_t* w_pairs, const float* b, int64_t kp,
+void strips_amx(float* out, const uint32_t* x_pairs, const uint32_t* w_pairs, const float* b, int64_t kp,
                    int64_t n_out, int64_t N, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
     const AmxTileConfig cfg = amx_tiles_16x64();
     _tile_loadconfig(&cfg);
@@ -72,12 +72,12 @@ void bert_gemm_amx(float* out, const uint32_t* x_pairs, const uint32_t* w_pairs,
     _tile_release();
 }
 
-}  // namespace attn::detail
+}  // namespace attn::gemm
 #pragma GCC pop_options
 
 #else
-namespace attn::detail {
-void bert_gemm_amx(float*, const uint32_t*, const uint32_t*, const float*, int64_t, int64_t, int64_t, int64_t, int64_t,
-                   int64_t, int64_t) {}
-}  // namespace attn::detail
+namespace attn::gemm {
+void strips_amx(float*, const uint32_t*, const uint32_t*, const float*, int64_t, int64_t, int64_t, int64_t, int64_t,
+                int64_t, int64_t) {}
+}  // namespace attn::gemm
 #endif

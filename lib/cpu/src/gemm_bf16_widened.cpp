@@ -1,27 +1,36 @@
-// lib/model/src/bert_gemm_bf16_avx512f.cpp: the encoder's bf16 GEMM (see bert_gemm.hpp) on
-// AVX-512 CPUs without the bf16 dot product. The operands are the same bf16 pairs as
-// bert_gemm_bf16.cpp's; each pair's two products are two float32 FMAs on the pair widened
+// lib/cpu/src/gemm_bf16_widened.cpp: the strip GEMM (gemm_kernel.hpp) on bf16 pairs (see
+// attn/cpu/gemm.hpp) for AVX-512 CPUs without the bf16 dot product. The operands are the
+// same bf16 pairs as gemm_bf16.cpp's; each pair's two products are two float32 FMAs on the pair widened
 // by shifts (the even bf16: shift left 16; the odd one: mask the low half), so every
 // product is exact and the sums are float32, as with vdpbf16ps. x is rounded to bf16 by
 // integer adds (nearest even, NaN kept), as vcvtneps2bf16 rounds.
-#include "bert_gemm.hpp"
-
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <limits>
+
+#include "attn/core/attention.hpp"
+#include "attn/cpu/features.hpp"
+#include "attn/cpu/gemm.hpp"
+#include "flash_args.hpp"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #pragma GCC push_options
-#pragma GCC target("avx512f,avx512bw,avx512vl")
+#pragma GCC target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma")
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
-#include "bert_gemm_tile.hpp"
+#include "flash_kernel.hpp"
+#include "flash_avx512_traits.hpp"
+#include "gemm_avx512_traits.hpp"
+#include "gemm_kernel.hpp"
 
-namespace attn::detail {
+namespace attn::gemm {
 namespace {
 
 // A pair of bf16 per 32-bit lane, widened to two float vectors when used.
-struct WidenedPairs {
+struct WidenedPairs : Avx512 {
     using E = uint32_t;
     struct P {
         __m512 even, odd;
@@ -30,7 +39,7 @@ struct WidenedPairs {
         return {_mm512_castsi512_ps(_mm512_slli_epi32(v, 16)),
                 _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32(static_cast<int>(0xffff0000u))))};
     }
-    static P load(const uint32_t* w) { return widen(_mm512_loadu_si512(w)); }
+    static P load_w(const uint32_t* w) { return widen(_mm512_loadu_si512(w)); }
     static P bcast(uint32_t x) { return widen(_mm512_set1_epi32(static_cast<int>(x))); }
     static __m512 madd(__m512 acc, P a, P w) { return _mm512_fmadd_ps(a.odd, w.odd, _mm512_fmadd_ps(a.even, w.even, acc)); }
 };
@@ -47,7 +56,7 @@ __m256i to_bf16(__m512 x) {
 
 }  // namespace
 
-void bert_rows_to_bf16_avx512f(uint16_t* dst, const float* x, int64_t rows, int64_t n_in, int64_t kp) {
+void rows_to_bf16_widened(uint16_t* dst, const float* x, int64_t rows, int64_t n_in, int64_t kp) {
     for (int64_t r = 0; r < rows; ++r) {
         const float* src = x + r * n_in;
         uint16_t* d = dst + r * 2 * kp;
@@ -55,22 +64,23 @@ void bert_rows_to_bf16_avx512f(uint16_t* dst, const float* x, int64_t rows, int6
         for (; k + 16 <= n_in; k += 16)
             _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + k), to_bf16(_mm512_loadu_ps(src + k)));
         for (; k < 2 * kp; k += 16)  // the last values, then zeros up to 2 kp
-            _mm256_mask_storeu_epi16(d + k, lanes(2 * kp - k), to_bf16(_mm512_maskz_loadu_ps(lanes(n_in - k), src + k)));
+            _mm256_mask_storeu_epi16(d + k, Avx512::mask(static_cast<int>(2 * kp - k)),
+                                     to_bf16(_mm512_maskz_loadu_ps(Avx512::mask(static_cast<int>(n_in - k)), src + k)));
     }
 }
 
-void bert_gemm_bf16_avx512f(float* out, const uint32_t* xp, const uint32_t* w, const float* b, int64_t kp, int64_t n_out,
-                            int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-    gemm_strips<WidenedPairs>(out, xp, w, b, kp, n_out, r0, r1, c0, c1);
+void strips_bf16_widened(float* out, const uint32_t* xp, const uint32_t* w, const float* b, int64_t kp, int64_t n_out,
+                         int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+    strips_run<WidenedPairs, 12, 2>(out, xp, w, b, kp, n_out, r0, r1, c0, c1);
 }
 
-}  // namespace attn::detail
+}  // namespace attn::gemm
 #pragma GCC pop_options
 
 #else
-namespace attn::detail {
-void bert_rows_to_bf16_avx512f(uint16_t*, const float*, int64_t, int64_t, int64_t) {}
-void bert_gemm_bf16_avx512f(float*, const uint32_t*, const uint32_t*, const float*, int64_t, int64_t, int64_t, int64_t,
-                            int64_t, int64_t) {}
-}  // namespace attn::detail
+namespace attn::gemm {
+void rows_to_bf16_widened(uint16_t*, const float*, int64_t, int64_t, int64_t) {}
+void strips_bf16_widened(float*, const uint32_t*, const uint32_t*, const float*, int64_t, int64_t, int64_t, int64_t,
+                         int64_t, int64_t) {}
+}  // namespace attn::gemm
 #endif

@@ -1,0 +1,102 @@
+// attn/cpu/gemm.hpp: the float32 GEMM kernels under the fast training ops (lib/train) and
+// the encoder's projections (lib/model). Internal to attn: an interface its modules share,
+// not one for users (they call attn::train's ops or BertModel).
+//
+// One template (src/gemm_kernel.hpp) over SIMD traits, instantiated per instruction set
+// (src/gemm_avx512.cpp, src/gemm_avx2.cpp; on bf16 pairs src/gemm_bf16.cpp and
+// src/gemm_bf16_widened.cpp; the AMX tiles src/gemm_amx.cpp) and chosen at run time, under the ATTN_ISA
+// cap of attn/cpu/features.hpp: a build for a baseline CPU still runs the AVX-512 kernel on
+// an AVX-512 CPU, and ATTN_ISA=avx2 runs the AVX2 one there. There is no float32 kernel for
+// Isa::generic (callers use Eigen there) and none for Isa::amx (the tiles are bf16; amx
+// CPUs take the avx512 kernel).
+//
+// Both kernels compute every element of the output as init + term 0 + term 1 + ... in
+// ascending k, one fused multiply-add per term, whatever register tile, piece of the work
+// or thread computes it: the result does not depend on the split or the thread count, and
+// the AVX2 and AVX-512 kernels give the same bits.
+#pragma once
+
+#include <cstdint>
+
+#include "attn/cpu/features.hpp"
+
+namespace attn::gemm {
+
+// True when this build has the family's kernels and the CPU runs them under the ATTN_ISA
+// cap (isa_cap() throws InputError for a bad ATTN_ISA). Isa::avx512 and Isa::avx2 only.
+bool available(Isa isa);
+// The widest available family; Isa::generic when none is (then: Eigen).
+Isa best();
+
+// ---- strided A (the training ops)
+//
+//   C (M, Nc) = init + A (M, K) . B (K, Nc)
+//
+// A(i, k) = A[i*sai + k*sak], so x . W^T (W^T pre-transposed: sai = lda, sak = 1) and
+// G^T . X for a weight gradient (sai = 1, sak = ldg) run without copying G; B and C are
+// row-major with leading dimensions ldb, ldc. init: C's own values when accumulate, else
+// the bias row (Nc values) when bias is not null, else 0. B's rows are read in place (no
+// packing).
+struct StridedArgs {
+    int64_t M = 0, Nc = 0, K = 0;
+    const float* A = nullptr;
+    int64_t sai = 0, sak = 0;
+    const float* B = nullptr;
+    int64_t ldb = 0;
+    float* C = nullptr;
+    int64_t ldc = 0;
+    const float* bias = nullptr;
+    bool accumulate = false;
+    bool prefetch_b = false;  // B is cold memory: the first row tile prefetches its rows ahead
+};
+using StridedFn = void (*)(const StridedArgs&);
+// The family's kernel; null where !available(isa).
+StridedFn strided(Isa isa);
+
+// ---- packed strips (the encoder)
+//
+//   out (N, n_out) = x (N, n_in) . Wt (n_in, n_out) + b       x, out row-major
+//
+// Wt is packed in strips of kStrip = 32 columns: strip s holds Wt[k][32 s .. 32 s + 31]
+// for k = 0..n_in-1, contiguously, zero-padded past n_out (pack_strips). A call computes
+// rows [r0, r1) and columns [c0, c1) of out (c0 a multiple of 32), so callers split the
+// work into pieces; b may be null (then 0).
+constexpr int64_t kStrip = 32;
+// Floats pack_strips writes: ceil(n_out / 32) * n_in * 32.
+int64_t strips_size(int64_t n_in, int64_t n_out);
+// dst (strips_size floats) = Wt (n_in, n_out, row-major) in strips.
+void pack_strips(float* dst, const float* Wt, int64_t n_in, int64_t n_out);
+using StripsFn = void (*)(float* out, const float* x, const float* strips, const float* b, int64_t n_in,
+                          int64_t n_out, int64_t r0, int64_t r1, int64_t c0, int64_t c1);
+// The family's kernel; null where !available(isa).
+StripsFn strips(Isa isa);
+
+// ---- bf16 pairs (the encoder's bf16 weights)
+//
+//   out (N, n_out) = bf16(x) . bf16(Wt) + b, products of bf16 pairs summed in float32
+//
+// x goes in as rows of kp pairs of bf16 (rows_to_bf16; kp = ceil(n_in / 2) rounded up to a
+// multiple of 16, the pairs past n_in zero); the weight as strips of 32 columns of pairs
+// (attn::PackedWeightBf16 in lib/model): strip s, pair p, column c is bf16(Wt[2p][32 s + c])
+// | bf16(Wt[2p + 1][32 s + c]) << 16. Each element is b[j] + (pair 0) + (pair 1) + ... in
+// ascending p, whatever the split or thread count. Rows [r0, r1) and columns [c0, c1) (c0 a
+// multiple of 32) of out; b may be null. None checks the CPU: the caller does, as each says.
+
+// True where the CPU runs AVX-512 BF16's vdpbf16ps (under ATTN_ISA) and the build has it
+// (GCC 12+ on x86-64): rows_to_bf16 and strips_bf16.
+bool bf16_dot_available();
+// dst (rows, 2 kp) bf16 = x (rows, n_in) rounded to nearest even; past n_in: 0.
+void rows_to_bf16(uint16_t* dst, const float* x, int64_t rows, int64_t n_in, int64_t kp);
+void strips_bf16(float* out, const uint32_t* x_pairs, const uint32_t* w_pairs, const float* b, int64_t kp,
+                 int64_t n_out, int64_t r0, int64_t r1, int64_t c0, int64_t c1);
+// The same two on AVX-512 CPUs without the bf16 dot product: each pair's products as two
+// float32 FMAs on the pair widened by shifts. Need available(Isa::avx512).
+void rows_to_bf16_widened(uint16_t* dst, const float* x, int64_t rows, int64_t n_in, int64_t kp);
+void strips_bf16_widened(float* out, const uint32_t* x_pairs, const uint32_t* w_pairs, const float* b, int64_t kp,
+                         int64_t n_out, int64_t r0, int64_t r1, int64_t c0, int64_t c1);
+// The same on AMX tiles, where attn::cpu_amx_bf16_usable(): rows [r0, r1) (r0 a multiple of
+// 32) of out's N rows; kp a multiple of 16 and x_pairs whole blocks of 32 rows (zeros past N).
+void strips_amx(float* out, const uint32_t* x_pairs, const uint32_t* w_pairs, const float* b, int64_t kp,
+                int64_t n_out, int64_t N, int64_t r0, int64_t r1, int64_t c0, int64_t c1);
+
+}  // namespace attn::gemm

@@ -1,0 +1,204 @@
+// lib/cpu/src/gemm_kernel.hpp: private. The float32 GEMMs of attn/cpu/gemm.hpp, written once
+// over a SIMD trait T and included by one .cpp per instruction set (gemm_avx512.cpp,
+// gemm_avx2.cpp) inside its target region, after <immintrin.h> and its traits header. Every
+// name is in an anonymous namespace: each including file gets its own copy, compiled for its
+// own instructions.
+//
+// T (gemm_avx512_traits.hpp, gemm_avx2_traits.hpp; built on the flash kernels' traits):
+//   V, W              a vector of W floats;  zero, load, store, set1, fmadd
+//   M, mask(n)        a lane mask of the first n lanes (any int n: <= 0 none, >= W all)
+//   load_m, store_m   masked load (zeros elsewhere) and store
+//   prefetch          a cache line on its way to L1
+//   E, load_w, bcast, madd   (the strip kernel) the element of x and of a strip row (float,
+//                     or a uint32_t pair of bf16), a vector of a strip row, one x element in
+//                     every lane, and acc + the lane's product(s) in float32
+//
+// Two kernels, both "every element of C is init + term 0 + term 1 + ... in ascending k,
+// one fused multiply-add per term, in whichever register tile or thread computes it", so
+// the result depends neither on the split of the work nor on the thread count, nor on the
+// instruction set: the AVX2 and AVX-512 kernels give the same bits.
+//
+// 1. gemm_run (gemm::StridedArgs, the training ops): A read through two strides, B and C
+//    row-major, no packing. A register tile of R rows x NV vectors of C stays in registers
+//    over the whole k loop; column blocks of NV vectors outside, row tiles inside, so B's
+//    block is read from L1 by every row tile.
+// 2. strips_run (gemm::StripsFn and the bf16 strips, the encoder): B packed in strips of 32
+//    columns (gemm::kStrip); a tile covers R rows x NV vectors of one strip (NV W <= 32), the
+//    strip outside, its vector groups next, the row tiles inside. Its operands are T::E: float,
+//    or pairs of bf16 (gemm_bf16.cpp: each madd adds two products).
+#pragma once
+
+#include <cstdint>
+
+#include "attn/cpu/gemm.hpp"
+
+namespace attn::gemm {
+namespace {
+
+// ---------------------------------------------------------------- 1. strided A
+
+constexpr int64_t kPrefetchRows = 32;  // how far ahead a prefetching tile asks for B's rows
+
+template <class T, int R, int NV, bool MASK, bool PF>
+void gemm_tile(const StridedArgs& g, int64_t i0, int64_t j0, int tail) {
+    using V = typename T::V;
+    constexpr int W = T::W;
+    constexpr int NF = MASK ? NV - 1 : NV;  // full vectors; the last one is masked when MASK
+    const typename T::M km = T::mask(tail);
+    const int64_t K = g.K, sai = g.sai, sak = g.sak, ldb = g.ldb, ldc = g.ldc;
+    V acc[R][NV];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+        float* c = g.C + (i0 + r) * ldc + j0;
+        const float* init = g.accumulate ? c : g.bias ? g.bias + j0 : nullptr;
+#pragma GCC unroll 8
+        for (int v = 0; v < NF; ++v) acc[r][v] = init ? T::load(init + v * W) : T::zero();
+        if constexpr (MASK) acc[r][NV - 1] = init ? T::load_m(init + NF * W, km) : T::zero();
+    }
+    const float* a = g.A + i0 * sai;
+    const float* b = g.B + j0;
+    for (int64_t k = 0; k < K; ++k, a += sak, b += ldb) {
+        if constexpr (PF) {  // B's row kPrefetchRows ahead, on its way to L1 (PF: B is cold memory)
+#pragma GCC unroll 8
+            for (int v = 0; v < NV; ++v) T::prefetch(b + kPrefetchRows * ldb + v * W);
+        }
+        V bv[NV];
+#pragma GCC unroll 8
+        for (int v = 0; v < NF; ++v) bv[v] = T::load(b + v * W);
+        if constexpr (MASK) bv[NV - 1] = T::load_m(b + NF * W, km);
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) {
+            const V av = T::set1(a[r * sai]);
+#pragma GCC unroll 8
+            for (int v = 0; v < NV; ++v) acc[r][v] = T::fmadd(av, bv[v], acc[r][v]);
+        }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+        float* c = g.C + (i0 + r) * ldc + j0;
+#pragma GCC unroll 8
+        for (int v = 0; v < NF; ++v) T::store(c + v * W, acc[r][v]);
+        if constexpr (MASK) T::store_m(c + NF * W, acc[r][NV - 1], km);
+    }
+}
+
+template <class T, int R, int NV, bool PF>
+void gemm_rows(const StridedArgs& g, int64_t i0, int64_t j0, int nvec, int tail) {
+    const bool m = tail != T::W;
+    // nvec in [1, NV]: one instantiation per vector count, masked or not
+    if constexpr (NV >= 1)
+        if (nvec == 1)
+            return m ? gemm_tile<T, R, 1, true, PF>(g, i0, j0, tail) : gemm_tile<T, R, 1, false, PF>(g, i0, j0, tail);
+    if constexpr (NV >= 2)
+        if (nvec == 2)
+            return m ? gemm_tile<T, R, 2, true, PF>(g, i0, j0, tail) : gemm_tile<T, R, 2, false, PF>(g, i0, j0, tail);
+    if constexpr (NV >= 3)
+        if (nvec == 3)
+            return m ? gemm_tile<T, R, 3, true, PF>(g, i0, j0, tail) : gemm_tile<T, R, 3, false, PF>(g, i0, j0, tail);
+    if constexpr (NV >= 4)
+        if (nvec == 4)
+            return m ? gemm_tile<T, R, 4, true, PF>(g, i0, j0, tail) : gemm_tile<T, R, 4, false, PF>(g, i0, j0, tail);
+}
+
+template <class T, int R, int NV>
+void gemm_tail_rows(const StridedArgs& g, int64_t i0, int rows, int64_t j0, int nvec, int tail) {
+    if constexpr (R > 1) {
+        if (rows == R - 1) return gemm_rows<T, R - 1, NV, false>(g, i0, j0, nvec, tail);
+        return gemm_tail_rows<T, R - 1, NV>(g, i0, rows, j0, nvec, tail);
+    }
+}
+
+// The first row tile of each column block prefetches B's rows when g.prefetch_b (B cold in
+// memory: the saved activations a weight gradient reads); the others find them in L1.
+template <class T, int R, int NV>
+void gemm_run(const StridedArgs& g) {
+    constexpr int64_t BW = int64_t{NV} * T::W;
+    for (int64_t j0 = 0; j0 < g.Nc; j0 += BW) {
+        const int64_t nc = g.Nc - j0 < BW ? g.Nc - j0 : BW;
+        const int nvec = static_cast<int>((nc + T::W - 1) / T::W);
+        const int tail = static_cast<int>(nc - int64_t{nvec - 1} * T::W);
+        int64_t i0 = 0;
+        if (g.prefetch_b && i0 + R <= g.M) {
+            gemm_rows<T, R, NV, true>(g, i0, j0, nvec, tail);
+            i0 += R;
+        }
+        for (; i0 + R <= g.M; i0 += R) gemm_rows<T, R, NV, false>(g, i0, j0, nvec, tail);
+        if (i0 < g.M) gemm_tail_rows<T, R, NV>(g, i0, static_cast<int>(g.M - i0), j0, nvec, tail);
+    }
+}
+
+// ---------------------------------------------------------------- 2. packed strips
+
+// R rows x NV vectors of out, from column j0 on (ncols of them exist, ncols <= NV W, maybe
+// fewer at the right edge); w: the strip's rows, from the tile's first column, kStrip apart;
+// x rows of kn elements.
+// Weights are zero-padded to whole strips, so the loads are always whole vectors; only the
+// bias load and the stores are masked.
+template <class T, int R, int NV>
+void strip_tile(float* out, const typename T::E* x, const typename T::E* w, const float* b, int64_t kn, int64_t n_out,
+                int64_t i0, int64_t j0, int ncols) {
+    using V = typename T::V;
+    using WV = decltype(T::load_w(w));
+    constexpr int W = T::W;
+    typename T::M m[NV];
+    V acc[R][NV];
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) {
+        m[v] = T::mask(ncols - v * W);
+        const V bv = b != nullptr ? T::load_m(b + j0 + v * W, m[v]) : T::zero();
+#pragma GCC unroll 16
+        for (int r = 0; r < R; ++r) acc[r][v] = bv;
+    }
+    const typename T::E* xr = x + i0 * kn;
+    for (int64_t k = 0; k < kn; ++k, w += kStrip) {
+        WV wv[NV];
+#pragma GCC unroll 8
+        for (int v = 0; v < NV; ++v) wv[v] = T::load_w(w + v * W);
+#pragma GCC unroll 16
+        for (int r = 0; r < R; ++r) {
+            const auto a = T::bcast(xr[r * kn + k]);
+#pragma GCC unroll 8
+            for (int v = 0; v < NV; ++v) acc[r][v] = T::madd(acc[r][v], a, wv[v]);
+        }
+    }
+    const bool whole = ncols >= NV * W;
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) {
+        float* o = out + (i0 + r) * n_out + j0;
+#pragma GCC unroll 8
+        for (int v = 0; v < NV; ++v) {
+            if (whole) T::store(o + v * W, acc[r][v]);
+            else T::store_m(o + v * W, acc[r][v], m[v]);
+        }
+    }
+}
+
+template <class T, int R, int NV>
+void strip_tail_rows(int rows, float* out, const typename T::E* x, const typename T::E* w, const float* b, int64_t kn,
+                     int64_t n_out, int64_t i0, int64_t j0, int ncols) {
+    if constexpr (R >= 1) {
+        if (rows == R) return strip_tile<T, R, NV>(out, x, w, b, kn, n_out, i0, j0, ncols);
+        strip_tail_rows<T, R - 1, NV>(rows, out, x, w, b, kn, n_out, i0, j0, ncols);
+    }
+}
+
+// Rows [r0, r1) and columns [c0, c1) (c0 a multiple of kStrip) of out = x . strips + b.
+template <class T, int R, int NV>
+void strips_run(float* out, const typename T::E* x, const typename T::E* strips, const float* b, int64_t kn,
+                int64_t n_out, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+    constexpr int64_t TW = int64_t{NV} * T::W;  // columns per tile
+    static_assert(kStrip % TW == 0, "a tile covers a whole part of a strip");
+    for (int64_t s0 = c0; s0 < c1; s0 += kStrip) {
+        const typename T::E* strip = strips + (s0 / kStrip) * kn * kStrip;
+        for (int64_t j0 = s0; j0 < s0 + kStrip && j0 < c1; j0 += TW) {
+            const int ncols = static_cast<int>(c1 - j0 < TW ? c1 - j0 : TW);
+            const typename T::E* w = strip + (j0 - s0);
+            int64_t i0 = r0;
+            for (; i0 + R <= r1; i0 += R) strip_tile<T, R, NV>(out, x, w, b, kn, n_out, i0, j0, ncols);
+            if (i0 < r1) strip_tail_rows<T, R - 1, NV>(static_cast<int>(r1 - i0), out, x, w, b, kn, n_out, i0, j0, ncols);
+        }
+    }
+}
+
+}  // namespace
+}  // namespace attn::gemm

@@ -1,0 +1,14 @@
+// lib/cpu/src/gemm_variants.hpp: private. The per-instruction-set GEMM kernels
+// (gemm_avx512.cpp, gemm_avx2.cpp), each null where the build lacks it; gemm.cpp chooses.
+#pragma once
+
+#include "attn/cpu/gemm.hpp"
+
+namespace attn::gemm::detail {
+
+StridedFn strided_avx512();
+StripsFn strips_avx512();
+StridedFn strided_avx2();
+StripsFn strips_avx2();
+
+}  // namespace attn::gemm::detail

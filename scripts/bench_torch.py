@@ -194,7 +194,7 @@ def run_encoder(a, torch):
 
     def attn_bench(threads):
         cmd = [a.attn, "model", "bench", "--json", "--model", a.model, "--batch", ",".join(map(str, a.batches)),
-               "--threads", str(threads), "--repeat", str(a.reps), "--warmup", str(a.warmup), "--padding", a.padding,
+               "--threads", str(threads), "--reps", str(a.reps), "--warmup", str(a.warmup), "--padding", a.padding,
                "--weights", a.weights]
         if a.text_file:
             cmd += ["--text-file", a.text_file]

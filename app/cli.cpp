@@ -271,7 +271,7 @@ std::string man_page(const CLI::App& app) {
     }
     out += ".SH EXIT STATUS\n0 success; 2 bad input (one line on standard error naming the option and the rule); "
            "1 an internal error.\n.SH ENVIRONMENT\n.TP\n.B NO_COLOR\nno colour.\n.TP\n.B ATTN_ISA\n" +
-           roff("force a kernel path: generic, avx2, avx512 or amx.") + ".TP\n.B ATTN_DATA_DIR\n" +
+           roff("force a kernel path: generic, neon, avx2, avx512 or amx.") + ".TP\n.B ATTN_DATA_DIR\n" +
            roff("a folder searched first for the data files (macbeth.txt; models/...); then ./data, "
                 "<prefix>/share/attn/data and data/ above the executable.") +
            ".TP\n.B ATTN_MODEL_DIR\n" + roff("the pretrained model's folder (config.json, vocab.txt, model.safetensors).");

@@ -380,6 +380,14 @@ bool cpu_offers_avx2_fma() {
 #endif
 }
 
+bool cpu_offers_neon() {
+#if defined(__aarch64__)
+    return attn::isa_cap() >= attn::Isa::neon;  // every AArch64 CPU has NEON
+#else
+    return false;
+#endif
+}
+
 bool has_kernel(const std::string& name) {
     const std::vector<std::string> ks = flash_kernels();
     return std::find(ks.begin(), ks.end(), name) != ks.end();
@@ -405,4 +413,13 @@ TEST_CASE("flash: a CPU with AVX2 and FMA runs the avx2 kernel, so the tests abo
         return;
     }
     CHECK(has_kernel("avx2"));
+}
+
+TEST_CASE("flash: an AArch64 CPU runs the neon kernel, so the tests above cover it") {
+    if (!cpu_offers_neon()) {
+        attn::test::skip("not an AArch64 CPU, or ATTN_ISA=generic: the neon kernel is not tested");
+        return;
+    }
+    CHECK(flash_kernels().front() == "neon");
+    CHECK(has_kernel("generic"));
 }

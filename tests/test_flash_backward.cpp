@@ -323,6 +323,17 @@ TEST_CASE("flash backward: a CPU with AVX2 and FMA runs the avx2 kernel, so the 
     attn::test::skip("no AVX2 with FMA here, or ATTN_ISA=generic: the avx2 backward kernel is not tested");
 }
 
+TEST_CASE("flash backward: an AArch64 CPU runs the neon kernel, so the tests above cover it") {
+#if defined(__aarch64__)
+    if (attn::isa_cap() >= attn::Isa::neon) {
+        CHECK(flash_backward_kernels().front() == "neon");
+        CHECK(has_bwd_kernel("generic"));
+        return;
+    }
+#endif
+    attn::test::skip("not an AArch64 CPU, or ATTN_ISA=generic: the neon backward kernel is not tested");
+}
+
 namespace {
 
 // ||got - want|| / ||want|| over all elements, want in float64.

@@ -1,6 +1,7 @@
 // lib/cpu/src/cpu_info.cpp: cpu_info(), the processor's name and the
 // vector/tile extensions that decide which kernel runs (attn/cpu/features.hpp).
-// Read from CPUID (not /proc/cpuinfo), so it works wherever x86 CPUID does; the
+// Read from CPUID (not /proc/cpuinfo), so it works wherever x86 CPUID does (on AArch64
+// the one flag is asimd, which every such CPU has, and the model is empty); the
 // flags say what the CPU has, not what the OS lets a process use (AMX also needs
 // the kernel's permission: attn/cpu/flash.hpp flash_bf16_path() says what runs).
 #include <cstdint>
@@ -49,6 +50,8 @@ CpuInfo cpu_info() {
                           {"amx_tile", bit(d7, 24)},    {"amx_int8", bit(d7, 25)}};
     for (const Flag& f : flags)
         if (f.has) info.flags.emplace_back(f.name);
+#elif defined(__aarch64__)
+    info.flags.emplace_back("asimd");  // NEON: part of every AArch64 CPU (the neon kernels)
 #endif
     return info;
 }

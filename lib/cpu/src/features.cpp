@@ -29,6 +29,14 @@ bool hw_avx2() {
 #endif
 }
 
+bool hw_neon() {
+#if defined(__aarch64__)
+    return true;  // Advanced SIMD with FMA is part of the AArch64 base architecture
+#else
+    return false;
+#endif
+}
+
 bool hw_avx512_bf16() {
 #if defined(__x86_64__) && defined(__GNUC__) && __GNUC__ >= 12
     return hw_avx512() && __builtin_cpu_supports("avx512bf16");
@@ -37,21 +45,36 @@ bool hw_avx512_bf16() {
 #endif
 }
 
-// What the hardware offers, before the cap.
-Isa hw_isa() {
-    if (hw_avx512()) return flash_detail::amx_bf16_usable() ? Isa::amx : Isa::avx512;
-    return hw_avx2() ? Isa::avx2 : Isa::generic;
+bool hw_has(Isa family) {
+    switch (family) {
+        case Isa::generic: return true;
+        case Isa::neon: return hw_neon();
+        case Isa::avx2: return hw_avx2();
+        case Isa::avx512: return hw_avx512();
+        case Isa::amx: return hw_avx512() && flash_detail::amx_bf16_usable();
+    }
+    return false;
 }
+
+// The widest family the hardware offers at or below `cap`.
+Isa widest_upto(Isa cap) {
+    for (Isa i : {Isa::amx, Isa::avx512, Isa::avx2, Isa::neon})
+        if (static_cast<int>(i) <= static_cast<int>(cap) && hw_has(i)) return i;
+    return Isa::generic;
+}
+
+// What the hardware offers, before the cap.
+Isa hw_isa() { return widest_upto(Isa::amx); }
 
 Isa parse_cap() {
     const char* env = std::getenv("ATTN_ISA");
     if (env == nullptr || env[0] == '\0') return Isa::amx;
     const std::string v = env;
-    for (Isa i : {Isa::generic, Isa::avx2, Isa::avx512, Isa::amx})
+    for (Isa i : {Isa::generic, Isa::neon, Isa::avx2, Isa::avx512, Isa::amx})
         if (v == isa_name(i)) return i;
     std::string shown;
     for (char c : v.substr(0, 40)) shown += (c >= 0x20 && c < 0x7f) ? c : '?';
-    throw InputError("ATTN_ISA: '" + shown + "' is not a kernel family: use generic, avx2, avx512 or amx");
+    throw InputError("ATTN_ISA: '" + shown + "' is not a kernel family: use generic, neon, avx2, avx512 or amx");
 }
 
 bool allowed(Isa family) { return static_cast<int>(isa_cap()) >= static_cast<int>(family); }
@@ -61,6 +84,7 @@ bool allowed(Isa family) { return static_cast<int>(isa_cap()) >= static_cast<int
 std::string_view isa_name(Isa isa) {
     switch (isa) {
         case Isa::generic: return "generic";
+        case Isa::neon: return "neon";
         case Isa::avx2: return "avx2";
         case Isa::avx512: return "avx512";
         case Isa::amx: return "amx";
@@ -75,13 +99,11 @@ Isa isa_cap() {
 
 bool cpu_has_avx512() { return allowed(Isa::avx512) && hw_avx512(); }
 bool cpu_has_avx2() { return allowed(Isa::avx2) && hw_avx2(); }
+bool cpu_has_neon() { return allowed(Isa::neon) && hw_neon(); }
 bool cpu_has_avx512_bf16() { return allowed(Isa::avx512) && hw_avx512_bf16(); }
 bool cpu_amx_bf16_usable() { return allowed(Isa::amx) && flash_detail::amx_bf16_usable(); }
 
-Isa isa_in_use() {
-    const Isa hw = hw_isa(), cap = isa_cap();
-    return static_cast<int>(hw) < static_cast<int>(cap) ? hw : cap;
-}
+Isa isa_in_use() { return widest_upto(isa_cap()); }
 
 std::string cpu_kernel_summary() {
     std::string s(isa_name(isa_in_use()));

@@ -30,6 +30,7 @@ std::vector<const fd::Kernel*> available() {
         ks.push_back(fd::avx512_kernel()->long_keys);
     }
     if (fd::avx2_kernel() != nullptr && cpu_has_avx2()) ks.push_back(fd::avx2_kernel());
+    if (fd::neon_kernel() != nullptr && cpu_has_neon()) ks.push_back(fd::neon_kernel());
     ks.push_back(fd::generic_kernel());
     return ks;
 }
@@ -114,6 +115,7 @@ void run_kernel(const fd::Kernel& kernel, const fd::Args& a, int threads) {
 
 bool fd::cpu_avx512() { return cpu_has_avx512(); }
 bool fd::cpu_avx2() { return cpu_has_avx2(); }
+bool fd::cpu_neon() { return cpu_has_neon(); }
 
 std::vector<std::string> flash_kernels() {
     std::vector<std::string> names;

@@ -46,7 +46,7 @@ struct Args {
 // A kernel processes work item `item` of kernel_items(): one (b, h, query block).
 // `ws` is this thread's workspace of kernel_workspace_floats() floats, 64-byte aligned.
 struct Kernel {
-    const char* name;        // "avx512", "avx2", "generic", "avx512-bf16"
+    const char* name;        // "avx512", "avx2", "neon", "generic", "avx512-bf16"
     int64_t block_q;         // queries per block
     size_t (*workspace_floats)(const Args&);
     void (*run_item)(const Args&, int64_t item, float* ws);
@@ -62,15 +62,19 @@ struct Kernel {
 // diagonals (89 vs 93).
 constexpr double kLongKeysBytes = 4.0 * 1024 * 1024;
 
-// What this CPU has (flash.cpp; __builtin_cpu_supports): AVX-512 F/DQ/BW/VL, AVX2 with FMA.
+// What this CPU has (flash.cpp; __builtin_cpu_supports): AVX-512 F/DQ/BW/VL, AVX2 with FMA;
+// on AArch64, NEON (always there). Each under the ATTN_ISA cap (attn/cpu/features.hpp).
 bool cpu_avx512();
 bool cpu_avx2();
+bool cpu_neon();
 
-// Defined in flash_generic.cpp / flash_avx2.cpp / flash_avx512.cpp / flash_bf16.cpp.
-// The AVX ones return nullptr when this build cannot produce them.
+// Defined in flash_generic.cpp / flash_avx2.cpp / flash_avx512.cpp / flash_neon.cpp /
+// flash_bf16.cpp. The AVX ones return nullptr when this build cannot produce them (a
+// build for another architecture), the NEON one everywhere but on AArch64.
 const Kernel* generic_kernel();
 const Kernel* avx2_kernel();
 const Kernel* avx512_kernel();
+const Kernel* neon_kernel();
 const Kernel* avx512_bf16_kernel();
 // bf16 operands with float32 arithmetic where the CPU has no bf16 dot product
 // (flash_bf16_avx512f.cpp, flash_bf16_avx2.cpp): the float32 kernel on values rounded

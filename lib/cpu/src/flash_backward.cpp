@@ -30,6 +30,7 @@ std::vector<const fd::BwdKernel*> available() {
     std::vector<const fd::BwdKernel*> ks;
     if (fd::bwd_avx512_kernel() != nullptr && fd::cpu_avx512()) ks.push_back(fd::bwd_avx512_kernel());
     if (fd::bwd_avx2_kernel() != nullptr && fd::cpu_avx2()) ks.push_back(fd::bwd_avx2_kernel());
+    if (fd::bwd_neon_kernel() != nullptr && fd::cpu_neon()) ks.push_back(fd::bwd_neon_kernel());
     ks.push_back(fd::bwd_generic_kernel());
     return ks;
 }

@@ -57,7 +57,7 @@ struct BwdArgs {
 // owns key blocks g, g + G, g + 2G, ... of its head: their dK and dV rows, and
 // the chunk's slice g of dqp. `ws` is this thread's workspace, 64-byte aligned.
 struct BwdKernel {
-    const char* name;  // "avx512", "avx2", "generic"
+    const char* name;  // "avx512", "avx2", "neon", "generic"
     int64_t block_k;   // keys per block
     int64_t block_q;   // queries per block
     size_t (*workspace_floats)(const BwdArgs&);
@@ -72,10 +72,11 @@ struct BwdKernel {
 // a relative error of 1.3e-6 in every weight, the level of the rest of the arithmetic.
 constexpr float kRefineAbove = 32.0f;
 
-// Defined in flash_backward_{generic,avx2,avx512}.cpp; the AVX ones return
-// nullptr when this build cannot produce them.
+// Defined in flash_backward_{generic,avx2,avx512,neon}.cpp; the AVX ones return
+// nullptr when this build cannot produce them, the NEON one everywhere but on AArch64.
 const BwdKernel* bwd_generic_kernel();
 const BwdKernel* bwd_avx2_kernel();
 const BwdKernel* bwd_avx512_kernel();
+const BwdKernel* bwd_neon_kernel();
 
 }  // namespace attn::flash_detail

@@ -4,9 +4,10 @@
 //
 // Work is split over (batch, head, block of queries) with attn::parallel_for;
 // each thread keeps O(block * (Dk + Dv)) floats of scratch. Kernels: "avx512"
-// (16 lanes), "avx2" (8 lanes, FMA), "generic" (plain C++). The best one the
-// CPU supports is picked at run time (__builtin_cpu_supports), also in the
-// portable build, where the vector kernels are compiled with target pragmas.
+// (16 lanes), "avx2" (8 lanes, FMA), on AArch64 "neon" (4 lanes, FMA), "generic"
+// (plain C++). The best one the CPU supports is picked at run time
+// (__builtin_cpu_supports), also in the portable build, where the x86 vector kernels
+// are compiled with target pragmas.
 #pragma once
 
 #include <string>

@@ -46,7 +46,7 @@ struct FlashBackwardStats {
 };
 
 // The backward kernels this build can run on this CPU, best first ("avx512",
-// "avx2", "generic").
+// "avx2", "generic"; on AArch64 "neon", "generic").
 std::vector<std::string> flash_backward_kernels();
 
 // q (B, H, Tq, Dk), k (B, H, Tk, Dk), v (B, H, Tk, Dv); out (B, H, Tq, Dv) and

@@ -43,15 +43,11 @@ targets="attn_tests"
 cmake --build build-aarch64 -j"$(nproc)" --target $targets
 
 # 3. Run under QEMU. Not run: the packaging, fuzz-replay, browser and layering entries
-#    (their targets are not built here, or they test no aarch64 code); one test QEMU itself
+#    (their targets are not built here, or they test no aarch64 code), and one test QEMU itself
 #    cannot run: a fork() from a process with threads (parallel_for's forked-child case)
-#    aborts QEMU 7.2's user mode ("cpu == current_cpu" assertion), not the program; and one
-#    known aarch64 difference, left out until the training code handles it: Eigen's NEON
-#    tanh stops 2 ulps short of 1 (0.99999976 at u = 12) where its x86 tanh gives 1, and the
-#    float GELU backward multiplies 1 - t^2 by up to ~100 (x = 12), 3.4e-5 against that
-#    test's bound of 1e-6 (1 + |x|) (156 of its 1001 points, all at large |x|).
+#    aborts QEMU 7.2's user mode ("cpu == current_cpu" assertion), not the program.
 #    Without attn, the cases that run it (named "attn ...", and the bf16 refusal) are left out.
-skip="^parallel_for: a forked child|^train ops: float LayerNorm and GELU of the fast ops"
+skip="^parallel_for: a forked child"
 [ "$app" -eq 1 ] || skip="$skip|^attn |^flash-bf16 where no bf16 path runs"
 ctest --test-dir build-aarch64 --output-on-failure -j"$(nproc)" -LE "packaging|fuzz|browser|architecture" -E "$skip"
 # The run-time choice: neon on aarch64, and ATTN_ISA=generic takes it away (the one test case

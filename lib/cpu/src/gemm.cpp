@@ -13,6 +13,7 @@ bool available(Isa isa) {
         case Isa::avx512: return cpu_has_avx512() && detail::strided_avx512() != nullptr;
         case Isa::avx2: return cpu_has_avx2() && detail::strided_avx2() != nullptr;
         case Isa::generic:
+        case Isa::neon:
         case Isa::amx: break;
     }
     return false;

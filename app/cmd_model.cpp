@@ -7,7 +7,6 @@
 //   attn model embed     --text T... | --file F [--json F] [--npy F]   sentence embeddings
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <cmath>
 #include <iostream>
 #include <iterator>
@@ -20,6 +19,7 @@
 #include <time.h>
 
 #include "attn/attn.hpp"
+#include "attn/cpu/features.hpp"
 #include "attn/cpu/flash.hpp"
 #include "attn/experiments/bench.hpp"
 #include "attn/experiments/model_bench.hpp"
@@ -373,7 +373,7 @@ BertGemm bench_gemm(const std::string& word) {
         if (word != bert_gemm_name(g)) continue;
         if ((g == BertGemm::Avx512 || g == BertGemm::Avx2) && !gemm_packed_available(g))
             throw InputError(fmt::format("--gemm {}: this CPU does not run that kernel{}; use best or eigen", word,
-                                         std::getenv("ATTN_ISA") != nullptr ? " under ATTN_ISA" : ""));
+                                         isa_cap() != Isa::amx ? " under ATTN_ISA" : ""));
         return g;
     }
     throw InputError(fmt::format("--gemm: must be best, avx512, avx2 or eigen, got '{}'", word));

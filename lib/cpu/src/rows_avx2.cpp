@@ -131,7 +131,7 @@ void transpose_avx2(float* dst, int64_t ldd, const float* src, int64_t rows, int
 const RowKernels* rows_avx2_kernels() {
     static const RowKernels kernels{&transpose_avx2,    &R2::layernorm_forward, &R2::layernorm_backward,
                                     &R2::gelu_forward,  &R2::gelu_backward,     &R2::softmax_rows,
-                                    &R2::ds_rows,       "avx2"};
+                                    &R2::ds_rows};
     return &kernels;
 }
 

@@ -93,7 +93,7 @@ using R512 = Rows<Avx512Lanes>;
 const RowKernels* rows_avx512_kernels() {
     static const RowKernels kernels{&transpose_avx512,     &R512::layernorm_forward, &R512::layernorm_backward,
                                     &R512::gelu_forward,   &R512::gelu_backward,     &R512::softmax_rows,
-                                    &R512::ds_rows,        "avx512"};
+                                    &R512::ds_rows};
     return &kernels;
 }
 

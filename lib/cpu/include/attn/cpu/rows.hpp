@@ -31,7 +31,6 @@ struct RowKernels {
     void (*softmax_rows)(float* P, int64_t T, float factor, bool causal);
     // dS = factor P o (dP - rowsum(P o dP)) over T rows of T, in place in dp
     void (*ds_rows)(float* dp, const float* P, int64_t T, float factor);
-    const char* name;  // "avx512", "avx2"
 };
 
 // Each table, or null where the build is not for x86-64 (the CPU is not asked here).

@@ -162,8 +162,8 @@ namespace {
 // The kernel behind each bf16 path but amx (which packs its own operands).
 const fd::Kernel* bf16_kernel(std::string_view path) {
     if (path == "avx512-bf16") return fd::avx512_bf16_kernel();
-    if (path == "avx512") return fd::avx512_widened_kernel();
-    return fd::avx2_widened_kernel();
+    if (path == "avx512") return fd::avx512_rounded_kernel();
+    return fd::avx2_rounded_kernel();
 }
 }  // namespace
 
@@ -173,8 +173,8 @@ std::vector<std::string> flash_bf16_paths() {
         if (cpu_amx_bf16_usable()) paths.emplace_back("amx");
         paths.emplace_back("avx512-bf16");
     }
-    if (fd::avx512_widened_kernel() != nullptr && cpu_has_avx512()) paths.emplace_back("avx512");
-    if (fd::avx2_widened_kernel() != nullptr && cpu_has_avx2()) paths.emplace_back("avx2");
+    if (fd::avx512_rounded_kernel() != nullptr && cpu_has_avx512()) paths.emplace_back("avx512");
+    if (fd::avx2_rounded_kernel() != nullptr && cpu_has_avx2()) paths.emplace_back("avx2");
     return paths;
 }
 
@@ -207,7 +207,7 @@ Tensor attention_flash_bf16_with(std::string_view path, const Tensor& q, const T
     }
     if (use == "avx512" || use == "avx2") {
         // pass 0 of the paths without a bf16 instruction: K and V rounded to bf16 values,
-        // kept as float32 in their own layout (fd::avx512_widened_kernel)
+        // kept as float32 in their own layout (fd::avx512_rounded_kernel)
         std::vector<float> kr(k.data.size()), vr(v.data.size());
         parallel_for(2, threads, [&](int64_t which, int) {
             const std::vector<float>& src = which == 0 ? k.data : v.data;

@@ -1,7 +1,6 @@
 // lib/cpu/src/flash_bf16_avx2.cpp: the bf16 flash kernel on AVX2 + FMA CPUs (no bf16
-// instruction at all): bf16 storage of Q, K, V and P, float32 arithmetic, the same
-// numbers as the AVX-512 kernels (see flash_bf16_avx512f.cpp for the widening and
-// the rounding). Same tiling as the float32 AVX2 kernel (flash_avx2.cpp).
+// instruction at all): the float32 AVX2 kernel (flash_avx2.cpp, its tiling) on operands
+// rounded to bf16 values, as flash_bf16_avx512f.cpp does on AVX-512.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -44,13 +43,13 @@ const Kernel kRound{"avx2", KR::BQ, &KR::workspace_floats, &KR::run_item};
 
 }  // namespace
 
-const Kernel* avx2_widened_kernel() { return &kRound; }
+const Kernel* avx2_rounded_kernel() { return &kRound; }
 
 }  // namespace attn::flash_detail
 #pragma GCC pop_options
 
 #else
 namespace attn::flash_detail {
-const Kernel* avx2_widened_kernel() { return nullptr; }
+const Kernel* avx2_rounded_kernel() { return nullptr; }
 }  // namespace attn::flash_detail
 #endif

@@ -1,10 +1,9 @@
 // lib/cpu/src/flash_bf16_avx512f.cpp: the bf16 flash kernel on AVX-512 CPUs without
 // the bf16 dot product (AVX-512F, as Skylake to Ice Lake Xeons and Zen 4 before its
-// BF16 was enabled). The operands are those of the vdpbf16ps kernel (flash_bf16.cpp):
-// Q, K, V and P stored as bf16 pairs, each product and sum in float32; a bf16 widens
-// to float32 exactly by a 16-bit shift (the even one) or a mask (the odd one), so a
-// pair's dot product is two float32 FMAs. P is rounded to nearest even as
-// vcvtne2ps2bf16 rounds. Same tiling as the float32 kernel (flash_avx512.cpp).
+// BF16 was enabled): the float32 kernel (flash_avx512.cpp, its tiling) on Q, K, V and P
+// rounded to bf16 values (FlashF32's ROUND; K and V rounded once per call by flash.cpp,
+// P to nearest even as vcvtne2ps2bf16 rounds). A product of two bf16 values is exact in
+// float32, so the sums are those a bf16 dot product with float32 accumulation adds.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -50,13 +49,13 @@ const Kernel kRound{"avx512", KR::BQ, &KR::workspace_floats, &KR::run_item, &kRo
 
 }  // namespace
 
-const Kernel* avx512_widened_kernel() { return &kRound; }
+const Kernel* avx512_rounded_kernel() { return &kRound; }
 
 }  // namespace attn::flash_detail
 #pragma GCC pop_options
 
 #else
 namespace attn::flash_detail {
-const Kernel* avx512_widened_kernel() { return nullptr; }
+const Kernel* avx512_rounded_kernel() { return nullptr; }
 }  // namespace attn::flash_detail
 #endif

@@ -19,7 +19,6 @@
 #include <time.h>
 
 #include "attn/attn.hpp"
-#include "attn/cpu/features.hpp"
 #include "attn/cpu/flash.hpp"
 #include "attn/experiments/bench.hpp"
 #include "attn/experiments/model_bench.hpp"
@@ -367,13 +366,14 @@ std::vector<std::string> bench_texts(const BenchCmd& o) {
     return lines;
 }
 
-// --gemm's word: one of BertGemm's, and a kernel this CPU runs (under ATTN_ISA).
+// --gemm's word: one of BertGemm's, and (the library's rule, bert_gemm_path) a kernel this CPU
+// runs under ATTN_ISA.
 BertGemm bench_gemm(const std::string& word) {
     for (const BertGemm g : {BertGemm::Best, BertGemm::Avx512, BertGemm::Avx2, BertGemm::Eigen}) {
         if (word != bert_gemm_name(g)) continue;
-        if ((g == BertGemm::Avx512 || g == BertGemm::Avx2) && !gemm_packed_available(g))
-            throw InputError(fmt::format("--gemm {}: this CPU does not run that kernel{}; use best or eigen", word,
-                                         isa_cap() != Isa::amx ? " under ATTN_ISA" : ""));
+        BertOptions probe;
+        probe.gemm = g;
+        with_option("--gemm", [&] { return bert_gemm_path(probe); });
         return g;
     }
     throw InputError(fmt::format("--gemm: must be best, avx512, avx2 or eigen, got '{}'", word));

@@ -5,7 +5,7 @@
 #   bash scripts/pack-gpu-deps.sh            # here, where libcli11-dev etc. are installed
 #   cmake -S . -B build-gpu -DCMAKE_PREFIX_PATH=$PWD/.deps ...   # there (scripts/gpu-check.sh does it)
 #
-# .deps/include/   CLI/, Eigen/ (under eigen3/), nlohmann/, doctest/, fmt/ (headers only)
+# .deps/include/   CLI/, Eigen/ and unsupported/ (under eigen3/), nlohmann/, doctest/, fmt/ (headers only)
 # .deps/lib/cmake/ one minimal <Package>Config.cmake (+ version file) per package that
 #                  defines the same imported target as the real one. fmt is made
 #                  header-only (FMT_HEADER_ONLY), so no compiled libfmt is needed there.
@@ -26,7 +26,7 @@ need /usr/lib/cmake/doctest/doctest.cmake doctest-dev
 rm -rf "$DEST"
 mkdir -p "$DEST/include/eigen3" "$DEST/lib/cmake"
 cp -r "$SRC/CLI" "$SRC/nlohmann" "$SRC/doctest" "$SRC/fmt" "$DEST/include/"
-cp -r "$SRC/eigen3/Eigen" "$DEST/include/eigen3/"  # unsupported/ is not used by attn
+cp -r "$SRC/eigen3/Eigen" "$SRC/eigen3/unsupported" "$DEST/include/eigen3/"  # unsupported/: SpecialFunctions (erf, BERT's GELU)
 
 # versions, read from the headers
 macro() { grep -m1 -E "#define $2[[:space:]]" "$1" | awk '{print $3}' | tr -d '"'; }

@@ -24,6 +24,7 @@
 #include <cuda_fp16.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 
 #include "common.cuh"
@@ -173,7 +174,8 @@ __global__ void __launch_bounds__(WARPS * 32)
     float o[NT_O][4];
 #pragma unroll
     for (int nt = 0; nt < NT_O; ++nt) o[nt][0] = o[nt][1] = o[nt][2] = o[nt][3] = 0.0f;
-    float m0 = -INFINITY, m1 = -INFINITY;  // running max of rows i0, i1
+    float m0 = -INFINITY, m1 = -INFINITY;  // running max of rows i0, i1 (base 2: score · log2 e)
+    const float scale2 = a.scale * LOG2E;
     float l0 = 0.0f, l1 = 0.0f;            // running sums, this thread's columns only
 
     const int64_t q_hi = q_lo + BR - 1 < a.Tq - 1 ? q_lo + BR - 1 : a.Tq - 1;
@@ -221,17 +223,21 @@ __global__ void __launch_bounds__(WARPS * 32)
                 mma16816(tag, s[nt + 1], qa[ks], kb[2], kb[3]);
             }
 
-        // pass 3: scale, additive mask, masked_fill (whole tiles inside the mask skip this)
+        // pass 3: scale, additive mask, masked_fill (whole tiles inside the mask skip this), then
+        // log2(e) times that: from here on S, the running max and the exponents are base 2, so
+        // exp(s - max) is exp2f(s2 - max2), and a score equal to the max gives exactly 1. (The
+        // form exp2f(s * LOG2E - max * LOG2E) compiles to fma(s, LOG2E, -round(max * LOG2E)),
+        // which at |s| = 1e9, a finite fill, is 2^(+-64) instead of 1: fp16 overflow, NaN.)
         const bool plain = mask.all_allowed(q_lo, k0 + MMA_BC - 1);
 #pragma unroll
         for (int nt = 0; nt < NT_S; ++nt)
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
                 if (plain) {
-                    s[nt][e] *= a.scale;
+                    s[nt][e] *= scale2;
                 } else {
                     const int64_t j = k0 + nt * 8 + 2 * t + (e & 1);
-                    s[nt][e] = j >= a.Tk ? -INFINITY : masked_score(a, mask, s[nt][e], e < 2 ? i0c : i1c, j);
+                    s[nt][e] = j >= a.Tk ? -INFINITY : masked_score(a, mask, s[nt][e], e < 2 ? i0c : i1c, j) * LOG2E;
                 }
             }
 
@@ -248,9 +254,9 @@ __global__ void __launch_bounds__(WARPS * 32)
             mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, off));
         }
         const float mn0 = fmaxf(m0, mx0), mn1 = fmaxf(m1, mx1);
-        const float u0 = (mn0 == -INFINITY ? 0.0f : mn0) * LOG2E;  // all -inf so far: nothing to rescale
-        const float u1 = (mn1 == -INFINITY ? 0.0f : mn1) * LOG2E;
-        const float alpha0 = exp2f(m0 * LOG2E - u0), alpha1 = exp2f(m1 * LOG2E - u1);
+        const float u0 = mn0 == -INFINITY ? 0.0f : mn0;  // all -inf so far: nothing to rescale
+        const float u1 = mn1 == -INFINITY ? 0.0f : mn1;
+        const float alpha0 = exp2f(m0 - u0), alpha1 = exp2f(m1 - u1);
         m0 = mn0;
         m1 = mn1;
         l0 *= alpha0;
@@ -266,7 +272,7 @@ __global__ void __launch_bounds__(WARPS * 32)
         for (int nt = 0; nt < NT_S; ++nt)
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
-                const float p = exp2f(s[nt][e] * LOG2E - (e < 2 ? u0 : u1));
+                const float p = exp2f(s[nt][e] - (e < 2 ? u0 : u1));
                 if (e < 2) l0 += p;
                 else l1 += p;
                 float pd = p;
@@ -323,7 +329,12 @@ __global__ void __launch_bounds__(WARPS * 32)
 
 int flash_mma_max_d() { return 128; }
 
-static std::atomic<int> g_mma_warps{4};
+// ATTN_CUDA_MMA_WARPS=8 starts with 8 warps (for timing both with attn bench); anything else is 4
+static int initial_mma_warps() {
+    const char* e = std::getenv("ATTN_CUDA_MMA_WARPS");
+    return e != nullptr && std::strcmp(e, "8") == 0 ? 8 : 4;
+}
+static std::atomic<int> g_mma_warps{initial_mma_warps()};
 void set_flash_mma_warps(int warps) { g_mma_warps = warps == 8 ? 8 : 4; }
 int flash_mma_warps() { return g_mma_warps; }
 

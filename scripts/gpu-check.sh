@@ -83,6 +83,45 @@ if grep -q "^SKIPPED: cuda parity" "$LOGS/parity.log"; then
 fi
 
 save
+
+# The command line on the GPU: the same layer through each backend (the dump's output against
+# the CPU reference's), the readable path's trace, and refusals that must be one line, exit 2.
+step "the command line on the GPU"
+CLI_OK=0
+cli() {  # EXPECTED_EXIT DESCRIPTION -- attn arguments
+    local want=$1 what=$2; shift 3
+    "$ATTN" "$@" >"$LOGS/cli.out" 2>"$LOGS/cli.err"; local rc=$?
+    local line; line=$(tail -n1 "$LOGS/cli.err")
+    if [[ $rc -eq $want && ( $want -eq 0 || $(wc -l <"$LOGS/cli.err") -eq 1 ) ]]; then echo "ok   $what (exit $rc) ${line:0:150}"
+    else echo "FAIL $what: exit $rc, want $want: ${line:0:200}"; CLI_OK=1; fi
+    { echo "== $what: attn $*"; cat "$LOGS/cli.out" "$LOGS/cli.err"; } >>"$LOGS/cli.log"
+}
+: >"$LOGS/cli.log"
+FW=(forward --batch 2 --seq 100 --d-model 64 --heads 4 --mask causal+pad:100,37 --seed 3)
+cli 0 "reference dump" -- "${FW[@]}" --dump "$LOGS/ref.json"
+for impl in cuda-naive cuda-flash cuda-flash-f16 cuda-flash-bf16; do
+    cli 0 "$impl dump" -- "${FW[@]}" --impl "$impl" --dump "$LOGS/$impl.json"
+done
+python3 - "$LOGS" <<'PY'
+import json, sys
+d = sys.argv[1]
+ref = json.load(open(f"{d}/ref.json"))["tensors"]["out"]["data"]
+for impl, tol in (("cuda-naive", 1e-5), ("cuda-flash", 1e-5), ("cuda-flash-f16", 5e-3), ("cuda-flash-bf16", 3e-2)):
+    try:
+        got = json.load(open(f"{d}/{impl}.json"))["tensors"]["out"]["data"]
+    except (OSError, ValueError, KeyError) as e:
+        print(f"FAIL {impl}: no dump ({e})"); continue
+    diff = max(abs(a - b) for a, b in zip(got, ref))
+    print(f"{'ok  ' if diff <= tol else 'FAIL'} {impl} out vs reference: max |diff| {diff:.2e} (bound {tol:g})")
+PY
+cli 0 "cuda-naive --trace" -- forward --impl cuda-naive --seq 6 --trace
+grep -c "shape\|\[" "$LOGS/cli.out" | sed 's/^/     trace lines with shapes: /'
+cli 2 "no backward on the GPU" -- "${FW[@]}" --impl cuda-flash --backward
+cli 2 "Dk above the tensor-core limit" -- forward --impl cuda-flash-f16 --seq 16 --d-model 384 --heads 2
+# a (16, 1e5, 1e5) score matrix is 640 GB: the readable path's case fails and is reported, the run goes on
+cli 0 "a score matrix larger than the GPU (bench notes it)" -- bench --impl cuda-naive,cuda-flash-bf16 --heads 16 --seq 100000 --d-k 64 --reps 1 --warmup 0 --yes
+grep -E "cuda-naive|cuda-flash-bf16" "$LOGS/cli.out" | sed 's/^/     /' | head -4
+save
 # One attn bench run: LABEL (causal, w8: 8-warp tensor-core kernels), Dk, impl list; one JSON
 # line per result for the summary. attn bench times the GPU backends with cudaEvents around
 # the kernels alone (median of the timed calls).

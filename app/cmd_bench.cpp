@@ -3,7 +3,7 @@
 // after --warmup runs, GFLOP/s (attention_flops: 4 B H T^2 Dk, about half with
 // --causal), the fraction of the machine's FMA peak and of Eigen's GEMM (both
 // measured in the same run), and the peak memory of the run (measured in a child
-// process; attn/experiments/bench.hpp). --backward times the backward pass instead
+// process; attn/bench/bench.hpp). --backward times the backward pass instead
 // (FLOPs: 2.5 x the forward's, FlashAttention's convention) and reports the tiled
 // kernel's scratch.
 #include <unistd.h>
@@ -18,7 +18,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "attn/experiments/bench.hpp"
+#include "attn/bench/bench.hpp"
 #include "attn/core/cost.hpp"
 #include "attn/core/errors.hpp"
 #include "attn/cpu/flash.hpp"

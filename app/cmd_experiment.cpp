@@ -12,10 +12,10 @@
 
 #include <fmt/core.h>
 
+#include "attn/bench/bench.hpp"
 #include "attn/core/errors.hpp"
 #include "attn/core/parallel.hpp"
 #include "attn/cpu/features.hpp"
-#include "attn/experiments/bench.hpp"
 #include "attn/experiments/experiment.hpp"
 #include "attn/io/dump.hpp"
 #include "command.hpp"

@@ -20,8 +20,8 @@
 
 #include "attn/attn.hpp"
 #include "attn/cpu/flash.hpp"
-#include "attn/experiments/bench.hpp"
-#include "attn/experiments/model_bench.hpp"
+#include "attn/bench/bench.hpp"
+#include "attn/bench/model_bench.hpp"
 #include "attn/core/utf8.hpp"
 #include "attn/model/bert.hpp"
 #include "attn/model/heads.hpp"

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
 
-#include "attn/experiments/bench.hpp"
+#include "attn/bench/bench.hpp"
 #include "attn/core/errors.hpp"
 #include "attn/cpu/flash.hpp"
 

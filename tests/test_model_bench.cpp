@@ -1,4 +1,4 @@
-// What `attn model bench` measures, as a library (attn/experiments/model_bench.hpp):
+// What `attn model bench` measures, as a library (attn/bench/model_bench.hpp):
 // the batch is filled by cycling the texts, every timed run is reported, the summary
 // figures are those of the times, and bad sizes are refused.
 #include <doctest/doctest.h>
@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <string>
 
+#include "attn/bench/model_bench.hpp"
 #include "attn/core/errors.hpp"
-#include "attn/experiments/model_bench.hpp"
 #include "test_util.hpp"
 
 namespace {

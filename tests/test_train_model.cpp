@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "attn/bench/train_bench.hpp"
 #include "attn/core/errors.hpp"
 #include "attn/core/rng.hpp"
-#include "attn/train/bench.hpp"
 #include "attn/train/model.hpp"
 #include "attn/train/optim.hpp"
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "attn/experiments/bench.hpp"  // median
+#include "attn/bench/bench.hpp"  // median
 #include "attn/experiments/experiment.hpp"
 #include "attn/train/model.hpp"
 #include "attn/train/tasks.hpp"
@@ -86,7 +86,7 @@ double score_spread(const std::vector<Tensor>& weights, bool causal);
 
 // Statistics of a few seeds.
 double mean(const std::vector<double>& v);
-// median: attn/experiments/bench.hpp (the one median of the library)
+// median: attn/bench/bench.hpp (the one median of the library)
 double min_of(const std::vector<double>& v);
 // The steps-to-target of several runs as one cell: the median of the runs that got
 // there, or null when fewer than half did; "reached" counts them.

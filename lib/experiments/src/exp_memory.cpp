@@ -18,12 +18,12 @@
 
 #include <fmt/format.h>
 
+#include "attn/bench/bench.hpp"
 #include "attn/core/attention.hpp"
 #include "attn/core/mask.hpp"
 #include "attn/core/rng.hpp"
 #include "attn/cpu/flash.hpp"
 #include "attn/cpu/flash_backward.hpp"
-#include "attn/experiments/bench.hpp"
 #include "attn/train/fast_ops.hpp"
 #include "lab_training.hpp"
 

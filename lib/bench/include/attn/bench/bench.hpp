@@ -1,4 +1,4 @@
-// attn/experiments/bench.hpp: what `attn bench` measures, as a library.
+// attn/bench/bench.hpp: what `attn bench` measures, as a library.
 //
 //   measure_fma_peak   the machine's float32 FMA throughput: every thread runs a
 //                      register-only loop of independent FMAs (12 accumulators,

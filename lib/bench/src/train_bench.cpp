@@ -1,5 +1,5 @@
-// The timing path of one training step (attn/train/bench.hpp).
-#include "attn/train/bench.hpp"
+// The timing path of one training step (attn/bench/train_bench.hpp).
+#include "attn/bench/train_bench.hpp"
 
 #include <chrono>
 #include <vector>

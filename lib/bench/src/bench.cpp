@@ -1,7 +1,7 @@
-// The measurements behind `attn bench` (see attn/experiments/bench.hpp):
+// The measurements behind `attn bench` (see attn/bench/bench.hpp):
 // Eigen GEMM throughput, and one timed case in a forked child process so that
 // its peak memory (VmHWM) belongs to that case alone.
-#include "attn/experiments/bench.hpp"
+#include "attn/bench/bench.hpp"
 
 #include <sys/wait.h>
 #include <time.h>

@@ -1,5 +1,5 @@
-// lib/experiments/src/bench_peak.cpp: the machine's float32 FMA peak, measured by a
-// register-only loop (see attn/experiments/bench.hpp). One variant per vector width, picked
+// lib/bench/src/bench_peak.cpp: the machine's float32 FMA peak, measured by a
+// register-only loop (see attn/bench/bench.hpp). One variant per vector width, picked
 // at run time as the flash kernels are; standard headers come before the target
 // pragmas so none of their inline code is compiled for AVX.
 #include <algorithm>
@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "attn/experiments/bench.hpp"
+#include "attn/bench/bench.hpp"
 #include "attn/core/parallel.hpp"
 #include "attn/cpu/features.hpp"
 

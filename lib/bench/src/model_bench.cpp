@@ -1,5 +1,5 @@
-// The encoder's latency at one batch size (attn/experiments/model_bench.hpp).
-#include "attn/experiments/model_bench.hpp"
+// The encoder's latency at one batch size (attn/bench/model_bench.hpp).
+#include "attn/bench/model_bench.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 
 #include "attn/core/errors.hpp"
-#include "attn/experiments/bench.hpp"
+#include "attn/bench/bench.hpp"
 
 namespace attn {
 

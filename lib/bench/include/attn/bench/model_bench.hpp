@@ -1,4 +1,4 @@
-// attn/experiments/model_bench.hpp: what `attn model bench` measures, as a library:
+// attn/bench/model_bench.hpp: what `attn model bench` measures, as a library:
 // the pretrained encoder's latency (forward + mean pooling, no attention recorded,
 // as a plain model(input) call in PyTorch) at one batch size.
 //

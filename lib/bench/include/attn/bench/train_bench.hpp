@@ -1,4 +1,4 @@
-// attn/train/bench.hpp: the timing path for one training step (forward + backward + AdamW),
+// attn/bench/train_bench.hpp: the timing path for one training step (forward + backward + AdamW),
 // for `attn bench --train` and the PyTorch comparison (scripts/bench_train_torch.py).
 #pragma once
 

@@ -12,7 +12,6 @@
 
 #include <fmt/core.h>
 
-#include "attn/bench/bench.hpp"
 #include "attn/core/errors.hpp"
 #include "attn/core/parallel.hpp"
 #include "attn/cpu/features.hpp"

@@ -1,5 +1,6 @@
-// attn/bench/train_bench.hpp: the timing path for one training step (forward + backward + AdamW),
-// for `attn bench --train` and the PyTorch comparison (scripts/bench_train_torch.py).
+// attn/bench/train_bench.hpp: the timing of one training step (forward + backward + AdamW) of the
+// tiny Transformer, in-process (the tests time the fast step against the reference ops with it;
+// scripts/bench_train_torch.py times whole `attn train` runs instead).
 #pragma once
 
 #include <cstdint>

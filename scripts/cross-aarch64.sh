@@ -55,10 +55,14 @@ ctest --test-dir build-aarch64 --output-on-failure -j"$(nproc)" -LE "packaging|f
 rc=0; ATTN_ISA=generic qemu-aarch64 build-aarch64/tests/attn_tests \
   "--test-case=flash: an AArch64 CPU runs the neon kernel*" >/dev/null || rc=$?
 [ "$rc" -eq 77 ] || { echo "cross-aarch64: ATTN_ISA=generic did not take the neon kernel away (exit $rc)" >&2; exit 1; }
+rc=0; ATTN_ISA=generic qemu-aarch64 build-aarch64/tests/attn_tests \
+  "--test-case=cpu gemm: an AArch64 CPU runs the neon GEMMs and row kernels*" >/dev/null || rc=$?
+[ "$rc" -eq 77 ] || { echo "cross-aarch64: ATTN_ISA=generic did not take the neon GEMMs and row kernels away (exit $rc)" >&2; exit 1; }
 [ "$app" -eq 1 ] || exit 0
 # attn itself: the neon kernels chosen at run time, and ATTN_ISA=generic forcing the generic ones
 version=$(build-aarch64/attn-emulated --version)
 echo "$version" | grep "^kernels"
-echo "$version" | grep -q "^kernels neon: flash neon,"
-ATTN_ISA=generic build-aarch64/attn-emulated --version | grep -q "^kernels generic (ATTN_ISA=generic; CPU: neon): flash generic,"
+echo "$version" | grep -q "^kernels neon: flash neon,.*, encoder GEMM neon, training GEMM neon$"
+ATTN_ISA=generic build-aarch64/attn-emulated --version |
+  grep -q "^kernels generic (ATTN_ISA=generic; CPU: neon): flash generic,.*, encoder GEMM eigen, training GEMM eigen$"
 build-aarch64/attn-emulated forward --impl flash --seq 40 --mask causal | tail -1

@@ -192,6 +192,7 @@ namespace {
 std::string best_gemm_name() {
     if (attn::gemm_packed_available(attn::BertGemm::Avx512)) return "avx512";
     if (attn::gemm_packed_available(attn::BertGemm::Avx2)) return "avx2";
+    if (attn::gemm_packed_available(attn::BertGemm::Best)) return "neon";  // AArch64
     return "eigen";
 }
 }  // namespace

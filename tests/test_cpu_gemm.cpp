@@ -1,6 +1,7 @@
 // The GEMM kernels of lib/cpu (attn/cpu/gemm.hpp: float32 strided and strips, bf16 strips),
 // each family this CPU runs, against a plain double-precision product element by element;
-// the float32 families against each other bit for bit. The callers' paths (training ops,
+// the float32 families against each other bit for bit (those this CPU runs: AVX-512 and AVX2
+// on x86; NEON on AArch64, where the cross build runs this file under QEMU). The callers' paths (training ops,
 // encoder) are tested in test_train_ops.cpp and test_bert.cpp.
 //
 // Tolerance: a float32 dot product of K terms summed with fused multiply-adds, in any order,
@@ -18,6 +19,7 @@
 
 #include "attn/core/rng.hpp"
 #include "attn/cpu/gemm.hpp"
+#include "attn/cpu/rows.hpp"
 #include "test_util.hpp"
 
 namespace {
@@ -43,7 +45,7 @@ int off_bound(const float* got, int64_t ld, const std::vector<double>& ref, cons
     return bad;
 }
 
-const attn::Isa kFamilies[] = {attn::Isa::avx512, attn::Isa::avx2};
+const attn::Isa kFamilies[] = {attn::Isa::avx512, attn::Isa::avx2, attn::Isa::neon};
 
 }  // namespace
 
@@ -141,7 +143,8 @@ TEST_CASE("cpu gemm: the packed-strip kernel of every family matches a double pr
         }
         ++ran;
         size_t case_no = 0;
-        // row counts with tails of the 12- and 6-row tiles; n_out with partial strips and half strips
+        // row counts with tails of the 12-, 6- and 5-row tiles; n_out with partial strips and half and
+        // quarter strips (NEON: 16 columns a tile)
         for (const Shape s : {Shape{1, 7, 5}, Shape{13, 33, 40}, Shape{25, 64, 96}, Shape{50, 100, 81}})
             for (const bool with_bias : {true, false}) {
                 const std::string family(attn::isa_name(isa));
@@ -190,6 +193,7 @@ TEST_CASE("cpu gemm: the families and ATTN_ISA") {
     if (b != attn::Isa::generic) CHECK(attn::gemm::available(b));
     CHECK(attn::gemm::available(attn::Isa::avx512) == attn::cpu_has_avx512());
     CHECK(attn::gemm::available(attn::Isa::avx2) == attn::cpu_has_avx2());
+    CHECK(attn::gemm::available(attn::Isa::neon) == attn::cpu_has_neon());
     // the cap reaches the encoder's choice: attn --version names the encoder GEMM under it
     if (attn::cpu_has_avx2()) {
         const attn::test::CliResult r = attn::test::run_attn("--version", "ATTN_ISA=avx2");
@@ -197,6 +201,18 @@ TEST_CASE("cpu gemm: the families and ATTN_ISA") {
         CHECK(r.out.find("encoder GEMM avx2") != std::string::npos);
         CHECK(r.out.find("training GEMM avx2") != std::string::npos);
     }
+}
+
+TEST_CASE("cpu gemm: an AArch64 CPU runs the neon GEMMs and row kernels, so the tests of each family cover them") {
+    if (!attn::cpu_has_neon()) {
+        attn::test::skip("not an AArch64 CPU, or ATTN_ISA=generic: the neon GEMMs and row kernels are not tested");
+        return;
+    }
+    CHECK(attn::gemm::best() == attn::Isa::neon);
+    CHECK((attn::gemm::strided(attn::Isa::neon) != nullptr));
+    CHECK((attn::gemm::strips(attn::Isa::neon) != nullptr));
+    CHECK((attn::rows::row_kernels() == attn::rows::rows_neon_kernels()));
+    CHECK((attn::rows::row_kernels() != nullptr));
 }
 
 namespace {

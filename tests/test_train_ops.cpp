@@ -442,7 +442,8 @@ TEST_CASE("train ops: the fast ops match the reference ops element by element (d
     }
 }
 
-// The float32 GEMM paths (fast_ops.hpp: GemmPath) on every path this CPU has, against the
+// The float32 GEMM paths (fast_ops.hpp: GemmPath) on every path this CPU has (Eigen, and AVX-512
+// and AVX2 on x86 or NEON on AArch64), against the
 // reference ops run in double on the same float inputs. A float dot product of K terms
 // summed with fused multiply-adds is within K * u * sum|terms| of the exact value (u =
 // 2^-24, the unit roundoff; Higham's gamma_K bound), so the linear ops are checked against
@@ -489,7 +490,7 @@ void check_float(const std::string& what, const FVec& got, const Vec& ref, doubl
 TEST_CASE("train ops: every float GEMM path matches the reference ops element by element, at any thread count") {
     const tr::GemmPath before = tr::gemm_path();
     int tested = 0;
-    for (tr::GemmPath path : {tr::GemmPath::Eigen, tr::GemmPath::Avx2, tr::GemmPath::Avx512}) {
+    for (tr::GemmPath path : {tr::GemmPath::Eigen, tr::GemmPath::Avx2, tr::GemmPath::Avx512, tr::GemmPath::Neon}) {
         if (!tr::gemm_path_available(path)) continue;
         tr::set_gemm_path(path);
         REQUIRE(tr::gemm_path() == path);
@@ -593,6 +594,7 @@ TEST_CASE("train ops: every float GEMM path matches the reference ops element by
     // the default is the best path this CPU has
     CHECK(tr::best_gemm_path() == (tr::gemm_path_available(tr::GemmPath::Avx512) ? tr::GemmPath::Avx512
                                    : tr::gemm_path_available(tr::GemmPath::Avx2) ? tr::GemmPath::Avx2
+                                   : tr::gemm_path_available(tr::GemmPath::Neon) ? tr::GemmPath::Neon
                                                                                   : tr::GemmPath::Eigen));
 }
 
@@ -607,7 +609,7 @@ TEST_CASE("train ops: Into::Set equals adding into zeros, and the fused MLP ops 
     const tr::GemmPath before = tr::gemm_path();
     const float nan = std::numeric_limits<float>::quiet_NaN();
     int tested = 0;
-    for (tr::GemmPath path : {tr::GemmPath::Eigen, tr::GemmPath::Avx2, tr::GemmPath::Avx512}) {
+    for (tr::GemmPath path : {tr::GemmPath::Eigen, tr::GemmPath::Avx2, tr::GemmPath::Avx512, tr::GemmPath::Neon}) {
         if (!tr::gemm_path_available(path)) continue;
         tr::set_gemm_path(path);
         ++tested;

@@ -12,8 +12,8 @@ bool available(Isa isa) {
     switch (isa) {
         case Isa::avx512: return cpu_has_avx512() && detail::strided_avx512() != nullptr;
         case Isa::avx2: return cpu_has_avx2() && detail::strided_avx2() != nullptr;
+        case Isa::neon: return cpu_has_neon() && detail::strided_neon() != nullptr;
         case Isa::generic:
-        case Isa::neon:
         case Isa::amx: break;
     }
     return false;
@@ -22,17 +22,18 @@ bool available(Isa isa) {
 Isa best() {
     if (available(Isa::avx512)) return Isa::avx512;
     if (available(Isa::avx2)) return Isa::avx2;
+    if (available(Isa::neon)) return Isa::neon;
     return Isa::generic;
 }
 
 StridedFn strided(Isa isa) {
     if (!available(isa)) return nullptr;
-    return isa == Isa::avx512 ? detail::strided_avx512() : detail::strided_avx2();
+    return isa == Isa::avx512 ? detail::strided_avx512() : isa == Isa::avx2 ? detail::strided_avx2() : detail::strided_neon();
 }
 
 StripsFn strips(Isa isa) {
     if (!available(isa)) return nullptr;
-    return isa == Isa::avx512 ? detail::strips_avx512() : detail::strips_avx2();
+    return isa == Isa::avx512 ? detail::strips_avx512() : isa == Isa::avx2 ? detail::strips_avx2() : detail::strips_neon();
 }
 
 int64_t strips_size(int64_t n_in, int64_t n_out) { return (n_out + kStrip - 1) / kStrip * n_in * kStrip; }

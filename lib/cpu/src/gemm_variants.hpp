@@ -1,5 +1,6 @@
 // lib/cpu/src/gemm_variants.hpp: private. The per-instruction-set GEMM kernels
-// (gemm_avx512.cpp, gemm_avx2.cpp), each null where the build lacks it; gemm.cpp chooses.
+// (gemm_avx512.cpp, gemm_avx2.cpp, gemm_neon.cpp), each null where the build lacks it; gemm.cpp
+// chooses.
 #pragma once
 
 #include "attn/cpu/gemm.hpp"
@@ -10,5 +11,7 @@ StridedFn strided_avx512();
 StripsFn strips_avx512();
 StridedFn strided_avx2();
 StripsFn strips_avx2();
+StridedFn strided_neon();
+StripsFn strips_neon();
 
 }  // namespace attn::gemm::detail

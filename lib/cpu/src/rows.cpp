@@ -9,6 +9,7 @@ const RowKernels* row_kernels() {
     static const RowKernels* chosen = []() -> const RowKernels* {
         if (cpu_has_avx512() && rows_avx512_kernels() != nullptr) return rows_avx512_kernels();
         if (cpu_has_avx2() && rows_avx2_kernels() != nullptr) return rows_avx2_kernels();
+        if (cpu_has_neon() && rows_neon_kernels() != nullptr) return rows_neon_kernels();
         return nullptr;
     }();
     return chosen;

@@ -1,5 +1,5 @@
 // The fast ops (attn/train/fast_ops.hpp): GEMMs on fixed-size pieces, through the register-tile
-// kernels of gemm_kernel.hpp for float where the CPU has AVX-512 or AVX2, else Eigen.
+// kernels of gemm_kernel.hpp for float where the CPU has AVX-512, AVX2 or NEON, else Eigen.
 #include "attn/train/fast_ops.hpp"
 
 #include <Eigen/Dense>
@@ -512,8 +512,8 @@ void attention_forward_fast(S* out, S* att, const S* q, const S* k, const S* v, 
         // to an unaligned row would depend on the buffer's address; every transcendental and
         // every sum is therefore evaluated into the aligned array e, whose traversal depends
         // only on n: the same bits wherever the buffers live, at any thread count.
-        // Float where the CPU has AVX-512 or AVX2 (and ATTN_ISA allows it): the row kernel of
-        // rows_avx512.cpp or rows_avx2.cpp (their own exp, no Eigen).
+        // Float where the CPU has AVX-512, AVX2 or NEON (and ATTN_ISA allows it): the row kernel
+        // of rows_avx512.cpp, rows_avx2.cpp or rows_neon.cpp (their own exp, no Eigen).
         auto softmax_rows = [&] {
             Eigen::Array<S, Eigen::Dynamic, 1> e(T);
             for (int64_t i = 0; i < T; ++i) {

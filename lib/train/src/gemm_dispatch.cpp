@@ -16,6 +16,7 @@ Isa family(GemmPath p) {
     switch (p) {
         case GemmPath::Avx2: return Isa::avx2;
         case GemmPath::Avx512: return Isa::avx512;
+        case GemmPath::Neon: return Isa::neon;
         case GemmPath::Eigen: break;
     }
     return Isa::generic;
@@ -34,6 +35,7 @@ const char* gemm_path_name(GemmPath p) {
         case GemmPath::Eigen: return "eigen";
         case GemmPath::Avx2: return "avx2";
         case GemmPath::Avx512: return "avx512";
+        case GemmPath::Neon: return "neon";
     }
     return "?";
 }
@@ -43,6 +45,7 @@ bool gemm_path_available(GemmPath p) { return available(p); }
 GemmPath best_gemm_path() {
     if (available(GemmPath::Avx512)) return GemmPath::Avx512;
     if (available(GemmPath::Avx2)) return GemmPath::Avx2;
+    if (available(GemmPath::Neon)) return GemmPath::Neon;
     return GemmPath::Eigen;
 }
 
@@ -57,10 +60,12 @@ void set_gemm_path(GemmPath p) {
 namespace detail {
 GemmFn float_gemm() {
     // looked up once: what the CPU has and the ATTN_ISA cap do not change while it runs
-    static const GemmFn avx2 = attn::gemm::strided(Isa::avx2), avx512 = attn::gemm::strided(Isa::avx512);
+    static const GemmFn avx2 = attn::gemm::strided(Isa::avx2), avx512 = attn::gemm::strided(Isa::avx512),
+                        neon = attn::gemm::strided(Isa::neon);
     switch (gemm_path()) {
         case GemmPath::Avx512: return avx512;
         case GemmPath::Avx2: return avx2;
+        case GemmPath::Neon: return neon;
         case GemmPath::Eigen: break;
     }
     return nullptr;

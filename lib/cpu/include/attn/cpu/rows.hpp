@@ -4,10 +4,11 @@
 //
 // One template (src/rows_kernel.hpp) over 16-lane traits, instantiated for AVX-512 (one zmm,
 // src/rows_avx512.cpp) and AVX2 + FMA (a pair of ymm registers, src/rows_avx2.cpp), each
-// compiled through a target pragma in every x86-64 build; row_kernels() (src/rows.cpp) picks
-// the widest the CPU runs under the ATTN_ISA cap, or none: the caller then takes its plain
-// loops, whose 16-lane sums give the same reduction order. Every row sum has the same 16
-// lanes and reduction tree on both instruction sets.
+// compiled through a target pragma in every x86-64 build, and for AArch64 NEON (four q
+// registers, src/rows_neon.cpp); row_kernels() (src/rows.cpp) picks the widest the CPU runs
+// under the ATTN_ISA cap, or none: the caller then takes its plain loops, whose 16-lane sums
+// give the same reduction order. Every row sum has the same 16 lanes and reduction tree on
+// every instruction set.
 #pragma once
 
 #include <cstdint>
@@ -33,11 +34,14 @@ struct RowKernels {
     void (*ds_rows)(float* dp, const float* P, int64_t T, float factor);
 };
 
-// Each table, or null where the build is not for x86-64 (the CPU is not asked here).
+// Each table, or null where the build is not for its architecture (x86-64; AArch64 for
+// NEON). The CPU is not asked here: pair each with cpu_has_avx512(), cpu_has_avx2(),
+// cpu_has_neon() (attn/cpu/features.hpp).
 const RowKernels* rows_avx512_kernels();
 const RowKernels* rows_avx2_kernels();
-// The table for this CPU under ATTN_ISA: AVX-512, else AVX2 with FMA, else null. Decided once
-// per process.
+const RowKernels* rows_neon_kernels();
+// The table for this CPU under ATTN_ISA: AVX-512, else AVX2 with FMA, else NEON, else null.
+// Decided once per process.
 const RowKernels* row_kernels();
 
 }  // namespace attn::rows

@@ -13,7 +13,7 @@
 // The weights live in attn::MultiHeadAttention (attn::Linear for Q, K, V, O)
 // and attn::Linear. The forward pass runs the whole padded batch through each
 // projection as one GEMM, with the weights pre-transposed once (W^T, [in, out],
-// Q, K and V fused) and, where the CPU has AVX-512 or AVX2, also packed in 32-column
+// Q, K and V fused) and, where the CPU has AVX-512, AVX2 or NEON, also packed in 32-column
 // strips for attn/cpu/gemm.hpp's kernels (gemm_packed: the widest the CPU has under
 // ATTN_ISA; Eigen's gemm_wt elsewhere or with BertOptions::gemm = BertGemm::Eigen), and
 // the GELU applied to each block of the intermediate GEMM as it is produced. The
@@ -113,7 +113,7 @@ struct BertLayer {
     Tensor o_t;           // (D, D)  = W_o^T
     Tensor ffn_in_t;      // (D, I)
     Tensor ffn_out_t;     // (I, D)
-    PackedWeight qkv_p, o_p, ffn_in_p, ffn_out_p;  // the same, packed (empty without AVX-512 or AVX2)
+    PackedWeight qkv_p, o_p, ffn_in_p, ffn_out_p;  // the same, packed (empty without AVX-512, AVX2 or NEON)
     PackedWeightBf16 qkv_h, o_h, ffn_in_h, ffn_out_h;  // rounded to bf16 (prepare_bf16)
 };
 
@@ -123,7 +123,7 @@ struct BertLayer {
 enum class BertAttention { Auto, Reference };
 
 // The float32 projections' GEMM: Best, the widest packed kernel this CPU runs under ATTN_ISA
-// (AVX-512, else AVX2; else Eigen's gemm_wt); Avx512 or Avx2 that kernel (forward() throws
+// (AVX-512, else AVX2, else NEON on AArch64; else Eigen's gemm_wt); Avx512 or Avx2 that kernel (forward() throws
 // InputError where it does not run here, rather than quietly running another); Eigen,
 // gemm_wt, the readable path the others are tested against.
 enum class BertGemm { Best, Avx512, Avx2, Eigen };
@@ -161,7 +161,7 @@ struct BertOutput {
     Tensor sentence;                  // (B, D) pooled as config.pooling says (MiniLM: the mean over real tokens), L2-normalised if config.normalize
     Mask mask;                        // the key-padding mask used (or none)
     std::string attention_path;       // the backend the attention ran on: "reference" or "flash"
-    std::string gemm_path;            // the projections' GEMM: "avx512" or "avx2" (gemm_packed), "eigen" (gemm_wt), "amx-bf16", "avx512-bf16" or "avx512-widened-bf16"
+    std::string gemm_path;            // the projections' GEMM: "avx512", "avx2" or "neon" (gemm_packed), "eigen" (gemm_wt), "amx-bf16", "avx512-bf16" or "avx512-widened-bf16"
 };
 
 class BertModel {
@@ -218,7 +218,7 @@ void layer_norm_rows(float* x, const float* gamma, const float* beta, int64_t ro
 void gemm_wt(float* out, const float* x, const float* Wt, const float* b, int64_t N, int64_t n_in, int64_t n_out,
              int threads, bool gelu = false);
 
-// gemm_wt with the weight packed (PackedWeight): the AVX-512 or AVX2 kernel of
+// gemm_wt with the weight packed (PackedWeight): the AVX-512, AVX2 or NEON kernel of
 // attn/cpu/gemm.hpp (which: Best, the widest this CPU runs under ATTN_ISA), each element
 // summed as b + x(i,0) Wt(0,j) + x(i,1) Wt(1,j) + ... in ascending k with fused
 // multiply-adds, so the same for any thread count, any split of the work and either
@@ -226,7 +226,7 @@ void gemm_wt(float* out, const float* x, const float* Wt, const float* b, int64_
 // BertGemm::Eigen, or when w is empty.
 bool gemm_packed(float* out, const float* x, const PackedWeight& w, const float* b, int64_t N, int threads,
                  bool gelu = false, BertGemm which = BertGemm::Best);
-// True when gemm_packed runs here with that choice (Best: the CPU has AVX-512 or AVX2).
+// True when gemm_packed runs here with that choice (Best: the CPU has AVX-512, AVX2 or NEON).
 bool gemm_packed_available(BertGemm which = BertGemm::Best);
 // True when the bf16 GEMM (BertOptions::bf16_weights) runs here: any AVX-512 CPU (with
 // AVX-512 BF16 its vdpbf16ps, without it the same pairs widened by shifts, two FMAs each).
@@ -239,8 +239,8 @@ bool gemm_bf16_available();
 // has no AVX-512 or w is empty. scratch (optional): the bf16 copy of x, reused.
 bool gemm_bf16(float* out, const float* x, const PackedWeightBf16& w, const float* b, int64_t N, int threads,
                bool gelu = false, bool amx = true, std::vector<uint16_t>* scratch = nullptr);
-// The GEMM forward() runs for these options: "amx-bf16", "avx512-bf16", "avx512-widened-bf16", "avx512", "avx2"
-// or "eigen". InputError when opt.gemm forces a kernel this CPU does not run (under ATTN_ISA).
+// The GEMM forward() runs for these options: "amx-bf16", "avx512-bf16", "avx512-widened-bf16", "avx512", "avx2",
+// "neon" or "eigen". InputError when opt.gemm forces a kernel this CPU does not run (under ATTN_ISA).
 std::string bert_gemm_path(const BertOptions& opt);
 
 // In place: x * 0.5 * (1 + erf(x / sqrt 2)), the exact (erf) GELU.

@@ -24,15 +24,15 @@ inline constexpr int64_t kGradRows = 128;   // tokens per pass of a weight gradi
 inline constexpr int64_t kChunkTokens = 512;  // tokens (whole sequences) per work item of a fast model step
 
 // The float32 matrix products of the fast ops (linear layers, attention's per-head
-// products) run on one of three paths, picked at run time from what the CPU has:
-// "avx512" and "avx2", register-tile kernels without packing for these small shapes
+// products) run on one of four paths, picked at run time from what the CPU has:
+// "avx512", "avx2" and (AArch64) "neon", register-tile kernels without packing for these small shapes
 // (lib/train/src/gemm_kernel.hpp: every element summed over k in ascending order with
 // fused multiply-adds), or "eigen" (Eigen's GEMM, as every double op). Each path is
 // deterministic at any thread count; two paths differ by float rounding.
-enum class GemmPath { Eigen, Avx2, Avx512 };
-const char* gemm_path_name(GemmPath p);  // "eigen", "avx2", "avx512"
+enum class GemmPath { Eigen, Avx2, Avx512, Neon };
+const char* gemm_path_name(GemmPath p);  // "eigen", "avx2", "avx512", "neon"
 bool gemm_path_available(GemmPath p);    // the CPU and the build have it
-GemmPath best_gemm_path();               // the default: AVX-512, else AVX2, else Eigen
+GemmPath best_gemm_path();               // the default: AVX-512, else AVX2, else NEON, else Eigen
 GemmPath gemm_path();                    // the path in use (process-wide)
 void set_gemm_path(GemmPath p);          // throws InputError where p is not available
 

@@ -1,0 +1,255 @@
+// The row kernels of lib/cpu (attn/cpu/rows.hpp: LayerNorm, GELU, softmax and dS rows, gather
+// transposes), each table this CPU runs (AVX-512 and AVX2 on x86; NEON on AArch64, where the
+// cross build runs this file under QEMU), against the same formulas in double element by
+// element. The callers (lib/train's fast ops) take the widest table only; this file reaches
+// every one. u = 2^-24 is float's unit roundoff. Tolerances, each far below a wrong lane, mask
+// or index (an error of the order of a value itself):
+//  - LayerNorm out, mean, rstd: a few roundings per term of sums of D <= 64 terms of O(1):
+//    D u = 4e-6, bound 1e-5 relative + 1e-5 absolute; dx 1e-5 of max|dx|; dw, db (sums over
+//    N rows) 1e-5 N;
+//  - GELU: x sigmoid(2u) with a 1-ulp exp and reciprocal against 0.5 x (1 + tanh u) in double:
+//    1e-6 (1 + |x|), relative to 1 + |dout| (+ |dinp| when adding) for the gradient;
+//  - softmax: each weight e_i / S with e_i = exp(s_i - max) off by about (|s_i - max| + 4) u
+//    relative (the argument's rounding, the exp's ulp) and S by T u: bound (2 (T + |s_i -
+//    max|) + 16) u p_i; masked weights exactly 0;
+//  - dS = f P (dP - rs), rs = sum P dP: rs off by (T + 1) u sum|P dP|, the rest a few
+//    roundings: bound |f P| ((T + 1) u sum|P dP| + 4 u (|dP| + |rs|)), twice that;
+//  - transposes move floats (adding one float at most): exact.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "attn/core/rng.hpp"
+#include "attn/cpu/features.hpp"
+#include "attn/cpu/rows.hpp"
+#include "test_util.hpp"
+
+namespace {
+
+constexpr double kU = 0x1p-24;
+
+std::vector<float> normals(uint64_t seed, int64_t n, float scale = 1.0f) {
+    attn::Rng rng(seed, static_cast<uint64_t>(n));
+    std::vector<float> v(static_cast<size_t>(n));
+    for (float& x : v) x = scale * rng.normal();
+    return v;
+}
+
+struct Table {
+    const char* name;
+    const attn::rows::RowKernels* k;
+    bool cpu;
+};
+
+// The tables this CPU runs under ATTN_ISA; the others reported as skipped.
+std::vector<Table> tables() {
+    std::vector<Table> out;
+    for (const Table t : {Table{"avx512", attn::rows::rows_avx512_kernels(), attn::cpu_has_avx512()},
+                          Table{"avx2", attn::rows::rows_avx2_kernels(), attn::cpu_has_avx2()},
+                          Table{"neon", attn::rows::rows_neon_kernels(), attn::cpu_has_neon()}}) {
+        if (t.k != nullptr && t.cpu) out.push_back(t);
+        else attn::test::skip(std::string("row kernels ") + t.name + ": not on this CPU");
+    }
+    return out;
+}
+
+// Elements where |got - ref| > bound(i); the worst ratio in an INFO.
+template <class Bound>
+int off(const std::string& what, const std::vector<float>& got, const std::vector<double>& ref, Bound bound) {
+    REQUIRE(got.size() == ref.size());
+    int bad = 0;
+    double worst = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+        const double err = std::fabs(double(got[i]) - ref[i]), b = bound(i);
+        if (!(err <= b)) ++bad;
+        worst = std::max(worst, err / b);
+    }
+    INFO(what << ": " << bad << " of " << got.size() << " off, worst error / bound " << worst);
+    CHECK(bad == 0);
+    return bad;
+}
+
+}  // namespace
+
+TEST_CASE("cpu rows: LayerNorm forward and backward of every table match double element by element") {
+    for (const Table& t : tables()) {
+        const std::string family = t.name;
+        CAPTURE(family);
+        for (const int64_t D : {64, 48}) {
+            CAPTURE(D);
+            const int64_t N = 7;
+            const float eps = 1e-5f;
+            const std::vector<float> x = normals(1, N * D, 2.0f), w = normals(2, D), b = normals(3, D),
+                                     dout = normals(4, N * D);
+            std::vector<float> out(static_cast<size_t>(N * D)), mean(N), rstd(N);
+            t.k->layernorm_forward(out.data(), mean.data(), rstd.data(), x.data(), w.data(), b.data(), N, D, eps);
+            std::vector<double> ro(out.size()), rm(N), rr(N);
+            for (int64_t n = 0; n < N; ++n) {
+                double s = 0, q = 0;
+                for (int64_t i = 0; i < D; ++i) s += x[size_t(n * D + i)];
+                const double m = s / double(D);
+                for (int64_t i = 0; i < D; ++i) q += (x[size_t(n * D + i)] - m) * (x[size_t(n * D + i)] - m);
+                const double r = 1.0 / std::sqrt(q / double(D) + eps);
+                for (int64_t i = 0; i < D; ++i)
+                    ro[size_t(n * D + i)] = (x[size_t(n * D + i)] - m) * r * w[size_t(i)] + b[size_t(i)];
+                rm[size_t(n)] = m;
+                rr[size_t(n)] = r;
+            }
+            const auto rel = [](const std::vector<double>& ref) {
+                return [&ref](size_t i) { return 1e-5 + 1e-5 * std::fabs(ref[i]); };
+            };
+            off("ln out", out, ro, rel(ro));
+            off("ln mean", mean, rm, rel(rm));
+            off("ln rstd", rstd, rr, rel(rr));
+            // backward from the kernel's own mean and rstd, into fresh (=) and into nonzero (+=)
+            for (const bool add : {false, true}) {
+                CAPTURE(add);
+                std::vector<float> dx(out.size(), add ? 0.5f : 7.0f), dw(size_t(D), 0.25f), db(size_t(D), 0.125f);
+                t.k->layernorm_backward(dx.data(), dw.data(), db.data(), dout.data(), x.data(), w.data(), mean.data(),
+                                        rstd.data(), N, D, add);
+                std::vector<double> rx(out.size()), rw(size_t(D), 0.25), rb(size_t(D), 0.125);
+                double dmax = 0;
+                for (int64_t n = 0; n < N; ++n) {
+                    const double m = mean[size_t(n)], r = rstd[size_t(n)];
+                    double gs = 0, gxs = 0;
+                    for (int64_t i = 0; i < D; ++i) {
+                        const double xh = (x[size_t(n * D + i)] - m) * r, g = double(dout[size_t(n * D + i)]) * w[size_t(i)];
+                        gs += g;
+                        gxs += g * xh;
+                    }
+                    for (int64_t i = 0; i < D; ++i) {
+                        const size_t e = size_t(n * D + i);
+                        const double xh = (x[e] - m) * r, g = double(dout[e]) * w[size_t(i)];
+                        rx[e] = (add ? 0.5 : 0.0) + r * (g - gs / double(D) - xh * gxs / double(D));
+                        dmax = std::max(dmax, std::fabs(rx[e]));
+                        rw[size_t(i)] += double(dout[e]) * xh;
+                        rb[size_t(i)] += dout[e];
+                    }
+                }
+                off("ln dx", dx, rx, [&](size_t) { return 1e-5 * dmax; });
+                off("ln dw", dw, rw, [&](size_t) { return 1e-5 * double(N); });
+                off("ln db", db, rb, [&](size_t) { return 1e-5 * double(N); });
+            }
+        }
+    }
+}
+
+TEST_CASE("cpu rows: GELU forward and backward of every table match double element by element") {
+    // x in [-12, 12] (both saturations), a length that leaves a partial 16-lane vector
+    const int64_t m = 1001;
+    std::vector<float> x(size_t(m), 0.0f);
+    for (int64_t i = 0; i < m; ++i) x[size_t(i)] = float(-12.0 + 24.0 * double(i) / double(m - 1));
+    const std::vector<float> dy = normals(5, m);
+    const double c = 0.7978845608028654, a = 0.044715;
+    std::vector<double> rg(static_cast<size_t>(m)), rd(static_cast<size_t>(m));
+    for (size_t i = 0; i < size_t(m); ++i) {
+        const double v = x[i], u = c * (v + a * v * v * v), th = std::tanh(u);
+        rg[i] = 0.5 * v * (1 + th);
+        rd[i] = (0.5 * (1 + th) + 0.5 * v * (1 - th * th) * c * (1 + 3 * a * v * v)) * dy[i];
+    }
+    for (const Table& t : tables()) {
+        const std::string family = t.name;
+        CAPTURE(family);
+        std::vector<float> g(size_t(m), -7.0f);
+        t.k->gelu_forward(g.data(), x.data(), m);
+        off("gelu", g, rg, [&](size_t i) { return 1e-6 * (1 + std::fabs(x[i])); });
+        for (const bool add : {false, true}) {
+            CAPTURE(add);
+            std::vector<float> d(size_t(m), add ? 1.0f : 7.0f);
+            std::vector<double> ref = rd;
+            if (add)
+                for (double& r : ref) r += 1.0;
+            t.k->gelu_backward(d.data(), x.data(), dy.data(), m, add);
+            off("gelu'", d, ref,
+                [&](size_t i) { return 1e-6 * (1 + std::fabs(x[i])) * (1 + std::fabs(dy[i]) + (add ? 1.0 : 0.0)); });
+            // in place: dinp is dout itself
+            std::vector<float> inplace = dy;
+            t.k->gelu_backward(inplace.data(), x.data(), inplace.data(), m, false);
+            off("gelu' in place", inplace, rd, [&](size_t i) { return 1e-6 * (1 + std::fabs(x[i])) * (1 + std::fabs(dy[i])); });
+        }
+    }
+}
+
+TEST_CASE("cpu rows: softmax and dS rows of every table match double element by element") {
+    const int64_t T = 37;  // two whole 16-lane vectors and a tail of 5
+    const float factor = 0.5f;
+    const std::vector<float> S = normals(6, T * T, 3.0f), dP = normals(7, T * T);
+    for (const Table& t : tables()) {
+        const std::string family = t.name;
+        CAPTURE(family);
+        for (const bool causal : {false, true}) {
+            CAPTURE(causal);
+            std::vector<float> P = S;
+            t.k->softmax_rows(P.data(), T, factor, causal);
+            std::vector<double> ref(P.size(), 0.0), bound(P.size(), 0.0);
+            for (int64_t i = 0; i < T; ++i) {
+                const int64_t n = causal ? i + 1 : T;
+                double mx = -1e300, sum = 0;
+                for (int64_t j = 0; j < n; ++j) mx = std::max(mx, double(S[size_t(i * T + j)]) * factor);
+                for (int64_t j = 0; j < n; ++j) sum += std::exp(double(S[size_t(i * T + j)]) * factor - mx);
+                for (int64_t j = 0; j < n; ++j) {
+                    const double z = double(S[size_t(i * T + j)]) * factor - mx;
+                    ref[size_t(i * T + j)] = std::exp(z) / sum;
+                    bound[size_t(i * T + j)] = (2.0 * (double(T) - z) + 16.0) * kU * ref[size_t(i * T + j)];
+                }
+            }
+            // masked weights (bound 0): exactly 0
+            off("softmax", P, ref, [&](size_t e) { return bound[e]; });
+            // dS from these weights, in place in a copy of dP
+            std::vector<float> d = dP;
+            t.k->ds_rows(d.data(), P.data(), T, factor);
+            std::vector<double> rds(d.size()), bds(d.size());
+            for (int64_t i = 0; i < T; ++i) {
+                double rs = 0, mag = 0;
+                for (int64_t j = 0; j < T; ++j) {
+                    rs += double(P[size_t(i * T + j)]) * dP[size_t(i * T + j)];
+                    mag += std::fabs(double(P[size_t(i * T + j)]) * dP[size_t(i * T + j)]);
+                }
+                for (int64_t j = 0; j < T; ++j) {
+                    const size_t e = size_t(i * T + j);
+                    rds[e] = double(factor) * P[e] * (dP[e] - rs);
+                    bds[e] = 2.0 * std::fabs(double(factor) * P[e]) *
+                                 (double(T + 1) * kU * mag + 4.0 * kU * (std::fabs(dP[e]) + std::fabs(rs))) +
+                             1e-30;
+                }
+            }
+            off("dS", d, rds, [&](size_t e) { return bds[e]; });
+        }
+    }
+}
+
+TEST_CASE("cpu rows: the transposes of every table move every element exactly") {
+    // row and column counts not multiples of 4, 8 or 16; strides past the matrix
+    const int64_t rows = 19, cols = 10, lds = 13, ldd = 23;
+    const std::vector<float> src = normals(8, rows * lds), base = normals(9, cols * ldd);
+    for (const Table& t : tables()) {
+        const std::string family = t.name;
+        CAPTURE(family);
+        for (const bool add : {false, true}) {
+            CAPTURE(add);
+            std::vector<float> dst = base;
+            t.k->transpose(dst.data(), ldd, src.data(), rows, cols, lds, add);
+            std::vector<float> want = base;
+            for (int64_t r = 0; r < rows; ++r)
+                for (int64_t c = 0; c < cols; ++c) {
+                    float& w = want[size_t(c * ldd + r)];
+                    w = add ? w + src[size_t(r * lds + c)] : src[size_t(r * lds + c)];
+                }
+            CHECK(dst == want);  // and the padding past rows in each destination row untouched
+        }
+    }
+}
+
+TEST_CASE("cpu rows: the fast ops take the widest table this CPU runs") {
+    const attn::rows::RowKernels* want = attn::cpu_has_avx512() && attn::rows::rows_avx512_kernels() != nullptr
+                                             ? attn::rows::rows_avx512_kernels()
+                                         : attn::cpu_has_avx2() && attn::rows::rows_avx2_kernels() != nullptr
+                                             ? attn::rows::rows_avx2_kernels()
+                                         : attn::cpu_has_neon() ? attn::rows::rows_neon_kernels()
+                                                                : nullptr;
+    CHECK((attn::rows::row_kernels() == want));
+}

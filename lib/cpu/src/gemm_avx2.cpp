@@ -20,8 +20,8 @@
 
 #include "flash_kernel.hpp"
 #include "flash_avx2_traits.hpp"
-#include "gemm_avx2_traits.hpp"
 #include "gemm_kernel.hpp"
+#include "gemm_avx2_traits.hpp"
 
 namespace attn::gemm {
 namespace {

@@ -25,8 +25,8 @@
 
 #include "flash_kernel.hpp"
 #include "flash_avx512_traits.hpp"
-#include "gemm_avx512_traits.hpp"
 #include "gemm_kernel.hpp"
+#include "gemm_avx512_traits.hpp"
 
 namespace attn::gemm {
 namespace {

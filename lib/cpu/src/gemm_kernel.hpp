@@ -1,6 +1,7 @@
 // lib/cpu/src/gemm_kernel.hpp: private. The float32 GEMMs of attn/cpu/gemm.hpp, written once
 // over a SIMD trait T and included by one .cpp per instruction set (gemm_avx512.cpp,
-// gemm_avx2.cpp) inside its target region, after <immintrin.h> and its traits header. Every
+// gemm_avx2.cpp, gemm_neon.cpp) inside its target region, after <immintrin.h> and before its
+// traits header (which builds on F32Strip below). Every
 // name is in an anonymous namespace: each including file gets its own copy, compiled for its
 // own instructions.
 //
@@ -34,6 +35,18 @@
 
 namespace attn::gemm {
 namespace {
+
+// The strip kernel's operands in float32, as every float32 traits struct (AVX2, AVX-512, NEON)
+// gives them: `struct Avx2 : F32Strip<flash_detail::Avx2> { ... }`. The bf16 traits
+// (gemm_bf16*.cpp) hide these with their pairs.
+template <class B>
+struct F32Strip : B {
+    using V = typename B::V;
+    using E = float;
+    static V load_w(const float* p) { return B::load(p); }
+    static V bcast(float x) { return B::set1(x); }
+    static V madd(V acc, V a, V w) { return B::fmadd(a, w, acc); }
+};
 
 // ---------------------------------------------------------------- 1. strided A
 

@@ -18,8 +18,8 @@
 
 #include "flash_kernel.hpp"
 #include "flash_neon_traits.hpp"
-#include "gemm_neon_traits.hpp"
 #include "gemm_kernel.hpp"
+#include "gemm_neon_traits.hpp"
 
 namespace attn::gemm {
 namespace {

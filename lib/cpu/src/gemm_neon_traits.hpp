@@ -1,7 +1,8 @@
 // lib/cpu/src/gemm_neon_traits.hpp: private. The NEON (AArch64 Advanced SIMD) traits of the
 // GEMM kernels (gemm_kernel.hpp): the flash kernels' (flash_neon_traits.hpp: one float32x4_t
 // per vector, load, store, set1, fmadd = vfmaq_f32) plus lane masks and a prefetch. Include
-// only on __aarch64__, after <arm_neon.h>, flash_kernel.hpp and flash_neon_traits.hpp.
+// only on __aarch64__, after <arm_neon.h>, flash_kernel.hpp, flash_neon_traits.hpp and
+// gemm_kernel.hpp (F32Strip).
 //
 // NEON has no masked load or store: a mask is the lane count, and a partial vector goes
 // through a 4-float buffer (only at a block's right edge, once per tile and row of B, so the
@@ -13,7 +14,7 @@
 namespace attn::gemm {
 namespace {
 
-struct Neon : flash_detail::Neon {
+struct Neon : F32Strip<flash_detail::Neon> {  // F32Strip: the strip operands (gemm_kernel.hpp)
     using M = int;                                                      // the first M lanes
     static M mask(int n) { return n <= 0 ? 0 : n >= W ? W : n; }        // any int n: clamped to [0, 4]
     static V load_m(const float* p, M m) {                              // zeros past the first m lanes
@@ -29,12 +30,6 @@ struct Neon : flash_detail::Neon {
         std::memcpy(p, t, static_cast<size_t>(m) * sizeof(float));
     }
     static void prefetch(const float* p) { __builtin_prefetch(p, 0, 3); }
-    // the strip kernel's operands: float32. GCC folds bcast + fmadd into fmla by element
-    // (vfmaq_laneq_f32's instruction) where the broadcast value sits in a vector register.
-    using E = float;
-    static V load_w(const float* p) { return load(p); }
-    static V bcast(float x) { return set1(x); }
-    static V madd(V acc, V a, V w) { return fmadd(a, w, acc); }
 };
 
 }  // namespace

@@ -100,7 +100,6 @@ struct Avx2Lanes {
         return {_mm256_div_ps(one, d.lo), _mm256_div_ps(one, d.hi)};
     }
 };
-using R2 = Rows<Avx2Lanes>;
 
 // dst[c * ldd + r] (=, or += when ADD) src[r * lds + c]: each destination run of 8 floats is
 // one gather down a source column
@@ -128,12 +127,7 @@ void transpose_avx2(float* dst, int64_t ldd, const float* src, int64_t rows, int
 
 }  // namespace
 
-const RowKernels* rows_avx2_kernels() {
-    static const RowKernels kernels{&transpose_avx2,    &R2::layernorm_forward, &R2::layernorm_backward,
-                                    &R2::gelu_forward,  &R2::gelu_backward,     &R2::softmax_rows,
-                                    &R2::ds_rows};
-    return &kernels;
-}
+const RowKernels* rows_avx2_kernels() { return row_kernel_table<Avx2Lanes, &transpose_avx2>(); }
 
 }  // namespace attn::rows
 #pragma GCC pop_options

@@ -86,16 +86,10 @@ struct Avx512Lanes {
         return _mm512_mul_ps(r, _mm512_fnmadd_ps(d, r, _mm512_set1_ps(2.0f)));
     }
 };
-using R512 = Rows<Avx512Lanes>;
 
 }  // namespace
 
-const RowKernels* rows_avx512_kernels() {
-    static const RowKernels kernels{&transpose_avx512,     &R512::layernorm_forward, &R512::layernorm_backward,
-                                    &R512::gelu_forward,   &R512::gelu_backward,     &R512::softmax_rows,
-                                    &R512::ds_rows};
-    return &kernels;
-}
+const RowKernels* rows_avx512_kernels() { return row_kernel_table<Avx512Lanes, &transpose_avx512>(); }
 
 }  // namespace attn::rows
 #pragma GCC pop_options

@@ -1,8 +1,9 @@
 // lib/cpu/src/rows_kernel.hpp: private. The row kernels of the fast ops (attn/cpu/rows.hpp), written once
-// over a 16-lane float traits type L, and included by rows_avx512.cpp (one zmm register) and
-// rows_avx2.cpp (a pair of ymm registers) inside their target regions, after <immintrin.h>.
-// Sixteen lanes on both, so every row sum has the same lanes (lane l takes elements l, l + 16,
-// ...) and the same reduction tree (L::reduce_add): the sums are the same bits on both.
+// over a 16-lane float traits type L, and included by rows_avx512.cpp (one zmm register),
+// rows_avx2.cpp (a pair of ymm registers) inside their target regions, after <immintrin.h>, and
+// rows_neon.cpp (four q registers). Sixteen lanes on all, so every row sum has the same lanes
+// (lane l takes elements l, l + 16, ...) and the same reduction tree (L::reduce_add): the sums
+// are the same bits on all. row_kernel_table<L, transpose> gives each file's RowKernels.
 //
 //   L::V              16 floats
 //   zero, set1, load, store; load_n / store_n: the first n lanes (n in [0, 16]), 0 elsewhere
@@ -191,6 +192,16 @@ struct Rows {
         }
     }
 };
+
+// The table of one instruction set: its transpose and Rows<L>'s kernels, in RowKernels' order.
+template <class L, auto Transpose>
+const RowKernels* row_kernel_table() {
+    using R = Rows<L>;
+    static const RowKernels kernels{Transpose,         &R::layernorm_forward, &R::layernorm_backward,
+                                    &R::gelu_forward,  &R::gelu_backward,     &R::softmax_rows,
+                                    &R::ds_rows};
+    return &kernels;
+}
 
 }  // namespace
 }  // namespace attn::rows

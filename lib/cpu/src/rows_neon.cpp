@@ -99,7 +99,6 @@ struct NeonLanes {
     // a true division, as the AVX2 kernels (rows_avx2.cpp says why not an estimate and Newton steps)
     static V recip(V d) { return map([&](int j) { return vdivq_f32(vdupq_n_f32(1.0f), d.v[j]); }); }
 };
-using RN = Rows<NeonLanes>;
 
 // dst[c * ldd + r] (=, or += when ADD) src[r * lds + c]: 4 x 4 blocks through registers (two
 // rounds of zips), the edges one float at a time
@@ -141,12 +140,7 @@ void transpose_neon(float* dst, int64_t ldd, const float* src, int64_t rows, int
 
 }  // namespace
 
-const RowKernels* rows_neon_kernels() {
-    static const RowKernels kernels{&transpose_neon,   &RN::layernorm_forward, &RN::layernorm_backward,
-                                    &RN::gelu_forward, &RN::gelu_backward,     &RN::softmax_rows,
-                                    &RN::ds_rows};
-    return &kernels;
-}
+const RowKernels* rows_neon_kernels() { return row_kernel_table<NeonLanes, &transpose_neon>(); }
 
 }  // namespace attn::rows
 

@@ -21,18 +21,21 @@
 # (> 10 s) or > 2 GB fails the run. To keep a crasher as a test, copy it into
 # tests/fuzz/regressions/<name>/ (the ctest fuzz_replay_<name> replays it).
 #
-# Usage: scripts/fuzz-run.sh [-t SECONDS | -n RUNS] [NAME...]
+# Usage: scripts/fuzz-run.sh [-t SECONDS | -n RUNS] [-j JOBS] [NAME...]
 #   -t SECONDS  total time, split evenly over the targets (default 60)
 #   -n RUNS     RUNS executions of each target, one after the other (the long run)
+#   -j JOBS     with -n: JOBS libFuzzer processes at once, RUNS/JOBS executions each,
+#               sharing one working corpus (logs fuzz-K.log in the working folder)
 # Prints, per target: executions, seconds, exec/s. Exit 0 = no failure found.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 ALL=(safetensors dump tokenizer config vocab cli npy bpe checkpoint evidence bpe_json gpt2_config lab)
-total=60 runs=""
-while getopts "t:n:h" opt; do
+total=60 runs="" jobs=1
+while getopts "t:n:j:h" opt; do
     case $opt in
         t) total=$OPTARG ;;
         n) runs=$OPTARG ;;
+        j) jobs=$OPTARG ;;
         *) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2 ;;
     esac
 done
@@ -43,7 +46,10 @@ for t in "${targets[@]}"; do
 done
 if [[ -n "$runs" ]]; then
     [[ "$runs" =~ ^[0-9]+$ && "$runs" -ge 1 ]] || { echo "fuzz: -n RUNS must be a positive integer, got '$runs'" >&2; exit 2; }
+    [[ "$jobs" =~ ^[0-9]+$ && "$jobs" -ge 1 && "$jobs" -le "$runs" ]] ||
+        { echo "fuzz: -j JOBS must be an integer from 1 to RUNS, got '$jobs'" >&2; exit 2; }
 else
+    [[ "$jobs" == 1 ]] || { echo "fuzz: -j JOBS needs -n RUNS" >&2; exit 2; }
     [[ "$total" =~ ^[0-9]+$ && "$total" -ge ${#targets[@]} ]] ||
         { echo "fuzz: -t SECONDS must be an integer >= ${#targets[@]} (one per target), got '$total'" >&2; exit 2; }
 fi
@@ -63,19 +69,22 @@ for t in "${targets[@]}"; do
     [[ -d "$ROOT/tests/fuzz/regressions/$t" ]] && seeds+=("$ROOT/tests/fuzz/regressions/$t")
     extra=()
     case $t in safetensors|dump|config|bpe_json|gpt2_config) extra+=(-dict="$ROOT/tests/fuzz/json.dict") ;; esac
-    if [[ -n "$runs" ]]; then limit=(-runs="$runs"); else limit=(-max_total_time=$(( total / ${#targets[@]} ))); fi
+    if [[ -n "$runs" ]]; then limit=(-runs="$(( (runs + jobs - 1) / jobs ))"); else limit=(-max_total_time=$(( total / ${#targets[@]} ))); fi
+    [[ $jobs -gt 1 ]] && limit+=(-jobs="$jobs" -workers="$jobs")
     echo "fuzz: $t (${limit[*]})"
+    rm -f "$work"/fuzz-*.log
     t0=$(date +%s.%N)
-    if ! ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    if ! (cd "$work" && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
         "$BUILD/tests/fuzz/fuzz_$t" "$work/corpus" "${seeds[@]}" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 \
-        -max_len=8192 -print_final_stats=1 -artifact_prefix="$work/" "${extra[@]}" >"$work/log" 2>&1; then
+        -max_len=8192 -print_final_stats=1 -artifact_prefix="$work/" "${extra[@]}" >"$work/log" 2>&1) ||
+        grep -qs -e '^==[0-9]*==' -e 'runtime error' -e '^SUMMARY' "$work"/fuzz-*.log; then
         echo "fuzz: $t FAILED; log $work/log, input $work/crash-*|timeout-*|oom-*" >&2
-        tail -n 40 "$work/log" >&2
+        tail -n 40 "$work/log" "$work"/fuzz-*.log >&2 2>/dev/null || true
         status=1
         continue
     fi
     secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
-    n=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/log")
+    n=$(cat "$work/log" "$work"/fuzz-*.log 2>/dev/null | sed -n 's/^stat::number_of_executed_units: *//p' | awk '{ s += $1 } END { print s + 0 }')
     printf 'fuzz: %s: %s executions in %.0f s (%.0f exec/s), no failure\n' "$t" "$n" "$secs" "$(awk -v n="$n" -v s="$secs" 'BEGIN { print n / s }')"
 done
 [[ $status -eq 0 ]] && echo "fuzz: no failure found"

@@ -103,10 +103,12 @@ nlohmann::json parse_json_relaxed(std::string_view text, std::string_view what) 
         throw InputError(fmt::format("{}: JSON nested deeper than {} levels", what, kMaxJsonDepth));
     // Outside strings, rewrite the bare tokens NaN, Infinity, -Infinity as the
     // strings "NaN", "Infinity", "-Infinity"; readers of numbers accept those.
+    // Text holding neither word (most files) is parsed as it is, without the copy.
+    const bool bare_tokens = text.find("NaN") != std::string_view::npos || text.find("Infinity") != std::string_view::npos;
     std::string s;
-    s.reserve(text.size() + 64);
+    if (bare_tokens) s.reserve(text.size() + 64);
     bool in_str = false;
-    for (size_t i = 0; i < text.size(); ++i) {
+    for (size_t i = 0; bare_tokens && i < text.size(); ++i) {
         const char c = text[i];
         if (in_str) {
             s += c;
@@ -133,7 +135,7 @@ nlohmann::json parse_json_relaxed(std::string_view text, std::string_view what) 
         if (!replaced) s += c;
     }
     try {
-        return nlohmann::json::parse(s);
+        return bare_tokens ? nlohmann::json::parse(s) : nlohmann::json::parse(text.begin(), text.end());
     } catch (const nlohmann::json::exception& e) {
         std::string msg = e.what();
         std::replace(msg.begin(), msg.end(), '\n', ' ');

@@ -369,14 +369,15 @@ std::vector<std::string> bench_texts(const BenchCmd& o) {
 // --gemm's word: one of BertGemm's, and (the library's rule, bert_gemm_path) a kernel this CPU
 // runs under ATTN_ISA.
 BertGemm bench_gemm(const std::string& word) {
-    for (const BertGemm g : {BertGemm::Best, BertGemm::Avx512, BertGemm::Avx2, BertGemm::Eigen}) {
+    for (const BertGemm g :
+         {BertGemm::Best, BertGemm::Avx512, BertGemm::Avx2, BertGemm::Neon, BertGemm::Generic, BertGemm::Eigen}) {
         if (word != bert_gemm_name(g)) continue;
         BertOptions probe;
         probe.gemm = g;
         with_option("--gemm", [&] { return bert_gemm_path(probe); });
         return g;
     }
-    throw InputError(fmt::format("--gemm: must be best, avx512, avx2 or eigen, got '{}'", word));
+    throw InputError(fmt::format("--gemm: must be best, avx512, avx2, neon, generic or eigen, got '{}'", word));
 }
 
 // The encoder's options for `model bench`, its option words checked.
@@ -647,8 +648,8 @@ CLI::App* add_model_bench(CLI::App& sub, std::string& model, BenchCmd* bo) {
                    "(B, H, T, T) weights)")
         ->capture_default_str();
     bn->add_option("--gemm", bo->gemm,
-                   "projection GEMM: best (the widest packed kernel this CPU runs under ATTN_ISA, else Eigen), "
-                   "avx512 or avx2 (packed weights; refused where the CPU lacks it), or eigen")
+                   "projection GEMM: best (the widest packed kernel this CPU runs under ATTN_ISA), avx512, avx2, "
+                   "neon or generic (packed weights; refused where the CPU lacks it), or eigen (the readable path)")
         ->capture_default_str();
     bn->add_option("--padding", bo->padding,
                    "skip: the projections and feed-forward run over the real tokens only (as model embed); "

@@ -188,6 +188,9 @@ GemmOperands gemm_operands(uint64_t seed, int64_t N, int64_t n_in, int64_t n_out
 }  // namespace
 
 namespace {
+// Every packed float32 GEMM, the fused-multiply-add ones (the same bits) before the generic one.
+const attn::BertGemm kPackedGemms[] = {attn::BertGemm::Avx512, attn::BertGemm::Avx2, attn::BertGemm::Neon,
+                                       attn::BertGemm::Generic};
 // The float32 GEMM BertGemm::Best runs here: the widest packed kernel, else Eigen.
 std::string best_gemm_name() {
     if (attn::gemm_packed_available(attn::BertGemm::Avx512)) return "avx512";
@@ -197,12 +200,12 @@ std::string best_gemm_name() {
 }
 }  // namespace
 
-TEST_CASE("bert: each packed GEMM (AVX-512, AVX2) matches Eigen's gemm_wt element by element, and each other bit for bit") {
+TEST_CASE("bert: each packed GEMM (AVX-512, AVX2, NEON, generic) matches Eigen's gemm_wt element by element, the FMA ones each other bit for bit") {
     // shapes with row tails (not a multiple of the 12-row or 6-row tile or the 96-row piece)
     // and column tails (not a multiple of the 32-column strip, nor of its 16-column half)
     int ran = 0;
     std::vector<Tensor> first;  // the first kernel's outputs, per shape and gelu
-    for (const attn::BertGemm which : {attn::BertGemm::Avx512, attn::BertGemm::Avx2}) {
+    for (const attn::BertGemm which : kPackedGemms) {
         if (!attn::gemm_packed_available(which)) {
             attn::test::skip(std::string("the ") + attn::bert_gemm_name(which) +
                              " GEMM: this CPU (or ATTN_ISA) does not run it");
@@ -224,13 +227,16 @@ TEST_CASE("bert: each packed GEMM (AVX-512, AVX2) matches Eigen's gemm_wt elemen
                 REQUIRE(attn::gemm_packed(got.ptr(), x.ptr(), pw, b.ptr(), N, 1, gelu, which));
                 REQUIRE(attn::gemm_packed(got3.ptr(), x.ptr(), pw, b.ptr(), N, 3, gelu, which));
                 CHECK(got.data == got3.data);  // any thread count, the same numbers
-                // every kernel sums b + x(i,0) w(0,j) + ... in ascending k with one FMA per term:
-                // AVX2 and AVX-512 give the same bits
-                if (ran == 1) first.push_back(got);
-                else CHECK(got.data == first[case_no].data);
+                // every kernel sums b + x(i,0) w(0,j) + ... in ascending k with one FMA per term
+                // (the generic one: a multiply, then an add): AVX2, AVX-512 and NEON give the same bits
+                if (which != attn::BertGemm::Generic) {
+                    if (ran == 1) first.push_back(got);
+                    else CHECK(got.data == first[case_no].data);
+                }
                 ++case_no;
                 // both sum n_in products in float32, in different orders: within
-                // n_in * 2^-24 * sum_k |x_k w_k| (+ |b|), a forward-error bound of either order
+                // (n_in + 1) * 2^-24 * sum_k |x_k w_k| (+ |b|), a forward-error bound of either order
+                // (the + 1 covers the generic kernel's rounded products)
                 double worst = 0;
                 for (int64_t i = 0; i < N; ++i)
                     for (int64_t j = 0; j < n_out; ++j) {
@@ -248,7 +254,7 @@ TEST_CASE("bert: each packed GEMM (AVX-512, AVX2) matches Eigen's gemm_wt elemen
             }
         }
     }
-    if (ran == 0) CHECK(!attn::gemm_packed_available());  // the encoder then runs Eigen's GEMM
+    CHECK(ran >= 1);  // the generic kernel at least
 }
 
 namespace {
@@ -364,7 +370,7 @@ TEST_CASE("bert: the fast path (flash + packed GEMM) against the readable one (r
     // each packed kernel the CPU has: within the same bound of the readable path, and the
     // AVX2 and AVX-512 ones the same bits (both sum each element in ascending k with FMAs)
     std::vector<attn::BertOutput> kernels;
-    for (const attn::BertGemm which : {attn::BertGemm::Avx512, attn::BertGemm::Avx2}) {
+    for (const attn::BertGemm which : kPackedGemms) {
         attn::BertOptions o = fast;
         o.gemm = which;
         if (!attn::gemm_packed_available(which)) {
@@ -372,9 +378,10 @@ TEST_CASE("bert: the fast path (flash + packed GEMM) against the readable one (r
             attn::test::skip(std::string("the ") + attn::bert_gemm_name(which) + " GEMM: not on this CPU");
             continue;
         }
-        kernels.push_back(m.forward(ids, o));
-        CHECK(kernels.back().gemm_path == attn::bert_gemm_name(which));
-        CHECK(largest_diff(r.hidden, kernels.back().hidden) <= 1e-5);
+        const attn::BertOutput k = m.forward(ids, o);
+        CHECK(k.gemm_path == attn::bert_gemm_name(which));
+        CHECK(largest_diff(r.hidden, k.hidden) <= 1e-5);
+        if (which != attn::BertGemm::Generic) kernels.push_back(k);  // the FMA kernels
     }
     if (kernels.size() == 2) {
         CHECK(kernels[0].hidden.data == kernels[1].hidden.data);
@@ -557,7 +564,7 @@ TEST_CASE("bert: the fast path (flash + packed GEMM) matches the readable one on
     // the same for each packed kernel this CPU has, forced (ATTN_ISA=avx2 runs the AVX2 one);
     // AVX2 and AVX-512 sum each element in the same order with FMAs: the same bits
     std::vector<Tensor> sentences;
-    for (const attn::BertGemm which : {attn::BertGemm::Avx512, attn::BertGemm::Avx2}) {
+    for (const attn::BertGemm which : kPackedGemms) {
         if (!attn::gemm_packed_available(which)) {
             attn::test::skip(std::string("the ") + attn::bert_gemm_name(which) + " GEMM: not on this CPU");
             continue;
@@ -570,7 +577,7 @@ TEST_CASE("bert: the fast path (flash + packed GEMM) matches the readable one on
         MESSAGE(k.gemm_path << " GEMM vs readable path, MiniLM: last hidden " << kh << ", sentence embedding " << ks);
         CHECK(kh <= 1e-4);
         CHECK(ks <= 1e-5);
-        sentences.push_back(k.sentence);
+        if (which != attn::BertGemm::Generic) sentences.push_back(k.sentence);
     }
     if (sentences.size() == 2) CHECK(sentences[0].data == sentences[1].data);
 }
@@ -604,9 +611,10 @@ TEST_CASE("attn model bench: JSON names the attention path and the processor, an
     CHECK(nlohmann::json::parse(r.out)["gemm_path"] == "eigen");
     // each packed kernel asked for by name: run where the CPU has it, refused in one line
     // (exit 2) where it does not, also when ATTN_ISA caps it, never quietly run on Eigen
-    for (const std::string k : {"avx512", "avx2"}) {
+    for (const attn::BertGemm which : kPackedGemms) {
+        const std::string k = attn::bert_gemm_name(which);
         r = run_attn("model bench --batch 1 --reps 1 --warmup 0 --json --gemm " + k + m);
-        if (attn::gemm_packed_available(k == "avx2" ? attn::BertGemm::Avx2 : attn::BertGemm::Avx512)) {
+        if (attn::gemm_packed_available(which)) {
             REQUIRE(r.code == 0);
             CHECK(nlohmann::json::parse(r.out)["gemm_path"] == k);
         } else {

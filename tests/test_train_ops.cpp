@@ -442,13 +442,14 @@ TEST_CASE("train ops: the fast ops match the reference ops element by element (d
     }
 }
 
-// The float32 GEMM paths (fast_ops.hpp: GemmPath) on every path this CPU has (Eigen, and AVX-512
-// and AVX2 on x86 or NEON on AArch64), against the
+// The float32 GEMM paths (fast_ops.hpp: GemmPath) on every path this CPU has (Eigen, the plain
+// C++ kernel, and AVX-512 and AVX2 on x86 or NEON on AArch64), against the
 // reference ops run in double on the same float inputs. A float dot product of K terms
 // summed with fused multiply-adds is within K * u * sum|terms| of the exact value (u =
 // 2^-24, the unit roundoff; Higham's gamma_K bound), so the linear ops are checked against
 // 2 * K * u * sum|terms| + 1e-30 per element, the sum of |terms| computed in double by the
-// reference ops on |x|, |W|. Attention (softmax between two products of <= 9 terms, inputs
+// reference ops on |x|, |W| (the generic kernel rounds each product before adding it: within
+// (K + 1) u sum|terms|, inside the same bound). Attention (softmax between two products of <= 9 terms, inputs
 // of order 1) is checked at 1e-5 relative + 1e-5 absolute, about 100 ulps. Each path is
 // also bit-identical at 1 and 3 threads, with N not a multiple of any piece or tile.
 namespace {
@@ -490,7 +491,8 @@ void check_float(const std::string& what, const FVec& got, const Vec& ref, doubl
 TEST_CASE("train ops: every float GEMM path matches the reference ops element by element, at any thread count") {
     const tr::GemmPath before = tr::gemm_path();
     int tested = 0;
-    for (tr::GemmPath path : {tr::GemmPath::Eigen, tr::GemmPath::Avx2, tr::GemmPath::Avx512, tr::GemmPath::Neon}) {
+    for (tr::GemmPath path :
+         {tr::GemmPath::Eigen, tr::GemmPath::Avx2, tr::GemmPath::Avx512, tr::GemmPath::Neon, tr::GemmPath::Generic}) {
         if (!tr::gemm_path_available(path)) continue;
         tr::set_gemm_path(path);
         REQUIRE(tr::gemm_path() == path);
@@ -609,7 +611,8 @@ TEST_CASE("train ops: Into::Set equals adding into zeros, and the fused MLP ops 
     const tr::GemmPath before = tr::gemm_path();
     const float nan = std::numeric_limits<float>::quiet_NaN();
     int tested = 0;
-    for (tr::GemmPath path : {tr::GemmPath::Eigen, tr::GemmPath::Avx2, tr::GemmPath::Avx512, tr::GemmPath::Neon}) {
+    for (tr::GemmPath path :
+         {tr::GemmPath::Eigen, tr::GemmPath::Avx2, tr::GemmPath::Avx512, tr::GemmPath::Neon, tr::GemmPath::Generic}) {
         if (!tr::gemm_path_available(path)) continue;
         tr::set_gemm_path(path);
         ++tested;

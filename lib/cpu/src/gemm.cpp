@@ -13,7 +13,7 @@ bool available(Isa isa) {
         case Isa::avx512: return cpu_has_avx512() && detail::strided_avx512() != nullptr;
         case Isa::avx2: return cpu_has_avx2() && detail::strided_avx2() != nullptr;
         case Isa::neon: return cpu_has_neon() && detail::strided_neon() != nullptr;
-        case Isa::generic:
+        case Isa::generic: return true;
         case Isa::amx: break;
     }
     return false;
@@ -28,12 +28,26 @@ Isa best() {
 
 StridedFn strided(Isa isa) {
     if (!available(isa)) return nullptr;
-    return isa == Isa::avx512 ? detail::strided_avx512() : isa == Isa::avx2 ? detail::strided_avx2() : detail::strided_neon();
+    switch (isa) {
+        case Isa::avx512: return detail::strided_avx512();
+        case Isa::avx2: return detail::strided_avx2();
+        case Isa::neon: return detail::strided_neon();
+        case Isa::generic:
+        case Isa::amx: break;
+    }
+    return detail::strided_generic();
 }
 
 StripsFn strips(Isa isa) {
     if (!available(isa)) return nullptr;
-    return isa == Isa::avx512 ? detail::strips_avx512() : isa == Isa::avx2 ? detail::strips_avx2() : detail::strips_neon();
+    switch (isa) {
+        case Isa::avx512: return detail::strips_avx512();
+        case Isa::avx2: return detail::strips_avx2();
+        case Isa::neon: return detail::strips_neon();
+        case Isa::generic:
+        case Isa::amx: break;
+    }
+    return detail::strips_generic();
 }
 
 int64_t strips_size(int64_t n_in, int64_t n_out) { return (n_out + kStrip - 1) / kStrip * n_in * kStrip; }

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 
 #include <Eigen/Core>
 #include <fmt/format.h>
@@ -350,21 +351,25 @@ const char* bert_gemm_name(BertGemm g) {
         case BertGemm::Best: return "best";
         case BertGemm::Avx512: return "avx512";
         case BertGemm::Avx2: return "avx2";
+        case BertGemm::Neon: return "neon";
+        case BertGemm::Generic: return "generic";
         case BertGemm::Eigen: return "eigen";
     }
     return "?";
 }
 
-// The kernel family of a float32 GEMM choice: Isa::generic for Eigen (and Best where no
-// packed kernel runs here); InputError when a forced kernel does not run here.
-static Isa gemm_family(BertGemm which) {
+// The kernel family of a float32 GEMM choice (nullopt: Eigen); InputError when a forced
+// kernel does not run here.
+static std::optional<Isa> gemm_family(BertGemm which) {
+    Isa isa = Isa::generic;
     switch (which) {
-        case BertGemm::Best: return gemm::best();
-        case BertGemm::Eigen: return Isa::generic;
-        case BertGemm::Avx512:
-        case BertGemm::Avx2: break;
+        case BertGemm::Best: return gemm::best() == Isa::generic ? std::nullopt : std::optional<Isa>(gemm::best());
+        case BertGemm::Eigen: return std::nullopt;
+        case BertGemm::Avx512: isa = Isa::avx512; break;
+        case BertGemm::Avx2: isa = Isa::avx2; break;
+        case BertGemm::Neon: isa = Isa::neon; break;
+        case BertGemm::Generic: break;
     }
-    const Isa isa = which == BertGemm::Avx512 ? Isa::avx512 : Isa::avx2;
     if (!gemm::available(isa))
         throw InputError(fmt::format("bert: the {} GEMM does not run on this CPU{} (use best or eigen)",
                                      bert_gemm_name(which),
@@ -377,8 +382,8 @@ std::string bert_gemm_path(const BertOptions& opt) {
         return opt.amx && cpu_amx_bf16_usable() ? "amx-bf16"
                : gemm::bf16_dot_available() ? "avx512-bf16"
                                                      : "avx512-widened-bf16";
-    const Isa isa = gemm_family(opt.gemm);
-    return isa == Isa::generic ? "eigen" : std::string(isa_name(isa));
+    const std::optional<Isa> isa = gemm_family(opt.gemm);
+    return isa ? std::string(isa_name(*isa)) : "eigen";
 }
 
 bool gemm_bf16(float* out, const float* x, const PackedWeightBf16& w, const float* b, int64_t N, int threads, bool gelu,
@@ -425,9 +430,11 @@ PackedWeight PackedWeight::pack(const Tensor& Wt) {
 // The packed kernel of a choice, null where it does not run here (or for Eigen).
 static gemm::StripsFn strips_kernel(BertGemm which) {
     switch (which) {
-        case BertGemm::Best: return gemm::strips(gemm::best());
+        case BertGemm::Best: return gemm::best() == Isa::generic ? nullptr : gemm::strips(gemm::best());
         case BertGemm::Avx512: return gemm::strips(Isa::avx512);
         case BertGemm::Avx2: return gemm::strips(Isa::avx2);
+        case BertGemm::Neon: return gemm::strips(Isa::neon);
+        case BertGemm::Generic: return gemm::strips(Isa::generic);
         case BertGemm::Eigen: break;
     }
     return nullptr;

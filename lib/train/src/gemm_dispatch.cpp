@@ -17,9 +17,10 @@ Isa family(GemmPath p) {
         case GemmPath::Avx2: return Isa::avx2;
         case GemmPath::Avx512: return Isa::avx512;
         case GemmPath::Neon: return Isa::neon;
+        case GemmPath::Generic:
         case GemmPath::Eigen: break;
     }
-    return Isa::generic;
+    return Isa::generic;  // the plain C++ kernel (for Generic; Eigen has no family)
 }
 
 bool available(GemmPath p) { return p == GemmPath::Eigen || attn::gemm::available(family(p)); }
@@ -36,6 +37,7 @@ const char* gemm_path_name(GemmPath p) {
         case GemmPath::Avx2: return "avx2";
         case GemmPath::Avx512: return "avx512";
         case GemmPath::Neon: return "neon";
+        case GemmPath::Generic: return "generic";
     }
     return "?";
 }
@@ -61,11 +63,12 @@ namespace detail {
 GemmFn float_gemm() {
     // looked up once: what the CPU has and the ATTN_ISA cap do not change while it runs
     static const GemmFn avx2 = attn::gemm::strided(Isa::avx2), avx512 = attn::gemm::strided(Isa::avx512),
-                        neon = attn::gemm::strided(Isa::neon);
+                        neon = attn::gemm::strided(Isa::neon), generic = attn::gemm::strided(Isa::generic);
     switch (gemm_path()) {
         case GemmPath::Avx512: return avx512;
         case GemmPath::Avx2: return avx2;
         case GemmPath::Neon: return neon;
+        case GemmPath::Generic: return generic;
         case GemmPath::Eigen: break;
     }
     return nullptr;

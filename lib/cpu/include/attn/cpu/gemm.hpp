@@ -3,17 +3,19 @@
 // not one for users (they call attn::train's ops or BertModel).
 //
 // One template (src/gemm_kernel.hpp) over SIMD traits, instantiated per instruction set
-// (src/gemm_avx512.cpp, src/gemm_avx2.cpp, src/gemm_neon.cpp on AArch64; on bf16 pairs src/gemm_bf16.cpp and
+// (src/gemm_avx512.cpp, src/gemm_avx2.cpp, src/gemm_neon.cpp on AArch64, src/gemm_generic.cpp in plain
+// C++ for any CPU; on bf16 pairs src/gemm_bf16.cpp and
 // src/gemm_bf16_widened.cpp; the AMX tiles src/gemm_amx.cpp) and chosen at run time, under the ATTN_ISA
 // cap of attn/cpu/features.hpp: a build for a baseline CPU still runs the AVX-512 kernel on
-// an AVX-512 CPU, and ATTN_ISA=avx2 runs the AVX2 one there. There is no float32 kernel for
-// Isa::generic (callers use Eigen there) and none for Isa::amx (the tiles are bf16; amx
-// CPUs take the avx512 kernel).
+// an AVX-512 CPU, and ATTN_ISA=avx2 runs the AVX2 one there. The generic kernel runs where it
+// is asked for (callers default to Eigen on a CPU with no SIMD family: its GEMM is faster
+// than the plain kernel there); there is none for Isa::amx (the tiles are bf16; amx CPUs
+// take the avx512 kernel).
 //
 // Every kernel computes every element of the output as init + term 0 + term 1 + ... in
-// ascending k, one fused multiply-add per term, whatever register tile, piece of the work
-// or thread computes it: the result does not depend on the split or the thread count, and
-// the AVX2, AVX-512 and NEON kernels give the same bits.
+// ascending k, one fused multiply-add per term (the generic kernel: a multiply, then an add),
+// whatever register tile, piece of the work or thread computes it: the result does not depend
+// on the split or the thread count, and the AVX2, AVX-512 and NEON kernels give the same bits.
 #pragma once
 
 #include <cstdint>
@@ -23,9 +25,10 @@
 namespace attn::gemm {
 
 // True when this build has the family's kernels and the CPU runs them under the ATTN_ISA
-// cap (isa_cap() throws InputError for a bad ATTN_ISA). Isa::avx512, Isa::avx2 and Isa::neon only.
+// cap (isa_cap() throws InputError for a bad ATTN_ISA): always for Isa::generic, never for
+// Isa::amx.
 bool available(Isa isa);
-// The widest available family; Isa::generic when none is (then: Eigen).
+// The widest available SIMD family; Isa::generic when none is (callers then use Eigen).
 Isa best();
 
 // ---- strided A (the training ops)

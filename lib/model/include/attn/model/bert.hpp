@@ -13,9 +13,9 @@
 // The weights live in attn::MultiHeadAttention (attn::Linear for Q, K, V, O)
 // and attn::Linear. The forward pass runs the whole padded batch through each
 // projection as one GEMM, with the weights pre-transposed once (W^T, [in, out],
-// Q, K and V fused) and, where the CPU has AVX-512, AVX2 or NEON, also packed in 32-column
-// strips for attn/cpu/gemm.hpp's kernels (gemm_packed: the widest the CPU has under
-// ATTN_ISA; Eigen's gemm_wt elsewhere or with BertOptions::gemm = BertGemm::Eigen), and
+// Q, K and V fused) and also packed in 32-column strips for attn/cpu/gemm.hpp's kernels
+// (gemm_packed: the widest the CPU has under ATTN_ISA, or one forced with BertOptions::gemm;
+// Eigen's gemm_wt where the CPU has no SIMD family or with BertGemm::Eigen), and
 // the GELU applied to each block of the intermediate GEMM as it is produced. The
 // attention is attn::Mask::key_padding with fill -inf on one of two backends
 // (attn/nn/backend.hpp): attention_reference when the weights are recorded
@@ -123,11 +123,12 @@ struct BertLayer {
 enum class BertAttention { Auto, Reference };
 
 // The float32 projections' GEMM: Best, the widest packed kernel this CPU runs under ATTN_ISA
-// (AVX-512, else AVX2, else NEON on AArch64; else Eigen's gemm_wt); Avx512 or Avx2 that kernel (forward() throws
-// InputError where it does not run here, rather than quietly running another); Eigen,
-// gemm_wt, the readable path the others are tested against.
-enum class BertGemm { Best, Avx512, Avx2, Eigen };
-// "best", "avx512", "avx2", "eigen"
+// (AVX-512, else AVX2, else NEON on AArch64; else Eigen's gemm_wt, faster than the plain C++
+// kernel on a CPU without those); Avx512, Avx2, Neon or
+// Generic that kernel (forward() throws InputError where it does not run here, rather than
+// quietly running another); Eigen, gemm_wt, the readable path the others are tested against.
+enum class BertGemm { Best, Avx512, Avx2, Neon, Generic, Eigen };
+// "best", "avx512", "avx2", "neon", "generic", "eigen"
 const char* bert_gemm_name(BertGemm g);
 
 struct BertOptions {
@@ -218,12 +219,12 @@ void layer_norm_rows(float* x, const float* gamma, const float* beta, int64_t ro
 void gemm_wt(float* out, const float* x, const float* Wt, const float* b, int64_t N, int64_t n_in, int64_t n_out,
              int threads, bool gelu = false);
 
-// gemm_wt with the weight packed (PackedWeight): the AVX-512, AVX2 or NEON kernel of
-// attn/cpu/gemm.hpp (which: Best, the widest this CPU runs under ATTN_ISA), each element
-// summed as b + x(i,0) Wt(0,j) + x(i,1) Wt(1,j) + ... in ascending k with fused
-// multiply-adds, so the same for any thread count, any split of the work and either
-// kernel. Returns false (and computes nothing) where that kernel does not run here, for
-// BertGemm::Eigen, or when w is empty.
+// gemm_wt with the weight packed (PackedWeight): a kernel of attn/cpu/gemm.hpp (which: Best,
+// the widest this CPU runs under ATTN_ISA), each element summed as b + x(i,0) Wt(0,j) +
+// x(i,1) Wt(1,j) + ... in ascending k, so the same for any thread count and any split of the
+// work; the AVX-512, AVX2 and NEON kernels use fused multiply-adds and agree bit for bit, the
+// generic one multiplies then adds. Returns false (and computes nothing) where that kernel
+// does not run here, for BertGemm::Eigen, or when w is empty.
 bool gemm_packed(float* out, const float* x, const PackedWeight& w, const float* b, int64_t N, int threads,
                  bool gelu = false, BertGemm which = BertGemm::Best);
 // True when gemm_packed runs here with that choice (Best: the CPU has AVX-512, AVX2 or NEON).

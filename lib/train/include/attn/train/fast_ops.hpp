@@ -29,8 +29,8 @@ inline constexpr int64_t kChunkTokens = 512;  // tokens (whole sequences) per wo
 // (lib/train/src/gemm_kernel.hpp: every element summed over k in ascending order with
 // fused multiply-adds), or "eigen" (Eigen's GEMM, as every double op). Each path is
 // deterministic at any thread count; two paths differ by float rounding.
-enum class GemmPath { Eigen, Avx2, Avx512, Neon };
-const char* gemm_path_name(GemmPath p);  // "eigen", "avx2", "avx512", "neon"
+enum class GemmPath { Eigen, Avx2, Avx512, Neon, Generic };
+const char* gemm_path_name(GemmPath p);  // "eigen", "avx2", "avx512", "neon", "generic"
 bool gemm_path_available(GemmPath p);    // the CPU and the build have it
 GemmPath best_gemm_path();               // the default: AVX-512, else AVX2, else NEON, else Eigen
 GemmPath gemm_path();                    // the path in use (process-wide)

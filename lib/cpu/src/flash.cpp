@@ -163,7 +163,9 @@ namespace {
 const fd::Kernel* bf16_kernel(std::string_view path) {
     if (path == "avx512-bf16") return fd::avx512_bf16_kernel();
     if (path == "avx512") return fd::avx512_rounded_kernel();
-    return fd::avx2_rounded_kernel();
+    if (path == "avx2") return fd::avx2_rounded_kernel();
+    if (path == "neon") return fd::neon_rounded_kernel();
+    return fd::generic_rounded_kernel();
 }
 }  // namespace
 
@@ -175,6 +177,8 @@ std::vector<std::string> flash_bf16_paths() {
     }
     if (fd::avx512_rounded_kernel() != nullptr && cpu_has_avx512()) paths.emplace_back("avx512");
     if (fd::avx2_rounded_kernel() != nullptr && cpu_has_avx2()) paths.emplace_back("avx2");
+    if (fd::neon_rounded_kernel() != nullptr && cpu_has_neon()) paths.emplace_back("neon");
+    paths.emplace_back("generic");  // plain C++: every CPU
     return paths;
 }
 
@@ -188,8 +192,6 @@ bool flash_bf16_supported() { return !flash_bf16_paths().empty(); }
 Tensor attention_flash_bf16_with(std::string_view path, const Tensor& q, const Tensor& k, const Tensor& v,
                                  const Mask& mask, const AttentionOptions& opt, int threads) {
     const std::vector<std::string> paths = flash_bf16_paths();
-    if (paths.empty())
-        throw InputError("flash-bf16 needs AVX2 with FMA at least; this CPU (or ATTN_ISA=generic) gives none");
     if (path != "auto" && std::find(paths.begin(), paths.end(), path) == paths.end()) {
         std::string names;
         for (const std::string& p : paths) names += (names.empty() ? "" : ", ") + p;
@@ -205,7 +207,7 @@ Tensor attention_flash_bf16_with(std::string_view path, const Tensor& q, const T
         fd::run_amx_bf16(a, threads);  // packs K and V itself, in the tile layout
         return out;
     }
-    if (use == "avx512" || use == "avx2") {
+    if (use != "avx512-bf16") {
         // pass 0 of the paths without a bf16 instruction: K and V rounded to bf16 values,
         // kept as float32 in their own layout (fd::avx512_rounded_kernel)
         std::vector<float> kr(k.data.size()), vr(v.data.size());

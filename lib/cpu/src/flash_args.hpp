@@ -77,11 +77,14 @@ const Kernel* avx512_kernel();
 const Kernel* neon_kernel();
 const Kernel* avx512_bf16_kernel();
 // bf16 operands with float32 arithmetic where the CPU has no bf16 dot product
-// (flash_bf16_avx512f.cpp, flash_bf16_avx2.cpp): the float32 kernel on values rounded
-// to bf16 (FlashF32's ROUND); K and V come as float32 copies rounded by the caller
-// (Args::k, Args::v), not in the pair layout of avx512_bf16_kernel.
+// (flash_bf16_avx512f.cpp, flash_bf16_avx2.cpp, flash_neon.cpp, flash_generic.cpp): the
+// float32 kernel on values rounded to bf16 (FlashF32's ROUND); K and V come as float32
+// copies rounded by the caller (Args::k, Args::v), not in the pair layout of
+// avx512_bf16_kernel.
 const Kernel* avx512_rounded_kernel();
 const Kernel* avx2_rounded_kernel();
+const Kernel* neon_rounded_kernel();
+const Kernel* generic_rounded_kernel();
 
 // flash_amx.cpp: the bf16 forward on AMX tiles (same Args, K and V packed by the
 // kernel itself; kb and vb unused). amx_bf16_usable(): the CPU has AMX-TILE and

@@ -13,12 +13,6 @@ namespace {
 
 bool always(std::string*) { return true; }
 
-bool bf16_here(std::string* why) {
-    if (flash_bf16_supported()) return true;
-    if (why != nullptr) *why = "no bf16 path runs here (it needs AVX2 with FMA; ATTN_ISA=generic allows none)";
-    return false;
-}
-
 Tensor run_reference(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask,
                      const AttentionOptions& opt, AttentionRecord* rec, int /*threads: single-threaded*/) {
     return attention_reference(q, k, v, mask, opt, rec);
@@ -65,7 +59,7 @@ std::vector<BackendInfo> make_table() {
          "tiled, online softmax, no (T, T) matrix", always,
          run_flash, none, run_flash_backward, /*backward_records=*/false, /*score_options=*/true},
         {Backend::FlashBf16, "flash-bf16", cpu, false, Precision::BF16,
-         "flash with bf16 operands (AMX tiles, AVX-512 BF16, else float32 FMAs on AVX-512 or AVX2)", bf16_here,
+         "flash with bf16 operands (AMX tiles, AVX-512 BF16, else float32 FMAs on operands rounded to bf16)", always,
          run_flash_bf16, none},
         {Backend::CudaNaive, cuda_kernel_name(CudaKernel::Naive), gpu, true, Precision::F32,
          "cuBLAS + one fused softmax kernel", cuda_available,

@@ -40,25 +40,26 @@ Tensor attention_flash_with(std::string_view kernel, const Tensor& q, const Tens
                             const Mask& mask, const AttentionOptions& opt, int threads = 0,
                             Tensor* lse = nullptr);
 
-// True when some bf16 path runs here (below): every CPU with AVX2 and FMA.
+// True when some bf16 path runs here (below): on every CPU, the generic path at least.
 bool flash_bf16_supported();
 
 // The bf16 kernels this build can run on this CPU, best first: "amx" (Intel AMX
 // tiles, TDPBF16PS; needs AMX-TILE, AMX-BF16, AVX-512 BF16 and the Linux kernel's
 // permission for the tile state), "avx512-bf16" (vdpbf16ps), then, where the CPU
-// has no bf16 instruction, "avx512" and "avx2": the same bf16 operands widened to
-// float32 by shifts, two FMAs per pair (the same products and float32 sums, so the
-// same error bound). ATTN_ISA lowers the list as it lowers the float32 kernels.
-// Empty when !flash_bf16_supported() (ATTN_ISA=generic, or a CPU without AVX2).
+// has no bf16 instruction, "avx512", "avx2", "neon" (AArch64) and "generic" (plain C++,
+// any CPU): the float32 kernel of that family on operands rounded to bf16 values (a
+// product of two bf16 values is exact in float32, so these add the same products in
+// float32, with the same error bound). ATTN_ISA lowers the list as it lowers the float32
+// kernels; "generic" is always in it.
 std::vector<std::string> flash_bf16_paths();
 
-// The path attention_flash_bf16 takes here: flash_bf16_paths().front(), or "none".
+// The path attention_flash_bf16 takes here: flash_bf16_paths().front().
 std::string flash_bf16_path();
 
 // The same attention with Q, K, V and the softmax weights rounded to bfloat16
 // and float32 accumulation. Its error against float32 is of the
 // order of bf16's 2^-8 relative precision (see docs/performance.md); the test
-// suite bounds it. Throws InputError when !flash_bf16_supported().
+// suite bounds it.
 Tensor attention_flash_bf16(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask,
                             const AttentionOptions& opt, int threads = 0);
 

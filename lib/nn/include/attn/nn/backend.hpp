@@ -54,7 +54,7 @@ struct BackendInfo {
     Precision precision;
     const char* summary;   // a few words for --help
     // True when this build and this machine can run it; otherwise false and
-    // *why (when given) says why in one line ("no bf16 path runs here ...").
+    // *why (when given) says why in one line ("this build has no CUDA backend ...").
     bool (*available)(std::string* why);
     AttentionFn run;
     // For the GPU rows: the CUDA module's kernel (its cudaEvent timing, attn/cuda/cuda.hpp).

@@ -395,8 +395,6 @@ BertOptions bench_options(const BenchCmd& o) {
     if (o.weights != "fp32" && o.weights != "bf16")
         throw InputError(fmt::format("--weights: must be fp32 or bf16, got '{}'", o.weights));
     bo.bf16_weights = o.weights == "bf16";
-    if (bo.bf16_weights && !gemm_bf16_available())
-        throw InputError("--weights bf16: needs AVX-512 (with or without its BF16 dot product; ATTN_ISA may cap it); use --weights fp32");
     return bo;
 }
 
@@ -516,8 +514,6 @@ int run_embed(const CommonOpts& co, const EmbedCmd& o) {
     if (!o.npy.empty() && o.npy != "-") require_writable("--npy", o.npy);
     if (o.weights != "fp32" && o.weights != "bf16")
         throw InputError(fmt::format("--weights: must be fp32 or bf16, got '{}'", o.weights));
-    if (o.weights == "bf16" && !gemm_bf16_available())
-        throw InputError("--weights bf16: needs AVX-512 (with or without its BF16 dot product; ATTN_ISA may cap it); use --weights fp32");
     const ModelFiles files =
         with_option("--model", [&] { return locate_model(co.model.empty() ? default_model_dir() : co.model); });
     BertConfig config = read_bert_config(files);

@@ -271,10 +271,7 @@ float bf16_round(float x) {
 }  // namespace
 
 TEST_CASE("bert: the bf16 GEMM (AMX tiles, AVX-512 BF16 or widened pairs) against double sums of the bf16-rounded operands") {
-    if (!attn::gemm_bf16_available()) {
-        attn::test::skip("this CPU has no AVX-512 (or ATTN_ISA caps it): the encoder's bf16 GEMM is not tested");
-        return;
-    }
+    REQUIRE(attn::gemm_bf16_available());  // every CPU: the widened pairs at least
     attn::BertOptions amx_opt;
     amx_opt.bf16_weights = true;
     const bool have_amx = attn::bert_gemm_path(amx_opt) == "amx-bf16";
@@ -326,11 +323,7 @@ TEST_CASE("bert: bf16 weights stay close to float32 and give the same numbers at
     h.bf16_weights = true;
     h3 = h;
     h3.threads = 3;
-    if (!attn::gemm_bf16_available()) {
-        CHECK_THROWS_AS(m.forward(ids, h), attn::InputError);  // refused, never a silent float32 run
-        attn::test::skip("this CPU has no AVX-512 (or ATTN_ISA caps it): bf16 weights are refused (checked), not run");
-        return;
-    }
+    REQUIRE(attn::gemm_bf16_available());  // every CPU: the widened pairs at least
     CHECK_THROWS_AS(m.forward(ids, h), attn::InputError);  // prepare_bf16() not called yet
     m.prepare_bf16();
     const attn::BertOutput a = m.forward(ids, f32), b = m.forward(ids, h), b3 = m.forward(ids, h3);
@@ -635,7 +628,7 @@ TEST_CASE("attn model bench: JSON names the attention path and the processor, an
     r = run_attn("model bench --batch 2 --reps 1 --warmup 0 --padding compute --json" + m);
     REQUIRE(r.code == 0);
     CHECK(nlohmann::json::parse(r.out)["padding"] == "compute");
-    if (attn::gemm_bf16_available()) {
+    {
         r = run_attn("model bench --batch 3 --reps 1 --warmup 0 --weights bf16 --json" + m);
         REQUIRE(r.code == 0);
         const nlohmann::json jb = nlohmann::json::parse(r.out);
@@ -644,9 +637,12 @@ TEST_CASE("attn model bench: JSON names the attention path and the processor, an
         const double cos = jb["runs"][0]["bf16_vs_fp32"]["min_cosine"].get<double>();
         CHECK(cos > 0.999);
         CHECK(cos < 1.0);
-    } else {
-        r = run_attn("model bench --batch 1 --reps 1 --warmup 0 --weights bf16" + m);
-        CHECK(r.code == 2);  // refused with one line: no AVX-512
+        // a CPU without AVX-512 runs them too: the AVX2 and generic widened pairs
+        for (const std::string isa : {"avx2", "generic"}) {
+            r = run_attn("model bench --batch 1 --reps 1 --warmup 0 --weights bf16 --json" + m, "ATTN_ISA=" + isa);
+            REQUIRE(r.code == 0);
+            CHECK(nlohmann::json::parse(r.out)["gemm_path"] == isa + "-widened-bf16");
+        }
     }
     r = run_attn("model bench --batch 2 --reps 1 --warmup 0" + m);
     REQUIRE(r.code == 0);

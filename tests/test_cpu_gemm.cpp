@@ -241,7 +241,7 @@ double bf16_value(uint16_t h) {
 }
 }  // namespace
 
-TEST_CASE("cpu gemm: the bf16 strip kernels (AVX-512 BF16, widened pairs, AMX) match double sums of the rounded operands") {
+TEST_CASE("cpu gemm: the bf16 strip kernels (AVX-512 BF16, AMX, widened pairs on every family) match double sums of the rounded operands") {
     // The operands are bf16, so every product is exact in float32; only the float32 sums round:
     // the same 2 (K + 1) u sum|terms| bound as above, K = n_in.
     const int64_t N = 37, n_in = 45, n_out = 70, kp = (n_in + 31) / 32 * 16, strips = (n_out + 31) / 32;
@@ -272,13 +272,18 @@ TEST_CASE("cpu gemm: the bf16 strip kernels (AVX-512 BF16, widened pairs, AMX) m
         for (int64_t k = 0; k < n_in; ++k)
             expect[static_cast<size_t>(i * 2 * kp + k)] = bf16_bits(x[static_cast<size_t>(i * n_in + k)]);
     int ran = 0;
-    const bool widened = attn::gemm::available(attn::Isa::avx512);
-    for (const std::string kernel : {"avx512-bf16", "widened", "amx"}) {
+    // the dot-product kernels, then the widened pairs of every float32 family this CPU runs
+    const std::vector<std::string> kernels{"avx512-bf16", "amx", "widened avx512", "widened avx2", "widened neon",
+                                           "widened generic"};
+    for (const std::string& kernel : kernels) {
         CAPTURE(kernel);
-        const bool dot = kernel != "widened";  // AMX CPUs convert with vcvtneps2bf16, as the encoder does
+        const bool dot = kernel.rfind("widened", 0) != 0;  // AMX CPUs convert with vcvtneps2bf16, as the encoder does
+        attn::gemm::StripsPairsFn widened = nullptr;
+        for (const attn::Isa isa : kFamilies)
+            if (kernel == "widened " + std::string(attn::isa_name(isa))) widened = attn::gemm::strips_widened(isa);
         const bool here = kernel == "avx512-bf16" ? attn::gemm::bf16_dot_available()
-                          : kernel == "widened"   ? widened
-                                                  : attn::cpu_amx_bf16_usable() && attn::gemm::bf16_dot_available();
+                          : kernel == "amx"       ? attn::cpu_amx_bf16_usable() && attn::gemm::bf16_dot_available()
+                                                  : widened != nullptr;
         if (!here) {
             attn::test::skip("bf16 strips " + kernel + ": not on this CPU");
             continue;
@@ -292,8 +297,8 @@ TEST_CASE("cpu gemm: the bf16 strip kernels (AVX-512 BF16, widened pairs, AMX) m
         std::vector<float> out(static_cast<size_t>(N * n_out), -7.0f);
         if (kernel == "amx") attn::gemm::strips_amx(out.data(), xp, w.data(), b.data(), kp, n_out, N, 0, N, 0, n_out);
         else if (dot) attn::gemm::strips_bf16(out.data(), xp, w.data(), b.data(), kp, n_out, 0, N, 0, n_out);
-        else attn::gemm::strips_bf16_widened(out.data(), xp, w.data(), b.data(), kp, n_out, 0, N, 0, n_out);
+        else widened(out.data(), xp, w.data(), b.data(), kp, n_out, 0, N, 0, n_out);
         CHECK(off_bound(out.data(), n_out, ref, mag, N, n_out, n_in) == 0);
     }
-    if (ran == 0) CHECK(!attn::gemm::available(attn::Isa::avx512));
+    CHECK(ran >= 1);  // the generic widened pairs at least
 }

@@ -3,6 +3,9 @@
 #include "attn/cpu/gemm.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
 
 #include "gemm_variants.hpp"
 
@@ -48,6 +51,38 @@ StripsFn strips(Isa isa) {
         case Isa::amx: break;
     }
     return detail::strips_generic();
+}
+
+StripsPairsFn strips_widened(Isa isa) {
+    if (!available(isa)) return nullptr;
+    switch (isa) {
+        case Isa::avx512: return detail::strips_widened_avx512();
+        case Isa::avx2: return detail::strips_widened_avx2();
+        case Isa::neon: return detail::strips_widened_neon();
+        case Isa::generic:
+        case Isa::amx: break;
+    }
+    return detail::strips_widened_generic();
+}
+
+void rows_to_bf16_widened(uint16_t* dst, const float* x, int64_t rows, int64_t n_in, int64_t kp) {
+    if (available(Isa::avx512)) return detail::rows_to_bf16_avx512(dst, x, rows, n_in, kp);
+    // nearest even by an integer add on the bits, NaN kept quiet (bit 6 of the high half), as
+    // vcvtneps2bf16 and the AVX-512 loop round; zeros past n_in up to 2 kp
+    for (int64_t r = 0; r < rows; ++r) {
+        const float* src = x + r * n_in;
+        uint16_t* d = dst + r * 2 * kp;
+        for (int64_t k = 0; k < 2 * kp; ++k) {
+            if (k >= n_in) {
+                d[k] = 0;
+                continue;
+            }
+            uint32_t u;
+            std::memcpy(&u, src + k, sizeof u);
+            d[k] = std::isnan(src[k]) ? static_cast<uint16_t>((u >> 16) | 0x40u)
+                                      : static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+        }
+    }
 }
 
 int64_t strips_size(int64_t n_in, int64_t n_out) { return (n_out + kStrip - 1) / kStrip * n_in * kStrip; }

@@ -41,10 +41,18 @@ void strips_call(float* out, const float* x, const float* w, const float* b, int
     strips_run<Avx2, 6, 2>(out, x, w, b, n_in, n_out, r0, r1, c0, c1);
 }
 
+// bf16 pairs widened (WidenedPairs): 4 rows x 2 vectors = 8 accumulators + 2 widened strip
+// pairs (4 registers) + 1 widened x pair (2) = 14 of the 16 ymm registers.
+void strips_widened_call(float* out, const uint32_t* xp, const uint32_t* w, const float* b, int64_t kp, int64_t n_out,
+                         int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+    strips_run<WidenedPairs<Avx2>, 4, 2>(out, xp, w, b, kp, n_out, r0, r1, c0, c1);
+}
+
 }  // namespace
 
 StridedFn detail::strided_avx2() { return &strided_run; }
 StripsFn detail::strips_avx2() { return &strips_call; }
+StripsPairsFn detail::strips_widened_avx2() { return &strips_widened_call; }
 
 }  // namespace attn::gemm
 #pragma GCC pop_options
@@ -53,5 +61,6 @@ StripsFn detail::strips_avx2() { return &strips_call; }
 namespace attn::gemm {
 StridedFn detail::strided_avx2() { return nullptr; }
 StripsFn detail::strips_avx2() { return nullptr; }
+StripsPairsFn detail::strips_widened_avx2() { return nullptr; }
 }  // namespace attn::gemm
 #endif

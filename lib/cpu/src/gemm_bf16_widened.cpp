@@ -1,9 +1,9 @@
 // lib/cpu/src/gemm_bf16_widened.cpp: the strip GEMM (gemm_kernel.hpp) on bf16 pairs (see
 // attn/cpu/gemm.hpp) for AVX-512 CPUs without the bf16 dot product. The operands are the
-// same bf16 pairs as gemm_bf16.cpp's; each pair's two products are two float32 FMAs on the pair widened
-// by shifts (the even bf16: shift left 16; the odd one: mask the low half), so every
-// product is exact and the sums are float32, as with vdpbf16ps. x is rounded to bf16 by
-// integer adds (nearest even, NaN kept), as vcvtneps2bf16 rounds.
+// same bf16 pairs as gemm_bf16.cpp's; each pair's two products are two float32 FMAs on the
+// pair widened by shifts (gemm_kernel.hpp's WidenedPairs, which the AVX2, NEON and generic
+// families use too), so every product is exact and the sums are float32, as with vdpbf16ps.
+// x is rounded to bf16 by integer adds (nearest even, NaN kept), as vcvtneps2bf16 rounds.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -14,6 +14,7 @@
 #include "attn/cpu/features.hpp"
 #include "attn/cpu/gemm.hpp"
 #include "flash_args.hpp"
+#include "gemm_variants.hpp"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #pragma GCC push_options
@@ -29,21 +30,6 @@
 namespace attn::gemm {
 namespace {
 
-// A pair of bf16 per 32-bit lane, widened to two float vectors when used.
-struct WidenedPairs : Avx512 {
-    using E = uint32_t;
-    struct P {
-        __m512 even, odd;
-    };
-    static P widen(__m512i v) {
-        return {_mm512_castsi512_ps(_mm512_slli_epi32(v, 16)),
-                _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32(static_cast<int>(0xffff0000u))))};
-    }
-    static P load_w(const uint32_t* w) { return widen(_mm512_loadu_si512(w)); }
-    static P bcast(uint32_t x) { return widen(_mm512_set1_epi32(static_cast<int>(x))); }
-    static __m512 madd(__m512 acc, P a, P w) { return _mm512_fmadd_ps(a.odd, w.odd, _mm512_fmadd_ps(a.even, w.even, acc)); }
-};
-
 // 16 floats -> 16 bf16, rounded to nearest even (NaN stays NaN)
 __m256i to_bf16(__m512 x) {
     const __m512i u = _mm512_castps_si512(x);
@@ -56,7 +42,7 @@ __m256i to_bf16(__m512 x) {
 
 }  // namespace
 
-void rows_to_bf16_widened(uint16_t* dst, const float* x, int64_t rows, int64_t n_in, int64_t kp) {
+void detail::rows_to_bf16_avx512(uint16_t* dst, const float* x, int64_t rows, int64_t n_in, int64_t kp) {
     for (int64_t r = 0; r < rows; ++r) {
         const float* src = x + r * n_in;
         uint16_t* d = dst + r * 2 * kp;
@@ -69,18 +55,23 @@ void rows_to_bf16_widened(uint16_t* dst, const float* x, int64_t rows, int64_t n
     }
 }
 
-void strips_bf16_widened(float* out, const uint32_t* xp, const uint32_t* w, const float* b, int64_t kp, int64_t n_out,
-                         int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-    strips_run<WidenedPairs, 12, 2>(out, xp, w, b, kp, n_out, r0, r1, c0, c1);
+namespace {
+// 12 rows x 2 vectors (16 columns): 24 accumulators + 2 widened strip pairs (4 registers) + 1
+// widened x pair (2) = 30 of the 32 zmm registers.
+void strips_call(float* out, const uint32_t* xp, const uint32_t* w, const float* b, int64_t kp, int64_t n_out,
+                 int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+    strips_run<WidenedPairs<Avx512>, 12, 2>(out, xp, w, b, kp, n_out, r0, r1, c0, c1);
 }
+}  // namespace
+
+StripsPairsFn detail::strips_widened_avx512() { return &strips_call; }
 
 }  // namespace attn::gemm
 #pragma GCC pop_options
 
 #else
 namespace attn::gemm {
-void rows_to_bf16_widened(uint16_t*, const float*, int64_t, int64_t, int64_t) {}
-void strips_bf16_widened(float*, const uint32_t*, const uint32_t*, const float*, int64_t, int64_t, int64_t, int64_t,
-                         int64_t, int64_t) {}
+void detail::rows_to_bf16_avx512(uint16_t*, const float*, int64_t, int64_t, int64_t) {}
+StripsPairsFn detail::strips_widened_avx512() { return nullptr; }
 }  // namespace attn::gemm
 #endif

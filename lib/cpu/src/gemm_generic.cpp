@@ -54,9 +54,17 @@ void strips_call(float* out, const float* x, const float* w, const float* b, int
     strips_run<Generic, 6, 1>(out, x, w, b, n_in, n_out, r0, r1, c0, c1);
 }
 
+// bf16 pairs widened (WidenedPairs): 3 rows x 1 vector = 6 SSE2 registers of accumulators + 4
+// of the widened strip pair + 4 of the widened x pair.
+void strips_widened_call(float* out, const uint32_t* xp, const uint32_t* w, const float* b, int64_t kp, int64_t n_out,
+                         int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+    strips_run<WidenedPairs<Generic>, 3, 1>(out, xp, w, b, kp, n_out, r0, r1, c0, c1);
+}
+
 }  // namespace
 
 StridedFn detail::strided_generic() { return &strided_run; }
 StripsFn detail::strips_generic() { return &strips_call; }
+StripsPairsFn detail::strips_widened_generic() { return &strips_widened_call; }
 
 }  // namespace attn::gemm

@@ -48,6 +48,31 @@ struct F32Strip : B {
     static V madd(V acc, V a, V w) { return B::fmadd(a, w, acc); }
 };
 
+// The strip operands as pairs of bf16 in 32-bit lanes (attn/cpu/gemm.hpp), for families with
+// no bf16 dot product: each pair widened to two float vectors when used (the even bf16:
+// shifted left 16; the odd one: the low half masked off), its two products two float32 FMAs.
+// A product of two bf16 values is exact in float32, so the sums are a bf16 dot product's with
+// float32 accumulation. B: a float32 traits struct whose V is a GCC vector of floats (the
+// x86 and NEON types are), so the widening is written once with vector casts (same size: the
+// bits kept) and compiles to each target's shifts and ands.
+template <class B>
+struct WidenedPairs : B {
+    using V = typename B::V;
+    using E = uint32_t;
+    typedef uint32_t U __attribute__((vector_size(sizeof(V))));
+    struct P {
+        V even, odd;
+    };
+    static P widen(U u) { return {(V)(u << 16), (V)(u & 0xffff0000u)}; }
+    static P load_w(const uint32_t* w) {
+        U u;
+        __builtin_memcpy(&u, w, sizeof u);
+        return widen(u);
+    }
+    static P bcast(uint32_t x) { return widen(U{} + x); }
+    static V madd(V acc, P a, P w) { return B::fmadd(a.odd, w.odd, B::fmadd(a.even, w.even, acc)); }
+};
+
 // ---------------------------------------------------------------- 1. strided A
 
 constexpr int64_t kPrefetchRows = 32;  // how far ahead a prefetching tile asks for B's rows

@@ -42,10 +42,18 @@ void strips_call(float* out, const float* x, const float* w, const float* b, int
     strips_run<Neon, 5, 4>(out, x, w, b, n_in, n_out, r0, r1, c0, c1);
 }
 
+// bf16 pairs widened (WidenedPairs): 5 rows x 4 vectors = 20 accumulators + 4 widened strip
+// pairs (8 registers) + 1 widened x pair (2) = 30 of 32.
+void strips_widened_call(float* out, const uint32_t* xp, const uint32_t* w, const float* b, int64_t kp, int64_t n_out,
+                         int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+    strips_run<WidenedPairs<Neon>, 5, 4>(out, xp, w, b, kp, n_out, r0, r1, c0, c1);
+}
+
 }  // namespace
 
 StridedFn detail::strided_neon() { return &strided_run; }
 StripsFn detail::strips_neon() { return &strips_call; }
+StripsPairsFn detail::strips_widened_neon() { return &strips_widened_call; }
 
 }  // namespace attn::gemm
 
@@ -53,5 +61,6 @@ StripsFn detail::strips_neon() { return &strips_call; }
 namespace attn::gemm {
 StridedFn detail::strided_neon() { return nullptr; }
 StripsFn detail::strips_neon() { return nullptr; }
+StripsPairsFn detail::strips_widened_neon() { return nullptr; }
 }  // namespace attn::gemm
 #endif

@@ -327,7 +327,7 @@ PackedWeightBf16 PackedWeightBf16::pack(const Tensor& Wt) {
     return p;
 }
 
-bool gemm_bf16_available() { return gemm::bf16_dot_available() || gemm::available(Isa::avx512); }
+bool gemm_bf16_available() { return true; }  // the widened pairs run on every family, generic included
 
 // The projections' work split: pieces of 96 rows x 128 columns of out (N, n_out), shared by
 // the threads; fn(r0, r1, c0, c1) computes one, then the GELU runs on it while it is in
@@ -380,17 +380,18 @@ static std::optional<Isa> gemm_family(BertGemm which) {
 std::string bert_gemm_path(const BertOptions& opt) {
     if (opt.bf16_weights)
         return opt.amx && cpu_amx_bf16_usable() ? "amx-bf16"
-               : gemm::bf16_dot_available() ? "avx512-bf16"
-                                                     : "avx512-widened-bf16";
+               : gemm::bf16_dot_available()     ? "avx512-bf16"
+                                                : fmt::format("{}-widened-bf16", isa_name(gemm::best()));
     const std::optional<Isa> isa = gemm_family(opt.gemm);
     return isa ? std::string(isa_name(*isa)) : "eigen";
 }
 
 bool gemm_bf16(float* out, const float* x, const PackedWeightBf16& w, const float* b, int64_t N, int threads, bool gelu,
                bool amx, std::vector<uint16_t>* scratch) {
-    if (w.pairs.empty() || !gemm_bf16_available()) return false;
+    if (w.pairs.empty()) return false;
     amx = amx && cpu_amx_bf16_usable();
     const bool dot = gemm::bf16_dot_available();  // vdpbf16ps; else the pairs widened by shifts
+    const gemm::StripsPairsFn widened = gemm::strips_widened(gemm::best());
     // x rounded to bf16 pairs once (rows padded to whole 32-row AMX blocks: zeros past N,
     // the only rows not overwritten), then the pieces
     std::vector<uint16_t> own;
@@ -413,7 +414,7 @@ bool gemm_bf16(float* out, const float* x, const PackedWeightBf16& w, const floa
         else if (dot)
             gemm::strips_bf16(out, xp, w.pairs.data(), b, w.kp, w.n_out, r0, r1, c0, c1);
         else
-            gemm::strips_bf16_widened(out, xp, w.pairs.data(), b, w.kp, w.n_out, r0, r1, c0, c1);
+            widened(out, xp, w.pairs.data(), b, w.kp, w.n_out, r0, r1, c0, c1);
     });
     return true;
 }
@@ -525,8 +526,6 @@ BertOutput BertModel::forward(const std::vector<std::vector<int32_t>>& ids, cons
     if (pad_id < 0 || pad_id >= c.vocab_size)
         throw InputError(fmt::format("{}: pad id {} is outside the vocabulary [0, {})",
                                      files.vocab.empty() ? "bert (random weights)" : files.vocab, pad_id, c.vocab_size));
-    if (opt.bf16_weights && !gemm_bf16_available())
-        throw InputError("bert: bf16 weights need AVX-512 (with or without its BF16 dot product), which this CPU lacks");
     if (opt.bf16_weights && !bf16_prepared())
         throw InputError("bert: bf16 weights were asked for but not made (call BertModel::prepare_bf16() first)");
     out.mask = opt.key_padding_mask ? Mask::key_padding(out.lengths) : Mask::none();

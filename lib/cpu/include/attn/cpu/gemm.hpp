@@ -92,11 +92,14 @@ bool bf16_dot_available();
 void rows_to_bf16(uint16_t* dst, const float* x, int64_t rows, int64_t n_in, int64_t kp);
 void strips_bf16(float* out, const uint32_t* x_pairs, const uint32_t* w_pairs, const float* b, int64_t kp,
                  int64_t n_out, int64_t r0, int64_t r1, int64_t c0, int64_t c1);
-// The same two on AVX-512 CPUs without the bf16 dot product: each pair's products as two
-// float32 FMAs on the pair widened by shifts. Need available(Isa::avx512).
+// The same two on any CPU without the bf16 dot product: each pair's products as two float32
+// FMAs on the pair widened by shifts (the AVX-512, AVX2, NEON or generic family's vectors).
+// rows_to_bf16_widened runs everywhere (vectorised on AVX-512) and gives rows_to_bf16's bits;
+// strips_widened(isa) is null where !available(isa).
 void rows_to_bf16_widened(uint16_t* dst, const float* x, int64_t rows, int64_t n_in, int64_t kp);
-void strips_bf16_widened(float* out, const uint32_t* x_pairs, const uint32_t* w_pairs, const float* b, int64_t kp,
-                         int64_t n_out, int64_t r0, int64_t r1, int64_t c0, int64_t c1);
+using StripsPairsFn = void (*)(float* out, const uint32_t* x_pairs, const uint32_t* w_pairs, const float* b, int64_t kp,
+                               int64_t n_out, int64_t r0, int64_t r1, int64_t c0, int64_t c1);
+StripsPairsFn strips_widened(Isa isa);
 // The same on AMX tiles, where attn::cpu_amx_bf16_usable(): rows [r0, r1) (r0 a multiple of
 // 32) of out's N rows; kp a multiple of 16 and x_pairs whole blocks of 32 rows (zeros past N).
 void strips_amx(float* out, const uint32_t* x_pairs, const uint32_t* w_pairs, const float* b, int64_t kp,

@@ -145,8 +145,8 @@ struct BertOptions {
     bool skip_padding = false;
     // true: the four projections per layer take bfloat16 weights and inputs (rounded to
     // nearest even; products summed in float32, bias, GELU, LayerNorm, attention and
-    // residuals stay float32), on AMX tiles, AVX-512 BF16, or AVX-512 with the pairs widened to
-    // float32. Needs prepare_bf16() first and gemm_bf16_available(); InputError otherwise. The error against float32
+    // residuals stay float32), on AMX tiles, AVX-512 BF16, or the widest float32 family with
+    // the pairs widened to float32. Needs prepare_bf16() first and gemm_bf16_available(); InputError otherwise. The error against float32
     // is the user's to measure: attn model bench --weights bf16 reports it.
     bool bf16_weights = false;
     bool amx = true;  // with bf16_weights: AMX tiles where usable; false: AVX-512 BF16 (tests compare them)
@@ -162,7 +162,7 @@ struct BertOutput {
     Tensor sentence;                  // (B, D) pooled as config.pooling says (MiniLM: the mean over real tokens), L2-normalised if config.normalize
     Mask mask;                        // the key-padding mask used (or none)
     std::string attention_path;       // the backend the attention ran on: "reference" or "flash"
-    std::string gemm_path;            // the projections' GEMM: "avx512", "avx2" or "neon" (gemm_packed), "eigen" (gemm_wt), "amx-bf16", "avx512-bf16" or "avx512-widened-bf16"
+    std::string gemm_path;            // the projections' GEMM: "avx512", "avx2" or "neon" (gemm_packed), "eigen" (gemm_wt), "amx-bf16", "avx512-bf16" or "<family>-widened-bf16" (avx512, avx2, neon, generic)
 };
 
 class BertModel {
@@ -229,18 +229,18 @@ bool gemm_packed(float* out, const float* x, const PackedWeight& w, const float*
                  bool gelu = false, BertGemm which = BertGemm::Best);
 // True when gemm_packed runs here with that choice (Best: the CPU has AVX-512, AVX2 or NEON).
 bool gemm_packed_available(BertGemm which = BertGemm::Best);
-// True when the bf16 GEMM (BertOptions::bf16_weights) runs here: any AVX-512 CPU (with
-// AVX-512 BF16 its vdpbf16ps, without it the same pairs widened by shifts, two FMAs each).
+// True when the bf16 GEMM (BertOptions::bf16_weights) runs here: on every CPU (AMX tiles or
+// AVX-512 BF16's vdpbf16ps where the CPU has them, else the same pairs widened by shifts, two
+// FMAs each, on the widest float32 family: AVX-512, AVX2, NEON or generic).
 bool gemm_bf16_available();
 // out (N, n_out) = bf16(x) . w + b for w = PackedWeightBf16::pack(Wt): x rounded to bf16
 // (nearest even), products of bf16 pairs summed in float32, then the bias (and with gelu,
 // the GELU). amx: on AMX tiles where cpu_amx_bf16_usable(), else (or false) AVX-512 BF16,
-// else AVX-512 with the pairs widened.
-// The same numbers for any thread count. Returns false, computing nothing, where the CPU
-// has no AVX-512 or w is empty. scratch (optional): the bf16 copy of x, reused.
+// else the widest float32 family with the pairs widened.
+// The same numbers for any thread count. Returns false, computing nothing, where w is empty. scratch (optional): the bf16 copy of x, reused.
 bool gemm_bf16(float* out, const float* x, const PackedWeightBf16& w, const float* b, int64_t N, int threads,
                bool gelu = false, bool amx = true, std::vector<uint16_t>* scratch = nullptr);
-// The GEMM forward() runs for these options: "amx-bf16", "avx512-bf16", "avx512-widened-bf16", "avx512", "avx2",
+// The GEMM forward() runs for these options: "amx-bf16", "avx512-bf16", "<family>-widened-bf16", "avx512", "avx2",
 // "neon" or "eigen". InputError when opt.gemm forces a kernel this CPU does not run (under ATTN_ISA).
 std::string bert_gemm_path(const BertOptions& opt);
 

@@ -7,8 +7,7 @@
 #include <fmt/format.h>
 
 #include "attn/core/rng.hpp"
-#include "attn/train/optim.hpp"
-#include "chosen_optimiser.hpp"
+#include "attn/train/loop.hpp"
 
 namespace attn::exp {
 
@@ -67,6 +66,55 @@ bool is_qk_weight(const std::string& n) {
     return n.find("attn.q_proj.weight") != std::string::npos || n.find("attn.k_proj.weight") != std::string::npos;
 }
 
+// One evaluation of a run: the spec's (or the task's eval split), the attention's one-hot share
+// and score spread when tracked, and the gradient norms averaged over the steps since the last.
+EvalPoint eval_point(const RunSpec& spec, const Task& task, TinyTransformer& model, const TrainLoopState& st,
+                     double gqk_sum, uint64_t seed, int threads) {
+    EvalPoint pt;
+    pt.step = st.steps_done;
+    const EvalStats e = spec.eval_of ? spec.eval_of(model)
+                                     : evaluate_task(model, task, spec.batch, seed, spec.eval_batches, threads);
+    pt.loss = e.loss;
+    pt.acc = e.accuracy;
+    if (spec.track_attention) {
+        const TaskBatch b = task.batch(spec.batch, seed, DataSplit::Eval, 0);
+        model.evaluate(b.tokens.data(), b.targets.data(), b.B, b.T, threads);
+        pt.onehot = onehot_share(model.attention_weights(), model.config().causal);
+        pt.spread = score_spread(model.attention_weights(), model.config().causal);
+    }
+    pt.grad_qk = st.since ? gqk_sum / static_cast<double>(st.since) : 0.0;
+    pt.grad_all = st.since ? st.norm_sum / static_cast<double>(st.since) : 0.0;
+    return pt;
+}
+
+// The loop's settings for a run: the spec's optimiser at a constant lr, no warmup.
+TrainConfig loop_config(const RunSpec& spec) {
+    TrainConfig c;
+    c.steps = spec.steps;
+    c.eval_every = spec.eval_every;
+    c.clip = spec.clip;
+    c.optimizer = spec.opt;
+    c.lr = spec.lr;
+    c.weight_decay = spec.weight_decay;
+    c.momentum = spec.momentum;
+    return c;
+}
+
+// The squared gradient norms of the attention projections (q, k, v, o) and of q and k alone.
+struct AttnGrads {
+    double all = 0, qk = 0;
+};
+AttnGrads attn_grads(const std::vector<Param>& params) {
+    AttnGrads g;
+    for (const Param& p : params)
+        if (is_attn_weight(p.name)) {
+            const double n = sq_norm(*p.grad);
+            g.all += n;
+            if (is_qk_weight(p.name)) g.qk += n;
+        }
+    return g;
+}
+
 }  // namespace
 
 RunTrace run_training(const RunSpec& spec, uint64_t seed, int threads, const RunProgress& progress) {
@@ -76,68 +124,42 @@ RunTrace run_training(const RunSpec& spec, uint64_t seed, int threads, const Run
     mc.max_seq = std::max<int64_t>(mc.max_seq, task.seq());
     mc.causal = spec.task_opt.causal;
     TinyTransformer model(mc);
-    init_for_training(model, seed, spec.emb_std);  // as attn train does
+    init_for_training(model, seed, spec.emb_std);
     if (spec.after_init) spec.after_init(model);
     std::vector<Param> params = model.params();
-    ChosenOptimiser opt(spec.lr, spec.weight_decay, spec.momentum, spec.opt != OptimizerKind::AdamW);
 
     RunTrace tr;
-    double gqk_sum = 0, gall_sum = 0;
-    int64_t since = 0;
-    auto evaluate = [&](int64_t step) {
-        EvalPoint pt;
-        pt.step = step;
-        EvalStats e = spec.eval_of ? spec.eval_of(model)
-                                   : evaluate_task(model, task, spec.batch, seed, spec.eval_batches, threads);
-        pt.loss = e.loss;
-        pt.acc = e.accuracy;
-        if (spec.track_attention) {
-            const TaskBatch b = task.batch(spec.batch, seed, DataSplit::Eval, 0);
-            model.evaluate(b.tokens.data(), b.targets.data(), b.B, b.T, threads);
-            pt.onehot = onehot_share(model.attention_weights(), mc.causal);
-            pt.spread = score_spread(model.attention_weights(), mc.causal);
-        }
-        pt.grad_qk = since ? gqk_sum / static_cast<double>(since) : 0.0;
-        pt.grad_all = since ? gall_sum / static_cast<double>(since) : 0.0;
-        gqk_sum = gall_sum = 0;
-        since = 0;
-        tr.points.push_back(pt);
-        if (tr.steps_to_target < 0 && pt.acc >= spec.target_acc) tr.steps_to_target = step;
-        if (progress) progress(step, &tr.points.back());
-    };
-    evaluate(0);
-    for (int64_t s = 0; s < spec.steps; ++s) {
+    double gqk_sum = 0;  // sqrt(|dW_q|^2 + |dW_k|^2) summed since the last point
+    AttnGrads g;         // the step's, before clipping
+    TrainLoopHooks h;
+    h.reevaluate_on_divergence = true;
+    h.step = [&](int64_t s) {
         const TaskBatch b = spec.batch_of ? spec.batch_of(s) : task.batch(spec.batch, seed, DataSplit::Train, s);
-        const StepStats st =
-            model.forward_backward(b.tokens.data(), b.targets.data(), b.B, b.T, mix64(seed ^ (0x5eedULL + s)), threads);
-        double gqk = 0, gatt = 0;
-        for (const Param& p : params)
-            if (is_attn_weight(p.name)) {
-                const double g = sq_norm(*p.grad);
-                gatt += g;
-                if (is_qk_weight(p.name)) gqk += g;
-            }
-        tr.max_grad_attn = std::max(tr.max_grad_attn, std::sqrt(gatt));
-        const double gnorm = clip_grad_norm(params, spec.clip);
-        if (!std::isfinite(st.loss) || !std::isfinite(gnorm)) {
-            tr.diverged = true;
-            break;
-        }
-        gqk_sum += std::sqrt(gqk);
-        gall_sum += gnorm;
-        tr.max_grad_qk = std::max(tr.max_grad_qk, std::sqrt(gqk));
-        ++since;
-        opt.step(params);
-        tr.steps_done = s + 1;
-        const bool last = s + 1 == spec.steps;
-        if (last || (spec.eval_every > 0 && (s + 1) % spec.eval_every == 0)) {
-            evaluate(s + 1);
-            if (spec.stop_at_target && tr.steps_to_target >= 0) break;
-        } else if (progress && (s + 1) % 25 == 0) {
-            progress(s + 1, nullptr);
-        }
-    }
-    if (tr.diverged || tr.points.back().step != tr.steps_done) evaluate(tr.steps_done);
+        return model.forward_backward(b.tokens.data(), b.targets.data(), b.B, b.T, mix64(seed ^ (0x5eedULL + s)),
+                                      threads);
+    };
+    h.on_gradients = [&](int64_t) {
+        g = attn_grads(params);
+        tr.max_grad_attn = std::max(tr.max_grad_attn, std::sqrt(g.all));  // the diverged step's too
+    };
+    h.after_update = [&](const TrainLoopState&) {
+        gqk_sum += std::sqrt(g.qk);
+        tr.max_grad_qk = std::max(tr.max_grad_qk, std::sqrt(g.qk));
+    };
+    h.evaluate = [&](const TrainLoopState& st) {
+        tr.points.push_back(eval_point(spec, task, model, st, gqk_sum, seed, threads));
+        gqk_sum = 0;
+        if (tr.steps_to_target < 0 && tr.points.back().acc >= spec.target_acc) tr.steps_to_target = st.steps_done;
+        if (progress) progress(st.steps_done, &tr.points.back());
+        // Not at step 0: a model right from the start still trains to the next evaluation.
+        return spec.stop_at_target && tr.steps_to_target >= 0 && st.steps_done > 0;
+    };
+    h.after_step = [&](const TrainLoopState& st, bool evaluated) {
+        if (progress && !evaluated && st.steps_done % 25 == 0) progress(st.steps_done, nullptr);
+    };
+    const TrainLoopState end = run_train_loop(params, loop_config(spec), h);
+    tr.diverged = end.diverged;
+    tr.steps_done = end.steps_done;
     if (spec.after_train) spec.after_train(model);
     for (const Param& p : params)
         if (p.name.ends_with(".attn.log_tau")) tr.learned_tau.push_back(std::exp(static_cast<double>(p.value->data[0])));

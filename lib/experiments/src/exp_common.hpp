@@ -4,9 +4,9 @@
 // attention rows, the gradient norm reaching W_q and W_k), and the helpers that
 // turn several seeds into a table cell.
 //
-// The loop is the trainer's (attn/train/trainer.hpp) written out, so it can read
-// the gradients before clipping and the attention weights: batch s of the train
-// split, forward + backward, clip_grad_norm, AdamW or SGD at a constant lr.
+// The loop is the library's (attn/train/loop.hpp): batch s of the train split (or batch_of),
+// forward + backward, clip_grad_norm, AdamW or SGD at a constant lr; its hooks read the
+// gradients before clipping and, at the evaluations, the attention weights.
 // Deterministic: the same numbers at any thread count (the model's guarantee).
 #pragma once
 
@@ -40,7 +40,7 @@ struct RunSpec {
     double target_acc = 0.95;     // steps_to_target: the first evaluation at or above it
     bool stop_at_target = false;  // end the run at that evaluation
     bool track_attention = false; // one-hot share at each evaluation
-    // After init (and the embedding redraw), before the first step: zero weights, plant rows...
+    // After init_for_training (the init and embedding redraw of attn train), before the first step: zero weights, plant rows...
     std::function<void(TinyTransformer&)> after_init;
     // A custom batch source (overfit: a fixed set); default: the task's train split.
     std::function<TaskBatch(int64_t step)> batch_of;

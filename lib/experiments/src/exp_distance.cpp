@@ -12,6 +12,7 @@
 
 #include "attn/core/rng.hpp"
 #include "attn/experiments/elman.hpp"
+#include "attn/train/loop.hpp"
 #include "lab_training.hpp"
 
 namespace attn {
@@ -29,20 +30,28 @@ double eval_rnn(lab::ElmanRnn& m, const Task& task, int64_t B, uint64_t seed, in
     return n ? double(c) / double(n) : 0.0;
 }
 
+// The library's loop (attn/train/loop.hpp) on the RNN: AdamW lr 3e-3 without weight decay, clip 1;
+// the held-out accuracy before the first step, every eval_every steps and after the last.
 std::vector<double> train_rnn(lab::ElmanRnn& m, const Task& task, int64_t steps, int64_t B, uint64_t seed,
                               int64_t eval_every, const std::function<void(int64_t)>& prog) {
-    AdamW opt;
-    opt.lr = 3e-3f, opt.weight_decay = 0.0f;
-    auto params = m.params();
-    std::vector<double> acc{eval_rnn(m, task, B, seed, 2)};
-    for (int64_t st = 0; st < steps; ++st) {
+    TrainConfig cfg;
+    cfg.steps = steps, cfg.eval_every = eval_every;
+    cfg.lr = 3e-3, cfg.weight_decay = 0.0, cfg.clip = 1.0;
+    std::vector<double> acc;
+    TrainLoopHooks h;
+    h.stop_on_divergence = false;  // as the lab's runs: the curve records what follows
+    h.step = [&](int64_t st) {
         const TaskBatch b = task.batch(B, seed, DataSplit::Train, st);
-        m.step(b.tokens.data(), b.targets.data(), b.B, b.T);
-        clip_grad_norm(params, 1.0);
-        opt.step(params);
-        if (prog) prog(st + 1);
-        if ((st + 1) % eval_every == 0 || st + 1 == steps) acc.push_back(eval_rnn(m, task, B, seed, 2));
-    }
+        const lab::RnnStats r = m.step(b.tokens.data(), b.targets.data(), b.B, b.T);
+        return StepStats{r.loss, r.correct, r.counted};
+    };
+    if (prog) h.after_update = [&](const TrainLoopState& st) { prog(st.steps_done); };
+    h.evaluate = [&](const TrainLoopState&) {
+        acc.push_back(eval_rnn(m, task, B, seed, 2));
+        return false;
+    };
+    std::vector<Param> params = m.params();
+    run_train_loop(params, cfg, h);
     return acc;
 }
 

@@ -1,7 +1,7 @@
 // Training the lab model (attn/experiments/lab_model.hpp) on a task, for the experiments
-// dropout, heads, distance, length, memory and stability (private header): the training
-// loop with held-out evaluations, a finite training pool, and the statistics of a few
-// seeds they report (means with NaN for none, the steps to a target, mean curves).
+// dropout, heads, distance, length, memory and stability (private header): the library's
+// training loop with held-out evaluations (lab_training.cpp), a finite training pool, and the
+// statistics of a few seeds they report (means with NaN for none, the steps to a target, mean curves).
 #pragma once
 
 #include <algorithm>
@@ -17,9 +17,7 @@
 #include "attn/core/rng.hpp"
 #include "attn/experiments/experiment.hpp"
 #include "attn/experiments/lab_model.hpp"
-#include "attn/train/optim.hpp"
 #include "attn/train/tasks.hpp"
-#include "chosen_optimiser.hpp"
 
 namespace attn::lab {
 
@@ -54,54 +52,18 @@ struct EvalResult {
     double loss = 0, acc = 0;
 };
 
-inline EvalResult eval_lab(lab::LabModel& m, const Task& task, int64_t batch, uint64_t seed, int64_t batches,
-                           int threads) {
-    double loss = 0;
-    int64_t correct = 0, counted = 0;
-    for (int64_t i = 0; i < batches; ++i) {
-        const TaskBatch b = task.batch(batch, seed, DataSplit::Eval, i);
-        const lab::LabStats s = m.evaluate(b.tokens.data(), b.targets.data(), b.B, b.T, threads);
-        loss += s.loss * double(s.counted);
-        correct += s.correct;
-        counted += s.counted;
-    }
-    return {counted ? loss / double(counted) : 0.0, counted ? double(correct) / double(counted) : 0.0};
-}
+// Loss and accuracy on `batches` held-out batches of the task.
+EvalResult eval_lab(lab::LabModel& m, const Task& task, int64_t batch, uint64_t seed, int64_t batches, int threads);
 
-// AdamW or SGD with momentum (PyTorch's rules, attn/train/optim.hpp) with gradient clipping; evaluates before
-// the first step, every eval_every steps and after the last. after_step (optional) is called
-// with the step count after every step (progress lines, per-step measurements).
-inline LabCurve train_lab(lab::LabModel& m, const Task& task, const LabTrainSpec& s,
-                          const std::function<void(int64_t)>& after_step = {},
-                          const std::function<void(int64_t)>& at_eval = {}) {
-    exp::ChosenOptimiser opt(s.lr, s.weight_decay, s.momentum, s.sgd);
-    auto params = m.params();
-    LabCurve c;
-    double run_loss = 0;
-    int64_t run_n = 0;
-    auto evaluate = [&](int64_t step) {
-        const EvalResult e = eval_lab(m, task, s.batch, s.seed, s.eval_batches, s.threads);
-        c.step.push_back(double(step));
-        c.eval_loss.push_back(e.loss);
-        c.eval_acc.push_back(e.acc);
-        c.train_loss.push_back(run_n ? run_loss / double(run_n) : e.loss);
-        run_loss = 0, run_n = 0;
-        if (at_eval) at_eval(step);
-    };
-    evaluate(0);
-    for (int64_t st = 0; st < s.steps; ++st) {
-        const TaskBatch b = s.train_batch ? s.train_batch(st) : task.batch(s.batch, s.seed, DataSplit::Train, st);
-        const lab::LabStats r = m.step(b.tokens.data(), b.targets.data(), b.B, b.T, mix64(s.seed * 1000003ULL + uint64_t(st)),
-                                       s.threads);
-        run_loss += r.loss, ++run_n;
-        clip_grad_norm(params, s.clip);
-        opt.step(params);
-        if (after_step) after_step(st + 1);
-        if ((s.eval_every > 0 && (st + 1) % s.eval_every == 0) || st + 1 == s.steps)
-            if (c.step.empty() || c.step.back() != double(st + 1)) evaluate(st + 1);
-    }
-    return c;
-}
+// The library's training loop (attn/train/loop.hpp) on the lab model: AdamW or SGD with momentum
+// (PyTorch's rules) with gradient clipping, a constant lr, step seeds mix64(seed * 1000003 + s);
+// evaluates before the first step, every eval_every steps and after the last. after_step
+// (optional) is called with the step count after every step, before that step's evaluation
+// (progress lines, per-step measurements); at_eval (optional) after each evaluation. A loss
+// that is not finite does not end the run: the curve records what follows.
+LabCurve train_lab(lab::LabModel& m, const Task& task, const LabTrainSpec& s,
+                   const std::function<void(int64_t)>& after_step = {},
+                   const std::function<void(int64_t)>& at_eval = {});
 
 inline double mean_of(const std::vector<double>& v) {
     if (v.empty()) return NAN;

@@ -1,7 +1,7 @@
-// The training loop (attn/train/trainer.hpp).
+// The runs of `attn train` (attn/train/trainer.hpp): settings, lr schedule, evaluation, and
+// train_model, the one loop of attn/train/loop.hpp with a TinyTransformer and a task.
 #include "attn/train/trainer.hpp"
 
-#include <chrono>
 #include <cmath>
 #include <numbers>
 
@@ -9,7 +9,7 @@
 
 #include "attn/core/errors.hpp"
 #include "attn/core/rng.hpp"
-#include "attn/train/optim.hpp"
+#include "attn/train/loop.hpp"
 
 namespace attn {
 
@@ -82,34 +82,6 @@ EvalStats evaluate_task(TinyTransformer& model, const Task& task, int64_t batch,
     return e;
 }
 
-namespace {
-
-// The optimiser of a run, behind one call.
-struct Optimiser {
-    OptimizerKind kind;
-    AdamW adamw;
-    Sgd sgd;
-    explicit Optimiser(const TrainConfig& cfg) : kind(cfg.optimizer) {
-        adamw.beta1 = static_cast<float>(cfg.beta1);
-        adamw.beta2 = static_cast<float>(cfg.beta2);
-        adamw.eps = static_cast<float>(cfg.eps);
-        adamw.weight_decay = static_cast<float>(cfg.weight_decay);
-        sgd.momentum = static_cast<float>(cfg.momentum);
-        sgd.weight_decay = static_cast<float>(cfg.weight_decay);
-    }
-    void step(std::vector<Param>& params, double lr) {
-        if (kind == OptimizerKind::AdamW) {
-            adamw.lr = static_cast<float>(lr);
-            adamw.step(params);
-        } else {
-            sgd.lr = static_cast<float>(lr);
-            sgd.step(params);
-        }
-    }
-};
-
-}  // namespace
-
 TrainResult train_model(TinyTransformer& model, const Task& task, const TrainConfig& cfg,
                         const TrainCallback& on_progress, const std::atomic<bool>* stop) {
     cfg.validate();
@@ -119,73 +91,46 @@ TrainResult train_model(TinyTransformer& model, const Task& task, const TrainCon
     if (model.config().max_seq < task.seq())
         throw InputError(fmt::format("the model takes at most {} positions, task rows have {}", model.config().max_seq,
                                      task.seq()));
-    using clock = std::chrono::steady_clock;
     TrainResult r;
-    r.step_loss.reserve(static_cast<size_t>(cfg.steps));
-    std::vector<Param> params = model.params();
-    Optimiser opt(cfg);
-    double loss_sum = 0;
-    int64_t correct = 0, counted = 0, since = 0;
-    double last_lr = 0, last_norm = 0;
-
-    auto add_point = [&] {
-        CurvePoint p;
-        p.step = r.steps_done;
-        p.lr = last_lr;
-        p.train_loss = since > 0 ? loss_sum / static_cast<double>(since) : 0.0;
-        p.train_accuracy = counted > 0 ? static_cast<double>(correct) / static_cast<double>(counted) : 0.0;
-        p.grad_norm = last_norm;
-        p.eval = evaluate_task(model, task, cfg.batch, cfg.seed, cfg.eval_batches, cfg.threads);
-        p.seconds = r.train_seconds;
-        r.curve.push_back(p);
-        loss_sum = 0;
-        correct = counted = since = 0;
-        return &r.curve.back();
-    };
-
-    add_point();  // step 0: the untrained model, where the curve starts
-    for (int64_t s = 0; s < cfg.steps; ++s) {
-        if (stop != nullptr && stop->load()) {
-            r.stopped = true;
-            break;
-        }
-        const auto t0 = clock::now();
+    TrainLoopHooks h;
+    h.stop = stop;
+    h.step = [&](int64_t s) {
         const TaskBatch b = task.batch(cfg.batch, cfg.seed, DataSplit::Train, s);
-        const uint64_t step_seed = mix64(cfg.seed ^ 0x64726f70ULL) ^ mix64(static_cast<uint64_t>(s));
-        const StepStats st = model.forward_backward(b.tokens.data(), b.targets.data(), b.B, b.T, step_seed, cfg.threads);
-        last_norm = clip_grad_norm(params, cfg.clip);
-        last_lr = lr_at(cfg, s);
-        if (!std::isfinite(st.loss) || !std::isfinite(last_norm)) {
-            // A NaN would spread through every weight: keep the model as it was before this step.
-            r.diverged = true;
-            r.step_loss.push_back(static_cast<float>(st.loss));
-            break;
-        }
-        opt.step(params, last_lr);
-        r.train_seconds += std::chrono::duration<double>(clock::now() - t0).count();
-        ++r.steps_done;
-        r.step_loss.push_back(static_cast<float>(st.loss));
-        loss_sum += st.loss;
-        correct += st.correct;
-        counted += st.counted;
-        ++since;
-
-        const CurvePoint* point = nullptr;
-        if ((cfg.eval_every > 0 && r.steps_done % cfg.eval_every == 0) || r.steps_done == cfg.steps) point = add_point();
-        if (on_progress) {
+        const uint64_t step_seed = mix64(cfg.seed ^ 0x64726f70ULL) ^ mix64(static_cast<uint64_t>(s));  // "drop"
+        return model.forward_backward(b.tokens.data(), b.targets.data(), b.B, b.T, step_seed, cfg.threads);
+    };
+    h.evaluate = [&](const TrainLoopState& st) {
+        CurvePoint p;
+        p.step = st.steps_done;
+        p.lr = st.lr;
+        p.train_loss = st.since > 0 ? st.loss_sum / static_cast<double>(st.since) : 0.0;
+        p.train_accuracy = st.counted > 0 ? static_cast<double>(st.correct) / static_cast<double>(st.counted) : 0.0;
+        p.grad_norm = st.grad_norm;
+        p.eval = evaluate_task(model, task, cfg.batch, cfg.seed, cfg.eval_batches, cfg.threads);
+        p.seconds = st.train_seconds;
+        r.curve.push_back(p);
+        return false;
+    };
+    if (on_progress)
+        h.after_step = [&](const TrainLoopState& st, bool evaluated) {
             TrainProgress pr;
-            pr.step = r.steps_done;
+            pr.step = st.steps_done;
             pr.steps = cfg.steps;
-            pr.loss = st.loss;
-            pr.accuracy = st.counted > 0 ? static_cast<double>(st.correct) / static_cast<double>(st.counted) : 0.0;
-            pr.steps_per_s = r.steps_per_s();
-            pr.eta_s = pr.steps_per_s > 0 ? static_cast<double>(cfg.steps - r.steps_done) / pr.steps_per_s : 0.0;
-            pr.eval = point;
+            pr.loss = st.last.loss;
+            pr.accuracy = st.last.counted > 0
+                              ? static_cast<double>(st.last.correct) / static_cast<double>(st.last.counted) : 0.0;
+            pr.steps_per_s = st.train_seconds > 0 ? static_cast<double>(st.steps_done) / st.train_seconds : 0.0;
+            pr.eta_s = pr.steps_per_s > 0 ? static_cast<double>(cfg.steps - st.steps_done) / pr.steps_per_s : 0.0;
+            pr.eval = evaluated ? &r.curve.back() : nullptr;
             on_progress(pr);
-        }
-    }
-    // A run that ended early (stopped, diverged), or that took no step, still ends on a measured point.
-    if (r.curve.empty() || r.curve.back().step != r.steps_done) add_point();
+        };
+    std::vector<Param> params = model.params();
+    TrainLoopState st = run_train_loop(params, cfg, h);
+    r.step_loss = std::move(st.step_loss);
+    r.steps_done = st.steps_done;
+    r.stopped = st.stopped;
+    r.diverged = st.diverged;
+    r.train_seconds = st.train_seconds;
     return r;
 }
 

@@ -1,4 +1,6 @@
-// attn/train/trainer.hpp: the training loop of `attn train`.
+// attn/train/trainer.hpp: the runs of `attn train`: its settings (TrainConfig, shared with the
+// one training loop of attn/train/loop.hpp), the lr schedule, the held-out evaluation and the
+// curve. train_model is that loop with a TinyTransformer and a task's batches:
 //
 // Step s (0-based) of a run:
 //   batch   = task.batch(B, seed, Train, s)                   (attn/train/tasks.hpp)

@@ -29,41 +29,28 @@ Isa best() {
     return Isa::generic;
 }
 
-StridedFn strided(Isa isa) {
-    if (!available(isa)) return nullptr;
+namespace {
+// A family's kernels (the generic ones for Isa::generic; amx has none of its own).
+struct Kernels {
+    StridedFn strided;
+    StripsFn strips;
+    StripsPairsFn widened;
+};
+Kernels kernels_of(Isa isa) {
     switch (isa) {
-        case Isa::avx512: return detail::strided_avx512();
-        case Isa::avx2: return detail::strided_avx2();
-        case Isa::neon: return detail::strided_neon();
+        case Isa::avx512: return {detail::strided_avx512(), detail::strips_avx512(), detail::strips_widened_avx512()};
+        case Isa::avx2: return {detail::strided_avx2(), detail::strips_avx2(), detail::strips_widened_avx2()};
+        case Isa::neon: return {detail::strided_neon(), detail::strips_neon(), detail::strips_widened_neon()};
         case Isa::generic:
         case Isa::amx: break;
     }
-    return detail::strided_generic();
+    return {detail::strided_generic(), detail::strips_generic(), detail::strips_widened_generic()};
 }
+}  // namespace
 
-StripsFn strips(Isa isa) {
-    if (!available(isa)) return nullptr;
-    switch (isa) {
-        case Isa::avx512: return detail::strips_avx512();
-        case Isa::avx2: return detail::strips_avx2();
-        case Isa::neon: return detail::strips_neon();
-        case Isa::generic:
-        case Isa::amx: break;
-    }
-    return detail::strips_generic();
-}
-
-StripsPairsFn strips_widened(Isa isa) {
-    if (!available(isa)) return nullptr;
-    switch (isa) {
-        case Isa::avx512: return detail::strips_widened_avx512();
-        case Isa::avx2: return detail::strips_widened_avx2();
-        case Isa::neon: return detail::strips_widened_neon();
-        case Isa::generic:
-        case Isa::amx: break;
-    }
-    return detail::strips_widened_generic();
-}
+StridedFn strided(Isa isa) { return available(isa) ? kernels_of(isa).strided : nullptr; }
+StripsFn strips(Isa isa) { return available(isa) ? kernels_of(isa).strips : nullptr; }
+StripsPairsFn strips_widened(Isa isa) { return available(isa) ? kernels_of(isa).widened : nullptr; }
 
 void rows_to_bf16_widened(uint16_t* dst, const float* x, int64_t rows, int64_t n_in, int64_t kp) {
     if (available(Isa::avx512)) return detail::rows_to_bf16_avx512(dst, x, rows, n_in, kp);

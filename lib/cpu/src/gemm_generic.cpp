@@ -1,7 +1,7 @@
 // lib/cpu/src/gemm_generic.cpp: the float32 GEMMs (gemm_kernel.hpp) in plain C++, for any
 // CPU: the flash kernels' Generic traits (GCC/Clang vector extension, 8 floats, lowered to
 // whatever the build targets: two SSE2 registers on baseline x86-64, NEON pairs on Arm) plus
-// lane masks through a buffer, as the NEON traits do. It is the Isa::generic family, so
+// lane masks through a buffer (BufferMasks), as the NEON traits do. It is the Isa::generic family, so
 // ATTN_ISA=generic runs the same template as the SIMD families instead of leaving the
 // training ops and the encoder to Eigen.
 //
@@ -25,23 +25,8 @@
 namespace attn::gemm {
 namespace {
 
-struct Generic : F32Strip<flash_detail::Generic> {  // F32Strip: the strip operands (gemm_kernel.hpp)
-    using M = int;                                                    // the first M lanes
-    static M mask(int n) { return n <= 0 ? 0 : n >= W ? W : n; }      // any int n: clamped to [0, 8]
-    static V load_m(const float* p, M m) {                            // zeros past the first m lanes
-        if (m == W) return load(p);
-        float t[W] = {};
-        std::memcpy(t, p, static_cast<size_t>(m) * sizeof(float));
-        return load(t);
-    }
-    static void store_m(float* p, V x, M m) {
-        if (m == W) return store(p, x);
-        float t[W];
-        store(t, x);
-        std::memcpy(p, t, static_cast<size_t>(m) * sizeof(float));
-    }
-    static void prefetch(const float* p) { __builtin_prefetch(p, 0, 3); }
-};
+// F32Strip: the strip operands; BufferMasks: lane counts as masks (gemm_kernel.hpp)
+struct Generic : BufferMasks<F32Strip<flash_detail::Generic>> {};
 
 // Register tiles sized for the narrowest target, SSE2's 16 registers (a vector of 8 floats is
 // two of them): 6 rows x 1 vector = 12 registers of accumulators + 2 of B (or of the strip

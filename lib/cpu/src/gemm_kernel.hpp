@@ -48,6 +48,29 @@ struct F32Strip : B {
     static V madd(V acc, V a, V w) { return B::fmadd(a, w, acc); }
 };
 
+// Lane masks for families with no masked load or store (NEON, generic): a mask is the lane
+// count, and a partial vector goes through a W-float buffer (only at a block's right edge,
+// once per tile and row of B, so the full-vector loop is untouched).
+template <class B>
+struct BufferMasks : B {
+    using V = typename B::V;
+    using M = int;                                                           // the first M lanes
+    static M mask(int n) { return n <= 0 ? 0 : n >= B::W ? B::W : n; }      // any int n: clamped to [0, W]
+    static V load_m(const float* p, M m) {                                   // zeros past the first m lanes
+        if (m == B::W) return B::load(p);
+        float t[B::W] = {};
+        __builtin_memcpy(t, p, static_cast<size_t>(m) * sizeof(float));
+        return B::load(t);
+    }
+    static void store_m(float* p, V x, M m) {
+        if (m == B::W) return B::store(p, x);
+        float t[B::W];
+        B::store(t, x);
+        __builtin_memcpy(p, t, static_cast<size_t>(m) * sizeof(float));
+    }
+    static void prefetch(const float* p) { __builtin_prefetch(p, 0, 3); }
+};
+
 // The strip operands as pairs of bf16 in 32-bit lanes (attn/cpu/gemm.hpp), for families with
 // no bf16 dot product: each pair widened to two float vectors when used (the even bf16:
 // shifted left 16; the odd one: the low half masked off), its two products two float32 FMAs.

@@ -165,20 +165,20 @@ int run_experiment_cmd(const ExperimentOpts& o) {
     for (const auto& t : r.tables) text.print("{}\n", table_text(t));
     for (const auto& n : r.notes) text.print("note: {}\n", n);
     if (!r.notes.empty()) text.print("\n");
-    for (const auto& v : r.verdicts)
-        text.print("{} {}: {}. {}\n", v.claim, verdict_name(v.kind), v.statement, v.figures);
+    text.print("{}", verdict_lines(r));
     if (o.json.given() && !o.json.to_stdout()) text.print("wrote {} (attn-experiment JSON)\n", o.json.path());
     if (!o.svg.empty() && o.svg != "-") text.print("wrote {} (SVG)\n", o.svg);
     return 0;
 }
 
 attn::cli::Command reg{
-    "experiment", "Training experiments: the source's claims about training, measured over seeds", 65,
+    "experiment", "Experiments: the source's claims measured over seeds (training runs, q·k statistics, variants)", 65,
     [](CLI::App& sub) -> attn::cli::Runner {
         auto o = std::make_shared<ExperimentOpts>();
         sub.footer(
-            "Each experiment trains tiny models over several seeds and prints a table, notes and one verdict per\n"
-            "claim of the source (supported / qualified / not supported) with the figures it rests on.\n"
+            "Each experiment trains tiny models (variance and variants: draws random inputs) over several seeds and\n"
+            "prints a table, notes and one verdict per claim of the source (supported / qualified / not supported)\n"
+            "with the figures it rests on.\n"
             "Sizes: --quick (seconds, the tests), the default (<= 60 s on 2 threads), --full (a closer look).\n"
             "Same --seed and --seeds: the same numbers at any --threads. attn experiment --list names them.");
         sub.add_option("NAME", o->name, "The experiment (attn experiment --list)");

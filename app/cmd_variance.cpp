@@ -1,7 +1,9 @@
 // attn variance: the experiment behind "q·k has std √Dk" (C14-C17), with live numbers.
 // Draws q and k, takes q·k for each Dk, and shows the spread and what softmax
 // does with rows of such scores, unscaled and scaled by 1/√Dk. The work is in
-// the library (attn/experiments/variance.hpp); this file binds flags and prints.
+// the library (attn/experiments/variance.hpp); this file binds flags and prints. The
+// verdicts under the table are `attn experiment variance`'s (variance_result), judged on
+// this run; --json stays the "attn-variance" document it has always been.
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -73,7 +75,10 @@ int run_variance_cmd(const VarianceOpts& o) {
         attn::cli::with_option("--svg", [&] { attn::write_file_atomic(o.svg, attn::variance_svg(cfg, rows)); });
     if (o.json.given()) attn::cli::write_json_text(o.json, attn::variance_json(cfg, rows, o.json.nonfinite));
     if (o.json.to_stdout()) return 0;
-    const std::string report = o.csv ? attn::variance_csv(rows) : attn::variance_table(cfg, rows);
+    std::string report = o.csv ? attn::variance_csv(rows) : attn::variance_table(cfg, rows);
+    // the verdicts of `attn experiment variance`, judged on this run, as it prints them
+    const std::string verdicts = o.csv ? "" : attn::verdict_lines(attn::variance_result(cfg, {rows}));
+    if (!verdicts.empty()) report += "\n" + verdicts;
     std::fwrite(report.data(), 1, report.size(), o.csv ? stdout : text.file());
     return 0;
 }

@@ -1,7 +1,9 @@
 // attn variants: attention past T² (C42, C43): sparse masks in the tiled kernel and
 // linear attention, for time, memory and error against softmax attention, on random
 // inputs and on MiniLM's heads over real text. The work is in the library
-// (attn/experiments/variants.hpp); this file binds flags, loads the model and prints.
+// (attn/experiments/variants.hpp, run_variants: the code `attn experiment variants` runs);
+// this file binds flags, loads the model for the MiniLM rows and prints the table, then the
+// registry's verdicts on this run (variants_result). --json stays the "attn-variants" document.
 #include <algorithm>
 #include <cmath>
 #include <chrono>
@@ -148,15 +150,9 @@ void check_budget(const VariantsOpts& o) {
                            fmt::format("q, k, v and the output of the timing run at T={}, H={}, Dk={}", peak_T, c.heads, c.dk));
 }
 
-int run_variants(VariantsOpts& o) {
+int run_variants_cmd(VariantsOpts& o) {
     VariantsConfig& cfg = o.cfg;
-    if (o.quick) {
-        cfg.lengths = {256, 1024, 4096};
-        cfg.error_T = 256;
-        cfg.favor_m = {16, 64, 256, 1024};
-        cfg.favor_draws = 2;
-        cfg.min_seconds = 0.05;
-    }
+    if (o.quick) set_variants_size(cfg, ExperimentSize::Quick);
     if (!o.t.empty()) cfg.lengths = parse_int_list("--seq", o.t, 1, 1 << 22);
     if (!o.favor_m.empty()) cfg.favor_m = parse_int_list("--favor-m", o.favor_m, 1, 1 << 16);
     if (!o.variants.empty()) cfg.variants = parse_variants(o.variants);
@@ -173,36 +169,22 @@ int run_variants(VariantsOpts& o) {
     const TextOut text({o.json.claim(), {"--svg -", o.svg == "-"}});
 
     VariantsResult r;
-    if (!o.no_speed) {
+    {
         ProgressLine line;
-        r.speed = run_variant_speed(cfg, [&](double f) {
+        r = run_variants(cfg, !o.no_speed, [&](double f) {
             line.show("attn variants: timing", static_cast<int64_t>(std::lround(100 * f)), 100, "%");
         });
         line.clear();
-        r.crossover = crossovers(cfg, r.speed);
     }
-    Tensor q, k, v;
-    random_error_inputs(cfg, q, k, v);
-    r.errors = variant_errors(cfg, q, k, v, fmt::format("random T={}", cfg.error_T));
-    bool has_favor = false;
-    for (Variant x : cfg.variants) has_favor = has_favor || x == Variant::Favor;
-    if (has_favor && !cfg.favor_m.empty())
-        for (const double scale : {1.0, cfg.favor_small_scale}) {
-            FavorCurve c;
-            c.input_scale = scale;
-            Tensor qs = q, ks = k;
-            for (auto& x : qs.data) x *= static_cast<float>(scale);
-            for (auto& x : ks.data) x *= static_cast<float>(scale);
-            c.points = favor_error_curve(cfg, qs, ks, v, &c.slope);
-            r.favor.push_back(c);
-        }
     std::string note;
     if (!o.no_model && !minilm_errors(o, cfg, corpus, r.errors, note)) note = "MiniLM rows skipped: " + note;
 
     if (!o.svg.empty()) with_option("--svg", [&] { write_file_atomic(o.svg, variants_svg(cfg, r)); });
     if (o.json.given()) write_json_text(o.json, variants_json(cfg, r, o.json.nonfinite));
-    if (!o.json.to_stdout()) {
-        const std::string s = variants_table(cfg, r);
+    if (!o.json.to_stdout()) {  // the table, then `attn experiment variants`' verdicts on this run
+        std::string s = variants_table(cfg, r);
+        const std::string verdicts = verdict_lines(variants_result(cfg, r));
+        if (!verdicts.empty()) s += "\n" + verdicts;
         std::fwrite(s.data(), 1, s.size(), text.file());
     }
     if (!note.empty()) fmt::print(stderr, "attn variants: {}\n", note);
@@ -251,7 +233,7 @@ attn::cli::Command reg{
         sub.add_option("--corpus", o->corpus, "text for the MiniLM rows (default: data/macbeth.txt, found as every data file is)");
         add_json(sub, o->json, "attn-variants");
         sub.add_option("--svg", o->svg, "Also write time and memory vs T (log-log) to this SVG file (- for stdout)");
-        return [o] { return run_variants(*o); };
+        return [o] { return run_variants_cmd(*o); };
     }};
 
 }  // namespace

@@ -6,6 +6,7 @@
 // the rest says how to fetch the model.
 #include <filesystem>
 
+#include "attn/core/stats.hpp"
 #include "attn/model/bert.hpp"
 #include "attn/model/heads.hpp"
 #include "attn/model/tokenizer.hpp"
@@ -27,12 +28,6 @@ Heads measure(const BertOutput& out) {
     for (const Tensor& sim : f.similarity)
         r.duplicates.push_back(static_cast<int64_t>(near_duplicate_heads(sim).size()));
     return r;
-}
-
-double mean_of(const std::vector<double>& v) {
-    double s = 0;
-    for (double x : v) s += x;
-    return v.empty() ? 0.0 : s / static_cast<double>(v.size());
 }
 
 // Largest |a - b| over the real tokens of row b of a batch vs the sentence alone.
@@ -156,9 +151,9 @@ void run(LessonContext& ctx) {
     int64_t dup_t = 0, dup_r = 0;
     for (int64_t l = 0; l < L; ++l) {
         const auto& e = ht.entropy[static_cast<size_t>(l)];
-        t.add({l, mean_of(e), *std::min_element(e.begin(), e.end()), *std::max_element(e.begin(), e.end()),
+        t.add({l, mean(e), *std::min_element(e.begin(), e.end()), *std::max_element(e.begin(), e.end()),
                ctx.f("{} of {}", ht.duplicates[static_cast<size_t>(l)], H * (H - 1) / 2),
-               mean_of(hr.entropy[static_cast<size_t>(l)]), ctx.f("{} of {}", hr.duplicates[static_cast<size_t>(l)], H * (H - 1) / 2)});
+               mean(hr.entropy[static_cast<size_t>(l)]), ctx.f("{} of {}", hr.duplicates[static_cast<size_t>(l)], H * (H - 1) / 2)});
         dup_t += ht.duplicates[static_cast<size_t>(l)];
         dup_r += hr.duplicates[static_cast<size_t>(l)];
     }
@@ -166,7 +161,7 @@ void run(LessonContext& ctx) {
     std::vector<double> all_t, all_r;
     for (const auto& e : ht.entropy) all_t.insert(all_t.end(), e.begin(), e.end());
     for (const auto& e : hr.entropy) all_r.insert(all_r.end(), e.begin(), e.end());
-    const double mt = mean_of(all_t), mr = mean_of(all_r);
+    const double mt = mean(all_t), mr = mean(all_r);
     ctx.figure("entropy_trained", ht.entropy);
     ctx.figure("entropy_random", hr.entropy);
     ctx.figure("lookalike_pairs_trained", dup_t);

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 
 #include "attn/bench/bench.hpp"
+#include "attn/core/stats.hpp"
 #include "attn/core/errors.hpp"
 #include "attn/cpu/flash.hpp"
 

@@ -2,6 +2,7 @@
 // Eigen GEMM throughput, and one timed case in a forked child process so that
 // its peak memory (VmHWM) belongs to that case alone.
 #include "attn/bench/bench.hpp"
+#include "attn/core/stats.hpp"  // median
 
 #include <sys/wait.h>
 #include <time.h>
@@ -26,13 +27,6 @@
 #include "attn/nn/backend.hpp"
 
 namespace attn {
-
-double median(std::vector<double> v) {
-    if (v.empty()) return 0;
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 double process_cpu_seconds() {
     timespec ts{};

@@ -12,6 +12,7 @@
 
 #include "attn/core/errors.hpp"
 #include "attn/bench/bench.hpp"
+#include "attn/core/stats.hpp"  // median
 
 namespace attn {
 

@@ -11,6 +11,38 @@
 
 namespace attn {
 
+double mean(const std::vector<double>& v) {
+    if (v.empty()) return 0;
+    double s = 0;
+    for (double x : v) s += x;
+    return s / static_cast<double>(v.size());
+}
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double sample_std(const std::vector<double>& v) {
+    if (v.size() < 2) return 0;
+    const double m = mean(v);
+    double s = 0;
+    for (double x : v) s += (x - m) * (x - m);
+    return std::sqrt(s / static_cast<double>(v.size() - 1));
+}
+
+double percentile(std::vector<float>& v, double q) {
+    const double h = q * static_cast<double>(v.size() - 1);
+    const size_t lo = static_cast<size_t>(std::floor(h));
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(lo), v.end());
+    const double a = v[lo];
+    if (lo + 1 >= v.size()) return a;
+    const double b = *std::min_element(v.begin() + static_cast<std::ptrdiff_t>(lo) + 1, v.end());
+    return a + (h - static_cast<double>(lo)) * (b - a);
+}
+
 double entropy_nats(const float* p, int64_t n) {
     double h = 0;
     for (int64_t j = 0; j < n; ++j)

@@ -168,15 +168,6 @@ RunTrace run_training(const RunSpec& spec, uint64_t seed, int threads, const Run
     return tr;
 }
 
-double mean(const std::vector<double>& v) {
-    if (v.empty()) return 0;
-    double s = 0;
-    for (double x : v) s += x;
-    return s / static_cast<double>(v.size());
-}
-
-double min_of(const std::vector<double>& v) { return v.empty() ? 0 : *std::min_element(v.begin(), v.end()); }
-
 int reached(const std::vector<int64_t>& steps) {
     return static_cast<int>(std::count_if(steps.begin(), steps.end(), [](int64_t s) { return s >= 0; }));
 }

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "attn/bench/bench.hpp"  // median
+#include "attn/core/stats.hpp"  // mean, median, sample_std
 #include "attn/experiments/experiment.hpp"
 #include "attn/train/model.hpp"
 #include "attn/train/tasks.hpp"
@@ -84,10 +84,7 @@ double onehot_share(const std::vector<Tensor>& weights, bool causal, double thr 
 // 1e-30 where it underflowed to 0, which understates the largest spreads).
 double score_spread(const std::vector<Tensor>& weights, bool causal);
 
-// Statistics of a few seeds.
-double mean(const std::vector<double>& v);
-// median: attn/bench/bench.hpp (the one median of the library)
-double min_of(const std::vector<double>& v);
+// Statistics of a few seeds: mean, median, sample_std of attn/core/stats.hpp.
 // The steps-to-target of several runs as one cell: the median of the runs that got
 // there, or null when fewer than half did; "reached" counts them.
 nlohmann::json steps_cell(const std::vector<int64_t>& steps);

@@ -211,10 +211,10 @@ ExperimentResult run_distance(const ExperimentConfig& cfg, const ExperimentProgr
             ++done;
             aa.push_back(c.final_acc());
         }
-        tab.rows.push_back({d, mean_of(ra), sd_of(ra), mean_of(aa), sd_of(aa)});
-        crnn.x.push_back(double(d)), crnn.y.push_back(mean_of(ra));
-        catt.x.push_back(double(d)), catt.y.push_back(mean_of(aa));
-        rnn_acc.push_back(mean_of(ra)), att_acc.push_back(mean_of(aa));
+        tab.rows.push_back({d, mean(ra), sample_std(ra), mean(aa), sample_std(aa)});
+        crnn.x.push_back(double(d)), crnn.y.push_back(mean(ra));
+        catt.x.push_back(double(d)), catt.y.push_back(mean(aa));
+        rnn_acc.push_back(mean(ra)), att_acc.push_back(mean(aa));
     }
     r.tables.push_back(tab);
     r.curves = {crnn, catt};
@@ -269,15 +269,15 @@ ExperimentResult run_distance(const ExperimentConfig& cfg, const ExperimentProgr
     pt.title += fmt::format("; an equivariant model can reach at most {:.3f}", pr.equivariant_ceiling);
     pt.columns = {"positions", "mean acc", "sd", "min", "max"};
     for (const PositionsRun& run : pr.runs) {
-        pt.rows.push_back({lab::positions_name(run.pos), mean_of(run.final_acc), sd_of(run.final_acc),
+        pt.rows.push_back({lab::positions_name(run.pos), mean(run.final_acc), sample_std(run.final_acc),
                            *std::min_element(run.final_acc.begin(), run.final_acc.end()),
                            *std::max_element(run.final_acc.begin(), run.final_acc.end())});
         r.curves.push_back({"reverse, encoder: held-out accuracy", lab::positions_name(run.pos), "step", run.curve_step,
                             run.curve_acc});
     }
     r.tables.push_back(pt);
-    const double none = mean_of(pr.runs[0].final_acc), learned = mean_of(pr.runs[1].final_acc),
-                 sinus = mean_of(pr.runs[2].final_acc);
+    const double none = mean(pr.runs[0].final_acc), learned = mean(pr.runs[1].final_acc),
+                 sinus = mean(pr.runs[2].final_acc);
     r.verdicts.push_back(
         {"C4", "attention alone is permutation-equivariant: without positions it cannot learn an order-dependent task",
          pr.equivariance_max_diff < 1e-5 && none <= pr.equivariant_ceiling + 1e-9 && std::max(learned, sinus) > 0.8

@@ -173,12 +173,12 @@ ExperimentResult run_dropout(const ExperimentConfig& cfg, const ExperimentProgre
         const bool scores = cell.where == lab::DropWhere::Scores;
         const char* opt = cell.sgd ? "sgd" : "adamw";
         tab.rows.push_back({opt, cell.p, scores ? "scores" : "weights", ms,
-                            fmt::format("{}/{}", reached, cell.runs.size()), mean_of(best), mean_of(fin), mean_of(acc),
-                            mean_of(tr)});
+                            fmt::format("{}/{}", reached, cell.runs.size()), mean(best), mean(fin), mean(acc),
+                            mean(tr)});
         std::vector<double> st_b;
         for (double x : st) st_b.push_back(x >= 0 ? x : double(steps));
-        rows.push_back({cell.sgd, cell.p, scores, ms, mean_of(best), mean_of(fin), mean_of(acc), mean_of(tr), sd_of(fin),
-                        sd_of(st_b)});
+        rows.push_back({cell.sgd, cell.p, scores, ms, mean(best), mean(fin), mean(acc), mean(tr), sample_std(fin),
+                        sample_std(st_b)});
         std::vector<std::vector<double>> ys;
         for (const LabCurve& c : cell.runs) ys.push_back(c.eval_loss);
         r.curves.push_back({fmt::format("held-out loss, {}", opt),

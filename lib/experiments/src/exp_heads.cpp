@@ -207,12 +207,12 @@ ExperimentResult run_heads(const ExperimentConfig& cfg, const ExperimentProgress
         }
         int reached = 0;
         const double ms = mean_steps(st, double(steps), &reached);
-        conv.rows.push_back({v.sgd ? "sgd" : "adamw", v.name, ms, fmt::format("{}/{}", reached, cfg.seeds), mean_of(acc), mean_of(loss),
-                             mean_of(ent0), v.H > 1 ? nlohmann::json(mean_of(js0)) : nlohmann::json(nullptr),
-                             v.H > 1 ? nlohmann::json(mean_of(js1)) : nlohmann::json(nullptr),
+        conv.rows.push_back({v.sgd ? "sgd" : "adamw", v.name, ms, fmt::format("{}/{}", reached, cfg.seeds), mean(acc), mean(loss),
+                             mean(ent0), v.H > 1 ? nlohmann::json(mean(js0)) : nlohmann::json(nullptr),
+                             v.H > 1 ? nlohmann::json(mean(js1)) : nlohmann::json(nullptr),
                              v.H > 1 ? nlohmann::json(fmt::format("{}/{}", same, pairs)) : nlohmann::json(nullptr)});
-        outs.push_back({ms, mean_of(acc), mean_of(loss), reached, v.H > 1 ? mean_of(js1) : NAN,
-                        v.H > 1 ? mean_of(js0) : NAN, same, pairs});
+        outs.push_back({ms, mean(acc), mean(loss), reached, v.H > 1 ? mean(js1) : NAN,
+                        v.H > 1 ? mean(js0) : NAN, same, pairs});
     }
     r.tables.push_back(conv);
     int redundant = 0;

@@ -150,7 +150,7 @@ ExperimentResult run_init(const ExperimentConfig& cfg, const ExperimentProgress&
             fa.push_back(run.final_acc);
             gmax = std::max(gmax, run.max_grad_attn);
         }
-        Sum s{exp::steps_cell(steps), exp::reached(steps), exp::mean(sp), exp::mean(h0), exp::mean(fa), gmax};
+        Sum s{exp::steps_cell(steps), exp::reached(steps), mean(sp), mean(h0), mean(fa), gmax};
         sums.push_back(s);
         t.rows.push_back({optimizer_name(c.opt), cases[c.ci].name, s.spread0, s.hot0, s.steps,
                           fmt::format("{}/{}", s.reached, c.runs.size()), s.final_acc, s.gmax});

@@ -156,13 +156,13 @@ ExperimentResult run_length(const ExperimentConfig& cfg, const ExperimentProgres
             const auto& sm = cells[static_cast<size_t>(li)][0];
             const auto& v = cells[static_cast<size_t>(li)][static_cast<size_t>(ki)];
             if (chars) {
-                const double gain = base[li] - mean_of(sm.loss);
+                const double gain = base[li] - mean(sm.loss);
                 if (!(gain >= 0.05)) return NAN;
-                return (base[li] - mean_of(v.loss)) / gain;
+                return (base[li] - mean(v.loss)) / gain;
             }
-            const double gain = mean_of(sm.acc) - chance;
+            const double gain = mean(sm.acc) - chance;
             if (!(gain >= 0.1)) return NAN;
-            return (mean_of(v.acc) - chance) / gain;
+            return (mean(v.acc) - chance) / gain;
         };
         auto cell_json = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); };
         ExperimentTable tab;
@@ -202,10 +202,10 @@ ExperimentResult run_length(const ExperimentConfig& cfg, const ExperimentProgres
         for (int ki = 0; ki < kNumKinds; ++ki) {
             const Cell& a = cells[0][static_cast<size_t>(ki)];
             const Cell& b = cells[1][static_cast<size_t>(ki)];
-            const double q0 = chars ? mean_of(a.loss) : mean_of(a.acc), q1 = chars ? mean_of(b.loss) : mean_of(b.acc);
+            const double q0 = chars ? mean(a.loss) : mean(a.acc), q1 = chars ? mean(b.loss) : mean(b.acc);
             s10[static_cast<size_t>(ki)] = share(1, ki);
             tab.rows.push_back({lab::attn_kind_name(kKinds[ki]), q0, cell_json(share(0, ki)), q1,
-                                cell_json(s10[static_cast<size_t>(ki)]), mean_of(b.loss0), mean_of(b.loss), b.seconds});
+                                cell_json(s10[static_cast<size_t>(ki)]), mean(b.loss0), mean(b.loss), b.seconds});
             if (ki > 0) {
                 ExperimentCurve cv = curve;
                 cv.label = lab::attn_kind_name(kKinds[ki]);
@@ -234,14 +234,14 @@ ExperimentResult run_length(const ExperimentConfig& cfg, const ExperimentProgres
             kind = VerdictKind::Qualified;
             head = fmt::format("softmax itself did not learn at T = {} in this budget ({}), so no share can be measured; ",
                                Ts[1],
-                               chars ? fmt::format("loss {:.3f} vs unigram {:.3f}", mean_of(sm1.loss), base[1])
-                                     : fmt::format("accuracy {:.3f}, chance {:.3f}", mean_of(sm1.acc), chance));
+                               chars ? fmt::format("loss {:.3f} vs unigram {:.3f}", mean(sm1.loss), base[1])
+                                     : fmt::format("accuracy {:.3f}, chance {:.3f}", mean(sm1.acc), chance));
         } else {
             kind = keep == measured ? VerdictKind::Supported : keep == 0 ? VerdictKind::NotSupported : VerdictKind::Qualified;
             head = fmt::format("{} of {} variants keep >= 85% of softmax's quality at T = {} (softmax {}): ", keep,
                                measured, Ts[1],
-                               chars ? fmt::format("loss {:.3f}, unigram {:.3f}", mean_of(sm1.loss), base[1])
-                                     : fmt::format("accuracy {:.3f}", mean_of(sm1.acc)));
+                               chars ? fmt::format("loss {:.3f}, unigram {:.3f}", mean(sm1.loss), base[1])
+                                     : fmt::format("accuracy {:.3f}", mean(sm1.acc)));
         }
         // no share defined (softmax itself did not learn): no verdict from this task, only a note
         if (measured == 0)

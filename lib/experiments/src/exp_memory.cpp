@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "attn/bench/bench.hpp"
+#include "attn/core/stats.hpp"  // median
 #include "attn/core/attention.hpp"
 #include "attn/core/mask.hpp"
 #include "attn/core/rng.hpp"

@@ -219,11 +219,11 @@ ExperimentResult run_overfit(const ExperimentConfig& cfg, const ExperimentProgre
         for (const Smoke& s : row.smoke) cmax = std::max(cmax, s.causal_delta), pmax = std::max(pmax, s.pad_delta);
         const bool caught = mem < half, leak_c = cmax > kLeak, leak_p = pmax > kLeak;
         auto flag = [](bool c, double d) { return c ? fmt::format("caught ({:.2g})", d) : fmt::format("passes ({:.2g})", d); };
-        t.rows.push_back({bl[bi].name, exp::mean(row.loss), *std::max_element(row.loss.begin(), row.loss.end()),
+        t.rows.push_back({bl[bi].name, mean(row.loss), *std::max_element(row.loss.begin(), row.loss.end()),
                           fmt::format("{}/{}", mem, row.loss.size()), caught ? "caught" : "slips through",
                           flag(leak_c, cmax), flag(leak_p, pmax)});
         // the verdict's readable evidence: each fault, memorised or not, any leak the smoke tests saw
-        evidence.rows.push_back({bl[bi].name, exp::mean(row.loss), caught ? "no" : "yes",
+        evidence.rows.push_back({bl[bi].name, mean(row.loss), caught ? "no" : "yes",
                                  leak_c || leak_p ? "leak seen" : "no leak"});
         std::vector<double> x, y;
         for (size_t i = 0; i < row.runs.front().points.size(); ++i) {

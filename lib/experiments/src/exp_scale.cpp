@@ -139,8 +139,8 @@ ExperimentResult run_scale(const ExperimentConfig& cfg, const ExperimentProgress
             gf.push_back(run.points.size() > 1 ? run.points[1].grad_qk : 0.0);
             gm.push_back(run.points.size() > 1 ? gs / static_cast<double>(run.points.size() - 1) : 0.0);
         }
-        Summary s{exp::steps_cell(steps), exp::reached(steps), exp::mean(fa), exp::mean(h0), exp::mean(he),
-                  exp::mean(hp), exp::mean(gf), exp::mean(gm), tau};
+        Summary s{exp::steps_cell(steps), exp::reached(steps), mean(fa), mean(h0), mean(he),
+                  mean(hp), mean(gf), mean(gm), tau};
         std::string tau_txt;
         for (double x : tau) tau_txt += fmt::format("{}{:.3g}", tau_txt.empty() ? "" : " ", x);
         sum[{static_cast<int>(c.opt), c.dk, c.scale}] = s;

@@ -45,8 +45,17 @@ const std::vector<ExperimentInfo>& experiments() {
         experiment_stability(),
         experiment_memory(),
         experiment_length(),
+        experiment_variance(),
+        experiment_variants(),
     };
     return all;
+}
+
+std::string verdict_lines(const ExperimentResult& r) {
+    std::string out;
+    for (const Verdict& v : r.verdicts)
+        out += fmt::format("{} {}: {}. {}\n", v.claim, verdict_name(v.kind), v.statement, v.figures);
+    return out;
 }
 
 const ExperimentInfo* find_experiment(const std::string& name) {

@@ -1,20 +1,21 @@
 // Training the lab model (attn/experiments/lab_model.hpp) on a task, for the experiments
 // dropout, heads, distance, length, memory and stability (private header): the library's
 // training loop with held-out evaluations (lab_training.cpp), a finite training pool, and the
-// statistics of a few seeds they report (means with NaN for none, the steps to a target, mean curves).
+// statistics of a few seeds they report (the steps to a target, mean curves; means and stds
+// are attn/core/stats.hpp's).
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
-#include <numeric>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "attn/core/rng.hpp"
+#include "attn/core/stats.hpp"  // mean, sample_std: the statistics of a few seeds
 #include "attn/experiments/experiment.hpp"
 #include "attn/experiments/lab_model.hpp"
 #include "attn/train/tasks.hpp"
@@ -65,17 +66,6 @@ LabCurve train_lab(lab::LabModel& m, const Task& task, const LabTrainSpec& s,
                    const std::function<void(int64_t)>& after_step = {},
                    const std::function<void(int64_t)>& at_eval = {});
 
-inline double mean_of(const std::vector<double>& v) {
-    if (v.empty()) return NAN;
-    return std::accumulate(v.begin(), v.end(), 0.0) / double(v.size());
-}
-inline double sd_of(const std::vector<double>& v) {
-    if (v.size() < 2) return 0;
-    const double m = mean_of(v);
-    double s = 0;
-    for (double x : v) s += (x - m) * (x - m);
-    return std::sqrt(s / double(v.size() - 1));
-}
 // Mean of a "steps to target" list where -1 means never: never counts as the budget
 // (a lower bound), and `reached` says how many made it.
 inline double mean_steps(const std::vector<double>& v, double budget, int* reached) {
@@ -86,7 +76,7 @@ inline double mean_steps(const std::vector<double>& v, double budget, int* reach
         w.push_back(x >= 0 ? x : budget);
     }
     if (reached) *reached = r;
-    return mean_of(w);
+    return mean(w);
 }
 // Element-wise mean of several curves sampled at the same x.
 inline std::vector<double> mean_curve(const std::vector<std::vector<double>>& ys) {

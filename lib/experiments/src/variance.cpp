@@ -291,17 +291,6 @@ ChunkResult chunk_rows(const float* scores, int64_t n, int64_t T, float scale) {
     return res;
 }
 
-// Linear-interpolated percentile (numpy's default) of v; reorders v.
-double percentile(std::vector<float>& v, double q) {
-    const double h = q * static_cast<double>(v.size() - 1);
-    const size_t lo = static_cast<size_t>(std::floor(h));
-    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(lo), v.end());
-    const double a = v[lo];
-    if (lo + 1 >= v.size()) return a;
-    const double b = *std::min_element(v.begin() + static_cast<std::ptrdiff_t>(lo) + 1, v.end());
-    return a + (h - static_cast<double>(lo)) * (b - a);
-}
-
 }  // namespace
 
 std::vector<VarianceRow> run_variance(const VarianceConfig& cfg, const std::function<void(double)>& progress) {

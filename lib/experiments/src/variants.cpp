@@ -21,6 +21,7 @@
 #include "attn/core/errors.hpp"
 #include "attn/core/mask.hpp"
 #include "attn/core/rng.hpp"
+#include "attn/core/stats.hpp"  // median
 #include "attn/cpu/flash.hpp"
 #include "attn/cpu/linear_attention.hpp"
 #include "attn/viz/chart.hpp"
@@ -145,10 +146,9 @@ ChildReport time_case(const VariantsConfig& cfg, Variant var, int64_t T, int64_t
         times.push_back(once());
         total += times.back();
     }
-    std::sort(times.begin(), times.end());
     ChildReport r;
     r.ok = 1;
-    r.seconds = times[times.size() / 2];
+    r.seconds = median(times);
     // the output [1, H, Tq, Dv] is not the variant's working set
     const double out_bytes = 4.0 * static_cast<double>(cfg.heads * Tq * cfg.dk);
     r.extra = std::max(0.0, proc_status_bytes("VmHWM") - base - out_bytes);
@@ -363,6 +363,53 @@ std::vector<FavorPoint> favor_error_curve(const VariantsConfig& cfg, const Tenso
     const double den = n * sxx - sx * sx;
     if (slope != nullptr) *slope = den != 0 ? (n * sxy - sx * sy) / den : 0.0;
     return pts;
+}
+
+void set_variants_size(VariantsConfig& cfg, ExperimentSize size) {
+    if (size == ExperimentSize::Quick) {
+        cfg.lengths = {256, 1024, 4096};
+        cfg.error_T = 256;
+        cfg.favor_m = {16, 64, 256, 1024};
+        cfg.favor_draws = 2;
+        cfg.min_seconds = 0.05;
+    } else if (size == ExperimentSize::Default) {
+        cfg.lengths = {256, 1024, 4096, 16384};
+    }
+}
+
+VariantsResult run_variants(const VariantsConfig& cfg, bool timing, const std::function<void(double)>& progress) {
+    validate(cfg);
+    VariantsResult r;
+    if (timing) {
+        r.speed = run_variant_speed(cfg, progress);
+        r.crossover = crossovers(cfg, r.speed);
+    }
+    Tensor q, k, v;
+    random_error_inputs(cfg, q, k, v);
+    r.errors = variant_errors(cfg, q, k, v, fmt::format("random T={}", cfg.error_T));
+    const bool has_favor = std::find(cfg.variants.begin(), cfg.variants.end(), Variant::Favor) != cfg.variants.end();
+    if (has_favor && !cfg.favor_m.empty())
+        for (const double scale : {1.0, cfg.favor_small_scale}) {
+            FavorCurve c;
+            c.input_scale = scale;
+            Tensor qs = q, ks = k;
+            for (auto& x : qs.data) x *= static_cast<float>(scale);
+            for (auto& x : ks.data) x *= static_cast<float>(scale);
+            c.points = favor_error_curve(cfg, qs, ks, v, &c.slope);
+            r.favor.push_back(c);
+        }
+    return r;
+}
+
+double time_exponent(const std::vector<SpeedRow>& speed, Variant v) {
+    const SpeedRow *a = nullptr, *b = nullptr;  // the two largest timed lengths, b the largest
+    for (const SpeedRow& s : speed) {
+        if (s.variant != v || !s.ok || s.seconds <= 0) continue;
+        if (b == nullptr || s.T > b->T) a = b, b = &s;
+        else if (s.T < b->T && (a == nullptr || s.T > a->T)) a = &s;
+    }
+    if (a == nullptr) return std::nan("");
+    return std::log(b->seconds / a->seconds) / std::log(double(b->T) / double(a->T));
 }
 
 namespace {

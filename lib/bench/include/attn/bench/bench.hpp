@@ -92,9 +92,6 @@ double bench_flops(const BenchCase& c);
 // ok = false and the reason in error.
 BenchResult run_case(const BenchCase& c);
 
-// The median (the mean of the middle two for an even count; 0 for none): the one median of
-// the library, for benchmark repeats and for the seeds of the experiments.
-double median(std::vector<double> v);
 // Process CPU time so far, all threads (CLOCK_PROCESS_CPUTIME_ID).
 double process_cpu_seconds();
 

@@ -4,6 +4,10 @@
 // Normalised entropy = H / log(n_allowed): 1 is uniform over the keys the row
 // may see, 0 is one-hot. Effective keys = exp(H). Head similarity is the
 // Jensen-Shannon divergence (nats, in [0, ln 2]) between two heads' rows.
+//
+// And the summaries of a sample, the one place for them (the seeds of the experiments,
+// benchmark repeats, the variance experiment's scores, the lessons): mean, median,
+// sample std, percentile.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +17,16 @@
 #include "attn/core/tensor.hpp"
 
 namespace attn {
+
+// The mean, summed in order (0 for none).
+double mean(const std::vector<double>& v);
+// The median (the mean of the middle two for an even count; 0 for none).
+double median(std::vector<double> v);
+// The sample standard deviation, with n - 1 (0 for fewer than two values).
+double sample_std(const std::vector<double>& v);
+// The q-quantile, q in [0, 1], interpolated linearly between order statistics (numpy's
+// default); reorders v, which must not be empty.
+double percentile(std::vector<float>& v, double q);
 
 double entropy_nats(const float* p, int64_t n);
 double js_divergence(const float* p, const float* q, int64_t n);

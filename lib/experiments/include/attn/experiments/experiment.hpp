@@ -103,12 +103,20 @@ ExperimentInfo experiment_distance();   // C1, C4
 ExperimentInfo experiment_stability();  // C39
 ExperimentInfo experiment_memory();     // C40
 ExperimentInfo experiment_length();     // C44, C42, C43 (issue 13)
+ExperimentInfo experiment_variance();   // C14, C15, C16, C17 (also `attn variance`)
+ExperimentInfo experiment_variants();   // C42, C43 (also `attn variants`)
 
 // The registry, in the issue's order (scale, lock-in, dk-floor, init, overfit,
-// dropout, heads, distance, stability, memory), then length (issue 13).
+// dropout, heads, distance, stability, memory), then length (issue 13), then the two
+// that measure random inputs rather than training (variance, variants). Whatever counts
+// or lists the experiments reads it here.
 const std::vector<ExperimentInfo>& experiments();
 // nullptr when no experiment has that name.
 const ExperimentInfo* find_experiment(const std::string& name);
+
+// One line a verdict, "C14 supported: the statement. the figures\n", as `attn experiment`
+// prints them (and `attn variance`, `attn variants` under their tables); empty for none.
+std::string verdict_lines(const ExperimentResult& r);
 
 // format "attn-experiment", version 1: name, size, seeds, seed, threads, tables,
 // verdicts (claim, statement, verdict, figures; and task, evidence, plain,

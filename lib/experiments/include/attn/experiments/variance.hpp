@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "attn/experiments/experiment.hpp"
 #include "attn/io/dump.hpp"
 
 namespace attn {
@@ -92,6 +93,12 @@ double variance_theory_std(VarianceSource source, int64_t d_k);
 // worker threads but never two at once. Throws InputError via validate().
 std::vector<VarianceRow> run_variance(const VarianceConfig& cfg,
                                       const std::function<void(double)>& progress = {});
+
+// The registry's form of runs (`attn experiment variance`, src/exp_variance.cpp): run i drawn
+// with seed cfg.seed + i, each with every Dk of cfg. One table of every run's rows, the curves
+// (std and mean max weight against Dk), and the verdicts on C14-C17, each computed from the
+// rows (none for the projected source, whose entries do not have variance 1).
+ExperimentResult variance_result(const VarianceConfig& cfg, const std::vector<std::vector<VarianceRow>>& runs);
 
 // {"format": "attn-variance", "version": 1, "config": {...}, "rows": [...]}
 std::string variance_json(const VarianceConfig& cfg, const std::vector<VarianceRow>& rows,

@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "attn/core/tensor.hpp"
+#include "attn/experiments/experiment.hpp"
 #include "attn/io/dump.hpp"
 
 namespace attn {
@@ -130,6 +131,26 @@ void random_error_inputs(const VariantsConfig& cfg, Tensor& q, Tensor& k, Tensor
 std::vector<FavorPoint> favor_error_curve(const VariantsConfig& cfg, const Tensor& q, const Tensor& k, const Tensor& v,
                                           double* slope);
 
+// The sizes of `attn experiment variants`: Quick (also `attn variants --quick`) T 256, 1024,
+// 4096, error rows at T 256, Performer's m 16, 64, 256, 1024 over 2 draws, timings of at least
+// 0.05 s; Default T up to 16384; Full the config's defaults (T up to 65536). Only the lengths,
+// the error T, the Performer curve and the timing budget change.
+void set_variants_size(VariantsConfig& cfg, ExperimentSize size);
+// Everything on random inputs, in order: the timings and crossovers (when `timing`; progress as
+// run_variant_speed), the error rows at error_T, and Performer's curves (when favor+ is listed)
+// with q, k at scale 1 and at favor_small_scale.
+VariantsResult run_variants(const VariantsConfig& cfg, bool timing, const std::function<void(double)>& progress = {});
+// time ~ T^exponent between the two largest lengths the variant was timed at:
+// log(t2 / t1) / log(T2 / T1); NaN with fewer than two.
+double time_exponent(const std::vector<SpeedRow>& speed, Variant v);
+// The registry's form of a result (`attn experiment variants`, src/exp_variants.cpp): its tables,
+// the curves (time and extra memory against T, Performer's error against m), and the verdicts on
+// C42 (sparse masks at least 1.25x faster than flash at the largest T) and C43 (linear attention's time grows
+// as T^exponent with an exponent below 1.5), computed from the timings; none without timings.
+ExperimentResult variants_result(const VariantsConfig& cfg, const VariantsResult& r);
+
+// The text report, the "attn-variants" JSON (the format `attn variants --json` has always
+// written, kept for the scripts that read it) and the SVG of `attn variants`.
 std::string variants_table(const VariantsConfig& cfg, const VariantsResult& r);
 std::string variants_json(const VariantsConfig& cfg, const VariantsResult& r, JsonNonFinite nonfinite);
 // Two log-log panels: time vs T and extra memory vs T, one line per variant.

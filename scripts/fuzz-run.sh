@@ -84,7 +84,9 @@ for t in "${targets[@]}"; do
         continue
     fi
     secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
-    n=$(cat "$work/log" "$work"/fuzz-*.log 2>/dev/null | sed -n 's/^stat::number_of_executed_units: *//p' | awk '{ s += $1 } END { print s + 0 }')
+    # with -j the parent's log repeats its jobs' logs: count the jobs' own
+    logs=("$work/log"); [[ $jobs -gt 1 ]] && logs=("$work"/fuzz-*.log)
+    n=$(cat "${logs[@]}" | sed -n 's/^stat::number_of_executed_units: *//p' | awk '{ s += $1 } END { print s + 0 }')
     printf 'fuzz: %s: %s executions in %.0f s (%.0f exec/s), no failure\n' "$t" "$n" "$secs" "$(awk -v n="$n" -v s="$secs" 'BEGIN { print n / s }')"
 done
 [[ $status -eq 0 ]] && echo "fuzz: no failure found"

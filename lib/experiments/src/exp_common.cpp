@@ -9,7 +9,7 @@
 #include "attn/core/rng.hpp"
 #include "attn/train/loop.hpp"
 
-namespace attn::exp {
+namespace attn::training_runs {
 
 double onehot_share(const std::vector<Tensor>& weights, bool causal, double thr) {
     int64_t rows = 0, hot = 0;
@@ -190,4 +190,4 @@ std::string steps_text(const std::vector<int64_t>& steps) {
 
 std::string pct(double v) { return fmt::format("{:.1f}%", 100.0 * v); }
 
-}  // namespace attn::exp
+}  // namespace attn::training_runs

@@ -21,7 +21,8 @@
 #include "attn/train/tasks.hpp"
 #include "attn/train/trainer.hpp"
 
-namespace attn::exp {
+// The training experiments' runs (scale, lock-in, dk-floor, init, overfit): private to lib/experiments.
+namespace attn::training_runs {
 
 struct RunSpec {
     ModelConfig model;            // vocab 0: the task's; max_seq at least the task's T; causal from task_opt
@@ -98,4 +99,4 @@ inline uint64_t seed_of(const ExperimentConfig& c, int i) { return c.seed + stat
 // Tables as text for notes: "1/sqrt(d_k)" etc.
 std::string pct(double v);
 
-}  // namespace attn::exp
+}  // namespace attn::training_runs

@@ -151,7 +151,7 @@ ExperimentResult run_dk_floor(const ExperimentConfig& cfg, const ExperimentProgr
                 if (progress)
                     progress(fmt::format("dk-floor: cell {}/{} (T {}, d_k {}), seed {}/{}", ti * dks.size() + di + 1,
                                          total, Ts[ti], dks[di], s + 1, cfg.seeds));
-                acc[ti][di] += lookup_run(Ts[ti], dks[di], steps, exp::seed_of(cfg, s)) / cfg.seeds;
+                acc[ti][di] += lookup_run(Ts[ti], dks[di], steps, training_runs::seed_of(cfg, s)) / cfg.seeds;
             }
         }
     for (size_t di = 0; di < dks.size(); ++di) {
@@ -183,8 +183,8 @@ ExperimentResult run_dk_floor(const ExperimentConfig& cfg, const ExperimentProgr
     std::string fig;
     for (size_t ti = 0; ti < Ts.size(); ++ti)
         fig += fmt::format("{}T {}: knee at d_k {} ({} there, best {})", fig.empty() ? "" : "; ", Ts[ti], knees[ti],
-                           exp::pct(acc[ti][static_cast<size_t>(std::find(dks.begin(), dks.end(), knees[ti]) - dks.begin())]),
-                           exp::pct(*std::max_element(acc[ti].begin(), acc[ti].end())));
+                           training_runs::pct(acc[ti][static_cast<size_t>(std::find(dks.begin(), dks.end(), knees[ti]) - dks.begin())]),
+                           training_runs::pct(*std::max_element(acc[ti].begin(), acc[ti].end())));
     const int64_t worst = *std::max_element(knees.begin(), knees.end());
     Verdict v{"C10", "with long sequences d_k may be lowered, but not below 64",
               worst >= 64 ? VerdictKind::Supported : VerdictKind::NotSupported,

@@ -88,7 +88,7 @@ ExperimentResult run_init(const ExperimentConfig& cfg, const ExperimentProgress&
     struct Cell {
         OptimizerKind opt;
         size_t ci;
-        std::vector<exp::RunTrace> runs;
+        std::vector<training_runs::RunTrace> runs;
     };
     std::vector<Cell> cells;
     for (size_t i = 0; i < cases.size(); ++i) cells.push_back({OptimizerKind::AdamW, i, {}});
@@ -97,7 +97,7 @@ ExperimentResult run_init(const ExperimentConfig& cfg, const ExperimentProgress&
     for (size_t ci = 0; ci < cells.size(); ++ci) {
         Cell& c = cells[ci];
         const InitKind kind = cases[c.ci].kind;
-        exp::RunSpec spec;
+        training_runs::RunSpec spec;
         spec.task_opt.seq = 6;
         spec.task_opt.symbols = 8;
         spec.model.d_model = 32;
@@ -113,15 +113,15 @@ ExperimentResult run_init(const ExperimentConfig& cfg, const ExperimentProgress&
         spec.eval_every = z.eval_every;
         spec.track_attention = true;
         for (int s = 0; s < cfg.seeds; ++s) {
-            const uint64_t seed = exp::seed_of(cfg, s);
+            const uint64_t seed = training_runs::seed_of(cfg, s);
             spec.after_init = [kind, seed](TinyTransformer& m) { apply_init(m, kind, seed); };
-            auto cb = [&](int64_t step, const exp::EvalPoint* pt) {
+            auto cb = [&](int64_t step, const training_runs::EvalPoint* pt) {
                 if (progress)
                     progress(fmt::format("init: cell {}/{} ({}, {}), seed {}/{}, step {}{}", ci + 1, cells.size(),
                                          optimizer_name(c.opt), cases[c.ci].name, s + 1, cfg.seeds, step,
-                                         pt ? fmt::format(", acc {}", exp::pct(pt->acc)) : ""));
+                                         pt ? fmt::format(", acc {}", training_runs::pct(pt->acc)) : ""));
             };
-            c.runs.push_back(exp::run_training(spec, seed, cfg.threads, cb));
+            c.runs.push_back(training_runs::run_training(spec, seed, cfg.threads, cb));
         }
     }
 
@@ -150,7 +150,7 @@ ExperimentResult run_init(const ExperimentConfig& cfg, const ExperimentProgress&
             fa.push_back(run.final_acc);
             gmax = std::max(gmax, run.max_grad_attn);
         }
-        Sum s{exp::steps_cell(steps), exp::reached(steps), mean(sp), mean(h0), mean(fa), gmax};
+        Sum s{training_runs::steps_cell(steps), training_runs::reached(steps), mean(sp), mean(h0), mean(fa), gmax};
         sums.push_back(s);
         t.rows.push_back({optimizer_name(c.opt), cases[c.ci].name, s.spread0, s.hot0, s.steps,
                           fmt::format("{}/{}", s.reached, c.runs.size()), s.final_acc, s.gmax});
@@ -168,7 +168,7 @@ ExperimentResult run_init(const ExperimentConfig& cfg, const ExperimentProgress&
     const int half = (cfg.seeds + 1) / 2;
     auto steps_txt = [&](const Sum& s) {
         return s.reached >= half && !s.steps.is_null() ? fmt::format("{:g} steps", s.steps.get<double>())
-                                                       : fmt::format("never (final {})", exp::pct(s.final_acc));
+                                                       : fmt::format("never (final {})", training_runs::pct(s.final_acc));
     };
     auto steps_val = [&](const Sum& s) {
         return s.reached >= half && !s.steps.is_null() ? s.steps.get<double>() : std::numeric_limits<double>::infinity();
@@ -185,8 +185,8 @@ ExperimentResult run_init(const ExperimentConfig& cfg, const ExperimentProgress&
         const Sum* big_s = idx(OptimizerKind::Sgd, InitKind::One);
         std::string fig = fmt::format("adamw: std 1 {} (score spread {:.3g}, one-hot rows {} at step 0) vs std "
                                       "1/sqrt(d_k) {} (spread {:.3g}, {})",
-                                      steps_txt(big), big.spread0, exp::pct(big.hot0), steps_txt(small), small.spread0,
-                                      exp::pct(small.hot0));
+                                      steps_txt(big), big.spread0, training_runs::pct(big.hot0), steps_txt(small), small.spread0,
+                                      training_runs::pct(small.hot0));
         int slower = steps_val(big) >= 1.5 * steps_val(small) && std::isfinite(steps_val(small)) ? 1 : 0, total = 1;
         if (small_s && big_s) {
             fig += fmt::format("; sgd: std 1 {} vs 1/sqrt(d_k) {}", steps_txt(*big_s), steps_txt(*small_s));

@@ -122,7 +122,7 @@ ExperimentResult run_lock_in(const ExperimentConfig& cfg, const ExperimentProgre
                 progress(fmt::format("lock-in: cell {}/{} ({}, {}, gain {:g}), seed {}/{}", ci + 1, cells.size(),
                                      optimizer_name(c.opt), c.scaled ? "1/sqrt(d_k)" : "none", c.gain, s + 1,
                                      cfg.seeds));
-            const LockRun run = lock_run(c.opt, c.scaled, c.gain, steps, exp::seed_of(cfg, s));
+            const LockRun run = lock_run(c.opt, c.scaled, c.gain, steps, training_runs::seed_of(cfg, s));
             c.flips.insert(c.flips.end(), run.flip.begin(), run.flip.end());
             c.w_wrong0 += run.w_wrong0 / cfg.seeds;
             c.w_right0 += run.w_right0 / cfg.seeds;
@@ -138,9 +138,9 @@ ExperimentResult run_lock_in(const ExperimentConfig& cfg, const ExperimentProgre
     t.columns = {"optimiser", "scale", "gain", "weight on wrong key @0", "weight on right key @0", "|dL/dq| @0",
                  "steps to move (median)", "rows moved"};
     for (const Cell& c : cells) {
-        const int n = exp::reached(c.flips);
+        const int n = training_runs::reached(c.flips);
         t.rows.push_back({optimizer_name(c.opt), c.scaled ? "1/sqrt(d_k)" : "none", c.gain, c.w_wrong0, c.w_right0,
-                          c.grad0, exp::steps_cell(c.flips), fmt::format("{}/{}", n, c.flips.size())});
+                          c.grad0, training_runs::steps_cell(c.flips), fmt::format("{}/{}", n, c.flips.size())});
     }
     r.tables.push_back(std::move(t));
     // the share of rows moved against the step, per cell (gain 1)
@@ -159,12 +159,12 @@ ExperimentResult run_lock_in(const ExperimentConfig& cfg, const ExperimentProgre
     // C13: planted rows lock in; unscaled far longer
     {
         auto med = [](const Cell& c) {
-            const nlohmann::json m = exp::steps_cell(c.flips);
+            const nlohmann::json m = training_runs::steps_cell(c.flips);
             return m.is_null() ? std::numeric_limits<double>::infinity() : m.get<double>();
         };
         auto txt = [&](const Cell& c) {
-            const int n = exp::reached(c.flips);
-            const nlohmann::json m = exp::steps_cell(c.flips);
+            const int n = training_runs::reached(c.flips);
+            const nlohmann::json m = training_runs::steps_cell(c.flips);
             return m.is_null() ? fmt::format("{}/{} rows moved", n, c.flips.size())
                                : fmt::format("median {:g} steps ({}/{} moved)", m.get<double>(), n, c.flips.size());
         };

@@ -145,14 +145,14 @@ ExperimentResult run_overfit(const ExperimentConfig& cfg, const ExperimentProgre
     struct Row {
         std::vector<double> loss;
         std::vector<Smoke> smoke;
-        std::vector<exp::RunTrace> runs;
+        std::vector<training_runs::RunTrace> runs;
     };
     std::vector<Row> rows(bl.size());
     for (size_t bi = 0; bi < bl.size(); ++bi)
         for (int s = 0; s < cfg.seeds; ++s) {
-            const uint64_t seed = exp::seed_of(cfg, s);
+            const uint64_t seed = training_runs::seed_of(cfg, s);
             const TaskBatch set = make_set(z.T, seed);
-            exp::RunSpec spec;
+            training_runs::RunSpec spec;
             spec.model.vocab = kSymbols + 1;
             spec.model.max_seq = z.T;
             spec.model.d_model = 32;
@@ -185,13 +185,13 @@ ExperimentResult run_overfit(const ExperimentConfig& cfg, const ExperimentProgre
             Smoke smoke;
             spec.after_train = [&](TinyTransformer& m) { smoke = smoke_tests(m, set, cfg.threads); };
             spec.target_acc = 2;  // never: the loss is what counts here
-            auto cb = [&](int64_t step, const exp::EvalPoint* pt) {
+            auto cb = [&](int64_t step, const training_runs::EvalPoint* pt) {
                 if (progress)
                     progress(fmt::format("overfit: bug {}/{} ({}), seed {}/{}, step {}{}", bi + 1, bl.size(),
                                          bl[bi].name, s + 1, cfg.seeds, step,
                                          pt ? fmt::format(", loss {:.3f}", pt->loss) : ""));
             };
-            exp::RunTrace tr = exp::run_training(spec, seed, cfg.threads, cb);
+            training_runs::RunTrace tr = training_runs::run_training(spec, seed, cfg.threads, cb);
             rows[bi].loss.push_back(tr.final_loss);
             rows[bi].smoke.push_back(smoke);
             rows[bi].runs.push_back(std::move(tr));

@@ -60,7 +60,7 @@ struct Cell {
     OptimizerKind opt;
     int64_t dk;
     size_t scale;
-    std::vector<exp::RunTrace> runs;
+    std::vector<training_runs::RunTrace> runs;
 };
 
 double nan() { return std::numeric_limits<double>::quiet_NaN(); }
@@ -76,7 +76,7 @@ ExperimentResult run_scale(const ExperimentConfig& cfg, const ExperimentProgress
             for (size_t s : opt == OptimizerKind::AdamW ? z.scales : z.sgd_scales) cells.push_back({opt, dk, s, {}});
     for (size_t ci = 0; ci < cells.size(); ++ci) {
         Cell& c = cells[ci];
-        exp::RunSpec spec;
+        training_runs::RunSpec spec;
         spec.task = TaskKind::Recall;
         spec.task_opt.seq = z.seq;
         spec.task_opt.symbols = kRecallValues;  // T = 6 holds 2 pairs, T = 8 holds 3
@@ -96,12 +96,12 @@ ExperimentResult run_scale(const ExperimentConfig& cfg, const ExperimentProgress
         spec.track_attention = true;
         for (int s = 0; s < cfg.seeds; ++s) {
             const std::string label = fmt::format("{}, d_k {}, {}", optimizer_name(c.opt), c.dk, cases[c.scale].name);
-            auto cb = [&](int64_t step, const exp::EvalPoint* pt) {
+            auto cb = [&](int64_t step, const training_runs::EvalPoint* pt) {
                 if (!progress) return;
                 progress(fmt::format("scale: cell {}/{} ({}), seed {}/{}, step {}{}", ci + 1, cells.size(), label,
-                                     s + 1, cfg.seeds, step, pt ? fmt::format(", acc {}", exp::pct(pt->acc)) : ""));
+                                     s + 1, cfg.seeds, step, pt ? fmt::format(", acc {}", training_runs::pct(pt->acc)) : ""));
             };
-            c.runs.push_back(exp::run_training(spec, exp::seed_of(cfg, s), cfg.threads, cb));
+            c.runs.push_back(training_runs::run_training(spec, training_runs::seed_of(cfg, s), cfg.threads, cb));
         }
     }
 
@@ -139,7 +139,7 @@ ExperimentResult run_scale(const ExperimentConfig& cfg, const ExperimentProgress
             gf.push_back(run.points.size() > 1 ? run.points[1].grad_qk : 0.0);
             gm.push_back(run.points.size() > 1 ? gs / static_cast<double>(run.points.size() - 1) : 0.0);
         }
-        Summary s{exp::steps_cell(steps), exp::reached(steps), mean(fa), mean(h0), mean(he),
+        Summary s{training_runs::steps_cell(steps), training_runs::reached(steps), mean(fa), mean(h0), mean(he),
                   mean(hp), mean(gf), mean(gm), tau};
         std::string tau_txt;
         for (double x : tau) tau_txt += fmt::format("{}{:.3g}", tau_txt.empty() ? "" : " ", x);
@@ -184,7 +184,7 @@ ExperimentResult run_scale(const ExperimentConfig& cfg, const ExperimentProgress
             const Summary& su = S(o, dk, sc);
             const double st = steps_or_inf(su);
             e.rows.push_back({optimizer_name(o), dk, cases[sc].name,
-                              std::isfinite(st) ? nlohmann::json(st) : nlohmann::json("never"), exp::pct(su.final_acc),
+                              std::isfinite(st) ? nlohmann::json(st) : nlohmann::json("never"), training_runs::pct(su.final_acc),
                               std::isfinite(st) ? "yes" : "no"});
         }
         return e;
@@ -210,8 +210,8 @@ ExperimentResult run_scale(const ExperimentConfig& cfg, const ExperimentProgress
                     fig += fmt::format("{}{} d_k {}: none {} (final {}, one-hot rows {} at step 0, {} at the end) vs "
                                        "1/sqrt(d_k) {} (final {}, {}, {})",
                                        fig.empty() ? "" : "; ", optimizer_name(o), dk, steps_txt(no),
-                                       exp::pct(no.final_acc), exp::pct(no.hot0), exp::pct(no.hot_end), steps_txt(sq),
-                                       exp::pct(sq.final_acc), exp::pct(sq.hot0), exp::pct(sq.hot_end));
+                                       training_runs::pct(no.final_acc), training_runs::pct(no.hot0), training_runs::pct(no.hot_end), steps_txt(sq),
+                                       training_runs::pct(sq.final_acc), training_runs::pct(sq.hot0), training_runs::pct(sq.hot_end));
             }
         }
         Verdict v{"C18", "without the scale the model is almost untrainable, weights all ~0 or ~1", VerdictKind::Qualified,
@@ -231,8 +231,8 @@ ExperimentResult run_scale(const ExperimentConfig& cfg, const ExperimentProgress
         v.plain = "without the scale, {} of {} settings took at least twice as many steps to reach 95% as with it, or "
                   "never reached it, yet every unscaled run learned (final accuracy {} to {}; chance {}). Rows that "
                   "end one-hot, the weights all ~0 or ~1: {} without the scale, {} with it";
-        v.plain_args = {std::to_string(worse), std::to_string(total), exp::pct(acc_lo), exp::pct(acc_hi),
-                        exp::pct(1.0 / kRecallValues), exp::pct(hot_none), exp::pct(hot_sqrt)};
+        v.plain_args = {std::to_string(worse), std::to_string(total), training_runs::pct(acc_lo), training_runs::pct(acc_hi),
+                        training_runs::pct(1.0 / kRecallValues), training_runs::pct(hot_none), training_runs::pct(hot_sqrt)};
         r.verdicts.push_back(v);
     }
     // C13: a near-one-hot softmax passes a tiny gradient
@@ -244,7 +244,7 @@ ExperimentResult run_scale(const ExperimentConfig& cfg, const ExperimentProgress
         Verdict v{"C13", "a near-one-hot softmax passes a tiny gradient to W_q, W_k", VerdictKind::Qualified,
                   fmt::format("d_k {}: one-hot rows at step 0 {} unscaled vs {} scaled; |dW_qk| over the first {} steps "
                               "unscaled/scaled = {:.2g} (adamw runs), {:.2g} (sgd runs)",
-                              big, exp::pct(no.hot0), exp::pct(sq.hot0), z.eval_every, ratio, ratio_s)};
+                              big, training_runs::pct(no.hot0), training_runs::pct(sq.hot0), z.eval_every, ratio, ratio_s)};
         if (no.hot0 > sq.hot0 + 0.2 && ratio < 0.5 && ratio_s < 0.5) v.kind = VerdictKind::Supported;
         else if (!(no.hot0 > sq.hot0 + 0.2) || (ratio >= 1 && ratio_s >= 1)) v.kind = VerdictKind::NotSupported;
         r.verdicts.push_back(v);
@@ -300,7 +300,7 @@ ExperimentResult run_scale(const ExperimentConfig& cfg, const ExperimentProgress
                   fmt::format("scores bounded by 1/tau = 10 at every d_k: cosine d_k {} {} (final {}), d_k {} {}, vs "
                               "1/sqrt(d_k) {} at d_k {}; recall needs no length, so this task cannot show what the "
                               "lengths carry",
-                              big, steps_txt(co), exp::pct(co.final_acc), z.dks.front(), steps_txt(co16), steps_txt(sq),
+                              big, steps_txt(co), training_runs::pct(co.final_acc), z.dks.front(), steps_txt(co16), steps_txt(sq),
                               big)};
         if (has_learned) {  // the temperature learned from the same start, per optimiser, at the smallest and largest d_k
             std::string fig;
@@ -313,8 +313,8 @@ ExperimentResult run_scale(const ExperimentConfig& cfg, const ExperimentProgress
                     std::string taus;
                     for (double x : le.tau) taus += fmt::format("{}{:.3g}", taus.empty() ? "" : "/", x);
                     fig += fmt::format("{}{} d_k {}: learned {} (final {}, tau 0.1 -> {}) vs fixed {} (final {})",
-                                       fig.empty() ? ": " : "; ", optimizer_name(o), dk, steps_txt(le), exp::pct(le.final_acc), taus,
-                                       steps_txt(fx), exp::pct(fx.final_acc));
+                                       fig.empty() ? ": " : "; ", optimizer_name(o), dk, steps_txt(le), training_runs::pct(le.final_acc), taus,
+                                       steps_txt(fx), training_runs::pct(fx.final_acc));
                     if (dk == dks.back()) break;
                 }
             }

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <optional>
+#include <stdexcept>
 
 #include <Eigen/Core>
 #include <fmt/format.h>
@@ -284,12 +285,12 @@ void BertModel::prepare() {
         transpose_into(L.ffn_in.W, L.ffn_in_t.ptr(), I, 0);
         L.ffn_out_t = Tensor({I, D});
         transpose_into(L.ffn_out.W, L.ffn_out_t.ptr(), D, 0);
-        if (gemm_packed_available()) {
-            L.qkv_p = PackedWeight::pack(L.qkv_t);
-            L.o_p = PackedWeight::pack(L.o_t);
-            L.ffn_in_p = PackedWeight::pack(L.ffn_in_t);
-            L.ffn_out_p = PackedWeight::pack(L.ffn_out_t);
-        }
+        // packed for every family's kernel (the generic one runs anywhere: --gemm generic on a
+        // CPU where Best is Eigen must run it, not Eigen under its name)
+        L.qkv_p = PackedWeight::pack(L.qkv_t);
+        L.o_p = PackedWeight::pack(L.o_t);
+        L.ffn_in_p = PackedWeight::pack(L.ffn_in_t);
+        L.ffn_out_p = PackedWeight::pack(L.ffn_out_t);
     }
     if (bf16) prepare_bf16();
 }
@@ -585,8 +586,8 @@ BertOutput BertModel::forward(const std::vector<std::vector<int32_t>>& ids, cons
             layer_norm_rows(xr, ln_gamma, ln_beta, r1 - r0, D, c.layer_norm_eps);
         });
     };
-    // one projection: the bf16 GEMM when asked for, else the packed GEMM (AVX-512 or AVX2)
-    // asked for, else Eigen's
+    // one projection: the bf16 GEMM when asked for, else the packed GEMM of gemm_path, else
+    // (gemm_path "eigen") Eigen's
     out.gemm_path = bert_gemm_path(opt);  // InputError for a forced kernel this CPU lacks
     const bool packed = !opt.bf16_weights && out.gemm_path != "eigen";
     std::vector<uint16_t> xb;  // the bf16 GEMM's input, kept from one projection to the next
@@ -596,8 +597,10 @@ BertOutput BertModel::forward(const std::vector<std::vector<int32_t>>& ids, cons
     auto linear = [&](float* y, const float* in, const Tensor& Wt, const PackedWeight& Wp, const PackedWeightBf16& Wh,
                       const float* bias, int64_t n_in, int64_t n_out, bool gelu) {
         if (opt.bf16_weights) return linear_bf16(y, in, Wh, bias, gelu);
-        if (!(packed && gemm_packed(y, in, Wp, bias, N, th, gelu, opt.gemm)))
-            gemm_wt(y, in, Wt.ptr(), bias, N, n_in, n_out, th, gelu);
+        if (!packed) return gemm_wt(y, in, Wt.ptr(), bias, N, n_in, n_out, th, gelu);
+        // the kernel named in gemm_path runs, or nothing does (never Eigen under its name)
+        if (!gemm_packed(y, in, Wp, bias, N, th, gelu, opt.gemm))
+            throw std::logic_error("bert: the " + out.gemm_path + " GEMM did not run (its packed weights are missing)");
     };
     for (int64_t l = 0; l < c.layers; ++l) {
         const BertLayer& L = layers[static_cast<size_t>(l)];

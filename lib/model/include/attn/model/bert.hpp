@@ -113,7 +113,7 @@ struct BertLayer {
     Tensor o_t;           // (D, D)  = W_o^T
     Tensor ffn_in_t;      // (D, I)
     Tensor ffn_out_t;     // (I, D)
-    PackedWeight qkv_p, o_p, ffn_in_p, ffn_out_p;  // the same, packed (empty without AVX-512, AVX2 or NEON)
+    PackedWeight qkv_p, o_p, ffn_in_p, ffn_out_p;  // the same, packed in strips (gemm_packed)
     PackedWeightBf16 qkv_h, o_h, ffn_in_h, ffn_out_h;  // rounded to bf16 (prepare_bf16)
 };
 

@@ -359,12 +359,19 @@ const char* bert_gemm_name(BertGemm g) {
     return "?";
 }
 
+// BertGemm::Best's family: the widest SIMD one; none (Eigen) on a CPU without one, where
+// Eigen's GEMM outruns the plain C++ kernel.
+static std::optional<Isa> best_family() {
+    const Isa b = gemm::best();
+    return b == Isa::generic ? std::nullopt : std::optional<Isa>(b);
+}
+
 // The kernel family of a float32 GEMM choice (nullopt: Eigen); InputError when a forced
 // kernel does not run here.
 static std::optional<Isa> gemm_family(BertGemm which) {
     Isa isa = Isa::generic;
     switch (which) {
-        case BertGemm::Best: return gemm::best() == Isa::generic ? std::nullopt : std::optional<Isa>(gemm::best());
+        case BertGemm::Best: return best_family();
         case BertGemm::Eigen: return std::nullopt;
         case BertGemm::Avx512: isa = Isa::avx512; break;
         case BertGemm::Avx2: isa = Isa::avx2; break;
@@ -432,7 +439,10 @@ PackedWeight PackedWeight::pack(const Tensor& Wt) {
 // The packed kernel of a choice, null where it does not run here (or for Eigen).
 static gemm::StripsFn strips_kernel(BertGemm which) {
     switch (which) {
-        case BertGemm::Best: return gemm::best() == Isa::generic ? nullptr : gemm::strips(gemm::best());
+        case BertGemm::Best: {
+            const std::optional<Isa> best = best_family();
+            return best ? gemm::strips(*best) : nullptr;
+        }
         case BertGemm::Avx512: return gemm::strips(Isa::avx512);
         case BertGemm::Avx2: return gemm::strips(Isa::avx2);
         case BertGemm::Neon: return gemm::strips(Isa::neon);

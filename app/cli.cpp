@@ -25,7 +25,7 @@
 #include "attn/cpu/features.hpp"
 #include "attn/cpu/flash.hpp"
 #include "attn/model/bert.hpp"
-#include "attn/train/fast_ops.hpp"
+#include "attn/nn/fast_ops.hpp"
 #include "attn/cuda/cuda.hpp"
 #include "command.hpp"
 
@@ -159,7 +159,7 @@ static std::string version_text() {
                        ATTN_VERSION, build_commit(), compiler_name(),
                        cuda_compiled() ? "compiled in" : "not compiled in (cmake --preset cuda)", cpu_kernel_summary(),
                        flash_kernels().front(), flash_bf16_path(), bert_gemm_path(BertOptions{}),
-                       train::gemm_path_name(train::gemm_path()));
+                       nn::gemm_path_name(nn::gemm_path()));
 }
 
 // Edit distance with a swap of two neighbouring letters as one edit (optimal string

@@ -1,5 +1,5 @@
 // `attn train`: train a tiny Transformer on a toy task and watch the loss fall.
-// The task (attn/train/tasks.hpp), the model (attn/train/model.hpp) and the loop
+// The task (attn/train/tasks.hpp), the model (attn/nn/transformer.hpp) and the loop
 // (attn/train/trainer.hpp) are the library's; this file binds flags, checks
 // them all before the first step, and shows the run: a progress line, the
 // curve as a table and a sparkline, an SVG plot, a JSON record, the per-head
@@ -32,7 +32,7 @@
 #include "attn/io/dump_file.hpp"
 #include "attn/train/checkpoint.hpp"
 #include "attn/train/induction.hpp"
-#include "attn/train/model.hpp"
+#include "attn/nn/transformer.hpp"
 #include "attn/train/tasks.hpp"
 #include "attn/train/trainer.hpp"
 #include "attn/viz/chart.hpp"

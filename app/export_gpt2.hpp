@@ -5,7 +5,7 @@
 #include <map>
 #include <string>
 
-#include "attn/train/model.hpp"
+#include "attn/nn/transformer.hpp"
 #include "attn/train/tasks.hpp"
 
 namespace attn::cli {

@@ -19,7 +19,7 @@
 #include "attn/experiments/variance.hpp"
 #include "attn/model/bert.hpp"
 #include "attn/nn/mha.hpp"
-#include "attn/train/model.hpp"
+#include "attn/nn/transformer.hpp"
 #include "attn/train/tasks.hpp"
 #include "attn/train/trainer.hpp"
 #include "attn/viz/html.hpp"

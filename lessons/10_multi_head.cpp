@@ -4,8 +4,8 @@
 // trained live, against the trainer's own forward pass.
 #include "common.hpp"
 #include "attn/experiments/experiment.hpp"
-#include "attn/train/model.hpp"
-#include "attn/train/ops.hpp"
+#include "attn/nn/transformer.hpp"
+#include "attn/nn/ops.hpp"
 #include "attn/train/tasks.hpp"
 #include "attn/train/trainer.hpp"
 
@@ -26,13 +26,13 @@ Tensor layer_norm(const Tensor& x, const Tensor& w, const Tensor& b) {
     Tensor out(x.shape);
     const int64_t D = x.dim(-1), N = x.numel() / D;
     std::vector<float> mean(static_cast<size_t>(N)), rstd(static_cast<size_t>(N));
-    train::layernorm_forward(out.ptr(), mean.data(), rstd.data(), x.ptr(), w.ptr(), b.ptr(), N, D);
+    nn::layernorm_forward(out.ptr(), mean.data(), rstd.data(), x.ptr(), w.ptr(), b.ptr(), N, D);
     return out;
 }
 
 Tensor plus(const Tensor& a, const Tensor& b) {
     Tensor out(a.shape);
-    train::residual_forward(out.ptr(), a.ptr(), b.ptr(), a.numel());
+    nn::residual_forward(out.ptr(), a.ptr(), b.ptr(), a.numel());
     return out;
 }
 
@@ -86,7 +86,7 @@ void block_section(LessonContext& ctx) {
     // embeddings: a row of tok_emb per token, plus the position's row
     const Tensor tok_emb = param(model, "tok_emb.weight"), pos_emb = param(model, "pos_emb.weight");
     Tensor x({1, T, D});
-    train::embedding_forward(x.ptr(), one.tokens.data(), tok_emb.ptr(), pos_emb.ptr(), 1, T, D);
+    nn::embedding_forward(x.ptr(), one.tokens.data(), tok_emb.ptr(), pos_emb.ptr(), 1, T, D);
     ctx.shape("tokens", Shape{1, T}, "[B, T] ids");
     ctx.shape("tok_emb", tok_emb, "[V, D], one row per token");
     ctx.shape("x", x, "tok_emb[tokens] + pos_emb[:T]: the residual stream");
@@ -111,7 +111,7 @@ void block_section(LessonContext& ctx) {
     const Tensor h2 = layer_norm(x1, param(model, "blocks.0.ln2.weight"), param(model, "blocks.0.ln2.bias"));
     const Tensor f1 = linear_of(model, "blocks.0.mlp.fc1").forward(h2);
     Tensor g(f1.shape);
-    train::gelu_forward(g.ptr(), f1.ptr(), f1.numel());
+    nn::gelu_forward(g.ptr(), f1.ptr(), f1.numel());
     const Tensor f2 = linear_of(model, "blocks.0.mlp.fc2").forward(g);
     ctx.shape("ffn hidden", g, "GELU(LN2(x)·W1ᵀ + b1): [B, T, F], each position widened on its own");
     ctx.shape("ffn out", f2, "hidden·W2ᵀ + b2: back to [B, T, D]");

@@ -4,7 +4,7 @@
 #include "common.hpp"
 
 #include "attn/experiments/positions.hpp"
-#include "attn/train/ops.hpp"
+#include "attn/nn/ops.hpp"
 
 namespace attn::lessons {
 namespace {
@@ -81,7 +81,7 @@ void run(LessonContext& ctx) {
              "rotation for every t: the model can read a relative offset with a linear map.");
     const int64_t Tp = 16;
     std::vector<double> pe(static_cast<size_t>(Tp * D));
-    train::sinusoidal_positions(pe.data(), Tp, D);
+    nn::sinusoidal_positions(pe.data(), Tp, D);
     Table pt;
     pt.columns = {"t", "PE[t,0]", "PE[t,1]", "PE[t,2]", "PE[t,3]", "PE[t,6]", "PE[t,7]"};
     for (int64_t tt = 0; tt < 5; ++tt) {

@@ -12,14 +12,14 @@ ops.safetensors:
   embedding   wte[tokens] + pos[:T]: emb.tokens (as float), emb.wte, emb.pos, emb.dout -> emb.out, emb.dwte, emb.dpos
   xent        F.cross_entropy(logits, targets, ignore_index=-1): xent.logits, xent.targets (as float)
               -> xent.loss (1), xent.dlogits
-model_NAME.safetensors: the TinyTransformer of attn/train/model.hpp written out in torch
+model_NAME.safetensors: the TinyTransformer of attn/nn/transformer.hpp written out in torch
   (pre-LN blocks, q/k/v/o projections, causal mask or none, GELU tanh, final LN, untied head
   without bias), with the weights drawn here: "param.<name>" for every parameter,
   "tokens", "targets" (as float), "loss" (1) and "grad.<name>" = d loss / d param;
   __metadata__["attn.config"] is the model config in attn's JSON (checkpoint.hpp).
 
 Run with Debian's python3 (python3-torch 1.13): /usr/bin/python3 scripts/make-train-golden.py
-The tests (tests/test_train_golden.cpp) read the committed files; they do not need PyTorch.
+The tests (tests/test_nn_golden.cpp) read the committed files; they do not need PyTorch.
 """
 import json
 import math

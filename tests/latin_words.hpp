@@ -55,7 +55,7 @@ inline std::map<std::string, std::string> latin_words(const std::string& text) {
         "|\\[[^\\]\\n]*\\]|<[^>\\n]*>"  // [shapes], [CLS], <pad>
         "|\\battn([ \\n]+[-A-Za-z0-9_.,=/+|]+)*"  // a command (it may wrap): attn experiment length --quick
         "|[A-Za-z_]+::[A-Za-z_:]+"                  // a C++ name: Mask::sliding_window
-        "|[A-Za-z0-9_.-]*/[A-Za-z0-9_./-]+"  // a path: data/macbeth.txt, attn/train/ops.hpp
+        "|[A-Za-z0-9_.-]*/[A-Za-z0-9_./-]+"  // a path: data/macbeth.txt, attn/nn/ops.hpp
         "|[A-Za-z_][A-Za-z0-9_.]*\\("        // a call: torch.triu(, .view(
         "|\\.[A-Za-z_]+\\b"                  // a method or an extension: .contiguous, .txt
     );

@@ -3,7 +3,7 @@
 // the fused-multiply-add families against each other bit for bit (those this CPU runs: AVX-512
 // and AVX2 on x86; NEON on AArch64, where the cross build runs this file under QEMU). The
 // generic kernel (plain C++, every CPU) multiplies then adds: within the bound, not the bits. The callers' paths (training ops,
-// encoder) are tested in test_train_ops.cpp and test_bert.cpp.
+// encoder) are tested in test_nn_ops.cpp and test_bert.cpp.
 //
 // Tolerance: a float32 dot product of K terms summed with fused multiply-adds, in any order,
 // is within gamma_K * sum|terms| of the exact value (Higham; gamma_K ~ K u, u = 2^-24 the unit

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attn/experiments/experiment.hpp"
-#include "attn/train/model.hpp"
+#include "attn/nn/transformer.hpp"
 #include "test_util.hpp"
 
 using namespace attn;
@@ -149,7 +149,7 @@ TEST_CASE("experiments: every planted bug's backward is the exact gradient of it
                 const double lm = loss_and_grads_f64(c, P, kTok.data(), kTgt.data(), 2, 6, nullptr);
                 P[i][e] = keep;
                 const double fd = (lp - lm) / (2 * h);
-                // the bound of tests/test_train_ops.cpp: central differences in double, h = 1e-5
+                // the bound of tests/test_nn_ops.cpp: central differences in double, h = 1e-5
                 worst = std::max(worst, std::fabs(fd - G[i][e]) / (1e-7 + 1e-6 * std::fabs(G[i][e])));
             }
         }

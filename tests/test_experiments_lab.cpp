@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "attn/core/rng.hpp"
-#include "attn/experiments/elman.hpp"
+#include "attn/nn/elman.hpp"
 #include "attn/experiments/experiment.hpp"
 #include "attn/experiments/lab_model.hpp"
 #include "lab_test_util.hpp"

@@ -1,5 +1,5 @@
 // Induction heads in the tiny decoder (attn/train/induction.hpp, the induction task of
-// attn/train/tasks.hpp, the attention-only model of attn/train/model.hpp): the task's rows,
+// attn/train/tasks.hpp, the attention-only model of attn/nn/transformer.hpp): the task's rows,
 // the three scores on hand-made weights with known answers, the phase-change rule, the
 // ablation, and `attn train --task induction`.
 #include <doctest/doctest.h>

@@ -91,7 +91,7 @@ struct Rows {
     // = 1 / (1 + exp(-2u)), so GELU(x) = x s and GELU'(x) = s + 2 x s (1 - s) c (1 + 3 a x^2)
     // (1 - t^2 = 4 s (1 - s)): one exp and one reciprocal per element, where Eigen's tanh
     // spent most of its time in a full division (the GELUs took 9% of a training step);
-    // within a few float ulps of ops.cpp's formula (tests/test_train_ops.cpp).
+    // within a few float ulps of ops.cpp's formula (tests/test_nn_ops.cpp).
     static V gelu_sigmoid(V x) {
         const V x3 = L::mul(L::mul(x, x), x);
         const V u = L::mul(L::set1(0.7978845608028654f), L::fmadd(L::set1(0.044715f), x3, x));

@@ -17,7 +17,7 @@
 
 #include "attn/core/stats.hpp"  // mean, median, sample_std
 #include "attn/experiments/experiment.hpp"
-#include "attn/train/model.hpp"
+#include "attn/nn/transformer.hpp"
 #include "attn/train/tasks.hpp"
 #include "attn/train/trainer.hpp"
 

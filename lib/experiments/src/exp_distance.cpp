@@ -1,6 +1,6 @@
 // Experiment "distance" (C1, C4): "output the token d steps back" (the distance task of
 // attn/train/tasks.hpp, T = d + 16, 8 symbols, every position t >= d scored) learned by a
-// small Elman RNN (attn/experiments/elman.hpp, BPTT) and by one attention layer (the lab
+// small Elman RNN (attn/nn/elman.hpp, BPTT) and by one attention layer (the lab
 // model, 1 layer, 4 heads, learned positions, no MLP), for growing d: held-out accuracy
 // against d. Then C4's other half (attn/experiments/positions.hpp): attention with no
 // positional information fails an order-dependent task and succeeds with positions.
@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 
 #include "attn/core/rng.hpp"
-#include "attn/experiments/elman.hpp"
+#include "attn/nn/elman.hpp"
 #include "attn/train/loop.hpp"
 #include "lab_training.hpp"
 

@@ -1,7 +1,7 @@
 // attn experiment lock-in (C13): a row planted one-hot on the wrong key, and the steps
 // it takes the gradient to move it to the right one, scaled vs unscaled.
 //
-// One attention op (attn/train/ops.hpp, the reference forward and backward), no
+// One attention op (attn/nn/ops.hpp, the reference forward and backward), no
 // model around it: B x T learned queries attend over T fixed random keys k_j ~ N(0, I)
 // (d_k 64) and read fixed random values v_j ~ N(0, I) (d_v 16). Query i must fetch
 // the value of its target key t(i): loss = 1/2 |out_i - v_t(i)|^2, summed over rows,
@@ -17,7 +17,7 @@
 #include <fmt/format.h>
 
 #include "attn/core/rng.hpp"
-#include "attn/train/ops.hpp"
+#include "attn/nn/ops.hpp"
 #include "attn/train/optim.hpp"
 #include "exp_common.hpp"
 
@@ -66,7 +66,7 @@ LockRun lock_run(OptimizerKind opt, bool scaled, float gain, int64_t steps, uint
     res.flip.assign(static_cast<size_t>(R), -1);
     int64_t left = R;
     for (int64_t s = 0; s <= steps && left > 0; ++s) {
-        train::attention_forward(out.data(), att.data(), q.ptr(), K.data(), V.data(), kB, kT, 1, kDk, kDv, f, false,
+        nn::attention_forward(out.data(), att.data(), q.ptr(), K.data(), V.data(), kB, kT, 1, kDk, kDv, f, false,
                                  0.0f, 0);
         for (int64_t r = 0; r < R; ++r) {
             const int64_t b = r / kT;
@@ -86,7 +86,7 @@ LockRun lock_run(OptimizerKind opt, bool scaled, float gain, int64_t steps, uint
         }
         if (s == steps || left == 0) break;
         std::fill(dq.data.begin(), dq.data.end(), 0.0f);
-        train::attention_backward(dq.ptr(), dk.data(), dv.data(), dout.data(), q.ptr(), K.data(), V.data(), att.data(),
+        nn::attention_backward(dq.ptr(), dk.data(), dv.data(), dout.data(), q.ptr(), K.data(), V.data(), att.data(),
                                   kB, kT, 1, kDk, kDv, f, 0.0f, 0);
         if (s == 0)
             for (int64_t r = 0; r < R; ++r) {

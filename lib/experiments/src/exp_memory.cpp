@@ -25,7 +25,7 @@
 #include "attn/core/rng.hpp"
 #include "attn/cpu/flash.hpp"
 #include "attn/cpu/flash_backward.hpp"
-#include "attn/train/fast_ops.hpp"
+#include "attn/nn/fast_ops.hpp"
 #include "lab_training.hpp"
 
 namespace attn {
@@ -105,7 +105,7 @@ struct Saved {
 };
 
 Saved block_forward(Mem& mem, float* y, const float* x, const Weights& w, int64_t l, const Sizes& s, int threads) {
-    using namespace attn::train;
+    using namespace attn::nn;
     const int64_t N = s.N(), HD = s.HD(), D = s.D;
     Saved sv{Buf(mem, N * HD), Buf(mem, N * HD), Buf(mem, N * HD), Buf(mem, s.B * s.H * s.T * s.T), Buf(mem, N * HD)};
     const auto L = static_cast<size_t>(l);
@@ -123,7 +123,7 @@ Saved block_forward(Mem& mem, float* y, const float* x, const Weights& w, int64_
 // dx (N, D) += d(block)/dx given dy; weight gradients added into g.
 void block_backward(Mem& mem, float* dx, const float* dy, const float* x, Saved& sv, const Weights& w, Grads& g,
                     int64_t l, const Sizes& s, int threads) {
-    using namespace attn::train;
+    using namespace attn::nn;
     const int64_t N = s.N(), HD = s.HD(), D = s.D;
     const auto L = static_cast<size_t>(l);
     for (int64_t i = 0; i < N * D; ++i) dx[i] += dy[i];  // residual
@@ -169,7 +169,7 @@ StepOut train_step(Mode mode, const Weights& w, const std::vector<float>& x0, co
         float* y = xs.back().data();
         const float* x = xs[static_cast<size_t>(l)].data();
         if (mode == Mode::Tiled) {
-            using namespace attn::train;
+            using namespace attn::nn;
             const auto Li = static_cast<size_t>(l);
             Buf q(mem, N * HD), k(mem, N * HD), v(mem, N * HD);
             matmul_forward_fast(q.data(), x, w.wq[Li].data(), static_cast<const float*>(nullptr), N, D, HD, threads);
@@ -208,7 +208,7 @@ StepOut train_step(Mode mode, const Weights& w, const std::vector<float>& x0, co
             y.release();
             block_backward(mem, dx.data(), dy.data(), x, sv, w, out.g, l, s, threads);
         } else {
-            using namespace attn::train;
+            using namespace attn::nn;
             Flash& f = fl.back();
             for (int64_t i = 0; i < N * D; ++i) dx.data()[i] += dy.data()[i];
             Buf datt(mem, N * HD);

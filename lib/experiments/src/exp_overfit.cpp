@@ -3,7 +3,7 @@
 // A decoder memorises 32 random sequences (each opens with its own id token, then
 // random symbols, left-padded to T with a [PAD] token that the key-padding mask hides),
 // full batch, until the loss is ~0. Then each known bug is planted (ModelConfig::bug,
-// attn/train/model.hpp, or an all-zero init of every Linear) and the same run repeated:
+// attn/nn/transformer.hpp, or an all-zero init of every Linear) and the same run repeated:
 // the overfit test "catches" a bug when the bugged model fails to memorise. Two
 // smoke tests run on every trained model beside it: causality (change the last token:
 // the logits of every earlier position must not move) and padding (move the [PAD]

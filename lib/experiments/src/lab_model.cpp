@@ -16,8 +16,8 @@
 #include "attn/core/parallel.hpp"
 #include "attn/core/rng.hpp"
 #include "attn/cpu/linear_attention.hpp"
-#include "attn/train/fast_ops.hpp"
-#include "attn/train/ops.hpp"
+#include "attn/nn/fast_ops.hpp"
+#include "attn/nn/ops.hpp"
 
 namespace attn::lab {
 
@@ -365,7 +365,7 @@ template <class S>
 LabStats lab_pass(const LabConfig& c, const std::vector<const S*>& W, const std::vector<S*>& G, const int32_t* tok,
                   const int32_t* tgt, int64_t B, int64_t T, bool train, uint64_t seed, int threads,
                   std::vector<std::vector<float>>* weights_out) {
-    using namespace attn::train;
+    using namespace attn::nn;
     validate(c);
     const Layout y = layout_of(c);
     if (static_cast<int64_t>(W.size()) != y.count) throw InputError("lab model: wrong number of parameter tensors");

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "attn/train/model.hpp"
+#include "attn/nn/transformer.hpp"
 
 namespace attn {
 

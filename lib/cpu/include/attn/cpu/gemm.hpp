@@ -1,6 +1,6 @@
 // attn/cpu/gemm.hpp: the float32 GEMM kernels under the fast training ops (lib/train) and
 // the encoder's projections (lib/model). Internal to attn: an interface its modules share,
-// not one for users (they call attn::train's ops or BertModel).
+// not one for users (they call attn::nn's ops or BertModel).
 //
 // One template (src/gemm_kernel.hpp) over SIMD traits, instantiated per instruction set
 // (src/gemm_avx512.cpp, src/gemm_avx2.cpp, src/gemm_neon.cpp on AArch64, src/gemm_generic.cpp in plain

@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "attn/core/tensor.hpp"
-#include "attn/train/model.hpp"
+#include "attn/nn/transformer.hpp"
 
 namespace attn::lab {
 

@@ -12,7 +12,7 @@
 #include <optional>
 #include <string>
 
-#include "attn/train/model.hpp"
+#include "attn/nn/transformer.hpp"
 
 namespace attn {
 

@@ -34,7 +34,7 @@
 #include <utility>
 #include <vector>
 
-#include "attn/train/model.hpp"
+#include "attn/nn/transformer.hpp"
 #include "attn/train/tasks.hpp"
 #include "attn/train/trainer.hpp"
 

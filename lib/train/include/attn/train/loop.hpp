@@ -29,7 +29,7 @@
 #include <functional>
 #include <vector>
 
-#include "attn/train/model.hpp"
+#include "attn/nn/transformer.hpp"
 #include "attn/train/trainer.hpp"
 
 namespace attn {

@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "attn/train/model.hpp"
+#include "attn/nn/transformer.hpp"
 
 namespace attn {
 

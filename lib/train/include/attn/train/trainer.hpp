@@ -28,7 +28,7 @@
 #include <functional>
 #include <vector>
 
-#include "attn/train/model.hpp"
+#include "attn/nn/transformer.hpp"
 #include "attn/train/tasks.hpp"
 
 namespace attn {

@@ -1,6 +1,6 @@
-// The readable reference ops of attn/train/ops.hpp: plain loops, one thread, shapes in
-// comments. The fast path (fast_ops.hpp) is checked against these in tests/test_train_ops.cpp.
-#include "attn/train/ops.hpp"
+// The readable reference ops of attn/nn/ops.hpp: plain loops, one thread, shapes in
+// comments. The fast path (fast_ops.hpp) is checked against these in tests/test_nn_ops.cpp.
+#include "attn/nn/ops.hpp"
 
 #include <cmath>
 #include <algorithm>
@@ -9,7 +9,7 @@
 
 #include "attn/core/attention.hpp"
 
-namespace attn::train {
+namespace attn::nn {
 
 template <class S>
 void embedding_forward(S* out, const int32_t* tokens, const S* wte, const S* pos, int64_t B, int64_t T, int64_t D) {
@@ -361,4 +361,4 @@ void crossentropy_backward(S* dlogits, const S* probs, const int32_t* targets, S
 ATTN_TRAIN_INSTANTIATE(float)
 ATTN_TRAIN_INSTANTIATE(double)
 
-}  // namespace attn::train
+}  // namespace attn::nn

@@ -1,6 +1,6 @@
-// The fast ops (attn/train/fast_ops.hpp): GEMMs on fixed-size pieces, through the register-tile
+// The fast ops (attn/nn/fast_ops.hpp): GEMMs on fixed-size pieces, through the register-tile
 // kernels of gemm_kernel.hpp for float where the CPU has AVX-512, AVX2 or NEON, else Eigen.
-#include "attn/train/fast_ops.hpp"
+#include "attn/nn/fast_ops.hpp"
 
 #include <Eigen/Dense>
 #include <algorithm>
@@ -12,10 +12,10 @@
 #include "attn/core/attention.hpp"
 #include "attn/core/parallel.hpp"
 #include "attn/cpu/rows.hpp"
-#include "attn/train/ops.hpp"
+#include "attn/nn/ops.hpp"
 #include "gemm.hpp"
 
-namespace attn::train {
+namespace attn::nn {
 
 namespace {
 template <class S>
@@ -727,4 +727,4 @@ void zero_fast(S* x, int64_t n, int threads) {
 ATTN_TRAIN_FAST_INSTANTIATE(float)
 ATTN_TRAIN_FAST_INSTANTIATE(double)
 
-}  // namespace attn::train
+}  // namespace attn::nn

@@ -1,7 +1,7 @@
-// The TinyTransformer (attn/train/model.hpp): parameters, activations, and one engine,
+// The TinyTransformer (attn/nn/transformer.hpp): parameters, activations, and one engine,
 // templated on the scalar, that runs the forward and backward passes through either the
 // reference ops (ops.hpp) or their fast twins (fast_ops.hpp).
-#include "attn/train/model.hpp"
+#include "attn/nn/transformer.hpp"
 
 #include <fmt/format.h>
 
@@ -21,8 +21,8 @@
 #include "attn/core/errors.hpp"
 #include "attn/core/parallel.hpp"
 #include "attn/core/rng.hpp"
-#include "attn/train/fast_ops.hpp"
-#include "attn/train/ops.hpp"
+#include "attn/nn/fast_ops.hpp"
+#include "attn/nn/ops.hpp"
 
 namespace attn {
 
@@ -187,7 +187,7 @@ struct PageAlloc {
 
 template <class S>
 using Buf = std::vector<S, PageAlloc<S>>;
-using train::Into;
+using nn::Into;
 
 // Every activation of one forward pass that the backward pass reads, for (B, T), and the
 // whole batch's backward scratch. Each path gets only the buffers it uses: the fast (fused)
@@ -215,7 +215,7 @@ struct Acts {
     void ensure(const ModelConfig& c, int64_t b, int64_t t, bool fast_fused) {
         if (pos.empty() && c.pos == PosKind::Sinusoidal) {
             pos.resize(static_cast<size_t>(c.max_seq * c.d_model));
-            train::sinusoidal_positions(pos.data(), c.max_seq, c.d_model);
+            nn::sinusoidal_positions(pos.data(), c.max_seq, c.d_model);
         }
         if (b == B && t == T && fast_fused == fused) return;
         B = b;
@@ -262,20 +262,20 @@ struct Ops {
     // WT: W^T (C, OC) when the caller made it (fast path only; fast_ops.hpp)
     void matmul_fwd(S* out, const S* inp, const S* W, const S* b, int64_t N, int64_t C, int64_t OC,
                     const S* WT = nullptr) const {
-        if (fast) train::matmul_forward_fast(out, inp, W, b, N, C, OC, threads, WT);
-        else train::matmul_forward(out, inp, W, b, N, C, OC);
+        if (fast) nn::matmul_forward_fast(out, inp, W, b, N, C, OC, threads, WT);
+        else nn::matmul_forward(out, inp, W, b, N, C, OC);
     }
     // Into::Set: dinp is written, not added to (the reference ops add, so it is zeroed first)
     void matmul_bwd(S* dinp, S* dW, S* db, const S* dout, const S* inp, const S* W, int64_t N, int64_t C,
                     int64_t OC, Into into = Into::Add) const {
-        if (fast) return train::matmul_backward_fast(dinp, dW, db, dout, inp, W, N, C, OC, threads, into);
+        if (fast) return nn::matmul_backward_fast(dinp, dW, db, dout, inp, W, N, C, OC, threads, into);
         if (into == Into::Set) std::fill(dinp, dinp + N * C, S(0));
-        train::matmul_backward(dinp, dW, db, dout, inp, W, N, C, OC);
+        nn::matmul_backward(dinp, dW, db, dout, inp, W, N, C, OC);
     }
     // the MLP's fc1 and its activation: pre = inp W^T + b, act = act(pre)
     void fc_act_fwd(S* pre, S* act, const S* inp, const S* W, const S* b, int64_t N, int64_t C, int64_t OC,
                     bool relu, const S* WT = nullptr) const {
-        if (fast) return train::matmul_act_forward_fast(pre, act, inp, W, b, N, C, OC, relu, threads, WT);
+        if (fast) return nn::matmul_act_forward_fast(pre, act, inp, W, b, N, C, OC, relu, threads, WT);
         matmul_fwd(pre, inp, W, b, N, C, OC);
         act_fwd(act, pre, N * OC, relu);
     }
@@ -283,58 +283,58 @@ struct Ops {
     // is scratch for the reference path
     void fc_act_bwd(S* dpre, S* dact, S* dW, S* db, const S* dout, const S* act, const S* pre, const S* W, int64_t N,
                     int64_t C, int64_t OC, bool relu) const {
-        if (fast) return train::matmul_act_backward_fast(dpre, dW, db, dout, act, pre, W, N, C, OC, relu, threads);
+        if (fast) return nn::matmul_act_backward_fast(dpre, dW, db, dout, act, pre, W, N, C, OC, relu, threads);
         matmul_bwd(dact, dW, db, dout, act, W, N, C, OC, Into::Set);
         std::fill(dpre, dpre + N * C, S(0));
         act_bwd(dpre, pre, dact, N * C, relu);
     }
     void ln_fwd(S* out, S* mean, S* rstd, const S* inp, const S* w, const S* b, int64_t N, int64_t D) const {
-        if (fast) train::layernorm_forward_fast(out, mean, rstd, inp, w, b, N, D, threads);
-        else train::layernorm_forward(out, mean, rstd, inp, w, b, N, D);
+        if (fast) nn::layernorm_forward_fast(out, mean, rstd, inp, w, b, N, D, threads);
+        else nn::layernorm_forward(out, mean, rstd, inp, w, b, N, D);
     }
     void ln_bwd(S* dinp, S* dw, S* db, const S* dout, const S* inp, const S* w, const S* mean, const S* rstd,
                 int64_t N, int64_t D, Into into = Into::Add) const {
-        if (fast) return train::layernorm_backward_fast(dinp, dw, db, dout, inp, w, mean, rstd, N, D, threads, into);
+        if (fast) return nn::layernorm_backward_fast(dinp, dw, db, dout, inp, w, mean, rstd, N, D, threads, into);
         if (into == Into::Set) std::fill(dinp, dinp + N * D, S(0));
-        train::layernorm_backward(dinp, dw, db, dout, inp, w, mean, rstd, N, D);
+        nn::layernorm_backward(dinp, dw, db, dout, inp, w, mean, rstd, N, D);
     }
     void act_fwd(S* out, const S* inp, int64_t n, bool relu) const {
-        if (fast) train::activation_forward_fast(out, inp, n, relu, threads);
-        else if (relu) train::relu_forward(out, inp, n);
-        else train::gelu_forward(out, inp, n);
+        if (fast) nn::activation_forward_fast(out, inp, n, relu, threads);
+        else if (relu) nn::relu_forward(out, inp, n);
+        else nn::gelu_forward(out, inp, n);
     }
     void act_bwd(S* dinp, const S* inp, const S* dout, int64_t n, bool relu) const {
-        if (fast) train::activation_backward_fast(dinp, inp, dout, n, relu, threads);
-        else if (relu) train::relu_backward(dinp, inp, dout, n);
-        else train::gelu_backward(dinp, inp, dout, n);
+        if (fast) nn::activation_backward_fast(dinp, inp, dout, n, relu, threads);
+        else if (relu) nn::relu_backward(dinp, inp, dout, n);
+        else nn::gelu_backward(dinp, inp, dout, n);
     }
     void att_fwd(S* out, S* att, const S* q, const S* k, const S* v, int64_t B, int64_t T, int64_t H, int64_t Dk,
                  int64_t Dv, S f, bool causal, float p, uint64_t seed) const {
-        if (fast) train::attention_forward_fast(out, att, q, k, v, B, T, H, Dk, Dv, f, causal, p, seed, threads);
-        else train::attention_forward(out, att, q, k, v, B, T, H, Dk, Dv, f, causal, p, seed);
+        if (fast) nn::attention_forward_fast(out, att, q, k, v, B, T, H, Dk, Dv, f, causal, p, seed, threads);
+        else nn::attention_forward(out, att, q, k, v, B, T, H, Dk, Dv, f, causal, p, seed);
     }
     int64_t xent_fwd(S* losses, S* probs, const S* logits, const int32_t* targets, int64_t N, int64_t V) const {
-        if (fast) return train::crossentropy_forward_fast(losses, probs, logits, targets, N, V, threads);
-        return train::crossentropy_forward(losses, probs, logits, targets, N, V);
+        if (fast) return nn::crossentropy_forward_fast(losses, probs, logits, targets, N, V, threads);
+        return nn::crossentropy_forward(losses, probs, logits, targets, N, V);
     }
     void xent_bwd(S* dlogits, const S* probs, const int32_t* targets, S scale, int64_t N, int64_t V,
                   Into into = Into::Add) const {
-        if (fast) return train::crossentropy_backward_fast(dlogits, probs, targets, scale, N, V, threads, into);
+        if (fast) return nn::crossentropy_backward_fast(dlogits, probs, targets, scale, N, V, threads, into);
         if (into == Into::Set) std::fill(dlogits, dlogits + N * V, S(0));
-        train::crossentropy_backward(dlogits, probs, targets, scale, N, V);
+        nn::crossentropy_backward(dlogits, probs, targets, scale, N, V);
     }
     void add(S* out, const S* a, const S* b, int64_t n) const {
-        if (fast) train::residual_forward_fast(out, a, b, n, threads);
-        else train::residual_forward(out, a, b, n);
+        if (fast) nn::residual_forward_fast(out, a, b, n, threads);
+        else nn::residual_forward(out, a, b, n);
     }
     void zero(Buf<S>& b) const {
-        if (fast) train::zero_fast(b.data(), static_cast<int64_t>(b.size()), threads);
+        if (fast) nn::zero_fast(b.data(), static_cast<int64_t>(b.size()), threads);
         else std::fill(b.begin(), b.end(), S(0));
     }
     void att_bwd(S* dq, S* dk, S* dv, const S* dout, const S* q, const S* k, const S* v, const S* att, int64_t B,
                  int64_t T, int64_t H, int64_t Dk, int64_t Dv, S f, float p, uint64_t seed) const {
-        if (fast) train::attention_backward_fast(dq, dk, dv, dout, q, k, v, att, B, T, H, Dk, Dv, f, p, seed, threads);
-        else train::attention_backward(dq, dk, dv, dout, q, k, v, att, B, T, H, Dk, Dv, f, p, seed);
+        if (fast) nn::attention_backward_fast(dq, dk, dv, dout, q, k, v, att, B, T, H, Dk, Dv, f, p, seed, threads);
+        else nn::attention_backward(dq, dk, dv, dout, q, k, v, att, B, T, H, Dk, Dv, f, p, seed);
     }
 };
 
@@ -549,7 +549,7 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
 
     // chunks of whole sequences; the threads go across chunks (inner ops on one thread) or,
     // where the chunks are too few, into each op
-    const int64_t per_chunk = fused ? std::max<int64_t>(1, train::kChunkTokens / T) : B;
+    const int64_t per_chunk = fused ? std::max<int64_t>(1, nn::kChunkTokens / T) : B;
     const int64_t n_chunks = (B + per_chunk - 1) / per_chunk;
     const int nt = resolve_threads(op.threads);
     const bool across = fused && nt > 1 && n_chunks >= nt;
@@ -600,7 +600,7 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
         const Rows R = rows_of(ci);
         const int64_t r0 = R.r0, n = R.n;
         auto at = [r0](Buf<S>& b, int64_t width) { return b.data() + r0 * width; };
-        train::embedding_forward(at(a.res[0], D), tokens + r0, P[0], learned ? P[1] : a.pos.data(), R.nb, T, D);
+        nn::embedding_forward(at(a.res[0], D), tokens + r0, P[0], learned ? P[1] : a.pos.data(), R.nb, T, D);
         for (int64_t l = 0; l < c.layers; ++l) {
             auto& L = a.L[static_cast<size_t>(l)];
             S* x = at(a.res[static_cast<size_t>(l)], D);
@@ -608,7 +608,7 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
             if (fused) {
                 S* qkv = at(L.qkv, W3);
                 in.matmul_fwd(qkv, at(L.ln1, D), L.wqkv.data(), L.bqkv.data(), n, D, W3, L.wqkv_t.data());
-                train::attention_forward_fast(at(L.atty, VV), L.att.data() + R.b0 * H * T * T, qkv, qkv + QK,
+                nn::attention_forward_fast(at(L.atty, VV), L.att.data() + R.b0 * H * T * T, qkv, qkv + QK,
                                               qkv + 2 * QK, R.nb, T, H, Dk, Dv, factor, c.causal, p,
                                               layer_seed(step_seed, l), in.threads, W3, W3, R.b0);
             } else {  // one chunk: the whole batch
@@ -618,8 +618,8 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
                 const S* qa = L.q.data();
                 const S* ka = L.k.data();
                 if (cos) {  // cosine scale: q, k normalised per head first
-                    train::headnorm_forward(L.qn.data(), L.qnorm.data(), L.q.data(), n, H, Dk);
-                    train::headnorm_forward(L.kn.data(), L.knorm.data(), L.k.data(), n, H, Dk);
+                    nn::headnorm_forward(L.qn.data(), L.qnorm.data(), L.q.data(), n, H, Dk);
+                    nn::headnorm_forward(L.kn.data(), L.knorm.data(), L.k.data(), n, H, Dk);
                     qa = L.qn.data();
                     ka = L.kn.data();
                 }
@@ -741,7 +741,7 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
                 if (mine.dqkv.size() < static_cast<size_t>(n * W3)) mine.dqkv.resize(static_cast<size_t>(n * W3));
                 S* const dqkv = mine.dqkv.data();
                 const S* qkv = at(L.qkv, W3);
-                train::attention_backward_fast(dqkv, dqkv + QK, dqkv + 2 * QK, datty, qkv, qkv + QK,
+                nn::attention_backward_fast(dqkv, dqkv + QK, dqkv + 2 * QK, datty, qkv, qkv + QK,
                                                qkv + 2 * QK, L.att.data() + R.b0 * H * T * T, R.nb, T, H, Dk, Dv,
                                                factor, p, layer_seed(step_seed, l), in.threads, W3, W3, Into::Set,
                                                R.b0);
@@ -766,9 +766,9 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
                     // dqn holds only the attention's gradient here; the planted no-scale bug ignores tau
                     if (learn_tau && c.bug != AttnBug::NoScale)
                         g[i_tau + static_cast<size_t>(l)][0] +=
-                            static_cast<S>(train::temperature_backward(L.qn.data(), a.dqn.data(), n * QK));
-                    train::headnorm_backward(a.dq.data(), a.dqn.data(), L.qn.data(), L.qnorm.data(), n, H, Dk);
-                    train::headnorm_backward(a.dk.data(), a.dkn.data(), L.kn.data(), L.knorm.data(), n, H, Dk);
+                            static_cast<S>(nn::temperature_backward(L.qn.data(), a.dqn.data(), n * QK));
+                    nn::headnorm_backward(a.dq.data(), a.dqn.data(), L.qn.data(), L.qnorm.data(), n, H, Dk);
+                    nn::headnorm_backward(a.dk.data(), a.dkn.data(), L.kn.data(), L.knorm.data(), n, H, Dk);
                 } else {
                     if (debug)
                         debug_attention_backward(a.dq.data(), a.dk.data(), a.dv.data(), scratch.data(), a.datty.data(),
@@ -789,7 +789,7 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
             in.ln_bwd(dres, gp[bp(l, kLn1W)], gp[bp(l, kLn1B)], dln, x, P[bp(l, kLn1W)],
                       at(L.ln1_mean, 1), at(L.ln1_rstd, 1), n, D);  // dres is now d x
         }
-        train::embedding_backward(gp[0], learned ? gp[1] : nullptr, dres, tokens + r0, R.nb, T, D);
+        nn::embedding_backward(gp[0], learned ? gp[1] : nullptr, dres, tokens + r0, R.nb, T, D);
     });
     if (fused) {  // G = the chunks' partial gradients summed in chunk order, by pieces of kSumPiece
         constexpr int64_t kSumPiece = 4096;

@@ -19,11 +19,11 @@
 
 #include "attn/io/safetensors.hpp"
 #include "attn/train/checkpoint.hpp"
-#include "attn/train/model.hpp"
-#include "attn/train/ops.hpp"
+#include "attn/nn/transformer.hpp"
+#include "attn/nn/ops.hpp"
 #include "test_util.hpp"
 
-namespace tr = attn::train;
+namespace tr = attn::nn;
 using attn::SafeTensors;
 using attn::Tensor;
 

@@ -1,4 +1,4 @@
-// attn/experiments/elman.hpp: a small recurrent network (Elman, tanh) with its
+// attn/nn/elman.hpp: a small recurrent network (Elman, tanh) with its
 // backward pass through time, the baseline of experiment "distance" (C1).
 //
 //   h_0 = 0;  h_t = tanh(E[x_t] + W h_{t-1} + b)      E (V, H) as nn.Embedding feeding
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "attn/core/tensor.hpp"
-#include "attn/train/model.hpp"
+#include "attn/nn/transformer.hpp"
 
 namespace attn::lab {
 

@@ -1,4 +1,4 @@
-// The TinyTransformer (attn/train/model.hpp) and the optimisers: whole-model gradients
+// The TinyTransformer (attn/nn/transformer.hpp) and the optimisers: whole-model gradients
 // against finite differences in double, the float fast path against the double
 // reference, bit-identical training at any thread count, AdamW / SGD rules, overfitting.
 #include <doctest/doctest.h>
@@ -13,7 +13,7 @@
 #include "attn/bench/train_bench.hpp"
 #include "attn/core/errors.hpp"
 #include "attn/core/rng.hpp"
-#include "attn/train/model.hpp"
+#include "attn/nn/transformer.hpp"
 #include "attn/train/optim.hpp"
 
 using attn::ModelConfig;

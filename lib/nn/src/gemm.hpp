@@ -1,11 +1,11 @@
 // lib/train/src/gemm.hpp: private. The fp32 small-matrix GEMM under the fast training ops:
 // attn/cpu/gemm.hpp's strided kernel (one template per instruction set, lib/cpu), of the
-// family the path in use names (attn/train/fast_ops.hpp: gemm_path).
+// family the path in use names (attn/nn/fast_ops.hpp: gemm_path).
 #pragma once
 
 #include "attn/cpu/gemm.hpp"
 
-namespace attn::train::detail {
+namespace attn::nn::detail {
 
 // C (M, Nc) = init + A (M, K) . B (K, Nc), A read through two strides (attn/cpu/gemm.hpp).
 using GemmArgs = attn::gemm::StridedArgs;
@@ -14,4 +14,4 @@ using GemmFn = attn::gemm::StridedFn;
 // The kernel of the path in use, null for Eigen.
 GemmFn float_gemm();
 
-}  // namespace attn::train::detail
+}  // namespace attn::nn::detail

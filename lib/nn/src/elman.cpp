@@ -1,6 +1,6 @@
-// The Elman RNN of experiment "distance" (attn/experiments/elman.hpp): forward and
+// The Elman RNN of experiment "distance" (attn/nn/elman.hpp): forward and
 // backward through time with Eigen, one (B, H) matrix product per step.
-#include "attn/experiments/elman.hpp"
+#include "attn/nn/elman.hpp"
 
 #include <algorithm>
 #include <cmath>

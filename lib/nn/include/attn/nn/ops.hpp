@@ -1,4 +1,4 @@
-// attn/train/ops.hpp: forward and backward of every piece of a small Transformer,
+// attn/nn/ops.hpp: forward and backward of every piece of a small Transformer,
 // the readable reference (plain loops, one thread), in the manner of llm.c.
 //
 // Legend: B batch, T sequence, D d_model, H heads, Dk, Dv per-head sizes, V vocabulary,
@@ -17,7 +17,7 @@
 
 #include <cstdint>
 
-namespace attn::train {
+namespace attn::nn {
 
 // ---- embedding ---------------------------------------------------------------
 // out (B, T, D) = wte[tokens[b,t]] + pos[t];  tokens (B*T) in [0, V); wte (V, D); pos (Tmax, D), T <= Tmax.
@@ -121,4 +121,4 @@ int64_t crossentropy_forward(S* losses, S* probs, const S* logits, const int32_t
 template <class S>
 void crossentropy_backward(S* dlogits, const S* probs, const int32_t* targets, S scale, int64_t N, int64_t V);
 
-}  // namespace attn::train
+}  // namespace attn::nn

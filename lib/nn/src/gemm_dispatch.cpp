@@ -6,10 +6,10 @@
 
 #include "attn/core/errors.hpp"
 #include "attn/cpu/features.hpp"
-#include "attn/train/fast_ops.hpp"
+#include "attn/nn/fast_ops.hpp"
 #include "gemm.hpp"
 
-namespace attn::train {
+namespace attn::nn {
 
 namespace {
 Isa family(GemmPath p) {
@@ -75,4 +75,4 @@ GemmFn float_gemm() {
 }
 }  // namespace detail
 
-}  // namespace attn::train
+}  // namespace attn::nn

@@ -1,5 +1,5 @@
-// Backward passes of the training ops (attn/train/ops.hpp) against central finite
-// differences in double, and the fast twins (attn/train/fast_ops.hpp) against the
+// Backward passes of the training ops (attn/nn/ops.hpp) against central finite
+// differences in double, and the fast twins (attn/nn/fast_ops.hpp) against the
 // reference ops, element by element.
 //
 // Finite differences: each op is reduced to a scalar L = sum(out * w) with a fixed random
@@ -21,10 +21,10 @@
 #include "attn/core/attention.hpp"
 #include "attn/core/attention_backward.hpp"
 #include "attn/core/rng.hpp"
-#include "attn/train/fast_ops.hpp"
-#include "attn/train/ops.hpp"
+#include "attn/nn/fast_ops.hpp"
+#include "attn/nn/ops.hpp"
 
-namespace tr = attn::train;
+namespace tr = attn::nn;
 using Vec = std::vector<double>;
 
 namespace {

@@ -1,4 +1,4 @@
-// attn/train/fast_ops.hpp: the fast twins of attn/train/ops.hpp that the model trains with.
+// attn/nn/fast_ops.hpp: the fast twins of attn/nn/ops.hpp that the model trains with.
 //
 // Same signatures as the reference ops plus a thread count, same "backward adds"
 // rule by default (Into::Add); a backward op given Into::Set writes its input gradient
@@ -10,12 +10,12 @@
 // output rows of a weight gradient, one (batch, head) pair of attention), and every
 // sum across pieces is added in piece order, so the result is bit-identical at any
 // thread count. The results differ from the reference ops only by float rounding
-// (a different summation order); tests/test_train_ops.cpp bounds the difference.
+// (a different summation order); tests/test_nn_ops.cpp bounds the difference.
 #pragma once
 
 #include <cstdint>
 
-namespace attn::train {
+namespace attn::nn {
 
 inline constexpr int64_t kRowChunk = 64;    // rows of activations per work item (LayerNorm, GELU)
 inline constexpr int64_t kGemmRows = 256;   // rows of a linear layer's input per GEMM work item
@@ -26,7 +26,7 @@ inline constexpr int64_t kChunkTokens = 512;  // tokens (whole sequences) per wo
 // The float32 matrix products of the fast ops (linear layers, attention's per-head
 // products) run on one of four paths, picked at run time from what the CPU has:
 // "avx512", "avx2" and (AArch64) "neon", register-tile kernels without packing for these small shapes
-// (lib/train/src/gemm_kernel.hpp: every element summed over k in ascending order with
+// (lib/cpu/src/gemm_kernel.hpp: every element summed over k in ascending order with
 // fused multiply-adds), or "eigen" (Eigen's GEMM, as every double op). Each path is
 // deterministic at any thread count; two paths differ by float rounding.
 enum class GemmPath { Eigen, Avx2, Avx512, Neon, Generic };
@@ -110,4 +110,4 @@ void residual_backward_fast(S* da, S* db, const S* dout, int64_t n, int threads)
 template <class S>
 void zero_fast(S* x, int64_t n, int threads);
 
-}  // namespace attn::train
+}  // namespace attn::nn

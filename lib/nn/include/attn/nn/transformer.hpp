@@ -1,4 +1,4 @@
-// attn/train/model.hpp: a tiny Transformer that trains in C++ (decoder or encoder).
+// attn/nn/transformer.hpp: a tiny Transformer that trains in C++ (decoder or encoder).
 //
 //   tokens (B, T) --tok_emb + pos--> x (B, T, D)
 //   N blocks, pre-LayerNorm:
@@ -138,7 +138,7 @@ public:
 
     std::vector<Param> params();
     int64_t num_params() const;
-    // Readable reference ops (attn/train/ops.hpp, one thread) instead of the fast path;
+    // Readable reference ops (attn/nn/ops.hpp, one thread) instead of the fast path;
     // for tests that check the fast path against it.
     void set_reference_path(bool on) { reference_ = on; }
 

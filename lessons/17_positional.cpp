@@ -144,10 +144,10 @@ void run(LessonContext& ctx) {
     for (const PositionsRun& r : pr.runs) {
         double m = 0;
         for (double a : r.final_acc) m += a / double(r.final_acc.size());
-        rt.add({lab::positions_name(r.pos), m, pr.steps});
-        if (r.pos == lab::Positions::None) none = m;
+        rt.add({pos_kind_name(r.pos), m, pr.steps});
+        if (r.pos == PosKind::None) none = m;
         else best = std::max(best, m);
-        ctx.figure(std::string("acc_") + lab::positions_name(r.pos), m);
+        ctx.figure(std::string("acc_") + pos_kind_name(r.pos), m);
     }
     ctx.table("trained", rt);
     ctx.identity(pr.equivariance_max_diff < 1e-5, "C4",

@@ -1,6 +1,5 @@
-// Experiments dropout, heads, distance, stability, memory (issue "Training experiments",
-// part 2) and the lab model they train: its gradients against finite differences, then
-// each experiment's Quick size with checks on its figures.
+// Experiments dropout, heads, distance, stability, memory: each one's Quick size with checks
+// on its figures (the model they train is tests/test_nn_variants.cpp's).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -11,88 +10,12 @@
 #include <vector>
 
 #include "attn/core/rng.hpp"
-#include "attn/nn/elman.hpp"
 #include "attn/experiments/experiment.hpp"
-#include "attn/experiments/lab_model.hpp"
-#include "lab_test_util.hpp"
 #include "attn/train/tasks.hpp"
 
 #include <nlohmann/json.hpp>
 
 using namespace attn;
-using namespace attn::test;
-
-namespace {
-
-void check_grads(const lab::LabConfig& c, bool train) { check_lab_grads(c, 2, 5, train); }
-
-lab::LabConfig small_cfg() {
-    lab::LabConfig c;
-    c.vocab = 7, c.max_seq = 6, c.d_model = 8, c.heads = 2, c.d_head = 3, c.layers = 2, c.d_ff = 12;
-    return c;
-}
-
-}  // namespace
-
-TEST_CASE("lab model: every gradient against finite differences (decoder, encoder, positions, dropout)") {
-    lab::LabConfig c = small_cfg();
-    SUBCASE("decoder, learned positions") { check_grads(c, false); }
-    SUBCASE("encoder, no positions, no mlp") {
-        c.causal = false, c.pos = lab::Positions::None, c.mlp = false;
-        check_grads(c, false);
-    }
-    SUBCASE("sinusoidal positions") {
-        c.pos = lab::Positions::Sinusoidal;
-        check_grads(c, false);
-    }
-    SUBCASE("dropout on the weights") {
-        c.dropout = 0.3f;
-        check_grads(c, true);
-    }
-    SUBCASE("dropout on the scores") {
-        c.dropout = 0.3f, c.drop_where = lab::DropWhere::Scores;
-        check_grads(c, true);
-    }
-    SUBCASE("a zeroed head") {
-        c.head_off = {0, 1, 0, 0};
-        check_grads(c, false);
-    }
-}
-
-TEST_CASE("lab model: a blocked head's q, k, v weights get exactly zero gradient, the others do not") {
-    lab::LabConfig c = small_cfg();
-    c.head_blocked = {1, 0, 1, 0};  // head 0 of both layers
-    lab::LabModel m(c);
-    m.init(4);
-    const Toy d = toy(2, 5, c.vocab, 12);
-    m.step(d.tok.data(), d.tgt.data(), 2, 5, 0, 1);
-    for (const Param& p : m.params()) {
-        if (p.name.find("q_proj.weight") == std::string::npos && p.name.find("v_proj.weight") == std::string::npos)
-            continue;
-        double blocked = 0, open = 0;
-        for (int64_t r = 0; r < p.grad->shape[0]; ++r)
-            for (int64_t k = 0; k < p.grad->shape[1]; ++k) {
-                const double v = std::fabs(p.grad->data[static_cast<size_t>(r * p.grad->shape[1] + k)]);
-                (r < c.d_head ? blocked : open) += v;
-            }
-        INFO(p.name);
-        CHECK(blocked == 0.0);
-        CHECK(open > 0.0);
-    }
-}
-
-TEST_CASE("lab model: the same numbers at 1 and 3 threads") {
-    lab::LabConfig c = small_cfg();
-    c.dropout = 0.2f;
-    lab::LabModel a(c), b(c);
-    a.init(9), b.init(9);
-    const Toy d = toy(4, 6, c.vocab, 13);
-    const double la = a.step(d.tok.data(), d.tgt.data(), 4, 6, 77, 1).loss;
-    const double lb = b.step(d.tok.data(), d.tgt.data(), 4, 6, 77, 3).loss;
-    CHECK(la == lb);
-    auto pa = a.params(), pb = b.params();
-    for (size_t i = 0; i < pa.size(); ++i) CHECK(pa[i].grad->data == pb[i].grad->data);
-}
 
 namespace {
 const Verdict* verdict_with(const ExperimentResult& r, const std::string& words) {
@@ -146,42 +69,6 @@ TEST_CASE("experiment dropout (quick): recall from a finite set overfits, every 
     CHECK(train5 > 2 * train0);
     CHECK(verdict_with(r, "slows convergence (dropout on the weights, adamw)") != nullptr);
     CHECK(verdict_with(r, "not on the scores (adamw)") != nullptr);
-}
-
-TEST_CASE("Elman RNN: BPTT gradients against finite differences in double") {
-    const int64_t V = 5, H = 4, B = 2, T = 6;
-    lab::ElmanRnn m(V, H);
-    m.init(8);
-    std::vector<std::vector<double>> p;
-    for (auto& t : m.values()) p.emplace_back(t.data.begin(), t.data.end());
-    const Toy d = toy(B, T, V, 14);
-    auto run = [&](std::vector<std::vector<double>>* g) {
-        std::vector<const double*> W;
-        std::vector<double*> G;
-        for (auto& t : p) W.push_back(t.data());
-        if (g) {
-            g->clear();
-            for (auto& t : p) g->emplace_back(t.size(), 0.0);
-            for (auto& t : *g) G.push_back(t.data());
-        }
-        return lab::elman_pass<double>(V, H, W, G, d.tok.data(), d.tgt.data(), B, T).loss;
-    };
-    std::vector<std::vector<double>> g;
-    run(&g);
-    // every element of every tensor (the model is tiny); tolerance as for the lab model
-    for (size_t t = 0; t < p.size(); ++t)
-        for (size_t i = 0; i < p[t].size(); ++i) {
-            const double keep = p[t][i], h = 1e-5;
-            p[t][i] = keep + h;
-            const double lp = run(nullptr);
-            p[t][i] = keep - h;
-            const double lm = run(nullptr);
-            p[t][i] = keep;
-            INFO("tensor " << t << " element " << i);
-            CHECK(std::fabs((lp - lm) / (2 * h) - g[t][i]) <= 1e-7 + 1e-5 * std::fabs(g[t][i]));
-        }
-    // the float model gives the same loss as the double pass, to float rounding
-    CHECK(std::fabs(m.evaluate(d.tok.data(), d.tgt.data(), B, T).loss - run(nullptr)) < 1e-5);
 }
 
 TEST_CASE("experiment heads (quick): tables, ablation rows, blocked heads get no gradient yet the model learns") {

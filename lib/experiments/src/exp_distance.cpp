@@ -20,11 +20,11 @@ namespace attn {
 namespace {
 using namespace lab;
 
-double eval_rnn(lab::ElmanRnn& m, const Task& task, int64_t B, uint64_t seed, int64_t batches) {
+double eval_rnn(ElmanRnn& m, const Task& task, int64_t B, uint64_t seed, int64_t batches) {
     int64_t c = 0, n = 0;
     for (int64_t i = 0; i < batches; ++i) {
         const TaskBatch b = task.batch(B, seed, DataSplit::Eval, i);
-        const lab::RnnStats s = m.evaluate(b.tokens.data(), b.targets.data(), b.B, b.T);
+        const RnnStats s = m.evaluate(b.tokens.data(), b.targets.data(), b.B, b.T);
         c += s.correct, n += s.counted;
     }
     return n ? double(c) / double(n) : 0.0;
@@ -32,7 +32,7 @@ double eval_rnn(lab::ElmanRnn& m, const Task& task, int64_t B, uint64_t seed, in
 
 // The library's loop (attn/train/loop.hpp) on the RNN: AdamW lr 3e-3 without weight decay, clip 1;
 // the held-out accuracy before the first step, every eval_every steps and after the last.
-std::vector<double> train_rnn(lab::ElmanRnn& m, const Task& task, int64_t steps, int64_t B, uint64_t seed,
+std::vector<double> train_rnn(ElmanRnn& m, const Task& task, int64_t steps, int64_t B, uint64_t seed,
                               int64_t eval_every, const std::function<void(int64_t)>& prog) {
     TrainConfig cfg;
     cfg.steps = steps, cfg.eval_every = eval_every;
@@ -42,7 +42,7 @@ std::vector<double> train_rnn(lab::ElmanRnn& m, const Task& task, int64_t steps,
     h.stop_on_divergence = false;  // as the lab's runs: the curve records what follows
     h.step = [&](int64_t st) {
         const TaskBatch b = task.batch(B, seed, DataSplit::Train, st);
-        const lab::RnnStats r = m.step(b.tokens.data(), b.targets.data(), b.B, b.T);
+        const RnnStats r = m.step(b.tokens.data(), b.targets.data(), b.B, b.T);
         return StepStats{r.loss, r.correct, r.counted};
     };
     if (prog) h.after_update = [&](const TrainLoopState& st) { prog(st.steps_done); };
@@ -56,7 +56,7 @@ std::vector<double> train_rnn(lab::ElmanRnn& m, const Task& task, int64_t steps,
 }
 
 // Largest |a - b| over two logits tensors with row b of `perm` rows mapped.
-double perm_diff(lab::LabModel& m, const std::vector<int32_t>& tok, int64_t T, uint64_t seed) {
+double perm_diff(TinyTransformer& m, const std::vector<int32_t>& tok, int64_t T, uint64_t seed) {
     std::vector<int64_t> perm(static_cast<size_t>(T));
     for (int64_t i = 0; i < T; ++i) perm[static_cast<size_t>(i)] = i;
     Rng r(seed, 0x9e7);
@@ -66,17 +66,18 @@ double perm_diff(lab::LabModel& m, const std::vector<int32_t>& tok, int64_t T, u
     for (int64_t i = 0; i < T; ++i) ptok[static_cast<size_t>(i)] = tok[static_cast<size_t>(perm[static_cast<size_t>(i)])];
     // every row's output through the weights P (1 layer, no MLP): compare the attention outputs
     // via the logits of a direct forward: use evaluate's attention weights and a second model pass
-    std::vector<std::vector<float>> Pa, Pb;
-    m.evaluate(tok.data(), tgt.data(), 1, T, 1, &Pa);
-    m.evaluate(ptok.data(), tgt.data(), 1, T, 1, &Pb);
+    m.evaluate(tok.data(), tgt.data(), 1, T, 1);
+    const std::vector<float> Pa = m.attention_weights()[0].data;
+    m.evaluate(ptok.data(), tgt.data(), 1, T, 1);
+    const std::vector<float> Pb = m.attention_weights()[0].data;
     const int64_t H = m.config().heads;
     double mx = 0;
     // P(perm x)[i, j] must equal P(x)[perm i, perm j]
     for (int64_t h = 0; h < H; ++h)
         for (int64_t i = 0; i < T; ++i)
             for (int64_t j = 0; j < T; ++j) {
-                const float a = Pb[0][static_cast<size_t>((h * T + i) * T + j)];
-                const float b = Pa[0][static_cast<size_t>((h * T + perm[static_cast<size_t>(i)]) * T +
+                const float a = Pb[static_cast<size_t>((h * T + i) * T + j)];
+                const float b = Pa[static_cast<size_t>((h * T + perm[static_cast<size_t>(i)]) * T +
                                                           perm[static_cast<size_t>(j)])];
                 mx = std::max(mx, double(std::fabs(a - b)));
             }
@@ -96,15 +97,13 @@ PositionsResult run_positions(ExperimentSize sz, int seeds, uint64_t seed0, int 
     const Task task(TaskKind::Reverse, to);
     // equivariance, measured on untrained encoders (one layer, no MLP)
     {
-        lab::LabConfig lc;
-        lc.vocab = task.vocab(), lc.max_seq = res.seq, lc.d_model = 32, lc.heads = 2, lc.d_head = 16;
-        lc.causal = false, lc.mlp = false, lc.pos = lab::Positions::None;
-        lab::LabModel m0(lc);
-        m0.init(seed0);
-        lc.pos = lab::Positions::Learned;
-        lab::LabModel m1(lc);
-        m1.init(seed0);
-        for (float& x : m1.values()[1].data) x *= 50.0f;  // positions large enough to matter at init
+        ModelConfig lc;
+        lc.vocab = task.vocab(), lc.max_seq = res.seq, lc.d_model = 32, lc.heads = 2, lc.d_k = 16, lc.layers = 1;
+        lc.causal = false, lc.mlp = false, lc.pos = PosKind::None;
+        TinyTransformer m0 = lab_model(lc, seed0);
+        lc.pos = PosKind::Learned;
+        TinyTransformer m1 = lab_model(lc, seed0);
+        for (float& x : m1.params()[1].value->data) x *= 50.0f;  // positions large enough to matter at init
         const TaskBatch b = task.batch(1, seed0, DataSplit::Eval, 0);
         res.equivariance_max_diff = perm_diff(m0, b.tokens, res.seq, seed0);
         res.equivariance_with_pos = perm_diff(m1, b.tokens, res.seq, seed0);
@@ -127,26 +126,25 @@ PositionsResult run_positions(ExperimentSize sz, int seeds, uint64_t seed0, int 
     }
     int done = 0;
     const int total = 3 * seeds;
-    for (lab::Positions pos : {lab::Positions::None, lab::Positions::Learned, lab::Positions::Sinusoidal}) {
+    for (PosKind pos : {PosKind::None, PosKind::Learned, PosKind::Sinusoidal}) {
         PositionsRun run;
         run.pos = pos;
         std::vector<std::vector<double>> curves;
         for (int s = 0; s < seeds; ++s) {
             const uint64_t seed = seed0 + uint64_t(s);
-            lab::LabConfig lc;
-            lc.vocab = task.vocab(), lc.max_seq = res.seq, lc.d_model = 32, lc.heads = 4, lc.d_head = 8, lc.layers = 2;
+            ModelConfig lc;
+            lc.vocab = task.vocab(), lc.max_seq = res.seq, lc.d_model = 32, lc.heads = 4, lc.d_k = 8, lc.layers = 2;
             lc.causal = false, lc.pos = pos;
-            lab::LabModel m(lc);
-            m.init(seed);
-            if (pos == lab::Positions::Learned)
-                for (float& x : m.values()[1].data) x *= 10.0f;  // N(0, 0.2^2): comparable to the token embeddings' role
+            TinyTransformer m = lab_model(lc, seed);
+            if (pos == PosKind::Learned)
+                for (float& x : m.params()[1].value->data) x *= 10.0f;  // N(0, 0.2^2): comparable to the token embeddings' role
             LabTrainSpec spec;
             spec.steps = res.steps, spec.batch = 32, spec.eval_every = 25, spec.eval_batches = 2;
             spec.lr = 3e-3, spec.seed = seed, spec.threads = threads;
             const LabCurve c = train_lab(m, task, spec, [&](int64_t st) {
                 if (st % 50 == 0 && progress)
                     progress(fmt::format("positions: run {}/{}, {}, seed {}, step {}", done + 1, total,
-                                         lab::positions_name(pos), seed, st));
+                                         pos_kind_name(pos), seed, st));
             });
             ++done;
             run.final_acc.push_back(c.final_acc());
@@ -187,7 +185,7 @@ ExperimentResult run_distance(const ExperimentConfig& cfg, const ExperimentProgr
         std::vector<double> ra, aa;
         for (int s = 0; s < cfg.seeds; ++s) {
             const uint64_t seed = cfg.seed + uint64_t(s);
-            lab::ElmanRnn rnn(task.vocab(), hidden);
+            ElmanRnn rnn(task.vocab(), hidden);
             rnn.init(seed);
             const auto acc = train_rnn(rnn, task, steps, B, seed, eval_every, [&](int64_t st) {
                 if (st % 100 == 0 && progress)
@@ -195,11 +193,10 @@ ExperimentResult run_distance(const ExperimentConfig& cfg, const ExperimentProgr
             });
             ++done;
             ra.push_back(acc.back());
-            lab::LabConfig lc;
-            lc.vocab = task.vocab(), lc.max_seq = task.seq(), lc.d_model = 64, lc.heads = 4, lc.d_head = 16;
+            ModelConfig lc;
+            lc.vocab = task.vocab(), lc.max_seq = task.seq(), lc.d_model = 64, lc.heads = 4, lc.d_k = 16;
             lc.layers = 1, lc.mlp = false;
-            lab::LabModel m(lc);
-            m.init(seed);
+            TinyTransformer m = lab_model(lc, seed);
             LabTrainSpec spec;
             spec.steps = steps, spec.batch = B, spec.eval_every = eval_every, spec.eval_batches = 2;
             spec.lr = 3e-3, spec.seed = seed, spec.threads = cfg.threads;
@@ -269,10 +266,10 @@ ExperimentResult run_distance(const ExperimentConfig& cfg, const ExperimentProgr
     pt.title += fmt::format("; an equivariant model can reach at most {:.3f}", pr.equivariant_ceiling);
     pt.columns = {"positions", "mean acc", "sd", "min", "max"};
     for (const PositionsRun& run : pr.runs) {
-        pt.rows.push_back({lab::positions_name(run.pos), mean(run.final_acc), sample_std(run.final_acc),
+        pt.rows.push_back({pos_kind_name(run.pos), mean(run.final_acc), sample_std(run.final_acc),
                            *std::min_element(run.final_acc.begin(), run.final_acc.end()),
                            *std::max_element(run.final_acc.begin(), run.final_acc.end())});
-        r.curves.push_back({"reverse, encoder: held-out accuracy", lab::positions_name(run.pos), "step", run.curve_step,
+        r.curves.push_back({"reverse, encoder: held-out accuracy", pos_kind_name(run.pos), "step", run.curve_step,
                             run.curve_acc});
     }
     r.tables.push_back(pt);
@@ -288,7 +285,7 @@ ExperimentResult run_distance(const ExperimentConfig& cfg, const ExperimentProgr
                      "{:.3f}, sinusoidal {:.3f} (chance {:.3f})",
                      pr.equivariance_max_diff, pr.equivariance_with_pos, none, pr.equivariant_ceiling, learned, sinus,
                      pr.chance)});
-    r.notes.push_back("Elman RNN: tanh, 64 hidden units, full BPTT, AdamW lr 3e-3, clip 1; attention: lab model, "
+    r.notes.push_back("Elman RNN: tanh, 64 hidden units, full BPTT, AdamW lr 3e-3, clip 1; attention: the Transformer, "
                       "1 layer, 4 heads x 16, learned positions, no MLP, the same optimiser; steps are the same for both");
     r.notes.push_back("the RNN's knee depends on its size and the step budget: a bigger or gated (GRU, LSTM) network "
                       "or more steps moves it; attention's cost does not depend on d");

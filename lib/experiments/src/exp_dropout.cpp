@@ -5,8 +5,8 @@
 // values) learned from a FINITE training set of 256 rows (a pool of rows drawn once from the train
 // split, lab::PoolData) and measured on the held-out split. The pool is small enough that
 // the model can memorise it instead of learning the lookup, so the gap between training
-// and held-out loss is real and dropout has something to regularise. Model: the lab model
-// (attn/experiments/lab_model.hpp), 2 layers (recall needs one to copy the key next to its
+// and held-out loss is real and dropout has something to regularise. Model: the Transformer
+// (attn/nn/transformer.hpp), 2 layers (recall needs one to copy the key next to its
 // value and one to look it up), 4 heads x 8, d_model 32, learned positions, no MLP,
 // embeddings N(0, 1) (nn.Embedding's init; at 0.02 recall sits on a plateau).
 // Measured per cell, over the seeds: steps until the held-out accuracy first reaches the
@@ -113,14 +113,14 @@ ExperimentResult run_dropout(const ExperimentConfig& cfg, const ExperimentProgre
     struct Cell {
         bool sgd;
         float p;
-        lab::DropWhere where;
+        DropWhere where;
         std::vector<LabCurve> runs;
     };
     std::vector<Cell> cells;
     for (bool sgd : {false, true})
         for (float p : sgd ? ps_sgd : ps) {
-            cells.push_back({sgd, p, lab::DropWhere::Weights, {}});
-            if (p > 0) cells.push_back({sgd, p, lab::DropWhere::Scores, {}});
+            cells.push_back({sgd, p, DropWhere::Weights, {}});
+            if (p > 0) cells.push_back({sgd, p, DropWhere::Scores, {}});
         }
     const auto t0 = std::chrono::steady_clock::now();
     const int total = static_cast<int>(cells.size()) * cfg.seeds;
@@ -128,12 +128,11 @@ ExperimentResult run_dropout(const ExperimentConfig& cfg, const ExperimentProgre
     for (Cell& cell : cells) {
         for (int s = 0; s < cfg.seeds; ++s) {
             const uint64_t seed = cfg.seed + uint64_t(s);
-            lab::LabConfig lc;
-            lc.vocab = task.vocab(), lc.max_seq = T, lc.d_model = 32, lc.heads = 4, lc.d_head = 8, lc.layers = 2;
+            ModelConfig lc;
+            lc.vocab = task.vocab(), lc.max_seq = T, lc.d_model = 32, lc.heads = 4, lc.d_k = 8, lc.layers = 2;
             lc.mlp = false;
-            lc.dropout = cell.p, lc.drop_where = cell.where, lc.emb_std = 1.0f;
-            lab::LabModel m(lc);
-            m.init(seed);
+            lc.dropout = cell.p, lc.drop_where = cell.where;
+            TinyTransformer m = lab_model(lc, seed, 1.0);
             const PoolData pool(task, pool_rows, seed);
             LabTrainSpec spec;
             spec.steps = steps, spec.batch = 16, spec.eval_every = eval_every, spec.eval_batches = 8;
@@ -144,7 +143,7 @@ ExperimentResult run_dropout(const ExperimentConfig& cfg, const ExperimentProgre
                 if (st % 100 == 0 && progress)
                     progress(fmt::format("dropout: run {}/{}, {}, p {} on {}, seed {}, step {}", done + 1, total,
                                          cell.sgd ? "sgd" : "adamw", cell.p,
-                                         cell.where == lab::DropWhere::Weights ? "weights" : "scores", seed, st));
+                                         cell.where == DropWhere::Weights ? "weights" : "scores", seed, st));
             }));
             ++done;
         }
@@ -170,7 +169,7 @@ ExperimentResult run_dropout(const ExperimentConfig& cfg, const ExperimentProgre
         }
         int reached = 0;
         const double ms = mean_steps(st, double(steps), &reached);
-        const bool scores = cell.where == lab::DropWhere::Scores;
+        const bool scores = cell.where == DropWhere::Scores;
         const char* opt = cell.sgd ? "sgd" : "adamw";
         tab.rows.push_back({opt, cell.p, scores ? "scores" : "weights", ms,
                             fmt::format("{}/{}", reached, cell.runs.size()), mean(best), mean(fin), mean(acc),

@@ -2,7 +2,7 @@
 //
 // Task: associative recall (T = 10: 4 key-value pairs of 8 keys and 8 values, N(0, 1) embeddings;
 // a task one attention pattern cannot solve: one layer copies each key next to its value,
-// the other looks the query up), lab model with 2 layers (no MLP), d_model 64 and
+// the other looks the query up), a Transformer with 2 layers (no MLP), d_model 64 and
 // heads x d_head = 64 in every variant: 1 x 64, 4 x 16, 8 x 8 (the same projection
 // parameters and FLOPs, C30), under AdamW and under SGD with momentum (Adam rescales
 // each weight's small gradient, SGD does not: where the two disagree, the result depends
@@ -135,16 +135,15 @@ ExperimentResult run_heads(const ExperimentConfig& cfg, const ExperimentProgress
         std::vector<double> js_x;
         for (int s = 0; s < cfg.seeds; ++s) {
             const uint64_t seed = cfg.seed + uint64_t(s);
-            lab::LabConfig lc;
-            lc.vocab = task.vocab(), lc.max_seq = T, lc.d_model = D, lc.heads = v.H, lc.d_head = D / v.H, lc.layers = L;
-            lc.mlp = false, lc.emb_std = 1.0f;
+            ModelConfig lc;
+            lc.vocab = task.vocab(), lc.max_seq = T, lc.d_model = D, lc.heads = v.H, lc.d_k = D / v.H, lc.layers = L;
+            lc.mlp = false;
             std::vector<uint8_t> half(static_cast<size_t>(L * v.H), 0);
             for (int64_t l = 0; l < L; ++l)
                 for (int64_t h = 0; h < v.H / 2; ++h) half[static_cast<size_t>(l * v.H + h)] = 1;
             if (v.mode == 1) lc.head_blocked = half;
             if (v.mode == 2) lc.head_off = half;
-            lab::LabModel m(lc);
-            m.init(seed);
+            TinyTransformer m = lab_model(lc, seed, 1.0);
             LabTrainSpec spec;
             spec.steps = steps, spec.batch = 16, spec.eval_every = eval_every, spec.eval_batches = 4;
             spec.sgd = v.sgd, spec.lr = v.sgd ? 0.1 : 3e-3, spec.momentum = 0.9;
@@ -153,8 +152,9 @@ ExperimentResult run_heads(const ExperimentConfig& cfg, const ExperimentProgress
             std::vector<double> js_curve;
             js_x.clear();
             auto measure = [&]() {
+                m.evaluate(probe.tokens.data(), probe.targets.data(), probe.B, probe.T, cfg.threads);
                 std::vector<std::vector<float>> P;
-                m.evaluate(probe.tokens.data(), probe.targets.data(), probe.B, probe.T, cfg.threads, &P);
+                for (const Tensor& w : m.attention_weights()) P.push_back(w.data);
                 return head_stats(P, probe.B, v.H, T);
             };
             const LabCurve c = train_lab(
@@ -189,13 +189,14 @@ ExperimentResult run_heads(const ExperimentConfig& cfg, const ExperimentProgress
                 base_loss_8 += c.final_loss() / cfg.seeds;
                 for (int64_t l = 0; l < L; ++l)
                     for (int64_t h = 0; h < 8; ++h) {
-                        m.config().head_off.assign(static_cast<size_t>(L * 8), 0);
-                        m.config().head_off[static_cast<size_t>(l * 8 + h)] = 1;
+                        std::vector<uint8_t> off(static_cast<size_t>(L * 8), 0);
+                        off[static_cast<size_t>(l * 8 + h)] = 1;
+                        m.set_head_off(std::move(off));
                         const EvalResult e = eval_lab(m, task, spec.batch, seed, spec.eval_batches, cfg.threads);
                         abl_sum[static_cast<size_t>(l * 8 + h)] += e.loss / cfg.seeds;
                         abl_ent[static_cast<size_t>(l * 8 + h)] += end.entropy[static_cast<size_t>(l * 8 + h)] / cfg.seeds;
                     }
-                m.config().head_off.clear();
+                m.set_head_off({});
             }
             if (s == cfg.seeds - 1) {
                 const char* opt = v.sgd ? "sgd" : "adamw";

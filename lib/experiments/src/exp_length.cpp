@@ -1,5 +1,5 @@
 // Experiment "length" (C44, with C42 and C43): "these variants keep about 90% of the
-// quality at 10x the length". The lab model (attn/experiments/lab_model.hpp) is trained
+// quality at 10x the length". The Transformer (attn/nn/transformer.hpp) is trained
 // with each attention kind - softmax, sliding window, strided, global + local (sparse
 // masks) and linear attention with elu+1, FAVOR+, cosFormer features - on the same
 // budget (steps, batch, model) on two decoder tasks, at a base length T0 and at 10 T0:
@@ -76,9 +76,9 @@ double unigram_loss(const Task& task, int64_t batch, uint64_t seed, int64_t eval
     return n ? loss / double(n) : NAN;
 }
 
-const lab::AttnKind kKinds[] = {lab::AttnKind::Softmax,    lab::AttnKind::Window, lab::AttnKind::Strided,
-                                lab::AttnKind::GlobalLocal, lab::AttnKind::EluPlusOne, lab::AttnKind::Favor,
-                                lab::AttnKind::CosFormer};
+const AttnKind kKinds[] = {AttnKind::Softmax,    AttnKind::Window, AttnKind::Strided,
+                                AttnKind::GlobalLocal, AttnKind::EluPlusOne, AttnKind::Favor,
+                                AttnKind::CosFormer};
 constexpr int kNumKinds = 7;
 
 ExperimentResult run_length(const ExperimentConfig& cfg, const ExperimentProgress& progress) {
@@ -127,21 +127,20 @@ ExperimentResult run_length(const ExperimentConfig& cfg, const ExperimentProgres
                 const auto t_cell = std::chrono::steady_clock::now();
                 for (int s = 0; s < cfg.seeds; ++s) {
                     const uint64_t seed = cfg.seed + uint64_t(s);
-                    lab::LabConfig lc;
-                    lc.vocab = task.vocab(), lc.max_seq = T, lc.d_model = D, lc.heads = H, lc.d_head = Dh, lc.layers = L;
+                    ModelConfig lc;
+                    lc.vocab = task.vocab(), lc.max_seq = T, lc.d_model = D, lc.heads = H, lc.d_k = Dh, lc.layers = L;
                     lc.causal = true;
-                    lc.attn.kind = kKinds[ki];
-                    lc.attn.window = window, lc.attn.stride = stride, lc.attn.global = 2;
-                    lc.attn.features = 2 * Dh, lc.attn.feature_seed = seed * 1000 + 17;
-                    lab::LabModel m(lc);
-                    m.init(seed);
+                    lc.variant.kind = kKinds[ki];
+                    lc.variant.window = window, lc.variant.stride = stride, lc.variant.global = 2;
+                    lc.variant.features = 2 * Dh, lc.variant.feature_seed = seed * 1000 + 17;
+                    TinyTransformer m = lab_model(lc, seed);
                     LabTrainSpec spec;
                     spec.steps = z.steps, spec.batch = z.batch, spec.eval_every = z.steps, spec.eval_batches = z.eval_batches;
                     spec.lr = 3e-3, spec.seed = seed, spec.threads = cfg.threads;
                     const LabCurve c = train_lab(m, task, spec, [&](int64_t st) {
                         if (progress && st % 25 == 0)
                             progress(fmt::format("length: run {}/{}, {} T={}, {}, seed {}, step {}", done + 1, total,
-                                                 task.name(), T, lab::attn_kind_name(kKinds[ki]), seed, st));
+                                                 task.name(), T, attn_kind_name(kKinds[ki]), seed, st));
                     });
                     ++done;
                     cell.loss0.push_back(c.eval_loss.front());
@@ -204,11 +203,11 @@ ExperimentResult run_length(const ExperimentConfig& cfg, const ExperimentProgres
             const Cell& b = cells[1][static_cast<size_t>(ki)];
             const double q0 = chars ? mean(a.loss) : mean(a.acc), q1 = chars ? mean(b.loss) : mean(b.acc);
             s10[static_cast<size_t>(ki)] = share(1, ki);
-            tab.rows.push_back({lab::attn_kind_name(kKinds[ki]), q0, cell_json(share(0, ki)), q1,
+            tab.rows.push_back({attn_kind_name(kKinds[ki]), q0, cell_json(share(0, ki)), q1,
                                 cell_json(s10[static_cast<size_t>(ki)]), mean(b.loss0), mean(b.loss), b.seconds});
             if (ki > 0) {
                 ExperimentCurve cv = curve;
-                cv.label = lab::attn_kind_name(kKinds[ki]);
+                cv.label = attn_kind_name(kKinds[ki]);
                 cv.x = {double(Ts[0]), double(Ts[1])};
                 cv.y = {share(0, ki), share(1, ki)};
                 r.curves.push_back(cv);
@@ -220,7 +219,7 @@ ExperimentResult run_length(const ExperimentConfig& cfg, const ExperimentProgres
         int keep = 0, measured = 0;
         for (int ki = 1; ki < kNumKinds; ++ki) {
             const double s = s10[static_cast<size_t>(ki)];
-            figs += fmt::format("{}{} {}", ki > 1 ? ", " : "", lab::attn_kind_name(kKinds[ki]),
+            figs += fmt::format("{}{} {}", ki > 1 ? ", " : "", attn_kind_name(kKinds[ki]),
                                 std::isfinite(s) ? fmt::format("{:.0f}%", 100 * s) : std::string("n/a"));
             if (std::isfinite(s)) {
                 ++measured;
@@ -261,7 +260,7 @@ ExperimentResult run_length(const ExperimentConfig& cfg, const ExperimentProgres
             v.evidence.columns = {"attention", "share at T0", "share at 10 T0", "keeps 85%?"};
             for (int ki = 1; ki < kNumKinds; ++ki) {
                 const double s10k = s10[static_cast<size_t>(ki)];
-                v.evidence.rows.push_back({lab::attn_kind_name(kKinds[ki]), cell_json(share(0, ki)), cell_json(s10k),
+                v.evidence.rows.push_back({attn_kind_name(kKinds[ki]), cell_json(share(0, ki)), cell_json(s10k),
                                            std::isfinite(s10k) ? (s10k >= 0.85 ? "yes" : "no") : "n/a"});
             }
             v.plain = "{} of {} efficient variants keep at least 85% of softmax's quality at 10 times the length";

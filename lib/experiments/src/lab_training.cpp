@@ -1,4 +1,4 @@
-// The lab model's training runs (lab_training.hpp): the library's loop with the lab's
+// The experiments' training runs (lab_training.hpp): the library's loop with their
 // batches, step seeds and held-out evaluations.
 #include "lab_training.hpp"
 
@@ -6,12 +6,12 @@
 
 namespace attn::lab {
 
-EvalResult eval_lab(lab::LabModel& m, const Task& task, int64_t batch, uint64_t seed, int64_t batches, int threads) {
+EvalResult eval_lab(TinyTransformer& m, const Task& task, int64_t batch, uint64_t seed, int64_t batches, int threads) {
     double loss = 0;
     int64_t correct = 0, counted = 0;
     for (int64_t i = 0; i < batches; ++i) {
         const TaskBatch b = task.batch(batch, seed, DataSplit::Eval, i);
-        const lab::LabStats s = m.evaluate(b.tokens.data(), b.targets.data(), b.B, b.T, threads);
+        const StepStats s = m.evaluate(b.tokens.data(), b.targets.data(), b.B, b.T, threads);
         loss += s.loss * double(s.counted);
         correct += s.correct;
         counted += s.counted;
@@ -19,7 +19,7 @@ EvalResult eval_lab(lab::LabModel& m, const Task& task, int64_t batch, uint64_t 
     return {counted ? loss / double(counted) : 0.0, counted ? double(correct) / double(counted) : 0.0};
 }
 
-LabCurve train_lab(lab::LabModel& m, const Task& task, const LabTrainSpec& s,
+LabCurve train_lab(TinyTransformer& m, const Task& task, const LabTrainSpec& s,
                    const std::function<void(int64_t)>& after_step, const std::function<void(int64_t)>& at_eval) {
     TrainConfig cfg;  // a constant lr, no warmup
     cfg.steps = s.steps;
@@ -34,9 +34,8 @@ LabCurve train_lab(lab::LabModel& m, const Task& task, const LabTrainSpec& s,
     h.stop_on_divergence = false;
     h.step = [&](int64_t st) {
         const TaskBatch b = s.train_batch ? s.train_batch(st) : task.batch(s.batch, s.seed, DataSplit::Train, st);
-        const lab::LabStats r = m.step(b.tokens.data(), b.targets.data(), b.B, b.T,
-                                       mix64(s.seed * 1000003ULL + uint64_t(st)), s.threads);
-        return StepStats{r.loss, r.correct, r.counted};
+        return m.forward_backward(b.tokens.data(), b.targets.data(), b.B, b.T,
+                                  mix64(s.seed * 1000003ULL + uint64_t(st)), s.threads);
     };
     if (after_step) h.after_update = [&](const TrainLoopState& st) { after_step(st.steps_done); };
     h.evaluate = [&](const TrainLoopState& st) {

@@ -11,7 +11,7 @@
 #include "attn/core/errors.hpp"
 #include "attn/core/rng.hpp"
 
-namespace attn::lab {
+namespace attn {
 
 template <class S>
 RnnStats elman_pass(int64_t V, int64_t H, const std::vector<const S*>& P, const std::vector<S*>& G,
@@ -115,4 +115,4 @@ std::vector<Param> ElmanRnn::params() {
     return p;
 }
 
-}  // namespace attn::lab
+}  // namespace attn

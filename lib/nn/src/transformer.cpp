@@ -23,10 +23,18 @@
 #include "attn/core/rng.hpp"
 #include "attn/nn/fast_ops.hpp"
 #include "attn/nn/ops.hpp"
+#include "variant_attention.hpp"
 
 namespace attn {
 
-const char* pos_kind_name(PosKind p) { return p == PosKind::Learned ? "learned" : "sinusoidal"; }
+const char* pos_kind_name(PosKind p) {
+    switch (p) {
+        case PosKind::Learned: return "learned";
+        case PosKind::Sinusoidal: return "sinusoidal";
+        case PosKind::None: return "none";
+    }
+    return "?";
+}
 const char* activation_name(Activation a) { return a == Activation::Gelu ? "gelu" : "relu"; }
 
 const char* attn_bug_name(AttnBug b) {
@@ -70,12 +78,46 @@ void ModelConfig::validate() const {
     if (pad_token < -1 || (pad_token >= 0 && pad_token >= vocab))
         throw InputError("pad_token: must be -1 or a token id below vocab (got " + std::to_string(pad_token) + ")");
     if (bug != AttnBug::None && dropout > 0.0f) throw InputError("bug: a planted bug runs without dropout");
+    validate_variant();
     // every parameter tensor must be addressable: a rough cap on the total
     const int64_t dk = d_k ? d_k : d_model / heads, dv = d_v ? d_v : dk, ff = d_ff ? d_ff : 4 * d_model;
     const double total = double(vocab) * double(d_model) * 2 + double(max_seq) * double(d_model) +
                          double(layers) * (double(d_model) * double(heads) * double(2 * dk + 2 * dv) +
                                            2.0 * double(d_model) * double(ff));
     if (total > 4e9) throw InputError("d_model: the model would have more than 4e9 parameters");
+}
+
+bool ModelConfig::attention_variant() const {
+    return variant.kind != AttnKind::Softmax || drop_where == DropWhere::Scores || !head_off.empty() ||
+           !head_blocked.empty();
+}
+
+void ModelConfig::validate_variant() const {
+    const auto n = static_cast<size_t>(layers * heads);
+    if (!head_off.empty() && head_off.size() != n)
+        throw InputError(fmt::format("head_off: needs layers * heads = {} entries (got {})", n, head_off.size()));
+    if (!head_blocked.empty() && head_blocked.size() != n)
+        throw InputError(fmt::format("head_blocked: needs layers * heads = {} entries (got {})", n, head_blocked.size()));
+    const AttnVariant& a = variant;
+    if ((a.kind == AttnKind::Window || a.kind == AttnKind::GlobalLocal) && a.window < 1)
+        throw InputError(fmt::format("variant: the attention window must be at least 1 (got {})", a.window));
+    if (a.kind == AttnKind::Strided && a.stride < 1)
+        throw InputError(fmt::format("variant: the stride must be at least 1 (got {})", a.stride));
+    if (a.kind == AttnKind::GlobalLocal && a.global < 0)
+        throw InputError(fmt::format("variant: the global token count must be at least 0 (got {})", a.global));
+    if (a.kind == AttnKind::Favor && a.features < 1)
+        throw InputError(fmt::format("variant: FAVOR+ needs at least 1 feature (got {})", a.features));
+    if (!attention_variant()) return;
+    if (scale.kind == ScaleKind::Cosine || pad_token >= 0 || bug != AttnBug::None)
+        throw InputError("variant: an attention variant, dropout on the scores or a head mask runs with the sqrt, "
+                         "none or a constant scale, no pad token and no planted bug");
+    if (attn_kind_linear(a.kind)) {
+        if (dropout > 0.0f || !head_off.empty() || !head_blocked.empty())
+            throw InputError(fmt::format("variant: {} attention takes no dropout, head_off or head_blocked",
+                                         attn_kind_name(a.kind)));
+        const int64_t dk = d_k ? d_k : d_model / heads, dv = d_v ? d_v : dk;
+        if (dk != dv) throw InputError(fmt::format("variant: {} attention needs d_k = d_v", attn_kind_name(a.kind)));
+    }
 }
 
 void check_emb_std(double std) {
@@ -197,7 +239,7 @@ template <class S>
 struct Acts {
     int64_t B = -1, T = -1;
     bool fused = false;
-    Buf<S> pos;  // sinusoidal table (Tmax, D) when pos = Sinusoidal
+    Buf<S> pos;  // sinusoidal table (Tmax, D) when pos = Sinusoidal, zeros when None
     struct Layer {
         Buf<S> ln1, ln1_mean, ln1_rstd, q, k, v, qn, kn, qnorm, knorm, att, atty, attproj, mid;
         Buf<S> ln2, ln2_mean, ln2_rstd, fch, fch_act, fcproj;
@@ -217,6 +259,7 @@ struct Acts {
             pos.resize(static_cast<size_t>(c.max_seq * c.d_model));
             nn::sinusoidal_positions(pos.data(), c.max_seq, c.d_model);
         }
+        if (pos.empty() && c.pos == PosKind::None) pos.assign(static_cast<size_t>(c.max_seq * c.d_model), S(0));
         if (b == B && t == T && fast_fused == fused) return;
         B = b;
         T = t;
@@ -226,13 +269,14 @@ struct Acts {
         const auto F = static_cast<size_t>(c.d_ff), V = static_cast<size_t>(c.vocab);
         const auto HN = static_cast<size_t>(c.heads) * N, ATT = static_cast<size_t>(b * c.heads * t * t);
         const bool cos = c.scale.kind == ScaleKind::Cosine;
+        const bool weights = !attn_kind_linear(c.variant.kind);  // linear attention has no (T, T) weights
         // resize, never free: a run alternates training and evaluation batches of other sizes,
         // and a buffer that shrinks keeps its memory for the next larger batch (no page faults,
         // no zeroing of fresh pages at every evaluation)
         L.resize(static_cast<size_t>(c.layers));
         for (auto& l : L) {
             l.ln1.resize(N * D); l.ln1_mean.resize(N); l.ln1_rstd.resize(N);
-            l.att.resize(ATT); l.atty.resize(N * VV); l.mid.resize(N * D);
+            l.att.resize(weights ? ATT : 0); l.atty.resize(N * VV); l.mid.resize(N * D);
             l.ln2.resize(N * D); l.ln2_mean.resize(N); l.ln2_rstd.resize(N);
             l.fch.resize(N * F); l.fch_act.resize(N * F);
             if (fused) {
@@ -529,7 +573,9 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
     Ops<S> op = op_in;
     if (debug) op.fast = false;
     const bool cos = c.scale.kind == ScaleKind::Cosine;
-    const bool fused = op.fast && !cos;  // the fast path's one q|k|v GEMM (cosine keeps them apart)
+    const bool variant = c.attention_variant();  // the experiments' attention (variant_attention.hpp)
+    // the fast path's one q|k|v GEMM (cosine keeps them apart; a variant runs the whole batch)
+    const bool fused = op.fast && !cos && !variant;
     a.ensure(c, B, T, fused);
     const MaskSpec mask{&c, tokens, T};
     std::vector<S> scratch(debug && c.bug == AttnBug::HeadMerge ? static_cast<size_t>(B * T * c.heads * c.d_v) : 0);
@@ -627,6 +673,9 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
                 if (debug)
                     debug_attention_forward(L.atty.data(), L.att.data(), scratch.data(), qa, ka, L.v.data(), B, T, H,
                                             Dk, Dv, f, mask);
+                else if (variant)
+                    nn::variant_attention_forward(L.atty.data(), L.att.data(), qa, ka, L.v.data(), c, l, B, T, f, p,
+                                                  layer_seed(step_seed, l), in.threads);
                 else
                     in.att_fwd(L.atty.data(), L.att.data(), qa, ka, L.v.data(), B, T, H, Dk, Dv, f, c.causal, p,
                                layer_seed(step_seed, l));
@@ -774,6 +823,10 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
                         debug_attention_backward(a.dq.data(), a.dk.data(), a.dv.data(), scratch.data(), a.datty.data(),
                                                  L.q.data(), L.k.data(), L.v.data(), L.att.data(), B, T, H, Dk, Dv,
                                                  factor, mask);
+                    else if (variant)
+                        nn::variant_attention_backward(a.dq.data(), a.dk.data(), a.dv.data(), a.datty.data(),
+                                                       L.q.data(), L.k.data(), L.v.data(), L.att.data(), c, l, B, T,
+                                                       factor, p, layer_seed(step_seed, l), in.threads);
                     else
                         in.att_bwd(a.dq.data(), a.dk.data(), a.dv.data(), a.datty.data(), L.q.data(), L.k.data(),
                                    L.v.data(), L.att.data(), B, T, H, Dk, Dv, factor, p, layer_seed(step_seed, l));
@@ -914,6 +967,10 @@ namespace {
 void keep_attention(const ModelConfig& c, const Acts<float>& a, std::vector<Tensor>& out, int64_t B, int64_t T) {
     out.clear();
     for (const auto& L : a.L) {
+        if (L.att.empty()) {  // linear attention: no weights
+            out.emplace_back(Shape{0});
+            continue;
+        }
         Tensor t({B, c.heads, T, T});
         std::copy(L.att.begin(), L.att.end(), t.data.begin());
         out.push_back(std::move(t));
@@ -945,6 +1002,13 @@ Tensor TinyTransformer::logits(const int32_t* tokens, int64_t B, int64_t T, int 
 }
 
 const std::vector<Tensor>& TinyTransformer::attention_weights() const { return st_->att_out; }
+
+void TinyTransformer::set_head_off(std::vector<uint8_t> off) {
+    ModelConfig c = cfg_;
+    c.head_off = std::move(off);
+    c.validate();
+    cfg_ = std::move(c);
+}
 
 double loss_and_grads_f64(const ModelConfig& cfg, const std::vector<std::vector<double>>& params,
                           const int32_t* tokens, const int32_t* targets, int64_t B, int64_t T,

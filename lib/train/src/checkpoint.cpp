@@ -72,6 +72,10 @@ std::optional<int64_t> metadata_size(const std::map<std::string, std::string>& m
 }
 
 std::string config_to_json(const ModelConfig& c) {
+    // the file records the standard attention only (pad token and planted bugs are not in it either)
+    if (c.attention_variant())
+        throw InputError("checkpoint: a model with an attention variant, dropout on the scores or a head mask "
+                         "cannot be saved");
     nlohmann::json j = {{"vocab", c.vocab},
                         {"max_seq", c.max_seq},
                         {"d_model", c.d_model},
@@ -143,7 +147,8 @@ ModelConfig config_from_json(const std::string& text, const std::string& what) {
         c.learn_temperature = j.contains("learn_temperature") && j.at("learn_temperature").get<bool>();
         c.dropout = get("dropout").get<float>();
         static const std::pair<const char*, PosKind> poss[] = {{"learned", PosKind::Learned},
-                                                                {"sinusoidal", PosKind::Sinusoidal}};
+                                                                {"sinusoidal", PosKind::Sinusoidal},
+                                                                {"none", PosKind::None}};
         c.pos = enum_from(get("pos").get<std::string>(), poss, what, "pos");
         static const std::pair<const char*, Activation> acts[] = {{"gelu", Activation::Gelu},
                                                                    {"relu", Activation::Relu}};

@@ -1,7 +1,7 @@
 // attn/experiments/positions.hpp: the positional-information part of experiment
 // "distance" (C4), also run live by lesson 17.
 //
-// An encoder (bidirectional) lab model learns an order-dependent task, reverse
+// An encoder (bidirectional) Transformer learns an order-dependent task, reverse
 // (x1..xn SEP [MASK] x n -> xn..x1 at the [MASK] positions, attn/train/tasks.hpp), with no
 // positional information, learned positions or sinusoidal ones. Without positions
 // attention is permutation-equivariant: every [MASK] position sees the same multiset of
@@ -15,12 +15,12 @@
 #include <vector>
 
 #include "attn/experiments/experiment.hpp"
-#include "attn/experiments/lab_model.hpp"
+#include "attn/nn/transformer.hpp"
 
 namespace attn {
 
 struct PositionsRun {
-    lab::Positions pos = lab::Positions::None;
+    PosKind pos = PosKind::None;
     std::vector<double> final_acc;   // per seed, held-out accuracy at the [MASK] positions
     std::vector<double> curve_step;  // eval steps
     std::vector<double> curve_acc;   // mean held-out accuracy over seeds

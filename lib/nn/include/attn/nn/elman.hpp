@@ -17,7 +17,7 @@
 #include "attn/core/tensor.hpp"
 #include "attn/nn/transformer.hpp"
 
-namespace attn::lab {
+namespace attn {
 
 // One pass over tokens/targets (B, T); grads (5 pointers, overwritten) may be empty.
 // Returns the mean loss; correct/counted as LabStats.
@@ -45,4 +45,4 @@ private:
     std::vector<Tensor> w_, g_;
 };
 
-}  // namespace attn::lab
+}  // namespace attn

@@ -8,9 +8,16 @@
 //   LN_f(x) --head (V, D), no bias, separate from tok_emb (not tied)--> logits (B, T, V)
 //   loss = cross_entropy(logits, targets, ignore_index=-1), mean over scored positions
 //
-// Dropout (p = config.dropout) is applied to the attention weights only, in training
-// steps, with the counter-based mask of attn/core/attention.hpp seeded per step and
-// layer: the same numbers at any thread count.
+// Dropout (p = config.dropout) is applied to the attention weights (or, drop_where = Scores,
+// to the scores before the softmax), in training steps, with the counter-based mask of
+// attn/core/attention.hpp seeded per step and layer: the same numbers at any thread count.
+//
+// The knobs the training experiments turn are part of the config, not of a second model:
+// no positions at all (PosKind::None, C4), dropout on the scores (C38), per-head ablation
+// and gradient blocking (C32, C33), and the attention itself (AttnKind: softmax over every
+// key, a sparse pattern, or linear attention; C42-C44). A config that uses any of them runs
+// the whole batch as one chunk through the fast ops with that attention (variant_attention.cpp);
+// the plain config keeps the fused fast path.
 //
 // Determinism: every parallel loop is split into fixed-size chunks (64 rows of
 // activations; weight gradients by blocks of output rows, each summed over all tokens
@@ -30,10 +37,10 @@
 
 namespace attn {
 
-enum class PosKind { Learned, Sinusoidal };
+enum class PosKind { Learned, Sinusoidal, None };
 enum class Activation { Gelu, Relu };
 
-const char* pos_kind_name(PosKind p);       // "learned", "sinusoidal"
+const char* pos_kind_name(PosKind p);       // "learned", "sinusoidal", "none"
 const char* activation_name(Activation a);  // "gelu", "relu"
 
 // Bugs planted on purpose in the attention of every layer, for the overfit test of
@@ -50,6 +57,29 @@ enum class AttnBug {
     QuerySideMask,     // the padding mask applied to the query rows instead of the key columns
 };
 const char* attn_bug_name(AttnBug b);  // "none", "no-scale", "k-q-transposed", "head-merge", ...
+
+// Which attention the layers run (experiment length, C42-C44): softmax over every key (the
+// default), softmax under a sparse pattern (sliding window, strided, global + local: the rules
+// of attn/core/mask.hpp; a masked score has weight 0 and gets no gradient), or linear attention
+// with the feature maps of attn/cpu/linear_attention.hpp (elu+1, FAVOR+ with a fixed draw of m
+// features per layer, cosFormer), run by that library's forward and backward.
+enum class AttnKind { Softmax, Window, Strided, GlobalLocal, EluPlusOne, Favor, CosFormer };
+// "softmax", "window", "strided", "global+local", "elu+1", "favor+", "cosformer"
+const char* attn_kind_name(AttnKind k);
+bool attn_kind_linear(AttnKind k);  // true for the linear kinds (no T x T weights exist)
+
+struct AttnVariant {
+    AttnKind kind = AttnKind::Softmax;
+    int64_t window = 16;        // Window, GlobalLocal: width w (Mask::sliding_window, Mask::global_local)
+    int64_t stride = 8;         // Strided: s (Mask::strided)
+    int64_t global = 2;         // GlobalLocal: tokens 0..global-1 see and are seen by all
+    int64_t features = 32;      // Favor: m random features
+    uint64_t feature_seed = 0;  // Favor: the draw's seed (layer l uses feature_seed + l), fixed during training
+};
+
+// Where dropout acts: on the attention weights after the softmax (PyTorch's place), or on the
+// scores before it, S' = S * keep / (1 - p) (C38, experiment dropout).
+enum class DropWhere { Weights, Scores };
 
 // The largest ModelConfig::qk_init_gain (C36 needs gains of a few; more is a typo).
 inline constexpr float kMaxQkInitGain = 1000.0f;
@@ -81,6 +111,17 @@ struct ModelConfig {
     // -1: none. With a pad token or a bug the model runs the reference ops (one thread).
     int32_t pad_token = -1;
     AttnBug bug = AttnBug::None;  // a planted bug (tests and the overfit experiment); no dropout with one
+    // The experiments' knobs (see the top of this file). They run with the sqrt, none or a
+    // constant scale, no pad token and no planted bug; the linear kinds also need d_k = d_v and
+    // take no dropout, head_off or head_blocked.
+    AttnVariant variant;
+    DropWhere drop_where = DropWhere::Weights;
+    // layers * heads entries (layer-major) or empty: 1 = the head's output is zeroed, forward
+    // and backward (ablation) / its q, k, v get no gradient (a stop-gradient at the head).
+    std::vector<uint8_t> head_off, head_blocked;
+    // true when any of them is set (the whole-batch path with variant_attention)
+    bool attention_variant() const;
+    void validate_variant() const;  // the part of validate() for these knobs
 
     // Throws InputError naming the field ("heads: must divide d_model (64 / 5), or give d_k").
     void validate() const;
@@ -133,11 +174,13 @@ public:
     // Forward only, no dropout: logits (B, T, V).
     Tensor logits(const int32_t* tokens, int64_t B, int64_t T, int threads);
     // Per layer, the attention weights of the last forward pass (evaluate, logits or a
-    // training step), (B, H, T, T), before dropout.
+    // training step), (B, H, T, T), before dropout; empty tensors for the linear kinds.
     const std::vector<Tensor>& attention_weights() const;
 
     std::vector<Param> params();
     int64_t num_params() const;
+    // Ablation during evaluation: head_off as in ModelConfig (layers * heads entries or empty).
+    void set_head_off(std::vector<uint8_t> off);
     // Readable reference ops (attn/nn/ops.hpp, one thread) instead of the fast path;
     // for tests that check the fast path against it.
     void set_reference_path(bool on) { reference_ = on; }

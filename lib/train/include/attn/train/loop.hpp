@@ -1,6 +1,6 @@
 // attn/train/loop.hpp: the one training loop of the library. `attn train` (train_model,
 // attn/train/trainer.hpp) and the training experiments (their TinyTransformer runs, their
-// lab model, their RNN) all step through it; what differs between them -- the model, the
+// variant Transformers, their RNN) all step through it; what differs between them -- the model, the
 // batches, the step seeds, what an evaluation records -- comes in as hooks, so the order
 // of a step and the evaluation schedule are written once.
 //

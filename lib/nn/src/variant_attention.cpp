@@ -1,0 +1,271 @@
+// The attention of the Transformer's variant configs (variant_attention.hpp): written out
+// per (batch, head) pair in the reference's order, so that dropout can go on the scores,
+// a sparse pattern can mask pairs, and single heads can be zeroed or cut off from the
+// gradient; the linear kinds go to attn/cpu/linear_attention.hpp.
+#include "variant_attention.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "attn/core/attention.hpp"
+#include "attn/core/mask.hpp"
+#include "attn/core/parallel.hpp"
+#include "attn/core/tensor.hpp"
+#include "attn/cpu/linear_attention.hpp"
+
+namespace attn {
+
+const char* attn_kind_name(AttnKind k) {
+    switch (k) {
+        case AttnKind::Softmax: return "softmax";
+        case AttnKind::Window: return "window";
+        case AttnKind::Strided: return "strided";
+        case AttnKind::GlobalLocal: return "global+local";
+        case AttnKind::EluPlusOne: return "elu+1";
+        case AttnKind::Favor: return "favor+";
+        case AttnKind::CosFormer: return "cosformer";
+    }
+    return "?";
+}
+
+bool attn_kind_linear(AttnKind k) {
+    return k == AttnKind::EluPlusOne || k == AttnKind::Favor || k == AttnKind::CosFormer;
+}
+
+}  // namespace attn
+
+namespace attn::nn {
+namespace {
+
+bool flag(const std::vector<uint8_t>& v, int64_t l, int64_t H, int64_t h) {
+    return !v.empty() && v[static_cast<size_t>(l * H + h)] != 0;
+}
+
+// The sparse pattern of the softmax kinds (none for Softmax and the linear kinds). Every
+// pattern lets query i see key i, so no row is empty.
+Mask sparse_mask(const ModelConfig& c) {
+    switch (c.variant.kind) {
+        case AttnKind::Window: return Mask::sliding_window(c.variant.window, c.causal);
+        case AttnKind::Strided: return Mask::strided(c.variant.stride, c.causal);
+        case AttnKind::GlobalLocal: return Mask::global_local(c.variant.global, c.variant.window, c.causal);
+        default: return Mask{};
+    }
+}
+
+// ---- linear attention (AttnKind EluPlusOne, Favor, CosFormer). The layers hold q, k, v as
+// (B, T, H*Dh); attn/cpu/linear_attention.hpp wants (B, H, T, Dh): float runs its multi-head
+// forward and backward, double (the finite-difference checks) its per-head double twins,
+// which are the same templated code.
+LinearOptions linear_options(const ModelConfig& c, int64_t l) {
+    LinearOptions o;
+    o.map = c.variant.kind == AttnKind::EluPlusOne ? FeatureMap::EluPlusOne
+            : c.variant.kind == AttnKind::Favor    ? FeatureMap::Favor
+                                                   : FeatureMap::CosFormer;
+    o.causal = c.causal;
+    o.features = c.variant.features;
+    o.seed = c.variant.feature_seed + static_cast<uint64_t>(l);
+    o.draw = 0;  // one fixed draw per layer for the whole training run
+    return o;
+}
+
+// (B, T, H*Dh) -> pair (b, h) as [T, Dh]; and back, added
+template <class S, class D>
+void gather_pair(D* dst, const S* x, int64_t b, int64_t h, int64_t T, int64_t H, int64_t Dh) {
+    for (int64_t t = 0; t < T; ++t)
+        for (int64_t e = 0; e < Dh; ++e) dst[t * Dh + e] = static_cast<D>(x[(b * T + t) * H * Dh + h * Dh + e]);
+}
+template <class S, class D>
+void add_pair(S* x, const D* src, int64_t b, int64_t h, int64_t T, int64_t H, int64_t Dh) {
+    for (int64_t t = 0; t < T; ++t)
+        for (int64_t e = 0; e < Dh; ++e) x[(b * T + t) * H * Dh + h * Dh + e] += static_cast<S>(src[t * Dh + e]);
+}
+
+template <class S>
+void linear_forward(S* out, const S* q, const S* k, const S* v, const ModelConfig& c, int64_t l, int64_t B, int64_t T,
+                    int threads) {
+    const int64_t H = c.heads, Dh = c.d_k, per = T * Dh;
+    const LinearOptions o = linear_options(c, l);
+    std::fill(out, out + B * T * H * Dh, S(0));
+    if constexpr (std::is_same_v<S, float>) {
+        Tensor tq({B, H, T, Dh}), tk({B, H, T, Dh}), tv({B, H, T, Dh});
+        parallel_for(B * H, threads, [&](int64_t bh, int) {
+            gather_pair(tq.ptr() + bh * per, q, bh / H, bh % H, T, H, Dh);
+            gather_pair(tk.ptr() + bh * per, k, bh / H, bh % H, T, H, Dh);
+            gather_pair(tv.ptr() + bh * per, v, bh / H, bh % H, T, H, Dh);
+        });
+        const Tensor to = linear_attention(tq, tk, tv, o, threads);
+        parallel_for(B * H, threads, [&](int64_t bh, int) { add_pair(out, to.ptr() + bh * per, bh / H, bh % H, T, H, Dh); });
+    } else {
+        parallel_for(B * H, threads, [&](int64_t bh, int) {
+            std::vector<double> hq(static_cast<size_t>(per)), hk(hq.size()), hv(hq.size());
+            gather_pair(hq.data(), q, bh / H, bh % H, T, H, Dh);
+            gather_pair(hk.data(), k, bh / H, bh % H, T, H, Dh);
+            gather_pair(hv.data(), v, bh / H, bh % H, T, H, Dh);
+            const std::vector<double> ho = linear_head_f64(hq, hk, hv, T, Dh, Dh, o, false);
+            add_pair(out, ho.data(), bh / H, bh % H, T, H, Dh);
+        });
+    }
+}
+
+template <class S>
+void linear_backward(S* dq, S* dk, S* dv, const S* dout, const S* q, const S* k, const S* v, const ModelConfig& c,
+                     int64_t l, int64_t B, int64_t T, int threads) {
+    const int64_t H = c.heads, Dh = c.d_k, per = T * Dh;
+    const LinearOptions o = linear_options(c, l);
+    if constexpr (std::is_same_v<S, float>) {
+        Tensor tq({B, H, T, Dh}), tk({B, H, T, Dh}), tv({B, H, T, Dh}), tdo({B, H, T, Dh});
+        parallel_for(B * H, threads, [&](int64_t bh, int) {
+            gather_pair(tq.ptr() + bh * per, q, bh / H, bh % H, T, H, Dh);
+            gather_pair(tk.ptr() + bh * per, k, bh / H, bh % H, T, H, Dh);
+            gather_pair(tv.ptr() + bh * per, v, bh / H, bh % H, T, H, Dh);
+            gather_pair(tdo.ptr() + bh * per, dout, bh / H, bh % H, T, H, Dh);
+        });
+        const LinearGrads g = linear_attention_backward(tq, tk, tv, o, tdo, threads);
+        parallel_for(B * H, threads, [&](int64_t bh, int) {
+            add_pair(dq, g.dq.ptr() + bh * per, bh / H, bh % H, T, H, Dh);
+            add_pair(dk, g.dk.ptr() + bh * per, bh / H, bh % H, T, H, Dh);
+            add_pair(dv, g.dv.ptr() + bh * per, bh / H, bh % H, T, H, Dh);
+        });
+    } else {
+        parallel_for(B * H, threads, [&](int64_t bh, int) {
+            std::vector<double> hq(static_cast<size_t>(per)), hk(hq.size()), hv(hq.size()), hdo(hq.size()), gq, gk, gv;
+            gather_pair(hq.data(), q, bh / H, bh % H, T, H, Dh);
+            gather_pair(hk.data(), k, bh / H, bh % H, T, H, Dh);
+            gather_pair(hv.data(), v, bh / H, bh % H, T, H, Dh);
+            gather_pair(hdo.data(), dout, bh / H, bh % H, T, H, Dh);
+            linear_head_backward_f64(hq, hk, hv, T, Dh, Dh, o, hdo, gq, gk, gv);
+            add_pair(dq, gq.data(), bh / H, bh % H, T, H, Dh);
+            add_pair(dk, gk.data(), bh / H, bh % H, T, H, Dh);
+            add_pair(dv, gv.data(), bh / H, bh % H, T, H, Dh);
+        });
+    }
+}
+
+}  // namespace
+
+template <class S>
+void variant_attention_forward(S* out, S* att, const S* q, const S* k, const S* v, const ModelConfig& c, int64_t l,
+                               int64_t B, int64_t T, S factor, float p, uint64_t seed, int threads) {
+    if (attn_kind_linear(c.variant.kind)) return linear_forward(out, q, k, v, c, l, B, T, threads);
+    const int64_t H = c.heads, Dk = c.d_k, Dv = c.d_v, QS = H * Dk, VS = H * Dv;
+    const S inv_keep = S(1) / (S(1) - S(p));
+    const bool on_scores = p > 0 && c.drop_where == DropWhere::Scores;
+    const bool on_weights = p > 0 && c.drop_where == DropWhere::Weights;
+    const Mask mask = sparse_mask(c);
+    const bool sparse = mask.is_sparse();
+    const MaskRow mr = sparse ? mask.row(0, 0, T) : MaskRow{};
+    parallel_for(B * H, threads, [&](int64_t bh, int) {
+        const int64_t b = bh / H, h = bh % H;
+        S* Pb = att + bh * T * T;
+        const bool off = flag(c.head_off, l, H, h);
+        std::vector<S> s(static_cast<size_t>(T));
+        for (int64_t i = 0; i < T; ++i) {
+            S* o = out + (b * T + i) * VS + h * Dv;
+            S* pr = Pb + i * T;
+            const int64_t jn = c.causal ? i + 1 : T;
+            const S* qi = q + (b * T + i) * QS + h * Dk;
+            S mx = -std::numeric_limits<S>::infinity();
+            for (int64_t j = 0; j < jn; ++j) {
+                if (sparse && !mr.allowed(i, j)) {  // the sparse pattern (C42): weight 0, so no gradient
+                    s[static_cast<size_t>(j)] = -std::numeric_limits<S>::infinity();
+                    continue;
+                }
+                const S* kj = k + (b * T + j) * QS + h * Dk;
+                S d = 0;
+                for (int64_t e = 0; e < Dk; ++e) d += qi[e] * kj[e];
+                d *= factor;
+                if (on_scores)
+                    d = dropout_drops(seed, static_cast<uint64_t>(bh * T * T + i * T + j), p) ? S(0) : d * inv_keep;
+                s[static_cast<size_t>(j)] = d;
+                mx = std::max(mx, d);
+            }
+            S sum = 0;
+            for (int64_t j = 0; j < jn; ++j) sum += (pr[j] = std::exp(s[static_cast<size_t>(j)] - mx));
+            for (int64_t j = 0; j < jn; ++j) pr[j] /= sum;
+            for (int64_t j = jn; j < T; ++j) pr[j] = 0;
+            for (int64_t e = 0; e < Dv; ++e) o[e] = 0;
+            if (off) continue;
+            for (int64_t j = 0; j < jn; ++j) {
+                if (pr[j] == S(0)) continue;  // a masked key (or an underflowed weight) adds nothing
+                S w = pr[j];
+                if (on_weights)
+                    w = dropout_drops(seed, static_cast<uint64_t>(bh * T * T + i * T + j), p) ? S(0) : w * inv_keep;
+                const S* vj = v + (b * T + j) * VS + h * Dv;
+                for (int64_t e = 0; e < Dv; ++e) o[e] += w * vj[e];
+            }
+        }
+    });
+}
+
+template <class S>
+void variant_attention_backward(S* dq, S* dk, S* dv, const S* dout, const S* q, const S* k, const S* v, const S* att,
+                                const ModelConfig& c, int64_t l, int64_t B, int64_t T, S factor, float p,
+                                uint64_t seed, int threads) {
+    if (attn_kind_linear(c.variant.kind)) return linear_backward(dq, dk, dv, dout, q, k, v, c, l, B, T, threads);
+    const int64_t H = c.heads, Dk = c.d_k, Dv = c.d_v, QS = H * Dk, VS = H * Dv;
+    const S inv_keep = S(1) / (S(1) - S(p));
+    const bool on_scores = p > 0 && c.drop_where == DropWhere::Scores;
+    const bool on_weights = p > 0 && c.drop_where == DropWhere::Weights;
+    parallel_for(B * H, threads, [&](int64_t bh, int) {
+        const int64_t b = bh / H, h = bh % H;
+        if (flag(c.head_off, l, H, h) || flag(c.head_blocked, l, H, h)) return;
+        const S* Pb = att + bh * T * T;
+        std::vector<S> dP(static_cast<size_t>(T));
+        for (int64_t i = 0; i < T; ++i) {
+            const int64_t jn = c.causal ? i + 1 : T;
+            const S* doi = dout + (b * T + i) * VS + h * Dv;
+            const S* pr = Pb + i * T;
+            S rs = 0;
+            for (int64_t j = 0; j < jn; ++j) {
+                if (pr[j] == S(0)) {  // a masked key (or an underflowed weight): every term below is 0
+                    dP[static_cast<size_t>(j)] = 0;
+                    continue;
+                }
+                const bool drop = on_weights && dropout_drops(seed, static_cast<uint64_t>(bh * T * T + i * T + j), p);
+                const S wkeep = on_weights ? (drop ? S(0) : inv_keep) : S(1);
+                const S* vj = v + (b * T + j) * VS + h * Dv;
+                S* dvj = dv + (b * T + j) * VS + h * Dv;
+                S d = 0;
+                for (int64_t e = 0; e < Dv; ++e) {
+                    d += doi[e] * vj[e];
+                    dvj[e] += pr[j] * wkeep * doi[e];
+                }
+                dP[static_cast<size_t>(j)] = d * wkeep;
+                rs += pr[j] * dP[static_cast<size_t>(j)];
+            }
+            const S* qi = q + (b * T + i) * QS + h * Dk;
+            S* dqi = dq + (b * T + i) * QS + h * Dk;
+            for (int64_t j = 0; j < jn; ++j) {
+                if (pr[j] == S(0)) continue;  // ds = 0
+                S ds = pr[j] * (dP[static_cast<size_t>(j)] - rs);
+                if (on_scores)
+                    ds = dropout_drops(seed, static_cast<uint64_t>(bh * T * T + i * T + j), p) ? S(0) : ds * inv_keep;
+                ds *= factor;
+                const S* kj = k + (b * T + j) * QS + h * Dk;
+                S* dkj = dk + (b * T + j) * QS + h * Dk;
+                for (int64_t e = 0; e < Dk; ++e) {
+                    dqi[e] += ds * kj[e];
+                    dkj[e] += ds * qi[e];
+                }
+            }
+        }
+    });
+}
+
+template void variant_attention_forward<float>(float*, float*, const float*, const float*, const float*,
+                                               const ModelConfig&, int64_t, int64_t, int64_t, float, float, uint64_t,
+                                               int);
+template void variant_attention_forward<double>(double*, double*, const double*, const double*, const double*,
+                                                const ModelConfig&, int64_t, int64_t, int64_t, double, float, uint64_t,
+                                                int);
+template void variant_attention_backward<float>(float*, float*, float*, const float*, const float*, const float*,
+                                                const float*, const float*, const ModelConfig&, int64_t, int64_t,
+                                                int64_t, float, float, uint64_t, int);
+template void variant_attention_backward<double>(double*, double*, double*, const double*, const double*,
+                                                 const double*, const double*, const double*, const ModelConfig&,
+                                                 int64_t, int64_t, int64_t, double, float, uint64_t, int);
+
+}  // namespace attn::nn

@@ -15,7 +15,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
-#include <unsupported/Eigen/SpecialFunctions>
 
 #include "attn/core/attention.hpp"
 #include "attn/io/dump.hpp"

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attn/model/bert.hpp"
+#include "attn/nn/fast_ops.hpp"
 #include "attn/io/dump.hpp"
 #include "attn/core/errors.hpp"
 #include "attn/model/tokenizer.hpp"
@@ -94,10 +95,11 @@ void check_padding_invariance(const BertModel& m, const std::vector<std::vector<
 
 }  // namespace
 
-TEST_CASE("bert: LayerNorm normalises each row, then scales and shifts") {
+TEST_CASE("bert: LayerNorm (lib/nn's, in place, BERT's eps 1e-12) normalises each row, then scales and shifts") {
     std::vector<float> x{1, 2, 3, 4, 10, 10, 10, 10};
     const float g[4] = {1, 1, 2, 2}, b[4] = {0, 0, 0, 1};
-    attn::layer_norm_rows(x.data(), g, b, 2, 4, 1e-12f);
+    float mean[2], rstd[2];
+    attn::nn::layernorm_forward_fast(x.data(), mean, rstd, x.data(), g, b, 2, 4, 1, 1e-12f);
     const float s = 1.0f / std::sqrt(1.25f);  // var of 1..4 is 1.25
     CHECK(x[0] == doctest::Approx(-1.5f * s));
     CHECK(x[3] == doctest::Approx(2 * 1.5f * s + 1));
@@ -105,17 +107,17 @@ TEST_CASE("bert: LayerNorm normalises each row, then scales and shifts") {
     CHECK(x[7] == 1.0f);
 }
 
-TEST_CASE("bert: the vectorised erf GELU agrees with std::erf to float rounding") {
+TEST_CASE("bert: the encoder's erf GELU (lib/nn's) agrees with std::erf to float rounding") {
     std::vector<float> x;
     for (float v = -10; v <= 10; v += 0.01f) x.push_back(v);
     std::vector<float> y = x;
-    attn::gelu_erf(y.data(), static_cast<int64_t>(y.size()));
+    attn::nn::gelu_erf_forward_fast(y.data(), y.data(), static_cast<int64_t>(y.size()), 1);
     double worst = 0;
     for (size_t i = 0; i < x.size(); ++i) {
         const double ref = 0.5 * x[i] * (1.0 + std::erf(x[i] / std::sqrt(2.0)));
         worst = std::max(worst, std::fabs(y[i] - ref) / std::max(1.0, std::fabs(ref)));
     }
-    // ~1e-6 relative: a few float ulps (Eigen's erf is a rational approximation)
+    // ~1e-6 relative: a few float ulps (the erf is Eigen's rational approximation for float)
     CHECK(worst < 2e-6);
 }
 
@@ -149,7 +151,7 @@ double largest_diff(const Tensor& a, const Tensor& b) {
     return worst;
 }
 
-TEST_CASE("bert: the fused bias + GELU of gemm_wt equals the GEMM followed by gelu_erf") {
+TEST_CASE("bert: the fused bias + GELU of gemm_wt equals the GEMM followed by the erf GELU") {
     // 300 output columns: two whole 128-column blocks and a partial one of 44
     const int64_t N = 7, n_in = 33, n_out = 300;
     std::vector<float> x(static_cast<size_t>(N * n_in)), wt(static_cast<size_t>(n_in * n_out)), b(static_cast<size_t>(n_out));
@@ -161,13 +163,15 @@ TEST_CASE("bert: the fused bias + GELU of gemm_wt equals the GEMM followed by ge
     attn::gemm_wt(fused.data(), x.data(), wt.data(), b.data(), N, n_in, n_out, 1, /*gelu=*/true);
     attn::gemm_wt(fused4.data(), x.data(), wt.data(), b.data(), N, n_in, n_out, 4, /*gelu=*/true);
     attn::gemm_wt(apart.data(), x.data(), wt.data(), b.data(), N, n_in, n_out, 1);
-    attn::gelu_erf(apart.data(), N * n_out);
+    attn::nn::gelu_erf_forward_fast(apart.data(), apart.data(), N * n_out, 1);
     CHECK(fused == fused4);  // the same for any thread count
     double worst = 0;
     for (size_t k = 0; k < fused.size(); ++k)
         worst = std::max(worst, std::fabs(static_cast<double>(fused[k]) - apart[k]) / std::max(1.0, std::fabs(static_cast<double>(apart[k]))));
-    // the same products; the GELU of a block's row may take Eigen's scalar erf for a tail where the
-    // whole-array pass took its vector one: both within a few ulps of erf (see the test above)
+    // the same products; the row kernels give each element the same bits wherever it lies, but
+    // without them (ATTN_ISA=generic) the GELU of a block's row may take Eigen's scalar erf for a
+    // tail where the whole-array pass took its vector one: both within a few ulps of erf (see the
+    // test above)
     CHECK(worst <= 4e-7);
 }
 

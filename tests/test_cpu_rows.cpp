@@ -1,5 +1,5 @@
-// The row kernels of lib/cpu (attn/cpu/rows.hpp: LayerNorm, GELU, softmax and dS rows, gather
-// transposes), each table this CPU runs (AVX-512 and AVX2 on x86; NEON on AArch64, where the
+// The row kernels of lib/cpu (attn/cpu/rows.hpp: LayerNorm, GELU (tanh and erf), softmax and dS
+// rows, gather transposes), each table this CPU runs (AVX-512 and AVX2 on x86; NEON on AArch64, where the
 // cross build runs this file under QEMU), against the same formulas in double element by
 // element. The callers (lib/train's fast ops) take the widest table only; this file reaches
 // every one. u = 2^-24 is float's unit roundoff. Tolerances, each far below a wrong lane, mask
@@ -9,6 +9,9 @@
 //    N rows) 1e-5 N;
 //  - GELU: x sigmoid(2u) with a 1-ulp exp and reciprocal against 0.5 x (1 + tanh u) in double:
 //    1e-6 (1 + |x|), relative to 1 + |dout| (+ |dinp| when adding) for the gradient;
+//  - erf GELU: Eigen's rational erf for float (a few ulps of erf, i.e. a few 6e-8 absolute,
+//    through a 1-ulp reciprocal) scaled by |x|/2, and for the gradient a 1-ulp exp times
+//    x phi(x) <= 0.25: the same 1e-6 (1 + |x|) bounds;
 //  - softmax: each weight e_i / S with e_i = exp(s_i - max) off by about (|s_i - max| + 4) u
 //    relative (the argument's rounding, the exp's ulp) and S by T u: bound (2 (T + |s_i -
 //    max|) + 16) u p_i; masked weights exactly 0;
@@ -170,6 +173,40 @@ TEST_CASE("cpu rows: GELU forward and backward of every table match double eleme
             std::vector<float> inplace = dy;
             t.k->gelu_backward(inplace.data(), x.data(), inplace.data(), m, false);
             off("gelu' in place", inplace, rd, [&](size_t i) { return 1e-6 * (1 + std::fabs(x[i])) * (1 + std::fabs(dy[i])); });
+        }
+    }
+}
+
+TEST_CASE("cpu rows: erf GELU forward and backward of every table match double element by element") {
+    // x in [-12, 12]: erf's argument beyond the clamp at 4 (|x| > 5.7) both ways; a partial vector
+    const int64_t m = 1001;
+    std::vector<float> x(size_t(m), 0.0f);
+    for (int64_t i = 0; i < m; ++i) x[size_t(i)] = float(-12.0 + 24.0 * double(i) / double(m - 1));
+    const std::vector<float> dy = normals(8, m);
+    std::vector<double> rg(static_cast<size_t>(m)), rd(static_cast<size_t>(m));
+    for (size_t i = 0; i < size_t(m); ++i) {
+        const double v = x[i], cdf = 0.5 * (1 + std::erf(v / std::sqrt(2.0)));
+        rg[i] = v * cdf;
+        rd[i] = (cdf + v * std::exp(-0.5 * v * v) / std::sqrt(2 * M_PI)) * dy[i];
+    }
+    for (const Table& t : tables()) {
+        const std::string family = t.name;
+        CAPTURE(family);
+        std::vector<float> g(size_t(m), -7.0f);
+        t.k->gelu_erf_forward(g.data(), x.data(), m);
+        off("gelu erf", g, rg, [&](size_t i) { return 1e-6 * (1 + std::fabs(x[i])); });
+        std::vector<float> inplace = x;
+        t.k->gelu_erf_forward(inplace.data(), inplace.data(), m);
+        CHECK(inplace == g);
+        for (const bool add : {false, true}) {
+            CAPTURE(add);
+            std::vector<float> d(size_t(m), add ? 1.0f : 7.0f);
+            std::vector<double> ref = rd;
+            if (add)
+                for (double& r : ref) r += 1.0;
+            t.k->gelu_erf_backward(d.data(), x.data(), dy.data(), m, add);
+            off("gelu erf'", d, ref,
+                [&](size_t i) { return 1e-6 * (1 + std::fabs(x[i])) * (1 + std::fabs(dy[i]) + (add ? 1.0 : 0.0)); });
         }
     }
 }

@@ -144,6 +144,24 @@ TEST_CASE("train ops: GELU (tanh) and ReLU backward match finite differences") {
     CHECK(g == doctest::Approx(0.5 * (1 + std::tanh(std::sqrt(2 / M_PI) * 1.044715))).epsilon(1e-15));
 }
 
+TEST_CASE("train ops: GELU (erf) backward matches finite differences") {
+    const int64_t n = 40;
+    Vec x = randv(n, 18, 2.0), w = randv(n, 19), out(n);
+    auto loss = [&] {
+        tr::gelu_erf_forward(out.data(), x.data(), n);
+        return dot(out, w);
+    };
+    Vec dx(n, 0.0);
+    tr::gelu_erf_backward(dx.data(), x.data(), w.data(), n);
+    check_fd("gelu erf", x, dx, loss);
+    // gelu(+-1) = +-Phi(+-1): Phi(1) = 0.8413447460685429, Phi(-1) = 0.15865525393145707
+    const double pm[2] = {1.0, -1.0};
+    double g[2] = {0, 0};
+    tr::gelu_erf_forward(g, pm, 2);
+    CHECK(g[0] == doctest::Approx(0.8413447460685429).epsilon(1e-15));
+    CHECK(g[1] == doctest::Approx(-0.15865525393145707).epsilon(1e-15));
+}
+
 TEST_CASE("train ops: residual and linear backward match finite differences") {
     const int64_t N = 4, C = 5, OC = 3;
     Vec x = randv(N * C, 10), W = randv(OC * C, 11), b = randv(OC, 12), w = randv(N * OC, 13), out(N * OC);
@@ -755,4 +773,69 @@ TEST_CASE("train ops: float LayerNorm and GELU of the fast ops stay within float
     }
     INFO("gelu: " << bad << " of " << n << " off, worst " << worst);
     CHECK(bad == 0);
+}
+
+TEST_CASE("train ops: the fast erf GELU stays within float rounding of the double reference") {
+    // x in [-12, 12] (both saturations; erf is +-1 in float beyond |x| = 5.7), a length that leaves
+    // a partial 16-lane vector. Float: the rational erf (Eigen's for float, on the row kernels or
+    // Eigen's arrays under ATTN_ISA=generic) is within a few ulps of erf, i.e. a few 6e-8 absolute;
+    // the value 0.5 x (1 + erf) scales that by |x|/2 and adds a few roundings of |gelu| <= |x|, the
+    // gradient Phi + x phi adds a 1-ulp exp times x phi <= 0.25: 1e-6 (1 + |x|) absolute (relative
+    // to 1 + |dout|, + the 1 already there when adding) covers them with room, and a wrong
+    // constant or sign is off by 1e-2 or more (measured over 200,001 points: worst 0.2 of the bound
+    // on the AVX-512, AVX2 and ATTN_ISA=generic paths). Double: Eigen's erf and exp against
+    // std::erf and std::exp, a few double ulps: 1e-12.
+    const int64_t n = 1001;
+    Vec x(n);
+    for (int64_t i = 0; i < n; ++i) x[size_t(i)] = -12.0 + 24.0 * double(i) / double(n - 1);
+    const Vec dy = randv(n, 85);
+    Vec g1(n), d1(n, 0.0);
+    tr::gelu_erf_forward(g1.data(), x.data(), n);
+    tr::gelu_erf_backward(d1.data(), x.data(), dy.data(), n);
+    Vec gd(n), dd(n, 7.0);  // double fast twin; Set overwrites the 7s
+    tr::gelu_erf_forward_fast(gd.data(), x.data(), n, 2);
+    tr::gelu_erf_backward_fast(dd.data(), x.data(), dy.data(), n, 2, tr::Into::Set);
+    check_close("gelu erf double", gd, g1);
+    check_close("gelu erf' double", dd, d1);
+    const FVec xf = to_float(x), dyf = to_float(dy);
+    FVec g2(n), inplace = xf, d2(n, 7.0f), d3(n, 1.0f);
+    tr::gelu_erf_forward_fast(g2.data(), xf.data(), n, 2);
+    tr::gelu_erf_forward_fast(inplace.data(), inplace.data(), n, 1);
+    tr::gelu_erf_backward_fast(d2.data(), xf.data(), dyf.data(), n, 2, tr::Into::Set);
+    tr::gelu_erf_backward_fast(d3.data(), xf.data(), dyf.data(), n, 2, tr::Into::Add);
+    CHECK(inplace == g2);  // in place: the same bits
+    int bad = 0;
+    double worst = 0;  // error / bound
+    for (int64_t i = 0; i < n; ++i) {
+        const size_t k = size_t(i);
+        const double tol = 1e-6 * (1.0 + std::fabs(x[k]));
+        const double eg = std::fabs(double(g2[k]) - g1[k]);
+        const double ed = std::fabs(double(d2[k]) - d1[k]) / (1.0 + std::fabs(dy[k]));
+        const double ea = std::fabs(double(d3[k]) - (1.0 + d1[k])) / (2.0 + std::fabs(dy[k]));
+        if (eg > tol || ed > tol || ea > tol) ++bad;
+        worst = std::max({worst, eg / tol, ed / tol, ea / tol});
+    }
+    INFO("gelu erf float: " << bad << " of " << n << " off, worst error / bound " << worst);
+    CHECK(bad == 0);
+}
+
+TEST_CASE("train ops: LayerNorm's eps reaches the fast rows (BERT's 1e-12, and one large enough to matter)") {
+    // eps 0.25 against a variance of about 1 moves every output by some 10%: a fast op that
+    // dropped eps for the default 1e-5 would be far off. Bound as the LayerNorm case above.
+    for (int64_t D : {64, 24}) {  // the row kernels (D a multiple of 16) and the lane loops
+        for (double eps : {1e-12, 0.25}) {
+            CAPTURE(D);
+            CAPTURE(eps);
+            const int64_t N = 9;
+            const Vec x = randv(N * D, 86), w = randv(D, 87), b = randv(D, 88);
+            Vec o1(N * D), m1(N), r1(N);
+            tr::layernorm_forward(o1.data(), m1.data(), r1.data(), x.data(), w.data(), b.data(), N, D, eps);
+            FVec o2 = to_float(x), m2(N), r2(N);  // in place
+            const FVec wf = to_float(w), bf = to_float(b);
+            tr::layernorm_forward_fast(o2.data(), m2.data(), r2.data(), o2.data(), wf.data(), bf.data(), N, D, 2,
+                                       static_cast<float>(eps));
+            check_float("ln out", o2, o1, 1e-5);
+            check_float("ln rstd", r2, r1, 1e-5);
+        }
+    }
 }

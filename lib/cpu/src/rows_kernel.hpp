@@ -12,7 +12,7 @@
 //   reduce_add, reduce_max: the tree (l, l+8), (l, l+4), (l, l+2), (l, l+1)
 //   exp               Cody-Waite by ln 2 and Cephes' degree-6 polynomial (about 1 ulp), input
 //                     clamped to [-87, 88]
-//   recip             1/d for the GELU's sigmoid (AVX-512: rcp14 and a Newton step)
+//   recip             1/d for the GELU's sigmoid and erf (AVX-512: rcp14 and a Newton step)
 #pragma once
 
 #include <algorithm>
@@ -104,32 +104,76 @@ struct Rows {
         const V s1s = L::mul(s, L::sub(L::set1(1.0f), s));
         return L::mul(L::fmadd(L::mul(x, s1s), k, s), dy);
     }
-    static void gelu_forward(float* out, const float* inp, int64_t m) {
-        int64_t i = 0;
-        for (; i + 16 <= m; i += 16) {
-            const V x = L::load(inp + i);
-            L::store(out + i, L::mul(x, gelu_sigmoid(x)));
-        }
-        if (i < m) {
-            const V x = L::load_n(inp + i, m - i);
-            L::store_n(out + i, L::mul(x, gelu_sigmoid(x)), m - i);
-        }
+    static V gelu_value(V x) { return L::mul(x, gelu_sigmoid(x)); }
+
+    // erf by Eigen's rational approximation for float (its generic_fast_erf_float, the one the
+    // encoder used before): z clamped to [-4, 4], where erf is +-1 in float, then
+    // z P(z^2) / Q(z^2) with P of degree 6 and Q of degree 4; the division as L::recip. Within
+    // a few float ulps of erf (tests/test_cpu_rows.cpp).
+    static V erf(V z) {
+        z = L::max(z, L::set1(-4.0f));
+        z = L::sub(L::zero(), L::max(L::sub(L::zero(), z), L::set1(-4.0f)));  // min(z, 4), negation is exact
+        const V z2 = L::mul(z, z);
+        V p = L::fmadd(z2, L::set1(-2.72614225801306e-10f), L::set1(2.77068142495902e-08f));
+        p = L::fmadd(z2, p, L::set1(-2.10102402082508e-06f));
+        p = L::fmadd(z2, p, L::set1(-5.69250639462346e-05f));
+        p = L::fmadd(z2, p, L::set1(-7.34990630326855e-04f));
+        p = L::fmadd(z2, p, L::set1(-2.95459980854025e-03f));
+        p = L::fmadd(z2, p, L::set1(-1.60960333262415e-02f));
+        p = L::mul(z, p);
+        V q = L::fmadd(z2, L::set1(-1.45660718464996e-05f), L::set1(-2.13374055278905e-04f));
+        q = L::fmadd(z2, q, L::set1(-1.68282697438203e-03f));
+        q = L::fmadd(z2, q, L::set1(-7.37332916720468e-03f));
+        q = L::fmadd(z2, q, L::set1(-1.42647390514189e-02f));
+        return L::mul(p, L::recip(q));
     }
-    // GELU'(x) dout into dinp (= or +=); dinp may be dout itself
-    static void gelu_backward(float* dinp, const float* inp, const float* dout, int64_t m, bool add) {
+    // GELU (erf form): Phi(x) = 0.5 (1 + erf(x / sqrt 2)), GELU(x) = x Phi(x),
+    // GELU'(x) = Phi(x) + x phi(x), phi(x) = exp(-x^2 / 2) / sqrt(2 pi)
+    static V normal_cdf(V x) {
+        return L::mul(L::set1(0.5f), L::add(L::set1(1.0f), erf(L::mul(x, L::set1(0.70710678118654752f)))));
+    }
+    static V gelu_erf_value(V x) {
+        return L::mul(L::mul(L::set1(0.5f), x),
+                      L::add(L::set1(1.0f), erf(L::mul(x, L::set1(0.70710678118654752f)))));
+    }
+    static V gelu_erf_grad(V x, V dy) {
+        const V pdf = L::mul(L::set1(0.39894228040143268f), L::exp(L::mul(L::set1(-0.5f), L::mul(x, x))));
+        return L::mul(L::fmadd(x, pdf, normal_cdf(x)), dy);
+    }
+
+    // out = F(inp) elementwise over m floats; out may be inp
+    template <V (*F)(V)>
+    static void map_forward(float* out, const float* inp, int64_t m) {
+        int64_t i = 0;
+        for (; i + 16 <= m; i += 16) L::store(out + i, F(L::load(inp + i)));
+        if (i < m) L::store_n(out + i, F(L::load_n(inp + i, m - i)), m - i);
+    }
+    // G(inp, dout) into dinp (= or +=) over m floats; dinp may be dout itself
+    template <V (*G)(V, V)>
+    static void map_backward(float* dinp, const float* inp, const float* dout, int64_t m, bool add) {
         int64_t i = 0;
         for (; i + 16 <= m; i += 16) {
             __builtin_prefetch(inp + i + 1024);
-            V g = gelu_grad(L::load(inp + i), L::load(dout + i));
+            V g = G(L::load(inp + i), L::load(dout + i));
             if (add) g = L::add(L::load(dinp + i), g);
             L::store(dinp + i, g);
         }
         if (i < m) {
             const int64_t n = m - i;
-            V g = gelu_grad(L::load_n(inp + i, n), L::load_n(dout + i, n));
+            V g = G(L::load_n(inp + i, n), L::load_n(dout + i, n));
             if (add) g = L::add(L::load_n(dinp + i, n), g);
             L::store_n(dinp + i, g, n);
         }
+    }
+    static void gelu_forward(float* out, const float* inp, int64_t m) { map_forward<&gelu_value>(out, inp, m); }
+    static void gelu_backward(float* dinp, const float* inp, const float* dout, int64_t m, bool add) {
+        map_backward<&gelu_grad>(dinp, inp, dout, m, add);
+    }
+    static void gelu_erf_forward(float* out, const float* inp, int64_t m) {
+        map_forward<&gelu_erf_value>(out, inp, m);
+    }
+    static void gelu_erf_backward(float* dinp, const float* inp, const float* dout, int64_t m, bool add) {
+        map_backward<&gelu_erf_grad>(dinp, inp, dout, m, add);
     }
 
     // The masked, stable softmax of attention's T rows of P (T, T) in place, each row scaled by
@@ -197,9 +241,9 @@ struct Rows {
 template <class L, auto Transpose>
 const RowKernels* row_kernel_table() {
     using R = Rows<L>;
-    static const RowKernels kernels{Transpose,         &R::layernorm_forward, &R::layernorm_backward,
-                                    &R::gelu_forward,  &R::gelu_backward,     &R::softmax_rows,
-                                    &R::ds_rows};
+    static const RowKernels kernels{Transpose,           &R::layernorm_forward,    &R::layernorm_backward,
+                                    &R::gelu_forward,    &R::gelu_backward,        &R::gelu_erf_forward,
+                                    &R::gelu_erf_backward, &R::softmax_rows,       &R::ds_rows};
     return &kernels;
 }
 

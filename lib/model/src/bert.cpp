@@ -15,7 +15,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
-#include <unsupported/Eigen/SpecialFunctions>
 
 #include "attn/core/attention.hpp"
 #include "attn/io/dump.hpp"
@@ -26,6 +25,7 @@
 #include "attn/cpu/gemm.hpp"
 #include "attn/io/safetensors.hpp"
 #include "attn/nn/backend.hpp"
+#include "attn/nn/fast_ops.hpp"
 #include "attn/io/data_files.hpp"
 
 namespace attn {
@@ -343,7 +343,10 @@ static void gemm_pieces(float* out, int64_t N, int64_t n_out, int threads, bool 
         const int64_t c0 = (t % cp) * kColPiece, c1 = std::min(n_out, c0 + kColPiece);
         fn(r0, r1, c0, c1);
         if (gelu)
-            for (int64_t r = r0; r < r1; ++r) gelu_erf(out + r * n_out + c0, c1 - c0);
+            for (int64_t r = r0; r < r1; ++r) {
+                float* row = out + r * n_out + c0;
+                nn::gelu_erf_forward_fast(row, row, c1 - c0, 1);
+            }
     });
 }
 
@@ -480,32 +483,11 @@ void gemm_wt(float* out, const float* x, const float* Wt, const float* b, int64_
         ym.noalias() = xm * wm;
         if (b != nullptr) ym.rowwise() += Eigen::Map<const Eigen::Matrix<float, 1, Eigen::Dynamic>>(b + c0, cw);
         if (gelu)
-            for (int64_t r = 0; r < N; ++r) gelu_erf(out + r * n_out + c0, cw);
+            for (int64_t r = 0; r < N; ++r) {
+                float* row = out + r * n_out + c0;
+                nn::gelu_erf_forward_fast(row, row, cw, 1);
+            }
     });
-}
-
-void layer_norm_rows(float* x, const float* gamma, const float* beta, int64_t rows, int64_t d, float eps) {
-    for (int64_t r = 0; r < rows; ++r) {
-        float* row = x + r * d;
-        // pass 1: mean and biased variance, accumulated in double
-        double sum = 0, sq = 0;
-        for (int64_t c = 0; c < d; ++c) sum += row[c];
-        const double mean = sum / static_cast<double>(d);
-        for (int64_t c = 0; c < d; ++c) {
-            const double t = row[c] - mean;
-            sq += t * t;
-        }
-        const double inv = 1.0 / std::sqrt(sq / static_cast<double>(d) + static_cast<double>(eps));
-        // pass 2: normalise, scale, shift
-        for (int64_t c = 0; c < d; ++c)
-            row[c] = static_cast<float>((row[c] - mean) * inv) * gamma[c] + beta[c];
-    }
-}
-
-void gelu_erf(float* x, int64_t n) {
-    // Eigen's vectorised erf (a rational approximation accurate to a few float ulps).
-    Eigen::Map<Eigen::ArrayXf> a(x, n);
-    a = 0.5f * a * (1.0f + (a * static_cast<float>(M_SQRT1_2)).erf());
 }
 
 Backend BertModel::attention_backend(const BertOptions& opt) {
@@ -559,7 +541,9 @@ BertOutput BertModel::forward(const std::vector<std::vector<int32_t>>& ids, cons
     const int th = static_cast<int>(std::clamp<int64_t>(N / 32, 1, resolve_threads(opt.threads)));
 
     // pass 1: embeddings, then LayerNorm                           x (N, D)
+    // (the LayerNorm of lib/nn in place; ln_mean and ln_rstd hold what its backward would read)
     Tensor x({N, D});
+    std::vector<float> ln_mean(static_cast<size_t>(N)), ln_rstd(static_cast<size_t>(N));
     parallel_for(B, th, [&](int64_t b, int) {
         const auto& s = ids[static_cast<size_t>(b)];
         const int64_t len = static_cast<int64_t>(s.size()), r0 = first[static_cast<size_t>(b)];
@@ -571,8 +555,9 @@ BertOutput BertModel::forward(const std::vector<std::vector<int32_t>>& ids, cons
             float* xr = x.ptr() + (r0 + t) * D;
             for (int64_t d = 0; d < D; ++d) xr[d] = we[d] + pe[d] + te[d];
         }
-        layer_norm_rows(x.ptr() + r0 * D, emb_ln_gamma.ptr(), emb_ln_beta.ptr(), rows[static_cast<size_t>(b)], D,
-                        c.layer_norm_eps);
+        float* xb = x.ptr() + r0 * D;
+        nn::layernorm_forward_fast(xb, ln_mean.data() + r0, ln_rstd.data() + r0, xb, emb_ln_gamma.ptr(),
+                                   emb_ln_beta.ptr(), rows[static_cast<size_t>(b)], D, 1, c.layer_norm_eps);
     });
 
     // pass 2: the layers. Element-wise work runs over fixed pieces of rows (each row computed
@@ -593,7 +578,8 @@ BertOutput BertModel::forward(const std::vector<std::vector<int32_t>>& ids, cons
             float* xr = x.ptr() + r0 * D;
             const float* ar = a.ptr() + r0 * D;
             for (int64_t k = 0; k < (r1 - r0) * D; ++k) xr[k] += ar[k];
-            layer_norm_rows(xr, ln_gamma, ln_beta, r1 - r0, D, c.layer_norm_eps);
+            nn::layernorm_forward_fast(xr, ln_mean.data() + r0, ln_rstd.data() + r0, xr, ln_gamma, ln_beta, r1 - r0, D,
+                                       1, c.layer_norm_eps);
         });
     };
     // one projection: the bf16 GEMM when asked for, else the packed GEMM of gemm_path, else

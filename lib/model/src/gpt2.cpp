@@ -16,6 +16,7 @@
 #include "attn/model/bert.hpp"
 #include "attn/model/induction.hpp"
 #include "attn/nn/backend.hpp"
+#include "attn/nn/fast_ops.hpp"
 
 namespace attn {
 
@@ -235,30 +236,28 @@ Gpt2Model Gpt2Model::load(const Gpt2Files& files, const Gpt2Config& config) {
     return m;
 }
 
-void gelu_tanh(float* x, int64_t n) {
-    const double k = std::sqrt(2.0 / M_PI);
-    for (int64_t i = 0; i < n; ++i) {
-        const double v = x[i];
-        x[i] = static_cast<float>(0.5 * v * (1.0 + std::tanh(k * (v + 0.044715 * v * v * v))));
-    }
-}
-
 namespace {
 
-// rows of x (rows, D) -> LayerNorm into a fresh (1, rows, D) tensor
+// rows of x (rows, D) -> LayerNorm (lib/nn's) into a fresh (1, rows, D) tensor
 Tensor layer_norm(const Tensor& x, const Tensor& g, const Tensor& b, float eps) {
-    Tensor h = x;
-    const int64_t D = g.numel();
-    layer_norm_rows(h.ptr(), g.ptr(), b.ptr(), h.numel() / D, D, eps);
+    Tensor h(x.shape);
+    const int64_t D = g.numel(), N = x.numel() / D;
+    std::vector<float> mean(static_cast<size_t>(N)), rstd(static_cast<size_t>(N));
+    nn::layernorm_forward_fast(h.ptr(), mean.data(), rstd.data(), x.ptr(), g.ptr(), b.ptr(), N, D, 1, eps);
     return h;
+}
+
+// f in place through the configured GELU of lib/nn: "gelu" the erf form, the others the tanh form
+void gelu_in_place(Tensor& f, const Gpt2Config& c) {
+    if (c.activation == "gelu") nn::gelu_erf_forward_fast(f.ptr(), f.ptr(), f.numel(), 1);
+    else nn::activation_forward_fast(f.ptr(), f.ptr(), f.numel(), /*relu=*/false, 1);
 }
 
 // x (1, T, D) += the feed-forward of LN_2(x)
 void mlp_residual(Tensor& x, const Gpt2Layer& L, const Gpt2Config& c) {
     const Tensor h = layer_norm(x, L.ln2_gamma, L.ln2_beta, c.layer_norm_epsilon);
     Tensor f = L.fc.forward(h);  // (1, T, I)
-    if (c.activation == "gelu") gelu_erf(f.ptr(), f.numel());
-    else gelu_tanh(f.ptr(), f.numel());
+    gelu_in_place(f, c);
     const Tensor o = L.proj.forward(f);  // (1, T, D)
     for (size_t i = 0; i < x.data.size(); ++i) x.data[i] += o.data[i];
 }
@@ -391,8 +390,7 @@ Gpt2Output Gpt2Model::forward(const std::vector<int32_t>& ids, const Gpt2Options
         Tensor f = L.fc.forward(h2);  // (1, T, I)
         keep(l, "ln2.hook_normalized", h2);
         keep(l, "mlp.hook_pre", f);
-        if (c.activation == "gelu") gelu_erf(f.ptr(), f.numel());
-        else gelu_tanh(f.ptr(), f.numel());
+        gelu_in_place(f, c);
         keep(l, "mlp.hook_post", f);
         const Tensor o = L.proj.forward(f);  // (1, T, D)
         for (size_t i = 0; i < x.data.size(); ++i) x.data[i] += o.data[i];

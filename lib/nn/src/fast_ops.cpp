@@ -3,6 +3,7 @@
 #include "attn/nn/fast_ops.hpp"
 
 #include <Eigen/Dense>
+#include <unsupported/Eigen/SpecialFunctions>
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -116,8 +117,8 @@ S dot_lanes(const S* x, const S* y, int64_t n) {
 
 // LayerNorm of rows [0, N) as ops.cpp computes it, its row sums by lanes.
 template <class S>
-void layernorm_forward_rows(S* out, S* mean, S* rstd, const S* inp, const S* w, const S* b, int64_t N, int64_t D) {
-    const S eps = static_cast<S>(1e-5);
+void layernorm_forward_rows(S* out, S* mean, S* rstd, const S* inp, const S* w, const S* b, int64_t N, int64_t D,
+                            S eps) {
     if constexpr (std::is_same_v<S, float>)
         if (const auto* k = rows::row_kernels(); k != nullptr && D % 16 == 0)
             return k->layernorm_forward(out, mean, rstd, inp, w, b, N, D, eps);
@@ -281,6 +282,38 @@ void gelu_backward_block(S* dinp, const S* inp, const S* dout, int64_t m, Into i
     }
 }
 
+// GELU (erf form) on m elements: the row kernels for float, else Eigen's erf (for float its
+// rational approximation, the kernels' formula, on whole vectors; std::erf on a tail and for
+// double). out may be inp.
+template <class S>
+void gelu_erf_forward_block(S* out, const S* inp, int64_t m) {
+    if constexpr (std::is_same_v<S, float>)
+        if (const auto* k = rows::row_kernels()) return k->gelu_erf_forward(out, inp, m);
+    using A = Eigen::Array<S, Eigen::Dynamic, 1>;
+    const Eigen::Map<const A> x(inp, m);
+    Eigen::Map<A>(out, m) = S(0.5) * x * (S(1) + (x * static_cast<S>(0.70710678118654752)).erf());
+}
+
+// dinp (+)= (Phi(x) + x phi(x)) o dout on m elements; dinp may be dout itself
+template <class S>
+void gelu_erf_backward_block(S* dinp, const S* inp, const S* dout, int64_t m, Into into) {
+    if constexpr (std::is_same_v<S, float>)
+        if (const auto* k = rows::row_kernels())
+            return k->gelu_erf_backward(dinp, inp, dout, m, into == Into::Add);
+    using A = Eigen::Array<S, Eigen::Dynamic, 1>;
+    const Eigen::Map<const A> x(inp, m), dy(dout, m);
+    Eigen::Map<A> dx(dinp, m);
+    const S inv_sqrt2 = static_cast<S>(0.70710678118654752), inv_sqrt2pi = static_cast<S>(0.39894228040143268);
+    for (int64_t j0 = 0; j0 < m; j0 += 1024) {  // blocks of 1024: the temporaries stay in L1
+        const int64_t mm = std::min<int64_t>(1024, m - j0);
+        const auto xs = x.segment(j0, mm);
+        const A g = (S(0.5) * (S(1) + (xs * inv_sqrt2).erf()) + xs * inv_sqrt2pi * (S(-0.5) * xs * xs).exp()) *
+                    dy.segment(j0, mm);
+        if (into == Into::Set) dx.segment(j0, mm) = g;
+        else dx.segment(j0, mm) += g;
+    }
+}
+
 template <class S>
 void activation_forward_block(S* out, const S* inp, int64_t m, bool relu) {
     if (relu) relu_forward(out, inp, m);
@@ -402,10 +435,10 @@ void matmul_act_backward_fast(S* dpre, S* dW, S* db, const S* dout, const S* act
 
 template <class S>
 void layernorm_forward_fast(S* out, S* mean, S* rstd, const S* inp, const S* w, const S* b, int64_t N, int64_t D,
-                            int threads) {
+                            int threads, S eps) {
     parallel_for(chunks(N, kRowChunk), threads, [&](int64_t ci, int) {
         const int64_t r0 = ci * kRowChunk, rows = std::min(kRowChunk, N - r0);
-        layernorm_forward_rows(out + r0 * D, mean + r0, rstd + r0, inp + r0 * D, w, b, rows, D);
+        layernorm_forward_rows(out + r0 * D, mean + r0, rstd + r0, inp + r0 * D, w, b, rows, D, eps);
     });
 }
 
@@ -443,6 +476,24 @@ void activation_backward_fast(S* dinp, const S* inp, const S* dout, int64_t n, b
     parallel_for(chunks(n, chunk), threads, [&](int64_t ci, int) {
         const int64_t i0 = ci * chunk;
         activation_backward_block(dinp + i0, inp + i0, dout + i0, std::min(chunk, n - i0), relu, into);
+    });
+}
+
+template <class S>
+void gelu_erf_forward_fast(S* out, const S* inp, int64_t n, int threads) {
+    const int64_t chunk = kRowChunk * 256;
+    parallel_for(chunks(n, chunk), threads, [&](int64_t ci, int) {
+        const int64_t i0 = ci * chunk;
+        gelu_erf_forward_block(out + i0, inp + i0, std::min(chunk, n - i0));
+    });
+}
+
+template <class S>
+void gelu_erf_backward_fast(S* dinp, const S* inp, const S* dout, int64_t n, int threads, Into into) {
+    const int64_t chunk = kRowChunk * 256;
+    parallel_for(chunks(n, chunk), threads, [&](int64_t ci, int) {
+        const int64_t i0 = ci * chunk;
+        gelu_erf_backward_block(dinp + i0, inp + i0, dout + i0, std::min(chunk, n - i0), into);
     });
 }
 
@@ -707,11 +758,13 @@ void zero_fast(S* x, int64_t n, int threads) {
                                              bool, int, const S*);                                                \
     template void matmul_act_backward_fast<S>(S*, S*, S*, const S*, const S*, const S*, const S*, int64_t,        \
                                               int64_t, int64_t, bool, int);                                       \
-    template void layernorm_forward_fast<S>(S*, S*, S*, const S*, const S*, const S*, int64_t, int64_t, int);     \
+    template void layernorm_forward_fast<S>(S*, S*, S*, const S*, const S*, const S*, int64_t, int64_t, int, S);  \
     template void layernorm_backward_fast<S>(S*, S*, S*, const S*, const S*, const S*, const S*, const S*,        \
                                              int64_t, int64_t, int, Into);                                        \
     template void activation_forward_fast<S>(S*, const S*, int64_t, bool, int);                                   \
     template void activation_backward_fast<S>(S*, const S*, const S*, int64_t, bool, int, Into);                  \
+    template void gelu_erf_forward_fast<S>(S*, const S*, int64_t, int);                                           \
+    template void gelu_erf_backward_fast<S>(S*, const S*, const S*, int64_t, int, Into);                          \
     template void attention_forward_fast<S>(S*, S*, const S*, const S*, const S*, int64_t, int64_t, int64_t,      \
                                             int64_t, int64_t, S, bool, float, uint64_t, int, int64_t, int64_t,    \
                                             int64_t);                                                             \

@@ -46,9 +46,8 @@ void sinusoidal_positions(S* table, int64_t Tmax, int64_t D) {
 }
 
 template <class S>
-void layernorm_forward(S* out, S* mean, S* rstd, const S* inp, const S* w, const S* b, int64_t N, int64_t D) {
+void layernorm_forward(S* out, S* mean, S* rstd, const S* inp, const S* w, const S* b, int64_t N, int64_t D, S eps) {
     // inp, out (N, D); w, b (D); mean, rstd (N)
-    const S eps = static_cast<S>(1e-5);
     for (int64_t n = 0; n < N; ++n) {
         const S* x = inp + n * D;
         S m = 0;
@@ -117,6 +116,26 @@ void gelu_backward(S* dinp, const S* inp, const S* dout, int64_t n) {
         const S du = gelu_scale<S>() * (S(1) + S(3) * static_cast<S>(0.044715) * x * x);
         const S grad = S(0.5) * (S(1) + th) + S(0.5) * x * (S(1) - th * th) * du;
         dinp[i] += grad * dout[i];
+    }
+}
+
+template <class S>
+void gelu_erf_forward(S* out, const S* inp, int64_t n) {
+    const S inv_sqrt2 = static_cast<S>(0.70710678118654752);
+    for (int64_t i = 0; i < n; ++i) {
+        const S x = inp[i];
+        out[i] = S(0.5) * x * (S(1) + std::erf(x * inv_sqrt2));
+    }
+}
+
+template <class S>
+void gelu_erf_backward(S* dinp, const S* inp, const S* dout, int64_t n) {
+    const S inv_sqrt2 = static_cast<S>(0.70710678118654752), inv_sqrt2pi = static_cast<S>(0.39894228040143268);
+    for (int64_t i = 0; i < n; ++i) {
+        const S x = inp[i];
+        const S cdf = S(0.5) * (S(1) + std::erf(x * inv_sqrt2));  // Phi(x)
+        const S pdf = inv_sqrt2pi * std::exp(S(-0.5) * x * x);     // phi(x)
+        dinp[i] += (cdf + x * pdf) * dout[i];
     }
 }
 
@@ -337,11 +356,13 @@ void crossentropy_backward(S* dlogits, const S* probs, const int32_t* targets, S
     template void embedding_forward<S>(S*, const int32_t*, const S*, const S*, int64_t, int64_t, int64_t);        \
     template void embedding_backward<S>(S*, S*, const S*, const int32_t*, int64_t, int64_t, int64_t);             \
     template void sinusoidal_positions<S>(S*, int64_t, int64_t);                                                  \
-    template void layernorm_forward<S>(S*, S*, S*, const S*, const S*, const S*, int64_t, int64_t);               \
+    template void layernorm_forward<S>(S*, S*, S*, const S*, const S*, const S*, int64_t, int64_t, S);            \
     template void layernorm_backward<S>(S*, S*, S*, const S*, const S*, const S*, const S*, const S*, int64_t,    \
                                         int64_t);                                                                 \
     template void gelu_forward<S>(S*, const S*, int64_t);                                                         \
     template void gelu_backward<S>(S*, const S*, const S*, int64_t);                                              \
+    template void gelu_erf_forward<S>(S*, const S*, int64_t);                                                     \
+    template void gelu_erf_backward<S>(S*, const S*, const S*, int64_t);                                          \
     template void relu_forward<S>(S*, const S*, int64_t);                                                         \
     template void relu_backward<S>(S*, const S*, const S*, int64_t);                                              \
     template void residual_forward<S>(S*, const S*, const S*, int64_t);                                           \

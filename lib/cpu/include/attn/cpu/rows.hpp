@@ -1,5 +1,6 @@
-// attn/cpu/rows.hpp: the row kernels under the fast training ops (lib/train's fast_ops.cpp):
-// LayerNorm, GELU (tanh form), attention's masked softmax and dS rows, and gather transposes.
+// attn/cpu/rows.hpp: the row kernels under the fast ops of lib/nn (fast_ops.cpp), which the
+// training stack and the pretrained encoders (lib/model) share: LayerNorm, GELU (tanh and erf
+// forms), attention's masked softmax and dS rows, and gather transposes.
 // Internal to attn: an interface its modules share, not one for users.
 //
 // One template (src/rows_kernel.hpp) over 16-lane traits, instantiated for AVX-512 (one zmm,
@@ -19,7 +20,8 @@ struct RowKernels {
     // dst[c * ldd + r] (=, or += when add) src[r * lds + c], r < rows, c < cols; callers keep
     // 16 * lds below 2^28 (the gather's 32-bit offsets)
     void (*transpose)(float* dst, int64_t ldd, const float* src, int64_t rows, int64_t cols, int64_t lds, bool add);
-    // LayerNorm of N rows of D (a multiple of 16): out = (x - mean) rstd w + b, mean and rstd kept
+    // LayerNorm of N rows of D (a multiple of 16): out = (x - mean) rstd w + b, mean and rstd kept;
+    // out may be inp (each element is read before it is written)
     void (*layernorm_forward)(float* out, float* mean, float* rstd, const float* inp, const float* w, const float* b,
                               int64_t N, int64_t D, float eps);
     // dinp (=, or += when add) its gradient; dw and db accumulate
@@ -28,6 +30,10 @@ struct RowKernels {
     void (*gelu_forward)(float* out, const float* inp, int64_t m);
     // dinp (=, or += when add) GELU'(inp) dout; dinp may be dout itself
     void (*gelu_backward)(float* dinp, const float* inp, const float* dout, int64_t m, bool add);
+    // GELU, erf form: out = x Phi(x) = 0.5 x (1 + erf(x / sqrt 2)); out may be inp
+    void (*gelu_erf_forward)(float* out, const float* inp, int64_t m);
+    // dinp (=, or += when add) (Phi(x) + x phi(x)) dout; dinp may be dout itself
+    void (*gelu_erf_backward)(float* dinp, const float* inp, const float* dout, int64_t m, bool add);
     // T rows of T in place: scaled by factor, masked (causal: row i keeps i + 1), softmax
     void (*softmax_rows)(float* P, int64_t T, float factor, bool causal);
     // dS = factor P o (dP - rowsum(P o dP)) over T rows of T, in place in dp

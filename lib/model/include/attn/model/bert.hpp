@@ -210,12 +210,11 @@ public:
 // Throws InputError when it is not one word or not in the text that often.
 std::vector<int64_t> find_word(const Encoding& enc, const std::string& word, int occurrence);
 
-// In place over rows of x (rows, d): (x - mean) / sqrt(var + eps) * gamma + beta.
-void layer_norm_rows(float* x, const float* gamma, const float* beta, int64_t rows, int64_t d, float eps);
 // out (N, n_out) = x (N, n_in) . Wt (n_in, n_out) + b (n_out), b may be null.
 // Wt is a transposed nn.Linear weight. Fixed 128-column blocks are spread over
 // `threads`: every output element is computed the same way for any thread count.
-// gelu: then out = gelu_erf(out), block by block (the same numbers as a separate pass).
+// gelu: then the erf GELU of lib/nn (nn::gelu_erf_forward_fast) on each block, in place (the
+// same numbers as a separate pass).
 void gemm_wt(float* out, const float* x, const float* Wt, const float* b, int64_t N, int64_t n_in, int64_t n_out,
              int threads, bool gelu = false);
 
@@ -243,8 +242,5 @@ bool gemm_bf16(float* out, const float* x, const PackedWeightBf16& w, const floa
 // The GEMM forward() runs for these options: "amx-bf16", "avx512-bf16", "<family>-widened-bf16", "avx512", "avx2",
 // "neon" or "eigen". InputError when opt.gemm forces a kernel this CPU does not run (under ATTN_ISA).
 std::string bert_gemm_path(const BertOptions& opt);
-
-// In place: x * 0.5 * (1 + erf(x / sqrt 2)), the exact (erf) GELU.
-void gelu_erf(float* x, int64_t n);
 
 }  // namespace attn

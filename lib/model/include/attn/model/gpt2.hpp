@@ -221,7 +221,4 @@ std::string default_decoder_dir(std::string_view name = kMacbethDecoder);
 void save_gpt2_folder(const std::string& dir, const Gpt2Model& m, const std::vector<std::string>& tokens,
                       const std::map<std::string, std::string>& provenance = {});
 
-// In place: the tanh form of GELU, 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
-void gelu_tanh(float* x, int64_t n);
-
 }  // namespace attn

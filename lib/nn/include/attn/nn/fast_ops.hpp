@@ -65,18 +65,28 @@ void matmul_act_forward_fast(S* pre, S* act, const S* inp, const S* W, const S* 
 template <class S>
 void matmul_act_backward_fast(S* dpre, S* dW, S* db, const S* dout, const S* act, const S* pre, const S* W, int64_t N,
                               int64_t C, int64_t OC, bool relu, int threads);
+// LayerNorm as the reference's (eps 1e-5 unless given); out may be inp. Called with threads = 1
+// it runs on the calling thread: the encoders call it on their own pieces of rows.
 template <class S>
 void layernorm_forward_fast(S* out, S* mean, S* rstd, const S* inp, const S* w, const S* b, int64_t N, int64_t D,
-                            int threads);
+                            int threads, S eps = static_cast<S>(1e-5));
 template <class S>
 void layernorm_backward_fast(S* dinp, S* dw, S* db, const S* dout, const S* inp, const S* w, const S* mean,
                              const S* rstd, int64_t N, int64_t D, int threads, Into into = Into::Add);
-// GELU (tanh) or ReLU on n elements; relu = true picks ReLU.
+// GELU (tanh) or ReLU on n elements; relu = true picks ReLU. out may be inp.
 template <class S>
 void activation_forward_fast(S* out, const S* inp, int64_t n, bool relu, int threads);
 template <class S>
 void activation_backward_fast(S* dinp, const S* inp, const S* dout, int64_t n, bool relu, int threads,
                               Into into = Into::Add);
+// GELU in its exact erf form (gelu_erf_forward of the reference) on n elements; out may be inp.
+// Float runs the row kernels' rational erf (Eigen's approximation for float, within a few ulps),
+// double and a CPU without row kernels Eigen's erf. threads = 1: on the calling thread (the
+// encoder's GEMM runs it on each piece of its output while the piece is in cache).
+template <class S>
+void gelu_erf_forward_fast(S* out, const S* inp, int64_t n, int threads);
+template <class S>
+void gelu_erf_backward_fast(S* dinp, const S* inp, const S* dout, int64_t n, int threads, Into into = Into::Add);
 // ld_qk, ld_v: the row strides of q, k (and dq, dk) and of v (and dv), in elements; 0 means
 // packed (H*Dk, H*Dv). The model passes one fused (N, 2*H*Dk + H*Dv) q|k|v buffer this way.
 // out and dout are always packed (B, T, H*Dv). b_first: the index in the whole batch of the

@@ -11,7 +11,8 @@
 //
 // Templated on the scalar: instantiated for float (the model) and double (the
 // finite-difference tests). Conventions follow PyTorch: nn.Linear weights [out, in],
-// LayerNorm eps 1e-5 with the biased variance, GELU with approximate='tanh',
+// LayerNorm eps 1e-5 (unless given) with the biased variance, GELU with approximate='tanh'
+// (the exact erf form beside it, for the pretrained encoders),
 // cross_entropy with ignore_index = -1 and mean reduction over the scored rows.
 #pragma once
 
@@ -33,10 +34,12 @@ template <class S>
 void sinusoidal_positions(S* table, int64_t Tmax, int64_t D);
 
 // ---- layernorm ---------------------------------------------------------------
-// out (N, D) = (x - mean) * rstd * w + b, mean = sum(x)/D, rstd = 1/sqrt(sum((x-mean)^2)/D + 1e-5).
+// out (N, D) = (x - mean) * rstd * w + b, mean = sum(x)/D, rstd = 1/sqrt(sum((x-mean)^2)/D + eps),
+// eps 1e-5 as PyTorch's default (BERT's configs say 1e-12). out may be inp.
 // Saves mean (N) and rstd (N) for the backward.
 template <class S>
-void layernorm_forward(S* out, S* mean, S* rstd, const S* inp, const S* w, const S* b, int64_t N, int64_t D);
+void layernorm_forward(S* out, S* mean, S* rstd, const S* inp, const S* w, const S* b, int64_t N, int64_t D,
+                       S eps = static_cast<S>(1e-5));
 // xhat = (x - mean) * rstd, g = dout * w:
 //   dx = rstd * (g - mean(g) - xhat * mean(g * xhat)),  dw += sum_n dout * xhat,  db += sum_n dout.
 template <class S>
@@ -51,6 +54,13 @@ template <class S>
 void gelu_forward(S* out, const S* inp, int64_t n);
 template <class S>
 void gelu_backward(S* dinp, const S* inp, const S* dout, int64_t n);
+// GELU, exact (erf) form (PyTorch's approximate='none'; BERT's "gelu"):
+//   gelu(x) = x Phi(x) = 0.5 x (1 + erf(x / sqrt(2)))
+//   gelu'(x) = Phi(x) + x phi(x),  phi(x) = exp(-x^2 / 2) / sqrt(2 pi)
+template <class S>
+void gelu_erf_forward(S* out, const S* inp, int64_t n);
+template <class S>
+void gelu_erf_backward(S* dinp, const S* inp, const S* dout, int64_t n);
 // relu(x) = max(x, 0); relu'(x) = 1 for x > 0, else 0 (PyTorch's choice at 0).
 template <class S>
 void relu_forward(S* out, const S* inp, int64_t n);

@@ -28,7 +28,8 @@ void check_gpt2_export(const ModelConfig& config, const Task& task, const std::s
         refuse("a GPT-2 scales scores by 1/sqrt(Dk); give --scale sqrt");
     if (c.d_k * c.heads != c.d_model || c.d_v != c.d_k)
         refuse(fmt::format("a GPT-2 has Dk = Dv = D / H ({} / {}); leave --d-k and --d-v out", c.d_model, c.heads));
-    if (c.pad_token >= 0 || c.bug != AttnBug::None) refuse("the model masks a pad token or carries a planted bug");
+    if (c.pad_token >= 0 || c.bug != AttnBug::None || c.attention_variant())
+        refuse("the model masks a pad token, carries a planted bug or runs an attention variant");
     for (int32_t id = 0; id < task.vocab(); ++id)
         if (task.token_byte(id) < 0)
             refuse(fmt::format("task {} has the token '{}', which no byte spells (a GPT-2 vocabulary here is one byte a "

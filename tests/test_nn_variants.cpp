@@ -130,6 +130,10 @@ TEST_CASE("transformer variants: every gradient against finite differences (deco
         c.dropout = 0.3f, c.drop_where = DropWhere::Scores;
         check_grads(c, true);
     }
+    SUBCASE("a pad token with dropout (the masked keys from the tokens, rows left with none allowed)") {
+        c.pad_token = 6, c.dropout = 0.3f;  // toy tokens are below 7: about one in seven is the pad
+        check_grads(c, true);
+    }
     SUBCASE("a zeroed head") {
         c.head_off = {0, 1, 0, 0};
         check_grads(c, false);

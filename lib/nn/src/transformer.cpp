@@ -382,128 +382,6 @@ struct Ops {
     }
 };
 
-// ---- the masked / bugged attention (pad_token, AttnBug): readable loops, one thread.
-// q, k (B, T, H*Dk), v (B, T, H*Dv); att (B, H, T, T) gets P; out (B, T, H*Dv), or the
-// wrong layout under HeadMerge. keep(b, i, j): causal (or its inverse) and the padding
-// mask on the keys (or, bugged, on the queries). Masked scores are -inf (weight 0, an
-// all-masked row is all zeros) or, under FillZero, 0.
-struct MaskSpec {
-    const ModelConfig* c;
-    const int32_t* tokens;
-    int64_t T;
-    bool keep(int64_t b, int64_t i, int64_t j) const {
-        bool k = !c->causal || j <= i;
-        if (c->bug == AttnBug::InvertedMask) k = !k;
-        if (c->pad_token >= 0) {
-            const int64_t who = c->bug == AttnBug::QuerySideMask ? i : j;
-            if (tokens[b * T + who] == c->pad_token) k = false;
-        }
-        return k;
-    }
-};
-
-template <class S>
-void debug_attention_forward(S* out, S* att, S* scratch, const S* q, const S* k, const S* v, int64_t B, int64_t T,
-                             int64_t H, int64_t Dk, int64_t Dv, S factor, const MaskSpec& m) {
-    const AttnBug bug = m.c->bug;
-    if (bug == AttnBug::TransposedScores) std::swap(q, k);
-    if (bug == AttnBug::NoScale) factor = S(1);
-    const int64_t QS = H * Dk, VS = H * Dv;
-    S* o = bug == AttnBug::HeadMerge ? scratch : out;
-    for (int64_t b = 0; b < B; ++b)
-        for (int64_t h = 0; h < H; ++h)
-            for (int64_t i = 0; i < T; ++i) {
-                S* P = att + ((b * H + h) * T + i) * T;
-                const S* qi = q + (b * T + i) * QS + h * Dk;
-                S mx = -std::numeric_limits<S>::infinity();
-                for (int64_t j = 0; j < T; ++j) {
-                    S s;
-                    if (m.keep(b, i, j)) {
-                        const S* kj = k + (b * T + j) * QS + h * Dk;
-                        s = 0;
-                        for (int64_t d = 0; d < Dk; ++d) s += qi[d] * kj[d];
-                        s *= factor;
-                    } else {
-                        s = bug == AttnBug::FillZero ? S(0) : -std::numeric_limits<S>::infinity();
-                    }
-                    P[j] = s;
-                    mx = std::max(mx, s);
-                }
-                S sum = 0;
-                for (int64_t j = 0; j < T; ++j) {
-                    P[j] = mx == -std::numeric_limits<S>::infinity() ? S(0) : std::exp(P[j] - mx);
-                    sum += P[j];
-                }
-                for (int64_t j = 0; j < T; ++j) P[j] = sum > 0 ? P[j] / sum : S(0);
-                S* oi = o + (b * T + i) * VS + h * Dv;
-                for (int64_t d = 0; d < Dv; ++d) oi[d] = 0;
-                for (int64_t j = 0; j < T; ++j) {
-                    const S* vj = v + (b * T + j) * VS + h * Dv;
-                    for (int64_t d = 0; d < Dv; ++d) oi[d] += P[j] * vj[d];
-                }
-            }
-    if (bug == AttnBug::HeadMerge)  // (B, T, H, Dv) stored as if it were (B, H, T, Dv), then read as (B, T, H*Dv)
-        for (int64_t b = 0; b < B; ++b)
-            for (int64_t t = 0; t < T; ++t)
-                for (int64_t h = 0; h < H; ++h)
-                    for (int64_t d = 0; d < Dv; ++d)
-                        out[b * T * VS + (h * T + t) * Dv + d] = scratch[(b * T + t) * VS + h * Dv + d];
-}
-
-// The exact gradient of debug_attention_forward; adds into dq, dk, dv.
-template <class S>
-void debug_attention_backward(S* dq, S* dk, S* dv, S* scratch, const S* dout, const S* q, const S* k, const S* v,
-                              const S* att, int64_t B, int64_t T, int64_t H, int64_t Dk, int64_t Dv, S factor,
-                              const MaskSpec& m) {
-    const AttnBug bug = m.c->bug;
-    if (bug == AttnBug::TransposedScores) {
-        std::swap(q, k);
-        std::swap(dq, dk);
-    }
-    if (bug == AttnBug::NoScale) factor = S(1);
-    const int64_t QS = H * Dk, VS = H * Dv;
-    const S* g = dout;
-    if (bug == AttnBug::HeadMerge) {  // the permutation's gradient: the inverse permutation
-        for (int64_t b = 0; b < B; ++b)
-            for (int64_t t = 0; t < T; ++t)
-                for (int64_t h = 0; h < H; ++h)
-                    for (int64_t d = 0; d < Dv; ++d)
-                        scratch[(b * T + t) * VS + h * Dv + d] = dout[b * T * VS + (h * T + t) * Dv + d];
-        g = scratch;
-    }
-    std::vector<S> dP(static_cast<size_t>(T));
-    for (int64_t b = 0; b < B; ++b)
-        for (int64_t h = 0; h < H; ++h)
-            for (int64_t i = 0; i < T; ++i) {
-                const S* P = att + ((b * H + h) * T + i) * T;
-                const S* gi = g + (b * T + i) * VS + h * Dv;
-                for (int64_t j = 0; j < T; ++j) {
-                    const S* vj = v + (b * T + j) * VS + h * Dv;
-                    S* dvj = dv + (b * T + j) * VS + h * Dv;
-                    S acc = 0;
-                    for (int64_t d = 0; d < Dv; ++d) {
-                        acc += gi[d] * vj[d];
-                        dvj[d] += P[j] * gi[d];
-                    }
-                    dP[static_cast<size_t>(j)] = acc;
-                }
-                S rs = 0;
-                for (int64_t j = 0; j < T; ++j) rs += P[j] * dP[static_cast<size_t>(j)];
-                const S* qi = q + (b * T + i) * QS + h * Dk;
-                S* dqi = dq + (b * T + i) * QS + h * Dk;
-                for (int64_t j = 0; j < T; ++j) {
-                    if (!m.keep(b, i, j)) continue;  // a filled score is a constant: no gradient to q, k
-                    const S ds = P[j] * (dP[static_cast<size_t>(j)] - rs) * factor;
-                    const S* kj = k + (b * T + j) * QS + h * Dk;
-                    S* dkj = dk + (b * T + j) * QS + h * Dk;
-                    for (int64_t d = 0; d < Dk; ++d) {
-                        dqi[d] += ds * kj[d];
-                        dkj[d] += ds * qi[d];
-                    }
-                }
-            }
-}
-
 uint64_t layer_seed(uint64_t step_seed, int64_t l) {
     return mix64(step_seed ^ (0x9E3779B97F4A7C15ull * static_cast<uint64_t>(l + 1)));
 }
@@ -562,23 +440,22 @@ PartialLayout partial_layout(const std::vector<int64_t>& sizes, size_t base, int
 // gradients). Each chunk's weight gradients go to its own block of partial gradients, summed
 // in chunk order afterwards: the result depends on the chunk size, never on the thread count.
 // Where the chunks are fewer than the threads, the chunks run one after another, each op on
-// every thread (same numbers). The reference ops, the cosine scale and the masked (debug)
-// attention take the whole batch as one chunk.
+// every thread (same numbers). The reference ops, the cosine scale and variant_attention
+// (a pad token, a planted bug, the experiments' knobs) take the whole batch as one chunk.
 template <class S>
 StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const std::vector<S*>* G,
                     const std::vector<int64_t>& sizes, Acts<S>& a, const int32_t* tokens, const int32_t* targets,
                     int64_t B, int64_t T, bool train_mode, uint64_t step_seed, const Ops<S>& op_in) {
-    // A pad token or a planted bug: the reference ops and the masked attention above.
+    // A pad token or a planted bug: the reference ops (one thread) and variant_attention.
     const bool debug = c.bug != AttnBug::None || c.pad_token >= 0;
     Ops<S> op = op_in;
     if (debug) op.fast = false;
     const bool cos = c.scale.kind == ScaleKind::Cosine;
-    const bool variant = c.attention_variant();  // the experiments' attention (variant_attention.hpp)
+    // the attention of variant_attention.hpp: a pad token, a bug or one of the experiments' knobs
+    const bool variant = debug || c.attention_variant();
     // the fast path's one q|k|v GEMM (cosine keeps them apart; a variant runs the whole batch)
     const bool fused = op.fast && !cos && !variant;
     a.ensure(c, B, T, fused);
-    const MaskSpec mask{&c, tokens, T};
-    std::vector<S> scratch(debug && c.bug == AttnBug::HeadMerge ? static_cast<size_t>(B * T * c.heads * c.d_v) : 0);
     const int64_t D = c.d_model, H = c.heads, Dk = c.d_k, Dv = c.d_v, F = c.d_ff, V = c.vocab;
     const int64_t QK = H * Dk, VV = H * Dv;
     const bool learned = c.pos == PosKind::Learned, relu = c.act == Activation::Relu;
@@ -670,12 +547,9 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
                     ka = L.kn.data();
                 }
                 const S f = factor_of(l);
-                if (debug)
-                    debug_attention_forward(L.atty.data(), L.att.data(), scratch.data(), qa, ka, L.v.data(), B, T, H,
-                                            Dk, Dv, f, mask);
-                else if (variant)
-                    nn::variant_attention_forward(L.atty.data(), L.att.data(), qa, ka, L.v.data(), c, l, B, T, f, p,
-                                                  layer_seed(step_seed, l), in.threads);
+                if (variant)
+                    nn::variant_attention_forward(L.atty.data(), L.att.data(), qa, ka, L.v.data(), tokens, c, l, B, T,
+                                                  f, p, layer_seed(step_seed, l), in.threads);
                 else
                     in.att_fwd(L.atty.data(), L.att.data(), qa, ka, L.v.data(), B, T, H, Dk, Dv, f, c.causal, p,
                                layer_seed(step_seed, l));
@@ -805,10 +679,10 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
                     in.zero(a.dqn);
                     in.zero(a.dkn);
                     const S f = factor_of(l);
-                    if (debug)
-                        debug_attention_backward(a.dqn.data(), a.dkn.data(), a.dv.data(), scratch.data(),
-                                                 a.datty.data(), L.qn.data(), L.kn.data(), L.v.data(), L.att.data(), B,
-                                                 T, H, Dk, Dv, f, mask);
+                    if (variant)
+                        nn::variant_attention_backward(a.dqn.data(), a.dkn.data(), a.dv.data(), a.datty.data(),
+                                                       L.qn.data(), L.kn.data(), L.v.data(), L.att.data(), tokens, c,
+                                                       l, B, T, f, p, layer_seed(step_seed, l), in.threads);
                     else
                         in.att_bwd(a.dqn.data(), a.dkn.data(), a.dv.data(), a.datty.data(), L.qn.data(), L.kn.data(),
                                    L.v.data(), L.att.data(), B, T, H, Dk, Dv, f, p, layer_seed(step_seed, l));
@@ -819,14 +693,10 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
                     nn::headnorm_backward(a.dq.data(), a.dqn.data(), L.qn.data(), L.qnorm.data(), n, H, Dk);
                     nn::headnorm_backward(a.dk.data(), a.dkn.data(), L.kn.data(), L.knorm.data(), n, H, Dk);
                 } else {
-                    if (debug)
-                        debug_attention_backward(a.dq.data(), a.dk.data(), a.dv.data(), scratch.data(), a.datty.data(),
-                                                 L.q.data(), L.k.data(), L.v.data(), L.att.data(), B, T, H, Dk, Dv,
-                                                 factor, mask);
-                    else if (variant)
+                    if (variant)
                         nn::variant_attention_backward(a.dq.data(), a.dk.data(), a.dv.data(), a.datty.data(),
-                                                       L.q.data(), L.k.data(), L.v.data(), L.att.data(), c, l, B, T,
-                                                       factor, p, layer_seed(step_seed, l), in.threads);
+                                                       L.q.data(), L.k.data(), L.v.data(), L.att.data(), tokens, c, l,
+                                                       B, T, factor, p, layer_seed(step_seed, l), in.threads);
                     else
                         in.att_bwd(a.dq.data(), a.dk.data(), a.dv.data(), a.datty.data(), L.q.data(), L.k.data(),
                                    L.v.data(), L.att.data(), B, T, H, Dk, Dv, factor, p, layer_seed(step_seed, l));

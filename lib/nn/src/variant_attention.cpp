@@ -1,7 +1,8 @@
-// The attention of the Transformer's variant configs (variant_attention.hpp): written out
-// per (batch, head) pair in the reference's order, so that dropout can go on the scores,
-// a sparse pattern can mask pairs, and single heads can be zeroed or cut off from the
-// gradient; the linear kinds go to attn/cpu/linear_attention.hpp.
+// The attention of every config the fused fast path does not run (variant_attention.hpp):
+// written out per (batch, head) pair in the reference's order, so that a padding mask can come
+// from the tokens, a planted bug can break one step, dropout can go on the scores, a sparse
+// pattern can mask pairs, and single heads can be zeroed or cut off from the gradient; the
+// linear kinds go to attn/cpu/linear_attention.hpp.
 #include "variant_attention.hpp"
 
 #include <algorithm>
@@ -144,87 +145,137 @@ void linear_backward(S* dq, S* dk, S* dv, const S* dout, const S* q, const S* k,
     }
 }
 
+// Which keys query i of sequence b may see: the causal rule (inverted under the planted
+// InvertedMask), the sparse pattern of the kind, and the padding mask from the tokens (on the
+// keys; on the queries under the planted QuerySideMask).
+struct Allowed {
+    const ModelConfig& c;
+    const int32_t* tokens;
+    int64_t T;
+    Mask mask = sparse_mask(c);
+    bool sparse = mask.is_sparse();
+    MaskRow row = sparse ? mask.row(0, 0, T) : MaskRow{};
+    bool operator()(int64_t b, int64_t i, int64_t j) const {
+        bool k = !c.causal || j <= i;
+        if (c.bug == AttnBug::InvertedMask) k = !k;
+        if (sparse && !row.allowed(i, j)) k = false;
+        if (c.pad_token >= 0) {
+            const int64_t who = c.bug == AttnBug::QuerySideMask ? i : j;
+            if (tokens[b * T + who] == c.pad_token) k = false;
+        }
+        return k;
+    }
+};
+
+// HeadMerge's wrong layout: (B, T, H, Dv) stored as if it were (B, H, T, Dv), then read as
+// (B, T, H*Dv). to_bug: the forward's permutation; else its inverse (the gradient's).
+template <class S>
+void head_merge_permute(S* dst, const S* src, int64_t B, int64_t T, int64_t H, int64_t Dv, bool to_bug) {
+    const int64_t VS = H * Dv;
+    for (int64_t b = 0; b < B; ++b)
+        for (int64_t t = 0; t < T; ++t)
+            for (int64_t h = 0; h < H; ++h)
+                for (int64_t d = 0; d < Dv; ++d) {
+                    const int64_t right = (b * T + t) * VS + h * Dv + d, wrong = b * T * VS + (h * T + t) * Dv + d;
+                    if (to_bug) dst[wrong] = src[right];
+                    else dst[right] = src[wrong];
+                }
+}
+
 }  // namespace
 
 template <class S>
-void variant_attention_forward(S* out, S* att, const S* q, const S* k, const S* v, const ModelConfig& c, int64_t l,
-                               int64_t B, int64_t T, S factor, float p, uint64_t seed, int threads) {
+void variant_attention_forward(S* out, S* att, const S* q, const S* k, const S* v, const int32_t* tokens,
+                               const ModelConfig& c, int64_t l, int64_t B, int64_t T, S factor, float p,
+                               uint64_t seed, int threads) {
     if (attn_kind_linear(c.variant.kind)) return linear_forward(out, q, k, v, c, l, B, T, threads);
     const int64_t H = c.heads, Dk = c.d_k, Dv = c.d_v, QS = H * Dk, VS = H * Dv;
+    if (c.bug == AttnBug::TransposedScores) std::swap(q, k);
+    if (c.bug == AttnBug::NoScale) factor = S(1);
     const S inv_keep = S(1) / (S(1) - S(p));
     const bool on_scores = p > 0 && c.drop_where == DropWhere::Scores;
     const bool on_weights = p > 0 && c.drop_where == DropWhere::Weights;
-    const Mask mask = sparse_mask(c);
-    const bool sparse = mask.is_sparse();
-    const MaskRow mr = sparse ? mask.row(0, 0, T) : MaskRow{};
+    const S fill = c.bug == AttnBug::FillZero ? S(0) : -std::numeric_limits<S>::infinity();
+    const Allowed allowed{c, tokens, T};
+    std::vector<S> merged(c.bug == AttnBug::HeadMerge ? static_cast<size_t>(B * T * VS) : 0);
+    S* const o_all = merged.empty() ? out : merged.data();
     parallel_for(B * H, threads, [&](int64_t bh, int) {
         const int64_t b = bh / H, h = bh % H;
-        S* Pb = att + bh * T * T;
         const bool off = flag(c.head_off, l, H, h);
-        std::vector<S> s(static_cast<size_t>(T));
         for (int64_t i = 0; i < T; ++i) {
-            S* o = out + (b * T + i) * VS + h * Dv;
-            S* pr = Pb + i * T;
-            const int64_t jn = c.causal ? i + 1 : T;
+            S* pr = att + (bh * T + i) * T;
             const S* qi = q + (b * T + i) * QS + h * Dk;
             S mx = -std::numeric_limits<S>::infinity();
-            for (int64_t j = 0; j < jn; ++j) {
-                if (sparse && !mr.allowed(i, j)) {  // the sparse pattern (C42): weight 0, so no gradient
-                    s[static_cast<size_t>(j)] = -std::numeric_limits<S>::infinity();
-                    continue;
+            for (int64_t j = 0; j < T; ++j) {
+                S s = fill;  // a masked score: -inf (weight 0, no gradient), or the planted FillZero's 0
+                if (allowed(b, i, j)) {
+                    const S* kj = k + (b * T + j) * QS + h * Dk;
+                    s = 0;
+                    for (int64_t e = 0; e < Dk; ++e) s += qi[e] * kj[e];
+                    s *= factor;
+                    if (on_scores)
+                        s = dropout_drops(seed, static_cast<uint64_t>((bh * T + i) * T + j), p) ? S(0) : s * inv_keep;
                 }
-                const S* kj = k + (b * T + j) * QS + h * Dk;
-                S d = 0;
-                for (int64_t e = 0; e < Dk; ++e) d += qi[e] * kj[e];
-                d *= factor;
-                if (on_scores)
-                    d = dropout_drops(seed, static_cast<uint64_t>(bh * T * T + i * T + j), p) ? S(0) : d * inv_keep;
-                s[static_cast<size_t>(j)] = d;
-                mx = std::max(mx, d);
+                pr[j] = s;
+                mx = std::max(mx, s);
             }
             S sum = 0;
-            for (int64_t j = 0; j < jn; ++j) sum += (pr[j] = std::exp(s[static_cast<size_t>(j)] - mx));
-            for (int64_t j = 0; j < jn; ++j) pr[j] /= sum;
-            for (int64_t j = jn; j < T; ++j) pr[j] = 0;
+            for (int64_t j = 0; j < T; ++j) {  // a row with every key masked gets weight 0 everywhere
+                pr[j] = mx == -std::numeric_limits<S>::infinity() ? S(0) : std::exp(pr[j] - mx);
+                sum += pr[j];
+            }
+            for (int64_t j = 0; j < T; ++j) pr[j] = sum > 0 ? pr[j] / sum : S(0);
+            S* o = o_all + (b * T + i) * VS + h * Dv;
             for (int64_t e = 0; e < Dv; ++e) o[e] = 0;
-            if (off) continue;
-            for (int64_t j = 0; j < jn; ++j) {
+            if (off) continue;  // ablated: the weights are kept, the output is zero
+            for (int64_t j = 0; j < T; ++j) {
                 if (pr[j] == S(0)) continue;  // a masked key (or an underflowed weight) adds nothing
                 S w = pr[j];
                 if (on_weights)
-                    w = dropout_drops(seed, static_cast<uint64_t>(bh * T * T + i * T + j), p) ? S(0) : w * inv_keep;
+                    w = dropout_drops(seed, static_cast<uint64_t>((bh * T + i) * T + j), p) ? S(0) : w * inv_keep;
                 const S* vj = v + (b * T + j) * VS + h * Dv;
                 for (int64_t e = 0; e < Dv; ++e) o[e] += w * vj[e];
             }
         }
     });
+    if (!merged.empty()) head_merge_permute(out, merged.data(), B, T, H, Dv, true);
 }
 
 template <class S>
 void variant_attention_backward(S* dq, S* dk, S* dv, const S* dout, const S* q, const S* k, const S* v, const S* att,
-                                const ModelConfig& c, int64_t l, int64_t B, int64_t T, S factor, float p,
-                                uint64_t seed, int threads) {
+                                const int32_t* tokens, const ModelConfig& c, int64_t l, int64_t B, int64_t T,
+                                S factor, float p, uint64_t seed, int threads) {
     if (attn_kind_linear(c.variant.kind)) return linear_backward(dq, dk, dv, dout, q, k, v, c, l, B, T, threads);
     const int64_t H = c.heads, Dk = c.d_k, Dv = c.d_v, QS = H * Dk, VS = H * Dv;
+    if (c.bug == AttnBug::TransposedScores) {
+        std::swap(q, k);
+        std::swap(dq, dk);
+    }
+    if (c.bug == AttnBug::NoScale) factor = S(1);
+    std::vector<S> unmerged;
+    if (c.bug == AttnBug::HeadMerge) {  // the permutation's gradient: the inverse permutation
+        unmerged.resize(static_cast<size_t>(B * T * VS));
+        head_merge_permute(unmerged.data(), dout, B, T, H, Dv, false);
+        dout = unmerged.data();
+    }
     const S inv_keep = S(1) / (S(1) - S(p));
     const bool on_scores = p > 0 && c.drop_where == DropWhere::Scores;
     const bool on_weights = p > 0 && c.drop_where == DropWhere::Weights;
+    const Allowed allowed{c, tokens, T};
     parallel_for(B * H, threads, [&](int64_t bh, int) {
         const int64_t b = bh / H, h = bh % H;
         if (flag(c.head_off, l, H, h) || flag(c.head_blocked, l, H, h)) return;
-        const S* Pb = att + bh * T * T;
         std::vector<S> dP(static_cast<size_t>(T));
         for (int64_t i = 0; i < T; ++i) {
-            const int64_t jn = c.causal ? i + 1 : T;
             const S* doi = dout + (b * T + i) * VS + h * Dv;
-            const S* pr = Pb + i * T;
+            const S* pr = att + (bh * T + i) * T;
             S rs = 0;
-            for (int64_t j = 0; j < jn; ++j) {
+            for (int64_t j = 0; j < T; ++j) {
                 if (pr[j] == S(0)) {  // a masked key (or an underflowed weight): every term below is 0
                     dP[static_cast<size_t>(j)] = 0;
                     continue;
                 }
-                const bool drop = on_weights && dropout_drops(seed, static_cast<uint64_t>(bh * T * T + i * T + j), p);
+                const bool drop = on_weights && dropout_drops(seed, static_cast<uint64_t>((bh * T + i) * T + j), p);
                 const S wkeep = on_weights ? (drop ? S(0) : inv_keep) : S(1);
                 const S* vj = v + (b * T + j) * VS + h * Dv;
                 S* dvj = dv + (b * T + j) * VS + h * Dv;
@@ -238,11 +289,12 @@ void variant_attention_backward(S* dq, S* dk, S* dv, const S* dout, const S* q, 
             }
             const S* qi = q + (b * T + i) * QS + h * Dk;
             S* dqi = dq + (b * T + i) * QS + h * Dk;
-            for (int64_t j = 0; j < jn; ++j) {
-                if (pr[j] == S(0)) continue;  // ds = 0
+            for (int64_t j = 0; j < T; ++j) {
+                // ds = 0 for a zero weight; a masked score is a constant (FillZero's 0 too): no gradient
+                if (pr[j] == S(0) || !allowed(b, i, j)) continue;
                 S ds = pr[j] * (dP[static_cast<size_t>(j)] - rs);
                 if (on_scores)
-                    ds = dropout_drops(seed, static_cast<uint64_t>(bh * T * T + i * T + j), p) ? S(0) : ds * inv_keep;
+                    ds = dropout_drops(seed, static_cast<uint64_t>((bh * T + i) * T + j), p) ? S(0) : ds * inv_keep;
                 ds *= factor;
                 const S* kj = k + (b * T + j) * QS + h * Dk;
                 S* dkj = dk + (b * T + j) * QS + h * Dk;
@@ -256,16 +308,17 @@ void variant_attention_backward(S* dq, S* dk, S* dv, const S* dout, const S* q, 
 }
 
 template void variant_attention_forward<float>(float*, float*, const float*, const float*, const float*,
-                                               const ModelConfig&, int64_t, int64_t, int64_t, float, float, uint64_t,
-                                               int);
+                                               const int32_t*, const ModelConfig&, int64_t, int64_t, int64_t, float,
+                                               float, uint64_t, int);
 template void variant_attention_forward<double>(double*, double*, const double*, const double*, const double*,
-                                                const ModelConfig&, int64_t, int64_t, int64_t, double, float, uint64_t,
-                                                int);
+                                                const int32_t*, const ModelConfig&, int64_t, int64_t, int64_t, double,
+                                                float, uint64_t, int);
 template void variant_attention_backward<float>(float*, float*, float*, const float*, const float*, const float*,
-                                                const float*, const float*, const ModelConfig&, int64_t, int64_t,
-                                                int64_t, float, float, uint64_t, int);
+                                                const float*, const float*, const int32_t*, const ModelConfig&,
+                                                int64_t, int64_t, int64_t, float, float, uint64_t, int);
 template void variant_attention_backward<double>(double*, double*, double*, const double*, const double*,
-                                                 const double*, const double*, const double*, const ModelConfig&,
-                                                 int64_t, int64_t, int64_t, double, float, uint64_t, int);
+                                                 const double*, const double*, const double*, const int32_t*,
+                                                 const ModelConfig&, int64_t, int64_t, int64_t, double, float,
+                                                 uint64_t, int);
 
 }  // namespace attn::nn

@@ -1,8 +1,9 @@
-// lib/nn/src/variant_attention.hpp: private. The attention of the Transformer's variant
-// configs (attn/nn/transformer.hpp: AttnKind, DropWhere, head_off, head_blocked), on the
-// model's (B, T, H*d) layouts, per (batch, head) pair on `threads` threads (pairs are
-// independent, so the numbers do not depend on the thread count). Templated on the scalar:
-// float for the model, double for the finite-difference checks.
+// lib/nn/src/variant_attention.hpp: private. The attention of every Transformer config the
+// fused fast path does not run (attn/nn/transformer.hpp): a pad token (the padding mask from
+// the tokens), a planted AttnBug, and the experiments' knobs (AttnKind, DropWhere, head_off,
+// head_blocked). On the model's (B, T, H*d) layouts, per (batch, head) pair on `threads`
+// threads (pairs touch disjoint slices, so the numbers do not depend on the thread count).
+// Templated on the scalar: float for the model, double for the finite-difference checks.
 #pragma once
 
 #include <cstdint>
@@ -11,20 +12,24 @@
 
 namespace attn::nn {
 
-// Softmax kinds: S = factor q_h k_h^T, then (Scores) dropout on S, the causal and sparse
-// patterns (-inf: weight 0, so no gradient), P = softmax(S) saved in att (B, H, T, T),
-// (Weights) dropout on P, out_h = P v_h (B, T, H*Dv). A head in head_off has P saved but
-// out_h = 0. Linear kinds: out from attn/cpu/linear_attention.hpp, att untouched.
+// Softmax kinds: S = factor q_h k_h^T over the allowed keys (the causal rule, the sparse
+// pattern, the padding mask of tokens (B, T); each as the planted bug bends it), a masked
+// score -inf (weight 0; an all-masked row is all zeros) or, under FillZero, 0; (Scores)
+// dropout on S; P = softmax(S) saved in att (B, H, T, T); (Weights) dropout on P;
+// out_h = P v_h (B, T, H*Dv), or the wrong layout under HeadMerge. A head in head_off has P
+// saved but out_h = 0. Linear kinds: out from attn/cpu/linear_attention.hpp, att untouched.
 // p: the dropout probability of this pass (0 in evaluation); seed: the layer's.
 template <class S>
-void variant_attention_forward(S* out, S* att, const S* q, const S* k, const S* v, const ModelConfig& c, int64_t l,
-                               int64_t B, int64_t T, S factor, float p, uint64_t seed, int threads);
+void variant_attention_forward(S* out, S* att, const S* q, const S* k, const S* v, const int32_t* tokens,
+                               const ModelConfig& c, int64_t l, int64_t B, int64_t T, S factor, float p,
+                               uint64_t seed, int threads);
 
-// The exact gradient of the forward; ADDS into dq, dk, dv (the ops' convention). A head in
+// The exact gradient of the forward (of the bugged forward, as autograd would give); ADDS
+// into dq, dk, dv (the ops' convention). A masked score gets no gradient, and a head in
 // head_off or head_blocked adds nothing to any of them.
 template <class S>
 void variant_attention_backward(S* dq, S* dk, S* dv, const S* dout, const S* q, const S* k, const S* v, const S* att,
-                                const ModelConfig& c, int64_t l, int64_t B, int64_t T, S factor, float p,
-                                uint64_t seed, int threads);
+                                const int32_t* tokens, const ModelConfig& c, int64_t l, int64_t B, int64_t T,
+                                S factor, float p, uint64_t seed, int threads);
 
 }  // namespace attn::nn

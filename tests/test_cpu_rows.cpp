@@ -141,62 +141,32 @@ TEST_CASE("cpu rows: LayerNorm forward and backward of every table match double 
     }
 }
 
-TEST_CASE("cpu rows: GELU forward and backward of every table match double element by element") {
-    // x in [-12, 12] (both saturations), a length that leaves a partial 16-lane vector
-    const int64_t m = 1001;
+namespace {
+
+// x in [-12, 12] (both saturations; for erf, its argument beyond the clamp at 4), a length
+// that leaves a partial 16-lane vector
+std::vector<float> gelu_inputs(int64_t m) {
     std::vector<float> x(size_t(m), 0.0f);
     for (int64_t i = 0; i < m; ++i) x[size_t(i)] = float(-12.0 + 24.0 * double(i) / double(m - 1));
-    const std::vector<float> dy = normals(5, m);
-    const double c = 0.7978845608028654, a = 0.044715;
-    std::vector<double> rg(static_cast<size_t>(m)), rd(static_cast<size_t>(m));
-    for (size_t i = 0; i < size_t(m); ++i) {
-        const double v = x[i], u = c * (v + a * v * v * v), th = std::tanh(u);
-        rg[i] = 0.5 * v * (1 + th);
-        rd[i] = (0.5 * (1 + th) + 0.5 * v * (1 - th * th) * c * (1 + 3 * a * v * v)) * dy[i];
-    }
-    for (const Table& t : tables()) {
-        const std::string family = t.name;
-        CAPTURE(family);
-        std::vector<float> g(size_t(m), -7.0f);
-        t.k->gelu_forward(g.data(), x.data(), m);
-        off("gelu", g, rg, [&](size_t i) { return 1e-6 * (1 + std::fabs(x[i])); });
-        for (const bool add : {false, true}) {
-            CAPTURE(add);
-            std::vector<float> d(size_t(m), add ? 1.0f : 7.0f);
-            std::vector<double> ref = rd;
-            if (add)
-                for (double& r : ref) r += 1.0;
-            t.k->gelu_backward(d.data(), x.data(), dy.data(), m, add);
-            off("gelu'", d, ref,
-                [&](size_t i) { return 1e-6 * (1 + std::fabs(x[i])) * (1 + std::fabs(dy[i]) + (add ? 1.0 : 0.0)); });
-            // in place: dinp is dout itself
-            std::vector<float> inplace = dy;
-            t.k->gelu_backward(inplace.data(), x.data(), inplace.data(), m, false);
-            off("gelu' in place", inplace, rd, [&](size_t i) { return 1e-6 * (1 + std::fabs(x[i])) * (1 + std::fabs(dy[i])); });
-        }
-    }
+    return x;
 }
 
-TEST_CASE("cpu rows: erf GELU forward and backward of every table match double element by element") {
-    // x in [-12, 12]: erf's argument beyond the clamp at 4 (|x| > 5.7) both ways; a partial vector
-    const int64_t m = 1001;
-    std::vector<float> x(size_t(m), 0.0f);
-    for (int64_t i = 0; i < m; ++i) x[size_t(i)] = float(-12.0 + 24.0 * double(i) / double(m - 1));
-    const std::vector<float> dy = normals(8, m);
-    std::vector<double> rg(static_cast<size_t>(m)), rd(static_cast<size_t>(m));
-    for (size_t i = 0; i < size_t(m); ++i) {
-        const double v = x[i], cdf = 0.5 * (1 + std::erf(v / std::sqrt(2.0)));
-        rg[i] = v * cdf;
-        rd[i] = (cdf + v * std::exp(-0.5 * v * v) / std::sqrt(2 * M_PI)) * dy[i];
-    }
+// One GELU's row kernels (forward, backward; fresh, added to and in place) in every table
+// against its double values rg (forward) and rd (backward times dy), within
+// 1e-6 (1 + |x|) (1 + |dy|): a few float ulps of the value and of the input's rounding.
+template <class Fwd, class Bwd>
+void check_gelu_tables(const char* name, const std::vector<float>& x, const std::vector<float>& dy,
+                       const std::vector<double>& rg, const std::vector<double>& rd, Fwd fwd, Bwd bwd) {
+    const auto m = static_cast<int64_t>(x.size());
+    const std::string n(name);
     for (const Table& t : tables()) {
         const std::string family = t.name;
         CAPTURE(family);
         std::vector<float> g(size_t(m), -7.0f);
-        t.k->gelu_erf_forward(g.data(), x.data(), m);
-        off("gelu erf", g, rg, [&](size_t i) { return 1e-6 * (1 + std::fabs(x[i])); });
-        std::vector<float> inplace = x;
-        t.k->gelu_erf_forward(inplace.data(), inplace.data(), m);
+        fwd(*t.k, g.data(), x.data(), m);
+        off(n, g, rg, [&](size_t i) { return 1e-6 * (1 + std::fabs(x[i])); });
+        std::vector<float> inplace = x;  // out is inp itself
+        fwd(*t.k, inplace.data(), inplace.data(), m);
         CHECK(inplace == g);
         for (const bool add : {false, true}) {
             CAPTURE(add);
@@ -204,11 +174,50 @@ TEST_CASE("cpu rows: erf GELU forward and backward of every table match double e
             std::vector<double> ref = rd;
             if (add)
                 for (double& r : ref) r += 1.0;
-            t.k->gelu_erf_backward(d.data(), x.data(), dy.data(), m, add);
-            off("gelu erf'", d, ref,
+            bwd(*t.k, d.data(), x.data(), dy.data(), m, add);
+            off(n + "'", d, ref,
                 [&](size_t i) { return 1e-6 * (1 + std::fabs(x[i])) * (1 + std::fabs(dy[i]) + (add ? 1.0 : 0.0)); });
         }
+        std::vector<float> din = dy;  // in place: dinp is dout itself
+        bwd(*t.k, din.data(), x.data(), din.data(), m, false);
+        off(n + "' in place", din, rd, [&](size_t i) { return 1e-6 * (1 + std::fabs(x[i])) * (1 + std::fabs(dy[i])); });
     }
+}
+
+}  // namespace
+
+TEST_CASE("cpu rows: GELU forward and backward of every table match double element by element") {
+    const int64_t m = 1001;
+    const std::vector<float> x = gelu_inputs(m), dy = normals(5, m);
+    const double c = 0.7978845608028654, a = 0.044715;
+    std::vector<double> rg(static_cast<size_t>(m)), rd(static_cast<size_t>(m));
+    for (size_t i = 0; i < size_t(m); ++i) {
+        const double v = x[i], u = c * (v + a * v * v * v), th = std::tanh(u);
+        rg[i] = 0.5 * v * (1 + th);
+        rd[i] = (0.5 * (1 + th) + 0.5 * v * (1 - th * th) * c * (1 + 3 * a * v * v)) * dy[i];
+    }
+    check_gelu_tables(
+        "gelu", x, dy, rg, rd, [](const auto& k, float* o, const float* i, int64_t n) { k.gelu_forward(o, i, n); },
+        [](const auto& k, float* d, const float* i, const float* g, int64_t n, bool add) {
+            k.gelu_backward(d, i, g, n, add);
+        });
+}
+
+TEST_CASE("cpu rows: erf GELU forward and backward of every table match double element by element") {
+    const int64_t m = 1001;
+    const std::vector<float> x = gelu_inputs(m), dy = normals(8, m);
+    std::vector<double> rg(static_cast<size_t>(m)), rd(static_cast<size_t>(m));
+    for (size_t i = 0; i < size_t(m); ++i) {
+        const double v = x[i], cdf = 0.5 * (1 + std::erf(v / std::sqrt(2.0)));
+        rg[i] = v * cdf;
+        rd[i] = (cdf + v * std::exp(-0.5 * v * v) / std::sqrt(2 * M_PI)) * dy[i];
+    }
+    check_gelu_tables(
+        "gelu erf", x, dy, rg, rd,
+        [](const auto& k, float* o, const float* i, int64_t n) { k.gelu_erf_forward(o, i, n); },
+        [](const auto& k, float* d, const float* i, const float* g, int64_t n, bool add) {
+            k.gelu_erf_backward(d, i, g, n, add);
+        });
 }
 
 TEST_CASE("cpu rows: softmax and dS rows of every table match double element by element") {

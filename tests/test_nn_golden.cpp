@@ -53,7 +53,7 @@ std::vector<int32_t> ints(const Tensor& t) {
 
 }  // namespace
 
-TEST_CASE("train golden: LayerNorm, GELU, embedding and cross-entropy match PyTorch autograd") {
+TEST_CASE("nn golden: LayerNorm, GELU, embedding and cross-entropy match PyTorch autograd") {
     const SafeTensors f = SafeTensors::load(fixture("ops.safetensors"));
     auto T = [&](const char* n) { return f.to_float(n); };
     SUBCASE("layernorm") {
@@ -101,7 +101,7 @@ TEST_CASE("train golden: LayerNorm, GELU, embedding and cross-entropy match PyTo
     }
 }
 
-TEST_CASE("train golden: TinyTransformer loss and every parameter gradient match PyTorch autograd") {
+TEST_CASE("nn golden: TinyTransformer loss and every parameter gradient match PyTorch autograd") {
     for (const char* name : {"model_decoder.safetensors", "model_encoder_dk_ne_dv.safetensors"}) {
         CAPTURE(name);
         const SafeTensors f = SafeTensors::load(fixture(name));

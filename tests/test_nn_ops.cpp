@@ -79,7 +79,7 @@ void check_close(const std::string& what, const Vec& got, const Vec& ref, double
 
 }  // namespace
 
-TEST_CASE("train ops: embedding backward matches finite differences") {
+TEST_CASE("nn ops: embedding backward matches finite differences") {
     const int64_t B = 2, T = 3, D = 4, V = 5, Tmax = 4;
     std::vector<int32_t> tok = {1, 4, 1, 0, 2, 1};  // token 1 three times: its gradient sums
     Vec wte = randv(V * D, 1), pos = randv(Tmax * D, 2), w = randv(B * T * D, 3), out(B * T * D);
@@ -93,7 +93,7 @@ TEST_CASE("train ops: embedding backward matches finite differences") {
     check_fd("d pos", pos, dpos, loss);
 }
 
-TEST_CASE("train ops: sinusoidal positions follow Vaswani et al.") {
+TEST_CASE("nn ops: sinusoidal positions follow Vaswani et al.") {
     const int64_t Tmax = 5, D = 6;
     Vec pe(Tmax * D);
     tr::sinusoidal_positions(pe.data(), Tmax, D);
@@ -105,7 +105,7 @@ TEST_CASE("train ops: sinusoidal positions follow Vaswani et al.") {
         }
 }
 
-TEST_CASE("train ops: layernorm backward matches finite differences") {
+TEST_CASE("nn ops: layernorm backward matches finite differences") {
     const int64_t N = 5, D = 7;
     Vec x = randv(N * D, 4, 2.0), wt = randv(D, 5), b = randv(D, 6), w = randv(N * D, 7);
     Vec out(N * D), mean(N), rstd(N);
@@ -122,7 +122,7 @@ TEST_CASE("train ops: layernorm backward matches finite differences") {
     check_fd("d bias", b, db, loss);
 }
 
-TEST_CASE("train ops: GELU (tanh) and ReLU backward match finite differences") {
+TEST_CASE("nn ops: GELU (tanh) and ReLU backward match finite differences") {
     const int64_t n = 40;
     Vec x = randv(n, 8, 2.0), w = randv(n, 9), out(n);
     for (auto& v : x)
@@ -144,7 +144,7 @@ TEST_CASE("train ops: GELU (tanh) and ReLU backward match finite differences") {
     CHECK(g == doctest::Approx(0.5 * (1 + std::tanh(std::sqrt(2 / M_PI) * 1.044715))).epsilon(1e-15));
 }
 
-TEST_CASE("train ops: GELU (erf) backward matches finite differences") {
+TEST_CASE("nn ops: GELU (erf) backward matches finite differences") {
     const int64_t n = 40;
     Vec x = randv(n, 18, 2.0), w = randv(n, 19), out(n);
     auto loss = [&] {
@@ -162,7 +162,7 @@ TEST_CASE("train ops: GELU (erf) backward matches finite differences") {
     CHECK(g[1] == doctest::Approx(-0.15865525393145707).epsilon(1e-15));
 }
 
-TEST_CASE("train ops: residual and linear backward match finite differences") {
+TEST_CASE("nn ops: residual and linear backward match finite differences") {
     const int64_t N = 4, C = 5, OC = 3;
     Vec x = randv(N * C, 10), W = randv(OC * C, 11), b = randv(OC, 12), w = randv(N * OC, 13), out(N * OC);
     auto loss = [&] {
@@ -186,7 +186,7 @@ TEST_CASE("train ops: residual and linear backward match finite differences") {
     check_fd("residual db", c, dc, loss2);
 }
 
-TEST_CASE("train ops: per-head L2 normalisation (cosine scale) matches finite differences") {
+TEST_CASE("nn ops: per-head L2 normalisation (cosine scale) matches finite differences") {
     const int64_t N = 3, H = 2, Dd = 4;
     Vec x = randv(N * H * Dd, 17), w = randv(N * H * Dd, 18), out(x.size()), nrm(N * H);
     auto loss = [&] {
@@ -199,7 +199,7 @@ TEST_CASE("train ops: per-head L2 normalisation (cosine scale) matches finite di
     check_fd("headnorm dx", x, dx, loss);
 }
 
-TEST_CASE("train ops: attention backward matches finite differences") {
+TEST_CASE("nn ops: attention backward matches finite differences") {
     struct Case {
         int64_t B, T, H, Dk, Dv;
         bool causal;
@@ -236,7 +236,7 @@ TEST_CASE("train ops: attention backward matches finite differences") {
 // d loss / d log_tau with factor = exp(-log_tau), from the attention backward's dq alone
 // (temperature_backward's identity: the scores are bilinear in q, k), against central
 // differences in log_tau; same bound as check_fd.
-TEST_CASE("train ops: the temperature gradient of attention matches finite differences") {
+TEST_CASE("nn ops: the temperature gradient of attention matches finite differences") {
     struct Case {
         int64_t B, T, H, Dk, Dv;
         bool causal;
@@ -266,7 +266,7 @@ TEST_CASE("train ops: the temperature gradient of attention matches finite diffe
     }
 }
 
-TEST_CASE("train ops: attention forward agrees with the library's reference attention") {
+TEST_CASE("nn ops: attention forward agrees with the library's reference attention") {
     // (B, T, H*d) layout here, (B, H, T, d) there; dropout from the same counter-based mask.
     const int64_t B = 2, T = 5, H = 2, Dk = 3, Dv = 4;
     for (float p : {0.0f, 0.25f}) {
@@ -301,7 +301,7 @@ TEST_CASE("train ops: attention forward agrees with the library's reference atte
     }
 }
 
-TEST_CASE("train ops: attention backward agrees with the library's attention_backward_reference") {
+TEST_CASE("nn ops: attention backward agrees with the library's attention_backward_reference") {
     // Two independent derivations of the same gradients: this module's op on (B, T, H*d)
     // and core's reference on (B, H, T, d), with the same dropout mask. float32, sums of
     // <= 6 terms of size ~1: a few ulps, so 1e-5 absolute.
@@ -349,7 +349,7 @@ TEST_CASE("train ops: attention backward agrees with the library's attention_bac
     }
 }
 
-TEST_CASE("train ops: cross-entropy backward matches finite differences, ignored targets get nothing") {
+TEST_CASE("nn ops: cross-entropy backward matches finite differences, ignored targets get nothing") {
     const int64_t N = 5, V = 6;
     std::vector<int32_t> tgt = {2, -1, 0, 5, -1};
     Vec z = randv(N * V, 23, 3.0), probs(N * V), losses(N);
@@ -369,7 +369,7 @@ TEST_CASE("train ops: cross-entropy backward matches finite differences, ignored
     CHECK(losses[1] == 0.0);
 }
 
-TEST_CASE("train ops: the fast ops match the reference ops element by element (double)") {
+TEST_CASE("nn ops: the fast ops match the reference ops element by element (double)") {
     SUBCASE("linear") {
         for (int64_t N : {1, 63, 130}) {
             const int64_t C = 70, OC = 37;  // not multiples of the chunk sizes
@@ -506,7 +506,7 @@ void check_float(const std::string& what, const FVec& got, const Vec& ref, doubl
 }
 }  // namespace
 
-TEST_CASE("train ops: every float GEMM path matches the reference ops element by element, at any thread count") {
+TEST_CASE("nn ops: every float GEMM path matches the reference ops element by element, at any thread count") {
     const tr::GemmPath before = tr::gemm_path();
     int tested = 0;
     for (tr::GemmPath path :
@@ -625,7 +625,7 @@ TEST_CASE("train ops: every float GEMM path matches the reference ops element by
 // formula, the same pieces, so bit for bit here (float on every GEMM path, at 1 and 3
 // threads; piece lengths are multiples of 1024 elements, where the fused activation and
 // the separate one cut their tanh blocks alike).
-TEST_CASE("train ops: Into::Set equals adding into zeros, and the fused MLP ops equal the separate ones") {
+TEST_CASE("nn ops: Into::Set equals adding into zeros, and the fused MLP ops equal the separate ones") {
     const tr::GemmPath before = tr::gemm_path();
     const float nan = std::numeric_limits<float>::quiet_NaN();
     int tested = 0;
@@ -719,7 +719,7 @@ TEST_CASE("train ops: Into::Set equals adding into zeros, and the fused MLP ops 
     CHECK(tested >= 1);
 }
 
-TEST_CASE("train ops: float LayerNorm and GELU of the fast ops stay within float rounding of the double reference") {
+TEST_CASE("nn ops: float LayerNorm and GELU of the fast ops stay within float rounding of the double reference") {
     // D = 64 and 24: the AVX-512 rows (D a multiple of 16, where the build targets AVX-512) and
     // the lane loops; GELU over a length that leaves a partial vector, x in [-12, 12] (both
     // saturations). Against the same formulas in double:
@@ -775,7 +775,7 @@ TEST_CASE("train ops: float LayerNorm and GELU of the fast ops stay within float
     CHECK(bad == 0);
 }
 
-TEST_CASE("train ops: the fast erf GELU stays within float rounding of the double reference") {
+TEST_CASE("nn ops: the fast erf GELU stays within float rounding of the double reference") {
     // x in [-12, 12] (both saturations; erf is +-1 in float beyond |x| = 5.7), a length that leaves
     // a partial 16-lane vector. Float: the rational erf (Eigen's for float, on the row kernels or
     // Eigen's arrays under ATTN_ISA=generic) is within a few ulps of erf, i.e. a few 6e-8 absolute;
@@ -819,7 +819,7 @@ TEST_CASE("train ops: the fast erf GELU stays within float rounding of the doubl
     CHECK(bad == 0);
 }
 
-TEST_CASE("train ops: LayerNorm's eps reaches the fast rows (BERT's 1e-12, and one large enough to matter)") {
+TEST_CASE("nn ops: LayerNorm's eps reaches the fast rows (BERT's 1e-12, and one large enough to matter)") {
     // eps 0.25 against a variance of about 1 moves every output by some 10%: a fast op that
     // dropped eps for the default 1e-5 would be far off. Bound as the LayerNorm case above.
     for (int64_t D : {64, 24}) {  // the row kernels (D a multiple of 16) and the lane loops

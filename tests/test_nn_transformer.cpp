@@ -56,7 +56,7 @@ std::vector<std::vector<double>> params_f64(TinyTransformer& m) {
 
 }  // namespace
 
-TEST_CASE("model: config validation names the field") {
+TEST_CASE("transformer: config validation names the field") {
     ModelConfig c = tiny(true);
     c.heads = 3;
     try {
@@ -90,7 +90,7 @@ TEST_CASE("model: config validation names the field") {
     CHECK_THROWS_AS(m.evaluate(many.data(), many.data(), 1, 7, 1), attn::InputError);  // T > max_seq
 }
 
-TEST_CASE("model: parameter names and count") {
+TEST_CASE("transformer: parameter names and count") {
     TinyTransformer m(tiny(true));
     auto ps = m.params();
     REQUIRE(ps.size() == 2 + 2 * 16 + 3);
@@ -113,7 +113,7 @@ TEST_CASE("model: parameter names and count") {
 // h = 1e-5: truncation ~h^2 |f'''| ~ 1e-10, rounding ~1e-16 |L| / h ~ 1e-11; bound
 // 1e-7 + 1e-6 |g| fails only on a wrong gradient (a kink of ReLU inside +-h would too,
 // which the fixed seeds avoid).
-TEST_CASE("model: every parameter gradient matches finite differences (double)") {
+TEST_CASE("transformer: every parameter gradient matches finite differences (double)") {
     struct Case {
         const char* name;
         bool causal;
@@ -183,7 +183,7 @@ TEST_CASE("model: every parameter gradient matches finite differences (double)")
 // log(tau), no weight decay; it changes the scores (a model whose log_tau moves computes
 // other logits); a non-cosine scale refuses it; the float paths match the double reference
 // (the bound of the test below: 1e-4 of the tensor's largest |g|).
-TEST_CASE("model: the learned cosine temperature is a parameter per layer with its gradient") {
+TEST_CASE("transformer: the learned cosine temperature is a parameter per layer with its gradient") {
     ModelConfig c = tiny(true);
     c.scale = attn::Scale{attn::ScaleKind::Cosine, 0.2f};
     c.learn_temperature = true;
@@ -242,7 +242,7 @@ TEST_CASE("model: the learned cosine temperature is a parameter per layer with i
 // A gradient that is zero in exact arithmetic (the key bias: softmax ignores a constant
 // added to a whole row of scores) comes out as rounding noise of the size of its terms,
 // so every tensor also gets a floor of 1e-6 of the largest gradient in the model.
-TEST_CASE("model: float fast path and reference path agree with the double reference") {
+TEST_CASE("transformer: float fast path and reference path agree with the double reference") {
     for (bool causal : {true, false}) {
         ModelConfig c = tiny(causal);
         c.max_seq = 40;
@@ -278,7 +278,7 @@ TEST_CASE("model: float fast path and reference path agree with the double refer
     }
 }
 
-TEST_CASE("model: training is bit-identical at 1 to 4 threads, wherever its buffers live") {
+TEST_CASE("transformer: training is bit-identical at 1 to 4 threads, wherever its buffers live") {
     ModelConfig c;
     c.vocab = 20;
     c.max_seq = 32;
@@ -366,7 +366,7 @@ TEST_CASE("optim: clip_grad_norm returns the norm before clipping and scales to 
     CHECK(std::hypot(g.data[0], g.data[1]) == doctest::Approx(1.0).epsilon(1e-5));
 }
 
-TEST_CASE("model: overfits one batch (the overfit test, C37), attention weights kept") {
+TEST_CASE("transformer: overfits one batch (the overfit test, C37), attention weights kept") {
     ModelConfig c = tiny(true);
     c.d_model = 16;
     c.max_seq = 8;
@@ -396,7 +396,7 @@ TEST_CASE("model: overfits one batch (the overfit test, C37), attention weights 
     CHECK(row == doctest::Approx(1.0).epsilon(1e-5));
 }
 
-TEST_CASE("model: bench_train_step runs and reports consistent figures") {
+TEST_CASE("transformer: bench_train_step runs and reports consistent figures") {
     ModelConfig c = tiny(true);
     const attn::TrainBench r = attn::bench_train_step(c, 2, 6, 3, 2, 1, 1);
     CHECK(r.steps == 3);

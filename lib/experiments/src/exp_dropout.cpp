@@ -132,7 +132,7 @@ ExperimentResult run_dropout(const ExperimentConfig& cfg, const ExperimentProgre
             lc.vocab = task.vocab(), lc.max_seq = T, lc.d_model = 32, lc.heads = 4, lc.d_k = 8, lc.layers = 2;
             lc.mlp = false;
             lc.dropout = cell.p, lc.drop_where = cell.where;
-            TinyTransformer m = lab_model(lc, seed, 1.0);
+            TinyTransformer m = experiment_model(lc, seed, 1.0);
             const PoolData pool(task, pool_rows, seed);
             LabTrainSpec spec;
             spec.steps = steps, spec.batch = 16, spec.eval_every = eval_every, spec.eval_batches = 8;

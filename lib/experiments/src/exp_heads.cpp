@@ -143,7 +143,7 @@ ExperimentResult run_heads(const ExperimentConfig& cfg, const ExperimentProgress
                 for (int64_t h = 0; h < v.H / 2; ++h) half[static_cast<size_t>(l * v.H + h)] = 1;
             if (v.mode == 1) lc.head_blocked = half;
             if (v.mode == 2) lc.head_off = half;
-            TinyTransformer m = lab_model(lc, seed, 1.0);
+            TinyTransformer m = experiment_model(lc, seed, 1.0);
             LabTrainSpec spec;
             spec.steps = steps, spec.batch = 16, spec.eval_every = eval_every, spec.eval_batches = 4;
             spec.sgd = v.sgd, spec.lr = v.sgd ? 0.1 : 3e-3, spec.momentum = 0.9;

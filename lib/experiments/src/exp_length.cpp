@@ -133,7 +133,7 @@ ExperimentResult run_length(const ExperimentConfig& cfg, const ExperimentProgres
                     lc.variant.kind = kKinds[ki];
                     lc.variant.window = window, lc.variant.stride = stride, lc.variant.global = 2;
                     lc.variant.features = 2 * Dh, lc.variant.feature_seed = seed * 1000 + 17;
-                    TinyTransformer m = lab_model(lc, seed);
+                    TinyTransformer m = experiment_model(lc, seed);
                     LabTrainSpec spec;
                     spec.steps = z.steps, spec.batch = z.batch, spec.eval_every = z.steps, spec.eval_batches = z.eval_batches;
                     spec.lr = 3e-3, spec.seed = seed, spec.threads = cfg.threads;

@@ -53,7 +53,7 @@ struct LabCurve {
 // A fresh model of the experiments: every parameter from init(seed) (nn.Linear's default
 // init, LayerNorm 1 and 0), then the embeddings (token, learned positions) drawn from
 // N(0, emb_std^2) when emb_std is not init's 0.02 (1 is nn.Embedding's default).
-inline TinyTransformer lab_model(const ModelConfig& c, uint64_t seed, double emb_std = 0.02) {
+inline TinyTransformer experiment_model(const ModelConfig& c, uint64_t seed, double emb_std = 0.02) {
     TinyTransformer m(c);
     m.init(seed);
     if (emb_std != 0.02) redraw_embeddings(m, seed, emb_std);

@@ -708,7 +708,7 @@ void LessonContext::readable_verdict(std::string_view claim, const std::string& 
                claim, tr(first.task), command, seeds, per.front()->seed));
     else  // the day, not the time: the run's place in history, not a timestamp to compare
         para(f("The evidence for {}: {}. This verdict rests on a stored run, too long to train while you read: "
-               "data/evidence/{}, made by `{}` at its {} size on seeds {} ({}, `{}`, {} kernels); in the table each "
+               "data/evidence/{}, made by `{}` at its {} size on seeds {} ({}, `{}`, `{}` kernels); in the table each "
                "number is the mean over those seeds with its range in brackets (the words are seed {}'s run), and "
                "a test reruns seed {} and compares.",
                claim, tr(first.task), stored_file, command, tr(experiment_size_name(stored->size)), seed_ranges,

@@ -31,11 +31,11 @@ const RegisterCatalogue zh_framing{Lang::zh, kFramingPart, {
     {"{}: the {} stored seeds disagree ({}). `{} --seeds {}` reruns them.",
      "{0}：{1} 个已存种子的结论不一致（{2}）。`{3} --seeds {4}` 可重跑。"},
     {"The evidence for {}: {}. This verdict rests on a stored run, too long to train while you read: "
-     "data/evidence/{}, made by `{}` at its {} size on seeds {} ({}, `{}`, {} kernels); in the table each "
+     "data/evidence/{}, made by `{}` at its {} size on seeds {} ({}, `{}`, `{}` kernels); in the table each "
      "number is the mean over those seeds with its range in brackets (the words are seed {}'s run), and "
      "a test reruns seed {} and compares.",
      "{0} 的证据：{1}。这个结论依据的是一次存档的运行，它太长，无法在阅读时现场训练：data/evidence/{2}，"
-     "由 `{3}` 以{4}规模在种子 {5} 上生成（{6}，`{7}`，{8} 内核）；表中每个数都是这些种子的平均值，括号里是它的范围"
+     "由 `{3}` 以{4}规模在种子 {5} 上生成（{6}，`{7}`，`{8}` 内核）；表中每个数都是这些种子的平均值，括号里是它的范围"
      "（文字取自种子 {9} 的结果），测试会重跑种子 {10} 并比对。"},
     {"(The stored run for {} cannot be used ({}); the live quick runs judge it instead.)",
      "（{0} 的存档运行无法使用（{1}）；改由现场的快速规模运行来判断。）"},

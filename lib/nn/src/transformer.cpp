@@ -50,6 +50,39 @@ const char* attn_bug_name(AttnBug b) {
     return "?";
 }
 
+namespace {
+
+// The part of ModelConfig::validate for the experiments' knobs; dk, dv resolved.
+void validate_variant(const ModelConfig& c, int64_t dk, int64_t dv) {
+    const auto n = static_cast<size_t>(c.layers * c.heads);
+    if (!c.head_off.empty() && c.head_off.size() != n)
+        throw InputError(fmt::format("head_off: needs layers * heads = {} entries (got {})", n, c.head_off.size()));
+    if (!c.head_blocked.empty() && c.head_blocked.size() != n)
+        throw InputError(
+            fmt::format("head_blocked: needs layers * heads = {} entries (got {})", n, c.head_blocked.size()));
+    const AttnVariant& a = c.variant;
+    if ((a.kind == AttnKind::Window || a.kind == AttnKind::GlobalLocal) && a.window < 1)
+        throw InputError(fmt::format("variant: the attention window must be at least 1 (got {})", a.window));
+    if (a.kind == AttnKind::Strided && a.stride < 1)
+        throw InputError(fmt::format("variant: the stride must be at least 1 (got {})", a.stride));
+    if (a.kind == AttnKind::GlobalLocal && a.global < 0)
+        throw InputError(fmt::format("variant: the global token count must be at least 0 (got {})", a.global));
+    if (a.kind == AttnKind::Favor && a.features < 1)
+        throw InputError(fmt::format("variant: FAVOR+ needs at least 1 feature (got {})", a.features));
+    if (!c.attention_variant()) return;
+    if (c.scale.kind == ScaleKind::Cosine || c.pad_token >= 0 || c.bug != AttnBug::None)
+        throw InputError("variant: an attention variant, dropout on the scores or a head mask runs with the sqrt, "
+                         "none or a constant scale, no pad token and no planted bug");
+    if (attn_kind_linear(a.kind)) {
+        if (c.dropout > 0.0f || !c.head_off.empty() || !c.head_blocked.empty())
+            throw InputError(fmt::format("variant: {} attention takes no dropout, head_off or head_blocked",
+                                         attn_kind_name(a.kind)));
+        if (dk != dv) throw InputError(fmt::format("variant: {} attention needs d_k = d_v", attn_kind_name(a.kind)));
+    }
+}
+
+}  // namespace
+
 void ModelConfig::validate() const {
     auto positive = [](int64_t v, const char* field) {
         if (v <= 0) throw InputError(std::string(field) + ": must be at least 1 (got " + std::to_string(v) + ")");
@@ -78,9 +111,9 @@ void ModelConfig::validate() const {
     if (pad_token < -1 || (pad_token >= 0 && pad_token >= vocab))
         throw InputError("pad_token: must be -1 or a token id below vocab (got " + std::to_string(pad_token) + ")");
     if (bug != AttnBug::None && dropout > 0.0f) throw InputError("bug: a planted bug runs without dropout");
-    validate_variant();
-    // every parameter tensor must be addressable: a rough cap on the total
     const int64_t dk = d_k ? d_k : d_model / heads, dv = d_v ? d_v : dk, ff = d_ff ? d_ff : 4 * d_model;
+    validate_variant(*this, dk, dv);
+    // every parameter tensor must be addressable: a rough cap on the total
     const double total = double(vocab) * double(d_model) * 2 + double(max_seq) * double(d_model) +
                          double(layers) * (double(d_model) * double(heads) * double(2 * dk + 2 * dv) +
                                            2.0 * double(d_model) * double(ff));
@@ -90,34 +123,6 @@ void ModelConfig::validate() const {
 bool ModelConfig::attention_variant() const {
     return variant.kind != AttnKind::Softmax || drop_where == DropWhere::Scores || !head_off.empty() ||
            !head_blocked.empty();
-}
-
-void ModelConfig::validate_variant() const {
-    const auto n = static_cast<size_t>(layers * heads);
-    if (!head_off.empty() && head_off.size() != n)
-        throw InputError(fmt::format("head_off: needs layers * heads = {} entries (got {})", n, head_off.size()));
-    if (!head_blocked.empty() && head_blocked.size() != n)
-        throw InputError(fmt::format("head_blocked: needs layers * heads = {} entries (got {})", n, head_blocked.size()));
-    const AttnVariant& a = variant;
-    if ((a.kind == AttnKind::Window || a.kind == AttnKind::GlobalLocal) && a.window < 1)
-        throw InputError(fmt::format("variant: the attention window must be at least 1 (got {})", a.window));
-    if (a.kind == AttnKind::Strided && a.stride < 1)
-        throw InputError(fmt::format("variant: the stride must be at least 1 (got {})", a.stride));
-    if (a.kind == AttnKind::GlobalLocal && a.global < 0)
-        throw InputError(fmt::format("variant: the global token count must be at least 0 (got {})", a.global));
-    if (a.kind == AttnKind::Favor && a.features < 1)
-        throw InputError(fmt::format("variant: FAVOR+ needs at least 1 feature (got {})", a.features));
-    if (!attention_variant()) return;
-    if (scale.kind == ScaleKind::Cosine || pad_token >= 0 || bug != AttnBug::None)
-        throw InputError("variant: an attention variant, dropout on the scores or a head mask runs with the sqrt, "
-                         "none or a constant scale, no pad token and no planted bug");
-    if (attn_kind_linear(a.kind)) {
-        if (dropout > 0.0f || !head_off.empty() || !head_blocked.empty())
-            throw InputError(fmt::format("variant: {} attention takes no dropout, head_off or head_blocked",
-                                         attn_kind_name(a.kind)));
-        const int64_t dk = d_k ? d_k : d_model / heads, dv = d_v ? d_v : dk;
-        if (dk != dv) throw InputError(fmt::format("variant: {} attention needs d_k = d_v", attn_kind_name(a.kind)));
-    }
 }
 
 void check_emb_std(double std) {

@@ -121,7 +121,6 @@ struct ModelConfig {
     std::vector<uint8_t> head_off, head_blocked;
     // true when any of them is set (the whole-batch path with variant_attention)
     bool attention_variant() const;
-    void validate_variant() const;  // the part of validate() for these knobs
 
     // Throws InputError naming the field ("heads: must divide d_model (64 / 5), or give d_k").
     void validate() const;

@@ -14,6 +14,7 @@
 #include "attn/experiments/experiment.hpp"
 #include "attn/nn/transformer.hpp"
 #include "test_util.hpp"
+#include "transformer_test_util.hpp"
 
 using namespace attn;
 
@@ -118,12 +119,6 @@ const std::vector<AttnBug> kBugs = {AttnBug::None,         AttnBug::NoScale,  At
 const std::vector<int32_t> kTok = {6, 6, 1, 2, 3, 4, 0, 5, 4, 3, 2, 1};
 const std::vector<int32_t> kTgt = {-1, -1, 2, 3, 4, 0, 5, 4, 3, 2, 1, 0};
 
-std::vector<std::vector<double>> params_of(TinyTransformer& m) {
-    std::vector<std::vector<double>> p;
-    for (const Param& x : m.params()) p.emplace_back(x.value->data.begin(), x.value->data.end());
-    return p;
-}
-
 }  // namespace
 
 TEST_CASE("experiments: every planted bug's backward is the exact gradient of its forward (finite differences)") {
@@ -133,7 +128,7 @@ TEST_CASE("experiments: every planted bug's backward is the exact gradient of it
         const ModelConfig c = tiny_bug_config(bug);
         TinyTransformer m(c);
         m.init(3);
-        auto P = params_of(m);
+        auto P = attn::test::params_f64(m);
         std::vector<std::vector<double>> G;
         loss_and_grads_f64(c, P, kTok.data(), kTgt.data(), 2, 6, &G);
         const auto ps = m.params();

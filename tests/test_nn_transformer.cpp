@@ -15,9 +15,11 @@
 #include "attn/core/rng.hpp"
 #include "attn/nn/transformer.hpp"
 #include "attn/train/optim.hpp"
+#include "transformer_test_util.hpp"
 
 using attn::ModelConfig;
 using attn::TinyTransformer;
+using attn::test::params_f64;
 
 namespace {
 
@@ -46,12 +48,6 @@ Batch random_batch(const ModelConfig& c, int64_t B, int64_t T, uint64_t seed, bo
         if (with_ignored && i % 4 == 1) b.targets.back() = -1;
     }
     return b;
-}
-
-std::vector<std::vector<double>> params_f64(TinyTransformer& m) {
-    std::vector<std::vector<double>> out;
-    for (auto& p : m.params()) out.emplace_back(p.value->data.begin(), p.value->data.end());
-    return out;
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "attn/nn/elman.hpp"
 #include "attn/nn/transformer.hpp"
 #include "attn/train/checkpoint.hpp"
+#include "transformer_test_util.hpp"
 
 using namespace attn;
 
@@ -34,13 +35,6 @@ Toy toy(int64_t B, int64_t T, int64_t V, uint64_t seed) {
     return t;
 }
 
-// Parameters in double from an initialised float model.
-std::vector<std::vector<double>> as_double(TinyTransformer& m) {
-    std::vector<std::vector<double>> p;
-    for (const Param& q : m.params()) p.emplace_back(q.value->data.begin(), q.value->data.end());
-    return p;
-}
-
 // The loss of one pass in double through the reference ops (dropout seeded 1234 when
 // train); grads (optional) are filled.
 double loss_at(const ModelConfig& c, std::vector<std::vector<double>>& p, const Toy& d, int64_t B, int64_t T,
@@ -55,7 +49,7 @@ double loss_at(const ModelConfig& c, std::vector<std::vector<double>>& p, const 
 void check_variant_grads(const ModelConfig& c, int64_t B, int64_t T, bool train, double qk_scale = 1.0) {
     TinyTransformer m(c);
     m.init(3);
-    auto p = as_double(m);
+    auto p = attn::test::params_f64(m);
     const auto params = m.params();
     for (size_t t = 0; t < p.size(); ++t)
         if (params[t].name.find("q_proj.weight") != std::string::npos ||
@@ -222,7 +216,7 @@ TEST_CASE("transformer variants: each attention kind in float agrees with double
         const Toy d = toy(2, 9, c.vocab, 21);
         const StepStats sf = m.forward_backward(d.tok.data(), d.tgt.data(), 2, 9, 0, 2);
         std::vector<std::vector<double>> p, g;
-        p = as_double(m);
+        p = attn::test::params_f64(m);
         const double ld = loss_at(c, p, d, 2, 9, false, &g);
         INFO(attn_kind_name(k));
         CHECK(std::fabs(sf.loss - ld) <= 1e-4 * std::fabs(ld));

@@ -54,8 +54,10 @@ const attn::Isa kFamilies[] = {attn::Isa::avx512, attn::Isa::avx2, attn::Isa::ne
 
 TEST_CASE("cpu gemm: the strided kernel of every family matches a double product element by element") {
     // A plain (sai = K, sak = 1) and read down its columns (sai = 1, sak = M); bias, 0 or
-    // accumulate; column counts with a partial last vector of either width; row counts with
-    // tails of every tile
+    // accumulate; column counts with a partial last vector of either width and narrow last
+    // blocks (the taller tiles); row counts with tails of every tile; 64 x 64 x 64 and
+    // 100 x 160 x 40 have more rows than one row block and several column blocks, so B is
+    // copied into blocks first (AVX2 and AVX-512 alike)
     struct Shape {
         int64_t M, Nc, K;
     };
@@ -70,7 +72,8 @@ TEST_CASE("cpu gemm: the strided kernel of every family matches a double product
         }
         ++ran;
         size_t case_no = 0;
-        for (const Shape s : {Shape{1, 5, 3}, Shape{13, 37, 70}, Shape{64, 64, 64}, Shape{33, 129, 17}, Shape{9, 16, 200}})
+        for (const Shape s : {Shape{1, 5, 3}, Shape{13, 37, 70}, Shape{64, 64, 64}, Shape{33, 129, 17}, Shape{9, 16, 200},
+                               Shape{100, 160, 40}})
             for (const bool transposed : {false, true})
                 for (const int init : {0, 1, 2}) {  // 0: zero, 1: bias, 2: accumulate onto C
                     const std::string family(attn::isa_name(isa));

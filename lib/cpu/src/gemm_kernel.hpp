@@ -29,7 +29,9 @@
 //    or pairs of bf16 (gemm_bf16.cpp: each madd adds two products).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "attn/cpu/gemm.hpp"
 
@@ -99,14 +101,15 @@ struct WidenedPairs : B {
 // ---------------------------------------------------------------- 1. strided A
 
 constexpr int64_t kPrefetchRows = 32;  // how far ahead a prefetching tile asks for B's rows
+constexpr int64_t kRowBlockBytes = 8192;  // A's rows per row block (gemm_run), in bytes
 
 template <class T, int R, int NV, bool MASK, bool PF>
-void gemm_tile(const StridedArgs& g, int64_t i0, int64_t j0, int tail) {
+void gemm_tile(const StridedArgs& g, int64_t i0, int64_t j0, int tail, const float* b, int64_t ldb) {
     using V = typename T::V;
     constexpr int W = T::W;
     constexpr int NF = MASK ? NV - 1 : NV;  // full vectors; the last one is masked when MASK
     const typename T::M km = T::mask(tail);
-    const int64_t K = g.K, sai = g.sai, sak = g.sak, ldb = g.ldb, ldc = g.ldc;
+    const int64_t K = g.K, sai = g.sai, sak = g.sak, ldc = g.ldc;
     V acc[R][NV];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
@@ -117,7 +120,6 @@ void gemm_tile(const StridedArgs& g, int64_t i0, int64_t j0, int tail) {
         if constexpr (MASK) acc[r][NV - 1] = init ? T::load_m(init + NF * W, km) : T::zero();
     }
     const float* a = g.A + i0 * sai;
-    const float* b = g.B + j0;
     for (int64_t k = 0; k < K; ++k, a += sak, b += ldb) {
         if constexpr (PF) {  // B's row kPrefetchRows ahead, on its way to L1 (PF: B is cold memory)
 #pragma GCC unroll 8
@@ -144,47 +146,98 @@ void gemm_tile(const StridedArgs& g, int64_t i0, int64_t j0, int tail) {
 }
 
 template <class T, int R, int NV, bool PF>
-void gemm_rows(const StridedArgs& g, int64_t i0, int64_t j0, int nvec, int tail) {
+void gemm_rows(const StridedArgs& g, int64_t i0, int64_t j0, int nvec, int tail, const float* b, int64_t ldb) {
     const bool m = tail != T::W;
     // nvec in [1, NV]: one instantiation per vector count, masked or not
     if constexpr (NV >= 1)
         if (nvec == 1)
-            return m ? gemm_tile<T, R, 1, true, PF>(g, i0, j0, tail) : gemm_tile<T, R, 1, false, PF>(g, i0, j0, tail);
+            return m ? gemm_tile<T, R, 1, true, PF>(g, i0, j0, tail, b, ldb) : gemm_tile<T, R, 1, false, PF>(g, i0, j0, tail, b, ldb);
     if constexpr (NV >= 2)
         if (nvec == 2)
-            return m ? gemm_tile<T, R, 2, true, PF>(g, i0, j0, tail) : gemm_tile<T, R, 2, false, PF>(g, i0, j0, tail);
+            return m ? gemm_tile<T, R, 2, true, PF>(g, i0, j0, tail, b, ldb) : gemm_tile<T, R, 2, false, PF>(g, i0, j0, tail, b, ldb);
     if constexpr (NV >= 3)
         if (nvec == 3)
-            return m ? gemm_tile<T, R, 3, true, PF>(g, i0, j0, tail) : gemm_tile<T, R, 3, false, PF>(g, i0, j0, tail);
+            return m ? gemm_tile<T, R, 3, true, PF>(g, i0, j0, tail, b, ldb) : gemm_tile<T, R, 3, false, PF>(g, i0, j0, tail, b, ldb);
     if constexpr (NV >= 4)
         if (nvec == 4)
-            return m ? gemm_tile<T, R, 4, true, PF>(g, i0, j0, tail) : gemm_tile<T, R, 4, false, PF>(g, i0, j0, tail);
+            return m ? gemm_tile<T, R, 4, true, PF>(g, i0, j0, tail, b, ldb) : gemm_tile<T, R, 4, false, PF>(g, i0, j0, tail, b, ldb);
 }
 
 template <class T, int R, int NV>
-void gemm_tail_rows(const StridedArgs& g, int64_t i0, int rows, int64_t j0, int nvec, int tail) {
+void gemm_tail_rows(const StridedArgs& g, int64_t i0, int rows, int64_t j0, int nvec, int tail, const float* b,
+                    int64_t ldb) {
     if constexpr (R > 1) {
-        if (rows == R - 1) return gemm_rows<T, R - 1, NV, false>(g, i0, j0, nvec, tail);
-        return gemm_tail_rows<T, R - 1, NV>(g, i0, rows, j0, nvec, tail);
+        if (rows == R - 1) return gemm_rows<T, R - 1, NV, false>(g, i0, j0, nvec, tail, b, ldb);
+        return gemm_tail_rows<T, R - 1, NV>(g, i0, rows, j0, nvec, tail, b, ldb);
     }
 }
 
-// The first row tile of each column block prefetches B's rows when g.prefetch_b (B cold in
-// memory: the saved activations a weight gradient reads); the others find them in L1.
+// Rows [ib, ie) of one column block of nvec vectors (nvec <= NV; fewer in the last block when
+// BW does not divide Nc). A narrower block takes taller tiles, R NV / nvec rows, so it keeps the
+// full tile's number of accumulators (a 4 x 3 AVX2 tile: 6 x 2 for a 16-column tail, which
+// 64-column products always have) instead of idling FMA slots on a short tile.
+template <class T, int R, int NV, int NVEC>
+void block_rows(const StridedArgs& g, int64_t ib, int64_t ie, int64_t j0, int nvec, int tail, const float* b,
+                int64_t ldb, bool pf) {
+    if constexpr (NVEC > 1) {
+        if (nvec < NVEC) return block_rows<T, R, NV, NVEC - 1>(g, ib, ie, j0, nvec, tail, b, ldb, pf);
+    }
+    constexpr int RT = NVEC >= 2 ? R * NV / NVEC : R;
+    int64_t i0 = ib;
+    if (pf && i0 + RT <= ie) {
+        gemm_rows<T, RT, NVEC, true>(g, i0, j0, nvec, tail, b, ldb);
+        i0 += RT;
+    }
+    for (; i0 + RT <= ie; i0 += RT) gemm_rows<T, RT, NVEC, false>(g, i0, j0, nvec, tail, b, ldb);
+    if (i0 < ie) gemm_tail_rows<T, RT, NVEC>(g, i0, static_cast<int>(ie - i0), j0, nvec, tail, b, ldb);
+}
+
+// B's column blocks copied side by side, each (K, BW) contiguous (the last one's columns past
+// Nc left as they are: no tile reads them), into a buffer of this thread's that grows as needed.
+template <int64_t BW>
+const float* pack_b(const StridedArgs& g) {
+    thread_local std::vector<float> buf;
+    const int64_t nb = (g.Nc + BW - 1) / BW;
+    if (buf.size() < static_cast<size_t>(nb * g.K * BW)) buf.resize(static_cast<size_t>(nb * g.K * BW));
+    for (int64_t jb = 0; jb < nb; ++jb) {
+        const int64_t j0 = jb * BW, nc = std::min(BW, g.Nc - j0);
+        float* dst = buf.data() + jb * g.K * BW;
+        for (int64_t k = 0; k < g.K; ++k) std::copy(g.B + k * g.ldb + j0, g.B + k * g.ldb + j0 + nc, dst + k * BW);
+    }
+    return buf.data();
+}
+
+// Column blocks of NV vectors (BW columns), and within each the row tiles of R rows.
+// When A is read along its rows (sak = 1: x . W^T and dout . W, whose B is a weight):
+//  - rows go in blocks of MB, whose A rows (MB x K floats) fit in about 8 KiB next to B's
+//    column block, and each row block sweeps every column block: with all M rows at once
+//    (256 of them, K = 64: 64 KiB) every column block streamed A from L2 again;
+//  - B's column blocks are first copied into one contiguous buffer (when there is more than
+//    one): a block read in place has rows ldb floats apart, and at 256 columns (1 KiB) its
+//    rows fall into a few of the L1's sets, too few to hold them.
+// Otherwise (a weight gradient: A = G^T, B the saved activations, cold): all rows at once,
+// B read in place. Unless B was copied, the first row tile of each column block prefetches
+// B's rows when g.prefetch_b; the others then find them in L1.
+// Neither changes a sum: each element is still one tile's FMAs over k = 0..K-1 in order.
 template <class T, int R, int NV>
 void gemm_run(const StridedArgs& g) {
     constexpr int64_t BW = int64_t{NV} * T::W;
-    for (int64_t j0 = 0; j0 < g.Nc; j0 += BW) {
-        const int64_t nc = g.Nc - j0 < BW ? g.Nc - j0 : BW;
-        const int nvec = static_cast<int>((nc + T::W - 1) / T::W);
-        const int tail = static_cast<int>(nc - int64_t{nvec - 1} * T::W);
-        int64_t i0 = 0;
-        if (g.prefetch_b && i0 + R <= g.M) {
-            gemm_rows<T, R, NV, true>(g, i0, j0, nvec, tail);
-            i0 += R;
+    const bool rows_along = g.sak == 1;
+    // MB a multiple of R NV, so the taller tiles of a narrow block (block_rows) divide it too
+    constexpr int64_t RM = int64_t{R} * NV;
+    const int64_t MB = rows_along ? std::max<int64_t>(RM, kRowBlockBytes / (4 * std::max<int64_t>(g.K, 1)) / RM * RM) : g.M;
+    const bool packed = rows_along && g.Nc > BW && g.M > MB;
+    const float* pb = packed ? pack_b<BW>(g) : nullptr;
+    for (int64_t ib = 0; ib < g.M; ib += MB) {
+        const int64_t ie = std::min(g.M, ib + MB);
+        for (int64_t j0 = 0; j0 < g.Nc; j0 += BW) {
+            const int64_t nc = g.Nc - j0 < BW ? g.Nc - j0 : BW;
+            const int nvec = static_cast<int>((nc + T::W - 1) / T::W);
+            const int tail = static_cast<int>(nc - int64_t{nvec - 1} * T::W);
+            const float* b = packed ? pb + j0 * g.K : g.B + j0;
+            const int64_t ldb = packed ? BW : g.ldb;
+            block_rows<T, R, NV, NV>(g, ib, ie, j0, nvec, tail, b, ldb, g.prefetch_b && !packed && ib == 0);
         }
-        for (; i0 + R <= g.M; i0 += R) gemm_rows<T, R, NV, false>(g, i0, j0, nvec, tail);
-        if (i0 < g.M) gemm_tail_rows<T, R, NV>(g, i0, static_cast<int>(g.M - i0), j0, nvec, tail);
     }
 }
 

@@ -24,6 +24,7 @@
 
 #include <fmt/format.h>
 
+#include "finite_diff.hpp"
 #include "test_util.hpp"
 
 using namespace attn;
@@ -191,15 +192,13 @@ TEST_CASE("backward: cosine's eps branch (|q| <= 1e-12) divides by eps, as F.nor
     attention_backward(dq.data(), dk.data(), dv.data(), q.data(), k.data(), v.data(), dout.data(), n, Mask::none(), o);
     // the tiny row's gradient, by differences with h = 1e-17 (relative 1e-3 of its entries)
     for (int c = 0; c < 3; ++c) {
-        const double keep = q[size_t(c)], h = 1e-17;
-        q[size_t(c)] = keep + h;
-        attention_forward(out.data(), q.data(), k.data(), v.data(), n, Mask::none(), o);
-        const double up = dot(out, dout);
-        q[size_t(c)] = keep - h;
-        attention_forward(out.data(), q.data(), k.data(), v.data(), n, Mask::none(), o);
-        const double down = dot(out, dout);
-        q[size_t(c)] = keep;
-        const double fd = (up - down) / (2 * h);
+        const double fd = test::central_difference(
+            q[size_t(c)],
+            [&] {
+                attention_forward(out.data(), q.data(), k.data(), v.data(), n, Mask::none(), o);
+                return dot(out, dout);
+            },
+            1e-17);
         INFO("component " << c << ": fd " << fd << ", analytic " << dq[size_t(c)]);
         // q̂ is linear here, so the only error is rounding: ε·|L|/h ≈ 1e-16·1/1e-17·... relative 1e-6 of ~1e12
         CHECK(std::abs(fd - dq[size_t(c)]) <= 1e-6 * std::abs(dq[size_t(c)]) + 1e-3);

@@ -14,6 +14,7 @@
 #include "attn/io/dump.hpp"
 #include "attn/train/checkpoint.hpp"
 #include "attn/train/induction.hpp"
+#include "finite_diff.hpp"
 #include "test_util.hpp"
 
 using namespace attn;
@@ -207,12 +208,9 @@ TEST_CASE("induction: the attention-only model has no MLP, trains the same on bo
     const double l64 = loss_and_grads_f64(c, P, b.tokens.data(), b.targets.data(), b.B, b.T, &G);
     CHECK(l64 == doctest::Approx(sf.loss).epsilon(1e-5));
     const size_t wv = 4;  // blocks.0.attn.q_proj.weight... any matrix: index of a block weight
-    const double h = 1e-6;
-    P[wv][3] += h;
-    const double up = loss_and_grads_f64(c, P, b.tokens.data(), b.targets.data(), b.B, b.T, nullptr);
-    P[wv][3] -= 2 * h;
-    const double down = loss_and_grads_f64(c, P, b.tokens.data(), b.targets.data(), b.B, b.T, nullptr);
-    CHECK((up - down) / (2 * h) == doctest::Approx(G[wv][3]).epsilon(1e-5));
+    const double fd = test::central_difference(
+        P[wv][3], [&] { return loss_and_grads_f64(c, P, b.tokens.data(), b.targets.data(), b.B, b.T, nullptr); });
+    CHECK(fd == doctest::Approx(G[wv][3]).epsilon(1e-5));
     // a checkpoint keeps the flag
     const std::string path = test::temp_dir("induction") + "/m.safetensors";
     save_checkpoint(path, fast);

@@ -15,6 +15,7 @@
 #include "attn/core/errors.hpp"
 #include "attn/core/rng.hpp"
 #include "attn/cpu/linear_attention.hpp"
+#include "finite_diff.hpp"
 #include "test_util.hpp"
 
 using namespace attn;
@@ -116,11 +117,7 @@ TEST_CASE("linear attention: the O(T) backward is the finite-difference gradient
             for (size_t n = 0; n < grad.size(); ++n) {
                 std::vector<double> qq = q, kk = k, vv = v;
                 std::vector<double>& x = which == 0 ? qq : (which == 1 ? kk : vv);
-                x[n] += h;
-                const double up = loss(qq, kk, vv);
-                x[n] -= 2 * h;
-                const double down = loss(qq, kk, vv);
-                const double fd = (up - down) / (2 * h);
+                const double fd = attn::test::central_difference(x[n], [&] { return loss(qq, kk, vv); }, h);
                 worst = std::max(worst, std::fabs(fd - grad[n]));
                 scale = std::max(scale, std::fabs(fd));
             }

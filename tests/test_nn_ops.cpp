@@ -23,6 +23,7 @@
 #include "attn/core/rng.hpp"
 #include "attn/nn/fast_ops.hpp"
 #include "attn/nn/ops.hpp"
+#include "finite_diff.hpp"
 
 namespace tr = attn::nn;
 using Vec = std::vector<double>;
@@ -45,23 +46,9 @@ double dot(const Vec& a, const Vec& b) {
 // Checks grad (analytic d loss / d x) against central differences of loss() over x.
 void check_fd(const std::string& what, Vec& x, const Vec& grad, const std::function<double()>& loss) {
     REQUIRE(grad.size() == x.size());
-    const double h = 1e-5;
-    int bad = 0;
-    double worst = 0;
-    for (size_t i = 0; i < x.size(); ++i) {
-        const double keep = x[i];
-        x[i] = keep + h;
-        const double lp = loss();
-        x[i] = keep - h;
-        const double lm = loss();
-        x[i] = keep;
-        const double fd = (lp - lm) / (2 * h);
-        const double err = std::fabs(fd - grad[i]), bound = 1e-7 + 1e-6 * std::fabs(grad[i]);
-        if (err > bound) ++bad;
-        worst = std::max(worst, err);
-    }
-    INFO(what << ": " << bad << " of " << x.size() << " elements off, worst |fd - analytic| = " << worst);
-    CHECK(bad == 0);
+    const attn::test::FdReport r = attn::test::check_central_differences(x, grad, loss, 1e-6);
+    INFO(what << ": " << r.bad << " of " << x.size() << " elements off, worst |fd - analytic| = " << r.worst);
+    CHECK(r.bad == 0);
 }
 
 // got (double or float) against ref, element by element: |got - ref| <= tol (1 + |ref|).

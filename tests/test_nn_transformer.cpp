@@ -16,6 +16,7 @@
 #include "attn/nn/transformer.hpp"
 #include "attn/train/optim.hpp"
 #include "transformer_test_util.hpp"
+#include "finite_diff.hpp"
 
 using attn::ModelConfig;
 using attn::TinyTransformer;
@@ -105,10 +106,9 @@ TEST_CASE("transformer: parameter names and count") {
     CHECK(TinyTransformer(s).params().size() == 1 + 2 * 16 + 3);
 }
 
-// Whole model in double: every parameter's gradient against central differences.
-// h = 1e-5: truncation ~h^2 |f'''| ~ 1e-10, rounding ~1e-16 |L| / h ~ 1e-11; bound
-// 1e-7 + 1e-6 |g| fails only on a wrong gradient (a kink of ReLU inside +-h would too,
-// which the fixed seeds avoid).
+// Whole model in double: every parameter's gradient against central differences
+// (tests/finite_diff.hpp: bound 1e-7 + 1e-6 |g|; a kink of ReLU inside +-h would fail it
+// too, which the fixed seeds avoid).
 TEST_CASE("transformer: every parameter gradient matches finite differences (double)") {
     struct Case {
         const char* name;
@@ -151,23 +151,13 @@ TEST_CASE("transformer: every parameter gradient matches finite differences (dou
         std::vector<std::vector<double>> G;
         attn::loss_and_grads_f64(c, P, b.tokens.data(), b.targets.data(), 2, 5, &G, train, 42);
         const auto names = m.params();
-        const double h = 1e-5;
+        const auto loss = [&] {
+            return attn::loss_and_grads_f64(c, P, b.tokens.data(), b.targets.data(), 2, 5, nullptr, train, 42);
+        };
         for (size_t i = 0; i < P.size(); ++i) {
-            int bad = 0;
-            double worst = 0;
-            for (size_t j = 0; j < P[i].size(); ++j) {
-                const double keep = P[i][j];
-                P[i][j] = keep + h;
-                const double lp = attn::loss_and_grads_f64(c, P, b.tokens.data(), b.targets.data(), 2, 5, nullptr, train, 42);
-                P[i][j] = keep - h;
-                const double lm = attn::loss_and_grads_f64(c, P, b.tokens.data(), b.targets.data(), 2, 5, nullptr, train, 42);
-                P[i][j] = keep;
-                const double fd = (lp - lm) / (2 * h), err = std::fabs(fd - G[i][j]);
-                if (err > 1e-7 + 1e-6 * std::fabs(G[i][j])) ++bad;
-                worst = std::max(worst, err);
-            }
-            INFO(names[i].name << ": worst |fd - analytic| " << worst);
-            CHECK(bad == 0);
+            const attn::test::FdReport r = attn::test::check_central_differences(P[i], G[i], loss, 1e-6);
+            INFO(names[i].name << ": worst |fd - analytic| " << r.worst);
+            CHECK(r.bad == 0);
             // the temperature must really get a gradient: 0 would pass the check above (10x its floor)
             if (names[i].name.find("log_tau") != std::string::npos) CHECK(std::fabs(G[i][0]) > 1e-6);
         }

@@ -16,6 +16,7 @@
 #include "attn/nn/transformer.hpp"
 #include "attn/train/checkpoint.hpp"
 #include "transformer_test_util.hpp"
+#include "finite_diff.hpp"
 
 using namespace attn;
 
@@ -42,9 +43,8 @@ double loss_at(const ModelConfig& c, std::vector<std::vector<double>>& p, const 
     return loss_and_grads_f64(c, p, d.tok.data(), d.tgt.data(), B, T, grads, train, 1234);
 }
 
-// Every parameter tensor: up to 6 elements against central differences. h = 1e-5 in
-// double: truncation error ~h^2 * f''' ~ 1e-10, rounding ~1e-16/h ~ 1e-11, so
-// 1e-7 + 1e-5 |g| leaves two orders of margin while catching any wrong term. qk_scale
+// Every parameter tensor: 6 elements against central differences (tests/finite_diff.hpp,
+// bound 1e-7 + 1e-5 |g|). qk_scale
 // multiplies W_q and W_k first (3: attention far from uniform, so its terms matter).
 void check_variant_grads(const ModelConfig& c, int64_t B, int64_t T, bool train, double qk_scale = 1.0) {
     TinyTransformer m(c);
@@ -59,21 +59,14 @@ void check_variant_grads(const ModelConfig& c, int64_t B, int64_t T, bool train,
     std::vector<std::vector<double>> g;
     loss_at(c, p, d, B, T, train, &g);
     Rng pick(5, 1);
+    const auto loss = [&] { return loss_at(c, p, d, B, T, train, nullptr); };
     for (size_t t = 0; t < p.size(); ++t) {
-        for (int k = 0; k < 6; ++k) {
-            const size_t i = static_cast<size_t>(pick.next_u64() % p[t].size());
-            const double keep = p[t][i], h = 1e-5;
-            p[t][i] = keep + h;
-            const double lp = loss_at(c, p, d, B, T, train, nullptr);
-            p[t][i] = keep - h;
-            const double lm = loss_at(c, p, d, B, T, train, nullptr);
-            p[t][i] = keep;
-            const double fd = (lp - lm) / (2 * h);
-            const double an = g[t][i];
-            INFO("kind " << attn_kind_name(c.variant.kind) << " causal " << c.causal << " tensor " << params[t].name
-                         << " element " << i << " fd " << fd << " analytic " << an);
-            CHECK(std::fabs(fd - an) <= 1e-7 + 1e-5 * std::fabs(an));
-        }
+        std::vector<size_t> at(6);
+        for (size_t& i : at) i = static_cast<size_t>(pick.next_u64() % p[t].size());
+        const attn::test::FdReport r = attn::test::check_central_differences(p[t], g[t], loss, 1e-5, at);
+        INFO("kind " << attn_kind_name(c.variant.kind) << " causal " << c.causal << " tensor " << params[t].name
+                     << ": worst |fd - analytic| " << r.worst);
+        CHECK(r.bad == 0);
     }
 }
 
@@ -187,17 +180,11 @@ TEST_CASE("Elman RNN: BPTT gradients against finite differences in double") {
     std::vector<std::vector<double>> g;
     run(&g);
     // every element of every tensor (the model is tiny); tolerance as for the Transformer above
-    for (size_t t = 0; t < p.size(); ++t)
-        for (size_t i = 0; i < p[t].size(); ++i) {
-            const double keep = p[t][i], h = 1e-5;
-            p[t][i] = keep + h;
-            const double lp = run(nullptr);
-            p[t][i] = keep - h;
-            const double lm = run(nullptr);
-            p[t][i] = keep;
-            INFO("tensor " << t << " element " << i);
-            CHECK(std::fabs((lp - lm) / (2 * h) - g[t][i]) <= 1e-7 + 1e-5 * std::fabs(g[t][i]));
-        }
+    for (size_t t = 0; t < p.size(); ++t) {
+        const attn::test::FdReport r = attn::test::check_central_differences(p[t], g[t], [&] { return run(nullptr); }, 1e-5);
+        INFO("tensor " << t << ": worst |fd - analytic| " << r.worst);
+        CHECK(r.bad == 0);
+    }
     // the float model gives the same loss as the double pass, to float rounding
     CHECK(std::fabs(m.evaluate(d.tok.data(), d.tgt.data(), B, T).loss - run(nullptr)) < 1e-5);
 }

@@ -20,9 +20,10 @@
 // instruction set: the AVX2 and AVX-512 kernels give the same bits.
 //
 // 1. gemm_run (gemm::StridedArgs, the training ops): A read through two strides, B and C
-//    row-major, no packing. A register tile of R rows x NV vectors of C stays in registers
-//    over the whole k loop; column blocks of NV vectors outside, row tiles inside, so B's
-//    block is read from L1 by every row tile.
+//    row-major. A register tile of R rows x NV vectors of C stays in registers over the whole
+//    k loop; column blocks of NV vectors, row tiles inside, so B's block is read from L1 by
+//    every row tile. With A read along its rows, rows go in L1-sized blocks outside the column
+//    blocks and B's column blocks are copied side by side first (gemm_run says why).
 // 2. strips_run (gemm::StripsFn and the bf16 strips, the encoder): B packed in strips of 32
 //    columns (gemm::kStrip); a tile covers R rows x NV vectors of one strip (NV W <= 32), the
 //    strip outside, its vector groups next, the row tiles inside. Its operands are T::E: float,
@@ -175,14 +176,16 @@ void gemm_tail_rows(const StridedArgs& g, int64_t i0, int rows, int64_t j0, int 
 // Rows [ib, ie) of one column block of nvec vectors (nvec <= NV; fewer in the last block when
 // BW does not divide Nc). A narrower block takes taller tiles, R NV / nvec rows, so it keeps the
 // full tile's number of accumulators (a 4 x 3 AVX2 tile: 6 x 2 for a 16-column tail, which
-// 64-column products always have) instead of idling FMA slots on a short tile.
-template <class T, int R, int NV, int NVEC>
+// 64-column products always have) instead of idling FMA slots on a short tile. TALL false
+// keeps R rows (NEON: its tiles also hold one register per row of A, and R NV / nvec rows would
+// fill all 32 registers; untimed there, so left as it was).
+template <class T, int R, int NV, int NVEC, bool TALL>
 void block_rows(const StridedArgs& g, int64_t ib, int64_t ie, int64_t j0, int nvec, int tail, const float* b,
                 int64_t ldb, bool pf) {
     if constexpr (NVEC > 1) {
-        if (nvec < NVEC) return block_rows<T, R, NV, NVEC - 1>(g, ib, ie, j0, nvec, tail, b, ldb, pf);
+        if (nvec < NVEC) return block_rows<T, R, NV, NVEC - 1, TALL>(g, ib, ie, j0, nvec, tail, b, ldb, pf);
     }
-    constexpr int RT = NVEC >= 2 ? R * NV / NVEC : R;
+    constexpr int RT = TALL && NVEC >= 2 ? R * NV / NVEC : R;
     int64_t i0 = ib;
     if (pf && i0 + RT <= ie) {
         gemm_rows<T, RT, NVEC, true>(g, i0, j0, nvec, tail, b, ldb);
@@ -219,7 +222,7 @@ const float* pack_b(const StridedArgs& g) {
 // B read in place. Unless B was copied, the first row tile of each column block prefetches
 // B's rows when g.prefetch_b; the others then find them in L1.
 // Neither changes a sum: each element is still one tile's FMAs over k = 0..K-1 in order.
-template <class T, int R, int NV>
+template <class T, int R, int NV, bool TALL = true>
 void gemm_run(const StridedArgs& g) {
     constexpr int64_t BW = int64_t{NV} * T::W;
     const bool rows_along = g.sak == 1;
@@ -236,7 +239,7 @@ void gemm_run(const StridedArgs& g) {
             const int tail = static_cast<int>(nc - int64_t{nvec - 1} * T::W);
             const float* b = packed ? pb + j0 * g.K : g.B + j0;
             const int64_t ldb = packed ? BW : g.ldb;
-            block_rows<T, R, NV, NV>(g, ib, ie, j0, nvec, tail, b, ldb, g.prefetch_b && !packed && ib == 0);
+            block_rows<T, R, NV, NV, TALL>(g, ib, ie, j0, nvec, tail, b, ldb, g.prefetch_b && !packed && ib == 0);
         }
     }
 }

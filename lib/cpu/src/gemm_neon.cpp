@@ -31,7 +31,7 @@ namespace {
 // + 3 B vectors + 7 A values = 31 registers, 21 FMAs per 3 vector and 7 scalar loads. 8 x 3
 // (24 + 3 + 8 = 35) spilled accumulators to the stack inside the k loop (GCC 12, read in the
 // disassembly); 7 x 3 does not.
-void strided_run(const StridedArgs& g) { gemm_run<Neon, 7, 3>(g); }
+void strided_run(const StridedArgs& g) { gemm_run<Neon, 7, 3, false>(g); }
 
 // Strips: the tile's width divides the 32-column strip (1, 2, 4 or 8 vectors). 5 rows x 4
 // vectors (16 columns, the strip in two passes) = 20 accumulators + 4 strip vectors + 5 x

@@ -38,8 +38,9 @@ Isa best();
 // A(i, k) = A[i*sai + k*sak], so x . W^T (W^T pre-transposed: sai = lda, sak = 1) and
 // G^T . X for a weight gradient (sai = 1, sak = ldg) run without copying G; B and C are
 // row-major with leading dimensions ldb, ldc. init: C's own values when accumulate, else
-// the bias row (Nc values) when bias is not null, else 0. B's rows are read in place (no
-// packing).
+// the bias row (Nc values) when bias is not null, else 0. With sak = 1 and several column
+// blocks, B's blocks are first copied side by side into a buffer of the calling thread's (it
+// stays allocated, K x Nc floats at most); otherwise B's rows are read in place.
 struct StridedArgs {
     int64_t M = 0, Nc = 0, K = 0;
     const float* A = nullptr;

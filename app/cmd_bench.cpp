@@ -159,7 +159,8 @@ nlohmann::json bench_json(const BenchCase& base, int threads, const FmaPeak& pea
                             {"peak_rss_over_io", r.peak_rss_bytes / r.io_bytes},
                             {"cpu_utilization", r.cpu_utilization},
                             {"cpu_seconds", r.cpu_seconds},
-                            {"fraction_of_fma_peak_cpu", r.flops / r.cpu_seconds / 1e9 / peak.gflops_per_cpu}};
+                            {"fraction_of_fma_peak_cpu", r.flops / r.cpu_seconds / 1e9 / peak.gflops_per_cpu},
+                            {"fraction_of_tile_peak_cpu", r.flops / r.cpu_seconds / 1e9 / peak.tile_gflops_per_cpu}};
         if (ref_secs.count(row.T) != 0 && row.impl != Backend::Reference)
             j["speedup_vs_reference"] = ref_secs[row.T] / r.seconds;
         if (r.err_vs_fp32 >= 0) j["err_vs_fp32"] = r.err_vs_fp32;
@@ -175,6 +176,9 @@ nlohmann::json bench_json(const BenchCase& base, int threads, const FmaPeak& pea
                             {"fma_peak_gflops", peak.gflops},
                             {"fma_gflops_per_cpu_second", peak.gflops_per_cpu},
                             {"fma_isa", peak.isa},
+                            {"tile_peak_gflops", peak.tile_gflops},
+                            {"tile_gflops_per_cpu_second", peak.tile_gflops_per_cpu},
+                            {"tile_shape", peak.tile_shape},
                             {"gemm_gflops", gemm},
                             {"flash_kernel", kernels.front()},
                             {"bf16", flash_bf16_supported()},
@@ -232,8 +236,11 @@ void print_bench(const BenchCase& base, int threads, const FmaPeak& peak, double
     for (const auto& n : notes) fmt::print("note: {}\n", n);
     fmt::print("peak RSS: VmHWM of a child process that holds Q, K, V (and the output); RSS/io = that / bytes of Q, K, V, out{}\n"
                "CPU: CPU time / (wall time x threads); below 100% the cores were shared with other work (reference: 1 thread)\n"
-               "%FMAcpu: GFLOP per CPU-second / the FMA loop's GFLOP per CPU-second ({:.1f}): efficiency while running\n",
-               base.backward ? " (backward: and dO, O, dQ, dK, dV)" : "", peak.gflops_per_cpu);
+               "%FMAcpu: GFLOP per CPU-second / the FMA loop's GFLOP per CPU-second ({:.1f}): efficiency while running\n"
+               "tile: a {} register tile fed from L1 (the kernels' inner loop alone) runs at {:.1f} GFLOP per CPU-second\n"
+               "here, {:.0f}% of the FMA loop's rate: what a kernel of that shape reaches before its softmax and memory\n",
+               base.backward ? " (backward: and dO, O, dQ, dK, dV)" : "", peak.gflops_per_cpu, peak.tile_shape,
+               peak.tile_gflops_per_cpu, 100.0 * peak.tile_gflops_per_cpu / peak.gflops_per_cpu);
 }
 
 int run_bench(const BenchOpts& o) {

@@ -43,6 +43,11 @@ TEST_CASE("attn bench --json: a quick size parses with every implementation's fi
     CHECK(doc["version"] == 1);
     CHECK(doc["machine"]["threads"] == 2);
     CHECK(doc["machine"]["fma_peak_gflops"].get<double>() > 0);
+    // the register tile with its loads runs at most at the register-only loop's rate (10% for noise)
+    CHECK(doc["machine"]["tile_gflops_per_cpu_second"].get<double>() > 0);
+    CHECK(doc["machine"]["tile_gflops_per_cpu_second"].get<double>() <=
+          1.1 * doc["machine"]["fma_gflops_per_cpu_second"].get<double>());
+    CHECK(doc["machine"]["tile_shape"].is_string());
     CHECK(doc["machine"]["gemm_gflops"].get<double>() > 0);
     // the dispatch actually taken and the processor, so figures from different machines never mix
     CHECK(doc["machine"]["flash_bf16_path"] == attn::flash_bf16_path());
@@ -59,6 +64,11 @@ TEST_CASE("attn bench --json: a quick size parses with every implementation's fi
         CHECK(x["seconds"].get<double>() > 0);
         CHECK(x["times"].size() == 2);
         CHECK(x["gflops"].get<double>() > 0);
+        // the same rate against the tile's figure: a larger fraction than against the FMA loop's
+        CHECK(x["fraction_of_tile_peak_cpu"].get<double>() ==
+              doctest::Approx(x["fraction_of_fma_peak_cpu"].get<double>() *
+                              doc["machine"]["fma_gflops_per_cpu_second"].get<double>() /
+                              doc["machine"]["tile_gflops_per_cpu_second"].get<double>()));
         CHECK(x["peak_rss_bytes"].get<double>() > x["io_bytes"].get<double>());  // the process holds q, k, v, out
         const double flops = 4.0 * 2 * x["seq"].get<double>() * x["seq"].get<double>() * 16;
         CHECK(x["flops"].get<double>() == doctest::Approx(flops));

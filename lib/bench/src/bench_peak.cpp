@@ -1,7 +1,8 @@
 // lib/bench/src/bench_peak.cpp: the machine's float32 FMA peak, measured by a
-// register-only loop (see attn/bench/bench.hpp). One variant per vector width, picked
-// at run time as the flash kernels are; standard headers come before the target
-// pragmas so none of their inline code is compiled for AVX.
+// register-only loop, and the rate of a register tile fed from L1 (see
+// attn/bench/bench.hpp). One variant per vector width, picked at run time as the flash
+// kernels are; standard headers come before the target pragmas so none of their inline
+// code is compiled for AVX.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -9,6 +10,8 @@
 #include <cstdint>
 #include <string>
 #include <thread>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "attn/bench/bench.hpp"
@@ -30,6 +33,46 @@ float fma_scalar(int64_t iters) {
     float s = 0;
     for (int i = 0; i < 12; ++i) s += a[i];
     return s;
+}
+
+// The tile: kTileSteps steps of R rows x NV vectors, as the kernels' inner loops (flash's
+// score and P.V tiles, the GEMMs' register tiles): per step NV vector loads from a [steps][NV W]
+// panel and R broadcasts from R rows of a [R][steps] panel, R NV FMAs; then the R NV stores.
+// The panels (16 KiB + 1.5 KiB at 16 lanes) stay in L1. Each call runs `iters` tiles; a
+// different starting value per call keeps the work from being folded away.
+constexpr int kTileSteps = 64, kTileR = 6;
+
+template <class V, int W, int NV, class Load, class Set1, class Fma, class Store>
+float tile_loop(int64_t iters, Load load, Set1 set1, Fma fma, Store store) {
+    alignas(64) float qt[kTileSteps * NV * W];
+    alignas(64) float kr[kTileR * kTileSteps];
+    alignas(64) float out[kTileR * NV * W];
+    for (int i = 0; i < kTileSteps * NV * W; ++i) qt[i] = 1e-3f * static_cast<float>(i % 97);
+    for (int i = 0; i < kTileR * kTileSteps; ++i) kr[i] = 1e-3f * static_cast<float>(i % 89);
+    float sink = 0;
+    for (int64_t it = 0; it < iters; ++it) {
+        V acc[kTileR][NV];
+        _Pragma("GCC unroll 8") for (int r = 0; r < kTileR; ++r)
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; ++v) acc[r][v] = set1(static_cast<float>(it & 7));
+        for (int d = 0; d < kTileSteps; ++d) {
+            V q[NV];
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; ++v) q[v] = load(qt + d * NV * W + v * W);
+            _Pragma("GCC unroll 8") for (int r = 0; r < kTileR; ++r) {
+                const V b = set1(kr[r * kTileSteps + d]);
+                _Pragma("GCC unroll 4") for (int v = 0; v < NV; ++v) acc[r][v] = fma(b, q[v], acc[r][v]);
+            }
+        }
+        _Pragma("GCC unroll 8") for (int r = 0; r < kTileR; ++r)
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; ++v) store(out + (r * NV + v) * W, acc[r][v]);
+        sink += out[static_cast<size_t>(it % (kTileR * NV * W))];
+    }
+    return sink;
+}
+
+float tile_scalar(int64_t iters) {
+    return tile_loop<float, 1, 4>(
+        iters, [](const float* p) { return *p; }, [](float x) { return x; },
+        [](float a, float b, float c) { return std::fma(a, b, c); }, [](float* p, float x) { *p = x; });
 }
 
 }  // namespace
@@ -68,6 +111,19 @@ float fma_avx2(int64_t iters) {
     return out[0] + out[7];
 }
 #undef ATTN_FMA12
+// 6 x 4 zmm as the AVX-512 flash kernel's tiles; 6 x 2 ymm as the AVX2 one's (16 registers)
+float tile_avx512(int64_t iters) {
+    return tile_loop<__m512, 16, 4>(
+        iters, [](const float* p) { return _mm512_load_ps(p); }, [](float x) { return _mm512_set1_ps(x); },
+        [](__m512 a, __m512 b, __m512 c) { return _mm512_fmadd_ps(a, b, c); },
+        [](float* p, __m512 x) { _mm512_store_ps(p, x); });
+}
+float tile_avx2(int64_t iters) {
+    return tile_loop<__m256, 8, 2>(
+        iters, [](const float* p) { return _mm256_load_ps(p); }, [](float x) { return _mm256_set1_ps(x); },
+        [](__m256 a, __m256 b, __m256 c) { return _mm256_fmadd_ps(a, b, c); },
+        [](float* p, __m256 x) { _mm256_store_ps(p, x); });
+}
 }  // namespace
 }  // namespace attn
 #pragma GCC diagnostic pop
@@ -76,21 +132,12 @@ float fma_avx2(int64_t iters) {
 
 namespace attn {
 
-FmaPeak measure_fma_peak(int threads, double seconds) {
+namespace {
+// Best of 3 runs of fn on every thread (about `seconds` each, calibrated on one thread):
+// {GFLOP/s of wall time, GFLOP per CPU-second}. flops: per unit of fn's argument.
+std::pair<double, double> time_loop(float (*fn)(int64_t), double flops, int threads, double seconds) {
     using clock = std::chrono::steady_clock;
-    FmaPeak peak;
-    peak.isa = "scalar";
-    float (*fn)(int64_t) = &fma_scalar;
-    int lanes = 1;
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (cpu_has_avx512()) {
-        fn = &fma_avx512, lanes = 16, peak.isa = "avx512";
-    } else if (cpu_has_avx2()) {
-        fn = &fma_avx2, lanes = 8, peak.isa = "avx2";
-    }
-#endif
-    // Calibrate on one thread: iterations for about `seconds`.
-    int64_t iters = 1 << 16;
+    int64_t iters = 1 << 10;
     volatile float sink = 0;
     for (;;) {
         const auto t0 = clock::now();
@@ -112,12 +159,31 @@ FmaPeak measure_fma_peak(int threads, double seconds) {
         const double s = std::chrono::duration<double>(clock::now() - t0).count();
         const double c = process_cpu_seconds() - c0;
         for (float x : sinks) sink = sink + x;
-        const double gflop = static_cast<double>(t) * static_cast<double>(iters) * 12.0 * lanes * 2.0 / 1e9;
+        const double gflop = static_cast<double>(t) * static_cast<double>(iters) * flops / 1e9;
         best = std::max(best, gflop / s);
         best_cpu = std::max(best_cpu, gflop / c);
     }
-    peak.gflops = best;
-    peak.gflops_per_cpu = best_cpu;
+    return {best, best_cpu};
+}
+}  // namespace
+
+FmaPeak measure_fma_peak(int threads, double seconds) {
+    FmaPeak peak;
+    peak.isa = "scalar";
+    peak.tile_shape = "6 x 4 scalar";
+    float (*fn)(int64_t) = &fma_scalar;
+    float (*tile)(int64_t) = &tile_scalar;
+    int lanes = 1, tile_nv = 4;
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (cpu_has_avx512()) {
+        fn = &fma_avx512, tile = &tile_avx512, lanes = 16, peak.isa = "avx512", peak.tile_shape = "6 x 4 zmm";
+    } else if (cpu_has_avx2()) {
+        fn = &fma_avx2, tile = &tile_avx2, lanes = 8, tile_nv = 2, peak.isa = "avx2", peak.tile_shape = "6 x 2 ymm";
+    }
+#endif
+    std::tie(peak.gflops, peak.gflops_per_cpu) = time_loop(fn, 12.0 * lanes * 2.0, threads, seconds);
+    std::tie(peak.tile_gflops, peak.tile_gflops_per_cpu) =
+        time_loop(tile, 2.0 * kTileSteps * kTileR * tile_nv * lanes, threads, seconds);
     return peak;
 }
 

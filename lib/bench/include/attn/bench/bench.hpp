@@ -3,7 +3,8 @@
 //   measure_fma_peak   the machine's float32 FMA throughput: every thread runs a
 //                      register-only loop of independent FMAs (12 accumulators,
 //                      enough to cover the FMA latency on every x86 core we know),
-//                      widest vectors the CPU has. This is "100%".
+//                      widest vectors the CPU has. This is "100%". Then the same
+//                      width's register tile fed from L1 (FmaPeak::tile_gflops).
 //   measure_gemm       Eigen float32 GEMM throughput: each thread multiplies its
 //                      own n x n matrices (Eigen is built without OpenMP, so one
 //                      GEMM per thread is how all threads are kept busy).
@@ -41,8 +42,15 @@ struct FmaPeak {
     double gflops = 0;          // all threads, per second of wall time
     double gflops_per_cpu = 0;  // per second of CPU time of one thread: immune to time-sharing
     std::string isa;  // "avx512", "avx2", "scalar"
+    // The same width's register tile fed from L1, the inner loop of the flash and GEMM kernels:
+    // R rows x NV vectors of accumulators, each step loading NV vectors and broadcasting R
+    // floats, 64 steps, then the R x NV stores (operands 17 KiB, all in L1). What a kernel of
+    // that shape can reach on this CPU before any softmax or memory traffic; below the loop's
+    // figure where the loads and broadcasts compete with the FMAs.
+    double tile_gflops = 0, tile_gflops_per_cpu = 0;
+    std::string tile_shape;  // "6 x 4 zmm", "6 x 2 ymm", "6 x 4 scalar"
 };
-// Runs about `seconds` on `threads` threads (0: all).
+// Runs about `seconds` per loop (the FMA loop, then the tile) on `threads` threads (0: all).
 FmaPeak measure_fma_peak(int threads, double seconds = 0.3);
 
 // cpu_info(): the processor's name and extensions, attn/cpu/features.hpp.

@@ -186,6 +186,12 @@ void block_rows(const StridedArgs& g, int64_t ib, int64_t ie, int64_t j0, int nv
         if (nvec < NVEC) return block_rows<T, R, NV, NVEC - 1, TALL>(g, ib, ie, j0, nvec, tail, b, ldb, pf);
     }
     constexpr int RT = TALL && NVEC >= 2 ? R * NV / NVEC : R;
+    if constexpr (RT != R) {
+        // rows that R divides and RT does not (a weight gradient's 32 output rows: 5 x 6 + 2)
+        // keep R-row tiles rather than end on a tile of a few rows
+        if ((ie - ib) % RT != 0 && (ie - ib) % R == 0)
+            return block_rows<T, R, NV, NVEC, false>(g, ib, ie, j0, nvec, tail, b, ldb, pf);
+    }
     int64_t i0 = ib;
     if (pf && i0 + RT <= ie) {
         gemm_rows<T, RT, NVEC, true>(g, i0, j0, nvec, tail, b, ldb);

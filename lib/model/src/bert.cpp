@@ -333,14 +333,17 @@ bool gemm_bf16_available() { return true; }  // the widened pairs run on every f
 // The projections' work split: pieces of 96 rows x 128 columns of out (N, n_out), shared by
 // the threads; fn(r0, r1, c0, c1) computes one, then the GELU runs on it while it is in
 // cache. Each element is computed the same way whatever piece holds it, so any split and
-// thread count give the same numbers.
+// thread count give the same numbers. Pieces go down a column first: consecutive pieces use
+// the same 128 columns of the weight (192 KiB at 384 inputs, 768 KiB at 1536), which stay in
+// L2 while the rows go by; across a row first, the whole weight (2.4 MB for the feed-forward)
+// came in again for every 96 rows. At batch 32 (736 rows) that was 8% of the encoder's time.
 template <class Fn>
 static void gemm_pieces(float* out, int64_t N, int64_t n_out, int threads, bool gelu, Fn&& fn) {
     constexpr int64_t kRowPiece = 96, kColPiece = 128;
     const int64_t rp = (N + kRowPiece - 1) / kRowPiece, cp = (n_out + kColPiece - 1) / kColPiece;
     parallel_for(rp * cp, threads, [&](int64_t t, int) {
-        const int64_t r0 = (t / cp) * kRowPiece, r1 = std::min(N, r0 + kRowPiece);
-        const int64_t c0 = (t % cp) * kColPiece, c1 = std::min(n_out, c0 + kColPiece);
+        const int64_t r0 = (t % rp) * kRowPiece, r1 = std::min(N, r0 + kRowPiece);
+        const int64_t c0 = (t / rp) * kColPiece, c1 = std::min(n_out, c0 + kColPiece);
         fn(r0, r1, c0, c1);
         if (gelu)
             for (int64_t r = r0; r < r1; ++r) {

@@ -152,8 +152,10 @@ TEST_CASE("cpu gemm: the packed-strip kernel of every family matches a double pr
         ++ran;
         size_t case_no = 0;
         // row counts with tails of the 12-, 6- and 5-row tiles; n_out with partial strips and half and
-        // quarter strips (NEON: 16 columns a tile; generic: 8)
-        for (const Shape s : {Shape{1, 7, 5}, Shape{13, 33, 40}, Shape{25, 64, 96}, Shape{50, 100, 81}})
+        // quarter strips (NEON: 16 columns a tile; generic: 8); n_in 700 in passes of 192 terms
+        // (192, 192, 192, then the last 124: the partial sums go through out between passes)
+        for (const Shape s :
+             {Shape{1, 7, 5}, Shape{13, 33, 40}, Shape{25, 64, 96}, Shape{50, 100, 81}, Shape{14, 700, 70}})
             for (const bool with_bias : {true, false}) {
                 const std::string family(attn::isa_name(isa));
                 CAPTURE(family);
@@ -247,7 +249,8 @@ double bf16_value(uint16_t h) {
 TEST_CASE("cpu gemm: the bf16 strip kernels (AVX-512 BF16, AMX, widened pairs on every family) match double sums of the rounded operands") {
     // The operands are bf16, so every product is exact in float32; only the float32 sums round:
     // the same 2 (K + 1) u sum|terms| bound as above, K = n_in.
-    const int64_t N = 37, n_in = 45, n_out = 70, kp = (n_in + 31) / 32 * 16, strips = (n_out + 31) / 32;
+    // n_in 600: 304 pairs a row, two passes of the strip (192 pairs, then 112)
+    const int64_t N = 37, n_in = 600, n_out = 70, kp = (n_in + 31) / 32 * 16, strips = (n_out + 31) / 32;
     const std::vector<float> x = normals(8, N * n_in), Wt = normals(9, n_in * n_out), b = normals(10, n_out);
     std::vector<uint32_t> w(static_cast<size_t>(strips * kp * 32), 0u);
     for (int64_t k = 0; k < n_in; ++k)

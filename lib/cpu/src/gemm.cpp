@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "gemm_variants.hpp"
 
@@ -82,3 +83,11 @@ void pack_strips(float* dst, const float* Wt, int64_t n_in, int64_t n_out) {
 }
 
 }  // namespace attn::gemm
+
+namespace attn::gemm::detail {
+float* thread_scratch(int64_t floats) {
+    thread_local std::vector<float> buf;
+    if (buf.size() < static_cast<size_t>(floats)) buf.resize(static_cast<size_t>(floats));
+    return buf.data();
+}
+}  // namespace attn::gemm::detail

@@ -15,6 +15,7 @@
 #include "attn/cpu/features.hpp"
 #include "attn/cpu/gemm.hpp"
 #include "flash_args.hpp"
+#include "gemm_variants.hpp"
 
 #if defined(__x86_64__) && defined(__GNUC__) && __GNUC__ >= 12
 #pragma GCC push_options

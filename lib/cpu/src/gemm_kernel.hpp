@@ -33,9 +33,9 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <vector>
 
 #include "attn/cpu/gemm.hpp"
+#include "gemm_variants.hpp"
 
 namespace attn::gemm {
 namespace {
@@ -203,18 +203,18 @@ void block_rows(const StridedArgs& g, int64_t ib, int64_t ie, int64_t j0, int nv
 }
 
 // B's column blocks copied side by side, each (K, BW) contiguous (the last one's columns past
-// Nc left as they are: no tile reads them), into a buffer of this thread's that grows as needed.
+// Nc left as they are: no tile reads them), into this thread's buffer (detail::thread_scratch).
 template <int64_t BW>
 const float* pack_b(const StridedArgs& g) {
-    thread_local std::vector<float> buf;
     const int64_t nb = (g.Nc + BW - 1) / BW;
-    if (buf.size() < static_cast<size_t>(nb * g.K * BW)) buf.resize(static_cast<size_t>(nb * g.K * BW));
+    float* buf = detail::thread_scratch(nb * g.K * BW);
     for (int64_t jb = 0; jb < nb; ++jb) {
-        const int64_t j0 = jb * BW, nc = std::min(BW, g.Nc - j0);
-        float* dst = buf.data() + jb * g.K * BW;
-        for (int64_t k = 0; k < g.K; ++k) std::copy(g.B + k * g.ldb + j0, g.B + k * g.ldb + j0 + nc, dst + k * BW);
+        const int64_t j0 = jb * BW, nc = g.Nc - j0 < BW ? g.Nc - j0 : BW;
+        float* dst = buf + jb * g.K * BW;
+        for (int64_t k = 0; k < g.K; ++k)
+            __builtin_memcpy(dst + k * BW, g.B + k * g.ldb + j0, static_cast<size_t>(nc) * sizeof(float));
     }
-    return buf.data();
+    return buf;
 }
 
 // Column blocks of NV vectors (BW columns), and within each the row tiles of R rows.

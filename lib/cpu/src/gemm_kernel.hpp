@@ -331,13 +331,12 @@ void strips_run(float* out, const typename T::E* x, const typename T::E* strips,
         for (int64_t j0 = s0; j0 < s0 + kStrip && j0 < c1; j0 += TW) {
             const int ncols = static_cast<int>(c1 - j0 < TW ? c1 - j0 : TW);
             const typename T::E* w = strip + (j0 - s0);
-            for (int64_t k0 = 0; k0 < kn; k0 += kStripKBlock) {
-                const int64_t k1 = kn - k0 > kStripKBlock + kStripKBlock / 2 ? k0 + kStripKBlock : kn;
+            for (int64_t k0 = 0, k1 = 0; k0 < kn; k0 = k1) {
+                k1 = kn - k0 > kStripKBlock + kStripKBlock / 2 ? k0 + kStripKBlock : kn;
                 int64_t i0 = r0;
                 for (; i0 + R <= r1; i0 += R) strip_tile<T, R, NV>(out, x, w, b, kn, n_out, i0, j0, ncols, k0, k1);
                 if (i0 < r1)
                     strip_tail_rows<T, R - 1, NV>(static_cast<int>(r1 - i0), out, x, w, b, kn, n_out, i0, j0, ncols, k0, k1);
-                k0 = k1 - kStripKBlock;
             }
         }
     }

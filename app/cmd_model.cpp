@@ -366,12 +366,12 @@ std::vector<std::string> bench_texts(const BenchCmd& o) {
     return lines;
 }
 
-// --gemm's word: one of BertGemm's, and (the library's rule, bert_gemm_path) a kernel this CPU
+// --gemm's word: one of GemmChoice's, and (the library's rule, bert_gemm_path) a kernel this CPU
 // runs under ATTN_ISA.
-BertGemm bench_gemm(const std::string& word) {
-    for (const BertGemm g :
-         {BertGemm::Best, BertGemm::Avx512, BertGemm::Avx2, BertGemm::Neon, BertGemm::Generic, BertGemm::Eigen}) {
-        if (word != bert_gemm_name(g)) continue;
+GemmChoice bench_gemm(const std::string& word) {
+    for (const GemmChoice g :
+         {GemmChoice::Best, GemmChoice::Avx512, GemmChoice::Avx2, GemmChoice::Neon, GemmChoice::Generic, GemmChoice::Eigen}) {
+        if (word != gemm_choice_name(g)) continue;
         BertOptions probe;
         probe.gemm = g;
         with_option("--gemm", [&] { return bert_gemm_path(probe); });
@@ -385,7 +385,7 @@ BertOptions bench_options(const BenchCmd& o) {
     BertOptions bo;
     bo.record_attention = false;  // as a plain model(input) call in PyTorch
     bo.threads = resolve_threads(o.threads);
-    if (o.attention == "reference") bo.attention = BertAttention::Reference;
+    if (o.attention == "reference") bo.attention = BatchAttention::Reference;
     else if (o.attention != "flash")
         throw InputError(fmt::format("--attention: must be flash or reference, got '{}'", o.attention));
     bo.gemm = bench_gemm(o.gemm);

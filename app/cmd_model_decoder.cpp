@@ -137,9 +137,9 @@ std::string describe(const Loaded& l) {
 int run_next(const DecoderOpts& o, const NextOpts& n) {
     const TextOut text({o.json.claim()});
     const Loaded l = load(o);
-    Gpt2Options fo;
+    StackOptions fo;
     fo.record_attention = false;
-    const Gpt2Output out = l.model.forward(l.ids, fo);
+    const StackOutput out = l.model.forward(l.ids, fo);
     const int64_t T = static_cast<int64_t>(l.ids.size()), V = l.model.config.vocab_size;
     const float* last = out.logits.ptr() + (T - 1) * V;
     const std::vector<float> p = softmax_probs(last, V);
@@ -273,14 +273,14 @@ int run_induction(const DecoderOpts& o, const InductionOpts& io) {
     int32_t hi = static_cast<int32_t>(l.tok.vocab_size());
     if (l.tok.eos_id() == hi - 1) --hi;  // not the separator itself
     const std::vector<int32_t> ids = repeated_random_tokens(n, 0, hi, io.seed, l.tok.eos_id());
-    const Gpt2Output out = l.model.forward(ids);
+    const StackOutput out = l.model.forward(ids);
     // first copy at s..s+n-1, second at s+n..s+2n-1; the second copy's first token cannot be predicted
     const double loss_first = n >= 2 ? next_token_loss(out.logits, ids, s, s + n - 1) : NAN;
     const double loss_second = n >= 2 ? next_token_loss(out.logits, ids, s + n, s + 2 * n - 1) : NAN;
     // the same probe with the heads of --ablate removed
     double abl_first = NAN, abl_second = NAN;
     if (!ablated.empty()) {
-        Gpt2Options fo;
+        StackOptions fo;
         fo.record_attention = false;
         fo.ablate = ablated;
         fo.ablation = io.mode;
@@ -394,10 +394,10 @@ int run_cache(const DecoderOpts& o, const CacheOpts& co) {
     const double floats = static_cast<double>(c.n_layer) * static_cast<double>(11 * T * D + 2 * H * T * T + 2 * T * I) +
                           static_cast<double>(3 * T * D + T * V);
     const double per_float = dump_format_of(co.dump) == DumpFormat::json ? 4 + 2 * kJsonBytesPerFloat : 4 + 4;
-    require_fits_in_memory("--text", floats * per_float + 4.0 * static_cast<double>(l.model.wte.numel()),
+    require_fits_in_memory("--text", floats * per_float + 4.0 * static_cast<double>(l.model.stack.tok_emb.numel()),
                            fmt::format("every activation of {} tokens in {} layers", T, c.n_layer));
-    Gpt2Cache cache;
-    Gpt2Options fo;
+    ActivationCache cache;
+    StackOptions fo;
     fo.record_attention = false;
     fo.cache = &cache;
     (void)l.model.forward(l.ids, fo);
@@ -493,7 +493,7 @@ int run_ablate(const DecoderOpts& o, const AblateOpts& a) {
     const Loaded l = load(o);
     const std::vector<HeadRef> heads = parse_heads(a.heads, l.model.config);
     check_loss_tokens(l);
-    Gpt2Options fo;
+    StackOptions fo;
     fo.record_attention = false;
     const RunFigures clean = run_figures(l.model.forward(l.ids, fo).logits, l.ids, -1);
     fo.ablate = heads;
@@ -544,7 +544,7 @@ int run_heads(const DecoderOpts& o, const AblateOpts& a) {
     const int64_t L = c.n_layer, H = c.n_head, T = static_cast<int64_t>(l.ids.size());
     if (a.ablation) check_loss_tokens(l);
     else if (T < 2) throw InputError("--text: gives 1 token; a head's pattern needs at least 2 (query 0 sees only itself)");
-    const Gpt2Output out = l.model.forward(l.ids);
+    const StackOutput out = l.model.forward(l.ids);
     const Mask causal = Mask::make_causal();
     struct Row {
         int64_t layer = 0, head = 0;
@@ -563,7 +563,7 @@ int run_heads(const DecoderOpts& o, const AblateOpts& a) {
     if (a.ablation) {
         clean = run_figures(out.logits, l.ids, -1);
         ProgressLine line({stderr_is_tty(), std::chrono::milliseconds(500)});
-        Gpt2Options fo;
+        StackOptions fo;
         fo.record_attention = false;
         fo.ablation = a.mode;
         for (size_t k = 0; k < rows.size(); ++k) {
@@ -642,7 +642,7 @@ int run_decoder_attention(const DecoderAttentionArgs& a) {
     for (const auto& [opt, v, n, what] : {std::tuple{"--layer", a.layer, L, "layers"}, {"--head", a.head, H, "heads"}})
         if (v < -1 || v >= n)
             throw InputError(fmt::format("{}: must be in [0, {}] (the model has {} {}), got {}", opt, n - 1, n, what, v));
-    const Gpt2Output out = l.model.forward(l.ids);
+    const StackOutput out = l.model.forward(l.ids);
     std::vector<std::string> tokens;
     for (int32_t id : l.ids) tokens.push_back(l.tok.token_text(id));
     std::string shown;
@@ -715,7 +715,7 @@ int run_decoder_entropy(const DecoderEntropyArgs& a) {
     if (T < 2) throw InputError("--text: gives 1 token; under the causal mask its only row has one key and no entropy");
     const Gpt2Model random = Gpt2Model::random(c, a.seed);
     const Mask causal = Mask::make_causal();
-    const Gpt2Output ot = l.model.forward(l.ids), orand = random.forward(l.ids);
+    const StackOutput ot = l.model.forward(l.ids), orand = random.forward(l.ids);
     const HeadFigures ft = head_figures(ot.attentions, causal), fr = head_figures(orand.attentions, causal);
     // the trained model's rows, mean over every head, against their bound ln(i + 1)
     std::vector<double> row_nats(static_cast<size_t>(T), 0.0);
@@ -848,7 +848,7 @@ int run_decoder_probe(const DecoderProbeArgs& a) {
     std::vector<std::vector<int64_t>> groups;
     for (const auto& [w, n] : a.to_words)
         groups.push_back(with_option("--to", [&, &w = w, &n = n] { return find_bpe_word(tokens, w, n); }));
-    const Gpt2Output out = l.model.forward(l.ids);
+    const StackOutput out = l.model.forward(l.ids);
     const ProbeRanking ranked = rank_probe(probe_heads(out.attentions, 0, from, groups));
     const size_t C = a.to.size();
     // under the causal mask a query sees only the tokens up to itself

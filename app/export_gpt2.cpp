@@ -50,9 +50,6 @@ void export_gpt2(const std::string& dir, TinyTransformer& model, const Task& tas
                  const std::map<std::string, std::string>& provenance) {
     check_gpt2_export(model.config(), task, dir);
     const ModelConfig& c = model.config();
-    std::map<std::string, const Tensor*> p;
-    for (const Param& q : model.params()) p[q.name] = q.value;
-    auto get = [&](const std::string& name) -> const Tensor& { return *p.at(name); };
     const int64_t D = c.d_model;
     Gpt2Model g;
     g.config.vocab_size = c.vocab;
@@ -64,38 +61,18 @@ void export_gpt2(const std::string& dir, TinyTransformer& model, const Task& tas
     g.config.layer_norm_epsilon = 1e-5f;  // the tiny Transformer's LayerNorm
     g.config.activation = "gelu_new";     // its GELU is the tanh form
     g.config.tie_word_embeddings = false;
-    g.wte = get("tok_emb.weight");
-    g.wpe = get("pos_emb.weight");
-    for (int64_t l = 0; l < c.layers; ++l) {
-        const std::string b = fmt::format("blocks.{}.", l);
-        Gpt2Layer L;
-        L.ln1_gamma = get(b + "ln1.weight");
-        L.ln1_beta = get(b + "ln1.bias");
-        L.attention = MultiHeadAttention(MhaConfig{D, c.heads, 0, 0, true});
-        for (auto [lin, name] : {std::pair{&L.attention.q_proj, "q_proj"}, {&L.attention.k_proj, "k_proj"},
-                                 {&L.attention.v_proj, "v_proj"}, {&L.attention.o_proj, "o_proj"}}) {
-            lin->W = get(b + "attn." + name + ".weight");
-            lin->b = get(b + "attn." + name + ".bias");
-        }
-        if (c.mlp) {
-            L.ln2_gamma = get(b + "ln2.weight");
-            L.ln2_beta = get(b + "ln2.bias");
-            L.fc.W = get(b + "mlp.fc1.weight");
-            L.fc.b = get(b + "mlp.fc1.bias");
-            L.proj.W = get(b + "mlp.fc2.weight");
-            L.proj.b = get(b + "mlp.fc2.bias");
-        } else {
-            // no MLP: one hidden unit with zero weights and biases adds W_2 gelu(0) + 0 = 0
+    g.stack = model.to_stack();  // the same stack: pre-norm, causal, its own head
+    if (!c.mlp) {
+        // a GPT-2 block has an MLP: one hidden unit with zero weights and biases adds W_2 gelu(0) + 0 = 0
+        g.stack.config.mlp = true;
+        g.stack.config.d_ff = 1;
+        for (StackLayer& L : g.stack.layers) {
             L.ln2_gamma = Tensor({D}, 1.0f);
             L.ln2_beta = Tensor({D});
             L.fc = Linear(D, 1);
             L.proj = Linear(1, D);
         }
-        g.layers.push_back(std::move(L));
     }
-    g.lnf_gamma = get("ln_f.weight");
-    g.lnf_beta = get("ln_f.bias");
-    g.lm_head = get("head.weight");
     std::vector<std::string> tokens;
     for (int32_t id = 0; id < task.vocab(); ++id) tokens.emplace_back(1, static_cast<char>(task.token_byte(id)));
     with_option(kOpt, [&] { save_gpt2_folder(dir, g, tokens, provenance); });

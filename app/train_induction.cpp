@@ -13,9 +13,9 @@ namespace attn::cli {
 
 namespace {
 
-std::string head_name(const HeadRef& h) { return fmt::format("{}.{}", h.layer, h.head); }
+std::string head_name(const ScoredHead& h) { return fmt::format("{}.{}", h.layer, h.head); }
 
-double at(const PerHead& p, const HeadRef& h) {
+double at(const PerHead& p, const ScoredHead& h) {
     return p[static_cast<size_t>(h.layer)][static_cast<size_t>(h.head)];
 }
 
@@ -39,8 +39,8 @@ void print_phase(std::FILE* out, const InductionRun& r) {
 }
 
 void print_trace(std::FILE* out, const InductionRun& r) {
-    const HeadRef& p = r.prev_head;
-    const HeadRef& i = r.induction_head;
+    const ScoredHead& p = r.prev_head;
+    const ScoredHead& i = r.induction_head;
     fmt::print(out, "\n  {:>7}  {:>7}  {:>10}  {:>10}  {:>10}  {:>10}\n", "step", "loss", fmt::format("prev {}", head_name(p)),
                fmt::format("prefix {}", head_name(i)), fmt::format("copy {}", head_name(i)),
                fmt::format("prev {}", head_name(i)));
@@ -67,7 +67,7 @@ void print_heads(std::FILE* out, const InductionRun& r) {
                r.loss);
 }
 
-nlohmann::json head_json(const HeadRef& h) { return {{"layer", h.layer}, {"head", h.head}, {"score", h.score}}; }
+nlohmann::json head_json(const ScoredHead& h) { return {{"layer", h.layer}, {"head", h.head}, {"score", h.score}}; }
 
 }  // namespace
 

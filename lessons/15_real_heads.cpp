@@ -201,8 +201,8 @@ void run(LessonContext& ctx) {
         cls_top += sink_kind(enc.tokens[k.top]) == SinkKind::Cls ? 1 : 0;
         cut.config.layers = l;
         const Tensor xin = cut.forward({enc.ids}).hidden;                                      // [1, T, D]: layer l's input
-        const Tensor V = trained.layers[static_cast<size_t>(l)].attention.v_proj.forward(xin);  // [1, T, D]
-        const Tensor& Wo = trained.layers[static_cast<size_t>(l)].attention.o_proj.W;           // [D, H·Dh]
+        const Tensor V = trained.stack.layers[static_cast<size_t>(l)].attention.v_proj.forward(xin);  // [1, T, D]
+        const Tensor& Wo = trained.stack.layers[static_cast<size_t>(l)].attention.o_proj.W;           // [D, H·Dh]
         std::vector<double> recv(static_cast<size_t>(T), 0.0);
         for (int64_t h = 0; h < H; ++h)
             for (int64_t j = 0; j < T; ++j) {

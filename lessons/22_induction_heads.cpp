@@ -52,7 +52,7 @@ Live train_live(LessonContext& ctx) {
     return {std::move(model), std::move(task), std::move(run)};
 }
 
-double at(const PerHead& p, const HeadRef& h) { return p[static_cast<size_t>(h.layer)][static_cast<size_t>(h.head)]; }
+double at(const PerHead& p, const ScoredHead& h) { return p[static_cast<size_t>(h.layer)][static_cast<size_t>(h.head)]; }
 
 // The mean previous-token score of a head spreading its weight evenly over the keys it sees:
 // mean over i >= 1 of 1/(i+1).
@@ -64,7 +64,7 @@ double uniform_prev_score(int64_t T) {
 
 void live_section(LessonContext& ctx, Live& live) {
     const InductionRun& r = live.run;
-    const HeadRef p = r.prev_head, i = r.induction_head;
+    const ScoredHead p = r.prev_head, i = r.induction_head;
     Table t{{"step", "repeat loss", "prev-token (layer 0)", "prefix (layer 1)", "copying (layer 1)", ""},
             {"{}", "{:.3f}", "{:.3f}", "{:.3f}", "{:.3f}", "{}"},
             {}};
@@ -97,7 +97,7 @@ void live_section(LessonContext& ctx, Live& live) {
     ctx.shape("weights", att[static_cast<size_t>(p.layer)], "[B, H, T, T]: one probe row, each head's weights");
     ctx.check(above == 0.0, "C24",
                  ctx.f("the trained decoder's causal mask: every weight on a later token is exactly {}", above));
-    for (const HeadRef& h : {p, i}) {
+    for (const ScoredHead& h : {p, i}) {
         const float* w = att[static_cast<size_t>(h.layer)].ptr() + (h.head * kT + kT / 2) * kT;
         ctx.heatmap(h.layer == 0 ? "previous_token_head" : "induction_head",
                     make_panel(ctx.f("layer {} head {}: queries of the repeat (rows), every key (columns)", h.layer,

@@ -125,8 +125,8 @@ TEST_CASE("bert: a random model is deterministic per seed and independent of --t
     const BertModel a = BertModel::random(small_config(), 7);
     const BertModel b = BertModel::random(small_config(), 7);
     const BertModel c = BertModel::random(small_config(), 8);
-    CHECK(a.word_emb.data == b.word_emb.data);
-    CHECK(a.word_emb.data != c.word_emb.data);
+    CHECK(a.stack.tok_emb.data == b.stack.tok_emb.data);
+    CHECK(a.stack.tok_emb.data != c.stack.tok_emb.data);
     const std::vector<std::vector<int32_t>> ids{{2, 5, 9, 3}, {2, 7, 3}, {2, 11, 12, 13, 14, 3}};
     attn::BertOptions one, four;
     four.threads = 4;
@@ -160,8 +160,8 @@ TEST_CASE("bert: the fused bias + GELU of gemm_wt equals the GEMM followed by th
     for (float& v : wt) v = 0.3f * rng.normal();
     for (float& v : b) v = rng.normal();
     std::vector<float> fused(static_cast<size_t>(N * n_out)), apart(fused.size()), fused4(fused.size());
-    attn::gemm_wt(fused.data(), x.data(), wt.data(), b.data(), N, n_in, n_out, 1, /*gelu=*/true);
-    attn::gemm_wt(fused4.data(), x.data(), wt.data(), b.data(), N, n_in, n_out, 4, /*gelu=*/true);
+    attn::gemm_wt(fused.data(), x.data(), wt.data(), b.data(), N, n_in, n_out, 1, attn::MlpActivation::GeluErf);
+    attn::gemm_wt(fused4.data(), x.data(), wt.data(), b.data(), N, n_in, n_out, 4, attn::MlpActivation::GeluErf);
     attn::gemm_wt(apart.data(), x.data(), wt.data(), b.data(), N, n_in, n_out, 1);
     attn::nn::gelu_erf_forward_fast(apart.data(), apart.data(), N * n_out, 1);
     CHECK(fused == fused4);  // the same for any thread count
@@ -193,13 +193,13 @@ GemmOperands gemm_operands(uint64_t seed, int64_t N, int64_t n_in, int64_t n_out
 
 namespace {
 // Every packed float32 GEMM, the fused-multiply-add ones (the same bits) before the generic one.
-const attn::BertGemm kPackedGemms[] = {attn::BertGemm::Avx512, attn::BertGemm::Avx2, attn::BertGemm::Neon,
-                                       attn::BertGemm::Generic};
-// The float32 GEMM BertGemm::Best runs here: the widest packed kernel, else Eigen.
+const attn::GemmChoice kPackedGemms[] = {attn::GemmChoice::Avx512, attn::GemmChoice::Avx2, attn::GemmChoice::Neon,
+                                       attn::GemmChoice::Generic};
+// The float32 GEMM GemmChoice::Best runs here: the widest packed kernel, else Eigen.
 std::string best_gemm_name() {
-    if (attn::gemm_packed_available(attn::BertGemm::Avx512)) return "avx512";
-    if (attn::gemm_packed_available(attn::BertGemm::Avx2)) return "avx2";
-    if (attn::gemm_packed_available(attn::BertGemm::Best)) return "neon";  // AArch64
+    if (attn::gemm_packed_available(attn::GemmChoice::Avx512)) return "avx512";
+    if (attn::gemm_packed_available(attn::GemmChoice::Avx2)) return "avx2";
+    if (attn::gemm_packed_available(attn::GemmChoice::Best)) return "neon";  // AArch64
     return "eigen";
 }
 }  // namespace
@@ -209,14 +209,14 @@ TEST_CASE("bert: each packed GEMM (AVX-512, AVX2, NEON, generic) matches Eigen's
     // and column tails (not a multiple of the 32-column strip, nor of its 16-column half)
     int ran = 0;
     std::vector<Tensor> first;  // the first kernel's outputs, per shape and gelu
-    for (const attn::BertGemm which : kPackedGemms) {
+    for (const attn::GemmChoice which : kPackedGemms) {
         if (!attn::gemm_packed_available(which)) {
-            attn::test::skip(std::string("the ") + attn::bert_gemm_name(which) +
+            attn::test::skip(std::string("the ") + attn::gemm_choice_name(which) +
                              " GEMM: this CPU (or ATTN_ISA) does not run it");
             continue;
         }
         ++ran;
-        const std::string kernel = attn::bert_gemm_name(which);
+        const std::string kernel = attn::gemm_choice_name(which);
         CAPTURE(kernel);
         size_t case_no = 0;
         for (const auto& dims : std::vector<std::array<int64_t, 3>>{{7, 33, 300}, {101, 64, 96}, {200, 384, 1152}, {13, 20, 40}}) {
@@ -226,14 +226,15 @@ TEST_CASE("bert: each packed GEMM (AVX-512, AVX2, NEON, generic) matches Eigen's
             const auto [x, wt, b] = gemm_operands(9, N, n_in, n_out);
             const attn::PackedWeight pw = attn::PackedWeight::pack(wt);
             for (const bool gelu : {false, true}) {
+                const attn::MlpActivation act = gelu ? attn::MlpActivation::GeluErf : attn::MlpActivation::None;
                 Tensor ref({N, n_out}), got({N, n_out}), got3({N, n_out});
-                attn::gemm_wt(ref.ptr(), x.ptr(), wt.ptr(), b.ptr(), N, n_in, n_out, 1, gelu);
-                REQUIRE(attn::gemm_packed(got.ptr(), x.ptr(), pw, b.ptr(), N, 1, gelu, which));
-                REQUIRE(attn::gemm_packed(got3.ptr(), x.ptr(), pw, b.ptr(), N, 3, gelu, which));
+                attn::gemm_wt(ref.ptr(), x.ptr(), wt.ptr(), b.ptr(), N, n_in, n_out, 1, act);
+                REQUIRE(attn::gemm_packed(got.ptr(), x.ptr(), pw, b.ptr(), N, 1, act, which));
+                REQUIRE(attn::gemm_packed(got3.ptr(), x.ptr(), pw, b.ptr(), N, 3, act, which));
                 CHECK(got.data == got3.data);  // any thread count, the same numbers
                 // every kernel sums b + x(i,0) w(0,j) + ... in ascending k with one FMA per term
                 // (the generic one: a multiply, then an add): AVX2, AVX-512 and NEON give the same bits
-                if (which != attn::BertGemm::Generic) {
+                if (which != attn::GemmChoice::Generic) {
                     if (ran == 1) first.push_back(got);
                     else CHECK(got.data == first[case_no].data);
                 }
@@ -252,7 +253,7 @@ TEST_CASE("bert: each packed GEMM (AVX-512, AVX2, NEON, generic) matches Eigen's
                         worst = std::max(worst, std::fabs(static_cast<double>(got.data[e]) - ref.data[e]) /
                                                     (static_cast<double>(n_in + 1) * 0x1p-24 * mag + 1e-30));
                     }
-                MESSAGE(std::string(attn::bert_gemm_name(which)) << " packed GEMM vs Eigen, N=" << N << " n_out=" << n_out << std::string(gelu ? " +GELU" : "")
+                MESSAGE(std::string(attn::gemm_choice_name(which)) << " packed GEMM vs Eigen, N=" << N << " n_out=" << n_out << std::string(gelu ? " +GELU" : "")
                                                    << ": worst |diff| / (n_in 2^-24 sum|x w|) = " << worst);
                 CHECK(worst <= 1.0);
             }
@@ -293,8 +294,8 @@ TEST_CASE("bert: the bf16 GEMM (AMX tiles, AVX-512 BF16 or widened pairs) agains
             if (amx && !have_amx) continue;
             CAPTURE(amx);
             Tensor got({N, n_out}), got3({N, n_out});
-            REQUIRE(attn::gemm_bf16(got.ptr(), x.ptr(), pw, b.ptr(), N, 1, false, amx));
-            REQUIRE(attn::gemm_bf16(got3.ptr(), x.ptr(), pw, b.ptr(), N, 3, false, amx));
+            REQUIRE(attn::gemm_bf16(got.ptr(), x.ptr(), pw, b.ptr(), N, 1, attn::MlpActivation::None, amx));
+            REQUIRE(attn::gemm_bf16(got3.ptr(), x.ptr(), pw, b.ptr(), N, 3, attn::MlpActivation::None, amx));
             CHECK(got.data == got3.data);  // any thread count, the same numbers
             // the products of bf16 numbers are exact in float32; the kernels only reorder and
             // round the float32 sum of n_in of them (+ b): within (n_in + 1) 2^-24 sum|x w| (+|b|)
@@ -354,8 +355,8 @@ TEST_CASE("bert: the fast path (flash + packed GEMM) against the readable one (r
     const std::vector<std::vector<int32_t>> ids{{2, 5, 9, 3}, {2, 7, 3}, {2, 11, 12, 13, 14, 15, 16, 17, 18, 3}};
     attn::BertOptions readable, fast;
     readable.record_attention = false;
-    readable.attention = attn::BertAttention::Reference;
-    readable.gemm = attn::BertGemm::Eigen;
+    readable.attention = attn::BatchAttention::Reference;
+    readable.gemm = attn::GemmChoice::Eigen;
     fast.record_attention = false;
     fast.threads = 2;
     const attn::BertOutput r = m.forward(ids, readable), f = m.forward(ids, fast);
@@ -367,18 +368,18 @@ TEST_CASE("bert: the fast path (flash + packed GEMM) against the readable one (r
     // each packed kernel the CPU has: within the same bound of the readable path, and the
     // AVX2 and AVX-512 ones the same bits (both sum each element in ascending k with FMAs)
     std::vector<attn::BertOutput> kernels;
-    for (const attn::BertGemm which : kPackedGemms) {
+    for (const attn::GemmChoice which : kPackedGemms) {
         attn::BertOptions o = fast;
         o.gemm = which;
         if (!attn::gemm_packed_available(which)) {
             CHECK_THROWS_AS(m.forward(ids, o), attn::InputError);  // refused, not quietly run on Eigen
-            attn::test::skip(std::string("the ") + attn::bert_gemm_name(which) + " GEMM: not on this CPU");
+            attn::test::skip(std::string("the ") + attn::gemm_choice_name(which) + " GEMM: not on this CPU");
             continue;
         }
         const attn::BertOutput k = m.forward(ids, o);
-        CHECK(k.gemm_path == attn::bert_gemm_name(which));
+        CHECK(k.gemm_path == attn::gemm_choice_name(which));
         CHECK(largest_diff(r.hidden, k.hidden) <= 1e-5);
-        if (which != attn::BertGemm::Generic) kernels.push_back(k);  // the FMA kernels
+        if (which != attn::GemmChoice::Generic) kernels.push_back(k);  // the FMA kernels
     }
     if (kernels.size() == 2) {
         CHECK(kernels[0].hidden.data == kernels[1].hidden.data);
@@ -393,7 +394,7 @@ TEST_CASE("bert: skip_padding runs the real tokens only and changes no real numb
     for (const bool packed : {true, false}) {
         attn::BertOptions all, skip, skip3;
         all.record_attention = false;
-        all.gemm = packed ? attn::BertGemm::Best : attn::BertGemm::Eigen;
+        all.gemm = packed ? attn::GemmChoice::Best : attn::GemmChoice::Eigen;
         skip = all;
         skip.skip_padding = true;
         skip3 = skip;
@@ -442,7 +443,7 @@ TEST_CASE("bert: without recording, the flash attention path gives the reference
     const std::vector<std::vector<int32_t>> ids{{2, 5, 9, 3}, {2, 7, 3}, {2, 11, 12, 13, 14, 15, 16, 17, 18, 3}};
     attn::BertOptions ref, fast, fast4;
     ref.record_attention = false;
-    ref.attention = attn::BertAttention::Reference;
+    ref.attention = attn::BatchAttention::Reference;
     fast.record_attention = false;
     fast4 = fast;
     fast4.threads = 4;
@@ -543,8 +544,8 @@ TEST_CASE("bert: the fast path (flash + packed GEMM) matches the readable one on
     for (const auto& s : fx["sentences"]) batch.push_back(tok.encode(s["text"].get<std::string>()).ids);
     attn::BertOptions ref, fast, fast2;
     ref.record_attention = false;
-    ref.attention = attn::BertAttention::Reference;
-    ref.gemm = attn::BertGemm::Eigen;  // attention_reference and Eigen's GEMM: the readable path
+    ref.attention = attn::BatchAttention::Reference;
+    ref.gemm = attn::GemmChoice::Eigen;  // attention_reference and Eigen's GEMM: the readable path
     fast.record_attention = false;
     fast2 = fast;
     fast2.threads = 2;
@@ -561,20 +562,20 @@ TEST_CASE("bert: the fast path (flash + packed GEMM) matches the readable one on
     // the same for each packed kernel this CPU has, forced (ATTN_ISA=avx2 runs the AVX2 one);
     // AVX2 and AVX-512 sum each element in the same order with FMAs: the same bits
     std::vector<Tensor> sentences;
-    for (const attn::BertGemm which : kPackedGemms) {
+    for (const attn::GemmChoice which : kPackedGemms) {
         if (!attn::gemm_packed_available(which)) {
-            attn::test::skip(std::string("the ") + attn::bert_gemm_name(which) + " GEMM: not on this CPU");
+            attn::test::skip(std::string("the ") + attn::gemm_choice_name(which) + " GEMM: not on this CPU");
             continue;
         }
         attn::BertOptions o = fast;
         o.gemm = which;
         const attn::BertOutput k = m.forward(batch, o);
-        REQUIRE(k.gemm_path == attn::bert_gemm_name(which));
+        REQUIRE(k.gemm_path == attn::gemm_choice_name(which));
         const double kh = largest_diff(r.hidden, k.hidden), ks = largest_diff(r.sentence, k.sentence);
         MESSAGE(k.gemm_path << " GEMM vs readable path, MiniLM: last hidden " << kh << ", sentence embedding " << ks);
         CHECK(kh <= 1e-4);
         CHECK(ks <= 1e-5);
-        if (which != attn::BertGemm::Generic) sentences.push_back(k.sentence);
+        if (which != attn::GemmChoice::Generic) sentences.push_back(k.sentence);
     }
     if (sentences.size() == 2) CHECK(sentences[0].data == sentences[1].data);
 }
@@ -608,8 +609,8 @@ TEST_CASE("attn model bench: JSON names the attention path and the processor, an
     CHECK(nlohmann::json::parse(r.out)["gemm_path"] == "eigen");
     // each packed kernel asked for by name: run where the CPU has it, refused in one line
     // (exit 2) where it does not, also when ATTN_ISA caps it, never quietly run on Eigen
-    for (const attn::BertGemm which : kPackedGemms) {
-        const std::string k = attn::bert_gemm_name(which);
+    for (const attn::GemmChoice which : kPackedGemms) {
+        const std::string k = attn::gemm_choice_name(which);
         r = run_attn("model bench --batch 1 --reps 1 --warmup 0 --json --gemm " + k + m);
         if (attn::gemm_packed_available(which)) {
             REQUIRE(r.code == 0);
@@ -624,7 +625,7 @@ TEST_CASE("attn model bench: JSON names the attention path and the processor, an
     CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
     r = run_attn("model bench --batch 1 --reps 1 --warmup 0 --gemm sse" + m);
     CHECK(r.code == 2);
-    if (attn::gemm_packed_available(attn::BertGemm::Avx2)) {
+    if (attn::gemm_packed_available(attn::GemmChoice::Avx2)) {
         r = run_attn("model bench --batch 1 --reps 1 --warmup 0 --json" + m, "ATTN_ISA=avx2");
         REQUIRE(r.code == 0);
         CHECK(nlohmann::json::parse(r.out)["gemm_path"] == "avx2");

@@ -252,7 +252,7 @@ TEST_CASE("bert config: odd sizes (no multiple of 32 anywhere) run the same on e
     const BertModel m = BertModel::random(c, 7);
     const std::vector<std::vector<int32_t>> ids = {{2, 5, 9, 11, 3}, {2, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 3}};
     attn::BertOptions ref;  // reference attention, Eigen's GEMM
-    ref.gemm = attn::BertGemm::Eigen;
+    ref.gemm = attn::GemmChoice::Eigen;
     const attn::BertOutput a = m.forward(ids, ref, 0);
     for (const int threads : {1, 3}) {
         attn::BertOptions fast;  // flash attention, the packed GEMM where the CPU has it

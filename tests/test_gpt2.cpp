@@ -92,7 +92,7 @@ TEST_CASE("gpt2: logits within 1e-4 and attention within 1e-5 of transformers' G
     for (int k = 0; k < 3; ++k) {
         CAPTURE(k);
         const auto ids = attn::test::int64_ids(ref, "ids." + std::to_string(k));
-        const attn::Gpt2Output out = m.forward(ids);
+        const attn::StackOutput out = m.forward(ids);
         const Tensor want = ref.to_float("logits." + std::to_string(k));
         REQUIRE(out.logits.shape == want.shape);
         const double rel = max_diff(out.logits.ptr(), want.ptr(), want.data.size()) / max_abs(want.ptr(), want.data.size());
@@ -120,7 +120,7 @@ TEST_CASE("gpt2: float16 and bfloat16 weights load and give transformers' logits
         const Gpt2Model m = tiny(dir);
         const attn::SafeTensors ref = attn::SafeTensors::load(dir + "/reference.safetensors");
         const Tensor want = ref.to_float("logits.0");
-        const attn::Gpt2Output out = m.forward(attn::test::int64_ids(ref, "ids.0"));
+        const attn::StackOutput out = m.forward(attn::test::int64_ids(ref, "ids.0"));
         REQUIRE(out.logits.shape == want.shape);
         const double rel = max_diff(out.logits.ptr(), want.ptr(), want.data.size()) / max_abs(want.ptr(), want.data.size());
         MESSAGE(suffix << ": max |logit diff| / max |logit| = " << rel);
@@ -132,7 +132,7 @@ TEST_CASE("gpt2: the KV cache gives the full forward's logits and attention, and
     const Gpt2Model m = tiny();
     const attn::SafeTensors ref = attn::SafeTensors::load(kTiny + "/reference.safetensors");
     const auto ids = attn::test::int64_ids(ref, "ids.0");
-    const attn::Gpt2Output full = m.forward(ids);
+    const attn::StackOutput full = m.forward(ids);
     attn::KvCache cache = m.make_cache();
     const int64_t T = static_cast<int64_t>(ids.size()), V = m.config.vocab_size, H = m.config.n_head;
     double worst = 0, worst_attn = 0;
@@ -273,12 +273,12 @@ TEST_CASE("gpt2: bare tensor names (no \"transformer.\" prefix) and an untied lm
     for (float& v : neg.data) v = -v;
     bare.emplace_back("lm_head.weight", neg);
     attn::save_safetensors(d + "/model.safetensors", bare);
-    const attn::Gpt2Output oa = a.forward(ids);
+    const attn::StackOutput oa = a.forward(ids);
     CHECK(tiny(d).forward(ids).logits.data == oa.logits.data);
     std::string cfg = attn::read_file(d + "/config.json");
     cfg.replace(cfg.find("\"tie_word_embeddings\": true"), 27, "\"tie_word_embeddings\": false");
     std::ofstream(d + "/config.json") << cfg;
-    const attn::Gpt2Output ob = tiny(d).forward(ids);
+    const attn::StackOutput ob = tiny(d).forward(ids);
     for (size_t i = 0; i < oa.logits.data.size(); i += 97) CHECK(ob.logits.data[i] == -oa.logits.data[i]);
     // a NaN weight is named
     bare.back().second.data[5] = NAN;

@@ -49,7 +49,7 @@ Exported train_and_export(const std::string& tag, const std::string& args) {
 double logit_gap(Exported& e, const std::vector<int32_t>& ids) {
     const int64_t T = static_cast<int64_t>(ids.size());
     const attn::Tensor tiny = e.ck.model.logits(ids.data(), 1, T, 1);  // (1, T, V)
-    const attn::Gpt2Output out = e.g.forward(ids);                    // (T, V)
+    const attn::StackOutput out = e.g.forward(ids);                    // (T, V)
     REQUIRE(tiny.numel() == out.logits.numel());
     double gap = 0, scale = 0;
     for (size_t i = 0; i < tiny.data.size(); ++i) {
@@ -67,7 +67,8 @@ TEST_CASE("export gpt2: an attention-only induction model gives the checkpoint's
     CHECK(c.n_layer == 2);
     CHECK(c.n_inner == 1);  // no MLP: a zero MLP of width 1
     CHECK(c.vocab_size == 64);
-    CHECK(!e.g.lm_head.empty());  // the tiny Transformer's head is its own matrix
+    CHECK(!e.g.stack.config.tied_head);
+    CHECK(e.g.stack.lm_head.shape == attn::Shape{64, e.g.config.n_embd});  // the tiny Transformer's head is its own matrix
     // a row of the task's own eval data
     attn::TaskOptions to;
     to.symbols = 64;
@@ -79,7 +80,7 @@ TEST_CASE("export gpt2: an attention-only induction model gives the checkpoint's
     // the attention weights of both, layer by layer (1, H, T, T)
     (void)e.ck.model.logits(ids.data(), 1, 32, 1);
     const auto& tiny_w = e.ck.model.attention_weights();
-    const attn::Gpt2Output out = e.g.forward(ids);
+    const attn::StackOutput out = e.g.forward(ids);
     for (size_t l = 0; l < 2; ++l) {
         double gap = 0;
         for (size_t i = 0; i < tiny_w[l].data.size(); ++i)
@@ -175,7 +176,7 @@ TEST_CASE("export gpt2: the shipped decoders give transformers' ids and logits")
             const std::vector<int32_t> want = attn::test::int64_ids(ref, key + ".ids");
             CHECK_MESSAGE(ids == want, key);
             const attn::Tensor logits = ref.to_float(key + ".logits", {static_cast<int64_t>(want.size()), config.vocab_size});
-            const attn::Gpt2Output out = m.forward(want, {false, false});
+            const attn::StackOutput out = m.forward(want, {false, false});
             double gap = 0, scale = 0;
             for (size_t k = 0; k < logits.data.size(); ++k) {
                 gap = std::max(gap, static_cast<double>(std::fabs(logits.data[k] - out.logits.data[k])));

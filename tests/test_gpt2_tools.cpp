@@ -1,6 +1,6 @@
 // Tests of the decoder's interpretability tools on the random tiny GPT-2 of
 // tests/fixtures/gpt2-tiny (2 layers, 2 heads, D = 32, Dk = 16, V = 507): the activation
-// cache (Gpt2Options::cache, `attn model cache`), head ablation (Gpt2Options::ablate,
+// cache (StackOptions::cache, `attn model cache`), head ablation (StackOptions::ablate,
 // `attn model ablate`, `heads --ablation`), and `entropy` / `probe` on a decoder folder.
 //
 // Tolerances. The cache records the tensors the pass itself computes, so cache against
@@ -71,13 +71,13 @@ double max_diff(const Tensor& a, const Tensor& b) {
     return max_diff(a.ptr(), b.ptr(), a.data.size());
 }
 
-attn::Gpt2Cache run_cache(const Gpt2Model& m, const std::vector<int32_t>& ids, attn::Gpt2Output* out = nullptr,
+attn::ActivationCache run_cache(const Gpt2Model& m, const std::vector<int32_t>& ids, attn::StackOutput* out = nullptr,
                           std::vector<attn::HeadRef> ablate = {}) {
-    attn::Gpt2Cache c;
-    attn::Gpt2Options o;
+    attn::ActivationCache c;
+    attn::StackOptions o;
     o.cache = &c;
     o.ablate = std::move(ablate);
-    const attn::Gpt2Output r = m.forward(ids, o);
+    const attn::StackOutput r = m.forward(ids, o);
     if (out != nullptr) *out = r;
     return c;
 }
@@ -100,16 +100,16 @@ TEST_CASE("gpt2 cache: every activation, the same numbers as forward(), and tran
     const attn::SafeTensors ref = attn::SafeTensors::load(kTiny + "/reference.safetensors");
     const std::vector<int32_t> ids = reference_ids(ref, 0);
     const int64_t T = static_cast<int64_t>(ids.size()), D = 32, H = 2, Dk = 16, I = 128, V = 507;
-    attn::Gpt2Output plain_out;
+    attn::StackOutput plain_out;
     {
-        attn::Gpt2Options o;
+        attn::StackOptions o;
         o.record_residual = true;
         plain_out = m.forward(ids, o);
     }
-    attn::Gpt2Output out;
-    const attn::Gpt2Cache c = run_cache(m, ids, &out);
+    attn::StackOutput out;
+    const attn::ActivationCache c = run_cache(m, ids, &out);
     // the names, in the order the pass made them
-    CHECK(c.order == attn::gpt2_cache_names(2));
+    CHECK(c.order == m.stack.cache_names());
     CHECK(c.order.size() == 2 + 2 * 15 + 2);
     CHECK_THROWS_WITH_AS(c.at("blocks.2.hook_resid_pre"), doctest::Contains("no tensor 'blocks.2.hook_resid_pre'"),
                          attn::InputError);
@@ -194,7 +194,7 @@ TEST_CASE("gpt2 cache: every activation within 1e-4 of transformers' (forward ho
     int compared = 0;
     for (int k = 0; k < 2; ++k) {
         CAPTURE(k);
-        const attn::Gpt2Cache c = run_cache(m, reference_ids(ref, k));
+        const attn::ActivationCache c = run_cache(m, reference_ids(ref, k));
         for (const std::string& n : c.order) {
             const std::string name = "cache." + std::to_string(k) + "." + n;
             if (!ref.has(name)) continue;  // scores, pattern (test_gpt2.cpp), embeddings, logits
@@ -215,14 +215,14 @@ TEST_CASE("gpt2 ablation: zeroing a head's z equals zeroing its columns of c_pro
     const attn::SafeTensors ref = attn::SafeTensors::load(kTiny + "/reference.safetensors");
     const std::vector<int32_t> ids = reference_ids(ref, 0);
     const int64_t Dk = 16, D = 32, T = static_cast<int64_t>(ids.size());
-    const attn::Gpt2Output clean = m.forward(ids);
+    const attn::StackOutput clean = m.forward(ids);
     // a copy of the model with head h of layer l cut out of the output projection
     auto cut = [&](Gpt2Model& g, int64_t l, int64_t h) {
-        Tensor& W = g.layers[static_cast<size_t>(l)].attention.o_proj.W;  // (D, H*Dk)
+        Tensor& W = g.stack.layers[static_cast<size_t>(l)].attention.o_proj.W;  // (D, H*Dk)
         for (int64_t o = 0; o < D; ++o)
             for (int64_t k = h * Dk; k < (h + 1) * Dk; ++k) W.data[static_cast<size_t>(o * D + k)] = 0.0f;
     };
-    attn::Gpt2Options o;
+    attn::StackOptions o;
     o.record_attention = false;
     SUBCASE("zero: one head, then every head of layer 1") {
         for (const std::vector<attn::HeadRef>& heads :
@@ -238,14 +238,14 @@ TEST_CASE("gpt2 ablation: zeroing a head's z equals zeroing its columns of c_pro
         }
     }
     SUBCASE("mean: the head's mean z through its columns of W_o, added to b_o") {
-        const attn::Gpt2Cache c = run_cache(m, ids);
+        const attn::ActivationCache c = run_cache(m, ids);
         const Tensor& z = c.at("blocks.0.attn.hook_z");  // (1, H, T, Dk), clean: nothing before layer 0 changed
         const int64_t h = 1;
         std::vector<double> mean(static_cast<size_t>(Dk), 0.0);
         for (int64_t t = 0; t < T; ++t)
             for (int64_t d = 0; d < Dk; ++d) mean[static_cast<size_t>(d)] += z.data[static_cast<size_t>((h * T + t) * Dk + d)] / static_cast<double>(T);
         Gpt2Model g = m;
-        attn::Linear& op = g.layers[0].attention.o_proj;
+        attn::Linear& op = g.stack.layers[0].attention.o_proj;
         for (int64_t out = 0; out < D; ++out) {
             double add = 0;
             for (int64_t d = 0; d < Dk; ++d) add += op.W.data[static_cast<size_t>(out * D + h * Dk + d)] * mean[static_cast<size_t>(d)];
@@ -254,7 +254,7 @@ TEST_CASE("gpt2 ablation: zeroing a head's z equals zeroing its columns of c_pro
         cut(g, 0, h);
         o.ablate = {{0, h}};
         o.ablation = attn::AblationMode::Mean;
-        attn::Gpt2Cache ca;
+        attn::ActivationCache ca;
         o.cache = &ca;
         const Tensor a = m.forward(ids, o).logits;
         o.cache = nullptr;
@@ -284,8 +284,8 @@ TEST_CASE("gpt2 ablation: the loss change of a last-layer head equals a hand com
     const attn::SafeTensors ref = attn::SafeTensors::load(kTiny + "/reference.safetensors");
     const std::vector<int32_t> ids = reference_ids(ref, 0);
     const int64_t T = static_cast<int64_t>(ids.size()), D = 32, Dk = 16, I = 128, V = 507, h = 1;
-    const attn::Gpt2Cache c = run_cache(m, ids);
-    const attn::Gpt2Layer& L = m.layers[1];
+    const attn::ActivationCache c = run_cache(m, ids);
+    const attn::StackLayer& L = m.stack.layers[1];
     const double eps = m.config.layer_norm_epsilon;
     const Tensor &mid = c.at("blocks.1.hook_resid_mid"), &z = c.at("blocks.1.attn.hook_z");
     const Tensor& Wo = L.attention.o_proj.W;  // (D, H*Dk)
@@ -310,12 +310,12 @@ TEST_CASE("gpt2 ablation: the loss change of a last-layer head equals a hand com
             for (int64_t i = 0; i < I; ++i) a += L.proj.W.data[static_cast<size_t>(d * I + i)] * f[static_cast<size_t>(i)];
             x[static_cast<size_t>(d)] += a;
         }
-        const std::vector<double> y = layer_norm_d(x, m.lnf_gamma, m.lnf_beta, eps);
+        const std::vector<double> y = layer_norm_d(x, m.stack.lnf_gamma, m.stack.lnf_beta, eps);
         std::vector<double> logit(static_cast<size_t>(V));
         double mx = -INFINITY;
         for (int64_t v = 0; v < V; ++v) {
             double a = 0;
-            for (int64_t d = 0; d < D; ++d) a += m.wte.data[static_cast<size_t>(v * D + d)] * y[static_cast<size_t>(d)];
+            for (int64_t d = 0; d < D; ++d) a += m.stack.tok_emb.data[static_cast<size_t>(v * D + d)] * y[static_cast<size_t>(d)];
             logit[static_cast<size_t>(v)] = a;
             mx = std::max(mx, a);
         }
@@ -325,7 +325,7 @@ TEST_CASE("gpt2 ablation: the loss change of a last-layer head equals a hand com
     }
     const double hand = total / static_cast<double>(T - 1);
     const double clean = attn::gpt2_loss(c.at("logits"), ids);
-    attn::Gpt2Options o;
+    attn::StackOptions o;
     o.ablate = {{1, h}};
     const double ablated = attn::gpt2_loss(m.forward(ids, o).logits, ids);
     MESSAGE("clean loss " << clean << ", ablated " << ablated << ", by hand " << hand);
@@ -338,7 +338,7 @@ TEST_CASE("gpt2 cli: model cache writes every activation in each dump format, an
     const std::string text = " --text 'When Mary and John went to the store, John gave a drink to'";
     const attn::SafeTensors ref = attn::SafeTensors::load(kTiny + "/reference.safetensors");
     const std::vector<int32_t> ids = reference_ids(ref, 0);
-    const attn::Gpt2Cache want = run_cache(tiny(), ids);
+    const attn::ActivationCache want = run_cache(tiny(), ids);
     for (const std::string ext : {"safetensors", "npz", "json"}) {
         CAPTURE(ext);
         const std::string f = attn::test::temp_dir("gpt2-cache") + "/c." + ext;
@@ -375,7 +375,7 @@ TEST_CASE("gpt2 cli: model ablate and heads report the library's losses, bad --h
     const std::vector<int32_t> ids = reference_ids(ref, 0);
     const Gpt2Model g = tiny();
     auto loss = [&](std::vector<attn::HeadRef> heads, attn::AblationMode mode) {
-        attn::Gpt2Options o;
+        attn::StackOptions o;
         o.ablate = std::move(heads);
         o.ablation = mode;
         return attn::gpt2_loss(g.forward(ids, o).logits, ids);
@@ -412,7 +412,7 @@ TEST_CASE("gpt2 cli: model ablate and heads report the library's losses, bad --h
         REQUIRE(j.at("heads").size() == 4);
         double last = INFINITY;
         std::vector<std::pair<int64_t, int64_t>> seen;
-        const attn::Gpt2Output out = g.forward(ids);
+        const attn::StackOutput out = g.forward(ids);
         for (const auto& e : j["heads"]) {
             const int64_t l = e["layer"].get<int64_t>(), h = e["head"].get<int64_t>();
             seen.emplace_back(l, h);
@@ -453,7 +453,7 @@ TEST_CASE("gpt2 cli: model entropy and probe run on a decoder folder, with the c
     const attn::SafeTensors ref = attn::SafeTensors::load(kTiny + "/reference.safetensors");
     const std::vector<int32_t> ids = reference_ids(ref, 0);
     const Gpt2Model g = tiny();
-    const attn::Gpt2Output out = g.forward(ids);
+    const attn::StackOutput out = g.forward(ids);
     SUBCASE("entropy: each row over ln(i + 1); a random GPT-2 is near uniform") {
         const auto r = attn::test::run_attn("model entropy " + m + text + " --json");
         REQUIRE_MESSAGE(r.code == 0, r.out);
@@ -516,7 +516,7 @@ TEST_CASE("gpt2 cli: model induction --ablate reports the loss per copy with the
     REQUIRE_MESSAGE(r.code == 0, r.out);
     const nlohmann::json j = nlohmann::json::parse(r.out);
     const auto ids = j.at("ids").get<std::vector<int32_t>>();
-    attn::Gpt2Options o;
+    attn::StackOptions o;
     o.ablate = {{1, 0}, {0, 1}};
     o.ablation = attn::AblationMode::Mean;
     const Tensor logits = tiny().forward(ids, o).logits;

@@ -15,8 +15,6 @@
 #include "attn/io/safetensors.hpp"
 #include "attn/model/bert.hpp"
 #include "attn/model/induction.hpp"
-#include "attn/nn/backend.hpp"
-#include "attn/nn/fast_ops.hpp"
 
 namespace attn {
 
@@ -45,14 +43,6 @@ bool json_bool(const nlohmann::json& j, const char* key, bool dflt, const std::s
 }
 
 // ids (T) -> checked against the model's sizes
-void check_ids(const std::vector<int32_t>& ids, int64_t first_pos, const Gpt2Config& c, const std::string& vocab) {
-    if (first_pos + static_cast<int64_t>(ids.size()) > c.n_positions)
-        throw InputError(fmt::format("{} tokens are more than the model's {} positions (n_positions)",
-                                     first_pos + static_cast<int64_t>(ids.size()), c.n_positions));
-    for (int32_t id : ids)
-        if (id < 0 || id >= c.vocab_size)
-            throw InputError(fmt::format("token id {} is outside the vocabulary of {} (0..{})", id, vocab, c.vocab_size - 1));
-}
 
 }  // namespace
 
@@ -170,11 +160,30 @@ static Tensor slice(const Tensor& b, int64_t c0, int64_t n) {
 
 Gpt2Model Gpt2Model::load(const Gpt2Files& files) { return load(files, read_gpt2_config(files)); }
 
+StackConfig gpt2_stack_config(const Gpt2Config& c) {
+    StackConfig s;
+    s.vocab = c.vocab_size;
+    s.positions = c.n_positions;
+    s.d_model = c.n_embd;
+    s.heads = c.n_head;
+    s.layers = c.n_layer;
+    s.d_ff = c.n_inner;
+    s.causal = true;
+    s.norm = NormPlace::Pre;
+    s.act = c.activation == "gelu" ? MlpActivation::GeluErf : MlpActivation::GeluTanh;
+    s.eps = c.layer_norm_epsilon;
+    s.scale = c.scale_attn_weights;
+    s.tied_head = c.tie_word_embeddings;
+    return s;
+}
+
 Gpt2Model Gpt2Model::load(const Gpt2Files& files, const Gpt2Config& config) {
     Gpt2Model m;
     m.files = files;
     m.config = config;
     const Gpt2Config& c = m.config;
+    m.stack = TransformerStack(gpt2_stack_config(c));
+    TransformerStack& s = m.stack;
     const SafeTensors st = SafeTensors::load(files.weights);
     const std::string pre = st.has("transformer.wte.weight") ? "transformer." : "";
     const int64_t D = c.n_embd, I = c.n_inner, V = c.vocab_size;
@@ -192,17 +201,16 @@ Gpt2Model Gpt2Model::load(const Gpt2Files& files, const Gpt2Config& config) {
         used.insert(full);
         return t;
     };
-    m.wte = get("wte.weight", {V, D});
-    m.wpe = get("wpe.weight", {c.n_positions, D});
+    s.tok_emb = get("wte.weight", {V, D});
+    s.pos_emb = get("wpe.weight", {c.n_positions, D});
     for (int64_t l = 0; l < c.n_layer; ++l) {
         const std::string p = fmt::format("h.{}.", l);
-        Gpt2Layer L;
+        StackLayer& L = s.layers[static_cast<size_t>(l)];
         L.ln1_gamma = get(p + "ln_1.weight", {D});
         L.ln1_beta = get(p + "ln_1.bias", {D});
         const Tensor c_attn = get(p + "attn.c_attn.weight", {D, 3 * D});  // Conv1D: [in, out]
         const Tensor c_attn_b = get(p + "attn.c_attn.bias", {3 * D});
         const Tensor c_proj = get(p + "attn.c_proj.weight", {D, D});
-        L.attention = MultiHeadAttention(MhaConfig{D, c.n_head, 0, 0, true});
         L.attention.q_proj.W = conv1d_to_linear(c_attn, 0, D);
         L.attention.k_proj.W = conv1d_to_linear(c_attn, D, D);
         L.attention.v_proj.W = conv1d_to_linear(c_attn, 2 * D, D);
@@ -217,12 +225,11 @@ Gpt2Model Gpt2Model::load(const Gpt2Files& files, const Gpt2Config& config) {
         L.fc.b = get(p + "mlp.c_fc.bias", {I});
         L.proj.W = conv1d_to_linear(get(p + "mlp.c_proj.weight", {I, D}), 0, D);
         L.proj.b = get(p + "mlp.c_proj.bias", {D});
-        m.layers.push_back(std::move(L));
     }
-    m.lnf_gamma = get("ln_f.weight", {D});
-    m.lnf_beta = get("ln_f.bias", {D});
+    s.lnf_gamma = get("ln_f.weight", {D});
+    s.lnf_beta = get("ln_f.bias", {D});
     // tied (transformers' default): a stored lm_head.weight is replaced by wte on load, as there
-    if (!c.tie_word_embeddings) m.lm_head = get("lm_head.weight", {V, D});
+    if (!c.tie_word_embeddings) s.lm_head = get("lm_head.weight", {V, D});
     else if (st.has("lm_head.weight")) (void)get("lm_head.weight", {V, D});
     for (const std::string& name : st.names()) {
         if (used.count(name) != 0) continue;
@@ -236,254 +243,32 @@ Gpt2Model Gpt2Model::load(const Gpt2Files& files, const Gpt2Config& config) {
     return m;
 }
 
-namespace {
-
-// rows of x (rows, D) -> LayerNorm (lib/nn's) into a fresh (1, rows, D) tensor
-Tensor layer_norm(const Tensor& x, const Tensor& g, const Tensor& b, float eps) {
-    Tensor h(x.shape);
-    const int64_t D = g.numel(), N = x.numel() / D;
-    std::vector<float> mean(static_cast<size_t>(N)), rstd(static_cast<size_t>(N));
-    nn::layernorm_forward_fast(h.ptr(), mean.data(), rstd.data(), x.ptr(), g.ptr(), b.ptr(), N, D, 1, eps);
-    return h;
-}
-
-// f in place through the configured GELU of lib/nn: "gelu" the erf form, the others the tanh form
-void gelu_in_place(Tensor& f, const Gpt2Config& c) {
-    if (c.activation == "gelu") nn::gelu_erf_forward_fast(f.ptr(), f.ptr(), f.numel(), 1);
-    else nn::activation_forward_fast(f.ptr(), f.ptr(), f.numel(), /*relu=*/false, 1);
-}
-
-// x (1, T, D) += the feed-forward of LN_2(x)
-void mlp_residual(Tensor& x, const Gpt2Layer& L, const Gpt2Config& c) {
-    const Tensor h = layer_norm(x, L.ln2_gamma, L.ln2_beta, c.layer_norm_epsilon);
-    Tensor f = L.fc.forward(h);  // (1, T, I)
-    gelu_in_place(f, c);
-    const Tensor o = L.proj.forward(f);  // (1, T, D)
-    for (size_t i = 0; i < x.data.size(); ++i) x.data[i] += o.data[i];
-}
-
-AttentionOptions attention_options(const Gpt2Config& c) {
-    AttentionOptions opt;
-    if (!c.scale_attn_weights) opt.scale.kind = ScaleKind::None;
-    return opt;
-}
-
-}  // namespace
-
-const Tensor& Gpt2Cache::at(const std::string& name) const {
-    const auto it = tensors.find(name);
-    if (it == tensors.end()) throw InputError(fmt::format("the activation cache has no tensor '{}'", name));
-    return it->second;
-}
-
-void Gpt2Cache::put(const std::string& name, Tensor t) {
-    if (tensors.find(name) == tensors.end()) order.push_back(name);
-    tensors[name] = std::move(t);
-}
-
-std::vector<std::string> gpt2_cache_names(int64_t n_layer) {
-    std::vector<std::string> n{"hook_embed", "hook_pos_embed"};
-    for (int64_t l = 0; l < n_layer; ++l)
-        for (const char* s : {"hook_resid_pre", "ln1.hook_normalized", "attn.hook_q", "attn.hook_k", "attn.hook_v",
-                              "attn.hook_attn_scores", "attn.hook_pattern", "attn.hook_z", "hook_attn_out",
-                              "hook_resid_mid", "ln2.hook_normalized", "mlp.hook_pre", "mlp.hook_post", "hook_mlp_out",
-                              "hook_resid_post"})
-            n.push_back(fmt::format("blocks.{}.{}", l, s));
-    n.push_back("ln_final.hook_normalized");
-    n.push_back("logits");
-    return n;
-}
-
-const char* ablation_mode_name(AblationMode m) { return m == AblationMode::Mean ? "mean" : "zero"; }
-
-namespace {
-
-// z (1, H, T, Dk): head h's slice replaced, in place, as `mode` says.
-void ablate_head(Tensor& z, int64_t h, AblationMode mode) {
-    const int64_t T = z.dim(2), Dk = z.dim(3);
-    float* zh = z.ptr() + h * T * Dk;  // (T, Dk)
-    if (mode == AblationMode::Zero) {
-        std::fill(zh, zh + T * Dk, 0.0f);
-        return;
-    }
-    for (int64_t d = 0; d < Dk; ++d) {
-        double sum = 0;
-        for (int64_t t = 0; t < T; ++t) sum += zh[t * Dk + d];
-        const float mean = static_cast<float>(sum / static_cast<double>(T));
-        for (int64_t t = 0; t < T; ++t) zh[t * Dk + d] = mean;
-    }
-}
-
-}  // namespace
-
-Gpt2Output Gpt2Model::forward(const std::vector<int32_t>& ids, const Gpt2Options& opt) const {
-    // ids (T) -> logits (T, V), attentions L x (1, H, T, T)
-    const Gpt2Config& c = config;
-    if (ids.empty()) throw InputError("a GPT-2 forward pass needs at least one token");
-    check_ids(ids, 0, c, files.vocab.empty() ? "the model" : files.vocab);
-    const int64_t T = static_cast<int64_t>(ids.size()), D = c.n_embd, V = c.vocab_size, H = c.n_head;
-    // the ablated heads, per layer
-    std::vector<std::vector<int64_t>> ablated(static_cast<size_t>(c.n_layer));
-    for (size_t k = 0; k < opt.ablate.size(); ++k) {
-        const HeadRef& r = opt.ablate[k];
-        if (r.layer < 0 || r.layer >= c.n_layer || r.head < 0 || r.head >= H)
-            throw InputError(fmt::format("head {}.{} is outside the model ({} layers x {} heads)", r.layer, r.head,
-                                         c.n_layer, H));
-        if (std::find(opt.ablate.begin(), opt.ablate.begin() + static_cast<std::ptrdiff_t>(k), r) !=
-            opt.ablate.begin() + static_cast<std::ptrdiff_t>(k))
-            throw InputError(fmt::format("head {}.{} is ablated twice", r.layer, r.head));
-        ablated[static_cast<size_t>(r.layer)].push_back(r.head);
-    }
-    Gpt2Cache* cache = opt.cache;
-    auto keep = [&](int64_t l, const char* name, const Tensor& t) {
-        if (cache != nullptr) cache->put(l < 0 ? std::string(name) : fmt::format("blocks.{}.{}", l, name), t);
-    };
-    Gpt2Output out;
-    // x = wte[ids] + wpe[t]   (1, T, D)
-    Tensor x({1, T, D});
-    for (int64_t t = 0; t < T; ++t)
-        for (int64_t d = 0; d < D; ++d)
-            x.data[static_cast<size_t>(t * D + d)] = wte.data[static_cast<size_t>(ids[static_cast<size_t>(t)] * D + d)] +
-                                                     wpe.data[static_cast<size_t>(t * D + d)];
-    if (cache != nullptr) {
-        Tensor e({1, T, D}), p({1, T, D});
-        for (int64_t t = 0; t < T; ++t) {
-            std::copy_n(wte.ptr() + ids[static_cast<size_t>(t)] * D, D, e.ptr() + t * D);
-            std::copy_n(wpe.ptr() + t * D, D, p.ptr() + t * D);
-        }
-        keep(-1, "hook_embed", e);
-        keep(-1, "hook_pos_embed", p);
-    }
-    const Mask causal = Mask::make_causal();
-    const AttentionOptions aopt = attention_options(c);
-    const bool record = opt.record_attention || cache != nullptr;
-    for (int64_t l = 0; l < c.n_layer; ++l) {
-        const Gpt2Layer& L = layers[static_cast<size_t>(l)];
-        const MultiHeadAttention& mha = L.attention;
-        if (opt.record_residual) out.residual.push_back(x);
-        keep(l, "hook_resid_pre", x);
-        // x = x + c_proj(merge(z)),  z = attention(LN_1(x)) per head: MultiHeadAttention::forward's
-        // steps written out, so that z can be read and replaced before the projection
-        const Tensor h = layer_norm(x, L.ln1_gamma, L.ln1_beta, c.layer_norm_epsilon);
-        keep(l, "ln1.hook_normalized", h);
-        const Tensor q = split_heads(mha.q_proj.forward(h), H);  // (1, H, T, Dk)
-        const Tensor k = split_heads(mha.k_proj.forward(h), H);  // (1, H, T, Dk)
-        const Tensor v = split_heads(mha.v_proj.forward(h), H);  // (1, H, T, Dk)
-        AttentionRecord rec;
-        Tensor z = attention(Backend::Reference, q, k, v, causal, aopt, record ? &rec : nullptr, 1);  // (1, H, T, Dk)
-        for (int64_t head : ablated[static_cast<size_t>(l)]) ablate_head(z, head, opt.ablation);
-        const Tensor a = mha.o_proj.forward(merge_heads(z));  // (1, T, D)
-        for (size_t i = 0; i < x.data.size(); ++i) x.data[i] += a.data[i];
-        if (cache != nullptr) {
-            keep(l, "attn.hook_q", q);
-            keep(l, "attn.hook_k", k);
-            keep(l, "attn.hook_v", v);
-            keep(l, "attn.hook_attn_scores", rec.scores_masked);
-            keep(l, "attn.hook_pattern", rec.weights);
-            keep(l, "attn.hook_z", z);
-            keep(l, "hook_attn_out", a);
-            keep(l, "hook_resid_mid", x);
-        }
-        if (opt.record_attention) out.attentions.push_back(std::move(rec.weights));
-        // x = x + c_proj(gelu(c_fc(LN_2(x))))
-        const Tensor h2 = layer_norm(x, L.ln2_gamma, L.ln2_beta, c.layer_norm_epsilon);
-        Tensor f = L.fc.forward(h2);  // (1, T, I)
-        keep(l, "ln2.hook_normalized", h2);
-        keep(l, "mlp.hook_pre", f);
-        gelu_in_place(f, c);
-        keep(l, "mlp.hook_post", f);
-        const Tensor o = L.proj.forward(f);  // (1, T, D)
-        for (size_t i = 0; i < x.data.size(); ++i) x.data[i] += o.data[i];
-        keep(l, "hook_mlp_out", o);
-        keep(l, "hook_resid_post", x);
-    }
-    if (opt.record_residual) out.residual.push_back(x);
-    // logits = LN_f(x) head^T   (T, V)
-    const Tensor y = layer_norm(x, lnf_gamma, lnf_beta, c.layer_norm_epsilon);
-    keep(-1, "ln_final.hook_normalized", y);
-    out.logits = Tensor({T, V});
-    linear_forward(out.logits.ptr(), y.ptr(), head().ptr(), nullptr, T, D, V);
-    keep(-1, "logits", out.logits);
-    return out;
-}
-
 Gpt2Model Gpt2Model::random(const Gpt2Config& c, uint64_t seed) {
     Gpt2Model m;
     m.config = c;
-    const int64_t D = c.n_embd, I = c.n_inner, V = c.vocab_size;
+    m.stack = TransformerStack(gpt2_stack_config(c));  // biases 0, LayerNorm gamma 1 beta 0
+    TransformerStack& s = m.stack;
     uint64_t stream = 0;
-    auto normal = [&](Shape s, double sd) {
-        Tensor t(std::move(s));
+    auto normal = [&](Tensor& t, double sd) {
         Rng rng(seed, ++stream);
         for (float& v : t.data) v = static_cast<float>(sd) * rng.normal();
-        return t;
     };
     const double sd = 0.02, sd_proj = 0.02 / std::sqrt(2.0 * static_cast<double>(c.n_layer));
-    m.wte = normal({V, D}, sd);
-    m.wpe = normal({c.n_positions, D}, sd);
-    for (int64_t l = 0; l < c.n_layer; ++l) {
-        Gpt2Layer L;
-        L.ln1_gamma = Tensor({D}, 1.0f);
-        L.ln1_beta = Tensor({D});
-        L.attention = MultiHeadAttention(MhaConfig{D, c.n_head, 0, 0, true});
-        for (Linear* lin : {&L.attention.q_proj, &L.attention.k_proj, &L.attention.v_proj}) {
-            lin->W = normal({D, D}, sd);
-            lin->b = Tensor({D});
-        }
-        L.attention.o_proj.W = normal({D, D}, sd_proj);
-        L.attention.o_proj.b = Tensor({D});
-        L.ln2_gamma = Tensor({D}, 1.0f);
-        L.ln2_beta = Tensor({D});
-        L.fc.W = normal({I, D}, sd);
-        L.fc.b = Tensor({I});
-        L.proj.W = normal({D, I}, sd_proj);
-        L.proj.b = Tensor({D});
-        m.layers.push_back(std::move(L));
+    normal(s.tok_emb, sd);
+    normal(s.pos_emb, sd);
+    for (StackLayer& L : s.layers) {
+        for (Linear* lin : {&L.attention.q_proj, &L.attention.k_proj, &L.attention.v_proj}) normal(lin->W, sd);
+        normal(L.attention.o_proj.W, sd_proj);
+        normal(L.fc.W, sd);
+        normal(L.proj.W, sd_proj);
     }
-    m.lnf_gamma = Tensor({D}, 1.0f);
-    m.lnf_beta = Tensor({D});
-    if (!c.tie_word_embeddings) m.lm_head = normal({V, D}, sd);
+    if (!c.tie_word_embeddings) normal(s.lm_head, sd);
     return m;
 }
 
 double gpt2_loss(const Tensor& logits, const std::vector<int32_t>& ids) {
     if (ids.size() < 2) throw InputError("a next-token loss needs at least 2 tokens (the first predicts the second)");
     return next_token_loss(logits, ids, 0, static_cast<int64_t>(ids.size()) - 1);
-}
-
-KvCache Gpt2Model::make_cache() const { return KvCache(config.n_layer, 1, config.n_head, head_dim(), head_dim()); }
-
-Tensor Gpt2Model::step(int32_t id, KvCache& cache, std::vector<Tensor>* attentions) const {
-    // one token at position p = cache.length(): x (1, 1, D) -> logits (V)
-    const Gpt2Config& c = config;
-    const int64_t p = cache.length(), D = c.n_embd, V = c.vocab_size, H = c.n_head;
-    check_ids({id}, p, c, files.vocab.empty() ? "the model" : files.vocab);
-    Tensor x({1, 1, D});
-    for (int64_t d = 0; d < D; ++d)
-        x.data[static_cast<size_t>(d)] =
-            wte.data[static_cast<size_t>(id * D + d)] + wpe.data[static_cast<size_t>(p * D + d)];
-    const AttentionOptions aopt = attention_options(c);
-    if (attentions != nullptr) attentions->clear();
-    for (size_t l = 0; l < layers.size(); ++l) {
-        const Gpt2Layer& L = layers[l];
-        const MultiHeadAttention& mha = L.attention;
-        const Tensor h = layer_norm(x, L.ln1_gamma, L.ln1_beta, c.layer_norm_epsilon);
-        const Tensor q = split_heads(mha.q_proj.forward(h), H);  // (1, H, 1, Dk)
-        cache.append(static_cast<int64_t>(l), split_heads(mha.k_proj.forward(h), H), split_heads(mha.v_proj.forward(h), H));
-        // the one query sees every cached key: no mask needed (attn/nn/kv_cache.hpp)
-        AttentionRecord rec;
-        const Tensor head_out = attention(Backend::Reference, q, cache.keys(static_cast<int64_t>(l)),
-                                          cache.values(static_cast<int64_t>(l)), Mask::none(), aopt,
-                                          attentions != nullptr ? &rec : nullptr, 1);  // (1, H, 1, Dk)
-        if (attentions != nullptr) attentions->push_back(std::move(rec.weights));
-        const Tensor a = mha.o_proj.forward(merge_heads(head_out));  // (1, 1, D)
-        for (size_t i = 0; i < x.data.size(); ++i) x.data[i] += a.data[i];
-        mlp_residual(x, L, c);
-    }
-    const Tensor y = layer_norm(x, lnf_gamma, lnf_beta, c.layer_norm_epsilon);
-    Tensor logits({V});
-    linear_forward(logits.ptr(), y.ptr(), head().ptr(), nullptr, 1, D, V);
-    return logits;
 }
 
 std::vector<float> softmax_probs(const float* logits, int64_t V, double temperature) {

@@ -77,7 +77,7 @@ void save_gpt2_folder(const std::string& dir, const Gpt2Model& m, const std::vec
         {"layer_norm_epsilon", std::stod(fmt::format("{}", c.layer_norm_epsilon))},  // 1e-05, not 9.99999974e-06
         {"activation_function", c.activation},
         {"scale_attn_weights", c.scale_attn_weights},
-        {"tie_word_embeddings", m.lm_head.empty()},
+        {"tie_word_embeddings", m.stack.config.tied_head},
         {"resid_pdrop", 0.0},
         {"embd_pdrop", 0.0},
         {"attn_pdrop", 0.0},
@@ -88,10 +88,10 @@ void save_gpt2_folder(const std::string& dir, const Gpt2Model& m, const std::vec
 
     const std::string p = "transformer.";
     std::vector<std::pair<std::string, Tensor>> t;
-    t.emplace_back(p + "wte.weight", m.wte);
-    t.emplace_back(p + "wpe.weight", m.wpe);
-    for (size_t l = 0; l < m.layers.size(); ++l) {
-        const Gpt2Layer& L = m.layers[l];
+    t.emplace_back(p + "wte.weight", m.stack.tok_emb);
+    t.emplace_back(p + "wpe.weight", m.stack.pos_emb);
+    for (size_t l = 0; l < m.stack.layers.size(); ++l) {
+        const StackLayer& L = m.stack.layers[l];
         const MultiHeadAttention& a = L.attention;
         const std::string h = fmt::format("{}h.{}.", p, l);
         t.emplace_back(h + "ln_1.weight", L.ln1_gamma);
@@ -107,9 +107,9 @@ void save_gpt2_folder(const std::string& dir, const Gpt2Model& m, const std::vec
         t.emplace_back(h + "mlp.c_proj.weight", linear_to_conv1d({&L.proj.W}));
         t.emplace_back(h + "mlp.c_proj.bias", L.proj.b);
     }
-    t.emplace_back(p + "ln_f.weight", m.lnf_gamma);
-    t.emplace_back(p + "ln_f.bias", m.lnf_beta);
-    if (!m.lm_head.empty()) t.emplace_back("lm_head.weight", m.lm_head);
+    t.emplace_back(p + "ln_f.weight", m.stack.lnf_gamma);
+    t.emplace_back(p + "ln_f.bias", m.stack.lnf_beta);
+    if (!m.stack.config.tied_head) t.emplace_back("lm_head.weight", m.stack.lm_head);
     std::map<std::string, std::string> meta = provenance;
     meta["format"] = "pt";  // transformers refuses a safetensors file without it
     const std::string weights = safetensors_to_string(t, meta);

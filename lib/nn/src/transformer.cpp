@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
+#include <map>
 #include <new>
 #include <string>
 #include <vector>
@@ -807,6 +808,62 @@ std::vector<Param> TinyTransformer::params() {
     for (size_t i = 0; i < st_->specs.size(); ++i)
         if (st_->specs[i].used)
             out.push_back({st_->specs[i].name, &st_->values[i], &st_->grads[i], st_->specs[i].decay});
+    return out;
+}
+
+TransformerStack TinyTransformer::to_stack() const {
+    const ModelConfig& c = cfg_;
+    auto refuse = [](const char* what) { throw InputError(fmt::format("to_stack: the stack has no {}", what)); };
+    if (c.scale.kind != ScaleKind::InvSqrtDk && c.scale.kind != ScaleKind::None) refuse("scale but sqrt or none");
+    if (c.learn_temperature) refuse("learned temperature");
+    if (c.pad_token >= 0) refuse("pad token (its batches are padded by lengths)");
+    if (c.bug != AttnBug::None) refuse("planted bugs");
+    if (c.attention_variant()) refuse("attention variants or ablated heads");
+    StackConfig s;
+    s.vocab = c.vocab;
+    s.positions = c.max_seq;
+    s.d_model = c.d_model;
+    s.heads = c.heads;
+    s.d_k = c.d_k;
+    s.d_v = c.d_v;
+    s.layers = c.layers;
+    s.d_ff = c.d_ff;
+    s.causal = c.causal;
+    s.norm = NormPlace::Pre;
+    s.mlp = c.mlp;
+    s.act = c.act == Activation::Relu ? MlpActivation::Relu : MlpActivation::GeluTanh;
+    s.scale = c.scale.kind == ScaleKind::InvSqrtDk;
+    s.tied_head = false;
+    TransformerStack out(s);
+    const auto& v = st_->values;
+    const auto& sp = st_->specs;
+    std::map<std::string, const Tensor*> by_name;
+    for (size_t i = 0; i < sp.size(); ++i) by_name[sp[i].name] = &v[i];
+    auto get = [&](const std::string& n) -> const Tensor& { return *by_name.at(n); };
+    out.tok_emb = get("tok_emb.weight");
+    if (c.pos == PosKind::Learned) out.pos_emb = get("pos_emb.weight");
+    else if (c.pos == PosKind::Sinusoidal) nn::sinusoidal_positions(out.pos_emb.ptr(), c.max_seq, c.d_model);
+    for (int64_t l = 0; l < c.layers; ++l) {
+        const std::string b = fmt::format("blocks.{}.", l);
+        StackLayer& L = out.layers[static_cast<size_t>(l)];
+        L.ln1_gamma = get(b + "ln1.weight");
+        L.ln1_beta = get(b + "ln1.bias");
+        for (auto [lin, name] : {std::pair{&L.attention.q_proj, "q_proj"}, {&L.attention.k_proj, "k_proj"},
+                                 {&L.attention.v_proj, "v_proj"}, {&L.attention.o_proj, "o_proj"}}) {
+            lin->W = get(b + "attn." + name + ".weight");
+            lin->b = get(b + "attn." + name + ".bias");
+        }
+        if (!c.mlp) continue;
+        L.ln2_gamma = get(b + "ln2.weight");
+        L.ln2_beta = get(b + "ln2.bias");
+        L.fc.W = get(b + "mlp.fc1.weight");
+        L.fc.b = get(b + "mlp.fc1.bias");
+        L.proj.W = get(b + "mlp.fc2.weight");
+        L.proj.b = get(b + "mlp.fc2.bias");
+    }
+    out.lnf_gamma = get("ln_f.weight");
+    out.lnf_beta = get("ln_f.bias");
+    out.lm_head = get("head.weight");
     return out;
 }
 

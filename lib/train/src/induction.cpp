@@ -155,11 +155,11 @@ PhaseChange find_phase_change(const std::vector<int64_t>& steps, const std::vect
     return pc;
 }
 
-HeadRef best_head(const PerHead& scores, int64_t layer) {
+ScoredHead best_head(const PerHead& scores, int64_t layer) {
     if (layer < 0 || layer >= static_cast<int64_t>(scores.size()))
         throw InputError(fmt::format("layer {} is out of range ({} layers scored)", layer, scores.size()));
     const auto& row = scores[static_cast<size_t>(layer)];
-    HeadRef r;
+    ScoredHead r;
     r.layer = layer;
     for (size_t h = 0; h < row.size(); ++h)
         if (r.head < 0 || row[h] > r.score) {

@@ -10,20 +10,11 @@
 //   sentence = normalize(mean over t < len[b] of x[b, t]) (B, D)  sentence-transformers pooling
 //              (or x[b, 0], the [CLS] vector; normalize only with a Normalize module)
 //
-// The weights live in attn::MultiHeadAttention (attn::Linear for Q, K, V, O)
-// and attn::Linear. The forward pass runs the whole padded batch through each
-// projection as one GEMM, with the weights pre-transposed once (W^T, [in, out],
-// Q, K and V fused) and also packed in 32-column strips for attn/cpu/gemm.hpp's kernels
-// (gemm_packed: the widest the CPU has under ATTN_ISA, or one forced with BertOptions::gemm;
-// Eigen's gemm_wt where the CPU has no SIMD family or with BertGemm::Eigen), and
-// the GELU applied to each block of the intermediate GEMM as it is produced. The
-// attention is attn::Mask::key_padding with fill -inf on one of two backends
-// (attn/nn/backend.hpp): attention_reference when the weights are recorded
-// (attn model attention, entropy, probe), else the tiled flash kernel, which
-// never forms the (B, H, T, T) weights and spreads (batch, head, query block)
-// over the threads. GEMMs are split into fixed 128-column blocks and the
-// element-wise passes into fixed pieces of rows that threads share, so the
-// numbers are the same for any thread count.
+// The model is a configuration of lib/nn's Transformer stack (attn/nn/stack.hpp: post-norm,
+// token types, an embedding LayerNorm, the erf GELU, no causal mask, no head): load() reads a
+// folder into one, forward() runs the stack's batched path (TransformerStack::forward_batch:
+// packed GEMMs, the flash kernel when no weights are recorded, skip-padding, bf16 weights) and
+// pools its hidden states into sentence vectors.
 // Weight names follow Hugging Face's BertModel state dict (optionally prefixed "bert.").
 #pragma once
 
@@ -31,10 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "attn/core/mask.hpp"
-#include "attn/nn/backend.hpp"
-#include "attn/nn/mha.hpp"
 #include "attn/core/tensor.hpp"
+#include "attn/nn/stack.hpp"
 #include "attn/model/tokenizer.hpp"
 
 namespace attn {
@@ -83,94 +72,25 @@ BertConfig read_bert_config(const ModelFiles& files);
 // if its line count is not the config's vocab_size.
 WordPieceTokenizer load_tokenizer(const ModelFiles& files, const BertConfig& config);
 
-// A transposed nn.Linear weight Wt (n_in, n_out) laid out for the packed GEMM (AVX-512 or
-// AVX2, attn/cpu/gemm.hpp): strips of 32 columns, each (n_in, 32) contiguous, zero-padded
-// past n_out. Empty (strips has no data) where the CPU has neither: gemm_packed then says false.
-struct PackedWeight {
-    Tensor strips;  // (ceil(n_out / 32), n_in, 32)
-    int64_t n_in = 0, n_out = 0;
-    static PackedWeight pack(const Tensor& Wt);  // Wt (n_in, n_out)
+// BERT's forward options are the stack's batch options (attn/nn/stack.hpp): which GEMM and
+// attention kernel, the key-padding mask, skip_padding, bf16 weights, threads, what to record.
+using BertOptions = BatchOptions;
+
+struct BertOutput : BatchOutput {
+    Tensor sentence;  // (B, D) pooled as config.pooling says (MiniLM: the mean over real tokens), L2-normalised if config.normalize
 };
 
-// The same weight rounded to bfloat16 (nearest even) for the bf16 GEMM (BertOptions::
-// bf16_weights): strips of 32 columns, each (kp, 32) pairs of bf16 (k padded to 32), the
-// pair p of column c holding rows 2p and 2p + 1 (zero past n_in and n_out). Made by
-// BertModel::prepare_bf16(); empty until then.
-struct PackedWeightBf16 {
-    std::vector<uint32_t> pairs;  // (ceil(n_out / 32), kp, 32); kp = ceil(n_in / 32) * 16
-    int64_t n_in = 0, n_out = 0, kp = 0;
-    static PackedWeightBf16 pack(const Tensor& Wt);  // Wt (n_in, n_out)
-};
-
-struct BertLayer {
-    MultiHeadAttention attention{MhaConfig{}};
-    Tensor ln1_gamma, ln1_beta;  // (D) after attention
-    Linear ffn_in;               // W (I, D)
-    Linear ffn_out;              // W (D, I)
-    Tensor ln2_gamma, ln2_beta;  // (D) after the feed-forward
-    // Pre-transposed copies for the fast path, made by BertModel::prepare():
-    Tensor qkv_t, qkv_b;  // (D, 3D) = [W_q; W_k; W_v]^T, (3D)
-    Tensor o_t;           // (D, D)  = W_o^T
-    Tensor ffn_in_t;      // (D, I)
-    Tensor ffn_out_t;     // (I, D)
-    PackedWeight qkv_p, o_p, ffn_in_p, ffn_out_p;  // the same, packed in strips (gemm_packed)
-    PackedWeightBf16 qkv_h, o_h, ffn_in_h, ffn_out_h;  // rounded to bf16 (prepare_bf16)
-};
-
-// Which attention kernel a forward without recording runs: Auto is the flash
-// kernel (the reference whenever the weights are recorded); Reference forces
-// attention_reference (the readable path the flash one is tested against).
-enum class BertAttention { Auto, Reference };
-
-// The float32 projections' GEMM: Best, the widest packed kernel this CPU runs under ATTN_ISA
-// (AVX-512, else AVX2, else NEON on AArch64; else Eigen's gemm_wt, faster than the plain C++
-// kernel on a CPU without those); Avx512, Avx2, Neon or
-// Generic that kernel (forward() throws InputError where it does not run here, rather than
-// quietly running another); Eigen, gemm_wt, the readable path the others are tested against.
-enum class BertGemm { Best, Avx512, Avx2, Neon, Generic, Eigen };
-// "best", "avx512", "avx2", "neon", "generic", "eigen"
-const char* bert_gemm_name(BertGemm g);
-
-struct BertOptions {
-    bool record_attention = true;  // keep every layer's weights (runs attention_reference)
-    BertAttention attention = BertAttention::Auto;
-    BertGemm gemm = BertGemm::Best;  // the float32 projections' GEMM (BertGemm)
-    bool key_padding_mask = true;  // false: padded keys get weight too (the bug lesson)
-    bool record_qkv = false;       // keep every layer's per-head Q, K, V (B, H, T, Dk), the attention's inputs
-    // true: the projections, LayerNorms and feed-forward run over the real tokens only
-    // (padded rows cost nothing; BertOutput::hidden is zero there). The sentence embeddings
-    // and the real rows of hidden are the same numbers as without it (with the packed GEMM:
-    // bit for bit). Ignored when recording weights or q, k, v, which need every row, and
-    // without the key-padding mask, where padded keys take part.
-    bool skip_padding = false;
-    // true: the four projections per layer take bfloat16 weights and inputs (rounded to
-    // nearest even; products summed in float32, bias, GELU, LayerNorm, attention and
-    // residuals stay float32), on AMX tiles, AVX-512 BF16, or the widest float32 family with
-    // the pairs widened to float32. Needs prepare_bf16() first and gemm_bf16_available(); InputError otherwise. The error against float32
-    // is the user's to measure: attn model bench --weights bf16 reports it.
-    bool bf16_weights = false;
-    bool amx = true;  // with bf16_weights: AMX tiles where usable; false: AVX-512 BF16 (tests compare them)
-    int threads = 1;               // GEMM column blocks, (batch, head) pairs, rows; same numbers for any value
-                                   // (at most one thread per 32 token rows: fewer cost more than they save)
-};
-
-struct BertOutput {
-    std::vector<int64_t> lengths;     // real tokens per row
-    Tensor hidden;                    // (B, T, D) last layer
-    std::vector<Tensor> attentions;   // per layer (B, H, T, T), if recorded
-    std::vector<Tensor> queries, keys, values;  // per layer (B, H, T, Dk), if record_qkv
-    Tensor sentence;                  // (B, D) pooled as config.pooling says (MiniLM: the mean over real tokens), L2-normalised if config.normalize
-    Mask mask;                        // the key-padding mask used (or none)
-    std::string attention_path;       // the backend the attention ran on: "reference" or "flash"
-    std::string gemm_path;            // the projections' GEMM: "avx512", "avx2" or "neon" (gemm_packed), "eigen" (gemm_wt), "amx-bf16", "avx512-bf16" or "<family>-widened-bf16" (avx512, avx2, neon, generic)
-};
+// The stack a BERT of this config is: post-norm, type_vocab token types, the erf GELU, no mask
+// but key padding, no head.
+StackConfig bert_stack_config(const BertConfig& c);
 
 class BertModel {
 public:
     BertConfig config;
-    Tensor word_emb, pos_emb, type_emb;  // (V, D), (P, D), (2, D)
-    Tensor emb_ln_gamma, emb_ln_beta;    // (D)
-    std::vector<BertLayer> layers;
+    // The weights: stack.tok_emb, pos_emb, type_emb (word, position and token-type embeddings),
+    // emb_ln_*, and per layer attention (q, k, v, o), ln1 (after the attention), fc and proj
+    // (intermediate and output dense), ln2 (after the feed-forward).
+    TransformerStack stack;
     // The files load() read (empty for random()): messages about token ids name the vocabulary.
     ModelFiles files;
 
@@ -188,17 +108,15 @@ public:
     BertOutput forward(const std::vector<std::vector<int32_t>>& ids, const BertOptions& opt = {},
                        int32_t pad_id = 0) const;
 
-    // Rebuilds the pre-transposed copies from the Linear weights (load() and
-    // random() call it; call it again after changing a weight by hand).
-    void prepare();
-    // Rounds the projection weights to bf16 for BertOptions::bf16_weights (about half the
-    // bytes of the float32 ones again). Call after prepare(); idempotent.
-    void prepare_bf16();
-    bool bf16_prepared() const;
+    // The stack's prepared copies (load() and random() call prepare(); call it again after
+    // changing a weight by hand); prepare_bf16() for BertOptions::bf16_weights.
+    void prepare() { stack.prepare(); }
+    void prepare_bf16() { stack.prepare_bf16(); }
+    bool bf16_prepared() const { return stack.bf16_prepared(); }
 
     // The attention backend forward() runs for these options (Reference when
     // recording the weights or asked to, else Flash).
-    static Backend attention_backend(const BertOptions& opt);
+    static Backend attention_backend(const BertOptions& opt) { return TransformerStack::batch_backend(opt); }
 };
 
 // ---- finding a word among the tokens (attn/model/heads.hpp reads the weights)
@@ -210,37 +128,8 @@ public:
 // Throws InputError when it is not one word or not in the text that often.
 std::vector<int64_t> find_word(const Encoding& enc, const std::string& word, int occurrence);
 
-// out (N, n_out) = x (N, n_in) . Wt (n_in, n_out) + b (n_out), b may be null.
-// Wt is a transposed nn.Linear weight. Fixed 128-column blocks are spread over
-// `threads`: every output element is computed the same way for any thread count.
-// gelu: then the erf GELU of lib/nn (nn::gelu_erf_forward_fast) on each block, in place (the
-// same numbers as a separate pass).
-void gemm_wt(float* out, const float* x, const float* Wt, const float* b, int64_t N, int64_t n_in, int64_t n_out,
-             int threads, bool gelu = false);
-
-// gemm_wt with the weight packed (PackedWeight): a kernel of attn/cpu/gemm.hpp (which: Best,
-// the widest this CPU runs under ATTN_ISA), each element summed as b + x(i,0) Wt(0,j) +
-// x(i,1) Wt(1,j) + ... in ascending k, so the same for any thread count and any split of the
-// work; the AVX-512, AVX2 and NEON kernels use fused multiply-adds and agree bit for bit, the
-// generic one multiplies then adds. Returns false (and computes nothing) where that kernel
-// does not run here, for BertGemm::Eigen, or when w is empty.
-bool gemm_packed(float* out, const float* x, const PackedWeight& w, const float* b, int64_t N, int threads,
-                 bool gelu = false, BertGemm which = BertGemm::Best);
-// True when gemm_packed runs here with that choice (Best: the CPU has AVX-512, AVX2 or NEON).
-bool gemm_packed_available(BertGemm which = BertGemm::Best);
-// True when the bf16 GEMM (BertOptions::bf16_weights) runs here: on every CPU (AMX tiles or
-// AVX-512 BF16's vdpbf16ps where the CPU has them, else the same pairs widened by shifts, two
-// FMAs each, on the widest float32 family: AVX-512, AVX2, NEON or generic).
-bool gemm_bf16_available();
-// out (N, n_out) = bf16(x) . w + b for w = PackedWeightBf16::pack(Wt): x rounded to bf16
-// (nearest even), products of bf16 pairs summed in float32, then the bias (and with gelu,
-// the GELU). amx: on AMX tiles where cpu_amx_bf16_usable(), else (or false) AVX-512 BF16,
-// else the widest float32 family with the pairs widened.
-// The same numbers for any thread count. Returns false, computing nothing, where w is empty. scratch (optional): the bf16 copy of x, reused.
-bool gemm_bf16(float* out, const float* x, const PackedWeightBf16& w, const float* b, int64_t N, int threads,
-               bool gelu = false, bool amx = true, std::vector<uint16_t>* scratch = nullptr);
 // The GEMM forward() runs for these options: "amx-bf16", "avx512-bf16", "<family>-widened-bf16", "avx512", "avx2",
 // "neon" or "eigen". InputError when opt.gemm forces a kernel this CPU does not run (under ATTN_ISA).
-std::string bert_gemm_path(const BertOptions& opt);
+std::string bert_gemm_path(const BertOptions& opt);  // gemm_path() of attn/nn/packed_linear.hpp
 
 }  // namespace attn

@@ -12,13 +12,13 @@
 // The folder: config.json (model_type "gpt2"; n_layer, n_head, n_embd, n_positions,
 // vocab_size, n_inner, layer_norm_epsilon, activation_function), model.safetensors
 // (float32, float16 or bfloat16; names as GPT2LMHeadModel's state dict, "transformer."
-// prefixed or bare), vocab.json + merges.txt or tokenizer.json. GPT-2's projections are Conv1D modules,
-// whose weight is stored [in, out], the transpose of nn.Linear's [out, in]: c_attn
-// (D, 3D) holds W_q | W_k | W_v side by side. load() transposes each into attn::Linear
-// once, so the attention is attn::MultiHeadAttention's weights on the reference backend
-// with a causal mask (every weight inspectable); forward() runs its steps one by one (the
-// projections, attention(), c_proj) so that every activation can be cached and a head's
-// output replaced (Gpt2Options), and step() the same with a KV cache.
+// prefixed or bare), vocab.json + merges.txt or tokenizer.json. The model is a configuration
+// of lib/nn's Transformer stack (attn/nn/stack.hpp: pre-norm, causal, learned positions, the
+// head tied to the token embedding): GPT-2's projections are Conv1D modules, whose weight is
+// stored [in, out], the transpose of nn.Linear's [out, in]; c_attn (D, 3D) holds W_q | W_k |
+// W_v side by side. load() transposes each into the stack's attn::Linear weights once, so
+// every weight is inspectable; forward() is the stack's readable forward (every activation can
+// be cached under TransformerLens's names and a head's output replaced), step() its KV-cache step.
 #pragma once
 
 #include <cstdint>
@@ -27,11 +27,10 @@
 #include <string_view>
 #include <vector>
 
-#include "attn/core/linear.hpp"
 #include "attn/core/tensor.hpp"
 #include "attn/model/bpe.hpp"
 #include "attn/nn/kv_cache.hpp"
-#include "attn/nn/mha.hpp"
+#include "attn/nn/stack.hpp"
 
 namespace attn {
 
@@ -70,16 +69,13 @@ Gpt2Config read_gpt2_config(const Gpt2Files& files);
 // a text, its id is refused by forward()).
 BpeTokenizer load_gpt2_tokenizer(const Gpt2Files& files, const Gpt2Config& config);
 
-struct Gpt2Layer {
-    Tensor ln1_gamma, ln1_beta;                // (D)
-    MultiHeadAttention attention{MhaConfig{}};  // q, k, v from c_attn, o from c_proj, as nn.Linear
-    Tensor ln2_gamma, ln2_beta;                // (D)
-    Linear fc;                                 // W (I, D) = mlp.c_fc.weight^T
-    Linear proj;                               // W (D, I) = mlp.c_proj.weight^T
-};
+// The stack a GPT-2 of this config is: pre-norm, causal, learned positions, the MLP's GELU as
+// `activation` says (gelu: the erf form; the others the tanh form), the head tied to the token
+// embedding unless tie_word_embeddings is false.
+StackConfig gpt2_stack_config(const Gpt2Config& c);
 
-// Every activation of one forward pass, by name (TransformerLens's hook names; the table is in
-// docs/decoder.md and gpt2_cache_names()), in the order the pass made them.
+// forward() records every activation under TransformerLens's hook names (TransformerStack::
+// cache_names(); the table is in docs/decoder.md), in the order the pass made them:
 //   hook_embed, hook_pos_embed            (1, T, D)   wte[ids], wpe[t]
 //   blocks.l.hook_resid_pre               (1, T, D)   the residual stream entering block l
 //   blocks.l.ln1.hook_normalized          (1, T, D)   LN_1 output (gamma and beta applied)
@@ -97,50 +93,15 @@ struct Gpt2Layer {
 //   logits                                (T, V)
 // TransformerLens orders q, k, v and z (batch, pos, head, d_head); attn keeps its attention
 // layout (B, H, T, Dk), as the scores and the pattern.
-struct Gpt2Cache {
-    std::vector<std::string> order;        // names in the order the pass made them
-    std::map<std::string, Tensor> tensors;
-    // InputError naming the tensor when there is none of that name.
-    const Tensor& at(const std::string& name) const;
-    void put(const std::string& name, Tensor t);
-};
-// The names a forward pass of `n_layer` blocks records, in order.
-std::vector<std::string> gpt2_cache_names(int64_t n_layer);
-
-// One head: layer l, head h (0-based).
-struct HeadRef {
-    int64_t layer = 0, head = 0;
-    bool operator==(const HeadRef& o) const { return layer == o.layer && head == o.head; }
-};
-// What replaces an ablated head's z (1, H, T, Dk) slice before the output projection:
-//   zero  z[h] = 0 at every position: the head adds nothing (c_proj's bias stays)
-//   mean  z[h][t] = the mean of z[h] over the T positions of this text (every position
-//         gets the same vector: what the head writes no longer depends on the token)
-enum class AblationMode { Zero, Mean };
-const char* ablation_mode_name(AblationMode m);  // "zero", "mean"
-
-struct Gpt2Options {
-    bool record_attention = true;  // keep every layer's weights (1, H, T, T)
-    bool record_residual = false;  // keep the residual stream before each block and after the last
-    Gpt2Cache* cache = nullptr;    // if given: every activation (the names above); off, nothing is copied
-    std::vector<HeadRef> ablate{}; // heads whose z is replaced as `ablation` says, all in the same pass
-    AblationMode ablation = AblationMode::Zero;
-};
-
-struct Gpt2Output {
-    Tensor logits;                   // (T, V)
-    std::vector<Tensor> attentions;  // per layer (1, H, T, T), if recorded
-    std::vector<Tensor> residual;    // L + 1 of (1, T, D): before block 0 .. after block L-1 (before LN_f)
-};
 
 class Gpt2Model {
 public:
     Gpt2Config config;
-    Tensor wte, wpe;  // (V, D), (P, D)
-    std::vector<Gpt2Layer> layers;
-    Tensor lnf_gamma, lnf_beta;  // (D)
-    Tensor lm_head;              // (V, D); empty when tied to wte
-    Gpt2Files files;             // what load() read
+    // The weights: stack.tok_emb (wte), pos_emb (wpe), per layer ln1 (ln_1), attention (c_attn
+    // split into q, k, v; c_proj as o), ln2 (ln_2), fc (mlp.c_fc), proj (mlp.c_proj); lnf (ln_f);
+    // lm_head when not tied.
+    TransformerStack stack;
+    Gpt2Files files;  // what load() read
 
     // model.safetensors + config.json of a folder. InputError names the file and the
     // tensor: a missing one, a wrong shape, an integer dtype, a NaN or infinite value,
@@ -151,26 +112,32 @@ public:
     // that checked the config first does not read and check config.json twice.
     static Gpt2Model load(const Gpt2Files& files, const Gpt2Config& config);
 
-    // The whole sequence with the causal mask. InputError on no ids, more than
-    // n_positions, an id outside the vocabulary, or an ablated head outside the model
-    // (or named twice).
-    Gpt2Output forward(const std::vector<int32_t>& ids, const Gpt2Options& opt = {}) const;
+    // The whole sequence with the causal mask: TransformerStack::forward. InputError on no
+    // ids, more than n_positions, an id outside the vocabulary, or an ablated head outside
+    // the model (or named twice).
+    StackOutput forward(const std::vector<int32_t>& ids, const StackOptions& opt = {}) const {
+        return stack.forward(ids, opt, vocab_name());
+    }
 
     // An empty KV cache for this model (batch 1).
-    KvCache make_cache() const;
+    KvCache make_cache() const { return stack.make_cache(); }
     // One token at the position after those in `cache`: appends its keys and values to
     // every layer and returns its logits (V). attentions, if given, receives each layer's
     // weights of this query over the cached keys (1, H, 1, Tk). The same numbers as
     // forward() to float32 rounding. InputError past n_positions or on a bad id.
-    Tensor step(int32_t id, KvCache& cache, std::vector<Tensor>* attentions = nullptr) const;
+    Tensor step(int32_t id, KvCache& cache, std::vector<Tensor>* attentions = nullptr) const {
+        return stack.step(id, cache, attentions, vocab_name());
+    }
 
     // A GPT-2 as transformers initialises one before training: every weight and embedding
     // N(0, 0.02^2), the attention's and the MLP's c_proj N(0, (0.02 / sqrt(2 n_layer))^2),
     // biases 0, LayerNorm gamma 1 and beta 0; each tensor its own Rng stream of `seed`.
     static Gpt2Model random(const Gpt2Config& config, uint64_t seed);
 
-    const Tensor& head() const { return lm_head.empty() ? wte : lm_head; }
+    const Tensor& head() const { return stack.head(); }
     int64_t head_dim() const { return config.n_embd / config.n_head; }
+    // How messages name the vocabulary: the vocab file, or "the model".
+    std::string vocab_name() const { return files.vocab.empty() ? "the model" : files.vocab; }
 };
 
 // Decoding: the prompt runs through the KV cache token by token, then each step appends the

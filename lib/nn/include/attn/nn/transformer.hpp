@@ -34,6 +34,7 @@
 #include "attn/core/attention.hpp"
 #include "attn/core/init.hpp"
 #include "attn/core/tensor.hpp"
+#include "attn/nn/stack.hpp"
 
 namespace attn {
 
@@ -180,6 +181,13 @@ public:
     int64_t num_params() const;
     // Ablation during evaluation: head_off as in ModelConfig (layers * heads entries or empty).
     void set_head_off(std::vector<uint8_t> off);
+    // The same model as a configuration of the Transformer stack (attn/nn/stack.hpp): pre-norm,
+    // causal or not as `causal`, its own head (not tied), every weight copied; sinusoidal
+    // positions (or none) become a fixed table (zeros). Its forward gives logits() to float32
+    // rounding (tests/test_nn_stack.cpp). InputError for what the stack does not run: a scale
+    // other than sqrt or none, a learned temperature, a pad token, a planted bug, an
+    // attention variant or head ablation.
+    TransformerStack to_stack() const;
     // Readable reference ops (attn/nn/ops.hpp, one thread) instead of the fast path;
     // for tests that check the fast path against it.
     void set_reference_path(bool on) { reference_ = on; }

@@ -65,12 +65,12 @@ struct PhaseChange {
 // steps and losses of the eval curve (same length, steps ascending); plateau = ln S.
 PhaseChange find_phase_change(const std::vector<int64_t>& steps, const std::vector<double>& losses, double plateau);
 
-struct HeadRef {
+struct ScoredHead {
     int64_t layer = -1, head = -1;
     double score = 0;
 };
 // The head of `layer` with the largest score (the first on ties).
-HeadRef best_head(const PerHead& scores, int64_t layer);
+ScoredHead best_head(const PerHead& scores, int64_t layer);
 
 // The eval loss (task's scored tokens, evaluate_task's batches) with the listed heads'
 // outputs zeroed; the model is left as it was.
@@ -82,8 +82,8 @@ double ablated_loss(TinyTransformer& model, const Task& task, const std::vector<
 struct InductionRun {
     std::vector<InductionScores> trace;  // one per evaluation of the training curve
     PhaseChange phase;
-    HeadRef prev_head;       // layer 0, the largest previous-token score
-    HeadRef induction_head;  // the last layer, the largest prefix-matching score
+    ScoredHead prev_head;       // layer 0, the largest previous-token score
+    ScoredHead induction_head;  // the last layer, the largest prefix-matching score
     double loss = 0;         // eval loss of the trained model (the task's eval batches)
     PerHead ablation;        // eval loss with each head's output zeroed, alone
     double both = 0;         // eval loss with the two heads found zeroed together

@@ -64,15 +64,7 @@ void randomise(TransformerStack& s, uint64_t seed, float sd = 0.3f) {
 }
 
 StackConfig small(attn::NormPlace norm, bool causal) {
-    StackConfig c;
-    c.vocab = 23;
-    c.positions = 16;
-    c.d_model = 24;
-    c.heads = 3;
-    c.layers = 2;
-    c.d_ff = 40;
-    c.causal = causal;
-    c.norm = norm;
+    StackConfig c{.vocab = 23, .positions = 16, .d_model = 24, .heads = 3, .layers = 2, .d_ff = 40, .causal = causal, .norm = norm};
     if (norm == attn::NormPlace::Post) {  // BERT's shape: token types, erf GELU, no head
         c.token_types = 2;
         c.act = attn::MlpActivation::GeluErf;
@@ -138,8 +130,7 @@ TEST_CASE("stack: the trained model is a configuration of it (to_stack gives Tin
 TEST_CASE("stack: to_stack refuses what the stack does not run, naming it") {
     attn::ModelConfig mc;
     mc.vocab = 9;
-    mc.max_seq = 8;
-    mc.d_model = 8;
+    mc.max_seq = mc.d_model = 8;
     mc.heads = 2;
     mc.layers = 1;
     mc.scale.kind = attn::ScaleKind::Constant;

@@ -168,20 +168,9 @@ WordPieceTokenizer load_tokenizer(const ModelFiles& files, const BertConfig& con
 }
 
 StackConfig bert_stack_config(const BertConfig& c) {
-    StackConfig s;
-    s.vocab = c.vocab_size;
-    s.positions = c.max_position;
-    s.d_model = c.hidden;
-    s.heads = c.heads;
-    s.layers = c.layers;
-    s.d_ff = c.intermediate;
-    s.token_types = c.type_vocab;
-    s.causal = false;
-    s.norm = NormPlace::Post;
-    s.act = MlpActivation::GeluErf;
-    s.eps = c.layer_norm_eps;
-    s.lm_head = false;
-    return s;
+    return StackConfig{.vocab = c.vocab_size, .positions = c.max_position, .d_model = c.hidden, .heads = c.heads,
+                       .layers = c.layers, .d_ff = c.intermediate, .token_types = c.type_vocab, .causal = false,
+                       .norm = NormPlace::Post, .act = MlpActivation::GeluErf, .eps = c.layer_norm_eps, .lm_head = false};
 }
 
 BertModel BertModel::load(const ModelFiles& files) {

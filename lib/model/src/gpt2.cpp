@@ -161,20 +161,10 @@ static Tensor slice(const Tensor& b, int64_t c0, int64_t n) {
 Gpt2Model Gpt2Model::load(const Gpt2Files& files) { return load(files, read_gpt2_config(files)); }
 
 StackConfig gpt2_stack_config(const Gpt2Config& c) {
-    StackConfig s;
-    s.vocab = c.vocab_size;
-    s.positions = c.n_positions;
-    s.d_model = c.n_embd;
-    s.heads = c.n_head;
-    s.layers = c.n_layer;
-    s.d_ff = c.n_inner;
-    s.causal = true;
-    s.norm = NormPlace::Pre;
-    s.act = c.activation == "gelu" ? MlpActivation::GeluErf : MlpActivation::GeluTanh;
-    s.eps = c.layer_norm_epsilon;
-    s.scale = c.scale_attn_weights;
-    s.tied_head = c.tie_word_embeddings;
-    return s;
+    return StackConfig{.vocab = c.vocab_size, .positions = c.n_positions, .d_model = c.n_embd, .heads = c.n_head,
+                       .layers = c.n_layer, .d_ff = c.n_inner, .causal = true, .norm = NormPlace::Pre,
+                       .act = c.activation == "gelu" ? MlpActivation::GeluErf : MlpActivation::GeluTanh,
+                       .eps = c.layer_norm_epsilon, .scale = c.scale_attn_weights, .tied_head = c.tie_word_embeddings};
 }
 
 Gpt2Model Gpt2Model::load(const Gpt2Files& files, const Gpt2Config& config) {

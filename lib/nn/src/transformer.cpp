@@ -819,21 +819,10 @@ TransformerStack TinyTransformer::to_stack() const {
     if (c.pad_token >= 0) refuse("pad token (its batches are padded by lengths)");
     if (c.bug != AttnBug::None) refuse("planted bugs");
     if (c.attention_variant()) refuse("attention variants or ablated heads");
-    StackConfig s;
-    s.vocab = c.vocab;
-    s.positions = c.max_seq;
-    s.d_model = c.d_model;
-    s.heads = c.heads;
-    s.d_k = c.d_k;
-    s.d_v = c.d_v;
-    s.layers = c.layers;
-    s.d_ff = c.d_ff;
-    s.causal = c.causal;
-    s.norm = NormPlace::Pre;
-    s.mlp = c.mlp;
-    s.act = c.act == Activation::Relu ? MlpActivation::Relu : MlpActivation::GeluTanh;
-    s.scale = c.scale.kind == ScaleKind::InvSqrtDk;
-    s.tied_head = false;
+    const StackConfig s{.vocab = c.vocab, .positions = c.max_seq, .d_model = c.d_model, .heads = c.heads, .d_k = c.d_k,
+                        .d_v = c.d_v, .layers = c.layers, .d_ff = c.d_ff, .causal = c.causal, .norm = NormPlace::Pre,
+                        .mlp = c.mlp, .act = c.act == Activation::Relu ? MlpActivation::Relu : MlpActivation::GeluTanh,
+                        .scale = c.scale.kind == ScaleKind::InvSqrtDk, .tied_head = false};
     TransformerStack out(s);
     const auto& v = st_->values;
     const auto& sp = st_->specs;

@@ -18,6 +18,7 @@
 
 #include "attn/core/errors.hpp"
 #include "attn/core/rng.hpp"
+#include "attn/nn/kv_cache.hpp"
 #include "attn/nn/stack.hpp"
 #include "attn/nn/transformer.hpp"
 

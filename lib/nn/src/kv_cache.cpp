@@ -87,20 +87,18 @@ DecoderConfig DecoderConfig::resolved() const {
 }
 
 CausalDecoder::CausalDecoder(const DecoderConfig& cfg, const InitSpec& init, uint64_t seed) : cfg_(cfg.resolved()) {
+    stack = TransformerStack(StackConfig{.d_model = cfg_.d_model, .heads = cfg_.heads, .d_k = cfg_.d_k, .d_v = cfg_.d_v,
+                                         .layers = cfg_.layers, .d_ff = cfg_.d_ff, .causal = true, .norm = NormPlace::None,
+                                         .act = MlpActivation::Relu, .bias = cfg_.bias, .lm_head = false});
     Rng rng(seed, 0);
-    for (int64_t l = 0; l < cfg_.layers; ++l) {
-        DecoderBlock b{MultiHeadAttention(MhaConfig{cfg_.d_model, cfg_.heads, cfg_.d_k, cfg_.d_v, cfg_.bias}.resolved()),
-                       Linear(cfg_.d_model, cfg_.d_ff, cfg_.bias), Linear(cfg_.d_ff, cfg_.d_model, cfg_.bias)};
-        b.attention.init(init, rng);
-        b.ffn_in.init(init, rng);
-        b.ffn_out.init(init, rng);
-        blocks.push_back(std::move(b));
+    for (StackLayer& L : stack.layers) {
+        L.attention.init(init, rng);
+        L.fc.init(init, rng);
+        L.proj.init(init, rng);
     }
 }
 
-KvCache CausalDecoder::make_cache(int64_t batch) const {
-    return KvCache(cfg_.layers, batch, cfg_.heads, cfg_.d_k, cfg_.d_v);
-}
+KvCache CausalDecoder::make_cache(int64_t batch) const { return stack.make_cache(batch); }
 
 namespace {
 
@@ -109,31 +107,19 @@ void check_inference(const AttentionOptions& opt) {
         throw InputError("the decoder runs in inference mode: dropout would drop different weights one token at a time");
 }
 
-// h + W_2 relu(W_1 h + b_1) + b_2, token by token.
-Tensor feed_forward(const DecoderBlock& b, const Tensor& h) {
-    Tensor f = b.ffn_in.forward(h);
-    for (float& v : f.data) v = std::max(v, 0.0f);
-    Tensor out = b.ffn_out.forward(f);
-    for (size_t k = 0; k < out.data.size(); ++k) out.data[k] += h.data[k];
-    return out;
-}
-
 }  // namespace
 
 Tensor CausalDecoder::forward(const Tensor& x, const AttentionOptions& opt, std::vector<Tensor>* layer_out) const {
     check_inference(opt);
     if (x.rank() != 3 || x.dim(2) != cfg_.d_model)
         throw ShapeError(fmt::format("the decoder wants x (B, T, {}), got {}", cfg_.d_model, shape_str(x.shape)));
-    if (layer_out != nullptr) layer_out->clear();
-    Tensor cur = x;
-    const Mask causal = Mask::make_causal();
-    for (const DecoderBlock& b : blocks) {
-        Tensor h = b.attention.forward(cur, causal, opt);
-        for (size_t k = 0; k < h.data.size(); ++k) h.data[k] += cur.data[k];
-        cur = feed_forward(b, h);
-        if (layer_out != nullptr) layer_out->push_back(cur);
-    }
-    return cur;
+    StackOptions so;
+    so.record_attention = false;
+    so.record_residual = layer_out != nullptr;
+    StackOutput out = stack.forward_vectors(x, so, &opt);
+    if (layer_out != nullptr)  // the residual stream after each block
+        layer_out->assign(std::make_move_iterator(out.residual.begin() + 1), std::make_move_iterator(out.residual.end()));
+    return std::move(out.hidden);
 }
 
 Tensor CausalDecoder::step(const Tensor& x_t, KvCache& cache, const AttentionOptions& opt, std::vector<Tensor>* layer_out,
@@ -144,37 +130,7 @@ Tensor CausalDecoder::step(const Tensor& x_t, KvCache& cache, const AttentionOpt
                                      shape_str(x_t.shape)));
     if (cache.layers() != cfg_.layers)
         throw ShapeError(fmt::format("the cache has {} layers, the decoder {}", cache.layers(), cfg_.layers));
-    if (layer_out != nullptr) layer_out->clear();
-    const int64_t H = cfg_.heads;
-    auto emit = [&](std::string name, std::string formula, const Tensor& t) {
-        if (trace != nullptr) (*trace)(TraceEvent{std::move(name), std::move(formula), t.shape, &t});
-    };
-    Tensor cur = x_t;
-    for (size_t l = 0; l < blocks.size(); ++l) {
-        const DecoderBlock& b = blocks[l];
-        const MultiHeadAttention& m = b.attention;
-        const Tensor q = split_heads(m.q_proj.forward(cur), H);  // (B, H, 1, Dk)
-        const Tensor k = split_heads(m.k_proj.forward(cur), H);  // (B, H, 1, Dk)
-        const Tensor v = split_heads(m.v_proj.forward(cur), H);  // (B, H, 1, Dv)
-        cache.append(static_cast<int64_t>(l), k, v);
-        const Tensor K = cache.keys(static_cast<int64_t>(l));    // (B, H, t+1, Dk)
-        const Tensor V = cache.values(static_cast<int64_t>(l));  // (B, H, t+1, Dv)
-        // The one query sees every cached key: the causal mask is the cache's length.
-        const Tensor a = attention_reference(q, K, V, Mask::none(), opt);  // (B, H, 1, Dv)
-        Tensor h = m.o_proj.forward(merge_heads(a));                         // (B, 1, D)
-        for (size_t i = 0; i < h.data.size(); ++i) h.data[i] += cur.data[i];
-        cur = feed_forward(b, h);
-        if (trace != nullptr) {
-            const std::string L = std::to_string(l);
-            emit("q" + L, "x_t·W_qᵀ + b_q, split", q);
-            emit("K" + L, "cache ++ (x_t·W_kᵀ + b_k)", K);
-            emit("V" + L, "cache ++ (x_t·W_vᵀ + b_v)", V);
-            emit("attn" + L, "softmax(q·Kᵀ·scale)·V, no mask", a);
-            emit("out" + L, "h + FFN(h), h = x_t + merge(attn)·W_oᵀ", cur);
-        }
-        if (layer_out != nullptr) layer_out->push_back(cur);
-    }
-    return cur;
+    return stack.step_vector(x_t, cache, nullptr, layer_out, trace, &opt);
 }
 
 }  // namespace attn

@@ -10,8 +10,9 @@
 // CausalDecoder is a stack of `layers` blocks, each
 //   h   = x + MHA(x, causal)                 (B, T, D)
 //   out = h + W_2 relu(W_1 h + b_1) + b_2    (B, T, D), W_1 [F, D], W_2 [D, F]
-// (the feed-forward acts on each token alone, so it needs no cache). forward()
-// runs a whole sequence with the causal mask; step() runs one token against
+// (the feed-forward acts on each token alone, so it needs no cache): the Transformer stack
+// (attn/nn/stack.hpp) with no LayerNorm, a ReLU MLP and no embeddings, run on vectors.
+// forward() runs a whole sequence with the causal mask; step() runs one token against
 // the cache. The two give the same numbers to float32 rounding (tests/test_kv_cache.cpp).
 //
 // Cache size: per layer, K (B, H_kv, T, Dk) and V (B, H_kv, T, Dv), so
@@ -29,6 +30,7 @@
 #include "attn/core/linear.hpp"
 #include "attn/core/rng.hpp"
 #include "attn/nn/mha.hpp"
+#include "attn/nn/stack.hpp"
 
 namespace attn {
 
@@ -72,17 +74,14 @@ struct DecoderConfig {
     DecoderConfig resolved() const;
 };
 
-struct DecoderBlock {
-    MultiHeadAttention attention{MhaConfig{}};
-    Linear ffn_in, ffn_out;
-};
-
 class CausalDecoder {
 public:
-    // Weights from `init` drawn from Rng(seed) in block order (attention q, k, v, o, then ffn_in, ffn_out).
+    // Weights from `init` drawn from Rng(seed) in block order (attention q, k, v, o, then the
+    // MLP's fc and proj).
     CausalDecoder(const DecoderConfig& cfg, const InitSpec& init, uint64_t seed);
     const DecoderConfig& config() const { return cfg_; }
-    std::vector<DecoderBlock> blocks;
+    // The stack this decoder is: no norm, ReLU MLP, no vocabulary; its layers are the blocks.
+    TransformerStack stack;
 
     // The whole sequence x (B, T, D) with the causal mask -> (B, T, D). layer_out,
     // if given, receives each block's output (B, T, D).

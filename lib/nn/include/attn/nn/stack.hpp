@@ -1,6 +1,7 @@
 // attn/nn/stack.hpp: the Transformer stack. GPT-2 (attn/model/gpt2.hpp), BERT
-// (attn/model/bert.hpp) and the model attn trains (TinyTransformer::to_stack) are
-// configurations of it; lib/model only reads their folders into one.
+// (attn/model/bert.hpp), the model attn trains (TinyTransformer::to_stack) and the KV-cache
+// lesson's decoder (CausalDecoder, attn/nn/kv_cache.hpp) are configurations of it; lib/model
+// only reads their folders into one.
 //
 //   ids (B, T)
 //   x = tok_emb[ids] + pos_emb[t] (+ type_emb[0] when token_types > 0)      (B, T, D)
@@ -14,6 +15,9 @@
 //     the causal mask for a decoder, key padding for a padded batch
 //   Pre-norm only: x = LN_f(x)
 //   logits = x head^T (head: its own (V, D) weight, or tok_emb when tied)         (B, T, V)
+// No norm (the KV-cache lesson's blocks): x = x + MHA(x); x = x + W_2 act(W_1 x + b_1) + b_2.
+// Without a vocabulary (vocab 0) the stack has no embeddings and no head and runs on vectors
+// x (B, T, D) given to forward_vectors() and step_vector().
 //
 // Two ways to run it:
 //   forward()        one sequence, every step written out on the reference ops so that each
@@ -35,18 +39,19 @@
 #include "attn/core/mask.hpp"
 #include "attn/core/tensor.hpp"
 #include "attn/nn/backend.hpp"
-#include "attn/nn/kv_cache.hpp"
 #include "attn/nn/mha.hpp"
 #include "attn/nn/packed_linear.hpp"
 
 namespace attn {
 
-enum class NormPlace { Pre, Post };
-const char* norm_place_name(NormPlace n);  // "pre", "post"
+class KvCache;  // attn/nn/kv_cache.hpp
+
+enum class NormPlace { Pre, Post, None };
+const char* norm_place_name(NormPlace n);  // "pre", "post", "none"
 
 struct StackConfig {
-    int64_t vocab = 0;      // V: rows of tok_emb (and of the head)
-    int64_t positions = 0;  // rows of pos_emb: the longest sequence
+    int64_t vocab = 0;      // V: rows of tok_emb (and of the head); 0: no embeddings, no head (vectors in)
+    int64_t positions = 0;  // rows of pos_emb: the longest sequence (0 with vocab 0)
     int64_t d_model = 0;    // D
     int64_t heads = 1;      // H
     int64_t d_k = 0;        // per head; 0: D / H
@@ -60,6 +65,7 @@ struct StackConfig {
     MlpActivation act = MlpActivation::GeluTanh;
     float eps = 1e-5f;         // every LayerNorm's
     bool scale = true;         // scores / sqrt(d_k); false: q . k as they are
+    bool bias = true;          // the projections' and the MLP's biases (false: none)
     bool lm_head = true;       // logits from the head; false (an encoder): the hidden states only
     bool tied_head = true;     // the head is tok_emb (GPT-2); false: its own weight
     // d_k, d_v, d_ff filled in; InputError naming the field for a size out of range.
@@ -67,11 +73,11 @@ struct StackConfig {
 };
 
 // One block's weights. Pre-norm: LN_1 before the attention, LN_2 before the MLP. Post-norm:
-// LN_1 after the attention's residual add, LN_2 after the MLP's.
+// LN_1 after the attention's residual add, LN_2 after the MLP's. No norm: no LN_1, no LN_2.
 struct StackLayer {
     Tensor ln1_gamma, ln1_beta;                 // (D)
     MultiHeadAttention attention{MhaConfig{}};  // q, k, v (H d_k, D), (H d_v, D); o (D, H d_v); biases
-    Tensor ln2_gamma, ln2_beta;                 // (D); empty when mlp = false
+    Tensor ln2_gamma, ln2_beta;                 // (D); empty when mlp = false or no norm
     Linear fc;                                  // W (F, D), b (F)
     Linear proj;                                // W (D, F), b (D)
 };
@@ -104,10 +110,10 @@ struct StackOptions {
 };
 
 struct StackOutput {
-    Tensor hidden;                   // (1, T, D): the last block's output (after LN_f when pre-norm)
-    Tensor logits;                   // (T, V) when config.lm_head
-    std::vector<Tensor> attentions;  // per layer (1, H, T, T), if recorded
-    std::vector<Tensor> residual;    // L + 1 of (1, T, D): before block 0 .. after block L-1
+    Tensor hidden;                   // (B, T, D): the last block's output (after LN_f when pre-norm)
+    Tensor logits;                   // (T, V) when config.lm_head (forward of ids)
+    std::vector<Tensor> attentions;  // per layer (B, H, T, T), if recorded
+    std::vector<Tensor> residual;    // L + 1 of (B, T, D): before block 0 .. after block L-1
 };
 
 // forward_batch's attention: Auto is the flash kernel (the reference whenever the weights are
@@ -182,14 +188,26 @@ public:
                         const std::string& vocab_name = "the model") const;
     // The names forward() records with a cache, in order.
     std::vector<std::string> cache_names() const;
+    // The blocks (and LN_f) alone on vectors x (B, T, D): the stack's mask (causal or none),
+    // `options` the scores' options (null: the config's scale). The same records as forward()
+    // but the embeddings' and the logits. ShapeError for x of another width.
+    StackOutput forward_vectors(const Tensor& x, const StackOptions& opt = {},
+                                const AttentionOptions* options = nullptr) const;
 
     // An empty KV cache (batch 1) and one token at the position after those in it (a causal
     // stack): its keys and values appended to every layer, its logits (V) returned (with
     // lm_head; else its hidden state (D)). attentions, if given: each layer's weights of this
     // query over the cached keys (1, H, 1, Tk). The same numbers as forward() to float32 rounding.
-    KvCache make_cache() const;
+    KvCache make_cache(int64_t batch = 1) const;
     Tensor step(int32_t id, KvCache& cache, std::vector<Tensor>* attentions = nullptr,
                 const std::string& vocab_name = "the model") const;
+    // The blocks (and LN_f) alone on one token's vectors x_t (B, 1, D) against the cache -> (B, 1, D).
+    // layer_out: each block's output (B, 1, D); trace: the steps with their shapes (the
+    // cache's K and V growing); attentions as step(). ShapeError for another shape or a cache
+    // of other layers.
+    Tensor step_vector(const Tensor& x_t, KvCache& cache, std::vector<Tensor>* attentions = nullptr,
+                       std::vector<Tensor>* layer_out = nullptr, const TraceFn* trace = nullptr,
+                       const AttentionOptions* options = nullptr) const;
 
     // A padded batch: ids one list per row (padded with pad_id to the longest). InputError on
     // an empty batch or row, an id outside the vocabulary, a row longer than `positions`, a

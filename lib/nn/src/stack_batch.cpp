@@ -133,8 +133,9 @@ BatchOutput TransformerStack::forward_batch(const std::vector<std::vector<int32_
     const StackConfig& c = config;
     const int64_t B = static_cast<int64_t>(ids.size()), D = c.d_model, H = c.heads, F = c.d_ff;
     const int64_t Dk = c.d_k, Dv = c.d_v, QK = H * Dk, VV = H * Dv;
-    const bool post = c.norm == NormPlace::Post;
+    const bool pre = c.norm == NormPlace::Pre, post = c.norm == NormPlace::Post;
     BatchOutput out;
+    if (c.vocab == 0) throw InputError("this stack has no vocabulary: a batch of ids needs token embeddings");
     const int64_t T = check_batch(ids, c, pad_id, vocab_name, out.lengths);
     if (opt.bf16_weights && !bf16_prepared())
         throw InputError("bf16 weights were asked for but not made (call prepare_bf16() first)");
@@ -186,10 +187,10 @@ BatchOutput TransformerStack::forward_batch(const std::vector<std::vector<int32_
     const Backend impl = batch_backend(opt);
     out.attention_path = backend_name(impl);
     Tensor qkv({N, 2 * QK + VV}), Q({B, H, T, Dk}), K({B, H, T, Dk}), V({B, H, T, Dv}), a({N, D}), merged({N, VV});
-    Tensor h(c.mlp ? Shape{N, F} : Shape{0}), xn(post ? Shape{0} : Shape{N, D});
+    Tensor h(c.mlp ? Shape{N, F} : Shape{0}), xn(pre ? Shape{N, D} : Shape{0});
     constexpr int64_t kRows = 16;  // rows per piece of the element-wise passes
     const int64_t pieces = (N + kRows - 1) / kRows;
-    // post-norm: x = LN(x + a); pre-norm with a: x += a; pre-norm's LN into xn (x unchanged)
+    // post-norm: x = LN(x + a); pre-norm and no norm: x += a; pre-norm's LN into xn (x unchanged)
     auto add_norm = [&](const Tensor* add, const Tensor* gamma, const Tensor* beta, float* dst) {
         parallel_for(pieces, th, [&](int64_t p, int) {
             const int64_t r0 = p * kRows, r1 = std::min(N, r0 + kRows);
@@ -223,8 +224,8 @@ BatchOutput TransformerStack::forward_batch(const std::vector<std::vector<int32_
         const StackLayer& L = layers[static_cast<size_t>(l)];
         const PreparedLayer& P = prepared[static_cast<size_t>(l)];
         // pre-norm: the attention reads LN_1(x)
-        if (!post) add_norm(nullptr, &L.ln1_gamma, &L.ln1_beta, xn.ptr());
-        const float* in = post ? x.ptr() : xn.ptr();
+        if (pre) add_norm(nullptr, &L.ln1_gamma, &L.ln1_beta, xn.ptr());
+        const float* in = pre ? xn.ptr() : x.ptr();
         // Q, K, V in one GEMM: (N, D) . (D, 2 QK + VV), then split into heads   (B, H, T, Dk or Dv)
         linear(qkv.ptr(), in, P.qkv_t, P.qkv_p, P.qkv_h, P.qkv_b.ptr(), MlpActivation::None);
         parallel_for(B * H, th, [&](int64_t bh, int) {
@@ -259,13 +260,14 @@ BatchOutput TransformerStack::forward_batch(const std::vector<std::vector<int32_
             continue;
         }
         // pre-norm: x += a, then the MLP reads LN_2(x). h = act(in W1^T + b1) (N, F); f = h W2^T + b2 (N, D)
-        if (!post) add_norm(&a, &L.ln2_gamma, &L.ln2_beta, xn.ptr());
-        linear(h.ptr(), post ? x.ptr() : xn.ptr(), P.fc_t, P.fc_p, P.fc_h, L.fc.b.ptr(), c.act);
+        if (pre) add_norm(&a, &L.ln2_gamma, &L.ln2_beta, xn.ptr());
+        if (c.norm == NormPlace::None) add_norm(&a, nullptr, nullptr, nullptr);  // x += a
+        linear(h.ptr(), pre ? xn.ptr() : x.ptr(), P.fc_t, P.fc_p, P.fc_h, L.fc.b.ptr(), c.act);
         linear(a.ptr(), h.ptr(), P.proj_t, P.proj_p, P.proj_h, L.proj.b.ptr(), MlpActivation::None);
         if (post) add_norm(&a, &L.ln2_gamma, &L.ln2_beta, x.ptr());  // x = LN_2(x + f)
         else add_norm(&a, nullptr, nullptr, nullptr);                 // x += f
     }
-    if (!post) add_norm(nullptr, &lnf_gamma, &lnf_beta, x.ptr());  // LN_f in place
+    if (pre) add_norm(nullptr, &lnf_gamma, &lnf_beta, x.ptr());  // LN_f in place
 
     if (!unpad) {
         out.hidden = std::move(x);  // (N, D) is (B, T, D) here: N = B T

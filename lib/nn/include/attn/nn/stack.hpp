@@ -27,7 +27,7 @@
 //                    prepared once (transposed, Q K V fused, packed in strips or rounded to bf16,
 //                    attn/nn/packed_linear.hpp), the activation fused into the MLP's first GEMM,
 //                    the flash kernel when no weights are recorded, optionally the per-token work
-//                    over the real tokens only. Checked against forward() in tests/test_stack.cpp.
+//                    over the real tokens only. Checked against forward() in tests/test_nn_stack.cpp.
 #pragma once
 
 #include <cstdint>

@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
-#include <vector>
 
 #include "attn/core/attention.hpp"
 #include "flash_args.hpp"

@@ -9,7 +9,6 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
-#include <vector>
 
 #include "attn/core/attention.hpp"
 #include "attn/cpu/features.hpp"

@@ -22,6 +22,12 @@ const char* norm_place_name(NormPlace n) {
     return "?";
 }
 
+AttentionOptions StackConfig::attention_options() const {
+    AttentionOptions opt;
+    if (!scale) opt.scale.kind = ScaleKind::None;
+    return opt;
+}
+
 StackConfig StackConfig::resolved() const {
     StackConfig c = *this;
     auto positive = [](int64_t v, const char* name, int64_t lo) {
@@ -206,12 +212,6 @@ void ablate_head(Tensor& z, int64_t h, AblationMode mode) {
     }
 }
 
-AttentionOptions attention_options(const StackConfig& c) {
-    AttentionOptions opt;
-    if (!c.scale) opt.scale.kind = ScaleKind::None;
-    return opt;
-}
-
 void check_ids(const std::vector<int32_t>& ids, int64_t first_pos, const StackConfig& c, const std::string& vocab) {
     if (first_pos + static_cast<int64_t>(ids.size()) > c.positions)
         throw InputError(fmt::format("{} tokens are more than the model's {} positions",
@@ -245,10 +245,6 @@ Tensor mlp(const StackLayer& L, const Tensor& h, MlpActivation act, Tensor* pre,
     if (post != nullptr) *post = f;
     return L.proj.forward(f);
 }
-
-}  // namespace
-
-namespace {
 
 // Records a tensor under its hook name when a cache is on (layer -1: a name outside the blocks).
 struct Keeper {
@@ -354,7 +350,7 @@ StackOutput TransformerStack::forward(const std::vector<int32_t>& ids, const Sta
         x = layer_norm(x, emb_ln_gamma, emb_ln_beta, c.eps);
         keep(-1, "embed.ln.hook_normalized", x);
     }
-    run_blocks(*this, x, opt, attention_options(c), out);
+    run_blocks(*this, x, opt, c.attention_options(), out);
     if (c.lm_head) {  // logits = x head^T   (T, V)
         out.logits = Tensor({T, c.vocab});
         linear_forward(out.logits.ptr(), x.ptr(), head().ptr(), nullptr, T, D, c.vocab);
@@ -370,7 +366,7 @@ StackOutput TransformerStack::forward_vectors(const Tensor& x, const StackOption
         throw ShapeError(fmt::format("the stack wants x (B, T, {}), got {}", config.d_model, shape_str(x.shape)));
     StackOutput out;
     Tensor h = x;
-    run_blocks(*this, h, opt, options != nullptr ? *options : attention_options(config), out);
+    run_blocks(*this, h, opt, options != nullptr ? *options : config.attention_options(), out);
     out.hidden = std::move(h);
     return out;
 }
@@ -414,7 +410,7 @@ Tensor TransformerStack::step_vector(const Tensor& x_t, KvCache& cache, std::vec
         throw ShapeError(fmt::format("the cache has {} layers, the stack {}", cache.layers(), c.layers));
     const int64_t H = c.heads;
     const bool pre = c.norm == NormPlace::Pre, post = c.norm == NormPlace::Post;
-    const AttentionOptions aopt = options != nullptr ? *options : attention_options(c);
+    const AttentionOptions aopt = options != nullptr ? *options : c.attention_options();
     auto emit = [&](std::string name, std::string formula, const Tensor& t) {
         if (trace != nullptr) (*trace)(TraceEvent{std::move(name), std::move(formula), t.shape, &t});
     };

@@ -142,8 +142,7 @@ BatchOutput TransformerStack::forward_batch(const std::vector<std::vector<int32_
     if (prepared.size() != layers.size()) throw std::logic_error("TransformerStack::forward_batch before prepare()");
     out.mask = opt.key_padding_mask ? Mask::key_padding(out.lengths) : Mask::none();
     if (c.causal) out.mask = out.mask.is_none() ? Mask::make_causal() : out.mask.combined(Mask::make_causal());
-    AttentionOptions aopt;  // fill -inf, no dropout (eval)
-    if (!c.scale) aopt.scale.kind = ScaleKind::None;
+    const AttentionOptions aopt = c.attention_options();
     const bool unpad = opt.skip_padding && opt.key_padding_mask && !opt.record_attention && !opt.record_qkv;
     const RowPlan rp = plan_rows(out.lengths, T, unpad);
     const std::vector<int64_t>& rows = rp.rows;

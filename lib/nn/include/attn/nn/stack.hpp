@@ -70,6 +70,9 @@ struct StackConfig {
     bool tied_head = true;     // the head is tok_emb (GPT-2); false: its own weight
     // d_k, d_v, d_ff filled in; InputError naming the field for a size out of range.
     StackConfig resolved() const;
+    // The scores' options every forward of the stack uses: 1/sqrt(d_k) or no scale as `scale`
+    // says, masked scores -inf, no dropout (inference).
+    AttentionOptions attention_options() const;
 };
 
 // One block's weights. Pre-norm: LN_1 before the attention, LN_2 before the MLP. Post-norm:

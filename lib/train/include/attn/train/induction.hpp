@@ -84,9 +84,9 @@ struct InductionRun {
     PhaseChange phase;
     ScoredHead prev_head;       // layer 0, the largest previous-token score
     ScoredHead induction_head;  // the last layer, the largest prefix-matching score
-    double loss = 0;         // eval loss of the trained model (the task's eval batches)
-    PerHead ablation;        // eval loss with each head's output zeroed, alone
-    double both = 0;         // eval loss with the two heads found zeroed together
+    double loss = 0;            // eval loss of the trained model (the task's eval batches)
+    PerHead ablation;           // eval loss with each head's output zeroed, alone
+    double both = 0;            // eval loss with the two heads found zeroed together
 };
 
 inline constexpr int64_t kInductionProbeRows = 16;

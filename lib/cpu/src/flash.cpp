@@ -209,15 +209,22 @@ Tensor attention_flash_bf16_with(std::string_view path, const Tensor& q, const T
     }
     if (use != "avx512-bf16") {
         // pass 0 of the paths without a bf16 instruction: K and V rounded to bf16 values,
-        // kept as float32 in their own layout (fd::avx512_rounded_kernel)
-        std::vector<float> kr(k.data.size()), vr(v.data.size());
-        parallel_for(2, threads, [&](int64_t which, int) {
-            const std::vector<float>& src = which == 0 ? k.data : v.data;
-            std::vector<float>& dst = which == 0 ? kr : vr;
-            for (size_t i = 0; i < src.size(); ++i) dst[i] = fd::bf16_value(src[i]);
+        // kept as float32 in their own layout (fd::avx512_rounded_kernel). The copies are
+        // not zeroed first (every element is written here), and the rounding goes in chunks
+        // to every thread rather than K to one and V to another.
+        const int64_t nk = static_cast<int64_t>(k.data.size()), nv = static_cast<int64_t>(v.data.size());
+        const std::unique_ptr<float[]> kr(new float[static_cast<size_t>(nk)]), vr(new float[static_cast<size_t>(nv)]);
+        constexpr int64_t kChunk = int64_t{1} << 16;
+        const int64_t ck = (nk + kChunk - 1) / kChunk, cv = (nv + kChunk - 1) / kChunk;
+        parallel_for(ck + cv, threads, [&](int64_t c, int) {
+            const bool is_k = c < ck;
+            const int64_t i0 = (is_k ? c : c - ck) * kChunk, n = std::min(kChunk, (is_k ? nk : nv) - i0);
+            const float* src = (is_k ? k.data.data() : v.data.data()) + i0;
+            float* dst = (is_k ? kr.get() : vr.get()) + i0;
+            for (int64_t i = 0; i < n; ++i) dst[i] = fd::bf16_value(src[i]);
         });
-        a.k = kr.data();
-        a.v = vr.data();
+        a.k = kr.get();
+        a.v = vr.get();
         run_kernel(*for_size(bf16_kernel(use), a), a, threads);
         return out;
     }

@@ -45,10 +45,16 @@ namespace {
 //  1 thread, shared machine, load ~4.5): BK 64 and 128 alike, NT x R = 2 x 12 ~9%
 //  slower than 4 x 6, 256-query blocks at T=4096 no faster; perf: the two tile
 //  loops are ~85% of the time, the softmax ~8%.
+//  Since the softmax pass fetches each key block's V rows (flash_kernel.hpp), 128-query
+//  blocks (NV = 8, the 6 x 4 tiles sweeping each block twice) with BK = 64 keys: every
+//  K and V row brought in serves twice the queries, and ST stays at 32 KiB. Same Xeon,
+//  T 4096, 1 thread, 5 alternated runs of `attn bench --seq 4096 --impl flash`: 77.9%
+//  -> 80.0% of the FMA loop (causal: 69.9% -> 73.0% on a busier machine); at T 1024,
+//  2048 and at 2 threads within the runs' noise. Zen 4 (32 KiB L1d) is not re-measured.
 //  Long key sequences (see kLongKeysBytes): 256 queries per block (NV = 16), the
 //  same 4-vector register tiles sweeping it 4 times, so each K/V block streamed in
 //  from L3/DRAM serves 256 queries; QT, OT and ST (128 KiB) then live in L2.
-using K512 = FlashF32<Avx512, 4, 4, 6, 6, 128>;
+using K512 = FlashF32<Avx512, 8, 4, 6, 6, 64>;
 using K512L = FlashF32<Avx512, 16, 4, 6, 6, 128>;
 const Kernel kAvx512Long{"avx512-long", K512L::BQ, &K512L::workspace_floats, &K512L::run_item};
 const Kernel kAvx512{"avx512", K512::BQ, &K512::workspace_floats, &K512::run_item, &kAvx512Long};

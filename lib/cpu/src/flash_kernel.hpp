@@ -422,8 +422,9 @@ struct FlashF32 {
             // per key, which profiling showed as ~1/4 of the time outside the GEMMs).
             constexpr int CH = NV < 4 ? NV : 4;
             static_assert(NV % CH == 0);
-            const void* v_block = BF16 ? static_cast<const void*>(reinterpret_cast<const uint32_t*>(a.vb) + (bh * Tk2 + j0 / 2) * Dv)
-                                       : static_cast<const void*>(vv + j0 * Dv);
+            // the key block's V rows, for prefetch_v_row (bf16: rows of pairs of keys)
+            const void* v_block = vv + j0 * Dv;
+            if constexpr (BF16) v_block = reinterpret_cast<const uint32_t*>(a.vb) + (bh * Tk2 + j0 / 2) * Dv;
             for (int v0 = 0; v0 < NV; v0 += CH) {
                 V mx[CH], muse[CH], sum[CH];
                 for (int c = 0; c < CH; ++c) mx[c] = S::load(m + (v0 + c) * W);

@@ -45,37 +45,37 @@ float fma_scalar(int64_t iters) {
 // panel and R broadcasts from R rows of a [R][steps] panel, R NV FMAs; then the R NV stores.
 // The panels (16 KiB + 1.5 KiB at 16 lanes) stay in L1. Each call runs `iters` tiles; a
 // different starting value per call keeps the work from being folded away.
-constexpr int kTileSteps = 64;
+constexpr int kTileSteps = 64, kTileR = 6;
 
-template <class V, int W, int R, int NV, class Load, class Set1, class Fma, class Store>
+template <class V, int W, int NV, class Load, class Set1, class Fma, class Store>
 float tile_loop(int64_t iters, Load load, Set1 set1, Fma fma, Store store) {
     alignas(64) float qt[kTileSteps * NV * W];
-    alignas(64) float kr[R * kTileSteps];
-    alignas(64) float out[R * NV * W];
+    alignas(64) float kr[kTileR * kTileSteps];
+    alignas(64) float out[kTileR * NV * W];
     for (int i = 0; i < kTileSteps * NV * W; ++i) qt[i] = 1e-3f * static_cast<float>(i % 97);
-    for (int i = 0; i < R * kTileSteps; ++i) kr[i] = 1e-3f * static_cast<float>(i % 89);
+    for (int i = 0; i < kTileR * kTileSteps; ++i) kr[i] = 1e-3f * static_cast<float>(i % 89);
     float sink = 0;
     for (int64_t it = 0; it < iters; ++it) {
-        V acc[R][NV];
-        _Pragma("GCC unroll 8") for (int r = 0; r < R; ++r)
+        V acc[kTileR][NV];
+        _Pragma("GCC unroll 8") for (int r = 0; r < kTileR; ++r)
             _Pragma("GCC unroll 4") for (int v = 0; v < NV; ++v) acc[r][v] = set1(static_cast<float>(it & 7));
         for (int d = 0; d < kTileSteps; ++d) {
             V q[NV];
             _Pragma("GCC unroll 4") for (int v = 0; v < NV; ++v) q[v] = load(qt + d * NV * W + v * W);
-            _Pragma("GCC unroll 8") for (int r = 0; r < R; ++r) {
+            _Pragma("GCC unroll 8") for (int r = 0; r < kTileR; ++r) {
                 const V b = set1(kr[r * kTileSteps + d]);
                 _Pragma("GCC unroll 4") for (int v = 0; v < NV; ++v) acc[r][v] = fma(b, q[v], acc[r][v]);
             }
         }
-        _Pragma("GCC unroll 8") for (int r = 0; r < R; ++r)
+        _Pragma("GCC unroll 8") for (int r = 0; r < kTileR; ++r)
             _Pragma("GCC unroll 4") for (int v = 0; v < NV; ++v) store(out + (r * NV + v) * W, acc[r][v]);
-        sink += out[static_cast<size_t>(it % (R * NV * W))];
+        sink += out[static_cast<size_t>(it % (kTileR * NV * W))];
     }
     return sink;
 }
 
 float tile_scalar(int64_t iters) {
-    return tile_loop<float, 1, 6, 4>(
+    return tile_loop<float, 1, 4>(
         iters, [](const float* p) { return *p; }, [](float x) { return x; },
         [](float a, float b, float c) { return std::fma(a, b, c); }, [](float* p, float x) { *p = x; });
 }
@@ -116,15 +116,15 @@ float fma_avx2(int64_t iters) {
     return out[0] + out[7];
 }
 #undef ATTN_FMA12
-// 6 x 4 zmm as the AVX-512 flash kernel's tiles; 4 x 3 ymm as the AVX2 one's (16 registers)
+// 6 x 4 zmm as the AVX-512 flash kernel's tiles; 6 x 2 ymm as the AVX2 one's (16 registers)
 float tile_avx512(int64_t iters) {
-    return tile_loop<__m512, 16, 6, 4>(
+    return tile_loop<__m512, 16, 4>(
         iters, [](const float* p) { return _mm512_load_ps(p); }, [](float x) { return _mm512_set1_ps(x); },
         [](__m512 a, __m512 b, __m512 c) { return _mm512_fmadd_ps(a, b, c); },
         [](float* p, __m512 x) { _mm512_store_ps(p, x); });
 }
 float tile_avx2(int64_t iters) {
-    return tile_loop<__m256, 8, 4, 3>(
+    return tile_loop<__m256, 8, 2>(
         iters, [](const float* p) { return _mm256_load_ps(p); }, [](float x) { return _mm256_set1_ps(x); },
         [](__m256 a, __m256 b, __m256 c) { return _mm256_fmadd_ps(a, b, c); },
         [](float* p, __m256 x) { _mm256_store_ps(p, x); });
@@ -178,18 +178,17 @@ FmaPeak measure_fma_peak(int threads, double seconds) {
     peak.tile_shape = "6 x 4 scalar";
     float (*fn)(int64_t) = &fma_scalar;
     float (*tile)(int64_t) = &tile_scalar;
-    int lanes = 1, tile_r = 6, tile_nv = 4;
+    int lanes = 1, tile_nv = 4;
 #if defined(__x86_64__) && defined(__GNUC__)
     if (cpu_has_avx512()) {
         fn = &fma_avx512, tile = &tile_avx512, lanes = 16, peak.isa = "avx512", peak.tile_shape = "6 x 4 zmm";
     } else if (cpu_has_avx2()) {
-        fn = &fma_avx2, tile = &tile_avx2, lanes = 8, tile_r = 4, tile_nv = 3;
-        peak.isa = "avx2", peak.tile_shape = "4 x 3 ymm";
+        fn = &fma_avx2, tile = &tile_avx2, lanes = 8, tile_nv = 2, peak.isa = "avx2", peak.tile_shape = "6 x 2 ymm";
     }
 #endif
     std::tie(peak.gflops, peak.gflops_per_cpu) = time_loop(fn, 12.0 * lanes * 2.0, threads, seconds);
     std::tie(peak.tile_gflops, peak.tile_gflops_per_cpu) =
-        time_loop(tile, 2.0 * kTileSteps * tile_r * tile_nv * lanes, threads, seconds);
+        time_loop(tile, 2.0 * kTileSteps * kTileR * tile_nv * lanes, threads, seconds);
     return peak;
 }
 

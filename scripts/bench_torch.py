@@ -50,7 +50,7 @@ import sys
 import tempfile
 import time
 
-from torch_isa import force_isa
+from torch_isa import avx2_binary_note, force_isa
 
 VENV = os.environ.get("ATTN_TORCH_VENV", os.path.expanduser("~/.cache/attn/venv-torch"))
 
@@ -389,7 +389,8 @@ def main():
     ap.add_argument("--json", action="store_true", help="print the results as JSON instead of the table")
     ap.add_argument("--isa", choices=["generic", "avx2", "avx512", "amx"],
                     help="force both sides to one kernel family: ATTN_ISA for attn, ATEN_CPU_CAPABILITY for torch "
-                         "(generic -> default; amx -> avx512), so a wider CPU measures a narrower one's figures")
+                         "(generic -> default; amx -> avx512), so a wider CPU measures a narrower one's figures "
+                         "(avx2: time a build of the avx2 preset, --attn build-avx2/attn)")
     ap.add_argument("--backward", action="store_true",
                     help="compare the float32 backward (attn bench --backward, the tiled kernel) with SDPA's instead")
     ap.add_argument("--encoder", action="store_true",
@@ -418,6 +419,7 @@ def main():
     if a.text_file and not os.path.isfile(a.text_file):
         ap.error(f"--text-file: {a.text_file} is not a file")
     ensure_torch(not a.no_install)
+    avx2_binary_note(a.isa, a.attn)  # after ensure_torch, which may run this script again in the venv
     import torch
 
     load_before = load_average()

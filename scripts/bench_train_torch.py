@@ -41,7 +41,7 @@ import subprocess
 import sys
 import time
 
-from torch_isa import force_isa
+from torch_isa import avx2_binary_note, force_isa
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -75,7 +75,8 @@ def parse_args():
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--isa", choices=["generic", "avx2", "avx512", "amx"],
                     help="force both sides to one kernel family: ATTN_ISA for attn, ATEN_CPU_CAPABILITY for torch "
-                         "(generic -> default; amx -> avx512), so a wider CPU measures a narrower one's figures")
+                         "(generic -> default; amx -> avx512), so a wider CPU measures a narrower one's figures "
+                         "(avx2: time a build of the avx2 preset, --attn build-avx2/attn)")
     p.add_argument("--cpu-time", action="store_true", help="count CPU time instead of wall time (a shared machine)")
     return p.parse_args()
 
@@ -191,6 +192,7 @@ def time_attn(args):
             exe = shutil.which("attn") or exe
     if not os.path.exists(exe):
         sys.exit(f"bench_train_torch: error: no attn binary at {exe} (build it, or give --attn PATH)")
+    avx2_binary_note(args.isa, exe)
     cmd = [exe, "train", "--task", "recall", "--arch", "encoder", "--layers", str(args.layers), "--d-model",
            str(args.d_model), "--heads", str(args.heads), "--seq", str(args.seq), "--batch", str(args.batch),
            "--symbols", str(args.symbols), "--threads", str(args.threads), "--lr", "1e-3", "--clip", "1",

@@ -20,3 +20,18 @@ def force_isa(isa):
         os.environ["ONEDNN_MAX_CPU_ISA"] = onednn
     if mkl:
         os.environ["MKL_ENABLE_INSTRUCTIONS"] = mkl
+
+
+def avx2_binary_note(isa, attn):
+    """A note (stderr) when --isa avx2 times an attn binary that is not the avx2 preset's: a
+    native build on an AVX-512 CPU compiles the AVX2 kernels with AVX-512's 32 vector registers
+    at hand, which an AVX2-only CPU does not have, so its figures can flatter the AVX2 path.
+    `cmake --preset avx2 && cmake --build build-avx2 --target attn` builds the faithful one
+    (-march=x86-64-v3), and --attn build-avx2/attn times it."""
+    if isa != "avx2" or attn is None:
+        return
+    if os.path.basename(os.path.dirname(os.path.abspath(attn))) != "build-avx2":
+        import sys
+        print(f"note: --isa avx2 with {attn}: a native build on an AVX-512 CPU gives the AVX2 kernels "
+              "AVX-512's registers; for an AVX2-only CPU's figures build the avx2 preset and pass "
+              "--attn build-avx2/attn", file=sys.stderr)

@@ -171,8 +171,8 @@ const fd::Kernel* bf16_kernel(std::string_view path) {
 // Room for n floats (uninitialised) for the rounded copies of K and V. Up to kKeepBytes the
 // calling thread keeps it for its next call: memory new at every call costs a page fault
 // per 4 KiB, and at T 4096 (16 MiB of copies) those faults cost about 5% of a causal call
-// at 2 threads (AVX2 path, bf16 / fp32 in wall time: 0.91 -> 0.94 with the room kept). Larger copies
-// get room of their own, freed when the call ends.
+// at 2 threads (AVX2 path, bf16 / fp32 in wall time: 0.91 -> 0.94 with the room kept).
+// Larger copies get room of their own, freed when the call ends.
 constexpr size_t kKeepBytes = size_t{64} << 20;
 float* rounded_copies(size_t n, std::unique_ptr<float[]>& own) {
     thread_local std::unique_ptr<float[]> kept;

@@ -59,7 +59,8 @@ std::string flash_bf16_path();
 // The same attention with Q, K, V and the softmax weights rounded to bfloat16
 // and float32 accumulation. Its error against float32 is of the
 // order of bf16's 2^-8 relative precision (see docs/performance.md); the test
-// suite bounds it.
+// suite bounds it. The paths without a bf16 instruction round K and V into a float32
+// copy first; a calling thread keeps that room (up to 64 MiB) for its next call.
 Tensor attention_flash_bf16(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask,
                             const AttentionOptions& opt, int threads = 0);
 

@@ -411,6 +411,7 @@ TEST_CASE("flash: a CPU with AVX-512 runs the avx512 kernels, so the tests above
     }
     CHECK(flash_kernels().front() == "avx512");
     CHECK(has_kernel("avx512-long"));
+    CHECK(has_kernel("avx512-short"));
 }
 
 TEST_CASE("flash: a CPU with AVX2 and FMA runs the avx2 kernel, so the tests above cover it") {

@@ -28,6 +28,7 @@ std::vector<const fd::Kernel*> available() {
     if (fd::avx512_kernel() != nullptr && cpu_has_avx512()) {
         ks.push_back(fd::avx512_kernel());
         ks.push_back(fd::avx512_kernel()->long_keys);
+        ks.push_back(fd::avx512_kernel()->short_queries);
     }
     if (fd::avx2_kernel() != nullptr && cpu_has_avx2()) ks.push_back(fd::avx2_kernel());
     if (fd::neon_kernel() != nullptr && cpu_has_neon()) ks.push_back(fd::neon_kernel());
@@ -125,6 +126,7 @@ std::vector<std::string> flash_kernels() {
 
 // The long-keys variant when one head's K and V outgrow the caches.
 const fd::Kernel* for_size(const fd::Kernel* k, const fd::Args& a) {
+    if (k->short_queries != nullptr && a.Tq <= k->short_queries->block_q) return k->short_queries;
     // A sparse band (a sliding window) visits only the keys near its block's queries:
     // those, not Tk, are what must stay in cache.
     int64_t keys = a.Tk;

@@ -53,6 +53,9 @@ struct Kernel {
     // A variant with larger query blocks for long key sequences (or nullptr):
     // each K/V block fetched from L3/DRAM then serves 4x more queries.
     const Kernel* long_keys = nullptr;
+    // A variant with smaller query blocks (or nullptr), which "auto" takes when every
+    // query fits one of its blocks: a short sequence then computes fewer idle lanes.
+    const Kernel* short_queries = nullptr;
 };
 
 // "auto" switches to Kernel::long_keys when one head's K and V (float32) exceed

@@ -25,8 +25,9 @@ Tensor attention_flash(const Tensor& q, const Tensor& k, const Tensor& v, const 
                        const AttentionOptions& opt, int threads = 0);
 
 // The float32 kernels this build can run on this CPU, best first
-// (e.g. {"avx512", "avx512-long", "avx2", "generic"}; "avx512-long" has 256-query
-// blocks, which "auto" uses when one head's K and V exceed 4 MiB).
+// (e.g. {"avx512", "avx512-long", "avx512-short", "avx2", "generic"}; "avx512-long" has
+// 256-query blocks, which "auto" uses when one head's K and V exceed 4 MiB, "avx512-short"
+// 64-query blocks, which it uses when there are at most 64 queries).
 std::vector<std::string> flash_kernels();
 
 // attention_flash with a chosen kernel: "auto" (the best) or a name from

@@ -2,6 +2,7 @@
 bench_train_torch.py): both sides capped at one kernel family, so an AVX-512 machine can measure
 the AVX2 figures."""
 import os
+import sys
 
 
 def force_isa(isa):
@@ -22,16 +23,24 @@ def force_isa(isa):
         os.environ["MKL_ENABLE_INSTRUCTIONS"] = mkl
 
 
+def cpu_has_avx512():
+    """True when this machine's processor lists avx512f (Linux's /proc/cpuinfo); False elsewhere."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return any(line.startswith("flags") and " avx512f" in line for line in f)
+    except OSError:
+        return False
+
+
 def avx2_binary_note(isa, attn):
-    """A note (stderr) when --isa avx2 times an attn binary that is not the avx2 preset's: a
+    """A note (stderr) when, on an AVX-512 CPU, --isa avx2 times an attn binary that is not the avx2 preset's: a
     native build on an AVX-512 CPU compiles the AVX2 kernels with AVX-512's 32 vector registers
     at hand, which an AVX2-only CPU does not have, so its figures can flatter the AVX2 path.
     `cmake --preset avx2 && cmake --build build-avx2 --target attn` builds the faithful one
     (-march=x86-64-v3), and --attn build-avx2/attn times it."""
-    if isa != "avx2" or attn is None:
+    if isa != "avx2" or attn is None or not cpu_has_avx512():
         return
     if os.path.basename(os.path.dirname(os.path.abspath(attn))) != "build-avx2":
-        import sys
         print(f"note: --isa avx2 with {attn}: a native build on an AVX-512 CPU gives the AVX2 kernels "
               "AVX-512's registers; for an AVX2-only CPU's figures build the avx2 preset and pass "
               "--attn build-avx2/attn", file=sys.stderr)

@@ -124,7 +124,8 @@ std::vector<std::string> flash_kernels() {
     return names;
 }
 
-// The long-keys variant when one head's K and V outgrow the caches.
+// The short-queries variant when every query fits one of its blocks, else the long-keys
+// variant when one head's K and V outgrow the caches, else k itself.
 const fd::Kernel* for_size(const fd::Kernel* k, const fd::Args& a) {
     if (k->short_queries != nullptr && a.Tq <= k->short_queries->block_q) return k->short_queries;
     // A sparse band (a sliding window) visits only the keys near its block's queries:

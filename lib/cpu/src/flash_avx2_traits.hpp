@@ -31,12 +31,14 @@ struct Avx2 {
     // instructions where vroundps (two uops), a subtraction, vcvtps2dq and the bias add took
     // six, on the ports the FMAs use. 2^f is a degree-5 polynomial fitted to the relative
     // error on [-0.5, 0.5]: 2.2e-7 at most evaluated in float32, as the degree-6 one it
-    // replaced (the float32 rounding of Horner's steps dominates both). Below -126 (outside
-    // the normal range) the result is exactly 0, so masked (-inf) scores weigh exactly 0 as
-    // in the reference; NaN stays NaN (vmaxps returns its second operand when either is NaN).
+    // replaced (the float32 rounding of Horner's steps dominates both). x is clamped at
+    // -127: there n + 127 = 0, so the exponent field and the result are exactly 0, and so
+    // masked (-inf) scores weigh exactly 0 as in the reference (-127 < x < -126.5 gives 0
+    // too; -126.5 <= x < -126 a subnormal, as the exact 2^x). A compare and a mask after
+    // the product did this before, two of the pass's thirteen instructions. NaN stays NaN
+    // (vmaxps returns its second operand when either is NaN).
     static V exp2(V x) {
-        const V tiny = _mm256_cmp_ps(x, _mm256_set1_ps(-126.0f), _CMP_LT_OQ);  // true for -inf, false for NaN
-        x = _mm256_max_ps(_mm256_set1_ps(-126.0f), x);
+        x = _mm256_max_ps(_mm256_set1_ps(-127.0f), x);
         const V magic = _mm256_set1_ps(12582912.0f + 127.0f);
         const V t = _mm256_add_ps(x, magic);
         const V f = _mm256_sub_ps(x, _mm256_sub_ps(t, magic));
@@ -47,7 +49,7 @@ struct Avx2 {
         p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(0.6931469440460205f));
         p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0000001192092896f));
         const __m256i e = _mm256_slli_epi32(_mm256_castps_si256(t), 23);
-        return _mm256_andnot_ps(tiny, _mm256_mul_ps(p, _mm256_castsi256_ps(e)));
+        return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
     }
 };
 

@@ -114,7 +114,7 @@ struct FlashF32 {
         V acc[R][NT];
         _Pragma("GCC unroll 16") for (int r = 0; r < R; ++r)
             _Pragma("GCC unroll 16") for (int v = 0; v < NT; ++v) acc[r][v] = S::zero();
-        for (int64_t d = 0; d < Dk; ++d) {
+        _Pragma("GCC unroll 2") for (int64_t d = 0; d < Dk; ++d) {
             V qv[NT];
             _Pragma("GCC unroll 16") for (int v = 0; v < NT; ++v) qv[v] = S::load(QT + d * BQ + v * W);
             _Pragma("GCC unroll 16") for (int r = 0; r < R; ++r) {
@@ -135,7 +135,7 @@ struct FlashF32 {
             const V al = S::load(alpha + v * W);
             _Pragma("GCC unroll 16") for (int r = 0; r < R; ++r) acc[r][v] = S::mul(S::load(OT + r * BQ + v * W), al);
         }
-        for (int j = 0; j < nk; ++j) {
+        _Pragma("GCC unroll 2") for (int j = 0; j < nk; ++j) {
             V pv[NT];
             _Pragma("GCC unroll 16") for (int v = 0; v < NT; ++v) pv[v] = S::load(P + j * BQ + v * W);
             _Pragma("GCC unroll 16") for (int r = 0; r < R; ++r) {

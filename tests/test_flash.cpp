@@ -6,6 +6,9 @@
 #include <vector>
 
 #include <doctest/doctest.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "attn/core/attention.hpp"
 #include "attn/core/errors.hpp"
@@ -116,6 +119,31 @@ TEST_CASE("flash: fully masked rows with fill -inf give zeros and with a finite 
                     for (int64_t n = 2 * 70 * 8; n < 4 * 70 * 8; ++n) CHECK(got.data[n] == 0.0f);
             }
         }
+}
+
+// One key per score from 0 down to about -190 nats (-275 in log2 units) below the row's
+// largest: the weights run down through float32's subnormal range to 0. Every kernel agrees
+// with the reference, and the caller's floating-point controls (x86: MXCSR's control bits;
+// the AVX2 kernels set flush-to-zero during a call) are as they were. MXCSR's low six bits
+// are sticky exception flags that any arithmetic may raise, so they are left out.
+TEST_CASE("flash: weights down to the subnormal range match the reference and leave MXCSR as it was") {
+    const int64_t T = 200;
+    Tensor q({1, 1, 3, 1}), k({1, 1, T, 1}), v = randn({1, 1, T, 4}, 31);
+    for (int64_t i = 0; i < 3; ++i) q.data[i] = 1.0f + 0.25f * static_cast<float>(i);
+    for (int64_t j = 0; j < T; ++j) k.data[j] = -0.95f * static_cast<float>((j * 37) % T);  // keys in shuffled order
+    AttentionOptions opt;
+    opt.scale = Scale{ScaleKind::Constant, 1.0f};
+    for (const std::string& kern : flash_kernels()) {
+#if defined(__x86_64__)
+        const unsigned before = _mm_getcsr() & ~0x3fu;
+#endif
+        const Tensor got = attention_flash_with(kern, q, k, v, Mask{}, opt, 1);
+        INFO(kern);
+        check_close(got, naive(q, k, v, Mask{}, opt), v, 1e-5, "subnormal weights");
+#if defined(__x86_64__)
+        CHECK((_mm_getcsr() & ~0x3fu) == before);
+#endif
+    }
 }
 
 TEST_CASE("flash: dropout in train mode matches the reference decisions and eval mode ignores it") {

@@ -31,7 +31,7 @@ namespace {
 // ~64% of the AVX2 FMA peak against ~74% now (Sapphire Rapids forced to AVX2, T 4096, Dk 64,
 // 1 thread, per CPU-second; 4 x 3 tiles over 96 queries measured the same as 6 x 2). BK = 64.
 using K256 = FlashF32<Avx2, 8, 2, 6, 6, 64>;
-const Kernel kAvx2{"avx2", K256::BQ, &K256::workspace_floats, &K256::run_item};
+const Kernel kAvx2{"avx2", K256::BQ, &K256::workspace_floats, &Ftz<&K256::run_item>::call};
 
 }  // namespace
 

@@ -31,7 +31,8 @@ namespace {
 // independent accumulators cover the FMA latency; the 2 x 4 tile this replaced (8) ran at
 // ~70% of the AVX2 FMA peak against ~76% now (T 2048, Dk 64, 1 thread, per CPU-second).
 using B256 = FlashBwdF32<Avx2, 4, 64, 6, 2>;
-const BwdKernel kBwdAvx2{"avx2", B256::BK, 64, &B256::workspace_floats, &B256::run_item, &B256::refine_item};
+const BwdKernel kBwdAvx2{"avx2", B256::BK, 64, &B256::workspace_floats, &Ftz<&B256::run_item>::call,
+                        &Ftz<&B256::refine_item>::call};
 
 }  // namespace
 

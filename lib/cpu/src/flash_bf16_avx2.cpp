@@ -39,7 +39,7 @@ struct Avx2Round : Avx2 {
 };
 
 using KR = FlashF32<Avx2Round, 8, 2, 6, 6, 64, false, true>;
-const Kernel kRound{"avx2", KR::BQ, &KR::workspace_floats, &KR::run_item};
+const Kernel kRound{"avx2", KR::BQ, &KR::workspace_floats, &Ftz<&KR::run_item>::call};
 
 }  // namespace
 

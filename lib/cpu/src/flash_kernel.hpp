@@ -309,7 +309,18 @@ struct FlashF32 {
         // With fill -inf a masked key weighs exactly 0, so the blocks before the band's
         // first key (MaskRow::key_begin, 0 without a sparse band) are skipped outright.
         const int64_t j_first = a.fill_ninf ? mask.key_begin(i0) / BK * BK : 0;
-        for (int64_t j0 = j_first; j0 < Tk; j0 += BK) {
+        // With fill -inf the blocks from key_end(last_q) on are never visited either, and the
+        // rest may run in any order (the online softmax's result does not depend on it, up to
+        // rounding): odd query blocks run their key blocks last to first. A head's K and V
+        // (2 MiB at T 4096, Dk 64) fill a core's L2, and swept in the same order by every
+        // query block they missed it throughout; swept back and forth, each query block
+        // starts on the rows the one before it ended on, still in L2. The order depends only
+        // on the item, so the numbers do not depend on the threads.
+        const int64_t j_stop = a.fill_ninf ? std::min(Tk, mask.key_end(last_q)) : Tk;
+        const int64_t nblk = j_stop > j_first ? (j_stop - j_first + BK - 1) / BK : 0;
+        const bool backwards = a.fill_ninf && qb % 2 == 1;
+        for (int64_t t = 0; t < nblk; ++t) {
+            const int64_t j0 = j_first + (backwards ? nblk - 1 - t : t) * BK;
             int nk = static_cast<int>(std::min<int64_t>(BK, Tk - j0));
             const bool past_end = j0 >= mask.key_end(last_q);
             // With fill -inf the keys from key_end(last_q) on weigh exactly 0 for every

@@ -76,7 +76,10 @@ struct FlashF32 {
     // AVX-512 one from 76% to 79%. Asking for the next key block's K rows as well (to L1 or
     // L2) measured slower on both.
     static constexpr int64_t kLineFloats = 16;  // 64-byte cache lines
-    static void prefetch_v_row(const void* rows, int j, int64_t Dv) {
+    // The lines are asked for in `parts` interleaved shares, one per vector group of the
+    // softmax pass (share `part` takes lines part, part + parts, ...), so they trickle out
+    // over the whole pass rather than in one burst that fills the line-fill buffers.
+    static void prefetch_v_row(const void* rows, int j, int64_t Dv, int part, int parts) {
         // fp32: row j of V is Dv floats. BF16: V is in pairs of keys (Dv pairs of bf16 a row),
         // so an even key asks for the pair row that holds it and the next key.
         if constexpr (BF16) {
@@ -84,7 +87,7 @@ struct FlashF32 {
             j /= 2;
         }
         const float* row = static_cast<const float*>(rows) + j * Dv;  // 4-byte lanes either way
-        for (int64_t e = 0; e < Dv; e += kLineFloats) __builtin_prefetch(row + e);
+        for (int64_t e = part * kLineFloats; e < Dv; e += parts * kLineFloats) __builtin_prefetch(row + e);
     }
     using V = typename S::V;
     static constexpr int W = S::W;
@@ -449,7 +452,7 @@ struct FlashF32 {
                     sum[c] = S::zero();
                 }
                 for (int j = 0; j < nk; ++j) {
-                    if (v0 == 0) prefetch_v_row(v_block, j, Dv);  // pass 4's operand, on its way
+                    prefetch_v_row(v_block, j, Dv, v0 / CH, NV / CH);  // pass 4's operand, on its way
                     for (int c = 0; c < CH; ++c) {
                         float* sp = ST + j * BQ + (v0 + c) * W;
                         const V p = S::exp2(S::sub(S::load(sp), muse[c]));

@@ -146,6 +146,42 @@ TEST_CASE("flash: weights down to the subnormal range match the reference and le
     }
 }
 
+// Scores that climb (or fall) steadily along the keys, by `rate` nats a key: the kernels'
+// online softmax moves its reference point only when a block's maximum rises more than a
+// margin above it, so slow rises (several blocks between moves), fast ones (every block)
+// and falls (odd query blocks sweep the keys last to first, so they see a rise) all run.
+namespace {
+Tensor rising_keys(int64_t T, int64_t Dk, float rate, uint64_t seed) {
+    Tensor k = randn({1, 2, T, Dk}, seed);
+    for (int64_t h = 0; h < 2; ++h)
+        for (int64_t j = 0; j < T; ++j)
+            for (int64_t d = 0; d < Dk; ++d) {
+                float& x = k.data[static_cast<size_t>((h * T + j) * Dk + d)];
+                x = 0.05f * x + (d == 0 ? rate * static_cast<float>(j) : 0.0f);
+            }
+    return k;
+}
+}  // namespace
+
+TEST_CASE("flash: scores rising or falling along the keys (the softmax's reference point moving) match the reference") {
+    const int64_t Tq = 150, Tk = 333, Dk = 8;
+    Tensor q = randn({1, 2, Tq, Dk}, 41);
+    for (int64_t n = 0; n < 2 * Tq; ++n) q.data[static_cast<size_t>(n * Dk)] = 1.0f;  // q . k ~ rate j
+    const Tensor v = randn({1, 2, Tk, 6}, 42);
+    AttentionOptions opt;
+    opt.scale = Scale{ScaleKind::Constant, 1.0f};
+    for (float rate : {0.02f, 0.06f, 0.5f, -0.5f}) {
+        const Tensor k = rising_keys(Tk, Dk, rate, 43);
+        for (bool causal : {false, true}) {
+            const Mask m = causal ? Mask::make_causal() : Mask{};
+            for (const std::string& kern : flash_kernels()) {
+                INFO(kern << " rate " << rate << " causal " << causal);
+                check_close(attention_flash_with(kern, q, k, v, m, opt, 2), naive(q, k, v, m, opt), v, 1e-5, "rising");
+            }
+        }
+    }
+}
+
 TEST_CASE("flash: dropout in train mode matches the reference decisions and eval mode ignores it") {
     const Tensor q = randn({2, 2, 45, 12}, 21), k = randn({2, 2, 77, 12}, 22), v = randn({2, 2, 77, 10}, 23);
     const Mask m = Mask::make_causal();

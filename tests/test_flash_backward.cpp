@@ -163,6 +163,31 @@ TEST_CASE("flash backward: fully masked rows give zero gradients with fill -inf"
     }
 }
 
+// As the forward's test of scores rising along the keys (test_flash.cpp): the log-sum-exp
+// saved with a lazy reference point gives the reference's gradients.
+TEST_CASE("flash backward: scores rising or falling along the keys give the reference gradients") {
+    const int64_t Tq = 150, Tk = 333, Dk = 8;
+    Tensor q = randn({1, 2, Tq, Dk}, 51), k = randn({1, 2, Tk, Dk}, 52);
+    const Tensor v = randn({1, 2, Tk, 6}, 53), dout = randn({1, 2, Tq, 6}, 54);
+    for (int64_t n = 0; n < 2 * Tq; ++n) q.data[static_cast<size_t>(n * Dk)] = 1.0f;
+    AttentionOptions opt;
+    opt.scale = Scale{ScaleKind::Constant, 1.0f};
+    for (float rate : {0.02f, 0.5f, -0.5f}) {
+        Tensor kr = k;
+        for (int64_t n = 0; n < 2 * Tk; ++n)
+            for (int64_t d = 0; d < Dk; ++d) {
+                float& x = kr.data[static_cast<size_t>(n * Dk + d)];
+                x = 0.05f * x + (d == 0 ? rate * static_cast<float>(n % Tk) : 0.0f);
+            }
+        for (bool causal : {false, true}) {
+            const Mask m = causal ? Mask::make_causal() : Mask{};
+            for (const std::string& kern : flash_backward_kernels())
+                check_grads(flash_grads(kern, q, kr, v, m, opt, dout, 2), attention_backward_reference(q, kr, v, m, opt, dout),
+                            kern + " rate " + std::to_string(rate) + (causal ? " causal" : ""));
+        }
+    }
+}
+
 TEST_CASE("flash backward: dropout drops what the forward dropped, with every mask kind") {
     const Case c{2, 2, 45, 77, 12, 10};
     const Tensor q = randn({c.B, c.H, c.Tq, c.Dk}, 21), k = randn({c.B, c.H, c.Tk, c.Dk}, 22),

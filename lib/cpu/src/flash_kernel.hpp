@@ -38,6 +38,9 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 // Cosine scale: rows are divided by max(||x||, eps), as F.normalize does.
 constexpr float kNormEps = 1e-12f;
+// How far (log2 units) a block's maximum may rise over the online softmax's reference point
+// before the point moves (FlashF32, pass 3b): weights up to 2^8, OT rescaled rarely.
+constexpr float kLazyGrow = 8.0f;
 
 inline float inv_norm(const float* x, int64_t n) {
     float s = 0.0f;
@@ -135,6 +138,10 @@ struct FlashF32 {
                                int64_t Dv) {
         V acc[R][NT];
         _Pragma("GCC unroll 16") for (int v = 0; v < NT; ++v) {
+            if (alpha == nullptr) {  // no lane's reference point moved in this block
+                _Pragma("GCC unroll 16") for (int r = 0; r < R; ++r) acc[r][v] = S::load(OT + r * BQ + v * W);
+                continue;
+            }
             const V al = S::load(alpha + v * W);
             _Pragma("GCC unroll 16") for (int r = 0; r < R; ++r) acc[r][v] = S::mul(S::load(OT + r * BQ + v * W), al);
         }
@@ -189,6 +196,10 @@ struct FlashF32 {
                                     int64_t Dv) {
         V acc[R][NT];
         for (int v = 0; v < NT; ++v) {
+            if (alpha == nullptr) {  // no lane's reference point moved in this block
+                for (int r = 0; r < R; ++r) acc[r][v] = S::load(OT + r * BQ + v * W);
+                continue;
+            }
             const V al = S::load(alpha + v * W);
             for (int r = 0; r < R; ++r) acc[r][v] = S::mul(S::load(OT + r * BQ + v * W), al);
         }
@@ -434,8 +445,15 @@ struct FlashF32 {
             // Loops run over keys outside and over CH vectors inside: CH independent max
             // and sum chains (a single chain is bound by vmaxps/vaddps latency, 4 cycles
             // per key, which profiling showed as ~1/4 of the time outside the GEMMs).
+            // The reference point m is lazy: a group of CH vectors moves it only when some
+            // lane's block maximum exceeds it by more than kLazyGrow (log2 units), so P <=
+            // 2^kLazyGrow; float32 holds that with the same relative precision, and OT, l
+            // and the log-sum-exp (m + log2 l) all refer to the same m. After the first block
+            // m rarely moves, and a block where no group moved it skips pass 4's rescale of
+            // OT (alpha = 1 exactly): one multiply per accumulator and block.
             constexpr int CH = NV < 4 ? NV : 4;
             static_assert(NV % CH == 0);
+            bool rescale = false;  // some group moved its reference point in this block
             // the key block's V rows, for prefetch_v_row (bf16: rows of pairs of keys)
             const void* v_block = vv + j0 * Dv;
             if constexpr (BF16) v_block = reinterpret_cast<const uint32_t*>(a.vb) + (bh * Tk2 + j0 / 2) * Dv;
@@ -444,11 +462,26 @@ struct FlashF32 {
                 for (int c = 0; c < CH; ++c) mx[c] = S::load(m + (v0 + c) * W);
                 for (int j = 0; j < nk; ++j)
                     for (int c = 0; c < CH; ++c) mx[c] = S::max(mx[c], S::load(ST + j * BQ + (v0 + c) * W));
+                // grow: some lane's maximum rose more than kLazyGrow over m. The rise is +inf
+                // where m is still -inf and the block has a finite score, NaN (no growth)
+                // where both are -inf or the block has a NaN score; every lane is compared on
+                // its own, since a vector max would let a NaN hide another lane's rise.
+                alignas(64) float rl[CH * W];
+                for (int c = 0; c < CH; ++c) S::store(rl + c * W, S::sub(mx[c], S::load(m + (v0 + c) * W)));
+                int grows = 0;
+                for (int i = 0; i < CH * W; ++i) grows |= rl[i] > kLazyGrow ? 1 : 0;
+                const bool grow = grows != 0;
+                rescale = rescale || grow;
                 for (int c = 0; c < CH; ++c) {
                     const V mold = S::load(m + (v0 + c) * W);
-                    S::store(m + (v0 + c) * W, mx[c]);
-                    muse[c] = S::finite_or_zero(mx[c]);
-                    S::store(alpha + (v0 + c) * W, S::exp2(S::sub(mold, muse[c])));
+                    if (grow) {
+                        S::store(m + (v0 + c) * W, mx[c]);
+                        muse[c] = S::finite_or_zero(mx[c]);
+                        S::store(alpha + (v0 + c) * W, S::exp2(S::sub(mold, muse[c])));
+                    } else {
+                        muse[c] = S::finite_or_zero(mold);
+                        S::store(alpha + (v0 + c) * W, S::set1(1.0f));
+                    }
                     sum[c] = S::zero();
                 }
                 for (int j = 0; j < nk; ++j) {
@@ -462,7 +495,8 @@ struct FlashF32 {
                 }
                 for (int c = 0; c < CH; ++c) {
                     float* lp = l + (v0 + c) * W;
-                    S::store(lp, S::fmadd(S::load(lp), S::load(alpha + (v0 + c) * W), sum[c]));
+                    S::store(lp, grow ? S::fmadd(S::load(lp), S::load(alpha + (v0 + c) * W), sum[c])
+                                      : S::add(S::load(lp), sum[c]));
                 }
             }
             // pass 3c: dropout on the weights (after the sum: l normalises the
@@ -490,9 +524,9 @@ struct FlashF32 {
                 for (int v0 = 0; v0 < NV; v0 += NT) {
                     const int64_t o = v0 * W;
                     int64_t e = 0;
-                    for (; e + RP <= Dv; e += RP) pv_tile_bf16<RP>(vbp + e, PT2 + o, OT + e * BQ + o, alpha + o, np, Dv);
-                    if (e < Dv)
-                        pv_rest_bf16<RP - 1>(static_cast<int>(Dv - e), vbp + e, PT2 + o, OT + e * BQ + o, alpha + o, np, Dv);
+                    const float* al = rescale ? alpha + o : nullptr;
+                    for (; e + RP <= Dv; e += RP) pv_tile_bf16<RP>(vbp + e, PT2 + o, OT + e * BQ + o, al, np, Dv);
+                    if (e < Dv) pv_rest_bf16<RP - 1>(static_cast<int>(Dv - e), vbp + e, PT2 + o, OT + e * BQ + o, al, np, Dv);
                 }
             } else {
                 if constexpr (ROUND)
@@ -503,8 +537,9 @@ struct FlashF32 {
                 for (int v0 = 0; v0 < NV; v0 += NT) {
                     const int64_t o = v0 * W;
                     int64_t e = 0;
-                    for (; e + RP <= Dv; e += RP) pv_tile<RP>(vp + e, ST + o, OT + e * BQ + o, alpha + o, nk, Dv);
-                    if (e < Dv) pv_rest<RP - 1>(static_cast<int>(Dv - e), vp + e, ST + o, OT + e * BQ + o, alpha + o, nk, Dv);
+                    const float* al = rescale ? alpha + o : nullptr;
+                    for (; e + RP <= Dv; e += RP) pv_tile<RP>(vp + e, ST + o, OT + e * BQ + o, al, nk, Dv);
+                    if (e < Dv) pv_rest<RP - 1>(static_cast<int>(Dv - e), vp + e, ST + o, OT + e * BQ + o, al, nk, Dv);
                 }
             }
         }

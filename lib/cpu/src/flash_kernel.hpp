@@ -8,7 +8,8 @@
 //   QT  [Dk][BQ]   q block transposed, times scale*log2(e) (cosine: rows normalised)
 //   ST  [BK][BQ]   scores of BK keys against the block; then, in place, P = 2^(s - m)
 //   OT  [Dv][BQ]   running un-normalised output, transposed
-//   m, l [BQ]      running max (log2 units) and running sum of P per query
+//   m, l [BQ]      reference point (the running max, or up to 8 below it: log2 units;
+//                  pass 3b) and running sum of P per query
 // Because lanes are queries, the softmax bookkeeping (max over keys, sum over
 // keys, the rescale alpha = 2^(m_old - m_new)) is plain vertical vector maths:
 // no horizontal reductions and no transposes in the inner loops. K and V are read

@@ -527,7 +527,8 @@ struct FlashF32 {
                     int64_t e = 0;
                     const float* al = rescale ? alpha + o : nullptr;
                     for (; e + RP <= Dv; e += RP) pv_tile_bf16<RP>(vbp + e, PT2 + o, OT + e * BQ + o, al, np, Dv);
-                    if (e < Dv) pv_rest_bf16<RP - 1>(static_cast<int>(Dv - e), vbp + e, PT2 + o, OT + e * BQ + o, al, np, Dv);
+                    if (e < Dv)
+                        pv_rest_bf16<RP - 1>(static_cast<int>(Dv - e), vbp + e, PT2 + o, OT + e * BQ + o, al, np, Dv);
                 }
             } else {
                 if constexpr (ROUND)

@@ -182,6 +182,38 @@ TEST_CASE("flash: scores rising or falling along the keys (the softmax's referen
     }
 }
 
+// NaN scores in two query rows (from an additive mask) make those rows' outputs NaN, as in
+// the reference, and leave every other row as the reference has it. The online softmax's
+// bookkeeping is per lane, so a NaN must not reach other rows, nor stop their reference
+// points from moving: row 6 alone has scores rising about 140 log2 units per 64 keys (past
+// float32's range unless its point moves), and rows 30 and 54 sit in the lanes of row 6 in
+// another vector of its group on AVX2 (8 lanes) and AVX-512 (16), their NaN on the last key
+// of a block, where it stays in the block's maximum.
+TEST_CASE("flash: NaN scores give NaN output rows and leave the other rows as the reference has them") {
+    const int64_t Tq = 100, Tk = 200, Dk = 8, Dv = 5, rising_row = 6;
+    Tensor q = randn({1, 2, Tq, Dk}, 61);
+    for (int64_t n = 0; n < 2 * Tq; ++n) q.data[static_cast<size_t>(n * Dk)] = n % Tq == rising_row ? 1.0f : 0.0f;
+    const Tensor k = rising_keys(Tk, Dk, 3.0f, 62), v = randn({1, 2, Tk, Dv}, 63);
+    std::vector<float> add(static_cast<size_t>(Tq * Tk), 0.0f);
+    for (int64_t r : {30, 54}) add[static_cast<size_t>(r * Tk + 127)] = std::numeric_limits<float>::quiet_NaN();
+    const Mask m = Mask::additive_mask(1, Tq, Tk, add);
+    AttentionOptions opt;
+    opt.scale = Scale{ScaleKind::Constant, 0.5f};
+    const Tensor want = naive(q, k, v, m, opt);
+    for (const std::string& kern : flash_kernels()) {
+        const Tensor got = attention_flash_with(kern, q, k, v, m, opt, 2);
+        INFO(kern);
+        int wrong = 0;
+        for (int64_t n = 0; n < 2 * Tq * Dv; ++n) {
+            const auto i = static_cast<size_t>(n);
+            const int64_t row = n / Dv % Tq;
+            if (row == 30 || row == 54) wrong += std::isnan(got.data[i]) && std::isnan(want.data[i]) ? 0 : 1;
+            else wrong += std::abs(got.data[i] - want.data[i]) <= 1e-4f * (1.0f + std::abs(want.data[i])) ? 0 : 1;
+        }
+        CHECK(wrong == 0);
+    }
+}
+
 TEST_CASE("flash: dropout in train mode matches the reference decisions and eval mode ignores it") {
     const Tensor q = randn({2, 2, 45, 12}, 21), k = randn({2, 2, 77, 12}, 22), v = randn({2, 2, 77, 10}, 23);
     const Mask m = Mask::make_causal();

@@ -331,18 +331,19 @@ struct FlashF32 {
         // query block they missed it throughout; swept back and forth, each query block
         // starts on the rows the one before it ended on, still in L2. The order depends only
         // on the item, so the numbers do not depend on the threads.
-        const int64_t j_stop = a.fill_ninf ? std::min(Tk, mask.key_end(last_q)) : Tk;
+        const int64_t key_end = mask.key_end(last_q);
+        const int64_t j_stop = a.fill_ninf ? std::min(Tk, key_end) : Tk;
         const int64_t nblk = j_stop > j_first ? (j_stop - j_first + BK - 1) / BK : 0;
         const bool backwards = a.fill_ninf && qb % 2 == 1;
         for (int64_t t = 0; t < nblk; ++t) {
             const int64_t j0 = j_first + (backwards ? nblk - 1 - t : t) * BK;
             int nk = static_cast<int>(std::min<int64_t>(BK, Tk - j0));
-            const bool past_end = j0 >= mask.key_end(last_q);
+            const bool past_end = j0 >= key_end;  // never, with fill -inf (j_stop)
             // With fill -inf the keys from key_end(last_q) on weigh exactly 0 for every
             // query of the block, so the block stops there: a causal diagonal block then
             // computes up to the block's last query, not BK keys (up to half a block less).
             if (a.fill_ninf && !past_end)
-                nk = static_cast<int>(std::min<int64_t>(nk, mask.key_end(last_q) - j0));
+                nk = static_cast<int>(std::min<int64_t>(nk, key_end - j0));
             if (past_end || (mask.sparse && !mask.any_allowed(i0, last_q, j0, j0 + nk - 1))) {
                 // Causal, padding and a band mask this block and every later one for all
                 // queries of the block (MaskRow::key_end), or the sparse pattern masks
@@ -353,10 +354,7 @@ struct FlashF32 {
                 // m - fill2 > 160 (2^-160 is below the smallest denormal), as in the
                 // reference. Otherwise (e.g. a fully masked row, or fill = 0) they are
                 // processed as keys whose score is the fill.
-                if (a.fill_ninf) {
-                    if (past_end) break;
-                    continue;
-                }
+                if (a.fill_ninf) continue;
                 bool negligible = true;
                 for (int i = 0; i < nq; ++i) negligible = negligible && (m[i] - a.fill2 > 160.0f);
                 if (negligible) {
@@ -467,20 +465,21 @@ struct FlashF32 {
                 // where m is still -inf and the block has a finite score, NaN (no growth)
                 // where both are -inf or the block has a NaN score; every lane is compared on
                 // its own, since a vector max would let a NaN hide another lane's rise.
+                V mold[CH];
+                for (int c = 0; c < CH; ++c) mold[c] = S::load(m + (v0 + c) * W);
                 alignas(64) float rl[CH * W];
-                for (int c = 0; c < CH; ++c) S::store(rl + c * W, S::sub(mx[c], S::load(m + (v0 + c) * W)));
+                for (int c = 0; c < CH; ++c) S::store(rl + c * W, S::sub(mx[c], mold[c]));
                 int grows = 0;
                 for (int i = 0; i < CH * W; ++i) grows |= rl[i] > kLazyGrow ? 1 : 0;
                 const bool grow = grows != 0;
                 rescale = rescale || grow;
                 for (int c = 0; c < CH; ++c) {
-                    const V mold = S::load(m + (v0 + c) * W);
                     if (grow) {
                         S::store(m + (v0 + c) * W, mx[c]);
                         muse[c] = S::finite_or_zero(mx[c]);
-                        S::store(alpha + (v0 + c) * W, S::exp2(S::sub(mold, muse[c])));
+                        S::store(alpha + (v0 + c) * W, S::exp2(S::sub(mold[c], muse[c])));
                     } else {
-                        muse[c] = S::finite_or_zero(mold);
+                        muse[c] = S::finite_or_zero(mold[c]);
                         S::store(alpha + (v0 + c) * W, S::set1(1.0f));
                     }
                     sum[c] = S::zero();
@@ -494,10 +493,9 @@ struct FlashF32 {
                         S::store(sp, p);
                     }
                 }
-                for (int c = 0; c < CH; ++c) {
+                for (int c = 0; c < CH; ++c) {  // alpha = 1 exactly where the point stayed: l + sum
                     float* lp = l + (v0 + c) * W;
-                    S::store(lp, grow ? S::fmadd(S::load(lp), S::load(alpha + (v0 + c) * W), sum[c])
-                                      : S::add(S::load(lp), sum[c]));
+                    S::store(lp, S::fmadd(S::load(lp), S::load(alpha + (v0 + c) * W), sum[c]));
                 }
             }
             // pass 3c: dropout on the weights (after the sum: l normalises the

@@ -18,19 +18,14 @@
 #include "test_util.hpp"
 
 using namespace attn;
+using attn::test::randn;
+using attn::test::rising_keys;
 
 namespace {
 
 // The truth: attention_reference (Eigen GEMMs, std::exp softmax).
 Tensor naive(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask, const AttentionOptions& opt) {
     return attention_reference(q, k, v, mask, opt);
-}
-
-Tensor randn(Shape s, uint64_t seed) {
-    Tensor t(s);
-    Rng r(seed);
-    for (auto& x : t.data) x = r.normal();
-    return t;
 }
 
 // Tolerance: |flash - ref| <= 1e-5 * (|ref| + max|v|) for float32. Flash sums in
@@ -149,19 +144,8 @@ TEST_CASE("flash: weights down to the subnormal range match the reference and le
 // Scores that climb (or fall) steadily along the keys, by `rate` nats a key: the kernels'
 // online softmax moves its reference point only when a block's maximum rises more than a
 // margin above it, so slow rises (several blocks between moves), fast ones (every block)
-// and falls (odd query blocks sweep the keys last to first, so they see a rise) all run.
-namespace {
-Tensor rising_keys(int64_t T, int64_t Dk, float rate, uint64_t seed) {
-    Tensor k = randn({1, 2, T, Dk}, seed);
-    for (int64_t h = 0; h < 2; ++h)
-        for (int64_t j = 0; j < T; ++j)
-            for (int64_t d = 0; d < Dk; ++d) {
-                float& x = k.data[static_cast<size_t>((h * T + j) * Dk + d)];
-                x = 0.05f * x + (d == 0 ? rate * static_cast<float>(j) : 0.0f);
-            }
-    return k;
-}
-}  // namespace
+// and falls (odd query blocks sweep the keys last to first, so they see a rise) all run
+// (keys from test_util.hpp's rising_keys).
 
 TEST_CASE("flash: scores rising or falling along the keys (the softmax's reference point moving) match the reference") {
     const int64_t Tq = 150, Tk = 333, Dk = 8;

@@ -24,6 +24,7 @@
 
 using namespace attn;
 using attn::test::randn;
+using attn::test::rising_keys;
 
 namespace {
 
@@ -167,18 +168,13 @@ TEST_CASE("flash backward: fully masked rows give zero gradients with fill -inf"
 // saved with a lazy reference point gives the reference's gradients.
 TEST_CASE("flash backward: scores rising or falling along the keys give the reference gradients") {
     const int64_t Tq = 150, Tk = 333, Dk = 8;
-    Tensor q = randn({1, 2, Tq, Dk}, 51), k = randn({1, 2, Tk, Dk}, 52);
+    Tensor q = randn({1, 2, Tq, Dk}, 51);
     const Tensor v = randn({1, 2, Tk, 6}, 53), dout = randn({1, 2, Tq, 6}, 54);
     for (int64_t n = 0; n < 2 * Tq; ++n) q.data[static_cast<size_t>(n * Dk)] = 1.0f;
     AttentionOptions opt;
     opt.scale = Scale{ScaleKind::Constant, 1.0f};
     for (float rate : {0.02f, 0.5f, -0.5f}) {
-        Tensor kr = k;
-        for (int64_t n = 0; n < 2 * Tk; ++n)
-            for (int64_t d = 0; d < Dk; ++d) {
-                float& x = kr.data[static_cast<size_t>(n * Dk + d)];
-                x = 0.05f * x + (d == 0 ? rate * static_cast<float>(n % Tk) : 0.0f);
-            }
+        const Tensor kr = rising_keys(Tk, Dk, rate, 52);
         for (bool causal : {false, true}) {
             const Mask m = causal ? Mask::make_causal() : Mask{};
             const AttentionGrads want = attention_backward_reference(q, kr, v, m, opt, dout);

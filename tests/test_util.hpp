@@ -19,6 +19,19 @@ inline Tensor randn(Shape s, uint64_t seed, uint64_t stream = 0) {
     return t;
 }
 
+// Keys (1, 2, T, Dk) whose first component climbs (or falls) by `rate` a key, the rest small
+// noise: against a query whose first component is 1, scores rise steadily along the keys
+// (the flash kernels' tests of their online softmax's moving reference point).
+inline Tensor rising_keys(int64_t T, int64_t Dk, float rate, uint64_t seed) {
+    Tensor k = randn({1, 2, T, Dk}, seed);
+    for (int64_t n = 0; n < 2 * T; ++n)
+        for (int64_t d = 0; d < Dk; ++d) {
+            float& x = k.data[static_cast<size_t>(n * Dk + d)];
+            x = 0.05f * x + (d == 0 ? rate * static_cast<float>(n % T) : 0.0f);
+        }
+    return k;
+}
+
 inline std::string source_path(const std::string& rel) { return std::string(ATTN_SOURCE_DIR) + "/" + rel; }
 
 struct CliResult {

@@ -2,6 +2,8 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <limits>
+#include <vector>
 
 #include "test_util.hpp"
 
@@ -21,6 +23,36 @@ TEST_CASE("attention: softmax is stable and matches the closed form") {
     softmax_rows(masked, 1, 3);
     CHECK(masked[0] == 0.0f);
     CHECK(masked[2] == 0.0f);
+}
+
+// A NaN score makes its whole row NaN, as torch.softmax does, wherever it stands and even when
+// every score of the row is NaN: std::max(mx, x) would skip it, and a row of NaN alone would
+// pass for a fully masked one (zeros). A fully masked row stays zeros (attn's rule).
+TEST_CASE("attention: a NaN score makes its softmax row NaN, a row of NaN included") {
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    for (const std::vector<float>& row : {std::vector<float>{nan, nan, nan}, {1.0f, nan, 2.0f}, {nan, 1.0f, -INFINITY},
+                                          {-INFINITY, -INFINITY, nan}}) {
+        std::vector<float> x = row;
+        softmax_rows(x.data(), 1, 3);
+        CHECK((std::isnan(x[0]) && std::isnan(x[1]) && std::isnan(x[2])));
+        std::vector<double> xd(row.begin(), row.end());
+        softmax_rows<double>(xd.data(), 1, 3);
+        CHECK((std::isnan(xd[0]) && std::isnan(xd[1]) && std::isnan(xd[2])));
+    }
+    // through attention_reference: a query of NaN gives NaN weights and output in its row only
+    Tensor q = test::randn({1, 2, 5, 4}, 1, 0);
+    const Tensor k = test::randn({1, 2, 6, 4}, 1, 1), v = test::randn({1, 2, 6, 3}, 1, 2);
+    for (int64_t d = 0; d < 4; ++d) q.at({0, 1, 2, d}) = nan;
+    for (const Mask& m : {Mask::none(), Mask::make_causal()}) {
+        AttentionRecord rec;
+        const Tensor out = attention_reference(q, k, v, m, AttentionOptions{}, &rec);
+        for (int64_t h = 0; h < 2; ++h)
+            for (int64_t i = 0; i < 5; ++i) {
+                const bool nan_row = h == 1 && i == 2;
+                for (int64_t e = 0; e < 3; ++e) CHECK(std::isnan(out.at({0, h, i, e})) == nan_row);
+                for (int64_t j = 0; j < 6; ++j) CHECK(std::isnan(rec.weights.at({0, h, i, j})) == nan_row);
+            }
+    }
 }
 
 TEST_CASE("attention: output shapes follow (B, H, Tq, Dv), Dv independent of Dk") {

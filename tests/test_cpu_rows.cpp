@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -264,6 +265,44 @@ TEST_CASE("cpu rows: softmax and dS rows of every table match double element by 
                 }
             }
             off("dS", d, rds, [&](size_t e) { return bds[e]; });
+        }
+    }
+}
+
+// A NaN score makes its softmax row NaN (as torch.softmax, masked keys included), in a whole
+// vector, in the tail or as the whole row; the exp's clamp to [-87, 88] must not turn it into a number. GELU of NaN
+// is NaN too. The other rows keep their values.
+TEST_CASE("cpu rows: a NaN score makes exactly its softmax row NaN on every table, and GELU keeps NaN") {
+    const int64_t T = 37;
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    for (const Table& t : tables()) {
+        const std::string family = t.name;
+        CAPTURE(family);
+        for (const bool causal : {false, true}) {
+            CAPTURE(causal);
+            std::vector<float> P = normals(6, T * T, 3.0f), clean = P;
+            P[size_t(36 * T + 3)] = nan;                                // in a whole vector
+            P[size_t(35 * T + 34)] = nan;                               // in the tail
+            for (int64_t j = 0; j < T; ++j) P[size_t(20 * T + j)] = nan;  // the whole row
+            t.k->softmax_rows(P.data(), T, 0.5f, causal);
+            t.k->softmax_rows(clean.data(), T, 0.5f, causal);
+            for (int64_t i = 0; i < T; ++i) {
+                const bool nan_row = i == 20 || i == 35 || i == 36;  // each NaN is among its row's keys
+                CAPTURE(i);
+                for (int64_t j = 0; j < T; ++j) {
+                    const float x = P[size_t(i * T + j)];
+                    if (nan_row) CHECK(std::isnan(x));  // masked keys too: exp(-inf - NaN), as torch.softmax
+                    else CHECK(x == clean[size_t(i * T + j)]);  // the causal mask's zeros included
+                }
+            }
+        }
+        const float x[16] = {nan, 1.0f, nan, -2.0f, 0.5f, nan, 3.0f, -0.25f, nan, 0.0f, 4.0f, -5.0f, nan, 6.0f, 1.5f, nan};
+        float tanh_y[16], erf_y[16];
+        t.k->gelu_forward(tanh_y, x, 16);
+        t.k->gelu_erf_forward(erf_y, x, 16);
+        for (int e = 0; e < 16; ++e) {
+            CHECK(std::isnan(tanh_y[e]) == std::isnan(x[e]));
+            CHECK(std::isnan(erf_y[e]) == std::isnan(x[e]));
         }
     }
 }

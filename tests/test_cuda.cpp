@@ -331,6 +331,22 @@ TEST_CASE("cuda parity: NaN in one key spreads to exactly the rows that may atte
     }
 }
 
+TEST_CASE("cuda parity: a query of NaN gives a NaN row, not the zeros of a fully masked row") {
+    if (!gpu_or_skip()) return;
+    attn::Tensor q = random_tensor({1, 2, 20, 8}, 14);
+    const attn::Tensor k = random_tensor({1, 2, 20, 8}, 15), v = random_tensor({1, 2, 20, 8}, 16);
+    for (int64_t d = 0; d < 8; ++d) q.at({0, 1, 5, d}) = NAN;
+    for (attn::CudaKernel kern : attn::all_cuda_kernels()) {
+        for (const attn::Mask& mask : {attn::Mask::none(), attn::Mask::make_causal()}) {
+            const attn::Tensor got = attn::attention_cuda(q, k, v, mask, attn::AttentionOptions{}, kern);
+            INFO(std::string(attn::cuda_kernel_name(kern)) << ", mask " << mask.describe());
+            for (int64_t h = 0; h < 2; ++h)
+                for (int64_t i = 0; i < 20; ++i)
+                    for (int64_t e = 0; e < 8; ++e) CHECK(std::isnan(got.at({0, h, i, e})) == (h == 1 && i == 5));
+        }
+    }
+}
+
 TEST_CASE("cuda parity: compare_cuda_to_cpu reports a small difference, and flash refuses to record") {
     if (!gpu_or_skip()) return;
     const attn::Tensor q = random_tensor({1, 2, 50, 32}, 11), k = random_tensor({1, 2, 60, 32}, 12),

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -195,6 +196,36 @@ TEST_CASE("flash: NaN scores give NaN output rows and leave the other rows as th
             else wrong += std::abs(got.data[i] - want.data[i]) <= 1e-4f * (1.0f + std::abs(want.data[i])) ? 0 : 1;
         }
         CHECK(wrong == 0);
+    }
+}
+
+// A query of NaN: every score of its row is NaN. The reference, every kernel and every bf16 path
+// give that row NaN (as PyTorch does), not the zeros of a fully masked row, and the other rows
+// their values.
+TEST_CASE("flash: a query of NaN gives a NaN output row on every kernel, as in the reference") {
+    const int64_t Tq = 40, Tk = 70, Dk = 8, Dv = 5;
+    Tensor q = randn({1, 2, Tq, Dk}, 64);
+    const Tensor k = randn({1, 2, Tk, Dk}, 65), v = randn({1, 2, Tk, Dv}, 66);
+    for (int64_t d = 0; d < Dk; ++d) q.data[static_cast<size_t>((Tq + 17) * Dk + d)] = std::nanf("");
+    for (const bool causal : {false, true}) {
+        const Mask m = causal ? Mask::make_causal() : Mask{};
+        const Tensor want = naive(q, k, v, m, AttentionOptions{});
+        std::vector<std::pair<std::string, Tensor>> runs;
+        for (const std::string& kern : flash_kernels())
+            runs.emplace_back(kern, attention_flash_with(kern, q, k, v, m, AttentionOptions{}, 2));
+        for (const std::string& path : flash_bf16_paths())  // bf16 precision: tolerance 2e-2 as above
+            runs.emplace_back("bf16 " + path, attention_flash_bf16_with(path, q, k, v, m, AttentionOptions{}, 2));
+        for (const auto& [name, got] : runs) {
+            INFO(name << " causal " << causal);
+            const float rtol = name.rfind("bf16", 0) == 0 ? 2e-2f : 1e-4f;
+            int wrong = 0;
+            for (int64_t n = 0; n < 2 * Tq * Dv; ++n) {
+                const auto i = static_cast<size_t>(n);
+                if (n / Dv == Tq + 17) wrong += std::isnan(got.data[i]) && std::isnan(want.data[i]) ? 0 : 1;
+                else wrong += std::abs(got.data[i] - want.data[i]) <= rtol * (1.0f + std::abs(want.data[i])) ? 0 : 1;
+            }
+            CHECK(wrong == 0);
+        }
     }
 }
 

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -161,6 +162,41 @@ TEST_CASE("flash backward: fully masked rows give zero gradients with fill -inf"
         for (int64_t n = 2 * 150 * 16; n < 4 * 150 * 16; ++n) CHECK(g.dk.data[static_cast<size_t>(n)] == 0.0f);
         for (int64_t n = 2 * 150 * 8; n < 4 * 150 * 8; ++n) CHECK(g.dv.data[static_cast<size_t>(n)] == 0.0f);
         check_grads(g, attention_backward_reference(q, k, v, pad, AttentionOptions{}, dout), kern + " fully masked");
+    }
+}
+
+// A query of NaN: its row of weights is NaN, so in the reference's backward its dq row and
+// the dk and dv rows of every key it sees are NaN, and the other heads are untouched. Each
+// kernel gives the same NaN pattern and the reference's values elsewhere. One exception, under
+// the causal mask: the reference's materialised weights are NaN on the masked keys too
+// (exp(-inf - NaN), as torch.softmax gives), so its dk and dv rows of keys after the query are
+// NaN; the flash kernels never visit those keys and leave them finite. Not compared there.
+TEST_CASE("flash backward: a query of NaN gives the reference's NaN gradients and values elsewhere") {
+    const int64_t T = 70, Dk = 8, Dv = 6, bad = 23;  // query 23 of head 1
+    Tensor q = randn({1, 2, T, Dk}, 15);
+    const Tensor k = randn({1, 2, T, Dk}, 16), v = randn({1, 2, T, Dv}, 17), dout = randn({1, 2, T, Dv}, 18);
+    for (int64_t d = 0; d < Dk; ++d) q.data[static_cast<size_t>((T + bad) * Dk + d)] = std::nanf("");
+    for (const bool causal : {false, true}) {
+        const Mask m = causal ? Mask::make_causal() : Mask{};
+        const AttentionGrads want = attention_backward_reference(q, k, v, m, AttentionOptions{}, dout);
+        int64_t nan_dq = 0, nan_dv = 0;
+        for (float x : want.dq.data) nan_dq += std::isnan(x) ? 1 : 0;
+        for (float x : want.dv.data) nan_dv += std::isnan(x) ? 1 : 0;
+        CHECK(nan_dq == Dk);
+        CHECK(nan_dv == T * Dv);
+        for (const std::string& kern : flash_backward_kernels()) {
+            const AttentionGrads g = flash_grads(kern, q, k, v, m, AttentionOptions{}, dout, 2);
+            INFO(kern << " causal " << causal);
+            int wrong = 0;
+            for (const auto& [got, ref, D] : {std::tuple{&g.dq, &want.dq, Dk}, {&g.dk, &want.dk, Dk}, {&g.dv, &want.dv, Dv}})
+                for (size_t e = 0; e < ref->data.size(); ++e) {
+                    const auto row = static_cast<int64_t>(e) / D;  // (h, t)
+                    if (causal && got != &g.dq && row > T + bad) continue;  // a key after the query (above)
+                    const float a = got->data[e], b = ref->data[e];
+                    wrong += std::isnan(b) ? (std::isnan(a) ? 0 : 1) : (std::abs(a - b) <= 1e-4f * (1 + std::abs(b)) ? 0 : 1);
+                }
+            CHECK(wrong == 0);
+        }
     }
 }
 

@@ -602,6 +602,36 @@ TEST_CASE("nn ops: every float GEMM path matches the reference ops element by el
 // formula, the same pieces, so bit for bit here (float on every GEMM path, at 1 and 3
 // threads; piece lengths are multiples of 1024 elements, where the fused activation and
 // the separate one cut their tanh blocks alike).
+// A query of NaN (one head of one token) makes exactly its weight row (masked keys included)
+// and its output slice NaN in the float fast ops, as in the reference and PyTorch, on every path (ATTN_ISA=generic
+// takes Eigen's softmax, the others the row kernels); every other value is the reference's.
+TEST_CASE("nn ops: a query of NaN gives NaN in exactly its weight row and output slice (fast ops)") {
+    const int64_t B = 2, T = 19, H = 3, Dk = 4, Dv = 5, N = B * T, bad_b = 1, bad_t = 7, bad_h = 2;
+    FVec q = to_float(randv(N * H * Dk, 56));
+    const FVec k = to_float(randv(N * H * Dk, 57)), v = to_float(randv(N * H * Dv, 58));
+    for (int64_t d = 0; d < Dk; ++d) q[size_t((bad_b * T + bad_t) * H * Dk + bad_h * Dk + d)] = std::nanf("");
+    for (const bool causal : {false, true}) {
+        CAPTURE(causal);
+        FVec o(N * H * Dv), a(B * H * T * T), of(o.size()), af(a.size());
+        tr::attention_forward(o.data(), a.data(), q.data(), k.data(), v.data(), B, T, H, Dk, Dv, 0.5f, causal, 0.0f, 9);
+        tr::attention_forward_fast(of.data(), af.data(), q.data(), k.data(), v.data(), B, T, H, Dk, Dv, 0.5f, causal,
+                                   0.0f, 9, 2);
+        int wrong = 0;
+        for (size_t e = 0; e < a.size(); ++e) {
+            const auto row = static_cast<int64_t>(e) / T;  // (b, h, i)
+            const bool bad = row == (bad_b * H + bad_h) * T + bad_t;
+            if (bad) wrong += std::isnan(a[e]) && std::isnan(af[e]) ? 0 : 1;
+            else wrong += std::abs(af[e] - a[e]) <= 1e-5f ? 0 : 1;
+        }
+        for (size_t e = 0; e < o.size(); ++e) {
+            const auto n = static_cast<int64_t>(e) / (H * Dv), h = static_cast<int64_t>(e) % (H * Dv) / Dv;
+            if (n == bad_b * T + bad_t && h == bad_h) wrong += std::isnan(o[e]) && std::isnan(of[e]) ? 0 : 1;
+            else wrong += std::abs(of[e] - o[e]) <= 1e-5f ? 0 : 1;
+        }
+        CHECK(wrong == 0);
+    }
+}
+
 TEST_CASE("nn ops: Into::Set equals adding into zeros, and the fused MLP ops equal the separate ones") {
     const tr::GemmPath before = tr::gemm_path();
     const float nan = std::numeric_limits<float>::quiet_NaN();

@@ -45,9 +45,11 @@ template <class T>
 void softmax_rows(T* x, int64_t rows, int64_t n) {
     for (int64_t r = 0; r < rows; ++r) {
         T* row = x + r * n;
-        // pass 1: row max (subtracting it keeps exp() <= 1: no overflow)
+        // pass 1: row max (subtracting it keeps exp() <= 1: no overflow). A NaN wins, so that
+        // its row is NaN as in torch.softmax; std::max would skip it, and a row of NaN alone
+        // would then pass for a fully masked one.
         T mx = -std::numeric_limits<T>::infinity();
-        for (int64_t j = 0; j < n; ++j) mx = std::max(mx, row[j]);
+        for (int64_t j = 0; j < n; ++j) mx = std::isnan(row[j]) || row[j] > mx ? row[j] : mx;
         if (mx == -std::numeric_limits<T>::infinity()) {
             // every key masked with -inf: defined as all-zero weights (see attention.hpp)
             std::fill(row, row + n, T(0));

@@ -33,7 +33,8 @@ inline __m256i lane_mask(int64_t n) {  // the first n of 8 lanes, n clamped to [
 // exp as Avx512Lanes::exp (rows_avx512.cpp), 2^n put in the exponent bits: n is in [-126, 127]
 // for the clamped x, a normal float
 __m256 exp8(__m256 x) {
-    x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.0f)), _mm256_set1_ps(88.0f));
+    // x second: max and min return their second operand when either is NaN, so NaN stays NaN
+    x = _mm256_min_ps(_mm256_set1_ps(88.0f), _mm256_max_ps(_mm256_set1_ps(-87.0f), x));
     const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
                                      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);

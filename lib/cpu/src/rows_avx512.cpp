@@ -66,7 +66,8 @@ struct Avx512Lanes {
     static float reduce_add(V v) { return _mm512_reduce_add_ps(v); }
     static float reduce_max(V v) { return _mm512_reduce_max_ps(v); }
     static V exp(V x) {
-        x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.0f)), _mm512_set1_ps(88.0f));
+        // x second: max and min return their second operand when either is NaN, so NaN stays NaN
+        x = _mm512_min_ps(_mm512_set1_ps(88.0f), _mm512_max_ps(_mm512_set1_ps(-87.0f), x));
         const V n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
         V r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);

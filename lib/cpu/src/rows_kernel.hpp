@@ -11,7 +11,7 @@
 //   keep_n(v, n, f)   lanes >= n replaced by f
 //   reduce_add, reduce_max: the tree (l, l+8), (l, l+4), (l, l+2), (l, l+1)
 //   exp               Cody-Waite by ln 2 and Cephes' degree-6 polynomial (about 1 ulp), input
-//                     clamped to [-87, 88]
+//                     clamped to [-87, 88]; NaN stays NaN (so a NaN score makes its softmax row NaN)
 //   recip             1/d for the GELU's sigmoid and erf (AVX-512: rcp14 and a Newton step)
 #pragma once
 
@@ -210,10 +210,12 @@ struct Rows {
                 L::store_n(row + full, e, tail);
                 vs = L::add(vs, e);
             }
-            const V inv = L::set1(1.0f / L::reduce_add(vs));
+            const float sum = L::reduce_add(vs);
+            const V inv = L::set1(1.0f / sum);
             for (int64_t j = 0; j < full; j += 16) L::store(row + j, L::mul(L::load(row + j), inv));
             if (tail) L::store_n(row + full, L::mul(L::load_n(row + full, tail), inv), tail);
-            std::fill(row + n, row + T, 0.0f);
+            // the masked keys: 0, or NaN in a NaN row (torch.softmax's exp(-inf - NaN))
+            std::fill(row + n, row + T, std::isnan(sum) ? sum : 0.0f);
         }
     }
 

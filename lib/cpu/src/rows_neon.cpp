@@ -22,7 +22,8 @@ namespace {
 
 // exp as rows_avx2.cpp's exp8: the input clamped to [-87, 88], Cody-Waite by ln 2, Cephes'
 // polynomial, 2^n in the exponent bits (n in [-126, 127] for the clamped x: a normal float).
-// vfmsq_f32(c, a, b) = c - a b with one rounding, as _mm256_fnmadd_ps(a, b, c).
+// vfmsq_f32(c, a, b) = c - a b with one rounding, as _mm256_fnmadd_ps(a, b, c). vmaxq_f32 and
+// vminq_f32 return NaN when either input is NaN, so NaN stays NaN.
 float32x4_t exp4(float32x4_t x) {
     x = vminq_f32(vmaxq_f32(x, vdupq_n_f32(-87.0f)), vdupq_n_f32(88.0f));
     const float32x4_t n = vrndnq_f32(vmulq_f32(x, vdupq_n_f32(1.44269504088896341f)));  // nearest, ties to even

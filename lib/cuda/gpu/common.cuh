@@ -28,6 +28,10 @@ __device__ inline bool dropout_drops_dev(uint64_t seed, uint64_t flat, float p) 
     return p > 0.0f && counter_uniform_dev(seed, flat) < p;
 }
 
+// The row max of a softmax: fmaxf skips a NaN, so a row of NaN scores would pass for a fully
+// masked row (weights 0). Here a NaN wins, so its row is NaN, as on the CPU and in PyTorch.
+__device__ inline float max_nan(float a, float b) { return isnan(a) ? a : isnan(b) ? b : fmaxf(a, b); }
+
 // The score the softmax sees for raw dot product `raw` of query i and key j, under
 // the mask row m of their batch row (reference passes 2 and 3):
 // scaled = raw * scale + additive; masked_fill(~allowed, fill).

@@ -86,10 +86,10 @@ __global__ void __launch_bounds__(F32_THREADS) flash_f32_kernel(const float* __r
                 else if (j >= a.Tk) x = -INFINITY;  // no such key
                 else x = masked_score(a, mask, dot, ic, j);
                 s[jj] = x;
-                mx = fmaxf(mx, x);
+                mx = max_nan(mx, x);
             }
             // pass 3: online softmax update for these SUB keys
-            const float m_new = fmaxf(m, mx);
+            const float m_new = max_nan(m, mx);
             const float m_use = m_new == -INFINITY ? 0.0f : m_new;  // all -inf so far: nothing to scale
             const float alpha = expf(m - m_use);
             l *= alpha;

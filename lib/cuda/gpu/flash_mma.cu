@@ -245,15 +245,15 @@ __global__ void __launch_bounds__(WARPS * 32)
         float mx0 = -INFINITY, mx1 = -INFINITY;
 #pragma unroll
         for (int nt = 0; nt < NT_S; ++nt) {
-            mx0 = fmaxf(mx0, fmaxf(s[nt][0], s[nt][1]));
-            mx1 = fmaxf(mx1, fmaxf(s[nt][2], s[nt][3]));
+            mx0 = max_nan(mx0, max_nan(s[nt][0], s[nt][1]));
+            mx1 = max_nan(mx1, max_nan(s[nt][2], s[nt][3]));
         }
 #pragma unroll
         for (int off = 1; off < 4; off <<= 1) {
-            mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, off));
-            mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, off));
+            mx0 = max_nan(mx0, __shfl_xor_sync(0xffffffffu, mx0, off));
+            mx1 = max_nan(mx1, __shfl_xor_sync(0xffffffffu, mx1, off));
         }
-        const float mn0 = fmaxf(m0, mx0), mn1 = fmaxf(m1, mx1);
+        const float mn0 = max_nan(m0, mx0), mn1 = max_nan(m1, mx1);
         const float u0 = mn0 == -INFINITY ? 0.0f : mn0;  // all -inf so far: nothing to rescale
         const float u1 = mn1 == -INFINITY ? 0.0f : mn1;
         const float alpha0 = exp2f(m0 - u0), alpha1 = exp2f(m1 - u1);

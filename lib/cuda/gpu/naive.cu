@@ -80,14 +80,14 @@ __device__ inline float block_reduce(float v, bool is_max, float* scratch) {
     // warp shuffles, then one value per warp through shared memory
     for (int off = 16; off > 0; off >>= 1) {
         const float o = __shfl_xor_sync(0xffffffffu, v, off);
-        v = is_max ? fmaxf(v, o) : v + o;
+        v = is_max ? max_nan(v, o) : v + o;
     }
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     __syncthreads();  // scratch may still be read by a previous reduction
     if (lane == 0) scratch[warp] = v;
     __syncthreads();
     v = scratch[0];
-    for (int w = 1; w < SM_THREADS / 32; ++w) v = is_max ? fmaxf(v, scratch[w]) : v + scratch[w];
+    for (int w = 1; w < SM_THREADS / 32; ++w) v = is_max ? max_nan(v, scratch[w]) : v + scratch[w];
     return v;
 }
 
@@ -110,7 +110,7 @@ __global__ void softmax_rows_kernel(const float* raw, float* scaled_out, float* 
         if (scaled_out != nullptr) scaled_out[row * n + j] = s;
         if (masked_out != nullptr) masked_out[row * n + j] = m;
         y[j] = m;  // same element, same thread: safe when y aliases x
-        mx = fmaxf(mx, m);
+        mx = max_nan(mx, m);
     }
     mx = block_reduce(mx, true, scratch);
 

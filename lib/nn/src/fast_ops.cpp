@@ -572,10 +572,11 @@ void attention_forward_fast(S* out, S* att, const S* q, const S* k, const S* v, 
                 S* row = att + (bh * T + i) * T;
                 auto en = e.head(n);
                 en = Eigen::Map<const Eigen::Array<S, Eigen::Dynamic, 1>>(row, n) * factor;
-                en = (en - en.maxCoeff()).exp();
-                en *= S(1) / en.sum();
+                en = (en - en.template maxCoeff<Eigen::PropagateNaN>()).exp();  // a NaN makes the row NaN
+                const S sum = en.sum();
+                en *= S(1) / sum;
                 std::copy(e.data(), e.data() + n, row);
-                std::fill(row + n, row + T, S(0));
+                std::fill(row + n, row + T, std::isnan(sum) ? sum : S(0));  // as the row kernels
             }
         };
         const auto* k = std::is_same_v<S, float> ? rows::row_kernels() : nullptr;

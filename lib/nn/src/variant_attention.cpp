@@ -217,14 +217,15 @@ void variant_attention_forward(S* out, S* att, const S* q, const S* k, const S* 
                         s = dropout_drops(seed, static_cast<uint64_t>((bh * T + i) * T + j), p) ? S(0) : s * inv_keep;
                 }
                 pr[j] = s;
-                mx = std::max(mx, s);
+                mx = std::isnan(s) || s > mx ? s : mx;  // a NaN wins: its row is NaN, as in torch.softmax
             }
+            const bool none = mx == -std::numeric_limits<S>::infinity();
             S sum = 0;
             for (int64_t j = 0; j < T; ++j) {  // a row with every key masked gets weight 0 everywhere
-                pr[j] = mx == -std::numeric_limits<S>::infinity() ? S(0) : std::exp(pr[j] - mx);
+                pr[j] = none ? S(0) : std::exp(pr[j] - mx);
                 sum += pr[j];
             }
-            for (int64_t j = 0; j < T; ++j) pr[j] = sum > 0 ? pr[j] / sum : S(0);
+            for (int64_t j = 0; j < T; ++j) pr[j] = none ? S(0) : pr[j] / sum;
             S* o = o_all + (b * T + i) * VS + h * Dv;
             for (int64_t e = 0; e < Dv; ++e) o[e] = 0;
             if (off) continue;  // ablated: the weights are kept, the output is zero

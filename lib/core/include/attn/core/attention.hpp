@@ -14,6 +14,8 @@
 //                 output row is 0 and nothing NaN spreads. Documented and tested.
 //   fill finite (-1e9): every score equals the fill, so softmax is uniform
 //                 (1/Tk on every key, padded ones included), exactly as PyTorch.
+// A NaN score (a NaN in q, k, or an additive mask) makes its whole row NaN, as in
+// PyTorch, even when every score of the row is NaN: that row is not "fully masked".
 #pragma once
 
 #include <cstdint>

@@ -4,6 +4,8 @@
 // after flash_kernel.hpp.
 #pragma once
 
+#include "flash_ftz.hpp"
+
 namespace attn::flash_detail {
 namespace {
 
@@ -36,7 +38,7 @@ struct Avx2 {
     // masked (-inf) scores weigh exactly 0 as in the reference (-127 < x < -126.5 gives 0
     // too). -126.5 <= x < -126 would give a subnormal, and a subnormal result costs a
     // microcode assist on Intel cores, so the kernels that use exp2 run under
-    // FlushToZero (below): 0 there too, as the compare and mask after the product that
+    // FlushToZero (flash_ftz.hpp): 0 there too, as the compare and mask after the product that
     // this replaced gave (two of the softmax pass's thirteen instructions per vector).
     // NaN stays NaN (vmaxps returns its second operand when either is NaN).
     static V exp2(V x) {
@@ -52,32 +54,6 @@ struct Avx2 {
         p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0000001192092896f));
         const __m256i e = _mm256_slli_epi32(_mm256_castps_si256(t), 23);
         return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
-    }
-};
-
-// MXCSR's flush-to-zero bit set for one call: a result below the normal range becomes 0
-// instead of a subnormal (which Intel cores produce through a microcode assist, ~100+
-// cycles). Only such results change, by less than 2^-126; inputs are read as they are.
-// Per thread (MXCSR is), and the caller's setting comes back on return.
-class FlushToZero {
-public:
-    FlushToZero() : saved_(_mm_getcsr()) { _mm_setcsr(saved_ | _MM_FLUSH_ZERO_ON); }
-    ~FlushToZero() { _mm_setcsr(saved_); }
-    FlushToZero(const FlushToZero&) = delete;
-    FlushToZero& operator=(const FlushToZero&) = delete;
-
-private:
-    unsigned saved_;
-};
-
-// F (a kernel's entry point) called under FlushToZero: &Ftz<&K::run_item>::call.
-template <auto F>
-struct Ftz;
-template <class R, class... A, R (*F)(A...)>
-struct Ftz<F> {
-    static R call(A... a) {
-        const FlushToZero ftz;
-        return F(a...);
     }
 };
 

@@ -61,9 +61,10 @@ namespace {
 using K512 = FlashF32<Avx512, 8, 4, 6, 6, 64>;
 using K512L = FlashF32<Avx512, 16, 4, 6, 6, 128>;
 using K512S = FlashF32<Avx512, 4, 4, 6, 6, 128>;
-const Kernel kAvx512Long{"avx512-long", K512L::BQ, &K512L::workspace_floats, &K512L::run_item};
-const Kernel kAvx512Short{"avx512-short", K512S::BQ, &K512S::workspace_floats, &K512S::run_item};
-const Kernel kAvx512{"avx512", K512::BQ, &K512::workspace_floats, &K512::run_item, &kAvx512Long, &kAvx512Short};
+const Kernel kAvx512Long{"avx512-long", K512L::BQ, &K512L::workspace_floats, &Ftz<&K512L::run_item>::call};
+const Kernel kAvx512Short{"avx512-short", K512S::BQ, &K512S::workspace_floats, &Ftz<&K512S::run_item>::call};
+const Kernel kAvx512{"avx512", K512::BQ, &K512::workspace_floats, &Ftz<&K512::run_item>::call,
+                     &kAvx512Long, &kAvx512Short};
 
 }  // namespace
 

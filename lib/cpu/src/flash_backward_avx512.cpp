@@ -34,7 +34,8 @@ namespace {
 //  KT, VT, Kp, dK, dV (16 KiB each at D = 64) stay in L2 while Q̂s, dO and dQ rows
 //  stream past once per key block.
 using B512 = FlashBwdF32<Avx512, 4, 64, 6, 4>;
-const BwdKernel kBwdAvx512{"avx512", B512::BK, 64, &B512::workspace_floats, &B512::run_item, &B512::refine_item};
+const BwdKernel kBwdAvx512{"avx512", B512::BK, 64, &B512::workspace_floats, &Ftz<&B512::run_item>::call,
+                          &Ftz<&B512::refine_item>::call};
 
 }  // namespace
 

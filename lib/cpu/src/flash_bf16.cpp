@@ -54,8 +54,8 @@ struct Avx512Bf16 : Avx512 {
 // Long key sequences: 256-query blocks, as for float32 (flash_avx512.cpp).
 using KBf16 = FlashF32<Avx512Bf16, 4, 4, 6, 6, 128, true>;
 using KBf16L = FlashF32<Avx512Bf16, 16, 4, 6, 6, 128, true>;
-const Kernel kBf16Long{"avx512-bf16-long", KBf16L::BQ, &KBf16L::workspace_floats, &KBf16L::run_item};
-const Kernel kBf16{"avx512-bf16", KBf16::BQ, &KBf16::workspace_floats, &KBf16::run_item, &kBf16Long};
+const Kernel kBf16Long{"avx512-bf16-long", KBf16L::BQ, &KBf16L::workspace_floats, &Ftz<&KBf16L::run_item>::call};
+const Kernel kBf16{"avx512-bf16", KBf16::BQ, &KBf16::workspace_floats, &Ftz<&KBf16::run_item>::call, &kBf16Long};
 
 }  // namespace
 

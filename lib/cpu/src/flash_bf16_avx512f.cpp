@@ -44,8 +44,8 @@ struct Avx512Round : Avx512 {
 
 using KR = FlashF32<Avx512Round, 4, 4, 6, 6, 128, false, true>;
 using KRL = FlashF32<Avx512Round, 16, 4, 6, 6, 128, false, true>;
-const Kernel kRoundLong{"avx512-long", KRL::BQ, &KRL::workspace_floats, &KRL::run_item};
-const Kernel kRound{"avx512", KR::BQ, &KR::workspace_floats, &KR::run_item, &kRoundLong};
+const Kernel kRoundLong{"avx512-long", KRL::BQ, &KRL::workspace_floats, &Ftz<&KRL::run_item>::call};
+const Kernel kRound{"avx512", KR::BQ, &KR::workspace_floats, &Ftz<&KR::run_item>::call, &kRoundLong};
 
 }  // namespace
 

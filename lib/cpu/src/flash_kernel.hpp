@@ -460,8 +460,8 @@ struct FlashF32 {
                 // The block maximum in two chains per vector (even and odd keys): one chain of
                 // vmaxps per vector is bound by its 4-cycle latency (4 cycles a key), which
                 // perf showed as the 1.6% this pass took (AVX2 and AVX-512 alike).
-                V mx[CH], mx2[CH], muse[CH], sum[CH];
-                for (int c = 0; c < CH; ++c) mx2[c] = mx[c] = S::load(m + (v0 + c) * W);
+                V mold[CH], mx[CH], mx2[CH], muse[CH], sum[CH];
+                for (int c = 0; c < CH; ++c) mx2[c] = mx[c] = mold[c] = S::load(m + (v0 + c) * W);
                 int jm = 0;
                 for (; jm + 1 < nk; jm += 2)
                     for (int c = 0; c < CH; ++c) {
@@ -475,8 +475,6 @@ struct FlashF32 {
                 // where m is still -inf and the block has a finite score, NaN (no growth)
                 // where both are -inf or the block has a NaN score; every lane is compared on
                 // its own, since a vector max would let a NaN hide another lane's rise.
-                V mold[CH];
-                for (int c = 0; c < CH; ++c) mold[c] = S::load(m + (v0 + c) * W);
                 alignas(64) float rl[CH * W];
                 for (int c = 0; c < CH; ++c) S::store(rl + c * W, S::sub(mx[c], mold[c]));
                 int grows = 0;

@@ -21,6 +21,7 @@
 
 using namespace attn;
 using attn::test::randn;
+using attn::test::mask_grid;
 using attn::test::rising_keys;
 
 namespace {
@@ -65,28 +66,9 @@ TEST_CASE("flash matches the reference on a grid of shapes and masks and scales 
         for (const Case& c : shapes) {
             const Tensor q = randn({c.B, c.H, c.Tq, c.Dk}, seed++), k = randn({c.B, c.H, c.Tk, c.Dk}, seed++),
                          v = randn({c.B, c.H, c.Tk, c.Dv}, seed++);
-            std::vector<std::pair<std::string, Mask>> masks;
-            masks.push_back({"none", Mask::none()});
-            masks.push_back({"causal", Mask::make_causal()});
             std::vector<int64_t> lengths;
             for (int64_t b = 0; b < c.B; ++b) lengths.push_back(b == 0 ? c.Tk : (c.Tk + 1) / 2);
-            const Mask pad = Mask::key_padding(lengths);
-            masks.push_back({"pad", pad});
-            masks.push_back({"causal+pad", Mask::make_causal().combined(pad)});
-            Rng r(seed++);
-            std::vector<uint8_t> dense(static_cast<size_t>(c.B * c.Tq * c.Tk));
-            for (auto& x : dense) x = r.uniform() < 0.7f;
-            masks.push_back({"dense", Mask::custom(c.B, c.Tq, c.Tk, dense)});
-            std::vector<uint8_t> keep(static_cast<size_t>(c.B * c.Tk));
-            for (auto& x : keep) x = r.uniform() < 0.6f;
-            // [B, 1, Tk]: broadcast over queries, as PyTorch's key padding mask
-            masks.push_back({"dense [B,1,Tk]", Mask::key_padding_bool(c.B, c.Tk, keep)});
-            std::vector<float> add(static_cast<size_t>(c.Tq * c.Tk));
-            for (auto& x : add) x = r.normal();
-            const Mask addm = Mask::additive_mask(1, c.Tq, c.Tk, add);
-            masks.push_back({"additive", addm});
-            masks.push_back({"additive+causal", addm.combined(Mask::make_causal())});
-            for (const auto& [mname, m] : masks)
+            for (const auto& [mname, m] : mask_grid(c.B, c.Tq, c.Tk, lengths, seed++))
                 for (int sc = 0; sc < 3; ++sc) {
                     AttentionOptions opt;
                     if (sc == 1) opt.scale = Scale{ScaleKind::Constant, 0.3f};

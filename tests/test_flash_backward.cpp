@@ -25,6 +25,7 @@
 
 using namespace attn;
 using attn::test::randn;
+using attn::test::mask_grid;
 using attn::test::rising_keys;
 
 namespace {
@@ -101,27 +102,9 @@ std::string name_of(const Case& c) {
 // Every mask kind of the forward's tests; batch row 1 of "pad" has no keys at all
 // (every row fully masked).
 std::vector<std::pair<std::string, Mask>> masks_for(const Case& c, uint64_t seed) {
-    std::vector<std::pair<std::string, Mask>> masks;
-    masks.push_back({"none", Mask::none()});
-    masks.push_back({"causal", Mask::make_causal()});
     std::vector<int64_t> lengths;
     for (int64_t b = 0; b < c.B; ++b) lengths.push_back(b == 0 ? (c.Tk + 1) / 2 : (b == 1 ? 0 : c.Tk));
-    const Mask pad = Mask::key_padding(lengths);
-    masks.push_back({"pad", pad});
-    masks.push_back({"causal+pad", Mask::make_causal().combined(pad)});
-    Rng r(seed);
-    std::vector<uint8_t> dense(static_cast<size_t>(c.B * c.Tq * c.Tk));
-    for (auto& x : dense) x = r.uniform() < 0.7f;
-    masks.push_back({"dense", Mask::custom(c.B, c.Tq, c.Tk, dense)});
-    std::vector<uint8_t> keep(static_cast<size_t>(c.B * c.Tk));
-    for (auto& x : keep) x = r.uniform() < 0.6f;
-    masks.push_back({"dense [B,1,Tk]", Mask::key_padding_bool(c.B, c.Tk, keep)});
-    std::vector<float> add(static_cast<size_t>(c.Tq * c.Tk));
-    for (auto& x : add) x = r.normal();
-    const Mask addm = Mask::additive_mask(1, c.Tq, c.Tk, add);
-    masks.push_back({"additive", addm});
-    masks.push_back({"additive+causal", addm.combined(Mask::make_causal())});
-    return masks;
+    return mask_grid(c.B, c.Tq, c.Tk, lengths, seed);
 }
 
 }  // namespace

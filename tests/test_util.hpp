@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <string>
 #include <system_error>
+#include <utility>
+#include <vector>
 #include <sys/wait.h>
 
 #include "attn/attn.hpp"
@@ -30,6 +32,33 @@ inline Tensor rising_keys(int64_t T, int64_t Dk, float rate, uint64_t seed) {
             x = 0.05f * x + (d == 0 ? rate * static_cast<float>(n % T) : 0.0f);
         }
     return k;
+}
+
+// The mask kinds the kernel tests run, in this order: none, causal, key padding to `lengths`
+// (one per batch row), causal + that padding, a random boolean [B, Tq, Tk] mask (70% allowed),
+// a random boolean key padding [B, 1, Tk] (60% kept), a random additive [1, Tq, Tk] mask, and
+// that additive mask with causal. The random parts come from Rng(seed).
+inline std::vector<std::pair<std::string, Mask>> mask_grid(int64_t B, int64_t Tq, int64_t Tk,
+                                                          const std::vector<int64_t>& lengths, uint64_t seed) {
+    std::vector<std::pair<std::string, Mask>> masks;
+    masks.push_back({"none", Mask::none()});
+    masks.push_back({"causal", Mask::make_causal()});
+    const Mask pad = Mask::key_padding(lengths);
+    masks.push_back({"pad", pad});
+    masks.push_back({"causal+pad", Mask::make_causal().combined(pad)});
+    Rng r(seed);
+    std::vector<uint8_t> dense(static_cast<size_t>(B * Tq * Tk));
+    for (auto& x : dense) x = r.uniform() < 0.7f;
+    masks.push_back({"dense", Mask::custom(B, Tq, Tk, dense)});
+    std::vector<uint8_t> keep(static_cast<size_t>(B * Tk));
+    for (auto& x : keep) x = r.uniform() < 0.6f;
+    masks.push_back({"dense [B,1,Tk]", Mask::key_padding_bool(B, Tk, keep)});  // as PyTorch's key padding mask
+    std::vector<float> add(static_cast<size_t>(Tq * Tk));
+    for (auto& x : add) x = r.normal();
+    const Mask addm = Mask::additive_mask(1, Tq, Tk, add);
+    masks.push_back({"additive", addm});
+    masks.push_back({"additive+causal", addm.combined(Mask::make_causal())});
+    return masks;
 }
 
 inline std::string source_path(const std::string& rel) { return std::string(ATTN_SOURCE_DIR) + "/" + rel; }

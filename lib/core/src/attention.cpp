@@ -45,11 +45,9 @@ template <class T>
 void softmax_rows(T* x, int64_t rows, int64_t n) {
     for (int64_t r = 0; r < rows; ++r) {
         T* row = x + r * n;
-        // pass 1: row max (subtracting it keeps exp() <= 1: no overflow). A NaN wins, so that
-        // its row is NaN as in torch.softmax; std::max would skip it, and a row of NaN alone
-        // would then pass for a fully masked one.
+        // pass 1: row max (subtracting it keeps exp() <= 1: no overflow); a NaN wins (max_nan)
         T mx = -std::numeric_limits<T>::infinity();
-        for (int64_t j = 0; j < n; ++j) mx = std::isnan(row[j]) || row[j] > mx ? row[j] : mx;
+        for (int64_t j = 0; j < n; ++j) mx = max_nan(mx, row[j]);
         if (mx == -std::numeric_limits<T>::infinity()) {
             // every key masked with -inf: defined as all-zero weights (see attention.hpp)
             std::fill(row, row + n, T(0));
@@ -236,8 +234,6 @@ void attention_forward(T* out_p, const T* q_in, const T* k_in, const T* v_p, con
     const T* q = in.q;
     const T* k = in.k;
     const T scale = in.scale;
-    const bool dropping = in.dropping;
-    const T keep_scale = in.keep_scale;
 
     const size_t nscores = static_cast<size_t>(B * H * Tq * Tk);
     if (rec != nullptr)
@@ -279,12 +275,7 @@ void attention_forward(T* out_p, const T* q_in, const T* k_in, const T* v_p, con
             softmax_rows(s.data(), Tq, Tk);
             if (rec != nullptr) std::copy(s.data(), s.data() + Tq * Tk, rec->weights.data() + off);
             // pass 4: dropout on the weights (after softmax, C38), kept ones scaled by 1/(1-p)
-            if (dropping)
-                for (int64_t i = 0; i < Tq; ++i)
-                    for (int64_t j = 0; j < Tk; ++j) {
-                        const uint64_t flat = static_cast<uint64_t>(off) + static_cast<uint64_t>(i * Tk + j);
-                        s(i, j) = dropout_drops(opt.seed, flat, opt.dropout) ? T(0) : s(i, j) * keep_scale;
-                    }
+            in.drop(s, off, opt);
             if (rec != nullptr) std::copy(s.data(), s.data() + Tq * Tk, rec->weights_dropped.data() + off);
             // pass 5: weighted sum of values (Tq, Dv)
             out_bh.noalias() = s * v_bh;

@@ -77,8 +77,6 @@ void attention_backward(T* dq_p, T* dk_p, T* dv_p, const T* q_in, const T* k_in,
     const T* q = in.q;
     const T* k = in.k;
     const T scale = in.scale;
-    const bool dropping = in.dropping;
-    const T keep_scale = in.keep_scale;
 
     const size_t nscores = static_cast<size_t>(B * H * Tq * Tk);
     if (rec != nullptr)
@@ -109,12 +107,7 @@ void attention_backward(T* dq_p, T* dk_p, T* dv_p, const T* q_in, const T* k_in,
             dP.noalias() = dO * v_bh.transpose();
             if (rec != nullptr) std::copy(dP.data(), dP.data() + Tq * Tk, rec->d_weights_dropped.data() + off);
             // step 3: through dropout: dP = dPd ∘ keep / (1 − p), the forward's own mask
-            if (dropping)
-                for (int64_t i = 0; i < Tq; ++i)
-                    for (int64_t j = 0; j < Tk; ++j) {
-                        const uint64_t flat = static_cast<uint64_t>(off) + static_cast<uint64_t>(i * Tk + j);
-                        dP(i, j) = dropout_drops(opt.seed, flat, opt.dropout) ? T(0) : dP(i, j) * keep_scale;
-                    }
+            in.drop(dP, off, opt);
             if (rec != nullptr) std::copy(dP.data(), dP.data() + Tq * Tk, rec->d_weights.data() + off);
             // step 4: through softmax: dS = P ∘ (dP − rowsum(P ∘ dP)), then masked_fill's zero gradient
             for (int64_t i = 0; i < Tq; ++i) {

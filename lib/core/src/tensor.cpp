@@ -70,7 +70,10 @@ static void check_same(const Tensor& a, const Tensor& b) {
         throw ShapeError(fmt::format("comparing tensors of shapes {} and {}", shape_str(a.shape), shape_str(b.shape)));
 }
 
-double max_abs_diff(const Tensor& a, const Tensor& b) {
+// The largest err(x, y) over the elements; non-finite elements must match exactly (the same
+// infinity, or NaN in both), else the difference is infinite.
+template <class Err>
+static double max_diff(const Tensor& a, const Tensor& b, Err err) {
     check_same(a, b);
     double m = 0;
     for (size_t i = 0; i < a.data.size(); ++i) {
@@ -79,23 +82,17 @@ double max_abs_diff(const Tensor& a, const Tensor& b) {
             if (!(x == y || (std::isnan(x) && std::isnan(y)))) return INFINITY;
             continue;
         }
-        m = std::max(m, std::fabs(x - y));
+        m = std::max(m, err(x, y));
     }
     return m;
 }
 
+double max_abs_diff(const Tensor& a, const Tensor& b) {
+    return max_diff(a, b, [](double x, double y) { return std::fabs(x - y); });
+}
+
 double max_rel_diff(const Tensor& a, const Tensor& b, double floor) {
-    check_same(a, b);
-    double m = 0;
-    for (size_t i = 0; i < a.data.size(); ++i) {
-        const double x = a.data[i], y = b.data[i];
-        if (!std::isfinite(x) || !std::isfinite(y)) {
-            if (!(x == y || (std::isnan(x) && std::isnan(y)))) return INFINITY;
-            continue;
-        }
-        m = std::max(m, std::fabs(x - y) / std::max(std::fabs(y), floor));
-    }
-    return m;
+    return max_diff(a, b, [floor](double x, double y) { return std::fabs(x - y) / std::max(std::fabs(y), floor); });
 }
 
 }  // namespace attn

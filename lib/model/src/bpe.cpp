@@ -19,12 +19,6 @@ namespace {
 
 using namespace attn::unicode;
 
-bool in_ranges(const CodeRange* r, size_t n, char32_t c) {
-    const CodeRange* end = r + n;
-    const CodeRange* it = std::upper_bound(r, end, c, [](char32_t v, const CodeRange& x) { return v < x.lo; });
-    return it != r && (it - 1)->hi >= c;
-}
-
 // \s of the pattern: the Unicode White_Space property (what the regex engines of
 // GPT-2's encoder.py and HF tokenizers match; Python's str.isspace also takes
 // U+001C..U+001F, which are not White_Space).

@@ -18,12 +18,6 @@ namespace {
 
 using namespace attn::unicode;
 
-bool in_ranges(const CodeRange* r, size_t n, char32_t c) {
-    const CodeRange* end = r + n;
-    const CodeRange* it = std::upper_bound(r, end, c, [](char32_t v, const CodeRange& x) { return v < x.lo; });
-    return it != r && (it - 1)->hi >= c;
-}
-
 const CodeMapping* find_mapping(const CodeMapping* m, size_t n, char32_t c) {
     const CodeMapping* end = m + n;
     const CodeMapping* it = std::lower_bound(m, end, c, [](const CodeMapping& x, char32_t v) { return x.cp < v; });

@@ -2,6 +2,7 @@
 // The data is generated into unicode_tables.cpp by scripts/gen-unicode-tables.py.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -19,6 +20,13 @@ struct CodeMapping {
     uint32_t offset;  // into the table's _pool
     uint32_t length;
 };
+
+// Whether c lies in one of the n sorted, disjoint ranges r.
+inline bool in_ranges(const CodeRange* r, size_t n, char32_t c) {
+    const CodeRange* end = r + n;
+    const CodeRange* it = std::upper_bound(r, end, c, [](char32_t v, const CodeRange& x) { return v < x.lo; });
+    return it != r && (it - 1)->hi >= c;
+}
 
 extern const CodeRange kWhitespace[], kOther[], kPunctuation[], kNonspacingMark[], kLetter[], kNumber[];
 extern const size_t kWhitespace_size, kOther_size, kPunctuation_size, kNonspacingMark_size, kLetter_size, kNumber_size;

@@ -217,7 +217,7 @@ void variant_attention_forward(S* out, S* att, const S* q, const S* k, const S* 
                         s = dropout_drops(seed, static_cast<uint64_t>((bh * T + i) * T + j), p) ? S(0) : s * inv_keep;
                 }
                 pr[j] = s;
-                mx = std::isnan(s) || s > mx ? s : mx;  // a NaN wins: its row is NaN, as in torch.softmax
+                mx = max_nan(mx, s);  // a NaN wins: its row is NaN, as in torch.softmax
             }
             const bool none = mx == -std::numeric_limits<S>::infinity();
             S sum = 0;

@@ -18,6 +18,7 @@
 // PyTorch, even when every score of the row is NaN: that row is not "fully masked".
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -107,6 +108,14 @@ struct AttentionRecord {
     Tensor scores_raw, scores_scaled, scores_masked, weights, weights_dropped;
 };
 
+// The running maximum of a softmax row: the larger of m and x, or NaN once either is NaN, so
+// that a NaN score makes its row NaN as in torch.softmax (std::max skips a NaN x, and a row of
+// NaN alone would then pass for a fully masked one).
+template <class T>
+inline T max_nan(T m, T x) {
+    return std::isnan(x) || x > m ? x : m;
+}
+
 // Stable softmax over each of `rows` rows of length n, in place. A row whose
 // entries are all -inf becomes all zeros (see above). T is float or double
 // (the double instantiation is what the gradient checks run in).
@@ -174,6 +183,18 @@ struct ScoreInputs {
     T scale = T(1);
     bool dropping = false;  // train mode with p > 0
     T keep_scale = T(1);
+    // Dropout on one head's (Tq, Tk) block x (an Eigen matrix) whose element (0, 0) is element
+    // `off` of the (B, H, Tq, Tk) tensor: dropped ones 0, kept ones x 1/(1-p). The forward drops
+    // the weights with it and the backward their gradient, with the same decisions.
+    template <class M>
+    void drop(M& x, int64_t off, const AttentionOptions& opt) const {
+        if (!dropping) return;
+        for (int64_t i = 0; i < x.rows(); ++i)
+            for (int64_t j = 0; j < x.cols(); ++j) {
+                const uint64_t flat = static_cast<uint64_t>(off) + static_cast<uint64_t>(i * x.cols() + j);
+                x(i, j) = dropout_drops(opt.seed, flat, opt.dropout) ? T(0) : x(i, j) * keep_scale;
+            }
+    }
 };
 template <class T>
 ScoreInputs<T> score_inputs(const T* q, const T* k, const AttentionSizes& n, const AttentionOptions& opt);

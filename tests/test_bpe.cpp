@@ -102,6 +102,27 @@ TEST_CASE("bpe: merges apply by rank, every occurrence, until none applies") {
     CHECK_THROWS_AS(tok.token(261), attn::InputError);
 }
 
+// Hugging Face's tokenizers take a Python str: bytes that are not UTF-8 reach them through
+// bytes.decode("utf-8", "replace"), one U+FFFD per maximal subpart. attn reads the bytes itself,
+// and gives the ids of that same text (Unicode's examples; the decoded strings are Python's).
+TEST_CASE("bpe: ill-formed UTF-8 gives the ids of Python's errors=replace decoding") {
+    const BpeTokenizer tok = BpeTokenizer::parse(byte_vocab({"Ġt", "he"}), "#version: 0.2\nĠ t\nh e\n");
+    const std::string R = "\xEF\xBF\xBD";
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"a\xE4\xB8" "b", "a" + R + "b"},
+        {"\x61\xC0\xAF\xE0\x80\xBF\xF0\x80\x80\xAF\x41", "a" + R + R + R + R + R + R + R + R + R + "A"},
+        {"\x61\xED\xA0\x80\xED\xBF\xBF\x62", "a" + R + R + R + R + R + R + "b"},
+        {"\x61\xF4\x91\x92\x93\xFF\x41\x80\xBF\x42", "a" + R + R + R + R + R + "A" + R + R + "B"},
+        {"\x61\xE1\x80\xE2\xF0\x91\x92\xF1\xBF\x41", "a" + R + R + R + R + "A"},
+        {" the\xE4\xB8 he", " the" + R + " he"},
+    };
+    for (const auto& [bytes, decoded] : cases) {
+        INFO(decoded);
+        CHECK(tok.encode(bytes).ids == tok.encode(decoded).ids);
+    }
+    CHECK(tok.encode("a\xE4\xB8" "b").ids.size() == 5);  // a, the 3 bytes of one U+FFFD, b
+}
+
 TEST_CASE("bpe: bad vocabularies and merges are refused with the file and the rule") {
     const std::string vocab = byte_vocab({"Ġt"});
     auto refuse = [](const std::string& v, const std::string& m, const std::string& needle) {

@@ -1,4 +1,8 @@
 // UTF-8 decoding and encoding (see attn/core/utf8.hpp for the validity rules).
+// An ill-formed sequence decodes to one U+FFFD per maximal subpart, as the WHATWG decoder,
+// Python's errors="replace" and Unicode's recommended practice do: a lead byte and the
+// continuation bytes that could still have completed it make one U+FFFD ("a\xE4\xB8b" is
+// a, U+FFFD, b); a byte that can start nothing makes one alone.
 #include "attn/core/utf8.hpp"
 
 namespace attn {
@@ -6,25 +10,25 @@ namespace attn {
 char32_t utf8_next(std::string_view s, size_t& i) {
     constexpr char32_t kReplacement = 0xFFFD;
     const auto b0 = static_cast<unsigned char>(s[i]);
+    if (b0 < 0x80) return ++i, b0;
+    // The lead byte sets the length and the range its first continuation byte must lie in: that
+    // range is what rules out overlong forms (E0, F0), surrogates (ED) and values past U+10FFFF (F4).
     size_t len = 0;
-    char32_t cp = 0, min = 0;
-    if (b0 < 0x80) len = 1, cp = b0;
-    else if ((b0 & 0xE0) == 0xC0) len = 2, cp = b0 & 0x1F, min = 0x80;
-    else if ((b0 & 0xF0) == 0xE0) len = 3, cp = b0 & 0x0F, min = 0x800;
-    else if ((b0 & 0xF8) == 0xF0) len = 4, cp = b0 & 0x07, min = 0x10000;
-    bool ok = len > 0 && i + len <= s.size();
-    for (size_t k = 1; ok && k < len; ++k) {
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (b0 >= 0xC2 && b0 <= 0xDF) len = 2;
+    else if (b0 >= 0xE0 && b0 <= 0xEF) len = 3, lo = b0 == 0xE0 ? 0xA0 : 0x80, hi = b0 == 0xED ? 0x9F : 0xBF;
+    else if (b0 >= 0xF0 && b0 <= 0xF4) len = 4, lo = b0 == 0xF0 ? 0x90 : 0x80, hi = b0 == 0xF4 ? 0x8F : 0xBF;
+    if (len == 0) return ++i, kReplacement;  // 80..C1, F5..FF never start a sequence
+    char32_t cp = b0 & (len == 2 ? 0x1F : len == 3 ? 0x0F : 0x07);
+    size_t k = 1;
+    for (; k < len && i + k < s.size(); ++k) {
         const auto b = static_cast<unsigned char>(s[i + k]);
-        ok = (b & 0xC0) == 0x80;
+        if (b < lo || b > hi) break;
         cp = (cp << 6) | (b & 0x3F);
+        lo = 0x80, hi = 0xBF;
     }
-    // overlong forms, surrogates and values past U+10FFFF are invalid
-    if (!ok || cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-        ++i;  // one bad byte -> one replacement character
-        return kReplacement;
-    }
-    i += len;
-    return cp;
+    i += k;  // the whole sequence, or its maximal subpart: the bytes that could still have begun one
+    return k == len ? cp : kReplacement;
 }
 
 void utf8_append(std::string& out, char32_t c) {

@@ -8,6 +8,13 @@ namespace attn {
 
 namespace fs = std::filesystem;
 
+std::string user_data_dir() {
+    if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg != nullptr && xdg[0] == '/') return std::string(xdg) + "/attn";
+    if (const char* home = std::getenv("HOME"); home != nullptr && home[0] != '\0')
+        return std::string(home) + "/.local/share/attn";
+    return {};
+}
+
 std::vector<std::string> data_dirs() {
     std::vector<std::string> out;
     std::error_code ec;
@@ -16,6 +23,7 @@ std::vector<std::string> data_dirs() {
     };
     if (const char* env = std::getenv("ATTN_DATA_DIR"); env != nullptr && env[0] != '\0') add(env);
     add("data");
+    if (const std::string user = user_data_dir(); !user.empty()) add(user);
     const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
     if (!ec) {
         add(exe.parent_path().parent_path() / "share" / "attn" / "data");

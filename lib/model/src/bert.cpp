@@ -26,29 +26,52 @@ namespace attn {
 
 namespace fs = std::filesystem;
 
-static constexpr const char* kFetchHint = "run scripts/fetch-model.sh to fetch it";
+// What provides a missing file: the default folder is attn's own download (`attn model fetch`); a folder
+// the user names was saved by a library, and its save call writes the piece.
+static bool is_fetched_folder(const std::string& dir) {
+    const char* env = std::getenv("ATTN_MODEL_DIR");
+    return (env == nullptr || env[0] == '\0') && dir == default_model_dir();
+}
 
 std::string default_model_dir() {
     if (const char* env = std::getenv("ATTN_MODEL_DIR"); env != nullptr && env[0] != '\0') return env;
-    // data/models/... in the working folder, an installed share/attn/data, or above the executable
-    return find_data("models/all-MiniLM-L6-v2").value_or("data/models/all-MiniLM-L6-v2");
+    // data/models/... in the working folder, the per-user data folder (`attn model fetch` puts it there),
+    // an installed share/attn/data, or above the executable
+    if (auto found = find_data("models/all-MiniLM-L6-v2")) return *found;
+    const std::string user = user_data_dir();
+    return user.empty() ? std::string("data/models/all-MiniLM-L6-v2") : user + "/models/all-MiniLM-L6-v2";
 }
 
 ModelFiles locate_model(const std::string& dir) {
     std::error_code ec;
+    const bool fetched = is_fetched_folder(dir);
     if (!fs::is_directory(dir, ec))
-        throw InputError(fmt::format("no model folder at '{}' ({})", dir, kFetchHint));
+        throw InputError(fetched ? fmt::format("no model folder at '{}' (run `attn model fetch` to download "
+                                               "all-MiniLM-L6-v2 there, or give --model DIR)",
+                                               dir)
+                                 : fmt::format("no model folder at '{}'", dir));
     ModelFiles f;
     f.dir = dir;
     const fs::path d(dir);
-    f.config = (d / "config.json").string();
-    f.vocab = (d / "vocab.txt").string();
-    f.weights = (d / "model.safetensors").string();
-    for (const std::string* p : {&f.config, &f.vocab, &f.weights})
-        if (!fs::is_regular_file(*p, ec))
-            throw InputError(fmt::format("the model folder '{}' is incomplete: {} is missing ({})", dir,
-                                         fs::path(*p).filename().string(), kFetchHint));
     auto optional = [&](const fs::path& p) { return fs::is_regular_file(p, ec) ? p.string() : std::string(); };
+    auto missing = [&](const char* name, const char* writer) {
+        return InputError(fmt::format("the model folder '{}' is incomplete: {} is missing ({})", dir, name,
+                                      fetched ? "run `attn model fetch` to download the model again" : writer));
+    };
+    f.config = (d / "config.json").string();
+    f.weights = (d / "model.safetensors").string();
+    if (optional(f.config).empty()) throw missing("config.json", "the model's save_pretrained(folder) writes it");
+    if (optional(f.weights).empty())
+        throw missing("model.safetensors",
+                      optional(d / "pytorch_model.bin").empty()
+                          ? "the model's save_pretrained(folder) writes it"
+                          : "attn reads safetensors only: save_pretrained(folder, safe_serialization=True) writes it "
+                            "instead of pytorch_model.bin");
+    f.vocab = optional(d / "vocab.txt");
+    f.tokenizer_json = optional(d / "tokenizer.json");
+    if (f.vocab.empty() && f.tokenizer_json.empty())
+        throw missing("the tokenizer (vocab.txt or tokenizer.json)",
+                      "the tokenizer's save_pretrained(folder) writes it; SentenceTransformer.save does too");
     f.st_config = optional(d / "sentence_bert_config.json");
     f.tokenizer_config = optional(d / "tokenizer_config.json");
     f.modules = optional(d / "modules.json");
@@ -70,6 +93,97 @@ static int64_t json_int(const nlohmann::json& j, const char* key, const std::str
     const int64_t v = j[key].get<int64_t>();
     if (v < lo || v > hi) throw InputError(fmt::format("{}: \"{}\" = {} is outside [{}, {}]", what, key, v, lo, hi));
     return v;
+}
+
+// sentence-transformers' truncation length, as its Transformer module sets it: max_seq_length from
+// sentence_bert_config.json when it is there, else min(max_position_embeddings, the tokenizer's
+// model_max_length) (sentence-transformers 6 saves only the latter, in tokenizer_config.json), else
+// the position table. Counts [CLS] and [SEP].
+static int64_t read_max_len(const ModelFiles& files, int64_t max_position) {
+    if (!files.st_config.empty()) {
+        const nlohmann::json s = parse_json_relaxed(read_file(files.st_config), files.st_config);
+        if (s.is_object() && s.contains("max_seq_length") && !s["max_seq_length"].is_null())
+            return std::min(max_position, json_int(s, "max_seq_length", files.st_config, 2, max_position));
+    }
+    if (!files.tokenizer_config.empty()) {
+        const nlohmann::json t = parse_json_relaxed(read_file(files.tokenizer_config), files.tokenizer_config);
+        // transformers writes a huge number (1e30) for "no limit": the position table then decides
+        if (t.is_object() && t.contains("model_max_length") && t["model_max_length"].is_number()) {
+            const double m = t["model_max_length"].get<double>();
+            if (!(m >= 2))
+                throw InputError(fmt::format("{}: \"model_max_length\" must be at least 2 ([CLS] and [SEP]), got {}",
+                                             files.tokenizer_config, t["model_max_length"].dump()));
+            return m < static_cast<double>(max_position) ? static_cast<int64_t>(m) : max_position;
+        }
+    }
+    return max_position;
+}
+
+// modules.json: the vector is L2-normalised when a Normalize module follows the pooling (any
+// version's module path: sentence_transformers.models.Normalize, ...base.modules.normalize.Normalize)
+static bool normalize_of(const ModelFiles& files) {
+    if (files.modules.empty()) return true;
+    const nlohmann::json m = parse_json_relaxed(read_file(files.modules), files.modules);
+    if (!m.is_array()) throw InputError(files.modules + ": not a JSON list of modules");
+    for (const auto& mod : m)
+        if (mod.is_object() && mod.contains("type") && mod["type"].is_string() &&
+            mod["type"].get<std::string>().find("Normalize") != std::string::npos)
+            return true;
+    return false;
+}
+
+// sentence-transformers 6's "pooling_mode": "mean" or "cls" (the two attn implements).
+static BertPooling pooling_mode_of(const nlohmann::json& mode, const std::string& what) {
+    const std::string m = mode.is_string() ? mode.get<std::string>() : mode.dump();
+    if (m == "mean" || m == "mean_tokens") return BertPooling::Mean;
+    if (m == "cls" || m == "cls_token") return BertPooling::Cls;
+    throw InputError(fmt::format("{}: \"pooling_mode\" is {}; attn implements \"mean\" and \"cls\"", what,
+                                 mode.dump()));
+}
+
+// The Pooling config of sentence-transformers before 6: one pooling_mode_* flag true.
+static BertPooling pooling_flags_of(const nlohmann::json& p, const std::string& what) {
+    std::vector<std::string> on;
+    for (auto it = p.begin(); it != p.end(); ++it)
+        if (it.key().rfind("pooling_mode_", 0) == 0 && it.value() == true) on.push_back(it.key());
+    if (on.size() != 1 || (on[0] != "pooling_mode_mean_tokens" && on[0] != "pooling_mode_cls_token"))
+        throw InputError(fmt::format("{}: the pooling is {}; attn implements one of pooling_mode_mean_tokens or "
+                                     "pooling_mode_cls_token",
+                                     what, on.empty() ? std::string("none") : fmt::format("{}", fmt::join(on, " + "))));
+    return on[0] == "pooling_mode_cls_token" ? BertPooling::Cls : BertPooling::Mean;
+}
+
+static nlohmann::json read_tokenizer_json(const ModelFiles& files) {
+    const nlohmann::json j = parse_json_relaxed(read_file(files.tokenizer_json), files.tokenizer_json);
+    if (!j.is_object()) throw InputError(files.tokenizer_json + ": not a JSON object");
+    return j;
+}
+
+// The case steps of tokenizer.json's normaliser, which must be BERT's (BertNormalizer, and
+// BertPreTokenizer after it): what attn's WordPiece runs.
+static BertCasing tokenizer_json_casing(const nlohmann::json& j, const std::string& what) {
+    const nlohmann::json n = j.value("normalizer", nlohmann::json());
+    if (!n.is_object() || n.value("type", "") != "BertNormalizer")
+        throw InputError(fmt::format("{}: the normalizer is {}, not BertNormalizer (the BERT normalisation attn's "
+                                     "WordPiece runs)",
+                                     what, n.is_object() ? n.value("type", nlohmann::json("?")).dump() : n.dump()));
+    const nlohmann::json pre = j.value("pre_tokenizer", nlohmann::json());
+    if (!pre.is_object() || pre.value("type", "") != "BertPreTokenizer")
+        throw InputError(fmt::format("{}: the pre_tokenizer is {}, not BertPreTokenizer (the split attn's WordPiece "
+                                     "runs)",
+                                     what, pre.is_object() ? pre.value("type", nlohmann::json("?")).dump() : pre.dump()));
+    auto flag = [&](const char* key, bool dflt) {
+        if (!n.contains(key) || n[key].is_null()) return dflt;
+        if (!n[key].is_boolean()) throw InputError(fmt::format("{}: normalizer.{} must be true, false or null", what, key));
+        return n[key].get<bool>();
+    };
+    if (!flag("clean_text", true) || !flag("handle_chinese_chars", true))
+        throw InputError(what + ": normalizer.clean_text and handle_chinese_chars must be true (attn's WordPiece "
+                                "always runs both)");
+    BertCasing c;
+    c.lower_case = flag("lowercase", true);
+    c.strip_accents = flag("strip_accents", c.lower_case);  // null: as lowercase, as BERT does
+    return c;
 }
 
 BertConfig read_bert_config(const ModelFiles& files) {
@@ -107,12 +221,7 @@ BertConfig read_bert_config(const ModelFiles& files) {
             throw InputError(fmt::format("{}: \"{}\" is true; attn runs BERT as an encoder only", files.config, key));
     if (c.hidden % c.heads != 0)
         throw InputError(fmt::format("{}: hidden_size {} is not divisible by {} heads", files.config, c.hidden, c.heads));
-    c.max_len = c.max_position;
-    if (!files.st_config.empty()) {
-        const nlohmann::json s = parse_json_relaxed(read_file(files.st_config), files.st_config);
-        if (s.is_object() && s.contains("max_seq_length"))
-            c.max_len = std::min(c.max_position, json_int(s, "max_seq_length", files.st_config, 2, c.max_position));
-    }
+    c.max_len = read_max_len(files, c.max_position);
     // tokenizer_config.json: do_lower_case (HF's default: true); strip_accents null follows it
     if (!files.tokenizer_config.empty()) {
         const std::string& what = files.tokenizer_config;
@@ -130,39 +239,55 @@ BertConfig read_bert_config(const ModelFiles& files) {
         if (!flag("do_basic_tokenize", true))
             throw InputError(what + ": \"do_basic_tokenize\" is false, which attn's WordPiece does not implement");
     }
+    // tokenizer.json, what a fast tokenizer runs: its normaliser's settings win over tokenizer_config.json's
+    if (!files.tokenizer_json.empty()) c.casing = tokenizer_json_casing(read_tokenizer_json(files), files.tokenizer_json);
     // sentence-transformers' Pooling module: the mean (MiniLM's) or the [CLS] vector
     if (!files.pooling.empty()) {
         const std::string& what = files.pooling;
         const nlohmann::json p = parse_json_relaxed(read_file(what), what);
         if (!p.is_object()) throw InputError(what + ": not a JSON object");
-        std::vector<std::string> on;
-        for (auto it = p.begin(); it != p.end(); ++it)
-            if (it.key().rfind("pooling_mode_", 0) == 0 && it.value() == true) on.push_back(it.key());
-        if (on.size() != 1 || (on[0] != "pooling_mode_mean_tokens" && on[0] != "pooling_mode_cls_token"))
-            throw InputError(fmt::format("{}: the pooling is {}; attn implements one of pooling_mode_mean_tokens or "
-                                         "pooling_mode_cls_token",
-                                         what, on.empty() ? std::string("none") : fmt::format("{}", fmt::join(on, " + "))));
-        c.pooling = on[0] == "pooling_mode_cls_token" ? BertPooling::Cls : BertPooling::Mean;
+        c.pooling = p.contains("pooling_mode") ? pooling_mode_of(p["pooling_mode"], what)  // sentence-transformers 6
+                                               : pooling_flags_of(p, what);                 // its booleans before
     }
-    // modules.json: the vector is L2-normalised when a Normalize module follows the pooling
-    if (!files.modules.empty()) {
-        const nlohmann::json m = parse_json_relaxed(read_file(files.modules), files.modules);
-        if (!m.is_array()) throw InputError(files.modules + ": not a JSON list of modules");
-        c.normalize = false;
-        for (const auto& mod : m)
-            if (mod.is_object() && mod.contains("type") && mod["type"].is_string() &&
-                mod["type"].get<std::string>().find("Normalize") != std::string::npos)
-                c.normalize = true;
-    }
+    c.normalize = normalize_of(files);
     return c;
 }
 
+// tokenizer.json's WordPiece vocabulary, token by id (the ids 0..n-1, each once).
+static std::vector<std::string> tokenizer_json_vocab(const nlohmann::json& j, const std::string& what) {
+    const nlohmann::json m = j.value("model", nlohmann::json());
+    if (!m.is_object() || m.value("type", "") != "WordPiece")
+        throw InputError(fmt::format("{}: the model is {}, not WordPiece (BERT's tokenizer)", what,
+                                     m.is_object() ? m.value("type", nlohmann::json("?")).dump() : m.dump()));
+    if (m.value("continuing_subword_prefix", "##") != "##" || m.value("max_input_chars_per_word", 100) != 100)
+        throw InputError(what + ": model.continuing_subword_prefix must be \"##\" and max_input_chars_per_word 100 "
+                                "(BERT's, which attn's WordPiece runs)");
+    if (!m.contains("vocab") || !m["vocab"].is_object() || m["vocab"].empty())
+        throw InputError(what + ": model.vocab must be an object of tokens and their ids");
+    std::vector<std::string> vocab(m["vocab"].size());
+    std::vector<bool> seen(vocab.size(), false);
+    for (auto it = m["vocab"].begin(); it != m["vocab"].end(); ++it) {
+        const int64_t id = it.value().is_number_integer() ? it.value().get<int64_t>() : -1;
+        if (id < 0 || id >= static_cast<int64_t>(vocab.size()) || seen[static_cast<size_t>(id)])
+            throw InputError(fmt::format("{}: model.vocab: the ids must be 0..{}, each once; '{}' has {}", what,
+                                         vocab.size() - 1, it.key(), it.value().dump()));
+        seen[static_cast<size_t>(id)] = true;
+        vocab[static_cast<size_t>(id)] = it.key();
+    }
+    return vocab;
+}
+
 WordPieceTokenizer load_tokenizer(const ModelFiles& files, const BertConfig& config) {
-    WordPieceTokenizer tok = WordPieceTokenizer::load(files.vocab, config.max_len);
+    WordPieceTokenizer tok =
+        !files.vocab.empty()
+            ? WordPieceTokenizer::load(files.vocab, config.max_len)
+            : WordPieceTokenizer(tokenizer_json_vocab(read_tokenizer_json(files), files.tokenizer_json), config.max_len,
+                                 files.tokenizer_json);
     tok.set_casing(config.casing);
     // A vocabulary shifted by a line would run silently on the wrong embedding rows.
     if (tok.vocab_size() != config.vocab_size)
-        throw InputError(fmt::format("{}: has {} tokens but {} says vocab_size is {}", files.vocab, tok.vocab_size(),
+        throw InputError(fmt::format("{}: has {} tokens but {} says vocab_size is {}",
+                                     files.vocab.empty() ? files.tokenizer_json : files.vocab, tok.vocab_size(),
                                      files.config, config.vocab_size));
     return tok;
 }

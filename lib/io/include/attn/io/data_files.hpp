@@ -3,9 +3,11 @@
 // One search, for every command and the library: the first folder below that holds the file.
 //   1. $ATTN_DATA_DIR, when set;
 //   2. data/ in the working folder (a checkout, run from its root);
-//   3. <prefix>/share/attn/data, beside an installed binary (<prefix>/bin/attn; `cmake --install`
+//   3. the per-user data folder, $XDG_DATA_HOME/attn (else ~/.local/share/attn): where
+//      `attn model fetch` puts the pretrained model, from any folder;
+//   4. <prefix>/share/attn/data, beside an installed binary (<prefix>/bin/attn; `cmake --install`
 //      copies data/ there);
-//   4. data/ in a parent folder of the executable's (a build tree: build/attn, build/tests/...).
+//   5. data/ in a parent folder of the executable's (a build tree: build/attn, build/tests/...).
 // The model has its own variable first: $ATTN_MODEL_DIR names the model folder itself.
 #pragma once
 
@@ -18,6 +20,9 @@ namespace attn {
 
 // The folders searched, in order (those that exist).
 std::vector<std::string> data_dirs();
+// The per-user data folder (3. above), whether it exists or not; "" with neither XDG_DATA_HOME
+// (absolute) nor HOME set.
+std::string user_data_dir();
 // The path of `rel` ("macbeth.txt", "models/all-MiniLM-L6-v2") in the first folder of
 // data_dirs() that has it; nullopt when none does.
 std::optional<std::string> find_data(std::string_view rel);

@@ -46,7 +46,9 @@ struct BertConfig {
 
 // The files of a model folder, each checked to exist. The optional ones are "" when absent.
 struct ModelFiles {
-    std::string dir, config, vocab, weights, st_config;
+    std::string dir, config, weights, st_config;
+    std::string vocab;             // vocab.txt; "" when the folder has tokenizer.json alone (transformers 5 saves so)
+    std::string tokenizer_json;    // tokenizer.json: the WordPiece vocabulary and the normaliser's settings
     std::string tokenizer_config;  // tokenizer_config.json: the casing
     std::string pooling;           // 1_Pooling/config.json, or pooling_config.json beside config.json (fetch-model.sh)
     std::string modules;           // modules.json: is there a Normalize module
@@ -56,7 +58,8 @@ struct ModelFiles {
 // executable's parent (build/..). Returns the first that exists, or the
 // working-directory one.
 std::string default_model_dir();
-// Throws InputError naming the missing file and the fetch command.
+// Throws InputError naming the missing file and what writes it (save_pretrained for a user's folder,
+// `attn model fetch` for the default one). The tokenizer is vocab.txt or tokenizer.json, either.
 ModelFiles locate_model(const std::string& dir);
 // The model's name for titles and dumps: the folder's last component ("all-MiniLM-L6-v2").
 std::string model_name(const ModelFiles& files);

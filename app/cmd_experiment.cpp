@@ -122,6 +122,13 @@ int store_evidence(const ExperimentOpts& o, const attn::ExperimentInfo& info, co
 
 int run_experiment_cmd(const ExperimentOpts& o) {
     using namespace attn;
+    if (o.list && o.json.given()) {  // the same list as JSON: attn-experiment-list
+        cli::require_json_writable(o.json);
+        nlohmann::json list = nlohmann::json::array();
+        for (const auto& e : experiments()) list.push_back({{"name", e.name}, {"claims", e.claims}, {"summary", e.summary}});
+        cli::write_json(o.json, nlohmann::json{{"experiments", list}}, "attn-experiment-list", 1);
+        return 0;
+    }
     if (o.list) {
         for (const auto& e : experiments()) {
             std::string claims;
@@ -179,10 +186,12 @@ attn::cli::Command reg{
             "Each experiment trains tiny models (variance and variants: draws random inputs) over several seeds and\n"
             "prints a table, notes and one verdict per claim of the source (supported / qualified / not supported)\n"
             "with the figures it rests on.\n"
-            "Sizes: --quick (seconds, the tests), the default (<= 60 s on 2 threads), --full (a closer look).\n"
+            "Sizes: --quick (seconds, the tests), the default (minutes: docs/experiments/ records what each\n"
+            "took, and on which machine), --full (a closer look).\n"
             "Same --seed and --seeds: the same numbers at any --threads. attn experiment --list names them.");
         sub.add_option("NAME", o->name, "The experiment (attn experiment --list)");
-        auto* list = sub.add_flag("--list", o->list, "List the experiments, their claim ids and what they measure");
+        auto* list = sub.add_flag("--list", o->list,
+                                  "List the experiments, their claim ids and what they measure (with --json: as JSON)");
         auto* q = sub.add_flag("--quick", o->quick, "The quick size (a few seconds; what the tests run)");
         auto* f = sub.add_flag("--full", o->full, "The full size (minutes)");
         q->excludes(f);

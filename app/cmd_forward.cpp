@@ -38,6 +38,7 @@ struct ForwardOpts {
     std::string mask = "none", scale = "sqrt", fill = "-inf", init = "torch", impl = "reference";
     std::string dump, input, mask_file;
     HtmlOpts html;
+    JsonOut json;  // --json [FILE]: the result object (attn-forward)
     JsonNonFinite json_nonfinite = JsonNonFinite::literal;
     double dropout = 0.0;
     // Score options (attn/core/attention.hpp): --kv-heads (0: --heads), --rope [BASE], --alibi, --softcap C (0: off)
@@ -395,6 +396,7 @@ void check_forward_backend(const ForwardOpts& o, const MhaConfig& cfg, const Att
         require_writable("--dump", o.dump);
     }
     check_html(o.html);
+    require_json_writable(o.json);
     // the score options: a name for messages ("grouped-query heads (H_q 4, H_kv 2), RoPE"), from shapes alone
     const std::string features = score_features(Tensor(Shape{1, cfg.heads, 1, 1}), Tensor(Shape{1, cfg.kv_heads, 1, 1}), aopt);
     if (!features.empty() && !row.score_options)
@@ -413,6 +415,54 @@ void check_forward_backend(const ForwardOpts& o, const MhaConfig& cfg, const Att
                                      row.name));
 }
 
+// The run's config, as the dump and the --json result record it (a mask given by file or --window
+// is recorded as "custom": the dump's mask tensor holds it).
+nlohmann::json forward_config(const ForwardOpts& o, const MhaConfig& cfg, const AttentionOptions& aopt, bool cross) {
+    nlohmann::json c = {{"batch", o.batch},   {"seq", o.seq},         {"d_model", cfg.d_model}, {"heads", cfg.heads},
+                {"d_k", cfg.d_k},     {"d_v", cfg.d_v},       {"mask", o.mask},         {"scale", o.scale},
+                {"fill", fill_json(aopt.fill)}, {"dropout", o.dropout}, {"train", o.train}, {"init", o.init},
+                {"impl", o.impl},     {"bias", cfg.bias},         {"backward", o.backward},
+                {"kv_heads", cfg.kv_heads}, {"rope", aopt.rope ? nlohmann::json(aopt.rope_base) : nlohmann::json(false)},
+                {"alibi", aopt.alibi}, {"softcap", aopt.softcap}};
+    if (o.window > 0) {  // the tensor mask holds the window (read back by --input as a custom mask)
+        c["mask"] = "custom";
+        c["window"] = o.window;
+    }
+    if (!o.mask_file.empty()) {  // the tensors mask (and additive_mask) hold the combined mask
+        c["mask"] = "custom";
+        c["mask_file"] = o.mask_file;
+    }
+    if (cross) {
+        c["tk"] = o.tk;
+        c["kdim"] = cfg.kdim;
+        c["vdim"] = cfg.vdim;
+    }
+    return c;
+}
+
+// --json: the result of the run as one object (attn-forward): the config, the output's shape, norm
+// and first row, the rows' check and, with --backward, each gradient's shape and norm. The full
+// tensors are --dump's.
+void write_forward_json(const ForwardOpts& o, const MhaConfig& cfg, const AttentionOptions& aopt, const Mask& mask,
+                        bool cross, const Tensor& out, double row_sum_err, bool records, const MhaGrads& grads,
+                        const MhaBackwardRecord& brec, const TextOut& text) {
+    const int64_t D = out.shape.back();
+    nlohmann::json j = {{"seed", o.seed}, {"config", forward_config(o, cfg, aopt, cross)}, {"mask", mask.describe()}};
+    j["out"] = {{"shape", out.shape},
+                {"norm", tensor_norm(out)},
+                {"first_row", std::vector<float>(out.data.begin(), out.data.begin() + std::min<int64_t>(D, out.numel()))}};
+    j["row_sum_error"] = records ? nlohmann::json(row_sum_err) : nlohmann::json(nullptr);
+    if (o.backward) {
+        nlohmann::json g = nlohmann::json::array();
+        for (const auto& [name, t] : backward_tensors(grads, brec))
+            g.push_back({{"name", name}, {"shape", t->shape}, {"norm", tensor_norm(*t)}});
+        j["gradients"] = g;
+    }
+    if (!o.dump.empty() && o.dump != "-") j["dump"] = o.dump;
+    write_json(o.json, j, "attn-forward", 1);
+    if (!o.json.to_stdout()) text.print("  wrote {} (attn-forward JSON)\n", o.json.path());
+}
+
 // Everything of the run as an attn-dump: the config it ran with (a mask given by file or
 // --window as the custom tensor mask), the effective mask broadcast to (B, T, Tk) or per head,
 // the inputs, weights, every intermediate and, with --backward, every gradient.
@@ -422,25 +472,7 @@ Dump forward_dump(const ForwardOpts& o, const MhaConfig& cfg, const AttentionOpt
     const bool cross = !x_kv.shape.empty(), separate_v = !x_v.shape.empty();
     Dump d;
     d.seed = o.seed;
-    d.config = {{"batch", o.batch},   {"seq", o.seq},         {"d_model", cfg.d_model}, {"heads", cfg.heads},
-                {"d_k", cfg.d_k},     {"d_v", cfg.d_v},       {"mask", o.mask},         {"scale", o.scale},
-                {"fill", fill_json(aopt.fill)}, {"dropout", o.dropout}, {"train", o.train}, {"init", o.init},
-                {"impl", o.impl},     {"bias", cfg.bias},         {"backward", o.backward},
-                {"kv_heads", cfg.kv_heads}, {"rope", aopt.rope ? nlohmann::json(aopt.rope_base) : nlohmann::json(false)},
-                {"alibi", aopt.alibi}, {"softcap", aopt.softcap}};
-    if (o.window > 0) {  // the tensor mask holds the window (read back by --input as a custom mask)
-        d.config["mask"] = "custom";
-        d.config["window"] = o.window;
-    }
-    if (!o.mask_file.empty()) {  // the tensors mask (and additive_mask) hold the combined mask
-        d.config["mask"] = "custom";
-        d.config["mask_file"] = o.mask_file;
-    }
-    if (cross) {
-        d.config["tk"] = o.tk;
-        d.config["kdim"] = cfg.kdim;
-        d.config["vdim"] = cfg.vdim;
-    }
+    d.config = forward_config(o, cfg, aopt, cross);
     // The effective boolean mask (1 = may attend), broadcast to (B, T, T), or to (B, H, T, T) when it
     // differs per head; the additive part, if any, likewise as additive_mask.
     const int64_t Hm = mask.heads(), T = o.seq, Tk = o.tk;
@@ -652,7 +684,7 @@ int run_forward(ForwardOpts o) {
     const Backend backend = backend_of(o.impl);
     const BackendInfo& row = backend_info(backend);
     check_forward_backend(o, cfg, aopt, mask, backend);
-    const TextOut text({{"--dump -", o.dump == "-"}});  // with --dump -, the JSON has stdout and the text stderr
+    const TextOut text({{"--dump -", o.dump == "-"}, o.json.claim()});  // a JSON on stdout: the text to stderr
 
     check_run_memory(o, cfg, row, sizes);
 
@@ -719,6 +751,8 @@ int run_forward(ForwardOpts o) {
         for (const auto& [name, t] : backward_tensors(grads, brec))
             text.print("    {:<12} {:<16} {:.4g}\n", name, shape_str(t->shape), tensor_norm(*t));
     }
+    if (o.json.given())
+        write_forward_json(o, cfg, aopt, mask, cross, out, row_sum_err, !rec.attn.weights.empty(), grads, brec, text);
     if (!o.dump.empty() || !o.html.file.empty()) {  // --html reads the weights, scores, mask and V from the dump
         const Dump d = forward_dump(o, cfg, aopt, mask, mha, rec, cross ? x_kv : Tensor(), separate_v ? x_v : Tensor(), grads, brec);
         if (!o.html.file.empty()) write_html_page(o.html, page_from_dump(d, "attn forward", 0), text);
@@ -797,6 +831,8 @@ const Command reg{
                      "gradient's shape and norm; with --trace formula by formula; with --dump all of them");
         add_json_nonfinite(sub, o->json_nonfinite,
                            sub.add_option("--dump,-o,--output", o->dump, "write every tensor to FILE: .safetensors, .npz (numpy) or .json (- for JSON on stdout)"));
+        add_json_result(sub, o->json, "attn-forward: the config, the output's shape, norm and first row, each "
+                                      "gradient's norm; --dump has every tensor");
         add_html_options(sub, o->html);
         sub.add_option("--input", o->input,
                        "read x (and any of W_q,b_q,...,W_o,b_o) from FILE instead of random ones: a dump (.json, "

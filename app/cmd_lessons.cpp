@@ -399,8 +399,7 @@ int run_tour(RunFlags& f) {
     auto opt = make_options(f, pausing);
     if (!f.html.empty()) {
         if (f.json.given()) throw attn::InputError("--html: and --json: both hold the record; pick one");
-        if (f.core || f.advanced) throw attn::InputError("--html: writes --from..--to whole; drop --core and --advanced");
-        return report_failures(attn::cli::run_tour_html(f.html, opt, f.from, f.to), f.language);
+        return report_failures(attn::cli::run_tour_html(f.html, opt, f.from, f.to, f.core, f.advanced), f.language);
     }
     attn::cli::require_json_writable(f.json);
     if (!f.json.to_stdout())

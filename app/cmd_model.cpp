@@ -33,12 +33,32 @@
 #include "command.hpp"
 #include "html_page.hpp"
 #include "memory.hpp"
+#include "model_fetch.hpp"
 #include "options.hpp"
 #include "parse.hpp"
 #include "progress.hpp"
 
 namespace attn::cli {
+
+nlohmann::json picked_weights_json(const std::vector<Tensor>& attentions, int64_t layer, int64_t head) {
+    nlohmann::json picked = nlohmann::json::array();
+    if (layer < 0) return picked;
+    const Tensor& w = attentions[static_cast<size_t>(layer)];  // (1, H, T, T)
+    const int64_t H = w.dim(1), T = w.dim(2);
+    for (int64_t h = 0; h < H; ++h) {
+        if (head >= 0 && head != h) continue;
+        std::vector<std::vector<float>> rows;
+        for (int64_t i = 0; i < T; ++i) rows.emplace_back(w.ptr() + (h * T + i) * T, w.ptr() + (h * T + i + 1) * T);
+        picked.push_back({{"layer", layer}, {"head", h}, {"weights", rows}});
+    }
+    return picked;
+}
+
 namespace {
+
+constexpr const char* kModelDirHelp =
+    "model folder (default: $ATTN_MODEL_DIR, else where `attn model fetch` puts all-MiniLM-L6-v2: "
+    "~/.local/share/attn/models, or data/models in a checkout)";
 
 struct CommonOpts {
     std::string model, text;
@@ -47,6 +67,7 @@ struct CommonOpts {
 struct AttentionCmd {
     int64_t layer = -1, head = -1;
     std::string svg, dump;
+    JsonOut json;  // --json [FILE]: the result object (attn-model-attention)
     JsonNonFinite json_nonfinite = JsonNonFinite::literal;
     bool no_color = false;
     HtmlOpts html;
@@ -121,11 +142,32 @@ std::string clip(const std::string& s, size_t w) {
     return utf8_encode(u);
 }
 
+// --json of `attn model attention` on the encoder: the tokens, each layer's share of weight on
+// [CLS], [SEP], punctuation and the rest with its top receiver, and the picked weights.
+void write_attention_json(const CommonOpts& co, const AttentionCmd& o, const Prepared& p, const BertOutput& out,
+                          const TextOut& text) {
+    const auto& tokens = p.enc.tokens;
+    nlohmann::json layers = nlohmann::json::array();
+    for (int64_t l = 0; l < p.config.layers; ++l) {
+        const Sinks s = layer_sinks(out.attentions[static_cast<size_t>(l)], 0, tokens);
+        layers.push_back({{"layer", l}, {"cls", s.cls}, {"sep", s.sep}, {"punct", s.punct}, {"other", s.other},
+                          {"top_token", tokens[s.top]}, {"top_position", s.top}, {"top_share", s.per_key[s.top]}});
+    }
+    const nlohmann::json j = {{"model", model_name(p.files)}, {"architecture", "bert"}, {"text", co.text},
+                              {"tokens", tokens}, {"ids", p.enc.ids}, {"layers", p.config.layers},
+                              {"heads", p.config.heads}, {"sinks", layers},
+                              {"weights", picked_weights_json(out.attentions, o.layer, o.head)}};
+    write_json(o.json, j, "attn-model-attention", 1);
+    if (!o.json.to_stdout()) text.print("wrote {} (attn-model-attention JSON)\n", o.json.path());
+}
+
 int run_attention(const CommonOpts& co, const AttentionCmd& o) {
     // --dump - or --svg - has stdout; the tables and heatmaps then go to stderr.
     if (!co.model.empty() && with_option("--model", [&] { return is_decoder_folder(co.model); }))
-        return run_decoder_attention({co.model, co.text, o.svg, o.dump, o.layer, o.head, o.no_color, o.json_nonfinite});
-    const TextOut text({{"--svg -", o.svg == "-"}, {"--dump -", o.dump == "-"}});
+        return run_decoder_attention(
+            {co.model, co.text, o.svg, o.dump, o.layer, o.head, o.no_color, o.json_nonfinite, o.json});
+    const TextOut text({{"--svg -", o.svg == "-"}, {"--dump -", o.dump == "-"}, o.json.claim()});
+    require_json_writable(o.json);
     const Prepared p = prepare(co);
     check_index("--layer", o.layer, p.config.layers, "layers");
     check_index("--head", o.head, p.config.heads, "heads");
@@ -159,6 +201,7 @@ int run_attention(const CommonOpts& co, const AttentionCmd& o) {
         text.print("{:>7} {:>6.0f}% {:>6.0f}% {:>6.0f}% {:>6.0f}%   {} ({:.0f}%)\n", l, 100 * s.cls, 100 * s.sep,
                    100 * s.punct, 100 * s.other, tokens[s.top], 100 * s.per_key[s.top]);
     }
+    if (o.json.given()) write_attention_json(co, o, p, out, text);
     if (o.layer >= 0) {
         HeatmapStyle style;
         style.color = text.color(o.no_color);
@@ -625,7 +668,7 @@ int run_embed(const CommonOpts& co, const EmbedCmd& o) {
 // `attn model bench`'s options (the encoder timed at batch sizes).
 CLI::App* add_model_bench(CLI::App& sub, std::string& model, BenchCmd* bo) {
     CLI::App* bn = sub.add_subcommand("bench", "time the encoder (no attention recording) at batch sizes; --json for scripts");
-    bn->add_option("--model", model, "model folder (default: $ATTN_MODEL_DIR, else data/models/all-MiniLM-L6-v2)");
+    bn->add_option("--model", model, kModelDirHelp);
     bn->add_option("--batch", bo->batches, "batch sizes, comma-separated")->capture_default_str();
     deprecated_alias(*bn, "--text-file", "--file", bo->text_file);
     bn->add_option("--file", bo->text_file,
@@ -670,7 +713,8 @@ const Command reg{
         auto eo = std::make_shared<EntropyCmd>();
         auto po = std::make_shared<ProbeCmd>();
         sub.require_subcommand(1);
-        sub.footer("The encoder lives in data/models/all-MiniLM-L6-v2 (fetch it once: scripts/fetch-model.sh). The decoder commands read "
+        sub.footer("The encoder is all-MiniLM-L6-v2: `attn model fetch` downloads it once to the per-user data folder "
+                   "(~/.local/share/attn/models), where attn finds it from any folder. The decoder commands read "
                    "data/decoders/macbeth-char without --model (induction: data/decoders/induction-2l; attn ships both), or any GPT-2 folder given with --model.");
         auto common = [co](CLI::App* s, const char* default_text) {
             allow_empty(s->add_option("--text", co->text,
@@ -679,7 +723,7 @@ const Command reg{
                             ->transform(valid_utf8()));
             if (default_text != nullptr) co->text = default_text;
             s->add_option("--model", co->model,
-                          "model folder (default: $ATTN_MODEL_DIR, else data/models/all-MiniLM-L6-v2); a GPT-2-family "
+                          std::string(kModelDirHelp) + "; a GPT-2-family "
                           "folder runs the decoder, with its causal mask (docs/decoder.md)");
             s->add_flag("--truncate", co->truncate, "cut a text longer than the model's maximum instead of refusing it");
         };
@@ -694,6 +738,8 @@ const Command reg{
                                          "write every layer and head ([layers, 1, H, T, T]) and the tokens to FILE: "
                                          ".safetensors, .npz or .json (- for JSON on stdout: the text goes to "
                                          "stderr; attn view reads it)"));
+        add_json_result(*a, ao->json, "attn-model-attention: the tokens, each layer's sinks or each head's shares, "
+                                      "and the weights --layer and --head pick; --dump has every head");
         add_html_options(*a, ao->html);
         CLI::App* e = sub.add_subcommand("entropy", "per-head entropy and head-to-head similarity, trained vs random weights (encoder or GPT-2 folder)");
         common(e, nullptr);
@@ -724,7 +770,7 @@ const Command reg{
                                    "a sentence (repeat for more; not with --file; empty: [CLS] [SEP], as an empty line of --file)")
                         ->transform(valid_utf8()));
         em->add_option("--file", emo->file, "one sentence per line (- for stdin); an empty line is an empty sentence");
-        em->add_option("--model", co->model, "model folder (default: $ATTN_MODEL_DIR, else data/models/all-MiniLM-L6-v2)");
+        em->add_option("--model", co->model, kModelDirHelp);
         em->add_option("--max-tokens", emo->max_tokens,
                        "longest sentence in tokens, [CLS] and [SEP] included (default: the model's max_seq_length, 256 "
                        "for all-MiniLM-L6-v2; at most its max_position_embeddings, 512 there)")
@@ -744,7 +790,9 @@ const Command reg{
         em->add_option("--npy,-o,--output", emo->npy, "write the embeddings as a float32 [N, D] .npy file (D: the model's hidden_size, 384 for all-MiniLM-L6-v2; - for stdout)");
         add_json(*em, emo->json, "attn-model-embed: the embeddings, texts and token counts");
         auto decoder = add_decoder_subcommands(sub);  // next, generate (app/cmd_model_decoder.cpp)
-        return [co, ao, eo, po, bo, emo, a, e, pr, bn, em, decoder] {
+        auto fetch = add_model_fetch(sub);            // fetch (app/model_fetch.cpp)
+        return [co, ao, eo, po, bo, emo, a, e, pr, bn, em, decoder, fetch] {
+            if (const std::optional<int> rc = fetch()) return *rc;
             if (const std::optional<int> rc = decoder()) return *rc;
             if (em->parsed()) return run_embed(*co, *emo);
             if (bn->parsed()) return run_bench(*co, *bo);
@@ -752,7 +800,7 @@ const Command reg{
             if (e->parsed()) return run_entropy(*co, *eo);
             if (pr->parsed()) return run_probe(*co, *po);
             throw InputError("model: name a subcommand: attention, entropy, probe, bench, embed, next, generate, "
-                             "induction, cache, ablate or heads");
+                             "induction, cache, ablate, heads or fetch");
         };
     }};
 

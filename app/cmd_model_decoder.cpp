@@ -254,6 +254,36 @@ int run_generate(const DecoderOpts& o, const GenerateOpts& g) {
 std::vector<HeadRef> parse_heads(const std::string& spec, const Gpt2Config& c, const char* opt = "--heads");
 std::string mode_words(AblationMode m);
 
+// A model `attn train --task induction` trained (its config.json's provenance says so) learned
+// sequences of T tokens that end in a block of n in [max(2, T/4), T/2] tokens and its repeat, the loss
+// scored on the repeat's last max(2, T/4) - 1 next tokens (positions T - max(2, T/4) .. T - 2). The probe
+// puts its block at the start (after `s` tokens), so its repeat must reach those positions, and its block
+// be no longer than T/2: a shorter block asks what the model never learned (the shipped model's
+// second-copy loss at --length 8 is worse than the uniform guess). Refused in one line; other models pass.
+void check_trained_length(const Loaded& l, int64_t n, int64_t s) {
+    nlohmann::json attn_meta;
+    try {
+        attn_meta = nlohmann::json::parse(read_file(l.files.config)).value("attn", nlohmann::json::object());
+    } catch (const std::exception&) {
+        return;  // the loader read this file already; no provenance, no rule
+    }
+    if (!attn_meta.is_object() || attn_meta.value("attn.task", "") != "induction") return;
+    int64_t T = 0;
+    try {
+        T = std::stoll(attn_meta.value("attn.task.seq", "0"));
+    } catch (const std::exception&) {
+        return;
+    }
+    if (T < 6) return;
+    const int64_t lo = std::max<int64_t>(2, T / 4), first = (T - lo + 1 - s + 1) / 2, last = T / 2;
+    if (n >= first && n <= last) return;
+    throw InputError(fmt::format("--length: this model was trained on {} tokens ending in a block of {} to {} and its "
+                                 "repeat, scored on positions {}..{}; a block of {} puts its repeat at {}..{}, which it "
+                                 "never learned: give --length {} to {} (or train one for other lengths: attn train "
+                                 "--task induction --seq N --export-gpt2 DIR)",
+                                 T, lo, T / 2, T - lo, T - 2, n, s + n, s + 2 * n - 1, first, last));
+}
+
 int run_induction(const DecoderOpts& o, const InductionOpts& io) {
     const TextOut text({o.json.claim()});
     DecoderOpts lo = o;
@@ -269,6 +299,7 @@ int run_induction(const DecoderOpts& o, const InductionOpts& io) {
         throw InputError(fmt::format("--length: must be in [1, {}] ({}2 x length tokens within the model's {} positions), "
                                      "got {}",
                                      most, s == 1 ? "1 + " : "", c.n_positions, n));
+    check_trained_length(l, n, s);
     const std::vector<HeadRef> ablated = io.ablate.empty() ? std::vector<HeadRef>{} : parse_heads(io.ablate, c, "--ablate");
     int32_t hi = static_cast<int32_t>(l.tok.vocab_size());
     if (l.tok.eos_id() == hi - 1) --hi;  // not the separator itself
@@ -631,8 +662,31 @@ int run_heads(const DecoderOpts& o, const AblateOpts& a) {
 
 bool is_decoder_folder(const std::string& dir) { return folder_model_type(dir) == "gpt2"; }
 
+// --json of `attn model attention` on a decoder: the tokens, each head's shares (first token,
+// previous token, itself; null for a one-token text) and the picked weights.
+static void write_decoder_attention_json(const DecoderAttentionArgs& a, const Loaded& l, const std::vector<std::string>& tokens,
+                                  const StackOutput& out, const TextOut& text) {
+    const int64_t L = l.model.config.n_layer, H = l.model.config.n_head;
+    nlohmann::json heads = nlohmann::json::array();
+    for (int64_t l2 = 0; l2 < L; ++l2)
+        for (int64_t h = 0; h < H; ++h) {
+            nlohmann::json row = {{"layer", l2}, {"head", h}};
+            if (tokens.size() >= 2) {
+                const HeadShares sh = head_shares(out.attentions[static_cast<size_t>(l2)], h);
+                row.update({{"first", sh.first}, {"prev", sh.prev}, {"self", sh.self}});
+            }
+            heads.push_back(row);
+        }
+    const nlohmann::json j = {{"model", l.files.dir}, {"architecture", "gpt2"}, {"text", a.text}, {"tokens", tokens},
+                              {"ids", l.ids}, {"layers", L}, {"heads", H}, {"head_shares", heads},
+                              {"weights", picked_weights_json(out.attentions, a.layer, a.head)}};
+    write_json(a.json, j, "attn-model-attention", 1);
+    if (!a.json.to_stdout()) text.print("wrote {} (attn-model-attention JSON)\n", a.json.path());
+}
+
 int run_decoder_attention(const DecoderAttentionArgs& a) {
-    const TextOut text({{"--svg -", a.svg == "-"}, {"--dump -", a.dump == "-"}});
+    const TextOut text({{"--svg -", a.svg == "-"}, {"--dump -", a.dump == "-"}, a.json.claim()});
+    require_json_writable(a.json);
     if (a.head >= 0 && a.layer < 0) throw InputError("--head: needs --layer too (a head belongs to a layer)");
     if (!a.svg.empty()) require_writable("--svg", a.svg);
     if (!a.dump.empty()) require_writable("--dump", a.dump);
@@ -660,6 +714,7 @@ int run_decoder_attention(const DecoderAttentionArgs& a) {
                            100 * sh.self);
             }
     }
+    if (a.json.given()) write_decoder_attention_json(a, l, tokens, out, text);
     if (a.layer >= 0) {
         HeatmapStyle style;
         style.color = text.color(a.no_color);

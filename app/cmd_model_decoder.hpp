@@ -35,8 +35,12 @@ struct DecoderAttentionArgs {
     int64_t layer = -1, head = -1;
     bool no_color = false;
     JsonNonFinite json_nonfinite = JsonNonFinite::literal;
+    JsonOut json;  // --json [FILE]: the result object (attn-model-attention)
 };
 int run_decoder_attention(const DecoderAttentionArgs& a);
+// `attn model attention --json`: the weights of the layer (or the head) --layer and --head pick,
+// as [{layer, head, weights: rows}] (empty without --layer), for either architecture's result.
+nlohmann::json picked_weights_json(const std::vector<Tensor>& attentions, int64_t layer, int64_t head);
 
 // `attn model entropy` on a decoder: each head's mean normalised entropy under the causal mask
 // (row i over ln(i + 1)), trained vs a random GPT-2 of the same config, and near-duplicate heads.

@@ -193,8 +193,9 @@ const Command reg{"view", "Draw a dump's attention weights as heatmaps (terminal
                   [](CLI::App& sub) -> Runner {
                       auto o = std::make_shared<ViewOpts>();
                       sub.add_option("file", o->file,
-                                     "An attn-dump JSON file with \"weights\" [B, H, T, T] (attn forward --dump) or "
-                                     "\"attention\" [layers, B, H, T, T] (attn model attention --dump)")
+                                     "A dump as attn writes it, .json, .safetensors or .npz: \"weights\" [B, H, T, T] "
+                                     "(attn forward --dump) or \"attention\" [layers, B, H, T, T] (attn model "
+                                     "attention --dump)")
                           ->required();
                       sub.add_option("--layer", o->layer, "Layer to draw from a model dump (default 0)");
                       sub.add_option("--batch", o->batch, "Batch row to draw")->capture_default_str();

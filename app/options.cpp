@@ -128,6 +128,15 @@ CLI::Option* add_json(CLI::App& sub, JsonOut& j, std::string_view what) {
     return opt;
 }
 
+CLI::Option* add_json_result(CLI::App& sub, JsonOut& j, std::string_view what) {
+    CLI::Option* opt = sub.add_option("--json", j.file,
+                                      fmt::format("the result ({} JSON) to stdout, or to FILE (written whole)", what))
+                           ->expected(0, 1)
+                           ->type_name("[FILE]");
+    j.opt = opt;
+    return opt;
+}
+
 void require_json_writable(const JsonOut& j) {
     if (j.given() && !j.to_stdout()) require_writable("--json", j.path());
 }

@@ -104,9 +104,9 @@ CLI::Validator integer_in(int64_t min, int64_t max = kMaxSize);
 // A seed bound to a uint64_t: digits only, at most 2^64 - 1 (CLI11 would wrap
 // "-1" to 2^64 - 1 and clamp 2^64 and above).
 CLI::Validator seed_validator();
-// For free text (--text, --from, --to), as ->transform(valid_utf8()): each byte
-// that does not start a valid UTF-8 sequence becomes U+FFFD (attn/core/utf8.hpp),
-// as a lossy decoder reads bytes, so every JSON string written from the text is
+// For free text (--text, --from, --to), as ->transform(valid_utf8()): each ill-formed
+// sequence becomes one U+FFFD per maximal subpart (attn/core/utf8.hpp), as Python's
+// errors="replace" reads bytes, so every JSON string written from the text is
 // valid UTF-8; the tokenizer then drops U+FFFD, as BERT does. Refuses nothing.
 CLI::Validator valid_utf8();
 // --json-nonfinite literal|string|null: how the JSON that `output` (the --json
@@ -127,6 +127,9 @@ struct JsonOut {
     StdoutClaim claim() const { return {"--json", to_stdout()}; }
 };
 CLI::Option* add_json(CLI::App& sub, JsonOut& j, std::string_view what);
+// --json [FILE] alone, for a command whose --json-nonfinite belongs to its --dump (forward, model
+// attention): the result object it writes holds finite numbers only, so it is always strict JSON.
+CLI::Option* add_json_result(CLI::App& sub, JsonOut& j, std::string_view what);
 // Checked before any work: a --json FILE must be writable.
 void require_json_writable(const JsonOut& j);
 // Writes the document: "format" and "version" set (kept when the document has
@@ -135,6 +138,27 @@ template <class J>
 void write_json(const JsonOut& j, J doc, std::string_view format, int version);
 // A document a library already wrote as text (variance_json, variants_json).
 void write_json_text(const JsonOut& j, const std::string& text);
+
+// The vocabulary's --threads and --seed on every command that computes (docs/cli.md, "Commands"):
+// make_app calls it after every command's setup. A command that computes and binds no --threads of
+// its own gets the shared one: its value bounds the threads of every library call below it
+// (attn/core/thread_cap.hpp, applied by apply_threads after the parse). One that draws nothing at
+// random gets a --seed that says so. `computes_nothing` names the commands left alone (a list, a
+// viewer of files, a server); both options are checked as everywhere (0..1024, 0..2^64-1).
+void add_shared_vocabulary(CLI::App& app);
+bool computes_nothing(const std::string& command);
+// After the parse: a shared --threads N given to the command run bounds the library's threads.
+void apply_threads(const CLI::App& app);
+
+// One style of placeholder in every help (docs/cli.md): a value is an upper-case word (N, FILE,
+// SEED), a value that may be left out is in brackets ([FILE]), a fixed set of words is a|b|c.
+// make_app calls it after every command's setup; CLI11's own names (TEXT, INT, FLOAT, UINT,
+// TEXT:{a,b}) are renamed by what the option holds.
+void normalise_placeholders(CLI::App& app);
+// Words a shell may offer as an option's value (bash and zsh completion): the a|b|c of its
+// placeholder, or those given here (mask kinds, backends, tasks).
+CLI::Option* offer_values(CLI::Option* opt, std::vector<std::string> values);
+std::vector<std::string> offered_values(const CLI::Option& opt);
 
 // An old spelling kept for one release (docs/cli.md, "Deprecated spellings"):
 // hidden from --help, it sets the same value, and using it prints one line on

@@ -279,7 +279,7 @@ const LoadedModel& loaded_model(const std::string& dir) {
             lm->tokenizer.emplace(load_tokenizer(lm->files, lm->config));
             lm->model.emplace(BertModel::load(lm->files));
         } catch (const InputError& e) {
-            throw LabError("model", fmt::format("model: {} (fetch it with attn-fetch-model, then restart attn serve)",
+            throw LabError("model", fmt::format("model: {} (fetch it with `attn model fetch`, then restart attn serve)",
                                                 e.what()), 404);
         }
         cached = std::move(lm);

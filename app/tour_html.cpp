@@ -5,6 +5,7 @@
 // the record is embedded as JSON with <, >, & written as \u escapes.
 #include "tour_html.hpp"
 #include "pipeline.hpp"
+#include "tour.hpp"
 
 #include "scorecard.hpp"
 
@@ -203,7 +204,7 @@ std::string checks_html(const nlohmann::json& rec) {
 
 }  // namespace
 
-int run_tour_html(const std::string& file, lessons::RunOptions opt, int from, int to) {
+int run_tour_html(const std::string& file, lessons::RunOptions opt, int from, int to, bool core, bool advanced) {
     if (file == "-") throw InputError("--html: needs a file name (the page is never written to standard output)");
     require_writable("--html", file);
     opt.json = false;
@@ -214,8 +215,7 @@ int run_tour_html(const std::string& file, lessons::RunOptions opt, int from, in
         source_errors = 0, inconclusive = 0, ran = 0, figures = 0, views = 0;
     nlohmann::json records = nlohmann::json::array();
     std::string sections;
-    for (const auto& lesson : lessons::all_lessons()) {
-        if (lesson.number < from || lesson.number > to) continue;
+    for (const auto& lesson : lessons::tour_lessons(from, to, core, advanced)) {
         std::ostringstream text;
         const auto r = lessons::run_lesson(lesson, opt, text);
         passed += r.passed, failed += r.failed, unsupported += r.not_supported, measured += r.measured;
@@ -260,7 +260,7 @@ int run_tour_html(const std::string& file, lessons::RunOptions opt, int from, in
     }
     // the record, as `attn tour --json` prints it
     // (the whole tour scores all 44 claims; a part of it, only the claims its lessons test)
-    const bool whole = from <= 1 && to >= lessons::all_lessons().back().number;
+    const bool whole = from <= 1 && to >= lessons::all_lessons().back().number && !core && !advanced;
     nlohmann::json card = nlohmann::json::array();
     for (const auto& sc : lessons::score_claims(std::vector<nlohmann::json>(records.begin(), records.end()), opt.lang, !whole))
         card.push_back(lessons::claim_score_json(sc, opt.lang));

@@ -7,12 +7,13 @@
 
 namespace attn::cli {
 
-// Runs lessons [from, to] with `opt` (text mode, no colour, no pauses; each
+// Runs lessons [from, to] (of one part of the tour with core or advanced) with `opt` (text mode, no colour, no pauses; each
 // lesson's text captured) and writes one page to `file` (whole or not at all):
 // a collapsible section per lesson with its text, its heatmaps as inline SVG
 // and its checks styled by kind, then the scorecard; the same record that
 // `attn tour --json` prints is embedded (id attn-tour), non-finite numbers as
 // strings. Returns the number of checks that failed.
-int run_tour_html(const std::string& file, lessons::RunOptions opt, int from, int to);
+int run_tour_html(const std::string& file, lessons::RunOptions opt, int from, int to, bool core = false,
+                  bool advanced = false);
 
 }  // namespace attn::cli

@@ -315,7 +315,7 @@ void run(LessonContext& ctx) {
                        "trained with it, not a model trained with full attention.",
                        variant_name(best->variant), best->rel_error / L, vc.error_window + 1));
     } else {
-        ctx.unmeasured("C42,C43", "the distances on a trained model's heads: needs the model (scripts/fetch-model.sh)");
+        ctx.unmeasured("C42,C43", "the distances on a trained model's heads: needs the model (attn model fetch)");
     }
     ctx.section("Trained quality at 10× the length (C44)");
     ctx.para("Distances to softmax on fixed inputs are not task quality: a model trained with a window or with "

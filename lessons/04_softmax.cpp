@@ -133,7 +133,7 @@ void run(LessonContext& ctx) {
 
 const RegisterLesson reg{{"softmax", "Softmax and saturation",
                           "softmax([0, 3]) and ([0, 30]); the Jacobian's norm collapses as a row nears one-hot",
-                          {"C12", "C13"}, false, run, Part::core, /*minutes*/ 3}};
+                          {"C12", "C13"}, false, run, Part::core, /*minutes*/ 4}};
 
 }  // namespace
 }  // namespace attn::lessons

@@ -328,6 +328,6 @@ void variance_section(LessonContext& ctx) {
 
 const RegisterLesson reg_sqrt_dk{{"why-sqrt-dk", "Why divide by √Dk",
                                   "the variance of q·k grows with Dk; unscaled scores saturate softmax; the 64 folklore",
-                                  {"C10", "C14", "C15", "C16", "C17", "C18"}, true, run, Part::core, /*minutes*/ 11}};
+                                  {"C10", "C13", "C14", "C15", "C16", "C17", "C18"}, true, run, Part::core, /*minutes*/ 11}};
 
 }  // namespace attn::lessons

@@ -133,7 +133,7 @@ void run(LessonContext& ctx) {
 
 const RegisterLesson reg{{"one-head", "One head, end to end",
                           "the source's B=2, T=6, D=16 example with every shape; the Kᵀ pitfall",
-                          {"C21", "C22"}, true, run, Part::core, /*minutes*/ 4}};
+                          {"C21", "C22", "C35"}, true, run, Part::core, /*minutes*/ 5}};
 
 }  // namespace
 }  // namespace attn::lessons

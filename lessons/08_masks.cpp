@@ -272,7 +272,7 @@ void run(LessonContext& ctx) {
 
 const RegisterLesson reg{{"masks", "Masks",
                           "key padding [B, 1, 1, T], causal, both; -inf before softmax vs zeroing after; fill values",
-                          {"C23", "C24", "C25", "C26", "C28"}, true, run, Part::core, /*minutes*/ 8}};
+                          {"C23", "C24", "C25", "C26", "C28"}, true, run, Part::core, /*minutes*/ 9}};
 
 }  // namespace
 }  // namespace attn::lessons

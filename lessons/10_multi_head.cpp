@@ -284,7 +284,7 @@ void run(LessonContext& ctx) {
 const RegisterLesson reg{{"multi-head", "Multi-head attention",
                           "512 = 8 × 64 at the cost of one wide head; merging needs the transpose; a whole block, by "
                           "hand, on a trained model",
-                          {"C29", "C30", "C31", "C33"}, false, run, Part::core, /*minutes*/ 9}};
+                          {"C29", "C30", "C31", "C33"}, false, run, Part::core, /*minutes*/ 10}};
 
 }  // namespace
 }  // namespace attn::lessons

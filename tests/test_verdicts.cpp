@@ -62,16 +62,21 @@ std::map<std::string, std::string> doc_verdicts() {
 
 TEST_CASE("docs/claims.md, attn claims (cold and cached), attn experiment NAME and the tour agree on every verdict" *
           ATTN_WHOLE_TOUR) {
-    const auto tour = tour_verdicts(0);
+    std::vector<nlohmann::json> records;
+    const auto tour = tour_verdicts(0, &records);
     REQUIRE(tour.size() == attn::lessons::claim_registry().size());
 
-    // docs/claims.md
+    // docs/claims.md, whose table is the tour's without the MiniLM model: where the model is
+    // installed, lesson 15 measures C32 and C34 as well, and those two rows are not compared
+    std::set<std::string> model_claims;
+    for (const auto& rec : records)
+        if (rec["lesson"] == "real-heads" && rec["unmeasured"].empty()) model_claims = {"C32", "C34"};
     const auto docs = doc_verdicts();
     CHECK(docs.size() == tour.size());
     for (const auto& [id, v] : tour) {
         CAPTURE(id);
         CHECK(docs.count(id) == 1);
-        if (docs.count(id) == 1) CHECK(docs.at(id) == v);
+        if (docs.count(id) == 1 && model_claims.count(id) == 0) CHECK(docs.at(id) == v);
     }
 
     // attn claims --json, computed (an empty cache directory), then read back from its cache

@@ -1,9 +1,14 @@
 // `attn claims [ID]`: the scorecard of the source's 44 claims. Each verdict is
-// read from the lessons' records (lessons/scorecard.hpp), so it is the tour's
-// verdict by construction; this command runs the lessons without printing them
-// (all of them for the table, only those citing the claim for `attn claims C18`).
+// read from the lessons' records by the rule of docs/claims.md (lessons/scorecard.hpp),
+// so it is the tour's verdict by construction; this command runs every lesson without
+// printing it, once per binary, seed and language: the result is cached (see cache_dir
+// below), so a second `attn claims` or `attn claims C18` prints at once. Without a cache,
+// `attn claims C18` runs only the lessons that cite C18.
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
@@ -78,34 +83,139 @@ void print_one(const ClaimScore& s, Lang lang) {
                              fmt::format("[{}] {}", translate(lang, e.kind), e.text), 80, 12);
 }
 
+// ---------------------------------------------------------------- the cache
+// The scorecard takes a whole tour of computing (the training verdicts above all), and it is
+// the same for the same binary, seed and language: it is kept in a file keyed by all three,
+// $ATTN_CACHE_DIR (else $XDG_CACHE_HOME/attn, else ~/.cache/attn)/claims-KEY.json, written
+// whole (temp + rename). A rebuilt binary has another key, so a cache never outlives its code;
+// an unreadable or foreign file is ignored and computed again. ATTN_CACHE_DIR set but empty:
+// no cache.
+std::optional<std::filesystem::path> cache_dir() {
+    namespace fs = std::filesystem;
+    if (const char* d = std::getenv("ATTN_CACHE_DIR")) {
+        if (*d == '\0') return std::nullopt;
+        return fs::path(d);
+    }
+    if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x != '\0') return fs::path(x) / "attn";
+    if (const char* h = std::getenv("HOME"); h != nullptr && *h != '\0') return fs::path(h) / ".cache" / "attn";
+    return std::nullopt;
+}
+
+// What the scorecard depends on: the binary (its path, size and time), the seed, the language.
+std::string cache_key(uint64_t seed, Lang lang) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (ec) return {};
+    const auto size = fs::file_size(exe, ec);
+    if (ec) return {};
+    const auto time = fs::last_write_time(exe, ec).time_since_epoch().count();
+    if (ec) return {};
+    const std::string id = fmt::format("{}|{}|{}|{}|{}", exe.string(), size, time, seed, attn::lessons::lang_name(lang));
+    return fmt::format("{:016x}", std::hash<std::string>{}(id));
+}
+
+// The scorecard's records (attn-claims "claims") from the cache, when it holds this key's.
+std::optional<nlohmann::json> cached_scores(const std::string& key) {
+    const auto dir = cache_dir();
+    if (key.empty() || !dir) return std::nullopt;
+    try {
+        const auto j = nlohmann::json::parse(attn::read_file((*dir / ("claims-" + key + ".json")).string()));
+        if (j.value("key", std::string()) != key || !j.contains("claims") || !j["claims"].is_array() ||
+            j["claims"].size() != attn::lessons::claim_registry().size())
+            return std::nullopt;
+        return j["claims"];
+    } catch (const std::exception&) {
+        return std::nullopt;  // no file, or not ours: compute
+    }
+}
+
+void store_scores(const std::string& key, const nlohmann::json& claims) {
+    const auto dir = cache_dir();
+    if (key.empty() || !dir) return;
+    try {
+        std::filesystem::create_directories(*dir);
+        attn::write_file_atomic((*dir / ("claims-" + key + ".json")).string(),
+                                nlohmann::json{{"key", key}, {"claims", claims}}.dump());
+    } catch (const std::exception&) {
+        // a cache that cannot be written only costs the next run its time
+    }
+}
+
+// A scorecard entry back from its JSON record (claim_score_json), for printing.
+ClaimScore score_from_json(const nlohmann::json& j) {
+    ClaimScore s;
+    s.claim = attn::lessons::find_claim(j.at("id").get<std::string>());
+    const std::string v = j.at("verdict").get<std::string>();
+    for (attn::lessons::ClaimVerdict k : attn::lessons::all_claim_verdicts())
+        if (v == attn::lessons::claim_verdict_name(k)) s.verdict = k;
+    if (j.at("basis").is_string()) s.basis = j.at("basis").get<std::string>();
+    s.reason = j.at("reason").get<std::string>();
+    s.command = j.at("command").get<std::string>();
+    s.lessons = j.at("lessons").get<std::vector<int>>();
+    s.decided_by = j.at("decided_by").get<std::vector<std::string>>();
+    for (const auto& e : j.at("evidence"))
+        s.evidence.push_back({e.at("kind").get<std::string>(), e.at("text").get<std::string>(), e.at("lesson").get<int>(),
+                              e.at("command").get<std::string>(), e.at("key").get<std::string>()});
+    return s;
+}
+
+// Every claim's score: from the cache when it holds them, else computed (with a progress line on
+// a terminal) and stored. `only`: the claim to keep (empty: all).
+std::vector<ClaimScore> scores_for(const attn::lessons::RunOptions& base, const std::string& only, Lang lang) {
+    const std::string key = cache_key(base.seed, lang);
+    std::vector<ClaimScore> all;
+    if (const auto cached = cached_scores(key)) {
+        for (const auto& j : *cached) all.push_back(score_from_json(j));
+    } else {
+        attn::lessons::RunOptions opt = base;
+        // a progress line on a terminal: the lesson whose verdicts are computed, and what it trains
+        attn::cli::ProgressLine progress;
+        std::string at;
+        if (progress.on())
+            opt.progress = [&](std::string_view what) {
+                progress.show(what.empty() ? at : at + " \u00b7 " + std::string(what));
+            };
+        // one claim: only the lessons that cite it (each lesson lists every claim it records); the
+        // whole scorecard: every lesson, kept for the next run
+        std::vector<std::string> ids;
+        if (!only.empty()) ids.push_back(only);
+        all = attn::lessons::compute_scorecard(opt, ids, [&](int i, int n, const attn::lessons::Lesson& l) {
+            at = format_in(lang, "computing verdicts: lesson {} ({}/{})", l.number, i + 1, n);
+            progress.show(at);
+        });
+        progress.clear();
+        if (!only.empty()) return all;
+        nlohmann::json arr = nlohmann::json::array();
+        for (const auto& s : all) arr.push_back(attn::lessons::claim_score_json(s, lang));
+        store_scores(key, arr);
+    }
+    if (only.empty()) return all;
+    std::vector<ClaimScore> out;
+    for (ClaimScore& s : all)
+        if (s.claim->id == only) out.push_back(std::move(s));
+    return out;
+}
+
 int run_claims(ClaimsFlags& f) {
     const Lang lang = f.lang.empty() ? attn::lessons::lang_from_environment()
                                      : [&] {
                                            if (const auto l = attn::lessons::parse_lang(f.lang)) return *l;
                                            throw attn::InputError(fmt::format("--lang: must be en or zh, got '{}'", f.lang));
                                        }();
-    std::vector<std::string> only;
+    std::string only;
     if (!f.id.empty()) {
         const auto* c = attn::lessons::find_claim(f.id);
         if (c == nullptr)
             throw attn::InputError(format_in(lang, "claims: no claim '{}'; the ids are C1 to C{}", f.id,
                                              attn::lessons::claim_registry().size()));
-        only.push_back(c->id);
+        only = c->id;
     }
     attn::lessons::RunOptions opt;
     opt.seed = f.seed;
     opt.lang = lang;
     attn::cli::require_json_writable(f.json);
-    // a progress line on a terminal: the lesson whose verdicts are computed, and what it trains
-    attn::cli::ProgressLine progress;
-    std::string at;
-    if (progress.on())
-        opt.progress = [&](std::string_view what) { progress.show(what.empty() ? at : at + " \u00b7 " + std::string(what)); };
-    const auto scores = attn::lessons::compute_scorecard(opt, only, [&](int i, int n, const attn::lessons::Lesson& l) {
-        at = format_in(lang, "computing verdicts: lesson {} ({}/{})", l.number, i + 1, n);
-        progress.show(at);
-    });
-    progress.clear();
+    const auto scores = scores_for(opt, only, lang);
     if (f.json.given()) {
         nlohmann::json arr = nlohmann::json::array();
         for (const auto& s : scores) arr.push_back(attn::lessons::claim_score_json(s, lang));

@@ -406,14 +406,17 @@ int run_tour(RunFlags& f) {
         std::cout << translate(f.language, "attn tour: how attention works, shown with live numbers. Claim ids (C1..C44)\n"
                      "refer to the summary of the two source articles. Two kinds of check close\n"
                      "each claim, both computed from the numbers just printed:\n"
-                     "  ✓ measured: an empirical result that could have come out otherwise;\n"
-                     "  ≡ identity: true by construction or by a theorem, shown as a demonstration\n"
-                     "    (it fails only if attn has a bug).\n"
-                     "A claim the numbers contradict is reported as not supported, one that holds\n"
-                     "only with a caveat as qualified, one whose training seeds disagree as\n"
-                     "inconclusive, one attn cannot measure as ○ not measured, and an error in the\n"
-                     "source's own text or code is flagged with a !. The tour ends with the\n"
-                     "scorecard of all 44 claims.\n");
+                     "  ✓ measured: a result that correct code could still have got otherwise\n"
+                     "    (data, training, an approximation such as finite differences);\n"
+                     "  ≡ identity: it follows from the definitions or a theorem, shown as a\n"
+                     "    demonstration; a different algorithm that is exact in exact arithmetic\n"
+                     "    (tiling, reordering, a cache) agreeing with the reference is ≡ too.\n"
+                     "    An identity fails only if attn has a bug.\n"
+                     "Every claim's verdict follows one written rule (docs/claims.md): supported,\n"
+                     "imprecise, qualified, not supported, inconclusive (the evidence cannot\n"
+                     "tell), ○ not measured, or error of the source (flagged with a !). A failed\n"
+                     "check never leaves a claim supported; `attn claims ID` gives the reasoning.\n"
+                     "The tour ends with the scorecard of all 44 claims.\n");
     if (!f.json.to_stdout()) print_tour_length(f, lessons, chosen, last);
     attn::cli::ProgressLine progress;
     attn::lessons::TourResult t;

@@ -135,10 +135,13 @@ void run(LessonContext& ctx) {
     ctx.table("forgetting", f);
     ctx.figure("ema_share_first_token", ema_v.back());
     ctx.figure("attention_weight_first_token", att_v.back());
-    ctx.para("The running average keeps a vanishing trace of the first token. The attention query that looks "
-             "for it (a scaled copy of that token's own key, 2·x_t: built to match it, which is why its weight is "
-             "high) finds it with a weight that has nothing to do with distance: the first token is compared "
-             "with the query directly, like every other token.");
+    const auto [att_lo, att_hi] = std::minmax_element(att_v.begin(), att_v.end());
+    ctx.para(ctx.f("The running average keeps a vanishing trace of the first token. The attention query that looks "
+                   "for it (a scaled copy of that token's own key, 2·x_t, built to match it) gives it a weight that "
+                   "has nothing to do with distance: here {} to {} at the four positions, set by how far that "
+                   "token's key stands out from the other {} random keys. The first token is compared with the "
+                   "query directly, like every other token.",
+                   g3(*att_lo), g3(*att_hi), T - 1));
     ctx.identity(ema_v.back() < 1e-2 * ema_v.front(), "C1",
               ctx.f("the summary forgets: the first token's share is {} of the last token's", e2(ema_v.back() / ema_v.front())));
     ctx.check(att_v.back() > 100 * ema_v.back(), "C4",
@@ -157,8 +160,8 @@ void run(LessonContext& ctx) {
               ctx.f("move the token from position 0 to {}: its weight changes by {} (distance plays no part)", T - 1,
                           e2(moved)));
     ctx.experiment_claim(experiment_distance(), "C1",
-                         "the source's \"errors concentrate on sentences longer than ~40 tokens\" is about trained "
-                         "translation models; this lesson shows the mechanism (the decay above), not that figure. "
+                         "the source's \"errors concentrate on sentences longer than ~40 tokens\" is about a trained "
+                         "text classifier; this lesson shows the mechanism (the decay above), not that figure. "
                          "attn experiment distance trains an RNN and one attention layer on \"the token d steps back\".");
 
     ctx.section("All positions at once (C2)");
@@ -223,7 +226,7 @@ void run(LessonContext& ctx) {
 
 const RegisterLesson reg{{"soft-lookup", "Attention is a soft lookup",
                           "a toy dictionary answered by a blend of values; a running summary that forgets far tokens",
-                          {"C1", "C2", "C3", "C4"}, true, run, Part::core, /*minutes*/ 8}};
+                          {"C1", "C2", "C3", "C4"}, true, run, Part::core, /*minutes*/ 9}};
 
 }  // namespace
 }  // namespace attn::lessons

@@ -98,10 +98,11 @@ void run(LessonContext& ctx) {
     ctx.figure("weights_change_without_b_q", dq);
     ctx.identity(dk < 1e-5, "C8", ctx.f("dropping b_k leaves every weight unchanged (max diff {})", e2(dk)));
     ctx.check(dq > 1e-3, "C8", ctx.f("dropping b_q changes the weights (max diff {})", g3(dq)));
-    ctx.para(ctx.f("So for the weights, b_k is dead weight ({} parameters here); b_q and b_v are real "
-                         "parameters whose use is a modelling choice. The source's \"habit, not math\" is right "
-                         "for Q and V and slightly generous for K.",
-                         k_proj.b.numel()));
+    ctx.qualified("C8", ctx.f("right for Q and V, whose biases are parameters a model may use or not (dropping b_q "
+                              "changed the weights by up to {}). For K the maths decides: b_k adds the same q·b_k to "
+                              "every score of a row, which softmax ignores, so its {} parameters are dead weight "
+                              "(dropping it changed the weights by {}).",
+                              g3(dq), k_proj.b.numel(), e2(dk)));
     ctx.para("How the weights start matters too (C9: Xavier or Kaiming, never all zeros, each head drawn "
              "independently); lesson 13 measures it.");
 }

@@ -114,11 +114,26 @@ void run(LessonContext& ctx) {
              "saturation actually slows training is an empirical question (`attn experiment scale` "
              "measures it); what this lesson shows is only that the softmax's own gradient collapses. "
              "Lesson 5 shows how large scores get without the 1/√Dk scaling.");
+    // "cannot recover", in numbers: the first step of each optimiser on a score whose gradient is
+    // ‖J‖ (the upstream gradient taken as 1), relative to the same step at a tie. Plain SGD moves
+    // lr·g; Adam's first step, bias-corrected, is lr·g/(|g| + eps): full size until g nears eps.
+    const double eps = 1e-8;
+    const auto adam = [eps](double g) { return g / (g + eps); };
+    const double sgd10 = norms[3] / norms[0], adam10 = adam(norms[3]) / adam(norms[0]);
+    const double sgd30 = norms[4] / norms[0], adam30 = adam(norms[4]) / adam(norms[0]);
+    ctx.figure("first_step_vs_tie_sgd_adam_at_10", std::vector<double>{sgd10, adam10});
+    ctx.figure("first_step_vs_tie_sgd_adam_at_30", std::vector<double>{sgd30, adam30});
+    ctx.qualified("C13", ctx.f("the gradient through a saturated row does collapse (above), but whether the row "
+                               "\"cannot recover\" depends on the optimiser and on how far it is saturated. The first "
+                               "step on the scores of [0, 10], against the same step at a tie: plain SGD {}, Adam "
+                               "(eps = 1e-8) {}, full size. At [0, 30] both shrink (SGD {}, Adam {}): the gradient is "
+                               "below Adam's eps. `attn experiment lock-in` measures recovery in training.",
+                               e2(sgd10), g3(adam10), e2(sgd30), e2(adam30)));
 }
 
 const RegisterLesson reg{{"softmax", "Softmax and saturation",
                           "softmax([0, 3]) and ([0, 30]); the Jacobian's norm collapses as a row nears one-hot",
-                          {"C12", "C13"}, false, run, Part::core, /*minutes*/ 3}};
+                          {"C12", "C13"}, false, run, Part::core, /*minutes*/ 4}};
 
 }  // namespace
 }  // namespace attn::lessons

@@ -1,5 +1,7 @@
 // Lesson 6: alternatives to 1/√Dk: a fixed constant, and cosine similarity
 // (C19, C20, with C39's L2-normalised Q and K).
+#include <limits>
+
 #include "common.hpp"
 
 #include "attn/experiments/experiment.hpp"
@@ -71,9 +73,10 @@ void run(LessonContext& ctx) {
     {
         const int64_t src = 64, small = 16;  // the source's Dk, and the narrower width the experiment also trains
         const double r64 = std::sqrt(double(src)) / 10.0, r16 = std::sqrt(double(small)) / 10.0;
-        ctx.para(ctx.f("The source's setting is Dk = {}: there √Dk = {:g}, so ÷10 gives scores {:g} times the size "
-                       "÷√Dk gives, a small change. At Dk = {} the factor is {:g}, a large one. The verdict below "
-                       "trains both widths and is taken at Dk = {}, where the claim was made.",
+        ctx.para(ctx.f("The source names no Dk for this comparison. Dk = {} is the width of its multi-head "
+                       "example (512 = 8 × 64) and of most models: there √Dk = {:g}, so ÷10 gives scores {:g} times "
+                       "the size ÷√Dk gives, a small change. At Dk = {} the factor is {:g}, a large one. The verdict "
+                       "below trains both widths and is taken at Dk = {}, the width of the source's heads.",
                        src, std::sqrt(double(src)), r64, small, r16, src));
     }
     ctx.experiment_claim(experiment_scale(), "C20",
@@ -173,11 +176,39 @@ void run(LessonContext& ctx) {
                                  "they cannot weight the values. log_softmax is the stable way to compute a "
                                  "cross-entropy loss (log of the output probabilities), not attention.",
                                  list(p, 3), list(logp, 3), g3(lsum)));
+    // the premise of the same section: long sequences make the dot product overflow
+    {
+        Rng r2 = ctx.rng(61);
+        const int64_t dk = 64;
+        const Tensor qq = randn({1, 1, 1, dk}, r2);
+        double top64 = 0, top4k = 0;
+        bool finite = true;
+        for (int64_t len : {int64_t{64}, int64_t{4096}}) {
+            const Tensor kk = randn({1, 1, len, dk}, r2), vv = randn({1, 1, len, 1}, r2);
+            AttentionRecord rr;
+            attention_reference(qq, kk, vv, Mask::none(), opts_scale(Scale{ScaleKind::None, 1.0f}), &rr);
+            double top = 0;
+            for (float x : rr.scores_scaled.data) top = std::max(top, std::fabs(double(x)));
+            for (float x : rr.weights.data) finite = finite && std::isfinite(x);
+            (len == 64 ? top64 : top4k) = top;
+        }
+        ctx.figure("unscaled_top_score_T64_T4096", std::vector<double>{top64, top4k});
+        ctx.source_error("C39", "long sequences make the dot product overflow",
+                         ctx.f("is wrong as the second article's numerics section (§5.2) puts it: it ties "
+                               "数值溢出, overflow, to the sequence length. A score q·k sums Dk products, however long the "
+                               "sequence: a longer row holds more scores, not larger ones (unscaled at Dk = {}, the "
+                               "largest |q·k| of a row is {:.1f} at T = 64 and {:.1f} at T = 4096, only the largest "
+                               "of more draws), and float32's exp overflows above {:.1f} only without the row "
+                               "maximum subtracted, which every softmax does first (all weights finite at T = 4096: "
+                               "{}).",
+                               dk, top64, top4k, std::log(double(std::numeric_limits<float>::max())),
+                               ctx.tr(finite ? "yes" : "no")));
+    }
 }
 
 const RegisterLesson reg{{"alternatives", "Alternatives to √Dk",
                           "a fixed constant suits one Dk only; cosine bounds scores but forgets vector length",
-                          {"C19", "C20", "C39"}, false, run, Part::advanced, /*minutes*/ 5}};
+                          {"C11", "C17", "C19", "C20", "C39"}, false, run, Part::advanced, /*minutes*/ 5}};
 
 }  // namespace
 }  // namespace attn::lessons

@@ -5,11 +5,40 @@
 namespace attn::lessons {
 namespace {
 
+// The first example's own projections: W_q, W_k, W_v drawn as torch.randn(d_model, d_k), entries of
+// std 1, with x of std 1: each entry of Q and K then has variance d_model, and the scaled scores a
+// spread of about √(d_model·d_model·d_k)/√d_k = d_model = 16.
+void source_weights(LessonContext& ctx, const Tensor& x, int64_t B, int64_t T, int64_t D) {
+    Rng r = ctx.rng(70);
+    const Tensor Wq = randn({D, D}, r), Wk = randn({D, D}, r);  // [d_model, d_k], as the example draws them
+    const Tensor Q = matmul(x, Wq), K = matmul(x, Wk);           // [B, T, 16]
+    Tensor s = matmul(Q, transpose_last2(K));
+    for (auto& v : s.data) v /= std::sqrt(static_cast<float>(D));
+    double m = 0, m2 = 0;
+    for (float v : s.data) m += v, m2 += double(v) * v;
+    const double n = double(s.numel()), sd = std::sqrt((m2 - m * m / n) / (n - 1));
+    softmax_rows(s.ptr(), B * T, T);
+    int64_t hot = 0;
+    for (int64_t i = 0; i < B * T; ++i) hot += *std::max_element(s.ptr() + i * T, s.ptr() + (i + 1) * T) > 0.99f;
+    ctx.figure("source_init_scaled_score_std", sd);
+    ctx.figure("source_init_onehot_rows", static_cast<double>(hot) / double(B * T));
+    ctx.source_error("C21", "the first example draws W_q, W_k, W_v with torch.randn(d_model, d_k)",
+                     ctx.f("gives the right shapes but a head already saturated: with entries of std 1 the scaled "
+                           "scores have a spread of {:.1f} (about d_model = {}, where the 1/√Dk scaling aims at 1), "
+                           "and {} of the {} rows are one-hot (largest weight above 0.99). The same source warns "
+                           "against exactly this, too large a W_q, W_k init (its debugging section, C36). nn.Linear's "
+                           "init, used above, keeps the spread near 1.",
+                           sd, D, hot, B * T),
+                     LessonContext::SourceFlag::slip);
+}
+
 void run(LessonContext& ctx) {
     ctx.section("The recipe, step by step");
-    ctx.para("The source's first example: a batch of 2 sequences, 6 tokens each, 16 features per token, "
-             "and one head with Dk = Dv = 16. We write the head out by hand with plain matrix products, "
-             "print every shape, and then ask the library's reference attention for the same thing.");
+    ctx.para("The sizes of the source's first example: a batch of 2 sequences, 6 tokens each, 16 features per "
+             "token, and one head with Dk = Dv = 16. We write the head out by hand with plain matrix products, "
+             "print every shape, and then ask the library's reference attention for the same thing. The "
+             "projections here are nn.Linear's, initialised as PyTorch does (uniform, about 1/√16 in size); the "
+             "example's own weights come after, and why we do not use them.");
     const int64_t B = 2, T = 6, D = 16;
     Rng rng = ctx.rng(7);
     const Tensor x = randn({B, T, D}, rng);  // [B, T, D]
@@ -51,6 +80,7 @@ void run(LessonContext& ctx) {
     ctx.heatmap("weights_batch0", make_panel("weights of batch 0 (rows: queries, columns: keys)", weights.ptr(), T, T, tok, tok));
     ctx.para("The tokens are only labels here: x is random, so the pattern means nothing yet. Each row is "
              "one query's weights over the six keys and sums to 1.");
+    source_weights(ctx, x, B, T, D);
 
     ctx.section("Kᵀ, not K Qᵀ, not Q K");
     ctx.para("The scores need Q·Kᵀ: row i holds query i against every key, so softmax over the last "
@@ -103,7 +133,7 @@ void run(LessonContext& ctx) {
 
 const RegisterLesson reg{{"one-head", "One head, end to end",
                           "the source's B=2, T=6, D=16 example with every shape; the Kᵀ pitfall",
-                          {"C21", "C22"}, true, run, Part::core, /*minutes*/ 4}};
+                          {"C21", "C22", "C35"}, true, run, Part::core, /*minutes*/ 5}};
 
 }  // namespace
 }  // namespace attn::lessons

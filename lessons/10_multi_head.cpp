@@ -223,6 +223,15 @@ void run(LessonContext& ctx) {
                                  shape_str(rec.attn.scores_raw.shape), T),
                      LessonContext::SourceFlag::slip);
 
+    ctx.source_error("C29", "each head gets d_k/h, and each head's d_k is 64",
+                     ctx.f("uses one symbol for two widths (the second article, §4.1): first d_k is the whole "
+                           "projection, split into h parts of d_k/h, then d_k is a single head's width, 64 when "
+                           "d_model = 512 and h = 8. Read literally the two give d_k = {} and d_k = {}. This tour "
+                           "writes D (or d_model) for the whole width and Dk for one head's, so the split is "
+                           "Dk = D / H.",
+                           8 * 64, 64),
+                     LessonContext::SourceFlag::imprecise);
+
     ctx.section("Merging heads: transpose before reshape");
     ctx.para("Heads come out as [B, H, T, Dv]. To concatenate them per token we need [B, T, H·Dv]: first "
              "swap H and T ([B, T, H, Dv]), then flatten the last two. Reshaping [B, H, T, Dv] straight to "
@@ -275,7 +284,7 @@ void run(LessonContext& ctx) {
 const RegisterLesson reg{{"multi-head", "Multi-head attention",
                           "512 = 8 × 64 at the cost of one wide head; merging needs the transpose; a whole block, by "
                           "hand, on a trained model",
-                          {"C29", "C30", "C31", "C33"}, false, run, Part::core, /*minutes*/ 9}};
+                          {"C29", "C30", "C31", "C33"}, false, run, Part::core, /*minutes*/ 10}};
 
 }  // namespace
 }  // namespace attn::lessons

@@ -171,6 +171,9 @@ void run(LessonContext& ctx) {
     ctx.check(dup_t > 0 && dup_t < L * H * (H - 1) / 4, "C32",
               ctx.f("some trained heads are look-alikes ({} of {} pairs), most are distinct", dup_t,
                     L * H * (H - 1) / 2));
+    ctx.qualified("C32", ctx.f("trained heads do end alike, but not \"often\": {} of {} pairs ({:.1f}%) are "
+                               "look-alikes in this model, the rest distinct.",
+                               dup_t, L * H * (H - 1) / 2, 100.0 * double(dup_t) / double(L * H * (H - 1) / 2)));
     ctx.para(ctx.f("At random init every pair looks alike ({} of {}): uniform heads agree because they all say "
                    "nothing. So homogenisation has to be measured on trained weights, as here: `attn model "
                    "entropy --text ...` prints the full 6 x 12 table.",
@@ -271,7 +274,8 @@ void run(LessonContext& ctx) {
     }
     ctx.table("probe", p);
     double mean_a = 0, mean_s = 0;
-    for (const ProbeRow& r : rows) mean_a += r.weight[0] / 72.0, mean_s += r.weight[1] / 72.0;
+    for (const ProbeRow& r : rows)
+        mean_a += r.weight[0] / double(L * H), mean_s += r.weight[1] / double(L * H);
     const ProbeRow& best = rows[0];
     ctx.figure("probe_best_head", std::vector<int64_t>{best.layer, best.head});
     ctx.figure("probe_best_weights", best.weight);
@@ -298,6 +302,14 @@ void run(LessonContext& ctx) {
                        ? ctx.tr("It switches: this head tracks the meaning.")
                        : ctx.tr("It does not switch: the head likes \"animal\" whatever the sentence means, so "
                                 "the weight is interpretable as a pattern, not as understanding.")));
+    int64_t over_half = 0;
+    for (const ProbeRow& r : rows) over_half += r.weight[0] > 0.5 ? 1 : 0;
+    ctx.qualified("C34", ctx.f("the weights can be read, but the source's example holds for few heads: {} of {} give "
+                               "\"animal\" more than half of \"it\"'s weight (mean over all heads {:.3f}), and the "
+                               "top head {} when \"tired\" becomes \"wide\".",
+                               over_half, L * H, mean_a,
+                               same.weight[1] > same.weight[0] ? ctx.tr("switches to \"street\"")
+                                                               : ctx.tr("does not switch")));
     ctx.para("Explore: `attn model probe --text \"...\" --from it --to animal,street`, and `attn model attention "
              "--text \"...\" --layer L --head H --svg heads.svg` for the pictures.");
 

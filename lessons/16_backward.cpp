@@ -3,6 +3,8 @@
 // shapes, checked against the library's reference backward (attn/nn/ops.hpp)
 // and against finite differences; then why a saturated row passes almost no
 // gradient to its scores (lesson 4's Jacobian, C13).
+#include <functional>
+
 #include "attn/nn/ops.hpp"
 #include "common.hpp"
 
@@ -198,13 +200,20 @@ void run(LessonContext& ctx) {
              "is ≈ 0, and everywhere else p ≈ 0. It is lesson 4's Jacobian again, whose norm vanishes as the row "
              "saturates, and it is why a row locked onto one key early is barely moved by the gradient (C13; "
              "attn experiment lock-in measures it in training).");
-    // the row already sharpest at c = 1 (so a near tie between its top two keys cannot keep it soft)
+    // the row whose top two scores are farthest apart: scaling Q by c scales that gap by c, and the
+    // gap is what sets how fast a row saturates (the sharpest row at c = 1 may have a near tie)
+    const auto top_gap = [&](int64_t i) {  // log(p1 / p2) = s1 - s2
+        std::vector<double> row(P.begin() + i * T, P.begin() + (i + 1) * T);
+        std::partial_sort(row.begin(), row.begin() + 2, row.end(), std::greater<>());
+        return std::log(row[0] / row[1]);
+    };
     int64_t r0 = 0;
     for (int64_t i = 1; i < T; ++i)
-        if (*std::max_element(P.begin() + i * T, P.begin() + (i + 1) * T) >
-            *std::max_element(P.begin() + r0 * T, P.begin() + (r0 + 1) * T))
-            r0 = i;
-    ctx.para(ctx.f("We follow row {}, the sharpest at c = 1.", r0));
+        if (top_gap(i) > top_gap(r0)) r0 = i;
+    ctx.figure("followed_row_top_gap", top_gap(r0));
+    ctx.para(ctx.f("We follow row {}, the one whose two largest scores are farthest apart at c = 1 ({:.2f}): scaling "
+                   "Q by c scales that gap by c, so it is the row that saturates first.",
+                   r0, top_gap(r0)));
     Table s;
     s.columns = {"c (Q × c)", "max weight of the row", "‖dP row‖", "‖dS row‖", "‖J‖_F of the row", "‖dQ row‖"};
     s.formats = {"{:g}", "{:.6f}", "{:.4f}", "{:.3e}", "{:.3e}", "{:.3e}"};

@@ -164,7 +164,7 @@ void run(LessonContext& ctx) {
 
 const RegisterLesson reg{{"positional", "Positional information",
                           "attention is blind to order; sinusoidal and learned positions; trained with and without",
-                          {"C4"}, false, run, Part::advanced, /*minutes*/ 4}};
+                          {"C4"}, false, run, Part::core, /*minutes*/ 4}};
 
 }  // namespace
 }  // namespace attn::lessons

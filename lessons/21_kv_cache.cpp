@@ -66,7 +66,7 @@ void run(LessonContext& ctx) {
     ctx.figure("max_abs_diff", worst);
     // Same sums grouped differently (one token's products instead of the sequence's GEMM): float32
     // rounding, a few ulps of values of size `scale`.
-    ctx.check(worst <= 1e-5 * std::max(1.0, scale), "C24",
+    ctx.identity(worst <= 1e-5 * std::max(1.0, scale), "C24",
               ctx.f("every step, in both layers, equals row t of the full causal pass (max |diff| {} for values "
                     "up to {})",
                     e2(worst), g3(scale)));

@@ -95,7 +95,7 @@ void live_section(LessonContext& ctx, Live& live) {
             for (int64_t q = 0; q < kT; ++q)
                 for (int64_t k = q + 1; k < kT; ++k) above = std::max(above, double(a.at({0, h, q, k})));
     ctx.shape("weights", att[static_cast<size_t>(p.layer)], "[B, H, T, T]: one probe row, each head's weights");
-    ctx.check(above == 0.0, "C24",
+    ctx.identity(above == 0.0, "C24",
                  ctx.f("the trained decoder's causal mask: every weight on a later token is exactly {}", above));
     for (const ScoredHead& h : {p, i}) {
         const float* w = att[static_cast<size_t>(h.layer)].ptr() + (h.head * kT + kT / 2) * kT;

@@ -374,6 +374,9 @@ void LessonContext::print_table(const Table& t, int avail) {
         hw[c] = display_width(t.columns[c]);
         int word = 0;
         for (const std::string& l : wrap_lines(t.columns[c], 1)) word = std::max(word, display_width(l));
+        // a short header stays on one line: Chinese may break between any two characters, and
+        // "背下来了？" over three lines reads as three words (an English word never breaks anyway)
+        if (hw[c] <= 10) word = hw[c];
         minw[c] = std::max(cw[c], word);
     }
     std::vector<int> w(nc);
@@ -515,7 +518,13 @@ void LessonContext::qualified(std::string_view claim, std::string_view text_en) 
 namespace {
 // The record array a verdict of this kind goes to.
 const char* record_key(VerdictKind k) {
-    return k == VerdictKind::Supported ? "checks" : k == VerdictKind::Qualified ? "qualified" : "not_supported";
+    switch (k) {
+        case VerdictKind::Supported: return "checks";
+        case VerdictKind::Qualified: return "qualified";
+        case VerdictKind::Inconclusive: return "inconclusive";
+        case VerdictKind::NotSupported: break;
+    }
+    return "not_supported";
 }
 }  // namespace
 
@@ -525,6 +534,8 @@ void LessonContext::verdict_line(VerdictKind kind, std::string_view claim, const
         check(true, claim, said);
     else if (kind == VerdictKind::Qualified)
         qualified(claim, said);
+    else if (kind == VerdictKind::Inconclusive)  // the measurement cannot tell: never evidence against
+        inconclusive(claim, said);
     else
         not_supported(claim, said);
     record_[record_key(kind)].back()["command"] = std::string(command);
@@ -644,8 +655,10 @@ static std::optional<std::pair<double, bool>> evidence_number(const nlohmann::js
 
 // A training verdict's evidence table over its seeds: a cell that is a number on every seed
 // becomes "mean (min–max)" (just the mean when they agree; percentages stay percentages); a
-// word, or a cell that is not a number on every seed ("never"), is the first seed's.
-static Table evidence_over_seeds(const std::vector<const SeedVerdict*>& per) {
+// cell that is a number on some seeds and a word on the others ("never") counts the seeds:
+// `some(mean of the numbers, k, n, the word)`; a word on every seed is the first seed's.
+using SomeSeeds = std::function<std::string(const std::string&, size_t, size_t, const std::string&)>;
+static Table evidence_over_seeds(const std::vector<const SeedVerdict*>& per, const SomeSeeds& some) {
     const ExperimentTable& first = per.front()->verdict.evidence;
     Table t;
     t.columns = first.columns;
@@ -654,26 +667,37 @@ static Table evidence_over_seeds(const std::vector<const SeedVerdict*>& per) {
         std::vector<nlohmann::json> row = first.rows[r];
         for (size_t c = 0; c < row.size(); ++c) {
             std::vector<double> xs;
-            bool pct = false;
+            bool pct = false, missing = false;
+            std::string word;
             for (const SeedVerdict* s : per) {
                 const ExperimentTable& ev = s->verdict.evidence;
-                if (r >= ev.rows.size() || c >= ev.rows[r].size()) break;
+                if (r >= ev.rows.size() || c >= ev.rows[r].size()) {
+                    missing = true;
+                    break;
+                }
                 const auto x = evidence_number(ev.rows[r][c]);
-                if (!x) break;
+                if (!x) {
+                    if (word.empty() && ev.rows[r][c].is_string()) word = ev.rows[r][c].get<std::string>();
+                    continue;
+                }
                 xs.push_back(x->first);
                 pct = x->second;
             }
-            if (xs.size() < 2 || xs.size() != per.size()) continue;
+            if (missing || xs.empty() || per.size() < 2) continue;
             double sum = 0;
             for (double x : xs) sum += x;
             const double mean = sum / static_cast<double>(xs.size());
             const auto [lo, hi] = std::minmax_element(xs.begin(), xs.end());
-            if (pct)
-                row[c] = *lo == *hi ? fmt::format("{:.1f}%", mean)
-                                    : fmt::format("{:.1f}% ({:.1f}\u2013{:.1f}%)", mean, *lo, *hi);
-            else
+            const std::string mean_text = pct ? fmt::format("{:.1f}%", mean) : fmt::format("{:.3g}", mean);
+            if (xs.size() != per.size()) {  // reached on some seeds only: say on how many
+                if (word.empty()) continue;
+                row[c] = some(mean_text, xs.size(), per.size(), word);
+            } else if (pct) {
+                row[c] = *lo == *hi ? mean_text : fmt::format("{:.1f}% ({:.1f}\u2013{:.1f}%)", mean, *lo, *hi);
+            } else {
                 row[c] = *lo == *hi ? nlohmann::json(mean)
                                     : nlohmann::json(fmt::format("{:.3g} ({:.3g}\u2013{:.3g})", mean, *lo, *hi));
+            }
         }
         t.add(row);
     }
@@ -702,10 +726,15 @@ void LessonContext::readable_verdict(std::string_view claim, const std::string& 
         seed_ids.push_back(static_cast<int>(s->seed));
     }
     const std::string seed_ranges = number_ranges(seed_ids);
-    if (stored == nullptr)
+    // the framing (how such a table reads) once per lesson; the full reasoning is `attn claims ID`'s
+    if (stored == nullptr && framed_)
+        para(f("The evidence for {}: {}. `{}` at its quick size, seeds {}, read as above.", claim, tr(first.task),
+               command, seeds));
+    else if (stored == nullptr)
         para(f("The evidence for {}: {}. `{}` trains it live at its quick size on seeds {}; in the table each "
-               "number is the mean over those seeds with its range in brackets (the words are seed {}'s run).",
-               claim, tr(first.task), command, seeds, per.front()->seed));
+               "number is the mean over those seeds with its range in brackets (the words are seed {}'s run). "
+               "The verdict follows the rule of docs/claims.md; `attn claims {}` gives its full reasoning.",
+               claim, tr(first.task), command, seeds, per.front()->seed, claim));
     else  // the day, not the time: the run's place in history, not a timestamp to compare
         para(f("The evidence for {}: {}. This verdict rests on a stored run, too long to train while you read: "
                "data/evidence/{}, made by `{}` at its {} size on seeds {} ({}, `{}`, `{}` kernels); in the table each "
@@ -714,7 +743,11 @@ void LessonContext::readable_verdict(std::string_view claim, const std::string& 
                claim, tr(first.task), stored_file, command, tr(experiment_size_name(stored->size)), seed_ranges,
                stored->made.date.substr(0, 10), stored->made.processor, stored->made.kernels, per.front()->seed,
                per.front()->seed));
-    table(fmt::format("evidence_{}", claim), evidence_over_seeds(per));
+    framed_ = true;
+    table(fmt::format("evidence_{}", claim),
+          evidence_over_seeds(per, [this](const std::string& mean, size_t k, size_t n, const std::string& word) {
+              return f("{} on {}/{} seeds, {} on the others", mean, k, n, tr(word));
+          }));
     const std::string stmt = tr(first.statement);
     if (!agree) {
         // the seeds grouped by verdict (in order of first appearance), each group with its first seed's words

@@ -202,6 +202,7 @@ private:
     // tr(), except that a text this context produced through f() passes as it is
     std::string text(std::string_view s);
     std::set<std::string> produced_;  // f()'s results in a language other than en
+    bool framed_ = false;  // a training verdict's framing (how its table reads) was said in this lesson
     void print(std::string_view s);
     std::string paint(std::string_view s, const char* ansi) const;
     std::ostream& out_;

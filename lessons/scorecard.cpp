@@ -78,13 +78,15 @@ std::vector<std::string> split_ids(const std::string& s) {
     return out;
 }
 
+// The verdict rule (docs/claims.md, "The verdict rule"): the kinds of evidence in the order in
+// which they decide; a kind ranked 9 never decides (a slip: the claim stands).
 int rank(const std::string& kind) {
-    static const std::map<std::string, int> r{{"error of the source", 0}, {"not supported", 1}, {"inconclusive", 2},
-                                              {"qualified", 3},           {"measured", 4},      {"identity", 5},
-                                              {"not measured", 6},        {"failed", 7},
-                                              {"source slip", 7},         {"source imprecise", 7}};
+    static const std::map<std::string, int> r{{"error of the source", 0}, {"not supported", 1}, {"failed", 2},
+                                              {"inconclusive", 3},        {"qualified", 4},     {"source imprecise", 5},
+                                              {"measured", 6},            {"identity", 7},      {"not measured", 8},
+                                              {"source slip", 9}};
     const auto it = r.find(kind);
-    return it == r.end() ? 8 : it->second;
+    return it == r.end() ? 9 : it->second;
 }
 
 }  // namespace
@@ -97,14 +99,16 @@ const char* claim_verdict_name(ClaimVerdict v) {
         case ClaimVerdict::inconclusive: return "inconclusive";
         case ClaimVerdict::not_measured: return "not measured";
         case ClaimVerdict::source_error: return "error of the source";
+        case ClaimVerdict::imprecise: return "imprecise";
     }
     return "?";
 }
 
 const std::vector<ClaimVerdict>& all_claim_verdicts() {
-    static const std::vector<ClaimVerdict> v{ClaimVerdict::supported,    ClaimVerdict::qualified,
-                                             ClaimVerdict::not_supported, ClaimVerdict::inconclusive,
-                                             ClaimVerdict::not_measured,  ClaimVerdict::source_error};
+    static const std::vector<ClaimVerdict> v{ClaimVerdict::supported,    ClaimVerdict::imprecise,
+                                             ClaimVerdict::qualified,    ClaimVerdict::not_supported,
+                                             ClaimVerdict::inconclusive, ClaimVerdict::not_measured,
+                                             ClaimVerdict::source_error};
     return v;
 }
 
@@ -128,17 +132,35 @@ std::string claim_where(const ClaimInfo& c, Lang lang) {
 ClaimVerdict verdict_of(const std::vector<ClaimEvidence>& evidence, int* deciding) {
     int best = -1;
     for (size_t i = 0; i < evidence.size(); ++i)
-        if (rank(evidence[i].kind) < 7 && (best < 0 || rank(evidence[i].kind) < rank(evidence[static_cast<size_t>(best)].kind)))
+        if (rank(evidence[i].kind) < 9 &&
+            (best < 0 || rank(evidence[i].kind) < rank(evidence[static_cast<size_t>(best)].kind)))
             best = static_cast<int>(i);
     if (deciding) *deciding = best;
     if (best < 0) return ClaimVerdict::not_measured;
     const std::string& k = evidence[static_cast<size_t>(best)].kind;
     if (k == "error of the source") return ClaimVerdict::source_error;
     if (k == "not supported") return ClaimVerdict::not_supported;
-    if (k == "inconclusive") return ClaimVerdict::inconclusive;
+    // a check that failed (✗): the tour's own evidence went against what it expected, so the
+    // claim cannot stand as supported; until the failure is explained it is inconclusive
+    if (k == "failed" || k == "inconclusive") return ClaimVerdict::inconclusive;
     if (k == "qualified") return ClaimVerdict::qualified;
+    if (k == "source imprecise") return ClaimVerdict::imprecise;
     if (k == "measured" || k == "identity") return ClaimVerdict::supported;
     return ClaimVerdict::not_measured;
+}
+
+std::vector<std::string> deciding_keys(const ClaimScore& s) {
+    std::vector<std::string> keys;
+    int d = -1;
+    verdict_of(s.evidence, &d);
+    if (d < 0) return keys;
+    // a supported claim is decided by every check that held, measured or identity
+    const auto level = [](const std::string& kind) { return kind == "identity" ? rank("measured") : rank(kind); };
+    const int r = level(s.evidence[static_cast<size_t>(d)].kind);
+    for (size_t i = 0; i < s.evidence.size(); ++i)
+        if (level(s.evidence[i].kind) == r)
+            keys.push_back(s.evidence[i].key);
+    return keys;
 }
 
 std::vector<ClaimScore> score_claims(const std::vector<nlohmann::json>& records, Lang lang, bool partial) {
@@ -177,8 +199,14 @@ std::vector<ClaimScore> score_claims(const std::vector<nlohmann::json>& records,
         ClaimScore s;
         s.claim = &c;
         if (it != ev.end()) s.evidence = it->second;
-        for (const ClaimEvidence& e : s.evidence)
+        std::map<std::string, int> seen;
+        for (ClaimEvidence& e : s.evidence) {
+            std::string kind = e.kind;
+            std::replace(kind.begin(), kind.end(), ' ', '-');
+            const std::string stem = fmt::format("L{}/{}", e.lesson, kind);
+            e.key = fmt::format("{}/{}", stem, ++seen[stem]);
             if (std::find(s.lessons.begin(), s.lessons.end(), e.lesson) == s.lessons.end()) s.lessons.push_back(e.lesson);
+        }
         int d = -1;
         s.verdict = verdict_of(s.evidence, &d);
         if (d >= 0) {
@@ -186,6 +214,7 @@ std::vector<ClaimScore> score_claims(const std::vector<nlohmann::json>& records,
             s.reason = e.text;
             s.command = e.command;
             if (s.verdict == ClaimVerdict::supported) s.basis = e.kind;
+            s.decided_by = deciding_keys(s);
         } else {
             s.reason = std::string(translate(lang, "no lesson of the tour tests it"));
             s.command = "attn lessons";
@@ -229,7 +258,7 @@ std::map<ClaimVerdict, int> verdict_counts(const std::vector<ClaimScore>& scores
 nlohmann::json claim_score_json(const ClaimScore& s, Lang lang) {
     nlohmann::json ev = nlohmann::json::array();
     for (const ClaimEvidence& e : s.evidence)
-        ev.push_back({{"kind", e.kind}, {"text", e.text}, {"lesson", e.lesson}, {"command", e.command}});
+        ev.push_back({{"key", e.key}, {"kind", e.kind}, {"text", e.text}, {"lesson", e.lesson}, {"command", e.command}});
     nlohmann::json where = nlohmann::json::array();
     for (const auto& [article, section] : s.claim->where) where.push_back({{"article", article}, {"section", section}});
     return {{"id", s.claim->id},
@@ -237,6 +266,7 @@ nlohmann::json claim_score_json(const ClaimScore& s, Lang lang) {
             {"verdict", claim_verdict_name(s.verdict)},
             {"basis", s.basis.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.basis)},
             {"reason", s.reason},
+            {"decided_by", s.decided_by},
             {"command", s.command},
             {"source", claim_where(*s.claim, lang)},
             {"where", where},

@@ -3,17 +3,23 @@
 //
 // A verdict is never typed in: it is read from the lessons' own records (the
 // --json record every lesson fills as it runs: its checks, qualified and
-// not-supported verdicts, inconclusive ones, claims not measured, errors of the
-// source), by one rule (verdict_of below, written out in docs/claims.md):
+// not-supported verdicts, inconclusive ones, claims not measured, flags on the
+// source), by one rule (verdict_of below, written out in docs/claims.md,
+// "The verdict rule"); the first line that applies decides:
 //
-//   an error of the source flagged        -> error of the source
-//   else a verdict "not supported"        -> not supported
-//   else a verdict "inconclusive"         -> inconclusive (the seeds disagreed)
-//   else a verdict "qualified"            -> qualified
-//   else a check that held (✓ or ≡)       -> supported
-//   else                                  -> not measured
+//   an error of the source flagged              -> error of the source
+//   a verdict "not supported"                   -> not supported
+//   a check that failed (✗)                     -> inconclusive (never supported)
+//   a verdict "inconclusive" (seeds disagree,
+//     or a difference below the resolution)     -> inconclusive
+//   a verdict "qualified"                       -> qualified
+//   the source's words flagged imprecise        -> imprecise
+//   a check that held (✓ or ≡)                  -> supported
+//   else                                        -> not measured
 //
-// So the tour and `attn claims` agree by construction: both score the same records.
+// A slip (the source's code or an aside contradicts a claim that stands) is printed
+// with the claim and decides nothing. So the tour and `attn claims` agree by
+// construction: both score the same records.
 #pragma once
 
 #include <cstdint>
@@ -29,8 +35,9 @@
 
 namespace attn::lessons {
 
-enum class ClaimVerdict { supported, qualified, not_supported, inconclusive, not_measured, source_error };
-// "supported", "qualified", "not supported", "inconclusive", "not measured", "error of the source"
+enum class ClaimVerdict { supported, qualified, not_supported, inconclusive, not_measured, source_error, imprecise };
+// "supported", "qualified", "not supported", "inconclusive", "not measured", "error of the source",
+// "imprecise"
 const char* claim_verdict_name(ClaimVerdict v);
 // Every verdict, in the order the scorecard counts them.
 const std::vector<ClaimVerdict>& all_claim_verdicts();
@@ -51,10 +58,13 @@ std::string claim_where(const ClaimInfo& c, Lang lang);
 // One piece of evidence a lesson recorded on a claim.
 struct ClaimEvidence {
     std::string kind;     // "measured", "identity", "failed", "qualified", "not supported",
-                          // "inconclusive", "not measured", "error of the source"
+                          // "inconclusive", "not measured", "error of the source",
+                          // "source imprecise", "source slip"
     std::string text;     // as the lesson printed it (in the run's language)
     int lesson = 0;       // the lesson's number
     std::string command;  // what shows it: "attn lesson 5" or "attn experiment scale"
+    std::string key{};    // "L5/not-supported/1": lesson, kind, and its rank among the lesson's
+                          // items of that kind on this claim (stable across seeds and languages)
 };
 
 struct ClaimScore {
@@ -65,11 +75,15 @@ struct ClaimScore {
     std::string command;  // the deciding evidence's command
     std::vector<int> lessons;  // the lessons that recorded evidence on it
     std::vector<ClaimEvidence> evidence;
+    std::vector<std::string> decided_by{};  // the keys of the evidence at the deciding rank
 };
 
 // The verdict the evidence supports, by the rule above; `deciding` (may be null)
 // receives the index of the deciding item (or -1).
 ClaimVerdict verdict_of(const std::vector<ClaimEvidence>& evidence, int* deciding = nullptr);
+// The keys of every piece of evidence of the deciding kind (the one verdict_of picked and
+// any other of the same rank): what `attn claims --json` lists as "decided_by".
+std::vector<std::string> deciding_keys(const ClaimScore& s);
 
 // Scores all 44 claims from lesson records (each a run_lesson(...).record).
 // partial: only claims some record cites are listed (a tour run with --from/--to).

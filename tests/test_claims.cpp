@@ -22,7 +22,9 @@ using attn::lessons::ClaimEvidence;
 using attn::lessons::ClaimVerdict;
 using attn::lessons::verdict_of;
 
-std::string attn_cmd(const std::string& args) { return std::string("'") + ATTN_BINARY + "' " + args; }
+std::string attn_cmd(const std::string& args) {
+    return std::string("ATTN_CACHE_DIR= '") + ATTN_BINARY + "' " + args;
+}
 
 ClaimEvidence ev(const char* kind) { return {kind, "text", 1, "attn lesson 1"}; }
 
@@ -51,7 +53,7 @@ TEST_CASE("claims registry: C1..C44 in order, each in our words with its article
         for (const auto& c : l.claims) CHECK(attn::lessons::find_claim(c) != nullptr);
 }
 
-TEST_CASE("verdict rule: error, not supported, inconclusive, qualified, supported, not measured, in that order") {
+TEST_CASE("verdict rule: error, not supported, failed/inconclusive, qualified, imprecise, supported, not measured") {
     CHECK(verdict_of({}) == ClaimVerdict::not_measured);
     CHECK(verdict_of({ev("not measured")}) == ClaimVerdict::not_measured);
     CHECK(verdict_of({ev("identity"), ev("not measured")}) == ClaimVerdict::supported);
@@ -59,13 +61,43 @@ TEST_CASE("verdict rule: error, not supported, inconclusive, qualified, supporte
     CHECK(verdict_of({ev("qualified"), ev("inconclusive")}) == ClaimVerdict::inconclusive);
     CHECK(verdict_of({ev("inconclusive"), ev("not supported")}) == ClaimVerdict::not_supported);
     CHECK(verdict_of({ev("not supported"), ev("error of the source")}) == ClaimVerdict::source_error);
-    // a slip or an imprecise word beside a sound claim, and a failed check, decide nothing
+    // the source's loose words: imprecise, below a qualification, above a check that held
+    CHECK(verdict_of({ev("source imprecise"), ev("identity")}) == ClaimVerdict::imprecise);
+    CHECK(verdict_of({ev("source imprecise"), ev("qualified")}) == ClaimVerdict::qualified);
+    CHECK(verdict_of({ev("source imprecise")}) == ClaimVerdict::imprecise);
+    // a slip beside a sound claim decides nothing
     CHECK(verdict_of({ev("source slip"), ev("identity")}) == ClaimVerdict::supported);
-    CHECK(verdict_of({ev("source imprecise")}) == ClaimVerdict::not_measured);
-    CHECK(verdict_of({ev("failed")}) == ClaimVerdict::not_measured);
     int d = -2;
     CHECK(verdict_of({ev("identity"), ev("measured")}, &d) == ClaimVerdict::supported);
     CHECK(d == 1);  // a measurement is the better reason than an identity
+}
+
+TEST_CASE("verdict rule: a failed check never leaves a claim supported") {
+    // a measured check that failed, alone or beside checks that held, measured or identities
+    for (const auto& evidence : std::vector<std::vector<attn::lessons::ClaimEvidence>>{
+             {ev("failed")},
+             {ev("measured"), ev("failed")},
+             {ev("failed"), ev("identity"), ev("measured")},
+             {ev("source imprecise"), ev("failed"), ev("measured")}}) {
+        int d = -2;
+        const ClaimVerdict v = verdict_of(evidence, &d);
+        CAPTURE(evidence.size());
+        CHECK(v != ClaimVerdict::supported);
+        CHECK(v == ClaimVerdict::inconclusive);
+        REQUIRE(d >= 0);
+        CHECK(evidence[static_cast<size_t>(d)].kind == "failed");  // the failure is the reason given
+    }
+    // ...and it does not soften a verdict that is harsher
+    CHECK(verdict_of({ev("failed"), ev("not supported")}) == ClaimVerdict::not_supported);
+    // the deciding evidence's keys, listed by the scorecard
+    const nlohmann::json rec = {{"number", 16},
+                                {"checks",
+                                 {{{"claim", "C13"}, {"ok", true}, {"kind", "identity"}, {"text", "a"}},
+                                  {{"claim", "C13"}, {"ok", false}, {"kind", "measured"}, {"text", "b"}}}}};
+    const auto all = attn::lessons::score_claims({rec}, attn::lessons::Lang::en);
+    CHECK(all[12].verdict == ClaimVerdict::inconclusive);
+    CHECK(all[12].decided_by == std::vector<std::string>{"L16/failed/1"});
+    CHECK(all[12].evidence[0].key == "L16/identity/1");
 }
 
 TEST_CASE("score_claims reads the lessons' records: one entry per claim, partial tours list only what they test") {
@@ -98,11 +130,14 @@ TEST_CASE("score_claims reads the lessons' records: one entry per claim, partial
 
 TEST_CASE("CLI: attn claims ID in full, --json with format and version, --lang zh, a bad id exits 2") {
     using attn::test::run_shell;
+    // no cache (ATTN_CACHE_DIR empty): each run computes, from the lessons that cite C21
     const auto one = run_shell(attn_cmd("claims C21"));
     REQUIRE(one.code == 0);
     CHECK(one.out.find("Claim C21, in our words") != std::string::npos);
     CHECK(one.out.find("article 1, §4.1") != std::string::npos);
+    // the shapes hold; the example's torch.randn weights are a slip beside them, which decides nothing
     CHECK(one.out.find("Verdict: supported.") != std::string::npos);
+    CHECK(one.out.find("[source slip]") != std::string::npos);
     CHECK(one.out.find("attn lesson 7") != std::string::npos);
     CHECK(one.out.find("\u201c") == std::string::npos);  // no rendering shown as a quotation
     const auto js = run_shell(attn_cmd("claims c21 --json"));
@@ -115,6 +150,7 @@ TEST_CASE("CLI: attn claims ID in full, --json with format and version, --lang z
     CHECK(doc["claims"][0]["verdict"] == "supported");
     CHECK(doc["claims"][0]["source"] == "article 1, §4.1");
     CHECK_FALSE(doc["claims"][0]["evidence"].empty());
+    CHECK_FALSE(doc["claims"][0]["decided_by"].empty());  // the keys of the evidence that decided it
     const auto zh = run_shell(attn_cmd("claims C21 --lang zh"));
     REQUIRE(zh.code == 0);
     CHECK(zh.out.find("文章 1，§4.1") != std::string::npos);

@@ -460,8 +460,9 @@ TEST_CASE("the tour's two parts: every lesson in one, with its minutes, and the 
     CHECK(attn::lessons::number_ranges({5, 6, 7}, "C") == "C5\u2013C7");
     CHECK(attn::lessons::claims_text({"C1", "C2", "C3", "C4"}) == "C1\u2013C4");
     CHECK(attn::lessons::number_ranges({}).empty());
-    // the lessons a learner needs first: the pipeline from lookup to multi-head
-    for (const char* slug : {"soft-lookup", "qkv", "softmax", "why-sqrt-dk", "one-head", "masks", "multi-head"})
+    // the lessons a learner needs first: the pipeline from lookup to multi-head, then positions
+    for (const char* slug : {"soft-lookup", "qkv", "softmax", "why-sqrt-dk", "one-head", "masks", "multi-head",
+                             "positional"})
         CHECK(attn::lessons::find_lesson(slug)->part == attn::lessons::Part::core);
 }
 

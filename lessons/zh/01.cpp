@@ -13,8 +13,7 @@ const RegisterCatalogue zh01{Lang::zh, 1, {
      "all the values.",
      "Python 的 dict 只回答精确的问题：d[\"cat\"] 返回一个值，而一个差一点就对的键什么也得不到。"
      "注意力是一本接受模糊提问的字典。每个条目有一个键（条目讲的是什么）和一个值（条目装的是什么）。"
-     "查询与每个键逐一比较：匹配得越好，该条目在答案里所占的份额就越大。答案是所有值的加权混合。"
-     "这就是所谓的软检索。"},
+     "查询与每个键逐一比较：匹配得越好，该条目在答案里所占的份额就越大。答案是所有值的加权混合。"},
     {"Our toy dictionary has five entries. Keys have three features (is-animal, is-vehicle, flies); "
      "values have two (legs, wheels). These numbers are the lesson's input; everything after is "
      "computed.",
@@ -88,22 +87,23 @@ const RegisterCatalogue zh01{Lang::zh, 1, {
     {"share in running average (a = 0.9)", "在滚动平均中的份额（a = 0.9）"},
     {"attention weight on it", "注意力给它的权重"},
     {"The running average keeps a vanishing trace of the first token. The attention query that looks "
-     "for it (a scaled copy of that token's own key, 2·x_t: built to match it, which is why its weight is "
-     "high) finds it with a weight that has nothing to do with distance: the first token is compared "
-     "with the query directly, like every other token.",
-     "滚动平均里，第一个 token 只剩下几乎消失的痕迹。而寻找它的注意力查询（就是该 token 自己的键放大一倍，2·x_t：专门造来与它匹配，所以权重高）找到它时，"
-     "权重与距离毫无关系："
-     "第一个 token 和其他所有 token 一样，直接与查询比较。"},
+     "for it (a scaled copy of that token's own key, 2·x_t, built to match it) gives it a weight that "
+     "has nothing to do with distance: here {} to {} at the four positions, set by how far that "
+     "token's key stands out from the other {} random keys. The first token is compared with the "
+     "query directly, like every other token.",
+     "滚动平均里，第一个 token 只剩下几乎消失的痕迹。而寻找它的注意力查询（就是该 token 自己的键放大一倍，"
+     "2·x_t，专门造来与它匹配）给它的权重与距离毫无关系：这里四个位置上是 {0} 到 {1}，取决于该 token 的键"
+     "在其余 {2} 个随机键中有多突出。第一个 token 和其他所有 token 一样，直接与查询比较。"},
     {"the summary forgets: the first token's share is {} of the last token's",
      "摘要会遗忘：第一个 token 的份额只有最后一个 token 的 {0}"},
     {"attention reaches the first token directly: weight {} vs running-average share {}",
      "注意力直接触及第一个 token：权重 {0}，而滚动平均中的份额为 {1}"},
     {"move the token from position 0 to {}: its weight changes by {} (distance plays no part)",
      "把该 token 从位置 0 移到 {0}：它的权重变化 {1}（距离不起作用）"},
-    {"the source's \"errors concentrate on sentences longer than ~40 tokens\" is about trained "
-     "translation models; this lesson shows the mechanism (the decay above), not that figure. "
+    {"the source's \"errors concentrate on sentences longer than ~40 tokens\" is about a trained "
+     "text classifier; this lesson shows the mechanism (the decay above), not that figure. "
      "attn experiment distance trains an RNN and one attention layer on \"the token d steps back\".",
-     "原文“误差集中在超过约 40 个 token 的长句上”说的是训练好的翻译模型；本课展示的是机制（上面的衰减），"
+     "原文“误差集中在超过约 40 个 token 的长句上”说的是训练好的文本分类器；本课展示的是机制（上面的衰减），"
      "而不是那个数字。attn experiment distance 会在“往回数第 d 个 token”任务上训练一个 RNN 和一层注意力。"},
     {"an RNN's errors concentrate on far tokens (the source: past ~40 tokens)",
      "RNN 的误差集中在远处的 token 上（原文：约 40 个 token 之后）"},
@@ -138,12 +138,15 @@ const RegisterCatalogue zh01{Lang::zh, 1, {
     {"distance d", "距离 d"},
     {"RNN accuracy", "RNN 准确率"},
     {"attention accuracy", "注意力准确率"},
-    {"the RNN never falls below {} (half-way between chance and perfect) up to d = {}, and attention's lowest accuracy at any d is {}",
-     "直到 d = {1}，RNN 都没有低于 {0}（随机猜测与完全正确的中点），注意力在各个 d 上的最低准确率为 {2}"},
-    {"the RNN falls below {} (half-way between chance and perfect) already at d = {}, much earlier than the source's ~40 at this size and step budget; attention's lowest accuracy at any d is {}",
-     "RNN 在 d = {1} 时就已低于 {0}（随机猜测与完全正确的中点），在这个规模和步数预算下远早于原文说的约 40；注意力在各个 d 上的最低准确率为 {2}"},
-    {"the RNN falls below {} (half-way between chance and perfect) at d = {}, near the source's ~40; attention's lowest accuracy at any d is {}",
-     "RNN 在 d = {1} 时低于 {0}（随机猜测与完全正确的中点），接近原文说的约 40；注意力在各个 d 上的最低准确率为 {2}"},
+    {"the RNN never falls below {} (half-way between chance and perfect) up to d = {} "
+     "(distances measured: {}), and attention's lowest accuracy at any d is {}",
+     "直到 d = {1}，RNN 都没有低于 {0}（随机猜测与完全正确的中点）（测量的距离：{2}），注意力在各个 d 上的最低准确率为 {3}"},
+    {"the RNN falls below {} (half-way between chance and perfect) by d = {} (distances "
+     "measured: {}) while attention's lowest accuracy at any d is {}: far tokens fade in the "
+     "RNN. The source's ~40 is a sentence length in a text classifier, not a copy distance, "
+     "so it is not compared here",
+     "到 d = {1} 时 RNN 已低于 {0}（随机猜测与完全正确的中点）（测量的距离：{2}），而注意力在各个 d 上的最低准确率为 "
+     "{3}：在 RNN 里，远处的 token 会逐渐淡去。原文说的约 40 是文本分类器里的句子长度，不是复制距离，所以这里不拿它比较"},
 }};
 }  // namespace
 }  // namespace attn::lessons

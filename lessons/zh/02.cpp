@@ -54,11 +54,13 @@ const RegisterCatalogue zh02{Lang::zh, 2, {
      "Q 的偏置加上的是 b_q·k_j，随键而变，所以确实会改变权重。我们两者都检查。"},
     {"dropping b_k leaves every weight unchanged (max diff {})", "去掉 b_k 后每个权重都不变（最大差 {0}）"},
     {"dropping b_q changes the weights (max diff {})", "去掉 b_q 会改变权重（最大差 {0}）"},
-    {"So for the weights, b_k is dead weight ({} parameters here); b_q and b_v are real "
-     "parameters whose use is a modelling choice. The source's \"habit, not math\" is right "
-     "for Q and V and slightly generous for K.",
-     "所以对权重而言，b_k 是白占位置的参数（这里有 {0} 个）；b_q 和 b_v 是真正起作用的参数，用不用是建模上的选择。"
-     "原文“是习惯，不是数学”的说法对 Q 和 V 成立，对 K 则说得宽松了些。"},
+    {"right for Q and V, whose biases are parameters a model may use or not (dropping b_q "
+     "changed the weights by up to {}). For K the maths decides: b_k adds the same q·b_k to "
+     "every score of a row, which softmax ignores, so its {} parameters are dead weight "
+     "(dropping it changed the weights by {}).",
+     "对 Q 和 V 成立：它们的偏置是模型可用可不用的参数（去掉 b_q，权重最多变化 {0}）。对 K 则由数学决定："
+     "b_k 给一行的每个分数加上同一个 q·b_k，softmax 对此视而不见，所以它的 {1} 个参数白占位置"
+     "（去掉它，权重只变化 {2}）。"},
     {"How the weights start matters too (C9: Xavier or Kaiming, never all zeros, each head drawn "
      "independently); lesson 13 measures it.",
      "权重如何初始化同样重要（C9：用 Xavier 或 Kaiming，切勿全零，每个头独立抽取）；第 13 课会测量这一点。"},

@@ -50,9 +50,18 @@ const RegisterCatalogue zh04{Lang::zh, 4, {
      "Lesson 5 shows how large scores get without the 1/√Dk scaling.",
      "这就是原文所警告的“锁死”背后的机制：经过 softmax，接近 one-hot 的行几乎不向它的分数回传梯度，"
      "因此能把权重移到更好的键上的信号非常微弱。不过微弱不等于零，这一行也不会永远冻结："
-     "值的通路（权重·V）仍然把梯度传给 V 和下面的层，而 Adam 这类优化器会用梯度近来的大小去除每次更新，"
+     "值的通路（权重·V）仍然把梯度传给 V 和下面的层，而 Adam 这类优化器会把每次更新除以梯度近来的大小，"
      "把小梯度重新放大。饱和到底让训练慢了多少，是一个经验问题（`attn experiment scale` 会测量它）；"
      "本课只说明 softmax 自身的梯度会塌缩。第 5 课展示不做 1/√Dk 缩放时分数会有多大。"},
+    {"the gradient through a saturated row does collapse (above), but whether the row "
+     "\"cannot recover\" depends on the optimiser and on how far it is saturated. The first "
+     "step on the scores of [0, 10], against the same step at a tie: plain SGD {}, Adam "
+     "(eps = 1e-8) {}, full size. At [0, 30] both shrink (SGD {}, Adam {}): the gradient is "
+     "below Adam's eps. `attn experiment lock-in` measures recovery in training.",
+     "经过饱和行的梯度确实会塌缩（见上），但这一行是否“无法恢复”取决于优化器，也取决于它饱和到什么程度。"
+     "在 [0, 10] 这一行的分数上走第一步，与平局时的同一步相比：普通 SGD 为 {0}，Adam（eps = 1e-8）为 {1}，"
+     "步长几乎不变。到了 [0, 30] 两者都缩小（SGD {2}，Adam {3}）：梯度已低于 Adam 的 eps。"
+     "`attn experiment lock-in` 在训练中测量能否恢复。"},
 }};
 }  // namespace
 }  // namespace attn::lessons

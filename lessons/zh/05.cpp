@@ -16,9 +16,26 @@ const RegisterCatalogue zh05{Lang::zh, 5, {
      "是 √Dk：Dk = 1 时为 {0:g}，Dk = 64 时为 {1:g}，Dk = 512 时约为 {2:.1f}。"
      "除以 √Dk 之后，不论 Dk 多大，标准差都回到 1。"},
     {"What unscaled scores do to softmax", "不缩放的分数对 softmax 做了什么"},
-    {"A spread of {:g} means scores of ±{:g} are routine at Dk = 64, and softmax exponentiates: "
-     "the ratio of exp({:g}) to exp(0) is",
-     "标准差为 {0:g} 意味着在 Dk = 64 时 ±{1:g} 的分数很常见，而 softmax 要取指数：exp({2:g}) 与 exp(0) 之比为"},
+    {"A spread of {:g} puts the source's range of ±{:g} at three standard deviations: {:.2f}% of "
+     "scores fall outside it ({:.2f}% above +{:g}), so ±{:g} is the edge of what happens, not the "
+     "routine. What matters to softmax is how far a row's largest score stands above the others, "
+     "and softmax exponentiates: the ratio of exp({:g}) to exp(0) is",
+     "标准差为 {0:g} 时，原文给出的范围 ±{1:g} 恰好是三个标准差：只有 {2:.2f}% 的分数落在它之外"
+     "（高于 +{4:g} 的占 {3:.2f}%），所以 ±{5:g} 是极端情况的边缘，而不是常态。对 softmax 要紧的，是一行中"
+     "最大的分数比其余分数高出多少；而 softmax 要取指数：exp({6:g}) 与 exp(0) 之比为"},
+    {"top score", "最大分数"},
+    {"top score: each row's largest score, averaged over rows. max weight: each row's largest weight, "
+     "averaged over rows. entropy: the rows' mean entropy divided by log T, so 1 = uniform and 0 = one-hot.",
+     "最大分数：每行最大的分数，对各行取平均。最大权重：每行最大的权重，对各行取平均。熵：各行的平均熵除以 log T，"
+     "1 = 均匀，0 = one-hot。"},
+    {"at Dk = 64, the claim's setting, unscaled rows are sharp (the largest weight is {:.0f}% "
+     "of a row on average, above) but most are not one-hot: {:.1f}% of rows put more than "
+     "0.99 on one key. \"Nearly one-hot\" describes Dk = 512 better ({:.1f}%). exp(24) "
+     "against exp(0) is right as arithmetic; a row's top score is about {:.0f}, not 24, and "
+     "what counts is its gap to the next one.",
+     "在论断所说的 Dk = 64 下，不缩放的行很尖锐（见上，最大权重平均占一行的 {0:.0f}%），但多数行并非 one-hot："
+     "只有 {1:.1f}% 的行在某一个键上放了超过 0.99 的权重。“接近 one-hot”更适合描述 Dk = 512（{2:.1f}%）。"
+     "exp(24) 对 exp(0) 作为算术没有错；但一行的最大分数约为 {3:.0f}，而不是 24，真正起作用的是它与次大分数的差距。"},
     {"exp({:g}) = {:.2e}: one such score outweighs {:.1e} scores of 0 put together",
      "exp({0:g}) = {1:.2e}：一个这样的分数，抵得上 {2:.1e} 个分数为 0 的位置加在一起"},
     {"Here is one head with T = 64 random queries and keys at Dk = 64, scores used as they are and "
@@ -29,9 +46,6 @@ const RegisterCatalogue zh05{Lang::zh, 5, {
     {"entropy", "熵"},
     {"rows ‖J‖_F < 0.01", "‖J‖_F < 0.01 的行"},
     {"q·k (unscaled)", "q·k（不缩放）"},
-    {"max weight: each row's largest weight, averaged over rows. entropy: the rows' mean entropy "
-     "divided by log T, so 1 = uniform and 0 = one-hot.",
-     "最大权重：每行最大的权重，再对各行取平均。熵：各行的平均熵除以 log T，因此 1 = 均匀，0 = one-hot。"},
     {"unscaled, a row puts {:.0f}% of its weight on one key on average; scaled, {:.0f}%",
      "不缩放时，一行平均把 {0:.0f}% 的权重放在一个键上；缩放后为 {1:.0f}%"},
     {"{:.1f}% of unscaled rows are saturated so far that softmax's Jacobian is below 0.01 "
@@ -136,10 +150,27 @@ const RegisterCatalogue zh05{Lang::zh, 5, {
      "value); the metric is how many training steps it takes to reach 95% accuracy on held-out rows",
      "关联回忆（每行先列出若干键值对，再问其中一个键，模型要答出它的值）；指标是在留出行上达到 95% 准确率所需的训练步数"},
     {"without the scale, {} of {} settings took at least twice as many steps to reach 95% as with it, or "
-     "never reached it, yet every unscaled run learned (final accuracy {} to {}; chance {}). Rows that "
+     "never reached it, yet every unscaled run of this seed learned (final accuracy {} to {}; chance {}). Rows that "
      "end one-hot, the weights all ~0 or ~1: {} without the scale, {} with it",
-     "不缩放时，{1} 种设置中有 {0} 种达到 95% 所需步数至少是缩放时的两倍，或者始终达不到；但每个不缩放的训练都学到了东西"
+     "不缩放时，{1} 种设置中有 {0} 种达到 95% 所需步数至少是缩放时的两倍，或者始终达不到；但这个种子上每个不缩放的训练都学到了东西"
      "（最终准确率 {2} 到 {3}；随机猜测为 {4}）。训练结束时为 one-hot 的行（权重全都约为 0 或 1）：不缩放 {5}，缩放 {6}"},
+    {"attn experiment dk-floor reached no verdict: it trains one head's lookup at several d_k.",
+     "attn experiment dk-floor 没有得出结论：它在几种 d_k 下训练单个头的查找。"},
+    {"the lookup step of associative recall: T keys per row, each asked once, one head of width d_k learning "
+     "W_q, W_k; the metric is the final accuracy on fresh rows, and the knee is the smallest d_k within 5% "
+     "of the best accuracy at that T",
+     "关联回忆中的查找一步：每行 T 个键，每个键问一次，一个宽度为 d_k 的头学习 W_q、W_k；指标是在新行上的最终准确率，"
+     "拐点是准确率与该 T 下最佳值相差 5% 以内的最小 d_k"},
+    {"knee d_k", "拐点 d_k"},
+    {"accuracy at the knee", "拐点处准确率"},
+    {"best accuracy", "最佳准确率"},
+    {"the knee sits at d_k {} or above at every T measured (T up to {})",
+     "在测量的每个 T 上（T 最大为 {1}），拐点都在 d_k {0} 或以上"},
+    {"the knee sits at d_k {} at most, below 64, at every T measured (T up to {}); one head "
+     "doing one lookup, so a real model's floor can sit higher, but not at a fixed 64",
+     "在测量的每个 T 上（T 最大为 {1}），拐点最多在 d_k {0}，低于 64；这只是一个头做一次查找，"
+     "真实模型的下限可能更高，但不是固定的 64"},
+    {"with long sequences d_k may be lowered, but not below 64", "序列很长时可以减小 d_k，但不要低于 64"},
 }};
 }  // namespace
 }  // namespace attn::lessons

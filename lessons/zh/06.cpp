@@ -89,11 +89,13 @@ const RegisterCatalogue zh06{Lang::zh, 6, {
      "不能用来给值加权。log_softmax 是计算交叉熵损失（输出概率的对数）的稳定方法，不是用来算注意力的。"},
     {"a fixed 1/10 instead of 1/sqrt(d_k) trains slightly worse", "用固定的 1/10 代替 1/sqrt(d_k)，训练效果略差"},
     {"measuring: attn experiment stability at its quick size", "测量中：attn experiment stability（快速规模）"},
-    {"The source's setting is Dk = {}: there √Dk = {:g}, so ÷10 gives scores {:g} times the size "
-     "÷√Dk gives, a small change. At Dk = {} the factor is {:g}, a large one. The verdict below "
-     "trains both widths and is taken at Dk = {}, where the claim was made.",
-     "原文的设定是 Dk = {0}：此时 √Dk = {1:g}，所以 ÷10 得到的分数是 ÷√Dk 的 {2:g} 倍，变化很小。"
-     "在 Dk = {3} 时这个倍数是 {4:g}，变化很大。下面的结论在两种宽度上都做了训练，并以原文提出论断的 Dk = {5} 为准。"},
+    {"The source names no Dk for this comparison. Dk = {} is the width of its multi-head "
+     "example (512 = 8 × 64) and of most models: there √Dk = {:g}, so ÷10 gives scores {:g} times "
+     "the size ÷√Dk gives, a small change. At Dk = {} the factor is {:g}, a large one. The verdict "
+     "below trains both widths and is taken at Dk = {}, the width of the source's heads.",
+     "原文做这个比较时没有说 Dk 是多少。Dk = {0} 是它多头示例（512 = 8 × 64）的宽度，也是多数模型的宽度："
+     "此时 √Dk = {1:g}，所以 ÷10 得到的分数是 ÷√Dk 的 {2:g} 倍，变化很小。在 Dk = {3} 时这个倍数是 {4:g}，"
+     "变化很大。下面的结论在两种宽度上都做了训练，并以原文各头的宽度 Dk = {5} 为准。"},
     // attn experiment scale's readable C20 verdict (lib/experiments/src/exp_scale.cpp)
     {"at d_k {}, where 1/10 makes the scores {} times what 1/sqrt(d_k) makes them, 1/10 reached 95% in {} "
      "steps against {} (steps are read every {}): {}",
@@ -102,6 +104,18 @@ const RegisterCatalogue zh06{Lang::zh, 6, {
     {"slower, as the source says", "更慢，与原文一致"},
     {"faster", "更快"},
     {"no difference at this resolution", "在这个分辨率下没有差别"},
+    {"long sequences make the dot product overflow", "序列很长时点积会溢出"},
+    {"is wrong as the second article's numerics section (§5.2) puts it: it ties "
+     "数值溢出, overflow, to the sequence length. A score q·k sums Dk products, however long the "
+     "sequence: a longer row holds more scores, not larger ones (unscaled at Dk = {}, the "
+     "largest |q·k| of a row is {:.1f} at T = 64 and {:.1f} at T = 4096, only the largest "
+     "of more draws), and float32's exp overflows above {:.1f} only without the row "
+     "maximum subtracted, which every softmax does first (all weights finite at T = 4096: "
+     "{}).",
+     "照第二篇文章数值稳定性一节（§5.2）的说法是错的：它把数值溢出归因于序列长度。无论序列多长，分数 q·k 都是 "
+     "Dk 个乘积之和：更长的行只是分数更多，而不是分数更大（不缩放、Dk = {0} 时，一行中最大的 |q·k| 在 T = 64 时为 "
+     "{1:.1f}，在 T = 4096 时为 {2:.1f}，只是从更多次抽样中取最大值而已）；float32 的 exp 只有在不先减去行最大值时，"
+     "输入超过 {3:.1f} 才会溢出，而每个 softmax 都会先减去它（T = 4096 时所有权重都是有限值：{4}）。"},
 }};
 }  // namespace
 }  // namespace attn::lessons

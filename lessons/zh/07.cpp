@@ -6,11 +6,24 @@ namespace attn::lessons {
 namespace {
 const RegisterCatalogue zh07{Lang::zh, 7, {
     {"The recipe, step by step", "计算流程，逐步展开"},
-    {"The source's first example: a batch of 2 sequences, 6 tokens each, 16 features per token, "
-     "and one head with Dk = Dv = 16. We write the head out by hand with plain matrix products, "
-     "print every shape, and then ask the library's reference attention for the same thing.",
-     "原文的第一个例子：一个批次 2 条序列，每条 6 个 token，每个 token 16 个特征，一个头，Dk = Dv = 16。"
-     "我们用普通的矩阵乘法手写这个头，打印每一步的形状，再让库里的参考注意力实现算同一件事。"},
+    {"The sizes of the source's first example: a batch of 2 sequences, 6 tokens each, 16 features per "
+     "token, and one head with Dk = Dv = 16. We write the head out by hand with plain matrix products, "
+     "print every shape, and then ask the library's reference attention for the same thing. The "
+     "projections here are nn.Linear's, initialised as PyTorch does (uniform, about 1/√16 in size); the "
+     "example's own weights come after, and why we do not use them.",
+     "沿用原文第一个例子的尺寸：一个批次 2 条序列，每条 6 个 token，每个 token 16 个特征，一个头，Dk = Dv = 16。"
+     "我们用普通的矩阵乘法手写这个头，打印每一步的形状，再让库里的参考注意力实现算同一件事。这里的投影用 "
+     "nn.Linear，按 PyTorch 的方式初始化（均匀分布，大小约为 1/√16）；例子自己的权重放在后面讲，并说明为什么不用它们。"},
+    {"the first example draws W_q, W_k, W_v with torch.randn(d_model, d_k)",
+     "第一个例子用 torch.randn(d_model, d_k) 生成 W_q、W_k、W_v"},
+    {"gives the right shapes but a head already saturated: with entries of std 1 the scaled "
+     "scores have a spread of {:.1f} (about d_model = {}, where the 1/√Dk scaling aims at 1), "
+     "and {} of the {} rows are one-hot (largest weight above 0.99). The same source warns "
+     "against exactly this, too large a W_q, W_k init (its debugging section, C36). nn.Linear's "
+     "init, used above, keeps the spread near 1.",
+     "形状是对的，但这个头一开始就饱和了：元素标准差为 1 时，缩放后的分数标准差为 {0:.1f}（约等于 d_model = {1}，"
+     "而 1/√Dk 缩放的目标是 1），{3} 行中有 {2} 行是 one-hot（最大权重超过 0.99）。原文自己在调试一节（C36）"
+     "警告的正是这种过大的 W_q、W_k 初始化。上面用的 nn.Linear 初始化让标准差保持在 1 附近。"},
     {"K.transpose(-2, -1)", "K.transpose(-2, -1)"},
     {"scores", "分数"},
     {"weights", "权重"},

@@ -5,18 +5,32 @@
 namespace attn::lessons {
 namespace {
 const RegisterCatalogue zh08{Lang::zh, 8, {
-    {"Key padding: [B, 1, T] broadcast over queries", "键填充掩码：[B, 1, T] 在所有查询上广播"},
+    {"Key padding: [B, 1, 1, T] broadcast over heads and queries", "键填充掩码：[B, 1, 1, T] 在所有头和查询上广播"},
     {"Sequences in a batch have different lengths, so the short ones are padded to T. Padding tokens "
      "are not words: no query may take information from them. The key-padding mask has one entry per "
-     "key, shape [B, 1, T] (1 = real token); the middle 1 broadcasts it over all T queries, so the "
-     "same columns are masked in every row. Our batch: lengths 5 and 3, T = 5.",
+     "key, shape [B, 1, 1, T] against scores [B, H, T, T] (1 = real token); its two 1s broadcast it "
+     "over the H heads and the T queries, so the same columns are masked in every row of every head. "
+     "(A single head's scores are [B, T, T], and there [B, 1, T] is the shape.) Our batch: lengths 5 "
+     "and 3, T = 5.",
      "一个批次里的序列长短不一，所以短的要填充到 T。填充 token 不是词：任何查询都不能从它们那里取信息。"
-     "键填充掩码每个键一个元素，形状为 [B, 1, T]（1 = 真实 token）；中间那个 1 让它在全部 T 个查询上广播，"
-     "所以每一行屏蔽的都是同样的列。我们的批次：长度分别为 5 和 3，T = 5。"},
+     "键填充掩码每个键一个元素，对形状为 [B, H, T, T] 的分数，它的形状是 [B, 1, 1, T]（1 = 真实 token）；"
+     "那两个 1 让它在 H 个头和 T 个查询上广播，所以每个头的每一行屏蔽的都是同样的列。"
+     "（单头的分数是 [B, T, T]，那时形状是 [B, 1, T]。）我们的批次：长度分别为 5 和 3，T = 5。"},
     {"[B=2, H=1, T=5, Dk=8], random", "[B=2, H=1, T=5, Dk=8]，随机"},
-    {"key mask [B, 1, T]:", "键掩码 [B, 1, T]："},
+    {"key mask [B, 1, 1, T]:", "键掩码 [B, 1, 1, T]："},
+    {"the padding mask broadcasts as [batch, 1, seq]", "填充掩码以 [batch, 1, seq] 的形状广播"},
+    {"fits the single head of the first article's mask section, whose scores are [B, T, T] "
+     "(its code: key_padding_mask.unsqueeze(1)). The same article's multi-head code applies "
+     "its mask to scores [B, H, T, T], and there a [B, 1, T] mask lines up from the right as "
+     "[1, B, 1, T]: its batch axis falls on the heads. With B = {} and H = 8 the shapes "
+     "refuse to broadcast; with B = H they broadcast and mask the wrong heads. Multi-head "
+     "attention needs [B, 1, 1, T].",
+     "适用于第一篇文章掩码一节里的单头，那里的分数是 [B, T, T]（其代码：key_padding_mask.unsqueeze(1)）。"
+     "同一篇文章的多头代码把掩码用在 [B, H, T, T] 的分数上，这时 [B, 1, T] 的掩码从右往左对齐成 [1, B, 1, T]："
+     "它的批次轴落在了头的轴上。B = {0}、H = 8 时两者无法广播；B = H 时能广播，却屏蔽了错误的头。"
+     "多头注意力需要 [B, 1, 1, T]。"},
     {"batch {}:", "批次 {0}:"},
-    {"broadcast to [B, T, T] for batch 1 (row = query):", "批次 1 广播成 [B, T, T]（行 = 查询）："},
+    {"broadcast to [B, H, T, T] for batch 1 (row = query):", "批次 1 广播成 [B, H, T, T]（行 = 查询）："},
     {"key mask", "键掩码"},
     {"key padding (lengths 5,3)", "键填充（长度 5,3）"},
     {"causal + key padding (lengths 5,3)", "因果 + 键填充（长度 5,3）"},

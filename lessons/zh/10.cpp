@@ -172,6 +172,15 @@ const RegisterCatalogue zh10{Lang::zh, 10, {
      "8 个头中有 4 个与梯度断开时，模型只达到 {0}（8 个头都学习：{1}；只有 4 个头：{2}）：留着的那些头没有承担起学习"},
     {"with 4 of the 8 heads cut off from the gradient the model reaches {}, below all 8 learning ({}) but above 4 heads alone ({}): the other paths carry part of the learning",
      "8 个头中有 4 个与梯度断开时，模型达到 {0}，低于 8 个头都学习时（{1}），但高于只有 4 个头时（{2}）：其余的路径承担了一部分学习"},
+    {"each head gets d_k/h, and each head's d_k is 64", "每个头分到 d_k/h，而每个头的 d_k 是 64"},
+    {"uses one symbol for two widths (the second article, §4.1): first d_k is the whole "
+     "projection, split into h parts of d_k/h, then d_k is a single head's width, 64 when "
+     "d_model = 512 and h = 8. Read literally the two give d_k = {} and d_k = {}. This tour "
+     "writes D (or d_model) for the whole width and Dk for one head's, so the split is "
+     "Dk = D / H.",
+     "用同一个符号表示两种宽度（第二篇文章 §4.1）：先是把整个投影 d_k 拆成 h 份、每份 d_k/h，接着 d_k 又成了"
+     "单个头的宽度，d_model = 512、h = 8 时为 64。照字面读，两处分别得到 d_k = {0} 和 d_k = {1}。本导览用 D"
+     "（或 d_model）表示整体宽度，用 Dk 表示单个头的宽度，所以拆分写作 Dk = D / H。"},
 }};
 }  // namespace
 }  // namespace attn::lessons

@@ -48,10 +48,12 @@ const RegisterCatalogue zh14{Lang::zh, 14, {
      "weights); the tiled kernel never allocates a [T, T] block.",
      "这次调用中，参考实现实际存下了 {0} 的分数（权重还要再占同样多）；分块内核从不分配 [T, T] 的块。"},
     {"a training step of 4 attention blocks at T = 256: checkpointing each block keeps {:.0f}% "
-     "of the activation memory of storing P, with the same gradients, for x{:.2f} the time "
-     "(one more forward); attn experiment memory goes to T = 2048",
+     "of the activation memory of storing P, with the same gradients, at the price of one more "
+     "forward pass of each block (its time: `attn experiment memory`, the median of several "
+     "runs up to T = 2048)",
      "T = 256 时 4 个注意力块的一个训练步：对每个块做梯度检查点，激活内存只有存储 P 时的 {0:.0f}%，"
-     "梯度完全相同，耗时变为 x{1:.2f}（多一次前向传播）；attn experiment memory 一直测到 T = 2048"},
+     "梯度完全相同，代价是每个块多做一次前向传播（它的耗时见 `attn experiment memory`：多次运行的中位数，"
+     "一直测到 T = 2048）"},
     // ------------------------------------------------------------ 14.4
     {"Sparse attention: a window the kernel skips by", "稀疏注意力：内核按窗口跳过计算"},
     {"The first way past T² (C42) is to let each query see only some keys: a sliding window of the w "
@@ -96,16 +98,20 @@ const RegisterCatalogue zh14{Lang::zh, 14, {
     {"linear attention's O(T) form (the loop above and the library's) equals its own O(T²) form "
      "(max diff {}): the reordering is exact",
      "线性注意力的 O(T) 形式（上面的循环和库的实现）与它自己的 O(T²) 形式一致（最大差 {0}）：重排求和顺序是精确的"},
-    {"Linear Transformer (exponential/elu kernel)", "Linear Transformer（指数/elu 核）"},
-    {"is imprecise rather than wrong. The Linear Transformer's feature map is φ(x) = "
-     "elu(x) + 1: e^x below 0 (φ(−1) = {:.3f}) and x + 1 above (φ({:g}) = {:g}, where "
-     "e^x = {:.3f}). The word plausibly comes from ELU, the Exponential Linear Unit. "
-     "The kernel itself, φ(q)·φ(k), is a dot product of features and not exp(q·k) as in "
-     "softmax attention: the name fits the activation, not the kernel.",
-     "说法不够准确，但不算错。Linear Transformer 的特征映射是 φ(x) = elu(x) + 1：小于 0 时为 e^x"
-     "（φ(−1) = {0:.3f}），其余情况为 x + 1（φ({1:g}) = {2:g}，而 e^x = {3:.3f}）。这个词多半来自 ELU，"
-     "即“指数线性单元”。核本身 φ(q)·φ(k) 是特征的点积，不是 softmax 注意力里的 exp(q·k)："
-     "这个名字说的是激活函数，不是核。"},
+    {"the Linear Transformer's exponential kernel, and cosFormer's cosine-similarity transform",
+     "Linear Transformer 的“指数核”，以及 cosFormer 的“余弦相似度转换”"},
+    {"are loose names (the second article, §7.2: 指数核函数, 余弦相似度转换). The Linear "
+     "Transformer's feature map is φ(x) = elu(x) + 1: e^x below 0 (φ(−1) = {:.3f}) and x + 1 "
+     "above (φ({:g}) = {:g}, where e^x = {:.3f}); its kernel φ(q)·φ(k) is a dot product of "
+     "features, not exp(q·k) as in softmax attention. cosFormer computes no cosine "
+     "similarity: it takes ReLU features of q and k and re-weights each pair by "
+     "cos(π(i − j)/2M), a term in the positions. The article never names ELU; the O(n) "
+     "claim itself holds (above).",
+     "这两个名字都不严谨（第二篇文章 §7.2：指数核函数、余弦相似度转换）。Linear Transformer 的特征映射是 "
+     "φ(x) = elu(x) + 1：小于 0 时为 e^x（φ(−1) = {0:.3f}），其余情况为 x + 1（φ({1:g}) = {2:g}，而 e^x = "
+     "{3:.3f}）；它的核 φ(q)·φ(k) 是特征的点积，不是 softmax 注意力里的 exp(q·k)。cosFormer 并不计算余弦相似度："
+     "它对 q 和 k 取 ReLU 特征，再用 cos(π(i − j)/2M) 给每一对重新加权，这是一个关于位置的项。文章从未提到 ELU；"
+     "O(n) 这一论断本身成立（见上）。"},
     // ------------------------------------------------------------ 14.6
     {"How far from softmax attention, and compared with what", "离 softmax 注意力有多远，又是和什么相比"},
     {"A distance between a variant's output and full attention means little alone: on random inputs "
@@ -205,8 +211,17 @@ const RegisterCatalogue zh14{Lang::zh, 14, {
     {"share at 10 T0", "10 T0 时的份额"},
     {"keeps 85%?", "保留 85%？"},
     {"n/a", "不适用"},
-    {"{} of {} efficient variants keep at least 85% of softmax's quality at 10 times the length",
-     "{1} 种高效变体中有 {0} 种在 10 倍长度下保留了 softmax 至少 85% 的质量"},
+    {"{} of {} efficient variants keep at least 85% of softmax's quality at 10 times the "
+     "length, but softmax itself ends only {} of the way from the baseline to perfect there, "
+     "so the shares are too noisy to tell; the usable length the source speaks of is not "
+     "measured, only training at 10 times the length",
+     "{1} 种高效变体中有 {0} 种在 10 倍长度下保留了 softmax 至少 85% 的质量，但 softmax 自己在那里从基线到满分"
+     "只走了 {2}，所以这些比例噪声太大，无法判断；原文所说的“可用长度”没有测量，只测了在 10 倍长度上训练"},
+    {"{} of {} efficient variants keep at least 85% of softmax's quality at 10 times the "
+     "length (softmax itself {} of the way from the baseline to perfect there); the usable "
+     "length the source speaks of is not measured, only training at 10 times the length",
+     "{1} 种高效变体中有 {0} 种在 10 倍长度下保留了 softmax 至少 85% 的质量（softmax 自己在那里从基线到满分走了 "
+     "{2}）；原文所说的“可用长度”没有测量，只测了在 10 倍长度上训练"},
     // the titles of attn experiment length's two tables (their figures are arguments)
     {"next byte of data/macbeth.txt, T0 = {} and 10 T0 = {}; {} steps, batch {}, 2 layers, d_model {}, {} "
      "heads x {}; seeds: {}. vs softmax = (L_unigram - L) / (L_unigram - L_softmax), held-out cross-entropy in "

@@ -131,6 +131,16 @@ const RegisterCatalogue zh15{Lang::zh, 15, {
     {"It does not switch: the head likes \"animal\" whatever the sentence means, so the weight is "
      "interpretable as a pattern, not as understanding.",
      "它没有转向：不管句子是什么意思，这个头都偏爱“animal”，所以这个权重可以解读为一种模式，而不是理解。"},
+    {"trained heads do end alike, but not \"often\": {} of {} pairs ({:.1f}%) are "
+     "look-alikes in this model, the rest distinct.",
+     "训练后的头确实会变得相似，但谈不上“经常”：这个模型里 {1} 对中有 {0} 对（{2:.1f}%）相似，其余各不相同。"},
+    {"the weights can be read, but the source's example holds for few heads: {} of {} give "
+     "\"animal\" more than half of \"it\"'s weight (mean over all heads {:.3f}), and the "
+     "top head {} when \"tired\" becomes \"wide\".",
+     "权重可以解读，但原文的例子只对少数头成立：{1} 个头中只有 {0} 个把“it”一半以上的权重给了“animal”"
+     "（所有头的平均为 {2:.3f}）；把“tired”换成“wide”时，排第一的头{3}。"},
+    {"switches to \"street\"", "转向了“street”"},
+    {"does not switch", "没有转向"},
     {"Explore: `attn model probe --text \"...\" --from it --to animal,street`, and `attn model attention "
      "--text \"...\" --layer L --head H --svg heads.svg` for the pictures.",
      "动手试试：`attn model probe --text \"...\" --from it --to animal,street`；要看图，就用 "

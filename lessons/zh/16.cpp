@@ -67,7 +67,10 @@ const RegisterCatalogue zh16{Lang::zh, 16, {
      "可是 dS = P∘(dP − rowsum(P∘dP)) 缩小了：p ≈ 1 的地方括号里 ≈ 0，其余地方 p ≈ 0。"
      "这又是第 4 课的雅可比矩阵，一行饱和时它的范数趋于零；这也正是为什么一行早早锁死在某个键上之后，"
      "梯度几乎推不动它（C13；attn experiment lock-in 在训练中测量这一点）。"},
-    {"We follow row {}, the sharpest at c = 1.", "我们跟踪第 {0} 行，它在 c = 1 时最尖锐。"},
+    {"We follow row {}, the one whose two largest scores are farthest apart at c = 1 ({:.2f}): scaling "
+     "Q by c scales that gap by c, so it is the row that saturates first.",
+     "我们跟踪第 {0} 行：c = 1 时，它最大的两个分数相差最远（{1:.2f}）。把 Q 乘以 c，这个差距也乘以 c，"
+     "所以它是最先饱和的一行。"},
     {"max weight of the row", "该行最大权重"},
     {"‖dP row‖", "‖dP 行‖"},
     {"‖dS row‖", "‖dS 行‖"},

@@ -50,6 +50,9 @@ const RegisterCatalogue zh_framing{Lang::zh, kFramingPart, {
     {"inconclusive", "无定论"},
     {"not measured", "未测量"},
     {"error of the source", "原文有误"},
+    {"imprecise", "措辞不严谨"},
+    {"source imprecise", "原文措辞不严谨"},
+    {"source slip", "原文疏漏"},
     {"measured", "测量"},
     {"identity", "恒等式"},
     {"failed", "失败"},
@@ -90,23 +93,28 @@ const RegisterCatalogue zh_framing{Lang::zh, kFramingPart, {
     {"attn tour: how attention works, shown with live numbers. Claim ids (C1..C44)\n"
      "refer to the summary of the two source articles. Two kinds of check close\n"
      "each claim, both computed from the numbers just printed:\n"
-     "  ✓ measured: an empirical result that could have come out otherwise;\n"
-     "  ≡ identity: true by construction or by a theorem, shown as a demonstration\n"
-     "    (it fails only if attn has a bug).\n"
-     "A claim the numbers contradict is reported as not supported, one that holds\n"
-     "only with a caveat as qualified, one whose training seeds disagree as\n"
-     "inconclusive, one attn cannot measure as ○ not measured, and an error in the\n"
-     "source's own text or code is flagged with a !. The tour ends with the\n"
-     "scorecard of all 44 claims.\n",
+     "  ✓ measured: a result that correct code could still have got otherwise\n"
+     "    (data, training, an approximation such as finite differences);\n"
+     "  ≡ identity: it follows from the definitions or a theorem, shown as a\n"
+     "    demonstration; a different algorithm that is exact in exact arithmetic\n"
+     "    (tiling, reordering, a cache) agreeing with the reference is ≡ too.\n"
+     "    An identity fails only if attn has a bug.\n"
+     "Every claim's verdict follows one written rule (docs/claims.md): supported,\n"
+     "imprecise, qualified, not supported, inconclusive (the evidence cannot\n"
+     "tell), ○ not measured, or error of the source (flagged with a !). A failed\n"
+     "check never leaves a claim supported; `attn claims ID` gives the reasoning.\n"
+     "The tour ends with the scorecard of all 44 claims.\n",
      "attn tour：用现场计算的数字讲解注意力如何工作。论断编号（C1..C44）\n"
      "指两篇原文的论断摘要。每条论断以两类检查之一收尾，都由刚打印的数字算出：\n"
-     "  ✓ 测量：经验结果，本可能是另一个样子；\n"
-     "  ≡ 恒等式：由构造或定理保证成立，作为演示展示出来\n"
-     "    （只有 attn 有程序错误时才会失败）。\n"
-     "数字与之矛盾的论断标为“未获数据支持”，只在附加条件下成立的标为\n"
-     "“需加限定”，各训练种子结论不一致的标为“无定论”，attn 无法测量的\n"
-     "标为“○ 此处无法测量”，原文自身文字或代码中的错误以 ! 标出。导览\n"
-     "最后给出全部 44 条论断的计分表。\n"},
+     "  ✓ 测量：即使代码正确，结果也可能是另一个样子\n"
+     "    （数据、训练、有限差分这样的近似）；\n"
+     "  ≡ 恒等式：由定义或定理推出，作为演示展示出来；在精确算术下与参考实现\n"
+     "    完全相同的另一种算法（分块、重排求和顺序、缓存）与参考结果一致，也记为 ≡。\n"
+     "    恒等式只有在 attn 有程序错误时才会失败。\n"
+     "每条论断的结论都按一条成文的规则给出（docs/claims.md）：获数据支持、\n"
+     "措辞不严谨、需加限定、未获数据支持、无定论（证据不足以判断）、\n"
+     "○ 未测量，或原文有误（以 ! 标出）。检查一旦失败，论断就不会是“获数据支持”；\n"
+     "`attn claims 编号` 给出完整的理由。导览最后给出全部 44 条论断的计分表。\n"},
     {"Tour done: {} lesson; {} measured, {} identities shown, {} failed.",
      "导览结束：共 {0} 课；测量 {1} 项，展示恒等式 {2} 个，失败 {3} 项。"},
     {"Tour done: {} lessons; {} measured, {} identities shown, {} failed.",
@@ -172,8 +180,8 @@ const RegisterCatalogue zh_framing{Lang::zh, kFramingPart, {
     {"the source's B=2, T=6, D=16 example with every shape; the Kᵀ pitfall",
      "原文 B=2、T=6、D=16 的例子及每一步的形状；Kᵀ 的陷阱"},
     {"Masks", "掩码"},
-    {"key padding [B, 1, T], causal, both; -inf before softmax vs zeroing after; fill values",
-     "键填充掩码 [B, 1, T]、因果掩码、两者合用；softmax 前填 -inf 与之后置零；填充值"},
+    {"key padding [B, 1, 1, T], causal, both; -inf before softmax vs zeroing after; fill values",
+     "键填充掩码 [B, 1, 1, T]、因果掩码、两者合用；softmax 前填 -inf 与之后置零；填充值"},
     {"The mask smoke test", "掩码冒烟测试"},
     {"one printed row catches masks applied the wrong way round", "打印一行就能发现方向用反的掩码"},
     {"Multi-head attention", "多头注意力"},
@@ -219,9 +227,13 @@ const RegisterCatalogue zh_framing{Lang::zh, kFramingPart, {
      "两层、只有注意力的解码器学会从上下文中复制：相变、前一 token 头与归纳头、消融"},
     // the readable form of a training verdict (LessonContext::readable_verdict) and the words of its tables
     {"The evidence for {}: {}. `{}` trains it live at its quick size on seeds {}; in the table each "
-     "number is the mean over those seeds with its range in brackets (the words are seed {}'s run).",
+     "number is the mean over those seeds with its range in brackets (the words are seed {}'s run). "
+     "The verdict follows the rule of docs/claims.md; `attn claims {}` gives its full reasoning.",
      "{0} 的证据：{1}。`{2}` 以快速规模在种子 {3} 上现场训练；表中每个数都是这些种子的平均值，括号里是它的范围"
-     "（文字取自种子 {4} 的结果）。"},
+     "（文字取自种子 {4} 的结果）。结论按 docs/claims.md 的规则得出；`attn claims {5}` 给出完整的理由。"},
+    {"{} on {}/{} seeds, {} on the others", "{1}/{2} 个种子上为 {0}，其余为{3}"},
+    {"The evidence for {}: {}. `{}` at its quick size, seeds {}, read as above.",
+     "{0} 的证据：{1}。`{2}`，快速规模，种子 {3}，读法同上。"},
     {"{}: {} ({} on all {} training seeds; `{}` reruns it)", "{0}：{1}（全部 {3} 个训练种子都是“{2}”；`{4}` 可重跑）"},
     {"optimiser", "优化器"},
     {"scale", "缩放"},

@@ -9,6 +9,7 @@
 #include <chrono>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "attn/core/rng.hpp"
 #include "attn/nn/elman.hpp"
@@ -231,8 +232,9 @@ ExperimentResult run_distance(const ExperimentConfig& cfg, const ExperimentProgr
     const bool rnn_drops = rnn_acc.back() < rnn_acc.front() - 0.2;
     r.verdicts.push_back(
         {"C1", "an RNN's errors concentrate on far tokens (the source: past ~40 tokens)",
-         rnn_drops ? (knee >= 32 && knee <= 48 ? VerdictKind::Supported : VerdictKind::Qualified)
-                   : VerdictKind::NotSupported,
+         // the direction (far tokens fade) can be measured; the source's ~40 cannot be compared: it is a
+         // sentence length in a text classifier, and this is a copy distance in a small RNN
+         rnn_drops ? VerdictKind::Qualified : VerdictKind::NotSupported,
          fmt::format("RNN accuracy first below {:.2f} at d={}{}; {}", mid, knee,
                      knee >= 0 && knee < 32 ? " (much earlier than ~40 at this size and budget)" : "", figs)});
     {
@@ -242,14 +244,14 @@ ExperimentResult run_distance(const ExperimentConfig& cfg, const ExperimentProgr
                  "is held-out accuracy at each distance d";
         v.evidence.columns = {"distance d", "RNN accuracy", "attention accuracy"};
         for (size_t i = 0; i < ds.size(); ++i) v.evidence.rows.push_back({ds[i], rnn_acc[i], att_acc[i]});
-        v.plain = knee < 0 ? "the RNN never falls below {} (half-way between chance and perfect) up to d = {}, and "
-                             "attention's lowest accuracy at any d is {}"
-                  : knee < 32 ? "the RNN falls below {} (half-way between chance and perfect) already at d = {}, much "
-                                "earlier than the source's ~40 at this size and step budget; attention's "
-                                "lowest accuracy at any d is {}"
-                              : "the RNN falls below {} (half-way between chance and perfect) at d = {}, near the "
-                                "source's ~40; attention's lowest accuracy at any d is {}";
-        v.plain_args = {fmt::format("{:.2f}", mid), std::to_string(knee < 0 ? ds.back() : knee), fmt::format("{:.2f}", att_min)};
+        v.plain = knee < 0 ? "the RNN never falls below {} (half-way between chance and perfect) up to d = {} "
+                             "(distances measured: {}), and attention's lowest accuracy at any d is {}"
+                           : "the RNN falls below {} (half-way between chance and perfect) by d = {} (distances "
+                             "measured: {}) while attention's lowest accuracy at any d is {}: far tokens fade in the "
+                             "RNN. The source's ~40 is a sentence length in a text classifier, not a copy distance, "
+                             "so it is not compared here";
+        v.plain_args = {fmt::format("{:.2f}", mid), std::to_string(knee < 0 ? ds.back() : knee),
+                        fmt::format("{}", fmt::join(ds, ", ")), fmt::format("{:.2f}", att_min)};
     }
     r.verdicts.push_back({"C4", "attention reaches any token directly, whatever the distance",
                           att_min > 0.9 ? VerdictKind::Supported

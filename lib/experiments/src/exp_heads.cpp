@@ -243,7 +243,12 @@ ExperimentResult run_heads(const ExperimentConfig& cfg, const ExperimentProgress
             {"C32", fmt::format("heads do not automatically specialise; several learn near-identical patterns ({})", on),
              // no near-identical pair at all: the claim is not supported at this scale, whatever the
              // ablation says (a head that costs little when zeroed is idle, not a copy of another)
-             share >= 0.25 ? VerdictKind::Supported : (same_all > 0 ? VerdictKind::Qualified : VerdictKind::NotSupported),
+             // ...but at the quick size (one optimiser, a few hundred steps) that absence has too little
+             // power to speak for trained models: inconclusive there
+             share >= 0.25  ? VerdictKind::Supported
+             : same_all > 0 ? VerdictKind::Qualified
+             : sz == ExperimentSize::Quick ? VerdictKind::Inconclusive
+                                           : VerdictKind::NotSupported,
              fmt::format("near-identical pairs (JS < {} nats) at the end: {}/{} (8x8: {}/{}, 4x16: {}/{}); layer-0 "
                          "pairwise JS 8x8 {:.3f} -> {:.3f}{}",
                          kSameJs, same_all, pairs_all, o8.same, o8.pairs, o4.same, o4.pairs, o8.js_start, o8.js_end,

@@ -229,7 +229,7 @@ ExperimentResult run_scale(const ExperimentConfig& cfg, const ExperimentProgress
             }
         v.evidence = evidence(shown);
         v.plain = "without the scale, {} of {} settings took at least twice as many steps to reach 95% as with it, or "
-                  "never reached it, yet every unscaled run learned (final accuracy {} to {}; chance {}). Rows that "
+                  "never reached it, yet every unscaled run of this seed learned (final accuracy {} to {}; chance {}). Rows that "
                   "end one-hot, the weights all ~0 or ~1: {} without the scale, {} with it";
         v.plain_args = {std::to_string(worse), std::to_string(total), training_runs::pct(acc_lo), training_runs::pct(acc_hi),
                         training_runs::pct(1.0 / kRecallValues), training_runs::pct(hot_none), training_runs::pct(hot_sqrt)};
@@ -246,6 +246,7 @@ ExperimentResult run_scale(const ExperimentConfig& cfg, const ExperimentProgress
                               "unscaled/scaled = {:.2g} (adamw runs), {:.2g} (sgd runs)",
                               big, training_runs::pct(no.hot0), training_runs::pct(sq.hot0), z.eval_every, ratio, ratio_s)};
         if (no.hot0 > sq.hot0 + 0.2 && ratio < 0.5 && ratio_s < 0.5) v.kind = VerdictKind::Supported;
+        else if (!std::isfinite(ratio) || !std::isfinite(ratio_s)) v.kind = VerdictKind::Inconclusive;  // a ratio of 0/0
         else if (!(no.hot0 > sq.hot0 + 0.2) || (ratio >= 1 && ratio_s >= 1)) v.kind = VerdictKind::NotSupported;
         r.verdicts.push_back(v);
     }
@@ -275,8 +276,12 @@ ExperimentResult run_scale(const ExperimentConfig& cfg, const ExperimentProgress
         }
         Verdict v{"C20", "a fixed 1/10 instead of 1/sqrt(d_k) trains slightly worse", VerdictKind::NotSupported,
                   fmt::format("adamw, steps read every {} steps: {}{}{}", z.eval_every, judged,
-                              has64 ? " (the source's setting)" : "", context.empty() ? "" : "; context: " + context)};
-        v.kind = worse > 0 && better == 0 ? VerdictKind::Supported : VerdictKind::NotSupported;
+                              has64 ? " (the width of the source's heads)" : "", context.empty() ? "" : "; context: " + context)};
+        // the same step count both ways is a difference below what the evaluation grid resolves:
+        // inconclusive (too little power), not evidence against "slightly worse"
+        v.kind = worse > 0 && better == 0 ? VerdictKind::Supported
+                 : better > 0            ? VerdictKind::NotSupported
+                                         : VerdictKind::Inconclusive;
         v.task = kRecallTask;
         std::vector<std::tuple<OptimizerKind, int64_t, size_t>> shown;
         for (int64_t dk : z.dks) shown.push_back({OptimizerKind::AdamW, dk, 0}), shown.push_back({OptimizerKind::AdamW, dk, 2});

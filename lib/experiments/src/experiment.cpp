@@ -28,6 +28,7 @@ const char* verdict_name(VerdictKind v) {
         case VerdictKind::Supported: return "supported";
         case VerdictKind::Qualified: return "qualified";
         case VerdictKind::NotSupported: return "not supported";
+        case VerdictKind::Inconclusive: return "inconclusive";
     }
     return "?";
 }
@@ -118,9 +119,10 @@ ExperimentTable table_from_json(const nlohmann::json& j, const std::string& wher
 }
 
 VerdictKind verdict_kind_of(const std::string& name, const std::string& where) {
-    for (VerdictKind k : {VerdictKind::Supported, VerdictKind::Qualified, VerdictKind::NotSupported})
+    for (VerdictKind k : {VerdictKind::Supported, VerdictKind::Qualified, VerdictKind::NotSupported,
+                          VerdictKind::Inconclusive})
         if (name == verdict_name(k)) return k;
-    bad_field(where, "must be \"supported\", \"qualified\" or \"not supported\"");
+    bad_field(where, "must be \"supported\", \"qualified\", \"not supported\" or \"inconclusive\"");
 }
 
 ExperimentSize size_of(const std::string& name, const std::string& where) {

@@ -31,8 +31,11 @@ struct ExperimentConfig {
     int threads = 2;        // 0: every core
 };
 
-enum class VerdictKind { Supported, Qualified, NotSupported };
-const char* verdict_name(VerdictKind v);  // "supported", "qualified", "not supported"
+// Inconclusive: the measurement cannot tell (a difference below what it resolves, a figure
+// that came out NaN): an absence of evidence, never evidence against the claim.
+enum class VerdictKind { Supported, Qualified, NotSupported, Inconclusive };
+// "supported", "qualified", "not supported", "inconclusive"
+const char* verdict_name(VerdictKind v);
 
 // One claim of CLAIMS.md, judged by the numbers.
 // A printed table; cells keep numbers as numbers (JSON) and null for "not applicable".

@@ -14,12 +14,15 @@
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 #include <pthread.h>
@@ -45,21 +48,40 @@ struct ServeOpts {
     bool quiet = false;
 };
 
-// One computation at a time, a short queue behind it.
+// One computation at a time, a short queue behind it. A turn is held by a Ticket, so it ends
+// with the Ticket's scope however the computation ends (a return or any exception).
 class Gate {
 public:
-    // False when the queue is full or the wait ran past kWaitSeconds.
-    bool enter() {
+    class Ticket {
+    public:
+        explicit Ticket(Gate* g) : g_(g) {}
+        Ticket(Ticket&& o) noexcept : g_(std::exchange(o.g_, nullptr)) {}
+        Ticket(const Ticket&) = delete;
+        Ticket& operator=(const Ticket&) = delete;
+        Ticket& operator=(Ticket&&) = delete;
+        ~Ticket() {
+            if (g_ != nullptr) g_->leave();
+        }
+        explicit operator bool() const { return g_ != nullptr; }
+
+    private:
+        Gate* g_;
+    };
+
+    // An empty Ticket when the queue is full or the wait ran past kWaitSeconds.
+    Ticket enter() {
         std::unique_lock<std::mutex> lock(m_);
-        if (busy_ && waiting_ >= kQueue) return false;
+        if (busy_ && waiting_ >= kQueue) return Ticket(nullptr);
         ++waiting_;
         const bool got = cv_.wait_for(lock, std::chrono::seconds(kWaitSeconds), [&] { return !busy_; });
         --waiting_;
-        if (!got) return false;
+        if (!got) return Ticket(nullptr);
         busy_ = true;
-        return true;
+        return Ticket(this);
     }
-    void leave() {
+
+private:
+    void leave() noexcept {
         {
             std::lock_guard<std::mutex> lock(m_);
             busy_ = false;
@@ -67,7 +89,6 @@ public:
         cv_.notify_one();
     }
 
-private:
     std::mutex m_;
     std::condition_variable cv_;
     bool busy_ = false;
@@ -76,34 +97,86 @@ private:
 
 void send_json(httplib::Response& res, int status, const nlohmann::json& j) {
     res.status = status;
-    res.set_content(j.dump(), "application/json; charset=utf-8");
+    res.set_content(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), "application/json; charset=utf-8");
 }
 
-void send_error(httplib::Response& res, int status, const std::string& field, const std::string& message) {
-    send_json(res, status, {{"format", "attn-lab-error"}, {"version", 1}, {"error", message}, {"field", field}});
-}
-
-// Runs `work` under the gate and answers its JSON, or the error it names.
-void compute(Gate& gate, httplib::Response& res, const std::function<void()>& work) {
-    if (!gate.enter()) {
-        send_error(res, 503, "", "busy: another computation is running and the queue is full; try again in a moment");
-        return;
-    }
+// Never throws: the message and field go out as ASCII JSON, bytes that are not UTF-8 replaced.
+void send_error(httplib::Response& res, int status, const std::string& field, const std::string& message) noexcept {
     try {
-        work();
-    } catch (const LabError& e) {
-        send_error(res, e.status, e.field, e.what());
-    } catch (const nlohmann::json::exception& e) {
-        send_error(res, 400, "body", fmt::format("body: not valid JSON ({})", e.what()));
-    } catch (const std::exception& e) {
-        send_error(res, 500, "", fmt::format("attn could not compute this: {}", e.what()));
+        res.status = status;
+        res.set_content(lab_error_body(field, message), "application/json; charset=utf-8");
+    } catch (...) {
+        res.status = 500;
     }
-    gate.leave();
 }
 
-nlohmann::json body_json(const httplib::Request& req) {
-    if (req.body.empty()) return nlohmann::json::object();
-    return nlohmann::json::parse(req.body);
+// What every handler's exception becomes: a LabError its status and field (a bad body is one:
+// parse_lab_body), anything else 500.
+// No raw request byte reaches the message (printable).
+void answer_exception(httplib::Response& res, const std::exception_ptr& ep) noexcept {
+    try {
+        std::rethrow_exception(ep);
+    } catch (const LabError& e) {
+        send_error(res, e.status, printable(e.field), printable(e.what()));
+    } catch (const std::bad_alloc&) {
+        send_error(res, 503, "", "out of memory for this request; the server goes on");
+    } catch (const std::exception& e) {
+        send_error(res, 500, "", "attn could not compute this: " + printable(e.what()));
+    } catch (...) {
+        send_error(res, 500, "", "attn could not compute this (an unknown error)");
+    }
+}
+
+// The tests' way to throw from inside a handler, while it holds what it holds: with
+// ATTN_SERVE_TEST_FAULTS=1 in attn serve's environment, a request with the header
+// X-Attn-Test-Fault: runtime | json | alloc | other throws that kind of exception here.
+void fault_point(const httplib::Request& req) {
+    static const bool on = [] {
+        const char* v = std::getenv("ATTN_SERVE_TEST_FAULTS");
+        return v != nullptr && std::string(v) == "1";
+    }();
+    if (!on || !req.has_header("X-Attn-Test-Fault")) return;
+    const std::string kind = req.get_header_value("X-Attn-Test-Fault");
+    if (kind == "runtime") throw std::runtime_error("a fault in a handler, with a raw byte: \xe9");
+    if (kind == "json") (void)nlohmann::json("a raw byte \xe9").dump();  // type_error 316
+    if (kind == "alloc") throw std::bad_alloc();
+    if (kind == "other") throw 42;
+}
+
+using Handler = httplib::Server::Handler;
+
+// Every handler goes through here: whatever it throws becomes one answer, and what it held
+// (a Gate::Ticket, a training slot) was released by its destructor on the way out.
+Handler guarded(Handler h) {
+    return [h = std::move(h)](const httplib::Request& req, httplib::Response& res) {
+        try {
+            h(req, res);
+        } catch (...) {
+            res.headers.clear();
+            answer_exception(res, std::current_exception());
+        }
+    };
+}
+
+// Runs `work` holding a turn of the gate; busy (503) when none comes.
+void compute(Gate& gate, const httplib::Request& req, httplib::Response& res, const std::function<void()>& work) {
+    const Gate::Ticket turn = gate.enter();
+    if (!turn)
+        return send_error(res, 503, "", "busy: another computation is running and the queue is full; try again in a moment");
+    fault_point(req);
+    work();
+}
+
+nlohmann::json body_json(const httplib::Request& req) { return parse_lab_body(req.body); }
+
+// A training run's "error" event; never throws.
+std::string error_event(const std::string& why) noexcept {
+    try {
+        const nlohmann::json e = {{"event", "error"}, {"error", printable(why)}};
+        return "data: " + e.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace) + "\n\n";
+    } catch (...) {
+        return "data: {\"event\": \"error\", \"error\": \"the training run failed\"}\n\n";
+    }
 }
 
 // The one training run: its events, appended by the worker and read by the stream.
@@ -122,26 +195,27 @@ public:
 
     void routes(httplib::Server& svr) {
         for (const PageAsset& a : page_assets())
-            svr.Get(a.path, [&a, this](const httplib::Request& req, httplib::Response& res) {
+            svr.Get(a.path, guarded([&a, this](const httplib::Request& req, httplib::Response& res) {
+                fault_point(req);
                 const std::string lang = req.has_param("lang") ? req.get_param_value("lang") : o_.lang;
                 res.set_header("Content-Security-Policy", kPageCsp);
                 res.set_content(a.html ? page_html(a, lang == "zh" ? "zh" : "en") : std::string(a.body), a.mime);
-            });
-        svr.Post("/api/attention", [this](const httplib::Request& req, httplib::Response& res) {
-            compute(gate_, res, [&] { send_json(res, 200, lab_attention(body_json(req))); });
-        });
-        svr.Post("/api/sqrt-dk", [this](const httplib::Request& req, httplib::Response& res) {
-            compute(gate_, res, [&] { send_json(res, 200, lab_sqrt_dk(body_json(req))); });
-        });
-        svr.Get("/sentence/view", [this](const httplib::Request& req, httplib::Response& res) {
+            }));
+        svr.Post("/api/attention", guarded([this](const httplib::Request& req, httplib::Response& res) {
+            compute(gate_, req, res, [&] { send_json(res, 200, lab_attention(body_json(req))); });
+        }));
+        svr.Post("/api/sqrt-dk", guarded([this](const httplib::Request& req, httplib::Response& res) {
+            compute(gate_, req, res, [&] { send_json(res, 200, lab_sqrt_dk(body_json(req))); });
+        }));
+        svr.Get("/sentence/view", guarded([this](const httplib::Request& req, httplib::Response& res) {
             const std::string lang = (req.has_param("lang") ? req.get_param_value("lang") : o_.lang) == "zh" ? "zh" : "en";
-            compute(gate_, res, [&] {
+            compute(gate_, req, res, [&] {
                 // The page carries its own policy (script and style by hash); framed by /sentence only.
                 res.set_header("Content-Security-Policy", "frame-ancestors 'self'");
                 res.set_content(lab_sentence_page(req.get_param_value("text"), o_.model, lang), "text/html; charset=utf-8");
             });
-        });
-        svr.Get("/api/train", [this](const httplib::Request& req, httplib::Response& res) { train(req, res); });
+        }));
+        svr.Get("/api/train", guarded([this](const httplib::Request& req, httplib::Response& res) { train(req, res); }));
     }
 
     // Stops the training run (if any) and waits for it.
@@ -167,11 +241,7 @@ private:
                 const std::string v = req.get_param_value(f);
                 r[f] = std::string(f) == "task" ? nlohmann::json(v) : nlohmann::json::parse(v, nullptr, false);
             }
-        try {
-            validate_train_request(r);
-        } catch (const LabError& e) {
-            return send_error(res, e.status, e.field, e.what());
-        }
+        validate_train_request(r);
         auto run = std::make_shared<TrainRun>();
         {
             std::lock_guard<std::mutex> lock(m_);
@@ -180,6 +250,17 @@ private:
             if (run_ && run_->worker.joinable()) run_->worker.join();
             run_ = run;
         }
+        // Until its worker runs, the slot is this handler's: a throw on the way frees it.
+        struct Release {
+            std::shared_ptr<TrainRun> run;
+            bool kept = false;
+            ~Release() {
+                if (kept) return;
+                std::lock_guard<std::mutex> lock(run->m);
+                run->finished = true;
+            }
+        } release{run};
+        fault_point(req);
         run->worker = std::thread([run, r] {
             const auto t0 = std::chrono::steady_clock::now();
             auto push = [&](const std::string& line) {
@@ -190,15 +271,18 @@ private:
             try {
                 run_lab_training(r, run->stop, [&](const nlohmann::json& e) {
                     if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(kTrainSeconds)) run->stop = true;
-                    push("data: " + e.dump() + "\n\n");
+                    push("data: " + e.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n\n");
                 });
             } catch (const std::exception& e) {
-                push("data: " + nlohmann::json{{"event", "error"}, {"error", e.what()}}.dump() + "\n\n");
+                push(error_event(e.what()));
+            } catch (...) {
+                push(error_event("an unknown error"));
             }
             std::lock_guard<std::mutex> lock(run->m);
             run->finished = true;
             run->cv.notify_all();
         });
+        release.kept = true;
         res.set_header("Cache-Control", "no-store");
         res.set_chunked_content_provider(
             "text/event-stream",
@@ -272,6 +356,9 @@ int run_serve(const ServeOpts& o) {
     svr.set_post_routing_handler([](const httplib::Request&, httplib::Response& res) {
         res.set_header("X-Content-Type-Options", "nosniff");
         res.set_header("Referrer-Policy", "no-referrer");
+    });
+    svr.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+        answer_exception(res, ep);
     });
     svr.set_error_handler([](const httplib::Request&, httplib::Response& res) {
         if (!res.body.empty()) return;

@@ -16,6 +16,7 @@
 #include "attn/core/rng.hpp"
 #include "attn/core/stats.hpp"
 #include "attn/core/tensor.hpp"
+#include "attn/core/utf8.hpp"
 #include "attn/experiments/variance.hpp"
 #include "attn/model/bert.hpp"
 #include "attn/nn/mha.hpp"
@@ -28,9 +29,99 @@
 #include "parse.hpp"
 
 namespace attn::cli {
-namespace {
 
 using nlohmann::json;
+
+std::string printable(std::string_view s) {
+    std::string out;
+    for (size_t i = 0; i < s.size();) {
+        const size_t at = i;
+        const char32_t c = utf8_next(s, i);
+        const bool bad = (c == 0xFFFD && i - at == 1) || c < 0x20 || c == 0x7F;
+        if (bad)
+            for (size_t k = at; k < i; ++k) out += fmt::format("\\x{:02X}", static_cast<unsigned char>(s[k]));
+        else
+            out.append(s.substr(at, i - at));
+    }
+    return out;
+}
+
+std::string shown(const json& v) {
+    try {
+        return v.dump(-1, ' ', true, json::error_handler_t::replace);
+    } catch (...) {
+        return "(a value)";
+    }
+}
+
+std::string lab_error_body(const std::string& field, const std::string& message) noexcept {
+    try {
+        const json j = {{"format", "attn-lab-error"}, {"version", 1}, {"error", message}, {"field", field}};
+        return j.dump(-1, ' ', true, json::error_handler_t::replace);
+    } catch (...) {
+        return R"({"format": "attn-lab-error", "version": 1, "error": "the request could not be served", "field": ""})";
+    }
+}
+
+namespace {
+
+// The first byte of s that is not part of valid UTF-8, or npos.
+size_t bad_utf8_at(std::string_view s) {
+    for (size_t i = 0; i < s.size();) {
+        const size_t at = i;
+        if (utf8_next(s, i) == 0xFFFD && i - at == 1) return at;
+    }
+    return std::string_view::npos;
+}
+
+// The request is a JSON text that holds only valid UTF-8 and nests at most kLabMaxJsonDepth
+// deep: checked on the raw bytes, before the parser (whose messages quote raw bytes) sees them.
+void check_json_bytes(std::string_view body) {
+    std::string open;           // the brackets open at this point
+    std::string top_key;        // the last key of the top-level object: the field a value belongs to
+    bool expect_key = false;
+    for (size_t i = 0; i < body.size(); ++i) {
+        const char c = body[i];
+        if (c == '"') {
+            size_t j = i + 1;
+            while (j < body.size() && body[j] != '"') j += body[j] == '\\' ? 2 : 1;
+            const std::string_view text = body.substr(i + 1, std::min(j, body.size()) - i - 1);
+            const bool key = expect_key && !open.empty() && open.back() == '{';
+            const size_t bad = bad_utf8_at(text);
+            if (bad != std::string_view::npos) {
+                const std::string field = key ? printable(text) : top_key.empty() ? "body" : top_key;
+                throw LabError(field, fmt::format("{}: not valid UTF-8 (byte 0x{:02X} at offset {} of the body)", field,
+                                                  static_cast<unsigned char>(text[bad]), i + 1 + bad));
+            }
+            if (key && open.size() == 1) top_key = printable(text);
+            expect_key = false;
+            i = j;
+        } else if (c == '{' || c == '[') {
+            open.push_back(c);
+            if (open.size() > static_cast<size_t>(kLabMaxJsonDepth))
+                throw LabError("body", fmt::format("body: nested deeper than {} levels", kLabMaxJsonDepth));
+            expect_key = c == '{';
+        } else if (c == '}' || c == ']') {
+            if (!open.empty()) open.pop_back();
+        } else if (c == ',') {
+            expect_key = !open.empty() && open.back() == '{';
+        }
+    }
+}
+
+}  // namespace
+
+json parse_lab_body(std::string_view body) {
+    if (body.empty()) return json::object();
+    check_json_bytes(body);
+    try {
+        return json::parse(body);
+    } catch (const json::exception& e) {
+        throw LabError("body", "body: not valid JSON (" + printable(e.what()) + ")");
+    }
+}
+
+namespace {
 
 // The request is an object whose fields are all known: a typo ("heds") is named, not ignored.
 void check_fields(const json& r, std::initializer_list<const char*> known) {
@@ -38,7 +129,8 @@ void check_fields(const json& r, std::initializer_list<const char*> known) {
     for (const auto& item : r.items()) {
         const std::string& key = item.key();
         if (std::none_of(known.begin(), known.end(), [&](const char* k) { return key == k; }))
-            throw LabError(key, fmt::format("{}: not a field of this request (fields: {})", key, fmt::join(known, ", ")));
+            throw LabError(printable(key), fmt::format("{}: not a field of this request (fields: {})", printable(key),
+                                                       fmt::join(known, ", ")));
     }
 }
 
@@ -48,10 +140,11 @@ int64_t get_int(const json& r, const char* field, int64_t fallback, int64_t lo, 
     const bool integral = v.is_number_integer() || (v.is_number_float() && std::isfinite(v.get<double>()) &&
                                                     v.get<double>() == std::floor(v.get<double>()) &&
                                                     std::abs(v.get<double>()) < 1e15);
-    if (!integral) throw LabError(field, fmt::format("{}: must be an integer in [{}, {}], got {}", field, lo, hi, v.dump()));
+    if (!integral)
+        throw LabError(field, fmt::format("{}: must be an integer in [{}, {}], got {}", field, lo, hi, shown(v)));
     const int64_t x = v.is_number_integer() ? v.get<int64_t>() : static_cast<int64_t>(v.get<double>());
     if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(hi))
-        throw LabError(field, fmt::format("{}: must be an integer in [{}, {}], got {}", field, lo, hi, v.dump()));
+        throw LabError(field, fmt::format("{}: must be an integer in [{}, {}], got {}", field, lo, hi, shown(v)));
     if (x < lo || x > hi) throw LabError(field, fmt::format("{}: must be an integer in [{}, {}], got {}", field, lo, hi, x));
     return x;
 }
@@ -60,7 +153,7 @@ double get_number(const json& r, const char* field, double fallback, double lo, 
     if (!r.contains(field)) return fallback;
     const json& v = r[field];
     if (!v.is_number() || !(v.get<double>() >= lo && v.get<double>() <= hi))
-        throw LabError(field, fmt::format("{}: must be a number in [{:g}, {:g}], got {}", field, lo, hi, v.dump()));
+        throw LabError(field, fmt::format("{}: must be a number in [{:g}, {:g}], got {}", field, lo, hi, shown(v)));
     return v.get<double>();
 }
 
@@ -71,7 +164,7 @@ std::string get_choice(const json& r, const char* field, const std::string& fall
     if (v.is_string())
         for (const char* c : choices)
             if (v.get<std::string>() == c) return c;
-    throw LabError(field, fmt::format("{}: must be one of {}, got {}", field, fmt::join(choices, ", "), v.dump()));
+    throw LabError(field, fmt::format("{}: must be one of {}, got {}", field, fmt::join(choices, ", "), shown(v)));
 }
 
 // Seeds are integers a JavaScript number holds exactly: [0, 2^53].
@@ -305,6 +398,12 @@ std::string lab_sentence_page(const std::string& text, const std::string& model_
     page.source = "all-MiniLM-L6-v2, computed by attn serve";
     page.lang = lang;
     return attention_html(page);
+}
+
+LabSentenceRequest parse_sentence_request(const json& r, const std::string& default_lang) {
+    check_fields(r, {"text", "lang"});
+    if (!r.contains("text") || !r["text"].is_string()) throw LabError("text", "text: must be a string (your sentence)");
+    return {r["text"].get<std::string>(), get_choice(r, "lang", default_lang, {"en", "zh"})};
 }
 
 json validate_train_request(const json& r) {

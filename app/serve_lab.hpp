@@ -21,6 +21,7 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -36,8 +37,31 @@ struct LabError : std::runtime_error {
     int status;
 };
 
+// Bytes of a request as text for a message: valid UTF-8 kept, every other byte and every
+// control character written \xNN, so no message carries a raw request byte.
+std::string printable(std::string_view s);
+
+// A JSON value as text for a message (ASCII, bytes that are not UTF-8 replaced); never throws.
+std::string shown(const nlohmann::json& v);
+
+// The JSON body of every refusal the lab sends: {"format": "attn-lab-error", "version": 1,
+// "error": message, "field": field}, as ASCII (bytes that are not UTF-8 replaced); never throws.
+std::string lab_error_body(const std::string& field, const std::string& message) noexcept;
+
+// The deepest nesting a request body may have: a lab request is one flat object.
+inline constexpr int kLabMaxJsonDepth = 64;
+
+// The body of a request as JSON, checked before it is parsed: every string valid UTF-8
+// (a LabError naming the key, or the field whose value holds the bad byte), nesting at most
+// kLabMaxJsonDepth deep, then parsed (a LabError on field "body" when it is not JSON). An
+// empty body is {}.
+nlohmann::json parse_lab_body(std::string_view body);
+
 inline constexpr int64_t kLabMaxSeq = 64, kLabMaxDk = 128, kLabMaxHeads = 8;
 inline constexpr int64_t kLabMaxDkVariance = 4096, kLabVarianceSamples = 32768, kLabVarianceKeys = 64;
+// A request body is at most this many bytes (413 past it): the one limit the server, its
+// messages and docs/commands/serve.md state.
+inline constexpr size_t kLabMaxBodyBytes = 16 * 1024;
 inline constexpr int64_t kLabMaxTextBytes = 600, kLabMaxTokens = 128;
 inline constexpr int64_t kLabMaxTrainSteps = 2000;
 inline constexpr double kLabMinTemperature = 0.05, kLabMaxTemperature = 20.0;
@@ -73,6 +97,13 @@ VarianceConfig sqrt_dk_config(const nlohmann::json& request);
 // "" means the default folder. A LabError (field "text" or "model") when the text
 // is too long or the model is not there (its message says how to fetch it).
 std::string lab_sentence_page(const std::string& text, const std::string& model_dir, const std::string& lang);
+
+// The sentence page's request: text (a string) and lang ("en" or "zh", default
+// `default_lang`); the text's own limits are lab_sentence_page's.
+struct LabSentenceRequest {
+    std::string text, lang;
+};
+LabSentenceRequest parse_sentence_request(const nlohmann::json& request, const std::string& default_lang);
 
 // A training run: fields task (copy, reverse, sort, recall, distance; default
 // reverse), steps (1..2000, default 300), seed, head (which head of the last layer

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "serve_lab.hpp"
+
 namespace attn::cli {
 
 extern const char* const kLabScript;  // app/serve/lab.js
@@ -93,10 +95,11 @@ std::string page_html(const PageAsset& a, const std::string& lang) {
     return fmt::format(
         "<!doctype html>\n<html lang=\"{}\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" "
         "content=\"width=device-width, initial-scale=1\"><title>{} · attn</title>"
-        "<link rel=\"icon\" href=\"data:,\"><link rel=\"stylesheet\" href=\"/static/lab.css\"></head>\n<body data-page=\"{}\"><header><b><a href=\"/?lang={}\">"
+        "<link rel=\"icon\" href=\"data:,\"><link rel=\"stylesheet\" href=\"/static/lab.css\"></head>\n"
+        "<body data-page=\"{}\" data-max-text=\"{}\"><header><b><a href=\"/?lang={}\">"
         "attn lab</a></b>{}</header><main><h1>{}</h1><p class=\"lead\">{}</p>{}</main>"
         "<script src=\"/static/lab.js\"></script></body></html>\n",
-        zh ? "zh" : "en", text.title, page, lang, nav, text.title, text.lead, body);
+        zh ? "zh" : "en", text.title, page, kLabMaxTextBytes, lang, nav, text.title, text.lead, body);
 }
 
 }  // namespace attn::cli

@@ -22,6 +22,7 @@ const I18N = {
     text: "your sentence", show_heads: "Show the heads", task: "task", steps: "steps", start: "Start training", stop: "Stop",
     loss: "training loss", acc: "accuracy", head_w: "weights of head", last_layer: "of the last layer on an eval row",
     done: "done", stopped: "stopped", eval: "eval", busy: "busy", error: "error",
+    empty: "type a sentence first", too_long: "the sentence has {got} bytes; the lab takes at most {max}",
   },
   zh: {
     seq: "T（词元数）", d_k: "Dk（每个头）", heads: "头数", scale: "缩放", tau: "余弦 τ", temperature: "温度",
@@ -39,6 +40,7 @@ const I18N = {
     text: "你的句子", show_heads: "显示各个头", task: "任务", steps: "步数", start: "开始训练", stop: "停止",
     loss: "训练损失", acc: "准确率", head_w: "注意力权重，头", last_layer: "（最后一层，一个评估样本）",
     done: "完成", stopped: "已停止", eval: "评估", busy: "忙", error: "错误",
+    empty: "请先输入一句话", too_long: "这句话有 {got} 字节；实验室最多接受 {max} 字节",
   },
 };
 const t = (k) => (I18N[LANG][k] !== undefined ? I18N[LANG][k] : k);
@@ -277,25 +279,58 @@ function drawSqrtDk(r) {
 }
 
 // ---- /sentence
+// The text goes to POST /api/sentence (JSON); the page it computed is then shown in the frame
+// from /sentence/view/ID (a GET that only reads what was computed).
 function sentence() {
-  const input = el("input", { type: "text", id: "text", maxlength: "600",
+  const maxBytes = Number(document.body.dataset.maxText);
+  const input = el("input", { type: "text", id: "text", maxlength: String(maxBytes),
     value: "The animal didn't cross the street because it was too tired." });
   const go = el("button", { id: "go", text: t("show_heads") });
   $("knobs").append(knob(t("text"), input), go);
   const frame = el("iframe", { id: "view", title: "attention" });
   $("grid").replaceChildren(frame);
-  const show = () => {
-    frame.src = "/sentence/view?lang=" + LANG + "&text=" + encodeURIComponent(input.value);
+  const done = () => { document.body.dataset.ready = String(Date.now()); };
+  const show = async () => {
+    const text = input.value, bytes = new TextEncoder().encode(text).length;
     // the same page from the terminal (the text single-quoted for a POSIX shell)
-    $("command").textContent = "attn model attention --text '" + input.value.replace(/'/g, "'\\''") + "' --html heads.html";
+    $("command").textContent = "attn model attention --text '" + text.replace(/'/g, "'\\''") + "' --html heads.html";
+    if (!text) { setStatus(t("empty"), true); return done(); }
+    if (bytes > maxBytes) {
+      setStatus(t("too_long").replace("{got}", bytes).replace("{max}", maxBytes), true);
+      return done();
+    }
+    setStatus(t("computing"));
+    try {
+      const r = await api("/api/sentence", { text, lang: LANG });
+      setStatus("");
+      frame.src = r.view;
+    } catch (e) { setStatus(e.message, true); done(); }
   };
-  frame.addEventListener("load", () => { document.body.dataset.ready = String(Date.now()); });
+  frame.addEventListener("load", () => { if (frame.src) done(); });
   go.addEventListener("click", show);
   input.addEventListener("keydown", (e) => { if (e.key === "Enter") show(); });
   show();
 }
 
 // ---- /train
+// POST /api/train starts the run; its answer streams the events (server-sent events format),
+// read here from the fetch's body. Stop aborts the fetch, which ends the run on the server.
+async function readEvents(response, onEvent) {
+  const reader = response.body.getReader(), dec = new TextDecoder();
+  let buf = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buf += dec.decode(value, { stream: true });
+    let k;
+    while ((k = buf.indexOf("\n\n")) >= 0) {
+      const block = buf.slice(0, k);
+      buf = buf.slice(k + 2);
+      for (const line of block.split("\n")) if (line.startsWith("data: ")) onEvent(JSON.parse(line.slice(6)));
+    }
+  }
+}
+
 function train() {
   const task = select("task", ["copy", "reverse", "sort", "recall", "distance"].map((x) => [x, x]), "reverse");
   const steps = el("input", { type: "number", id: "steps", min: "1", max: "2000", value: "300" });
@@ -304,30 +339,44 @@ function train() {
   const start = el("button", { id: "start", text: t("start") }), stop = el("button", { id: "stop", text: t("stop") });
   stop.disabled = true;
   $("knobs").append(knob(t("task"), task), knob(t("steps"), steps), knob(t("seed"), seed), knob(t("show"), head), start, stop);
-  let es = null, losses = [], tokens = [];
-  const finish = (text, bad) => { if (es) es.close(); es = null; start.disabled = false; stop.disabled = true; setStatus(text, bad); };
-  start.addEventListener("click", () => {
+  let ctrl = null, losses = [], tokens = [];
+  const finish = (text, bad, abort) => {
+    if (ctrl && abort) ctrl.abort();
+    ctrl = null; start.disabled = false; stop.disabled = true; setStatus(text, bad);
+  };
+  const onEvent = (e) => {
+    window.attnLab.train.push(e);
+    if (e.event === "start") { tokens = e.tokens; $("command").textContent = e.command; }
+    if (e.event === "progress") losses.push(e.loss);
+    if (e.event === "error") return finish(t("error") + ": " + e.error, true);
+    drawTraining(e, losses, tokens, Number(head.value));
+    if (e.event === "progress")
+      setStatus(`${t("step")} ${e.step}/${e.steps}  ${t("loss")} ${fmt(e.loss, 3)}  ${t("acc")} ${(100 * e.accuracy).toFixed(1)}%` +
+                (e.eval ? `  ${t("eval")} ${(100 * e.eval.accuracy).toFixed(1)}%` : ""));
+    if (e.event === "done")
+      finish(`${e.stopped ? t("stopped") : t("done")}: ${e.steps_done} ${t("steps")}, ${t("eval")} ${t("acc")} ${(100 * e.eval.accuracy).toFixed(1)}%`);
+  };
+  start.addEventListener("click", async () => {
     losses = [];
-    const q = new URLSearchParams({ task: task.value, steps: steps.value, seed: seed.value || "0", head: head.value });
-    es = new EventSource("/api/train?" + q.toString());
+    const mine = new AbortController();
+    ctrl = mine;
     start.disabled = true; stop.disabled = false;
     window.attnLab = { train: [] };
-    es.onmessage = (m) => {
-      const e = JSON.parse(m.data);
-      window.attnLab.train.push(e);
-      if (e.event === "start") { tokens = e.tokens; $("command").textContent = e.command; }
-      if (e.event === "progress") losses.push(e.loss);
-      if (e.event === "error") return finish(t("error") + ": " + e.error, true);
-      drawTraining(e, losses, tokens, Number(head.value));
-      if (e.event === "progress")
-        setStatus(`${t("step")} ${e.step}/${e.steps}  ${t("loss")} ${fmt(e.loss, 3)}  ${t("acc")} ${(100 * e.accuracy).toFixed(1)}%` +
-                  (e.eval ? `  ${t("eval")} ${(100 * e.eval.accuracy).toFixed(1)}%` : ""));
-      if (e.event === "done")
-        finish(`${e.stopped ? t("stopped") : t("done")}: ${e.steps_done} ${t("steps")}, ${t("eval")} ${t("acc")} ${(100 * e.eval.accuracy).toFixed(1)}%`);
-    };
-    es.onerror = () => { if (es) finish(t("busy") + " / " + t("error"), true); };
+    const body = { task: task.value, steps: Number(steps.value), seed: Number(seed.value) || 0,
+                   head: Number(head.value) };
+    try {
+      const r = await fetch("/api/train", { method: "POST", headers: { "Content-Type": "application/json" },
+                                            body: JSON.stringify(body), signal: mine.signal });
+      if (!r.ok) {
+        const j = await r.json().catch(() => ({}));
+        return finish(j.error || ("HTTP " + r.status), true);
+      }
+      await readEvents(r, (e) => { if (ctrl === mine) onEvent(e); });
+    } catch (err) {
+      if (ctrl === mine) finish(t("busy") + " / " + t("error") + ": " + err.message, true);
+    }
   });
-  stop.addEventListener("click", () => finish(t("stopped")));
+  stop.addEventListener("click", () => finish(t("stopped"), false, true));
   document.body.dataset.ready = "1";
 }
 

@@ -1,7 +1,8 @@
 // libFuzzer target: the JSON requests of `attn serve` (app/serve_lab.hpp). The first
 // byte picks the request (playground, sqrt(Dk), training run); the rest is the body.
-// Contract: the body is refused with an nlohmann exception while parsing (a syntax
-// error, or a number out of range such as 41e308: the server's 400 "body: not valid JSON") or a LabError that names a field and says a rule, or it
+// Contract: the body is refused by parse_lab_body, as the server reads it (bytes that are
+// not UTF-8, nesting deeper than 64, or not JSON: a LabError whose answer is printable ASCII
+// naming the field), or by a LabError that names a field and says a rule, or it
 // is accepted with every value inside the documented bounds; a small accepted
 // playground request is also computed and must give weights whose rows sum to 1.
 // Anything else (another exception, a crash, a sanitizer report) is a bug.
@@ -22,8 +23,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string body(reinterpret_cast<const char*>(data + 1), size - 1);
     nlohmann::json r;
     try {
-        r = nlohmann::json::parse(body);
-    } catch (const nlohmann::json::exception&) {  // what the server answers 400 "body" (cmd_serve.cpp: compute)
+        r = attn::cli::parse_lab_body(body);  // as the server reads a body: bytes checked, then parsed
+    } catch (const LabError& e) {
+        // The server's 400: not UTF-8 (naming the key), nested too deep, or not JSON. The answer it
+        // sends is ASCII JSON that names the field and carries no raw byte of the request.
+        const std::string answer = attn::cli::lab_error_body(e.field, e.what());
+        for (const char c : answer)
+            if (static_cast<unsigned char>(c) >= 0x80 || static_cast<unsigned char>(c) < 0x20)
+                attn::fuzz::fail("a refusal of a body carries a byte that is not printable ASCII");
+        if (e.field.empty() || std::string(e.what()).empty()) attn::fuzz::fail("a refusal of a body names no field");
         return 0;
     }
     try {

@@ -63,7 +63,8 @@ Cmp compare(const Arr& got, const Arr& want, double rtol) {
 std::vector<std::string> observe(const std::string& name, const Arr& got, const Arr& want, const Cmp& c) {
     std::vector<std::string> out;
     if (!c.comparable) {
-        out.push_back(fmt::format("{} has shape {}, the reference {}", name, shape_str(got.shape), shape_str(want.shape)));
+        out.push_back(
+            fmt::format("{} has shape {}, the reference {}", name, shape_str(got.shape), shape_str(want.shape)));
         return out;
     }
     if (c.nan_where_finite > 0)
@@ -98,7 +99,8 @@ std::vector<std::string> observe(const std::string& name, const Arr& got, const 
         for (int64_t b = 0; b < blocks; ++b)
             for (int64_t i = 0; i < n; ++i)
                 for (int64_t j = 0; j < n; ++j)
-                    t.v[static_cast<size_t>(b * n * n + i * n + j)] = want.v[static_cast<size_t>(b * n * n + j * n + i)];
+                    t.v[static_cast<size_t>(b * n * n + i * n + j)] =
+                        want.v[static_cast<size_t>(b * n * n + j * n + i)];
         if (compare(got, t, c.tol / std::max(1.0, max_finite_abs(want))).pass)
             out.push_back(fmt::format("{} is the reference with each (T, T) matrix transposed", name));
     }
@@ -112,11 +114,12 @@ std::vector<std::string> observe(const std::string& name, const Arr& got, const 
             hi = std::max(hi, sum);
         }
         if (!(std::fabs(lo - 1) <= c.tol && std::fabs(hi - 1) <= c.tol))
-            out.push_back(fmt::format("the rows of weights do not all sum to 1 (row sums from {:.6g} to {:.6g})", lo, hi));
+            out.push_back(
+                fmt::format("the rows of weights do not all sum to 1 (row sums from {:.6g} to {:.6g})", lo, hi));
     }
     if (c.differ > 0)
-        out.push_back(fmt::format("{} of {} entries of {} differ from the reference by more than the tolerance", c.differ,
-                                  got.numel(), name));
+        out.push_back(fmt::format("{} of {} entries of {} differ from the reference by more than the tolerance",
+                                  c.differ, got.numel(), name));
     return out;
 }
 

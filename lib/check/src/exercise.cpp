@@ -32,17 +32,17 @@ const Text kText[] = {
      "unstable-softmax"},
     {"the attention weights of one head under a causal mask (query i sees keys j <= i)",
      "scores scaled by 1/√Dk; masked scores are -inf before a softmax over the keys",
-     "weights = ...  # scores, scale, causal mask, softmax", "row i of weights has i + 1 non-zero entries, summing to 1",
-     "mask-after-softmax"},
+     "weights = ...  # scores, scale, causal mask, softmax",
+     "row i of weights has i + 1 non-zero entries, summing to 1", "mask-after-softmax"},
     {"the attention weights of a batch of two sequences, the second padded: key j of sequence b is padding "
      "when j >= lengths[b]",
      "scores scaled by 1/√Dk; padding hides keys (columns), for every query; the lengths are in the task below",
      "weights = ...  # (B, T, T): scores, scale, padding mask on the keys, softmax",
      "in sequence b, every row has zeros in the columns j >= lengths[b]", "mask-on-queries"},
     {"the output of one attention head with its projections: Q = x·W_qᵀ + b_q (and K, V alike), then "
-     "softmax(Q·Kᵀ/√Dk)·V", "nn.Linear stores W as [out, in]: y = x @ W.T + b; no mask",
-     "head_out = ...  # (T, Dv)", "check Q = x @ W_q.T + b_q first, then the scores, then the weights", 
-     "weight-not-transposed"},
+     "softmax(Q·Kᵀ/√Dk)·V",
+     "nn.Linear stores W as [out, in]: y = x @ W.T + b; no mask", "head_out = ...  # (T, Dv)",
+     "check Q = x @ W_q.T + b_q first, then the scores, then the weights", "weight-not-transposed"},
     {"the merged output of two heads: project x to Q, K, V (no biases), split each into H = 2 heads of width "
      "Dk = D/H, attend in each head (scale 1/√Dk, no mask), then merge the heads back to (T, H·Dv)",
      "head h takes columns h·Dk .. (h+1)·Dk of Q; merged[t] is head 0's row t, then head 1's row t",
@@ -67,7 +67,8 @@ const Text kText[] = {
      "(x_d, x_{d+Dk/2}) -> (x_d cos a - x_{d+Dk/2} sin a, x_d sin a + x_{d+Dk/2} cos a); positions from 0",
      "x_rot = ...  # (T, Dk)", "row 0 (position 0) must come back unchanged", "rope-interleaved"},
     {"grouped-query attention: 4 query heads share 2 key/value heads; query head h reads kv head h // 2; "
-     "scale 1/√Dk, no mask", "Q is (H, T, Dk), K and V are (H_kv, T, Dk)", "head_out = ...  # (H, T, Dv)",
+     "scale 1/√Dk, no mask",
+     "Q is (H, T, Dk), K and V are (H_kv, T, Dk)", "head_out = ...  # (H, T, Dv)",
      "heads 0 and 1 read kv head 0, heads 2 and 3 read kv head 1", "kv-repeat-order"},
     {"the output of the function below, once its bug is found and fixed: one head, causal attention, no biases",
      "the function is meant to compute softmax(mask(Q·Kᵀ/√Dk))·V with a causal mask",
@@ -161,9 +162,11 @@ Arr softmax_grad(const Arr& P, const Arr& dP, int mode) {
         for (int64_t j = 0; j < m; ++j) {
             double sum = 0;
             if (mode == 0)
-                for (int64_t k = 0; k < m; ++k) sum += P.v[static_cast<size_t>(i * m + k)] * dP.v[static_cast<size_t>(i * m + k)];
+                for (int64_t k = 0; k < m; ++k)
+                    sum += P.v[static_cast<size_t>(i * m + k)] * dP.v[static_cast<size_t>(i * m + k)];
             if (mode == 2)
-                for (int64_t k = 0; k < n; ++k) sum += P.v[static_cast<size_t>(k * m + j)] * dP.v[static_cast<size_t>(k * m + j)];
+                for (int64_t k = 0; k < n; ++k)
+                    sum += P.v[static_cast<size_t>(k * m + j)] * dP.v[static_cast<size_t>(k * m + j)];
             const size_t at = static_cast<size_t>(i * m + j);
             dS.v[at] = P.v[at] * (dP.v[at] - sum);
         }
@@ -203,7 +206,8 @@ Arr rope(const Dump& d, int mode) {
     Arr y = x;
     for (int64_t t = 0; t < T; ++t)
         for (int64_t c = 0; c < half; ++c) {
-            const double a = static_cast<double>(t) * std::pow(base, -2.0 * static_cast<double>(c) / static_cast<double>(Dk)) *
+            const double a = static_cast<double>(t) *
+                             std::pow(base, -2.0 * static_cast<double>(c) / static_cast<double>(Dk)) *
                              (mode == 2 ? -1.0 : 1.0);
             const int64_t i0 = mode == 1 ? 2 * c : c, i1 = mode == 1 ? 2 * c + 1 : c + half;
             const double x0 = x.v[static_cast<size_t>(t * Dk + i0)], x1 = x.v[static_cast<size_t>(t * Dk + i1)];
@@ -264,12 +268,14 @@ const ExerciseInfo& find_exercise(const std::string& key) {
         if (key == e.name || key == std::to_string(e.number)) return e;
     std::string names;
     for (const ExerciseInfo& e : exercises()) names += (names.empty() ? "" : ", ") + e.name;
-    throw InputError(fmt::format("'{}' is no exercise: give a number 1-{} or a name ({})", key, exercises().size(), names));
+    throw InputError(
+        fmt::format("'{}' is no exercise: give a number 1-{} or a name ({})", key, exercises().size(), names));
 }
 
 const std::vector<Mistake>& exercise_mistakes() {
     static const std::vector<Mistake> all = {
-        {"softmax-grad-no-sum", "dS was taken as P·dP alone: the term -P·Σ(P·dP) of the softmax Jacobian is missing",
+        {"softmax-grad-no-sum",
+         "dS was taken as P·dP alone: the term -P·Σ(P·dP) of the softmax Jacobian is missing",
          "dS = P * (dP - (P * dP).sum(axis=-1, keepdims=True))", "lesson 16 (backward)"},
         {"softmax-grad-wrong-axis", "the sum Σ P·dP ran over the queries (axis 0) instead of along each row",
          "sum along the row: (P * dP).sum(axis=-1, keepdims=True)", "lesson 16 (backward)"},
@@ -424,14 +430,16 @@ std::string exercise_task(const ExerciseInfo& e, const Dump& d, const std::strin
     for (const std::string& n : d.order) s += fmt::format("- `{}` {}\n", n, shape_str(d.tensors.at(n).shape));
     std::string settings;
     for (const char* k : {"heads", "kv_heads", "mask", "scale", "rope_base"})
-        if (d.config.contains(k)) settings += fmt::format("{}{} = {}", settings.empty() ? "" : ", ", k, d.config[k].dump());
+        if (d.config.contains(k))
+            settings += fmt::format("{}{} = {}", settings.empty() ? "" : ", ", k, d.config[k].dump());
     if (!settings.empty()) s += fmt::format("\nSettings: {} (also in the file's metadata).\n", settings);
     s += fmt::format("\nYour answer: `{}`, shape {}, float32 or float64, saved with np.save as {}.\n\n", e.answer,
                      shape_str(answer_shape(e, d)), answer_file);
     if (e.number == 12) s += fmt::format("The code, with its bug:\n\n```python\n{}```\n\n", kBuggyCode);
     s += "```python\nimport numpy as np\n\n";
     s += fmt::format("inp = np.load(\"{}\")\n", inputs_file);
-    for (const std::string& n : d.order) s += fmt::format("{} = inp[\"{}\"]\n", n == "K_cache" || n == "V_cache" ? n : n, n);
+    for (const std::string& n : d.order)
+        s += fmt::format("{} = inp[\"{}\"]\n", n == "K_cache" || n == "V_cache" ? n : n, n);
     if (e.number == 12) s += "\n" + std::string(kBuggyCode);
     s += fmt::format("\n{}\n\nnp.save(\"{}\", {})\n```\n\n", t.code, answer_file, e.answer);
     s += fmt::format("Check it: `attn exercise {} --check {} --seed {}`\n", e.name, answer_file, d.seed);

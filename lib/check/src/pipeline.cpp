@@ -48,7 +48,8 @@ std::optional<Arr> project(const Arr& x, const Arr& W, const Arr* b, bool transp
     for (int64_t n = 0; n < N; ++n)
         for (int64_t o = 0; o < O; ++o) {
             double acc = b != nullptr ? b->v[static_cast<size_t>(o)] : 0.0;
-            for (int64_t i = 0; i < I; ++i) acc += x.v[static_cast<size_t>(n * I + i)] * W.v[static_cast<size_t>(i * O + o)];
+            for (int64_t i = 0; i < I; ++i)
+                acc += x.v[static_cast<size_t>(n * I + i)] * W.v[static_cast<size_t>(i * O + o)];
             y.v[static_cast<size_t>(n * O + o)] = acc;
         }
     return y;
@@ -283,7 +284,8 @@ static std::optional<std::map<std::string, Arr>> run(const Problem& p, const Bug
                 for (int64_t i = 0; i < d.Tq; ++i)
                     for (int64_t j = 0; j < d.Tk; ++j)
                         if (!allowed(p.mask, b, d.Tq, d.Tk, i, j))
-                            w.v[static_cast<size_t>(((b * d.H + h) * d.Tq + i) * d.Tk + j)] = bug.form == 1 ? -kInf : 0.0;
+                            w.v[static_cast<size_t>(((b * d.H + h) * d.Tq + i) * d.Tk + j)] =
+                                bug.form == 1 ? -kInf : 0.0;
     st["weights"] = w;
     if (p.start == Start::scores) return st;
     const Arr& V = st["V"];

@@ -103,7 +103,8 @@ MaskSpec parse_mask_spec(const std::string& text) {
         m.causal = true;
         rest = rest.substr(6);
         if (rest.empty()) return m;
-        if (rest[0] != '+') throw InputError(fmt::format("mask: '{}' is not none, causal, pad:L,... or causal+pad:L,...", text));
+        if (rest[0] != '+')
+            throw InputError(fmt::format("mask: '{}' is not none, causal, pad:L,... or causal+pad:L,...", text));
         rest = rest.substr(1);
     }
     if (rest.rfind("pad:", 0) != 0)
@@ -131,7 +132,8 @@ std::string mask_spec_name(const MaskSpec& m) {
 
 LearnerFile learner_from_tensors(const std::map<std::string, Tensor>& tensors, const std::vector<std::string>& f64,
                                  const nlohmann::json& config, const CheckSettings& given) {
-    static const std::set<std::string> input_names = {"x", "W_q", "W_k", "W_v", "W_o", "b_q", "b_k", "b_v", "b_o", "mask"};
+    static const std::set<std::string> input_names = {"x",   "W_q", "W_k", "W_v", "W_o",
+                                                      "b_q", "b_k", "b_v", "b_o", "mask"};
     // written by attn forward --dump beside the stages; not compared
     static const std::set<std::string> ignored = {"weights_dropped"};
     const std::vector<std::string>& stages = stage_names();
@@ -146,7 +148,9 @@ LearnerFile learner_from_tensors(const std::map<std::string, Tensor>& tensors, c
     }
     LearnerFile lf;
     Problem& p = lf.problem;
-    auto cfg = [&](const char* key) { return config.is_object() && config.contains(key) ? config[key] : nlohmann::json(); };
+    auto cfg = [&](const char* key) {
+        return config.is_object() && config.contains(key) ? config[key] : nlohmann::json();
+    };
     const bool from_x = t.count("x") != 0;
     if (!from_x && !(t.count("Q") && t.count("K") && t.count("V")))
         throw InputError("the file holds neither x with W_q, W_k, W_v nor Q, K and V: nothing to recompute from");

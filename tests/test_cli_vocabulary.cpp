@@ -209,7 +209,8 @@ TEST_CASE("cli vocabulary: -o/--output names the main file of the commands docs/
                                                           {"model cache", "dump"},
                                                           {"model embed", "npy"},
                                                           {"train", "save"},
-                                                          {"experiment", "store"}};
+                                                          {"experiment", "store"},
+                                                          {"exercise", "output"}};
     std::map<std::string, std::string> found;
     for (const Opt& o : all_options())
         if (has(o.j["long"], "output")) {

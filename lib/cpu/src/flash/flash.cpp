@@ -1,4 +1,4 @@
-// lib/cpu/src/flash.cpp: attention_flash(), the public entry of the tiled CPU
+// lib/cpu/src/flash/flash.cpp: attention_flash(), the public entry of the tiled CPU
 // attention: checks the inputs, turns the options into kernel arguments (log2
 // units, see flash_args.hpp), picks the kernel for this CPU, and runs one work
 // item per (batch, head, query block) on attn::parallel_for.
@@ -109,7 +109,8 @@ void run_kernel(const fd::Kernel& kernel, const fd::Args& a, int threads) {
     std::unique_ptr<float[]> raw(new float[per * static_cast<size_t>(t) + 16]);
     float* base = raw.get();
     while (reinterpret_cast<uintptr_t>(base) % 64 != 0) ++base;
-    parallel_for(items, t, [&](int64_t item, int tid) { kernel.run_item(a, item, base + per * static_cast<size_t>(tid)); });
+    parallel_for(items, t,
+                 [&](int64_t item, int tid) { kernel.run_item(a, item, base + per * static_cast<size_t>(tid)); });
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// lib/cpu/src/flash_amx.cpp: the bf16 flash forward on Intel AMX tiles.
+// lib/cpu/src/flash/flash_amx.cpp: the bf16 flash forward on Intel AMX tiles.
 //
 // Same inputs, masks, scales, dropout and rounding as flash_bf16.cpp (Q, K, V and
 // the softmax weights P rounded to bfloat16, every product accumulated in float32,
@@ -181,7 +181,8 @@ Packed pack_kv(const Args& a, int64_t BK, int threads) {
                     const __m512 odd =
                         j + 1 < a.Tk ? load16(vs + (j + 1) * a.Dv + e0, a.Dv - e0, 1.0f) : _mm512_setzero_ps();
                     const __m512i both = (__m512i)_mm512_cvtne2ps_pbh(odd, even);  // [even 0..15 | odd 0..15]
-                    _mm512_storeu_si512(vd + ((kc * nvt + et) * 16 + pr) * 32, _mm512_permutexvar_epi16(interleave, both));
+                    _mm512_storeu_si512(vd + ((kc * nvt + et) * 16 + pr) * 32,
+                                        _mm512_permutexvar_epi16(interleave, both));
                 }
     });
     return p;
@@ -233,7 +234,8 @@ struct TileJob {
         const uint16_t* a0 = a + kc * 32;
         _tile_loadd(4, a0, astride);
         _tile_loadd(5, reinterpret_cast<const char*>(a0) + 16 * astride, astride);
-        // K: tile (key tile col, chunk kc) at (col * nb + kc) * 512; V: (chunk kc, dim tile col) at (kc * nb + col) * 512
+        // K: tile (key tile col, chunk kc) at (col * nb + kc) * 512; V: (chunk kc, dim tile col) at (kc * nb + col) *
+        // 512
         const int64_t t0 = kind == kScores ? static_cast<int64_t>(col) * nb + kc : static_cast<int64_t>(kc) * nb + col;
         const int64_t t1 = kind == kScores ? t0 + nb : t0 + 1;
         _tile_loadd(6, b + t0 * 512, kTileBytes);
@@ -308,7 +310,8 @@ inline __m512 exp2_bf16(__m512 x) {
 // BQ queries (G = BQ/32 row groups of two row tiles, G >= 2) by BK keys (a multiple of 32).
 template <int BQ, int BK>
 struct FlashAmx {
-    static_assert(BQ % 32 == 0 && BQ >= 64 && BK % 32 == 0, "blocks are pairs of 16-row tiles, two row groups at least");
+    static_assert(BQ % 32 == 0 && BQ >= 64 && BK % 32 == 0,
+                  "blocks are pairs of 16-row tiles, two row groups at least");
     static constexpr int kVec = BK / 16;  // float32 vectors per score row
     static constexpr int G = BQ / 32;     // row groups
     static constexpr float kSlack = 8.0f; // log2 units the block max may exceed a new reference m (see softmax)
@@ -381,7 +384,8 @@ struct FlashAmx {
                 float* s = S + i * BK;
                 const int64_t qi = i0 + i;
                 if (mask.additive != nullptr)
-                    for (int jj = 0; jj < nk; ++jj) s[jj] += mask.additive[qi * mask.additive_stride + j0 + jj] * kLog2e;
+                    for (int jj = 0; jj < nk; ++jj)
+                        s[jj] += mask.additive[qi * mask.additive_stride + j0 + jj] * kLog2e;
                 if (diag && j0 + nk - 1 > qi)  // keys j > qi
                     std::fill(s + std::max<int64_t>(0, qi + 1 - j0), s + nk, fill2);
                 if (pad) std::fill(s + std::max<int64_t>(0, mask.key_len - j0), s + nk, fill2);
@@ -434,7 +438,8 @@ struct FlashAmx {
             const __m512 ninf = _mm512_set1_ps(kNegInf);
             const float* s = S + i * BK;
             auto load = [&](int v) {
-                return Full || v + 1 < nvec ? _mm512_loadu_ps(s + 16 * v) : _mm512_mask_loadu_ps(ninf, tail, s + 16 * v);
+                return Full || v + 1 < nvec ? _mm512_loadu_ps(s + 16 * v)
+                                            : _mm512_mask_loadu_ps(ninf, tail, s + 16 * v);
             };
             float* li = l + i * 16;
             float mref = m[i];
@@ -474,7 +479,8 @@ struct FlashAmx {
                     m[i] = mref = mnew;
                     _mm512_store_ps(li, _mm512_mul_ps(_mm512_load_ps(li), alv));
                     float* o = O + i * p->DvP;
-                    for (int64_t e = 0; e < p->DvP; e += 16) _mm512_storeu_ps(o + e, _mm512_mul_ps(_mm512_loadu_ps(o + e), alv));
+                    for (int64_t e = 0; e < p->DvP; e += 16)
+                        _mm512_storeu_ps(o + e, _mm512_mul_ps(_mm512_loadu_ps(o + e), alv));
                 }
                 const __m512 mu = _mm512_set1_ps(std::isinf(mref) && mref < 0 ? 0.0f : mref);
                 __m512 sum = _mm512_load_ps(li);
@@ -575,7 +581,8 @@ struct FlashAmx {
         std::vector<int64_t> starts;
         starts.reserve(static_cast<size_t>(nblk));
         for (int64_t j = 0; j < nblk; ++j)
-            if (!a.fill_ninf || !mask.sparse || mask.any_allowed(it.i0, it.i0 + nq - 1, j * BK, std::min(Tk, (j + 1) * BK) - 1))
+            if (!a.fill_ninf || !mask.sparse ||
+                mask.any_allowed(it.i0, it.i0 + nq - 1, j * BK, std::min(Tk, (j + 1) * BK) - 1))
                 starts.push_back(j * BK);
         const int64_t nrun = static_cast<int64_t>(starts.size());
 
@@ -654,7 +661,8 @@ struct FlashAmx {
         std::unique_ptr<unsigned char[]> raw(new unsigned char[per * static_cast<size_t>(t) + 64]);
         unsigned char* base = raw.get();
         while (reinterpret_cast<uintptr_t>(base) % 64 != 0) ++base;
-        parallel_for(items, t, [&](int64_t item, int tid) { run_item(a, p, item, base + per * static_cast<size_t>(tid)); });
+        parallel_for(items, t,
+                     [&](int64_t item, int tid) { run_item(a, p, item, base + per * static_cast<size_t>(tid)); });
     }
 };
 

@@ -1,4 +1,4 @@
-// lib/cpu/src/flash_args.hpp: private. What the public attention_flash() in flash.cpp
+// lib/cpu/src/flash/flash_args.hpp: private. What the public attention_flash() in flash.cpp
 // hands to the per-ISA kernels (flash_avx512.cpp, flash_avx2.cpp, flash_generic.cpp),
 // and the entry points each of those files exports.
 //

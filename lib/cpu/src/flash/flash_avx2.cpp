@@ -1,4 +1,4 @@
-// lib/cpu/src/flash_avx2.cpp: the float32 flash kernel for AVX2 + FMA (8 lanes),
+// lib/cpu/src/flash/flash_avx2.cpp: the float32 flash kernel for AVX2 + FMA (8 lanes),
 // for x86-64 CPUs without AVX-512. Compiled through a target pragma, chosen at
 // run time by flash.cpp; standard headers come before the pragma (see flash_avx512.cpp).
 #include <algorithm>

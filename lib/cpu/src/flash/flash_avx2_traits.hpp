@@ -1,4 +1,4 @@
-// lib/cpu/src/flash_avx2_traits.hpp: private. The AVX2 + FMA SIMD traits of the flash
+// lib/cpu/src/flash/flash_avx2_traits.hpp: private. The AVX2 + FMA SIMD traits of the flash
 // kernels (see flash_kernel.hpp), shared by the forward (flash_avx2.cpp) and the
 // backward (flash_backward_avx2.cpp). Include only inside an AVX2 target region,
 // after flash_kernel.hpp.

@@ -1,4 +1,4 @@
-// lib/cpu/src/flash_avx512.cpp: the float32 flash kernel for AVX-512 (16 lanes).
+// lib/cpu/src/flash/flash_avx512.cpp: the float32 flash kernel for AVX-512 (16 lanes).
 // Compiled for AVX-512 through a target pragma even in the portable build, and
 // chosen at run time only where the CPU has it (flash.cpp asks
 // __builtin_cpu_supports). Standard headers are included before the pragma so

@@ -1,4 +1,4 @@
-// lib/cpu/src/flash_avx512_traits.hpp: private. The AVX-512 SIMD traits of the flash
+// lib/cpu/src/flash/flash_avx512_traits.hpp: private. The AVX-512 SIMD traits of the flash
 // kernel (see flash_kernel.hpp), shared by flash_avx512.cpp and flash_bf16.cpp.
 // Include only inside an AVX-512 target region, after flash_kernel.hpp.
 #pragma once

@@ -1,4 +1,4 @@
-// lib/cpu/src/flash_bf16.cpp: the bf16 flash kernel for AVX-512 BF16 (vdpbf16ps).
+// lib/cpu/src/flash/flash_bf16.cpp: the bf16 flash kernel for AVX-512 BF16 (vdpbf16ps).
 // Q (scaled), K, V and the softmax weights P are rounded to bfloat16; every
 // product pair is accumulated in float32, and the online softmax (max, exp2,
 // sums, rescaling) stays float32. Same tiling and masks as the float32 kernel

@@ -1,4 +1,4 @@
-// lib/cpu/src/flash_bf16_avx2.cpp: the bf16 flash kernel on AVX2 + FMA CPUs (no bf16
+// lib/cpu/src/flash/flash_bf16_avx2.cpp: the bf16 flash kernel on AVX2 + FMA CPUs (no bf16
 // instruction at all): the float32 AVX2 kernel (flash_avx2.cpp, its tiling) on operands
 // rounded to bf16 values, as flash_bf16_avx512f.cpp does on AVX-512.
 #include <algorithm>
@@ -26,8 +26,8 @@ namespace attn::flash_detail {
 namespace {
 
 // The float32 AVX2 kernel and tiles (flash_avx2.cpp) on operands rounded to bf16 values.
-// Before (the pairs of avx512_bf16_kernel's layout widened by two shifts per use, on the
-// FMA ports): 0.77-0.85x of attn's float32 flash; rounded floats: the float32 speed.
+// Rounded floats rather than the pairs of avx512_bf16_kernel's layout widened by two shifts
+// per use (on the FMA ports): the float32 kernel's inner loop unchanged.
 struct Avx2Round : Avx2 {
     // to the nearest bf16 value, ties to even (as to_bf16), on the float's bits
     static V round_bf16(V x) {

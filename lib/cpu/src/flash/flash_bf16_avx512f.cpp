@@ -1,4 +1,4 @@
-// lib/cpu/src/flash_bf16_avx512f.cpp: the bf16 flash kernel on AVX-512 CPUs without
+// lib/cpu/src/flash/flash_bf16_avx512f.cpp: the bf16 flash kernel on AVX-512 CPUs without
 // the bf16 dot product (AVX-512F, as Skylake to Ice Lake Xeons and Zen 4 before its
 // BF16 was enabled): the float32 kernel (flash_avx512.cpp, its tiling) on Q, K, V and P
 // rounded to bf16 values (FlashF32's ROUND; K and V rounded once per call by flash.cpp,
@@ -30,8 +30,8 @@ namespace attn::flash_detail {
 namespace {
 
 // The float32 AVX-512 kernel and tiles (flash_avx512.cpp) on operands rounded to bf16
-// values. Before (the pairs widened by two shifts per use, on the FMA ports, 4-row tiles
-// so as not to spill): 0.84x of attn's float32 flash; rounded floats: the float32 speed.
+// values, rather than the pairs widened by two shifts per use (on the FMA ports, 4-row tiles so
+// as not to spill): the float32 kernel's inner loop unchanged.
 struct Avx512Round : Avx512 {
     // to the nearest bf16 value, ties to even (as to_bf16), on the float's bits
     static V round_bf16(V x) {

@@ -1,4 +1,4 @@
-// lib/cpu/src/flash_ftz.hpp: private. MXCSR's flush-to-zero for the call of one flash
+// lib/cpu/src/flash/flash_ftz.hpp: private. MXCSR's flush-to-zero for the call of one flash
 // kernel (AVX2 and AVX-512 alike), so that their exp2 may produce results below the
 // normal range without a microcode assist. Include inside an x86 target region, after
 // <immintrin.h> (flash_avx2_traits.hpp and flash_avx512_traits.hpp do).

@@ -1,4 +1,4 @@
-// lib/cpu/src/flash_generic.cpp: the float32 flash kernel in plain C++, for any CPU, and
+// lib/cpu/src/flash/flash_generic.cpp: the float32 flash kernel in plain C++, for any CPU, and
 // its bf16 path (the same kernel on operands rounded to bf16 values, as on AVX2).
 // Its "vector" is 8 floats of the GCC/Clang vector extension, which the
 // compiler lowers to the target's registers (SSE2 on a portable x86-64 build).

@@ -1,4 +1,4 @@
-// lib/cpu/src/flash_generic_traits.hpp: private. The plain C++ "SIMD" traits of the
+// lib/cpu/src/flash/flash_generic_traits.hpp: private. The plain C++ "SIMD" traits of the
 // flash kernels (see flash_kernel.hpp), shared by the forward (flash_generic.cpp)
 // and the backward (flash_backward_generic.cpp). Include after flash_kernel.hpp.
 #pragma once

@@ -1,4 +1,4 @@
-// lib/cpu/src/flash_kernel.hpp: private. The float32 FlashAttention forward, written
+// lib/cpu/src/flash/flash_kernel.hpp: private. The float32 FlashAttention forward, written
 // once over a small SIMD "traits" type S (vector V of S::W floats and a few ops),
 // and included by one .cpp per instruction set (generic, AVX2, AVX-512). Every
 // name here is in an anonymous namespace: each including file gets its own copy,
@@ -374,7 +374,8 @@ struct FlashF32 {
                         if (j < nk)
                             score_rest_bf16<RS - 1>(nk - j, kbp + j * Dk2, QT2 + v0 * W, ST + j * BQ + v0 * W, Dk2);
                     } else {
-                        for (; j + RS <= nk; j += RS) score_tile<RS>(kp + j * Dk, QT + v0 * W, ST + j * BQ + v0 * W, Dk);
+                        for (; j + RS <= nk; j += RS)
+                            score_tile<RS>(kp + j * Dk, QT + v0 * W, ST + j * BQ + v0 * W, Dk);
                         if (j < nk) score_rest<RS - 1>(nk - j, kp + j * Dk, QT + v0 * W, ST + j * BQ + v0 * W, Dk);
                     }
                 }

@@ -1,8 +1,8 @@
-// lib/cpu/src/flash_neon.cpp: the float32 flash kernel for AArch64 NEON (Advanced SIMD,
+// lib/cpu/src/flash/flash_neon.cpp: the float32 flash kernel for AArch64 NEON (Advanced SIMD,
 // 4 lanes), and the bf16 path: the same kernel on operands rounded to bf16 values (as
-// flash_bf16_avx2.cpp does on AVX2; Armv8.6's BFDOT is not assumed). NEON is part of every AArch64 CPU, so no target pragma is needed; the file
-// compiles to nothing but a null entry elsewhere, and flash.cpp chooses it at run time
-// on aarch64 unless ATTN_ISA=generic.
+// flash_bf16_avx2.cpp does on AVX2; Armv8.6's BFDOT is not assumed). NEON is part of every AArch64 CPU, so no target
+// pragma is needed; the file compiles to nothing but a null entry elsewhere, and flash.cpp chooses it at run time on
+// aarch64 unless ATTN_ISA=generic.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>

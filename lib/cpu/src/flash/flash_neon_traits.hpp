@@ -1,4 +1,4 @@
-// lib/cpu/src/flash_neon_traits.hpp: private. The NEON (AArch64 Advanced SIMD) traits
+// lib/cpu/src/flash/flash_neon_traits.hpp: private. The NEON (AArch64 Advanced SIMD) traits
 // of the flash kernels (see flash_kernel.hpp), shared by the forward (flash_neon.cpp)
 // and the backward (flash_backward_neon.cpp). Include only on __aarch64__, after
 // flash_kernel.hpp and <arm_neon.h>.

@@ -1,4 +1,4 @@
-// lib/cpu/src/flash_backward.cpp: attention_flash_backward(), the public entry of
+// lib/cpu/src/flash_backward/flash_backward.cpp: attention_flash_backward(), the public entry of
 // the tiled backward (attn/cpu/flash_backward.hpp): checks the inputs, prepares
 // the kernels' operands (pass 0), runs one work item per (b, h, chunk of key
 // blocks) on attn::parallel_for, then sums the chunks' dQ shares in a fixed order
@@ -17,7 +17,7 @@
 #include "attn/core/errors.hpp"
 #include "attn/core/parallel.hpp"
 #include "attn/cpu/flash.hpp"
-#include "flash_args.hpp"
+#include "flash/flash_args.hpp"
 #include "flash_backward_args.hpp"
 
 namespace attn {
@@ -81,7 +81,8 @@ void normalize_backward(float* dx, const float* x, int64_t n) {
 
 void check_shape(const Tensor& t, const Shape& want, const char* what) {
     if (t.shape != want)
-        throw ShapeError(fmt::format("{} must be {} for these Q, K, V, got {}", what, shape_str(want), shape_str(t.shape)));
+        throw ShapeError(
+            fmt::format("{} must be {} for these Q, K, V, got {}", what, shape_str(want), shape_str(t.shape)));
 }
 
 }  // namespace
@@ -184,10 +185,12 @@ AttentionGrads attention_flash_backward(const Tensor& q, const Tensor& k, const 
             for (int64_t e = 0; e < a.Dv; ++e) dsum += dr[e] * orow[e];
             Dr[r] = dsum;
             const float l = lse.ptr()[r];
-            L2[r] = l == -std::numeric_limits<float>::infinity() ? std::numeric_limits<float>::infinity() : l * fd::kLog2e;
+            L2[r] =
+                l == -std::numeric_limits<float>::infinity() ? std::numeric_limits<float>::infinity() : l * fd::kLog2e;
             F2[r] = a.fill2;
             Lo2[r] = 0.0f;
-            if (!a.fill_ninf && a.Tk > 0 && mask.row(r / (a.H * a.Tq), (r / a.Tq) % a.H, a.Tk).allowed_count(r % a.Tq) == 0) {
+            if (!a.fill_ninf && a.Tk > 0 &&
+                mask.row(r / (a.H * a.Tq), (r / a.Tq) % a.H, a.Tk).allowed_count(r % a.Tq) == 0) {
                 F2[r] = 0.0f;  // every key masked: uniform weights 2^(0 - log2 Tk) = 1/Tk
                 L2[r] = std::log2(static_cast<float>(a.Tk));
             }
@@ -204,7 +207,8 @@ AttentionGrads attention_flash_backward(const Tensor& q, const Tensor& k, const 
 
     // passes 1-7: the tiles (flash_backward_kernel.hpp)
     if (items > 0)
-        parallel_for(items, t, [&](int64_t item, int tid) { kern->run_item(a, item, ws + per * static_cast<size_t>(tid)); });
+        parallel_for(items, t,
+                     [&](int64_t item, int tid) { kern->run_item(a, item, ws + per * static_cast<size_t>(tid)); });
 
     // pass 8: dQ̂ = scale × the chunks' shares summed in chunk order; cosine:
     // dq, dk back through the normalisation.

@@ -1,4 +1,4 @@
-// lib/cpu/src/flash_backward_args.hpp: private. What attention_flash_backward()
+// lib/cpu/src/flash_backward/flash_backward_args.hpp: private. What attention_flash_backward()
 // (flash_backward.cpp) hands to the per-ISA backward kernels
 // (flash_backward_{avx512,avx2,generic}.cpp), prepared once by its pass 0.
 //

@@ -1,4 +1,4 @@
-// lib/cpu/src/flash_backward_avx2.cpp: the float32 flash backward for AVX2 + FMA
+// lib/cpu/src/flash_backward/flash_backward_avx2.cpp: the float32 flash backward for AVX2 + FMA
 // (8 lanes), for x86-64 CPUs without AVX-512. Compiled through a target pragma,
 // chosen at run time by flash_backward.cpp (see flash_avx512.cpp on the headers).
 #include <algorithm>
@@ -11,7 +11,7 @@
 
 #include "attn/core/mask.hpp"
 #include "attn/core/rng.hpp"
-#include "flash_args.hpp"
+#include "flash/flash_args.hpp"
 #include "flash_backward_args.hpp"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -19,8 +19,8 @@
 #pragma GCC target("avx2,fma")
 #include <immintrin.h>
 
-#include "flash_kernel.hpp"
-#include "flash_avx2_traits.hpp"
+#include "flash/flash_kernel.hpp"
+#include "flash/flash_avx2_traits.hpp"
 #include "flash_backward_kernel.hpp"
 
 namespace attn::flash_detail {

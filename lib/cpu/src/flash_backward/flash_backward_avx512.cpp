@@ -1,4 +1,4 @@
-// lib/cpu/src/flash_backward_avx512.cpp: the float32 flash backward for AVX-512
+// lib/cpu/src/flash_backward/flash_backward_avx512.cpp: the float32 flash backward for AVX-512
 // (16 lanes). Compiled through a target pragma, chosen at run time by
 // flash_backward.cpp; standard headers come before the pragma (see flash_avx512.cpp).
 #include <algorithm>
@@ -11,7 +11,7 @@
 
 #include "attn/core/mask.hpp"
 #include "attn/core/rng.hpp"
-#include "flash_args.hpp"
+#include "flash/flash_args.hpp"
 #include "flash_backward_args.hpp"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -20,8 +20,8 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
-#include "flash_kernel.hpp"
-#include "flash_avx512_traits.hpp"
+#include "flash/flash_kernel.hpp"
+#include "flash/flash_avx512_traits.hpp"
 #include "flash_backward_kernel.hpp"
 
 namespace attn::flash_detail {

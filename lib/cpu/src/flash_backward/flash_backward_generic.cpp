@@ -1,4 +1,4 @@
-// lib/cpu/src/flash_backward_generic.cpp: the float32 flash backward in plain C++
+// lib/cpu/src/flash_backward/flash_backward_generic.cpp: the float32 flash backward in plain C++
 // (8-float GCC/Clang vectors, lowered to whatever the target has), for any CPU.
 #include <algorithm>
 #include <cmath>
@@ -6,8 +6,8 @@
 #include <cstring>
 
 #include "attn/core/rng.hpp"
-#include "flash_kernel.hpp"
-#include "flash_generic_traits.hpp"
+#include "flash/flash_kernel.hpp"
+#include "flash/flash_generic_traits.hpp"
 #include "flash_backward_kernel.hpp"
 
 namespace attn::flash_detail {

@@ -1,4 +1,4 @@
-// lib/cpu/src/flash_backward_kernel.hpp: private. The float32 FlashAttention-2
+// lib/cpu/src/flash_backward/flash_backward_kernel.hpp: private. The float32 FlashAttention-2
 // backward, written once over the SIMD traits S of the forward (flash_kernel.hpp)
 // and included by one .cpp per instruction set. Everything is in an anonymous
 // namespace: each including file compiles its own copy for its own target.
@@ -32,7 +32,7 @@
 #include <limits>
 
 #include "attn/core/attention.hpp"
-#include "flash_args.hpp"
+#include "flash/flash_args.hpp"
 #include "flash_backward_args.hpp"
 
 namespace attn::flash_detail {
@@ -70,7 +70,8 @@ struct FlashBwdF32 {
             for (int v = 0; v < NK; ++v) S::store(C + r * BK + v * W, acc[r][v]);
     }
     template <int RR>
-    static inline void rows_x_keys_rest(int rest, const float* A, int64_t lda, const float* BT, int64_t kdim, float* C) {
+    static inline void rows_x_keys_rest(int rest, const float* A, int64_t lda, const float* BT, int64_t kdim,
+                                        float* C) {
         if constexpr (RR > 0) {
             if (rest == RR) return rows_x_keys<RR>(A, lda, BT, kdim, C);
             return rows_x_keys_rest<RR - 1>(rest, A, lda, BT, kdim, C);
@@ -85,8 +86,8 @@ struct FlashBwdF32 {
 
     // ---- passes 5 to 7: C[r][c0..c0+NV W) += sum_t A(r, t) Bm[t][c0..], A(r, t) = A[r sr + t st]
     template <int RR, int NV>
-    static inline void acc_tile(const float* A, int64_t sr, int64_t st, int ninner, const float* Bm, int64_t ldb, float* C,
-                                int64_t ldc) {
+    static inline void acc_tile(const float* A, int64_t sr, int64_t st, int ninner, const float* Bm, int64_t ldb,
+                                float* C, int64_t ldc) {
         V acc[RR][NV];
         for (int r = 0; r < RR; ++r)
             for (int v = 0; v < NV; ++v) acc[r][v] = S::load(C + r * ldc + v * W);
@@ -127,8 +128,10 @@ struct FlashBwdF32 {
         for (int64_t c0 = 0; c0 < ncols; c0 += NC * W) {
             const int nv = static_cast<int>(std::min<int64_t>(NC, (ncols - c0) / W));
             int r = 0;
-            for (; r + R <= nrows; r += R) acc_tile_nv<R>(nv, A + r * sr, sr, st, ninner, Bm + c0, ldb, C + r * ldc + c0, ldc);
-            if (r < nrows) acc_rest<R - 1>(nrows - r, nv, A + r * sr, sr, st, ninner, Bm + c0, ldb, C + r * ldc + c0, ldc);
+            for (; r + R <= nrows; r += R)
+                acc_tile_nv<R>(nv, A + r * sr, sr, st, ninner, Bm + c0, ldb, C + r * ldc + c0, ldc);
+            if (r < nrows)
+                acc_rest<R - 1>(nrows - r, nv, A + r * sr, sr, st, ninner, Bm + c0, ldb, C + r * ldc + c0, ldc);
         }
     }
 
@@ -191,7 +194,8 @@ struct FlashBwdF32 {
                 float mx = m[i];
                 for (int j = 0; j < nk; ++j) mx = std::max(mx, row[j]);
                 if (mx == -std::numeric_limits<float>::infinity()) continue;
-                double s = m[i] == -std::numeric_limits<float>::infinity() ? 0.0 : sum[i] * std::exp2(double(m[i]) - mx);
+                double s =
+                    m[i] == -std::numeric_limits<float>::infinity() ? 0.0 : sum[i] * std::exp2(double(m[i]) - mx);
                 for (int j = 0; j < nk; ++j) s += std::exp2(double(row[j]) - mx);
                 m[i] = mx, sum[i] = s;
             }
@@ -242,7 +246,8 @@ struct FlashBwdF32 {
                 for (int j = nk; j < BK; ++j) VT[e * BK + j] = 0.0f;
             }
             std::memset(Kp, 0, sizeof(float) * static_cast<size_t>(BK * Dkp));
-            for (int j = 0; j < nk; ++j) std::memcpy(Kp + j * Dkp, kn + (j0 + j) * Dk, sizeof(float) * static_cast<size_t>(Dk));
+            for (int j = 0; j < nk; ++j)
+                std::memcpy(Kp + j * Dkp, kn + (j0 + j) * Dk, sizeof(float) * static_cast<size_t>(Dk));
             std::memset(dKa, 0, sizeof(float) * static_cast<size_t>(BK * Dkp));
             std::memset(dVa, 0, sizeof(float) * static_cast<size_t>(BK * Dvp));
 
@@ -267,7 +272,8 @@ struct FlashBwdF32 {
                     for (int i = 0; i < nq; ++i) negligible = negligible && (L2[i0 + i] - F2[i0 + i] > 160.0f);
                     if (negligible) continue;
                     for (int i = 0; i < nq; ++i) {
-                        const V p = S::exp2(S::sub(S::sub(S::set1(F2[i0 + i]), S::set1(L2[i0 + i])), S::set1(Lo2[i0 + i])));
+                        const V p =
+                            S::exp2(S::sub(S::sub(S::set1(F2[i0 + i]), S::set1(L2[i0 + i])), S::set1(Lo2[i0 + i])));
                         for (int v = 0; v < NK; ++v) S::store(P + i * BK + v * W, p);
                     }
                 } else {

@@ -1,4 +1,4 @@
-// lib/cpu/src/flash_backward_neon.cpp: the float32 flash backward for AArch64 NEON
+// lib/cpu/src/flash_backward/flash_backward_neon.cpp: the float32 flash backward for AArch64 NEON
 // (4 lanes). Chosen at run time by flash_backward.cpp on aarch64 unless
 // ATTN_ISA=generic; elsewhere it compiles to a null entry.
 #include <algorithm>
@@ -7,14 +7,14 @@
 #include <cstring>
 
 #include "attn/core/rng.hpp"
-#include "flash_args.hpp"
+#include "flash/flash_args.hpp"
 #include "flash_backward_args.hpp"
 
 #if defined(__aarch64__)
 #include <arm_neon.h>
 
-#include "flash_kernel.hpp"
-#include "flash_neon_traits.hpp"
+#include "flash/flash_kernel.hpp"
+#include "flash/flash_neon_traits.hpp"
 #include "flash_backward_kernel.hpp"
 
 namespace attn::flash_detail {

@@ -1,4 +1,4 @@
-// lib/cpu/src/gemm.cpp: which float32 GEMM kernel runs (attn/cpu/gemm.hpp), from the one
+// lib/cpu/src/gemm/gemm.cpp: which float32 GEMM kernel runs (attn/cpu/gemm.hpp), from the one
 // feature probe (features.hpp, under ATTN_ISA), and the strip packing.
 #include "attn/cpu/gemm.hpp"
 
@@ -84,10 +84,3 @@ void pack_strips(float* dst, const float* Wt, int64_t n_in, int64_t n_out) {
 
 }  // namespace attn::gemm
 
-namespace attn::gemm::detail {
-float* thread_scratch(int64_t floats) {
-    thread_local std::vector<float> buf;
-    if (buf.size() < static_cast<size_t>(floats)) buf.resize(static_cast<size_t>(floats));
-    return buf.data();
-}
-}  // namespace attn::gemm::detail

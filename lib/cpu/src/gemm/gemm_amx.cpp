@@ -1,4 +1,4 @@
-// lib/cpu/src/gemm_amx.cpp: the bf16 strip GEMM on Intel AMX tiles (see attn/cpu/gemm.hpp:
+// lib/cpu/src/gemm/gemm_amx.cpp: the bf16 strip GEMM on Intel AMX tiles (see attn/cpu/gemm.hpp:
 // strips_amx). Same operands and the same result, to float32 rounding, as
 // strips_bf16 (bf16 inputs and weights, products summed in float32), but each
 // TDPBF16PS multiplies a 16 x 32 bf16 tile of x by a 32 x 16 bf16 tile of the weight

@@ -1,4 +1,4 @@
-// lib/cpu/src/gemm_avx2.cpp: the float32 GEMMs (gemm_kernel.hpp) for AVX2 + FMA, 8 lanes.
+// lib/cpu/src/gemm/gemm_avx2.cpp: the float32 GEMMs (gemm_kernel.hpp) for AVX2 + FMA, 8 lanes.
 // Compiled through a target pragma (also in the portable build) and used only where the
 // CPU has AVX2 and FMA (gemm.cpp). Standard headers come before the pragma so none of their
 // inline functions is compiled for AVX2.
@@ -9,7 +9,7 @@
 #include <limits>
 
 #include "attn/core/attention.hpp"
-#include "flash_args.hpp"
+#include "flash/flash_args.hpp"
 #include "gemm_variants.hpp"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -18,8 +18,8 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
-#include "flash_kernel.hpp"
-#include "flash_avx2_traits.hpp"
+#include "flash/flash_kernel.hpp"
+#include "flash/flash_avx2_traits.hpp"
 #include "gemm_kernel.hpp"
 #include "gemm_avx2_traits.hpp"
 

@@ -1,4 +1,4 @@
-// lib/cpu/src/gemm_avx2_traits.hpp: private. The AVX2 + FMA traits of the GEMM kernels
+// lib/cpu/src/gemm/gemm_avx2_traits.hpp: private. The AVX2 + FMA traits of the GEMM kernels
 // (gemm_kernel.hpp): the flash kernels' (flash_avx2_traits.hpp: load, store, set1, fmadd)
 // plus lane masks and a prefetch. Include only inside an AVX2 target region, after
 // flash_kernel.hpp, flash_avx2_traits.hpp and gemm_kernel.hpp (F32Strip).

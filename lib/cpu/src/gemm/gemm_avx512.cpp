@@ -1,4 +1,4 @@
-// lib/cpu/src/gemm_avx512.cpp: the float32 GEMMs (gemm_kernel.hpp) for AVX-512, 16 lanes.
+// lib/cpu/src/gemm/gemm_avx512.cpp: the float32 GEMMs (gemm_kernel.hpp) for AVX-512, 16 lanes.
 // Compiled for AVX-512 through a target pragma (also in the portable build) and used only
 // where the CPU has it (gemm.cpp). Standard headers come before the pragma so none of
 // their inline functions is compiled for AVX-512.
@@ -9,7 +9,7 @@
 #include <limits>
 
 #include "attn/core/attention.hpp"
-#include "flash_args.hpp"
+#include "flash/flash_args.hpp"
 #include "gemm_variants.hpp"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -20,8 +20,8 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
-#include "flash_kernel.hpp"
-#include "flash_avx512_traits.hpp"
+#include "flash/flash_kernel.hpp"
+#include "flash/flash_avx512_traits.hpp"
 #include "gemm_kernel.hpp"
 #include "gemm_avx512_traits.hpp"
 

@@ -1,4 +1,4 @@
-// lib/cpu/src/gemm_avx512_traits.hpp: private. The AVX-512 traits of the GEMM kernels
+// lib/cpu/src/gemm/gemm_avx512_traits.hpp: private. The AVX-512 traits of the GEMM kernels
 // (gemm_kernel.hpp): the flash kernels' (flash_avx512_traits.hpp: load, store, set1, fmadd)
 // plus lane masks and a prefetch. Include only inside an AVX-512 target region, after
 // flash_kernel.hpp, flash_avx512_traits.hpp and gemm_kernel.hpp (F32Strip).

@@ -1,4 +1,4 @@
-// lib/cpu/src/gemm_bf16.cpp: the strip GEMM (gemm_kernel.hpp) on bfloat16 pairs (see
+// lib/cpu/src/gemm/gemm_bf16.cpp: the strip GEMM (gemm_kernel.hpp) on bfloat16 pairs (see
 // attn/cpu/gemm.hpp), for AVX-512 BF16's vdpbf16ps: each float32 lane adds the products
 // of a PAIR of bf16 numbers, x(i,2p) W(2p,j) + x(i,2p+1) W(2p+1,j), so one instruction
 // does the work of two float32 FMAs. Compiled through a target pragma (GCC 12 or later,
@@ -13,7 +13,7 @@
 #include "attn/core/attention.hpp"
 #include "attn/cpu/features.hpp"
 #include "attn/cpu/gemm.hpp"
-#include "flash_args.hpp"
+#include "flash/flash_args.hpp"
 #include "gemm_variants.hpp"
 
 #if defined(__x86_64__) && defined(__GNUC__) && __GNUC__ >= 12
@@ -24,8 +24,8 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
-#include "flash_kernel.hpp"
-#include "flash_avx512_traits.hpp"
+#include "flash/flash_kernel.hpp"
+#include "flash/flash_avx512_traits.hpp"
 #include "gemm_kernel.hpp"
 #include "gemm_avx512_traits.hpp"
 
@@ -52,9 +52,11 @@ void rows_to_bf16(uint16_t* dst, const float* x, int64_t rows, int64_t n_in, int
         uint16_t* d = dst + r * 2 * kp;
         int64_t k = 0;
         for (; k + 16 <= n_in; k += 16)
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + k), (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(src + k)));
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + k),
+                                (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(src + k)));
         for (; k < 2 * kp; k += 16) {  // the last values, then zeros up to 2 kp
-            const __m256i h = (__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(Avx512::mask(static_cast<int>(n_in - k)), src + k));
+            const __m256i h =
+                (__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(Avx512::mask(static_cast<int>(n_in - k)), src + k));
             _mm256_mask_storeu_epi16(d + k, Avx512::mask(static_cast<int>(2 * kp - k)), h);
         }
     }

@@ -1,4 +1,4 @@
-// lib/cpu/src/gemm_bf16_widened.cpp: the strip GEMM (gemm_kernel.hpp) on bf16 pairs (see
+// lib/cpu/src/gemm/gemm_bf16_widened.cpp: the strip GEMM (gemm_kernel.hpp) on bf16 pairs (see
 // attn/cpu/gemm.hpp) for AVX-512 CPUs without the bf16 dot product. The operands are the
 // same bf16 pairs as gemm_bf16.cpp's; each pair's two products are two float32 FMAs on the
 // pair widened by shifts (gemm_kernel.hpp's WidenedPairs, which the AVX2, NEON and generic
@@ -13,7 +13,7 @@
 #include "attn/core/attention.hpp"
 #include "attn/cpu/features.hpp"
 #include "attn/cpu/gemm.hpp"
-#include "flash_args.hpp"
+#include "flash/flash_args.hpp"
 #include "gemm_variants.hpp"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -22,8 +22,8 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
-#include "flash_kernel.hpp"
-#include "flash_avx512_traits.hpp"
+#include "flash/flash_kernel.hpp"
+#include "flash/flash_avx512_traits.hpp"
 #include "gemm_kernel.hpp"
 #include "gemm_avx512_traits.hpp"
 

@@ -1,4 +1,4 @@
-// lib/cpu/src/gemm_generic.cpp: the float32 GEMMs (gemm_kernel.hpp) in plain C++, for any
+// lib/cpu/src/gemm/gemm_generic.cpp: the float32 GEMMs (gemm_kernel.hpp) in plain C++, for any
 // CPU: the flash kernels' Generic traits (GCC/Clang vector extension, 8 floats, lowered to
 // whatever the build targets: two SSE2 registers on baseline x86-64, NEON pairs on Arm) plus
 // lane masks through a buffer (BufferMasks), as the NEON traits do. It is the Isa::generic family, so
@@ -16,9 +16,9 @@
 #include <limits>
 
 #include "attn/core/attention.hpp"
-#include "flash_args.hpp"
-#include "flash_kernel.hpp"
-#include "flash_generic_traits.hpp"
+#include "flash/flash_args.hpp"
+#include "flash/flash_kernel.hpp"
+#include "flash/flash_generic_traits.hpp"
 #include "gemm_kernel.hpp"
 #include "gemm_variants.hpp"
 

@@ -1,4 +1,4 @@
-// lib/cpu/src/gemm_kernel.hpp: private. The float32 GEMMs of attn/cpu/gemm.hpp, written once
+// lib/cpu/src/gemm/gemm_kernel.hpp: private. The float32 GEMMs of attn/cpu/gemm.hpp, written once
 // over a SIMD trait T and included by one .cpp per instruction set (gemm_avx512.cpp,
 // gemm_avx2.cpp, gemm_neon.cpp) inside its target region, after <immintrin.h> and before its
 // traits header (which builds on F32Strip below). Every
@@ -35,6 +35,7 @@
 #include <cstdint>
 
 #include "attn/cpu/gemm.hpp"
+#include "gemm_scratch.hpp"
 #include "gemm_variants.hpp"
 
 namespace attn::gemm {
@@ -153,16 +154,20 @@ void gemm_rows(const StridedArgs& g, int64_t i0, int64_t j0, int nvec, int tail,
     // nvec in [1, NV]: one instantiation per vector count, masked or not
     if constexpr (NV >= 1)
         if (nvec == 1)
-            return m ? gemm_tile<T, R, 1, true, PF>(g, i0, j0, tail, b, ldb) : gemm_tile<T, R, 1, false, PF>(g, i0, j0, tail, b, ldb);
+            return m ? gemm_tile<T, R, 1, true, PF>(g, i0, j0, tail, b, ldb)
+                     : gemm_tile<T, R, 1, false, PF>(g, i0, j0, tail, b, ldb);
     if constexpr (NV >= 2)
         if (nvec == 2)
-            return m ? gemm_tile<T, R, 2, true, PF>(g, i0, j0, tail, b, ldb) : gemm_tile<T, R, 2, false, PF>(g, i0, j0, tail, b, ldb);
+            return m ? gemm_tile<T, R, 2, true, PF>(g, i0, j0, tail, b, ldb)
+                     : gemm_tile<T, R, 2, false, PF>(g, i0, j0, tail, b, ldb);
     if constexpr (NV >= 3)
         if (nvec == 3)
-            return m ? gemm_tile<T, R, 3, true, PF>(g, i0, j0, tail, b, ldb) : gemm_tile<T, R, 3, false, PF>(g, i0, j0, tail, b, ldb);
+            return m ? gemm_tile<T, R, 3, true, PF>(g, i0, j0, tail, b, ldb)
+                     : gemm_tile<T, R, 3, false, PF>(g, i0, j0, tail, b, ldb);
     if constexpr (NV >= 4)
         if (nvec == 4)
-            return m ? gemm_tile<T, R, 4, true, PF>(g, i0, j0, tail, b, ldb) : gemm_tile<T, R, 4, false, PF>(g, i0, j0, tail, b, ldb);
+            return m ? gemm_tile<T, R, 4, true, PF>(g, i0, j0, tail, b, ldb)
+                     : gemm_tile<T, R, 4, false, PF>(g, i0, j0, tail, b, ldb);
 }
 
 template <class T, int R, int NV>
@@ -235,7 +240,8 @@ void gemm_run(const StridedArgs& g) {
     const bool rows_along = g.sak == 1;
     // MB a multiple of R NV, so the taller tiles of a narrow block (block_rows) divide it too
     constexpr int64_t RM = int64_t{R} * NV;
-    const int64_t MB = rows_along ? std::max<int64_t>(RM, kRowBlockBytes / (4 * std::max<int64_t>(g.K, 1)) / RM * RM) : g.M;
+    const int64_t MB =
+        rows_along ? std::max<int64_t>(RM, kRowBlockBytes / (4 * std::max<int64_t>(g.K, 1)) / RM * RM) : g.M;
     const bool packed = rows_along && g.Nc > BW && g.M > MB;
     const float* pb = packed ? pack_b<BW>(g) : nullptr;
     for (int64_t ib = 0; ib < g.M; ib += MB) {
@@ -336,7 +342,8 @@ void strips_run(float* out, const typename T::E* x, const typename T::E* strips,
                 int64_t i0 = r0;
                 for (; i0 + R <= r1; i0 += R) strip_tile<T, R, NV>(out, x, w, b, kn, n_out, i0, j0, ncols, k0, k1);
                 if (i0 < r1)
-                    strip_tail_rows<T, R - 1, NV>(static_cast<int>(r1 - i0), out, x, w, b, kn, n_out, i0, j0, ncols, k0, k1);
+                    strip_tail_rows<T, R - 1, NV>(static_cast<int>(r1 - i0), out, x, w, b, kn, n_out, i0, j0, ncols, k0,
+                                                  k1);
             }
         }
     }

@@ -1,4 +1,4 @@
-// lib/cpu/src/gemm_neon.cpp: the float32 GEMMs (gemm_kernel.hpp) for AArch64 NEON, 4 lanes.
+// lib/cpu/src/gemm/gemm_neon.cpp: the float32 GEMMs (gemm_kernel.hpp) for AArch64 NEON, 4 lanes.
 // NEON is part of every AArch64 CPU, so no target pragma is needed; elsewhere the file
 // compiles to two null entries, and gemm.cpp chooses it at run time on aarch64 unless
 // ATTN_ISA=generic. Every element is summed as in the x86 kernels (init + term 0 + term 1 +
@@ -10,14 +10,14 @@
 #include <limits>
 
 #include "attn/core/attention.hpp"
-#include "flash_args.hpp"
+#include "flash/flash_args.hpp"
 #include "gemm_variants.hpp"
 
 #if defined(__aarch64__)
 #include <arm_neon.h>
 
-#include "flash_kernel.hpp"
-#include "flash_neon_traits.hpp"
+#include "flash/flash_kernel.hpp"
+#include "flash/flash_neon_traits.hpp"
 #include "gemm_kernel.hpp"
 #include "gemm_neon_traits.hpp"
 

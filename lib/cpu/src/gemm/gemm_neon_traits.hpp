@@ -1,4 +1,4 @@
-// lib/cpu/src/gemm_neon_traits.hpp: private. The NEON (AArch64 Advanced SIMD) traits of the
+// lib/cpu/src/gemm/gemm_neon_traits.hpp: private. The NEON (AArch64 Advanced SIMD) traits of the
 // GEMM kernels (gemm_kernel.hpp): the flash kernels' (flash_neon_traits.hpp: one float32x4_t
 // per vector, load, store, set1, fmadd = vfmaq_f32) plus lane masks and a prefetch. Include
 // only on __aarch64__, after <arm_neon.h>, flash_kernel.hpp, flash_neon_traits.hpp and

@@ -1,4 +1,4 @@
-// lib/cpu/src/gemm_variants.hpp: private. The per-instruction-set GEMM kernels
+// lib/cpu/src/gemm/gemm_variants.hpp: private. The per-instruction-set GEMM kernels
 // (gemm_avx512.cpp, gemm_avx2.cpp, gemm_neon.cpp, gemm_generic.cpp), each null where the build lacks it
 // (the generic one never is); gemm.cpp
 // chooses.
@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "attn/cpu/gemm.hpp"
+#include "attn/cpu/gemm_types.hpp"
 
 namespace attn::gemm::detail {
 
@@ -23,12 +23,6 @@ StripsPairsFn strips_widened_avx512();
 StripsPairsFn strips_widened_avx2();
 StripsPairsFn strips_widened_neon();
 StripsPairsFn strips_widened_generic();
-// A buffer of at least `floats` floats, this thread's own, kept between calls (the strided
-// kernels' copy of B). Defined in gemm.cpp, outside every target region, so that the
-// std::vector code behind it is never compiled for an instruction set the CPU may lack (a
-// template instantiated inside a region is compiled for that region's instructions, and its
-// out-of-line copy could be the one the linker keeps for every caller).
-float* thread_scratch(int64_t floats);
 // rows_to_bf16_widened's AVX-512 loop (gemm_bf16_widened.cpp); a no-op in builds without it
 void rows_to_bf16_avx512(uint16_t* dst, const float* x, int64_t rows, int64_t n_in, int64_t kp);
 

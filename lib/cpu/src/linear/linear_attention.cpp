@@ -240,11 +240,13 @@ Dims check_inputs(const Tensor& q, const Tensor& k, const Tensor& v, const Linea
                                      shape_str(q.shape), shape_str(k.shape), shape_str(v.shape)));
     const Dims d{q.shape[0], q.shape[1], q.shape[2], q.shape[3], v.shape[3]};
     if (k.shape != q.shape || v.shape[0] != d.B || v.shape[1] != d.H || v.shape[2] != d.T)
-        throw ShapeError(fmt::format("linear attention wants q, k (B, H, T, Dk) and v (B, H, T, Dv) of one T, got {}, {}, {}",
-                                     shape_str(q.shape), shape_str(k.shape), shape_str(v.shape)));
+        throw ShapeError(
+            fmt::format("linear attention wants q, k (B, H, T, Dk) and v (B, H, T, Dv) of one T, got {}, {}, {}",
+                        shape_str(q.shape), shape_str(k.shape), shape_str(v.shape)));
     if (opt.map == FeatureMap::Favor && opt.features < 1)
         throw InputError(fmt::format("FAVOR+ needs at least 1 random feature, got {}", opt.features));
-    if (opt.causal && opt.chunk < 1) throw InputError(fmt::format("linear attention chunk {} must be at least 1", opt.chunk));
+    if (opt.causal && opt.chunk < 1)
+        throw InputError(fmt::format("linear attention chunk {} must be at least 1", opt.chunk));
     return d;
 }
 

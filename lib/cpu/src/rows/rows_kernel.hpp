@@ -1,4 +1,4 @@
-// lib/cpu/src/rows_kernel.hpp: private. The row kernels of the fast ops (attn/cpu/rows.hpp), written once
+// lib/cpu/src/rows/rows_kernel.hpp: private. The row kernels of the fast ops (attn/cpu/rows.hpp), written once
 // over a 16-lane float traits type L, and included by rows_avx512.cpp (one zmm register),
 // rows_avx2.cpp (a pair of ymm registers) inside their target regions, after <immintrin.h>, and
 // rows_neon.cpp (four q registers). Sixteen lanes on all, so every row sum has the same lanes
@@ -233,8 +233,8 @@ struct Rows {
             for (int64_t j = 0; j < full; j += 16)
                 L::store(d + j, L::mul(L::mul(vf, L::load(p + j)), L::sub(L::load(d + j), rs)));
             if (tail)
-                L::store_n(d + full, L::mul(L::mul(vf, L::load_n(p + full, tail)), L::sub(L::load_n(d + full, tail), rs)),
-                           tail);
+                L::store_n(d + full,
+                           L::mul(L::mul(vf, L::load_n(p + full, tail)), L::sub(L::load_n(d + full, tail), rs)), tail);
         }
     }
 };

@@ -243,6 +243,15 @@ void print_bench(const BenchCase& base, int threads, const FmaPeak& peak, double
                peak.tile_gflops_per_cpu, 100.0 * peak.tile_gflops_per_cpu / peak.gflops_per_cpu);
 }
 
+// One case's run line on stderr, redrawn in place; erased when the case is done.
+void draw_bench_run(const BenchCase& c, const BenchRunStatus& s) {
+    std::fprintf(stderr, "\r\033[K");
+    if (s.done) return;
+    std::fprintf(stderr, "  %s T=%lld: run %d/%d%s", backend_name(c.backend), static_cast<long long>(c.T), s.run,
+                 s.total, s.warmup ? " (warm-up)" : "");
+    if (s.seconds_left >= 0) std::fprintf(stderr, ", about %.0f s left", s.seconds_left);
+}
+
 int run_bench(const BenchOpts& o) {
     // ---- validate everything before measuring anything (CLI11 checked the single numbers)
     BenchCase base = o.base;
@@ -255,7 +264,7 @@ int run_bench(const BenchOpts& o) {
     check_bench_budget(o, base, seqs, impls);
     const int threads = resolve_threads(base.threads);
     base.threads = threads;
-    base.progress = cli::stderr_is_tty();  // each run's line, drawn by the library's forked child
+    if (cli::stderr_is_tty()) base.progress = draw_bench_run;  // called from the library's forked child
 
     // ---- the machine's own yardsticks, measured now on the same threads
     cli::ProgressLine line;

@@ -320,7 +320,7 @@ void apply_induction_defaults(TrainOpts& o, TaskKind kind) {
 int list_tasks() {
     fmt::print("Tasks of attn train (--task NAME), generated on the fly from --seed:\n\n");
     for (TaskKind k : all_tasks()) {
-        fmt::print("  {:<9} {}\n", task_name(k), task_summary(k));
+        fmt::print("  {:<9} {}{}\n", task_name(k), task_summary(k), k == TaskKind::Recall ? " (--queries N)" : "");
         TaskOptions to;
         to.seq = task_default_seq(k);
         to.causal = task_default_causal(k);

@@ -119,13 +119,15 @@ void random_qkv(const BenchCase& c, Tensor& q, Tensor& k, Tensor& v) {
             dout = Tensor({c.B, c.H, c.T, c.Dk});
             Rng r(c.seed, 3);
             for (float& x : dout.data) x = r.normal();
-            if (c.backend == Backend::Flash) fwd_out = attention_flash_with("auto", q, k, v, mask, opt, c.threads, &lse);
+            if (c.backend == Backend::Flash)
+                fwd_out = attention_flash_with("auto", q, k, v, mask, opt, c.threads, &lse);
         }
         auto run = [&]() -> Tensor {
             if (!c.backward) return attention(c.backend, q, k, v, mask, opt, nullptr, c.threads);
             if (c.backend == Backend::Flash) {
                 FlashBackwardStats st;
-                AttentionGrads g = attention_flash_backward(q, k, v, fwd_out, lse, mask, opt, dout, c.threads, "auto", &st);
+                AttentionGrads g =
+                    attention_flash_backward(q, k, v, fwd_out, lse, mask, opt, dout, c.threads, "auto", &st);
                 w.scratch_bytes = static_cast<double>(st.scratch_bytes);
                 return std::move(g.dq);
             }
@@ -137,9 +139,12 @@ void random_qkv(const BenchCase& c, Tensor& q, Tensor& k, Tensor& v) {
         double seconds_so_far = 0;
         for (int r = 0; r < total; ++r) {
             if (c.progress) {
-                std::fprintf(stderr, "\r\033[K  %s T=%lld: run %d/%d%s", backend_name(c.backend), static_cast<long long>(c.T),
-                             r + 1, total, r < c.warmup ? " (warm-up)" : "");
-                if (r > 0) std::fprintf(stderr, ", about %.0f s left", seconds_so_far / r * (total - r));
+                BenchRunStatus s;
+                s.run = r + 1;
+                s.total = total;
+                s.warmup = r < c.warmup;
+                if (r > 0) s.seconds_left = seconds_so_far / r * (total - r);
+                c.progress(c, s);
             }
             out = Tensor();  // the previous output is freed before the next run
             const double c0 = process_cpu_seconds();
@@ -166,7 +171,11 @@ void random_qkv(const BenchCase& c, Tensor& q, Tensor& k, Tensor& v) {
     } catch (const std::exception& e) {
         std::snprintf(w.error, sizeof w.error, "%s", e.what());
     }
-    if (c.progress) std::fprintf(stderr, "\r\033[K");
+    if (c.progress) {
+        BenchRunStatus s;
+        s.done = true;
+        c.progress(c, s);
+    }
     const char* p = reinterpret_cast<const char*>(&w);
     size_t left = sizeof w;
     while (left > 0) {

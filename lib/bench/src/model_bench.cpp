@@ -56,9 +56,10 @@ ModelBenchRun bench_model_batch(const BertModel& model, const WordPieceTokenizer
                                 const std::vector<std::string>& texts, int64_t B, const BertOptions& opt,
                                 int64_t repeat, int64_t warmup) {
     if (B < 1 || repeat < 1 || warmup < 0 || texts.empty())
-        throw InputError(fmt::format("model bench: needs batch >= 1, repeat >= 1, warmup >= 0 and a text, got batch {}, "
-                                     "repeat {}, warmup {}, {} texts",
-                                     B, repeat, warmup, texts.size()));
+        throw InputError(
+            fmt::format("model bench: needs batch >= 1, repeat >= 1, warmup >= 0 and a text, got batch {}, "
+                        "repeat {}, warmup {}, {} texts",
+                        B, repeat, warmup, texts.size()));
     ModelBenchRun run;
     run.batch = B;
     for (int64_t b = 0; b < B; ++b) {

@@ -12,6 +12,7 @@
 #include <Eigen/Core>
 #include <fmt/format.h>
 
+#include "attn/core/dropout.hpp"
 #include "attn/core/errors.hpp"
 #include "attn/core/rng.hpp"
 
@@ -36,6 +37,8 @@ std::string scale_name(const Scale& s) {
     }
     return "?";
 }
+
+bool dropout_in_range(double p) { return p >= 0.0 && p < 1.0 && static_cast<float>(p) < 1.0f; }
 
 bool dropout_drops(uint64_t seed, uint64_t flat_index, float p) {
     return p > 0.0f && counter_uniform(seed, flat_index) < p;
@@ -85,7 +88,7 @@ void check_attention_inputs(const Tensor& q, const Tensor& k, const Tensor& v, c
         throw ShapeError(fmt::format("K {} and V {} must have the same number of keys", shape_str(k.shape),
                                      shape_str(v.shape)));
     mask.check(q.dim(0), q.dim(1), q.dim(2), k.dim(2));
-    if (!(opt.dropout >= 0.0f && opt.dropout < 1.0f))
+    if (!dropout_in_range(opt.dropout))
         throw InputError(fmt::format("dropout must be in [0, 1), got {}", opt.dropout));
     if (std::isnan(opt.fill) || opt.fill == INFINITY) throw InputError("the fill must be -inf or a finite number");
     if (opt.scale.kind == ScaleKind::Cosine && !(opt.scale.value > 0.0f))

@@ -1,12 +1,13 @@
 // lib/cpu/src/features.cpp: the CPU feature tests and the ATTN_ISA cap (features.hpp).
-// The AMX check itself is flash_amx.cpp's (it needs that file's target pragma).
+// The AMX check itself is flash_amx.cpp's: compiled there above the target pragma (it runs on
+// any CPU), under the same compiler and OS guard as the AMX kernels.
 #include "attn/cpu/features.hpp"
 
 #include <cstdlib>
 #include <string>
 
 #include "attn/core/errors.hpp"
-#include "flash_args.hpp"
+#include "flash/flash_args.hpp"
 
 namespace attn {
 

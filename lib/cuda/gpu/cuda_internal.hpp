@@ -61,7 +61,6 @@ void launch_flash_mma(Half h, const void* q, const void* k, const void* v, float
 // Warps per block of the tensor-core kernels: 4 (64 query rows, the default) or 8
 // (128 rows). A tuning knob for attn_cuda_bench and the parity tests, not an API.
 void set_flash_mma_warps(int warps);
-int flash_mma_warps();
 // float32 -> fp16 / bf16, round to nearest even.
 void launch_to_half(Half h, const float* src, void* dst, int64_t n, cudaStream_t st);
 

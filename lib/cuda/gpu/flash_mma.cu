@@ -336,7 +336,6 @@ static int initial_mma_warps() {
 }
 static std::atomic<int> g_mma_warps{initial_mma_warps()};
 void set_flash_mma_warps(int warps) { g_mma_warps = warps == 8 ? 8 : 4; }
-int flash_mma_warps() { return g_mma_warps; }
 
 template <class Tag, int D, int WARPS>
 static void launch_mma(const void* q, const void* k, const void* v, float* out, const AttnArgs& a, cudaStream_t st) {

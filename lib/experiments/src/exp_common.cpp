@@ -89,15 +89,8 @@ EvalPoint eval_point(const RunSpec& spec, const Task& task, TinyTransformer& mod
 
 // The loop's settings for a run: the spec's optimiser at a constant lr, no warmup.
 TrainConfig loop_config(const RunSpec& spec) {
-    TrainConfig c;
-    c.steps = spec.steps;
-    c.eval_every = spec.eval_every;
-    c.clip = spec.clip;
-    c.optimizer = spec.opt;
-    c.lr = spec.lr;
-    c.weight_decay = spec.weight_decay;
-    c.momentum = spec.momentum;
-    return c;
+    return constant_lr_config({spec.steps, spec.eval_every, spec.clip, spec.opt, spec.lr, spec.weight_decay,
+                               spec.momentum});
 }
 
 // The squared gradient norms of the attention projections (q, k, v, o) and of q and k alone.
@@ -133,11 +126,7 @@ RunTrace run_training(const RunSpec& spec, uint64_t seed, int threads, const Run
     AttnGrads g;         // the step's, before clipping
     TrainLoopHooks h;
     h.reevaluate_on_divergence = true;
-    h.step = [&](int64_t s) {
-        const TaskBatch b = spec.batch_of ? spec.batch_of(s) : task.batch(spec.batch, seed, DataSplit::Train, s);
-        return model.forward_backward(b.tokens.data(), b.targets.data(), b.B, b.T, mix64(seed ^ (0x5eedULL + s)),
-                                      threads);
-    };
+    h.step = task_step(model, task, {spec.batch, seed, threads, StepSeedRule::Experiment, spec.batch_of});
     h.on_gradients = [&](int64_t) {
         g = attn_grads(params);
         tr.max_grad_attn = std::max(tr.max_grad_attn, std::sqrt(g.all));  // the diverged step's too
@@ -162,7 +151,8 @@ RunTrace run_training(const RunSpec& spec, uint64_t seed, int threads, const Run
     tr.steps_done = end.steps_done;
     if (spec.after_train) spec.after_train(model);
     for (const Param& p : params)
-        if (p.name.ends_with(".attn.log_tau")) tr.learned_tau.push_back(std::exp(static_cast<double>(p.value->data[0])));
+        if (p.name.ends_with(".attn.log_tau"))
+            tr.learned_tau.push_back(std::exp(static_cast<double>(p.value->data[0])));
     tr.final_acc = tr.points.back().acc;
     tr.final_loss = tr.points.back().loss;
     return tr;
@@ -178,14 +168,6 @@ nlohmann::json steps_cell(const std::vector<int64_t>& steps) {
         if (s >= 0) got.push_back(static_cast<double>(s));
     if (got.empty() || 2 * got.size() < steps.size()) return nullptr;
     return median(got);
-}
-
-std::string steps_text(const std::vector<int64_t>& steps) {
-    const nlohmann::json c = steps_cell(steps);
-    const int n = reached(steps);
-    if (c.is_null()) return n == 0 ? "never" : fmt::format("never ({}/{} runs)", n, steps.size());
-    const std::string s = fmt::format("{:g}", c.get<double>());
-    return n == static_cast<int>(steps.size()) ? s : fmt::format("{} ({}/{} runs)", s, n, steps.size());
 }
 
 std::string pct(double v) { return fmt::format("{:.1f}%", 100.0 * v); }

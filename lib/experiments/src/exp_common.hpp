@@ -41,7 +41,8 @@ struct RunSpec {
     double target_acc = 0.95;     // steps_to_target: the first evaluation at or above it
     bool stop_at_target = false;  // end the run at that evaluation
     bool track_attention = false; // one-hot share at each evaluation
-    // After init_for_training (the init and embedding redraw of attn train), before the first step: zero weights, plant rows...
+    // After init_for_training (the init and embedding redraw of attn train), before the first step: zero weights, plant
+    // rows...
     std::function<void(TinyTransformer&)> after_init;
     // A custom batch source (overfit: a fixed set); default: the task's train split.
     std::function<TaskBatch(int64_t step)> batch_of;
@@ -55,8 +56,10 @@ struct EvalPoint {
     int64_t step = 0;
     double loss = 0, acc = 0;
     double onehot = -1;   // share of attention rows with max weight > 0.99 (rows with >= 2 keys), -1 untracked
-    double spread = -1;   // mean over those rows of the std of the scaled scores within the row (from log P), -1 untracked
-    double grad_qk = 0;   // mean over the steps since the last point of sqrt(|dW_q|^2 + |dW_k|^2), every layer, before clipping
+    double spread =
+        -1;  // mean over those rows of the std of the scaled scores within the row (from log P), -1 untracked
+    double grad_qk =
+        0;  // mean over the steps since the last point of sqrt(|dW_q|^2 + |dW_k|^2), every layer, before clipping
     double grad_all = 0;  // idem, every parameter
 };
 
@@ -90,8 +93,6 @@ double score_spread(const std::vector<Tensor>& weights, bool causal);
 // there, or null when fewer than half did; "reached" counts them.
 nlohmann::json steps_cell(const std::vector<int64_t>& steps);
 int reached(const std::vector<int64_t>& steps);
-// "312" or "never" or "312 (2/3 runs)"
-std::string steps_text(const std::vector<int64_t>& steps);
 
 // The seeds of a config: seed, seed + 1, ...
 inline uint64_t seed_of(const ExperimentConfig& c, int i) { return c.seed + static_cast<uint64_t>(i); }

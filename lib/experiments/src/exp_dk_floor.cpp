@@ -19,7 +19,7 @@
 
 #include "attn/core/attention.hpp"
 #include "attn/core/rng.hpp"
-#include "attn/train/optim.hpp"
+#include "attn/train/loop.hpp"
 #include "exp_common.hpp"
 
 namespace attn {
@@ -102,13 +102,14 @@ double lookup_run(int64_t T, int64_t dk, int64_t steps, uint64_t seed) {
     for (auto* t : {&wq, &wk})
         for (auto& x : t->data) x = wr.normal() / std::sqrt(static_cast<float>(kD));
     std::vector<Param> params = {{"w_q", &wq, &gq, false}, {"w_k", &wk, &gk, false}};
-    AdamW adam;
-    adam.lr = 1e-2f;
-    adam.weight_decay = 0;
     Rng data(mix64(seed ^ 0x64617461ULL));
     std::vector<int32_t> keys, order;
     int64_t perfect = 0;  // consecutive training batches with every lookup right
-    for (int64_t s = 0; s < steps && perfect < 25; ++s) {
+    // the library's loop: AdamW lr 1e-2, no weight decay, no clipping; the run ends after 25
+    // perfect batches in a row (an "evaluation" after every step asks)
+    TrainLoopHooks h;
+    h.stop_on_divergence = false;
+    h.step = [&](int64_t) {
         draw_rows(L, data, keys, order);
         Eigen::Map<RowMat> Wq(wq.ptr(), dk, kD), Wk(wk.ptr(), dk, kD);
         RowMat Gq(dk, kD), Gk(dk, kD);
@@ -116,8 +117,12 @@ double lookup_run(int64_t T, int64_t dk, int64_t steps, uint64_t seed) {
         perfect = so.acc == 1.0 ? perfect + 1 : 0;
         std::copy(Gq.data(), Gq.data() + Gq.size(), gq.data.begin());
         std::copy(Gk.data(), Gk.data() + Gk.size(), gk.data.begin());
-        adam.step(params);
-    }
+        StepStats st;
+        st.loss = so.loss;
+        return st;
+    };
+    h.evaluate = [&](const TrainLoopState&) { return perfect >= 25; };
+    run_train_loop(params, constant_lr_config({steps, 1, 0.0, OptimizerKind::AdamW, 1e-2, 0.0, 0.0}), h);
     Rng ev(mix64(seed ^ 0x6576616cULL));
     double acc = 0;
     const int evals = 4;
@@ -132,15 +137,17 @@ double lookup_run(int64_t T, int64_t dk, int64_t steps, uint64_t seed) {
 ExperimentResult run_dk_floor(const ExperimentConfig& cfg, const ExperimentProgress& progress) {
     const bool q = cfg.size == ExperimentSize::Quick;
     const std::vector<int64_t> Ts = q ? std::vector<int64_t>{16, 64} : std::vector<int64_t>{16, 64, 256};
-    const std::vector<int64_t> dks = q ? std::vector<int64_t>{2, 8, 32} : std::vector<int64_t>{2, 4, 8, 16, 32, 64, 128};
+    const std::vector<int64_t> dks =
+        q ? std::vector<int64_t>{2, 8, 32} : std::vector<int64_t>{2, 4, 8, 16, 32, 64, 128};
     const int64_t steps = q ? 150 : cfg.size == ExperimentSize::Default ? 300 : 1000;
     ExperimentResult r;
     r.name = "dk-floor";
     ExperimentTable t;
-    t.title = fmt::format("the lookup of recall: T distinct keys per row (of 2T, random embeddings in R^64), each asked "
-                          "once; final accuracy on fresh rows (mean of {} seeds) after at most {} AdamW steps (fewer once 25 "
-                          "training batches in a row are all right)",
-                          cfg.seeds, steps);
+    t.title = fmt::format(
+        "the lookup of recall: T distinct keys per row (of 2T, random embeddings in R^64), each asked "
+        "once; final accuracy on fresh rows (mean of {} seeds) after at most {} AdamW steps (fewer once 25 "
+        "training batches in a row are all right)",
+        cfg.seeds, steps);
     t.columns = {"d_k"};
     for (int64_t T : Ts) t.columns.push_back(fmt::format("acc T={}", T));
     std::vector<std::vector<double>> acc(Ts.size(), std::vector<double>(dks.size(), 0.0));
@@ -173,18 +180,22 @@ ExperimentResult run_dk_floor(const ExperimentConfig& cfg, const ExperimentProgr
                 break;
             }
         knees.push_back(dks[kn]);
-        k.rows.push_back({Ts[ti], best, dks[kn], acc[ti][kn], kn > 0 ? nlohmann::json(acc[ti][kn - 1]) : nlohmann::json()});
+        k.rows.push_back(
+            {Ts[ti], best, dks[kn], acc[ti][kn], kn > 0 ? nlohmann::json(acc[ti][kn - 1]) : nlohmann::json()});
         std::vector<double> x, y;
-        for (size_t di = 0; di < dks.size(); ++di) x.push_back(std::log2(static_cast<double>(dks[di]))), y.push_back(acc[ti][di]);
+        for (size_t di = 0; di < dks.size(); ++di)
+            x.push_back(std::log2(static_cast<double>(dks[di]))), y.push_back(acc[ti][di]);
         r.curves.push_back({"final accuracy against log2(d_k)", fmt::format("T = {}", Ts[ti]), "log2 d_k", x, y});
     }
     r.tables.push_back(std::move(t));
     r.tables.push_back(std::move(k));
     std::string fig;
     for (size_t ti = 0; ti < Ts.size(); ++ti)
-        fig += fmt::format("{}T {}: knee at d_k {} ({} there, best {})", fig.empty() ? "" : "; ", Ts[ti], knees[ti],
-                           training_runs::pct(acc[ti][static_cast<size_t>(std::find(dks.begin(), dks.end(), knees[ti]) - dks.begin())]),
-                           training_runs::pct(*std::max_element(acc[ti].begin(), acc[ti].end())));
+        fig +=
+            fmt::format("{}T {}: knee at d_k {} ({} there, best {})", fig.empty() ? "" : "; ", Ts[ti], knees[ti],
+                        training_runs::pct(
+                            acc[ti][static_cast<size_t>(std::find(dks.begin(), dks.end(), knees[ti]) - dks.begin())]),
+                        training_runs::pct(*std::max_element(acc[ti].begin(), acc[ti].end())));
     const int64_t worst = *std::max_element(knees.begin(), knees.end());
     Verdict v{"C10", "with long sequences d_k may be lowered, but not below 64",
               worst >= 64 ? VerdictKind::Supported : VerdictKind::NotSupported,
@@ -207,7 +218,7 @@ ExperimentResult run_dk_floor(const ExperimentConfig& cfg, const ExperimentProgr
     r.notes.push_back("This measures one head doing one lookup among T keys, the only thing recall asks of its "
                       "matching head; a real model's head carries more than one feature, so its floor can sit higher. "
                       "The floor here is set by how many keys a rank-d_k form W_q^T W_k must tell apart.");
-    r.notes.push_back("One thread (Eigen GEMMs in a fixed order): the same numbers at any --threads.");
+    r.notes.push_back("One thread (Eigen GEMMs in a fixed order): the same numbers at any thread count.");
     return r;
 }
 

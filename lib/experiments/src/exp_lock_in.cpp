@@ -18,7 +18,7 @@
 
 #include "attn/core/rng.hpp"
 #include "attn/nn/ops.hpp"
-#include "attn/train/optim.hpp"
+#include "attn/train/loop.hpp"
 #include "exp_common.hpp"
 
 namespace attn {
@@ -56,16 +56,11 @@ LockRun lock_run(OptimizerKind opt, bool scaled, float gain, int64_t steps, uint
     std::vector<float> out(static_cast<size_t>(R * kDv)), att(static_cast<size_t>(kB * kT * kT)), dout(out.size());
     std::vector<float> dk(K.size()), dv(V.size());
     std::vector<Param> params = {{"q", &q, &dq, false}};
-    AdamW adam;
-    adam.lr = 0.01f;
-    adam.weight_decay = 0;
-    Sgd sgd;
-    sgd.lr = 0.1f;
-    sgd.momentum = 0.9f;
     LockRun res;
     res.flip.assign(static_cast<size_t>(R), -1);
     int64_t left = R;
-    for (int64_t s = 0; s <= steps && left > 0; ++s) {
+    // the forward of step s: the weights at step 0, the rows that flipped at s, and dout
+    auto observe = [&](int64_t s) {
         nn::attention_forward(out.data(), att.data(), q.ptr(), K.data(), V.data(), kB, kT, 1, kDk, kDv, f, false,
                                  0.0f, 0);
         for (int64_t r = 0; r < R; ++r) {
@@ -84,19 +79,29 @@ LockRun lock_run(OptimizerKind opt, bool scaled, float gain, int64_t steps, uint
                 dout[static_cast<size_t>(r * kDv + d)] =
                     out[static_cast<size_t>(r * kDv + d)] - V[static_cast<size_t>((b * kT + t) * kDv + d)];
         }
-        if (s == steps || left == 0) break;
+    };
+    // the library's loop, no weight decay, no clipping; the run ends once every row has flipped
+    TrainLoopHooks h;
+    h.stop_on_divergence = false;
+    h.step = [&](int64_t s) {
+        observe(s);
         std::fill(dq.data.begin(), dq.data.end(), 0.0f);
+        if (left == 0) return StepStats{};  // done: the loop's last update no longer matters
         nn::attention_backward(dq.ptr(), dk.data(), dv.data(), dout.data(), q.ptr(), K.data(), V.data(), att.data(),
                                   kB, kT, 1, kDk, kDv, f, 0.0f, 0);
         if (s == 0)
             for (int64_t r = 0; r < R; ++r) {
                 double n = 0;
-                for (int64_t d = 0; d < kDk; ++d) n += double(dq.data[static_cast<size_t>(r * kDk + d)]) * dq.data[static_cast<size_t>(r * kDk + d)];
+                for (int64_t d = 0; d < kDk; ++d)
+                    n += double(dq.data[static_cast<size_t>(r * kDk + d)]) * dq.data[static_cast<size_t>(r * kDk + d)];
                 res.grad0 += std::sqrt(n) / static_cast<double>(R);
             }
-        if (opt == OptimizerKind::AdamW) adam.step(params);
-        else sgd.step(params);
-    }
+        return StepStats{};
+    };
+    h.evaluate = [&](const TrainLoopState&) { return left == 0; };
+    const double lr = opt == OptimizerKind::AdamW ? 0.01 : 0.1;
+    run_train_loop(params, constant_lr_config({steps, 1, 0.0, opt, lr, 0.0, 0.9}), h);
+    if (left > 0) observe(steps);  // the forward after the last step: the rows it flipped
     return res;
 }
 
@@ -154,7 +159,8 @@ ExperimentResult run_lock_in(const ExperimentConfig& cfg, const ExperimentProgre
                         static_cast<double>(c.flips.size()));
         }
         r.curves.push_back({"rows moved to the right key (gain 1)",
-                            fmt::format("{}, {}", optimizer_name(c.opt), c.scaled ? "1/sqrt(d_k)" : "none"), "step", x, y});
+                            fmt::format("{}, {}", optimizer_name(c.opt), c.scaled ? "1/sqrt(d_k)" : "none"), "step", x,
+                            y});
     }
     // C13: planted rows lock in; unscaled far longer
     {
@@ -182,13 +188,16 @@ ExperimentResult run_lock_in(const ExperimentConfig& cfg, const ExperimentProgre
                                sc->w_right0, sc->grad0);
         }
         Verdict v{"C13", "a row locked one-hot early cannot recover (the gradient through it is tiny)",
-                  locked == total ? VerdictKind::Supported : locked == 0 ? VerdictKind::NotSupported : VerdictKind::Qualified,
+                  locked == total ? VerdictKind::Supported
+                  : locked == 0   ? VerdictKind::NotSupported
+                                  : VerdictKind::Qualified,
                   fig};
         r.verdicts.push_back(v);
     }
-    r.notes.push_back("A row moves when its argmax reaches the right key. The gradient to a query passes through "
-                      "dS = P o (dP - rowsum(P o dP)), proportional to the weights: a row one-hot on the wrong key gives "
-                      "the right key a weight near 0 and passes it almost nothing (lesson 16).");
+    r.notes.push_back(
+        "A row moves when its argmax reaches the right key. The gradient to a query passes through "
+        "dS = P o (dP - rowsum(P o dP)), proportional to the weights: a row one-hot on the wrong key gives "
+        "the right key a weight near 0 and passes it almost nothing (lesson 16).");
     r.notes.push_back("AdamW lr 0.01 (no weight decay) divides by the gradient's running size, so it moves a small "
                       "gradient as fast as a large one -- but not one far below its eps = 1e-8, where the update "
                       "m / (sqrt(v) + eps) shrinks in proportion to the gradient again; SGD lr 0.1 momentum 0.9 moves "

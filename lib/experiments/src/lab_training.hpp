@@ -37,12 +37,7 @@ struct LabCurve {
     std::vector<double> step, eval_loss, eval_acc, train_loss;
     double final_loss() const { return eval_loss.empty() ? NAN : eval_loss.back(); }
     double final_acc() const { return eval_acc.empty() ? NAN : eval_acc.back(); }
-    // First evaluated step whose eval loss <= target (or acc >= target); -1 when never.
-    double steps_to_loss(double target) const {
-        for (size_t i = 0; i < step.size(); ++i)
-            if (eval_loss[i] <= target) return step[i];
-        return -1;
-    }
+    // First evaluated step whose eval accuracy >= target; -1 when never.
     double steps_to_acc(double target) const {
         for (size_t i = 0; i < step.size(); ++i)
             if (eval_acc[i] >= target) return step[i];
@@ -68,7 +63,7 @@ struct EvalResult {
 EvalResult eval_lab(TinyTransformer& m, const Task& task, int64_t batch, uint64_t seed, int64_t batches, int threads);
 
 // The library's training loop (attn/train/loop.hpp) on the model: AdamW or SGD with momentum
-// (PyTorch's rules) with gradient clipping, a constant lr, step seeds mix64(seed * 1000003 + s);
+// (PyTorch's rules) with gradient clipping, a constant lr, step seeds StepSeedRule::Lab (attn/train/train_config.hpp);
 // evaluates before the first step, every eval_every steps and after the last. after_step
 // (optional) is called with the step count after every step, before that step's evaluation
 // (progress lines, per-step measurements); at_eval (optional) after each evaluation. A loss
@@ -109,7 +104,8 @@ inline int64_t pick(ExperimentSize s, int64_t quick, int64_t dflt, int64_t full)
 struct PoolData {
     TaskBatch pool;
     int64_t rows = 0;
-    PoolData(const Task& t, int64_t rows_, uint64_t seed) : pool(t.batch(rows_, seed, DataSplit::Train, 0)), rows(rows_) {}
+    PoolData(const Task& t, int64_t rows_, uint64_t seed)
+        : pool(t.batch(rows_, seed, DataSplit::Train, 0)), rows(rows_) {}
     TaskBatch batch(int64_t B, uint64_t seed, int64_t step) const {
         TaskBatch b;
         b.B = B, b.T = pool.T;

@@ -84,7 +84,8 @@ template RnnStats elman_pass<double>(int64_t, int64_t, const std::vector<const d
 
 ElmanRnn::ElmanRnn(int64_t vocab, int64_t hidden) : V_(vocab), H_(hidden) {
     if (vocab < 2 || hidden < 1) throw InputError("elman: vocab >= 2 and hidden >= 1");
-    for (const Shape& s : std::vector<Shape>{{V_, H_}, {H_, H_}, {H_}, {V_, H_}, {V_}}) w_.emplace_back(s), g_.emplace_back(s);
+    for (const Shape& s : std::vector<Shape>{{V_, H_}, {H_, H_}, {H_}, {V_, H_}, {V_}})
+        w_.emplace_back(s), g_.emplace_back(s);
 }
 
 void ElmanRnn::init(uint64_t seed) {

@@ -180,7 +180,8 @@ void layernorm_backward_rows(S* dinp, S* dw, S* db, const S* dout, const S* inp,
             pgx[l] += g * ((x[i + l] - m) * r);
         }
         const S g_mean = reduce_lanes(pg) / static_cast<S>(D), gx_mean = reduce_lanes(pgx) / static_cast<S>(D);
-        if (into == Into::Set) layernorm_backward_update<true>(dinp + n * D, dw, db, x, g_out, w, m, r, g_mean, gx_mean, D);
+        if (into == Into::Set)
+            layernorm_backward_update<true>(dinp + n * D, dw, db, x, g_out, w, m, r, g_mean, gx_mean, D);
         else layernorm_backward_update<false>(dinp + n * D, dw, db, x, g_out, w, m, r, g_mean, gx_mean, D);
     }
 }

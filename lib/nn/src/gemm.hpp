@@ -1,4 +1,4 @@
-// lib/train/src/gemm.hpp: private. The fp32 small-matrix GEMM under the fast training ops:
+// lib/nn/src/gemm.hpp: private. The fp32 small-matrix GEMM under the fast training ops:
 // attn/cpu/gemm.hpp's strided kernel (one template per instruction set, lib/cpu), of the
 // family the path in use names (attn/nn/fast_ops.hpp: gemm_path).
 #pragma once

@@ -1,4 +1,4 @@
-// lib/train/src/gemm_dispatch.cpp: which fp32 GEMM the fast training ops use (fast_ops.hpp:
+// lib/nn/src/gemm_dispatch.cpp: which fp32 GEMM the fast training ops use (fast_ops.hpp:
 // GemmPath), chosen once from what the CPU has (attn/cpu/gemm.hpp, under ATTN_ISA) and
 // changeable for tests and benchmarks.
 #include <atomic>

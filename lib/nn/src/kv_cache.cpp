@@ -18,8 +18,9 @@ double kv_cache_bytes(int64_t layers, int64_t batch, int64_t kv_heads, int64_t T
 KvCache::KvCache(int64_t layers, int64_t batch, int64_t heads, int64_t d_k, int64_t d_v)
     : layers_(layers), batch_(batch), heads_(heads), d_k_(d_k), d_v_(d_v) {
     if (layers < 1 || batch < 1 || heads < 1 || d_k < 1 || d_v < 1)
-        throw InputError(fmt::format("a KV cache needs layers, batch, heads, d_k and d_v of at least 1, got {}, {}, {}, {}, {}",
-                                     layers, batch, heads, d_k, d_v));
+        throw InputError(
+            fmt::format("a KV cache needs layers, batch, heads, d_k and d_v of at least 1, got {}, {}, {}, {}, {}",
+                        layers, batch, heads, d_k, d_v));
     len_.assign(static_cast<size_t>(layers), 0);
     k_.assign(static_cast<size_t>(layers), std::vector<std::vector<float>>(static_cast<size_t>(batch * heads)));
     v_ = k_;
@@ -44,8 +45,10 @@ void KvCache::append(int64_t layer, const Tensor& k, const Tensor& v) {
     auto& ks = k_[static_cast<size_t>(layer)];
     auto& vs = v_[static_cast<size_t>(layer)];
     for (int64_t bh = 0; bh < batch_ * heads_; ++bh) {
-        ks[static_cast<size_t>(bh)].insert(ks[static_cast<size_t>(bh)].end(), k.ptr() + bh * d_k_, k.ptr() + (bh + 1) * d_k_);
-        vs[static_cast<size_t>(bh)].insert(vs[static_cast<size_t>(bh)].end(), v.ptr() + bh * d_v_, v.ptr() + (bh + 1) * d_v_);
+        ks[static_cast<size_t>(bh)].insert(ks[static_cast<size_t>(bh)].end(), k.ptr() + bh * d_k_,
+                                           k.ptr() + (bh + 1) * d_k_);
+        vs[static_cast<size_t>(bh)].insert(vs[static_cast<size_t>(bh)].end(), v.ptr() + bh * d_v_,
+                                           v.ptr() + (bh + 1) * d_v_);
     }
     ++len_[static_cast<size_t>(layer)];
 }
@@ -87,9 +90,17 @@ DecoderConfig DecoderConfig::resolved() const {
 }
 
 CausalDecoder::CausalDecoder(const DecoderConfig& cfg, const InitSpec& init, uint64_t seed) : cfg_(cfg.resolved()) {
-    stack = TransformerStack(StackConfig{.d_model = cfg_.d_model, .heads = cfg_.heads, .d_k = cfg_.d_k, .d_v = cfg_.d_v,
-                                         .layers = cfg_.layers, .d_ff = cfg_.d_ff, .causal = true, .norm = NormPlace::None,
-                                         .act = MlpActivation::Relu, .bias = cfg_.bias, .lm_head = false});
+    stack = TransformerStack(StackConfig{.d_model = cfg_.d_model,
+                                         .heads = cfg_.heads,
+                                         .d_k = cfg_.d_k,
+                                         .d_v = cfg_.d_v,
+                                         .layers = cfg_.layers,
+                                         .d_ff = cfg_.d_ff,
+                                         .causal = true,
+                                         .norm = NormPlace::None,
+                                         .act = MlpActivation::Relu,
+                                         .bias = cfg_.bias,
+                                         .lm_head = false});
     Rng rng(seed, 0);
     for (StackLayer& L : stack.layers) {
         L.attention.init(init, rng);
@@ -104,7 +115,8 @@ namespace {
 
 void check_inference(const AttentionOptions& opt) {
     if (opt.train && opt.dropout > 0.0f)
-        throw InputError("the decoder runs in inference mode: dropout would drop different weights one token at a time");
+        throw InputError(
+            "the decoder runs in inference mode: dropout would drop different weights one token at a time");
 }
 
 }  // namespace
@@ -118,12 +130,13 @@ Tensor CausalDecoder::forward(const Tensor& x, const AttentionOptions& opt, std:
     so.record_residual = layer_out != nullptr;
     StackOutput out = stack.forward_vectors(x, so, &opt);
     if (layer_out != nullptr)  // the residual stream after each block
-        layer_out->assign(std::make_move_iterator(out.residual.begin() + 1), std::make_move_iterator(out.residual.end()));
+        layer_out->assign(std::make_move_iterator(out.residual.begin() + 1),
+                          std::make_move_iterator(out.residual.end()));
     return std::move(out.hidden);
 }
 
-Tensor CausalDecoder::step(const Tensor& x_t, KvCache& cache, const AttentionOptions& opt, std::vector<Tensor>* layer_out,
-                           const TraceFn* trace) const {
+Tensor CausalDecoder::step(const Tensor& x_t, KvCache& cache, const AttentionOptions& opt,
+                           std::vector<Tensor>* layer_out, const TraceFn* trace) const {
     check_inference(opt);
     if (x_t.rank() != 3 || x_t.dim(1) != 1 || x_t.dim(2) != cfg_.d_model)
         throw ShapeError(fmt::format("a decoder step wants one token x_t (B, 1, {}), got {}", cfg_.d_model,

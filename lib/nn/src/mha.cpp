@@ -66,7 +66,8 @@ Tensor merge_heads(const Tensor& x) {
 
 Tensor merge_heads_wrong(const Tensor& x) {
     // (B, H, T, d) -> reshape (B, T, H*d) straight away: rows of different heads get glued together.
-    if (x.rank() != 4) throw ShapeError(fmt::format("merge_heads_wrong wants (B, H, T, d), got {}", shape_str(x.shape)));
+    if (x.rank() != 4)
+        throw ShapeError(fmt::format("merge_heads_wrong wants (B, H, T, d), got {}", shape_str(x.shape)));
     return x.reshaped(Shape{x.dim(0), x.dim(2), x.dim(1) * x.dim(3)});
 }
 
@@ -103,8 +104,8 @@ Tensor MultiHeadAttention::forward(const Tensor& query, const Tensor& key, const
             throw ShapeError(fmt::format("multi-head attention wants the {} input (B, T, {}), got {}", what, width,
                                          shape_str(t->shape)));
     if (key.dim(0) != query.dim(0) || value.dim(0) != query.dim(0) || key.dim(1) != value.dim(1))
-        throw ShapeError(fmt::format("query {}, key {}, value {} disagree on batch or key length", shape_str(query.shape),
-                                     shape_str(key.shape), shape_str(value.shape)));
+        throw ShapeError(fmt::format("query {}, key {}, value {} disagree on batch or key length",
+                                     shape_str(query.shape), shape_str(key.shape), shape_str(value.shape)));
     auto emit = [&](const char* name, const char* formula, const Tensor& t) {
         if (trace != nullptr && *trace) (*trace)(TraceEvent{name, formula, t.shape, &t});
     };
@@ -208,7 +209,8 @@ MhaGrads MultiHeadAttention::backward(const ForwardRecord& fwd, const Tensor& do
         emit("d_scores", "P ∘ (d_weights − rowsum(P ∘ d_weights)), 0 where masked", arec.d_scores);
     }
     const bool cosine = opt.scale.kind == ScaleKind::Cosine;
-    emit("dQ_heads", cosine ? "through q̂ = q/|q|: d_scores·K̂/τ, then (dq̂ − q̂(q̂·dq̂))/|q|" : "d_scores·K·scale", ag.dq);
+    emit("dQ_heads", cosine ? "through q̂ = q/|q|: d_scores·K̂/τ, then (dq̂ − q̂(q̂·dq̂))/|q|" : "d_scores·K·scale",
+         ag.dq);
     emit("dK_heads",
          cosine ? "through k̂ = k/|k|: d_scoresᵀ·Q̂/τ, then (dk̂ − k̂(k̂·dk̂))/|k|"
                 : (grouped ? "Σ_group d_scoresᵀ·Q·scale" : "d_scoresᵀ·Q·scale"),

@@ -41,7 +41,8 @@ StackConfig StackConfig::resolved() const {
     positive(c.token_types, "token_types", 0);
     if (c.d_k == 0) {
         if (c.d_model % c.heads != 0)
-            throw InputError(fmt::format("stack: heads must divide d_model ({} / {}), or give d_k", c.d_model, c.heads));
+            throw InputError(
+                fmt::format("stack: heads must divide d_model ({} / {}), or give d_k", c.d_model, c.heads));
         c.d_k = c.d_model / c.heads;
     }
     if (c.d_v == 0) c.d_v = c.d_k;
@@ -98,7 +99,8 @@ void TransformerStack::check_shapes(const std::string& who) const {
     const bool norm = c.norm != NormPlace::None;
     auto want = [&](const Tensor& t, const Shape& s, const std::string& name) {
         if (t.shape != s)
-            throw InputError(fmt::format("{}: {} is {}, the config needs {}", who, name, shape_str(t.shape), shape_str(s)));
+            throw InputError(
+                fmt::format("{}: {} is {}, the config needs {}", who, name, shape_str(t.shape), shape_str(s)));
     };
     auto linear = [&](const Linear& lin, int64_t out, int64_t in, const std::string& name) {
         want(lin.W, {out, in}, name + " weight");
@@ -112,7 +114,8 @@ void TransformerStack::check_shapes(const std::string& who) const {
     const bool post = c.norm == NormPlace::Post;
     if (norm) {
         want(post ? emb_ln_gamma : lnf_gamma, {D}, post ? "the embedding LayerNorm" : "the final LayerNorm");
-        want(post ? emb_ln_beta : lnf_beta, {D}, post ? "the embedding LayerNorm's bias" : "the final LayerNorm's bias");
+        want(post ? emb_ln_beta : lnf_beta, {D},
+             post ? "the embedding LayerNorm's bias" : "the final LayerNorm's bias");
     }
     if (static_cast<int64_t>(layers.size()) != c.layers)
         throw InputError(fmt::format("{}: {} blocks, the config says {}", who, layers.size(), c.layers));
@@ -218,7 +221,8 @@ void check_ids(const std::vector<int32_t>& ids, int64_t first_pos, const StackCo
                                      first_pos + static_cast<int64_t>(ids.size()), c.positions));
     for (int32_t id : ids)
         if (id < 0 || id >= c.vocab)
-            throw InputError(fmt::format("token id {} is outside the vocabulary of {} (0..{})", id, vocab, c.vocab - 1));
+            throw InputError(
+                fmt::format("token id {} is outside the vocabulary of {} (0..{})", id, vocab, c.vocab - 1));
 }
 
 // The ablated heads of each layer; InputError for a head outside the model or named twice.
@@ -384,7 +388,8 @@ Tensor TransformerStack::step(int32_t id, KvCache& cache, std::vector<Tensor>* a
     check_ids({id}, p, c, vocab_name);
     Tensor x({1, 1, D});
     for (int64_t d = 0; d < D; ++d)
-        x.data[static_cast<size_t>(d)] = tok_emb.data[static_cast<size_t>(id * D + d)] + pos_emb.data[static_cast<size_t>(p * D + d)];
+        x.data[static_cast<size_t>(d)] =
+            tok_emb.data[static_cast<size_t>(id * D + d)] + pos_emb.data[static_cast<size_t>(p * D + d)];
     if (c.token_types > 0)
         for (int64_t d = 0; d < D; ++d) x.data[static_cast<size_t>(d)] += type_emb.data[static_cast<size_t>(d)];
     if (c.norm == NormPlace::Post) x = layer_norm(x, emb_ln_gamma, emb_ln_beta, c.eps);
@@ -422,7 +427,8 @@ Tensor TransformerStack::step_vector(const Tensor& x_t, KvCache& cache, std::vec
         const MultiHeadAttention& mha = L.attention;
         const Tensor h = pre ? layer_norm(x, L.ln1_gamma, L.ln1_beta, c.eps) : x;
         const Tensor q = split_heads(mha.q_proj.forward(h), H);  // (B, H, 1, Dk)
-        cache.append(static_cast<int64_t>(l), split_heads(mha.k_proj.forward(h), H), split_heads(mha.v_proj.forward(h), H));
+        cache.append(static_cast<int64_t>(l), split_heads(mha.k_proj.forward(h), H),
+                     split_heads(mha.v_proj.forward(h), H));
         const Tensor K = cache.keys(static_cast<int64_t>(l));    // (B, H, t+1, Dk)
         const Tensor V = cache.values(static_cast<int64_t>(l));  // (B, H, t+1, Dv)
         // the one query sees every cached key: no mask needed (attn/nn/kv_cache.hpp)

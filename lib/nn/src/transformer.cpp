@@ -28,104 +28,6 @@
 
 namespace attn {
 
-const char* pos_kind_name(PosKind p) {
-    switch (p) {
-        case PosKind::Learned: return "learned";
-        case PosKind::Sinusoidal: return "sinusoidal";
-        case PosKind::None: return "none";
-    }
-    return "?";
-}
-const char* activation_name(Activation a) { return a == Activation::Gelu ? "gelu" : "relu"; }
-
-const char* attn_bug_name(AttnBug b) {
-    switch (b) {
-        case AttnBug::None: return "none";
-        case AttnBug::NoScale: return "no-scale";
-        case AttnBug::TransposedScores: return "k-q-transposed";
-        case AttnBug::HeadMerge: return "head-merge";
-        case AttnBug::InvertedMask: return "inverted-mask";
-        case AttnBug::FillZero: return "fill-zero";
-        case AttnBug::QuerySideMask: return "query-side-mask";
-    }
-    return "?";
-}
-
-namespace {
-
-// The part of ModelConfig::validate for the experiments' knobs; dk, dv resolved.
-void validate_variant(const ModelConfig& c, int64_t dk, int64_t dv) {
-    const auto n = static_cast<size_t>(c.layers * c.heads);
-    if (!c.head_off.empty() && c.head_off.size() != n)
-        throw InputError(fmt::format("head_off: needs layers * heads = {} entries (got {})", n, c.head_off.size()));
-    if (!c.head_blocked.empty() && c.head_blocked.size() != n)
-        throw InputError(
-            fmt::format("head_blocked: needs layers * heads = {} entries (got {})", n, c.head_blocked.size()));
-    const AttnVariant& a = c.variant;
-    if ((a.kind == AttnKind::Window || a.kind == AttnKind::GlobalLocal) && a.window < 1)
-        throw InputError(fmt::format("variant: the attention window must be at least 1 (got {})", a.window));
-    if (a.kind == AttnKind::Strided && a.stride < 1)
-        throw InputError(fmt::format("variant: the stride must be at least 1 (got {})", a.stride));
-    if (a.kind == AttnKind::GlobalLocal && a.global < 0)
-        throw InputError(fmt::format("variant: the global token count must be at least 0 (got {})", a.global));
-    if (a.kind == AttnKind::Favor && a.features < 1)
-        throw InputError(fmt::format("variant: FAVOR+ needs at least 1 feature (got {})", a.features));
-    if (!c.attention_variant()) return;
-    if (c.scale.kind == ScaleKind::Cosine || c.pad_token >= 0 || c.bug != AttnBug::None)
-        throw InputError("variant: an attention variant, dropout on the scores or a head mask runs with the sqrt, "
-                         "none or a constant scale, no pad token and no planted bug");
-    if (attn_kind_linear(a.kind)) {
-        if (c.dropout > 0.0f || !c.head_off.empty() || !c.head_blocked.empty())
-            throw InputError(fmt::format("variant: {} attention takes no dropout, head_off or head_blocked",
-                                         attn_kind_name(a.kind)));
-        if (dk != dv) throw InputError(fmt::format("variant: {} attention needs d_k = d_v", attn_kind_name(a.kind)));
-    }
-}
-
-}  // namespace
-
-void ModelConfig::validate() const {
-    auto positive = [](int64_t v, const char* field) {
-        if (v <= 0) throw InputError(std::string(field) + ": must be at least 1 (got " + std::to_string(v) + ")");
-    };
-    positive(vocab, "vocab");
-    positive(max_seq, "max_seq");
-    positive(d_model, "d_model");
-    positive(heads, "heads");
-    positive(layers, "layers");
-    if (d_k < 0) throw InputError("d_k: must be at least 1, or 0 for d_model / heads (got " + std::to_string(d_k) + ")");
-    if (d_v < 0) throw InputError("d_v: must be at least 1, or 0 for d_k (got " + std::to_string(d_v) + ")");
-    if (d_ff < 0) throw InputError("d_ff: must be at least 1, or 0 for 4 * d_model (got " + std::to_string(d_ff) + ")");
-    if (d_k == 0 && d_model % heads != 0)
-        throw InputError(fmt::format("heads: must divide d_model ({} / {}), or give d_k", d_model, heads));
-    if (vocab > (int64_t{1} << 30)) throw InputError("vocab: at most 2^30 tokens");
-    if (!(dropout >= 0.0f && dropout < 1.0f)) throw InputError(fmt::format("dropout: must be in [0, 1), got {}", dropout));
-    if (scale.kind == ScaleKind::Cosine && !(scale.value > 0.0f && std::isfinite(scale.value)))
-        throw InputError("scale: the cosine temperature must be positive");
-    if (learn_temperature && scale.kind != ScaleKind::Cosine)
-        throw InputError("scale: a learned temperature needs the cosine scale");
-    // the range attn's --scale takes for a constant (a scale of 0 or below makes every row uniform or inverted)
-    if (scale.kind == ScaleKind::Constant && !(scale.value >= 1e-6f && scale.value <= 1e6f))
-        throw InputError(fmt::format("scale: a constant scale must be in [1e-06, 1e+06] (got {})", scale.value));
-    if (!(qk_init_gain > 0.0f && qk_init_gain <= kMaxQkInitGain))
-        throw InputError(fmt::format("qk_init_gain: must be in (0, {:g}], got {}", kMaxQkInitGain, qk_init_gain));
-    if (pad_token < -1 || (pad_token >= 0 && pad_token >= vocab))
-        throw InputError("pad_token: must be -1 or a token id below vocab (got " + std::to_string(pad_token) + ")");
-    if (bug != AttnBug::None && dropout > 0.0f) throw InputError("bug: a planted bug runs without dropout");
-    const int64_t dk = d_k ? d_k : d_model / heads, dv = d_v ? d_v : dk, ff = d_ff ? d_ff : 4 * d_model;
-    validate_variant(*this, dk, dv);
-    // every parameter tensor must be addressable: a rough cap on the total
-    const double total = double(vocab) * double(d_model) * 2 + double(max_seq) * double(d_model) +
-                         double(layers) * (double(d_model) * double(heads) * double(2 * dk + 2 * dv) +
-                                           2.0 * double(d_model) * double(ff));
-    if (total > 4e9) throw InputError("d_model: the model would have more than 4e9 parameters");
-}
-
-bool ModelConfig::attention_variant() const {
-    return variant.kind != AttnKind::Softmax || drop_where == DropWhere::Scores || !head_off.empty() ||
-           !head_blocked.empty();
-}
-
 void check_emb_std(double std) {
     if (!(std >= kMinEmbStd && std <= kMaxEmbStd))
         throw InputError(fmt::format("emb_std: must be in [{:g}, {:g}], got {}", kMinEmbStd, kMaxEmbStd, std));
@@ -139,15 +41,6 @@ void redraw_embeddings(TinyTransformer& model, uint64_t seed, double std) {
             Rng rng(mix64(seed ^ 0x656d62ULL), ++stream);
             for (float& x : p.value->data) x = rng.normal(0.0f, static_cast<float>(std));
         }
-}
-
-ModelConfig ModelConfig::resolved() const {
-    validate();
-    ModelConfig c = *this;
-    if (c.d_k == 0) c.d_k = c.d_model / c.heads;
-    if (c.d_v == 0) c.d_v = c.d_k;
-    if (c.d_ff == 0) c.d_ff = 4 * c.d_model;
-    return c;
 }
 
 namespace {
@@ -194,7 +87,8 @@ std::vector<ParamSpec> param_specs(const ModelConfig& c) {
     s.push_back({"ln_f.bias", {D}, false});
     s.push_back({"head.weight", {c.vocab, D}, true});
     if (c.learn_temperature)
-        for (int64_t l = 0; l < c.layers; ++l) s.push_back({"blocks." + std::to_string(l) + ".attn.log_tau", {1}, false});
+        for (int64_t l = 0; l < c.layers; ++l)
+            s.push_back({"blocks." + std::to_string(l) + ".attn.log_tau", {1}, false});
     return s;
 }
 
@@ -435,8 +329,8 @@ PartialLayout partial_layout(const std::vector<int64_t>& sizes, size_t base, int
     return p;
 }
 
-// The whole model, forward (and backward when G is given). P / G: parameter and gradient
-// pointers in params() order. Gradients are overwritten.
+// One pass of the whole model, forward (and backward when gradients are given). P / G: parameter
+// and gradient pointers in params() order. Gradients are overwritten.
 //
 // The batch is cut into chunks of whole sequences (kChunkTokens tokens at most, one sequence
 // at least); sequences never meet (attention stays within one), so a chunk goes through every
@@ -448,299 +342,448 @@ PartialLayout partial_layout(const std::vector<int64_t>& sizes, size_t base, int
 // Where the chunks are fewer than the threads, the chunks run one after another, each op on
 // every thread (same numbers). The reference ops, the cosine scale and variant_attention
 // (a pad token, a planted bug, the experiments' knobs) take the whole batch as one chunk.
+//
+// The attention of a block runs in one of four modes, each its own pair of functions:
+//   fused      the fast path's one q|k|v GEMM and attention_*_fast on the chunk (plain config)
+//   plain      separate q, k, v projections, the reference or fast attention on the whole batch
+//   cosine     the same with q and k normalised per head (and the learned temperature)
+//   variant    variant_attention (a pad token, a planted bug, the experiments' knobs)
+// The rest of a block (o_proj, the residuals, LayerNorm, the MLP) is shared by all four.
 template <class S>
-StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const std::vector<S*>* G,
-                    const std::vector<int64_t>& sizes, Acts<S>& a, const int32_t* tokens, const int32_t* targets,
-                    int64_t B, int64_t T, bool train_mode, uint64_t step_seed, const Ops<S>& op_in) {
-    // A pad token or a planted bug: the reference ops (one thread) and variant_attention.
-    const bool debug = c.bug != AttnBug::None || c.pad_token >= 0;
-    Ops<S> op = op_in;
-    if (debug) op.fast = false;
-    const bool cos = c.scale.kind == ScaleKind::Cosine;
-    // the attention of variant_attention.hpp: a pad token, a bug or one of the experiments' knobs
-    const bool variant = debug || c.attention_variant();
-    // the fast path's one q|k|v GEMM (cosine keeps them apart; a variant runs the whole batch)
-    const bool fused = op.fast && !cos && !variant;
-    a.ensure(c, B, T, fused);
-    const int64_t D = c.d_model, H = c.heads, Dk = c.d_k, Dv = c.d_v, F = c.d_ff, V = c.vocab;
-    const int64_t QK = H * Dk, VV = H * Dv;
-    const bool learned = c.pos == PosKind::Learned, relu = c.act == Activation::Relu;
-    const S factor = static_cast<S>(c.scale.factor(Dk));
-    const int64_t W3 = 2 * H * Dk + H * Dv;
-    const float p = train_mode ? c.dropout : 0.0f;
-    const size_t base = learned ? 2 : 1;
-    auto bp = [&](int64_t l, int k) { return base + static_cast<size_t>(l * kPerBlock + k); };
-    const size_t i_lnfw = base + static_cast<size_t>(c.layers * kPerBlock), i_lnfb = i_lnfw + 1, i_head = i_lnfw + 2;
-    const size_t i_tau = i_head + 1;  // learned cosine temperature: log_tau of layer l at i_tau + l
-    const bool learn_tau = cos && c.learn_temperature;
-    // the factor of layer l's scores: exp(-log_tau) when learned, else the config's
-    auto factor_of = [&](int64_t l) { return learn_tau ? std::exp(-P[i_tau + static_cast<size_t>(l)][0]) : factor; };
+class Engine {
+public:
+    Engine(const ModelConfig& c, const std::vector<const S*>& P, const std::vector<int64_t>& sizes, Acts<S>& a,
+           const int32_t* tokens, const int32_t* targets, int64_t B, int64_t T, bool train_mode, uint64_t step_seed,
+           const Ops<S>& op_in)
+        : c_(c), P_(P), sizes_(sizes), a_(a), tokens_(tokens), targets_(targets), B_(B), T_(T),
+          step_seed_(step_seed), op_(op_in) {
+        // A pad token or a planted bug: the reference ops (one thread) and variant_attention.
+        const bool debug = c.bug != AttnBug::None || c.pad_token >= 0;
+        if (debug) op_.fast = false;
+        cos_ = c.scale.kind == ScaleKind::Cosine;
+        // the attention of variant_attention.hpp: a pad token, a bug or one of the experiments' knobs
+        variant_ = debug || c.attention_variant();
+        // the fast path's one q|k|v GEMM (cosine keeps them apart; a variant runs the whole batch)
+        fused_ = op_.fast && !cos_ && !variant_;
+        a.ensure(c, B, T, fused_);
+        D_ = c.d_model, H_ = c.heads, Dk_ = c.d_k, Dv_ = c.d_v, F_ = c.d_ff, V_ = c.vocab;
+        QK_ = H_ * Dk_, VV_ = H_ * Dv_, W3_ = 2 * QK_ + VV_;
+        learned_ = c.pos == PosKind::Learned;
+        relu_ = c.act == Activation::Relu;
+        factor_ = static_cast<S>(c.scale.factor(Dk_));
+        p_ = train_mode ? c.dropout : 0.0f;
+        base_ = learned_ ? 2 : 1;
+        i_lnfw_ = base_ + static_cast<size_t>(c.layers * kPerBlock), i_lnfb_ = i_lnfw_ + 1, i_head_ = i_lnfw_ + 2;
+        i_tau_ = i_head_ + 1;  // learned cosine temperature: log_tau of layer l at i_tau + l
+        learn_tau_ = cos_ && c.learn_temperature;
+        // chunks of whole sequences; the threads go across chunks (inner ops on one thread) or,
+        // where the chunks are too few, into each op
+        per_chunk_ = fused_ ? std::max<int64_t>(1, nn::kChunkTokens / T) : B;
+        n_chunks_ = (B + per_chunk_ - 1) / per_chunk_;
+        across_ = fused_ && resolve_threads(op_.threads) > 1 && n_chunks_ >= resolve_threads(op_.threads);
+        in_ = op_;
+        if (across_) in_.threads = 1;
+    }
 
-    // chunks of whole sequences; the threads go across chunks (inner ops on one thread) or,
-    // where the chunks are too few, into each op
-    const int64_t per_chunk = fused ? std::max<int64_t>(1, nn::kChunkTokens / T) : B;
-    const int64_t n_chunks = (B + per_chunk - 1) / per_chunk;
-    const int nt = resolve_threads(op.threads);
-    const bool across = fused && nt > 1 && n_chunks >= nt;
-    Ops<S> in = op;
-    if (across) in.threads = 1;
-    auto for_chunks = [&](auto&& fn) {
-        if (across) parallel_for(n_chunks, op.threads, [&](int64_t ci, int) { fn(ci); });
-        else
-            for (int64_t ci = 0; ci < n_chunks; ++ci) fn(ci);
-    };
+    StepStats forward();
+    void backward(const std::vector<S*>& g, const StepStats& st);
+
+private:
     struct Rows {
         int64_t b0, nb, r0, n;  // first sequence, sequences, first token row, token rows
     };
-    auto rows_of = [&](int64_t ci) {
-        const int64_t b0 = ci * per_chunk, nb = std::min(per_chunk, B - b0);
-        return Rows{b0, nb, b0 * T, nb * T};
+    // the gradients flowing back through a chunk (fused path: buffers of the thread)
+    struct Flow {
+        S *dlogits, *dln, *dres, *datty, *dfch, *dfch_act;
     };
 
-    // ---- forward ----
-    // w_t (in, out) = w (out, in)^T: the fast GEMMs read the transposed weight, made here once
-    // a step instead of by every chunk
-    auto transposed = [](Buf<S>& w_t, const S* w, int64_t out, int64_t in) {
-        w_t.resize(static_cast<size_t>(out * in));
-        for (int64_t o = 0; o < out; ++o)
-            for (int64_t i = 0; i < in; ++i) w_t[static_cast<size_t>(i * out + o)] = w[o * in + i];
-    };
-    if (fused) {
-        transposed(a.head_t, P[i_head], V, D);
-        for (int64_t l = 0; l < c.layers; ++l) {
-            auto& L = a.L[static_cast<size_t>(l)];
-            transposed(L.wo_t, P[bp(l, kOW)], D, VV);
-            if (c.mlp) {
-                transposed(L.w1_t, P[bp(l, kFc1W)], F, D);
-                transposed(L.w2_t, P[bp(l, kFc2W)], D, F);
-            }
-            // W_q, W_k, W_v stacked (2QK + VV, D) for the one q|k|v GEMM
-            std::copy(P[bp(l, kQW)], P[bp(l, kQW)] + QK * D, L.wqkv.data());
-            std::copy(P[bp(l, kKW)], P[bp(l, kKW)] + QK * D, L.wqkv.data() + QK * D);
-            std::copy(P[bp(l, kVW)], P[bp(l, kVW)] + VV * D, L.wqkv.data() + 2 * QK * D);
-            std::copy(P[bp(l, kQB)], P[bp(l, kQB)] + QK, L.bqkv.data());
-            std::copy(P[bp(l, kKB)], P[bp(l, kKB)] + QK, L.bqkv.data() + QK);
-            std::copy(P[bp(l, kVB)], P[bp(l, kVB)] + VV, L.bqkv.data() + 2 * QK);
-            transposed(L.wqkv_t, L.wqkv.data(), W3, D);
-        }
+    size_t bp(int64_t l, int k) const { return base_ + static_cast<size_t>(l * kPerBlock + k); }
+    // the factor of layer l's scores: exp(-log_tau) when learned, else the config's
+    S factor_of(int64_t l) const { return learn_tau_ ? std::exp(-P_[i_tau_ + static_cast<size_t>(l)][0]) : factor_; }
+    uint64_t seed_of(int64_t l) const { return layer_seed(step_seed_, l); }
+    Rows rows_of(int64_t ci) const {
+        const int64_t b0 = ci * per_chunk_, nb = std::min(per_chunk_, B_ - b0);
+        return Rows{b0, nb, b0 * T_, nb * T_};
     }
-    std::vector<int64_t> counted(static_cast<size_t>(n_chunks), 0);
-    for_chunks([&](int64_t ci) {
-        const Rows R = rows_of(ci);
-        const int64_t r0 = R.r0, n = R.n;
-        auto at = [r0](Buf<S>& b, int64_t width) { return b.data() + r0 * width; };
-        nn::embedding_forward(at(a.res[0], D), tokens + r0, P[0], learned ? P[1] : a.pos.data(), R.nb, T, D);
-        for (int64_t l = 0; l < c.layers; ++l) {
-            auto& L = a.L[static_cast<size_t>(l)];
-            S* x = at(a.res[static_cast<size_t>(l)], D);
-            in.ln_fwd(at(L.ln1, D), at(L.ln1_mean, 1), at(L.ln1_rstd, 1), x, P[bp(l, kLn1W)], P[bp(l, kLn1B)], n, D);
-            if (fused) {
-                S* qkv = at(L.qkv, W3);
-                in.matmul_fwd(qkv, at(L.ln1, D), L.wqkv.data(), L.bqkv.data(), n, D, W3, L.wqkv_t.data());
-                nn::attention_forward_fast(at(L.atty, VV), L.att.data() + R.b0 * H * T * T, qkv, qkv + QK,
-                                              qkv + 2 * QK, R.nb, T, H, Dk, Dv, factor, c.causal, p,
-                                              layer_seed(step_seed, l), in.threads, W3, W3, R.b0);
-            } else {  // one chunk: the whole batch
-                in.matmul_fwd(L.q.data(), L.ln1.data(), P[bp(l, kQW)], P[bp(l, kQB)], n, D, QK);
-                in.matmul_fwd(L.k.data(), L.ln1.data(), P[bp(l, kKW)], P[bp(l, kKB)], n, D, QK);
-                in.matmul_fwd(L.v.data(), L.ln1.data(), P[bp(l, kVW)], P[bp(l, kVB)], n, D, VV);
-                const S* qa = L.q.data();
-                const S* ka = L.k.data();
-                if (cos) {  // cosine scale: q, k normalised per head first
-                    nn::headnorm_forward(L.qn.data(), L.qnorm.data(), L.q.data(), n, H, Dk);
-                    nn::headnorm_forward(L.kn.data(), L.knorm.data(), L.k.data(), n, H, Dk);
-                    qa = L.qn.data();
-                    ka = L.kn.data();
-                }
-                const S f = factor_of(l);
-                if (variant)
-                    nn::variant_attention_forward(L.atty.data(), L.att.data(), qa, ka, L.v.data(), tokens, c, l, B, T,
-                                                  f, p, layer_seed(step_seed, l), in.threads);
-                else
-                    in.att_fwd(L.atty.data(), L.att.data(), qa, ka, L.v.data(), B, T, H, Dk, Dv, f, c.causal, p,
-                               layer_seed(step_seed, l));
-            }
-            auto t_of = [fused](const Buf<S>& w_t) { return fused ? w_t.data() : nullptr; };
-            // the two projections that feed a residual sum are not needed by the backward pass:
-            // on the fast path they go to a buffer of the thread, still in cache for the sum
-            static thread_local Buf<S> proj_mine;
-            if (fused && proj_mine.size() < static_cast<size_t>(n * D)) proj_mine.resize(static_cast<size_t>(n * D));
-            S* const attproj = fused ? proj_mine.data() : at(L.attproj, D);
-            S* const fcproj = fused ? proj_mine.data() : at(L.fcproj, D);
-            in.matmul_fwd(attproj, at(L.atty, VV), P[bp(l, kOW)], P[bp(l, kOB)], n, VV, D, t_of(L.wo_t));
-            if (!c.mlp) {  // attention only: the block's output is mid
-                in.add(at(a.res[static_cast<size_t>(l + 1)], D), x, attproj, n * D);
-                continue;
-            }
-            in.add(at(L.mid, D), x, attproj, n * D);
-            in.ln_fwd(at(L.ln2, D), at(L.ln2_mean, 1), at(L.ln2_rstd, 1), at(L.mid, D), P[bp(l, kLn2W)],
-                      P[bp(l, kLn2B)], n, D);
-            in.fc_act_fwd(at(L.fch, F), at(L.fch_act, F), at(L.ln2, D), P[bp(l, kFc1W)], P[bp(l, kFc1B)], n, D, F,
-                          relu, t_of(L.w1_t));
-            in.matmul_fwd(fcproj, at(L.fch_act, F), P[bp(l, kFc2W)], P[bp(l, kFc2B)], n, F, D, t_of(L.w2_t));
-            in.add(at(a.res[static_cast<size_t>(l + 1)], D), at(L.mid, D), fcproj, n * D);
-        }
-        in.ln_fwd(at(a.lnf, D), at(a.lnf_mean, 1), at(a.lnf_rstd, 1), at(a.res[static_cast<size_t>(c.layers)], D),
-                  P[i_lnfw], P[i_lnfb], n, D);
-        in.matmul_fwd(at(a.logits, V), at(a.lnf, D), P[i_head], nullptr, n, D, V, fused ? a.head_t.data() : nullptr);
-        if (targets)
-            counted[static_cast<size_t>(ci)] =
-                in.xent_fwd(at(a.losses, 1), at(a.probs, V), at(a.logits, V), targets + r0, n, V);
-    });
+    template <class Fn>
+    void for_chunks(Fn&& fn) const {
+        if (across_) parallel_for(n_chunks_, op_.threads, [&](int64_t ci, int) { fn(ci); });
+        else
+            for (int64_t ci = 0; ci < n_chunks_; ++ci) fn(ci);
+    }
+    S* at(Buf<S>& b, const Rows& R, int64_t width) const { return b.data() + R.r0 * width; }
+    const S* wt(const Buf<S>& w_t) const { return fused_ ? w_t.data() : nullptr; }
 
+    void transpose_weights();
+    int64_t forward_chunk(int64_t ci);
+    void attention_forward_fused(typename Acts<S>::Layer& L, const Rows& R, int64_t l);
+    void attention_forward_whole(typename Acts<S>::Layer& L, int64_t l);
+    void block_rest_forward(typename Acts<S>::Layer& L, const Rows& R, int64_t l, const S* x);
+    StepStats loss_stats(const std::vector<int64_t>& counted) const;
+
+    void backward_chunk(int64_t ci, const std::vector<S*>& g, const PartialLayout& lay, S scale);
+    Flow flow_of(const Rows& R);
+    void mlp_backward(typename Acts<S>::Layer& L, const Rows& R, int64_t l, const std::vector<S*>& gp,
+                      const Flow& f);
+    void attention_backward_fused(typename Acts<S>::Layer& L, const Rows& R, int64_t l, const std::vector<S*>& gp,
+                                  const Flow& f);
+    void attention_backward_whole(typename Acts<S>::Layer& L, int64_t l, const std::vector<S*>& g);
+    void attention_backward_cosine(typename Acts<S>::Layer& L, int64_t l, const std::vector<S*>& g);
+    void attention_backward_plain(typename Acts<S>::Layer& L, int64_t l);
+    void sum_partials(const std::vector<S*>& g, const PartialLayout& lay);
+
+    const ModelConfig& c_;
+    const std::vector<const S*>& P_;
+    const std::vector<int64_t>& sizes_;
+    Acts<S>& a_;
+    const int32_t *tokens_, *targets_;
+    int64_t B_, T_;
+    uint64_t step_seed_;
+    Ops<S> op_, in_;
+    bool cos_ = false, variant_ = false, fused_ = false, learned_ = false, relu_ = false, learn_tau_ = false;
+    bool across_ = false;
+    int64_t D_ = 0, H_ = 0, Dk_ = 0, Dv_ = 0, F_ = 0, V_ = 0, QK_ = 0, VV_ = 0, W3_ = 0;
+    int64_t per_chunk_ = 0, n_chunks_ = 0;
+    S factor_ = S(1);
+    float p_ = 0.0f;
+    size_t base_ = 0, i_lnfw_ = 0, i_lnfb_ = 0, i_head_ = 0, i_tau_ = 0;
+};
+
+// w_t (in, out) = w (out, in)^T: the fast GEMMs read the transposed weight, made here once
+// a step instead of by every chunk
+template <class S>
+void transposed(Buf<S>& w_t, const S* w, int64_t out, int64_t in) {
+    w_t.resize(static_cast<size_t>(out * in));
+    for (int64_t o = 0; o < out; ++o)
+        for (int64_t i = 0; i < in; ++i) w_t[static_cast<size_t>(i * out + o)] = w[o * in + i];
+}
+
+template <class S>
+void Engine<S>::transpose_weights() {
+    const int64_t D = D_, QK = QK_, VV = VV_;
+    transposed(a_.head_t, P_[i_head_], V_, D);
+    for (int64_t l = 0; l < c_.layers; ++l) {
+        auto& L = a_.L[static_cast<size_t>(l)];
+        transposed(L.wo_t, P_[bp(l, kOW)], D, VV);
+        if (c_.mlp) {
+            transposed(L.w1_t, P_[bp(l, kFc1W)], F_, D);
+            transposed(L.w2_t, P_[bp(l, kFc2W)], D, F_);
+        }
+        // W_q, W_k, W_v stacked (2QK + VV, D) for the one q|k|v GEMM
+        std::copy(P_[bp(l, kQW)], P_[bp(l, kQW)] + QK * D, L.wqkv.data());
+        std::copy(P_[bp(l, kKW)], P_[bp(l, kKW)] + QK * D, L.wqkv.data() + QK * D);
+        std::copy(P_[bp(l, kVW)], P_[bp(l, kVW)] + VV * D, L.wqkv.data() + 2 * QK * D);
+        std::copy(P_[bp(l, kQB)], P_[bp(l, kQB)] + QK, L.bqkv.data());
+        std::copy(P_[bp(l, kKB)], P_[bp(l, kKB)] + QK, L.bqkv.data() + QK);
+        std::copy(P_[bp(l, kVB)], P_[bp(l, kVB)] + VV, L.bqkv.data() + 2 * QK);
+        transposed(L.wqkv_t, L.wqkv.data(), W3_, D);
+    }
+}
+
+template <class S>
+StepStats Engine<S>::forward() {
+    if (fused_) transpose_weights();
+    std::vector<int64_t> counted(static_cast<size_t>(n_chunks_), 0);
+    for_chunks([&](int64_t ci) { counted[static_cast<size_t>(ci)] = forward_chunk(ci); });
+    return loss_stats(counted);
+}
+
+// One chunk through every layer, the final LayerNorm, the head and (with targets) the loss;
+// returns the chunk's scored positions.
+template <class S>
+int64_t Engine<S>::forward_chunk(int64_t ci) {
+    const Rows R = rows_of(ci);
+    const int64_t n = R.n, D = D_;
+    nn::embedding_forward(at(a_.res[0], R, D), tokens_ + R.r0, P_[0], learned_ ? P_[1] : a_.pos.data(), R.nb, T_,
+                          D);
+    for (int64_t l = 0; l < c_.layers; ++l) {
+        auto& L = a_.L[static_cast<size_t>(l)];
+        S* x = at(a_.res[static_cast<size_t>(l)], R, D);
+        in_.ln_fwd(at(L.ln1, R, D), at(L.ln1_mean, R, 1), at(L.ln1_rstd, R, 1), x, P_[bp(l, kLn1W)],
+                   P_[bp(l, kLn1B)], n, D);
+        if (fused_) attention_forward_fused(L, R, l);
+        else attention_forward_whole(L, l);  // one chunk: the whole batch
+        block_rest_forward(L, R, l, x);
+    }
+    in_.ln_fwd(at(a_.lnf, R, D), at(a_.lnf_mean, R, 1), at(a_.lnf_rstd, R, 1),
+               at(a_.res[static_cast<size_t>(c_.layers)], R, D), P_[i_lnfw_], P_[i_lnfb_], n, D);
+    in_.matmul_fwd(at(a_.logits, R, V_), at(a_.lnf, R, D), P_[i_head_], nullptr, n, D, V_,
+                   fused_ ? a_.head_t.data() : nullptr);
+    if (!targets_) return 0;
+    return in_.xent_fwd(at(a_.losses, R, 1), at(a_.probs, R, V_), at(a_.logits, R, V_), targets_ + R.r0, n, V_);
+}
+
+// Mode fused: q|k|v from one GEMM on the stacked weights, attention on the chunk's sequences.
+template <class S>
+void Engine<S>::attention_forward_fused(typename Acts<S>::Layer& L, const Rows& R, int64_t l) {
+    const int64_t QK = QK_, W3 = W3_;
+    S* qkv = at(L.qkv, R, W3);
+    in_.matmul_fwd(qkv, at(L.ln1, R, D_), L.wqkv.data(), L.bqkv.data(), R.n, D_, W3, L.wqkv_t.data());
+    nn::attention_forward_fast(at(L.atty, R, VV_), L.att.data() + R.b0 * H_ * T_ * T_, qkv, qkv + QK, qkv + 2 * QK,
+                               R.nb, T_, H_, Dk_, Dv_, factor_, c_.causal, p_, seed_of(l), in_.threads, W3, W3,
+                               R.b0);
+}
+
+// Modes plain, cosine and variant: separate q, k, v projections of the whole batch; under the
+// cosine scale q and k normalised per head first; then the softmax attention of the ops or
+// variant_attention.
+template <class S>
+void Engine<S>::attention_forward_whole(typename Acts<S>::Layer& L, int64_t l) {
+    const int64_t n = B_ * T_, D = D_;
+    in_.matmul_fwd(L.q.data(), L.ln1.data(), P_[bp(l, kQW)], P_[bp(l, kQB)], n, D, QK_);
+    in_.matmul_fwd(L.k.data(), L.ln1.data(), P_[bp(l, kKW)], P_[bp(l, kKB)], n, D, QK_);
+    in_.matmul_fwd(L.v.data(), L.ln1.data(), P_[bp(l, kVW)], P_[bp(l, kVB)], n, D, VV_);
+    const S* qa = L.q.data();
+    const S* ka = L.k.data();
+    if (cos_) {
+        nn::headnorm_forward(L.qn.data(), L.qnorm.data(), L.q.data(), n, H_, Dk_);
+        nn::headnorm_forward(L.kn.data(), L.knorm.data(), L.k.data(), n, H_, Dk_);
+        qa = L.qn.data();
+        ka = L.kn.data();
+    }
+    const S f = factor_of(l);
+    if (variant_)
+        nn::variant_attention_forward(L.atty.data(), L.att.data(), qa, ka, L.v.data(), tokens_, c_, l, B_, T_, f, p_,
+                                      seed_of(l), in_.threads);
+    else
+        in_.att_fwd(L.atty.data(), L.att.data(), qa, ka, L.v.data(), B_, T_, H_, Dk_, Dv_, f, c_.causal, p_,
+                    seed_of(l));
+}
+
+// o_proj, the attention's residual, and (with an MLP) LN2, fc1 + activation, fc2 and the
+// second residual: the same in every mode.
+template <class S>
+void Engine<S>::block_rest_forward(typename Acts<S>::Layer& L, const Rows& R, int64_t l, const S* x) {
+    const int64_t n = R.n, D = D_, F = F_;
+    // the two projections that feed a residual sum are not needed by the backward pass:
+    // on the fast path they go to a buffer of the thread, still in cache for the sum
+    static thread_local Buf<S> proj_mine;
+    if (fused_ && proj_mine.size() < static_cast<size_t>(n * D)) proj_mine.resize(static_cast<size_t>(n * D));
+    S* const attproj = fused_ ? proj_mine.data() : at(L.attproj, R, D);
+    S* const fcproj = fused_ ? proj_mine.data() : at(L.fcproj, R, D);
+    S* const out = at(a_.res[static_cast<size_t>(l + 1)], R, D);
+    in_.matmul_fwd(attproj, at(L.atty, R, VV_), P_[bp(l, kOW)], P_[bp(l, kOB)], n, VV_, D, wt(L.wo_t));
+    if (!c_.mlp) {  // attention only: the block's output is mid
+        in_.add(out, x, attproj, n * D);
+        return;
+    }
+    in_.add(at(L.mid, R, D), x, attproj, n * D);
+    in_.ln_fwd(at(L.ln2, R, D), at(L.ln2_mean, R, 1), at(L.ln2_rstd, R, 1), at(L.mid, R, D), P_[bp(l, kLn2W)],
+               P_[bp(l, kLn2B)], n, D);
+    in_.fc_act_fwd(at(L.fch, R, F), at(L.fch_act, R, F), at(L.ln2, R, D), P_[bp(l, kFc1W)], P_[bp(l, kFc1B)], n, D,
+                   F, relu_, wt(L.w1_t));
+    in_.matmul_fwd(fcproj, at(L.fch_act, R, F), P_[bp(l, kFc2W)], P_[bp(l, kFc2B)], n, F, D, wt(L.w2_t));
+    in_.add(out, at(L.mid, R, D), fcproj, n * D);
+}
+
+template <class S>
+StepStats Engine<S>::loss_stats(const std::vector<int64_t>& counted) const {
     StepStats st;
-    if (!targets) return st;
-    const int64_t N = B * T;
+    if (!targets_) return st;
+    const int64_t N = B_ * T_;
     for (const int64_t k : counted) st.counted += k;
     double total = 0;
     for (int64_t n = 0; n < N; ++n) {
-        total += static_cast<double>(a.losses[static_cast<size_t>(n)]);
-        if (targets[n] < 0) continue;
-        const S* z = a.logits.data() + n * V;
-        const int64_t arg = std::max_element(z, z + V) - z;
-        if (arg == targets[n]) ++st.correct;
+        total += static_cast<double>(a_.losses[static_cast<size_t>(n)]);
+        if (targets_[n] < 0) continue;
+        const S* z = a_.logits.data() + n * V_;
+        const int64_t arg = std::max_element(z, z + V_) - z;
+        if (arg == targets_[n]) ++st.correct;
     }
     st.loss = st.counted ? total / static_cast<double>(st.counted) : 0.0;
-    if (!G) return st;
+    return st;
+}
 
-    // ---- backward ----
-    const auto& g = *G;
+// The backward pass after forward(): g gets the gradients (overwritten).
+template <class S>
+void Engine<S>::backward(const std::vector<S*>& g, const StepStats& st) {
     // Each fresh gradient buffer is written with Into::Set by the op that produces it (no
     // zero fill, no read of zeros); Into::Add where a second path adds to it (the residuals).
     const S scale = st.counted ? S(1) / static_cast<S>(st.counted) : S(0);
     PartialLayout lay;
-    if (fused) {
-        lay = partial_layout(sizes, base, c.layers);
-        const auto need = static_cast<size_t>(n_chunks * lay.size);
-        if (a.gpart.size() < need) a.gpart.resize(need);
+    if (fused_) {
+        lay = partial_layout(sizes_, base_, c_.layers);
+        const auto need = static_cast<size_t>(n_chunks_ * lay.size);
+        if (a_.gpart.size() < need) a_.gpart.resize(need);
     } else {
-        for (size_t i = 0; i < g.size(); ++i) std::fill(g[i], g[i] + sizes[i], S(0));
+        for (size_t i = 0; i < g.size(); ++i) std::fill(g[i], g[i] + sizes_[i], S(0));
     }
-    for_chunks([&](int64_t ci) {
-        const Rows R = rows_of(ci);
-        const int64_t r0 = R.r0, n = R.n;
-        auto at = [r0](Buf<S>& b, int64_t width) { return b.data() + r0 * width; };
-        // the gradients flowing through this chunk: on the fast path in buffers of the thread,
-        // which the next chunk reuses while they are still in the core's cache (the whole
-        // batch's buffers would be cold memory at every chunk); else the whole batch's
-        struct Flow {
-            Buf<S> dlogits, dln, dres, datty, dfch, dqkv;
-        };
-        static thread_local Flow mine;
-        auto flow = [&](Buf<S>& whole, Buf<S>& own, int64_t width) {
-            if (!fused) return whole.data() + r0 * width;
-            if (own.size() < static_cast<size_t>(n * width)) own.resize(static_cast<size_t>(n * width));
-            return own.data();
-        };
-        S* const dlogits = flow(a.dlogits, mine.dlogits, V);
-        S* const dln = flow(a.dln, mine.dln, D);
-        S* const dres = flow(a.dres, mine.dres, D);
-        S* const datty = flow(a.datty, mine.datty, VV);
-        S* const dfch = flow(a.dfch, mine.dfch, F);
-        S* const dfch_act = fused ? nullptr : a.dfch_act.data();  // the reference path's scratch only
-        // this chunk's gradients: its block of partial gradients (zeroed here), or G itself
-        std::vector<S*> gp = g;
-        if (fused) {
-            S* block = a.gpart.data() + ci * lay.size;
-            std::fill(block, block + lay.size, S(0));
-            for (size_t i = 0; i < gp.size(); ++i) gp[i] = block + lay.off[i];
+    for_chunks([&](int64_t ci) { backward_chunk(ci, g, lay, scale); });
+    if (fused_) sum_partials(g, lay);
+}
+
+// The gradients flowing through a chunk: on the fast path in buffers of the thread, which the
+// next chunk reuses while they are still in the core's cache (the whole batch's buffers would
+// be cold memory at every chunk); else the whole batch's.
+template <class S>
+typename Engine<S>::Flow Engine<S>::flow_of(const Rows& R) {
+    struct Mine {
+        Buf<S> dlogits, dln, dres, datty, dfch;
+    };
+    static thread_local Mine mine;
+    auto flow = [&](Buf<S>& whole, Buf<S>& own, int64_t width) {
+        if (!fused_) return whole.data() + R.r0 * width;
+        if (own.size() < static_cast<size_t>(R.n * width)) own.resize(static_cast<size_t>(R.n * width));
+        return own.data();
+    };
+    Flow f{};
+    f.dlogits = flow(a_.dlogits, mine.dlogits, V_);
+    f.dln = flow(a_.dln, mine.dln, D_);
+    f.dres = flow(a_.dres, mine.dres, D_);
+    f.datty = flow(a_.datty, mine.datty, VV_);
+    f.dfch = flow(a_.dfch, mine.dfch, F_);
+    f.dfch_act = fused_ ? nullptr : a_.dfch_act.data();  // the reference path's scratch only
+    return f;
+}
+
+template <class S>
+void Engine<S>::backward_chunk(int64_t ci, const std::vector<S*>& g, const PartialLayout& lay, S scale) {
+    const Rows R = rows_of(ci);
+    const int64_t n = R.n, D = D_;
+    const Flow f = flow_of(R);
+    // this chunk's gradients: its block of partial gradients (zeroed here), or G itself
+    std::vector<S*> gp = g;
+    if (fused_) {
+        S* block = a_.gpart.data() + ci * lay.size;
+        std::fill(block, block + lay.size, S(0));
+        for (size_t i = 0; i < gp.size(); ++i) gp[i] = block + lay.off[i];
+    }
+    in_.xent_bwd(f.dlogits, at(a_.probs, R, V_), targets_ + R.r0, scale, n, V_, Into::Set);
+    in_.matmul_bwd(f.dln, gp[i_head_], nullptr, f.dlogits, at(a_.lnf, R, D), P_[i_head_], n, D, V_, Into::Set);
+    in_.ln_bwd(f.dres, gp[i_lnfw_], gp[i_lnfb_], f.dln, at(a_.res[static_cast<size_t>(c_.layers)], R, D),
+               P_[i_lnfw_], at(a_.lnf_mean, R, 1), at(a_.lnf_rstd, R, 1), n, D, Into::Set);
+    for (int64_t l = c_.layers - 1; l >= 0; --l) {
+        auto& L = a_.L[static_cast<size_t>(l)];
+        const S* x = at(a_.res[static_cast<size_t>(l)], R, D);
+        if (c_.mlp) mlp_backward(L, R, l, gp, f);  // attention only: d mid = d out
+        // mid = x + o_proj(attention(q, k, v)): dres flows to x unchanged, and through attention
+        in_.matmul_bwd(f.datty, gp[bp(l, kOW)], gp[bp(l, kOB)], f.dres, at(L.atty, R, VV_), P_[bp(l, kOW)], n, VV_,
+                       D, Into::Set);
+        if (fused_) attention_backward_fused(L, R, l, gp, f);
+        else attention_backward_whole(L, l, g);  // one chunk: the whole batch
+        in_.ln_bwd(f.dres, gp[bp(l, kLn1W)], gp[bp(l, kLn1B)], f.dln, x, P_[bp(l, kLn1W)], at(L.ln1_mean, R, 1),
+                   at(L.ln1_rstd, R, 1), n, D);  // dres is now d x
+    }
+    nn::embedding_backward(gp[0], learned_ ? gp[1] : nullptr, f.dres, tokens_ + R.r0, R.nb, T_, D);
+}
+
+// x_out = mid + fc2(act(fc1(ln2(mid)))): dres flows to mid unchanged, and through the MLP
+// (fc2's backward and the activation's in one pass: dfch = act'(fch) o (dres W_2)).
+template <class S>
+void Engine<S>::mlp_backward(typename Acts<S>::Layer& L, const Rows& R, int64_t l, const std::vector<S*>& gp,
+                             const Flow& f) {
+    const int64_t n = R.n, D = D_, F = F_;
+    in_.fc_act_bwd(f.dfch, f.dfch_act, gp[bp(l, kFc2W)], gp[bp(l, kFc2B)], f.dres, at(L.fch_act, R, F),
+                   at(L.fch, R, F), P_[bp(l, kFc2W)], n, F, D, relu_);
+    in_.matmul_bwd(f.dln, gp[bp(l, kFc1W)], gp[bp(l, kFc1B)], f.dfch, at(L.ln2, R, D), P_[bp(l, kFc1W)], n, D, F,
+                   Into::Set);
+    in_.ln_bwd(f.dres, gp[bp(l, kLn2W)], gp[bp(l, kLn2B)], f.dln, at(L.mid, R, D), P_[bp(l, kLn2W)],
+               at(L.ln2_mean, R, 1), at(L.ln2_rstd, R, 1), n, D);  // dres is now d mid
+}
+
+// Mode fused, backward: d q|k|v in one buffer of the thread, then the stacked (2QK + VV, D)
+// gradient lands on W_q, W_k, W_v's side-by-side blocks of the chunk's partial gradients.
+template <class S>
+void Engine<S>::attention_backward_fused(typename Acts<S>::Layer& L, const Rows& R, int64_t l,
+                                         const std::vector<S*>& gp, const Flow& f) {
+    static thread_local Buf<S> dqkv_mine;
+    const int64_t n = R.n, QK = QK_, W3 = W3_;
+    if (dqkv_mine.size() < static_cast<size_t>(n * W3)) dqkv_mine.resize(static_cast<size_t>(n * W3));
+    S* const dqkv = dqkv_mine.data();
+    const S* qkv = at(L.qkv, R, W3);
+    nn::attention_backward_fast(dqkv, dqkv + QK, dqkv + 2 * QK, f.datty, qkv, qkv + QK, qkv + 2 * QK,
+                                L.att.data() + R.b0 * H_ * T_ * T_, R.nb, T_, H_, Dk_, Dv_, factor_, p_, seed_of(l),
+                                in_.threads, W3, W3, Into::Set, R.b0);
+    in_.matmul_bwd(f.dln, gp[bp(l, kQW)], gp[bp(l, kQB)], dqkv, at(L.ln1, R, D_), L.wqkv.data(), n, D_, W3,
+                   Into::Set);
+}
+
+// Modes plain, cosine and variant, backward: dq, dk, dv of the whole batch, then the three
+// projections' backward into dln.
+template <class S>
+void Engine<S>::attention_backward_whole(typename Acts<S>::Layer& L, int64_t l, const std::vector<S*>& g) {
+    const int64_t n = B_ * T_, D = D_;
+    in_.zero(a_.dq);
+    in_.zero(a_.dk);
+    in_.zero(a_.dv);
+    if (cos_) attention_backward_cosine(L, l, g);
+    else attention_backward_plain(L, l);
+    in_.zero(a_.dln);
+    in_.matmul_bwd(a_.dln.data(), g[bp(l, kQW)], g[bp(l, kQB)], a_.dq.data(), L.ln1.data(), P_[bp(l, kQW)], n, D,
+                   QK_);
+    in_.matmul_bwd(a_.dln.data(), g[bp(l, kKW)], g[bp(l, kKB)], a_.dk.data(), L.ln1.data(), P_[bp(l, kKW)], n, D,
+                   QK_);
+    in_.matmul_bwd(a_.dln.data(), g[bp(l, kVW)], g[bp(l, kVB)], a_.dv.data(), L.ln1.data(), P_[bp(l, kVW)], n, D,
+                   VV_);
+}
+
+// Mode cosine: the attention's backward gives d q̂, d k̂; the learned temperature's gradient is
+// read from them, then the per-head normalisation's backward gives dq, dk.
+template <class S>
+void Engine<S>::attention_backward_cosine(typename Acts<S>::Layer& L, int64_t l, const std::vector<S*>& g) {
+    const int64_t n = B_ * T_;
+    in_.zero(a_.dqn);
+    in_.zero(a_.dkn);
+    const S f = factor_of(l);
+    if (variant_)
+        nn::variant_attention_backward(a_.dqn.data(), a_.dkn.data(), a_.dv.data(), a_.datty.data(), L.qn.data(),
+                                       L.kn.data(), L.v.data(), L.att.data(), tokens_, c_, l, B_, T_, f, p_,
+                                       seed_of(l), in_.threads);
+    else
+        in_.att_bwd(a_.dqn.data(), a_.dkn.data(), a_.dv.data(), a_.datty.data(), L.qn.data(), L.kn.data(),
+                    L.v.data(), L.att.data(), B_, T_, H_, Dk_, Dv_, f, p_, seed_of(l));
+    // dqn holds only the attention's gradient here; the planted no-scale bug ignores tau
+    if (learn_tau_ && c_.bug != AttnBug::NoScale)
+        g[i_tau_ + static_cast<size_t>(l)][0] += static_cast<S>(nn::temperature_backward(L.qn.data(), a_.dqn.data(),
+                                                                                          n * QK_));
+    nn::headnorm_backward(a_.dq.data(), a_.dqn.data(), L.qn.data(), L.qnorm.data(), n, H_, Dk_);
+    nn::headnorm_backward(a_.dk.data(), a_.dkn.data(), L.kn.data(), L.knorm.data(), n, H_, Dk_);
+}
+
+// Modes plain and variant (any scale but cosine): the attention's backward straight into dq, dk, dv.
+template <class S>
+void Engine<S>::attention_backward_plain(typename Acts<S>::Layer& L, int64_t l) {
+    if (variant_)
+        nn::variant_attention_backward(a_.dq.data(), a_.dk.data(), a_.dv.data(), a_.datty.data(), L.q.data(),
+                                       L.k.data(), L.v.data(), L.att.data(), tokens_, c_, l, B_, T_, factor_, p_,
+                                       seed_of(l), in_.threads);
+    else
+        in_.att_bwd(a_.dq.data(), a_.dk.data(), a_.dv.data(), a_.datty.data(), L.q.data(), L.k.data(), L.v.data(),
+                    L.att.data(), B_, T_, H_, Dk_, Dv_, factor_, p_, seed_of(l));
+}
+
+// G = the chunks' partial gradients summed in chunk order, by pieces of kSumPiece.
+template <class S>
+void Engine<S>::sum_partials(const std::vector<S*>& g, const PartialLayout& lay) {
+    constexpr int64_t kSumPiece = 4096;
+    struct Piece {
+        size_t i;
+        int64_t j0, len;
+    };
+    std::vector<Piece> pieces;
+    for (size_t i = 0; i < g.size(); ++i)
+        for (int64_t j0 = 0; j0 < sizes_[i]; j0 += kSumPiece)
+            pieces.push_back({i, j0, std::min(kSumPiece, sizes_[i] - j0)});
+    parallel_for(static_cast<int64_t>(pieces.size()), op_.threads, [&](int64_t k, int) {
+        const Piece& pc = pieces[static_cast<size_t>(k)];
+        S* dst = g[pc.i] + pc.j0;
+        const S* src = a_.gpart.data() + lay.off[pc.i] + pc.j0;
+        std::copy(src, src + pc.len, dst);
+        for (int64_t ci = 1; ci < n_chunks_; ++ci) {
+            const S* s = src + ci * lay.size;
+            for (int64_t j = 0; j < pc.len; ++j) dst[j] += s[j];
         }
-        in.xent_bwd(dlogits, at(a.probs, V), targets + r0, scale, n, V, Into::Set);
-        in.matmul_bwd(dln, gp[i_head], nullptr, dlogits, at(a.lnf, D), P[i_head], n, D, V,
-                      Into::Set);
-        in.ln_bwd(dres, gp[i_lnfw], gp[i_lnfb], dln, at(a.res[static_cast<size_t>(c.layers)], D),
-                  P[i_lnfw], at(a.lnf_mean, 1), at(a.lnf_rstd, 1), n, D, Into::Set);
-        for (int64_t l = c.layers - 1; l >= 0; --l) {
-            auto& L = a.L[static_cast<size_t>(l)];
-            const S* x = at(a.res[static_cast<size_t>(l)], D);
-            // x_out = mid + fc2(act(fc1(ln2(mid)))): dres flows to mid unchanged, and through the
-            // MLP (fc2's backward and the activation's in one pass: dfch = act'(fch) o (dres W_2))
-            if (c.mlp) {
-                in.fc_act_bwd(dfch, dfch_act, gp[bp(l, kFc2W)], gp[bp(l, kFc2B)], dres,
-                              at(L.fch_act, F), at(L.fch, F), P[bp(l, kFc2W)], n, F, D, relu);
-                in.matmul_bwd(dln, gp[bp(l, kFc1W)], gp[bp(l, kFc1B)], dfch, at(L.ln2, D),
-                              P[bp(l, kFc1W)], n, D, F, Into::Set);
-                in.ln_bwd(dres, gp[bp(l, kLn2W)], gp[bp(l, kLn2B)], dln, at(L.mid, D),
-                          P[bp(l, kLn2W)], at(L.ln2_mean, 1), at(L.ln2_rstd, 1), n, D);  // dres is now d mid
-            }  // attention only: d mid = d out
-            // mid = x + o_proj(attention(q, k, v)): dres flows to x unchanged, and through attention
-            in.matmul_bwd(datty, gp[bp(l, kOW)], gp[bp(l, kOB)], dres, at(L.atty, VV),
-                          P[bp(l, kOW)], n, VV, D, Into::Set);
-            if (fused) {
-                if (mine.dqkv.size() < static_cast<size_t>(n * W3)) mine.dqkv.resize(static_cast<size_t>(n * W3));
-                S* const dqkv = mine.dqkv.data();
-                const S* qkv = at(L.qkv, W3);
-                nn::attention_backward_fast(dqkv, dqkv + QK, dqkv + 2 * QK, datty, qkv, qkv + QK,
-                                               qkv + 2 * QK, L.att.data() + R.b0 * H * T * T, R.nb, T, H, Dk, Dv,
-                                               factor, p, layer_seed(step_seed, l), in.threads, W3, W3, Into::Set,
-                                               R.b0);
-                // the stacked (2QK + VV, D) gradient lands on W_q, W_k, W_v's side-by-side blocks
-                in.matmul_bwd(dln, gp[bp(l, kQW)], gp[bp(l, kQB)], dqkv, at(L.ln1, D), L.wqkv.data(), n, D,
-                              W3, Into::Set);
-            } else {  // one chunk: the whole batch
-                in.zero(a.dq);
-                in.zero(a.dk);
-                in.zero(a.dv);
-                if (cos) {
-                    in.zero(a.dqn);
-                    in.zero(a.dkn);
-                    const S f = factor_of(l);
-                    if (variant)
-                        nn::variant_attention_backward(a.dqn.data(), a.dkn.data(), a.dv.data(), a.datty.data(),
-                                                       L.qn.data(), L.kn.data(), L.v.data(), L.att.data(), tokens, c,
-                                                       l, B, T, f, p, layer_seed(step_seed, l), in.threads);
-                    else
-                        in.att_bwd(a.dqn.data(), a.dkn.data(), a.dv.data(), a.datty.data(), L.qn.data(), L.kn.data(),
-                                   L.v.data(), L.att.data(), B, T, H, Dk, Dv, f, p, layer_seed(step_seed, l));
-                    // dqn holds only the attention's gradient here; the planted no-scale bug ignores tau
-                    if (learn_tau && c.bug != AttnBug::NoScale)
-                        g[i_tau + static_cast<size_t>(l)][0] +=
-                            static_cast<S>(nn::temperature_backward(L.qn.data(), a.dqn.data(), n * QK));
-                    nn::headnorm_backward(a.dq.data(), a.dqn.data(), L.qn.data(), L.qnorm.data(), n, H, Dk);
-                    nn::headnorm_backward(a.dk.data(), a.dkn.data(), L.kn.data(), L.knorm.data(), n, H, Dk);
-                } else {
-                    if (variant)
-                        nn::variant_attention_backward(a.dq.data(), a.dk.data(), a.dv.data(), a.datty.data(),
-                                                       L.q.data(), L.k.data(), L.v.data(), L.att.data(), tokens, c, l,
-                                                       B, T, factor, p, layer_seed(step_seed, l), in.threads);
-                    else
-                        in.att_bwd(a.dq.data(), a.dk.data(), a.dv.data(), a.datty.data(), L.q.data(), L.k.data(),
-                                   L.v.data(), L.att.data(), B, T, H, Dk, Dv, factor, p, layer_seed(step_seed, l));
-                }
-                in.zero(a.dln);
-                in.matmul_bwd(a.dln.data(), g[bp(l, kQW)], g[bp(l, kQB)], a.dq.data(), L.ln1.data(), P[bp(l, kQW)], n,
-                              D, QK);
-                in.matmul_bwd(a.dln.data(), g[bp(l, kKW)], g[bp(l, kKB)], a.dk.data(), L.ln1.data(), P[bp(l, kKW)], n,
-                              D, QK);
-                in.matmul_bwd(a.dln.data(), g[bp(l, kVW)], g[bp(l, kVB)], a.dv.data(), L.ln1.data(), P[bp(l, kVW)], n,
-                              D, VV);
-            }
-            in.ln_bwd(dres, gp[bp(l, kLn1W)], gp[bp(l, kLn1B)], dln, x, P[bp(l, kLn1W)],
-                      at(L.ln1_mean, 1), at(L.ln1_rstd, 1), n, D);  // dres is now d x
-        }
-        nn::embedding_backward(gp[0], learned ? gp[1] : nullptr, dres, tokens + r0, R.nb, T, D);
     });
-    if (fused) {  // G = the chunks' partial gradients summed in chunk order, by pieces of kSumPiece
-        constexpr int64_t kSumPiece = 4096;
-        struct Piece {
-            size_t i;
-            int64_t j0, len;
-        };
-        std::vector<Piece> pieces;
-        for (size_t i = 0; i < g.size(); ++i)
-            for (int64_t j0 = 0; j0 < sizes[i]; j0 += kSumPiece)
-                pieces.push_back({i, j0, std::min(kSumPiece, sizes[i] - j0)});
-        parallel_for(static_cast<int64_t>(pieces.size()), op.threads, [&](int64_t k, int) {
-            const Piece& pc = pieces[static_cast<size_t>(k)];
-            S* dst = g[pc.i] + pc.j0;
-            const S* src = a.gpart.data() + lay.off[pc.i] + pc.j0;
-            std::copy(src, src + pc.len, dst);
-            for (int64_t ci = 1; ci < n_chunks; ++ci) {
-                const S* s = src + ci * lay.size;
-                for (int64_t j = 0; j < pc.len; ++j) dst[j] += s[j];
-            }
-        });
-    }
+}
+
+// The whole model, forward and (when G is given and there are targets) backward.
+template <class S>
+StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const std::vector<S*>* G,
+                    const std::vector<int64_t>& sizes, Acts<S>& a, const int32_t* tokens, const int32_t* targets,
+                    int64_t B, int64_t T, bool train_mode, uint64_t step_seed, const Ops<S>& op) {
+    Engine<S> e(c, P, sizes, a, tokens, targets, B, T, train_mode, step_seed, op);
+    const StepStats st = e.forward();
+    if (targets && G) e.backward(*G, st);
     return st;
 }
 

@@ -17,27 +17,6 @@
 #include "attn/core/tensor.hpp"
 #include "attn/cpu/linear_attention.hpp"
 
-namespace attn {
-
-const char* attn_kind_name(AttnKind k) {
-    switch (k) {
-        case AttnKind::Softmax: return "softmax";
-        case AttnKind::Window: return "window";
-        case AttnKind::Strided: return "strided";
-        case AttnKind::GlobalLocal: return "global+local";
-        case AttnKind::EluPlusOne: return "elu+1";
-        case AttnKind::Favor: return "favor+";
-        case AttnKind::CosFormer: return "cosformer";
-    }
-    return "?";
-}
-
-bool attn_kind_linear(AttnKind k) {
-    return k == AttnKind::EluPlusOne || k == AttnKind::Favor || k == AttnKind::CosFormer;
-}
-
-}  // namespace attn
-
 namespace attn::nn {
 namespace {
 
@@ -98,7 +77,8 @@ void linear_forward(S* out, const S* q, const S* k, const S* v, const ModelConfi
             gather_pair(tv.ptr() + bh * per, v, bh / H, bh % H, T, H, Dh);
         });
         const Tensor to = linear_attention(tq, tk, tv, o, threads);
-        parallel_for(B * H, threads, [&](int64_t bh, int) { add_pair(out, to.ptr() + bh * per, bh / H, bh % H, T, H, Dh); });
+        parallel_for(B * H, threads,
+                     [&](int64_t bh, int) { add_pair(out, to.ptr() + bh * per, bh / H, bh % H, T, H, Dh); });
     } else {
         parallel_for(B * H, threads, [&](int64_t bh, int) {
             std::vector<double> hq(static_cast<size_t>(per)), hk(hq.size()), hv(hq.size());

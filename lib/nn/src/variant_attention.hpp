@@ -1,5 +1,5 @@
 // lib/nn/src/variant_attention.hpp: private. The attention of every Transformer config the
-// fused fast path does not run (attn/nn/transformer.hpp): a pad token (the padding mask from
+// fused fast path does not run (attn/nn/model_config.hpp): a pad token (the padding mask from
 // the tokens), a planted AttnBug, and the experiments' knobs (AttnKind, DropWhere, head_off,
 // head_blocked). On the model's (B, T, H*d) layouts, per (batch, head) pair on `threads`
 // threads (pairs touch disjoint slices, so the numbers do not depend on the thread count).
@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "attn/nn/transformer.hpp"
+#include "attn/nn/model_config.hpp"
 
 namespace attn::nn {
 

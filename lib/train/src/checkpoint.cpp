@@ -199,7 +199,8 @@ Checkpoint load_checkpoint(const std::string& path) {
     for (const auto& [name, shape] : shapes) {
         expected.insert(name);
         if (!st.has(name))
-            throw InputError(path + ": tensor '" + name + "' is missing (the config needs shape " + shape_str(shape) + ")");
+            throw InputError(path + ": tensor '" + name + "' is missing (the config needs shape " + shape_str(shape) +
+                             ")");
         const SafeTensorInfo& info = st.info(name);
         if (info.dtype != DType::F32)
             throw InputError(path + ": tensor '" + name + "' has dtype " + dtype_name(info.dtype) + ", not F32");
@@ -208,15 +209,17 @@ Checkpoint load_checkpoint(const std::string& path) {
                              ", the config needs " + shape_str(shape));
     }
     for (const auto& n : st.names())
-        if (!expected.count(n)) throw InputError(path + ": tensor '" + n + "' is not part of the model its config describes");
+        if (!expected.count(n))
+            throw InputError(path + ": tensor '" + n + "' is not part of the model its config describes");
     Checkpoint ck{TinyTransformer(cfg), meta};
     for (auto& p : ck.model.params()) {
         *p.value = st.to_float(p.name, p.value->shape);
         // a NaN, an infinity or an absurd weight makes every loss NaN (or overflows the next step): refused here
         for (size_t i = 0; i < p.value->data.size(); ++i)
             if (const float w = p.value->data[i]; !(std::fabs(w) <= kMaxCheckpointWeight))
-                throw InputError(fmt::format("{}: tensor '{}' holds {} at flat index {} (weights must be finite, |w| <= {:g})",
-                                             path, p.name, w, i, kMaxCheckpointWeight));
+                throw InputError(
+                    fmt::format("{}: tensor '{}' holds {} at flat index {} (weights must be finite, |w| <= {:g})", path,
+                                p.name, w, i, kMaxCheckpointWeight));
     }
     return ck;
 }

@@ -230,7 +230,8 @@ InductionRun finish_induction(TinyTransformer& model, const Task& task, std::vec
             row.push_back(ablated_loss(model, task, {{l, h}}, batch, seed, eval_batches, threads));
         r.ablation.push_back(std::move(row));
     }
-    r.both = ablated_loss(model, task, {{r.prev_head.layer, r.prev_head.head}, {r.induction_head.layer, r.induction_head.head}},
+    r.both = ablated_loss(model, task,
+                          {{r.prev_head.layer, r.prev_head.head}, {r.induction_head.layer, r.induction_head.head}},
                           batch, seed, eval_batches, threads);
     return r;
 }

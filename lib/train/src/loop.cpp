@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "attn/core/rng.hpp"
 #include "attn/train/optim.hpp"
 
 namespace attn {
@@ -93,6 +94,36 @@ TrainLoopState run_train_loop(std::vector<Param>& params, const TrainConfig& cfg
     // A run that ended early (stopped, diverged) still ends on a measured point.
     if (evaluated_at != st.steps_done || (st.diverged && h.reevaluate_on_divergence)) evaluate();
     return st;
+}
+
+uint64_t step_seed(StepSeedRule rule, uint64_t seed, int64_t step) {
+    const auto s = static_cast<uint64_t>(step);
+    switch (rule) {
+        case StepSeedRule::Train: return mix64(seed ^ 0x64726f70ULL) ^ mix64(s);  // "drop"
+        case StepSeedRule::Experiment: return mix64(seed ^ (0x5eedULL + s));
+        case StepSeedRule::Lab: return mix64(seed * 1000003ULL + s);
+    }
+    return 0;
+}
+
+TrainConfig constant_lr_config(const ConstantLrRun& r) {
+    TrainConfig c;
+    c.steps = r.steps;
+    c.eval_every = r.eval_every;
+    c.clip = r.clip;
+    c.optimizer = r.optimizer;
+    c.lr = r.lr;
+    c.weight_decay = r.weight_decay;
+    c.momentum = r.momentum;
+    return c;
+}
+
+std::function<StepStats(int64_t)> task_step(TinyTransformer& model, const Task& task, TaskStep how) {
+    return [&model, &task, how = std::move(how)](int64_t s) {
+        const TaskBatch b = how.batch_of ? how.batch_of(s) : task.batch(how.batch, how.seed, DataSplit::Train, s);
+        return model.forward_backward(b.tokens.data(), b.targets.data(), b.B, b.T, step_seed(how.seeds, how.seed, s),
+                                      how.threads);
+    };
 }
 
 }  // namespace attn

@@ -13,7 +13,8 @@ void match_state(std::vector<std::vector<float>>& state, const std::vector<Param
         for (const auto& p : params) state.emplace_back(static_cast<size_t>(p.value->numel()), 0.0f);
         return;
     }
-    if (state.size() != params.size()) throw InputError(std::string(who) + ": the parameter list changed between steps");
+    if (state.size() != params.size())
+        throw InputError(std::string(who) + ": the parameter list changed between steps");
     for (size_t i = 0; i < params.size(); ++i)
         if (static_cast<int64_t>(state[i].size()) != params[i].value->numel())
             throw InputError(std::string(who) + ": parameter '" + params[i].name + "' changed size between steps");

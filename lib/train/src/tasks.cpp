@@ -39,7 +39,7 @@ const char* task_summary(TaskKind k) {
         case TaskKind::Sort: return "x1..xn SEP -> the symbols sorted ascending (repeats allowed)";
         case TaskKind::Recall:
             return "k1 v1 k2 v2 .. kp vp q -> the value paired with key q (associative recall: attention as a soft "
-                   "lookup); --queries N asks N keys in turn";
+                   "lookup); with N queries, N keys are asked in turn";
         case TaskKind::Distance: return "x1..xT -> at each t >= d, the token seen d steps back, x(t-d)";
         case TaskKind::Chars: return "a window of the text -> at each position, the next character (byte)";
         case TaskKind::Induction:
@@ -113,7 +113,8 @@ Task::Task(TaskKind kind, TaskOptions opt) : kind_(kind), opt_(std::move(opt)) {
             break;
         case TaskKind::Recall:
             if (opt_.queries < 1 || opt_.queries > kMaxTaskSeq)
-                throw InputError(fmt::format("the number of queries must be in [1, {}], got {}", kMaxTaskSeq, opt_.queries));
+                throw InputError(
+                    fmt::format("the number of queries must be in [1, {}], got {}", kMaxTaskSeq, opt_.queries));
             n_ = (T - 2 * opt_.queries) / 2;
             if (n_ < opt_.queries)
                 throw InputError(fmt::format("task recall with {} quer{} needs a sequence of at least {} tokens "
@@ -125,7 +126,8 @@ Task::Task(TaskKind kind, TaskOptions opt) : kind_(kind), opt_(std::move(opt)) {
             break;
         case TaskKind::Distance:
             if (opt_.distance < 1 || opt_.distance > T - 1)
-                throw InputError(fmt::format("the distance must be in [1, T-1] = [1, {}], got {}", T - 1, opt_.distance));
+                throw InputError(
+                    fmt::format("the distance must be in [1, T-1] = [1, {}], got {}", T - 1, opt_.distance));
             vocab_ = S;
             chance_ = 1.0 / static_cast<double>(S);
             break;
@@ -142,9 +144,10 @@ Task::Task(TaskKind kind, TaskOptions opt) : kind_(kind), opt_(std::move(opt)) {
             const int64_t len = static_cast<int64_t>(opt_.corpus.size());
             split_at_ = len - len / 10;
             if (len / 10 < T + 1)
-                throw InputError(fmt::format("the corpus has {} bytes; its last tenth (the eval part) must hold a window "
-                                             "of T+1 = {}, so it needs at least {} bytes",
-                                             len, T + 1, 10 * (T + 1)));
+                throw InputError(
+                    fmt::format("the corpus has {} bytes; its last tenth (the eval part) must hold a window "
+                                "of T+1 = {}, so it needs at least {} bytes",
+                                len, T + 1, 10 * (T + 1)));
             byte_id_.assign(256, -1);
             std::array<int64_t, 256> count{};
             for (char c : opt_.corpus) ++count[static_cast<unsigned char>(c)];

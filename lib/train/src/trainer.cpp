@@ -58,7 +58,7 @@ double lr_at(const TrainConfig& cfg, int64_t step) {
 }
 
 EvalStats evaluate_task(TinyTransformer& model, const Task& task, int64_t batch, uint64_t seed, int64_t batches,
-                        int threads) {
+                        int threads, bool exact_match) {
     EvalStats e;
     double loss_sum = 0;
     int64_t correct = 0;
@@ -69,7 +69,7 @@ EvalStats evaluate_task(TinyTransformer& model, const Task& task, int64_t batch,
         loss_sum += s.loss * static_cast<double>(s.counted);
         correct += s.correct;
         e.tokens += s.counted;
-        if (task.has_exact_match()) {
+        if (exact_match && task.has_exact_match()) {
             const Tensor logits = model.logits(b.tokens.data(), b.B, b.T, threads);
             exact += score_predictions(b, argmax_rows(logits.ptr(), b.B * b.T, task.vocab()));
         }
@@ -78,7 +78,7 @@ EvalStats evaluate_task(TinyTransformer& model, const Task& task, int64_t batch,
         e.loss = loss_sum / static_cast<double>(e.tokens);
         e.accuracy = static_cast<double>(correct) / static_cast<double>(e.tokens);
     }
-    if (task.has_exact_match()) e.exact = exact.exact_match();
+    if (exact_match && task.has_exact_match()) e.exact = exact.exact_match();
     return e;
 }
 
@@ -94,11 +94,7 @@ TrainResult train_model(TinyTransformer& model, const Task& task, const TrainCon
     TrainResult r;
     TrainLoopHooks h;
     h.stop = stop;
-    h.step = [&](int64_t s) {
-        const TaskBatch b = task.batch(cfg.batch, cfg.seed, DataSplit::Train, s);
-        const uint64_t step_seed = mix64(cfg.seed ^ 0x64726f70ULL) ^ mix64(static_cast<uint64_t>(s));  // "drop"
-        return model.forward_backward(b.tokens.data(), b.targets.data(), b.B, b.T, step_seed, cfg.threads);
-    };
+    h.step = task_step(model, task, {cfg.batch, cfg.seed, cfg.threads, StepSeedRule::Train, {}});
     h.evaluate = [&](const TrainLoopState& st) {
         CurvePoint p;
         p.step = st.steps_done;

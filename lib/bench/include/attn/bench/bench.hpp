@@ -59,6 +59,18 @@ double measure_gemm(int threads, int64_t n = 512, double seconds = 0.3);
 // The most timed runs one case can report (the child sends its times in a fixed-size message).
 inline constexpr int kBenchMaxReps = 256;
 
+struct BenchCase;
+// Where a case's timing stands, for a progress line (the library draws none): before run `run`
+// (1-based) of `total`, the first warm-up ones untimed, about seconds_left to go (< 0 before the
+// first run is timed); done once after the last run.
+struct BenchRunStatus {
+    int run = 0, total = 0;
+    bool warmup = false;
+    double seconds_left = -1;
+    bool done = false;
+};
+using BenchProgress = std::function<void(const BenchCase&, const BenchRunStatus&)>;
+
 struct BenchCase {
     Backend backend = Backend::Flash;
     int64_t B = 1, H = 8, T = 1024, Dk = 64;
@@ -66,7 +78,7 @@ struct BenchCase {
     int threads = 0;
     int reps = 5, warmup = 1;
     uint64_t seed = 1;
-    bool progress = false;  // "\r" progress lines on stderr
+    BenchProgress progress;  // empty: none; a CPU case calls it from its forked child
     bool backward = false;  // time the backward pass (dq, dk, dv for a random dO ~ N(0, 1))
 
     Mask mask() const { return causal ? Mask::make_causal() : Mask::none(); }

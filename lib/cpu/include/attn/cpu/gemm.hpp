@@ -1,16 +1,14 @@
-// attn/cpu/gemm.hpp: the float32 GEMM kernels under the fast training ops (lib/train) and
+// attn/cpu/gemm.hpp: the float32 GEMM kernels under the fast training ops (lib/nn) and
 // the encoder's projections (lib/model). Internal to attn: an interface its modules share,
 // not one for users (they call attn::nn's ops or BertModel).
 //
-// One template (src/gemm_kernel.hpp) over SIMD traits, instantiated per instruction set
-// (src/gemm_avx512.cpp, src/gemm_avx2.cpp, src/gemm_neon.cpp on AArch64, src/gemm_generic.cpp in plain
-// C++ for any CPU; on bf16 pairs src/gemm_bf16.cpp and
-// src/gemm_bf16_widened.cpp; the AMX tiles src/gemm_amx.cpp) and chosen at run time, under the ATTN_ISA
-// cap of attn/cpu/features.hpp: a build for a baseline CPU still runs the AVX-512 kernel on
-// an AVX-512 CPU, and ATTN_ISA=avx2 runs the AVX2 one there. The generic kernel runs where it
-// is asked for (callers default to Eigen on a CPU with no SIMD family: its GEMM is faster
-// than the plain kernel there); there is none for Isa::amx (the tiles are bf16; amx CPUs
-// take the avx512 kernel).
+// One template (src/gemm/gemm_kernel.hpp) over SIMD traits, instantiated per instruction set
+// (src/gemm/gemm_avx512.cpp, src/gemm/gemm_avx2.cpp, src/gemm/gemm_neon.cpp on AArch64, src/gemm/gemm_generic.cpp in
+// plain C++ for any CPU; on bf16 pairs src/gemm/gemm_bf16.cpp and src/gemm/gemm_bf16_widened.cpp; the AMX tiles
+// src/gemm/gemm_amx.cpp) and chosen at run time, under the ATTN_ISA cap of attn/cpu/features.hpp: a build for a
+// baseline CPU still runs the AVX-512 kernel on an AVX-512 CPU, and ATTN_ISA=avx2 runs the AVX2 one there. The generic
+// kernel runs where it is asked for (callers default to Eigen on a CPU with no SIMD family: its GEMM is faster than the
+// plain kernel there); there is none for Isa::amx (the tiles are bf16; amx CPUs take the avx512 kernel).
 //
 // Every kernel computes every element of the output as init + term 0 + term 1 + ... in
 // ascending k, one fused multiply-add per term (the generic kernel: a multiply, then an add),
@@ -21,6 +19,7 @@
 #include <cstdint>
 
 #include "attn/cpu/features.hpp"
+#include "attn/cpu/gemm_types.hpp"
 
 namespace attn::gemm {
 
@@ -41,19 +40,7 @@ Isa best();
 // the bias row (Nc values) when bias is not null, else 0. With sak = 1 and several column
 // blocks, B's blocks are first copied side by side into a buffer of the calling thread's (it
 // stays allocated, K x Nc floats at most); otherwise B's rows are read in place.
-struct StridedArgs {
-    int64_t M = 0, Nc = 0, K = 0;
-    const float* A = nullptr;
-    int64_t sai = 0, sak = 0;
-    const float* B = nullptr;
-    int64_t ldb = 0;
-    float* C = nullptr;
-    int64_t ldc = 0;
-    const float* bias = nullptr;
-    bool accumulate = false;
-    bool prefetch_b = false;  // B is cold memory: the first row tile prefetches its rows ahead
-};
-using StridedFn = void (*)(const StridedArgs&);
+// StridedArgs and StridedFn: attn/cpu/gemm_types.hpp.
 // The family's kernel; null where !available(isa).
 StridedFn strided(Isa isa);
 
@@ -70,8 +57,6 @@ constexpr int64_t kStrip = 32;
 int64_t strips_size(int64_t n_in, int64_t n_out);
 // dst (strips_size floats) = Wt (n_in, n_out, row-major) in strips.
 void pack_strips(float* dst, const float* Wt, int64_t n_in, int64_t n_out);
-using StripsFn = void (*)(float* out, const float* x, const float* strips, const float* b, int64_t n_in,
-                          int64_t n_out, int64_t r0, int64_t r1, int64_t c0, int64_t c1);
 // The family's kernel; null where !available(isa).
 StripsFn strips(Isa isa);
 
@@ -98,8 +83,6 @@ void strips_bf16(float* out, const uint32_t* x_pairs, const uint32_t* w_pairs, c
 // rows_to_bf16_widened runs everywhere (vectorised on AVX-512) and gives rows_to_bf16's bits;
 // strips_widened(isa) is null where !available(isa).
 void rows_to_bf16_widened(uint16_t* dst, const float* x, int64_t rows, int64_t n_in, int64_t kp);
-using StripsPairsFn = void (*)(float* out, const uint32_t* x_pairs, const uint32_t* w_pairs, const float* b, int64_t kp,
-                               int64_t n_out, int64_t r0, int64_t r1, int64_t c0, int64_t c1);
 StripsPairsFn strips_widened(Isa isa);
 // The same on AMX tiles, where attn::cpu_amx_bf16_usable(): rows [r0, r1) (r0 a multiple of
 // 32) of out's N rows; kp a multiple of 16 and x_pairs whole blocks of 32 rows (zeros past N).

@@ -3,10 +3,10 @@
 // forms), attention's masked softmax and dS rows, and gather transposes.
 // Internal to attn: an interface its modules share, not one for users.
 //
-// One template (src/rows_kernel.hpp) over 16-lane traits, instantiated for AVX-512 (one zmm,
-// src/rows_avx512.cpp) and AVX2 + FMA (a pair of ymm registers, src/rows_avx2.cpp), each
+// One template (src/rows/rows_kernel.hpp) over 16-lane traits, instantiated for AVX-512 (one zmm,
+// src/rows/rows_avx512.cpp) and AVX2 + FMA (a pair of ymm registers, src/rows/rows_avx2.cpp), each
 // compiled through a target pragma in every x86-64 build, and for AArch64 NEON (four q
-// registers, src/rows_neon.cpp); row_kernels() (src/rows.cpp) picks the widest the CPU runs
+// registers, src/rows/rows_neon.cpp); row_kernels() (src/rows/rows.cpp) picks the widest the CPU runs
 // under the ATTN_ISA cap, or none: the caller then takes its plain loops, whose 16-lane sums
 // give the same reduction order. Every row sum has the same 16 lanes and reduction tree on
 // every instruction set.

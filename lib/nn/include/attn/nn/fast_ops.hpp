@@ -3,11 +3,10 @@
 // Same signatures as the reference ops plus a thread count, same "backward adds"
 // rule by default (Into::Add); a backward op given Into::Set writes its input gradient
 // instead of adding to it, so the caller need not zero the buffer first (a training step
-// then skips a memset and a read of every fresh gradient buffer). Matrix products go through the float register-tile kernels (see GemmPath below) or
-// Eigen GEMMs over row-major maps of the buffers;
-// loops run on attn/core/parallel.hpp. Determinism: work is cut into pieces whose
-// size never depends on the thread count (kRowChunk rows of activations, kGemmRows rows of a GEMM, kOutChunk
-// output rows of a weight gradient, one (batch, head) pair of attention), and every
+// then skips a memset and a read of every fresh gradient buffer). Matrix products go through the float register-tile
+// kernels (see GemmPath below) or Eigen GEMMs over row-major maps of the buffers; loops run on attn/core/parallel.hpp.
+// Determinism: work is cut into pieces whose size never depends on the thread count (kRowChunk rows of activations,
+// kGemmRows rows of a GEMM, kOutChunk output rows of a weight gradient, one (batch, head) pair of attention), and every
 // sum across pieces is added in piece order, so the result is bit-identical at any
 // thread count. The results differ from the reference ops only by float rounding
 // (a different summation order); tests/test_nn_ops.cpp bounds the difference.
@@ -26,7 +25,7 @@ inline constexpr int64_t kChunkTokens = 512;  // tokens (whole sequences) per wo
 // The float32 matrix products of the fast ops (linear layers, attention's per-head
 // products) run on one of four paths, picked at run time from what the CPU has:
 // "avx512", "avx2" and (AArch64) "neon", register-tile kernels without packing for these small shapes
-// (lib/cpu/src/gemm_kernel.hpp: every element summed over k in ascending order with
+// (lib/cpu/src/gemm/gemm_kernel.hpp: every element summed over k in ascending order with
 // fused multiply-adds), or "eigen" (Eigen's GEMM, as every double op). Each path is
 // deterministic at any thread count; two paths differ by float rounding.
 enum class GemmPath { Eigen, Avx2, Avx512, Neon, Generic };

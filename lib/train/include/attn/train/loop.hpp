@@ -30,7 +30,8 @@
 #include <vector>
 
 #include "attn/nn/transformer.hpp"
-#include "attn/train/trainer.hpp"
+#include "attn/train/tasks.hpp"
+#include "attn/train/train_config.hpp"
 
 namespace attn {
 
@@ -65,5 +66,17 @@ struct TrainLoopHooks {
 
 // Trains the parameters `params` (the model's, in the order the optimiser keeps its state by).
 TrainLoopState run_train_loop(std::vector<Param>& params, const TrainConfig& cfg, const TrainLoopHooks& hooks);
+
+// The step hook of a TinyTransformer trained on a task, as every run of the library builds it:
+// batch s of the task's train split, task.batch(batch, seed, Train, s) (or batch_of(s) when
+// given), then model.forward_backward under step_seed(seeds, seed, s).
+struct TaskStep {
+    int64_t batch = 0;
+    uint64_t seed = 0;
+    int threads = 1;
+    StepSeedRule seeds = StepSeedRule::Train;
+    std::function<TaskBatch(int64_t step)> batch_of;  // empty: the task's train split
+};
+std::function<StepStats(int64_t step)> task_step(TinyTransformer& model, const Task& task, TaskStep how);
 
 }  // namespace attn

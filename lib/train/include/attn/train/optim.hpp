@@ -21,7 +21,6 @@ namespace attn {
 struct AdamW {
     float lr = 1e-3f, beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f, weight_decay = 0.01f;
     void step(std::vector<Param>& params);
-    int64_t steps_taken() const { return t_; }
 
 private:
     int64_t t_ = 0;

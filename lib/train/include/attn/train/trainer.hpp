@@ -30,46 +30,16 @@
 
 #include "attn/nn/transformer.hpp"
 #include "attn/train/tasks.hpp"
+#include "attn/train/train_config.hpp"
 
 namespace attn {
 
-enum class OptimizerKind { AdamW, Sgd };
-const char* optimizer_name(OptimizerKind k);  // "adamw", "sgd"
-enum class LrSchedule { Constant, Cosine };
-const char* lr_schedule_name(LrSchedule s);   // "constant", "cosine"
-
-// The learning rate `attn train` and the lab's training page use on the toy tasks (AdamW,
-// 2 layers, D = 64): reverse reaches 100% in about 40 steps. TrainConfig keeps 1e-3.
-inline constexpr double kTaskLr = 3e-3;
-
-struct TrainConfig {
-    int64_t steps = 1000;
-    int64_t batch = 32;               // B rows per step (and per eval batch)
-    uint64_t seed = 0;                // data and dropout (the model's init is the caller's)
-    int threads = 1;                  // 0: every core
-    OptimizerKind optimizer = OptimizerKind::AdamW;
-    double lr = 1e-3;
-    double weight_decay = 0.01;       // AdamW: decoupled; SGD: added to the gradient
-    double momentum = 0.9;            // SGD only
-    double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // AdamW only
-    double clip = 1.0;                // max global gradient norm; 0 = no clipping
-    LrSchedule schedule = LrSchedule::Constant;
-    int64_t warmup = 0;               // linear warmup steps
-    int64_t eval_every = 100;         // 0: evaluate only after the last step
-    int64_t eval_batches = 4;
-
-    // Throws InputError naming the field on a value out of range (lr <= 0 or not finite, ...).
-    void validate() const;  // InputError "FIELD: rule" (lr finite and > 0, warmup <= steps, ...)
-};
-
-// The learning rate of step s (0-based) under cfg's schedule.
 // The bytes (float32) a run of train_model holds for a model and a batch of B rows of T
 // tokens: the activations the backward pass keeps, about (per layer) 16 D + 2 d_ff + 3 H T
 // floats a token plus 2 V for the logits, and the weights four times (value, gradient,
 // two AdamW moments). An estimate for refusing runs that cannot fit, in double.
 double training_memory_bytes(const ModelConfig& mc, int64_t batch, int64_t seq);
 
-double lr_at(const TrainConfig& cfg, int64_t step);
 
 // Loss and accuracy on held-out batches.
 struct EvalStats {
@@ -78,8 +48,9 @@ struct EvalStats {
     double exact = -1;        // rows with every scored token right; -1 when the task has none
     int64_t tokens = 0;       // scored tokens seen
 };
+// exact_match false: the exact-match share is not measured (one forward a batch fewer).
 EvalStats evaluate_task(TinyTransformer& model, const Task& task, int64_t batch, uint64_t seed, int64_t batches,
-                        int threads);
+                        int threads, bool exact_match = true);
 
 struct CurvePoint {
     int64_t step = 0;             // steps done when measured

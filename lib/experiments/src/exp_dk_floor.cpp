@@ -199,9 +199,10 @@ ExperimentResult run_dk_floor(const ExperimentConfig& cfg, const ExperimentProgr
     const int64_t worst = *std::max_element(knees.begin(), knees.end());
     Verdict v{"C10", "with long sequences d_k may be lowered, but not below 64",
               worst >= 64 ? VerdictKind::Supported : VerdictKind::NotSupported,
-              fig + (worst >= 64               ? std::string()
-                     : knees.front() < knees.back() ? std::string("; below 64 at every T, rising with the number of keys")
-                                                    : std::string("; below 64 at every T"))};
+              fig + (worst >= 64 ? std::string()
+                     : knees.front() < knees.back()
+                         ? std::string("; below 64 at every T, rising with the number of keys")
+                         : std::string("; below 64 at every T"))};
     v.task = "the lookup step of associative recall: T keys per row, each asked once, one head of width d_k learning "
              "W_q, W_k; the metric is the final accuracy on fresh rows, and the knee is the smallest d_k within 5% "
              "of the best accuracy at that T";

@@ -55,9 +55,9 @@ std::string shell_quoted(const std::string& s) {
 json lab_decoder(const json& r, const std::string& model_dir) {
     if (!r.is_object()) throw LabError("", "the request must be a JSON object");
     for (const auto& item : r.items())
-        if (item.key() != "text" && item.key() != "top")
-            throw LabError(printable(item.key()),
-                           fmt::format("{}: not a field of this request (fields: text, top)", printable(item.key())));
+        if (item.key() != "text" && item.key() != "top" && item.key() != "temperature" && item.key() != "seed")
+            throw LabError(printable(item.key()), fmt::format("{}: not a field of this request (fields: text, top, "
+                                                              "temperature, seed)", printable(item.key())));
     if (!r.contains("text") || !r["text"].is_string()) throw LabError("text", "text: must be a string (your prompt)");
     const std::string text = r["text"].get<std::string>();
     if (text.empty()) throw LabError("text", "text: type a prompt");
@@ -69,6 +69,22 @@ json lab_decoder(const json& r, const std::string& model_dir) {
         if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > 50)
             throw LabError("top", fmt::format("top: must be an integer in [1, 50], got {}", shown(v)));
         top = v.get<int64_t>();
+    }
+    double temperature = 1.0;
+    if (r.contains("temperature")) {
+        const json& v = r["temperature"];
+        const double t = v.is_number() ? v.get<double>() : -1.0;
+        if (!(t == 0.0 || (t >= 0.01 && t <= 100.0)))
+            throw LabError("temperature", fmt::format("temperature: must be 0 (greedy) or in [0.01, 100], got {}",
+                                                      shown(v)));
+        temperature = t;
+    }
+    uint64_t seed = 0;
+    if (r.contains("seed")) {
+        const json& v = r["seed"];
+        if (!v.is_number_unsigned() || v.get<uint64_t>() > (uint64_t{1} << 53))
+            throw LabError("seed", fmt::format("seed: must be an integer in [0, 2^53], got {}", shown(v)));
+        seed = v.get<uint64_t>();
     }
     const std::string dir = model_dir.empty() ? default_decoder_dir() : model_dir;
     const LoadedDecoder& d = loaded_decoder(dir);
@@ -102,11 +118,29 @@ json lab_decoder(const json& r, const std::string& model_dir) {
         next.push_back({{"rank", k + 1}, {"id", id}, {"text", token_text(id)}, {"prob", p[static_cast<size_t>(id)]},
                         {"logit", last[id]}});
     }
-    std::string command = "attn model next";
-    if (!model_dir.empty()) command += " --model " + shell_quoted(model_dir);
-    command += fmt::format(" --text {} --top {} --json", shell_quoted(text), K);
-    return {{"format", "attn-lab-decoder"}, {"version", 1}, {"model", dir}, {"tokens", tokens},
-            {"next", next}, {"command", command}};
+    const std::string model = model_dir.empty() ? "" : " --model " + shell_quoted(model_dir);
+    const std::string command =
+        fmt::format("attn model next{} --text {} --top {} --json", model, shell_quoted(text), K);
+    // The same entries' probabilities at the temperature (softmax of logits / T; greedy: none).
+    json tempered = json::array();
+    const std::vector<float> pt = temperature > 0 ? softmax_probs(last, V, temperature) : std::vector<float>();
+    for (int64_t k = 0; k < K; ++k)
+        tempered.push_back(pt.empty() ? json(nullptr) : json(pt[static_cast<size_t>(order[static_cast<size_t>(k)])]));
+    // One step of `attn model generate` at the temperature and seed: the token the button appends.
+    json sample = nullptr;
+    if (T < d.model.config.n_positions) {
+        Gpt2GenerateOptions go;
+        go.steps = 1;
+        go.temperature = temperature;
+        go.seed = seed;
+        const Gpt2Step s = gpt2_generate(d.model, ids, go).at(0);
+        sample = {{"id", s.id}, {"text", token_text(s.id)}, {"prob", s.prob},
+                  {"command", fmt::format("attn model generate{} --text {} --steps 1 --temperature {} --seed {} --json",
+                                          model, shell_quoted(text), temperature, seed)}};
+    }
+    return {{"format", "attn-lab-decoder"}, {"version", 1}, {"model", dir}, {"tokens", tokens}, {"next", next},
+            {"command", command}, {"temperature", temperature}, {"next_at_temperature", tempered},
+            {"sample", sample}};
 }
 
 }  // namespace attn::cli

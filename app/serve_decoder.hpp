@@ -10,9 +10,13 @@
 namespace attn::cli {
 
 // Request: text (a string, 1..kLabMaxTextBytes bytes), top (how many next tokens, 1..50,
-// default 10). Answer "attn-lab-decoder": model (its folder), tokens [{id, text}], next
-// [{rank, id, text, prob, logit}] (the entries of `attn model next --json`, sorted by
-// probability) and command (that `attn model next` command). LabError naming the field.
+// default 10), temperature (0: greedy, or 0.01..100; default 1), seed. Answer
+// "attn-lab-decoder": model (its folder), tokens [{id, text}], next [{rank, id, text, prob,
+// logit}] (the entries of `attn model next --json`, sorted by probability), command (that
+// `attn model next` command), next_at_temperature (the same entries' probabilities at the
+// temperature; null when greedy) and sample {id, text, prob, command}: the token one step of
+// `attn model generate --steps 1 --temperature T --seed S` chooses (null when the prompt fills
+// the model's positions). LabError naming the field.
 nlohmann::json lab_decoder(const nlohmann::json& request, const std::string& model_dir);
 
 }  // namespace attn::cli

@@ -271,15 +271,23 @@ def decoder_checks(binary, s, checks):
         top = r["next"][0] if status == 200 else {}
         checks.check(ok, f"decoder {text!r}: tokens and next equal `{r.get('command', '?')}` "
                          f"(top {top.get('text')!r} {100 * top.get('prob', 0):.2f}%)")
+    for text, temperature, seed in (("Thou", 0.8, 3), ("To be, or", 0, 0), ("MACBETH", 1.7, 11)):
+        status, r = s.api("/api/decoder", {"text": text, "temperature": temperature, "seed": seed})
+        sample = r.get("sample") or {}
+        ref = attn_json(binary, shlex.split(sample["command"])[1:])["steps"][0] if status == 200 else {}
+        ok = status == 200 and {k: sample[k] for k in ("id", "text", "prob")} == ref
+        checks.check(ok, f"decoder: the sampled next token is `{sample.get('command', '?')}`'s "
+                         f"({sample.get('text')!r}, {100 * sample.get('prob', 0):.2f}%)")
     status, j = s.api("/api/decoder", {"text": "é ✓"})
     cli = subprocess.run([binary, "model", "next", "--text", "é ✓"], capture_output=True, text=True)
-    checks.check(status == 400 and j["field"] == "text" and cli.returncode == 2 and "not in the vocabulary" in j["error"]
-                 and "not in the vocabulary" in cli.stderr, f"decoder: a text the vocabulary cannot spell: 400 as "
+    checks.check(status == 400 and j["field"] == "text" and cli.returncode == 2
+                 and "not in the vocabulary" in j["error"] and "not in the vocabulary" in cli.stderr, f"decoder: a text the vocabulary cannot spell: 400 as "
                  f"the command refuses it ({j['error'][:70]}...)")
     for body, field in (({"text": ""}, "text"), ({"text": "a" * 700}, "text"), ({"text": "a", "top": 0}, "top"),
                         ({"text": "a", "temp": 1}, "temp")):
         status, j = s.api("/api/decoder", body)
-        checks.check(status in (400, 413) and j["field"] == field, f"decoder {str(body)[:40]}: {status}, field {field!r}")
+        checks.check(status in (400, 413) and j["field"] == field,
+                     f"decoder {str(body)[:40]}: {status}, field {field!r}")
 
 
 def cross_site_checks(s, checks):
@@ -336,7 +344,8 @@ def fault_checks(binary, checks):
                 ok = status in (500, 503) and j.get("format") == "attn-lab-error" and data.isascii()
                 (status2, _, data2), secs = timed(lambda: s.request(method, path, body, timeout=5))
                 model_missing = status2 == 404 and b'"model"' in data2
-                checks.check(ok and (status2 == 200 or model_missing) and secs < 1,
+                # (the training run is a whole 3-step run, streamed: its own bound)
+                checks.check(ok and (status2 == 200 or model_missing) and secs < (5 if path == "/api/train" else 1),
                              f"{method} {path}: a {kind} fault answers {status}; "
                              f"the next request {status2} in {secs:.2f} s")
     finally:
@@ -605,6 +614,19 @@ def browser_checks(binary, chromium, out, checks):
         ref2 = attn_json(binary, shlex.split(r2["command"])[1:])
         checks.check("'Thou'" in r2["command"] and r2["next"] == ref2["next"],
                      f"decoder: a new prompt typed: the distribution of `{r2['command']}`")
+        b.eval("var e=document.getElementById('temperature'); e.value='0.9'; e.dispatchEvent(new Event('change'))")
+        b.eval("var e=document.getElementById('seed'); e.value='5'; e.dispatchEvent(new Event('change'))")
+        b.pump(1.5)
+        r3 = b.eval("window.attnLab.decoder")
+        before = b.eval("document.body.dataset.ready")
+        b.eval("document.getElementById('sample').click()")
+        wait_ready(b, before)
+        sampled = b.eval("window.attnLab.sampled")
+        step = attn_json(binary, shlex.split(r3["sample"]["command"])[1:])["steps"][0]
+        prompt = b.eval("document.getElementById('prompt').value")
+        checks.check(sampled["id"] == step["id"] and prompt == "Thou" + step["text"],
+                     f"decoder: Sample appends `{r3['sample']['command']}`'s token ({step['text']!r}): "
+                     f"the prompt is now {prompt!r}")
         b.screenshot(os.path.join(out, "serve-decoder.png"))
         open_page(b, s, "/decoder?lang=zh", "decoder (zh)", checks)
         checks.check(b.eval("document.getElementById('go').textContent") == "下一个词元", "decoder: the zh UI")

@@ -39,6 +39,8 @@
 
 #include "command.hpp"
 #include "options.hpp"
+#include "cmd_model_decoder.hpp"
+#include "serve_decoder.hpp"
 #include "serve_http.hpp"
 #include "serve_lab.hpp"
 #include "serve_pages.hpp"
@@ -226,7 +228,11 @@ private:
 
 class Lab {
 public:
-    explicit Lab(ServeOpts o) : o_(std::move(o)) {}
+    // --model names a GPT-2 folder (the /decoder page's model) or a BERT one (/sentence's).
+    explicit Lab(ServeOpts o)
+        : o_(std::move(o)),
+          decoder_dir_(!o_.model.empty() && is_decoder_folder(o_.model) ? o_.model : ""),
+          sentence_dir_(decoder_dir_.empty() ? o_.model : "") {}
 
     void routes(httplib::Server& svr) {
         for (const PageAsset& a : page_assets())
@@ -245,7 +251,7 @@ public:
         svr.Post("/api/sentence", guarded([this](const httplib::Request& req, httplib::Response& res) {
             compute(gate_, req, res, [&] {
                 const LabSentenceRequest q = parse_sentence_request(body_json(req), o_.lang);
-                const std::string id = sentences_.put(lab_sentence_page(q.text, o_.model, q.lang));
+                const std::string id = sentences_.put(lab_sentence_page(q.text, sentence_dir_, q.lang));
                 send_json(res, 200,
                           {{"format", "attn-lab-sentence"}, {"version", 1}, {"view", "/sentence/view/" + id}});
             });
@@ -259,6 +265,9 @@ public:
             // The page carries its own policy (script and style by hash); framed by /sentence only.
             res.set_header("Content-Security-Policy", "frame-ancestors 'self'");
             res.set_content(*html, "text/html; charset=utf-8");
+        }));
+        svr.Post("/api/decoder", guarded([this](const httplib::Request& req, httplib::Response& res) {
+            compute(gate_, req, res, [&] { send_json(res, 200, lab_decoder(body_json(req), decoder_dir_)); });
         }));
         svr.Post("/api/train",
                  guarded([this](const httplib::Request& req, httplib::Response& res) { train(req, res); }));
@@ -370,6 +379,7 @@ private:
     }
 
     ServeOpts o_;
+    std::string decoder_dir_, sentence_dir_;  // "": the default of each
     Gate gate_;
     SentencePages sentences_;
     std::mutex m_;
@@ -453,7 +463,7 @@ int run_serve(const ServeOpts& o) {
             send_error(res, 413, "body", fmt::format("body: at most {} bytes", kLabMaxBodyBytes));
         else if (res.status == 404)
             send_error(res, 404, "path",
-                       "no such page or API (the pages: /, /playground, /sqrt-dk, /sentence, /train)");
+                       "no such page or API (the pages: /, /playground, /sqrt-dk, /sentence, /train, /decoder)");
         else
             send_error(res, res.status, "", "the request could not be served");
     });
@@ -481,12 +491,15 @@ attn::cli::Command reg{
         auto o = std::make_shared<ServeOpts>();
         sub.footer(
             "Pages: / (index), /playground (Q, K, V, scores and weights as knobs move), /sqrt-dk (the variance\n"
-            "experiment, live), /sentence (MiniLM's heads on your text), /train (a tiny training run, streamed).\n"
+            "experiment, live), /sentence (MiniLM's heads on your text), /train (a tiny training run, streamed),\n"
+            "/decoder (a GPT-2 decoder's tokens and next-token distribution on your prompt).\n"
             "Listens on 127.0.0.1 only and answers only to Host 127.0.0.1 or localhost. --port 0 picks a free port.");
         sub.add_option("--port", o->port, "TCP port on 127.0.0.1 (0: any free port)")
             ->capture_default_str()
             ->check(attn::cli::integer_in(0, 65535));
-        sub.add_option("--model", o->model, "Model folder for /sentence (default: the fetched MiniLM)");
+        sub.add_option("--model", o->model,
+                       "Model folder: a GPT-2 folder for /decoder (default: the shipped macbeth-char), or a BERT "
+                       "folder for /sentence (default: the fetched MiniLM)");
         sub.add_option("--lang", o->lang, "UI language of the pages: en or zh (a page's ?lang= overrides)")
             ->capture_default_str();
         sub.add_flag("-q,--quiet", o->quiet, "No message when the server stops");

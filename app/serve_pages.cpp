@@ -43,6 +43,14 @@ PageText page_text(const std::string& page, bool zh) {
                   : PageText{"Your sentence",
                              "Type a sentence: all-MiniLM-L6-v2's 6 layers × 12 heads, computed by attn's C++ encoder, in "
                              "the head, model and matrix views."};
+    if (page == "decoder")
+        return zh ? PageText{"解码器：下一个词元",
+                             "输入一段开头，GPT-2 式解码器（默认是随 attn 发布、在《麦克白》上训练的字符级模型）把它切成词元，"
+                             "并给出下一个词元的概率分布；数字与 attn model next 相同。"}
+                  : PageText{"Decoder: the next token",
+                             "Type a prompt: a GPT-2-family decoder (by default the character-level one attn ships, "
+                             "trained on Macbeth) splits it into tokens and gives the distribution of the next token, "
+                             "the numbers of attn model next."};
     if (page == "train")
         return zh ? PageText{"训练一个小模型",
                              "在一个合成任务上训练 attn train 的小 Transformer（2 层、4 个头），实时看损失下降，"
@@ -64,6 +72,7 @@ const std::vector<PageAsset>& page_assets() {
         {"/sqrt-dk", "text/html; charset=utf-8", true, "sqrt-dk", nullptr},
         {"/sentence", "text/html; charset=utf-8", true, "sentence", nullptr},
         {"/train", "text/html; charset=utf-8", true, "train", nullptr},
+        {"/decoder", "text/html; charset=utf-8", true, "decoder", nullptr},
         {"/static/lab\\.js", "text/javascript; charset=utf-8", false, "", kLabScript},
         {"/static/lab\\.css", "text/css; charset=utf-8", false, "", kLabStyle},
     };
@@ -75,14 +84,14 @@ std::string page_html(const PageAsset& a, const std::string& lang) {
     const std::string page = a.page;
     const PageText text = page_text(page, zh);
     std::string nav;
-    for (const char* p : {"playground", "sqrt-dk", "sentence", "train"}) {
+    for (const char* p : {"playground", "sqrt-dk", "sentence", "train", "decoder"}) {
         const PageText pt = page_text(p, zh);
         nav += fmt::format("<a href=\"/{}?lang={}\"{}>{}</a>", p, lang, page == p ? " class=\"here\"" : "", pt.title);
     }
     std::string body;
     if (page.empty()) {
         body = "<ul class=\"pages\">";
-        for (const char* p : {"playground", "sqrt-dk", "sentence", "train"}) {
+        for (const char* p : {"playground", "sqrt-dk", "sentence", "train", "decoder"}) {
             const PageText pt = page_text(p, zh);
             body += fmt::format("<li><a href=\"/{}?lang={}\">{}</a>: {}</li>", p, lang, pt.title, pt.lead);
         }

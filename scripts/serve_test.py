@@ -34,6 +34,7 @@ import json
 import os
 import re
 import random
+import shlex
 import signal
 import socket
 import struct
@@ -158,6 +159,7 @@ def http_checks(binary, checks):
         checks.check(status == 400 and j["field"] == "steps", "a training run of 5000 steps: 400, field 'steps'")
 
         bad_bytes_checks(s, checks)
+        decoder_checks(binary, s, checks)
         cross_site_checks(s, checks)
         slow_client_checks(s, checks)
         fuzz_requests(s, checks)
@@ -259,6 +261,35 @@ def bad_bytes_checks(s, checks):
                  f"a body nested 10,000 deep: 400 before parsing ({j['error']})")
 
 
+def decoder_checks(binary, s, checks):
+    """/api/decoder's tokens and next-token distribution are `attn model next --json`'s, entry
+    for entry, for the command the answer names."""
+    for text in ("To be, or not to b", "MACBETH:\nIs this a dagger", "Thou"):
+        status, r = s.api("/api/decoder", {"text": text})
+        ref = attn_json(binary, shlex.split(r["command"])[1:]) if status == 200 else {}
+        ok = status == 200 and r["next"] == ref.get("next") and r["tokens"] == ref.get("tokens")
+        top = r["next"][0] if status == 200 else {}
+        checks.check(ok, f"decoder {text!r}: tokens and next equal `{r.get('command', '?')}` "
+                         f"(top {top.get('text')!r} {100 * top.get('prob', 0):.2f}%)")
+    for text, temperature, seed in (("Thou", 0.8, 3), ("To be, or", 0, 0), ("MACBETH", 1.7, 11)):
+        status, r = s.api("/api/decoder", {"text": text, "temperature": temperature, "seed": seed})
+        sample = r.get("sample") or {}
+        ref = attn_json(binary, shlex.split(sample["command"])[1:])["steps"][0] if status == 200 else {}
+        ok = status == 200 and {k: sample[k] for k in ("id", "text", "prob")} == ref
+        checks.check(ok, f"decoder: the sampled next token is `{sample.get('command', '?')}`'s "
+                         f"({sample.get('text')!r}, {100 * sample.get('prob', 0):.2f}%)")
+    status, j = s.api("/api/decoder", {"text": "é ✓"})
+    cli = subprocess.run([binary, "model", "next", "--text", "é ✓"], capture_output=True, text=True)
+    checks.check(status == 400 and j["field"] == "text" and cli.returncode == 2
+                 and "not in the vocabulary" in j["error"] and "not in the vocabulary" in cli.stderr, f"decoder: a text the vocabulary cannot spell: 400 as "
+                 f"the command refuses it ({j['error'][:70]}...)")
+    for body, field in (({"text": ""}, "text"), ({"text": "a" * 700}, "text"), ({"text": "a", "top": 0}, "top"),
+                        ({"text": "a", "temp": 1}, "temp")):
+        status, j = s.api("/api/decoder", body)
+        checks.check(status in (400, 413) and j["field"] == field,
+                     f"decoder {str(body)[:40]}: {status}, field {field!r}")
+
+
 def cross_site_checks(s, checks):
     """Only the lab's own pages make it compute: a foreign Origin is 403, a body that is not
     JSON 415, a GET 405, and none of them starts anything (a training run then starts at once)."""
@@ -313,7 +344,8 @@ def fault_checks(binary, checks):
                 ok = status in (500, 503) and j.get("format") == "attn-lab-error" and data.isascii()
                 (status2, _, data2), secs = timed(lambda: s.request(method, path, body, timeout=5))
                 model_missing = status2 == 404 and b'"model"' in data2
-                checks.check(ok and (status2 == 200 or model_missing) and secs < 1,
+                # (the training run is a whole 3-step run, streamed: its own bound)
+                checks.check(ok and (status2 == 200 or model_missing) and secs < (5 if path == "/api/train" else 1),
                              f"{method} {path}: a {kind} fault answers {status}; "
                              f"the next request {status2} in {secs:.2f} s")
     finally:
@@ -504,7 +536,7 @@ def wait_ready(b, serial_before=None, seconds=20):
     t0 = time.time()
     while time.time() - t0 < seconds:
         b.pump(0.05)
-        ready = b.eval("document.body.dataset.ready || ''")
+        ready = b.eval("(document.body && document.body.dataset.ready) || ''")
         if ready and ready != serial_before:
             return True
     return False
@@ -568,6 +600,36 @@ def browser_checks(binary, chromium, out, checks):
                      f"sqrt-dk: at Dk 1024 unscaled rows are one-hot {100 * r['rows'][0]['onehot_fraction']:.0f}% of the "
                      f"time, scaled {100 * r['rows'][1]['onehot_fraction']:.0f}%")
         b.screenshot(os.path.join(out, "serve-sqrt-dk.png"))
+
+        figures["decoder_ms"] = open_page(b, s, "/decoder", "decoder", checks)
+        r = b.eval("window.attnLab.decoder")
+        ref = attn_json(binary, shlex.split(r["command"])[1:])
+        shown = b.eval("document.querySelector('#shapes tbody tr').innerText")
+        top = ref["next"][0]
+        checks.check(r["next"] == ref["next"] and f"{100 * top['prob']:.2f}%" in shown and str(top["id"]) in shown,
+                     f"decoder: the page's top next token and probability are `{r['command']}`'s ({shown!r})")
+        b.eval("document.getElementById('prompt').value='Thou'; document.getElementById('go').click()")
+        b.pump(1.0)
+        r2 = b.eval("window.attnLab.decoder")
+        ref2 = attn_json(binary, shlex.split(r2["command"])[1:])
+        checks.check("'Thou'" in r2["command"] and r2["next"] == ref2["next"],
+                     f"decoder: a new prompt typed: the distribution of `{r2['command']}`")
+        b.eval("var e=document.getElementById('temperature'); e.value='0.9'; e.dispatchEvent(new Event('change'))")
+        b.eval("var e=document.getElementById('seed'); e.value='5'; e.dispatchEvent(new Event('change'))")
+        b.pump(1.5)
+        r3 = b.eval("window.attnLab.decoder")
+        before = b.eval("document.body.dataset.ready")
+        b.eval("document.getElementById('sample').click()")
+        wait_ready(b, before)
+        sampled = b.eval("window.attnLab.sampled")
+        step = attn_json(binary, shlex.split(r3["sample"]["command"])[1:])["steps"][0]
+        prompt = b.eval("document.getElementById('prompt').value")
+        checks.check(sampled["id"] == step["id"] and prompt == "Thou" + step["text"],
+                     f"decoder: Sample appends `{r3['sample']['command']}`'s token ({step['text']!r}): "
+                     f"the prompt is now {prompt!r}")
+        b.screenshot(os.path.join(out, "serve-decoder.png"))
+        open_page(b, s, "/decoder?lang=zh", "decoder (zh)", checks)
+        checks.check(b.eval("document.getElementById('go').textContent") == "下一个词元", "decoder: the zh UI")
 
         figures["train_ms"] = open_page(b, s, "/train?lang=zh", "train (zh)", checks)
         checks.check(b.eval("document.getElementById('start').textContent") == "开始训练", "train: the zh UI")

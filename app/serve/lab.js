@@ -23,6 +23,9 @@ const I18N = {
     loss: "training loss", acc: "accuracy", head_w: "weights of head", last_layer: "of the last layer on an eval row",
     done: "done", stopped: "stopped", eval: "eval", busy: "busy", error: "error",
     empty: "type a sentence first", too_long: "the sentence has {got} bytes; the lab takes at most {max}",
+    prompt: "your prompt", next_dist: "Next token", tokens: "tokens (id: text)", rank: "rank", id: "id",
+    prob: "probability", logit: "logit", token: "token", prob_t: "at temperature", sample: "Sample the next token",
+    greedy: "0 = greedy",
   },
   zh: {
     seq: "T（词元数）", d_k: "Dk（每个头）", heads: "头数", scale: "缩放", tau: "余弦 τ", temperature: "温度",
@@ -41,6 +44,9 @@ const I18N = {
     loss: "训练损失", acc: "准确率", head_w: "注意力权重，头", last_layer: "（最后一层，一个评估样本）",
     done: "完成", stopped: "已停止", eval: "评估", busy: "忙", error: "错误",
     empty: "请先输入一句话", too_long: "这句话有 {got} 字节；实验室最多接受 {max} 字节",
+    prompt: "开头文字", next_dist: "下一个词元", tokens: "词元（编号：文本）", rank: "名次", id: "编号",
+    prob: "概率", logit: "logit", token: "词元", prob_t: "该温度下", sample: "采样下一个词元",
+    greedy: "0 = 贪心",
   },
 };
 const t = (k) => (I18N[LANG][k] !== undefined ? I18N[LANG][k] : k);
@@ -396,6 +402,77 @@ function drawTraining(e, losses, tokens, h) {
     figure(`${t("head_w")} ${h} ${t("last_layer")}`, heatmap(w, { describe, cell: 18, labels: tokens })));
 }
 
-const pages = { playground, "sqrt-dk": sqrtDk, sentence, train };
+// ---- /decoder
+// The prompt's tokens and the next-token distribution, from POST /api/decoder (the numbers of
+// `attn model next --json`, whose command the page prints).
+function decoder() {
+  const maxBytes = Number(document.body.dataset.maxText);
+  const input = el("input", { type: "text", id: "prompt", maxlength: String(maxBytes), value: "To be, or not to b" });
+  const go = el("button", { id: "go", text: t("next_dist") });
+  const temp = el("input", { type: "number", id: "temperature", min: "0", max: "100", step: "0.05", value: "1" });
+  const seed = el("input", { type: "number", id: "seed", min: "0", value: "0" });
+  const sample = el("button", { id: "sample", text: t("sample") });
+  $("knobs").append(knob(t("prompt"), input), go, knob(`${t("temperature")} (${t("greedy")})`, temp),
+                    knob(t("seed"), seed), sample);
+  let serial = 0;
+  const show = async () => {
+    const text = input.value, mine = ++serial;
+    if (!text) { setStatus(t("empty"), true); return; }
+    if (new TextEncoder().encode(text).length > maxBytes) {
+      setStatus(t("too_long").replace("{got}", new TextEncoder().encode(text).length).replace("{max}", maxBytes), true);
+      return;
+    }
+    setStatus(t("computing"));
+    try {
+      const r = await api("/api/decoder", { text, top: 10, temperature: Number(temp.value),
+                                            seed: Number(seed.value) || 0 });
+      if (mine !== serial) return;
+      window.attnLab = Object.assign(window.attnLab || {}, { decoder: r });
+      drawDecoder(r);
+      setStatus("");
+      document.body.dataset.ready = String(mine);
+    } catch (e) { if (mine === serial) setStatus(e.message, true); }
+  };
+  go.addEventListener("click", show);
+  input.addEventListener("keydown", (e) => { if (e.key === "Enter") show(); });
+  temp.addEventListener("change", show);
+  seed.addEventListener("change", show);
+  // The token `attn model generate --steps 1 --temperature T --seed S` chooses, appended.
+  sample.addEventListener("click", () => {
+    const r = window.attnLab && window.attnLab.decoder;
+    if (!r || !r.sample) return;
+    window.attnLab.sampled = r.sample;
+    input.value += r.sample.text;
+    show();
+  });
+  show();
+}
+
+function drawDecoder(r) {
+  $("command").textContent = r.command;
+  const chips = el("p", { cls: "tokens", id: "tokens" });
+  for (const tk of r.tokens) chips.append(el("code", { text: `${tk.id}: ${JSON.stringify(tk.text)}` }), " ");
+  const tb = el("tbody");
+  for (const n of r.next) {
+    const bar = el("span", { cls: "bar" });
+    bar.style.display = "inline-block"; bar.style.height = "0.8em"; bar.style.background = "#2b59c3";
+    bar.style.width = Math.round(200 * n.prob) + "px";
+    tb.append(el("tr", {}, el("td", { text: String(n.rank) }), el("td", { text: String(n.id) }),
+      el("td", { text: JSON.stringify(n.text) }), el("td", { text: (100 * n.prob).toFixed(2) + "%" }, " ", bar),
+      el("td", { text: n.logit.toFixed(4) }),
+      el("td", { text: r.next_at_temperature[n.rank - 1] === null ? "—"
+                                                                   : (100 * r.next_at_temperature[n.rank - 1]).toFixed(2) + "%" })));
+  }
+  $("shapes").replaceChildren(el("caption", { text: t("next_dist") }),
+    el("thead", {}, el("tr", {}, el("th", { text: t("rank") }), el("th", { text: t("id") }), el("th", { text: t("token") }),
+      el("th", { text: t("prob") }), el("th", { text: t("logit") }),
+      el("th", { text: `${t("prob_t")} ${r.temperature}` }))), tb);
+  const grid = [figure(t("tokens"), chips)];
+  if (r.sample) grid.push(figure(t("sample"), el("p", {}, el("code", { text: JSON.stringify(r.sample.text) }),
+    ` (id ${r.sample.id}, ${(100 * r.sample.prob).toFixed(2)}%)`), el("code", { cls: "cmd", text: r.sample.command })));
+  $("grid").replaceChildren(...grid);
+}
+
+const pages = { playground, "sqrt-dk": sqrtDk, sentence, train, decoder };
 const page = document.body.dataset.page;
 if (pages[page]) pages[page]();

@@ -1,0 +1,146 @@
+// app/serve_decoder.cpp: the /decoder page's computation (see serve_decoder.hpp).
+#include "serve_decoder.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <mutex>
+#include <numeric>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "attn/core/errors.hpp"
+#include "attn/model/gpt2.hpp"
+#include "serve_lab.hpp"
+
+namespace attn::cli {
+namespace {
+
+using nlohmann::json;
+
+struct LoadedDecoder {
+    std::string dir;
+    Gpt2Model model;
+    BpeTokenizer tok;
+};
+
+// The decoder, loaded once per folder (the server computes one request at a time).
+const LoadedDecoder& loaded_decoder(const std::string& dir) {
+    static std::mutex m;
+    static std::unique_ptr<LoadedDecoder> cached;
+    std::lock_guard<std::mutex> lock(m);
+    if (!cached || cached->dir != dir) {
+        try {
+            const Gpt2Files files = locate_gpt2(dir);
+            const Gpt2Config config = read_gpt2_config(files);
+            BpeTokenizer tok = load_gpt2_tokenizer(files, config);
+            cached.reset(new LoadedDecoder{dir, Gpt2Model::load(files, config), std::move(tok)});
+        } catch (const InputError& e) {
+            throw LabError("model", fmt::format("model: {} (restart attn serve with --model DIR, a GPT-2 folder)",
+                                                e.what()), 404);
+        }
+    }
+    return *cached;
+}
+
+// A string for a POSIX shell: single-quoted.
+std::string shell_quoted(const std::string& s) {
+    std::string out = "'";
+    for (const char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
+}  // namespace
+
+json lab_decoder(const json& r, const std::string& model_dir) {
+    if (!r.is_object()) throw LabError("", "the request must be a JSON object");
+    for (const auto& item : r.items())
+        if (item.key() != "text" && item.key() != "top" && item.key() != "temperature" && item.key() != "seed")
+            throw LabError(printable(item.key()), fmt::format("{}: not a field of this request (fields: text, top, "
+                                                              "temperature, seed)", printable(item.key())));
+    if (!r.contains("text") || !r["text"].is_string()) throw LabError("text", "text: must be a string (your prompt)");
+    const std::string text = r["text"].get<std::string>();
+    if (text.empty()) throw LabError("text", "text: type a prompt");
+    if (static_cast<int64_t>(text.size()) > kLabMaxTextBytes)
+        throw LabError("text", fmt::format("text: at most {} bytes, got {}", kLabMaxTextBytes, text.size()), 413);
+    int64_t top = 10;
+    if (r.contains("top")) {
+        const json& v = r["top"];
+        if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > 50)
+            throw LabError("top", fmt::format("top: must be an integer in [1, 50], got {}", shown(v)));
+        top = v.get<int64_t>();
+    }
+    double temperature = 1.0;
+    if (r.contains("temperature")) {
+        const json& v = r["temperature"];
+        const double t = v.is_number() ? v.get<double>() : -1.0;
+        if (!(t == 0.0 || (t >= 0.01 && t <= 100.0)))
+            throw LabError("temperature", fmt::format("temperature: must be 0 (greedy) or in [0.01, 100], got {}",
+                                                      shown(v)));
+        temperature = t;
+    }
+    uint64_t seed = 0;
+    if (r.contains("seed")) {
+        const json& v = r["seed"];
+        if (!v.is_number_unsigned() || v.get<uint64_t>() > (uint64_t{1} << 53))
+            throw LabError("seed", fmt::format("seed: must be an integer in [0, 2^53], got {}", shown(v)));
+        seed = v.get<uint64_t>();
+    }
+    const std::string dir = model_dir.empty() ? default_decoder_dir() : model_dir;
+    const LoadedDecoder& d = loaded_decoder(dir);
+    std::vector<int32_t> ids;
+    try {
+        ids = d.tok.encode(text).ids;
+    } catch (const InputError& e) {
+        throw LabError("text", fmt::format("text: {}", printable(e.what())));
+    }
+    if (ids.empty()) throw LabError("text", "text: gives no tokens");
+    if (static_cast<int64_t>(ids.size()) > d.model.config.n_positions)
+        throw LabError("text", fmt::format("text: is {} tokens long, more than the model's {} positions", ids.size(),
+                                           d.model.config.n_positions), 413);
+    // As `attn model next` computes it (app/cmd_model_decoder.cpp, run_next).
+    StackOptions fo;
+    fo.record_attention = false;
+    const StackOutput out = d.model.forward(ids, fo);
+    const int64_t T = static_cast<int64_t>(ids.size()), V = d.model.config.vocab_size;
+    const float* last = out.logits.ptr() + (T - 1) * V;
+    const std::vector<float> p = softmax_probs(last, V);
+    std::vector<int32_t> order(static_cast<size_t>(V));
+    std::iota(order.begin(), order.end(), 0);
+    const int64_t K = std::min(top, V);
+    std::partial_sort(order.begin(), order.begin() + K, order.end(),
+                      [&](int32_t a, int32_t b) { return last[a] != last[b] ? last[a] > last[b] : a < b; });
+    auto token_text = [&](int32_t id) { return id < d.tok.vocab_size() ? d.tok.token_text(id) : std::string("?"); };
+    json tokens = json::array(), next = json::array();
+    for (const int32_t id : ids) tokens.push_back({{"id", id}, {"text", token_text(id)}});
+    for (int64_t k = 0; k < K; ++k) {
+        const int32_t id = order[static_cast<size_t>(k)];
+        next.push_back({{"rank", k + 1}, {"id", id}, {"text", token_text(id)}, {"prob", p[static_cast<size_t>(id)]},
+                        {"logit", last[id]}});
+    }
+    const std::string model = model_dir.empty() ? "" : " --model " + shell_quoted(model_dir);
+    const std::string command =
+        fmt::format("attn model next{} --text {} --top {} --json", model, shell_quoted(text), K);
+    // The same entries' probabilities at the temperature (softmax of logits / T; greedy: none).
+    json tempered = json::array();
+    const std::vector<float> pt = temperature > 0 ? softmax_probs(last, V, temperature) : std::vector<float>();
+    for (int64_t k = 0; k < K; ++k)
+        tempered.push_back(pt.empty() ? json(nullptr) : json(pt[static_cast<size_t>(order[static_cast<size_t>(k)])]));
+    // One step of `attn model generate` at the temperature and seed: the token the button appends.
+    json sample = nullptr;
+    if (T < d.model.config.n_positions) {
+        Gpt2GenerateOptions go;
+        go.steps = 1;
+        go.temperature = temperature;
+        go.seed = seed;
+        const Gpt2Step s = gpt2_generate(d.model, ids, go).at(0);
+        sample = {{"id", s.id}, {"text", token_text(s.id)}, {"prob", s.prob},
+                  {"command", fmt::format("attn model generate{} --text {} --steps 1 --temperature {} --seed {} --json",
+                                          model, shell_quoted(text), temperature, seed)}};
+    }
+    return {{"format", "attn-lab-decoder"}, {"version", 1}, {"model", dir}, {"tokens", tokens}, {"next", next},
+            {"command", command}, {"temperature", temperature}, {"next_at_temperature", tempered},
+            {"sample", sample}};
+}
+
+}  // namespace attn::cli

@@ -1,0 +1,22 @@
+// app/serve_decoder.hpp: the lab's /decoder page computes with this: a GPT-2-family decoder
+// (default: the shipped data/decoders/macbeth-char; `attn serve --model DIR` for any GPT-2
+// folder) run on a prompt, as `attn model next` runs it.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace attn::cli {
+
+// Request: text (a string, 1..kLabMaxTextBytes bytes), top (how many next tokens, 1..50,
+// default 10), temperature (0: greedy, or 0.01..100; default 1), seed. Answer
+// "attn-lab-decoder": model (its folder), tokens [{id, text}], next [{rank, id, text, prob,
+// logit}] (the entries of `attn model next --json`, sorted by probability), command (that
+// `attn model next` command), next_at_temperature (the same entries' probabilities at the
+// temperature; null when greedy) and sample {id, text, prob, command}: the token one step of
+// `attn model generate --steps 1 --temperature T --seed S` chooses (null when the prompt fills
+// the model's positions). LabError naming the field.
+nlohmann::json lab_decoder(const nlohmann::json& request, const std::string& model_dir);
+
+}  // namespace attn::cli

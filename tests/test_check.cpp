@@ -5,6 +5,8 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -55,6 +57,18 @@ TEST_CASE("check: every catalogued mistake has a fixture, and each fixture names
         CHECK(r.diagnosis[0].text.find("lesson") != std::string::npos);
         CHECK(r.f64 == (name == "no-scale-f64"));
     }
+}
+
+TEST_CASE("check: the docs list every mistake of the catalogue, and the README counts them") {
+    std::ifstream in(attn::test::source_path("docs/commands/check.md"));
+    std::stringstream doc;
+    doc << in.rdbuf();
+    for (const auto& m : attn::check::catalogue())
+        CHECK_MESSAGE(doc.str().find("| `" + m.id + "` |") != std::string::npos, m.id);
+    std::ifstream rin(attn::test::source_path("README.md"));
+    std::stringstream readme;
+    readme << rin.rdbuf();
+    CHECK(readme.str().find("(" + std::to_string(attn::check::catalogue().size()) + " of them") != std::string::npos);
 }
 
 TEST_CASE("check: correct numpy implementations pass every stage, float32 and float64") {
@@ -134,6 +148,23 @@ TEST_CASE("check: attn check prints the table and the diagnosis, --json is the a
     const auto nomask = attn::test::run_attn("check '" + fixture("correct-f32") + "' --mask none --json");
     CHECK(nomask.code == 3);
     CHECK(nlohmann::json::parse(nomask.out)["first_divergence"] == "scores_masked");
+}
+
+TEST_CASE("check: what attn forward --dump writes passes every stage, GQA and padding too") {
+    const std::string dir = attn::test::temp_dir("check-forward");
+    for (const std::string& args : {std::string("--seq 5 --heads 2 --mask causal --dump ") + dir + "/a.npz",
+                                    std::string("--seq 5 --heads 4 --kv-heads 2 --mask pad:3,5 --dump ") + dir +
+                                        "/b.safetensors",
+                                    std::string("--seq 4 --heads 2 --no-bias --scale 0.3 --dump ") + dir + "/c.json"}) {
+        CAPTURE(args);
+        REQUIRE(attn::test::run_attn("forward " + args).code == 0);
+        const std::string file = args.substr(args.rfind(' ') + 1);
+        const auto r = attn::test::run_attn("check '" + file + "' --json");
+        CHECK(r.code == 0);
+        const auto j = nlohmann::json::parse(r.out);
+        CHECK(j["first_divergence"].is_null());
+        for (const auto& s : j["stages"]) CHECK(s["status"] == "pass");
+    }
 }
 
 TEST_CASE("check: bad input is one line naming the tensor and the rule, exit 2") {

@@ -212,3 +212,28 @@ TEST_CASE("check: bad input is one line naming the tensor and the rule, exit 2")
     CHECK(mask.code == 2);
     CHECK(mask.out.find("a padding length 9 is more than the 6 keys") != std::string::npos);
 }
+
+TEST_CASE("check: every form of every mistake is named, and alone, where its fingerprint is its own") {
+    // On the fixtures' problems (T 6, Dk 8 or 4, H 2 or 4, D 16): the only pair that cannot be told
+    // apart is the GQA problem's scale-by-dk and scale-by-dmodel (Dk = 4 = √D there), which are
+    // then both named; the softmax without its max changes nothing where no score overflows.
+    for (const std::string f : {"correct-f32", "correct-pad", "correct-gqa", "correct-large"}) {
+        const auto p = attn::check::read_learner_file(fixture(f), {}).problem;
+        for (const auto& m : attn::check::catalogue())
+            for (int form = 0; form < attn::check::mistake_forms(m.id); ++form) {
+                auto st = attn::check::mistaken_stages(p, m.id, form);
+                if (!st) continue;
+                CAPTURE(f);
+                CAPTURE(m.id);
+                CAPTURE(form);
+                const auto r = attn::check::check_problem(p, *st);
+                if (m.id == "unstable-softmax" && f != "correct-large") {
+                    CHECK(r.first_divergence.empty());
+                    continue;
+                }
+                const bool twin = f == "correct-gqa" && (m.id == "scale-by-dk" || m.id == "scale-by-dmodel");
+                REQUIRE(r.diagnosis.size() == (twin ? 2u : 1u));
+                CHECK((r.diagnosis[0].id == m.id || (twin && r.diagnosis[1].id == m.id)));
+            }
+    }
+}

@@ -100,7 +100,7 @@ int check_answer(const ExerciseOpts& o, const check::ExerciseInfo& e) {
     text.print("exercise {} · {} (seed {})\n", e.number, e.title, seed);
     text.print("{}", check::report_text(r));
     if (r.first_divergence.empty()) text.print("pass\n");
-    else text.print("not yet: {}\n", check::exercise_hint(e, r));
+    else text.print("not yet\n{}\n", check::exercise_hint(e, r));
     return r.first_divergence.empty() ? 0 : 3;
 }
 

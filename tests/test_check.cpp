@@ -5,6 +5,8 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -55,6 +57,18 @@ TEST_CASE("check: every catalogued mistake has a fixture, and each fixture names
         CHECK(r.diagnosis[0].text.find("lesson") != std::string::npos);
         CHECK(r.f64 == (name == "no-scale-f64"));
     }
+}
+
+TEST_CASE("check: the docs list every mistake of the catalogue, and the README counts them") {
+    std::ifstream in(attn::test::source_path("docs/commands/check.md"));
+    std::stringstream doc;
+    doc << in.rdbuf();
+    for (const auto& m : attn::check::catalogue())
+        CHECK_MESSAGE(doc.str().find("| `" + m.id + "` |") != std::string::npos, m.id);
+    std::ifstream rin(attn::test::source_path("README.md"));
+    std::stringstream readme;
+    readme << rin.rdbuf();
+    CHECK(readme.str().find("(" + std::to_string(attn::check::catalogue().size()) + " of them") != std::string::npos);
 }
 
 TEST_CASE("check: correct numpy implementations pass every stage, float32 and float64") {
@@ -136,6 +150,23 @@ TEST_CASE("check: attn check prints the table and the diagnosis, --json is the a
     CHECK(nlohmann::json::parse(nomask.out)["first_divergence"] == "scores_masked");
 }
 
+TEST_CASE("check: what attn forward --dump writes passes every stage, GQA and padding too") {
+    const std::string dir = attn::test::temp_dir("check-forward");
+    for (const std::string& args : {std::string("--seq 5 --heads 2 --mask causal --dump ") + dir + "/a.npz",
+                                    std::string("--seq 5 --heads 4 --kv-heads 2 --mask pad:3,5 --dump ") + dir +
+                                        "/b.safetensors",
+                                    std::string("--seq 4 --heads 2 --no-bias --scale 0.3 --dump ") + dir + "/c.json"}) {
+        CAPTURE(args);
+        REQUIRE(attn::test::run_attn("forward " + args).code == 0);
+        const std::string file = args.substr(args.rfind(' ') + 1);
+        const auto r = attn::test::run_attn("check '" + file + "' --json");
+        CHECK(r.code == 0);
+        const auto j = nlohmann::json::parse(r.out);
+        CHECK(j["first_divergence"].is_null());
+        for (const auto& s : j["stages"]) CHECK(s["status"] == "pass");
+    }
+}
+
 TEST_CASE("check: bad input is one line naming the tensor and the rule, exit 2") {
     const std::string dir = attn::test::temp_dir("check");
     auto write = [&](const std::string& name, const std::string& body) {
@@ -180,4 +211,29 @@ TEST_CASE("check: bad input is one line naming the tensor and the rule, exit 2")
     const auto mask = attn::test::run_attn("check '" + fixture("correct-f32") + "' --mask pad:9");
     CHECK(mask.code == 2);
     CHECK(mask.out.find("a padding length 9 is more than the 6 keys") != std::string::npos);
+}
+
+TEST_CASE("check: every form of every mistake is named, and alone, where its fingerprint is its own") {
+    // On the fixtures' problems (T 6, Dk 8 or 4, H 2 or 4, D 16): the only pair that cannot be told
+    // apart is the GQA problem's scale-by-dk and scale-by-dmodel (Dk = 4 = √D there), which are
+    // then both named; the softmax without its max changes nothing where no score overflows.
+    for (const std::string f : {"correct-f32", "correct-pad", "correct-gqa", "correct-large"}) {
+        const auto p = attn::check::read_learner_file(fixture(f), {}).problem;
+        for (const auto& m : attn::check::catalogue())
+            for (int form = 0; form < attn::check::mistake_forms(m.id); ++form) {
+                auto st = attn::check::mistaken_stages(p, m.id, form);
+                if (!st) continue;
+                CAPTURE(f);
+                CAPTURE(m.id);
+                CAPTURE(form);
+                const auto r = attn::check::check_problem(p, *st);
+                if (m.id == "unstable-softmax" && f != "correct-large") {
+                    CHECK(r.first_divergence.empty());
+                    continue;
+                }
+                const bool twin = f == "correct-gqa" && (m.id == "scale-by-dk" || m.id == "scale-by-dmodel");
+                REQUIRE(r.diagnosis.size() == (twin ? 2u : 1u));
+                CHECK((r.diagnosis[0].id == m.id || (twin && r.diagnosis[1].id == m.id)));
+            }
+    }
 }

@@ -65,11 +65,10 @@ void run(LessonContext& ctx) {
     const double sd64 = std::sqrt(64.0), three = 3 * sd64;  // the std at Dk = 64, and 3 of them
     // the share of a normal variable beyond 3σ (both sides), and above +3σ
     const double tail2 = std::erfc(3.0 / std::sqrt(2.0)), tail1 = tail2 / 2;
-    ctx.para(ctx.f("A spread of {:g} puts the source's range of ±{:g} at three standard deviations: {:.2f}% of "
-                   "scores fall outside it ({:.2f}% above +{:g}), so ±{:g} is the edge of what happens, not the "
-                   "routine. What matters to softmax is how far a row's largest score stands above the others, "
-                   "and softmax exponentiates: the ratio of exp({:g}) to exp(0) is",
-                   sd64, three, 100 * tail2, 100 * tail1, three, three, three));
+    ctx.para(ctx.f("A spread of {:g} puts the source's range of ±{:g} at three standard deviations: only {:.2f}% "
+                   "of scores fall outside it ({:.2f}% above +{:g}). What matters to softmax is how far a row's "
+                   "largest score stands above the others, and softmax exponentiates: exp({:g}) / exp(0) is",
+                   sd64, three, 100 * tail2, 100 * tail1, three, three));
     const double e24 = std::exp(three);
     ctx.code(fmt::format("exp({:g}) / exp(0) = {:.3e}", three, e24));
     ctx.figure("exp24", e24);
@@ -160,11 +159,9 @@ void run(LessonContext& ctx) {
     ctx.table("onehot_rows", x);
     ctx.figure("onehot_rows_unscaled", oh_raw);
     ctx.figure("onehot_rows_scaled", oh_sc);
-    ctx.qualified("C16", ctx.f("at Dk = 64, the claim's setting, unscaled rows are sharp (the largest weight is {:.0f}% "
-                               "of a row on average, above) but most are not one-hot: {:.1f}% of rows put more than "
-                               "0.99 on one key. \"Nearly one-hot\" describes Dk = 512 better ({:.1f}%). exp(24) "
-                               "against exp(0) is right as arithmetic; a row's top score is about {:.0f}, not 24, and "
-                               "what counts is its gap to the next one.",
+    ctx.qualified("C16", ctx.f("at Dk = 64, the claim's setting, unscaled rows are sharp (largest weight {:.0f}% on "
+                               "average) but most are not one-hot: {:.1f}% of rows put more than 0.99 on one key, "
+                               "against {:.1f}% at Dk = 512. A row's top score is about {:.0f}, not 24.",
                                100 * raw.max_weight, 100 * oh_raw[1], 100 * oh_raw.back(), raw.top));
     ctx.check(oh_raw.back() > 0.25 && oh_raw.back() > oh_raw.front() && oh_sc.back() < 0.05, "C18",
               ctx.f("at Dk = 512, {:.1f}% of unscaled rows are one-hot (Dk = 16: {:.1f}%); with the scaling, "
@@ -328,6 +325,6 @@ void variance_section(LessonContext& ctx) {
 
 const RegisterLesson reg_sqrt_dk{{"why-sqrt-dk", "Why divide by √Dk",
                                   "the variance of q·k grows with Dk; unscaled scores saturate softmax; the 64 folklore",
-                                  {"C10", "C13", "C14", "C15", "C16", "C17", "C18"}, true, run, Part::core, /*minutes*/ 11}};
+                                  {"C10", "C13", "C14", "C15", "C16", "C17", "C18"}, true, run, Part::core, /*minutes*/ 12}};
 
 }  // namespace attn::lessons

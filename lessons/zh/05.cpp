@@ -16,26 +16,23 @@ const RegisterCatalogue zh05{Lang::zh, 5, {
      "是 √Dk：Dk = 1 时为 {0:g}，Dk = 64 时为 {1:g}，Dk = 512 时约为 {2:.1f}。"
      "除以 √Dk 之后，不论 Dk 多大，标准差都回到 1。"},
     {"What unscaled scores do to softmax", "不缩放的分数对 softmax 做了什么"},
-    {"A spread of {:g} puts the source's range of ±{:g} at three standard deviations: {:.2f}% of "
-     "scores fall outside it ({:.2f}% above +{:g}), so ±{:g} is the edge of what happens, not the "
-     "routine. What matters to softmax is how far a row's largest score stands above the others, "
-     "and softmax exponentiates: the ratio of exp({:g}) to exp(0) is",
+    {"A spread of {:g} puts the source's range of ±{:g} at three standard deviations: only {:.2f}% "
+     "of scores fall outside it ({:.2f}% above +{:g}). What matters to softmax is how far a row's "
+     "largest score stands above the others, and softmax exponentiates: exp({:g}) / exp(0) is",
      "标准差为 {0:g} 时，原文给出的范围 ±{1:g} 恰好是三个标准差：只有 {2:.2f}% 的分数落在它之外"
-     "（高于 +{4:g} 的占 {3:.2f}%），所以 ±{5:g} 是极端情况的边缘，而不是常态。对 softmax 要紧的，是一行中"
-     "最大的分数比其余分数高出多少；而 softmax 要取指数：exp({6:g}) 与 exp(0) 之比为"},
+     "（高于 +{4:g} 的占 {3:.2f}%）。对 softmax 要紧的，是一行中最大的分数比其余分数高出多少；而 softmax "
+     "要取指数：exp({5:g}) / exp(0) 为"},
     {"top score", "最大分数"},
     {"top score: each row's largest score, averaged over rows. max weight: each row's largest weight, "
      "averaged over rows. entropy: the rows' mean entropy divided by log T, so 1 = uniform and 0 = one-hot.",
      "最大分数：每行最大的分数，对各行取平均。最大权重：每行最大的权重，对各行取平均。熵：各行的平均熵除以 log T，"
      "1 = 均匀，0 = one-hot。"},
-    {"at Dk = 64, the claim's setting, unscaled rows are sharp (the largest weight is {:.0f}% "
-     "of a row on average, above) but most are not one-hot: {:.1f}% of rows put more than "
-     "0.99 on one key. \"Nearly one-hot\" describes Dk = 512 better ({:.1f}%). exp(24) "
-     "against exp(0) is right as arithmetic; a row's top score is about {:.0f}, not 24, and "
-     "what counts is its gap to the next one.",
-     "在论断所说的 Dk = 64 下，不缩放的行很尖锐（见上，最大权重平均占一行的 {0:.0f}%），但多数行并非 one-hot："
-     "只有 {1:.1f}% 的行在某一个键上放了超过 0.99 的权重。“接近 one-hot”更适合描述 Dk = 512（{2:.1f}%）。"
-     "exp(24) 对 exp(0) 作为算术没有错；但一行的最大分数约为 {3:.0f}，而不是 24，真正起作用的是它与次大分数的差距。"},
+    {"at Dk = 64, the claim's setting, unscaled rows are sharp (largest weight {:.0f}% on "
+     "average) but most are not one-hot: {:.1f}% of rows put more than 0.99 on one key, "
+     "against {:.1f}% at Dk = 512. A row's top score is about {:.0f}, not 24.",
+     "在论断所说的 Dk = 64 下，不缩放的行很尖锐（最大权重平均 {0:.0f}%），但多数行并非 one-hot："
+     "只有 {1:.1f}% 的行在某一个键上放了超过 0.99 的权重，而 Dk = 512 时为 {2:.1f}%。一行的最大分数约为 {3:.0f}，"
+     "而不是 24。"},
     {"exp({:g}) = {:.2e}: one such score outweighs {:.1e} scores of 0 put together",
      "exp({0:g}) = {1:.2e}：一个这样的分数，抵得上 {2:.1e} 个分数为 0 的位置加在一起"},
     {"Here is one head with T = 64 random queries and keys at Dk = 64, scores used as they are and "

@@ -14,6 +14,8 @@ void run(LessonContext& ctx) {
     t.columns = {"scores", "softmax", "closed form 1/(1+e^gap)"};
     t.formats = {"", "", "{:.3e}"};
     std::vector<std::vector<float>> results;
+    ctx.predict("softmax_0_3", "softmax turns the scores [0, 3] into two weights. What weight does the score 3 get?",
+                softmax_vec({0.0f, 3.0f})[1], Closeness::absolute(0.02));
     for (float gap : {3.0f, 30.0f}) {
         Tensor z = Tensor::from({1, 2}, {0.0f, gap});  // [rows=1, n=2]
         ctx.shape("scores", z, ctx.f("one row: [0, {:g}]", gap));
@@ -114,6 +116,7 @@ void run(LessonContext& ctx) {
              "saturation actually slows training is an empirical question (`attn experiment scale` "
              "measures it); what this lesson shows is only that the softmax's own gradient collapses. "
              "Lesson 5 shows how large scores get without the 1/√Dk scaling.");
+    ctx.exercise("softmax");
 }
 
 const RegisterLesson reg{{"softmax", "Softmax and saturation",

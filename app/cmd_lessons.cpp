@@ -7,6 +7,7 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -27,6 +28,7 @@
 #include "progress.hpp"
 #include "tour_html.hpp"
 #include "scorecard.hpp"
+#include "sheet.hpp"
 #include "tour.hpp"
 
 namespace {
@@ -51,7 +53,7 @@ struct StopTour {};  // the reader typed q at a pause
 
 struct RunFlags {
     uint64_t seed = 0;
-    bool no_color = false, step = false, quote = false;
+    bool no_color = false, step = false, quote = false, no_ask = false;
     attn::cli::JsonOut json;  // to stdout: the record replaces the text; to a file: both
     std::string svg, html;
     std::string name;
@@ -92,6 +94,8 @@ void add_common(CLI::App& sub, RunFlags& f) {
     sub.add_flag("--no-color", f.no_color, "No ANSI colour (also off when stdout is not a TTY or NO_COLOR is set)");
     sub.add_flag("--quote", f.quote, "Print each claim's text (from the claim summary) beside the first check or verdict on it");
     sub.add_flag("--step", f.step, "Pause between sections until Enter is pressed (only when stdin and stdout are a TTY)");
+    sub.add_flag("--no-ask", f.no_ask,
+                 "Print each prediction question without waiting for a guess (the default when stdin or stdout is not a TTY)");
     add_lang(sub, f.lang);
 }
 
@@ -137,6 +141,13 @@ attn::lessons::RunOptions make_options(const RunFlags& f, bool& pausing) {
             if (!line.empty() && (line[0] == 'q' || line[0] == 'Q')) throw StopTour{};
         };
     }
+    // Predictions wait for a guess only with a person at a terminal on both ends.
+    if (!f.no_ask && !opt.json && attn::cli::stdout_is_tty() && isatty(fileno(stdin)) != 0)
+        opt.ask = []() -> std::optional<std::string> {
+            std::string line;
+            if (!std::getline(std::cin, line)) return std::nullopt;
+            return line;
+        };
     return opt;
 }
 
@@ -280,6 +291,7 @@ int run_one(RunFlags& f) {
     if (!text.on_stdout()) {
         opt.color = false;
         opt.pause = nullptr;
+        opt.ask = nullptr;
     }
     attn::cli::ProgressLine progress;
     opt.progress = lesson_progress(progress, lesson, lesson.number, static_cast<int>(attn::lessons::all_lessons().size()),
@@ -351,15 +363,18 @@ void print_tour_length(const RunFlags& f, const std::vector<Lesson>& lessons, co
 
 // The tour's closing line and its scorecard (of all 44 claims, or of those the lessons read test).
 void print_tour_end(Lang lang, int ran, int measured, int identities, int failed,
-                    const std::vector<attn::lessons::ClaimScore>& scores, bool whole) {
+                    const std::vector<attn::lessons::ClaimScore>& scores, bool whole,
+                    const attn::lessons::TourTotals& totals) {
     // the plural forms are separate texts (a translation may need no plural)
     std::cout << "\n"
               << (ran == 1 ? format_in(lang, "Tour done: {} lesson; {} measured, {} identities shown, {} failed.", ran,
                                        measured, identities, failed)
                            : format_in(lang, "Tour done: {} lessons; {} measured, {} identities shown, {} failed.", ran,
                                        measured, identities, failed))
-              << "\n"
               << "\n";
+    if (const std::string p = attn::lessons::predictions_summary(totals, lang); !p.empty())
+        for (const std::string& line : attn::lessons::wrap_text_lines(p, 80)) std::cout << line << "\n";
+    std::cout << "\n";
     const std::string head =
         whole ? format_in(lang, "Scorecard of the {} claims (`attn claims` gives each one's reason and command; "
                                       "`attn claims ID` one in full):",
@@ -432,8 +447,15 @@ int run_tour(RunFlags& f) {
         std::cout.flush();
         attn::cli::write_json(f.json, attn::lessons::tour_record(t, f.seed, f.language), "attn-tour", 1);
     }
-    if (!f.json.to_stdout())
-        print_tour_end(f.language, t.totals.ran, t.totals.measured, t.totals.identities, t.totals.failed, t.scores, t.whole);
+    if (!f.json.to_stdout()) {
+        print_tour_end(f.language, t.totals.ran, t.totals.measured, t.totals.identities, t.totals.failed, t.scores, t.whole,
+                       t.totals);
+        // a tour read to the end of its part closes with the sheet (`attn sheet`)
+        if (f.from == 1 && f.to == last)
+            std::cout << "\n"
+                      << attn::lessons::sheet_text(attn::lessons::sheet_record(f.seed, f.language), f.language, 80,
+                                                   opt.color);
+    }
     return report_failures(t.totals.failed, f.language);
 }
 

@@ -9,6 +9,7 @@
 
 #include "scorecard.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <sstream>
@@ -210,9 +211,10 @@ int run_tour_html(const std::string& file, lessons::RunOptions opt, int from, in
     opt.json = false;
     opt.color = opt.truecolor = false;
     opt.pause = nullptr;
+    opt.ask = nullptr;  // a page never waits for a guess: its questions are printed
     const Words& w = opt.lang == lessons::Lang::zh ? kZh : kEn;
     int passed = 0, failed = 0, unsupported = 0, measured = 0, identities = 0, qualified = 0, unmeasured = 0,
-        source_errors = 0, inconclusive = 0, ran = 0, figures = 0, views = 0;
+        source_errors = 0, inconclusive = 0, ran = 0, figures = 0, views = 0, predictions = 0;
     nlohmann::json records = nlohmann::json::array();
     std::string sections;
     for (const auto& lesson : lessons::tour_lessons(from, to, core, advanced)) {
@@ -222,6 +224,7 @@ int run_tour_html(const std::string& file, lessons::RunOptions opt, int from, in
         identities += r.identities, qualified += r.qualified, unmeasured += r.unmeasured;
         source_errors += r.source_errors;
         inconclusive += r.inconclusive;
+        predictions += r.predictions;  // printed, never waited for: a page answers none
         ++ran;
         records.push_back(r.record);
         // where the lesson sits in the block, its steps highlighted
@@ -258,6 +261,24 @@ int run_tour_html(const std::string& file, lessons::RunOptions opt, int from, in
             escape(lessons::claims_text(lesson.claims)), badges, pipe, text_html(text.str()), figs,
             views_html(r.record, opt.lang, lesson.number, views), checks_html(r.record));
     }
+    // the map first: the whole block, each step with the lessons that explain it (as `attn lessons --svg`)
+    {
+        const auto& steps = lessons::pipeline_steps();
+        std::vector<std::string> notes(steps.size());
+        for (size_t i = 0; i < steps.size(); ++i) {
+            std::vector<int> numbers;
+            for (const auto& l : lessons::all_lessons()) {
+                const auto ls = lessons::lesson_steps(l.slug);
+                if (std::find(ls.begin(), ls.end(), steps[i].id) != ls.end()) numbers.push_back(l.number);
+            }
+            notes[i] = lessons::number_ranges(numbers);
+        }
+        std::string map = lessons::pipeline_svg(
+            {}, lessons::translate(opt.lang, "The Transformer block, step by step; under each step, the lessons that explain it"),
+            opt.lang, notes);
+        if (const size_t at = map.find("<svg"); at != std::string::npos) map.erase(0, at);
+        sections.insert(0, "<div class=\"figs pipeline\" id=\"map\">" + map + "</div>\n");
+    }
     // the record, as `attn tour --json` prints it
     // (the whole tour scores all 44 claims; a part of it, only the claims its lessons test)
     const bool whole = from <= 1 && to >= lessons::all_lessons().back().number && !core && !advanced;
@@ -270,7 +291,9 @@ int run_tour_html(const std::string& file, lessons::RunOptions opt, int from, in
                               {"not_supported", unsupported}, {"measured", measured},
                               {"identities", identities}, {"qualified", qualified},
                               {"unmeasured", unmeasured}, {"source_errors", source_errors},
-                              {"inconclusive", inconclusive}, {"scorecard", card}};
+                              {"inconclusive", inconclusive},
+                              {"predictions", {{"asked", predictions}, {"answered", 0}, {"close", 0}, {"near", 0}}},
+                              {"scorecard", card}};
     std::string score = "<table class=\"score\">\n";
     for (const auto& [label, n] : {std::pair{w.lessons, ran}, {w.measured, measured}, {w.identities, identities},
                                    {w.failed, failed}, {w.not_supported, unsupported}, {w.qualified, qualified},

@@ -9,6 +9,12 @@ namespace attn::lessons {
 namespace {
 
 void run(LessonContext& ctx) {
+    ctx.pipeline_map();
+    ctx.para("Every lesson's header names the steps of this map it explains. The tour also asks you to act: a "
+             "line starting with ? asks you to guess a number before the lesson computes it (type a number and "
+             "Enter; Enter alone skips; with --no-ask, or when the output is not a terminal, the questions are "
+             "printed without waiting), and a lesson that teaches a step ends with its exercise, in which you "
+             "compute that step yourself and attn grades it. `attn exercise --list` lists them all.");
     ctx.section("A dictionary you can ask vaguely");
     ctx.para("A Python dict answers only exact questions: d[\"cat\"] returns one value, and a key that is "
              "almost right returns nothing. Attention is a dictionary that accepts vague questions. Each entry "
@@ -46,6 +52,9 @@ void run(LessonContext& ctx) {
         sum_w += w;
         if (w > rec.weights.at({0, 0, 0, best})) best = static_cast<int>(j);
     }
+    ctx.predict("answer_legs", "the query asks for an animal that does not fly; the values' first feature is legs "
+                "(cat 4, dog 4, bird 2, car 0, bicycle 0). How many legs does the blended answer have?",
+                out.at({0, 0, 0, 0}), Closeness::absolute(0.25));
     ctx.table("lookup", t);
     const float legs = out.at({0, 0, 0, 0}), wheels = out.at({0, 0, 0, 1});
     ctx.para(ctx.f("The answer is ({:.3f} legs, {:.3f} wheels): mostly the walking animals' values, a "

@@ -14,6 +14,8 @@ void run(LessonContext& ctx) {
     t.columns = {"scores", "softmax", "closed form 1/(1+e^gap)"};
     t.formats = {"", "", "{:.3e}"};
     std::vector<std::vector<float>> results;
+    ctx.predict("softmax_0_3", "softmax turns the scores [0, 3] into two weights. What weight does the score 3 get?",
+                softmax_vec({0.0f, 3.0f})[1], Closeness::absolute(0.02));
     for (float gap : {3.0f, 30.0f}) {
         Tensor z = Tensor::from({1, 2}, {0.0f, gap});  // [rows=1, n=2]
         ctx.shape("scores", z, ctx.f("one row: [0, {:g}]", gap));
@@ -129,6 +131,7 @@ void run(LessonContext& ctx) {
                                "(eps = 1e-8) {}, full size. At [0, 30] both shrink (SGD {}, Adam {}): the gradient is "
                                "below Adam's eps. `attn experiment lock-in` measures recovery in training.",
                                e2(sgd10), g3(adam10), e2(sgd30), e2(adam30)));
+    ctx.exercise("softmax");
 }
 
 const RegisterLesson reg{{"softmax", "Softmax and saturation",

@@ -53,6 +53,17 @@ RowSharpness sharpness(int64_t Dk, int64_t T, bool scaled, uint64_t seed, uint64
 
 void run(LessonContext& ctx) {
     ctx.section("The spread of q·k grows like √Dk");
+    {  // the draws of the table's Dk = 256 row below (run_variance draws each Dk from a stream of its own)
+        VarianceConfig c256;
+        c256.d_k = {256};
+        c256.samples = 64 * 2048;
+        c256.keys = 64;
+        c256.seed = ctx.seed();
+        for (const auto& r : run_variance(c256))
+            if (!r.scaled)
+                ctx.predict("std_qk_256", "q and k have 256 entries each, every one drawn from N(0, 1). What is the "
+                            "standard deviation of q·k (before any scaling)?", r.std);
+    }
     ctx.para(ctx.f("A score is q·k = q₁k₁ + … + q_Dk k_Dk. Suppose the entries are independent with mean 0 "
                          "and variance 1 (roughly what a well-initialised layer produces). Each product qᵢkᵢ then has "
                          "mean 0 and variance 1, and a sum of Dk independent terms has variance Dk. So the typical size "
@@ -79,6 +90,8 @@ void run(LessonContext& ctx) {
     Tensor w_raw, w_scaled;
     const RowSharpness raw = sharpness(64, 64, false, ctx.seed(), 50, &w_raw, &ctx);
     const RowSharpness sc = sharpness(64, 64, true, ctx.seed(), 50, &w_scaled);
+    ctx.predict("max_weight_unscaled", "without the division by √Dk, at Dk = 64 and T = 64: what is a row's largest "
+                "weight, on average over the rows (between 1/64 and 1)?", raw.max_weight, Closeness::absolute(0.05));
     Table t;
     t.columns = {"Dk = 64, T = 64", "score std", "top score", "max weight", "entropy", "rows ‖J‖_F < 0.01"};
     t.formats = {"", "{:.3f}", "{:.2f}", "{:.3f}", "{:.3f}", "{:.1f}%"};
@@ -237,13 +250,14 @@ void run(LessonContext& ctx) {
                                      spread));
     ctx.experiment_claim(experiment_dk_floor(), "C10",
                          "attn experiment dk-floor reached no verdict: it trains one head's lookup at several d_k.");
+    ctx.exercise("scores");
 }
 
 void variance_section(LessonContext& ctx) {
     // the experiment behind `attn variance`: samples dot products of random
     // q, k (entries N(0, 1)) per Dk, and softmax rows of T = 64 of them
     VarianceConfig cfg;
-    cfg.d_k = {1, 16, 64, 512};
+    cfg.d_k = {1, 16, 64, 256, 512};
     cfg.samples = 64 * 2048;
     cfg.keys = 64;
     cfg.seed = ctx.seed();

@@ -129,6 +129,7 @@ void run(LessonContext& ctx) {
     ctx.para("A shape assertion cannot catch this one: with T = Dk the wrong product has the right shape. "
              "What catches it is a test whose sizes all differ (T ≠ Dk, where Q·K is refused, as above) and a "
              "comparison of the values with a reference.");
+    ctx.exercise("one-head");
 }
 
 const RegisterLesson reg{{"one-head", "One head, end to end",

@@ -134,6 +134,9 @@ void run(LessonContext& ctx) {
             for (int64_t j = 0; j < T; ++j) s2 += after.at({b, 0, i, j});
             worst_after = std::max(worst_after, std::fabs(s2 - 1));
         }
+    ctx.predict("row_sum_zeroed_after", "batch 1 has 3 real tokens and 2 padded ones. Softmax over all 5 keys first, "
+                "then set the 2 padded weights to 0: what does the first query's row sum to?", sums_after[0],
+                Closeness::absolute(0.03));
     ctx.table("before_vs_after", t);
     ctx.figure("row_sums_zeroed_after_batch1", sums_after);
     ctx.figure("max_sum_error_zeroed_after", worst_after);
@@ -268,6 +271,7 @@ void run(LessonContext& ctx) {
     ctx.check(moved_open > 1e-3 && moved_causal == 0.0, "C24,C28",
               ctx.f("without the mask position 0 moves by {} when token {} changes; with it, by {}", g3(moved_open),
                           T - 1, moved_causal));
+    ctx.exercise("causal", "padding");
 }
 
 const RegisterLesson reg{{"masks", "Masks",

@@ -186,6 +186,11 @@ void run(LessonContext& ctx) {
               "C29", ctx.f("{} = {} × {}; per-head Q is {}, the output {} has x's shape", cfg.d_model, cfg.heads, cfg.d_k,
                                  shape_str(rec.Q.shape), shape_str(out.shape)));
 
+    ctx.predict("params_added_by_heads", "d_model = 512: how many more parameters do 8 heads of 64 have than 1 head "
+                "of 512 (W_q, W_k, W_v, W_o and their biases)?",
+                static_cast<double>(attention_cost(1, 128, 512, 8, 64, 64).params_total) -
+                    static_cast<double>(attention_cost(1, 128, 512, 1, 512, 512).params_total),
+                Closeness::absolute(0.5));
     ctx.section("8 heads of 64 cost what 1 head of 512 costs");
     ctx.para("Splitting does not add parameters or arithmetic: the projections are the same four [512, 512] "
              "matrices, and the score products Q·Kᵀ and weights·V do H × Dk = 512 multiply-adds per (query, "
@@ -279,6 +284,7 @@ void run(LessonContext& ctx) {
                      "keep learning when others' gradients vanish. That is a statement about training, "
                      "measured by attn experiment heads (half the heads behind a stop-gradient).");
     block_section(ctx);
+    ctx.exercise("split-merge", "multi-head");
 }
 
 const RegisterLesson reg{{"multi-head", "Multi-head attention",

@@ -46,6 +46,8 @@ void run(LessonContext& ctx) {
     var /= double(sums.size() - 1);
     const double frac = double(dropped) / double(rt.weights.numel());
     const double se = std::sqrt(var / double(sums.size()));
+    ctx.predict("row_sum_max_dropout", "dropout with p = 0.1 on 512 rows of 64 softmax weights each: what is the "
+                "largest row sum?", hi, Closeness::absolute(0.05));
     ctx.code(ctx.f("dropped: {} of {} weights ({:.2f}%)\nrow sums over {} rows: mean {:.4f}, min {:.4f}, max {:.4f}",
                    dropped, rt.weights.numel(), 100 * frac, sums.size(), mean, lo, hi));
     ctx.figure("dropped_fraction", frac);

@@ -225,6 +225,7 @@ void run(LessonContext& ctx) {
     ctx.experiment_claim(experiment_overfit(), "C37",
                          "the overfit experiment's quick size reached no verdict on the overfit test; "
                          "attn experiment overfit runs it in full.");
+    ctx.exercise("find-the-bug");
 }
 
 const RegisterLesson reg{{"debugging", "Debugging attention",

@@ -28,6 +28,8 @@ void run(LessonContext& ctx) {
         // a byte count ("8.0 MiB") is data: through ctx.f("{}") it is not looked up as a text
         t.add({T, ctx.f("{}", format_bytes(c.bytes_score_matrix)), ctx.f("{}", format_bytes(io))});
     }
+    ctx.predict("score_matrix_mib_2048", "one sequence of T = 2048 tokens, 8 heads: how many MiB does one "
+                "[1, 8, T, T] float32 score tensor take?", bytes[1] / (1024.0 * 1024.0));
     ctx.table("memory", t);
     ctx.figure("score_matrix_bytes", bytes);
     ctx.identity(bytes[1] == 16 * bytes[0] && bytes[3] == 16 * bytes[2], "C40",

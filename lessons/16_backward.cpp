@@ -249,6 +249,7 @@ void run(LessonContext& ctx) {
     ctx.check(dS_norms.back() < 1e-3 * dS_norms.front(), "C13",
               ctx.f("at c = 30 the gradient reaching the row's scores is {} of its size at c = 1 ({} vs {})",
                     e2(dS_norms.back() / dS_norms.front()), e2(dS_norms.back()), e2(dS_norms.front())));
+    ctx.exercise("softmax-grad");
 }
 
 const RegisterLesson reg{{"backward", "The backward pass of attention",

@@ -87,6 +87,8 @@ void run(LessonContext& ctx) {
         per_token.push_back(bytes);
         c.add({Hkv, bytes_cell(bytes), bytes_cell(bytes * 4096), bytes_cell(bytes * 32768)});
     }
+    ctx.predict("kv_cache_gib_4096", "32 layers, 32 key/value heads of Dk = 128, float16: how many GiB does the KV "
+                "cache of one sequence take at T = 4096?", per_token[0] * 4096 / (1024.0 * 1024.0 * 1024.0));
     ctx.table("kv_cache", c);
     ctx.figure("kv_cache_bytes_per_token", per_token);
     ctx.identity(per_token[0] / per_token[1] == 4.0 && per_token[0] / per_token[2] == 32.0, "C40",
@@ -97,6 +99,7 @@ void run(LessonContext& ctx) {
              "What it costs is capacity: fewer distinct keys and values per layer. How much quality that loses is a "
              "property of trained models, which this lesson does not measure. Try it: "
              "attn forward --heads 8 --kv-heads 2 --trace shows K and V with 2 heads.");
+    ctx.exercise("gqa");
 }
 
 const RegisterLesson reg{{"gqa", "GQA and MQA: fewer key/value heads",

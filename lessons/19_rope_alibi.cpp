@@ -160,6 +160,7 @@ void run(LessonContext& ctx) {
     const double d_fl = max_abs_diff(attention_flash(kk, kk, vv, Mask::make_causal(), both, 1),
                                      attention_reference(kk, kk, vv, Mask::make_causal(), both));
     ctx.identity(d_fl < 1e-5, "", ctx.f("flash with RoPE and ALiBi equals the reference within {}", e2(d_fl)));
+    ctx.exercise("rope");
 }
 
 const RegisterLesson reg{{"rope-alibi", "RoPE and ALiBi: positions inside the score",

@@ -99,6 +99,9 @@ void run(LessonContext& ctx) {
         last_ratio = ratio;
         work.add({n, L * redo, L * cached, ratio});
     }
+    ctx.predict("cache_saving_1024", "producing T = 1024 tokens one at a time: how many times less attention work "
+                "(score and weighted-sum FLOPs) does the cache need than rerunning the causal pass at every step?",
+                last_ratio);
     ctx.table("work", work);
     ctx.identity(last_ratio > 10 * first_ratio, "",
               ctx.f("the saving grows with T: {}x at T = 16, {}x at T = 1024", g3(first_ratio), g3(last_ratio)));
@@ -125,6 +128,7 @@ void run(LessonContext& ctx) {
     ctx.figure("bytes_gqa8_4096", gqa);
     ctx.identity(mha == 4 * gqa, "",
               ctx.f("at T = 4096: {} with 32 K/V heads, {} with 8 (a quarter)", format_bytes(mha), format_bytes(gqa)));
+    ctx.exercise("kv-step");
 }
 
 const RegisterLesson reg{{"kv-cache", "The KV cache",

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -16,6 +18,7 @@
 #include "attn/core/utf8.hpp"
 #include "attn/io/data_files.hpp"
 #include "attn/io/dump.hpp"
+#include "pipeline.hpp"
 #include "scorecard.hpp"
 
 namespace attn::lessons {
@@ -257,7 +260,9 @@ LessonContext::LessonContext(std::ostream& out, RunOptions opt, int lesson_numbe
     record_ = {{"sections", nlohmann::json::array()}, {"shapes", nlohmann::json::array()},
                {"checks", nlohmann::json::array()},   {"not_supported", nlohmann::json::array()},
                {"unmeasured", nlohmann::json::array()}, {"qualified", nlohmann::json::array()},
-               {"inconclusive", nlohmann::json::array()}, {"source_errors", nlohmann::json::array()}, {"figures", nlohmann::json::object()},
+               {"inconclusive", nlohmann::json::array()}, {"source_errors", nlohmann::json::array()}, {"predictions", nlohmann::json::array()},
+               {"exercises", nlohmann::json::array()},
+               {"figures", nlohmann::json::object()},
                {"tables", nlohmann::json::object()},  {"heatmaps", nlohmann::json::object()}};
 }
 
@@ -856,6 +861,190 @@ void LessonContext::heatmap(std::string_view key, const HeatmapPanel& panel_en, 
     print(indented);
 }
 
+// --------------------------------------------------------- predictions
+
+std::optional<double> parse_guess(std::string_view text) {
+    std::string s;
+    for (char c : text)
+        if (c != ' ' && c != '\t' && c != '\r' && c != ',' && c != '_') s += c;
+    if (s.empty()) return std::nullopt;
+    double scale = 1;
+    switch (s.back()) {
+        case 'k': case 'K': scale = 1e3; s.pop_back(); break;
+        case 'M': scale = 1e6; s.pop_back(); break;
+        case 'G': scale = 1e9; s.pop_back(); break;
+        default: break;
+    }
+    const auto number = [](std::string_view t) -> std::optional<double> {
+        double x = 0;
+        const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), x);
+        if (t.empty() || ec != std::errc() || end != t.data() + t.size() || !std::isfinite(x)) return std::nullopt;
+        return x;
+    };
+    const size_t slash = s.find('/');
+    if (slash != std::string::npos) {  // a fraction: 1/3
+        const auto a = number(std::string_view(s).substr(0, slash)), b = number(std::string_view(s).substr(slash + 1));
+        if (!a || !b || *b == 0) return std::nullopt;
+        return *a / *b * scale;
+    }
+    const auto x = number(s);
+    if (!x) return std::nullopt;
+    return *x * scale;
+}
+
+GuessJudgement judge_guess(double guess, double actual, Closeness rule) {
+    GuessJudgement j;
+    j.abs_error = std::fabs(guess - actual);
+    j.rel_error = actual != 0 ? j.abs_error / std::fabs(actual)
+                              : (guess == 0 ? 0.0 : std::numeric_limits<double>::infinity());
+    if (rule.abs_tol > 0) {
+        j.verdict = j.abs_error <= rule.abs_tol ? "close" : j.abs_error <= 4 * rule.abs_tol ? "near" : "far";
+        return j;
+    }
+    // relative: within 10% is close; the same sign and within a factor of 2 is near
+    const bool same_sign = (guess > 0 && actual > 0) || (guess < 0 && actual < 0);
+    const double ratio = same_sign ? std::max(guess / actual, actual / guess) : 0.0;
+    j.verdict = j.rel_error <= 0.1 ? "close" : same_sign && ratio <= 2 ? "near" : "far";
+    return j;
+}
+
+std::string guess_number(double x) {
+    if (std::isfinite(x) && x == std::floor(x) && std::fabs(x) < 1e15) return fmt::format("{}", static_cast<int64_t>(x));
+    return fmt::format("{:.4g}", x);
+}
+
+void LessonContext::predict(std::string_view id, std::string_view question_en, double actual, Closeness rule) {
+    ++predictions_;
+    const std::string question = text(question_en);
+    nlohmann::json entry = {{"id", id}, {"question", question}, {"actual", actual}, {"answer", nullptr}};
+    const bool asking = opt_.ask && !opt_.json && !input_done_ && opt_.show_predictions;
+    if (!opt_.json && opt_.show_predictions) {
+        line_item();
+        print(paint(wrap_hanging(f("Predict: {}", question), opt_.width, "  ? ", "    "), kYellow));
+    }
+    std::optional<double> guess;
+    while (asking) {
+        print(fmt::format("    {} ", tr("your guess (Enter skips):")));
+        out_.flush();
+        const std::optional<std::string> line = opt_.ask();
+        if (!line) {  // the end of input: no later question waits
+            input_done_ = true;
+            print("\n");
+            break;
+        }
+        if (line->find_first_not_of(" \t\r") == std::string::npos) break;  // Enter alone: skipped
+        guess = parse_guess(*line);
+        if (guess) break;
+        print(fmt::format("    {}\n", tr("(not a number: digits, with k, M or G or a fraction like 1/3)")));
+    }
+    if (guess) {
+        ++answered_;
+        const GuessJudgement j = judge_guess(*guess, actual, rule);
+        (j.verdict == "close" ? close_ : j.verdict == "near" ? near_ : far_)++;
+        entry["answer"] = *guess;
+        entry["verdict"] = j.verdict;
+        entry["abs_error"] = j.abs_error;
+        if (std::isfinite(j.rel_error)) entry["rel_error"] = j.rel_error;
+        const std::string off = rule.abs_tol > 0 || !std::isfinite(j.rel_error)
+                                    ? f("off by {}", guess_number(j.abs_error))
+                                    : f("off by {:.0f}%", 100 * j.rel_error);
+        const std::string words = j.verdict == "close" ? tr("close to it")
+                                  : j.verdict == "near" ? tr("the right size, not close")
+                                                        : tr("far off: worth a second look at why");
+        print(paint(wrap_hanging(f("live: {} \u00b7 yours: {} \u00b7 {}: {}.", guess_number(actual),
+                                   guess_number(*guess), off, words),
+                                 opt_.width, "    \u2192 ", "      "),
+                    j.verdict == "close" ? kGreen : kYellow));
+    }
+    record_["predictions"].push_back(std::move(entry));
+}
+
+void LessonContext::exercise(std::string_view name, std::string_view second) {
+    after_block_ = true;
+    const std::string said =
+        second.empty() ? f("Your turn: `attn exercise {}` writes this step's inputs and task; "
+                           "`attn exercise {} --check ANSWER` grades what you compute.",
+                           name, name)
+                       : f("Your turn: `attn exercise {}` and `attn exercise {}` write these steps' inputs and tasks; "
+                           "`--check ANSWER` after either grades what you compute.",
+                           name, second);
+    record_["exercises"].push_back(std::string(name));
+    if (!second.empty()) record_["exercises"].push_back(std::string(second));
+    print(fmt::format("\n{}", wrap_hanging(said, opt_.width, "  \u270e ", "    ")));
+}
+
+// What each stage of the map does, in a few words (the English is the catalogue key).
+static const char* map_stage_words(std::string_view id) {
+    static const std::map<std::string, const char*, std::less<>> words = {
+        {"x", "the input, a vector per token"},
+        {"qkv", "x·Wᵀ per projection, H heads"},
+        {"scores", "every query against every key"},
+        {"scale", "keeps the spread near 1"},
+        {"mask", "−∞ where a key is hidden"},
+        {"softmax", "each row: weights summing to 1"},
+        {"dropout", "training only: drops weights"},
+        {"weighted", "a weighted sum of the values"},
+        {"merge", "the heads side by side again"},
+        {"out_proj", "mixes the heads: x's shape"},
+    };
+    const auto it = words.find(id);
+    return it == words.end() ? "" : it->second;
+}
+
+void LessonContext::pipeline_map() {
+    const auto& steps = pipeline_steps();
+    const std::vector<Lesson> lessons = all_lessons();
+    struct Row {
+        std::string label, shape, words, where;
+    };
+    std::vector<Row> rows{{"x", "[B, T, D]", tr(map_stage_words("x")), ""}};
+    std::vector<std::string> ids;
+    for (const PipelineStep& s : steps) {
+        const std::string_view id = s.id;
+        if (std::string_view(map_stage_words(id)).empty()) continue;  // the block around attention: lesson 10
+        std::vector<int> numbers;  // the core lessons that explain the step (the header of each lesson says the rest)
+        for (const Lesson& l : lessons) {
+            const auto ls = lesson_steps(l.slug);
+            if (l.part == Part::core && std::find(ls.begin(), ls.end(), id) != ls.end()) numbers.push_back(l.number);
+        }
+        rows.push_back({opt_.lang == Lang::zh ? s.label_zh : s.label, s.shape, tr(map_stage_words(id)),
+                        numbers.empty() ? "" : number_ranges(numbers)});
+        ids.emplace_back(id);
+    }
+    record_["map"] = ids;
+    if (opt_.json) return;
+    const auto pad = [](const std::string& v, int w) {
+        return v + std::string(static_cast<size_t>(std::max(0, w - display_width(v))), ' ');
+    };
+    std::string out = "\n" + paint(wrap(tr("The map: one attention layer, from x to its output; on the right, the core "
+                                           "lessons that explain each step (every lesson's header names its own steps)"),
+                                        opt_.width, ""),
+                                   kBold) + "\n";
+    for (size_t i = 0; i < rows.size(); ++i) {
+        const Row& r = rows[i];
+        const std::string line = fmt::format("  {} {}{}{}", i == 0 ? " " : "\u2193", pad(r.label, 12), pad(r.shape, 15),
+                                             r.where.empty() ? r.words : pad(r.words, 32) + r.where);
+        for (const std::string& l : break_line(line, opt_.width, 33)) out += l + "\n";
+    }
+    after_block_ = true;
+    print(paint(out, kCyan));
+}
+
+// The steps a lesson zooms into, as its header's map line: "map: Q·Kᵀ → ÷ √Dk … softmax".
+static std::string map_line(const Lesson& lesson, Lang lang) {
+    const auto& steps = pipeline_steps();
+    const std::vector<std::string> mine = lesson_steps(lesson.slug);
+    std::string path;
+    size_t last = steps.size();
+    for (size_t i = 0; i < steps.size(); ++i) {
+        if (std::find(mine.begin(), mine.end(), steps[i].id) == mine.end()) continue;
+        if (!path.empty()) path += last + 1 == i ? " \u2192 " : " \u2026 ";
+        path += lang == Lang::zh ? steps[i].label_zh : steps[i].label;
+        last = i;
+    }
+    return path.empty() ? path : format_in(lang, "map: {}", path);
+}
+
 // ------------------------------------------------------------ the registry
 
 RegisterLesson::RegisterLesson(Lesson lesson, const char* file) {
@@ -946,6 +1135,11 @@ LessonResult run_lesson(const Lesson& lesson, const RunOptions& opt, std::ostrea
                             : fmt::format("\n\u2501\u2501 {} {}\n{}{}\n", head, rule(opt.width - hw - 4),
                                           std::string(static_cast<size_t>(std::max(0, opt.width - tw)), ' '), tail);
         out << (opt.color ? fmt::format("\x1b[1m{}\x1b[0m", s) : s);
+        const std::string where = map_line(lesson, opt.lang);
+        if (!where.empty()) {
+            const std::string lines = wrap_hanging(where, opt.width, "  ", "       ");
+            out << (opt.color ? fmt::format("{}{}\x1b[0m", kDim, lines) : lines);
+        }
     }
     lesson.run(ctx);
     if (!opt.json) {
@@ -974,6 +1168,10 @@ LessonResult run_lesson(const Lesson& lesson, const RunOptions& opt, std::ostrea
     r.inconclusive = ctx.inconclusive_count();
     r.unmeasured = ctx.unmeasured_count();
     r.source_errors = ctx.source_errors();
+    r.predictions = ctx.predictions();
+    r.answered = ctx.answered();
+    r.close = ctx.close_guesses();
+    r.near = ctx.near_guesses();
     r.panels = ctx.panels();
     nlohmann::json rec = {{"lesson", lesson.slug},     {"number", lesson.number}, {"title", title},
                           {"claims", lesson.claims},   {"seed", opt.seed},        {"passed", r.passed},

@@ -18,6 +18,8 @@
 //   ctx.source_error("C29", "...", "...");         an error in the source's own text or code, quoted
 //   ctx.figure("max_weight", 0.953);               a figure for the --json record
 //   ctx.heatmap("w", panel);                       a terminal heatmap (and an SVG panel)
+//   ctx.predict("std256", "...?", live_value);     the reader guesses a number before the lesson shows it
+//   ctx.exercise("scores");                        the closing line naming the step's `attn exercise`
 //
 // Languages (catalogue.hpp): every text above is English and is looked up in
 // the message catalogue when RunOptions::lang is zh. A text built from numbers
@@ -36,6 +38,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <ostream>
 #include <set>
 #include <string>
@@ -82,7 +85,34 @@ struct RunOptions {
     std::function<void(std::string_view)> progress;
     // The language of every text (catalogue.hpp); numbers and --json figures do not change.
     Lang lang = Lang::en;
+    // Predictions (LessonContext::predict). When set, a question waits for the reader: the context
+    // prints the question and a prompt, then ask() returns the line typed (nullopt: no more input).
+    // The CLI sets it only when stdin and stdout are a terminal and neither --no-ask nor --json is
+    // given; unset, the question is printed and the lesson goes on at once.
+    std::function<std::optional<std::string>()> ask;
+    // false: questions are not printed at all (a test compares such a run with the usual one).
+    bool show_predictions = true;
 };
+
+// How a guess is judged against the live number (LessonContext::predict): relative (the
+// default) for a size, absolute for a number near 0 or bounded (a weight, a sum of weights).
+struct Closeness {
+    double abs_tol = 0;  // > 0: absolute; |guess - live| <= abs_tol is close, <= 4 abs_tol near
+    static Closeness relative() { return {}; }
+    static Closeness absolute(double tol) { return {tol}; }
+};
+// A guess judged: "close" (within 10%, or abs_tol), "near" (within a factor of 2, or 4 abs_tol),
+// "far"; the relative error (|g - a| / |a|; infinite for a = 0 and g != 0) and the absolute one.
+struct GuessJudgement {
+    std::string verdict;  // "close", "near", "far"
+    double rel_error = 0, abs_error = 0;
+};
+GuessJudgement judge_guess(double guess, double actual, Closeness rule);
+// A typed answer as a number: "16", "0.25", "1e6", "4k", "2.5M", "1G", "1/3", "1,048,576";
+// nullopt when it is not one.
+std::optional<double> parse_guess(std::string_view text);
+// The live number as the feedback prints it: an integer whole, else 4 significant digits.
+std::string guess_number(double x);
 
 // An aligned table. Cells are JSON values: strings print as they are,
 // numbers through the column's fmt spec (default "{:.4g}"), so the --json
@@ -168,6 +198,20 @@ public:
     // panel of the lesson's --svg picture (whose colour scale is weights, 0..1).
     void heatmap(std::string_view key, const HeatmapPanel& panel, double vmin = 0.0, double vmax = 1.0,
                  bool in_svg = true);
+    // Asks the reader to guess a number before the lesson shows it. `actual` is the live
+    // number the lesson computed and shows next (never a typed constant), in the unit the
+    // question names. With RunOptions::ask it waits: a number typed is judged (judge_guess)
+    // and the live number shown beside it; Enter skips. Without it the question is printed
+    // and the lesson goes on. The record lists every question with its live number (and the
+    // guess, when one was typed). `id`: a short key, unique in the lesson.
+    void predict(std::string_view id, std::string_view question, double actual,
+                 Closeness rule = Closeness::relative());
+    // The lesson's closing line naming the exercise of the step it teaches ("Your turn:
+    // `attn exercise NAME` ..."), or of its two steps; the record lists the names.
+    void exercise(std::string_view name, std::string_view second = {});
+    // The pipeline map (pipeline.hpp) as a terminal picture: the stages from x to the output
+    // with their shapes and the lessons that explain each (lesson 1 opens with it).
+    void pipeline_map();
     // A long computation starts (what it does, in English: translated here) / ends:
     // RunOptions::progress, when set. Prints nothing.
     void busy(std::string_view what);
@@ -182,6 +226,10 @@ public:
     int inconclusive_count() const { return inconclusive_; }
     int unmeasured_count() const { return unmeasured_; }
     int source_errors() const { return source_errors_; }
+    int predictions() const { return predictions_; }
+    int answered() const { return answered_; }
+    int close_guesses() const { return close_; }
+    int near_guesses() const { return near_; }
     int table_width() const { return opt_.table_width > 0 ? opt_.table_width : opt_.width; }
     const std::vector<HeatmapPanel>& panels() const { return panels_; }
     nlohmann::json& record() { return record_; }
@@ -213,6 +261,8 @@ private:
     void line_item();
     int passed_ = 0, failed_ = 0, unsupported_ = 0;
     int measured_ = 0, identities_ = 0, qualified_ = 0, unmeasured_ = 0, source_errors_ = 0, inconclusive_ = 0;
+    int predictions_ = 0, answered_ = 0, close_ = 0, near_ = 0, far_ = 0;
+    bool input_done_ = false;  // ask() reached the end of input: later questions do not wait
     void print_table(const Table& t, int avail);
     std::set<std::string> shown_shapes_;  // shape lines printed so far
     std::set<std::string> quoted_;        // claim ids whose text --quote printed
@@ -280,6 +330,7 @@ const StoredEvidence* stored_evidence(std::string_view file, std::string* why = 
 struct LessonResult {
     int passed = 0, failed = 0, not_supported = 0;  // passed = measured + identities
     int measured = 0, identities = 0, qualified = 0, unmeasured = 0, source_errors = 0, inconclusive = 0;
+    int predictions = 0, answered = 0, close = 0, near = 0;  // questions asked, guesses typed, judged close / near
     nlohmann::json record;              // the --json record
     std::vector<HeatmapPanel> panels;   // for --svg
 };

@@ -14,6 +14,20 @@ void TourTotals::add(const LessonResult& r) {
     unmeasured += r.unmeasured;
     source_errors += r.source_errors;
     inconclusive += r.inconclusive;
+    predictions += r.predictions;
+    answered += r.answered;
+    close += r.close;
+    near += r.near;
+}
+
+std::string predictions_summary(const TourTotals& t, Lang lang) {
+    if (t.predictions == 0) return "";
+    if (t.answered == 0)
+        return format_in(lang, "Predictions: {} asked, none answered (the tour waits for a guess only on a terminal, "
+                               "without --no-ask).", t.predictions);
+    return format_in(lang, "Predictions: {} asked, {} answered: {} close (within 10%, or the question's margin), {} the "
+                           "right size (within a factor of 2), {} further off.",
+                     t.predictions, t.answered, t.close, t.near, t.answered - t.close - t.near);
 }
 
 std::vector<Lesson> tour_lessons(int from, int to, bool core, bool advanced) {
@@ -57,6 +71,8 @@ nlohmann::json tour_record(const TourResult& t, uint64_t seed, Lang lang) {
             {"unmeasured", n.unmeasured},
             {"source_errors", n.source_errors},
             {"inconclusive", n.inconclusive},
+            {"predictions",
+             {{"asked", n.predictions}, {"answered", n.answered}, {"close", n.close}, {"near", n.near}}},
             {"scorecard", card}};
 }
 

@@ -20,8 +20,13 @@ namespace attn::lessons {
 struct TourTotals {
     int ran = 0, passed = 0, failed = 0, not_supported = 0;
     int measured = 0, identities = 0, qualified = 0, unmeasured = 0, source_errors = 0, inconclusive = 0;
+    int predictions = 0, answered = 0, close = 0, near = 0;  // questions asked, guesses typed, close / near
     void add(const LessonResult& r);
 };
+
+// The tour's closing line on the predictions: how many were asked, answered and how close
+// the guesses came (judge_guess); empty when the lessons asked none.
+std::string predictions_summary(const TourTotals& t, Lang lang);
 
 // The lessons numbered from..to (inclusive), in order; with core (or advanced) only
 // those of that part of the tour. May be empty.
@@ -43,7 +48,7 @@ TourResult run_tour(const std::vector<Lesson>& lessons, RunOptions opt, std::ost
                     const std::function<void(const Lesson&, int, RunOptions&)>& before_each = {});
 
 // The attn-tour record (format "attn-tour", version 1): seed, every lesson's record,
-// the totals and the scorecard.
+// the totals, the predictions (asked, answered, close, near) and the scorecard.
 nlohmann::json tour_record(const TourResult& t, uint64_t seed, Lang lang);
 
 }  // namespace attn::lessons

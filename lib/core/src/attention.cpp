@@ -104,8 +104,6 @@ void check_attention_inputs(const Tensor& q, const Tensor& k, const Tensor& v, c
         throw InputError(fmt::format("the query offset must be >= 0, got {}", opt.query_offset));
 }
 
-bool has_score_options(const AttentionOptions& opt) { return opt.rope || opt.alibi || opt.softcap > 0.0f; }
-
 std::string score_features(const Tensor& q, const Tensor& k, const AttentionOptions& opt) {
     std::string s;
     auto add = [&s](const std::string& w) { s += (s.empty() ? "" : ", ") + w; };

@@ -64,7 +64,8 @@ double perm_diff(TinyTransformer& m, const std::vector<int32_t>& tok, int64_t T,
     for (int64_t i = T - 1; i > 0; --i)
         std::swap(perm[static_cast<size_t>(i)], perm[r.next_u64() % uint64_t(i + 1)]);
     std::vector<int32_t> ptok(static_cast<size_t>(T)), tgt(static_cast<size_t>(T), -1);
-    for (int64_t i = 0; i < T; ++i) ptok[static_cast<size_t>(i)] = tok[static_cast<size_t>(perm[static_cast<size_t>(i)])];
+    for (int64_t i = 0; i < T; ++i)
+        ptok[static_cast<size_t>(i)] = tok[static_cast<size_t>(perm[static_cast<size_t>(i)])];
     // every row's output through the weights P (1 layer, no MLP): compare the attention outputs
     // via the logits of a direct forward: use evaluate's attention weights and a second model pass
     m.evaluate(tok.data(), tgt.data(), 1, T, 1);
@@ -119,7 +120,8 @@ PositionsResult run_positions(ExperimentSize sz, int seeds, uint64_t seed0, int 
                 for (int64_t r = 0; r < b.B; ++r) {
                     std::vector<int> count(static_cast<size_t>(res.symbols), 0);
                     int best = 0;
-                    for (int64_t j = 0; j < n; ++j) best = std::max(best, ++count[static_cast<size_t>(b.tokens[static_cast<size_t>(r * b.T + j)])]);
+                    for (int64_t j = 0; j < n; ++j)
+                        best = std::max(best, ++count[static_cast<size_t>(b.tokens[static_cast<size_t>(r * b.T + j)])]);
                     sum += double(best) / double(n), ++rows;
                 }
             }
@@ -138,7 +140,8 @@ PositionsResult run_positions(ExperimentSize sz, int seeds, uint64_t seed0, int 
             lc.causal = false, lc.pos = pos;
             TinyTransformer m = experiment_model(lc, seed);
             if (pos == PosKind::Learned)
-                for (float& x : m.params()[1].value->data) x *= 10.0f;  // N(0, 0.2^2): comparable to the token embeddings' role
+                for (float& x : m.params()[1].value->data)
+                    x *= 10.0f;  // N(0, 0.2^2): comparable to the token embeddings' role
             LabTrainSpec spec;
             spec.steps = res.steps, spec.batch = 32, spec.eval_every = 25, spec.eval_batches = 2;
             spec.lr = 3e-3, spec.seed = seed, spec.threads = threads;
@@ -159,6 +162,39 @@ PositionsResult run_positions(ExperimentSize sz, int seeds, uint64_t seed0, int 
 }
 
 namespace {
+
+// C4, positions: the encoder on reverse without positions, with learned and with sinusoidal
+// ones (run_positions), its table, curves and verdict added to r.
+void add_positions(ExperimentResult& r, const ExperimentConfig& cfg, const ExperimentProgress& progress) {
+    const ExperimentSize sz = cfg.size;
+    const PositionsResult pr = run_positions(sz, cfg.seeds, cfg.seed, cfg.threads, progress);
+    ExperimentTable pt;
+    pt.title = fmt::format("encoder, reverse {} symbols (T = {}, chance {:.3f}), {} steps: held-out accuracy at the "
+                           "[MASK] positions",
+                           (pr.seq - 1) / 2, pr.seq, pr.chance, pr.steps);
+    pt.title += fmt::format("; an equivariant model can reach at most {:.3f}", pr.equivariant_ceiling);
+    pt.columns = {"positions", "mean acc", "sd", "min", "max"};
+    for (const PositionsRun& run : pr.runs) {
+        pt.rows.push_back({pos_kind_name(run.pos), mean(run.final_acc), sample_std(run.final_acc),
+                           *std::min_element(run.final_acc.begin(), run.final_acc.end()),
+                           *std::max_element(run.final_acc.begin(), run.final_acc.end())});
+        r.curves.push_back({"reverse, encoder: held-out accuracy", pos_kind_name(run.pos), "step", run.curve_step,
+                            run.curve_acc});
+    }
+    r.tables.push_back(pt);
+    const double none = mean(pr.runs[0].final_acc), learned = mean(pr.runs[1].final_acc),
+                 sinus = mean(pr.runs[2].final_acc);
+    r.verdicts.push_back(
+        {"C4", "attention alone is permutation-equivariant: without positions it cannot learn an order-dependent task",
+         pr.equivariance_max_diff < 1e-5 && none <= pr.equivariant_ceiling + 1e-9 && std::max(learned, sinus) > 0.8
+             ? VerdictKind::Supported
+             : VerdictKind::Qualified,
+         fmt::format("permuting the input permutes the weights (max diff {:.1e}; with learned positions {:.2g}); "
+                     "reverse accuracy: none {:.3f} (the best an equivariant model can do here: {:.3f}), learned "
+                     "{:.3f}, sinusoidal {:.3f} (chance {:.3f})",
+                     pr.equivariance_max_diff, pr.equivariance_with_pos, none, pr.equivariant_ceiling, learned, sinus,
+                     pr.chance)});
+}
 
 ExperimentResult run_distance(const ExperimentConfig& cfg, const ExperimentProgress& progress) {
     const ExperimentSize sz = cfg.size;
@@ -190,7 +226,8 @@ ExperimentResult run_distance(const ExperimentConfig& cfg, const ExperimentProgr
             rnn.init(seed);
             const auto acc = train_rnn(rnn, task, steps, B, seed, eval_every, [&](int64_t st) {
                 if (st % 100 == 0 && progress)
-                    progress(fmt::format("distance: run {}/{}, RNN, d {}, seed {}, step {}", done + 1, total, d, seed, st));
+                    progress(
+                        fmt::format("distance: run {}/{}, RNN, d {}, seed {}, step {}", done + 1, total, d, seed, st));
             });
             ++done;
             ra.push_back(acc.back());
@@ -254,41 +291,16 @@ ExperimentResult run_distance(const ExperimentConfig& cfg, const ExperimentProgr
                         fmt::format("{}", fmt::join(ds, ", ")), fmt::format("{:.2f}", att_min)};
     }
     r.verdicts.push_back({"C4", "attention reaches any token directly, whatever the distance",
-                          att_min > 0.9 ? VerdictKind::Supported
-                                        : (att_min > rnn_acc.back() ? VerdictKind::Qualified : VerdictKind::NotSupported),
-                          fmt::format("one attention layer: lowest accuracy over d = {:.3f} (at d={}: {:.3f})",
-                                      att_min, ds.back(), att_acc.back())});
+                          att_min > 0.9
+                              ? VerdictKind::Supported
+                              : (att_min > rnn_acc.back() ? VerdictKind::Qualified : VerdictKind::NotSupported),
+                          fmt::format("one attention layer: lowest accuracy over d = {:.3f} (at d={}: {:.3f})", att_min,
+                                      ds.back(), att_acc.back())});
 
-    // C4, positions
-    const PositionsResult pr = run_positions(sz, cfg.seeds, cfg.seed, cfg.threads, progress);
-    ExperimentTable pt;
-    pt.title = fmt::format("encoder, reverse {} symbols (T = {}, chance {:.3f}), {} steps: held-out accuracy at the "
-                           "[MASK] positions",
-                           (pr.seq - 1) / 2, pr.seq, pr.chance, pr.steps);
-    pt.title += fmt::format("; an equivariant model can reach at most {:.3f}", pr.equivariant_ceiling);
-    pt.columns = {"positions", "mean acc", "sd", "min", "max"};
-    for (const PositionsRun& run : pr.runs) {
-        pt.rows.push_back({pos_kind_name(run.pos), mean(run.final_acc), sample_std(run.final_acc),
-                           *std::min_element(run.final_acc.begin(), run.final_acc.end()),
-                           *std::max_element(run.final_acc.begin(), run.final_acc.end())});
-        r.curves.push_back({"reverse, encoder: held-out accuracy", pos_kind_name(run.pos), "step", run.curve_step,
-                            run.curve_acc});
-    }
-    r.tables.push_back(pt);
-    const double none = mean(pr.runs[0].final_acc), learned = mean(pr.runs[1].final_acc),
-                 sinus = mean(pr.runs[2].final_acc);
-    r.verdicts.push_back(
-        {"C4", "attention alone is permutation-equivariant: without positions it cannot learn an order-dependent task",
-         pr.equivariance_max_diff < 1e-5 && none <= pr.equivariant_ceiling + 1e-9 && std::max(learned, sinus) > 0.8
-             ? VerdictKind::Supported
-                                                                                           : VerdictKind::Qualified,
-         fmt::format("permuting the input permutes the weights (max diff {:.1e}; with learned positions {:.2g}); "
-                     "reverse accuracy: none {:.3f} (the best an equivariant model can do here: {:.3f}), learned "
-                     "{:.3f}, sinusoidal {:.3f} (chance {:.3f})",
-                     pr.equivariance_max_diff, pr.equivariance_with_pos, none, pr.equivariant_ceiling, learned, sinus,
-                     pr.chance)});
-    r.notes.push_back("Elman RNN: tanh, 64 hidden units, full BPTT, AdamW lr 3e-3, clip 1; attention: the Transformer, "
-                      "1 layer, 4 heads x 16, learned positions, no MLP, the same optimiser; steps are the same for both");
+    add_positions(r, cfg, progress);  // C4, positions
+    r.notes.push_back(
+        "Elman RNN: tanh, 64 hidden units, full BPTT, AdamW lr 3e-3, clip 1; attention: the Transformer, "
+        "1 layer, 4 heads x 16, learned positions, no MLP, the same optimiser; steps are the same for both");
     r.notes.push_back("the RNN's knee depends on its size and the step budget: a bigger or gated (GRU, LSTM) network "
                       "or more steps moves it; attention's cost does not depend on d");
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -59,11 +59,11 @@ void verdicts_of(ExperimentResult& r, const std::vector<Row>& rows, bool sgd, co
                             fig1.empty() ? "" : "; ", p, w.steps_mean, s.steps_mean, tol_s, w.final_loss,
                             s.final_loss, tol_l);
     }
-    r.verdicts.push_back({"C38", fmt::format("dropout belongs on the weights after softmax, not on the scores ({})", on),
-                          worse == cmp ? VerdictKind::Supported
-                                       : (worse > better ? VerdictKind::Qualified : VerdictKind::NotSupported),
-                          fmt::format("scores worse beyond seed noise at {}/{} p, better at {}/{} (weights vs scores): {}",
-                                      worse, cmp, better, cmp, fig1)});
+    r.verdicts.push_back(
+        {"C38", fmt::format("dropout belongs on the weights after softmax, not on the scores ({})", on),
+         worse == cmp ? VerdictKind::Supported : (worse > better ? VerdictKind::Qualified : VerdictKind::NotSupported),
+         fmt::format("scores worse beyond seed noise at {}/{} p, better at {}/{} (weights vs scores): {}", worse, cmp,
+                     better, cmp, fig1)});
     // 2: p > 0.2 slows convergence (weights), the largest p against p = 0
     const Row& w0 = find_row(rows, sgd, 0.0f, false);
     const Row& whi = find_row(rows, sgd, ps.back(), false);
@@ -71,29 +71,35 @@ void verdicts_of(ExperimentResult& r, const std::vector<Row>& rows, bool sgd, co
     const bool slower = whi.steps_mean - w0.steps_mean > sd2;
     std::string fig2;
     for (float p : ps)
-        fig2 += fmt::format("{}p={}: {:.0f} steps", fig2.empty() ? "" : ", ", p, find_row(rows, sgd, p, false).steps_mean);
+        fig2 +=
+            fmt::format("{}p={}: {:.0f} steps", fig2.empty() ? "" : ", ", p, find_row(rows, sgd, p, false).steps_mean);
     r.verdicts.push_back({"C38", fmt::format("p > 0.2 slows convergence (dropout on the weights, {})", on),
-                          slower ? VerdictKind::Supported
-                                 : (whi.steps_mean > w0.steps_mean ? VerdictKind::Qualified : VerdictKind::NotSupported),
-                          fmt::format("mean steps to held-out accuracy {:.0f}%: {} (seed sd {:.0f} steps{})", 100 * target,
-                                      fig2, sd2, slower ? "" : ": the difference is within it")});
+                          slower
+                              ? VerdictKind::Supported
+                              : (whi.steps_mean > w0.steps_mean ? VerdictKind::Qualified : VerdictKind::NotSupported),
+                          fmt::format("mean steps to held-out accuracy {:.0f}%: {} (seed sd {:.0f} steps{})",
+                                      100 * target, fig2, sd2, slower ? "" : ": the difference is within it")});
     // 3: p ~ 0.1 is a good default: the lowest final held-out loss among the weight cells, beyond noise vs p = 0
     if (std::find(ps.begin(), ps.end(), 0.1f) == ps.end()) return;  // (not at the quick size)
     float best_p = 0;
     double best_l = 1e30;
     for (float p : ps)
-        if (find_row(rows, sgd, p, false).final_loss < best_l) best_l = find_row(rows, sgd, p, false).final_loss, best_p = p;
+        if (find_row(rows, sgd, p, false).final_loss < best_l)
+            best_l = find_row(rows, sgd, p, false).final_loss, best_p = p;
     const Row& w1 = find_row(rows, sgd, 0.1f, false);
     const double noise = std::max(w1.loss_sd, w0.loss_sd);
     const bool clear = w0.final_loss - w1.final_loss > noise;
     r.verdicts.push_back(
         {"C38", fmt::format("p around 0.1 is a good default ({})", on),
-         best_p == 0.1f && clear ? VerdictKind::Supported
-                                 : (best_p > 0.0f && best_p <= 0.2f ? VerdictKind::Qualified : VerdictKind::NotSupported),
+         best_p == 0.1f && clear
+             ? VerdictKind::Supported
+             : (best_p > 0.0f && best_p <= 0.2f ? VerdictKind::Qualified : VerdictKind::NotSupported),
          fmt::format("lowest final held-out loss at p={} ({:.3f}); p=0.1 vs p=0: {:.3f} vs {:.3f} (seed sd {:.3f}{}); "
                      "train loss {:.3f} vs {:.3f} (the gap is what dropout regularises)",
                      best_p, best_l, w1.final_loss, w0.final_loss, noise,
-                     clear ? "" : w1.final_loss < w0.final_loss ? ": lower, within noise" : ": not lower",
+                     clear                           ? ""
+                     : w1.final_loss < w0.final_loss ? ": lower, within noise"
+                                                     : ": not lower",
                      w1.train_loss, w0.train_loss)});
 }
 
@@ -151,10 +157,11 @@ ExperimentResult run_dropout(const ExperimentConfig& cfg, const ExperimentProgre
     ExperimentResult r;
     r.name = "dropout";
     ExperimentTable tab;
-    tab.title = fmt::format("associative recall (T={}, {} pairs, {} keys/values) from a finite training set of {} rows, "
-                            "held-out rows for the loss: steps to held-out accuracy {:.0f}% ({} steps, {} seeds, mean; "
-                            "never = the budget)",
-                            T, (T - 2) / 2, symbols, pool_rows, 100 * target, steps, cfg.seeds);
+    tab.title = fmt::format(
+        "associative recall (T={}, {} pairs, {} keys/values) from a finite training set of {} rows, "
+        "held-out rows for the loss: steps to held-out accuracy {:.0f}% ({} steps, {} seeds, mean; "
+        "never = the budget)",
+        T, (T - 2) / 2, symbols, pool_rows, 100 * target, steps, cfg.seeds);
     tab.columns = {"optimiser", "p", "where", "steps to target", "reached", "best held-out loss", "final held-out loss",
                    "final held-out acc", "final train loss"};
     std::vector<Row> rows;

@@ -194,22 +194,24 @@ ExperimentResult run_heads(const ExperimentConfig& cfg, const ExperimentProgress
                         m.set_head_off(std::move(off));
                         const EvalResult e = eval_lab(m, task, spec.batch, seed, spec.eval_batches, cfg.threads);
                         abl_sum[static_cast<size_t>(l * 8 + h)] += e.loss / cfg.seeds;
-                        abl_ent[static_cast<size_t>(l * 8 + h)] += end.entropy[static_cast<size_t>(l * 8 + h)] / cfg.seeds;
+                        abl_ent[static_cast<size_t>(l * 8 + h)] +=
+                            end.entropy[static_cast<size_t>(l * 8 + h)] / cfg.seeds;
                     }
                 m.set_head_off({});
             }
             if (s == cfg.seeds - 1) {
                 const char* opt = v.sgd ? "sgd" : "adamw";
-                r.curves.push_back({fmt::format("held-out accuracy, {}", opt), v.name, "step", c.step, mean_curve(acc_curves)});
+                r.curves.push_back(
+                    {fmt::format("held-out accuracy, {}", opt), v.name, "step", c.step, mean_curve(acc_curves)});
                 if (v.H > 1 && v.mode == 0)
-                    r.curves.push_back({fmt::format("pairwise JS divergence of layer 0's heads (nats), {}", opt), v.name,
-                                        "step", js_x, mean_curve(js_curves)});
+                    r.curves.push_back({fmt::format("pairwise JS divergence of layer 0's heads (nats), {}", opt),
+                                        v.name, "step", js_x, mean_curve(js_curves)});
             }
         }
         int reached = 0;
         const double ms = mean_steps(st, double(steps), &reached);
-        conv.rows.push_back({v.sgd ? "sgd" : "adamw", v.name, ms, fmt::format("{}/{}", reached, cfg.seeds), mean(acc), mean(loss),
-                             mean(ent0), v.H > 1 ? nlohmann::json(mean(js0)) : nlohmann::json(nullptr),
+        conv.rows.push_back({v.sgd ? "sgd" : "adamw", v.name, ms, fmt::format("{}/{}", reached, cfg.seeds), mean(acc),
+                             mean(loss), mean(ent0), v.H > 1 ? nlohmann::json(mean(js0)) : nlohmann::json(nullptr),
                              v.H > 1 ? nlohmann::json(mean(js1)) : nlohmann::json(nullptr),
                              v.H > 1 ? nlohmann::json(fmt::format("{}/{}", same, pairs)) : nlohmann::json(nullptr)});
         outs.push_back({ms, mean(acc), mean(loss), reached, v.H > 1 ? mean(js1) : NAN,
@@ -223,8 +225,8 @@ ExperimentResult run_heads(const ExperimentConfig& cfg, const ExperimentProgress
             abl.rows.push_back({l, h, lz, lz - base_loss_8, abl_ent[static_cast<size_t>(l * 8 + h)]});
             redundant += (lz - base_loss_8) < 0.01;
         }
-    abl.title = fmt::format("8 x 8, adamw: held-out loss {:.4f} with every head; with one head zeroed (mean over seeds)",
-                            base_loss_8);
+    abl.title = fmt::format(
+        "8 x 8, adamw: held-out loss {:.4f} with every head; with one head zeroed (mean over seeds)", base_loss_8);
     r.tables.push_back(abl);
 
     for (size_t base : {size_t{0}, size_t{5}}) {
@@ -240,7 +242,8 @@ ExperimentResult run_heads(const ExperimentConfig& cfg, const ExperimentProgress
             "associative recall with 4 key-value pairs per row, which takes two attention patterns, learned by a "
             "2-layer model whose heads share a width of 64 (1 head of 64, 4 of 16, 8 of 8)";
         r.verdicts.push_back(
-            {"C32", fmt::format("heads do not automatically specialise; several learn near-identical patterns ({})", on),
+            {"C32",
+             fmt::format("heads do not automatically specialise; several learn near-identical patterns ({})", on),
              // no near-identical pair at all: the claim is not supported at this scale, whatever the
              // ablation says (a head that costs little when zeroed is idle, not a copy of another)
              // ...but at the quick size (one optimiser, a few hundred steps) that absence has too little
@@ -308,12 +311,14 @@ ExperimentResult run_heads(const ExperimentConfig& cfg, const ExperimentProgress
                       : c33 == VerdictKind::NotSupported
                           ? "with 4 of the 8 heads cut off from the gradient the model reaches only {} (all 8: {}; "
                             "4 heads alone: {}): the heads left open did not carry the learning"
-                      : alone ? "with 4 of the 8 heads cut off from the gradient the model still reaches {} (all 8: "
-                                "{}), but 4 heads alone reach {} too: the open half learns, and this task never "
-                                "needed the extra paths"
-                              : "with 4 of the 8 heads cut off from the gradient the model reaches {}, below all 8 "
-                                "learning ({}) but above 4 heads alone ({}): the other paths carry part of the learning";
-            v.plain_args = {fmt::format("{:.3f}", blk.acc), fmt::format("{:.3f}", o8.acc), fmt::format("{:.3f}", rem.acc)};
+                      : alone
+                          ? "with 4 of the 8 heads cut off from the gradient the model still reaches {} (all 8: "
+                            "{}), but 4 heads alone reach {} too: the open half learns, and this task never "
+                            "needed the extra paths"
+                          : "with 4 of the 8 heads cut off from the gradient the model reaches {}, below all 8 "
+                            "learning ({}) but above 4 heads alone ({}): the other paths carry part of the learning";
+            v.plain_args = {fmt::format("{:.3f}", blk.acc), fmt::format("{:.3f}", o8.acc),
+                            fmt::format("{:.3f}", rem.acc)};
         }
         r.notes.push_back(fmt::format(
             "equal cost, {}: 1x64 {:.0f} steps to 90% (acc {:.3f}), 4x16 {:.0f} ({:.3f}), 8x8 {:.0f} ({:.3f}); steps "
@@ -324,7 +329,7 @@ ExperimentResult run_heads(const ExperimentConfig& cfg, const ExperimentProgress
                       "its output still reaches W_o, which learns); removed: the head's output is zeroed");
     r.notes.push_back(outs.size() > 5 ? "AdamW lr 3e-3 and SGD lr 0.1 momentum 0.9, both clipped at norm 1: each "
                                         "optimiser has its own verdicts; where they differ, the result depends on it"
-                                      : "AdamW lr 3e-3 only at this size (SGD arms: the default and --full sizes)");
+                                      : "AdamW lr 3e-3 only at this size (SGD arms: the default and full sizes)");
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return r;
 }

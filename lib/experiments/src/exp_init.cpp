@@ -82,14 +82,18 @@ InitSize init_size(ExperimentSize s) {
     return {};
 }
 
-ExperimentResult run_init(const ExperimentConfig& cfg, const ExperimentProgress& progress) {
-    const InitSize z = init_size(cfg.size);
+// One row of the table: an optimiser and an init case (an index of init_cases()), its runs.
+struct InitCell {
+    OptimizerKind opt;
+    size_t ci;
+    std::vector<training_runs::RunTrace> runs;
+};
+
+// Every cell trained, each seed: the cases under AdamW, then (z.sgd) the std rows under SGD.
+std::vector<InitCell> train_init_cells(const ExperimentConfig& cfg, const InitSize& z,
+                                       const ExperimentProgress& progress) {
     const auto& cases = init_cases();
-    struct Cell {
-        OptimizerKind opt;
-        size_t ci;
-        std::vector<training_runs::RunTrace> runs;
-    };
+    using Cell = InitCell;
     std::vector<Cell> cells;
     for (size_t i = 0; i < cases.size(); ++i) cells.push_back({OptimizerKind::AdamW, i, {}});
     if (z.sgd)  // the std rows again under SGD: Adam's normalisation hides a small gradient
@@ -124,7 +128,13 @@ ExperimentResult run_init(const ExperimentConfig& cfg, const ExperimentProgress&
             c.runs.push_back(training_runs::run_training(spec, seed, cfg.threads, cb));
         }
     }
+    return cells;
+}
 
+ExperimentResult run_init(const ExperimentConfig& cfg, const ExperimentProgress& progress) {
+    const auto& cases = init_cases();
+    const std::vector<InitCell> cells = train_init_cells(cfg, init_size(cfg.size), progress);
+    using Cell = InitCell;
     ExperimentResult r;
     r.name = "init";
     ExperimentTable t;
@@ -145,7 +155,8 @@ ExperimentResult run_init(const ExperimentConfig& cfg, const ExperimentProgress&
         double gmax = 0;
         for (const auto& run : c.runs) {
             steps.push_back(run.steps_to_target);
-            sp.push_back(run.points.front().spread < 1e-6 ? 0.0 : run.points.front().spread);  // float noise of equal scores
+            sp.push_back(run.points.front().spread < 1e-6 ? 0.0
+                                                          : run.points.front().spread);  // float noise of equal scores
             h0.push_back(run.points.front().onehot);
             fa.push_back(run.final_acc);
             gmax = std::max(gmax, run.max_grad_attn);
@@ -167,11 +178,13 @@ ExperimentResult run_init(const ExperimentConfig& cfg, const ExperimentProgress&
 
     const int half = (cfg.seeds + 1) / 2;
     auto steps_txt = [&](const Sum& s) {
-        return s.reached >= half && !s.steps.is_null() ? fmt::format("{:g} steps", s.steps.get<double>())
-                                                       : fmt::format("never (final {})", training_runs::pct(s.final_acc));
+        return s.reached >= half && !s.steps.is_null()
+                   ? fmt::format("{:g} steps", s.steps.get<double>())
+                   : fmt::format("never (final {})", training_runs::pct(s.final_acc));
     };
     auto steps_val = [&](const Sum& s) {
-        return s.reached >= half && !s.steps.is_null() ? s.steps.get<double>() : std::numeric_limits<double>::infinity();
+        return s.reached >= half && !s.steps.is_null() ? s.steps.get<double>()
+                                                       : std::numeric_limits<double>::infinity();
     };
     auto idx = [&](OptimizerKind o, InitKind k) -> const Sum* {
         for (size_t i = 0; i < cells.size(); ++i)
@@ -180,13 +193,15 @@ ExperimentResult run_init(const ExperimentConfig& cfg, const ExperimentProgress&
     };
     // C36: a too-large W_q, W_k init stalls the loss; a smaller std (~1/sqrt(d_k)) helps
     {
-        const Sum &small = *idx(OptimizerKind::AdamW, InitKind::InvSqrtDk), &big = *idx(OptimizerKind::AdamW, InitKind::One);
+        const Sum &small = *idx(OptimizerKind::AdamW, InitKind::InvSqrtDk),
+                  &big = *idx(OptimizerKind::AdamW, InitKind::One);
         const Sum* small_s = idx(OptimizerKind::Sgd, InitKind::InvSqrtDk);
         const Sum* big_s = idx(OptimizerKind::Sgd, InitKind::One);
-        std::string fig = fmt::format("adamw: std 1 {} (score spread {:.3g}, one-hot rows {} at step 0) vs std "
-                                      "1/sqrt(d_k) {} (spread {:.3g}, {})",
-                                      steps_txt(big), big.spread0, training_runs::pct(big.hot0), steps_txt(small), small.spread0,
-                                      training_runs::pct(small.hot0));
+        std::string fig = fmt::format(
+            "adamw: std 1 {} (score spread {:.3g}, one-hot rows {} at step 0) vs std "
+            "1/sqrt(d_k) {} (spread {:.3g}, {})",
+            steps_txt(big), big.spread0, training_runs::pct(big.hot0), steps_txt(small), small.spread0,
+            training_runs::pct(small.hot0));
         int slower = steps_val(big) >= 1.5 * steps_val(small) && std::isfinite(steps_val(small)) ? 1 : 0, total = 1;
         if (small_s && big_s) {
             fig += fmt::format("; sgd: std 1 {} vs 1/sqrt(d_k) {}", steps_txt(*big_s), steps_txt(*small_s));
@@ -201,24 +216,28 @@ ExperimentResult run_init(const ExperimentConfig& cfg, const ExperimentProgress&
     }
     // C9: never all-zero (no learning)
     {
-        const Sum &zq = *idx(OptimizerKind::AdamW, InitKind::ZeroQ), &zqk = *idx(OptimizerKind::AdamW, InitKind::ZeroQK);
-        const Sum &z4 = *idx(OptimizerKind::AdamW, InitKind::ZeroQKVO), &za = *idx(OptimizerKind::AdamW, InitKind::ZeroAll);
+        const Sum &zq = *idx(OptimizerKind::AdamW, InitKind::ZeroQ),
+                  &zqk = *idx(OptimizerKind::AdamW, InitKind::ZeroQK);
+        const Sum &z4 = *idx(OptimizerKind::AdamW, InitKind::ZeroQKVO),
+                  &za = *idx(OptimizerKind::AdamW, InitKind::ZeroAll);
         const Sum& base = *idx(OptimizerKind::AdamW, InitKind::Default);
         const bool dead4 = z4.gmax == 0.0 && z4.reached < half, deadall = za.gmax == 0.0 && za.reached < half;
         const bool q_ok = steps_val(zq) <= 2 * steps_val(base) && std::isfinite(steps_val(zq));
-        Verdict v{"C9", "never initialise all-zero: nothing learns",
-                  dead4 && deadall ? (q_ok ? VerdictKind::Qualified : VerdictKind::Supported) : VerdictKind::NotSupported,
-                  fmt::format("W_q,W_k,W_v,W_o = 0: max |dW_qkvo| = {:g} at every step, {}; every parameter 0: max "
-                              "|dW_qkvo| = {:g}, {}; but W_q = 0 alone is harmless: {} (default init {}); W_q = W_k = 0: "
-                              "max |dW_qkvo| {:.3g}, {}",
-                              z4.gmax, steps_txt(z4), za.gmax, steps_txt(za), steps_txt(zq), steps_txt(base), zqk.gmax,
-                              steps_txt(zqk))};
+        Verdict v{
+            "C9", "never initialise all-zero: nothing learns",
+            dead4 && deadall ? (q_ok ? VerdictKind::Qualified : VerdictKind::Supported) : VerdictKind::NotSupported,
+            fmt::format("W_q,W_k,W_v,W_o = 0: max |dW_qkvo| = {:g} at every step, {}; every parameter 0: max "
+                        "|dW_qkvo| = {:g}, {}; but W_q = 0 alone is harmless: {} (default init {}); W_q = W_k = 0: "
+                        "max |dW_qkvo| {:.3g}, {}",
+                        z4.gmax, steps_txt(z4), za.gmax, steps_txt(za), steps_txt(zq), steps_txt(base), zqk.gmax,
+                        steps_txt(zqk))};
         r.verdicts.push_back(v);
     }
-    r.notes.push_back("A zero init here zeroes the projection's weight and its bias. With W_q = 0 the scores start "
-                      "equal (uniform rows) but dW_q = dS.k is not zero, so W_q grows; with W_q = W_k = 0 both dq = dS.k "
-                      "and dk = dS^T.q are zero, so the scores stay uniform for ever (V and O still learn); with "
-                      "W_v = W_o = 0 as well, the attention output is 0 and so are the gradients of all four weights.");
+    r.notes.push_back(
+        "A zero init here zeroes the projection's weight and its bias. With W_q = 0 the scores start "
+        "equal (uniform rows) but dW_q = dS.k is not zero, so W_q grows; with W_q = W_k = 0 both dq = dS.k "
+        "and dk = dS^T.q are zero, so the scores stay uniform for ever (V and O still learn); with "
+        "W_v = W_o = 0 as well, the attention output is 0 and so are the gradients of all four weights.");
     r.notes.push_back("score spread: the std of the scaled scores within a row (keys 0..i), from the weights of an "
                       "eval batch, mean over rows and both layers; one-hot rows: max weight > 0.99.");
     r.notes.push_back("AdamW lr 3e-3, SGD lr 0.1 momentum 0.9, clip 1, no weight decay (so a zero weight with zero "

@@ -134,9 +134,12 @@ void block_backward(Mem& mem, float* dx, const float* dy, const float* x, Saved&
     attention_backward_fast(dq.data(), dk.data(), dv.data(), datt.data(), sv.q.data(), sv.k.data(), sv.v.data(),
                             sv.P.data(), s.B, s.T, s.H, s.Dh, s.Dh, 1.0f / std::sqrt(float(s.Dh)), 0.0f, 0, threads);
     sv.P.release();
-    matmul_backward_fast(dx, g.wq[L].data(), static_cast<float*>(nullptr), dq.data(), x, w.wq[L].data(), N, D, HD, threads);
-    matmul_backward_fast(dx, g.wk[L].data(), static_cast<float*>(nullptr), dk.data(), x, w.wk[L].data(), N, D, HD, threads);
-    matmul_backward_fast(dx, g.wv[L].data(), static_cast<float*>(nullptr), dv.data(), x, w.wv[L].data(), N, D, HD, threads);
+    matmul_backward_fast(dx, g.wq[L].data(), static_cast<float*>(nullptr), dq.data(), x, w.wq[L].data(), N, D, HD,
+                         threads);
+    matmul_backward_fast(dx, g.wk[L].data(), static_cast<float*>(nullptr), dk.data(), x, w.wk[L].data(), N, D, HD,
+                         threads);
+    matmul_backward_fast(dx, g.wv[L].data(), static_cast<float*>(nullptr), dv.data(), x, w.wv[L].data(), N, D, HD,
+                         threads);
 }
 
 struct StepOut {
@@ -150,7 +153,9 @@ StepOut train_step(Mode mode, const Weights& w, const std::vector<float>& x0, co
     Mem mem;
     const int64_t N = s.N(), D = s.D, HD = s.HD(), L = s.L;
     StepOut out;
-    auto zero = [&](std::vector<std::vector<float>>& v, int64_t n) { v.assign(static_cast<size_t>(L), std::vector<float>(static_cast<size_t>(n), 0.0f)); };
+    auto zero = [&](std::vector<std::vector<float>>& v, int64_t n) {
+        v.assign(static_cast<size_t>(L), std::vector<float>(static_cast<size_t>(n), 0.0f));
+    };
     zero(out.g.wq, HD * D), zero(out.g.wk, HD * D), zero(out.g.wv, HD * D), zero(out.g.wo, D * HD);
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<Buf> xs;  // x_0 .. x_L (every mode keeps the block inputs)
@@ -175,7 +180,8 @@ StepOut train_step(Mode mode, const Weights& w, const std::vector<float>& x0, co
             matmul_forward_fast(q.data(), x, w.wq[Li].data(), static_cast<const float*>(nullptr), N, D, HD, threads);
             matmul_forward_fast(k.data(), x, w.wk[Li].data(), static_cast<const float*>(nullptr), N, D, HD, threads);
             matmul_forward_fast(v.data(), x, w.wv[Li].data(), static_cast<const float*>(nullptr), N, D, HD, threads);
-            Flash f{to_bhtd(q.data(), s), to_bhtd(k.data(), s), to_bhtd(v.data(), s), Tensor(), Tensor(), Buf(mem, N * HD)};
+            Flash f{to_bhtd(q.data(), s), to_bhtd(k.data(), s), to_bhtd(v.data(), s), Tensor(), Tensor(),
+                    Buf(mem, N * HD)};
             mem.add(3 * N * HD * 4);  // the (B, H, T, Dh) copies of q, k, v
             q.release(), k.release(), v.release();
             f.out = attention_flash_with("auto", f.q, f.k, f.v, causal, opt, threads, &f.lse);
@@ -212,8 +218,8 @@ StepOut train_step(Mode mode, const Weights& w, const std::vector<float>& x0, co
             Flash& f = fl.back();
             for (int64_t i = 0; i < N * D; ++i) dx.data()[i] += dy.data()[i];
             Buf datt(mem, N * HD);
-            matmul_backward_fast(datt.data(), out.g.wo[Li].data(), static_cast<float*>(nullptr), dy.data(), f.att.data(),
-                                 w.wo[Li].data(), N, HD, D, threads);
+            matmul_backward_fast(datt.data(), out.g.wo[Li].data(), static_cast<float*>(nullptr), dy.data(),
+                                 f.att.data(), w.wo[Li].data(), N, HD, D, threads);
             f.att.release();
             Tensor dout = to_bhtd(datt.data(), s);
             mem.add(N * HD * 4);
@@ -221,7 +227,8 @@ StepOut train_step(Mode mode, const Weights& w, const std::vector<float>& x0, co
             FlashBackwardStats fs;
             mem.add(3 * N * HD * 4);  // dq, dk, dv returned
             // the scratch lives during the call: counted at its peak, then freed
-            AttentionGrads gr = attention_flash_backward(f.q, f.k, f.v, f.out, f.lse, causal, opt, dout, threads, "auto", &fs);
+            AttentionGrads gr =
+                attention_flash_backward(f.q, f.k, f.v, f.out, f.lse, causal, opt, dout, threads, "auto", &fs);
             mem.add(static_cast<int64_t>(fs.scratch_bytes));
             mem.add(-static_cast<int64_t>(fs.scratch_bytes));
             Buf dq(mem, N * HD), dk(mem, N * HD), dv(mem, N * HD);
@@ -299,7 +306,8 @@ ExperimentResult run_memory(const ExperimentConfig& cfg, const ExperimentProgres
             if (sd == 0)
                 for (Mode m : modes) train_step(m, w, x0, R, s, cfg.threads);  // untimed warm-up (page faults, pools)
             for (Mode m : modes) {
-                if (progress && sd == 0) progress(fmt::format("memory: cell {}/{}, T {}, {}", ++cell, cells, T, mode_name(m)));
+                if (progress && sd == 0)
+                    progress(fmt::format("memory: cell {}/{}, T {}, {}", ++cell, cells, T, mode_name(m)));
                 StepOut o = train_step(m, w, x0, R, s, cfg.threads);
                 t_ms[m].push_back(o.seconds * 1e3);
                 pk[m] = o.peak;

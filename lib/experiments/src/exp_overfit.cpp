@@ -139,15 +139,18 @@ constexpr double kMemorised = 0.05;
 // a leak small (it learns to give pad keys little weight), never zero.
 constexpr double kLeak = 0.0;
 
-ExperimentResult run_overfit(const ExperimentConfig& cfg, const ExperimentProgress& progress) {
-    const OverfitSize z = overfit_size(cfg.size);
+// The runs of one planted bug (one per seed): final loss, smoke tests, trace.
+struct OverfitRow {
+    std::vector<double> loss;
+    std::vector<Smoke> smoke;
+    std::vector<training_runs::RunTrace> runs;
+};
+
+// Every bug of bugs() trained on its memorising set, each seed.
+std::vector<OverfitRow> train_overfit_rows(const ExperimentConfig& cfg, const OverfitSize& z,
+                                           const ExperimentProgress& progress) {
     const auto& bl = bugs();
-    struct Row {
-        std::vector<double> loss;
-        std::vector<Smoke> smoke;
-        std::vector<training_runs::RunTrace> runs;
-    };
-    std::vector<Row> rows(bl.size());
+    std::vector<OverfitRow> rows(bl.size());
     for (size_t bi = 0; bi < bl.size(); ++bi)
         for (int s = 0; s < cfg.seeds; ++s) {
             const uint64_t seed = training_runs::seed_of(cfg, s);
@@ -196,7 +199,13 @@ ExperimentResult run_overfit(const ExperimentConfig& cfg, const ExperimentProgre
             rows[bi].smoke.push_back(smoke);
             rows[bi].runs.push_back(std::move(tr));
         }
+    return rows;
+}
 
+ExperimentResult run_overfit(const ExperimentConfig& cfg, const ExperimentProgress& progress) {
+    const OverfitSize z = overfit_size(cfg.size);
+    const auto& bl = bugs();
+    const std::vector<OverfitRow> rows = train_overfit_rows(cfg, z, progress);
     ExperimentResult r;
     r.name = "overfit";
     ExperimentTable t;
@@ -212,13 +221,15 @@ ExperimentResult run_overfit(const ExperimentConfig& cfg, const ExperimentProgre
     ExperimentTable evidence;
     evidence.columns = {"fault", "final loss", "memorised?", "smoke tests"};
     for (size_t bi = 0; bi < bl.size(); ++bi) {
-        const Row& row = rows[bi];
+        const OverfitRow& row = rows[bi];
         int mem = 0;
         double cmax = 0, pmax = 0;
         for (double l : row.loss) mem += l < kMemorised ? 1 : 0;
         for (const Smoke& s : row.smoke) cmax = std::max(cmax, s.causal_delta), pmax = std::max(pmax, s.pad_delta);
         const bool caught = mem < half, leak_c = cmax > kLeak, leak_p = pmax > kLeak;
-        auto flag = [](bool c, double d) { return c ? fmt::format("caught ({:.2g})", d) : fmt::format("passes ({:.2g})", d); };
+        auto flag = [](bool c, double d) {
+            return c ? fmt::format("caught ({:.2g})", d) : fmt::format("passes ({:.2g})", d);
+        };
         t.rows.push_back({bl[bi].name, mean(row.loss), *std::max_element(row.loss.begin(), row.loss.end()),
                           fmt::format("{}/{}", mem, row.loss.size()), caught ? "caught" : "slips through",
                           flag(leak_c, cmax), flag(leak_p, pmax)});

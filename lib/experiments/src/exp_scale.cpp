@@ -2,8 +2,8 @@
 //
 // Associative recall (a decoder of 2 layers, one head, d_v fixed so only d_k varies)
 // trained with each score scale -- 1/sqrt(d_k), none, a constant 1/10, cosine with a
-// fixed temperature and cosine with a learned one (per layer, from the same start) -- at several d_k, under AdamW and under SGD with momentum: Adam
-// divides each gradient by its running size, so a small gradient (a saturated softmax)
+// fixed temperature and cosine with a learned one (per layer, from the same start) -- at several d_k, under AdamW and
+// under SGD with momentum: Adam divides each gradient by its running size, so a small gradient (a saturated softmax)
 // slows SGD far more than Adam. Measured per cell, over the seeds: steps to 95% eval
 // accuracy, final accuracy, the share of one-hot attention rows (max weight > 0.99) at
 // step 0, at the end and at its peak, and the gradient norm reaching W_q and W_k.
@@ -67,9 +67,22 @@ double nan() { return std::numeric_limits<double>::quiet_NaN(); }
 
 constexpr int kRecallValues = 8;  // the values of the recall task (chance: 1 in 8)
 
-ExperimentResult run_scale(const ExperimentConfig& cfg, const ExperimentProgress& progress) {
-    const ScaleSize z = scale_size(cfg.size);
-    const auto cases = scale_cases();
+// The figures of one cell, means over its seeds.
+struct Summary {
+    nlohmann::json steps;
+    int reached = 0;
+    double final_acc = 0, hot0 = 0, hot_end = 0, hot_peak = 0, g_first = 0, g_mean = 0;
+    std::vector<double> tau;  // learned temperature: mean over seeds per layer; empty when fixed
+};
+
+// The task every verdict's readable form names.
+constexpr const char* kRecallTask =
+    "associative recall (each row lists key-value pairs, then asks one key, and the model must answer its "
+    "value); the metric is how many training steps it takes to reach 95% accuracy on held-out rows";
+
+// Every cell trained, each seed: the AdamW cells, then the SGD ones.
+std::vector<Cell> train_scale_cells(const ExperimentConfig& cfg, const ScaleSize& z,
+                                    const std::vector<ScaleCase>& cases, const ExperimentProgress& progress) {
     std::vector<Cell> cells;
     for (OptimizerKind opt : {OptimizerKind::AdamW, OptimizerKind::Sgd})
         for (int64_t dk : opt == OptimizerKind::AdamW ? z.dks : z.sgd_dks)
@@ -99,27 +112,26 @@ ExperimentResult run_scale(const ExperimentConfig& cfg, const ExperimentProgress
             auto cb = [&](int64_t step, const training_runs::EvalPoint* pt) {
                 if (!progress) return;
                 progress(fmt::format("scale: cell {}/{} ({}), seed {}/{}, step {}{}", ci + 1, cells.size(), label,
-                                     s + 1, cfg.seeds, step, pt ? fmt::format(", acc {}", training_runs::pct(pt->acc)) : ""));
+                                     s + 1, cfg.seeds, step,
+                                     pt ? fmt::format(", acc {}", training_runs::pct(pt->acc)) : ""));
             };
             c.runs.push_back(training_runs::run_training(spec, training_runs::seed_of(cfg, s), cfg.threads, cb));
         }
     }
+    return cells;
+}
 
-    // ---- the table
-    ExperimentResult r;
-    r.name = "scale";
+// The table and the curves of every cell, into r; the cells' summaries.
+std::map<std::tuple<int, int64_t, size_t>, Summary> scale_table(const std::vector<Cell>& cells,
+                                                                const ExperimentConfig& cfg, const ScaleSize& z,
+                                                                const std::vector<ScaleCase>& cases,
+                                                                ExperimentResult& r) {
     ExperimentTable t;
     t.title = fmt::format("associative recall (T={}, {} pairs), 2 layers, D=32, 1 head, d_v=32; {} seeds; "
                           "steps to 95% eval accuracy: median of the runs that got there",
                           z.seq, (z.seq - 2) / 2, cfg.seeds);
     t.columns = {"optimiser", "d_k", "scale", "steps to 95%", "reached", "final acc", "one-hot rows @0",
                  "one-hot rows end", "one-hot rows peak", "|dW_qk| first 50", "|dW_qk| mean", "tau end (layers)"};
-    struct Summary {
-        nlohmann::json steps;
-        int reached = 0;
-        double final_acc = 0, hot0 = 0, hot_end = 0, hot_peak = 0, g_first = 0, g_mean = 0;
-        std::vector<double> tau;  // learned temperature: mean over seeds per layer; empty when fixed
-    };
     std::map<std::tuple<int, int64_t, size_t>, Summary> sum;
     for (const Cell& c : cells) {
         std::vector<int64_t> steps;
@@ -164,40 +176,46 @@ ExperimentResult run_scale(const ExperimentConfig& cfg, const ExperimentProgress
         r.curves.push_back({"one-hot attention rows, " + tag, cases[c.scale].name, "step", x, hot});
     }
     r.tables.push_back(std::move(t));
+    return sum;
+}
 
-    // ---- verdicts, from the numbers above
-    const int half = (cfg.seeds + 1) / 2;
-    auto S = [&](OptimizerKind o, int64_t dk, size_t sc) -> const Summary& { return sum[{static_cast<int>(o), dk, sc}]; };
-    auto steps_or_inf = [&](const Summary& s) {
-        return s.reached >= half && !s.steps.is_null() ? s.steps.get<double>() : std::numeric_limits<double>::infinity();
-    };
-    auto steps_txt = [&](const Summary& s) {
+// What the verdicts read: the cells' summaries (mean over the seeds), the size, and how a
+// number of steps to 95% is told ("never" unless half the seeds got there); one verdict each.
+struct Reading {
+    std::map<std::tuple<int, int64_t, size_t>, Summary>& sum;
+    const ScaleSize& z;
+    const std::vector<ScaleCase>& cases;
+    int half;
+    int64_t big;  // the largest d_k under AdamW
+
+    const Summary& S(OptimizerKind o, int64_t dk, size_t sc) { return sum[{static_cast<int>(o), dk, sc}]; }
+    double steps_or_inf(const Summary& s) const {
+        return s.reached >= half && !s.steps.is_null() ? s.steps.get<double>()
+                                                       : std::numeric_limits<double>::infinity();
+    }
+    std::string steps_txt(const Summary& s) const {
         return s.reached >= half && !s.steps.is_null() ? fmt::format("{:g} steps", s.steps.get<double>())
                                                        : std::string("never");
-    };
-    const int64_t big = z.dks.back();
+    }
     // The readable evidence of a verdict: one row per (optimiser, d_k, scale) it compares.
-    auto evidence = [&](std::vector<std::tuple<OptimizerKind, int64_t, size_t>> cells_shown) {
+    ExperimentTable evidence(const std::vector<std::tuple<OptimizerKind, int64_t, size_t>>& cells_shown) {
         ExperimentTable e;
         e.columns = {"optimiser", "d_k", "scale", "steps to 95%", "final accuracy", "reached 95%?"};
         for (const auto& [o, dk, sc] : cells_shown) {
             const Summary& su = S(o, dk, sc);
             const double st = steps_or_inf(su);
             e.rows.push_back({optimizer_name(o), dk, cases[sc].name,
-                              std::isfinite(st) ? nlohmann::json(st) : nlohmann::json("never"), training_runs::pct(su.final_acc),
-                              std::isfinite(st) ? "yes" : "no"});
+                              std::isfinite(st) ? nlohmann::json(st) : nlohmann::json("never"),
+                              training_runs::pct(su.final_acc), std::isfinite(st) ? "yes" : "no"});
         }
         return e;
-    };
-    auto steps_word = [&](const Summary& su) {
+    }
+    std::string steps_word(const Summary& su) const {
         const double st = steps_or_inf(su);
         return std::isfinite(st) ? fmt::format("{:g}", st) : std::string("never");
-    };
-    const char* kRecallTask =
-        "associative recall (each row lists key-value pairs, then asks one key, and the model must answer its "
-        "value); the metric is how many training steps it takes to reach 95% accuracy on held-out rows";
+    }
     // C18: unscaled "almost untrainable, weights all 0 or 1"
-    {
+    void c18(ExperimentResult& r) {
         int worse = 0, total = 0;
         std::string fig;
         for (OptimizerKind o : {OptimizerKind::AdamW, OptimizerKind::Sgd}) {
@@ -207,16 +225,20 @@ ExperimentResult run_scale(const ExperimentConfig& cfg, const ExperimentProgress
                 ++total;
                 if (steps_or_inf(no) >= 2 * steps_or_inf(sq) && std::isfinite(steps_or_inf(sq))) ++worse;
                 if (dk == big || dk == dks.front())
-                    fig += fmt::format("{}{} d_k {}: none {} (final {}, one-hot rows {} at step 0, {} at the end) vs "
-                                       "1/sqrt(d_k) {} (final {}, {}, {})",
-                                       fig.empty() ? "" : "; ", optimizer_name(o), dk, steps_txt(no),
-                                       training_runs::pct(no.final_acc), training_runs::pct(no.hot0), training_runs::pct(no.hot_end), steps_txt(sq),
-                                       training_runs::pct(sq.final_acc), training_runs::pct(sq.hot0), training_runs::pct(sq.hot_end));
+                    fig += fmt::format(
+                        "{}{} d_k {}: none {} (final {}, one-hot rows {} at step 0, {} at the end) vs "
+                        "1/sqrt(d_k) {} (final {}, {}, {})",
+                        fig.empty() ? "" : "; ", optimizer_name(o), dk, steps_txt(no), training_runs::pct(no.final_acc),
+                        training_runs::pct(no.hot0), training_runs::pct(no.hot_end), steps_txt(sq),
+                        training_runs::pct(sq.final_acc), training_runs::pct(sq.hot0), training_runs::pct(sq.hot_end));
             }
         }
-        Verdict v{"C18", "without the scale the model is almost untrainable, weights all ~0 or ~1", VerdictKind::Qualified,
+        Verdict v{"C18", "without the scale the model is almost untrainable, weights all ~0 or ~1",
+                  VerdictKind::Qualified,
                   fmt::format("unscaled at least 2x slower or never in {}/{} cells; {}", worse, total, fig)};
-        v.kind = worse == total ? VerdictKind::Supported : worse == 0 ? VerdictKind::NotSupported : VerdictKind::Qualified;
+        v.kind = worse == total ? VerdictKind::Supported
+                 : worse == 0   ? VerdictKind::NotSupported
+                                : VerdictKind::Qualified;
         v.task = kRecallTask;
         std::vector<std::tuple<OptimizerKind, int64_t, size_t>> shown;
         double hot_none = 0, hot_sqrt = 0, acc_lo = 1, acc_hi = 0;
@@ -231,39 +253,43 @@ ExperimentResult run_scale(const ExperimentConfig& cfg, const ExperimentProgress
         v.plain = "without the scale, {} of {} settings took at least twice as many steps to reach 95% as with it, or "
                   "never reached it, yet every unscaled run of this seed learned (final accuracy {} to {}; chance {}). Rows that "
                   "end one-hot, the weights all ~0 or ~1: {} without the scale, {} with it";
-        v.plain_args = {std::to_string(worse), std::to_string(total), training_runs::pct(acc_lo), training_runs::pct(acc_hi),
-                        training_runs::pct(1.0 / kRecallValues), training_runs::pct(hot_none), training_runs::pct(hot_sqrt)};
+        v.plain_args = {std::to_string(worse),
+                        std::to_string(total),
+                        training_runs::pct(acc_lo),
+                        training_runs::pct(acc_hi),
+                        training_runs::pct(1.0 / kRecallValues),
+                        training_runs::pct(hot_none),
+                        training_runs::pct(hot_sqrt)};
         r.verdicts.push_back(v);
     }
     // C13: a near-one-hot softmax passes a tiny gradient
-    {
+    void c13(ExperimentResult& r) {
         const Summary &sq = S(OptimizerKind::AdamW, big, 0), &no = S(OptimizerKind::AdamW, big, 1);
         const Summary &sq_s = S(OptimizerKind::Sgd, big, 0), &no_s = S(OptimizerKind::Sgd, big, 1);
         const double ratio = sq.g_first > 0 ? no.g_first / sq.g_first : nan();
         const double ratio_s = sq_s.g_first > 0 ? no_s.g_first / sq_s.g_first : nan();
-        Verdict v{"C13", "a near-one-hot softmax passes a tiny gradient to W_q, W_k", VerdictKind::Qualified,
-                  fmt::format("d_k {}: one-hot rows at step 0 {} unscaled vs {} scaled; |dW_qk| over the first {} steps "
-                              "unscaled/scaled = {:.2g} (adamw runs), {:.2g} (sgd runs)",
-                              big, training_runs::pct(no.hot0), training_runs::pct(sq.hot0), z.eval_every, ratio, ratio_s)};
+        Verdict v{
+            "C13", "a near-one-hot softmax passes a tiny gradient to W_q, W_k", VerdictKind::Qualified,
+            fmt::format("d_k {}: one-hot rows at step 0 {} unscaled vs {} scaled; |dW_qk| over the first {} steps "
+                        "unscaled/scaled = {:.2g} (adamw runs), {:.2g} (sgd runs)",
+                        big, training_runs::pct(no.hot0), training_runs::pct(sq.hot0), z.eval_every, ratio, ratio_s)};
         if (no.hot0 > sq.hot0 + 0.2 && ratio < 0.5 && ratio_s < 0.5) v.kind = VerdictKind::Supported;
         else if (!std::isfinite(ratio) || !std::isfinite(ratio_s)) v.kind = VerdictKind::Inconclusive;  // a ratio of 0/0
         else if (!(no.hot0 > sq.hot0 + 0.2) || (ratio >= 1 && ratio_s >= 1)) v.kind = VerdictKind::NotSupported;
         r.verdicts.push_back(v);
     }
-    const bool has_c10 = std::count(z.scales.begin(), z.scales.end(), size_t{2}) > 0;
-    const bool has_cos = std::count(z.scales.begin(), z.scales.end(), size_t{3}) > 0;
-    const bool has_learned = std::count(z.scales.begin(), z.scales.end(), size_t{4}) > 0;
     // C20: a fixed 1/10 "trains slightly worse" than 1/sqrt(d_k). The source's setting is d_k 64,
     // where 1/10 is 0.8 of 1/sqrt(64) = 1/8, so the verdict is taken there when the size trains
     // d_k 64 (the other widths are context: the farther 1/10 is from 1/sqrt(d_k), the more it
     // should cost). AdamW, steps to 95%: "worse" when 1/10 takes over 10% more steps; the
     // same count (steps are read at every evaluation) is no measurable difference.
-    if (has_c10) {
+    void c20(ExperimentResult& r) {
         const bool has64 = std::count(z.dks.begin(), z.dks.end(), int64_t{64}) > 0;
         int worse = 0, better = 0;
         std::string judged, context;
         for (int64_t dk : z.dks) {
-            const double a = steps_or_inf(S(OptimizerKind::AdamW, dk, 0)), b = steps_or_inf(S(OptimizerKind::AdamW, dk, 2));
+            const double a = steps_or_inf(S(OptimizerKind::AdamW, dk, 0)),
+                         b = steps_or_inf(S(OptimizerKind::AdamW, dk, 2));
             const double ratio = b / a;  // inf/inf (neither reached 95%) is NaN: no difference measured
             const std::string txt =
                 fmt::format("at d_k {} 1/10 makes the scores {:.2g}x what 1/sqrt(d_k) makes them and reached 95% in "
@@ -284,7 +310,8 @@ ExperimentResult run_scale(const ExperimentConfig& cfg, const ExperimentProgress
                                          : VerdictKind::Inconclusive;
         v.task = kRecallTask;
         std::vector<std::tuple<OptimizerKind, int64_t, size_t>> shown;
-        for (int64_t dk : z.dks) shown.push_back({OptimizerKind::AdamW, dk, 0}), shown.push_back({OptimizerKind::AdamW, dk, 2});
+        for (int64_t dk : z.dks)
+            shown.push_back({OptimizerKind::AdamW, dk, 0}), shown.push_back({OptimizerKind::AdamW, dk, 2});
         v.evidence = evidence(shown);
         const int64_t jd = has64 ? 64 : z.dks.back();
         v.plain = "at d_k {}, where 1/10 makes the scores {} times what 1/sqrt(d_k) makes them, 1/10 reached 95% in {} "
@@ -298,16 +325,17 @@ ExperimentResult run_scale(const ExperimentConfig& cfg, const ExperimentProgress
         r.verdicts.push_back(v);
     }
     // C19: cosine bounds the scores (and drops the lengths)
-    if (has_cos) {
+    void c19(ExperimentResult& r, bool has_learned) {
         const Summary &co = S(OptimizerKind::AdamW, big, 3), &sq = S(OptimizerKind::AdamW, big, 0);
         const Summary &co16 = S(OptimizerKind::AdamW, z.dks.front(), 3);
         Verdict v{"C19", "cosine scores are bounded but drop the vectors' lengths", VerdictKind::Qualified,
                   fmt::format("scores bounded by 1/tau = 10 at every d_k: cosine d_k {} {} (final {}), d_k {} {}, vs "
                               "1/sqrt(d_k) {} at d_k {}; recall needs no length, so this task cannot show what the "
                               "lengths carry",
-                              big, steps_txt(co), training_runs::pct(co.final_acc), z.dks.front(), steps_txt(co16), steps_txt(sq),
-                              big)};
-        if (has_learned) {  // the temperature learned from the same start, per optimiser, at the smallest and largest d_k
+                              big, steps_txt(co), training_runs::pct(co.final_acc), z.dks.front(), steps_txt(co16),
+                              steps_txt(sq), big)};
+        if (has_learned) {  // the temperature learned from the same start, per optimiser, at the smallest and largest
+                            // d_k
             std::string fig;
             for (OptimizerKind o : {OptimizerKind::AdamW, OptimizerKind::Sgd}) {
                 const auto& dks = o == OptimizerKind::AdamW ? z.dks : z.sgd_dks;
@@ -318,8 +346,9 @@ ExperimentResult run_scale(const ExperimentConfig& cfg, const ExperimentProgress
                     std::string taus;
                     for (double x : le.tau) taus += fmt::format("{}{:.3g}", taus.empty() ? "" : "/", x);
                     fig += fmt::format("{}{} d_k {}: learned {} (final {}, tau 0.1 -> {}) vs fixed {} (final {})",
-                                       fig.empty() ? ": " : "; ", optimizer_name(o), dk, steps_txt(le), training_runs::pct(le.final_acc), taus,
-                                       steps_txt(fx), training_runs::pct(fx.final_acc));
+                                       fig.empty() ? ": " : "; ", optimizer_name(o), dk, steps_txt(le),
+                                       training_runs::pct(le.final_acc), taus, steps_txt(fx),
+                                       training_runs::pct(fx.final_acc));
                     if (dk == dks.back()) break;
                 }
             }
@@ -327,6 +356,25 @@ ExperimentResult run_scale(const ExperimentConfig& cfg, const ExperimentProgress
         }
         r.verdicts.push_back(v);
     }
+};
+
+ExperimentResult run_scale(const ExperimentConfig& cfg, const ExperimentProgress& progress) {
+    const ScaleSize z = scale_size(cfg.size);
+    const auto cases = scale_cases();
+    const std::vector<Cell> cells = train_scale_cells(cfg, z, cases, progress);
+    // ---- the table
+    ExperimentResult r;
+    r.name = "scale";
+    std::map<std::tuple<int, int64_t, size_t>, Summary> sum = scale_table(cells, cfg, z, cases, r);
+    // ---- verdicts, from the numbers above
+    Reading R{sum, z, cases, (cfg.seeds + 1) / 2, z.dks.back()};
+    R.c18(r);
+    R.c13(r);
+    const bool has_c10 = std::count(z.scales.begin(), z.scales.end(), size_t{2}) > 0;
+    const bool has_cos = std::count(z.scales.begin(), z.scales.end(), size_t{3}) > 0;
+    const bool has_learned = std::count(z.scales.begin(), z.scales.end(), size_t{4}) > 0;
+    if (has_c10) R.c20(r);
+    if (has_cos) R.c19(r, has_learned);
     r.notes.push_back("Adam divides each update by the running size of its gradient, so a tiny gradient (a saturated "
                       "softmax) still moves W_q, W_k at about lr per step; SGD moves them in proportion to the "
                       "gradient. Compare the adamw and sgd rows of the same scale.");
@@ -335,11 +383,12 @@ ExperimentResult run_scale(const ExperimentConfig& cfg, const ExperimentProgress
                       "are one-hot; attn experiment lock-in isolates one saturated row.");
     r.notes.push_back("Cosine attention: scores cos(q,k)/tau; fixed tau = 0.1 (scores in [-10, 10]), or tau learned "
                       "per layer as log tau from 0.1 (no weight decay; 'tau end' is its mean over the seeds).");
-    r.notes.push_back(fmt::format("AdamW lr 3e-3, SGD lr 0.1 momentum 0.9, both clipped at gradient norm 1, no weight "
-                                  "decay, batch {}; |dW_qk| = sqrt(|dW_q|^2 + |dW_k|^2) over both layers before clipping, "
-                                  "mean over the steps; one-hot rows: attention rows with >= 2 keys whose max weight > "
-                                  "0.99, on an eval batch.",
-                                  z.batch));
+    r.notes.push_back(
+        fmt::format("AdamW lr 3e-3, SGD lr 0.1 momentum 0.9, both clipped at gradient norm 1, no weight "
+                    "decay, batch {}; |dW_qk| = sqrt(|dW_q|^2 + |dW_k|^2) over both layers before clipping, "
+                    "mean over the steps; one-hot rows: attention rows with >= 2 keys whose max weight > "
+                    "0.99, on an eval batch.",
+                    z.batch));
     return r;
 }
 
@@ -348,7 +397,8 @@ ExperimentResult run_scale(const ExperimentConfig& cfg, const ExperimentProgress
 ExperimentInfo experiment_scale() {
     return {"scale",
             {"C13", "C18", "C20", "C19"},
-            "score scale 1/sqrt(d_k), none, 1/10, cosine (fixed or learned tau) on associative recall, d_k 16..256, AdamW and SGD",
+            "score scale 1/sqrt(d_k), none, 1/10, cosine (fixed or learned tau) on associative recall, d_k 16..256, "
+            "AdamW and SGD",
             run_scale};
 }
 

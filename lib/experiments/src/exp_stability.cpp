@@ -76,7 +76,9 @@ void run_cell(Cell& c, int64_t R, int64_t T, uint64_t seed) {
         for (float& x : q) x = rng.normal();
         for (float& x : k) x = rng.normal();
         for (float& x : v) x = rng.normal();
-        double f = c.kind == ScoreKind::Scaled ? 1.0 / std::sqrt(double(dk)) : c.kind == ScoreKind::Unscaled ? 1.0 : 10.0;
+        double f = c.kind == ScoreKind::Scaled     ? 1.0 / std::sqrt(double(dk))
+                   : c.kind == ScoreKind::Unscaled ? 1.0
+                                                   : 10.0;
         auto normalise = [&](float* x) {
             double n = 0;
             for (int64_t e = 0; e < dk; ++e) n += double(x[e]) * x[e];
@@ -170,7 +172,8 @@ ExperimentResult run_stability(const ExperimentConfig& cfg, const ExperimentProg
     int i = 0;
     for (Cell& c : cells) {
         if (progress)
-            progress(fmt::format("stability: cell {}/{}, d_k {}, scores {}", ++i, cells.size(), c.dk, score_name(c.kind)));
+            progress(
+                fmt::format("stability: cell {}/{}, d_k {}, scores {}", ++i, cells.size(), c.dk, score_name(c.kind)));
         Cell acc = c;
         for (int s = 0; s < cfg.seeds; ++s) {
             Cell one{c.dk, c.kind};
@@ -247,11 +250,12 @@ ExperimentResult run_stability(const ExperimentConfig& cfg, const ExperimentProg
     r.verdicts.push_back(
         {"C39", "log_softmax stabilises the loss but is not a drop-in for the attention weights",
          us.log_inf > 0 && us.logsm_inf == 0 && std::fabs(sc.logsm_rowsum - 1.0) > 0.5 ? VerdictKind::Qualified
-                                                                                          : VerdictKind::NotSupported,
-         fmt::format("d_k={} unscaled: log(softmax) = -inf for {}/{} rows, log_softmax finite for all; as weights, "
-                     "log_softmax rows sum to {:.0f} (scaled scores: {:.0f}, and the output sum_j w_j v_j is off by {:.0f}x "
-                     "its size)",
-                     big, us.log_inf, us.rows, us.logsm_rowsum, sc.logsm_rowsum, sc.logsm_out_err)});
+                                                                                       : VerdictKind::NotSupported,
+         fmt::format(
+             "d_k={} unscaled: log(softmax) = -inf for {}/{} rows, log_softmax finite for all; as weights, "
+             "log_softmax rows sum to {:.0f} (scaled scores: {:.0f}, and the output sum_j w_j v_j is off by {:.0f}x "
+             "its size)",
+             big, us.log_inf, us.rows, us.logsm_rowsum, sc.logsm_rowsum, sc.logsm_out_err)});
     r.notes.push_back("bf16 rounds to nearest even; 'bf16 q, k' sums the products in float (as bf16 matrix units), "
                       "'bf16 scores' rounds each float score");
     r.notes.push_back("loss scaling (mixed-precision gradients, C39) is not measured: nothing here trains in fp16");

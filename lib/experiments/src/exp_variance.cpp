@@ -58,7 +58,8 @@ void judge_spread(const VarianceConfig& cfg, const std::vector<std::vector<Varia
             range_ok = range_ok && std::fabs(un.range_hi - 3 * root) < 3 * tol * root + std::fabs(un.mean) &&
                        std::fabs(un.range_lo + 3 * root) < 3 * tol * root + std::fabs(un.mean);
         }
-    const std::string seeds = fmt::format("{} seed{} x {} samples", runs.size(), runs.size() == 1 ? "" : "s", cfg.samples);
+    const std::string seeds =
+        fmt::format("{} seed{} x {} samples", runs.size(), runs.size() == 1 ? "" : "s", cfg.samples);
     r.verdicts.push_back(
         {"C14", "q·k has mean 0 and variance d_k for entries of mean 0 and variance 1",
          std_ok && mean_ok ? VerdictKind::Supported : VerdictKind::NotSupported,
@@ -96,9 +97,10 @@ void judge_softmax(const VarianceConfig& cfg, const std::vector<std::vector<Vari
     const VerdictKind c16 = w_at >= kNearlyOneHot                 ? VerdictKind::Supported
                             : top > at && w_top >= kNearlyOneHot ? VerdictKind::Qualified
                                                                   : VerdictKind::NotSupported;
-    std::string fig = fmt::format("unscaled at d_k {}: exp(3σ) = exp({:.1f}) = {:.2g}; rows put {:.3f} of their weight on "
-                                  "one key, {:.1f}% one-hot (max > 0.99), T = {}",
-                                  at, 3 * std_at, std::exp(3 * std_at), w_at, 100 * hot_at, cfg.keys);
+    std::string fig = fmt::format(
+        "unscaled at d_k {}: exp(3σ) = exp({:.1f}) = {:.2g}; rows put {:.3f} of their weight on "
+        "one key, {:.1f}% one-hot (max > 0.99), T = {}",
+        at, 3 * std_at, std::exp(3 * std_at), w_at, 100 * hot_at, cfg.keys);
     if (top > at) fig += fmt::format("; at d_k {}: {:.3f}, {:.1f}%", top, w_top, 100 * hot_top);
     fig += fmt::format("; nearly one-hot means a mean max weight of at least {}", kNearlyOneHot);
     r.verdicts.push_back({"C16", "unscaled scores at d_k 64 make the softmax nearly one-hot", c16, fig});
@@ -128,7 +130,8 @@ void add_curves(const std::vector<VarianceRow>& rows, uint64_t seed, bool label_
     ExperimentCurve w_sc{"mean max softmax weight, vs d_k", "scaled by 1/√d_k" + tag, "d_k", {}, {}};
     std::vector<const VarianceRow*> sorted;
     for (const auto& row : rows) sorted.push_back(&row);
-    std::stable_sort(sorted.begin(), sorted.end(), [](const VarianceRow* a, const VarianceRow* b) { return a->d_k < b->d_k; });
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](const VarianceRow* a, const VarianceRow* b) { return a->d_k < b->d_k; });
     for (const VarianceRow* row : sorted) {
         const double d = static_cast<double>(row->d_k);
         (row->scaled ? s_sc : s_un).x.push_back(d), (row->scaled ? s_sc : s_un).y.push_back(row->std);

@@ -49,11 +49,12 @@ void add_tables(const VariantsConfig& cfg, const VariantsResult& r, ExperimentRe
                 t.rows.push_back({s.T, variant_name(s.variant), nullptr, nullptr, nullptr, nullptr, nullptr, s.error});
                 continue;
             }
-            t.rows.push_back({s.T, variant_name(s.variant), s.seconds,
-                              f != nullptr && s.seconds > 0 ? nlohmann::json(f->seconds / s.seconds) : nlohmann::json(nullptr),
-                              s.gflops >= 0 ? nlohmann::json(s.gflops) : nlohmann::json(nullptr), s.extra_bytes,
-                              s.model_bytes >= 0 ? nlohmann::json(s.model_bytes) : nlohmann::json(nullptr),
-                              s.extrapolated ? nlohmann::json(s.sampled_queries) : nlohmann::json(nullptr)});
+            t.rows.push_back(
+                {s.T, variant_name(s.variant), s.seconds,
+                 f != nullptr && s.seconds > 0 ? nlohmann::json(f->seconds / s.seconds) : nlohmann::json(nullptr),
+                 s.gflops >= 0 ? nlohmann::json(s.gflops) : nlohmann::json(nullptr), s.extra_bytes,
+                 s.model_bytes >= 0 ? nlohmann::json(s.model_bytes) : nlohmann::json(nullptr),
+                 s.extrapolated ? nlohmann::json(s.sampled_queries) : nlohmann::json(nullptr)});
         }
         out.tables.push_back(std::move(t));
         ExperimentTable c;
@@ -67,9 +68,12 @@ void add_tables(const VariantsConfig& cfg, const VariantsResult& r, ExperimentRe
     }
     if (!r.errors.empty()) {
         ExperimentTable e;
-        e.title = "error against softmax attention: rel = |out - softmax| / |softmax|, KL(variant row || softmax row) in nats";
+        e.title =
+            "error against softmax attention: rel = |out - softmax| / |softmax|, KL(variant row || softmax row) in "
+            "nats";
         e.columns = {"source", "variant", "pattern", "rel error", "KL"};
-        for (const ErrorRow& x : r.errors) e.rows.push_back({x.source, variant_name(x.variant), x.pattern, x.rel_error, x.kl});
+        for (const ErrorRow& x : r.errors)
+            e.rows.push_back({x.source, variant_name(x.variant), x.pattern, x.rel_error, x.kl});
         out.tables.push_back(std::move(e));
     }
     for (const FavorCurve& fc : r.favor) {
@@ -126,8 +130,8 @@ void add_verdicts(const VariantsConfig& cfg, const VariantsResult& r, Experiment
         out.verdicts.push_back(
             {"C42", "long inputs can use sparse patterns: a local window, strides, global plus local",
              share_verdict(sparse_fast, sparse),
-             fmt::format("flash time / variant time at T={}: {} ({}); {} of {} at least {}x faster than full flash", top,
-                         sparse_fig, flash_fig, sparse_fast, sparse, kFaster)});
+             fmt::format("flash time / variant time at T={}: {} ({}); {} of {} at least {}x faster than full flash",
+                         top, sparse_fig, flash_fig, sparse_fast, sparse, kFaster)});
     if (linear > 0)
         out.verdicts.push_back(
             {"C43", "kernel-based linear attention runs in O(n)", share_verdict(linear_ok, linear),

@@ -139,7 +139,8 @@ static void normal_run(float* cos_out, float* sin_out, int64_t n, Keys32 k, uint
         const float x = (static_cast<float>(h2 >> 9) * 0x1.0p-23f - 0.5f) * 1.57079633f;
         const float x2 = x * x;
         const float sx = x * (1.0f + x2 * (-1.0f / 6 + x2 * (1.0f / 120 + x2 * (-1.0f / 5040 + x2 * (1.0f / 362880)))));
-        const float cx = 1.0f + x2 * (-0.5f + x2 * (1.0f / 24 + x2 * (-1.0f / 720 + x2 * (1.0f / 40320 + x2 * (-1.0f / 3628800)))));
+        const float cx =
+            1.0f + x2 * (-0.5f + x2 * (1.0f / 24 + x2 * (-1.0f / 720 + x2 * (1.0f / 40320 + x2 * (-1.0f / 3628800)))));
         const float cphi = (cx - sx) * 0.707106781f;
         const float sphi = (cx + sx) * 0.707106781f;
         // Independent sign flips of the two coordinates reflect the quarter
@@ -486,10 +487,11 @@ std::string variance_table(const VarianceConfig& cfg, const std::vector<Variance
                        "one-hot", "‖J‖F");
     for (const auto& r : rows) {
         const std::string range = fmt::format("[{:.2f}, {:.2f}]", r.range_lo, r.range_hi);
-        out += fmt::format("{:>6} {:>6} {:>8.3f} {:>8.3f} {:>8.3f} {:>6.4f}  {:>19} {:>9.2f} {:>9.2f}  {:>6.3f} {:>6.3f} "
-                           "{:>7.3f} {:>6.4f}\n",
-                           r.d_k, r.scaled ? "1/√Dk" : "none", r.mean, r.std, r.theory_std, r.ratio, range, r.p001,
-                           r.p999, r.mean_max_weight, r.mean_norm_entropy, r.onehot_fraction, r.mean_jacobian_norm);
+        out += fmt::format(
+            "{:>6} {:>6} {:>8.3f} {:>8.3f} {:>8.3f} {:>6.4f}  {:>19} {:>9.2f} {:>9.2f}  {:>6.3f} {:>6.3f} "
+            "{:>7.3f} {:>6.4f}\n",
+            r.d_k, r.scaled ? "1/√Dk" : "none", r.mean, r.std, r.theory_std, r.ratio, range, r.p001, r.p999,
+            r.mean_max_weight, r.mean_norm_entropy, r.onehot_fraction, r.mean_jacobian_norm);
     }
     // What the numbers say, for the largest Dk in the list.
     int64_t top = 0;
@@ -503,15 +505,17 @@ std::string variance_table(const VarianceConfig& cfg, const std::vector<Variance
         }
     if (un && sc) {
         out += "\n";
-        out += fmt::format("At Dk={} a score 3σ above the mean is exp({:.1f}) = {:.2g} times as heavy as a score of 0 (C16);\n",
-                           un->d_k, 3 * un->std, std::exp(3 * un->std));
-        out += fmt::format("unscaled, rows put {:.3f} of their weight on one key and {:.1f}% of rows are one-hot (max > 0.99);\n",
-                           un->mean_max_weight, 100 * un->onehot_fraction);
-        out += fmt::format("scaled by 1/√Dk: {:.3f} and {:.1f}%. Mean ‖softmax Jacobian‖F: {:.4f} unscaled vs {:.4f} scaled "
-                           "(uniform rows: {:.4f}).\n",
-                           sc->mean_max_weight, 100 * sc->onehot_fraction, un->mean_jacobian_norm,
-                           sc->mean_jacobian_norm,
-                           std::sqrt(1.0 / static_cast<double>(cfg.keys) - 1.0 / static_cast<double>(cfg.keys * cfg.keys)));
+        out += fmt::format(
+            "At Dk={} a score 3σ above the mean is exp({:.1f}) = {:.2g} times as heavy as a score of 0 (C16);\n",
+            un->d_k, 3 * un->std, std::exp(3 * un->std));
+        out += fmt::format(
+            "unscaled, rows put {:.3f} of their weight on one key and {:.1f}% of rows are one-hot (max > 0.99);\n",
+            un->mean_max_weight, 100 * un->onehot_fraction);
+        out += fmt::format(
+            "scaled by 1/√Dk: {:.3f} and {:.1f}%. Mean ‖softmax Jacobian‖F: {:.4f} unscaled vs {:.4f} scaled "
+            "(uniform rows: {:.4f}).\n",
+            sc->mean_max_weight, 100 * sc->onehot_fraction, un->mean_jacobian_norm, sc->mean_jacobian_norm,
+            std::sqrt(1.0 / static_cast<double>(cfg.keys) - 1.0 / static_cast<double>(cfg.keys * cfg.keys)));
     }
     return out;
 }

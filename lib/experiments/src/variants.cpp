@@ -57,9 +57,11 @@ void validate(const VariantsConfig& cfg) {
     for (int64_t x : {cfg.heads, cfg.dk, cfg.window, cfg.global + 1, cfg.features, cfg.error_T, cfg.error_heads,
                       cfg.error_window, cfg.flash_sample_queries})
         if (x < 1) throw InputError(fmt::format("variants: every size must be at least 1, got {}", x));
-    if (cfg.stride < 0) throw InputError(fmt::format("variants: the stride must be 0 (sqrt T) or more, got {}", cfg.stride));
+    if (cfg.stride < 0)
+        throw InputError(fmt::format("variants: the stride must be 0 (sqrt T) or more, got {}", cfg.stride));
     for (int64_t m : cfg.favor_m)
-        if (m < 1) throw InputError(fmt::format("variants: every Performer feature count must be at least 1, got {}", m));
+        if (m < 1)
+            throw InputError(fmt::format("variants: every Performer feature count must be at least 1, got {}", m));
     if (cfg.favor_draws < 1) throw InputError("variants: at least one Performer draw");
 }
 
@@ -83,7 +85,9 @@ Mask mask_for(Variant v, const VariantsConfig& cfg, int64_t T, int64_t window, i
 
 LinearOptions linear_for(Variant v, const VariantsConfig& cfg, int64_t m) {
     LinearOptions o;
-    o.map = v == Variant::EluPlusOne ? FeatureMap::EluPlusOne : v == Variant::Favor ? FeatureMap::Favor : FeatureMap::CosFormer;
+    o.map = v == Variant::EluPlusOne ? FeatureMap::EluPlusOne
+            : v == Variant::Favor    ? FeatureMap::Favor
+                                     : FeatureMap::CosFormer;
     o.causal = cfg.causal;
     o.features = m;
     o.seed = cfg.seed;
@@ -114,7 +118,8 @@ double proc_status_bytes(const char* key) {
     std::string line;
     const size_t n = std::strlen(key);
     while (std::getline(f, line))
-        if (line.compare(0, n, key) == 0 && line.size() > n && line[n] == ':') return 1024.0 * std::atof(line.c_str() + n + 1);
+        if (line.compare(0, n, key) == 0 && line.size() > n && line[n] == ':')
+            return 1024.0 * std::atof(line.c_str() + n + 1);
     return 0;
 }
 
@@ -135,7 +140,8 @@ ChildReport time_case(const VariantsConfig& cfg, Variant var, int64_t T, int64_t
     const double base = proc_status_bytes("VmRSS");
     const auto once = [&] {
         const auto t0 = std::chrono::steady_clock::now();
-        const Tensor out = is_linear(var) ? linear_attention(q, k, v, lo, cfg.threads) : attention_flash(q, k, v, mask, {}, cfg.threads);
+        const Tensor out = is_linear(var) ? linear_attention(q, k, v, lo, cfg.threads)
+                                          : attention_flash(q, k, v, mask, {}, cfg.threads);
         const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         return s + 0.0 * out.data[0];
     };
@@ -235,9 +241,9 @@ std::vector<SpeedRow> run_variant_speed(const VariantsConfig& cfg, const std::fu
                 r.gflops = r.ok && r.seconds > 0 ? r.flops / r.seconds / 1e9 : -1;
                 r.model_bytes = -1;
             } else {
-                r.model_bytes = linear_attention_workspace_bytes(T, cfg.dk, cfg.dk, linear_for(var, cfg, cfg.features),
-                                                                 static_cast<int>(std::min<int64_t>(cfg.heads, cfg.threads > 0 ? cfg.threads : cfg.heads)),
-                                                                 false);
+                r.model_bytes = linear_attention_workspace_bytes(
+                    T, cfg.dk, cfg.dk, linear_for(var, cfg, cfg.features),
+                    static_cast<int>(std::min<int64_t>(cfg.heads, cfg.threads > 0 ? cfg.threads : cfg.heads)), false);
             }
             rows.push_back(r);
         }
@@ -322,7 +328,8 @@ std::vector<ErrorRow> variant_errors(const VariantsConfig& cfg, const Tensor& q,
         e.pattern = pattern_of(var, cfg, T, cfg.error_window, cfg.error_global, cfg.features);
         if (!is_linear(var)) {
             AttentionRecord r;
-            const Tensor out = attention_reference(q, k, v, mask_for(var, cfg, T, cfg.error_window, cfg.error_global), {}, &r);
+            const Tensor out =
+                attention_reference(q, k, v, mask_for(var, cfg, T, cfg.error_window, cfg.error_global), {}, &r);
             e.rel_error = rel_error(out, ref);
             e.kl = mean_kl(r.weights, pref);
         } else {
@@ -441,39 +448,46 @@ std::string variants_table(const VariantsConfig& cfg, const VariantsResult& r) {
                 out += fmt::format("{:>7}  {:<13} failed: {}\n", s.T, variant_name(s.variant), s.error);
                 continue;
             }
-            out += fmt::format("{:>7}  {:<13} {:>11} {:>9} {:>10} {:>12} {:>12}{}\n", s.T, variant_name(s.variant),
-                               seconds_text(s.seconds), f != nullptr ? fmt::format("{:.1f}x", f->seconds / s.seconds) : "-",
-                               s.gflops >= 0 ? fmt::format("{:.1f}", s.gflops) : "-", bytes_text(s.extra_bytes),
-                               bytes_text(s.model_bytes),
-                               s.extrapolated ? fmt::format("  (extrapolated from {} queries)", s.sampled_queries) : "");
+            out += fmt::format(
+                "{:>7}  {:<13} {:>11} {:>9} {:>10} {:>12} {:>12}{}\n", s.T, variant_name(s.variant),
+                seconds_text(s.seconds), f != nullptr ? fmt::format("{:.1f}x", f->seconds / s.seconds) : "-",
+                s.gflops >= 0 ? fmt::format("{:.1f}", s.gflops) : "-", bytes_text(s.extra_bytes),
+                bytes_text(s.model_bytes),
+                s.extrapolated ? fmt::format("  (extrapolated from {} queries)", s.sampled_queries) : "");
         }
-        out += "\nvs flash: flash time / variant time at the same T. extra mem: measured peak RSS over the baseline\n"
-               "(q, k, v allocated) less the output, in a child process; model mem: the analytic working set (linear kinds).\n";
+        out +=
+            "\nvs flash: flash time / variant time at the same T. extra mem: measured peak RSS over the baseline\n"
+            "(q, k, v allocated) less the output, in a child process; model mem: the analytic working set (linear "
+            "kinds).\n";
         out += "\nCrossover (the smallest T of the list from which the variant beats full flash at every larger T):\n";
         for (const Crossover& c : r.crossover)
             out += fmt::format("  {:<13} {:>10}   speed-up at T={}: {:.1f}x\n", variant_name(c.variant),
-                               c.T > 0 ? fmt::format("T >= {}", c.T) : "none", *std::max_element(cfg.lengths.begin(), cfg.lengths.end()),
-                               c.speedup_at_max);
+                               c.T > 0 ? fmt::format("T >= {}", c.T) : "none",
+                               *std::max_element(cfg.lengths.begin(), cfg.lengths.end()), c.speedup_at_max);
     }
     if (!r.errors.empty()) {
-        out += fmt::format("\nError against softmax attention (rel = ||out - softmax||/||softmax||; KL(variant row || softmax row), nats)\n");
+        out += fmt::format(
+            "\nError against softmax attention (rel = ||out - softmax||/||softmax||; KL(variant row || softmax row), "
+            "nats)\n");
         out += fmt::format("  {:<20} {:<13} {:<12} {:>10} {:>10}\n", "source", "variant", "pattern", "rel error", "KL");
         for (const ErrorRow& e : r.errors)
-            out += fmt::format("  {:<20} {:<13} {:<12} {:>10.4f} {:>10.4f}\n", e.source, variant_name(e.variant), e.pattern,
-                               e.rel_error, e.kl);
+            out += fmt::format("  {:<20} {:<13} {:<12} {:>10.4f} {:>10.4f}\n", e.source, variant_name(e.variant),
+                               e.pattern, e.rel_error, e.kl);
         out += "  elu+1 and cosformer approximate no softmax (they are other kernels, trained for): their\n"
                "  error says how different they are, not how well they approximate. On random inputs the\n"
                "  softmax rows are nearly flat, so the sparse kinds' error is mostly the mass they drop.\n";
     }
     for (const FavorCurve& c : r.favor) {
-        out += fmt::format("\nPerformer (favor+) error vs the number of random features m, q and k x {} (mean over draws):\n",
-                           c.input_scale);
+        out += fmt::format(
+            "\nPerformer (favor+) error vs the number of random features m, q and k x {} (mean over draws):\n",
+            c.input_scale);
         for (const FavorPoint& p : c.points) out += fmt::format("  m={:<6} rel error {:.4f}\n", p.m, p.rel_error);
         out += fmt::format("  fitted slope of log(error) vs log(m): {:.3f} (1/sqrt(m) is -0.5)\n", c.slope);
     }
     if (!r.favor.empty())
-        out += "  The estimator's variance grows as exp(|q + k|^2 / sqrt(Dk)): with N(0,1) entries at Dk = 64 no m up to\n"
-               "  1024 tames it (flat curve); with smaller q, k the error falls as 1/sqrt(m).\n";
+        out +=
+            "  The estimator's variance grows as exp(|q + k|^2 / sqrt(Dk)): with N(0,1) entries at Dk = 64 no m up to\n"
+            "  1024 tames it (flat curve); with smaller q, k the error falls as 1/sqrt(m).\n";
     return out;
 }
 
@@ -519,8 +533,10 @@ std::string variants_json(const VariantsConfig& cfg, const VariantsResult& r, Js
 std::string variants_svg(const VariantsConfig& cfg, const VariantsResult& r) {
     const char* colors[] = {"#000000", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"};
     SvgDocument svg(1000, 520, "attn variants: time and extra memory vs T, log-log");
-    svg.text(500, 24, fmt::format("Attention past T²: B=1 H={} Dk={}, {}", cfg.heads, cfg.dk, cfg.causal ? "causal" : "non-causal"),
-             {.font_size = 16, .bold = true, .anchor = "middle"});
+    svg.text(
+        500, 24,
+        fmt::format("Attention past T²: B=1 H={} Dk={}, {}", cfg.heads, cfg.dk, cfg.causal ? "causal" : "non-causal"),
+        {.font_size = 16, .bold = true, .anchor = "middle"});
     viz::LineChart time, memory;
     std::vector<double> lengths;
     for (int64_t T : cfg.lengths) lengths.push_back(static_cast<double>(T));

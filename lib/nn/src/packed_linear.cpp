@@ -17,16 +17,6 @@
 
 namespace attn {
 
-const char* mlp_activation_name(MlpActivation a) {
-    switch (a) {
-        case MlpActivation::None: return "none";
-        case MlpActivation::GeluTanh: return "gelu-tanh";
-        case MlpActivation::GeluErf: return "gelu-erf";
-        case MlpActivation::Relu: return "relu";
-    }
-    return "?";
-}
-
 void apply_activation(float* y, const float* x, int64_t n, MlpActivation a) {
     switch (a) {
         case MlpActivation::None:

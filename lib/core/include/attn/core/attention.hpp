@@ -82,8 +82,6 @@ struct AttentionOptions {
     int64_t query_offset = 0;     // position of query 0 (RoPE and ALiBi); keys start at 0
 };
 
-// True when any of rope, alibi, softcap is on (grouped heads are a matter of shape).
-bool has_score_options(const AttentionOptions& opt);
 // The options and shape features an implementation may lack, named for a message
 // ("grouped-query heads (H_q 8, H_kv 2), RoPE, softcap"); empty when none is used.
 std::string score_features(const Tensor& q, const Tensor& k, const AttentionOptions& opt);

@@ -26,7 +26,6 @@ namespace attn {
 //   GeluErf   0.5 x (1 + erf(x / sqrt 2))                        BERT's gelu, PyTorch's default
 //   Relu      max(0, x)
 enum class MlpActivation { None, GeluTanh, GeluErf, Relu };
-const char* mlp_activation_name(MlpActivation a);  // "none", "gelu-tanh", "gelu-erf", "relu"
 // y = act(x) for n values, in place allowed (lib/nn's fast row ops: the same numbers as theirs).
 void apply_activation(float* y, const float* x, int64_t n, MlpActivation a);
 

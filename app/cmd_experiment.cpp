@@ -125,7 +125,8 @@ int run_experiment_cmd(const ExperimentOpts& o) {
     if (o.list && o.json.given()) {  // the same list as JSON: attn-experiment-list
         cli::require_json_writable(o.json);
         nlohmann::json list = nlohmann::json::array();
-        for (const auto& e : experiments()) list.push_back({{"name", e.name}, {"claims", e.claims}, {"summary", e.summary}});
+        for (const auto& e : experiments())
+            list.push_back({{"name", e.name}, {"claims", e.claims}, {"summary", e.summary}});
         cli::write_json(o.json, nlohmann::json{{"experiments", list}}, "attn-experiment-list", 1);
         return 0;
     }

@@ -448,9 +448,8 @@ void write_forward_json(const ForwardOpts& o, const MhaConfig& cfg, const Attent
                         const MhaBackwardRecord& brec, const TextOut& text) {
     const int64_t D = out.shape.back();
     nlohmann::json j = {{"seed", o.seed}, {"config", forward_config(o, cfg, aopt, cross)}, {"mask", mask.describe()}};
-    j["out"] = {{"shape", out.shape},
-                {"norm", tensor_norm(out)},
-                {"first_row", std::vector<float>(out.data.begin(), out.data.begin() + std::min<int64_t>(D, out.numel()))}};
+    const std::vector<float> first(out.data.begin(), out.data.begin() + std::min<int64_t>(D, out.numel()));
+    j["out"] = {{"shape", out.shape}, {"norm", tensor_norm(out)}, {"first_row", first}};
     j["row_sum_error"] = records ? nlohmann::json(row_sum_err) : nlohmann::json(nullptr);
     if (o.backward) {
         nlohmann::json g = nlohmann::json::array();

@@ -277,10 +277,10 @@ void check_trained_length(const Loaded& l, int64_t n, int64_t s) {
     if (T < 6) return;
     const int64_t lo = std::max<int64_t>(2, T / 4), first = (T - lo + 1 - s + 1) / 2, last = T / 2;
     if (n >= first && n <= last) return;
-    throw InputError(fmt::format("--length: this model was trained on {} tokens ending in a block of {} to {} and its "
-                                 "repeat, scored on positions {}..{}; a block of {} puts its repeat at {}..{}, which it "
-                                 "never learned: give --length {} to {} (or train one for other lengths: attn train "
-                                 "--task induction --seq N --export-gpt2 DIR)",
+    throw InputError(fmt::format("--length: this model was trained on {} tokens ending in a block of {} to {} and "
+                                 "its repeat, scored on positions {}..{}; a block of {} puts its repeat at {}..{}, "
+                                 "which it never learned: give --length {} to {} (or train one for other lengths: "
+                                 "attn train --task induction --seq N --export-gpt2 DIR)",
                                  T, lo, T / 2, T - lo, T - 2, n, s + n, s + 2 * n - 1, first, last));
 }
 
@@ -664,8 +664,9 @@ bool is_decoder_folder(const std::string& dir) { return folder_model_type(dir) =
 
 // --json of `attn model attention` on a decoder: the tokens, each head's shares (first token,
 // previous token, itself; null for a one-token text) and the picked weights.
-static void write_decoder_attention_json(const DecoderAttentionArgs& a, const Loaded& l, const std::vector<std::string>& tokens,
-                                  const StackOutput& out, const TextOut& text) {
+static void write_decoder_attention_json(const DecoderAttentionArgs& a, const Loaded& l,
+                                         const std::vector<std::string>& tokens, const StackOutput& out,
+                                         const TextOut& text) {
     const int64_t L = l.model.config.n_layer, H = l.model.config.n_head;
     nlohmann::json heads = nlohmann::json::array();
     for (int64_t l2 = 0; l2 < L; ++l2)

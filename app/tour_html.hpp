@@ -7,7 +7,8 @@
 
 namespace attn::cli {
 
-// Runs lessons [from, to] (of one part of the tour with core or advanced) with `opt` (text mode, no colour, no pauses; each
+// Runs lessons [from, to] (of one part of the tour with core or advanced) with
+// `opt` (text mode, no colour, no pauses; each
 // lesson's text captured) and writes one page to `file` (whole or not at all):
 // a collapsible section per lesson with its text, its heatmaps as inline SVG
 // and its checks styled by kind, then the scorecard; the same record that

@@ -52,7 +52,7 @@ if [ -n "$fetch_pid" ]; then
   if wait "$fetch_pid"; then
     tail -n 1 build/fetch-model.log
   else
-    echo "setup: model fetch failed (build/fetch-model.log); 'attn model' and the Real heads lesson will say how to get it" >&2
+    echo "setup: model fetch failed (build/fetch-model.log); 'attn model fetch' gets it later" >&2
   fi
 fi
 

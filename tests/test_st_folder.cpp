@@ -124,7 +124,8 @@ TEST_CASE("st folder: the pooling config in either form, and what a folder lacks
     write(d + "/sentence_bert_config.json", R"({"max_seq_length": 12})");
     CHECK(attn::read_bert_config(attn::locate_model(d)).max_len == 12);
     // no Normalize module: the vector is not normalised
-    write(d + "/modules.json", R"([{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.base.modules.transformer.Transformer"}])");
+    write(d + "/modules.json",
+          R"([{"idx": 0, "path": "", "type": "sentence_transformers.base.modules.transformer.Transformer"}])");
     CHECK(!attn::read_bert_config(attn::locate_model(d)).normalize);
     // a normaliser other than BERT's is refused by name
     {

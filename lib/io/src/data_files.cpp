@@ -9,7 +9,8 @@ namespace attn {
 namespace fs = std::filesystem;
 
 std::string user_data_dir() {
-    if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg != nullptr && xdg[0] == '/') return std::string(xdg) + "/attn";
+    if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg != nullptr && xdg[0] == '/')
+        return std::string(xdg) + "/attn";
     if (const char* home = std::getenv("HOME"); home != nullptr && home[0] != '\0')
         return std::string(home) + "/.local/share/attn";
     return {};

@@ -171,10 +171,12 @@ static BertCasing tokenizer_json_casing(const nlohmann::json& j, const std::stri
     if (!pre.is_object() || pre.value("type", "") != "BertPreTokenizer")
         throw InputError(fmt::format("{}: the pre_tokenizer is {}, not BertPreTokenizer (the split attn's WordPiece "
                                      "runs)",
-                                     what, pre.is_object() ? pre.value("type", nlohmann::json("?")).dump() : pre.dump()));
+                                     what,
+                                     pre.is_object() ? pre.value("type", nlohmann::json("?")).dump() : pre.dump()));
     auto flag = [&](const char* key, bool dflt) {
         if (!n.contains(key) || n[key].is_null()) return dflt;
-        if (!n[key].is_boolean()) throw InputError(fmt::format("{}: normalizer.{} must be true, false or null", what, key));
+        if (!n[key].is_boolean())
+            throw InputError(fmt::format("{}: normalizer.{} must be true, false or null", what, key));
         return n[key].get<bool>();
     };
     if (!flag("clean_text", true) || !flag("handle_chinese_chars", true))
@@ -240,7 +242,8 @@ BertConfig read_bert_config(const ModelFiles& files) {
             throw InputError(what + ": \"do_basic_tokenize\" is false, which attn's WordPiece does not implement");
     }
     // tokenizer.json, what a fast tokenizer runs: its normaliser's settings win over tokenizer_config.json's
-    if (!files.tokenizer_json.empty()) c.casing = tokenizer_json_casing(read_tokenizer_json(files), files.tokenizer_json);
+    if (!files.tokenizer_json.empty())
+        c.casing = tokenizer_json_casing(read_tokenizer_json(files), files.tokenizer_json);
     // sentence-transformers' Pooling module: the mean (MiniLM's) or the [CLS] vector
     if (!files.pooling.empty()) {
         const std::string& what = files.pooling;

@@ -3,8 +3,9 @@
 //
 // A sequence is valid when it is well formed (a lead byte and the right number
 // of continuation bytes), in its shortest form (no overlongs such as C0 80 for
-// NUL), not a surrogate (U+D800..U+DFFF) and at most U+10FFFF. Each byte that
-// does not start a valid sequence decodes, on its own, to U+FFFD.
+// NUL), not a surrogate (U+D800..U+DFFF) and at most U+10FFFF. An ill-formed
+// sequence decodes to one U+FFFD per maximal subpart (WHATWG, Python's
+// errors="replace"): "a\xE4\xB8b" is a, U+FFFD, b (src/utf8.cpp says more).
 #pragma once
 
 #include <cstddef>

@@ -43,6 +43,28 @@ const LoadedDecoder& loaded_decoder(const std::string& dir) {
     return *cached;
 }
 
+// The request's "ablate": [[layer, head], ...], each inside the model, none twice.
+std::vector<HeadRef> ablated_heads(const json& r, const Gpt2Config& c) {
+    std::vector<HeadRef> heads;
+    if (!r.contains("ablate")) return heads;
+    const json& a = r["ablate"];
+    const std::string rule = fmt::format("ablate: must be a list of at most 64 [layer, head] pairs, layer in [0, {}], "
+                                         "head in [0, {}], none twice", c.n_layer - 1, c.n_head - 1);
+    if (!a.is_array() || a.size() > 64) throw LabError("ablate", rule);
+    for (const json& p : a) {
+        if (!p.is_array() || p.size() != 2 || !p[0].is_number_unsigned() || !p[1].is_number_unsigned())
+            throw LabError("ablate", rule);
+        const HeadRef h{p[0].get<int64_t>(), p[1].get<int64_t>()};
+        if (h.layer >= c.n_layer || h.head >= c.n_head || std::find(heads.begin(), heads.end(), h) != heads.end())
+            throw LabError("ablate", rule);
+        heads.push_back(h);
+    }
+    return heads;
+}
+
+// The top entry of a logits row: the arg max (the lowest id on a tie), as run_figures finds it.
+int32_t arg_max(const float* row, int64_t V) { return static_cast<int32_t>(std::max_element(row, row + V) - row); }
+
 // A string for a POSIX shell: single-quoted.
 std::string shell_quoted(const std::string& s) {
     std::string out = "'";
@@ -55,9 +77,10 @@ std::string shell_quoted(const std::string& s) {
 json lab_decoder(const json& r, const std::string& model_dir) {
     if (!r.is_object()) throw LabError("", "the request must be a JSON object");
     for (const auto& item : r.items())
-        if (item.key() != "text" && item.key() != "top" && item.key() != "temperature" && item.key() != "seed")
+        if (item.key() != "text" && item.key() != "top" && item.key() != "temperature" && item.key() != "seed" &&
+            item.key() != "ablate")
             throw LabError(printable(item.key()), fmt::format("{}: not a field of this request (fields: text, top, "
-                                                              "temperature, seed)", printable(item.key())));
+                                                              "temperature, seed, ablate)", printable(item.key())));
     if (!r.contains("text") || !r["text"].is_string()) throw LabError("text", "text: must be a string (your prompt)");
     const std::string text = r["text"].get<std::string>();
     if (text.empty()) throw LabError("text", "text: type a prompt");
@@ -98,6 +121,7 @@ json lab_decoder(const json& r, const std::string& model_dir) {
     if (static_cast<int64_t>(ids.size()) > d.model.config.n_positions)
         throw LabError("text", fmt::format("text: is {} tokens long, more than the model's {} positions", ids.size(),
                                            d.model.config.n_positions), 413);
+    const std::vector<HeadRef> ablate = ablated_heads(r, d.model.config);
     // As `attn model next` computes it (app/cmd_model_decoder.cpp, run_next).
     StackOptions fo;
     fo.record_attention = false;
@@ -138,9 +162,33 @@ json lab_decoder(const json& r, const std::string& model_dir) {
                   {"command", fmt::format("attn model generate{} --text {} --steps 1 --temperature {} --seed {} --json",
                                           model, shell_quoted(text), temperature, seed)}};
     }
+    // With heads ablated (zero: their output before c_proj set to 0), as `attn model ablate` runs it.
+    json ablated = nullptr;
+    if (!ablate.empty()) {
+        StackOptions ao;
+        ao.record_attention = false;
+        ao.ablate = ablate;
+        ao.ablation = AblationMode::Zero;
+        const StackOutput aout = d.model.forward(ids, ao);
+        const float* alast = aout.logits.ptr() + (T - 1) * V;
+        const std::vector<float> ap = softmax_probs(alast, V);
+        const int32_t atop = arg_max(alast, V), ctop = arg_max(last, V);
+        json hs = json::array();
+        std::string names;
+        for (const HeadRef& h : ablate) {
+            hs.push_back({h.layer, h.head});
+            names += fmt::format("{}{}.{}", names.empty() ? "" : ",", h.layer, h.head);
+        }
+        ablated = {{"heads", hs},
+                   {"top", {{"id", atop}, {"text", token_text(atop)}, {"prob", ap[static_cast<size_t>(atop)]}}},
+                   {"prob_clean_top", ap[static_cast<size_t>(ctop)]},
+                   {"command", fmt::format("attn model ablate{} --text {} --heads {} --json", model, shell_quoted(text),
+                                           names)}};
+    }
     return {{"format", "attn-lab-decoder"}, {"version", 1}, {"model", dir}, {"tokens", tokens}, {"next", next},
             {"command", command}, {"temperature", temperature}, {"next_at_temperature", tempered},
-            {"sample", sample}};
+            {"sample", sample}, {"layers", d.model.config.n_layer}, {"heads", d.model.config.n_head},
+            {"ablated", ablated}};
 }
 
 }  // namespace attn::cli

@@ -278,6 +278,17 @@ def decoder_checks(binary, s, checks):
         ok = status == 200 and {k: sample[k] for k in ("id", "text", "prob")} == ref
         checks.check(ok, f"decoder: the sampled next token is `{sample.get('command', '?')}`'s "
                          f"({sample.get('text')!r}, {100 * sample.get('prob', 0):.2f}%)")
+    for heads in ([[0, 0]], [[1, 2], [0, 1]], [[0, 0], [0, 1], [0, 2], [0, 3]]):
+        status, r = s.api("/api/decoder", {"text": "To be, or not to b", "ablate": heads})
+        a = r.get("ablated") or {}
+        ref = attn_json(binary, shlex.split(a["command"])[1:]) if status == 200 else {}
+        ok = (status == 200 and a["top"] == ref["ablated"]["top"]
+              and a["prob_clean_top"] == ref["ablated"]["prob_clean_top"])
+        checks.check(ok, f"decoder: ablating {heads}: the next token is `{a.get('command', '?')}`'s "
+                         f"({a.get('top', {}).get('text')!r} {100 * a.get('top', {}).get('prob', 0):.2f}%)")
+    for bad in ([[9, 0]], [[0, 0], [0, 0]], [0, 0], "0.0"):
+        status, j = s.api("/api/decoder", {"text": "To be", "ablate": bad})
+        checks.check(status == 400 and j["field"] == "ablate", f"decoder: ablate {bad}: 400, field 'ablate'")
     status, j = s.api("/api/decoder", {"text": "é ✓"})
     cli = subprocess.run([binary, "model", "next", "--text", "é ✓"], capture_output=True, text=True)
     checks.check(status == 400 and j["field"] == "text" and cli.returncode == 2
@@ -627,6 +638,15 @@ def browser_checks(binary, chromium, out, checks):
         checks.check(sampled["id"] == step["id"] and prompt == "Thou" + step["text"],
                      f"decoder: Sample appends `{r3['sample']['command']}`'s token ({step['text']!r}): "
                      f"the prompt is now {prompt!r}")
+        before = b.eval("document.body.dataset.ready")
+        b.eval("document.getElementById('head-1-2').click()")
+        wait_ready(b, before)
+        r4 = b.eval("window.attnLab.decoder")
+        shown = b.eval("(document.getElementById('ablated') || {}).textContent || ''")
+        ref4 = attn_json(binary, shlex.split(r4["ablated"]["command"])[1:])["ablated"]["top"] if r4["ablated"] else {}
+        checks.check(r4["ablated"] and "--heads 1.2" in r4["ablated"]["command"] and
+                     f"{100 * ref4.get('prob', -1):.2f}%" in shown,
+                     f"decoder: a click on head 1.2 ablates it as `attn model ablate --heads 1.2` says ({shown!r})")
         b.screenshot(os.path.join(out, "serve-decoder.png"))
         open_page(b, s, "/decoder?lang=zh", "decoder (zh)", checks)
         checks.check(b.eval("document.getElementById('go').textContent") == "下一个词元", "decoder: the zh UI")

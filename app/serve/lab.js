@@ -25,7 +25,8 @@ const I18N = {
     empty: "type a sentence first", too_long: "the sentence has {got} bytes; the lab takes at most {max}",
     prompt: "your prompt", next_dist: "Next token", tokens: "tokens (id: text)", rank: "rank", id: "id",
     prob: "probability", logit: "logit", token: "token", prob_t: "at temperature", sample: "Sample the next token",
-    greedy: "0 = greedy",
+    greedy: "0 = greedy", ablate: "Click a head (layer.head) to ablate it (its output set to 0)",
+    ablated_top: "with the ablated heads the next token is",
   },
   zh: {
     seq: "T（词元数）", d_k: "Dk（每个头）", heads: "头数", scale: "缩放", tau: "余弦 τ", temperature: "温度",
@@ -46,7 +47,8 @@ const I18N = {
     empty: "请先输入一句话", too_long: "这句话有 {got} 字节；实验室最多接受 {max} 字节",
     prompt: "开头文字", next_dist: "下一个词元", tokens: "词元（编号：文本）", rank: "名次", id: "编号",
     prob: "概率", logit: "logit", token: "词元", prob_t: "该温度下", sample: "采样下一个词元",
-    greedy: "0 = 贪心",
+    greedy: "0 = 贪心", ablate: "点击一个头（层.头）将其消融（输出置 0）",
+    ablated_top: "消融这些头之后，下一个词元是",
   },
 };
 const t = (k) => (I18N[LANG][k] !== undefined ? I18N[LANG][k] : k);
@@ -415,6 +417,9 @@ function decoder() {
   $("knobs").append(knob(t("prompt"), input), go, knob(`${t("temperature")} (${t("greedy")})`, temp),
                     knob(t("seed"), seed), sample);
   let serial = 0;
+  const ablated = new Set();  // "layer.head"
+  const toggle = (key) => { if (ablated.has(key)) ablated.delete(key); else ablated.add(key); show(); };
+  window.attnLab = { toggleHead: toggle };
   const show = async () => {
     const text = input.value, mine = ++serial;
     if (!text) { setStatus(t("empty"), true); return; }
@@ -425,10 +430,11 @@ function decoder() {
     setStatus(t("computing"));
     try {
       const r = await api("/api/decoder", { text, top: 10, temperature: Number(temp.value),
-                                            seed: Number(seed.value) || 0 });
+                                            seed: Number(seed.value) || 0,
+                                            ablate: [...ablated].map((k) => k.split(".").map(Number)) });
       if (mine !== serial) return;
       window.attnLab = Object.assign(window.attnLab || {}, { decoder: r });
-      drawDecoder(r);
+      drawDecoder(r, ablated, toggle);
       setStatus("");
       document.body.dataset.ready = String(mine);
     } catch (e) { if (mine === serial) setStatus(e.message, true); }
@@ -448,7 +454,7 @@ function decoder() {
   show();
 }
 
-function drawDecoder(r) {
+function drawDecoder(r, ablated, toggle) {
   $("command").textContent = r.command;
   const chips = el("p", { cls: "tokens", id: "tokens" });
   for (const tk of r.tokens) chips.append(el("code", { text: `${tk.id}: ${JSON.stringify(tk.text)}` }), " ");
@@ -470,6 +476,24 @@ function drawDecoder(r) {
   const grid = [figure(t("tokens"), chips)];
   if (r.sample) grid.push(figure(t("sample"), el("p", {}, el("code", { text: JSON.stringify(r.sample.text) }),
     ` (id ${r.sample.id}, ${(100 * r.sample.prob).toFixed(2)}%)`), el("code", { cls: "cmd", text: r.sample.command })));
+  const heads = el("div", { id: "heads" });
+  for (let l = 0; l < r.layers; ++l) {
+    const row = el("div", {});
+    for (let h = 0; h < r.heads; ++h) {
+      const key = `${l}.${h}`;
+      const b = el("button", { id: "head-" + key.replace(".", "-"), text: key, cls: ablated.has(key) ? "here" : "" });
+      if (ablated.has(key)) b.style.background = "#c0392b", b.style.color = "white";
+      b.addEventListener("click", () => toggle(key));
+      row.append(b);
+    }
+    heads.append(row);
+  }
+  const fig = figure(t("ablate"), heads);
+  if (r.ablated)
+    fig.append(el("p", { id: "ablated", text: `${t("ablated_top")} ${JSON.stringify(r.ablated.top.text)} ` +
+                         `(id ${r.ablated.top.id}, ${(100 * r.ablated.top.prob).toFixed(2)}%)` }),
+               el("code", { cls: "cmd", text: r.ablated.command }));
+  grid.push(fig);
   $("grid").replaceChildren(...grid);
 }
 

@@ -72,6 +72,33 @@ std::string shell_quoted(const std::string& s) {
     return out + "'";
 }
 
+// The next token with `ablate`'s heads zeroed (their output before c_proj set to 0), as
+// `attn model ablate --heads ... --json` gives it: its top, and the clean top's probability.
+json ablated_next(const LoadedDecoder& d, const std::vector<int32_t>& ids, const std::vector<HeadRef>& ablate,
+                  const float* clean_last, const std::string& model, const std::string& text) {
+    const int64_t T = static_cast<int64_t>(ids.size()), V = d.model.config.vocab_size;
+    StackOptions ao;
+    ao.record_attention = false;
+    ao.ablate = ablate;
+    ao.ablation = AblationMode::Zero;
+    const StackOutput aout = d.model.forward(ids, ao);
+    const float* alast = aout.logits.ptr() + (T - 1) * V;
+    const std::vector<float> ap = softmax_probs(alast, V);
+    const int32_t atop = arg_max(alast, V), ctop = arg_max(clean_last, V);
+    const std::string atext = atop < d.tok.vocab_size() ? d.tok.token_text(atop) : std::string("?");
+    json hs = json::array();
+    std::string names;
+    for (const HeadRef& h : ablate) {
+        hs.push_back({h.layer, h.head});
+        names += fmt::format("{}{}.{}", names.empty() ? "" : ",", h.layer, h.head);
+    }
+    return {{"heads", hs},
+            {"top", {{"id", atop}, {"text", atext}, {"prob", ap[static_cast<size_t>(atop)]}}},
+            {"prob_clean_top", ap[static_cast<size_t>(ctop)]},
+            {"command",
+             fmt::format("attn model ablate{} --text {} --heads {} --json", model, shell_quoted(text), names)}};
+}
+
 }  // namespace
 
 json lab_decoder(const json& r, const std::string& model_dir) {
@@ -162,29 +189,7 @@ json lab_decoder(const json& r, const std::string& model_dir) {
                   {"command", fmt::format("attn model generate{} --text {} --steps 1 --temperature {} --seed {} --json",
                                           model, shell_quoted(text), temperature, seed)}};
     }
-    // With heads ablated (zero: their output before c_proj set to 0), as `attn model ablate` runs it.
-    json ablated = nullptr;
-    if (!ablate.empty()) {
-        StackOptions ao;
-        ao.record_attention = false;
-        ao.ablate = ablate;
-        ao.ablation = AblationMode::Zero;
-        const StackOutput aout = d.model.forward(ids, ao);
-        const float* alast = aout.logits.ptr() + (T - 1) * V;
-        const std::vector<float> ap = softmax_probs(alast, V);
-        const int32_t atop = arg_max(alast, V), ctop = arg_max(last, V);
-        json hs = json::array();
-        std::string names;
-        for (const HeadRef& h : ablate) {
-            hs.push_back({h.layer, h.head});
-            names += fmt::format("{}{}.{}", names.empty() ? "" : ",", h.layer, h.head);
-        }
-        ablated = {{"heads", hs},
-                   {"top", {{"id", atop}, {"text", token_text(atop)}, {"prob", ap[static_cast<size_t>(atop)]}}},
-                   {"prob_clean_top", ap[static_cast<size_t>(ctop)]},
-                   {"command", fmt::format("attn model ablate{} --text {} --heads {} --json", model, shell_quoted(text),
-                                           names)}};
-    }
+    const json ablated = ablate.empty() ? json(nullptr) : ablated_next(d, ids, ablate, last, model, text);
     return {{"format", "attn-lab-decoder"}, {"version", 1}, {"model", dir}, {"tokens", tokens}, {"next", next},
             {"command", command}, {"temperature", temperature}, {"next_at_temperature", tempered},
             {"sample", sample}, {"layers", d.model.config.n_layer}, {"heads", d.model.config.n_head},

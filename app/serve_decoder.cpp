@@ -151,7 +151,7 @@ json lab_decoder(const json& r, const std::string& model_dir) {
     const std::vector<HeadRef> ablate = ablated_heads(r, d.model.config);
     // As `attn model next` computes it (app/cmd_model_decoder.cpp, run_next).
     StackOptions fo;
-    fo.record_attention = false;
+    fo.record_attention = true;  // (the weights do not change the logits)
     const StackOutput out = d.model.forward(ids, fo);
     const int64_t T = static_cast<int64_t>(ids.size()), V = d.model.config.vocab_size;
     const float* last = out.logits.ptr() + (T - 1) * V;
@@ -189,11 +189,21 @@ json lab_decoder(const json& r, const std::string& model_dir) {
                   {"command", fmt::format("attn model generate{} --text {} --steps 1 --temperature {} --seed {} --json",
                                           model, shell_quoted(text), temperature, seed)}};
     }
+    // Every head's weights of the last query (the one that predicts the next token) over the tokens.
+    json attention = json::array();
+    for (const Tensor& w : out.attentions) {
+        json layer = json::array();
+        for (int64_t h = 0; h < w.dim(1); ++h) {
+            const float* row = w.ptr() + (h * T + (T - 1)) * T;
+            layer.push_back(std::vector<float>(row, row + T));
+        }
+        attention.push_back(std::move(layer));
+    }
     const json ablated = ablate.empty() ? json(nullptr) : ablated_next(d, ids, ablate, last, model, text);
     return {{"format", "attn-lab-decoder"}, {"version", 1}, {"model", dir}, {"tokens", tokens}, {"next", next},
             {"command", command}, {"temperature", temperature}, {"next_at_temperature", tempered},
             {"sample", sample}, {"layers", d.model.config.n_layer}, {"heads", d.model.config.n_head},
-            {"ablated", ablated}};
+            {"ablated", ablated}, {"attention", attention}};
 }
 
 }  // namespace attn::cli

@@ -286,6 +286,14 @@ def decoder_checks(binary, s, checks):
               and a["prob_clean_top"] == ref["ablated"]["prob_clean_top"])
         checks.check(ok, f"decoder: ablating {heads}: the next token is `{a.get('command', '?')}`'s "
                          f"({a.get('top', {}).get('text')!r} {100 * a.get('top', {}).get('prob', 0):.2f}%)")
+    status, r = s.api("/api/decoder", {"text": "Thou art so", "temperature": 0.8, "seed": 3})
+    gen = attn_json(binary, shlex.split(r["sample"]["command"])[1:] + ["--attention"])["steps"][0]["attention"]
+    diff = max(abs(a - b) for la, lb in zip(r["attention"], gen) for ha, hb in zip(la, lb) for a, b in zip(ha, hb))
+    shape_ok = [len(r["attention"]), len(r["attention"][0]), len(r["attention"][0][0])] == [len(gen), len(gen[0]),
+                                                                                           len(gen[0][0])]
+    checks.check(status == 200 and shape_ok and diff < 1e-5,
+                 f"decoder: every head's last-query weights equal `{r['sample']['command']} --attention`'s "
+                 f"(max |diff| {diff:.1e}, KV-cache vs whole forward)")
     for bad in ([[9, 0]], [[0, 0], [0, 0]], [0, 0], "0.0"):
         status, j = s.api("/api/decoder", {"text": "To be", "ablate": bad})
         checks.check(status == 400 and j["field"] == "ablate", f"decoder: ablate {bad}: 400, field 'ablate'")
@@ -647,6 +655,14 @@ def browser_checks(binary, chromium, out, checks):
         checks.check(r4["ablated"] and "--heads 1.2" in r4["ablated"]["command"] and
                      f"{100 * ref4.get('prob', -1):.2f}%" in shown,
                      f"decoder: a click on head 1.2 ablates it as `attn model ablate --heads 1.2` says ({shown!r})")
+        b.eval("var e=document.getElementById('layer'); e.value='2'; e.dispatchEvent(new Event('change'))")
+        b.pump(0.3)
+        cells = b.eval("(function(){var c=document.querySelector('#layer').parentNode.querySelector('canvas');"
+                       "return c ? [+c.dataset.rows, +c.dataset.cols] : null})()")
+        errors, _ = page_errors(b.events, lambda u: u.startswith(s.base + "/"))
+        heads = len(r4["attention"][2]) if len(r4["attention"]) > 2 else -1
+        checks.check(cells == [heads, len(r4["tokens"])] and not errors,
+                     f"decoder: layer 2's heads drawn, one row a head over the tokens ({cells})")
         b.screenshot(os.path.join(out, "serve-decoder.png"))
         open_page(b, s, "/decoder?lang=zh", "decoder (zh)", checks)
         checks.check(b.eval("document.getElementById('go').textContent") == "下一个词元", "decoder: the zh UI")

@@ -26,7 +26,8 @@ const I18N = {
     prompt: "your prompt", next_dist: "Next token", tokens: "tokens (id: text)", rank: "rank", id: "id",
     prob: "probability", logit: "logit", token: "token", prob_t: "at temperature", sample: "Sample the next token",
     greedy: "0 = greedy", ablate: "Click a head (layer.head) to ablate it (its output set to 0)",
-    ablated_top: "with the ablated heads the next token is",
+    ablated_top: "with the ablated heads the next token is", layer: "layer",
+    last_query: "every head's weights of the last query (it predicts the next token) over the tokens, layer",
   },
   zh: {
     seq: "T（词元数）", d_k: "Dk（每个头）", heads: "头数", scale: "缩放", tau: "余弦 τ", temperature: "温度",
@@ -48,7 +49,8 @@ const I18N = {
     prompt: "开头文字", next_dist: "下一个词元", tokens: "词元（编号：文本）", rank: "名次", id: "编号",
     prob: "概率", logit: "logit", token: "词元", prob_t: "该温度下", sample: "采样下一个词元",
     greedy: "0 = 贪心", ablate: "点击一个头（层.头）将其消融（输出置 0）",
-    ablated_top: "消融这些头之后，下一个词元是",
+    ablated_top: "消融这些头之后，下一个词元是", layer: "层",
+    last_query: "最后一个查询（它预测下一个词元）在各词元上的注意力权重，所有头，层",
   },
 };
 const t = (k) => (I18N[LANG][k] !== undefined ? I18N[LANG][k] : k);
@@ -494,6 +496,21 @@ function drawDecoder(r, ablated, toggle) {
                          `(id ${r.ablated.top.id}, ${(100 * r.ablated.top.prob).toFixed(2)}%)` }),
                el("code", { cls: "cmd", text: r.ablated.command }));
   grid.push(fig);
+  // All heads of a layer: one row per head, one column per token (the last query's weights).
+  const pick = el("select", { id: "layer" });
+  for (let l = 0; l < r.layers; ++l) pick.append(el("option", { value: String(l), text: `${t("layer")} ${l}` }));
+  pick.value = String(window.attnLab.layer || 0);
+  const holder = el("div", {});
+  const drawLayer = () => {
+    const l = Number(pick.value), w = r.attention[l];
+    window.attnLab.layer = l;
+    const describe = (h, j) => `${t("head_w")} ${l}.${h} → ${t("key")} ${j} ${JSON.stringify(r.tokens[j].text)}\n` +
+                               `${t("weight")} ${fmt(w[h][j])}`;
+    holder.replaceChildren(heatmap(w, { describe, cell: 16 }));
+  };
+  pick.addEventListener("change", drawLayer);
+  drawLayer();
+  grid.push(figure(`${t("last_query")}`, pick, holder));
   $("grid").replaceChildren(...grid);
 }
 

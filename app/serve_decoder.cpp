@@ -11,6 +11,7 @@
 
 #include "attn/core/errors.hpp"
 #include "attn/model/gpt2.hpp"
+#include "attn/nn/ops.hpp"
 #include "serve_lab.hpp"
 
 namespace attn::cli {
@@ -64,6 +65,33 @@ std::vector<HeadRef> ablated_heads(const json& r, const Gpt2Config& c) {
 
 // The top entry of a logits row: the arg max (the lowest id on a tie), as run_figures finds it.
 int32_t arg_max(const float* row, int64_t V) { return static_cast<int32_t>(std::max_element(row, row + V) - row); }
+
+// The logit lens: the residual stream after each block, at the last position, read out through
+// LN_f and the LM head as if the model ended there: its top token and probability per layer
+// (the last layer's is the model's own prediction).
+json logit_lens(const LoadedDecoder& d, const StackOutput& out, int64_t T) {
+    const TransformerStack& st = d.model.stack;
+    const int64_t D = d.model.config.n_embd, V = d.model.config.vocab_size;
+    const Tensor& head = st.head();  // (V, D)
+    json lens = json::array();
+    std::vector<float> h(static_cast<size_t>(D)), logits(static_cast<size_t>(V));
+    for (size_t l = 1; l < out.residual.size(); ++l) {
+        const float* x = out.residual[l].ptr() + (T - 1) * D;
+        float mean = 0, rstd = 0;
+        nn::layernorm_forward<float>(h.data(), &mean, &rstd, x, st.lnf_gamma.ptr(), st.lnf_beta.ptr(), 1, D,
+                                     st.config.eps);
+        for (int64_t v = 0; v < V; ++v) {
+            double s = 0;
+            for (int64_t k = 0; k < D; ++k) s += static_cast<double>(head.ptr()[v * D + k]) * h[static_cast<size_t>(k)];
+            logits[static_cast<size_t>(v)] = static_cast<float>(s);
+        }
+        const std::vector<float> p = softmax_probs(logits.data(), V);
+        const int32_t top = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+        const std::string text = top < d.tok.vocab_size() ? d.tok.token_text(top) : std::string("?");
+        lens.push_back({{"layer", l - 1}, {"id", top}, {"text", text}, {"prob", p[static_cast<size_t>(top)]}});
+    }
+    return lens;
+}
 
 // A string for a POSIX shell: single-quoted.
 std::string shell_quoted(const std::string& s) {
@@ -151,7 +179,8 @@ json lab_decoder(const json& r, const std::string& model_dir) {
     const std::vector<HeadRef> ablate = ablated_heads(r, d.model.config);
     // As `attn model next` computes it (app/cmd_model_decoder.cpp, run_next).
     StackOptions fo;
-    fo.record_attention = true;  // (the weights do not change the logits)
+    fo.record_attention = true;  // (the weights and the residual stream do not change the logits)
+    fo.record_residual = true;
     const StackOutput out = d.model.forward(ids, fo);
     const int64_t T = static_cast<int64_t>(ids.size()), V = d.model.config.vocab_size;
     const float* last = out.logits.ptr() + (T - 1) * V;
@@ -203,7 +232,7 @@ json lab_decoder(const json& r, const std::string& model_dir) {
     return {{"format", "attn-lab-decoder"}, {"version", 1}, {"model", dir}, {"tokens", tokens}, {"next", next},
             {"command", command}, {"temperature", temperature}, {"next_at_temperature", tempered},
             {"sample", sample}, {"layers", d.model.config.n_layer}, {"heads", d.model.config.n_head},
-            {"ablated", ablated}, {"attention", attention}};
+            {"ablated", ablated}, {"attention", attention}, {"lens", logit_lens(d, out, T)}};
 }
 
 }  // namespace attn::cli

@@ -294,6 +294,14 @@ def decoder_checks(binary, s, checks):
     checks.check(status == 200 and shape_ok and diff < 1e-5,
                  f"decoder: every head's last-query weights equal `{r['sample']['command']} --attention`'s "
                  f"(max |diff| {diff:.1e}, KV-cache vs whole forward)")
+    status, r = s.api("/api/decoder", {"text": "To be, or not to b"})
+    ref = attn_json(binary, shlex.split(r["command"])[1:])["next"][0]
+    last = r["lens"][-1]
+    checks.check(len(r["lens"]) == r["layers"] and last["id"] == ref["id"]
+                 and abs(last["prob"] - ref["prob"]) < 1e-5,
+                 f"decoder: the logit lens after the last layer is the model's prediction ({last['text']!r} "
+                 f"{100 * last['prob']:.2f}% vs {100 * ref['prob']:.2f}%); layers: "
+                 f"{', '.join(repr(x['text']) for x in r['lens'])}")
     for bad in ([[9, 0]], [[0, 0], [0, 0]], [0, 0], "0.0"):
         status, j = s.api("/api/decoder", {"text": "To be", "ablate": bad})
         checks.check(status == 400 and j["field"] == "ablate", f"decoder: ablate {bad}: 400, field 'ablate'")

@@ -28,6 +28,7 @@ const I18N = {
     greedy: "0 = greedy", ablate: "Click a head (layer.head) to ablate it (its output set to 0)",
     ablated_top: "with the ablated heads the next token is", layer: "layer",
     last_query: "every head's weights of the last query (it predicts the next token) over the tokens, layer",
+    lens: "logit lens: the top next token read off the residual stream after each layer (through LN_f and the head)",
   },
   zh: {
     seq: "T（词元数）", d_k: "Dk（每个头）", heads: "头数", scale: "缩放", tau: "余弦 τ", temperature: "温度",
@@ -51,6 +52,7 @@ const I18N = {
     greedy: "0 = 贪心", ablate: "点击一个头（层.头）将其消融（输出置 0）",
     ablated_top: "消融这些头之后，下一个词元是", layer: "层",
     last_query: "最后一个查询（它预测下一个词元）在各词元上的注意力权重，所有头，层",
+    lens: "logit lens：在每一层之后的残差流上（经 LN_f 和输出头）读出的最可能的下一个词元",
   },
 };
 const t = (k) => (I18N[LANG][k] !== undefined ? I18N[LANG][k] : k);
@@ -511,6 +513,11 @@ function drawDecoder(r, ablated, toggle) {
   pick.addEventListener("change", drawLayer);
   drawLayer();
   grid.push(figure(`${t("last_query")}`, pick, holder));
+  const lens = el("tbody", { id: "lens" });
+  for (const x of r.lens)
+    lens.append(el("tr", {}, el("td", { text: `${t("layer")} ${x.layer}` }), el("td", { text: JSON.stringify(x.text) }),
+                   el("td", { text: (100 * x.prob).toFixed(2) + "%" })));
+  grid.push(figure(t("lens"), el("table", { cls: "shapes" }, lens)));
   $("grid").replaceChildren(...grid);
 }
 

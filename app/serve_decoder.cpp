@@ -11,6 +11,7 @@
 
 #include "attn/core/errors.hpp"
 #include "attn/model/gpt2.hpp"
+#include "attn/nn/ops.hpp"
 #include "serve_lab.hpp"
 
 namespace attn::cli {
@@ -43,6 +44,55 @@ const LoadedDecoder& loaded_decoder(const std::string& dir) {
     return *cached;
 }
 
+// The request's "ablate": [[layer, head], ...], each inside the model, none twice.
+std::vector<HeadRef> ablated_heads(const json& r, const Gpt2Config& c) {
+    std::vector<HeadRef> heads;
+    if (!r.contains("ablate")) return heads;
+    const json& a = r["ablate"];
+    const std::string rule = fmt::format("ablate: must be a list of at most 64 [layer, head] pairs, layer in [0, {}], "
+                                         "head in [0, {}], none twice", c.n_layer - 1, c.n_head - 1);
+    if (!a.is_array() || a.size() > 64) throw LabError("ablate", rule);
+    for (const json& p : a) {
+        if (!p.is_array() || p.size() != 2 || !p[0].is_number_unsigned() || !p[1].is_number_unsigned())
+            throw LabError("ablate", rule);
+        const HeadRef h{p[0].get<int64_t>(), p[1].get<int64_t>()};
+        if (h.layer >= c.n_layer || h.head >= c.n_head || std::find(heads.begin(), heads.end(), h) != heads.end())
+            throw LabError("ablate", rule);
+        heads.push_back(h);
+    }
+    return heads;
+}
+
+// The top entry of a logits row: the arg max (the lowest id on a tie), as run_figures finds it.
+int32_t arg_max(const float* row, int64_t V) { return static_cast<int32_t>(std::max_element(row, row + V) - row); }
+
+// The logit lens: the residual stream after each block, at the last position, read out through
+// LN_f and the LM head as if the model ended there: its top token and probability per layer
+// (the last layer's is the model's own prediction).
+json logit_lens(const LoadedDecoder& d, const StackOutput& out, int64_t T) {
+    const TransformerStack& st = d.model.stack;
+    const int64_t D = d.model.config.n_embd, V = d.model.config.vocab_size;
+    const Tensor& head = st.head();  // (V, D)
+    json lens = json::array();
+    std::vector<float> h(static_cast<size_t>(D)), logits(static_cast<size_t>(V));
+    for (size_t l = 1; l < out.residual.size(); ++l) {
+        const float* x = out.residual[l].ptr() + (T - 1) * D;
+        float mean = 0, rstd = 0;
+        nn::layernorm_forward<float>(h.data(), &mean, &rstd, x, st.lnf_gamma.ptr(), st.lnf_beta.ptr(), 1, D,
+                                     st.config.eps);
+        for (int64_t v = 0; v < V; ++v) {
+            double s = 0;
+            for (int64_t k = 0; k < D; ++k) s += static_cast<double>(head.ptr()[v * D + k]) * h[static_cast<size_t>(k)];
+            logits[static_cast<size_t>(v)] = static_cast<float>(s);
+        }
+        const std::vector<float> p = softmax_probs(logits.data(), V);
+        const int32_t top = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+        const std::string text = top < d.tok.vocab_size() ? d.tok.token_text(top) : std::string("?");
+        lens.push_back({{"layer", l - 1}, {"id", top}, {"text", text}, {"prob", p[static_cast<size_t>(top)]}});
+    }
+    return lens;
+}
+
 // A string for a POSIX shell: single-quoted.
 std::string shell_quoted(const std::string& s) {
     std::string out = "'";
@@ -50,14 +100,42 @@ std::string shell_quoted(const std::string& s) {
     return out + "'";
 }
 
+// The next token with `ablate`'s heads zeroed (their output before c_proj set to 0), as
+// `attn model ablate --heads ... --json` gives it: its top, and the clean top's probability.
+json ablated_next(const LoadedDecoder& d, const std::vector<int32_t>& ids, const std::vector<HeadRef>& ablate,
+                  const float* clean_last, const std::string& model, const std::string& text) {
+    const int64_t T = static_cast<int64_t>(ids.size()), V = d.model.config.vocab_size;
+    StackOptions ao;
+    ao.record_attention = false;
+    ao.ablate = ablate;
+    ao.ablation = AblationMode::Zero;
+    const StackOutput aout = d.model.forward(ids, ao);
+    const float* alast = aout.logits.ptr() + (T - 1) * V;
+    const std::vector<float> ap = softmax_probs(alast, V);
+    const int32_t atop = arg_max(alast, V), ctop = arg_max(clean_last, V);
+    const std::string atext = atop < d.tok.vocab_size() ? d.tok.token_text(atop) : std::string("?");
+    json hs = json::array();
+    std::string names;
+    for (const HeadRef& h : ablate) {
+        hs.push_back({h.layer, h.head});
+        names += fmt::format("{}{}.{}", names.empty() ? "" : ",", h.layer, h.head);
+    }
+    return {{"heads", hs},
+            {"top", {{"id", atop}, {"text", atext}, {"prob", ap[static_cast<size_t>(atop)]}}},
+            {"prob_clean_top", ap[static_cast<size_t>(ctop)]},
+            {"command",
+             fmt::format("attn model ablate{} --text {} --heads {} --json", model, shell_quoted(text), names)}};
+}
+
 }  // namespace
 
 json lab_decoder(const json& r, const std::string& model_dir) {
     if (!r.is_object()) throw LabError("", "the request must be a JSON object");
     for (const auto& item : r.items())
-        if (item.key() != "text" && item.key() != "top" && item.key() != "temperature" && item.key() != "seed")
+        if (item.key() != "text" && item.key() != "top" && item.key() != "temperature" && item.key() != "seed" &&
+            item.key() != "ablate")
             throw LabError(printable(item.key()), fmt::format("{}: not a field of this request (fields: text, top, "
-                                                              "temperature, seed)", printable(item.key())));
+                                                              "temperature, seed, ablate)", printable(item.key())));
     if (!r.contains("text") || !r["text"].is_string()) throw LabError("text", "text: must be a string (your prompt)");
     const std::string text = r["text"].get<std::string>();
     if (text.empty()) throw LabError("text", "text: type a prompt");
@@ -98,9 +176,11 @@ json lab_decoder(const json& r, const std::string& model_dir) {
     if (static_cast<int64_t>(ids.size()) > d.model.config.n_positions)
         throw LabError("text", fmt::format("text: is {} tokens long, more than the model's {} positions", ids.size(),
                                            d.model.config.n_positions), 413);
+    const std::vector<HeadRef> ablate = ablated_heads(r, d.model.config);
     // As `attn model next` computes it (app/cmd_model_decoder.cpp, run_next).
     StackOptions fo;
-    fo.record_attention = false;
+    fo.record_attention = true;  // (the weights and the residual stream do not change the logits)
+    fo.record_residual = true;
     const StackOutput out = d.model.forward(ids, fo);
     const int64_t T = static_cast<int64_t>(ids.size()), V = d.model.config.vocab_size;
     const float* last = out.logits.ptr() + (T - 1) * V;
@@ -138,9 +218,21 @@ json lab_decoder(const json& r, const std::string& model_dir) {
                   {"command", fmt::format("attn model generate{} --text {} --steps 1 --temperature {} --seed {} --json",
                                           model, shell_quoted(text), temperature, seed)}};
     }
+    // Every head's weights of the last query (the one that predicts the next token) over the tokens.
+    json attention = json::array();
+    for (const Tensor& w : out.attentions) {
+        json layer = json::array();
+        for (int64_t h = 0; h < w.dim(1); ++h) {
+            const float* row = w.ptr() + (h * T + (T - 1)) * T;
+            layer.push_back(std::vector<float>(row, row + T));
+        }
+        attention.push_back(std::move(layer));
+    }
+    const json ablated = ablate.empty() ? json(nullptr) : ablated_next(d, ids, ablate, last, model, text);
     return {{"format", "attn-lab-decoder"}, {"version", 1}, {"model", dir}, {"tokens", tokens}, {"next", next},
             {"command", command}, {"temperature", temperature}, {"next_at_temperature", tempered},
-            {"sample", sample}};
+            {"sample", sample}, {"layers", d.model.config.n_layer}, {"heads", d.model.config.n_head},
+            {"ablated", ablated}, {"attention", attention}, {"lens", logit_lens(d, out, T)}};
 }
 
 }  // namespace attn::cli

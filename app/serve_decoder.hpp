@@ -16,7 +16,13 @@ namespace attn::cli {
 // `attn model next` command), next_at_temperature (the same entries' probabilities at the
 // temperature; null when greedy) and sample {id, text, prob, command}: the token one step of
 // `attn model generate --steps 1 --temperature T --seed S` chooses (null when the prompt fills
-// the model's positions). LabError naming the field.
+// the model's positions), layers and heads (the model's), attention [layer][head][T] (each
+// head's weights of the last query over the tokens, as `attn model generate --steps 1
+// --attention --json` records them), lens [{layer, id, text, prob}] (the logit lens: each block's
+// residual stream at the last position through LN_f and the LM head), and, with ablate [[layer, head], ...],
+// ablated {heads, top {id, text, prob}, prob_clean_top, command}: the next token with those
+// heads' outputs zeroed, as `attn model ablate --heads L.H,... --json` gives it. LabError
+// naming the field.
 nlohmann::json lab_decoder(const nlohmann::json& request, const std::string& model_dir);
 
 }  // namespace attn::cli

@@ -278,6 +278,33 @@ def decoder_checks(binary, s, checks):
         ok = status == 200 and {k: sample[k] for k in ("id", "text", "prob")} == ref
         checks.check(ok, f"decoder: the sampled next token is `{sample.get('command', '?')}`'s "
                          f"({sample.get('text')!r}, {100 * sample.get('prob', 0):.2f}%)")
+    for heads in ([[0, 0]], [[1, 2], [0, 1]], [[0, 0], [0, 1], [0, 2], [0, 3]]):
+        status, r = s.api("/api/decoder", {"text": "To be, or not to b", "ablate": heads})
+        a = r.get("ablated") or {}
+        ref = attn_json(binary, shlex.split(a["command"])[1:]) if status == 200 else {}
+        ok = (status == 200 and a["top"] == ref["ablated"]["top"]
+              and a["prob_clean_top"] == ref["ablated"]["prob_clean_top"])
+        checks.check(ok, f"decoder: ablating {heads}: the next token is `{a.get('command', '?')}`'s "
+                         f"({a.get('top', {}).get('text')!r} {100 * a.get('top', {}).get('prob', 0):.2f}%)")
+    status, r = s.api("/api/decoder", {"text": "Thou art so", "temperature": 0.8, "seed": 3})
+    gen = attn_json(binary, shlex.split(r["sample"]["command"])[1:] + ["--attention"])["steps"][0]["attention"]
+    diff = max(abs(a - b) for la, lb in zip(r["attention"], gen) for ha, hb in zip(la, lb) for a, b in zip(ha, hb))
+    shape_ok = [len(r["attention"]), len(r["attention"][0]), len(r["attention"][0][0])] == [len(gen), len(gen[0]),
+                                                                                           len(gen[0][0])]
+    checks.check(status == 200 and shape_ok and diff < 1e-5,
+                 f"decoder: every head's last-query weights equal `{r['sample']['command']} --attention`'s "
+                 f"(max |diff| {diff:.1e}, KV-cache vs whole forward)")
+    status, r = s.api("/api/decoder", {"text": "To be, or not to b"})
+    ref = attn_json(binary, shlex.split(r["command"])[1:])["next"][0]
+    last = r["lens"][-1]
+    checks.check(len(r["lens"]) == r["layers"] and last["id"] == ref["id"]
+                 and abs(last["prob"] - ref["prob"]) < 1e-5,
+                 f"decoder: the logit lens after the last layer is the model's prediction ({last['text']!r} "
+                 f"{100 * last['prob']:.2f}% vs {100 * ref['prob']:.2f}%); layers: "
+                 f"{', '.join(repr(x['text']) for x in r['lens'])}")
+    for bad in ([[9, 0]], [[0, 0], [0, 0]], [0, 0], "0.0"):
+        status, j = s.api("/api/decoder", {"text": "To be", "ablate": bad})
+        checks.check(status == 400 and j["field"] == "ablate", f"decoder: ablate {bad}: 400, field 'ablate'")
     status, j = s.api("/api/decoder", {"text": "é ✓"})
     cli = subprocess.run([binary, "model", "next", "--text", "é ✓"], capture_output=True, text=True)
     checks.check(status == 400 and j["field"] == "text" and cli.returncode == 2
@@ -627,6 +654,23 @@ def browser_checks(binary, chromium, out, checks):
         checks.check(sampled["id"] == step["id"] and prompt == "Thou" + step["text"],
                      f"decoder: Sample appends `{r3['sample']['command']}`'s token ({step['text']!r}): "
                      f"the prompt is now {prompt!r}")
+        before = b.eval("document.body.dataset.ready")
+        b.eval("document.getElementById('head-1-2').click()")
+        wait_ready(b, before)
+        r4 = b.eval("window.attnLab.decoder")
+        shown = b.eval("(document.getElementById('ablated') || {}).textContent || ''")
+        ref4 = attn_json(binary, shlex.split(r4["ablated"]["command"])[1:])["ablated"]["top"] if r4["ablated"] else {}
+        checks.check(r4["ablated"] and "--heads 1.2" in r4["ablated"]["command"] and
+                     f"{100 * ref4.get('prob', -1):.2f}%" in shown,
+                     f"decoder: a click on head 1.2 ablates it as `attn model ablate --heads 1.2` says ({shown!r})")
+        b.eval("var e=document.getElementById('layer'); e.value='2'; e.dispatchEvent(new Event('change'))")
+        b.pump(0.3)
+        cells = b.eval("(function(){var c=document.querySelector('#layer').parentNode.querySelector('canvas');"
+                       "return c ? [+c.dataset.rows, +c.dataset.cols] : null})()")
+        errors, _ = page_errors(b.events, lambda u: u.startswith(s.base + "/"))
+        heads = len(r4["attention"][2]) if len(r4["attention"]) > 2 else -1
+        checks.check(cells == [heads, len(r4["tokens"])] and not errors,
+                     f"decoder: layer 2's heads drawn, one row a head over the tokens ({cells})")
         b.screenshot(os.path.join(out, "serve-decoder.png"))
         open_page(b, s, "/decoder?lang=zh", "decoder (zh)", checks)
         checks.check(b.eval("document.getElementById('go').textContent") == "下一个词元", "decoder: the zh UI")

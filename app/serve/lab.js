@@ -25,7 +25,10 @@ const I18N = {
     empty: "type a sentence first", too_long: "the sentence has {got} bytes; the lab takes at most {max}",
     prompt: "your prompt", next_dist: "Next token", tokens: "tokens (id: text)", rank: "rank", id: "id",
     prob: "probability", logit: "logit", token: "token", prob_t: "at temperature", sample: "Sample the next token",
-    greedy: "0 = greedy",
+    greedy: "0 = greedy", ablate: "Click a head (layer.head) to ablate it (its output set to 0)",
+    ablated_top: "with the ablated heads the next token is", layer: "layer",
+    last_query: "every head's weights of the last query (it predicts the next token) over the tokens, layer",
+    lens: "logit lens: the top next token read off the residual stream after each layer (through LN_f and the head)",
   },
   zh: {
     seq: "T（词元数）", d_k: "Dk（每个头）", heads: "头数", scale: "缩放", tau: "余弦 τ", temperature: "温度",
@@ -46,7 +49,10 @@ const I18N = {
     empty: "请先输入一句话", too_long: "这句话有 {got} 字节；实验室最多接受 {max} 字节",
     prompt: "开头文字", next_dist: "下一个词元", tokens: "词元（编号：文本）", rank: "名次", id: "编号",
     prob: "概率", logit: "logit", token: "词元", prob_t: "该温度下", sample: "采样下一个词元",
-    greedy: "0 = 贪心",
+    greedy: "0 = 贪心", ablate: "点击一个头（层.头）将其消融（输出置 0）",
+    ablated_top: "消融这些头之后，下一个词元是", layer: "层",
+    last_query: "最后一个查询（它预测下一个词元）在各词元上的注意力权重，所有头，层",
+    lens: "logit lens：在每一层之后的残差流上（经 LN_f 和输出头）读出的最可能的下一个词元",
   },
 };
 const t = (k) => (I18N[LANG][k] !== undefined ? I18N[LANG][k] : k);
@@ -415,6 +421,9 @@ function decoder() {
   $("knobs").append(knob(t("prompt"), input), go, knob(`${t("temperature")} (${t("greedy")})`, temp),
                     knob(t("seed"), seed), sample);
   let serial = 0;
+  const ablated = new Set();  // "layer.head"
+  const toggle = (key) => { if (ablated.has(key)) ablated.delete(key); else ablated.add(key); show(); };
+  window.attnLab = { toggleHead: toggle };
   const show = async () => {
     const text = input.value, mine = ++serial;
     if (!text) { setStatus(t("empty"), true); return; }
@@ -425,10 +434,11 @@ function decoder() {
     setStatus(t("computing"));
     try {
       const r = await api("/api/decoder", { text, top: 10, temperature: Number(temp.value),
-                                            seed: Number(seed.value) || 0 });
+                                            seed: Number(seed.value) || 0,
+                                            ablate: [...ablated].map((k) => k.split(".").map(Number)) });
       if (mine !== serial) return;
       window.attnLab = Object.assign(window.attnLab || {}, { decoder: r });
-      drawDecoder(r);
+      drawDecoder(r, ablated, toggle);
       setStatus("");
       document.body.dataset.ready = String(mine);
     } catch (e) { if (mine === serial) setStatus(e.message, true); }
@@ -448,7 +458,7 @@ function decoder() {
   show();
 }
 
-function drawDecoder(r) {
+function drawDecoder(r, ablated, toggle) {
   $("command").textContent = r.command;
   const chips = el("p", { cls: "tokens", id: "tokens" });
   for (const tk of r.tokens) chips.append(el("code", { text: `${tk.id}: ${JSON.stringify(tk.text)}` }), " ");
@@ -470,6 +480,44 @@ function drawDecoder(r) {
   const grid = [figure(t("tokens"), chips)];
   if (r.sample) grid.push(figure(t("sample"), el("p", {}, el("code", { text: JSON.stringify(r.sample.text) }),
     ` (id ${r.sample.id}, ${(100 * r.sample.prob).toFixed(2)}%)`), el("code", { cls: "cmd", text: r.sample.command })));
+  const heads = el("div", { id: "heads" });
+  for (let l = 0; l < r.layers; ++l) {
+    const row = el("div", {});
+    for (let h = 0; h < r.heads; ++h) {
+      const key = `${l}.${h}`;
+      const b = el("button", { id: "head-" + key.replace(".", "-"), text: key, cls: ablated.has(key) ? "here" : "" });
+      if (ablated.has(key)) b.style.background = "#c0392b", b.style.color = "white";
+      b.addEventListener("click", () => toggle(key));
+      row.append(b);
+    }
+    heads.append(row);
+  }
+  const fig = figure(t("ablate"), heads);
+  if (r.ablated)
+    fig.append(el("p", { id: "ablated", text: `${t("ablated_top")} ${JSON.stringify(r.ablated.top.text)} ` +
+                         `(id ${r.ablated.top.id}, ${(100 * r.ablated.top.prob).toFixed(2)}%)` }),
+               el("code", { cls: "cmd", text: r.ablated.command }));
+  grid.push(fig);
+  // All heads of a layer: one row per head, one column per token (the last query's weights).
+  const pick = el("select", { id: "layer" });
+  for (let l = 0; l < r.layers; ++l) pick.append(el("option", { value: String(l), text: `${t("layer")} ${l}` }));
+  pick.value = String(window.attnLab.layer || 0);
+  const holder = el("div", {});
+  const drawLayer = () => {
+    const l = Number(pick.value), w = r.attention[l];
+    window.attnLab.layer = l;
+    const describe = (h, j) => `${t("head_w")} ${l}.${h} → ${t("key")} ${j} ${JSON.stringify(r.tokens[j].text)}\n` +
+                               `${t("weight")} ${fmt(w[h][j])}`;
+    holder.replaceChildren(heatmap(w, { describe, cell: 16 }));
+  };
+  pick.addEventListener("change", drawLayer);
+  drawLayer();
+  grid.push(figure(`${t("last_query")}`, pick, holder));
+  const lens = el("tbody", { id: "lens" });
+  for (const x of r.lens)
+    lens.append(el("tr", {}, el("td", { text: `${t("layer")} ${x.layer}` }), el("td", { text: JSON.stringify(x.text) }),
+                   el("td", { text: (100 * x.prob).toFixed(2) + "%" })));
+  grid.push(figure(t("lens"), el("table", { cls: "shapes" }, lens)));
   $("grid").replaceChildren(...grid);
 }
 

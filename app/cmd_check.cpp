@@ -38,11 +38,25 @@ check::CheckSettings settings_of(const CheckOpts& o) {
     return s;
 }
 
+// Runs `f`, which reads the file: its errors name the file once, and a rule of --mask given on
+// the command line names the option ("--mask: 3 padding lengths for a batch of 2").
+template <class F>
+auto named_file(const CheckOpts& o, F&& f) -> decltype(f()) {
+    try {
+        return f();
+    } catch (const InputError& e) {
+        const std::string what = e.what();
+        if (!o.mask.empty() && what.rfind("mask: ", 0) == 0) throw InputError("--" + what);
+        if (what.rfind(o.file, 0) == 0) throw;
+        throw InputError(fmt::format("{}: {}", o.file, what));
+    }
+}
+
 int run_check(const CheckOpts& o) {
     require_json_writable(o.json);
     const check::CheckSettings s = settings_of(o);
     const TextOut text({o.json.claim()});
-    const check::LearnerFile lf = with_option(o.file, [&] { return check::read_learner_file(o.file, s); });
+    const check::LearnerFile lf = named_file(o, [&] { return check::read_learner_file(o.file, s); });
     if (lf.stages.empty())
         throw InputError(fmt::format("{}: holds the inputs but none of the stages Q, K, V, scores, scores_scaled, "
                                      "scores_masked, weights, head_out, merged, out: nothing to check",

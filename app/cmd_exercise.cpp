@@ -48,7 +48,7 @@ void list_exercises(const ExerciseOpts& o) {
 
 // The answer file: .npy, or .npz holding the answer's name (or one array alone).
 Tensor read_answer(const check::ExerciseInfo& e, const std::string& path, bool& f64) {
-    return with_option(path, [&]() -> Tensor {
+    try {
         NpyArray a;
         if (has_extension(path, ".npy")) {
             a = read_npy_file(path);
@@ -70,7 +70,11 @@ Tensor read_answer(const check::ExerciseInfo& e, const std::string& path, bool& 
                 fmt::format("{}: a boolean array ('{}'); the answer is float32 or float64", e.answer, a.descr));
         f64 = a.kind == NpyArray::Kind::F64;
         return a.values;
-    });
+    } catch (const InputError& e) {  // the readers name the file already; the rules here do not
+        const std::string what = e.what();
+        if (what.rfind(path, 0) == 0) throw;
+        throw InputError(fmt::format("{}: {}", path, what));
+    }
 }
 
 // The seed of the inputs an answer belongs to: --seed, or the inputs.npz beside the answer.

@@ -208,7 +208,7 @@ void run(LessonContext& ctx) {
 
 const RegisterLesson reg{{"alternatives", "Alternatives to √Dk",
                           "a fixed constant suits one Dk only; cosine bounds scores but forgets vector length",
-                          {"C11", "C17", "C19", "C20", "C39"}, false, run, Part::advanced, /*minutes*/ 5}};
+                          {"C11", "C17", "C19", "C20", "C39"}, false, run, Part::advanced, /*minutes*/ 7}};
 
 }  // namespace
 }  // namespace attn::lessons

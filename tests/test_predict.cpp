@@ -34,15 +34,21 @@ using attn::lessons::parse_guess;
 // The text with the prediction questions taken out: a line "  ? Predict: ..." and the
 // lines of its question that follow it (indented by 4).
 std::string without_questions(const std::string& text) {
+    // a question after prose starts with a blank line of its own: it goes too when a blank line follows
     std::istringstream in(text);
     std::string line, out;
-    bool in_question = false;
+    bool in_question = false, blank_before = false;
     while (std::getline(in, line)) {
         if (line.rfind("  ? ", 0) == 0) {
             in_question = true;
+            blank_before = out.size() >= 2 && out.compare(out.size() - 2, 2, "\n\n") == 0;
             continue;
         }
         if (in_question && line.rfind("    ", 0) == 0 && line.rfind("     ", 0) != 0) continue;
+        if (in_question && blank_before && line.empty()) {
+            in_question = false;
+            continue;
+        }
         in_question = false;
         out += line + "\n";
     }
@@ -208,8 +214,8 @@ TEST_CASE("exercises: each lesson that teaches a step ends by naming its exercis
 TEST_CASE("exercises: the closing line, in English and Chinese") {
     attn::lessons::RunOptions opt;
     const std::string en = lesson_text("gqa", opt);
-    CHECK(en.find("\u270e Your turn: `attn exercise gqa` writes this step's inputs and task; `attn exercise gqa "
-                  "--check ANSWER`") != std::string::npos);
+    CHECK(en.find("\u270e Your turn: `attn exercise gqa` writes this step's inputs and task; `attn\n    exercise "
+                  "gqa --check ANSWER` grades what you compute.") != std::string::npos);
     const std::string two = lesson_text("masks", opt);
     CHECK(two.find("`attn exercise causal` and `attn exercise padding`") != std::string::npos);
     attn::lessons::clear_missing_translations();

@@ -95,7 +95,8 @@ void add_common(CLI::App& sub, RunFlags& f) {
     sub.add_flag("--quote", f.quote, "Print each claim's text (from the claim summary) beside the first check or verdict on it");
     sub.add_flag("--step", f.step, "Pause between sections until Enter is pressed (only when stdin and stdout are a TTY)");
     sub.add_flag("--no-ask", f.no_ask,
-                 "Print each prediction question without waiting for a guess (the default when stdin or stdout is not a TTY)");
+                 "Print each prediction question without waiting for a guess "
+                 "(the default when stdin or stdout is not a TTY)");
     add_lang(sub, f.lang);
 }
 
@@ -448,8 +449,8 @@ int run_tour(RunFlags& f) {
         attn::cli::write_json(f.json, attn::lessons::tour_record(t, f.seed, f.language), "attn-tour", 1);
     }
     if (!f.json.to_stdout()) {
-        print_tour_end(f.language, t.totals.ran, t.totals.measured, t.totals.identities, t.totals.failed, t.scores, t.whole,
-                       t.totals);
+        print_tour_end(f.language, t.totals.ran, t.totals.measured, t.totals.identities, t.totals.failed, t.scores,
+                       t.whole, t.totals);
         // a tour read to the end of its part closes with the sheet (`attn sheet`)
         if (f.from == 1 && f.to == last)
             std::cout << "\n"

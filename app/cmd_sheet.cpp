@@ -48,8 +48,10 @@ const attn::cli::Command sheet_cmd{
             ->capture_default_str()
             ->check(attn::cli::seed_validator());
         attn::cli::add_json(sub, f->json, "attn-sheet: the sheet's numbers and texts");
-        sub.add_flag("--no-color", f->no_color, "No ANSI colour (also off when stdout is not a TTY or NO_COLOR is set)");
-        sub.add_option("--lang", f->lang, "Language of the text: en or zh (default: from LC_ALL / LC_MESSAGES / LANG, zh_* -> zh)")
+        sub.add_flag("--no-color", f->no_color,
+                     "No ANSI colour (also off when stdout is not a TTY or NO_COLOR is set)");
+        sub.add_option("--lang", f->lang,
+                       "Language of the text: en or zh (default: from LC_ALL / LC_MESSAGES / LANG, zh_* -> zh)")
             ->type_name("en|zh");
         return [f] { return run_sheet(*f); };
     }};

@@ -909,7 +909,8 @@ GuessJudgement judge_guess(double guess, double actual, Closeness rule) {
 }
 
 std::string guess_number(double x) {
-    if (std::isfinite(x) && x == std::floor(x) && std::fabs(x) < 1e15) return fmt::format("{}", static_cast<int64_t>(x));
+    if (std::isfinite(x) && x == std::floor(x) && std::fabs(x) < 1e15)
+        return fmt::format("{}", static_cast<int64_t>(x));
     return fmt::format("{:.4g}", x);
 }
 
@@ -1016,10 +1017,9 @@ void LessonContext::pipeline_map() {
     const auto pad = [](const std::string& v, int w) {
         return v + std::string(static_cast<size_t>(std::max(0, w - display_width(v))), ' ');
     };
-    std::string out = "\n" + paint(wrap(tr("The map: one attention layer, from x to its output; on the right, the core "
-                                           "lessons that explain each step (every lesson's header names its own steps)"),
-                                        opt_.width, ""),
-                                   kBold) + "\n";
+    const std::string title = tr("The map: one attention layer, from x to its output; on the right, the core lessons "
+                                 "that explain each step (every lesson's header names its own steps)");
+    std::string out = "\n" + paint(wrap(title, opt_.width, ""), kBold) + "\n";
     for (size_t i = 0; i < rows.size(); ++i) {
         const Row& r = rows[i];
         const std::string line = fmt::format("  {} {}{}{}", i == 0 ? " " : "\u2193", pad(r.label, 12), pad(r.shape, 15),

@@ -173,7 +173,8 @@ std::string sheet_text(const nlohmann::json& r, Lang lang, int width, bool color
                pad(sh["symbolic"].get<std::string>(), 16) + shape_str(sh["shape"].get<Shape>()) + "\n";
     out += item(tr("scale"),
                 format_in(lang, "divide the scores by √Dk. Random q, k at Dk = {}: the std of q·k is {:.2f} unscaled, "
-                                "{:.2f} scaled; a row's largest weight {:.2f} unscaled, {:.2f} scaled (mean of {} rows).",
+                                "{:.2f} scaled; a row's largest weight {:.2f} unscaled, {:.2f} scaled (mean of {} "
+                                "rows).",
                           s["dk"].get<int>(), s["std_unscaled"].get<double>(), s["std_scaled"].get<double>(),
                           s["max_weight_unscaled"].get<double>(), s["max_weight_scaled"].get<double>(),
                           s["rows"].get<int>()));

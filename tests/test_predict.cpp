@@ -56,7 +56,8 @@ std::string without_questions(const std::string& text) {
 }
 
 // One lesson run in text mode with `opt`; its text.
-std::string lesson_text(const char* name, attn::lessons::RunOptions opt, attn::lessons::LessonResult* result = nullptr) {
+std::string lesson_text(const char* name, attn::lessons::RunOptions opt,
+                        attn::lessons::LessonResult* result = nullptr) {
     const attn::lessons::Lesson* l = attn::lessons::find_lesson(name);
     REQUIRE(l != nullptr);
     std::ostringstream out;

@@ -235,7 +235,7 @@ void run(LessonContext& ctx) {
 
 const RegisterLesson reg{{"soft-lookup", "Attention is a soft lookup",
                           "a toy dictionary answered by a blend of values; a running summary that forgets far tokens",
-                          {"C1", "C2", "C3", "C4"}, true, run, Part::core, /*minutes*/ 10}};
+                          {"C1", "C2", "C3", "C4"}, true, run, Part::core, /*minutes*/ 9}};
 
 }  // namespace
 }  // namespace attn::lessons

@@ -28,6 +28,8 @@ if [ -x scripts/fetch-model.sh ]; then
   echo "setup: fetching the pretrained model in the background (build/fetch-model.log)"
   scripts/fetch-model.sh >build/fetch-model.log 2>&1 &
   fetch_pid=$!
+  # a failed build stops this script (set -e): the download stops with it
+  trap '[ -n "$fetch_pid" ] && kill "$fetch_pid" 2>/dev/null; true' EXIT
 fi
 
 # 3. Build (Release, build/attn). ATTN_WERROR=ON in the environment makes
@@ -49,7 +51,9 @@ cmake --build build -j"$(nproc)" $target
 
 if [ -n "$fetch_pid" ]; then
   if ! kill -0 "$fetch_pid" 2>/dev/null; then :; else echo "setup: waiting for the model download to finish ..."; fi
-  if wait "$fetch_pid"; then
+  fetch_ok=0; wait "$fetch_pid" || fetch_ok=$?
+  fetch_pid=""
+  if [ "$fetch_ok" -eq 0 ]; then
     tail -n 1 build/fetch-model.log
   else
     echo "setup: model fetch failed (build/fetch-model.log); 'attn model fetch' gets it later" >&2

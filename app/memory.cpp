@@ -159,4 +159,14 @@ double model_embed_bytes(double weights_file, int64_t heads, int64_t hidden, int
            4.0 * 16.0 * b * t * static_cast<double>(hidden);
 }
 
+double model_embed_texts_bytes(double text_bytes, int64_t N, int64_t hidden, bool json) {
+    const double n = static_cast<double>(N), floats = n * static_cast<double>(hidden);
+    // the text, its lines and their names ("--file F: line 12"), each a string of 32 bytes and more
+    double bytes = 2.0 * text_bytes + n * (3.0 * 32.0 + 48.0);
+    bytes += 4.0 * (text_bytes + 2.0 * n) + 24.0 * n;  // the ids: a vector each
+    bytes += 4.0 * floats;                              // the embeddings
+    if (json) bytes += floats * (16.0 + 2.0 * kJsonBytesPerFloat) + 2.0 * text_bytes + 256.0 * n;
+    return bytes;
+}
+
 }  // namespace attn::cli

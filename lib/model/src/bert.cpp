@@ -17,6 +17,7 @@
 
 #include "attn/core/attention.hpp"
 #include "attn/io/dump.hpp"
+#include "attn/io/guards.hpp"
 #include "attn/core/errors.hpp"
 #include "attn/core/rng.hpp"
 #include "attn/io/safetensors.hpp"
@@ -45,9 +46,10 @@ ModelFiles locate_model(const std::string& dir) {
     f.vocab = (d / "vocab.txt").string();
     f.weights = (d / "model.safetensors").string();
     for (const std::string* p : {&f.config, &f.vocab, &f.weights})
-        if (!fs::is_regular_file(*p, ec))
-            throw InputError(fmt::format("the model folder '{}' is incomplete: {} is missing ({})", dir,
-                                         fs::path(*p).filename().string(), kFetchHint));
+        if (const std::string why = file_kind_problem(*p); !why.empty())  // missing, or a folder, a FIFO, a device
+            throw InputError(fmt::format("the model folder '{}' {}: {} {} ({})", dir,
+                                         why == "is missing" ? "is incomplete" : "is broken",
+                                         fs::path(*p).filename().string(), why, kFetchHint));
     auto optional = [&](const fs::path& p) { return fs::is_regular_file(p, ec) ? p.string() : std::string(); };
     f.st_config = optional(d / "sentence_bert_config.json");
     f.tokenizer_config = optional(d / "tokenizer_config.json");
@@ -183,13 +185,11 @@ BertModel BertModel::load(const ModelFiles& files) {
     const SafeTensors st = SafeTensors::load(files.weights);
     const std::string pre = st.has("bert.embeddings.word_embeddings.weight") ? "bert." : "";
     const int64_t D = c.hidden, I = c.intermediate;
-    // A NaN or infinite weight would run silently (NaN attention rows read as fully masked).
+    // A NaN, infinite or absurd weight would run silently (NaN attention rows read as fully masked):
+    // check_weight_values refuses it, naming the tensor.
     auto get = [&](const std::string& name, const Shape& shape) {
         Tensor t = st.to_float(pre + name, shape);
-        const auto bad = std::find_if(t.data.begin(), t.data.end(), [](float v) { return !std::isfinite(v); });
-        if (bad != t.data.end())
-            throw InputError(fmt::format("{}: tensor '{}' holds the non-finite value {} at flat index {}", files.weights,
-                                         pre + name, *bad, bad - t.data.begin()));
+        check_weight_values(t, files.weights, pre + name);
         return t;
     };
     s.tok_emb = get("embeddings.word_embeddings.weight", {c.vocab_size, D});

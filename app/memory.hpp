@@ -83,7 +83,8 @@ double model_embed_bytes(double weights_file, int64_t heads, int64_t hidden, int
 // What `attn model embed` keeps for all its N sentences beside the batches (`text_bytes` of
 // text in all): the text read and its copies per sentence, the token ids (at most a token a
 // byte, plus [CLS] and [SEP]), the embeddings (N, hidden) and, with --json, the document made
-// of them (a JSON value of 16 bytes and its text per float). Known before any sentence is
+// of them (about 120 bytes a float, its JSON values held three times over and its text; see
+// memory.cpp for the measurements). Known before any sentence is
 // tokenized, so a run too large for the machine is refused before that work.
 double model_embed_texts_bytes(double text_bytes, int64_t N, int64_t hidden, bool json);
 

@@ -276,7 +276,7 @@ void check_weight_values(const Tensor& t, std::string_view file, std::string_vie
     const auto bad = std::find_if(t.data.begin(), t.data.end(), [](float w) { return !(std::fabs(w) <= kMaxWeightMagnitude); });
     if (bad == t.data.end()) return;
     const float w = *bad;
-    throw InputError(fmt::format("{}: tensor '{}' holds {}{} at flat index {} (weights must be finite, |w| <= {:g})", file,
+    throw InputError(fmt::format("{}: tensor '{}' holds {}{:g} at flat index {} (weights must be finite, |w| <= {:g})", file,
                                  name, std::isfinite(w) ? "" : "the non-finite value ", w, bad - t.data.begin(),
                                  kMaxWeightMagnitude));
 }

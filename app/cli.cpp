@@ -101,7 +101,8 @@ static void refuse_empty_values(const CLI::App& app) {
             for (const std::string& value : opt->results())
                 if (value.empty()) throw InputError(fmt::format("{}: the value is empty", shown_name(*opt)));
         } else if (opt->get_expected_max() > 0 && opt->count() > 0 && typed_empty(*opt)) {
-            throw InputError(fmt::format("{}: the value is empty (leave the value out for the default)", shown_name(*opt)));
+            throw InputError(
+                fmt::format("{}: the value is empty (leave the value out for the default)", shown_name(*opt)));
         }
     }
     for (const CLI::App* sub : app.get_subcommands()) refuse_empty_values(*sub);

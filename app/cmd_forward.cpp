@@ -285,8 +285,8 @@ void take_score_options(const ForwardOpts& o, const MhaConfig& cfg, AttentionOpt
                 throw InputError(fmt::format("--rope: the base must be a number > 1 (default 10000), got '{}'", o.rope));
         }
         if (cfg.d_k % 2 != 0) {
-            const InputError e(fmt::format("--rope: rotates pairs of dims (d, d + Dk/2), so Dk must be even, got Dk = {} "
-                                           "(set --d-k or --heads)",
+            const InputError e(fmt::format("--rope: rotates pairs of dims (d, d + Dk/2), so Dk must be even, got "
+                                           "Dk = {} (set --d-k or --heads)",
                                            cfg.d_k));
             if (!o.rope_from_file || o.given("--rope")) throw e;
             from_file(o.input, "rope", [&]() -> int { throw e; });  // the file asked for rope, not an option
@@ -639,7 +639,8 @@ int run_forward(ForwardOpts o) {
         with_option(input && input->config.contains("heads") ? fmt::format("--input: '{}': config.heads", o.input) : "--heads",
                     [&] { return MhaConfig{o.d_model, o.heads, o.d_k, o.d_v, !o.no_bias, o.kdim, o.vdim}.resolved(); });
     if (o.kv_heads > 0 && o.heads % o.kv_heads != 0) {
-        const InputError e(fmt::format("--kv-heads: must divide --heads {} (grouped-query attention: H = g·H_kv), got {}",
+        const InputError e(fmt::format("--kv-heads: must divide --heads {} (grouped-query attention: H = g·H_kv), "
+                                       "got {}",
                                        o.heads, o.kv_heads));
         if (o.given("--kv-heads") || !input || !input->config.contains("kv_heads")) throw e;
         from_file(o.input, "kv_heads", [&]() -> int { throw e; });  // the file's value, not an option never typed

@@ -412,11 +412,13 @@ int run_bench(const CommonOpts& co, const BenchCmd& o) {
     // memory, before any work: the largest batch of the longest texts (at most the model's maximum), fp32 and bf16
     // outputs side by side with --weights bf16 (app/memory.hpp)
     int64_t longest = 0;
-    for (const std::string& s : pool) longest = std::max<int64_t>(longest, static_cast<int64_t>(tok.encode(s).ids.size()));
+    for (const std::string& s : pool)
+        longest = std::max<int64_t>(longest, static_cast<int64_t>(tok.encode(s).ids.size()));
     const int64_t most = *std::max_element(batches.begin(), batches.end());
+    const double weights = file_size(p.files.weights);
     require_fits_in_memory("--batch",
                            (bo.bf16_weights ? 2.0 : 1.0) *
-                               model_embed_bytes(file_size(p.files.weights), p.config.heads, p.config.hidden, most, longest),
+                               model_embed_bytes(weights, p.config.heads, p.config.hidden, most, longest),
                            fmt::format("a batch of {} sentences of up to {} tokens", most, longest));
     BertModel m = BertModel::load(p.files);
     if (bo.bf16_weights) m.prepare_bf16();
@@ -501,7 +503,8 @@ Texts embed_texts(const EmbedCmd& o) {
             all.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
         } else {
             // the file, read and split in lines, must fit before it is read (app/memory.hpp)
-            require_fits_in_memory("--file", kProgramBytes + 3.0 * file_size(o.file), fmt::format("reading {}", o.file));
+            require_fits_in_memory("--file", kProgramBytes + 3.0 * file_size(o.file),
+                                   fmt::format("reading {}", o.file));
             all = with_option("--file", [&] { return read_file(o.file); });
         }
         size_t start = 0, line = 1;
@@ -571,8 +574,9 @@ int run_embed(const CommonOpts& co, const EmbedCmd& o) {
         ids.push_back(enc.ids);
     }
     const int64_t N = static_cast<int64_t>(ids.size()), B = std::min<int64_t>(o.batch, N);
-    require_fits_in_memory("--batch", model_embed_bytes(file_size(files.weights), config.heads, config.hidden, B, longest) +
-                                          texts_bytes,
+    require_fits_in_memory("--batch",
+                           model_embed_bytes(file_size(files.weights), config.heads, config.hidden, B, longest) +
+                               texts_bytes,
                            fmt::format("a batch of {} sentences of up to {} tokens", B, longest));
     if (!cut.empty()) {
         std::fflush(stdout);

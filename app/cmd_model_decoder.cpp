@@ -645,7 +645,8 @@ void write_decoder_page(const DecoderAttentionArgs& a, const Loaded& l, const St
             std::string& note = page.head_notes[static_cast<size_t>(l2 * H + h)];
             const size_t like = note.find("; like head");  // the near-duplicate heads stay; [CLS] and [SEP] go
             const HeadShares sh = head_shares(out.attentions[static_cast<size_t>(l2)], h);
-            note = fmt::format("first {:.0f}% prev {:.0f}% self {:.0f}%", 100 * sh.first, 100 * sh.prev, 100 * sh.self) +
+            note = fmt::format("first {:.0f}% prev {:.0f}% self {:.0f}%", 100 * sh.first, 100 * sh.prev,
+                               100 * sh.self) +
                    (like == std::string::npos ? std::string() : note.substr(like));
         }
     page.title = fmt::format("GPT-2 decoder attention weights (causal): {} layers x {} heads", L, H);

@@ -57,11 +57,12 @@ void check_outside_gpt2_export(const std::string& dir,
     const std::string inside = folder.string() + "/";
     for (const auto& [opt, path] : outputs) {
         if (path->empty() || *path == "-") continue;
-        const fs::path file = fs::weakly_canonical(fs::absolute(with_option(opt, [p = path] { return write_target(*p); })), ec);
+        const std::string target = with_option(opt, [p = path] { return write_target(*p); });
+        const fs::path file = fs::weakly_canonical(fs::absolute(target), ec);
         if (ec) continue;
         if (file == folder || file.string().rfind(inside, 0) == 0)
-            throw InputError(fmt::format("{}: '{}' lies inside the folder of {} ('{}'), which the export fills; give each "
-                                         "output its own place",
+            throw InputError(fmt::format("{}: '{}' lies inside the folder of {} ('{}'), which the export fills; "
+                                         "give each output its own place",
                                          opt, *path, kOpt, dir));
     }
 }

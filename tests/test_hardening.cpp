@@ -66,7 +66,8 @@ std::vector<std::string> files_under(const std::string& dir) {
 TEST_CASE("hardening: a checkpoint whose attn.config nests 200,000 deep is refused, exit 2, not a stack overflow") {
     const std::string dir = test::temp_dir("deep-ck");
     const std::string ck = dir + "/ck.safetensors";
-    const auto made = test::run_attn("train --task copy --steps 1 --eval-batches 1 --batch 4 --threads 1 -q --save " + ck);
+    const auto made =
+        test::run_attn("train --task copy --steps 1 --eval-batches 1 --batch 4 --threads 1 -q --save " + ck);
     REQUIRE_MESSAGE(made.code == 0, made.out);
     const SafeTensors st = SafeTensors::load(ck);
     std::vector<std::pair<std::string, Tensor>> tensors;
@@ -75,7 +76,8 @@ TEST_CASE("hardening: a checkpoint whose attn.config nests 200,000 deep is refus
     std::string deep;
     for (int i = 0; i < 200'000; ++i) deep += "{\"vocab\":";
     deep += "1" + std::string(200'000, '}');
-    for (const std::string& config : {deep, "{\"vocab\": " + std::string(200'000, '[') + std::string(200'000, ']') + "}"}) {
+    const std::string arrays = "{\"vocab\": " + std::string(200'000, '[') + std::string(200'000, ']') + "}";
+    for (const std::string& config : {deep, arrays}) {
         meta["attn.config"] = config;
         save_safetensors(ck, tensors, meta);
         check_error("train --steps 0 --eval-batches 1 --batch 4 --threads 1 -q --load " + ck, 2,
@@ -134,7 +136,8 @@ TEST_CASE("hardening: weights no trained model has are refused by every reader, 
     // the rule itself: 1e6 read, past it refused
     CHECK_NOTHROW(check_weight_values(Tensor({2}, 1e6f), "f", "w"));
     CHECK_THROWS_WITH_AS(check_weight_values(Tensor({2}, -1.5e6f), "f", "w"),
-                         "f: tensor 'w' holds -1.5e+06 at flat index 0 (weights must be finite, |w| <= 1e+06)", InputError);
+                         "f: tensor 'w' holds -1.5e+06 at flat index 0 (weights must be finite, |w| <= 1e+06)",
+                         InputError);
     fs::remove_all(d);
 }
 
@@ -159,7 +162,8 @@ TEST_CASE("hardening: train refuses an output inside the --export-gpt2 folder be
     const std::string dir = test::temp_dir("export-nest");
     const std::string d = dir + "/D";
     fs::create_directory(d);
-    const std::string run = "train --task induction --steps 1 --eval-batches 1 --batch 4 --threads 1 -q --export-gpt2 " + d;
+    const std::string run =
+        "train --task induction --steps 1 --eval-batches 1 --batch 4 --threads 1 -q --export-gpt2 " + d;
     check_error(run + " --save " + d + "/model.safetensors", 2, {"--save", d + "/model.safetensors", "--export-gpt2"});
     check_error(run + " --json " + d + "/run.json", 2, {"--json", "--export-gpt2"});
     check_error(run + "/ --svg " + d + "/../D/curve.svg", 2, {"--svg", "--export-gpt2"});
@@ -294,7 +298,7 @@ TEST_CASE("hardening: model embed and model bench refuse sizes past memory namin
                                    kBertTiny + "' --file " + dir + "/long.txt --batch 1,4096 --reps 1 --warmup 0 2>&1");
     INFO(b.out);
     CHECK(b.code == 2);
-    CHECK(b.out.find("attn: error: --batch: a batch of 4096 sentences") != std::string::npos);  // after the cut's warning
+    CHECK(b.out.find("attn: error: --batch: a batch of 4096 sentences") != std::string::npos);  // after a warning
     CHECK(b.out.find("4096") != std::string::npos);
     fs::remove_all(dir);
 }

@@ -1,6 +1,7 @@
 // libFuzzer target: attn::evidence_from_json (and experiment_from_json within it), the
 // reader of the stored runs in data/evidence/ that the tour cites. Input: any bytes, read as
-// the tour reads them (attn::parse_json: JSON nested deeper than kMaxJsonDepth refused). It must return evidence that keeps the documented
+// the tour reads them (attn::parse_json: JSON nested deeper than kMaxJsonDepth refused). It
+// must return evidence that keeps the documented
 // invariants (one run per seed, each of the experiment and with its seed; every readable
 // verdict's template taking exactly its arguments; evidence rows one cell per column) or
 // throw attn::InputError, nothing else.

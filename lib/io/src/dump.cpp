@@ -237,8 +237,9 @@ Dump dump_from_string(std::string_view text, std::string_view what) {
 
 std::string file_kind_problem(const std::string& path) {
     struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) return errno == ENOENT || errno == ENOTDIR ? std::string("is missing")
-                                                                   : fmt::format("cannot be examined ({})", std::strerror(errno));
+    if (::stat(path.c_str(), &st) != 0)
+        return errno == ENOENT || errno == ENOTDIR ? std::string("is missing")
+                                                   : fmt::format("cannot be examined ({})", std::strerror(errno));
     if (S_ISREG(st.st_mode)) return "";
     if (S_ISDIR(st.st_mode)) return "is a folder, not a file";
     return "is not a regular file (a FIFO, a device or a socket)";
@@ -446,9 +447,11 @@ void create_folders(const std::string& dir) {
             g_held_count = g_held_count + 1;
         }
         signals_held(false, &previous);
-        if (!made && e != EEXIST) throw InputError(fmt::format("cannot create the folder '{}': {}", dir, std::strerror(e)));
+        if (!made && e != EEXIST)
+            throw InputError(fmt::format("cannot create the folder '{}': {}", dir, std::strerror(e)));
     }
-    if (!fs::is_directory(dir, ec)) throw InputError(fmt::format("cannot create the folder '{}': it is not a folder", dir));
+    if (!fs::is_directory(dir, ec))
+        throw InputError(fmt::format("cannot create the folder '{}': it is not a folder", dir));
 }
 
 // The process's umask (umask() can only be read by setting it; attn writes from one thread).

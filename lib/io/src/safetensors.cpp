@@ -273,11 +273,12 @@ std::string safetensors_to_string(const std::vector<std::pair<std::string, Tenso
 }
 
 void check_weight_values(const Tensor& t, std::string_view file, std::string_view name) {
-    const auto bad = std::find_if(t.data.begin(), t.data.end(), [](float w) { return !(std::fabs(w) <= kMaxWeightMagnitude); });
+    const auto bad =
+        std::find_if(t.data.begin(), t.data.end(), [](float w) { return !(std::fabs(w) <= kMaxWeightMagnitude); });
     if (bad == t.data.end()) return;
     const float w = *bad;
-    throw InputError(fmt::format("{}: tensor '{}' holds {}{:g} at flat index {} (weights must be finite, |w| <= {:g})", file,
-                                 name, std::isfinite(w) ? "" : "the non-finite value ", w, bad - t.data.begin(),
+    throw InputError(fmt::format("{}: tensor '{}' holds {}{:g} at flat index {} (weights must be finite, |w| <= {:g})",
+                                 file, name, std::isfinite(w) ? "" : "the non-finite value ", w, bad - t.data.begin(),
                                  kMaxWeightMagnitude));
 }
 

@@ -75,14 +75,16 @@ Gpt2Files locate_gpt2(const std::string& dir) {
                                       dir, why == "is missing" ? "is incomplete" : "is broken", name, why));
     };
     for (const std::string* p : {&f.config, &f.weights})
-        if (const std::string why = file_kind_problem(*p); !why.empty()) throw refuse(fs::path(*p).filename().string(), why);
+        if (const std::string why = file_kind_problem(*p); !why.empty())
+            throw refuse(fs::path(*p).filename().string(), why);
     // vocab.json + merges.txt when both are there, else tokenizer.json
     const std::string vocab_why = file_kind_problem(f.vocab), merges_why = file_kind_problem(f.merges);
     const bool vocab = vocab_why.empty(), merges = merges_why.empty();
     if (!(vocab && merges)) {
         if (const std::string why = file_kind_problem(tokenizer); !why.empty()) {
             // one that is there but is no file is named for what it is, before any that is missing
-            for (const auto& [name, w] : {std::pair{"vocab.json", vocab_why}, {"merges.txt", merges_why}, {"tokenizer.json", why}})
+            for (const auto& [name, w] :
+                 {std::pair{"vocab.json", vocab_why}, {"merges.txt", merges_why}, {"tokenizer.json", why}})
                 if (!w.empty() && w != "is missing") throw refuse(name, w);
             if (vocab || merges) throw refuse(vocab ? "merges.txt" : "vocab.json", "is missing");
             throw refuse("the tokenizer (vocab.json + merges.txt, or tokenizer.json)", "is missing");

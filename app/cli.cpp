@@ -22,6 +22,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "attn/core/numeric_error.hpp"
 #include "attn/cpu/features.hpp"
 #include "attn/cpu/flash.hpp"
 #include "attn/model/bert.hpp"
@@ -85,14 +86,25 @@ static bool typed_empty(const CLI::Option& opt) {
     return false;
 }
 
+// The name an error gives an option. CLI11 names a hidden one (an old spelling, deprecated_alias in
+// options.hpp) "": it is named by the option it stands for ("deprecated spelling of --d-k").
+static std::string shown_name(const CLI::Option& opt) {
+    if (std::string n = opt.get_name(); !n.empty()) return n;
+    constexpr std::string_view kOld = "deprecated spelling of ";
+    if (const std::string& d = opt.get_description(); d.rfind(kOld, 0) == 0) return d.substr(kOld.size());
+    if (!opt.get_lnames().empty()) return "--" + opt.get_lnames().front();
+    return opt.get_snames().empty() ? std::string("an option") : "-" + opt.get_snames().front();
+}
+
 static void refuse_empty_values(const CLI::App& app) {
     for (const CLI::Option* opt : app.get_options()) {
         if (empty_allowed().count(opt) != 0) continue;
         if (opt->get_expected_min() > 0) {
             for (const std::string& value : opt->results())
-                if (value.empty()) throw InputError(fmt::format("{}: the value is empty", opt->get_name()));
+                if (value.empty()) throw InputError(fmt::format("{}: the value is empty", shown_name(*opt)));
         } else if (opt->get_expected_max() > 0 && opt->count() > 0 && typed_empty(*opt)) {
-            throw InputError(fmt::format("{}: the value is empty (leave the value out for the default)", opt->get_name()));
+            throw InputError(
+                fmt::format("{}: the value is empty (leave the value out for the default)", shown_name(*opt)));
         }
     }
     for (const CLI::App* sub : app.get_subcommands()) refuse_empty_values(*sub);
@@ -492,6 +504,9 @@ static int run_parsed(int argc, const char* const* argv) {
         return usage_error(e.what());
     } catch (const std::bad_alloc&) {
         return usage_error("out of memory: the requested sizes need more memory than this machine has");
+    } catch (const NumericError& e) {
+        (void)usage_error(e.what());  // valid input, a result that is not a number: said, never printed
+        return 1;
     } catch (const std::exception& e) {
         // a write to stdout that failed (a full disk, /dev/full) is the environment's, not attn's
         if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0)

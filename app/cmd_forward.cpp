@@ -285,10 +285,13 @@ void take_score_options(const ForwardOpts& o, const MhaConfig& cfg, AttentionOpt
             if (used != o.rope.size() || !std::isfinite(base) || !(base > 1.0) || base > 1e30)
                 throw InputError(fmt::format("--rope: the base must be a number > 1 (default 10000), got '{}'", o.rope));
         }
-        if (cfg.d_k % 2 != 0)
-            throw InputError(fmt::format("--rope: rotates pairs of dims (d, d + Dk/2), so Dk must be even, got Dk = {} "
-                                         "(set --d-k or --heads)",
-                                         cfg.d_k));
+        if (cfg.d_k % 2 != 0) {
+            const InputError e(fmt::format("--rope: rotates pairs of dims (d, d + Dk/2), so Dk must be even, got "
+                                           "Dk = {} (set --d-k or --heads)",
+                                           cfg.d_k));
+            if (!o.rope_from_file || o.given("--rope")) throw e;
+            from_file(o.input, "rope", [&]() -> int { throw e; });  // the file asked for rope, not an option
+        }
         opt.rope = true;
         opt.rope_base = static_cast<float>(base);
     }
@@ -643,6 +646,16 @@ MhaGrads run_backward(const ForwardOpts& o, const MultiHeadAttention& mha, const
     return grads;
 }
 
+// --kv-heads must divide the heads; a value --input's config gave is blamed on the file, not on
+// an option never typed.
+void check_kv_heads(const ForwardOpts& o, const std::optional<Dump>& input) {
+    if (o.kv_heads <= 0 || o.heads % o.kv_heads == 0) return;
+    const InputError e(fmt::format("--kv-heads: must divide --heads {} (grouped-query attention: H = g·H_kv), got {}",
+                                   o.heads, o.kv_heads));
+    if (o.given("--kv-heads") || !input || !input->config.contains("kv_heads")) throw e;
+    from_file(o.input, "kv_heads", [&]() -> int { throw e; });
+}
+
 int run_forward(ForwardOpts o) {
     // ---- validate everything before computing anything
     std::optional<Dump> input;
@@ -666,9 +679,7 @@ int run_forward(ForwardOpts o) {
     MhaConfig cfg =
         with_option(input && input->config.contains("heads") ? fmt::format("--input: '{}': config.heads", o.input) : "--heads",
                     [&] { return MhaConfig{o.d_model, o.heads, o.d_k, o.d_v, !o.no_bias, o.kdim, o.vdim}.resolved(); });
-    if (o.kv_heads > 0 && o.heads % o.kv_heads != 0)
-        throw InputError(fmt::format("--kv-heads: must divide --heads {} (grouped-query attention: H = g·H_kv), got {}",
-                                     o.heads, o.kv_heads));
+    check_kv_heads(o, input);
     cfg.kv_heads = o.kv_heads > 0 ? o.kv_heads : cfg.heads;
     ForwardSizes sizes = check_weight_memory(o, cfg, cross);
     Mask mask = forward_mask(o, cfg, std::move(file_mask));

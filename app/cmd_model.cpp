@@ -165,7 +165,7 @@ int run_attention(const CommonOpts& co, const AttentionCmd& o) {
     // --dump - or --svg - has stdout; the tables and heatmaps then go to stderr.
     if (!co.model.empty() && with_option("--model", [&] { return is_decoder_folder(co.model); }))
         return run_decoder_attention(
-            {co.model, co.text, o.svg, o.dump, o.layer, o.head, o.no_color, o.json_nonfinite, o.json});
+            {co.model, co.text, o.svg, o.dump, o.layer, o.head, o.no_color, o.json_nonfinite, o.json, o.html});
     const TextOut text({{"--svg -", o.svg == "-"}, {"--dump -", o.dump == "-"}, o.json.claim()});
     require_json_writable(o.json);
     const Prepared p = prepare(co);
@@ -451,6 +451,17 @@ int run_bench(const CommonOpts& co, const BenchCmd& o) {
     c.truncate = true;  // a long line of --file is cut to the model's maximum, as sentence-transformers does
     const Prepared p = prepare(c);
     const WordPieceTokenizer tok = load_tokenizer(p.files, p.config);
+    // memory, before any work: the largest batch of the longest texts (at most the model's maximum), fp32 and bf16
+    // outputs side by side with --weights bf16 (app/memory.hpp)
+    int64_t longest = 0;
+    for (const std::string& s : pool)
+        longest = std::max<int64_t>(longest, static_cast<int64_t>(tok.encode(s).ids.size()));
+    const int64_t most = *std::max_element(batches.begin(), batches.end());
+    const double weights = file_size(p.files.weights);
+    require_fits_in_memory("--batch",
+                           (bo.bf16_weights ? 2.0 : 1.0) *
+                               model_embed_bytes(weights, p.config.heads, p.config.hidden, most, longest),
+                           fmt::format("a batch of {} sentences of up to {} tokens", most, longest));
     BertModel m = BertModel::load(p.files);
     if (bo.bf16_weights) m.prepare_bf16();
     const std::string path = backend_name(BertModel::attention_backend(bo));
@@ -533,6 +544,9 @@ Texts embed_texts(const EmbedCmd& o) {
         if (o.file == "-") {
             all.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
         } else {
+            // the file, read and split in lines, must fit before it is read (app/memory.hpp)
+            require_fits_in_memory("--file", kProgramBytes + 3.0 * file_size(o.file),
+                                   fmt::format("reading {}", o.file));
             all = with_option("--file", [&] { return read_file(o.file); });
         }
         size_t start = 0, line = 1;
@@ -549,6 +563,19 @@ Texts embed_texts(const EmbedCmd& o) {
         if (t.text.empty()) throw InputError(fmt::format("--file: {} has no lines", o.file));
     }
     return t;
+}
+
+// What the sentences of `model embed` take beside the batches, refused (naming --file or --text)
+// before any is tokenized when it does not fit with the weights (app/memory.hpp).
+double embed_texts_memory(const EmbedCmd& o, const Texts& t, const ModelFiles& files, const BertConfig& config) {
+    double text_bytes = 0;
+    for (const std::string& s : t.text) text_bytes += static_cast<double>(s.size());
+    const double bytes = model_embed_texts_bytes(text_bytes, static_cast<int64_t>(t.text.size()), config.hidden,
+                                                 o.json.given());
+    require_fits_in_memory(o.file.empty() ? "--text" : "--file", kProgramBytes + 3.0 * file_size(files.weights) + bytes,
+                           fmt::format("{} sentences ({:.0f} bytes), {}-dimensional embeddings{}", t.text.size(),
+                                       text_bytes, config.hidden, o.json.given() ? " and their --json" : ""));
+    return bytes;
 }
 
 int run_embed(const CommonOpts& co, const EmbedCmd& o) {
@@ -569,6 +596,7 @@ int run_embed(const CommonOpts& co, const EmbedCmd& o) {
         config.max_len = o.max_tokens;
     }
     const Texts t = embed_texts(o);
+    const double texts_bytes = embed_texts_memory(o, t, files, config);
     const WordPieceTokenizer tok = load_tokenizer(files, config);
     std::vector<std::vector<int32_t>> ids;
     std::vector<int64_t> cut;  // indices of the texts --truncate cut
@@ -588,7 +616,9 @@ int run_embed(const CommonOpts& co, const EmbedCmd& o) {
         ids.push_back(enc.ids);
     }
     const int64_t N = static_cast<int64_t>(ids.size()), B = std::min<int64_t>(o.batch, N);
-    require_fits_in_memory("--batch", model_embed_bytes(file_size(files.weights), config.heads, config.hidden, B, longest),
+    require_fits_in_memory("--batch",
+                           model_embed_bytes(file_size(files.weights), config.heads, config.hidden, B, longest) +
+                               texts_bytes,
                            fmt::format("a batch of {} sentences of up to {} tokens", B, longest));
     if (!cut.empty()) {
         std::fflush(stdout);

@@ -142,6 +142,7 @@ int run_next(const DecoderOpts& o, const NextOpts& n) {
     const StackOutput out = l.model.forward(l.ids, fo);
     const int64_t T = static_cast<int64_t>(l.ids.size()), V = l.model.config.vocab_size;
     const float* last = out.logits.ptr() + (T - 1) * V;
+    check_finite_logits(last, V, "after the text");
     const std::vector<float> p = softmax_probs(last, V);
     std::vector<int32_t> order(static_cast<size_t>(V));
     std::iota(order.begin(), order.end(), 0);
@@ -685,19 +686,46 @@ static void write_decoder_attention_json(const DecoderAttentionArgs& a, const Lo
     if (!a.json.to_stdout()) text.print("wrote {} (attn-model-attention JSON)\n", a.json.path());
 }
 
+// --html on a decoder: the page of every layer's weights, the values' norms (hook_v) for the
+// norm-based view, and each head's note in the decoder's words (first token, previous, itself).
+void write_decoder_page(const DecoderAttentionArgs& a, const Loaded& l, const StackOutput& out,
+                        const ActivationCache& cache, const std::vector<std::string>& tokens, const TextOut& text) {
+    const int64_t L = l.model.config.n_layer, H = l.model.config.n_head, T = static_cast<int64_t>(l.ids.size());
+    std::vector<Tensor> values;
+    for (int64_t l2 = 0; l2 < L; ++l2) values.push_back(cache.at(fmt::format("blocks.{}.attn.hook_v", l2)));
+    AttentionPage page = page_from_model(out.attentions, values, tokens, Mask::make_causal());
+    for (int64_t l2 = 0; l2 < L && T >= 2; ++l2)
+        for (int64_t h = 0; h < H; ++h) {
+            std::string& note = page.head_notes[static_cast<size_t>(l2 * H + h)];
+            const size_t like = note.find("; like head");  // the near-duplicate heads stay; [CLS] and [SEP] go
+            const HeadShares sh = head_shares(out.attentions[static_cast<size_t>(l2)], h);
+            note = fmt::format("first {:.0f}% prev {:.0f}% self {:.0f}%", 100 * sh.first, 100 * sh.prev,
+                               100 * sh.self) +
+                   (like == std::string::npos ? std::string() : note.substr(like));
+        }
+    page.title = fmt::format("GPT-2 decoder attention weights (causal): {} layers x {} heads", L, H);
+    page.subtitle = a.text;
+    page.source = l.files.dir;
+    write_html_page(a.html, std::move(page), text);
+}
+
 int run_decoder_attention(const DecoderAttentionArgs& a) {
     const TextOut text({{"--svg -", a.svg == "-"}, {"--dump -", a.dump == "-"}, a.json.claim()});
     require_json_writable(a.json);
     if (a.head >= 0 && a.layer < 0) throw InputError("--head: needs --layer too (a head belongs to a layer)");
     if (!a.svg.empty()) require_writable("--svg", a.svg);
     if (!a.dump.empty()) require_writable("--dump", a.dump);
+    check_html(a.html);
     const Loaded l = load_text(a.model, a.text);
     const Gpt2Config& c = l.model.config;
     const int64_t L = c.n_layer, H = c.n_head, T = static_cast<int64_t>(l.ids.size());
     for (const auto& [opt, v, n, what] : {std::tuple{"--layer", a.layer, L, "layers"}, {"--head", a.head, H, "heads"}})
         if (v < -1 || v >= n)
             throw InputError(fmt::format("{}: must be in [0, {}] (the model has {} {}), got {}", opt, n - 1, n, what, v));
-    const StackOutput out = l.model.forward(l.ids);
+    ActivationCache cache;  // with --html: the values, for the page's norm-based view
+    StackOptions fo;
+    if (!a.html.file.empty()) fo.cache = &cache;
+    const StackOutput out = l.model.forward(l.ids, fo);
     std::vector<std::string> tokens;
     for (int32_t id : l.ids) tokens.push_back(l.tok.token_text(id));
     std::string shown;
@@ -759,6 +787,7 @@ int run_decoder_attention(const DecoderAttentionArgs& a) {
         with_option("--dump", [&] { write_dump_file(a.dump, d, a.json_nonfinite); });
         if (a.dump != "-") text.print("wrote {} (attention [{}, 1, {}, {}, {}] and the tokens)\n", a.dump, L, H, T, T);
     }
+    if (!a.html.file.empty()) write_decoder_page(a, l, out, cache, tokens, text);
     return 0;
 }
 

@@ -17,6 +17,7 @@
 
 #include "attn/io/dump.hpp"
 #include "attn/model/heads.hpp"
+#include "html_page.hpp"
 #include "options.hpp"
 
 namespace attn::cli {
@@ -28,14 +29,15 @@ std::function<std::optional<int>()> add_decoder_subcommands(CLI::App& model);
 // True when `dir` holds a config.json with model_type "gpt2" (attention then runs the decoder).
 bool is_decoder_folder(const std::string& dir);
 // `attn model attention` on a decoder: per head, the weight on the first token, the previous
-// token and itself; a head's heatmap with layer (and head) >= 0; --svg and --dump as for the
-// encoder.
+// token and itself; a head's heatmap with layer (and head) >= 0; --svg, --dump and --html as
+// for the encoder.
 struct DecoderAttentionArgs {
     std::string model, text, svg, dump;
     int64_t layer = -1, head = -1;
     bool no_color = false;
     JsonNonFinite json_nonfinite = JsonNonFinite::literal;
     JsonOut json;  // --json [FILE]: the result object (attn-model-attention)
+    HtmlOpts html;
 };
 int run_decoder_attention(const DecoderAttentionArgs& a);
 // `attn model attention --json`: the weights of the layer (or the head) --layer and --head pick,

@@ -30,6 +30,7 @@
 #include "attn/io/data_files.hpp"
 #include "attn/io/dump.hpp"
 #include "attn/io/dump_file.hpp"
+#include "attn/io/guards.hpp"
 #include "attn/train/checkpoint.hpp"
 #include "attn/train/induction.hpp"
 #include "attn/nn/transformer.hpp"
@@ -422,6 +423,9 @@ void check_train_outputs(TrainOpts& o) {
     check_html(o.html);
     require_distinct_outputs({{"--save", &o.save}, {"--json", &json_file}, {"--svg", &o.svg}, {"--dump", &o.dump},
                               {"--html", &o.html.file}});
+    if (!o.export_gpt2.empty())
+        check_outside_gpt2_export(o.export_gpt2, {{"--save", &o.save}, {"--json", &json_file}, {"--svg", &o.svg},
+                                                  {"--dump", &o.dump}, {"--html", &o.html.file}});
     if (o.save == "-") throw InputError("--save: the checkpoint is a binary file; give a file name, not -");
     if (o.svg == "-" && o.json.to_stdout()) throw InputError("--svg: only one of --json and --svg can be - (standard output)");
     if (o.dump == "-" && (o.json.to_stdout() || o.svg == "-"))
@@ -724,7 +728,9 @@ int run_train(TrainOpts o) {
     const CurvePoint& last = result.curve.back();
     if (!o.quiet) print_trained(out, o, model, task, result, entropies);
 
-    // ---- files: the checkpoint first (a run stopped by Ctrl-C keeps its model)
+    // ---- files: the checkpoint first (a run stopped by Ctrl-C keeps its model), each held back until all
+    // are written: one that fails removes the others (a device or standard output is written at once)
+    OutputBatch batch;
     const TrainingRecord record{task.name(), seq,         o.symbols, o.distance,         o.queries,
                                 result.steps_done, tc.seed, last.eval.loss, last.eval.accuracy};
     if (!o.save.empty()) {
@@ -746,6 +752,7 @@ int run_train(TrainOpts o) {
         write_json(o.json, j, "attn-train", 1);
         if (!o.json.to_stdout() && !o.quiet) fmt::print(out, "wrote {} (attn-train JSON)\n", o.json.path());
     }
+    batch.commit();
     return 0;
 }
 

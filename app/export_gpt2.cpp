@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "attn/core/errors.hpp"
+#include "attn/io/dump.hpp"
 #include "attn/model/gpt2.hpp"
 #include "options.hpp"
 
@@ -44,6 +45,26 @@ void check_gpt2_export(const ModelConfig& config, const Task& task, const std::s
     while (!fs::exists(p, ec) && p.has_parent_path() && p.parent_path() != p) p = p.parent_path();
     if (!fs::is_directory(p, ec) || ::access(p.c_str(), W_OK) != 0)
         refuse(fmt::format("cannot write into '{}' (the folder '{}' is not writable)", dir, p.string()));
+}
+
+void check_outside_gpt2_export(const std::string& dir,
+                               std::initializer_list<std::pair<std::string_view, const std::string*>> outputs) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::path folder = fs::weakly_canonical(fs::absolute(dir, ec), ec);
+    if (ec) return;  // check_gpt2_export names what is wrong with the folder
+    if (!folder.has_filename()) folder = folder.parent_path();
+    const std::string inside = folder.string() + "/";
+    for (const auto& [opt, path] : outputs) {
+        if (path->empty() || *path == "-") continue;
+        const std::string target = with_option(opt, [p = path] { return write_target(*p); });
+        const fs::path file = fs::weakly_canonical(fs::absolute(target), ec);
+        if (ec) continue;
+        if (file == folder || file.string().rfind(inside, 0) == 0)
+            throw InputError(fmt::format("{}: '{}' lies inside the folder of {} ('{}'), which the export fills; "
+                                         "give each output its own place",
+                                         opt, *path, kOpt, dir));
+    }
 }
 
 void export_gpt2(const std::string& dir, TinyTransformer& model, const Task& task,

@@ -2,8 +2,11 @@
 // (attn train --export-gpt2), so that attn model and transformers' GPT2LMHeadModel open it.
 #pragma once
 
+#include <initializer_list>
 #include <map>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "attn/nn/transformer.hpp"
 #include "attn/train/tasks.hpp"
@@ -16,6 +19,12 @@ namespace attn::cli {
 // induction, distance with at most 94 symbols); and that `dir` is a folder, or can be made
 // one (its nearest existing parent a writable folder). InputError naming the option and the rule.
 void check_gpt2_export(const ModelConfig& config, const Task& task, const std::string& dir);
+
+// The run's other output files (option, path; "" and "-" skipped) must not lie inside the
+// export folder `dir`, where the export would replace or mix with them. InputError naming the
+// option whose file lies there.
+void check_outside_gpt2_export(const std::string& dir,
+                               std::initializer_list<std::pair<std::string_view, const std::string*>> outputs);
 
 // The model as a GPT-2 folder in `dir` (save_gpt2_folder): the token and position
 // embeddings, each block's LayerNorms, q/k/v/o (into c_attn, c_proj) and MLP (an

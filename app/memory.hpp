@@ -80,5 +80,12 @@ double model_attention_bytes(double weights_file, int64_t layers, int64_t heads,
 // Peak RSS measured (all-MiniLM-L6-v2, 1 thread): 229 MB for B = 64, T = 27 (estimate
 // 296 MB) and for B = 8, T = 322 (estimate 355 MB): the weights dominate.
 double model_embed_bytes(double weights_file, int64_t heads, int64_t hidden, int64_t B, int64_t T);
+// What `attn model embed` keeps for all its N sentences beside the batches (`text_bytes` of
+// text in all): the text read and its copies per sentence, the token ids (at most a token a
+// byte, plus [CLS] and [SEP]), the embeddings (N, hidden) and, with --json, the document made
+// of them (about 120 bytes a float, its JSON values held three times over and its text; see
+// memory.cpp for the measurements). Known before any sentence is
+// tokenized, so a run too large for the machine is refused before that work.
+double model_embed_texts_bytes(double text_bytes, int64_t N, int64_t hidden, bool json);
 
 }  // namespace attn::cli

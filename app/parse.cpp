@@ -66,7 +66,8 @@ std::string range_error(int64_t v, int64_t min, int64_t max) {
 std::string read_integer(std::string_view text, int64_t min, int64_t max, int64_t& value) {
     const char* last = text.data() + text.size();
     const auto [end, ec] = std::from_chars(text.data(), last, value);
-    if (ec != std::errc() || end != last)
+    // "-0" is no way to write 0: a sign slipped in (`--heads 0.-0`)
+    if (ec != std::errc() || end != last || (value == 0 && text.starts_with('-')))
         return fmt::format("must be {}, got '{}'", integer_kind(min, max), text);
     return range_error(value, min, max);
 }

@@ -8,6 +8,7 @@
 
 #include "attn/io/data_files.hpp"
 #include "attn/io/dump.hpp"
+#include "attn/io/guards.hpp"
 #include "attn/train/induction.hpp"
 #include "common.hpp"
 
@@ -144,7 +145,7 @@ int64_t middle_of_drop(const nlohmann::json& trace, double plateau, double final
 std::vector<SeedRow> read_evidence(std::string* made) {  // made: date, commit, processor
     const auto path = find_data(kEvidence);
     if (!path) return {};
-    const nlohmann::json j = nlohmann::json::parse(read_file(*path));
+    const nlohmann::json j = parse_json(read_file(*path), *path);
     if (j.value("format", "") != "attn-induction-evidence") return {};
     made[0] = j["made"]["date"].get<std::string>();
     made[1] = j["made"]["commit"].get<std::string>();

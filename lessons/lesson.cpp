@@ -19,6 +19,7 @@
 #include "attn/io/data_files.hpp"
 #include "attn/io/dump.hpp"
 #include "pipeline.hpp"
+#include "attn/io/guards.hpp"
 #include "scorecard.hpp"
 
 namespace attn::lessons {
@@ -607,7 +608,7 @@ const StoredEvidence* stored_evidence(std::string_view file, std::string* why) {
         std::string reason;
         if (const auto path = find_data(rel)) {
             try {
-                ev = evidence_from_json(nlohmann::json::parse(read_file(*path)));
+                ev = evidence_from_json(parse_json(read_file(*path), "attn-evidence"));
             } catch (const std::exception& e) {
                 reason = *path + ": " + e.what();
             }

@@ -2,7 +2,8 @@
 // tokenizer.json for GPT-2 folders, and the tokenizer it builds. Any bytes must give a
 // tokenizer that round-trips text (decode(encode(t)) is t, invalid UTF-8 read as U+FFFD) with
 // every id in range and each token the id's string, or throw attn::InputError (from the
-// reader, or from encode on a byte the vocabulary lacks), nothing else.
+// reader, or from encode on a byte the vocabulary lacks), nothing else; JSON nested deeper
+// than kMaxJsonDepth is always refused.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -11,6 +12,7 @@
 
 #include "attn/core/errors.hpp"
 #include "attn/core/utf8.hpp"
+#include "attn/io/dump.hpp"
 #include "attn/model/bpe.hpp"
 #include "fuzz_file.hpp"
 
@@ -39,6 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     try {
         const attn::BpeTokenizer tok = attn::BpeTokenizer::parse_tokenizer_json(in, "tokenizer.json");
         if (tok.vocab_size() < 1) attn::fuzz::fail("an empty vocabulary was accepted");
+        if (attn::json_depth(in, attn::kMaxJsonDepth) > attn::kMaxJsonDepth) attn::fuzz::fail("deep JSON was read");
         if (tok.eos_id() >= tok.vocab_size()) attn::fuzz::fail("<|endoftext|> outside the vocabulary");
         check_roundtrip(tok, "Hello world, don't   stop\n\n中文 😀 naïve <|endoftext|>x 123 ab ba");
         check_roundtrip(tok, in.substr(0, std::min<size_t>(size, 256)));

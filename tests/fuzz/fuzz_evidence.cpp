@@ -1,24 +1,26 @@
 // libFuzzer target: attn::evidence_from_json (and experiment_from_json within it), the
-// reader of the stored runs in data/evidence/ that the tour cites. Input: any bytes; those
-// that parse as JSON go to the reader. It must return evidence that keeps the documented
+// reader of the stored runs in data/evidence/ that the tour cites. Input: any bytes, read as
+// the tour reads them (attn::parse_json: JSON nested deeper than kMaxJsonDepth refused). It
+// must return evidence that keeps the documented
 // invariants (one run per seed, each of the experiment and with its seed; every readable
 // verdict's template taking exactly its arguments; evidence rows one cell per column) or
 // throw attn::InputError, nothing else.
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "attn/core/errors.hpp"
+#include "attn/io/guards.hpp"
 #include "attn/experiments/experiment.hpp"
 #include "fuzz_file.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     using attn::fuzz::fail;
-    const nlohmann::json j = nlohmann::json::parse(data, data + size, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded()) return 0;
     try {
+        const nlohmann::json j = attn::parse_json(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz");
         const attn::StoredEvidence e = attn::evidence_from_json(j);
         if (e.seeds.empty() || e.runs.size() != e.seeds.size()) fail("runs and seeds differ in number");
         for (const attn::ExperimentResult& r : e.runs) {

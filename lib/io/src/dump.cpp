@@ -1,6 +1,7 @@
 // The attn-dump JSON format, a JSON reader that accepts Python's NaN/Infinity,
 // and whole-or-nothing file output (see attn/io/dump.hpp).
 #include "attn/io/dump.hpp"
+#include "attn/io/guards.hpp"
 
 #include <cerrno>
 #include <cfloat>
@@ -16,6 +17,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <algorithm>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -98,9 +103,24 @@ int json_depth(std::string_view text, int cap) {
     return worst;
 }
 
-nlohmann::json parse_json_relaxed(std::string_view text, std::string_view what) {
+void check_json_depth(std::string_view text, std::string_view what) {
     if (json_depth(text, kMaxJsonDepth) > kMaxJsonDepth)
         throw InputError(fmt::format("{}: JSON nested deeper than {} levels", what, kMaxJsonDepth));
+}
+
+nlohmann::json parse_json(std::string_view text, std::string_view what) {
+    check_json_depth(text, what);
+    try {
+        return nlohmann::json::parse(text.begin(), text.end());
+    } catch (const nlohmann::json::exception& e) {
+        std::string msg = e.what();
+        std::replace(msg.begin(), msg.end(), '\n', ' ');
+        throw InputError(fmt::format("{}: not valid JSON ({})", what, msg));
+    }
+}
+
+nlohmann::json parse_json_relaxed(std::string_view text, std::string_view what) {
+    check_json_depth(text, what);
     // Outside strings, rewrite the bare tokens NaN, Infinity, -Infinity as the
     // strings "NaN", "Infinity", "-Infinity"; readers of numbers accept those.
     // Text holding neither word (most files) is parsed as it is, without the copy.
@@ -215,6 +235,16 @@ Dump dump_from_string(std::string_view text, std::string_view what) {
     return d;
 }
 
+std::string file_kind_problem(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0)
+        return errno == ENOENT || errno == ENOTDIR ? std::string("is missing")
+                                                   : fmt::format("cannot be examined ({})", std::strerror(errno));
+    if (S_ISREG(st.st_mode)) return "";
+    if (S_ISDIR(st.st_mode)) return "is a folder, not a file";
+    return "is not a regular file (a FIFO, a device or a socket)";
+}
+
 std::string read_file(const std::string& path) {
     // O_NONBLOCK: opening a FIFO with no writer must not hang before the check below.
     const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -269,8 +299,22 @@ static int write_all(int fd, std::string_view content) {
 static char g_temp_path[PATH_MAX];
 static volatile sig_atomic_t g_temp_active = 0;
 
+// An open OutputBatch's temp files held back from their targets, and the folders it made, in
+// the order made: the handler removes them last first (a folder's files before the folder).
+constexpr int kMaxHeld = 64;
+static char g_held_path[kMaxHeld][PATH_MAX];
+static volatile sig_atomic_t g_held_is_folder[kMaxHeld];
+static volatile sig_atomic_t g_held_count = 0;
+
+static void remove_held_from(int first) {
+    for (int i = g_held_count - 1; i >= first; --i)
+        if (g_held_is_folder[i]) ::rmdir(g_held_path[i]);
+        else ::unlink(g_held_path[i]);
+}
+
 extern "C" void remove_temp_and_reraise(int sig) {
     if (g_temp_active) ::unlink(g_temp_path);
+    remove_held_from(0);
     ::signal(sig, SIG_DFL);
     ::raise(sig);  // delivered when the handler returns: the process ends as the signal says
 }
@@ -318,6 +362,96 @@ std::string write_target(const std::string& path) {
         cur = link;
     }
     throw_unwritable(path, ELOOP);
+}
+
+// The open OutputBatch: what its held temp files become at commit() (g_held_path holds the
+// temp names, "" for a folder).
+static bool g_batch_open = false;
+static std::vector<std::string> g_held_target;
+
+// With signals held: records a written temp file for the open batch (false: no batch, or it
+// holds as many as it can, and the file is renamed at once).
+static bool hold_for_batch(const std::string& tmp, const std::string& target) {
+    if (!g_batch_open || g_held_count >= kMaxHeld) return false;
+    std::memcpy(g_held_path[g_held_count], tmp.c_str(), tmp.size() + 1);  // shorter than the template checked
+    g_held_is_folder[g_held_count] = 0;
+    g_held_target.push_back(target);
+    g_held_count = g_held_count + 1;
+    return true;
+}
+
+static void signals_held(bool hold, sigset_t* previous) {
+    sigset_t s;
+    sigemptyset(&s);
+    for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&s, sig);
+    if (hold) ::pthread_sigmask(SIG_BLOCK, &s, previous);
+    else ::pthread_sigmask(SIG_SETMASK, previous, nullptr);
+}
+
+OutputBatch::OutputBatch() {
+    if (g_batch_open) throw std::logic_error("OutputBatch: one is already open");
+    g_held_target.reserve(kMaxHeld);  // no allocation while signals are held
+    g_batch_open = true;
+}
+
+OutputBatch::~OutputBatch() {
+    sigset_t previous;
+    signals_held(true, &previous);
+    remove_held_from(0);  // not committed: the run failed, and leaves nothing it made
+    g_held_count = 0;
+    g_held_target.clear();
+    g_batch_open = false;
+    signals_held(false, &previous);
+}
+
+void OutputBatch::commit() {
+    sigset_t previous;
+    signals_held(true, &previous);
+    int failed = -1, err = 0;
+    for (int i = 0; i < g_held_count && failed < 0; ++i)
+        if (!g_held_is_folder[i] && std::rename(g_held_path[i], g_held_target[static_cast<size_t>(i)].c_str()) != 0)
+            failed = i, err = errno;
+    // renamed files are the targets' now; only what is left after a failure is removed
+    const std::string target = failed >= 0 ? g_held_target[static_cast<size_t>(failed)] : std::string();
+    if (failed >= 0) {
+        for (int i = g_held_count - 1; i >= failed; --i)
+            if (!g_held_is_folder[i]) ::unlink(g_held_path[i]);
+    }
+    g_held_count = 0;
+    g_held_target.clear();
+    g_batch_open = false;
+    signals_held(false, &previous);
+    if (failed >= 0) throw_unwritable(target, err);
+}
+
+void create_folders(const std::string& dir) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    std::vector<fs::path> missing;  // the deepest first
+    fs::path start = fs::absolute(dir, ec).lexically_normal();
+    if (!start.has_filename()) start = start.parent_path();  // "D/" is D
+    for (fs::path p = start; !p.empty() && !fs::exists(p, ec); p = p.parent_path()) {
+        if (p == p.parent_path()) break;
+        missing.push_back(p);
+    }
+    for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+        sigset_t previous;
+        signals_held(true, &previous);  // made and recorded with no signal between
+        const bool made = ::mkdir(it->c_str(), 0777) == 0;
+        const int e = errno;
+        const bool record = made && g_batch_open && g_held_count < kMaxHeld && it->native().size() < PATH_MAX;
+        if (record) {
+            std::memcpy(g_held_path[g_held_count], it->c_str(), it->native().size() + 1);
+            g_held_is_folder[g_held_count] = 1;
+            g_held_target.emplace_back();
+            g_held_count = g_held_count + 1;
+        }
+        signals_held(false, &previous);
+        if (!made && e != EEXIST)
+            throw InputError(fmt::format("cannot create the folder '{}': {}", dir, std::strerror(e)));
+    }
+    if (!fs::is_directory(dir, ec))
+        throw InputError(fmt::format("cannot create the folder '{}': it is not a folder", dir));
 }
 
 // The process's umask (umask() can only be read by setting it; attn writes from one thread).
@@ -379,6 +513,11 @@ void write_file_atomic(const std::string& path, std::string_view content) {
     // Held again from the rename until the name is forgotten: once renamed, the temp
     // name is free for another writer, whose file the handler must never unlink.
     ::pthread_sigmask(SIG_BLOCK, &cleanup_signals, &previous);
+    if (e == 0 && hold_for_batch(tmp, target)) {  // an open OutputBatch renames it at commit()
+        g_temp_active = 0;
+        ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+        return;
+    }
     if (e == 0 && std::rename(tmp.c_str(), target.c_str()) != 0) e = errno;
     if (e != 0) ::unlink(tmp.c_str());
     g_temp_active = 0;

@@ -3,13 +3,16 @@
 #include "attn/io/safetensors.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "attn/core/errors.hpp"
 #include "attn/io/dump.hpp"
+#include "attn/io/guards.hpp"
 
 namespace attn {
 
@@ -267,6 +270,16 @@ std::string safetensors_to_string(const std::vector<std::pair<std::string, Tenso
     for (const auto* kv : order)  // float32 little-endian: the host order on x86-64 and arm64
         out.append(reinterpret_cast<const char*>(kv->second.data.data()), kv->second.data.size() * 4);
     return out;
+}
+
+void check_weight_values(const Tensor& t, std::string_view file, std::string_view name) {
+    const auto bad =
+        std::find_if(t.data.begin(), t.data.end(), [](float w) { return !(std::fabs(w) <= kMaxWeightMagnitude); });
+    if (bad == t.data.end()) return;
+    const float w = *bad;
+    throw InputError(fmt::format("{}: tensor '{}' holds {}{:g} at flat index {} (weights must be finite, |w| <= {:g})",
+                                 file, name, std::isfinite(w) ? "" : "the non-finite value ", w, bad - t.data.begin(),
+                                 kMaxWeightMagnitude));
 }
 
 void save_safetensors(const std::string& path, const std::vector<std::pair<std::string, Tensor>>& tensors,

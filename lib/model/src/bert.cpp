@@ -17,6 +17,7 @@
 
 #include "attn/core/attention.hpp"
 #include "attn/io/dump.hpp"
+#include "attn/io/guards.hpp"
 #include "attn/core/errors.hpp"
 #include "attn/core/rng.hpp"
 #include "attn/io/safetensors.hpp"
@@ -53,6 +54,10 @@ ModelFiles locate_model(const std::string& dir) {
     ModelFiles f;
     f.dir = dir;
     const fs::path d(dir);
+    // a folder, a FIFO or a device where a file belongs is broken, not missing
+    for (const char* name : {"config.json", "model.safetensors", "vocab.txt", "tokenizer.json"})
+        if (const std::string why = file_kind_problem((d / name).string()); !why.empty() && why != "is missing")
+            throw InputError(fmt::format("the model folder '{}' is broken: {} {}", dir, name, why));
     auto optional = [&](const fs::path& p) { return fs::is_regular_file(p, ec) ? p.string() : std::string(); };
     auto missing = [&](const char* name, const char* writer) {
         return InputError(fmt::format("the model folder '{}' is incomplete: {} is missing ({})", dir, name,
@@ -311,13 +316,11 @@ BertModel BertModel::load(const ModelFiles& files) {
     const SafeTensors st = SafeTensors::load(files.weights);
     const std::string pre = st.has("bert.embeddings.word_embeddings.weight") ? "bert." : "";
     const int64_t D = c.hidden, I = c.intermediate;
-    // A NaN or infinite weight would run silently (NaN attention rows read as fully masked).
+    // A NaN, infinite or absurd weight would run silently (NaN attention rows read as fully masked):
+    // check_weight_values refuses it, naming the tensor.
     auto get = [&](const std::string& name, const Shape& shape) {
         Tensor t = st.to_float(pre + name, shape);
-        const auto bad = std::find_if(t.data.begin(), t.data.end(), [](float v) { return !std::isfinite(v); });
-        if (bad != t.data.end())
-            throw InputError(fmt::format("{}: tensor '{}' holds the non-finite value {} at flat index {}", files.weights,
-                                         pre + name, *bad, bad - t.data.begin()));
+        check_weight_values(t, files.weights, pre + name);
         return t;
     };
     s.tok_emb = get("embeddings.word_embeddings.weight", {c.vocab_size, D});

@@ -11,7 +11,9 @@
 
 #include "attn/core/errors.hpp"
 #include "attn/core/rng.hpp"
+#include "attn/core/numeric_error.hpp"
 #include "attn/io/dump.hpp"
+#include "attn/io/guards.hpp"
 #include "attn/io/safetensors.hpp"
 #include "attn/model/bert.hpp"
 #include "attn/model/induction.hpp"
@@ -66,19 +68,26 @@ Gpt2Files locate_gpt2(const std::string& dir) {
     f.vocab = (d / "vocab.json").string();
     f.merges = (d / "merges.txt").string();
     const std::string tokenizer = (d / "tokenizer.json").string();
-    auto missing = [&](const std::string& name) {
-        return InputError(fmt::format("the model folder '{}' is incomplete: {} is missing (a GPT-2 folder holds "
-                                      "config.json, model.safetensors, and vocab.json + merges.txt or tokenizer.json)",
-                                      dir, name));
+    // what is wrong with a file named: missing, or there but a folder, a FIFO, a device
+    auto refuse = [&](const std::string& name, const std::string& why) {
+        return InputError(fmt::format("the model folder '{}' {}: {} {} (a GPT-2 folder holds config.json, "
+                                      "model.safetensors, and vocab.json + merges.txt or tokenizer.json)",
+                                      dir, why == "is missing" ? "is incomplete" : "is broken", name, why));
     };
     for (const std::string* p : {&f.config, &f.weights})
-        if (!fs::is_regular_file(*p, ec)) throw missing(fs::path(*p).filename().string());
+        if (const std::string why = file_kind_problem(*p); !why.empty())
+            throw refuse(fs::path(*p).filename().string(), why);
     // vocab.json + merges.txt when both are there, else tokenizer.json
-    const bool vocab = fs::is_regular_file(f.vocab, ec), merges = fs::is_regular_file(f.merges, ec);
+    const std::string vocab_why = file_kind_problem(f.vocab), merges_why = file_kind_problem(f.merges);
+    const bool vocab = vocab_why.empty(), merges = merges_why.empty();
     if (!(vocab && merges)) {
-        if (!fs::is_regular_file(tokenizer, ec)) {
-            if (vocab || merges) throw missing(vocab ? "merges.txt" : "vocab.json");
-            throw missing("the tokenizer (vocab.json + merges.txt, or tokenizer.json)");
+        if (const std::string why = file_kind_problem(tokenizer); !why.empty()) {
+            // one that is there but is no file is named for what it is, before any that is missing
+            for (const auto& [name, w] :
+                 {std::pair{"vocab.json", vocab_why}, {"merges.txt", merges_why}, {"tokenizer.json", why}})
+                if (!w.empty() && w != "is missing") throw refuse(name, w);
+            if (vocab || merges) throw refuse(vocab ? "merges.txt" : "vocab.json", "is missing");
+            throw refuse("the tokenizer (vocab.json + merges.txt, or tokenizer.json)", "is missing");
         }
         f.vocab = f.tokenizer_json = tokenizer;
         f.merges.clear();
@@ -184,10 +193,7 @@ Gpt2Model Gpt2Model::load(const Gpt2Files& files, const Gpt2Config& config) {
             throw InputError(fmt::format("{}: has no tensor '{}' (a GPT-2 with {} layers needs it)", files.weights, full,
                                          c.n_layer));
         Tensor t = st.to_float(full, shape);
-        const auto bad = std::find_if(t.data.begin(), t.data.end(), [](float v) { return !std::isfinite(v); });
-        if (bad != t.data.end())
-            throw InputError(fmt::format("{}: tensor '{}' holds the non-finite value {} at flat index {}", files.weights,
-                                         full, *bad, bad - t.data.begin()));
+        check_weight_values(t, files.weights, full);
         used.insert(full);
         return t;
     };
@@ -258,7 +264,19 @@ Gpt2Model Gpt2Model::random(const Gpt2Config& c, uint64_t seed) {
 
 double gpt2_loss(const Tensor& logits, const std::vector<int32_t>& ids) {
     if (ids.size() < 2) throw InputError("a next-token loss needs at least 2 tokens (the first predicts the second)");
-    return next_token_loss(logits, ids, 0, static_cast<int64_t>(ids.size()) - 1);
+    const double loss = next_token_loss(logits, ids, 0, static_cast<int64_t>(ids.size()) - 1);
+    if (!std::isfinite(loss))
+        throw NumericError(fmt::format("the next-token loss came out {} (the model's weights overflow float32 in the "
+                                       "forward pass)", loss));
+    return loss;
+}
+
+void check_finite_logits(const float* logits, int64_t V, std::string_view where) {
+    const float* bad = std::find_if(logits, logits + V, [](float v) { return !std::isfinite(v); });
+    if (bad != logits + V)
+        throw NumericError(fmt::format("the model's logits {} hold {} at token id {} (its weights overflow float32 in "
+                                       "the forward pass); no result is printed",
+                                       where, *bad, bad - logits));
 }
 
 std::vector<float> softmax_probs(const float* logits, int64_t V, double temperature) {
@@ -292,6 +310,7 @@ std::vector<Gpt2Step> gpt2_generate(const Gpt2Model& m, const std::vector<int32_
     std::vector<Gpt2Step> out;
     for (int64_t s = 0; s < opt.steps; ++s) {
         Gpt2Step st;
+        check_finite_logits(logits.ptr(), V, fmt::format("at step {}", s + 1));
         const bool greedy = opt.temperature == 0.0;
         const std::vector<float> p = softmax_probs(logits.ptr(), V, greedy ? 1.0 : opt.temperature);
         if (greedy) {

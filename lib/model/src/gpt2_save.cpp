@@ -12,6 +12,7 @@
 #include "attn/core/errors.hpp"
 #include "attn/core/utf8.hpp"
 #include "attn/io/dump.hpp"
+#include "attn/io/guards.hpp"
 #include "attn/io/safetensors.hpp"
 #include "attn/model/bpe.hpp"
 #include "attn/model/gpt2.hpp"
@@ -114,9 +115,7 @@ void save_gpt2_folder(const std::string& dir, const Gpt2Model& m, const std::vec
     meta["format"] = "pt";  // transformers refuses a safetensors file without it
     const std::string weights = safetensors_to_string(t, meta);
 
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec) throw InputError(fmt::format("cannot create the folder '{}': {}", dir, ec.message()));
+    create_folders(dir);  // an open OutputBatch removes the folders it made if the run fails
     const std::filesystem::path d(dir);
     write_file_atomic((d / "model.safetensors").string(), weights);
     write_file_atomic((d / "vocab.json").string(), vocab.dump() + "\n");

@@ -9,10 +9,13 @@
 #include <nlohmann/json.hpp>
 
 #include "attn/core/errors.hpp"
+#include "attn/io/guards.hpp"
 #include "attn/io/safetensors.hpp"
 #include "attn/train/tasks.hpp"
 
 namespace attn {
+
+static_assert(kMaxCheckpointWeight == kMaxWeightMagnitude, "one rule for every weight reader (attn/io/guards.hpp)");
 
 namespace {
 const char* scale_kind_name(ScaleKind k) {
@@ -100,6 +103,8 @@ std::string config_to_json(const ModelConfig& c) {
 
 ModelConfig config_from_json(const std::string& text, const std::string& what) {
     nlohmann::json j;
+    // nested past kMaxJsonDepth: refused before parsing (printing such a value recurses once a level)
+    check_json_depth(text, what + ": metadata attn.config");
     try {
         j = nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception&) {
@@ -215,11 +220,7 @@ Checkpoint load_checkpoint(const std::string& path) {
     for (auto& p : ck.model.params()) {
         *p.value = st.to_float(p.name, p.value->shape);
         // a NaN, an infinity or an absurd weight makes every loss NaN (or overflows the next step): refused here
-        for (size_t i = 0; i < p.value->data.size(); ++i)
-            if (const float w = p.value->data[i]; !(std::fabs(w) <= kMaxCheckpointWeight))
-                throw InputError(
-                    fmt::format("{}: tensor '{}' holds {} at flat index {} (weights must be finite, |w| <= {:g})", path,
-                                p.name, w, i, kMaxCheckpointWeight));
+        check_weight_values(*p.value, path, p.name);
     }
     return ck;
 }

@@ -104,7 +104,8 @@ public:
     Gpt2Files files;  // what load() read
 
     // model.safetensors + config.json of a folder. InputError names the file and the
-    // tensor: a missing one, a wrong shape, an integer dtype, a NaN or infinite value,
+    // tensor: a missing one, a wrong shape, an integer dtype, a NaN, infinite or absurd value
+    // (|w| past kMaxWeightMagnitude: check_weight_values, attn/io/guards.hpp),
     // or a tensor that is not part of the model (the causal-mask buffers attn.bias and
     // attn.masked_bias that older transformers saved are skipped).
     static Gpt2Model load(const Gpt2Files& files);
@@ -156,12 +157,15 @@ struct Gpt2Step {
                                      // over the Tk tokens before this one (its logits chose this token)
 };
 // InputError when the prompt is empty, prompt + steps exceed n_positions, or the temperature
-// is neither 0 nor in [0.01, 100].
+// is neither 0 nor in [0.01, 100]; NumericError when a step's logits are not finite.
 std::vector<Gpt2Step> gpt2_generate(const Gpt2Model& m, const std::vector<int32_t>& prompt,
                                     const Gpt2GenerateOptions& opt);
 // The mean next-token cross-entropy (nats) of a forward pass: -log softmax(logits row t)[ids[t + 1]]
-// over t = 0 .. T-2. InputError with fewer than 2 ids (nothing to predict).
+// over t = 0 .. T-2. InputError with fewer than 2 ids (nothing to predict); NumericError when
+// the loss is not finite.
 double gpt2_loss(const Tensor& logits, const std::vector<int32_t>& ids);
+// Throws NumericError naming `where` ("at position 3") unless every one of the V logits is finite.
+void check_finite_logits(const float* logits, int64_t V, std::string_view where);
 
 // softmax of one logit row (V), in double, as float probabilities.
 std::vector<float> softmax_probs(const float* logits, int64_t V, double temperature = 1.0);

@@ -9,6 +9,7 @@
 
 #include "attn/check/exercise.hpp"
 #include "attn/core/errors.hpp"
+#include "attn/io/dump.hpp"
 #include "attn/io/dump_file.hpp"
 #include "attn/viz/html.hpp"
 #include "exercise_answer.hpp"
@@ -152,7 +153,8 @@ json lab_exercise_check(const json& r) {
             {"version", 1},
             {"exercise", info_json(e)},
             {"seed", seed},
-            {"check", json::parse(check::report_json(report).dump())},
+            // non-finite numbers as attn's JSON writes them ("Infinity", "NaN"), as --json does
+            {"check", json::parse(json_text(check::report_json(report), -1, JsonNonFinite::string))},
             {"pass", pass},
             {"hint", pass ? "" : check::exercise_hint(e, report)},
             {"command", exercise_command(e, seed) + fmt::format(" --check answer.{} --json", npz ? "npz" : "npy")}};

@@ -140,7 +140,7 @@ def same_floats(a, b):
 def http_checks(binary, checks):
     s = Server(binary)
     try:
-        for page in ("/", "/playground", "/sqrt-dk", "/sentence", "/train", "/playground?lang=zh"):
+        for page in ("/", "/playground", "/sqrt-dk", "/sentence", "/train", "/exercise", "/playground?lang=zh"):
             status, headers, body = s.request("GET", page)
             csp = headers.get("Content-Security-Policy", "")
             checks.check(status == 200 and "default-src 'none'" in csp and "script-src 'self'" in csp,
@@ -446,8 +446,9 @@ def exercise_checks(binary, s, checks, out):
                                  f"passes, as `{j.get('command')}` says")
             else:
                 ok = status == 200 and not j["pass"] and rc == 3 and j["check"] == cli and ids == [wrong_id]
-                checks.check(ok, f"exercise {number}: a wrong answer fails at {j.get('check', {}).get('first_divergence')!r} "
-                                 f"with diagnosis {ids} (expected [{wrong_id!r}]), the command's check (exit {rc})")
+                first = j.get("check", {}).get("first_divergence")
+                checks.check(ok, f"exercise {number}: a wrong answer fails at {first!r} with diagnosis {ids} "
+                                 f"(expected [{wrong_id!r}]), the command's check (exit {rc})")
     one = npy_bytes([0.0] * 30, [6, 5])
     big = npy_bytes([0.0] * 2100, [2100])
     for what, body, field in (
@@ -761,9 +762,10 @@ def exercise_browser_checks(binary, b, s, out, checks):
     r = b.eval("window.attnLab.exercise")
     n_options = b.eval("document.getElementById('exercise').options.length")
     href = b.eval("document.getElementById('download').href")
-    checks.check(n_options == len(r["exercises"]) and href.startswith("blob:") and "task" in b.eval(
-        "document.getElementById('task').textContent"), f"exercise: {n_options} exercises offered, inputs.npz "
-                 f"to download, the task shown")
+    task = b.eval("document.getElementById('task').textContent")
+    checks.check(n_options == len(r["exercises"]) and href.startswith("blob:") and task == r["task"],
+                 f"exercise: {n_options} exercises offered, inputs.npz to download, the task shown "
+                 f"({task.splitlines()[0] if task else ''!r})")
     before = b.eval("document.body.dataset.ready")
     b.eval("var e=document.getElementById('exercise'); e.value='3'; e.dispatchEvent(new Event('change'))")
     wait_ready(b, before)

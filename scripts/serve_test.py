@@ -137,7 +137,7 @@ def same_floats(a, b):
     return len(fa) == len(fb) and fa == fb
 
 
-def http_checks(binary, checks):
+def http_checks(binary, checks, out):
     s = Server(binary)
     try:
         for page in ("/", "/playground", "/sqrt-dk", "/sentence", "/train", "/exercise", "/playground?lang=zh"):
@@ -973,7 +973,7 @@ def main():
         return exercise_only(a, checks)
     if not a.browser_only:
         print("attn serve over HTTP:")
-        http_checks(a.attn, checks)
+        http_checks(a.attn, checks, a.out)
         fault_checks(a.attn, checks)
     if not a.http_only and checks.failed == 0:
         chromium = find_chromium(a.chromium)

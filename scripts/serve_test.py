@@ -19,8 +19,8 @@ handler (the ATTN_SERVE_TEST_FAULTS hook) is answered and the next request serve
 The exercise page's API: its inputs and task are `attn exercise N`'s byte for byte; right
 answers of three exercises (made here in plain Python, float32 .npy and float64 .npz) pass, wrong
 ones get the diagnosis expected and the very attn-check document of `attn exercise N --check
---json` on the same file; a bad upload (not base64, not .npy/.npz, too big, wrong shape) is a 400
-of one line on field answer.
+--json` on the same file; a bad upload (not base64, not .npy/.npz, too big, wrong shape) is a
+400 of one line on field answer, and 300 mutated answers get a grade or such a 400, no 5xx.
 
 Browser (Debian's Chromium over the DevTools protocol, as scripts/browser_test.py):
 each page loads with no console error and no request to any other origin, a knob
@@ -469,6 +469,28 @@ def exercise_checks(binary, s, checks, out):
                  f"exercise check past the body limit: 413 ({j.get('error')})")
     status, _, _ = s.request("GET", "/api/exercise")
     checks.check(status == 405, "GET /api/exercise: 405, no work")
+    # Mutated answers (bytes flipped, cut, grown in a valid .npy and .npz): a grade or a 400, never a 5xx.
+    rng = random.Random(3)
+    seeds = [npy_bytes([0.5] * 36, [6, 6]), npz_bytes({"scores_scaled": npy_bytes([0.5] * 36, [6, 6], "<f8")})]
+    statuses = {}
+    for _ in range(300):
+        data = bytearray(rng.choice(seeds))
+        for _ in range(rng.randint(1, 6)):
+            op, at = rng.random(), rng.randrange(len(data))
+            if op < 0.6:
+                data[at] = rng.randrange(256)
+            elif op < 0.8:
+                del data[at:]
+                if not data:
+                    data = bytearray(b"\x93")
+            else:
+                data[at:at] = bytes(rng.randrange(256) for _ in range(rng.randint(1, 40)))
+        status, j = s.api("/api/exercise/check", {"exercise": 1, "answer": base64.b64encode(bytes(data)).decode()})
+        ok_answer = status == 200 or (status == 400 and j.get("field") == "answer" and "\n" not in j.get("error", ""))
+        key = status if ok_answer else f"bad {status}"
+        statuses[key] = statuses.get(key, 0) + 1
+    checks.check(set(statuses) <= {200, 400}, f"300 mutated answers: graded or refused on field 'answer', no 5xx "
+                                              f"({statuses})")
 
 
 def cross_site_checks(s, checks):

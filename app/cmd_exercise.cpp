@@ -15,6 +15,7 @@
 #include "attn/io/dump_file.hpp"
 #include "attn/io/npy.hpp"
 #include "command.hpp"
+#include "exercise_answer.hpp"
 #include "options.hpp"
 #include "tensor_files.hpp"
 
@@ -49,27 +50,9 @@ void list_exercises(const ExerciseOpts& o) {
 // The answer file: .npy, or .npz holding the answer's name (or one array alone).
 Tensor read_answer(const check::ExerciseInfo& e, const std::string& path, bool& f64) {
     try {
-        NpyArray a;
-        if (has_extension(path, ".npy")) {
-            a = read_npy_file(path);
-        } else if (has_extension(path, ".npz")) {
-            const std::string bytes = read_file(path);
-            const auto entries = zip_entries(bytes, path);
-            const ZipEntry* pick = nullptr;
-            for (const ZipEntry& z : entries)
-                if (z.name == e.answer + ".npy") pick = &z;
-            if (pick == nullptr && entries.size() == 1) pick = &entries[0];
-            if (pick == nullptr)
-                throw InputError(fmt::format("holds no array '{}' (and more than one array)", e.answer));
-            a = npy_from_string(pick->data, path + ": " + pick->name);
-        } else {
+        if (!has_extension(path, ".npy") && !has_extension(path, ".npz"))
             throw InputError("an answer is a .npy file (np.save) or an .npz file (np.savez)");
-        }
-        if (a.is_bool())
-            throw InputError(
-                fmt::format("{}: a boolean array ('{}'); the answer is float32 or float64", e.answer, a.descr));
-        f64 = a.kind == NpyArray::Kind::F64;
-        return a.values;
+        return exercise_answer_from_bytes(e, read_file(path), path, has_extension(path, ".npz"), f64);
     } catch (const InputError& e) {  // the readers name the file already; the rules here do not
         const std::string what = e.what();
         if (what.rfind(path, 0) == 0) throw;

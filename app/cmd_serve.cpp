@@ -41,6 +41,7 @@
 #include "options.hpp"
 #include "cmd_model_decoder.hpp"
 #include "serve_decoder.hpp"
+#include "serve_exercise.hpp"
 #include "serve_http.hpp"
 #include "serve_lab.hpp"
 #include "serve_pages.hpp"
@@ -269,6 +270,12 @@ public:
         svr.Post("/api/decoder", guarded([this](const httplib::Request& req, httplib::Response& res) {
             compute(gate_, req, res, [&] { send_json(res, 200, lab_decoder(body_json(req), decoder_dir_)); });
         }));
+        svr.Post("/api/exercise", guarded([this](const httplib::Request& req, httplib::Response& res) {
+            compute(gate_, req, res, [&] { send_json(res, 200, lab_exercise(body_json(req))); });
+        }));
+        svr.Post("/api/exercise/check", guarded([this](const httplib::Request& req, httplib::Response& res) {
+            compute(gate_, req, res, [&] { send_json(res, 200, lab_exercise_check(body_json(req))); });
+        }));
         svr.Post("/api/train",
                  guarded([this](const httplib::Request& req, httplib::Response& res) { train(req, res); }));
         // No GET starts work: the computing addresses answer a GET with 405.
@@ -463,7 +470,8 @@ int run_serve(const ServeOpts& o) {
             send_error(res, 413, "body", fmt::format("body: at most {} bytes", kLabMaxBodyBytes));
         else if (res.status == 404)
             send_error(res, 404, "path",
-                       "no such page or API (the pages: /, /playground, /sqrt-dk, /sentence, /train, /decoder)");
+                       "no such page or API (the pages: /, /playground, /sqrt-dk, /sentence, /train, /decoder, "
+                       "/exercise)");
         else
             send_error(res, res.status, "", "the request could not be served");
     });
@@ -492,7 +500,8 @@ attn::cli::Command reg{
         sub.footer(
             "Pages: / (index), /playground (Q, K, V, scores and weights as knobs move), /sqrt-dk (the variance\n"
             "experiment, live), /sentence (MiniLM's heads on your text), /train (a tiny training run, streamed),\n"
-            "/decoder (a GPT-2 decoder's tokens and next-token distribution on your prompt).\n"
+            "/decoder (a GPT-2 decoder's tokens and next-token distribution on your prompt), /exercise (the\n"
+            "exercises of attn exercise: download the inputs, upload your answer, see the stage table).\n"
             "Listens on 127.0.0.1 only and answers only to Host 127.0.0.1 or localhost. --port 0 picks a free port.");
         sub.add_option("--port", o->port, "TCP port on 127.0.0.1 (0: any free port)")
             ->capture_default_str()

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "serve_exercise.hpp"
 #include "serve_lab.hpp"
 
 namespace attn::cli {
@@ -51,6 +52,16 @@ PageText page_text(const std::string& page, bool zh) {
                              "Type a prompt: a GPT-2-family decoder (by default the character-level one attn ships, "
                              "trained on Macbeth) splits it into tokens and gives the distribution of the next token, "
                              "the numbers of attn model next."};
+    if (page == "exercise")
+        return zh ? PageText{"练习：自己写注意力",
+                             "选一个练习（即 attn exercise 的练习），下载它的输入（inputs.npz），用 numpy 算出答案，"
+                             "上传 .npy 或 .npz：逐阶段比较参考实现，找出第一个出错的阶段并诊断常见错误，"
+                             "结果与 attn exercise N --check 相同。"}
+                  : PageText{"Exercises: write attention yourself",
+                             "Pick an exercise (those of attn exercise), download its inputs (inputs.npz), compute the "
+                             "answer with numpy and upload it as .npy or .npz: it is compared with the reference, the "
+                             "first stage that diverges is named and the known mistakes are tried, the same result "
+                             "attn exercise N --check gives."};
     if (page == "train")
         return zh ? PageText{"训练一个小模型",
                              "在一个合成任务上训练 attn train 的小 Transformer（2 层、4 个头），实时看损失下降，"
@@ -73,6 +84,7 @@ const std::vector<PageAsset>& page_assets() {
         {"/sentence", "text/html; charset=utf-8", true, "sentence", nullptr},
         {"/train", "text/html; charset=utf-8", true, "train", nullptr},
         {"/decoder", "text/html; charset=utf-8", true, "decoder", nullptr},
+        {"/exercise", "text/html; charset=utf-8", true, "exercise", nullptr},
         {"/static/lab\\.js", "text/javascript; charset=utf-8", false, "", kLabScript},
         {"/static/lab\\.css", "text/css; charset=utf-8", false, "", kLabStyle},
     };
@@ -84,14 +96,14 @@ std::string page_html(const PageAsset& a, const std::string& lang) {
     const std::string page = a.page;
     const PageText text = page_text(page, zh);
     std::string nav;
-    for (const char* p : {"playground", "sqrt-dk", "sentence", "train", "decoder"}) {
+    for (const char* p : {"playground", "sqrt-dk", "sentence", "train", "decoder", "exercise"}) {
         const PageText pt = page_text(p, zh);
         nav += fmt::format("<a href=\"/{}?lang={}\"{}>{}</a>", p, lang, page == p ? " class=\"here\"" : "", pt.title);
     }
     std::string body;
     if (page.empty()) {
         body = "<ul class=\"pages\">";
-        for (const char* p : {"playground", "sqrt-dk", "sentence", "train", "decoder"}) {
+        for (const char* p : {"playground", "sqrt-dk", "sentence", "train", "decoder", "exercise"}) {
             const PageText pt = page_text(p, zh);
             body += fmt::format("<li><a href=\"/{}?lang={}\">{}</a>: {}</li>", p, lang, pt.title, pt.lead);
         }
@@ -105,10 +117,11 @@ std::string page_html(const PageAsset& a, const std::string& lang) {
         "<!doctype html>\n<html lang=\"{}\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" "
         "content=\"width=device-width, initial-scale=1\"><title>{} · attn</title>"
         "<link rel=\"icon\" href=\"data:,\"><link rel=\"stylesheet\" href=\"/static/lab.css\"></head>\n"
-        "<body data-page=\"{}\" data-max-text=\"{}\"><header><b><a href=\"/?lang={}\">"
+        "<body data-page=\"{}\" data-max-text=\"{}\" data-max-answer=\"{}\"><header><b><a href=\"/?lang={}\">"
         "attn lab</a></b>{}</header><main><h1>{}</h1><p class=\"lead\">{}</p>{}</main>"
         "<script src=\"/static/lab.js\"></script></body></html>\n",
-        zh ? "zh" : "en", text.title, page, kLabMaxTextBytes, lang, nav, text.title, text.lead, body);
+        zh ? "zh" : "en", text.title, page, kLabMaxTextBytes, kLabMaxAnswerBytes, lang, nav, text.title, text.lead,
+        body);
 }
 
 }  // namespace attn::cli

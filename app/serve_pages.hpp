@@ -22,7 +22,7 @@ struct PageAsset {
     const char* body;   // a file's text
 };
 
-// The index, the five pages, the script and the style sheet.
+// The index, the six pages, the script and the style sheet.
 const std::vector<PageAsset>& page_assets();
 
 // The whole HTML of page `a` in `lang` ("en" or "zh").

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs `attn serve` and checks it from outside, as a browser and an attacker would.
 
-  scripts/serve_test.py --attn build/attn --out DIR [--http-only] [--chromium PATH]
+  scripts/serve_test.py --attn build/attn --out DIR [--http-only] [--exercise-only] [--chromium PATH]
 
 HTTP (standard library only): every page answers with its Content-Security-Policy;
 a foreign Host header is refused (403); a size out of bounds is a 400 naming the
@@ -16,19 +16,29 @@ under a second and get 408 or a close at their deadlines; oversized headers 431;
 taken --port exits 2; 1,000 random malformed requests get no 5xx and leave a normal
 request computed the same in under a second; an exception thrown from inside each
 handler (the ATTN_SERVE_TEST_FAULTS hook) is answered and the next request served.
+The exercise page's API: its inputs and task are `attn exercise N`'s byte for byte; right
+answers of three exercises (made here in plain Python, float32 .npy and float64 .npz) pass, wrong
+ones get the diagnosis expected and the very attn-check document of `attn exercise N --check
+--json` on the same file; a bad upload (not base64, not .npy/.npz, too big, wrong shape) is a
+400 of one line on field answer, and 300 mutated answers get a grade or such a 400, no 5xx.
 
 Browser (Debian's Chromium over the DevTools protocol, as scripts/browser_test.py):
 each page loads with no console error and no request to any other origin, a knob
 move redraws with the library's weights (those of `attn forward` for the new
 settings), a hover shows the weight of its cell, the XSS probe in a sentence stays
 text, a sentence too long is refused inside the page (its box takes no more), the
-training run streams from a POST and Stop ends it, the zh UI; a PNG screenshot of
-each page lands in DIR.
+training run streams from a POST and Stop ends it, the zh UI, an answer uploaded
+through the exercise page's file input shows the stage table and the diagnosis; a PNG
+screenshot of each page lands in DIR.
 
 Exit 0 when every check passes, 1 when one fails; with no Chromium the browser part
 exits 77 (skipped) after the HTTP part passed.
 """
 import argparse
+import ast
+import base64
+import io
+import math
 import http.client
 import json
 import os
@@ -41,8 +51,10 @@ import struct
 import subprocess
 import sys
 import threading
+import tempfile
 import time
 import urllib.parse
+import zipfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from browser_test import SKIP, Browser, Checks, find_chromium, page_errors  # noqa: E402
@@ -125,10 +137,10 @@ def same_floats(a, b):
     return len(fa) == len(fb) and fa == fb
 
 
-def http_checks(binary, checks):
+def http_checks(binary, checks, out):
     s = Server(binary)
     try:
-        for page in ("/", "/playground", "/sqrt-dk", "/sentence", "/train", "/playground?lang=zh"):
+        for page in ("/", "/playground", "/sqrt-dk", "/sentence", "/train", "/exercise", "/playground?lang=zh"):
             status, headers, body = s.request("GET", page)
             csp = headers.get("Content-Security-Policy", "")
             checks.check(status == 200 and "default-src 'none'" in csp and "script-src 'self'" in csp,
@@ -160,6 +172,7 @@ def http_checks(binary, checks):
 
         bad_bytes_checks(s, checks)
         decoder_checks(binary, s, checks)
+        exercise_checks(binary, s, checks, out)
         cross_site_checks(s, checks)
         slow_client_checks(s, checks)
         fuzz_requests(s, checks)
@@ -315,6 +328,169 @@ def decoder_checks(binary, s, checks):
         status, j = s.api("/api/decoder", body)
         checks.check(status in (400, 413) and j["field"] == field,
                      f"decoder {str(body)[:40]}: {status}, field {field!r}")
+
+
+
+# ---- the exercise page: answers made here, in plain Python (an independent implementation)
+def npy_bytes(values, shape, descr="<f4"):
+    """The bytes np.save writes for a C-order array of `values` (a flat list)."""
+    dims = f"({shape[0]},)" if len(shape) == 1 else "(" + ", ".join(map(str, shape)) + ")"
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (descr, dims)
+    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+    fmt = "<%d%s" % (len(values), "f" if descr == "<f4" else "d")
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + struct.pack(fmt, *values)
+
+
+def npz_bytes(arrays):
+    """An .npz (np.savez): a zip of NAME.npy files."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for name, data in arrays.items():
+            z.writestr(name + ".npy", data)
+    return buf.getvalue()
+
+
+def read_npz(data):
+    """{name: (shape, flat float list)} of an .npz of float32 arrays."""
+    out = {}
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        for name in z.namelist():
+            b = z.read(name)
+            n = struct.unpack("<H", b[8:10])[0]
+            h = ast.literal_eval(b[10:10 + n].decode())
+            count = 1
+            for d in h["shape"]:
+                count *= d
+            out[name[:-4]] = (list(h["shape"]), list(struct.unpack("<%df" % count, b[10 + n:10 + n + 4 * count])))
+    return out
+
+
+def rows_of(shape_values):
+    (r, c), v = shape_values
+    return [v[i * c:(i + 1) * c] for i in range(r)]
+
+
+def softmax(row):
+    finite = [x for x in row if x != -math.inf]
+    m = max(finite)
+    e = [math.exp(x - m) if x != -math.inf else 0.0 for x in row]
+    return [x / sum(e) for x in e]
+
+
+def scaled_scores(inputs, scale=True):
+    Q, K = rows_of(inputs["Q"]), rows_of(inputs["K"])
+    f = 1 / math.sqrt(len(Q[0])) if scale else 1.0
+    return [[sum(a * b for a, b in zip(q, k)) * f for k in K] for q in Q]
+
+
+def exercise_answers(inputs, number):
+    """(the right answer, a wrong one, the id of its mistake) of exercises 1, 2 and 3, as flat lists."""
+    if number == 1:
+        return scaled_scores(inputs), scaled_scores(inputs, scale=False), "no-scale"
+    if number == 2:
+        S = rows_of(inputs["scores"])
+        # exp without the max subtraction: float64 overflows past 709.78, and inf / inf is NaN
+        unstable = [[math.inf if x > 709.78 else math.exp(x) for x in r] for r in S]
+        return [softmax(r) for r in S], [[x / sum(r) for x in r] for r in unstable], "unstable-softmax"
+    S = scaled_scores(inputs)
+    masked = [[x if j <= i else -math.inf for j, x in enumerate(r)] for i, r in enumerate(S)]
+    cols = [softmax(list(c)) for c in zip(*masked)]  # softmax down each column: over the queries
+    return [softmax(r) for r in masked], [list(r) for r in zip(*cols)], "softmax-query-axis"
+
+
+def flat(m):
+    return [x for r in m for x in r]
+
+
+def cli_exercise_check(binary, number, seed, path):
+    r = subprocess.run([binary, "exercise", str(number), "--seed", str(seed), "--check", path, "--json"],
+                       capture_output=True, text=True)
+    return r.returncode, json.loads(r.stdout) if r.stdout else None
+
+
+def exercise_checks(binary, s, checks, out):
+    """/api/exercise's inputs and task are `attn exercise N`'s, byte for byte; /api/exercise/check
+    grades an answer as `attn exercise N --check` does; a bad upload is a 400 of one line."""
+    work = tempfile.mkdtemp(prefix="attn-exercise-", dir=out)
+    status, r = s.api("/api/exercise", {})
+    checks.check(status == 200 and len(r["exercises"]) == len(attn_json(binary, ["exercise", "--list", "--json"])
+                                                              ["exercises"]) and r["exercise"]["number"] == 1,
+                 f"exercise: every exercise of `attn exercise --list` offered ({len(r.get('exercises', []))})")
+    for number, seed in ((3, 7), ("rope", 2)):
+        status, r = s.api("/api/exercise", {"exercise": number, "seed": seed})
+        d = os.path.join(work, f"cli-{number}")
+        subprocess.run([binary, "exercise", str(number), "--seed", str(seed), "-o", d], capture_output=True, check=True)
+        with open(os.path.join(d, "inputs.npz"), "rb") as f, open(os.path.join(d, "task.md")) as g:
+            same = status == 200 and base64.b64decode(r["inputs"]) == f.read() and r["task"] == g.read()
+        checks.check(same, f"exercise {number} seed {seed}: inputs.npz and task.md are `{r.get('command')}`'s, "
+                           f"byte for byte")
+    for number, seed, npz in ((1, 5, False), (2, 0, True), (3, 11, False)):
+        status, r = s.api("/api/exercise", {"exercise": number, "seed": seed})
+        inputs = read_npz(base64.b64decode(r["inputs"]))
+        right, wrong, wrong_id = exercise_answers(inputs, number)
+        for kind, m in (("right", right), ("wrong", wrong)):
+            shape = [len(m), len(m[0])]
+            data = npy_bytes(flat(m), shape, "<f8" if npz else "<f4")
+            if npz:
+                data = npz_bytes({r["exercise"]["answer"]: data})
+            path = os.path.join(work, f"answer-{number}-{kind}.{'npz' if npz else 'npy'}")
+            with open(path, "wb") as f:
+                f.write(data)
+            status, j = s.api("/api/exercise/check", {"exercise": number, "seed": seed,
+                                                      "answer": base64.b64encode(data).decode()})
+            rc, cli = cli_exercise_check(binary, number, seed, path)
+            ids = [x["id"] for x in j.get("check", {}).get("diagnosis", [])]
+            if kind == "right":
+                ok = status == 200 and j["pass"] and rc == 0 and j["check"] == cli
+                checks.check(ok, f"exercise {number}: a right answer ({'float64 .npz' if npz else 'float32 .npy'}) "
+                                 f"passes, as `{j.get('command')}` says")
+            else:
+                ok = status == 200 and not j["pass"] and rc == 3 and j["check"] == cli and ids == [wrong_id]
+                first = j.get("check", {}).get("first_divergence")
+                checks.check(ok, f"exercise {number}: a wrong answer fails at {first!r} with diagnosis {ids} "
+                                 f"(expected [{wrong_id!r}]), the command's check (exit {rc})")
+    one = npy_bytes([0.0] * 30, [6, 5])
+    big = npy_bytes([0.0] * 2100, [2100])
+    for what, body, field in (
+            ("not npz", {"exercise": 1, "answer": base64.b64encode(b"hello, not a numpy file").decode()}, "answer"),
+            ("not base64", {"exercise": 1, "answer": "@@@@"}, "answer"),
+            ("too big", {"exercise": 1, "answer": base64.b64encode(big).decode()}, "answer"),
+            ("wrong shape", {"exercise": 1, "answer": base64.b64encode(one).decode()}, "answer"),
+            ("a broken npz", {"exercise": 1, "answer": base64.b64encode(b"PK\x03\x04junk").decode()}, "answer"),
+            ("no exercise 13", {"exercise": 13, "answer": base64.b64encode(one).decode()}, "exercise"),
+            ("an unknown field", {"exercise": 1, "answr": ""}, "answr"),
+            ("a negative seed", {"exercise": 1, "seed": -1, "answer": ""}, "seed")):
+        status, j = s.api("/api/exercise/check", body)
+        err = j.get("error", "")
+        checks.check(status == 400 and j.get("field") == field and err and "\n" not in err,
+                     f"exercise check, {what}: 400 of one line, field {field!r} ({err[:90]})")
+    status, j = s.api("/api/exercise/check", {"exercise": 1, "answer": "A" * 20000})
+    checks.check(status == 413 and "16384" in j.get("error", ""),
+                 f"exercise check past the body limit: 413 ({j.get('error')})")
+    status, _, _ = s.request("GET", "/api/exercise")
+    checks.check(status == 405, "GET /api/exercise: 405, no work")
+    # Mutated answers (bytes flipped, cut, grown in a valid .npy and .npz): a grade or a 400, never a 5xx.
+    rng = random.Random(3)
+    seeds = [npy_bytes([0.5] * 36, [6, 6]), npz_bytes({"scores_scaled": npy_bytes([0.5] * 36, [6, 6], "<f8")})]
+    statuses = {}
+    for _ in range(300):
+        data = bytearray(rng.choice(seeds))
+        for _ in range(rng.randint(1, 6)):
+            op, at = rng.random(), rng.randrange(len(data))
+            if op < 0.6:
+                data[at] = rng.randrange(256)
+            elif op < 0.8:
+                del data[at:]
+                if not data:
+                    data = bytearray(b"\x93")
+            else:
+                data[at:at] = bytes(rng.randrange(256) for _ in range(rng.randint(1, 40)))
+        status, j = s.api("/api/exercise/check", {"exercise": 1, "answer": base64.b64encode(bytes(data)).decode()})
+        ok_answer = status == 200 or (status == 400 and j.get("field") == "answer" and "\n" not in j.get("error", ""))
+        key = status if ok_answer else f"bad {status}"
+        statuses[key] = statuses.get(key, 0) + 1
+    checks.check(set(statuses) <= {200, 400}, f"300 mutated answers: graded or refused on field 'answer', no 5xx "
+                                              f"({statuses})")
 
 
 def cross_site_checks(s, checks):
@@ -600,6 +776,48 @@ def hover(b, canvas_id, i, j):
     return b.eval("document.getElementById('tip').textContent")
 
 
+
+def exercise_browser_checks(binary, b, s, out, checks):
+    """The /exercise page: it loads, offers the inputs, and an uploaded answer (through the page's
+    own file input) shows the stage table and the diagnosis of `attn exercise N --check`."""
+    figures = {"exercise_ms": open_page(b, s, "/exercise", "exercise", checks)}
+    r = b.eval("window.attnLab.exercise")
+    n_options = b.eval("document.getElementById('exercise').options.length")
+    href = b.eval("document.getElementById('download').href")
+    task = b.eval("document.getElementById('task').textContent")
+    checks.check(n_options == len(r["exercises"]) and href.startswith("blob:") and task == r["task"],
+                 f"exercise: {n_options} exercises offered, inputs.npz to download, the task shown "
+                 f"({task.splitlines()[0] if task else ''!r})")
+    before = b.eval("document.body.dataset.ready")
+    b.eval("var e=document.getElementById('exercise'); e.value='3'; e.dispatchEvent(new Event('change'))")
+    wait_ready(b, before)
+    r = b.eval("window.attnLab.exercise")
+    right, wrong, wrong_id = exercise_answers(read_npz(base64.b64decode(r["inputs"])), 3)
+    path = os.path.abspath(os.path.join(out, "exercise-3-answer.npy"))
+    with open(path, "wb") as f:
+        f.write(npy_bytes(flat(wrong), [6, 6]))
+    before = b.eval("document.body.dataset.ready")
+    root = b.call("DOM.getDocument")["root"]["nodeId"]
+    node = b.call("DOM.querySelector", {"nodeId": root, "selector": "#answer"})["nodeId"]
+    b.call("DOM.setFileInputFiles", {"files": [path], "nodeId": node})
+    drawn = wait_ready(b, before, seconds=5)
+    if not drawn:  # the file chosen without a change event: the page's Check button
+        b.eval("document.getElementById('check').click()")
+        drawn = wait_ready(b, before)
+    rows = b.eval("Array.from(document.querySelectorAll('#shapes tbody tr')).map(function(r){return r.innerText})")
+    diag = b.eval("document.getElementById('diagnosis').innerText")
+    rc, cli = cli_exercise_check(binary, 3, 0, path)
+    errors, foreign = page_errors(b.events, lambda u: u.startswith(s.base + "/"))
+    same = b.eval("window.attnLab.check.check") == cli
+    checks.check(drawn and rows and "fail" in rows[0] and wrong_id in diag and same and not errors,
+                 f"exercise: an uploaded answer shows the stage table ({rows}) and the diagnosis of "
+                 f"`attn exercise 3 --check` ({diag[:60]!r}), no console error" + (f": {errors[:3]}" if errors else ""))
+    b.screenshot(os.path.join(out, "serve-exercise.png"))
+    open_page(b, s, "/exercise?lang=zh", "exercise (zh)", checks)
+    checks.check(b.eval("document.getElementById('check').textContent") == "检查", "exercise: the zh UI")
+    return figures
+
+
 def browser_checks(binary, chromium, out, checks):
     s = Server(binary)
     b = Browser(chromium, out)
@@ -672,6 +890,7 @@ def browser_checks(binary, chromium, out, checks):
         checks.check(cells == [heads, len(r4["tokens"])] and not errors,
                      f"decoder: layer 2's heads drawn, one row a head over the tokens ({cells})")
         b.screenshot(os.path.join(out, "serve-decoder.png"))
+        figures.update(exercise_browser_checks(binary, b, s, out, checks))
         open_page(b, s, "/decoder?lang=zh", "decoder (zh)", checks)
         checks.check(b.eval("document.getElementById('go').textContent") == "下一个词元", "decoder: the zh UI")
 
@@ -742,6 +961,25 @@ def browser_checks(binary, chromium, out, checks):
         json.dump(figures, f, indent=1)
 
 
+def exercise_only(a, checks):
+    s = Server(a.attn)
+    try:
+        print("the exercise page over HTTP:")
+        exercise_checks(a.attn, s, checks, a.out)
+        chromium = find_chromium(a.chromium) if not a.http_only else None
+        if chromium is not None and checks.failed == 0:
+            print("the exercise page in headless Chromium:")
+            b = Browser(chromium, a.out)
+            try:
+                exercise_browser_checks(a.attn, b, s, a.out, checks)
+            finally:
+                b.close()
+    finally:
+        s.stop()
+    print(f"{checks.failed} check(s) failed" if checks.failed else "every check passed")
+    return 1 if checks.failed else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--attn", required=True, help="the attn binary")
@@ -749,12 +987,15 @@ def main():
     ap.add_argument("--http-only", action="store_true", help="the HTTP checks only (no browser)")
     ap.add_argument("--browser-only", action="store_true", help="the browser checks only")
     ap.add_argument("--chromium", help="the browser (default: chromium on PATH)")
+    ap.add_argument("--exercise-only", action="store_true", help="the exercise page's checks only (HTTP and browser)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     checks = Checks()
+    if a.exercise_only:
+        return exercise_only(a, checks)
     if not a.browser_only:
         print("attn serve over HTTP:")
-        http_checks(a.attn, checks)
+        http_checks(a.attn, checks, a.out)
         fault_checks(a.attn, checks)
     if not a.http_only and checks.failed == 0:
         chromium = find_chromium(a.chromium)

@@ -521,6 +521,116 @@ function drawDecoder(r, ablated, toggle) {
   $("grid").replaceChildren(...grid);
 }
 
-const pages = { playground, "sqrt-dk": sqrtDk, sentence, train, decoder };
+// ---- the exercise page: the exercises of `attn exercise`. The inputs come from the server
+// (POST /api/exercise, base64 of inputs.npz); an uploaded answer goes back as base64 (POST
+// /api/exercise/check) and the server grades it as `attn exercise N --check` does.
+Object.assign(I18N.en, {
+  exercise: "exercise", download: "Download inputs.npz", answer_file: "your answer (.npy or .npz)",
+  check: "Check", stage: "stage", status: "status", your_shape: "your shape", expected: "expected shape",
+  max_diff: "max |diff|", stage_table: "Your answer, stage by stage", diagnosis: "Diagnosis", hint: "Hint",
+  pass: "pass: every stage matches the reference", not_yet: "not yet: the first stage that diverges is",
+  no_diag: "no known mistake reproduces it", task_text: "The task (task.md)", lesson: "lesson",
+  file_too_big: "the file has {got} bytes; the lab takes at most {max}", no_file: "choose a file first",
+  same_check: "The same check in your terminal:",
+});
+Object.assign(I18N.zh, {
+  exercise: "练习", download: "下载 inputs.npz", answer_file: "你的答案（.npy 或 .npz）",
+  check: "检查", stage: "阶段", status: "结果", your_shape: "你的形状", expected: "应有的形状",
+  max_diff: "最大 |差|", stage_table: "你的答案，逐阶段比较", diagnosis: "诊断", hint: "提示",
+  pass: "通过：每个阶段都与参考实现一致", not_yet: "还没有：第一个出现偏差的阶段是",
+  no_diag: "没有已知的错误能重现它", task_text: "任务（task.md）", lesson: "课",
+  file_too_big: "文件有 {got} 字节；实验室最多接受 {max} 字节", no_file: "请先选择文件",
+  same_check: "在终端里做同样的检查：",
+});
+
+function bytesToBase64(bytes) {
+  let s = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000));
+  return btoa(s);
+}
+
+function exercise() {
+  const maxAnswer = Number(document.body.dataset.maxAnswer);
+  const pick = el("select", { id: "exercise" });
+  const seed = el("input", { type: "number", id: "seed", min: "0", value: "0" });
+  const download = el("a", { id: "download", href: "#", download: "inputs.npz", text: t("download") });
+  const file = el("input", { type: "file", id: "answer", accept: ".npy,.npz" });
+  const go = el("button", { id: "check", text: t("check") });
+  $("knobs").append(knob(t("exercise"), pick), knob(t("seed"), seed), download, knob(t("answer_file"), file), go);
+  let serial = 0, url = "";
+  window.attnLab = {};
+  const load = async () => {
+    const mine = ++serial;
+    setStatus(t("computing"));
+    try {
+      const r = await api("/api/exercise", { exercise: Number(pick.value) || 1, seed: Number(seed.value) || 0 });
+      if (mine !== serial) return;
+      if (!pick.options.length)
+        for (const x of r.exercises)
+          pick.append(el("option", { value: String(x.number),
+                                     text: `${x.number}. ${x.title} (${t("lesson")} ${x.lesson})` }));
+      pick.value = String(r.exercise.number);
+      const raw = Uint8Array.from(atob(r.inputs), (c) => c.charCodeAt(0));
+      if (url) URL.revokeObjectURL(url);
+      url = URL.createObjectURL(new Blob([raw], { type: "application/octet-stream" }));
+      download.href = url;
+      window.attnLab.exercise = r;
+      $("command").textContent = r.command;
+      $("shapes").replaceChildren();
+      $("grid").replaceChildren(figure(t("task_text"), el("pre", { id: "task", text: r.task })));
+      setStatus("");
+      document.body.dataset.ready = String(mine);
+    } catch (e) { if (mine === serial) setStatus(e.message, true); }
+  };
+  const check = async () => {
+    const f = file.files[0];
+    if (!f) { setStatus(t("no_file"), true); return; }
+    if (f.size > maxAnswer) {
+      setStatus(t("file_too_big").replace("{got}", f.size).replace("{max}", maxAnswer), true);
+      return;
+    }
+    const mine = ++serial;
+    setStatus(t("computing"));
+    try {
+      const bytes = new Uint8Array(await f.arrayBuffer());
+      const r = await api("/api/exercise/check", { exercise: Number(pick.value) || 1, seed: Number(seed.value) || 0,
+                                                   answer: bytesToBase64(bytes) });
+      if (mine !== serial) return;
+      window.attnLab.check = r;
+      drawCheck(r);
+      setStatus("");
+      document.body.dataset.ready = String(mine);
+    } catch (e) { if (mine === serial) setStatus(e.message, true); }
+  };
+  pick.addEventListener("change", load);
+  seed.addEventListener("change", load);
+  file.addEventListener("change", check);
+  go.addEventListener("click", check);
+  load();
+}
+
+function drawCheck(r) {
+  const c = r.check;
+  $("command").textContent = `${t("same_check")}\n${r.command}`;
+  const tb = el("tbody");
+  for (const st of c.stages)
+    tb.append(el("tr", { cls: st.status }, el("td", { text: st.name }), el("td", { text: st.status }),
+      el("td", { text: JSON.stringify(st.shape) }), el("td", { text: JSON.stringify(st.expected_shape) }),
+      el("td", { text: st.max_abs_diff === null ? "—" : Number(st.max_abs_diff).toExponential(2) })));
+  $("shapes").replaceChildren(el("caption", { text: t("stage_table") }),
+    el("thead", {}, el("tr", {}, el("th", { text: t("stage") }), el("th", { text: t("status") }),
+      el("th", { text: t("your_shape") }), el("th", { text: t("expected") }), el("th", { text: t("max_diff") }))), tb);
+  const verdict = el("p", { id: "verdict", text: r.pass ? t("pass") : `${t("not_yet")} ${c.first_divergence}` });
+  const diag = el("ul", { id: "diagnosis" });
+  for (const d of c.diagnosis) diag.append(el("li", {}, el("code", { text: d.id }), ": " + d.text));
+  if (!r.pass && !c.diagnosis.length) diag.append(el("li", { text: t("no_diag") }));
+  const grid = [figure(t("diagnosis"), verdict, diag)];
+  if (r.hint) grid.push(figure(t("hint"), el("p", { id: "hint", text: r.hint })));
+  const task = $("task");
+  if (task) grid.push(task.parentNode);
+  $("grid").replaceChildren(...grid);
+}
+
+const pages = { playground, "sqrt-dk": sqrtDk, sentence, train, decoder, exercise };
 const page = document.body.dataset.page;
 if (pages[page]) pages[page]();

@@ -78,7 +78,7 @@ const RegisterCatalogue zh_practice_framing{Lang::zh, kFramingPart, {
      "五个常见错误（`attn check FILE` 能在你自己的张量里找出它们）："},
     {"scores not divided by √Dk: rows turn one-hot", "分数没有除以 √Dk：各行变成独热"},
     {"softmax over queries (dim −2), not keys", "softmax 沿查询（dim −2）而不是沿键做"},
-    {"weights zeroed after softmax: rows sum < 1", "softmax 之后才把权重置 0：行和小于 1"},
+    {"weights zeroed after softmax: rows sum < 1", "softmax 之后才把权重置零：行和小于 1"},
     {"heads by reshape alone, no transpose(1, 2)", "只用 reshape 切头，没有 transpose(1, 2)"},
     {"x·W, not x·Wᵀ (nn.Linear keeps [out, in])", "x·W 而非 x·Wᵀ（nn.Linear 存 [out, in]）"},
     {"The command for each idea:", "每个概念对应的命令："},

@@ -27,7 +27,7 @@ TEST_CASE("exercise: twelve exercises, numbered and named as the lessons cite th
     CHECK_THROWS_AS(attn::check::find_exercise("13"), attn::InputError);
 }
 
-TEST_CASE("exercise: each reference answer passes; the typical wrong answer is diagnosed as its mistake") {
+TEST_CASE("exercise: each reference answer passes, the typical wrong answer is diagnosed as its mistake") {
     for (const auto& e : attn::check::exercises())
         for (uint64_t seed : {0u, 7u}) {
             CAPTURE(e.name);

@@ -265,7 +265,7 @@ TEST_CASE("hardening: a value from --input's config is blamed on the file, not o
     fs::remove_all(dir);
 }
 
-TEST_CASE("hardening: an empty value given through an old spelling names the option; --heads 0.-0 is refused") {
+TEST_CASE("hardening: an empty value given through an old spelling names the option, and --heads 0.-0 is refused") {
     // the old spelling's note, then the one error line naming the option it stands for
     const auto r = test::run_attn("variance --samples 1000 --dk ''");
     CHECK(r.code == 2);

@@ -282,7 +282,7 @@ TEST_CASE("sheet: the numbers are measured, the text fits one screen, --json and
     CHECK(zh.find("\u4e94\u4e2a\u5e38\u89c1\u9519\u8bef") != std::string::npos);  // 五个常见错误
 }
 
-TEST_CASE("CLI: attn sheet prints the sheet; --json its record; a piped lesson prints its questions") {
+TEST_CASE("CLI: attn sheet prints the sheet, --json its record, a piped lesson prints its questions") {
     const auto text = attn::test::run_attn("sheet");
     REQUIRE(text.code == 0);
     CHECK(text.out.find("attn sheet: attention on one screen") != std::string::npos);

@@ -10,11 +10,9 @@ namespace {
 
 void run(LessonContext& ctx) {
     ctx.pipeline_map();
-    ctx.para("Every lesson's header names the steps of this map it explains. The tour also asks you to act: a "
-             "line starting with ? asks you to guess a number before the lesson computes it (type a number and "
-             "Enter; Enter alone skips; with --no-ask, or when the output is not a terminal, the questions are "
-             "printed without waiting), and a lesson that teaches a step ends with its exercise, in which you "
-             "compute that step yourself and attn grades it. `attn exercise --list` lists them all.");
+    ctx.para("The tour asks you to act: a line starting with ? asks for your guess before a number is computed "
+             "(Enter skips; `--no-ask` or a pipe never waits), and a lesson that teaches a step ends with its "
+             "exercise, which attn grades: `attn exercise --list`.");
     ctx.section("A dictionary you can ask vaguely");
     ctx.para("A Python dict answers only exact questions: d[\"cat\"] returns one value, and a key that is "
              "almost right returns nothing. Attention is a dictionary that accepts vague questions. Each entry "
@@ -77,9 +75,7 @@ void run(LessonContext& ctx) {
     ctx.para(ctx.f("Two kinds of check close each claim. ✓ marks a measurement, a result that could have "
                          "come out otherwise. ≡ marks an identity, true by construction or by a theorem: it is shown "
                          "so you can see it hold, and would fail only through a bug. Identities hold up to float32 "
-                         "rounding: a float32 number carries about 7 significant digits (machine epsilon {}), so sums "
-                         "of a few numbers near 1 differ from the exact result by around 1e-8 to 1e-7. Differences "
-                         "of that size in the checks below are rounding, not error.",
+                         "rounding (machine epsilon {}): differences of 1e-8 to 1e-7 below are rounding, not error.",
                          e2(double(std::numeric_limits<float>::epsilon()))));
 
     ctx.section("Sharper questions, harder lookups");

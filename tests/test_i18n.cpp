@@ -169,7 +169,8 @@ TEST_CASE("i18n: a training verdict reads as task, evidence table and plain word
           "word but names and terms" * ATTN_WHOLE_TOUR) {
     // the words allowed in a Chinese verdict line: commands, identifiers and the source's terms
     const std::set<std::string> names{"attn", "experiment", "scale", "heads", "distance", "overfit", "length", "seeds",
-                                      "d_k", "sqrt", "RNN", "token", "softmax", "one", "hot", "adamw", "full"};
+                                      "d_k", "sqrt", "RNN", "token", "softmax", "one", "hot", "adamw", "full",
+                                      "floor"};  // dk-floor, an experiment's name
     const std::regex word("[A-Za-z][A-Za-z_]{2,}");
     int verdicts = 0;
     for (const auto& l : attn::lessons::all_lessons()) {

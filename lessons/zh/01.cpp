@@ -51,13 +51,10 @@ const RegisterCatalogue zh01{Lang::zh, 1, {
     {"Two kinds of check close each claim. ✓ marks a measurement, a result that could have "
      "come out otherwise. ≡ marks an identity, true by construction or by a theorem: it is shown "
      "so you can see it hold, and would fail only through a bug. Identities hold up to float32 "
-     "rounding: a float32 number carries about 7 significant digits (machine epsilon {}), so sums "
-     "of a few numbers near 1 differ from the exact result by around 1e-8 to 1e-7. Differences "
-     "of that size in the checks below are rounding, not error.",
+     "rounding (machine epsilon {}): differences of 1e-8 to 1e-7 below are rounding, not error.",
      "每条论断都以两类检查之一收尾。✓ 表示测量：结果本可能是另一个样子。≡ 表示恒等式：它由构造或定理保证成立，"
-     "展示出来是为了让你亲眼看到它成立，只有程序出错时才会失败。恒等式在 float32 舍入误差的范围内成立："
-     "一个 float32 数大约有 7 位有效数字（机器精度 {0}），所以几个接近 1 的数相加，与精确结果相差约 1e-8 到 1e-7。"
-     "下面检查中出现这个量级的差异是舍入，不是错误。"},
+     "展示出来是为了让你亲眼看到它成立，只有程序出错时才会失败。恒等式在 float32 舍入误差（机器精度 {0}）范围内成立："
+     "下面 1e-8 到 1e-7 量级的差异是舍入，不是错误。"},
     {"Sharper questions, harder lookups", "问题越尖锐，检索越接近硬查找"},
     {"Multiply the query by a factor and the scores grow with it; the softmax then concentrates on the "
      "best match. A very confident query behaves almost like an exact lookup; a timid one averages "

@@ -59,8 +59,8 @@ const RegisterCatalogue zh04{Lang::zh, 4, {
      "(eps = 1e-8) {}, full size. At [0, 30] both shrink (SGD {}, Adam {}): the gradient is "
      "below Adam's eps. `attn experiment lock-in` measures recovery in training.",
      "经过饱和行的梯度确实会塌缩（见上），但这一行是否“无法恢复”取决于优化器，也取决于它饱和到什么程度。"
-     "在 [0, 10] 这一行的分数上走第一步，与平局时的同一步相比：普通 SGD 为 {0}，Adam（eps = 1e-8）为 {1}，"
-     "步长几乎不变。到了 [0, 30] 两者都缩小（SGD {2}，Adam {3}）：梯度已低于 Adam 的 eps。"
+     "在 [0, 10] 这一行的分数上走第一步，与平局时的同一步相比：普通 SGD 为 {0}，Adam（ε = 1e-8）为 {1}，"
+     "步长几乎不变。到了 [0, 30] 两者都缩小（SGD {2}，Adam {3}）：梯度已低于 Adam 的 ε。"
      "`attn experiment lock-in` 在训练中测量能否恢复。"},
 }};
 }  // namespace

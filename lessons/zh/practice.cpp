@@ -95,14 +95,11 @@ const RegisterCatalogue zh_practice_framing{Lang::zh, kFramingPart, {
 
 // ------------------------------------------------- each lesson's own questions
 const RegisterCatalogue zh_practice01{Lang::zh, 1, {
-    {"Every lesson's header names the steps of this map it explains. The tour also asks you to act: a line "
-     "starting with ? asks you to guess a number before the lesson computes it (type a number and Enter; Enter "
-     "alone skips; with --no-ask, or when the output is not a terminal, the questions are printed without "
-     "waiting), and a lesson that teaches a step ends with its exercise, in which you compute that step yourself "
-     "and attn grades it. `attn exercise --list` lists them all.",
-     "每一课的标题下都会写出它讲解的是这张地图上的哪几步。导览也要你动手：以 ? 开头的一行请你在课程算出某个数之前先猜一猜"
-     "（输入数字后回车；直接回车跳过；加 --no-ask 或输出不是终端时，问题照常打印但不等待）；讲解某一步的课最后会给出对应的"
-     "练习，你自己算出这一步，由 attn 评分。`attn exercise --list` 列出全部练习。"},
+    {"The tour asks you to act: a line starting with ? asks for your guess before a number is computed "
+     "(Enter skips; `--no-ask` or a pipe never waits), and a lesson that teaches a step ends with its "
+     "exercise, which attn grades: `attn exercise --list`.",
+     "导览也要你动手：以 ? 开头的一行请你在某个数算出之前先猜一猜（直接回车跳过；加 `--no-ask` 或输出到管道时不等待）；"
+     "讲解某一步的课最后给出对应的练习，由 attn 评分：`attn exercise --list`。"},
     {"the query asks for an animal that does not fly; the values' first feature is legs (cat 4, dog 4, bird 2, "
      "car 0, bicycle 0). How many legs does the blended answer have?",
      "查询问的是“不会飞的动物”；值的第一个特征是腿数（猫 4，狗 4，鸟 2，汽车 0，自行车 0）。混合后的答案有几条腿？"},

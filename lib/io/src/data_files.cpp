@@ -27,8 +27,15 @@ std::vector<std::string> data_dirs() {
     if (const std::string user = user_data_dir(); !user.empty()) add(user);
     const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
     if (!ec) {
-        add(exe.parent_path().parent_path() / "share" / "attn" / "data");
-        for (fs::path p = exe.parent_path(); !p.empty() && p != p.root_path(); p = p.parent_path()) add(p / "data");
+        // An installed binary uses its prefix alone: a prefix that happens to sit inside a
+        // checkout must not pick up the checkout's data/ (its fetched model, say).
+        const fs::path installed = exe.parent_path().parent_path() / "share" / "attn" / "data";
+        if (fs::is_directory(installed, ec)) {
+            add(installed);
+        } else {
+            for (fs::path p = exe.parent_path(); !p.empty() && p != p.root_path(); p = p.parent_path())
+                add(p / "data");
+        }
     }
     return out;
 }

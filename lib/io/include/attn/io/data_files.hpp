@@ -7,7 +7,8 @@
 //      `attn model fetch` puts the pretrained model, from any folder;
 //   4. <prefix>/share/attn/data, beside an installed binary (<prefix>/bin/attn; `cmake --install`
 //      copies data/ there);
-//   5. data/ in a parent folder of the executable's (a build tree: build/attn, build/tests/...).
+//   5. data/ in a parent folder of the executable's (a build tree: build/attn, build/tests/...);
+//      not for an installed binary (4. exists), even when its prefix lies inside a checkout.
 // The model has its own variable first: $ATTN_MODEL_DIR names the model folder itself.
 #pragma once
 

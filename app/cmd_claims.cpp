@@ -33,6 +33,7 @@ using attn::lessons::translate;
 struct ClaimsFlags {
     std::string id, lang;
     uint64_t seed = 0;
+    bool live = false;  // train the training verdicts' runs instead of reading the stored ones
     attn::cli::JsonOut json;
 };
 
@@ -40,7 +41,8 @@ struct ClaimsFlags {
 std::string hanging(std::string_view first, std::string_view text, int width, size_t indent) {
     std::string out;
     const auto lines = attn::lessons::wrap_text_lines(text, width - static_cast<int>(indent));
-    for (size_t i = 0; i < lines.size(); ++i) out += (i == 0 ? std::string(first) : std::string(indent, ' ')) + lines[i] + "\n";
+    for (size_t i = 0; i < lines.size(); ++i)
+        out += (i == 0 ? std::string(first) : std::string(indent, ' ')) + lines[i] + "\n";
     return out;
 }
 
@@ -74,7 +76,9 @@ void print_one(const ClaimScore& s, Lang lang) {
     std::cout << hanging("  ", translate(lang, s.claim->says), 80, 2);
     std::cout << hanging("", format_in(lang, "Where the source says it: {}.", claim_where(*s.claim, lang)), 80, 2);
     std::cout << "\n"
-              << hanging("", format_in(lang, "Verdict: {}. {}", translate(lang, claim_verdict_name(s.verdict)), s.reason), 80, 2);
+              << hanging("",
+                         format_in(lang, "Verdict: {}. {}", translate(lang, claim_verdict_name(s.verdict)), s.reason),
+                         80, 2);
     std::cout << hanging("", format_in(lang, "Shown by: {}", s.command), 80, 2);
     if (s.evidence.empty()) return;
     std::cout << "\n" << translate(lang, "Everything the tour records on it:") << "\n";
@@ -102,7 +106,7 @@ std::optional<std::filesystem::path> cache_dir() {
 }
 
 // What the scorecard depends on: the binary (its path, size and time), the seed, the language.
-std::string cache_key(uint64_t seed, Lang lang) {
+std::string cache_key(uint64_t seed, Lang lang, bool live) {
     namespace fs = std::filesystem;
     std::error_code ec;
     const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
@@ -111,7 +115,8 @@ std::string cache_key(uint64_t seed, Lang lang) {
     if (ec) return {};
     const auto time = fs::last_write_time(exe, ec).time_since_epoch().count();
     if (ec) return {};
-    const std::string id = fmt::format("{}|{}|{}|{}|{}", exe.string(), size, time, seed, attn::lessons::lang_name(lang));
+    const std::string id = fmt::format("{}|{}|{}|{}|{}|{}", exe.string(), size, time, seed,
+                                       attn::lessons::lang_name(lang), live ? "live" : "stored");
     return fmt::format("{:016x}", std::hash<std::string>{}(id));
 }
 
@@ -155,15 +160,17 @@ ClaimScore score_from_json(const nlohmann::json& j) {
     s.lessons = j.at("lessons").get<std::vector<int>>();
     s.decided_by = j.at("decided_by").get<std::vector<std::string>>();
     for (const auto& e : j.at("evidence"))
-        s.evidence.push_back({e.at("kind").get<std::string>(), e.at("text").get<std::string>(), e.at("lesson").get<int>(),
+        s.evidence.push_back({e.at("kind").get<std::string>(), e.at("text").get<std::string>(),
+                              e.at("lesson").get<int>(),
                               e.at("command").get<std::string>(), e.at("key").get<std::string>()});
     return s;
 }
 
 // Every claim's score: from the cache when it holds them, else computed (with a progress line on
 // a terminal) and stored. `only`: the claim to keep (empty: all).
-std::vector<ClaimScore> scores_for(const attn::lessons::RunOptions& base, const std::string& only, Lang lang) {
-    const std::string key = cache_key(base.seed, lang);
+std::vector<ClaimScore> scores_for(const attn::lessons::RunOptions& base, const std::string& only, Lang lang,
+                                   bool live) {
+    const std::string key = cache_key(base.seed, lang, live);
     std::vector<ClaimScore> all;
     if (const auto cached = cached_scores(key)) {
         for (const auto& j : *cached) all.push_back(score_from_json(j));
@@ -201,7 +208,8 @@ int run_claims(ClaimsFlags& f) {
     const Lang lang = f.lang.empty() ? attn::lessons::lang_from_environment()
                                      : [&] {
                                            if (const auto l = attn::lessons::parse_lang(f.lang)) return *l;
-                                           throw attn::InputError(fmt::format("--lang: must be en or zh, got '{}'", f.lang));
+                                           throw attn::InputError(
+                                               fmt::format("--lang: must be en or zh, got '{}'", f.lang));
                                        }();
     std::string only;
     if (!f.id.empty()) {
@@ -215,15 +223,22 @@ int run_claims(ClaimsFlags& f) {
     opt.seed = f.seed;
     opt.lang = lang;
     attn::cli::require_json_writable(f.json);
-    const auto scores = scores_for(opt, only, lang);
+    // the training verdicts: the stored quick runs (seconds), or trained here (--live, minutes)
+    attn::lessons::set_evidence_source(f.live ? attn::lessons::EvidenceSource::live
+                                              : attn::lessons::EvidenceSource::stored);
+    const auto scores = scores_for(opt, only, lang, f.live);
     if (f.json.given()) {
         nlohmann::json arr = nlohmann::json::array();
         for (const auto& s : scores) arr.push_back(attn::lessons::claim_score_json(s, lang));
         nlohmann::json counts = nlohmann::json::object();
-        for (const auto& [v, n] : attn::lessons::verdict_counts(scores)) counts[attn::lessons::claim_verdict_name(v)] = n;
+        for (const auto& [v, n] : attn::lessons::verdict_counts(scores))
+            counts[attn::lessons::claim_verdict_name(v)] = n;
         attn::cli::write_json(f.json,
-                              nlohmann::json{{"seed", f.seed}, {"lang", attn::lessons::lang_name(lang)},
-                                             {"counts", counts}, {"claims", arr}},
+                              nlohmann::json{{"seed", f.seed},
+                                             {"lang", attn::lessons::lang_name(lang)},
+                                             {"training_runs", f.live ? "live" : "stored"},
+                                             {"counts", counts},
+                                             {"claims", arr}},
                               "attn-claims", 1);
         if (f.json.to_stdout()) return 0;
     }
@@ -231,9 +246,15 @@ int run_claims(ClaimsFlags& f) {
         print_one(scores.front(), lang);
         return 0;
     }
-    std::cout << hanging("", translate(lang, "The 44 claims of the two source articles, each in our words, with the verdict "
-                                             "the tour reaches, the reason, the command that shows it and where the "
-                                             "source says it. `attn claims C18` shows one claim in full."),
+    std::cout << hanging("",
+                         translate(lang, "The 44 claims of the two source articles, each in our words, with the "
+                                         "verdict the tour reaches, the reason, the command that shows it and where "
+                                         "the source says it. `attn claims C18` shows one claim in full."),
+                         80, 0)
+              << hanging("",
+                         translate(lang, f.live ? "The training verdicts were trained here, on the seeds the tour uses."
+                                                : "The training verdicts read the quick runs stored in data/evidence, "
+                                                  "the seeds the tour trains; --live trains them here again."),
                          80, 0)
               << "\n";
     for (const auto& s : scores) print_row(s, lang);
@@ -250,6 +271,9 @@ const attn::cli::Command claims_cmd{
             ->capture_default_str()
             ->check(attn::cli::seed_validator());
         attn::cli::add_json(sub, f->json, "attn-claims: every claim with its verdict, reason and command");
+        sub.add_flag("--live", f->live,
+                     "Train the training verdicts' quick runs here (minutes) instead of reading the stored ones in "
+                     "data/evidence (the same seeds and sizes; a test keeps their verdicts equal)");
         sub.add_option("--lang", f->lang, "Language of the text: en or zh (default: from LC_ALL / LC_MESSAGES / LANG)")
             ->type_name("en|zh");
         return [f] { return run_claims(*f); };

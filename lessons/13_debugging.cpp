@@ -172,6 +172,8 @@ void run(LessonContext& ctx) {
                                "the table, with mean max weight {:.3f}). The std that keeps scores near 1 is "
                                "1/√d_model ({:.2f} and {:.2f}), which is what Xavier gives a square layer.",
                                sd_dk, big.d_model, big.heads, stds[2], D, H, maxw[2], sd_d, stds[1]));
+    // the claim is about training ("the loss does not move"): the init experiment trains it
+    ctx.experiment_claim(experiment_init(), "C36", "the init experiment's quick size reached no verdict on C36");
 
     // C9: all-zero weights, forward and backward (the library's MHA backward)
     Rng rg = ctx.rng(138);
@@ -222,6 +224,7 @@ void run(LessonContext& ctx) {
              "problem: heads that start identical get identical gradients and stay alike, which is why each head "
              "is drawn independently. One zero matrix among random ones is no problem: zero W_q makes the first "
              "scores uniform, but its gradient is alive and differs per head, because W_k differs per head.");
+    ctx.experiment_claim(experiment_init(), "C9", "the init experiment's quick size reached no verdict on C9");
     ctx.experiment_claim(experiment_overfit(), "C37",
                          "the overfit experiment's quick size reached no verdict on the overfit test; "
                          "attn experiment overfit runs it in full.");

@@ -2,6 +2,7 @@
 #include "lesson.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -552,6 +553,24 @@ const std::vector<uint64_t>& evidence_seeds() {
     return s;
 }
 
+namespace {
+std::atomic<EvidenceSource> g_evidence_source{EvidenceSource::live};
+
+// The stored quick run of `e` on `seed`, when the source is stored and data/evidence has it.
+std::optional<ExperimentResult> stored_quick_run(const ExperimentInfo& e, uint64_t seed) {
+    if (g_evidence_source.load() != EvidenceSource::stored) return std::nullopt;
+    const StoredEvidence* ev = stored_evidence(quick_evidence_file(e.name));
+    if (ev == nullptr || ev->experiment != e.name || ev->size != ExperimentSize::Quick) return std::nullopt;
+    for (size_t i = 0; i < ev->seeds.size() && i < ev->runs.size(); ++i)
+        if (ev->seeds[i] == seed) return ev->runs[i];
+    return std::nullopt;
+}
+}  // namespace
+
+void set_evidence_source(EvidenceSource s) { g_evidence_source.store(s); }
+EvidenceSource evidence_source() { return g_evidence_source.load(); }
+std::string quick_evidence_file(std::string_view name) { return std::string(name) + "-quick.json"; }
+
 const ExperimentResult& evidence_run(const ExperimentInfo& e, uint64_t seed, const ExperimentProgress& progress) {
     static std::mutex m;
     static std::map<std::pair<std::string, uint64_t>, ExperimentResult> cache;
@@ -559,9 +578,13 @@ const ExperimentResult& evidence_run(const ExperimentInfo& e, uint64_t seed, con
     const auto key = std::make_pair(e.name, seed);
     auto it = cache.find(key);
     if (it == cache.end()) {
-        ExperimentConfig qc;
-        qc.size = ExperimentSize::Quick, qc.seeds = 1, qc.seed = seed;
-        it = cache.emplace(key, e.run(qc, progress ? progress : ExperimentProgress{})).first;
+        if (auto stored = stored_quick_run(e, seed)) {
+            it = cache.emplace(key, std::move(*stored)).first;
+        } else {
+            ExperimentConfig qc;
+            qc.size = ExperimentSize::Quick, qc.seeds = 1, qc.seed = seed;
+            it = cache.emplace(key, e.run(qc, progress ? progress : ExperimentProgress{})).first;
+        }
     }
     return it->second;
 }

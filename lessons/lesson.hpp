@@ -311,8 +311,19 @@ struct RegisterLesson {
 
 // The seeds every training verdict of the tour rests on (0, 1, 2).
 const std::vector<uint64_t>& evidence_seeds();
-// Experiment `e` at its quick size with one seed, run once per process (cached);
-// `progress` hears the run's own progress lines when it trains.
+// Where the training verdicts' runs come from. live: trained in the process (the tour: you
+// watch them train). stored: read from data/evidence/NAME-quick.json, the same quick runs on the
+// same seeds stored with the machine that made them (`attn experiment NAME --quick --seeds 3
+// --store FILE`; a test trains them again and requires the same verdicts), so `attn claims`
+// prints the scorecard in seconds; an experiment with no stored file, or without the seed, is
+// trained live. Set once, before the first evidence_run; the default is live.
+enum class EvidenceSource { live, stored };
+void set_evidence_source(EvidenceSource s);
+EvidenceSource evidence_source();
+// The stored quick runs' file of experiment `name` ("scale-quick.json", under data/evidence/).
+std::string quick_evidence_file(std::string_view name);
+// Experiment `e` at its quick size with one seed, run (or read, see EvidenceSource) once per
+// process (cached); `progress` hears the run's own progress lines when it trains.
 const ExperimentResult& evidence_run(const ExperimentInfo& e, uint64_t seed, const ExperimentProgress& progress = {});
 // The verdicts of `e` on `claim` at each evidence seed; index: the verdict's rank
 // among the experiment's verdicts on that claim.

@@ -168,6 +168,10 @@ const RegisterCatalogue zh10{Lang::zh, 10, {
      "8 个头中有 4 个与梯度断开时，模型仍达到 {0}（8 个头都学习：{1}），但只有 4 个头也能达到 {2}：开放的一半在学习，而这个任务本来就不需要多出的路径"},
     {"with 4 of the 8 heads cut off from the gradient the model still reaches {} (all 8: {}), while 4 heads alone reach only {}: the other paths carry the learning",
      "8 个头中有 4 个与梯度断开时，模型仍达到 {0}（8 个头都学习：{1}），而只有 4 个头时只能达到 {2}：其余的路径承担了学习"},
+    {"with 4 of the 8 heads cut off from the gradient the model reaches {}, but with every "
+     "head learning only {} (4 heads alone: {}): the run is too short to tell what the "
+     "blocked heads cost",
+     "8 个头中有 4 个与梯度断开时，模型达到 {0}，但 8 个头都学习时也只有 {1}（只有 4 个头：{2}）：训练太短，看不出被阻断的头损失了什么"},
     {"with 4 of the 8 heads cut off from the gradient the model reaches only {} (all 8: {}; 4 heads alone: {}): the heads left open did not carry the learning",
      "8 个头中有 4 个与梯度断开时，模型只达到 {0}（8 个头都学习：{1}；只有 4 个头：{2}）：留着的那些头没有承担起学习"},
     {"with 4 of the 8 heads cut off from the gradient the model reaches {}, below all 8 learning ({}) but above 4 heads alone ({}): the other paths carry part of the learning",

@@ -130,6 +130,57 @@ const RegisterCatalogue zh13{Lang::zh, 13, {
     {"the correct model memorises, and so do {} of the {} planted attention bugs; a fault outside "
      "attention does not stop it, so failing points at attention",
      "正确的模型能背下来，{1} 个植入的注意力错误中也有 {0} 个能背下来；注意力之外的故障不会让它背不下来，所以背不下来指向注意力"},
+    // attn experiment init's readable C36 and C9 verdicts (lib/experiments/src/exp_init.cpp)
+    {"the init experiment's quick size reached no verdict on C36", "初始化实验在 quick 规模下没有对 C36 得出结论"},
+    {"the init experiment's quick size reached no verdict on C9", "初始化实验在 quick 规模下没有对 C9 得出结论"},
+    {"a too-large W_q, W_k init stalls training; a smaller std (~1/sqrt(d_k)) helps",
+     "W_q、W_k 初始化过大会让训练停滞；较小的标准差（约 1/sqrt(d_k)）有帮助"},
+    {"never initialise all-zero: nothing learns", "切勿全零初始化：什么都学不到"},
+    {"associative recall learned by a 2-layer model with one head of width d_k 64, its W_q and W_k drawn "
+     "with std 1 (too large) or std 1/sqrt(d_k); the metric is the steps to 95% held-out accuracy",
+     "用一个 2 层、单头、宽度 d_k 64 的模型学习关联回忆，其 W_q 和 W_k 以标准差 1（过大）或 1/sqrt(d_k) 抽取；"
+     "指标是留出准确率达到 95% 所需的步数"},
+    {"W_q, W_k init", "W_q、W_k 初始化"},
+    {"one-hot rows at step 0", "第 0 步的 one-hot 行"},
+    {"std 1, adamw", "标准差 1，adamw"},
+    {"std 1/sqrt(d_k), adamw", "标准差 1/sqrt(d_k)，adamw"},
+    {"std 1, sgd", "标准差 1，sgd"},
+    {"std 1/sqrt(d_k), sgd", "标准差 1/sqrt(d_k)，sgd"},
+    {"std 1/sqrt(d_k) did not reach 95% in this run either (final {}; std 1: {}), so it is too "
+     "short to tell whether the large init stalls",
+     "标准差 1/sqrt(d_k) 在这次训练中也没有达到 95%（最终 {0}；标准差 1：{1}），训练太短，看不出过大的初始化是否会停滞"},
+    {"std 1 makes {} of the rows one-hot at step 0 and reaches 95% in {} steps against {} with "
+     "std 1/sqrt(d_k): the smaller init trains faster",
+     "标准差 1 使第 0 步有 {0} 的行是 one-hot，达到 95% 用了 {1} 步，而标准差 1/sqrt(d_k) 用了 {2} 步：较小的初始化训练得更快"},
+    {"std 1 reaches 95% in {} steps against {} with std 1/sqrt(d_k) ({} of its rows one-hot at "
+     "step 0): the large init did not stall training here",
+     "标准差 1 达到 95% 用了 {0} 步，标准差 1/sqrt(d_k) 用了 {1} 步（前者第 0 步有 {2} 的行是 one-hot）：过大的初始化在这里没有让训练停滞"},
+    {"the large init is slower under one optimiser only (AdamW: {} steps against {}; {} of the "
+     "rows one-hot at step 0)",
+     "过大的初始化只在一种优化器下更慢（AdamW：{0} 步对 {1} 步；第 0 步有 {2} 的行是 one-hot）"},
+    {"associative recall learned by the same model with some of its weights initialised to zero; the "
+     "metric is the largest gradient the attention weights ever get (0: they never move) and the steps "
+     "to 95% held-out accuracy",
+     "用同一个模型学习关联回忆，把其中一部分权重初始化为零；指标是注意力权重得到过的最大梯度（为 0 即从未移动）"
+     "和留出准确率达到 95% 所需的步数"},
+    {"max |dW_qkvo|", "最大 |dW_qkvo|"},
+    {"PyTorch default", "PyTorch 默认初始化"},
+    {"W_q = 0", "W_q = 0"},
+    {"W_q = W_k = 0", "W_q = W_k = 0"},
+    {"W_q, W_k, W_v, W_o = 0", "W_q、W_k、W_v、W_o = 0"},
+    {"every parameter 0", "所有参数为 0"},
+    {"a zero init learned here: W_q, W_k, W_v, W_o = 0 reached {}, every parameter 0 reached {}",
+     "零初始化在这里学到了东西：W_q、W_k、W_v、W_o = 0 达到 {0}，所有参数为 0 达到 {1}"},
+    {"with W_q, W_k, W_v, W_o or every parameter zero no attention weight ever gets a gradient "
+     "(final accuracy {} and {}); but W_q = 0 alone trains ({} steps to 95%, the default init "
+     "{}): only zeros that cut every path are fatal",
+     "W_q、W_k、W_v、W_o 为零或所有参数为零时，注意力权重从来得不到梯度（最终准确率 {0} 和 {1}）；"
+     "但只有 W_q = 0 时照样能训练（{2} 步达到 95%，默认初始化 {3} 步）：只有切断所有路径的零才是致命的"},
+    {"with W_q, W_k, W_v, W_o or every parameter zero no attention weight ever gets a gradient "
+     "(final accuracy {} and {}), and W_q = 0 alone is slow too ({} steps to 95%, the default "
+     "init {})",
+     "W_q、W_k、W_v、W_o 为零或所有参数为零时，注意力权重从来得不到梯度（最终准确率 {0} 和 {1}），"
+     "而只有 W_q = 0 时也很慢（{2} 步达到 95%，默认初始化 {3} 步）"},
 }};
 }  // namespace
 }  // namespace attn::lessons

@@ -75,8 +75,14 @@ const RegisterCatalogue zh_framing{Lang::zh, kFramingPart, {
     {"lesson {}", "第 {0} 课"},
     {"computing verdicts: lesson {} ({}/{})", "正在计算结论：第 {0} 课（{1}/{2}）"},
     {"claims: no claim '{}'; the ids are C1 to C{}", "claims：没有论断“{0}”；编号是 C1 到 C{1}"},
-    {"The 44 claims of the two source articles, each in our words, with the verdict the tour reaches, the reason, the command that shows it and where the source says it. `attn claims C18` shows one claim in full.",
+    {"The 44 claims of the two source articles, each in our words, with the verdict the tour reaches, the reason, "
+     "the command that shows it and where the source says it. `attn claims C18` shows one claim in full.",
      "两篇原文的 44 条论断，每条用我们自己的话写出，附导览得出的结论、理由、演示它的命令和原文出处。`attn claims C18` 给出一条论断的全部内容。"},
+    {"The training verdicts were trained here, on the seeds the tour uses.",
+     "训练类结论是在这里当场训练得出的，用的是导览所用的种子。"},
+    {"The training verdicts read the quick runs stored in data/evidence, the seeds the tour trains; --live trains "
+     "them here again.",
+     "训练类结论读取 data/evidence 中存储的 quick 规模运行，种子与导览训练的相同；--live 会在这里重新训练。"},
     // --------------------------------------------------- run header, footer
     {"Lesson {} \u00b7 {}", "第 {0} 课 \u00b7 {1}"},
     {"claims {} \u00b7 ~{} min", "论断 {0} \u00b7 约 {1} 分钟"},

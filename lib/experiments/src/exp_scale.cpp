@@ -1,4 +1,5 @@
-// attn experiment scale (C13, C18, C20, C19): what the score scale does to training.
+// attn experiment scale (C18, C20, C19): what the score scale does to training (C13's figures as a note:
+// attn experiment lock-in judges it).
 //
 // Associative recall (a decoder of 2 layers, one head, d_v fixed so only d_k varies)
 // trained with each score scale -- 1/sqrt(d_k), none, a constant 1/10, cosine with a
@@ -262,21 +263,26 @@ struct Reading {
                         training_runs::pct(hot_sqrt)};
         r.verdicts.push_back(v);
     }
-    // C13: a near-one-hot softmax passes a tiny gradient
-    void c13(ExperimentResult& r) {
+    // C13 is not judged here: |dW_qk| is the whole model's gradient, rows near one-hot and rows far from it
+    // together, and without the scale dq = dS.k also lacks the factor 1/sqrt(d_k); a larger unscaled figure
+    // does not say whether a saturated row passes a gradient. attn experiment lock-in plants saturated rows
+    // and judges C13; this experiment reports its figures as a note.
+    void c13_note(ExperimentResult& r) {
         const Summary &sq = S(OptimizerKind::AdamW, big, 0), &no = S(OptimizerKind::AdamW, big, 1);
-        const Summary &sq_s = S(OptimizerKind::Sgd, big, 0), &no_s = S(OptimizerKind::Sgd, big, 1);
+        const bool sgd = sum.count({static_cast<int>(OptimizerKind::Sgd), big, size_t{0}}) > 0 &&
+                         sum.count({static_cast<int>(OptimizerKind::Sgd), big, size_t{1}}) > 0;
         const double ratio = sq.g_first > 0 ? no.g_first / sq.g_first : nan();
-        const double ratio_s = sq_s.g_first > 0 ? no_s.g_first / sq_s.g_first : nan();
-        Verdict v{
-            "C13", "a near-one-hot softmax passes a tiny gradient to W_q, W_k", VerdictKind::Qualified,
-            fmt::format("d_k {}: one-hot rows at step 0 {} unscaled vs {} scaled; |dW_qk| over the first {} steps "
-                        "unscaled/scaled = {:.2g} (adamw runs), {:.2g} (sgd runs)",
-                        big, training_runs::pct(no.hot0), training_runs::pct(sq.hot0), z.eval_every, ratio, ratio_s)};
-        if (no.hot0 > sq.hot0 + 0.2 && ratio < 0.5 && ratio_s < 0.5) v.kind = VerdictKind::Supported;
-        else if (!std::isfinite(ratio) || !std::isfinite(ratio_s)) v.kind = VerdictKind::Inconclusive;  // a ratio of 0/0
-        else if (!(no.hot0 > sq.hot0 + 0.2) || (ratio >= 1 && ratio_s >= 1)) v.kind = VerdictKind::NotSupported;
-        r.verdicts.push_back(v);
+        std::string sgd_text = "no sgd runs at this d_k at this size";
+        if (sgd) {
+            const Summary &sq_s = S(OptimizerKind::Sgd, big, 0), &no_s = S(OptimizerKind::Sgd, big, 1);
+            sgd_text = fmt::format("{:.2g} (sgd runs)", sq_s.g_first > 0 ? no_s.g_first / sq_s.g_first : nan());
+        }
+        r.notes.push_back(fmt::format(
+            "C13 (a near-one-hot row passes almost no gradient) is judged by attn experiment lock-in, which plants "
+            "saturated rows; here, d_k {}: one-hot rows at step 0 {} unscaled vs {} scaled, and the whole model's "
+            "|dW_qk| over the first {} steps unscaled/scaled = {:.2g} (adamw runs), {} -- a mix of saturated and "
+            "unsaturated rows, without the 1/sqrt(d_k) factor on dq, so not a reading of C13.",
+            big, training_runs::pct(no.hot0), training_runs::pct(sq.hot0), z.eval_every, ratio, sgd_text));
     }
     // C20: a fixed 1/10 "trains slightly worse" than 1/sqrt(d_k). The source's setting is d_k 64,
     // where 1/10 is 0.8 of 1/sqrt(64) = 1/8, so the verdict is taken there when the size trains
@@ -369,7 +375,7 @@ ExperimentResult run_scale(const ExperimentConfig& cfg, const ExperimentProgress
     // ---- verdicts, from the numbers above
     Reading R{sum, z, cases, (cfg.seeds + 1) / 2, z.dks.back()};
     R.c18(r);
-    R.c13(r);
+    R.c13_note(r);
     const bool has_c10 = std::count(z.scales.begin(), z.scales.end(), size_t{2}) > 0;
     const bool has_cos = std::count(z.scales.begin(), z.scales.end(), size_t{3}) > 0;
     const bool has_learned = std::count(z.scales.begin(), z.scales.end(), size_t{4}) > 0;
@@ -396,7 +402,7 @@ ExperimentResult run_scale(const ExperimentConfig& cfg, const ExperimentProgress
 
 ExperimentInfo experiment_scale() {
     return {"scale",
-            {"C13", "C18", "C20", "C19"},
+            {"C18", "C20", "C19"},
             "score scale 1/sqrt(d_k), none, 1/10, cosine (fixed or learned tau) on associative recall, d_k 16..256, "
             "AdamW and SGD",
             run_scale};

@@ -952,6 +952,13 @@ def browser_checks(binary, chromium, out, checks):
             heads = b.eval("(function(){var d=document.getElementById('view').contentDocument;"
                            "return d.querySelectorAll('canvas.thumb').length})()")
             checks.check(heads == 72, f"sentence: MiniLM's 6 x 12 heads drawn ({heads})")
+            # the frame may still be loading on a busy machine: wait (up to 10 s) for its text
+            for _ in range(20):
+                if "img" in frame_text:
+                    break
+                b.pump(0.5)
+                frame_text = b.eval("(function(){try{var d=document.getElementById('view').contentDocument;"
+                                    "return d.body.innerText}catch(e){return ''}})()") or ""
             checks.check("<img" in frame_text or "img" in frame_text, "sentence: the probe's tokens shown as text")
         b.screenshot(os.path.join(out, "serve-sentence.png"))
     finally:

@@ -18,6 +18,7 @@
 #include "attn/core/utf8.hpp"
 #include "attn/io/dump.hpp"
 #include "command.hpp"
+#include "lang_option.hpp"
 #include "lesson.hpp"
 #include "options.hpp"
 #include "progress.hpp"
@@ -205,12 +206,7 @@ std::vector<ClaimScore> scores_for(const attn::lessons::RunOptions& base, const 
 }
 
 int run_claims(ClaimsFlags& f) {
-    const Lang lang = f.lang.empty() ? attn::lessons::lang_from_environment()
-                                     : [&] {
-                                           if (const auto l = attn::lessons::parse_lang(f.lang)) return *l;
-                                           throw attn::InputError(
-                                               fmt::format("--lang: must be en or zh, got '{}'", f.lang));
-                                       }();
+    const Lang lang = attn::cli::resolve_lang(f.lang);
     std::string only;
     if (!f.id.empty()) {
         const auto* c = attn::lessons::find_claim(f.id);
@@ -274,8 +270,7 @@ const attn::cli::Command claims_cmd{
         sub.add_flag("--live", f->live,
                      "Train the training verdicts' quick runs here (minutes) instead of reading the stored ones in "
                      "data/evidence (the same seeds and sizes; a test keeps their verdicts equal)");
-        sub.add_option("--lang", f->lang, "Language of the text: en or zh (default: from LC_ALL / LC_MESSAGES / LANG)")
-            ->type_name("en|zh");
+        attn::cli::add_lang_option(sub, f->lang);
         return [f] { return run_claims(*f); };
     }};
 

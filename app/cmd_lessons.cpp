@@ -22,6 +22,7 @@
 #include "attn/core/errors.hpp"
 #include "attn/viz/heatmap.hpp"
 #include "command.hpp"
+#include "lang_option.hpp"
 #include "lesson.hpp"
 #include "options.hpp"
 #include "pipeline.hpp"
@@ -38,16 +39,8 @@ using attn::lessons::Lesson;
 using attn::lessons::format_in;
 using attn::lessons::translate;
 
-// --lang: en or zh; absent, the environment's locale (LC_ALL, LC_MESSAGES, LANG: zh_* -> zh).
-void add_lang(CLI::App& sub, std::string& lang) {
-    sub.add_option("--lang", lang, "Language of the text: en or zh (default: from LC_ALL / LC_MESSAGES / LANG, zh_* -> zh)")
-        ->type_name("en|zh");
-}
-Lang resolve_lang(const std::string& lang) {
-    if (lang.empty()) return attn::lessons::lang_from_environment();
-    if (const auto l = attn::lessons::parse_lang(lang)) return *l;
-    throw attn::InputError(fmt::format("--lang: must be en or zh, got '{}'", lang));
-}
+using attn::cli::resolve_lang;
+void add_lang(CLI::App& sub, std::string& lang) { attn::cli::add_lang_option(sub, lang); }
 
 struct StopTour {};  // the reader typed q at a pause
 

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "command.hpp"
+#include "lang_option.hpp"
 #include "options.hpp"
 #include "sheet.hpp"
 
@@ -22,12 +23,7 @@ struct SheetFlags {
 
 int run_sheet(const SheetFlags& f) {
     using attn::lessons::Lang;
-    Lang lang = attn::lessons::lang_from_environment();
-    if (!f.lang.empty()) {
-        const auto l = attn::lessons::parse_lang(f.lang);
-        if (!l) throw attn::InputError(fmt::format("--lang: must be en or zh, got '{}'", f.lang));
-        lang = *l;
-    }
+    const Lang lang = attn::cli::resolve_lang(f.lang);
     attn::cli::require_json_writable(f.json);
     const nlohmann::json record = attn::lessons::sheet_record(f.seed, lang);
     if (f.json.given()) {
@@ -50,9 +46,7 @@ const attn::cli::Command sheet_cmd{
         attn::cli::add_json(sub, f->json, "attn-sheet: the sheet's numbers and texts");
         sub.add_flag("--no-color", f->no_color,
                      "No ANSI colour (also off when stdout is not a TTY or NO_COLOR is set)");
-        sub.add_option("--lang", f->lang,
-                       "Language of the text: en or zh (default: from LC_ALL / LC_MESSAGES / LANG, zh_* -> zh)")
-            ->type_name("en|zh");
+        attn::cli::add_lang_option(sub, f->lang);
         return [f] { return run_sheet(*f); };
     }};
 

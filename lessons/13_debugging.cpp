@@ -233,7 +233,7 @@ void run(LessonContext& ctx) {
 
 const RegisterLesson reg{{"debugging", "Debugging attention",
                           "shape assertions; bmm vs broadcasting matmul; init scale vs score spread; zero init",
-                          {"C9", "C35", "C36", "C37"}, false, run, Part::advanced, /*minutes*/ 7}};
+                          {"C9", "C35", "C36", "C37"}, false, run, Part::advanced, /*minutes*/ 10}};
 
 }  // namespace
 }  // namespace attn::lessons

@@ -170,7 +170,8 @@ TEST_CASE("i18n: a training verdict reads as task, evidence table and plain word
     // the words allowed in a Chinese verdict line: commands, identifiers and the source's terms
     const std::set<std::string> names{"attn", "experiment", "scale", "heads", "distance", "overfit", "length", "seeds",
                                       "d_k", "sqrt", "RNN", "token", "softmax", "one", "hot", "adamw", "full",
-                                      "floor"};  // dk-floor, an experiment's name
+                                      "floor",  // dk-floor, an experiment's name
+                                      "init", "W_q", "W_k", "W_v", "W_o"};
     const std::regex word("[A-Za-z][A-Za-z_]{2,}");
     int verdicts = 0;
     for (const auto& l : attn::lessons::all_lessons()) {

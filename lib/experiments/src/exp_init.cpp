@@ -208,16 +208,22 @@ struct InitReading {
         v.plain = kind == VerdictKind::Inconclusive
                       ? "std 1/sqrt(d_k) did not reach 95% in this run either (final {}; std 1: {}), so it is too "
                         "short to tell whether the large init stalls"
+                  : kind == VerdictKind::Supported && !std::isfinite(steps_val(big))
+                      ? "std 1 makes {} of the rows one-hot at step 0 and never reaches 95% (final {}), while std "
+                        "1/sqrt(d_k) reaches it in {} steps: the smaller init trains faster"
                   : kind == VerdictKind::Supported
                       ? "std 1 makes {} of the rows one-hot at step 0 and reaches 95% in {} steps against {} with "
                         "std 1/sqrt(d_k): the smaller init trains faster"
                   : kind == VerdictKind::NotSupported
                       ? "std 1 reaches 95% in {} steps against {} with std 1/sqrt(d_k) ({} of its rows one-hot at "
                         "step 0): the large init did not stall training here"
-                      : "the large init is slower under one optimiser only (AdamW: {} steps against {}; {} of the "
-                        "rows one-hot at step 0)";
+                      : "the large init is slower under one optimiser only (AdamW, steps to 95%: {} with std 1, {} "
+                        "with std 1/sqrt(d_k); {} of the rows one-hot at step 0)";
         v.plain_args = kind == VerdictKind::Inconclusive ? std::vector<std::string>{training_runs::pct(small.final_acc),
                                                                                      training_runs::pct(big.final_acc)}
+                       : kind == VerdictKind::Supported && !std::isfinite(steps_val(big))
+                           ? std::vector<std::string>{training_runs::pct(big.hot0), training_runs::pct(big.final_acc),
+                                                      steps_arg(small)}
                        : kind == VerdictKind::Supported
                            ? std::vector<std::string>{training_runs::pct(big.hot0), steps_arg(big), steps_arg(small)}
                            : std::vector<std::string>{steps_arg(big), steps_arg(small), training_runs::pct(big.hot0)};

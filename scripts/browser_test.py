@@ -15,6 +15,7 @@ import json
 import math
 import os
 import random
+import re
 import shutil
 import socket
 import struct
@@ -262,6 +263,14 @@ def page_errors(events, allowed):
     return errors, requests
 
 
+def css_rules(path=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib", "viz", "src",
+                                 "html_page.css")):
+    """How many rules the --html pages' style sheet has (a rule a browser cannot parse is dropped)."""
+    with open(path, encoding="utf-8") as f:
+        text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
+    return text.count("{")
+
+
 def load_page(b, checks, path, name, out):
     """Opens one page in a fresh tab and runs the checks every page must pass. Returns its figures."""
     b.events.clear()
@@ -282,6 +291,9 @@ def load_page(b, checks, path, name, out):
     errors, requests = page_errors(b.events, lambda u: u == url)
     checks.check(not errors, f"{name}: no console error or CSP violation" + (f": {errors[:3]}" if errors else ""))
     checks.check(not requests, f"{name}: no network request" + (f": {requests[:3]}" if requests else ""))
+    rules = b.eval("document.styleSheets.length ? document.styleSheets[0].cssRules.length : -1")
+    checks.check(rules == css_rules(), f"{name}: Chromium parsed all {css_rules()} rules of lib/viz/src/html_page.css "
+                 f"({rules})")
     L, H = b.eval("(function(){var d=JSON.parse(document.getElementById('attn-data').textContent);return [d.L,d.H];})()")
     drawn = b.eval("document.querySelectorAll('canvas.thumb[data-drawn=\"1\"]').length")
     checks.check(drawn == L * H, f"{name}: {drawn} of {L} x {H} heads drawn")
@@ -388,6 +400,19 @@ def main():
                 masked = b.eval("document.querySelectorAll('.col.k .tok.masked').length")
                 checks.check(masked == 2, f"forward: hovering query 5 strikes through the 2 keys it may not see ({masked})")
                 b.screenshot(os.path.join(a.out, stem + "-head.png"))
+                # every head of the layer overlaid, a colour each, and the legend shows one alone
+                drawn = b.eval("document.querySelector('.hv canvas').dataset.heads")
+                n_legend = b.eval("document.querySelectorAll('#hv-legend button').length")
+                b.eval("document.querySelector('#hv-legend button[data-head=\"2\"]').click()")
+                alone = b.eval("document.querySelector('.hv canvas').dataset.heads")
+                checks.check(drawn == "0,1,2,3" and n_legend == 5 and alone == "2",
+                             f"forward: the head view overlays heads {drawn} with a legend of {n_legend}; "
+                             f"a click shows head {alone} alone")
+                b.eval("document.querySelector('#hv-legend button[data-head=\"-1\"]').click()")
+                b.eval("document.dispatchEvent(new Event('mousemove'))")
+                b.call("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": 1, "y": 1})
+                b.pump(0.1)
+                b.screenshot(os.path.join(a.out, stem + "-heads-overlaid.png"))
                 # the matrix view: the hover shows the dump's weight
                 b.eval("document.querySelector('button[data-view=matrix]').click()")
                 b.pump(0.05)
@@ -412,6 +437,19 @@ def main():
                 checks.check(shown, "xss: the token shows as its characters")
                 b.eval("document.querySelector('button[data-view=head]').click()")
                 b.screenshot(os.path.join(a.out, stem + "-head.png"))
+                # every head of the layer overlaid, a colour each, and the legend shows one alone
+                drawn = b.eval("document.querySelector('.hv canvas').dataset.heads")
+                n_legend = b.eval("document.querySelectorAll('#hv-legend button').length")
+                b.eval("document.querySelector('#hv-legend button[data-head=\"2\"]').click()")
+                alone = b.eval("document.querySelector('.hv canvas').dataset.heads")
+                checks.check(drawn == "0,1,2,3" and n_legend == 5 and alone == "2",
+                             f"forward: the head view overlays heads {drawn} with a legend of {n_legend}; "
+                             f"a click shows head {alone} alone")
+                b.eval("document.querySelector('#hv-legend button[data-head=\"-1\"]').click()")
+                b.eval("document.dispatchEvent(new Event('mousemove'))")
+                b.call("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": 1, "y": 1})
+                b.pump(0.1)
+                b.screenshot(os.path.join(a.out, stem + "-heads-overlaid.png"))
             if name == "zh":
                 tab = b.eval("document.querySelector('button[data-view=head]').textContent")
                 checks.check(tab == "头视图", f"zh: the head view's tab reads {tab!r}")
@@ -495,6 +533,12 @@ def main():
             checks.check(ready == want and (want > 0 or not a.tour_from <= 7 <= a.tour_to),
                          f"tour: {ready} interactive views drawn, {want} weight heatmaps in the record")
             b.eval("document.querySelectorAll('details.lesson').forEach(function(d){d.open=true;})")
+            b.pump(0.5)
+            # each view sizes its frame to its content (no fixed 600 px with blank space beneath)
+            fits = b.eval("Array.prototype.map.call(document.querySelectorAll('iframe.view'), function(f){"
+                          "var d=f.contentDocument.body;return [f.clientHeight, d.offsetTop+d.offsetHeight];})")
+            checks.check(fits and all(abs(h - c) <= 8 for h, c in fits),
+                         f"tour: every view's frame is as tall as its content ([frame, content] px: {fits})")
             b.screenshot(os.path.join(a.out, "tour.png"))
             figures.append({"page": "tour.html", "bytes": os.path.getsize(tour_html), "heads": 0, "open_ms": 0, "wall_s": 0})
     finally:

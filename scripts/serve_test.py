@@ -1064,6 +1064,10 @@ def browser_checks(binary, chromium, out, checks):
             heads = b.eval("(function(){var d=document.getElementById('view').contentDocument;"
                            "return d.querySelectorAll('canvas.thumb').length})()")
             checks.check(heads == 72, f"sentence: MiniLM's 6 x 12 heads drawn ({heads})")
+            fit = b.eval("(function(){var f=document.getElementById('view'), d=f.contentDocument.body;"
+                         "return [f.clientHeight, d.offsetTop + d.offsetHeight]})()")
+            checks.check(abs(fit[0] - fit[1]) <= 8, f"sentence: the frame is as tall as its page ({fit[0]} px for "
+                         f"{fit[1]} px)")
             checks.check("<img" in frame_text or "img" in frame_text, "sentence: the probe's tokens shown as text")
         b.screenshot(os.path.join(out, "serve-sentence.png"))
     finally:

@@ -137,7 +137,11 @@ function heatmap(m, opts) {
     }
   g.font = "italic 11px sans-serif"; g.textAlign = "center";
   if (xTitle) g.fillText(xTitle + " →", left + (cols * cell) / 2, 7);
-  if (yTitle) { g.save(); g.translate(7, top + (rows * cell) / 2); g.rotate(-Math.PI / 2); g.fillText(yTitle + " →", 0, 0); g.restore(); }
+  // (the y title reads bottom to top, its arrow pointing down the rows)
+  if (yTitle) {
+    g.save(); g.translate(7, top + (rows * cell) / 2); g.rotate(-Math.PI / 2); g.fillText("← " + yTitle, 0, 0);
+    g.restore();
+  }
   let amax = 0;
   for (const r of m) for (const v of r) if (v !== null) amax = Math.max(amax, Math.abs(v));
   const colour = (v) => {
@@ -340,7 +344,8 @@ function sentence() {
     value: "The animal didn't cross the street because it was too tired." });
   const go = el("button", { id: "go", text: t("show_heads") });
   $("knobs").append(knob(t("text"), input), go);
-  const frame = el("iframe", { id: "view", title: "attention" });
+  // data-fit: the attention page sizes this frame to its content (lib/viz/src/html_page.js)
+  const frame = el("iframe", { id: "view", title: "attention", "data-fit": "" });
   $("grid").replaceChildren(frame);
   const done = () => { document.body.dataset.ready = String(Date.now()); };
   const show = async () => {
@@ -454,6 +459,7 @@ function drawTraining(e, losses, tokens, h) {
   g.textAlign = "center"; g.textBaseline = "top"; g.font = "italic 11px sans-serif";
   g.fillText(t("steps_axis") + " →", x0 + pw / 2, y0 + 16);
   g.save(); g.translate(10, y0 - ph / 2); g.rotate(-Math.PI / 2); g.fillText(t("loss") + " →", 0, -6); g.restore();
+  // (the loss axis points up: larger is higher)
   const w = e.weights;
   const describe = (i, j) => `${t("query")} ${i} (${tokens[i]}) → ${t("key")} ${j} (${tokens[j]})\n${t("weight")} ${fmt(w[i][j])}`;
   $("grid").replaceChildren(figure(t("loss"), curve),

@@ -1,6 +1,6 @@
 // The self-contained attention page (attn/viz/html.hpp): data encoding, the
 // escaping that keeps every string text, the CSP hashes, and the document.
-// The page's CSS and script are in html_assets.cpp.
+// The page's CSS and script are html_page.css and html_page.js (html_assets.hpp).
 #include "attn/viz/html.hpp"
 
 #include <algorithm>
@@ -310,6 +310,8 @@ std::string attention_html(const AttentionPage& p, HtmlStats* stats) {
     data += ",\"enc\":\"" + std::string(st.encoding == "float16" ? "f16" : "u8s") + "\",\"maxerr\":" +
             num(st.max_weight_error);
     data += ",\"scores\":" + std::string(st.scores_embedded ? "true" : "false");
+    // scores the command computed but left out for the page's size (the hover says which)
+    data += ",\"scores_left_out\":" + std::string(!p.scores.empty() && !st.scores_embedded ? "true" : "false");
     const Thumbs th = thumbnails(p);
     data += ",\"thumb\":{\"w\":" + std::to_string(th.w) + ",\"h\":" + std::to_string(th.h) + ",\"d\":\"" +
             base64_encode(th.q.data(), th.q.size()) + "\"}";

@@ -1,55 +1,8 @@
-// The attention page's stylesheet and script. The script reads the JSON data
-// block (id attn-data) that attention_html writes and draws the three views;
-// every string from the data reaches the DOM through textContent, a property
-// (title) or canvas fillText, never through innerHTML or an attribute that
-// holds markup. No fetch, XHR, image or font load: the page's CSP forbids them.
-#include "html_assets.hpp"
-
-namespace attn {
-
-const char* const kHtmlCss = R"CSS(
-:root{--fg:#1f2328;--muted:#59636e;--line:#d1d9e0;--bg:#fff;--panel:#f6f8fa;--accent:#3b5bdb}
-*{box-sizing:border-box}
-body{margin:0;padding:16px 20px;color:var(--fg);background:var(--bg);font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans","Noto Sans CJK SC","Source Han Sans SC","PingFang SC","Hiragino Sans GB","Microsoft YaHei","WenQuanYi Micro Hei",sans-serif}
-h1{font-size:20px;margin:0 0 4px}
-.sub,.src,.help,.note{color:var(--muted);margin:2px 0}
-.src{font-size:12px}
-nav{display:flex;flex-wrap:wrap;gap:8px 16px;align-items:center;margin:12px 0;padding:8px 10px;background:var(--panel);border:1px solid var(--line);border-radius:6px}
-nav button{font:inherit;padding:4px 10px;border:1px solid var(--line);background:#fff;border-radius:4px;cursor:pointer}
-nav button.on{background:var(--accent);color:#fff;border-color:var(--accent)}
-nav label{display:flex;gap:6px;align-items:center}
-select{font:inherit}
-section.view{display:none;margin:8px 0}
-section.view.on{display:block}
-.hv{display:flex;align-items:flex-start;gap:0;overflow:auto;max-height:80vh}
-.hv .col{display:flex;flex-direction:column;min-width:120px}
-.hv .col.q{text-align:right}
-.tok{height:18px;line-height:18px;padding:0 6px;white-space:pre;font-size:13px;cursor:default;border-radius:3px;max-width:220px;overflow:hidden;text-overflow:ellipsis}
-.tok.hot{background:#ffe08a}
-.tok.masked{color:#b0b7bf;text-decoration:line-through}
-.tok.dim{color:#b0b7bf}
-.grid{display:grid;gap:4px;align-items:start;overflow:auto}
-.grid .rl{font-size:12px;color:var(--muted);align-self:center;text-align:right;padding-right:4px}
-.grid .cl{font-size:12px;color:var(--muted);text-align:center}
-figure.th{margin:0;padding:3px;border:1px solid var(--line);border-radius:4px;cursor:pointer;background:#fff;width:92px}
-figure.th.sel{border-color:var(--accent);box-shadow:0 0 0 2px var(--accent)}
-canvas.thumb{width:84px;height:84px;image-rendering:pixelated;display:block}
-figure.th figcaption{font-size:10px;line-height:1.25;color:var(--muted);white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
-figure.th figcaption.note{white-space:normal;overflow-wrap:anywhere}
-.mx{overflow:auto;max-height:85vh}
-canvas.matrix{display:block;cursor:crosshair}
-#mx-info{font-family:ui-monospace,"DejaVu Sans Mono",monospace;font-size:12.5px;min-height:1.5em;white-space:pre-wrap}
-.tip{position:fixed;z-index:10;pointer-events:none;background:#1f2328;color:#fff;padding:6px 8px;border-radius:4px;font:12px/1.4 ui-monospace,"DejaVu Sans Mono",monospace;white-space:pre}
-.tip[hidden]{display:none}
-table.shapes{border-collapse:collapse;font-size:13px;margin-top:4px}
-table.shapes td{border-bottom:1px solid var(--line);padding:2px 10px 2px 0}
-table.shapes td.n{font-family:ui-monospace,"DejaVu Sans Mono",monospace}
-.legend{display:flex;align-items:center;gap:6px;font-size:12px;color:var(--muted)}
-#err{color:#b42318;white-space:pre-wrap}
-footer{margin-top:16px;border-top:1px solid var(--line);padding-top:8px}
-)CSS";
-
-const char* const kHtmlJs = R"JS(
+// The --html attention page's script, inline in every page that attention_html writes (the
+// CSP admits it by its SHA-256). It reads the JSON data block (id attn-data) and draws the three
+// views; every string from the data reaches the DOM through textContent, a property (title) or
+// canvas fillText, never through innerHTML or an attribute that holds markup. No fetch, XHR,
+// image or font load: the page's CSP forbids them.
 (function () {
 'use strict';
 var T0 = performance.now();
@@ -65,7 +18,12 @@ var TXT = {
     enc16: 'Weights are stored as float16; the largest error of any weight in this page is ',
     enc8: 'Weights are stored in 8 bits on a square-root scale (w = (q/255)\u00b2); the largest error of any weight in this page is ',
     nonorm: 'The norm-based view needs the value vectors, which this source does not carry.',
-    headhelp: 'Left: queries; right: keys. A line\u2019s opacity is the weight. Hover a token to isolate its row (a query) or its column (a key); keys a query may not see are struck through.',
+    headhelp: 'Left: queries; right: keys. A line\u2019s opacity is the weight (on the colour scale chosen above), ' +
+      'one colour a head. Hover a token to isolate its row (a query) or its column (a key); keys a query may not ' +
+      'see are struck through. Click a head in the legend to show it alone or with the others.',
+    allheads: 'all heads', thumbhelp: 'rows: queries, columns: keys; colour: the largest weight a cell merges',
+    queries: 'queries', keys: 'keys', noscoresrc: 'not computed by this command',
+    sqrtmid: 'square-root scale: the middle is 0.25',
     modelhelp: 'Every layer \u00d7 head: mean normalised entropy (1 = uniform, 0 = one key) and sink share (the mean weight of the key that receives the most). Click a thumbnail to enlarge it.',
     matrixhelp: 'Rows are queries, columns keys. Hover a cell for its numbers; hatched cells are masked.',
     source: 'Source: ', topkey: 'top key', L: 'L', H: 'H', min: '0', max: 'max'
@@ -80,7 +38,16 @@ var TXT = {
     enc16: '\u6743\u91cd\u4ee5 float16 \u5b58\u50a8\uff1b\u672c\u9875\u4efb\u4e00\u6743\u91cd\u7684\u6700\u5927\u8bef\u5dee\u4e3a ',
     enc8: '\u6743\u91cd\u4ee5\u5e73\u65b9\u6839\u523b\u5ea6\u7684 8 \u4f4d\u5b58\u50a8\uff08w = (q/255)\u00b2\uff09\uff1b\u672c\u9875\u4efb\u4e00\u6743\u91cd\u7684\u6700\u5927\u8bef\u5dee\u4e3a ',
     nonorm: '\u8303\u6570\u89c6\u56fe\u9700\u8981\u503c\u5411\u91cf\uff0c\u6b64\u6765\u6e90\u672a\u63d0\u4f9b\u3002',
-    headhelp: '\u5de6\uff1a\u67e5\u8be2\uff1b\u53f3\uff1a\u952e\u3002\u7ebf\u7684\u4e0d\u900f\u660e\u5ea6\u5373\u6743\u91cd\u3002\u60ac\u505c\u5728\u8bcd\u5143\u4e0a\u53ef\u5355\u72ec\u663e\u793a\u5176\u884c\uff08\u67e5\u8be2\uff09\u6216\u5217\uff08\u952e\uff09\uff1b\u67e5\u8be2\u770b\u4e0d\u5230\u7684\u952e\u663e\u793a\u5220\u9664\u7ebf\u3002',
+    headhelp: '\u5de6\uff1a\u67e5\u8be2\uff1b\u53f3\uff1a\u952e\u3002\u7ebf\u7684\u4e0d\u900f\u660e\u5ea6' +
+      '\u5373\u6743\u91cd\uff08\u6309\u4e0a\u9762\u9009\u7684\u8272\u6807\uff09\uff0c\u6bcf\u4e2a\u5934' +
+      '\u4e00\u79cd\u989c\u8272\u3002\u60ac\u505c\u5728\u8bcd\u5143\u4e0a\u53ef\u5355\u72ec\u663e\u793a' +
+      '\u5176\u884c\uff08\u67e5\u8be2\uff09\u6216\u5217\uff08\u952e\uff09\uff1b\u67e5\u8be2\u770b\u4e0d' +
+      '\u5230\u7684\u952e\u663e\u793a\u5220\u9664\u7ebf\u3002\u70b9\u51fb\u56fe\u4f8b\u4e2d\u7684\u5934' +
+      '\u53ef\u5355\u72ec\u663e\u793a\u6216\u4e0e\u5176\u4ed6\u5934\u4e00\u8d77\u663e\u793a\u3002',
+    allheads: '\u6240\u6709\u5934', thumbhelp: '\u884c\uff1a\u67e5\u8be2\uff0c\u5217\uff1a\u952e\uff1b' +
+      '\u989c\u8272\uff1a\u5355\u5143\u683c\u5408\u5e76\u7684\u6700\u5927\u6743\u91cd',
+    queries: '\u67e5\u8be2', keys: '\u952e', noscoresrc: '\u6b64\u547d\u4ee4\u672a\u8ba1\u7b97',
+    sqrtmid: '\u5e73\u65b9\u6839\u523b\u5ea6\uff1a\u4e2d\u70b9\u4e3a 0.25',
     modelhelp: '\u6bcf\u4e00\u5c42 \u00d7 \u6bcf\u4e2a\u5934\uff1a\u5e73\u5747\u5f52\u4e00\u5316\u71b5\uff081 = \u5747\u5300\uff0c0 = \u53ea\u770b\u4e00\u4e2a\u952e\uff09\u4e0e\u6c47\u805a\u5360\u6bd4\uff08\u6536\u5230\u6700\u591a\u7684\u952e\u7684\u5e73\u5747\u6743\u91cd\uff09\u3002\u70b9\u51fb\u7f29\u7565\u56fe\u653e\u5927\u3002',
     matrixhelp: '\u884c\u662f\u67e5\u8be2\uff0c\u5217\u662f\u952e\u3002\u60ac\u505c\u5728\u5355\u5143\u683c\u4e0a\u67e5\u770b\u6570\u503c\uff1b\u659c\u7ebf\u5355\u5143\u683c\u5df2\u5c4f\u853d\u3002',
     source: '\u6765\u6e90\uff1a', topkey: '\u6700\u591a\u7684\u952e', L: '\u5c42', H: '\u5934', min: '0', max: '\u6700\u5927'
@@ -119,28 +86,38 @@ function ktok(j) { return D.k.length ? D.k[j] : String(j); }
 
 // ---- state: the selected head, its weights, scores and (norm view) values; over 64 keys the weights
 // are small (about 1/Tk), so the matrix starts on the per-row scale
-var S = { l: 0, h: 0, view: NL * NH > 1 ? 'model' : 'head', scale: Tk > 64 ? 'perrow' : 'absolute', value: 'weight', w: null, s: null, v: null, vmax: 1, rowmax: null, focus: null };
+var S = { l: 0, h: 0, view: NL * NH > 1 ? 'model' : 'head', scale: Tk > 64 ? 'perrow' : 'absolute', value: 'weight',
+          w: null, s: null, v: null, vmax: 1, rowmax: null, focus: null, layer: null, shown: null };
 var parsed = false;  // the heads' data elements are in the DOM
 function reload() { if (parsed) load(); redraw(); }
-function load() {
-  S.w = headW(S.l, S.h);
-  S.s = D.scores ? f16(block('s', S.l, S.h), 0, N) : null;
-  S.v = S.w;
+// One head's values as the views draw them: the weights, or w * ||v_j|| (norm view), their largest
+// value and each row's largest (the per-row scale).
+function headValues(l, h) {
+  var w = headW(l, h), v = w;
   if (S.value === 'norm' && VN) {
-    S.v = new Float32Array(N);
-    var base = (S.l * NH + S.h) * Tk;
-    for (var i = 0; i < Tq; i++) for (var j = 0; j < Tk; j++) S.v[i * Tk + j] = S.w[i * Tk + j] * VN[base + j];
+    v = new Float32Array(N);
+    var base = (l * NH + h) * Tk;
+    for (var i = 0; i < Tq; i++) for (var j = 0; j < Tk; j++) v[i * Tk + j] = w[i * Tk + j] * VN[base + j];
   }
-  S.vmax = 0; S.rowmax = new Float32Array(Tq);
-  for (var r = 0; r < Tq; r++) for (var c = 0; c < Tk; c++) { var x = S.v[r * Tk + c]; if (x > S.rowmax[r]) S.rowmax[r] = x; if (x > S.vmax) S.vmax = x; }
-  if (S.value === 'weight') S.vmax = 1;
-  if (!(S.vmax > 0)) S.vmax = 1;
+  var vmax = 0, rowmax = new Float32Array(Tq);
+  for (var r = 0; r < Tq; r++) for (var c = 0; c < Tk; c++) {
+    var x = v[r * Tk + c]; if (x > rowmax[r]) rowmax[r] = x; if (x > vmax) vmax = x;
+  }
+  if (S.value === 'weight' || !(vmax > 0)) vmax = 1;
+  return { w: w, v: v, vmax: vmax, rowmax: rowmax };
 }
-function unit(x, i, scale) {
+function load() {
+  var hv = headValues(S.l, S.h);
+  S.w = hv.w; S.v = hv.v; S.vmax = hv.vmax; S.rowmax = hv.rowmax;
+  S.s = D.scores ? f16(block('s', S.l, S.h), 0, N) : null;
+  S.layer = null;  // the head view's heads of layer S.l, decoded when it is drawn
+}
+function unit(x, i, scale, hv) {
+  hv = hv || S;
   if (!(x > 0)) return 0;
-  if (scale === 'perrow') return S.rowmax[i] > 0 ? x / S.rowmax[i] : 0;
-  if (scale === 'log') return Math.max(0, Math.min(1, (Math.log10(x / S.vmax) + 4) / 4));
-  return Math.min(1, x / S.vmax);
+  if (scale === 'perrow') return hv.rowmax[i] > 0 ? x / hv.rowmax[i] : 0;
+  if (scale === 'log') return Math.max(0, Math.min(1, (Math.log10(x / hv.vmax) + 4) / 4));
+  return Math.min(1, x / hv.vmax);
 }
 var STOPS = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
 function ramp(t) {
@@ -201,32 +178,75 @@ for (var j0 = 0; j0 < Tk; j0++) (function (j) {
   e.addEventListener('mouseenter', function () { S.focus = { side: 'k', i: j }; drawHead(); });
   e.addEventListener('mouseleave', function () { S.focus = null; drawHead(); });
 })(j0);
+// The head view's legend: a colour per head; a click shows that head alone, a second click all of
+// them (S.shown: the heads drawn; null: every head of the layer).
+var COLOURS = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f',
+               '#bcbd22', '#17becf', '#393b79', '#ad494a', '#637939', '#7b4173', '#3182bd', '#e6550d'];
+function colour(h) { return COLOURS[h % COLOURS.length]; }
+var hvLegend = el('div', 'legend heads'); hvLegend.id = 'hv-legend'; secHead.insertBefore(hvLegend, hv);
+var hvItems = [];
+function legendItem(h) {
+  var b = el('button', null, h < 0 ? T.allheads : T.H + ' ' + h); b.type = 'button';
+  if (h >= 0) { var sw = el('span', 'swatch'); sw.style.background = colour(h); b.insertBefore(sw, b.firstChild); }
+  b.dataset.head = String(h);
+  b.addEventListener('click', function () {
+    S.shown = h < 0 || (S.shown && S.shown.length === 1 && S.shown[0] === h) ? null : [h];
+    drawHead();
+  });
+  hvLegend.appendChild(b); hvItems.push(b);
+}
+if (NH > 1) { legendItem(-1); for (var lh = 0; lh < NH; lh++) legendItem(lh); }
 function drawHead() {
   if (!S.w) return;
-  var ctx = lines.getContext('2d'), f = S.focus, B = 24, paths = [];
+  if (!S.layer) { S.layer = []; for (var h0 = 0; h0 < NH; h0++) S.layer.push(h0 === S.h ? S : headValues(S.l, h0)); }
+  var heads = S.shown || (NH > 1 ? S.layer.map(function (_, h) { return h; }) : [S.h]);
+  var ctx = lines.getContext('2d'), f = S.focus, B = 24, mh = heads.length === 1 ? heads[0] : S.h;
   ctx.clearRect(0, 0, lines.width, lines.height);
-  for (var b = 0; b <= B; b++) paths.push(new Path2D());
-  for (var i = 0; i < Tq; i++) {
-    if (f && f.side === 'q' && f.i !== i) continue;
-    for (var j = 0; j < Tk; j++) {
-      if (f && f.side === 'k' && f.i !== j) continue;
-      if (!allowed(S.h, i, j)) continue;
-      var a = unit(S.v[i * Tk + j], i, S.scale), k = Math.round(a * B);
-      if (k === 0) continue;
-      paths[k].moveTo(2, i * ROW + ROW / 2); paths[k].lineTo(GAP - 2, j * ROW + ROW / 2);
-    }
-  }
   ctx.lineWidth = 2;
-  for (var p = 1; p <= B; p++) { ctx.strokeStyle = 'rgba(59,91,219,' + (p / B) + ')'; ctx.stroke(paths[p]); }
-  qEls.forEach(function (e, i) { e.className = 'tok' + (f && f.side === 'q' && f.i === i ? ' hot' : f && f.side === 'q' ? ' dim' : f && f.side === 'k' && !allowed(S.h, i, f.i) ? ' masked' : ''); });
-  kEls.forEach(function (e, j) { e.className = 'tok' + (f && f.side === 'k' && f.i === j ? ' hot' : f && f.side === 'q' && !allowed(S.h, f.i, j) ? ' masked' : f && f.side === 'k' ? ' dim' : ''); });
+  lines.dataset.heads = heads.join(',');
+  heads.forEach(function (h) {
+    var hv = S.layer[h], paths = [];
+    for (var b = 0; b <= B; b++) paths.push(new Path2D());
+    for (var i = 0; i < Tq; i++) {
+      if (f && f.side === 'q' && f.i !== i) continue;
+      for (var j = 0; j < Tk; j++) {
+        if (f && f.side === 'k' && f.i !== j) continue;
+        if (!allowed(h, i, j)) continue;
+        var k = Math.round(unit(hv.v[i * Tk + j], i, S.scale, hv) * B);
+        if (k === 0) continue;
+        paths[k].moveTo(2, i * ROW + ROW / 2); paths[k].lineTo(GAP - 2, j * ROW + ROW / 2);
+      }
+    }
+    ctx.strokeStyle = NH > 1 ? colour(h) : 'rgb(59,91,219)';
+    for (var p = 1; p <= B; p++) { ctx.globalAlpha = p / B; ctx.stroke(paths[p]); }
+  });
+  ctx.globalAlpha = 1;
+  hvItems.forEach(function (b) {
+    var h = +b.dataset.head;
+    b.className = (h < 0 ? !S.shown : S.shown && S.shown.indexOf(h) >= 0) ? 'on' : '';
+  });
+  qEls.forEach(function (e, i) {
+    e.className = 'tok' + (f && f.side === 'q' && f.i === i ? ' hot' : f && f.side === 'q' ? ' dim'
+                           : f && f.side === 'k' && !allowed(mh, i, f.i) ? ' masked' : '');
+  });
+  kEls.forEach(function (e, j) {
+    e.className = 'tok' + (f && f.side === 'k' && f.i === j ? ' hot' : f && f.side === 'q' && !allowed(mh, f.i, j)
+                           ? ' masked' : f && f.side === 'k' ? ' dim' : '');
+  });
 }
 
 // ---- model view: every layer x head
 var secModel = el('section', 'view'); secModel.id = 'view-model'; body.appendChild(secModel);
 secModel.appendChild(el('p', 'help', T.modelhelp));
+// the thumbnails' colour scale: the ramp is drawn on a square-root scale, so its middle is a weight of 0.25
+var thLegend = el('div', 'legend'); thLegend.id = 'thumb-legend'; secModel.appendChild(thLegend);
+var thBar = el('canvas'); thBar.width = 160; thBar.height = 10;
+thLegend.appendChild(el('span', null, '0')); thLegend.appendChild(thBar); thLegend.appendChild(el('span', null, '1'));
+thLegend.appendChild(el('span', null, '(' + T.sqrtmid + ') \u00b7 ' + T.thumbhelp));
 var grid = el('div', 'grid'); secModel.appendChild(grid);
-grid.style.gridTemplateColumns = '36px repeat(' + NH + ', 92px)';
+// few heads get large thumbnails (a forward pass of 4 heads is read at a glance), many stay small
+var THUMB = NL * NH <= 16 ? 168 : 84;
+grid.style.gridTemplateColumns = '36px repeat(' + NH + ', ' + (THUMB + 8) + 'px)';
 grid.appendChild(el('div'));
 for (var hh = 0; hh < NH; hh++) grid.appendChild(el('div', 'cl', T.H + ' ' + hh));
 var thumbs = [];
@@ -235,6 +255,7 @@ for (var l = 0; l < NL; l++) {
   for (var h = 0; h < NH; h++) (function (l, h) {
     var fig = el('figure', 'th'), c = el('canvas', 'thumb'), g = D.figs[l * NH + h];
     c.width = D.thumb.w; c.height = D.thumb.h;
+    c.style.width = c.style.height = THUMB + 'px'; fig.style.width = (THUMB + 8) + 'px';
     fig.appendChild(c);
     var note = D.notes.length ? D.notes[l * NH + h] : T.sink + ': ' + T.topkey + ' \u2039' + ktok(g[2]) + '\u203a';
     fig.appendChild(el('figcaption', null, T.entropy + ' ' + g[0].toFixed(2)));
@@ -249,6 +270,13 @@ for (var l = 0; l < NL; l++) {
 // the thumbnails come max-pooled from the page's writer, 8 bits on a square-root scale: q / 255 = sqrt(max w)
 var TB = bytes(D.thumb.d), LUT = [];
 for (var q8 = 0; q8 < 256; q8++) LUT.push(ramp(q8 / 255));
+(function () {
+  var g = thBar.getContext('2d');
+  for (var px = 0; px < thBar.width; px++) {
+    var rc = ramp(px / (thBar.width - 1)); g.fillStyle = 'rgb(' + rc[0] + ',' + rc[1] + ',' + rc[2] + ')';
+    g.fillRect(px, 0, 1, thBar.height);
+  }
+})();
 function drawThumb(t) {
   var cw = t.c.width, ch = t.c.height, ctx = t.c.getContext('2d'), img = ctx.createImageData(cw, ch), off = (t.l * NH + t.h) * cw * ch;
   for (var p = 0; p < cw * ch; p++) {
@@ -271,11 +299,11 @@ var mxWrap = el('div', 'mx'); secMx.appendChild(mxWrap);
 var mx = el('canvas', 'matrix'); mxWrap.appendChild(mx);
 var CS = Math.max(1, Math.min(26, Math.floor(720 / Math.max(Tq, Tk))));
 // the label margins fit the longest (clipped) token
-var LAB = CS >= 9, ML = 4, MT = 4, LABFONT = Math.min(12, CS) + 'px system-ui, "Noto Sans CJK SC", sans-serif';
+var LAB = CS >= 9, ML = 18, MT = 18, LABFONT = Math.min(12, CS) + 'px system-ui, "Noto Sans CJK SC", sans-serif';
 if (LAB) {
   var mctx = mx.getContext('2d'); mctx.font = LABFONT;
-  for (var r0 = 0; r0 < Tq; r0++) ML = Math.max(ML, Math.ceil(mctx.measureText(clip(qtok(r0))).width) + 8);
-  for (var k0 = 0; k0 < Tk; k0++) MT = Math.max(MT, Math.ceil(mctx.measureText(clip(ktok(k0))).width) + 8);
+  for (var r0 = 0; r0 < Tq; r0++) ML = Math.max(ML, Math.ceil(mctx.measureText(clip(qtok(r0))).width) + 26);
+  for (var k0 = 0; k0 < Tk; k0++) MT = Math.max(MT, Math.ceil(mctx.measureText(clip(ktok(k0))).width) + 26);
 }
 mx.width = ML + Tk * CS; mx.height = MT + Tq * CS;
 mx.dataset.cell = String(CS); mx.dataset.left = String(ML); mx.dataset.top = String(MT);
@@ -302,6 +330,12 @@ function drawMatrix() {
       ctx.textAlign = 'left'; ctx.fillText(clip(ktok(k)), 0, 0); ctx.restore();
     }
   }
+  // the axis titles, in the margins' outer 16 px
+  ctx.fillStyle = '#59636e'; ctx.font = 'italic 12px system-ui, "Noto Sans CJK SC", sans-serif';
+  ctx.textAlign = 'left'; ctx.textBaseline = 'top'; ctx.fillText(T.keys + ' \u2192', ML, 2);
+  // (read bottom to top, the arrow pointing down the rows)
+  ctx.save(); ctx.translate(2, MT); ctx.rotate(-Math.PI / 2); ctx.textAlign = 'right';
+  ctx.fillText('\u2190 ' + T.queries, 0, 0); ctx.restore();
   var bctx = bar.getContext('2d');
   for (var px = 0; px < bar.width; px++) { var rc = ramp(px / (bar.width - 1)); bctx.fillStyle = 'rgb(' + rc[0] + ',' + rc[1] + ',' + rc[2] + ')'; bctx.fillRect(px, 0, 1, bar.height); }
   lo.textContent = S.scale === 'log' ? fmt(S.vmax * 1e-4) : '0';
@@ -313,7 +347,7 @@ function cellText(i, j) {
   var w = S.w[i * Tk + j], a = allowed(S.h, i, j), lines = [
     T.query + ' ' + i + ' \u2039' + qtok(i) + '\u203a',
     T.key + ' ' + j + ' \u2039' + ktok(j) + '\u203a',
-    T.score + ' ' + (S.s ? fmt(S.s[i * Tk + j]) : T.noscore),
+    T.score + ' ' + (S.s ? fmt(S.s[i * Tk + j]) : D.scores_left_out ? T.noscore : T.noscoresrc),
     T.weightw + ' ' + fmt(w)];
   if (VN) lines.push(T.normw + ' ' + fmt(w * VN[(S.l * NH + S.h) * Tk + j]));
   lines.push(T.mask + ': ' + (a ? T.allowed : T.masked));
@@ -341,6 +375,18 @@ var foot = el('footer'); body.appendChild(foot);
 foot.appendChild(el('p', 'note', (D.enc === 'f16' ? T.enc16 : T.enc8) + D.maxerr.toExponential(2) + '.'));
 if (!VN) foot.appendChild(el('p', 'note', T.nonorm));
 
+// In a frame that asks for it (data-fit: the tour's lessons, the lab's sentence page), the page sizes
+// its frame to its content after each draw, so no fixed height leaves blank space or a scroll bar.
+// The views' height caps (a share of the window) are lifted there, so the content's height does not
+// follow the frame's; a frame not laid out yet (a closed lesson) is fitted when it is (resize).
+var FIT = (function () { try { var f = window.frameElement; return f && f.hasAttribute('data-fit') ? f : null; }
+                         catch (e) { return null; } })();  // (a frame of another origin: left alone)
+if (FIT) { body.classList.add('fit'); window.addEventListener('resize', function () { fitFrame(); }); }
+function fitFrame() {
+  if (!FIT || !(body.offsetHeight > 0)) return;
+  var h = Math.ceil(body.offsetTop + body.offsetHeight + 4) + 'px';
+  if (FIT.style.height !== h) FIT.style.height = h;
+}
 function setView(v) {
   S.view = v;
   ['head', 'model', 'matrix'].forEach(function (k) { tabs[k].className = k === v ? 'on' : ''; });
@@ -355,6 +401,7 @@ function redraw() {
   if (!S.w) return;  // the heads' data is still loading
   if (S.view === 'head') drawHead();
   if (S.view === 'matrix') drawMatrix();
+  fitFrame();
 }
 // The heads' data elements follow this script: the model view draws from the thumbnails at once, the
 // rest waits for the parser to reach the end of the page (seconds for a 50 MB page).
@@ -363,6 +410,7 @@ var firstNeedsHead = S.view !== 'model', pending = firstNeedsHead ? 2 : 1;  // t
 function done() {
   if (--pending > 0) return;
   body.dataset.scriptMs = String(T0); body.dataset.readyMs = String(performance.now()); body.dataset.ready = '1';
+  fitFrame();
 }
 function guard(f) { return function () { try { f(); } catch (e) { err.textContent = String(e); throw e; } }; }
 setView(S.view);
@@ -377,6 +425,3 @@ guard(function () {
   })();
 })();
 })();
-)JS";
-
-}  // namespace attn

@@ -7,19 +7,24 @@
 const LANG = document.documentElement.lang === "zh" ? "zh" : "en";
 const I18N = {
   en: {
-    seq: "T (tokens)", d_k: "Dk (per head)", heads: "heads", scale: "scale", tau: "cosine τ", temperature: "temperature",
+    seq: "T (tokens)", d_k: "Dk (per head)", heads: "heads", scale: "scale", tau: "cosine τ",
+        temperature: "temperature",
     mask: "mask", keep: "keys kept (padding)", window: "window (keys)", seed: "seed", show: "show head",
     sqrt: "1/√Dk", none: "1 (none)", inv_dk: "1/Dk", cosine: "cosine / τ",
     m_none: "none", m_padding: "padding", m_causal: "causal", m_window: "causal window",
     same: "The same numbers in your terminal:", shapes: "Shapes, in the order the forward pass makes them",
     step: "step", tensor: "tensor", formula: "formula", shape: "shape",
-    Q: "Q of head", K: "K of head", V: "V of head", scores: "scores (scaled, masked) of head", weights: "weights of head",
+    Q: "Q of head", K: "K of head", V: "V of head", scores: "scores (scaled, masked) of head",
+        weights: "weights of head",
     rows_sum: "every row of the weights sums to 1: max |sum − 1| =", computing: "computing…",
-    query: "query", key: "key", weight: "weight", score: "score", masked: "masked", value: "value", row: "row", col: "column",
+    query: "query", key: "key", weight: "weight", score: "score", masked: "masked", value: "value", row: "row",
+        col: "column",
     dk: "Dk", unscaled: "unscaled q·k", scaled: "scaled q·k / √Dk", std: "std of the scores", theory: "theory",
-    maxw: "mean max weight of a row (64 keys)", onehot: "rows with max weight > 0.99", jac: "mean ‖∂softmax/∂z‖ (gradient through softmax)",
+    maxw: "mean max weight of a row (64 keys)", onehot: "rows with max weight > 0.99",
+        jac: "mean ‖∂softmax/∂z‖ (gradient through softmax)",
     hist: "histogram of q·k (2048 draws; axis ±4 theory std)", example: "one softmax row of 16 scores: weights",
-    text: "your sentence", show_heads: "Show the heads", task: "task", steps: "steps", start: "Start training", stop: "Stop",
+    text: "your sentence", show_heads: "Show the heads", task: "task", steps: "steps", start: "Start training",
+        stop: "Stop",
     loss: "training loss", acc: "accuracy", head_w: "weights of head", last_layer: "of the last layer on an eval row",
     done: "done", stopped: "stopped", eval: "eval", busy: "busy", error: "error",
     empty: "type a sentence first", too_long: "the sentence has {got} bytes; the lab takes at most {max}",
@@ -79,7 +84,8 @@ function debounce(fn, ms) {
 }
 
 async function api(path, body) {
-  const r = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+  const r = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(body) });
   const j = await r.json();
   if (!r.ok) throw new Error(j.error || ("HTTP " + r.status));
   return j;
@@ -196,7 +202,8 @@ function knob(label, input, out) {
   return l;
 }
 function range(id, min, max, value, step) {
-  return el("input", { type: "range", id, min: String(min), max: String(max), value: String(value), step: String(step || 1) });
+  return el("input", { type: "range", id, min: String(min), max: String(max), value: String(value),
+      step: String(step || 1) });
 }
 function select(id, options, value) {
   const s = el("select", { id });
@@ -217,10 +224,12 @@ function playground() {
     knob(t("seq"), range("seq", 1, 64, 8), o("seq")),
     knob(t("d_k"), range("d_k", 1, 64, 8), o("d_k")),
     knob(t("heads"), range("heads", 1, 8, 2), o("heads")),
-    knob(t("scale"), select("scale", [["sqrt", t("sqrt")], ["none", t("none")], ["inv_dk", t("inv_dk")], ["cosine", t("cosine")]], "sqrt")),
+    knob(t("scale"), select("scale", [["sqrt", t("sqrt")], ["none", t("none")], ["inv_dk", t("inv_dk")], ["cosine",
+        t("cosine")]], "sqrt")),
     knob(t("tau"), range("tau", 0.05, 2, 1, 0.05), o("tau")),
     knob(t("temperature"), range("temperature", -3, 3, 0, 0.1), o("temperature")),
-    knob(t("mask"), select("mask", [["none", t("m_none")], ["padding", t("m_padding")], ["causal", t("m_causal")], ["window", t("m_window")]], "none")),
+    knob(t("mask"), select("mask", [["none", t("m_none")], ["padding", t("m_padding")], ["causal", t("m_causal")],
+        ["window", t("m_window")]], "none")),
     knob(t("keep"), range("keep", 0, 8, 6), o("keep")),
     knob(t("window"), range("window", 1, 8, 3), o("window")),
     knob(t("seed"), el("input", { type: "number", id: "seed", min: "0", value: "0" })),
@@ -229,15 +238,20 @@ function playground() {
   const request = () => ({
     seq: Number($("seq").value), d_k: Number($("d_k").value), heads: Number($("heads").value),
     scale: $("scale").value, tau: Number($("tau").value), temperature: Number(temperature().toPrecision(6)),
-    mask: $("mask").value, keep: Number($("keep").value), window: Number($("window").value), seed: Number($("seed").value) || 0,
+    mask: $("mask").value, keep: Number($("keep").value), window: Number($("window").value),
+        seed: Number($("seed").value) || 0,
   });
   let serial = 0;
   const update = async () => {
     const T = Number($("seq").value);
-    for (const id of ["keep", "window"]) { $(id).max = String(T); if (Number($(id).value) > T) $(id).value = String(T); }
+    for (const id of ["keep", "window"]) {
+      $(id).max = String(T);
+      if (Number($(id).value) > T) $(id).value = String(T);
+    }
     $("show").max = String(Number($("heads").value) - 1);
     if (Number($("show").value) > Number($("show").max)) $("show").value = $("show").max;
-    for (const id of Object.keys(outs)) outs[id].textContent = id === "temperature" ? temperature().toPrecision(3) : $(id).value;
+    for (const id of Object.keys(outs))
+      outs[id].textContent = id === "temperature" ? temperature().toPrecision(3) : $(id).value;
     const mine = ++serial;
     setStatus(t("computing"));
     try {
@@ -257,15 +271,18 @@ function playground() {
 function drawAttention(r, h) {
   $("command").textContent = r.command;
   const tb = el("tbody");
-  for (const s of r.shapes) tb.append(el("tr", {}, el("td", { text: s.name }), el("td", { text: s.formula }), el("td", { text: s.shape })));
+  for (const s of r.shapes) tb.append(el("tr", {}, el("td", { text: s.name }), el("td", { text: s.formula }), el("td",
+      { text: s.shape })));
   $("shapes").replaceChildren(el("caption", { text: t("shapes") }),
-    el("thead", {}, el("tr", {}, el("th", { text: t("tensor") }), el("th", { text: t("formula") }), el("th", { text: t("shape") }))), tb);
+    el("thead", {}, el("tr", {}, el("th", { text: t("tensor") }), el("th", { text: t("formula") }), el("th",
+        { text: t("shape") }))), tb);
   const T = r.config.seq, dk = r.config.d_k;
-  const vec = (name) => (i, j) => `${name}[${t("row")} ${i}, ${t("col")} ${j}] = ${fmt(r[name.toLowerCase()][h][i][j])}`;
+  const vec = (name) => (i, j) =>
+      `${name}[${t("row")} ${i}, ${t("col")} ${j}] = ${fmt(r[name.toLowerCase()][h][i][j])}`;
   const pair = (i, j) => {
     const allowed = r.allowed[i][j] === 1;
-    return `${t("query")} ${i} → ${t("key")} ${j}\n${t("score")} ${allowed ? fmt(r.scores[h][i][j]) : "−∞ (" + t("masked") + ")"}\n` +
-           `${t("weight")} ${fmt(r.weights[h][i][j])}`;
+    const score = allowed ? fmt(r.scores[h][i][j]) : "−∞ (" + t("masked") + ")";
+    return `${t("query")} ${i} → ${t("key")} ${j}\n${t("score")} ${score}\n${t("weight")} ${fmt(r.weights[h][i][j])}`;
   };
   // (random vectors: the rows are positions, no tokens)
   const pos = [...Array(T).keys()].map(String);
@@ -279,13 +296,15 @@ function drawAttention(r, h) {
     figure(`${t("scores")} ${h} [${T}, ${T}]`,
            heatmap(r.scores[h], { signed: true, allowed: r.allowed, describe: pair, ...pairAxes })),
     figure(`${t("weights")} ${h} [${T}, ${T}]`,
-           Object.assign(heatmap(r.weights[h], { allowed: r.allowed, describe: pair, ...pairAxes }), { id: "weights" })));
+           Object.assign(heatmap(r.weights[h], { allowed: r.allowed, describe: pair, ...pairAxes }),
+               { id: "weights" })));
 }
 
 // ---- /sqrt-dk
 function sqrtDk() {
   const out = el("output", { id: "dk_out" });
-  $("knobs").append(knob(t("dk"), range("dk", 0, 12, 6), out), knob(t("seed"), el("input", { type: "number", id: "seed", min: "0", value: "0" })));
+  $("knobs").append(knob(t("dk"), range("dk", 0, 12, 6), out), knob(t("seed"), el("input", { type: "number",
+      id: "seed", min: "0", value: "0" })));
   let serial = 0;
   const update = async () => {
     const dk = Math.pow(2, Number($("dk").value));
@@ -323,12 +342,15 @@ function drawSqrtDk(r) {
   $("command").textContent = r.command;
   const tb = el("tbody");
   const [u, s] = r.rows;
-  const line = (label, a, b) => tb.append(el("tr", {}, el("td", { text: label }), el("td", { text: a }), el("td", { text: b })));
-  line(t("std"), `${fmt(u.std, 3)} (${t("theory")} ${fmt(u.theory_std, 3)})`, `${fmt(s.std, 3)} (${t("theory")} ${fmt(s.theory_std, 3)})`);
+  const line = (label, a, b) => tb.append(el("tr", {}, el("td", { text: label }), el("td", { text: a }), el("td",
+      { text: b })));
+  line(t("std"), `${fmt(u.std, 3)} (${t("theory")} ${fmt(u.theory_std, 3)})`,
+      `${fmt(s.std, 3)} (${t("theory")} ${fmt(s.theory_std, 3)})`);
   line(t("maxw"), fmt(u.mean_max_weight, 3), fmt(s.mean_max_weight, 3));
   line(t("onehot"), (100 * u.onehot_fraction).toFixed(1) + "%", (100 * s.onehot_fraction).toFixed(1) + "%");
   line(t("jac"), fmt(u.mean_jacobian_norm, 4), fmt(s.mean_jacobian_norm, 4));
-  $("shapes").replaceChildren(el("thead", {}, el("tr", {}, el("th", { text: "" }), el("th", { text: t("unscaled") }), el("th", { text: t("scaled") }))), tb);
+  $("shapes").replaceChildren(el("thead", {}, el("tr", {}, el("th", { text: "" }), el("th", { text: t("unscaled") }),
+      el("th", { text: t("scaled") }))), tb);
   const fig = (row, name) => figure(`${name}: ${t("hist")}`,
     bars(row.histogram.counts, 360, 140, "#2b59c3", fmt(row.histogram.lo, 1), fmt(row.histogram.hi, 1)),
     el("figcaption", { text: t("example") }), bars(row.example_weights, 360, 90, "#c0392b", 0, 15));
@@ -396,7 +418,8 @@ function train() {
   const head = select("head", [0, 1, 2, 3].map((x) => [String(x), String(x)]), "0");
   const start = el("button", { id: "start", text: t("start") }), stop = el("button", { id: "stop", text: t("stop") });
   stop.disabled = true;
-  $("knobs").append(knob(t("task"), task), knob(t("steps"), steps), knob(t("seed"), seed), knob(t("show"), head), start, stop);
+  $("knobs").append(knob(t("task"), task), knob(t("steps"), steps), knob(t("seed"), seed), knob(t("show"), head),
+      start, stop);
   let ctrl = null, losses = [], tokens = [];
   const finish = (text, bad, abort) => {
     if (ctrl && abort) ctrl.abort();
@@ -409,10 +432,12 @@ function train() {
     if (e.event === "error") return finish(t("error") + ": " + e.error, true);
     drawTraining(e, losses, tokens, Number(head.value));
     if (e.event === "progress")
-      setStatus(`${t("step")} ${e.step}/${e.steps}  ${t("loss")} ${fmt(e.loss, 3)}  ${t("acc")} ${(100 * e.accuracy).toFixed(1)}%` +
+      setStatus(`${t("step")} ${e.step}/${e.steps}  ${t("loss")} ${fmt(e.loss, 3)}  ` +
+                `${t("acc")} ${(100 * e.accuracy).toFixed(1)}%` +
                 (e.eval ? `  ${t("eval")} ${(100 * e.eval.accuracy).toFixed(1)}%` : ""));
     if (e.event === "done")
-      finish(`${e.stopped ? t("stopped") : t("done")}: ${e.steps_done} ${t("steps")}, ${t("eval")} ${t("acc")} ${(100 * e.eval.accuracy).toFixed(1)}%`);
+      finish(`${e.stopped ? t("stopped") : t("done")}: ${e.steps_done} ${t("steps")}, ` +
+             `${t("eval")} ${t("acc")} ${(100 * e.eval.accuracy).toFixed(1)}%`);
   };
   start.addEventListener("click", async () => {
     losses = [];
@@ -461,7 +486,8 @@ function drawTraining(e, losses, tokens, h) {
   g.save(); g.translate(10, y0 - ph / 2); g.rotate(-Math.PI / 2); g.fillText(t("loss") + " →", 0, -6); g.restore();
   // (the loss axis points up: larger is higher)
   const w = e.weights;
-  const describe = (i, j) => `${t("query")} ${i} (${tokens[i]}) → ${t("key")} ${j} (${tokens[j]})\n${t("weight")} ${fmt(w[i][j])}`;
+  const describe = (i, j) =>
+      `${t("query")} ${i} (${tokens[i]}) → ${t("key")} ${j} (${tokens[j]})\n${t("weight")} ${fmt(w[i][j])}`;
   $("grid").replaceChildren(figure(t("loss"), curve),
     figure(`${t("head_w")} ${h} ${t("last_layer")}`, heatmap(w, { describe, cell: 18, labels: tokens })));
 }
@@ -484,7 +510,8 @@ Object.assign(I18N.en, {
   resid_map: "‖residual stream‖ per token (rows: entering block 0, then after each block)",
   entering: "embedding", after: "after block", tokens_axis: "tokens", stream: "stream",
   overlay: "heads of a layer, overlaid (bertviz-style): a line from a query (left) to a key (right), its opacity the " +
-    "weight, one colour a head", all_heads: "all heads", head: "head", hover_query: "hover a query to see its lines alone",
+    "weight, one colour a head", all_heads: "all heads", head: "head",
+        hover_query: "hover a query to see its lines alone",
   last_row: "each head's weights of the last query over the tokens",
 });
 Object.assign(I18N.zh, {
@@ -573,7 +600,8 @@ function nextTable(r) {
   }
   $("shapes").replaceChildren(el("caption", { text: t("next_dist") }),
     el("thead", {}, el("tr", {}, ...[t("rank"), t("id"), t("token"), t("prob"), t("logit"),
-      `${t("prob_t")} ${r.temperature}`, `${t("sampled_from")} k=${r.top_k} p=${r.top_p}`].map((x) => el("th", { text: x })))),
+      `${t("prob_t")} ${r.temperature}`, `${t("sampled_from")} k=${r.top_k} p=${r.top_p}`].map((x) => el("th",
+          { text: x })))),
     tb);
 }
 
@@ -609,13 +637,15 @@ function drawDecoder(r, ablated, toggle, show) {
 function embeddingsFigure(r) {
   const e = r.embeddings, labels = r.tokens.map(tokenLabel), posLabels = r.tokens.map((_, i) => String(i));
   const dims = `${t("dims")} 0–${e.dims - 1}`;
-  const cell = (m, name) => (i, j) => `${name} ${i} ${JSON.stringify(r.tokens[i].text)}, ${t("dims")} ${j}\n${fmt(m[i][j])}`;
+  const cell = (m, name) => (i, j) =>
+      `${name} ${i} ${JSON.stringify(r.tokens[i].text)}, ${t("dims")} ${j}\n${fmt(m[i][j])}`;
   const tb = el("tbody", { id: "embed-norms" });
   r.tokens.forEach((tk, i) => tb.append(el("tr", {}, el("td", { text: `${i}: ${JSON.stringify(tk.text)}` }),
     el("td", { text: fmt(e.token_norm[i]) }), el("td", { text: fmt(e.position_norm[i]) }),
     el("td", { text: fmt(e.sum_norm[i]) }))));
   const table = el("table", { cls: "shapes" }, el("caption", { text: t("norms") }),
-    el("thead", {}, el("tr", {}, ...["", t("norm_tok"), t("norm_pos"), t("norm_sum")].map((x) => el("th", { text: x })))),
+    el("thead", {}, el("tr", {}, ...["", t("norm_tok"), t("norm_pos"), t("norm_sum")].map((x) => el("th",
+        { text: x })))),
     tb);
   const row = el("div", { cls: "row" },
     el("div", {}, el("figcaption", { text: t("wte") }),
@@ -638,10 +668,12 @@ function residualFigure(r) {
       el("td", { text: r.mlp_out[l] === null ? "—" : fmt(r.mlp_out[l][last]) }),
       el("td", { text: fmt(r.residual[l + 1][last]) })));
   const table = el("table", { cls: "shapes" },
-    el("thead", {}, el("tr", {}, ...["", t("attn_add"), t("mlp_add"), t("resid_after")].map((x) => el("th", { text: x })))),
+    el("thead", {}, el("tr", {}, ...["", t("attn_add"), t("mlp_add"), t("resid_after")].map((x) => el("th",
+        { text: x })))),
     tb);
   const rows = [t("entering"), ...[...Array(L).keys()].map((l) => `${t("after")} ${l}`)];
-  const describe = (i, j) => `${rows[i]}, ${t("token")} ${j} ${JSON.stringify(r.tokens[j].text)}\n‖·‖ ${fmt(r.residual[i][j])}`;
+  const describe = (i, j) =>
+      `${rows[i]}, ${t("token")} ${j} ${JSON.stringify(r.tokens[j].text)}\n‖·‖ ${fmt(r.residual[i][j])}`;
   const map = heatmap(r.residual, { cell: 18, rowLabels: rows, colLabels: r.tokens.map(tokenLabel),
                                     yTitle: t("stream"), xTitle: t("tokens_axis"), describe });
   map.id = "residual-map";
@@ -675,7 +707,11 @@ function ablateFigure(r, ablated, toggle) {
 // layer's [H][T][T] weights); a legend to show one head or all; hovering a query keeps its lines.
 function overlayFigure(r, show) {
   const NS = "http://www.w3.org/2000/svg";
-  const svgEl = (tag, attrs) => { const e = document.createElementNS(NS, tag); for (const k in attrs) e.setAttribute(k, attrs[k]); return e; };
+  const svgEl = (tag, attrs) => {
+    const e = document.createElementNS(NS, tag);
+    for (const k in attrs) e.setAttribute(k, attrs[k]);
+    return e;
+  };
   const T = r.tokens.length, H = r.pattern.length, rowH = 18, W = 360, xl = 110, xr = W - 110;
   const svg = svgEl("svg", { id: "overlay", width: String(W), height: String(T * rowH + 30), role: "img" });
   const pick = el("select", { id: "layer" });
@@ -700,7 +736,8 @@ function overlayFigure(r, show) {
     };
     const titles = [[xl - 8, t("queries"), "end"], [xr + 8, t("keys"), "start"]];
     for (const [x, s, a] of titles) {
-      const e = svgEl("text", { x: String(x), y: "10", "text-anchor": a, "font-size": "11", "font-style": "italic", fill: "#5b6475" });
+      const e = svgEl("text", { x: String(x), y: "10", "text-anchor": a, "font-size": "11", "font-style": "italic",
+          fill: "#5b6475" });
       e.textContent = s;
       svg.append(e);
     }

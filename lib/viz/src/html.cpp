@@ -257,13 +257,17 @@ std::vector<HtmlHeadFigures> html_head_figures(const AttentionPage& p) {
 std::string attention_html_script_source() { return "'sha256-" + sha256_base64(kHtmlJs) + "'"; }
 std::string attention_html_style_source() { return "'sha256-" + sha256_base64(kHtmlCss) + "'"; }
 
-std::string attention_html(const AttentionPage& p, HtmlStats* stats) {
-    // ---- check the sizes
+namespace {
+
+// std::invalid_argument unless every vector of the page has the size its counts say.
+void check_page_sizes(const AttentionPage& p) {
     const int64_t L = p.layers, H = p.heads, Tq = p.tq, Tk = p.tk;
-    if (L < 1 || H < 1 || Tq < 1 || Tk < 1) throw std::invalid_argument("attention_html: layers, heads, Tq, Tk must be >= 1");
+    if (L < 1 || H < 1 || Tq < 1 || Tk < 1)
+        throw std::invalid_argument("attention_html: layers, heads, Tq, Tk must be >= 1");
     const auto n = static_cast<size_t>(L * H * Tq * Tk);
     if (p.weights.size() != n) throw std::invalid_argument("attention_html: weights must be [L, H, Tq, Tk]");
-    if (!p.scores.empty() && p.scores.size() != n) throw std::invalid_argument("attention_html: scores must be [L, H, Tq, Tk]");
+    if (!p.scores.empty() && p.scores.size() != n)
+        throw std::invalid_argument("attention_html: scores must be [L, H, Tq, Tk]");
     if (!p.allowed.empty() && p.allowed.size() != static_cast<size_t>(Tq * Tk) &&
         p.allowed.size() != static_cast<size_t>(H * Tq * Tk))
         throw std::invalid_argument("attention_html: allowed must be [Tq, Tk] or [H, Tq, Tk]");
@@ -274,6 +278,14 @@ std::string attention_html(const AttentionPage& p, HtmlStats* stats) {
     if ((!p.q_tokens.empty() && p.q_tokens.size() != static_cast<size_t>(Tq)) ||
         (!p.k_tokens.empty() && p.k_tokens.size() != static_cast<size_t>(Tk)))
         throw std::invalid_argument("attention_html: q_tokens must be [Tq], k_tokens [Tk]");
+}
+
+}  // namespace
+
+std::string attention_html(const AttentionPage& p, HtmlStats* stats) {
+    check_page_sizes(p);
+    const int64_t L = p.layers, H = p.heads, Tq = p.tq, Tk = p.tk;
+    const auto n = static_cast<size_t>(L * H * Tq * Tk);
 
     // ---- the weights: float16 for small pages, else 8 bits on a square-root scale; the error measured.
     // Each head's bytes go to their own data element (heads_b64), so the page decodes a head only when it
@@ -335,7 +347,8 @@ std::string attention_html(const AttentionPage& p, HtmlStats* stats) {
                 std::to_string(figs[i].sink_key) + "]";
     data += "],\"shapes\":[";
     for (size_t i = 0; i < p.shapes.size(); ++i)
-        data += (i ? ",[" : "[") + html_json_string(p.shapes[i].first) + "," + html_json_string(p.shapes[i].second) + "]";
+        data += (i ? ",[" : "[") + html_json_string(p.shapes[i].first) + "," +
+                html_json_string(p.shapes[i].second) + "]";
     data += "]}";
 
     // ---- the document: CSP first, then style and script allowed by their hashes only

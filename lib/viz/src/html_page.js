@@ -3,7 +3,7 @@
 // views; every string from the data reaches the DOM through textContent, a property (title) or
 // canvas fillText, never through innerHTML or an attribute that holds markup. No fetch, XHR,
 // image or font load: the page's CSP forbids them.
-(function () {
+// (a classic script, not one function: the page holds nothing else, so its names are the page's own)
 'use strict';
 var T0 = performance.now();
 var D = JSON.parse(document.getElementById('attn-data').textContent);
@@ -16,7 +16,8 @@ var TXT = {
     mask: 'mask', masked: 'masked (the query may not attend to this key)', allowed: 'allowed',
     entropy: 'entropy', sink: 'sink', noscore: 'not embedded at this size',
     enc16: 'Weights are stored as float16; the largest error of any weight in this page is ',
-    enc8: 'Weights are stored in 8 bits on a square-root scale (w = (q/255)\u00b2); the largest error of any weight in this page is ',
+    enc8: 'Weights are stored in 8 bits on a square-root scale (w = (q/255)\u00b2); the largest error of any weight ' +
+        'in this page is ',
     nonorm: 'The norm-based view needs the value vectors, which this source does not carry.',
     headhelp: 'Left: queries; right: keys. A line\u2019s opacity is the weight (on the colour scale chosen above), ' +
       'one colour a head. Hover a token to isolate its row (a query) or its column (a key); keys a query may not ' +
@@ -24,19 +25,27 @@ var TXT = {
     allheads: 'all heads', thumbhelp: 'rows: queries, columns: keys; colour: the largest weight a cell merges',
     queries: 'queries', keys: 'keys', noscoresrc: 'not computed by this command',
     sqrtmid: 'square-root scale: the middle is 0.25',
-    modelhelp: 'Every layer \u00d7 head: mean normalised entropy (1 = uniform, 0 = one key) and sink share (the mean weight of the key that receives the most). Click a thumbnail to enlarge it.',
+    modelhelp: 'Every layer \u00d7 head: mean normalised entropy (1 = uniform, 0 = one key) and sink share (the mean ' +
+        'weight of the key that receives the most). Click a thumbnail to enlarge it.',
     matrixhelp: 'Rows are queries, columns keys. Hover a cell for its numbers; hatched cells are masked.',
     source: 'Source: ', topkey: 'top key', L: 'L', H: 'H', min: '0', max: 'max'
   },
   zh: {
-    head: '\u5934\u89c6\u56fe', model: '\u6a21\u578b\u89c6\u56fe', matrix: '\u77e9\u9635\u89c6\u56fe', layer: '\u5c42', headsel: '\u5934',
+    head: '\u5934\u89c6\u56fe', model: '\u6a21\u578b\u89c6\u56fe', matrix: '\u77e9\u9635\u89c6\u56fe',
+        layer: '\u5c42', headsel: '\u5934',
     scale: '\u8272\u6807', absolute: '\u7edd\u5bf9', perrow: '\u6309\u884c', log: '\u5bf9\u6570', show: '\u663e\u793a',
-    weight: '\u6743\u91cd \u03b1', norm: '\u2016\u03b1\u00b7v\u2016\uff08\u8303\u6570\uff09', shapes: '\u5f20\u91cf\u5f62\u72b6',
-    query: '\u67e5\u8be2', key: '\u952e', score: '\u5206\u6570', weightw: '\u6743\u91cd', normw: '\u2016\u03b1\u00b7v\u2016',
-    mask: '\u63a9\u7801', masked: '\u5df2\u5c4f\u853d\uff08\u8be5\u67e5\u8be2\u4e0d\u80fd\u770b\u5230\u8fd9\u4e2a\u952e\uff09', allowed: '\u5141\u8bb8',
+    weight: '\u6743\u91cd \u03b1', norm: '\u2016\u03b1\u00b7v\u2016\uff08\u8303\u6570\uff09',
+        shapes: '\u5f20\u91cf\u5f62\u72b6',
+    query: '\u67e5\u8be2', key: '\u952e', score: '\u5206\u6570', weightw: '\u6743\u91cd',
+        normw: '\u2016\u03b1\u00b7v\u2016',
+    mask: '\u63a9\u7801',
+        masked: '\u5df2\u5c4f\u853d\uff08\u8be5\u67e5\u8be2\u4e0d\u80fd\u770b\u5230\u8fd9\u4e2a\u952e\uff09',
+        allowed: '\u5141\u8bb8',
     entropy: '\u71b5', sink: '\u6c47\u805a', noscore: '\u6b64\u89c4\u6a21\u672a\u5d4c\u5165',
-    enc16: '\u6743\u91cd\u4ee5 float16 \u5b58\u50a8\uff1b\u672c\u9875\u4efb\u4e00\u6743\u91cd\u7684\u6700\u5927\u8bef\u5dee\u4e3a ',
-    enc8: '\u6743\u91cd\u4ee5\u5e73\u65b9\u6839\u523b\u5ea6\u7684 8 \u4f4d\u5b58\u50a8\uff08w = (q/255)\u00b2\uff09\uff1b\u672c\u9875\u4efb\u4e00\u6743\u91cd\u7684\u6700\u5927\u8bef\u5dee\u4e3a ',
+    enc16: '\u6743\u91cd\u4ee5 float16 \u5b58\u50a8\uff1b\u672c\u9875\u4efb\u4e00\u6743\u91cd\u7684\u6700\u5927' +
+        '\u8bef\u5dee\u4e3a ',
+    enc8: '\u6743\u91cd\u4ee5\u5e73\u65b9\u6839\u523b\u5ea6\u7684 8 \u4f4d\u5b58\u50a8\uff08w = (q/255)\u00b2\uff09' +
+        '\uff1b\u672c\u9875\u4efb\u4e00\u6743\u91cd\u7684\u6700\u5927\u8bef\u5dee\u4e3a ',
     nonorm: '\u8303\u6570\u89c6\u56fe\u9700\u8981\u503c\u5411\u91cf\uff0c\u6b64\u6765\u6e90\u672a\u63d0\u4f9b\u3002',
     headhelp: '\u5de6\uff1a\u67e5\u8be2\uff1b\u53f3\uff1a\u952e\u3002\u7ebf\u7684\u4e0d\u900f\u660e\u5ea6' +
       '\u5373\u6743\u91cd\uff08\u6309\u4e0a\u9762\u9009\u7684\u8272\u6807\uff09\uff0c\u6bcf\u4e2a\u5934' +
@@ -48,24 +57,38 @@ var TXT = {
       '\u989c\u8272\uff1a\u5355\u5143\u683c\u5408\u5e76\u7684\u6700\u5927\u6743\u91cd',
     queries: '\u67e5\u8be2', keys: '\u952e', noscoresrc: '\u6b64\u547d\u4ee4\u672a\u8ba1\u7b97',
     sqrtmid: '\u5e73\u65b9\u6839\u523b\u5ea6\uff1a\u4e2d\u70b9\u4e3a 0.25',
-    modelhelp: '\u6bcf\u4e00\u5c42 \u00d7 \u6bcf\u4e2a\u5934\uff1a\u5e73\u5747\u5f52\u4e00\u5316\u71b5\uff081 = \u5747\u5300\uff0c0 = \u53ea\u770b\u4e00\u4e2a\u952e\uff09\u4e0e\u6c47\u805a\u5360\u6bd4\uff08\u6536\u5230\u6700\u591a\u7684\u952e\u7684\u5e73\u5747\u6743\u91cd\uff09\u3002\u70b9\u51fb\u7f29\u7565\u56fe\u653e\u5927\u3002',
-    matrixhelp: '\u884c\u662f\u67e5\u8be2\uff0c\u5217\u662f\u952e\u3002\u60ac\u505c\u5728\u5355\u5143\u683c\u4e0a\u67e5\u770b\u6570\u503c\uff1b\u659c\u7ebf\u5355\u5143\u683c\u5df2\u5c4f\u853d\u3002',
-    source: '\u6765\u6e90\uff1a', topkey: '\u6700\u591a\u7684\u952e', L: '\u5c42', H: '\u5934', min: '0', max: '\u6700\u5927'
+    modelhelp: '\u6bcf\u4e00\u5c42 \u00d7 \u6bcf\u4e2a\u5934\uff1a\u5e73\u5747\u5f52\u4e00\u5316\u71b5\uff081 = ' +
+        '\u5747\u5300\uff0c0 = \u53ea\u770b\u4e00\u4e2a\u952e\uff09\u4e0e\u6c47\u805a\u5360\u6bd4\uff08\u6536\u5230' +
+        '\u6700\u591a\u7684\u952e\u7684\u5e73\u5747\u6743\u91cd\uff09\u3002\u70b9\u51fb\u7f29\u7565\u56fe\u653e' +
+        '\u5927\u3002',
+    matrixhelp: '\u884c\u662f\u67e5\u8be2\uff0c\u5217\u662f\u952e\u3002\u60ac\u505c\u5728\u5355\u5143\u683c\u4e0a' +
+        '\u67e5\u770b\u6570\u503c\uff1b\u659c\u7ebf\u5355\u5143\u683c\u5df2\u5c4f\u853d\u3002',
+    source: '\u6765\u6e90\uff1a', topkey: '\u6700\u591a\u7684\u952e', L: '\u5c42', H: '\u5934', min: '0',
+        max: '\u6700\u5927'
   }
 };
 var T = TXT[D.lang] || TXT.en;
 var Tq = D.Tq, Tk = D.Tk, NL = D.L, NH = D.H, N = Tq * Tk;
 
 // ---- data
-function bytes(b64) { var s = atob(b64), u = new Uint8Array(s.length); for (var i = 0; i < s.length; i++) u[i] = s.charCodeAt(i); return u; }
+function bytes(b64) {
+  var s = atob(b64), u = new Uint8Array(s.length);
+  for (var i = 0; i < s.length; i++) u[i] = s.charCodeAt(i);
+  return u;
+}
 var HALF = new Float32Array(65536);
 (function () {
   for (var h = 0; h < 65536; h++) {
     var sg = (h & 0x8000) ? -1 : 1, e = (h >> 10) & 31, m = h & 1023;
-    HALF[h] = e === 0 ? sg * m * 5.960464477539063e-8 : e === 31 ? (m ? NaN : sg * Infinity) : sg * (1 + m / 1024) * Math.pow(2, e - 15);
+    HALF[h] = e === 0 ? sg * m * 5.960464477539063e-8
+            : e === 31 ? (m ? NaN : sg * Infinity) : sg * (1 + m / 1024) * Math.pow(2, e - 15);
   }
 })();
-function f16(u, off, n) { var out = new Float32Array(n); for (var i = 0; i < n; i++) { var b = 2 * (off + i); out[i] = HALF[u[b] | (u[b + 1] << 8)]; } return out; }
+function f16(u, off, n) {
+  var out = new Float32Array(n);
+  for (var i = 0; i < n; i++) { var b = 2 * (off + i); out[i] = HALF[u[b] | (u[b + 1] << 8)]; }
+  return out;
+}
 var U8 = new Float32Array(256); for (var q = 0; q < 256; q++) U8[q] = (q / 255) * (q / 255);
 // each head's weights (and scores) sit in their own data element, decoded only when the head is shown
 var MB = D.mask ? bytes(D.mask.bits) : null;
@@ -123,12 +146,21 @@ var STOPS = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 23
 function ramp(t) {
   t = Math.max(0, Math.min(1, t)) * (STOPS.length - 1);
   var k = Math.min(STOPS.length - 2, Math.floor(t)), f = t - k, a = STOPS[k], b = STOPS[k + 1];
-  return [Math.round(a[0] + (b[0] - a[0]) * f), Math.round(a[1] + (b[1] - a[1]) * f), Math.round(a[2] + (b[2] - a[2]) * f)];
+  return [Math.round(a[0] + (b[0] - a[0]) * f), Math.round(a[1] + (b[1] - a[1]) * f),
+      Math.round(a[2] + (b[2] - a[2]) * f)];
 }
 
 // ---- DOM helpers: text only
-function el(tag, cls, text) { var e = document.createElement(tag); if (cls) e.className = cls; if (text !== undefined && text !== null) e.textContent = text; return e; }
-function fmt(x) { return x === -Infinity ? '-inf' : x === Infinity ? 'inf' : (Math.abs(x) >= 1e-3 || x === 0 ? x.toFixed(4) : x.toExponential(2)); }
+function el(tag, cls, text) {
+  var e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined && text !== null) e.textContent = text;
+  return e;
+}
+function fmt(x) {
+  return x === -Infinity ? '-inf' : x === Infinity ? 'inf'
+       : (Math.abs(x) >= 1e-3 || x === 0 ? x.toFixed(4) : x.toExponential(2));
+}
 
 document.title = D.title || 'attn';
 var body = document.body;
@@ -154,9 +186,11 @@ function range(n) { var a = []; for (var i = 0; i < n; i++) a.push([i, String(i)
 var selL = select(T.layer, range(NL), 0, function (v) { S.l = +v; reload(); });
 var selH = select(T.headsel, range(NH), 0, function (v) { S.h = +v; reload(); });
 selL.id = 'sel-layer'; selH.id = 'sel-head';
-var selS = select(T.scale, [['absolute', T.absolute], ['perrow', T.perrow], ['log', T.log]], S.scale, function (v) { S.scale = v; redraw(); });
+var selS = select(T.scale, [['absolute', T.absolute], ['perrow', T.perrow], ['log', T.log]], S.scale,
+    function (v) { S.scale = v; redraw(); });
 selS.id = 'sel-scale';
-var selV = select(T.show, VN ? [['weight', T.weight], ['norm', T.norm]] : [['weight', T.weight]], 'weight', function (v) { S.value = v; reload(); });
+var selV = select(T.show, VN ? [['weight', T.weight], ['norm', T.norm]] : [['weight', T.weight]], 'weight',
+    function (v) { S.value = v; reload(); });
 selV.id = 'sel-value';
 
 // ---- head view
@@ -263,7 +297,11 @@ for (var l = 0; l < NL; l++) {
     if (D.notes.length) fig.appendChild(el('figcaption', 'note', note));
     fig.title = T.L + ' ' + l + ', ' + T.H + ' ' + h + ': ' + note;
     fig.dataset.layer = String(l); fig.dataset.head = String(h);
-    fig.addEventListener('click', function () { S.l = l; S.h = h; selL.value = String(l); selH.value = String(h); if (parsed) load(); setView('matrix'); });
+    fig.addEventListener('click', function () {
+      S.l = l; S.h = h; selL.value = String(l); selH.value = String(h);
+      if (parsed) load();
+      setView('matrix');
+    });
     grid.appendChild(fig); thumbs.push({ l: l, h: h, c: c, fig: fig });
   })(l, h);
 }
@@ -278,7 +316,8 @@ for (var q8 = 0; q8 < 256; q8++) LUT.push(ramp(q8 / 255));
   }
 })();
 function drawThumb(t) {
-  var cw = t.c.width, ch = t.c.height, ctx = t.c.getContext('2d'), img = ctx.createImageData(cw, ch), off = (t.l * NH + t.h) * cw * ch;
+  var cw = t.c.width, ch = t.c.height, ctx = t.c.getContext('2d'), img = ctx.createImageData(cw, ch),
+      off = (t.l * NH + t.h) * cw * ch;
   for (var p = 0; p < cw * ch; p++) {
     var rgb = LUT[TB[off + p]], o = 4 * p;
     img.data[o] = rgb[0]; img.data[o + 1] = rgb[1]; img.data[o + 2] = rgb[2]; img.data[o + 3] = 255;
@@ -309,12 +348,16 @@ mx.width = ML + Tk * CS; mx.height = MT + Tq * CS;
 mx.dataset.cell = String(CS); mx.dataset.left = String(ML); mx.dataset.top = String(MT);
 function drawMatrix() {
   // the cells as one image (a fillRect per cell is slow at T = 512), then one path of hatches for masked cells
-  var ctx = mx.getContext('2d'), img = ctx.createImageData(Tk * CS, Tq * CS), d = img.data, W = Tk * CS, hatch = new Path2D();
+  var ctx = mx.getContext('2d'), img = ctx.createImageData(Tk * CS, Tq * CS), d = img.data, W = Tk * CS,
+      hatch = new Path2D();
   ctx.fillStyle = '#fff'; ctx.fillRect(0, 0, mx.width, mx.height);
   for (var i = 0; i < Tq; i++) for (var j = 0; j < Tk; j++) {
     var c, ok = allowed(S.h, i, j);
     if (ok) c = LUT[Math.round(255 * unit(S.v[i * Tk + j], i, S.scale))];
-    else { c = [238, 240, 242]; if (CS >= 4) { hatch.moveTo(ML + j * CS, MT + i * CS + CS); hatch.lineTo(ML + j * CS + CS, MT + i * CS); } }
+    else {
+      c = [238, 240, 242];
+      if (CS >= 4) { hatch.moveTo(ML + j * CS, MT + i * CS + CS); hatch.lineTo(ML + j * CS + CS, MT + i * CS); }
+    }
     for (var y = i * CS; y < (i + 1) * CS; y++) for (var x = j * CS; x < (j + 1) * CS; x++) {
       var o = 4 * (y * W + x); d[o] = c[0]; d[o + 1] = c[1]; d[o + 2] = c[2]; d[o + 3] = 255;
     }
@@ -337,7 +380,10 @@ function drawMatrix() {
   ctx.save(); ctx.translate(2, MT); ctx.rotate(-Math.PI / 2); ctx.textAlign = 'right';
   ctx.fillText('\u2190 ' + T.queries, 0, 0); ctx.restore();
   var bctx = bar.getContext('2d');
-  for (var px = 0; px < bar.width; px++) { var rc = ramp(px / (bar.width - 1)); bctx.fillStyle = 'rgb(' + rc[0] + ',' + rc[1] + ',' + rc[2] + ')'; bctx.fillRect(px, 0, 1, bar.height); }
+  for (var px = 0; px < bar.width; px++) {
+    var rc = ramp(px / (bar.width - 1));
+    bctx.fillStyle = 'rgb(' + rc[0] + ',' + rc[1] + ',' + rc[2] + ')'; bctx.fillRect(px, 0, 1, bar.height);
+  }
   lo.textContent = S.scale === 'log' ? fmt(S.vmax * 1e-4) : '0';
   hi.textContent = S.scale === 'perrow' ? T.max + ' (' + T.perrow + ')' : fmt(S.vmax);
 }
@@ -355,7 +401,8 @@ function cellText(i, j) {
 }
 mx.addEventListener('mousemove', function (ev) {
   if (!S.w) return;
-  var r = mx.getBoundingClientRect(), j = Math.floor((ev.clientX - r.left - ML) / CS), i = Math.floor((ev.clientY - r.top - MT) / CS);
+  var r = mx.getBoundingClientRect(), j = Math.floor((ev.clientX - r.left - ML) / CS),
+      i = Math.floor((ev.clientY - r.top - MT) / CS);
   if (i < 0 || j < 0 || i >= Tq || j >= Tk) { tip.hidden = true; return; }
   var text = T.L + ' ' + S.l + ', ' + T.H + ' ' + S.h + '\n' + cellText(i, j);
   tip.textContent = text; mxInfo.textContent = text.replace(/\n/g, '   ');
@@ -369,7 +416,9 @@ var secShapes = el('section'); body.appendChild(secShapes);
 if (D.shapes.length) {
   secShapes.appendChild(el('h2', null, T.shapes));
   var tb = el('table', 'shapes'); secShapes.appendChild(tb);
-  D.shapes.forEach(function (s) { var tr = el('tr'); tr.appendChild(el('td', 'n', s[0])); tr.appendChild(el('td', 'n', s[1])); tb.appendChild(tr); });
+  D.shapes.forEach(function (s) {
+    var tr = el('tr'); tr.appendChild(el('td', 'n', s[0])); tr.appendChild(el('td', 'n', s[1])); tb.appendChild(tr);
+  });
 }
 var foot = el('footer'); body.appendChild(foot);
 foot.appendChild(el('p', 'note', (D.enc === 'f16' ? T.enc16 : T.enc8) + D.maxerr.toExponential(2) + '.'));
@@ -405,7 +454,9 @@ function redraw() {
 }
 // The heads' data elements follow this script: the model view draws from the thumbnails at once, the
 // rest waits for the parser to reach the end of the page (seconds for a 50 MB page).
-function whenParsed(f) { if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', f); else f(); }
+function whenParsed(f) {
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', f); else f();
+}
 var firstNeedsHead = S.view !== 'model', pending = firstNeedsHead ? 2 : 1;  // the thumbnails, and the head shown first
 function done() {
   if (--pending > 0) return;
@@ -414,7 +465,10 @@ function done() {
 }
 function guard(f) { return function () { try { f(); } catch (e) { err.textContent = String(e); throw e; } }; }
 setView(S.view);
-whenParsed(guard(function () { parsed = true; load(); redraw(); body.dataset.parsedMs = String(performance.now()); if (firstNeedsHead) done(); }));
+whenParsed(guard(function () {
+  parsed = true; load(); redraw(); body.dataset.parsedMs = String(performance.now());
+  if (firstNeedsHead) done();
+}));
 guard(function () {
   var next = 0;
   (function step() {
@@ -423,5 +477,4 @@ guard(function () {
     grid.dataset.drawn = String(next);
     if (next < thumbs.length) setTimeout(guard(step), 0); else done();
   })();
-})();
 })();

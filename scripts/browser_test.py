@@ -314,6 +314,24 @@ def hover_cell(b, i, j):
                   "Number(document.getElementById('mx-info').dataset.w), document.getElementById('mx-info').textContent]")
 
 
+def batch_checks(b, checks, dump_path, out):
+    """A forward page of two batch rows: the selector shows row 1, whose padded keys are masked and
+    whose weights the hover shows as the dump has them."""
+    with open(dump_path) as f:
+        w = json.load(f)["tensors"]["weights"]["data"]  # [2, 2, 6, 6]
+    n = b.eval("document.getElementById('sel-batch') ? document.getElementById('sel-batch').options.length : 0")
+    b.eval("document.querySelector('button[data-view=matrix]').click()")
+    b.eval("(function(){var s=document.getElementById('sel-batch');s.value='1';s.dispatchEvent(new Event('change'));})()")
+    b.pump(0.2)
+    maxerr = b.eval("JSON.parse(document.getElementById('attn-data').textContent).maxerr")
+    got = [hover_cell(b, i, j) for (i, j) in ((1, 1), (4, 2), (2, 4))]
+    want = [w[((1 * 2 + 0) * 6 + i) * 6 + j] for (i, j) in ((1, 1), (4, 2))]
+    ok = n == 2 and all(abs(g[2] - x) <= maxerr + 1e-7 for g, x in zip(got, want)) and "masked" in got[2][3]
+    checks.check(ok, f"batch: a selector of {n} rows; row 1's hover shows the dump's weights "
+                 f"({got[0][2]:.4f}, {got[1][2]:.4f} for {want[0]:.4f}, {want[1]:.4f}) and its padded key 4 masked")
+    b.screenshot(os.path.join(out, "batch-row1-matrix.png"), full=False)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--attn", required=True, help="the attn binary")
@@ -356,7 +374,11 @@ def main():
     train_html, decode_html = os.path.join(a.out, "train.html"), os.path.join(a.out, "decode.html")
     attn(a.attn, "train", "--task", "reverse", "--steps", "150", "--layers", "2", "--seed", "1", "-q", "--html", train_html)
     attn(a.attn, "decode", "--steps", "12", "--layers", "2", "--heads", "4", "--html", decode_html)
-    pages = [(fwd_html, "forward"), (xss_html, "xss"), (zh_html, "zh"), (minilm_html, "6x12 T=128"),
+    # two batch rows with different padding: the page's batch selector
+    batch_html, batch_dump = os.path.join(a.out, "batch.html"), os.path.join(a.out, "batch.json")
+    attn(a.attn, "forward", "--seq", "6", "--heads", "2", "--d-model", "16", "--batch", "2", "--mask", "pad:6,3",
+         "--seed", "1", "--dump", batch_dump, "--html", batch_html)
+    pages = [(fwd_html, "forward"), (batch_html, "batch"), (xss_html, "xss"), (zh_html, "zh"), (minilm_html, "6x12 T=128"),
              (train_html, "train"), (decode_html, "decode")]
     # BERT-base's size: 12 layers x 12 heads at T = 512 (a 50 MB page), from a synthetic dump
     big_dump, big = os.path.join(a.out, "big-12x12-T512.safetensors"), os.path.join(a.out, "big-12x12-T512.html")
@@ -429,6 +451,8 @@ def main():
                        "s.dispatchEvent(new Event('change'));})()")
                 hover_cell(b, 4, 2)
                 b.screenshot(os.path.join(a.out, stem + "-matrix.png"), full=False)
+            if name == "batch":
+                batch_checks(b, checks, batch_dump, a.out)
             if name == "xss":
                 inert = b.eval("typeof window.__xss === 'undefined' && document.querySelectorAll('img, b, iframe').length === 0")
                 shown = b.eval("Array.prototype.some.call(document.querySelectorAll('.tok'), "

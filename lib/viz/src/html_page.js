@@ -23,7 +23,7 @@ var TXT = {
       'one colour a head. Hover a token to isolate its row (a query) or its column (a key); keys a query may not ' +
       'see are struck through. Click a head in the legend to show it alone or with the others.',
     allheads: 'all heads', thumbhelp: 'rows: queries, columns: keys; colour: the largest weight a cell merges',
-    queries: 'queries', keys: 'keys', noscoresrc: 'not computed by this command',
+    queries: 'queries', keys: 'keys', noscoresrc: 'not computed by this command', batch: 'Batch row',
     sqrtmid: 'square-root scale: the middle is 0.25',
     modelhelp: 'Every layer \u00d7 head: mean normalised entropy (1 = uniform, 0 = one key) and sink share (the mean ' +
         'weight of the key that receives the most). Click a thumbnail to enlarge it.',
@@ -56,6 +56,7 @@ var TXT = {
     allheads: '\u6240\u6709\u5934', thumbhelp: '\u884c\uff1a\u67e5\u8be2\uff0c\u5217\uff1a\u952e\uff1b' +
       '\u989c\u8272\uff1a\u5355\u5143\u683c\u5408\u5e76\u7684\u6700\u5927\u6743\u91cd',
     queries: '\u67e5\u8be2', keys: '\u952e', noscoresrc: '\u6b64\u547d\u4ee4\u672a\u8ba1\u7b97',
+    batch: '\u6279\u6b21\u884c',
     sqrtmid: '\u5e73\u65b9\u6839\u523b\u5ea6\uff1a\u4e2d\u70b9\u4e3a 0.25',
     modelhelp: '\u6bcf\u4e00\u5c42 \u00d7 \u6bcf\u4e2a\u5934\uff1a\u5e73\u5747\u5f52\u4e00\u5316\u71b5\uff081 = ' +
         '\u5747\u5300\uff0c0 = \u53ea\u770b\u4e00\u4e2a\u952e\uff09\u4e0e\u6c47\u805a\u5360\u6bd4\uff08\u6536\u5230' +
@@ -92,8 +93,10 @@ function f16(u, off, n) {
 var U8 = new Float32Array(256); for (var q = 0; q < 256; q++) U8[q] = (q / 255) * (q / 255);
 // each head's weights (and scores) sit in their own data element, decoded only when the head is shown
 var MB = D.mask ? bytes(D.mask.bits) : null;
-var VN = D.vn ? f16(bytes(D.vn), 0, NL * NH * Tk) : null;
-function block(kind, l, h) { return bytes(document.getElementById('attn-' + kind + '-' + (l * NH + h)).textContent); }
+var NB = D.B || 1;  // batch rows: layer l of row S.b is the data's layer S.b * NL + l
+var VN = D.vn ? f16(bytes(D.vn), 0, NB * NL * NH * Tk) : null;
+function slot(l, h) { return (S.b * NL + l) * NH + h; }
+function block(kind, l, h) { return bytes(document.getElementById('attn-' + kind + '-' + slot(l, h)).textContent); }
 function headW(l, h) {
   var b = block('w', l, h);
   if (D.enc === 'f16') return f16(b, 0, N);
@@ -101,7 +104,7 @@ function headW(l, h) {
 }
 function allowed(h, i, j) {
   if (!MB) return true;
-  var idx = ((D.mask.heads === 1 ? 0 : h) * Tq + i) * Tk + j;
+  var idx = ((S.b * D.mask.heads + (D.mask.heads === 1 ? 0 : h)) * Tq + i) * Tk + j;
   return ((MB[idx >> 3] >> (idx & 7)) & 1) === 1;
 }
 function qtok(i) { return D.q.length ? D.q[i] : String(i); }
@@ -109,7 +112,8 @@ function ktok(j) { return D.k.length ? D.k[j] : String(j); }
 
 // ---- state: the selected head, its weights, scores and (norm view) values; over 64 keys the weights
 // are small (about 1/Tk), so the matrix starts on the per-row scale
-var S = { l: 0, h: 0, view: NL * NH > 1 ? 'model' : 'head', scale: Tk > 64 ? 'perrow' : 'absolute', value: 'weight',
+var S = { b: 0, l: 0, h: 0,
+          view: NL * NH > 1 ? 'model' : 'head', scale: Tk > 64 ? 'perrow' : 'absolute', value: 'weight',
           w: null, s: null, v: null, vmax: 1, rowmax: null, focus: null, layer: null, shown: null };
 var parsed = false;  // the heads' data elements are in the DOM
 function reload() { if (parsed) load(); redraw(); }
@@ -119,7 +123,7 @@ function headValues(l, h) {
   var w = headW(l, h), v = w;
   if (S.value === 'norm' && VN) {
     v = new Float32Array(N);
-    var base = (l * NH + h) * Tk;
+    var base = slot(l, h) * Tk;
     for (var i = 0; i < Tq; i++) for (var j = 0; j < Tk; j++) v[i * Tk + j] = w[i * Tk + j] * VN[base + j];
   }
   var vmax = 0, rowmax = new Float32Array(Tq);
@@ -186,6 +190,10 @@ function range(n) { var a = []; for (var i = 0; i < n; i++) a.push([i, String(i)
 var selL = select(T.layer, range(NL), 0, function (v) { S.l = +v; reload(); });
 var selH = select(T.headsel, range(NH), 0, function (v) { S.h = +v; reload(); });
 selL.id = 'sel-layer'; selH.id = 'sel-head';
+if (NB > 1) {  // a forward pass of several batch rows: which one the views show
+  var selB = select(T.batch, range(NB), 0, function (v) { S.b = +v; thumbs.forEach(drawThumb); reload(); });
+  selB.id = 'sel-batch'; nav.insertBefore(selB.parentNode, selL.parentNode);
+}
 var selS = select(T.scale, [['absolute', T.absolute], ['perrow', T.perrow], ['log', T.log]], S.scale,
     function (v) { S.scale = v; redraw(); });
 selS.id = 'sel-scale';
@@ -287,22 +295,20 @@ var thumbs = [];
 for (var l = 0; l < NL; l++) {
   grid.appendChild(el('div', 'rl', T.L + ' ' + l));
   for (var h = 0; h < NH; h++) (function (l, h) {
-    var fig = el('figure', 'th'), c = el('canvas', 'thumb'), g = D.figs[l * NH + h];
+    var fig = el('figure', 'th'), c = el('canvas', 'thumb');
     c.width = D.thumb.w; c.height = D.thumb.h;
     c.style.width = c.style.height = THUMB + 'px'; fig.style.width = (THUMB + 8) + 'px';
     fig.appendChild(c);
-    var note = D.notes.length ? D.notes[l * NH + h] : T.sink + ': ' + T.topkey + ' \u2039' + ktok(g[2]) + '\u203a';
-    fig.appendChild(el('figcaption', null, T.entropy + ' ' + g[0].toFixed(2)));
-    fig.appendChild(el('figcaption', null, T.sink + ' ' + Math.round(100 * g[1]) + '% \u2039' + ktok(g[2]) + '\u203a'));
-    if (D.notes.length) fig.appendChild(el('figcaption', 'note', note));
-    fig.title = T.L + ' ' + l + ', ' + T.H + ' ' + h + ': ' + note;
+    // (the captions are the batch row's: drawThumb writes them)
+    var caps = [el('figcaption'), el('figcaption'), D.notes.length ? el('figcaption', 'note') : null];
+    caps.forEach(function (x) { if (x) fig.appendChild(x); });
     fig.dataset.layer = String(l); fig.dataset.head = String(h);
     fig.addEventListener('click', function () {
       S.l = l; S.h = h; selL.value = String(l); selH.value = String(h);
       if (parsed) load();
       setView('matrix');
     });
-    grid.appendChild(fig); thumbs.push({ l: l, h: h, c: c, fig: fig });
+    grid.appendChild(fig); thumbs.push({ l: l, h: h, c: c, fig: fig, caps: caps });
   })(l, h);
 }
 // the thumbnails come max-pooled from the page's writer, 8 bits on a square-root scale: q / 255 = sqrt(max w)
@@ -316,8 +322,14 @@ for (var q8 = 0; q8 < 256; q8++) LUT.push(ramp(q8 / 255));
   }
 })();
 function drawThumb(t) {
+  var k = slot(t.l, t.h), g = D.figs[k];
+  var note = D.notes.length ? D.notes[k] : T.sink + ': ' + T.topkey + ' \u2039' + ktok(g[2]) + '\u203a';
+  t.caps[0].textContent = T.entropy + ' ' + g[0].toFixed(2);
+  t.caps[1].textContent = T.sink + ' ' + Math.round(100 * g[1]) + '% \u2039' + ktok(g[2]) + '\u203a';
+  if (t.caps[2]) t.caps[2].textContent = note;
+  t.fig.title = T.L + ' ' + t.l + ', ' + T.H + ' ' + t.h + ': ' + note;
   var cw = t.c.width, ch = t.c.height, ctx = t.c.getContext('2d'), img = ctx.createImageData(cw, ch),
-      off = (t.l * NH + t.h) * cw * ch;
+      off = k * cw * ch;
   for (var p = 0; p < cw * ch; p++) {
     var rgb = LUT[TB[off + p]], o = 4 * p;
     img.data[o] = rgb[0]; img.data[o + 1] = rgb[1]; img.data[o + 2] = rgb[2]; img.data[o + 3] = 255;
@@ -404,7 +416,8 @@ mx.addEventListener('mousemove', function (ev) {
   var r = mx.getBoundingClientRect(), j = Math.floor((ev.clientX - r.left - ML) / CS),
       i = Math.floor((ev.clientY - r.top - MT) / CS);
   if (i < 0 || j < 0 || i >= Tq || j >= Tk) { tip.hidden = true; return; }
-  var text = T.L + ' ' + S.l + ', ' + T.H + ' ' + S.h + '\n' + cellText(i, j);
+  var text = (NB > 1 ? T.batch + ' ' + S.b + ', ' : '') + T.L + ' ' + S.l + ', ' + T.H + ' ' + S.h + '\n' +
+             cellText(i, j);
   tip.textContent = text; mxInfo.textContent = text.replace(/\n/g, '   ');
   mxInfo.dataset.i = String(i); mxInfo.dataset.j = String(j); mxInfo.dataset.w = String(S.w[i * Tk + j]);
   tip.hidden = false; tip.style.left = (ev.clientX + 14) + 'px'; tip.style.top = (ev.clientY + 14) + 'px';

@@ -1,8 +1,9 @@
 // The --html attention page's script, inline in every page that attention_html writes (the
 // CSP admits it by its SHA-256). It reads the JSON data block (id attn-data) and draws the three
 // views; every string from the data reaches the DOM through textContent, a property (title) or
-// canvas fillText, never through innerHTML or an attribute that holds markup. No fetch, XHR,
-// image or font load: the page's CSP forbids them.
+// canvas fillText, never as markup or through an attribute that holds markup. No request of any
+// kind, no image or font load: the page's CSP forbids them (and tests/test_html.cpp checks this
+// file names none of the APIs that would).
 // (a classic script, not one function: the page holds nothing else, so its names are the page's own)
 'use strict';
 var T0 = performance.now();

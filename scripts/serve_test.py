@@ -1034,7 +1034,7 @@ def browser_checks(binary, chromium, out, checks):
         b.events.clear()
         b.open_tab()
         b.call("Page.navigate", {"url": s.base + "/sentence"})
-        b.pump(1.0)
+        wait_ready(b, seconds=60)  # the first sentence's page in the frame (its answer would clear a later message)
         has_model = b.eval("document.getElementById('view') !== null")
         # Too long for the lab: said inside the page, before any request; the box takes no more.
         status, j = s.api("/api/sentence", {"text": "é" * 301})

@@ -765,7 +765,7 @@ int run_forward(ForwardOpts o) {
         write_forward_json(o, cfg, aopt, mask, cross, out, row_sum_err, !rec.attn.weights.empty(), grads, brec, text);
     if (!o.dump.empty() || !o.html.file.empty()) {  // --html reads the weights, scores, mask and V from the dump
         const Dump d = forward_dump(o, cfg, aopt, mask, mha, rec, cross ? x_kv : Tensor(), separate_v ? x_v : Tensor(), grads, brec);
-        if (!o.html.file.empty()) write_html_page(o.html, page_from_dump(d, "attn forward", 0), text);
+        if (!o.html.file.empty()) write_html_page(o.html, page_from_dump_rows(d, "attn forward"), text);
         if (o.dump.empty()) return 0;
         with_option("--dump", [&] { write_dump_file(o.dump, d, o.json_nonfinite); });
         if (o.dump != "-") text.print("  wrote {} ({} tensors)\n", o.dump, d.tensors.size());

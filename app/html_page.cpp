@@ -118,6 +118,31 @@ AttentionPage page_from_dump(const Dump& d, const std::string& source, int64_t b
     return p;
 }
 
+AttentionPage page_from_dump_rows(const Dump& d, const std::string& source) {
+    AttentionPage p = page_from_dump(d, source, 0);
+    const auto it = d.tensors.find("weights");
+    const int64_t B = it != d.tensors.end() && it->second.rank() == 4 ? it->second.dim(0) : 1;
+    if (B == 1) return p;
+    std::vector<AttentionPage> rows;
+    for (int64_t b = 1; b < B; ++b) {
+        rows.push_back(page_from_dump(d, source, b));
+        const AttentionPage& r = rows.back();
+        // one set of tokens and the same parts in every row, or the page keeps row 0
+        if (r.q_tokens != p.q_tokens || r.k_tokens != p.k_tokens || r.scores.empty() != p.scores.empty() ||
+            r.allowed.size() != p.allowed.size() || r.value_norms.size() != p.value_norms.size())
+            return p;
+    }
+    for (const AttentionPage& r : rows) {
+        p.weights.insert(p.weights.end(), r.weights.begin(), r.weights.end());
+        p.scores.insert(p.scores.end(), r.scores.begin(), r.scores.end());
+        p.allowed.insert(p.allowed.end(), r.allowed.begin(), r.allowed.end());
+        p.value_norms.insert(p.value_norms.end(), r.value_norms.begin(), r.value_norms.end());
+    }
+    p.batches = B;
+    p.subtitle = fmt::format("{} batch rows (choose one above); {} queries x {} keys", B, p.tq, p.tk);
+    return p;
+}
+
 AttentionPage page_from_model(const std::vector<Tensor>& attentions, const std::vector<Tensor>& values,
                               const std::vector<std::string>& tokens, const Mask& mask) {
     AttentionPage p;

@@ -33,6 +33,10 @@ void add_html_options(CLI::App& sub, HtmlOpts& o);
 // `source` when the dump holds no weights of those shapes.
 AttentionPage page_from_dump(const Dump& d, const std::string& source, int64_t batch);
 
+// The same page with every batch row of "weights" [B, H, Tq, Tk] (a selector on the page picks
+// one), when the rows share their tokens; otherwise, or with "attention", row 0's page.
+AttentionPage page_from_dump_rows(const Dump& d, const std::string& source);
+
 // The page of a model's forward pass, batch row 0: one (B, H, T, T) weight tensor
 // per layer, optionally the per-head values (B, H, T, Dk) per layer (norm view);
 // each head's note comes from the head analysis (sinks, near-duplicate heads).

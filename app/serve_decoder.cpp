@@ -12,6 +12,7 @@
 #include "attn/core/errors.hpp"
 #include "attn/model/gpt2.hpp"
 #include "attn/nn/ops.hpp"
+#include "serve_decoder_views.hpp"
 #include "serve_lab.hpp"
 
 namespace attn::cli {
@@ -127,45 +128,64 @@ json ablated_next(const LoadedDecoder& d, const std::vector<int32_t>& ids, const
              fmt::format("attn model ablate{} --text {} --heads {} --json", model, shell_quoted(text), names)}};
 }
 
-}  // namespace
+// The request's fields, checked (lab_decoder's header says what each may be).
+struct DecoderRequest {
+    std::string text;
+    int64_t top = 10, top_k = 0, layer = 0;
+    double temperature = 1.0, top_p = 1.0;
+    uint64_t seed = 0;
+};
 
-json lab_decoder(const json& r, const std::string& model_dir) {
+DecoderRequest decoder_request(const json& r) {
     if (!r.is_object()) throw LabError("", "the request must be a JSON object");
+    static const char* const kFields[] = {"text", "top", "temperature", "top_k", "top_p", "seed", "ablate", "layer"};
     for (const auto& item : r.items())
-        if (item.key() != "text" && item.key() != "top" && item.key() != "temperature" && item.key() != "seed" &&
-            item.key() != "ablate")
-            throw LabError(printable(item.key()), fmt::format("{}: not a field of this request (fields: text, top, "
-                                                              "temperature, seed, ablate)", printable(item.key())));
+        if (std::find(std::begin(kFields), std::end(kFields), item.key()) == std::end(kFields))
+            throw LabError(printable(item.key()),
+                           fmt::format("{}: not a field of this request (fields: text, top, temperature, top_k, top_p, "
+                                       "seed, ablate, layer)", printable(item.key())));
+    DecoderRequest q;
     if (!r.contains("text") || !r["text"].is_string()) throw LabError("text", "text: must be a string (your prompt)");
-    const std::string text = r["text"].get<std::string>();
-    if (text.empty()) throw LabError("text", "text: type a prompt");
-    if (static_cast<int64_t>(text.size()) > kLabMaxTextBytes)
-        throw LabError("text", fmt::format("text: at most {} bytes, got {}", kLabMaxTextBytes, text.size()), 413);
-    int64_t top = 10;
-    if (r.contains("top")) {
-        const json& v = r["top"];
-        if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > 50)
-            throw LabError("top", fmt::format("top: must be an integer in [1, 50], got {}", shown(v)));
-        top = v.get<int64_t>();
-    }
-    double temperature = 1.0;
+    q.text = r["text"].get<std::string>();
+    if (q.text.empty()) throw LabError("text", "text: type a prompt");
+    if (static_cast<int64_t>(q.text.size()) > kLabMaxTextBytes)
+        throw LabError("text", fmt::format("text: at most {} bytes, got {}", kLabMaxTextBytes, q.text.size()), 413);
+    auto integer = [&](const char* name, int64_t lo, int64_t hi, int64_t& out) {
+        if (!r.contains(name)) return;
+        const json& v = r[name];
+        if (!v.is_number_integer() || v.get<int64_t>() < lo || v.get<int64_t>() > hi)
+            throw LabError(name, fmt::format("{}: must be an integer in [{}, {}], got {}", name, lo, hi, shown(v)));
+        out = v.get<int64_t>();
+    };
+    integer("top", 1, 50, q.top);
+    integer("top_k", 0, 1 << 20, q.top_k);
+    integer("layer", 0, 1 << 10, q.layer);  // (checked against the model's layers once it is loaded)
     if (r.contains("temperature")) {
         const json& v = r["temperature"];
         const double t = v.is_number() ? v.get<double>() : -1.0;
         if (!(t == 0.0 || (t >= 0.01 && t <= 100.0)))
             throw LabError("temperature", fmt::format("temperature: must be 0 (greedy) or in [0.01, 100], got {}",
                                                       shown(v)));
-        temperature = t;
+        q.temperature = t;
     }
-    uint64_t seed = 0;
+    if (r.contains("top_p")) {
+        const json& v = r["top_p"];
+        const double p = v.is_number() ? v.get<double>() : -1.0;
+        if (!(p > 0.0 && p <= 1.0))
+            throw LabError("top_p", fmt::format("top_p: must be in (0, 1] (1: every token), got {}", shown(v)));
+        q.top_p = p;
+    }
     if (r.contains("seed")) {
         const json& v = r["seed"];
         if (!v.is_number_unsigned() || v.get<uint64_t>() > (uint64_t{1} << 53))
             throw LabError("seed", fmt::format("seed: must be an integer in [0, 2^53], got {}", shown(v)));
-        seed = v.get<uint64_t>();
+        q.seed = v.get<uint64_t>();
     }
-    const std::string dir = model_dir.empty() ? default_decoder_dir() : model_dir;
-    const LoadedDecoder& d = loaded_decoder(dir);
+    return q;
+}
+
+// The prompt's ids, checked against the model's vocabulary and positions.
+std::vector<int32_t> prompt_ids(const LoadedDecoder& d, const std::string& text) {
     std::vector<int32_t> ids;
     try {
         ids = d.tok.encode(text).ids;
@@ -176,18 +196,58 @@ json lab_decoder(const json& r, const std::string& model_dir) {
     if (static_cast<int64_t>(ids.size()) > d.model.config.n_positions)
         throw LabError("text", fmt::format("text: is {} tokens long, more than the model's {} positions", ids.size(),
                                            d.model.config.n_positions), 413);
+    return ids;
+}
+
+// The token the Sample button appends: one step of `attn model generate` at the temperature
+// and seed when top-k and top-p keep every token (the command repeats it); otherwise the same
+// draw from the cut distribution, which no attn command repeats (generate has no top-k or
+// top-p): command null.
+json sampled(const LoadedDecoder& d, const std::vector<int32_t>& ids, const DecoderRequest& q,
+             const std::vector<float>& cut, const std::string& model) {
+    if (static_cast<int64_t>(ids.size()) >= d.model.config.n_positions) return nullptr;
+    auto token_text = [&](int32_t id) { return id < d.tok.vocab_size() ? d.tok.token_text(id) : std::string("?"); };
+    if (q.top_k == 0 && q.top_p == 1.0) {
+        Gpt2GenerateOptions go;
+        go.steps = 1;
+        go.temperature = q.temperature;
+        go.seed = q.seed;
+        const Gpt2Step s = gpt2_generate(d.model, ids, go).at(0);
+        return {{"id", s.id}, {"text", token_text(s.id)}, {"prob", s.prob},
+                {"command", fmt::format("attn model generate{} --text {} --steps 1 --temperature {} --seed {} --json",
+                                        model, shell_quoted(q.text), q.temperature, q.seed)}};
+    }
+    const int32_t id = q.temperature == 0.0 ? static_cast<int32_t>(std::max_element(cut.begin(), cut.end()) -
+                                                                   cut.begin())
+                                            : sample_from(cut, q.seed);
+    return {{"id", id}, {"text", token_text(id)}, {"prob", cut[static_cast<size_t>(id)]}, {"command", nullptr}};
+}
+
+}  // namespace
+
+json lab_decoder(const json& r, const std::string& model_dir) {
+    const DecoderRequest q = decoder_request(r);
+    const std::string dir = model_dir.empty() ? default_decoder_dir() : model_dir;
+    const LoadedDecoder& d = loaded_decoder(dir);
+    const std::vector<int32_t> ids = prompt_ids(d, q.text);
     const std::vector<HeadRef> ablate = ablated_heads(r, d.model.config);
-    // As `attn model next` computes it (app/cmd_model_decoder.cpp, run_next).
+    const int64_t L = d.model.config.n_layer;
+    if (q.layer >= L)
+        throw LabError("layer", fmt::format("layer: must be an integer in [0, {}], got {}", L - 1, q.layer));
+    // As `attn model next` computes it (app/cmd_model_decoder.cpp, run_next); the cache holds
+    // what `attn model cache` dumps (recording changes no number).
     StackOptions fo;
-    fo.record_attention = true;  // (the weights and the residual stream do not change the logits)
+    fo.record_attention = true;
     fo.record_residual = true;
+    ActivationCache cache;
+    fo.cache = &cache;
     const StackOutput out = d.model.forward(ids, fo);
     const int64_t T = static_cast<int64_t>(ids.size()), V = d.model.config.vocab_size;
     const float* last = out.logits.ptr() + (T - 1) * V;
     const std::vector<float> p = softmax_probs(last, V);
     std::vector<int32_t> order(static_cast<size_t>(V));
     std::iota(order.begin(), order.end(), 0);
-    const int64_t K = std::min(top, V);
+    const int64_t K = std::min(q.top, V);
     std::partial_sort(order.begin(), order.begin() + K, order.end(),
                       [&](int32_t a, int32_t b) { return last[a] != last[b] ? last[a] > last[b] : a < b; });
     auto token_text = [&](int32_t id) { return id < d.tok.vocab_size() ? d.tok.token_text(id) : std::string("?"); };
@@ -199,24 +259,15 @@ json lab_decoder(const json& r, const std::string& model_dir) {
                         {"logit", last[id]}});
     }
     const std::string model = model_dir.empty() ? "" : " --model " + shell_quoted(model_dir);
-    const std::string command =
-        fmt::format("attn model next{} --text {} --top {} --json", model, shell_quoted(text), K);
-    // The same entries' probabilities at the temperature (softmax of logits / T; greedy: none).
-    json tempered = json::array();
-    const std::vector<float> pt = temperature > 0 ? softmax_probs(last, V, temperature) : std::vector<float>();
-    for (int64_t k = 0; k < K; ++k)
-        tempered.push_back(pt.empty() ? json(nullptr) : json(pt[static_cast<size_t>(order[static_cast<size_t>(k)])]));
-    // One step of `attn model generate` at the temperature and seed: the token the button appends.
-    json sample = nullptr;
-    if (T < d.model.config.n_positions) {
-        Gpt2GenerateOptions go;
-        go.steps = 1;
-        go.temperature = temperature;
-        go.seed = seed;
-        const Gpt2Step s = gpt2_generate(d.model, ids, go).at(0);
-        sample = {{"id", s.id}, {"text", token_text(s.id)}, {"prob", s.prob},
-                  {"command", fmt::format("attn model generate{} --text {} --steps 1 --temperature {} --seed {} --json",
-                                          model, shell_quoted(text), temperature, seed)}};
+    // The same entries' probabilities at the temperature (greedy: none), and in the
+    // distribution the Sample button draws from (temperature, then top-k, then top-p).
+    json tempered = json::array(), cut_probs = json::array();
+    const std::vector<float> pt = q.temperature > 0 ? softmax_probs(last, V, q.temperature) : std::vector<float>();
+    const std::vector<float> cut = sampling_probs(last, V, q.temperature, q.top_k, q.top_p);
+    for (int64_t k = 0; k < K; ++k) {
+        const size_t id = static_cast<size_t>(order[static_cast<size_t>(k)]);
+        tempered.push_back(pt.empty() ? json(nullptr) : json(pt[id]));
+        cut_probs.push_back(cut[id]);
     }
     // Every head's weights of the last query (the one that predicts the next token) over the tokens.
     json attention = json::array();
@@ -228,11 +279,17 @@ json lab_decoder(const json& r, const std::string& model_dir) {
         }
         attention.push_back(std::move(layer));
     }
-    const json ablated = ablate.empty() ? json(nullptr) : ablated_next(d, ids, ablate, last, model, text);
-    return {{"format", "attn-lab-decoder"}, {"version", 1}, {"model", dir}, {"tokens", tokens}, {"next", next},
-            {"command", command}, {"temperature", temperature}, {"next_at_temperature", tempered},
-            {"sample", sample}, {"layers", d.model.config.n_layer}, {"heads", d.model.config.n_head},
-            {"ablated", ablated}, {"attention", attention}, {"lens", logit_lens(d, out, T)}};
+    const json ablated = ablate.empty() ? json(nullptr) : ablated_next(d, ids, ablate, last, model, q.text);
+    json j = {{"format", "attn-lab-decoder"}, {"version", 1}, {"model", dir}, {"tokens", tokens}, {"next", next},
+              {"command", fmt::format("attn model next{} --text {} --top {} --json", model, shell_quoted(q.text), K)},
+              {"temperature", q.temperature}, {"top_k", q.top_k}, {"top_p", q.top_p},
+              {"next_at_temperature", tempered}, {"next_sampled", cut_probs},
+              {"sample", sampled(d, ids, q, cut, model)}, {"layers", L}, {"heads", d.model.config.n_head},
+              {"ablated", ablated}, {"attention", attention}, {"lens", logit_lens(d, out, T)},
+              {"cache_command", fmt::format("attn model cache{} --text {} --dump - --json-nonfinite null", model,
+                                            shell_quoted(q.text))}};
+    j.update(decoder_views(cache, L, q.layer));
+    return j;
 }
 
 }  // namespace attn::cli

@@ -174,8 +174,9 @@ std::string views_html(const nlohmann::json& rec, lessons::Lang lang, int lesson
         p.q_tokens = labels("row_labels", p.tq);
         p.k_tokens = labels("col_labels", p.tk);
         p.shapes = {{"weights", fmt::format("[{}, {}]", p.tq, p.tk)}};
-        out += fmt::format("<iframe class=\"view\" id=\"view-{}-{}\" title=\"{}\" srcdoc=\"{}\"></iframe>\n", lesson,
-                           escape(key), escape(p.title), escape(attention_html(p)));
+        // data-fit: the view sizes its frame to its content (lib/viz/src/html_page.js)
+        out += fmt::format("<iframe class=\"view\" id=\"view-{}-{}\" title=\"{}\" data-fit srcdoc=\"{}\"></iframe>\n",
+                           lesson, escape(key), escape(p.title), escape(attention_html(p)));
         ++views;
     }
     return out.empty() ? out : "<div class=\"views\">" + out + "</div>\n";

@@ -15,6 +15,7 @@ import json
 import math
 import os
 import random
+import re
 import shutil
 import socket
 import struct
@@ -262,6 +263,14 @@ def page_errors(events, allowed):
     return errors, requests
 
 
+def css_rules(path=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib", "viz", "src",
+                                 "html_page.css")):
+    """How many rules the --html pages' style sheet has (a rule a browser cannot parse is dropped)."""
+    with open(path, encoding="utf-8") as f:
+        text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
+    return text.count("{")
+
+
 def load_page(b, checks, path, name, out):
     """Opens one page in a fresh tab and runs the checks every page must pass. Returns its figures."""
     b.events.clear()
@@ -282,6 +291,9 @@ def load_page(b, checks, path, name, out):
     errors, requests = page_errors(b.events, lambda u: u == url)
     checks.check(not errors, f"{name}: no console error or CSP violation" + (f": {errors[:3]}" if errors else ""))
     checks.check(not requests, f"{name}: no network request" + (f": {requests[:3]}" if requests else ""))
+    rules = b.eval("document.styleSheets.length ? document.styleSheets[0].cssRules.length : -1")
+    checks.check(rules == css_rules(), f"{name}: Chromium parsed all {css_rules()} rules of lib/viz/src/html_page.css "
+                 f"({rules})")
     L, H = b.eval("(function(){var d=JSON.parse(document.getElementById('attn-data').textContent);return [d.L,d.H];})()")
     drawn = b.eval("document.querySelectorAll('canvas.thumb[data-drawn=\"1\"]').length")
     checks.check(drawn == L * H, f"{name}: {drawn} of {L} x {H} heads drawn")
@@ -300,6 +312,24 @@ def hover_cell(b, i, j):
     b.pump(0.1)
     return b.eval("[document.getElementById('mx-info').dataset.i, document.getElementById('mx-info').dataset.j, "
                   "Number(document.getElementById('mx-info').dataset.w), document.getElementById('mx-info').textContent]")
+
+
+def batch_checks(b, checks, dump_path, out):
+    """A forward page of two batch rows: the selector shows row 1, whose padded keys are masked and
+    whose weights the hover shows as the dump has them."""
+    with open(dump_path) as f:
+        w = json.load(f)["tensors"]["weights"]["data"]  # [2, 2, 6, 6]
+    n = b.eval("document.getElementById('sel-batch') ? document.getElementById('sel-batch').options.length : 0")
+    b.eval("document.querySelector('button[data-view=matrix]').click()")
+    b.eval("(function(){var s=document.getElementById('sel-batch');s.value='1';s.dispatchEvent(new Event('change'));})()")
+    b.pump(0.2)
+    maxerr = b.eval("JSON.parse(document.getElementById('attn-data').textContent).maxerr")
+    got = [hover_cell(b, i, j) for (i, j) in ((1, 1), (4, 2), (2, 4))]
+    want = [w[((1 * 2 + 0) * 6 + i) * 6 + j] for (i, j) in ((1, 1), (4, 2))]
+    ok = n == 2 and all(abs(g[2] - x) <= maxerr + 1e-7 for g, x in zip(got, want)) and "masked" in got[2][3]
+    checks.check(ok, f"batch: a selector of {n} rows; row 1's hover shows the dump's weights "
+                 f"({got[0][2]:.4f}, {got[1][2]:.4f} for {want[0]:.4f}, {want[1]:.4f}) and its padded key 4 masked")
+    b.screenshot(os.path.join(out, "batch-row1-matrix.png"), full=False)
 
 
 def main():
@@ -344,7 +374,11 @@ def main():
     train_html, decode_html = os.path.join(a.out, "train.html"), os.path.join(a.out, "decode.html")
     attn(a.attn, "train", "--task", "reverse", "--steps", "150", "--layers", "2", "--seed", "1", "-q", "--html", train_html)
     attn(a.attn, "decode", "--steps", "12", "--layers", "2", "--heads", "4", "--html", decode_html)
-    pages = [(fwd_html, "forward"), (xss_html, "xss"), (zh_html, "zh"), (minilm_html, "6x12 T=128"),
+    # two batch rows with different padding: the page's batch selector
+    batch_html, batch_dump = os.path.join(a.out, "batch.html"), os.path.join(a.out, "batch.json")
+    attn(a.attn, "forward", "--seq", "6", "--heads", "2", "--d-model", "16", "--batch", "2", "--mask", "pad:6,3",
+         "--seed", "1", "--dump", batch_dump, "--html", batch_html)
+    pages = [(fwd_html, "forward"), (batch_html, "batch"), (xss_html, "xss"), (zh_html, "zh"), (minilm_html, "6x12 T=128"),
              (train_html, "train"), (decode_html, "decode")]
     # BERT-base's size: 12 layers x 12 heads at T = 512 (a 50 MB page), from a synthetic dump
     big_dump, big = os.path.join(a.out, "big-12x12-T512.safetensors"), os.path.join(a.out, "big-12x12-T512.html")
@@ -388,6 +422,19 @@ def main():
                 masked = b.eval("document.querySelectorAll('.col.k .tok.masked').length")
                 checks.check(masked == 2, f"forward: hovering query 5 strikes through the 2 keys it may not see ({masked})")
                 b.screenshot(os.path.join(a.out, stem + "-head.png"))
+                # every head of the layer overlaid, a colour each, and the legend shows one alone
+                drawn = b.eval("document.querySelector('.hv canvas').dataset.heads")
+                n_legend = b.eval("document.querySelectorAll('#hv-legend button').length")
+                b.eval("document.querySelector('#hv-legend button[data-head=\"2\"]').click()")
+                alone = b.eval("document.querySelector('.hv canvas').dataset.heads")
+                checks.check(drawn == "0,1,2,3" and n_legend == 5 and alone == "2",
+                             f"forward: the head view overlays heads {drawn} with a legend of {n_legend}; "
+                             f"a click shows head {alone} alone")
+                b.eval("document.querySelector('#hv-legend button[data-head=\"-1\"]').click()")
+                b.eval("document.dispatchEvent(new Event('mousemove'))")
+                b.call("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": 1, "y": 1})
+                b.pump(0.1)
+                b.screenshot(os.path.join(a.out, stem + "-heads-overlaid.png"))
                 # the matrix view: the hover shows the dump's weight
                 b.eval("document.querySelector('button[data-view=matrix]').click()")
                 b.pump(0.05)
@@ -404,6 +451,8 @@ def main():
                        "s.dispatchEvent(new Event('change'));})()")
                 hover_cell(b, 4, 2)
                 b.screenshot(os.path.join(a.out, stem + "-matrix.png"), full=False)
+            if name == "batch":
+                batch_checks(b, checks, batch_dump, a.out)
             if name == "xss":
                 inert = b.eval("typeof window.__xss === 'undefined' && document.querySelectorAll('img, b, iframe').length === 0")
                 shown = b.eval("Array.prototype.some.call(document.querySelectorAll('.tok'), "
@@ -412,6 +461,19 @@ def main():
                 checks.check(shown, "xss: the token shows as its characters")
                 b.eval("document.querySelector('button[data-view=head]').click()")
                 b.screenshot(os.path.join(a.out, stem + "-head.png"))
+                # every head of the layer overlaid, a colour each, and the legend shows one alone
+                drawn = b.eval("document.querySelector('.hv canvas').dataset.heads")
+                n_legend = b.eval("document.querySelectorAll('#hv-legend button').length")
+                b.eval("document.querySelector('#hv-legend button[data-head=\"2\"]').click()")
+                alone = b.eval("document.querySelector('.hv canvas').dataset.heads")
+                checks.check(drawn == "0,1,2,3" and n_legend == 5 and alone == "2",
+                             f"forward: the head view overlays heads {drawn} with a legend of {n_legend}; "
+                             f"a click shows head {alone} alone")
+                b.eval("document.querySelector('#hv-legend button[data-head=\"-1\"]').click()")
+                b.eval("document.dispatchEvent(new Event('mousemove'))")
+                b.call("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": 1, "y": 1})
+                b.pump(0.1)
+                b.screenshot(os.path.join(a.out, stem + "-heads-overlaid.png"))
             if name == "zh":
                 tab = b.eval("document.querySelector('button[data-view=head]').textContent")
                 checks.check(tab == "头视图", f"zh: the head view's tab reads {tab!r}")
@@ -495,6 +557,12 @@ def main():
             checks.check(ready == want and (want > 0 or not a.tour_from <= 7 <= a.tour_to),
                          f"tour: {ready} interactive views drawn, {want} weight heatmaps in the record")
             b.eval("document.querySelectorAll('details.lesson').forEach(function(d){d.open=true;})")
+            b.pump(0.5)
+            # each view sizes its frame to its content (no fixed 600 px with blank space beneath)
+            fits = b.eval("Array.prototype.map.call(document.querySelectorAll('iframe.view'), function(f){"
+                          "var d=f.contentDocument.body;return [f.clientHeight, d.offsetTop+d.offsetHeight];})")
+            checks.check(fits and all(abs(h - c) <= 8 for h, c in fits),
+                         f"tour: every view's frame is as tall as its content ([frame, content] px: {fits})")
             b.screenshot(os.path.join(a.out, "tour.png"))
             figures.append({"page": "tour.html", "bytes": os.path.getsize(tour_html), "heads": 0, "open_ms": 0, "wall_s": 0})
     finally:

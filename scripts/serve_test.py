@@ -818,6 +818,159 @@ def exercise_browser_checks(binary, b, s, out, checks):
     return figures
 
 
+def cache_tensors(binary, command):
+    """The tensors of `attn model cache ... --dump -` (the command the decoder page prints)."""
+    r = subprocess.run([binary] + shlex.split(command)[1:], capture_output=True, text=True, check=True)
+    return {k: v for k, v in json.loads(r.stdout)["tensors"].items()}
+
+
+def norms(t):
+    """L2 norm of each row of a (1, T, D) tensor in the dump."""
+    D = t["shape"][-1]
+    d = t["data"]
+    return [math.sqrt(sum(x * x for x in d[i:i + D])) for i in range(0, len(d), D)]
+
+
+def close(a, b, tol=1e-4):
+    return len(a) == len(b) and all(abs(x - y) <= tol * max(1.0, abs(y)) for x, y in zip(a, b))
+
+
+def sampling_reference(logits, temperature, top_k, top_p):
+    """The distribution the decoder page samples from, computed here from `attn model next`'s logits:
+    softmax(logits / T), the top_k most likely kept, then the most likely whose mass before each is < top_p."""
+    m = max(logits)
+    e = [math.exp((x - m) / temperature) for x in logits]
+    z = sum(e)
+    p = [x / z for x in e]
+    order = sorted(range(len(p)), key=lambda i: (-p[i], i))[:top_k or len(p)]
+    mass = sum(p[i] for i in order)
+    kept, before = [], 0.0
+    for i in order:
+        if kept and before >= top_p:
+            break
+        kept.append(i)
+        before += p[i] / mass
+    total = sum(p[i] for i in kept)
+    return {i: p[i] / total for i in kept}
+
+
+def decoder_browser_checks(binary, b, s, out, checks):
+    """The /decoder page: its numbers are the CLI's (`attn model next`, `generate`, `ablate`, `cache`)."""
+    figures = {"decoder_ms": open_page(b, s, "/decoder", "decoder", checks)}
+    r = b.eval("window.attnLab.decoder")
+    ref = attn_json(binary, shlex.split(r["command"])[1:])
+    shown = b.eval("document.querySelector('#shapes tbody tr').innerText")
+    top = ref["next"][0]
+    checks.check(r["next"] == ref["next"] and f"{100 * top['prob']:.2f}%" in shown and str(top["id"]) in shown,
+                 f"decoder: the page's top next token and probability are `{r['command']}`'s ({shown!r})")
+    b.eval("document.getElementById('prompt').value='Thou'; document.getElementById('go').click()")
+    b.pump(1.0)
+    r2 = b.eval("window.attnLab.decoder")
+    ref2 = attn_json(binary, shlex.split(r2["command"])[1:])
+    checks.check("'Thou'" in r2["command"] and r2["next"] == ref2["next"],
+                 f"decoder: a new prompt typed: the distribution of `{r2['command']}`")
+    b.eval("var e=document.getElementById('temperature'); e.value='0.9'; e.dispatchEvent(new Event('change'))")
+    b.eval("var e=document.getElementById('seed'); e.value='5'; e.dispatchEvent(new Event('change'))")
+    b.pump(1.5)
+    r3 = b.eval("window.attnLab.decoder")
+    before = b.eval("document.body.dataset.ready")
+    b.eval("document.getElementById('sample').click()")
+    wait_ready(b, before)
+    sampled = b.eval("window.attnLab.sampled")
+    step = attn_json(binary, shlex.split(r3["sample"]["command"])[1:])["steps"][0]
+    prompt = b.eval("document.getElementById('prompt').value")
+    checks.check(sampled["id"] == step["id"] and prompt == "Thou" + step["text"],
+                 f"decoder: Sample appends `{r3['sample']['command']}`'s token ({step['text']!r}): "
+                 f"the prompt is now {prompt!r}")
+    before = b.eval("document.body.dataset.ready")
+    b.eval("document.getElementById('head-1-2').click()")
+    wait_ready(b, before)
+    r4 = b.eval("window.attnLab.decoder")
+    shown = b.eval("(document.getElementById('ablated') || {}).textContent || ''")
+    ref4 = attn_json(binary, shlex.split(r4["ablated"]["command"])[1:])["ablated"]["top"] if r4["ablated"] else {}
+    checks.check(r4["ablated"] and "--heads 1.2" in r4["ablated"]["command"] and
+                 f"{100 * ref4.get('prob', -1):.2f}%" in shown,
+                 f"decoder: a click on head 1.2 ablates it as `attn model ablate --heads 1.2` says ({shown!r})")
+    decoder_view_checks(binary, b, s, out, checks)
+    return figures
+
+
+def decoder_view_checks(binary, b, s, out, checks):
+    """The embeddings, the residual stream and the overlaid heads equal `attn model cache`'s tensors;
+    top-k and top-p change the distribution sampled from as computed here from the CLI's logits."""
+    before = b.eval("document.body.dataset.ready")
+    b.eval("var e=document.getElementById('layer'); e.value='2'; e.dispatchEvent(new Event('change'))")
+    wait_ready(b, before)
+    r = b.eval("window.attnLab.decoder")
+    cache = cache_tensors(binary, r["cache_command"])
+    emb = r["embeddings"]
+    L, T = r["layers"], len(r["tokens"])
+    D = cache["hook_embed"]["shape"][-1]
+    ok = (close(emb["token_norm"], norms(cache["hook_embed"]))
+          and close(emb["position_norm"], norms(cache["hook_pos_embed"]))
+          and close(emb["token"][T - 1], cache["hook_embed"]["data"][(T - 1) * D:(T - 1) * D + emb["dims"]]))
+    shown = b.eval("document.querySelector('#embed-norms tr:last-child').innerText")
+    checks.check(ok and f"{emb['token_norm'][-1]:.4f}" in shown,
+                 f"decoder: embedding norms and dims equal `{r['cache_command']}`'s hook_embed, hook_pos_embed "
+                 f"({shown!r})")
+    ok = close(r["residual"][0], norms(cache["blocks.0.hook_resid_pre"]))
+    for l in range(L):
+        ok = ok and close(r["residual"][l + 1], norms(cache[f"blocks.{l}.hook_resid_post"]))
+        ok = ok and close(r["attn_out"][l], norms(cache[f"blocks.{l}.hook_attn_out"]))
+        ok = ok and close(r["mlp_out"][l], norms(cache[f"blocks.{l}.hook_mlp_out"]))
+    shown = b.eval("document.querySelector('#residual tr:last-child').innerText")
+    checks.check(ok and f"{r['mlp_out'][-1][-1]:.4f}" in shown and f"{r['residual'][-1][-1]:.4f}" in shown,
+                 f"decoder: per layer, the norms of attention out, MLP out and the residual stream equal the cache's "
+                 f"({shown!r})")
+    pattern = cache["blocks.2.attn.hook_pattern"]["data"]
+    flat = [w for h in r["pattern"] for row in h for w in row]
+    lines = b.eval("(function(){var ls=document.querySelectorAll('#overlay line'); var hs={};"
+                   "ls.forEach(function(l){hs[l.getAttribute('data-head')]=l.getAttribute('stroke')});"
+                   "return [ls.length, hs, document.querySelectorAll('#legend button').length,"
+                   "document.querySelectorAll('#overlay text.tok-q').length]})()")
+    n_lines, colours, legend, labels = lines
+    checks.check(r["layer"] == 2 and close(flat, pattern, 1e-5) and len(colours) == r["heads"]
+                 and len(set(colours.values())) == r["heads"] and legend == r["heads"] + 1 and labels == T,
+                 f"decoder: layer 2's {r['heads']} heads overlaid in {len(set(colours.values()))} colours "
+                 f"({n_lines} lines, {labels} query labels, a legend of {legend}); the weights equal the cache's "
+                 f"blocks.2.attn.hook_pattern")
+    b.eval("document.getElementById('overlay-head-1').click()")
+    b.pump(0.2)
+    heads = b.eval("Array.from(new Set(Array.from(document.querySelectorAll('#overlay line'))"
+                   ".map(function(l){return l.getAttribute('data-head')})))")
+    checks.check(heads == ["1"], f"decoder: the legend shows one head alone ({heads})")
+    b.screenshot(os.path.join(out, "serve-decoder-views.png"))
+    b.eval("document.getElementById('overlay-head-1').scrollIntoView()")
+    b.screenshot(os.path.join(out, "serve-decoder-overlay.png"))
+    # top-k and top-p: the probabilities sampled from are those computed here from the CLI's logits
+    for knob, value in (("temperature", "1.3"), ("top_k", "5"), ("top_p", "0.8"), ("seed", "2")):
+        before = b.eval("document.body.dataset.ready")
+        b.eval(f"var e=document.getElementById('{knob}'); e.value='{value}'; e.dispatchEvent(new Event('change'))")
+        wait_ready(b, before)
+    r = b.eval("window.attnLab.decoder")
+    full = attn_json(binary, shlex.split(r["command"].replace("--top 10", "--top 1000"))[1:])["next"]
+    logits = [0.0] * (max(n["id"] for n in full) + 1)
+    for n in full:
+        logits[n["id"]] = n["logit"]
+    ref = sampling_reference(logits, 1.3, 5, 0.8)
+    got = {n["id"]: p for n, p in zip(r["next"], r["next_sampled"]) if p > 0}
+    ok = set(got) == set(ref) and all(abs(got[i] - ref[i]) < 1e-5 for i in got)
+    note = b.eval("(document.getElementById('no-cli') || {}).textContent || ''")
+    checks.check(ok and r["sample"]["id"] in ref and r["sample"]["command"] is None and "top-k" in note,
+                 f"decoder: temperature 1.3, top-k 5, top-p 0.8 keep {sorted(ref)} with the probabilities computed "
+                 f"from `attn model next`'s logits; Sample draws {r['sample']['text']!r} from them; the page says no "
+                 f"command repeats it")
+    before = b.eval("document.body.dataset.ready")
+    b.eval("var e=document.getElementById('top_k'); e.value='1'; e.dispatchEvent(new Event('change'))")
+    wait_ready(b, before)
+    r = b.eval("window.attnLab.decoder")
+    checks.check(r["sample"]["id"] == r["next"][0]["id"] and r["next_sampled"][0] == 1.0,
+                 f"decoder: top-k 1 samples the most likely token ({r['sample']['text']!r})")
+    errors, foreign = page_errors(b.events, lambda u: u.startswith(s.base + "/"))
+    checks.check(not errors and not foreign, "decoder: no console error, no other origin after every knob"
+                 + (f": {errors[:3]}" if errors else ""))
+
+
 def browser_checks(binary, chromium, out, checks):
     s = Server(binary)
     b = Browser(chromium, out)
@@ -846,50 +999,7 @@ def browser_checks(binary, chromium, out, checks):
                      f"time, scaled {100 * r['rows'][1]['onehot_fraction']:.0f}%")
         b.screenshot(os.path.join(out, "serve-sqrt-dk.png"))
 
-        figures["decoder_ms"] = open_page(b, s, "/decoder", "decoder", checks)
-        r = b.eval("window.attnLab.decoder")
-        ref = attn_json(binary, shlex.split(r["command"])[1:])
-        shown = b.eval("document.querySelector('#shapes tbody tr').innerText")
-        top = ref["next"][0]
-        checks.check(r["next"] == ref["next"] and f"{100 * top['prob']:.2f}%" in shown and str(top["id"]) in shown,
-                     f"decoder: the page's top next token and probability are `{r['command']}`'s ({shown!r})")
-        b.eval("document.getElementById('prompt').value='Thou'; document.getElementById('go').click()")
-        b.pump(1.0)
-        r2 = b.eval("window.attnLab.decoder")
-        ref2 = attn_json(binary, shlex.split(r2["command"])[1:])
-        checks.check("'Thou'" in r2["command"] and r2["next"] == ref2["next"],
-                     f"decoder: a new prompt typed: the distribution of `{r2['command']}`")
-        b.eval("var e=document.getElementById('temperature'); e.value='0.9'; e.dispatchEvent(new Event('change'))")
-        b.eval("var e=document.getElementById('seed'); e.value='5'; e.dispatchEvent(new Event('change'))")
-        b.pump(1.5)
-        r3 = b.eval("window.attnLab.decoder")
-        before = b.eval("document.body.dataset.ready")
-        b.eval("document.getElementById('sample').click()")
-        wait_ready(b, before)
-        sampled = b.eval("window.attnLab.sampled")
-        step = attn_json(binary, shlex.split(r3["sample"]["command"])[1:])["steps"][0]
-        prompt = b.eval("document.getElementById('prompt').value")
-        checks.check(sampled["id"] == step["id"] and prompt == "Thou" + step["text"],
-                     f"decoder: Sample appends `{r3['sample']['command']}`'s token ({step['text']!r}): "
-                     f"the prompt is now {prompt!r}")
-        before = b.eval("document.body.dataset.ready")
-        b.eval("document.getElementById('head-1-2').click()")
-        wait_ready(b, before)
-        r4 = b.eval("window.attnLab.decoder")
-        shown = b.eval("(document.getElementById('ablated') || {}).textContent || ''")
-        ref4 = attn_json(binary, shlex.split(r4["ablated"]["command"])[1:])["ablated"]["top"] if r4["ablated"] else {}
-        checks.check(r4["ablated"] and "--heads 1.2" in r4["ablated"]["command"] and
-                     f"{100 * ref4.get('prob', -1):.2f}%" in shown,
-                     f"decoder: a click on head 1.2 ablates it as `attn model ablate --heads 1.2` says ({shown!r})")
-        b.eval("var e=document.getElementById('layer'); e.value='2'; e.dispatchEvent(new Event('change'))")
-        b.pump(0.3)
-        cells = b.eval("(function(){var c=document.querySelector('#layer').parentNode.querySelector('canvas');"
-                       "return c ? [+c.dataset.rows, +c.dataset.cols] : null})()")
-        errors, _ = page_errors(b.events, lambda u: u.startswith(s.base + "/"))
-        heads = len(r4["attention"][2]) if len(r4["attention"]) > 2 else -1
-        checks.check(cells == [heads, len(r4["tokens"])] and not errors,
-                     f"decoder: layer 2's heads drawn, one row a head over the tokens ({cells})")
-        b.screenshot(os.path.join(out, "serve-decoder.png"))
+        figures.update(decoder_browser_checks(binary, b, s, out, checks))
         figures.update(exercise_browser_checks(binary, b, s, out, checks))
         open_page(b, s, "/decoder?lang=zh", "decoder (zh)", checks)
         checks.check(b.eval("document.getElementById('go').textContent") == "下一个词元", "decoder: the zh UI")
@@ -924,7 +1034,7 @@ def browser_checks(binary, chromium, out, checks):
         b.events.clear()
         b.open_tab()
         b.call("Page.navigate", {"url": s.base + "/sentence"})
-        b.pump(1.0)
+        wait_ready(b, seconds=60)  # the first sentence's page in the frame (its answer would clear a later message)
         has_model = b.eval("document.getElementById('view') !== null")
         # Too long for the lab: said inside the page, before any request; the box takes no more.
         status, j = s.api("/api/sentence", {"text": "é" * 301})
@@ -936,8 +1046,10 @@ def browser_checks(binary, chromium, out, checks):
         checks.check(status == 413 and limit and limit.group(1) in said and str(maxlength) == limit.group(1),
                      f"sentence: 602 bytes are refused inside the page ({said!r}); the box's maxlength is {maxlength}, "
                      f"the server's limit {limit.group(1) if limit else '?'}")
+        before = b.eval("document.body.dataset.ready || ''")
         b.eval(f"document.getElementById('text').value={json.dumps(probe)}; document.getElementById('go').click()")
-        b.pump(3.0)
+        wait_ready(b, before, seconds=60)  # the frame loads the probe's page (MiniLM on a loaded machine: seconds)
+        b.pump(0.5)
         errors, foreign = page_errors(b.events, lambda u: u.startswith(s.base + "/"))
         frame_text = b.eval("(function(){try{var d=document.getElementById('view').contentDocument;"
                             "return d.body.innerText}catch(e){return ''}})()") or ""
@@ -959,6 +1071,10 @@ def browser_checks(binary, chromium, out, checks):
                 b.pump(0.5)
                 frame_text = b.eval("(function(){try{var d=document.getElementById('view').contentDocument;"
                                     "return d.body.innerText}catch(e){return ''}})()") or ""
+            fit = b.eval("(function(){var f=document.getElementById('view'), d=f.contentDocument.body;"
+                         "return [f.clientHeight, d.offsetTop + d.offsetHeight]})()")
+            checks.check(abs(fit[0] - fit[1]) <= 8, f"sentence: the frame is as tall as its page ({fit[0]} px for "
+                         f"{fit[1]} px)")
             checks.check("<img" in frame_text or "img" in frame_text, "sentence: the probe's tokens shown as text")
         b.screenshot(os.path.join(out, "serve-sentence.png"))
     finally:

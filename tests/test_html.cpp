@@ -285,6 +285,38 @@ TEST_CASE("html: each head's entropy and sink share") {
     CHECK(f[1].sink_key == 2);
 }
 
+TEST_CASE("html: a page of two batch rows holds each row's weights, mask and figures") {
+    // row 0: uniform over 4 keys; row 1: keys 2 and 3 padded (masked), every row on key 0
+    attn::AttentionPage p;
+    p.tq = p.tk = 4;
+    p.batches = 2;
+    for (int i = 0; i < 16; ++i) p.weights.push_back(0.25f);
+    for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 4; ++j) p.weights.push_back(j == 0 ? 1.0f : 0.0f);
+    p.allowed.assign(16, 1);
+    for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 4; ++j) p.allowed.push_back(j < 2 ? 1 : 0);
+    const std::string html = attn::attention_html(p);
+    const auto data = page_data(html);
+    CHECK(data["B"] == 2);
+    CHECK(data["L"] == 1);
+    CHECK(data["mask"]["heads"] == 1);
+    const auto bits = base64_decode(data["mask"]["bits"].get<std::string>());
+    REQUIRE(bits.size() == 4);
+    CHECK(bits[0] == 0xff);  // row 0: every pair allowed
+    CHECK(bits[2] == 0x33);  // row 1: keys 0 and 1 of queries 0 and 1
+    const auto f = attn::html_head_figures(p);
+    REQUIRE(f.size() == 2);
+    CHECK(f[0].entropy == doctest::Approx(1.0));
+    CHECK(f[1].entropy == doctest::Approx(0.0));  // one key of the two allowed
+    CHECK(f[1].sink_key == 0);
+    const auto b = page_blocks(html, "w", 2);
+    REQUIRE(b.size() == 2 * 32);  // float16, both rows
+    CHECK(attn::half_to_float(uint16_t(b[32] | (b[33] << 8))) == 1.0f);
+    p.batches = 3;  // the vectors do not hold 3 rows
+    CHECK_THROWS_AS(attn::attention_html(p), std::invalid_argument);
+}
+
 TEST_CASE("html: attention_html refuses vectors of the wrong size") {
     attn::AttentionPage p = random_page(1, 1, 3, false, 4);
     p.scores.resize(2);

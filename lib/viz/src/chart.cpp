@@ -46,7 +46,8 @@ std::string bytes_text(double v) {
 
 // Powers of two in [lo, hi], every k-th exponent (k aligned to 0) so that at most 7 remain.
 std::vector<double> pow2_ticks(double lo, double hi) {
-    const int e0 = static_cast<int>(std::ceil(std::log2(lo) - 1e-9)), e1 = static_cast<int>(std::floor(std::log2(hi) + 1e-9));
+    const int e0 = static_cast<int>(std::ceil(std::log2(lo) - 1e-9));
+    const int e1 = static_cast<int>(std::floor(std::log2(hi) + 1e-9));
     for (int k : {1, 2, 3, 5, 10, 20}) {
         std::vector<double> t;
         for (int e = e0; e <= e1; ++e)
@@ -206,6 +207,110 @@ std::string tick_text(double v, double step) {
     return out == "-0" ? "0" : out;
 }
 
+namespace {
+
+using Points = std::vector<std::vector<std::pair<double, double>>>;  // a series' segments of pixel points
+
+// What line_chart laid out, for the two drawing steps below.
+struct ChartLayout {
+    SvgBox frame, plot;
+    Scale sx, sy, sy2;
+    bool any_right = false;
+    double tick_h = 0, y_lab_w = 0, y2_lab_w = 0, right_margin = 0, bottom_axis = 0;
+    std::vector<std::string> colors, labels;
+    std::vector<double> entry_w;
+    std::vector<Points> pts;
+    double px(double v) const { return plot.x0 + sx.pos(v) * (plot.x1 - plot.x0); }
+    double py(const Scale& s, double v) const { return plot.y1 - s.pos(v) * (plot.y1 - plot.y0); }
+};
+
+// The ticks thinned until their labels keep apart; the frame, grid, tick labels and axis titles.
+void draw_axes(SvgDocument& doc, const LineChart& c, ChartLayout& k) {
+    const SvgBox& plot = k.plot;
+    thin(k.sx, [&](size_t i) {
+        const double w = text_width(k.sx.labels[i], kTickFont), x = k.px(k.sx.ticks[i]);
+        return std::pair{x - w / 2, x + w / 2};
+    }, 8);
+    auto thin_y = [&](Scale& s) {
+        thin(s, [&](size_t i) {
+            const double y = k.py(s, s.ticks[i]);
+            return std::pair{y - k.tick_h / 2, y + k.tick_h / 2};
+        }, 4);
+    };
+    thin_y(k.sy);
+    if (k.any_right) thin_y(k.sy2);
+    const SvgStyle grid{.stroke = "#e3e3e3"};
+    if (!c.title.empty())
+        doc.text((plot.x0 + plot.x1) / 2, k.frame.y0 + kChartTitleFont * 0.8 + 4, c.title,
+                 {.font_size = kChartTitleFont, .bold = true, .anchor = "middle"});
+    for (size_t i = 0; i < k.sx.ticks.size(); ++i) {
+        const double x = k.px(k.sx.ticks[i]);
+        doc.line(x, plot.y0, x, plot.y1, grid);
+        doc.text(x, plot.y1 + 7 + kTickFont * 0.8, k.sx.labels[i], {.font_size = kTickFont, .anchor = "middle"});
+    }
+    auto y_axis = [&](const Scale& s, const Axis& a, bool right_side, double lab_w) {
+        const std::string col = a.color;
+        for (size_t i = 0; i < s.ticks.size(); ++i) {
+            const double y = k.py(s, s.ticks[i]);
+            if (!right_side) doc.line(plot.x0, y, plot.x1, y, grid);
+            const double tx = right_side ? plot.x1 + kGap : plot.x0 - kGap;
+            // baseline a third of an em below the tick: the label's box is centred on it
+            doc.text(tx, y + kTickFont * 0.275, s.labels[i],
+                     {.fill = col, .font_size = kTickFont, .anchor = right_side ? "" : "end"});
+        }
+        if (a.title.empty()) return;
+        const double plot_h = plot.y1 - plot.y0;
+        const double font = std::min(kTitleFont, kTitleFont * plot_h / std::max(1.0, text_width(a.title, kTitleFont)));
+        // rotated -90 about (x, y): the text's box spans x - 0.8 em .. x + 0.25 em
+        const double x = right_side ? plot.x1 + kGap + lab_w + kGap + 0.8 * font
+                                    : plot.x0 - kGap - lab_w - kGap - 0.25 * font;
+        doc.text(x, (plot.y0 + plot.y1) / 2, a.title, {.fill = col, .font_size = font, .anchor = "middle"}, -90);
+    };
+    y_axis(k.sy, c.y, false, k.y_lab_w);
+    if (k.any_right) y_axis(k.sy2, c.y2, true, k.y2_lab_w);
+    if (!c.x.title.empty())
+        doc.text((plot.x0 + plot.x1) / 2, plot.y1 + 7 + k.tick_h + 4 + kTitleFont * 0.8, c.x.title,
+                 {.fill = c.x.color, .font_size = kTitleFont, .anchor = "middle"});
+    doc.rect(plot.x0, plot.y0, plot.x1 - plot.x0, plot.y1 - plot.y0, {.fill = "none", .stroke = "#333"});
+}
+
+// The series, in legend order (the last drawn is on top), then the legend.
+void draw_series(SvgDocument& doc, const LineChart& c, const ChartLayout& k) {
+    auto style_of = [&](size_t i) {
+        return SvgStyle{.fill = "none", .stroke = k.colors[i], .stroke_width = c.series[i].width,
+                        .dash = c.series[i].dash};
+    };
+    for (size_t i = 0; i < c.series.size(); ++i) {
+        size_t n = 0;
+        for (const auto& seg : k.pts[i]) n += seg.size();
+        const bool markers = shows_markers(c.series[i], n);
+        for (const auto& seg : k.pts[i]) {
+            if (shows_line(c.series[i]) && seg.size() > 1) doc.polyline(seg, style_of(i));
+            if (markers || seg.size() == 1)
+                for (const auto& [x, y] : seg) doc.circle(x, y, 3, {.fill = k.colors[i]});
+        }
+    }
+    double lx = c.legend == LegendPlace::Right ? k.plot.x1 + k.right_margin + 10 + 4 : k.frame.x0 + 4;
+    double ly = c.legend == LegendPlace::Right ? k.plot.y0 + 8 : k.plot.y1 + k.bottom_axis + 12 + kLegendRow / 2;
+    const double x_start = lx;
+    for (size_t i = 0; i < c.series.size(); ++i) {
+        if (c.legend == LegendPlace::Below && lx > x_start && lx + k.entry_w[i] > k.frame.x1)
+            lx = x_start, ly += kLegendRow;
+        size_t n = 0;
+        for (const auto& seg : k.pts[i]) n += seg.size();
+        if (shows_line(c.series[i])) doc.line(lx, ly, lx + kLegendSample, ly, style_of(i));
+        if (shows_markers(c.series[i], n) || !shows_line(c.series[i]))
+            doc.circle(lx + kLegendSample / 2, ly, 3, {.fill = k.colors[i]});
+        doc.text(lx + kLegendSample + kGap, ly + kTitleFont * 0.275, k.labels[i], {.font_size = kTitleFont});
+        if (c.legend == LegendPlace::Right)
+            ly += kLegendRow;
+        else
+            lx += k.entry_w[i] + 18;
+    }
+}
+
+}  // namespace
+
 SvgBox line_chart(SvgDocument& doc, const SvgBox& frame, const LineChart& c) {
     // ---- data ranges
     Range rx, ry, ry2;
@@ -314,88 +419,11 @@ SvgBox line_chart(SvgDocument& doc, const SvgBox& frame, const LineChart& c) {
     pts.clear();
     for (const Series& s : c.series) pts.push_back(points_of(plot, s));
 
-    // ---- ticks thinned until their labels keep apart
-    thin(sx, [&](size_t i) {
-        const double w = text_width(sx.labels[i], kTickFont), x = px(plot, sx.ticks[i]);
-        return std::pair{x - w / 2, x + w / 2};
-    }, 8);
-    auto thin_y = [&](Scale& s) {
-        thin(s, [&](size_t i) {
-            const double y = py(plot, s, s.ticks[i]);
-            return std::pair{y - tick_h / 2, y + tick_h / 2};
-        }, 4);
-    };
-    thin_y(sy);
-    if (any_right) thin_y(sy2);
-
-    // ---- frame, grid, tick labels, axis titles
-    const SvgStyle grid{.stroke = "#e3e3e3"};
-    if (!c.title.empty())
-        doc.text((plot.x0 + plot.x1) / 2, frame.y0 + kChartTitleFont * 0.8 + 4, c.title,
-                 {.font_size = kChartTitleFont, .bold = true, .anchor = "middle"});
-    for (size_t i = 0; i < sx.ticks.size(); ++i) {
-        const double x = px(plot, sx.ticks[i]);
-        doc.line(x, plot.y0, x, plot.y1, grid);
-        doc.text(x, plot.y1 + 7 + kTickFont * 0.8, sx.labels[i], {.font_size = kTickFont, .anchor = "middle"});
-    }
-    auto y_axis = [&](const Scale& s, const Axis& a, bool right_side, double lab_w) {
-        const std::string col = a.color;
-        for (size_t i = 0; i < s.ticks.size(); ++i) {
-            const double y = py(plot, s, s.ticks[i]);
-            if (!right_side) doc.line(plot.x0, y, plot.x1, y, grid);
-            const double tx = right_side ? plot.x1 + kGap : plot.x0 - kGap;
-            // baseline a third of an em below the tick: the label's box is centred on it
-            doc.text(tx, y + kTickFont * 0.275, s.labels[i],
-                     {.fill = col, .font_size = kTickFont, .anchor = right_side ? "" : "end"});
-        }
-        if (a.title.empty()) return;
-        const double plot_h = plot.y1 - plot.y0;
-        const double font = std::min(kTitleFont, kTitleFont * plot_h / std::max(1.0, text_width(a.title, kTitleFont)));
-        // rotated -90 about (x, y): the text's box spans x - 0.8 em .. x + 0.25 em
-        const double x = right_side ? plot.x1 + kGap + lab_w + kGap + 0.8 * font : plot.x0 - kGap - lab_w - kGap - 0.25 * font;
-        doc.text(x, (plot.y0 + plot.y1) / 2, a.title, {.fill = col, .font_size = font, .anchor = "middle"}, -90);
-    };
-    y_axis(sy, c.y, false, y_lab_w);
-    if (any_right) y_axis(sy2, c.y2, true, y2_lab_w);
-    if (!c.x.title.empty())
-        doc.text((plot.x0 + plot.x1) / 2, plot.y1 + 7 + tick_h + 4 + kTitleFont * 0.8, c.x.title,
-                 {.fill = c.x.color, .font_size = kTitleFont, .anchor = "middle"});
-    doc.rect(plot.x0, plot.y0, plot.x1 - plot.x0, plot.y1 - plot.y0, {.fill = "none", .stroke = "#333"});
-
-    // ---- series, in legend order (the last drawn is on top)
-    auto style_of = [&](size_t i) {
-        return SvgStyle{.fill = "none", .stroke = colors[i], .stroke_width = c.series[i].width, .dash = c.series[i].dash};
-    };
-    for (size_t i = 0; i < c.series.size(); ++i) {
-        size_t n = 0;
-        for (const auto& seg : pts[i]) n += seg.size();
-        const bool markers = shows_markers(c.series[i], n);
-        for (const auto& seg : pts[i]) {
-            if (shows_line(c.series[i]) && seg.size() > 1) doc.polyline(seg, style_of(i));
-            if (markers || seg.size() == 1)
-                for (const auto& [x, y] : seg) doc.circle(x, y, 3, {.fill = colors[i]});
-        }
-    }
-
-    // ---- legend
-    double lx = c.legend == LegendPlace::Right ? plot.x1 + right_margin + 10 + 4 : frame.x0 + 4;
-    double ly = c.legend == LegendPlace::Right ? plot.y0 + 8 : plot.y1 + bottom_axis + 12 + kLegendRow / 2;
-    const double x_start = lx;
-    for (size_t i = 0; i < c.series.size(); ++i) {
-        if (c.legend == LegendPlace::Below && lx > x_start && lx + entry_w[i] > frame.x1)
-            lx = x_start, ly += kLegendRow;
-        size_t n = 0;
-        for (const auto& seg : pts[i]) n += seg.size();
-        if (shows_line(c.series[i])) doc.line(lx, ly, lx + kLegendSample, ly, style_of(i));
-        if (shows_markers(c.series[i], n) || !shows_line(c.series[i]))
-            doc.circle(lx + kLegendSample / 2, ly, 3, {.fill = colors[i]});
-        doc.text(lx + kLegendSample + kGap, ly + kTitleFont * 0.275, labels[i], {.font_size = kTitleFont});
-        if (c.legend == LegendPlace::Right)
-            ly += kLegendRow;
-        else
-            lx += entry_w[i] + 18;
-    }
-    return plot;
+    ChartLayout k{frame, plot, sx, sy, sy2, any_right, tick_h, y_lab_w, y2_lab_w, right_margin, bottom_axis,
+                  colors, labels, entry_w, pts};
+    draw_axes(doc, c, k);
+    draw_series(doc, c, k);
+    return k.plot;
 }
 
 }  // namespace attn::viz

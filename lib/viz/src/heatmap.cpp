@@ -180,7 +180,8 @@ std::string render_heatmap(const HeatmapPanel& panel, const HeatmapStyle& style)
     const auto clab = labels_or_indices(panel.col_labels, panel.cols);
 
     int label_w = 1;
-    for (const auto& l : rlab) label_w = std::max(label_w, std::min(display_width(sanitize_terminal(l)), style.max_label));
+    for (const auto& l : rlab)
+        label_w = std::max(label_w, std::min(display_width(sanitize_terminal(l)), style.max_label));
     bool compact = style.cells == HeatmapStyle::Cells::Compact;
     if (style.cells == HeatmapStyle::Cells::Auto)
         compact = label_w + 1 + 5 * panel.cols > style.max_width;
@@ -208,7 +209,8 @@ std::string render_heatmap(const HeatmapPanel& panel, const HeatmapStyle& style)
         std::string line(static_cast<size_t>(panel.cols * cell_w), ' ');
         for (int64_t j = 0; j < panel.cols; j += 10) {
             const std::string n = std::to_string(j);
-            line.replace(static_cast<size_t>(j * cell_w), std::min(n.size(), line.size() - static_cast<size_t>(j * cell_w)), n);
+            const auto at = static_cast<size_t>(j * cell_w);
+            line.replace(at, std::min(n.size(), line.size() - at), n);
         }
         out += line;
     } else {
@@ -302,8 +304,10 @@ std::string heatmap_svg(const std::vector<HeatmapPanel>& panels, const SvgOption
         max_title = std::max<int64_t>(max_title, display_width(p.title));
         for (float v : p.values) any_zero = any_zero || v == 0.0f;
         max_n = std::max({max_n, p.rows, p.cols});
-        for (const auto& l : labels_or_indices(p.row_labels, p.rows)) max_rlab = std::max<int64_t>(max_rlab, display_width(l));
-        for (const auto& l : labels_or_indices(p.col_labels, p.cols)) max_clab = std::max<int64_t>(max_clab, display_width(l));
+        for (const auto& l : labels_or_indices(p.row_labels, p.rows))
+            max_rlab = std::max<int64_t>(max_rlab, display_width(l));
+        for (const auto& l : labels_or_indices(p.col_labels, p.cols))
+            max_clab = std::max<int64_t>(max_clab, display_width(l));
     }
     max_rlab = std::min<int64_t>(max_rlab, 16);
     max_clab = std::min<int64_t>(max_clab, 16);
@@ -325,7 +329,8 @@ std::string heatmap_svg(const std::vector<HeatmapPanel>& panels, const SvgOption
     const int64_t grid_rows = (static_cast<int64_t>(panels.size()) + per_row - 1) / per_row;
     const double bar_w = 16, bar_h = std::min(240.0, double(max_n) * cs), bar_x_off = 30, bar_label_w = 80;
     const double width = margin * 2 + per_row * (grid_w + gap) + bar_x_off + bar_w + bar_label_w;
-    const double height = std::max(top + double(grid_rows) * (grid_h + gap) + margin, top + ptitle_h + clab_h + bar_h + 60);
+    const double height =
+        std::max(top + double(grid_rows) * (grid_h + gap) + margin, top + ptitle_h + clab_h + bar_h + 60);
 
     SvgDocument svg(width, height, opt.title);
     svg.text(margin, 28, opt.title, {.font_size = 16, .bold = true});
@@ -351,7 +356,9 @@ std::string heatmap_svg(const std::vector<HeatmapPanel>& panels, const SvgOption
                 const float v = p.values[static_cast<size_t>(i * p.cols + j)];
                 const bool finite = std::isfinite(v);
                 // exactly 0 (a masked weight) is hatched, so it differs from a tiny weight
-                const std::string fill = v == 0.0f ? "url(#zero)" : finite ? hex(heat_color(unit(v, lo, hi))) : "#bbbbbb";
+                const std::string fill = v == 0.0f ? "url(#zero)"
+                                         : finite  ? hex(heat_color(unit(v, lo, hi)))
+                                                   : "#bbbbbb";
                 const std::string val = finite ? num(v) : (std::isnan(v) ? "NaN" : (v > 0 ? "+inf" : "-inf"));
                 const std::string tip =
                     fmt::format("{} \u2192 {}: {}", rlab[static_cast<size_t>(i)], clab[static_cast<size_t>(j)], val);

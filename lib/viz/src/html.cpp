@@ -1,6 +1,6 @@
 // The self-contained attention page (attn/viz/html.hpp): data encoding, the
 // escaping that keeps every string text, the CSP hashes, and the document.
-// The page's CSS and script are in html_assets.cpp.
+// The page's CSS and script are html_page.css and html_page.js (html_assets.hpp).
 #include "attn/viz/html.hpp"
 
 #include <algorithm>
@@ -116,7 +116,7 @@ struct Thumbs {
     std::vector<uint8_t> q;  // [L * H, h, w]
 };
 Thumbs thumbnails(const AttentionPage& p) {
-    const int64_t heads = p.layers * p.heads, Tq = p.tq, Tk = p.tk;
+    const int64_t heads = p.batches * p.layers * p.heads, Tq = p.tq, Tk = p.tk;
     const auto r = static_cast<int64_t>(std::sqrt(163840.0 / static_cast<double>(heads)));
     const int64_t R = std::clamp<int64_t>(r, 24, 64);
     Thumbs t;
@@ -218,13 +218,16 @@ std::string html_json_string(std::string_view s) {
 }
 
 std::vector<HtmlHeadFigures> html_head_figures(const AttentionPage& p) {
-    const int64_t Tq = p.tq, Tk = p.tk, mh = p.allowed.empty() ? 0 : static_cast<int64_t>(p.allowed.size()) / (Tq * Tk);
+    // (mh: the mask's heads per batch row, 1 or H; 0 without a mask)
+    const int64_t Tq = p.tq, Tk = p.tk, B = std::max<int64_t>(1, p.batches);
+    const int64_t mh = p.allowed.empty() ? 0 : static_cast<int64_t>(p.allowed.size()) / (B * Tq * Tk);
     std::vector<HtmlHeadFigures> out;
     std::vector<double> received(static_cast<size_t>(Tk));
-    for (int64_t l = 0; l < p.layers; ++l)
+    for (int64_t l = 0; l < B * p.layers; ++l)  // (batch row l / layers)
         for (int64_t h = 0; h < p.heads; ++h) {
             const float* w = p.weights.data() + (l * p.heads + h) * Tq * Tk;
-            const uint8_t* a = mh == 0 ? nullptr : p.allowed.data() + (mh == 1 ? 0 : h) * Tq * Tk;
+            const uint8_t* a =
+                mh == 0 ? nullptr : p.allowed.data() + ((l / p.layers) * mh + (mh == 1 ? 0 : h)) * Tq * Tk;
             std::fill(received.begin(), received.end(), 0.0);
             double ent = 0;
             int64_t ent_rows = 0, rows = 0;
@@ -257,16 +260,21 @@ std::vector<HtmlHeadFigures> html_head_figures(const AttentionPage& p) {
 std::string attention_html_script_source() { return "'sha256-" + sha256_base64(kHtmlJs) + "'"; }
 std::string attention_html_style_source() { return "'sha256-" + sha256_base64(kHtmlCss) + "'"; }
 
-std::string attention_html(const AttentionPage& p, HtmlStats* stats) {
-    // ---- check the sizes
-    const int64_t L = p.layers, H = p.heads, Tq = p.tq, Tk = p.tk;
-    if (L < 1 || H < 1 || Tq < 1 || Tk < 1) throw std::invalid_argument("attention_html: layers, heads, Tq, Tk must be >= 1");
+namespace {
+
+// std::invalid_argument unless every vector of the page has the size its counts say.
+void check_page_sizes(const AttentionPage& p) {
+    if (p.batches < 1) throw std::invalid_argument("attention_html: batches must be >= 1");
+    const int64_t L = p.layers * p.batches, H = p.heads, Tq = p.tq, Tk = p.tk, B = p.batches;  // (L: every row's)
+    if (p.layers < 1 || H < 1 || Tq < 1 || Tk < 1)
+        throw std::invalid_argument("attention_html: layers, heads, Tq, Tk must be >= 1");
     const auto n = static_cast<size_t>(L * H * Tq * Tk);
     if (p.weights.size() != n) throw std::invalid_argument("attention_html: weights must be [L, H, Tq, Tk]");
-    if (!p.scores.empty() && p.scores.size() != n) throw std::invalid_argument("attention_html: scores must be [L, H, Tq, Tk]");
-    if (!p.allowed.empty() && p.allowed.size() != static_cast<size_t>(Tq * Tk) &&
-        p.allowed.size() != static_cast<size_t>(H * Tq * Tk))
-        throw std::invalid_argument("attention_html: allowed must be [Tq, Tk] or [H, Tq, Tk]");
+    if (!p.scores.empty() && p.scores.size() != n)
+        throw std::invalid_argument("attention_html: scores must be [L, H, Tq, Tk]");
+    if (!p.allowed.empty() && p.allowed.size() != static_cast<size_t>(B * Tq * Tk) &&
+        p.allowed.size() != static_cast<size_t>(B * H * Tq * Tk))
+        throw std::invalid_argument("attention_html: allowed must be [B, Tq, Tk] or [B, H, Tq, Tk]");
     if (!p.value_norms.empty() && p.value_norms.size() != static_cast<size_t>(L * H * Tk))
         throw std::invalid_argument("attention_html: value_norms must be [L, H, Tk]");
     if (!p.head_notes.empty() && p.head_notes.size() != static_cast<size_t>(L * H))
@@ -274,6 +282,14 @@ std::string attention_html(const AttentionPage& p, HtmlStats* stats) {
     if ((!p.q_tokens.empty() && p.q_tokens.size() != static_cast<size_t>(Tq)) ||
         (!p.k_tokens.empty() && p.k_tokens.size() != static_cast<size_t>(Tk)))
         throw std::invalid_argument("attention_html: q_tokens must be [Tq], k_tokens [Tk]");
+}
+
+}  // namespace
+
+std::string attention_html(const AttentionPage& p, HtmlStats* stats) {
+    check_page_sizes(p);
+    const int64_t L = p.layers * p.batches, H = p.heads, Tq = p.tq, Tk = p.tk;  // (L: every batch row's layers)
+    const auto n = static_cast<size_t>(L * H * Tq * Tk);
 
     // ---- the weights: float16 for small pages, else 8 bits on a square-root scale; the error measured.
     // Each head's bytes go to their own data element (heads_b64), so the page decodes a head only when it
@@ -304,12 +320,14 @@ std::string attention_html(const AttentionPage& p, HtmlStats* stats) {
     data += ",\"subtitle\":" + html_json_string(p.subtitle);
     data += ",\"source\":" + html_json_string(p.source);
     data += ",\"lang\":" + html_json_string(p.lang == "zh" ? "zh" : "en");
-    data += ",\"L\":" + std::to_string(L) + ",\"H\":" + std::to_string(H) + ",\"Tq\":" + std::to_string(Tq) +
-            ",\"Tk\":" + std::to_string(Tk);
+    data += ",\"B\":" + std::to_string(p.batches) + ",\"L\":" + std::to_string(p.layers);
+    data += ",\"H\":" + std::to_string(H) + ",\"Tq\":" + std::to_string(Tq) + ",\"Tk\":" + std::to_string(Tk);
     data += ",\"q\":" + tokens_json(p.q_tokens) + ",\"k\":" + tokens_json(p.k_tokens);
     data += ",\"enc\":\"" + std::string(st.encoding == "float16" ? "f16" : "u8s") + "\",\"maxerr\":" +
             num(st.max_weight_error);
     data += ",\"scores\":" + std::string(st.scores_embedded ? "true" : "false");
+    // scores the command computed but left out for the page's size (the hover says which)
+    data += ",\"scores_left_out\":" + std::string(!p.scores.empty() && !st.scores_embedded ? "true" : "false");
     const Thumbs th = thumbnails(p);
     data += ",\"thumb\":{\"w\":" + std::to_string(th.w) + ",\"h\":" + std::to_string(th.h) + ",\"d\":\"" +
             base64_encode(th.q.data(), th.q.size()) + "\"}";
@@ -319,7 +337,8 @@ std::string attention_html(const AttentionPage& p, HtmlStats* stats) {
         std::vector<uint8_t> bits((p.allowed.size() + 7) / 8, 0);
         for (size_t i = 0; i < p.allowed.size(); ++i)
             if (p.allowed[i] != 0) bits[i / 8] = static_cast<uint8_t>(bits[i / 8] | (1u << (i % 8)));
-        data += ",\"mask\":{\"heads\":" + std::to_string(p.allowed.size() / static_cast<size_t>(Tq * Tk)) +
+        const auto mask_heads = p.allowed.size() / static_cast<size_t>(p.batches * Tq * Tk);
+        data += ",\"mask\":{\"heads\":" + std::to_string(mask_heads) +
                 ",\"bits\":\"" + base64_encode(bits.data(), bits.size()) + "\"}";
     } else {
         data += ",\"mask\":null";
@@ -333,7 +352,8 @@ std::string attention_html(const AttentionPage& p, HtmlStats* stats) {
                 std::to_string(figs[i].sink_key) + "]";
     data += "],\"shapes\":[";
     for (size_t i = 0; i < p.shapes.size(); ++i)
-        data += (i ? ",[" : "[") + html_json_string(p.shapes[i].first) + "," + html_json_string(p.shapes[i].second) + "]";
+        data += (i ? ",[" : "[") + html_json_string(p.shapes[i].first) + "," +
+                html_json_string(p.shapes[i].second) + "]";
     data += "]}";
 
     // ---- the document: CSP first, then style and script allowed by their hashes only

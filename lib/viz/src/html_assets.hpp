@@ -1,5 +1,6 @@
-// The attention page's stylesheet and script (html_assets.cpp), inline in every
-// page that attention_html writes; the CSP admits them by their SHA-256.
+// The attention page's stylesheet and script, inline in every page that attention_html writes
+// (the CSP admits them by their SHA-256). They are the files html_page.css and html_page.js,
+// compiled in by cmake/embed_text.cmake (lib/CMakeLists.txt).
 #pragma once
 
 namespace attn {

@@ -147,7 +147,8 @@ void SvgDocument::hatch(std::string_view id, std::string_view background, std::s
 
 std::string SvgDocument::str() const {
     const SvgBox c = canvas();
-    const std::string x = svg_number(c.x0), y = svg_number(c.y0), w = svg_number(c.x1 - c.x0), h = svg_number(c.y1 - c.y0);
+    const std::string x = svg_number(c.x0), y = svg_number(c.y0);
+    const std::string w = svg_number(c.x1 - c.x0), h = svg_number(c.y1 - c.y0);
     return fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{2}\" height=\"{3}\" "
                        "viewBox=\"{0} {1} {2} {3}\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" "

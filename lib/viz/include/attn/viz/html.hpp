@@ -48,6 +48,10 @@ struct AttentionPage {
     std::string source;    // the file or command it came from (shown as text)
     std::string lang = "en";  // UI language: "en" or "zh"
     int64_t layers = 1, heads = 1, tq = 0, tk = 0;
+    // Batch rows (a selector on the page when > 1): every vector below indexed by layer then holds
+    // the B rows one after another (weights [B, L, H, Tq, Tk], allowed [B, Tq, Tk] or [B, H, Tq, Tk],
+    // value_norms [B, L, H, Tk], head_notes B * L * H); the tokens are the same for every row.
+    int64_t batches = 1;
     std::vector<std::string> q_tokens, k_tokens;  // [Tq], [Tk]; empty: positions
     std::vector<float> weights;                   // [L, H, Tq, Tk]
     std::vector<float> scores;                    // optional [L, H, Tq, Tk] scaled, masked scores (-inf allowed)

@@ -145,7 +145,8 @@ int64_t get_int(const json& r, const char* field, int64_t fallback, int64_t lo, 
     const int64_t x = v.is_number_integer() ? v.get<int64_t>() : static_cast<int64_t>(v.get<double>());
     if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(hi))
         throw LabError(field, fmt::format("{}: must be an integer in [{}, {}], got {}", field, lo, hi, shown(v)));
-    if (x < lo || x > hi) throw LabError(field, fmt::format("{}: must be an integer in [{}, {}], got {}", field, lo, hi, x));
+    if (x < lo || x > hi)
+        throw LabError(field, fmt::format("{}: must be an integer in [{}, {}], got {}", field, lo, hi, x));
     return x;
 }
 
@@ -199,7 +200,8 @@ json per_head(const Tensor& t) {
 // the command multiply by the same float.
 std::string scale_text(const std::string& scale, double tau, double temperature, int64_t d_k) {
     const bool plain = temperature == 1.0;
-    if (scale == "sqrt") return plain ? "sqrt" : fmt::format("{:.9g}", 1.0 / (std::sqrt(static_cast<double>(d_k)) * temperature));
+    if (scale == "sqrt")
+        return plain ? "sqrt" : fmt::format("{:.9g}", 1.0 / (std::sqrt(static_cast<double>(d_k)) * temperature));
     if (scale == "none") return plain ? "none" : fmt::format("{:.9g}", 1.0 / temperature);
     if (scale == "inv_dk") return fmt::format("{:.9g}", 1.0 / (static_cast<double>(d_k) * temperature));
     return fmt::format("cosine:{:.9g}", tau * temperature);
@@ -331,7 +333,8 @@ json lab_sqrt_dk(const json& r) {
         std::vector<float> example(kRow);
         for (int64_t j = 0; j < kRow; ++j)
             example[static_cast<size_t>(j)] =
-                static_cast<float>(v.scaled ? dots[static_cast<size_t>(j)] / std::sqrt(static_cast<double>(dk)) : dots[static_cast<size_t>(j)]);
+                static_cast<float>(v.scaled ? dots[static_cast<size_t>(j)] / std::sqrt(static_cast<double>(dk))
+                                            : dots[static_cast<size_t>(j)]);
         std::vector<float> weights = example;
         softmax_rows(weights.data(), 1, kRow);
         out_rows.push_back({{"scaled", v.scaled}, {"std", v.std}, {"theory_std", v.theory_std},
@@ -343,8 +346,8 @@ json lab_sqrt_dk(const json& r) {
     return {{"format", "attn-lab-sqrt-dk"},
             {"version", 1},
             {"config", {{"d_k", dk}, {"samples", cfg.samples}, {"keys", cfg.keys}, {"seed", cfg.seed}}},
-            {"command", fmt::format("attn variance --d-k {} --samples {} --keys {} --seed {}", dk, cfg.samples, cfg.keys,
-                                    cfg.seed)},
+            {"command", fmt::format("attn variance --d-k {} --samples {} --keys {} --seed {}", dk, cfg.samples,
+                                    cfg.keys, cfg.seed)},
             {"rows", out_rows}};
 }
 
@@ -415,7 +418,8 @@ json validate_train_request(const json& r) {
             {"head", get_int(r, "head", 0, 0, 3)}};
 }
 
-void run_lab_training(const json& request, const std::atomic<bool>& stop, const std::function<void(const json&)>& emit) {
+void run_lab_training(const json& request, const std::atomic<bool>& stop,
+                      const std::function<void(const json&)>& emit) {
     const json c = validate_train_request(request);
     const TaskKind kind = task_of(c["task"].get<std::string>());
     TaskOptions to;

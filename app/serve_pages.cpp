@@ -24,26 +24,31 @@ PageText page_text(const std::string& page, bool zh) {
         return zh ? PageText{"注意力操场",
                              "一层多头自注意力：x [1, T, D] 经过 nn.Linear 得到 Q、K、V，分数 Q·Kᵀ 乘以缩放因子，"
                              "掩码位置填 −∞，再按行做 softmax。拖动旋钮，C++ 库立即重新计算；悬停查看每个数。"}
-                  : PageText{"Attention playground",
-                             "One multi-head self-attention layer: x [1, T, D] goes through nn.Linear to Q, K and V; the "
-                             "scores Q·Kᵀ are scaled, masked keys filled with −∞, and each row goes through softmax. Move a "
-                             "knob and attn's C++ library computes it again; hover a cell for its number."};
+                  : PageText{
+                        "Attention playground",
+                        "One multi-head self-attention layer: x [1, T, D] goes through nn.Linear to Q, K and V; the "
+                        "scores Q·Kᵀ are scaled, masked keys filled with −∞, and each row goes through softmax. Move a "
+                        "knob and attn's C++ library computes it again; hover a cell for its number."};
     if (page == "sqrt-dk")
         return zh ? PageText{"为什么除以 √Dk",
-                             "q 和 k 的分量独立、方差为 1 时，q·k 的标准差是 √Dk：Dk 越大，分数越分散，softmax 越接近 one-hot，"
+                             "q 和 k 的分量独立、方差为 1 时，q·k 的标准差是 √Dk：Dk 越大，分数越分散，softmax 越接近 "
+                             "one-hot，"
                              "经过 softmax 的梯度越小。除以 √Dk 把标准差拉回 1。拖动 Dk，看方差实验实时重跑。"}
-                  : PageText{"Why divide by √Dk",
-                             "With independent unit-variance components, q·k has standard deviation √Dk: the larger Dk, "
-                             "the wider the scores, the closer softmax gets to one-hot and the less gradient flows back "
-                             "through it. Dividing by √Dk brings the std back to 1. Move Dk and the variance experiment "
-                             "runs again."};
+                  : PageText{
+                        "Why divide by √Dk",
+                        "With independent unit-variance components, q·k has standard deviation √Dk: the larger Dk, "
+                        "the wider the scores, the closer softmax gets to one-hot and the less gradient flows back "
+                        "through it. Dividing by √Dk brings the std back to 1. Move Dk and the variance experiment "
+                        "runs again."};
     if (page == "sentence")
         return zh ? PageText{"你的句子",
-                             "输入一句英文，all-MiniLM-L6-v2 的 6 层 × 12 个头的注意力由 attn 的 C++ 编码器计算后显示：头视图、"
+                             "输入一句英文，all-MiniLM-L6-v2 的 6 层 × 12 个头的注意力由 attn 的 C++ "
+                             "编码器计算后显示：头视图、"
                              "模型视图、矩阵视图。"}
-                  : PageText{"Your sentence",
-                             "Type a sentence: all-MiniLM-L6-v2's 6 layers × 12 heads, computed by attn's C++ encoder, in "
-                             "the head, model and matrix views."};
+                  : PageText{
+                        "Your sentence",
+                        "Type a sentence: all-MiniLM-L6-v2's 6 layers × 12 heads, computed by attn's C++ encoder, in "
+                        "the head, model and matrix views."};
     if (page == "decoder")
         return zh ? PageText{"解码器：下一个词元",
                              "输入一段开头，GPT-2 式解码器（默认是随 attn 发布、在《麦克白》上训练的字符级模型）把它切成词元，"
@@ -66,12 +71,14 @@ PageText page_text(const std::string& page, bool zh) {
         return zh ? PageText{"训练一个小模型",
                              "在一个合成任务上训练 attn train 的小 Transformer（2 层、4 个头），实时看损失下降，"
                              "以及最后一层某个头的注意力权重如何形成。"}
-                  : PageText{"Train a tiny model",
-                             "Train attn train's tiny Transformer (2 layers, 4 heads) on a synthetic task and watch the "
-                             "loss fall and a head of the last layer find its pattern, step by step."};
+                  : PageText{
+                        "Train a tiny model",
+                        "Train attn train's tiny Transformer (2 layers, 4 heads) on a synthetic task and watch the "
+                        "loss fall and a head of the last layer find its pattern, step by step."};
     return zh ? PageText{"attn 实验室", "每个数字都由 attn 的 C++ 库在这台机器上计算；页面不向别处发送任何请求。"}
-              : PageText{"attn lab", "Every number on these pages is computed by attn's C++ library on this machine; no "
-                                     "page sends a request anywhere else."};
+              : PageText{"attn lab",
+                         "Every number on these pages is computed by attn's C++ library on this machine; no "
+                         "page sends a request anywhere else."};
 }
 
 }  // namespace

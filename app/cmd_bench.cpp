@@ -76,10 +76,11 @@ void check_bench_budget(const BenchOpts& o, const BenchCase& base, const std::ve
     }
     require_json_writable(o.json);
     if (flops + kFlopsPerExp * exps > kFlopBudget && !o.yes)
-        throw InputError(fmt::format("--seq: the runs would take about {:.1e} FLOPs and {:.1e} exponentials (counted as "
-                                     "{:g} FLOPs each), above the budget of {:.0e} (see --help); lower --seq, --batch, "
-                                     "--heads, --d-k or --reps, or add --yes",
-                                     flops, exps, kFlopsPerExp, kFlopBudget));
+        throw InputError(
+            fmt::format("--seq: the runs would take about {:.1e} FLOPs and {:.1e} exponentials (counted as "
+                        "{:g} FLOPs each), above the budget of {:.0e} (see --help); lower --seq, --batch, "
+                        "--heads, --d-k or --reps, or add --yes",
+                        flops, exps, kFlopsPerExp, kFlopBudget));
 }
 
 struct BenchRow {
@@ -112,9 +113,10 @@ std::vector<BenchRow> measure_rows(const BenchCase& base, const std::vector<int6
                 const double need = (base.backward ? (5.0 * c.B * c.H + 2.0) * 4.0 * tt : 4.0 * tt) +
                                     16.0 * c.B * c.H * static_cast<double>(T) * c.Dk;
                 if (mem > 0 && need > 0.5 * mem)
-                    skip = fmt::format("{} needs {} (more than half of the {} of memory)",
-                                       base.backward ? "its backward's (B, H, T, T) tensors" : "its (T, T) score matrix",
-                                       format_bytes(need), format_bytes(mem));
+                    skip =
+                        fmt::format("{} needs {} (more than half of the {} of memory)",
+                                    base.backward ? "its backward's (B, H, T, T) tensors" : "its (T, T) score matrix",
+                                    format_bytes(need), format_bytes(mem));
             }
             if (skip.empty()) backend_available(impl, &skip);
             if (!skip.empty()) {
@@ -212,12 +214,13 @@ void print_bench(const BenchCase& base, int threads, const FmaPeak& peak, double
     if (base.backward)
         fmt::print("  (2.5 x the forward's FLOPs: FlashAttention's convention for the backward, 5 products against 2;\n"
                    "   flash times the tiled backward from saved O and L; reference recomputes its forward inside)\n");
-    fmt::print("{:<11}{:>7}{:>11}{:>10}{:>8}{:>8}{:>8}{:>11}{:>8}{:>6}{:>9}\n", "impl", "T", "seconds", "GFLOP/s", "%FMA",
-               "xGEMM", "xref", "peak RSS", "RSS/io", "CPU", "%FMAcpu");
+    fmt::print("{:<11}{:>7}{:>11}{:>10}{:>8}{:>8}{:>8}{:>11}{:>8}{:>6}{:>9}\n", "impl", "T", "seconds", "GFLOP/s",
+               "%FMA", "xGEMM", "xref", "peak RSS", "RSS/io", "CPU", "%FMAcpu");
     for (const auto& row : rows) {
         const auto& r = row.r;
-        const std::string xref =
-            ref_secs.count(row.T) != 0 && row.impl != Backend::Reference ? fmt::format("{:.1f}", ref_secs[row.T] / r.seconds) : "-";
+        const std::string xref = ref_secs.count(row.T) != 0 && row.impl != Backend::Reference
+                                     ? fmt::format("{:.1f}", ref_secs[row.T] / r.seconds)
+                                     : "-";
         fmt::print("{:<11}{:>7}{:>11.4f}{:>10.1f}{:>7.1f}%{:>8.2f}{:>8}{:>11}{:>8.2f}{:>5.0f}%{:>8.1f}%\n",
                    backend_name(row.impl), row.T,
                    r.seconds, r.gflops, 100.0 * r.gflops / peak.gflops, r.gflops / gemm, xref,
@@ -234,13 +237,16 @@ void print_bench(const BenchCase& base, int threads, const FmaPeak& peak, double
                        backend_name(row.impl), row.T, format_bytes(row.r.scratch_bytes),
                        row.r.scratch_bytes / row.r.io_bytes);
     for (const auto& n : notes) fmt::print("note: {}\n", n);
-    fmt::print("peak RSS: VmHWM of a child process that holds Q, K, V (and the output); RSS/io = that / bytes of Q, K, V, out{}\n"
-               "CPU: CPU time / (wall time x threads); below 100% the cores were shared with other work (reference: 1 thread)\n"
-               "%FMAcpu: GFLOP per CPU-second / the FMA loop's GFLOP per CPU-second ({:.1f}): efficiency while running\n"
-               "tile: a {} register tile fed from L1 (the kernels' inner loop alone) runs at {:.1f} GFLOP per CPU-second\n"
-               "here, {:.0f}% of the FMA loop's rate: what a kernel of that shape reaches before its softmax and memory\n",
-               base.backward ? " (backward: and dO, O, dQ, dK, dV)" : "", peak.gflops_per_cpu, peak.tile_shape,
-               peak.tile_gflops_per_cpu, 100.0 * peak.tile_gflops_per_cpu / peak.gflops_per_cpu);
+    fmt::print(
+        "peak RSS: VmHWM of a child process that holds Q, K, V (and the output); RSS/io = that / bytes of Q, K, V, "
+        "out{}\n"
+        "CPU: CPU time / (wall time x threads); below 100% the cores were shared with other work (reference: 1 "
+        "thread)\n"
+        "%FMAcpu: GFLOP per CPU-second / the FMA loop's GFLOP per CPU-second ({:.1f}): efficiency while running\n"
+        "tile: a {} register tile fed from L1 (the kernels' inner loop alone) runs at {:.1f} GFLOP per CPU-second\n"
+        "here, {:.0f}% of the FMA loop's rate: what a kernel of that shape reaches before its softmax and memory\n",
+        base.backward ? " (backward: and dO, O, dQ, dK, dV)" : "", peak.gflops_per_cpu, peak.tile_shape,
+        peak.tile_gflops_per_cpu, 100.0 * peak.tile_gflops_per_cpu / peak.gflops_per_cpu);
 }
 
 // One case's run line on stderr, redrawn in place; erased when the case is done.
@@ -297,7 +303,9 @@ attn::cli::Command reg{
         BenchCase& c = o->base;
         sub.add_option("--batch,-B", c.B, "batch size B")->type_name("B")->capture_default_str()->check(integer_in(1));
         sub.add_option("--heads,-H", c.H, "heads H")->type_name("H")->capture_default_str()->check(integer_in(1));
-        sub.add_option("--seq,-T", o->seq, "sequence lengths T, comma-separated")->type_name("LIST")->capture_default_str();
+        sub.add_option("--seq,-T", o->seq, "sequence lengths T, comma-separated")
+            ->type_name("LIST")
+            ->capture_default_str();
         sub.add_option("--d-k", c.Dk, "head dimension Dk (= Dv)")
             ->type_name("Dk")
             ->capture_default_str()
@@ -313,7 +321,8 @@ attn::cli::Command reg{
             ->type_name("N")
             ->capture_default_str()
             ->check(integer_in(0));
-        sub.add_option("--reps", c.reps, fmt::format("timed runs per case (the median is reported), at most {}", kMaxReps))
+        sub.add_option("--reps", c.reps,
+                       fmt::format("timed runs per case (the median is reported), at most {}", kMaxReps))
             ->type_name("N")
             ->capture_default_str()
             ->check(integer_in(1, kMaxReps));
@@ -331,9 +340,10 @@ attn::cli::Command reg{
                      "the forward's (FlashAttention's convention); flash's row also reports its scratch memory");
         add_json(sub, o->json, "attn-bench");
         sub.add_flag("--yes", o->yes, fmt::format("run even when all runs together exceed {:.0e} FLOPs", kFlopBudget));
-        sub.footer(fmt::format("Budget: a bench whose runs (every --seq x --impl, --warmup + --reps each) add up to more "
-                               "than {:.0e} FLOPs\nis refused unless --yes is given.",
-                               kFlopBudget));
+        sub.footer(
+            fmt::format("Budget: a bench whose runs (every --seq x --impl, --warmup + --reps each) add up to more "
+                        "than {:.0e} FLOPs\nis refused unless --yes is given.",
+                        kFlopBudget));
         return [o] { return run_bench(*o); };
     }};
 

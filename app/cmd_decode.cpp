@@ -69,7 +69,8 @@ struct StepWeights {
 Tensor token(const Tensor& x, int64_t t) {
     const int64_t B = x.dim(0), T = x.dim(1), D = x.dim(2);
     Tensor out(Shape{B, 1, D});
-    for (int64_t b = 0; b < B; ++b) std::copy(x.ptr() + (b * T + t) * D, x.ptr() + (b * T + t + 1) * D, out.ptr() + b * D);
+    for (int64_t b = 0; b < B; ++b)
+        std::copy(x.ptr() + (b * T + t) * D, x.ptr() + (b * T + t + 1) * D, out.ptr() + b * D);
     return out;
 }
 
@@ -103,21 +104,62 @@ void check_decode_budget(const DecodeOpts& o, const DecoderConfig& cfg) {
     // Work: step t runs the full causal pass over t + 1 tokens to check the cached step, so the
     // projections and feed-forward cost sum_t (t + 1) and the scores sum_t (t + 1)^2, per layer.
     const double tokens = T * (T + 1) / 2, pairs = T * (T + 1) * (2 * T + 1) / 6;
-    const double per_token = 2.0 * cfg.d_model * cfg.heads * (2.0 * cfg.d_k + 2.0 * cfg.d_v) + 4.0 * cfg.d_model * cfg.d_ff;
+    const double per_token =
+        2.0 * cfg.d_model * cfg.heads * (2.0 * cfg.d_k + 2.0 * cfg.d_v) + 4.0 * cfg.d_model * cfg.d_ff;
     const double work = static_cast<double>(cfg.layers) * B *
                         (tokens * per_token + pairs * cfg.heads * (2.0 * (cfg.d_k + cfg.d_v) + kFlopsPerExp));
     const char* work_opt = blame({{T / 8, "--steps"}, {double(cfg.layers) / 2, "--layers"}, {B, "--batch"},
                                   {double(cfg.heads) / 4, "--heads"}});
     if (work > kWorkBudget && !o.yes)
-        throw InputError(fmt::format("{}: {} steps of a {}-layer decoder would take about {:.1e} FLOPs (each step is "
-                                     "checked by a full pass over the tokens so far), above the budget of {:.0e}; lower "
-                                     "--steps, --layers, --batch or the widths, or add --yes",
-                                     work_opt, o.steps, cfg.layers, work, kWorkBudget));
+        throw InputError(
+            fmt::format("{}: {} steps of a {}-layer decoder would take about {:.1e} FLOPs (each step is "
+                        "checked by a full pass over the tokens so far), above the budget of {:.0e}; lower "
+                        "--steps, --layers, --batch or the widths, or add --yes",
+                        work_opt, o.steps, cfg.layers, work, kWorkBudget));
+}
+
+// The attn-decode JSON record: the config, each step's cache shapes and differences, and the cache
+// bytes at the last length for every grouped-query layout.
+void write_decode_json(const DecodeOpts& o, const DecoderConfig& cfg, const nlohmann::ordered_json& steps,
+                       double worst_all, bool equal, const std::vector<int64_t>& kv_heads) {
+    nlohmann::ordered_json gqa = nlohmann::ordered_json::array();
+    for (int64_t h : kv_heads)
+        gqa.push_back(
+            {{"kv_heads", h}, {"bytes", kv_cache_bytes(cfg.layers, o.batch, h, o.steps, cfg.d_k, cfg.d_v)}});
+    const nlohmann::ordered_json j = {
+        {"format", "attn-decode"},
+        {"version", 1},
+        {"config", {{"batch", o.batch}, {"d_model", cfg.d_model}, {"heads", cfg.heads}, {"d_k", cfg.d_k},
+                    {"d_v", cfg.d_v}, {"layers", cfg.layers}, {"d_ff", cfg.d_ff}, {"bias", cfg.bias},
+                    {"init", o.init}, {"seed", o.seed}}},
+        {"bytes_formula", "layers * B * H_kv * T * (d_k + d_v) * 4 (float32)"},
+        {"steps", steps},
+        {"max_abs_diff", worst_all},
+        {"equal_to_full_pass", equal},
+        {"bytes_at_T_by_kv_heads", gqa}};
+    write_json(o.json, j, "attn-decode", 1);
+}
+
+// The verdict and the cache bytes of every grouped-query layout, on the terminal.
+void print_decode_summary(const DecodeOpts& o, const DecoderConfig& cfg, double worst_all, bool equal,
+                          const std::vector<int64_t>& kv_heads) {
+    fmt::print("\nevery step equals the full causal pass over the tokens so far: max |diff| = {:.1e} ({})\n",
+               worst_all, equal ? "float32 rounding" : "NOT EQUAL: a bug");
+    fmt::print(
+        "cache bytes = layers x B x H_kv x T x (Dk + Dv) x 4 = {} x {} x H_kv x {} x ({} + {}) x 4; at T = {}:\n",
+        cfg.layers, o.batch, o.steps, cfg.d_k, cfg.d_v, o.steps);
+    for (int64_t h : kv_heads)
+        fmt::print("  H_kv = {:>3}{:<28} {}\n", h,
+                   h == cfg.heads ? " (multi-head, this run)"
+                   : h == 1       ? " (multi-query)"
+                                  : fmt::format(" (grouped, {} per group)", cfg.heads / h),
+                   format_bytes(kv_cache_bytes(cfg.layers, o.batch, h, o.steps, cfg.d_k, cfg.d_v)));
 }
 
 int run_decode(const DecodeOpts& o) {
     if (o.trace && o.json.to_stdout())
-        throw InputError("--trace: cannot be combined with --json to stdout (both write to standard output); give --json FILE");
+        throw InputError(
+            "--trace: cannot be combined with --json to stdout (both write to standard output); give --json FILE");
     require_json_writable(o.json);
     check_html(o.html);
     DecoderConfig cfg;
@@ -138,9 +180,10 @@ int run_decode(const DecodeOpts& o) {
     const AttentionOptions opt;
 
     if (!o.json.to_stdout())
-        fmt::print("attn decode: B={} D={} H={} Dk={} Dv={} layers={} d_ff={}; {} tokens, one at a time, each attending "
-                   "to the cache\n",
-                   o.batch, cfg.d_model, cfg.heads, cfg.d_k, cfg.d_v, cfg.layers, cfg.d_ff, o.steps);
+        fmt::print(
+            "attn decode: B={} D={} H={} Dk={} Dv={} layers={} d_ff={}; {} tokens, one at a time, each attending "
+            "to the cache\n",
+            o.batch, cfg.d_model, cfg.heads, cfg.d_k, cfg.d_v, cfg.layers, cfg.d_ff, o.steps);
     std::optional<StepWeights> seen;
     if (!o.html.file.empty()) seen.emplace(cfg.layers, cfg.heads, o.steps);
     TraceFn trace = [&](const TraceEvent& e) {
@@ -169,7 +212,8 @@ int run_decode(const DecodeOpts& o) {
             const Tensor want = token(full_out[static_cast<size_t>(l)], t);
             double d = 0;
             for (size_t k = 0; k < want.data.size(); ++k) {
-                d = std::max(d, static_cast<double>(std::fabs(step_out[static_cast<size_t>(l)].data[k] - want.data[k])));
+                d = std::max(d,
+                             static_cast<double>(std::fabs(step_out[static_cast<size_t>(l)].data[k] - want.data[k])));
                 scale = std::max(scale, static_cast<double>(std::fabs(want.data[k])));
             }
             diff.push_back(d);
@@ -177,15 +221,19 @@ int run_decode(const DecodeOpts& o) {
         }
         const Shape ks{o.batch, cfg.heads, cache.length(), cfg.d_k};
         if (o.json.given())
-            steps.push_back({{"step", t}, {"cache_k_shape", ks}, {"cache_v_shape", Shape{o.batch, cfg.heads, cache.length(), cfg.d_v}},
-                             {"cache_bytes", cache.bytes()}, {"max_abs_diff_per_layer", diff}});
+            steps.push_back({{"step", t},
+                             {"cache_k_shape", ks},
+                             {"cache_v_shape", Shape{o.batch, cfg.heads, cache.length(), cfg.d_v}},
+                             {"cache_bytes", cache.bytes()},
+                             {"max_abs_diff_per_layer", diff}});
         if (o.json.to_stdout()) {
         } else if (o.trace) {
             fmt::print("    cache: K {} and V {} per layer, {} in all; |step - full pass| per layer: {:.1e}\n",
-                       shape_str(ks), shape_str({o.batch, cfg.heads, cache.length(), cfg.d_v}), format_bytes(cache.bytes()),
-                       fmt::join(diff, ", "));
+                       shape_str(ks), shape_str({o.batch, cfg.heads, cache.length(), cfg.d_v}),
+                       format_bytes(cache.bytes()), fmt::join(diff, ", "));
         } else {
-            fmt::print("{:>5} {:>16} {:>12}   {:.1e}\n", t, shape_str(ks), format_bytes(cache.bytes()), fmt::join(diff, "  "));
+            fmt::print("{:>5} {:>16} {:>12}   {:.1e}\n", t, shape_str(ks), format_bytes(cache.bytes()),
+                       fmt::join(diff, "  "));
         }
     }
     // What grouped-query attention would keep: H_kv key/value heads shared by H / H_kv query heads each.
@@ -195,36 +243,12 @@ int run_decode(const DecodeOpts& o) {
     // Equal up to float32 rounding: the step computes the same sums grouped differently (one
     // token's GEMV instead of the sequence's GEMM), a few ulps of values up to `scale`.
     const bool equal = worst_all <= 1e-5 * std::max(1.0, scale);
-    if (o.json.given()) {
-        nlohmann::ordered_json gqa = nlohmann::ordered_json::array();
-        for (int64_t h : kv_heads)
-            gqa.push_back({{"kv_heads", h}, {"bytes", kv_cache_bytes(cfg.layers, o.batch, h, o.steps, cfg.d_k, cfg.d_v)}});
-        const nlohmann::ordered_json j = {
-            {"format", "attn-decode"},
-            {"version", 1},
-            {"config", {{"batch", o.batch}, {"d_model", cfg.d_model}, {"heads", cfg.heads}, {"d_k", cfg.d_k},
-                        {"d_v", cfg.d_v}, {"layers", cfg.layers}, {"d_ff", cfg.d_ff}, {"bias", cfg.bias},
-                        {"init", o.init}, {"seed", o.seed}}},
-            {"bytes_formula", "layers * B * H_kv * T * (d_k + d_v) * 4 (float32)"},
-            {"steps", steps},
-            {"max_abs_diff", worst_all},
-            {"equal_to_full_pass", equal},
-            {"bytes_at_T_by_kv_heads", gqa}};
-        write_json(o.json, j, "attn-decode", 1);
-    }
-    if (!o.json.to_stdout()) {
-        fmt::print("\nevery step equals the full causal pass over the tokens so far: max |diff| = {:.1e} ({})\n", worst_all,
-                   equal ? "float32 rounding" : "NOT EQUAL: a bug");
-        fmt::print("cache bytes = layers x B x H_kv x T x (Dk + Dv) x 4 = {} x {} x H_kv x {} x ({} + {}) x 4; at T = {}:\n",
-                   cfg.layers, o.batch, o.steps, cfg.d_k, cfg.d_v, o.steps);
-        for (int64_t h : kv_heads)
-            fmt::print("  H_kv = {:>3}{:<28} {}\n", h,
-                       h == cfg.heads ? " (multi-head, this run)" : h == 1 ? " (multi-query)" : fmt::format(" (grouped, {} per group)", cfg.heads / h),
-                       format_bytes(kv_cache_bytes(cfg.layers, o.batch, h, o.steps, cfg.d_k, cfg.d_v)));
-    }
+    if (o.json.given()) write_decode_json(o, cfg, steps, worst_all, equal, kv_heads);
+    if (!o.json.to_stdout()) print_decode_summary(o, cfg, worst_all, equal, kv_heads);
     if (seen) {
         seen->page.title = fmt::format("Attention of a random {}-layer decoder, one token at a time", cfg.layers);
-        seen->page.subtitle = fmt::format("batch row 0 of {}; row t holds step t's weights over the cache (t + 1 keys)", o.batch);
+        seen->page.subtitle =
+            fmt::format("batch row 0 of {}; row t holds step t's weights over the cache (t + 1 keys)", o.batch);
         seen->page.source = "attn decode";
         seen->page.shapes = {{"q (per step, layer)", shape_str({o.batch, cfg.heads, 1, cfg.d_k})},
                              {"K cache at the end (per layer)", shape_str({o.batch, cfg.heads, o.steps, cfg.d_k})},
@@ -239,20 +263,32 @@ const Command reg{
     [](CLI::App& sub) -> Runner {
         auto o = std::make_shared<DecodeOpts>();
         deprecated_alias(sub, "-b", "--batch", o->batch)->check(integer_in(1, 4096));
-        sub.add_option("--batch,-B", o->batch, "B, sequences decoded side by side")->capture_default_str()->check(integer_in(1, 4096));
+        sub.add_option("--batch,-B", o->batch, "B, sequences decoded side by side")
+            ->capture_default_str()
+            ->check(integer_in(1, 4096));
         deprecated_alias(sub, "-t", "--steps", o->steps)->check(integer_in(1, 1024));
-        sub.add_option("--steps", o->steps, "T, tokens to decode (each step is checked with a full pass over the tokens so far)")->capture_default_str()->check(integer_in(1, 1024));
-        sub.add_option("--d-model,-d", o->d_model, "D, model width")->capture_default_str()->check(integer_in(1, 65536));
+        sub.add_option("--steps", o->steps,
+                       "T, tokens to decode (each step is checked with a full pass over the tokens so far)")
+            ->capture_default_str()
+            ->check(integer_in(1, 1024));
+        sub.add_option("--d-model,-d", o->d_model, "D, model width")
+            ->capture_default_str()
+            ->check(integer_in(1, 65536));
         sub.add_option("--heads,-H", o->heads, "H, heads per layer")->capture_default_str()->check(integer_in(1, 4096));
-        sub.add_option("--layers", o->layers, "decoder blocks (attention + feed-forward)")->capture_default_str()->check(integer_in(1, 256));
+        sub.add_option("--layers", o->layers, "decoder blocks (attention + feed-forward)")
+            ->capture_default_str()
+            ->check(integer_in(1, 256));
         sub.add_option("--d-k", o->d_k, "Dk per head (default D/H)")->check(integer_in(1, 65536));
         sub.add_option("--d-v", o->d_v, "Dv per head (default Dk)")->check(integer_in(1, 65536));
         sub.add_option("--d-ff", o->d_ff, "feed-forward width (default 4 D)")->check(integer_in(1, 262144));
         sub.add_flag("--no-bias", o->no_bias, "projections without bias");
         sub.add_flag("--yes", o->yes, fmt::format("run even above the work budget of {:.0e} FLOPs", kWorkBudget));
         sub.add_option("--init", o->init, fmt::format("weight initialiser: {}", kInitNames))->capture_default_str();
-        sub.add_option("--seed", o->seed, "seed of the weights and the token vectors")->capture_default_str()->check(seed_validator());
-        sub.add_flag("--trace", o->trace, "print each step's q, the cache's K and V (growing), and the output, with shapes");
+        sub.add_option("--seed", o->seed, "seed of the weights and the token vectors")
+            ->capture_default_str()
+            ->check(seed_validator());
+        sub.add_flag("--trace", o->trace,
+                     "print each step's q, the cache's K and V (growing), and the output, with shapes");
         add_json(sub, o->json, "attn-decode");
         add_html_options(sub, o->html);
         return [o] { return run_decode(*o); };

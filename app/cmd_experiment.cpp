@@ -87,7 +87,8 @@ std::string table_text(const attn::ExperimentTable& t) {
 // written with where it was made as stored evidence (attn-evidence JSON).
 int store_evidence(const ExperimentOpts& o, const attn::ExperimentInfo& info, const attn::ExperimentConfig& cfg) {
     using namespace attn;
-    if (o.store == "-") throw InputError("--store: give a file name (the stored runs are a file the tour reads), not -");
+    if (o.store == "-")
+        throw InputError("--store: give a file name (the stored runs are a file the tour reads), not -");
     cli::require_writable("--store", o.store);
     StoredEvidence ev;
     ev.experiment = info.name;
@@ -108,7 +109,8 @@ int store_evidence(const ExperimentOpts& o, const attn::ExperimentInfo& info, co
         auto progress = [&](const std::string& text) { line.show(fmt::format("seed {}: {}", one.seed, text)); };
         ExperimentResult r = info.run(one, progress);
         line.clear();
-        for (const auto& v : r.verdicts) fmt::print("seed {}: {} {}: {}\n", one.seed, v.claim, verdict_name(v.kind), v.figures);
+        for (const auto& v : r.verdicts)
+            fmt::print("seed {}: {} {}: {}\n", one.seed, v.claim, verdict_name(v.kind), v.figures);
         ev.seeds.push_back(one.seed);
         ev.runs.push_back(std::move(r));
     }

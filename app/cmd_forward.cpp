@@ -66,7 +66,8 @@ std::string first_non_finite(std::string_view name, const Tensor& t) {
 // (or 1e39, infinite as a float) would come out as NaN attention.
 void require_finite_input(const std::string& path, std::string_view name, const Tensor& t) {
     if (const std::string bad = first_non_finite(name, t); !bad.empty())
-        throw InputError(fmt::format("--input: '{}': tensor {} must hold finite float32 values, got {}", path, name, bad));
+        throw InputError(
+            fmt::format("--input: '{}': tensor {} must hold finite float32 values, got {}", path, name, bad));
 }
 
 // Tensors from --input replace the random ones; shapes must match the config.
@@ -105,7 +106,8 @@ std::vector<std::pair<const char*, const Tensor*>> backward_tensors(const MhaGra
 std::string shown(const std::string& s) {
     std::string out;
     for (char c : s.substr(0, 60)) out += static_cast<unsigned char>(c) < 0x20 ? '?' : c;
-    while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xC0) == 0x80) out.pop_back();  // no cut code point
+    while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xC0) == 0x80)
+        out.pop_back();  // no cut code point
     if (!out.empty() && static_cast<unsigned char>(out.back()) >= 0xC0) out.pop_back();
     return out + (s.size() > 60 ? "..." : "");
 }
@@ -206,7 +208,8 @@ void take_input_score_options(const DumpLayerConfig& c, const std::string& path,
             }
         };
         if (o.given("--rope") && given_base() != c.rope_base)
-            throw input_conflict(path, "--rope " + (o.rope.empty() ? std::string("10000") : o.rope), "config.rope = " + base);
+            throw input_conflict(path, "--rope " + (o.rope.empty() ? std::string("10000") : o.rope),
+                                 "config.rope = " + base);
         o.rope = base;
         o.rope_from_file = true;
     } else if (c.rope && o.given("--rope")) {
@@ -218,7 +221,8 @@ void take_input_score_options(const DumpLayerConfig& c, const std::string& path,
     }
     if (c.softcap) {
         if (o.given("--softcap") && o.softcap != *c.softcap)
-            throw input_conflict(path, fmt::format("--softcap {}", o.softcap), fmt::format("config.softcap = {}", *c.softcap));
+            throw input_conflict(path, fmt::format("--softcap {}", o.softcap),
+                                 fmt::format("config.softcap = {}", *c.softcap));
         o.softcap = *c.softcap;
     }
 }
@@ -229,10 +233,13 @@ std::optional<Mask> take_input_config(const Dump& in, const std::string& path, F
         return input_conflict(path, opt_and_value, file_says);
     };
     auto parsed = [&](std::string_view key, auto&& parse) { return from_file(path, key, parse); };
-    for (const auto& [key, opt, file, v] : {std::tuple{"heads", "--heads", c.heads, &o.heads}, {"d_k", "--d-k", c.d_k, &o.d_k},
-                                            {"d_v", "--d-v", c.d_v, &o.d_v}, {"kv_heads", "--kv-heads", c.kv_heads, &o.kv_heads}})
+    for (const auto& [key, opt, file, v] : {std::tuple{"heads", "--heads", c.heads, &o.heads},
+                                            {"d_k", "--d-k", c.d_k, &o.d_k},
+                                            {"d_v", "--d-v", c.d_v, &o.d_v},
+                                            {"kv_heads", "--kv-heads", c.kv_heads, &o.kv_heads}})
         if (file) {
-            if (o.given(opt) && *v != *file) throw conflict(fmt::format("{} {}", opt, *v), fmt::format("config.{} = {}", key, *file));
+            if (o.given(opt) && *v != *file)
+                throw conflict(fmt::format("{} {}", opt, *v), fmt::format("config.{} = {}", key, *file));
             *v = *file;
         }
     if (c.scale) {
@@ -244,7 +251,8 @@ std::optional<Mask> take_input_config(const Dump& in, const std::string& path, F
     }
     if (c.fill) {
         const float ff = parsed("fill", [&] { return parse_fill(*c.fill); });
-        if (o.given("--fill") && parse_fill(o.fill) != ff) throw conflict("--fill " + o.fill, "config.fill = " + shown(*c.fill));
+        if (o.given("--fill") && parse_fill(o.fill) != ff)
+            throw conflict("--fill " + o.fill, "config.fill = " + shown(*c.fill));
         o.fill = *c.fill;
     }
     if (c.init) {
@@ -283,7 +291,8 @@ void take_score_options(const ForwardOpts& o, const MhaConfig& cfg, AttentionOpt
                 used = 0;
             }
             if (used != o.rope.size() || !std::isfinite(base) || !(base > 1.0) || base > 1e30)
-                throw InputError(fmt::format("--rope: the base must be a number > 1 (default 10000), got '{}'", o.rope));
+                throw InputError(
+                    fmt::format("--rope: the base must be a number > 1 (default 10000), got '{}'", o.rope));
         }
         if (cfg.d_k % 2 != 0) {
             const InputError e(fmt::format("--rope: rotates pairs of dims (d, d + Dk/2), so Dk must be even, got "
@@ -298,10 +307,12 @@ void take_score_options(const ForwardOpts& o, const MhaConfig& cfg, AttentionOpt
     opt.alibi = o.alibi;
     if (o.given("--softcap") || o.softcap != 0.0) {
         // also as a float32: 1e-46 would round to 0, which is the cap off
-        if (!(o.softcap > 0.0 && o.softcap <= 1e30) || static_cast<float>(o.softcap) < std::numeric_limits<float>::min())
-            throw InputError(fmt::format("--softcap: must be a number in (0, 1e30] (scores -> C·tanh(scores/C)), at least "
-                                         "{:g} (the smallest normal float32), got {}",
-                                         std::numeric_limits<float>::min(), o.softcap));
+        if (!(o.softcap > 0.0 && o.softcap <= 1e30) ||
+            static_cast<float>(o.softcap) < std::numeric_limits<float>::min())
+            throw InputError(
+                fmt::format("--softcap: must be a number in (0, 1e30] (scores -> C·tanh(scores/C)), at least "
+                            "{:g} (the smallest normal float32), got {}",
+                            std::numeric_limits<float>::min(), o.softcap));
         opt.softcap = static_cast<float>(o.softcap);
     }
 }
@@ -349,8 +360,8 @@ std::optional<Mask> read_forward_input(ForwardOpts& o, std::optional<Dump>& inpu
             if (is_v && input->tensors.count("x_kv") == 0)
                 throw InputError(fmt::format("--input: '{}': tensor x_v needs x_kv (the keys' input) too", o.input));
             for (const auto& [given, opt, val, want] :
-                 {std::tuple{o.tk != 0, "--tk", o.tk, ks[1]}, {(is_v ? o.vdim : o.kdim) != 0, is_v ? "--vdim" : "--kdim",
-                                                               is_v ? o.vdim : o.kdim, ks[2]}})
+                 {std::tuple{o.tk != 0, "--tk", o.tk, ks[1]},
+                  {(is_v ? o.vdim : o.kdim) != 0, is_v ? "--vdim" : "--kdim", is_v ? o.vdim : o.kdim, ks[2]}})
                 if (given && val != want)
                     throw InputError(fmt::format("{} {} conflicts with {}: tensor {} has shape {}", opt, val, o.input,
                                                  name, shape_str(ks)));
@@ -374,7 +385,8 @@ std::optional<Mask> read_forward_input(ForwardOpts& o, std::optional<Dump>& inpu
 // added) and --window W (a sliding window; causal, Mistral's convention of the query and the
 // W - 1 keys before it, when the mask is causal, symmetric otherwise).
 Mask forward_mask(const ForwardOpts& o, const MhaConfig& cfg, std::optional<Mask> file_mask) {
-    Mask mask = file_mask ? std::move(*file_mask) : parse_mask(o.mask, o.batch, o.tk);  // padding lengths over the Tk keys
+    Mask mask =
+        file_mask ? std::move(*file_mask) : parse_mask(o.mask, o.batch, o.tk);  // padding lengths over the Tk keys
     if (!o.mask_file.empty()) {
         const Mask fm = read_mask_file("--mask-file", o.mask_file, o.batch, cfg.heads, o.seq, o.tk);
         mask = with_option("--mask-file", [&] { return mask.combined(fm); });
@@ -401,7 +413,8 @@ void check_forward_backend(const ForwardOpts& o, const MhaConfig& cfg, const Att
     check_html(o.html);
     require_json_writable(o.json);
     // the score options: a name for messages ("grouped-query heads (H_q 4, H_kv 2), RoPE"), from shapes alone
-    const std::string features = score_features(Tensor(Shape{1, cfg.heads, 1, 1}), Tensor(Shape{1, cfg.kv_heads, 1, 1}), aopt);
+    const std::string features =
+        score_features(Tensor(Shape{1, cfg.heads, 1, 1}), Tensor(Shape{1, cfg.kv_heads, 1, 1}), aopt);
     if (!features.empty() && !row.score_options)
         throw InputError(fmt::format("--impl {}: does not implement {}; use --impl {}", row.name, features,
                                      score_option_backend_names()));
@@ -409,8 +422,9 @@ void check_forward_backend(const ForwardOpts& o, const MhaConfig& cfg, const Att
         throw InputError(fmt::format("--backward: {}'s backward pass does not implement {}; use --impl reference",
                                      row.name, features));
     if (o.backward && row.backward == nullptr)
-        throw InputError(fmt::format("--backward: {} has no backward pass (backends with one: {}); pick one with --impl",
-                                     row.name, backward_backend_names()));
+        throw InputError(
+            fmt::format("--backward: {} has no backward pass (backends with one: {}); pick one with --impl", row.name,
+                        backward_backend_names()));
     if (!row.records && !o.html.file.empty())
         throw InputError(fmt::format("--html: {} never forms the (T, T) weights; use --impl reference", row.name));
     if (!row.records && o.trace)
@@ -421,12 +435,25 @@ void check_forward_backend(const ForwardOpts& o, const MhaConfig& cfg, const Att
 // The run's config, as the dump and the --json result record it (a mask given by file or --window
 // is recorded as "custom": the dump's mask tensor holds it).
 nlohmann::json forward_config(const ForwardOpts& o, const MhaConfig& cfg, const AttentionOptions& aopt, bool cross) {
-    nlohmann::json c = {{"batch", o.batch},   {"seq", o.seq},         {"d_model", cfg.d_model}, {"heads", cfg.heads},
-                {"d_k", cfg.d_k},     {"d_v", cfg.d_v},       {"mask", o.mask},         {"scale", o.scale},
-                {"fill", fill_json(aopt.fill)}, {"dropout", o.dropout}, {"train", o.train}, {"init", o.init},
-                {"impl", o.impl},     {"bias", cfg.bias},         {"backward", o.backward},
-                {"kv_heads", cfg.kv_heads}, {"rope", aopt.rope ? nlohmann::json(aopt.rope_base) : nlohmann::json(false)},
-                {"alibi", aopt.alibi}, {"softcap", aopt.softcap}};
+    nlohmann::json c = {{"batch", o.batch},
+                        {"seq", o.seq},
+                        {"d_model", cfg.d_model},
+                        {"heads", cfg.heads},
+                        {"d_k", cfg.d_k},
+                        {"d_v", cfg.d_v},
+                        {"mask", o.mask},
+                        {"scale", o.scale},
+                        {"fill", fill_json(aopt.fill)},
+                        {"dropout", o.dropout},
+                        {"train", o.train},
+                        {"init", o.init},
+                        {"impl", o.impl},
+                        {"bias", cfg.bias},
+                        {"backward", o.backward},
+                        {"kv_heads", cfg.kv_heads},
+                        {"rope", aopt.rope ? nlohmann::json(aopt.rope_base) : nlohmann::json(false)},
+                        {"alibi", aopt.alibi},
+                        {"softcap", aopt.softcap}};
     if (o.window > 0) {  // the tensor mask holds the window (read back by --input as a custom mask)
         c["mask"] = "custom";
         c["window"] = o.window;
@@ -548,15 +575,17 @@ ForwardSizes check_weight_memory(const ForwardOpts& o, const MhaConfig& cfg, boo
     sizes.kdim = cfg.kdim;
     sizes.vdim = cfg.vdim;
     // the weights grow with D times the projections' widths: blame the widest (d_model first on a tie)
-    const char* weight_opt =
-        std::max({std::pair{double(cfg.d_model), "--d-model"}, {double(cfg.heads) * double(cfg.d_k), o.d_k > cfg.heads ? "--d-k" : "--heads"},
-                  {double(cfg.heads) * double(cfg.d_v), o.d_v > cfg.heads ? "--d-v" : "--heads"}, {double(cfg.kdim), "--kdim"},
-                  {double(cfg.vdim), "--vdim"}},
-                 [](const auto& a, const auto& b) { return a.first < b.first; })
-            .second;
-    require_fits_in_memory(weight_opt, forward_weight_bytes(sizes),
-                           fmt::format("D={}, H={}, Dk={}, Dv={}{} (the weights)", cfg.d_model, cfg.heads, cfg.d_k, cfg.d_v,
-                                       cross ? fmt::format(", kdim={}, vdim={}", cfg.kdim, cfg.vdim) : std::string()));
+    const char* weight_opt = std::max({std::pair{double(cfg.d_model), "--d-model"},
+                                       {double(cfg.heads) * double(cfg.d_k), o.d_k > cfg.heads ? "--d-k" : "--heads"},
+                                       {double(cfg.heads) * double(cfg.d_v), o.d_v > cfg.heads ? "--d-v" : "--heads"},
+                                       {double(cfg.kdim), "--kdim"},
+                                       {double(cfg.vdim), "--vdim"}},
+                                      [](const auto& a, const auto& b) { return a.first < b.first; })
+                                 .second;
+    require_fits_in_memory(
+        weight_opt, forward_weight_bytes(sizes),
+        fmt::format("D={}, H={}, Dk={}, Dv={}{} (the weights)", cfg.d_model, cfg.heads, cfg.d_k, cfg.d_v,
+                    cross ? fmt::format(", kdim={}, vdim={}", cfg.kdim, cfg.vdim) : std::string()));
     return sizes;
 }
 
@@ -564,7 +593,8 @@ ForwardSizes check_weight_memory(const ForwardOpts& o, const MhaConfig& cfg, boo
 // text: beyond the weights it grows with B T (and T^2 when recording), so the error blames
 // --batch or the longer of --seq and --tk.
 void check_run_memory(const ForwardOpts& o, const MhaConfig& cfg, const BackendInfo& row, ForwardSizes sizes) {
-    const AttentionCost cost = attention_cost(o.batch, std::max(o.seq, o.tk), o.d_model, cfg.heads, cfg.d_k, cfg.d_v, cfg.bias);
+    const AttentionCost cost =
+        attention_cost(o.batch, std::max(o.seq, o.tk), o.d_model, cfg.heads, cfg.d_k, cfg.d_v, cfg.bias);
     sizes.records = row.records;
     sizes.backward = o.backward;
     sizes.backward_records = o.backward && row.backward_records;
@@ -656,6 +686,34 @@ void check_kv_heads(const ForwardOpts& o, const std::optional<Dump>& input) {
     from_file(o.input, "kv_heads", [&]() -> int { throw e; });
 }
 
+// " rope=10000 alibi softcap=30" (with a leading space): the score options that are on, or "".
+std::string score_options_text(const AttentionOptions& aopt) {
+    std::string opt_text;
+    if (aopt.rope) opt_text += fmt::format(" rope={:g}", aopt.rope_base);
+    if (aopt.alibi) opt_text += " alibi";
+    if (aopt.softcap > 0.0f) opt_text += fmt::format(" softcap={:g}", aopt.softcap);
+    if (!opt_text.empty()) opt_text = " " + opt_text;
+    return opt_text;
+}
+
+// A NaN or an infinity in the output or the weights, or a row whose weights do not sum to 1
+// (row_sum_err), refused: overflow of large --input values (has_input), else a bug.
+void refuse_non_finite(const ForwardOpts& o, bool has_input, const Tensor& out, const ForwardRecord& rec,
+                       double row_sum_err) {
+    std::string bad;
+    for (const auto& [name, t] : {std::pair<const char*, const Tensor&>{"out", out}, {"weights", rec.attn.weights}})
+        if (bad.empty()) bad = first_non_finite(name, t);
+    if (bad.empty() && !(row_sum_err < 1e-3))  // NaN fails too
+        bad = fmt::format("an attention row that sums to 1 +- {:.1e}", row_sum_err);
+    if (!bad.empty()) {
+        if (has_input)
+            throw InputError(
+                fmt::format("--input: '{}': its values overflow float32 in the forward pass ({})", o.input, bad));
+        throw std::logic_error(
+            fmt::format("the forward pass gave {} from finite inputs and options: a bug in attn", bad));
+    }
+}
+
 int run_forward(ForwardOpts o) {
     // ---- validate everything before computing anything
     std::optional<Dump> input;
@@ -676,9 +734,9 @@ int run_forward(ForwardOpts o) {
     if (o.dropout_given && !o.train)
         throw InputError("--dropout: dropout acts in training mode only; add --train (or drop --dropout)");
     // The sizes are positive by now: what resolved() can still refuse is a head count that does not divide D.
-    MhaConfig cfg =
-        with_option(input && input->config.contains("heads") ? fmt::format("--input: '{}': config.heads", o.input) : "--heads",
-                    [&] { return MhaConfig{o.d_model, o.heads, o.d_k, o.d_v, !o.no_bias, o.kdim, o.vdim}.resolved(); });
+    MhaConfig cfg = with_option(
+        input && input->config.contains("heads") ? fmt::format("--input: '{}': config.heads", o.input) : "--heads",
+        [&] { return MhaConfig{o.d_model, o.heads, o.d_k, o.d_v, !o.no_bias, o.kdim, o.vdim}.resolved(); });
     check_kv_heads(o, input);
     cfg.kv_heads = o.kv_heads > 0 ? o.kv_heads : cfg.heads;
     ForwardSizes sizes = check_weight_memory(o, cfg, cross);
@@ -707,39 +765,27 @@ int run_forward(ForwardOpts o) {
     // ---- run
     // " H_kv=2", "  rope=10000 alibi softcap=30": only what is on
     const std::string kv_text = cfg.kv_heads != cfg.heads ? fmt::format(" H_kv={}", cfg.kv_heads) : "";
-    std::string opt_text;
-    if (aopt.rope) opt_text += fmt::format(" rope={:g}", aopt.rope_base);
-    if (aopt.alibi) opt_text += " alibi";
-    if (aopt.softcap > 0.0f) opt_text += fmt::format(" softcap={:g}", aopt.softcap);
-    if (!opt_text.empty()) opt_text = " " + opt_text;
+    const std::string opt_text = score_options_text(aopt);
     TraceFn trace = [&text](const TraceEvent& e) {
         text.print("  {:>9} = {:<46} {}\n", e.name, e.formula, shape_str(e.shape));
     };
     if (o.trace)
-        text.print("attn forward: B={} T={} D={} H={}{} Dk={} Dv={}{}  mask={}  scale={}  fill={}{}  impl={}\n", o.batch,
-                   o.seq, cfg.d_model, cfg.heads, kv_text, cfg.d_k, cfg.d_v, cross_sizes(cross, o), mask.describe(),
-                   scale_name(aopt.scale), o.fill, opt_text, row.name);
+        text.print("attn forward: B={} T={} D={} H={}{} Dk={} Dv={}{}  mask={}  scale={}  fill={}{}  impl={}\n",
+                   o.batch, o.seq, cfg.d_model, cfg.heads, kv_text, cfg.d_k, cfg.d_v, cross_sizes(cross, o),
+                   mask.describe(), scale_name(aopt.scale), o.fill, opt_text, row.name);
     ForwardRecord rec;
     if (o.trace && aopt.rope)
-        text.print("  {:>9}   RoPE rotates Q_heads and K_heads (pairs d, d + Dk/2; angle pos·{:g}^(−2d/Dk)) before Q·Kᵀ\n", "",
-                   aopt.rope_base);
-    const Tensor out = cross ? mha.forward(x, x_kv, separate_v ? x_v : x_kv, mask, aopt, &rec, o.trace ? &trace : nullptr,
-                                           backend)
-                             : mha.forward(x, mask, aopt, &rec, o.trace ? &trace : nullptr, backend);
+        text.print(
+            "  {:>9}   RoPE rotates Q_heads and K_heads (pairs d, d + Dk/2; angle pos·{:g}^(−2d/Dk)) before Q·Kᵀ\n", "",
+            aopt.rope_base);
+    const Tensor out =
+        cross ? mha.forward(x, x_kv, separate_v ? x_v : x_kv, mask, aopt, &rec, o.trace ? &trace : nullptr, backend)
+              : mha.forward(x, mask, aopt, &rec, o.trace ? &trace : nullptr, backend);
     // Every input and option is finite and in range by now, so a NaN or an infinity in the
     // result, or an attention row that does not sum to 1, is float32 overflow of large
     // --input values, or a bug: never printed as a result.
-    std::string bad;
-    for (const auto& [name, t] : {std::pair<const char*, const Tensor&>{"out", out}, {"weights", rec.attn.weights}})
-        if (bad.empty()) bad = first_non_finite(name, t);
     const double row_sum_err = rec.attn.weights.empty() ? 0.0 : max_row_sum_error(rec.attn.weights, mask);
-    if (bad.empty() && !(row_sum_err < 1e-3))  // NaN fails too
-        bad = fmt::format("an attention row that sums to 1 +- {:.1e}", row_sum_err);
-    if (!bad.empty()) {
-        if (input)
-            throw InputError(fmt::format("--input: '{}': its values overflow float32 in the forward pass ({})", o.input, bad));
-        throw std::logic_error(fmt::format("the forward pass gave {} from finite inputs and options: a bug in attn", bad));
-    }
+    refuse_non_finite(o, input.has_value(), out, rec, row_sum_err);
 
     // ---- backward
     MhaGrads grads;
@@ -748,8 +794,9 @@ int run_forward(ForwardOpts o) {
 
     // ---- report
     if (!o.trace) {
-        text.print("attn forward: B={} T={} D={} H={}{} Dk={} Dv={}{}  mask={}{}  impl={}\n", o.batch, o.seq, cfg.d_model,
-                   cfg.heads, kv_text, cfg.d_k, cfg.d_v, cross_sizes(cross, o), mask.describe(), opt_text, row.name);
+        text.print("attn forward: B={} T={} D={} H={}{} Dk={} Dv={}{}  mask={}{}  impl={}\n", o.batch, o.seq,
+                   cfg.d_model, cfg.heads, kv_text, cfg.d_k, cfg.d_v, cross_sizes(cross, o), mask.describe(), opt_text,
+                   row.name);
         text.print("  out {}  (first row: {:.4f} ...)\n", shape_str(out.shape),
                    fmt::join(out.data.begin(), out.data.begin() + std::min<int64_t>(4, out.numel()), ", "));
     }
@@ -764,7 +811,8 @@ int run_forward(ForwardOpts o) {
     if (o.json.given())
         write_forward_json(o, cfg, aopt, mask, cross, out, row_sum_err, !rec.attn.weights.empty(), grads, brec, text);
     if (!o.dump.empty() || !o.html.file.empty()) {  // --html reads the weights, scores, mask and V from the dump
-        const Dump d = forward_dump(o, cfg, aopt, mask, mha, rec, cross ? x_kv : Tensor(), separate_v ? x_v : Tensor(), grads, brec);
+        const Dump d = forward_dump(o, cfg, aopt, mask, mha, rec, cross ? x_kv : Tensor(), separate_v ? x_v : Tensor(),
+                                    grads, brec);
         if (!o.html.file.empty()) write_html_page(o.html, page_from_dump_rows(d, "attn forward"), text);
         if (o.dump.empty()) return 0;
         with_option("--dump", [&] { write_dump_file(o.dump, d, o.json_nonfinite); });
@@ -774,8 +822,10 @@ int run_forward(ForwardOpts o) {
 }
 
 const Command reg{
-    "forward", "Run multi-head attention once; --trace prints every step's shape, --dump writes all tensors (safetensors, npz or JSON)", 10,
-    [](CLI::App& sub) -> Runner {
+    "forward",
+    "Run multi-head attention once; --trace prints every step's shape, --dump writes all tensors (safetensors, npz or "
+    "JSON)",
+    10, [](CLI::App& sub) -> Runner {
         auto o = std::make_shared<ForwardOpts>();
         CLI::Option* batch =
             sub.add_option("--batch,-B", o->batch, "B, batch size")->capture_default_str()->check(integer_in(1));
@@ -784,22 +834,28 @@ const Command reg{
                                ->capture_default_str()
                                ->check(integer_in(1));
         CLI::Option* seq_old = deprecated_alias(sub, "-t", "--seq", o->seq)->check(integer_in(1));
-        sub.add_option("--tk", o->tk,
-                       "cross-attention: Tk keys and values from another sequence x_kv (B, Tk, kdim), N(0, 1) from --seed "
-                       "(or from --input)")
+        sub.add_option(
+               "--tk", o->tk,
+               "cross-attention: Tk keys and values from another sequence x_kv (B, Tk, kdim), N(0, 1) from --seed "
+               "(or from --input)")
             ->check(integer_in(1));
-        sub.add_option("--kdim", o->kdim, "cross-attention: width of x_kv, the key input (default D; W_k is [H*Dk, kdim])")
+        sub.add_option("--kdim", o->kdim,
+                       "cross-attention: width of x_kv, the key input (default D; W_k is [H*Dk, kdim])")
             ->check(integer_in(1));
-        sub.add_option("--vdim", o->vdim,
-                       "cross-attention: width of the value input (default kdim; a width other than kdim makes a separate "
-                       "x_v (B, Tk, vdim))")
+        sub.add_option(
+               "--vdim", o->vdim,
+               "cross-attention: width of the value input (default kdim; a width other than kdim makes a separate "
+               "x_v (B, Tk, vdim))")
             ->check(integer_in(1));
         CLI::Option* d_model =
             sub.add_option("--d-model,-d", o->d_model, "D, model width")->capture_default_str()->check(integer_in(1));
         sub.add_option("--heads,-H", o->heads, "H, number of heads")->capture_default_str()->check(integer_in(1));
         sub.add_option("--d-k", o->d_k, "Dk per head (default D/H)")->check(integer_in(1));
         sub.add_option("--d-v", o->d_v, "Dv per head (default Dk)")->check(integer_in(1));
-        sub.add_option("--mask", o->mask, "none | causal | pad:L1,L2,... | causal+pad:L1,... | window:W | window-causal:W | strided:S | strided-causal:S | global-local:G,W | global-local-causal:G,W")->capture_default_str();
+        sub.add_option("--mask", o->mask,
+                       "none | causal | pad:L1,L2,... | causal+pad:L1,... | window:W | window-causal:W | strided:S | "
+                       "strided-causal:S | global-local:G,W | global-local-causal:G,W")
+            ->capture_default_str();
         sub.add_option("--scale", o->scale,
                        fmt::format("sqrt (1/sqrt(Dk)) | none | NUMBER (multiply) | cosine | cosine:TAU; NUMBER and TAU "
                                    "in [{:g}, {:g}]",
@@ -813,16 +869,18 @@ const Command reg{
             sub.add_option("--dropout", o->dropout, "attention dropout probability P in [0, 1) (needs --train)")
                 ->capture_default_str();
         sub.add_flag("--train", o->train, "training mode: apply dropout to the weights");
-        sub.add_option("--init", o->init,
-                       fmt::format("weight initialiser: {} (STD in [{:g}, {:g}])", kInitNames, kMinInitStd, kMaxInitStd))
+        sub.add_option(
+               "--init", o->init,
+               fmt::format("weight initialiser: {} (STD in [{:g}, {:g}])", kInitNames, kMinInitStd, kMaxInitStd))
             ->capture_default_str();
         sub.add_flag("--no-bias", o->no_bias, "projections without bias (C8)");
         sub.add_option("--kv-heads", o->kv_heads,
                        "H_kv, heads of K and V (default --heads); fewer is grouped-query attention, 1 multi-query: "
                        "query head h reads kv head h/(H/H_kv); must divide --heads")
             ->check(integer_in(1));
-        sub.add_option("--rope", o->rope,
-                       "rotary positions on Q and K (rotate-half, as Llama), base BASE (default 10000); Dk must be even")
+        sub.add_option(
+               "--rope", o->rope,
+               "rotary positions on Q and K (rotate-half, as Llama), base BASE (default 10000); Dk must be even")
             ->expected(0, 1)
             ->type_name("[BASE]");
         sub.add_flag("--alibi", o->alibi, "ALiBi: add -m_h·|i - j| to head h's scaled scores (the paper's slopes m_h)");
@@ -831,7 +889,10 @@ const Command reg{
                        "query and the W-1 keys before it (Mistral), otherwise |i-j| <= W/2")
             ->check(integer_in(1));
         sub.add_option("--softcap", o->softcap, "logit softcap C > 0: scaled scores -> C·tanh(scores/C) (Gemma 2)");
-        sub.add_option("--impl", o->impl, backend_help("attention implementation"))->check(backend_validator())->type_name("IMPL")->capture_default_str();
+        sub.add_option("--impl", o->impl, backend_help("attention implementation"))
+            ->check(backend_validator())
+            ->type_name("IMPL")
+            ->capture_default_str();
         sub.add_option("--seed", o->seed, "seed for weights, input and dropout")
             ->capture_default_str()
             ->check(seed_validator());
@@ -839,21 +900,25 @@ const Command reg{
         sub.add_flag("--backward", o->backward,
                      "also run the backward pass for dout ~ N(0, 1) from --seed (or dout from --input): every "
                      "gradient's shape and norm; with --trace formula by formula; with --dump all of them");
-        add_json_nonfinite(sub, o->json_nonfinite,
-                           sub.add_option("--dump,-o,--output", o->dump, "write every tensor to FILE: .safetensors, .npz (numpy) or .json (- for JSON on stdout)"));
+        add_json_nonfinite(
+            sub, o->json_nonfinite,
+            sub.add_option("--dump,-o,--output", o->dump,
+                           "write every tensor to FILE: .safetensors, .npz (numpy) or .json (- for JSON on stdout)"));
         add_json_result(sub, o->json, "attn-forward: the config, the output's shape, norm and first row, each "
                                       "gradient's norm; --dump has every tensor");
         add_html_options(sub, o->html);
-        sub.add_option("--input", o->input,
-                       "read x (and any of W_q,b_q,...,W_o,b_o) from FILE instead of random ones: a dump (.json, "
-                       ".safetensors or .npz, as --dump writes) or FILE.npy (x alone, (B, T, D) or "
-                       "(T, D)); the file's config (heads, d_k, d_v, mask, scale, fill, init, dropout, train, bias) and mask "
-                       "tensor set the layer, and an option given beside it must agree with them");
-        sub.add_option("--mask-file", o->mask_file,
-                       "a boolean or additive mask [T, T], [B, T, T] or [B, H, T, T] (B, H may be 1) from .npy (bool/uint8: "
-                       "boolean; float: additive) or a dump (.json, .safetensors, .npz; tensor mask: boolean, additive_mask: "
-                       "additive); "
-                       "combined with --mask");
+        sub.add_option(
+            "--input", o->input,
+            "read x (and any of W_q,b_q,...,W_o,b_o) from FILE instead of random ones: a dump (.json, "
+            ".safetensors or .npz, as --dump writes) or FILE.npy (x alone, (B, T, D) or "
+            "(T, D)); the file's config (heads, d_k, d_v, mask, scale, fill, init, dropout, train, bias) and mask "
+            "tensor set the layer, and an option given beside it must agree with them");
+        sub.add_option(
+            "--mask-file", o->mask_file,
+            "a boolean or additive mask [T, T], [B, T, T] or [B, H, T, T] (B, H may be 1) from .npy (bool/uint8: "
+            "boolean; float: additive) or a dump (.json, .safetensors, .npz; tensor mask: boolean, additive_mask: "
+            "additive); "
+            "combined with --mask");
         o->given = [&sub](const char* name) { return sub.count(name) > 0; };
         return [o, batch, seq, batch_old, seq_old, d_model, dropout] {
             o->batch_given = batch->count() + batch_old->count() > 0;

@@ -85,8 +85,10 @@ void add_common(CLI::App& sub, RunFlags& f) {
         ->check(attn::cli::seed_validator());
     attn::cli::add_json(sub, f.json, "attn-lesson or attn-tour, every figure");
     sub.add_flag("--no-color", f.no_color, "No ANSI colour (also off when stdout is not a TTY or NO_COLOR is set)");
-    sub.add_flag("--quote", f.quote, "Print each claim's text (from the claim summary) beside the first check or verdict on it");
-    sub.add_flag("--step", f.step, "Pause between sections until Enter is pressed (only when stdin and stdout are a TTY)");
+    sub.add_flag("--quote", f.quote,
+                 "Print each claim's text (from the claim summary) beside the first check or verdict on it");
+    sub.add_flag("--step", f.step,
+                 "Pause between sections until Enter is pressed (only when stdin and stdout are a TTY)");
     sub.add_flag("--no-ask", f.no_ask,
                  "Print each prediction question without waiting for a guess "
                  "(the default when stdin or stdout is not a TTY)");
@@ -158,13 +160,13 @@ const Lesson& lookup(const std::string& name, Lang lang) {
         for (const auto& x : attn::lessons::all_lessons())
             if (x.slug.compare(0, name.size(), name) == 0) matches += (matches.empty() ? "" : ", ") + x.slug;
         if (matches.find(',') != std::string::npos)
-            throw attn::InputError(fmt::format("lesson: '{}' is the start of several lessons: {}; give more of the name",
-                                             name, matches));
+            throw attn::InputError(
+                fmt::format("lesson: '{}' is the start of several lessons: {}; give more of the name", name, matches));
     }
     if (l == nullptr)
-        throw attn::InputError(format_in(lang, "lesson: no lesson '{}'; give a number (1-{}) or a name: {}", name,
-                                         attn::lessons::all_lessons().empty() ? 0 : attn::lessons::all_lessons().back().number,
-                                         lesson_names()));
+        throw attn::InputError(format_in(
+            lang, "lesson: no lesson '{}'; give a number (1-{}) or a name: {}", name,
+            attn::lessons::all_lessons().empty() ? 0 : attn::lessons::all_lessons().back().number, lesson_names()));
     return *l;
 }
 
@@ -192,7 +194,8 @@ void write_pipeline(const std::string& file, Lang lang, const std::vector<Lesson
         if (!numbers.empty()) notes[i] = attn::lessons::number_ranges(numbers);
     }
     const std::string svg = attn::lessons::pipeline_svg(
-        {}, translate(lang, "The Transformer block, step by step; under each step, the lessons that explain it"), lang, notes);
+        {}, translate(lang, "The Transformer block, step by step; under each step, the lessons that explain it"), lang,
+        notes);
     attn::cli::with_option("--svg", [&] { attn::write_file_atomic(file, svg); });
 }
 
@@ -249,7 +252,9 @@ const attn::cli::Command list_cmd{
         auto svg = std::make_shared<std::string>();
         attn::cli::add_json(sub, *json, "attn-lessons");
         add_lang(sub, *lang);
-        sub.add_option("--svg", *svg, "Also draw the Transformer block, each step with the lessons that explain it, to this SVG file (- for stdout)");
+        sub.add_option("--svg", *svg,
+                       "Also draw the Transformer block, each step with the lessons that explain it, to this SVG file "
+                       "(- for stdout)");
         return [json, lang, svg] { return run_list(*json, resolve_lang(*lang), *svg); };
     }};
 
@@ -264,7 +269,8 @@ int run_one(RunFlags& f) {
     }
     const Lesson& lesson = lookup(f.name, f.language);
     if (!f.html.empty()) {  // the lesson as a page, as `attn tour --html` writes each lesson
-        if (f.json.given() || !f.svg.empty()) throw attn::InputError("--html: holds the record and the figures; drop --json and --svg");
+        if (f.json.given() || !f.svg.empty())
+            throw attn::InputError("--html: holds the record and the figures; drop --json and --svg");
         bool pausing = false;
         return report_failures(attn::cli::run_tour_html(f.html, make_options(f, pausing), lesson.number, lesson.number),
                                f.language);
@@ -273,7 +279,8 @@ int run_one(RunFlags& f) {
         std::string with;
         for (const auto& l : attn::lessons::all_lessons())
             if (l.heatmaps) with += (with.empty() ? "" : ", ") + l.slug;
-        throw attn::InputError(format_in(f.language, "--svg: lesson '{}' draws no heatmap (lessons with heatmaps: {})", lesson.slug, with));
+        throw attn::InputError(format_in(f.language, "--svg: lesson '{}' draws no heatmap (lessons with heatmaps: {})",
+                                         lesson.slug, with));
     }
     if (!f.svg.empty()) attn::cli::require_writable("--svg", f.svg);  // before the lesson runs, not after
     attn::cli::require_json_writable(f.json);
@@ -288,8 +295,8 @@ int run_one(RunFlags& f) {
         opt.ask = nullptr;
     }
     attn::cli::ProgressLine progress;
-    opt.progress = lesson_progress(progress, lesson, lesson.number, static_cast<int>(attn::lessons::all_lessons().size()),
-                                   f.language);
+    opt.progress = lesson_progress(progress, lesson, lesson.number,
+                                   static_cast<int>(attn::lessons::all_lessons().size()), f.language);
     attn::lessons::LessonResult r;
     try {
         r = attn::lessons::run_lesson(lesson, opt, text.stream());
@@ -298,7 +305,8 @@ int run_one(RunFlags& f) {
         return 0;
     }
     if (!f.svg.empty() && r.panels.empty())
-        throw attn::InputError(format_in(f.language, "--svg: lesson '{}' drew no heatmap this time, so no SVG was written", lesson.slug));
+        throw attn::InputError(
+            format_in(f.language, "--svg: lesson '{}' drew no heatmap this time, so no SVG was written", lesson.slug));
     if (!f.svg.empty()) {
         attn::SvgOptions so;
         so.title = format_in(f.language, "attn lesson {} ({}): attention weights", lesson.number,
@@ -307,8 +315,9 @@ int run_one(RunFlags& f) {
         attn::cli::with_option("--svg", [&] { attn::write_file_atomic(f.svg, attn::heatmap_svg(r.panels, so)); });
         if (!f.json.to_stdout() && f.svg != "-")
             text.stream() << "  "
-                          << (r.panels.size() == 1 ? format_in(f.language, "wrote {} ({} heatmap)", f.svg, r.panels.size())
-                                                   : format_in(f.language, "wrote {} ({} heatmaps)", f.svg, r.panels.size()))
+                          << (r.panels.size() == 1
+                                  ? format_in(f.language, "wrote {} ({} heatmap)", f.svg, r.panels.size())
+                                  : format_in(f.language, "wrote {} ({} heatmaps)", f.svg, r.panels.size()))
                           << "\n";
     }
     if (f.json.given()) {
@@ -324,8 +333,11 @@ const attn::cli::Command lesson_cmd{
         auto f = std::make_shared<RunFlags>();
         sub.add_option("name", f->name, "Lesson number or name (alone, `attn lesson` lists them)");
         add_common(sub, *f);
-        sub.add_option("--svg", f->svg, "Also write the lesson's heatmaps to this SVG file (- for stdout: the text goes to stderr)");
-        sub.add_option("--html", f->html, "Write the lesson as one self-contained page (text, figures, checks, the --json record) to FILE");
+        sub.add_option("--svg", f->svg,
+                       "Also write the lesson's heatmaps to this SVG file (- for stdout: the text goes to stderr)");
+        sub.add_option(
+            "--html", f->html,
+            "Write the lesson as one self-contained page (text, figures, checks, the --json record) to FILE");
         return [f] { return run_one(*f); };
     }};
 
@@ -340,17 +352,22 @@ void print_tour_length(const RunFlags& f, const std::vector<Lesson>& lessons, co
     for (const auto& l : chosen) minutes += l.minutes, numbers.push_back(l.number);
     const PartTime core = part_time(lessons, attn::lessons::Part::core);
     const std::string length =
-        whole ? format_in(f.language, "The whole tour is {} lessons, about {} minutes of reading. For a first "
-                                      "sitting, `attn tour --core` reads the {} core lessons ({}) in about {} "
-                                      "minutes; `attn tour --advanced` is the rest.",
-                          chosen.size(), minutes, core.numbers.size(), attn::lessons::number_ranges(core.numbers), core.minutes)
-        : f.core && f.from == 1 && f.to == last ? format_in(f.language, "The core of the tour: lessons {}, about {} minutes of reading. "
-                                         "`attn tour --advanced` goes on with the rest.",
-                             attn::lessons::number_ranges(numbers), minutes)
-        : f.advanced && f.from == 1 && f.to == last ? format_in(f.language, "The advanced part of the tour: lessons {}, about {} minutes of reading.",
-                                 attn::lessons::number_ranges(numbers), minutes)
-                     : format_in(f.language, "This part of the tour: lessons {}, about {} minutes of reading.",
-                                 attn::lessons::number_ranges(numbers), minutes);
+        whole ? format_in(f.language,
+                          "The whole tour is {} lessons, about {} minutes of reading. For a first "
+                          "sitting, `attn tour --core` reads the {} core lessons ({}) in about {} "
+                          "minutes; `attn tour --advanced` is the rest.",
+                          chosen.size(), minutes, core.numbers.size(), attn::lessons::number_ranges(core.numbers),
+                          core.minutes)
+        : f.core && f.from == 1 && f.to == last
+            ? format_in(f.language,
+                        "The core of the tour: lessons {}, about {} minutes of reading. "
+                        "`attn tour --advanced` goes on with the rest.",
+                        attn::lessons::number_ranges(numbers), minutes)
+        : f.advanced && f.from == 1 && f.to == last
+            ? format_in(f.language, "The advanced part of the tour: lessons {}, about {} minutes of reading.",
+                        attn::lessons::number_ranges(numbers), minutes)
+            : format_in(f.language, "This part of the tour: lessons {}, about {} minutes of reading.",
+                        attn::lessons::number_ranges(numbers), minutes);
     std::cout << "\n";
     for (const std::string& line : attn::lessons::wrap_text_lines(length, 80)) std::cout << line << "\n";
 }
@@ -388,10 +405,10 @@ int run_tour(RunFlags& f) {
         int64_t n = 0;
         const std::string why = attn::cli::read_integer(text, min, last, n);
         if (!why.empty())
-            throw attn::InputError(f.language == Lang::en
-                                       ? opt + ": " + why
-                                       : format_in(f.language, "{}: must be a lesson number in [{}, {}], got '{}'", opt, min,
-                                                   last, text));
+            throw attn::InputError(
+                f.language == Lang::en
+                    ? opt + ": " + why
+                    : format_in(f.language, "{}: must be a lesson number in [{}, {}], got '{}'", opt, min, last, text));
         return static_cast<int>(n);
     };
     if (!f.from_text.empty()) f.from = lesson_number("--from", f.from_text, 1);
@@ -412,27 +429,29 @@ int run_tour(RunFlags& f) {
     }
     attn::cli::require_json_writable(f.json);
     if (!f.json.to_stdout())
-        std::cout << translate(f.language, "attn tour: how attention works, shown with live numbers. Claim ids (C1..C44)\n"
-                     "refer to the summary of the two source articles. Two kinds of check close\n"
-                     "each claim, both computed from the numbers just printed:\n"
-                     "  ✓ measured: a result that correct code could still have got otherwise\n"
-                     "    (data, training, an approximation such as finite differences);\n"
-                     "  ≡ identity: it follows from the definitions or a theorem, shown as a\n"
-                     "    demonstration; a different algorithm that is exact in exact arithmetic\n"
-                     "    (tiling, reordering, a cache) agreeing with the reference is ≡ too.\n"
-                     "    An identity fails only if attn has a bug.\n"
-                     "Every claim's verdict follows one written rule (docs/claims.md): supported,\n"
-                     "imprecise, qualified, not supported, inconclusive (the evidence cannot\n"
-                     "tell), ○ not measured, or error of the source (flagged with a !). A failed\n"
-                     "check never leaves a claim supported; `attn claims ID` gives the reasoning.\n"
-                     "The tour ends with the scorecard of all 44 claims.\n");
+        std::cout << translate(f.language,
+                               "attn tour: how attention works, shown with live numbers. Claim ids (C1..C44)\n"
+                               "refer to the summary of the two source articles. Two kinds of check close\n"
+                               "each claim, both computed from the numbers just printed:\n"
+                               "  ✓ measured: a result that correct code could still have got otherwise\n"
+                               "    (data, training, an approximation such as finite differences);\n"
+                               "  ≡ identity: it follows from the definitions or a theorem, shown as a\n"
+                               "    demonstration; a different algorithm that is exact in exact arithmetic\n"
+                               "    (tiling, reordering, a cache) agreeing with the reference is ≡ too.\n"
+                               "    An identity fails only if attn has a bug.\n"
+                               "Every claim's verdict follows one written rule (docs/claims.md): supported,\n"
+                               "imprecise, qualified, not supported, inconclusive (the evidence cannot\n"
+                               "tell), ○ not measured, or error of the source (flagged with a !). A failed\n"
+                               "check never leaves a claim supported; `attn claims ID` gives the reasoning.\n"
+                               "The tour ends with the scorecard of all 44 claims.\n");
     if (!f.json.to_stdout()) print_tour_length(f, lessons, chosen, last);
     attn::cli::ProgressLine progress;
     attn::lessons::TourResult t;
     try {
-        t = attn::lessons::run_tour(chosen, opt, std::cout, [&](const Lesson& lesson, int index, attn::lessons::RunOptions& o) {
-            o.progress = lesson_progress(progress, lesson, index, static_cast<int>(chosen.size()), f.language);
-        });
+        t = attn::lessons::run_tour(
+            chosen, opt, std::cout, [&](const Lesson& lesson, int index, attn::lessons::RunOptions& o) {
+                o.progress = lesson_progress(progress, lesson, index, static_cast<int>(chosen.size()), f.language);
+            });
     } catch (const StopTour&) {
         std::cout << "\n";
         return 0;
@@ -458,9 +477,14 @@ const attn::cli::Command tour_cmd{
         auto f = std::make_shared<RunFlags>();
         add_common(sub, *f);
         sub.add_option("--from", f->from_text, "Start at this lesson number (1 to the last lesson's)")->type_name("N");
-        sub.add_option("--html", f->html, "Write the tour as one self-contained page (lessons, figures, checks, the --json record) to FILE");
-        sub.add_option("--to", f->to_text, "Stop after this lesson number (--from to the last lesson's; default: the last)")->type_name("N");
-        sub.add_flag("--core", f->core, "Only the core lessons: what a first sitting needs, under an hour (`attn lessons` marks them *)");
+        sub.add_option(
+            "--html", f->html,
+            "Write the tour as one self-contained page (lessons, figures, checks, the --json record) to FILE");
+        sub.add_option("--to", f->to_text,
+                       "Stop after this lesson number (--from to the last lesson's; default: the last)")
+            ->type_name("N");
+        sub.add_flag("--core", f->core,
+                     "Only the core lessons: what a first sitting needs, under an hour (`attn lessons` marks them *)");
         sub.add_flag("--advanced", f->advanced, "Only the advanced part: the lessons --core leaves out");
         return [f] { return run_tour(*f); };
     }};

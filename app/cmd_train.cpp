@@ -12,6 +12,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <functional>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -20,6 +21,7 @@
 #include <string>
 
 #include <fmt/format.h>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "attn/core/errors.hpp"
@@ -264,8 +266,9 @@ Scale parse_train_scale(const std::string& text, bool& learned) {
     try {
         return parse_scale(as_fixed);
     } catch (const InputError&) {
-        throw InputError(fmt::format("--scale: cosine-learned:TAU needs a starting temperature TAU in [{:g}, {:g}], got '{}'",
-                                     kMinScale, kMaxScale, text));
+        throw InputError(
+            fmt::format("--scale: cosine-learned:TAU needs a starting temperature TAU in [{:g}, {:g}], got '{}'",
+                        kMinScale, kMaxScale, text));
     }
 }
 
@@ -297,7 +300,8 @@ Task make_task(const TrainOpts& o, TaskKind kind, bool causal, int64_t seq) {
     if (kind == TaskKind::Distance && (o.distance < 1 || o.distance > seq - 1))
         throw InputError(fmt::format("--distance: must be in [1, --seq - 1] = [1, {}], got {}", seq - 1, o.distance));
     if (!o.corpus.empty() && kind != TaskKind::Chars)
-        throw InputError(fmt::format("--corpus: acts on task chars only (task {} makes its own data)", task_name(kind)));
+        throw InputError(
+            fmt::format("--corpus: acts on task chars only (task {} makes its own data)", task_name(kind)));
     if (kind == TaskKind::Chars) {
         if (!causal)
             throw InputError("--arch: task chars needs a decoder (an encoder would see the character it must predict)");
@@ -339,11 +343,11 @@ int list_tasks() {
             }
         } else {
             const Task t(k, to);
-            vocab = fmt::format("{} with --symbols {}; {} scored token{} per row", t.vocab(), to.symbols, t.scored_per_row(),
-                                t.scored_per_row() == 1 ? "" : "s");
+            vocab = fmt::format("{} with --symbols {}; {} scored token{} per row", t.vocab(), to.symbols,
+                                t.scored_per_row(), t.scored_per_row() == 1 ? "" : "s");
         }
-        fmt::print("  {:<9} default: {}, --seq {}; vocabulary {}\n\n", "", task_default_causal(k) ? "decoder" : "encoder",
-                   task_default_seq(k), vocab);
+        fmt::print("  {:<9} default: {}, --seq {}; vocabulary {}\n\n", "",
+                   task_default_causal(k) ? "decoder" : "encoder", task_default_seq(k), vocab);
     }
     fmt::print("Layouts (--arch): a decoder sees the prompt then the answer, and predicts each answer token from the\n"
                "tokens before it; an encoder sees the prompt then [MASK]s and fills them in. chars is decoder-only.\n");
@@ -360,15 +364,19 @@ std::optional<Checkpoint> load_for_train(TrainOpts& o) {
         for (const char* opt : {"--layers", "--d-model", "--heads", "--d-k", "--d-v", "--d-ff", "--scale", "--init",
                                 "--dropout", "--pos", "--act", "--arch", "--qk-gain", "--emb-std", "--attention-only"})
             if (given(opt))
-                throw InputError(fmt::format("{}: cannot be combined with --load (the checkpoint fixes the model)", opt));
+                throw InputError(
+                    fmt::format("{}: cannot be combined with --load (the checkpoint fixes the model)", opt));
         loaded.emplace(with_option("--load", [&] { return load_checkpoint(o.load); }));
         meta = loaded->metadata;
     }
     // the task sizes it was trained with, where the options do not say otherwise
     namespace key = checkpoint_keys;
-    for (const auto& [k, v, opt] : {std::tuple{key::seq, &o.seq, "--seq"}, {key::symbols, &o.symbols, "--symbols"},
-                                    {key::distance, &o.distance, "--distance"}, {key::queries, &o.queries, "--queries"}})
-        if (const auto n = with_option(fmt::format("--load: '{}'", o.load), [&meta, name = k] { return metadata_size(meta, name); });
+    for (const auto& [k, v, opt] : {std::tuple{key::seq, &o.seq, "--seq"},
+                                    {key::symbols, &o.symbols, "--symbols"},
+                                    {key::distance, &o.distance, "--distance"},
+                                    {key::queries, &o.queries, "--queries"}})
+        if (const auto n = with_option(fmt::format("--load: '{}'", o.load),
+                                       [&meta, name = k] { return metadata_size(meta, name); });
             n && !given(opt))
             *v = *n;
     return loaded;
@@ -381,11 +389,13 @@ ModelConfig train_model_config(const TrainOpts& o, const std::optional<Checkpoin
     if (loaded) {
         mc = loaded->model.config();
         if (mc.vocab != task.vocab())
-            throw InputError(fmt::format("--load: '{}' has a vocabulary of {} tokens, task {} with these options has {} "
-                                         "(give the --symbols it was trained with)",
-                                         o.load, mc.vocab, task.name(), task.vocab()));
+            throw InputError(
+                fmt::format("--load: '{}' has a vocabulary of {} tokens, task {} with these options has {} "
+                            "(give the --symbols it was trained with)",
+                            o.load, mc.vocab, task.name(), task.vocab()));
         if (mc.max_seq < seq)
-            throw InputError(fmt::format("--seq: the model of '{}' takes at most {} positions, got {}", o.load, mc.max_seq, seq));
+            throw InputError(
+                fmt::format("--seq: the model of '{}' takes at most {} positions, got {}", o.load, mc.max_seq, seq));
     } else {
         mc.vocab = task.vocab();
         mc.max_seq = seq;
@@ -427,7 +437,8 @@ void check_train_outputs(TrainOpts& o) {
         check_outside_gpt2_export(o.export_gpt2, {{"--save", &o.save}, {"--json", &json_file}, {"--svg", &o.svg},
                                                   {"--dump", &o.dump}, {"--html", &o.html.file}});
     if (o.save == "-") throw InputError("--save: the checkpoint is a binary file; give a file name, not -");
-    if (o.svg == "-" && o.json.to_stdout()) throw InputError("--svg: only one of --json and --svg can be - (standard output)");
+    if (o.svg == "-" && o.json.to_stdout())
+        throw InputError("--svg: only one of --json and --svg can be - (standard output)");
     if (o.dump == "-" && (o.json.to_stdout() || o.svg == "-"))
         throw InputError("--dump: only one of --json, --svg and --dump can be - (standard output)");
 
@@ -443,7 +454,8 @@ TinyTransformer build_train_model(const TrainOpts& o, std::optional<Checkpoint>&
 
 // Training, with the progress line (app/progress.hpp: on a terminal, the step, loss, rate and
 // ETA redrawn in place) and a line at each evaluation; Ctrl-C stops it after the step in progress.
-TrainResult train_with_progress(const TrainOpts& o, TinyTransformer& model, const Task& task, std::FILE* out, bool tty) {
+TrainResult train_with_progress(const TrainOpts& o, TinyTransformer& model, const Task& task, std::FILE* out,
+                                bool tty) {
     const TrainConfig& tc = o.tc;
     TrainResult result;
     {
@@ -457,12 +469,14 @@ TrainResult train_with_progress(const TrainOpts& o, TinyTransformer& model, cons
             if (p.eval != nullptr) {
                 const CurvePoint& c = *p.eval;
                 line.clear();
-                fmt::print(out, "step {:>7}/{}  train loss {:.4f} acc {:>6}  eval loss {:.4f} acc {:>6}{}  {:.1f} steps/s\n",
+                fmt::print(out,
+                           "step {:>7}/{}  train loss {:.4f} acc {:>6}  eval loss {:.4f} acc {:>6}{}  {:.1f} steps/s\n",
                            c.step, p.steps, c.train_loss, pct(c.train_accuracy), c.eval.loss, pct(c.eval.accuracy),
                            c.eval.exact >= 0 ? fmt::format(" exact {:>6}", pct(c.eval.exact)) : "", p.steps_per_s);
                 std::fflush(out);
             } else {
-                line.show(fmt::format("training: loss {:.4f}, acc {}", p.loss, pct(p.accuracy)), p.step, p.steps, "steps");
+                line.show(fmt::format("training: loss {:.4f}, acc {}", p.loss, pct(p.accuracy)), p.step, p.steps,
+                          "steps");
             }
         };
         result = train_model(model, task, tc, on_progress, &g_stop);
@@ -471,8 +485,9 @@ TrainResult train_with_progress(const TrainOpts& o, TinyTransformer& model, cons
     if (result.stopped)
         fmt::print(stderr, "attn train: stopped by Ctrl-C after step {} of {}\n", result.steps_done, tc.steps);
     if (result.diverged)
-        fmt::print(stderr, "attn train: the loss or the gradient became infinite or NaN at step {}; training ended there "
-                           "(the model is kept as it was before that step): lower --lr or keep --clip\n",
+        fmt::print(stderr,
+                   "attn train: the loss or the gradient became infinite or NaN at step {}; training ended there "
+                   "(the model is kept as it was before that step): lower --lr or keep --clip\n",
                    result.steps_done + 1);
     return result;
 }
@@ -494,10 +509,11 @@ void print_trained(std::FILE* out, const TrainOpts& o, TinyTransformer& model, c
     if (result.curve.size() > 1) {
         std::vector<double> acc;
         for (const auto& p : result.curve) acc.push_back(p.eval.accuracy);
-        fmt::print(out, "eval accuracy  {:>5} {} {:>5}   (each evaluation)\n", pct(acc.front()), sparkline(acc, unicode),
-                   pct(acc.back()));
+        fmt::print(out, "eval accuracy  {:>5} {} {:>5}   (each evaluation)\n", pct(acc.front()),
+                   sparkline(acc, unicode), pct(acc.back()));
     }
-    fmt::print(out, "\nfinal: eval loss {:.4f}, accuracy {} (chance {}){} after {} steps; {} of training, {:.1f} steps/s\n",
+    fmt::print(out,
+               "\nfinal: eval loss {:.4f}, accuracy {} (chance {}){} after {} steps; {} of training, {:.1f} steps/s\n",
                last.eval.loss, pct(last.eval.accuracy), pct(task.chance_accuracy()),
                last.eval.exact >= 0 ? fmt::format(", exact match {}", pct(last.eval.exact)) : "", result.steps_done,
                seconds_text(result.train_seconds), result.steps_per_s());
@@ -507,7 +523,9 @@ void print_trained(std::FILE* out, const TrainOpts& o, TinyTransformer& model, c
         for (size_t l = 0; l < taus.size(); ++l) fmt::print(out, " {}", fmt::format("{:.4g}", taus[l]));
         fmt::print(out, "\n");
     }
-    fmt::print(out, "\nper-head attention entropy on eval batch 0 (nats; in brackets: of uniform, 1 = uniform, 0 = one key)\n");
+    fmt::print(
+        out,
+        "\nper-head attention entropy on eval batch 0 (nats; in brackets: of uniform, 1 = uniform, 0 = one key)\n");
     fmt::print(out, "{:>7}", "layer");
     for (int64_t h = 0; h < mc.heads; ++h) fmt::print(out, "  {:>14}", fmt::format("head {}", h));
     fmt::print(out, "\n");
@@ -515,7 +533,8 @@ void print_trained(std::FILE* out, const TrainOpts& o, TinyTransformer& model, c
         fmt::print(out, "{:>7}", l);
         for (const auto& e : entropies)
             if (e.layer == l)
-                fmt::print(out, "  {:>14}", fmt::format("{:.3f} ({:.2f})", e.s.mean_entropy_nats, e.s.mean_normalized_entropy));
+                fmt::print(out, "  {:>14}",
+                           fmt::format("{:.3f} ({:.2f})", e.s.mean_entropy_nats, e.s.mean_normalized_entropy));
         fmt::print(out, "\n");
     }
 }
@@ -578,13 +597,15 @@ void write_train_dump(const TrainOpts& o, TinyTransformer& model, const Task& ta
     if (!o.dump.empty()) {
         with_option("--dump", [&] { write_dump_file(o.dump, d); });
         if (o.dump != "-" && !o.quiet)
-            fmt::print(out, "wrote {} (attention of layer {} on {} eval rows: attn view {})\n", o.dump, layer, rows, o.dump);
+            fmt::print(out, "wrote {} (attention of layer {} on {} eval rows: attn view {})\n", o.dump, layer, rows,
+                       o.dump);
     }
     if (o.html.file.empty()) return;
     AttentionPage page = page_from_dump(d, "attn train", 0);
     page.title = fmt::format("Attention of a {} trained {} steps on task {}", causal ? "decoder" : "encoder",
                              result.steps_done, task.name());
-    page.subtitle = fmt::format("eval row 0 of {}; {} layers x {} heads; T = {}", rows, page.layers, page.heads, page.tq);
+    page.subtitle =
+        fmt::format("eval row 0 of {}; {} layers x {} heads; T = {}", rows, page.layers, page.heads, page.tq);
     write_html_page(o.html, std::move(page), TextOut({{"--json, --svg or --dump -", out != stdout}}), o.quiet);
 }
 
@@ -600,16 +621,26 @@ nlohmann::json train_json(const TrainOpts& o, TinyTransformer& model, const Task
     nlohmann::json j;
     j["format"] = "attn-train";
     j["version"] = 1;
-    j["task"] = {{"name", task.name()}, {"seq", seq}, {"symbols", o.symbols}, {"distance", o.distance},
-                 {"queries", o.queries}, {"vocab", task.vocab()}, {"causal", causal}, {"chance_accuracy", task.chance_accuracy()}};
+    j["task"] = {{"name", task.name()},  {"seq", seq},
+                 {"symbols", o.symbols}, {"distance", o.distance},
+                 {"queries", o.queries}, {"vocab", task.vocab()},
+                 {"causal", causal},     {"chance_accuracy", task.chance_accuracy()}};
     if (kind == TaskKind::Chars) j["task"]["corpus"] = corpus_path(o);
     j["model"] = nlohmann::json::parse(config_to_json(mc));
     j["model"]["parameters"] = model.num_params();
     if (loaded) j["model"]["loaded_from"] = o.load;
-    j["training"] = {{"optimizer", optimizer_name(tc.optimizer)}, {"lr", tc.lr}, {"schedule", lr_schedule_name(tc.schedule)},
-                     {"warmup", tc.warmup}, {"weight_decay", tc.weight_decay}, {"clip", tc.clip},
-                     {"batch", tc.batch}, {"steps", tc.steps}, {"seed", tc.seed}, {"threads", threads},
-                     {"eval_every", tc.eval_every}, {"eval_batches", tc.eval_batches}};
+    j["training"] = {{"optimizer", optimizer_name(tc.optimizer)},
+                     {"lr", tc.lr},
+                     {"schedule", lr_schedule_name(tc.schedule)},
+                     {"warmup", tc.warmup},
+                     {"weight_decay", tc.weight_decay},
+                     {"clip", tc.clip},
+                     {"batch", tc.batch},
+                     {"steps", tc.steps},
+                     {"seed", tc.seed},
+                     {"threads", threads},
+                     {"eval_every", tc.eval_every},
+                     {"eval_batches", tc.eval_batches}};
     if (tc.optimizer == OptimizerKind::Sgd) j["training"]["momentum"] = tc.momentum;
     j["result"] = {{"steps_done", result.steps_done}, {"stopped", result.stopped}, {"diverged", result.diverged},
                    {"train_seconds", result.train_seconds}, {"steps_per_s", result.steps_per_s()},
@@ -653,9 +684,12 @@ int run_train(TrainOpts o) {
     const bool task_from_file = o.task.empty() && loaded && loaded->metadata.count(checkpoint_keys::task);
     if (task_from_file) o.task = loaded->metadata.at(checkpoint_keys::task);
     if (o.task.empty())
-        throw InputError("--task: required (one of copy, reverse, sort, recall, distance, chars, induction; --list-tasks says what each is)");
-    const TaskKind kind = with_option(task_from_file ? fmt::format("--load: '{}': metadata attn.task", o.load) : "--task",
-                                      [&] { return task_of(o.task); });
+        throw InputError(
+            "--task: required (one of copy, reverse, sort, recall, distance, chars, induction; --list-tasks says what "
+            "each is)");
+    const TaskKind kind =
+        with_option(task_from_file ? fmt::format("--load: '{}': metadata attn.task", o.load) : "--task",
+                    [&] { return task_of(o.task); });
     if (given("--queries") && kind != TaskKind::Recall)
         throw InputError("--queries: acts on task recall only");
     apply_induction_defaults(o, kind);
@@ -676,7 +710,8 @@ int run_train(TrainOpts o) {
                 "train", [&] { tc.validate(); });
     // the command's own guard against typos (the library trains at any finite rate, divergence included)
     if (tc.lr > 10) throw InputError(fmt::format("--lr: must be at most 10, got {}", tc.lr));
-    if (tc.weight_decay > 10) throw InputError(fmt::format("--weight-decay: must be at most 10, got {}", tc.weight_decay));
+    if (tc.weight_decay > 10)
+        throw InputError(fmt::format("--weight-decay: must be at most 10, got {}", tc.weight_decay));
     if (given("--momentum") && tc.optimizer != OptimizerKind::Sgd)
         throw InputError("--momentum: acts with --optimizer sgd only (AdamW has its own moments)");
     with_fields({{"emb_std", "--emb-std"}}, "--emb-std", [&] { check_emb_std(o.emb_std); });
@@ -686,7 +721,8 @@ int run_train(TrainOpts o) {
     require_fits_in_memory("--batch", training_memory_bytes(mc, tc.batch, seq),
                            fmt::format("B={}, T={}, D={}, {} layers", tc.batch, seq, mc.d_model, mc.layers));
     if (o.layer >= mc.layers)
-        throw InputError(fmt::format("--layer: must be in 0..{} ({} layers), got {}", mc.layers - 1, mc.layers, o.layer));
+        throw InputError(
+            fmt::format("--layer: must be in 0..{} ({} layers), got {}", mc.layers - 1, mc.layers, o.layer));
     check_train_outputs(o);
     if (!o.export_gpt2.empty()) check_gpt2_export(mc, task, o.export_gpt2);
 
@@ -700,19 +736,20 @@ int run_train(TrainOpts o) {
     const std::string model_line = fmt::format(
         "{} {} layer{}, D={} H={} Dk={} Dv={} {}, scale {}{}, {} positions, {}, dropout {:g}, {}{} parameters",
         causal ? "decoder" : "encoder", mc.layers, mc.layers == 1 ? "" : "s", mc.d_model, mc.heads, mc.d_k, mc.d_v,
-        mc.mlp ? fmt::format("d_ff={}", mc.d_ff) : "attention only", scale_name(mc.scale), mc.learn_temperature ? " (temperature learned per layer)" : "", pos_kind_name(mc.pos), activation_name(mc.act), mc.dropout,
-        loaded ? "" : fmt::format("embeddings N(0, {:g}^2), ", o.emb_std), model.num_params());
+        mc.mlp ? fmt::format("d_ff={}", mc.d_ff) : "attention only", scale_name(mc.scale),
+        mc.learn_temperature ? " (temperature learned per layer)" : "", pos_kind_name(mc.pos), activation_name(mc.act),
+        mc.dropout, loaded ? "" : fmt::format("embeddings N(0, {:g}^2), ", o.emb_std), model.num_params());
     const std::string train_line = fmt::format(
         "{} lr {:g} ({}{}), clip {:g}, weight decay {:g}, B={}, {} steps, {} thread{}, seed {}",
         optimizer_name(tc.optimizer), tc.lr, lr_schedule_name(tc.schedule),
         tc.warmup > 0 ? fmt::format(", {} warmup", tc.warmup) : "", tc.clip, tc.weight_decay, tc.batch, tc.steps,
         threads, threads == 1 ? "" : "s", tc.seed);
     if (!o.quiet) {
-        fmt::print(out, "attn train: task {} (T={}, vocabulary {}, chance accuracy {}){}\n{}  model: {}\n  training: {}\n",
+        fmt::print(out,
+                   "attn train: task {} (T={}, vocabulary {}, chance accuracy {}){}\n{}  model: {}\n  training: {}\n",
                    task.name(), seq, task.vocab(), pct(task.chance_accuracy()),
                    loaded ? fmt::format(", model from {}", o.load) : "",
-                   kind == TaskKind::Chars ? fmt::format("  text: {}\n", corpus_path(o)) : "",
-                   model_line, train_line);
+                   kind == TaskKind::Chars ? fmt::format("  text: {}\n", corpus_path(o)) : "", model_line, train_line);
         std::fflush(out);
     }
 
@@ -741,7 +778,8 @@ int run_train(TrainOpts o) {
     if (!o.svg.empty()) {
         const std::string title = fmt::format("attn train: task {}, {}", task.name(), causal ? "decoder" : "encoder");
         with_option("--svg", [&] {
-            write_file_atomic(o.svg, ind ? induction_svg(*ind, title, model_line) : curve_svg(result, title, model_line, train_line));
+            write_file_atomic(
+                o.svg, ind ? induction_svg(*ind, title, model_line) : curve_svg(result, title, model_line, train_line));
         });
         if (o.svg != "-" && !o.quiet) fmt::print(out, "wrote {} (loss curve)\n", o.svg);
     }
@@ -756,8 +794,70 @@ int run_train(TrainOpts o) {
     return 0;
 }
 
+// The options of `attn train` that pick the task and shape the model (--list-tasks .. --act); `track`
+// records the ones whose presence run_train asks about.
+void add_task_and_model_options(CLI::App& sub, TrainOpts& o, const std::function<CLI::Option*(CLI::Option*)>& track) {
+    sub.add_flag("--list-tasks", o.list_tasks, "Describe every task and exit");
+    track(sub.add_option("--task", o.task,
+                         "copy | reverse | sort | recall | distance | chars | induction (--list-tasks)"));
+    track(deprecated_alias(sub, "-t", "--seq", o.seq)->check(integer_in(1, kMaxTaskSeq)));
+    track(sub.add_option("--seq,-T", o.seq, "T, tokens per row (default: per task, --list-tasks)")
+              ->check(integer_in(1, kMaxTaskSeq)));
+    track(sub.add_option("--symbols", o.symbols, "alphabet size of the symbol tasks (recall: the values)")
+              ->capture_default_str()
+              ->check(integer_in(2, kMaxSymbols)));
+    track(sub.add_option("--distance", o.distance, "d of the distance task")
+              ->capture_default_str()
+              ->check(integer_in(1, kMaxTaskSeq)));
+    track(sub.add_option("--queries", o.queries, "keys asked per row of the recall task (each one scored)")
+              ->capture_default_str()
+              ->check(integer_in(1, kMaxTaskSeq)));
+    sub.add_option("--corpus", o.corpus, "text of the chars task (default data/macbeth.txt)");
+    track(sub.add_option("--arch", o.arch, "decoder (causal) | encoder (bidirectional); default: the task's")
+              ->transform(one_of({Arch::Decoder, Arch::Encoder}, arch_name)));
+    track(sub.add_option("--layers", o.layers, "N, Transformer blocks")
+              ->capture_default_str()
+              ->check(integer_in(1, kMaxLayers)));
+    track(sub.add_option("--d-model,-d", o.d_model, "D, model width")
+              ->capture_default_str()
+              ->check(integer_in(1, kMaxWidth)));
+    track(sub.add_option("--heads,-H", o.heads, "H, heads per block")
+              ->capture_default_str()
+              ->check(integer_in(1, kMaxHeads)));
+    track(sub.add_option("--d-k", o.d_k, "Dk per head (default D/H)")->check(integer_in(1, kMaxWidth)));
+    track(sub.add_option("--d-v", o.d_v, "Dv per head (default Dk)")->check(integer_in(1, kMaxWidth)));
+    track(sub.add_option("--d-ff", o.d_ff, "hidden width of the MLP (default 4 D)")
+              ->check(integer_in(1, kMaxWidth)));
+    track(sub.add_option("--scale", o.scale,
+                         fmt::format("sqrt (1/sqrt(Dk)) | none | NUMBER | cosine | cosine:TAU | cosine-learned | "
+                                     "cosine-learned:TAU; NUMBER, TAU in [{:g}, {:g}]; cosine scores are "
+                                     "cos(q, k)/TAU (TAU 1 by default); cosine-learned trains TAU, one per layer, "
+                                     "from that start (as log TAU)",
+                                     kMinScale, kMaxScale))
+              ->capture_default_str());
+    track(sub.add_option("--dropout", o.dropout, "attention-weight dropout P in [0, 1), training steps only")
+              ->capture_default_str());
+    track(sub.add_option("--init", o.init,
+                         fmt::format("initialiser of every Linear: {} (embeddings: --emb-std)", kInitNames))
+              ->capture_default_str());
+    track(sub.add_option("--emb-std", o.emb_std,
+                         "std of the token and position embeddings at init (nn.Embedding: 1; GPT-2: 0.02)")
+              ->capture_default_str());
+    track(sub.add_option("--qk-gain", o.qk_gain, "q_proj and k_proj weights times this after init (C36)")
+              ->capture_default_str());
+    track(sub.add_option("--pos", o.pos, "positions: learned | sinusoidal")
+              ->default_str("learned")
+              ->transform(one_of({PosKind::Learned, PosKind::Sinusoidal}, pos_kind_name)));
+    track(sub.add_flag("--attention-only", o.attention_only,
+                       "blocks without the MLP (task induction: always, the 2-layer attention-only decoder)"));
+    track(sub.add_option("--act", o.act, "MLP activation: gelu | relu")
+              ->default_str("gelu")
+              ->transform(one_of({Activation::Gelu, Activation::Relu}, activation_name)));
+}
+
 const Command reg{
-    "train", "Train a tiny Transformer on a toy task (copy, reverse, sort, recall, distance, chars, induction) and watch it "
+    "train",
+    "Train a tiny Transformer on a toy task (copy, reverse, sort, recall, distance, chars, induction) and watch it "
     "learn",
     45, [](CLI::App& sub) -> Runner {
         auto o = std::make_shared<TrainOpts>();
@@ -782,53 +882,7 @@ const Command reg{
             opts[opt->get_name()] = opt;
             return opt;
         };
-        sub.add_flag("--list-tasks", o->list_tasks, "Describe every task and exit");
-        track(sub.add_option("--task", o->task,
-                             "copy | reverse | sort | recall | distance | chars | induction (--list-tasks)"));
-        track(deprecated_alias(sub, "-t", "--seq", o->seq)->check(integer_in(1, kMaxTaskSeq)));
-        track(sub.add_option("--seq,-T", o->seq, "T, tokens per row (default: per task, --list-tasks)")
-                  ->check(integer_in(1, kMaxTaskSeq)));
-        track(sub.add_option("--symbols", o->symbols, "alphabet size of the symbol tasks (recall: the values)")
-                  ->capture_default_str()
-                  ->check(integer_in(2, kMaxSymbols)));
-        track(sub.add_option("--distance", o->distance, "d of the distance task")->capture_default_str()->check(integer_in(1, kMaxTaskSeq)));
-        track(sub.add_option("--queries", o->queries, "keys asked per row of the recall task (each one scored)")
-                  ->capture_default_str()
-                  ->check(integer_in(1, kMaxTaskSeq)));
-        sub.add_option("--corpus", o->corpus, "text of the chars task (default data/macbeth.txt)");
-        track(sub.add_option("--arch", o->arch, "decoder (causal) | encoder (bidirectional); default: the task's")
-                  ->transform(one_of({Arch::Decoder, Arch::Encoder}, arch_name)));
-        track(sub.add_option("--layers", o->layers, "N, Transformer blocks")->capture_default_str()->check(integer_in(1, kMaxLayers)));
-        track(sub.add_option("--d-model,-d", o->d_model, "D, model width")->capture_default_str()->check(integer_in(1, kMaxWidth)));
-        track(sub.add_option("--heads,-H", o->heads, "H, heads per block")->capture_default_str()->check(integer_in(1, kMaxHeads)));
-        track(sub.add_option("--d-k", o->d_k, "Dk per head (default D/H)")->check(integer_in(1, kMaxWidth)));
-        track(sub.add_option("--d-v", o->d_v, "Dv per head (default Dk)")->check(integer_in(1, kMaxWidth)));
-        track(sub.add_option("--d-ff", o->d_ff, "hidden width of the MLP (default 4 D)")->check(integer_in(1, kMaxWidth)));
-        track(sub.add_option("--scale", o->scale,
-                             fmt::format("sqrt (1/sqrt(Dk)) | none | NUMBER | cosine | cosine:TAU | cosine-learned | "
-                                         "cosine-learned:TAU; NUMBER, TAU in [{:g}, {:g}]; cosine scores are "
-                                         "cos(q, k)/TAU (TAU 1 by default); cosine-learned trains TAU, one per layer, "
-                                         "from that start (as log TAU)",
-                                         kMinScale, kMaxScale))
-                  ->capture_default_str());
-        track(sub.add_option("--dropout", o->dropout, "attention-weight dropout P in [0, 1), training steps only")
-                  ->capture_default_str());
-        track(sub.add_option("--init", o->init,
-                             fmt::format("initialiser of every Linear: {} (embeddings: --emb-std)", kInitNames))
-                  ->capture_default_str());
-        track(sub.add_option("--emb-std", o->emb_std,
-                             "std of the token and position embeddings at init (nn.Embedding: 1; GPT-2: 0.02)")
-                  ->capture_default_str());
-        track(sub.add_option("--qk-gain", o->qk_gain, "q_proj and k_proj weights times this after init (C36)")
-                  ->capture_default_str());
-        track(sub.add_option("--pos", o->pos, "positions: learned | sinusoidal")
-                  ->default_str("learned")
-                  ->transform(one_of({PosKind::Learned, PosKind::Sinusoidal}, pos_kind_name)));
-        track(sub.add_flag("--attention-only", o->attention_only,
-                           "blocks without the MLP (task induction: always, the 2-layer attention-only decoder)"));
-        track(sub.add_option("--act", o->act, "MLP activation: gelu | relu")
-                  ->default_str("gelu")
-                  ->transform(one_of({Activation::Gelu, Activation::Relu}, activation_name)));
+        add_task_and_model_options(sub, *o, track);
         sub.add_option("--optimizer", tc.optimizer, "adamw | sgd (with --momentum)")
             ->default_str("adamw")
             ->transform(one_of({OptimizerKind::AdamW, OptimizerKind::Sgd}, optimizer_name));
@@ -836,7 +890,9 @@ const Command reg{
         sub.add_option("--schedule", tc.schedule, "constant | cosine (to lr/10 at the last step); both after --warmup")
             ->default_str("constant")
             ->transform(one_of({LrSchedule::Constant, LrSchedule::Cosine}, lr_schedule_name));
-        sub.add_option("--warmup", tc.warmup, "steps of linear warmup")->capture_default_str()->check(integer_in(0, kMaxSteps));
+        sub.add_option("--warmup", tc.warmup, "steps of linear warmup")
+            ->capture_default_str()
+            ->check(integer_in(0, kMaxSteps));
         track(sub.add_option("--weight-decay", tc.weight_decay, "on matrices and embeddings (AdamW: decoupled)")
                   ->capture_default_str());
         track(sub.add_option("--momentum", tc.momentum, "SGD momentum in [0, 1) (default 0.9)"));
@@ -845,7 +901,9 @@ const Command reg{
                   ->capture_default_str()
                   ->check(integer_in(0, kMaxSteps)));
         deprecated_alias(sub, "-b", "--batch", tc.batch)->check(integer_in(1, kMaxBatch));
-        sub.add_option("--batch,-B", tc.batch, "B, rows per step")->capture_default_str()->check(integer_in(1, kMaxBatch));
+        sub.add_option("--batch,-B", tc.batch, "B, rows per step")
+            ->capture_default_str()
+            ->check(integer_in(1, kMaxBatch));
         sub.add_option("--seed", tc.seed, "seed of the data, the initial weights and dropout")
             ->capture_default_str()
             ->check(seed_validator());
@@ -859,17 +917,21 @@ const Command reg{
         sub.add_option("--eval-batches", tc.eval_batches, "held-out batches per evaluation")
             ->capture_default_str()
             ->check(integer_in(1, 4096));
-        sub.add_option("--save,-o,--output", o->save, "write the trained model to FILE (safetensors; also after Ctrl-C)");
-        sub.add_option("--export-gpt2", o->export_gpt2,
-                       "also write the trained model as a GPT-2 folder DIR (config.json, model.safetensors, vocab.json, "
-                       "merges.txt) for attn model and transformers; decoder, learned positions, GELU, tasks chars, "
-                       "induction, distance");
+        sub.add_option("--save,-o,--output", o->save,
+                       "write the trained model to FILE (safetensors; also after Ctrl-C)");
+        sub.add_option(
+            "--export-gpt2", o->export_gpt2,
+            "also write the trained model as a GPT-2 folder DIR (config.json, model.safetensors, vocab.json, "
+            "merges.txt) for attn model and transformers; decoder, learned positions, GELU, tasks chars, "
+            "induction, distance");
         sub.add_option("--load", o->load, "start from a model saved with --save (its task options are the defaults)");
         add_json(sub, o->json, "attn-train: the config, curve and per-head entropies");
         sub.add_option("--svg", o->svg, "write a plot of the loss and accuracy curves to FILE");
-        sub.add_option("--dump", o->dump,
-                       "write the trained attention on the first 4 rows of eval batch 0 as an attn-dump (attn view FILE)");
-        sub.add_option("--layer", o->layer, "the layer --dump shows as \"weights\" (default: the last)")->check(integer_in(0, kMaxLayers));
+        sub.add_option(
+            "--dump", o->dump,
+            "write the trained attention on the first 4 rows of eval batch 0 as an attn-dump (attn view FILE)");
+        sub.add_option("--layer", o->layer, "the layer --dump shows as \"weights\" (default: the last)")
+            ->check(integer_in(0, kMaxLayers));
         add_html_options(sub, o->html);  // --html FILE: the --dump rows' attention, every layer, as a page
         sub.add_flag("--ascii", o->ascii, "ASCII sparklines (_.-:=+*#) instead of Unicode blocks");
         sub.add_flag("--quiet,-q", o->quiet, "print nothing but errors (files are still written)");

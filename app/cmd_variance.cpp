@@ -67,8 +67,9 @@ int run_variance_cmd(const VarianceOpts& o) {
         const auto t0 = std::chrono::steady_clock::now();
         rows = attn::run_variance(cfg, [&](double f) {
             const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-            progress.show(f > 0 ? fmt::format("attn variance: {:3.0f}% (about {:.0f} s left)", 100 * f, elapsed * (1 - f) / f)
-                                : fmt::format("attn variance: {:3.0f}%", 100 * f));
+            progress.show(
+                f > 0 ? fmt::format("attn variance: {:3.0f}% (about {:.0f} s left)", 100 * f, elapsed * (1 - f) / f)
+                      : fmt::format("attn variance: {:3.0f}%", 100 * f));
         });
     }
     if (!o.svg.empty())
@@ -91,9 +92,10 @@ attn::cli::Command reg{
             "Draws q and k, takes q·k for each Dk and reports mean, std (theory √Dk), range, percentiles, and\n"
             "for rows of T scores: softmax max weight, normalised entropy, one-hot fraction and the norm of\n"
             "the softmax Jacobian, unscaled and scaled by 1/√Dk. Same --seed, same numbers at any --threads.\n" +
-            fmt::format("Budget: a run of more than {:.0e} multiply-adds (--samples x each --d-k, and 2 Dk^2 more per sample\n"
-                        "with --source projected) is refused unless --yes is given.\n",
-                        kWorkBudget));
+            fmt::format(
+                "Budget: a run of more than {:.0e} multiply-adds (--samples x each --d-k, and 2 Dk^2 more per sample\n"
+                "with --source projected) is refused unless --yes is given.\n",
+                kWorkBudget));
         attn::VarianceConfig& cfg = o->cfg;
         sub.add_option("--d-k", o->dk, "Comma-separated list of Dk values")->capture_default_str();
         attn::cli::deprecated_alias(sub, "--dk", "--d-k", o->dk);
@@ -116,7 +118,9 @@ attn::cli::Command reg{
         auto* j = attn::cli::add_json(sub, o->json, "attn-variance");
         auto* c = sub.add_flag("--csv", o->csv, "Print CSV");
         j->excludes(c);
-        sub.add_option("--svg", o->svg, "Also write a plot (std vs Dk, max weight vs Dk) to this SVG file (- for stdout: the table goes to stderr)");
+        sub.add_option("--svg", o->svg,
+                       "Also write a plot (std vs Dk, max weight vs Dk) to this SVG file (- for stdout: the table goes "
+                       "to stderr)");
         sub.add_flag("--yes", o->yes, fmt::format("Run even above the budget of {:.0e} multiply-adds", kWorkBudget));
         return [o] { return run_variance_cmd(*o); };
     }};

@@ -143,11 +143,13 @@ void check_budget(const VariantsOpts& o) {
     }
     // the work first: it does not depend on the machine
     if (work > kWorkBudget && !o.yes)
-        throw InputError(fmt::format("--seq: the timing runs would take at least {:.1e} FLOPs (exponentials counted as {:g}), "
-                                     "above the budget of {:.0e}; lower --seq, --heads or --d-k, add --no-speed, or add --yes",
-                                     work, kFlopsPerExp, kWorkBudget));
-    require_fits_in_memory("--seq", kProgramBytes + peak,
-                           fmt::format("q, k, v and the output of the timing run at T={}, H={}, Dk={}", peak_T, c.heads, c.dk));
+        throw InputError(
+            fmt::format("--seq: the timing runs would take at least {:.1e} FLOPs (exponentials counted as {:g}), "
+                        "above the budget of {:.0e}; lower --seq, --heads or --d-k, add --no-speed, or add --yes",
+                        work, kFlopsPerExp, kWorkBudget));
+    require_fits_in_memory(
+        "--seq", kProgramBytes + peak,
+        fmt::format("q, k, v and the output of the timing run at T={}, H={}, Dk={}", peak_T, c.heads, c.dk));
 }
 
 int run_variants_cmd(VariantsOpts& o) {
@@ -203,7 +205,8 @@ attn::cli::Command reg{
         auto o = std::make_shared<VariantsOpts>();
         sub.footer(
             "Times each variant's forward (B=1, random N(0,1) q, k, v) in a child process and measures its extra\n"
-            "peak memory; full flash and strided above T=4096 are timed on 1024 queries and scaled (the table says so).\n"
+            "peak memory; full flash and strided above T=4096 are timed on 1024 queries and scaled (the table says "
+            "so).\n"
             "Then the error against softmax attention on random inputs and on MiniLM's heads over the first\n"
             "characters of --corpus (skipped with a note when the model is absent), and Performer's error vs m.\n"
             "Variants: flash, window, strided, global-local, elu+1, favor+, cosformer.");
@@ -215,22 +218,38 @@ attn::cli::Command reg{
         sub.add_option("--heads,-H", c.heads, "Heads H")->capture_default_str()->check(integer_in(1, 256));
         sub.add_option("--d-k", c.dk, "Dk = Dv")->capture_default_str()->check(integer_in(1, 1024));
         deprecated_alias(sub, "--dk", "--d-k", c.dk)->check(integer_in(1, 1024));
-        sub.add_option("--window", c.window, "window and global-local: width w (timing)")->capture_default_str()->check(integer_in(1));
-        sub.add_option("--stride", c.stride, "strided: s (0: ceil(sqrt(T)))")->capture_default_str()->check(integer_in(0));
-        sub.add_option("--global", c.global, "global-local: global tokens g")->capture_default_str()->check(integer_in(0));
-        sub.add_option("--features", c.features, "favor+: random features m")->capture_default_str()->check(integer_in(1, 1 << 16));
+        sub.add_option("--window", c.window, "window and global-local: width w (timing)")
+            ->capture_default_str()
+            ->check(integer_in(1));
+        sub.add_option("--stride", c.stride, "strided: s (0: ceil(sqrt(T)))")
+            ->capture_default_str()
+            ->check(integer_in(0));
+        sub.add_option("--global", c.global, "global-local: global tokens g")
+            ->capture_default_str()
+            ->check(integer_in(0));
+        sub.add_option("--features", c.features, "favor+: random features m")
+            ->capture_default_str()
+            ->check(integer_in(1, 1 << 16));
         sub.add_flag("--causal", c.causal, "Causal forms (masks with j <= i, prefix-sum linear attention)");
-        sub.add_option("--error-t", c.error_T, "T of the random-input error rows")->capture_default_str()->check(integer_in(2, 4096));
-        sub.add_option("--error-window", c.error_window, "window width of the sparse error rows")->capture_default_str()->check(integer_in(1));
+        sub.add_option("--error-t", c.error_T, "T of the random-input error rows")
+            ->capture_default_str()
+            ->check(integer_in(2, 4096));
+        sub.add_option("--error-window", c.error_window, "window width of the sparse error rows")
+            ->capture_default_str()
+            ->check(integer_in(1));
         sub.add_option("--favor-m", o->favor_m, "Performer feature counts for the error curve (default 16,...,1024)");
-        sub.add_option("--threads", c.threads, "Worker threads (0 = every core)")->capture_default_str()->check(integer_in(0, 1024));
+        sub.add_option("--threads", c.threads, "Worker threads (0 = every core)")
+            ->capture_default_str()
+            ->check(integer_in(0, 1024));
         c.seed = 0;  // the one default of every command (docs/cli.md)
         sub.add_option("--seed", c.seed, "Random seed")->capture_default_str()->check(seed_validator());
         sub.add_flag("--no-speed", o->no_speed, "Skip the timing, report the errors only");
         sub.add_flag("--yes", o->yes, "Time even when the runs would exceed the work budget (2e12 FLOPs)");
         sub.add_flag("--no-model", o->no_model, "Skip the MiniLM rows");
-        sub.add_option("--model", o->model, "model folder (default: $ATTN_MODEL_DIR, else data/models/all-MiniLM-L6-v2)");
-        sub.add_option("--corpus", o->corpus, "text for the MiniLM rows (default: data/macbeth.txt, found as every data file is)");
+        sub.add_option("--model", o->model,
+                       "model folder (default: $ATTN_MODEL_DIR, else data/models/all-MiniLM-L6-v2)");
+        sub.add_option("--corpus", o->corpus,
+                       "text for the MiniLM rows (default: data/macbeth.txt, found as every data file is)");
         add_json(sub, o->json, "attn-variants");
         sub.add_option("--svg", o->svg, "Also write time and memory vs T (log-log) to this SVG file (- for stdout)");
         return [o] { return run_variants_cmd(*o); };

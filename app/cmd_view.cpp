@@ -70,17 +70,16 @@ Mask dump_mask(const Dump& d, int64_t B, int64_t b, int64_t T) {
     return Mask::custom(1, T, T, std::move(row_b));
 }
 
-int run_view(const ViewOpts& o) {
-    // ---- validate the file and the selection before drawing anything
-    require_dump_fits_in_memory(o.file, o.file);
-    const Dump d = read_dump_any(o.file);  // .json, .safetensors or .npz
-    // The weights to draw, [B, H, T, T]: the dump's "weights", or one layer of a model's "attention".
+// The weights to draw, [B, H, T, T]: the dump's "weights", or one layer of a model's "attention"
+// (then `layer_label` is "layer L of N, ").
+Tensor weights_to_draw(const Dump& d, const ViewOpts& o, std::string& layer_label) {
     Tensor w;
-    std::string layer_label;  // "layer L of N, " for a model dump
     if (auto it = d.tensors.find("weights"); it != d.tensors.end()) {
         if (o.layer)
-            throw InputError(fmt::format("--layer: {} holds one layer (\"weights\" [B, H, T, T]); --layer picks a layer "
-                                         "of `attn model attention --dump`", o.file));
+            throw InputError(
+                fmt::format("--layer: {} holds one layer (\"weights\" [B, H, T, T]); --layer picks a layer "
+                            "of `attn model attention --dump`",
+                            o.file));
         w = it->second;
     } else if (auto at = d.tensors.find("attention"); at != d.tensors.end()) {
         const Tensor& a = at->second;
@@ -89,15 +88,27 @@ int run_view(const ViewOpts& o) {
                                          o.file, shape_str(a.shape)));
         const int64_t L = a.dim(0), layer = o.layer.value_or(0);
         if (layer < 0 || layer >= L)
-            throw InputError(fmt::format("--layer: must be in 0..{} for {} ({} layers), got {}", L - 1, o.file, L, layer));
+            throw InputError(
+                fmt::format("--layer: must be in 0..{} for {} ({} layers), got {}", L - 1, o.file, L, layer));
         w = Tensor({a.dim(1), a.dim(2), a.dim(3), a.dim(4)});
         const auto first = a.data.begin() + layer * w.numel();
         std::copy(first, first + w.numel(), w.data.begin());
         layer_label = fmt::format("layer {} of {}, ", layer, L);
     } else {
-        throw InputError(fmt::format("{}: no \"weights\" tensor [B, H, T, T] (`attn forward --dump FILE`) and no "
-                                     "\"attention\" [layers, B, H, T, T] (`attn model attention --dump FILE`)", o.file));
+        throw InputError(
+            fmt::format("{}: no \"weights\" tensor [B, H, T, T] (`attn forward --dump FILE`) and no "
+                        "\"attention\" [layers, B, H, T, T] (`attn model attention --dump FILE`)",
+                        o.file));
     }
+    return w;
+}
+
+int run_view(const ViewOpts& o) {
+    // ---- validate the file and the selection before drawing anything
+    require_dump_fits_in_memory(o.file, o.file);
+    const Dump d = read_dump_any(o.file);  // .json, .safetensors or .npz
+    std::string layer_label;  // "layer L of N, " for a model dump
+    const Tensor w = weights_to_draw(d, o, layer_label);  // [B, H, T, T]
     if (w.rank() != 4 || w.dim(2) != w.dim(3) || w.numel() == 0)
         throw InputError(fmt::format("{}: \"weights\" has shape {}, expected [B, H, T, T] with T > 0", o.file,
                                      shape_str(w.shape)));
@@ -160,7 +171,8 @@ int run_view(const ViewOpts& o) {
             view.rows = view.cols = shown;
             view.values.clear();
             for (int64_t i = 0; i < shown; ++i)
-                for (int64_t j = 0; j < shown; ++j) view.values.push_back(panels[k].values[static_cast<size_t>(i * T + j)]);
+                for (int64_t j = 0; j < shown; ++j)
+                    view.values.push_back(panels[k].values[static_cast<size_t>(i * T + j)]);
             if (!view.row_labels.empty()) view.row_labels.resize(static_cast<size_t>(shown));
             if (!view.col_labels.empty()) view.col_labels.resize(static_cast<size_t>(shown));
         }
@@ -179,11 +191,12 @@ int run_view(const ViewOpts& o) {
     if (!o.svg.empty()) {
         SvgOptions so;
         so.title = fmt::format("Attention weights from {}", o.file);
-        so.subtitle = fmt::format("{}batch {}, {}; rows are queries, columns are keys; weights {}", layer_label, o.batch,
-                                  o.head ? "head " + std::to_string(*o.head) : fmt::format("all {} heads", H),
+        so.subtitle = fmt::format("{}batch {}, {}; rows are queries, columns are keys; weights {}", layer_label,
+                                  o.batch, o.head ? "head " + std::to_string(*o.head) : fmt::format("all {} heads", H),
                                   shape_str(w.shape));
         with_option("--svg", [&] { write_file_atomic(o.svg, heatmap_svg(panels, so)); });
-        if (o.svg != "-") out << fmt::format("\n  wrote {} ({} heatmap{})\n", o.svg, panels.size(), panels.size() == 1 ? "" : "s");
+        if (o.svg != "-")
+            out << fmt::format("\n  wrote {} ({} heatmap{})\n", o.svg, panels.size(), panels.size() == 1 ? "" : "s");
     }
     if (!o.html.file.empty()) write_html_page(o.html, page_from_dump(d, o.file, o.batch), text);
     return 0;
@@ -200,7 +213,9 @@ const Command reg{"view", "Draw a dump's attention weights as heatmaps (terminal
                       sub.add_option("--layer", o->layer, "Layer to draw from a model dump (default 0)");
                       sub.add_option("--batch", o->batch, "Batch row to draw")->capture_default_str();
                       sub.add_option("--head", o->head, "Draw only this head (default: every head)");
-                      sub.add_option("--svg", o->svg, "Also write the heatmaps to this SVG file (- for stdout: the text goes to stderr)");
+                      sub.add_option(
+                          "--svg", o->svg,
+                          "Also write the heatmaps to this SVG file (- for stdout: the text goes to stderr)");
                       sub.add_flag("--no-color", o->no_color, "No ANSI colour");
                       add_html_options(sub, o->html);
                       return [o] { return run_view(*o); };

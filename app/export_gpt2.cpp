@@ -33,9 +33,10 @@ void check_gpt2_export(const ModelConfig& config, const Task& task, const std::s
         refuse("the model masks a pad token, carries a planted bug or runs an attention variant");
     for (int32_t id = 0; id < task.vocab(); ++id)
         if (task.token_byte(id) < 0)
-            refuse(fmt::format("task {} has the token '{}', which no byte spells (a GPT-2 vocabulary here is one byte a "
-                               "token: tasks chars, induction and distance with --symbols at most {})",
-                               task.name(), task.token_text(id), kSymbolAlphabetSize));
+            refuse(
+                fmt::format("task {} has the token '{}', which no byte spells (a GPT-2 vocabulary here is one byte a "
+                            "token: tasks chars, induction and distance with --symbols at most {})",
+                            task.name(), task.token_text(id), kSymbolAlphabetSize));
     // the folder: an existing one, or one that can be made under a writable parent
     namespace fs = std::filesystem;
     std::error_code ec;

@@ -34,8 +34,8 @@ AttentionPage page_from_dump(const Dump& d, const std::string& source, int64_t b
         B = w->dim(1);
         p.layers = w->dim(0), p.heads = w->dim(2), p.tq = w->dim(3), p.tk = w->dim(4);
     } else {
-        throw InputError(fmt::format("--html: {}: no \"weights\" [B, H, Tq, Tk] and no \"attention\" [layers, B, H, T, T]",
-                                     source));
+        throw InputError(
+            fmt::format("--html: {}: no \"weights\" [B, H, Tq, Tk] and no \"attention\" [layers, B, H, T, T]", source));
     }
     if (p.tq < 1 || p.tk < 1 || p.heads < 1 || p.layers < 1)
         throw InputError(fmt::format("--html: {}: the weights {} are empty", source, shape_str(w->shape)));
@@ -51,7 +51,8 @@ AttentionPage page_from_dump(const Dump& d, const std::string& source, int64_t b
     if (!layers.empty()) p.layers = static_cast<int64_t>(layers.size());
     p.weights.resize(static_cast<size_t>(p.layers * per));
     for (int64_t l = 0; l < p.layers; ++l) {
-        const float* src = layers.empty() ? w->ptr() + (l * B + batch) * per : layers[static_cast<size_t>(l)]->ptr() + batch * per;
+        const float* src =
+            layers.empty() ? w->ptr() + (l * B + batch) * per : layers[static_cast<size_t>(l)]->ptr() + batch * per;
         std::copy(src, src + per, p.weights.begin() + l * per);
     }
     // the tokens: config "tokens" [T] or [B][T] strings, used when they fit
@@ -82,7 +83,8 @@ AttentionPage page_from_dump(const Dump& d, const std::string& source, int64_t b
         if ((shared || per_head) && (m.dim(0) == B || m.dim(0) == 1)) {
             const int64_t n = (per_head ? H : 1) * Tq * Tk, b = m.dim(0) == 1 ? 0 : batch;
             p.allowed.resize(static_cast<size_t>(n));
-            for (int64_t i = 0; i < n; ++i) p.allowed[static_cast<size_t>(i)] = m.data[static_cast<size_t>(b * n + i)] != 0.0f;
+            for (int64_t i = 0; i < n; ++i)
+                p.allowed[static_cast<size_t>(i)] = m.data[static_cast<size_t>(b * n + i)] != 0.0f;
         }
     }
     // the scaled, masked scores (what softmax saw), for the hover
@@ -107,9 +109,11 @@ AttentionPage page_from_dump(const Dump& d, const std::string& source, int64_t b
         }
     }
     for (const auto& name : d.order)
-        if (auto it = d.tensors.find(name); it != d.tensors.end()) p.shapes.emplace_back(name, shape_str(it->second.shape));
+        if (auto it = d.tensors.find(name); it != d.tensors.end())
+            p.shapes.emplace_back(name, shape_str(it->second.shape));
     for (const auto& [name, t] : d.tensors)  // a dump read back from a file: the rest, by name
-        if (std::find(d.order.begin(), d.order.end(), name) == d.order.end()) p.shapes.emplace_back(name, shape_str(t.shape));
+        if (std::find(d.order.begin(), d.order.end(), name) == d.order.end())
+            p.shapes.emplace_back(name, shape_str(t.shape));
     p.title = p.layers > 1 ? fmt::format("Attention weights: {} layers x {} heads", p.layers, H)
                            : fmt::format("Attention weights: {} heads", H);
     p.subtitle = fmt::format("batch row {} of {}; {} queries x {} keys", batch, B, Tq, Tk);

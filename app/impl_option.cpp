@@ -48,7 +48,8 @@ std::string backend_help(std::string_view lead) {
 
 void require_available(std::string_view opt, Backend b) {
     std::string why;
-    if (!backend_available(b, &why)) throw InputError(fmt::format("{}: {} cannot run here: {}", opt, backend_name(b), why));
+    if (!backend_available(b, &why))
+        throw InputError(fmt::format("{}: {} cannot run here: {}", opt, backend_name(b), why));
 }
 
 }  // namespace attn::cli

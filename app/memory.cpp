@@ -82,7 +82,8 @@ MemoryLimit memory_limit_here() {
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     const double physical = pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0.0;
     struct rlimit rl {};
-    const double as = ::getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? static_cast<double>(rl.rlim_cur) : 0;
+    const double as =
+        ::getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? static_cast<double>(rl.rlim_cur) : 0;
     return memory_limit("/sys/fs/cgroup", "/proc/self/cgroup", physical, as);
 }
 
@@ -105,7 +106,8 @@ double forward_dump_floats(const ForwardSizes& s) {
     n += B * T * T;                              // mask
     n += 2.0 * B * H * T * Dk + B * H * T * Dv;  // Q, K, V
     n += 2.0 * B * H * T * Dv;                   // head_out, merged
-    if (s.records) n += (s.dropout ? 5.0 : 4.0) * tt;  // scores, scores_scaled, scores_masked, weights (, weights_dropped)
+    if (s.records)
+        n += (s.dropout ? 5.0 : 4.0) * tt;  // scores, scores_scaled, scores_masked, weights (, weights_dropped)
     if (s.backward) {
         n += forward_weight_bytes(s) / 4.0;                             // dW_q .. db_o
         n += 2.0 * B * T * D + B * H * T * Dv;                          // dout, dx, d_out_heads
@@ -147,7 +149,8 @@ double model_attention_bytes(double weights_file, int64_t layers, int64_t heads,
     // The weights three times over, in part: the file as read, the model built from it, the
     // pre-transposed copies of its Linear weights (about half of the file) and, where the CPU
     // has AVX-512, the same copies packed for its GEMM (another half).
-    double bytes = kProgramBytes + 3.0 * weights_file + 4.0 * 2.0 * cells + 4.0 * 64.0 * t * static_cast<double>(hidden);
+    double bytes =
+        kProgramBytes + 3.0 * weights_file + 4.0 * 2.0 * cells + 4.0 * 64.0 * t * static_cast<double>(hidden);
     if (dump) bytes += cells * (4.0 + kJsonBytesPerFloat);
     if (svg) bytes += cells * kSvgBytesPerCell;
     return bytes;

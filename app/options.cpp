@@ -45,12 +45,13 @@ void require_distinct_outputs(std::initializer_list<std::pair<std::string_view, 
         if (path->empty() || *path == "-") continue;
         if (struct stat st {}; ::stat(path->c_str(), &st) == 0 && !S_ISREG(st.st_mode)) continue;
         std::error_code ec;
-        const fs::path resolved = fs::weakly_canonical(fs::absolute(with_option(opt, [p = path] { return write_target(*p); })), ec);
+        const fs::path resolved =
+            fs::weakly_canonical(fs::absolute(with_option(opt, [p = path] { return write_target(*p); })), ec);
         const std::string file = ec ? *path : resolved.string();
         for (const auto& [other, f] : seen)
             if (f == file)
-                throw InputError(fmt::format("{}: '{}' is also the file of {}; give each output its own file", opt, *path,
-                                             other));
+                throw InputError(
+                    fmt::format("{}: '{}' is also the file of {}; give each output its own file", opt, *path, other));
         seen.emplace_back(opt, file);
     }
 }
@@ -118,11 +119,11 @@ CLI::Option* add_json_nonfinite(CLI::App& sub, JsonNonFinite& v, CLI::Option* ou
 }
 
 CLI::Option* add_json(CLI::App& sub, JsonOut& j, std::string_view what) {
-    CLI::Option* opt = sub.add_option("--json", j.file,
-                                      fmt::format("machine-readable output ({} JSON) to stdout, or to FILE (written whole)",
-                                                  what))
-                           ->expected(0, 1)
-                           ->type_name("[FILE]");
+    CLI::Option* opt =
+        sub.add_option("--json", j.file,
+                       fmt::format("machine-readable output ({} JSON) to stdout, or to FILE (written whole)", what))
+            ->expected(0, 1)
+            ->type_name("[FILE]");
     j.opt = opt;
     add_json_nonfinite(sub, j.nonfinite, opt);
     return opt;
@@ -166,8 +167,9 @@ void require_dump_fits_in_memory(std::string_view opt, const std::string& path) 
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;  // the reader names what is wrong
     const double size = static_cast<double>(st.st_size);
-    require_fits_in_memory(opt, kProgramBytes + kDumpReadBytesPerFileByte * size,
-                           fmt::format("reading {} ({} of JSON)", opt == path ? "it" : "'" + path + "'", format_bytes(size)));
+    require_fits_in_memory(
+        opt, kProgramBytes + kDumpReadBytesPerFileByte * size,
+        fmt::format("reading {} ({} of JSON)", opt == path ? "it" : "'" + path + "'", format_bytes(size)));
 }
 
 }  // namespace attn::cli

@@ -76,7 +76,8 @@ std::vector<std::string> parse_word_list(std::string_view opt, std::string_view 
     std::vector<std::string> words;
     for (std::string_view item : split_commas(text)) {
         if (item.empty())
-            throw InputError(fmt::format("{}: must be a comma-separated list without empty items, got '{}'", opt, text));
+            throw InputError(
+                fmt::format("{}: must be a comma-separated list without empty items, got '{}'", opt, text));
         words.emplace_back(item);
     }
     return words;
@@ -107,7 +108,8 @@ Mask parse_mask(std::string_view spec, int64_t B, int64_t T) {
             const std::vector<int64_t> n = parse_int_list("--mask", arg, two ? 0 : 1, kMaxSize);
             if (n.size() != (two ? 2u : 1u))
                 throw InputError(fmt::format("--mask: '{}' needs {} after '{}', got '{}'", spec,
-                                             two ? "two numbers G,W (global tokens, window width)" : "one number", head, arg));
+                                             two ? "two numbers G,W (global tokens, window width)" : "one number", head,
+                                             arg));
             if (kind == "window") return Mask::sliding_window(n[0], causal);
             if (kind == "strided") return Mask::strided(n[0], causal);
             return Mask::global_local(n[0], n[1], causal);
@@ -126,12 +128,13 @@ Mask parse_mask(std::string_view spec, int64_t B, int64_t T) {
     for (std::string_view item : split_commas(rest)) {
         int64_t L = 0;
         if (const std::string why = read_integer(item, 0, T, L); !why.empty())
-            throw InputError(fmt::format("--mask: every padding length {} (the keys, Tk = {}: --tk, or --seq without it)", why, T));
+            throw InputError(
+                fmt::format("--mask: every padding length {} (the keys, Tk = {}: --tk, or --seq without it)", why, T));
         lengths.push_back(L);
     }
     if (static_cast<int64_t>(lengths.size()) != B)
-        throw InputError(fmt::format("--mask: '{}' gives {} padding length(s) but the batch has {} rows (--batch)", spec,
-                                     lengths.size(), B));
+        throw InputError(fmt::format("--mask: '{}' gives {} padding length(s) but the batch has {} rows (--batch)",
+                                     spec, lengths.size(), B));
     const Mask padding = Mask::key_padding(std::move(lengths));
     return causal ? padding.combined(Mask::make_causal()) : padding;
 }

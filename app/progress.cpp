@@ -80,7 +80,8 @@ void ProgressLine::show(std::string_view text, int64_t done, int64_t total, std:
     }
     std::string line = fmt::format("{} · {}/{} {}", text, done, total, unit);
     if (rate > 0)
-        line += fmt::format(", {:.1f} {}/s, ETA {}", rate, unit, seconds_text(static_cast<double>(total - done) / rate));
+        line +=
+            fmt::format(", {:.1f} {}/s, ETA {}", rate, unit, seconds_text(static_cast<double>(total - done) / rate));
     show(line);
 }
 
@@ -140,7 +141,8 @@ void ProgressLine::draw_locked(bool force) {
     last_ = now;
     const double s = std::chrono::duration<double>(now - t0_).count();
     const std::string tail = opt_.elapsed ? fmt::format(" ({:.0f} s)", s) : "";
-    fmt::print(stderr, "\r\x1b[K{} {}{}", frame(frame_++), fit(text_, stderr_columns() - 3 - display_width(tail)), tail);
+    fmt::print(stderr, "\r\x1b[K{} {}{}", frame(frame_++), fit(text_, stderr_columns() - 3 - display_width(tail)),
+               tail);
     std::fflush(stderr);
     drawn_ = true;
 }

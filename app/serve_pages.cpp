@@ -31,7 +31,8 @@ PageText page_text(const std::string& page, bool zh) {
                              "number."};
     if (page == "sqrt-dk")
         return zh ? PageText{"为什么除以 √Dk",
-                             "q 和 k 的分量独立、方差为 1 时，q·k 的标准差是 √Dk：Dk 越大，分数越分散，softmax 越接近 one-hot，"
+                             "q 和 k 的分量独立、方差为 1 时，q·k 的标准差是 √Dk：Dk 越大，分数越分散，softmax 越接近 "
+                             "one-hot，"
                              "经过 softmax 的梯度越小。除以 √Dk 把标准差拉回 1。拖动 Dk，看方差实验实时重跑。"}
                   : PageText{"Why divide by √Dk",
                              "With independent unit-variance components, q·k has standard deviation √Dk: the larger "
@@ -40,7 +41,8 @@ PageText page_text(const std::string& page, bool zh) {
                              "variance experiment runs again."};
     if (page == "sentence")
         return zh ? PageText{"你的句子",
-                             "输入一句英文，all-MiniLM-L6-v2 的 6 层 × 12 个头的注意力由 attn 的 C++ 编码器计算后显示：头视图、"
+                             "输入一句英文，all-MiniLM-L6-v2 的 6 层 × 12 个头的注意力由 attn 的 C++ "
+                             "编码器计算后显示：头视图、"
                              "模型视图、矩阵视图。"}
                   : PageText{"Your sentence",
                              "Type a sentence: all-MiniLM-L6-v2's 6 layers × 12 heads, computed by attn's C++ "

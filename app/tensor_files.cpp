@@ -23,8 +23,8 @@ void require_binary_fits(const std::string& opt, const std::string& path) {
 Dump from_npy(const std::string& path) {
     NpyArray a = read_npy_file(path);
     if (a.is_bool())
-        throw InputError(fmt::format("{}: a boolean array ('{}') cannot be x; a .npy input holds x as float32 or float64",
-                                     path, a.descr));
+        throw InputError(fmt::format(
+            "{}: a boolean array ('{}') cannot be x; a .npy input holds x as float32 or float64", path, a.descr));
     Tensor& x = a.values;
     if (x.rank() == 2) x.shape.insert(x.shape.begin(), 1);  // (T, D) -> (1, T, D)
     if (x.rank() != 3)
@@ -84,19 +84,20 @@ Mask read_mask_file(const std::string& opt, const std::string& path, int64_t B, 
         const Shape& s = t.shape;
         const int r = t.rank();
         const int64_t mb = r >= 3 ? s[0] : 1, mh = r == 4 ? s[1] : 1;
-        const bool fits = r >= 2 && r <= 4 && s[static_cast<size_t>(r - 2)] == Tq && s[static_cast<size_t>(r - 1)] == Tk &&
-                          (mb == 1 || mb == B) && (mh == 1 || mh == H);
+        const bool fits = r >= 2 && r <= 4 && s[static_cast<size_t>(r - 2)] == Tq &&
+                          s[static_cast<size_t>(r - 1)] == Tk && (mb == 1 || mb == B) && (mh == 1 || mh == H);
         if (!fits)
-            throw InputError(fmt::format("'{}': the {} mask of shape {} does not fit the scores [B, H, Tq, Tk] = [{}, {}, {}, "
-                                         "{}]: it must be [Tq, Tk], [B, Tq, Tk] or [B, H, Tq, Tk], with B and H "
-                                         "either the run's or 1",
-                                         path, kind, shape_str(s), B, H, Tq, Tk));
+            throw InputError(
+                fmt::format("'{}': the {} mask of shape {} does not fit the scores [B, H, Tq, Tk] = [{}, {}, {}, "
+                            "{}]: it must be [Tq, Tk], [B, Tq, Tk] or [B, H, Tq, Tk], with B and H "
+                            "either the run's or 1",
+                            path, kind, shape_str(s), B, H, Tq, Tk));
         if (boolean) {
             std::vector<uint8_t> allowed(t.data.size());
             for (size_t k = 0; k < t.data.size(); ++k) {
                 if (t.data[k] != 0.0f && t.data[k] != 1.0f)
-                    throw InputError(fmt::format("'{}': the boolean mask holds {} (only 0 = masked, 1 = may attend)", path,
-                                                 t.data[k]));
+                    throw InputError(fmt::format("'{}': the boolean mask holds {} (only 0 = masked, 1 = may attend)",
+                                                 path, t.data[k]));
                 allowed[k] = t.data[k] != 0.0f;
             }
             return r == 4 ? Mask::custom_heads(mb, mh, Tq, Tk, std::move(allowed))
@@ -104,9 +105,10 @@ Mask read_mask_file(const std::string& opt, const std::string& path, int64_t B, 
         }
         for (size_t k = 0; k < t.data.size(); ++k)
             if (std::isnan(t.data[k]) || t.data[k] == INFINITY)
-                throw InputError(fmt::format("'{}': the additive mask holds {} at flat index {} (only finite values and "
-                                             "-inf, which masks the pair)",
-                                             path, t.data[k], k));
+                throw InputError(
+                    fmt::format("'{}': the additive mask holds {} at flat index {} (only finite values and "
+                                "-inf, which masks the pair)",
+                                path, t.data[k], k));
         return r == 4 ? Mask::additive_heads(mb, mh, Tq, Tk, std::move(t.data))
                       : Mask::additive_mask(mb, Tq, Tk, std::move(t.data));
     });

@@ -54,7 +54,8 @@ std::string script_safe_json(const std::string& json) {
         if (c == '<') out += "\\u003c";
         else if (c == '>') out += "\\u003e";
         else if (c == '&') out += "\\u0026";
-        else if (c == '\xe2' && i + 2 < json.size() && json[i + 1] == '\x80' && (json[i + 2] == '\xa8' || json[i + 2] == '\xa9')) {
+        else if (c == '\xe2' && i + 2 < json.size() && json[i + 1] == '\x80' &&
+                 (json[i + 2] == '\xa8' || json[i + 2] == '\xa9')) {
             out += json[i + 2] == '\xa8' ? "\\u2028" : "\\u2029";
             i += 2;
         } else out += c;
@@ -75,9 +76,10 @@ std::string text_html(const std::string& text) {
                           : head.starts_with("\u2717") ? "failed"
                           : head.starts_with("\u25cb") ? "unmeasured"
                           : head.starts_with("! ")     ? "source-error"
-                          : head.starts_with("claim ") && head.find("not supported") != std::string_view::npos ? "not-supported"
-                          : head.starts_with("claim ") && head.find("qualified") != std::string_view::npos     ? "qualified"
-                                                                                                               : nullptr;
+                          : head.starts_with("claim ") && head.find("not supported") != std::string_view::npos
+                              ? "not-supported"
+                          : head.starts_with("claim ") && head.find("qualified") != std::string_view::npos ? "qualified"
+                                                                                                           : nullptr;
         if (cls != nullptr) out += fmt::format("<span class=\"{}\">{}</span>\n", cls, escape(line));
         else out += escape(line) + "\n";
     }
@@ -87,28 +89,42 @@ std::string text_html(const std::string& text) {
 const char* const kTourCss = R"CSS(
 :root{--fg:#1f2328;--muted:#59636e;--line:#d1d9e0;--panel:#f6f8fa}
 *{box-sizing:border-box}
-body{margin:0 auto;max-width:1180px;padding:16px 20px;color:var(--fg);font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans","Noto Sans CJK SC","Source Han Sans SC","PingFang SC","Microsoft YaHei",sans-serif}
+body{margin:0 auto;max-width:1180px;padding:16px 20px;color:var(--fg);
+font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans",
+"Noto Sans CJK SC","Source Han Sans SC","PingFang SC","Microsoft YaHei",sans-serif}
 h1{font-size:24px;margin:0 0 6px}
 .muted{color:var(--muted)}
 details.lesson{border:1px solid var(--line);border-radius:6px;margin:10px 0;background:#fff}
-details.lesson>summary{cursor:pointer;padding:8px 12px;background:var(--panel);border-radius:6px;font-weight:600;display:flex;gap:10px;align-items:baseline;flex-wrap:wrap}
+details.lesson>summary{cursor:pointer;padding:8px 12px;background:var(--panel);border-radius:6px;font-weight:600;
+display:flex;gap:10px;align-items:baseline;flex-wrap:wrap}
 details.lesson[open]>summary{border-bottom:1px solid var(--line);border-radius:6px 6px 0 0}
 summary .num{color:var(--muted);min-width:2em}
 summary .badges{margin-left:auto;font-weight:400;font-size:13px}
 .badge{display:inline-block;padding:0 6px;border-radius:10px;margin-left:4px}
-.b-measured{background:#dafbe1;color:#116329}.b-identity{background:#ddf4ff;color:#0550ae}.b-failed{background:#ffebe9;color:#a40e26}
-.b-not-supported,.b-qualified{background:#fff8c5;color:#7d4e00}.b-unmeasured{background:#eaeef2;color:#424a53}.b-source-error{background:#fbefff;color:#8250df}
+.b-measured{background:#dafbe1;color:#116329}
+.b-identity{background:#ddf4ff;color:#0550ae}
+.b-failed{background:#ffebe9;color:#a40e26}
+.b-not-supported,.b-qualified{background:#fff8c5;color:#7d4e00}
+.b-unmeasured{background:#eaeef2;color:#424a53}
+.b-source-error{background:#fbefff;color:#8250df}
 .body{display:flex;gap:16px;padding:10px 12px;align-items:flex-start;flex-wrap:wrap}
-pre.text{flex:1 1 640px;margin:0;font:12.5px/1.45 ui-monospace,"DejaVu Sans Mono","Noto Sans Mono CJK SC",monospace;white-space:pre-wrap;overflow-x:auto}
+pre.text{flex:1 1 640px;margin:0;font:12.5px/1.45 ui-monospace,"DejaVu Sans Mono","Noto Sans Mono CJK SC",monospace;
+white-space:pre-wrap;overflow-x:auto}
 pre.text .measured{color:#116329}pre.text .identity{color:#0550ae}pre.text .failed{color:#a40e26;font-weight:700}
-pre.text .unmeasured{color:#59636e}pre.text .source-error{color:#8250df}pre.text .not-supported,pre.text .qualified{color:#7d4e00}
+pre.text .unmeasured{color:#59636e}
+pre.text .source-error{color:#8250df}
+pre.text .not-supported,pre.text .qualified{color:#7d4e00}
 .figs{flex:1 1 360px;max-width:100%}
 .figs.pipeline{flex:1 1 100%}
 .figs svg{max-width:100%;height:auto;border:1px solid var(--line);border-radius:4px}
 ul.checks{margin:0 12px 12px;padding:0;list-style:none;font-size:13.5px}
 ul.checks li{padding:3px 8px;border-left:4px solid var(--line);margin:3px 0;background:var(--panel)}
-ul.checks li.measured{border-color:#1a7f37}ul.checks li.identity{border-color:#0969da}ul.checks li.failed{border-color:#cf222e}
-ul.checks li.not-supported,ul.checks li.qualified{border-color:#bf8700}ul.checks li.unmeasured{border-color:#8c959f}ul.checks li.source-error{border-color:#8250df}
+ul.checks li.measured{border-color:#1a7f37}
+ul.checks li.identity{border-color:#0969da}
+ul.checks li.failed{border-color:#cf222e}
+ul.checks li.not-supported,ul.checks li.qualified{border-color:#bf8700}
+ul.checks li.unmeasured{border-color:#8c959f}
+ul.checks li.source-error{border-color:#8250df}
 table.score{border-collapse:collapse;margin:8px 0}
 table.score td{padding:3px 12px;border-bottom:1px solid var(--line)}
 table.score td.n{text-align:right;font-variant-numeric:tabular-nums}
@@ -117,21 +133,44 @@ iframe.view{flex:1 1 560px;height:600px;border:1px solid var(--line);border-radi
 )CSS";
 
 struct Words {
-    const char *title, *intro, *scorecard, *lessons, *passed, *failed, *measured, *identities, *not_supported, *qualified,
-        *unmeasured, *source_errors, *claims, *figures;
+    const char *title, *intro, *scorecard, *lessons, *passed, *failed, *measured, *identities, *not_supported,
+        *qualified, *unmeasured, *source_errors, *claims, *figures;
 };
-const Words kEn{"attn tour",
-                "How attention works, shown with numbers computed when this page was made. Each lesson folds open; "
-                "its checks are marked by kind: \u2713 measured, \u2261 identity (true by construction), \u2717 failed, "
-                "\u25cb not measured here, ! an error in the source.",
-                "Scorecard", "lessons", "passed", "failed", "measured", "identities", "not supported", "qualified",
-                "not measured", "errors of the source", "claims", "figures"};
+const Words kEn{
+    "attn tour",
+    "How attention works, shown with numbers computed when this page was made. Each lesson folds open; "
+    "its checks are marked by kind: \u2713 measured, \u2261 identity (true by construction), \u2717 failed, "
+    "\u25cb not measured here, ! an error in the source.",
+    "Scorecard",
+    "lessons",
+    "passed",
+    "failed",
+    "measured",
+    "identities",
+    "not supported",
+    "qualified",
+    "not measured",
+    "errors of the source",
+    "claims",
+    "figures"};
 const Words kZh{"attn \u5bfc\u89c8",
-                "\u6ce8\u610f\u529b\u5982\u4f55\u5de5\u4f5c\uff0c\u6240\u6709\u6570\u5b57\u5747\u5728\u751f\u6210\u672c\u9875\u65f6\u8ba1\u7b97\u3002"
-                "\u70b9\u51fb\u5c55\u5f00\u6bcf\u4e00\u8bfe\uff1b\u68c0\u67e5\u6309\u7c7b\u522b\u6807\u6ce8\uff1a\u2713 \u5b9e\u6d4b\uff0c"
-                "\u2261 \u6052\u7b49\u5f0f\uff0c\u2717 \u5931\u8d25\uff0c\u25cb \u6b64\u5904\u672a\u6d4b\uff0c! \u6765\u6e90\u4e2d\u7684\u9519\u8bef\u3002",
-                "\u8bc4\u5206\u8868", "\u8bfe", "\u901a\u8fc7", "\u5931\u8d25", "\u5b9e\u6d4b", "\u6052\u7b49\u5f0f",
-                "\u4e0d\u652f\u6301", "\u6709\u4fdd\u7559", "\u672a\u6d4b", "\u6765\u6e90\u9519\u8bef", "\u8bba\u70b9",
+                "\u6ce8\u610f\u529b\u5982\u4f55\u5de5\u4f5c\uff0c\u6240\u6709\u6570\u5b57\u5747\u5728\u751f\u6210\u672c"
+                "\u9875\u65f6\u8ba1\u7b97\u3002"
+                "\u70b9\u51fb\u5c55\u5f00\u6bcf\u4e00\u8bfe\uff1b\u68c0\u67e5\u6309\u7c7b\u522b\u6807\u6ce8\uff1a\u2713"
+                " \u5b9e\u6d4b\uff0c"
+                "\u2261 \u6052\u7b49\u5f0f\uff0c\u2717 \u5931\u8d25\uff0c\u25cb \u6b64\u5904\u672a\u6d4b\uff0c! "
+                "\u6765\u6e90\u4e2d\u7684\u9519\u8bef\u3002",
+                "\u8bc4\u5206\u8868",
+                "\u8bfe",
+                "\u901a\u8fc7",
+                "\u5931\u8d25",
+                "\u5b9e\u6d4b",
+                "\u6052\u7b49\u5f0f",
+                "\u4e0d\u652f\u6301",
+                "\u6709\u4fdd\u7559",
+                "\u672a\u6d4b",
+                "\u6765\u6e90\u9519\u8bef",
+                "\u8bba\u70b9",
                 "\u56fe"};
 
 // A heatmap of the record that holds attention weights: every row sums to 1 (or to 0, a row with
@@ -187,13 +226,20 @@ std::string checks_html(const nlohmann::json& rec) {
     auto item = [&](const char* cls, const std::string& mark, const nlohmann::json& e) {
         const std::string claim = e.contains("claim") && e["claim"].is_string() ? e["claim"].get<std::string>() : "";
         std::string text = e.contains("text") && e["text"].is_string() ? e["text"].get<std::string>() : "";
-        if (e.contains("quote") && e["quote"].is_string()) text = "\u201c" + e["quote"].get<std::string>() + "\u201d " + text;
+        if (e.contains("quote") && e["quote"].is_string())
+            text = "\u201c" + e["quote"].get<std::string>() + "\u201d " + text;
         out += fmt::format("<li class=\"{}\">{} <b>{}</b> {}</li>\n", cls, mark, escape(claim), escape(text));
     };
     if (rec.contains("checks"))
         for (const auto& c : rec["checks"]) {
             const bool ok = c.value("ok", false), identity = c.value("kind", "") == "identity";
-            item(!ok ? "failed" : identity ? "identity" : "measured", !ok ? "\u2717" : identity ? "\u2261" : "\u2713", c);
+            item(!ok        ? "failed"
+                 : identity ? "identity"
+                            : "measured",
+                 !ok        ? "\u2717"
+                 : identity ? "\u2261"
+                            : "\u2713",
+                 c);
         }
     for (const auto& [key, cls, mark] : {std::tuple{"not_supported", "not-supported", "\u2260"},
                                          std::tuple{"qualified", "qualified", "~"},
@@ -202,6 +248,27 @@ std::string checks_html(const nlohmann::json& rec) {
         if (rec.contains(key))
             for (const auto& e : rec[key]) item(cls, mark, e);
     return out.empty() ? out : "<ul class=\"checks\">\n" + out + "</ul>\n";
+}
+
+// The whole block, each step with the lessons that explain it (as `attn lessons --svg`).
+std::string pipeline_map_html(lessons::Lang lang) {
+    const auto& steps = lessons::pipeline_steps();
+    std::vector<std::string> notes(steps.size());
+    for (size_t i = 0; i < steps.size(); ++i) {
+        std::vector<int> numbers;
+        for (const auto& l : lessons::all_lessons()) {
+            const auto ls = lessons::lesson_steps(l.slug);
+            if (std::find(ls.begin(), ls.end(), steps[i].id) != ls.end()) numbers.push_back(l.number);
+        }
+        notes[i] = lessons::number_ranges(numbers);
+    }
+    std::string map = lessons::pipeline_svg(
+        {},
+        lessons::translate(lang,
+                           "The Transformer block, step by step; under each step, the lessons that explain it"),
+        lang, notes);
+    if (const size_t at = map.find("<svg"); at != std::string::npos) map.erase(0, at);
+    return "<div class=\"figs pipeline\" id=\"map\">" + map + "</div>\n";
 }
 
 }  // namespace
@@ -239,7 +306,8 @@ int run_tour_html(const std::string& file, lessons::RunOptions opt, int from, in
             so.title = fmt::format("{} {}", lesson.number, lessons::translate(opt.lang, lesson.title));
             so.subtitle = "rows are queries, columns are keys";
             std::string svg = heatmap_svg(r.panels, so);
-            if (const size_t at = svg.find("<svg"); at != std::string::npos) svg.erase(0, at);  // no XML declaration inline
+            if (const size_t at = svg.find("<svg"); at != std::string::npos)
+                svg.erase(0, at);  // no XML declaration inline
             figs = "<div class=\"figs\">" + svg + "</div>";
             ++figures;
         }
@@ -257,34 +325,20 @@ int run_tour_html(const std::string& file, lessons::RunOptions opt, int from, in
         sections += fmt::format(
             "<details class=\"lesson\" id=\"lesson-{}\"{}>\n<summary><span class=\"num\">{}</span> {} "
             "<span class=\"muted\">{}</span><span class=\"badges\">{}</span></summary>\n"
-            "<div class=\"body\"><div class=\"figs pipeline\">{}</div><pre class=\"text\">{}</pre>{}</div>\n{}{}</details>\n",
+            "<div class=\"body\"><div class=\"figs pipeline\">{}</div><pre "
+            "class=\"text\">{}</pre>{}</div>\n{}{}</details>\n",
             lesson.number, ran == 1 ? " open" : "", lesson.number, escape(lessons::translate(opt.lang, lesson.title)),
             escape(lessons::claims_text(lesson.claims)), badges, pipe, text_html(text.str()), figs,
             views_html(r.record, opt.lang, lesson.number, views), checks_html(r.record));
     }
-    // the map first: the whole block, each step with the lessons that explain it (as `attn lessons --svg`)
-    {
-        const auto& steps = lessons::pipeline_steps();
-        std::vector<std::string> notes(steps.size());
-        for (size_t i = 0; i < steps.size(); ++i) {
-            std::vector<int> numbers;
-            for (const auto& l : lessons::all_lessons()) {
-                const auto ls = lessons::lesson_steps(l.slug);
-                if (std::find(ls.begin(), ls.end(), steps[i].id) != ls.end()) numbers.push_back(l.number);
-            }
-            notes[i] = lessons::number_ranges(numbers);
-        }
-        std::string map = lessons::pipeline_svg(
-            {}, lessons::translate(opt.lang, "The Transformer block, step by step; under each step, the lessons that explain it"),
-            opt.lang, notes);
-        if (const size_t at = map.find("<svg"); at != std::string::npos) map.erase(0, at);
-        sections.insert(0, "<div class=\"figs pipeline\" id=\"map\">" + map + "</div>\n");
-    }
+    // the map first: the whole block, each step with the lessons that explain it
+    sections.insert(0, pipeline_map_html(opt.lang));
     // the record, as `attn tour --json` prints it
     // (the whole tour scores all 44 claims; a part of it, only the claims its lessons test)
     const bool whole = from <= 1 && to >= lessons::all_lessons().back().number && !core && !advanced;
     nlohmann::json card = nlohmann::json::array();
-    for (const auto& sc : lessons::score_claims(std::vector<nlohmann::json>(records.begin(), records.end()), opt.lang, !whole))
+    for (const auto& sc :
+         lessons::score_claims(std::vector<nlohmann::json>(records.begin(), records.end()), opt.lang, !whole))
         card.push_back(lessons::claim_score_json(sc, opt.lang));
     const nlohmann::json tour{{"format", "attn-tour"},    {"version", 1},
                               {"seed", opt.seed},         {"lessons", records},
@@ -308,8 +362,10 @@ int run_tour_html(const std::string& file, lessons::RunOptions opt, int from, in
                             "; img-src 'none'; connect-src 'none'; form-action 'none'; base-uri 'none'";
     std::string html = fmt::format(
         "<!DOCTYPE html>\n<html lang=\"{}\">\n<head>\n<meta charset=\"utf-8\">\n"
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"{}\">\n<meta name=\"referrer\" content=\"no-referrer\">\n"
-        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>{}</style>\n"
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"{}\">\n<meta name=\"referrer\" "
+        "content=\"no-referrer\">\n"
+        "<meta name=\"viewport\" content=\"width=device-width, "
+        "initial-scale=1\">\n<title>{}</title>\n<style>{}</style>\n"
         "</head>\n<body>\n<h1>{}</h1>\n<p class=\"muted\">{}</p>\n<p class=\"muted\">seed {}</p>\n{}\n"
         "<section id=\"scorecard\"><h2>{}</h2>\n{}</section>\n"
         "<script type=\"application/json\" id=\"attn-tour\">{}</script>\n</body>\n</html>\n",
@@ -317,7 +373,8 @@ int run_tour_html(const std::string& file, lessons::RunOptions opt, int from, in
         w.scorecard, score, script_safe_json(json_text(tour, -1, JsonNonFinite::string)));
     with_option("--html", [&] { write_file_atomic(file, html); });
     std::cout << fmt::format(
-        "wrote {} ({:.0f} kB, {} lessons, {} with figures, {} interactive views; {} measured, {} identities, {} failed)\n",
+        "wrote {} ({:.0f} kB, {} lessons, {} with figures, {} interactive views; {} measured, {} identities, {} "
+        "failed)\n",
         file, static_cast<double>(html.size()) / 1000.0, ran, figures, views, measured, identities, failed);
     return failed;
 }

@@ -41,9 +41,9 @@ void print_phase(std::FILE* out, const InductionRun& r) {
 void print_trace(std::FILE* out, const InductionRun& r) {
     const ScoredHead& p = r.prev_head;
     const ScoredHead& i = r.induction_head;
-    fmt::print(out, "\n  {:>7}  {:>7}  {:>10}  {:>10}  {:>10}  {:>10}\n", "step", "loss", fmt::format("prev {}", head_name(p)),
-               fmt::format("prefix {}", head_name(i)), fmt::format("copy {}", head_name(i)),
-               fmt::format("prev {}", head_name(i)));
+    fmt::print(out, "\n  {:>7}  {:>7}  {:>10}  {:>10}  {:>10}  {:>10}\n", "step", "loss",
+               fmt::format("prev {}", head_name(p)), fmt::format("prefix {}", head_name(i)),
+               fmt::format("copy {}", head_name(i)), fmt::format("prev {}", head_name(i)));
     for (const auto& s : r.trace)
         fmt::print(out, "  {:>7}  {:>7.3f}  {:>10.3f}  {:>10.3f}  {:>10.3f}  {:>10.3f}{}\n", s.step, s.loss,
                    at(s.prev, p), at(s.prefix, i), at(s.copy, i), at(s.prev, i),
@@ -59,12 +59,15 @@ void print_heads(std::FILE* out, const InductionRun& r) {
             const bool p = static_cast<int64_t>(l) == r.prev_head.layer && static_cast<int64_t>(h) == r.prev_head.head;
             const bool i =
                 static_cast<int64_t>(l) == r.induction_head.layer && static_cast<int64_t>(h) == r.induction_head.head;
-            fmt::print(out, "  {:>5}  {:>10.3f}  {:>10.3f}  {:>8.3f}  {:>13.3f}  {:>+9.3f}{}\n", fmt::format("{}.{}", l, h),
-                       last.prev[l][h], last.prefix[l][h], last.copy[l][h], r.ablation[l][h], r.ablation[l][h] - r.loss,
-                       p ? "  previous-token head" : i ? "  induction head" : "");
+            fmt::print(out, "  {:>5}  {:>10.3f}  {:>10.3f}  {:>8.3f}  {:>13.3f}  {:>+9.3f}{}\n",
+                       fmt::format("{}.{}", l, h), last.prev[l][h], last.prefix[l][h], last.copy[l][h],
+                       r.ablation[l][h], r.ablation[l][h] - r.loss,
+                       p   ? "  previous-token head"
+                       : i ? "  induction head"
+                           : "");
         }
-    fmt::print(out, "  both found heads ablated: loss {:.3f} ({:+.3f}); trained model: {:.3f}\n", r.both, r.both - r.loss,
-               r.loss);
+    fmt::print(out, "  both found heads ablated: loss {:.3f} ({:+.3f}); trained model: {:.3f}\n", r.both,
+               r.both - r.loss, r.loss);
 }
 
 nlohmann::json head_json(const ScoredHead& h) { return {{"layer", h.layer}, {"head", h.head}, {"score", h.score}}; }

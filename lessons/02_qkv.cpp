@@ -40,7 +40,8 @@ void run(LessonContext& ctx) {
              "here is Q recomputed by hand, as x·Wᵀ + b, with a plain matrix product.");
     Tensor manual = matmul(x, transpose_last2(q_proj.W));  // [B,T,D] @ [D,Dk] -> [B,T,Dk]
     for (int64_t i = 0; i < manual.numel() / Dk; ++i)
-        for (int64_t j = 0; j < Dk; ++j) manual.data[static_cast<size_t>(i * Dk + j)] += q_proj.b.data[static_cast<size_t>(j)];
+        for (int64_t j = 0; j < Dk; ++j)
+            manual.data[static_cast<size_t>(i * Dk + j)] += q_proj.b.data[static_cast<size_t>(j)];
     ctx.shape("W_qᵀ", transpose_last2(q_proj.W), "[in, out]");
     ctx.shape("x·W_qᵀ + b_q", manual, "by hand");
     const double d_manual = max_abs_diff(manual, Q);
@@ -62,7 +63,8 @@ void run(LessonContext& ctx) {
              "V is never dotted with anything: the weights only say how much of each value row to take, so "
              "Dv is free. Here Dk = 4 and Dv = 6; the output of attention has Dv columns.");
     AttentionRecord rec;
-    const Tensor out = attention_reference(one_head(Q), one_head(K), one_head(V), Mask::none(), AttentionOptions{}, &rec);
+    const Tensor out =
+        attention_reference(one_head(Q), one_head(K), one_head(V), Mask::none(), AttentionOptions{}, &rec);
     ctx.shape("Q (one head)", one_head(Q), "[B, H=1, T, Dk]");
     ctx.shape("scores", rec.scores_raw, "Q·Kᵀ: [B, H, T, T]");
     ctx.shape("weights", rec.weights, "softmax(scores / √Dk)");

@@ -31,7 +31,8 @@ void run(LessonContext& ctx) {
     AttentionRecord rec;
     attention_reference(q, k, k, Mask::none(), opts_scale(Scale{ScaleKind::None, 1.0f}), &rec);
     ctx.shape("score", rec.scores_raw, "q·kᵀ (no scaling here)");
-    const double s = rec.scores_raw.data[0], nq = norm(q.data), nk = norm(k.data), cos = dot(q.data, k.data) / (nq * nk);
+    const double s = rec.scores_raw.data[0], nq = norm(q.data), nk = norm(k.data),
+                 cos = dot(q.data, k.data) / (nq * nk);
     ctx.code(fmt::format("q·k = {:.4f}\n|q| = {:.4f}, |k| = {:.4f}, cos θ = {:.4f}\n|q| |k| cos θ = {:.4f}", s, nq, nk,
                          cos, nq * nk * cos));
     ctx.identity(std::fabs(s - nq * nk * cos) < 1e-4 * std::max(1.0, std::fabs(s)), "C11",
@@ -95,8 +96,8 @@ void run(LessonContext& ctx) {
     ctx.figure("cos_far", cf);
     ctx.figure("weights_near_far", r2.weights.data);
     ctx.identity(cn > cf && r2.weights.data[1] > r2.weights.data[0], "C11",
-              ctx.f("k_near has the higher cosine ({:.3f} > {:.3f}) but k_far gets the weight ({:.3f} > {:.3f})", cn, cf,
-                          r2.weights.data[1], r2.weights.data[0]));
+                 ctx.f("k_near has the higher cosine ({:.3f} > {:.3f}) but k_far gets the weight ({:.3f} > {:.3f})", cn,
+                       cf, r2.weights.data[1], r2.weights.data[0]));
     ctx.para("That outcome was built in: the two keys were constructed at those angles and lengths, so the "
              "check shows the arithmetic (4·cos 60° = 2 > cos 15° ≈ 0.97) rather than measuring anything. "
              "Whether that is a bug or a feature is lesson 6's question: length can carry meaning (a strong "
@@ -104,7 +105,8 @@ void run(LessonContext& ctx) {
 }
 
 const RegisterLesson reg{{"dot-product", "The dot product as a score",
-                          "score = |q||k|cos θ; a longer vector gets a bigger score", {"C11"}, false, run, Part::core, /*minutes*/ 2}};
+                          "score = |q||k|cos θ; a longer vector gets a bigger score", {"C11"}, false, run, Part::core,
+                          /*minutes*/ 2}};
 
 }  // namespace
 }  // namespace attn::lessons

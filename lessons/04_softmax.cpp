@@ -5,7 +5,13 @@
 namespace attn::lessons {
 namespace {
 
-void run(LessonContext& ctx) {
+// norms: the two-score rows; all_norms / rest: every row of the table, rest = 1 − max weight,
+// summed from the other weights (in float, a max weight of 1 − 1e-13 rounds to 1).
+struct JacobianRows {
+    std::vector<double> norms, all_norms, rest;
+};
+
+void softmax_of_two_scores(LessonContext& ctx) {
     ctx.section("Softmax of two scores");
     ctx.para("Softmax turns a row of scores into weights: exponentiate each, divide by the total. Every "
              "weight is positive and the row sums to 1. Only differences between scores matter, and they "
@@ -35,7 +41,10 @@ void run(LessonContext& ctx) {
     ctx.identity(results[1][0] < 1e-12, "C12",
               ctx.f("with a gap of 30 the smaller weight is {}: the row is one-hot for every practical purpose",
                           e2(results[1][0])));
+}
 
+// The Jacobian's norm along rows that grow sharper: two scores [0, c], then 8 random ones × s.
+JacobianRows jacobian_along_sharper_rows(LessonContext& ctx) {
     ctx.section("The gradient dies as the row saturates");
     ctx.para("Training moves weights by nudging scores. How much a weight moves per unit of score is the "
              "softmax Jacobian J = diag(p) − p pᵀ. For two scores its entries are ±p₀p₁, largest at a tie "
@@ -44,9 +53,8 @@ void run(LessonContext& ctx) {
     Table j;
     j.columns = {"scores", "max weight", "‖J‖_F", "dp₀/dz₀ = p₀(1−p₀)"};
     j.formats = {"", "{:.6f}", "{:.3e}", "{:.3e}"};
-    // all_norms / rest: every row of the table; rest = 1 − max weight, summed
-    // from the other weights (in float, a max weight of 1 − 1e-13 rounds to 1)
-    std::vector<double> norms, all_norms, rest;
+    JacobianRows rows;
+    auto &norms = rows.norms, &all_norms = rows.all_norms, &rest = rows.rest;
     auto others = [](const std::vector<float>& p) {
         const size_t m = static_cast<size_t>(std::max_element(p.begin(), p.end()) - p.begin());
         double r = 0;
@@ -79,6 +87,11 @@ void run(LessonContext& ctx) {
     ctx.table("jacobian", j);
     ctx.figure("jacobian_norm_two_scores", norms);
     ctx.figure("jacobian_norm_8_scores", norms8);
+    return rows;
+}
+
+void the_gradient_dies(LessonContext& ctx, const JacobianRows& rows) {
+    const auto &norms = rows.norms, &all_norms = rows.all_norms, &rest = rows.rest;
     // the closed-form norm against the explicit Jacobian
     const auto p3 = softmax_vec({0.0f, 3.0f});
     const auto J3 = softmax_jacobian(p3.data(), 2);
@@ -90,8 +103,9 @@ void run(LessonContext& ctx) {
                           g4(softmax_jacobian_norm(p3.data(), 2))));
     bool falling = true;
     for (size_t i = 1; i < norms.size(); ++i) falling = falling && norms[i] < norms[i - 1];
-    ctx.identity(falling, "C13", ctx.f("two scores: the Jacobian shrinks at every step as the gap grows ({} at a tie, {} at [0, 30])",
-                                          g3(norms.front()), e2(norms.back())));
+    ctx.identity(falling, "C13",
+                 ctx.f("two scores: the Jacobian shrinks at every step as the gap grows ({} at a tie, {} at [0, 30])",
+                       g3(norms.front()), e2(norms.back())));
     // ‖J‖_F ≤ Σ|J_ij| = 2(1 − Σp²) ≤ 2(1 − p_max²) ≤ 4(1 − p_max): a row whose
     // largest weight is 1 − ε passes at most 4ε of gradient, however many keys
     bool bounded = true;
@@ -116,6 +130,10 @@ void run(LessonContext& ctx) {
              "saturation actually slows training is an empirical question (`attn experiment scale` "
              "measures it); what this lesson shows is only that the softmax's own gradient collapses. "
              "Lesson 5 shows how large scores get without the 1/√Dk scaling.");
+}
+
+// "Cannot recover", in numbers: the first step of SGD and of Adam on a saturated row's scores.
+void can_a_saturated_row_recover(LessonContext& ctx, const std::vector<double>& norms) {
     // "cannot recover", in numbers: the first step of each optimiser on a score whose gradient is
     // ‖J‖ (the upstream gradient taken as 1), relative to the same step at a tie. Plain SGD moves
     // lr·g; Adam's first step, bias-corrected, is lr·g/(|g| + eps): full size until g nears eps.
@@ -131,6 +149,13 @@ void run(LessonContext& ctx) {
                                "(eps = 1e-8) {}, full size. At [0, 30] both shrink (SGD {}, Adam {}): the gradient is "
                                "below Adam's eps. `attn experiment lock-in` measures recovery in training.",
                                e2(sgd10), g3(adam10), e2(sgd30), e2(adam30)));
+}
+
+void run(LessonContext& ctx) {
+    softmax_of_two_scores(ctx);
+    const JacobianRows rows = jacobian_along_sharper_rows(ctx);
+    the_gradient_dies(ctx, rows);
+    can_a_saturated_row_recover(ctx, rows.norms);
     ctx.exercise("softmax");
 }
 

@@ -21,8 +21,8 @@ struct RowSharpness {
 };
 
 // One head of T random queries and keys (entries N(0, 1)) at width Dk.
-RowSharpness sharpness(int64_t Dk, int64_t T, bool scaled, uint64_t seed, uint64_t stream, Tensor* weights_out = nullptr,
-                       LessonContext* show = nullptr) {
+RowSharpness sharpness(int64_t Dk, int64_t T, bool scaled, uint64_t seed, uint64_t stream,
+                       Tensor* weights_out = nullptr, LessonContext* show = nullptr) {
     Rng rng(seed, stream);
     const Tensor q = randn({1, 1, T, Dk}, rng), k = randn({1, 1, T, Dk}, rng);  // [1, 1, T, Dk]
     AttentionRecord rec;
@@ -44,14 +44,16 @@ RowSharpness sharpness(int64_t Dk, int64_t T, bool scaled, uint64_t seed, uint64
         const double j = softmax_jacobian_norm(rec.weights.ptr() + i * T, T);
         r.jac += j / double(T);
         r.dead += j < 0.01 ? 1.0 / double(T) : 0.0;
-        r.onehot += *std::max_element(rec.weights.ptr() + i * T, rec.weights.ptr() + (i + 1) * T) > 0.99f ? 1.0 / double(T) : 0.0;
+        r.onehot += *std::max_element(rec.weights.ptr() + i * T, rec.weights.ptr() + (i + 1) * T) > 0.99f
+                        ? 1.0 / double(T)
+                        : 0.0;
         r.top += *std::max_element(rec.scores_scaled.ptr() + i * T, rec.scores_scaled.ptr() + (i + 1) * T) / double(T);
     }
     if (weights_out) *weights_out = rec.weights;
     return r;
 }
 
-void run(LessonContext& ctx) {
+void spread_grows_like_sqrt_dk(LessonContext& ctx) {
     ctx.section("The spread of q·k grows like √Dk");
     {  // the draws of the table's Dk = 256 row below (run_variance draws each Dk from a stream of its own)
         VarianceConfig c256;
@@ -64,51 +66,18 @@ void run(LessonContext& ctx) {
                 ctx.predict("std_qk_256", "q and k have 256 entries each, every one drawn from N(0, 1). What is the "
                             "standard deviation of q·k (before any scaling)?", r.std);
     }
-    ctx.para(ctx.f("A score is q·k = q₁k₁ + … + q_Dk k_Dk. Suppose the entries are independent with mean 0 "
-                         "and variance 1 (roughly what a well-initialised layer produces). Each product qᵢkᵢ then has "
-                         "mean 0 and variance 1, and a sum of Dk independent terms has variance Dk. So the typical size "
-                         "of a score, its standard deviation, is √Dk: {:g} for Dk = 1, {:g} for Dk = 64, about {:.1f} for "
-                         "Dk = 512. Dividing by √Dk brings it back to 1, whatever Dk.",
-                         std::sqrt(1.0), std::sqrt(64.0), std::sqrt(512.0)));
+    ctx.para(
+        ctx.f("A score is q·k = q₁k₁ + … + q_Dk k_Dk. Suppose the entries are independent with mean 0 "
+              "and variance 1 (roughly what a well-initialised layer produces). Each product qᵢkᵢ then has "
+              "mean 0 and variance 1, and a sum of Dk independent terms has variance Dk. So the typical size "
+              "of a score, its standard deviation, is √Dk: {:g} for Dk = 1, {:g} for Dk = 64, about {:.1f} for "
+              "Dk = 512. Dividing by √Dk brings it back to 1, whatever Dk.",
+              std::sqrt(1.0), std::sqrt(64.0), std::sqrt(512.0)));
     variance_section(ctx);
+}
 
-    ctx.section("What unscaled scores do to softmax");
-    const double sd64 = std::sqrt(64.0), three = 3 * sd64;  // the std at Dk = 64, and 3 of them
-    // the share of a normal variable beyond 3σ (both sides), and above +3σ
-    const double tail2 = std::erfc(3.0 / std::sqrt(2.0)), tail1 = tail2 / 2;
-    ctx.para(ctx.f("A spread of {:g} puts the source's range of ±{:g} at three standard deviations: only {:.2f}% "
-                   "of scores fall outside it ({:.2f}% above +{:g}). What matters to softmax is how far a row's "
-                   "largest score stands above the others, and softmax exponentiates: exp({:g}) / exp(0) is",
-                   sd64, three, 100 * tail2, 100 * tail1, three, three));
-    const double e24 = std::exp(three);
-    ctx.code(fmt::format("exp({:g}) / exp(0) = {:.3e}", three, e24));
-    ctx.figure("exp24", e24);
-    ctx.identity(e24 > 1e10, "C16",
-              ctx.f("exp({:g}) = {:.2e}: one such score outweighs {:.1e} scores of 0 put together", three, e24, e24));
-    ctx.para("Here is one head with T = 64 random queries and keys at Dk = 64, scores used as they are and "
-             "divided by √Dk:");
-    Tensor w_raw, w_scaled;
-    const RowSharpness raw = sharpness(64, 64, false, ctx.seed(), 50, &w_raw, &ctx);
-    const RowSharpness sc = sharpness(64, 64, true, ctx.seed(), 50, &w_scaled);
-    ctx.predict("max_weight_unscaled", "without the division by √Dk, at Dk = 64 and T = 64: what is a row's largest "
-                "weight, on average over the rows (between 1/64 and 1)?", raw.max_weight, Closeness::absolute(0.05));
-    Table t;
-    t.columns = {"Dk = 64, T = 64", "score std", "top score", "max weight", "entropy", "rows ‖J‖_F < 0.01"};
-    t.formats = {"", "{:.3f}", "{:.2f}", "{:.3f}", "{:.3f}", "{:.1f}%"};
-    t.add({"q·k (unscaled)", raw.std, raw.top, raw.max_weight, raw.norm_entropy, 100 * raw.dead});
-    t.add({"q·k / √Dk", sc.std, sc.top, sc.max_weight, sc.norm_entropy, 100 * sc.dead});
-    ctx.table("saturation64", t);
-    ctx.para("top score: each row's largest score, averaged over rows. max weight: each row's largest weight, "
-             "averaged over rows. entropy: the rows' mean entropy divided by log T, so 1 = uniform and 0 = one-hot.");
-    ctx.figure("unscaled_mean_top_score", raw.top);
-    ctx.figure("unscaled_mean_max_weight", raw.max_weight);
-    ctx.figure("scaled_mean_max_weight", sc.max_weight);
-    ctx.check(raw.max_weight > 0.6 && sc.max_weight < 0.2, "C16",
-              ctx.f("unscaled, a row puts {:.0f}% of its weight on one key on average; scaled, {:.0f}%",
-                          100 * raw.max_weight, 100 * sc.max_weight));
-    ctx.check(raw.dead > 0.05 && sc.dead < 0.01, "C13,C16",
-              ctx.f("{:.1f}% of unscaled rows are saturated so far that softmax's Jacobian is below 0.01 "
-                          "(a two-way tie has 0.5); {:.1f}% of scaled rows", 100 * raw.dead, 100 * sc.dead));
+// The first 12 queries against the keys that matter to them, unscaled and scaled.
+void top_keys_heatmaps(LessonContext& ctx, const Tensor& w_raw, const Tensor& w_scaled) {
     // the first 12 queries, and the keys that matter to them: each row's largest
     // unscaled weight, then (to fill 12 columns) the keys with the most weight
     const int64_t nq = 12, nk = 12;
@@ -150,7 +119,52 @@ void run(LessonContext& ctx) {
                                        static_cast<int64_t>(cols.size()), index_labels(nq, "q"), klabels));
     ctx.heatmap("scaled", make_panel("divided by √Dk, same queries and keys", panel_sc.data(), nq,
                                      static_cast<int64_t>(cols.size()), index_labels(nq, "q"), klabels));
+}
 
+// Returns the unscaled head's sharpness at Dk = 64, which the next section quotes.
+RowSharpness unscaled_scores(LessonContext& ctx) {
+    ctx.section("What unscaled scores do to softmax");
+    const double sd64 = std::sqrt(64.0), three = 3 * sd64;  // the std at Dk = 64, and 3 of them
+    // the share of a normal variable beyond 3σ (both sides), and above +3σ
+    const double tail2 = std::erfc(3.0 / std::sqrt(2.0)), tail1 = tail2 / 2;
+    ctx.para(ctx.f("A spread of {:g} puts the source's range of ±{:g} at three standard deviations: only {:.2f}% "
+                   "of scores fall outside it ({:.2f}% above +{:g}). What matters to softmax is how far a row's "
+                   "largest score stands above the others, and softmax exponentiates: exp({:g}) / exp(0) is",
+                   sd64, three, 100 * tail2, 100 * tail1, three, three));
+    const double e24 = std::exp(three);
+    ctx.code(fmt::format("exp({:g}) / exp(0) = {:.3e}", three, e24));
+    ctx.figure("exp24", e24);
+    ctx.identity(e24 > 1e10, "C16",
+              ctx.f("exp({:g}) = {:.2e}: one such score outweighs {:.1e} scores of 0 put together", three, e24, e24));
+    ctx.para("Here is one head with T = 64 random queries and keys at Dk = 64, scores used as they are and "
+             "divided by √Dk:");
+    Tensor w_raw, w_scaled;
+    const RowSharpness raw = sharpness(64, 64, false, ctx.seed(), 50, &w_raw, &ctx);
+    const RowSharpness sc = sharpness(64, 64, true, ctx.seed(), 50, &w_scaled);
+    ctx.predict("max_weight_unscaled", "without the division by √Dk, at Dk = 64 and T = 64: what is a row's largest "
+                "weight, on average over the rows (between 1/64 and 1)?", raw.max_weight, Closeness::absolute(0.05));
+    Table t;
+    t.columns = {"Dk = 64, T = 64", "score std", "top score", "max weight", "entropy", "rows ‖J‖_F < 0.01"};
+    t.formats = {"", "{:.3f}", "{:.2f}", "{:.3f}", "{:.3f}", "{:.1f}%"};
+    t.add({"q·k (unscaled)", raw.std, raw.top, raw.max_weight, raw.norm_entropy, 100 * raw.dead});
+    t.add({"q·k / √Dk", sc.std, sc.top, sc.max_weight, sc.norm_entropy, 100 * sc.dead});
+    ctx.table("saturation64", t);
+    ctx.para("top score: each row's largest score, averaged over rows. max weight: each row's largest weight, "
+             "averaged over rows. entropy: the rows' mean entropy divided by log T, so 1 = uniform and 0 = one-hot.");
+    ctx.figure("unscaled_mean_top_score", raw.top);
+    ctx.figure("unscaled_mean_max_weight", raw.max_weight);
+    ctx.figure("scaled_mean_max_weight", sc.max_weight);
+    ctx.check(raw.max_weight > 0.6 && sc.max_weight < 0.2, "C16",
+              ctx.f("unscaled, a row puts {:.0f}% of its weight on one key on average; scaled, {:.0f}%",
+                          100 * raw.max_weight, 100 * sc.max_weight));
+    ctx.check(raw.dead > 0.05 && sc.dead < 0.01, "C13,C16",
+              ctx.f("{:.1f}% of unscaled rows are saturated so far that softmax's Jacobian is below 0.01 "
+                          "(a two-way tie has 0.5); {:.1f}% of scaled rows", 100 * raw.dead, 100 * sc.dead));
+    top_keys_heatmaps(ctx, w_raw, w_scaled);
+    return raw;
+}
+
+void weights_near_0_or_1(LessonContext& ctx, const RowSharpness& raw) {
     ctx.section("\"Weights all near 0 or 1\"");
     ctx.para("The source reports that a model trained without the scaling barely learned and that its weights "
              "were all close to 0 or 1. attn cannot repeat the training here, but it can measure the second half at "
@@ -184,7 +198,9 @@ void run(LessonContext& ctx) {
                          "\"almost untrainable\" is a training outcome (`attn experiment scale` trains it); "
                          "the saturation above (and lesson 4's vanishing Jacobian) is the mechanism the source "
                          "points to.");
+}
 
+void floor_at_64(LessonContext& ctx) {
     ctx.section("Is there a floor at Dk = 64?");
     ctx.para("The source also advises that for long sequences Dk may be lowered to save compute, \"but not "
              "below 64\". What changes with Dk once scores are scaled? Below: one head, T = 256, for Dk from "
@@ -222,7 +238,8 @@ void run(LessonContext& ctx) {
         const double n = double(rec.scores_scaled.numel());
         const double sd = std::sqrt((m2 - m * m / n) / (n - 1));
         const AttentionCost c = attention_cost(1, T, dk, 1, dk, dk);
-        f.add({dk, sd, hs[0].mean_max_weight, hs[0].mean_normalized_entropy, rank, wranks.back(), ctx.f("{:.3g}", c.flops_scores)});
+        f.add({dk, sd, hs[0].mean_max_weight, hs[0].mean_normalized_entropy, rank, wranks.back(),
+               ctx.f("{:.3g}", c.flops_scores)});
         ents.push_back(hs[0].mean_normalized_entropy);
         ranks.push_back(rank);
     }
@@ -230,8 +247,9 @@ void run(LessonContext& ctx) {
     ctx.figure("entropy_by_dk_16_32_64_128", ents);
     ctx.figure("rank_by_dk_16_32_64_128", ranks);
     const double spread = *std::max_element(ents.begin(), ents.end()) - *std::min_element(ents.begin(), ents.end());
-    ctx.identity(ranks[0] == 16 && ranks[1] == 32 && ranks[2] == 64 && ranks[3] == 128, "C10",
-              ctx.f("the {} × {} score matrix has rank Dk: {}, {}, {}, {}", T, T, ranks[0], ranks[1], ranks[2], ranks[3]));
+    ctx.identity(
+        ranks[0] == 16 && ranks[1] == 32 && ranks[2] == 64 && ranks[3] == 128, "C10",
+        ctx.f("the {} × {} score matrix has rank Dk: {}, {}, {}, {}", T, T, ranks[0], ranks[1], ranks[2], ranks[3]));
     ctx.figure("weights_rank_by_dk_16_32_64_128", wranks);
     ctx.para(ctx.f("Ranks count singular values above 1e-3 of the largest. The weights are another matter: "
                          "softmax exponentiates each score separately, and an entrywise exp of a rank-Dk matrix is "
@@ -250,6 +268,13 @@ void run(LessonContext& ctx) {
                                      spread));
     ctx.experiment_claim(experiment_dk_floor(), "C10",
                          "attn experiment dk-floor reached no verdict: it trains one head's lookup at several d_k.");
+}
+
+void run(LessonContext& ctx) {
+    spread_grows_like_sqrt_dk(ctx);
+    const RowSharpness raw = unscaled_scores(ctx);
+    weights_near_0_or_1(ctx, raw);
+    floor_at_64(ctx);
     ctx.exercise("scores");
 }
 
@@ -306,7 +331,7 @@ void variance_section(LessonContext& ctx) {
                           cfg.d_k.back()));
     ctx.check(c17 && scaled.size() == cfg.d_k.size(), "C17",
               ctx.f("divided by √Dk the std is 1 at every Dk ({:.3f} .. {:.3f})",
-                          *std::min_element(scaled.begin(), scaled.end()), *std::max_element(scaled.begin(), scaled.end())));
+                    *std::min_element(scaled.begin(), scaled.end()), *std::max_element(scaled.begin(), scaled.end())));
     ctx.para(ctx.f("The observed extremes are wider than ±3σ at Dk = 1: a product of two normals has heavy "
                          "tails. As Dk grows the sum of many products becomes normal, and ±3σ leaves out only "
                          "{:.2f}% of a normal distribution.",
@@ -320,8 +345,8 @@ void variance_section(LessonContext& ctx) {
         if (un.scaled) continue;
         for (const auto& sc : rows)
             if (sc.scaled && sc.d_k == un.d_k) {
-                s.add({un.d_k, un.mean_max_weight, sc.mean_max_weight, 100 * un.onehot_fraction, 100 * sc.onehot_fraction,
-                       un.mean_jacobian_norm, sc.mean_jacobian_norm});
+                s.add({un.d_k, un.mean_max_weight, sc.mean_max_weight, 100 * un.onehot_fraction,
+                       100 * sc.onehot_fraction, un.mean_jacobian_norm, sc.mean_jacobian_norm});
                 if (un.d_k == cfg.d_k.back()) onehot_512 = un.onehot_fraction, onehot_512_scaled = sc.onehot_fraction;
             }
     }
@@ -337,8 +362,14 @@ void variance_section(LessonContext& ctx) {
 
 }  // namespace
 
-const RegisterLesson reg_sqrt_dk{{"why-sqrt-dk", "Why divide by √Dk",
-                                  "the variance of q·k grows with Dk; unscaled scores saturate softmax; the 64 folklore",
-                                  {"C10", "C13", "C14", "C15", "C16", "C17", "C18"}, true, run, Part::core, /*minutes*/ 12}};
+const RegisterLesson reg_sqrt_dk{
+    {"why-sqrt-dk",
+     "Why divide by √Dk",
+     "the variance of q·k grows with Dk; unscaled scores saturate softmax; the 64 folklore",
+     {"C10", "C13", "C14", "C15", "C16", "C17", "C18"},
+     true,
+     run,
+     Part::core,
+     /*minutes*/ 12}};
 
 }  // namespace attn::lessons

@@ -26,7 +26,8 @@ Spread spread(int64_t Dk, const Scale& scale, uint64_t seed, uint64_t stream, Le
     }
     Spread s;
     double m = 0, m2 = 0;
-    for (float x : rec.scores_scaled.data) m += x, m2 += double(x) * x, s.max_abs = std::max(s.max_abs, double(std::fabs(x)));
+    for (float x : rec.scores_scaled.data)
+        m += x, m2 += double(x) * x, s.max_abs = std::max(s.max_abs, double(std::fabs(x)));
     const double n = double(rec.scores_scaled.numel());
     s.std = std::sqrt(std::max(0.0, (m2 - m * m / n) / (n - 1)));
     const auto hs = head_stats(rec.weights, Mask::none());
@@ -35,7 +36,9 @@ Spread spread(int64_t Dk, const Scale& scale, uint64_t seed, uint64_t stream, Le
     return s;
 }
 
-void run(LessonContext& ctx) {
+const std::vector<int64_t> kDks{16, 64, 100, 512};  // the widths of the first two sections
+
+void divide_by_a_fixed_constant(LessonContext& ctx) {
     ctx.section("Divide by a fixed constant instead");
     const float constant = 10.0f;  // the source's example: divide by 10
     ctx.para(ctx.f("Lesson 5 divides scores by √Dk because their spread grows like √Dk. A simpler idea is to "
@@ -44,7 +47,7 @@ void run(LessonContext& ctx) {
                          "{:g}) and wrong for the rest. Below, 128 random queries against 128 random keys (entries "
                          "N(0, 1)) for each Dk.",
                          constant, constant, constant, constant * constant));
-    const std::vector<int64_t> dks{16, 64, 100, 512};
+    const std::vector<int64_t>& dks = kDks;
     Table t;
     t.columns = {"Dk", "std ÷√Dk", "std ÷10", "entropy ÷√Dk", "entropy ÷10", "max weight ÷√Dk", "max weight ÷10"};
     t.formats = {"", "{:.3f}", "{:.3f}", "{:.3f}", "{:.3f}", "{:.3f}", "{:.3f}"};
@@ -66,7 +69,8 @@ void run(LessonContext& ctx) {
     ctx.check(flat, "C17", ctx.f("÷√Dk keeps the spread near 1 at every Dk ({} .. {})",
                                        g3(*std::min_element(std_sqrt.begin(), std_sqrt.end())),
                                        g3(*std::max_element(std_sqrt.begin(), std_sqrt.end()))));
-    const double ratio = std_const.back() / std_const.front(), expect = std::sqrt(double(dks.back()) / double(dks.front()));
+    const double ratio = std_const.back() / std_const.front(),
+                 expect = std::sqrt(double(dks.back()) / double(dks.front()));
     ctx.check(std::fabs(ratio / expect - 1) < 0.15, "C20",
               ctx.f("÷10 lets the spread grow {}× from Dk = {} to {} (√({}/{}) = {})", g3(ratio), dks.front(),
                           dks.back(), dks.back(), dks.front(), g3(expect)));
@@ -86,7 +90,10 @@ void run(LessonContext& ctx) {
                                      "uniform) and {} at Dk = {} (sharper), so the constant suits only one width, "
                                      "while ÷√Dk gives ~1 at all of them.",
                                      g3(std_const.front()), dks.front(), g3(std_const.back()), dks.back()));
+}
 
+void cosine_bounded_scores(LessonContext& ctx) {
+    const std::vector<int64_t>& dks = kDks;
     ctx.section("Cosine similarity: bounded scores");
     ctx.para("Another fix is to normalise q and k to length 1 before the dot product: the score becomes "
              "cos θ, always in [−1, 1], whatever Dk and whatever the vectors' sizes. (This is also what "
@@ -107,11 +114,15 @@ void run(LessonContext& ctx) {
     }
     ctx.table("cosine", c);
     ctx.figure("cosine_max_abs_score", worst);
-    ctx.identity(worst <= 1.0 + 1e-5, "C19,C39", ctx.f("cosine scores stay within [−1, 1] at every Dk (max |score| = {:.6f})", worst));
+    ctx.identity(worst <= 1.0 + 1e-5, "C19,C39",
+                 ctx.f("cosine scores stay within [−1, 1] at every Dk (max |score| = {:.6f})", worst));
     ctx.identity(*std::min_element(ent1.begin(), ent1.end()) > 0.9, "C19",
               ctx.f("with τ = 1 every row is nearly uniform (normalised entropy ≥ {})",
                           g3(*std::min_element(ent1.begin(), ent1.end()))));
+}
 
+// Returns the dot-product row's two scores, which the stability recipe's check reuses.
+std::vector<float> what_cosine_throws_away(LessonContext& ctx) {
     ctx.section("What cosine throws away");
     ctx.para("Take one query and two keys that point the same way (roughly towards the query), one of length "
              "1 and one of length 4. For "
@@ -147,8 +158,14 @@ void run(LessonContext& ctx) {
     ctx.figure("cosine_weight_diff", dcos);
     ctx.figure("dot_weight_diff", ddot);
     ctx.identity(dcos < 1e-6, "C19", ctx.f("cosine gives both keys the same weight (diff {})", e2(dcos)));
-    ctx.identity(ddot > 0.1, "C19,C11", ctx.f("the dot product tells them apart (weights {:.3f} vs {:.3f})", rd.weights.data[0],
-                                                  rd.weights.data[1]));
+    ctx.identity(
+        ddot > 0.1, "C19,C11",
+        ctx.f("the dot product tells them apart (weights {:.3f} vs {:.3f})", rd.weights.data[0], rd.weights.data[1]));
+    return {rd.scores_scaled.data[0], rd.scores_scaled.data[1]};
+}
+
+// The rest of the stability recipe; `row` is a dot-product row's scores for the log_softmax check.
+void stability_recipe(LessonContext& ctx, const std::vector<float>& row) {
     // The rest of the recipe, measured live: the quick size of `attn experiment stability`.
     ExperimentConfig qc;
     qc.size = ExperimentSize::Quick, qc.seeds = 1, qc.seed = ctx.seed();
@@ -164,7 +181,6 @@ void run(LessonContext& ctx) {
                           log_inf, lsm_bad, lrows[4][4].get<double>()));
     ctx.unmeasured("C39", "loss scaling for mixed precision concerns training in float16, which attn does not do.");
     // log_softmax belongs in the loss; it cannot stand in for the weights
-    const std::vector<float> row{rd.scores_scaled.data[0], rd.scores_scaled.data[1]};
     const std::vector<float> p = softmax_vec(row);
     std::vector<double> logp;
     double lsum = 0;
@@ -176,34 +192,43 @@ void run(LessonContext& ctx) {
                                  "they cannot weight the values. log_softmax is the stable way to compute a "
                                  "cross-entropy loss (log of the output probabilities), not attention.",
                                  list(p, 3), list(logp, 3), g3(lsum)));
-    // the premise of the same section: long sequences make the dot product overflow
-    {
-        Rng r2 = ctx.rng(61);
-        const int64_t dk = 64;
-        const Tensor qq = randn({1, 1, 1, dk}, r2);
-        double top64 = 0, top4k = 0;
-        bool finite = true;
-        for (int64_t len : {int64_t{64}, int64_t{4096}}) {
-            const Tensor kk = randn({1, 1, len, dk}, r2), vv = randn({1, 1, len, 1}, r2);
-            AttentionRecord rr;
-            attention_reference(qq, kk, vv, Mask::none(), opts_scale(Scale{ScaleKind::None, 1.0f}), &rr);
-            double top = 0;
-            for (float x : rr.scores_scaled.data) top = std::max(top, std::fabs(double(x)));
-            for (float x : rr.weights.data) finite = finite && std::isfinite(x);
-            (len == 64 ? top64 : top4k) = top;
-        }
-        ctx.figure("unscaled_top_score_T64_T4096", std::vector<double>{top64, top4k});
-        ctx.source_error("C39", "long sequences make the dot product overflow",
-                         ctx.f("is wrong as the second article's numerics section (§5.2) puts it: it ties "
-                               "数值溢出, overflow, to the sequence length. A score q·k sums Dk products, however long the "
-                               "sequence: a longer row holds more scores, not larger ones (unscaled at Dk = {}, the "
-                               "largest |q·k| of a row is {:.1f} at T = 64 and {:.1f} at T = 4096, only the largest "
-                               "of more draws), and float32's exp overflows above {:.1f} only without the row "
-                               "maximum subtracted, which every softmax does first (all weights finite at T = 4096: "
-                               "{}).",
-                               dk, top64, top4k, std::log(double(std::numeric_limits<float>::max())),
-                               ctx.tr(finite ? "yes" : "no")));
+}
+
+// The premise of the same section: long sequences make the dot product overflow.
+void long_sequences_do_not_overflow(LessonContext& ctx) {
+    Rng r2 = ctx.rng(61);
+    const int64_t dk = 64;
+    const Tensor qq = randn({1, 1, 1, dk}, r2);
+    double top64 = 0, top4k = 0;
+    bool finite = true;
+    for (int64_t len : {int64_t{64}, int64_t{4096}}) {
+        const Tensor kk = randn({1, 1, len, dk}, r2), vv = randn({1, 1, len, 1}, r2);
+        AttentionRecord rr;
+        attention_reference(qq, kk, vv, Mask::none(), opts_scale(Scale{ScaleKind::None, 1.0f}), &rr);
+        double top = 0;
+        for (float x : rr.scores_scaled.data) top = std::max(top, std::fabs(double(x)));
+        for (float x : rr.weights.data) finite = finite && std::isfinite(x);
+        (len == 64 ? top64 : top4k) = top;
     }
+    ctx.figure("unscaled_top_score_T64_T4096", std::vector<double>{top64, top4k});
+    ctx.source_error("C39", "long sequences make the dot product overflow",
+                     ctx.f("is wrong as the second article's numerics section (§5.2) puts it: it ties "
+                           "数值溢出, overflow, to the sequence length. A score q·k sums Dk products, however long the "
+                           "sequence: a longer row holds more scores, not larger ones (unscaled at Dk = {}, the "
+                           "largest |q·k| of a row is {:.1f} at T = 64 and {:.1f} at T = 4096, only the largest "
+                           "of more draws), and float32's exp overflows above {:.1f} only without the row "
+                           "maximum subtracted, which every softmax does first (all weights finite at T = 4096: "
+                           "{}).",
+                           dk, top64, top4k, std::log(double(std::numeric_limits<float>::max())),
+                           ctx.tr(finite ? "yes" : "no")));
+}
+
+void run(LessonContext& ctx) {
+    divide_by_a_fixed_constant(ctx);
+    cosine_bounded_scores(ctx);
+    const std::vector<float> row = what_cosine_throws_away(ctx);
+    stability_recipe(ctx, row);
+    long_sequences_do_not_overflow(ctx);
 }
 
 const RegisterLesson reg{{"alternatives", "Alternatives to √Dk",

@@ -77,7 +77,8 @@ void run(LessonContext& ctx) {
     // float32 products of 16 terms, summed in a different order: 1e-5 is generous
     ctx.identity(d < 1e-5, "C21", ctx.f("the hand-written head equals attention_reference (max diff {})", e2(d)));
     const std::vector<std::string> tok{"the", "cat", "sat", "on", "the", "mat"};
-    ctx.heatmap("weights_batch0", make_panel("weights of batch 0 (rows: queries, columns: keys)", weights.ptr(), T, T, tok, tok));
+    ctx.heatmap("weights_batch0",
+                make_panel("weights of batch 0 (rows: queries, columns: keys)", weights.ptr(), T, T, tok, tok));
     ctx.para("The tokens are only labels here: x is random, so the pattern means nothing yet. Each row is "
              "one query's weights over the six keys and sums to 1.");
     source_weights(ctx, x, B, T, D);
@@ -124,8 +125,9 @@ void run(LessonContext& ctx) {
     const Tensor silent = matmul(Q16, K16);  // no error: [1, 16, 16]
     const double ds = max_abs_diff(silent, matmul(Q16, transpose_last2(K16)));
     ctx.figure("silent_qk_max_diff", ds);
-    ctx.check(silent.shape == Shape({1, D, D}) && ds > 1e-3, "C22,C35",
-              ctx.f("with T = Dk, Q·K runs and returns a [1, 16, 16] tensor that differs from Q·Kᵀ by up to {}", g3(ds)));
+    ctx.check(
+        silent.shape == Shape({1, D, D}) && ds > 1e-3, "C22,C35",
+        ctx.f("with T = Dk, Q·K runs and returns a [1, 16, 16] tensor that differs from Q·Kᵀ by up to {}", g3(ds)));
     ctx.para("A shape assertion cannot catch this one: with T = Dk the wrong product has the right shape. "
              "What catches it is a test whose sizes all differ (T ≠ Dk, where Q·K is refused, as above) and a "
              "comparison of the values with a reference.");

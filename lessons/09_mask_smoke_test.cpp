@@ -54,7 +54,8 @@ void run(LessonContext& ctx) {
     // bug 1: the keep/pad convention inverted: 1 where the token is padding
     std::vector<uint8_t> inverted(static_cast<size_t>(B * T));
     for (int64_t b = 0; b < B; ++b)
-        for (int64_t j = 0; j < T; ++j) inverted[static_cast<size_t>(b * T + j)] = j >= lengths[static_cast<size_t>(b)] ? 1 : 0;
+        for (int64_t j = 0; j < T; ++j)
+            inverted[static_cast<size_t>(b * T + j)] = j >= lengths[static_cast<size_t>(b)] ? 1 : 0;
     const Mask inv = Mask::key_padding_bool(B, T, inverted);
     // bug 2: the padding applied to query rows (i) instead of key columns (j)
     std::vector<uint8_t> rows_masked(static_cast<size_t>(B * T * T));
@@ -75,15 +76,18 @@ void run(LessonContext& ctx) {
     t.add({"on query rows, not keys", so.on_padding, so.real_sum, so.pass ? "pass" : "FAIL"});
     ctx.table("smoke", t);
     ctx.heatmap("right", make_panel("right mask, batch 1", block(rr.weights, 1, 0).data(), T, T, tok, tok));
-    ctx.heatmap("inverted", make_panel("inverted mask, batch 1: only padding is seen", block(ri.weights, 1, 0).data(), T, T, tok, tok));
+    ctx.heatmap("inverted", make_panel("inverted mask, batch 1: only padding is seen", block(ri.weights, 1, 0).data(),
+                                       T, T, tok, tok));
     ctx.figure("inverted_weight_on_padding", si.on_padding);
     ctx.figure("rows_mask_weight_on_padding", so.on_padding);
     // both by construction: the inverted mask keeps only padding; a mask on query rows leaves real
     // rows a softmax over every key, and every softmax weight is positive
-    ctx.identity(!si.pass, "C27", ctx.f("the smoke test catches the inverted mask: {:.3f} of the row's weight sits on padding",
-                                            si.on_padding));
-    ctx.identity(!so.pass, "C27", ctx.f("the smoke test catches a mask on query rows: {:.3f} of the weight sits on padding",
-                                            so.on_padding));
+    ctx.identity(
+        !si.pass, "C27",
+        ctx.f("the smoke test catches the inverted mask: {:.3f} of the row's weight sits on padding", si.on_padding));
+    ctx.identity(
+        !so.pass, "C27",
+        ctx.f("the smoke test catches a mask on query rows: {:.3f} of the weight sits on padding", so.on_padding));
     ctx.heatmap("on_rows", make_panel("mask on query rows, batch 1", block(ro.weights, 1, 0).data(), T, T, tok, tok));
     ctx.para("The last picture looks almost plausible: the padded rows are empty, as if the padding had been "
              "handled. Only the weights in the padded columns give the bug away, and the smoke test reads "
@@ -101,7 +105,8 @@ void run(LessonContext& ctx) {
 }
 
 const RegisterLesson reg{{"smoke-test", "The mask smoke test",
-                          "one printed row catches masks applied the wrong way round", {"C27"}, true, run, Part::advanced, /*minutes*/ 4}};
+                          "one printed row catches masks applied the wrong way round", {"C27"}, true, run,
+                          Part::advanced, /*minutes*/ 4}};
 
 }  // namespace
 }  // namespace attn::lessons

@@ -123,8 +123,9 @@ void block_section(LessonContext& ctx) {
     head.W = param(model, "head.weight");
     const Tensor logits = head.forward(hf);
     ctx.shape("logits", logits, "LN_f(x)·headᵀ: [B, T, V]");
-    ctx.identity(a.shape == x.shape && f2.shape == x.shape, "",
-                 ctx.f("both sublayers return x's shape {}, which is what lets the block add them back", shape_str(x.shape)));
+    ctx.identity(
+        a.shape == x.shape && f2.shape == x.shape, "",
+        ctx.f("both sublayers return x's shape {}, which is what lets the block add them back", shape_str(x.shape)));
     // the same logits from the trainer's own (fast) forward pass
     const Tensor fast = model.logits(one.tokens.data(), 1, T, 1);
     const double diff = max_abs_diff(fast, logits);
@@ -159,7 +160,16 @@ void block_section(LessonContext& ctx) {
              "this tour zooms into one step of this block.");
 }
 
-void run(LessonContext& ctx) {
+// A 512-wide multi-head layer (8 heads of 64), its input x [B=2, T=10, 512], output and record.
+struct Layer {
+    MhaConfig cfg;
+    MultiHeadAttention mha;
+    Tensor x, out;
+    ForwardRecord rec;
+};
+
+// Returns the 512-wide layer, its input, output and record, which the next sections reuse.
+Layer split_into_heads(LessonContext& ctx) {
     ctx.section("Split d_model into heads");
     ctx.para("One head gives each query one distribution over the keys. Multi-head attention runs several "
              "smaller heads side by side, each with its own projections, so a query can look for several "
@@ -181,16 +191,24 @@ void run(LessonContext& ctx) {
     ctx.para(ctx.f("d_model = {}, heads = {}, so Dk = Dv = {}. The forward pass reports each step:", cfg.d_model,
                          cfg.heads, cfg.d_k));
     const Tensor out = mha.forward(x, Mask::none(), AttentionOptions{}, &rec, &trace);
-    ctx.identity(cfg.heads * cfg.d_k == cfg.d_model && rec.Q.shape == Shape({B, cfg.heads, T, cfg.d_k}) &&
-                  out.shape == x.shape,
-              "C29", ctx.f("{} = {} × {}; per-head Q is {}, the output {} has x's shape", cfg.d_model, cfg.heads, cfg.d_k,
-                                 shape_str(rec.Q.shape), shape_str(out.shape)));
+    ctx.identity(
+        cfg.heads * cfg.d_k == cfg.d_model && rec.Q.shape == Shape({B, cfg.heads, T, cfg.d_k}) && out.shape == x.shape,
+        "C29",
+        ctx.f("{} = {} × {}; per-head Q is {}, the output {} has x's shape", cfg.d_model, cfg.heads, cfg.d_k,
+              shape_str(rec.Q.shape), shape_str(out.shape)));
 
     ctx.predict("params_added_by_heads", "d_model = 512: how many more parameters do 8 heads of 64 have than 1 head "
                 "of 512 (W_q, W_k, W_v, W_o and their biases)?",
                 static_cast<double>(attention_cost(1, 128, 512, 8, 64, 64).params_total) -
                     static_cast<double>(attention_cost(1, 128, 512, 1, 512, 512).params_total),
                 Closeness::absolute(0.5));
+    return {cfg, std::move(mha), x, out, std::move(rec)};
+}
+
+void same_cost_as_one_head(LessonContext& ctx, const Layer& layer) {
+    const MultiHeadAttention& mha = layer.mha;
+    const ForwardRecord& rec = layer.rec;
+    const int64_t T = layer.x.dim(1);
     ctx.section("8 heads of 64 cost what 1 head of 512 costs");
     ctx.para("Splitting does not add parameters or arithmetic: the projections are the same four [512, 512] "
              "matrices, and the score products Q·Kᵀ and weights·V do H × Dk = 512 multiply-adds per (query, "
@@ -200,8 +218,8 @@ void run(LessonContext& ctx) {
     Table t;
     t.columns = {"layout", "parameters", "proj. FLOPs", "QKᵀ + wV FLOPs", "total FLOPs", "scores"};
     t.formats = {"", "", "{:.4g}", "{:.4g}", "{:.4g}"};
-    t.add({"1 head × 512", one.params_total, one.flops_projections, one.flops_scores + one.flops_weighted_sum, one.flops_total,
-           format_bytes(one.bytes_score_matrix)});
+    t.add({"1 head × 512", one.params_total, one.flops_projections, one.flops_scores + one.flops_weighted_sum,
+           one.flops_total, format_bytes(one.bytes_score_matrix)});
     t.add({"8 heads × 64", eight.params_total, eight.flops_projections, eight.flops_scores + eight.flops_weighted_sum,
            eight.flops_total, format_bytes(eight.bytes_score_matrix)});
     ctx.para(ctx.f("For B = 1, T = {} (a FLOP is a multiply or an add):", Tc));
@@ -210,14 +228,16 @@ void run(LessonContext& ctx) {
     ctx.figure("params_8x64", eight.params_total);
     ctx.figure("flops_1x512", one.flops_total);
     ctx.figure("flops_8x64", eight.flops_total);
-    ctx.identity(one.params_total == eight.params_total && one.flops_total == eight.flops_total, "C30",
-              ctx.f("same parameters ({}) and same FLOPs ({}) for both layouts", one.params_total, g4(one.flops_total)));
+    ctx.identity(
+        one.params_total == eight.params_total && one.flops_total == eight.flops_total, "C30",
+        ctx.f("same parameters ({}) and same FLOPs ({}) for both layouts", one.params_total, g4(one.flops_total)));
     ctx.identity(eight.bytes_score_matrix == 8 * one.bytes_score_matrix, "C30",
               ctx.f("but 8 heads keep 8 score matrices: {} instead of {}", format_bytes(eight.bytes_score_matrix),
                           format_bytes(one.bytes_score_matrix)));
-    ctx.identity(mha.q_proj.num_params() + mha.k_proj.num_params() + mha.v_proj.num_params() + mha.o_proj.num_params() ==
-                  eight.params_total,
-              "C30", "attention_cost's parameter count matches the layer's own tensors");
+    ctx.identity(
+        mha.q_proj.num_params() + mha.k_proj.num_params() + mha.v_proj.num_params() + mha.o_proj.num_params() ==
+            eight.params_total,
+        "C30", "attention_cost's parameter count matches the layer's own tensors");
 
     ctx.source_error("C29", "Split d_model into h heads (512 = 8 × 64)",
                      ctx.f("is right, but the first article's table of the split gives the score matrices as "
@@ -236,7 +256,13 @@ void run(LessonContext& ctx) {
                            "Dk = D / H.",
                            8 * 64, 64),
                      LessonContext::SourceFlag::imprecise);
+}
 
+void merging_heads(LessonContext& ctx, const Layer& layer) {
+    const MhaConfig& cfg = layer.cfg;
+    const MultiHeadAttention& mha = layer.mha;
+    const ForwardRecord& rec = layer.rec;
+    const Tensor& out = layer.out;
     ctx.section("Merging heads: transpose before reshape");
     ctx.para("Heads come out as [B, H, T, Dv]. To concatenate them per token we need [B, T, H·Dv]: first "
              "swap H and T ([B, T, H, Dv]), then flatten the last two. Reshaping [B, H, T, Dv] straight to "
@@ -275,14 +301,20 @@ void run(LessonContext& ctx) {
     const double dw = max_abs_diff(out_wrong, out);
     ctx.figure("wrong_merge_output_max_diff", dw);
     ctx.check(dw > 1e-3, "C31",
-              ctx.f("on the 512-wide layer, the wrong merge changes the output by up to {} (same shape {}, no error)", g3(dw),
-                          shape_str(out_wrong.shape)));
+              ctx.f("on the 512-wide layer, the wrong merge changes the output by up to {} (same shape {}, no error)",
+                    g3(dw), shape_str(out_wrong.shape)));
     // at the quick size (300 steps) the 8-head model itself often fails to learn, so the seeds
     // judge noise; the stored full run (1200 steps, 5 seeds) is what the verdict rests on
     ctx.stored_claim(experiment_heads(), "C33", "heads-full.json", /*which: AdamW's*/ 0,
                      "the source adds that several heads give the gradient several paths, so some heads "
                      "keep learning when others' gradients vanish. That is a statement about training, "
                      "measured by attn experiment heads (half the heads behind a stop-gradient).");
+}
+
+void run(LessonContext& ctx) {
+    const Layer layer = split_into_heads(ctx);
+    same_cost_as_one_head(ctx, layer);
+    merging_heads(ctx, layer);
     block_section(ctx);
     ctx.exercise("split-merge", "multi-head");
 }

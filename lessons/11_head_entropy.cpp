@@ -67,8 +67,9 @@ void run(LessonContext& ctx) {
                    std::log(2.0)));
     const Tensor sim = head_similarity(rec.attn.weights, Mask::none());  // [H, H]
     ctx.shape("similarity", sim, "[H, H], mean JS divergence (nats)");
-    ctx.heatmap("similarity", make_panel("mean JS divergence between heads (0 = identical)", sim.ptr(), cfg.heads, cfg.heads,
-                                         index_labels(cfg.heads, "h"), index_labels(cfg.heads, "h")),
+    ctx.heatmap("similarity",
+                make_panel("mean JS divergence between heads (0 = identical)", sim.ptr(), cfg.heads, cfg.heads,
+                           index_labels(cfg.heads, "h"), index_labels(cfg.heads, "h")),
                 0.0, 0.0, false);
     // the closest pair, and every pair closer than a tenth of the median distance
     const std::vector<HeadPair> pairs = head_pairs(sim);  // most alike first
@@ -76,7 +77,8 @@ void run(LessonContext& ctx) {
     const double median = pairs[pairs.size() / 2].js, threshold = 0.1 * median;
     const std::vector<HeadPair> flagged = near_duplicate_heads(sim, threshold);
     std::string listed;
-    for (const HeadPair& p : flagged) listed += fmt::format("{}(h{}, h{}: {})", listed.empty() ? "" : " ", p.a, p.b, e2(p.js));
+    for (const HeadPair& p : flagged)
+        listed += fmt::format("{}(h{}, h{}: {})", listed.empty() ? "" : " ", p.a, p.b, e2(p.js));
     ctx.para(ctx.f("Median divergence between heads: {:.4f} nats. Flagged as near-duplicates (below a "
                    "tenth of the median, {:.4f}): {}",
                    median, threshold, flagged.empty() ? ctx.tr("none") : listed));

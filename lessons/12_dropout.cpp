@@ -57,10 +57,12 @@ void run(LessonContext& ctx) {
     const double fse = std::sqrt(p * (1 - p) / double(rt.weights.numel()));
     ctx.check(std::fabs(frac - p) < 4 * fse, "C38",
               ctx.f("the dropped fraction {:.4f} is p = {} within 4 standard errors ({})", frac, p, e2(4 * fse)));
-    ctx.check(std::fabs(mean - 1) < 4 * se && hi - lo > 0.01, "C38",
-              ctx.f("rows sum to 1 on average ({:.4f} ± {}), not each one (range {:.3f} .. {:.3f})", mean, e2(se), lo, hi));
+    ctx.check(
+        std::fabs(mean - 1) < 4 * se && hi - lo > 0.01, "C38",
+        ctx.f("rows sum to 1 on average ({:.4f} ± {}), not each one (range {:.3f} .. {:.3f})", mean, e2(se), lo, hi));
     ctx.identity(ratio_err < 1e-5, "C38",
-              ctx.f("every surviving weight is exactly w/(1−p): proportions among survivors kept (max error {})", e2(ratio_err)));
+                 ctx.f("every surviving weight is exactly w/(1−p): proportions among survivors kept (max error {})",
+                       e2(ratio_err)));
 
     ctx.section("Evaluation mode: dropout off");
     ctx.para("At inference dropout must be off (model.eval() in PyTorch), or the same input gives different "
@@ -73,9 +75,10 @@ void run(LessonContext& ctx) {
     const double de = max_abs_diff(out_eval, out_plain), dt = max_abs_diff(out_train, out_plain);
     ctx.figure("eval_vs_no_dropout", de);
     ctx.figure("train_vs_no_dropout", dt);
-    ctx.identity(de == 0.0 && dt > 1e-3, "C38",
-              ctx.f("eval output equals the no-dropout output exactly (diff {}); the training output differs by up to {}", de,
-                    g3(dt)));
+    ctx.identity(
+        de == 0.0 && dt > 1e-3, "C38",
+        ctx.f("eval output equals the no-dropout output exactly (diff {}); the training output differs by up to {}", de,
+              g3(dt)));
 
     ctx.section("Dropout on the scores instead");
     ctx.para("Dropping scores before softmax is a different operation. A dropped score becomes 0, which "
@@ -161,9 +164,10 @@ void training_side(LessonContext& ctx) {
         for (VerdictKind x : kinds[k]) agree = agree && x == kinds[k].front();
         const std::string said = agree ? ctx.f("{}: {} on all {} training seeds (`attn experiment dropout` reruns it)",
                                                ctx.tr(what[k]), ctx.tr(verdict_name(kinds[k].front())), seeds.size())
-                                       : ctx.f("{}: the {} training seeds disagree (`attn experiment dropout --seeds 5` "
-                                               "trains more)",
-                                               ctx.tr(what[k]), seeds.size());
+                                       : ctx.f(
+                                             "{}: the {} training seeds disagree (`attn experiment dropout --seeds 5` "
+                                             "trains more)",
+                                             ctx.tr(what[k]), seeds.size());
         const VerdictKind kind = agree ? kinds[k].front() : VerdictKind::Inconclusive;
         if (kind == VerdictKind::Supported) ctx.check(true, "C38", said);
         else if (kind == VerdictKind::Qualified) ctx.qualified("C38", said);

@@ -12,14 +12,29 @@ void expect_shape(const Tensor& t, const Shape& want, const std::string& what) {
         throw ShapeError(fmt::format("{} has shape {}, expected {}", what, shape_str(t.shape), shape_str(want)));
 }
 
-void run(LessonContext& ctx) {
+constexpr int64_t B = 2, T = 10, D = 64, H = 4, Dk = D / H;
+
+// One multi-head attention layer (D = 64, 4 heads), its input x [B, T, D] and Q = x·W_qᵀ + b_q.
+struct Layer {
+    MhaConfig cfg;
+    MultiHeadAttention mha;
+    Tensor x, Q;
+};
+
+// Per initialisation of the table: score std, mean max weight and largest head JS divergence;
+// and how far the all-zero init's rows are from uniform.
+struct InitScan {
+    std::vector<double> stds, maxw, js_max;
+    double zero_dev = 1;
+};
+
+// Returns the layer, its input and its unsplit Q, which the next sections reuse.
+Layer assert_shapes(LessonContext& ctx, Rng& rng) {
     ctx.section("Assert shapes after every transform");
     ctx.para("Most attention bugs are shape bugs that do not crash: a missing transpose, a forgotten head "
              "split, a mask with the wrong broadcast dimension. One line per transform that states the "
              "expected shape turns them into immediate, named errors. Here a head split was forgotten: the "
              "code passes Q as [B, T, D] where [B, H, T, Dk] was meant.");
-    const int64_t B = 2, T = 10, D = 64, H = 4, Dk = D / H;
-    Rng rng = ctx.rng(13);
     MhaConfig cfg;
     cfg.d_model = D;
     cfg.heads = H;
@@ -44,8 +59,14 @@ void run(LessonContext& ctx) {
         err = e.what();
     }
     ctx.code("expect_shape(Q, {B, H, T, Dk}, \"Q after the split\")\n-> ShapeError: " + err);
-    ctx.identity(ok_passes && !err.empty(), "C35", "the assertion passes on the split tensor and names the unsplit one");
+    ctx.identity(ok_passes && !err.empty(), "C35",
+                 "the assertion passes on the split tensor and names the unsplit one");
+    return {cfg, std::move(mha), x, Q};
+}
 
+void bmm_refuses_what_matmul_broadcasts(LessonContext& ctx, const Layer& layer) {
+    const Tensor &x = layer.x, &Q = layer.Q;
+    const MultiHeadAttention& mha = layer.mha;
     ctx.section("bmm refuses what matmul broadcasts");
     ctx.para("torch.bmm takes exactly two 3-D tensors [N, n, k] and [N, k, m]. torch.matmul accepts any "
              "ranks and broadcasts the leading ones. Broadcasting is convenient and dangerous: drop a batch "
@@ -63,7 +84,8 @@ void run(LessonContext& ctx) {
     double d0 = 0, d1 = 0;
     for (int64_t i = 0; i < T * T; ++i) {
         d0 = std::max(d0, double(std::fabs(good.data[static_cast<size_t>(i)] - bad.data[static_cast<size_t>(i)])));
-        d1 = std::max(d1, double(std::fabs(good.data[static_cast<size_t>(T * T + i)] - bad.data[static_cast<size_t>(T * T + i)])));
+        d1 = std::max(d1, double(std::fabs(good.data[static_cast<size_t>(T * T + i)] -
+                                           bad.data[static_cast<size_t>(T * T + i)])));
     }
     ctx.figure("broadcast_bug_batch1_max_diff", d1);
     ctx.check(bad.shape == good.shape && d0 == 0.0 && d1 > 1e-3, "C35",
@@ -77,7 +99,11 @@ void run(LessonContext& ctx) {
     }
     ctx.code("bmm(Q, K[0]ᵀ)\n-> ShapeError: " + berr);
     ctx.identity(!berr.empty(), "C35", "bmm refuses the 2-D operand: the rank bug surfaces at once");
+}
 
+InitScan initial_weight_scale(LessonContext& ctx, const Layer& layer) {
+    const Tensor& x = layer.x;
+    const MhaConfig& cfg = layer.cfg;
     ctx.section("The initial weight scale");
     ctx.para("When the loss does not move, the source's first suspects are a missing 1/√Dk and weights "
              "initialised too large: big W_q, W_k give big scores, softmax saturates, and lesson 4 showed "
@@ -97,8 +123,9 @@ void run(LessonContext& ctx) {
     Table t;
     t.columns = {"init", "score std", "max weight", "entropy", "heads JS"};
     t.formats = {"", "{:.3f}", "{:.3f}", "{:.3f}", "{:.3g}"};
-    std::vector<double> stds, maxw, js_max;
-    double zero_dev = 1;
+    InitScan scan;
+    auto &stds = scan.stds, &maxw = scan.maxw, &js_max = scan.js_max;
+    double& zero_dev = scan.zero_dev;
     for (size_t r = 0; r < inits.size(); ++r) {
         MultiHeadAttention m(cfg.resolved());
         Rng ri = ctx.rng(130 + r);
@@ -111,7 +138,8 @@ void run(LessonContext& ctx) {
         const double sd = std::sqrt(std::max(0.0, (m2 - mean * mean / n) / (n - 1)));
         const auto hs = head_stats(rec.attn.weights, Mask::none());
         double mw = 0, ne = 0;
-        for (const auto& h : hs) mw += h.mean_max_weight / double(hs.size()), ne += h.mean_normalized_entropy / double(hs.size());
+        for (const auto& h : hs)
+            mw += h.mean_max_weight / double(hs.size()), ne += h.mean_normalized_entropy / double(hs.size());
         const Tensor sim = head_similarity(rec.attn.weights, Mask::none());
         double js = 0;
         for (int64_t i = 0; i < H; ++i)
@@ -132,12 +160,19 @@ void run(LessonContext& ctx) {
              "divergence between two heads (0 = identical heads).");
     ctx.figure("score_std_by_init", stds);
     ctx.figure("mean_max_weight_by_init", maxw);
-    ctx.check(stds[3] > 4 * stds[0] && maxw[3] > 0.8, "C36",
-              ctx.f("std-1 weights give scores {:.1f}× as spread as Xavier's and near one-hot rows (mean max weight {:.3f})",
-                    stds[3] / stds[0], maxw[3]));
+    ctx.check(
+        stds[3] > 4 * stds[0] && maxw[3] > 0.8, "C36",
+        ctx.f("std-1 weights give scores {:.1f}× as spread as Xavier's and near one-hot rows (mean max weight {:.3f})",
+              stds[3] / stds[0], maxw[3]));
     ctx.check(stds[0] > 0.6 && stds[0] < 1.5 && stds[1] > 0.6 && stds[1] < 1.5, "C36",
               ctx.f("Xavier and std 1/√D keep the scaled scores near 1 (std {:.3f}, {:.3f}) and the rows soft", stds[0],
                     stds[1]));
+    return scan;
+}
+
+// The source's recipe at the usual sizes, against the table's D = 64 figures.
+void init_at_usual_sizes(LessonContext& ctx, const InitScan& scan) {
+    const std::vector<double>&stds = scan.stds, &maxw = scan.maxw;
     // the source's recipe at the usual sizes: d_model 512, 8 heads of 64
     MhaConfig big;
     big.d_model = 512;
@@ -174,6 +209,12 @@ void run(LessonContext& ctx) {
                                sd_dk, big.d_model, big.heads, stds[2], D, H, maxw[2], sd_d, stds[1]));
     // the claim is about training ("the loss does not move"): the init experiment trains it
     ctx.experiment_claim(experiment_init(), "C36", "the init experiment's quick size reached no verdict on C36");
+}
+
+// All-zero weights, forward and backward, against W_q alone zero.
+void all_zero_weights(LessonContext& ctx, const Layer& layer, const InitScan& scan) {
+    const Tensor& x = layer.x;
+    const MhaConfig& cfg = layer.cfg;
 
     // C9: all-zero weights, forward and backward (the library's MHA backward)
     Rng rg = ctx.rng(138);
@@ -206,10 +247,10 @@ void run(LessonContext& ctx) {
             head_gap = std::max(head_gap, double(std::fabs(gq.dW_q.at({r, c}) - gq.dW_q.at({Dk + r, c}))));
     ctx.figure("zero_init_max_weight_grad", gmax);
     ctx.figure("zero_wq_only_max_grad", gq_max);
-    ctx.identity(zero_dev < 1e-7 && js_max[4] == 0.0, "C9",
+    ctx.identity(scan.zero_dev < 1e-7 && scan.js_max[4] == 0.0, "C9",
                  ctx.f("all-zero weights: every row uniform (max |w − 1/T| = {}) and every head identical "
                        "(JS divergence 0)",
-                       e2(zero_dev)));
+                       e2(scan.zero_dev)));
     ctx.identity(gmax == 0.0, "C9",
                  ctx.f("all-zero W_q, W_k, W_v, W_o: every weight gradient is exactly 0 (largest |entry| {}); "
                        "only the output bias b_o gets one",
@@ -225,6 +266,15 @@ void run(LessonContext& ctx) {
              "is drawn independently. One zero matrix among random ones is no problem: zero W_q makes the first "
              "scores uniform, but its gradient is alive and differs per head, because W_k differs per head.");
     ctx.experiment_claim(experiment_init(), "C9", "the init experiment's quick size reached no verdict on C9");
+}
+
+void run(LessonContext& ctx) {
+    Rng rng = ctx.rng(13);
+    const Layer layer = assert_shapes(ctx, rng);
+    bmm_refuses_what_matmul_broadcasts(ctx, layer);
+    const InitScan scan = initial_weight_scale(ctx, layer);
+    init_at_usual_sizes(ctx, scan);
+    all_zero_weights(ctx, layer, scan);
     ctx.experiment_claim(experiment_overfit(), "C37",
                          "the overfit experiment's quick size reached no verdict on the overfit test; "
                          "attn experiment overfit runs it in full.");

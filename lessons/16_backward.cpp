@@ -20,7 +20,8 @@ Mat mm(const Mat& a, const Mat& b, int64_t n, int64_t k, int64_t m, bool bt = fa
         for (int64_t j = 0; j < m; ++j) {
             double s = 0;
             for (int64_t t = 0; t < k; ++t)
-                s += a[static_cast<size_t>(i * k + t)] * (bt ? b[static_cast<size_t>(j * k + t)] : b[static_cast<size_t>(t * m + j)]);
+                s += a[static_cast<size_t>(i * k + t)] *
+                     (bt ? b[static_cast<size_t>(j * k + t)] : b[static_cast<size_t>(t * m + j)]);
             o[static_cast<size_t>(i * m + j)] = s;
         }
     return o;
@@ -45,7 +46,8 @@ double norm(const double* p, int64_t n) {
     return std::sqrt(s);
 }
 
-Table matrix_table(const Mat& m, int64_t rows, int64_t cols, const std::string& row_prefix, const std::string& fmtspec) {
+Table matrix_table(const Mat& m, int64_t rows, int64_t cols, const std::string& row_prefix,
+                   const std::string& fmtspec) {
     Table t;
     t.columns = {""};
     for (int64_t j = 0; j < cols; ++j) t.columns.push_back(fmt::format("{}", j));
@@ -72,7 +74,19 @@ double loss_of(const Mat& q, const Mat& k, const Mat& v, const Mat& G, double f)
 
 Mat from_tensor(const Tensor& t) { return Mat(t.data.begin(), t.data.end()); }
 
-void run(LessonContext& ctx) {
+struct Forward {
+    Mat q, k, v, dO;
+    double f = 0;  // 1/√d_k
+    Mat O, P;
+};
+
+// The gradients, step by step back through the forward pass.
+struct Grads {
+    Mat dV, dP, dS, dQ, dK;
+};
+
+// One head's random Q, K, V and upstream dO, and the forward pass's O and P.
+Forward what_the_backward_produces(LessonContext& ctx) {
     ctx.section("What the backward pass must produce");
     ctx.para("Training needs, for every input of attention, how the loss changes when that input moves. The forward "
              "pass is S = f·Q·Kᵀ (f = 1/√d_k), P = softmax(S) row by row, O = P·V. The layer above hands back "
@@ -91,25 +105,35 @@ void run(LessonContext& ctx) {
     ctx.shape("O", Shape{T, Dv}, "P·V");
     ctx.shape("dO", Shape{T, Dv}, "from the layer above, same shape as O");
     ctx.table("P", matrix_table(P, T, T, "q", "{:.3f}"));
+    return {q, k, v, dO, f, O, P};
+}
 
+void through_the_product(LessonContext& ctx, const Forward& fw, Grads& g) {
+    const Mat &v = fw.v, &dO = fw.dO, &P = fw.P;
     ctx.section("Through the product O = P·V");
-    ctx.para("O = P·V is a matrix product, so its gradient is two more: dV = Pᵀ·dO (each value collects dO from every "
-             "query, weighted by how much that query used it) and dP = dO·Vᵀ (how much the loss would change if query i "
-             "gave key j a little more weight: the match between what i should output and v_j).");
-    const Mat dV = mm(tr(P, T, T), dO, T, T, Dv);
-    const Mat dP = mm(dO, v, T, Dv, T, true);
+    ctx.para(
+        "O = P·V is a matrix product, so its gradient is two more: dV = Pᵀ·dO (each value collects dO from every "
+        "query, weighted by how much that query used it) and dP = dO·Vᵀ (how much the loss would change if query i "
+        "gave key j a little more weight: the match between what i should output and v_j).");
+    g.dV = mm(tr(P, T, T), dO, T, T, Dv);
+    g.dP = mm(dO, v, T, Dv, T, true);
+    const Mat& dP = g.dP;
     ctx.code(ctx.tr("dV = Pᵀ·dO    (4×4)ᵀ·(4×2) → 4×2, the shape of V\n"
                     "dP = dO·Vᵀ    (4×2)·(2×4)   → 4×4, the shape of P"));
     ctx.shape("dV", Shape{T, Dv}, "Pᵀ·dO");
     ctx.shape("dP", Shape{T, T}, "dO·Vᵀ");
     ctx.table("dP", matrix_table(dP, T, T, "q", "{:+.3f}"));
+}
 
+void through_the_softmax(LessonContext& ctx, const Forward& fw, Grads& g) {
+    const Mat &P = fw.P, &dP = g.dP;
+    Mat& dS = g.dS;
     ctx.section("Through the softmax");
     ctx.para("Each row of P is a softmax of its row of S, and the softmax Jacobian is J = diag(p) − p·pᵀ (lesson 4). "
              "Multiplying a row of dP by it gives dS = P∘(dP − rowsum(P∘dP)): each score's gradient is its weight "
              "times how much better than the row's weighted average its key would be. A row of dS sums to zero, "
              "because adding a constant to every score of a row changes nothing.");
-    Mat dS(static_cast<size_t>(T * T));
+    dS.assign(static_cast<size_t>(T * T), 0.0);
     std::vector<double> dS_row_sums;
     for (int64_t i = 0; i < T; ++i) {
         double rs = 0;
@@ -144,11 +168,16 @@ void run(LessonContext& ctx) {
               ctx.f("each row of dS is lesson 4's Jacobian J = diag(p) − p·pᵀ times that row of dP (largest "
                     "difference {}, J built from the weights in float)",
                     e2(worst_j)));
+}
 
+void through_the_scores(LessonContext& ctx, const Forward& fw, Grads& g) {
+    const Mat &q = fw.q, &k = fw.k, &v = fw.v, &dO = fw.dO, &P = fw.P, &dS = g.dS, &dV = g.dV;
+    const double f = fw.f;
+    Mat &dQ = g.dQ, &dK = g.dK;
     ctx.section("Through the scores S = f·Q·Kᵀ");
     ctx.para("The last product gives dQ = f·dS·K and dK = f·dSᵀ·Q: a query moves toward the keys whose scores should "
              "rise, a key toward the queries that want it more.");
-    Mat dQ = mm(dS, k, T, T, Dk), dK = mm(tr(dS, T, T), q, T, T, Dk);
+    dQ = mm(dS, k, T, T, Dk), dK = mm(tr(dS, T, T), q, T, T, Dk);
     for (auto& x : dQ) x *= f;
     for (auto& x : dK) x *= f;
     ctx.code("dQ = f·dS·K    (4×4)·(4×3) → 4×3\ndK = f·dSᵀ·Q   (4×4)ᵀ·(4×3) → 4×3");
@@ -162,6 +191,11 @@ void run(LessonContext& ctx) {
     ctx.identity(lib_err < 1e-12, "C12",
               ctx.f("the steps above equal the library's attention_backward (attn/nn/ops.hpp) to {} in double",
                     e2(lib_err)));
+}
+
+void finite_differences(LessonContext& ctx, const Forward& fw, const Grads& grads) {
+    const Mat &q = fw.q, &k = fw.k, &v = fw.v, &dO = fw.dO, &dQ = grads.dQ, &dK = grads.dK, &dV = grads.dV;
+    const double f = fw.f;
     // central finite differences of L = sum(O ∘ dO)
     const double h = 1e-6;
     double fd_err = 0, gmax = 0;
@@ -170,8 +204,12 @@ void run(LessonContext& ctx) {
             Mat p = base, m = base;
             p[i] += h;
             m[i] -= h;
-            const double lp = which == 0 ? loss_of(p, k, v, dO, f) : which == 1 ? loss_of(q, p, v, dO, f) : loss_of(q, k, p, dO, f);
-            const double lm = which == 0 ? loss_of(m, k, v, dO, f) : which == 1 ? loss_of(q, m, v, dO, f) : loss_of(q, k, m, dO, f);
+            const double lp = which == 0   ? loss_of(p, k, v, dO, f)
+                              : which == 1 ? loss_of(q, p, v, dO, f)
+                                           : loss_of(q, k, p, dO, f);
+            const double lm = which == 0   ? loss_of(m, k, v, dO, f)
+                              : which == 1 ? loss_of(q, m, v, dO, f)
+                                           : loss_of(q, k, m, dO, f);
             fd_err = std::max(fd_err, std::fabs((lp - lm) / (2 * h) - grad[i]));
             gmax = std::max(gmax, std::fabs(grad[i]));
         }
@@ -182,9 +220,15 @@ void run(LessonContext& ctx) {
     Table g;
     g.columns = {"gradient", "shape", "norm", "largest |entry|"};
     g.formats = {"", "", "{:.4f}", "{:.4f}"};
-    g.add({"dQ", "4×3", norm(dQ.data(), T * Dk), std::fabs(*std::max_element(dQ.begin(), dQ.end(), [](double a, double b) { return std::fabs(a) < std::fabs(b); }))});
-    g.add({"dK", "4×3", norm(dK.data(), T * Dk), std::fabs(*std::max_element(dK.begin(), dK.end(), [](double a, double b) { return std::fabs(a) < std::fabs(b); }))});
-    g.add({"dV", "4×2", norm(dV.data(), T * Dv), std::fabs(*std::max_element(dV.begin(), dV.end(), [](double a, double b) { return std::fabs(a) < std::fabs(b); }))});
+    g.add({"dQ", "4×3", norm(dQ.data(), T * Dk),
+           std::fabs(*std::max_element(dQ.begin(), dQ.end(),
+                                       [](double a, double b) { return std::fabs(a) < std::fabs(b); }))});
+    g.add({"dK", "4×3", norm(dK.data(), T * Dk),
+           std::fabs(*std::max_element(dK.begin(), dK.end(),
+                                       [](double a, double b) { return std::fabs(a) < std::fabs(b); }))});
+    g.add({"dV", "4×2", norm(dV.data(), T * Dv),
+           std::fabs(*std::max_element(dV.begin(), dV.end(),
+                                       [](double a, double b) { return std::fabs(a) < std::fabs(b); }))});
     ctx.table("gradients", g);
     ctx.figure("finite_difference_error", fd_err);
     // h = 1e-6 in double: truncation ~h² times the third derivative (~1e-12 here) and rounding
@@ -193,7 +237,11 @@ void run(LessonContext& ctx) {
               ctx.f("every entry of dQ, dK, dV matches central finite differences (h = 1e-6) of L = Σ O∘dO to {} "
                     "(entries up to {})",
                     e2(fd_err), g3(gmax)));
+}
 
+void saturated_row(LessonContext& ctx, const Forward& fw) {
+    const Mat &q = fw.q, &k = fw.k, &v = fw.v, &dO = fw.dO, &O = fw.O, &P = fw.P;
+    const double f = fw.f;
     ctx.section("A saturated row passes almost no gradient");
     ctx.para("Scale the queries by c: the scores grow, every row of P sharpens toward one-hot, and dP = dO·Vᵀ does not "
              "change at all (it has no Q in it). Yet dS = P∘(dP − rowsum(P∘dP)) shrinks: where p ≈ 1 the bracket "
@@ -249,14 +297,28 @@ void run(LessonContext& ctx) {
     ctx.check(dS_norms.back() < 1e-3 * dS_norms.front(), "C13",
               ctx.f("at c = 30 the gradient reaching the row's scores is {} of its size at c = 1 ({} vs {})",
                     e2(dS_norms.back() / dS_norms.front()), e2(dS_norms.back()), e2(dS_norms.front())));
+}
+
+void run(LessonContext& ctx) {
+    const Forward fw = what_the_backward_produces(ctx);
+    Grads g;
+    through_the_product(ctx, fw, g);
+    through_the_softmax(ctx, fw, g);
+    through_the_scores(ctx, fw, g);
+    finite_differences(ctx, fw, g);
+    saturated_row(ctx, fw);
     ctx.exercise("softmax-grad");
 }
 
-const RegisterLesson reg{{"backward", "The backward pass of attention",
-                          "dV = Pᵀ·dO, dP = dO·Vᵀ, dS = P∘(dP − rowsum(P∘dP)), checked; saturated rows pass no gradient",
-                          {"C12", "C13"},
-                          false,
-                          run, Part::advanced, /*minutes*/ 5}};
+const RegisterLesson reg{
+    {"backward",
+     "The backward pass of attention",
+     "dV = Pᵀ·dO, dP = dO·Vᵀ, dS = P∘(dP − rowsum(P∘dP)), checked; saturated rows pass no gradient",
+     {"C12", "C13"},
+     false,
+     run,
+     Part::advanced,
+     /*minutes*/ 5}};
 
 }  // namespace
 }  // namespace attn::lessons

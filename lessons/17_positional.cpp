@@ -18,19 +18,40 @@ Qkv project(const std::vector<float>& x, const Tensor& wq, const Tensor& wk, con
     return {matmul(xt, wq), matmul(xt, wk), matmul(xt, wv)};
 }
 
-void run(LessonContext& ctx) {
+constexpr int64_t T = 6, D = 8;  // the tokens the first two sections shuffle
+const std::vector<int64_t> kPerm = {3, 0, 5, 1, 4, 2};
+
+// x [T, D], the shuffled copy (row i is x[perm[i]]) and the three projections.
+struct Shuffled {
+    Tensor x;
+    std::vector<float> xp;
+    Tensor wq, wk, wv;
+};
+
+// The largest difference between row i of op and row perm[i] of o.
+double perm_err(const Tensor& o, const Tensor& op) {
+    const std::vector<int64_t>& perm = kPerm;
+    double e = 0;
+    for (int64_t i = 0; i < T; ++i)
+        for (int64_t c = 0; c < D; ++c)
+            e = std::max(e, double(std::fabs(op.data[static_cast<size_t>(i * D + c)] -
+                                             o.data[static_cast<size_t>(perm[static_cast<size_t>(i)] * D + c)])));
+    return e;
+}
+
+// Returns the tokens, their shuffled copy and the projections, which the positions reuse.
+Shuffled order_is_invisible(LessonContext& ctx) {
     ctx.section("Attention does not see order");
     ctx.para("Self-attention mixes the value rows with weights that depend only on query-key dot products. "
              "Nothing in it says which token came first: shuffle the tokens and every token meets the same "
              "partners with the same scores, so each output row is the same as before, only at its new place. "
              "Attention is permutation-equivariant; any two tokens interact directly whatever their distance "
              "(C4), and that cuts both ways: distance is simply not visible.");
-    const int64_t T = 6, D = 8;
     Rng rng = ctx.rng(17);
     const Tensor x = randn({T, D}, rng);
     const Tensor wq = randn({1, 1, D, D}, rng, 0.35f), wk = randn({1, 1, D, D}, rng, 0.35f),
                  wv = randn({1, 1, D, D}, rng, 0.35f);
-    std::vector<int64_t> perm = {3, 0, 5, 1, 4, 2};
+    const std::vector<int64_t>& perm = kPerm;
     std::vector<float> xp(static_cast<size_t>(T * D));
     for (int64_t i = 0; i < T; ++i)
         for (int64_t e = 0; e < D; ++e)
@@ -41,14 +62,6 @@ void run(LessonContext& ctx) {
     const Tensor out = attention_reference(a.q, a.k, a.v, Mask::none(), {});
     const Tensor outp = attention_reference(b.q, b.k, b.v, Mask::none(), {});
     ctx.shape("out", out, "softmax(q kᵀ/√8) v, no mask");
-    auto perm_err = [&](const Tensor& o, const Tensor& op) {
-        double e = 0;
-        for (int64_t i = 0; i < T; ++i)
-            for (int64_t c = 0; c < D; ++c)
-                e = std::max(e, double(std::fabs(op.data[static_cast<size_t>(i * D + c)] -
-                                                 o.data[static_cast<size_t>(perm[static_cast<size_t>(i)] * D + c)])));
-        return e;
-    };
     const double e_plain = perm_err(out, outp);
     Table t;
     t.columns = {"row i of out(shuffled x)", "equals row perm[i] of out(x)", "largest |difference|"};
@@ -73,7 +86,11 @@ void run(LessonContext& ctx) {
                    "keys 0..i), and with it the shuffled outputs differ by up to {:.3f}. A decoder can infer "
                    "some position from the mask alone; an encoder cannot.",
                    e_causal));
+    return {x, xp, wq, wk, wv};
+}
 
+// Returns the sinusoidal table PE [16, D].
+std::vector<double> sinusoids_rotate(LessonContext& ctx) {
     ctx.section("Sinusoidal positions");
     ctx.para("The fix is to add a position vector to each token's embedding before the first layer. Vaswani et al. "
              "use fixed sinusoids: PE[t, 2i] = sin(t/10000^(2i/D)), PE[t, 2i+1] = cos(t/10000^(2i/D)). Each pair "
@@ -103,7 +120,8 @@ void run(LessonContext& ctx) {
             rot_err = std::max({rot_err, std::fabs(s2 - pe[static_cast<size_t>((tt + k) * D + 2 * i)]),
                                 std::fabs(c2 - pe[static_cast<size_t>((tt + k) * D + 2 * i + 1)])});
         }
-        for (int64_t e = 0; e < D; ++e) d += pe[static_cast<size_t>(tt * D + e)] * pe[static_cast<size_t>((tt + k) * D + e)];
+        for (int64_t e = 0; e < D; ++e)
+            d += pe[static_cast<size_t>(tt * D + e)] * pe[static_cast<size_t>((tt + k) * D + e)];
         dots.push_back(d);
     }
     dot_spread = *std::max_element(dots.begin(), dots.end()) - *std::min_element(dots.begin(), dots.end());
@@ -111,8 +129,13 @@ void run(LessonContext& ctx) {
               ctx.f("PE[t+3] is PE[t] rotated by a fixed angle per column pair (largest error {}); "
                     "PE[t]·PE[t+3] = {:.4f} for every t (spread {})",
                     e2(rot_err), dots[0], e2(dot_spread)));
-    // positions break the symmetry
-    std::vector<float> xpos(x.data), xpos_p(xp);
+    return pe;
+}
+
+// x + PE: the shuffled sentence now gives different outputs.
+void positions_break_the_symmetry(LessonContext& ctx, const Shuffled& sh, const std::vector<double>& pe) {
+    const Tensor &wq = sh.wq, &wk = sh.wk, &wv = sh.wv;
+    std::vector<float> xpos(sh.x.data), xpos_p(sh.xp);
     for (int64_t i = 0; i < T; ++i)
         for (int64_t e = 0; e < D; ++e) {
             xpos[static_cast<size_t>(i * D + e)] += static_cast<float>(pe[static_cast<size_t>(i * D + e)]);
@@ -128,7 +151,9 @@ void run(LessonContext& ctx) {
     ctx.para("Learned positions are the other common choice (BERT, GPT-2): a trainable table (T_max, D), one row "
              "per position, added the same way. They can fit whatever the task needs, but there is no row for a "
              "position past T_max, and each row is learned only from the examples that reach it.");
+}
 
+void trained_with_and_without(LessonContext& ctx) {
     ctx.section("Trained with and without positions");
     ctx.para("An encoder (no causal mask) learns to reverse 6 symbols: x1..x6 SEP [MASK]x6 -> x6..x1 at the "
              "[MASK] positions. Without positions, every [MASK] position holds the same token and sees the same "
@@ -160,6 +185,13 @@ void run(LessonContext& ctx) {
                     none, pr.equivariant_ceiling, pr.chance, best));
     ctx.para("The full comparison, with more seeds and steps, and an RNN against one attention layer on "
              "\"output the token d steps back\": attn experiment distance.");
+}
+
+void run(LessonContext& ctx) {
+    const Shuffled sh = order_is_invisible(ctx);
+    const std::vector<double> pe = sinusoids_rotate(ctx);
+    positions_break_the_symmetry(ctx, sh, pe);
+    trained_with_and_without(ctx);
 }
 
 const RegisterLesson reg{{"positional", "Positional information",

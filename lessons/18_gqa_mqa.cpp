@@ -66,12 +66,14 @@ void run(LessonContext& ctx) {
     ctx.shape("q", q, "[B, H=8, T, Dk]");
     ctx.shape("k, v", k, "[B, H_kv=2, T, Dk]");
     const Tensor gqa = attention_reference(q, k, v, Mask::make_causal(), AttentionOptions{});
-    const Tensor rep = attention_reference(q, repeat_heads(k, 4), repeat_heads(v, 4), Mask::make_causal(), AttentionOptions{});
+    const Tensor rep =
+        attention_reference(q, repeat_heads(k, 4), repeat_heads(v, 4), Mask::make_causal(), AttentionOptions{});
     const Tensor fl = attention_flash(q, k, v, Mask::make_causal(), AttentionOptions{}, 1);
     ctx.shape("out", gqa, "[B, H=8, T, Dv]: one output per query head, as multi-head");
     const double d_rep = max_abs_diff(gqa, rep), d_fl = max_abs_diff(fl, gqa);
     ctx.figure("gqa_vs_repeated", d_rep);
-    ctx.identity(d_rep == 0.0, "C29", "GQA equals multi-head attention on K, V repeated 4× (max |diff| = 0: the same arithmetic)");
+    ctx.identity(d_rep == 0.0, "C29",
+                 "GQA equals multi-head attention on K, V repeated 4× (max |diff| = 0: the same arithmetic)");
     ctx.identity(d_fl < 1e-5, "", ctx.f("the tiled kernel, which indexes the shared head, agrees ({})", e2(d_fl)));
 
     ctx.section("What it saves in a decoder's cache");

@@ -23,13 +23,18 @@ std::vector<double> sinusoid(int64_t t, int64_t d) {
     return p;
 }
 
-void run(LessonContext& ctx) {
+constexpr int64_t T = 24, D = 16;  // the first three sections' positions and width
+
+struct RopeSpread {
+    double spread = 0, size = 0;
+};
+
+// Draws q, k, v [1, 1, T, D] (q and k are kept for the next section).
+void order_is_unknown(LessonContext& ctx, Rng& rng, Tensor& q_out, Tensor& k_out) {
     ctx.section("Attention alone does not know the order");
     ctx.para("Every query scores every key directly, whatever their distance (C4). The flip side: nothing in "
              "softmax(Q·Kᵀ/√Dk)·V says where a key is. Shuffle the keys together with their values and each "
              "query's output is the same weighted mean, summed in another order.");
-    const int64_t T = 24, D = 16;
-    Rng rng = ctx.rng(19);
     const Tensor q = randn({1, 1, T, D}, rng), k = randn({1, 1, T, D}, rng), v = randn({1, 1, T, D}, rng);
     ctx.shape("q, k, v", q, "[B=1, H=1, T=24, Dk=16]");
     std::vector<int64_t> perm(static_cast<size_t>(T));
@@ -46,7 +51,11 @@ void run(LessonContext& ctx) {
               ctx.f("keys and values shuffled: the output moves by {} (float32 summation order only)", e2(d_perm)));
     ctx.para("So order has to be put in. The original Transformer adds a position vector p_t to each token's x "
              "before the projections. RoPE and ALiBi put it into the score itself.");
+    q_out = q, k_out = k;
+}
 
+// Returns how far RoPE's scores at one distance spread over all pairs, and their size.
+RopeSpread absolute_positions(LessonContext& ctx, const Tensor& q, const Tensor& k) {
     ctx.section("Absolute positions: the score depends on i and j");
     ctx.para("One query vector q and one key vector k, with the sinusoidal p_i added to q at position i and p_j "
              "to k at position j (no projections, to see the effect alone): (q + p_i)·(k + p_j) = q·k + q·p_j + "
@@ -102,12 +111,18 @@ void run(LessonContext& ctx) {
     ctx.figure("rope_spread", spread_rope);
     ctx.check(spread_abs > 0.1, "",
               ctx.f("absolute: pairs at the same distance score up to {} apart", g3(spread_abs)));
+    return {spread_rope, size_rope};
+}
 
+void rope_relative_position(LessonContext& ctx, const RopeSpread& rs) {
+    const double spread_rope = rs.spread, size_rope = rs.size;
     ctx.section("RoPE: relative position inside q·k");
-    ctx.para("Rotary position embedding (RoPE, used by Llama and many other current decoders) adds nothing. It rotates q "
-             "and k: the dims pair up as (d, d + Dk/2), and each pair turns by the angle pos·θ_d, θ_d = 10000^(−2d/Dk), "
-             "fast for the first pairs and slow for the last. For vectors of fixed lengths a dot product only sees the angle between two "
-             "vectors (C11), and rotating q by iθ and k by jθ leaves the angle between them turned by (i − j)θ:");
+    ctx.para(
+        "Rotary position embedding (RoPE, used by Llama and many other current decoders) adds nothing. It rotates q "
+        "and k: the dims pair up as (d, d + Dk/2), and each pair turns by the angle pos·θ_d, θ_d = 10000^(−2d/Dk), "
+        "fast for the first pairs and slow for the last. For vectors of fixed lengths a dot product only sees the "
+        "angle between two "
+        "vectors (C11), and rotating q by iθ and k by jθ leaves the angle between them turned by (i − j)θ:");
     ctx.code(ctx.tr("R(iθ)q · R(jθ)k = q · R((j − i)θ)k      depends on i − j only"));
     ctx.identity(spread_rope <= 1e-5 * size_rope, "C11",
               ctx.f("RoPE: over all {} × {} pairs, scores at the same distance agree within {} (scores up to {})",
@@ -115,7 +130,9 @@ void run(LessonContext& ctx) {
     ctx.para("Rotations keep lengths, so |q| and |k| still scale the score as before; only direction now carries "
              "the distance. attn applies RoPE to q and k before the product (attn forward --rope [BASE]), in the "
              "reference and in the tiled kernel.");
+}
 
+void alibi_distance_penalty(LessonContext& ctx, Rng& rng) {
     ctx.section("ALiBi: a penalty on distance");
     ctx.para("ALiBi leaves q and k alone and adds −m_h·(i − j) to head h's scaled scores, a slope per head from a "
              "geometric sequence. With all raw scores equal (q = 0 below), the weights of the last query decay by "
@@ -155,11 +172,21 @@ void run(LessonContext& ctx) {
              "alone as well, but it sits outside q·k: RoPE lets the content decide how position matters, ALiBi "
              "fixes one preference per head. Both are in attn forward (--rope, --alibi) and both run in the "
              "tiled kernel:");
-    AttentionOptions both = rope;
+    AttentionOptions both;  // RoPE and ALiBi
+    both.rope = true;
     both.alibi = true;
     const double d_fl = max_abs_diff(attention_flash(kk, kk, vv, Mask::make_causal(), both, 1),
                                      attention_reference(kk, kk, vv, Mask::make_causal(), both));
     ctx.identity(d_fl < 1e-5, "", ctx.f("flash with RoPE and ALiBi equals the reference within {}", e2(d_fl)));
+}
+
+void run(LessonContext& ctx) {
+    Rng rng = ctx.rng(19);
+    Tensor q, k;
+    order_is_unknown(ctx, rng, q, k);
+    const RopeSpread rs = absolute_positions(ctx, q, k);
+    rope_relative_position(ctx, rs);
+    alibi_distance_penalty(ctx, rng);
     ctx.exercise("rope");
 }
 

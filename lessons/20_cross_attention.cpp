@@ -44,8 +44,9 @@ void run(LessonContext& ctx) {
     ctx.shape("K", rec.K, "[B, H, S, Dk]");
     ctx.shape("weights", rec.attn.weights, "[B, H, T, S]: one row per target token, one column per source token");
     ctx.shape("out", out, "[B, T, D]");
-    ctx.heatmap("cross_weights", make_panel("decoder rows over source columns, head 0", block(rec.attn.weights, 0, 0).data(),
-                                            T, S, index_labels(T, "t"), index_labels(S, "s")));
+    ctx.heatmap("cross_weights",
+                make_panel("decoder rows over source columns, head 0", block(rec.attn.weights, 0, 0).data(), T, S,
+                           index_labels(T, "t"), index_labels(S, "s")));
     const double err = max_row_sum_error(rec.attn.weights, Mask::none());
     ctx.identity(out.shape == dec.shape && rec.attn.weights.dim(3) == S, "C6",
               ctx.f("out {} has the decoder's shape; each of its {} rows spreads weight over the {} source "
@@ -61,8 +62,9 @@ void run(LessonContext& ctx) {
     const Tensor out11 = mha.forward(dec, enc11, enc11, Mask::none(), AttentionOptions{}, &rec11);
     ctx.shape("weights", rec11.attn.weights, "[B, H, T, 11]");
     ctx.shape("out", out11, "[B, T, D]: unchanged");
-    ctx.identity(out11.shape == out.shape && rec11.attn.weights.dim(3) == 11, "C6",
-              ctx.f("S = 11: weights {} but out still {}", shape_str(rec11.attn.weights.shape), shape_str(out11.shape)));
+    ctx.identity(
+        out11.shape == out.shape && rec11.attn.weights.dim(3) == 11, "C6",
+        ctx.f("S = 11: weights {} but out still {}", shape_str(rec11.attn.weights.shape), shape_str(out11.shape)));
 
     ctx.section("Which side the mask is on");
     ctx.para("Sources in a batch have different lengths too: here source 0 has all 7 tokens and source 1 only "
@@ -77,8 +79,8 @@ void run(LessonContext& ctx) {
     for (int64_t h = 0; h < H; ++h)
         for (int64_t i = 0; i < T; ++i)
             for (int64_t j = 4; j < S; ++j) leak = std::max(leak, double(rp.attn.weights.at({1, h, i, j})));
-    ctx.heatmap("cross_padded", make_panel("source 1 (4 real tokens), head 0", block(rp.attn.weights, 1, 0).data(), T, S,
-                                           {}, {}));
+    ctx.heatmap("cross_padded",
+                make_panel("source 1 (4 real tokens), head 0", block(rp.attn.weights, 1, 0).data(), T, S, {}, {}));
     // what the padded source tokens hold cannot matter: change them and compare
     Tensor enc_junk = enc;
     for (int64_t j = 4; j < S; ++j)
@@ -110,7 +112,8 @@ void run(LessonContext& ctx) {
     Tensor dec_junk = dec;
     for (int64_t d = 0; d < D; ++d) dec_junk.at({1, T - 1, d}) += 5.0f;
     const Tensor outq = mha.forward(dec_junk, enc, enc, src_pad, AttentionOptions{});
-    const double real_rows = max_diff_rows(outq, outp, 1, T - 1), own_row = std::fabs(double(outq.at({1, T - 1, 0})) - outp.at({1, T - 1, 0}));
+    const double real_rows = max_diff_rows(outq, outp, 1, T - 1),
+                 own_row = std::fabs(double(outq.at({1, T - 1, 0})) - outp.at({1, T - 1, 0}));
     ctx.identity(real_rows == 0.0 && own_row > 0.0, "C26",
               ctx.f("the other target rows move by {}; the changed row itself by {}", real_rows, g3(own_row)));
 }

@@ -78,7 +78,8 @@ void run(LessonContext& ctx) {
     (void)dec.step(token(x, 0), lossy, opt);
     const Tensor y2 = dec.step(token(x, 2), lossy, opt);
     double off = 0;
-    for (int64_t k = 0; k < D; ++k) off = std::max(off, std::fabs(double(y2.at({0, 0, k})) - full.back().at({0, 2, k})));
+    for (int64_t k = 0; k < D; ++k)
+        off = std::max(off, std::fabs(double(y2.at({0, 0, k})) - full.back().at({0, 2, k})));
     ctx.check(off > 1e-3, "C24", ctx.f("with token 1's key and value missing, token 2 moves by {}", g3(off)));
 
     ctx.section("What the cache saves");
@@ -120,7 +121,8 @@ void run(LessonContext& ctx) {
     ctx.para("For a decoder of 32 layers, 32 heads of 128 dims, float16, one sequence:");
     Table mem{{"T", "H_kv = 32 (MHA)", "H_kv = 8 (GQA, g = 4)", "H_kv = 1 (MQA)"}, {"{}", "{}", "{}", "{}"}, {}};
     for (int64_t n : {1024, 4096, 32768})
-        mem.add({n, bytes_cell(kv_cache_bytes(32, 1, 32, n, 128, 128, 2)), bytes_cell(kv_cache_bytes(32, 1, 8, n, 128, 128, 2)),
+        mem.add({n, bytes_cell(kv_cache_bytes(32, 1, 32, n, 128, 128, 2)),
+                 bytes_cell(kv_cache_bytes(32, 1, 8, n, 128, 128, 2)),
                  bytes_cell(kv_cache_bytes(32, 1, 1, n, 128, 128, 2))});
     ctx.table("memory", mem);
     const double mha = kv_cache_bytes(32, 1, 32, 4096, 128, 128, 2), gqa = kv_cache_bytes(32, 1, 8, 4096, 128, 128, 2);
@@ -131,9 +133,15 @@ void run(LessonContext& ctx) {
     ctx.exercise("kv-step");
 }
 
-const RegisterLesson reg{{"kv-cache", "The KV cache",
-                          "why causal attention runs one token at a time, what the cache holds, saves and costs (GQA, MQA)",
-                          {"C24"}, false, run, Part::advanced, /*minutes*/ 4}};
+const RegisterLesson reg{
+    {"kv-cache",
+     "The KV cache",
+     "why causal attention runs one token at a time, what the cache holds, saves and costs (GQA, MQA)",
+     {"C24"},
+     false,
+     run,
+     Part::advanced,
+     /*minutes*/ 4}};
 
 }  // namespace
 }  // namespace attn::lessons

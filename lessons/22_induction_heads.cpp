@@ -53,7 +53,9 @@ Live train_live(LessonContext& ctx) {
     return {std::move(model), std::move(task), std::move(run)};
 }
 
-double at(const PerHead& p, const ScoredHead& h) { return p[static_cast<size_t>(h.layer)][static_cast<size_t>(h.head)]; }
+double at(const PerHead& p, const ScoredHead& h) {
+    return p[static_cast<size_t>(h.layer)][static_cast<size_t>(h.head)];
+}
 
 // The mean previous-token score of a head spreading its weight evenly over the keys it sees:
 // mean over i >= 1 of 1/(i+1).
@@ -75,10 +77,11 @@ void live_section(LessonContext& ctx, Live& live) {
     ctx.table("live_trace", t);
     ctx.figure("live_phase_step", r.phase.found ? nlohmann::json(r.phase.step) : nlohmann::json(nullptr));
     if (r.phase.found)
-        ctx.para(ctx.f("In this run (seed {}) the loss on the repeat crossed halfway from ln {} = {} to its final {} at "
-                       "step {}: previous-token head {}.{}, induction head {}.{}.",
-                       ctx.seed(), kSymbols, fmt::format("{:.2f}", r.phase.plateau), fmt::format("{:.2f}", r.phase.final),
-                       r.phase.step, p.layer, p.head, i.layer, i.head));
+        ctx.para(
+            ctx.f("In this run (seed {}) the loss on the repeat crossed halfway from ln {} = {} to its final {} at "
+                  "step {}: previous-token head {}.{}, induction head {}.{}.",
+                  ctx.seed(), kSymbols, fmt::format("{:.2f}", r.phase.plateau), fmt::format("{:.2f}", r.phase.final),
+                  r.phase.step, p.layer, p.head, i.layer, i.head));
     else
         ctx.para(ctx.f("In this run (seed {}) the loss on the repeat is still {} after {} steps: the drop has not come "
                        "yet (a longer run has it; the stored runs below).",
@@ -188,8 +191,9 @@ void stored_section(LessonContext& ctx) {
         rows.clear();
     }
     if (rows.empty()) {
-        ctx.para(ctx.f("The stored run ({}) was not found or does not read; scripts/make-induction-evidence.sh makes it.",
-                       kEvidence));
+        ctx.para(
+            ctx.f("The stored run ({}) was not found or does not read; scripts/make-induction-evidence.sh makes it.",
+                  kEvidence));
         return;
     }
     ctx.para(ctx.f("The verdicts rest on a stored run: attn train --task induction at its defaults (1500 steps, "
@@ -219,7 +223,8 @@ void stored_section(LessonContext& ctx) {
     }
     ctx.table("stored_seeds", t);
     const double chance_prev = uniform_prev_score(kT);
-    const double chance_prefix = 1.0 / (static_cast<double>(kT) * 0.75);  // a uniform query of the repeat: 1/(i+1), i ~ 3T/4
+    const double chance_prefix =
+        1.0 / (static_cast<double>(kT) * 0.75);  // a uniform query of the repeat: 1/(i+1), i ~ 3T/4
     ctx.figure("stored_phase_steps", nlohmann::json::array({first, last}));
     ctx.check(all_found, "",
               ctx.f("every seed has a phase change: the loss on the repeat falls from about ln {} to below half of it, "
@@ -235,12 +240,14 @@ void stored_section(LessonContext& ctx) {
     ctx.check(layers_ok && min_prefix > 3 * chance_prefix && min_copy >= 0.9, "",
               ctx.f("layer 1 holds an induction head in every seed: prefix-matching score at least {} (a uniform head: "
                     "about {}), copying score at least {}",
-                    fmt::format("{:.2f}", min_prefix), fmt::format("{:.2f}", chance_prefix), fmt::format("{:.2f}", min_copy)));
-    ctx.check(min_rise_prev > 0 && min_rise_ind > 0 && min_both > 1.0, "",
-              ctx.f("zeroing either head raises the loss on the repeat (by at least {} and {} nats), zeroing both by at "
-                    "least {}",
-                    fmt::format("{:.2f}", min_rise_prev), fmt::format("{:.2f}", min_rise_ind),
-                    fmt::format("{:.2f}", min_both)));
+                    fmt::format("{:.2f}", min_prefix), fmt::format("{:.2f}", chance_prefix),
+                    fmt::format("{:.2f}", min_copy)));
+    ctx.check(
+        min_rise_prev > 0 && min_rise_ind > 0 && min_both > 1.0, "",
+        ctx.f("zeroing either head raises the loss on the repeat (by at least {} and {} nats), zeroing both by at "
+              "least {}",
+              fmt::format("{:.2f}", min_rise_prev), fmt::format("{:.2f}", min_rise_ind),
+              fmt::format("{:.2f}", min_both)));
 }
 
 void run(LessonContext& ctx) {

@@ -259,13 +259,13 @@ std::string LessonContext::fv(std::string_view english_template, const std::vect
 
 LessonContext::LessonContext(std::ostream& out, RunOptions opt, int lesson_number)
     : out_(out), opt_(std::move(opt)), number_(lesson_number) {
-    record_ = {{"sections", nlohmann::json::array()}, {"shapes", nlohmann::json::array()},
-               {"checks", nlohmann::json::array()},   {"not_supported", nlohmann::json::array()},
-               {"unmeasured", nlohmann::json::array()}, {"qualified", nlohmann::json::array()},
-               {"inconclusive", nlohmann::json::array()}, {"source_errors", nlohmann::json::array()}, {"predictions", nlohmann::json::array()},
-               {"exercises", nlohmann::json::array()},
-               {"figures", nlohmann::json::object()},
-               {"tables", nlohmann::json::object()},  {"heatmaps", nlohmann::json::object()}};
+    record_ = {{"sections", nlohmann::json::array()},     {"shapes", nlohmann::json::array()},
+               {"checks", nlohmann::json::array()},       {"not_supported", nlohmann::json::array()},
+               {"unmeasured", nlohmann::json::array()},   {"qualified", nlohmann::json::array()},
+               {"inconclusive", nlohmann::json::array()}, {"source_errors", nlohmann::json::array()},
+               {"predictions", nlohmann::json::array()},  {"exercises", nlohmann::json::array()},
+               {"figures", nlohmann::json::object()},     {"tables", nlohmann::json::object()},
+               {"heatmaps", nlohmann::json::object()}};
 }
 
 void LessonContext::print(std::string_view s) {
@@ -319,7 +319,9 @@ void LessonContext::shape(std::string_view name_en, const Shape& s, std::string_
     const std::string name = text(name_en), how = text(how_en);
     record_["shapes"].push_back({{"name", name}, {"shape", s}, {"how", how}});
     // padded on display columns (a Chinese name is twice as wide as its bytes/3)
-    auto pad = [](std::string v, int w) { return v + std::string(static_cast<size_t>(std::max(0, w - display_width(v))), ' '); };
+    auto pad = [](std::string v, int w) {
+        return v + std::string(static_cast<size_t>(std::max(0, w - display_width(v))), ' ');
+    };
     std::string line = "  " + tr("shape") + "  " + pad(name, 14) + " " + pad(shape_str(s), 16);
     // a line the lesson has already printed (the same tensor made again) is not repeated
     if (!shown_shapes_.insert(line + "\x1f" + how).second) return;
@@ -437,7 +439,8 @@ void LessonContext::print_table(const Table& t, int avail) {
         std::vector<std::vector<std::string>> head(nc);
         size_t lines = 1;
         for (size_t c : cols) {
-            head[c] = display_width(t.columns[c]) <= w[c] ? std::vector<std::string>{t.columns[c]} : wrap_lines(t.columns[c], w[c]);
+            head[c] = display_width(t.columns[c]) <= w[c] ? std::vector<std::string>{t.columns[c]}
+                                                          : wrap_lines(t.columns[c], w[c]);
             lines = std::max(lines, head[c].size());
         }
         std::string hs;
@@ -510,7 +513,8 @@ void LessonContext::not_supported(std::string_view claim, std::string_view text_
     after_block_ = true;
     const std::string said = text(text_en);
     record_["not_supported"].push_back({{"claim", claim}, {"text", said}});
-    print(fmt::format("\n{}", wrap(labelled(paint(f("claim {} not supported:", claim), kYellow), said), opt_.width, "  ")));
+    print(fmt::format("\n{}",
+                      wrap(labelled(paint(f("claim {} not supported:", claim), kYellow), said), opt_.width, "  ")));
 }
 
 void LessonContext::qualified(std::string_view claim, std::string_view text_en) {
@@ -782,7 +786,8 @@ void LessonContext::readable_verdict(std::string_view claim, const std::string& 
         // the seeds grouped by verdict (in order of first appearance), each group with its first seed's words
         std::vector<std::pair<VerdictKind, std::vector<const SeedVerdict*>>> groups;
         for (const SeedVerdict* s : per) {
-            auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == s->verdict.kind; });
+            auto g =
+                std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == s->verdict.kind; });
             if (g == groups.end()) groups.push_back({s->verdict.kind, {s}});
             else g->second.push_back(s);
         }
@@ -820,7 +825,8 @@ void LessonContext::inconclusive(std::string_view claim, std::string_view text_e
     after_block_ = true;
     const std::string said = text(text_en);
     record_["inconclusive"].push_back({{"claim", claim}, {"text", said}});
-    print(fmt::format("\n{}", wrap(labelled(paint(f("claim {} inconclusive:", claim), kYellow), said), opt_.width, "  ")));
+    print(fmt::format("\n{}",
+                      wrap(labelled(paint(f("claim {} inconclusive:", claim), kYellow), said), opt_.width, "  ")));
 }
 
 void LessonContext::unmeasured(std::string_view claim, std::string_view text_en) {
@@ -1154,10 +1160,11 @@ LessonResult run_lesson(const Lesson& lesson, const RunOptions& opt, std::ostrea
         const int hw = display_width(head), tw = display_width(tail);
         // one rule with the title and the claims; when they do not fit, the claims go
         // under it, aligned right
-        std::string s = hw + tw + 11 <= opt.width
-                            ? fmt::format("\n\u2501\u2501 {} {} {} \u2501\u2501\n", head, rule(opt.width - hw - tw - 8), tail)
-                            : fmt::format("\n\u2501\u2501 {} {}\n{}{}\n", head, rule(opt.width - hw - 4),
-                                          std::string(static_cast<size_t>(std::max(0, opt.width - tw)), ' '), tail);
+        std::string s =
+            hw + tw + 11 <= opt.width
+                ? fmt::format("\n\u2501\u2501 {} {} {} \u2501\u2501\n", head, rule(opt.width - hw - tw - 8), tail)
+                : fmt::format("\n\u2501\u2501 {} {}\n{}{}\n", head, rule(opt.width - hw - 4),
+                              std::string(static_cast<size_t>(std::max(0, opt.width - tw)), ' '), tail);
         out << (opt.color ? fmt::format("\x1b[1m{}\x1b[0m", s) : s);
         const std::string where = map_line(lesson, opt.lang);
         if (!where.empty()) {
@@ -1230,8 +1237,9 @@ std::string number_ranges(const std::vector<int>& n, std::string_view prefix) {
         size_t j = i;
         while (j + 1 < n.size() && n[j + 1] == n[j] + 1) ++j;
         if (!out.empty()) out += ", ";
-        out += j - i >= 2 ? fmt::format("{0}{1}\u2013{0}{2}", prefix, n[i], n[j])
-                          : (j == i ? fmt::format("{}{}", prefix, n[i]) : fmt::format("{0}{1}, {0}{2}", prefix, n[i], n[j]));
+        out += j - i >= 2
+                   ? fmt::format("{0}{1}\u2013{0}{2}", prefix, n[i], n[j])
+                   : (j == i ? fmt::format("{}{}", prefix, n[i]) : fmt::format("{0}{1}, {0}{2}", prefix, n[i], n[j]));
         i = j + 1;
     }
     return out;

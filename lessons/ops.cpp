@@ -25,14 +25,17 @@ Tensor transpose_last2(const Tensor& t) {
     Tensor out(s);
     for (int64_t m = 0; m < n; ++m)
         for (int64_t i = 0; i < a; ++i)
-            for (int64_t j = 0; j < b; ++j) out.data[static_cast<size_t>(m * a * b + j * a + i)] = t.data[static_cast<size_t>(m * a * b + i * b + j)];
+            for (int64_t j = 0; j < b; ++j)
+                out.data[static_cast<size_t>(m * a * b + j * a + i)] =
+                    t.data[static_cast<size_t>(m * a * b + i * b + j)];
     return out;
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
     // a [..., n, k] @ b [..., k, m] -> [..., n, m]; batch dims broadcast as in numpy
     if (a.rank() < 2 || b.rank() < 2)
-        throw ShapeError(fmt::format("matmul needs rank >= 2 here, got {} @ {}", shape_str(a.shape), shape_str(b.shape)));
+        throw ShapeError(
+            fmt::format("matmul needs rank >= 2 here, got {} @ {}", shape_str(a.shape), shape_str(b.shape)));
     const int64_t n = a.dim(-2), k = a.dim(-1), k2 = b.dim(-2), m = b.dim(-1);
     if (k != k2)
         throw ShapeError(fmt::format("matmul {} @ {}: inner dimensions differ ({} vs {})", shape_str(a.shape),
@@ -84,7 +87,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 
 Tensor bmm(const Tensor& a, const Tensor& b) {
     if (a.rank() != 3 || b.rank() != 3)
-        throw ShapeError(fmt::format("bmm expects two 3-D tensors, got {} and {}", shape_str(a.shape), shape_str(b.shape)));
+        throw ShapeError(
+            fmt::format("bmm expects two 3-D tensors, got {} and {}", shape_str(a.shape), shape_str(b.shape)));
     if (a.dim(0) != b.dim(0))
         throw ShapeError(fmt::format("bmm {} @ {}: batch sizes differ", shape_str(a.shape), shape_str(b.shape)));
     return matmul(a, b);
@@ -96,13 +100,15 @@ std::vector<float> block(const Tensor& t, int64_t i0, int64_t i1) {
         if (i0 < 0 || i0 >= t.dim(0) || i1 < 0 || i1 >= t.dim(1))
             throw ShapeError(fmt::format("block ({}, {}) of {}", i0, i1, shape_str(t.shape)));
         const auto off = static_cast<size_t>((i0 * t.dim(1) + i1) * r * c);
-        return {t.data.begin() + static_cast<std::ptrdiff_t>(off), t.data.begin() + static_cast<std::ptrdiff_t>(off + static_cast<size_t>(r * c))};
+        return {t.data.begin() + static_cast<std::ptrdiff_t>(off),
+                t.data.begin() + static_cast<std::ptrdiff_t>(off + static_cast<size_t>(r * c))};
     }
     if (t.rank() == 3) {
         const int64_t r = t.dim(1), c = t.dim(2);
         if (i0 < 0 || i0 >= t.dim(0)) throw ShapeError(fmt::format("block {} of {}", i0, shape_str(t.shape)));
         const auto off = static_cast<size_t>(i0 * r * c);
-        return {t.data.begin() + static_cast<std::ptrdiff_t>(off), t.data.begin() + static_cast<std::ptrdiff_t>(off + static_cast<size_t>(r * c))};
+        return {t.data.begin() + static_cast<std::ptrdiff_t>(off),
+                t.data.begin() + static_cast<std::ptrdiff_t>(off + static_cast<size_t>(r * c))};
     }
     throw ShapeError(fmt::format("block of a rank-{} tensor", t.rank()));
 }

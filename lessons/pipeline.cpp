@@ -91,7 +91,8 @@ std::string pipeline_svg(const std::vector<std::string>& highlight, std::string_
             size_t at = 0;
             while (at < notes[i].size()) {
                 size_t next = notes[i].find(", ", at);
-                const std::string piece = notes[i].substr(at, next == std::string::npos ? std::string::npos : next + 1 - at);
+                const std::string piece =
+                    notes[i].substr(at, next == std::string::npos ? std::string::npos : next + 1 - at);
                 const std::string joined = lines.back().empty() ? piece : lines.back() + " " + piece;
                 const SvgBox e = svg_text_extent(0, 0, joined, 10, false, "middle");
                 if (!lines.back().empty() && e.x1 - e.x0 > kW + kGap - 6) lines.push_back(piece);
@@ -106,8 +107,9 @@ std::string pipeline_svg(const std::vector<std::string>& highlight, std::string_
         const SvgBox n = box_at(i + 1);
         if (n.y0 == b.y0) {  // the next box on the same row
             doc.line(b.x1, (b.y0 + b.y1) / 2, n.x0 - 4, (n.y0 + n.y1) / 2, arrow);
-            doc.polyline({{n.x0 - 9, (n.y0 + n.y1) / 2 - 4}, {n.x0 - 3, (n.y0 + n.y1) / 2}, {n.x0 - 9, (n.y0 + n.y1) / 2 + 4}},
-                         arrow);
+            doc.polyline(
+                {{n.x0 - 9, (n.y0 + n.y1) / 2 - 4}, {n.x0 - 3, (n.y0 + n.y1) / 2}, {n.x0 - 9, (n.y0 + n.y1) / 2 + 4}},
+                arrow);
         } else {  // down to the start of the next row
             const double ymid = b.y1 + (n.y0 - b.y1) / 2 + (notes.empty() ? 0 : 16);
             doc.polyline({{(b.x0 + b.x1) / 2, b.y1 + (notes.empty() ? 0 : 46)},
@@ -115,8 +117,9 @@ std::string pipeline_svg(const std::vector<std::string>& highlight, std::string_
                           {(n.x0 + n.x1) / 2, ymid},
                           {(n.x0 + n.x1) / 2, n.y0 - 3}},
                          {.fill = "none", .stroke = "#6b7280", .stroke_width = 1.4});
-            doc.polyline({{(n.x0 + n.x1) / 2 - 4, n.y0 - 9}, {(n.x0 + n.x1) / 2, n.y0 - 3}, {(n.x0 + n.x1) / 2 + 4, n.y0 - 9}},
-                         arrow);
+            doc.polyline(
+                {{(n.x0 + n.x1) / 2 - 4, n.y0 - 9}, {(n.x0 + n.x1) / 2, n.y0 - 3}, {(n.x0 + n.x1) / 2 + 4, n.y0 - 9}},
+                arrow);
         }
     }
     return doc.str();

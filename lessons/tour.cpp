@@ -25,15 +25,17 @@ std::string predictions_summary(const TourTotals& t, Lang lang) {
     if (t.answered == 0)
         return format_in(lang, "Predictions: {} asked, none answered (the tour waits for a guess only on a terminal, "
                                "without --no-ask).", t.predictions);
-    return format_in(lang, "Predictions: {} asked, {} answered: {} close (within 10%, or the question's margin), {} the "
-                           "right size (within a factor of 2), {} further off.",
+    return format_in(lang,
+                     "Predictions: {} asked, {} answered: {} close (within 10%, or the question's margin), {} the "
+                     "right size (within a factor of 2), {} further off.",
                      t.predictions, t.answered, t.close, t.near, t.answered - t.close - t.near);
 }
 
 std::vector<Lesson> tour_lessons(int from, int to, bool core, bool advanced) {
     std::vector<Lesson> chosen;
     for (const auto& l : all_lessons())
-        if (l.number >= from && l.number <= to && (!core || l.part == Part::core) && (!advanced || l.part == Part::advanced))
+        if (l.number >= from && l.number <= to && (!core || l.part == Part::core) &&
+            (!advanced || l.part == Part::advanced))
             chosen.push_back(l);
     return chosen;
 }

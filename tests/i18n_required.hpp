@@ -12,6 +12,7 @@
 
 namespace attn::test {
 
-inline const std::vector<int> kRequiredZh{attn::lessons::kFramingPart, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21};
+inline const std::vector<int> kRequiredZh{
+    attn::lessons::kFramingPart, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21};
 
 }  // namespace attn::test

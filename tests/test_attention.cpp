@@ -56,7 +56,8 @@ TEST_CASE("attention: a NaN score makes its softmax row NaN, a row of NaN includ
 }
 
 TEST_CASE("attention: output shapes follow (B, H, Tq, Dv), Dv independent of Dk") {
-    const Tensor q = test::randn({2, 3, 4, 8}, 1, 0), k = test::randn({2, 3, 6, 8}, 1, 1), v = test::randn({2, 3, 6, 5}, 1, 2);
+    const Tensor q = test::randn({2, 3, 4, 8}, 1, 0), k = test::randn({2, 3, 6, 8}, 1, 1),
+                 v = test::randn({2, 3, 6, 5}, 1, 2);
     AttentionRecord rec;
     const Tensor out = attention_reference(q, k, v, Mask::none(), AttentionOptions{}, &rec);
     CHECK(out.shape == Shape{2, 3, 4, 5});
@@ -67,7 +68,8 @@ TEST_CASE("attention: output shapes follow (B, H, Tq, Dv), Dv independent of Dk"
 }
 
 TEST_CASE("attention: scale kinds multiply the raw scores as documented") {
-    const Tensor q = test::randn({1, 1, 3, 16}, 2, 0), k = test::randn({1, 1, 3, 16}, 2, 1), v = test::randn({1, 1, 3, 4}, 2, 2);
+    const Tensor q = test::randn({1, 1, 3, 16}, 2, 0), k = test::randn({1, 1, 3, 16}, 2, 1),
+                 v = test::randn({1, 1, 3, 4}, 2, 2);
     AttentionRecord sq, none, c;
     AttentionOptions o;
     attention_reference(q, k, v, Mask::none(), o, &sq);
@@ -89,7 +91,8 @@ TEST_CASE("attention: scale kinds multiply the raw scores as documented") {
 
 TEST_CASE("dropout: eval is the identity, train keeps the expectation") {
     const int64_t B = 2, H = 2, T = 64;
-    const Tensor q = test::randn({B, H, T, 8}, 4, 0), k = test::randn({B, H, T, 8}, 4, 1), v = test::randn({B, H, T, 8}, 4, 2);
+    const Tensor q = test::randn({B, H, T, 8}, 4, 0), k = test::randn({B, H, T, 8}, 4, 1),
+                 v = test::randn({B, H, T, 8}, 4, 2);
     AttentionOptions eval;
     eval.dropout = 0.3f;  // train = false: no dropout
     AttentionRecord r_eval;

@@ -117,8 +117,8 @@ std::vector<AttnCase> attention_cases() {
     cs.push_back({"custom bool, a fully masked row, fill -1e9", n, custom_m, opts(sqrt_s, -1e9f)});
     cs.push_back({"custom bool, fill -5 (finite, masked keys keep weight)", n, custom_m, opts(sqrt_s, -5.0f)});
     cs.push_back({"additive", n, Mask::additive_mask(2, 3, 4, add), opts(sqrt_s)});
-    cs.push_back({"causal + padding + additive",
-                  n, Mask::make_causal().combined(Mask::key_padding({3, 4})).combined(Mask::additive_mask(2, 3, 4, add)),
+    cs.push_back({"causal + padding + additive", n,
+                  Mask::make_causal().combined(Mask::key_padding({3, 4})).combined(Mask::additive_mask(2, 3, 4, add)),
                   opts(sqrt_s)});
     cs.push_back({"dropout 0.3 train", n, Mask::none(), opts(sqrt_s, -INFINITY, 0.3f)});
     cs.push_back({"dropout 0.5 + causal + cosine", n, Mask::make_causal(), opts(cosine, -INFINITY, 0.5f)});
@@ -214,7 +214,8 @@ TEST_CASE("backward: float attention agrees with the double path") {
         SUBCASE(c.name.c_str()) {
             const auto& n = c.n;
             const Tensor q = test::randn({n.B, n.H, n.Tq, n.Dk}, 4, 0), k = test::randn({n.B, n.H, n.Tk, n.Dk}, 4, 1),
-                         v = test::randn({n.B, n.H, n.Tk, n.Dv}, 4, 2), dout = test::randn({n.B, n.H, n.Tq, n.Dv}, 4, 3);
+                         v = test::randn({n.B, n.H, n.Tk, n.Dv}, 4, 2),
+                         dout = test::randn({n.B, n.H, n.Tq, n.Dv}, 4, 3);
             const AttentionGrads gf = attention_backward(Backend::Reference, q, k, v, c.mask, c.opt, dout);
             auto to_d = [](const Tensor& t) { return std::vector<double>(t.data.begin(), t.data.end()); };
             std::vector<double> qd = to_d(q), kd = to_d(k), vd = to_d(v), od = to_d(dout);
@@ -235,14 +236,16 @@ TEST_CASE("backward: float attention agrees with the double path") {
 
 TEST_CASE("backward: attention_backward refuses bad input with the backend's reasons") {
     const Tensor q = test::randn({1, 1, 2, 3}, 1), k = test::randn({1, 1, 2, 3}, 2), v = test::randn({1, 1, 2, 4}, 3);
-    CHECK_THROWS_AS(attention_backward(Backend::Reference, q, k, v, Mask::none(), {}, Tensor({1, 1, 2, 3})), ShapeError);
+    CHECK_THROWS_AS(attention_backward(Backend::Reference, q, k, v, Mask::none(), {}, Tensor({1, 1, 2, 3})),
+                    ShapeError);
     for (const BackendInfo& row : backends()) {
         if (row.backward != nullptr) continue;
         try {
             attention_backward(row.id, q, k, v, Mask::none(), {}, Tensor({1, 1, 2, 4}));
             FAIL("no error for " << row.name);
         } catch (const InputError& e) {
-            CHECK(std::string(e.what()).find(std::string(row.name) + " has no backward pass (backends with one: reference") == 0);
+            CHECK(std::string(e.what()).find(std::string(row.name) +
+                                             " has no backward pass (backends with one: reference") == 0);
         }
     }
 }
@@ -303,7 +306,8 @@ std::vector<T> split_d(const std::vector<T>& x, int64_t B, int64_t Tn, int64_t H
     for (int64_t b = 0; b < B; ++b)
         for (int64_t t = 0; t < Tn; ++t)
             for (int64_t h = 0; h < H; ++h)
-                for (int64_t c = 0; c < d; ++c) y[size_t(((b * H + h) * Tn + t) * d + c)] = x[size_t(((b * Tn + t) * H + h) * d + c)];
+                for (int64_t c = 0; c < d; ++c)
+                    y[size_t(((b * H + h) * Tn + t) * d + c)] = x[size_t(((b * Tn + t) * H + h) * d + c)];
     return y;
 }
 template <class T>
@@ -312,7 +316,8 @@ std::vector<T> merge_d(const std::vector<T>& y, int64_t B, int64_t Tn, int64_t H
     for (int64_t b = 0; b < B; ++b)
         for (int64_t t = 0; t < Tn; ++t)
             for (int64_t h = 0; h < H; ++h)
-                for (int64_t c = 0; c < d; ++c) x[size_t(((b * Tn + t) * H + h) * d + c)] = y[size_t(((b * H + h) * Tn + t) * d + c)];
+                for (int64_t c = 0; c < d; ++c)
+                    x[size_t(((b * Tn + t) * H + h) * d + c)] = y[size_t(((b * H + h) * Tn + t) * d + c)];
     return x;
 }
 
@@ -429,7 +434,8 @@ TEST_CASE("backward: MultiHeadAttention::backward (float) agrees with the double
             const MhaGrads gf = m.backward(fwd, dout, c.mask, c.opt, &brec);
             const MhaD md = make_mha_d(m, x, c.mask, c.opt);
             const auto gd = md.backward(std::vector<double>(dout.data.begin(), dout.data.end()));
-            const Tensor* fl[] = {&gf.dx, &gf.dW_q, &gf.db_q, &gf.dW_k, &gf.db_k, &gf.dW_v, &gf.db_v, &gf.dW_o, &gf.db_o};
+            const Tensor* fl[] = {&gf.dx,   &gf.dW_q, &gf.db_q, &gf.dW_k, &gf.db_k,
+                                  &gf.dW_v, &gf.db_v, &gf.dW_o, &gf.db_o};
             for (size_t i = 0; i < 9; ++i) {
                 REQUIRE(size_t(fl[i]->numel()) == gd[i].size());
                 std::vector<double> diff(gd[i].size());

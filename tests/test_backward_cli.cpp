@@ -93,7 +93,8 @@ TEST_CASE("backward cli: --dump holds every gradient, and dout from --input give
                            " --dump " + b)
                 .code == 0);
     const Dump e = read_dump_file(b);
-    for (const char* n : {"dout", "dx", "dW_q", "db_v", "dW_o"}) CHECK(max_abs_diff(e.tensors.at(n), d.tensors.at(n)) == 0.0);
+    for (const char* n : {"dout", "dx", "dW_q", "db_v", "dW_o"})
+        CHECK(max_abs_diff(e.tensors.at(n), d.tensors.at(n)) == 0.0);
     std::filesystem::remove_all(dir);
 }
 
@@ -111,26 +112,33 @@ TEST_CASE("backward cli: bad input is one line, exit 2, before any work") {
     for (const BackendInfo& row : backends()) {
         if (row.backward != nullptr || !row.available(nullptr)) continue;
         ++without;
-        check_refused_line(std::string("forward --backward --impl ") + row.name,
-                           std::string("--backward: ") + row.name + " has no backward pass (backends with one: reference");
+        check_refused_line(
+            std::string("forward --backward --impl ") + row.name,
+            std::string("--backward: ") + row.name + " has no backward pass (backends with one: reference");
     }
     if (without == 0) MESSAGE("every backend that runs here has a backward pass: no refusal to check");
     const std::string dir = test::temp_dir("bwdin");
-    auto write = [&](const std::string& name, const std::string& dout) {
-        std::ofstream(dir + "/" + name) << R"({"format": "attn-dump", "version": 1, "tensors": {"x": {"shape": [1, 2, 2], )"
-                                        << R"("data": [1, 2, 3, 4]}, "dout": )" << dout << "}}";
-        return dir + "/" + name;
-    };
+    auto write =
+        [&](const std::string& name, const std::string& dout) {
+            std::ofstream(dir + "/" + name)
+                << R"({"format": "attn-dump", "version": 1, "tensors": {"x": {"shape": [1, 2, 2], )"
+                << R"("data": [1, 2, 3, 4]}, "dout": )" << dout << "}}";
+            return dir + "/" + name;
+        };
     const std::string ok = write("ok.json", R"({"shape": [1, 2, 2], "data": [1, 0, 0, 1]})");
     REQUIRE(test::run_attn("forward --backward --input " + ok).code == 0);
-    check_refused_line("forward --backward --input " + write("shape.json", R"({"shape": [1, 2, 3], "data": [1, 0, 0, 1, 0, 0]})"),
-                       "tensor dout has shape [1, 2, 3], expected [1, 2, 2]");
-    check_refused_line("forward --backward --input " + write("nan.json", R"({"shape": [1, 2, 2], "data": [1, "NaN", 0, 1]})"),
-                       "dout[0, 0, 1] = nan");
-    check_refused_line("forward --backward --input " + write("big.json", R"({"shape": [1, 2, 2], "data": [1, 1e39, 0, 1]})"),
-                       "--input");
-    check_refused_line("forward --backward --input " + write("huge.json", R"({"shape": [1, 2, 2], "data": [1, 3e38, 3e38, 1]})"),
-                       "overflow float32 in the backward pass");
+    check_refused_line(
+        "forward --backward --input " + write("shape.json", R"({"shape": [1, 2, 3], "data": [1, 0, 0, 1, 0, 0]})"),
+        "tensor dout has shape [1, 2, 3], expected [1, 2, 2]");
+    check_refused_line(
+        "forward --backward --input " + write("nan.json", R"({"shape": [1, 2, 2], "data": [1, "NaN", 0, 1]})"),
+        "dout[0, 0, 1] = nan");
+    check_refused_line(
+        "forward --backward --input " + write("big.json", R"({"shape": [1, 2, 2], "data": [1, 1e39, 0, 1]})"),
+        "--input");
+    check_refused_line(
+        "forward --backward --input " + write("huge.json", R"({"shape": [1, 2, 2], "data": [1, 3e38, 3e38, 1]})"),
+        "overflow float32 in the backward pass");
     std::filesystem::remove_all(dir);
 }
 
@@ -142,8 +150,9 @@ TEST_CASE("backward cli: the forward page's trace excerpt is what the command pr
     const size_t at = readme.find(intro);
     REQUIRE(at != std::string::npos);
     const size_t cmd_end = readme.find('`', at + intro.size());
-    const std::string args = readme.substr(at + intro.size() - std::string("forward --backward --trace").size(),
-                                           cmd_end - (at + intro.size()) + std::string("forward --backward --trace").size());
+    const std::string args =
+        readme.substr(at + intro.size() - std::string("forward --backward --trace").size(),
+                      cmd_end - (at + intro.size()) + std::string("forward --backward --trace").size());
     const size_t open = readme.find("```\n", cmd_end), close = readme.find("\n```", open + 4);
     REQUIRE(open != std::string::npos);
     REQUIRE(close != std::string::npos);

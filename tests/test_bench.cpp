@@ -99,7 +99,8 @@ TEST_CASE("attn bench --backward --json: reference and flash timed, FLOPs 2.5 x 
     }
     bool bf16_said = false;
     for (const auto& x : doc["skipped"])
-        if (x["impl"] == "flash-bf16") bf16_said = x["reason"].get<std::string>().find("no backward") != std::string::npos;
+        if (x["impl"] == "flash-bf16")
+            bf16_said = x["reason"].get<std::string>().find("no backward") != std::string::npos;
     CHECK(bf16_said);
 }
 

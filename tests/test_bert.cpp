@@ -62,8 +62,9 @@ double max_token_diff(const attn::BertOutput& batch, int64_t b, const attn::Bert
     double worst = 0;
     for (int64_t t = 0; t < len; ++t)
         for (int64_t d = 0; d < D; ++d)
-            worst = std::max(worst, static_cast<double>(std::fabs(batch.hidden.data[static_cast<size_t>((b * T + t) * D + d)] -
-                                                                   alone.hidden.data[static_cast<size_t>(t * D + d)])));
+            worst = std::max(worst,
+                             static_cast<double>(std::fabs(batch.hidden.data[static_cast<size_t>((b * T + t) * D + d)] -
+                                                           alone.hidden.data[static_cast<size_t>(t * D + d)])));
     return worst;
 }
 
@@ -84,7 +85,8 @@ void check_padding_invariance(const BertModel& m, const std::vector<std::vector<
             for (int64_t h = 0; h < H; ++h)
                 for (int64_t i = 0; i < T; ++i)
                     for (int64_t j = alone.lengths[0]; j < T; ++j)
-                        REQUIRE(w.data[static_cast<size_t>(((static_cast<int64_t>(b) * H + h) * T + i) * T + j)] == 0.0f);
+                        REQUIRE(w.data[static_cast<size_t>(((static_cast<int64_t>(b) * H + h) * T + i) * T + j)] ==
+                                0.0f);
         }
     }
     MESSAGE("padding invariance: max |batch - alone| = " << worst << " with the key mask, " << worst_nomask
@@ -154,7 +156,8 @@ double largest_diff(const Tensor& a, const Tensor& b) {
 TEST_CASE("bert: the fused bias + GELU of gemm_wt equals the GEMM followed by the erf GELU") {
     // 300 output columns: two whole 128-column blocks and a partial one of 44
     const int64_t N = 7, n_in = 33, n_out = 300;
-    std::vector<float> x(static_cast<size_t>(N * n_in)), wt(static_cast<size_t>(n_in * n_out)), b(static_cast<size_t>(n_out));
+    std::vector<float> x(static_cast<size_t>(N * n_in)), wt(static_cast<size_t>(n_in * n_out)),
+        b(static_cast<size_t>(n_out));
     attn::Rng rng(5, 1);
     for (float& v : x) v = rng.normal();
     for (float& v : wt) v = 0.3f * rng.normal();
@@ -167,7 +170,8 @@ TEST_CASE("bert: the fused bias + GELU of gemm_wt equals the GEMM followed by th
     CHECK(fused == fused4);  // the same for any thread count
     double worst = 0;
     for (size_t k = 0; k < fused.size(); ++k)
-        worst = std::max(worst, std::fabs(static_cast<double>(fused[k]) - apart[k]) / std::max(1.0, std::fabs(static_cast<double>(apart[k]))));
+        worst = std::max(worst, std::fabs(static_cast<double>(fused[k]) - apart[k]) /
+                                    std::max(1.0, std::fabs(static_cast<double>(apart[k]))));
     // the same products; the row kernels give each element the same bits wherever it lies, but
     // without them (ATTN_ISA=generic) the GELU of a block's row may take Eigen's scalar erf for a
     // tail where the whole-array pass took its vector one: both within a few ulps of erf (see the
@@ -204,7 +208,9 @@ std::string best_gemm_name() {
 }
 }  // namespace
 
-TEST_CASE("bert: each packed GEMM (AVX-512, AVX2, NEON, generic) matches Eigen's gemm_wt element by element, the FMA ones each other bit for bit") {
+TEST_CASE(
+    "bert: each packed GEMM (AVX-512, AVX2, NEON, generic) matches Eigen's gemm_wt element by element, the FMA ones "
+    "each other bit for bit") {
     // shapes with row tails (not a multiple of the 12-row or 6-row tile or the 96-row piece)
     // and column tails (not a multiple of the 32-column strip, nor of its 16-column half)
     int ran = 0;
@@ -219,7 +225,8 @@ TEST_CASE("bert: each packed GEMM (AVX-512, AVX2, NEON, generic) matches Eigen's
         const std::string kernel = attn::gemm_choice_name(which);
         CAPTURE(kernel);
         size_t case_no = 0;
-        for (const auto& dims : std::vector<std::array<int64_t, 3>>{{7, 33, 300}, {101, 64, 96}, {200, 384, 1152}, {13, 20, 40}}) {
+        for (const auto& dims :
+             std::vector<std::array<int64_t, 3>>{{7, 33, 300}, {101, 64, 96}, {200, 384, 1152}, {13, 20, 40}}) {
             const int64_t N = dims[0], n_in = dims[1], n_out = dims[2];
             CAPTURE(N);
             CAPTURE(n_out);
@@ -253,8 +260,9 @@ TEST_CASE("bert: each packed GEMM (AVX-512, AVX2, NEON, generic) matches Eigen's
                         worst = std::max(worst, std::fabs(static_cast<double>(got.data[e]) - ref.data[e]) /
                                                     (static_cast<double>(n_in + 1) * 0x1p-24 * mag + 1e-30));
                     }
-                MESSAGE(std::string(attn::gemm_choice_name(which)) << " packed GEMM vs Eigen, N=" << N << " n_out=" << n_out << std::string(gelu ? " +GELU" : "")
-                                                   << ": worst |diff| / (n_in 2^-24 sum|x w|) = " << worst);
+                MESSAGE(std::string(attn::gemm_choice_name(which))
+                        << " packed GEMM vs Eigen, N=" << N << " n_out=" << n_out << std::string(gelu ? " +GELU" : "")
+                        << ": worst |diff| / (n_in 2^-24 sum|x w|) = " << worst);
                 CHECK(worst <= 1.0);
             }
         }
@@ -275,15 +283,19 @@ float bf16_round(float x) {
 }
 }  // namespace
 
-TEST_CASE("bert: the bf16 GEMM (AMX tiles, AVX-512 BF16 or widened pairs) against double sums of the bf16-rounded operands") {
+TEST_CASE(
+    "bert: the bf16 GEMM (AMX tiles, AVX-512 BF16 or widened pairs) against double sums of the bf16-rounded operands") {
     REQUIRE(attn::gemm_bf16_available());  // every CPU: the widened pairs at least
     attn::BertOptions amx_opt;
     amx_opt.bf16_weights = true;
     const bool have_amx = attn::bert_gemm_path(amx_opt) == "amx-bf16";
-    if (!have_amx) MESSAGE("no usable AMX here: only the " << attn::bert_gemm_path(amx_opt) << " kernel is tested (the AMX one is skipped)");
+    if (!have_amx)
+        MESSAGE("no usable AMX here: only the " << attn::bert_gemm_path(amx_opt)
+                                                << " kernel is tested (the AMX one is skipped)");
     // row tails (not whole 12-row tiles, 32-row AMX blocks or 96-row pieces), column tails
     // (not whole 32-column strips), k tails (n_in not a multiple of 32, odd)
-    for (const auto& dims : std::vector<std::array<int64_t, 3>>{{7, 33, 300}, {101, 64, 96}, {200, 384, 1152}, {45, 1536, 40}}) {
+    for (const auto& dims :
+         std::vector<std::array<int64_t, 3>>{{7, 33, 300}, {101, 64, 96}, {200, 384, 1152}, {45, 1536, 40}}) {
         const int64_t N = dims[0], n_in = dims[1], n_out = dims[2];
         CAPTURE(N);
         CAPTURE(n_in);
@@ -312,8 +324,9 @@ TEST_CASE("bert: the bf16 GEMM (AMX tiles, AVX-512 BF16 or widened pairs) agains
                     const double err = std::fabs(got.data[static_cast<size_t>(i * n_out + j)] - ref);
                     worst = std::max(worst, err / (static_cast<double>(n_in + 1) * 0x1p-24 * mag + 1e-30));
                 }
-            MESSAGE("bf16 GEMM (" << std::string(amx ? "AMX" : attn::bert_gemm_path(amx_opt)) << "), N=" << N << " n_in=" << n_in << " n_out="
-                                  << n_out << ": worst |diff| / ((n_in + 1) 2^-24 sum|x w|) = " << worst);
+            MESSAGE("bf16 GEMM (" << std::string(amx ? "AMX" : attn::bert_gemm_path(amx_opt)) << "), N=" << N
+                                  << " n_in=" << n_in << " n_out=" << n_out
+                                  << ": worst |diff| / ((n_in + 1) 2^-24 sum|x w|) = " << worst);
             CHECK(worst <= 1.0);
         }
     }
@@ -342,8 +355,8 @@ TEST_CASE("bert: bf16 weights stay close to float32 and give the same numbers at
                    b.sentence.data[static_cast<size_t>(s * a.sentence.dim(1) + d)];
         min_cos = std::min(min_cos, dot);
     }
-    MESSAGE("bf16 weights (" << b.gemm_path << ") vs float32, random 2-layer model: sentence 1 - cosine <= " << 1 - min_cos
-                             << ", max |diff| " << largest_diff(a.sentence, b.sentence));
+    MESSAGE("bf16 weights (" << b.gemm_path << ") vs float32, random 2-layer model: sentence 1 - cosine <= "
+                             << 1 - min_cos << ", max |diff| " << largest_diff(a.sentence, b.sentence));
     // inputs and weights carry a relative error of 2^-9 each; LayerNorm renormalises every
     // layer, so unit sentence vectors stay within a few 1e-3 (cosine 1 - O(1e-5))
     CHECK(min_cos >= 0.9995);
@@ -411,12 +424,14 @@ TEST_CASE("bert: skip_padding runs the real tokens only and changes no real numb
                 for (int64_t d = 0; d < D; ++d) {
                     const size_t e = static_cast<size_t>((b * T + t) * D + d);
                     if (t < s.lengths[static_cast<size_t>(b)])
-                        worst_real = std::max(worst_real, static_cast<double>(std::fabs(s.hidden.data[e] - a.hidden.data[e])));
+                        worst_real =
+                            std::max(worst_real, static_cast<double>(std::fabs(s.hidden.data[e] - a.hidden.data[e])));
                     else
                         worst_pad = std::max(worst_pad, static_cast<double>(std::fabs(s.hidden.data[e])));
                 }
         const double ds = largest_diff(a.sentence, s.sentence);
-        MESSAGE("skip_padding vs every row, GEMM " << s.gemm_path << ": real rows " << worst_real << ", sentences " << ds);
+        MESSAGE("skip_padding vs every row, GEMM " << s.gemm_path << ": real rows " << worst_real << ", sentences "
+                                                   << ds);
         CHECK(worst_pad == 0.0);  // padded rows are not computed: zeros
         if (s.gemm_path != "eigen") {
             // each output element of the packed GEMM is b + sum_k x w in ascending k, whatever
@@ -528,11 +543,13 @@ TEST_CASE("bert: attention weights and last hidden state match transformers' Ber
         const Tensor& got = out.attentions[static_cast<size_t>(std::stoi(layer))];
         const auto ref = w.get<std::vector<float>>();
         REQUIRE(ref.size() == got.data.size());
-        for (size_t k = 0; k < ref.size(); ++k) worst_w = std::max(worst_w, static_cast<double>(std::fabs(got.data[k] - ref[k])));
+        for (size_t k = 0; k < ref.size(); ++k)
+            worst_w = std::max(worst_w, static_cast<double>(std::fabs(got.data[k] - ref[k])));
     }
     const auto hid = a["last_hidden"].get<std::vector<float>>();
     REQUIRE(hid.size() == out.hidden.data.size());
-    for (size_t k = 0; k < hid.size(); ++k) worst_h = std::max(worst_h, static_cast<double>(std::fabs(out.hidden.data[k] - hid[k])));
+    for (size_t k = 0; k < hid.size(); ++k)
+        worst_h = std::max(worst_h, static_cast<double>(std::fabs(out.hidden.data[k] - hid[k])));
     MESSAGE("attention parity: max abs " << worst_w << "; last hidden state: max abs " << worst_h);
     // weights are probabilities in [0, 1]: 1e-5 is ~100 float ulps of accumulated reordering over 6 layers
     CHECK(worst_w <= 1e-5);
@@ -540,7 +557,9 @@ TEST_CASE("bert: attention weights and last hidden state match transformers' Ber
     CHECK(worst_h <= 1e-4);
 }
 
-TEST_CASE("bert: the fast path (flash + packed GEMM) matches the readable one on the real model (skipped without the model)") {
+TEST_CASE(
+    "bert: the fast path (flash + packed GEMM) matches the readable one on the real model (skipped without the "
+    "model)") {
     if (!attn::test::model_or_skip()) return;
     const nlohmann::json fx = read_json(std::string(ATTN_SOURCE_DIR) + "/tests/fixtures/model/encoder.json");
     const BertModel& m = real_model();
@@ -585,7 +604,9 @@ TEST_CASE("bert: the fast path (flash + packed GEMM) matches the readable one on
     if (sentences.size() == 2) CHECK(sentences[0].data == sentences[1].data);
 }
 
-TEST_CASE("attn model bench: JSON names the attention path and the processor, and bad values exit 2 (skipped without the model)") {
+TEST_CASE(
+    "attn model bench: JSON names the attention path and the processor, and bad values exit 2 (skipped without the "
+    "model)") {
     if (!attn::test::model_or_skip()) return;
     const std::string m = " --model " + kModelDir;
     const std::string file = (std::filesystem::temp_directory_path() / "attn-test-bench-lines.txt").string();
@@ -603,8 +624,9 @@ TEST_CASE("attn model bench: JSON names the attention path and the processor, an
     const auto& b3 = j["runs"][1];
     CHECK(b3["batch"] == 3);
     // blank lines skipped; lines cycled: first, second, first
-    CHECK(b3["texts"] == std::vector<std::string>{"First line here.", "A second, rather longer line of the little file.",
-                                                   "First line here."});
+    CHECK(b3["texts"] == std::vector<std::string>{"First line here.",
+                                                  "A second, rather longer line of the little file.",
+                                                  "First line here."});
     CHECK(b3["tokens_real"].get<int64_t>() < 3 * b3["tokens_padded"].get<int64_t>());  // padding exercised
     CHECK(b3["sentences_per_s"].get<double>() > 0);
     CHECK(b3["times_ms"].size() == 2);
@@ -659,9 +681,10 @@ TEST_CASE("attn model bench: JSON names the attention path and the processor, an
     CHECK(r.out.find("attention flash") != std::string::npos);
     CHECK(r.out.find("sentences/s") != std::string::npos);
     std::ofstream(file) << "\n  \n";
-    for (const std::string& bad : std::vector<std::string>{"model bench --file " + file, "model bench --file /nonexistent/lines.txt",
-                                  "model bench --attention fast", "model bench --gemm mkl", "model bench --padding none", "model bench --weights fp16", "model bench --warmup -1", "model bench --warmup 101",
-                                  "model bench --reps 10001"}) {
+    for (const std::string& bad : std::vector<std::string>{
+             "model bench --file " + file, "model bench --file /nonexistent/lines.txt", "model bench --attention fast",
+             "model bench --gemm mkl", "model bench --padding none", "model bench --weights fp16",
+             "model bench --warmup -1", "model bench --warmup 101", "model bench --reps 10001"}) {
         CAPTURE(bad);
         r = run_attn(bad + m);
         CHECK(r.code == 2);

@@ -54,7 +54,8 @@ std::string folder(const std::string& tag, std::initializer_list<const char*> to
     const std::string d = attn::test::temp_dir(tag);
     for (const char* f : {"config.json", "model.safetensors"})
         fs::copy_file(kTiny + "/" + f, d + "/" + f, fs::copy_options::overwrite_existing);
-    for (const char* f : tokenizer_files) fs::copy_file(kTiny + "/" + f, d + "/" + f, fs::copy_options::overwrite_existing);
+    for (const char* f : tokenizer_files)
+        fs::copy_file(kTiny + "/" + f, d + "/" + f, fs::copy_options::overwrite_existing);
     return d;
 }
 
@@ -154,7 +155,8 @@ TEST_CASE("tokenizer.json: what attn's tokenizer does not implement is refused b
     expect_refusal(with(P("/pre_tokenizer"), {{"type", "Sequence"},
                                               {"pretokenizers", {{{"type", "Split"}}, {{"type", "ByteLevel"}}}}}),
                    "the pre_tokenizer \"Sequence\" is not one");
-    expect_refusal(with(P("/post_processor"), {{"type", "BertProcessing"}}), "the post_processor \"BertProcessing\" adds");
+    expect_refusal(with(P("/post_processor"), {{"type", "BertProcessing"}}),
+                   "the post_processor \"BertProcessing\" adds");
     expect_refusal(with(P("/post_processor/single/0"), {{"SpecialToken", {{"id", "<|endoftext|>"}, {"type_id", 0}}}}),
                    "the post_processor");
     expect_refusal(with(P("/decoder"), {{"type", "WordPiece"}}), "the decoder \"WordPiece\" is not one");
@@ -167,14 +169,18 @@ TEST_CASE("tokenizer.json: what attn's tokenizer does not implement is refused b
     expect_refusal(hand, "model.unk_token is set and the vocabulary lacks 253 of the 256 byte symbols");
     expect_refusal(with(P("/added_tokens/0/content"), "<pad>"), "added_tokens[0]: '<pad>' is not one attn implements");
     expect_refusal(with(P("/added_tokens/0/lstrip"), true), "added_tokens[0]: \"lstrip\" is true");
-    expect_refusal(with(P("/added_tokens/0/id"), 3), "added_tokens[0]: <|endoftext|> has id 3 here but 506 in model.vocab");
-    expect_refusal(with(P("/added_tokens/0/id"), "506"), "added_tokens[0]: needs a string \"content\" and an integer \"id\"");
+    expect_refusal(with(P("/added_tokens/0/id"), 3),
+                   "added_tokens[0]: <|endoftext|> has id 3 here but 506 in model.vocab");
+    expect_refusal(with(P("/added_tokens/0/id"), "506"),
+                   "added_tokens[0]: needs a string \"content\" and an integer \"id\"");
     expect_refusal(with(P("/added_tokens"), nlohmann::json::array()),
                    "<|endoftext|> is in model.vocab but not in added_tokens");
     expect_refusal(with(P("/model/merges/3"), "Ġ  t"), "T.json: model.merges[3]: 'Ġ  t' is not two tokens");
     expect_refusal(with(P("/model/merges/3"), {"Ġ"}), "T.json: model.merges[3]: is neither \"a b\" nor a pair");
-    expect_refusal(with(P("/model/merges/3"), {"q", "z"}), "T.json: model.merges: merge 4 ('q z'): the merged token 'qz'");
-    expect_refusal(with(P("/model/merges/1"), base["model"]["merges"][0]), "model.merges: merge 2 ('Ġ t'): appears twice");
+    expect_refusal(with(P("/model/merges/3"), {"q", "z"}),
+                   "T.json: model.merges: merge 4 ('q z'): the merged token 'qz'");
+    expect_refusal(with(P("/model/merges/1"), base["model"]["merges"][0]),
+                   "model.merges: merge 2 ('Ġ t'): appears twice");
     expect_refusal(with(P("/model/merges"), "Ġ t"), "model.merges is not a list");
     expect_refusal(with(P("/model/vocab/Ġt"), 9999), "T.json: token 'Ġt' has id 9999, outside 0..506");
     expect_refusal(with(P("/model"), nullptr), "has no \"model\" object");
@@ -193,7 +199,8 @@ TEST_CASE("tokenizer.json: what attn's tokenizer does not implement is refused b
     }
 }
 
-TEST_CASE("tokenizer.json: a GPT-2 folder with only tokenizer.json loads, vocab.json + merges.txt win when both are there") {
+TEST_CASE(
+    "tokenizer.json: a GPT-2 folder with only tokenizer.json loads, vocab.json + merges.txt win when both are there") {
     const std::string only = folder("gpt2-tj", {"tokenizer.json"});
     const attn::Gpt2Files f = attn::locate_gpt2(only);
     CHECK(f.tokenizer_json == only + "/tokenizer.json");
@@ -212,8 +219,8 @@ TEST_CASE("tokenizer.json: a GPT-2 folder with only tokenizer.json loads, vocab.
     const std::string half = folder("gpt2-half", {"vocab.json", "tokenizer.json"});
     CHECK(attn::locate_gpt2(half).tokenizer_json == half + "/tokenizer.json");
     // no tokenizer at all, or half a pair and nothing else
-    CHECK(load_error(folder("gpt2-none", {})).find("the tokenizer (vocab.json + merges.txt, or tokenizer.json) is missing") !=
-          std::string::npos);
+    CHECK(load_error(folder("gpt2-none", {}))
+              .find("the tokenizer (vocab.json + merges.txt, or tokenizer.json) is missing") != std::string::npos);
     CHECK(load_error(folder("gpt2-novocab", {"merges.txt"})).find("vocab.json is missing") != std::string::npos);
     // more tokens than the embedding has rows
     const std::string big = folder("gpt2-tj-big", {});
@@ -247,11 +254,36 @@ TEST_CASE("tokenizer.json: attn model next reads it, and refuses a bad one in on
     const std::pair<std::string, std::string> cases[] = {
         {"{ broken", "tokenizer.json"},
         {nlohmann::json(base).dump().substr(0, 3000), "tokenizer.json"},
-        {[&] { auto j = base; j["model"]["type"] = "Unigram"; return j.dump(); }(), "model.type is \"Unigram\""},
-        {[&] { auto j = base; j["model"]["byte_fallback"] = true; return j.dump(); }(), "model.byte_fallback is true"},
-        {[&] { auto j = base; j["normalizer"] = {{"type", "Lowercase"}}; return j.dump(); }(), "the normalizer"},
-        {[&] { auto j = base; j["model"]["merges"][0] = "Ġt"; return j.dump(); }(), "model.merges[0]: 'Ġt' is not two tokens"},
-        {[&] { auto j = base; j["added_tokens"][0]["content"] = "<s>"; return j.dump(); }(), "'<s>' is not one attn implements"},
+        {[&] {
+             auto j = base;
+             j["model"]["type"] = "Unigram";
+             return j.dump();
+         }(),
+         "model.type is \"Unigram\""},
+        {[&] {
+             auto j = base;
+             j["model"]["byte_fallback"] = true;
+             return j.dump();
+         }(),
+         "model.byte_fallback is true"},
+        {[&] {
+             auto j = base;
+             j["normalizer"] = {{"type", "Lowercase"}};
+             return j.dump();
+         }(),
+         "the normalizer"},
+        {[&] {
+             auto j = base;
+             j["model"]["merges"][0] = "Ġt";
+             return j.dump();
+         }(),
+         "model.merges[0]: 'Ġt' is not two tokens"},
+        {[&] {
+             auto j = base;
+             j["added_tokens"][0]["content"] = "<s>";
+             return j.dump();
+         }(),
+         "'<s>' is not one attn implements"},
     };
     for (const auto& [content, needle] : cases) {
         CAPTURE(needle);
@@ -265,8 +297,9 @@ TEST_CASE("tokenizer.json: attn model next reads it, and refuses a bad one in on
     fs::remove(only + "/tokenizer.json");
     const auto r = attn::test::run_attn("model next --model '" + only + "' --text hi");
     CHECK(r.code == 2);
-    CHECK_MESSAGE(r.out.find("the tokenizer (vocab.json + merges.txt, or tokenizer.json) is missing") != std::string::npos,
-                  r.out);
+    CHECK_MESSAGE(
+        r.out.find("the tokenizer (vocab.json + merges.txt, or tokenizer.json) is missing") != std::string::npos,
+        r.out);
 }
 
 TEST_CASE("GPT-2 folders: every kind of bad folder is one line and exit 2 from attn model next") {
@@ -283,13 +316,16 @@ TEST_CASE("GPT-2 folders: every kind of bad folder is one line and exit 2 from a
     };
     const std::vector<Case> cases = {
         {"missing config.json", "config.json is missing", [](const std::string& d) { fs::remove(d + "/config.json"); }},
-        {"missing weights", "model.safetensors is missing", [](const std::string& d) { fs::remove(d + "/model.safetensors"); }},
+        {"missing weights", "model.safetensors is missing",
+         [](const std::string& d) { fs::remove(d + "/model.safetensors"); }},
         {"missing tokenizer", "the tokenizer (vocab.json + merges.txt, or tokenizer.json) is missing",
          [](const std::string& d) { fs::remove(d + "/tokenizer.json"); }},
         {"wrong shapes", "tensor 'transformer.h.0.mlp.c_fc.weight' has shape [32, 128], expected [32, 64]",
          [&](const std::string& d) { edit(d + "/config.json", "\"n_inner\": null", "\"n_inner\": 64"); }},
         {"unknown architecture", "config.json: model_type is \"llama\", not \"gpt2\"",
-         [&](const std::string& d) { edit(d + "/config.json", "\"model_type\": \"gpt2\"", "\"model_type\": \"llama\""); }},
+         [&](const std::string& d) {
+             edit(d + "/config.json", "\"model_type\": \"gpt2\"", "\"model_type\": \"llama\"");
+         }},
         {"truncated safetensors", "model.safetensors: ",
          [](const std::string& d) {
              const std::string b = attn::read_file(d + "/model.safetensors");
@@ -298,8 +334,10 @@ TEST_CASE("GPT-2 folders: every kind of bad folder is one line and exit 2 from a
         {"bad merges", "tokenizer.json: model.merges: merge 1 ('Ġ zz'): 'zz' is not in",
          [&](const std::string& d) { edit(d + "/tokenizer.json", "\"Ġ\",\n        \"t\"", "\"Ġ\",\n        \"zz\""); }},
         {"bad tokenizer.json", "tokenizer.json: the pre_tokenizer \"Metaspace\" is not one attn implements",
-         [&](const std::string& d) { edit(d + "/tokenizer.json", "\"type\": \"ByteLevel\",\n    \"add_prefix_space\": false",
-                                          "\"type\": \"Metaspace\",\n    \"add_prefix_space\": false"); }},
+         [&](const std::string& d) {
+             edit(d + "/tokenizer.json", "\"type\": \"ByteLevel\",\n    \"add_prefix_space\": false",
+                  "\"type\": \"Metaspace\",\n    \"add_prefix_space\": false");
+         }},
     };
     for (const Case& c : cases) {
         CAPTURE(c.what);

@@ -46,8 +46,9 @@ std::vector<Text> texts_of(const std::string& svg) {
         double rot = 0;
         std::smatch m;
         if (std::regex_search(tag, m, std::regex("rotate\\(([-0-9.]+)"))) rot = std::stod(m[1].str());
-        out.push_back({s, attn::svg_text_extent(svg_attr(tag, "x", 0), svg_attr(tag, "y", 0), s, svg_attr(tag, "font-size", 12),
-                                                tag.find("font-weight=\"bold\"") != std::string::npos, anchor, rot)});
+        out.push_back(
+            {s, attn::svg_text_extent(svg_attr(tag, "x", 0), svg_attr(tag, "y", 0), s, svg_attr(tag, "font-size", 12),
+                                      tag.find("font-weight=\"bold\"") != std::string::npos, anchor, rot)});
     }
     return out;
 }
@@ -67,8 +68,9 @@ std::vector<std::string> layout_problems(const std::string& svg, const SvgBox& c
     for (const Text& a : t)
         if (a.box.x0 < canvas.x0 - eps || a.box.y0 < canvas.y0 - eps || a.box.x1 > canvas.x1 + eps ||
             a.box.y1 > canvas.y1 + eps)
-            bad.push_back(fmt::format("\"{}\" x {:.1f}..{:.1f} y {:.1f}..{:.1f} leaves the canvas x {:.0f}..{:.0f} y {:.0f}..{:.0f}",
-                                      a.s, a.box.x0, a.box.x1, a.box.y0, a.box.y1, canvas.x0, canvas.x1, canvas.y0, canvas.y1));
+            bad.push_back(fmt::format(
+                "\"{}\" x {:.1f}..{:.1f} y {:.1f}..{:.1f} leaves the canvas x {:.0f}..{:.0f} y {:.0f}..{:.0f}", a.s,
+                a.box.x0, a.box.x1, a.box.y0, a.box.y1, canvas.x0, canvas.x1, canvas.y0, canvas.y1));
     for (size_t i = 0; i < t.size(); ++i)
         for (size_t j = i + 1; j < t.size(); ++j) {
             const SvgBox &a = t[i].box, &b = t[j].box;
@@ -104,7 +106,8 @@ attn::viz::Series series(std::string label, std::vector<double> x, std::vector<d
 }  // namespace
 
 TEST_CASE("chart: nice ticks are k x 1, 2 or 5 x 10^n and cover the range") {
-    for (auto [lo, hi] : {std::pair{0.0, 1.83}, {0.0, 1.0}, {-3.0, 17.0}, {0.0013, 0.0071}, {120.0, 9800.0}, {2.0, 2.5}}) {
+    for (auto [lo, hi] :
+         {std::pair{0.0, 1.83}, {0.0, 1.0}, {-3.0, 17.0}, {0.0013, 0.0071}, {120.0, 9800.0}, {2.0, 2.5}}) {
         CAPTURE(lo);
         CAPTURE(hi);
         const auto t = attn::viz::nice_ticks(lo, hi);
@@ -139,7 +142,9 @@ TEST_CASE("chart: texts stay on the canvas and apart, whatever the axes") {
         c.title = "training loss and accuracy";
         c.x.title = "step";
         c.y = {.title = "cross-entropy loss (nats)", .zero = true};
-        c.y2 = {.title = "eval accuracy", .min = 0, .max = 1, .label = [](double v) { return fmt::format("{:.0f}%", 100 * v); }};
+        c.y2 = {.title = "eval accuracy", .min = 0, .max = 1, .label = [](double v) {
+                    return fmt::format("{:.0f}%", 100 * v);
+                }};
         c.series = {series("training loss (batch mean)", xs, a), series("eval accuracy (right axis)", xs, b)};
         c.series[1].right_axis = true;
         check_layout("two axes", alone(c), {0, 0, 480, 320});
@@ -195,7 +200,8 @@ TEST_CASE("chart: series drawn in legend order, markers on sparse series, coinci
     c.y.title = "std";
     std::vector<double> dense_x, dense_y;
     for (int i = 0; i < 100; ++i) dense_x.push_back(i), dense_y.push_back(i * 0.5);
-    c.series = {series("measured", dense_x, dense_y), series("theory", {0, 99}, {0, 49.5}), series("copy", dense_x, dense_y)};
+    c.series = {series("measured", dense_x, dense_y), series("theory", {0, 99}, {0, 49.5}),
+                series("copy", dense_x, dense_y)};
     c.series[1].color = "#555555";
     c.series[1].dash = "6 4";
     const std::string svg = alone(c);
@@ -251,7 +257,8 @@ TEST_CASE("chart: the experiment plot, eight curves of which seven coincide, has
         buggy.push_back(3.5 * std::exp(-s / 60.0) + 2e-3);
     }
     r.curves.push_back({"loss on the 32 sequences", "clean", "step", x, clean});
-    for (int b = 0; b < 7; ++b) r.curves.push_back({"loss on the 32 sequences", fmt::format("bug {}", b), "step", x, buggy});
+    for (int b = 0; b < 7; ++b)
+        r.curves.push_back({"loss on the 32 sequences", fmt::format("bug {}", b), "step", x, buggy});
     const std::string svg = attn::experiment_svg(r);
     check_layout("experiment_svg", svg, view_box(svg));
     bool y_title = false;
@@ -265,7 +272,9 @@ TEST_CASE("CLI: the plots of variance, variants, train and experiment keep their
     const std::string dir = attn::test::temp_dir("chart");
     const std::pair<const char*, std::string> runs[] = {
         {"variance", "variance --svg " + dir + "/v.svg"},
-        {"variants", "variants --t 64,128,256 --heads 1 --dk 16 --window 16 --error-t 64 --favor-m 16 --no-model --svg " + dir + "/vs.svg"},
+        {"variants",
+         "variants --t 64,128,256 --heads 1 --dk 16 --window 16 --error-t 64 --favor-m 16 --no-model --svg " + dir +
+             "/vs.svg"},
         {"train", "train --task copy --steps 30 --svg " + dir + "/t.svg"},
     };
     for (const auto& [name, args] : runs) {

@@ -69,7 +69,8 @@ TEST_CASE("safetensors writer: sorted names, 8-byte aligned data, read back by t
     CHECK(st.to_float("alpha").data == b.data);
     CHECK(st.to_float("mid").shape == attn::Shape{0, 4});
     CHECK(st.metadata().at("k") == "v");
-    CHECK_THROWS_WITH_AS(attn::safetensors_to_string({{"x", a}, {"x", b}}), doctest::Contains("'x' appears twice"), attn::InputError);
+    CHECK_THROWS_WITH_AS(attn::safetensors_to_string({{"x", a}, {"x", b}}), doctest::Contains("'x' appears twice"),
+                         attn::InputError);
     CHECK_THROWS_AS(attn::safetensors_to_string({{"", a}}), attn::InputError);
     CHECK_THROWS_AS(attn::safetensors_to_string({{"__metadata__", a}}), attn::InputError);
     Tensor bad = a;
@@ -176,7 +177,8 @@ TEST_CASE("checkpoint: a file that does not match its config is refused, naming 
     bad["attn.config"] = attn::config_to_json(m.config());
     bad["attn.config"].replace(bad["attn.config"].find("\"heads\":3"), 9, "\"heads\":5");
     p = with("heads.safetensors", ts, bad);  // d_k 4 is stored, so 5 heads of 4 is a valid config, of other shapes
-    CHECK(error_of(p).find("'blocks.0.attn.q_proj.weight' has shape [12, 12], the config needs [20, 12]") != std::string::npos);
+    CHECK(error_of(p).find("'blocks.0.attn.q_proj.weight' has shape [12, 12], the config needs [20, 12]") !=
+          std::string::npos);
     bad["attn.config"].replace(bad["attn.config"].find("\"d_k\":4"), 7, "\"d_k\":0");
     p = with("heads0.safetensors", ts, bad);
     e = error_of(p);

@@ -150,7 +150,8 @@ TEST_CASE("cli: bad lists and numbers of bench, model and tour exit 2 with a one
 TEST_CASE("cli: an --input with a non-finite value, an empty x or a size option beside it is refused naming the file") {
     const std::string dir = test::temp_dir("input");
     // x [1, 2, 2] and W_q [2, 2] of a layer D=2, H=1; each file changes one entry.
-    auto write = [&](const std::string& name, const std::string& x_shape, const std::string& x, const std::string& w_q) {
+    auto write = [&](const std::string& name, const std::string& x_shape, const std::string& x,
+                     const std::string& w_q) {
         std::ofstream(dir + "/" + name) << R"({"format": "attn-dump", "version": 1, "tensors": {"x": {"shape": )"
                                         << x_shape << R"(, "data": )" << x << R"(}, "W_q": {"shape": [2, 2], "data": )"
                                         << w_q << "}}}";
@@ -201,7 +202,8 @@ TEST_CASE("cli: --help works for the program and for forward") {
 TEST_CASE("cli: --trace prints every step with its shape") {
     const auto r = test::run_attn("forward --trace");
     REQUIRE(r.code == 0);
-    for (const char* line : {"x·W_qᵀ + b_q", "[2, 6, 16]", "softmax(masked, dim=-1)", "[2, 1, 6, 6]", "merged·W_oᵀ + b_o"})
+    for (const char* line :
+         {"x·W_qᵀ + b_q", "[2, 6, 16]", "softmax(masked, dim=-1)", "[2, 1, 6, 6]", "merged·W_oᵀ + b_o"})
         CHECK(r.out.find(line) != std::string::npos);
 }
 
@@ -226,7 +228,8 @@ TEST_CASE("cli: --dump writes a dump that reads back and matches the config") {
     CHECK(read_file(path) == read_file(path2));
     // JSON in: feeding the dump back reproduces the same output.
     const std::string path3 = dir + "/out3.json";
-    REQUIRE(test::run_attn("forward --heads 2 --d-v 5 --mask causal+pad:5,6 --seed 999 --input " + path + " --dump " + path3)
+    REQUIRE(test::run_attn("forward --heads 2 --d-v 5 --mask causal+pad:5,6 --seed 999 --input " + path + " --dump " +
+                           path3)
                 .code == 0);
     CHECK(max_abs_diff(read_dump_file(path3).tensors.at("out"), d.tensors.at("out")) == 0.0);
     std::filesystem::remove_all(dir);
@@ -291,14 +294,15 @@ TEST_CASE("cli: the syntax of --mask, --scale, --fill and --init") {
 
     CHECK(cli::parse_scale("sqrt").kind == ScaleKind::InvSqrtDk);
     CHECK(cli::parse_scale("none").kind == ScaleKind::None);
-    const Scale constant = cli::parse_scale("0.1"), cosine = cli::parse_scale("cosine"), tau = cli::parse_scale("cosine:0.5");
+    const Scale constant = cli::parse_scale("0.1"), cosine = cli::parse_scale("cosine"),
+                tau = cli::parse_scale("cosine:0.5");
     CHECK((constant.kind == ScaleKind::Constant && constant.value == 0.1f));
     CHECK((cosine.kind == ScaleKind::Cosine && cosine.value == 1.0f));
     CHECK((tau.kind == ScaleKind::Cosine && tau.value == 0.5f));
     CHECK(cli::parse_scale(std::to_string(cli::kMaxScale)).value == static_cast<float>(cli::kMaxScale));
     // Out of range, or 0 / subnormal / infinite once a float (1e-300, cosine:1e-39, 3.4e38 x scores): refused.
-    for (const char* bad : {"fast", "0", "-1", "inf", "cosine:0", "cosine:", "cosine:x", "", "1e300", "3.4e38", "1e-300",
-                            "1e-39", "cosine:1e-39", "cosine:1e300", "nan"})
+    for (const char* bad : {"fast", "0", "-1", "inf", "cosine:0", "cosine:", "cosine:x", "", "1e300", "3.4e38",
+                            "1e-300", "1e-39", "cosine:1e-39", "cosine:1e300", "nan"})
         CHECK_THROWS_WITH_AS(cli::parse_scale(bad), doctest::Contains("--scale: "), InputError);
 
     CHECK(std::isinf(cli::parse_fill("-inf")));
@@ -356,7 +360,8 @@ TEST_CASE("cli: a FIFO or a folder as an input file is refused at once, naming t
     std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("cli: forward --input honours the file's config and mask, and an option that disagrees is refused naming both") {
+TEST_CASE(
+    "cli: forward --input honours the file's config and mask, and an option that disagrees is refused naming both") {
     const std::string dir = test::temp_dir("input-config");
     const std::string made = dir + "/made.json";
     REQUIRE(test::run_attn("forward --heads 2 --d-k 3 --d-v 5 --mask causal+pad:5,6 --scale 0.5 --fill -1e9 --no-bias "
@@ -376,9 +381,11 @@ TEST_CASE("cli: forward --input honours the file's config and mask, and an optio
     CHECK(max_abs_diff(d.tensors.at("mask"), src.tensors.at("mask")) == 0.0);
     CHECK(max_abs_diff(d.tensors.at("out"), src.tensors.at("out")) == 0.0);  // dropout too: same --seed
     // Options equal to the file's are fine, whatever their spelling.
-    CHECK(test::run_attn("forward --input " + made + " --heads 2 --d-k 3 --scale 5e-1 --mask causal+pad:5,6 --train").code == 0);
+    CHECK(test::run_attn("forward --input " + made + " --heads 2 --d-k 3 --scale 5e-1 --mask causal+pad:5,6 --train")
+              .code == 0);
     check_refused({
-        {("forward --input " + made + " --heads 4").c_str(), ("--heads 4 conflicts with " + made + ": config.heads = 2").c_str()},
+        {("forward --input " + made + " --heads 4").c_str(),
+         ("--heads 4 conflicts with " + made + ": config.heads = 2").c_str()},
         {("forward --input " + made + " --d-v 3").c_str(), "--d-v 3 conflicts with"},
         {("forward --input " + made + " --mask causal").c_str(), "--mask causal conflicts with"},
         {("forward --input " + made + " --scale sqrt").c_str(), "config.scale = 0.5"},
@@ -424,10 +431,12 @@ TEST_CASE("cli: forward --input honours the file's config and mask, and an optio
         {("forward --input " + write("h3.json", R"({"heads": 3})", "")).c_str(), "h3.json': config.heads"},  // 2 % 3
         {("forward --input " + write("seq.json", R"({"seq": 4})", "")).c_str(), "seq.json': config.seq says 4"},
         {("forward --input " + write("scale.json", R"({"scale": "fast"})", "")).c_str(), "scale.json': config.scale"},
-        {("forward --input " + write("maskspec.json", R"({"mask": "pad:9"})", "")).c_str(), "maskspec.json': config.mask"},
+        {("forward --input " + write("maskspec.json", R"({"mask": "pad:9"})", "")).c_str(),
+         "maskspec.json': config.mask"},
         {("forward --input " + write("mask2.json", "{}", mask01)).c_str(), "mask[0, 2, 2] = 2"},
         {("forward --input " + write("disagree.json", R"({"mask": "none"})",
-                                     R"(, "mask": {"shape": [1, 3, 3], "data": [1, 0, 0, 1, 1, 0, 1, 1, 1]})")).c_str(),
+                                     R"(, "mask": {"shape": [1, 3, 3], "data": [1, 0, 0, 1, 1, 0, 1, 1, 1]})"))
+             .c_str(),
          "disagrees with its tensor mask"},
         {("forward --input " + write("custom.json", R"({"mask": "custom"})", "")).c_str(), "no tensor mask"},
         {("forward --input " + write("train.json", R"({"train": 1})", "")).c_str(), "config.train"},
@@ -493,7 +502,9 @@ TEST_CASE("cli: a machine format on stdout has it alone: the text goes to stderr
         {"model attention --text hi --svg - --dump -", "--svg - and --dump -"},  // refused before the model is read
     });
     // Refused up front: nothing on stdout, no file.
-    auto files = [&] { return std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator{}); };
+    auto files = [&] {
+        return std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator{});
+    };
     const auto before = files();
     CHECK(run_split("variance --samples 64 --json --svg -", dir).out.empty());
     CHECK(run_split("lesson 9 --json --svg - --json-nonfinite string", dir).code == 2);

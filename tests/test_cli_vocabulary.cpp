@@ -52,7 +52,8 @@ struct Opt {
 
 void walk(const nlohmann::json& app, const std::string& path, std::vector<Opt>& out) {
     for (const auto& o : app["options"]) out.push_back({path, o});
-    for (const auto& s : app["subcommands"]) walk(s, path.empty() ? s["name"].get<std::string>() : path + " " + s["name"].get<std::string>(), out);
+    for (const auto& s : app["subcommands"])
+        walk(s, path.empty() ? s["name"].get<std::string>() : path + " " + s["name"].get<std::string>(), out);
 }
 
 std::vector<Opt> all_options() {
@@ -197,7 +198,8 @@ TEST_CASE("cli manners: the man page and the bash and zsh completions come from 
         MESSAGE("man is not installed: the page is not rendered here");
         return;
     }
-    const auto shown = attn::test::run_shell(bin + " --man > /tmp/attn_test_man.1 && MANWIDTH=80 man -l /tmp/attn_test_man.1 2>&1");
+    const auto shown =
+        attn::test::run_shell(bin + " --man > /tmp/attn_test_man.1 && MANWIDTH=80 man -l /tmp/attn_test_man.1 2>&1");
     CHECK(shown.code == 0);
     CHECK(shown.out.find("forward") != std::string::npos);
 }

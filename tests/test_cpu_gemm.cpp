@@ -2,8 +2,8 @@
 // each family this CPU runs, against a plain double-precision product element by element;
 // the fused-multiply-add families against each other bit for bit (those this CPU runs: AVX-512
 // and AVX2 on x86; NEON on AArch64, where the cross build runs this file under QEMU). The
-// generic kernel (plain C++, every CPU) multiplies then adds: within the bound, not the bits. The callers' paths (training ops,
-// encoder) are tested in test_nn_ops.cpp and test_bert.cpp.
+// generic kernel (plain C++, every CPU) multiplies then adds: within the bound, not the bits. The callers' paths
+// (training ops, encoder) are tested in test_nn_ops.cpp and test_bert.cpp.
 //
 // Tolerance: a float32 dot product of K terms summed with fused multiply-adds, in any order,
 // is within gamma_K * sum|terms| of the exact value (Higham; gamma_K ~ K u, u = 2^-24 the unit
@@ -72,8 +72,8 @@ TEST_CASE("cpu gemm: the strided kernel of every family matches a double product
         }
         ++ran;
         size_t case_no = 0;
-        for (const Shape s : {Shape{1, 5, 3}, Shape{13, 37, 70}, Shape{64, 64, 64}, Shape{33, 129, 17}, Shape{9, 16, 200},
-                               Shape{100, 160, 40}})
+        for (const Shape s : {Shape{1, 5, 3}, Shape{13, 37, 70}, Shape{64, 64, 64}, Shape{33, 129, 17},
+                              Shape{9, 16, 200}, Shape{100, 160, 40}})
             for (const bool transposed : {false, true})
                 for (const int init : {0, 1, 2}) {  // 0: zero, 1: bias, 2: accumulate onto C
                     const std::string family(attn::isa_name(isa));
@@ -246,7 +246,9 @@ double bf16_value(uint16_t h) {
 }
 }  // namespace
 
-TEST_CASE("cpu gemm: the bf16 strip kernels (AVX-512 BF16, AMX, widened pairs on every family) match double sums of the rounded operands") {
+TEST_CASE(
+    "cpu gemm: the bf16 strip kernels (AVX-512 BF16, AMX, widened pairs on every family) match double sums of the "
+    "rounded operands") {
     // The operands are bf16, so every product is exact in float32; only the float32 sums round:
     // the same 2 (K + 1) u sum|terms| bound as above, K = n_in.
     // n_in 600: 304 pairs a row, two passes of the strip (192 pairs, then 112)

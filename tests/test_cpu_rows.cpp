@@ -121,7 +121,8 @@ TEST_CASE("cpu rows: LayerNorm forward and backward of every table match double 
                     const double m = mean[size_t(n)], r = rstd[size_t(n)];
                     double gs = 0, gxs = 0;
                     for (int64_t i = 0; i < D; ++i) {
-                        const double xh = (x[size_t(n * D + i)] - m) * r, g = double(dout[size_t(n * D + i)]) * w[size_t(i)];
+                        const double xh = (x[size_t(n * D + i)] - m) * r,
+                                     g = double(dout[size_t(n * D + i)]) * w[size_t(i)];
                         gs += g;
                         gxs += g * xh;
                     }
@@ -296,7 +297,8 @@ TEST_CASE("cpu rows: a NaN score makes exactly its softmax row NaN on every tabl
                 }
             }
         }
-        const float x[16] = {nan, 1.0f, nan, -2.0f, 0.5f, nan, 3.0f, -0.25f, nan, 0.0f, 4.0f, -5.0f, nan, 6.0f, 1.5f, nan};
+        const float x[16] = {nan, 1.0f, nan,  -2.0f, 0.5f, nan,  3.0f, -0.25f,
+                             nan, 0.0f, 4.0f, -5.0f, nan,  6.0f, 1.5f, nan};
         float tanh_y[16], erf_y[16];
         t.k->gelu_forward(tanh_y, x, 16);
         t.k->gelu_erf_forward(erf_y, x, 16);

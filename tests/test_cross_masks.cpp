@@ -33,7 +33,8 @@ std::vector<std::string> fixtures(const std::string& dir) {
     std::vector<std::string> names;
     for (const auto& e : std::filesystem::directory_iterator(test::source_path(dir))) {
         const std::string f = e.path().filename().string();
-        if (f.size() > 5 && f.ends_with(".json") && f.find(".mask.") == std::string::npos) names.push_back(e.path().stem().string());
+        if (f.size() > 5 && f.ends_with(".json") && f.find(".mask.") == std::string::npos)
+            names.push_back(e.path().stem().string());
     }
     std::sort(names.begin(), names.end());
     return names;
@@ -41,7 +42,8 @@ std::vector<std::string> fixtures(const std::string& dir) {
 
 }  // namespace
 
-TEST_CASE("mask files: attn forward --mask-file matches nn.MultiheadAttention (bool, additive, per head, npy and json)") {
+TEST_CASE(
+    "mask files: attn forward --mask-file matches nn.MultiheadAttention (bool, additive, per head, npy and json)") {
     const auto names = fixtures("tests/fixtures/golden_masks");
     REQUIRE(names.size() >= 7);
     const std::string dir = test::temp_dir("maskfile");
@@ -69,7 +71,8 @@ TEST_CASE("mask files: attn forward --mask-file matches nn.MultiheadAttention (b
             CHECK(d.tensors.count("additive_mask") == (name.find("additive") != std::string::npos ? 1u : 0u));
             // the dump fed back with --input runs the same layer with the same (per-head, additive) mask
             const std::string again = dir + "/" + name + "-" + impl + "-again.json";
-            const test::CliResult r2 = test::run_attn("forward --input " + out + " --impl " + impl + " --dump " + again);
+            const test::CliResult r2 =
+                test::run_attn("forward --input " + out + " --impl " + impl + " --dump " + again);
             INFO(r2.out);
             REQUIRE(r2.code == 0);
             CHECK(read_dump_file(again).tensors.at("out").data == d.tensors.at("out").data);
@@ -171,7 +174,8 @@ TEST_CASE("per-head masks: forward and backward equal running each head alone wi
         add[k] = r.normal();
     }
     const Mask per_head = Mask::custom_heads(B, H, Tq, Tk, allowed).combined(Mask::additive_heads(B, H, Tq, Tk, add));
-    const Tensor q = test::randn({B, H, Tq, D}, 4, 0), k = test::randn({B, H, Tk, D}, 4, 1), v = test::randn({B, H, Tk, D}, 4, 2);
+    const Tensor q = test::randn({B, H, Tq, D}, 4, 0), k = test::randn({B, H, Tk, D}, 4, 1),
+                 v = test::randn({B, H, Tk, D}, 4, 2);
     const Tensor dout = test::randn({B, H, Tq, D}, 4, 3);
     for (const Backend be : {Backend::Reference, Backend::Flash}) {
         CAPTURE(backend_info(be).name);
@@ -184,7 +188,8 @@ TEST_CASE("per-head masks: forward and backward equal running each head alone wi
                 const size_t at = static_cast<size_t>((b * H + h) * Tq * Tk), n = static_cast<size_t>(Tq * Tk);
                 a_h.insert(a_h.end(), allowed.begin() + static_cast<std::ptrdiff_t>(at),
                            allowed.begin() + static_cast<std::ptrdiff_t>(at + n));
-                add_h.insert(add_h.end(), add.begin() + static_cast<std::ptrdiff_t>(at), add.begin() + static_cast<std::ptrdiff_t>(at + n));
+                add_h.insert(add_h.end(), add.begin() + static_cast<std::ptrdiff_t>(at),
+                             add.begin() + static_cast<std::ptrdiff_t>(at + n));
             }
             const Mask m_h = Mask::custom(B, Tq, Tk, a_h).combined(Mask::additive_mask(B, Tq, Tk, add_h));
             const Tensor qh = head_of(q, h), kh = head_of(k, h), vh = head_of(v, h), dh = head_of(dout, h);

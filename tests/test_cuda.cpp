@@ -310,11 +310,13 @@ TEST_CASE("cuda parity: the naive path's record equals the reference's, intermed
 
 TEST_CASE("cuda parity: NaN in one key spreads to exactly the rows that may attend to it") {
     if (!gpu_or_skip()) return;
-    attn::Tensor q = random_tensor({2, 1, 20, 8}, 8), k = random_tensor({2, 1, 20, 8}, 9), v = random_tensor({2, 1, 20, 8}, 10);
+    attn::Tensor q = random_tensor({2, 1, 20, 8}, 8), k = random_tensor({2, 1, 20, 8}, 9),
+                 v = random_tensor({2, 1, 20, 8}, 10);
     k.at({0, 0, 3, 2}) = NAN;  // key 3 of batch row 0
     k.at({1, 0, 3, 2}) = NAN;  // key 3 of batch row 1 (masked away there by length 2)
     for (attn::CudaKernel kern : attn::all_cuda_kernels()) {
-        for (const attn::Mask& mask : {attn::Mask::none(), attn::Mask::make_causal(), attn::Mask::key_padding({20, 2})}) {
+        for (const attn::Mask& mask :
+             {attn::Mask::none(), attn::Mask::make_causal(), attn::Mask::key_padding({20, 2})}) {
             const attn::Tensor ref = attn::attention_reference(q, k, v, mask, attn::AttentionOptions{});
             const attn::Tensor got = attn::attention_cuda(q, k, v, mask, attn::AttentionOptions{}, kern);
             int64_t nan_rows = 0;
@@ -351,8 +353,8 @@ TEST_CASE("cuda parity: compare_cuda_to_cpu reports a small difference, and flas
     if (!gpu_or_skip()) return;
     const attn::Tensor q = random_tensor({1, 2, 50, 32}, 11), k = random_tensor({1, 2, 60, 32}, 12),
                        v = random_tensor({1, 2, 60, 32}, 13);
-    const attn::CudaComparison c =
-        attn::compare_cuda_to_cpu(q, k, v, attn::Mask::make_causal(), attn::AttentionOptions{}, attn::CudaKernel::Flash);
+    const attn::CudaComparison c = attn::compare_cuda_to_cpu(q, k, v, attn::Mask::make_causal(),
+                                                             attn::AttentionOptions{}, attn::CudaKernel::Flash);
     CHECK(c.max_abs_diff < 1e-4);
     CHECK(c.max_abs_diff > 0.0);  // different summation order: exact equality would be a surprise
     CHECK(c.nonfinite_mismatches == 0);

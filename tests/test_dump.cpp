@@ -62,7 +62,8 @@ TEST_CASE("dump: the reader refuses malformed files with a message") {
         "{\"format\": \"attn-dump\", \"version\": 1, \"tensors\": {\"x\": {\"shape\": [2], \"data\": [1]}}}",
         "{\"format\": \"attn-dump\", \"version\": 1, \"tensors\": {\"x\": {\"shape\": [-1], \"data\": []}}}",
         "{\"format\": \"attn-dump\", \"version\": 1, \"tensors\": {\"x\": {\"shape\": [1], \"data\": [\"a\"]}}}",
-        "{\"format\": \"attn-dump\", \"version\": 1, \"tensors\": {\"x\": {\"shape\": [4294967296, 4294967296, 4294967296], \"data\": []}}}",
+        "{\"format\": \"attn-dump\", \"version\": 1, \"tensors\": {\"x\": {\"shape\": [4294967296, 4294967296, "
+        "4294967296], \"data\": []}}}",
         "{\"format\": \"attn-dump\", \"version\": 1, \"tensors\": {\"x\": {\"shape\": [1], \"data\": [Infinit]}}}",
         "{\"format\": \"attn-dump\", \"version\": 1, \"tensors\": {\"x\": 3}}",
         "{\"format\": \"attn-dump\", \"version\": 1, \"tensors\": {\"x\": {\"shape\": [1], \"data\": [\"inf\"]}}}",
@@ -143,7 +144,8 @@ TEST_CASE("dump: TERM, INT or HUP during a large attn forward --dump leave no te
         // Signal once the temp file exists, so the signal falls inside the write.
         bool seen = false;
         for (int i = 0; i < 300000 && !seen; ++i) {  // >= 30 s: a sanitizer build on a loaded machine starts slowly
-            for (const auto& e : fs::directory_iterator(dir)) seen |= e.path().filename().string().find(kTempFilePrefix) != std::string::npos;
+            for (const auto& e : fs::directory_iterator(dir))
+                seen |= e.path().filename().string().find(kTempFilePrefix) != std::string::npos;
             if (!seen) ::usleep(100);
         }
         ::kill(child, sig);
@@ -152,7 +154,8 @@ TEST_CASE("dump: TERM, INT or HUP during a large attn forward --dump leave no te
         CHECK(seen);
         CHECK(WIFSIGNALED(st));
         if (WIFSIGNALED(st)) CHECK(WTERMSIG(st) == sig);
-        for (const auto& e : fs::directory_iterator(dir)) CHECK(e.path().filename().string().find(kTempFilePrefix) == std::string::npos);
+        for (const auto& e : fs::directory_iterator(dir))
+            CHECK(e.path().filename().string().find(kTempFilePrefix) == std::string::npos);
         fs::remove_all(dir);
     }
 }
@@ -181,7 +184,7 @@ TEST_CASE("dump: a legal 255-byte file name works for every output, and a dangli
 
     // A dangling link: the write creates the file it names (as `cat > link`), the link stays a link.
     fs::create_directory(dir + "/sub");
-    fs::create_symlink("sub/new.json", dir + "/dangling.json");                 // relative, resolved from the link's folder
+    fs::create_symlink("sub/new.json", dir + "/dangling.json");  // relative, resolved from the link's folder
     fs::create_symlink(dir + "/dangling.json", dir + "/chain.json");           // a link to the dangling link
     const auto r = test::run_attn("forward --dump '" + dir + "/chain.json'");
     INFO(r.out);
@@ -201,7 +204,8 @@ TEST_CASE("dump: a legal 255-byte file name works for every output, and a dangli
     fs::create_symlink(dir + "/loop2", dir + "/loop1");
     fs::create_symlink(dir + "/loop1", dir + "/loop2");
     CHECK_THROWS_AS(write_file_atomic(dir + "/loop1", "x"), InputError);
-    for (const auto& e : fs::directory_iterator(dir)) CHECK(e.path().filename().string().find(kTempFilePrefix) == std::string::npos);
+    for (const auto& e : fs::directory_iterator(dir))
+        CHECK(e.path().filename().string().find(kTempFilePrefix) == std::string::npos);
     fs::remove_all(dir);
 }
 
@@ -236,7 +240,8 @@ TEST_CASE("dump: a signal at any moment of a write leaves no temp file") {
     }
     CHECK(killed == 60);
     int temps = 0;
-    for (const auto& e : fs::directory_iterator(dir)) temps += e.path().filename().string().find(kTempFilePrefix) != std::string::npos;
+    for (const auto& e : fs::directory_iterator(dir))
+        temps += e.path().filename().string().find(kTempFilePrefix) != std::string::npos;
     CHECK(temps == 0);
     fs::remove_all(dir);
 }

@@ -116,5 +116,6 @@ TEST_CASE("dump config: mask tensors read back as masks, bad ones refused naming
     Dump nan = d;
     nan.tensors["additive_mask"] = Tensor(Shape{2, 3, 3});
     nan.tensors["additive_mask"].at({1, 0, 0}) = NAN;
-    CHECK(refusal_of(nan).rfind("tensor additive_mask: must hold finite values or -inf, got additive_mask[1, 0, 0]", 0) == 0);
+    CHECK(refusal_of(nan).rfind("tensor additive_mask: must hold finite values or -inf, got additive_mask[1, 0, 0]",
+                                0) == 0);
 }

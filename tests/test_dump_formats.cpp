@@ -153,7 +153,8 @@ TEST_CASE("dump formats: an npz written as numpy's np.savez writes it (Python's 
         "with zipfile.ZipFile(os.path.join(d,'attn.npz')) as z: assert z.testzip() is None\n";
     write_file_atomic((dir / "pack.py").string(), script);
     write_dump_file((dir / "attn.npz").string(), d);
-    const test::CliResult r = test::run_shell("python3 '" + (dir / "pack.py").string() + "' '" + dir.string() + "' 2>&1");
+    const test::CliResult r =
+        test::run_shell("python3 '" + (dir / "pack.py").string() + "' '" + dir.string() + "' 2>&1");
     INFO(r.out);
     REQUIRE(r.code == 0);  // Python's zipfile also checked attn's archive (testzip: every CRC)
     check_same(d, read_dump_any((dir / "py.npz").string()));

@@ -41,7 +41,8 @@ size_t col(const ExperimentTable& t, const std::string& name) {
 }
 
 const Verdict& verdict(const ExperimentResult& r, const std::string& claim) {
-    const auto it = std::find_if(r.verdicts.begin(), r.verdicts.end(), [&](const Verdict& v) { return v.claim == claim; });
+    const auto it =
+        std::find_if(r.verdicts.begin(), r.verdicts.end(), [&](const Verdict& v) { return v.claim == claim; });
     REQUIRE(it != r.verdicts.end());
     return *it;
 }
@@ -184,7 +185,8 @@ TEST_CASE("experiments: each planted bug changes the output, and leaks where it 
         CHECK((causal > 1e-6) == leaks_future);
         // padding: move the pad embedding; real positions must not move
         auto ps = m.params();
-        for (int64_t d = 0; d < 8; ++d) ps[0].value->data[size_t(6 * 8 + d)] += d % 2 ? -1.0f : 1.0f;  // LayerNorm removes a constant shift
+        for (int64_t d = 0; d < 8; ++d)
+            ps[0].value->data[size_t(6 * 8 + d)] += d % 2 ? -1.0f : 1.0f;  // LayerNorm removes a constant shift
         const auto l2 = logits(m, kTok);
         double pad = 0;
         for (int64_t b = 0; b < 2; ++b)
@@ -357,10 +359,11 @@ TEST_CASE("experiment cli: --list, bad names and options exit 2 with one line, a
     CHECK(list.code == 0);
     for (const auto& e : experiments()) CHECK(list.out.find(e.name) != std::string::npos);
     CHECK(list.out.find("C18") != std::string::npos);
-    for (const char* bad : {"experiment nope", "experiment", "experiment scale --seeds 0", "experiment scale --quick --full",
-                            "experiment scale --json-nonfinite null", "experiment scale --json /nonexistent/x.json",
-                            "experiment heads --store -", "experiment heads --store /nonexistent/x.json",
-                            "experiment heads --store a.json --svg b.svg"}) {
+    for (const char* bad :
+         {"experiment nope", "experiment", "experiment scale --seeds 0", "experiment scale --quick --full",
+          "experiment scale --json-nonfinite null", "experiment scale --json /nonexistent/x.json",
+          "experiment heads --store -", "experiment heads --store /nonexistent/x.json",
+          "experiment heads --store a.json --svg b.svg"}) {
         CAPTURE(bad);
         const auto r = test::run_attn(bad);
         CHECK(r.code == 2);
@@ -369,8 +372,8 @@ TEST_CASE("experiment cli: --list, bad names and options exit 2 with one line, a
     const auto unknown = test::run_attn("experiment nope");
     CHECK(unknown.out.find("lock-in") != std::string::npos);  // the names are listed
     const std::string dir = test::temp_dir("experiment");
-    const auto run = test::run_attn("experiment lock-in --quick --seeds 1 --threads 1 --json " + dir + "/r.json --svg " +
-                                    dir + "/r.svg");
+    const auto run = test::run_attn("experiment lock-in --quick --seeds 1 --threads 1 --json " + dir +
+                                    "/r.json --svg " + dir + "/r.svg");
     CHECK(run.code == 0);
     CHECK(run.out.find("C13 supported") != std::string::npos);
     std::ifstream jf(dir + "/r.json");
@@ -383,7 +386,8 @@ TEST_CASE("experiment cli: --list, bad names and options exit 2 with one line, a
     ss << sf.rdbuf();
     CHECK(ss.str().find("rows moved to the right key") != std::string::npos);
     // --json - puts the JSON alone on stdout (the table goes to stderr)
-    const auto js = test::run_shell("'" + std::string(ATTN_BINARY) + "' experiment lock-in --quick --seeds 1 --json - 2>/dev/null");
+    const auto js =
+        test::run_shell("'" + std::string(ATTN_BINARY) + "' experiment lock-in --quick --seeds 1 --json - 2>/dev/null");
     CHECK(js.code == 0);
     CHECK(nlohmann::json::parse(js.out)["format"] == "attn-experiment");
     // --store (-o): one run a seed, read back by the tour's reader, with where it was made
@@ -402,8 +406,9 @@ TEST_CASE("experiment cli: --list, bad names and options exit 2 with one line, a
 
 TEST_CASE("experiment cli: the same numbers at 1 and 2 threads") {
     auto tables = [](int threads) {
-        const auto r = test::run_shell("'" + std::string(ATTN_BINARY) + "' experiment init --quick --seeds 1 --threads " +
-                                       std::to_string(threads) + " --json - 2>/dev/null");
+        const auto r =
+            test::run_shell("'" + std::string(ATTN_BINARY) + "' experiment init --quick --seeds 1 --threads " +
+                            std::to_string(threads) + " --json - 2>/dev/null");
         REQUIRE(r.code == 0);
         return nlohmann::json::parse(r.out)["tables"];
     };

@@ -42,7 +42,8 @@ ExperimentResult quick(const ExperimentInfo& e) {
                 std::printf("\n");
             }
         }
-        for (const Verdict& v : r.verdicts) std::printf("%s %s: %s\n", v.claim.c_str(), v.statement.c_str(), v.figures.c_str());
+        for (const Verdict& v : r.verdicts)
+            std::printf("%s %s: %s\n", v.claim.c_str(), v.statement.c_str(), v.figures.c_str());
         std::printf("%.1f s\n", r.seconds);
     }
     return r;
@@ -120,7 +121,8 @@ TEST_CASE("experiment memory (quick): store P grows as T^2, tiled and checkpoint
     CHECK(rows[8][6].get<double>() < 1e-4);
     CHECK(verdict_with(r, "O(n^2)") != nullptr);
     // from T = 128 to 256, store P's peak grows faster than tiled's (T^2 against T)
-    CHECK(rows[6][2].get<double>() / rows[3][2].get<double>() > 1.3 * rows[7][2].get<double>() / rows[4][2].get<double>());
+    CHECK(rows[6][2].get<double>() / rows[3][2].get<double>() >
+          1.3 * rows[7][2].get<double>() / rows[4][2].get<double>());
 }
 
 TEST_CASE("experiment distance (quick): attention reaches d = 24, without positions the reverse task fails") {

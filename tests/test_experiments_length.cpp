@@ -24,7 +24,8 @@ TEST_CASE("experiment length (quick): every variant learns, softmax learns recal
         CHECK(t.rows[0][0] == "softmax");
         for (const auto& row : t.rows) {
             INFO(t.title << " / " << row[0].get<std::string>());
-            // columns: attention, quality T0, vs softmax T0, quality 10T0, vs softmax 10T0, initial loss, final loss, seconds
+            // columns: attention, quality T0, vs softmax T0, quality 10T0, vs softmax 10T0, initial loss, final loss,
+            // seconds
             CHECK(row[6].get<double>() < row[5].get<double>());  // training lowered the held-out loss at 10 T0
         }
     }

@@ -19,7 +19,8 @@ using namespace attn;
 namespace {
 
 const Verdict& verdict_of(const ExperimentResult& r, const std::string& claim) {
-    const auto it = std::find_if(r.verdicts.begin(), r.verdicts.end(), [&](const Verdict& v) { return v.claim == claim; });
+    const auto it =
+        std::find_if(r.verdicts.begin(), r.verdicts.end(), [&](const Verdict& v) { return v.claim == claim; });
     REQUIRE(it != r.verdicts.end());
     return *it;
 }
@@ -82,7 +83,8 @@ TEST_CASE("experiment registry: variance and variants are entries, listed by att
     CHECK(list.out.find("C14, C15, C16, C17") != std::string::npos);
 }
 
-TEST_CASE("experiment variance: the registry's run is run_variance's rows, judged, and changed rows flip the verdicts") {
+TEST_CASE(
+    "experiment variance: the registry's run is run_variance's rows, judged, and changed rows flip the verdicts") {
     const VarianceConfig cfg = small_variance();
     std::vector<VarianceRow> rows = run_variance(cfg);
     const ExperimentResult r = variance_result(cfg, {rows});
@@ -149,7 +151,8 @@ TEST_CASE("experiment variants: the verdicts are computed from the timings, and 
     // elu+1 growing as T^2: only 2 of 3 linear kinds are O(n)
     CHECK(verdict_of(variants_result(cfg, synthetic_timings(cfg, 2.0, 1.0)), "C43").kind == VerdictKind::Qualified);
     // window and global-local 1000x slower: no sparse kind beats flash
-    CHECK(verdict_of(variants_result(cfg, synthetic_timings(cfg, 1.0, 1000.0)), "C42").kind == VerdictKind::NotSupported);
+    CHECK(verdict_of(variants_result(cfg, synthetic_timings(cfg, 1.0, 1000.0)), "C42").kind ==
+          VerdictKind::NotSupported);
     // no timings (attn variants --no-speed): no verdicts
     VariantsResult none = synthetic_timings(cfg, 1.0, 1.0);
     none.speed.clear(), none.crossover.clear();

@@ -233,7 +233,8 @@ TEST_CASE("flash: dropout in train mode matches the reference decisions and eval
         opt.train = true;
         check_close(attention_flash_with(kern, q, k, v, m, opt, 2), naive(q, k, v, m, opt), v, 1e-5, kern + " train");
         // The same numbers whatever the thread count (decisions are per element, not per thread).
-        CHECK(attention_flash_with(kern, q, k, v, m, opt, 1).data == attention_flash_with(kern, q, k, v, m, opt, 2).data);
+        CHECK(attention_flash_with(kern, q, k, v, m, opt, 1).data ==
+              attention_flash_with(kern, q, k, v, m, opt, 2).data);
         opt.train = false;
         AttentionOptions plain;
         check_close(attention_flash_with(kern, q, k, v, m, opt, 2), naive(q, k, v, m, plain), v, 1e-5, kern + " eval");
@@ -338,9 +339,11 @@ void check_bf16_path(const std::string& path) {
         // per-head boolean and additive parts: each head must read its own rows
         std::vector<uint8_t> heads_allowed(static_cast<size_t>(c.B * c.H * c.Tq * c.Tk));
         std::vector<float> heads_add(heads_allowed.size());
-        for (size_t n = 0; n < heads_allowed.size(); ++n) heads_allowed[n] = r.uniform() < 0.7f, heads_add[n] = r.normal();
-        masks.push_back({"per-head dense+additive", Mask::custom_heads(c.B, c.H, c.Tq, c.Tk, heads_allowed)
-                                                         .combined(Mask::additive_heads(c.B, c.H, c.Tq, c.Tk, heads_add))});
+        for (size_t n = 0; n < heads_allowed.size(); ++n)
+            heads_allowed[n] = r.uniform() < 0.7f, heads_add[n] = r.normal();
+        masks.push_back(
+            {"per-head dense+additive", Mask::custom_heads(c.B, c.H, c.Tq, c.Tk, heads_allowed)
+                                            .combined(Mask::additive_heads(c.B, c.H, c.Tq, c.Tk, heads_add))});
         for (int variant = 0; variant < static_cast<int>(masks.size()) + 3; ++variant) {
             Mask m;
             AttentionOptions opt;
@@ -370,7 +373,8 @@ void check_bf16_path(const std::string& path) {
             double vmax = 0;
             for (float x : v.data) vmax = std::max(vmax, double(std::fabs(x)));
             for (int64_t n = 0; n < got.numel(); ++n)
-                worst_case = std::max(worst_case, std::fabs(double(got.data[n]) - ref.data[n]) / (std::fabs(ref.data[n]) + vmax));
+                worst_case = std::max(worst_case,
+                                      std::fabs(double(got.data[n]) - ref.data[n]) / (std::fabs(ref.data[n]) + vmax));
             if (c.Tk <= 200) {
                 const bool same_at_1_thread = attention_flash_bf16_with(path, q, k, v, m, opt, 1).data == got.data;
                 INFO(what);
@@ -386,7 +390,8 @@ void check_bf16_path(const std::string& path) {
 TEST_CASE("flash-bf16 on the AMX tile path matches the reference within bf16 precision") {
     const std::vector<std::string> paths = flash_bf16_paths();
     if (std::find(paths.begin(), paths.end(), "amx") == paths.end()) {
-        attn::test::skip("no AMX here (CPU, OS permission or build: GCC >= 12 on x86-64 Linux): the tile kernel is not tested");
+        attn::test::skip(
+            "no AMX here (CPU, OS permission or build: GCC >= 12 on x86-64 Linux): the tile kernel is not tested");
         return;
     }
     CHECK(flash_bf16_path() == "amx");
@@ -406,12 +411,14 @@ TEST_CASE("flash-bf16 paths: rows whose max keeps growing along the keys") {
     const Tensor v = randn({B, H, Tk, D}, 33);
     for (int64_t bh = 0; bh < B * H; ++bh)
         for (int64_t j = 0; j < Tk; ++j)
-            for (int64_t d = 0; d < D; ++d) k.data[static_cast<size_t>((bh * Tk + j) * D + d)] *= 1.0f + 6.0f * float(j) / float(Tk);
+            for (int64_t d = 0; d < D; ++d)
+                k.data[static_cast<size_t>((bh * Tk + j) * D + d)] *= 1.0f + 6.0f * float(j) / float(Tk);
     for (const std::string& path : paths)
         for (const bool causal : {false, true}) {
             const Mask m = causal ? Mask::make_causal() : Mask::none();
             const Tensor got = attention_flash_bf16_with(path, q, k, v, m, {}, 2);
-            check_close(got, naive(q, k, v, m, {}), v, 2e-2, path + (causal ? " causal" : " no mask") + " growing keys");
+            check_close(got, naive(q, k, v, m, {}), v, 2e-2,
+                        path + (causal ? " causal" : " no mask") + " growing keys");
             const bool same_at_1_thread = attention_flash_bf16_with(path, q, k, v, m, {}, 1).data == got.data;
             CHECK(same_at_1_thread);
         }
@@ -433,19 +440,23 @@ TEST_CASE("flash-bf16 on the AVX-512 BF16 path matches the reference within bf16
     check_bf16_path_if_here("avx512-bf16", "AVX-512 BF16");
 }
 
-TEST_CASE("flash-bf16 on the AVX-512 path (float32 on bf16-rounded operands) matches the reference within bf16 precision") {
+TEST_CASE(
+    "flash-bf16 on the AVX-512 path (float32 on bf16-rounded operands) matches the reference within bf16 precision") {
     check_bf16_path_if_here("avx512", "AVX-512");
 }
 
-TEST_CASE("flash-bf16 on the AVX2 path (float32 on bf16-rounded operands) matches the reference within bf16 precision") {
+TEST_CASE(
+    "flash-bf16 on the AVX2 path (float32 on bf16-rounded operands) matches the reference within bf16 precision") {
     check_bf16_path_if_here("avx2", "AVX2 with FMA");
 }
 
-TEST_CASE("flash-bf16 on the NEON path (float32 on bf16-rounded operands) matches the reference within bf16 precision") {
+TEST_CASE(
+    "flash-bf16 on the NEON path (float32 on bf16-rounded operands) matches the reference within bf16 precision") {
     check_bf16_path_if_here("neon", "AArch64 NEON");
 }
 
-TEST_CASE("flash-bf16 on the generic path (float32 on bf16-rounded operands) matches the reference within bf16 precision") {
+TEST_CASE(
+    "flash-bf16 on the generic path (float32 on bf16-rounded operands) matches the reference within bf16 precision") {
     check_bf16_path_if_here("generic", "the plain C++ kernel");
 }
 
@@ -511,7 +522,8 @@ bool has_kernel(const std::string& name) {
 // that as a skip, and check that a CPU with the instructions is given the kernels.
 TEST_CASE("flash: a CPU with AVX-512 runs the avx512 kernels, so the tests above cover them") {
     if (!cpu_offers_avx512()) {
-        attn::test::skip("no AVX-512 (F, DQ, BW, VL) here, or ATTN_ISA below avx512: the avx512 kernels are not tested");
+        attn::test::skip(
+            "no AVX-512 (F, DQ, BW, VL) here, or ATTN_ISA below avx512: the avx512 kernels are not tested");
         return;
     }
     CHECK(flash_kernels().front() == "avx512");

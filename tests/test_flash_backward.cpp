@@ -171,12 +171,14 @@ TEST_CASE("flash backward: a query of NaN gives the reference's NaN gradients an
             const AttentionGrads g = flash_grads(kern, q, k, v, m, AttentionOptions{}, dout, 2);
             INFO(kern << " causal " << causal);
             int wrong = 0;
-            for (const auto& [got, ref, D] : {std::tuple{&g.dq, &want.dq, Dk}, {&g.dk, &want.dk, Dk}, {&g.dv, &want.dv, Dv}})
+            for (const auto& [got, ref, D] :
+                 {std::tuple{&g.dq, &want.dq, Dk}, {&g.dk, &want.dk, Dk}, {&g.dv, &want.dv, Dv}})
                 for (size_t e = 0; e < ref->data.size(); ++e) {
                     const auto row = static_cast<int64_t>(e) / D;  // (h, t)
                     if (causal && got != &g.dq && row > T + bad) continue;  // a key after the query (above)
                     const float a = got->data[e], b = ref->data[e];
-                    wrong += std::isnan(b) ? (std::isnan(a) ? 0 : 1) : (std::abs(a - b) <= 1e-4f * (1 + std::abs(b)) ? 0 : 1);
+                    wrong += std::isnan(b) ? (std::isnan(a) ? 0 : 1)
+                                           : (std::abs(a - b) <= 1e-4f * (1 + std::abs(b)) ? 0 : 1);
                 }
             CHECK(wrong == 0);
         }
@@ -257,7 +259,8 @@ TEST_CASE("flash backward: its scratch grows linearly in T and is far below one 
         for (const auto& shape : {std::tuple<int64_t, int64_t, int64_t, int64_t>{1, 16, 128, 16},
                                           {1, 1, 1024, 8}}) {
             // plain variables: clang 14 refuses structured bindings inside INFO
-            const int64_t B = std::get<0>(shape), H = std::get<1>(shape), T0 = std::get<2>(shape), D = std::get<3>(shape);
+            const int64_t B = std::get<0>(shape), H = std::get<1>(shape), T0 = std::get<2>(shape),
+                          D = std::get<3>(shape);
             std::vector<double> bytes;
             for (int64_t T : {T0, 2 * T0, 4 * T0}) {
                 const Tensor q = randn({B, H, T, D}, 1), k = randn({B, H, T, D}, 2), v = randn({B, H, T, D}, 3),
@@ -270,7 +273,8 @@ TEST_CASE("flash backward: its scratch grows linearly in T and is far below one 
                 // below the reference's one (T, T) float matrix per head
                 CHECK(static_cast<double>(st.scratch_bytes) < 4.0 * static_cast<double>(B * H * T) * T);
             }
-            INFO(kern << " B" << B << " H" << H << ": " << bytes[0] << ", " << bytes[1] << ", " << bytes[2] << " bytes");
+            INFO(kern << " B" << B << " H" << H << ": " << bytes[0] << ", " << bytes[1] << ", " << bytes[2]
+                      << " bytes");
             CHECK(bytes[1] <= 2.05 * bytes[0]);
             CHECK(bytes[2] <= 2.05 * bytes[1]);
         }
@@ -345,12 +349,14 @@ bool has_bwd_kernel(const std::string& name) {
 TEST_CASE("flash backward: a CPU with AVX-512 runs the avx512 kernel, so the tests above cover it") {
 #if defined(__x86_64__) && defined(__GNUC__)
     if (attn::isa_cap() >= attn::Isa::avx512 && __builtin_cpu_supports("avx512f") &&
-        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")) {
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl")) {
         CHECK(flash_backward_kernels().front() == "avx512");
         return;
     }
 #endif
-    attn::test::skip("no AVX-512 (F, DQ, BW, VL) here, or ATTN_ISA below avx512: the avx512 backward kernel is not tested");
+    attn::test::skip(
+        "no AVX-512 (F, DQ, BW, VL) here, or ATTN_ISA below avx512: the avx512 backward kernel is not tested");
 }
 
 TEST_CASE("flash backward: a CPU with AVX2 and FMA runs the avx2 kernel, so the tests above cover it") {
@@ -418,8 +424,8 @@ TEST_CASE("flash backward: dV keeps float32 precision at large scores (max |scor
         std::vector<double> dq64(qd.size()), dk64(kd.size()), dv64(vd.size());
         AttentionSizes n;
         n.B = B, n.H = H, n.Hkv = H, n.Tq = T, n.Tk = T, n.Dk = Dk, n.Dv = Dk;
-        attention_backward<double>(dq64.data(), dk64.data(), dv64.data(), qd.data(), kd.data(), vd.data(), dod.data(), n,
-                                   mask, opt);
+        attention_backward<double>(dq64.data(), dk64.data(), dv64.data(), qd.data(), kd.data(), vd.data(), dod.data(),
+                                   n, mask, opt);
         const double ref_err = normwise(attention_backward_reference(q, k, v, mask, opt, dout).dv, dv64);
         for (const std::string& kern : flash_backward_kernels()) {
             const double flash_err = normwise(flash_grads(kern, q, k, v, mask, opt, dout, 2).dv, dv64);

@@ -68,7 +68,8 @@ TEST_CASE("export gpt2: an attention-only induction model gives the checkpoint's
     CHECK(c.n_inner == 1);  // no MLP: a zero MLP of width 1
     CHECK(c.vocab_size == 64);
     CHECK(!e.g.stack.config.tied_head);
-    CHECK(e.g.stack.lm_head.shape == attn::Shape{64, e.g.config.n_embd});  // the tiny Transformer's head is its own matrix
+    CHECK(e.g.stack.lm_head.shape ==
+          attn::Shape{64, e.g.config.n_embd});  // the tiny Transformer's head is its own matrix
     // a row of the task's own eval data
     attn::TaskOptions to;
     to.symbols = 64;
@@ -102,7 +103,8 @@ TEST_CASE("export gpt2: an attention-only induction model gives the checkpoint's
     std::filesystem::remove_all(e.dir);
 }
 
-TEST_CASE("export gpt2: a chars model with MLPs gives the checkpoint's logits, and its vocabulary is the corpus bytes") {
+TEST_CASE(
+    "export gpt2: a chars model with MLPs gives the checkpoint's logits, and its vocabulary is the corpus bytes") {
     Exported e = train_and_export(
         "export-chars", "train --task chars --seq 24 --d-model 32 --heads 2 --layers 2 --steps 30 --seed 1");
     CHECK(e.g.config.n_inner == 128);
@@ -175,7 +177,8 @@ TEST_CASE("export gpt2: the shipped decoders give transformers' ids and logits")
             const std::vector<int32_t> ids = tok.encode(list[i].get<std::string>()).ids;
             const std::vector<int32_t> want = attn::test::int64_ids(ref, key + ".ids");
             CHECK_MESSAGE(ids == want, key);
-            const attn::Tensor logits = ref.to_float(key + ".logits", {static_cast<int64_t>(want.size()), config.vocab_size});
+            const attn::Tensor logits =
+                ref.to_float(key + ".logits", {static_cast<int64_t>(want.size()), config.vocab_size});
             const attn::StackOutput out = m.forward(want, {false, false});
             double gap = 0, scale = 0;
             for (size_t k = 0; k < logits.data.size(); ++k) {

@@ -30,7 +30,9 @@ bool xml_well_formed(const std::string& s, std::string* why) {
         if (n == 1 && c < 0x20 && c != '\t' && c != '\n' && c != '\r') return fail("control character", i);
         i += n;
     }
-    auto is_name = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == ':' || c == '-' || c == '.'; };
+    auto is_name = [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == ':' || c == '-' || c == '.';
+    };
     auto check_refs = [&](size_t a, size_t b) -> bool {  // text in [a, b)
         for (size_t i = a; i < b; ++i) {
             if (s[i] == '<') return fail("'<' in text", i);

@@ -165,7 +165,8 @@ TEST_CASE("hostile text: blank text is [CLS] [SEP] and a typed [MASK] is the mas
         std::fputs("\nhi\n", fp);
         std::fclose(fp);
         const auto e = test::run_shell("'" + std::string(ATTN_BINARY) + "' model embed --json --text '' --text hi");
-        const auto f = test::run_shell("'" + std::string(ATTN_BINARY) + "' model embed --json --file '" + dir + "/two.txt'");
+        const auto f =
+            test::run_shell("'" + std::string(ATTN_BINARY) + "' model embed --json --file '" + dir + "/two.txt'");
         INFO(e.out);
         REQUIRE(e.code == 0);
         REQUIRE(f.code == 0);
@@ -223,8 +224,9 @@ TEST_CASE("hostile files: --json-nonfinite applies to every --json, and is refus
         CHECK(r.code == 0);
         CHECK(nlohmann::json::accept(r.out));
     }
-    for (const char* args : {"variance --json-nonfinite string", "lesson 4 --json-nonfinite null", "bench --json-nonfinite string",
-                             "forward --json-nonfinite string", "model entropy --text hi --json-nonfinite string"})
+    for (const char* args :
+         {"variance --json-nonfinite string", "lesson 4 --json-nonfinite null", "bench --json-nonfinite string",
+          "forward --json-nonfinite string", "model entropy --text hi --json-nonfinite string"})
         check_refused_naming(args, {"--json-nonfinite"});
 }
 
@@ -247,7 +249,8 @@ TEST_CASE("hostile files: a token id outside the vocabulary names the vocabulary
     write_text(vocab, "[PAD]\n[UNK]\n[CLS]\n[SEP]\nthe\ncat\n");
     const WordPieceTokenizer tok = WordPieceTokenizer::load(vocab, 16);
     CHECK(tok.token(5) == "cat");
-    CHECK_THROWS_WITH_AS(tok.token(6), doctest::Contains((vocab + ": token id 6 is outside the vocabulary (size 6)").c_str()),
+    CHECK_THROWS_WITH_AS(tok.token(6),
+                         doctest::Contains((vocab + ": token id 6 is outside the vocabulary (size 6)").c_str()),
                          InputError);
     BertConfig tiny;
     tiny.vocab_size = 6;
@@ -257,18 +260,19 @@ TEST_CASE("hostile files: a token id outside the vocabulary names the vocabulary
     tiny.intermediate = 16;
     tiny.max_position = 16;
     const BertModel random = BertModel::random(tiny, 1);
-    CHECK_THROWS_WITH_AS(random.forward({{2, 39145, 3}}), doctest::Contains("token id 39145 is outside the vocabulary [0, 6)"),
-                         InputError);
+    CHECK_THROWS_WITH_AS(random.forward({{2, 39145, 3}}),
+                         doctest::Contains("token id 39145 is outside the vocabulary [0, 6)"), InputError);
     fs::remove_all(dir);
 }
 
-TEST_CASE("hostile files: the real model names its vocab.txt for a token id it does not have (skipped without the model)") {
+TEST_CASE(
+    "hostile files: the real model names its vocab.txt for a token id it does not have (skipped without the model)") {
     if (!test::model_or_skip()) return;
     const ModelFiles files = locate_model(std::getenv("ATTN_MODEL_DIR"));
     const BertModel m = BertModel::load(files);
-    CHECK_THROWS_WITH_AS(m.forward({{101, 39145, 102}}),
-                         doctest::Contains((files.vocab + ": token id 39145 is outside the vocabulary [0, 30522)").c_str()),
-                         InputError);
+    CHECK_THROWS_WITH_AS(
+        m.forward({{101, 39145, 102}}),
+        doctest::Contains((files.vocab + ": token id 39145 is outside the vocabulary [0, 30522)").c_str()), InputError);
 }
 
 TEST_CASE("hostile files: a dump too large to read in memory is refused from its size, before reading it") {

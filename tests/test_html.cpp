@@ -362,7 +362,8 @@ TEST_CASE("html: --html on attn forward and attn view writes the page whole") {
     CHECK(page_data(v)["q"][0] == "<img src=x onerror=alert(1)>");
 
     // a model dump: every layer in one page
-    r = attn::test::run_attn("view '" + attn::test::source_path("data/example-dump.json") + "' --html '" + dir + "/e.html'");
+    r = attn::test::run_attn("view '" + attn::test::source_path("data/example-dump.json") + "' --html '" + dir +
+                             "/e.html'");
     REQUIRE_MESSAGE(r.code == 0, r.out);
     CHECK(page_data(read_text(dir + "/e.html"))["H"] == 2);
 
@@ -390,7 +391,8 @@ TEST_CASE("html: attn tour --html holds the same record as attn tour --json") {
     const std::string html = read_text(page);
     const auto embedded =
         nlohmann::json::parse(between(html, "<script type=\"application/json\" id=\"attn-tour\">", "</script>"));
-    r = attn::test::run_shell("'" + std::string(ATTN_BINARY) + "' tour --from 2 --to 5 --seed 3 --json --json-nonfinite string");
+    r = attn::test::run_shell("'" + std::string(ATTN_BINARY) +
+                              "' tour --from 2 --to 5 --seed 3 --json --json-nonfinite string");
     REQUIRE(r.code == 0);
     const auto json = nlohmann::json::parse(r.out);
     CHECK(embedded == json);  // every figure, check and table, number for number
@@ -417,7 +419,8 @@ TEST_CASE("html: attn tour --html holds the same record as attn tour --json") {
     REQUIRE_MESSAGE(r.code == 0, r.out);
     const std::string l4 = read_text(dir + "/l4.html");
     CHECK(count(l4, "<details class=\"lesson\"") == 1);
-    const auto rec4 = nlohmann::json::parse(between(l4, "<script type=\"application/json\" id=\"attn-tour\">", "</script>"));
+    const auto rec4 =
+        nlohmann::json::parse(between(l4, "<script type=\"application/json\" id=\"attn-tour\">", "</script>"));
     CHECK(rec4["lessons"][0] == json["lessons"][2]);  // lessons 2, 3, 4, 5
     CHECK(attn::test::run_attn("lesson 4 --json --html '" + dir + "/l4.html'").code == 2);
     CHECK(attn::test::run_attn("tour --html - ").code == 2);
@@ -425,11 +428,13 @@ TEST_CASE("html: attn tour --html holds the same record as attn tour --json") {
     std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("html: --html on attn train shows every layer of the trained attention, on attn decode every step's weights") {
+TEST_CASE(
+    "html: --html on attn train shows every layer of the trained attention, on attn decode every step's weights") {
     const std::string dir = attn::test::temp_dir("html-train");
     SUBCASE("train: the --dump rows' weights, all layers, row 0") {
-        auto r = attn::test::run_attn("train --task copy --steps 20 --layers 2 --heads 2 --d-model 16 --seed 5 -q --html '" +
-                                      dir + "/t.html' --dump '" + dir + "/t.json'");
+        auto r =
+            attn::test::run_attn("train --task copy --steps 20 --layers 2 --heads 2 --d-model 16 --seed 5 -q --html '" +
+                                 dir + "/t.html' --dump '" + dir + "/t.json'");
         REQUIRE_MESSAGE(r.code == 0, r.out);
         const std::string html = read_text(dir + "/t.html");
         const auto data = page_data(html);
@@ -453,14 +458,15 @@ TEST_CASE("html: --html on attn train shows every layer of the trained attention
         }
         CHECK(err <= data["maxerr"].get<double>() + 1e-6);  // + the dump's decimal rounding
         CHECK(attn::test::run_attn("train --task copy --steps 1 --html - ").code == 2);
-        CHECK(attn::test::run_attn("train --task copy --steps 1 --html '" + dir + "/x' --dump '" + dir + "/x'").code == 2);
+        CHECK(attn::test::run_attn("train --task copy --steps 1 --html '" + dir + "/x' --dump '" + dir + "/x'").code ==
+              2);
     }
     SUBCASE("train: the characters of a corpus reach the page as text") {
         std::string text;
         for (int i = 0; i < 30; ++i) text += "</script><img src=x onerror=alert(1)> and <b>more</b> words to learn. ";
         std::ofstream(dir + "/c.txt") << text;
-        auto r = attn::test::run_attn("train --task chars --corpus '" + dir + "/c.txt' --seq 24 --steps 2 --layers 1 -q --html '" +
-                                      dir + "/c.html'");
+        auto r = attn::test::run_attn("train --task chars --corpus '" + dir +
+                                      "/c.txt' --seq 24 --steps 2 --layers 1 -q --html '" + dir + "/c.html'");
         REQUIRE_MESSAGE(r.code == 0, r.out);
         const std::string html = read_text(dir + "/c.html");
         CHECK(html.find("<img") == std::string::npos);
@@ -468,7 +474,8 @@ TEST_CASE("html: --html on attn train shows every layer of the trained attention
         CHECK(count(html, "</script>") == count(html, "<script"));
     }
     SUBCASE("decode: row t is step t's weights over the t + 1 cached keys") {
-        auto r = attn::test::run_attn("decode --steps 6 --layers 2 --heads 3 --d-model 12 --seed 2 --html '" + dir + "/d.html'");
+        auto r = attn::test::run_attn("decode --steps 6 --layers 2 --heads 3 --d-model 12 --seed 2 --html '" + dir +
+                                      "/d.html'");
         REQUIRE_MESSAGE(r.code == 0, r.out);
         CHECK(r.out.find("wrote " + dir + "/d.html") != std::string::npos);
         const std::string html = read_text(dir + "/d.html");
@@ -493,7 +500,8 @@ TEST_CASE("html: --html on attn train shows every layer of the trained attention
                 CHECK(after == 0.0);  // keys after the step are not in the cache yet
             }
         // with --json on stdout the page's line goes to stderr: stdout stays JSON
-        r = attn::test::run_shell("'" + std::string(ATTN_BINARY) + "' decode --steps 3 --json --html '" + dir + "/e.html' 2>/dev/null");
+        r = attn::test::run_shell("'" + std::string(ATTN_BINARY) + "' decode --steps 3 --json --html '" + dir +
+                                  "/e.html' 2>/dev/null");
         REQUIRE(r.code == 0);
         CHECK(nlohmann::json::parse(r.out)["format"] == "attn-decode");
         CHECK(attn::test::run_attn("decode --html - ").code == 2);

@@ -131,7 +131,8 @@ void blank_texts(nlohmann::json& j, bool keep = false) {
 
 }  // namespace
 
-TEST_CASE("i18n: the parts that must be complete in Chinese all have a catalogue, and the rest are listed as untranslated") {
+TEST_CASE(
+    "i18n: the parts that must be complete in Chinese all have a catalogue, and the rest are listed as untranslated") {
     const std::set<int> parts = attn::lessons::catalogue_parts(Lang::zh);
     for (int p : kRequiredZh) {
         CAPTURE(p);
@@ -146,8 +147,9 @@ TEST_CASE("i18n: the parts that must be complete in Chinese all have a catalogue
 }
 
 // Not lesson_run: it watches the missing translations a run records, which a kept run would not.
-TEST_CASE("i18n: every lesson with a Chinese catalogue runs in Chinese without a missing translation (seeds 0, 1, --quote)" *
-          ATTN_WHOLE_TOUR) {
+TEST_CASE(
+    "i18n: every lesson with a Chinese catalogue runs in Chinese without a missing translation (seeds 0, 1, --quote)" *
+    ATTN_WHOLE_TOUR) {
     const std::set<int> parts = attn::lessons::catalogue_parts(Lang::zh);
     for (const auto& l : attn::lessons::all_lessons()) {
         if (parts.count(l.number) == 0) continue;
@@ -158,8 +160,9 @@ TEST_CASE("i18n: every lesson with a Chinese catalogue runs in Chinese without a
         const auto miss = attn::lessons::missing_translations();
         std::string shown;
         for (const auto& m : miss) shown += "\n  " + as_entry(m);
-        const std::string why = fmt::format("lesson {} ({}): {} texts have no Chinese (add them to lessons/zh/{:02}.cpp):{}",
-                                            l.number, l.slug, miss.size(), l.number, shown);
+        const std::string why =
+            fmt::format("lesson {} ({}): {} texts have no Chinese (add them to lessons/zh/{:02}.cpp):{}", l.number,
+                        l.slug, miss.size(), l.number, shown);
         CHECK_MESSAGE(miss.empty(), why);
     }
     attn::lessons::clear_missing_translations();
@@ -197,7 +200,8 @@ TEST_CASE("i18n: a training verdict reads as task, evidence table and plain word
     // the evidence tables give numbers over the seeds: somewhere a mean with its range "m (lo–hi)"
     int ranged = 0;
     for (const auto& l : attn::lessons::all_lessons())
-        for (const auto& [key, t] : attn::test::lesson_run(l, 0, Lang::en, /*json=*/true).result.record["tables"].items())
+        for (const auto& [key, t] :
+             attn::test::lesson_run(l, 0, Lang::en, /*json=*/true).result.record["tables"].items())
             if (key.rfind("evidence_", 0) == 0)
                 for (const auto& row : t["rows"])
                     for (const auto& cell : row)
@@ -367,11 +371,13 @@ TEST_CASE("i18n: Chinese wraps between ideographs, by the punctuation rules, at 
             for (size_t i = 0; i + 1 < lines.size(); ++i) full += attn::display_width(lines[i]) >= width - 3 ? 1 : 0;
             CHECK(full * 2 >= static_cast<int>(lines.size()) - 1);
         }
-        for (const auto& line : lines) CHECK((line.find("[0,") == std::string::npos || line.find("3]") != std::string::npos));
+        for (const auto& line : lines)
+            CHECK((line.find("[0,") == std::string::npos || line.find("3]") != std::string::npos));
     }
     // English is wrapped as before: at spaces only
     const auto en = attn::lessons::wrap_text_lines("a dictionary you can ask vaguely", 12);
-    for (const auto& line : en) CHECK((line.find("ictionary") == std::string::npos || line.find("dictionary") != std::string::npos));
+    for (const auto& line : en)
+        CHECK((line.find("ictionary") == std::string::npos || line.find("dictionary") != std::string::npos));
 }
 
 TEST_CASE("i18n: the language of a locale, and the environment's precedence") {
@@ -428,13 +434,15 @@ TEST_CASE("CLI: --lang zh|en, the locale's default, and a bad value") {
     }
 }
 
-TEST_CASE("i18n: docs/glossary.md pairs at least 40 terms, the source's own words among them, as the lessons use them") {
+TEST_CASE(
+    "i18n: docs/glossary.md pairs at least 40 terms, the source's own words among them, as the lessons use them") {
     const std::string g = attn::read_file(attn::test::source_path("docs/glossary.md"));
     int rows = 0;
     std::istringstream in(g);
     std::string line;
     while (std::getline(in, line))
-        if (line.rfind("| ", 0) == 0 && line.find(" | ") != std::string::npos && line.find("---") == std::string::npos) ++rows;
+        if (line.rfind("| ", 0) == 0 && line.find(" | ") != std::string::npos && line.find("---") == std::string::npos)
+            ++rows;
     CHECK(rows - 1 >= 40);  // less the header row
     for (const char* term : {"软检索", "缩放点积注意力", "前瞻掩码", "头同质化", "冒烟测试", "多头注意力"}) {
         CAPTURE(std::string(term));

@@ -51,8 +51,9 @@ void check_document(const std::string& text, const std::string& format, const st
 }  // namespace
 
 TEST_CASE("json: every command's --json is one strict document with format and version, on stdout or in FILE") {
-    const bool model = test::run_shell("test -d '" + test::source_path("data/models/all-MiniLM-L6-v2") + "'").code == 0 ||
-                       std::getenv("ATTN_MODEL_DIR") != nullptr;
+    const bool model =
+        test::run_shell("test -d '" + test::source_path("data/models/all-MiniLM-L6-v2") + "'").code == 0 ||
+        std::getenv("ATTN_MODEL_DIR") != nullptr;
     const bool node = have_node();
     if (!node) MESSAGE("node is not installed: JSON.parse is not checked (nlohmann's strict parser still is)");
     const fs::path dir = fs::temp_directory_path() / ("attn_json_env_" + std::to_string(::getpid()));
@@ -95,7 +96,8 @@ TEST_CASE("json: every command's --json is one strict document with format and v
 
 TEST_CASE("json: -inf, inf and NaN are strings by default, bare literals with --json-nonfinite literal") {
     // a causal mask puts -inf into scores_masked
-    const std::string base = "'" + std::string(ATTN_BINARY) + "' forward --seq 3 --d-model 4 --heads 1 --mask causal --dump - ";
+    const std::string base =
+        "'" + std::string(ATTN_BINARY) + "' forward --seq 3 --d-model 4 --heads 1 --mask causal --dump - ";
     const test::CliResult strict = test::run_shell(base + "2>/dev/null");
     REQUIRE(strict.code == 0);
     CHECK(strict.out.find("\"-Infinity\"") != std::string::npos);
@@ -112,8 +114,8 @@ TEST_CASE("json: -inf, inf and NaN are strings by default, bare literals with --
     CHECK(std::isinf(s[1]));
     CHECK(s[1] < 0);
     if (have_node()) {
-        const test::CliResult js =
-            test::run_shell(base + "2>/dev/null | node -e 'JSON.parse(require(\"fs\").readFileSync(0, \"utf8\"))' 2>&1");
+        const test::CliResult js = test::run_shell(
+            base + "2>/dev/null | node -e 'JSON.parse(require(\"fs\").readFileSync(0, \"utf8\"))' 2>&1");
         CHECK(js.code == 0);
     }
 }

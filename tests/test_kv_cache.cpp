@@ -53,14 +53,16 @@ TEST_CASE("kv cache: decoding one token at a time equals the full causal pass, e
             for (int64_t l = 0; l < layers; ++l) {
                 const Tensor want = token(full[static_cast<size_t>(l)], t);
                 for (size_t k = 0; k < want.data.size(); ++k) {
-                    worst = std::max(worst, static_cast<double>(std::fabs(step[static_cast<size_t>(l)].data[k] - want.data[k])));
+                    worst = std::max(
+                        worst, static_cast<double>(std::fabs(step[static_cast<size_t>(l)].data[k] - want.data[k])));
                     scale = std::max(scale, static_cast<double>(std::fabs(want.data[k])));
                 }
                 CHECK(cache.keys(l).shape == attn::Shape{B, heads, t + 1, dec.config().d_k});
                 CHECK(cache.values(l).shape == attn::Shape{B, heads, t + 1, dec.config().d_v});
             }
         }
-        MESSAGE("H=" << heads << " layers=" << layers << ": max |step - full| = " << worst << " (values up to " << scale << ")");
+        MESSAGE("H=" << heads << " layers=" << layers << ": max |step - full| = " << worst << " (values up to " << scale
+                     << ")");
         // The same products and sums in a different grouping (a GEMV per token
         // instead of one GEMM): float32 rounding of O(1..10) values over a few
         // layers, a few ulps. 1e-5 relative to the largest value would catch a
@@ -84,7 +86,8 @@ TEST_CASE("kv cache: a cache that misses a token gives different numbers (the te
     const Tensor y = dec.step(token(x, 2), cache, {});
     const Tensor want = token(full[0], 2);
     double diff = 0;
-    for (size_t k = 0; k < want.data.size(); ++k) diff = std::max(diff, static_cast<double>(std::fabs(y.data[k] - want.data[k])));
+    for (size_t k = 0; k < want.data.size(); ++k)
+        diff = std::max(diff, static_cast<double>(std::fabs(y.data[k] - want.data[k])));
     CHECK(diff > 1e-3);
 }
 

@@ -49,7 +49,8 @@ TEST_CASE("lesson registry: numbered 1..N without gaps, unique names, claims and
     }
     CHECK(numbers.size() == lessons.size());
     CHECK(slugs.size() == lessons.size());
-    for (int n = 1; n <= static_cast<int>(lessons.size()); ++n) CHECK(numbers.count(n) == 1);  // 1..N, N from the registry
+    for (int n = 1; n <= static_cast<int>(lessons.size()); ++n)
+        CHECK(numbers.count(n) == 1);  // 1..N, N from the registry
     // lookup by number, name and unique prefix
     REQUIRE(attn::lessons::find_lesson("8") != nullptr);
     CHECK(attn::lessons::find_lesson("8")->slug == "masks");
@@ -73,8 +74,10 @@ TEST_CASE("lesson registry: each lesson's number is its file's, lessons/NN_name.
     CHECK(attn::lessons::find_lesson("softmax")->number == 4);  // 04_softmax.cpp
 }
 
-TEST_CASE("every lesson runs and every check passes (text and JSON, three seeds), and the verdicts do not depend on the seed" *
-          ATTN_WHOLE_TOUR) {
+TEST_CASE(
+    "every lesson runs and every check passes (text and JSON, three seeds), and the verdicts do not depend on the "
+    "seed" *
+    ATTN_WHOLE_TOUR) {
     // a ✓ line must hold for any seed, not only the default one (seeds 0..60
     // were run by hand; three here keep the suite quick). The same runs give the
     // scorecard at each seed: every claim must get the same verdict at all three.

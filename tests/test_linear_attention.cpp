@@ -61,8 +61,10 @@ TEST_CASE("linear attention: the O(T) form is its explicit O(T²) form, element 
         INFO(name_of(o) << ": max |diff| " << max_abs_diff(a, b));
         CHECK(max_abs_diff(a, b) <= 1e-5 * vmax);
         // and in double, to 1e-12
-        const std::vector<double> qd = rand_vec(23 * 8, 4, 1.0), kd = rand_vec(23 * 8, 5, 1.0), vd = rand_vec(23 * 6, 6, 1.0);
-        const std::vector<double> x = linear_head_f64(qd, kd, vd, 23, 8, 6, o, false), y = linear_head_f64(qd, kd, vd, 23, 8, 6, o, true);
+        const std::vector<double> qd = rand_vec(23 * 8, 4, 1.0), kd = rand_vec(23 * 8, 5, 1.0),
+                                  vd = rand_vec(23 * 6, 6, 1.0);
+        const std::vector<double> x = linear_head_f64(qd, kd, vd, 23, 8, 6, o, false),
+                                  y = linear_head_f64(qd, kd, vd, 23, 8, 6, o, true);
         double worst = 0;
         for (size_t n = 0; n < x.size(); ++n) worst = std::max(worst, std::fabs(x[n] - y[n]));
         INFO(name_of(o) << " double: max |diff| " << worst);
@@ -101,11 +103,12 @@ TEST_CASE("linear attention: the O(T) backward is the finite-difference gradient
     for (LinearOptions o : all_options()) {
         o.chunk = 4;
         o.features = 8;
-        const std::vector<double> q = rand_vec(T * Dk, 11, 0.7), k = rand_vec(T * Dk, 12, 0.7), v = rand_vec(T * Dv, 13, 1.0),
-                                  dout = rand_vec(T * Dv, 14, 1.0);
+        const std::vector<double> q = rand_vec(T * Dk, 11, 0.7), k = rand_vec(T * Dk, 12, 0.7),
+                                  v = rand_vec(T * Dv, 13, 1.0), dout = rand_vec(T * Dv, 14, 1.0);
         std::vector<double> dq, dk, dv;
         linear_head_backward_f64(q, k, v, T, Dk, Dv, o, dout, dq, dk, dv);
-        const auto loss = [&](const std::vector<double>& qq, const std::vector<double>& kk, const std::vector<double>& vv) {
+        const auto loss = [&](const std::vector<double>& qq, const std::vector<double>& kk,
+                              const std::vector<double>& vv) {
             const std::vector<double> out = linear_head_f64(qq, kk, vv, T, Dk, Dv, o, true);  // the explicit form
             double s = 0;
             for (size_t n = 0; n < out.size(); ++n) s += out[n] * dout[n];
@@ -230,7 +233,8 @@ TEST_CASE("linear attention: FAVOR+ approaches softmax attention as m grows, and
     for (int64_t a = 0; a < 8; ++a)
         for (int64_t b = 0; b < a; ++b) {
             double dot = 0;
-            for (int64_t d = 0; d < 8; ++d) dot += w[static_cast<size_t>(a * 8 + d)] * w[static_cast<size_t>(b * 8 + d)];
+            for (int64_t d = 0; d < 8; ++d)
+                dot += w[static_cast<size_t>(a * 8 + d)] * w[static_cast<size_t>(b * 8 + d)];
             CHECK(std::fabs(dot) < 1e-9);
         }
 }
@@ -240,7 +244,8 @@ TEST_CASE("linear attention: the same numbers at 1 and 3 threads, and bad shapes
     for (const LinearOptions& o : all_options()) {
         CHECK(linear_attention(q, k, v, o, 1).data == linear_attention(q, k, v, o, 3).data);
         const Tensor dout = randn({2, 2, 30, 4}, 54);
-        CHECK(linear_attention_backward(q, k, v, o, dout, 1).dq.data == linear_attention_backward(q, k, v, o, dout, 3).dq.data);
+        CHECK(linear_attention_backward(q, k, v, o, dout, 1).dq.data ==
+              linear_attention_backward(q, k, v, o, dout, 3).dq.data);
     }
     CHECK_THROWS_AS(linear_attention(q, randn({2, 2, 31, 8}, 1), v, {}), ShapeError);
     LinearOptions bad;

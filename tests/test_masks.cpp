@@ -20,7 +20,8 @@ struct Qkv {
     Tensor q, k, v;
 };
 Qkv make_qkv(int64_t B, int64_t H, int64_t T, int64_t Dk, int64_t Dv, uint64_t seed) {
-    return {test::randn({B, H, T, Dk}, seed, 0), test::randn({B, H, T, Dk}, seed, 1), test::randn({B, H, T, Dv}, seed, 2)};
+    return {test::randn({B, H, T, Dk}, seed, 0), test::randn({B, H, T, Dk}, seed, 1),
+            test::randn({B, H, T, Dv}, seed, 2)};
 }
 
 // Where element [b, i, j] sits in a row-major [nb, nq, nk] array whose dims of 1
@@ -129,7 +130,8 @@ TEST_CASE("masks: shapes are refused when the mask is built") {
     CHECK_THROWS_AS(Mask::additive_mask(1, 3, 4, std::vector<float>(13)), ShapeError);
     CHECK_THROWS_AS(Mask::key_padding_bool(2, 4, std::vector<uint8_t>(7)), ShapeError);
     for (const auto& dims : {std::tuple{0, 3, 4}, {2, 0, 4}, {2, 3, 0}}) {  // zero dims, even with 0 entries
-        const int B = std::get<0>(dims), Tq = std::get<1>(dims), Tk = std::get<2>(dims);  // clang 14: no binding in INFO
+        const int B = std::get<0>(dims), Tq = std::get<1>(dims),
+                  Tk = std::get<2>(dims);  // clang 14: no binding in INFO
         INFO("[" << B << ", " << Tq << ", " << Tk << "]");
         const size_t n = static_cast<size_t>(B * Tq * Tk);
         CHECK_THROWS_AS(Mask::custom(B, Tq, Tk, std::vector<uint8_t>(n)), ShapeError);

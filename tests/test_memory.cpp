@@ -147,7 +147,8 @@ TEST_CASE("memory: the estimate of forward --dump is at least the measured peak 
         int64_t batch, seq, d_model, heads;
         bool dump, dropout;
     };
-    for (const Case& c : {Case{2, 512, 64, 4, true, false}, Case{1, 768, 32, 2, true, true}, Case{2, 512, 64, 4, false, false}}) {
+    for (const Case& c :
+         {Case{2, 512, 64, 4, true, false}, Case{1, 768, 32, 2, true, true}, Case{2, 512, 64, 4, false, false}}) {
         std::vector<std::string> args = {"forward", "--batch", std::to_string(c.batch), "--seq", std::to_string(c.seq),
                                          "--d-model", std::to_string(c.d_model), "--heads", std::to_string(c.heads)};
         if (c.dump) args.insert(args.end(), {"--dump", dump});
@@ -170,7 +171,8 @@ TEST_CASE("memory: the estimate of forward --dump is at least the measured peak 
         }
     }
     // Reading the dump back (attn view): the same bounds for kDumpReadBytesPerFileByte.
-    REQUIRE(peak_rss({"forward", "--batch", "2", "--seq", "512", "--d-model", "64", "--heads", "4", "--dump", dump}) > 0);
+    REQUIRE(peak_rss({"forward", "--batch", "2", "--seq", "512", "--d-model", "64", "--heads", "4", "--dump", dump}) >
+            0);
     const double size = static_cast<double>(fs::file_size(dump));
     const double measured = peak_rss({"view", dump});
     const double estimate = cli::kProgramBytes + kDumpReadBytesPerFileByte * size;
@@ -222,7 +224,8 @@ TEST_CASE("memory: model attention counts its --svg and --dump: refused over the
         if (dump) args.insert(args.end(), {"--dump", dir + "/m.json"});
         if (svg) args.insert(args.end(), {"--svg", dir + "/m.svg"});
         const double measured = peak_rss(args);
-        const double estimate = cli::model_attention_bytes(weights, config.layers, config.heads, config.hidden, T, dump, svg);
+        const double estimate =
+            cli::model_attention_bytes(weights, config.layers, config.heads, config.hidden, T, dump, svg);
         INFO("dump " << dump << " svg " << svg << ": measured " << measured / 1e6 << " MB, estimate " << estimate / 1e6
                      << " MB");
         REQUIRE(measured > 0);
@@ -232,7 +235,8 @@ TEST_CASE("memory: model attention counts its --svg and --dump: refused over the
     fs::remove_all(dir);
 }
 
-TEST_CASE("memory: the weight estimate is exactly the bytes of MultiHeadAttention's parameters, GQA and kdim/vdim too") {
+TEST_CASE(
+    "memory: the weight estimate is exactly the bytes of MultiHeadAttention's parameters, GQA and kdim/vdim too") {
     struct Case {
         int64_t D, H, Dk, Dv, Hkv, kdim, vdim;
         bool bias;

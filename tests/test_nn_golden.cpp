@@ -59,9 +59,11 @@ TEST_CASE("nn golden: LayerNorm, GELU, embedding and cross-entropy match PyTorch
     SUBCASE("layernorm") {
         const Tensor x = T("ln.x"), w = T("ln.w"), b = T("ln.b"), dout = T("ln.dout");
         const int64_t N = x.dim(0), D = x.dim(1);
-        std::vector<float> out(static_cast<size_t>(N * D)), mean(static_cast<size_t>(N)), rstd(static_cast<size_t>(N)), dx(out.size()), dw(static_cast<size_t>(D)), db(static_cast<size_t>(D));
+        std::vector<float> out(static_cast<size_t>(N * D)), mean(static_cast<size_t>(N)), rstd(static_cast<size_t>(N)),
+            dx(out.size()), dw(static_cast<size_t>(D)), db(static_cast<size_t>(D));
         tr::layernorm_forward(out.data(), mean.data(), rstd.data(), x.ptr(), w.ptr(), b.ptr(), N, D);
-        tr::layernorm_backward(dx.data(), dw.data(), db.data(), dout.ptr(), x.ptr(), w.ptr(), mean.data(), rstd.data(), N, D);
+        tr::layernorm_backward(dx.data(), dw.data(), db.data(), dout.ptr(), x.ptr(), w.ptr(), mean.data(), rstd.data(),
+                               N, D);
         check_golden("ln out", out.data(), T("ln.out"));
         check_golden("ln dx", dx.data(), T("ln.dx"));
         check_golden("ln dw", dw.data(), T("ln.dw"));
@@ -79,7 +81,8 @@ TEST_CASE("nn golden: LayerNorm, GELU, embedding and cross-entropy match PyTorch
         const Tensor wte = T("emb.wte"), pos = T("emb.pos"), dout = T("emb.dout");
         const auto tok = ints(T("emb.tokens"));
         const int64_t B = dout.dim(0), Tn = dout.dim(1), D = dout.dim(2);
-        std::vector<float> out(static_cast<size_t>(B * Tn * D)), dwte(static_cast<size_t>(wte.numel())), dpos(static_cast<size_t>(pos.numel()));
+        std::vector<float> out(static_cast<size_t>(B * Tn * D)), dwte(static_cast<size_t>(wte.numel())),
+            dpos(static_cast<size_t>(pos.numel()));
         tr::embedding_forward(out.data(), tok.data(), wte.ptr(), pos.ptr(), B, Tn, D);
         tr::embedding_backward(dwte.data(), dpos.data(), dout.ptr(), tok.data(), B, Tn, D);
         check_golden("emb out", out.data(), T("emb.out"));
@@ -120,7 +123,8 @@ TEST_CASE("nn golden: TinyTransformer loss and every parameter gradient match Py
             for (auto& p : m.params()) {
                 double scale = 0;  // a bias against its Linear's weight gradient too
                 const std::string suffix = ".bias", stem = p.name.substr(0, p.name.size() - suffix.size());
-                if (p.name.size() > suffix.size() && p.name.compare(p.name.size() - suffix.size(), suffix.size(), suffix) == 0 &&
+                if (p.name.size() > suffix.size() &&
+                    p.name.compare(p.name.size() - suffix.size(), suffix.size(), suffix) == 0 &&
                     f.has("grad." + stem + ".weight") && p.name.find("ln") == std::string::npos)
                     scale = max_abs(f.to_float("grad." + stem + ".weight"));
                 check_golden("grad " + p.name, p.grad->ptr(), f.to_float("grad." + p.name), scale);

@@ -105,7 +105,8 @@ TEST_CASE("nn ops: layernorm backward matches finite differences") {
     };
     loss();
     Vec dx(x.size(), 0.0), dw(D, 0.0), db(D, 0.0);
-    tr::layernorm_backward(dx.data(), dw.data(), db.data(), w.data(), x.data(), wt.data(), mean.data(), rstd.data(), N, D);
+    tr::layernorm_backward(dx.data(), dw.data(), db.data(), w.data(), x.data(), wt.data(), mean.data(), rstd.data(), N,
+                           D);
     check_fd("dx", x, dx, loss);
     check_fd("d weight", wt, dw, loss);
     check_fd("d bias", b, db, loss);
@@ -269,7 +270,8 @@ TEST_CASE("nn ops: attention forward agrees with the library's reference attenti
                         q[size_t(((b * T + t) * H + h) * Dk + d)] = Q.at({b, h, t, d}) = r.normal();
                         k[size_t(((b * T + t) * H + h) * Dk + d)] = K.at({b, h, t, d}) = r.normal();
                     }
-                    for (int64_t d = 0; d < Dv; ++d) v[size_t(((b * T + t) * H + h) * Dv + d)] = Vt.at({b, h, t, d}) = r.normal();
+                    for (int64_t d = 0; d < Dv; ++d)
+                        v[size_t(((b * T + t) * H + h) * Dv + d)] = Vt.at({b, h, t, d}) = r.normal();
                 }
         attn::AttentionOptions opt;
         opt.dropout = p;
@@ -299,7 +301,9 @@ TEST_CASE("nn ops: attention backward agrees with the library's attention_backwa
         attn::Tensor Q({B, H, T, Dk}), K({B, H, T, Dk}), Vt({B, H, T, Dv}), dO({B, H, T, Dv});
         std::vector<float> q(size_t(B * T * H * Dk)), k(q.size()), v(size_t(B * T * H * Dv)), dout(v.size());
         attn::Rng r(5);
-        auto qi = [&](int64_t b, int64_t t, int64_t h, int64_t d, int64_t Dd) { return size_t(((b * T + t) * H + h) * Dd + d); };
+        auto qi = [&](int64_t b, int64_t t, int64_t h, int64_t d, int64_t Dd) {
+            return size_t(((b * T + t) * H + h) * Dd + d);
+        };
         for (int64_t b = 0; b < B; ++b)
             for (int64_t t = 0; t < T; ++t)
                 for (int64_t h = 0; h < H; ++h) {
@@ -316,12 +320,14 @@ TEST_CASE("nn ops: attention backward agrees with the library's attention_backwa
         opt.dropout = p;
         opt.train = p > 0;
         opt.seed = 31;
-        const attn::AttentionGrads ref = attn::attention_backward_reference(Q, K, Vt, attn::Mask::make_causal(), opt, dO);
-        std::vector<float> out(v.size()), att(size_t(B * H * T * T)), dq(q.size(), 0.0f), dk(k.size(), 0.0f), dv(v.size(), 0.0f);
+        const attn::AttentionGrads ref =
+            attn::attention_backward_reference(Q, K, Vt, attn::Mask::make_causal(), opt, dO);
+        std::vector<float> out(v.size()), att(size_t(B * H * T * T)), dq(q.size(), 0.0f), dk(k.size(), 0.0f),
+            dv(v.size(), 0.0f);
         const float f = 1.0f / std::sqrt(float(Dk));
         tr::attention_forward(out.data(), att.data(), q.data(), k.data(), v.data(), B, T, H, Dk, Dv, f, true, p, 31);
-        tr::attention_backward(dq.data(), dk.data(), dv.data(), dout.data(), q.data(), k.data(), v.data(), att.data(), B, T,
-                               H, Dk, Dv, f, p, 31);
+        tr::attention_backward(dq.data(), dk.data(), dv.data(), dout.data(), q.data(), k.data(), v.data(), att.data(),
+                               B, T, H, Dk, Dv, f, p, 31);
         double worst = 0;
         for (int64_t b = 0; b < B; ++b)
             for (int64_t t = 0; t < T; ++t)
@@ -383,8 +389,10 @@ TEST_CASE("nn ops: the fast ops match the reference ops element by element (doub
         tr::layernorm_forward_fast(o2.data(), m2.data(), r2.data(), x.data(), w.data(), b.data(), N, D, 2);
         check_close("ln out", o2, o1);
         Vec dx1(N * D, 0.0), dw1(D, 0.0), db1(D, 0.0), dx2 = dx1, dw2 = dw1, db2 = db1;
-        tr::layernorm_backward(dx1.data(), dw1.data(), db1.data(), dout.data(), x.data(), w.data(), m1.data(), r1.data(), N, D);
-        tr::layernorm_backward_fast(dx2.data(), dw2.data(), db2.data(), dout.data(), x.data(), w.data(), m1.data(), r1.data(), N, D, 2);
+        tr::layernorm_backward(dx1.data(), dw1.data(), db1.data(), dout.data(), x.data(), w.data(), m1.data(),
+                               r1.data(), N, D);
+        tr::layernorm_backward_fast(dx2.data(), dw2.data(), db2.data(), dout.data(), x.data(), w.data(), m1.data(),
+                                    r1.data(), N, D, 2);
         check_close("ln dx", dx2, dx1);
         check_close("ln dw", dw2, dw1);
         check_close("ln db", db2, db1);
@@ -433,15 +441,20 @@ TEST_CASE("nn ops: the fast ops match the reference ops element by element (doub
         for (bool causal : {false, true})
             for (float p : {0.0f, 0.2f}) {
                 const int64_t B = 2, T = 9, H = 3, Dk = 4, Dv = 5, N = B * T;
-                Vec q = randv(N * H * Dk, 40), k = randv(N * H * Dk, 41), v = randv(N * H * Dv, 42), dout = randv(N * H * Dv, 43);
+                Vec q = randv(N * H * Dk, 40), k = randv(N * H * Dk, 41), v = randv(N * H * Dv, 42),
+                    dout = randv(N * H * Dv, 43);
                 Vec o1(N * H * Dv), o2(o1.size()), a1(B * H * T * T), a2(a1.size());
-                tr::attention_forward(o1.data(), a1.data(), q.data(), k.data(), v.data(), B, T, H, Dk, Dv, 0.5, causal, p, 9);
-                tr::attention_forward_fast(o2.data(), a2.data(), q.data(), k.data(), v.data(), B, T, H, Dk, Dv, 0.5, causal, p, 9, 2);
+                tr::attention_forward(o1.data(), a1.data(), q.data(), k.data(), v.data(), B, T, H, Dk, Dv, 0.5, causal,
+                                      p, 9);
+                tr::attention_forward_fast(o2.data(), a2.data(), q.data(), k.data(), v.data(), B, T, H, Dk, Dv, 0.5,
+                                           causal, p, 9, 2);
                 check_close("att weights", a2, a1);
                 check_close("att out", o2, o1);
                 Vec dq1(q.size(), 0.0), dk1(k.size(), 0.0), dv1(v.size(), 0.0), dq2 = dq1, dk2 = dk1, dv2 = dv1;
-                tr::attention_backward(dq1.data(), dk1.data(), dv1.data(), dout.data(), q.data(), k.data(), v.data(), a1.data(), B, T, H, Dk, Dv, 0.5, p, 9);
-                tr::attention_backward_fast(dq2.data(), dk2.data(), dv2.data(), dout.data(), q.data(), k.data(), v.data(), a1.data(), B, T, H, Dk, Dv, 0.5, p, 9, 2);
+                tr::attention_backward(dq1.data(), dk1.data(), dv1.data(), dout.data(), q.data(), k.data(), v.data(),
+                                       a1.data(), B, T, H, Dk, Dv, 0.5, p, 9);
+                tr::attention_backward_fast(dq2.data(), dk2.data(), dv2.data(), dout.data(), q.data(), k.data(),
+                                            v.data(), a1.data(), B, T, H, Dk, Dv, 0.5, p, 9, 2);
                 check_close("att dq", dq2, dq1);
                 check_close("att dk", dk2, dk1);
                 check_close("att dv", dv2, dv1);
@@ -513,11 +526,13 @@ TEST_CASE("nn ops: every float GEMM path matches the reference ops element by el
                 // backward, adding into nonzero gradients
                 Vec dx(x.size(), 0.5), dW(W.size(), 0.25), db(OC, 0.125), mx = dx, mW = dW, mb = db;
                 tr::matmul_backward(dx.data(), dW.data(), db.data(), dd.data(), xd.data(), Wd.data(), N, C, OC);
-                tr::matmul_backward(mx.data(), mW.data(), mb.data(), absv(dd).data(), absv(xd).data(), absv(Wd).data(), N,
-                                    C, OC);
+                tr::matmul_backward(mx.data(), mW.data(), mb.data(), absv(dd).data(), absv(xd).data(), absv(Wd).data(),
+                                    N, C, OC);
                 FVec dx1(x.size(), 0.5f), dW1(W.size(), 0.25f), db1(OC, 0.125f), dx3 = dx1, dW3 = dW1, db3 = db1;
-                tr::matmul_backward_fast(dx1.data(), dW1.data(), db1.data(), dout.data(), x.data(), W.data(), N, C, OC, 1);
-                tr::matmul_backward_fast(dx3.data(), dW3.data(), db3.data(), dout.data(), x.data(), W.data(), N, C, OC, 3);
+                tr::matmul_backward_fast(dx1.data(), dW1.data(), db1.data(), dout.data(), x.data(), W.data(), N, C, OC,
+                                         1);
+                tr::matmul_backward_fast(dx3.data(), dW3.data(), db3.data(), dout.data(), x.data(), W.data(), N, C, OC,
+                                         3);
                 check_bound("linear dx", dx1, dx, mx, double(OC + 1));
                 check_bound("linear dW", dW1, dW, mW, double(N + 1));
                 check_bound("linear db", db1, db, mb, double(N + 1));
@@ -542,7 +557,8 @@ TEST_CASE("nn ops: every float GEMM path matches the reference ops element by el
                             qf[size_t(n * QK + j)] = buf[size_t(n * (2 * QK + VV) + j)];
                             kf[size_t(n * QK + j)] = buf[size_t(n * (2 * QK + VV) + QK + j)];
                         }
-                        for (int64_t j = 0; j < VV; ++j) vf[size_t(n * VV + j)] = buf[size_t(n * (2 * QK + VV) + 2 * QK + j)];
+                        for (int64_t j = 0; j < VV; ++j)
+                            vf[size_t(n * VV + j)] = buf[size_t(n * (2 * QK + VV) + 2 * QK + j)];
                     }
                     const float* q = fused ? buf.data() : qf.data();
                     const float* k = fused ? buf.data() + QK : kf.data();
@@ -550,11 +566,13 @@ TEST_CASE("nn ops: every float GEMM path matches the reference ops element by el
                     const FVec dout = to_float(randv(N * VV, 55));
                     const Vec qd = to_double(qf), kd = to_double(kf), vd = to_double(vf), dd = to_double(dout);
                     Vec o(N * VV), a(B * H * T * T);
-                    tr::attention_forward(o.data(), a.data(), qd.data(), kd.data(), vd.data(), B, T, H, Dk, Dv, 0.5, causal,
-                                          p, 9);
+                    tr::attention_forward(o.data(), a.data(), qd.data(), kd.data(), vd.data(), B, T, H, Dk, Dv, 0.5,
+                                          causal, p, 9);
                     FVec o1(o.size()), a1(a.size()), o3(o.size()), a3(a.size());
-                    tr::attention_forward_fast(o1.data(), a1.data(), q, k, v, B, T, H, Dk, Dv, 0.5f, causal, p, 9, 1, LD, LD);
-                    tr::attention_forward_fast(o3.data(), a3.data(), q, k, v, B, T, H, Dk, Dv, 0.5f, causal, p, 9, 3, LD, LD);
+                    tr::attention_forward_fast(o1.data(), a1.data(), q, k, v, B, T, H, Dk, Dv, 0.5f, causal, p, 9, 1,
+                                               LD, LD);
+                    tr::attention_forward_fast(o3.data(), a3.data(), q, k, v, B, T, H, Dk, Dv, 0.5f, causal, p, 9, 3,
+                                               LD, LD);
                     check_close("att weights", a1, a, 1e-5);
                     check_close("att out", o1, o, 1e-5);
                     CHECK(a1 == a3);
@@ -567,8 +585,8 @@ TEST_CASE("nn ops: every float GEMM path matches the reference ops element by el
                     float* gq = fused ? g1.data() : dq1.data();
                     float* gk = fused ? g1.data() + QK : dk1.data();
                     float* gv = fused ? g1.data() + 2 * QK : dv1.data();
-                    tr::attention_backward_fast(gq, gk, gv, dout.data(), q, k, v, a1.data(), B, T, H, Dk, Dv, 0.5f, p, 9, 1,
-                                                LD, LD);
+                    tr::attention_backward_fast(gq, gk, gv, dout.data(), q, k, v, a1.data(), B, T, H, Dk, Dv, 0.5f, p,
+                                                9, 1, LD, LD);
                     if (fused) {  // the same at 3 threads, then unpacked for the comparison
                         tr::attention_backward_fast(g3.data(), g3.data() + QK, g3.data() + 2 * QK, dout.data(), q, k, v,
                                                     a1.data(), B, T, H, Dk, Dv, 0.5f, p, 9, 3, LD, LD);
@@ -659,12 +677,13 @@ TEST_CASE("nn ops: Into::Set equals adding into zeros, and the fused MLP ops equ
             // layernorm backward (dw, db still add)
             FVec o(N * C), mean(N), rstd(N), w = to_float(randv(C, 64)), bb = to_float(randv(C, 65)),
                 dln = to_float(randv(N * C, 66));
-            tr::layernorm_forward_fast(o.data(), mean.data(), rstd.data(), x.data(), w.data(), bb.data(), N, C, threads);
+            tr::layernorm_forward_fast(o.data(), mean.data(), rstd.data(), x.data(), w.data(), bb.data(), N, C,
+                                       threads);
             FVec lx_add(N * C, 0.0f), lx_set(N * C, nan), lw1(C, 0.0f), lw2 = lw1, lb1(C, 0.0f), lb2 = lb1;
-            tr::layernorm_backward_fast(lx_add.data(), lw1.data(), lb1.data(), dln.data(), x.data(), w.data(), mean.data(),
-                                        rstd.data(), N, C, threads);
-            tr::layernorm_backward_fast(lx_set.data(), lw2.data(), lb2.data(), dln.data(), x.data(), w.data(), mean.data(),
-                                        rstd.data(), N, C, threads, tr::Into::Set);
+            tr::layernorm_backward_fast(lx_add.data(), lw1.data(), lb1.data(), dln.data(), x.data(), w.data(),
+                                        mean.data(), rstd.data(), N, C, threads);
+            tr::layernorm_backward_fast(lx_set.data(), lw2.data(), lb2.data(), dln.data(), x.data(), w.data(),
+                                        mean.data(), rstd.data(), N, C, threads, tr::Into::Set);
             CHECK(lx_set == lx_add);
             CHECK(lw2 == lw1);
             CHECK(lb2 == lb1);
@@ -677,7 +696,8 @@ TEST_CASE("nn ops: Into::Set equals adding into zeros, and the fused MLP ops equ
             tr::crossentropy_forward_fast(losses.data(), probs.data(), z.data(), tgt.data(), N, V, threads);
             FVec dz_add(N * V, 0.0f), dz_set(N * V, nan);
             tr::crossentropy_backward_fast(dz_add.data(), probs.data(), tgt.data(), 0.01f, N, V, threads);
-            tr::crossentropy_backward_fast(dz_set.data(), probs.data(), tgt.data(), 0.01f, N, V, threads, tr::Into::Set);
+            tr::crossentropy_backward_fast(dz_set.data(), probs.data(), tgt.data(), 0.01f, N, V, threads,
+                                           tr::Into::Set);
             CHECK(dz_set == dz_add);
             // attention backward, with and without dropout
             for (float p : {0.0f, 0.2f}) {
@@ -748,7 +768,8 @@ TEST_CASE("nn ops: float LayerNorm and GELU of the fast ops stay within float ro
         check_close("ln mean", m2, m1, 1e-5);
         check_close("ln rstd", r2, r1, 1e-5);
         Vec dx1(N * D, 0.0), dw1(D, 0.0), db1(D, 0.0);
-        tr::layernorm_backward(dx1.data(), dw1.data(), db1.data(), dout.data(), x.data(), w.data(), m1.data(), r1.data(), N, D);
+        tr::layernorm_backward(dx1.data(), dw1.data(), db1.data(), dout.data(), x.data(), w.data(), m1.data(),
+                               r1.data(), N, D);
         FVec dx2(N * D, 7.0f), dw2(D, 0.0f), db2(D, 0.0f);  // Set: the 7s are overwritten
         tr::layernorm_backward_fast(dx2.data(), dw2.data(), db2.data(), df.data(), xf.data(), wf.data(), m2.data(),
                                     r2.data(), N, D, 2, tr::Into::Set);

@@ -67,7 +67,14 @@ void randomise(TransformerStack& s, uint64_t seed, float sd = 0.3f) {
 }
 
 StackConfig small(attn::NormPlace norm, bool causal) {
-    StackConfig c{.vocab = 23, .positions = 16, .d_model = 24, .heads = 3, .layers = 2, .d_ff = 40, .causal = causal, .norm = norm};
+    StackConfig c{.vocab = 23,
+                  .positions = 16,
+                  .d_model = 24,
+                  .heads = 3,
+                  .layers = 2,
+                  .d_ff = 40,
+                  .causal = causal,
+                  .norm = norm};
     if (norm == attn::NormPlace::Post) {  // BERT's shape: token types, erf GELU, no head
         c.token_types = 2;
         c.act = attn::MlpActivation::GeluErf;
@@ -94,9 +101,10 @@ TEST_CASE("stack: the trained model is a configuration of it (to_stack gives Tin
         attn::Activation act;
         int64_t d_k;
     };
-    for (const Arm& arm : {Arm{"decoder", true, true, attn::PosKind::Learned, attn::Activation::Gelu, 0},
-                           Arm{"encoder, relu, sinusoidal", false, true, attn::PosKind::Sinusoidal, attn::Activation::Relu, 0},
-                           Arm{"attention-only, no positions, d_k 5", true, false, attn::PosKind::None, attn::Activation::Gelu, 5}}) {
+    for (const Arm& arm :
+         {Arm{"decoder", true, true, attn::PosKind::Learned, attn::Activation::Gelu, 0},
+          Arm{"encoder, relu, sinusoidal", false, true, attn::PosKind::Sinusoidal, attn::Activation::Relu, 0},
+          Arm{"attention-only, no positions, d_k 5", true, false, attn::PosKind::None, attn::Activation::Gelu, 5}}) {
         CAPTURE(std::string(arm.name));
         attn::ModelConfig mc;
         mc.vocab = 17;
@@ -172,13 +180,16 @@ TEST_CASE("stack: the batched path gives the readable forward's hidden states, p
                             const Tensor& w = b.attentions[0];  // (B, H, T, T)
                             for (int64_t h = 0; h < s.config.heads; ++h)
                                 for (int64_t i = 0; i < len; ++i)
-                                    worst = std::max(worst, max_abs_diff(w.ptr() + ((static_cast<int64_t>(r) * s.config.heads + h) * T + i) * T,
-                                                                         one.attentions[0].ptr() + (h * len + i) * len, len));
+                                    worst = std::max(
+                                        worst,
+                                        max_abs_diff(
+                                            w.ptr() + ((static_cast<int64_t>(r) * s.config.heads + h) * T + i) * T,
+                                            one.attentions[0].ptr() + (h * len + i) * len, len));
                         }
                     }
-                    MESSAGE(std::string(attn::norm_place_name(norm)) << "-norm, causal " << causal << ", gemm " << b.gemm_path
-                                                        << ", " << b.attention_path << ": max |batch - one by one| = " << worst
-                                                        << ", largest |value| " << scale);
+                    MESSAGE(std::string(attn::norm_place_name(norm))
+                            << "-norm, causal " << causal << ", gemm " << b.gemm_path << ", " << b.attention_path
+                            << ": max |batch - one by one| = " << worst << ", largest |value| " << scale);
                     worst /= scale;
                     CHECK(worst < 2e-5);
                     // skip_padding: the same bits on the real rows with a packed GEMM
@@ -186,7 +197,8 @@ TEST_CASE("stack: the batched path gives the readable forward's hidden states, p
                         o.skip_padding = true;
                         const attn::BatchOutput u = s.forward_batch(ids, o);
                         for (size_t r = 0; r < ids.size(); ++r) {
-                            const int64_t off = static_cast<int64_t>(r) * T * D, n = static_cast<int64_t>(ids[r].size()) * D;
+                            const int64_t off = static_cast<int64_t>(r) * T * D,
+                                          n = static_cast<int64_t>(ids[r].size()) * D;
                             CHECK(std::equal(u.hidden.ptr() + off, u.hidden.ptr() + off + n, b.hidden.ptr() + off));
                         }
                     }
@@ -227,7 +239,8 @@ TEST_CASE("stack: the KV-cache step gives the forward's logits, token by token (
     double worst = 0;
     for (size_t t = 0; t < ids.size(); ++t) {
         const Tensor logits = s.step(ids[t], cache);
-        worst = std::max(worst, max_abs_diff(logits.ptr(), full.logits.ptr() + static_cast<int64_t>(t) * c.vocab, c.vocab));
+        worst =
+            std::max(worst, max_abs_diff(logits.ptr(), full.logits.ptr() + static_cast<int64_t>(t) * c.vocab, c.vocab));
     }
     CHECK(worst < 2e-5);
     TransformerStack enc(small(attn::NormPlace::Post, false));
@@ -239,11 +252,13 @@ TEST_CASE("stack: a weight of the wrong shape and a bad config are refused by na
     TransformerStack s(small(attn::NormPlace::Pre, true));
     s.check_shapes("test");
     s.layers[1].fc.W = Tensor({3, 3});
-    CHECK_THROWS_WITH_AS(s.check_shapes("test"), doctest::Contains("test: block 1 fc weight is [3, 3], the config needs [40, 24]"),
+    CHECK_THROWS_WITH_AS(s.check_shapes("test"),
+                         doctest::Contains("test: block 1 fc weight is [3, 3], the config needs [40, 24]"),
                          attn::InputError);
     StackConfig c = small(attn::NormPlace::Pre, true);
     c.heads = 5;
-    CHECK_THROWS_WITH_AS(TransformerStack{c}, doctest::Contains("heads must divide d_model (24 / 5)"), attn::InputError);
+    CHECK_THROWS_WITH_AS(TransformerStack{c}, doctest::Contains("heads must divide d_model (24 / 5)"),
+                         attn::InputError);
     c = small(attn::NormPlace::Pre, true);
     c.act = attn::MlpActivation::None;
     CHECK_THROWS_AS(TransformerStack{c}, attn::InputError);

@@ -77,12 +77,14 @@ TEST_CASE("transformer: config validation names the field") {
     CHECK_NOTHROW(c.validate());
     // the embeddings' std, checked where they are drawn
     for (const double sd : {0.0, 1e-7, 101.0, std::numeric_limits<double>::infinity()})
-        CHECK_THROWS_WITH_AS(attn::check_emb_std(sd), doctest::Contains("emb_std: must be in [1e-06, 100]"), attn::InputError);
+        CHECK_THROWS_WITH_AS(attn::check_emb_std(sd), doctest::Contains("emb_std: must be in [1e-06, 100]"),
+                             attn::InputError);
     CHECK_NOTHROW(attn::check_emb_std(0.02));
     TinyTransformer m(tiny(true));
     m.init(1);
     std::vector<int32_t> tok = {0, 7}, tgt = {0, 0};
-    CHECK_THROWS_WITH_AS(m.evaluate(tok.data(), tgt.data(), 1, 2, 1), doctest::Contains("outside [0, 7)"), attn::InputError);
+    CHECK_THROWS_WITH_AS(m.evaluate(tok.data(), tgt.data(), 1, 2, 1), doctest::Contains("outside [0, 7)"),
+                         attn::InputError);
     std::vector<int32_t> many(7, 0);
     CHECK_THROWS_AS(m.evaluate(many.data(), many.data(), 1, 7, 1), attn::InputError);  // T > max_seq
 }
@@ -121,12 +123,17 @@ TEST_CASE("transformer: every parameter gradient matches finite differences (dou
         bool learn_tau = false;
     };
     const Case cases[] = {
-        {"decoder, learned positions, GELU", true, attn::PosKind::Learned, attn::Activation::Gelu, attn::ScaleKind::InvSqrtDk, 0.0f, 0, 0},
-        {"encoder, sinusoidal, ReLU, Dk != Dv", false, attn::PosKind::Sinusoidal, attn::Activation::Relu, attn::ScaleKind::InvSqrtDk, 0.0f, 3, 5},
-        {"decoder, cosine scale, dropout 0.3", true, attn::PosKind::Learned, attn::Activation::Gelu, attn::ScaleKind::Cosine, 0.3f, 0, 0},
+        {"decoder, learned positions, GELU", true, attn::PosKind::Learned, attn::Activation::Gelu,
+         attn::ScaleKind::InvSqrtDk, 0.0f, 0, 0},
+        {"encoder, sinusoidal, ReLU, Dk != Dv", false, attn::PosKind::Sinusoidal, attn::Activation::Relu,
+         attn::ScaleKind::InvSqrtDk, 0.0f, 3, 5},
+        {"decoder, cosine scale, dropout 0.3", true, attn::PosKind::Learned, attn::Activation::Gelu,
+         attn::ScaleKind::Cosine, 0.3f, 0, 0},
         {"decoder, no scale", true, attn::PosKind::Learned, attn::Activation::Gelu, attn::ScaleKind::None, 0.0f, 0, 0},
-        {"decoder, cosine scale, learned temperature, dropout 0.3", true, attn::PosKind::Learned, attn::Activation::Gelu, attn::ScaleKind::Cosine, 0.3f, 0, 0, true},
-        {"encoder, cosine scale, learned temperature, Dk != Dv", false, attn::PosKind::Sinusoidal, attn::Activation::Relu, attn::ScaleKind::Cosine, 0.0f, 3, 5, true},
+        {"decoder, cosine scale, learned temperature, dropout 0.3", true, attn::PosKind::Learned,
+         attn::Activation::Gelu, attn::ScaleKind::Cosine, 0.3f, 0, 0, true},
+        {"encoder, cosine scale, learned temperature, Dk != Dv", false, attn::PosKind::Sinusoidal,
+         attn::Activation::Relu, attn::ScaleKind::Cosine, 0.0f, 3, 5, true},
     };
     for (const Case& k : cases) {
         CAPTURE(k.name);
@@ -241,7 +248,8 @@ TEST_CASE("transformer: float fast path and reference path agree with the double
         const int64_t B = 8, T = 40;
         const Batch b = random_batch(c, B, T, 6);
         std::vector<std::vector<double>> G;
-        const double ld = attn::loss_and_grads_f64(c, params_f64(m), b.tokens.data(), b.targets.data(), B, T, &G, true, 8);
+        const double ld =
+            attn::loss_and_grads_f64(c, params_f64(m), b.tokens.data(), b.targets.data(), B, T, &G, true, 8);
         for (bool ref : {false, true}) {
             CAPTURE(ref);
             m.set_reference_path(ref);

@@ -83,7 +83,8 @@ ModelConfig cfg_of(AttnKind k, bool causal) {
     c.vocab = 7, c.max_seq = 9, c.d_model = 8, c.heads = 2, c.d_k = 4, c.layers = 2, c.d_ff = 12;
     c.causal = causal;
     c.variant.kind = k;
-    c.variant.window = 3, c.variant.stride = 3, c.variant.global = 1, c.variant.features = 6, c.variant.feature_seed = 5;
+    c.variant.window = 3, c.variant.stride = 3, c.variant.global = 1, c.variant.features = 6,
+    c.variant.feature_seed = 5;
     return c;
 }
 
@@ -181,14 +182,17 @@ TEST_CASE("Elman RNN: BPTT gradients against finite differences in double") {
     run(&g);
     // every element of every tensor (the model is tiny); tolerance as for the Transformer above
     for (size_t t = 0; t < p.size(); ++t) {
-        const attn::test::FdReport r = attn::test::check_central_differences(p[t], g[t], [&] { return run(nullptr); }, 1e-5);
+        const attn::test::FdReport r = attn::test::check_central_differences(
+            p[t], g[t], [&] { return run(nullptr); }, 1e-5);
         INFO("tensor " << t << ": worst |fd - analytic| " << r.worst);
         CHECK(r.bad == 0);
     }
     // the float model gives the same loss as the double pass, to float rounding
     CHECK(std::fabs(m.evaluate(d.tok.data(), d.tgt.data(), B, T).loss - run(nullptr)) < 1e-5);
 }
-TEST_CASE("transformer variants: every attention kind's gradient against finite differences in double (decoder and encoder)") {
+TEST_CASE(
+    "transformer variants: every attention kind's gradient against finite differences in double (decoder and "
+    "encoder)") {
     for (AttnKind k : kKinds)
         for (bool causal : {true, false}) check_grads(cfg_of(k, causal));
 }

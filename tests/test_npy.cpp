@@ -50,7 +50,8 @@ TEST_CASE("npy: reads what numpy wrote: <f4, <f8, |b1, |u1, a scalar, version 2.
     const attn::NpyArray f8 = seed("seed-f8");  // np.linspace(-1, 1, 8).reshape(2, 2, 2)
     CHECK(f8.kind == attn::NpyArray::Kind::F64);
     CHECK(f8.values.shape == attn::Shape{2, 2, 2});
-    for (int k = 0; k < 8; ++k) CHECK(f8.values.data[static_cast<size_t>(k)] == static_cast<float>(-1.0 + 2.0 * k / 7.0));
+    for (int k = 0; k < 8; ++k)
+        CHECK(f8.values.data[static_cast<size_t>(k)] == static_cast<float>(-1.0 + 2.0 * k / 7.0));
     const attn::NpyArray b1 = seed("seed-b1");  // np.tril(np.ones((3, 3), dtype=bool))
     CHECK(b1.is_bool());
     CHECK(b1.values.data == std::vector<float>{1, 0, 0, 1, 1, 0, 1, 1, 1});
@@ -101,13 +102,17 @@ TEST_CASE("npy: every rule is a one-line error naming the file") {
         {with_header("{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }", two), "dtype '>f4'"},
         {with_header("{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }", two), "dtype '<i8'"},
         {with_header("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2,), }", two), "structured dtype"},
-        {with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", two), "needs 12 data bytes, the file has 8"},
+        {with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", two),
+         "needs 12 data bytes, the file has 8"},
         {with_header(f4, two + "x"), "needs 8 data bytes, the file has 9"},
-        {with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }", two), "overflows"},
-        {with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }", two), "overflows int64"},
+        {with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }", two),
+         "overflows"},
+        {with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }", two),
+         "overflows int64"},
         {with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (-2,), }", two), "expected a size"},
         {with_header("{'descr': '<f4', 'shape': (2,), }", two), "needs the keys"},
-        {with_header("{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", two), "appears twice"},
+        {with_header("{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", two),
+         "appears twice"},
         {with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'x': 1}", two), "unknown header key 'x'"},
         {with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (2,) ", two), "expected ',' or '}'"},
         {with_header("{'descr': '|b1', 'fortran_order': False, 'shape': (2,), }", std::string("\x01\x02", 2)),

@@ -96,8 +96,9 @@ struct Case {
                 // ALiBi-like finite biases, with -inf on a random fifth of the entries
                 std::vector<float> add(static_cast<size_t>(B * Tq * Tk));
                 for (int64_t x = 0; x < B * Tq * Tk; ++x)
-                    add[static_cast<size_t>(x)] =
-                        rng.uniform() < 0.2f ? -INFINITY : -0.25f * static_cast<float>(std::abs(x % Tk - (x / Tk) % Tq));
+                    add[static_cast<size_t>(x)] = rng.uniform() < 0.2f
+                                                      ? -INFINITY
+                                                      : -0.25f * static_cast<float>(std::abs(x % Tk - (x / Tk) % Tq));
                 return Mask::additive_mask(B, Tq, Tk, std::move(add));
             }
         }
@@ -242,7 +243,9 @@ TEST_CASE("parity: flash-bf16 matches the reference within bf16 rounding") { che
 TEST_CASE("parity: cuda-naive matches the reference") { check_backend(Backend::CudaNaive); }
 TEST_CASE("parity: cuda-flash matches the reference") { check_backend(Backend::CudaFlash); }
 TEST_CASE("parity: cuda-flash-f16 matches the reference within fp16 rounding") { check_backend(Backend::CudaFlashF16); }
-TEST_CASE("parity: cuda-flash-bf16 matches the reference within bf16 rounding") { check_backend(Backend::CudaFlashBf16); }
+TEST_CASE("parity: cuda-flash-bf16 matches the reference within bf16 rounding") {
+    check_backend(Backend::CudaFlashBf16);
+}
 
 TEST_CASE("parity: every CPU flash kernel (ISA variant) of this machine matches the reference") {
     for (const std::string& kernel : flash_kernels()) {

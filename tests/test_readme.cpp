@@ -66,8 +66,8 @@ TEST_CASE("readme: every count it states is the program's own") {
         for (int s : stated) CHECK(s == n);
     }
     // the core of the tour (`attn tour --core`)
-    const nlohmann::json list =
-        nlohmann::json::parse(attn::test::run_shell("'" + std::string(ATTN_BINARY) + "' lessons --json 2>/dev/null").out);
+    const nlohmann::json list = nlohmann::json::parse(
+        attn::test::run_shell("'" + std::string(ATTN_BINARY) + "' lessons --json 2>/dev/null").out);
     int core = 0;
     for (const auto& l : list["lessons"]) core += l["part"] == "core" ? 1 : 0;
     const std::vector<int> core_stated = counts_before(readme, "core lessons");

@@ -137,7 +137,8 @@ struct CheckpointFile {
 TEST_CASE("refusals: a checkpoint with a non-finite or huge weight, or a config attn would not write, names the file") {
     const std::string dir = test::temp_dir("ckpt");
     const std::string good = dir + "/good.safetensors";
-    const test::CliResult made = test::run_attn("train --task copy --steps 1 --layers 1 --d-model 8 --heads 2 --save " + good);
+    const test::CliResult made =
+        test::run_attn("train --task copy --steps 1 --layers 1 --d-model 8 --heads 2 --save " + good);
     INFO(made.out);
     REQUIRE(made.code == 0);
     const CheckpointFile ck(good);
@@ -225,20 +226,24 @@ int mode_of(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("refusals: outputs: devices and pipes are written in place, files take the umask or the replaced file's mode") {
+TEST_CASE(
+    "refusals: outputs: devices and pipes are written in place, files take the umask or the replaced file's mode") {
     const std::string dir = test::temp_dir("outputs");
     // a device, /dev/stdout into a pipe, and bash's >(cmd) (a /dev/fd link to a pipe)
     test::CliResult r = bash(dir, "\"$ATTN\" forward --dump /dev/null >/dev/null; echo rc=$?");
     CHECK(r.out == "rc=0\n");
-    r = bash(dir, "\"$ATTN\" forward --dump /dev/stdout | grep -c '\"format\": \"attn-dump\"'; echo rc=${PIPESTATUS[0]}");
+    r = bash(dir,
+             "\"$ATTN\" forward --dump /dev/stdout | grep -c '\"format\": \"attn-dump\"'; echo rc=${PIPESTATUS[0]}");
     INFO(r.out);
     CHECK(r.out == "1\nrc=0\n");
     r = bash(dir, "\"$ATTN\" forward --dump >(cat > '" + dir + "/sub.json') >/dev/null; echo rc=$?; sleep 0.5");
     CHECK(r.out == "rc=0\n");
     CHECK(read_file(dir + "/sub.json").find("\"attn-dump\"") != std::string::npos);
     // the umask, and a replaced file's mode
-    r = bash(dir, "umask 077; \"$ATTN\" forward --dump '" + dir + "/u077.json' >/dev/null; umask 022; \"$ATTN\" forward "
-                  "--dump '" + dir + "/u022.json' >/dev/null; echo ok");
+    r = bash(dir, "umask 077; \"$ATTN\" forward --dump '" + dir +
+                      "/u077.json' >/dev/null; umask 022; \"$ATTN\" forward "
+                      "--dump '" +
+                      dir + "/u022.json' >/dev/null; echo ok");
     CHECK(r.out == "ok\n");
     CHECK(mode_of(dir + "/u077.json") == 0600);
     CHECK(mode_of(dir + "/u022.json") == 0644);
@@ -262,7 +267,9 @@ TEST_CASE("refusals: two outputs of one command in one file are refused before a
     fs::create_symlink(m, dir + "/link");
     check_refusal({"train --task copy --steps 1 --save " + m + " --svg " + dir + "/link", {"--svg", "--save"}});
     // /dev/null twice is fine
-    CHECK(test::run_attn("train --task copy --steps 1 --layers 1 --d-model 8 --heads 2 --save /dev/null --json /dev/null").code == 0);
+    CHECK(
+        test::run_attn("train --task copy --steps 1 --layers 1 --d-model 8 --heads 2 --save /dev/null --json /dev/null")
+            .code == 0);
     fs::remove_all(dir);
 }
 

@@ -39,7 +39,8 @@ TEST_CASE("safetensors: a written file reads back bit for bit, metadata included
     Tensor a = Tensor::from({2, 3}, {1, -2, 3.5f, 0, 1e-8f, -1e8f});
     Tensor b = Tensor::from({4}, {0.25f, 0.5f, 0.75f, 1});
     Tensor empty({0, 3});
-    const std::string bytes = attn::safetensors_to_string({{"a", a}, {"b.weight", b}, {"e", empty}}, {{"format", "pt"}});
+    const std::string bytes =
+        attn::safetensors_to_string({{"a", a}, {"b.weight", b}, {"e", empty}}, {{"format", "pt"}});
     SafeTensors st = SafeTensors::parse(bytes, "mem");
     CHECK(st.names() == std::vector<std::string>{"a", "b.weight", "e"});
     CHECK(st.metadata().at("format") == "pt");
@@ -102,16 +103,26 @@ TEST_CASE("safetensors: every malformed file is a one-line InputError naming the
         {"not JSON", make_file("{not json", 0), "not valid JSON"},
         {"array header", make_file("[1,2]", 0), "not a JSON object"},
         {"nested too deep", deep, "nests deeper"},
-        {"unknown dtype", make_file(R"({"x":{"dtype":"F8","shape":[1],"data_offsets":[0,1]}})", 1), "unknown dtype 'F8'"},
+        {"unknown dtype", make_file(R"({"x":{"dtype":"F8","shape":[1],"data_offsets":[0,1]}})", 1),
+         "unknown dtype 'F8'"},
         {"no shape", make_file(R"({"x":{"dtype":"F32","data_offsets":[0,4]}})", 4), "no shape"},
         {"negative dim", make_file(R"({"x":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}})", 4), "non-negative"},
         {"float dim", make_file(R"({"x":{"dtype":"F32","shape":[1.5],"data_offsets":[0,4]}})", 4), "non-negative"},
         {"one offset", make_file(R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[0]}})", 4), "data_offsets"},
         {"end before begin", make_file(R"({"x":{"dtype":"F32","shape":[0],"data_offsets":[4,0]}})", 4), "END < BEGIN"},
-        {"range past the data", make_file(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", 4), "past the data section"},
-        {"size disagrees with shape", make_file(R"({"x":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", 8), "different byte count"},
-        {"shape product overflows", make_file(R"({"x":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,4]}})", 4), "different byte count"},
-        {"overlap", make_file(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"y":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})", 12), "overlaps"},
+        {"range past the data", make_file(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", 4),
+         "past the data section"},
+        {"size disagrees with shape", make_file(R"({"x":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", 8),
+         "different byte count"},
+        {"shape product overflows",
+         make_file(R"({"x":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,4]}})", 4),
+         "different byte count"},
+        {"overlap",
+         make_file(
+             R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+             R"("y":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+             12),
+         "overlaps"},
         {"hole", make_file(R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", 8), "hole"},
         {"trailing bytes", make_file(R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", 8), "no tensor owns"},
         {"metadata not strings", make_file(R"({"__metadata__":{"a":1}})", 0), "not a string"},

@@ -241,14 +241,18 @@ TEST_CASE("flash matches the reference with every score option, for every kernel
         float cap;
         int64_t offset;
     };
-    const std::vector<Opts> opts = {{"rope", true, false, 0, 0},           {"alibi", false, true, 0, 0},
-                                    {"softcap", false, false, 1.5f, 0},     {"rope+alibi+softcap", true, true, 4.0f, 0},
-                                    {"rope base 500, offset 7", true, false, 0, 7}, {"alibi, offset 3", false, true, 0, 3}};
+    const std::vector<Opts> opts = {{"rope", true, false, 0, 0},
+                                    {"alibi", false, true, 0, 0},
+                                    {"softcap", false, false, 1.5f, 0},
+                                    {"rope+alibi+softcap", true, true, 4.0f, 0},
+                                    {"rope base 500, offset 7", true, false, 0, 7},
+                                    {"alibi, offset 3", false, true, 0, 3}};
     struct Shape6 {
         int64_t B, H, Hkv, Tq, Tk, Dk, Dv;
     };
-    const std::vector<Shape6> shapes = {{1, 1, 1, 1, 1, 2, 3},   {2, 6, 3, 7, 9, 8, 5},     {1, 8, 2, 65, 65, 64, 64},
-                                        {1, 4, 1, 100, 37, 16, 24}, {2, 5, 5, 33, 130, 32, 8}, {1, 2, 1, 129, 200, 18, 33}};
+    const std::vector<Shape6> shapes = {{1, 1, 1, 1, 1, 2, 3},     {2, 6, 3, 7, 9, 8, 5},
+                                        {1, 8, 2, 65, 65, 64, 64}, {1, 4, 1, 100, 37, 16, 24},
+                                        {2, 5, 5, 33, 130, 32, 8}, {1, 2, 1, 129, 200, 18, 33}};
     double worst_all = 0;
     for (const std::string& kern : flash_kernels())
         for (const Opts& o : opts)
@@ -381,7 +385,8 @@ TEST_CASE("the reference backward with the score options matches finite differen
                 return dotd(out, dout);
             };
             std::vector<double> dq(q.size()), dk(k.size()), dv(v.size());
-            attention_backward(dq.data(), dk.data(), dv.data(), q.data(), k.data(), v.data(), dout.data(), n, mask, opt);
+            attention_backward(dq.data(), dk.data(), dv.data(), q.data(), k.data(), v.data(), dout.data(), n, mask,
+                               opt);
             check_grad("dq", q, loss, dq);
             check_grad("dk", k, loss, dk);
             check_grad("dv", v, loss, dv);
@@ -411,15 +416,15 @@ TEST_CASE("attn forward: --kv-heads, --rope, --alibi, --softcap: shapes traced, 
         const char* args;
         const char* says;
     };
-    for (const Bad& b : {Bad{"--heads 4 --kv-heads 3", "--kv-heads: must divide --heads 4"},
-                         Bad{"--heads 2 --kv-heads 4", "--kv-heads: must divide"},
-                         Bad{"--kv-heads 0", "--kv-heads"},
-                         Bad{"--rope abc", "--rope: the base must be a number > 1"},
-                         Bad{"--rope 1", "--rope: the base must be a number > 1"},
-                         Bad{"--rope --d-k 5", "--rope: rotates pairs of dims"},
-                         Bad{"--softcap 0", "--softcap: must be a number in (0, 1e30]"},
-                         Bad{"--softcap -2", "--softcap"},
-                         Bad{"--heads 2 --kv-heads 1 --backward --impl flash", "--backward: flash's backward pass does not implement"}}) {
+    for (const Bad& b :
+         {Bad{"--heads 4 --kv-heads 3", "--kv-heads: must divide --heads 4"},
+          Bad{"--heads 2 --kv-heads 4", "--kv-heads: must divide"}, Bad{"--kv-heads 0", "--kv-heads"},
+          Bad{"--rope abc", "--rope: the base must be a number > 1"},
+          Bad{"--rope 1", "--rope: the base must be a number > 1"},
+          Bad{"--rope --d-k 5", "--rope: rotates pairs of dims"},
+          Bad{"--softcap 0", "--softcap: must be a number in (0, 1e30]"}, Bad{"--softcap -2", "--softcap"},
+          Bad{"--heads 2 --kv-heads 1 --backward --impl flash",
+              "--backward: flash's backward pass does not implement"}}) {
         const auto res = run_attn(std::string("forward ") + b.args);
         INFO(b.args << " -> " << res.out);
         CHECK(res.code == 2);
@@ -429,13 +434,15 @@ TEST_CASE("attn forward: --kv-heads, --rope, --alibi, --softcap: shapes traced, 
         const auto res = run_attn("forward --alibi --impl flash-bf16");
         INFO(res.out);
         CHECK(res.code == 2);
-        CHECK(res.out.find("--impl flash-bf16: does not implement ALiBi; use --impl reference, flash") != std::string::npos);
+        CHECK(res.out.find("--impl flash-bf16: does not implement ALiBi; use --impl reference, flash") !=
+              std::string::npos);
     }
 
     // the dump records the options and the new tensors, and --input runs the same layer again
     const std::string dir = attn::test::temp_dir("score-options");
     const std::string f1 = dir + "/a.json", f2 = dir + "/b.json";
-    REQUIRE(run_attn("forward --heads 4 --kv-heads 2 --rope 500 --alibi --softcap 3 --mask causal --dump " + f1).code == 0);
+    REQUIRE(run_attn("forward --heads 4 --kv-heads 2 --rope 500 --alibi --softcap 3 --mask causal --dump " + f1).code ==
+            0);
     const Dump d = read_dump_file(f1);
     CHECK(d.config.at("kv_heads") == 2);
     CHECK(d.config.at("rope") == 500.0);

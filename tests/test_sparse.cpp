@@ -126,7 +126,8 @@ TEST_CASE("sparse: every kind's MaskRow rule is its definition, and its counts a
             // any_allowed is exact on tiles, tile_all_allowed never claims a masked pair
             Rng r(static_cast<uint64_t>(T) * 7 + kd.name.size());
             for (int t = 0; t < 300; ++t) {
-                const int64_t i_lo = static_cast<int64_t>(r.uniform() * T), j_lo = static_cast<int64_t>(r.uniform() * T);
+                const int64_t i_lo = static_cast<int64_t>(r.uniform() * T),
+                              j_lo = static_cast<int64_t>(r.uniform() * T);
                 const int64_t i_hi = std::min<int64_t>(T - 1, i_lo + static_cast<int64_t>(r.uniform() * 40));
                 const int64_t j_hi = std::min<int64_t>(T - 1, j_lo + static_cast<int64_t>(r.uniform() * 40));
                 bool any = false, all = true;
@@ -160,7 +161,8 @@ TEST_CASE("sparse: the FLOP count counts only the allowed pairs") {
 TEST_CASE("sparse: the reference with a sparse mask is the reference with its dense copy, bit for bit") {
     const Tensor q = randn({2, 2, 50, 8}, 1), k = randn({2, 2, 50, 8}, 2), v = randn({2, 2, 50, 6}, 3);
     for (const Kind& kd : kinds()) {
-        const Tensor a = attention_reference(q, k, v, kd.mask, {}), b = attention_reference(q, k, v, dense_of(kd.pred, 50, 50), {});
+        const Tensor a = attention_reference(q, k, v, kd.mask, {}),
+                     b = attention_reference(q, k, v, dense_of(kd.pred, 50, 50), {});
         INFO(kd.name);
         CHECK(a.data == b.data);
     }
@@ -184,8 +186,10 @@ TEST_CASE("sparse: the tiled forward and backward match the reference for every 
                 const Tensor ref = attention_reference(q, k, v, kd.mask, opt);
                 for (const std::string& kern : flash_kernels()) {
                     double worst = 0;
-                    const int64_t bad = count_bad(attention_flash_with(kern, q, k, v, kd.mask, opt, 2), ref, max_abs(v), 1e-5, &worst);
-                    INFO("forward " << kern << " " << kd.name << " T " << c.Tq << " fill " << fill << " worst " << worst);
+                    const int64_t bad =
+                        count_bad(attention_flash_with(kern, q, k, v, kd.mask, opt, 2), ref, max_abs(v), 1e-5, &worst);
+                    INFO("forward " << kern << " " << kd.name << " T " << c.Tq << " fill " << fill << " worst "
+                                    << worst);
                     CHECK(bad == 0);
                 }
                 const AttentionGrads gref = attention_backward_reference(q, k, v, kd.mask, opt, dout);
@@ -195,9 +199,11 @@ TEST_CASE("sparse: the tiled forward and backward match the reference for every 
                     const Tensor out = attention_flash_with("auto", q, k, v, kd.mask, opt, 2, &lse);
                     const AttentionGrads g = attention_flash_backward(q, k, v, out, lse, kd.mask, opt, dout, 2, kern);
                     double worst = 0;
-                    const int64_t bad = count_bad(g.dq, gref.dq, gs, 1e-5, &worst) + count_bad(g.dk, gref.dk, gs, 1e-5, &worst) +
+                    const int64_t bad = count_bad(g.dq, gref.dq, gs, 1e-5, &worst) +
+                                        count_bad(g.dk, gref.dk, gs, 1e-5, &worst) +
                                         count_bad(g.dv, gref.dv, gs, 1e-5, &worst);
-                    INFO("backward " << kern << " " << kd.name << " T " << c.Tq << " fill " << fill << " worst " << worst);
+                    INFO("backward " << kern << " " << kd.name << " T " << c.Tq << " fill " << fill << " worst "
+                                     << worst);
                     CHECK(bad == 0);
                 }
             }
@@ -226,9 +232,11 @@ TEST_CASE("attn forward --window: the sliding window on top of the mask, in the 
     // the mask in the dump is the causal window, and the tiled kernel gives the same output
     const std::string pid = std::to_string(static_cast<long>(::getpid()));
     const std::string ref = "/tmp/attn_window_ref_" + pid + ".json", fl = "/tmp/attn_window_flash_" + pid + ".json";
-    REQUIRE(run_attn("forward --batch 1 --seq 8 --heads 2 --d-model 8 --mask causal --window 3 --dump " + ref).code == 0);
-    REQUIRE(run_attn("forward --batch 1 --seq 8 --heads 2 --d-model 8 --mask causal --window 3 --impl flash --dump " + fl)
-                .code == 0);
+    REQUIRE(run_attn("forward --batch 1 --seq 8 --heads 2 --d-model 8 --mask causal --window 3 --dump " + ref).code ==
+            0);
+    REQUIRE(
+        run_attn("forward --batch 1 --seq 8 --heads 2 --d-model 8 --mask causal --window 3 --impl flash --dump " + fl)
+            .code == 0);
     const attn::Dump d = attn::read_dump_file(ref), f = attn::read_dump_file(fl);
     CHECK(d.config["window"] == 3);
     const attn::Tensor& m = d.tensors.at("mask");

@@ -112,7 +112,10 @@ TEST_CASE("stored evidence: a broken document is refused, naming the field and t
          "attn-experiment.verdicts[0].plain_args"},
         {"a ragged evidence row", [](nlohmann::json& j) { j["runs"][0]["verdicts"][0]["evidence"]["rows"][0] = {1}; },
          "attn-experiment.verdicts[0].evidence.rows"},
-        {"a table cell that is an object", [](nlohmann::json& j) { j["runs"][0]["tables"][0]["rows"][0][0] = {{"a", 1}}; },
+        {"a table cell that is an object",
+         [](nlohmann::json& j) {
+             j["runs"][0]["tables"][0]["rows"][0][0] = {{"a", 1}};
+         },
          "attn-experiment.tables[0].rows"},
         {"a document that is an array", [](nlohmann::json& j) { j = nlohmann::json::array(); }, "attn-evidence"},
     };

@@ -174,7 +174,8 @@ TEST_CASE("tasks: chars windows are the corpus, train from its first 90%, eval f
             const std::string last = task.token_text(b.targets[static_cast<size_t>(row * 32 + 31)]);
             window += last == "\\n" ? "\n" : last == "\u2423" ? " " : last;
             // The window (tokens then the last target) is a substring of the right part.
-            const size_t at = split == DataSplit::Train ? text.substr(0, split_at).find(window) : text.find(window, split_at);
+            const size_t at =
+                split == DataSplit::Train ? text.substr(0, split_at).find(window) : text.find(window, split_at);
             CHECK(at != std::string::npos);
             for (int64_t t = 0; t + 1 < 32; ++t)
                 CHECK(b.targets[static_cast<size_t>(row * 32 + t)] == b.tokens[static_cast<size_t>(row * 32 + t + 1)]);

@@ -87,8 +87,8 @@ TEST_CASE("tokenizer: special tokens typed in the text stay whole, as in HF, and
 }
 
 TEST_CASE("tokenizer: a vocabulary without the special tokens is an InputError") {
-    CHECK_THROWS_WITH_AS(WordPieceTokenizer({"[PAD]", "a"}, 8, "v.txt"), doctest::Contains("v.txt: the vocabulary has no"),
-                         attn::InputError);
+    CHECK_THROWS_WITH_AS(WordPieceTokenizer({"[PAD]", "a"}, 8, "v.txt"),
+                         doctest::Contains("v.txt: the vocabulary has no"), attn::InputError);
     CHECK_THROWS_AS(WordPieceTokenizer::load("/nonexistent/vocab.txt", 8), attn::InputError);
 }
 

@@ -43,7 +43,8 @@ std::vector<std::string> wide_lines(const std::string& text, int limit) {
     return bad;
 }
 
-std::string text_of(const attn::lessons::Lesson& l, uint64_t seed = 0, attn::lessons::Lang lang = attn::lessons::Lang::en) {
+std::string text_of(const attn::lessons::Lesson& l, uint64_t seed = 0,
+                    attn::lessons::Lang lang = attn::lessons::Lang::en) {
     attn::lessons::RunOptions opt;
     opt.seed = seed;
     opt.lang = lang;
@@ -60,7 +61,8 @@ TEST_CASE("display_width counts East Asian wide characters as 2 (the rule the wi
     CHECK(attn::display_width("软检索") == 6);
 }
 
-TEST_CASE("every lesson's text fits 80 display columns (seeds 0 and 1, the real-heads lesson below)" * ATTN_WHOLE_TOUR) {
+TEST_CASE("every lesson's text fits 80 display columns (seeds 0 and 1, the real-heads lesson below)" *
+          ATTN_WHOLE_TOUR) {
     for (const auto& lesson : attn::lessons::all_lessons()) {
         if (lesson.slug == "real-heads") continue;
         for (uint64_t seed : {0ULL, 1ULL}) {
@@ -85,14 +87,16 @@ std::vector<std::string> badly_broken(const std::string& text) {
         std::u32string u = attn::utf8_decode(line);
         while (!u.empty() && u.front() == U' ') u.erase(0, 1);
         while (!u.empty() && u.back() == U' ') u.pop_back();
-        if (!u.empty() && (no_start.find(u.front()) != std::u32string::npos || no_end.find(u.back()) != std::u32string::npos))
+        if (!u.empty() &&
+            (no_start.find(u.front()) != std::u32string::npos || no_end.find(u.back()) != std::u32string::npos))
             bad.push_back(line);
     }
     return bad;
 }
 
-TEST_CASE("every lesson's Chinese text fits 80 display columns and breaks by the punctuation rules (the translated lessons)" *
-          ATTN_WHOLE_TOUR) {
+TEST_CASE(
+    "every lesson's Chinese text fits 80 display columns and breaks by the punctuation rules (the translated lessons)" *
+    ATTN_WHOLE_TOUR) {
     const std::set<int> required(attn::test::kRequiredZh.begin(), attn::test::kRequiredZh.end());
     int ran = 0, expected = 0;
     for (const auto& lesson : attn::lessons::all_lessons()) {
@@ -144,7 +148,8 @@ TEST_CASE("a table wider than the page wraps its headers, then splits into colum
         ctx.table("wide", t);
         CHECK(wide_lines(out.str(), width).empty());
         // every cell is still printed (in some group)
-        for (const char* cell : {"second row label", "1.235e+08", "5.5", "4.5"}) CHECK(out.str().find(cell) != std::string::npos);
+        for (const char* cell : {"second row label", "1.235e+08", "5.5", "4.5"})
+            CHECK(out.str().find(cell) != std::string::npos);
     }
     // a terminal wider than the prose: tables may use it
     attn::lessons::RunOptions wide;
@@ -188,8 +193,9 @@ TEST_CASE("checks carry their kind: ✓ measured and ≡ identity in text, \"kin
     CHECK(ctx.record()["source_errors"][0]["quote"] == "a quoted sentence");
 }
 
-TEST_CASE("the tour's verdicts: C36 qualified, C10 not supported by dk-floor, C20 measured by training, both kinds of check" *
-          ATTN_WHOLE_TOUR) {
+TEST_CASE(
+    "the tour's verdicts: C36 qualified, C10 not supported by dk-floor, C20 measured by training, both kinds of check" *
+    ATTN_WHOLE_TOUR) {
     std::set<std::string> qualified, unmeasured, unsupported, checked, inconclusive, flags;
     int measured = 0, identities = 0, source_errors = 0;
     for (const auto& lesson : attn::lessons::all_lessons()) {
@@ -288,8 +294,9 @@ std::vector<std::string> texts_outside(const std::string& svg, int* count) {
         const Box b = text_box((*it)[1].str(), (*it)[2].str());
         const double eps = 0.5;
         if (b.x0 < vx - eps || b.y0 < vy - eps || b.x1 > vx + vw + eps || b.y1 > vy + vh + eps)
-            bad.push_back(fmt::format("\"{}\" spans x {:.0f}..{:.0f}, y {:.0f}..{:.0f}; canvas x {:.0f}..{:.0f}, y {:.0f}..{:.0f}",
-                                      (*it)[2].str(), b.x0, b.x1, b.y0, b.y1, vx, vx + vw, vy, vy + vh));
+            bad.push_back(fmt::format(
+                "\"{}\" spans x {:.0f}..{:.0f}, y {:.0f}..{:.0f}; canvas x {:.0f}..{:.0f}, y {:.0f}..{:.0f}",
+                (*it)[2].str(), b.x0, b.x1, b.y0, b.y1, vx, vx + vw, vy, vy + vh));
     }
     return bad;
 }
@@ -313,7 +320,8 @@ TEST_CASE("svg: the canvas grows to hold a title wider than the size asked for")
     d.text(50, 20, "a title much wider than one hundred units", {.font_size = 16, .bold = true, .anchor = "middle"});
     d.text(10, 45, "rotated label", {}, -90);
     const attn::SvgBox c = d.canvas();
-    const attn::SvgBox e = attn::svg_text_extent(50, 20, "a title much wider than one hundred units", 16, true, "middle");
+    const attn::SvgBox e =
+        attn::svg_text_extent(50, 20, "a title much wider than one hundred units", 16, true, "middle");
     CHECK(c.x0 <= e.x0);
     CHECK(c.x1 >= e.x1);
     CHECK(c.x0 < 0);  // it grew to the left, where the centred title spills
@@ -359,7 +367,8 @@ TEST_CASE("CLI: every SVG attn writes holds its title, labels and legend") {
 TEST_CASE("CLI: the real-heads lesson's SVG holds its labels (skipped without the model)") {
     if (!attn::test::model_or_skip()) return;
     const std::string f = "/tmp/attn-test-svgfit-15-" + std::to_string(getpid()) + ".svg";
-    const auto p = attn::test::run_shell(std::string("'") + ATTN_BINARY + "' lesson real-heads --svg " + f + " > /dev/null 2>&1");
+    const auto p =
+        attn::test::run_shell(std::string("'") + ATTN_BINARY + "' lesson real-heads --svg " + f + " > /dev/null 2>&1");
     CHECK(p.code == 0);
     check_svg_file("attn lesson real-heads --svg", f);
     std::filesystem::remove(f);
@@ -419,7 +428,8 @@ TEST_CASE("the block's picture: every lesson highlights steps of it, and every s
     CHECK(covered == ids);
     CHECK(attn::lessons::lesson_steps("no-such-lesson").empty());
     // the highlighted boxes are the lesson's steps: one filled box per step
-    const std::string svg = attn::lessons::pipeline_svg(attn::lessons::lesson_steps("softmax"), "t", attn::lessons::Lang::en);
+    const std::string svg =
+        attn::lessons::pipeline_svg(attn::lessons::lesson_steps("softmax"), "t", attn::lessons::Lang::en);
     size_t filled = 0;
     for (size_t at = svg.find("#fde68a"); at != std::string::npos; at = svg.find("#fde68a", at + 1)) ++filled;
     CHECK(filled == 1);

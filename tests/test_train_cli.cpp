@@ -123,10 +123,12 @@ TEST_CASE("data files: ATTN_DATA_DIR is searched first, by the library and by at
 TEST_CASE("train cli: --list-tasks and --help describe every task") {
     const auto r = test::run_attn("train --list-tasks");
     CHECK(r.code == 0);
-    for (const char* t : {"copy", "reverse", "sort", "recall", "distance", "chars"}) CHECK(r.out.find(t) != std::string::npos);
+    for (const char* t : {"copy", "reverse", "sort", "recall", "distance", "chars"})
+        CHECK(r.out.find(t) != std::string::npos);
     const auto h = test::run_attn("train --help");
     CHECK(h.code == 0);
-    for (const char* opt : {"--task", "--lr", "--optimizer", "--save", "--load", "--json", "--svg", "--dump", "--eval-every"})
+    for (const char* opt :
+         {"--task", "--lr", "--optimizer", "--save", "--load", "--json", "--svg", "--dump", "--eval-every"})
         CHECK(h.out.find(opt) != std::string::npos);
 }
 
@@ -211,8 +213,10 @@ TEST_CASE("train cli: the same curve at 1 and 2 threads") {
     std::vector<nlohmann::json> curves;
     for (int t : {1, 2}) {
         const std::string json = dir + "/t" + std::to_string(t) + ".json";
-        const auto r = test::run_attn("train --task recall --seq 8 --layers 1 --d-model 16 --heads 2 --batch 8 --steps 20 "
-                                      "--eval-every 5 --dropout 0.1 --quiet --threads " + std::to_string(t) + " --json " + json);
+        const auto r = test::run_attn(
+            "train --task recall --seq 8 --layers 1 --d-model 16 --heads 2 --batch 8 --steps 20 "
+            "--eval-every 5 --dropout 0.1 --quiet --threads " +
+            std::to_string(t) + " --json " + json);
         REQUIRE(r.code == 0);
         auto j = nlohmann::json::parse(read_file(json));
         for (auto& p : j["curve"]) p.erase("seconds");
@@ -228,10 +232,12 @@ TEST_CASE("train cli: Ctrl-C stops after the current step, prints the table and 
     const std::string model = dir + "/m.safetensors", log = dir + "/out.txt";
     // Job control (set -m) gives the background run the default SIGINT action, as a terminal would;
     // the signal is sent once the first evaluation line shows training under way.
-    const std::string cmd = "bash -c 'set -m; \"" + std::string(ATTN_BINARY) + "\" train --task recall --seq 8 " + kSmall +
-                            "--steps 10000000 --eval-every 50 --save " + model + " > " + log +
+    const std::string cmd = "bash -c 'set -m; \"" + std::string(ATTN_BINARY) + "\" train --task recall --seq 8 " +
+                            kSmall + "--steps 10000000 --eval-every 50 --save " + model + " > " + log +
                             " 2>&1 & pid=$!; "
-                            "for i in $(seq 300); do grep -q ^step " + log + " && break; sleep 0.1; done; "
+                            "for i in $(seq 300); do grep -q ^step " +
+                            log +
+                            " && break; sleep 0.1; done; "
                             "kill -INT $pid; wait $pid; echo rc=$?'";
     const auto r = test::run_shell(cmd);
     const std::string out = read_file(log);

@@ -52,7 +52,9 @@ struct Log {
             calls.push_back("eval@" + std::to_string(st.steps_done));
             return false;
         };
-        h.after_update = [this](const TrainLoopState& st) { calls.push_back("update@" + std::to_string(st.steps_done)); };
+        h.after_update = [this](const TrainLoopState& st) {
+            calls.push_back("update@" + std::to_string(st.steps_done));
+        };
         h.after_step = [this](const TrainLoopState& st, bool evaluated) {
             calls.push_back(std::string(evaluated ? "after+@" : "after@") + std::to_string(st.steps_done));
         };

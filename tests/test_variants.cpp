@@ -10,8 +10,9 @@
 using attn::test::run_attn;
 
 TEST_CASE("attn variants --json: every variant timed and compared, the crossovers, Performer's curves") {
-    const auto r = run_attn("variants --seq 64,300 --heads 2 --d-k 16 --window 16 --error-t 64 --favor-m 16,64 --no-model "
-                            "--threads 2 --json");
+    const auto r = run_attn(
+        "variants --seq 64,300 --heads 2 --d-k 16 --window 16 --error-t 64 --favor-m 16,64 --no-model "
+        "--threads 2 --json");
     REQUIRE(r.code == 0);
     const auto j = nlohmann::json::parse(r.out);
     CHECK(j["format"] == "attn-variants");
@@ -44,7 +45,8 @@ TEST_CASE("attn variants and forward --mask: bad values are one-line errors nami
         CHECK(r.code == 2);
         CHECK(r.out.find("--mask") != std::string::npos);
     }
-    for (const std::string good : {"window:3", "window-causal:2", "strided:2", "strided-causal:3", "global-local:1,2"}) {
+    for (const std::string good :
+         {"window:3", "window-causal:2", "strided:2", "strided-causal:3", "global-local:1,2"}) {
         const auto r = run_attn("forward --seq 6 --impl flash --mask " + good + " 2>&1");
         INFO(good << ": " << r.out);
         CHECK(r.code == 0);

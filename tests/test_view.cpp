@@ -109,7 +109,8 @@ TEST_CASE("view: bad input is one line naming the file or option, exit 2, no SVG
     for (const Proc* q : {&p}) CHECK(q->out.find('\n') == q->out.size() - 1);  // one line
     // weights that are not probabilities would print an entropy of nan or -inf nats: refused,
     // naming the file, the value and where it is
-    for (const float bad : {-1.0f, 1e38f, std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+    for (const float bad :
+         {-1.0f, 1e38f, std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
         CAPTURE(bad);
         attn::Tensor w({1, 1, 2, 2});
         w.data = {0.5f, 0.5f, 1.0f, bad};
@@ -127,7 +128,8 @@ TEST_CASE("view: bad input is one line naming the file or option, exit 2, no SVG
 
 TEST_CASE("view: reads what attn forward --dump writes") {
     const std::string dump = tmp("fwd.json");
-    const std::string cmd = std::string("'") + ATTN_BINARY + "' forward --heads 2 --mask causal --dump '" + dump + "' > /dev/null 2>&1";
+    const std::string cmd =
+        std::string("'") + ATTN_BINARY + "' forward --heads 2 --mask causal --dump '" + dump + "' > /dev/null 2>&1";
     REQUIRE(std::system(cmd.c_str()) == 0);
     const Proc p = run_view("'" + dump + "' --head 1");
     CHECK(p.code == 0);
@@ -156,7 +158,8 @@ TEST_CASE("view: a long sequence is cropped in the terminal, whole in the SVG") 
     }
     const std::string text = slurp(svg);
     size_t rects = 0;
-    for (size_t q = text.find("</title></rect>"); q != std::string::npos; q = text.find("</title></rect>", q + 1)) ++rects;
+    for (size_t q = text.find("</title></rect>"); q != std::string::npos; q = text.find("</title></rect>", q + 1))
+        ++rects;
     CHECK(rects == static_cast<size_t>(T * T));
     std::remove(svg.c_str());
     std::remove(dump.c_str());

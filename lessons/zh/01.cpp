@@ -130,7 +130,9 @@ const RegisterCatalogue zh01{Lang::zh, 1, {
      "separate random projections (chance: {:.1f}%)",
      "最大权重落在自身位置的行：Q = K = X 时为 {0:.0f}%，分别随机投影时为 {1:.0f}%（随机水平：{2:.1f}%）"},
     // attn experiment distance's readable C1 verdict (lib/experiments/src/exp_distance.cpp)
-    {"the distance task: at every position, output the token seen d steps back; an RNN (64 hidden units, its whole past in one state) and one attention layer train for the same number of steps; the metric is held-out accuracy at each distance d",
+    {"the distance task: at every position, output the token seen d steps back; an RNN (64 hidden units, its whole "
+     "past in one state) and one attention layer train for the same number of steps; the metric is held-out accuracy "
+     "at each distance d",
      "距离任务：在每个位置输出 d 步之前见过的 token；一个 RNN（64 个隐藏单元，整个过去压在一个状态里）和一个注意力层训练同样多的步数；指标是每个距离 d 上的留出准确率"},
     {"distance d", "距离 d"},
     {"RNN accuracy", "RNN 准确率"},

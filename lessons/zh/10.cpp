@@ -156,25 +156,33 @@ const RegisterCatalogue zh10{Lang::zh, 10, {
      "倒序是注意力完成的：前馈网络一次只看一个位置，所以只有注意力权重能把每个输出位置该有的符号取过来。"
      "本导览的每一课都放大这个块中的一步。"},
     // attn experiment heads' readable C33 verdict (lib/experiments/src/exp_heads.cpp)
-    {"associative recall with 4 key-value pairs per row, which takes two attention patterns, learned by a 2-layer model whose heads share a width of 64 (1 head of 64, 4 of 16, 8 of 8); the metric is the held-out accuracy of 8 x 8 with every head learning, with 4 heads cut off from the gradient (their W_q, W_k, W_v stay at init), and with those 4 heads removed",
-     "关联回忆，每行 4 个键值对，需要两种注意力模式；由一个 2 层模型学习，各头共享 64 的总宽度（1 个 64 宽的头、4 个 16 宽、8 个 8 宽）；指标是 8 × 8 模型的留出准确率：所有头都学习时、4 个头与梯度断开时（它们的 W_q、W_k、W_v 停在初始值），以及去掉这 4 个头时"},
+    {"associative recall with 4 key-value pairs per row, which takes two attention patterns, learned by a 2-layer "
+     "model whose heads share a width of 64 (1 head of 64, 4 of 16, 8 of 8); the metric is the held-out accuracy of 8 "
+     "x 8 with every head learning, with 4 heads cut off from the gradient (their W_q, W_k, W_v stay at init), and "
+     "with those 4 heads removed",
+     "关联回忆，每行 4 个键值对，需要两种注意力模式；由一个 2 层模型学习，各头共享 64 的总宽度（1 个 64 宽的头、4 个 16 宽、8 个 8 宽）；指标是 8 × 8 模型的留出准确率：所有头都学习时、4 "
+     "个头与梯度断开时（它们的 W_q、W_k、W_v 停在初始值），以及去掉这 4 个头时"},
     {"8 x 8 model", "8 × 8 模型"},
     {"final held-out accuracy", "最终留出准确率"},
     {"steps to 90%", "达到 90% 的步数"},
     {"all 8 heads learning", "8 个头都在学习"},
     {"4 heads blocked", "4 个头被阻断"},
     {"4 heads removed", "去掉 4 个头"},
-    {"with 4 of the 8 heads cut off from the gradient the model still reaches {} (all 8: {}), but 4 heads alone reach {} too: the open half learns, and this task never needed the extra paths",
+    {"with 4 of the 8 heads cut off from the gradient the model still reaches {} (all 8: {}), but 4 heads alone reach "
+     "{} too: the open half learns, and this task never needed the extra paths",
      "8 个头中有 4 个与梯度断开时，模型仍达到 {0}（8 个头都学习：{1}），但只有 4 个头也能达到 {2}：开放的一半在学习，而这个任务本来就不需要多出的路径"},
-    {"with 4 of the 8 heads cut off from the gradient the model still reaches {} (all 8: {}), while 4 heads alone reach only {}: the other paths carry the learning",
+    {"with 4 of the 8 heads cut off from the gradient the model still reaches {} (all 8: {}), while 4 heads alone "
+     "reach only {}: the other paths carry the learning",
      "8 个头中有 4 个与梯度断开时，模型仍达到 {0}（8 个头都学习：{1}），而只有 4 个头时只能达到 {2}：其余的路径承担了学习"},
     {"with 4 of the 8 heads cut off from the gradient the model reaches {}, but with every "
      "head learning only {} (4 heads alone: {}): the run is too short to tell what the "
      "blocked heads cost",
      "8 个头中有 4 个与梯度断开时，模型达到 {0}，但 8 个头都学习时也只有 {1}（只有 4 个头：{2}）：训练太短，看不出被阻断的头损失了什么"},
-    {"with 4 of the 8 heads cut off from the gradient the model reaches only {} (all 8: {}; 4 heads alone: {}): the heads left open did not carry the learning",
+    {"with 4 of the 8 heads cut off from the gradient the model reaches only {} (all 8: {}; 4 heads alone: {}): the "
+     "heads left open did not carry the learning",
      "8 个头中有 4 个与梯度断开时，模型只达到 {0}（8 个头都学习：{1}；只有 4 个头：{2}）：留着的那些头没有承担起学习"},
-    {"with 4 of the 8 heads cut off from the gradient the model reaches {}, below all 8 learning ({}) but above 4 heads alone ({}): the other paths carry part of the learning",
+    {"with 4 of the 8 heads cut off from the gradient the model reaches {}, below all 8 learning ({}) but above 4 "
+     "heads alone ({}): the other paths carry part of the learning",
      "8 个头中有 4 个与梯度断开时，模型达到 {0}，低于 8 个头都学习时（{1}），但高于只有 4 个头时（{2}）：其余的路径承担了一部分学习"},
     {"each head gets d_k/h, and each head's d_k is 64", "每个头分到 d_k/h，而每个头的 d_k 是 64"},
     {"uses one symbol for two widths (the second article, §4.1): first d_k is the whole "

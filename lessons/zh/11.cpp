@@ -66,13 +66,18 @@ const RegisterCatalogue zh11{Lang::zh, 11, {
     {"heads do not automatically specialise; several learn near-identical patterns (adamw)",
      "各头不会自动分工；有几个头学到了几乎相同的模式（adamw）"},
     // attn experiment heads' readable C32 verdict (lib/experiments/src/exp_heads.cpp)
-    {"associative recall with 4 key-value pairs per row, which takes two attention patterns, learned by a 2-layer model whose heads share a width of 64 (1 head of 64, 4 of 16, 8 of 8); the metric is how alike each layer's heads end up: the Jensen-Shannon divergence (JS, in nats: 0 for identical patterns) between every pair of heads, and the pairs below 0.05 nats, called near-identical",
-     "关联回忆，每行 4 个键值对，需要两种注意力模式；由一个 2 层模型学习，各头共享 64 的总宽度（1 个 64 宽的头、4 个 16 宽、8 个 8 宽）；指标是每层各头最终有多相似：每对头之间的 Jensen-Shannon 散度（JS，单位奈特：模式相同时为 0），以及低于 0.05 奈特、称为几乎相同的头对"},
+    {"associative recall with 4 key-value pairs per row, which takes two attention patterns, learned by a 2-layer "
+     "model whose heads share a width of 64 (1 head of 64, 4 of 16, 8 of 8); the metric is how alike each layer's "
+     "heads end up: the Jensen-Shannon divergence (JS, in nats: 0 for identical patterns) between every pair of heads, "
+     "and the pairs below 0.05 nats, called near-identical",
+     "关联回忆，每行 4 个键值对，需要两种注意力模式；由一个 2 层模型学习，各头共享 64 的总宽度（1 个 64 宽的头、4 个 16 宽、8 个 8 宽）；指标是每层各头最终有多相似：每对头之间的 "
+     "Jensen-Shannon 散度（JS，单位奈特：模式相同时为 0），以及低于 0.05 奈特、称为几乎相同的头对"},
     {"heads x width", "头数 × 宽度"},
     {"near-identical pairs", "几乎相同的头对"},
     {"layer 0 JS at step 0", "第 0 层第 0 步的 JS"},
     {"at the end", "训练结束时"},
-    {"none of the {} head pairs ends near-identical, and the heads' patterns drift apart while training (layer 0 of 8 x 8: JS {} at step 0, {} at the end): at this scale the heads specialise",
+    {"none of the {} head pairs ends near-identical, and the heads' patterns drift apart while training (layer 0 of 8 "
+     "x 8: JS {} at step 0, {} at the end): at this scale the heads specialise",
      "{0} 对头中没有一对最终几乎相同，而且训练中各头的模式越分越开（8 × 8 的第 0 层：第 0 步 JS 为 {1}，结束时为 {2}）：在这个规模下各头会分化"},
     {"{} head pairs end near-identical (layer 0 of 8 x 8: JS {} at step 0, {} at the end)",
      "有 {0} 对头最终几乎相同（8 × 8 的第 0 层：第 0 步 JS 为 {1}，结束时为 {2}）"},

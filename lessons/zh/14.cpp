@@ -117,7 +117,8 @@ const RegisterCatalogue zh14{Lang::zh, 14, {
     {"A distance between a variant's output and full attention means little alone: on random inputs "
      "the softmax rows are spread over many keys, and every output is close to the mean of the "
      "values. So next to each distance stands the distance of that trivial answer (every row the "
-     "mean of v; for a causal row, the running mean of v up to it), and, where the model is present, the same measures on MiniLM's real heads.",
+     "mean of v; for a causal row, the running mean of v up to it), and, where the model is present, the same measures "
+     "on MiniLM's real heads.",
      "单看某个变体的输出与完整注意力之间的距离，意义不大：在随机输入上，softmax 的各行分散在许多键上，"
      "每个输出都接近值的均值。所以每个距离旁边都列出那个平凡答案（每一行都取 v 的均值；因果的行取到它为止的 v 的累计均值）的距离；"
      "模型在场时，还在 MiniLM 的真实注意力头上做同样的测量。"},
@@ -203,9 +204,13 @@ const RegisterCatalogue zh14{Lang::zh, 14, {
      "高效注意力在 10 倍长度下保留约 90% 的质量（关联回忆）"},
     {"measuring: attn experiment memory at its quick size", "测量中：attn experiment memory（快速规模）"},
     // attn experiment length's readable C44 verdict (lib/experiments/src/exp_length.cpp)
-    {"next-character prediction on Macbeth, each variant trained at a base length T0 and at 10 T0 with the same budget; the metric is the share of softmax's quality a variant keeps at the same length (1: as good as softmax, 0: no better than letter frequencies)",
+    {"next-character prediction on Macbeth, each variant trained at a base length T0 and at 10 T0 with the same "
+     "budget; the metric is the share of softmax's quality a variant keeps at the same length (1: as good as softmax, "
+     "0: no better than letter frequencies)",
      "在《麦克白》上预测下一个字符，每种变体在基准长度 T0 和 10 T0 上以同样的预算训练；指标是变体在同一长度上保留的 softmax 质量份额（1：与 softmax 一样好，0：不比字母频率好）"},
-    {"associative recall, each variant trained at a base length T0 and at 10 T0 with the same budget; the metric is the share of softmax's accuracy above chance a variant keeps at the same length (1: as good as softmax, 0: chance)",
+    {"associative recall, each variant trained at a base length T0 and at 10 T0 with the same budget; the metric is "
+     "the share of softmax's accuracy above chance a variant keeps at the same length (1: as good as softmax, 0: "
+     "chance)",
      "关联回忆，每种变体在基准长度 T0 和 10 T0 上以同样的预算训练；指标是变体在同一长度上保留的 softmax 超出随机水平的准确率份额（1：与 softmax 一样好，0：随机水平）"},
     {"share at T0", "T0 时的份额"},
     {"share at 10 T0", "10 T0 时的份额"},

@@ -34,8 +34,8 @@ const RegisterCatalogue zh19{Lang::zh, 19, {
     {"RoPE: relative position inside q·k", "RoPE：q·k 内部的相对位置"},
     {"Rotary position embedding (RoPE, used by Llama and many other current decoders) adds nothing. It rotates q "
      "and k: the dims pair up as (d, d + Dk/2), and each pair turns by the angle pos·θ_d, θ_d = 10000^(−2d/Dk), "
-     "fast for the first pairs and slow for the last. For vectors of fixed lengths a dot product only sees the angle between two "
-     "vectors (C11), and rotating q by iθ and k by jθ leaves the angle between them turned by (i − j)θ:",
+     "fast for the first pairs and slow for the last. For vectors of fixed lengths a dot product only sees the angle "
+     "between two vectors (C11), and rotating q by iθ and k by jθ leaves the angle between them turned by (i − j)θ:",
      "旋转位置编码（RoPE，Llama 和当今许多解码器都在用）什么也不加，而是旋转 q 和 k：各维按 (d, d + Dk/2) "
      "两两配对，每一对转过角度 pos·θ_d，θ_d = 10000^(−2d/Dk)，前面的维度对转得快，后面的转得慢。"
      "长度固定时，点积只感知两个向量之间的夹角（C11），而把 q 转过 iθ、k 转过 jθ 后，两者之间的夹角恰好改变 (i − j)θ："},

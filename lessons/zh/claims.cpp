@@ -5,11 +5,13 @@
 namespace attn::lessons {
 namespace {
 const RegisterCatalogue zh_claims{Lang::zh, kFramingPart, {
-    {"An RNN compresses its whole past into one fixed-size state, so far tokens fade (errors grow past about 40 tokens).",
+    {"An RNN compresses its whole past into one fixed-size state, so far tokens fade (errors grow past about 40 "
+     "tokens).",
      "RNN 把全部历史压进一个固定大小的状态，远处的 token 因而逐渐淡去（超过约 40 个 token 误差变大）。"},
     {"An RNN runs step by step; attention is matrix products over all positions at once.",
      "RNN 只能一步一步地算；注意力是对所有位置同时做的矩阵乘法。"},
-    {"Attention is a soft lookup: the query asks, keys label, values carry content, every value weighted by a softmax of the match.",
+    {"Attention is a soft lookup: the query asks, keys label, values carry content, every value weighted by a softmax "
+     "of the match.",
      "注意力是一种软检索：查询提问，键作标签，值承载内容，每个值都按匹配度的 softmax 加权。"},
     {"Any two tokens interact directly, however far apart they are.",
      "任意两个 token 都直接交互，无论相距多远。"},
@@ -59,7 +61,8 @@ const RegisterCatalogue zh_claims{Lang::zh, kFramingPart, {
      "填充在键的一侧遮蔽；填充位置的查询行交给损失处理。"},
     {"Printing one row of weights (padded ones near 0, the rest summing to 1) is a smoke test for masks.",
      "打印一行权重（填充处接近 0，其余之和为 1）可以作为掩码的冒烟测试。"},
-    {"Usual mask bugs: no causal mask, filling with 0, masking after softmax; -1e9 and -inf differ on a fully masked row.",
+    {"Usual mask bugs: no causal mask, filling with 0, masking after softmax; -1e9 and -inf differ on a fully masked "
+     "row.",
      "常见的掩码错误：漏了因果掩码、用 0 填充、在 softmax 之后遮蔽；-1e9 与 -inf 在整行被遮时结果不同。"},
     {"d_model splits into h heads (512 = 8 × 64) that attend apart, and W_o mixes them back.",
      "d_model 拆成 h 个头（512 = 8 × 64），各自做注意力，再由 W_o 混合回来。"},

@@ -133,11 +133,14 @@ const RegisterCatalogue zh_framing{Lang::zh, kFramingPart, {
     {"training the evidence for {}: {}, seed {} of {}", "为 {0} 训练证据：{1}，第 {2} 个种子（共 {3} 个）"},
     {"lesson {} ({}/{})", "第 {0} 课（{1}/{2}）"},
     {"Lesson {}: its steps in the Transformer block", "第 {0} 课：它讲的是 Transformer 块中的哪几步"},
-    {"The Transformer block, step by step; under each step, the lessons that explain it", "Transformer 块的每一步；每一步下方是讲解它的课"},
+    {"The Transformer block, step by step; under each step, the lessons that explain it",
+     "Transformer 块的每一步；每一步下方是讲解它的课"},
     {"{}  [{}, ~{} min]", "{0}  [{1}，约 {2} 分钟]"},
-    {"* the core ({} lessons, ~{} min: `attn tour --core`); the others are the advanced part ({} lessons, ~{} min: `attn tour --advanced`).",
+    {"* the core ({} lessons, ~{} min: `attn tour --core`); the others are the advanced part ({} lessons, ~{} min: "
+     "`attn tour --advanced`).",
      "* 标出核心部分（{0} 课，约 {1} 分钟：`attn tour --core`）；其余是进阶部分（{2} 课，约 {3} 分钟：`attn tour --advanced`）。"},
-    {"The whole tour is {} lessons, about {} minutes of reading. For a first sitting, `attn tour --core` reads the {} core lessons ({}) in about {} minutes; `attn tour --advanced` is the rest.",
+    {"The whole tour is {} lessons, about {} minutes of reading. For a first sitting, `attn tour --core` reads the {} "
+     "core lessons ({}) in about {} minutes; `attn tour --advanced` is the rest.",
      "整个导览共 {0} 课，约需阅读 {1} 分钟。第一次学习可用 `attn tour --core`：{2} 节核心课（{3}），约 {4} 分钟；`attn tour --advanced` 是其余部分。"},
     {"The core of the tour: lessons {}, about {} minutes of reading. `attn tour --advanced` goes on with the rest.",
      "导览的核心部分：第 {0} 课，约需阅读 {1} 分钟。`attn tour --advanced` 接着讲其余部分。"},

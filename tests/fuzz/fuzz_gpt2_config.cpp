@@ -26,7 +26,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (c.n_positions < 1 || c.n_positions > (1 << 20)) fail("n_positions out of range");
         if (c.n_embd < 1 || c.n_embd > 65536) fail("n_embd out of range");
         if (c.n_layer < 1 || c.n_layer > 1000) fail("n_layer out of range");
-        if (c.n_head < 1 || c.n_head > 1024 || c.n_embd % c.n_head != 0) fail("n_head out of range or not dividing n_embd");
+        if (c.n_head < 1 || c.n_head > 1024 || c.n_embd % c.n_head != 0)
+            fail("n_head out of range or not dividing n_embd");
         if (c.n_inner < 1 || c.n_inner > 4 * 65536) fail("n_inner out of range");
         if (!std::isfinite(c.layer_norm_epsilon) || !(c.layer_norm_epsilon > 0.0f && c.layer_norm_epsilon < 1.0f))
             fail("layer_norm_epsilon not in (0, 1)");

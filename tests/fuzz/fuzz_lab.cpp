@@ -37,9 +37,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     try {
         if (which == 0) {
             const attn::cli::LabAttentionRequest q = attn::cli::parse_attention_request(r);
-            if (q.seq < 1 || q.seq > attn::cli::kLabMaxSeq || q.d_k < 1 || q.d_k > attn::cli::kLabMaxDk || q.heads < 1 ||
-                q.heads > attn::cli::kLabMaxHeads || q.keep < 0 || q.keep > q.seq || q.window < 1 || q.window > q.seq ||
-                !(q.temperature >= attn::cli::kLabMinTemperature) || !(q.tau >= attn::cli::kLabMinTemperature))
+            if (q.seq < 1 || q.seq > attn::cli::kLabMaxSeq || q.d_k < 1 || q.d_k > attn::cli::kLabMaxDk ||
+                q.heads < 1 || q.heads > attn::cli::kLabMaxHeads || q.keep < 0 || q.keep > q.seq || q.window < 1 ||
+                q.window > q.seq || !(q.temperature >= attn::cli::kLabMinTemperature) ||
+                !(q.tau >= attn::cli::kLabMinTemperature))
                 attn::fuzz::fail("a playground request outside the bounds was accepted");
             if (q.seq <= 16 && q.heads * q.d_k <= 64) {
                 const nlohmann::json a = attn::cli::lab_attention(r);
@@ -53,7 +54,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         } else {
             const nlohmann::json c = attn::cli::validate_train_request(r);
             const int64_t steps = c.at("steps").get<int64_t>();
-            if (steps < 1 || steps > attn::cli::kLabMaxTrainSteps) attn::fuzz::fail("a training run out of bounds was accepted");
+            if (steps < 1 || steps > attn::cli::kLabMaxTrainSteps)
+                attn::fuzz::fail("a training run out of bounds was accepted");
         }
     } catch (const LabError& e) {
         if (std::string(e.what()).empty()) attn::fuzz::fail("a refusal without a message");

@@ -10,7 +10,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     try {
-        const attn::SafeTensors st = attn::SafeTensors::parse(std::string(reinterpret_cast<const char*>(data), size), "fuzz");
+        const attn::SafeTensors st =
+            attn::SafeTensors::parse(std::string(reinterpret_cast<const char*>(data), size), "fuzz");
         for (const std::string& name : st.names()) {
             const attn::SafeTensorInfo& info = st.info(name);
             (void)st.bytes(name);

@@ -9,8 +9,8 @@
 #include "attn/model/tokenizer.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-    static const attn::WordPieceTokenizer tok({"[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "##a", "ab", "##b", "é", "中", ",", "##中"},
-                                              16);
+    static const attn::WordPieceTokenizer tok(
+        {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "##a", "ab", "##b", "é", "中", ",", "##中"}, 16);
     const attn::Encoding e = tok.encode(std::string_view(reinterpret_cast<const char*>(data), size));
     if (e.ids.size() < 2 || e.ids.size() > 16 || e.ids.front() != tok.cls_id() || e.ids.back() != tok.sep_id() ||
         e.ids.size() != e.tokens.size() || e.ids.size() != e.word_of.size())

@@ -41,7 +41,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             fail("a special id does not name its token");
         check_encoding(tok, "The animal didn't cross the street, [MASK] café 中文 ab", kMaxLen);
         // The vocabulary's own bytes as text: its pieces are in it, so WordPiece finds them.
-        check_encoding(tok, std::string_view(reinterpret_cast<const char*>(data), std::min<size_t>(size, 256)), kMaxLen);
+        check_encoding(tok, std::string_view(reinterpret_cast<const char*>(data), std::min<size_t>(size, 256)),
+                       kMaxLen);
 
         // config.json's vocab_size must match the line count, else InputError.
         attn::ModelFiles files;
@@ -49,7 +50,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         attn::BertConfig config;
         config.max_len = kMaxLen;
         config.vocab_size = tok.vocab_size();
-        if (attn::load_tokenizer(files, config).vocab_size() != tok.vocab_size()) fail("load_tokenizer changed the size");
+        if (attn::load_tokenizer(files, config).vocab_size() != tok.vocab_size())
+            fail("load_tokenizer changed the size");
         config.vocab_size = tok.vocab_size() + 1;
         try {
             (void)attn::load_tokenizer(files, config);

@@ -83,7 +83,8 @@ void check_attention_inputs(const Tensor& q, const Tensor& k, const Tensor& v, c
                                      "attention needs H_q = g·H_kv)",
                                      shape_str(q.shape), q.dim(1), k.dim(1), shape_str(k.shape)));
     if (q.dim(3) != k.dim(3))
-        throw ShapeError(fmt::format("Q {} and K {} must share Dk for Q·Kᵀ (C6)", shape_str(q.shape), shape_str(k.shape)));
+        throw ShapeError(
+            fmt::format("Q {} and K {} must share Dk for Q·Kᵀ (C6)", shape_str(q.shape), shape_str(k.shape)));
     if (k.dim(2) != v.dim(2))
         throw ShapeError(fmt::format("K {} and V {} must have the same number of keys", shape_str(k.shape),
                                      shape_str(v.shape)));
@@ -215,7 +216,8 @@ ScoreInputs<T> score_inputs(const T* q, const T* k, const AttentionSizes& n, con
     in.keep_scale = in.dropping ? T(1) / (T(1) - static_cast<T>(opt.dropout)) : T(1);
     return in;
 }
-template ScoreInputs<float> score_inputs<float>(const float*, const float*, const AttentionSizes&, const AttentionOptions&);
+template ScoreInputs<float> score_inputs<float>(const float*, const float*, const AttentionSizes&,
+                                                const AttentionOptions&);
 template ScoreInputs<double> score_inputs<double>(const double*, const double*, const AttentionSizes&,
                                                   const AttentionOptions&);
 
@@ -238,7 +240,8 @@ void attention_forward(T* out_p, const T* q_in, const T* k_in, const T* v_p, con
 
     const size_t nscores = static_cast<size_t>(B * H * Tq * Tk);
     if (rec != nullptr)
-        for (auto* v : {&rec->scores_raw, &rec->scores_scaled, &rec->scores_masked, &rec->weights, &rec->weights_dropped})
+        for (auto* v :
+             {&rec->scores_raw, &rec->scores_scaled, &rec->scores_masked, &rec->weights, &rec->weights_dropped})
             v->assign(nscores, T(0));
     Mat s(Tq, Tk);  // scores of one (b, h)
     for (int64_t b = 0; b < B; ++b) {

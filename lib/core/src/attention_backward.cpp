@@ -45,7 +45,8 @@ void rope_rotate_back(T* x, int64_t seqs, int64_t rows, int64_t d, int64_t pos0,
     const int64_t half = d / 2;
     for (int64_t t = 0; t < rows; ++t)
         for (int64_t c = 0; c < half; ++c) {
-            const double a = static_cast<double>(pos0 + t) * std::pow(base, -2.0 * static_cast<double>(c) / static_cast<double>(d));
+            const double a =
+                static_cast<double>(pos0 + t) * std::pow(base, -2.0 * static_cast<double>(c) / static_cast<double>(d));
             const T cs = static_cast<T>(std::cos(a)), sn = static_cast<T>(std::sin(a));
             for (int64_t s = 0; s < seqs; ++s) {
                 T* row = x + (s * rows + t) * d;

@@ -9,7 +9,8 @@ namespace attn {
 
 static void check_weights(const Tensor& w) {
     if (w.rank() != 4 || w.dim(0) != 1 || w.dim(2) != w.dim(3))
-        throw ShapeError(fmt::format("head scores take self-attention weights (1, H, T, T), got {}", shape_str(w.shape)));
+        throw ShapeError(
+            fmt::format("head scores take self-attention weights (1, H, T, T), got {}", shape_str(w.shape)));
 }
 
 std::vector<double> previous_token_scores(const Tensor& w) {
@@ -32,8 +33,8 @@ std::vector<double> prefix_matching_scores(const Tensor& w, int64_t start, int64
     check_weights(w);
     const int64_t H = w.dim(1), T = w.dim(2);
     if (start < 0 || n < 1 || T < start + n + 1)
-        throw ShapeError(fmt::format("prefix matching needs a second copy: T = {} tokens, copy of {} from position {}", T,
-                                     n, start));
+        throw ShapeError(fmt::format("prefix matching needs a second copy: T = {} tokens, copy of {} from position {}",
+                                     T, n, start));
     std::vector<double> out(static_cast<size_t>(H), 0.0);
     for (int64_t h = 0; h < H; ++h) {
         const float* wh = w.ptr() + h * T * T;

@@ -32,7 +32,8 @@ void linear_backward(T* dx, T* dW, T* db, const T* dy, const T* x, const T* W, i
     using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
     Eigen::Map<const Mat> dym(dy, N, out_f);
     if (dx != nullptr) Eigen::Map<Mat>(dx, N, in_f).noalias() += dym * Eigen::Map<const Mat>(W, out_f, in_f);  // dy·W
-    if (dW != nullptr) Eigen::Map<Mat>(dW, out_f, in_f).noalias() += dym.transpose() * Eigen::Map<const Mat>(x, N, in_f);  // dyᵀ·x
+    if (dW != nullptr)
+        Eigen::Map<Mat>(dW, out_f, in_f).noalias() += dym.transpose() * Eigen::Map<const Mat>(x, N, in_f);  // dyᵀ·x
     // Σ_n dy, row after row: each column is summed in the order n = 0, 1, ..., N-1 on every
     // CPU. Eigen's colwise().sum() splits the columns between a packet path and a scalar
     // path at a point set by db's address and the packet width, and the two paths add the

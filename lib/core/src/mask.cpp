@@ -182,7 +182,9 @@ Mask Mask::combined(const Mask& o) const {
     return m;
 }
 
-int64_t Mask::heads() const { return std::max(dense_.empty() ? 1 : dense_.heads, additive_.empty() ? 1 : additive_.heads); }
+int64_t Mask::heads() const {
+    return std::max(dense_.empty() ? 1 : dense_.heads, additive_.empty() ? 1 : additive_.heads);
+}
 
 void Mask::check(int64_t B, int64_t Tq, int64_t Tk) const {
     if (heads() > 1)
@@ -200,11 +202,11 @@ void Mask::check(int64_t B, int64_t H, int64_t Tq, int64_t Tk) const {
             throw ShapeError(fmt::format("key padding length {} is outside [0, {}]", max_key_len_, Tk));
     }
     if (!dense_.fits(B, H, Tq, Tk))
-        throw ShapeError(fmt::format("boolean mask {} does not broadcast to scores [{}, {}, {}, {}]", dims(dense_), B, H,
-                                     Tq, Tk));
+        throw ShapeError(
+            fmt::format("boolean mask {} does not broadcast to scores [{}, {}, {}, {}]", dims(dense_), B, H, Tq, Tk));
     if (!additive_.fits(B, H, Tq, Tk))
-        throw ShapeError(fmt::format("additive mask {} does not broadcast to scores [{}, {}, {}, {}]", dims(additive_), B,
-                                     H, Tq, Tk));
+        throw ShapeError(fmt::format("additive mask {} does not broadcast to scores [{}, {}, {}, {}]", dims(additive_),
+                                     B, H, Tq, Tk));
 }
 
 MaskRow Mask::row(int64_t b, int64_t h, int64_t Tk, const uint8_t* dense, const float* additive) const {

@@ -76,7 +76,8 @@ RowStats row_stats(const float* p, int64_t n, int64_t allowed) {
 }
 
 static void check_weights(const Tensor& w, const Mask& mask) {
-    if (w.rank() != 4) throw ShapeError(fmt::format("attention weights must be (B, H, Tq, Tk), got {}", shape_str(w.shape)));
+    if (w.rank() != 4)
+        throw ShapeError(fmt::format("attention weights must be (B, H, Tq, Tk), got {}", shape_str(w.shape)));
     mask.check(w.dim(0), w.dim(1), w.dim(2), w.dim(3));
 }
 
@@ -159,7 +160,8 @@ double max_row_sum_error(const Tensor& w, const Mask& mask) {
                 if (mask_b.allowed_count(i) == 0) continue;
                 // a row whose every allowed key got -inf from an additive mask is fully masked too
                 bool open = !additive;
-                for (int64_t j = 0; j < Tk && !open; ++j) open = mask_b.allowed(i, j) && mask_b.additive_at(i, j) != -INFINITY;
+                for (int64_t j = 0; j < Tk && !open; ++j)
+                    open = mask_b.allowed(i, j) && mask_b.additive_at(i, j) != -INFINITY;
                 if (!open) continue;
                 double sum = 0;
                 const float* row = w.ptr() + ((b * H + h) * Tq + i) * Tk;

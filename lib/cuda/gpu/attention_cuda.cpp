@@ -197,9 +197,11 @@ static void check_inputs(const Tensor& q, const Tensor& k, const Tensor& v, cons
     if (kernel == CudaKernel::Naive && (q.dim(2) > int_max || k.dim(2) > int_max || d > int_max))
         throw InputError(fmt::format("{}: sequence and head sizes must fit in 32 bits", name));
     if (kernel == CudaKernel::Flash && d > cuda_detail::flash_f32_max_d())
-        throw InputError(fmt::format("{}: Dk and Dv must be at most {}, got {}", name, cuda_detail::flash_f32_max_d(), d));
+        throw InputError(
+            fmt::format("{}: Dk and Dv must be at most {}, got {}", name, cuda_detail::flash_f32_max_d(), d));
     if ((kernel == CudaKernel::FlashF16 || kernel == CudaKernel::FlashBf16) && d > cuda_detail::flash_mma_max_d())
-        throw InputError(fmt::format("{}: Dk and Dv must be at most {}, got {}", name, cuda_detail::flash_mma_max_d(), d));
+        throw InputError(
+            fmt::format("{}: Dk and Dv must be at most {}, got {}", name, cuda_detail::flash_mma_max_d(), d));
 }
 
 static void prepare(Prepared& p, const Tensor& q_in, const Tensor& k_in, const Tensor& v, const Mask& mask,

@@ -20,9 +20,9 @@ constexpr int F32_THREADS = 128;
 constexpr int F32_SUB = 16;  // keys per online-softmax step
 
 template <int CH, int TPR>
-__global__ void __launch_bounds__(F32_THREADS) flash_f32_kernel(const float* __restrict__ q, const float* __restrict__ k,
-                                                                const float* __restrict__ v, float* __restrict__ out,
-                                                                AttnArgs a) {
+__global__ void __launch_bounds__(F32_THREADS)
+    flash_f32_kernel(const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,
+                     float* __restrict__ out, AttnArgs a) {
     // q (BH, Tq, Dk), k (BH, Tk, Dk), v (BH, Tk, Dv) -> out (BH, Tq, Dv); D = CH·TPR >= Dk, Dv
     constexpr int D = CH * TPR;
     constexpr int ROWS = F32_THREADS / TPR;

@@ -132,13 +132,185 @@ __device__ inline void stage_rows_async(u16* dst, const u16* src, int64_t r0, in
 template <int D>
 constexpr int mma_smem_bytes() { return 4 * MMA_BC * (D + 8) * 2; }
 
+constexpr int NT_S = MMA_BC / 8;  // 8-key column tiles of S
+
+// pass 0: Q tile (BR rows from q_lo) -> shared memory -> this warp's A fragments, kept in registers
+template <int D, int WARPS>
+__device__ __forceinline__ void load_q_fragments(uint32_t (&qa)[D / 16][4], u16* smem, const u16* q, const AttnArgs& a,
+                                                 int64_t bh, int64_t q_lo, bool vec_qk) {
+    constexpr int LDK = D + 8, KS = D / 16, BR = 16 * WARPS, NT = 32 * WARPS;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    stage_rows<BR, D, LDK, NT>(smem, q + bh * a.Tq * a.Dk, q_lo, a.Tq, a.Dk, vec_qk);
+    __syncthreads();
+#pragma unroll
+    for (int ks = 0; ks < KS; ++ks) {
+        const u16* p = smem + (warp * 16 + g) * LDK + ks * 16 + 2 * t;
+        qa[ks][0] = ld32(p);
+        qa[ks][1] = ld32(p + 8 * LDK);
+        qa[ks][2] = ld32(p + 8);
+        qa[ks][3] = ld32(p + 8 * LDK + 8);
+    }
+}
+
+// pass 2: S (16 x 64 per warp) = Q Kᵀ, K the tile Ks in shared memory
+template <class Tag, int D>
+__device__ __forceinline__ void scores_qk(Tag tag, float (&s)[NT_S][4], const uint32_t (&qa)[D / 16][4],
+                                          const u16* Ks) {
+    constexpr int LDK = D + 8, KS = D / 16;
+    const int lane = threadIdx.x % 32;
+#pragma unroll
+    for (int nt = 0; nt < NT_S; ++nt) s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
+#pragma unroll
+    for (int ks = 0; ks < KS; ++ks)
+#pragma unroll
+        for (int nt = 0; nt < NT_S; nt += 2) {
+            // matrices: keys of column tiles nt, nt+1 (rows) x dims ks*16 + {0..7, 8..15}
+            uint32_t kb[4];
+            const int mi = lane / 8, r = lane % 8;
+            ldmatrix_x4(kb, Ks + ((nt + (mi >> 1)) * 8 + r) * LDK + ks * 16 + (mi & 1) * 8);
+            mma16816(tag, s[nt], qa[ks], kb[0], kb[1]);
+            mma16816(tag, s[nt + 1], qa[ks], kb[2], kb[3]);
+        }
+}
+
+// pass 3: scale, additive mask, masked_fill (whole tiles inside the mask skip this), then
+// log2(e) times that: from here on S, the running max and the exponents are base 2, so
+// exp(s - max) is exp2f(s2 - max2), and a score equal to the max gives exactly 1. (The
+// form exp2f(s * LOG2E - max * LOG2E) compiles to fma(s, LOG2E, -round(max * LOG2E)),
+// which at |s| = 1e9, a finite fill, is 2^(+-64) instead of 1: fp16 overflow, NaN.)
+__device__ __forceinline__ void scale_and_mask(float (&s)[NT_S][4], const AttnArgs& a, const MaskRow& mask,
+                                               int64_t q_lo, int64_t k0, int64_t i0c, int64_t i1c, float scale2) {
+    const int t = threadIdx.x % 32 % 4;
+    const bool plain = mask.all_allowed(q_lo, k0 + MMA_BC - 1);
+#pragma unroll
+    for (int nt = 0; nt < NT_S; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            if (plain) {
+                s[nt][e] *= scale2;
+            } else {
+                const int64_t j = k0 + nt * 8 + 2 * t + (e & 1);
+                s[nt][e] = j >= a.Tk ? -INFINITY : masked_score(a, mask, s[nt][e], e < 2 ? i0c : i1c, j) * LOG2E;
+            }
+        }
+}
+
+// The online softmax state of this thread's two query rows: running max (base 2) and
+// running sums (this thread's columns only).
+struct RowState {
+    float m0 = -INFINITY, m1 = -INFINITY;
+    float l0 = 0.0f, l1 = 0.0f;
+};
+
+// pass 4: online softmax; the 4 threads of a quad share rows, so max over the quad. S becomes
+// P (dropped where dropout drops it), O and the sums are rescaled to the new max.
+template <int D>
+__device__ __forceinline__ void online_softmax(float (&s)[NT_S][4], float (&o)[D / 8][4], RowState& st,
+                                               const AttnArgs& a, int64_t bh, int64_t k0, int64_t i0c, int64_t i1c,
+                                               bool dropping) {
+    constexpr int NT_O = D / 8;
+    const int t = threadIdx.x % 32 % 4;
+    float mx0 = -INFINITY, mx1 = -INFINITY;
+#pragma unroll
+    for (int nt = 0; nt < NT_S; ++nt) {
+        mx0 = max_nan(mx0, max_nan(s[nt][0], s[nt][1]));
+        mx1 = max_nan(mx1, max_nan(s[nt][2], s[nt][3]));
+    }
+#pragma unroll
+    for (int off = 1; off < 4; off <<= 1) {
+        mx0 = max_nan(mx0, __shfl_xor_sync(0xffffffffu, mx0, off));
+        mx1 = max_nan(mx1, __shfl_xor_sync(0xffffffffu, mx1, off));
+    }
+    const float mn0 = max_nan(st.m0, mx0), mn1 = max_nan(st.m1, mx1);
+    const float u0 = mn0 == -INFINITY ? 0.0f : mn0;  // all -inf so far: nothing to rescale
+    const float u1 = mn1 == -INFINITY ? 0.0f : mn1;
+    const float alpha0 = exp2f(st.m0 - u0), alpha1 = exp2f(st.m1 - u1);
+    st.m0 = mn0;
+    st.m1 = mn1;
+    st.l0 *= alpha0;
+    st.l1 *= alpha1;
+#pragma unroll
+    for (int nt = 0; nt < NT_O; ++nt) {
+        o[nt][0] *= alpha0;
+        o[nt][1] *= alpha0;
+        o[nt][2] *= alpha1;
+        o[nt][3] *= alpha1;
+    }
+#pragma unroll
+    for (int nt = 0; nt < NT_S; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            const float p = exp2f(s[nt][e] - (e < 2 ? u0 : u1));
+            if (e < 2) st.l0 += p;
+            else st.l1 += p;
+            float pd = p;
+            if (dropping) {
+                const int64_t j = k0 + nt * 8 + 2 * t + (e & 1);
+                const int64_t row = e < 2 ? i0c : i1c;
+                const uint64_t flat = static_cast<uint64_t>((bh * a.Tq + row) * a.Tk + j);
+                pd = dropout_drops_dev(a.seed, flat, a.dropout) ? 0.0f : p * a.keep_scale;
+            }
+            s[nt][e] = pd;
+        }
+}
+
+// pass 5: O += P V, P straight from the S registers (C layout == A layout), V the tile Vs
+template <class Tag, int D>
+__device__ __forceinline__ void accumulate_pv(Tag tag, float (&o)[D / 8][4], const float (&s)[NT_S][4],
+                                              const u16* Vs) {
+    constexpr int LDK = D + 8, NT_O = D / 8;
+    const int lane = threadIdx.x % 32;
+#pragma unroll
+    for (int kk = 0; kk < MMA_BC / 16; ++kk) {
+        const uint32_t pa[4] = {pack2(tag, s[2 * kk][0], s[2 * kk][1]), pack2(tag, s[2 * kk][2], s[2 * kk][3]),
+                                pack2(tag, s[2 * kk + 1][0], s[2 * kk + 1][1]),
+                                pack2(tag, s[2 * kk + 1][2], s[2 * kk + 1][3])};
+#pragma unroll
+        for (int nt = 0; nt < NT_O; nt += 2) {
+            // matrices: keys kk*16 + {0..7, 8..15} (rows) x dims of column tiles nt, nt+1, transposed
+            uint32_t vb[4];
+            const int mi = lane / 8, r = lane % 8;
+            ldmatrix_x4_trans(vb, Vs + (kk * 16 + (mi & 1) * 8 + r) * LDK + (nt + (mi >> 1)) * 8);
+            mma16816(tag, o[nt], pa, vb[0], vb[1]);
+            mma16816(tag, o[nt + 1], pa, vb[2], vb[3]);
+        }
+    }
+}
+
+// pass 6: the quad's partial sums -> row sums; normalise and write rows i0, i1 (those below Tq)
+template <int D>
+__device__ __forceinline__ void write_rows(float* out, const AttnArgs& a, int64_t bh, int64_t i0, int64_t i1,
+                                           const float (&o)[D / 8][4], float l0, float l1) {
+    constexpr int NT_O = D / 8;
+    const int t = threadIdx.x % 32 % 4;
+#pragma unroll
+    for (int off = 1; off < 4; off <<= 1) {
+        l0 += __shfl_xor_sync(0xffffffffu, l0, off);
+        l1 += __shfl_xor_sync(0xffffffffu, l1, off);
+    }
+    const float inv0 = l0 > 0.0f ? 1.0f / l0 : 0.0f, inv1 = l1 > 0.0f ? 1.0f / l1 : 0.0f;
+#pragma unroll
+    for (int nt = 0; nt < NT_O; ++nt) {
+        const int64_t c = nt * 8 + 2 * t;
+        if (i0 < a.Tq) {
+            float* r = out + (bh * a.Tq + i0) * a.Dv;
+            if (c < a.Dv) r[c] = o[nt][0] * inv0;
+            if (c + 1 < a.Dv) r[c + 1] = o[nt][1] * inv0;
+        }
+        if (i1 < a.Tq) {
+            float* r = out + (bh * a.Tq + i1) * a.Dv;
+            if (c < a.Dv) r[c] = o[nt][2] * inv1;
+            if (c + 1 < a.Dv) r[c + 1] = o[nt][3] * inv1;
+        }
+    }
+}
+
 template <class Tag, int D, int WARPS>
 __global__ void __launch_bounds__(WARPS * 32)
     flash_mma_kernel(const u16* __restrict__ q, const u16* __restrict__ k, const u16* __restrict__ v,
                      float* __restrict__ out, AttnArgs a, bool vec_qk, bool vec_v) {
     // q (BH, Tq, Dk), k (BH, Tk, Dk), v (BH, Tk, Dv) 16-bit -> out (BH, Tq, Dv) float32; D >= Dk, Dv
     constexpr int LDK = D + 8;       // row stride of the Q, K and V tiles, in halves (16-byte pad)
-    constexpr int NT_S = MMA_BC / 8; // 8-key column tiles of S
     constexpr int NT_O = D / 8;      // 8-wide column tiles of O
     constexpr int KS = D / 16;       // 16-deep steps over the head dimension
     constexpr int TILE = MMA_BC * LDK;
@@ -151,32 +323,21 @@ __global__ void __launch_bounds__(WARPS * 32)
     static_assert(BR <= 4 * MMA_BC, "the Q tile must fit in the K/V buffers");
 
     const Tag tag{};
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4;
     const int64_t bh = blockIdx.y;
     const MaskRow& mask = a.mask[bh / a.H];
     const int64_t q_lo = static_cast<int64_t>(gridDim.x - 1 - blockIdx.x) * BR;  // longest blocks first
     const int64_t i0 = q_lo + warp * 16 + g, i1 = i0 + 8;  // this thread's two query rows
     const int64_t i0c = i0 < a.Tq ? i0 : a.Tq - 1, i1c = i1 < a.Tq ? i1 : a.Tq - 1;
 
-    // pass 0: Q tile -> shared memory -> this warp's A fragments, kept in registers
-    stage_rows<BR, D, LDK, NT>(smem, q + bh * a.Tq * a.Dk, q_lo, a.Tq, a.Dk, vec_qk);
-    __syncthreads();
     uint32_t qa[KS][4];
-#pragma unroll
-    for (int ks = 0; ks < KS; ++ks) {
-        const u16* p = smem + (warp * 16 + g) * LDK + ks * 16 + 2 * t;
-        qa[ks][0] = ld32(p);
-        qa[ks][1] = ld32(p + 8 * LDK);
-        qa[ks][2] = ld32(p + 8);
-        qa[ks][3] = ld32(p + 8 * LDK + 8);
-    }
+    load_q_fragments<D, WARPS>(qa, smem, q, a, bh, q_lo, vec_qk);
 
     float o[NT_O][4];
 #pragma unroll
     for (int nt = 0; nt < NT_O; ++nt) o[nt][0] = o[nt][1] = o[nt][2] = o[nt][3] = 0.0f;
-    float m0 = -INFINITY, m1 = -INFINITY;  // running max of rows i0, i1 (base 2: score · log2 e)
+    RowState st;  // rows i0, i1
     const float scale2 = a.scale * LOG2E;
-    float l0 = 0.0f, l1 = 0.0f;            // running sums, this thread's columns only
 
     const int64_t q_hi = q_lo + BR - 1 < a.Tq - 1 ? q_lo + BR - 1 : a.Tq - 1;
     const int64_t k_end = key_end(a, mask, q_hi);
@@ -204,127 +365,14 @@ __global__ void __launch_bounds__(WARPS * 32)
         cp_async_commit();
         cp_async_wait<1>();  // every group but the newest is done: tile it has landed
         __syncthreads();     // ... for all threads' copies
-        const u16* const Ks = Kbuf(cur);
-        const u16* const Vs = Vbuf(cur);
-
-        // pass 2: S (16 x 64 per warp) = Q Kᵀ
         float s[NT_S][4];
-#pragma unroll
-        for (int nt = 0; nt < NT_S; ++nt) s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
-#pragma unroll
-        for (int ks = 0; ks < KS; ++ks)
-#pragma unroll
-            for (int nt = 0; nt < NT_S; nt += 2) {
-                // matrices: keys of column tiles nt, nt+1 (rows) x dims ks*16 + {0..7, 8..15}
-                uint32_t kb[4];
-                const int mi = lane / 8, r = lane % 8;
-                ldmatrix_x4(kb, Ks + ((nt + (mi >> 1)) * 8 + r) * LDK + ks * 16 + (mi & 1) * 8);
-                mma16816(tag, s[nt], qa[ks], kb[0], kb[1]);
-                mma16816(tag, s[nt + 1], qa[ks], kb[2], kb[3]);
-            }
-
-        // pass 3: scale, additive mask, masked_fill (whole tiles inside the mask skip this), then
-        // log2(e) times that: from here on S, the running max and the exponents are base 2, so
-        // exp(s - max) is exp2f(s2 - max2), and a score equal to the max gives exactly 1. (The
-        // form exp2f(s * LOG2E - max * LOG2E) compiles to fma(s, LOG2E, -round(max * LOG2E)),
-        // which at |s| = 1e9, a finite fill, is 2^(+-64) instead of 1: fp16 overflow, NaN.)
-        const bool plain = mask.all_allowed(q_lo, k0 + MMA_BC - 1);
-#pragma unroll
-        for (int nt = 0; nt < NT_S; ++nt)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                if (plain) {
-                    s[nt][e] *= scale2;
-                } else {
-                    const int64_t j = k0 + nt * 8 + 2 * t + (e & 1);
-                    s[nt][e] = j >= a.Tk ? -INFINITY : masked_score(a, mask, s[nt][e], e < 2 ? i0c : i1c, j) * LOG2E;
-                }
-            }
-
-        // pass 4: online softmax; the 4 threads of a quad share rows, so max over the quad
-        float mx0 = -INFINITY, mx1 = -INFINITY;
-#pragma unroll
-        for (int nt = 0; nt < NT_S; ++nt) {
-            mx0 = max_nan(mx0, max_nan(s[nt][0], s[nt][1]));
-            mx1 = max_nan(mx1, max_nan(s[nt][2], s[nt][3]));
-        }
-#pragma unroll
-        for (int off = 1; off < 4; off <<= 1) {
-            mx0 = max_nan(mx0, __shfl_xor_sync(0xffffffffu, mx0, off));
-            mx1 = max_nan(mx1, __shfl_xor_sync(0xffffffffu, mx1, off));
-        }
-        const float mn0 = max_nan(m0, mx0), mn1 = max_nan(m1, mx1);
-        const float u0 = mn0 == -INFINITY ? 0.0f : mn0;  // all -inf so far: nothing to rescale
-        const float u1 = mn1 == -INFINITY ? 0.0f : mn1;
-        const float alpha0 = exp2f(m0 - u0), alpha1 = exp2f(m1 - u1);
-        m0 = mn0;
-        m1 = mn1;
-        l0 *= alpha0;
-        l1 *= alpha1;
-#pragma unroll
-        for (int nt = 0; nt < NT_O; ++nt) {
-            o[nt][0] *= alpha0;
-            o[nt][1] *= alpha0;
-            o[nt][2] *= alpha1;
-            o[nt][3] *= alpha1;
-        }
-#pragma unroll
-        for (int nt = 0; nt < NT_S; ++nt)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                const float p = exp2f(s[nt][e] - (e < 2 ? u0 : u1));
-                if (e < 2) l0 += p;
-                else l1 += p;
-                float pd = p;
-                if (dropping) {
-                    const int64_t j = k0 + nt * 8 + 2 * t + (e & 1);
-                    const int64_t row = e < 2 ? i0c : i1c;
-                    const uint64_t flat = static_cast<uint64_t>((bh * a.Tq + row) * a.Tk + j);
-                    pd = dropout_drops_dev(a.seed, flat, a.dropout) ? 0.0f : p * a.keep_scale;
-                }
-                s[nt][e] = pd;
-            }
-
-        // pass 5: O += P V, P straight from the S registers (C layout == A layout)
-#pragma unroll
-        for (int kk = 0; kk < MMA_BC / 16; ++kk) {
-            const uint32_t pa[4] = {pack2(tag, s[2 * kk][0], s[2 * kk][1]), pack2(tag, s[2 * kk][2], s[2 * kk][3]),
-                                    pack2(tag, s[2 * kk + 1][0], s[2 * kk + 1][1]),
-                                    pack2(tag, s[2 * kk + 1][2], s[2 * kk + 1][3])};
-#pragma unroll
-            for (int nt = 0; nt < NT_O; nt += 2) {
-                // matrices: keys kk*16 + {0..7, 8..15} (rows) x dims of column tiles nt, nt+1, transposed
-                uint32_t vb[4];
-                const int mi = lane / 8, r = lane % 8;
-                ldmatrix_x4_trans(vb, Vs + (kk * 16 + (mi & 1) * 8 + r) * LDK + (nt + (mi >> 1)) * 8);
-                mma16816(tag, o[nt], pa, vb[0], vb[1]);
-                mma16816(tag, o[nt + 1], pa, vb[2], vb[3]);
-            }
-        }
+        scores_qk<Tag, D>(tag, s, qa, Kbuf(cur));
+        scale_and_mask(s, a, mask, q_lo, k0, i0c, i1c, scale2);
+        online_softmax<D>(s, o, st, a, bh, k0, i0c, i1c, dropping);
+        accumulate_pv<Tag, D>(tag, o, s, Vbuf(cur));
         __syncthreads();  // everyone is done with buffer cur before it is refilled
     }
-
-    // pass 6: the quad's partial sums -> row sums; normalise and write
-#pragma unroll
-    for (int off = 1; off < 4; off <<= 1) {
-        l0 += __shfl_xor_sync(0xffffffffu, l0, off);
-        l1 += __shfl_xor_sync(0xffffffffu, l1, off);
-    }
-    const float inv0 = l0 > 0.0f ? 1.0f / l0 : 0.0f, inv1 = l1 > 0.0f ? 1.0f / l1 : 0.0f;
-#pragma unroll
-    for (int nt = 0; nt < NT_O; ++nt) {
-        const int64_t c = nt * 8 + 2 * t;
-        if (i0 < a.Tq) {
-            float* r = out + (bh * a.Tq + i0) * a.Dv;
-            if (c < a.Dv) r[c] = o[nt][0] * inv0;
-            if (c + 1 < a.Dv) r[c + 1] = o[nt][1] * inv0;
-        }
-        if (i1 < a.Tq) {
-            float* r = out + (bh * a.Tq + i1) * a.Dv;
-            if (c < a.Dv) r[c] = o[nt][2] * inv1;
-            if (c + 1 < a.Dv) r[c + 1] = o[nt][3] * inv1;
-        }
-    }
+    write_rows<D>(out, a, bh, i0, i1, o, st.l0, st.l1);
 }
 
 int flash_mma_max_d() { return 128; }
@@ -363,7 +411,8 @@ void launch_flash_mma(Half h, const void* q, const void* k, const void* v, float
     // 4 warps (64 query rows) by default; 8 warps (128 rows) halve the K/V traffic per row
     // at the price of one block per multiprocessor: which wins is measured, not assumed
     const bool w8 = g_mma_warps == 8;
-    if (h == Half::F16) w8 ? launch_mma_d<F16Tag, 8>(q, k, v, out, a, st) : launch_mma_d<F16Tag, 4>(q, k, v, out, a, st);
+    if (h == Half::F16)
+        w8 ? launch_mma_d<F16Tag, 8>(q, k, v, out, a, st) : launch_mma_d<F16Tag, 4>(q, k, v, out, a, st);
     else w8 ? launch_mma_d<Bf16Tag, 8>(q, k, v, out, a, st) : launch_mma_d<Bf16Tag, 4>(q, k, v, out, a, st);
 }
 

@@ -251,9 +251,11 @@ struct Reading {
                 acc_lo = std::min(acc_lo, S(o, dk, 1).final_acc), acc_hi = std::max(acc_hi, S(o, dk, 1).final_acc);
             }
         v.evidence = evidence(shown);
-        v.plain = "without the scale, {} of {} settings took at least twice as many steps to reach 95% as with it, or "
-                  "never reached it, yet every unscaled run of this seed learned (final accuracy {} to {}; chance {}). Rows that "
-                  "end one-hot, the weights all ~0 or ~1: {} without the scale, {} with it";
+        v.plain =
+            "without the scale, {} of {} settings took at least twice as many steps to reach 95% as with it, or "
+            "never reached it, yet every unscaled run of this seed learned (final accuracy {} to {}; chance {}). Rows "
+            "that "
+            "end one-hot, the weights all ~0 or ~1: {} without the scale, {} with it";
         v.plain_args = {std::to_string(worse),
                         std::to_string(total),
                         training_runs::pct(acc_lo),
@@ -308,7 +310,8 @@ struct Reading {
         }
         Verdict v{"C20", "a fixed 1/10 instead of 1/sqrt(d_k) trains slightly worse", VerdictKind::NotSupported,
                   fmt::format("adamw, steps read every {} steps: {}{}{}", z.eval_every, judged,
-                              has64 ? " (the width of the source's heads)" : "", context.empty() ? "" : "; context: " + context)};
+                              has64 ? " (the width of the source's heads)" : "",
+                              context.empty() ? "" : "; context: " + context)};
         // the same step count both ways is a difference below what the evaluation grid resolves:
         // inconclusive (too little power), not evidence against "slightly worse"
         v.kind = worse > 0 && better == 0 ? VerdictKind::Supported

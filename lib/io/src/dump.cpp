@@ -59,7 +59,8 @@ std::string dump_to_string(const Dump& d, JsonNonFinite nonfinite) {
     // Reserved once: growing by doubling would hold the old and the new text at once.
     double floats = 0;
     for (const auto& [n, t] : d.tensors) floats += static_cast<double>(t.data.size());
-    out.reserve(static_cast<size_t>(floats * kJsonBytesPerFloat) + 256 * (d.tensors.size() + 1) + d.config.dump().size());
+    out.reserve(static_cast<size_t>(floats * kJsonBytesPerFloat) + 256 * (d.tensors.size() + 1) +
+                d.config.dump().size());
     out += "{\n  \"format\": " + nlohmann::json(d.format).dump();
     out += ",\n  \"version\": " + std::to_string(d.version);
     out += ",\n  \"config\": " + json_text(d.config, -1, nonfinite);
@@ -124,7 +125,8 @@ nlohmann::json parse_json_relaxed(std::string_view text, std::string_view what) 
     // Outside strings, rewrite the bare tokens NaN, Infinity, -Infinity as the
     // strings "NaN", "Infinity", "-Infinity"; readers of numbers accept those.
     // Text holding neither word (most files) is parsed as it is, without the copy.
-    const bool bare_tokens = text.find("NaN") != std::string_view::npos || text.find("Infinity") != std::string_view::npos;
+    const bool bare_tokens =
+        text.find("NaN") != std::string_view::npos || text.find("Infinity") != std::string_view::npos;
     std::string s;
     if (bare_tokens) s.reserve(text.size() + 64);
     bool in_str = false;
@@ -142,7 +144,8 @@ nlohmann::json parse_json_relaxed(std::string_view text, std::string_view what) 
             continue;
         }
         bool replaced = false;
-        for (std::string_view tok : {std::string_view("-Infinity"), std::string_view("Infinity"), std::string_view("NaN")}) {
+        for (std::string_view tok :
+             {std::string_view("-Infinity"), std::string_view("Infinity"), std::string_view("NaN")}) {
             if (text.substr(i, tok.size()) == tok) {
                 s += '"';
                 s += tok;
@@ -197,7 +200,8 @@ Dump dump_from_string(std::string_view text, std::string_view what) {
         d.config = j["config"];
     }
     if (j.contains("seed")) {
-        if (!j["seed"].is_number_unsigned()) throw InputError(fmt::format("{}: \"seed\" must be a non-negative integer", what));
+        if (!j["seed"].is_number_unsigned())
+            throw InputError(fmt::format("{}: \"seed\" must be a non-negative integer", what));
         d.seed = j["seed"].get<uint64_t>();
     }
     if (!j.contains("tensors") || !j["tensors"].is_object())
@@ -209,12 +213,15 @@ Dump dump_from_string(std::string_view text, std::string_view what) {
         Shape shape;
         for (const auto& dj : tj["shape"]) {
             if (!dj.is_number_unsigned())
-                throw InputError(fmt::format("{}: tensor '{}' has a shape entry that is not a non-negative integer", what, name));
+                throw InputError(
+                    fmt::format("{}: tensor '{}' has a shape entry that is not a non-negative integer", what, name));
             const uint64_t dim = dj.get<uint64_t>();
-            if (dim > static_cast<uint64_t>(INT64_MAX)) throw InputError(fmt::format("{}: tensor '{}' has a huge dimension", what, name));
+            if (dim > static_cast<uint64_t>(INT64_MAX))
+                throw InputError(fmt::format("{}: tensor '{}' has a huge dimension", what, name));
             shape.push_back(static_cast<int64_t>(dim));
         }
-        if (shape.size() > 8) throw InputError(fmt::format("{}: tensor '{}' has rank {} (at most 8)", what, name, shape.size()));
+        if (shape.size() > 8)
+            throw InputError(fmt::format("{}: tensor '{}' has rank {} (at most 8)", what, name, shape.size()));
         int64_t n = 0;
         try {
             n = shape_numel(shape);
@@ -486,7 +493,8 @@ void write_file_atomic(const std::string& path, std::string_view content) {
     // system). Its name is short and fixed in length (".attn.XXXXXX"), not the
     // target's name plus a suffix: a legal name of 245-255 bytes would overflow NAME_MAX.
     const size_t slash = target.rfind('/');
-    const std::string tmpl = (slash == std::string::npos ? std::string() : target.substr(0, slash + 1)) + std::string(kTempFilePrefix) + "XXXXXX";
+    const std::string tmpl = (slash == std::string::npos ? std::string() : target.substr(0, slash + 1)) +
+                             std::string(kTempFilePrefix) + "XXXXXX";
     if (tmpl.size() >= sizeof g_temp_path) throw_unwritable(path, ENAMETOOLONG);
     install_temp_cleanup();
     // TERM, INT and HUP wait while the file is created and its name recorded, so no

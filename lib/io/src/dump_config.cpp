@@ -27,8 +27,9 @@ std::string tensor_element(std::string_view name, const Tensor& t, size_t k) {
 namespace {
 
 // Keys the layer is read from, and keys --dump writes for the record only.
-constexpr std::string_view kRead[] = {"batch", "seq",  "d_model", "heads",   "d_k",  "d_v",   "kv_heads", "scale", "fill",
-                                      "init",  "rope", "alibi",   "softcap", "bias", "train", "dropout",  "mask"};
+constexpr std::string_view kRead[] = {"batch",    "seq",   "d_model", "heads",   "d_k",  "d_v",
+                                      "kv_heads", "scale", "fill",    "init",    "rope", "alibi",
+                                      "softcap",  "bias",  "train",   "dropout", "mask"};
 constexpr std::string_view kRecord[] = {"impl", "backward", "window",    "mask_file", "tk",
                                         "kdim", "vdim",     "generator", "source",    "seed"};
 
@@ -44,17 +45,20 @@ DumpLayerConfig read_dump_config(const Dump& d) {
     if (!c.is_object()) throw InputError(fmt::format("config: must be a JSON object, got a JSON {}", c.type_name()));
     for (const auto& [key, value] : c.items())
         if (std::ranges::find(kRead, key) == std::end(kRead) && std::ranges::find(kRecord, key) == std::end(kRecord))
-            throw field_error(key, "is not a setting attn forward reads (batch, seq, d_model, heads, d_k, d_v, kv_heads, "
-                                   "scale, fill, init, rope, alibi, softcap, bias, train, dropout, mask)");
+            throw field_error(key,
+                              "is not a setting attn forward reads (batch, seq, d_model, heads, d_k, d_v, kv_heads, "
+                              "scale, fill, init, rope, alibi, softcap, bias, train, dropout, mask)");
 
     auto text = [&](const char* key, std::optional<std::string>& v) {
         if (!c.contains(key)) return;
-        if (!c[key].is_string()) throw field_error(key, fmt::format("must be a string, got a JSON {}", c[key].type_name()));
+        if (!c[key].is_string())
+            throw field_error(key, fmt::format("must be a string, got a JSON {}", c[key].type_name()));
         v = c[key].get<std::string>();
     };
     auto flag = [&](const char* key, std::optional<bool>& v) {
         if (!c.contains(key)) return;
-        if (!c[key].is_boolean()) throw field_error(key, fmt::format("must be true or false, got a JSON {}", c[key].type_name()));
+        if (!c[key].is_boolean())
+            throw field_error(key, fmt::format("must be true or false, got a JSON {}", c[key].type_name()));
         v = c[key].get<bool>();
     };
     auto size = [&](const char* key, std::optional<int64_t>& v) {
@@ -77,8 +81,10 @@ DumpLayerConfig read_dump_config(const Dump& d) {
     size("d_model", out.d_model);
     if (auto x = d.tensors.find("x"); x != d.tensors.end() && x->second.rank() == 3) {
         const Shape& xs = x->second.shape;
-        for (const auto& [key, n, dim] : {std::tuple{"batch", out.batch, xs[0]}, {"seq", out.seq, xs[1]}, {"d_model", out.d_model, xs[2]}})
-            if (n && *n != dim) throw field_error(key, fmt::format("says {} but tensor x has shape {}", *n, shape_str(xs)));
+        for (const auto& [key, n, dim] :
+             {std::tuple{"batch", out.batch, xs[0]}, {"seq", out.seq, xs[1]}, {"d_model", out.d_model, xs[2]}})
+            if (n && *n != dim)
+                throw field_error(key, fmt::format("says {} but tensor x has shape {}", *n, shape_str(xs)));
     }
     size("heads", out.heads);
     size("d_k", out.d_k);
@@ -96,7 +102,8 @@ DumpLayerConfig read_dump_config(const Dump& d) {
     if (c.contains("rope")) {
         const auto& j = c["rope"];
         if (!(j.is_boolean() && !j.get<bool>()) && !j.is_number())
-            throw field_error("rope", fmt::format("must be false or the base, a number > 1, got a JSON {}", j.type_name()));
+            throw field_error("rope",
+                              fmt::format("must be false or the base, a number > 1, got a JSON {}", j.type_name()));
         out.rope = j.is_number();
         if (j.is_number()) out.rope_base = j.get<double>();
     }
@@ -112,7 +119,8 @@ DumpLayerConfig read_dump_config(const Dump& d) {
     if (c.contains("dropout")) {
         const auto& j = c["dropout"];
         // also as a float32: 0.99999999 would round to 1, which drops everything
-        if (!j.is_number() || !(j.get<double>() >= 0.0 && j.get<double>() < 1.0) || static_cast<float>(j.get<double>()) == 1.0f)
+        if (!j.is_number() || !(j.get<double>() >= 0.0 && j.get<double>() < 1.0) ||
+            static_cast<float>(j.get<double>()) == 1.0f)
             throw field_error("dropout", "must be a number in [0, 1)");
         out.dropout = j.get<double>();
     }
@@ -125,9 +133,10 @@ DumpMasks read_dump_masks(const Dump& d, int64_t B, int64_t H, int64_t T, int64_
     auto per_head_shape = [&](const char* name, const Tensor& m) {
         const bool per_head = m.rank() == 4 && m.dim(1) == H;
         if ((m.rank() != 3 && !per_head) || (m.dim(0) != B && m.dim(0) != 1) || m.dim(-2) != T || m.dim(-1) != Tk)
-            throw InputError(fmt::format("tensor {}: has shape {}, expected [{}, {}, {}] (or [1, {}, {}], or [{}, {}, {}, {}] "
-                                         "per head)",
-                                         name, shape_str(m.shape), B, T, Tk, T, Tk, B, H, T, Tk));
+            throw InputError(
+                fmt::format("tensor {}: has shape {}, expected [{}, {}, {}] (or [1, {}, {}], or [{}, {}, {}, {}] "
+                            "per head)",
+                            name, shape_str(m.shape), B, T, Tk, T, Tk, B, H, T, Tk));
         return per_head;
     };
     if (auto it = d.tensors.find("mask"); it != d.tensors.end()) {

@@ -40,7 +40,8 @@ nlohmann::json meta_json(const Dump& d) {
 void check_envelope(const std::string& format, int64_t version, std::string_view what) {
     if (format != "attn-dump")
         throw InputError(fmt::format("{}: format '{}' (expected attn-dump)", what, format));
-    if (version != 1) throw InputError(fmt::format("{}: attn-dump version {} (this attn reads version 1)", what, version));
+    if (version != 1)
+        throw InputError(fmt::format("{}: attn-dump version {} (this attn reads version 1)", what, version));
 }
 
 // Reads the order a file recorded, keeping only names it holds, then any it left out.
@@ -110,9 +111,11 @@ std::string npy_bytes_scalar_text(std::string_view b, std::string_view what) {
         return bad("expected a 0-d byte string ('|S<n>', shape ())");
     uint64_t n = 0;
     size_t i = d + 12;
-    while (i < h.size() && h[i] >= '0' && h[i] <= '9' && n < (uint64_t{1} << 40)) n = n * 10 + static_cast<uint64_t>(h[i++] - '0');
+    while (i < h.size() && h[i] >= '0' && h[i] <= '9' && n < (uint64_t{1} << 40))
+        n = n * 10 + static_cast<uint64_t>(h[i++] - '0');
     if (i >= h.size() || h[i] != '\'') return bad("a malformed '|S<n>' dtype");
-    if (b.size() - start != n) return bad(fmt::format("'|S{}' needs {} bytes, the entry has {}", n, n, b.size() - start));
+    if (b.size() - start != n)
+        return bad(fmt::format("'|S{}' needs {} bytes, the entry has {}", n, n, b.size() - start));
     std::string text(b.substr(static_cast<size_t>(start)));
     while (!text.empty() && text.back() == '\0') text.pop_back();  // numpy pads a byte string with NULs
     return text;
@@ -185,8 +188,8 @@ Dump dump_from_safetensors(std::string bytes, std::string_view what) {
         const SafeTensorInfo& info = st.info(name);
         if (info.dtype == DType::BOOL || info.dtype == DType::U8) {
             if (name != "mask")
-                throw InputError(fmt::format("{}: tensor {} is {}: only the boolean tensor mask may be BOOL or U8", what,
-                                             name, dtype_name(info.dtype)));
+                throw InputError(fmt::format("{}: tensor {} is {}: only the boolean tensor mask may be BOOL or U8",
+                                             what, name, dtype_name(info.dtype)));
             const std::string_view raw = st.bytes(name);
             Tensor t(info.shape);
             for (size_t k = 0; k < raw.size(); ++k) {
@@ -200,7 +203,8 @@ Dump dump_from_safetensors(std::string bytes, std::string_view what) {
         }
     }
     nlohmann::json order;
-    if (auto it = meta.find("order"); it != meta.end()) order = parse_json_relaxed(it->second, w + ": __metadata__.order");
+    if (auto it = meta.find("order"); it != meta.end())
+        order = parse_json_relaxed(it->second, w + ": __metadata__.order");
     take_order(d, order);
     return d;
 }
@@ -264,7 +268,9 @@ std::string zip_stored(const std::vector<std::pair<std::string, std::string>>& e
 }
 
 std::vector<ZipEntry> zip_entries(std::string_view b, std::string_view what) {
-    auto bad = [&](const std::string& why) { throw InputError(fmt::format("{}: not an npz attn reads: {}", what, why)); };
+    auto bad = [&](const std::string& why) {
+        throw InputError(fmt::format("{}: not an npz attn reads: {}", what, why));
+    };
     // The end-of-central-directory record: 22 bytes plus a comment of at most 65535.
     if (b.size() < 22) bad("shorter than a zip end record");
     size_t eocd = std::string_view::npos;
@@ -280,19 +286,22 @@ std::vector<ZipEntry> zip_entries(std::string_view b, std::string_view what) {
     const uint64_t count = get_le(b, eocd + 10, 2), cd_size = get_le(b, eocd + 12, 4), cd_off = get_le(b, eocd + 16, 4);
     if (get_le(b, eocd + 4, 2) != 0 || get_le(b, eocd + 6, 2) != 0 || get_le(b, eocd + 8, 2) != count)
         bad("a multi-disk archive");
-    if (count == 0xFFFF || cd_size == 0xFFFFFFFF || cd_off == 0xFFFFFFFF) bad("a ZIP64 archive (over 4 GiB or 65535 entries)");
+    if (count == 0xFFFF || cd_size == 0xFFFFFFFF || cd_off == 0xFFFFFFFF)
+        bad("a ZIP64 archive (over 4 GiB or 65535 entries)");
     if (cd_off + cd_size > eocd) bad("the central directory runs past its end record");
     std::vector<ZipEntry> out;
     std::vector<std::pair<uint64_t, uint64_t>> ranges;
     std::set<std::string> names;
     size_t p = static_cast<size_t>(cd_off);
     for (uint64_t e = 0; e < count; ++e) {
-        if (p + 46 > cd_off + cd_size || get_le(b, p, 4) != 0x02014b50) bad(fmt::format("central entry {} is malformed", e));
+        if (p + 46 > cd_off + cd_size || get_le(b, p, 4) != 0x02014b50)
+            bad(fmt::format("central entry {} is malformed", e));
         const uint64_t flags = get_le(b, p + 8, 2), method = get_le(b, p + 10, 2), crc = get_le(b, p + 16, 4);
         uint64_t csize = get_le(b, p + 20, 4), usize = get_le(b, p + 24, 4);
         const uint64_t nlen = get_le(b, p + 28, 2), xlen = get_le(b, p + 30, 2), clen = get_le(b, p + 32, 2);
         uint64_t local = get_le(b, p + 42, 4);
-        if (p + 46 + nlen + xlen + clen > cd_off + cd_size) bad(fmt::format("central entry {} runs past the directory", e));
+        if (p + 46 + nlen + xlen + clen > cd_off + cd_size)
+            bad(fmt::format("central entry {} runs past the directory", e));
         std::string name(b.substr(p + 46, nlen));
         // A ZIP64 extra field (Python writes one for large sizes): read the sizes and offset it holds.
         for (size_t x = p + 46 + nlen; x + 4 <= p + 46 + nlen + xlen;) {
@@ -314,8 +323,8 @@ std::vector<ZipEntry> zip_entries(std::string_view b, std::string_view what) {
         }
         if (flags & 1) bad(fmt::format("'{}' is encrypted", name));
         if (method != 0)
-            bad(fmt::format("'{}' is compressed (method {}); attn reads np.savez archives, not np.savez_compressed", name,
-                            method));
+            bad(fmt::format("'{}' is compressed (method {}); attn reads np.savez archives, not np.savez_compressed",
+                            name, method));
         if (csize != usize) bad(fmt::format("'{}': a stored entry whose sizes differ", name));
         if (!names.insert(name).second) bad(fmt::format("the name '{}' appears twice", name));
         if (local + 30 > b.size() || get_le(b, local, 4) != 0x04034b50) bad(fmt::format("'{}': no local header", name));
@@ -365,7 +374,8 @@ Dump dump_from_npz(std::string_view bytes, std::string_view what) {
         }
         NpyArray a = npy_from_string(e.data, w + ": " + e.name);
         if (a.is_bool() && name != "mask")
-            throw InputError(fmt::format("{}: {} is boolean ('{}'): only the tensor mask may be", what, e.name, a.descr));
+            throw InputError(
+                fmt::format("{}: {} is boolean ('{}'): only the tensor mask may be", what, e.name, a.descr));
         d.tensors[name] = std::move(a.values);
     }
     nlohmann::json order;
@@ -380,7 +390,8 @@ Dump dump_from_npz(std::string_view bytes, std::string_view what) {
             d.seed = meta["seed"].get<uint64_t>();
         }
         if (meta.contains("config")) {
-            if (!meta["config"].is_object()) throw InputError(fmt::format("{}: __attn__.config must be an object", what));
+            if (!meta["config"].is_object())
+                throw InputError(fmt::format("{}: __attn__.config must be an object", what));
             d.config = meta["config"];
         }
         if (meta.contains("order")) order = meta["order"];

@@ -45,7 +45,8 @@ public:
             skip_ws();
             if (key == "descr") {
                 if (have_descr) bad("the key 'descr' appears twice");
-                if (peek() == '[') bad("a structured dtype (a list of fields) is not read; only '<f4', '<f8', '|b1', '|u1'");
+                if (peek() == '[')
+                    bad("a structured dtype (a list of fields) is not read; only '<f4', '<f8', '|b1', '|u1'");
                 h.descr = string_literal();
                 have_descr = true;
             } else if (key == "fortran_order") {
@@ -157,7 +158,8 @@ std::string header_bytes(std::string_view descr, const Shape& shape) {
     const size_t used = 10 + dict.size() + 1;
     dict.append((64 - used % 64) % 64, ' ');
     dict += '\n';
-    if (dict.size() > 65535) throw InputError("npy: the header of a rank-" + std::to_string(shape.size()) + " array is too long");
+    if (dict.size() > 65535)
+        throw InputError("npy: the header of a rank-" + std::to_string(shape.size()) + " array is too long");
     std::string out(kMagic);
     out += '\x01';
     out += '\x00';
@@ -207,8 +209,8 @@ NpyArray npy_from_string(std::string_view bytes, std::string_view what) {
     }
     const uint64_t need = n * static_cast<uint64_t>(item), have = bytes.size() - data_start;
     if (need != have)
-        fail(what, fmt::format("shape {} of '{}' needs {} data bytes, the file has {}", shape_str(h.shape), h.descr, need,
-                               have));
+        fail(what, fmt::format("shape {} of '{}' needs {} data bytes, the file has {}", shape_str(h.shape), h.descr,
+                               need, have));
     a.values.shape = h.shape;
     a.values.data.resize(static_cast<size_t>(n));
     const char* p = bytes.data() + data_start;

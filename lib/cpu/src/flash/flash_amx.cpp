@@ -539,10 +539,38 @@ struct FlashAmx {
         it.O = reinterpret_cast<float*>(it.Pb + BQ * BK);           // [BQ][DvP]
         it.m = it.O + BQ * DvP;                                     // [BQ]
         it.l = it.m + BQ;                                           // [BQ][16]
-        float *m = it.m, *l = it.l, *S = it.S, *O = it.O;
+        load_queries(it, q);
 
-        // the query block, scaled, to bf16; padding rows and dims 0; state reset
-        // (vcvtne2ps2bf16: round to nearest even, as to_bf16)
+        const AmxTileConfig cfg = amx_tiles_16x64();
+        _tile_loadconfig(&cfg);
+
+        it.mask = a.mask->row(b, bh % a.H, Tk);  // per-head masks: this head's row
+        const MaskRow& mask = it.mask;
+        const int64_t kend = std::min<int64_t>(Tk, mask.key_end(it.i0 + nq - 1));
+        const int64_t nblk = kend > 0 ? (kend + BK - 1) / BK : 0;
+        // With fill -inf a masked key weighs exactly 0, so the blocks that the sparse
+        // pattern masks whole for every query of the block (MaskRow::any_allowed: those
+        // before a sliding window's first key, most of a strided pattern's) are left out
+        // (as in flash_kernel.hpp). Otherwise every block from 0 is computed.
+        std::vector<int64_t> starts;
+        starts.reserve(static_cast<size_t>(nblk));
+        for (int64_t j = 0; j < nblk; ++j)
+            if (!a.fill_ninf || !mask.sparse ||
+                mask.any_allowed(it.i0, it.i0 + nq - 1, j * BK, std::min(Tk, (j + 1) * BK) - 1))
+                starts.push_back(j * BK);
+        run_blocks(it, starts, kend);
+        if (!a.fill_ninf) past_key_end(it, nblk);
+        _tile_release();
+        write_out(it, out);
+    }
+
+    // The query block, scaled, to bf16; padding rows and dims 0; state reset
+    // (vcvtne2ps2bf16: round to nearest even, as to_bf16).
+    static void load_queries(Item& it, const float* q) {
+        const Args& a = *it.a;
+        const int nq = it.nq;
+        const int64_t Dk = a.Dk, DkP = it.p->DkP, DvP = it.p->DvP;
+        float *m = it.m, *l = it.l, *O = it.O;
         for (int i = 0; i < nq; ++i) {
             const float f = a.qscale * (a.cosine ? inv_norm(q + i * Dk, Dk) : 1.0f);
             for (int64_t d = 0; d < DkP; d += 32)
@@ -557,33 +585,20 @@ struct FlashAmx {
         std::memset(O, 0, sizeof(float) * static_cast<size_t>(BQ * DvP));
         for (int i = 0; i < BQ; ++i) m[i] = kNegInf;
         std::fill(l, l + BQ * 16, 0.0f);
+    }
 
-        const AmxTileConfig cfg = amx_tiles_16x64();
-        _tile_loadconfig(&cfg);
-
-        it.mask = a.mask->row(b, bh % a.H, Tk);  // per-head masks: this head's row
-        const MaskRow& mask = it.mask;
-        const int64_t kend = std::min<int64_t>(Tk, mask.key_end(it.i0 + nq - 1));
-        // The key blocks that hold scores: [0, kend). With fill -inf the keys from
-        // key_end(last query) on weigh exactly 0 for every query of the block, so a
-        // block crossing the causal diagonal (or the padding) stops there, in whole
-        // 32-key chunks of the tiles.
+    // The key blocks that hold scores, [0, kend), those of `starts` in order, through the tile
+    // pipeline below. With fill -inf the keys from key_end(last query) on weigh exactly 0 for
+    // every query of the block, so a block crossing the causal diagonal (or the padding) stops
+    // there, in whole 32-key chunks of the tiles.
+    static void run_blocks(Item& it, const std::vector<int64_t>& starts, int64_t kend) {
+        const Args& a = *it.a;
+        const int64_t Tk = a.Tk;
         auto block = [&](int64_t j0) {
             Block k{j0, static_cast<int>(std::min<int64_t>(BK, Tk - j0))};
             if (a.fill_ninf) k.nk = static_cast<int>(std::min<int64_t>(k.nk, kend - j0));
             return k;
         };
-        const int64_t nblk = kend > 0 ? (kend + BK - 1) / BK : 0;
-        // With fill -inf a masked key weighs exactly 0, so the blocks that the sparse
-        // pattern masks whole for every query of the block (MaskRow::any_allowed: those
-        // before a sliding window's first key, most of a strided pattern's) are left out
-        // (as in flash_kernel.hpp). Otherwise every block from 0 is computed.
-        std::vector<int64_t> starts;
-        starts.reserve(static_cast<size_t>(nblk));
-        for (int64_t j = 0; j < nblk; ++j)
-            if (!a.fill_ninf || !mask.sparse ||
-                mask.any_allowed(it.i0, it.i0 + nq - 1, j * BK, std::min(Tk, (j + 1) * BK) - 1))
-                starts.push_back(j * BK);
         const int64_t nrun = static_cast<int64_t>(starts.size());
 
         // The pipeline: the scores of a row group are computed while the softmax of the
@@ -622,29 +637,38 @@ struct FlashAmx {
             TileJob last = it.values(G - 1, prev);
             last.finish();
         }
+    }
 
-        // Blocks past key_end (only with a finite fill): every key masked for every
-        // query of the block (as in flash_kernel.hpp); nothing more once the fill's
-        // weight 2^(fill2 - m) is exactly 0 in float32 for every query, otherwise keys
-        // whose score is the fill.
-        if (!a.fill_ninf)
-            for (int64_t j0 = nblk * BK; j0 < Tk; j0 += BK) {
-                bool negligible = true;
-                for (int i = 0; i < nq; ++i) negligible = negligible && (m[i] - a.fill2 > 160.0f);
-                if (negligible) break;
-                const Block k{j0, static_cast<int>(std::min<int64_t>(BK, Tk - j0))};
-                for (int i = 0; i < nq; ++i) std::fill(S + i * BK, S + i * BK + k.nk, a.fill2);
-                for (int g = 0; g < G; ++g) {
-                    TileJob none;
-                    it.softmax(g * 32, g * 32 + 32, k, none);
-                    TileJob t = it.values(g, k);
-                    t.finish();
-                }
+    // Blocks past key_end (only with a finite fill): every key masked for every
+    // query of the block (as in flash_kernel.hpp); nothing more once the fill's
+    // weight 2^(fill2 - m) is exactly 0 in float32 for every query, otherwise keys
+    // whose score is the fill.
+    static void past_key_end(Item& it, int64_t nblk) {
+        const Args& a = *it.a;
+        const int64_t Tk = a.Tk;
+        const int nq = it.nq;
+        const float* m = it.m;
+        float* S = it.S;
+        for (int64_t j0 = nblk * BK; j0 < Tk; j0 += BK) {
+            bool negligible = true;
+            for (int i = 0; i < nq; ++i) negligible = negligible && (m[i] - a.fill2 > 160.0f);
+            if (negligible) break;
+            const Block k{j0, static_cast<int>(std::min<int64_t>(BK, Tk - j0))};
+            for (int i = 0; i < nq; ++i) std::fill(S + i * BK, S + i * BK + k.nk, a.fill2);
+            for (int g = 0; g < G; ++g) {
+                TileJob none;
+                it.softmax(g * 32, g * 32 + 32, k, none);
+                TileJob t = it.values(g, k);
+                t.finish();
             }
-        _tile_release();
+        }
+    }
 
-        // out = O / l; a row with l = 0 (fully masked, fill -inf) is 0
-        for (int i = 0; i < nq; ++i) {
+    // out = O / l; a row with l = 0 (fully masked, fill -inf) is 0
+    static void write_out(const Item& it, float* out) {
+        const int64_t Dv = it.a->Dv, DvP = it.p->DvP;
+        const float *l = it.l, *O = it.O;
+        for (int i = 0; i < it.nq; ++i) {
             const float li = _mm512_reduce_add_ps(_mm512_load_ps(l + i * 16));
             const float inv = li > 0.0f ? 1.0f / li : 0.0f;
             for (int64_t e = 0; e < Dv; ++e) out[i * Dv + e] = O[i * DvP + e] * inv;

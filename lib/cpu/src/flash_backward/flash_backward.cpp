@@ -85,6 +85,97 @@ void check_shape(const Tensor& t, const Shape& want, const char* what) {
             fmt::format("{} must be {} for these Q, K, V, got {}", what, shape_str(want), shape_str(t.shape)));
 }
 
+// The kernel's scratch rows (BwdArgs has them const): Q̂s, K̂ (cosine), dO padded (null when
+// Dv needs no padding), L2, D, F2, Lo2 and the dQ shares (G slices of n_qs floats).
+struct Scratch {
+    float *qs, *kn, *dOp, *L2, *Dr, *F2, *Lo2, *dqp;
+    size_t n_qs;
+};
+
+struct Inputs {
+    const Tensor &q, &k, &out, &dout, &lse;
+};
+
+void prepare_rows(const fd::BwdArgs& a, const Scratch& s, const Inputs& in, const Mask& mask, float scale,
+                  bool cosine, int threads) {
+    // pass 0: per query row, Q̂s = Q̂ scale padded, dO padded, L2 = L log2(e)
+    // (+inf for L = -inf), D = rowsum(dO ∘ O), F2 (see BwdArgs); per key row (cosine), K̂.
+    const int64_t BH = a.B * a.H;
+    const int64_t qchunks = (a.Tq + kRowsPerItem - 1) / kRowsPerItem;
+    const int64_t kchunks = cosine ? (a.Tk + kRowsPerItem - 1) / kRowsPerItem : 0;
+    const Tensor &q = in.q, &k = in.k, &out = in.out, &dout = in.dout, &lse = in.lse;
+    float *qs = s.qs, *kn = s.kn, *dOp = s.dOp, *L2 = s.L2, *Dr = s.Dr, *F2 = s.F2, *Lo2 = s.Lo2;
+    const bool copy_dO = dOp != nullptr;
+    parallel_for(BH * (qchunks + kchunks), threads, [&](int64_t it, int) {
+        const int64_t bh = it / (qchunks + kchunks), c = it % (qchunks + kchunks);
+        if (c >= qchunks) {
+            const int64_t r0 = (c - qchunks) * kRowsPerItem, r1 = std::min(a.Tk, r0 + kRowsPerItem);
+            for (int64_t r = bh * a.Tk + r0; r < bh * a.Tk + r1; ++r) {
+                const float f = inv_norm(k.ptr() + r * a.Dk, a.Dk);
+                for (int64_t d = 0; d < a.Dk; ++d) kn[r * a.Dk + d] = k.ptr()[r * a.Dk + d] * f;
+            }
+            return;
+        }
+        const int64_t r0 = c * kRowsPerItem, r1 = std::min(a.Tq, r0 + kRowsPerItem);
+        for (int64_t r = bh * a.Tq + r0; r < bh * a.Tq + r1; ++r) {
+            const float* qr = q.ptr() + r * a.Dk;
+            const float f = scale * (cosine ? inv_norm(qr, a.Dk) : 1.0f);
+            float* qd = qs + r * a.Dkp;
+            for (int64_t d = 0; d < a.Dk; ++d) qd[d] = qr[d] * f;
+            for (int64_t d = a.Dk; d < a.Dkp; ++d) qd[d] = 0.0f;
+            const float* dr = dout.ptr() + r * a.Dv;
+            const float* orow = out.ptr() + r * a.Dv;
+            if (copy_dO) {
+                std::memcpy(dOp + r * a.Dvp, dr, sizeof(float) * static_cast<size_t>(a.Dv));
+                for (int64_t e = a.Dv; e < a.Dvp; ++e) dOp[r * a.Dvp + e] = 0.0f;
+            }
+            float dsum = 0;
+            for (int64_t e = 0; e < a.Dv; ++e) dsum += dr[e] * orow[e];
+            Dr[r] = dsum;
+            const float l = lse.ptr()[r];
+            L2[r] =
+                l == -std::numeric_limits<float>::infinity() ? std::numeric_limits<float>::infinity() : l * fd::kLog2e;
+            F2[r] = a.fill2;
+            Lo2[r] = 0.0f;
+            if (!a.fill_ninf && a.Tk > 0 &&
+                mask.row(r / (a.H * a.Tq), (r / a.Tq) % a.H, a.Tk).allowed_count(r % a.Tq) == 0) {
+                F2[r] = 0.0f;  // every key masked: uniform weights 2^(0 - log2 Tk) = 1/Tk
+                L2[r] = std::log2(static_cast<float>(a.Tk));
+            }
+        }
+    });
+}
+
+void finish_rows(const fd::BwdArgs& a, const Scratch& s, const Tensor& q, const Tensor& k, AttentionGrads& g,
+                 float scale, bool cosine, int threads) {
+    // pass 8: dQ̂ = scale × the chunks' shares summed in chunk order; cosine:
+    // dq, dk back through the normalisation.
+    const int64_t BH = a.B * a.H;
+    const int64_t qchunks = (a.Tq + kRowsPerItem - 1) / kRowsPerItem;
+    const int64_t kchunks = cosine ? (a.Tk + kRowsPerItem - 1) / kRowsPerItem : 0;
+    const float* dqp = s.dqp;
+    const size_t n_qs = s.n_qs;
+    parallel_for(BH * (qchunks + kchunks), threads, [&](int64_t it, int) {
+        const int64_t bh = it / (qchunks + kchunks), c = it % (qchunks + kchunks);
+        if (c >= qchunks) {
+            const int64_t r0 = (c - qchunks) * kRowsPerItem, r1 = std::min(a.Tk, r0 + kRowsPerItem);
+            for (int64_t r = bh * a.Tk + r0; r < bh * a.Tk + r1; ++r)
+                normalize_backward(g.dk.ptr() + r * a.Dk, k.ptr() + r * a.Dk, a.Dk);
+            return;
+        }
+        const int64_t r0 = c * kRowsPerItem, r1 = std::min(a.Tq, r0 + kRowsPerItem);
+        for (int64_t r = bh * a.Tq + r0; r < bh * a.Tq + r1; ++r) {
+            float* dq = g.dq.ptr() + r * a.Dk;
+            for (int64_t d = 0; d < a.Dk; ++d) {
+                float s = 0;
+                for (int64_t gi = 0; gi < a.G; ++gi) s += dqp[static_cast<size_t>(gi) * n_qs + r * a.Dkp + d];
+                dq[d] = s * scale;
+            }
+            if (cosine) normalize_backward(dq, q.ptr() + r * a.Dk, a.Dk);
+        }
+    });
+}
+
 }  // namespace
 
 std::vector<std::string> flash_backward_kernels() {
@@ -153,49 +244,9 @@ AttentionGrads attention_flash_backward(const Tensor& q, const Tensor& k, const 
     while (reinterpret_cast<uintptr_t>(ws) % 64 != 0) ++ws;
     a.qs = qs, a.kn = cosine ? kn : k.ptr(), a.v = v.ptr(), a.dO = copy_dO ? dOp : dout.ptr();
     a.L2 = L2, a.Lo2 = Lo2, a.Dr = Dr, a.F2 = F2, a.dqp = dqp;
+    const Scratch scratch{qs, kn, copy_dO ? dOp : nullptr, L2, Dr, F2, Lo2, dqp, n_qs};
 
-    // pass 0: per query row, Q̂s = Q̂ scale padded, dO padded, L2 = L log2(e)
-    // (+inf for L = -inf), D = rowsum(dO ∘ O), F2 (see BwdArgs); per key row (cosine), K̂.
-    const int64_t qchunks = (a.Tq + kRowsPerItem - 1) / kRowsPerItem;
-    const int64_t kchunks = cosine ? (a.Tk + kRowsPerItem - 1) / kRowsPerItem : 0;
-    parallel_for(BH * (qchunks + kchunks), threads, [&](int64_t it, int) {
-        const int64_t bh = it / (qchunks + kchunks), c = it % (qchunks + kchunks);
-        if (c >= qchunks) {
-            const int64_t r0 = (c - qchunks) * kRowsPerItem, r1 = std::min(a.Tk, r0 + kRowsPerItem);
-            for (int64_t r = bh * a.Tk + r0; r < bh * a.Tk + r1; ++r) {
-                const float f = inv_norm(k.ptr() + r * a.Dk, a.Dk);
-                for (int64_t d = 0; d < a.Dk; ++d) kn[r * a.Dk + d] = k.ptr()[r * a.Dk + d] * f;
-            }
-            return;
-        }
-        const int64_t r0 = c * kRowsPerItem, r1 = std::min(a.Tq, r0 + kRowsPerItem);
-        for (int64_t r = bh * a.Tq + r0; r < bh * a.Tq + r1; ++r) {
-            const float* qr = q.ptr() + r * a.Dk;
-            const float f = scale * (cosine ? inv_norm(qr, a.Dk) : 1.0f);
-            float* qd = qs + r * a.Dkp;
-            for (int64_t d = 0; d < a.Dk; ++d) qd[d] = qr[d] * f;
-            for (int64_t d = a.Dk; d < a.Dkp; ++d) qd[d] = 0.0f;
-            const float* dr = dout.ptr() + r * a.Dv;
-            const float* orow = out.ptr() + r * a.Dv;
-            if (copy_dO) {
-                std::memcpy(dOp + r * a.Dvp, dr, sizeof(float) * static_cast<size_t>(a.Dv));
-                for (int64_t e = a.Dv; e < a.Dvp; ++e) dOp[r * a.Dvp + e] = 0.0f;
-            }
-            float dsum = 0;
-            for (int64_t e = 0; e < a.Dv; ++e) dsum += dr[e] * orow[e];
-            Dr[r] = dsum;
-            const float l = lse.ptr()[r];
-            L2[r] =
-                l == -std::numeric_limits<float>::infinity() ? std::numeric_limits<float>::infinity() : l * fd::kLog2e;
-            F2[r] = a.fill2;
-            Lo2[r] = 0.0f;
-            if (!a.fill_ninf && a.Tk > 0 &&
-                mask.row(r / (a.H * a.Tq), (r / a.Tq) % a.H, a.Tk).allowed_count(r % a.Tq) == 0) {
-                F2[r] = 0.0f;  // every key masked: uniform weights 2^(0 - log2 Tk) = 1/Tk
-                L2[r] = std::log2(static_cast<float>(a.Tk));
-            }
-        }
-    });
+    prepare_rows(a, scratch, {q, k, out, dout, lse}, mask, scale, cosine, threads);
 
     // pass 0b: rows whose log-sum-exp float32 holds too coarsely (large scores) get it
     // recomputed from the kernel's own scores, split into L2 + Lo2 (BwdArgs)
@@ -210,27 +261,7 @@ AttentionGrads attention_flash_backward(const Tensor& q, const Tensor& k, const 
         parallel_for(items, t,
                      [&](int64_t item, int tid) { kern->run_item(a, item, ws + per * static_cast<size_t>(tid)); });
 
-    // pass 8: dQ̂ = scale × the chunks' shares summed in chunk order; cosine:
-    // dq, dk back through the normalisation.
-    parallel_for(BH * (qchunks + kchunks), threads, [&](int64_t it, int) {
-        const int64_t bh = it / (qchunks + kchunks), c = it % (qchunks + kchunks);
-        if (c >= qchunks) {
-            const int64_t r0 = (c - qchunks) * kRowsPerItem, r1 = std::min(a.Tk, r0 + kRowsPerItem);
-            for (int64_t r = bh * a.Tk + r0; r < bh * a.Tk + r1; ++r)
-                normalize_backward(g.dk.ptr() + r * a.Dk, k.ptr() + r * a.Dk, a.Dk);
-            return;
-        }
-        const int64_t r0 = c * kRowsPerItem, r1 = std::min(a.Tq, r0 + kRowsPerItem);
-        for (int64_t r = bh * a.Tq + r0; r < bh * a.Tq + r1; ++r) {
-            float* dq = g.dq.ptr() + r * a.Dk;
-            for (int64_t d = 0; d < a.Dk; ++d) {
-                float s = 0;
-                for (int64_t gi = 0; gi < a.G; ++gi) s += dqp[static_cast<size_t>(gi) * n_qs + r * a.Dkp + d];
-                dq[d] = s * scale;
-            }
-            if (cosine) normalize_backward(dq, q.ptr() + r * a.Dk, a.Dk);
-        }
-    });
+    finish_rows(a, scratch, q, k, g, scale, cosine, threads);
     return g;
 }
 

@@ -239,17 +239,7 @@ struct FlashBwdF32 {
         for (int64_t jb = g; jb < nkb; jb += a.G) {
             const int64_t j0 = jb * BK;
             const int nk = static_cast<int>(std::min<int64_t>(BK, Tk - j0));
-            // pack the key block once: KT, VT (transposed, zero past nk), Kp (padded)
-            pack_kt(kn, Dk, j0, nk, KT);
-            for (int64_t e = 0; e < Dv; ++e) {
-                for (int j = 0; j < nk; ++j) VT[e * BK + j] = vv[(j0 + j) * Dv + e];
-                for (int j = nk; j < BK; ++j) VT[e * BK + j] = 0.0f;
-            }
-            std::memset(Kp, 0, sizeof(float) * static_cast<size_t>(BK * Dkp));
-            for (int j = 0; j < nk; ++j)
-                std::memcpy(Kp + j * Dkp, kn + (j0 + j) * Dk, sizeof(float) * static_cast<size_t>(Dk));
-            std::memset(dKa, 0, sizeof(float) * static_cast<size_t>(BK * Dkp));
-            std::memset(dVa, 0, sizeof(float) * static_cast<size_t>(BK * Dvp));
+            pack_key_block(a, kn, vv, j0, nk, KT, VT, Kp, dKa, dVa);
 
             // With fill -inf only the queries that may attend to the block (causal and a
             // band, MaskRow::query_begin / query_end) get any gradient from it.
@@ -320,13 +310,36 @@ struct FlashBwdF32 {
                 // pass 7: dqp_i += dS K̂
                 gemm_acc(nq, Dkp, dS, BK, 1, nk, Kp, Dkp, dqp + i0 * Dkp, Dkp);
             }
-            // write the key block's gradients
-            float* dk = a.dk + (bh * Tk + j0) * Dk;
-            float* dv = a.dv + (bh * Tk + j0) * Dv;
-            for (int j = 0; j < nk; ++j) {
-                std::memcpy(dk + j * Dk, dKa + j * Dkp, sizeof(float) * static_cast<size_t>(Dk));
-                std::memcpy(dv + j * Dv, dVa + j * Dvp, sizeof(float) * static_cast<size_t>(Dv));
-            }
+            write_key_block(a, bh, j0, nk, dKa, dVa);
+        }
+    }
+
+    // Pack the key block once: KT, VT (transposed, zero past nk), Kp (padded); its dK̂ and dV zero.
+    [[gnu::always_inline]] static inline void pack_key_block(const BwdArgs& a, const float* kn, const float* vv,
+                                                             int64_t j0, int nk, float* KT, float* VT, float* Kp,
+                                                             float* dKa, float* dVa) {
+        const int64_t Dk = a.Dk, Dv = a.Dv, Dkp = a.Dkp, Dvp = a.Dvp;
+        pack_kt(kn, Dk, j0, nk, KT);
+        for (int64_t e = 0; e < Dv; ++e) {
+            for (int j = 0; j < nk; ++j) VT[e * BK + j] = vv[(j0 + j) * Dv + e];
+            for (int j = nk; j < BK; ++j) VT[e * BK + j] = 0.0f;
+        }
+        std::memset(Kp, 0, sizeof(float) * static_cast<size_t>(BK * Dkp));
+        for (int j = 0; j < nk; ++j)
+            std::memcpy(Kp + j * Dkp, kn + (j0 + j) * Dk, sizeof(float) * static_cast<size_t>(Dk));
+        std::memset(dKa, 0, sizeof(float) * static_cast<size_t>(BK * Dkp));
+        std::memset(dVa, 0, sizeof(float) * static_cast<size_t>(BK * Dvp));
+    }
+
+    // Write the key block's gradients (the padded rows of dKa, dVa) to dK and dV.
+    [[gnu::always_inline]] static inline void write_key_block(const BwdArgs& a, int64_t bh, int64_t j0, int nk,
+                                                              const float* dKa, const float* dVa) {
+        const int64_t Tk = a.Tk, Dk = a.Dk, Dv = a.Dv, Dkp = a.Dkp, Dvp = a.Dvp;
+        float* dk = a.dk + (bh * Tk + j0) * Dk;
+        float* dv = a.dv + (bh * Tk + j0) * Dv;
+        for (int j = 0; j < nk; ++j) {
+            std::memcpy(dk + j * Dk, dKa + j * Dkp, sizeof(float) * static_cast<size_t>(Dk));
+            std::memcpy(dv + j * Dv, dVa + j * Dvp, sizeof(float) * static_cast<size_t>(Dv));
         }
     }
 };

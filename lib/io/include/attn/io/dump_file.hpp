@@ -33,8 +33,8 @@ enum class DumpFormat { json, safetensors, npz };
 const char* dump_format_name(DumpFormat f);  // "json", "safetensors", "npz"
 
 // The format `path` names by its extension (.json, .safetensors, .npz; "-", a
-// character device such as /dev/null, or a FIFO is json). Throws InputError "'x.bin': a dump file ends in .safetensors, .npz or
-// .json" for any other.
+// character device such as /dev/null, or a FIFO is json). Throws InputError "'x.bin': a dump file ends in .safetensors,
+// .npz or .json" for any other.
 DumpFormat dump_format_of(const std::string& path);
 
 std::string dump_to_safetensors(const Dump& d);

@@ -270,7 +270,8 @@ struct InitReading {
                         "(final accuracy {} and {}), and W_q = 0 alone is slow too ({} steps to 95%, the default "
                         "init {})";
         v.plain_args = {training_runs::pct(z4.final_acc), training_runs::pct(za.final_acc)};
-        if (kind != VerdictKind::NotSupported) v.plain_args.push_back(steps_arg(zq)), v.plain_args.push_back(steps_arg(base));
+        if (kind != VerdictKind::NotSupported)
+            v.plain_args.push_back(steps_arg(zq)), v.plain_args.push_back(steps_arg(base));
         return v;
     }
 };

@@ -452,7 +452,7 @@ TEST_CASE("nn ops: the fast ops match the reference ops element by element (doub
     }
 }
 
-// The float32 GEMM paths (fast_ops.hpp: GemmPath) on every path this CPU has (Eigen, the plain
+// The float32 GEMM paths (attn/nn/gemm_choice.hpp, training_gemm) on every path this CPU has (Eigen, the plain
 // C++ kernel, and AVX-512 and AVX2 on x86 or NEON on AArch64), against the
 // reference ops run in double on the same float inputs. A float dot product of K terms
 // summed with fused multiply-adds is within K * u * sum|terms| of the exact value (u =
@@ -487,15 +487,14 @@ void check_bound(const std::string& what, const FVec& got, const Vec& ref, const
 }  // namespace
 
 TEST_CASE("nn ops: every float GEMM path matches the reference ops element by element, at any thread count") {
-    const tr::GemmPath before = tr::gemm_path();
+    const attn::GemmChoice before = tr::training_gemm();
     int tested = 0;
-    for (tr::GemmPath path :
-         {tr::GemmPath::Eigen, tr::GemmPath::Avx2, tr::GemmPath::Avx512, tr::GemmPath::Neon, tr::GemmPath::Generic}) {
-        if (!tr::gemm_path_available(path)) continue;
-        tr::set_gemm_path(path);
-        REQUIRE(tr::gemm_path() == path);
+    for (const attn::GemmChoice path : attn::gemm_choices()) {
+        if (path == attn::GemmChoice::Best || !attn::gemm_choice_available(path)) continue;
+        tr::set_training_gemm(path);
+        REQUIRE(tr::training_gemm() == path);
         ++tested;
-        CAPTURE(tr::gemm_path_name(path));
+        CAPTURE(attn::gemm_choice_name(path));
         // linear: C = 70, OC = 37 and 64 (a partial and a whole vector block), N = 1, 263
         for (int64_t OC : {37, 64})
             for (int64_t N : {1, 263}) {
@@ -589,13 +588,20 @@ TEST_CASE("nn ops: every float GEMM path matches the reference ops element by el
                     check_close("att dv", dv1, dv, 1e-5);
                 }
     }
-    tr::set_gemm_path(before);
+    tr::set_training_gemm(before);
     CHECK(tested >= 1);
-    // the default is the best path this CPU has
-    CHECK(tr::best_gemm_path() == (tr::gemm_path_available(tr::GemmPath::Avx512) ? tr::GemmPath::Avx512
-                                   : tr::gemm_path_available(tr::GemmPath::Avx2) ? tr::GemmPath::Avx2
-                                   : tr::gemm_path_available(tr::GemmPath::Neon) ? tr::GemmPath::Neon
-                                                                                  : tr::GemmPath::Eigen));
+    // best is the widest kernel this CPU has, and what training starts with (`before`)
+    using G = attn::GemmChoice;
+    const G widest = attn::gemm_choice_available(G::Avx512) ? G::Avx512
+                     : attn::gemm_choice_available(G::Avx2) ? G::Avx2
+                     : attn::gemm_choice_available(G::Neon) ? G::Neon
+                                                             : G::Eigen;
+    CHECK(attn::resolve_gemm_choice(G::Best) == widest);
+    CHECK(before == widest);
+    // the one list: every name found back, and an unknown one refused
+    for (const G g : attn::gemm_choices()) CHECK(attn::find_gemm_choice(attn::gemm_choice_name(g)) == g);
+    CHECK_FALSE(attn::find_gemm_choice("avx1024").has_value());
+    CHECK(attn::gemm_choice_names() == "best, avx512, avx2, neon, generic or eigen");
 }
 
 // Into::Set (fast_ops.hpp): a backward op that writes its input gradient instead of adding
@@ -637,15 +643,14 @@ TEST_CASE("nn ops: a query of NaN gives NaN in exactly its weight row and output
 }
 
 TEST_CASE("nn ops: Into::Set equals adding into zeros, and the fused MLP ops equal the separate ones") {
-    const tr::GemmPath before = tr::gemm_path();
+    const attn::GemmChoice before = tr::training_gemm();
     const float nan = std::numeric_limits<float>::quiet_NaN();
     int tested = 0;
-    for (tr::GemmPath path :
-         {tr::GemmPath::Eigen, tr::GemmPath::Avx2, tr::GemmPath::Avx512, tr::GemmPath::Neon, tr::GemmPath::Generic}) {
-        if (!tr::gemm_path_available(path)) continue;
-        tr::set_gemm_path(path);
+    for (const attn::GemmChoice path : attn::gemm_choices()) {
+        if (path == attn::GemmChoice::Best || !attn::gemm_choice_available(path)) continue;
+        tr::set_training_gemm(path);
         ++tested;
-        CAPTURE(tr::gemm_path_name(path));
+        CAPTURE(attn::gemm_choice_name(path));
         for (int threads : {1, 3}) {
             CAPTURE(threads);
             const int64_t N = 512, C = 32, OC = 64;  // N * OC and N * C: whole 1024-element tanh blocks
@@ -726,7 +731,7 @@ TEST_CASE("nn ops: Into::Set equals adding into zeros, and the fused MLP ops equ
             }
         }
     }
-    tr::set_gemm_path(before);
+    tr::set_training_gemm(before);
     CHECK(tested >= 1);
 }
 

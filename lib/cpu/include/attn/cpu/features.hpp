@@ -10,9 +10,9 @@
 // still runs the AVX2 kernels). The families are in one order, narrowest first:
 // generic < neon < avx2 < avx512 < amx. neon (AArch64's 4-lane Advanced SIMD) is the
 // only one an Arm CPU has besides generic, so there every cap but generic leaves it on;
-// on x86, ATTN_ISA=neon allows no x86 family and so runs the generic kernels. The cap governs the kernels chosen at run time; code
-// the compiler vectorised for the build's target (Eigen, with -march=native) is not
-// affected: build the `avx2` preset to run the whole program as an AVX2 CPU would.
+// on x86, ATTN_ISA=neon allows no x86 family and so runs the generic kernels. The cap governs
+// the kernels chosen at run time; code the compiler vectorised for the build's target (Eigen,
+// with -march=native) is not affected: build the `avx2` preset to run the whole program as an AVX2 CPU would.
 #pragma once
 
 #include <string>

@@ -44,7 +44,7 @@
 
 namespace attn {
 
-class KvCache;  // attn/nn/kv_cache.hpp
+class KvCache;  // attn/nn/kv_store.hpp
 
 enum class NormPlace { Pre, Post, None };
 const char* norm_place_name(NormPlace n);  // "pre", "post", "none"

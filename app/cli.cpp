@@ -175,7 +175,8 @@ static std::string version_text() {
         "training GEMM {}",
         ATTN_VERSION, build_commit(), compiler_name(),
         cuda_compiled() ? "compiled in" : "not compiled in (cmake --preset cuda)", cpu_kernel_summary(),
-        flash_kernels().front(), flash_bf16_path(), bert_gemm_path(BertOptions{}), nn::gemm_path_name(nn::gemm_path()));
+        flash_kernels().front(), flash_bf16_path(), bert_gemm_path(BertOptions{}),
+        gemm_choice_name(nn::training_gemm()));
 }
 
 std::unique_ptr<CLI::App> make_app(std::map<CLI::App*, Runner>& runners) {

@@ -66,7 +66,8 @@ constexpr int64_t T = 4, Dk = 3, Dv = 2;
 // The loss the lesson differentiates: L = sum(O ∘ G), so dL/dO = G, a fixed upstream gradient.
 double loss_of(const Mat& q, const Mat& k, const Mat& v, const Mat& G, double f) {
     Mat out(static_cast<size_t>(T * Dv)), att(static_cast<size_t>(T * T));
-    nn::attention_forward(out.data(), att.data(), q.data(), k.data(), v.data(), 1, T, 1, Dk, Dv, f, false, 0.0f, 0);
+    nn::self_attention_forward(out.data(), att.data(), q.data(), k.data(), v.data(), 1, T, 1, Dk, Dv, f, false, 0.0f,
+                               0);
     double L = 0;
     for (size_t i = 0; i < out.size(); ++i) L += out[i] * G[i];
     return L;
@@ -100,7 +101,7 @@ Forward what_the_backward_produces(LessonContext& ctx) {
     ctx.shape("K", Shape{T, Dk}, "T × d_k");
     ctx.shape("V", Shape{T, Dv}, "T × d_v");
     Mat O(static_cast<size_t>(T * Dv)), P(static_cast<size_t>(T * T));
-    nn::attention_forward(O.data(), P.data(), q.data(), k.data(), v.data(), 1, T, 1, Dk, Dv, f, false, 0.0f, 0);
+    nn::self_attention_forward(O.data(), P.data(), q.data(), k.data(), v.data(), 1, T, 1, Dk, Dv, f, false, 0.0f, 0);
     ctx.shape("P", Shape{T, T}, "softmax(f·Q·Kᵀ), saved by the forward pass for the backward");
     ctx.shape("O", Shape{T, Dv}, "P·V");
     ctx.shape("dO", Shape{T, Dv}, "from the layer above, same shape as O");
@@ -183,13 +184,13 @@ void through_the_scores(LessonContext& ctx, const Forward& fw, Grads& g) {
     ctx.code("dQ = f·dS·K    (4×4)·(4×3) → 4×3\ndK = f·dSᵀ·Q   (4×4)ᵀ·(4×3) → 4×3");
     ctx.shape("dQ", Shape{T, Dk}, "f·dS·K");
     ctx.shape("dK", Shape{T, Dk}, "f·dSᵀ·Q");
-    // the library's reference backward (what the tiny Transformer trains with, in double here)
+    // the library's reference backward (core's, on the tiny Transformer's layout; in double here)
     Mat lq(q.size(), 0.0), lk(k.size(), 0.0), lv(v.size(), 0.0);
-    nn::attention_backward(lq.data(), lk.data(), lv.data(), dO.data(), q.data(), k.data(), v.data(), P.data(), 1, T,
-                              1, Dk, Dv, f, 0.0f, 0);
+    nn::self_attention_backward(lq.data(), lk.data(), lv.data(), dO.data(), q.data(), k.data(), v.data(), 1, T, 1, Dk,
+                                Dv, f, false, 0.0f, 0);
     const double lib_err = std::max({max_abs_diff(dQ, lq), max_abs_diff(dK, lk), max_abs_diff(dV, lv)});
     ctx.identity(lib_err < 1e-12, "C12",
-              ctx.f("the steps above equal the library's attention_backward (attn/nn/ops.hpp) to {} in double",
+              ctx.f("the steps above equal core's reference backward (attention_backward.hpp) to {} in double",
                     e2(lib_err)));
 }
 
@@ -272,10 +273,11 @@ void saturated_row(LessonContext& ctx, const Forward& fw) {
         Mat qc = q;
         for (auto& x : qc) x *= c;
         Mat Oc(O.size()), Pc(P.size());
-        nn::attention_forward(Oc.data(), Pc.data(), qc.data(), k.data(), v.data(), 1, T, 1, Dk, Dv, f, false, 0.0f, 0);
+        nn::self_attention_forward(Oc.data(), Pc.data(), qc.data(), k.data(), v.data(), 1, T, 1, Dk, Dv, f, false,
+                                   0.0f, 0);
         Mat gq(q.size(), 0.0), gk(k.size(), 0.0), gv(v.size(), 0.0);
-        nn::attention_backward(gq.data(), gk.data(), gv.data(), dO.data(), qc.data(), k.data(), v.data(), Pc.data(), 1,
-                                  T, 1, Dk, Dv, f, 0.0f, 0);
+        nn::self_attention_backward(gq.data(), gk.data(), gv.data(), dO.data(), qc.data(), k.data(), v.data(), 1, T, 1,
+                                    Dk, Dv, f, false, 0.0f, 0);
         const Mat dPc = mm(dO, v, T, Dv, T, true);
         const double* pr = Pc.data() + r0 * T;
         const double* dpr = dPc.data() + r0 * T;

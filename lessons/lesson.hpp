@@ -133,7 +133,6 @@ public:
     uint64_t seed() const { return opt_.seed; }
     // An independent generator per use: same seed and stream, same numbers.
     Rng rng(uint64_t stream) const { return Rng(opt_.seed, stream); }
-    bool json_mode() const { return opt_.json; }
     Lang lang() const { return opt_.lang; }
 
     // The text in the run's language (catalogue.hpp); every method below applies

@@ -139,13 +139,13 @@ TEST_CASE("backward: attention matches central finite differences in double") {
             const std::vector<double> dout = randn_d(size_t(n.B * n.H * n.Tq * n.Dv), 1, 3);
             std::vector<double> out(dout.size());
             auto loss = [&] {
-                attention_forward(out.data(), q.data(), k.data(), v.data(), n, c.mask, c.opt);
+                attention_reference(out.data(), q.data(), k.data(), v.data(), n, c.mask, c.opt);
                 return dot(out, dout);
             };
             std::vector<double> dq(q.size()), dk(k.size()), dv(v.size());
             AttentionBackwardSteps<double> steps;
-            attention_backward(dq.data(), dk.data(), dv.data(), q.data(), k.data(), v.data(), dout.data(), n, c.mask,
-                               c.opt, &steps);
+            attention_backward_reference(dq.data(), dk.data(), dv.data(), q.data(), k.data(), v.data(), dout.data(), n,
+                                         c.mask, c.opt, &steps);
             check_fd("dq", finite_diff(q, loss), dq);
             check_fd("dk", finite_diff(k, loss), dk);
             check_fd("dv", finite_diff(v, loss), dv);
@@ -189,13 +189,14 @@ TEST_CASE("backward: cosine's eps branch (|q| <= 1e-12) divides by eps, as F.nor
     for (int c = 0; c < 3; ++c) q[size_t(c)] *= 1e-14;
     const AttentionOptions o = opts(Scale{ScaleKind::Cosine, 1.0f});
     std::vector<double> out(4), dq(6), dk(9), dv(6);
-    attention_backward(dq.data(), dk.data(), dv.data(), q.data(), k.data(), v.data(), dout.data(), n, Mask::none(), o);
+    attention_backward_reference(dq.data(), dk.data(), dv.data(), q.data(), k.data(), v.data(), dout.data(), n,
+                                 Mask::none(), o);
     // the tiny row's gradient, by differences with h = 1e-17 (relative 1e-3 of its entries)
     for (int c = 0; c < 3; ++c) {
         const double fd = test::central_difference(
             q[size_t(c)],
             [&] {
-                attention_forward(out.data(), q.data(), k.data(), v.data(), n, Mask::none(), o);
+                attention_reference(out.data(), q.data(), k.data(), v.data(), n, Mask::none(), o);
                 return dot(out, dout);
             },
             1e-17);
@@ -220,8 +221,8 @@ TEST_CASE("backward: float attention agrees with the double path") {
             auto to_d = [](const Tensor& t) { return std::vector<double>(t.data.begin(), t.data.end()); };
             std::vector<double> qd = to_d(q), kd = to_d(k), vd = to_d(v), od = to_d(dout);
             std::vector<double> dq(qd.size()), dk(kd.size()), dv(vd.size());
-            attention_backward(dq.data(), dk.data(), dv.data(), qd.data(), kd.data(), vd.data(), od.data(), n, c.mask,
-                               c.opt);
+            attention_backward_reference(dq.data(), dk.data(), dv.data(), qd.data(), kd.data(), vd.data(), od.data(), n,
+                                         c.mask, c.opt);
             for (auto [name_b, f, d_b] : {std::tuple{"dq", &gf.dq, &dq}, {"dk", &gf.dk, &dk}, {"dv", &gf.dv, &dv}}) {
                 const char* name = name_b;  // clang 14: no structured binding inside a doctest macro's lambda
                 const auto* d = d_b;
@@ -336,7 +337,7 @@ struct MhaD {
         linear_forward(K.data(), x.data(), Wk.data(), bk.data(), N, D, H * Dk);
         linear_forward(V.data(), x.data(), Wv.data(), bv.data(), N, D, H * Dv);
         std::vector<double> ho(V.size());
-        attention_forward(ho.data(), split_d(Q, B, T, H, Dk).data(), split_d(K, B, T, H, Dk).data(),
+        attention_reference(ho.data(), split_d(Q, B, T, H, Dk).data(), split_d(K, B, T, H, Dk).data(),
                           split_d(V, B, T, H, Dv).data(), sizes(), mask, opt);
         const std::vector<double> merged = merge_d(ho, B, T, H, Dv);
         std::vector<double> out(size_t(N * D));
@@ -352,7 +353,7 @@ struct MhaD {
         linear_forward(V.data(), x.data(), Wv.data(), bv.data(), N, D, H * Dv);
         const auto Qh = split_d(Q, B, T, H, Dk), Kh = split_d(K, B, T, H, Dk), Vh = split_d(V, B, T, H, Dv);
         std::vector<double> ho(V.size());
-        attention_forward(ho.data(), Qh.data(), Kh.data(), Vh.data(), sizes(), mask, opt);
+        attention_reference(ho.data(), Qh.data(), Kh.data(), Vh.data(), sizes(), mask, opt);
         const std::vector<double> merged = merge_d(ho, B, T, H, Dv);
         std::vector<std::vector<double>> g{std::vector<double>(x.size()), std::vector<double>(Wq.size()),
                                            std::vector<double>(bq.size()), std::vector<double>(Wk.size()),
@@ -363,8 +364,8 @@ struct MhaD {
         linear_backward(dmerged.data(), g[7].data(), g[8].data(), dout.data(), merged.data(), Wo.data(), N, H * Dv, D);
         const auto dho = split_d(dmerged, B, T, H, Dv);
         std::vector<double> dQh(Qh.size()), dKh(Kh.size()), dVh(Vh.size());
-        attention_backward(dQh.data(), dKh.data(), dVh.data(), Qh.data(), Kh.data(), Vh.data(), dho.data(), sizes(),
-                           mask, opt);
+        attention_backward_reference(dQh.data(), dKh.data(), dVh.data(), Qh.data(), Kh.data(), Vh.data(), dho.data(),
+                                     sizes(), mask, opt);
         const auto dQ = merge_d(dQh, B, T, H, Dk), dK = merge_d(dKh, B, T, H, Dk), dV = merge_d(dVh, B, T, H, Dv);
         linear_backward(g[0].data(), g[1].data(), g[2].data(), dQ.data(), x.data(), Wq.data(), N, D, H * Dk);
         linear_backward(g[0].data(), g[3].data(), g[4].data(), dK.data(), x.data(), Wk.data(), N, D, H * Dk);

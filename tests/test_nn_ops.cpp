@@ -207,16 +207,16 @@ TEST_CASE("nn ops: attention backward matches finite differences") {
         Vec out(N * VS), att(c.B * c.H * c.T * c.T);
         const uint64_t seed = 1234;
         auto loss = [&] {
-            tr::attention_forward(out.data(), att.data(), q.data(), k.data(), v.data(), c.B, c.T, c.H, c.Dk, c.Dv,
-                                  c.factor, c.causal, c.p, seed);
+            tr::self_attention_forward(out.data(), att.data(), q.data(), k.data(), v.data(), c.B, c.T, c.H, c.Dk,
+                                       c.Dv, c.factor, c.causal, c.p, seed);
             return dot(out, w);
         };
         loss();
         // masked positions: zero weight
         if (c.causal) CHECK(att[1] == 0.0);
         Vec dq(q.size(), 0.0), dk(k.size(), 0.0), dv(v.size(), 0.0);
-        tr::attention_backward(dq.data(), dk.data(), dv.data(), w.data(), q.data(), k.data(), v.data(), att.data(),
-                               c.B, c.T, c.H, c.Dk, c.Dv, c.factor, c.p, seed);
+        tr::self_attention_backward(dq.data(), dk.data(), dv.data(), w.data(), q.data(), k.data(), v.data(), c.B, c.T,
+                                    c.H, c.Dk, c.Dv, c.factor, c.causal, c.p, seed);
         check_fd("dq", q, dq, loss);
         check_fd("dk", k, dk, loss);
         check_fd("dv", v, dv, loss);
@@ -240,14 +240,14 @@ TEST_CASE("nn ops: the temperature gradient of attention matches finite differen
         Vec out(N * VS), att(c.B * c.H * c.T * c.T);
         Vec log_tau = {std::log(0.7)};
         auto loss = [&] {
-            tr::attention_forward(out.data(), att.data(), q.data(), k.data(), v.data(), c.B, c.T, c.H, c.Dk, c.Dv,
-                                  std::exp(-log_tau[0]), c.causal, c.p, 99);
+            tr::self_attention_forward(out.data(), att.data(), q.data(), k.data(), v.data(), c.B, c.T, c.H, c.Dk,
+                                       c.Dv, std::exp(-log_tau[0]), c.causal, c.p, 99);
             return dot(out, w);
         };
         loss();
         Vec dq(q.size(), 0.0), dk(k.size(), 0.0), dv(v.size(), 0.0);
-        tr::attention_backward(dq.data(), dk.data(), dv.data(), w.data(), q.data(), k.data(), v.data(), att.data(),
-                               c.B, c.T, c.H, c.Dk, c.Dv, std::exp(-log_tau[0]), c.p, 99);
+        tr::self_attention_backward(dq.data(), dk.data(), dv.data(), w.data(), q.data(), k.data(), v.data(), c.B, c.T,
+                                    c.H, c.Dk, c.Dv, std::exp(-log_tau[0]), c.causal, c.p, 99);
         const Vec g = {tr::temperature_backward(q.data(), dq.data(), N * QS)};
         CHECK(std::fabs(g[0]) > 1e-3);
         check_fd("d log_tau", log_tau, g, loss);
@@ -256,8 +256,9 @@ TEST_CASE("nn ops: the temperature gradient of attention matches finite differen
     }
 }
 
-TEST_CASE("nn ops: attention forward agrees with the library's reference attention") {
-    // (B, T, H*d) layout here, (B, H, T, d) there; dropout from the same counter-based mask.
+TEST_CASE("nn ops: self-attention forward is core's reference on the (B, T, H*d) layout, bit for bit") {
+    // (B, T, H*d) layout here, (B, H, T, d) there; dropout from the same counter-based mask. The op
+    // runs core's reference itself, so only the layout could differ, and it may not.
     const int64_t B = 2, T = 5, H = 2, Dk = 3, Dv = 4;
     for (float p : {0.0f, 0.25f}) {
         attn::Tensor Q({B, H, T, Dk}), K({B, H, T, Dk}), Vt({B, H, T, Dv});
@@ -278,8 +279,8 @@ TEST_CASE("nn ops: attention forward agrees with the library's reference attenti
         opt.train = p > 0;
         opt.seed = 77;
         const attn::Tensor ref = attn::attention_reference(Q, K, Vt, attn::Mask::make_causal(), opt);
-        tr::attention_forward(out.data(), att.data(), q.data(), k.data(), v.data(), B, T, H, Dk, Dv,
-                              1.0f / std::sqrt(3.0f), true, p, 77);
+        tr::self_attention_forward(out.data(), att.data(), q.data(), k.data(), v.data(), B, T, H, Dk, Dv,
+                                   1.0f / std::sqrt(3.0f), true, p, 77);
         double worst = 0;
         for (int64_t b = 0; b < B; ++b)
             for (int64_t t = 0; t < T; ++t)
@@ -288,14 +289,13 @@ TEST_CASE("nn ops: attention forward agrees with the library's reference attenti
                         worst = std::max(worst, double(std::fabs(out[size_t(((b * T + t) * H + h) * Dv + d)] -
                                                                  ref.at({b, h, t, d}))));
         CAPTURE(p);
-        CHECK(worst < 1e-5);  // float32, sums of 5 terms of size ~1: a few ulps
+        CHECK(worst == 0.0);
     }
 }
 
-TEST_CASE("nn ops: attention backward agrees with the library's attention_backward_reference") {
-    // Two independent derivations of the same gradients: this module's op on (B, T, H*d)
-    // and core's reference on (B, H, T, d), with the same dropout mask. float32, sums of
-    // <= 6 terms of size ~1: a few ulps, so 1e-5 absolute.
+TEST_CASE("nn ops: self-attention backward is core's attention_backward_reference on its layout, bit for bit") {
+    // This module's op on (B, T, H*d) runs core's reference on (B, H, T, d) with the same
+    // dropout mask and adds into zeroed gradients (0 + x == x): equal to the last bit.
     const int64_t B = 2, T = 6, H = 2, Dk = 3, Dv = 4;
     for (float p : {0.0f, 0.3f}) {
         attn::Tensor Q({B, H, T, Dk}), K({B, H, T, Dk}), Vt({B, H, T, Dv}), dO({B, H, T, Dv});
@@ -325,9 +325,10 @@ TEST_CASE("nn ops: attention backward agrees with the library's attention_backwa
         std::vector<float> out(v.size()), att(size_t(B * H * T * T)), dq(q.size(), 0.0f), dk(k.size(), 0.0f),
             dv(v.size(), 0.0f);
         const float f = 1.0f / std::sqrt(float(Dk));
-        tr::attention_forward(out.data(), att.data(), q.data(), k.data(), v.data(), B, T, H, Dk, Dv, f, true, p, 31);
-        tr::attention_backward(dq.data(), dk.data(), dv.data(), dout.data(), q.data(), k.data(), v.data(), att.data(),
-                               B, T, H, Dk, Dv, f, p, 31);
+        tr::self_attention_forward(out.data(), att.data(), q.data(), k.data(), v.data(), B, T, H, Dk, Dv, f, true, p,
+                                   31);
+        tr::self_attention_backward(dq.data(), dk.data(), dv.data(), dout.data(), q.data(), k.data(), v.data(), B, T, H,
+                                    Dk, Dv, f, true, p, 31);
         double worst = 0;
         for (int64_t b = 0; b < B; ++b)
             for (int64_t t = 0; t < T; ++t)
@@ -340,7 +341,7 @@ TEST_CASE("nn ops: attention backward agrees with the library's attention_backwa
                         worst = std::max(worst, double(std::fabs(dv[qi(b, t, h, d, Dv)] - ref.dv.at({b, h, t, d}))));
                 }
         CAPTURE(p);
-        CHECK(worst < 1e-5);
+        CHECK(worst == 0.0);
     }
 }
 
@@ -444,15 +445,15 @@ TEST_CASE("nn ops: the fast ops match the reference ops element by element (doub
                 Vec q = randv(N * H * Dk, 40), k = randv(N * H * Dk, 41), v = randv(N * H * Dv, 42),
                     dout = randv(N * H * Dv, 43);
                 Vec o1(N * H * Dv), o2(o1.size()), a1(B * H * T * T), a2(a1.size());
-                tr::attention_forward(o1.data(), a1.data(), q.data(), k.data(), v.data(), B, T, H, Dk, Dv, 0.5, causal,
-                                      p, 9);
+                tr::self_attention_forward(o1.data(), a1.data(), q.data(), k.data(), v.data(), B, T, H, Dk, Dv, 0.5,
+                                           causal, p, 9);
                 tr::attention_forward_fast(o2.data(), a2.data(), q.data(), k.data(), v.data(), B, T, H, Dk, Dv, 0.5,
                                            causal, p, 9, 2);
                 check_close("att weights", a2, a1);
                 check_close("att out", o2, o1);
                 Vec dq1(q.size(), 0.0), dk1(k.size(), 0.0), dv1(v.size(), 0.0), dq2 = dq1, dk2 = dk1, dv2 = dv1;
-                tr::attention_backward(dq1.data(), dk1.data(), dv1.data(), dout.data(), q.data(), k.data(), v.data(),
-                                       a1.data(), B, T, H, Dk, Dv, 0.5, p, 9);
+                tr::self_attention_backward(dq1.data(), dk1.data(), dv1.data(), dout.data(), q.data(), k.data(),
+                                            v.data(), B, T, H, Dk, Dv, 0.5, causal, p, 9);
                 tr::attention_backward_fast(dq2.data(), dk2.data(), dv2.data(), dout.data(), q.data(), k.data(),
                                             v.data(), a1.data(), B, T, H, Dk, Dv, 0.5, p, 9, 2);
                 check_close("att dq", dq2, dq1);
@@ -462,7 +463,7 @@ TEST_CASE("nn ops: the fast ops match the reference ops element by element (doub
     }
 }
 
-// The float32 GEMM paths (fast_ops.hpp: GemmPath) on every path this CPU has (Eigen, the plain
+// The float32 GEMM paths (attn/nn/gemm_choice.hpp, training_gemm) on every path this CPU has (Eigen, the plain
 // C++ kernel, and AVX-512 and AVX2 on x86 or NEON on AArch64), against the
 // reference ops run in double on the same float inputs. A float dot product of K terms
 // summed with fused multiply-adds is within K * u * sum|terms| of the exact value (u =
@@ -497,15 +498,14 @@ void check_bound(const std::string& what, const FVec& got, const Vec& ref, const
 }  // namespace
 
 TEST_CASE("nn ops: every float GEMM path matches the reference ops element by element, at any thread count") {
-    const tr::GemmPath before = tr::gemm_path();
+    const attn::GemmChoice before = tr::training_gemm();
     int tested = 0;
-    for (tr::GemmPath path :
-         {tr::GemmPath::Eigen, tr::GemmPath::Avx2, tr::GemmPath::Avx512, tr::GemmPath::Neon, tr::GemmPath::Generic}) {
-        if (!tr::gemm_path_available(path)) continue;
-        tr::set_gemm_path(path);
-        REQUIRE(tr::gemm_path() == path);
+    for (const attn::GemmChoice path : attn::gemm_choices()) {
+        if (path == attn::GemmChoice::Best || !attn::gemm_choice_available(path)) continue;
+        tr::set_training_gemm(path);
+        REQUIRE(tr::training_gemm() == path);
         ++tested;
-        CAPTURE(tr::gemm_path_name(path));
+        CAPTURE(attn::gemm_choice_name(path));
         // linear: C = 70, OC = 37 and 64 (a partial and a whole vector block), N = 1, 263
         for (int64_t OC : {37, 64})
             for (int64_t N : {1, 263}) {
@@ -566,8 +566,8 @@ TEST_CASE("nn ops: every float GEMM path matches the reference ops element by el
                     const FVec dout = to_float(randv(N * VV, 55));
                     const Vec qd = to_double(qf), kd = to_double(kf), vd = to_double(vf), dd = to_double(dout);
                     Vec o(N * VV), a(B * H * T * T);
-                    tr::attention_forward(o.data(), a.data(), qd.data(), kd.data(), vd.data(), B, T, H, Dk, Dv, 0.5,
-                                          causal, p, 9);
+                    tr::self_attention_forward(o.data(), a.data(), qd.data(), kd.data(), vd.data(), B, T, H, Dk, Dv,
+                                               0.5, causal, p, 9);
                     FVec o1(o.size()), a1(a.size()), o3(o.size()), a3(a.size());
                     tr::attention_forward_fast(o1.data(), a1.data(), q, k, v, B, T, H, Dk, Dv, 0.5f, causal, p, 9, 1,
                                                LD, LD);
@@ -578,8 +578,8 @@ TEST_CASE("nn ops: every float GEMM path matches the reference ops element by el
                     CHECK(a1 == a3);
                     CHECK(o1 == o3);
                     Vec dq(qd.size(), 0.0), dk(kd.size(), 0.0), dv(vd.size(), 0.0);
-                    tr::attention_backward(dq.data(), dk.data(), dv.data(), dd.data(), qd.data(), kd.data(), vd.data(),
-                                           to_double(a1).data(), B, T, H, Dk, Dv, 0.5, p, 9);
+                    tr::self_attention_backward(dq.data(), dk.data(), dv.data(), dd.data(), qd.data(), kd.data(),
+                                                vd.data(), B, T, H, Dk, Dv, 0.5, causal, p, 9);
                     FVec g1(buf.size(), 0.0f), g3(buf.size(), 0.0f), dq1(qf.size(), 0.0f), dk1(kf.size(), 0.0f),
                         dv1(vf.size(), 0.0f);
                     float* gq = fused ? g1.data() : dq1.data();
@@ -604,13 +604,20 @@ TEST_CASE("nn ops: every float GEMM path matches the reference ops element by el
                     check_close("att dv", dv1, dv, 1e-5);
                 }
     }
-    tr::set_gemm_path(before);
+    tr::set_training_gemm(before);
     CHECK(tested >= 1);
-    // the default is the best path this CPU has
-    CHECK(tr::best_gemm_path() == (tr::gemm_path_available(tr::GemmPath::Avx512) ? tr::GemmPath::Avx512
-                                   : tr::gemm_path_available(tr::GemmPath::Avx2) ? tr::GemmPath::Avx2
-                                   : tr::gemm_path_available(tr::GemmPath::Neon) ? tr::GemmPath::Neon
-                                                                                  : tr::GemmPath::Eigen));
+    // best is the widest kernel this CPU has, and what training starts with (`before`)
+    using G = attn::GemmChoice;
+    const G widest = attn::gemm_choice_available(G::Avx512) ? G::Avx512
+                     : attn::gemm_choice_available(G::Avx2) ? G::Avx2
+                     : attn::gemm_choice_available(G::Neon) ? G::Neon
+                                                             : G::Eigen;
+    CHECK(attn::resolve_gemm_choice(G::Best) == widest);
+    CHECK(before == widest);
+    // the one list: every name found back, and an unknown one refused
+    for (const G g : attn::gemm_choices()) CHECK(attn::find_gemm_choice(attn::gemm_choice_name(g)) == g);
+    CHECK_FALSE(attn::find_gemm_choice("avx1024").has_value());
+    CHECK(attn::gemm_choice_names() == "best, avx512, avx2, neon, generic or eigen");
 }
 
 // Into::Set (fast_ops.hpp): a backward op that writes its input gradient instead of adding
@@ -631,7 +638,8 @@ TEST_CASE("nn ops: a query of NaN gives NaN in exactly its weight row and output
     for (const bool causal : {false, true}) {
         CAPTURE(causal);
         FVec o(N * H * Dv), a(B * H * T * T), of(o.size()), af(a.size());
-        tr::attention_forward(o.data(), a.data(), q.data(), k.data(), v.data(), B, T, H, Dk, Dv, 0.5f, causal, 0.0f, 9);
+        tr::self_attention_forward(o.data(), a.data(), q.data(), k.data(), v.data(), B, T, H, Dk, Dv, 0.5f, causal,
+                                   0.0f, 9);
         tr::attention_forward_fast(of.data(), af.data(), q.data(), k.data(), v.data(), B, T, H, Dk, Dv, 0.5f, causal,
                                    0.0f, 9, 2);
         int wrong = 0;
@@ -651,15 +659,14 @@ TEST_CASE("nn ops: a query of NaN gives NaN in exactly its weight row and output
 }
 
 TEST_CASE("nn ops: Into::Set equals adding into zeros, and the fused MLP ops equal the separate ones") {
-    const tr::GemmPath before = tr::gemm_path();
+    const attn::GemmChoice before = tr::training_gemm();
     const float nan = std::numeric_limits<float>::quiet_NaN();
     int tested = 0;
-    for (tr::GemmPath path :
-         {tr::GemmPath::Eigen, tr::GemmPath::Avx2, tr::GemmPath::Avx512, tr::GemmPath::Neon, tr::GemmPath::Generic}) {
-        if (!tr::gemm_path_available(path)) continue;
-        tr::set_gemm_path(path);
+    for (const attn::GemmChoice path : attn::gemm_choices()) {
+        if (path == attn::GemmChoice::Best || !attn::gemm_choice_available(path)) continue;
+        tr::set_training_gemm(path);
         ++tested;
-        CAPTURE(tr::gemm_path_name(path));
+        CAPTURE(attn::gemm_choice_name(path));
         for (int threads : {1, 3}) {
             CAPTURE(threads);
             const int64_t N = 512, C = 32, OC = 64;  // N * OC and N * C: whole 1024-element tanh blocks
@@ -742,7 +749,7 @@ TEST_CASE("nn ops: Into::Set equals adding into zeros, and the fused MLP ops equ
             }
         }
     }
-    tr::set_gemm_path(before);
+    tr::set_training_gemm(before);
     CHECK(tested >= 1);
 }
 

@@ -381,12 +381,12 @@ TEST_CASE("the reference backward with the score options matches finite differen
             const std::vector<double> dout = randn_d(size_t(n.B * n.H * n.Tq * n.Dv), 4);
             std::vector<double> out(dout.size());
             auto loss = [&] {
-                attention_forward(out.data(), q.data(), k.data(), v.data(), n, mask, opt);
+                attention_reference(out.data(), q.data(), k.data(), v.data(), n, mask, opt);
                 return dotd(out, dout);
             };
             std::vector<double> dq(q.size()), dk(k.size()), dv(v.size());
-            attention_backward(dq.data(), dk.data(), dv.data(), q.data(), k.data(), v.data(), dout.data(), n, mask,
-                               opt);
+            attention_backward_reference(dq.data(), dk.data(), dv.data(), q.data(), k.data(), v.data(), dout.data(), n,
+                                         mask, opt);
             check_grad("dq", q, loss, dq);
             check_grad("dk", k, loss, dk);
             check_grad("dv", v, loss, dv);

@@ -48,8 +48,8 @@ const RegisterCatalogue zh16{Lang::zh, 16, {
      "rise, a key toward the queries that want it more.",
      "最后一个乘积给出 dQ = f·dS·K 和 dK = f·dSᵀ·Q：查询朝着分数应当升高的那些键移动，"
      "键朝着更需要它的那些查询移动。"},
-    {"the steps above equal the library's attention_backward (attn/nn/ops.hpp) to {} in double",
-     "上面各步与库中的 attention_backward（attn/nn/ops.hpp）在 double 精度下一致，相差不超过 {0}"},
+    {"the steps above equal core's reference backward (attention_backward.hpp) to {} in double",
+     "上面各步与 core 的参考反向传播（attention_backward.hpp）在 double 精度下一致，相差不超过 {0}"},
     {"gradient", "梯度"},
     {"norm", "范数"},
     {"largest |entry|", "最大 |元素|"},

@@ -321,7 +321,7 @@ static std::optional<std::map<std::string, Arr>> run(const Problem& p, const Bug
 
 std::map<std::string, Arr> reference_stages(const Problem& p) {
     // The reference: projections through linear_forward, attention through
-    // attention_forward (both in double), heads split and merged as view + transpose.
+    // attention_reference (both in double), heads split and merged as view + transpose.
     std::map<std::string, Arr> st = *run(p, Bug{});
     if (p.start == Start::scores) {
         Arr w = st["scores_masked"];
@@ -343,7 +343,8 @@ std::map<std::string, Arr> reference_stages(const Problem& p) {
     opt.scale = p.scale;
     AttentionSteps<double> steps;
     Arr ho = zeros({d.B, d.H, d.Tq, d.Dv});
-    attention_forward<double>(ho.v.data(), st["Q"].v.data(), st["K"].v.data(), st["V"].v.data(), n, mask, opt, &steps);
+    attention_reference<double>(ho.v.data(), st["Q"].v.data(), st["K"].v.data(), st["V"].v.data(), n, mask, opt,
+                                &steps);
     st["scores"].v = steps.scores_raw;
     st["scores_scaled"].v = steps.scores_scaled;
     st["scores_masked"].v = steps.scores_masked;

@@ -223,8 +223,8 @@ template ScoreInputs<double> score_inputs<double>(const double*, const double*, 
 
 
 template <class T>
-void attention_forward(T* out_p, const T* q_in, const T* k_in, const T* v_p, const AttentionSizes& n,
-                       const Mask& mask, const AttentionOptions& opt, AttentionSteps<T>* rec) {
+void attention_reference(T* out_p, const T* q_in, const T* k_in, const T* v_p, const AttentionSizes& n,
+                         const Mask& mask, const AttentionOptions& opt, AttentionSteps<T>* rec, const T* factor) {
     // q (B, H, Tq, Dk), k (B, H, Tk, Dk), v (B, H, Tk, Dv) -> out (B, H, Tq, Dv)
     // scores, weights are (B, H, Tq, Tk)
     using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
@@ -236,7 +236,7 @@ void attention_forward(T* out_p, const T* q_in, const T* k_in, const T* v_p, con
     const ScoreInputs<T> in = score_inputs(q_in, k_in, n, opt);
     const T* q = in.q;
     const T* k = in.k;
-    const T scale = in.scale;
+    const T scale = factor != nullptr ? *factor : in.scale;
 
     const size_t nscores = static_cast<size_t>(B * H * Tq * Tk);
     if (rec != nullptr)
@@ -286,19 +286,20 @@ void attention_forward(T* out_p, const T* q_in, const T* k_in, const T* v_p, con
         }
     }
 }
-template void attention_forward<float>(float*, const float*, const float*, const float*, const AttentionSizes&,
-                                       const Mask&, const AttentionOptions&, AttentionSteps<float>*);
-template void attention_forward<double>(double*, const double*, const double*, const double*, const AttentionSizes&,
-                                        const Mask&, const AttentionOptions&, AttentionSteps<double>*);
+template void attention_reference<float>(float*, const float*, const float*, const float*, const AttentionSizes&,
+                                         const Mask&, const AttentionOptions&, AttentionSteps<float>*, const float*);
+template void attention_reference<double>(double*, const double*, const double*, const double*,
+                                          const AttentionSizes&, const Mask&, const AttentionOptions&,
+                                          AttentionSteps<double>*, const double*);
 
 Tensor attention_reference(const Tensor& q, const Tensor& k, const Tensor& v, const Mask& mask,
                            const AttentionOptions& opt, AttentionRecord* rec) {
-    // q (B, H, Tq, Dk), k (B, H, Tk, Dk), v (B, H, Tk, Dv) -> out (B, H, Tq, Dv): attention_forward<float>
+    // q (B, H, Tq, Dk), k (B, H, Tk, Dk), v (B, H, Tk, Dv) -> out (B, H, Tq, Dv): attention_reference<float>
     check_attention_inputs(q, k, v, mask, opt);
     const AttentionSizes n{q.dim(0), q.dim(1), q.dim(2), k.dim(2), q.dim(3), v.dim(3), k.dim(1)};
     Tensor out(Shape{n.B, n.H, n.Tq, n.Dv});
     AttentionSteps<float> steps;
-    attention_forward(out.ptr(), q.ptr(), k.ptr(), v.ptr(), n, mask, opt, rec != nullptr ? &steps : nullptr);
+    attention_reference(out.ptr(), q.ptr(), k.ptr(), v.ptr(), n, mask, opt, rec != nullptr ? &steps : nullptr);
     if (rec != nullptr) {
         const Shape sshape{n.B, n.H, n.Tq, n.Tk};
         rec->scores_raw = Tensor::from(sshape, std::move(steps.scores_raw));

@@ -60,9 +60,9 @@ void rope_rotate_back(T* x, int64_t seqs, int64_t rows, int64_t d, int64_t pos0,
 }  // namespace
 
 template <class T>
-void attention_backward(T* dq_p, T* dk_p, T* dv_p, const T* q_in, const T* k_in, const T* v_p, const T* dout_p,
-                        const AttentionSizes& n, const Mask& mask, const AttentionOptions& opt,
-                        AttentionBackwardSteps<T>* rec) {
+void attention_backward_reference(T* dq_p, T* dk_p, T* dv_p, const T* q_in, const T* k_in, const T* v_p,
+                                  const T* dout_p, const AttentionSizes& n, const Mask& mask,
+                                  const AttentionOptions& opt, AttentionBackwardSteps<T>* rec, const T* factor) {
     // q (B, H, Tq, Dk), k (B, H, Tk, Dk), v (B, H, Tk, Dv), dout (B, H, Tq, Dv)
     // P, Pd, dPd, dP, dS are (B, H, Tq, Tk)
     using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
@@ -72,12 +72,12 @@ void attention_backward(T* dq_p, T* dk_p, T* dv_p, const T* q_in, const T* k_in,
     // pass 0: the forward again, for P and Pd (a reference keeps nothing between calls)
     std::vector<T> out(static_cast<size_t>(B * H * Tq * Dv));
     AttentionSteps<T> fwd;
-    attention_forward(out.data(), q_in, k_in, v_p, n, mask, opt, &fwd);
+    attention_reference(out.data(), q_in, k_in, v_p, n, mask, opt, &fwd, factor);
     const bool cosine = opt.scale.kind == ScaleKind::Cosine;
     const ScoreInputs<T> in = score_inputs(q_in, k_in, n, opt);  // Q̂, K̂ under the cosine scale
     const T* q = in.q;
     const T* k = in.k;
-    const T scale = in.scale;
+    const T scale = factor != nullptr ? *factor : in.scale;
 
     const size_t nscores = static_cast<size_t>(B * H * Tq * Tk);
     if (rec != nullptr)
@@ -148,12 +148,14 @@ void attention_backward(T* dq_p, T* dk_p, T* dv_p, const T* q_in, const T* k_in,
         rope_rotate_back(dk_p, B * Hkv, Tk, Dk, 0, static_cast<double>(opt.rope_base));
     }
 }
-template void attention_backward<float>(float*, float*, float*, const float*, const float*, const float*,
-                                        const float*, const AttentionSizes&, const Mask&, const AttentionOptions&,
-                                        AttentionBackwardSteps<float>*);
-template void attention_backward<double>(double*, double*, double*, const double*, const double*, const double*,
-                                         const double*, const AttentionSizes&, const Mask&, const AttentionOptions&,
-                                         AttentionBackwardSteps<double>*);
+template void attention_backward_reference<float>(float*, float*, float*, const float*, const float*,
+                                                  const float*, const float*, const AttentionSizes&, const Mask&,
+                                                  const AttentionOptions&, AttentionBackwardSteps<float>*,
+                                                  const float*);
+template void attention_backward_reference<double>(double*, double*, double*, const double*, const double*,
+                                                   const double*, const double*, const AttentionSizes&, const Mask&,
+                                                   const AttentionOptions&, AttentionBackwardSteps<double>*,
+                                                   const double*);
 
 void check_attention_dout(const Tensor& q, const Tensor& v, const Tensor& dout) {
     const Shape want{q.dim(0), q.dim(1), q.dim(2), v.dim(3)};
@@ -170,8 +172,8 @@ AttentionGrads attention_backward_reference(const Tensor& q, const Tensor& k, co
     const AttentionSizes n{q.dim(0), q.dim(1), q.dim(2), k.dim(2), q.dim(3), v.dim(3), k.dim(1)};
     AttentionGrads g{Tensor(q.shape), Tensor(k.shape), Tensor(v.shape)};
     AttentionBackwardSteps<float> steps;
-    attention_backward(g.dq.ptr(), g.dk.ptr(), g.dv.ptr(), q.ptr(), k.ptr(), v.ptr(), dout.ptr(), n, mask, opt,
-                       rec != nullptr ? &steps : nullptr);
+    attention_backward_reference(g.dq.ptr(), g.dk.ptr(), g.dv.ptr(), q.ptr(), k.ptr(), v.ptr(), dout.ptr(), n, mask,
+                                 opt, rec != nullptr ? &steps : nullptr);
     if (rec != nullptr) {
         const Shape sshape{n.B, n.H, n.Tq, n.Tk};
         rec->d_weights_dropped = Tensor::from(sshape, std::move(steps.d_weights_dropped));

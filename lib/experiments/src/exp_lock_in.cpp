@@ -61,8 +61,8 @@ LockRun lock_run(OptimizerKind opt, bool scaled, float gain, int64_t steps, uint
     int64_t left = R;
     // the forward of step s: the weights at step 0, the rows that flipped at s, and dout
     auto observe = [&](int64_t s) {
-        nn::attention_forward(out.data(), att.data(), q.ptr(), K.data(), V.data(), kB, kT, 1, kDk, kDv, f, false,
-                                 0.0f, 0);
+        nn::self_attention_forward(out.data(), att.data(), q.ptr(), K.data(), V.data(), kB, kT, 1, kDk, kDv, f,
+                                   false, 0.0f, 0);
         for (int64_t r = 0; r < R; ++r) {
             const int64_t b = r / kT;
             const float* P = att.data() + r * kT;
@@ -87,8 +87,8 @@ LockRun lock_run(OptimizerKind opt, bool scaled, float gain, int64_t steps, uint
         observe(s);
         std::fill(dq.data.begin(), dq.data.end(), 0.0f);
         if (left == 0) return StepStats{};  // done: the loop's last update no longer matters
-        nn::attention_backward(dq.ptr(), dk.data(), dv.data(), dout.data(), q.ptr(), K.data(), V.data(), att.data(),
-                                  kB, kT, 1, kDk, kDv, f, 0.0f, 0);
+        nn::self_attention_backward(dq.ptr(), dk.data(), dv.data(), dout.data(), q.ptr(), K.data(), V.data(), kB, kT,
+                                    1, kDk, kDv, f, false, 0.0f, 0);
         if (s == 0)
             for (int64_t r = 0; r < R; ++r) {
                 double n = 0;

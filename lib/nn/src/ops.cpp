@@ -1,13 +1,15 @@
 // The readable reference ops of attn/nn/ops.hpp: plain loops, one thread, shapes in
-// comments. The fast path (fast_ops.hpp) is checked against these in tests/test_nn_ops.cpp.
+// comments; self-attention is core's reference (attn/core/attention.hpp) on the ops' layout.
+// The fast path (fast_ops.hpp) is checked against these in tests/test_nn_ops.cpp.
 #include "attn/nn/ops.hpp"
 
 #include <cmath>
 #include <algorithm>
-#include <limits>
 #include <vector>
 
 #include "attn/core/attention.hpp"
+#include "attn/core/attention_backward.hpp"
+#include "attn/core/mask.hpp"
 
 namespace attn::nn {
 
@@ -229,93 +231,74 @@ double temperature_backward(const S* qn, const S* dqn, int64_t n) {
     return -dot;
 }
 
+namespace {
+
+// (B, T, H*d) -> (B, H, T, d): the ops' layout to core's.
 template <class S>
-void attention_forward(S* out, S* att, const S* q, const S* k, const S* v, int64_t B, int64_t T, int64_t H,
-                       int64_t Dk, int64_t Dv, S factor, bool causal, float p, uint64_t seed) {
-    // q, k (B, T, H*Dk), v, out (B, T, H*Dv), att (B, H, T, T)
-    const int64_t QS = H * Dk, VS = H * Dv;
-    const S keep_scale = p > 0 ? S(1) / (S(1) - static_cast<S>(p)) : S(1);
+std::vector<S> split_heads(const S* x, int64_t B, int64_t T, int64_t H, int64_t d) {
+    std::vector<S> y(static_cast<size_t>(B * T * H * d));
     for (int64_t b = 0; b < B; ++b)
-        for (int64_t h = 0; h < H; ++h)
-            for (int64_t i = 0; i < T; ++i) {
-                S* att_bhi = att + ((b * H + h) * T + i) * T;
-                const S* q_bti = q + (b * T + i) * QS + h * Dk;
-                // pass 1: scaled scores and the row max
-                S mx = -std::numeric_limits<S>::infinity();
-                for (int64_t j = 0; j < T; ++j) {
-                    if (causal && j > i) {
-                        att_bhi[j] = -std::numeric_limits<S>::infinity();
-                        continue;
-                    }
-                    const S* k_btj = k + (b * T + j) * QS + h * Dk;
-                    S s = 0;
-                    for (int64_t d = 0; d < Dk; ++d) s += q_bti[d] * k_btj[d];
-                    s *= factor;
-                    att_bhi[j] = s;
-                    mx = std::max(mx, s);
-                }
-                // pass 2: exp and sum, then normalise
-                S sum = 0;
-                for (int64_t j = 0; j < T; ++j) {
-                    const S e = (causal && j > i) ? S(0) : std::exp(att_bhi[j] - mx);
-                    att_bhi[j] = e;
-                    sum += e;
-                }
-                for (int64_t j = 0; j < T; ++j) att_bhi[j] /= sum;
-                // pass 3: out = dropout(P) v
-                S* out_bti = out + (b * T + i) * VS + h * Dv;
-                for (int64_t d = 0; d < Dv; ++d) out_bti[d] = 0;
-                const uint64_t row = static_cast<uint64_t>(((b * H + h) * T + i) * T);
-                for (int64_t j = 0; j < T; ++j) {
-                    S pd = att_bhi[j];
-                    if (p > 0) pd = dropout_drops(seed, row + static_cast<uint64_t>(j), p) ? S(0) : pd * keep_scale;
-                    const S* v_btj = v + (b * T + j) * VS + h * Dv;
-                    for (int64_t d = 0; d < Dv; ++d) out_bti[d] += pd * v_btj[d];
-                }
+        for (int64_t t = 0; t < T; ++t)
+            for (int64_t h = 0; h < H; ++h)
+                std::copy_n(x + (b * T + t) * H * d + h * d, d, y.data() + ((b * H + h) * T + t) * d);
+    return y;
+}
+
+// y (B, H, T, d) -> x (B, T, H*d): written, or added to (the backward's convention).
+template <class S>
+void merge_heads(S* x, const std::vector<S>& y, int64_t B, int64_t T, int64_t H, int64_t d, bool add) {
+    for (int64_t b = 0; b < B; ++b)
+        for (int64_t t = 0; t < T; ++t)
+            for (int64_t h = 0; h < H; ++h) {
+                S* dst = x + (b * T + t) * H * d + h * d;
+                const S* src = y.data() + ((b * H + h) * T + t) * d;
+                for (int64_t e = 0; e < d; ++e) dst[e] = add ? dst[e] + src[e] : src[e];
             }
 }
 
+// The options that say to core's reference what the ops' arguments say: dropout p with the
+// layer's seed in training (p > 0); the factor itself goes in exactly, in S.
+AttentionOptions self_attention_options(float p, uint64_t seed) {
+    AttentionOptions opt;
+    opt.scale = Scale{ScaleKind::Constant, 1.0f};  // replaced by the factor in S
+    opt.dropout = p;
+    opt.train = p > 0;
+    opt.seed = seed;
+    return opt;
+}
+
+}  // namespace
+
 template <class S>
-void attention_backward(S* dq, S* dk, S* dv, const S* dout, const S* q, const S* k, const S* v, const S* att,
-                        int64_t B, int64_t T, int64_t H, int64_t Dk, int64_t Dv, S factor, float p, uint64_t seed) {
-    const int64_t QS = H * Dk, VS = H * Dv;
-    const S keep_scale = p > 0 ? S(1) / (S(1) - static_cast<S>(p)) : S(1);
-    std::vector<S> dP(static_cast<size_t>(T));
-    for (int64_t b = 0; b < B; ++b)
-        for (int64_t h = 0; h < H; ++h)
-            for (int64_t i = 0; i < T; ++i) {
-                const S* P = att + ((b * H + h) * T + i) * T;
-                const S* dout_bti = dout + (b * T + i) * VS + h * Dv;
-                const uint64_t row = static_cast<uint64_t>(((b * H + h) * T + i) * T);
-                // pass 1: dPd = dout v^T, dv += Pd^T dout, dP = dPd * keep / (1-p)
-                for (int64_t j = 0; j < T; ++j) {
-                    const S* v_btj = v + (b * T + j) * VS + h * Dv;
-                    S* dv_btj = dv + (b * T + j) * VS + h * Dv;
-                    S mult = S(1);
-                    if (p > 0) mult = dropout_drops(seed, row + static_cast<uint64_t>(j), p) ? S(0) : keep_scale;
-                    S dpd = 0;
-                    for (int64_t d = 0; d < Dv; ++d) dpd += dout_bti[d] * v_btj[d];
-                    const S pd = P[j] * mult;
-                    for (int64_t d = 0; d < Dv; ++d) dv_btj[d] += pd * dout_bti[d];
-                    dP[static_cast<size_t>(j)] = dpd * mult;
-                }
-                // pass 2: softmax backward dS = P o (dP - sum_j P dP)
-                S rs = 0;
-                for (int64_t j = 0; j < T; ++j) rs += P[j] * dP[static_cast<size_t>(j)];
-                // pass 3: dq += factor dS k, dk += factor dS^T q
-                const S* q_bti = q + (b * T + i) * QS + h * Dk;
-                S* dq_bti = dq + (b * T + i) * QS + h * Dk;
-                for (int64_t j = 0; j < T; ++j) {
-                    const S ds = P[j] * (dP[static_cast<size_t>(j)] - rs) * factor;
-                    if (ds == S(0)) continue;
-                    const S* k_btj = k + (b * T + j) * QS + h * Dk;
-                    S* dk_btj = dk + (b * T + j) * QS + h * Dk;
-                    for (int64_t d = 0; d < Dk; ++d) {
-                        dq_bti[d] += ds * k_btj[d];
-                        dk_btj[d] += ds * q_bti[d];
-                    }
-                }
-            }
+void self_attention_forward(S* out, S* att, const S* q, const S* k, const S* v, int64_t B, int64_t T, int64_t H,
+                            int64_t Dk, int64_t Dv, S factor, bool causal, float p, uint64_t seed) {
+    // q, k (B, T, H*Dk), v, out (B, T, H*Dv), att (B, H, T, T); core's reference on (B, H, T, d)
+    const AttentionSizes n{B, H, T, T, Dk, Dv};
+    const std::vector<S> qh = split_heads(q, B, T, H, Dk), kh = split_heads(k, B, T, H, Dk);
+    const std::vector<S> vh = split_heads(v, B, T, H, Dv);
+    std::vector<S> oh(static_cast<size_t>(B * H * T * Dv));
+    AttentionSteps<S> steps;
+    attention_reference(oh.data(), qh.data(), kh.data(), vh.data(), n, causal ? Mask::make_causal() : Mask::none(),
+                        self_attention_options(p, seed), &steps, &factor);
+    std::copy(steps.weights.begin(), steps.weights.end(), att);
+    merge_heads(out, oh, B, T, H, Dv, false);
+}
+
+template <class S>
+void self_attention_backward(S* dq, S* dk, S* dv, const S* dout, const S* q, const S* k, const S* v, int64_t B,
+                             int64_t T, int64_t H, int64_t Dk, int64_t Dv, S factor, bool causal, float p,
+                             uint64_t seed) {
+    const AttentionSizes n{B, H, T, T, Dk, Dv};
+    const std::vector<S> qh = split_heads(q, B, T, H, Dk), kh = split_heads(k, B, T, H, Dk);
+    const std::vector<S> vh = split_heads(v, B, T, H, Dv), dh = split_heads(dout, B, T, H, Dv);
+    std::vector<S> dqh(qh.size()), dkh(kh.size()), dvh(vh.size());
+    AttentionBackwardSteps<S>* no_steps = nullptr;
+    attention_backward_reference(dqh.data(), dkh.data(), dvh.data(), qh.data(), kh.data(), vh.data(), dh.data(), n,
+                                 causal ? Mask::make_causal() : Mask::none(), self_attention_options(p, seed), no_steps,
+                                 &factor);
+    merge_heads(dq, dqh, B, T, H, Dk, true);
+    merge_heads(dk, dkh, B, T, H, Dk, true);
+    merge_heads(dv, dvh, B, T, H, Dv, true);
 }
 
 template <class S>
@@ -372,10 +355,10 @@ void crossentropy_backward(S* dlogits, const S* probs, const int32_t* targets, S
     template void headnorm_forward<S>(S*, S*, const S*, int64_t, int64_t, int64_t);                               \
     template void headnorm_backward<S>(S*, const S*, const S*, const S*, int64_t, int64_t, int64_t);              \
     template double temperature_backward<S>(const S*, const S*, int64_t);                                         \
-    template void attention_forward<S>(S*, S*, const S*, const S*, const S*, int64_t, int64_t, int64_t, int64_t,  \
-                                       int64_t, S, bool, float, uint64_t);                                        \
-    template void attention_backward<S>(S*, S*, S*, const S*, const S*, const S*, const S*, const S*, int64_t,    \
-                                        int64_t, int64_t, int64_t, int64_t, S, float, uint64_t);                  \
+    template void self_attention_forward<S>(S*, S*, const S*, const S*, const S*, int64_t, int64_t, int64_t,      \
+                                            int64_t, int64_t, S, bool, float, uint64_t);                          \
+    template void self_attention_backward<S>(S*, S*, S*, const S*, const S*, const S*, const S*, int64_t, int64_t, \
+                                             int64_t, int64_t, int64_t, S, bool, float, uint64_t);                \
     template int64_t crossentropy_forward<S>(S*, S*, const S*, const int32_t*, int64_t, int64_t);                 \
     template void crossentropy_backward<S>(S*, const S*, const int32_t*, S, int64_t, int64_t);
 

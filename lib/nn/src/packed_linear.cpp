@@ -14,6 +14,7 @@
 #include "attn/cpu/features.hpp"
 #include "attn/cpu/gemm.hpp"
 #include "attn/nn/fast_ops.hpp"
+#include "gemm.hpp"
 
 namespace attn {
 
@@ -75,50 +76,13 @@ static void gemm_pieces(float* out, int64_t N, int64_t n_out, int threads, MlpAc
     });
 }
 
-const char* gemm_choice_name(GemmChoice g) {
-    switch (g) {
-        case GemmChoice::Best: return "best";
-        case GemmChoice::Avx512: return "avx512";
-        case GemmChoice::Avx2: return "avx2";
-        case GemmChoice::Neon: return "neon";
-        case GemmChoice::Generic: return "generic";
-        case GemmChoice::Eigen: return "eigen";
-    }
-    return "?";
-}
-
-// GemmChoice::Best's family: the widest SIMD one; none (Eigen) on a CPU without one, where
-// Eigen's GEMM outruns the plain C++ kernel.
-static std::optional<Isa> best_family() {
-    const Isa b = gemm::best();
-    return b == Isa::generic ? std::nullopt : std::optional<Isa>(b);
-}
-
-// The kernel family of a float32 GEMM choice (nullopt: Eigen); InputError when a forced
-// kernel does not run here.
-static std::optional<Isa> gemm_family(GemmChoice which, const std::string& who) {
-    Isa isa = Isa::generic;
-    switch (which) {
-        case GemmChoice::Best: return best_family();
-        case GemmChoice::Eigen: return std::nullopt;
-        case GemmChoice::Avx512: isa = Isa::avx512; break;
-        case GemmChoice::Avx2: isa = Isa::avx2; break;
-        case GemmChoice::Neon: isa = Isa::neon; break;
-        case GemmChoice::Generic: break;
-    }
-    if (!gemm::available(isa))
-        throw InputError(fmt::format("{}: the {} GEMM does not run on this CPU{} (use best or eigen)", who,
-                                     gemm_choice_name(which),
-                                     isa_cap() < isa ? fmt::format(" under ATTN_ISA={}", isa_name(isa_cap())) : ""));
-    return isa;
-}
-
-std::string gemm_path(GemmChoice which, bool bf16, bool amx, const std::string& who) {
+std::string gemm_kernel_name(GemmChoice which, bool bf16, bool amx, const std::string& who) {
     if (bf16)
         return amx && cpu_amx_bf16_usable() ? "amx-bf16"
                : gemm::bf16_dot_available() ? "avx512-bf16"
                                             : fmt::format("{}-widened-bf16", isa_name(gemm::best()));
-    const std::optional<Isa> isa = gemm_family(which, who);
+    require_gemm_choice(which, who);
+    const std::optional<Isa> isa = nn::detail::gemm_family(which);
     return isa ? std::string(isa_name(*isa)) : "eigen";
 }
 
@@ -164,20 +128,11 @@ PackedWeight PackedWeight::pack(const Tensor& Wt) {
     return p;
 }
 
-// The packed kernel of a choice, null where it does not run here (or for Eigen).
+// The packed kernel of a choice (lib/nn's one dispatcher: gemm.hpp), null where it does not run
+// here (or for Eigen).
 static gemm::StripsFn strips_kernel(GemmChoice which) {
-    switch (which) {
-        case GemmChoice::Best: {
-            const std::optional<Isa> best = best_family();
-            return best ? gemm::strips(*best) : nullptr;
-        }
-        case GemmChoice::Avx512: return gemm::strips(Isa::avx512);
-        case GemmChoice::Avx2: return gemm::strips(Isa::avx2);
-        case GemmChoice::Neon: return gemm::strips(Isa::neon);
-        case GemmChoice::Generic: return gemm::strips(Isa::generic);
-        case GemmChoice::Eigen: break;
-    }
-    return nullptr;
+    const std::optional<Isa> isa = nn::detail::gemm_family(which);
+    return isa ? gemm::strips(*isa) : nullptr;
 }
 
 bool gemm_packed_available(GemmChoice which) { return strips_kernel(which) != nullptr; }

@@ -9,7 +9,7 @@
 #include "attn/core/attention.hpp"
 #include "attn/core/errors.hpp"
 #include "attn/nn/fast_ops.hpp"
-#include "attn/nn/kv_cache.hpp"
+#include "attn/nn/kv_store.hpp"
 
 namespace attn {
 

@@ -205,8 +205,8 @@ BatchOutput TransformerStack::forward_batch(const std::vector<std::vector<int32_
     };
     // one projection: the bf16 GEMM when asked for, else the packed GEMM of gemm_path, else
     // (gemm_path "eigen") Eigen's
-    out.gemm_path = gemm_path(opt.gemm, opt.bf16_weights, opt.amx,
-                              "forward_batch");  // InputError for a forced kernel this CPU lacks
+    out.gemm_path = gemm_kernel_name(opt.gemm, opt.bf16_weights, opt.amx,
+                                     "forward_batch");  // InputError for a forced kernel this CPU lacks
     const bool packed = !opt.bf16_weights && out.gemm_path != "eigen";
     std::vector<uint16_t> xb;  // the bf16 GEMM's input, kept from one projection to the next
     auto linear = [&](float* y, const float* in, const Tensor& Wt, const PackedWeight& Wp, const PackedWeightBf16& Wh,

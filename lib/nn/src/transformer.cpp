@@ -255,7 +255,7 @@ struct Ops {
     void att_fwd(S* out, S* att, const S* q, const S* k, const S* v, int64_t B, int64_t T, int64_t H, int64_t Dk,
                  int64_t Dv, S f, bool causal, float p, uint64_t seed) const {
         if (fast) nn::attention_forward_fast(out, att, q, k, v, B, T, H, Dk, Dv, f, causal, p, seed, threads);
-        else nn::attention_forward(out, att, q, k, v, B, T, H, Dk, Dv, f, causal, p, seed);
+        else nn::self_attention_forward(out, att, q, k, v, B, T, H, Dk, Dv, f, causal, p, seed);
     }
     int64_t xent_fwd(S* losses, S* probs, const S* logits, const int32_t* targets, int64_t N, int64_t V) const {
         if (fast) return nn::crossentropy_forward_fast(losses, probs, logits, targets, N, V, threads);
@@ -275,10 +275,11 @@ struct Ops {
         if (fast) nn::zero_fast(b.data(), static_cast<int64_t>(b.size()), threads);
         else std::fill(b.begin(), b.end(), S(0));
     }
+    // the fast backward reads the forward's weights att; the reference recomputes them (causal)
     void att_bwd(S* dq, S* dk, S* dv, const S* dout, const S* q, const S* k, const S* v, const S* att, int64_t B,
-                 int64_t T, int64_t H, int64_t Dk, int64_t Dv, S f, float p, uint64_t seed) const {
+                 int64_t T, int64_t H, int64_t Dk, int64_t Dv, S f, bool causal, float p, uint64_t seed) const {
         if (fast) nn::attention_backward_fast(dq, dk, dv, dout, q, k, v, att, B, T, H, Dk, Dv, f, p, seed, threads);
-        else nn::attention_backward(dq, dk, dv, dout, q, k, v, att, B, T, H, Dk, Dv, f, p, seed);
+        else nn::self_attention_backward(dq, dk, dv, dout, q, k, v, B, T, H, Dk, Dv, f, causal, p, seed);
     }
 };
 
@@ -731,7 +732,7 @@ void Engine<S>::attention_backward_cosine(typename Acts<S>::Layer& L, int64_t l,
                                        seed_of(l), in_.threads);
     else
         in_.att_bwd(a_.dqn.data(), a_.dkn.data(), a_.dv.data(), a_.datty.data(), L.qn.data(), L.kn.data(),
-                    L.v.data(), L.att.data(), B_, T_, H_, Dk_, Dv_, f, p_, seed_of(l));
+                    L.v.data(), L.att.data(), B_, T_, H_, Dk_, Dv_, f, c_.causal, p_, seed_of(l));
     // dqn holds only the attention's gradient here; the planted no-scale bug ignores tau
     if (learn_tau_ && c_.bug != AttnBug::NoScale)
         g[i_tau_ + static_cast<size_t>(l)][0] += static_cast<S>(nn::temperature_backward(L.qn.data(), a_.dqn.data(),
@@ -749,7 +750,7 @@ void Engine<S>::attention_backward_plain(typename Acts<S>::Layer& L, int64_t l) 
                                        seed_of(l), in_.threads);
     else
         in_.att_bwd(a_.dq.data(), a_.dk.data(), a_.dv.data(), a_.datty.data(), L.q.data(), L.k.data(), L.v.data(),
-                    L.att.data(), B_, T_, H_, Dk_, Dv_, factor_, p_, seed_of(l));
+                    L.att.data(), B_, T_, H_, Dk_, Dv_, factor_, c_.causal, p_, seed_of(l));
 }
 
 // G = the chunks' partial gradients summed in chunk order, by pieces of kSumPiece.

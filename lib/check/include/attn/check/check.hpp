@@ -8,7 +8,7 @@
 //   stages   Q, K, V (heads split), scores = Q·Kᵀ, scores_scaled, scores_masked, weights,
 //            head_out = weights·V, merged [B,T,H·Dv], out = merged·W_oᵀ + b_o
 // The reference stages come from the library's reference (linear_forward and
-// attention_forward, in double). Each catalogue entry is the same pipeline with one
+// attention_reference, in double). Each catalogue entry is the same pipeline with one
 // known mistake; an entry is named when it reproduces the learner's tensor at the first
 // divergent stage within the tolerance, never otherwise.
 //

@@ -150,8 +150,8 @@ inline constexpr double kL2NormalizeEps = 1e-12;
 bool dropout_drops(uint64_t seed, uint64_t flat_index, float p);
 
 // ---- The same reference math on plain arrays, for T = float or double ----
-// attention_reference is attention_forward<float>; the gradient checks run the
-// double instantiation (finite differences need more digits than float has).
+// The Tensor entry attention_reference runs attention_reference<float>; the gradient checks
+// run the double instantiation (finite differences need more digits than float has).
 // The arrays are row-major with the shapes below; inputs are not checked here
 // beyond mask.check (check_attention_inputs is the Tensor entry's job).
 struct AttentionSizes {
@@ -197,8 +197,12 @@ struct ScoreInputs {
 template <class T>
 ScoreInputs<T> score_inputs(const T* q, const T* k, const AttentionSizes& n, const AttentionOptions& opt);
 // out (B, H, Tq, Dv) from q (B, H, Tq, Dk), k (B, H_kv, Tk, Dk), v (B, H_kv, Tk, Dv).
+// factor: when given, the factor on q·k in precision T in place of opt.scale's (whose kind
+// must then not be cosine): for a caller that holds its factor in T, such as a learned
+// temperature in double in the gradient checks (a float Scale would round it).
 template <class T>
-void attention_forward(T* out, const T* q, const T* k, const T* v, const AttentionSizes& n, const Mask& mask,
-                       const AttentionOptions& opt, AttentionSteps<T>* steps = nullptr);
+void attention_reference(T* out, const T* q, const T* k, const T* v, const AttentionSizes& n, const Mask& mask,
+                         const AttentionOptions& opt, AttentionSteps<T>* steps = nullptr,
+                         const T* factor = nullptr);
 
 }  // namespace attn

@@ -69,10 +69,11 @@ template <class T>
 struct AttentionBackwardSteps {
     std::vector<T> d_weights_dropped, d_weights, d_scores;
 };
-// Overwrites dq (B, H, Tq, Dk), dk (B, H_kv, Tk, Dk), dv (B, H_kv, Tk, Dv).
+// Overwrites dq (B, H, Tq, Dk), dk (B, H_kv, Tk, Dk), dv (B, H_kv, Tk, Dv). factor: as in
+// attention_reference (attn/core/attention.hpp), the factor on q·k in T when given.
 template <class T>
-void attention_backward(T* dq, T* dk, T* dv, const T* q, const T* k, const T* v, const T* dout,
-                        const AttentionSizes& n, const Mask& mask, const AttentionOptions& opt,
-                        AttentionBackwardSteps<T>* steps = nullptr);
+void attention_backward_reference(T* dq, T* dk, T* dv, const T* q, const T* k, const T* v, const T* dout,
+                                  const AttentionSizes& n, const Mask& mask, const AttentionOptions& opt,
+                                  AttentionBackwardSteps<T>* steps = nullptr, const T* factor = nullptr);
 
 }  // namespace attn

@@ -133,6 +133,6 @@ std::vector<int64_t> find_word(const Encoding& enc, const std::string& word, int
 
 // The GEMM forward() runs for these options: "amx-bf16", "avx512-bf16", "<family>-widened-bf16", "avx512", "avx2",
 // "neon" or "eigen". InputError when opt.gemm forces a kernel this CPU does not run (under ATTN_ISA).
-std::string bert_gemm_path(const BertOptions& opt);  // gemm_path() of attn/nn/packed_linear.hpp
+std::string bert_gemm_path(const BertOptions& opt);  // gemm_kernel_name() of attn/nn/packed_linear.hpp
 
 }  // namespace attn

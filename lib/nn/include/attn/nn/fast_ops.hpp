@@ -3,8 +3,9 @@
 // Same signatures as the reference ops plus a thread count, same "backward adds"
 // rule by default (Into::Add); a backward op given Into::Set writes its input gradient
 // instead of adding to it, so the caller need not zero the buffer first (a training step
-// then skips a memset and a read of every fresh gradient buffer). Matrix products go through the float register-tile
-// kernels (see GemmPath below) or Eigen GEMMs over row-major maps of the buffers; loops run on attn/core/parallel.hpp.
+// then skips a memset and a read of every fresh gradient buffer). Matrix products go through the float
+// register-tile kernels (see training_gemm below) or Eigen GEMMs over row-major maps of the buffers; loops
+// run on attn/core/parallel.hpp.
 // Determinism: work is cut into pieces whose size never depends on the thread count (kRowChunk rows of activations,
 // kGemmRows rows of a GEMM, kOutChunk output rows of a weight gradient, one (batch, head) pair of attention), and every
 // sum across pieces is added in piece order, so the result is bit-identical at any
@@ -14,6 +15,8 @@
 
 #include <cstdint>
 
+#include "attn/nn/gemm_choice.hpp"
+
 namespace attn::nn {
 
 inline constexpr int64_t kRowChunk = 64;    // rows of activations per work item (LayerNorm, GELU)
@@ -22,18 +25,11 @@ inline constexpr int64_t kOutChunk = 32;    // output rows of a weight gradient 
 inline constexpr int64_t kGradRows = 128;   // tokens per pass of a weight gradient's register tiles
 inline constexpr int64_t kChunkTokens = 512;  // tokens (whole sequences) per work item of a fast model step
 
-// The float32 matrix products of the fast ops (linear layers, attention's per-head
-// products) run on one of four paths, picked at run time from what the CPU has:
-// "avx512", "avx2" and (AArch64) "neon", register-tile kernels without packing for these small shapes
-// (lib/cpu/src/gemm/gemm_kernel.hpp: every element summed over k in ascending order with
-// fused multiply-adds), or "eigen" (Eigen's GEMM, as every double op). Each path is
-// deterministic at any thread count; two paths differ by float rounding.
-enum class GemmPath { Eigen, Avx2, Avx512, Neon, Generic };
-const char* gemm_path_name(GemmPath p);  // "eigen", "avx2", "avx512", "neon", "generic"
-bool gemm_path_available(GemmPath p);    // the CPU and the build have it
-GemmPath best_gemm_path();               // the default: AVX-512, else AVX2, else NEON, else Eigen
-GemmPath gemm_path();                    // the path in use (process-wide)
-void set_gemm_path(GemmPath p);          // throws InputError where p is not available
+// The float32 matrix products of the fast ops (linear layers, attention's per-head products)
+// run on one GEMM of attn/nn/gemm_choice.hpp for the whole process, the register-tile kernels
+// without packing for these small shapes or Eigen's GEMM (as every double op). At start: best.
+GemmChoice training_gemm();           // the choice in use, resolved: never Best
+void set_training_gemm(GemmChoice g);  // Best resolves; InputError where g does not run here
 
 // How a backward op writes the gradient of its input: Add (dinp += ..., the reference
 // ops' rule: gradients of a tensor used twice accumulate) or Set (dinp = ..., whatever

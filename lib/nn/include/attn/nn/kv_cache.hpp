@@ -15,11 +15,7 @@
 // forward() runs a whole sequence with the causal mask; step() runs one token against
 // the cache. The two give the same numbers to float32 rounding (tests/test_kv_cache.cpp).
 //
-// Cache size: per layer, K (B, H_kv, T, Dk) and V (B, H_kv, T, Dv), so
-//   bytes = layers * B * H_kv * T * (Dk + Dv) * bytes_per_value.
-// With multi-head attention H_kv = H; grouped-query attention shares each K/V head
-// among g query heads (H_kv = H / g) and multi-query attention keeps one (H_kv = 1):
-// the cache shrinks by the factor H / H_kv.
+// The cache itself, and its size, are in attn/nn/kv_store.hpp.
 #pragma once
 
 #include <cstdint>
@@ -29,42 +25,11 @@
 #include "attn/core/init.hpp"
 #include "attn/core/linear.hpp"
 #include "attn/core/rng.hpp"
+#include "attn/nn/kv_store.hpp"
 #include "attn/nn/mha.hpp"
 #include "attn/nn/stack.hpp"
 
 namespace attn {
-
-// Bytes of a KV cache holding T tokens (see above). In double: no overflow.
-double kv_cache_bytes(int64_t layers, int64_t batch, int64_t kv_heads, int64_t T, int64_t d_k, int64_t d_v,
-                      int64_t bytes_per_value = 4);
-
-class KvCache {
-public:
-    // An empty cache for `layers` layers of a batch of B sequences, H heads of Dk and Dv.
-    // InputError on a size < 1.
-    KvCache(int64_t layers, int64_t batch, int64_t heads, int64_t d_k, int64_t d_v);
-
-    // Appends one token's keys k (B, H, 1, Dk) and values v (B, H, 1, Dv) to `layer`.
-    // ShapeError on other shapes, InputError on a layer out of range.
-    void append(int64_t layer, const Tensor& k, const Tensor& v);
-    // The cached keys (B, H, T, Dk) and values (B, H, T, Dv) of a layer, T = length(layer).
-    Tensor keys(int64_t layer) const;
-    Tensor values(int64_t layer) const;
-
-    int64_t layers() const { return layers_; }
-    int64_t length(int64_t layer) const;
-    // Tokens cached in every layer (the last layer's length, after a full step).
-    int64_t length() const { return length(layers_ - 1); }
-    // Bytes of float32 values held now: kv_cache_bytes(layers, B, H, length(), Dk, Dv).
-    double bytes() const;
-
-private:
-    int64_t layers_, batch_, heads_, d_k_, d_v_;
-    std::vector<int64_t> len_;                        // [layer]
-    std::vector<std::vector<std::vector<float>>> k_;  // [layer][b*H + h]: T rows of Dk
-    std::vector<std::vector<std::vector<float>>> v_;  // [layer][b*H + h]: T rows of Dv
-    void check_layer(int64_t layer) const;
-};
 
 struct DecoderConfig {
     int64_t d_model = 16, heads = 2, layers = 2, d_ff = 0;  // d_ff 0: 4 * d_model
@@ -90,8 +55,8 @@ public:
     // appends the token's keys and values to every layer of the cache. layer_out
     // receives each block's output (B, 1, D); trace, the steps with their shapes
     // (the cache's K and V growing).
-    Tensor step(const Tensor& x_t, KvCache& cache, const AttentionOptions& opt, std::vector<Tensor>* layer_out = nullptr,
-                const TraceFn* trace = nullptr) const;
+    Tensor step(const Tensor& x_t, KvCache& cache, const AttentionOptions& opt,
+                std::vector<Tensor>* layer_out = nullptr, const TraceFn* trace = nullptr) const;
     // An empty cache that fits this decoder, for a batch of B.
     KvCache make_cache(int64_t batch) const;
 

@@ -102,22 +102,27 @@ template <class S>
 double temperature_backward(const S* qn, const S* dqn, int64_t n);
 
 // ---- self-attention on (B, T, H*d) layouts -------------------------------------
+// Not a second copy: core's readable reference (attention_reference and
+// attention_backward_reference, attn/core/attention*.hpp) run on this layout, which they
+// take as (B, H, T, d). The fast twins are attention_*_fast (fast_ops.hpp).
 // q, k (B, T, H*Dk), v (B, T, H*Dv): head h of token t is the slice [h*Dk, (h+1)*Dk).
 //   S = factor * q_h k_h^T (T, T);  causal: S[i, j] = -inf for j > i
 //   P = softmax(S, dim=-1)          saved in att (B, H, T, T)
 //   Pd = dropout(P): P[i,j] * 1/(1-p), or 0 where dropout_drops(seed, flat index of (b,h,i,j), p)
 //        (attn/core/attention.hpp: the same counter-based mask as the forward pass everywhere)
 //   out_h = Pd v_h                  out (B, T, H*Dv): heads already merged (C31's transpose)
-// p = 0 or !train: no dropout.
+// p = 0: no dropout (the caller passes 0 outside training). factor is used exactly, in S.
 template <class S>
-void attention_forward(S* out, S* att, const S* q, const S* k, const S* v, int64_t B, int64_t T, int64_t H,
-                       int64_t Dk, int64_t Dv, S factor, bool causal, float p, uint64_t seed);
+void self_attention_forward(S* out, S* att, const S* q, const S* k, const S* v, int64_t B, int64_t T, int64_t H,
+                            int64_t Dk, int64_t Dv, S factor, bool causal, float p, uint64_t seed);
 // dPd = dout_h v_h^T;  dv_h += Pd^T dout_h;  dP = dPd * keep/(1-p);
 // dS = P o (dP - rowsum(P o dP));  dq_h += factor dS k_h;  dk_h += factor dS^T q_h.
-// Masked positions have P = 0, so they get zero gradient.
+// Masked positions have P = 0, so they get zero gradient. P is recomputed from q, k (core's
+// reference keeps nothing between calls), with the forward's causal, p and seed.
 template <class S>
-void attention_backward(S* dq, S* dk, S* dv, const S* dout, const S* q, const S* k, const S* v, const S* att,
-                        int64_t B, int64_t T, int64_t H, int64_t Dk, int64_t Dv, S factor, float p, uint64_t seed);
+void self_attention_backward(S* dq, S* dk, S* dv, const S* dout, const S* q, const S* k, const S* v, int64_t B,
+                             int64_t T, int64_t H, int64_t Dk, int64_t Dv, S factor, bool causal, float p,
+                             uint64_t seed);
 
 // ---- softmax cross-entropy -----------------------------------------------------
 // logits (N, V), targets (N) with -1 = not scored.

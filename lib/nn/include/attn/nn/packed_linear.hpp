@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "attn/core/tensor.hpp"
+#include "attn/nn/gemm_choice.hpp"
 
 namespace attn {
 
@@ -46,12 +47,8 @@ struct PackedWeightBf16 {
     static PackedWeightBf16 pack(const Tensor& Wt);  // Wt (n_in, n_out)
 };
 
-// The float32 projections' GEMM: Best, the widest strip kernel this CPU runs under ATTN_ISA
-// (AVX-512, else AVX2, else NEON on AArch64; else Eigen's gemm_wt, faster than the plain C++
-// kernel on a CPU without those); Avx512, Avx2, Neon or Generic that kernel (InputError where it
-// does not run here, rather than quietly running another); Eigen, gemm_wt.
-enum class GemmChoice { Best, Avx512, Avx2, Neon, Generic, Eigen };
-const char* gemm_choice_name(GemmChoice g);  // "best", "avx512", "avx2", "neon", "generic", "eigen"
+// The float32 projections' GEMM is a GemmChoice (attn/nn/gemm_choice.hpp): a strip kernel of
+// gemm_packed, or Eigen's gemm_wt.
 
 // out = act(x . Wt + b), b may be null; fixed 128-column blocks spread over `threads`.
 void gemm_wt(float* out, const float* x, const float* Wt, const float* b, int64_t N, int64_t n_in, int64_t n_out,
@@ -77,6 +74,6 @@ bool gemm_bf16(float* out, const float* x, const PackedWeightBf16& w, const floa
 // The kernel a float32 choice runs: "avx512", "avx2", "neon", "generic" or "eigen"; the bf16
 // GEMM's: "amx-bf16", "avx512-bf16" or "<family>-widened-bf16". InputError (naming `who`) when
 // `which` forces a kernel this CPU does not run (under ATTN_ISA).
-std::string gemm_path(GemmChoice which, bool bf16, bool amx, const std::string& who);
+std::string gemm_kernel_name(GemmChoice which, bool bf16, bool amx, const std::string& who);
 
 }  // namespace attn

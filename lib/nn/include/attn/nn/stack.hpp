@@ -44,7 +44,7 @@
 
 namespace attn {
 
-class KvCache;  // attn/nn/kv_cache.hpp
+class KvCache;  // attn/nn/kv_store.hpp
 
 enum class NormPlace { Pre, Post, None };
 const char* norm_place_name(NormPlace n);  // "pre", "post", "none"
@@ -149,7 +149,7 @@ struct BatchOutput {
     std::vector<Tensor> queries, keys, values;  // per layer (B, H, T, Dk), if record_qkv
     Mask mask;                                  // the mask used (key padding, causal, both or none)
     std::string attention_path;                 // "reference" or "flash"
-    std::string gemm_path;                      // gemm_path(): "avx512", "avx2", "neon", "eigen", "amx-bf16", ...
+    std::string gemm_path;                      // gemm_kernel_name(): avx512, avx2, neon, eigen, amx-bf16, ...
 };
 
 // The weights forward_batch reads, made from the Linear weights by prepare(): per layer the

@@ -40,7 +40,8 @@ struct Gpt2Config {
     float layer_norm_epsilon = 1e-5f;
     std::string activation = "gelu_new";  // gelu_new, gelu_pytorch_tanh, gelu_fast (tanh form), gelu (erf)
     bool scale_attn_weights = true;       // scores / sqrt(Dk); false: no scaling
-    bool tie_word_embeddings = true;      // false: lm_head.weight in the weights file (true: wte, as transformers ties them)
+    bool tie_word_embeddings =
+        true;  // false: lm_head.weight in the weights file (true: wte, as transformers ties them)
 };
 
 // The files of a GPT-2 folder, each checked to exist. The tokenizer is vocab.json + merges.txt

@@ -89,6 +89,8 @@ struct EmbedCmd {
     JsonOut json;
     int64_t batch = 32, max_tokens = 0;  // 0: the model's max_seq_length
     int threads = 0;  // every core
+    bool no_truncate = false;  // refuse a longer text instead of cutting it
+    bool truncate = false;     // --truncate: the default, said aloud
 };
 struct ProbeCmd {
     JsonOut json;
@@ -578,7 +580,19 @@ double embed_texts_memory(const EmbedCmd& o, const Texts& t, const ModelFiles& f
     return bytes;
 }
 
+// One line on stderr (never stdout) when texts were cut: how many, to what length, and which (the first few).
+void note_truncated(const Texts& t, const std::vector<int64_t>& cut, int64_t n, int64_t max_len, bool max_tokens) {
+    std::string which;
+    for (size_t k = 0; k < cut.size() && k < 3; ++k) which += (k ? "; " : "") + t.where[static_cast<size_t>(cut[k])];
+    if (cut.size() > 3) which += fmt::format("; {} more", cut.size() - 3);
+    std::fflush(stdout);
+    fmt::print(stderr, "attn: note: {} of {} text(s) cut to {} tokens ({}), as sentence-transformers cuts them: {} "
+               "(--no-truncate refuses them instead)\n",
+               cut.size(), n, max_len, max_tokens ? "--max-tokens" : "the model's max_seq_length", which);
+}
+
 int run_embed(const CommonOpts& co, const EmbedCmd& o) {
+    if (o.truncate && o.no_truncate) throw InputError("--no-truncate: not with --truncate (one cuts, the other refuses)");
     const TextOut text({o.json.claim(), {"--npy -", o.npy == "-"}});
     require_json_writable(o.json);
     if (!o.npy.empty() && o.npy != "-") require_writable("--npy", o.npy);
@@ -599,15 +613,15 @@ int run_embed(const CommonOpts& co, const EmbedCmd& o) {
     const double texts_bytes = embed_texts_memory(o, t, files, config);
     const WordPieceTokenizer tok = load_tokenizer(files, config);
     std::vector<std::vector<int32_t>> ids;
-    std::vector<int64_t> cut;  // indices of the texts --truncate cut
+    std::vector<int64_t> cut;  // the texts cut to config.max_len, as sentence-transformers cuts them
     int64_t longest = 0;
     for (size_t k = 0; k < t.text.size(); ++k) {
         const Encoding enc = tok.encode(t.text[k]);
         if (enc.truncated) {
-            if (!co.truncate)
+            if (o.no_truncate)
                 throw InputError(fmt::format("{}: is {} tokens long, more than the limit of {} ([CLS] and [SEP] included; "
-                                             "--max-tokens, at most {}); pass --truncate to keep the first {}, as "
-                                             "sentence-transformers does",
+                                             "--max-tokens, at most {}); without --no-truncate the first {} are kept, "
+                                             "as sentence-transformers keeps them",
                                              t.where[k], enc.full_length, config.max_len, config.max_position,
                                              config.max_len));
             cut.push_back(static_cast<int64_t>(k));
@@ -620,12 +634,7 @@ int run_embed(const CommonOpts& co, const EmbedCmd& o) {
                            model_embed_bytes(file_size(files.weights), config.heads, config.hidden, B, longest) +
                                texts_bytes,
                            fmt::format("a batch of {} sentences of up to {} tokens", B, longest));
-    if (!cut.empty()) {
-        std::fflush(stdout);
-        for (int64_t k : cut)
-            fmt::print(stderr, "attn: warning: {}: cut to {} tokens (--truncate)\n", t.where[static_cast<size_t>(k)],
-                       config.max_len);
-    }
+    if (!cut.empty()) note_truncated(t, cut, N, config.max_len, o.max_tokens != 0);
     BertModel m = BertModel::load(files);
     BertOptions bo;
     bo.record_attention = false;
@@ -656,12 +665,13 @@ int run_embed(const CommonOpts& co, const EmbedCmd& o) {
                        (config.normalize ? ", then L2-normalised (sentence-transformers' encode(normalize_embeddings=True))"
                                          : ", not normalised (the folder's modules.json has no Normalize)");
         j["max_tokens"] = config.max_len;
-        j["truncated"] = cut;
+        j["truncated"] = cut;  // the indices of the texts cut to max_tokens, as sentence-transformers cuts them
         nlohmann::ordered_json rows = nlohmann::ordered_json::array();
         for (int64_t k = 0; k < N; ++k)
             rows.push_back({{"where", t.where[static_cast<size_t>(k)]},
                             {"text", utf8_encode(utf8_decode(t.text[static_cast<size_t>(k)]))},
                             {"tokens", ids[static_cast<size_t>(k)].size()},
+                            {"truncated", std::find(cut.begin(), cut.end(), k) != cut.end()},
                             {"embedding", std::vector<float>(emb.ptr() + k * D, emb.ptr() + (k + 1) * D)}});
         j["sentences"] = rows;
         write_json(o.json, j, "attn-model-embed", 1);
@@ -805,8 +815,10 @@ const Command reg{
                        "longest sentence in tokens, [CLS] and [SEP] included (default: the model's max_seq_length, 256 "
                        "for all-MiniLM-L6-v2; at most its max_position_embeddings, 512 there)")
             ->check(integer_in(2));
-        em->add_flag("--truncate", co->truncate,
-                     "cut a longer sentence to --max-tokens (sentence-transformers' behaviour) instead of refusing it");
+        em->add_flag("--truncate", emo->truncate,
+                     "cut a sentence longer than --max-tokens to it, as sentence-transformers does, with one note on "
+                     "stderr (the default)");
+        em->add_flag("--no-truncate", emo->no_truncate, "refuse a sentence longer than --max-tokens instead");
         em->add_option("--batch", emo->batch, "sentences per padded batch (in input order)")
             ->capture_default_str()
             ->check(integer_in(1, 4096));

@@ -35,7 +35,7 @@ struct DecoderOpts {
     const char* shipped = kMacbethDecoder;  // the shipped decoder read without --model
     JsonOut json;                                   // the running subcommand's, one of these:
     JsonOut json_next, json_generate, json_induction;  // (a JsonOut binds to one option)
-    JsonOut json_ablate, json_heads;
+    JsonOut json_ablate, json_heads, json_cache;
 };
 struct CacheOpts {
     std::string dump;
@@ -414,8 +414,44 @@ const char* cache_meaning(const std::string& name) {
     return "";
 }
 
+// --json of `attn model cache`: what was recorded (each tensor's name, shape and meaning), where it
+// went, and the check that recording changed nothing: the cached logits against a plain forward pass.
+void write_cache_json(const DecoderOpts& o, const CacheOpts& co, const Loaded& l,
+                      const std::vector<std::string>& tokens, const Dump& d, double floats, const TextOut& text) {
+    const Gpt2Config& c = l.model.config;
+    StackOptions plain;
+    plain.record_attention = false;
+    const Tensor logits = l.model.forward(l.ids, plain).logits;
+    const Tensor& cached = d.tensors.at("logits");
+    double diff = 0;
+    for (int64_t k = 0; k < logits.numel(); ++k)
+        diff = std::max(diff, static_cast<double>(std::abs(logits.data[static_cast<size_t>(k)] -
+                                                           cached.data[static_cast<size_t>(k)])));
+    nlohmann::ordered_json tensors = nlohmann::ordered_json::array();
+    for (const std::string& n : d.order)
+        tensors.push_back({{"name", n}, {"shape", d.tensors.at(n).shape}, {"meaning", cache_meaning(n)}});
+    nlohmann::ordered_json j = {{"format", "attn-model-cache"}, {"version", 1}};  // the envelope's keys first
+    j["model"] = l.files.dir;
+    j["architecture"] = "gpt2";
+    j["text"] = o.text;
+    j["tokens"] = tokens;
+    j["ids"] = l.ids;
+    j["layers"] = c.n_layer;
+    j["heads"] = c.n_head;
+    j["d_model"] = c.n_embd;
+    j["d_head"] = l.model.head_dim();
+    j["tensors"] = tensors;
+    j["floats"] = floats;
+    j["dump"] = co.dump;
+    j["dump_format"] = dump_format_name(dump_format_of(co.dump));
+    j["logits_max_abs_diff_vs_plain_forward"] = diff;
+    write_json(o.json, j, "attn-model-cache", 1);
+    if (!o.json.to_stdout()) text.print("wrote {} (attn-model-cache JSON)\n", o.json.path());
+}
+
 int run_cache(const DecoderOpts& o, const CacheOpts& co) {
-    const TextOut text({{"--dump -", co.dump == "-"}});
+    const TextOut text({{"--dump -", co.dump == "-"}, o.json.claim()});
+    require_json_writable(o.json);
     with_option("--dump", [&] { dump_format_of(co.dump); });
     require_writable("--dump", co.dump);
     const Loaded l = load(o);
@@ -467,6 +503,7 @@ int run_cache(const DecoderOpts& o, const CacheOpts& co) {
     if (co.dump != "-")
         text.print("\nwrote {} ({} tensors, {:.0f} floats, {})\n", co.dump, d.order.size(), total,
                    dump_format_name(dump_format_of(co.dump)));
+    if (o.json.given()) write_cache_json(o, co, l, tokens, d, total, text);
     return 0;
 }
 
@@ -1029,6 +1066,9 @@ std::function<std::optional<int>()> add_decoder_subcommands(CLI::App& model) {
                                       "the file: .safetensors, .npz or .json (- for JSON on stdout: the table goes to "
                                       "stderr)")
                            ->required());
+    add_json_result(*ca, o->json_cache,
+                    "attn-model-cache: each tensor's name, shape and meaning, and the cached logits' largest "
+                    "difference from a plain forward pass");
     auto ao = std::make_shared<AblateOpts>();
     CLI::App* ab = model.add_subcommand(
         "ablate", "remove heads together and compare the loss and the next-token prediction with the clean run "
@@ -1046,7 +1086,10 @@ std::function<std::optional<int>()> add_decoder_subcommands(CLI::App& model) {
     const CLI::Option* hd_mode = add_mode(hd, ho->mode);
     add_json(*hd, o->json_heads, "attn-model-heads: every head's pattern shares, entropy and ablation effect");
     return [o, no, go, io, co, ao, ho, nx, gen, ind, ca, ab, hd, hd_mode, ind_mode]() -> std::optional<int> {
-        if (ca->parsed()) return run_cache(*o, *co);
+        if (ca->parsed()) {
+            o->json = o->json_cache;
+            return run_cache(*o, *co);
+        }
         if (ab->parsed()) {
             o->json = o->json_ablate;
             return run_ablate(*o, *ao);

@@ -32,7 +32,8 @@ TEST_CASE("forward --input: .npy (x alone) and .safetensors (named tensors, conf
     const Dump golden = read_dump_file(test::source_path("tests/fixtures/golden/pad_dk_ne_dv.json"));
     // .safetensors: every tensor of the golden fixture, its config as metadata: PyTorch's out again
     std::vector<std::pair<std::string, Tensor>> named;
-    for (const char* n : {"x", "W_q", "b_q", "W_k", "b_k", "W_v", "b_v", "W_o", "b_o"}) named.emplace_back(n, golden.tensors.at(n));
+    for (const char* n : {"x", "W_q", "b_q", "W_k", "b_k", "W_v", "b_v", "W_o", "b_o"})
+        named.emplace_back(n, golden.tensors.at(n));
     nlohmann::json cfg = golden.config;
     cfg.erase("generator");
     save_safetensors(dir + "/layer.safetensors", named, {{"config", cfg.dump()}});
@@ -52,7 +53,8 @@ TEST_CASE("forward --input: .npy (x alone) and .safetensors (named tensors, conf
     write_file_atomic(dir + "/x.json", dump_to_string(json_in));
     r = run_attn("forward --input " + dir + "/x.json --heads 4 --dump " + dir + "/json.json");
     REQUIRE(r.code == 0);
-    CHECK(read_dump_file(dir + "/npy.json").tensors.at("out").data == read_dump_file(dir + "/json.json").tensors.at("out").data);
+    CHECK(read_dump_file(dir + "/npy.json").tensors.at("out").data ==
+          read_dump_file(dir + "/json.json").tensors.at("out").data);
     save_npy(dir + "/x2.npy", Tensor::from({3, 4}, std::vector<float>(12, 0.5f)));
     r = run_attn("forward --input " + dir + "/x2.npy --dump " + dir + "/x2.json");
     REQUIRE(r.code == 0);
@@ -62,10 +64,11 @@ TEST_CASE("forward --input: .npy (x alone) and .safetensors (named tensors, conf
     save_npy(dir + "/x4.npy", Tensor(Shape{1, 1, 2, 2}));
     std::string fortran = read_file(test::source_path("tests/fuzz/corpus/npy/seed-fortran"));
     write_file_atomic(dir + "/fortran.npy", fortran);
-    for (const auto& [file, says] : {std::pair<std::string, std::string>{"bool.npy", "a boolean array ('|b1') cannot be x"},
-                                     {"x4.npy", "must be (B, T, D) or (T, D)"},
-                                     {"fortran.npy", "fortran_order is True"},
-                                     {"missing.npy", "missing.npy"}}) {
+    for (const auto& [file, says] :
+         {std::pair<std::string, std::string>{"bool.npy", "a boolean array ('|b1') cannot be x"},
+          {"x4.npy", "must be (B, T, D) or (T, D)"},
+          {"fortran.npy", "fortran_order is True"},
+          {"missing.npy", "missing.npy"}}) {
         r = run_attn("forward --input " + dir + "/" + file);
         INFO(r.out);
         CHECK(one_error_line(r));
@@ -124,8 +127,9 @@ TEST_CASE("forward --mask-file and cross-attention: the rules, each a one-line e
     r = run_attn("forward --tq 3 --tk 5 --kdim 7 --vdim 9 --heads 2 --d-model 8 --trace");
     INFO(r.out);
     REQUIRE(r.code == 0);
-    for (const char* line : {"x_kv = key/value input (another sequence)", "x_v = value input", "[2, 5, 7]", "[2, 5, 9]",
-                             "weights = softmax(masked, dim=-1)", "[2, 2, 3, 5]", "cross-attention: Tk=5 kdim=7 vdim=9"})
+    for (const char* line :
+         {"x_kv = key/value input (another sequence)", "x_v = value input", "[2, 5, 7]", "[2, 5, 9]",
+          "weights = softmax(masked, dim=-1)", "[2, 2, 3, 5]", "cross-attention: Tk=5 kdim=7 vdim=9"})
         CHECK(r.out.find(line) != std::string::npos);
     std::filesystem::remove_all(dir);
 }
@@ -144,7 +148,8 @@ TEST_CASE("attn decode: the cache grows one row per step and every step equals t
     CHECK(j["max_abs_diff"].get<double>() < 1e-5);
     // H_kv in 4, 2, 1: the bytes shrink by H / H_kv
     REQUIRE(j["bytes_at_T_by_kv_heads"].size() == 3);
-    CHECK(j["bytes_at_T_by_kv_heads"][0]["bytes"].get<double>() == 4 * j["bytes_at_T_by_kv_heads"][2]["bytes"].get<double>());
+    CHECK(j["bytes_at_T_by_kv_heads"][0]["bytes"].get<double>() ==
+          4 * j["bytes_at_T_by_kv_heads"][2]["bytes"].get<double>());
     r = run_attn("decode --steps 3 --trace");
     REQUIRE(r.code == 0);
     CHECK(r.out.find("K0 = cache ++ (x_t·W_kᵀ + b_k)") != std::string::npos);
@@ -199,23 +204,28 @@ TEST_CASE("attn model embed: equals sentence-transformers' encode within 1e-5, b
         MESSAGE("--batch " << std::string(batch) << " vs one batch of " << N << ": max abs " << diff);
         CHECK(diff <= 1e-6);
     }
-    // too long: refused naming the line, or cut with --truncate; --max-tokens up to the 512 positions
+    // too long: cut to the model's 256 with a note (as sentence-transformers), or refused naming the line with
+    // --no-truncate; --max-tokens up to the 512 positions
     {
         std::ofstream f(dir + "/long.txt");
         std::string words;
         for (int k = 0; k < 300; ++k) words += "word ";
         f << "short\n" << words << "\n";
     }
-    r = run_attn("model embed --file " + dir + "/long.txt");
+    r = run_attn("model embed --no-truncate --file " + dir + "/long.txt");
     CHECK(one_error_line(r));
     CHECK(r.out.find("long.txt: line 2: is 302 tokens long, more than the limit of 256") != std::string::npos);
-    r = run_attn("model embed --truncate --file " + dir + "/long.txt --json -");
+    r = run_attn("model embed --file " + dir + "/long.txt --json -");
     CHECK(r.code == 0);
-    CHECK(r.out.find("cut to 256 tokens") != std::string::npos);
+    CHECK(r.out.find("attn: note: 1 of 2 text(s) cut to 256 tokens (the model's max_seq_length)") != std::string::npos);
+    r = run_attn("model embed --max-tokens 8 --file " + dir + "/long.txt --json -");
+    CHECK(r.out.find("2 of 2 text(s) cut to 8 tokens (--max-tokens)") == std::string::npos);  // "short" is 3 tokens
+    CHECK(r.out.find("1 of 2 text(s) cut to 8 tokens (--max-tokens)") != std::string::npos);
     r = run_attn("model embed --max-tokens 512 --file " + dir + "/long.txt --npy " + dir + "/l.npy");
     CHECK(r.code == 0);
-    for (const std::string bad : {"model embed --max-tokens 513 --text a", "model embed", "model embed --text a --file x",
-                                  "model embed --file /nonexistent/f.txt", "model embed --text a --json - --npy -"}) {
+    for (const std::string bad :
+         {"model embed --max-tokens 513 --text a", "model embed", "model embed --text a --file x",
+          "model embed --file /nonexistent/f.txt", "model embed --text a --json - --npy -"}) {
         CAPTURE(bad);
         CHECK(one_error_line(run_attn(bad)));
     }

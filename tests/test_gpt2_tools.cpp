@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -133,7 +134,8 @@ TEST_CASE("gpt2 cache: every activation, the same numbers as forward(), and tran
         CHECK(max_diff(c.at(b + "attn.hook_pattern"), want) <= 1e-5);
         // the residual stream adds up: resid_mid = resid_pre + attn_out, resid_post = resid_mid + mlp_out
         const Tensor &pre = c.at(b + "hook_resid_pre"), &mid = c.at(b + "hook_resid_mid"),
-                     &post = c.at(b + "hook_resid_post"), &ao = c.at(b + "hook_attn_out"), &mo = c.at(b + "hook_mlp_out");
+                     &post = c.at(b + "hook_resid_post"), &ao = c.at(b + "hook_attn_out"),
+                     &mo = c.at(b + "hook_mlp_out");
         for (size_t i = 0; i < pre.data.size(); ++i) {
             CHECK(mid.data[i] == pre.data[i] + ao.data[i]);
             CHECK(post.data[i] == mid.data[i] + mo.data[i]);
@@ -161,7 +163,8 @@ TEST_CASE("gpt2 cache: every activation, the same numbers as forward(), and tran
                 for (int64_t j = 0; j <= i; ++j) sum += std::exp(row[j] - mx);
                 for (int64_t j = 0; j < T; ++j) {
                     const double p = j <= i ? std::exp(row[j] - mx) / sum : 0.0;
-                    worst_softmax = std::max(worst_softmax, std::fabs(p - w.data[static_cast<size_t>((h * T + i) * T + j)]));
+                    worst_softmax =
+                        std::max(worst_softmax, std::fabs(p - w.data[static_cast<size_t>((h * T + i) * T + j)]));
                 }
                 // z = pattern · V, per head
                 for (int64_t d = 0; d < Dk; ++d) {
@@ -243,12 +246,15 @@ TEST_CASE("gpt2 ablation: zeroing a head's z equals zeroing its columns of c_pro
         const int64_t h = 1;
         std::vector<double> mean(static_cast<size_t>(Dk), 0.0);
         for (int64_t t = 0; t < T; ++t)
-            for (int64_t d = 0; d < Dk; ++d) mean[static_cast<size_t>(d)] += z.data[static_cast<size_t>((h * T + t) * Dk + d)] / static_cast<double>(T);
+            for (int64_t d = 0; d < Dk; ++d)
+                mean[static_cast<size_t>(d)] +=
+                    z.data[static_cast<size_t>((h * T + t) * Dk + d)] / static_cast<double>(T);
         Gpt2Model g = m;
         attn::Linear& op = g.stack.layers[0].attention.o_proj;
         for (int64_t out = 0; out < D; ++out) {
             double add = 0;
-            for (int64_t d = 0; d < Dk; ++d) add += op.W.data[static_cast<size_t>(out * D + h * Dk + d)] * mean[static_cast<size_t>(d)];
+            for (int64_t d = 0; d < Dk; ++d)
+                add += op.W.data[static_cast<size_t>(out * D + h * Dk + d)] * mean[static_cast<size_t>(d)];
             op.b.data[static_cast<size_t>(out)] += static_cast<float>(add);
         }
         cut(g, 0, h);
@@ -295,19 +301,22 @@ TEST_CASE("gpt2 ablation: the loss change of a last-layer head equals a hand com
         for (int64_t d = 0; d < D; ++d) {
             double head = 0;  // the head's contribution to attn_out at (t, d)
             for (int64_t k = 0; k < Dk; ++k)
-                head += static_cast<double>(z.data[static_cast<size_t>((h * T + t) * Dk + k)]) * Wo.data[static_cast<size_t>(d * D + h * Dk + k)];
+                head += static_cast<double>(z.data[static_cast<size_t>((h * T + t) * Dk + k)]) *
+                        Wo.data[static_cast<size_t>(d * D + h * Dk + k)];
             x[static_cast<size_t>(d)] = mid.data[static_cast<size_t>(t * D + d)] - head;
         }
         const std::vector<double> h2 = layer_norm_d(x, L.ln2_gamma, L.ln2_beta, eps);
         std::vector<double> f(static_cast<size_t>(I));
         for (int64_t i = 0; i < I; ++i) {
             double a = L.fc.b.data[static_cast<size_t>(i)];
-            for (int64_t d = 0; d < D; ++d) a += L.fc.W.data[static_cast<size_t>(i * D + d)] * h2[static_cast<size_t>(d)];
+            for (int64_t d = 0; d < D; ++d)
+                a += L.fc.W.data[static_cast<size_t>(i * D + d)] * h2[static_cast<size_t>(d)];
             f[static_cast<size_t>(i)] = 0.5 * a * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (a + 0.044715 * a * a * a)));
         }
         for (int64_t d = 0; d < D; ++d) {
             double a = L.proj.b.data[static_cast<size_t>(d)];
-            for (int64_t i = 0; i < I; ++i) a += L.proj.W.data[static_cast<size_t>(d * I + i)] * f[static_cast<size_t>(i)];
+            for (int64_t i = 0; i < I; ++i)
+                a += L.proj.W.data[static_cast<size_t>(d * I + i)] * f[static_cast<size_t>(i)];
             x[static_cast<size_t>(d)] += a;
         }
         const std::vector<double> y = layer_norm_d(x, m.stack.lnf_gamma, m.stack.lnf_beta, eps);
@@ -315,7 +324,8 @@ TEST_CASE("gpt2 ablation: the loss change of a last-layer head equals a hand com
         double mx = -INFINITY;
         for (int64_t v = 0; v < V; ++v) {
             double a = 0;
-            for (int64_t d = 0; d < D; ++d) a += m.stack.tok_emb.data[static_cast<size_t>(v * D + d)] * y[static_cast<size_t>(d)];
+            for (int64_t d = 0; d < D; ++d)
+                a += m.stack.tok_emb.data[static_cast<size_t>(v * D + d)] * y[static_cast<size_t>(d)];
             logit[static_cast<size_t>(v)] = a;
             mx = std::max(mx, a);
         }
@@ -368,6 +378,40 @@ TEST_CASE("gpt2 cli: model cache writes every activation in each dump format, an
     check_refusals(bad);
 }
 
+TEST_CASE(
+    "gpt2 cli: model cache --json prints its result object: every tensor's shape, and recording changes nothing") {
+    const std::string dir = attn::test::temp_dir("gpt2-cache-json");
+    const std::string args =
+        "model cache --model '" + kTiny + "' --text 'When Mary and John went to the store' --dump '" + dir + "/c.npz'";
+    const auto r = attn::test::run_shell("'" + std::string(ATTN_BINARY) + "' " + args + " --json 2>/dev/null");
+    REQUIRE(r.code == 0);
+    const nlohmann::json j = nlohmann::json::parse(r.out);  // stdout is the document alone, strict JSON
+    CHECK(j["format"] == "attn-model-cache");
+    CHECK(j["architecture"] == "gpt2");
+    CHECK(j["dump_format"] == "npz");
+    const attn::Dump d = attn::read_dump_any(dir + "/c.npz");
+    REQUIRE(j["tensors"].size() == d.order.size());
+    double floats = 0;
+    for (size_t k = 0; k < d.order.size(); ++k) {
+        CHECK(j["tensors"][k]["name"] == d.order[k]);
+        CHECK(j["tensors"][k]["shape"].get<std::vector<int64_t>>() == d.tensors.at(d.order[k]).shape);
+        CHECK(!j["tensors"][k]["meaning"].get<std::string>().empty());
+        floats += static_cast<double>(d.tensors.at(d.order[k]).numel());
+    }
+    CHECK(j["floats"].get<double>() == floats);
+    CHECK(j["ids"] == d.config.at("ids"));
+    CHECK(j["logits_max_abs_diff_vs_plain_forward"].get<double>() == 0.0);  // the same pass, bit for bit
+    // to a file: the table stays on stdout; with --dump - both would want stdout
+    auto f = attn::test::run_attn(args + " --json '" + dir + "/c.json'");
+    CHECK(f.code == 0);
+    CHECK(f.out.find("wrote " + dir + "/c.json (attn-model-cache JSON)") != std::string::npos);
+    CHECK(nlohmann::json::parse(attn::read_file(dir + "/c.json"))["tensors"] == j["tensors"]);
+    f = attn::test::run_attn("model cache --model '" + kTiny + "' --text a --dump - --json");
+    CHECK(f.code == 2);
+    CHECK(f.out.find("both would write to standard output") != std::string::npos);
+    std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("gpt2 cli: model ablate and heads report the library's losses, bad --heads exits 2") {
     const std::string m = "--model '" + kTiny + "'";
     const std::string text = " --text 'When Mary and John went to the store, John gave a drink to'";
@@ -385,7 +429,8 @@ TEST_CASE("gpt2 cli: model ablate and heads report the library's losses, bad --h
         for (const auto mode : {attn::AblationMode::Zero, attn::AblationMode::Mean}) {
             const std::string name = attn::ablation_mode_name(mode);
             CAPTURE(name);
-            const auto r = attn::test::run_attn("model ablate " + m + text + " --heads 0.1,1.0 --mode " + name + " --json");
+            const auto r =
+                attn::test::run_attn("model ablate " + m + text + " --heads 0.1,1.0 --mode " + name + " --json");
             REQUIRE_MESSAGE(r.code == 0, r.out);
             const nlohmann::json j = nlohmann::json::parse(r.out);
             CHECK(j.at("format") == "attn-model-ablate");
@@ -506,13 +551,15 @@ TEST_CASE("gpt2 cli: model entropy and probe run on a decoder folder, with the c
         CHECK_MESSAGE(bad.out.find("--from: 'Bob' is not a word of the text") != std::string::npos, bad.out);
         const auto bad2 = attn::test::run_attn("model probe " + m + text + " --from John@3 --to Mary");
         CHECK(bad2.code == 2);
-        CHECK_MESSAGE(bad2.out.find("--from: 'John' occurs 2 time(s) in the text, not 3") != std::string::npos, bad2.out);
+        CHECK_MESSAGE(bad2.out.find("--from: 'John' occurs 2 time(s) in the text, not 3") != std::string::npos,
+                      bad2.out);
     }
 }
 
 TEST_CASE("gpt2 cli: model induction --ablate reports the loss per copy with the heads removed") {
     const std::string m = "--model '" + kTiny + "'";
-    const auto r = attn::test::run_attn("model induction " + m + " --length 20 --seed 3 --ablate 1.0,0.1 --mode mean --json");
+    const auto r =
+        attn::test::run_attn("model induction " + m + " --length 20 --seed 3 --ablate 1.0,0.1 --mode mean --json");
     REQUIRE_MESSAGE(r.code == 0, r.out);
     const nlohmann::json j = nlohmann::json::parse(r.out);
     const auto ids = j.at("ids").get<std::vector<int32_t>>();
@@ -522,8 +569,10 @@ TEST_CASE("gpt2 cli: model induction --ablate reports the loss per copy with the
     const Tensor logits = tiny().forward(ids, o).logits;
     CHECK(j["ablated"]["mode"] == "mean");
     CHECK(j["ablated"]["heads"] == nlohmann::json::parse("[[1, 0], [0, 1]]"));
-    CHECK(j["ablated"]["loss_first_copy"].get<double>() == doctest::Approx(attn::next_token_loss(logits, ids, 1, 20)).epsilon(1e-12));
-    CHECK(j["ablated"]["loss_second_copy"].get<double>() == doctest::Approx(attn::next_token_loss(logits, ids, 21, 40)).epsilon(1e-12));
+    CHECK(j["ablated"]["loss_first_copy"].get<double>() ==
+          doctest::Approx(attn::next_token_loss(logits, ids, 1, 20)).epsilon(1e-12));
+    CHECK(j["ablated"]["loss_second_copy"].get<double>() ==
+          doctest::Approx(attn::next_token_loss(logits, ids, 21, 40)).epsilon(1e-12));
     CHECK(j["ablated"]["loss_second_copy"].get<double>() != j["loss_second_copy"].get<double>());
     for (const auto& [args, needle] : std::vector<std::pair<std::string, std::string>>{
              {"model induction " + m + " --ablate 1.2", "--ablate: '1.2' is not a head of this model"},

@@ -57,19 +57,8 @@ std::string mode_words(AblationMode m);
 // be no longer than T/2: a shorter block asks what the model never learned (the shipped model's
 // second-copy loss at --length 8 is worse than the uniform guess). Refused in one line; other models pass.
 void check_trained_length(const LoadedDecoder& l, int64_t n, int64_t s) {
-    nlohmann::json attn_meta;
-    try {
-        attn_meta = nlohmann::json::parse(read_file(l.files.config)).value("attn", nlohmann::json::object());
-    } catch (const std::exception&) {
-        return;  // the loader read this file already; no provenance, no rule
-    }
-    if (!attn_meta.is_object() || attn_meta.value("attn.task", "") != "induction") return;
-    int64_t T = 0;
-    try {
-        T = std::stoll(attn_meta.value("attn.task.seq", "0"));
-    } catch (const std::exception&) {
-        return;
-    }
+    if (l.model.config.trained_task != "induction") return;  // no provenance, no rule
+    const int64_t T = l.model.config.trained_seq;
     if (T < 6) return;
     const int64_t lo = std::max<int64_t>(2, T / 4), first = (T - lo + 1 - s + 1) / 2, last = T / 2;
     if (n >= first && n <= last) return;

@@ -47,7 +47,7 @@ std::string LoadedDecoder::describe() const {
 LoadedDecoder load_decoder(const DecoderLoad& o) {
     const std::string dir = o.model.empty() ? default_decoder_dir(o.shipped) : o.model;
     const Gpt2Files files = with_option("--model", [&] { return locate_gpt2(dir); });
-    const Gpt2Config config = with_option("--model", [&] { return read_gpt2_config(files); });
+    const Gpt2Config config = o.config ? *o.config : with_option("--model", [&] { return read_gpt2_config(files); });
     BpeTokenizer tok = with_option("--model", [&] { return load_gpt2_tokenizer(files, config); });
     std::vector<int32_t> ids;
     if (o.probe) {
@@ -252,7 +252,8 @@ std::vector<int64_t> find_bpe_word(const std::vector<std::string>& tokens, const
 // The decoder: a GPT-2-family folder, its byte-level BPE tokens, the causal mask.
 class DecoderText final : public ModelText {
 public:
-    DecoderText(const std::string& model, const std::string& text) : l_(load_decoder({model, text})) {
+    DecoderText(const std::string& model, const std::string& text, const Gpt2Config& config)
+        : l_(load_decoder({model, text, false, false, kMacbethDecoder, config})) {
         tokens_ = l_.tokens();
         ids_ = l_.ids;
     }
@@ -415,8 +416,11 @@ void DecoderText::entropy_rows(const TextOut& text, const HeadsPass& trained) co
 }  // namespace
 
 std::unique_ptr<ModelText> open_model_text(const std::string& model, const std::string& text, bool truncate) {
-    if (!model.empty() && with_option("--model", [&] { return is_decoder_folder(model); }))
-        return std::make_unique<DecoderText>(model, text);
+    // config.json read once: its model_type picks the model, and a decoder's config is kept
+    if (!model.empty()) {
+        const FolderConfig folder = with_option("--model", [&] { return read_folder_config(model); });
+        if (folder.gpt2) return std::make_unique<DecoderText>(model, text, *folder.gpt2);
+    }
     return std::make_unique<EncoderText>(model, text, truncate);
 }
 

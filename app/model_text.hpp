@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,6 +34,7 @@ struct DecoderLoad {
     bool bos = false;    // <|endoftext|> first (--bos)
     bool probe = false;  // a probe of its own: no --text, <|endoftext|> first when the vocabulary has it
     const char* shipped = kMacbethDecoder;  // the shipped decoder read without --model
+    std::optional<Gpt2Config> config;       // config.json already read (read_folder_config), else read here
 };
 struct LoadedDecoder {
     Gpt2Files files;

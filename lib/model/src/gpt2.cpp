@@ -48,13 +48,20 @@ bool json_bool(const nlohmann::json& j, const char* key, bool dflt, const std::s
 
 }  // namespace
 
-std::string folder_model_type(const std::string& dir) {
+// config.json's object -> the checked config; errors name `what` (the file)
+static Gpt2Config gpt2_config_from(const nlohmann::json& j, const std::string& what);
+
+std::string folder_model_type(const std::string& dir) { return read_folder_config(dir).model_type; }
+
+FolderConfig read_folder_config(const std::string& dir) {
     std::error_code ec;
     const fs::path cfg = fs::path(dir) / "config.json";
-    if (!fs::is_regular_file(cfg, ec)) return "";
+    if (!fs::is_regular_file(cfg, ec)) return {};
     const nlohmann::json j = read_config_json(cfg.string());
-    if (j.contains("model_type") && j["model_type"].is_string()) return j["model_type"].get<std::string>();
-    return "";
+    FolderConfig f;
+    if (j.contains("model_type") && j["model_type"].is_string()) f.model_type = j["model_type"].get<std::string>();
+    if (f.model_type == "gpt2") f.gpt2 = gpt2_config_from(j, cfg.string());
+    return f;
 }
 
 Gpt2Files locate_gpt2(const std::string& dir) {
@@ -96,8 +103,29 @@ Gpt2Files locate_gpt2(const std::string& dir) {
 }
 
 Gpt2Config read_gpt2_config(const Gpt2Files& files) {
-    const std::string& what = files.config;
-    const nlohmann::json j = read_config_json(what);
+    return gpt2_config_from(read_config_json(files.config), files.config);
+}
+
+namespace {
+
+// attn train --export-gpt2's provenance: {"attn": {"attn.task": "induction", "attn.task.seq": "24", ...}}
+void read_provenance(const nlohmann::json& j, Gpt2Config& c) {
+    const auto attn = j.find("attn");
+    if (attn == j.end() || !attn->is_object()) return;
+    const auto task = attn->find("attn.task"), seq = attn->find("attn.task.seq");
+    if (task != attn->end() && task->is_string()) c.trained_task = task->get<std::string>();
+    if (seq != attn->end() && seq->is_string()) {
+        try {
+            c.trained_seq = std::stoll(seq->get<std::string>());
+        } catch (const std::exception&) {
+            c.trained_seq = 0;  // no length, no rule
+        }
+    }
+}
+
+}  // namespace
+
+static Gpt2Config gpt2_config_from(const nlohmann::json& j, const std::string& what) {
     const std::string type =
         j.contains("model_type") && j["model_type"].is_string() ? j["model_type"].get<std::string>() : "";
     if (type != "gpt2")
@@ -136,6 +164,7 @@ Gpt2Config read_gpt2_config(const Gpt2Files& files) {
         throw InputError(what + ": \"scale_attn_by_inverse_layer_idx\" is true, which attn does not implement");
     if (json_bool(j, "add_cross_attention", false, what))
         throw InputError(what + ": \"add_cross_attention\" is true: an encoder-decoder GPT-2, which attn does not run");
+    read_provenance(j, c);
     return c;
 }
 

@@ -114,7 +114,8 @@ TEST_CASE("gpt2: logits within 1e-4 and attention within 1e-5 of transformers' G
         const attn::StackOutput out = m.forward(ids);
         const Tensor want = ref.to_float("logits." + std::to_string(k));
         REQUIRE(out.logits.shape == want.shape);
-        const double rel = max_diff(out.logits.ptr(), want.ptr(), want.data.size()) / max_abs(want.ptr(), want.data.size());
+        const double rel =
+            max_diff(out.logits.ptr(), want.ptr(), want.data.size()) / max_abs(want.ptr(), want.data.size());
         CHECK(rel <= 1e-4);
         worst_logit = std::max(worst_logit, rel);
         REQUIRE(out.attentions.size() == 2);
@@ -141,7 +142,8 @@ TEST_CASE("gpt2: float16 and bfloat16 weights load and give transformers' logits
         const Tensor want = ref.to_float("logits.0");
         const attn::StackOutput out = m.forward(attn::test::int64_ids(ref, "ids.0"));
         REQUIRE(out.logits.shape == want.shape);
-        const double rel = max_diff(out.logits.ptr(), want.ptr(), want.data.size()) / max_abs(want.ptr(), want.data.size());
+        const double rel =
+            max_diff(out.logits.ptr(), want.ptr(), want.data.size()) / max_abs(want.ptr(), want.data.size());
         MESSAGE(suffix << ": max |logit diff| / max |logit| = " << rel);
         CHECK(rel <= 1e-4);
     }
@@ -162,9 +164,10 @@ TEST_CASE("gpt2: the KV cache gives the full forward's logits and attention, and
         // this query's row of each head (1, H, 1, t+1) vs row t of the full (1, H, T, T)
         for (int64_t l = 0; l < 2; ++l)
             for (int64_t h = 0; h < H; ++h)
-                worst_attn = std::max(worst_attn, max_diff(att[static_cast<size_t>(l)].ptr() + h * (t + 1),
-                                                           full.attentions[static_cast<size_t>(l)].ptr() + (h * T + t) * T,
-                                                           static_cast<size_t>(t + 1)));
+                worst_attn =
+                    std::max(worst_attn, max_diff(att[static_cast<size_t>(l)].ptr() + h * (t + 1),
+                                                  full.attentions[static_cast<size_t>(l)].ptr() + (h * T + t) * T,
+                                                  static_cast<size_t>(t + 1)));
     }
     CHECK(cache.length() == T);
     CHECK(worst <= 1e-5 * max_abs(full.logits.ptr(), full.logits.data.size()));
@@ -197,7 +200,9 @@ TEST_CASE("gpt2: forward refuses no tokens, too many, and ids outside the vocabu
 }
 
 TEST_CASE("gpt2: a broken folder is refused in one line naming the file and the rule") {
-    auto write = [](const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; };
+    auto write = [](const std::string& path, const std::string& text) {
+        std::ofstream(path, std::ios::binary) << text;
+    };
     auto edit_config = [&](const std::string& d, const std::string& from, const std::string& to) {
         std::string s = attn::read_file(d + "/config.json");
         const size_t at = s.find(from);
@@ -278,7 +283,8 @@ TEST_CASE("gpt2: a broken folder is refused in one line naming the file and the 
 TEST_CASE("gpt2: bare tensor names (no \"transformer.\" prefix) and an untied lm_head load too") {
     const attn::SafeTensors st = attn::SafeTensors::load(kTiny + "/model.safetensors");
     std::vector<std::pair<std::string, Tensor>> bare;
-    for (const std::string& name : st.names()) bare.emplace_back(name.substr(std::string("transformer.").size()), st.to_float(name));
+    for (const std::string& name : st.names())
+        bare.emplace_back(name.substr(std::string("transformer.").size()), st.to_float(name));
     // the old causal-mask buffer is skipped
     bare.emplace_back("h.0.attn.bias", Tensor({1, 1, 64, 64}, 1.0f));
     const std::string d = copy_tiny("gpt2-bare");
@@ -302,7 +308,8 @@ TEST_CASE("gpt2: bare tensor names (no \"transformer.\" prefix) and an untied lm
     // a NaN weight is named
     bare.back().second.data[5] = NAN;
     attn::save_safetensors(d + "/model.safetensors", bare);
-    CHECK_THROWS_WITH_AS(tiny(d), doctest::Contains("tensor 'lm_head.weight' holds the non-finite value nan at flat index 5"),
+    CHECK_THROWS_WITH_AS(tiny(d),
+                         doctest::Contains("tensor 'lm_head.weight' holds the non-finite value nan at flat index 5"),
                          attn::InputError);
 }
 
@@ -343,8 +350,8 @@ TEST_CASE("gpt2 cli: model next and generate on the fixture, and their refusals"
     }
     SUBCASE("attention on a decoder folder: the table, a heatmap, and --dump with transformers' weights") {
         const std::string dump = attn::test::temp_dir("gpt2-attn") + "/a.json";
-        const auto r = attn::test::run_attn("model attention " + m + prompt + " --layer 1 --head 0 --no-color --dump '" +
-                                            dump + "'");
+        const auto r = attn::test::run_attn("model attention " + m + prompt +
+                                            " --layer 1 --head 0 --no-color --dump '" + dump + "'");
         REQUIRE_MESSAGE(r.code == 0, r.out);
         CHECK(r.out.find("first    prev    self") != std::string::npos);
         CHECK(r.out.find("layer 1, head 0") != std::string::npos);
@@ -364,7 +371,8 @@ TEST_CASE("gpt2 cli: model next and generate on the fixture, and their refusals"
             {"model next --model /nonexistent-attn --text x", "--model: no model folder at '/nonexistent-attn'"},
             {"model next " + m + " --text ''", "--text: gives no tokens"},
             {"model generate " + m + " --text x --steps 64", "--steps: 1 prompt tokens + 64 steps"},
-            {"model generate " + m + " --text x --temperature 0.001", "--temperature: must be 0 (greedy) or in [0.01, 100]"},
+            {"model generate " + m + " --text x --temperature 0.001",
+             "--temperature: must be 0 (greedy) or in [0.01, 100]"},
             {"model generate " + m + " --text x --attention", "--attention: goes with --json"},
             {"model next " + m + " --text x --top 0", "--top"},
             {"model next " + m + " --text " + std::string(64 * 13 + 1, 'a'),
@@ -383,8 +391,9 @@ TEST_CASE("gpt2 cli: model next and generate on the fixture, and their refusals"
         std::ofstream(d + "/merges.txt") << "Ġ t\nbad\n";
         const auto r = attn::test::run_attn("model next --model '" + d + "' --text x");
         CHECK(r.code == 2);
-        CHECK_MESSAGE(r.out.find("merges.txt: line 2: 'bad' is not two tokens separated by one space") != std::string::npos,
-                      r.out);
+        CHECK_MESSAGE(
+            r.out.find("merges.txt: line 2: 'bad' is not two tokens separated by one space") != std::string::npos,
+            r.out);
     }
 }
 

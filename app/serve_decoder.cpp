@@ -177,7 +177,7 @@ json lab_decoder(const json& r, const std::string& model_dir) {
         throw LabError("text", fmt::format("text: is {} tokens long, more than the model's {} positions", ids.size(),
                                            d.model.config.n_positions), 413);
     const std::vector<HeadRef> ablate = ablated_heads(r, d.model.config);
-    // As `attn model next` computes it (app/cmd_model_generate.cpp, run_next).
+    // As `attn model next` computes it (app/cmd_model_decoder.cpp, run_next).
     StackOptions fo;
     fo.record_attention = true;  // (the weights and the residual stream do not change the logits)
     fo.record_residual = true;

@@ -39,7 +39,7 @@
 
 #include "command.hpp"
 #include "options.hpp"
-#include "cmd_model_decoder.hpp"
+#include "model_text.hpp"
 #include "serve_decoder.hpp"
 #include "serve_exercise.hpp"
 #include "serve_http.hpp"

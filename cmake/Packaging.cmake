@@ -10,9 +10,10 @@ set(CPACK_PACKAGE_NAME attn)
 set(CPACK_PACKAGE_VENDOR "attn")
 set(CPACK_PACKAGE_CONTACT "attn maintainers <attn@localhost>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "see Transformer attention work, formula by formula, with live numbers")
-set(CPACK_PACKAGE_DESCRIPTION
-    "attn teaches how Transformer attention works with live numbers: a guided tour of lessons, each claim of the "
-    "source checked, attention runs traced step by step, and pretrained models' heads read in C++.")
+# one string (set() with two would join them with ';', which dpkg shows in the description)
+string(CONCAT CPACK_PACKAGE_DESCRIPTION
+       "attn teaches how Transformer attention works with live numbers: a guided tour of lessons, each claim of the "
+       "source checked, attention runs traced step by step, and pretrained models' heads read in C++.")
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # attn_0.1.0_amd64.deb
 set(CPACK_DEBIAN_PACKAGE_SECTION science)

@@ -204,19 +204,23 @@ TEST_CASE("attn model embed: equals sentence-transformers' encode within 1e-5, b
         MESSAGE("--batch " << std::string(batch) << " vs one batch of " << N << ": max abs " << diff);
         CHECK(diff <= 1e-6);
     }
-    // too long: refused naming the line, or cut with --truncate; --max-tokens up to the 512 positions
+    // too long: cut to the model's 256 with a note (as sentence-transformers), or refused naming the line with
+    // --no-truncate; --max-tokens up to the 512 positions
     {
         std::ofstream f(dir + "/long.txt");
         std::string words;
         for (int k = 0; k < 300; ++k) words += "word ";
         f << "short\n" << words << "\n";
     }
-    r = run_attn("model embed --file " + dir + "/long.txt");
+    r = run_attn("model embed --no-truncate --file " + dir + "/long.txt");
     CHECK(one_error_line(r));
     CHECK(r.out.find("long.txt: line 2: is 302 tokens long, more than the limit of 256") != std::string::npos);
-    r = run_attn("model embed --truncate --file " + dir + "/long.txt --json -");
+    r = run_attn("model embed --file " + dir + "/long.txt --json -");
     CHECK(r.code == 0);
-    CHECK(r.out.find("cut to 256 tokens") != std::string::npos);
+    CHECK(r.out.find("attn: note: 1 of 2 text(s) cut to 256 tokens (the model's max_seq_length)") != std::string::npos);
+    r = run_attn("model embed --max-tokens 8 --file " + dir + "/long.txt --json -");
+    CHECK(r.out.find("2 of 2 text(s) cut to 8 tokens (--max-tokens)") == std::string::npos);  // "short" is 3 tokens
+    CHECK(r.out.find("1 of 2 text(s) cut to 8 tokens (--max-tokens)") != std::string::npos);
     r = run_attn("model embed --max-tokens 512 --file " + dir + "/long.txt --npy " + dir + "/l.npy");
     CHECK(r.code == 0);
     for (const std::string bad :

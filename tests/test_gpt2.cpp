@@ -83,6 +83,25 @@ TEST_CASE("gpt2: config.json of the fixture is read as transformers wrote it") {
     CHECK(c.layer_norm_epsilon == doctest::Approx(1e-5));
     CHECK(attn::folder_model_type(kTiny) == "gpt2");
     CHECK(attn::folder_model_type("/nonexistent") == "");
+    CHECK(c.trained_task.empty());  // transformers wrote it: no attn provenance
+    CHECK(c.trained_seq == 0);
+}
+
+TEST_CASE("gpt2: read_folder_config reads config.json once: the model_type, and a decoder's checked config") {
+    const attn::FolderConfig tiny = attn::read_folder_config(kTiny);
+    CHECK(tiny.model_type == "gpt2");
+    REQUIRE(tiny.gpt2.has_value());
+    CHECK(tiny.gpt2->n_embd == attn::read_gpt2_config(attn::locate_gpt2(kTiny)).n_embd);
+    // the shipped induction model carries what attn train wrote: the task and its length
+    const attn::FolderConfig ind = attn::read_folder_config(attn::test::source_path("data/decoders/induction-2l"));
+    REQUIRE(ind.gpt2.has_value());
+    CHECK(ind.gpt2->trained_task == "induction");
+    CHECK(ind.gpt2->trained_seq == 32);
+    // a BERT folder: its type, no decoder config; no folder: nothing
+    const attn::FolderConfig bert = attn::read_folder_config(attn::test::source_path("tests/fixtures/st-tiny"));
+    CHECK(bert.model_type == "bert");
+    CHECK(!bert.gpt2.has_value());
+    CHECK(attn::read_folder_config("/nonexistent").model_type.empty());
 }
 
 TEST_CASE("gpt2: logits within 1e-4 and attention within 1e-5 of transformers' GPT2LMHeadModel") {

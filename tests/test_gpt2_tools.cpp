@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -375,6 +376,40 @@ TEST_CASE("gpt2 cli: model cache writes every activation in each dump format, an
         {"model cache " + m + text + " --dump /nonexistent-attn-dir/x.json", "--dump: "},
     };
     check_refusals(bad);
+}
+
+TEST_CASE(
+    "gpt2 cli: model cache --json prints its result object: every tensor's shape, and recording changes nothing") {
+    const std::string dir = attn::test::temp_dir("gpt2-cache-json");
+    const std::string args =
+        "model cache --model '" + kTiny + "' --text 'When Mary and John went to the store' --dump '" + dir + "/c.npz'";
+    const auto r = attn::test::run_shell("'" + std::string(ATTN_BINARY) + "' " + args + " --json 2>/dev/null");
+    REQUIRE(r.code == 0);
+    const nlohmann::json j = nlohmann::json::parse(r.out);  // stdout is the document alone, strict JSON
+    CHECK(j["format"] == "attn-model-cache");
+    CHECK(j["architecture"] == "gpt2");
+    CHECK(j["dump_format"] == "npz");
+    const attn::Dump d = attn::read_dump_any(dir + "/c.npz");
+    REQUIRE(j["tensors"].size() == d.order.size());
+    double floats = 0;
+    for (size_t k = 0; k < d.order.size(); ++k) {
+        CHECK(j["tensors"][k]["name"] == d.order[k]);
+        CHECK(j["tensors"][k]["shape"].get<std::vector<int64_t>>() == d.tensors.at(d.order[k]).shape);
+        CHECK(!j["tensors"][k]["meaning"].get<std::string>().empty());
+        floats += static_cast<double>(d.tensors.at(d.order[k]).numel());
+    }
+    CHECK(j["floats"].get<double>() == floats);
+    CHECK(j["ids"] == d.config.at("ids"));
+    CHECK(j["logits_max_abs_diff_vs_plain_forward"].get<double>() == 0.0);  // the same pass, bit for bit
+    // to a file: the table stays on stdout; with --dump - both would want stdout
+    auto f = attn::test::run_attn(args + " --json '" + dir + "/c.json'");
+    CHECK(f.code == 0);
+    CHECK(f.out.find("wrote " + dir + "/c.json (attn-model-cache JSON)") != std::string::npos);
+    CHECK(nlohmann::json::parse(attn::read_file(dir + "/c.json"))["tensors"] == j["tensors"]);
+    f = attn::test::run_attn("model cache --model '" + kTiny + "' --text a --dump - --json");
+    CHECK(f.code == 2);
+    CHECK(f.out.find("both would write to standard output") != std::string::npos);
+    std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("gpt2 cli: model ablate and heads report the library's losses, bad --heads exits 2") {

@@ -91,14 +91,29 @@ TEST_CASE("st folder: attn model embed gives SentenceTransformer.encode's embedd
     for (const auto& row : ref["texts"]) lines += row["text"].get<std::string>() + "\n";
     lines.pop_back();
     write(dir + "/texts.txt", lines);
-    // refused without --truncate, naming the line and the limit of 16
-    auto r = attn::test::run_attn("model embed --model '" + kFolder + "' --file " + dir + "/texts.txt");
+    // cut by default, as encode cuts it, with one note on stderr (never stdout) naming how many and to what length
+    const std::string bin = "'" + std::string(ATTN_BINARY) + "' model embed --model '" + kFolder + "' --file " + dir +
+                            "/texts.txt";
+    auto r = attn::test::run_shell(bin + " --json " + dir + "/e.json 2>&1 >/dev/null");  // stderr alone
+    REQUIRE_MESSAGE(r.code == 0, r.out);
+    CHECK(r.out == "attn: note: 1 of " + std::to_string(ref["texts"].size()) + " text(s) cut to 16 tokens (the "
+                   "model's max_seq_length), as sentence-transformers cuts them: --file " + dir +
+                   "/texts.txt: line 5 (--no-truncate refuses them instead)\n");
+    const auto out = attn::test::run_shell(bin + " --json - 2>/dev/null");  // stdout alone: strict JSON
+    REQUIRE(out.code == 0);
+    const nlohmann::json doc = nlohmann::json::parse(out.out);
+    CHECK(doc["truncated"] == nlohmann::json::array({4}));
+    CHECK(doc["max_tokens"] == 16);
+    for (size_t i = 0; i < doc["sentences"].size(); ++i) CHECK(doc["sentences"][i]["truncated"] == (i == 4));
+    CHECK(doc["sentences"][4]["tokens"] == 16);
+    // --no-truncate refuses it, naming the line and the limit of 16; --truncate is the default said aloud
+    r = attn::test::run_attn("model embed --model '" + kFolder + "' --no-truncate --file " + dir + "/texts.txt");
     CHECK(r.code == 2);
     CHECK(r.out.find("line 5: is 27 tokens long, more than the limit of 16") != std::string::npos);
     r = attn::test::run_attn("model embed --model '" + kFolder + "' --truncate --file " + dir + "/texts.txt --json " +
-                             dir + "/e.json");
+                             dir + "/e2.json");
     REQUIRE_MESSAGE(r.code == 0, r.out);
-    CHECK(r.out.find("line 5: cut to 16 tokens") != std::string::npos);  // the note
+    CHECK(attn::read_file(dir + "/e2.json") == attn::read_file(dir + "/e.json"));
     const nlohmann::json got = nlohmann::json::parse(attn::read_file(dir + "/e.json"));
     REQUIRE(got["sentences"].size() == ref["texts"].size());
     for (size_t i = 0; i < ref["texts"].size(); ++i) {

@@ -209,8 +209,8 @@ BertConfig read_bert_config(const ModelFiles& files) {
         // or NaN turns a constant row into NaN, which softmax then treats as masked.
         const float eps = j["layer_norm_eps"].is_number() ? j["layer_norm_eps"].get<float>() : NAN;
         if (!(eps > 0.0f && eps < 1.0f))
-            throw InputError(fmt::format("{}: \"layer_norm_eps\" must be a positive number below 1 that a float can hold",
-                                         files.config));
+            throw InputError(fmt::format(
+                "{}: \"layer_norm_eps\" must be a positive number below 1 that a float can hold", files.config));
         c.layer_norm_eps = eps;
     }
     if (j.contains("model_type") && j["model_type"] != "bert")
@@ -221,13 +221,15 @@ BertConfig read_bert_config(const ModelFiles& files) {
                                      files.config, j["hidden_act"].dump()));
     if (j.contains("position_embedding_type") && !j["position_embedding_type"].is_null() &&
         j["position_embedding_type"] != "absolute")
-        throw InputError(fmt::format("{}: \"position_embedding_type\" {} is not one attn implements (only \"absolute\")",
-                                     files.config, j["position_embedding_type"].dump()));
+        throw InputError(
+            fmt::format("{}: \"position_embedding_type\" {} is not one attn implements (only \"absolute\")",
+                        files.config, j["position_embedding_type"].dump()));
     for (const char* key : {"is_decoder", "add_cross_attention"})
         if (j.contains(key) && j[key] == true)
             throw InputError(fmt::format("{}: \"{}\" is true; attn runs BERT as an encoder only", files.config, key));
     if (c.hidden % c.heads != 0)
-        throw InputError(fmt::format("{}: hidden_size {} is not divisible by {} heads", files.config, c.hidden, c.heads));
+        throw InputError(
+            fmt::format("{}: hidden_size {} is not divisible by {} heads", files.config, c.hidden, c.heads));
     c.max_len = read_max_len(files, c.max_position);
     // tokenizer_config.json: do_lower_case (HF's default: true); strip_accents null follows it
     if (!files.tokenizer_config.empty()) {
@@ -236,7 +238,8 @@ BertConfig read_bert_config(const ModelFiles& files) {
         if (!t.is_object()) throw InputError(what + ": not a JSON object");
         auto flag = [&](const char* key, bool dflt) {
             if (!t.contains(key) || t[key].is_null()) return dflt;
-            if (!t[key].is_boolean()) throw InputError(fmt::format("{}: \"{}\" must be true, false or null", what, key));
+            if (!t[key].is_boolean())
+                throw InputError(fmt::format("{}: \"{}\" must be true, false or null", what, key));
             return t[key].get<bool>();
         };
         c.casing.lower_case = flag("do_lower_case", true);
@@ -301,9 +304,18 @@ WordPieceTokenizer load_tokenizer(const ModelFiles& files, const BertConfig& con
 }
 
 StackConfig bert_stack_config(const BertConfig& c) {
-    return StackConfig{.vocab = c.vocab_size, .positions = c.max_position, .d_model = c.hidden, .heads = c.heads,
-                       .layers = c.layers, .d_ff = c.intermediate, .token_types = c.type_vocab, .causal = false,
-                       .norm = NormPlace::Post, .act = MlpActivation::GeluErf, .eps = c.layer_norm_eps, .lm_head = false};
+    return StackConfig{.vocab = c.vocab_size,
+                       .positions = c.max_position,
+                       .d_model = c.hidden,
+                       .heads = c.heads,
+                       .layers = c.layers,
+                       .d_ff = c.intermediate,
+                       .token_types = c.type_vocab,
+                       .causal = false,
+                       .norm = NormPlace::Post,
+                       .act = MlpActivation::GeluErf,
+                       .eps = c.layer_norm_eps,
+                       .lm_head = false};
 }
 
 BertModel BertModel::load(const ModelFiles& files) {
@@ -410,7 +422,8 @@ std::vector<int64_t> find_word(const Encoding& enc, const std::string& word, int
     // A special token typed in the text is a word of its own (WordPieceTokenizer::encode).
     const bool special = std::find(std::begin(kBertSpecialTokens), std::end(kBertSpecialTokens), word) !=
                          std::end(kBertSpecialTokens);
-    const std::vector<std::string> norm = special ? std::vector<std::string>{word} : bert_basic_tokenize(word, enc.casing);
+    const std::vector<std::string> norm =
+        special ? std::vector<std::string>{word} : bert_basic_tokenize(word, enc.casing);
     if (norm.size() != 1)
         throw InputError(fmt::format("'{}' is not one word (no spaces or punctuation around it)", word));
     if (occurrence < 1) throw InputError(fmt::format("the occurrence must be 1 or more, got {}", occurrence));

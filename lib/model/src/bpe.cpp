@@ -125,8 +125,9 @@ BpeTokenizer::BpeTokenizer(std::unordered_map<std::string, int32_t> vocab,
     std::vector<bool> seen(N, false);
     for (auto& [tok, id] : vocab) {
         if (id < 0 || static_cast<size_t>(id) >= N)
-            bad(vocab_what_, fmt::format("token '{}' has id {}, outside 0..{} (the ids must be 0..N-1 for N = {} tokens)",
-                                         show(tok), id, N - 1, N));
+            bad(vocab_what_,
+                fmt::format("token '{}' has id {}, outside 0..{} (the ids must be 0..N-1 for N = {} tokens)", show(tok),
+                            id, N - 1, N));
         if (seen[static_cast<size_t>(id)])
             bad(vocab_what_, fmt::format("id {} is given to two tokens ('{}' and '{}')", id,
                                          show(vocab_[static_cast<size_t>(id)]), show(tok)));
@@ -145,7 +146,8 @@ BpeTokenizer::BpeTokenizer(std::unordered_map<std::string, int32_t> vocab,
         const std::string where = fmt::format("{}: merge {} ('{} {}')", merges_what, r + 1, show(a), show(b));
         for (const std::string* part : {&a, &b})
             if (index_.count(*part) == 0) bad(where, fmt::format("'{}' is not in {}", show(*part), vocab_what_));
-        if (index_.count(a + b) == 0) bad(where, fmt::format("the merged token '{}' is not in {}", show(a + b), vocab_what_));
+        if (index_.count(a + b) == 0)
+            bad(where, fmt::format("the merged token '{}' is not in {}", show(a + b), vocab_what_));
         if (!ranks_.emplace(a + " " + b, static_cast<int32_t>(r)).second) bad(where, "appears twice");
     }
 }
@@ -173,16 +175,18 @@ std::unordered_map<std::string, int32_t> vocab_from_json(const nlohmann::json& j
 std::pair<std::string, std::string> split_merge(std::string_view line, const std::string& where) {
     if (line.empty()) bad(where, "is empty (each line is one merge: two tokens separated by one space)");
     const size_t sp = line.find(' ');
-    if (sp == std::string_view::npos || sp == 0 || sp + 1 == line.size() || line.find(' ', sp + 1) != std::string_view::npos)
+    if (sp == std::string_view::npos || sp == 0 || sp + 1 == line.size() ||
+        line.find(' ', sp + 1) != std::string_view::npos)
         bad(where, fmt::format("'{}' is not two tokens separated by one space", show(line)));
     return {std::string(line.substr(0, sp)), std::string(line.substr(sp + 1))};
 }
 
 }  // namespace
 
-BpeTokenizer BpeTokenizer::parse(std::string_view vocab_json, std::string_view merges_txt, const std::string& vocab_what,
-                                 const std::string& merges_what) {
-    std::unordered_map<std::string, int32_t> vocab = vocab_from_json(parse_json_relaxed(vocab_json, vocab_what), vocab_what);
+BpeTokenizer BpeTokenizer::parse(std::string_view vocab_json, std::string_view merges_txt,
+                                 const std::string& vocab_what, const std::string& merges_what) {
+    std::unordered_map<std::string, int32_t> vocab =
+        vocab_from_json(parse_json_relaxed(vocab_json, vocab_what), vocab_what);
     std::vector<std::pair<std::string, std::string>> merges;
     size_t line_no = 0;
     for (size_t pos = 0; pos < merges_txt.size();) {
@@ -198,52 +202,57 @@ BpeTokenizer BpeTokenizer::parse(std::string_view vocab_json, std::string_view m
     return BpeTokenizer(std::move(vocab), std::move(merges), vocab_what, merges_what);
 }
 
-BpeTokenizer BpeTokenizer::parse_tokenizer_json(std::string_view json, const std::string& what) {
-    const nlohmann::json j = parse_json_relaxed(json, what);
-    if (!j.is_object()) bad(what, "not a JSON object (Hugging Face's tokenizer.json)");
-    // obj[key] when obj is an object holding it, else null
-    auto field = [&](const nlohmann::json& obj, const char* key) -> const nlohmann::json* {
-        return obj.is_object() && obj.contains(key) ? &obj[key] : nullptr;
-    };
-    auto is_off = [](const nlohmann::json* v) {  // absent, null, false, "" or 0: the setting is off
-        return v == nullptr || v->is_null() || (v->is_boolean() && !v->get<bool>()) ||
-               (v->is_string() && v->get_ref<const std::string&>().empty()) || (v->is_number() && v->get<double>() == 0.0);
-    };
-    auto type_of = [&](const nlohmann::json& obj) {
-        const nlohmann::json* t = field(obj, "type");
-        return t != nullptr && t->is_string() ? t->get<std::string>() : std::string();
-    };
-    // a component for messages: its "type", else its JSON (shortened)
-    auto describe = [&](const nlohmann::json& obj) {
-        const std::string t = type_of(obj);
-        return t.empty() ? show(obj.dump()) : "\"" + show(t) + "\"";
-    };
+namespace {
 
+// tokenizer.json's parts, read by parse_tokenizer_json. obj[key] when obj is an object holding it, else null.
+const nlohmann::json* field(const nlohmann::json& obj, const char* key) {
+    return obj.is_object() && obj.contains(key) ? &obj[key] : nullptr;
+}
+// absent, null, false, "" or 0: the setting is off
+bool is_off(const nlohmann::json* v) {
+    return v == nullptr || v->is_null() || (v->is_boolean() && !v->get<bool>()) ||
+           (v->is_string() && v->get_ref<const std::string&>().empty()) || (v->is_number() && v->get<double>() == 0.0);
+}
+std::string type_of(const nlohmann::json& obj) {
+    const nlohmann::json* t = field(obj, "type");
+    return t != nullptr && t->is_string() ? t->get<std::string>() : std::string();
+}
+// a component for messages: its "type", else its JSON (shortened)
+std::string describe(const nlohmann::json& obj) {
+    const std::string t = type_of(obj);
+    return t.empty() ? show(obj.dump()) : "\"" + show(t) + "\"";
+}
+
+// pre_tokenizer: ByteLevel, alone or the only member of a Sequence
+void check_pre_tokenizer(const nlohmann::json& j, const std::string& what) {
+    const nlohmann::json* pt = field(j, "pre_tokenizer");
+    if (pt != nullptr && type_of(*pt) == "Sequence") {
+        const nlohmann::json* list = field(*pt, "pretokenizers");
+        if (list != nullptr && list->is_array() && list->size() == 1) pt = &(*list)[0];
+    }
+    if (pt == nullptr || pt->is_null())
+        bad(what, "the pre_tokenizer is missing or null; attn implements ByteLevel (GPT-2's pattern) only");
+    if (type_of(*pt) != "ByteLevel")
+        bad(what, fmt::format("the pre_tokenizer {} is not one attn implements (ByteLevel, GPT-2's pattern)",
+                              describe(*pt)));
+    if (!is_off(field(*pt, "add_prefix_space")))
+        bad(what,
+            "pre_tokenizer.add_prefix_space is true, which attn does not implement (it must be false, as GPT-2's)");
+    const nlohmann::json* re = field(*pt, "use_regex");
+    if (re != nullptr && !(re->is_boolean() && re->get<bool>()))
+        bad(what, "pre_tokenizer.use_regex is not true: attn always splits by GPT-2's pattern");
+}
+
+// Everything around the model: no truncation, padding or normalizer, a ByteLevel pre_tokenizer, a
+// post_processor that adds no token to a single text, a ByteLevel decoder (or none).
+void check_pipeline(const nlohmann::json& j, const std::string& what) {
     for (const char* key : {"truncation", "padding"})
         if (!is_off(field(j, key)))
             bad(what, fmt::format("\"{}\" is set; attn tokenises one whole text (it must be null)", key));
     if (!is_off(field(j, "normalizer")))
         bad(what, fmt::format("the normalizer {} is not one attn implements (GPT-2's byte-level BPE has none: null)",
-                           describe(*field(j, "normalizer"))));
-    // pre_tokenizer: ByteLevel, alone or the only member of a Sequence
-    {
-        const nlohmann::json* pt = field(j, "pre_tokenizer");
-        if (pt != nullptr && type_of(*pt) == "Sequence") {
-            const nlohmann::json* list = field(*pt, "pretokenizers");
-            if (list != nullptr && list->is_array() && list->size() == 1) pt = &(*list)[0];
-        }
-        if (pt == nullptr || pt->is_null())
-            bad(what, "the pre_tokenizer is missing or null; attn implements ByteLevel (GPT-2's pattern) only");
-        if (type_of(*pt) != "ByteLevel")
-            bad(what, fmt::format("the pre_tokenizer {} is not one attn implements (ByteLevel, GPT-2's pattern)",
-                                  describe(*pt)));
-        if (!is_off(field(*pt, "add_prefix_space")))
-            bad(what, "pre_tokenizer.add_prefix_space is true, which attn does not implement (it must be false, as GPT-2's)");
-        const nlohmann::json* re = field(*pt, "use_regex");
-        if (re != nullptr && !(re->is_boolean() && re->get<bool>()))
-            bad(what, "pre_tokenizer.use_regex is not true: attn always splits by GPT-2's pattern");
-    }
-    // post_processor: nothing that adds a token to a single text
+                              describe(*field(j, "normalizer"))));
+    check_pre_tokenizer(j, what);
     if (const nlohmann::json* pp = field(j, "post_processor"); !is_off(pp)) {
         const std::string t = type_of(*pp);
         bool adds = t != "ByteLevel";
@@ -254,37 +263,41 @@ BpeTokenizer BpeTokenizer::parse_tokenizer_json(std::string_view json, const std
                 for (const auto& piece : *single) adds = adds || !(piece.is_object() && piece.contains("Sequence"));
         }
         if (adds)
-            bad(what, fmt::format("the post_processor {} adds tokens or is not one attn implements (null, ByteLevel, or "
-                               "a TemplateProcessing that adds none)",
-                               describe(*pp)));
+            bad(what, fmt::format("the post_processor {} adds tokens or is not one attn implements (null, ByteLevel, "
+                                  "or a TemplateProcessing that adds none)",
+                                  describe(*pp)));
     }
     if (const nlohmann::json* d = field(j, "decoder"); !is_off(d) && type_of(*d) != "ByteLevel")
         bad(what, fmt::format("the decoder {} is not one attn implements (ByteLevel or null)", describe(*d)));
+}
 
-    // model: byte-level BPE
+// model: byte-level BPE, with no setting attn's BPE does not implement
+const nlohmann::json& bpe_model(const nlohmann::json& j, const std::string& what) {
     const nlohmann::json* model = field(j, "model");
     if (model == nullptr || !model->is_object()) bad(what, "has no \"model\" object");
     const std::string mtype = type_of(*model);
     if (mtype != "BPE")
         bad(what, fmt::format("model.type is {}; attn reads only \"BPE\" (byte-level, as GPT-2)",
-                           mtype.empty() ? std::string("missing") : "\"" + show(mtype) + "\""));
+                              mtype.empty() ? std::string("missing") : "\"" + show(mtype) + "\""));
     for (auto it = model->begin(); it != model->end(); ++it) {
         const std::string& k = it.key();
         if (k == "type" || k == "vocab" || k == "merges" || k == "unk_token" || k == "fuse_unk") continue;
         if (k == "dropout" || k == "continuing_subword_prefix" || k == "end_of_word_suffix" || k == "byte_fallback" ||
             k == "ignore_merges" || is_off(&it.value())) {
             if (!is_off(&it.value()))
-                bad(what, fmt::format("model.{} is {}, which attn's BPE does not implement (it must be null, false or empty)",
-                                   show(k), show(it.value().dump())));
+                bad(what,
+                    fmt::format("model.{} is {}, which attn's BPE does not implement (it must be null, false or empty)",
+                                show(k), show(it.value().dump())));
             continue;
         }
         bad(what, fmt::format("model.{} is {}, a setting attn's BPE does not know", show(k), show(it.value().dump())));
     }
-    const nlohmann::json* mv = field(*model, "vocab");
-    if (mv == nullptr) bad(what, "model.vocab is missing");
-    std::unordered_map<std::string, int32_t> vocab = vocab_from_json(*mv, what + ": model.vocab");
-    // merges: "a b" strings or [a, b] pairs
-    const nlohmann::json* mm = field(*model, "merges");
+    return *model;
+}
+
+// model.merges: "a b" strings or [a, b] pairs
+std::vector<std::pair<std::string, std::string>> bpe_merges(const nlohmann::json& model, const std::string& what) {
+    const nlohmann::json* mm = field(model, "merges");
     if (mm == nullptr || !mm->is_array()) bad(what, "model.merges is not a list");
     std::vector<std::pair<std::string, std::string>> merges;
     merges.reserve(mm->size());
@@ -300,20 +313,28 @@ BpeTokenizer BpeTokenizer::parse_tokenizer_json(std::string_view json, const std
             bad(where, "is neither \"a b\" nor a pair [\"a\", \"b\"] of tokens");
         }
     }
-    // unk_token: harmless only when every byte has its symbol (then no symbol is unknown)
-    if (!is_off(field(*model, "unk_token"))) {
-        int bytes = 0;
-        for (int b = 0; b < 256; ++b) {
-            std::string s;
-            utf8_append(s, bpe_byte_to_unicode(static_cast<uint8_t>(b)));
-            bytes += vocab.count(s) > 0;
-        }
-        if (bytes < 256)
-            bad(what, fmt::format("model.unk_token is set and the vocabulary lacks {} of the 256 byte symbols: attn "
-                               "refuses such bytes instead of writing an unknown token (unk_token must be null)",
-                               256 - bytes));
+    return merges;
+}
+
+// unk_token: harmless only when every byte has its symbol (then no symbol is unknown)
+void check_unk_token(const nlohmann::json& model, const std::unordered_map<std::string, int32_t>& vocab,
+                     const std::string& what) {
+    if (is_off(field(model, "unk_token"))) return;
+    int bytes = 0;
+    for (int b = 0; b < 256; ++b) {
+        std::string s;
+        utf8_append(s, bpe_byte_to_unicode(static_cast<uint8_t>(b)));
+        bytes += vocab.count(s) > 0;
     }
-    // added tokens: only <|endoftext|>, matched as it is typed
+    if (bytes < 256)
+        bad(what, fmt::format("model.unk_token is set and the vocabulary lacks {} of the 256 byte symbols: attn "
+                              "refuses such bytes instead of writing an unknown token (unk_token must be null)",
+                              256 - bytes));
+}
+
+// added tokens: only <|endoftext|>, matched as it is typed; added to `vocab` when model.vocab lacks it
+void add_end_of_text(const nlohmann::json& j, std::unordered_map<std::string, int32_t>& vocab,
+                     const std::string& what) {
     const std::string eot(kEndOfText);
     bool eot_added = false;
     if (const nlohmann::json* at = field(j, "added_tokens"); !is_off(at)) {
@@ -329,7 +350,8 @@ BpeTokenizer BpeTokenizer::parse_tokenizer_json(std::string_view json, const std
                 bad(where, fmt::format("'{}' is not one attn implements (its tokenizer sets apart only {} in the text)",
                                        show(content->get_ref<const std::string&>()), eot));
             for (const char* key : {"single_word", "lstrip", "rstrip"})
-                if (!is_off(field(a, key))) bad(where, fmt::format("\"{}\" is true, which attn does not implement", key));
+                if (!is_off(field(a, key)))
+                    bad(where, fmt::format("\"{}\" is true, which attn does not implement", key));
             const int64_t want = id->get<int64_t>();
             const auto in_vocab = vocab.find(eot);
             if (in_vocab != vocab.end()) {
@@ -345,13 +367,30 @@ BpeTokenizer BpeTokenizer::parse_tokenizer_json(std::string_view json, const std
         }
     }
     if (!eot_added && vocab.count(eot) > 0)
-        bad(what, fmt::format("{} is in model.vocab but not in added_tokens, so transformers would tokenise it as text; "
-                           "attn always sets it apart (add it to added_tokens)",
-                           eot));
+        bad(what, fmt::format("{} is in model.vocab but not in added_tokens, so transformers would tokenise it as "
+                              "text; attn always sets it apart (add it to added_tokens)",
+                              eot));
+}
+
+}  // namespace
+
+BpeTokenizer BpeTokenizer::parse_tokenizer_json(std::string_view json, const std::string& what) {
+    const nlohmann::json j = parse_json_relaxed(json, what);
+    if (!j.is_object()) bad(what, "not a JSON object (Hugging Face's tokenizer.json)");
+    check_pipeline(j, what);
+    const nlohmann::json& model = bpe_model(j, what);
+    const nlohmann::json* mv = field(model, "vocab");
+    if (mv == nullptr) bad(what, "model.vocab is missing");
+    std::unordered_map<std::string, int32_t> vocab = vocab_from_json(*mv, what + ": model.vocab");
+    std::vector<std::pair<std::string, std::string>> merges = bpe_merges(model, what);
+    check_unk_token(model, vocab, what);
+    add_end_of_text(j, vocab, what);
     return BpeTokenizer(std::move(vocab), std::move(merges), what, what + ": model.merges");
 }
 
-BpeTokenizer BpeTokenizer::load_tokenizer_json(const std::string& path) { return parse_tokenizer_json(read_file(path), path); }
+BpeTokenizer BpeTokenizer::load_tokenizer_json(const std::string& path) {
+    return parse_tokenizer_json(read_file(path), path);
+}
 
 BpeTokenizer BpeTokenizer::load(const std::string& vocab_path, const std::string& merges_path) {
     return parse(read_file(vocab_path), read_file(merges_path), vocab_path, merges_path);

@@ -48,13 +48,20 @@ bool json_bool(const nlohmann::json& j, const char* key, bool dflt, const std::s
 
 }  // namespace
 
-std::string folder_model_type(const std::string& dir) {
+// config.json's object -> the checked config; errors name `what` (the file)
+static Gpt2Config gpt2_config_from(const nlohmann::json& j, const std::string& what);
+
+std::string folder_model_type(const std::string& dir) { return read_folder_config(dir).model_type; }
+
+FolderConfig read_folder_config(const std::string& dir) {
     std::error_code ec;
     const fs::path cfg = fs::path(dir) / "config.json";
-    if (!fs::is_regular_file(cfg, ec)) return "";
+    if (!fs::is_regular_file(cfg, ec)) return {};
     const nlohmann::json j = read_config_json(cfg.string());
-    if (j.contains("model_type") && j["model_type"].is_string()) return j["model_type"].get<std::string>();
-    return "";
+    FolderConfig f;
+    if (j.contains("model_type") && j["model_type"].is_string()) f.model_type = j["model_type"].get<std::string>();
+    if (f.model_type == "gpt2") f.gpt2 = gpt2_config_from(j, cfg.string());
+    return f;
 }
 
 Gpt2Files locate_gpt2(const std::string& dir) {
@@ -96,9 +103,31 @@ Gpt2Files locate_gpt2(const std::string& dir) {
 }
 
 Gpt2Config read_gpt2_config(const Gpt2Files& files) {
-    const std::string& what = files.config;
-    const nlohmann::json j = read_config_json(what);
-    const std::string type = j.contains("model_type") && j["model_type"].is_string() ? j["model_type"].get<std::string>() : "";
+    return gpt2_config_from(read_config_json(files.config), files.config);
+}
+
+namespace {
+
+// attn train --export-gpt2's provenance: {"attn": {"attn.task": "induction", "attn.task.seq": "24", ...}}
+void read_provenance(const nlohmann::json& j, Gpt2Config& c) {
+    const auto attn = j.find("attn");
+    if (attn == j.end() || !attn->is_object()) return;
+    const auto task = attn->find("attn.task"), seq = attn->find("attn.task.seq");
+    if (task != attn->end() && task->is_string()) c.trained_task = task->get<std::string>();
+    if (seq != attn->end() && seq->is_string()) {
+        try {
+            c.trained_seq = std::stoll(seq->get<std::string>());
+        } catch (const std::exception&) {
+            c.trained_seq = 0;  // no length, no rule
+        }
+    }
+}
+
+}  // namespace
+
+static Gpt2Config gpt2_config_from(const nlohmann::json& j, const std::string& what) {
+    const std::string type =
+        j.contains("model_type") && j["model_type"].is_string() ? j["model_type"].get<std::string>() : "";
     if (type != "gpt2")
         throw InputError(fmt::format("{}: model_type is {}, not \"gpt2\" (the decoder architecture attn reads)", what,
                                      type.empty() ? std::string("missing") : "\"" + type + "\""));
@@ -116,8 +145,8 @@ Gpt2Config read_gpt2_config(const Gpt2Files& files) {
         // as a float, the type LayerNorm adds it in (see read_bert_config)
         const float eps = j["layer_norm_epsilon"].is_number() ? j["layer_norm_epsilon"].get<float>() : NAN;
         if (!(eps > 0.0f && eps < 1.0f))
-            throw InputError(fmt::format("{}: \"layer_norm_epsilon\" must be a positive number below 1 that a float can hold",
-                                         what));
+            throw InputError(fmt::format(
+                "{}: \"layer_norm_epsilon\" must be a positive number below 1 that a float can hold", what));
         c.layer_norm_epsilon = eps;
     }
     if (j.contains("activation_function")) {
@@ -135,6 +164,7 @@ Gpt2Config read_gpt2_config(const Gpt2Files& files) {
         throw InputError(what + ": \"scale_attn_by_inverse_layer_idx\" is true, which attn does not implement");
     if (json_bool(j, "add_cross_attention", false, what))
         throw InputError(what + ": \"add_cross_attention\" is true: an encoder-decoder GPT-2, which attn does not run");
+    read_provenance(j, c);
     return c;
 }
 
@@ -147,8 +177,9 @@ BpeTokenizer load_gpt2_tokenizer(const Gpt2Files& files, const Gpt2Config& confi
     const bool eos_past = !files.tokenizer_json.empty() && tok.eos_id() == config.vocab_size &&
                           tok.vocab_size() == config.vocab_size + 1;
     if (tok.vocab_size() > config.vocab_size && !eos_past)
-        throw InputError(fmt::format("{}: has {} tokens but {} says vocab_size is {} (the embedding has that many rows)",
-                                     files.vocab, tok.vocab_size(), files.config, config.vocab_size));
+        throw InputError(
+            fmt::format("{}: has {} tokens but {} says vocab_size is {} (the embedding has that many rows)",
+                        files.vocab, tok.vocab_size(), files.config, config.vocab_size));
     return tok;
 }
 
@@ -157,7 +188,8 @@ static Tensor conv1d_to_linear(const Tensor& w, int64_t c0, int64_t out) {
     const int64_t in = w.dim(0), ld = w.dim(1);
     Tensor t({out, in});
     for (int64_t o = 0; o < out; ++o)
-        for (int64_t i = 0; i < in; ++i) t.data[static_cast<size_t>(o * in + i)] = w.data[static_cast<size_t>(i * ld + c0 + o)];
+        for (int64_t i = 0; i < in; ++i)
+            t.data[static_cast<size_t>(o * in + i)] = w.data[static_cast<size_t>(i * ld + c0 + o)];
     return t;
 }
 
@@ -190,8 +222,8 @@ Gpt2Model Gpt2Model::load(const Gpt2Files& files, const Gpt2Config& config) {
     auto get = [&](const std::string& name, const Shape& shape) {
         const std::string full = (name == "lm_head.weight" ? "" : pre) + name;
         if (!st.has(full))
-            throw InputError(fmt::format("{}: has no tensor '{}' (a GPT-2 with {} layers needs it)", files.weights, full,
-                                         c.n_layer));
+            throw InputError(fmt::format("{}: has no tensor '{}' (a GPT-2 with {} layers needs it)", files.weights,
+                                         full, c.n_layer));
         Tensor t = st.to_float(full, shape);
         check_weight_values(t, files.weights, full);
         used.insert(full);
@@ -233,8 +265,9 @@ Gpt2Model Gpt2Model::load(const Gpt2Files& files, const Gpt2Config& config) {
         const bool buffer = name.rfind(pre + "h.", 0) == 0 &&
                             (name.ends_with(".attn.bias") || name.ends_with(".attn.masked_bias"));
         if (!buffer)
-            throw InputError(fmt::format("{}: tensor '{}' is not part of a GPT2LMHeadModel with {} layers{}", files.weights,
-                                         name, c.n_layer, pre.empty() ? "" : " (names prefixed \"transformer.\")"));
+            throw InputError(fmt::format("{}: tensor '{}' is not part of a GPT2LMHeadModel with {} layers{}",
+                                         files.weights, name, c.n_layer,
+                                         pre.empty() ? "" : " (names prefixed \"transformer.\")"));
     }
     return m;
 }
@@ -299,8 +332,9 @@ std::vector<Gpt2Step> gpt2_generate(const Gpt2Model& m, const std::vector<int32_
         throw InputError(fmt::format("temperature must be 0 (greedy) or in [0.01, 100], got {}", opt.temperature));
     const int64_t total = static_cast<int64_t>(prompt.size()) + opt.steps;
     if (total > m.config.n_positions)
-        throw InputError(fmt::format("{} prompt tokens + {} steps = {} positions, more than the model's {} (n_positions)",
-                                     prompt.size(), opt.steps, total, m.config.n_positions));
+        throw InputError(
+            fmt::format("{} prompt tokens + {} steps = {} positions, more than the model's {} (n_positions)",
+                        prompt.size(), opt.steps, total, m.config.n_positions));
     const int64_t V = m.config.vocab_size;
     KvCache cache = m.make_cache();
     Tensor logits;

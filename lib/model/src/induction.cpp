@@ -29,7 +29,8 @@ double next_token_loss(const Tensor& logits, const std::vector<int32_t>& ids, in
     // logits (T, V); the loss of row t is -log softmax(row t)[ids[t + 1]]
     const int64_t T = logits.dim(0), V = logits.dim(1);
     if (from < 0 || to > T - 1 || from >= to || static_cast<int64_t>(ids.size()) != T)
-        throw ShapeError(fmt::format("next-token loss over rows [{}, {}) of {} logits with {} ids", from, to, T, ids.size()));
+        throw ShapeError(
+            fmt::format("next-token loss over rows [{}, {}) of {} logits with {} ids", from, to, T, ids.size()));
     double total = 0;
     for (int64_t t = from; t < to; ++t) {
         const float* row = logits.ptr() + t * V;

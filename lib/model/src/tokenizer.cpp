@@ -148,7 +148,8 @@ std::vector<std::string> bert_basic_tokenize(std::string_view text, BertCasing c
 
 WordPieceTokenizer::WordPieceTokenizer(std::vector<std::string> vocab, int64_t max_len, std::string what)
     : vocab_(std::move(vocab)), max_len_(max_len), what_(what) {
-    if (max_len_ < 2) throw InputError(what + ": max_len must be at least 2 ([CLS] and [SEP]), got " + std::to_string(max_len_));
+    if (max_len_ < 2)
+        throw InputError(what + ": max_len must be at least 2 ([CLS] and [SEP]), got " + std::to_string(max_len_));
     if (vocab_.size() > static_cast<size_t>(INT32_MAX)) throw InputError(what + ": vocabulary too large");
     for (size_t i = 0; i < vocab_.size(); ++i) index_.emplace(vocab_[i], static_cast<int32_t>(i));  // first wins
     cls_ = id("[CLS]");

@@ -80,7 +80,8 @@ WordPieceTokenizer load_tokenizer(const ModelFiles& files, const BertConfig& con
 using BertOptions = BatchOptions;
 
 struct BertOutput : BatchOutput {
-    Tensor sentence;  // (B, D) pooled as config.pooling says (MiniLM: the mean over real tokens), L2-normalised if config.normalize
+    Tensor sentence;  // (B, D) pooled as config.pooling says (MiniLM: the mean over real tokens), L2-normalised if
+                      // config.normalize
 };
 
 // The stack a BERT of this config is: post-norm, type_vocab token types, the erf GELU, no mask

@@ -58,13 +58,15 @@ public:
     // InputError (naming `vocab_what` or `merges_what`) on ids that are not 0..N-1, a
     // vocabulary missing one of the 256 byte symbols, or a merge whose parts or result
     // are not in the vocabulary, or that appears twice.
-    BpeTokenizer(std::unordered_map<std::string, int32_t> vocab, std::vector<std::pair<std::string, std::string>> merges,
-                 std::string vocab_what = "vocabulary", std::string merges_what = "merges");
+    BpeTokenizer(std::unordered_map<std::string, int32_t> vocab,
+                 std::vector<std::pair<std::string, std::string>> merges, std::string vocab_what = "vocabulary",
+                 std::string merges_what = "merges");
     // The two files' texts (vocab.json, merges.txt) parsed and checked; `*_what` name them
     // in errors. merges.txt: an optional first line "#version...", then one merge a line,
     // two tokens separated by one space ("Ġ t"); CR LF line ends are accepted.
     static BpeTokenizer parse(std::string_view vocab_json, std::string_view merges_txt,
-                              const std::string& vocab_what = "vocab.json", const std::string& merges_what = "merges.txt");
+                              const std::string& vocab_what = "vocab.json",
+                              const std::string& merges_what = "merges.txt");
     // Reads vocab.json and merges.txt. Throws InputError naming the file and the rule.
     static BpeTokenizer load(const std::string& vocab_path, const std::string& merges_path);
     // Hugging Face's tokenizer.json (the fast-tokenizer file) holding the same tokenizer:

@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,7 +41,12 @@ struct Gpt2Config {
     float layer_norm_epsilon = 1e-5f;
     std::string activation = "gelu_new";  // gelu_new, gelu_pytorch_tanh, gelu_fast (tanh form), gelu (erf)
     bool scale_attn_weights = true;       // scores / sqrt(Dk); false: no scaling
-    bool tie_word_embeddings = true;      // false: lm_head.weight in the weights file (true: wte, as transformers ties them)
+    // false: lm_head.weight in the weights file (true: wte, as transformers ties them)
+    bool tie_word_embeddings = true;
+    // What `attn train --export-gpt2` wrote of its run ("attn" in config.json): the task and its sequence
+    // length ("" and 0 for any other model).
+    std::string trained_task;
+    int64_t trained_seq = 0;
 };
 
 // The files of a GPT-2 folder, each checked to exist. The tokenizer is vocab.json + merges.txt
@@ -55,6 +61,13 @@ struct Gpt2Files {
 // or its config.json is missing or says none. Throws InputError on a config.json that is
 // not JSON.
 std::string folder_model_type(const std::string& dir);
+// A folder's config.json read once: its model_type as folder_model_type says it and, when that is
+// "gpt2", the config checked as read_gpt2_config checks it (the same errors).
+struct FolderConfig {
+    std::string model_type;
+    std::optional<Gpt2Config> gpt2;
+};
+FolderConfig read_folder_config(const std::string& dir);
 // Throws InputError naming the folder and the missing file.
 Gpt2Files locate_gpt2(const std::string& dir);
 // config.json, checked: model_type "gpt2" (or a GPT2 architecture), every size positive

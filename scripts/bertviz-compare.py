@@ -4,8 +4,9 @@
   scripts/bertviz-compare.py [--model DIR] [--attn build/attn] [--text SENTENCE] [--layer L] [--head H]
                              [--out docs/html] [--work build/bertviz-compare] [--venv build/bertviz-venv]
 
-Writes four screenshots to --out: attn-head-view.png, bertviz-head-view.png, attn-model-view.png and
-bertviz-model-view.png, all of the same sentence, the head views at the same layer and head.
+Writes six screenshots to --out, all of the same sentence: attn-head-view.png, bertviz-head-view.png
+(the same layer and head), attn-head-view-Q.png and bertviz-head-view-Q.png (the same, the mouse on the
+query token Q, --query), attn-model-view.png and bertviz-model-view.png.
 
 - attn's page comes from `attn model attention --model DIR --text SENTENCE --html FILE`; its weights
   (`-o dump.json`) are compared with PyTorch's (transformers' BertModel, eager attention) and the
@@ -173,6 +174,16 @@ def shoot(b, path, selector, pad=8, limit=300_000):
     print(f"wrote {path} ({len(png)} bytes, {int(clip['width'] * scale)} x {int(clip['height'] * scale)} px)")
 
 
+def hover(b, elements, token):
+    """Moves the mouse onto the first of the elements (a CSS selector) whose text is token."""
+    x, y = b.eval(f"""(function() {{
+        var e = Array.prototype.find.call(document.querySelectorAll({json.dumps(elements)}),
+                                          function (e) {{ return e.textContent.trim() === {json.dumps(token)}; }});
+        var r = e.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; }})()""")
+    b.call("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y})
+    b.pump(0.4)
+
+
 def open_page(b, path, width):
     b.open_tab()
     b.call("Emulation.setDeviceMetricsOverride", {"width": width, "height": 900, "deviceScaleFactor": 1,
@@ -202,6 +213,8 @@ def screenshots(a, attn_page, bv, layer, head, out):
         if shown != str(head):
             raise SystemExit(f"bertviz-compare: attn's head view shows heads {shown}, not {head}")
         shoot(b, os.path.join(out, "attn-head-view.png"), "nav, #view-head")
+        hover(b, "#view-head .col.q .tok", a.query)
+        shoot(b, os.path.join(out, "attn-head-view-" + a.query + ".png"), "#view-head")
         b.eval("document.querySelector('nav button[data-view=\"model\"]').click(), true")
         b.pump(0.5)
         shoot(b, os.path.join(out, "attn-model-view.png"), "#view-model")
@@ -210,6 +223,8 @@ def screenshots(a, attn_page, bv, layer, head, out):
         wait_for(b, "document.querySelectorAll('#vis svg line, #vis svg path').length > 0", "bertviz's head view")
         b.pump(0.5)
         shoot(b, os.path.join(out, "bertviz-head-view.png"), "body > div > span, #vis svg *")
+        hover(b, "#vis svg #left text", a.query)
+        shoot(b, os.path.join(out, "bertviz-head-view-" + a.query + ".png"), "body > div > span, #vis svg *")
         open_page(b, bv["bertviz-model.html"], 1400)
         wait_for(b, "document.querySelectorAll('#vis svg').length > 0", "bertviz's model view")
         b.pump(1.0)

@@ -25,7 +25,6 @@ import argparse
 import base64
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -133,7 +132,8 @@ def bertviz_pages(attentions, tokens, layer, head, work):
     for name, html in pages.items():
         text = html.data
         text = text.replace(CDN + "require.js/2.3.6/require.min.js", "require.js")
-        text = text.replace(CDN + "d3/5.7.0/d3.min", "./d3.min").replace(CDN + "jquery/2.0.0/jquery.min", "./jquery.min")
+        text = text.replace(CDN + "d3/5.7.0/d3.min", "./d3.min")
+        text = text.replace(CDN + "jquery/2.0.0/jquery.min", "./jquery.min")
         if CDN in text:
             raise SystemExit(f"bertviz-compare: {name} still names the CDN; bertviz's addresses changed")
         path = os.path.join(work, name)
@@ -253,11 +253,8 @@ def main():
               f"{w[a.layer, head, i, j]:.3f} (attn) / {ref[a.layer, head, i, j]:.3f} (PyTorch)")
     bv = bertviz_pages(attentions, tokens, a.layer, head, a.work)
     screenshots(a, attn_page, bv, a.layer, head, a.out)
-    import bertviz
-    import torch
-    import transformers
-    print(f"bertviz {bertviz.__version__ if hasattr(bertviz, '__version__') else PINS[2].split('==')[1]}, "
-          f"torch {torch.__version__}, transformers {transformers.__version__}")
+    from importlib.metadata import version
+    print(", ".join(f"{p} {version(p)}" for p in ("torch", "transformers", "bertviz")))
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <sys/stat.h>
 
 #include <fmt/format.h>
@@ -19,6 +20,7 @@
 #include "attn/cpu/flash.hpp"
 #include "attn/io/npy.hpp"
 #include "attn/model/bert.hpp"
+#include "attn/nn/gemm_choice.hpp"
 #include "attn/model/tokenizer.hpp"
 #include "cmd_model.hpp"
 #include "command.hpp"
@@ -85,15 +87,12 @@ std::vector<std::string> bench_texts(const BenchCmd& o) {
 // --gemm's word: one of GemmChoice's, and (the library's rule, bert_gemm_path) a kernel this CPU
 // runs under ATTN_ISA.
 GemmChoice bench_gemm(const std::string& word) {
-    for (const GemmChoice g : {GemmChoice::Best, GemmChoice::Avx512, GemmChoice::Avx2, GemmChoice::Neon,
-                               GemmChoice::Generic, GemmChoice::Eigen}) {
-        if (word != gemm_choice_name(g)) continue;
-        BertOptions probe;
-        probe.gemm = g;
-        with_option("--gemm", [&] { return bert_gemm_path(probe); });
-        return g;
-    }
-    throw InputError(fmt::format("--gemm: must be best, avx512, avx2, neon, generic or eigen, got '{}'", word));
+    const std::optional<GemmChoice> g = find_gemm_choice(word);
+    if (!g) throw InputError(fmt::format("--gemm: must be {}, got '{}'", gemm_choice_names(), word));
+    BertOptions probe;
+    probe.gemm = *g;
+    with_option("--gemm", [&] { return bert_gemm_path(probe); });
+    return *g;
 }
 
 // The encoder's options for `model bench`, its option words checked.

@@ -234,7 +234,7 @@ json lab_decoder(const json& r, const std::string& model_dir) {
     const int64_t L = d.model.config.n_layer;
     if (q.layer >= L)
         throw LabError("layer", fmt::format("layer: must be an integer in [0, {}], got {}", L - 1, q.layer));
-    // As `attn model next` computes it (app/cmd_model_decoder.cpp, run_next); the cache holds
+    // As `attn model next` computes it (app/cmd_model_generate.cpp, run_next); the cache holds
     // what `attn model cache` dumps (recording changes no number).
     StackOptions fo;
     fo.record_attention = true;

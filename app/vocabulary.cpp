@@ -12,6 +12,7 @@
 
 #include "attn/core/thread_cap.hpp"
 #include "attn/nn/backend.hpp"
+#include "attn/nn/gemm_choice.hpp"
 #include "attn/train/tasks.hpp"
 #include "command.hpp"
 #include "options.hpp"
@@ -80,7 +81,11 @@ std::vector<std::string> values_by_name(const std::string& name) {
     if (name == "json-nonfinite") return {"string", "literal", "null"};
     if (name == "weights") return {"fp32", "bf16"};
     if (name == "padding") return {"skip", "compute"};
-    if (name == "gemm") return {"best", "avx512", "avx2", "neon", "generic", "eigen"};
+    if (name == "gemm") {
+        std::vector<std::string> words;
+        for (const GemmChoice g : gemm_choices()) words.push_back(gemm_choice_name(g));
+        return words;
+    }
     return {};
 }
 

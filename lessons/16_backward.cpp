@@ -172,7 +172,7 @@ void through_the_softmax(LessonContext& ctx, const Forward& fw, Grads& g) {
 }
 
 void through_the_scores(LessonContext& ctx, const Forward& fw, Grads& g) {
-    const Mat &q = fw.q, &k = fw.k, &v = fw.v, &dO = fw.dO, &P = fw.P, &dS = g.dS, &dV = g.dV;
+    const Mat &q = fw.q, &k = fw.k, &v = fw.v, &dO = fw.dO, &dS = g.dS, &dV = g.dV;
     const double f = fw.f;
     Mat &dQ = g.dQ, &dK = g.dK;
     ctx.section("Through the scores S = f·Q·Kᵀ");

@@ -388,7 +388,9 @@ BertModel BertModel::random(const BertConfig& c, uint64_t seed) {
     return m;
 }
 
-std::string bert_gemm_path(const BertOptions& opt) { return gemm_kernel_name(opt.gemm, opt.bf16_weights, opt.amx, "bert"); }
+std::string bert_gemm_path(const BertOptions& opt) {
+    return gemm_kernel_name(opt.gemm, opt.bf16_weights, opt.amx, "bert");
+}
 
 BertOutput BertModel::forward(const std::vector<std::vector<int32_t>>& ids, const BertOptions& opt,
                               int32_t pad_id) const {

@@ -125,6 +125,80 @@ int64_t check_batch(const std::vector<std::vector<int32_t>>& ids, const StackCon
     return T;
 }
 
+// Pass 1 of forward_batch: each real row's token (+ position, + type 0) embedding into x (N, D),
+// and post-norm's embedding LayerNorm in place (ln_mean, ln_rstd: what its backward would read).
+void embed_rows(const TransformerStack& s, const std::vector<std::vector<int32_t>>& ids, const RowPlan& rp,
+                int32_t pad_id, int th, Tensor& x, std::vector<float>& ln_mean, std::vector<float>& ln_rstd) {
+    const StackConfig& c = s.config;
+    const int64_t B = static_cast<int64_t>(ids.size()), D = c.d_model;
+    const bool post = c.norm == NormPlace::Post;
+    const std::vector<int64_t>& rows = rp.rows;
+    const std::vector<int64_t>& first = rp.first;
+    parallel_for(B, th, [&](int64_t b, int) {
+        const auto& ids_b = ids[static_cast<size_t>(b)];
+        const int64_t len = static_cast<int64_t>(ids_b.size()), r0 = first[static_cast<size_t>(b)];
+        for (int64_t t = 0; t < rows[static_cast<size_t>(b)]; ++t) {
+            const int32_t id = t < len ? ids_b[static_cast<size_t>(t)] : pad_id;
+            const float* we = s.tok_emb.ptr() + static_cast<int64_t>(id) * D;
+            const float* pe = s.pos_emb.ptr() + t * D;
+            float* xr = x.ptr() + (r0 + t) * D;
+            if (c.token_types > 0) {
+                const float* te = s.type_emb.ptr();  // token type 0 for a single sentence
+                for (int64_t d = 0; d < D; ++d) xr[d] = we[d] + pe[d] + te[d];
+            } else {
+                for (int64_t d = 0; d < D; ++d) xr[d] = we[d] + pe[d];
+            }
+        }
+        float* xb = x.ptr() + r0 * D;
+        if (post)
+            nn::layernorm_forward_fast(xb, ln_mean.data() + r0, ln_rstd.data() + r0, xb, s.emb_ln_gamma.ptr(),
+                                       s.emb_ln_beta.ptr(), rows[static_cast<size_t>(b)], D, 1, c.eps);
+    });
+}
+
+// The fused projection's rows (N, 2 QK + VV) split into heads: Q, K (B, H, T, Dk) and V (B, H, T, Dv);
+// padded positions without a row of their own keep their zeros.
+void split_heads(const Tensor& qkv, const RowPlan& rp, int th, Tensor& Q, Tensor& K, Tensor& V) {
+    const int64_t B = Q.dim(0), H = Q.dim(1), T = Q.dim(2), Dk = Q.dim(3), Dv = V.dim(3);
+    const int64_t QK = H * Dk, VV = H * Dv;
+    parallel_for(B * H, th, [&](int64_t bh, int) {
+        const int64_t b = bh / H, hh = bh % H;
+        for (int64_t t = 0; t < rp.rows[static_cast<size_t>(b)]; ++t) {
+            const float* src = qkv.ptr() + (rp.first[static_cast<size_t>(b)] + t) * (2 * QK + VV);
+            std::copy_n(src + hh * Dk, Dk, Q.ptr() + ((b * H + hh) * T + t) * Dk);
+            std::copy_n(src + QK + hh * Dk, Dk, K.ptr() + ((b * H + hh) * T + t) * Dk);
+            std::copy_n(src + 2 * QK + hh * Dv, Dv, V.ptr() + ((b * H + hh) * T + t) * Dv);
+        }
+    });
+}
+
+// The heads (B, H, T, Dv) merged back into rows: merged (N, H Dv).
+void merge_heads(const Tensor& heads, const RowPlan& rp, int th, Tensor& merged) {
+    const int64_t B = heads.dim(0), H = heads.dim(1), T = heads.dim(2), Dv = heads.dim(3), VV = H * Dv;
+    parallel_for(B * H, th, [&](int64_t bh, int) {
+        const int64_t b = bh / H, hh = bh % H;
+        for (int64_t t = 0; t < rp.rows[static_cast<size_t>(b)]; ++t) {
+            const float* src = heads.ptr() + ((b * H + hh) * T + t) * Dv;
+            std::copy(src, src + Dv, merged.ptr() + (rp.first[static_cast<size_t>(b)] + t) * VV + hh * Dv);
+        }
+    });
+}
+
+// The hidden states (B, T, D) from the rows x (N, D): x itself when every padded row was computed,
+// else the real rows back in place with padded positions zero.
+Tensor hidden_in_place(Tensor x, const RowPlan& rp, bool unpad, int64_t B, int64_t T) {
+    const int64_t D = x.dim(1);
+    if (!unpad) {
+        x.shape = {B, T, D};  // (N, D) is (B, T, D) here: N = B T
+        return x;
+    }
+    Tensor out({B, T, D});
+    for (int64_t b = 0; b < B; ++b)
+        std::copy(x.ptr() + rp.first[static_cast<size_t>(b)] * D, x.ptr() + rp.first[static_cast<size_t>(b) + 1] * D,
+                  out.ptr() + b * T * D);
+    return out;
+}
+
 }  // namespace
 
 BatchOutput TransformerStack::forward_batch(const std::vector<std::vector<int32_t>>& ids, const BatchOptions& opt,
@@ -145,8 +219,6 @@ BatchOutput TransformerStack::forward_batch(const std::vector<std::vector<int32_
     const AttentionOptions aopt = c.attention_options();
     const bool unpad = opt.skip_padding && opt.key_padding_mask && !opt.record_attention && !opt.record_qkv;
     const RowPlan rp = plan_rows(out.lengths, T, unpad);
-    const std::vector<int64_t>& rows = rp.rows;
-    const std::vector<int64_t>& first = rp.first;
     const int64_t N = rp.N;
     // Threads: at most one per 32 rows. Below that a second thread's wake-up and the split
     // cost more than they save (MiniLM, one sentence of 16 tokens: 3.3 ms on 1 thread, 5.4 ms
@@ -157,26 +229,7 @@ BatchOutput TransformerStack::forward_batch(const std::vector<std::vector<int32_
     // (the LayerNorm of lib/nn in place; ln_mean and ln_rstd hold what its backward would read)
     Tensor x({N, D});
     std::vector<float> ln_mean(static_cast<size_t>(N)), ln_rstd(static_cast<size_t>(N));
-    parallel_for(B, th, [&](int64_t b, int) {
-        const auto& s = ids[static_cast<size_t>(b)];
-        const int64_t len = static_cast<int64_t>(s.size()), r0 = first[static_cast<size_t>(b)];
-        for (int64_t t = 0; t < rows[static_cast<size_t>(b)]; ++t) {
-            const int32_t id = t < len ? s[static_cast<size_t>(t)] : pad_id;
-            const float* we = tok_emb.ptr() + static_cast<int64_t>(id) * D;
-            const float* pe = pos_emb.ptr() + t * D;
-            float* xr = x.ptr() + (r0 + t) * D;
-            if (c.token_types > 0) {
-                const float* te = type_emb.ptr();  // token type 0 for a single sentence
-                for (int64_t d = 0; d < D; ++d) xr[d] = we[d] + pe[d] + te[d];
-            } else {
-                for (int64_t d = 0; d < D; ++d) xr[d] = we[d] + pe[d];
-            }
-        }
-        float* xb = x.ptr() + r0 * D;
-        if (post)
-            nn::layernorm_forward_fast(xb, ln_mean.data() + r0, ln_rstd.data() + r0, xb, emb_ln_gamma.ptr(),
-                                       emb_ln_beta.ptr(), rows[static_cast<size_t>(b)], D, 1, c.eps);
-    });
+    embed_rows(*this, ids, rp, pad_id, th, x, ln_mean, ln_rstd);
 
     // pass 2: the layers. Element-wise work runs over fixed pieces of rows (each row computed
     // the same way whatever the thread count); the attention of the (b, h) pairs and query
@@ -228,15 +281,7 @@ BatchOutput TransformerStack::forward_batch(const std::vector<std::vector<int32_
         const float* in = pre ? xn.ptr() : x.ptr();
         // Q, K, V in one GEMM: (N, D) . (D, 2 QK + VV), then split into heads   (B, H, T, Dk or Dv)
         linear(qkv.ptr(), in, P.qkv_t, P.qkv_p, P.qkv_h, P.qkv_b.ptr(), MlpActivation::None);
-        parallel_for(B * H, th, [&](int64_t bh, int) {
-            const int64_t b = bh / H, hh = bh % H;
-            for (int64_t t = 0; t < rows[static_cast<size_t>(b)]; ++t) {
-                const float* src = qkv.ptr() + (first[static_cast<size_t>(b)] + t) * (2 * QK + VV);
-                std::copy_n(src + hh * Dk, Dk, Q.ptr() + ((b * H + hh) * T + t) * Dk);
-                std::copy_n(src + QK + hh * Dk, Dk, K.ptr() + ((b * H + hh) * T + t) * Dk);
-                std::copy_n(src + 2 * QK + hh * Dv, Dv, V.ptr() + ((b * H + hh) * T + t) * Dv);
-            }
-        });
+        split_heads(qkv, rp, th, Q, K, V);
         if (opt.record_qkv) {
             out.queries.push_back(Q);
             out.keys.push_back(K);
@@ -246,13 +291,7 @@ BatchOutput TransformerStack::forward_batch(const std::vector<std::vector<int32_
         const Tensor heads = attention(impl, Q, K, V, out.mask, aopt, opt.record_attention ? &rec : nullptr, th);
         if (opt.record_attention) out.attentions.push_back(std::move(rec.weights));  // (B, H, T, T)
         // merge the heads back: (B, H, T, Dv) -> (N, H Dv)
-        parallel_for(B * H, th, [&](int64_t bh, int) {
-            const int64_t b = bh / H, hh = bh % H;
-            for (int64_t t = 0; t < rows[static_cast<size_t>(b)]; ++t) {
-                const float* src = heads.ptr() + ((b * H + hh) * T + t) * Dv;
-                std::copy(src, src + Dv, merged.ptr() + (first[static_cast<size_t>(b)] + t) * VV + hh * Dv);
-            }
-        });
+        merge_heads(heads, rp, th, merged);
         linear(a.ptr(), merged.ptr(), P.o_t, P.o_p, P.o_h, L.attention.o_proj.b.ptr(), MlpActivation::None);
         if (post) add_norm(&a, &L.ln1_gamma, &L.ln1_beta, x.ptr());  // x = LN_1(x + a)
         if (!c.mlp) {
@@ -269,15 +308,7 @@ BatchOutput TransformerStack::forward_batch(const std::vector<std::vector<int32_
     }
     if (pre) add_norm(nullptr, &lnf_gamma, &lnf_beta, x.ptr());  // LN_f in place
 
-    if (!unpad) {
-        out.hidden = std::move(x);  // (N, D) is (B, T, D) here: N = B T
-        out.hidden.shape = {B, T, D};
-    } else {  // real rows back in place; padded positions stay zero
-        out.hidden = Tensor({B, T, D});
-        for (int64_t b = 0; b < B; ++b)
-            std::copy(x.ptr() + first[static_cast<size_t>(b)] * D, x.ptr() + first[static_cast<size_t>(b) + 1] * D,
-                      out.hidden.ptr() + b * T * D);
-    }
+    out.hidden = hidden_in_place(std::move(x), rp, unpad, B, T);
     return out;
 }
 

@@ -49,7 +49,7 @@ const RegisterCatalogue zh16{Lang::zh, 16, {
      "最后一个乘积给出 dQ = f·dS·K 和 dK = f·dSᵀ·Q：查询朝着分数应当升高的那些键移动，"
      "键朝着更需要它的那些查询移动。"},
     {"the steps above equal core's reference backward (attention_backward.hpp) to {} in double",
-     "上面各步与 core 的参考反向传播（attention_backward.hpp）在 double 精度下一致，相差不超过 {0}"},
+     "上面各步与核心库的参考反向传播（attention_backward.hpp）在 double 精度下一致，相差不超过 {0}"},
     {"gradient", "梯度"},
     {"norm", "范数"},
     {"largest |entry|", "最大 |元素|"},

@@ -11,7 +11,12 @@ case "$what" in tour|test) ;; *) echo "usage: scripts/setup.sh tour|test" >&2; e
 # 1. Debian packages the build needs (found by CMake's find_package).
 pkgs="cmake ninja-build g++ pkg-config libcli11-dev libeigen3-dev libfmt-dev nlohmann-json3-dev doctest-dev libcpp-httplib-dev python3 python3-pip"
 missing=""
-for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+# (with a second architecture's copy installed, e.g. arm64 libfmt-dev for a cross build, the bare
+# name is ambiguous to dpkg: ask for this machine's architecture then)
+arch=$(dpkg --print-architecture 2>/dev/null || echo "")
+for p in $pkgs; do
+  dpkg -s "$p" >/dev/null 2>&1 || { [ -n "$arch" ] && dpkg -s "$p:$arch" >/dev/null 2>&1; } || missing="$missing $p"
+done
 if [ -n "$missing" ]; then
   echo "setup: installing$missing"
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"

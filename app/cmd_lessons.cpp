@@ -39,8 +39,8 @@ using attn::lessons::Lesson;
 using attn::lessons::format_in;
 using attn::lessons::translate;
 
+using attn::cli::add_lang_option;
 using attn::cli::resolve_lang;
-void add_lang(CLI::App& sub, std::string& lang) { attn::cli::add_lang_option(sub, lang); }
 
 struct StopTour {};  // the reader typed q at a pause
 
@@ -92,7 +92,7 @@ void add_common(CLI::App& sub, RunFlags& f) {
     sub.add_flag("--no-ask", f.no_ask,
                  "Print each prediction question without waiting for a guess "
                  "(the default when stdin or stdout is not a TTY)");
-    add_lang(sub, f.lang);
+    add_lang_option(sub, f.lang);
 }
 
 bool truecolor_terminal() {
@@ -251,7 +251,7 @@ const attn::cli::Command list_cmd{
         auto lang = std::make_shared<std::string>();
         auto svg = std::make_shared<std::string>();
         attn::cli::add_json(sub, *json, "attn-lessons");
-        add_lang(sub, *lang);
+        add_lang_option(sub, *lang);
         sub.add_option("--svg", *svg,
                        "Also draw the Transformer block, each step with the lessons that explain it, to this SVG file "
                        "(- for stdout)");

@@ -59,6 +59,30 @@ std::map<std::string, std::string> doc_verdicts() {
     return out;
 }
 
+// The training verdicts the tour's records cite, by the command each names ("attn experiment NAME",
+// "attn experiment heads --full"): the experiments read at their quick size, and the (claim,
+// experiment) pairs read from a stored run of another size.
+struct TrainingCitations {
+    std::set<std::string> quick;
+    std::set<std::pair<std::string, std::string>> stored;
+};
+TrainingCitations training_citations(const std::vector<nlohmann::json>& records) {
+    const std::string prefix = "attn experiment ";
+    TrainingCitations out;
+    for (const auto& rec : records)
+        for (const char* kind : {"checks", "qualified", "not_supported", "inconclusive"})
+            if (rec.contains(kind))
+                for (const auto& v : rec[kind]) {
+                    if (!v.contains("command")) continue;
+                    const std::string c = v["command"].get<std::string>();
+                    REQUIRE(c.rfind(prefix, 0) == 0);
+                    const std::string name = c.substr(prefix.size(), c.find(' ', prefix.size()) - prefix.size());
+                    if (v.contains("stored")) out.stored.insert({v["claim"].get<std::string>(), name});
+                    else out.quick.insert(name);
+                }
+    return out;
+}
+
 }  // namespace
 
 TEST_CASE("docs/claims.md, attn claims (cold and cached), attn experiment NAME and the tour agree on every verdict" *
@@ -130,19 +154,12 @@ TEST_CASE("docs/claims.md, attn claims (cold and cached), attn experiment NAME a
         }
     }
     // every training experiment the tour cites at its quick size has its stored runs
-    std::set<std::string> quick_cited;
-    for (const auto& rec : records)
-        for (const char* kind : {"checks", "qualified", "not_supported", "inconclusive"})
-            if (rec.contains(kind))
-                for (const auto& v : rec[kind])
-                    if (v.contains("command") && !v.contains("stored"))
-                        quick_cited.insert(v["command"].get<std::string>());
-    for (const std::string& c : quick_cited) {
-        CAPTURE(c);
-        const std::string name = c.substr(c.rfind(' ') + 1);  // attn experiment NAME
+    const TrainingCitations cited = training_citations(records);
+    for (const std::string& name : cited.quick) {
+        CAPTURE(name);
         CHECK(attn::lessons::stored_evidence(attn::lessons::quick_evidence_file(name)) != nullptr);
     }
-    CHECK(stored_files >= static_cast<int>(quick_cited.size()));
+    CHECK(stored_files >= static_cast<int>(cited.quick.size()));
 
     // attn experiment NAME at the tour's size and seeds, on every claim it judges: its verdict is never
     // harsher than the tour's (seeds that disagree count as inconclusive), so an experiment that measures
@@ -150,16 +167,6 @@ TEST_CASE("docs/claims.md, attn claims (cold and cached), attn experiment NAME a
     // (C33: data/evidence/heads-full.json), that run is the evidence, compared with a fresh training by
     // tests/test_stored_evidence.cpp, and the quick size is not. The experiments that measure random inputs
     // and timings (variance, variants, memory) are not training verdicts and are left out.
-    std::set<std::pair<std::string, std::string>> stored_cited;  // (claim, experiment) read from a stored run
-    for (const auto& rec : records)
-        for (const char* kind : {"checks", "qualified", "not_supported", "inconclusive"})
-            if (rec.contains(kind))
-                for (const auto& v : rec[kind])
-                    if (v.contains("command") && v.contains("stored")) {
-                        const std::string c = v["command"].get<std::string>();  // attn experiment heads --full
-                        const std::string name = c.substr(16, c.find(' ', 16) - 16);
-                        stored_cited.insert({v["claim"].get<std::string>(), name});
-                    }
     for (const auto& e : attn::experiments()) {
         if (e.name == "variance" || e.name == "variants" || e.name == "memory") continue;
         std::map<std::pair<std::string, size_t>, std::vector<std::string>> kinds;  // (claim, rank) -> per seed
@@ -177,7 +184,7 @@ TEST_CASE("docs/claims.md, attn claims (cold and cached), attn experiment NAME a
             CAPTURE(what.second);
             CAPTURE(v);
             REQUIRE(tour.count(what.first) == 1);
-            if (stored_cited.count({what.first, e.name}) != 0) continue;
+            if (cited.stored.count({what.first, e.name}) != 0) continue;
             CAPTURE(tour.at(what.first));
             CHECK(severity(tour.at(what.first)) <= severity(v));
         }

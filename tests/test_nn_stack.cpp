@@ -1,5 +1,5 @@
 // The Transformer stack (attn/nn/stack.hpp): the model attn trains is a configuration of it
-// (TinyTransformer::to_stack gives its logits), its batched fast path agrees with its readable
+// (TrainableStack::to_stack gives its logits), its batched fast path agrees with its readable
 // one-sequence forward for pre-, post- and no-norm configurations, its KV-cache step with its
 // forward, and what it records is what cache_names() says.
 //
@@ -22,7 +22,7 @@
 #include "attn/core/rng.hpp"
 #include "attn/nn/kv_cache.hpp"
 #include "attn/nn/stack.hpp"
-#include "attn/nn/transformer.hpp"
+#include "attn/nn/trainable_stack.hpp"
 
 using attn::StackConfig;
 using attn::Tensor;
@@ -93,7 +93,7 @@ std::vector<std::vector<int32_t>> batch_ids(int64_t vocab) {
 
 }  // namespace
 
-TEST_CASE("stack: the trained model is a configuration of it (to_stack gives TinyTransformer's logits)") {
+TEST_CASE("stack: the trained model is a configuration of it (to_stack gives TrainableStack's logits)") {
     struct Arm {
         const char* name;
         bool causal, mlp;
@@ -117,7 +117,7 @@ TEST_CASE("stack: the trained model is a configuration of it (to_stack gives Tin
         mc.mlp = arm.mlp;
         mc.pos = arm.pos;
         mc.act = arm.act;
-        attn::TinyTransformer model(mc);
+        attn::TrainableStack model(mc);
         attn::init_for_training(model, 7, 1.0);
         const std::vector<int32_t> ids{3, 1, 4, 1, 5, 9, 2, 6, 5, 3};
         const int64_t T = static_cast<int64_t>(ids.size());
@@ -128,7 +128,7 @@ TEST_CASE("stack: the trained model is a configuration of it (to_stack gives Tin
         const attn::StackOutput got = s.forward(ids, {});
         REQUIRE(got.logits.shape == attn::Shape{T, mc.vocab});
         const double worst = max_abs_diff(got.logits.ptr(), want.ptr(), want.numel());
-        MESSAGE(std::string(arm.name) << ": max |stack - TinyTransformer| over the logits = " << worst);
+        MESSAGE(std::string(arm.name) << ": max |stack - TrainableStack| over the logits = " << worst);
         CHECK(worst < 2e-5);
         // and every layer's weights are the ones the model recorded
         const std::vector<Tensor>& att = model.attention_weights();
@@ -146,7 +146,7 @@ TEST_CASE("stack: to_stack refuses what the stack does not run, naming it") {
     mc.layers = 1;
     mc.scale.kind = attn::ScaleKind::Constant;
     mc.scale.value = 2.0f;
-    attn::TinyTransformer model(mc);
+    attn::TrainableStack model(mc);
     CHECK_THROWS_WITH_AS(model.to_stack(), doctest::Contains("to_stack: the stack has no scale but sqrt or none"),
                          attn::InputError);
 }

@@ -1,7 +1,8 @@
-// The TinyTransformer (attn/nn/transformer.hpp): parameters, activations, and one engine,
+// The stack's training path (attn/nn/trainable_stack.hpp): the TrainableStack's parameters (the
+// TransformerStack's weights, log tau beside them), its saved activations, and one engine,
 // templated on the scalar, that runs the forward and backward passes through either the
 // reference ops (ops.hpp) or their fast twins (fast_ops.hpp).
-#include "attn/nn/transformer.hpp"
+#include "attn/nn/trainable_stack.hpp"
 
 #include <fmt/format.h>
 
@@ -14,8 +15,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
-#include <map>
 #include <new>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -33,7 +34,7 @@ void check_emb_std(double std) {
         throw InputError(fmt::format("emb_std: must be in [{:g}, {:g}], got {}", kMinEmbStd, kMaxEmbStd, std));
 }
 
-void redraw_embeddings(TinyTransformer& model, uint64_t seed, double std) {
+void redraw_embeddings(TrainableStack& model, uint64_t seed, double std) {
     check_emb_std(std);
     uint64_t stream = 0;
     for (Param& p : model.params())
@@ -797,25 +798,69 @@ std::vector<std::pair<std::string, Shape>> param_shapes(const ModelConfig& cfg) 
     return out;
 }
 
-struct TinyTransformer::State {
+namespace {
+
+// The stack a ModelConfig describes: pre-norm, its own head, causal as the config.
+StackConfig stack_config(const ModelConfig& c) {
+    return StackConfig{.vocab = c.vocab, .positions = c.max_seq, .d_model = c.d_model, .heads = c.heads,
+                       .d_k = c.d_k, .d_v = c.d_v, .layers = c.layers, .d_ff = c.d_ff, .causal = c.causal,
+                       .norm = NormPlace::Pre, .mlp = c.mlp,
+                       .act = c.act == Activation::Relu ? MlpActivation::Relu : MlpActivation::GeluTanh,
+                       .scale = c.scale.kind == ScaleKind::InvSqrtDk, .tied_head = false};
+}
+
+// Each spec's tensor, in param_specs order: the stack's weights, log tau (kept beside the
+// stack, which has no field for it), and `none` (shape {0}) for an attention-only block's
+// LN_2 and MLP, which the stack leaves out.
+std::vector<Tensor*> bind_params(const ModelConfig& c, const std::vector<ParamSpec>& specs, TransformerStack& s,
+                                 std::vector<Tensor>& log_tau, Tensor& none) {
+    std::vector<Tensor*> v{&s.tok_emb};
+    if (c.pos == PosKind::Learned) v.push_back(&s.pos_emb);
+    for (StackLayer& L : s.layers) {
+        MultiHeadAttention& a = L.attention;
+        for (Tensor* t : {&L.ln1_gamma, &L.ln1_beta, &a.q_proj.W, &a.q_proj.b, &a.k_proj.W, &a.k_proj.b, &a.v_proj.W,
+                          &a.v_proj.b, &a.o_proj.W, &a.o_proj.b})
+            v.push_back(t);
+        for (Tensor* t : {&L.ln2_gamma, &L.ln2_beta, &L.fc.W, &L.fc.b, &L.proj.W, &L.proj.b})
+            v.push_back(c.mlp ? t : &none);
+    }
+    for (Tensor* t : {&s.lnf_gamma, &s.lnf_beta, &s.lm_head}) v.push_back(t);
+    for (Tensor& t : log_tau) v.push_back(&t);
+    if (v.size() != specs.size()) throw std::logic_error("bind_params: the stack and param_specs disagree");
+    for (size_t i = 0; i < v.size(); ++i)
+        if (v[i]->shape != specs[i].shape)
+            throw std::logic_error("bind_params: " + specs[i].name + " is " + shape_str(v[i]->shape) +
+                                   " in the stack, " + shape_str(specs[i].shape) + " in param_specs");
+    return v;
+}
+
+}  // namespace
+
+struct TrainableStack::State {
     std::vector<ParamSpec> specs;
-    std::vector<Tensor> values, grads;
-    std::vector<Tensor> att_out;  // attention weights of the last forward, per layer
+    TransformerStack stack;        // the weights
+    std::vector<Tensor> log_tau;   // (1) per layer with a learned temperature, else none
+    Tensor none = Tensor(Shape{0});
+    std::vector<Tensor*> values;   // per spec: into stack, log_tau or none
+    std::vector<Tensor> grads;     // per spec, the shapes of values
+    std::vector<Tensor> att_out;   // attention weights of the last forward, per layer
     Acts<float> acts;
 };
 
-TinyTransformer::TinyTransformer(const ModelConfig& cfg) : cfg_(cfg.resolved()), st_(std::make_unique<State>()) {
-    st_->specs = param_specs(cfg_);
-    for (const auto& s : st_->specs) {
-        st_->values.emplace_back(s.shape);
-        st_->grads.emplace_back(s.shape);
-    }
+TrainableStack::TrainableStack(const ModelConfig& cfg) : cfg_(cfg.resolved()), st_(std::make_unique<State>()) {
+    State& st = *st_;
+    st.specs = param_specs(cfg_);
+    st.stack = TransformerStack(stack_config(cfg_));
+    if (cfg_.pos == PosKind::Sinusoidal) nn::sinusoidal_positions(st.stack.pos_emb.ptr(), cfg_.max_seq, cfg_.d_model);
+    if (cfg_.learn_temperature) st.log_tau.assign(static_cast<size_t>(cfg_.layers), Tensor(Shape{1}));
+    st.values = bind_params(cfg_, st.specs, st.stack, st.log_tau, st.none);
+    for (const auto& s : st.specs) st.grads.emplace_back(s.shape);
 }
-TinyTransformer::~TinyTransformer() = default;
-TinyTransformer::TinyTransformer(TinyTransformer&&) noexcept = default;
-TinyTransformer& TinyTransformer::operator=(TinyTransformer&&) noexcept = default;
+TrainableStack::~TrainableStack() = default;
+TrainableStack::TrainableStack(TrainableStack&&) noexcept = default;
+TrainableStack& TrainableStack::operator=(TrainableStack&&) noexcept = default;
 
-void TinyTransformer::init(uint64_t seed) {
+void TrainableStack::init(uint64_t seed) {
     // One Rng stream per parameter tensor (by index): independent of threads and order.
     auto& v = st_->values;
     const auto& sp = st_->specs;
@@ -828,34 +873,36 @@ void TinyTransformer::init(uint64_t seed) {
             return n.size() >= s.size() && n.compare(n.size() - s.size(), s.size(), s) == 0;
         };
         if (n.size() > 8 && n.compare(n.size() - 8, 8, ".log_tau") == 0) {
-            v[i].data[0] = std::log(cfg_.scale.value);
+            v[i]->data[0] = std::log(cfg_.scale.value);
         } else if (n == "tok_emb.weight" || n == "pos_emb.weight") {
-            for (auto& x : v[i].data) x = rng.normal(0.0f, 0.02f);
+            for (auto& x : v[i]->data) x = rng.normal(0.0f, 0.02f);
         } else if (n.find(".ln") != std::string::npos || n.rfind("ln_f", 0) == 0) {
-            std::fill(v[i].data.begin(), v[i].data.end(), ends_with(".weight") ? 1.0f : 0.0f);
+            std::fill(v[i]->data.begin(), v[i]->data.end(), ends_with(".weight") ? 1.0f : 0.0f);
         } else if (ends_with(".weight")) {
             // a Linear: weight and (next in the list, if it is this layer's bias) bias together
             Tensor none;
             const bool has_bias = i + 1 < sp.size() && ends_with(".weight") &&
                                   sp[i + 1].name == n.substr(0, n.size() - 6) + "bias";
-            Tensor& b = has_bias ? v[i + 1] : none;
-            init_linear(v[i], b, cfg_.init, rng);
+            Tensor& b = has_bias ? *v[i + 1] : none;
+            init_linear(*v[i], b, cfg_.init, rng);
             if (n.find("q_proj") != std::string::npos || n.find("k_proj") != std::string::npos)
-                for (auto& x : v[i].data) x *= cfg_.qk_init_gain;
+                for (auto& x : v[i]->data) x *= cfg_.qk_init_gain;
             if (has_bias) ++i;
         }
     }
 }
 
-std::vector<Param> TinyTransformer::params() {
+std::vector<Param> TrainableStack::params() {
     std::vector<Param> out;
     for (size_t i = 0; i < st_->specs.size(); ++i)
         if (st_->specs[i].used)
-            out.push_back({st_->specs[i].name, &st_->values[i], &st_->grads[i], st_->specs[i].decay});
+            out.push_back({st_->specs[i].name, st_->values[i], &st_->grads[i], st_->specs[i].decay});
     return out;
 }
 
-TransformerStack TinyTransformer::to_stack() const {
+const TransformerStack& TrainableStack::stack() const { return st_->stack; }
+
+const TransformerStack& TrainableStack::to_stack() const {
     const ModelConfig& c = cfg_;
     auto refuse = [](const char* what) { throw InputError(fmt::format("to_stack: the stack has no {}", what)); };
     if (c.scale.kind != ScaleKind::InvSqrtDk && c.scale.kind != ScaleKind::None) refuse("scale but sqrt or none");
@@ -863,46 +910,12 @@ TransformerStack TinyTransformer::to_stack() const {
     if (c.pad_token >= 0) refuse("pad token (its batches are padded by lengths)");
     if (c.bug != AttnBug::None) refuse("planted bugs");
     if (c.attention_variant()) refuse("attention variants or ablated heads");
-    const StackConfig s{.vocab = c.vocab, .positions = c.max_seq, .d_model = c.d_model, .heads = c.heads, .d_k = c.d_k,
-                        .d_v = c.d_v, .layers = c.layers, .d_ff = c.d_ff, .causal = c.causal, .norm = NormPlace::Pre,
-                        .mlp = c.mlp, .act = c.act == Activation::Relu ? MlpActivation::Relu : MlpActivation::GeluTanh,
-                        .scale = c.scale.kind == ScaleKind::InvSqrtDk, .tied_head = false};
-    TransformerStack out(s);
-    const auto& v = st_->values;
-    const auto& sp = st_->specs;
-    std::map<std::string, const Tensor*> by_name;
-    for (size_t i = 0; i < sp.size(); ++i) by_name[sp[i].name] = &v[i];
-    auto get = [&](const std::string& n) -> const Tensor& { return *by_name.at(n); };
-    out.tok_emb = get("tok_emb.weight");
-    if (c.pos == PosKind::Learned) out.pos_emb = get("pos_emb.weight");
-    else if (c.pos == PosKind::Sinusoidal) nn::sinusoidal_positions(out.pos_emb.ptr(), c.max_seq, c.d_model);
-    for (int64_t l = 0; l < c.layers; ++l) {
-        const std::string b = fmt::format("blocks.{}.", l);
-        StackLayer& L = out.layers[static_cast<size_t>(l)];
-        L.ln1_gamma = get(b + "ln1.weight");
-        L.ln1_beta = get(b + "ln1.bias");
-        for (auto [lin, name] : {std::pair{&L.attention.q_proj, "q_proj"}, {&L.attention.k_proj, "k_proj"},
-                                 {&L.attention.v_proj, "v_proj"}, {&L.attention.o_proj, "o_proj"}}) {
-            lin->W = get(b + "attn." + name + ".weight");
-            lin->b = get(b + "attn." + name + ".bias");
-        }
-        if (!c.mlp) continue;
-        L.ln2_gamma = get(b + "ln2.weight");
-        L.ln2_beta = get(b + "ln2.bias");
-        L.fc.W = get(b + "mlp.fc1.weight");
-        L.fc.b = get(b + "mlp.fc1.bias");
-        L.proj.W = get(b + "mlp.fc2.weight");
-        L.proj.b = get(b + "mlp.fc2.bias");
-    }
-    out.lnf_gamma = get("ln_f.weight");
-    out.lnf_beta = get("ln_f.bias");
-    out.lm_head = get("head.weight");
-    return out;
+    return st_->stack;
 }
 
-int64_t TinyTransformer::num_params() const {
+int64_t TrainableStack::num_params() const {
     int64_t n = 0;
-    for (const auto& t : st_->values) n += t.numel();
+    for (const Tensor* t : st_->values) n += t->numel();
     return n;
 }
 
@@ -915,14 +928,14 @@ struct Ptrs {
 };
 }  // namespace
 
-StepStats TinyTransformer::forward_backward(const int32_t* tokens, const int32_t* targets, int64_t B, int64_t T,
+StepStats TrainableStack::forward_backward(const int32_t* tokens, const int32_t* targets, int64_t B, int64_t T,
                                             uint64_t step_seed, int threads) {
     check_batch(cfg_, tokens, targets, B, T);
     Ptrs<float> p;
     for (size_t i = 0; i < st_->values.size(); ++i) {
-        p.P.push_back(st_->values[i].ptr());
+        p.P.push_back(st_->values[i]->ptr());
         p.G.push_back(st_->grads[i].ptr());
-        p.sizes.push_back(st_->values[i].numel());
+        p.sizes.push_back(st_->values[i]->numel());
     }
     const Ops<float> op{!reference_, reference_ ? 1 : threads};
     return run_model<float>(cfg_, p.P, &p.G, p.sizes, st_->acts, tokens, targets, B, T, true, step_seed, op);
@@ -943,21 +956,21 @@ void keep_attention(const ModelConfig& c, const Acts<float>& a, std::vector<Tens
 }
 }  // namespace
 
-StepStats TinyTransformer::evaluate(const int32_t* tokens, const int32_t* targets, int64_t B, int64_t T,
+StepStats TrainableStack::evaluate(const int32_t* tokens, const int32_t* targets, int64_t B, int64_t T,
                                     int threads) {
     check_batch(cfg_, tokens, targets, B, T);
     std::vector<const float*> P;
-    for (auto& t : st_->values) P.push_back(t.ptr());
+    for (Tensor* t : st_->values) P.push_back(t->ptr());
     const Ops<float> op{!reference_, reference_ ? 1 : threads};
     const StepStats s = run_model<float>(cfg_, P, nullptr, {}, st_->acts, tokens, targets, B, T, false, 0, op);
     keep_attention(cfg_, st_->acts, st_->att_out, B, T);
     return s;
 }
 
-Tensor TinyTransformer::logits(const int32_t* tokens, int64_t B, int64_t T, int threads) {
+Tensor TrainableStack::logits(const int32_t* tokens, int64_t B, int64_t T, int threads) {
     check_batch(cfg_, tokens, nullptr, B, T);
     std::vector<const float*> P;
-    for (auto& t : st_->values) P.push_back(t.ptr());
+    for (Tensor* t : st_->values) P.push_back(t->ptr());
     const Ops<float> op{!reference_, reference_ ? 1 : threads};
     run_model<float>(cfg_, P, nullptr, {}, st_->acts, tokens, nullptr, B, T, false, 0, op);
     keep_attention(cfg_, st_->acts, st_->att_out, B, T);
@@ -966,9 +979,9 @@ Tensor TinyTransformer::logits(const int32_t* tokens, int64_t B, int64_t T, int 
     return out;
 }
 
-const std::vector<Tensor>& TinyTransformer::attention_weights() const { return st_->att_out; }
+const std::vector<Tensor>& TrainableStack::attention_weights() const { return st_->att_out; }
 
-void TinyTransformer::set_head_off(std::vector<uint8_t> off) {
+void TrainableStack::set_head_off(std::vector<uint8_t> off) {
     ModelConfig c = cfg_;
     c.head_off = std::move(off);
     c.validate();
@@ -1033,7 +1046,7 @@ double train_step_flops(const ModelConfig& cfg, int64_t B, int64_t T) {
     return 2.0 * 3.0 * fwd_macs;  // 2 FLOPs per multiply-add; backward = 2x forward
 }
 
-void init_for_training(TinyTransformer& model, uint64_t seed, double emb_std) {
+void init_for_training(TrainableStack& model, uint64_t seed, double emb_std) {
     model.init(mix64(seed ^ 0x696e6974ULL));  // "init"
     redraw_embeddings(model, seed, emb_std);
 }

@@ -82,7 +82,9 @@ template <class S>
 struct Acts {
     int64_t B = -1, T = -1;
     bool fused = false;
-    Buf<S> pos;  // sinusoidal table (Tmax, D) when pos = Sinusoidal, zeros when None
+    // sinusoidal table (Tmax, D) when pos = Sinusoidal, zeros when None: the stack's pos_emb, made
+    // again here in S (the double reference needs it in double)
+    Buf<S> pos;
     struct Layer {
         Buf<S> ln1, ln1_mean, ln1_rstd, q, k, v, qn, kn, qnorm, knorm, att, atty, attproj, mid;
         Buf<S> ln2, ln2_mean, ln2_rstd, fch, fch_act, fcproj;

@@ -1,5 +1,5 @@
 // `attn train`: train a tiny Transformer on a toy task and watch the loss fall.
-// The task (attn/train/tasks.hpp), the model (attn/nn/transformer.hpp) and the loop
+// The task (attn/train/tasks.hpp), the model (attn/nn/trainable_stack.hpp) and the loop
 // (attn/train/trainer.hpp) are the library's; this file binds flags, checks
 // them all before the first step, and shows the run: a progress line, the
 // curve as a table and a sparkline, an SVG plot, a JSON record, the per-head
@@ -35,7 +35,7 @@
 #include "attn/io/guards.hpp"
 #include "attn/train/checkpoint.hpp"
 #include "attn/train/induction.hpp"
-#include "attn/nn/transformer.hpp"
+#include "attn/nn/trainable_stack.hpp"
 #include "attn/train/tasks.hpp"
 #include "attn/train/trainer.hpp"
 #include "attn/viz/chart.hpp"
@@ -243,7 +243,7 @@ struct HeadEntropy {
     HeadStats s;
 };
 
-std::vector<HeadEntropy> head_entropies(TinyTransformer& model, const TaskBatch& b, int threads) {
+std::vector<HeadEntropy> head_entropies(TrainableStack& model, const TaskBatch& b, int threads) {
     model.evaluate(b.tokens.data(), b.targets.data(), b.B, b.T, threads);
     const Mask mask = model.config().causal ? Mask::make_causal() : Mask::none();
     std::vector<HeadEntropy> out;
@@ -273,7 +273,7 @@ Scale parse_train_scale(const std::string& text, bool& learned) {
 }
 
 // tau = exp(log_tau) of every layer of a model with a learned cosine temperature, in layer order.
-std::vector<double> learned_taus(TinyTransformer& model) {
+std::vector<double> learned_taus(TrainableStack& model) {
     std::vector<double> taus;
     for (const Param& p : model.params())
         if (p.name.ends_with(".attn.log_tau")) taus.push_back(std::exp(static_cast<double>(p.value->data[0])));
@@ -445,16 +445,16 @@ void check_train_outputs(TrainOpts& o) {
 }
 
 // The model to train: the checkpoint's, or a new one initialised from --seed.
-TinyTransformer build_train_model(const TrainOpts& o, std::optional<Checkpoint>& loaded, const ModelConfig& mc) {
+TrainableStack build_train_model(const TrainOpts& o, std::optional<Checkpoint>& loaded, const ModelConfig& mc) {
     const TrainConfig& tc = o.tc;
-    TinyTransformer model = loaded ? std::move(loaded->model) : TinyTransformer(mc);
+    TrainableStack model = loaded ? std::move(loaded->model) : TrainableStack(mc);
     if (!loaded) init_for_training(model, tc.seed, o.emb_std);
     return model;
 }
 
 // Training, with the progress line (app/progress.hpp: on a terminal, the step, loss, rate and
 // ETA redrawn in place) and a line at each evaluation; Ctrl-C stops it after the step in progress.
-TrainResult train_with_progress(const TrainOpts& o, TinyTransformer& model, const Task& task, std::FILE* out,
+TrainResult train_with_progress(const TrainOpts& o, TrainableStack& model, const Task& task, std::FILE* out,
                                 bool tty) {
     const TrainConfig& tc = o.tc;
     TrainResult result;
@@ -494,7 +494,7 @@ TrainResult train_with_progress(const TrainOpts& o, TinyTransformer& model, cons
 
 // What the trained model does: the curve, sparklines, the final scores, learned
 // temperatures, and each head's attention entropy on eval batch 0.
-void print_trained(std::FILE* out, const TrainOpts& o, TinyTransformer& model, const Task& task,
+void print_trained(std::FILE* out, const TrainOpts& o, TrainableStack& model, const Task& task,
                    const TrainResult& result, const std::vector<HeadEntropy>& entropies) {
     const ModelConfig mc = model.config();
     const CurvePoint& last = result.curve.back();
@@ -541,7 +541,7 @@ void print_trained(std::FILE* out, const TrainOpts& o, TinyTransformer& model, c
 
 // --dump: the first rows of eval batch 0 (a row does not depend on B) with the tokens,
 // targets, predictions, the mask, and every layer's attention weights.
-Dump train_dump(const TrainOpts& o, TinyTransformer& model, const Task& task, const TrainResult& result, bool causal,
+Dump train_dump(const TrainOpts& o, TrainableStack& model, const Task& task, const TrainResult& result, bool causal,
                 int threads, int64_t& layer, int64_t& rows) {
     const TrainConfig& tc = o.tc;
     const ModelConfig mc = model.config();
@@ -590,7 +590,7 @@ Dump train_dump(const TrainOpts& o, TinyTransformer& model, const Task& task, co
 }
 
 // --dump and --html: the trained attention on the first eval rows, as a file and as a page (every layer, row 0).
-void write_train_dump(const TrainOpts& o, TinyTransformer& model, const Task& task, const TrainResult& result,
+void write_train_dump(const TrainOpts& o, TrainableStack& model, const Task& task, const TrainResult& result,
                       bool causal, int threads, std::FILE* out) {
     int64_t layer = 0, rows = 0;
     const Dump d = train_dump(o, model, task, result, causal, threads, layer, rows);
@@ -611,7 +611,7 @@ void write_train_dump(const TrainOpts& o, TinyTransformer& model, const Task& ta
 
 // The attn-train document: task, model, training settings, result, curve, per-step loss,
 // head entropies (and the learned temperatures).
-nlohmann::json train_json(const TrainOpts& o, TinyTransformer& model, const Task& task, TaskKind kind, bool causal,
+nlohmann::json train_json(const TrainOpts& o, TrainableStack& model, const Task& task, TaskKind kind, bool causal,
                           bool loaded, int threads, const TrainResult& result,
                           const std::vector<HeadEntropy>& entropies) {
     const TrainConfig& tc = o.tc;
@@ -664,7 +664,7 @@ nlohmann::json train_json(const TrainOpts& o, TinyTransformer& model, const Task
 }
 
 // --export-gpt2: the model as a GPT-2 folder, with the run's record, command and commit.
-void write_gpt2_folder(const TrainOpts& o, TinyTransformer& model, const Task& task,
+void write_gpt2_folder(const TrainOpts& o, TrainableStack& model, const Task& task,
                        std::map<std::string, std::string> provenance, std::FILE* out) {
     provenance["attn.command"] = command_line();
     provenance["attn.commit"] = build_commit();
@@ -727,7 +727,7 @@ int run_train(TrainOpts o) {
     if (!o.export_gpt2.empty()) check_gpt2_export(mc, task, o.export_gpt2);
 
     // ---- build the model
-    TinyTransformer model = build_train_model(o, loaded, mc);
+    TrainableStack model = build_train_model(o, loaded, mc);
     mc = model.config();
     const bool to_stdout = o.json.to_stdout() || o.svg == "-" || o.dump == "-";
     std::FILE* out = to_stdout ? stderr : stdout;

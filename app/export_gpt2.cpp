@@ -68,7 +68,7 @@ void check_outside_gpt2_export(const std::string& dir,
     }
 }
 
-void export_gpt2(const std::string& dir, TinyTransformer& model, const Task& task,
+void export_gpt2(const std::string& dir, TrainableStack& model, const Task& task,
                  const std::map<std::string, std::string>& provenance) {
     check_gpt2_export(model.config(), task, dir);
     const ModelConfig& c = model.config();

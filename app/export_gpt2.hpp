@@ -8,7 +8,7 @@
 #include <string_view>
 #include <utility>
 
-#include "attn/nn/transformer.hpp"
+#include "attn/nn/trainable_stack.hpp"
 #include "attn/train/tasks.hpp"
 
 namespace attn::cli {
@@ -31,7 +31,7 @@ void check_outside_gpt2_export(const std::string& dir,
 // attention-only block gets an MLP of width 1 whose weights are zero: it adds exactly 0),
 // ln_f, and the untied output head. `provenance` goes into config.json and the weights'
 // metadata.
-void export_gpt2(const std::string& dir, TinyTransformer& model, const Task& task,
+void export_gpt2(const std::string& dir, TrainableStack& model, const Task& task,
                  const std::map<std::string, std::string>& provenance);
 
 }  // namespace attn::cli

@@ -20,7 +20,7 @@
 #include "attn/experiments/variance.hpp"
 #include "attn/model/bert.hpp"
 #include "attn/nn/mha.hpp"
-#include "attn/nn/transformer.hpp"
+#include "attn/nn/trainable_stack.hpp"
 #include "attn/train/tasks.hpp"
 #include "attn/train/trainer.hpp"
 #include "attn/viz/html.hpp"
@@ -437,7 +437,7 @@ void run_lab_training(const json& request, const std::atomic<bool>& stop,
     tc.seed = c["seed"].get<uint64_t>();
     tc.threads = 0;
     tc.lr = kTaskLr;
-    TinyTransformer model(mc);
+    TrainableStack model(mc);
     init_for_training(model, tc.seed, 1.0);
     const int64_t head = c["head"].get<int64_t>();
     const TaskBatch row = task.batch(1, tc.seed, DataSplit::Eval, 0);

@@ -74,7 +74,7 @@ nlohmann::json head_json(const ScoredHead& h) { return {{"layer", h.layer}, {"he
 
 }  // namespace
 
-std::optional<InductionRun> induction_report(InductionObserver* observer, TinyTransformer& model, const Task& task,
+std::optional<InductionRun> induction_report(InductionObserver* observer, TrainableStack& model, const Task& task,
                                              const TrainConfig& tc, int threads, std::FILE* out, bool quiet,
                                              bool unicode) {
     (void)unicode;

@@ -14,7 +14,7 @@
 namespace attn::cli {
 
 // observer null: nothing (another task). Else the run analysed, printed to out unless quiet.
-std::optional<InductionRun> induction_report(InductionObserver* observer, TinyTransformer& model, const Task& task,
+std::optional<InductionRun> induction_report(InductionObserver* observer, TrainableStack& model, const Task& task,
                                              const TrainConfig& tc, int threads, std::FILE* out, bool quiet,
                                              bool unicode);
 nlohmann::json induction_json(const InductionRun& r);

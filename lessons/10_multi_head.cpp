@@ -4,7 +4,7 @@
 // trained live, against the trainer's own forward pass.
 #include "common.hpp"
 #include "attn/experiments/experiment.hpp"
-#include "attn/nn/transformer.hpp"
+#include "attn/nn/trainable_stack.hpp"
 #include "attn/nn/ops.hpp"
 #include "attn/train/tasks.hpp"
 #include "attn/train/trainer.hpp"
@@ -15,7 +15,7 @@ namespace {
 // ---- the block of a trained model, by hand (the last section)
 
 // A parameter of the model, by its PyTorch state_dict name (a copy).
-Tensor param(TinyTransformer& m, const std::string& name) {
+Tensor param(TrainableStack& m, const std::string& name) {
     for (const Param& p : m.params())
         if (p.name == name) return *p.value;
     throw std::logic_error("lesson multi-head: the model has no parameter " + name);
@@ -36,7 +36,7 @@ Tensor plus(const Tensor& a, const Tensor& b) {
     return out;
 }
 
-Linear linear_of(TinyTransformer& m, const std::string& prefix) {
+Linear linear_of(TrainableStack& m, const std::string& prefix) {
     Linear l;
     l.W = param(m, prefix + ".weight");
     l.b = param(m, prefix + ".bias");
@@ -62,7 +62,7 @@ void block_section(LessonContext& ctx) {
     mc.d_model = 32;
     mc.heads = 2;
     mc.layers = 1;
-    TinyTransformer model(mc);
+    TrainableStack model(mc);
     model.init(ctx.seed());
     TrainConfig tc;
     tc.steps = 200;

@@ -19,7 +19,7 @@ constexpr int64_t kT = 32, kSymbols = 64, kHeads = 2, kSteps = 400, kEvery = 25,
 constexpr const char* kEvidence = "evidence/induction-full.json";
 
 struct Live {
-    TinyTransformer model;
+    TrainableStack model;
     Task task;
     InductionRun run;
 };
@@ -34,7 +34,7 @@ Live train_live(LessonContext& ctx) {
     mc.max_seq = kT;
     mc.heads = kHeads;
     mc.mlp = false;
-    TinyTransformer model(mc);
+    TrainableStack model(mc);
     init_for_training(model, ctx.seed(), 1.0f);
     TrainConfig tc;
     tc.steps = kSteps;

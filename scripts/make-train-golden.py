@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Make the fixtures that pin attn's training ops and TinyTransformer to PyTorch autograd.
+"""Make the fixtures that pin attn's training ops and TrainableStack to PyTorch autograd.
 
 Writes tests/fixtures/train/ops.safetensors and tests/fixtures/train/model_*.safetensors.
 Inputs are drawn here (torch.manual_seed), every result is computed by PyTorch in
@@ -12,7 +12,7 @@ ops.safetensors:
   embedding   wte[tokens] + pos[:T]: emb.tokens (as float), emb.wte, emb.pos, emb.dout -> emb.out, emb.dwte, emb.dpos
   xent        F.cross_entropy(logits, targets, ignore_index=-1): xent.logits, xent.targets (as float)
               -> xent.loss (1), xent.dlogits
-model_NAME.safetensors: the TinyTransformer of attn/nn/transformer.hpp written out in torch
+model_NAME.safetensors: the TrainableStack of attn/nn/trainable_stack.hpp written out in torch
   (pre-LN blocks, q/k/v/o projections, causal mask or none, GELU tanh, final LN, untied head
   without bias), with the weights drawn here: "param.<name>" for every parameter,
   "tokens", "targets" (as float), "loss" (1) and "grad.<name>" = d loss / d param;

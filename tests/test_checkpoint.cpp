@@ -1,4 +1,4 @@
-// The strict safetensors writer (attn/io/safetensors.hpp) and TinyTransformer checkpoints
+// The strict safetensors writer (attn/io/safetensors.hpp) and TrainableStack checkpoints
 // (attn/train/checkpoint.hpp): round trips, the layout rules, and refusals that name
 // the file and the tensor.
 #include <doctest/doctest.h>
@@ -83,7 +83,7 @@ TEST_CASE("safetensors writer: sorted names, 8-byte aligned data, read back by t
 }
 
 TEST_CASE("checkpoint: save and load give the same model, config and metadata") {
-    attn::TinyTransformer m(small());
+    attn::TrainableStack m(small());
     m.init(4);
     const std::string p = tmp_path("model.safetensors");
     attn::save_checkpoint(p, m, {{"task", "recall"}, {"step", "12"}});
@@ -109,7 +109,7 @@ TEST_CASE("checkpoint: save and load give the same model, config and metadata") 
 TEST_CASE("checkpoint: a learned cosine temperature is saved, reloaded and required") {
     attn::ModelConfig c = small();
     c.learn_temperature = true;
-    attn::TinyTransformer m(c);
+    attn::TrainableStack m(c);
     m.init(4);
     for (auto& p : m.params())
         if (p.name == "blocks.1.attn.log_tau") p.value->data[0] = -0.75f;  // as if trained
@@ -137,7 +137,7 @@ TEST_CASE("checkpoint: a learned cosine temperature is saved, reloaded and requi
 }
 
 TEST_CASE("checkpoint: a file that does not match its config is refused, naming file and tensor") {
-    attn::TinyTransformer m(small());
+    attn::TrainableStack m(small());
     m.init(4);
     std::vector<std::pair<std::string, Tensor>> ts;
     for (auto& p : m.params()) ts.emplace_back(p.name, *p.value);

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attn/experiments/experiment.hpp"
-#include "attn/nn/transformer.hpp"
+#include "attn/nn/trainable_stack.hpp"
 #include "finite_diff.hpp"
 #include "test_util.hpp"
 #include "transformer_test_util.hpp"
@@ -128,7 +128,7 @@ TEST_CASE("experiments: every planted bug's backward is the exact gradient of it
         const std::string name = attn_bug_name(bug);
         CAPTURE(name);
         const ModelConfig c = tiny_bug_config(bug);
-        TinyTransformer m(c);
+        TrainableStack m(c);
         m.init(3);
         auto P = attn::test::params_f64(m);
         std::vector<std::vector<double>> G;
@@ -151,16 +151,16 @@ TEST_CASE("experiments: every planted bug's backward is the exact gradient of it
 
 TEST_CASE("experiments: each planted bug changes the output, and leaks where it should") {
     // logits of the clean model, and after the last token changes / the pad embedding moves
-    auto logits = [](TinyTransformer& m, const std::vector<int32_t>& tok) {
+    auto logits = [](TrainableStack& m, const std::vector<int32_t>& tok) {
         return m.logits(tok.data(), 2, 6, 1).data;
     };
-    TinyTransformer clean(tiny_bug_config(AttnBug::None));
+    TrainableStack clean(tiny_bug_config(AttnBug::None));
     clean.init(5);
     const auto base = logits(clean, kTok);
     for (AttnBug bug : kBugs) {
         const std::string name = attn_bug_name(bug);
         CAPTURE(name);
-        TinyTransformer m(tiny_bug_config(bug));
+        TrainableStack m(tiny_bug_config(bug));
         m.init(5);  // the same parameters as the clean model
         const auto l0 = logits(m, kTok);
         double diff = 0;

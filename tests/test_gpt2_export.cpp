@@ -1,6 +1,6 @@
 // attn train --export-gpt2: the tiny Transformer written as a GPT-2 folder gives the same
 // logits through Gpt2Model (the reference ops) as the checkpoint of the same run through
-// TinyTransformer (the training fast path), its vocabulary spells the task's tokens, a
+// TrainableStack (the training fast path), its vocabulary spells the task's tokens, a
 // saved folder reads back unchanged, and what cannot be a GPT-2 is refused before training.
 //
 // Tolerance: max |gpt2 - tiny| <= 1e-4 x (1 + max |tiny|) over the (T, V) logits: the same

@@ -1,5 +1,5 @@
 // Induction heads in the tiny decoder (attn/train/induction.hpp, the induction task of
-// attn/train/tasks.hpp, the attention-only model of attn/nn/transformer.hpp): the task's rows,
+// attn/train/tasks.hpp, the attention-only model of attn/nn/trainable_stack.hpp): the task's rows,
 // the three scores on hand-made weights with known answers, the phase-change rule, the
 // ablation, and `attn train --task induction`.
 #include <doctest/doctest.h>
@@ -39,7 +39,7 @@ ModelConfig attention_only(int64_t V, int64_t T, int64_t D = 16, int64_t H = 2, 
     return c;
 }
 
-Tensor& param(TinyTransformer& m, const std::string& name) {
+Tensor& param(TrainableStack& m, const std::string& name) {
     for (auto& p : m.params())
         if (p.name == name) return *p.value;
     FAIL("no parameter " << name);
@@ -109,7 +109,7 @@ TEST_CASE("induction: the copying score of hand-made OV circuits") {
     // e1 = -e3. With W_V = W_O = I and W_U = E, the logits are u_t = E e_t: the own logit 2 is the
     // largest (the others 0 or -2), score 1. With W_O = -I the own logit is the smallest: score 0.
     ModelConfig c = attention_only(4, 8, 4, 1, 1);
-    TinyTransformer m(c);
+    TrainableStack m(c);
     m.init(1);
     const float E[4][4] = {{1, -1, 0, 0}, {0, 0, 1, -1}, {-1, 1, 0, 0}, {0, 0, -1, 1}};
     Tensor& emb = param(m, "tok_emb.weight");
@@ -156,7 +156,7 @@ TEST_CASE("induction: the phase-change rule") {
 
 TEST_CASE("induction: ablating a head equals zeroing its values, and leaves the model as it was") {
     const Task task = induction_task(16, 8);
-    TinyTransformer m(attention_only(task.vocab(), 16));
+    TrainableStack m(attention_only(task.vocab(), 16));
     init_for_training(m, 4, 1.0f);
     const double base = evaluate_task(m, task, 8, 4, 2, 1).loss;
     const std::vector<float> wo = param(m, "blocks.1.attn.o_proj.weight").data;
@@ -182,7 +182,7 @@ TEST_CASE("induction: the attention-only model has no MLP, trains the same on bo
         CHECK(name.find("mlp") == std::string::npos);
         CHECK(name.find("ln2") == std::string::npos);
     }
-    TinyTransformer fast(c), ref(c);
+    TrainableStack fast(c), ref(c);
     init_for_training(fast, 2, 1.0f);
     init_for_training(ref, 2, 1.0f);
     ref.set_reference_path(true);

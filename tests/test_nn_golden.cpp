@@ -1,4 +1,4 @@
-// The training ops and the TinyTransformer against PyTorch autograd fixtures
+// The training ops and the TrainableStack against PyTorch autograd fixtures
 // (tests/fixtures/train, made by scripts/make-train-golden.py with python3-torch 1.13).
 //
 // The fixtures hold PyTorch's answers computed in float64 from float32 inputs and rounded
@@ -19,7 +19,7 @@
 
 #include "attn/io/safetensors.hpp"
 #include "attn/train/checkpoint.hpp"
-#include "attn/nn/transformer.hpp"
+#include "attn/nn/trainable_stack.hpp"
 #include "attn/nn/ops.hpp"
 #include "test_util.hpp"
 
@@ -104,12 +104,12 @@ TEST_CASE("nn golden: LayerNorm, GELU, embedding and cross-entropy match PyTorch
     }
 }
 
-TEST_CASE("nn golden: TinyTransformer loss and every parameter gradient match PyTorch autograd") {
+TEST_CASE("nn golden: TrainableStack loss and every parameter gradient match PyTorch autograd") {
     for (const char* name : {"model_decoder.safetensors", "model_encoder_dk_ne_dv.safetensors"}) {
         CAPTURE(name);
         const SafeTensors f = SafeTensors::load(fixture(name));
         const attn::ModelConfig cfg = attn::config_from_json(f.metadata().at("attn.config"), name);
-        attn::TinyTransformer m(cfg);
+        attn::TrainableStack m(cfg);
         for (auto& p : m.params()) *p.value = f.to_float("param." + p.name, p.value->shape);
         const Tensor tokT = f.to_float("tokens");
         const auto tok = ints(tokT), tgt = ints(f.to_float("targets"));

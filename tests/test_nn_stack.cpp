@@ -1,7 +1,7 @@
 // The Transformer stack (attn/nn/stack.hpp): the model attn trains is a configuration of it
-// (TinyTransformer::to_stack gives its logits), its batched fast path agrees with its readable
-// one-sequence forward for pre-, post- and no-norm configurations, its KV-cache step with its
-// forward, and what it records is what cache_names() says.
+// (its weights are the stack's tensors, and to_stack() gives its logits), its batched fast path
+// agrees with its readable one-sequence forward for pre-, post- and no-norm configurations, its
+// KV-cache step with its forward, and what it records is what cache_names() says.
 //
 // Tolerances: the paths differ only in the order of float32 sums (GEMM blockings, fused Q K V,
 // the flash kernel's online softmax). Each value here sums at most 40 products before a
@@ -21,8 +21,9 @@
 #include "attn/core/errors.hpp"
 #include "attn/core/rng.hpp"
 #include "attn/nn/kv_cache.hpp"
+#include "attn/nn/ops.hpp"
 #include "attn/nn/stack.hpp"
-#include "attn/nn/transformer.hpp"
+#include "attn/nn/trainable_stack.hpp"
 
 using attn::StackConfig;
 using attn::Tensor;
@@ -93,7 +94,7 @@ std::vector<std::vector<int32_t>> batch_ids(int64_t vocab) {
 
 }  // namespace
 
-TEST_CASE("stack: the trained model is a configuration of it (to_stack gives TinyTransformer's logits)") {
+TEST_CASE("stack: the trained model is a configuration of it (to_stack gives TrainableStack's logits)") {
     struct Arm {
         const char* name;
         bool causal, mlp;
@@ -117,7 +118,7 @@ TEST_CASE("stack: the trained model is a configuration of it (to_stack gives Tin
         mc.mlp = arm.mlp;
         mc.pos = arm.pos;
         mc.act = arm.act;
-        attn::TinyTransformer model(mc);
+        attn::TrainableStack model(mc);
         attn::init_for_training(model, 7, 1.0);
         const std::vector<int32_t> ids{3, 1, 4, 1, 5, 9, 2, 6, 5, 3};
         const int64_t T = static_cast<int64_t>(ids.size());
@@ -128,7 +129,7 @@ TEST_CASE("stack: the trained model is a configuration of it (to_stack gives Tin
         const attn::StackOutput got = s.forward(ids, {});
         REQUIRE(got.logits.shape == attn::Shape{T, mc.vocab});
         const double worst = max_abs_diff(got.logits.ptr(), want.ptr(), want.numel());
-        MESSAGE(std::string(arm.name) << ": max |stack - TinyTransformer| over the logits = " << worst);
+        MESSAGE(std::string(arm.name) << ": max |stack - TrainableStack| over the logits = " << worst);
         CHECK(worst < 2e-5);
         // and every layer's weights are the ones the model recorded
         const std::vector<Tensor>& att = model.attention_weights();
@@ -146,9 +147,71 @@ TEST_CASE("stack: to_stack refuses what the stack does not run, naming it") {
     mc.layers = 1;
     mc.scale.kind = attn::ScaleKind::Constant;
     mc.scale.value = 2.0f;
-    attn::TinyTransformer model(mc);
+    attn::TrainableStack model(mc);
     CHECK_THROWS_WITH_AS(model.to_stack(), doctest::Contains("to_stack: the stack has no scale but sqrt or none"),
                          attn::InputError);
+}
+
+// The trained model's weights are the stack's tensors: params() (PyTorch's names, in order) points
+// into stack(), log tau (which the stack has no field for) beside it, and positions that are not
+// learned are the stack's fixed table.
+TEST_CASE("stack: the trained model's parameters are the stack's own tensors") {
+    for (const bool mlp : {true, false}) {
+        for (const attn::PosKind pos : {attn::PosKind::Learned, attn::PosKind::Sinusoidal, attn::PosKind::None}) {
+            CAPTURE(mlp);
+            CAPTURE(static_cast<int>(pos));
+            attn::ModelConfig mc;
+            mc.vocab = 11;
+            mc.max_seq = 8;
+            mc.d_model = 8;
+            mc.heads = 2;
+            mc.layers = 2;
+            mc.mlp = mlp;
+            mc.pos = pos;
+            mc.scale.kind = attn::ScaleKind::Cosine;
+            mc.learn_temperature = true;
+            attn::TrainableStack model(mc);
+            attn::init_for_training(model, 5, 1.0);
+            const TransformerStack& s = model.stack();
+            std::vector<const Tensor*> want{&s.tok_emb};
+            if (pos == attn::PosKind::Learned) want.push_back(&s.pos_emb);
+            for (const attn::StackLayer& L : s.layers) {
+                const attn::MultiHeadAttention& a = L.attention;
+                for (const Tensor* t : {&L.ln1_gamma, &L.ln1_beta, &a.q_proj.W, &a.q_proj.b, &a.k_proj.W,
+                                        &a.k_proj.b, &a.v_proj.W, &a.v_proj.b, &a.o_proj.W, &a.o_proj.b})
+                    want.push_back(t);
+                if (mlp)
+                    for (const Tensor* t : {&L.ln2_gamma, &L.ln2_beta, &L.fc.W, &L.fc.b, &L.proj.W, &L.proj.b})
+                        want.push_back(t);
+            }
+            for (const Tensor* t : {&s.lnf_gamma, &s.lnf_beta, &s.lm_head}) want.push_back(t);
+            const std::vector<attn::Param> ps = model.params();
+            REQUIRE(ps.size() == want.size() + static_cast<size_t>(mc.layers));  // + log tau per layer
+            for (size_t i = 0; i < want.size(); ++i) {
+                CAPTURE(ps[i].name);
+                CHECK(ps[i].value == want[i]);
+                CHECK(ps[i].grad->shape == ps[i].value->shape);
+                CHECK(ps[i].grad != ps[i].value);
+            }
+            for (size_t l = 0; l < static_cast<size_t>(mc.layers); ++l) {
+                const attn::Param& tau = ps[want.size() + l];
+                CHECK(tau.name == "blocks." + std::to_string(l) + ".attn.log_tau");
+                CHECK(tau.value->shape == attn::Shape{1});
+            }
+            // a weight written through params() is the stack's weight
+            ps[0].value->data[3] = 42.0f;
+            CHECK(model.stack().tok_emb.data[3] == 42.0f);
+            if (pos != attn::PosKind::Learned) {
+                std::vector<float> table(static_cast<size_t>(mc.max_seq * mc.d_model), 0.0f);
+                if (pos == attn::PosKind::Sinusoidal)
+                    attn::nn::sinusoidal_positions(table.data(), mc.max_seq, mc.d_model);
+                CHECK(s.pos_emb.data == table);
+            }
+            // the stack's own forward does not run a cosine scale (nor its learned temperature)
+            CHECK_THROWS_WITH_AS(model.to_stack(), doctest::Contains("to_stack: the stack has no scale but sqrt"),
+                                 attn::InputError);
+        }
+    }
 }
 
 TEST_CASE("stack: the batched path gives the readable forward's hidden states, pre-, post- and no norm") {

@@ -1,4 +1,4 @@
-// The TinyTransformer (attn/nn/transformer.hpp) and the optimisers: whole-model gradients
+// The TrainableStack (attn/nn/trainable_stack.hpp) and the optimisers: whole-model gradients
 // against finite differences in double, the float fast path against the double
 // reference, bit-identical training at any thread count, AdamW / SGD rules, overfitting.
 #include <doctest/doctest.h>
@@ -13,13 +13,13 @@
 #include "attn/bench/train_bench.hpp"
 #include "attn/core/errors.hpp"
 #include "attn/core/rng.hpp"
-#include "attn/nn/transformer.hpp"
+#include "attn/nn/trainable_stack.hpp"
 #include "attn/train/optim.hpp"
 #include "transformer_test_util.hpp"
 #include "finite_diff.hpp"
 
 using attn::ModelConfig;
-using attn::TinyTransformer;
+using attn::TrainableStack;
 using attn::test::params_f64;
 
 namespace {
@@ -80,7 +80,7 @@ TEST_CASE("transformer: config validation names the field") {
         CHECK_THROWS_WITH_AS(attn::check_emb_std(sd), doctest::Contains("emb_std: must be in [1e-06, 100]"),
                              attn::InputError);
     CHECK_NOTHROW(attn::check_emb_std(0.02));
-    TinyTransformer m(tiny(true));
+    TrainableStack m(tiny(true));
     m.init(1);
     std::vector<int32_t> tok = {0, 7}, tgt = {0, 0};
     CHECK_THROWS_WITH_AS(m.evaluate(tok.data(), tgt.data(), 1, 2, 1), doctest::Contains("outside [0, 7)"),
@@ -90,7 +90,7 @@ TEST_CASE("transformer: config validation names the field") {
 }
 
 TEST_CASE("transformer: parameter names and count") {
-    TinyTransformer m(tiny(true));
+    TrainableStack m(tiny(true));
     auto ps = m.params();
     REQUIRE(ps.size() == 2 + 2 * 16 + 3);
     CHECK(ps[0].name == "tok_emb.weight");
@@ -105,7 +105,7 @@ TEST_CASE("transformer: parameter names and count") {
     CHECK(n == m.num_params());
     ModelConfig s = tiny(false);
     s.pos = attn::PosKind::Sinusoidal;
-    CHECK(TinyTransformer(s).params().size() == 1 + 2 * 16 + 3);
+    CHECK(TrainableStack(s).params().size() == 1 + 2 * 16 + 3);
 }
 
 // Whole model in double: every parameter's gradient against central differences
@@ -146,7 +146,7 @@ TEST_CASE("transformer: every parameter gradient matches finite differences (dou
         c.d_k = k.dk;
         c.d_v = k.dv;
         c.learn_temperature = k.learn_tau;
-        TinyTransformer m(c);
+        TrainableStack m(c);
         m.init(11);
         auto P = params_f64(m);
         // move LayerNorm gains and biases off 1 and 0 so their gradients are exercised generally
@@ -180,7 +180,7 @@ TEST_CASE("transformer: the learned cosine temperature is a parameter per layer 
     ModelConfig c = tiny(true);
     c.scale = attn::Scale{attn::ScaleKind::Cosine, 0.2f};
     c.learn_temperature = true;
-    TinyTransformer m(c);
+    TrainableStack m(c);
     m.init(3);
     auto ps = m.params();
     REQUIRE(ps.size() == 1 + 1 + 2 * 16 + 3 + 2);
@@ -196,7 +196,7 @@ TEST_CASE("transformer: the learned cosine temperature is a parameter per layer 
     // at init the learned model computes exactly what the fixed one does (same seed, same init)
     ModelConfig fixed = c;
     fixed.learn_temperature = false;
-    TinyTransformer mf(fixed);
+    TrainableStack mf(fixed);
     mf.init(3);
     const Batch b = random_batch(c, 2, 6, 4);
     const auto l0 = m.logits(b.tokens.data(), 2, 6, 1);
@@ -226,7 +226,7 @@ TEST_CASE("transformer: the learned cosine temperature is a parameter per layer 
     }
     ModelConfig bad = tiny(true);
     bad.learn_temperature = true;  // sqrt scale
-    CHECK_THROWS_WITH_AS(TinyTransformer{bad}, doctest::Contains("cosine"), attn::InputError);
+    CHECK_THROWS_WITH_AS(TrainableStack{bad}, doctest::Contains("cosine"), attn::InputError);
 }
 
 // The float model (fast path, and the reference path) against the double reference.
@@ -240,7 +240,7 @@ TEST_CASE("transformer: float fast path and reference path agree with the double
         ModelConfig c = tiny(causal);
         c.max_seq = 40;
         c.dropout = 0.1f;
-        TinyTransformer m(c);
+        TrainableStack m(c);
         m.init(5);
         // 320 rows: two 64-row pieces of the row-wise ops, and two chunks of sequences of the fast
         // step (kChunkTokens / T = 6 sequences, then 2), so each sequence's dropout mask and the
@@ -290,7 +290,7 @@ TEST_CASE("transformer: training is bit-identical at 1 to 4 threads, wherever it
         // (results must not depend on alignment either: Eigen peels unaligned elements)
         std::vector<std::vector<char>> shift;
         for (int i = 0; i < 8; ++i) shift.emplace_back(size_t(4 * threads + 12 * i + 4));
-        TinyTransformer m(c);
+        TrainableStack m(c);
         m.init(7);
         attn::AdamW opt;
         auto ps = m.params();
@@ -364,7 +364,7 @@ TEST_CASE("transformer: overfits one batch (the overfit test, C37), attention we
     ModelConfig c = tiny(true);
     c.d_model = 16;
     c.max_seq = 8;
-    TinyTransformer m(c);
+    TrainableStack m(c);
     m.init(3);
     const Batch b = random_batch(c, 4, 8, 21, false);
     attn::AdamW opt;

@@ -1,4 +1,4 @@
-// The Transformer's variant configs (attn/nn/transformer.hpp: no positions, dropout on the
+// The Transformer's variant configs (attn/nn/trainable_stack.hpp: no positions, dropout on the
 // scores, head ablation and gradient blocking, sparse and linear attention; the knobs of the
 // training experiments) and the Elman RNN (attn/nn/elman.hpp): every gradient against finite
 // differences in double, float against double, the same numbers at any thread count, masked
@@ -13,7 +13,7 @@
 #include "attn/core/errors.hpp"
 #include "attn/core/rng.hpp"
 #include "attn/nn/elman.hpp"
-#include "attn/nn/transformer.hpp"
+#include "attn/nn/trainable_stack.hpp"
 #include "attn/train/checkpoint.hpp"
 #include "transformer_test_util.hpp"
 #include "finite_diff.hpp"
@@ -47,7 +47,7 @@ double loss_at(const ModelConfig& c, std::vector<std::vector<double>>& p, const 
 // bound 1e-7 + 1e-5 |g|). qk_scale
 // multiplies W_q and W_k first (3: attention far from uniform, so its terms matter).
 void check_variant_grads(const ModelConfig& c, int64_t B, int64_t T, bool train, double qk_scale = 1.0) {
-    TinyTransformer m(c);
+    TrainableStack m(c);
     m.init(3);
     auto p = attn::test::params_f64(m);
     const auto params = m.params();
@@ -130,7 +130,7 @@ TEST_CASE("transformer variants: every gradient against finite differences (deco
 TEST_CASE("transformer variants: a blocked head's q, k, v weights get exactly zero gradient, the others do not") {
     ModelConfig c = small_cfg();
     c.head_blocked = {1, 0, 1, 0};  // head 0 of both layers
-    TinyTransformer m(c);
+    TrainableStack m(c);
     m.init(4);
     const Toy d = toy(2, 5, c.vocab, 12);
     m.forward_backward(d.tok.data(), d.tgt.data(), 2, 5, 0, 1);
@@ -151,7 +151,7 @@ TEST_CASE("transformer variants: a blocked head's q, k, v weights get exactly ze
 TEST_CASE("transformer variants: the same numbers at 1 and 3 threads") {
     ModelConfig c = small_cfg();
     c.dropout = 0.2f;
-    TinyTransformer a(c), b(c);
+    TrainableStack a(c), b(c);
     a.init(9), b.init(9);
     const Toy d = toy(4, 6, c.vocab, 13);
     const double la = a.forward_backward(d.tok.data(), d.tgt.data(), 4, 6, 77, 1).loss;
@@ -202,7 +202,7 @@ TEST_CASE("transformer variants: each attention kind in float agrees with double
     // on the loss, 2e-3 of the largest gradient entry of each tensor.
     for (AttnKind k : kKinds) {
         const ModelConfig c = cfg_of(k, true);
-        TinyTransformer m(c);
+        TrainableStack m(c);
         m.init(8);
         const Toy d = toy(2, 9, c.vocab, 21);
         const StepStats sf = m.forward_backward(d.tok.data(), d.tgt.data(), 2, 9, 0, 2);
@@ -227,7 +227,7 @@ TEST_CASE("transformer variants: a key outside the window does not reach the out
     // 1 layer, no MLP: position i's logits depend on tokens j with i - w < j <= i only.
     ModelConfig c = cfg_of(AttnKind::Window, true);
     c.layers = 1, c.mlp = false;
-    TinyTransformer m(c);
+    TrainableStack m(c);
     m.init(2);
     const int64_t T = 9, w = c.variant.window;
     std::vector<int32_t> tok = {1, 2, 3, 4, 5, 6, 0, 1, 2}, tgt(static_cast<size_t>(T), -1);
@@ -259,7 +259,7 @@ TEST_CASE("transformer variants: the window's masked scores get no gradient (a k
     // are not scored. So their tok_emb rows get exactly zero gradient.
     ModelConfig c = cfg_of(AttnKind::Window, true);
     c.layers = 1, c.mlp = false, c.vocab = 9;
-    TinyTransformer m(c);
+    TrainableStack m(c);
     m.init(4);
     const int64_t T = 9, w = c.variant.window;
     std::vector<int32_t> tok = {0, 1, 2, 3, 4, 5, 6, 7, 8}, tgt(static_cast<size_t>(T), -1);
@@ -277,19 +277,19 @@ TEST_CASE("transformer variants: the window's masked scores get no gradient (a k
 TEST_CASE("transformer variants: linear kinds refuse dropout and head ablation, bad sparse sizes are refused") {
     ModelConfig c = cfg_of(AttnKind::Favor, true);
     c.dropout = 0.1f;
-    CHECK_THROWS(TinyTransformer{c});
+    CHECK_THROWS(TrainableStack{c});
     c = cfg_of(AttnKind::EluPlusOne, true);
     c.head_off = {0, 1, 0, 0};
-    CHECK_THROWS(TinyTransformer{c});
+    CHECK_THROWS(TrainableStack{c});
     c = cfg_of(AttnKind::Window, true);
     c.variant.window = 0;
-    CHECK_THROWS(TinyTransformer{c});
+    CHECK_THROWS(TrainableStack{c});
     c = cfg_of(AttnKind::Favor, true);
     c.variant.features = 0;
-    CHECK_THROWS(TinyTransformer{c});
+    CHECK_THROWS(TrainableStack{c});
     c = cfg_of(AttnKind::Window, true);
     c.dropout = 0.2f;  // the sparse kinds keep dropout
-    CHECK_NOTHROW(TinyTransformer{c});
+    CHECK_NOTHROW(TrainableStack{c});
 }
 
 TEST_CASE("transformer variants: the variant path with nothing switched on agrees with the fused fast path") {
@@ -300,7 +300,7 @@ TEST_CASE("transformer variants: the variant path with nothing switched on agree
     ModelConfig base = small_cfg();
     base.dropout = 0.0f;
     const Toy d = toy(3, 6, base.vocab, 31);
-    TinyTransformer ref(base);
+    TrainableStack ref(base);
     ref.init(6);
     const StepStats sr = ref.forward_backward(d.tok.data(), d.tgt.data(), 3, 6, 1, 2);
     ModelConfig zeros = base, wide = base;
@@ -308,7 +308,7 @@ TEST_CASE("transformer variants: the variant path with nothing switched on agree
     wide.variant.kind = AttnKind::Window, wide.variant.window = 64;
     for (const ModelConfig& c : {zeros, wide}) {
         REQUIRE(c.attention_variant());
-        TinyTransformer m(c);
+        TrainableStack m(c);
         m.init(6);
         const StepStats s = m.forward_backward(d.tok.data(), d.tgt.data(), 3, 6, 1, 2);
         CHECK(std::fabs(s.loss - sr.loss) <= 1e-5 * std::fabs(sr.loss));
@@ -332,8 +332,8 @@ TEST_CASE("transformer variants: a variant cannot be saved in a checkpoint, and 
     CHECK_THROWS_AS(config_to_json(c), InputError);  // the file records the standard attention only
     CHECK_NOTHROW(config_to_json(small_cfg()));
     c.scale = Scale{ScaleKind::Cosine, 10.0f};
-    CHECK_THROWS_AS(TinyTransformer{c}, InputError);
+    CHECK_THROWS_AS(TrainableStack{c}, InputError);
     c.scale = Scale{};
     c.head_blocked = {1, 0};  // layers * heads = 4 entries needed
-    CHECK_THROWS_AS(TinyTransformer{c}, InputError);
+    CHECK_THROWS_AS(TrainableStack{c}, InputError);
 }

@@ -69,7 +69,7 @@ TEST_CASE("trainer: learning-rate schedules") {
 
 TEST_CASE("trainer: bad settings are refused before any step") {
     const Task task = distance_task();
-    TinyTransformer model(small_model(task));
+    TrainableStack model(small_model(task));
     model.init(1);
     for (double lr : {0.0, -1e-3, std::nan(""), double(INFINITY), 1e-50}) {
         TrainConfig tc = small_run();
@@ -89,7 +89,7 @@ TEST_CASE("trainer: bad settings are refused before any step") {
     // a model too small for the task
     ModelConfig mc = small_model(task);
     mc.max_seq = 8;
-    TinyTransformer short_model(mc);
+    TrainableStack short_model(mc);
     CHECK_THROWS_AS(train_model(short_model, task, small_run()), InputError);
 }
 
@@ -107,7 +107,7 @@ TEST_CASE("trainer: the curve and the weights are bit-identical at 1 and 2 threa
         std::vector<TrainResult> runs;
         std::vector<std::vector<float>> weights;
         for (int threads : {1, 2}) {
-            TinyTransformer model(mc);
+            TrainableStack model(mc);
             model.init(3);
             TrainConfig tc = small_run();
             tc.optimizer = opt;
@@ -142,7 +142,7 @@ TEST_CASE("trainer: the curve and the weights are bit-identical at 1 and 2 threa
 
 TEST_CASE("trainer: the stop flag ends the run after the step in progress, with a final point") {
     const Task task = distance_task();
-    TinyTransformer model(small_model(task));
+    TrainableStack model(small_model(task));
     model.init(2);
     std::atomic<bool> stop{false};
     const TrainResult r = train_model(
@@ -163,7 +163,7 @@ TEST_CASE("trainer: the stop flag ends the run after the step in progress, with 
 
 TEST_CASE("trainer: a run whose loss becomes NaN ends there and says so") {
     const Task task = distance_task();
-    TinyTransformer model(small_model(task));
+    TrainableStack model(small_model(task));
     model.init(2);
     TrainConfig tc = small_run();
     tc.optimizer = OptimizerKind::Sgd;
@@ -183,7 +183,7 @@ TEST_CASE("trainer: a small decoder learns the distance-1 task") {
     const Task task = distance_task(1);
     ModelConfig mc = small_model(task);
     mc.d_model = 32;
-    TinyTransformer model(mc);
+    TrainableStack model(mc);
     model.init(7);
     TrainConfig tc = small_run();
     tc.steps = 300;

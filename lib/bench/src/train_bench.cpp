@@ -11,7 +11,7 @@ namespace attn {
 
 TrainBench bench_train_step(const ModelConfig& cfg, int64_t B, int64_t T, int64_t steps, int threads, uint64_t seed,
                             int64_t warmup) {
-    TinyTransformer model(cfg);
+    TrainableStack model(cfg);
     model.init(seed);
     const ModelConfig& c = model.config();
     Rng rng(seed, 99);

@@ -68,7 +68,7 @@ bool is_qk_weight(const std::string& n) {
 
 // One evaluation of a run: the spec's (or the task's eval split), the attention's one-hot share
 // and score spread when tracked, and the gradient norms averaged over the steps since the last.
-EvalPoint eval_point(const RunSpec& spec, const Task& task, TinyTransformer& model, const TrainLoopState& st,
+EvalPoint eval_point(const RunSpec& spec, const Task& task, TrainableStack& model, const TrainLoopState& st,
                      double gqk_sum, uint64_t seed, int threads) {
     EvalPoint pt;
     pt.step = st.steps_done;
@@ -116,7 +116,7 @@ RunTrace run_training(const RunSpec& spec, uint64_t seed, int threads, const Run
     if (mc.vocab <= 0) mc.vocab = task.vocab();  // a custom data source sets its own
     mc.max_seq = std::max<int64_t>(mc.max_seq, task.seq());
     mc.causal = spec.task_opt.causal;
-    TinyTransformer model(mc);
+    TrainableStack model(mc);
     init_for_training(model, seed, spec.emb_std);
     if (spec.after_init) spec.after_init(model);
     std::vector<Param> params = model.params();

@@ -17,7 +17,7 @@
 
 #include "attn/core/stats.hpp"  // mean, median, sample_std
 #include "attn/experiments/experiment.hpp"
-#include "attn/nn/transformer.hpp"
+#include "attn/nn/trainable_stack.hpp"
 #include "attn/train/tasks.hpp"
 #include "attn/train/trainer.hpp"
 
@@ -43,13 +43,13 @@ struct RunSpec {
     bool track_attention = false; // one-hot share at each evaluation
     // After init_for_training (the init and embedding redraw of attn train), before the first step: zero weights, plant
     // rows...
-    std::function<void(TinyTransformer&)> after_init;
+    std::function<void(TrainableStack&)> after_init;
     // A custom batch source (overfit: a fixed set); default: the task's train split.
     std::function<TaskBatch(int64_t step)> batch_of;
     // A custom evaluation (overfit: the same fixed set); default: the task's eval split.
-    std::function<EvalStats(TinyTransformer&)> eval_of;
+    std::function<EvalStats(TrainableStack&)> eval_of;
     // After the last evaluation, with the trained model (overfit: the smoke tests).
-    std::function<void(TinyTransformer&)> after_train;
+    std::function<void(TrainableStack&)> after_train;
 };
 
 struct EvalPoint {

@@ -57,7 +57,7 @@ std::vector<double> train_rnn(ElmanRnn& m, const Task& task, int64_t steps, int6
 }
 
 // Largest |a - b| over two logits tensors with row b of `perm` rows mapped.
-double perm_diff(TinyTransformer& m, const std::vector<int32_t>& tok, int64_t T, uint64_t seed) {
+double perm_diff(TrainableStack& m, const std::vector<int32_t>& tok, int64_t T, uint64_t seed) {
     std::vector<int64_t> perm(static_cast<size_t>(T));
     for (int64_t i = 0; i < T; ++i) perm[static_cast<size_t>(i)] = i;
     Rng r(seed, 0x9e7);
@@ -102,9 +102,9 @@ PositionsResult run_positions(ExperimentSize sz, int seeds, uint64_t seed0, int 
         ModelConfig lc;
         lc.vocab = task.vocab(), lc.max_seq = res.seq, lc.d_model = 32, lc.heads = 2, lc.d_k = 16, lc.layers = 1;
         lc.causal = false, lc.mlp = false, lc.pos = PosKind::None;
-        TinyTransformer m0 = experiment_model(lc, seed0);
+        TrainableStack m0 = experiment_model(lc, seed0);
         lc.pos = PosKind::Learned;
-        TinyTransformer m1 = experiment_model(lc, seed0);
+        TrainableStack m1 = experiment_model(lc, seed0);
         for (float& x : m1.params()[1].value->data) x *= 50.0f;  // positions large enough to matter at init
         const TaskBatch b = task.batch(1, seed0, DataSplit::Eval, 0);
         res.equivariance_max_diff = perm_diff(m0, b.tokens, res.seq, seed0);
@@ -138,7 +138,7 @@ PositionsResult run_positions(ExperimentSize sz, int seeds, uint64_t seed0, int 
             ModelConfig lc;
             lc.vocab = task.vocab(), lc.max_seq = res.seq, lc.d_model = 32, lc.heads = 4, lc.d_k = 8, lc.layers = 2;
             lc.causal = false, lc.pos = pos;
-            TinyTransformer m = experiment_model(lc, seed);
+            TrainableStack m = experiment_model(lc, seed);
             if (pos == PosKind::Learned)
                 for (float& x : m.params()[1].value->data)
                     x *= 10.0f;  // N(0, 0.2^2): comparable to the token embeddings' role
@@ -234,7 +234,7 @@ ExperimentResult run_distance(const ExperimentConfig& cfg, const ExperimentProgr
             ModelConfig lc;
             lc.vocab = task.vocab(), lc.max_seq = task.seq(), lc.d_model = 64, lc.heads = 4, lc.d_k = 16;
             lc.layers = 1, lc.mlp = false;
-            TinyTransformer m = experiment_model(lc, seed);
+            TrainableStack m = experiment_model(lc, seed);
             LabTrainSpec spec;
             spec.steps = steps, spec.batch = B, spec.eval_every = eval_every, spec.eval_batches = 2;
             spec.lr = 3e-3, spec.seed = seed, spec.threads = cfg.threads;

@@ -6,7 +6,7 @@
 // split, lab::PoolData) and measured on the held-out split. The pool is small enough that
 // the model can memorise it instead of learning the lookup, so the gap between training
 // and held-out loss is real and dropout has something to regularise. Model: the Transformer
-// (attn/nn/transformer.hpp), 2 layers (recall needs one to copy the key next to its
+// (attn/nn/trainable_stack.hpp), 2 layers (recall needs one to copy the key next to its
 // value and one to look it up), 4 heads x 8, d_model 32, learned positions, no MLP,
 // embeddings N(0, 1) (nn.Embedding's init; at 0.02 recall sits on a plateau).
 // Measured per cell, over the seeds: steps until the held-out accuracy first reaches the
@@ -138,7 +138,7 @@ ExperimentResult run_dropout(const ExperimentConfig& cfg, const ExperimentProgre
             lc.vocab = task.vocab(), lc.max_seq = T, lc.d_model = 32, lc.heads = 4, lc.d_k = 8, lc.layers = 2;
             lc.mlp = false;
             lc.dropout = cell.p, lc.drop_where = cell.where;
-            TinyTransformer m = experiment_model(lc, seed, 1.0);
+            TrainableStack m = experiment_model(lc, seed, 1.0);
             const PoolData pool(task, pool_rows, seed);
             LabTrainSpec spec;
             spec.steps = steps, spec.batch = 16, spec.eval_every = eval_every, spec.eval_batches = 8;

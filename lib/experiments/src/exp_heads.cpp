@@ -148,7 +148,7 @@ struct HeadsRun {
             for (int64_t h = 0; h < v.H / 2; ++h) half[static_cast<size_t>(l * v.H + h)] = 1;
         if (v.mode == 1) lc.head_blocked = half;
         if (v.mode == 2) lc.head_off = half;
-        TinyTransformer m = experiment_model(lc, seed, 1.0);
+        TrainableStack m = experiment_model(lc, seed, 1.0);
         LabTrainSpec spec;
         spec.steps = steps, spec.batch = 16, spec.eval_every = eval_every, spec.eval_batches = 4;
         spec.sgd = v.sgd, spec.lr = v.sgd ? 0.1 : 3e-3, spec.momentum = 0.9;
@@ -195,7 +195,7 @@ struct HeadsRun {
     }
 
     // The held-out loss of the trained 8 x 8 model with one head zeroed, each head in turn.
-    void ablate(TinyTransformer& m, const LabCurve& c, const LabTrainSpec& spec, uint64_t seed, const HeadStats& end) {
+    void ablate(TrainableStack& m, const LabCurve& c, const LabTrainSpec& spec, uint64_t seed, const HeadStats& end) {
         base_loss_8 += c.final_loss() / cfg.seeds;
         for (int64_t l = 0; l < L; ++l)
             for (int64_t h = 0; h < 8; ++h) {

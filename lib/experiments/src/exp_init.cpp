@@ -46,7 +46,7 @@ bool ends_with(const std::string& s, const std::string& suf) {
 }
 
 // Applies an init case to a freshly initialised model.
-void apply_init(TinyTransformer& m, InitKind kind, uint64_t seed) {
+void apply_init(TrainableStack& m, InitKind kind, uint64_t seed) {
     const ModelConfig& c = m.config();
     double stdv = 0;
     if (kind == InitKind::InvSqrtD) stdv = 1.0 / std::sqrt(static_cast<double>(c.d_model));
@@ -118,7 +118,7 @@ std::vector<InitCell> train_init_cells(const ExperimentConfig& cfg, const InitSi
         spec.track_attention = true;
         for (int s = 0; s < cfg.seeds; ++s) {
             const uint64_t seed = training_runs::seed_of(cfg, s);
-            spec.after_init = [kind, seed](TinyTransformer& m) { apply_init(m, kind, seed); };
+            spec.after_init = [kind, seed](TrainableStack& m) { apply_init(m, kind, seed); };
             auto cb = [&](int64_t step, const training_runs::EvalPoint* pt) {
                 if (progress)
                     progress(fmt::format("init: cell {}/{} ({}, {}), seed {}/{}, step {}{}", ci + 1, cells.size(),

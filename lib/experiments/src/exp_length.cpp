@@ -1,5 +1,5 @@
 // Experiment "length" (C44, with C42 and C43): "these variants keep about 90% of the
-// quality at 10x the length". The Transformer (attn/nn/transformer.hpp) is trained
+// quality at 10x the length". The Transformer (attn/nn/trainable_stack.hpp) is trained
 // with each attention kind - softmax, sliding window, strided, global + local (sparse
 // masks) and linear attention with elu+1, FAVOR+, cosFormer features - on the same
 // budget (steps, batch, model) on two decoder tasks, at a base length T0 and at 10 T0:
@@ -141,7 +141,7 @@ LengthRuns train_length_task(const LengthTask& ts, const ExperimentConfig& cfg, 
                 lc.variant.kind = kKinds[ki];
                 lc.variant.window = window, lc.variant.stride = stride, lc.variant.global = 2;
                 lc.variant.features = 2 * Dh, lc.variant.feature_seed = seed * 1000 + 17;
-                TinyTransformer m = experiment_model(lc, seed);
+                TrainableStack m = experiment_model(lc, seed);
                 LabTrainSpec spec;
                 spec.steps = z.steps, spec.batch = z.batch, spec.eval_every = z.steps,
                 spec.eval_batches = z.eval_batches;

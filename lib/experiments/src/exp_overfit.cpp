@@ -3,7 +3,7 @@
 // A decoder memorises 32 random sequences (each opens with its own id token, then
 // random symbols, left-padded to T with a [PAD] token that the key-padding mask hides),
 // full batch, until the loss is ~0. Then each known bug is planted (ModelConfig::bug,
-// attn/nn/transformer.hpp, or an all-zero init of every Linear) and the same run repeated:
+// attn/nn/trainable_stack.hpp, or an all-zero init of every Linear) and the same run repeated:
 // the overfit test "catches" a bug when the bugged model fails to memorise. Two
 // smoke tests run on every trained model beside it: causality (change the last token:
 // the logits of every earlier position must not move) and padding (move the [PAD]
@@ -74,7 +74,7 @@ struct Smoke {
     double pad_delta = 0;     // max |change| of the logits at real positions when the [PAD] embedding moves
 };
 
-Smoke smoke_tests(TinyTransformer& m, const TaskBatch& set, int threads) {
+Smoke smoke_tests(TrainableStack& m, const TaskBatch& set, int threads) {
     Smoke s;
     const int64_t B = set.B, T = set.T, V = m.config().vocab;
     const Tensor base = m.logits(set.tokens.data(), B, T, threads);
@@ -170,7 +170,7 @@ std::vector<OverfitRow> train_overfit_rows(const ExperimentConfig& cfg, const Ov
             spec.steps = z.steps;
             spec.eval_every = z.eval_every;
             spec.batch_of = [&set](int64_t) { return set; };
-            spec.eval_of = [&set, &cfg](TinyTransformer& m) {
+            spec.eval_of = [&set, &cfg](TrainableStack& m) {
                 const StepStats st = m.evaluate(set.tokens.data(), set.targets.data(), set.B, set.T, cfg.threads);
                 EvalStats e;
                 e.loss = st.loss;
@@ -179,14 +179,14 @@ std::vector<OverfitRow> train_overfit_rows(const ExperimentConfig& cfg, const Ov
                 return e;
             };
             if (bl[bi].zero_init)
-                spec.after_init = [](TinyTransformer& m) {
+                spec.after_init = [](TrainableStack& m) {
                     for (Param& p : m.params())
                         if (p.name.find("_proj.") != std::string::npos || p.name.find("mlp.") != std::string::npos ||
                             p.name == "head.weight")
                             std::fill(p.value->data.begin(), p.value->data.end(), 0.0f);
                 };
             Smoke smoke;
-            spec.after_train = [&](TinyTransformer& m) { smoke = smoke_tests(m, set, cfg.threads); };
+            spec.after_train = [&](TrainableStack& m) { smoke = smoke_tests(m, set, cfg.threads); };
             spec.target_acc = 2;  // never: the loss is what counts here
             auto cb = [&](int64_t step, const training_runs::EvalPoint* pt) {
                 if (progress)

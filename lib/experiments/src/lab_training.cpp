@@ -7,12 +7,12 @@
 
 namespace attn::lab {
 
-EvalResult eval_lab(TinyTransformer& m, const Task& task, int64_t batch, uint64_t seed, int64_t batches, int threads) {
+EvalResult eval_lab(TrainableStack& m, const Task& task, int64_t batch, uint64_t seed, int64_t batches, int threads) {
     const EvalStats e = evaluate_task(m, task, batch, seed, batches, threads, false);
     return {e.loss, e.accuracy};
 }
 
-LabCurve train_lab(TinyTransformer& m, const Task& task, const LabTrainSpec& s,
+LabCurve train_lab(TrainableStack& m, const Task& task, const LabTrainSpec& s,
                    const std::function<void(int64_t)>& after_step, const std::function<void(int64_t)>& at_eval) {
     const TrainConfig cfg = constant_lr_config({s.steps, s.eval_every, s.clip,
                                                 s.sgd ? OptimizerKind::Sgd : OptimizerKind::AdamW, s.lr,

@@ -1,4 +1,4 @@
-// Training the Transformer of lib/nn (attn/nn/transformer.hpp, with the knobs the experiments
+// Training the Transformer of lib/nn (attn/nn/trainable_stack.hpp, with the knobs the experiments
 // turn: positions, dropout on the scores, head masks, sparse and linear attention) on a task,
 // for the experiments dropout, heads, distance and length (private header): the library's
 // training loop with held-out evaluations (lab_training.cpp), a finite training pool, and the
@@ -18,7 +18,7 @@
 #include "attn/core/rng.hpp"
 #include "attn/core/stats.hpp"  // mean, sample_std: the statistics of a few seeds
 #include "attn/experiments/experiment.hpp"
-#include "attn/nn/transformer.hpp"
+#include "attn/nn/trainable_stack.hpp"
 #include "attn/train/tasks.hpp"
 
 namespace attn::lab {
@@ -48,8 +48,8 @@ struct LabCurve {
 // A fresh model of the experiments: every parameter from init(seed) (nn.Linear's default
 // init, LayerNorm 1 and 0), then the embeddings (token, learned positions) drawn from
 // N(0, emb_std^2) when emb_std is not init's 0.02 (1 is nn.Embedding's default).
-inline TinyTransformer experiment_model(const ModelConfig& c, uint64_t seed, double emb_std = 0.02) {
-    TinyTransformer m(c);
+inline TrainableStack experiment_model(const ModelConfig& c, uint64_t seed, double emb_std = 0.02) {
+    TrainableStack m(c);
     m.init(seed);
     if (emb_std != 0.02) redraw_embeddings(m, seed, emb_std);
     return m;
@@ -60,7 +60,7 @@ struct EvalResult {
 };
 
 // Loss and accuracy on `batches` held-out batches of the task.
-EvalResult eval_lab(TinyTransformer& m, const Task& task, int64_t batch, uint64_t seed, int64_t batches, int threads);
+EvalResult eval_lab(TrainableStack& m, const Task& task, int64_t batch, uint64_t seed, int64_t batches, int threads);
 
 // The library's training loop (attn/train/loop.hpp) on the model: AdamW or SGD with momentum
 // (PyTorch's rules) with gradient clipping, a constant lr, step seeds StepSeedRule::Lab (attn/train/train_config.hpp);
@@ -68,7 +68,7 @@ EvalResult eval_lab(TinyTransformer& m, const Task& task, int64_t batch, uint64_
 // (optional) is called with the step count after every step, before that step's evaluation
 // (progress lines, per-step measurements); at_eval (optional) after each evaluation. A loss
 // that is not finite does not end the run: the curve records what follows.
-LabCurve train_lab(TinyTransformer& m, const Task& task, const LabTrainSpec& s,
+LabCurve train_lab(TrainableStack& m, const Task& task, const LabTrainSpec& s,
                    const std::function<void(int64_t)>& after_step = {},
                    const std::function<void(int64_t)>& at_eval = {});
 

@@ -182,7 +182,7 @@ ModelConfig config_from_json(const std::string& text, const std::string& what) {
     return c;
 }
 
-void save_checkpoint(const std::string& path, TinyTransformer& model, const std::map<std::string, std::string>& extra) {
+void save_checkpoint(const std::string& path, TrainableStack& model, const std::map<std::string, std::string>& extra) {
     std::map<std::string, std::string> meta = extra;
     meta["format"] = "attn-tiny-transformer";
     meta["attn.config"] = config_to_json(model.config());
@@ -216,7 +216,7 @@ Checkpoint load_checkpoint(const std::string& path) {
     for (const auto& n : st.names())
         if (!expected.count(n))
             throw InputError(path + ": tensor '" + n + "' is not part of the model its config describes");
-    Checkpoint ck{TinyTransformer(cfg), meta};
+    Checkpoint ck{TrainableStack(cfg), meta};
     for (auto& p : ck.model.params()) {
         *p.value = st.to_float(p.name, p.value->shape);
         // a NaN, an infinity or an absurd weight makes every loss NaN (or overflows the next step): refused here

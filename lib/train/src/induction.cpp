@@ -51,7 +51,7 @@ TaskBatch induction_probe(const Task& task, int64_t rows, uint64_t seed) {
     return b;
 }
 
-std::vector<double> copying_scores(TinyTransformer& model, int64_t layer) {
+std::vector<double> copying_scores(TrainableStack& model, int64_t layer) {
     const ModelConfig& c = model.config();
     if (layer < 0 || layer >= c.layers)
         throw InputError(fmt::format("layer {} is out of range (the model has {})", layer, c.layers));
@@ -105,7 +105,7 @@ std::vector<double> copying_scores(TinyTransformer& model, int64_t layer) {
     return out;
 }
 
-InductionScores induction_scores(TinyTransformer& model, const Task& task, int64_t rows, uint64_t seed, int threads) {
+InductionScores induction_scores(TrainableStack& model, const Task& task, int64_t rows, uint64_t seed, int threads) {
     const ModelConfig& c = model.config();
     const TaskBatch b = induction_probe(task, rows, seed);
     (void)model.logits(b.tokens.data(), b.B, b.T, threads);
@@ -169,7 +169,7 @@ ScoredHead best_head(const PerHead& scores, int64_t layer) {
     return r;
 }
 
-double ablated_loss(TinyTransformer& model, const Task& task, const std::vector<std::pair<int64_t, int64_t>>& heads,
+double ablated_loss(TrainableStack& model, const Task& task, const std::vector<std::pair<int64_t, int64_t>>& heads,
                     int64_t batch, uint64_t seed, int64_t batches, int threads) {
     const ModelConfig& c = model.config();
     auto ps = model.params();
@@ -199,7 +199,7 @@ double ablated_loss(TinyTransformer& model, const Task& task, const std::vector<
     return loss;
 }
 
-void InductionObserver::observe(TinyTransformer& model, const CurvePoint& point) {
+void InductionObserver::observe(TrainableStack& model, const CurvePoint& point) {
     InductionScores s = induction_scores(model, *task_, kInductionProbeRows, seed_, threads_);
     s.step = point.step;
     s.loss = point.eval.loss;
@@ -207,7 +207,7 @@ void InductionObserver::observe(TinyTransformer& model, const CurvePoint& point)
     trace_.push_back(std::move(s));
 }
 
-InductionRun finish_induction(TinyTransformer& model, const Task& task, std::vector<InductionScores> trace,
+InductionRun finish_induction(TrainableStack& model, const Task& task, std::vector<InductionScores> trace,
                               int64_t batch, uint64_t seed, int64_t eval_batches, int threads) {
     InductionRun r;
     r.trace = std::move(trace);

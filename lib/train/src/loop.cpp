@@ -118,7 +118,7 @@ TrainConfig constant_lr_config(const ConstantLrRun& r) {
     return c;
 }
 
-std::function<StepStats(int64_t)> task_step(TinyTransformer& model, const Task& task, TaskStep how) {
+std::function<StepStats(int64_t)> task_step(TrainableStack& model, const Task& task, TaskStep how) {
     return [&model, &task, how = std::move(how)](int64_t s) {
         const TaskBatch b = how.batch_of ? how.batch_of(s) : task.batch(how.batch, how.seed, DataSplit::Train, s);
         return model.forward_backward(b.tokens.data(), b.targets.data(), b.B, b.T, step_seed(how.seeds, how.seed, s),

@@ -1,5 +1,5 @@
 // The runs of `attn train` (attn/train/trainer.hpp): settings, lr schedule, evaluation, and
-// train_model, the one loop of attn/train/loop.hpp with a TinyTransformer and a task.
+// train_model, the one loop of attn/train/loop.hpp with a TrainableStack and a task.
 #include "attn/train/trainer.hpp"
 
 #include <cmath>
@@ -57,7 +57,7 @@ double lr_at(const TrainConfig& cfg, int64_t step) {
     return lr_min + (cfg.lr - lr_min) * 0.5 * (1.0 + std::cos(std::numbers::pi * p));
 }
 
-EvalStats evaluate_task(TinyTransformer& model, const Task& task, int64_t batch, uint64_t seed, int64_t batches,
+EvalStats evaluate_task(TrainableStack& model, const Task& task, int64_t batch, uint64_t seed, int64_t batches,
                         int threads, bool exact_match) {
     EvalStats e;
     double loss_sum = 0;
@@ -82,7 +82,7 @@ EvalStats evaluate_task(TinyTransformer& model, const Task& task, int64_t batch,
     return e;
 }
 
-TrainResult train_model(TinyTransformer& model, const Task& task, const TrainConfig& cfg,
+TrainResult train_model(TrainableStack& model, const Task& task, const TrainConfig& cfg,
                         const TrainCallback& on_progress, const std::atomic<bool>* stop) {
     cfg.validate();
     if (model.config().vocab < task.vocab())

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "attn/nn/transformer.hpp"
+#include "attn/nn/trainable_stack.hpp"
 
 namespace attn {
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "attn/experiments/experiment.hpp"
-#include "attn/nn/transformer.hpp"
+#include "attn/nn/trainable_stack.hpp"
 
 namespace attn {
 

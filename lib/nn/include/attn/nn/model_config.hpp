@@ -1,5 +1,5 @@
-// attn/nn/model_config.hpp: the configuration of the Transformer attn trains (TinyTransformer,
-// attn/nn/transformer.hpp): sizes, scale, dropout, positions, activation, initialisation, and
+// attn/nn/model_config.hpp: the configuration of the Transformer attn trains (TrainableStack,
+// attn/nn/trainable_stack.hpp): sizes, scale, dropout, positions, activation, initialisation, and
 // the knobs of the experiments and the tests (a pad token, a planted bug, the attention kind,
 // dropout on the scores, head ablation and gradient blocking). A header of its own so that the
 // attention those knobs select (src/variant_attention.hpp) needs the config, not the model.

@@ -1,4 +1,4 @@
-// attn/train/checkpoint.hpp: a trained TinyTransformer saved and loaded as safetensors.
+// attn/train/checkpoint.hpp: a trained TrainableStack saved and loaded as safetensors.
 //
 // The file holds every parameter under its params() name (F32) and, in __metadata__,
 // "format": "attn-tiny-transformer", "attn.config": the ModelConfig as JSON, plus any
@@ -12,16 +12,16 @@
 #include <optional>
 #include <string>
 
-#include "attn/nn/transformer.hpp"
+#include "attn/nn/trainable_stack.hpp"
 
 namespace attn {
 
 // Written whole or not at all (write_file_atomic). Throws InputError if unwritable.
-void save_checkpoint(const std::string& path, TinyTransformer& model,
+void save_checkpoint(const std::string& path, TrainableStack& model,
                      const std::map<std::string, std::string>& extra = {});
 
 struct Checkpoint {
-    TinyTransformer model;
+    TrainableStack model;
     std::map<std::string, std::string> metadata;  // everything in __metadata__
 };
 // Also refuses (InputError naming the file and the tensor) a weight that is NaN, infinite

@@ -34,7 +34,7 @@
 #include <utility>
 #include <vector>
 
-#include "attn/nn/transformer.hpp"
+#include "attn/nn/trainable_stack.hpp"
 #include "attn/train/tasks.hpp"
 #include "attn/train/trainer.hpp"
 
@@ -52,9 +52,9 @@ struct InductionScores {
 // The probe: rows r1..rn r1..rn, n = T/2 (odd T: a last random token), symbols of the task.
 TaskBatch induction_probe(const Task& task, int64_t rows, uint64_t seed);
 // Copying scores of every head of layer `layer` (see above).
-std::vector<double> copying_scores(TinyTransformer& model, int64_t layer);
+std::vector<double> copying_scores(TrainableStack& model, int64_t layer);
 // All three scores of every head, on the probe of (rows, seed); step and loss left 0.
-InductionScores induction_scores(TinyTransformer& model, const Task& task, int64_t rows, uint64_t seed, int threads);
+InductionScores induction_scores(TrainableStack& model, const Task& task, int64_t rows, uint64_t seed, int threads);
 
 struct PhaseChange {
     bool found = false;
@@ -74,7 +74,7 @@ ScoredHead best_head(const PerHead& scores, int64_t layer);
 
 // The eval loss (task's scored tokens, evaluate_task's batches) with the listed heads'
 // outputs zeroed; the model is left as it was.
-double ablated_loss(TinyTransformer& model, const Task& task, const std::vector<std::pair<int64_t, int64_t>>& heads,
+double ablated_loss(TrainableStack& model, const Task& task, const std::vector<std::pair<int64_t, int64_t>>& heads,
                     int64_t batch, uint64_t seed, int64_t batches, int threads);
 
 // A whole run's story: the scores at every evaluation, the phase change, the two heads found
@@ -96,7 +96,7 @@ inline constexpr int64_t kInductionProbeRows = 16;
 class InductionObserver {
 public:
     InductionObserver(const Task& task, uint64_t seed, int threads) : task_(&task), seed_(seed), threads_(threads) {}
-    void observe(TinyTransformer& model, const CurvePoint& point);
+    void observe(TrainableStack& model, const CurvePoint& point);
     std::vector<InductionScores>& trace() { return trace_; }
 
 private:
@@ -108,7 +108,7 @@ private:
 
 // The phase change of the trace (plateau ln S), the heads found, and the ablations on
 // evaluate_task's batches (batch rows, eval_batches of them, from seed).
-InductionRun finish_induction(TinyTransformer& model, const Task& task, std::vector<InductionScores> trace,
+InductionRun finish_induction(TrainableStack& model, const Task& task, std::vector<InductionScores> trace,
                               int64_t batch, uint64_t seed, int64_t eval_batches, int threads);
 
 }  // namespace attn

@@ -1,5 +1,5 @@
 // attn/train/loop.hpp: the one training loop of the library. `attn train` (train_model,
-// attn/train/trainer.hpp) and the training experiments (their TinyTransformer runs, their
+// attn/train/trainer.hpp) and the training experiments (their TrainableStack runs, their
 // variant Transformers, their RNN) all step through it; what differs between them -- the model, the
 // batches, the step seeds, what an evaluation records -- comes in as hooks, so the order
 // of a step and the evaluation schedule are written once.
@@ -29,7 +29,7 @@
 #include <functional>
 #include <vector>
 
-#include "attn/nn/transformer.hpp"
+#include "attn/nn/trainable_stack.hpp"
 #include "attn/train/tasks.hpp"
 #include "attn/train/train_config.hpp"
 
@@ -67,7 +67,7 @@ struct TrainLoopHooks {
 // Trains the parameters `params` (the model's, in the order the optimiser keeps its state by).
 TrainLoopState run_train_loop(std::vector<Param>& params, const TrainConfig& cfg, const TrainLoopHooks& hooks);
 
-// The step hook of a TinyTransformer trained on a task, as every run of the library builds it:
+// The step hook of a TrainableStack trained on a task, as every run of the library builds it:
 // batch s of the task's train split, task.batch(batch, seed, Train, s) (or batch_of(s) when
 // given), then model.forward_backward under step_seed(seeds, seed, s).
 struct TaskStep {
@@ -77,6 +77,6 @@ struct TaskStep {
     StepSeedRule seeds = StepSeedRule::Train;
     std::function<TaskBatch(int64_t step)> batch_of;  // empty: the task's train split
 };
-std::function<StepStats(int64_t step)> task_step(TinyTransformer& model, const Task& task, TaskStep how);
+std::function<StepStats(int64_t step)> task_step(TrainableStack& model, const Task& task, TaskStep how);
 
 }  // namespace attn

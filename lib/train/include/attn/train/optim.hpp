@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "attn/nn/transformer.hpp"
+#include "attn/nn/trainable_stack.hpp"
 
 namespace attn {
 

@@ -1,6 +1,6 @@
 // attn/train/trainer.hpp: the runs of `attn train`: its settings (TrainConfig, shared with the
 // one training loop of attn/train/loop.hpp), the lr schedule, the held-out evaluation and the
-// curve. train_model is that loop with a TinyTransformer and a task's batches:
+// curve. train_model is that loop with a TrainableStack and a task's batches:
 //
 // Step s (0-based) of a run:
 //   batch   = task.batch(B, seed, Train, s)                   (attn/train/tasks.hpp)
@@ -28,7 +28,7 @@
 #include <functional>
 #include <vector>
 
-#include "attn/nn/transformer.hpp"
+#include "attn/nn/trainable_stack.hpp"
 #include "attn/train/tasks.hpp"
 #include "attn/train/train_config.hpp"
 
@@ -49,7 +49,7 @@ struct EvalStats {
     int64_t tokens = 0;       // scored tokens seen
 };
 // exact_match false: the exact-match share is not measured (one forward a batch fewer).
-EvalStats evaluate_task(TinyTransformer& model, const Task& task, int64_t batch, uint64_t seed, int64_t batches,
+EvalStats evaluate_task(TrainableStack& model, const Task& task, int64_t batch, uint64_t seed, int64_t batches,
                         int threads, bool exact_match = true);
 
 struct CurvePoint {
@@ -85,7 +85,7 @@ using TrainCallback = std::function<void(const TrainProgress&)>;
 // Trains `model` (already initialised or loaded) on `task` for cfg.steps steps.
 // `stop` (may be null) is read before every step: once true, the run ends after
 // the step in progress, evaluates once more and returns with stopped = true.
-TrainResult train_model(TinyTransformer& model, const Task& task, const TrainConfig& cfg,
+TrainResult train_model(TrainableStack& model, const Task& task, const TrainConfig& cfg,
                         const TrainCallback& on_progress = {}, const std::atomic<bool>* stop = nullptr);
 
 }  // namespace attn

@@ -1,4 +1,8 @@
-// attn/nn/transformer.hpp: a tiny Transformer that trains in C++ (decoder or encoder).
+// attn/nn/trainable_stack.hpp: the Transformer stack that trains in C++ (decoder or encoder).
+//
+// A TrainableStack is a TransformerStack (attn/nn/stack.hpp) configured from a ModelConfig,
+// plus what training adds: the gradients, the activations a step saves, and the training
+// knobs of the config. Its weights live in the stack (stack()); params() points into them.
 //
 //   tokens (B, T) --tok_emb + pos--> x (B, T, D)
 //   N blocks, pre-LayerNorm:
@@ -7,6 +11,11 @@
 //       x = x + W2 act(W1 LN2(x) + b1) + b2     W1 (F, D), W2 (D, F), act GELU(tanh) or ReLU
 //   LN_f(x) --head (V, D), no bias, separate from tok_emb (not tied)--> logits (B, T, V)
 //   loss = cross_entropy(logits, targets, ignore_index=-1), mean over scored positions
+//
+// Positions: learned (the stack's pos_emb, a parameter), sinusoidal (pos_emb holds the fixed
+// table) or none (PosKind::None, C4: pos_emb stays zero). The one weight the stack has no
+// field for, the learned cosine temperature (log tau, one per layer), is kept beside the
+// stack by the training side; a stack's own forward cannot run it (to_stack() refuses).
 //
 // Dropout (p = config.dropout) is applied to the attention weights (or, drop_where = Scores,
 // to the scores before the softmax), in training steps, with the counter-based mask of
@@ -17,7 +26,8 @@
 // and gradient blocking (C32, C33), and the attention itself (AttnKind: softmax over every
 // key, a sparse pattern, or linear attention; C42-C44). A config that uses any of them runs
 // the whole batch as one chunk through the fast ops with that attention (variant_attention.cpp);
-// the plain config keeps the fused fast path.
+// the plain config keeps the fused fast path. The forward and backward passes are the stack's
+// training path, lib/nn/src/stack_train.cpp.
 //
 // Determinism: every parallel loop is split into fixed-size chunks (64 rows of
 // activations; weight gradients by blocks of output rows, each summed over all tokens
@@ -61,12 +71,14 @@ struct StepStats {
     int64_t counted = 0;   // scored positions (target != -1)
 };
 
-class TinyTransformer {
+class TrainableStack {
 public:
-    explicit TinyTransformer(const ModelConfig& cfg);  // validates; parameters zero until init()
-    ~TinyTransformer();
-    TinyTransformer(TinyTransformer&&) noexcept;
-    TinyTransformer& operator=(TinyTransformer&&) noexcept;
+    // Validates; the stack's weights as TransformerStack makes them (zeros, LayerNorm gammas 1)
+    // and log tau 0 until init().
+    explicit TrainableStack(const ModelConfig& cfg);
+    ~TrainableStack();
+    TrainableStack(TrainableStack&&) noexcept;
+    TrainableStack& operator=(TrainableStack&&) noexcept;
 
     const ModelConfig& config() const { return cfg_; }  // resolved
     // Fills every parameter from the seed (the same values at any thread count).
@@ -85,17 +97,23 @@ public:
     // training step), (B, H, T, T), before dropout; empty tensors for the linear kinds.
     const std::vector<Tensor>& attention_weights() const;
 
+    // Every trainable tensor in the order above: the stack's weights (and log tau) with their
+    // gradients. The pointers stay valid as long as the model (moves included).
     std::vector<Param> params();
     int64_t num_params() const;
     // Ablation during evaluation: head_off as in ModelConfig (layers * heads entries or empty).
     void set_head_off(std::vector<uint8_t> off);
-    // The same model as a configuration of the Transformer stack (attn/nn/stack.hpp): pre-norm,
-    // causal or not as `causal`, its own head (not tied), every weight copied; sinusoidal
-    // positions (or none) become a fixed table (zeros). Its forward gives logits() to float32
-    // rounding (tests/test_nn_stack.cpp). InputError for what the stack does not run: a scale
-    // other than sqrt or none, a learned temperature, a pad token, a planted bug, an
-    // attention variant or head ablation.
-    TransformerStack to_stack() const;
+    // The weights, as a configuration of the Transformer stack: pre-norm, causal or not as
+    // `causal`, its own head (not tied), the sinusoidal table (or zeros) in pos_emb. What the
+    // config adds beyond the stack (a scale other than sqrt or none, log tau, a pad token, a
+    // planted bug, a variant) is not in it: stack().forward() runs this model only when
+    // to_stack() accepts it.
+    const TransformerStack& stack() const;
+    // stack(), checked: InputError "to_stack: the stack has no ..." for what the stack's own
+    // forward does not run: a scale other than sqrt or none, a learned temperature, a pad
+    // token, a planted bug, an attention variant or head ablation. Its forward gives logits()
+    // to float32 rounding (tests/test_nn_stack.cpp).
+    const TransformerStack& to_stack() const;
     // Readable reference ops (attn/nn/ops.hpp, one thread) instead of the fast path;
     // for tests that check the fast path against it.
     void set_reference_path(bool on) { reference_ = on; }
@@ -114,10 +132,10 @@ private:
 // else InputError "emb_std: ..." (check_emb_std, for a check before any work).
 inline constexpr double kMinEmbStd = 1e-6, kMaxEmbStd = 100;
 void check_emb_std(double std);
-void redraw_embeddings(TinyTransformer& model, uint64_t seed, double std);
+void redraw_embeddings(TrainableStack& model, uint64_t seed, double std);
 // A fresh model as `attn train` starts one: every parameter from init(mix64(seed ^ "init")),
 // then redraw_embeddings(model, seed, emb_std).
-void init_for_training(TinyTransformer& model, uint64_t seed, double emb_std);
+void init_for_training(TrainableStack& model, uint64_t seed, double emb_std);
 
 // The same forward + backward in double precision through the reference ops, for
 // finite-difference checks: params are the model's parameters in params() order (as

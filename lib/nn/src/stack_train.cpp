@@ -1,7 +1,8 @@
-// The TinyTransformer (attn/nn/transformer.hpp): parameters, activations, and one engine,
-// templated on the scalar, that runs the forward and backward passes through either the
-// reference ops (ops.hpp) or their fast twins (fast_ops.hpp).
-#include "attn/nn/transformer.hpp"
+// The stack's training path (attn/nn/trainable_stack.hpp): the activations a TrainableStack's pass
+// saves and one engine, templated on the scalar, that runs the forward and backward passes over
+// the parameters' pointers (params() order: the stack's tensors, trainable_stack.cpp) through
+// either the reference ops (ops.hpp) or their fast twins (fast_ops.hpp).
+#include "attn/nn/trainable_stack.hpp"
 
 #include <fmt/format.h>
 
@@ -14,8 +15,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
-#include <map>
+#include <memory>
 #include <new>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -24,73 +26,14 @@
 #include "attn/core/rng.hpp"
 #include "attn/nn/fast_ops.hpp"
 #include "attn/nn/ops.hpp"
+#include "stack_train.hpp"
 #include "variant_attention.hpp"
 
 namespace attn {
 
-void check_emb_std(double std) {
-    if (!(std >= kMinEmbStd && std <= kMaxEmbStd))
-        throw InputError(fmt::format("emb_std: must be in [{:g}, {:g}], got {}", kMinEmbStd, kMaxEmbStd, std));
-}
-
-void redraw_embeddings(TinyTransformer& model, uint64_t seed, double std) {
-    check_emb_std(std);
-    uint64_t stream = 0;
-    for (Param& p : model.params())
-        if (p.name == "tok_emb.weight" || p.name == "pos_emb.weight") {
-            Rng rng(mix64(seed ^ 0x656d62ULL), ++stream);
-            for (float& x : p.value->data) x = rng.normal(0.0f, static_cast<float>(std));
-        }
-}
+using namespace stack_train;  // the parameter offsets (kPerBlock, kQW, ...) and param_specs
 
 namespace {
-
-// Offsets inside one block's run of 16 parameters, in params() order.
-enum BlockParam {
-    kLn1W, kLn1B, kQW, kQB, kKW, kKB, kVW, kVB, kOW, kOB, kLn2W, kLn2B, kFc1W, kFc1B, kFc2W, kFc2B, kPerBlock
-};
-
-struct ParamSpec {
-    std::string name;
-    Shape shape;
-    bool decay;
-    bool used = true;  // false: a block's ln2 and MLP of an attention-only model, kept (empty) so
-                       // that the block's parameters keep their offsets (kPerBlock)
-};
-
-std::vector<ParamSpec> param_specs(const ModelConfig& c) {
-    const int64_t D = c.d_model, QK = c.heads * c.d_k, VV = c.heads * c.d_v, F = c.d_ff;
-    std::vector<ParamSpec> s;
-    s.push_back({"tok_emb.weight", {c.vocab, D}, true});
-    if (c.pos == PosKind::Learned) s.push_back({"pos_emb.weight", {c.max_seq, D}, true});
-    for (int64_t l = 0; l < c.layers; ++l) {
-        const std::string p = "blocks." + std::to_string(l) + ".";
-        s.push_back({p + "ln1.weight", {D}, false});
-        s.push_back({p + "ln1.bias", {D}, false});
-        s.push_back({p + "attn.q_proj.weight", {QK, D}, true});
-        s.push_back({p + "attn.q_proj.bias", {QK}, false});
-        s.push_back({p + "attn.k_proj.weight", {QK, D}, true});
-        s.push_back({p + "attn.k_proj.bias", {QK}, false});
-        s.push_back({p + "attn.v_proj.weight", {VV, D}, true});
-        s.push_back({p + "attn.v_proj.bias", {VV}, false});
-        s.push_back({p + "attn.o_proj.weight", {D, VV}, true});
-        s.push_back({p + "attn.o_proj.bias", {D}, false});
-        const bool m = c.mlp;
-        s.push_back({p + "ln2.weight", m ? Shape{D} : Shape{0}, false, m});
-        s.push_back({p + "ln2.bias", m ? Shape{D} : Shape{0}, false, m});
-        s.push_back({p + "mlp.fc1.weight", m ? Shape{F, D} : Shape{0}, true, m});
-        s.push_back({p + "mlp.fc1.bias", m ? Shape{F} : Shape{0}, false, m});
-        s.push_back({p + "mlp.fc2.weight", m ? Shape{D, F} : Shape{0}, true, m});
-        s.push_back({p + "mlp.fc2.bias", m ? Shape{D} : Shape{0}, false, m});
-    }
-    s.push_back({"ln_f.weight", {D}, false});
-    s.push_back({"ln_f.bias", {D}, false});
-    s.push_back({"head.weight", {c.vocab, D}, true});
-    if (c.learn_temperature)
-        for (int64_t l = 0; l < c.layers; ++l)
-            s.push_back({"blocks." + std::to_string(l) + ".attn.log_tau", {1}, false});
-    return s;
-}
 
 // Large buffers (the activations a step saves, 46 MB at the bench size) on 2 MiB
 // pages where Linux lends them (transparent huge pages in "madvise" mode, Debian's
@@ -139,7 +82,9 @@ template <class S>
 struct Acts {
     int64_t B = -1, T = -1;
     bool fused = false;
-    Buf<S> pos;  // sinusoidal table (Tmax, D) when pos = Sinusoidal, zeros when None
+    // sinusoidal table (Tmax, D) when pos = Sinusoidal, zeros when None: the stack's pos_emb, made
+    // again here in S (the double reference needs it in double)
+    Buf<S> pos;
     struct Layer {
         Buf<S> ln1, ln1_mean, ln1_rstd, q, k, v, qn, kn, qnorm, knorm, att, atty, attproj, mid;
         Buf<S> ln2, ln2_mean, ln2_rstd, fch, fch_act, fcproj;
@@ -790,123 +735,20 @@ StepStats run_model(const ModelConfig& c, const std::vector<const S*>& P, const 
 
 }  // namespace
 
-std::vector<std::pair<std::string, Shape>> param_shapes(const ModelConfig& cfg) {
-    std::vector<std::pair<std::string, Shape>> out;
-    for (auto& s : param_specs(cfg.resolved()))
-        if (s.used) out.emplace_back(s.name, s.shape);
-    return out;
-}
-
-struct TinyTransformer::State {
-    std::vector<ParamSpec> specs;
-    std::vector<Tensor> values, grads;
-    std::vector<Tensor> att_out;  // attention weights of the last forward, per layer
-    Acts<float> acts;
+namespace stack_train {
+struct SavedActs {
+    Acts<float> a;
 };
-
-TinyTransformer::TinyTransformer(const ModelConfig& cfg) : cfg_(cfg.resolved()), st_(std::make_unique<State>()) {
-    st_->specs = param_specs(cfg_);
-    for (const auto& s : st_->specs) {
-        st_->values.emplace_back(s.shape);
-        st_->grads.emplace_back(s.shape);
-    }
-}
-TinyTransformer::~TinyTransformer() = default;
-TinyTransformer::TinyTransformer(TinyTransformer&&) noexcept = default;
-TinyTransformer& TinyTransformer::operator=(TinyTransformer&&) noexcept = default;
-
-void TinyTransformer::init(uint64_t seed) {
-    // One Rng stream per parameter tensor (by index): independent of threads and order.
-    auto& v = st_->values;
-    const auto& sp = st_->specs;
-    for (size_t i = 0; i < sp.size(); ++i) {
-        if (!sp[i].used) continue;
-        Rng rng(seed, i + 1);
-        const std::string& n = sp[i].name;
-        auto ends_with = [&](const char* suf) {
-            const std::string s(suf);
-            return n.size() >= s.size() && n.compare(n.size() - s.size(), s.size(), s) == 0;
-        };
-        if (n.size() > 8 && n.compare(n.size() - 8, 8, ".log_tau") == 0) {
-            v[i].data[0] = std::log(cfg_.scale.value);
-        } else if (n == "tok_emb.weight" || n == "pos_emb.weight") {
-            for (auto& x : v[i].data) x = rng.normal(0.0f, 0.02f);
-        } else if (n.find(".ln") != std::string::npos || n.rfind("ln_f", 0) == 0) {
-            std::fill(v[i].data.begin(), v[i].data.end(), ends_with(".weight") ? 1.0f : 0.0f);
-        } else if (ends_with(".weight")) {
-            // a Linear: weight and (next in the list, if it is this layer's bias) bias together
-            Tensor none;
-            const bool has_bias = i + 1 < sp.size() && ends_with(".weight") &&
-                                  sp[i + 1].name == n.substr(0, n.size() - 6) + "bias";
-            Tensor& b = has_bias ? v[i + 1] : none;
-            init_linear(v[i], b, cfg_.init, rng);
-            if (n.find("q_proj") != std::string::npos || n.find("k_proj") != std::string::npos)
-                for (auto& x : v[i].data) x *= cfg_.qk_init_gain;
-            if (has_bias) ++i;
-        }
-    }
-}
-
-std::vector<Param> TinyTransformer::params() {
-    std::vector<Param> out;
-    for (size_t i = 0; i < st_->specs.size(); ++i)
-        if (st_->specs[i].used)
-            out.push_back({st_->specs[i].name, &st_->values[i], &st_->grads[i], st_->specs[i].decay});
-    return out;
-}
-
-TransformerStack TinyTransformer::to_stack() const {
-    const ModelConfig& c = cfg_;
-    auto refuse = [](const char* what) { throw InputError(fmt::format("to_stack: the stack has no {}", what)); };
-    if (c.scale.kind != ScaleKind::InvSqrtDk && c.scale.kind != ScaleKind::None) refuse("scale but sqrt or none");
-    if (c.learn_temperature) refuse("learned temperature");
-    if (c.pad_token >= 0) refuse("pad token (its batches are padded by lengths)");
-    if (c.bug != AttnBug::None) refuse("planted bugs");
-    if (c.attention_variant()) refuse("attention variants or ablated heads");
-    const StackConfig s{.vocab = c.vocab, .positions = c.max_seq, .d_model = c.d_model, .heads = c.heads, .d_k = c.d_k,
-                        .d_v = c.d_v, .layers = c.layers, .d_ff = c.d_ff, .causal = c.causal, .norm = NormPlace::Pre,
-                        .mlp = c.mlp, .act = c.act == Activation::Relu ? MlpActivation::Relu : MlpActivation::GeluTanh,
-                        .scale = c.scale.kind == ScaleKind::InvSqrtDk, .tied_head = false};
-    TransformerStack out(s);
-    const auto& v = st_->values;
-    const auto& sp = st_->specs;
-    std::map<std::string, const Tensor*> by_name;
-    for (size_t i = 0; i < sp.size(); ++i) by_name[sp[i].name] = &v[i];
-    auto get = [&](const std::string& n) -> const Tensor& { return *by_name.at(n); };
-    out.tok_emb = get("tok_emb.weight");
-    if (c.pos == PosKind::Learned) out.pos_emb = get("pos_emb.weight");
-    else if (c.pos == PosKind::Sinusoidal) nn::sinusoidal_positions(out.pos_emb.ptr(), c.max_seq, c.d_model);
-    for (int64_t l = 0; l < c.layers; ++l) {
-        const std::string b = fmt::format("blocks.{}.", l);
-        StackLayer& L = out.layers[static_cast<size_t>(l)];
-        L.ln1_gamma = get(b + "ln1.weight");
-        L.ln1_beta = get(b + "ln1.bias");
-        for (auto [lin, name] : {std::pair{&L.attention.q_proj, "q_proj"}, {&L.attention.k_proj, "k_proj"},
-                                 {&L.attention.v_proj, "v_proj"}, {&L.attention.o_proj, "o_proj"}}) {
-            lin->W = get(b + "attn." + name + ".weight");
-            lin->b = get(b + "attn." + name + ".bias");
-        }
-        if (!c.mlp) continue;
-        L.ln2_gamma = get(b + "ln2.weight");
-        L.ln2_beta = get(b + "ln2.bias");
-        L.fc.W = get(b + "mlp.fc1.weight");
-        L.fc.b = get(b + "mlp.fc1.bias");
-        L.proj.W = get(b + "mlp.fc2.weight");
-        L.proj.b = get(b + "mlp.fc2.bias");
-    }
-    out.lnf_gamma = get("ln_f.weight");
-    out.lnf_beta = get("ln_f.bias");
-    out.lm_head = get("head.weight");
-    return out;
-}
-
-int64_t TinyTransformer::num_params() const {
-    int64_t n = 0;
-    for (const auto& t : st_->values) n += t.numel();
-    return n;
-}
+void SavedActsDelete::operator()(SavedActs* a) const noexcept { delete a; }
+}  // namespace stack_train
 
 namespace {
+// The model's saved activations, made by its first pass.
+Acts<float>& acts_of(std::unique_ptr<SavedActs, SavedActsDelete>& acts) {
+    if (!acts) acts.reset(new SavedActs);
+    return acts->a;
+}
+
 template <class S>
 struct Ptrs {
     std::vector<const S*> P;
@@ -915,17 +757,17 @@ struct Ptrs {
 };
 }  // namespace
 
-StepStats TinyTransformer::forward_backward(const int32_t* tokens, const int32_t* targets, int64_t B, int64_t T,
+StepStats TrainableStack::forward_backward(const int32_t* tokens, const int32_t* targets, int64_t B, int64_t T,
                                             uint64_t step_seed, int threads) {
     check_batch(cfg_, tokens, targets, B, T);
     Ptrs<float> p;
     for (size_t i = 0; i < st_->values.size(); ++i) {
-        p.P.push_back(st_->values[i].ptr());
+        p.P.push_back(st_->values[i]->ptr());
         p.G.push_back(st_->grads[i].ptr());
-        p.sizes.push_back(st_->values[i].numel());
+        p.sizes.push_back(st_->values[i]->numel());
     }
     const Ops<float> op{!reference_, reference_ ? 1 : threads};
-    return run_model<float>(cfg_, p.P, &p.G, p.sizes, st_->acts, tokens, targets, B, T, true, step_seed, op);
+    return run_model<float>(cfg_, p.P, &p.G, p.sizes, acts_of(st_->acts), tokens, targets, B, T, true, step_seed, op);
 }
 
 namespace {
@@ -943,37 +785,32 @@ void keep_attention(const ModelConfig& c, const Acts<float>& a, std::vector<Tens
 }
 }  // namespace
 
-StepStats TinyTransformer::evaluate(const int32_t* tokens, const int32_t* targets, int64_t B, int64_t T,
+StepStats TrainableStack::evaluate(const int32_t* tokens, const int32_t* targets, int64_t B, int64_t T,
                                     int threads) {
     check_batch(cfg_, tokens, targets, B, T);
     std::vector<const float*> P;
-    for (auto& t : st_->values) P.push_back(t.ptr());
+    for (Tensor* t : st_->values) P.push_back(t->ptr());
     const Ops<float> op{!reference_, reference_ ? 1 : threads};
-    const StepStats s = run_model<float>(cfg_, P, nullptr, {}, st_->acts, tokens, targets, B, T, false, 0, op);
-    keep_attention(cfg_, st_->acts, st_->att_out, B, T);
+    Acts<float>& a = acts_of(st_->acts);
+    const StepStats s = run_model<float>(cfg_, P, nullptr, {}, a, tokens, targets, B, T, false, 0, op);
+    keep_attention(cfg_, a, st_->att_out, B, T);
     return s;
 }
 
-Tensor TinyTransformer::logits(const int32_t* tokens, int64_t B, int64_t T, int threads) {
+Tensor TrainableStack::logits(const int32_t* tokens, int64_t B, int64_t T, int threads) {
     check_batch(cfg_, tokens, nullptr, B, T);
     std::vector<const float*> P;
-    for (auto& t : st_->values) P.push_back(t.ptr());
+    for (Tensor* t : st_->values) P.push_back(t->ptr());
     const Ops<float> op{!reference_, reference_ ? 1 : threads};
-    run_model<float>(cfg_, P, nullptr, {}, st_->acts, tokens, nullptr, B, T, false, 0, op);
-    keep_attention(cfg_, st_->acts, st_->att_out, B, T);
+    Acts<float>& a = acts_of(st_->acts);
+    run_model<float>(cfg_, P, nullptr, {}, a, tokens, nullptr, B, T, false, 0, op);
+    keep_attention(cfg_, a, st_->att_out, B, T);
     Tensor out({B, T, cfg_.vocab});
-    std::copy(st_->acts.logits.begin(), st_->acts.logits.end(), out.data.begin());
+    std::copy(a.logits.begin(), a.logits.end(), out.data.begin());
     return out;
 }
 
-const std::vector<Tensor>& TinyTransformer::attention_weights() const { return st_->att_out; }
-
-void TinyTransformer::set_head_off(std::vector<uint8_t> off) {
-    ModelConfig c = cfg_;
-    c.head_off = std::move(off);
-    c.validate();
-    cfg_ = std::move(c);
-}
+const std::vector<Tensor>& TrainableStack::attention_weights() const { return st_->att_out; }
 
 double loss_and_grads_f64(const ModelConfig& cfg, const std::vector<std::vector<double>>& params,
                           const int32_t* tokens, const int32_t* targets, int64_t B, int64_t T,
@@ -1021,21 +858,6 @@ double loss_and_grads_f64(const ModelConfig& cfg, const std::vector<std::vector<
     const Ops<double> op{false, 1};
     return run_model<double>(c, p.P, grads ? &p.G : nullptr, p.sizes, a, tokens, targets, B, T, train, step_seed, op)
         .loss;
-}
-
-double train_step_flops(const ModelConfig& cfg, int64_t B, int64_t T) {
-    const ModelConfig c = cfg.resolved();
-    const double N = double(B) * double(T), D = double(c.d_model), H = double(c.heads);
-    const double QK = H * double(c.d_k), VV = H * double(c.d_v), F = double(c.d_ff);
-    const double per_layer_macs = N * (D * (2 * QK + VV) + VV * D + (c.mlp ? 2 * D * F : 0.0)) +
-                                  double(B) * H * double(T) * double(T) * (double(c.d_k) + double(c.d_v));
-    const double fwd_macs = double(c.layers) * per_layer_macs + N * D * double(c.vocab);
-    return 2.0 * 3.0 * fwd_macs;  // 2 FLOPs per multiply-add; backward = 2x forward
-}
-
-void init_for_training(TinyTransformer& model, uint64_t seed, double emb_std) {
-    model.init(mix64(seed ^ 0x696e6974ULL));  // "init"
-    redraw_embeddings(model, seed, emb_std);
 }
 
 }  // namespace attn

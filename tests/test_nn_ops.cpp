@@ -1,6 +1,6 @@
 // Backward passes of the training ops (attn/nn/ops.hpp) against central finite
-// differences in double, and the fast twins (attn/nn/fast_ops.hpp) against the
-// reference ops, element by element.
+// differences in double, and the fast twins (attn/nn/fast_ops.hpp; attention's: the kernel of
+// attn/cpu/training_attention.hpp) against the reference ops, element by element.
 //
 // Finite differences: each op is reduced to a scalar L = sum(out * w) with a fixed random
 // w (so dout = w), every input element x_i is moved by +-h, and (L(x+h) - L(x-h)) / 2h is
@@ -21,11 +21,13 @@
 #include "attn/core/attention.hpp"
 #include "attn/core/attention_backward.hpp"
 #include "attn/core/rng.hpp"
+#include "attn/cpu/training_attention.hpp"
 #include "attn/nn/fast_ops.hpp"
 #include "attn/nn/ops.hpp"
 #include "finite_diff.hpp"
 
 namespace tr = attn::nn;
+namespace cpu = attn::cpu;
 using Vec = std::vector<double>;
 
 namespace {
@@ -447,15 +449,16 @@ TEST_CASE("nn ops: the fast ops match the reference ops element by element (doub
                 Vec o1(N * H * Dv), o2(o1.size()), a1(B * H * T * T), a2(a1.size());
                 tr::self_attention_forward(o1.data(), a1.data(), q.data(), k.data(), v.data(), B, T, H, Dk, Dv, 0.5,
                                            causal, p, 9);
-                tr::attention_forward_fast(o2.data(), a2.data(), q.data(), k.data(), v.data(), B, T, H, Dk, Dv, 0.5,
-                                           causal, p, 9, 2);
+                cpu::training_attention_forward(o2.data(), a2.data(), q.data(), k.data(), v.data(), B, T, H, Dk, Dv,
+                                                0.5, causal, p, 9, 2, tr::training_gemm_kernel());
                 check_close("att weights", a2, a1);
                 check_close("att out", o2, o1);
                 Vec dq1(q.size(), 0.0), dk1(k.size(), 0.0), dv1(v.size(), 0.0), dq2 = dq1, dk2 = dk1, dv2 = dv1;
                 tr::self_attention_backward(dq1.data(), dk1.data(), dv1.data(), dout.data(), q.data(), k.data(),
                                             v.data(), B, T, H, Dk, Dv, 0.5, causal, p, 9);
-                tr::attention_backward_fast(dq2.data(), dk2.data(), dv2.data(), dout.data(), q.data(), k.data(),
-                                            v.data(), a1.data(), B, T, H, Dk, Dv, 0.5, p, 9, 2);
+                cpu::training_attention_backward(dq2.data(), dk2.data(), dv2.data(), dout.data(), q.data(), k.data(),
+                                                 v.data(), a1.data(), B, T, H, Dk, Dv, 0.5, p, 9, 2,
+                                                 tr::training_gemm_kernel());
                 check_close("att dq", dq2, dq1);
                 check_close("att dk", dk2, dk1);
                 check_close("att dv", dv2, dv1);
@@ -569,10 +572,10 @@ TEST_CASE("nn ops: every float GEMM path matches the reference ops element by el
                     tr::self_attention_forward(o.data(), a.data(), qd.data(), kd.data(), vd.data(), B, T, H, Dk, Dv,
                                                0.5, causal, p, 9);
                     FVec o1(o.size()), a1(a.size()), o3(o.size()), a3(a.size());
-                    tr::attention_forward_fast(o1.data(), a1.data(), q, k, v, B, T, H, Dk, Dv, 0.5f, causal, p, 9, 1,
-                                               LD, LD);
-                    tr::attention_forward_fast(o3.data(), a3.data(), q, k, v, B, T, H, Dk, Dv, 0.5f, causal, p, 9, 3,
-                                               LD, LD);
+                    cpu::training_attention_forward(o1.data(), a1.data(), q, k, v, B, T, H, Dk, Dv, 0.5f, causal, p,
+                                                    9, 1, tr::training_gemm_kernel(), LD, LD);
+                    cpu::training_attention_forward(o3.data(), a3.data(), q, k, v, B, T, H, Dk, Dv, 0.5f, causal, p,
+                                                    9, 3, tr::training_gemm_kernel(), LD, LD);
                     check_close("att weights", a1, a, 1e-5);
                     check_close("att out", o1, o, 1e-5);
                     CHECK(a1 == a3);
@@ -585,11 +588,12 @@ TEST_CASE("nn ops: every float GEMM path matches the reference ops element by el
                     float* gq = fused ? g1.data() : dq1.data();
                     float* gk = fused ? g1.data() + QK : dk1.data();
                     float* gv = fused ? g1.data() + 2 * QK : dv1.data();
-                    tr::attention_backward_fast(gq, gk, gv, dout.data(), q, k, v, a1.data(), B, T, H, Dk, Dv, 0.5f, p,
-                                                9, 1, LD, LD);
+                    cpu::training_attention_backward(gq, gk, gv, dout.data(), q, k, v, a1.data(), B, T, H, Dk, Dv,
+                                                     0.5f, p, 9, 1, tr::training_gemm_kernel(), LD, LD);
                     if (fused) {  // the same at 3 threads, then unpacked for the comparison
-                        tr::attention_backward_fast(g3.data(), g3.data() + QK, g3.data() + 2 * QK, dout.data(), q, k, v,
-                                                    a1.data(), B, T, H, Dk, Dv, 0.5f, p, 9, 3, LD, LD);
+                        cpu::training_attention_backward(g3.data(), g3.data() + QK, g3.data() + 2 * QK, dout.data(), q,
+                                                         k, v, a1.data(), B, T, H, Dk, Dv, 0.5f, p, 9, 3,
+                                                         tr::training_gemm_kernel(), LD, LD);
                         CHECK(g1 == g3);
                         for (int64_t n = 0; n < N; ++n) {
                             for (int64_t j = 0; j < QK; ++j) {
@@ -640,8 +644,8 @@ TEST_CASE("nn ops: a query of NaN gives NaN in exactly its weight row and output
         FVec o(N * H * Dv), a(B * H * T * T), of(o.size()), af(a.size());
         tr::self_attention_forward(o.data(), a.data(), q.data(), k.data(), v.data(), B, T, H, Dk, Dv, 0.5f, causal,
                                    0.0f, 9);
-        tr::attention_forward_fast(of.data(), af.data(), q.data(), k.data(), v.data(), B, T, H, Dk, Dv, 0.5f, causal,
-                                   0.0f, 9, 2);
+        cpu::training_attention_forward(of.data(), af.data(), q.data(), k.data(), v.data(), B, T, H, Dk, Dv, 0.5f,
+                                        causal, 0.0f, 9, 2, tr::training_gemm_kernel());
         int wrong = 0;
         for (size_t e = 0; e < a.size(); ++e) {
             const auto row = static_cast<int64_t>(e) / T;  // (b, h, i)
@@ -712,14 +716,16 @@ TEST_CASE("nn ops: Into::Set equals adding into zeros, and the fused MLP ops equ
                 const FVec q = to_float(randv(M * H * Dk, 70)), k = to_float(randv(M * H * Dk, 71)),
                            v = to_float(randv(M * H * Dv, 72)), dO = to_float(randv(M * H * Dv, 73));
                 FVec out(M * H * Dv), att(B * H * T * T);
-                tr::attention_forward_fast(out.data(), att.data(), q.data(), k.data(), v.data(), B, T, H, Dk, Dv, 0.5f,
-                                           false, p, 9, threads);
+                cpu::training_attention_forward(out.data(), att.data(), q.data(), k.data(), v.data(), B, T, H, Dk, Dv,
+                                                0.5f, false, p, 9, threads, tr::training_gemm_kernel());
                 FVec dq1(q.size(), 0.0f), dk1(k.size(), 0.0f), dv1(v.size(), 0.0f), dq2(q.size(), nan),
                     dk2(k.size(), nan), dv2(v.size(), nan);
-                tr::attention_backward_fast(dq1.data(), dk1.data(), dv1.data(), dO.data(), q.data(), k.data(), v.data(),
-                                            att.data(), B, T, H, Dk, Dv, 0.5f, p, 9, threads);
-                tr::attention_backward_fast(dq2.data(), dk2.data(), dv2.data(), dO.data(), q.data(), k.data(), v.data(),
-                                            att.data(), B, T, H, Dk, Dv, 0.5f, p, 9, threads, 0, 0, tr::Into::Set);
+                cpu::training_attention_backward(dq1.data(), dk1.data(), dv1.data(), dO.data(), q.data(), k.data(),
+                                                 v.data(), att.data(), B, T, H, Dk, Dv, 0.5f, p, 9, threads,
+                                                 tr::training_gemm_kernel());
+                cpu::training_attention_backward(dq2.data(), dk2.data(), dv2.data(), dO.data(), q.data(), k.data(),
+                                                 v.data(), att.data(), B, T, H, Dk, Dv, 0.5f, p, 9, threads,
+                                                 tr::training_gemm_kernel(), 0, 0, /*accumulate=*/false);
                 CHECK(dq2 == dq1);
                 CHECK(dk2 == dk1);
                 CHECK(dv2 == dv1);

@@ -2,7 +2,7 @@
 // backward) of a stack of L = 4 causal attention blocks, x_{l+1} = x_l + o(attn(q(x_l),
 // k(x_l), v(x_l))), B = 1, 4 heads x 16, d_model 64, at growing T, three ways:
 //   store P     the reference backward: each block keeps its weights P (B, H, T, T)
-//               for the backward (attn/train fast ops: S, softmax, P V as GEMMs);
+//               for the backward (attn/cpu/training_attention.hpp: S, softmax, P V as GEMMs);
 //   tiled       the flash forward keeps only the row log-sum-exp, and the tiled backward
 //               (attn/cpu/flash_backward.hpp) re-makes P tile by tile;
 //   checkpoint  only each block's input x_l is kept; the backward recomputes one block's
@@ -25,6 +25,7 @@
 #include "attn/core/rng.hpp"
 #include "attn/cpu/flash.hpp"
 #include "attn/cpu/flash_backward.hpp"
+#include "attn/cpu/training_attention.hpp"
 #include "attn/nn/fast_ops.hpp"
 #include "lab_training.hpp"
 
@@ -112,8 +113,9 @@ Saved block_forward(Mem& mem, float* y, const float* x, const Weights& w, int64_
     matmul_forward_fast(sv.q.data(), x, w.wq[L].data(), static_cast<const float*>(nullptr), N, D, HD, threads);
     matmul_forward_fast(sv.k.data(), x, w.wk[L].data(), static_cast<const float*>(nullptr), N, D, HD, threads);
     matmul_forward_fast(sv.v.data(), x, w.wv[L].data(), static_cast<const float*>(nullptr), N, D, HD, threads);
-    attention_forward_fast(sv.att.data(), sv.P.data(), sv.q.data(), sv.k.data(), sv.v.data(), s.B, s.T, s.H, s.Dh,
-                           s.Dh, 1.0f / std::sqrt(float(s.Dh)), true, 0.0f, 0, threads);
+    cpu::training_attention_forward(sv.att.data(), sv.P.data(), sv.q.data(), sv.k.data(), sv.v.data(), s.B, s.T, s.H,
+                                    s.Dh, s.Dh, 1.0f / std::sqrt(float(s.Dh)), true, 0.0f, 0, threads,
+                                    training_gemm_kernel());
     Buf o(mem, N * D);
     matmul_forward_fast(o.data(), sv.att.data(), w.wo[L].data(), static_cast<const float*>(nullptr), N, HD, D, threads);
     for (int64_t i = 0; i < N * D; ++i) y[i] = x[i] + o.data()[i];
@@ -131,8 +133,9 @@ void block_backward(Mem& mem, float* dx, const float* dy, const float* x, Saved&
     matmul_backward_fast(datt.data(), g.wo[L].data(), static_cast<float*>(nullptr), dy, sv.att.data(), w.wo[L].data(),
                          N, HD, D, threads);
     sv.att.release();
-    attention_backward_fast(dq.data(), dk.data(), dv.data(), datt.data(), sv.q.data(), sv.k.data(), sv.v.data(),
-                            sv.P.data(), s.B, s.T, s.H, s.Dh, s.Dh, 1.0f / std::sqrt(float(s.Dh)), 0.0f, 0, threads);
+    cpu::training_attention_backward(dq.data(), dk.data(), dv.data(), datt.data(), sv.q.data(), sv.k.data(),
+                                     sv.v.data(), sv.P.data(), s.B, s.T, s.H, s.Dh, s.Dh, 1.0f / std::sqrt(float(s.Dh)),
+                                     0.0f, 0, threads, training_gemm_kernel());
     sv.P.release();
     matmul_backward_fast(dx, g.wq[L].data(), static_cast<float*>(nullptr), dq.data(), x, w.wq[L].data(), N, D, HD,
                          threads);

@@ -10,7 +10,6 @@
 #include <type_traits>
 #include <vector>
 
-#include "attn/core/attention.hpp"
 #include "attn/core/parallel.hpp"
 #include "attn/cpu/rows.hpp"
 #include "attn/nn/ops.hpp"
@@ -26,8 +25,6 @@ using MapM = Eigen::Map<Mat<S>>;
 template <class S>
 using MapC = Eigen::Map<const Mat<S>>;
 template <class S>
-using MapMS = Eigen::Map<Mat<S>, 0, Eigen::OuterStride<>>;  // a column block of a wider matrix
-template <class S>
 using MapCS = Eigen::Map<const Mat<S>, 0, Eigen::OuterStride<>>;
 template <class S>
 using RowV = Eigen::Matrix<S, 1, Eigen::Dynamic>;
@@ -38,51 +35,17 @@ int64_t chunks(int64_t n, int64_t c) { return (n + c - 1) / c; }
 // null: Eigen then (and always for double).
 template <class S>
 detail::GemmFn kernel_for() {
-    if constexpr (std::is_same_v<S, float>) return detail::float_gemm();
+    if constexpr (std::is_same_v<S, float>) return training_gemm_kernel();
     else return nullptr;
 }
 
 // Per-thread scratch that lives as long as the thread (the pool's workers persist), so a
 // training step allocates nothing once the first step has sized it.
 template <class S>
-S* scratch_floats(size_t n, int slot) {
-    thread_local std::vector<S> buf[3];
-    auto& b = buf[slot];
+S* scratch_floats(size_t n) {
+    thread_local std::vector<S> b;
     if (b.size() < n) b.resize(n);
     return b.data();
-}
-
-// dst (cols, rows) = src (rows, cols)^T, src with row stride lds; src's rows are asked for 8
-// ahead (a head's V is cold memory in the backward pass, and this machine's hardware
-// prefetch does not follow a stride of a few cache lines)
-
-template <class S>
-void transpose(S* dst, const S* src, int64_t rows, int64_t cols, int64_t lds) {
-    if constexpr (std::is_same_v<S, float>)
-        if (const auto* k = rows::row_kernels(); k != nullptr && 16 * lds < (int64_t{1} << 28))
-            return k->transpose(dst, rows, src, rows, cols, lds, false);
-    for (int64_t r = 0; r < rows; ++r) {
-        __builtin_prefetch(src + (r + 8) * lds);
-        for (int64_t c = 0; c < cols; ++c) dst[c * rows + r] = src[r * lds + c];
-    }
-}
-
-detail::GemmArgs gemm_args(int64_t M, int64_t Nc, int64_t K, const float* A, int64_t sai, int64_t sak,
-                           const float* B, int64_t ldb, float* C, int64_t ldc, const float* bias, bool accumulate) {
-    detail::GemmArgs g;
-    g.M = M;
-    g.Nc = Nc;
-    g.K = K;
-    g.A = A;
-    g.sai = sai;
-    g.sak = sak;
-    g.B = B;
-    g.ldb = ldb;
-    g.C = C;
-    g.ldc = ldc;
-    g.bias = bias;
-    g.accumulate = accumulate;
-    return g;
 }
 
 // Sums with kLanes independent partial sums (lane l takes elements l, l + kLanes, ...),
@@ -102,15 +65,6 @@ S sum_lanes(const S* x, int64_t n) {
     for (; i + kLanes <= n; i += kLanes)
         for (int64_t l = 0; l < kLanes; ++l) p[l] += x[i + l];
     for (int64_t l = 0; i + l < n; ++l) p[l] += x[i + l];
-    return reduce_lanes(p);
-}
-template <class S>
-S dot_lanes(const S* x, const S* y, int64_t n) {
-    S p[kLanes] = {};
-    int64_t i = 0;
-    for (; i + kLanes <= n; i += kLanes)
-        for (int64_t l = 0; l < kLanes; ++l) p[l] += x[i + l] * y[i + l];
-    for (int64_t l = 0; i + l < n; ++l) p[l] += x[i + l] * y[i + l];
     return reduce_lanes(p);
 }
 
@@ -198,13 +152,13 @@ void matmul_forward_impl(S* out, const S* inp, const S* W, const S* WT, const S*
             // W^T (C, OC), so each row tile reads contiguous rows of it: the caller's, or made here once
             const S* wt = WT;
             if (!wt) {
-                S* t = scratch_floats<S>(static_cast<size_t>(C * OC), 0);
-                transpose(t, W, OC, C, C);
+                S* t = scratch_floats<S>(static_cast<size_t>(C * OC));
+                rows::transpose(t, W, OC, C, C);
                 wt = t;
             }
             parallel_for(chunks(N, kGemmRows), threads, [&](int64_t ci, int) {
                 const int64_t r0 = ci * kGemmRows, rows = std::min(kGemmRows, N - r0);
-                gemm(gemm_args(rows, OC, C, inp + r0 * C, C, 1, wt, OC, out + r0 * OC, OC, b, false));
+                gemm(gemm::strided_args(rows, OC, C, inp + r0 * C, C, 1, wt, OC, out + r0 * OC, OC, b, false));
                 epi(r0, rows);
             });
             return;
@@ -375,7 +329,7 @@ void matmul_backward_impl(S* dinp, S* dW, S* db, const S* dout, const S* inp, co
             parallel_for(n_row + n_out, threads, [&](int64_t it, int) {
                 if (it >= n_out) {
                     const int64_t r0 = (it - n_out) * kGemmRows, rows = std::min(kGemmRows, N - r0);
-                    gemm(gemm_args(rows, C, OC, dout + r0 * OC, OC, 1, W, C, dinp + r0 * C, C, nullptr, add));
+                    gemm(gemm::strided_args(rows, C, OC, dout + r0 * OC, OC, 1, W, C, dinp + r0 * C, C, nullptr, add));
                     epi(r0, rows);
                     return;
                 }
@@ -385,8 +339,8 @@ void matmul_backward_impl(S* dinp, S* dW, S* db, const S* dout, const S* inp, co
                 // through memory between passes unchanged)
                 for (int64_t n0 = 0; n0 < N; n0 += kGradRows) {
                     const int64_t nn = std::min(kGradRows, N - n0);
-                    detail::GemmArgs ga = gemm_args(oc, C, nn, dout + n0 * OC + o0, 1, OC, inp + n0 * C, C,
-                                                    dW + o0 * C, C, nullptr, true);
+                    detail::GemmArgs ga = gemm::strided_args(oc, C, nn, dout + n0 * OC + o0, 1, OC, inp + n0 * C, C,
+                                                             dW + o0 * C, C, nullptr, true);
                     ga.prefetch_b = true;  // inp: the saved activations, cold since the forward pass
                     gemm(ga);
                 }
@@ -498,198 +452,6 @@ void gelu_erf_backward_fast(S* dinp, const S* inp, const S* dout, int64_t n, int
     });
 }
 
-namespace {
-// dst (cols, rows), row stride ld, (+)= src (rows, cols)^T
-template <class S>
-void add_transposed(S* dst, int64_t ld, const S* src, int64_t rows, int64_t cols, bool add) {
-    if constexpr (std::is_same_v<S, float>)  // dst's row c (rows floats) gathers src's column c
-        if (const auto* k = rows::row_kernels(); k != nullptr && 16 * cols < (int64_t{1} << 28))
-            return k->transpose(dst, ld, src, rows, cols, cols, add);
-    for (int64_t c = 0; c < cols; ++c)
-        for (int64_t r = 0; r < rows; ++r) {
-            const S v = src[r * cols + c];
-            dst[c * ld + r] = add ? dst[c * ld + r] + v : v;
-        }
-}
-
-// dS = factor * P o (dP - rowsum(P o dP)) over T rows of T, in place in dp
-template <class S>
-void ds_rows(S* dp, const S* P, int64_t T, S factor) {
-    if constexpr (std::is_same_v<S, float>)
-        if (const auto* k = rows::row_kernels()) return k->ds_rows(dp, P, T, factor);
-    for (int64_t i = 0; i < T; ++i) {
-        S* dpi = dp + i * T;
-        const S* pi = P + i * T;
-        const S rs = dot_lanes(pi, dpi, T);
-        for (int64_t j = 0; j < T; ++j) dpi[j] = factor * pi[j] * (dpi[j] - rs);
-    }
-}
-
-// The dropout multipliers of one (b, h) block: 0 or 1/(1-p), the same rule as the reference.
-template <class S>
-void dropout_mult(S* mult, int64_t T, uint64_t row0, float p, uint64_t seed) {
-    const S keep = S(1) / (S(1) - static_cast<S>(p));
-    for (int64_t e = 0; e < T * T; ++e) mult[e] = dropout_drops(seed, row0 + static_cast<uint64_t>(e), p) ? S(0) : keep;
-}
-}  // namespace
-
-template <class S>
-void attention_forward_fast(S* out, S* att, const S* q, const S* k, const S* v, int64_t B, int64_t T, int64_t H,
-                            int64_t Dk, int64_t Dv, S factor, bool causal, float p, uint64_t seed, int threads,
-                            int64_t ld_qk, int64_t ld_v, int64_t b_first) {
-    const int64_t QS = ld_qk ? ld_qk : H * Dk, VS = ld_v ? ld_v : H * Dv, OS = H * Dv;
-    const detail::GemmFn gemm = kernel_for<S>();
-    std::vector<std::vector<S>> scratch(gemm ? 0 : static_cast<size_t>(resolve_threads(threads)));
-    parallel_for(B * H, threads, [&](int64_t bh, int tid) {
-        const int64_t b = bh / H, h = bh % H;
-        const MapCS<S> Q(q + b * T * QS + h * Dk, T, Dk, Eigen::OuterStride<>(QS));
-        const MapCS<S> K(k + b * T * QS + h * Dk, T, Dk, Eigen::OuterStride<>(QS));
-        const MapCS<S> Vh(v + b * T * VS + h * Dv, T, Dv, Eigen::OuterStride<>(VS));
-        MapM<S> P(att + bh * T * T, T, T);
-        if constexpr (std::is_same_v<S, float>) {
-            if (gemm) {  // scores = Q K^T through K^T (Dk, T) in per-thread scratch
-                S* kt = scratch_floats<S>(static_cast<size_t>(Dk * T), 1);
-                transpose(kt, K.data(), T, Dk, QS);
-                gemm(gemm_args(T, T, Dk, Q.data(), QS, 1, kt, T, P.data(), T, nullptr, false));
-            } else {
-                P.noalias() = Q * K.transpose();
-            }
-        } else {
-            P.noalias() = Q * K.transpose();
-        }
-        // pass 1 (above): unscaled scores (T, T)
-        // pass 2: masked, stable softmax per row
-        // (Eigen's vectorised exp, within an ulp or two of std::exp). Eigen peels unaligned
-        // leading elements into its scalar path (std::exp, a plain sum), so a result written
-        // to an unaligned row would depend on the buffer's address; every transcendental and
-        // every sum is therefore evaluated into the aligned array e, whose traversal depends
-        // only on n: the same bits wherever the buffers live, at any thread count.
-        // Float where the CPU has AVX-512, AVX2 or NEON (and ATTN_ISA allows it): the row kernel
-        // of rows_avx512.cpp, rows_avx2.cpp or rows_neon.cpp (their own exp, no Eigen).
-        auto softmax_rows = [&] {
-            Eigen::Array<S, Eigen::Dynamic, 1> e(T);
-            for (int64_t i = 0; i < T; ++i) {
-                const int64_t n = causal ? i + 1 : T;
-                S* row = att + (bh * T + i) * T;
-                auto en = e.head(n);
-                en = Eigen::Map<const Eigen::Array<S, Eigen::Dynamic, 1>>(row, n) * factor;
-                en = (en - en.template maxCoeff<Eigen::PropagateNaN>()).exp();  // a NaN makes the row NaN
-                const S sum = en.sum();
-                en *= S(1) / sum;
-                std::copy(e.data(), e.data() + n, row);
-                std::fill(row + n, row + T, std::isnan(sum) ? sum : S(0));  // as the row kernels
-            }
-        };
-        const auto* k = std::is_same_v<S, float> ? rows::row_kernels() : nullptr;
-        if constexpr (std::is_same_v<S, float>)
-            if (k != nullptr) k->softmax_rows(att + bh * T * T, T, factor, causal);
-        if (k == nullptr) softmax_rows();
-        // pass 3: out_h = dropout(P) V_h, written into the merged (B, T, H*Dv) layout
-        MapMS<S> O(out + b * T * OS + h * Dv, T, Dv, Eigen::OuterStride<>(OS));
-        S* pd = nullptr;  // dropout(P), or null for P itself
-        if (p > 0) {
-            if (gemm) {
-                pd = scratch_floats<S>(static_cast<size_t>(T * T), 0);
-            } else {
-                auto& s = scratch[static_cast<size_t>(tid)];
-                s.resize(static_cast<size_t>(T * T));
-                pd = s.data();
-            }
-            dropout_mult(pd, T, static_cast<uint64_t>((b_first * H + bh) * T * T), p, seed);
-            MapM<S> Pd(pd, T, T);
-            Pd.array() *= P.array();
-        }
-        if constexpr (std::is_same_v<S, float>) {
-            if (gemm) {
-                gemm(gemm_args(T, Dv, T, pd ? pd : P.data(), T, 1, Vh.data(), VS, O.data(), OS, nullptr, false));
-                return;
-            }
-        }
-        if (pd) O.noalias() = MapM<S>(pd, T, T) * Vh;
-        else O.noalias() = P * Vh;
-    });
-}
-
-template <class S>
-void attention_backward_fast(S* dq, S* dk, S* dv, const S* dout, const S* q, const S* k, const S* v, const S* att,
-                             int64_t B, int64_t T, int64_t H, int64_t Dk, int64_t Dv, S factor, float p,
-                             uint64_t seed, int threads, int64_t ld_qk, int64_t ld_v, Into into, int64_t b_first) {
-    const int64_t QS = ld_qk ? ld_qk : H * Dk, VS = ld_v ? ld_v : H * Dv, OS = H * Dv;
-    const detail::GemmFn gemm = kernel_for<S>();
-    const bool add = into == Into::Add;  // each (b, h) writes its own block of dq, dk, dv
-    std::vector<std::vector<S>> scratch(gemm ? 0 : static_cast<size_t>(resolve_threads(threads)));
-    parallel_for(B * H, threads, [&](int64_t bh, int tid) {
-        const int64_t b = bh / H, h = bh % H;
-        const MapCS<S> Q(q + b * T * QS + h * Dk, T, Dk, Eigen::OuterStride<>(QS));
-        const MapCS<S> K(k + b * T * QS + h * Dk, T, Dk, Eigen::OuterStride<>(QS));
-        const MapCS<S> Vh(v + b * T * VS + h * Dv, T, Dv, Eigen::OuterStride<>(VS));
-        const MapCS<S> dO(dout + b * T * OS + h * Dv, T, Dv, Eigen::OuterStride<>(OS));
-        MapMS<S> dQ(dq + b * T * QS + h * Dk, T, Dk, Eigen::OuterStride<>(QS));
-        MapMS<S> dK(dk + b * T * QS + h * Dk, T, Dk, Eigen::OuterStride<>(QS));
-        MapMS<S> dV(dv + b * T * VS + h * Dv, T, Dv, Eigen::OuterStride<>(VS));
-        const MapC<S> P(att + bh * T * T, T, T);
-        if constexpr (std::is_same_v<S, float>) {
-            if (gemm) {
-                S* dp = scratch_floats<S>(static_cast<size_t>(2 * T * T), 0);
-                S* m = dp + T * T;
-                S* vt = scratch_floats<S>(static_cast<size_t>(Dv * T), 1);
-                // dPd = dO V^T (T, T), through V^T (Dv, T)
-                transpose(vt, Vh.data(), T, Dv, VS);
-                gemm(gemm_args(T, T, Dv, dO.data(), OS, 1, vt, T, dp, T, nullptr, false));
-                const S* pd = P.data();
-                if (p > 0) {
-                    dropout_mult(m, T, static_cast<uint64_t>((b_first * H + bh) * T * T), p, seed);
-                    for (int64_t e = 0; e < T * T; ++e) dp[e] *= m[e];  // dP = dPd o mult
-                    for (int64_t e = 0; e < T * T; ++e) m[e] *= P.data()[e];  // m = Pd
-                    pd = m;
-                }
-                // dV += Pd^T dO, computed as its transpose dV^T (Dv, T) = dO^T Pd into scratch: a
-                // product T wide instead of Dv (16 at the usual sizes: a one-vector-wide tile
-                // runs load-bound), then added in transposed
-                S* tt = scratch_floats<S>(static_cast<size_t>(std::max(Dk, Dv) * T), 2);
-                detail::GemmArgs gv = gemm_args(Dv, T, T, dO.data(), 1, OS, pd, T, tt, T, nullptr, false);
-                gv.prefetch_b = pd == P.data();  // the saved weights, cold since the forward pass
-                gemm(gv);
-                add_transposed(dV.data(), VS, tt, Dv, T, add);
-                ds_rows(dp, P.data(), T, factor);  // dS = factor * P o (dP - rowsum(P o dP)), in place
-                // dQ += dS K; dK += dS^T Q, as dK^T (Dk, T) = Q^T dS like dV above
-                gemm(gemm_args(T, Dk, T, dp, T, 1, K.data(), QS, dQ.data(), QS, nullptr, add));
-                gemm(gemm_args(Dk, T, T, Q.data(), 1, QS, dp, T, tt, T, nullptr, false));
-                add_transposed(dK.data(), QS, tt, Dk, T, add);
-                return;
-            }
-        }
-        auto& s = scratch[static_cast<size_t>(tid)];
-        s.resize(static_cast<size_t>(2 * T * T));
-        MapM<S> dP(s.data(), T, T), M(s.data() + T * T, T, T);
-        // dPd = dO V^T (T, T)
-        dP.noalias() = dO * Vh.transpose();
-        if (!add) {
-            dQ.setZero();
-            dK.setZero();
-            dV.setZero();
-        }
-        if (p > 0) {
-            dropout_mult(M.data(), T, static_cast<uint64_t>((b_first * H + bh) * T * T), p, seed);
-            dP.array() *= M.array();                      // dP = dPd o mult
-            M.array() *= P.array();                       // M = Pd
-            dV.noalias() += M.transpose() * dO;           // dV += Pd^T dO
-        } else {
-            dV.noalias() += P.transpose() * dO;
-        }
-        // dS = factor * P o (dP - rowsum(P o dP)), in place in dP
-        for (int64_t i = 0; i < T; ++i) {
-            S* dpi = dP.data() + i * T;
-            const S* pi = P.data() + i * T;
-            S rs = 0;
-            for (int64_t j = 0; j < T; ++j) rs += pi[j] * dpi[j];
-            for (int64_t j = 0; j < T; ++j) dpi[j] = factor * pi[j] * (dpi[j] - rs);
-        }
-        dQ.noalias() += dP * K;
-        dK.noalias() += dP.transpose() * Q;
-    });
-}
-
 template <class S>
 int64_t crossentropy_forward_fast(S* losses, S* probs, const S* logits, const int32_t* targets, int64_t N, int64_t V,
                                   int threads) {
@@ -767,12 +529,6 @@ void zero_fast(S* x, int64_t n, int threads) {
     template void activation_backward_fast<S>(S*, const S*, const S*, int64_t, bool, int, Into);                  \
     template void gelu_erf_forward_fast<S>(S*, const S*, int64_t, int);                                           \
     template void gelu_erf_backward_fast<S>(S*, const S*, const S*, int64_t, int, Into);                          \
-    template void attention_forward_fast<S>(S*, S*, const S*, const S*, const S*, int64_t, int64_t, int64_t,      \
-                                            int64_t, int64_t, S, bool, float, uint64_t, int, int64_t, int64_t,    \
-                                            int64_t);                                                             \
-    template void attention_backward_fast<S>(S*, S*, S*, const S*, const S*, const S*, const S*, const S*,        \
-                                             int64_t, int64_t, int64_t, int64_t, int64_t, S, float, uint64_t, int,  \
-                                             int64_t, int64_t, Into, int64_t);                                    \
     template int64_t crossentropy_forward_fast<S>(S*, S*, const S*, const int32_t*, int64_t, int64_t, int);       \
     template void crossentropy_backward_fast<S>(S*, const S*, const int32_t*, S, int64_t, int64_t, int, Into);    \
     template void residual_forward_fast<S>(S*, const S*, const S*, int64_t, int);                                 \

@@ -1,6 +1,6 @@
 // lib/nn/src/gemm.hpp: private. lib/nn's GEMM dispatcher inside (gemm_dispatch.cpp): the kernel
-// family of a choice (attn/nn/gemm_choice.hpp), and the fp32 small-matrix GEMM under the fast
-// training ops: attn/cpu/gemm.hpp's strided kernel of the family the training choice names.
+// family of a choice (attn/nn/gemm_choice.hpp), and the names the fast ops give attn/cpu/gemm.hpp's
+// strided kernel (training_gemm_kernel() in attn/nn/fast_ops.hpp returns the one in use).
 #pragma once
 
 #include <optional>
@@ -17,8 +17,5 @@ std::optional<Isa> gemm_family(GemmChoice g);
 // C (M, Nc) = init + A (M, K) . B (K, Nc), A read through two strides (attn/cpu/gemm.hpp).
 using GemmArgs = attn::gemm::StridedArgs;
 using GemmFn = attn::gemm::StridedFn;
-
-// The kernel of the training choice (attn/nn/fast_ops.hpp: training_gemm), null for Eigen.
-GemmFn float_gemm();
 
 }  // namespace attn::nn::detail

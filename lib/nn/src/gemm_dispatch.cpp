@@ -107,11 +107,10 @@ void set_training_gemm(GemmChoice g) {
     current().store(static_cast<int>(resolve_gemm_choice(g)), std::memory_order_relaxed);
 }
 
-namespace detail {
-GemmFn float_gemm() {
+gemm::StridedFn training_gemm_kernel() {
     // looked up once: what the CPU has and the ATTN_ISA cap do not change while it runs
-    static const GemmFn avx2 = attn::gemm::strided(Isa::avx2), avx512 = attn::gemm::strided(Isa::avx512),
-                        neon = attn::gemm::strided(Isa::neon), generic = attn::gemm::strided(Isa::generic);
+    static const gemm::StridedFn avx2 = gemm::strided(Isa::avx2), avx512 = gemm::strided(Isa::avx512),
+                                 neon = gemm::strided(Isa::neon), generic = gemm::strided(Isa::generic);
     switch (training_gemm()) {
         case GemmChoice::Avx512: return avx512;
         case GemmChoice::Avx2: return avx2;
@@ -122,7 +121,6 @@ GemmFn float_gemm() {
     }
     return nullptr;
 }
-}  // namespace detail
 
 }  // namespace nn
 

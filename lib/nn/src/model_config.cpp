@@ -1,5 +1,5 @@
 // The configuration of the trained Transformer (attn/nn/model_config.hpp): the names of its
-// kinds, its validation and its resolved sizes.
+// kinds, its validation, its resolved sizes and one layer's knobs for the variant attention kernel.
 #include "attn/nn/model_config.hpp"
 
 #include <cmath>
@@ -21,19 +21,6 @@ const char* pos_kind_name(PosKind p) {
     return "?";
 }
 const char* activation_name(Activation a) { return a == Activation::Gelu ? "gelu" : "relu"; }
-
-const char* attn_bug_name(AttnBug b) {
-    switch (b) {
-        case AttnBug::None: return "none";
-        case AttnBug::NoScale: return "no-scale";
-        case AttnBug::TransposedScores: return "k-q-transposed";
-        case AttnBug::HeadMerge: return "head-merge";
-        case AttnBug::InvertedMask: return "inverted-mask";
-        case AttnBug::FillZero: return "fill-zero";
-        case AttnBug::QuerySideMask: return "query-side-mask";
-    }
-    return "?";
-}
 
 namespace {
 
@@ -111,21 +98,21 @@ bool ModelConfig::attention_variant() const {
            !head_blocked.empty();
 }
 
-const char* attn_kind_name(AttnKind k) {
-    switch (k) {
-        case AttnKind::Softmax: return "softmax";
-        case AttnKind::Window: return "window";
-        case AttnKind::Strided: return "strided";
-        case AttnKind::GlobalLocal: return "global+local";
-        case AttnKind::EluPlusOne: return "elu+1";
-        case AttnKind::Favor: return "favor+";
-        case AttnKind::CosFormer: return "cosformer";
-    }
-    return "?";
-}
-
-bool attn_kind_linear(AttnKind k) {
-    return k == AttnKind::EluPlusOne || k == AttnKind::Favor || k == AttnKind::CosFormer;
+cpu::VariantKnobs variant_knobs(const ModelConfig& c, int64_t l) {
+    cpu::VariantKnobs k;
+    k.heads = c.heads;
+    k.d_k = c.d_k;
+    k.d_v = c.d_v;
+    k.causal = c.causal;
+    k.pad_token = c.pad_token;
+    k.bug = c.bug;
+    k.variant = c.variant;
+    k.variant.feature_seed = c.variant.feature_seed + static_cast<uint64_t>(l);
+    k.drop_where = c.drop_where;
+    const size_t first = static_cast<size_t>(l * c.heads);
+    if (!c.head_off.empty()) k.head_off = c.head_off.data() + first;
+    if (!c.head_blocked.empty()) k.head_blocked = c.head_blocked.data() + first;
+    return k;
 }
 
 ModelConfig ModelConfig::resolved() const {

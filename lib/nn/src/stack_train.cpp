@@ -24,10 +24,11 @@
 #include "attn/core/errors.hpp"
 #include "attn/core/parallel.hpp"
 #include "attn/core/rng.hpp"
+#include "attn/cpu/training_attention.hpp"
+#include "attn/cpu/variant_attention.hpp"
 #include "attn/nn/fast_ops.hpp"
 #include "attn/nn/ops.hpp"
 #include "stack_train.hpp"
-#include "variant_attention.hpp"
 
 namespace attn {
 
@@ -199,7 +200,9 @@ struct Ops {
     }
     void att_fwd(S* out, S* att, const S* q, const S* k, const S* v, int64_t B, int64_t T, int64_t H, int64_t Dk,
                  int64_t Dv, S f, bool causal, float p, uint64_t seed) const {
-        if (fast) nn::attention_forward_fast(out, att, q, k, v, B, T, H, Dk, Dv, f, causal, p, seed, threads);
+        if (fast)
+            cpu::training_attention_forward(out, att, q, k, v, B, T, H, Dk, Dv, f, causal, p, seed, threads,
+                                            nn::training_gemm_kernel());
         else nn::self_attention_forward(out, att, q, k, v, B, T, H, Dk, Dv, f, causal, p, seed);
     }
     int64_t xent_fwd(S* losses, S* probs, const S* logits, const int32_t* targets, int64_t N, int64_t V) const {
@@ -223,7 +226,9 @@ struct Ops {
     // the fast backward reads the forward's weights att; the reference recomputes them (causal)
     void att_bwd(S* dq, S* dk, S* dv, const S* dout, const S* q, const S* k, const S* v, const S* att, int64_t B,
                  int64_t T, int64_t H, int64_t Dk, int64_t Dv, S f, bool causal, float p, uint64_t seed) const {
-        if (fast) nn::attention_backward_fast(dq, dk, dv, dout, q, k, v, att, B, T, H, Dk, Dv, f, p, seed, threads);
+        if (fast)
+            cpu::training_attention_backward(dq, dk, dv, dout, q, k, v, att, B, T, H, Dk, Dv, f, p, seed, threads,
+                                             nn::training_gemm_kernel());
         else nn::self_attention_backward(dq, dk, dv, dout, q, k, v, B, T, H, Dk, Dv, f, causal, p, seed);
     }
 };
@@ -465,9 +470,9 @@ void Engine<S>::attention_forward_fused(typename Acts<S>::Layer& L, const Rows& 
     const int64_t QK = QK_, W3 = W3_;
     S* qkv = at(L.qkv, R, W3);
     in_.matmul_fwd(qkv, at(L.ln1, R, D_), L.wqkv.data(), L.bqkv.data(), R.n, D_, W3, L.wqkv_t.data());
-    nn::attention_forward_fast(at(L.atty, R, VV_), L.att.data() + R.b0 * H_ * T_ * T_, qkv, qkv + QK, qkv + 2 * QK,
-                               R.nb, T_, H_, Dk_, Dv_, factor_, c_.causal, p_, seed_of(l), in_.threads, W3, W3,
-                               R.b0);
+    cpu::training_attention_forward(at(L.atty, R, VV_), L.att.data() + R.b0 * H_ * T_ * T_, qkv, qkv + QK,
+                                    qkv + 2 * QK, R.nb, T_, H_, Dk_, Dv_, factor_, c_.causal, p_, seed_of(l),
+                                    in_.threads, nn::training_gemm_kernel(), W3, W3, R.b0);
 }
 
 // Modes plain, cosine and variant: separate q, k, v projections of the whole batch; under the
@@ -489,8 +494,8 @@ void Engine<S>::attention_forward_whole(typename Acts<S>::Layer& L, int64_t l) {
     }
     const S f = factor_of(l);
     if (variant_)
-        nn::variant_attention_forward(L.atty.data(), L.att.data(), qa, ka, L.v.data(), tokens_, c_, l, B_, T_, f, p_,
-                                      seed_of(l), in_.threads);
+        cpu::variant_attention_forward(L.atty.data(), L.att.data(), qa, ka, L.v.data(), tokens_, variant_knobs(c_, l),
+                                       B_, T_, f, p_, seed_of(l), in_.threads);
     else
         in_.att_fwd(L.atty.data(), L.att.data(), qa, ka, L.v.data(), B_, T_, H_, Dk_, Dv_, f, c_.causal, p_,
                     seed_of(l));
@@ -637,9 +642,10 @@ void Engine<S>::attention_backward_fused(typename Acts<S>::Layer& L, const Rows&
     if (dqkv_mine.size() < static_cast<size_t>(n * W3)) dqkv_mine.resize(static_cast<size_t>(n * W3));
     S* const dqkv = dqkv_mine.data();
     const S* qkv = at(L.qkv, R, W3);
-    nn::attention_backward_fast(dqkv, dqkv + QK, dqkv + 2 * QK, f.datty, qkv, qkv + QK, qkv + 2 * QK,
-                                L.att.data() + R.b0 * H_ * T_ * T_, R.nb, T_, H_, Dk_, Dv_, factor_, p_, seed_of(l),
-                                in_.threads, W3, W3, Into::Set, R.b0);
+    cpu::training_attention_backward(dqkv, dqkv + QK, dqkv + 2 * QK, f.datty, qkv, qkv + QK, qkv + 2 * QK,
+                                     L.att.data() + R.b0 * H_ * T_ * T_, R.nb, T_, H_, Dk_, Dv_, factor_, p_,
+                                     seed_of(l), in_.threads, nn::training_gemm_kernel(), W3, W3,
+                                     /*accumulate=*/false, R.b0);
     in_.matmul_bwd(f.dln, gp[bp(l, kQW)], gp[bp(l, kQB)], dqkv, at(L.ln1, R, D_), L.wqkv.data(), n, D_, W3,
                    Into::Set);
 }
@@ -672,9 +678,9 @@ void Engine<S>::attention_backward_cosine(typename Acts<S>::Layer& L, int64_t l,
     in_.zero(a_.dkn);
     const S f = factor_of(l);
     if (variant_)
-        nn::variant_attention_backward(a_.dqn.data(), a_.dkn.data(), a_.dv.data(), a_.datty.data(), L.qn.data(),
-                                       L.kn.data(), L.v.data(), L.att.data(), tokens_, c_, l, B_, T_, f, p_,
-                                       seed_of(l), in_.threads);
+        cpu::variant_attention_backward(a_.dqn.data(), a_.dkn.data(), a_.dv.data(), a_.datty.data(), L.qn.data(),
+                                        L.kn.data(), L.v.data(), L.att.data(), tokens_, variant_knobs(c_, l), B_, T_,
+                                        f, p_, seed_of(l), in_.threads);
     else
         in_.att_bwd(a_.dqn.data(), a_.dkn.data(), a_.dv.data(), a_.datty.data(), L.qn.data(), L.kn.data(),
                     L.v.data(), L.att.data(), B_, T_, H_, Dk_, Dv_, f, c_.causal, p_, seed_of(l));
@@ -690,9 +696,9 @@ void Engine<S>::attention_backward_cosine(typename Acts<S>::Layer& L, int64_t l,
 template <class S>
 void Engine<S>::attention_backward_plain(typename Acts<S>::Layer& L, int64_t l) {
     if (variant_)
-        nn::variant_attention_backward(a_.dq.data(), a_.dk.data(), a_.dv.data(), a_.datty.data(), L.q.data(),
-                                       L.k.data(), L.v.data(), L.att.data(), tokens_, c_, l, B_, T_, factor_, p_,
-                                       seed_of(l), in_.threads);
+        cpu::variant_attention_backward(a_.dq.data(), a_.dk.data(), a_.dv.data(), a_.datty.data(), L.q.data(),
+                                        L.k.data(), L.v.data(), L.att.data(), tokens_, variant_knobs(c_, l), B_, T_,
+                                        factor_, p_, seed_of(l), in_.threads);
     else
         in_.att_bwd(a_.dq.data(), a_.dk.data(), a_.dv.data(), a_.datty.data(), L.q.data(), L.k.data(), L.v.data(),
                     L.att.data(), B_, T_, H_, Dk_, Dv_, factor_, c_.causal, p_, seed_of(l));

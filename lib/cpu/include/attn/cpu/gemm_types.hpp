@@ -22,6 +22,25 @@ struct StridedArgs {
     bool prefetch_b = false;  // B is cold memory: the first row tile prefetches its rows ahead
 };
 using StridedFn = void (*)(const StridedArgs&);
+// The block for C (M, Nc) (+)= A . B (+ bias), A(i, k) = A[i*sai + k*sak], B and C row-major.
+inline StridedArgs strided_args(int64_t M, int64_t Nc, int64_t K, const float* A, int64_t sai, int64_t sak,
+                                const float* B, int64_t ldb, float* C, int64_t ldc, const float* bias,
+                                bool accumulate) {
+    StridedArgs g;
+    g.M = M;
+    g.Nc = Nc;
+    g.K = K;
+    g.A = A;
+    g.sai = sai;
+    g.sak = sak;
+    g.B = B;
+    g.ldb = ldb;
+    g.C = C;
+    g.ldc = ldc;
+    g.bias = bias;
+    g.accumulate = accumulate;
+    return g;
+}
 // out rows [r0, r1), columns [c0, c1) = x . Wt + b, Wt packed in strips of 32 columns.
 using StripsFn = void (*)(float* out, const float* x, const float* strips, const float* b, int64_t n_in,
                           int64_t n_out, int64_t r0, int64_t r1, int64_t c0, int64_t c1);

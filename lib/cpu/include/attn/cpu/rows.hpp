@@ -1,6 +1,7 @@
-// attn/cpu/rows.hpp: the row kernels under the fast ops of lib/nn (fast_ops.cpp), which the
-// training stack and the pretrained encoders (lib/model) share: LayerNorm, GELU (tanh and erf
-// forms), attention's masked softmax and dS rows, and gather transposes.
+// attn/cpu/rows.hpp: the row kernels under the fast ops of lib/nn (fast_ops.cpp) and the training
+// attention (attn/cpu/training_attention.hpp), which the training stack and the pretrained
+// encoders (lib/model) share: LayerNorm, GELU (tanh and erf forms), attention's masked softmax and
+// dS rows, and gather transposes.
 // Internal to attn: an interface its modules share, not one for users.
 //
 // One template (src/rows/rows_kernel.hpp) over 16-lane traits, instantiated for AVX-512 (one zmm,
@@ -49,5 +50,12 @@ const RowKernels* rows_neon_kernels();
 // The table for this CPU under ATTN_ISA: AVX-512, else AVX2 with FMA, else NEON, else null.
 // Decided once per process.
 const RowKernels* row_kernels();
+
+// dst (cols, rows) = src (rows, cols)^T, src with row stride lds: the table's transpose for
+// float where there is one, else a loop that asks for src's rows 8 ahead (a head's V is cold
+// memory in the backward pass, and hardware prefetch does not follow a stride of a few cache
+// lines). S is float or double.
+template <class S>
+void transpose(S* dst, const S* src, int64_t rows, int64_t cols, int64_t lds);
 
 }  // namespace attn::rows

@@ -1,4 +1,5 @@
-// attn/nn/fast_ops.hpp: the fast twins of attn/nn/ops.hpp that the model trains with.
+// attn/nn/fast_ops.hpp: the fast twins of attn/nn/ops.hpp that the model trains with (attention's
+// are kernels of lib/cpu: attn/cpu/training_attention.hpp).
 //
 // Same signatures as the reference ops plus a thread count, same "backward adds"
 // rule by default (Into::Add); a backward op given Into::Set writes its input gradient
@@ -7,7 +8,7 @@
 // register-tile kernels (see training_gemm below) or Eigen GEMMs over row-major maps of the buffers; loops
 // run on attn/core/parallel.hpp.
 // Determinism: work is cut into pieces whose size never depends on the thread count (kRowChunk rows of activations,
-// kGemmRows rows of a GEMM, kOutChunk output rows of a weight gradient, one (batch, head) pair of attention), and every
+// kGemmRows rows of a GEMM, kOutChunk output rows of a weight gradient), and every
 // sum across pieces is added in piece order, so the result is bit-identical at any
 // thread count. The results differ from the reference ops only by float rounding
 // (a different summation order); tests/test_nn_ops.cpp bounds the difference.
@@ -15,6 +16,7 @@
 
 #include <cstdint>
 
+#include "attn/cpu/gemm_types.hpp"
 #include "attn/nn/gemm_choice.hpp"
 
 namespace attn::nn {
@@ -30,6 +32,10 @@ inline constexpr int64_t kChunkTokens = 512;  // tokens (whole sequences) per wo
 // without packing for these small shapes or Eigen's GEMM (as every double op). At start: best.
 GemmChoice training_gemm();           // the choice in use, resolved: never Best
 void set_training_gemm(GemmChoice g);  // Best resolves; InputError where g does not run here
+// The float32 kernel of that choice (attn/cpu/gemm.hpp's strided kernel of its family), null for
+// Eigen: what the fast ops run, and what the model hands to the attention kernel of its fast
+// path (attn/cpu/training_attention.hpp), which is not a fast op: a kernel of lib/cpu.
+gemm::StridedFn training_gemm_kernel();
 
 // How a backward op writes the gradient of its input: Add (dinp += ..., the reference
 // ops' rule: gradients of a tensor used twice accumulate) or Set (dinp = ..., whatever
@@ -82,21 +88,6 @@ template <class S>
 void gelu_erf_forward_fast(S* out, const S* inp, int64_t n, int threads);
 template <class S>
 void gelu_erf_backward_fast(S* dinp, const S* inp, const S* dout, int64_t n, int threads, Into into = Into::Add);
-// ld_qk, ld_v: the row strides of q, k (and dq, dk) and of v (and dv), in elements; 0 means
-// packed (H*Dk, H*Dv). The model passes one fused (N, 2*H*Dk + H*Dv) q|k|v buffer this way.
-// out and dout are always packed (B, T, H*Dv). b_first: the index in the whole batch of the
-// first of these B sequences, so that a batch run in pieces draws the same dropout mask
-// (its counter counts (batch, head) blocks of the whole batch).
-template <class S>
-void attention_forward_fast(S* out, S* att, const S* q, const S* k, const S* v, int64_t B, int64_t T, int64_t H,
-                            int64_t Dk, int64_t Dv, S factor, bool causal, float p, uint64_t seed, int threads,
-                            int64_t ld_qk = 0, int64_t ld_v = 0, int64_t b_first = 0);
-template <class S>
-void attention_backward_fast(S* dq, S* dk, S* dv, const S* dout, const S* q, const S* k, const S* v, const S* att,
-                             int64_t B, int64_t T, int64_t H, int64_t Dk, int64_t Dv, S factor, float p,
-                             uint64_t seed, int threads, int64_t ld_qk = 0, int64_t ld_v = 0,
-                             Into into = Into::Add, int64_t b_first = 0);
-
 // Softmax cross-entropy by kRowChunk rows, each scored row as the reference computes it. An
 // ignored row (target -1) gets loss 0 and probs of 0 without a softmax: its gradient is zero
 // whatever they hold, and tasks that score one position of a sequence (recall) ignore most.

@@ -1,8 +1,10 @@
 // attn/nn/model_config.hpp: the configuration of the Transformer attn trains (TrainableStack,
 // attn/nn/trainable_stack.hpp): sizes, scale, dropout, positions, activation, initialisation, and
 // the knobs of the experiments and the tests (a pad token, a planted bug, the attention kind,
-// dropout on the scores, head ablation and gradient blocking). A header of its own so that the
-// attention those knobs select (src/variant_attention.hpp) needs the config, not the model.
+// dropout on the scores, head ablation and gradient blocking). A header of its own so that
+// what reads a config needs the config, not the model. The knobs' enums (AttnBug, AttnKind,
+// AttnVariant, DropWhere) are the variant attention kernel's (attn/cpu/attention_knobs.hpp);
+// variant_knobs() hands one layer's to it.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +12,7 @@
 
 #include "attn/core/attention.hpp"
 #include "attn/core/init.hpp"
+#include "attn/cpu/attention_knobs.hpp"
 
 namespace attn {
 
@@ -18,44 +21,6 @@ enum class Activation { Gelu, Relu };
 
 const char* pos_kind_name(PosKind p);       // "learned", "sinusoidal", "none"
 const char* activation_name(Activation a);  // "gelu", "relu"
-
-// Bugs planted on purpose in the attention of every layer, for the overfit test of
-// `attn experiment overfit` (C37): what a broken attention looks like when it trains.
-// The backward pass is the exact gradient of the bugged forward (as autograd would
-// give), so the bug is what trains, not a mismatch between the two passes.
-enum class AttnBug {
-    None,
-    NoScale,           // scores q.k, the scale factor forgotten
-    TransposedScores,  // S = K Q^T instead of Q K^T (S[i, j] = k_i . q_j)
-    HeadMerge,         // out (B, H, T, Dv) read as (B, T, H*Dv) without the transpose
-    InvertedMask,      // the mask's sense flipped: the allowed keys masked, the masked ones kept
-    FillZero,          // masked scores set to 0 instead of -inf (they still get weight)
-    QuerySideMask,     // the padding mask applied to the query rows instead of the key columns
-};
-const char* attn_bug_name(AttnBug b);  // "none", "no-scale", "k-q-transposed", "head-merge", ...
-
-// Which attention the layers run (experiment length, C42-C44): softmax over every key (the
-// default), softmax under a sparse pattern (sliding window, strided, global + local: the rules
-// of attn/core/mask.hpp; a masked score has weight 0 and gets no gradient), or linear attention
-// with the feature maps of attn/cpu/linear_attention.hpp (elu+1, FAVOR+ with a fixed draw of m
-// features per layer, cosFormer), run by that library's forward and backward.
-enum class AttnKind { Softmax, Window, Strided, GlobalLocal, EluPlusOne, Favor, CosFormer };
-// "softmax", "window", "strided", "global+local", "elu+1", "favor+", "cosformer"
-const char* attn_kind_name(AttnKind k);
-bool attn_kind_linear(AttnKind k);  // true for the linear kinds (no T x T weights exist)
-
-struct AttnVariant {
-    AttnKind kind = AttnKind::Softmax;
-    int64_t window = 16;        // Window, GlobalLocal: width w (Mask::sliding_window, Mask::global_local)
-    int64_t stride = 8;         // Strided: s (Mask::strided)
-    int64_t global = 2;         // GlobalLocal: tokens 0..global-1 see and are seen by all
-    int64_t features = 32;      // Favor: m random features
-    uint64_t feature_seed = 0;  // Favor: the draw's seed (layer l uses feature_seed + l), fixed during training
-};
-
-// Where dropout acts: on the attention weights after the softmax (PyTorch's place), or on the
-// scores before it, S' = S * keep / (1 - p) (C38, experiment dropout).
-enum class DropWhere { Weights, Scores };
 
 // The largest ModelConfig::qk_init_gain (C36 needs gains of a few; more is a typo).
 inline constexpr float kMaxQkInitGain = 1000.0f;
@@ -95,7 +60,7 @@ struct ModelConfig {
     // layers * heads entries (layer-major) or empty: 1 = the head's output is zeroed, forward
     // and backward (ablation) / its q, k, v get no gradient (a stop-gradient at the head).
     std::vector<uint8_t> head_off, head_blocked;
-    // true when any of them is set (the whole-batch path with variant_attention)
+    // true when any of them is set (the whole-batch path with cpu::variant_attention_forward)
     bool attention_variant() const;
 
     // Throws InputError naming the field ("heads: must divide d_model (64 / 5), or give d_k").
@@ -103,5 +68,10 @@ struct ModelConfig {
     // d_k, d_v, d_ff filled in; validated.
     ModelConfig resolved() const;
 };
+
+// Layer l's knobs for the variant attention kernel (attn/cpu/variant_attention.hpp) from a
+// resolved config c: its sizes, rules, this layer's FAVOR+ seed (feature_seed + l) and its
+// rows of head_off and head_blocked. c must outlive the knobs (they point into it).
+cpu::VariantKnobs variant_knobs(const ModelConfig& c, int64_t l);
 
 }  // namespace attn

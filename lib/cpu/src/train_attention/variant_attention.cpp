@@ -1,9 +1,10 @@
-// The attention of every config the fused fast path does not run (variant_attention.hpp):
-// written out per (batch, head) pair in the reference's order, so that a padding mask can come
-// from the tokens, a planted bug can break one step, dropout can go on the scores, a sparse
-// pattern can mask pairs, and single heads can be zeroed or cut off from the gradient; the
-// linear kinds go to attn/cpu/linear_attention.hpp.
-#include "variant_attention.hpp"
+// lib/cpu/src/train_attention/variant_attention.cpp: the attention of every trained-model config
+// the fused training kernel does not run (attn/cpu/variant_attention.hpp): written out per (batch,
+// head) pair in the reference's order, so that a padding mask can come from the tokens, a planted
+// bug can break one step, dropout can go on the scores, a sparse pattern can mask pairs, and
+// single heads can be zeroed or cut off from the gradient; the linear kinds go to
+// attn/cpu/linear_attention.hpp.
+#include "attn/cpu/variant_attention.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -17,16 +18,14 @@
 #include "attn/core/tensor.hpp"
 #include "attn/cpu/linear_attention.hpp"
 
-namespace attn::nn {
+namespace attn::cpu {
 namespace {
 
-bool flag(const std::vector<uint8_t>& v, int64_t l, int64_t H, int64_t h) {
-    return !v.empty() && v[static_cast<size_t>(l * H + h)] != 0;
-}
+bool flag(const uint8_t* v, int64_t h) { return v != nullptr && v[h] != 0; }
 
 // The sparse pattern of the softmax kinds (none for Softmax and the linear kinds). Every
 // pattern lets query i see key i, so no row is empty.
-Mask sparse_mask(const ModelConfig& c) {
+Mask sparse_mask(const VariantKnobs& c) {
     switch (c.variant.kind) {
         case AttnKind::Window: return Mask::sliding_window(c.variant.window, c.causal);
         case AttnKind::Strided: return Mask::strided(c.variant.stride, c.causal);
@@ -39,14 +38,14 @@ Mask sparse_mask(const ModelConfig& c) {
 // (B, T, H*Dh); attn/cpu/linear_attention.hpp wants (B, H, T, Dh): float runs its multi-head
 // forward and backward, double (the finite-difference checks) its per-head double twins,
 // which are the same templated code.
-LinearOptions linear_options(const ModelConfig& c, int64_t l) {
+LinearOptions linear_options(const VariantKnobs& c) {
     LinearOptions o;
     o.map = c.variant.kind == AttnKind::EluPlusOne ? FeatureMap::EluPlusOne
             : c.variant.kind == AttnKind::Favor    ? FeatureMap::Favor
                                                    : FeatureMap::CosFormer;
     o.causal = c.causal;
     o.features = c.variant.features;
-    o.seed = c.variant.feature_seed + static_cast<uint64_t>(l);
+    o.seed = c.variant.feature_seed;  // the layer's own
     o.draw = 0;  // one fixed draw per layer for the whole training run
     return o;
 }
@@ -64,10 +63,10 @@ void add_pair(S* x, const D* src, int64_t b, int64_t h, int64_t T, int64_t H, in
 }
 
 template <class S>
-void linear_forward(S* out, const S* q, const S* k, const S* v, const ModelConfig& c, int64_t l, int64_t B, int64_t T,
+void linear_forward(S* out, const S* q, const S* k, const S* v, const VariantKnobs& c, int64_t B, int64_t T,
                     int threads) {
     const int64_t H = c.heads, Dh = c.d_k, per = T * Dh;
-    const LinearOptions o = linear_options(c, l);
+    const LinearOptions o = linear_options(c);
     std::fill(out, out + B * T * H * Dh, S(0));
     if constexpr (std::is_same_v<S, float>) {
         Tensor tq({B, H, T, Dh}), tk({B, H, T, Dh}), tv({B, H, T, Dh});
@@ -92,10 +91,10 @@ void linear_forward(S* out, const S* q, const S* k, const S* v, const ModelConfi
 }
 
 template <class S>
-void linear_backward(S* dq, S* dk, S* dv, const S* dout, const S* q, const S* k, const S* v, const ModelConfig& c,
-                     int64_t l, int64_t B, int64_t T, int threads) {
+void linear_backward(S* dq, S* dk, S* dv, const S* dout, const S* q, const S* k, const S* v, const VariantKnobs& c,
+                     int64_t B, int64_t T, int threads) {
     const int64_t H = c.heads, Dh = c.d_k, per = T * Dh;
-    const LinearOptions o = linear_options(c, l);
+    const LinearOptions o = linear_options(c);
     if constexpr (std::is_same_v<S, float>) {
         Tensor tq({B, H, T, Dh}), tk({B, H, T, Dh}), tv({B, H, T, Dh}), tdo({B, H, T, Dh});
         parallel_for(B * H, threads, [&](int64_t bh, int) {
@@ -129,7 +128,7 @@ void linear_backward(S* dq, S* dk, S* dv, const S* dout, const S* q, const S* k,
 // InvertedMask), the sparse pattern of the kind, and the padding mask from the tokens (on the
 // keys; on the queries under the planted QuerySideMask).
 struct Allowed {
-    const ModelConfig& c;
+    const VariantKnobs& c;
     const int32_t* tokens;
     int64_t T;
     Mask mask = sparse_mask(c);
@@ -166,9 +165,9 @@ void head_merge_permute(S* dst, const S* src, int64_t B, int64_t T, int64_t H, i
 
 template <class S>
 void variant_attention_forward(S* out, S* att, const S* q, const S* k, const S* v, const int32_t* tokens,
-                               const ModelConfig& c, int64_t l, int64_t B, int64_t T, S factor, float p,
-                               uint64_t seed, int threads) {
-    if (attn_kind_linear(c.variant.kind)) return linear_forward(out, q, k, v, c, l, B, T, threads);
+                               const VariantKnobs& c, int64_t B, int64_t T, S factor, float p, uint64_t seed,
+                               int threads) {
+    if (attn_kind_linear(c.variant.kind)) return linear_forward(out, q, k, v, c, B, T, threads);
     const int64_t H = c.heads, Dk = c.d_k, Dv = c.d_v, QS = H * Dk, VS = H * Dv;
     if (c.bug == AttnBug::TransposedScores) std::swap(q, k);
     if (c.bug == AttnBug::NoScale) factor = S(1);
@@ -181,7 +180,7 @@ void variant_attention_forward(S* out, S* att, const S* q, const S* k, const S* 
     S* const o_all = merged.empty() ? out : merged.data();
     parallel_for(B * H, threads, [&](int64_t bh, int) {
         const int64_t b = bh / H, h = bh % H;
-        const bool off = flag(c.head_off, l, H, h);
+        const bool off = flag(c.head_off, h);
         for (int64_t i = 0; i < T; ++i) {
             S* pr = att + (bh * T + i) * T;
             const S* qi = q + (b * T + i) * QS + h * Dk;
@@ -224,9 +223,9 @@ void variant_attention_forward(S* out, S* att, const S* q, const S* k, const S* 
 
 template <class S>
 void variant_attention_backward(S* dq, S* dk, S* dv, const S* dout, const S* q, const S* k, const S* v, const S* att,
-                                const int32_t* tokens, const ModelConfig& c, int64_t l, int64_t B, int64_t T,
-                                S factor, float p, uint64_t seed, int threads) {
-    if (attn_kind_linear(c.variant.kind)) return linear_backward(dq, dk, dv, dout, q, k, v, c, l, B, T, threads);
+                                const int32_t* tokens, const VariantKnobs& c, int64_t B, int64_t T, S factor, float p,
+                                uint64_t seed, int threads) {
+    if (attn_kind_linear(c.variant.kind)) return linear_backward(dq, dk, dv, dout, q, k, v, c, B, T, threads);
     const int64_t H = c.heads, Dk = c.d_k, Dv = c.d_v, QS = H * Dk, VS = H * Dv;
     if (c.bug == AttnBug::TransposedScores) {
         std::swap(q, k);
@@ -245,7 +244,7 @@ void variant_attention_backward(S* dq, S* dk, S* dv, const S* dout, const S* q, 
     const Allowed allowed{c, tokens, T};
     parallel_for(B * H, threads, [&](int64_t bh, int) {
         const int64_t b = bh / H, h = bh % H;
-        if (flag(c.head_off, l, H, h) || flag(c.head_blocked, l, H, h)) return;
+        if (flag(c.head_off, h) || flag(c.head_blocked, h)) return;
         std::vector<S> dP(static_cast<size_t>(T));
         for (int64_t i = 0; i < T; ++i) {
             const S* doi = dout + (b * T + i) * VS + h * Dv;
@@ -289,17 +288,16 @@ void variant_attention_backward(S* dq, S* dk, S* dv, const S* dout, const S* q, 
 }
 
 template void variant_attention_forward<float>(float*, float*, const float*, const float*, const float*,
-                                               const int32_t*, const ModelConfig&, int64_t, int64_t, int64_t, float,
-                                               float, uint64_t, int);
+                                               const int32_t*, const VariantKnobs&, int64_t, int64_t, float, float,
+                                               uint64_t, int);
 template void variant_attention_forward<double>(double*, double*, const double*, const double*, const double*,
-                                                const int32_t*, const ModelConfig&, int64_t, int64_t, int64_t, double,
-                                                float, uint64_t, int);
+                                                const int32_t*, const VariantKnobs&, int64_t, int64_t, double, float,
+                                                uint64_t, int);
 template void variant_attention_backward<float>(float*, float*, float*, const float*, const float*, const float*,
-                                                const float*, const float*, const int32_t*, const ModelConfig&,
-                                                int64_t, int64_t, int64_t, float, float, uint64_t, int);
+                                                const float*, const float*, const int32_t*, const VariantKnobs&,
+                                                int64_t, int64_t, float, float, uint64_t, int);
 template void variant_attention_backward<double>(double*, double*, double*, const double*, const double*,
                                                  const double*, const double*, const double*, const int32_t*,
-                                                 const ModelConfig&, int64_t, int64_t, int64_t, double, float,
-                                                 uint64_t, int);
+                                                 const VariantKnobs&, int64_t, int64_t, double, float, uint64_t, int);
 
-}  // namespace attn::nn
+}  // namespace attn::cpu

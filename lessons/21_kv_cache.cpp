@@ -52,7 +52,8 @@ KvCache row_t_reads_only_its_past(LessonContext& ctx, const CausalDecoder& dec, 
                 scale = std::max(scale, std::fabs(want));
             }
         worst = std::max(worst, d);
-        growth.add({t, shape_str(cache.keys(0).shape), shape_str(cache.values(0).shape), bytes_cell(ctx, cache.bytes()), d});
+        growth.add({t, shape_str(cache.keys(0).shape), shape_str(cache.values(0).shape),
+                    bytes_cell(ctx, cache.bytes()), d});
     }
     ctx.shape("x", x, "[B, T, D]: T token vectors");
     ctx.shape("x_t", Shape{B, 1, D}, "one token per step");

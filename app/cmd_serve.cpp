@@ -38,6 +38,7 @@
 #include <httplib.h>
 
 #include "command.hpp"
+#include "lang_option.hpp"
 #include "options.hpp"
 #include "model_text.hpp"
 #include "serve_decoder.hpp"
@@ -441,7 +442,6 @@ httplib::Server::HandlerResponse screen(const httplib::Request& req, httplib::Re
 }
 
 int run_serve(const ServeOpts& o) {
-    if (o.lang != "en" && o.lang != "zh") throw InputError(fmt::format("--lang: must be en or zh, got '{}'", o.lang));
     // SIGINT and SIGTERM go to one thread that stops the server (the others never see them).
     sigset_t signals;
     sigemptyset(&signals);
@@ -509,8 +509,7 @@ attn::cli::Command reg{
         sub.add_option("--model", o->model,
                        "Model folder: a GPT-2 folder for /decoder (default: the shipped macbeth-char), or a BERT "
                        "folder for /sentence (default: the fetched MiniLM)");
-        sub.add_option("--lang", o->lang, "UI language of the pages: en or zh (a page's ?lang= overrides)")
-            ->capture_default_str();
+        add_lang_option(sub, o->lang, "UI language of the pages", "a page's ?lang= overrides");
         sub.add_flag("-q,--quiet", o->quiet, "No message when the server stops");
         return [o] { return run_serve(*o); };
     }};

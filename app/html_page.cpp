@@ -9,15 +9,14 @@
 #include "attn/core/errors.hpp"
 #include "attn/core/tensor.hpp"
 #include "attn/model/heads.hpp"
+#include "lang_option.hpp"
 
 namespace attn::cli {
 
 void add_html_options(CLI::App& sub, HtmlOpts& o) {
     sub.add_option("--html", o.file,
                    "write the weights as one self-contained interactive page (head, model and matrix views) to FILE");
-    sub.add_option("--lang", o.lang, "language of the --html page: en or zh")
-        ->capture_default_str()
-        ->check(CLI::IsMember({"en", "zh"}));
+    add_lang_option(sub, o.lang, "language of the --html page");
 }
 
 AttentionPage page_from_dump(const Dump& d, const std::string& source, int64_t batch) {

@@ -7,32 +7,46 @@ namespace {
 // [B, T, d] -> [B, 1, T, d]: one head, as attention_reference wants it.
 Tensor one_head(const Tensor& t) { return t.reshaped({t.dim(0), 1, t.dim(1), t.dim(2)}); }
 
-void run(LessonContext& ctx) {
+// The layer every section reads: x, the three projections drawn from one generator (which the
+// later sections keep drawing from), and what they make of x.
+constexpr int64_t B = 2, T = 4, D = 8, Dk = 4, Dv = 6;
+struct Projections {
+    Rng rng;
+    Tensor x;  // [B, T, D]
+    Linear q_proj{D, Dk}, k_proj{D, Dk}, v_proj{D, Dv};
+    Tensor Q, K, V;  // [B, T, Dk], [B, T, Dk], [B, T, Dv]
+    explicit Projections(Rng r) : rng(r) { x = randn({B, T, D}, rng); }
+};
+
+void three_projections(LessonContext& ctx, Projections& p) {
     ctx.section("Three projections of one x");
     ctx.para("In self-attention the questions, the labels and the contents all come from the same tokens. "
              "Each token's vector x is multiplied by three learned matrices: Q = x·W_qᵀ + b_q asks, "
              "K = x·W_kᵀ + b_k is asked, V = x·W_vᵀ + b_v is what gets passed along. x has shape "
              "[B, T, D]: B sequences of T tokens with D features each.");
-    const int64_t B = 2, T = 4, D = 8, Dk = 4, Dv = 6;
-    Rng rng = ctx.rng(2);
-    const Tensor x = randn({B, T, D}, rng);  // [B, T, D]
+    const Tensor& x = p.x;  // [B, T, D]
     ctx.shape("x", x, "[B=2, T=4, D=8]");
-    Linear q_proj(D, Dk), k_proj(D, Dk), v_proj(D, Dv);
-    q_proj.init(InitSpec{}, rng);
-    k_proj.init(InitSpec{}, rng);
-    v_proj.init(InitSpec{}, rng);
+    Linear &q_proj = p.q_proj, &k_proj = p.k_proj, &v_proj = p.v_proj;
+    q_proj.init(InitSpec{}, p.rng);
+    k_proj.init(InitSpec{}, p.rng);
+    v_proj.init(InitSpec{}, p.rng);
     ctx.shape("W_q", q_proj.W, "[out=Dk, in=D]");
     ctx.shape("b_q", q_proj.b, "[Dk]");
     ctx.shape("W_k", k_proj.W, "[Dk, D]");
     ctx.shape("W_v", v_proj.W, "[out=Dv, in=D]");
-    const Tensor Q = q_proj.forward(x), K = k_proj.forward(x), V = v_proj.forward(x);  // [B,T,Dk] [B,T,Dk] [B,T,Dv]
+    p.Q = q_proj.forward(x), p.K = k_proj.forward(x), p.V = v_proj.forward(x);  // [B,T,Dk] [B,T,Dk] [B,T,Dv]
+    const Tensor &Q = p.Q, &K = p.K, &V = p.V;
     ctx.shape("Q", Q, "x·W_qᵀ + b_q");
     ctx.shape("K", K, "x·W_kᵀ + b_k");
     ctx.shape("V", V, "x·W_vᵀ + b_v");
     ctx.identity(Q.shape == Shape({B, T, Dk}) && K.shape == Shape({B, T, Dk}) && V.shape == Shape({B, T, Dv}), "C5",
               ctx.f("Q {} and K {} end in Dk = {}, V {} in Dv = {}", shape_str(Q.shape), shape_str(K.shape), Dk,
                           shape_str(V.shape), Dv));
+}
 
+void linear_stores_out_in(LessonContext& ctx, const Projections& p) {
+    const Tensor &x = p.x, &Q = p.Q;
+    const Linear& q_proj = p.q_proj;
     ctx.section("nn.Linear stores W as [out, in]");
     ctx.para("PyTorch's nn.Linear(in_features, out_features) keeps its weight as [out, in] and computes "
              "x·Wᵀ + b. So W_q above is [4, 8], not [8, 4], and a hand-written x·W would fail on the shapes "
@@ -57,7 +71,12 @@ void run(LessonContext& ctx) {
     }
     ctx.code(ctx.tr("x · W_q   (forgetting the transpose)") + "\n-> ShapeError: " + err);
     ctx.identity(!err.empty(), "C7", "x·W without the transpose is refused with a shape error");
+}
 
+// The one-head attention of Q, K and V, whose weights the biases section compares against.
+AttentionRecord only_q_and_k_agree(LessonContext& ctx, Projections& p) {
+    const Tensor &x = p.x, &Q = p.Q, &K = p.K, &V = p.V;
+    Rng& rng = p.rng;
     ctx.section("Only Q and K must agree");
     ctx.para("A score is a dot product of one query with one key, so Q and K need the same last dimension Dk. "
              "V is never dotted with anything: the weights only say how much of each value row to take, so "
@@ -83,7 +102,12 @@ void run(LessonContext& ctx) {
     }
     ctx.code("attention(Q [.., 4], K' [.., 5], V)\n-> ShapeError: " + err2);
     ctx.identity(!err2.empty(), "C6", "a Dk mismatch between Q and K is refused with a shape error");
+    return rec;
+}
 
+void the_biases(LessonContext& ctx, const Projections& p, const AttentionRecord& rec) {
+    const Tensor &x = p.x, &Q = p.Q, &K = p.K, &V = p.V;
+    const Linear &q_proj = p.q_proj, &k_proj = p.k_proj;
     ctx.section("The biases: habit, and a bit of math");
     ctx.para("nn.Linear has a bias by default and most implementations keep it on the Q, K, V projections. "
              "One of the three is provably useless, though. K's bias adds q·b_k to every score of a query's "
@@ -107,6 +131,14 @@ void run(LessonContext& ctx) {
                               g3(dq), k_proj.b.numel(), e2(dk)));
     ctx.para("How the weights start matters too (C9: Xavier or Kaiming, never all zeros, each head drawn "
              "independently); lesson 13 measures it.");
+}
+
+void run(LessonContext& ctx) {
+    Projections p(ctx.rng(2));
+    three_projections(ctx, p);
+    linear_stores_out_in(ctx, p);
+    const AttentionRecord rec = only_q_and_k_agree(ctx, p);
+    the_biases(ctx, p, rec);
 }
 
 const RegisterLesson reg{{"qkv", "Q, K and V",

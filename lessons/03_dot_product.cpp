@@ -15,15 +15,27 @@ double dot(const std::vector<float>& a, const std::vector<float>& b) {
     return s;
 }
 
-void run(LessonContext& ctx) {
+constexpr int64_t Dk = 8;
+
+// The query and the key the sections share, the generator they were drawn from (the last section
+// draws from it again), and |q|.
+struct QueryKey {
+    Rng rng;
+    Tensor q, k;  // [1, 1, 1, Dk] each
+    double nq = 0;
+    explicit QueryKey(Rng r) : rng(r) {}
+};
+
+void score_is_lengths_times_cosine(LessonContext& ctx, QueryKey& qk) {
     ctx.section("score = |q| |k| cos θ");
     ctx.para("The score of a query against a key is their dot product. Geometry splits it into three "
              "factors: the two lengths and the cosine of the angle between them. The cosine is the part that "
              "means \"pointing the same way\"; the lengths multiply it.");
-    const int64_t Dk = 8;
-    Rng rng = ctx.rng(3);
-    const Tensor q = randn({1, 1, 1, Dk}, rng);  // [1,1,1,Dk]
-    Tensor k = randn({1, 1, 1, Dk}, rng);        // [1,1,1,Dk]
+    Rng& rng = qk.rng;
+    qk.q = randn({1, 1, 1, Dk}, rng);  // [1,1,1,Dk]
+    qk.k = randn({1, 1, 1, Dk}, rng);  // [1,1,1,Dk]
+    const Tensor& q = qk.q;
+    Tensor& k = qk.k;
     if (dot(q.data, k.data) < 0)
         for (auto& v : k.data) v = -v;  // a key on q's side, so the score is positive
     ctx.shape("q", q);
@@ -31,13 +43,17 @@ void run(LessonContext& ctx) {
     AttentionRecord rec;
     attention_reference(q, k, k, Mask::none(), opts_scale(Scale{ScaleKind::None, 1.0f}), &rec);
     ctx.shape("score", rec.scores_raw, "q·kᵀ (no scaling here)");
-    const double s = rec.scores_raw.data[0], nq = norm(q.data), nk = norm(k.data),
-                 cos = dot(q.data, k.data) / (nq * nk);
+    qk.nq = norm(q.data);
+    const double s = rec.scores_raw.data[0], nq = qk.nq, nk = norm(k.data), cos = dot(q.data, k.data) / (nq * nk);
     ctx.code(fmt::format("q·k = {:.4f}\n|q| = {:.4f}, |k| = {:.4f}, cos θ = {:.4f}\n|q| |k| cos θ = {:.4f}", s, nq, nk,
                          cos, nq * nk * cos));
     ctx.identity(std::fabs(s - nq * nk * cos) < 1e-4 * std::max(1.0, std::fabs(s)), "C11",
               ctx.f("the library's score equals |q||k|cos θ (diff {})", e2(std::fabs(s - nq * nk * cos))));
+}
 
+void longer_vectors_bigger_scores(LessonContext& ctx, const QueryKey& qk) {
+    const Tensor &q = qk.q, &k = qk.k;
+    const double nq = qk.nq;
     ctx.section("Longer vectors, bigger scores");
     ctx.para("Stretch the key by a factor c: the angle does not move, yet the score grows by c. A token whose "
              "key happens to be long wins attention from every query that points roughly its way.");
@@ -58,7 +74,12 @@ void run(LessonContext& ctx) {
     ctx.figure("scores_by_key_length", scores);
     ctx.identity(std::fabs(scores[2] - 4 * scores[0]) < 1e-4 * std::max(1.0, std::fabs(scores[2])), "C11",
               ctx.f("4 × k gives 4 × the score ({} vs 4 × {}), same cos θ", g4(scores[2]), g4(scores[0])));
+}
 
+void a_long_key_can_win(LessonContext& ctx, QueryKey& qk) {
+    const Tensor& q = qk.q;
+    const double nq = qk.nq;
+    Rng& rng = qk.rng;
     ctx.section("A long key can beat a well-aligned one");
     ctx.para("Two keys compete for one query. k_near is 15° away from q's direction, with length 1; "
              "k_far is 60° away, with length 4. The one with the higher cosine is not the one that gets the "
@@ -102,6 +123,13 @@ void run(LessonContext& ctx) {
              "check shows the arithmetic (4·cos 60° = 2 > cos 15° ≈ 0.97) rather than measuring anything. "
              "Whether that is a bug or a feature is lesson 6's question: length can carry meaning (a strong "
              "token), and cosine similarity throws it away.");
+}
+
+void run(LessonContext& ctx) {
+    QueryKey qk(ctx.rng(3));
+    score_is_lengths_times_cosine(ctx, qk);
+    longer_vectors_bigger_scores(ctx, qk);
+    a_long_key_can_win(ctx, qk);
 }
 
 const RegisterLesson reg{{"dot-product", "The dot product as a score",

@@ -32,35 +32,49 @@ void source_weights(LessonContext& ctx, const Tensor& x, int64_t B, int64_t T, i
                      LessonContext::SourceFlag::slip);
 }
 
-void run(LessonContext& ctx) {
+constexpr int64_t B = 2, T = 6, D = 16;
+
+// The head both sections read: x and its projections (drawn from one generator, which the second
+// section keeps drawing from), and each step of the head computed by hand.
+struct OneHead {
+    Rng rng;
+    Tensor x;  // [B, T, D]
+    Linear wq{D, D}, wk{D, D}, wv{D, D};
+    Tensor Q, K, V, scores, weights, out;  // [B, T, 16], scores and weights [B, T, T]
+    float inv = 1.0f / std::sqrt(static_cast<float>(D));
+    explicit OneHead(Rng r) : rng(r) { x = randn({B, T, D}, rng); }
+};
+
+void the_recipe_step_by_step(LessonContext& ctx, OneHead& h) {
     ctx.section("The recipe, step by step");
     ctx.para("The sizes of the source's first example: a batch of 2 sequences, 6 tokens each, 16 features per "
              "token, and one head with Dk = Dv = 16. We write the head out by hand with plain matrix products, "
              "print every shape, and then ask the library's reference attention for the same thing. The "
              "projections here are nn.Linear's, initialised as PyTorch does (uniform, about 1/√16 in size); the "
              "example's own weights come after, and why we do not use them.");
-    const int64_t B = 2, T = 6, D = 16;
-    Rng rng = ctx.rng(7);
-    const Tensor x = randn({B, T, D}, rng);  // [B, T, D]
-    Linear wq(D, D), wk(D, D), wv(D, D);
-    wq.init(InitSpec{}, rng);
-    wk.init(InitSpec{}, rng);
-    wv.init(InitSpec{}, rng);
+    const Tensor& x = h.x;  // [B, T, D]
+    h.wq.init(InitSpec{}, h.rng);
+    h.wk.init(InitSpec{}, h.rng);
+    h.wv.init(InitSpec{}, h.rng);
     ctx.shape("x", x, "[B=2, T=6, D=16]");
-    const Tensor Q = wq.forward(x), K = wk.forward(x), V = wv.forward(x);  // [B, T, 16] each
+    h.Q = h.wq.forward(x), h.K = h.wk.forward(x), h.V = h.wv.forward(x);  // [B, T, 16] each
+    const Tensor &Q = h.Q, &K = h.K, &V = h.V;
     ctx.shape("Q", Q, "x·W_qᵀ + b_q");
     ctx.shape("K", K, "x·W_kᵀ + b_k");
     ctx.shape("V", V, "x·W_vᵀ + b_v");
     const Tensor Kt = transpose_last2(K);  // [B, 16, T]
     ctx.shape("Kᵀ", Kt, "K.transpose(-2, -1)");
-    Tensor scores = matmul(Q, Kt);  // [B, T, T]
+    h.scores = matmul(Q, Kt);  // [B, T, T]
+    const Tensor& scores = h.scores;
     ctx.shape("scores", scores, "Q·Kᵀ");
-    const float inv = 1.0f / std::sqrt(static_cast<float>(D));
-    Tensor weights = scores;
+    const float inv = h.inv;
+    h.weights = scores;
+    Tensor& weights = h.weights;
     for (auto& s : weights.data) s *= inv;
     softmax_rows(weights.ptr(), B * T, T);  // [B, T, T]
     ctx.shape("weights", weights, "softmax(scores / √16, dim=-1)");
-    const Tensor out = matmul(weights, V);  // [B, T, 16]
+    h.out = matmul(weights, V);  // [B, T, 16]
+    const Tensor& out = h.out;
     ctx.shape("out", out, "weights·V");
     ctx.identity(Q.shape == Shape({B, T, D}) && scores.shape == Shape({B, T, T}) && weights.shape == Shape({B, T, T}) &&
                   out.shape == Shape({B, T, D}),
@@ -82,7 +96,13 @@ void run(LessonContext& ctx) {
     ctx.para("The tokens are only labels here: x is random, so the pattern means nothing yet. Each row is "
              "one query's weights over the six keys and sums to 1.");
     source_weights(ctx, x, B, T, D);
+}
 
+void kt_not_kqt_not_qk(LessonContext& ctx, OneHead& h) {
+    const Tensor &Q = h.Q, &K = h.K, &V = h.V, &scores = h.scores, &out = h.out;
+    const float inv = h.inv;
+    const Linear &wq = h.wq, &wk = h.wk;
+    Rng& rng = h.rng;
     ctx.section("Kᵀ, not K Qᵀ, not Q K");
     ctx.para("The scores need Q·Kᵀ: row i holds query i against every key, so softmax over the last "
              "dimension spreads query i's attention over the keys. Swapping the operands, K·Qᵀ, runs without "
@@ -131,6 +151,12 @@ void run(LessonContext& ctx) {
     ctx.para("A shape assertion cannot catch this one: with T = Dk the wrong product has the right shape. "
              "What catches it is a test whose sizes all differ (T ≠ Dk, where Q·K is refused, as above) and a "
              "comparison of the values with a reference.");
+}
+
+void run(LessonContext& ctx) {
+    OneHead h(ctx.rng(7));
+    the_recipe_step_by_step(ctx, h);
+    kt_not_kqt_not_qk(ctx, h);
     ctx.exercise("one-head");
 }
 

@@ -21,30 +21,52 @@ Smoke smoke(const Tensor& w, int64_t b, int64_t i, int64_t len) {
     return s;
 }
 
-void run(LessonContext& ctx) {
+// The padded batch both sections test: q, k, v, the lengths, the tokens' labels, and the right
+// mask's record and smoke test on batch 1.
+struct PaddedRun {
+    Tensor q, k, v;  // [B, 1, T, Dk]
+    std::vector<int64_t> lengths{6, 4};
+    std::vector<std::string> tok{"the", "tea", "is", "hot", "<pad>", "<pad>"};
+    int64_t len = lengths[1];
+    AttentionRecord rr;
+    Smoke s;
+};
+
+PaddedRun print_one_row(LessonContext& ctx) {
     ctx.section("Print one row");
     ctx.para("The cheapest test of a mask is to look at it working. Take a padded sequence, run attention, "
              "print one row of weights: the padded keys must show (about) zero, and the remaining weights "
              "must add up to 1. It takes a minute and catches a whole family of silent bugs.");
     Rng rng = ctx.rng(9);
-    const Tensor q = randn({B, 1, T, Dk}, rng), k = randn({B, 1, T, Dk}, rng), v = randn({B, 1, T, Dk}, rng);
+    PaddedRun r;
+    r.q = randn({B, 1, T, Dk}, rng), r.k = randn({B, 1, T, Dk}, rng), r.v = randn({B, 1, T, Dk}, rng);
+    const Tensor &q = r.q, &k = r.k, &v = r.v;
     ctx.shape("q, k, v", q, "[B=2, H=1, T=6, Dk=8]");
-    const std::vector<int64_t> lengths{6, 4};
-    const std::vector<std::string> tok{"the", "tea", "is", "hot", "<pad>", "<pad>"};
-    const int64_t len = lengths[1];
+    const std::vector<int64_t>& lengths = r.lengths;
+    const int64_t len = r.len;
     const Mask right = Mask::key_padding(lengths);
-    AttentionRecord rr;
+    AttentionRecord& rr = r.rr;
     attention_reference(q, k, v, right, AttentionOptions{}, &rr);
     std::vector<float> row;
     for (int64_t j = 0; j < T; ++j) row.push_back(rr.weights.at({1, 0, 0, j}));
-    const Smoke s = smoke(rr.weights, 1, 0, len);
+    r.s = smoke(rr.weights, 1, 0, len);
+    const Smoke& s = r.s;
     ctx.code(ctx.f("batch 1 (length {}), query 0: {}\nweight on padding: {}\nsum over real keys: {:.7f}", len,
                          list(row, 4), s.on_padding, s.real_sum));
     ctx.figure("row", row);
     ctx.identity(s.pass, "C27",
               ctx.f("smoke test passes: padding gets {}, the real keys sum to 1 (|sum−1| = {})", s.on_padding,
                           e2(std::fabs(s.real_sum - 1))));
+    return r;
+}
 
+void masks_built_the_wrong_way(LessonContext& ctx, const PaddedRun& r) {
+    const Tensor &q = r.q, &k = r.k, &v = r.v;
+    const std::vector<int64_t>& lengths = r.lengths;
+    const std::vector<std::string>& tok = r.tok;
+    const int64_t len = r.len;
+    const AttentionRecord& rr = r.rr;
+    const Smoke& s = r.s;
     ctx.section("The same test on masks built the wrong way round");
     ctx.para("Mask conventions disagree. attn and PyTorch's scaled_dot_product_attention take True = may "
              "attend; nn.MultiheadAttention's key_padding_mask takes True = ignore. Hand a 'pad' mask to an "
@@ -102,6 +124,11 @@ void run(LessonContext& ctx) {
                                  "padding.",
                                  B, T, si.on_padding),
                      LessonContext::SourceFlag::slip);
+}
+
+void run(LessonContext& ctx) {
+    const PaddedRun r = print_one_row(ctx);
+    masks_built_the_wrong_way(ctx, r);
 }
 
 const RegisterLesson reg{{"smoke-test", "The mask smoke test",

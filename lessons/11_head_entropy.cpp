@@ -7,17 +7,15 @@
 namespace attn::lessons {
 namespace {
 
-void run(LessonContext& ctx) {
+constexpr int64_t B = 4, T = 12;
+
+// The layer with a planted duplicate head, run on random x: returns its record.
+ForwardRecord mean_entropy_per_head(LessonContext& ctx, const MhaConfig& cfg) {
     ctx.section("Mean entropy per head");
     ctx.para("Heads are not told to specialise; often several end up doing the same thing. The source's "
              "diagnosis: save each head's weights and compare their mean entropy. Entropy H = −Σ p log p "
              "measures how spread a row is: log T for uniform (every key equally), 0 for one-hot. We "
              "normalise by log T so 1 = uniform. Effective keys = e^H: how many keys a row really uses.");
-    MhaConfig cfg;
-    cfg.d_model = 64;
-    cfg.heads = 8;
-    cfg = cfg.resolved();
-    const int64_t B = 4, T = 12;
     MultiHeadAttention mha(cfg);
     Rng rng = ctx.rng(11);
     // normal:0.3 makes the heads' scores spread enough to differ from one another
@@ -58,7 +56,10 @@ void run(LessonContext& ctx) {
     ctx.identity(in_range, "C32", ctx.f("every head's mean entropy lies in [0, log T = {:.3f}] nats", logT));
     ctx.identity(std::fabs(ent[0] - ent[1]) < 1e-5, "C32",
               ctx.f("the planted duplicate has the same mean entropy as head 0 ({:.4f} vs {:.4f})", ent[0], ent[1]));
+    return rec;
+}
 
+void head_to_head_similarity(LessonContext& ctx, const MhaConfig& cfg, const ForwardRecord& rec) {
     ctx.section("Head-to-head similarity");
     ctx.para(ctx.f("Equal mean entropy does not prove two heads look at the same keys; two heads can be "
                    "equally sharp about different things. A direct comparison: the Jensen-Shannon divergence "
@@ -89,7 +90,9 @@ void run(LessonContext& ctx) {
                     closest.a, closest.b));
     ctx.heatmap("head0", make_panel("head 0, batch 0", block(rec.attn.weights, 0, 0).data(), T, T));
     ctx.heatmap("head2", make_panel("head 2, batch 0", block(rec.attn.weights, 0, 2).data(), T, T));
+}
 
+void what_random_weights_show(LessonContext& ctx) {
     ctx.section("What random weights can and cannot show");
     ctx.para("Everything above is a tool test on an untrained layer. Random heads differ from one another "
              "only by chance, so their entropies and divergences say nothing about what trained heads do: "
@@ -100,6 +103,16 @@ void run(LessonContext& ctx) {
     ctx.experiment_claim(experiment_heads(), "C32",
                          "\"heads often homogenise\" in trained models: not measurable with random weights here; "
                          "attn experiment heads trains 1x64, 4x16 and 8x8 heads and counts near-identical pairs.");
+}
+
+void run(LessonContext& ctx) {
+    MhaConfig cfg;
+    cfg.d_model = 64;
+    cfg.heads = 8;
+    cfg = cfg.resolved();
+    const ForwardRecord rec = mean_entropy_per_head(ctx, cfg);
+    head_to_head_similarity(ctx, cfg, rec);
+    what_random_weights_show(ctx);
 }
 
 const RegisterLesson reg{{"head-entropy", "Diagnosing heads",

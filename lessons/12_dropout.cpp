@@ -11,23 +11,37 @@ namespace {
 
 void training_side(LessonContext& ctx);  // below: the training runs and their verdicts on C38
 
-void run(LessonContext& ctx) {
+// The sizes and the dropout probability of the lesson's layer.
+constexpr int64_t B = 2, H = 4, T = 64, Dk = 16;
+constexpr float p = 0.1f;
+
+// The training-mode run the later sections compare against: its inputs, options, record and
+// output, and its row sums (mean, min, max).
+struct DroppedRun {
+    Tensor q, k, v;  // [B, H, T, Dk]
+    AttentionOptions train;
+    AttentionRecord rt;
+    Tensor out_train;
+    double mean = 0, lo = 1e9, hi = -1e9;
+};
+
+DroppedRun dropout_on_the_weights(LessonContext& ctx) {
     ctx.section("Dropout on the weights, training mode");
     ctx.para("Attention dropout zeroes a random fraction p of the weights after softmax and multiplies the "
              "survivors by 1/(1−p), so each weight keeps its expected value. A row then no longer sums to "
              "exactly 1, but to 1 on average. Among the keys that survive, the proportions are untouched: "
              "the model still prefers what it preferred, it just cannot always see it.");
-    const int64_t B = 2, H = 4, T = 64, Dk = 16;
-    const float p = 0.1f;
     Rng rng = ctx.rng(12);
-    const Tensor q = randn({B, H, T, Dk}, rng), k = randn({B, H, T, Dk}, rng), v = randn({B, H, T, Dk}, rng);
+    DroppedRun d;
+    d.q = randn({B, H, T, Dk}, rng), d.k = randn({B, H, T, Dk}, rng), d.v = randn({B, H, T, Dk}, rng);
+    const Tensor &q = d.q, &k = d.k, &v = d.v;
     ctx.shape("q, k, v", q, "[B=2, H=4, T=64, Dk=16]");
-    AttentionOptions train;
+    AttentionOptions& train = d.train;
     train.dropout = p;
     train.train = true;
     train.seed = mix64(ctx.seed() ^ 0xd120ULL);
-    AttentionRecord rt;
-    const Tensor out_train = attention_reference(q, k, v, Mask::none(), train, &rt);
+    AttentionRecord& rt = d.rt;
+    d.out_train = attention_reference(q, k, v, Mask::none(), train, &rt);
     ctx.shape("weights", rt.weights, "softmax, before dropout");
     ctx.shape("weights_dropped", rt.weights_dropped, "dropout(p = 0.1) applied");
     // pass 1: dropped fraction, row sums, and the ratio test on survivors
@@ -39,7 +53,7 @@ void run(LessonContext& ctx) {
         if (wd == 0.0f && w != 0.0f) ++dropped;
         else if (w > 0) ratio_err = std::max(ratio_err, std::fabs(double(wd) / double(w) * (1.0 - p) - 1.0));
     }
-    double mean = 0, var = 0, lo = 1e9, hi = -1e9;
+    double &mean = d.mean, &lo = d.lo, &hi = d.hi, var = 0;
     for (double s : sums) mean += s, lo = std::min(lo, s), hi = std::max(hi, s);
     mean /= double(sums.size());
     for (double s : sums) var += (s - mean) * (s - mean);
@@ -63,7 +77,12 @@ void run(LessonContext& ctx) {
     ctx.identity(ratio_err < 1e-5, "C38",
                  ctx.f("every surviving weight is exactly w/(1−p): proportions among survivors kept (max error {})",
                        e2(ratio_err)));
+    return d;
+}
 
+void evaluation_mode(LessonContext& ctx, const DroppedRun& d) {
+    const Tensor &q = d.q, &k = d.k, &v = d.v, &out_train = d.out_train;
+    const AttentionOptions& train = d.train;
     ctx.section("Evaluation mode: dropout off");
     ctx.para("At inference dropout must be off (model.eval() in PyTorch), or the same input gives different "
              "answers each time. With train = false the dropout probability is ignored.");
@@ -79,7 +98,12 @@ void run(LessonContext& ctx) {
         de == 0.0 && dt > 1e-3, "C38",
         ctx.f("eval output equals the no-dropout output exactly (diff {}); the training output differs by up to {}", de,
               g3(dt)));
+}
 
+void dropout_on_the_scores(LessonContext& ctx, const DroppedRun& d) {
+    const AttentionRecord& rt = d.rt;
+    const AttentionOptions& train = d.train;
+    const double mean = d.mean, lo = d.lo, hi = d.hi;
     ctx.section("Dropout on the scores instead");
     ctx.para("Dropping scores before softmax is a different operation. A dropped score becomes 0, which "
              "for a high-scoring key is a large demotion and for a low-scoring key a promotion, and then the "
@@ -117,6 +141,12 @@ void run(LessonContext& ctx) {
     ctx.para(ctx.f("The distortion is not small: in the worst row, {:.2f} of the weight mass moved between "
                    "the surviving keys.",
                    mass_moved));
+}
+
+void run(LessonContext& ctx) {
+    const DroppedRun d = dropout_on_the_weights(ctx);
+    evaluation_mode(ctx, d);
+    dropout_on_the_scores(ctx, d);
     training_side(ctx);
 }
 

@@ -16,7 +16,8 @@ Tensor repeat_heads(const Tensor& k, int64_t g) {
     return out;
 }
 
-void run(LessonContext& ctx) {
+// One layer run with H_kv = 8, 2 and 1 on the same x (drawn from `rng`).
+void fewer_kv_heads_than_query_heads(LessonContext& ctx, Rng& rng) {
     ctx.section("Fewer key/value heads than query heads");
     ctx.para("Multi-head attention gives every head its own W_q, W_k and W_v (C29). A decoder that generates "
              "text keeps every past token's K and V, for every layer and head, so K and V are what fills memory "
@@ -25,7 +26,6 @@ void run(LessonContext& ctx) {
              "H_kv = 1. Below: one layer with D = 64 and H = 8 heads of Dk = 8, run with H_kv = 8 (ordinary "
              "multi-head), 2 and 1 on the same input.");
     const int64_t B = 2, T = 32, D = 64, H = 8;
-    Rng rng = ctx.rng(18);
     const Tensor x = randn({B, T, D}, rng);
     ctx.shape("x", x, "[B=2, T=32, D=64]");
     Table t;
@@ -57,7 +57,9 @@ void run(LessonContext& ctx) {
               ctx.f("K and V shrink to H_kv/H of multi-head: {} with 2 kv heads, {} with 1 (counted from the "
                     "tensors)",
                     g3(fractions[1]), g3(fractions[2])));
+}
 
+void sharing_is_repeating_kv_heads(LessonContext& ctx, Rng& rng) {
     ctx.section("What sharing means: each kv head repeated g times");
     ctx.para("Query head h reads kv head h / g. That is exactly multi-head attention on K and V whose heads were "
              "copied g times in a row (PyTorch's scaled_dot_product_attention(..., enable_gqa=True) is defined that "
@@ -75,7 +77,9 @@ void run(LessonContext& ctx) {
     ctx.identity(d_rep == 0.0, "C29",
                  "GQA equals multi-head attention on K, V repeated 4× (max |diff| = 0: the same arithmetic)");
     ctx.identity(d_fl < 1e-5, "", ctx.f("the tiled kernel, which indexes the shared head, agrees ({})", e2(d_fl)));
+}
 
+void what_it_saves_in_the_cache(LessonContext& ctx) {
     ctx.section("What it saves in a decoder's cache");
     ctx.para("Per token and layer the cache holds K and V: 2 · H_kv · Dk floats. For a decoder of 32 layers with "
              "32 query heads of Dk = 128 (the shape of several 7-billion-parameter models), in float16:");
@@ -101,6 +105,13 @@ void run(LessonContext& ctx) {
              "What it costs is capacity: fewer distinct keys and values per layer. How much quality that loses is a "
              "property of trained models, which this lesson does not measure. Try it: "
              "attn forward --heads 8 --kv-heads 2 --trace shows K and V with 2 heads.");
+}
+
+void run(LessonContext& ctx) {
+    Rng rng = ctx.rng(18);  // x of the first section, then q, k, v of the second
+    fewer_kv_heads_than_query_heads(ctx, rng);
+    sharing_is_repeating_kv_heads(ctx, rng);
+    what_it_saves_in_the_cache(ctx);
     ctx.exercise("gqa");
 }
 

@@ -19,11 +19,21 @@ double max_diff_rows(const Tensor& a, const Tensor& b, int64_t batch, int64_t ro
     return worst;
 }
 
-void run(LessonContext& ctx) {
-    Rng rng = ctx.rng(20);
-    const Tensor enc = randn({B, S, Denc}, rng);  // an encoder's output: the source sentence, S tokens of width 12
-    const Tensor dec = randn({B, T, D}, rng);     // the decoder's states: T target tokens of width 8
+// The decoder's states, the encoder's output, and the layer between them.
+struct CrossLayer {
+    Tensor enc, dec;  // [B, S, Denc], [B, T, D]
+    MultiHeadAttention mha;
+};
 
+// The masked source and the output under it, which the padded-targets section compares against.
+struct PaddedSource {
+    Mask src_pad;
+    Tensor outp;
+};
+
+Tensor queries_from_one_sequence(LessonContext& ctx, const CrossLayer& c) {
+    const Tensor &enc = c.enc, &dec = c.dec;
+    const MultiHeadAttention& mha = c.mha;
     ctx.section("Queries from one sequence, keys and values from another");
     ctx.para("In self-attention one sequence x plays all three parts. An encoder-decoder (a translator, a "
              "speech recogniser) has two: the encoder has read the source sentence, and the decoder, writing "
@@ -32,9 +42,6 @@ void run(LessonContext& ctx) {
              "own lengths (T target tokens, S source tokens) and may have their own widths: "
              "nn.MultiheadAttention's kdim and vdim are the widths of the key and value inputs, and W_k, W_v "
              "project them to the heads' Dk and Dv, which is all the dot product needs.");
-    MultiHeadAttention mha(MhaConfig{D, H, 0, 0, true, Denc, Denc});
-    Rng wrng = ctx.rng(21);
-    mha.init(InitSpec{}, wrng);
     ForwardRecord rec;
     const Tensor out = mha.forward(dec, enc, enc, Mask::none(), AttentionOptions{}, &rec);
     ctx.shape("x (decoder)", dec, "[B, T, D] queries' input");
@@ -52,7 +59,12 @@ void run(LessonContext& ctx) {
               ctx.f("out {} has the decoder's shape; each of its {} rows spreads weight over the {} source "
                     "tokens (rows sum to 1 within {})",
                     shape_str(out.shape), T, S, e2(err)));
+    return out;
+}
 
+void the_output_follows_the_queries(LessonContext& ctx, const CrossLayer& c, const Tensor& out) {
+    const Tensor& dec = c.dec;
+    const MultiHeadAttention& mha = c.mha;
     ctx.section("The output follows the queries");
     ctx.para("Give the decoder a longer source: S grows from 7 to 11 tokens. The weights get wider, the "
              "output does not: each target token still gets one vector, a weighted mix of the source's values.");
@@ -65,7 +77,11 @@ void run(LessonContext& ctx) {
     ctx.identity(
         out11.shape == out.shape && rec11.attn.weights.dim(3) == 11, "C6",
         ctx.f("S = 11: weights {} but out still {}", shape_str(rec11.attn.weights.shape), shape_str(out11.shape)));
+}
 
+PaddedSource which_side_the_mask_is_on(LessonContext& ctx, const CrossLayer& c) {
+    const Tensor &enc = c.enc, &dec = c.dec;
+    const MultiHeadAttention& mha = c.mha;
     ctx.section("Which side the mask is on");
     ctx.para("Sources in a batch have different lengths too: here source 0 has all 7 tokens and source 1 only "
              "4, padded to 7. Padding is a property of the keys, so the mask is a key-padding mask over the "
@@ -104,7 +120,14 @@ void run(LessonContext& ctx) {
     ctx.check(first_row > 1e-3, "C24",
               ctx.f("no causal mask across: changing the last source token moves target token 0 by {}",
                     g3(first_row)));
+    return {src_pad, outp};
+}
 
+void padded_targets(LessonContext& ctx, const CrossLayer& c, const PaddedSource& padded) {
+    const Tensor &enc = c.enc, &dec = c.dec;
+    const MultiHeadAttention& mha = c.mha;
+    const Mask& src_pad = padded.src_pad;
+    const Tensor& outp = padded.outp;
     ctx.section("Padded target tokens: computed, then ignored");
     ctx.para("The decoder side may be padded as well. Those are query rows, and a row of attention never "
              "reads another row's query: changing a padded target token's state changes its own output row "
@@ -116,6 +139,19 @@ void run(LessonContext& ctx) {
                  own_row = std::fabs(double(outq.at({1, T - 1, 0})) - outp.at({1, T - 1, 0}));
     ctx.identity(real_rows == 0.0 && own_row > 0.0, "C26",
               ctx.f("the other target rows move by {}; the changed row itself by {}", real_rows, g3(own_row)));
+}
+
+void run(LessonContext& ctx) {
+    Rng rng = ctx.rng(20);
+    CrossLayer c{randn({B, S, Denc}, rng),  // an encoder's output: the source sentence, S tokens of width 12
+                 randn({B, T, D}, rng),     // the decoder's states: T target tokens of width 8
+                 MultiHeadAttention(MhaConfig{D, H, 0, 0, true, Denc, Denc})};
+    Rng wrng = ctx.rng(21);
+    c.mha.init(InitSpec{}, wrng);
+    const Tensor out = queries_from_one_sequence(ctx, c);
+    the_output_follows_the_queries(ctx, c, out);
+    const PaddedSource padded = which_side_the_mask_is_on(ctx, c);
+    padded_targets(ctx, c, padded);
 }
 
 const RegisterLesson reg{{"cross-attention", "Cross-attention",

@@ -17,16 +17,13 @@ Tensor token(const Tensor& x, int64_t t) {
     return out;
 }
 
-void run(LessonContext& ctx) {
-    DecoderConfig cfg;
-    cfg.d_model = D;
-    cfg.heads = H;
-    cfg.layers = L;
-    const CausalDecoder dec(cfg, InitSpec{}, ctx.seed() + 21);
-    Rng rng = ctx.rng(21);
-    const Tensor x = randn({B, T, D}, rng);
-    const AttentionOptions opt;
+// A size ("64.0 KiB") reads the same in every language: made through ctx.f, the cell is not looked up.
+std::string bytes_cell(LessonContext& ctx, double bytes) { return ctx.f("{}", format_bytes(bytes)); }
 
+// Decodes x token by token against a cache, each step held to row t of the full causal pass, which
+// it leaves in `full` (one output per layer); returns the cache after the T tokens.
+KvCache row_t_reads_only_its_past(LessonContext& ctx, const CausalDecoder& dec, const Tensor& x,
+                                  const AttentionOptions& opt, std::vector<Tensor>& full) {
     ctx.section("Row t of a causal layer reads tokens 0..t only");
     ctx.para("A decoder writes text one token at a time: to choose token t+1 it runs on tokens 0..t. Run the "
              "whole prefix again at every step and the work grows with the square of the length, most of it "
@@ -38,15 +35,12 @@ void run(LessonContext& ctx) {
              "cache — and each step computes one query, one key and one value per layer and head, appends the "
              "key and value, and attends over the cache. No mask is needed: the cache holds exactly the keys "
              "query t may see.");
-    std::vector<Tensor> full;
     (void)dec.forward(x, opt, &full);
     KvCache cache = dec.make_cache(B);
     Table growth{{"step t", "K cache per layer", "V cache per layer", "cache bytes", "max |step − full|"},
                  {"{}", "{}", "{}", "{}", "{:.1e}"},
                  {}};
     double worst = 0, scale = 0;
-    // a size ("64.0 KiB") reads the same in every language: made through ctx.f, the cell is not looked up
-    const auto bytes_cell = [&ctx](double bytes) { return ctx.f("{}", format_bytes(bytes)); };
     for (int64_t t = 0; t < T; ++t) {
         std::vector<Tensor> step;
         (void)dec.step(token(x, t), cache, opt, &step);
@@ -58,7 +52,8 @@ void run(LessonContext& ctx) {
                 scale = std::max(scale, std::fabs(want));
             }
         worst = std::max(worst, d);
-        growth.add({t, shape_str(cache.keys(0).shape), shape_str(cache.values(0).shape), bytes_cell(cache.bytes()), d});
+        growth.add({t, shape_str(cache.keys(0).shape), shape_str(cache.values(0).shape),
+                    bytes_cell(ctx, cache.bytes()), d});
     }
     ctx.shape("x", x, "[B, T, D]: T token vectors");
     ctx.shape("x_t", Shape{B, 1, D}, "one token per step");
@@ -70,7 +65,11 @@ void run(LessonContext& ctx) {
               ctx.f("every step, in both layers, equals row t of the full causal pass (max |diff| {} for values "
                     "up to {})",
                     e2(worst), g3(scale)));
+    return cache;
+}
 
+void the_check_can_fail(LessonContext& ctx, const CausalDecoder& dec, const Tensor& x, const AttentionOptions& opt,
+                        const std::vector<Tensor>& full) {
     ctx.section("The check can fail");
     ctx.para("Equality is not automatic. Skip one token — decode token 0, then token 2, as a cache that lost "
              "a row would — and token 2's output is that of another sequence.");
@@ -81,7 +80,9 @@ void run(LessonContext& ctx) {
     for (int64_t k = 0; k < D; ++k)
         off = std::max(off, std::fabs(double(y2.at({0, 0, k})) - full.back().at({0, 2, k})));
     ctx.check(off > 1e-3, "C24", ctx.f("with token 1's key and value missing, token 2 moves by {}", g3(off)));
+}
 
+void what_the_cache_saves(LessonContext& ctx, const CausalDecoder& dec) {
     ctx.section("What the cache saves");
     ctx.para("Count the attention work (score and weighted-sum multiply-adds, attention_flops) of producing T "
              "tokens. Without a cache, step t reruns the causal pass over t+1 tokens; with it, step t is one "
@@ -106,7 +107,10 @@ void run(LessonContext& ctx) {
     ctx.table("work", work);
     ctx.identity(last_ratio > 10 * first_ratio, "",
               ctx.f("the saving grows with T: {}x at T = 16, {}x at T = 1024", g3(first_ratio), g3(last_ratio)));
+}
 
+void what_it_costs_in_memory(LessonContext& ctx, const CausalDecoder& dec, const KvCache& cache) {
+    const int64_t Dk = dec.config().d_k, Dv = dec.config().d_v;
     ctx.section("What it costs: memory");
     ctx.para("The cache keeps, per layer, K [B, H_kv, T, Dk] and V [B, H_kv, T, Dv]: bytes = layers × B × "
              "H_kv × T × (Dk + Dv) × bytes per value, growing linearly with every token of every sequence. "
@@ -121,15 +125,31 @@ void run(LessonContext& ctx) {
     ctx.para("For a decoder of 32 layers, 32 heads of 128 dims, float16, one sequence:");
     Table mem{{"T", "H_kv = 32 (MHA)", "H_kv = 8 (GQA, g = 4)", "H_kv = 1 (MQA)"}, {"{}", "{}", "{}", "{}"}, {}};
     for (int64_t n : {1024, 4096, 32768})
-        mem.add({n, bytes_cell(kv_cache_bytes(32, 1, 32, n, 128, 128, 2)),
-                 bytes_cell(kv_cache_bytes(32, 1, 8, n, 128, 128, 2)),
-                 bytes_cell(kv_cache_bytes(32, 1, 1, n, 128, 128, 2))});
+        mem.add({n, bytes_cell(ctx, kv_cache_bytes(32, 1, 32, n, 128, 128, 2)),
+                 bytes_cell(ctx, kv_cache_bytes(32, 1, 8, n, 128, 128, 2)),
+                 bytes_cell(ctx, kv_cache_bytes(32, 1, 1, n, 128, 128, 2))});
     ctx.table("memory", mem);
     const double mha = kv_cache_bytes(32, 1, 32, 4096, 128, 128, 2), gqa = kv_cache_bytes(32, 1, 8, 4096, 128, 128, 2);
     ctx.figure("bytes_mha_4096", mha);
     ctx.figure("bytes_gqa8_4096", gqa);
     ctx.identity(mha == 4 * gqa, "",
               ctx.f("at T = 4096: {} with 32 K/V heads, {} with 8 (a quarter)", format_bytes(mha), format_bytes(gqa)));
+}
+
+void run(LessonContext& ctx) {
+    DecoderConfig cfg;
+    cfg.d_model = D;
+    cfg.heads = H;
+    cfg.layers = L;
+    const CausalDecoder dec(cfg, InitSpec{}, ctx.seed() + 21);
+    Rng rng = ctx.rng(21);
+    const Tensor x = randn({B, T, D}, rng);
+    const AttentionOptions opt;
+    std::vector<Tensor> full;
+    const KvCache cache = row_t_reads_only_its_past(ctx, dec, x, opt, full);
+    the_check_can_fail(ctx, dec, x, opt, full);
+    what_the_cache_saves(ctx, dec);
+    what_it_costs_in_memory(ctx, dec, cache);
     ctx.exercise("kv-step");
 }
 

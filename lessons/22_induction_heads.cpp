@@ -250,7 +250,7 @@ void stored_section(LessonContext& ctx) {
               fmt::format("{:.2f}", min_both)));
 }
 
-void run(LessonContext& ctx) {
+void copying_from_the_context(LessonContext& ctx) {
     ctx.section("Copying from the context");
     ctx.para("Give a decoder random tokens, then the same tokens again. The first copy cannot be predicted: the "
              "tokens are uniform, and the best loss without the context is ln S for S symbols. The second copy can "
@@ -264,6 +264,9 @@ void run(LessonContext& ctx) {
              "a random copy length n between T/4 and T/2 repeated once (random filler before it, so no fixed offset "
              "finds the copy), a 2-layer decoder with attention only (no MLP, 2 heads a layer), and the loss on the "
              "last tokens of the repeat.");
+}
+
+void three_scores_per_head(LessonContext& ctx) {
     ctx.section("Three scores per head");
     ctx.para("On a probe of n random tokens repeated once, with w the head's attention weights: the previous-token "
              "score is the mean over queries i of w[i][i-1]; the prefix-matching score is the mean over queries i "
@@ -272,19 +275,36 @@ void run(LessonContext& ctx) {
              "are W_U W_O W_V E[t] (the LayerNorms' centring and weights included, their scaling, the biases and "
              "the positions left out); the score is the share of symbols whose own logit is the largest. A phase "
              "change is the first evaluation where the loss is below halfway between ln S and the final loss.");
+}
+
+void a_quick_run_live(LessonContext& ctx) {
     ctx.section("A quick run, live");
     ctx.para("Here: 400 steps (a few seconds). The full run, with the loss and the scores drawn over training "
              "and the phase change marked: attn train --task induction --svg induction.svg");
     Live live = train_live(ctx);
     live_section(ctx, live);
+}
+
+void what_five_seeds_say(LessonContext& ctx) {
     ctx.section("What five seeds say");
     stored_section(ctx);
+}
+
+void open_the_model_yourself(LessonContext& ctx) {
     ctx.section("Open the model yourself");
     ctx.para("A 3000-step run of this model ships with attn as a GPT-2 folder, data/decoders/induction-2l, written by "
              "attn train --task induction --steps 3000 --export-gpt2 DIR. attn model induction probes it; "
              "attn model heads --model data/decoders/induction-2l --text abcdefghijklmnopabcdefghijklmnop --ablation "
              "removes each head in turn; attn model cache writes every activation of a forward pass; transformers' "
              "GPT2LMHeadModel opens the same folder.");
+}
+
+void run(LessonContext& ctx) {
+    copying_from_the_context(ctx);
+    three_scores_per_head(ctx);
+    a_quick_run_live(ctx);
+    what_five_seeds_say(ctx);
+    open_the_model_yourself(ctx);
 }
 
 const RegisterLesson reg{{"induction-heads", "Induction heads",

@@ -1,5 +1,5 @@
-// lessons/scorecard.hpp: the 44 claims of the source articles and the verdict the
-// tour reaches on each (`attn claims`, the tour's closing scorecard).
+// lessons/scorecard.hpp: the verdict the tour reaches on each of the 44 claims of the source
+// (claims.hpp): `attn claims` and the tour's closing scorecard.
 //
 // A verdict is never typed in: it is read from the lessons' own records (the
 // --json record every lesson fills as it runs: its checks, qualified and
@@ -31,6 +31,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "claims.hpp"
 #include "lesson.hpp"
 
 namespace attn::lessons {
@@ -41,19 +42,6 @@ enum class ClaimVerdict { supported, qualified, not_supported, inconclusive, not
 const char* claim_verdict_name(ClaimVerdict v);
 // Every verdict, in the order the scorecard counts them.
 const std::vector<ClaimVerdict>& all_claim_verdicts();
-
-// One claim of the source: its id, our one-line rendering (in our own words: never
-// printed as a quotation) and where the source says it (article 1 or 2, section).
-struct ClaimInfo {
-    std::string id;                                  // "C18"
-    std::string says;                                // English; translated like any text
-    std::vector<std::pair<int, std::string>> where;  // {{2, "3.1"}}: article 2, §3.1
-};
-// C1..C44, in order.
-const std::vector<ClaimInfo>& claim_registry();
-const ClaimInfo* find_claim(std::string_view id);  // "C18" or "c18"; nullptr if none
-// "article 2, §3.1; article 1, §6.1" in `lang`.
-std::string claim_where(const ClaimInfo& c, Lang lang);
 
 // One piece of evidence a lesson recorded on a claim.
 struct ClaimEvidence {

@@ -434,6 +434,24 @@ TEST_CASE("CLI: --lang zh|en, the locale's default, and a bad value") {
     }
 }
 
+// One rule for --lang (app/lang_option.cpp), whether its default is the locale's (the lesson commands) or en
+// (attn serve's pages, the --html pages): the same line for the same bad value.
+TEST_CASE("CLI: every --lang refuses a bad value in the same words (lessons, attn serve, --html)") {
+    const std::string bin = std::string("'") + ATTN_BINARY + "'";
+    const std::string page = std::filesystem::temp_directory_path().string() + "/attn-lang-rule.html";
+    std::vector<std::string> cmds = {" lessons --lang xx", " lesson 1 --lang xx", " forward --html '" + page +
+                                     "' --lang xx"};
+    if (attn::test::run_shell(bin + " serve --help").code == 0) cmds.push_back(" serve --lang xx --port 0");
+    else MESSAGE("attn serve is not built here (no cpp-httplib): its --lang is not checked");
+    for (const std::string& cmd : cmds) {
+        CAPTURE(cmd);
+        const auto r = attn::test::run_shell(bin + cmd + " 2>&1");
+        CHECK(r.code == 2);
+        CHECK(r.out == "attn: error: --lang: must be en or zh, got 'xx'\n");
+    }
+    CHECK_FALSE(std::filesystem::exists(page));
+}
+
 TEST_CASE(
     "i18n: docs/glossary.md pairs at least 40 terms, the source's own words among them, as the lessons use them") {
     const std::string g = attn::read_file(attn::test::source_path("docs/glossary.md"));

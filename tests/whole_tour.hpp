@@ -1,7 +1,7 @@
 // The test cases that run every lesson share one process: the doctest suite "whole tour".
 //
 // Each lesson's evidence (the fixed-seed training runs behind its training verdicts,
-// evidence_run in lessons/lesson.cpp) is computed once per process, and a lesson's run at
+// evidence_run in lessons/evidence.cpp) is computed once per process, and a lesson's run at
 // one seed, language and mode is kept here (lesson_run), so running these test cases
 // together costs about two tours of training instead of one per test case. They carry
 // ATTN_WHOLE_TOUR: skipped in a plain `attn_tests` run and by ctest's per-case entries, run

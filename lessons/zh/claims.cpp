@@ -1,4 +1,4 @@
-// Chinese renderings of the 44 claims (lessons/scorecard.cpp, our own one-line words,
+// Chinese renderings of the 44 claims (lessons/claims.cpp, our own one-line words,
 // which --quote and `attn claims` print), part of the framing (part 0).
 #include "catalogue.hpp"
 

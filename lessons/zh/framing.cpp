@@ -1,5 +1,5 @@
 // Chinese text of the tour's framing (catalogue part 0): the LessonContext's own
-// words (lessons/lesson.cpp), the run header and footer, `attn lessons`, `attn
+// words (lessons/lesson.cpp and the files beside it), the run header and footer, `attn lessons`, `attn
 // tour`'s introduction and summary, the commonest errors (app/cmd_lessons.cpp),
 // the lessons' titles and summaries, and the claim texts --quote prints
 // (lessons/claims.cpp). Keys: the English exactly; {0}, {1}: its arguments in order.

@@ -1,5 +1,5 @@
 // attn/cpu/training_attention.hpp: the attention kernel the trained model's fast path runs
-// (lib/nn's TinyTransformer): per (batch, head) pair it materialises the weights P (B, H, T, T)
+// (lib/nn's TrainableStack): per (batch, head) pair it materialises the weights P (B, H, T, T)
 // and keeps them for the backward pass, with counter-based dropout on P (core's
 // dropout_drops, so the mask is the reference's). The two products of a pair go through the
 // float32 strided GEMM the caller passes (attn/cpu/gemm.hpp; lib/nn passes its training

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "attn/attn.hpp"
+#include "attn/core/dropout.hpp"
 #include "attn/io/dump_config.hpp"
 #include "attn/io/dump_file.hpp"
 #include "command.hpp"
@@ -728,9 +729,7 @@ int run_forward(ForwardOpts o) {
     if (cross && o.backward)
         throw InputError("--backward: runs on self-attention only (the cross-attention gradients are in the library: "
                          "MultiHeadAttention::backward gives dquery, dkey, dvalue)");
-    // Checked on the double, then on its float: 0.99999999999 is 1 as a float, and 1/(1 - 1) is no scale.
-    if (!(o.dropout >= 0.0 && o.dropout < 1.0) || static_cast<float>(o.dropout) == 1.0f)
-        throw InputError(fmt::format("--dropout: must be in [0, 1) (below 1 also as a float32), got {}", o.dropout));
+    check_dropout(o.dropout, "--dropout");
     if (o.dropout_given && !o.train)
         throw InputError("--dropout: dropout acts in training mode only; add --train (or drop --dropout)");
     // The sizes are positive by now: what resolved() can still refuse is a head count that does not divide D.

@@ -34,6 +34,13 @@
 namespace attn::cli {
 namespace {
 
+// --weights: true for bf16, false for fp32; InputError for anything else.
+bool bf16_weights(const std::string& weights) {
+    if (weights != "fp32" && weights != "bf16")
+        throw InputError(fmt::format("--weights: must be fp32 or bf16, got '{}'", weights));
+    return weights == "bf16";
+}
+
 struct BenchCmd {
     JsonOut json;
     std::string batches = "1,32", text_file, attention = "flash", gemm = "best", padding = "skip", weights = "fp32";
@@ -107,9 +114,7 @@ BertOptions bench_options(const BenchCmd& o) {
     if (o.padding != "skip" && o.padding != "compute")
         throw InputError(fmt::format("--padding: must be skip or compute, got '{}'", o.padding));
     bo.skip_padding = o.padding == "skip";
-    if (o.weights != "fp32" && o.weights != "bf16")
-        throw InputError(fmt::format("--weights: must be fp32 or bf16, got '{}'", o.weights));
-    bo.bf16_weights = o.weights == "bf16";
+    bo.bf16_weights = bf16_weights(o.weights);
     return bo;
 }
 
@@ -279,8 +284,7 @@ int run_embed(const std::string& model, const EmbedCmd& o) {
     const TextOut text({o.json.claim(), {"--npy -", o.npy == "-"}});
     require_json_writable(o.json);
     if (!o.npy.empty() && o.npy != "-") require_writable("--npy", o.npy);
-    if (o.weights != "fp32" && o.weights != "bf16")
-        throw InputError(fmt::format("--weights: must be fp32 or bf16, got '{}'", o.weights));
+    bf16_weights(o.weights);  // refuses anything but fp32 or bf16 before the model is read
     const ModelFiles files =
         with_option("--model", [&] { return locate_model(model.empty() ? default_model_dir() : model); });
     BertConfig config = read_bert_config(files);
@@ -322,7 +326,7 @@ int run_embed(const std::string& model, const EmbedCmd& o) {
     BertModel m = BertModel::load(files);
     BertOptions bo;
     bo.record_attention = false;
-    bo.bf16_weights = o.weights == "bf16";
+    bo.bf16_weights = bf16_weights(o.weights);
     if (bo.bf16_weights) m.prepare_bf16();
     bo.skip_padding = true;  // only the sentence embeddings are kept: padded rows need no work
     bo.threads = resolve_threads(o.threads);

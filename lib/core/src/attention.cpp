@@ -39,6 +39,9 @@ std::string scale_name(const Scale& s) {
 }
 
 bool dropout_in_range(double p) { return p >= 0.0 && p < 1.0 && static_cast<float>(p) < 1.0f; }
+void check_dropout(double p, std::string_view who) {
+    if (!dropout_in_range(p)) throw InputError(fmt::format("{}: {}, got {}", who, kDropoutRule, p));
+}
 
 bool dropout_drops(uint64_t seed, uint64_t flat_index, float p) {
     return p > 0.0f && counter_uniform(seed, flat_index) < p;
@@ -89,8 +92,7 @@ void check_attention_inputs(const Tensor& q, const Tensor& k, const Tensor& v, c
         throw ShapeError(fmt::format("K {} and V {} must have the same number of keys", shape_str(k.shape),
                                      shape_str(v.shape)));
     mask.check(q.dim(0), q.dim(1), q.dim(2), k.dim(2));
-    if (!dropout_in_range(opt.dropout))
-        throw InputError(fmt::format("dropout must be in [0, 1), got {}", opt.dropout));
+    check_dropout(opt.dropout, "dropout");
     if (std::isnan(opt.fill) || opt.fill == INFINITY) throw InputError("the fill must be -inf or a finite number");
     if (opt.scale.kind == ScaleKind::Cosine && !(opt.scale.value > 0.0f))
         throw InputError("the cosine temperature must be > 0");

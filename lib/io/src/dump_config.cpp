@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "attn/core/dropout.hpp"
 #include "attn/core/errors.hpp"
 
 namespace attn {
@@ -118,10 +119,8 @@ DumpLayerConfig read_dump_config(const Dump& d) {
     flag("train", out.train);
     if (c.contains("dropout")) {
         const auto& j = c["dropout"];
-        // also as a float32: 0.99999999 would round to 1, which drops everything
-        if (!j.is_number() || !(j.get<double>() >= 0.0 && j.get<double>() < 1.0) ||
-            static_cast<float>(j.get<double>()) == 1.0f)
-            throw field_error("dropout", "must be a number in [0, 1)");
+        if (!j.is_number()) throw field_error("dropout", "must be a number");
+        if (!dropout_in_range(j.get<double>())) throw field_error("dropout", kDropoutRule);
         out.dropout = j.get<double>();
     }
     return out;

@@ -71,7 +71,7 @@ void ModelConfig::validate() const {
     if (d_k == 0 && d_model % heads != 0)
         throw InputError(fmt::format("heads: must divide d_model ({} / {}), or give d_k", d_model, heads));
     if (vocab > (int64_t{1} << 30)) throw InputError("vocab: at most 2^30 tokens");
-    if (!dropout_in_range(dropout)) throw InputError(fmt::format("dropout: must be in [0, 1), got {}", dropout));
+    check_dropout(dropout, "dropout");
     if (scale.kind == ScaleKind::Cosine && !(scale.value > 0.0f && std::isfinite(scale.value)))
         throw InputError("scale: the cosine temperature must be positive");
     if (learn_temperature && scale.kind != ScaleKind::Cosine)

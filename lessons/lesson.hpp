@@ -258,6 +258,8 @@ private:
     int sections_ = 0;
     bool after_block_ = false;  // last output was prose or a table: a line item starts with a blank line
     void line_item();
+    void verdict_paragraph(int& count, const char* key, std::string_view claim, const std::string& label,
+                           std::string_view text_en);
     int passed_ = 0, failed_ = 0, unsupported_ = 0;
     int measured_ = 0, identities_ = 0, qualified_ = 0, unmeasured_ = 0, source_errors_ = 0, inconclusive_ = 0;
     int predictions_ = 0, answered_ = 0, close_ = 0, near_ = 0, far_ = 0;

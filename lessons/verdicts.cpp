@@ -68,23 +68,24 @@ bool LessonContext::check(bool ok, std::string_view claim, std::string_view text
     return ok;
 }
 
-void LessonContext::not_supported(std::string_view claim, std::string_view text_en) {
+// A verdict printed as its own yellow paragraph ("claim C10 qualified: ..."): counted, recorded
+// under `key` with its text, the label (already translated) before the text.
+void LessonContext::verdict_paragraph(int& count, const char* key, std::string_view claim, const std::string& label,
+                                      std::string_view text_en) {
     quote_claims(claim);
-    ++unsupported_;
+    ++count;
     after_block_ = true;
     const std::string said = text(text_en);
-    record_["not_supported"].push_back({{"claim", claim}, {"text", said}});
-    print(fmt::format("\n{}",
-                      wrap(labelled(paint(f("claim {} not supported:", claim), kYellow), said), opt_.width, "  ")));
+    record_[key].push_back({{"claim", claim}, {"text", said}});
+    print(fmt::format("\n{}", wrap(labelled(paint(label, kYellow), said), opt_.width, "  ")));
+}
+
+void LessonContext::not_supported(std::string_view claim, std::string_view text_en) {
+    verdict_paragraph(unsupported_, "not_supported", claim, f("claim {} not supported:", claim), text_en);
 }
 
 void LessonContext::qualified(std::string_view claim, std::string_view text_en) {
-    quote_claims(claim);
-    ++qualified_;
-    after_block_ = true;
-    const std::string said = text(text_en);
-    record_["qualified"].push_back({{"claim", claim}, {"text", said}});
-    print(fmt::format("\n{}", wrap(labelled(paint(f("claim {} qualified:", claim), kYellow), said), opt_.width, "  ")));
+    verdict_paragraph(qualified_, "qualified", claim, f("claim {} qualified:", claim), text_en);
 }
 
 // The record array a verdict of this kind goes to.
@@ -112,13 +113,7 @@ void LessonContext::verdict_line(VerdictKind kind, std::string_view claim, const
 }
 
 void LessonContext::inconclusive(std::string_view claim, std::string_view text_en) {
-    quote_claims(claim);
-    ++inconclusive_;
-    after_block_ = true;
-    const std::string said = text(text_en);
-    record_["inconclusive"].push_back({{"claim", claim}, {"text", said}});
-    print(fmt::format("\n{}",
-                      wrap(labelled(paint(f("claim {} inconclusive:", claim), kYellow), said), opt_.width, "  ")));
+    verdict_paragraph(inconclusive_, "inconclusive", claim, f("claim {} inconclusive:", claim), text_en);
 }
 
 void LessonContext::unmeasured(std::string_view claim, std::string_view text_en) {

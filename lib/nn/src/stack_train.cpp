@@ -312,7 +312,7 @@ public:
         const bool debug = c.bug != AttnBug::None || c.pad_token >= 0;
         if (debug) op_.fast = false;
         cos_ = c.scale.kind == ScaleKind::Cosine;
-        // the attention of variant_attention.hpp: a pad token, a bug or one of the experiments' knobs
+        // the attention of attn/cpu/variant_attention.hpp: a pad token, a bug or one of the experiments' knobs
         variant_ = debug || c.attention_variant();
         // the fast path's one q|k|v GEMM (cosine keeps them apart; a variant runs the whole batch)
         fused_ = op_.fast && !cos_ && !variant_;

@@ -25,7 +25,8 @@
 // no positions at all (PosKind::None, C4), dropout on the scores (C38), per-head ablation
 // and gradient blocking (C32, C33), and the attention itself (AttnKind: softmax over every
 // key, a sparse pattern, or linear attention; C42-C44). A config that uses any of them runs
-// the whole batch as one chunk through the fast ops with that attention (variant_attention.cpp);
+// the whole batch as one chunk through the fast ops with lib/cpu's variant attention kernel
+// (attn/cpu/variant_attention.hpp);
 // the plain config keeps the fused fast path. The forward and backward passes are the stack's
 // training path, lib/nn/src/stack_train.cpp.
 //

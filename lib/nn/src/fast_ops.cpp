@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "attn/core/parallel.hpp"
+#include "attn/cpu/lanes.hpp"
 #include "attn/cpu/rows.hpp"
 #include "attn/nn/ops.hpp"
 #include "gemm.hpp"
@@ -39,35 +40,9 @@ detail::GemmFn kernel_for() {
     else return nullptr;
 }
 
-// Per-thread scratch that lives as long as the thread (the pool's workers persist), so a
-// training step allocates nothing once the first step has sized it.
-template <class S>
-S* scratch_floats(size_t n) {
-    thread_local std::vector<S> b;
-    if (b.size() < n) b.resize(n);
-    return b.data();
-}
-
-// Sums with kLanes independent partial sums (lane l takes elements l, l + kLanes, ...),
-// then combined pairwise in a fixed order: the compiler keeps the lanes in one vector
-// register instead of a chain of n dependent adds, and the result depends only on n.
-constexpr int64_t kLanes = 16;
-template <class S>
-S reduce_lanes(S* p) {
-    for (int64_t w = kLanes / 2; w > 0; w /= 2)
-        for (int64_t l = 0; l < w; ++l) p[l] += p[l + w];
-    return p[0];
-}
-template <class S>
-S sum_lanes(const S* x, int64_t n) {
-    S p[kLanes] = {};
-    int64_t i = 0;
-    for (; i + kLanes <= n; i += kLanes)
-        for (int64_t l = 0; l < kLanes; ++l) p[l] += x[i + l];
-    for (int64_t l = 0; i + l < n; ++l) p[l] += x[i + l];
-    return reduce_lanes(p);
-}
-
+using cpu::kLanes;
+using cpu::reduce_lanes;
+using cpu::sum_lanes;
 
 // LayerNorm of rows [0, N) as ops.cpp computes it, its row sums by lanes.
 template <class S>
@@ -152,7 +127,7 @@ void matmul_forward_impl(S* out, const S* inp, const S* W, const S* WT, const S*
             // W^T (C, OC), so each row tile reads contiguous rows of it: the caller's, or made here once
             const S* wt = WT;
             if (!wt) {
-                S* t = scratch_floats<S>(static_cast<size_t>(C * OC));
+                S* t = cpu::thread_scratch<S>(static_cast<size_t>(C * OC), 0);
                 rows::transpose(t, W, OC, C, C);
                 wt = t;
             }

@@ -11,6 +11,7 @@
 
 #include "attn/core/attention.hpp"
 #include "attn/core/parallel.hpp"
+#include "attn/cpu/lanes.hpp"
 #include "attn/cpu/rows.hpp"
 
 namespace attn::cpu {
@@ -27,33 +28,6 @@ using MapMS = Eigen::Map<Mat<S>, 0, Eigen::OuterStride<>>;  // a column block of
 template <class S>
 using MapCS = Eigen::Map<const Mat<S>, 0, Eigen::OuterStride<>>;
 
-// Per-thread scratch that lives as long as the thread (the pool's workers persist), so a
-// training step allocates nothing once the first step has sized it.
-template <class S>
-S* scratch_floats(size_t n, int slot) {
-    thread_local std::vector<S> buf[3];
-    auto& b = buf[slot];
-    if (b.size() < n) b.resize(n);
-    return b.data();
-}
-
-// Sums with kLanes independent partial sums (lane l takes elements l, l + kLanes, ...),
-// then combined pairwise in a fixed order: the row kernels' order (attn/cpu/rows.hpp).
-constexpr int64_t kLanes = 16;
-template <class S>
-S dot_lanes(const S* x, const S* y, int64_t n) {
-    S p[kLanes] = {};
-    int64_t i = 0;
-    for (; i + kLanes <= n; i += kLanes)
-        for (int64_t l = 0; l < kLanes; ++l) p[l] += x[i + l] * y[i + l];
-    for (int64_t l = 0; i + l < n; ++l) p[l] += x[i + l] * y[i + l];
-    for (int64_t w = kLanes / 2; w > 0; w /= 2)
-        for (int64_t l = 0; l < w; ++l) p[l] += p[l + w];
-    return p[0];
-}
-}  // namespace
-
-namespace {
 // dst (cols, rows), row stride ld, (+)= src (rows, cols)^T
 template <class S>
 void add_transposed(S* dst, int64_t ld, const S* src, int64_t rows, int64_t cols, bool add) {
@@ -103,7 +77,7 @@ void training_attention_forward(S* out, S* att, const S* q, const S* k, const S*
         MapM<S> P(att + bh * T * T, T, T);
         if constexpr (std::is_same_v<S, float>) {
             if (gemm) {  // scores = Q K^T through K^T (Dk, T) in per-thread scratch
-                S* kt = scratch_floats<S>(static_cast<size_t>(Dk * T), 1);
+                S* kt = thread_scratch<S>(static_cast<size_t>(Dk * T), 1);
                 rows::transpose(kt, K.data(), T, Dk, QS);
                 gemm(gemm::strided_args(T, T, Dk, Q.data(), QS, 1, kt, T, P.data(), T, nullptr, false));
             } else {
@@ -144,7 +118,7 @@ void training_attention_forward(S* out, S* att, const S* q, const S* k, const S*
         S* pd = nullptr;  // dropout(P), or null for P itself
         if (p > 0) {
             if (gemm) {
-                pd = scratch_floats<S>(static_cast<size_t>(T * T), 0);
+                pd = thread_scratch<S>(static_cast<size_t>(T * T), 0);
             } else {
                 auto& s = scratch[static_cast<size_t>(tid)];
                 s.resize(static_cast<size_t>(T * T));
@@ -187,9 +161,9 @@ void training_attention_backward(S* dq, S* dk, S* dv, const S* dout, const S* q,
         const MapC<S> P(att + bh * T * T, T, T);
         if constexpr (std::is_same_v<S, float>) {
             if (gemm) {
-                S* dp = scratch_floats<S>(static_cast<size_t>(2 * T * T), 0);
+                S* dp = thread_scratch<S>(static_cast<size_t>(2 * T * T), 0);
                 S* m = dp + T * T;
-                S* vt = scratch_floats<S>(static_cast<size_t>(Dv * T), 1);
+                S* vt = thread_scratch<S>(static_cast<size_t>(Dv * T), 1);
                 // dPd = dO V^T (T, T), through V^T (Dv, T)
                 rows::transpose(vt, Vh.data(), T, Dv, VS);
                 gemm(gemm::strided_args(T, T, Dv, dO.data(), OS, 1, vt, T, dp, T, nullptr, false));
@@ -203,7 +177,7 @@ void training_attention_backward(S* dq, S* dk, S* dv, const S* dout, const S* q,
                 // dV += Pd^T dO, computed as its transpose dV^T (Dv, T) = dO^T Pd into scratch: a
                 // product T wide instead of Dv (16 at the usual sizes: a one-vector-wide tile
                 // runs load-bound), then added in transposed
-                S* tt = scratch_floats<S>(static_cast<size_t>(std::max(Dk, Dv) * T), 2);
+                S* tt = thread_scratch<S>(static_cast<size_t>(std::max(Dk, Dv) * T), 2);
                 gemm::StridedArgs gv = gemm::strided_args(Dv, T, T, dO.data(), 1, OS, pd, T, tt, T, nullptr, false);
                 gv.prefetch_b = pd == P.data();  // the saved weights, cold since the forward pass
                 gemm(gv);

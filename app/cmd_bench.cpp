@@ -46,8 +46,6 @@ struct BenchOpts {
 // 1e13 is tens of minutes of the reference implementation on one core).
 constexpr int kMaxReps = kBenchMaxReps, kMaxWarmup = 100, kThreadsPerHardwareThread = 4;
 constexpr double kFlopBudget = 1e13;
-// An exponential costs about as much as this many FLOPs (a polynomial and a scaling, vectorised).
-constexpr double kFlopsPerExp = 20;
 
 int hardware_threads() { return resolve_threads(0); }
 
@@ -296,7 +294,7 @@ int run_bench(const BenchOpts& o) {
     return 0;
 }
 
-attn::cli::Command reg{
+attn::cli::Command bench_cmd{
     "bench", "Time attention implementations against this machine's FMA peak and Eigen GEMM", 80,
     [](CLI::App& sub) -> Runner {
         auto o = std::make_shared<BenchOpts>();

@@ -72,7 +72,7 @@ int run_check(const CheckOpts& o) {
     return r.first_divergence.empty() ? 0 : 3;
 }
 
-Command reg{"check", "Check your own attention: the stage that diverges from the reference, and why", 55,
+Command check_cmd{"check", "Check your own attention: the stage that diverges from the reference, and why", 55,
             [](CLI::App& sub) -> Runner {
                 auto o = std::make_shared<CheckOpts>();
                 sub.footer(

@@ -76,7 +76,7 @@ Tensor token(const Tensor& x, int64_t t) {
 
 // The FLOPs (an exponential counted as kFlopsPerExp) above which a run needs --yes: 2e11
 // is tens of seconds here, the default run about 1e5.
-constexpr double kWorkBudget = 2e11, kFlopsPerExp = 20;
+constexpr double kDecodeBudget = 2e11;
 
 // Refuses, naming the option to lower, a run that would not fit in memory or that is
 // above the work budget (without --yes): the weights, the cache at the end and the full
@@ -110,12 +110,12 @@ void check_decode_budget(const DecodeOpts& o, const DecoderConfig& cfg) {
                         (tokens * per_token + pairs * cfg.heads * (2.0 * (cfg.d_k + cfg.d_v) + kFlopsPerExp));
     const char* work_opt = blame({{T / 8, "--steps"}, {double(cfg.layers) / 2, "--layers"}, {B, "--batch"},
                                   {double(cfg.heads) / 4, "--heads"}});
-    if (work > kWorkBudget && !o.yes)
+    if (work > kDecodeBudget && !o.yes)
         throw InputError(
             fmt::format("{}: {} steps of a {}-layer decoder would take about {:.1e} FLOPs (each step is "
                         "checked by a full pass over the tokens so far), above the budget of {:.0e}; lower "
                         "--steps, --layers, --batch or the widths, or add --yes",
-                        work_opt, o.steps, cfg.layers, work, kWorkBudget));
+                        work_opt, o.steps, cfg.layers, work, kDecodeBudget));
 }
 
 // The attn-decode JSON record: the config, each step's cache shapes and differences, and the cache
@@ -258,7 +258,7 @@ int run_decode(const DecodeOpts& o) {
     return equal ? 0 : 1;
 }
 
-const Command reg{
+const Command decode_cmd{
     "decode", "Decode one token at a time with a KV cache; every step checked against the full causal pass", 15,
     [](CLI::App& sub) -> Runner {
         auto o = std::make_shared<DecodeOpts>();
@@ -282,7 +282,7 @@ const Command reg{
         sub.add_option("--d-v", o->d_v, "Dv per head (default Dk)")->check(integer_in(1, 65536));
         sub.add_option("--d-ff", o->d_ff, "feed-forward width (default 4 D)")->check(integer_in(1, 262144));
         sub.add_flag("--no-bias", o->no_bias, "projections without bias");
-        sub.add_flag("--yes", o->yes, fmt::format("run even above the work budget of {:.0e} FLOPs", kWorkBudget));
+        sub.add_flag("--yes", o->yes, fmt::format("run even above the work budget of {:.0e} FLOPs", kDecodeBudget));
         sub.add_option("--init", o->init, fmt::format("weight initialiser: {}", kInitNames))->capture_default_str();
         sub.add_option("--seed", o->seed, "seed of the weights and the token vectors")
             ->capture_default_str()

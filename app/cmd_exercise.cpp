@@ -123,7 +123,7 @@ int run_exercise(const ExerciseOpts& o) {
     return write_exercise(o, e);
 }
 
-Command reg{"exercise", "Exercises along the tour: write attention yourself and get it checked", 56,
+Command exercise_cmd{"exercise", "Exercises along the tour: write attention yourself and get it checked", 56,
             [](CLI::App& sub) -> Runner {
                 auto o = std::make_shared<ExerciseOpts>();
                 sub.footer(

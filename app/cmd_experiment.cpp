@@ -181,7 +181,7 @@ int run_experiment_cmd(const ExperimentOpts& o) {
     return 0;
 }
 
-attn::cli::Command reg{
+attn::cli::Command experiment_cmd{
     "experiment", "Experiments: the source's claims measured over seeds (training runs, q·k statistics, variants)", 65,
     [](CLI::App& sub) -> attn::cli::Runner {
         auto o = std::make_shared<ExperimentOpts>();

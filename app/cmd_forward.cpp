@@ -820,7 +820,7 @@ int run_forward(ForwardOpts o) {
     return 0;
 }
 
-const Command reg{
+const Command forward_cmd{
     "forward",
     "Run multi-head attention once; --trace prints every step's shape, --dump writes all tensors (safetensors, npz or "
     "JSON)",

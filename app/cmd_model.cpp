@@ -11,7 +11,7 @@
 namespace attn::cli {
 namespace {
 
-const Command reg{
+const Command model_cmd{
     "model",
     "Real heads: run pretrained models in C++ and read their attention: the all-MiniLM-L6-v2 encoder and "
     "GPT-2-family decoders (C32, C34)",

@@ -27,7 +27,7 @@
 namespace attn::cli {
 namespace {
 
-struct DecoderOpts : DecoderLoad {
+struct CircuitOpts : DecoderLoad {
     JsonOut json;  // the running subcommand's, one of these (a JsonOut binds to one option):
     JsonOut json_induction, json_ablate, json_heads, json_cache;
 };
@@ -69,9 +69,9 @@ void check_trained_length(const LoadedDecoder& l, int64_t n, int64_t s) {
                                  T, lo, T / 2, T - lo, T - 2, n, s + n, s + 2 * n - 1, first, last));
 }
 
-int run_induction(const DecoderOpts& o, const InductionOpts& io) {
+int run_induction(const CircuitOpts& o, const InductionOpts& io) {
     const TextOut text({o.json.claim()});
-    DecoderOpts lo = o;
+    CircuitOpts lo = o;
     lo.text = "";
     lo.probe = true;  // the probe starts with <|endoftext|> if the vocabulary has it; --text is not used
     lo.shipped = kInductionDecoder;
@@ -206,7 +206,7 @@ const char* cache_meaning(const std::string& name) {
 
 // --json of `attn model cache`: what was recorded (each tensor's name, shape and meaning), where it
 // went, and the check that recording changed nothing: the cached logits against a plain forward pass.
-void write_cache_json(const DecoderOpts& o, const CacheOpts& co, const LoadedDecoder& l,
+void write_cache_json(const CircuitOpts& o, const CacheOpts& co, const LoadedDecoder& l,
                       const std::vector<std::string>& tokens, const Dump& d, double floats, const TextOut& text) {
     const Gpt2Config& c = l.model.config;
     StackOptions plain;
@@ -239,7 +239,7 @@ void write_cache_json(const DecoderOpts& o, const CacheOpts& co, const LoadedDec
     if (!o.json.to_stdout()) text.print("wrote {} (attn-model-cache JSON)\n", o.json.path());
 }
 
-int run_cache(const DecoderOpts& o, const CacheOpts& co) {
+int run_cache(const CircuitOpts& o, const CacheOpts& co) {
     const TextOut text({{"--dump -", co.dump == "-"}, o.json.claim()});
     require_json_writable(o.json);
     with_option("--dump", [&] { dump_format_of(co.dump); });
@@ -347,7 +347,7 @@ void check_loss_tokens(const LoadedDecoder& l) {
         throw InputError("--text: gives 1 token; a next-token loss needs at least 2 (the first predicts the second)");
 }
 
-int run_ablate(const DecoderOpts& o, const AblateOpts& a) {
+int run_ablate(const CircuitOpts& o, const AblateOpts& a) {
     const TextOut text({o.json.claim()});
     const LoadedDecoder l = load_decoder(o);
     const std::vector<HeadRef> heads = parse_heads(a.heads, l.model.config);
@@ -396,7 +396,7 @@ int run_ablate(const DecoderOpts& o, const AblateOpts& a) {
     return 0;
 }
 
-int run_heads(const DecoderOpts& o, const AblateOpts& a) {
+int run_heads(const CircuitOpts& o, const AblateOpts& a) {
     const TextOut text({o.json.claim()});
     const LoadedDecoder l = load_decoder(o);
     const Gpt2Config& c = l.model.config;
@@ -493,7 +493,7 @@ int run_heads(const DecoderOpts& o, const AblateOpts& a) {
 }  // namespace
 
 ModelRunner add_circuit_subcommands(CLI::App& model) {
-    auto o = std::make_shared<DecoderOpts>();
+    auto o = std::make_shared<CircuitOpts>();
     auto common = [o](CLI::App* s) { add_decoder_text_options(s, *o); };
     auto add_mode = [](CLI::App* s, AblationMode& mode) {
         return s->add_option("--mode", mode,

@@ -36,7 +36,7 @@ void add_decoder_text_options(CLI::App* s, DecoderLoad& o) {
 
 namespace {
 
-struct DecoderOpts : DecoderLoad {
+struct DecoderTextOpts : DecoderLoad {
     JsonOut json;                      // the running subcommand's, one of these:
     JsonOut json_next, json_generate;  // (a JsonOut binds to one option)
 };
@@ -50,7 +50,7 @@ struct GenerateOpts {
     bool attention = false;
 };
 
-int run_next(const DecoderOpts& o, const NextOpts& n) {
+int run_next(const DecoderTextOpts& o, const NextOpts& n) {
     const TextOut text({o.json.claim()});
     const LoadedDecoder l = load_decoder(o);
     StackOptions fo;
@@ -97,7 +97,7 @@ int run_next(const DecoderOpts& o, const NextOpts& n) {
     return 0;
 }
 
-int run_generate(const DecoderOpts& o, const GenerateOpts& g) {
+int run_generate(const DecoderTextOpts& o, const GenerateOpts& g) {
     const TextOut text({o.json.claim()});
     if (!(g.temperature == 0.0 || (g.temperature >= 0.01 && g.temperature <= 100.0)))
         throw InputError(fmt::format("--temperature: must be 0 (greedy) or in [0.01, 100], got {}", g.temperature));
@@ -175,7 +175,7 @@ int run_generate(const DecoderOpts& o, const GenerateOpts& g) {
 }  // namespace
 
 ModelRunner add_generate_subcommands(CLI::App& model) {
-    auto o = std::make_shared<DecoderOpts>();
+    auto o = std::make_shared<DecoderTextOpts>();
     auto no = std::make_shared<NextOpts>();
     auto go = std::make_shared<GenerateOpts>();
     auto common = [o](CLI::App* s) { add_decoder_text_options(s, *o); };

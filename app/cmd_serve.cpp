@@ -493,7 +493,7 @@ int run_serve(const ServeOpts& o) {
     return 0;
 }
 
-attn::cli::Command reg{
+attn::cli::Command serve_cmd{
     "serve", "A local lab in the browser: knobs that recompute attention with the library (127.0.0.1 only)", 95,
     [](CLI::App& sub) -> attn::cli::Runner {
         auto o = std::make_shared<ServeOpts>();

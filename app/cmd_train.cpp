@@ -855,7 +855,7 @@ void add_task_and_model_options(CLI::App& sub, TrainOpts& o, const std::function
               ->transform(one_of({Activation::Gelu, Activation::Relu}, activation_name)));
 }
 
-const Command reg{
+const Command train_cmd{
     "train",
     "Train a tiny Transformer on a toy task (copy, reverse, sort, recall, distance, chars, induction) and watch it "
     "learn",

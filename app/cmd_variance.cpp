@@ -33,7 +33,7 @@ struct VarianceOpts {
 // The multiply-adds of a run above which it needs --yes: samples x Dk for each
 // Dk (each q.k), plus 2 Dk^2 per sample with --source projected (the two
 // projections). The default run is 6e7; 1e11 is minutes on one core.
-constexpr double kWorkBudget = 1e11;
+constexpr double kVarianceBudget = 1e11;
 
 int run_variance_cmd(const VarianceOpts& o) {
     // ---- validate everything before drawing anything (CLI11 checked the single numbers)
@@ -51,10 +51,10 @@ int run_variance_cmd(const VarianceOpts& o) {
     for (int64_t d : cfg.d_k)
         work += static_cast<double>(cfg.samples) * static_cast<double>(d) *
                 (cfg.source == attn::VarianceSource::Projected ? 1.0 + 2.0 * static_cast<double>(d) : 1.0);
-    if (work > kWorkBudget && !o.yes)
+    if (work > kVarianceBudget && !o.yes)
         throw attn::InputError(fmt::format("--samples: the run would take about {:.1e} multiply-adds, above the budget "
                                            "of {:.0e} (see --help); lower --samples or --d-k, or add --yes",
-                                           work, kWorkBudget));
+                                           work, kVarianceBudget));
     if (!o.svg.empty()) attn::cli::require_writable("--svg", o.svg);
     attn::cli::require_json_writable(o.json);
     // JSON or CSV replace the table on stdout; --svg - takes stdout and sends the table to stderr.
@@ -84,7 +84,7 @@ int run_variance_cmd(const VarianceOpts& o) {
     return 0;
 }
 
-attn::cli::Command reg{
+attn::cli::Command variance_cmd{
     "variance", "Why scale by 1/√Dk: the std of q·k, softmax saturation and gradient vs Dk (C14-C17)", 40,
     [](CLI::App& sub) -> attn::cli::Runner {
         auto o = std::make_shared<VarianceOpts>();
@@ -95,7 +95,7 @@ attn::cli::Command reg{
             fmt::format(
                 "Budget: a run of more than {:.0e} multiply-adds (--samples x each --d-k, and 2 Dk^2 more per sample\n"
                 "with --source projected) is refused unless --yes is given.\n",
-                kWorkBudget));
+                kVarianceBudget));
         attn::VarianceConfig& cfg = o->cfg;
         sub.add_option("--d-k", o->dk, "Comma-separated list of Dk values")->capture_default_str();
         attn::cli::deprecated_alias(sub, "--dk", "--d-k", o->dk);
@@ -121,7 +121,8 @@ attn::cli::Command reg{
         sub.add_option("--svg", o->svg,
                        "Also write a plot (std vs Dk, max weight vs Dk) to this SVG file (- for stdout: the table goes "
                        "to stderr)");
-        sub.add_flag("--yes", o->yes, fmt::format("Run even above the budget of {:.0e} multiply-adds", kWorkBudget));
+        sub.add_flag("--yes", o->yes,
+                     fmt::format("Run even above the budget of {:.0e} multiply-adds", kVarianceBudget));
         return [o] { return run_variance_cmd(*o); };
     }};
 

@@ -112,10 +112,10 @@ bool minilm_errors(const VariantsOpts& o, const VariantsConfig& cfg, const std::
 
 // The timing runs' work (multiply-adds counted as 2 FLOPs, an exponential as
 // kFlopsPerExp) above which they need --yes: 2e12 is a few minutes on two cores.
-constexpr double kWorkBudget = 2e12, kFlopsPerExp = 20;
+constexpr double kVariantsBudget = 2e12;
 
 // Refuses, from the sizes alone, timing runs whose inputs cannot fit in memory, or whose work
-// exceeds kWorkBudget without --yes. Each run (one T, one variant) holds q, k, v and the output,
+// exceeds kVariantsBudget without --yes. Each run (one T, one variant) holds q, k, v and the output,
 // 16 H T Dk bytes, in a child; it repeats up to 20 times until cfg.min_seconds.
 void check_budget(const VariantsOpts& o) {
     const VariantsConfig& c = o.cfg;
@@ -142,11 +142,11 @@ void check_budget(const VariantsOpts& o) {
         }
     }
     // the work first: it does not depend on the machine
-    if (work > kWorkBudget && !o.yes)
+    if (work > kVariantsBudget && !o.yes)
         throw InputError(
             fmt::format("--seq: the timing runs would take at least {:.1e} FLOPs (exponentials counted as {:g}), "
                         "above the budget of {:.0e}; lower --seq, --heads or --d-k, add --no-speed, or add --yes",
-                        work, kFlopsPerExp, kWorkBudget));
+                        work, kFlopsPerExp, kVariantsBudget));
     require_fits_in_memory(
         "--seq", kProgramBytes + peak,
         fmt::format("q, k, v and the output of the timing run at T={}, H={}, Dk={}", peak_T, c.heads, c.dk));
@@ -199,7 +199,7 @@ int run_variants_cmd(VariantsOpts& o) {
     return 0;
 }
 
-attn::cli::Command reg{
+attn::cli::Command variants_cmd{
     "variants", "Attention past T²: sparse windows and linear attention, time, memory, error vs softmax (C42, C43)", 45,
     [](CLI::App& sub) -> attn::cli::Runner {
         auto o = std::make_shared<VariantsOpts>();

@@ -202,7 +202,7 @@ int run_view(const ViewOpts& o) {
     return 0;
 }
 
-const Command reg{"view", "Draw a dump's attention weights as heatmaps (terminal, --svg FILE)", 30,
+const Command view_cmd{"view", "Draw a dump's attention weights as heatmaps (terminal, --svg FILE)", 30,
                   [](CLI::App& sub) -> Runner {
                       auto o = std::make_shared<ViewOpts>();
                       sub.add_option("file", o->file,

@@ -2,9 +2,11 @@
 //
 // Each app/cmd_*.cpp defines one subcommand: an options struct, a setup that
 // binds its flags on the CLI11 subcommand, and a run function that calls the
-// library. It registers itself with a file-scope `Command` object:
+// library. It registers itself with a file-scope `Command` object named after the command
+// (the command files build in unity batches, several to one compile: a file-scope name,
+// in an anonymous namespace or not, must be unique across app/):
 //
-//   static attn::cli::Command reg{"forward", "Run multi-head attention ...", 10,
+//   static attn::cli::Command forward_cmd{"forward", "Run multi-head attention ...", 10,
 //       [](CLI::App& sub) -> attn::cli::Runner { auto o = std::make_shared<Opts>(); ...
 //           return [o] { return run_forward(*o); }; }};
 //

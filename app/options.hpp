@@ -37,6 +37,9 @@ double physical_memory_bytes();
 void require_fits_in_memory(std::string_view opt, double bytes, std::string_view what);
 // The same for reading the dump file `path` (kDumpReadBytesPerFileByte of its size).
 void require_dump_fits_in_memory(std::string_view opt, const std::string& path);
+// The work budgets above which a long command needs --yes (bench, decode, variants) count an
+// exponential as this many FLOPs (a polynomial and a scaling, vectorised).
+inline constexpr double kFlopsPerExp = 20;
 
 // Standard output carries one thing. When a machine format goes there (--json,
 // --csv, --svg -, --dump -), every other line of the run (tables, --trace,

@@ -20,23 +20,23 @@ namespace {
 
 using nlohmann::json;
 
-struct LoadedDecoder {
+struct ServedDecoder {
     std::string dir;
     Gpt2Model model;
     BpeTokenizer tok;
 };
 
 // The decoder, loaded once per folder (the server computes one request at a time).
-const LoadedDecoder& loaded_decoder(const std::string& dir) {
+const ServedDecoder& served_decoder(const std::string& dir) {
     static std::mutex m;
-    static std::unique_ptr<LoadedDecoder> cached;
+    static std::unique_ptr<ServedDecoder> cached;
     std::lock_guard<std::mutex> lock(m);
     if (!cached || cached->dir != dir) {
         try {
             const Gpt2Files files = locate_gpt2(dir);
             const Gpt2Config config = read_gpt2_config(files);
             BpeTokenizer tok = load_gpt2_tokenizer(files, config);
-            cached.reset(new LoadedDecoder{dir, Gpt2Model::load(files, config), std::move(tok)});
+            cached.reset(new ServedDecoder{dir, Gpt2Model::load(files, config), std::move(tok)});
         } catch (const InputError& e) {
             throw LabError("model", fmt::format("model: {} (restart attn serve with --model DIR, a GPT-2 folder)",
                                                 e.what()), 404);
@@ -70,7 +70,7 @@ int32_t arg_max(const float* row, int64_t V) { return static_cast<int32_t>(std::
 // The logit lens: the residual stream after each block, at the last position, read out through
 // LN_f and the LM head as if the model ended there: its top token and probability per layer
 // (the last layer's is the model's own prediction).
-json logit_lens(const LoadedDecoder& d, const StackOutput& out, int64_t T) {
+json logit_lens(const ServedDecoder& d, const StackOutput& out, int64_t T) {
     const TransformerStack& st = d.model.stack;
     const int64_t D = d.model.config.n_embd, V = d.model.config.vocab_size;
     const Tensor& head = st.head();  // (V, D)
@@ -103,7 +103,7 @@ std::string shell_quoted(const std::string& s) {
 
 // The next token with `ablate`'s heads zeroed (their output before c_proj set to 0), as
 // `attn model ablate --heads ... --json` gives it: its top, and the clean top's probability.
-json ablated_next(const LoadedDecoder& d, const std::vector<int32_t>& ids, const std::vector<HeadRef>& ablate,
+json ablated_next(const ServedDecoder& d, const std::vector<int32_t>& ids, const std::vector<HeadRef>& ablate,
                   const float* clean_last, const std::string& model, const std::string& text) {
     const int64_t T = static_cast<int64_t>(ids.size()), V = d.model.config.vocab_size;
     StackOptions ao;
@@ -185,7 +185,7 @@ DecoderRequest decoder_request(const json& r) {
 }
 
 // The prompt's ids, checked against the model's vocabulary and positions.
-std::vector<int32_t> prompt_ids(const LoadedDecoder& d, const std::string& text) {
+std::vector<int32_t> prompt_ids(const ServedDecoder& d, const std::string& text) {
     std::vector<int32_t> ids;
     try {
         ids = d.tok.encode(text).ids;
@@ -203,7 +203,7 @@ std::vector<int32_t> prompt_ids(const LoadedDecoder& d, const std::string& text)
 // and seed when top-k and top-p keep every token (the command repeats it); otherwise the same
 // draw from the cut distribution, which no attn command repeats (generate has no top-k or
 // top-p): command null.
-json sampled(const LoadedDecoder& d, const std::vector<int32_t>& ids, const DecoderRequest& q,
+json sampled(const ServedDecoder& d, const std::vector<int32_t>& ids, const DecoderRequest& q,
              const std::vector<float>& cut, const std::string& model) {
     if (static_cast<int64_t>(ids.size()) >= d.model.config.n_positions) return nullptr;
     auto token_text = [&](int32_t id) { return id < d.tok.vocab_size() ? d.tok.token_text(id) : std::string("?"); };
@@ -228,7 +228,7 @@ json sampled(const LoadedDecoder& d, const std::vector<int32_t>& ids, const Deco
 json lab_decoder(const json& r, const std::string& model_dir) {
     const DecoderRequest q = decoder_request(r);
     const std::string dir = model_dir.empty() ? default_decoder_dir() : model_dir;
-    const LoadedDecoder& d = loaded_decoder(dir);
+    const ServedDecoder& d = served_decoder(dir);
     const std::vector<int32_t> ids = prompt_ids(d, q.text);
     const std::vector<HeadRef> ablate = ablated_heads(r, d.model.config);
     const int64_t L = d.model.config.n_layer;

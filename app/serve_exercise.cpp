@@ -20,14 +20,6 @@ namespace {
 
 using nlohmann::json;
 
-void check_fields(const json& r, std::initializer_list<const char*> known) {
-    if (!r.is_object()) throw LabError("", "the request must be a JSON object");
-    for (const auto& item : r.items())
-        if (std::none_of(known.begin(), known.end(), [&](const char* k) { return item.key() == k; }))
-            throw LabError(printable(item.key()), fmt::format("{}: not a field of this request (fields: {})",
-                                                              printable(item.key()), fmt::join(known, ", ")));
-}
-
 const check::ExerciseInfo& exercise_of(const json& r) {
     if (!r.contains("exercise")) return check::exercises().front();
     const json& v = r["exercise"];

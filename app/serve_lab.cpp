@@ -121,9 +121,6 @@ json parse_lab_body(std::string_view body) {
     }
 }
 
-namespace {
-
-// The request is an object whose fields are all known: a typo ("heds") is named, not ignored.
 void check_fields(const json& r, std::initializer_list<const char*> known) {
     if (!r.is_object()) throw LabError("", "the request must be a JSON object");
     for (const auto& item : r.items()) {
@@ -133,6 +130,8 @@ void check_fields(const json& r, std::initializer_list<const char*> known) {
                                                        fmt::join(known, ", ")));
     }
 }
+
+namespace {
 
 int64_t get_int(const json& r, const char* field, int64_t fallback, int64_t lo, int64_t hi) {
     if (!r.contains(field)) return fallback;

@@ -19,6 +19,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -40,6 +41,10 @@ struct LabError : std::runtime_error {
 // Bytes of a request as text for a message: valid UTF-8 kept, every other byte and every
 // control character written \xNN, so no message carries a raw request byte.
 std::string printable(std::string_view s);
+
+// A request must be a JSON object whose fields are all in `known`: a typo ("heds") is a
+// LabError naming it, with the list of fields, never ignored.
+void check_fields(const nlohmann::json& r, std::initializer_list<const char*> known);
 
 // A JSON value as text for a message (ASCII, bytes that are not UTF-8 replaced); never throws.
 std::string shown(const nlohmann::json& v);

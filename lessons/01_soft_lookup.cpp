@@ -5,7 +5,7 @@
 #include "common.hpp"
 #include "attn/experiments/experiment.hpp"
 
-namespace attn::lessons {
+namespace attn::lessons::lesson01 {  // each lesson's own names (lessons/ compiles in unity batches)
 namespace {
 
 constexpr int64_t T = 64, D = 16;  // the forgetting and all-positions sections' tokens
@@ -272,4 +272,4 @@ const RegisterLesson reg{{"soft-lookup", "Attention is a soft lookup",
                           {"C1", "C2", "C3", "C4"}, true, run, Part::core, /*minutes*/ 9}};
 
 }  // namespace
-}  // namespace attn::lessons
+}  // namespace attn::lessons::lesson01

@@ -1,7 +1,7 @@
 // Lesson 2: Q, K, V are three linear projections of the same x (C5-C8).
 #include "common.hpp"
 
-namespace attn::lessons {
+namespace attn::lessons::lesson02 {  // each lesson's own names (lessons/ compiles in unity batches)
 namespace {
 
 // [B, T, d] -> [B, 1, T, d]: one head, as attention_reference wants it.
@@ -146,4 +146,4 @@ const RegisterLesson reg{{"qkv", "Q, K and V",
                           {"C5", "C6", "C7", "C8"}, false, run, Part::core, /*minutes*/ 4}};
 
 }  // namespace
-}  // namespace attn::lessons
+}  // namespace attn::lessons::lesson02

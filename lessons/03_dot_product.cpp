@@ -1,7 +1,7 @@
 // Lesson 3: what a dot-product score measures: direction and length (C11).
 #include "common.hpp"
 
-namespace attn::lessons {
+namespace attn::lessons::lesson03 {  // each lesson's own names (lessons/ compiles in unity batches)
 namespace {
 
 double norm(const std::vector<float>& v) {
@@ -137,4 +137,4 @@ const RegisterLesson reg{{"dot-product", "The dot product as a score",
                           /*minutes*/ 2}};
 
 }  // namespace
-}  // namespace attn::lessons
+}  // namespace attn::lessons::lesson03

@@ -2,7 +2,7 @@
 // gradient (C12, C13).
 #include "common.hpp"
 
-namespace attn::lessons {
+namespace attn::lessons::lesson04 {  // each lesson's own names (lessons/ compiles in unity batches)
 namespace {
 
 // norms: the two-score rows; all_norms / rest: every row of the table, rest = 1 − max weight,
@@ -164,4 +164,4 @@ const RegisterLesson reg{{"softmax", "Softmax and saturation",
                           {"C12", "C13"}, false, run, Part::core, /*minutes*/ 4}};
 
 }  // namespace
-}  // namespace attn::lessons
+}  // namespace attn::lessons::lesson04

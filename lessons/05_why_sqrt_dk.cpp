@@ -8,7 +8,7 @@
 #include "common.hpp"
 #include "attn/experiments/experiment.hpp"
 
-namespace attn::lessons {
+namespace attn::lessons::lesson05 {  // each lesson's own names (lessons/ compiles in unity batches)
 namespace {
 
 void variance_section(LessonContext& ctx);  // below: the C14/C15/C17 table
@@ -380,4 +380,4 @@ const RegisterLesson reg_sqrt_dk{
      Part::core,
      /*minutes*/ 12}};
 
-}  // namespace attn::lessons
+}  // namespace attn::lessons::lesson05

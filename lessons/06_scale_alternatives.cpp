@@ -6,7 +6,7 @@
 
 #include "attn/experiments/experiment.hpp"
 
-namespace attn::lessons {
+namespace attn::lessons::lesson06 {  // each lesson's own names (lessons/ compiles in unity batches)
 namespace {
 
 struct Spread {
@@ -236,4 +236,4 @@ const RegisterLesson reg{{"alternatives", "Alternatives to √Dk",
                           {"C11", "C17", "C19", "C20", "C39"}, false, run, Part::advanced, /*minutes*/ 7}};
 
 }  // namespace
-}  // namespace attn::lessons
+}  // namespace attn::lessons::lesson06

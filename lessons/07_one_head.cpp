@@ -2,7 +2,7 @@
 // Kᵀ pitfall (C21, C22).
 #include "common.hpp"
 
-namespace attn::lessons {
+namespace attn::lessons::lesson07 {  // each lesson's own names (lessons/ compiles in unity batches)
 namespace {
 
 // The first example's own projections: W_q, W_k, W_v drawn as torch.randn(d_model, d_k), entries of
@@ -165,4 +165,4 @@ const RegisterLesson reg{{"one-head", "One head, end to end",
                           {"C21", "C22", "C35"}, true, run, Part::core, /*minutes*/ 5}};
 
 }  // namespace
-}  // namespace attn::lessons
+}  // namespace attn::lessons::lesson07

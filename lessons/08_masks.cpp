@@ -4,7 +4,7 @@
 
 #include "common.hpp"
 
-namespace attn::lessons {
+namespace attn::lessons::lesson08 {  // each lesson's own names (lessons/ compiles in unity batches)
 namespace {
 
 constexpr int64_t B = 2, T = 5, Dk = 8;
@@ -335,4 +335,4 @@ const RegisterLesson reg{{"masks", "Masks",
                           {"C23", "C24", "C25", "C26", "C28"}, true, run, Part::core, /*minutes*/ 9}};
 
 }  // namespace
-}  // namespace attn::lessons
+}  // namespace attn::lessons::lesson08

@@ -2,7 +2,7 @@
 // to 1; and the same test catching masks applied the wrong way round (C27).
 #include "common.hpp"
 
-namespace attn::lessons {
+namespace attn::lessons::lesson09 {  // each lesson's own names (lessons/ compiles in unity batches)
 namespace {
 
 constexpr int64_t B = 2, T = 6, Dk = 8;
@@ -136,4 +136,4 @@ const RegisterLesson reg{{"smoke-test", "The mask smoke test",
                           Part::advanced, /*minutes*/ 4}};
 
 }  // namespace
-}  // namespace attn::lessons
+}  // namespace attn::lessons::lesson09

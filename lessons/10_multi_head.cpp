@@ -9,7 +9,7 @@
 #include "attn/train/tasks.hpp"
 #include "attn/train/trainer.hpp"
 
-namespace attn::lessons {
+namespace attn::lessons::lesson10 {  // each lesson's own names (lessons/ compiles in unity batches)
 namespace {
 
 // ---- the block of a trained model, by hand (the last section)
@@ -325,4 +325,4 @@ const RegisterLesson reg{{"multi-head", "Multi-head attention",
                           {"C29", "C30", "C31", "C33"}, false, run, Part::core, /*minutes*/ 10}};
 
 }  // namespace
-}  // namespace attn::lessons
+}  // namespace attn::lessons::lesson10

@@ -4,7 +4,7 @@
 #include "common.hpp"
 #include "attn/experiments/experiment.hpp"
 
-namespace attn::lessons {
+namespace attn::lessons::lesson11 {  // each lesson's own names (lessons/ compiles in unity batches)
 namespace {
 
 constexpr int64_t B = 4, T = 12;
@@ -120,4 +120,4 @@ const RegisterLesson reg{{"head-entropy", "Diagnosing heads",
                           {"C32"}, true, run, Part::advanced, /*minutes*/ 6}};
 
 }  // namespace
-}  // namespace attn::lessons
+}  // namespace attn::lessons::lesson11

@@ -6,7 +6,7 @@
 
 #include "attn/experiments/experiment.hpp"
 
-namespace attn::lessons {
+namespace attn::lessons::lesson12 {  // each lesson's own names (lessons/ compiles in unity batches)
 namespace {
 
 void training_side(LessonContext& ctx);  // below: the training runs and their verdicts on C38
@@ -211,4 +211,4 @@ const RegisterLesson reg{{"dropout", "Attention dropout",
                           {"C38"}, false, run, Part::advanced, /*minutes*/ 3}};
 
 }  // namespace
-}  // namespace attn::lessons
+}  // namespace attn::lessons::lesson12

@@ -3,7 +3,7 @@
 #include "common.hpp"
 #include "attn/experiments/experiment.hpp"
 
-namespace attn::lessons {
+namespace attn::lessons::lesson13 {  // each lesson's own names (lessons/ compiles in unity batches)
 namespace {
 
 // The assertion the source recommends after every transform.
@@ -286,4 +286,4 @@ const RegisterLesson reg{{"debugging", "Debugging attention",
                           {"C9", "C35", "C36", "C37"}, false, run, Part::advanced, /*minutes*/ 10}};
 
 }  // namespace
-}  // namespace attn::lessons
+}  // namespace attn::lessons::lesson13

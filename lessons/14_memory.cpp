@@ -10,7 +10,7 @@
 
 #include "attn/experiments/experiment.hpp"
 
-namespace attn::lessons {
+namespace attn::lessons::lesson14 {  // each lesson's own names (lessons/ compiles in unity batches)
 namespace {
 
 // The random inputs of the kernel, window, linear and distance sections: [B=2, H=4, T=256, Dk=32]
@@ -440,4 +440,4 @@ const RegisterLesson reg{{"memory", "Memory and long sequences",
                           {"C40", "C41", "C42", "C43", "C44"}, false, run, Part::advanced, /*minutes*/ 11}};
 
 }  // namespace
-}  // namespace attn::lessons
+}  // namespace attn::lessons::lesson14

@@ -12,7 +12,7 @@
 #include "attn/model/tokenizer.hpp"
 #include "common.hpp"
 
-namespace attn::lessons {
+namespace attn::lessons::lesson15 {  // each lesson's own names (lessons/ compiles in unity batches)
 namespace {
 
 const char* const kSentence = "The animal didn't cross the street because it was too tired";
@@ -361,4 +361,4 @@ const RegisterLesson reg{{"real-heads", "Real heads",
                           {"C23", "C26", "C32", "C34"}, true, run, Part::advanced, /*minutes*/ 7}};
 
 }  // namespace
-}  // namespace attn::lessons
+}  // namespace attn::lessons::lesson15

@@ -8,7 +8,7 @@
 #include "attn/nn/ops.hpp"
 #include "common.hpp"
 
-namespace attn::lessons {
+namespace attn::lessons::lesson16 {  // each lesson's own names (lessons/ compiles in unity batches)
 namespace {
 
 using Mat = std::vector<double>;  // row-major
@@ -323,4 +323,4 @@ const RegisterLesson reg{
      /*minutes*/ 5}};
 
 }  // namespace
-}  // namespace attn::lessons
+}  // namespace attn::lessons::lesson16

@@ -6,7 +6,7 @@
 #include "attn/experiments/positions.hpp"
 #include "attn/nn/ops.hpp"
 
-namespace attn::lessons {
+namespace attn::lessons::lesson17 {  // each lesson's own names (lessons/ compiles in unity batches)
 namespace {
 
 // x (T, D) row-major -> q, k, v (1, 1, T, D) through three random projections.
@@ -199,4 +199,4 @@ const RegisterLesson reg{{"positional", "Positional information",
                           {"C4"}, false, run, Part::core, /*minutes*/ 4}};
 
 }  // namespace
-}  // namespace attn::lessons
+}  // namespace attn::lessons::lesson17

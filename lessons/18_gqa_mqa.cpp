@@ -3,7 +3,7 @@
 // it builds on the heads of C29, C30 and the memory of C40).
 #include "common.hpp"
 
-namespace attn::lessons {
+namespace attn::lessons::lesson18 {  // each lesson's own names (lessons/ compiles in unity batches)
 namespace {
 
 // k (B, Hkv, T, d) -> (B, Hkv*g, T, d), each kv head repeated g times (torch.repeat_interleave(k, g, 1)).
@@ -120,4 +120,4 @@ const RegisterLesson reg{{"gqa", "GQA and MQA: fewer key/value heads",
                           {"C29", "C40"}, false, run, Part::advanced, /*minutes*/ 4}};
 
 }  // namespace
-}  // namespace attn::lessons
+}  // namespace attn::lessons::lesson18

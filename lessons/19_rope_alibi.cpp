@@ -3,7 +3,7 @@
 // Beyond the source; it builds on the direct interaction of C4 and the dot product of C11.
 #include "common.hpp"
 
-namespace attn::lessons {
+namespace attn::lessons::lesson19 {  // each lesson's own names (lessons/ compiles in unity batches)
 namespace {
 
 double dot(const std::vector<double>& a, const std::vector<double>& b) {
@@ -195,4 +195,4 @@ const RegisterLesson reg{{"rope-alibi", "RoPE and ALiBi: positions inside the sc
                           {"C4", "C11"}, false, run, Part::advanced, /*minutes*/ 5}};
 
 }  // namespace
-}  // namespace attn::lessons
+}  // namespace attn::lessons::lesson19

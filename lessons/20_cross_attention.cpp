@@ -5,7 +5,7 @@
 // encoder-decoder (C24, C28) without showing the cross step.
 #include "common.hpp"
 
-namespace attn::lessons {
+namespace attn::lessons::lesson20 {  // each lesson's own names (lessons/ compiles in unity batches)
 namespace {
 
 constexpr int64_t B = 2, T = 4, D = 8, H = 2, S = 7, Denc = 12;
@@ -159,4 +159,4 @@ const RegisterLesson reg{{"cross-attention", "Cross-attention",
                           {"C6", "C23", "C24", "C26"}, true, run, Part::advanced, /*minutes*/ 4}};
 
 }  // namespace
-}  // namespace attn::lessons
+}  // namespace attn::lessons::lesson20

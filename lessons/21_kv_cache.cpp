@@ -5,7 +5,7 @@
 // Beyond the source material, which stops at the causal mask (C24).
 #include "common.hpp"
 
-namespace attn::lessons {
+namespace attn::lessons::lesson21 {  // each lesson's own names (lessons/ compiles in unity batches)
 namespace {
 
 constexpr int64_t B = 1, T = 10, D = 16, H = 4, L = 2;
@@ -164,4 +164,4 @@ const RegisterLesson reg{
      /*minutes*/ 4}};
 
 }  // namespace
-}  // namespace attn::lessons
+}  // namespace attn::lessons::lesson21

@@ -12,7 +12,7 @@
 #include "attn/train/induction.hpp"
 #include "common.hpp"
 
-namespace attn::lessons {
+namespace attn::lessons::lesson22 {  // each lesson's own names (lessons/ compiles in unity batches)
 namespace {
 
 constexpr int64_t kT = 32, kSymbols = 64, kHeads = 2, kSteps = 400, kEvery = 25, kBatch = 32;
@@ -313,4 +313,4 @@ const RegisterLesson reg{{"induction-heads", "Induction heads",
                           {"C24"}, true, run, Part::advanced, /*minutes*/ 6}};
 
 }  // namespace
-}  // namespace attn::lessons
+}  // namespace attn::lessons::lesson22

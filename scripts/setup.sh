@@ -39,7 +39,7 @@ fi
 
 # 3. Build (Release, build/attn). ATTN_WERROR=ON in the environment makes
 #    warnings errors (CI sets it; a user's build does not need it). The tour needs attn alone
-#    (about two thirds of the build's steps); `test` builds everything, the tests included.
+#    (about half of the build's steps); `test` builds everything, the tests included.
 cmake --preset release -DATTN_WERROR="${ATTN_WERROR:-OFF}" >/dev/null
 if [ "$what" = tour ]; then
   target="--target attn_app"

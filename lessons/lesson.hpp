@@ -304,6 +304,7 @@ std::vector<Lesson> all_lessons();
 const Lesson* find_lesson(std::string_view name);
 
 // In a lesson file:  const RegisterLesson reg{{"softmax", "Softmax and saturation", "...", {"C12"}, false, run}};
+// (inside the file's own namespace, attn::lessons::lessonNN: lessons/ compiles in unity batches)
 struct RegisterLesson {
     // __builtin_FILE() rather than std::source_location: clang 14 with libstdc++ 12
     // (the asan-clang preset) has no std::source_location; both give the caller's file.

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attn/experiments/experiment.hpp"
+#include "attn/nn/stack_f64.hpp"
 #include "attn/nn/trainable_stack.hpp"
 #include "finite_diff.hpp"
 #include "test_util.hpp"

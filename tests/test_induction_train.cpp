@@ -12,6 +12,7 @@
 #include "attn/core/errors.hpp"
 #include "attn/core/head_scores.hpp"
 #include "attn/io/dump.hpp"
+#include "attn/nn/stack_f64.hpp"
 #include "attn/train/checkpoint.hpp"
 #include "attn/train/induction.hpp"
 #include "finite_diff.hpp"

@@ -15,6 +15,7 @@
 #include "attn/core/errors.hpp"
 #include "attn/core/rng.hpp"
 #include "attn/cpu/linear_attention.hpp"
+#include "attn/cpu/linear_attention_f64.hpp"
 #include "finite_diff.hpp"
 #include "test_util.hpp"
 

@@ -13,6 +13,7 @@
 #include "attn/bench/train_bench.hpp"
 #include "attn/core/errors.hpp"
 #include "attn/core/rng.hpp"
+#include "attn/nn/stack_f64.hpp"
 #include "attn/nn/trainable_stack.hpp"
 #include "attn/train/optim.hpp"
 #include "transformer_test_util.hpp"

@@ -13,6 +13,7 @@
 #include "attn/core/errors.hpp"
 #include "attn/core/rng.hpp"
 #include "attn/nn/elman.hpp"
+#include "attn/nn/stack_f64.hpp"
 #include "attn/nn/trainable_stack.hpp"
 #include "attn/train/checkpoint.hpp"
 #include "transformer_test_util.hpp"

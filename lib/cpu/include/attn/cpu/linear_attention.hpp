@@ -77,16 +77,6 @@ struct LinearGrads {
 LinearGrads linear_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v, const LinearOptions& opt,
                                       const Tensor& dout, int threads = 0);
 
-// One head in double precision, for finite-difference checks: q, k [T, Dk], v [T, Dv]
-// row-major; returns out [T, Dv] (explicit = the O(T²) form), or the gradients.
-std::vector<double> linear_head_f64(const std::vector<double>& q, const std::vector<double>& k,
-                                    const std::vector<double>& v, int64_t T, int64_t Dk, int64_t Dv,
-                                    const LinearOptions& opt, bool explicit_form);
-void linear_head_backward_f64(const std::vector<double>& q, const std::vector<double>& k,
-                              const std::vector<double>& v, int64_t T, int64_t Dk, int64_t Dv,
-                              const LinearOptions& opt, const std::vector<double>& dout, std::vector<double>& dq,
-                              std::vector<double>& dk, std::vector<double>& dv);
-
 // Working-set bytes of one forward call (float32): the inputs and output are not
 // counted; per head in flight Φq, Φk [T, m], the state S [m, Dv] and z, and per causal
 // chunk the C×C block; for the backward the per-chunk states (T/C · m · Dv). O(T).

@@ -1,4 +1,4 @@
-// attn/cpu/rows.hpp: the row kernels under the fast ops of lib/nn (fast_ops.cpp) and the training
+// attn/cpu/rows.hpp: the row kernels under the fast ops of lib/nn (fast_ops_impl.hpp) and the training
 // attention (attn/cpu/training_attention.hpp), which the training stack and the pretrained
 // encoders (lib/model) share: LayerNorm, GELU (tanh and erf forms), attention's masked softmax and
 // dS rows, and gather transposes.

@@ -9,7 +9,8 @@
 // is bit-identical at any thread count. The results differ from core's reference
 // (attention_reference, attention_backward_reference) only by float rounding (a different
 // summation order); tests/test_nn_ops.cpp bounds the difference.
-// Internal to attn: lib/nn's training path calls it.
+// Internal to attn: lib/nn's training path calls it. The library holds S = float; S = double, for
+// the tests' finite-difference checks, is in attn_cpu_f64 (lib/cpu/f64), which only the tests link.
 #pragma once
 
 #include <cstdint>

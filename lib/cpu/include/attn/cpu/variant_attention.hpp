@@ -4,7 +4,8 @@
 // switched off or cut from the gradient), all in attn/cpu/attention_knobs.hpp. On the model's
 // (B, T, H*d) layouts, per (batch, head) pair on `threads` threads (pairs touch disjoint slices,
 // so the numbers do not depend on the thread count), written out in the reference's order.
-// Templated on the scalar: float for the model, double for the finite-difference checks.
+// Templated on the scalar: float for the model (the library), double for the finite-difference
+// checks (attn_cpu_f64, lib/cpu/f64, which only the tests link).
 // Internal to attn: lib/nn's trained model calls it.
 #pragma once
 

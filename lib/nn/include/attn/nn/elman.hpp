@@ -25,6 +25,7 @@ struct RnnStats {
     double loss = 0;
     int64_t correct = 0, counted = 0;
 };
+// S = float in the library; S = double in attn_nn_f64 (lib/nn/f64), which only the tests link.
 template <class S>
 RnnStats elman_pass(int64_t V, int64_t H, const std::vector<const S*>& params, const std::vector<S*>& grads,
                     const int32_t* tokens, const int32_t* targets, int64_t B, int64_t T);

@@ -6,7 +6,8 @@
 // instead of adding to it, so the caller need not zero the buffer first (a training step
 // then skips a memset and a read of every fresh gradient buffer). Matrix products go through the float
 // register-tile kernels (see training_gemm below) or Eigen GEMMs over row-major maps of the buffers; loops
-// run on attn/core/parallel.hpp.
+// run on attn/core/parallel.hpp. The library holds S = float; S = double, for the tests'
+// finite-difference checks, is in attn_nn_f64 (lib/nn/f64), which only the tests link.
 // Determinism: work is cut into pieces whose size never depends on the thread count (kRowChunk rows of activations,
 // kGemmRows rows of a GEMM, kOutChunk output rows of a weight gradient), and every
 // sum across pieces is added in piece order, so the result is bit-identical at any

@@ -1,6 +1,6 @@
 // attn/nn/stack.hpp: the Transformer stack. GPT-2 (attn/model/gpt2.hpp), BERT
 // (attn/model/bert.hpp), the model attn trains (TrainableStack, attn/nn/trainable_stack.hpp, whose
-// weights are a stack and whose training path is src/stack_train.cpp) and the KV-cache
+// weights are a stack and whose training path is src/stack_engine.hpp) and the KV-cache
 // lesson's decoder (CausalDecoder, attn/nn/kv_cache.hpp) are configurations of it; lib/model
 // only reads their folders into one.
 //

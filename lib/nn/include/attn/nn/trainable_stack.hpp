@@ -28,7 +28,7 @@
 // the whole batch as one chunk through the fast ops with lib/cpu's variant attention kernel
 // (attn/cpu/variant_attention.hpp);
 // the plain config keeps the fused fast path. The forward and backward passes are the stack's
-// training path, lib/nn/src/stack_train.cpp.
+// training path, lib/nn/src/stack_engine.hpp.
 //
 // Determinism: every parallel loop is split into fixed-size chunks (64 rows of
 // activations; weight gradients by blocks of output rows, each summed over all tokens
@@ -137,14 +137,6 @@ void redraw_embeddings(TrainableStack& model, uint64_t seed, double std);
 // A fresh model as `attn train` starts one: every parameter from init(mix64(seed ^ "init")),
 // then redraw_embeddings(model, seed, emb_std).
 void init_for_training(TrainableStack& model, uint64_t seed, double emb_std);
-
-// The same forward + backward in double precision through the reference ops, for
-// finite-difference checks: params are the model's parameters in params() order (as
-// double), the return value is the mean loss, and grads (if not null) gets d loss / d param
-// in the same layout. train = true applies dropout with step_seed, as forward_backward does.
-double loss_and_grads_f64(const ModelConfig& cfg, const std::vector<std::vector<double>>& params,
-                          const int32_t* tokens, const int32_t* targets, int64_t B, int64_t T,
-                          std::vector<std::vector<double>>* grads, bool train = false, uint64_t step_seed = 0);
 
 // Multiply-adds x 2 of one forward + backward step (the backward counted as 2x the
 // forward's matmuls), for steps/s -> GFLOP/s.
